@@ -1,0 +1,45 @@
+// resource.Quantity as Kubernetes parses it (k8s.io/apimachinery/pkg/api/resource).
+//
+// Grammar (quantity.go):  <signedNumber><suffix>
+//   suffix := binarySI (Ki Mi Gi Ti Pi Ei) | decimalSI (n u m "" k M G T P E)
+//           | decimalExponent (e<signedNumber> | E<signedNumber>)
+// Examples: "100m" (0.1), "1.5", "2Gi", "1e3", "500M", "-1".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace phalanx::api {
+
+// A parsed quantity stored exactly as value = mantissa * 10^exponent (decimal) with
+// mantissa up to 38 digits. Binary suffixes are folded into the mantissa.
+class Quantity {
+ public:
+  Quantity() = default;
+
+  // Parses `text`. Returns false and sets `*error` (e.g. "quantities must match the
+  // regular expression ..." or "quantity out of range") on malformed input.
+  // Values whose magnitude exceeds 2^63 in milli units are rejected as out of range so
+  // that every accepted quantity has an exact MilliValue().
+  [[nodiscard]] static bool Parse(std::string_view text, Quantity* out, std::string* error);
+
+  // Whole-unit value rounded up (towards +inf), as Quantity.Value() does. E.g. "100m" -> 1.
+  int64_t Value() const;
+  // Milli-unit value rounded up, as Quantity.MilliValue(). E.g. "1.5" -> 1500, "1n" -> 1.
+  int64_t MilliValue() const;
+  bool IsNegative() const { return negative_ && mantissa_ != 0; }
+  bool IsZero() const { return mantissa_ == 0; }
+
+  static Quantity FromMilli(int64_t milli);
+  static Quantity FromValue(int64_t value);
+
+ private:
+  // value = (negative ? -1 : 1) * mantissa_ * 10^exponent_
+  unsigned __int128 mantissa_ = 0;
+  int32_t exponent_ = 0;
+  bool negative_ = false;
+  int64_t ScaledCeil(int32_t scale_exponent) const;  // ceil(value * 10^scale_exponent)
+};
+
+}  // namespace phalanx::api

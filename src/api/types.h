@@ -1,0 +1,246 @@
+// Kubernetes object model: the core/v1 subset a scheduler reads (plain data).
+//
+// Field names follow the Kubernetes API (k8s.io/api/core/v1/types.go) in snake_case.
+// Only what scheduling needs is kept; unknown fields are ignored on decode, as the API
+// server does. Times are nanoseconds since the Unix epoch (virtual in simulate).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/quantity.h"
+
+namespace phalanx::api {
+
+using Timestamp = int64_t;  // nanoseconds since the Unix epoch
+inline constexpr int64_t kNanosPerSecond = 1'000'000'000;
+
+using ResourceList = std::map<std::string, Quantity>;  // v1.ResourceList
+
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string generate_name;
+  std::string namespace_;  // "namespace" is a keyword
+  std::string uid;
+  std::string resource_version;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::vector<OwnerReference> owner_references;
+  Timestamp creation_timestamp = 0;
+  std::optional<Timestamp> deletion_timestamp;
+};
+
+// metav1.LabelSelector. Operators: In, NotIn, Exists, DoesNotExist.
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // "In" | "NotIn" | "Exists" | "DoesNotExist"
+  std::vector<std::string> values;
+};
+struct LabelSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+};
+
+// v1.NodeSelectorRequirement. Operators: In, NotIn, Exists, DoesNotExist, Gt, Lt.
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;
+  std::vector<std::string> values;
+};
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;  // only key metadata.name
+};
+// Terms are ORed; requirements within a term are ANDed. An empty term matches nothing.
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> node_selector_terms;
+};
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;  // 1..100
+  NodeSelectorTerm preference;
+};
+struct NodeAffinity {
+  std::optional<NodeSelector> required_during_scheduling_ignored_during_execution;
+  std::vector<PreferredSchedulingTerm> preferred_during_scheduling_ignored_during_execution;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;
+  std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespace_selector;
+  std::string topology_key;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+};
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm pod_affinity_term;
+};
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;   // requiredDuringSchedulingIgnoredDuringExecution
+  std::vector<WeightedPodAffinityTerm> preferred;
+};
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;
+  std::optional<PodAffinity> pod_affinity;
+  std::optional<PodAffinity> pod_anti_affinity;
+};
+
+struct Toleration {
+  std::string key;
+  std::string op = "Equal";  // "Equal" | "Exists"
+  std::string value;
+  std::string effect;  // "" (all), NoSchedule, PreferNoSchedule, NoExecute
+  std::optional<int64_t> toleration_seconds;
+};
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct ContainerPort {
+  std::string name;
+  int32_t container_port = 0;
+  int32_t host_port = 0;  // 0 = none
+  std::string protocol = "TCP";
+  std::string host_ip;
+};
+
+struct ResourceRequirements {
+  ResourceList requests;
+  ResourceList limits;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceRequirements resources;
+  std::vector<ContainerPort> ports;
+  std::string restart_policy;  // init containers only: "Always" makes a native sidecar
+};
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  std::string when_unsatisfiable = "DoNotSchedule";  // | ScheduleAnyway
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::string node_affinity_policy;  // "" | Honor | Ignore
+  std::string node_taints_policy;    // "" | Honor | Ignore
+  std::vector<std::string> match_label_keys;
+};
+
+struct PodSchedulingGate {
+  std::string name;
+};
+
+struct Volume {
+  std::string name;
+  std::string persistent_volume_claim;  // claimName; empty when not a PVC volume
+};
+
+struct PodSpec {
+  std::string node_name;
+  std::string scheduler_name = "default-scheduler";
+  std::map<std::string, std::string> node_selector;
+  std::optional<Affinity> affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<Container> init_containers;
+  std::vector<Container> containers;
+  ResourceList overhead;
+  std::optional<int32_t> priority;
+  std::string priority_class_name;
+  std::string preemption_policy;  // "" (PreemptLowerPriority) | Never
+  std::vector<PodSchedulingGate> scheduling_gates;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  std::vector<Volume> volumes;
+  std::string restart_policy;
+  std::optional<int64_t> active_deadline_seconds;
+};
+
+struct PodCondition {
+  std::string type;    // PodScheduled, ...
+  std::string status;  // True | False | Unknown
+  std::string reason;
+  std::string message;
+};
+
+struct PodStatus {
+  std::string phase = "Pending";  // Pending | Running | Succeeded | Failed | Unknown
+  std::vector<PodCondition> conditions;
+  std::string nominated_node_name;
+  std::optional<Timestamp> start_time;
+};
+
+struct Pod {
+  ObjectMeta metadata;
+  PodSpec spec;
+  PodStatus status;
+
+  // "namespace/name", the key the cache and queue use.
+  std::string Key() const { return metadata.namespace_ + "/" + metadata.name; }
+};
+
+struct NodeCondition {
+  std::string type;
+  std::string status;
+};
+
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
+struct Node {
+  ObjectMeta metadata;
+  struct Spec {
+    bool unschedulable = false;
+    std::vector<Taint> taints;
+  } spec;
+  struct Status {
+    ResourceList capacity;
+    ResourceList allocatable;
+    std::vector<NodeCondition> conditions;
+    std::vector<ContainerImage> images;
+  } status;
+};
+
+struct Namespace {
+  ObjectMeta metadata;
+};
+
+struct PriorityClass {
+  ObjectMeta metadata;
+  int32_t value = 0;
+  bool global_default = false;
+  std::string preemption_policy;
+};
+
+// A controller whose pod template the simulator expands into pods: Deployment,
+// ReplicaSet, StatefulSet (replicas) or Job (parallelism, capped by completions).
+struct WorkloadController {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  int32_t replicas = 1;  // replicas, or for a Job min(parallelism, completions)
+  ObjectMeta template_metadata;
+  PodSpec template_spec;
+};
+
+using PodPtr = std::shared_ptr<const Pod>;
+using NodePtr = std::shared_ptr<const Node>;
+
+}  // namespace phalanx::api

@@ -1,0 +1,49 @@
+// CycleState: per-scheduling-cycle scratch space shared between a plugin's extension
+// points (upstream pkg/scheduler/framework/cycle_state.go). Not thread-safe for writes:
+// plugins write in PreFilter/PreScore (single thread) and read in Filter/Score (parallel).
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace phalanx::framework {
+
+// Data a plugin stores in CycleState. Clone() is used when preemption or the PodGroup
+// cycle evaluates "what if" states.
+class StateData {
+ public:
+  virtual ~StateData() = default;
+  virtual std::unique_ptr<StateData> Clone() const = 0;
+};
+
+class CycleState {
+ public:
+  CycleState() = default;
+  CycleState(const CycleState&) = delete;
+  CycleState& operator=(const CycleState&) = delete;
+
+  // Returns the data stored under `key`, or nullptr. Keys are string literals with static
+  // storage (typically "PreFilter" + plugin name) and are compared by content.
+  StateData* Read(std::string_view key) const;
+  template <typename T>
+  T* ReadAs(std::string_view key) const {
+    return static_cast<T*>(Read(key));
+  }
+  // Stores (replacing) `data` under `key`.
+  void Write(std::string_view key, std::unique_ptr<StateData> data);
+  void Delete(std::string_view key);
+  std::unique_ptr<CycleState> Clone() const;
+
+  // Plugins whose PreFilter / PreScore returned Skip; their Filter / Score is not run.
+  std::vector<std::string_view> skip_filter_plugins;
+  std::vector<std::string_view> skip_score_plugins;
+  bool SkipFilter(std::string_view name) const;
+  bool SkipScore(std::string_view name) const;
+
+ private:
+  std::vector<std::pair<std::string_view, std::unique_ptr<StateData>>> data_;
+};
+
+}  // namespace phalanx::framework

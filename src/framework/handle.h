@@ -1,0 +1,89 @@
+// What plugins can reach of the scheduler (upstream framework.Handle).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/types.h"
+#include "framework/status.h"
+#include "framework/types.h"
+
+namespace phalanx::framework {
+
+// Read access to the cycle's Snapshot (upstream SharedLister / NodeInfoLister).
+class NodeInfoLister {
+ public:
+  virtual ~NodeInfoLister() = default;
+  virtual const std::vector<const NodeInfo*>& List() const = 0;
+  virtual const std::vector<const NodeInfo*>& HavePodsWithAffinityList() const = 0;
+  virtual const std::vector<const NodeInfo*>& HavePodsWithRequiredAntiAffinityList() const = 0;
+  // nullptr if no such node.
+  virtual const NodeInfo* Get(std::string_view node_name) const = 0;
+};
+
+// Time source, injected so that simulate and tests are deterministic.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual api::Timestamp Now() const = 0;
+};
+
+// Writes that plugins (binder, preemption) make to the cluster: the embedded store in
+// simulate, the API server in live mode.
+class ClusterClient {
+ public:
+  virtual ~ClusterClient() = default;
+  // POST pods/binding. Errors: pod gone (NotFound), already bound (Conflict), transport.
+  virtual Status Bind(const api::Pod& pod, const std::string& node) = 0;
+  // DELETE a pod (preemption victim).
+  virtual Status DeletePod(const api::Pod& pod) = 0;
+  // PATCH status.nominatedNodeName (empty clears it) and/or the PodScheduled condition.
+  virtual Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+                                 const std::string* nominated_node_name) = 0;
+  // Records an Event (reason Scheduled / FailedScheduling / Preempted ...).
+  virtual void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
+                           std::string_view message) = 0;
+};
+
+// A pod waiting in Permit (upstream WaitingPod).
+class WaitingPod {
+ public:
+  virtual ~WaitingPod() = default;
+  virtual const api::Pod& GetPod() const = 0;
+  virtual std::vector<std::string> GetPendingPlugins() const = 0;
+  // Marks `plugin` as allowing; the pod proceeds when every waiting plugin allowed.
+  virtual void Allow(std::string_view plugin) = 0;
+  virtual void Reject(std::string_view plugin, std::string_view msg) = 0;
+};
+
+class Handle {
+ public:
+  virtual ~Handle() = default;
+  virtual const NodeInfoLister& SnapshotSharedLister() const = 0;
+  virtual const Clock& GetClock() const = 0;
+  virtual ClusterClient& Client() = 0;
+  // Calls fn for each waiting pod (under the waiting-pods lock; do not block).
+  virtual void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;
+  // nullptr if the pod (by UID) is not waiting.
+  virtual WaitingPod* GetWaitingPod(std::string_view uid) = 0;
+  virtual void RejectWaitingPod(std::string_view uid) = 0;
+  // Runs PreFilter extensions + Filter of this profile, as preemption needs.
+  virtual Status RunFilterPlugins(const CycleState& state, const PodInfo& pod,
+                                  const NodeInfo& node) = 0;
+  virtual Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
+                                             const PodInfoPtr& to_add, const NodeInfo& node) = 0;
+  virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
+                                                const PodInfoPtr& to_remove,
+                                                const NodeInfo& node) = 0;
+  // Pods nominated to `node` (upstream PodNominator.NominatedPodsForNode).
+  virtual std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const = 0;
+  // Priority of a PriorityClass by name; falls back to the global default or 0.
+  virtual int32_t PriorityOf(const api::Pod& pod) const = 0;
+  // Deterministic random number in [0, n) from the scheduler's seeded RNG.
+  virtual uint64_t Random(uint64_t n) = 0;
+};
+
+}  // namespace phalanx::framework

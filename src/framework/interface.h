@@ -1,0 +1,158 @@
+// The Scheduling Framework's plugin API (upstream pkg/scheduler/framework/interface.go).
+//
+// A plugin is a class deriving from Plugin and from one interface per extension point
+// it implements. Extension points run in this order for one pod:
+//   PreEnqueue (queue) -> QueueSort (queue) ->
+//   PreFilter -> Filter (parallel over nodes) -> [PostFilter when no node fits] ->
+//   PreScore -> Score (parallel) -> NormalizeScore -> Reserve -> Permit ->
+//   (binding cycle) WaitOnPermit -> PreBind -> Bind -> PostBind; Unreserve on failure.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/cycle_state.h"
+#include "framework/status.h"
+#include "framework/types.h"
+
+namespace phalanx::framework {
+
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kMinNodeScore = 0;
+inline constexpr int64_t kMaxTotalScore = INT64_MAX;
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view Name() const = 0;
+};
+
+class PreEnqueuePlugin : public virtual Plugin {
+ public:
+  // Called before a pod enters activeQ; a non-Success status gates the pod in
+  // unschedulablePods until an event in EventsToRegister moves it.
+  virtual Status PreEnqueue(const PodInfo& pod) = 0;
+};
+
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  // Strict weak order: true if `a` should be popped before `b`.
+  virtual bool Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+};
+
+// Events a plugin's rejection can be resolved by (upstream EnqueueExtensions).
+class EnqueueExtensions : public virtual Plugin {
+ public:
+  virtual std::vector<ClusterEventWithHint> EventsToRegister() const = 0;
+};
+
+// PreFilter may narrow the nodes to evaluate (upstream PreFilterResult). An unset
+// `node_names` means all nodes.
+struct PreFilterResult {
+  bool all_nodes = true;
+  std::set<std::string> node_names;
+  // Intersection of two results (upstream Merge).
+  PreFilterResult Merge(const PreFilterResult& other) const;
+};
+
+class PreFilterExtensions {
+ public:
+  virtual ~PreFilterExtensions() = default;
+  // Incrementally update the plugin's CycleState as if `pod_to_add` ran on `node`.
+  virtual Status AddPod(CycleState& state, const PodInfo& pod_to_schedule,
+                        const PodInfoPtr& pod_to_add, const NodeInfo& node) = 0;
+  virtual Status RemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                           const PodInfoPtr& pod_to_remove, const NodeInfo& node) = 0;
+};
+
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  // May return Skip (Filter of this plugin then does not run for this pod).
+  virtual Status PreFilter(CycleState& state, const PodInfo& pod, PreFilterResult* result) = 0;
+  // nullptr when the plugin keeps no state that pods on a node influence.
+  virtual PreFilterExtensions* GetPreFilterExtensions() { return nullptr; }
+};
+
+class FilterPlugin : public virtual Plugin {
+ public:
+  // Called concurrently for different nodes; must not write to `state`.
+  virtual Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) = 0;
+};
+
+// Filter outcome for a node, handed to PostFilter.
+struct NodeToStatus {
+  std::vector<std::pair<const NodeInfo*, Status>> statuses;  // nodes that failed
+  // Code for nodes absent from `statuses` (e.g. excluded by PreFilterResult).
+  Code absent_nodes_code = Code::kUnschedulableAndUnresolvable;
+};
+
+struct PostFilterResult {
+  std::string nominated_node_name;
+};
+
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  // Runs when no node passed Filter (typically preemption).
+  virtual Status PostFilter(CycleState& state, const PodInfo& pod,
+                            const NodeToStatus& filtered, PostFilterResult* result) = 0;
+};
+
+class PreScorePlugin : public virtual Plugin {
+ public:
+  virtual Status PreScore(CycleState& state, const PodInfo& pod,
+                          const std::vector<const NodeInfo*>& nodes) = 0;
+};
+
+class ScoreExtensions {
+ public:
+  virtual ~ScoreExtensions() = default;
+  // Maps `scores` (aligned with `nodes`) into [kMinNodeScore, kMaxNodeScore] in place.
+  virtual Status NormalizeScore(const CycleState& state, const PodInfo& pod,
+                                const std::vector<const NodeInfo*>& nodes,
+                                std::vector<int64_t>& scores) = 0;
+};
+
+class ScorePlugin : public virtual Plugin {
+ public:
+  // Called concurrently for different nodes. Returns a score in the plugin's own range
+  // if ScoreExtensions normalizes it, else in [0, 100].
+  virtual Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                       int64_t* score) = 0;
+  virtual ScoreExtensions* GetScoreExtensions() { return nullptr; }
+};
+
+class ReservePlugin : public virtual Plugin {
+ public:
+  virtual Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+  // Must be idempotent; called on any later failure, in reverse order.
+  virtual void Unreserve(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+};
+
+class PermitPlugin : public virtual Plugin {
+ public:
+  // Success, Unschedulable*, or Wait with *timeout_ns set (nanoseconds, > 0).
+  virtual Status Permit(CycleState& state, const PodInfo& pod, const std::string& node,
+                        int64_t* timeout_ns) = 0;
+};
+
+class PreBindPlugin : public virtual Plugin {
+ public:
+  virtual Status PreBind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+};
+
+class BindPlugin : public virtual Plugin {
+ public:
+  // Skip means "not mine, try the next Bind plugin".
+  virtual Status Bind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+};
+
+class PostBindPlugin : public virtual Plugin {
+ public:
+  virtual void PostBind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+};
+
+}  // namespace phalanx::framework

@@ -1,0 +1,101 @@
+// Status of a plugin or framework call (upstream pkg/scheduler/framework/interface.go).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace phalanx::framework {
+
+// Exactly Kubernetes' codes, same order and meaning.
+enum class Code : int {
+  kSuccess = 0,
+  // Internal error, unexpected: the pod is retried with backoff.
+  kError,
+  // The plugin finds the pod unschedulable; preemption might help.
+  kUnschedulable,
+  // Unschedulable and preemption would not help (e.g. node affinity mismatch).
+  kUnschedulableAndUnresolvable,
+  // Permit: the pod waits.
+  kWait,
+  // PreFilter/PreScore: skip the plugin's Filter/Score for this pod; Bind: not handled.
+  kSkip,
+  // The pod waits for something external (e.g. a gang's other pods); requeue on events.
+  kPending,
+};
+
+std::string_view CodeName(Code c);
+
+// A status with a code, zero or more reasons (user-facing strings, upstream wording),
+// the name of the plugin that produced it, and for kError the error text in reasons[0].
+// The success status is the default-constructed value and does not allocate.
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  explicit Status(Code code) : code_(code) {}
+  Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
+  Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
+
+  static Status Success() { return Status(); }
+  static Status Error(std::string msg) { return Status(Code::kError, std::move(msg)); }
+  static Status Unschedulable(std::string reason) {
+    return Status(Code::kUnschedulable, std::move(reason));
+  }
+  static Status UnschedulableAndUnresolvable(std::string reason) {
+    return Status(Code::kUnschedulableAndUnresolvable, std::move(reason));
+  }
+
+  Code code() const { return code_; }
+  bool IsSuccess() const { return code_ == Code::kSuccess; }
+  bool IsWait() const { return code_ == Code::kWait; }
+  bool IsSkip() const { return code_ == Code::kSkip; }
+  // Unschedulable or UnschedulableAndUnresolvable (upstream IsRejected also counts Pending).
+  bool IsRejected() const {
+    return code_ == Code::kUnschedulable || code_ == Code::kUnschedulableAndUnresolvable ||
+           code_ == Code::kPending;
+  }
+  bool IsError() const { return code_ == Code::kError; }
+  const std::vector<std::string>& reasons() const { return reasons_; }
+  // Reasons joined with ", " (upstream Status.Message()).
+  std::string Message() const;
+  const std::string& plugin() const { return plugin_; }
+  Status& WithPlugin(std::string_view plugin) {
+    plugin_ = std::string(plugin);
+    return *this;
+  }
+  Status& AppendReason(std::string r) {
+    reasons_.push_back(std::move(r));
+    return *this;
+  }
+  // "Code: message" for logs.
+  std::string ToString() const;
+
+ private:
+  Code code_ = Code::kSuccess;
+  std::vector<std::string> reasons_;
+  std::string plugin_;
+};
+
+// A value or an error Status (Abseil StatusOr-style). `status()` is Success iff ok().
+template <typename T>
+class [[nodiscard]] StatusOr {
+ public:
+  StatusOr(T value) : value_(std::move(value)), ok_(true) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(Status s) : status_(std::move(s)), ok_(false) {}   // NOLINT(google-explicit-constructor)
+  bool ok() const { return ok_; }
+  const Status& status() const { return status_; }
+  T& value() & { return value_; }
+  const T& value() const& { return value_; }
+  T&& value() && { return std::move(value_); }
+  T* operator->() { return &value_; }
+  const T* operator->() const { return &value_; }
+  T& operator*() { return value_; }
+
+ private:
+  T value_{};
+  Status status_;
+  bool ok_;
+};
+
+}  // namespace phalanx::framework
