@@ -40,6 +40,8 @@ class Quantity {
   int32_t exponent_ = 0;
   bool negative_ = false;
   int64_t ScaledCeil(int32_t scale_exponent) const;  // ceil(value * 10^scale_exponent)
+  // Exact nano-unit access for api/*.cc (see api/quantity_internal.h).
+  friend struct QuantityInternal;
 };
 
 }  // namespace phalanx::api

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/types.h"
+#include "framework/cycle_state.h"
 #include "framework/status.h"
 #include "framework/types.h"
 

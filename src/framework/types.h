@@ -109,6 +109,8 @@ struct QueuedPodInfo {
   std::string gating_plugin;
   // Last failure message shown to the user (FailedScheduling event text).
   std::string last_failure_message;
+  // Distinct reasons of the last failure (e.g. "Insufficient cpu"), for aggregation.
+  std::vector<std::string> last_failure_reasons;
 
   const api::Pod& Pod() const { return *pod_info->pod; }
 };
@@ -182,7 +184,9 @@ struct ClusterEventWithHint {
 
 // Builds the ActionType bits of a node update (upstream nodeSchedulingPropertiesChange).
 uint32_t NodeUpdateActions(const api::Node& old_node, const api::Node& new_node);
-// Builds the ActionType bits of a pod update (upstream podSchedulingPropertiesChange).
+// Builds the ActionType bits of a pod update (upstream podSchedulingPropertiesChange);
+// 0 when nothing a scheduler looks at changed (e.g. a status-only update, upstream
+// isPodUpdated).
 uint32_t PodUpdateActions(const api::Pod& old_pod, const api::Pod& new_pod);
 
 }  // namespace phalanx::framework

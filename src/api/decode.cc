@@ -1,0 +1,1159 @@
+// Manifest decoding with yaml-cpp (YAML 1.2 parser; JSON is accepted as flow YAML).
+//
+// Decoding follows what the API server would store: defaulting (namespace "default",
+// schedulerName "default-scheduler", toleration operator Equal, container requests
+// defaulted from limits as SetDefaults_Pod does, node allocatable from capacity) and the
+// subset of pkg/apis/core/validation that matters to a scheduler. Unknown fields are
+// ignored. yaml-cpp exceptions never escape: types are checked before conversion and a
+// final catch turns anything unexpected into a DecodeError.
+#include "api/decode.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "api/labels.h"
+#include "api/labels_internal.h"
+
+namespace phalanx::api {
+namespace {
+
+using internal::Child;
+using internal::FieldInvalid;
+using internal::FieldNotSupported;
+using internal::FieldRequired;
+using internal::Index;
+
+// Deterministic stand-in for the API server's random name suffixes: FNV-1a 32 of `text`
+// spelled with the alphabet of k8s.io/apimachinery/pkg/util/rand.SafeEncodeString.
+std::string StableSuffix(std::string_view text, size_t length = 5) {
+  uint32_t h = 2166136261u;
+  for (char c : text) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 16777619u;
+  }
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::string out;
+  for (size_t i = 0; i < length; ++i) {
+    out.push_back(kAlphabet[h % kAlphabet.size()]);
+    h /= static_cast<uint32_t>(kAlphabet.size());
+    if (h == 0) h = 0x9e3779b9u ^ static_cast<uint32_t>(i * 7919);
+  }
+  return out;
+}
+
+std::string_view TrimSpace(std::string_view s) {
+  const std::string_view ws = " \t\n\r\v\f";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  const size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// RFC 3339 ("2006-01-02T15:04:05Z07:00", optional fractional seconds), as metav1.Time
+// decodes it. Result in nanoseconds since the epoch; false when malformed or outside the
+// int64 nanosecond range (years 1678..2261).
+bool ParseRFC3339(std::string_view s, Timestamp* out) {
+  size_t pos = 0;
+  auto num = [&](size_t width, int64_t* v) {
+    if (pos + width > s.size()) return false;
+    int64_t r = 0;
+    for (size_t i = 0; i < width; ++i) {
+      const char c = s[pos + i];
+      if (c < '0' || c > '9') return false;
+      r = r * 10 + (c - '0');
+    }
+    pos += width;
+    *v = r;
+    return true;
+  };
+  auto lit = [&](std::string_view chars) {
+    if (pos < s.size() && chars.find(s[pos]) != std::string_view::npos) {
+      ++pos;
+      return true;
+    }
+    return false;
+  };
+  int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!num(4, &year) || !lit("-") || !num(2, &month) || !lit("-") || !num(2, &day) ||
+      !lit("Tt") || !num(2, &hour) || !lit(":") || !num(2, &minute) || !lit(":") ||
+      !num(2, &second)) {
+    return false;
+  }
+  int64_t frac_ns = 0;
+  if (lit(".,")) {
+    int digits = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (digits < 9) frac_ns = frac_ns * 10 + (s[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0) return false;
+    for (int i = digits; i < 9; ++i) frac_ns *= 10;
+  }
+  int64_t offset_s = 0;
+  if (!lit("Zz")) {
+    if (pos >= s.size() || (s[pos] != '+' && s[pos] != '-')) return false;
+    const int64_t sign = s[pos] == '-' ? -1 : 1;
+    ++pos;
+    int64_t oh = 0, om = 0;
+    if (!num(2, &oh) || !lit(":") || !num(2, &om) || oh > 23 || om > 59) return false;
+    offset_s = sign * (oh * 3600 + om * 60);
+  }
+  if (pos != s.size()) return false;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1 ||
+      day > kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0) || hour > 23 ||
+      minute > 59 || second > 59) {
+    return false;
+  }
+  const __int128 secs = static_cast<__int128>(DaysFromCivil(year, month, day)) * 86400 +
+                        hour * 3600 + minute * 60 + second - offset_s;
+  const __int128 ns = secs * kNanosPerSecond + frac_ns;
+  if (ns > std::numeric_limits<int64_t>::max() || ns < std::numeric_limits<int64_t>::min()) {
+    return false;
+  }
+  *out = static_cast<Timestamp>(ns);
+  return true;
+}
+
+const char* TypeName(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Scalar:
+      return "string";
+    case YAML::NodeType::Sequence:
+      return "array";
+    case YAML::NodeType::Map:
+      return "object";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "undefined";
+}
+
+// A field is absent when missing or null (JSON null / YAML ~ or empty value).
+bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+struct Located {
+  std::string detail;  // "<field path>: <cause>"
+  YAML::Mark mark = YAML::Mark::null_mark();
+};
+
+// Decodes one object (document or List item) into typed structs. Every method returns
+// false after recording the first error in err_.
+class ObjectDecoder {
+ public:
+  const Located& error() const { return err_; }
+
+  bool Fail(const YAML::Node& at, std::string detail) {
+    err_.detail = std::move(detail);
+    err_.mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
+    return false;
+  }
+  bool TypeError(const YAML::Node& n, const std::string& path, const char* expected) {
+    return Fail(n, path + ": expected " + expected + ", got " + TypeName(n));
+  }
+
+  // Map lookup on a node already checked to be a map.
+  static YAML::Node Get(const YAML::Node& map, const char* key) {
+    const YAML::Node& m = map;
+    return m[key];
+  }
+
+  bool ExpectMap(const YAML::Node& n, const std::string& path) {
+    return n.IsMap() || TypeError(n, path, "object");
+  }
+
+  bool Str(const YAML::Node& map, const char* key, const std::string& path, std::string* out) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    if (!n.IsScalar()) return TypeError(n, Child(path, key), "string");
+    *out = n.Scalar();
+    return true;
+  }
+
+  bool Int(const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi, int64_t* out) {
+    if (!n.IsScalar()) return TypeError(n, path, "integer");
+    int64_t v = 0;
+    if (!internal::ParseInt64(n.Scalar(), &v)) {
+      return Fail(n, path + ": expected integer, got \"" + n.Scalar() + "\"");
+    }
+    if (v < lo || v > hi) {
+      return Fail(n, FieldInvalid(path, n.Scalar(), "value out of range"));
+    }
+    *out = v;
+    return true;
+  }
+  bool Int32(const YAML::Node& map, const char* key, const std::string& path, int32_t* out) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    int64_t v = 0;
+    if (!Int(n, Child(path, key), std::numeric_limits<int32_t>::min(),
+             std::numeric_limits<int32_t>::max(), &v)) {
+      return false;
+    }
+    *out = static_cast<int32_t>(v);
+    return true;
+  }
+  bool OptInt32(const YAML::Node& map, const char* key, const std::string& path,
+                std::optional<int32_t>* out) {
+    if (!Present(Get(map, key))) return true;
+    int32_t v = 0;
+    if (!Int32(map, key, path, &v)) return false;
+    *out = v;
+    return true;
+  }
+  bool OptInt64(const YAML::Node& map, const char* key, const std::string& path,
+                std::optional<int64_t>* out) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    int64_t v = 0;
+    if (!Int(n, Child(path, key), std::numeric_limits<int64_t>::min(),
+             std::numeric_limits<int64_t>::max(), &v)) {
+      return false;
+    }
+    *out = v;
+    return true;
+  }
+
+  bool Bool(const YAML::Node& map, const char* key, const std::string& path, bool* out) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    bool v = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) {
+      if (!n.IsScalar()) return TypeError(n, Child(path, key), "boolean");
+      return Fail(n, Child(path, key) + ": expected boolean, got \"" + n.Scalar() + "\"");
+    }
+    *out = v;
+    return true;
+  }
+
+  bool Time(const YAML::Node& map, const char* key, const std::string& path,
+            std::optional<Timestamp>* out) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    const std::string p = Child(path, key);
+    if (!n.IsScalar()) return TypeError(n, p, "string");
+    Timestamp t = 0;
+    if (!ParseRFC3339(n.Scalar(), &t)) {
+      return Fail(n, FieldInvalid(p, n.Scalar(), "not an RFC 3339 time (e.g. 2006-01-02T15:04:05Z)"));
+    }
+    *out = t;
+    return true;
+  }
+
+  bool StringMap(const YAML::Node& map, const char* key, const std::string& path,
+                 std::map<std::string, std::string>* out, bool label_syntax) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    const std::string p = Child(path, key);
+    if (!ExpectMap(n, p)) return false;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) return TypeError(kv.first, p, "string keys");
+      const std::string& k = kv.first.Scalar();
+      const std::string kp = Child(p, k);
+      std::string v;
+      if (Present(kv.second)) {
+        if (!kv.second.IsScalar()) return TypeError(kv.second, kp, "string");
+        v = kv.second.Scalar();
+      }
+      if (label_syntax) {
+        if (std::string msg = internal::QualifiedNameError(k); !msg.empty()) {
+          return Fail(kv.first, FieldInvalid(kp, k, msg));
+        }
+        if (std::string msg = internal::LabelValueError(v); !msg.empty()) {
+          return Fail(kv.second, FieldInvalid(kp, v, msg));
+        }
+      }
+      (*out)[k] = std::move(v);
+    }
+    return true;
+  }
+
+  bool StringList(const YAML::Node& map, const char* key, const std::string& path,
+                  std::vector<std::string>* out) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    const std::string p = Child(path, key);
+    if (!n.IsSequence()) return TypeError(n, p, "array");
+    for (size_t i = 0; i < n.size(); ++i) {
+      const YAML::Node item = n[i];
+      if (Present(item) && !item.IsScalar()) return TypeError(item, Index(p, i), "string");
+      out->push_back(Present(item) ? item.Scalar() : "");
+    }
+    return true;
+  }
+
+  // A list of objects: decode(item_node, item_path, &element).
+  template <typename T, typename F>
+  bool List(const YAML::Node& map, const char* key, const std::string& path, std::vector<T>* out,
+            F decode) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    const std::string p = Child(path, key);
+    if (!n.IsSequence()) return TypeError(n, p, "array");
+    for (size_t i = 0; i < n.size(); ++i) {
+      const YAML::Node item = n[i];
+      const std::string ip = Index(p, i);
+      T value{};
+      if (Present(item)) {
+        if (!ExpectMap(item, ip) || !decode(item, ip, &value)) return false;
+      }
+      out->push_back(std::move(value));
+    }
+    return true;
+  }
+
+  // An optional object: decode(node, path, &value) when present.
+  template <typename T, typename F>
+  bool Object(const YAML::Node& map, const char* key, const std::string& path,
+              std::optional<T>* out, F decode) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    const std::string p = Child(path, key);
+    if (!ExpectMap(n, p)) return false;
+    T value{};
+    if (!decode(n, p, &value)) return false;
+    *out = std::move(value);
+    return true;
+  }
+
+  // v1.ResourceList. Quantities are trimmed as Quantity.UnmarshalJSON does; JSON null is
+  // zero. Negative values are rejected (ValidateResourceQuantityValue).
+  bool Resources(const YAML::Node& map, const char* key, const std::string& path,
+                 ResourceList* out) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    const std::string p = Child(path, key);
+    if (!ExpectMap(n, p)) return false;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) return TypeError(kv.first, p, "string keys");
+      const std::string& name = kv.first.Scalar();
+      const std::string rp = Child(p, name);
+      Quantity q;
+      if (Present(kv.second)) {
+        if (!kv.second.IsScalar()) return TypeError(kv.second, rp, "quantity string");
+        const std::string_view text = TrimSpace(kv.second.Scalar());
+        std::string why;
+        if (!Quantity::Parse(text, &q, &why)) return Fail(kv.second, rp + ": " + why);
+        if (q.IsNegative()) {
+          return Fail(kv.second, FieldInvalid(rp, text, "must be greater than or equal to 0"));
+        }
+      }
+      (*out)[name] = q;
+    }
+    return true;
+  }
+
+  // ---- metadata -------------------------------------------------------------------------
+
+  bool Meta(const YAML::Node& n, const std::string& path, ObjectMeta* m) {
+    if (!ExpectMap(n, path)) return false;
+    std::optional<Timestamp> created;
+    if (!Str(n, "name", path, &m->name) || !Str(n, "generateName", path, &m->generate_name) ||
+        !Str(n, "namespace", path, &m->namespace_) || !Str(n, "uid", path, &m->uid) ||
+        !Str(n, "resourceVersion", path, &m->resource_version) ||
+        !StringMap(n, "labels", path, &m->labels, /*label_syntax=*/true) ||
+        !StringMap(n, "annotations", path, &m->annotations, /*label_syntax=*/false) ||
+        !Time(n, "creationTimestamp", path, &created) ||
+        !Time(n, "deletionTimestamp", path, &m->deletion_timestamp)) {
+      return false;
+    }
+    m->creation_timestamp = created.value_or(0);
+    return List(n, "ownerReferences", path, &m->owner_references,
+                [this](const YAML::Node& o, const std::string& p, OwnerReference* r) {
+                  return Str(o, "apiVersion", p, &r->api_version) &&
+                         Str(o, "kind", p, &r->kind) && Str(o, "name", p, &r->name) &&
+                         Str(o, "uid", p, &r->uid) && Bool(o, "controller", p, &r->controller);
+                });
+  }
+
+  // ---- selectors and affinity -----------------------------------------------------------
+
+  bool LabelSel(const YAML::Node& n, const std::string& path, LabelSelector* sel) {
+    if (!StringMap(n, "matchLabels", path, &sel->match_labels, /*label_syntax=*/false) ||
+        !List(n, "matchExpressions", path, &sel->match_expressions,
+              [this](const YAML::Node& e, const std::string& p, LabelSelectorRequirement* r) {
+                return Str(e, "key", p, &r->key) && Str(e, "operator", p, &r->op) &&
+                       StringList(e, "values", p, &r->values);
+              })) {
+      return false;
+    }
+    std::string why;
+    if (!ValidateLabelSelector(*sel, &why)) return Fail(n, Child(path, why));
+    return true;
+  }
+
+  bool NodeTerm(const YAML::Node& n, const std::string& path, NodeSelectorTerm* term) {
+    auto req = [this](const YAML::Node& e, const std::string& p, NodeSelectorRequirement* r) {
+      return Str(e, "key", p, &r->key) && Str(e, "operator", p, &r->op) &&
+             StringList(e, "values", p, &r->values);
+    };
+    if (!List(n, "matchExpressions", path, &term->match_expressions, req) ||
+        !List(n, "matchFields", path, &term->match_fields, req)) {
+      return false;
+    }
+    std::string why;
+    if (!ValidateNodeSelectorTerm(*term, &why)) return Fail(n, Child(path, why));
+    return true;
+  }
+
+  bool Weight(const YAML::Node& n, const std::string& path, int32_t* w) {
+    if (!Int32(n, "weight", path, w)) return false;
+    if (*w < 1 || *w > 100) {
+      return Fail(n, FieldInvalid(Child(path, "weight"), std::to_string(*w),
+                                  "must be in the range 1-100"));
+    }
+    return true;
+  }
+
+  bool NodeAff(const YAML::Node& n, const std::string& path, NodeAffinity* a) {
+    auto selector = [this](const YAML::Node& s, const std::string& p, NodeSelector* sel) {
+      if (!List(s, "nodeSelectorTerms", p, &sel->node_selector_terms,
+                [this](const YAML::Node& t, const std::string& tp, NodeSelectorTerm* term) {
+                  return NodeTerm(t, tp, term);
+                })) {
+        return false;
+      }
+      if (sel->node_selector_terms.empty()) {
+        return Fail(s, FieldRequired(Child(p, "nodeSelectorTerms"),
+                                     "must have at least one node selector term"));
+      }
+      return true;
+    };
+    return Object(n, "requiredDuringSchedulingIgnoredDuringExecution", path,
+                  &a->required_during_scheduling_ignored_during_execution, selector) &&
+           List(n, "preferredDuringSchedulingIgnoredDuringExecution", path,
+                &a->preferred_during_scheduling_ignored_during_execution,
+                [this](const YAML::Node& t, const std::string& p, PreferredSchedulingTerm* pt) {
+                  if (!Weight(t, p, &pt->weight)) return false;
+                  const YAML::Node pref = Get(t, "preference");
+                  if (!Present(pref)) return true;
+                  return ExpectMap(pref, Child(p, "preference")) &&
+                         NodeTerm(pref, Child(p, "preference"), &pt->preference);
+                });
+  }
+
+  bool PodAffTerm(const YAML::Node& n, const std::string& path, PodAffinityTerm* t) {
+    auto sel = [this](const YAML::Node& s, const std::string& p, LabelSelector* ls) {
+      return LabelSel(s, p, ls);
+    };
+    if (!Object(n, "labelSelector", path, &t->label_selector, sel) ||
+        !StringList(n, "namespaces", path, &t->namespaces) ||
+        !Object(n, "namespaceSelector", path, &t->namespace_selector, sel) ||
+        !Str(n, "topologyKey", path, &t->topology_key) ||
+        !StringList(n, "matchLabelKeys", path, &t->match_label_keys) ||
+        !StringList(n, "mismatchLabelKeys", path, &t->mismatch_label_keys)) {
+      return false;
+    }
+    const std::string tk = Child(path, "topologyKey");
+    if (t->topology_key.empty()) return Fail(n, FieldRequired(tk, "can not be empty"));
+    if (std::string msg = internal::QualifiedNameError(t->topology_key); !msg.empty()) {
+      return Fail(n, FieldInvalid(tk, t->topology_key, msg));
+    }
+    return true;
+  }
+
+  bool PodAff(const YAML::Node& n, const std::string& path, PodAffinity* a) {
+    return List(n, "requiredDuringSchedulingIgnoredDuringExecution", path, &a->required,
+                [this](const YAML::Node& t, const std::string& p, PodAffinityTerm* term) {
+                  return PodAffTerm(t, p, term);
+                }) &&
+           List(n, "preferredDuringSchedulingIgnoredDuringExecution", path, &a->preferred,
+                [this](const YAML::Node& t, const std::string& p, WeightedPodAffinityTerm* w) {
+                  if (!Weight(t, p, &w->weight)) return false;
+                  const YAML::Node term = Get(t, "podAffinityTerm");
+                  const std::string tp = Child(p, "podAffinityTerm");
+                  if (!Present(term)) return Fail(t, FieldRequired(tp, ""));
+                  return ExpectMap(term, tp) && PodAffTerm(term, tp, &w->pod_affinity_term);
+                });
+  }
+
+  bool Aff(const YAML::Node& n, const std::string& path, Affinity* a) {
+    return Object(n, "nodeAffinity", path, &a->node_affinity,
+                  [this](const YAML::Node& x, const std::string& p, NodeAffinity* v) {
+                    return NodeAff(x, p, v);
+                  }) &&
+           Object(n, "podAffinity", path, &a->pod_affinity,
+                  [this](const YAML::Node& x, const std::string& p, PodAffinity* v) {
+                    return PodAff(x, p, v);
+                  }) &&
+           Object(n, "podAntiAffinity", path, &a->pod_anti_affinity,
+                  [this](const YAML::Node& x, const std::string& p, PodAffinity* v) {
+                    return PodAff(x, p, v);
+                  });
+  }
+
+  // ---- taints and tolerations (pkg/apis/core/validation) --------------------------------
+
+  bool TaintEffect(const YAML::Node& n, const std::string& path, const std::string& effect,
+                   bool allow_empty) {
+    if (effect.empty()) {
+      if (allow_empty) return true;
+      return Fail(n, FieldRequired(path, ""));
+    }
+    if (effect == "NoSchedule" || effect == "PreferNoSchedule" || effect == "NoExecute") {
+      return true;
+    }
+    return Fail(n, FieldNotSupported(path, effect, {"NoSchedule", "PreferNoSchedule", "NoExecute"}));
+  }
+
+  bool Tol(const YAML::Node& n, const std::string& path, Toleration* t) {
+    if (!Str(n, "key", path, &t->key) || !Str(n, "operator", path, &t->op) ||
+        !Str(n, "value", path, &t->value) || !Str(n, "effect", path, &t->effect) ||
+        !OptInt64(n, "tolerationSeconds", path, &t->toleration_seconds)) {
+      return false;
+    }
+    if (t->op.empty()) t->op = "Equal";  // an empty operator means Equal
+    if (!t->key.empty()) {
+      if (std::string msg = internal::QualifiedNameError(t->key); !msg.empty()) {
+        return Fail(n, FieldInvalid(Child(path, "key"), t->key, msg));
+      }
+    }
+    if (t->op == "Equal") {
+      if (t->key.empty()) {
+        return Fail(n, FieldInvalid(Child(path, "operator"), t->op,
+                                    "operator must be Exists when `key` is empty, which means "
+                                    "\"match all values and all keys\""));
+      }
+      if (std::string msg = internal::LabelValueError(t->value); !msg.empty()) {
+        return Fail(n, FieldInvalid(Child(path, "value"), t->value, msg));
+      }
+    } else if (t->op == "Exists") {
+      if (!t->value.empty()) {
+        return Fail(n, FieldInvalid(Child(path, "operator"), t->op,
+                                    "value must be empty when `operator` is 'Exists'"));
+      }
+    } else {
+      return Fail(n, FieldNotSupported(Child(path, "operator"), t->op, {"Equal", "Exists"}));
+    }
+    if (t->toleration_seconds && t->effect != "NoExecute") {
+      return Fail(n, FieldInvalid(Child(path, "effect"), t->effect,
+                                  "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+    }
+    return TaintEffect(n, Child(path, "effect"), t->effect, /*allow_empty=*/true);
+  }
+
+  bool TaintObj(const YAML::Node& n, const std::string& path, Taint* t) {
+    if (!Str(n, "key", path, &t->key) || !Str(n, "value", path, &t->value) ||
+        !Str(n, "effect", path, &t->effect)) {
+      return false;
+    }
+    if (std::string msg = internal::QualifiedNameError(t->key); !msg.empty()) {
+      return Fail(n, FieldInvalid(Child(path, "key"), t->key, msg));
+    }
+    if (std::string msg = internal::LabelValueError(t->value); !msg.empty()) {
+      return Fail(n, FieldInvalid(Child(path, "value"), t->value, msg));
+    }
+    return TaintEffect(n, Child(path, "effect"), t->effect, /*allow_empty=*/false);
+  }
+
+  // ---- containers -----------------------------------------------------------------------
+
+  bool Port(const YAML::Node& n, const std::string& path, ContainerPort* port) {
+    if (!Str(n, "name", path, &port->name) ||
+        !Int32(n, "containerPort", path, &port->container_port) ||
+        !Int32(n, "hostPort", path, &port->host_port) ||
+        !Str(n, "protocol", path, &port->protocol) || !Str(n, "hostIP", path, &port->host_ip)) {
+      return false;
+    }
+    if (port->protocol.empty()) port->protocol = "TCP";
+    if (port->container_port < 1 || port->container_port > 65535) {
+      return Fail(n, FieldInvalid(Child(path, "containerPort"),
+                                  std::to_string(port->container_port),
+                                  "must be between 1 and 65535, inclusive"));
+    }
+    if (port->host_port < 0 || port->host_port > 65535) {
+      return Fail(n, FieldInvalid(Child(path, "hostPort"), std::to_string(port->host_port),
+                                  "must be between 1 and 65535, inclusive"));
+    }
+    if (port->protocol != "TCP" && port->protocol != "UDP" && port->protocol != "SCTP") {
+      return Fail(n, FieldNotSupported(Child(path, "protocol"), port->protocol,
+                                       {"SCTP", "TCP", "UDP"}));
+    }
+    return true;
+  }
+
+  bool ContainerObj(const YAML::Node& n, const std::string& path, Container* c, bool init) {
+    if (!Str(n, "name", path, &c->name) || !Str(n, "image", path, &c->image) ||
+        !Str(n, "restartPolicy", path, &c->restart_policy) ||
+        !List(n, "ports", path, &c->ports,
+              [this](const YAML::Node& x, const std::string& p, ContainerPort* port) {
+                return Port(x, p, port);
+              })) {
+      return false;
+    }
+    const YAML::Node res = Get(n, "resources");
+    if (Present(res)) {
+      const std::string rp = Child(path, "resources");
+      if (!ExpectMap(res, rp) || !Resources(res, "limits", rp, &c->resources.limits) ||
+          !Resources(res, "requests", rp, &c->resources.requests)) {
+        return false;
+      }
+    }
+    // SetDefaults_Pod: a resource with a limit but no request requests its limit.
+    for (const auto& [name, q] : c->resources.limits) c->resources.requests.try_emplace(name, q);
+    if (init && !c->restart_policy.empty() && c->restart_policy != "Always") {
+      return Fail(n, FieldNotSupported(Child(path, "restartPolicy"), c->restart_policy,
+                                       {"Always"}));
+    }
+    return true;
+  }
+
+  // ---- pod spec -------------------------------------------------------------------------
+
+  bool Spread(const YAML::Node& n, const std::string& path, TopologySpreadConstraint* c) {
+    auto sel = [this](const YAML::Node& s, const std::string& p, LabelSelector* ls) {
+      return LabelSel(s, p, ls);
+    };
+    if (!Int32(n, "maxSkew", path, &c->max_skew) ||
+        !Str(n, "topologyKey", path, &c->topology_key) ||
+        !Str(n, "whenUnsatisfiable", path, &c->when_unsatisfiable) ||
+        !Object(n, "labelSelector", path, &c->label_selector, sel) ||
+        !OptInt32(n, "minDomains", path, &c->min_domains) ||
+        !Str(n, "nodeAffinityPolicy", path, &c->node_affinity_policy) ||
+        !Str(n, "nodeTaintsPolicy", path, &c->node_taints_policy) ||
+        !StringList(n, "matchLabelKeys", path, &c->match_label_keys)) {
+      return false;
+    }
+    if (c->max_skew <= 0) {
+      return Fail(n, FieldInvalid(Child(path, "maxSkew"), std::to_string(c->max_skew),
+                                  "must be greater than zero"));
+    }
+    if (c->topology_key.empty()) {
+      return Fail(n, FieldRequired(Child(path, "topologyKey"), "can not be empty"));
+    }
+    if (c->when_unsatisfiable.empty()) c->when_unsatisfiable = "DoNotSchedule";
+    if (c->when_unsatisfiable != "DoNotSchedule" && c->when_unsatisfiable != "ScheduleAnyway") {
+      return Fail(n, FieldNotSupported(Child(path, "whenUnsatisfiable"), c->when_unsatisfiable,
+                                       {"DoNotSchedule", "ScheduleAnyway"}));
+    }
+    if (c->min_domains) {
+      if (*c->min_domains <= 0) {
+        return Fail(n, FieldInvalid(Child(path, "minDomains"), std::to_string(*c->min_domains),
+                                    "must be greater than 0"));
+      }
+      if (c->when_unsatisfiable != "DoNotSchedule") {
+        return Fail(n, FieldInvalid(Child(path, "minDomains"), std::to_string(*c->min_domains),
+                                    "can only use minDomains if "
+                                    "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"));
+      }
+    }
+    for (const auto* policy : {&c->node_affinity_policy, &c->node_taints_policy}) {
+      if (!policy->empty() && *policy != "Honor" && *policy != "Ignore") {
+        const char* field =
+            policy == &c->node_affinity_policy ? "nodeAffinityPolicy" : "nodeTaintsPolicy";
+        return Fail(n, FieldNotSupported(Child(path, field), *policy, {"Honor", "Ignore"}));
+      }
+    }
+    return true;
+  }
+
+  bool VolumeObj(const YAML::Node& n, const std::string& path, Volume* v) {
+    if (!Str(n, "name", path, &v->name)) return false;
+    const YAML::Node pvc = Get(n, "persistentVolumeClaim");
+    if (!Present(pvc)) return true;
+    const std::string pp = Child(path, "persistentVolumeClaim");
+    return ExpectMap(pvc, pp) && Str(pvc, "claimName", pp, &v->persistent_volume_claim);
+  }
+
+  bool Spec(const YAML::Node& n, const std::string& path, PodSpec* s) {
+    if (!ExpectMap(n, path)) return false;
+    if (!Str(n, "nodeName", path, &s->node_name) ||
+        !Str(n, "schedulerName", path, &s->scheduler_name) ||
+        !StringMap(n, "nodeSelector", path, &s->node_selector, /*label_syntax=*/true) ||
+        !Object(n, "affinity", path, &s->affinity,
+                [this](const YAML::Node& x, const std::string& p, Affinity* a) {
+                  return Aff(x, p, a);
+                }) ||
+        !List(n, "tolerations", path, &s->tolerations,
+              [this](const YAML::Node& x, const std::string& p, Toleration* t) {
+                return Tol(x, p, t);
+              }) ||
+        !List(n, "initContainers", path, &s->init_containers,
+              [this](const YAML::Node& x, const std::string& p, Container* c) {
+                return ContainerObj(x, p, c, /*init=*/true);
+              }) ||
+        !List(n, "containers", path, &s->containers,
+              [this](const YAML::Node& x, const std::string& p, Container* c) {
+                return ContainerObj(x, p, c, /*init=*/false);
+              }) ||
+        !Resources(n, "overhead", path, &s->overhead) ||
+        !OptInt32(n, "priority", path, &s->priority) ||
+        !Str(n, "priorityClassName", path, &s->priority_class_name) ||
+        !Str(n, "preemptionPolicy", path, &s->preemption_policy) ||
+        !List(n, "schedulingGates", path, &s->scheduling_gates,
+              [this](const YAML::Node& x, const std::string& p, PodSchedulingGate* g) {
+                return Str(x, "name", p, &g->name);
+              }) ||
+        !List(n, "topologySpreadConstraints", path, &s->topology_spread_constraints,
+              [this](const YAML::Node& x, const std::string& p, TopologySpreadConstraint* c) {
+                return Spread(x, p, c);
+              }) ||
+        !List(n, "volumes", path, &s->volumes,
+              [this](const YAML::Node& x, const std::string& p, Volume* v) {
+                return VolumeObj(x, p, v);
+              }) ||
+        !Str(n, "restartPolicy", path, &s->restart_policy) ||
+        !OptInt64(n, "activeDeadlineSeconds", path, &s->active_deadline_seconds)) {
+      return false;
+    }
+    if (s->scheduler_name.empty()) s->scheduler_name = "default-scheduler";
+    if (s->restart_policy.empty()) s->restart_policy = "Always";
+    if (!s->preemption_policy.empty() && s->preemption_policy != "PreemptLowerPriority" &&
+        s->preemption_policy != "Never") {
+      return Fail(Get(n, "preemptionPolicy"),
+                  FieldNotSupported(Child(path, "preemptionPolicy"), s->preemption_policy,
+                                    {"Never", "PreemptLowerPriority"}));
+    }
+    return true;
+  }
+
+  bool PodStatusObj(const YAML::Node& n, const std::string& path, PodStatus* st) {
+    if (!ExpectMap(n, path)) return false;
+    if (!Str(n, "phase", path, &st->phase) ||
+        !List(n, "conditions", path, &st->conditions,
+              [this](const YAML::Node& x, const std::string& p, PodCondition* c) {
+                return Str(x, "type", p, &c->type) && Str(x, "status", p, &c->status) &&
+                       Str(x, "reason", p, &c->reason) && Str(x, "message", p, &c->message);
+              }) ||
+        !Str(n, "nominatedNodeName", path, &st->nominated_node_name) ||
+        !Time(n, "startTime", path, &st->start_time)) {
+      return false;
+    }
+    if (st->phase.empty()) st->phase = "Pending";
+    return true;
+  }
+
+  // ---- kinds ----------------------------------------------------------------------------
+
+  bool PodObj(const YAML::Node& doc, Pod* pod) {
+    const YAML::Node spec = Get(doc, "spec");
+    const YAML::Node status = Get(doc, "status");
+    return (!Present(spec) || Spec(spec, "spec", &pod->spec)) &&
+           (!Present(status) || PodStatusObj(status, "status", &pod->status));
+  }
+
+  bool NodeObj(const YAML::Node& doc, Node* node) {
+    const YAML::Node spec = Get(doc, "spec");
+    if (Present(spec)) {
+      if (!ExpectMap(spec, "spec") || !Bool(spec, "unschedulable", "spec", &node->spec.unschedulable) ||
+          !List(spec, "taints", "spec", &node->spec.taints,
+                [this](const YAML::Node& x, const std::string& p, Taint* t) {
+                  return TaintObj(x, p, t);
+                })) {
+        return false;
+      }
+    }
+    const YAML::Node status = Get(doc, "status");
+    if (Present(status)) {
+      auto& st = node->status;
+      if (!ExpectMap(status, "status") || !Resources(status, "capacity", "status", &st.capacity) ||
+          !Resources(status, "allocatable", "status", &st.allocatable) ||
+          !List(status, "conditions", "status", &st.conditions,
+                [this](const YAML::Node& x, const std::string& p, NodeCondition* c) {
+                  return Str(x, "type", p, &c->type) && Str(x, "status", p, &c->status);
+                }) ||
+          !List(status, "images", "status", &st.images,
+                [this](const YAML::Node& x, const std::string& p, ContainerImage* img) {
+                  std::optional<int64_t> size;
+                  if (!StringList(x, "names", p, &img->names) ||
+                      !OptInt64(x, "sizeBytes", p, &size)) {
+                    return false;
+                  }
+                  img->size_bytes = size.value_or(0);
+                  return true;
+                })) {
+        return false;
+      }
+    }
+    // The kubelet reports allocatable; manifests often give capacity only.
+    if (node->status.allocatable.empty()) node->status.allocatable = node->status.capacity;
+    return true;
+  }
+
+  bool PriorityClassObj(const YAML::Node& doc, PriorityClass* pc) {
+    if (!Int32(doc, "value", "", &pc->value) ||
+        !Bool(doc, "globalDefault", "", &pc->global_default) ||
+        !Str(doc, "preemptionPolicy", "", &pc->preemption_policy)) {
+      return false;
+    }
+    if (pc->preemption_policy.empty()) pc->preemption_policy = "PreemptLowerPriority";
+    if (pc->preemption_policy != "PreemptLowerPriority" && pc->preemption_policy != "Never") {
+      return Fail(Get(doc, "preemptionPolicy"),
+                  FieldNotSupported("preemptionPolicy", pc->preemption_policy,
+                                    {"Never", "PreemptLowerPriority"}));
+    }
+    return true;
+  }
+
+  bool NonNegative(const YAML::Node& map, const char* key, const std::string& path, int32_t v) {
+    if (v >= 0) return true;
+    return Fail(Get(map, key), FieldInvalid(Child(path, key), std::to_string(v),
+                                            "must be greater than or equal to 0"));
+  }
+
+  bool ControllerObj(const YAML::Node& doc, WorkloadController* c) {
+    const YAML::Node spec = Get(doc, "spec");
+    if (!Present(spec)) return true;
+    if (!ExpectMap(spec, "spec")) return false;
+    if (c->kind == "Job") {
+      int32_t parallelism = 1;
+      std::optional<int32_t> completions;
+      if (!Int32(spec, "parallelism", "spec", &parallelism) ||
+          !NonNegative(spec, "parallelism", "spec", parallelism) ||
+          !OptInt32(spec, "completions", "spec", &completions) ||
+          (completions && !NonNegative(spec, "completions", "spec", *completions))) {
+        return false;
+      }
+      c->replicas = completions ? std::min(parallelism, *completions) : parallelism;
+    } else {
+      c->replicas = 1;
+      if (!Int32(spec, "replicas", "spec", &c->replicas) ||
+          !NonNegative(spec, "replicas", "spec", c->replicas)) {
+        return false;
+      }
+    }
+    const YAML::Node tmpl = Get(spec, "template");
+    if (!Present(tmpl)) return true;
+    if (!ExpectMap(tmpl, "spec.template")) return false;
+    const YAML::Node meta = Get(tmpl, "metadata");
+    const YAML::Node pod_spec = Get(tmpl, "spec");
+    return (!Present(meta) || Meta(meta, "spec.template.metadata", &c->template_metadata)) &&
+           (!Present(pod_spec) || Spec(pod_spec, "spec.template.spec", &c->template_spec));
+  }
+
+ private:
+  Located err_;
+};
+
+bool IsNamespaced(std::string_view kind) {
+  return kind != "Node" && kind != "Namespace" && kind != "PriorityClass";
+}
+
+// API group of an apiVersion ("apps/v1" -> "apps", "v1" -> "").
+std::string_view GroupOf(std::string_view api_version) {
+  const size_t slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
+}
+
+// Whether `kind` in `api_version` is one we decode (an empty apiVersion is accepted).
+bool KnownKind(std::string_view kind, std::string_view api_version) {
+  const std::string_view group = GroupOf(api_version);
+  const bool any = api_version.empty();
+  if (kind == "Pod" || kind == "Node" || kind == "Namespace") {
+    return any || (group.empty() && api_version == "v1");
+  }
+  if (kind == "PriorityClass") return any || group == "scheduling.k8s.io";
+  if (kind == "Deployment" || kind == "ReplicaSet") {
+    return any || group == "apps" || group == "extensions";
+  }
+  if (kind == "StatefulSet") return any || group == "apps";
+  if (kind == "Job") return any || group == "batch";
+  return false;
+}
+
+// Decodes a stream of documents from one source, all-or-nothing.
+class StreamDecoder {
+ public:
+  explicit StreamDecoder(const std::string& source) : source_(source) {}
+
+  bool Run(std::string_view text, DecodeError* err) {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(std::string(text));
+    } catch (const YAML::Exception& e) {
+      std::ostringstream msg;
+      msg << source_ << ": malformed YAML";
+      if (e.mark.line >= 0) msg << " at line " << e.mark.line + 1 << ", column " << e.mark.column + 1;
+      msg << ": " << e.msg;
+      return SetError(err, msg.str());
+    } catch (const std::exception& e) {
+      return SetError(err, source_ + ": malformed YAML: " + e.what());
+    }
+    for (size_t i = 0; i < docs.size(); ++i) {
+      doc_number_ = i + 1;
+      std::string object = "document " + std::to_string(doc_number_);
+      try {
+        if (!Doc(docs[i], "", err)) return false;
+      } catch (const std::exception& e) {
+        // Not expected (types are checked before conversion); keep the no-throw contract.
+        return SetError(err, source_ + ": " + object + ": " + e.what());
+      }
+    }
+    return true;
+  }
+
+  Manifests& staged() { return staged_; }
+
+ private:
+  bool SetError(DecodeError* err, std::string msg) {
+    if (err != nullptr) err->message = std::move(msg);
+    return false;
+  }
+
+  bool ObjectError(DecodeError* err, const std::string& object, const std::string& prefix,
+                   const Located& e) {
+    std::string msg = source_ + ": " + object + ": " + Child(prefix, e.detail);
+    if (e.mark.line >= 0) {
+      msg += " (line " + std::to_string(e.mark.line + 1) + ", column " +
+             std::to_string(e.mark.column + 1) + ")";
+    }
+    return SetError(err, std::move(msg));
+  }
+
+  // `prefix` is the field path of this object inside its document ("" or "items[2]").
+  bool Doc(const YAML::Node& doc, const std::string& prefix, DecodeError* err) {
+    const std::string doc_label = "document " + std::to_string(doc_number_);
+    ObjectDecoder d;
+    if (!Present(doc)) return true;  // empty document, e.g. a trailing "---"
+    if (!doc.IsMap()) {
+      d.TypeError(doc, prefix.empty() ? "<root>" : prefix, "object");
+      return ObjectError(err, doc_label, "", d.error());
+    }
+    std::string kind, api_version, name, generate_name, ns;
+    const YAML::Node meta = ObjectDecoder::Get(doc, "metadata");
+    if (!d.Str(doc, "kind", "", &kind) || !d.Str(doc, "apiVersion", "", &api_version)) {
+      return ObjectError(err, doc_label, prefix, d.error());
+    }
+    // Best-effort identity for messages; a malformed metadata is reported by Meta() below.
+    if (Present(meta) && meta.IsMap()) {
+      auto scalar = [&](const char* key, std::string* out) {
+        const YAML::Node n = ObjectDecoder::Get(meta, key);
+        if (Present(n) && n.IsScalar()) *out = n.Scalar();
+      };
+      scalar("name", &name);
+      scalar("generateName", &generate_name);
+      scalar("namespace", &ns);
+    }
+    if (!IsNamespaced(kind)) ns.clear();
+    if (IsNamespaced(kind) && ns.empty()) ns = "default";
+    const std::string label =
+        name.empty() ? doc_label : kind + " " + (ns.empty() ? name : ns + "/" + name);
+    // Field paths are relative to the named object, or to the document when unnamed.
+    const std::string& path_prefix = name.empty() ? prefix : kEmpty;
+
+    // Lists: "List" (kubectl get -o yaml) and typed lists ("PodList").
+    const YAML::Node items = ObjectDecoder::Get(doc, "items");
+    if (kind == "List" ||
+        (kind.size() > 4 && kind.ends_with("List") && Present(items) && items.IsSequence())) {
+      if (!Present(items)) return true;
+      if (!items.IsSequence()) {
+        d.TypeError(items, "items", "array");
+        return ObjectError(err, label, path_prefix, d.error());
+      }
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (!Doc(items[i], Index(Child(prefix, "items"), i), err)) return false;
+      }
+      return true;
+    }
+
+    if (kind.empty() || !KnownKind(kind, api_version)) {
+      std::string what = kind.empty() ? "<no kind>" : kind;
+      what += " ";
+      what += name.empty() ? doc_label : (ns.empty() ? name : ns + "/" + name);
+      staged_.ignored.push_back(std::move(what));
+      return true;
+    }
+
+    ObjectMeta m;
+    if (Present(meta) && !d.Meta(meta, "metadata", &m)) {
+      return ObjectError(err, label, path_prefix, d.error());
+    }
+    if (!IsNamespaced(kind)) {
+      m.namespace_.clear();
+    } else if (m.namespace_.empty()) {
+      m.namespace_ = "default";
+    }
+    if (m.name.empty()) {
+      if (m.generate_name.empty()) {
+        return ObjectError(err, label, path_prefix,
+                           {FieldRequired("metadata.name", "name or generateName is required"),
+                            Present(meta) ? meta.Mark() : doc.Mark()});
+      }
+      // The API server appends 5 random characters; ours depend on the position only.
+      m.name = m.generate_name +
+               StableSuffix(source_ + "#" + std::to_string(doc_number_) + "#" + prefix);
+    }
+
+    if (kind == "Pod") {
+      Pod pod;
+      pod.metadata = std::move(m);
+      if (!d.PodObj(doc, &pod)) return ObjectError(err, label, path_prefix, d.error());
+      if (pod.metadata.uid.empty()) pod.metadata.uid = pod.Key();
+      staged_.pods.push_back(std::move(pod));
+    } else if (kind == "Node") {
+      Node node;
+      node.metadata = std::move(m);
+      if (!d.NodeObj(doc, &node)) return ObjectError(err, label, path_prefix, d.error());
+      staged_.nodes.push_back(std::move(node));
+    } else if (kind == "Namespace") {
+      staged_.namespaces.push_back(Namespace{std::move(m)});
+    } else if (kind == "PriorityClass") {
+      PriorityClass pc;
+      pc.metadata = std::move(m);
+      if (!d.PriorityClassObj(doc, &pc)) return ObjectError(err, label, path_prefix, d.error());
+      staged_.priority_classes.push_back(std::move(pc));
+    } else {
+      WorkloadController c;
+      c.api_version = api_version;
+      c.kind = kind;
+      c.metadata = std::move(m);
+      if (!d.ControllerObj(doc, &c)) return ObjectError(err, label, path_prefix, d.error());
+      if (c.metadata.uid.empty()) {
+        c.metadata.uid = c.kind + "/" + c.metadata.namespace_ + "/" + c.metadata.name;
+      }
+      staged_.controllers.push_back(std::move(c));
+    }
+    return true;
+  }
+
+  static inline const std::string kEmpty;
+  const std::string& source_;
+  Manifests staged_;
+  size_t doc_number_ = 0;
+};
+
+template <typename T>
+void AppendAll(std::vector<T>* dst, std::vector<T>* src) {
+  dst->insert(dst->end(), std::make_move_iterator(src->begin()),
+              std::make_move_iterator(src->end()));
+}
+
+bool ReadFile(const std::filesystem::path& path, std::string* out, DecodeError* err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (err != nullptr) err->message = path.string() + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) {
+    if (err != nullptr) err->message = path.string() + ": cannot read: I/O error";
+    return false;
+  }
+  *out = buf.str();
+  return true;
+}
+
+}  // namespace
+
+bool DecodeManifests(std::string_view text, const std::string& source, Manifests* out,
+                     DecodeError* err) {
+  StreamDecoder decoder(source);
+  if (!decoder.Run(text, err)) return false;
+  Manifests& staged = decoder.staged();
+  AppendAll(&out->nodes, &staged.nodes);
+  AppendAll(&out->pods, &staged.pods);
+  AppendAll(&out->namespaces, &staged.namespaces);
+  AppendAll(&out->priority_classes, &staged.priority_classes);
+  AppendAll(&out->controllers, &staged.controllers);
+  AppendAll(&out->ignored, &staged.ignored);
+  return true;
+}
+
+bool LoadManifests(const std::string& path, Manifests* out, DecodeError* err) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec) {
+    if (err != nullptr) err->message = path + ": cannot read: " + ec.message();
+    return false;
+  }
+  std::vector<fs::path> files;
+  if (fs::is_directory(st)) {
+    fs::directory_iterator it(path, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      const fs::path& p = it->path();
+      const std::string ext = p.extension().string();
+      std::error_code fec;
+      if ((ext == ".yaml" || ext == ".yml" || ext == ".json") && it->is_regular_file(fec)) {
+        files.push_back(p);
+      }
+    }
+    if (ec) {
+      if (err != nullptr) err->message = path + ": cannot read: " + ec.message();
+      return false;
+    }
+    std::sort(files.begin(), files.end(),
+              [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
+  } else {
+    files.push_back(path);
+  }
+  Manifests staged;
+  for (const fs::path& f : files) {
+    std::string text;
+    if (!ReadFile(f, &text, err)) return false;
+    if (!DecodeManifests(text, f.string(), &staged, err)) return false;
+  }
+  AppendAll(&out->nodes, &staged.nodes);
+  AppendAll(&out->pods, &staged.pods);
+  AppendAll(&out->namespaces, &staged.namespaces);
+  AppendAll(&out->priority_classes, &staged.priority_classes);
+  AppendAll(&out->controllers, &staged.controllers);
+  AppendAll(&out->ignored, &staged.ignored);
+  return true;
+}
+
+std::vector<Pod> ExpandController(const WorkloadController& c) {
+  const std::string ns = c.metadata.namespace_.empty() ? "default" : c.metadata.namespace_;
+  const std::string owner_uid =
+      c.metadata.uid.empty() ? c.kind + "/" + ns + "/" + c.metadata.name : c.metadata.uid;
+  const std::string hash = StableSuffix(c.kind + "/" + ns + "/" + c.metadata.name);
+  std::vector<Pod> pods;
+  pods.reserve(static_cast<size_t>(std::max(c.replicas, 0)));
+  for (int32_t i = 0; i < c.replicas; ++i) {
+    Pod p;
+    p.metadata.labels = c.template_metadata.labels;
+    p.metadata.annotations = c.template_metadata.annotations;
+    p.metadata.namespace_ = ns;
+    const std::string index = std::to_string(i);
+    if (c.kind == "StatefulSet") {
+      p.metadata.name = c.metadata.name + "-" + index;
+      // Labels the StatefulSet controller adds to each pod.
+      p.metadata.labels["statefulset.kubernetes.io/pod-name"] = p.metadata.name;
+      p.metadata.labels["apps.kubernetes.io/pod-index"] = index;
+    } else {
+      p.metadata.name = c.metadata.name + "-" + hash + "-" + index;
+      if (c.kind == "Deployment") p.metadata.labels["pod-template-hash"] = hash;
+      if (c.kind == "Job") {
+        p.metadata.labels["batch.kubernetes.io/job-name"] = c.metadata.name;
+        p.metadata.labels["job-name"] = c.metadata.name;
+      }
+    }
+    p.metadata.uid = ns + "/" + p.metadata.name;
+    p.metadata.creation_timestamp = c.metadata.creation_timestamp;
+    p.metadata.owner_references.push_back(
+        OwnerReference{c.api_version, c.kind, c.metadata.name, owner_uid, /*controller=*/true});
+    p.spec = c.template_spec;
+    pods.push_back(std::move(p));
+  }
+  return pods;
+}
+
+}  // namespace phalanx::api

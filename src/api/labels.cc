@@ -1,0 +1,368 @@
+// Label selectors (k8s.io/apimachinery/pkg/labels, metav1 validation) and node selectors
+// (k8s.io/component-helpers/scheduling/corev1/nodeaffinity, pkg/apis/core/validation).
+#include "api/labels.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "api/labels_internal.h"
+
+namespace phalanx::api {
+namespace internal {
+namespace {
+
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
+bool MatchesQualifiedNamePart(std::string_view s) {
+  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+}  // namespace
+
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*
+bool IsDNS1123Subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+    auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (label.empty() || !lower_alnum(label.front()) || !lower_alnum(label.back())) return false;
+    for (char c : label) {
+      if (!lower_alnum(c) && c != '-') return false;
+    }
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+namespace {
+
+constexpr std::string_view kQualifiedNameFmt =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+    "an alphanumeric character (regex used for validation is "
+    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+}  // namespace
+
+std::string QualifiedNameError(std::string_view name) {
+  std::string_view prefix;
+  std::string_view part = name;
+  const size_t slash = name.find('/');
+  if (slash != std::string_view::npos) {
+    if (name.find('/', slash + 1) != std::string_view::npos) {
+      return "a qualified name " + std::string(kQualifiedNameFmt) +
+             " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+    }
+    prefix = name.substr(0, slash);
+    part = name.substr(slash + 1);
+    if (prefix.empty()) return "prefix part must be non-empty";
+    if (!IsDNS1123Subdomain(prefix)) {
+      return "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+             "alphanumeric characters, '-' or '.', and must start and end with an "
+             "alphanumeric character (e.g. 'example.com')";
+    }
+  }
+  if (part.empty()) return "name part must be non-empty";
+  if (part.size() > 63) return "name part must be no more than 63 characters";
+  if (!MatchesQualifiedNamePart(part)) return "name part " + std::string(kQualifiedNameFmt);
+  return "";
+}
+
+std::string LabelValueError(std::string_view value) {
+  if (value.size() > 63) return "must be no more than 63 characters";
+  if (!value.empty() && !MatchesQualifiedNamePart(value)) {
+    return "a valid label must be an empty string or consist of alphanumeric characters, "
+           "'-', '_' or '.', and must start and end with an alphanumeric character";
+  }
+  return "";
+}
+
+bool ParseInt64(std::string_view s, int64_t* out) {
+  bool neg = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return false;
+  unsigned __int128 v = 0;
+  constexpr unsigned __int128 kMaxMagnitude = static_cast<unsigned __int128>(INT64_MAX) + 1;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<unsigned>(c - '0');
+    if (v > kMaxMagnitude) return false;
+  }
+  if (!neg && v == kMaxMagnitude) return false;
+  *out = neg ? static_cast<int64_t>(-static_cast<__int128>(v)) : static_cast<int64_t>(v);
+  return true;
+}
+
+std::string FieldInvalid(std::string_view path, std::string_view value,
+                         std::string_view detail) {
+  std::string s = std::string(path) + ": Invalid value: \"" + std::string(value) + "\"";
+  if (!detail.empty()) s += ": " + std::string(detail);
+  return s;
+}
+
+std::string FieldRequired(std::string_view path, std::string_view detail) {
+  std::string s = std::string(path) + ": Required value";
+  if (!detail.empty()) s += ": " + std::string(detail);
+  return s;
+}
+
+std::string FieldForbidden(std::string_view path, std::string_view detail) {
+  return std::string(path) + ": Forbidden: " + std::string(detail);
+}
+
+std::string FieldNotSupported(std::string_view path, std::string_view value,
+                              std::initializer_list<std::string_view> supported) {
+  std::string s =
+      std::string(path) + ": Unsupported value: \"" + std::string(value) + "\": supported values: ";
+  bool first = true;
+  for (std::string_view v : supported) {
+    if (!first) s += ", ";
+    first = false;
+    s += "\"" + std::string(v) + "\"";
+  }
+  return s;
+}
+
+std::string Child(std::string_view path, std::string_view name) {
+  if (path.empty()) return std::string(name);
+  std::string s(path);
+  s += '.';
+  s += name;
+  return s;
+}
+
+std::string Index(std::string_view path, size_t i) {
+  return std::string(path) + "[" + std::to_string(i) + "]";
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::Child;
+using internal::Index;
+
+bool SetError(std::string* error, std::string msg) {
+  if (error != nullptr) *error = std::move(msg);
+  return false;
+}
+
+bool Contains(const std::vector<std::string>& values, std::string_view v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+// Shared by label-selector and node-selector requirements: key syntax and label values.
+bool ValidateKeyAndValues(const std::string& key, const std::vector<std::string>& values,
+                          const std::string& path, std::string* error) {
+  if (std::string msg = internal::QualifiedNameError(key); !msg.empty()) {
+    return SetError(error, internal::FieldInvalid(Child(path, "key"), key, msg));
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (std::string msg = internal::LabelValueError(values[i]); !msg.empty()) {
+      return SetError(error, internal::FieldInvalid(Index(Child(path, "values"), i), values[i], msg));
+    }
+  }
+  return true;
+}
+
+// labels.Requirement.Matches for the set-based operators (and Gt/Lt).
+bool RequirementMatches(std::string_view op, const std::string& key,
+                        const std::vector<std::string>& values, const Labels& labels) {
+  // Malformed requirements fail labels.NewRequirement upstream and so never match.
+  if ((op == "In" || op == "NotIn") && values.empty()) return false;
+  if ((op == "Exists" || op == "DoesNotExist") && !values.empty()) return false;
+  auto it = labels.find(key);
+  const bool has = it != labels.end();
+  if (op == "In") return has && Contains(values, it->second);
+  if (op == "NotIn") return !has || !Contains(values, it->second);
+  if (op == "Exists") return has;
+  if (op == "DoesNotExist") return !has;
+  if (op == "Gt" || op == "Lt") {
+    if (!has || values.size() != 1) return false;
+    int64_t label_value = 0;
+    int64_t bound = 0;
+    if (!internal::ParseInt64(it->second, &label_value) ||
+        !internal::ParseInt64(values[0], &bound)) {
+      return false;
+    }
+    return op == "Gt" ? label_value > bound : label_value < bound;
+  }
+  return false;
+}
+
+bool ValidateNodeSelectorRequirement(const NodeSelectorRequirement& req, const std::string& path,
+                                     std::string* error) {
+  const std::string& op = req.op;
+  if (op == "In" || op == "NotIn") {
+    if (req.values.empty()) {
+      return SetError(error, internal::FieldRequired(
+                                 Child(path, "values"),
+                                 "must be specified when `operator` is 'In' or 'NotIn'"));
+    }
+  } else if (op == "Exists" || op == "DoesNotExist") {
+    if (!req.values.empty()) {
+      return SetError(error, internal::FieldForbidden(
+                                 Child(path, "values"),
+                                 "may not be specified when `operator` is 'Exists' or "
+                                 "'DoesNotExist'"));
+    }
+  } else if (op == "Gt" || op == "Lt") {
+    if (req.values.size() != 1) {
+      return SetError(error, internal::FieldRequired(
+                                 Child(path, "values"),
+                                 "must be specified single value when `operator` is 'Lt' or "
+                                 "'Gt'"));
+    }
+    int64_t unused = 0;
+    if (!internal::ParseInt64(req.values[0], &unused)) {
+      return SetError(error, internal::FieldInvalid(
+                                 Index(Child(path, "values"), 0), req.values[0],
+                                 "for 'Gt', 'Lt' operators, the value must be an integer"));
+    }
+  } else {
+    return SetError(error, internal::FieldInvalid(Child(path, "operator"), op,
+                                                  "not a valid selector operator"));
+  }
+  return ValidateKeyAndValues(req.key, req.values, path, error);
+}
+
+bool ValidateNodeFieldSelectorRequirement(const NodeSelectorRequirement& req,
+                                          const std::string& path, std::string* error) {
+  if (req.op == "In" || req.op == "NotIn") {
+    if (req.values.size() != 1) {
+      return SetError(error, internal::FieldRequired(
+                                 Child(path, "values"),
+                                 "must be only one value when `operator` is 'In' or 'NotIn' for "
+                                 "node field selector"));
+    }
+  } else {
+    return SetError(error, internal::FieldInvalid(Child(path, "operator"), req.op,
+                                                  "not a valid selector operator"));
+  }
+  if (req.key != "metadata.name") {
+    return SetError(error, internal::FieldInvalid(Child(path, "key"), req.key,
+                                                  "not a valid field selector key"));
+  }
+  for (size_t i = 0; i < req.values.size(); ++i) {  // ValidateNodeName
+    if (!internal::IsDNS1123Subdomain(req.values[i])) {
+      return SetError(error, internal::FieldInvalid(
+                                 Index(Child(path, "values"), i), req.values[i],
+                                 "a lowercase RFC 1123 subdomain must consist of lower case "
+                                 "alphanumeric characters, '-' or '.', and must start and end "
+                                 "with an alphanumeric character"));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ValidateLabelSelector(const LabelSelector& sel, std::string* error) {
+  for (const auto& [key, value] : sel.match_labels) {
+    const std::string path = Child("matchLabels", key);
+    if (std::string msg = internal::QualifiedNameError(key); !msg.empty()) {
+      return SetError(error, internal::FieldInvalid(path, key, msg));
+    }
+    if (std::string msg = internal::LabelValueError(value); !msg.empty()) {
+      return SetError(error, internal::FieldInvalid(path, value, msg));
+    }
+  }
+  for (size_t i = 0; i < sel.match_expressions.size(); ++i) {
+    const LabelSelectorRequirement& req = sel.match_expressions[i];
+    const std::string path = Index("matchExpressions", i);
+    if (req.op == "In" || req.op == "NotIn") {
+      if (req.values.empty()) {
+        return SetError(error, internal::FieldRequired(
+                                   Child(path, "values"),
+                                   "must be specified when `operator` is 'In' or 'NotIn'"));
+      }
+    } else if (req.op == "Exists" || req.op == "DoesNotExist") {
+      if (!req.values.empty()) {
+        return SetError(error, internal::FieldForbidden(
+                                   Child(path, "values"),
+                                   "may not be specified when `operator` is 'Exists' or "
+                                   "'DoesNotExist'"));
+      }
+    } else {
+      return SetError(error, internal::FieldNotSupported(Child(path, "operator"), req.op,
+                                                         {"DoesNotExist", "Exists", "In", "NotIn"}));
+    }
+    if (!ValidateKeyAndValues(req.key, req.values, path, error)) return false;
+  }
+  return true;
+}
+
+bool LabelSelectorMatches(const LabelSelector& sel, const Labels& labels) {
+  for (const auto& [key, value] : sel.match_labels) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  for (const auto& req : sel.match_expressions) {
+    // Gt/Lt are invalid here (validation rejects them); treat them as non-matching.
+    if (req.op == "Gt" || req.op == "Lt") return false;
+    if (!RequirementMatches(req.op, req.key, req.values, labels)) return false;
+  }
+  return true;
+}
+
+bool ValidateNodeSelectorTerm(const NodeSelectorTerm& term, std::string* error) {
+  for (size_t i = 0; i < term.match_expressions.size(); ++i) {
+    if (!ValidateNodeSelectorRequirement(term.match_expressions[i], Index("matchExpressions", i),
+                                         error)) {
+      return false;
+    }
+  }
+  for (size_t i = 0; i < term.match_fields.size(); ++i) {
+    if (!ValidateNodeFieldSelectorRequirement(term.match_fields[i], Index("matchFields", i),
+                                              error)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool NodeSelectorRequirementMatches(const NodeSelectorRequirement& req, const Labels& labels) {
+  return RequirementMatches(req.op, req.key, req.values, labels);
+}
+
+bool NodeSelectorTermMatches(const NodeSelectorTerm& term, const Labels& node_labels,
+                             std::string_view node_name) {
+  // An empty term selects no objects (nodeaffinity.nodeSelectorTerms.Match skips it).
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
+  for (const auto& req : term.match_expressions) {
+    if (!NodeSelectorRequirementMatches(req, node_labels)) return false;
+  }
+  for (const auto& req : term.match_fields) {
+    // Only metadata.name is a valid node field; In/NotIn against the node's name.
+    if (req.key != "metadata.name") return false;
+    const bool in = Contains(req.values, node_name);
+    if (req.op == "In") {
+      if (!in) return false;
+    } else if (req.op == "NotIn") {
+      if (in) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool NodeSelectorMatches(const NodeSelector& sel, const Labels& node_labels,
+                         std::string_view node_name) {
+  return std::any_of(sel.node_selector_terms.begin(), sel.node_selector_terms.end(),
+                     [&](const NodeSelectorTerm& t) {
+                       return NodeSelectorTermMatches(t, node_labels, node_name);
+                     });
+}
+
+}  // namespace phalanx::api

@@ -1,0 +1,231 @@
+#include "backend/cache/cache.h"
+
+namespace phalanx::cache {
+
+using framework::PodInfoPtr;
+using framework::Status;
+
+framework::NodeInfo& Cache::NodeFor(const std::string& name) {
+  auto& slot = nodes_[name];
+  if (!slot) slot = std::make_unique<framework::NodeInfo>();
+  return *slot;
+}
+
+void Cache::Touch(framework::NodeInfo& ni, const std::string& name) {
+  ni.set_generation(++generation_);
+  dirty_.insert(name);
+}
+
+void Cache::AddPodToNode(const PodInfoPtr& pod) {
+  const std::string& node = pod->pod->spec.node_name;
+  auto& ni = NodeFor(node);
+  ni.AddPod(pod);
+  Touch(ni, node);
+}
+
+void Cache::RemovePodFromNode(const api::Pod& pod) {
+  auto it = nodes_.find(pod.spec.node_name);
+  if (it == nodes_.end()) return;
+  it->second->RemovePod(pod);
+  Touch(*it->second, pod.spec.node_name);
+  MaybeRemoveNodeEntry(pod.spec.node_name);
+}
+
+void Cache::MaybeRemoveNodeEntry(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it != nodes_.end() && it->second->node() == nullptr && it->second->pods().empty()) {
+    nodes_.erase(it);
+    dirty_.insert(name);
+  }
+}
+
+Status Cache::AssumePod(PodInfoPtr pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = pod->pod->Key();
+  if (pods_.count(key)) return Status::Error("pod " + key + " is in the cache, so can't be assumed");
+  AddPodToNode(pod);
+  pods_[key] = PodState{std::move(pod), true, false, 0};
+  assumed_.insert(key);
+  return Status::Success();
+}
+
+Status Cache::FinishBinding(const api::Pod& pod, api::Timestamp now) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end() || !it->second.assumed) return Status::Success();
+  it->second.binding_finished = true;
+  it->second.deadline = now + ttl_ns_;
+  return Status::Success();
+}
+
+Status Cache::ForgetPod(const api::Pod& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = pod.Key();
+  auto it = pods_.find(key);
+  if (it == pods_.end() || !it->second.assumed) {
+    return Status::Error("pod " + key + " wasn't assumed so cannot be forgotten");
+  }
+  if (it->second.pod->pod->spec.node_name != pod.spec.node_name) {
+    return Status::Error("pod " + key + " was assumed on " +
+                         it->second.pod->pod->spec.node_name + " but assigned to " +
+                         pod.spec.node_name);
+  }
+  RemovePodFromNode(*it->second.pod->pod);
+  pods_.erase(it);
+  assumed_.erase(key);
+  return Status::Success();
+}
+
+Status Cache::AddPod(PodInfoPtr pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = pod->pod->Key();
+  auto it = pods_.find(key);
+  if (it != pods_.end()) {
+    if (!it->second.assumed) return Status::Error("pod " + key + " was already in added state");
+    // Confirm the assumed pod; the API's node wins if it differs.
+    RemovePodFromNode(*it->second.pod->pod);
+    AddPodToNode(pod);
+    it->second = PodState{std::move(pod), false, false, 0};
+    assumed_.erase(key);
+    return Status::Success();
+  }
+  AddPodToNode(pod);
+  pods_[key] = PodState{std::move(pod), false, false, 0};
+  return Status::Success();
+}
+
+Status Cache::UpdatePod(const api::Pod& old_pod, PodInfoPtr new_pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = old_pod.Key();
+  auto it = pods_.find(key);
+  if (it == pods_.end() || it->second.assumed) {
+    return Status::Error("pod " + key + " is not added to scheduler cache, so cannot be updated");
+  }
+  RemovePodFromNode(*it->second.pod->pod);
+  AddPodToNode(new_pod);
+  it->second.pod = std::move(new_pod);
+  return Status::Success();
+}
+
+Status Cache::RemovePod(const api::Pod& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = pod.Key();
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return Status::Error("pod " + key + " not found in the cache");
+  RemovePodFromNode(*it->second.pod->pod);
+  assumed_.erase(key);
+  pods_.erase(it);
+  return Status::Success();
+}
+
+bool Cache::IsAssumedPod(const api::Pod& pod) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return assumed_.count(pod.Key()) > 0;
+}
+
+PodInfoPtr Cache::GetPod(const api::Pod& pod) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  return it == pods_.end() ? nullptr : it->second.pod;
+}
+
+void Cache::AddNode(api::NodePtr node) {
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string name = node->metadata.name;
+  auto& ni = NodeFor(name);
+  bool had_node = ni.node() != nullptr;
+  ni.SetNode(std::move(node));
+  if (!had_node) {
+    node_order_.push_back(name);
+    order_changed_ = true;
+  }
+  images_changed_ = true;
+  Touch(ni, name);
+}
+
+void Cache::UpdateNode(api::NodePtr node) { AddNode(std::move(node)); }
+
+void Cache::RemoveNode(const api::Node& node) {
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string& name = node.metadata.name;
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  // Pods keep their place until they are deleted, as upstream: the NodeInfo stays
+  // without a Node object and leaves the snapshot list.
+  it->second->RemoveNode();
+  Touch(*it->second, name);
+  std::erase(node_order_, name);
+  order_changed_ = true;
+  images_changed_ = true;
+  MaybeRemoveNodeEntry(name);
+}
+
+std::vector<std::string> Cache::CleanupExpiredAssumedPods(api::Timestamp now) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::string> expired;
+  if (ttl_ns_ <= 0) return expired;
+  for (auto it = assumed_.begin(); it != assumed_.end();) {
+    auto pit = pods_.find(*it);
+    if (pit != pods_.end() && pit->second.binding_finished && now > pit->second.deadline) {
+      RemovePodFromNode(*pit->second.pod->pod);
+      expired.push_back(*it);
+      pods_.erase(pit);
+      it = assumed_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return expired;
+}
+
+void Cache::UpdateSnapshot(Snapshot* s) {
+  std::lock_guard<std::mutex> l(mu_);
+  bool rebuild = order_changed_;
+  for (const auto& name : dirty_) {
+    auto it = nodes_.find(name);
+    auto sit = s->map_.find(name);
+    bool had_affinity = sit != s->map_.end() && (!sit->second->pods_with_affinity().empty() ||
+                                                 !sit->second->pods_with_required_anti_affinity().empty());
+    if (it == nodes_.end() || it->second->node() == nullptr) {
+      if (sit != s->map_.end()) {
+        s->map_.erase(sit);
+        rebuild = true;
+      }
+      continue;
+    }
+    const framework::NodeInfo& src = *it->second;
+    framework::NodeInfo* copy;
+    if (sit == s->map_.end()) {
+      copy = s->map_.emplace(name, std::make_unique<framework::NodeInfo>(src)).first->second.get();
+      rebuild = true;
+    } else {
+      copy = sit->second.get();
+      if (copy->generation() != src.generation()) *copy = src;
+    }
+    if (!copy->image_states().empty()) s->ApplyImageCounts(copy);
+    bool has_affinity =
+        !src.pods_with_affinity().empty() || !src.pods_with_required_anti_affinity().empty();
+    if (had_affinity || has_affinity) rebuild = true;
+  }
+  dirty_.clear();
+  if (rebuild) s->RebuildLists(node_order_);
+  if (images_changed_ || order_changed_) s->RefreshImageCounts();
+  order_changed_ = false;
+  images_changed_ = false;
+  s->generation_ = generation_;
+}
+
+size_t Cache::NodeCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return node_order_.size();
+}
+size_t Cache::PodCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return pods_.size();
+}
+size_t Cache::AssumedPodCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return assumed_.size();
+}
+
+}  // namespace phalanx::cache

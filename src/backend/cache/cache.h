@@ -1,0 +1,98 @@
+// Cache of nodes and pods (upstream pkg/scheduler/backend/cache/cache.go).
+//
+// Pod state machine (same as upstream):
+//
+//   +-------------------------------------------+  +----+
+//   |                            Add            |  |    |
+//   |                                           |  |    | Update
+//   +      Assume                Add            v  v    |
+//  Initial +--------> Assumed +------------+---> Added <--+
+//   ^                +   +               |       +
+//   |                |   |               |       |
+//   |                |   |           Add |       | Remove
+//   |                |   |               |       |
+//   |                |   |               +       |
+//   +----------------+   +-----------> Expired   +----> Deleted
+//         Forget             Expire
+//
+// Assumed: the scheduler decided a node and counts the pod there before the binding is
+// confirmed. Added: the informer reported the pod bound. Forget: binding failed. Expire:
+// an assumed pod whose binding finished (FinishBinding) but whose Add never arrived
+// within the TTL (0 = never expire, as current upstream: kubernetes/kubernetes#106361).
+//
+// Thread-safe: one mutex guards everything.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "backend/cache/snapshot.h"
+#include "framework/status.h"
+#include "framework/types.h"
+
+namespace phalanx::cache {
+
+class Cache {
+ public:
+  // ttl_ns: expiry of assumed pods after FinishBinding; 0 disables expiry.
+  explicit Cache(int64_t ttl_ns = 0) : ttl_ns_(ttl_ns) {}
+
+  // Assume `pod` (spec.node_name set) on its node. Error if the pod is already in the cache.
+  framework::Status AssumePod(framework::PodInfoPtr pod);
+  // Starts the expiry clock of an assumed pod (now in ns).
+  framework::Status FinishBinding(const api::Pod& pod, api::Timestamp now);
+  // Drops an assumed pod (binding failed). Error if the pod is not assumed.
+  framework::Status ForgetPod(const api::Pod& pod);
+  // An assigned pod reported by the informer. Confirms an assumed pod (moving it to the
+  // node the API says, if different) or adds a new one (e.g. after expiry).
+  framework::Status AddPod(framework::PodInfoPtr pod);
+  framework::Status UpdatePod(const api::Pod& old_pod, framework::PodInfoPtr new_pod);
+  framework::Status RemovePod(const api::Pod& pod);
+  bool IsAssumedPod(const api::Pod& pod) const;
+  // The pod as the cache knows it, or nullptr.
+  framework::PodInfoPtr GetPod(const api::Pod& pod) const;
+
+  void AddNode(api::NodePtr node);
+  void UpdateNode(api::NodePtr node);
+  void RemoveNode(const api::Node& node);
+
+  // Removes assumed pods whose binding finished more than ttl ago; returns their keys.
+  std::vector<std::string> CleanupExpiredAssumedPods(api::Timestamp now);
+
+  // Brings `snapshot` up to date, copying only NodeInfos changed since its generation.
+  void UpdateSnapshot(Snapshot* snapshot);
+
+  size_t NodeCount() const;
+  size_t PodCount() const;
+  size_t AssumedPodCount() const;
+
+ private:
+  struct PodState {
+    framework::PodInfoPtr pod;
+    bool assumed = false;
+    bool binding_finished = false;
+    api::Timestamp deadline = 0;
+  };
+  framework::NodeInfo& NodeFor(const std::string& name);  // creates a placeholder
+  void AddPodToNode(const framework::PodInfoPtr& pod);
+  void RemovePodFromNode(const api::Pod& pod);
+  void Touch(framework::NodeInfo& ni, const std::string& name);
+  void MaybeRemoveNodeEntry(const std::string& name);
+
+  mutable std::mutex mu_;
+  int64_t ttl_ns_;
+  int64_t generation_ = 0;
+  std::unordered_map<std::string, std::unique_ptr<framework::NodeInfo>> nodes_;
+  std::vector<std::string> node_order_;  // nodes with a Node object, insertion order
+  bool order_changed_ = false;
+  bool images_changed_ = false;
+  std::unordered_set<std::string> dirty_;
+  std::unordered_map<std::string, PodState> pods_;  // key: namespace/name
+  std::unordered_set<std::string> assumed_;
+};
+
+}  // namespace phalanx::cache

@@ -1,0 +1,456 @@
+#include "backend/queue/scheduling_queue.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace phalanx::queue {
+
+using framework::ClusterEvent;
+using framework::EventObjects;
+using framework::PodInfoPtr;
+using framework::QueuedPodInfo;
+using framework::QueuedPodInfoPtr;
+
+// Binary heap with an index by pod key, so entries can be updated or deleted in O(log n).
+class SchedulingQueue::Heap {
+ public:
+  explicit Heap(LessFn less) : less_(std::move(less)) {}
+
+  bool Has(const std::string& key) const { return index_.count(key) > 0; }
+  QueuedPodInfoPtr Get(const std::string& key) const {
+    auto it = index_.find(key);
+    return it == index_.end() ? nullptr : items_[it->second].second;
+  }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  const QueuedPodInfoPtr& Peek() const { return items_.front().second; }
+
+  void AddOrUpdate(const std::string& key, QueuedPodInfoPtr p) {
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      items_[it->second].second = std::move(p);
+      Fix(it->second);
+      return;
+    }
+    items_.emplace_back(key, std::move(p));
+    index_[key] = items_.size() - 1;
+    Up(items_.size() - 1);
+  }
+  QueuedPodInfoPtr Delete(const std::string& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    size_t i = it->second;
+    QueuedPodInfoPtr out = items_[i].second;
+    Swap(i, items_.size() - 1);
+    index_.erase(items_.back().first);
+    items_.pop_back();
+    if (i < items_.size()) Fix(i);
+    return out;
+  }
+  QueuedPodInfoPtr Pop() {
+    if (items_.empty()) return nullptr;
+    std::string key = items_.front().first;
+    return Delete(key);
+  }
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const auto& [k, v] : items_) f(v);
+  }
+
+ private:
+  bool Less(size_t a, size_t b) const { return less_(*items_[a].second, *items_[b].second); }
+  void Swap(size_t a, size_t b) {
+    if (a == b) return;
+    std::swap(items_[a], items_[b]);
+    index_[items_[a].first] = a;
+    index_[items_[b].first] = b;
+  }
+  void Up(size_t i) {
+    while (i > 0) {
+      size_t parent = (i - 1) / 2;
+      if (!Less(i, parent)) break;
+      Swap(i, parent);
+      i = parent;
+    }
+  }
+  void Down(size_t i) {
+    for (;;) {
+      size_t l = 2 * i + 1, r = l + 1, m = i;
+      if (l < items_.size() && Less(l, m)) m = l;
+      if (r < items_.size() && Less(r, m)) m = r;
+      if (m == i) return;
+      Swap(i, m);
+      i = m;
+    }
+  }
+  void Fix(size_t i) {
+    Up(i);
+    Down(i);
+  }
+
+  LessFn less_;
+  std::vector<std::pair<std::string, QueuedPodInfoPtr>> items_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+// ---- Nominator ----
+
+void Nominator::Add(PodInfoPtr pod, const std::string& node) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = pod->pod->Key();
+  auto it = node_of_.find(key);
+  if (it != node_of_.end()) {
+    auto& v = by_node_[it->second];
+    std::erase_if(v, [&](const PodInfoPtr& p) { return p->pod->Key() == key; });
+    if (v.empty()) by_node_.erase(it->second);
+  }
+  if (node.empty()) {
+    node_of_.erase(key);
+    return;
+  }
+  node_of_[key] = node;
+  by_node_[node].push_back(std::move(pod));
+}
+
+void Nominator::Delete(const api::Pod& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = pod.Key();
+  auto it = node_of_.find(key);
+  if (it == node_of_.end()) return;
+  auto& v = by_node_[it->second];
+  std::erase_if(v, [&](const PodInfoPtr& p) { return p->pod->Key() == key; });
+  if (v.empty()) by_node_.erase(it->second);
+  node_of_.erase(it);
+}
+
+std::vector<PodInfoPtr> Nominator::ForNode(const std::string& node) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = by_node_.find(node);
+  return it == by_node_.end() ? std::vector<PodInfoPtr>{} : it->second;
+}
+
+bool Nominator::Empty() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return node_of_.empty();
+}
+
+// ---- SchedulingQueue ----
+
+SchedulingQueue::SchedulingQueue(LessFn less, const framework::Clock& clock, QueueOptions opts)
+    : clock_(clock), opts_(opts) {
+  active_q_ = std::make_unique<Heap>(std::move(less));
+  backoff_q_ = std::make_unique<Heap>([this](const QueuedPodInfo& a, const QueuedPodInfo& b) {
+    api::Timestamp ea = BackoffExpiry(a), eb = BackoffExpiry(b);
+    if (ea != eb) return ea < eb;
+    return a.Pod().Key() < b.Pod().Key();
+  });
+}
+
+SchedulingQueue::~SchedulingQueue() = default;
+
+void SchedulingQueue::SetProfileHooks(const std::string& scheduler_name, ProfileHooks hooks) {
+  std::lock_guard<std::mutex> l(mu_);
+  hooks_[scheduler_name] = std::move(hooks);
+}
+
+api::Timestamp SchedulingQueue::BackoffExpiry(const QueuedPodInfo& p) const {
+  int64_t d = opts_.initial_backoff_ns;
+  for (int i = 1; i < p.attempts; ++i) {
+    if (d > opts_.max_backoff_ns / 2) {
+      d = opts_.max_backoff_ns;
+      break;
+    }
+    d *= 2;
+  }
+  d = std::min(d, opts_.max_backoff_ns);
+  return p.timestamp + d;
+}
+
+bool SchedulingQueue::IsBackingOff(const QueuedPodInfo& p) const {
+  if (p.attempts == 0) return false;
+  return BackoffExpiry(p) > clock_.Now();
+}
+
+bool SchedulingQueue::RunPreEnqueue(QueuedPodInfo& p) {
+  auto it = hooks_.find(p.Pod().spec.scheduler_name);
+  if (it == hooks_.end() || !it->second.pre_enqueue) {
+    p.gating_plugin.clear();
+    return true;
+  }
+  framework::Status s = it->second.pre_enqueue(*p.pod_info);
+  if (s.IsSuccess()) {
+    p.gating_plugin.clear();
+    return true;
+  }
+  p.gating_plugin = s.plugin();
+  p.last_failure_message = s.Message();
+  return false;
+}
+
+void SchedulingQueue::Add(PodInfoPtr pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = pod->pod->Key();
+  auto p = std::make_shared<QueuedPodInfo>();
+  p->pod_info = std::move(pod);
+  p->timestamp = clock_.Now();
+  if (active_q_->Has(key) || backoff_q_->Has(key) || unschedulable_.count(key)) return;
+  if (!RunPreEnqueue(*p)) {
+    unschedulable_[key] = std::move(p);
+    return;
+  }
+  active_q_->AddOrUpdate(key, std::move(p));
+  cv_.notify_one();
+}
+
+void SchedulingQueue::Update(const api::Pod& old_pod, PodInfoPtr new_pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = old_pod.Key();
+  if (auto p = active_q_->Get(key)) {
+    p->pod_info = std::move(new_pod);
+    active_q_->AddOrUpdate(key, p);
+    return;
+  }
+  if (auto p = backoff_q_->Get(key)) {
+    p->pod_info = std::move(new_pod);
+    backoff_q_->AddOrUpdate(key, p);
+    return;
+  }
+  auto it = unschedulable_.find(key);
+  if (it != unschedulable_.end()) {
+    QueuedPodInfoPtr p = it->second;
+    p->pod_info = new_pod;
+    uint32_t actions = framework::PodUpdateActions(old_pod, *new_pod->pod);
+    if (actions == 0) return;  // status-only update: nothing that can help
+    ClusterEvent e{framework::EventResource::kUnscheduledPod, actions, "UnscheduledPodUpdate"};
+    EventObjects objs;
+    objs.old_pod = &old_pod;
+    objs.new_pod = new_pod->pod.get();
+    if (WorthRequeuing(*p, e, objs)) {
+      unschedulable_.erase(it);
+      MoveToActiveOrBackoff(p);
+    }
+    return;
+  }
+  // Not queued (new, or in flight): treat as an add.
+  auto p = std::make_shared<QueuedPodInfo>();
+  p->pod_info = std::move(new_pod);
+  p->timestamp = clock_.Now();
+  if (!RunPreEnqueue(*p)) {
+    unschedulable_[key] = std::move(p);
+    return;
+  }
+  active_q_->AddOrUpdate(key, std::move(p));
+  cv_.notify_one();
+}
+
+void SchedulingQueue::Delete(const api::Pod& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = pod.Key();
+  active_q_->Delete(key);
+  backoff_q_->Delete(key);
+  unschedulable_.erase(key);
+  nominator_.Delete(pod);
+}
+
+QueuedPodInfoPtr SchedulingQueue::Pop() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [&] { return closed_ || !active_q_->empty(); });
+  if (closed_ && active_q_->empty()) return nullptr;
+  auto p = active_q_->Pop();
+  ++scheduling_cycle_;
+  ++p->attempts;
+  if (p->initial_attempt_timestamp == 0) p->initial_attempt_timestamp = clock_.Now();
+  return p;
+}
+
+QueuedPodInfoPtr SchedulingQueue::TryPop() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (active_q_->empty()) return nullptr;
+  auto p = active_q_->Pop();
+  ++scheduling_cycle_;
+  ++p->attempts;
+  if (p->initial_attempt_timestamp == 0) p->initial_attempt_timestamp = clock_.Now();
+  return p;
+}
+
+int64_t SchedulingQueue::SchedulingCycle() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return scheduling_cycle_;
+}
+
+void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr p, int64_t cycle) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string key = p->Pod().Key();
+  if (active_q_->Has(key) || backoff_q_->Has(key) || unschedulable_.count(key)) return;
+  p->timestamp = clock_.Now();
+  bool rejected_by_plugins = !p->unschedulable_plugins.empty() || !p->pending_plugins.empty();
+  if (rejected_by_plugins) ++p->unschedulable_count;
+  if (!rejected_by_plugins || move_request_cycle_ >= cycle) {
+    backoff_q_->AddOrUpdate(key, std::move(p));
+    return;
+  }
+  unschedulable_[key] = std::move(p);
+}
+
+void SchedulingQueue::MoveToActiveOrBackoff(QueuedPodInfoPtr p) {
+  std::string key = p->Pod().Key();
+  if (!RunPreEnqueue(*p)) {
+    unschedulable_[key] = std::move(p);
+    return;
+  }
+  if (IsBackingOff(*p)) {
+    backoff_q_->AddOrUpdate(key, std::move(p));
+  } else {
+    active_q_->AddOrUpdate(key, std::move(p));
+    cv_.notify_one();
+  }
+}
+
+bool SchedulingQueue::WorthRequeuing(const QueuedPodInfo& p, const ClusterEvent& e,
+                                     const EventObjects& objs) const {
+  if (e.resource == framework::EventResource::kWildCard && e.action == framework::kAll) {
+    return true;
+  }
+  auto hit = hooks_.find(p.Pod().spec.scheduler_name);
+  std::vector<const std::string*> rejectors;
+  if (!p.gating_plugin.empty()) {
+    rejectors.push_back(&p.gating_plugin);
+  } else {
+    for (const auto& n : p.unschedulable_plugins) rejectors.push_back(&n);
+    for (const auto& n : p.pending_plugins) rejectors.push_back(&n);
+  }
+  if (rejectors.empty()) return true;  // failed for an error or unknown reason
+  if (hit == hooks_.end()) return true;
+  for (const std::string* plugin : rejectors) {
+    for (const auto& [name, h] : hit->second.hints) {
+      if (name != *plugin || !h.event.Match(e)) continue;
+      if (!h.hint || h.hint(p.Pod(), objs) == framework::QueueingHint::kQueue) return true;
+    }
+  }
+  return false;
+}
+
+void SchedulingQueue::MoveUnschedulable(const std::vector<QueuedPodInfoPtr>& pods,
+                                        const ClusterEvent& e, const EventObjects& objs) {
+  for (const auto& p : pods) {
+    if (!WorthRequeuing(*p, e, objs)) continue;
+    unschedulable_.erase(p->Pod().Key());
+    MoveToActiveOrBackoff(p);
+  }
+}
+
+void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
+                                                    const EventObjects& objs) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<QueuedPodInfoPtr> pods;
+  pods.reserve(unschedulable_.size());
+  for (const auto& [k, p] : unschedulable_) pods.push_back(p);
+  // Deterministic order regardless of hash-map iteration.
+  std::sort(pods.begin(), pods.end(), [](const QueuedPodInfoPtr& a, const QueuedPodInfoPtr& b) {
+    return a->Pod().Key() < b->Pod().Key();
+  });
+  MoveUnschedulable(pods, e, objs);
+  move_request_cycle_ = scheduling_cycle_;
+}
+
+void SchedulingQueue::Activate(const std::vector<std::string>& keys) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& key : keys) {
+    QueuedPodInfoPtr p = backoff_q_->Delete(key);
+    if (!p) {
+      auto it = unschedulable_.find(key);
+      if (it == unschedulable_.end()) continue;
+      p = it->second;
+      unschedulable_.erase(it);
+    }
+    if (!RunPreEnqueue(*p)) {
+      unschedulable_[key] = std::move(p);
+      continue;
+    }
+    active_q_->AddOrUpdate(key, std::move(p));
+    cv_.notify_one();
+  }
+  move_request_cycle_ = scheduling_cycle_;
+}
+
+void SchedulingQueue::FlushBackoffQCompleted() {
+  std::lock_guard<std::mutex> l(mu_);
+  api::Timestamp now = clock_.Now();
+  while (!backoff_q_->empty()) {
+    const auto& top = backoff_q_->Peek();
+    if (BackoffExpiry(*top) > now) break;
+    auto p = backoff_q_->Pop();
+    std::string key = p->Pod().Key();
+    active_q_->AddOrUpdate(key, std::move(p));
+    cv_.notify_one();
+  }
+}
+
+void SchedulingQueue::FlushUnschedulablePodsLeftover() {
+  std::lock_guard<std::mutex> l(mu_);
+  api::Timestamp now = clock_.Now();
+  std::vector<QueuedPodInfoPtr> pods;
+  for (const auto& [k, p] : unschedulable_) {
+    if (now - p->timestamp > opts_.max_in_unschedulable_ns) pods.push_back(p);
+  }
+  std::sort(pods.begin(), pods.end(), [](const QueuedPodInfoPtr& a, const QueuedPodInfoPtr& b) {
+    return a->Pod().Key() < b->Pod().Key();
+  });
+  ClusterEvent e{framework::EventResource::kWildCard, framework::kAll, "UnschedulableTimeout"};
+  MoveUnschedulable(pods, e, EventObjects{});
+}
+
+api::Timestamp SchedulingQueue::NextBackoffExpiry() const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (backoff_q_->empty()) return LLONG_MAX;
+  return BackoffExpiry(*backoff_q_->Peek());
+}
+
+api::Timestamp SchedulingQueue::NextUnschedulableTimeout() const {
+  std::lock_guard<std::mutex> l(mu_);
+  api::Timestamp t = LLONG_MAX;
+  for (const auto& [k, p] : unschedulable_) {
+    t = std::min(t, p->timestamp + opts_.max_in_unschedulable_ns + 1);
+  }
+  return t;
+}
+
+void SchedulingQueue::Close() {
+  std::lock_guard<std::mutex> l(mu_);
+  closed_ = true;
+  cv_.notify_all();
+}
+
+PendingCounts SchedulingQueue::Counts() const {
+  std::lock_guard<std::mutex> l(mu_);
+  PendingCounts c;
+  c.active = active_q_->size();
+  c.backoff = backoff_q_->size();
+  for (const auto& [k, p] : unschedulable_) {
+    if (p->gating_plugin.empty()) {
+      ++c.unschedulable;
+    } else {
+      ++c.gated;
+    }
+  }
+  return c;
+}
+
+std::vector<QueuedPodInfoPtr> SchedulingQueue::PendingPods() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<QueuedPodInfoPtr> out;
+  active_q_->ForEach([&](const QueuedPodInfoPtr& p) { out.push_back(p); });
+  backoff_q_->ForEach([&](const QueuedPodInfoPtr& p) { out.push_back(p); });
+  for (const auto& [k, p] : unschedulable_) out.push_back(p);
+  return out;
+}
+
+QueuedPodInfoPtr SchedulingQueue::Get(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (auto p = active_q_->Get(key)) return p;
+  if (auto p = backoff_q_->Get(key)) return p;
+  auto it = unschedulable_.find(key);
+  return it == unschedulable_.end() ? nullptr : it->second;
+}
+
+}  // namespace phalanx::queue

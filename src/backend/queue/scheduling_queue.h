@@ -1,0 +1,145 @@
+// The scheduling queue (upstream pkg/scheduler/backend/queue/scheduling_queue.go).
+//
+//            Add (PreEnqueue ok)                 Pop
+//   pending ───────────────────────► activeQ ─────────► scheduling cycle
+//      │ PreEnqueue gated               ▲  ▲                 │ failed
+//      ▼                                │  │ backoff expired │
+//   unschedulablePods ◄─────────────────┼──┴── backoffQ ◄────┤ (Error, or an event
+//      │  (Unschedulable: waits for an  │                    │  arrived while the pod
+//      │   event that a rejecting       │                    │  was being scheduled)
+//      │   plugin's queueing hint says  │                    │
+//      └── may help, or the 5 min flush)┘◄───────────────────┘ Unschedulable
+//
+// activeQ is a heap ordered by the profile's QueueSort (all profiles share one); backoffQ
+// is a heap by backoff expiry; per-pod backoff = initial * 2^(attempts-1), capped at max.
+// Thread-safe (one mutex); Pop blocks on a condition variable until Close().
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "framework/handle.h"
+#include "framework/status.h"
+#include "framework/types.h"
+
+namespace phalanx::queue {
+
+struct QueueOptions {
+  int64_t initial_backoff_ns = 1 * api::kNanosPerSecond;
+  int64_t max_backoff_ns = 10 * api::kNanosPerSecond;
+  int64_t max_in_unschedulable_ns = 300 * api::kNanosPerSecond;
+};
+
+// What the queue needs of a profile (framework): PreEnqueue and the queueing hints of its
+// plugins. `pre_enqueue` returns Success, or the gating status with plugin() set.
+struct ProfileHooks {
+  std::function<framework::Status(const framework::PodInfo&)> pre_enqueue;
+  std::vector<std::pair<std::string, framework::ClusterEventWithHint>> hints;  // plugin, hint
+};
+
+struct PendingCounts {
+  size_t active = 0, backoff = 0, unschedulable = 0, gated = 0;
+};
+
+// Bookkeeping of nominated pods (upstream nominator): pods that preemption made room for.
+class Nominator {
+ public:
+  void Add(framework::PodInfoPtr pod, const std::string& node);
+  void Delete(const api::Pod& pod);
+  std::vector<framework::PodInfoPtr> ForNode(const std::string& node) const;
+  bool Empty() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::vector<framework::PodInfoPtr>> by_node_;
+  std::unordered_map<std::string, std::string> node_of_;  // pod key -> node
+};
+
+class SchedulingQueue {
+ public:
+  using LessFn = std::function<bool(const framework::QueuedPodInfo&, const framework::QueuedPodInfo&)>;
+
+  SchedulingQueue(LessFn less, const framework::Clock& clock, QueueOptions opts);
+  ~SchedulingQueue();
+
+  void SetProfileHooks(const std::string& scheduler_name, ProfileHooks hooks);
+
+  // A new pending pod: PreEnqueue, then activeQ or (gated) unschedulablePods.
+  void Add(framework::PodInfoPtr pod);
+  // A pending pod changed; it may leave unschedulablePods if the change can help.
+  void Update(const api::Pod& old_pod, framework::PodInfoPtr new_pod);
+  void Delete(const api::Pod& pod);
+
+  // Blocks until a pod is in activeQ or Close(); nullptr when closed.
+  framework::QueuedPodInfoPtr Pop();
+  // Non-blocking; nullptr when activeQ is empty.
+  framework::QueuedPodInfoPtr TryPop();
+  // The cycle number of the most recent Pop (upstream SchedulingCycle()).
+  int64_t SchedulingCycle() const;
+
+  // Requeues a pod whose attempt failed in cycle `cycle`. Pods rejected by plugins go to
+  // unschedulablePods, unless a cluster event arrived after `cycle` started (then
+  // backoffQ); Errors go to backoffQ. No-op if the pod is already queued.
+  void AddUnschedulableIfNotPresent(framework::QueuedPodInfoPtr pinfo, int64_t cycle);
+
+  // A cluster event: moves pods from unschedulablePods whose rejecting plugins' hints say
+  // the event may help, to activeQ or (still backing off) backoffQ.
+  void MoveAllToActiveOrBackoffQueue(const framework::ClusterEvent& event,
+                                     const framework::EventObjects& objs);
+  // Moves specific pods (by key) to activeQ now, wherever they wait (upstream Activate).
+  void Activate(const std::vector<std::string>& pod_keys);
+
+  // Moves pods whose backoff expired to activeQ (upstream runs this every second).
+  void FlushBackoffQCompleted();
+  // Moves pods that sat in unschedulablePods longer than max_in_unschedulable (upstream
+  // checks every 30 s).
+  void FlushUnschedulablePodsLeftover();
+
+  // Earliest backoff expiry in backoffQ, or INT64_MAX.
+  api::Timestamp NextBackoffExpiry() const;
+  // Earliest time a pod in unschedulablePods reaches max_in_unschedulable, or INT64_MAX.
+  api::Timestamp NextUnschedulableTimeout() const;
+
+  void Close();
+  PendingCounts Counts() const;
+  // Snapshot of every pending pod (active, backoff, unschedulable).
+  std::vector<framework::QueuedPodInfoPtr> PendingPods() const;
+  // The queued entry of a pod, or nullptr.
+  framework::QueuedPodInfoPtr Get(const std::string& pod_key) const;
+
+  Nominator& nominator() { return nominator_; }
+
+ private:
+  class Heap;
+  bool IsBackingOff(const framework::QueuedPodInfo& p) const;
+  api::Timestamp BackoffExpiry(const framework::QueuedPodInfo& p) const;
+  // Runs PreEnqueue; true if the pod may enter activeQ.
+  bool RunPreEnqueue(framework::QueuedPodInfo& p);
+  void MoveToActiveOrBackoff(framework::QueuedPodInfoPtr p);  // requires mu_
+  bool WorthRequeuing(const framework::QueuedPodInfo& p, const framework::ClusterEvent& e,
+                      const framework::EventObjects& objs) const;
+  void MoveUnschedulable(const std::vector<framework::QueuedPodInfoPtr>& pods,
+                         const framework::ClusterEvent& e, const framework::EventObjects& objs);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  const framework::Clock& clock_;
+  QueueOptions opts_;
+  std::unique_ptr<Heap> active_q_;
+  std::unique_ptr<Heap> backoff_q_;
+  std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_;
+  std::unordered_map<std::string, ProfileHooks> hooks_;
+  int64_t scheduling_cycle_ = 0;
+  int64_t move_request_cycle_ = -1;
+  bool closed_ = false;
+  Nominator nominator_;
+};
+
+}  // namespace phalanx::queue

@@ -1,0 +1,715 @@
+#include "framework/runtime.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <climits>
+#include <set>
+
+#include "config/types.h"
+
+namespace phalanx::framework {
+
+// ---- waiting pods ----
+
+class WaitingPodImpl : public WaitingPod {
+ public:
+  WaitingPodImpl(Framework* fw, PodInfoPtr pod, std::vector<std::string> plugins,
+                 api::Timestamp deadline, std::function<void(Status)> on_done)
+      : fw_(fw),
+        pod_(std::move(pod)),
+        pending_(std::move(plugins)),
+        deadline_(deadline),
+        on_done_(std::move(on_done)) {}
+
+  const api::Pod& GetPod() const override { return *pod_->pod; }
+  std::vector<std::string> GetPendingPlugins() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    return pending_;
+  }
+  void Allow(std::string_view plugin) override {
+    std::function<void(Status)> done;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      std::erase(pending_, std::string(plugin));
+      if (!pending_.empty() || finished_) return;
+      finished_ = true;
+      done = std::move(on_done_);
+    }
+    Finish(std::move(done), Status::Success());
+  }
+  void Reject(std::string_view plugin, std::string_view msg) override {
+    std::function<void(Status)> done;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (finished_) return;
+      finished_ = true;
+      done = std::move(on_done_);
+    }
+    Status s(Code::kUnschedulable, std::string(msg));
+    s.WithPlugin(plugin);
+    Finish(std::move(done), std::move(s));
+  }
+  api::Timestamp deadline() const { return deadline_; }
+
+ private:
+  void Finish(std::function<void(Status)> done, Status s) {
+    fw_->RemoveWaitingPod(pod_->pod->metadata.uid);
+    if (done) done(std::move(s));
+  }
+
+  Framework* fw_;
+  PodInfoPtr pod_;
+  mutable std::mutex mu_;
+  std::vector<std::string> pending_;
+  api::Timestamp deadline_;
+  bool finished_ = false;
+  std::function<void(Status)> on_done_;
+};
+
+// ---- construction ----
+
+namespace {
+
+struct PointRef {
+  const char* field;  // config field name, for errors
+  const config::PluginSet* set;
+};
+
+template <typename T>
+Status BuildList(const std::string& profile, const char* point_name, const char* field,
+                 const config::PluginSet& set, const config::PluginSet& multi,
+                 const std::unordered_map<std::string, Plugin*>& plugins, std::vector<T*>* out) {
+  std::vector<std::string> enabled;
+  for (const auto& p : set.enabled) {
+    auto it = plugins.find(p.name);
+    if (it == plugins.end()) {
+      return Status::Error("profile \"" + profile + "\": plugins." + field + ".enabled: " +
+                           point_name + " plugin \"" + p.name + "\" does not exist");
+    }
+    if (dynamic_cast<T*>(it->second) == nullptr) {
+      return Status::Error("profile \"" + profile + "\": plugins." + field + ".enabled: plugin \"" +
+                           p.name + "\" does not extend " + point_name + " plugin");
+    }
+    if (std::find(enabled.begin(), enabled.end(), p.name) != enabled.end()) {
+      return Status::Error("profile \"" + profile + "\": plugins." + field +
+                           ".enabled: plugin \"" + p.name + "\" already registered as " +
+                           point_name);
+    }
+    enabled.push_back(p.name);
+  }
+  std::set<std::string> disabled;
+  for (const auto& p : set.disabled) disabled.insert(p.name);
+  std::vector<std::string> overrides, multi_enabled;
+  if (!disabled.count("*")) {
+    for (const auto& p : multi.enabled) {
+      auto it = plugins.find(p.name);
+      if (it == plugins.end()) {
+        return Status::Error("profile \"" + profile + "\": plugins.multiPoint.enabled: plugin \"" +
+                             p.name + "\" does not exist");
+      }
+      if (dynamic_cast<T*>(it->second) == nullptr) continue;
+      if (disabled.count(p.name)) continue;
+      if (std::find(enabled.begin(), enabled.end(), p.name) != enabled.end()) {
+        overrides.push_back(p.name);
+        continue;
+      }
+      if (std::find(multi_enabled.begin(), multi_enabled.end(), p.name) != multi_enabled.end()) {
+        return Status::Error("profile \"" + profile + "\": plugins.multiPoint.enabled: plugin \"" +
+                             p.name + "\" already registered as " + point_name);
+      }
+      multi_enabled.push_back(p.name);
+    }
+  }
+  // Upstream order: overrides (in the point's order), then multiPoint, then the rest.
+  std::vector<std::string> order;
+  for (const auto& n : enabled) {
+    if (std::find(overrides.begin(), overrides.end(), n) != overrides.end()) order.push_back(n);
+  }
+  for (const auto& n : multi_enabled) order.push_back(n);
+  for (const auto& n : enabled) {
+    if (std::find(overrides.begin(), overrides.end(), n) == overrides.end()) order.push_back(n);
+  }
+  out->clear();
+  for (const auto& n : order) out->push_back(dynamic_cast<T*>(plugins.at(n)));
+  return Status::Success();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
+                                                    const config::Profile& profile,
+                                                    FrameworkOptions opts) {
+  std::unique_ptr<Framework> f(new Framework());
+  f->profile_name_ = profile.scheduler_name;
+  f->opts_ = std::move(opts);
+  f->percentage_of_nodes_to_score_ =
+      profile.percentage_of_nodes_to_score.value_or(f->opts_.percentage_of_nodes_to_score);
+  const std::string& pn = profile.scheduler_name;
+  const config::Plugins& ps = profile.plugins;
+
+  // Plugins needed: every enabled name at any point.
+  std::vector<std::string> needed;
+  auto collect = [&](const config::PluginSet& s) {
+    for (const auto& p : s.enabled) {
+      if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) needed.push_back(p.name);
+    }
+  };
+  for (const auto* s : {&ps.pre_enqueue, &ps.queue_sort, &ps.pre_filter, &ps.filter,
+                        &ps.post_filter, &ps.pre_score, &ps.score, &ps.reserve, &ps.permit,
+                        &ps.pre_bind, &ps.bind, &ps.post_bind, &ps.multi_point}) {
+    collect(*s);
+  }
+  std::set<std::string> seen_config;
+  for (const auto& pc : profile.plugin_config) {
+    if (!seen_config.insert(pc.name).second) {
+      return Status::Error("profile \"" + pn + "\": pluginConfig: repeated config for plugin " +
+                           pc.name);
+    }
+  }
+  std::unordered_map<std::string, Plugin*> plugins;
+  for (const auto& name : needed) {
+    const PluginFactory* factory = registry.Find(name);
+    if (!factory) {
+      std::string known;
+      for (const auto& [n, _] : registry.factories()) known += (known.empty() ? "" : ", ") + n;
+      return Status::Error("profile \"" + pn + "\": plugin \"" + name +
+                           "\" is not registered (known plugins: " + known + ")");
+    }
+    const YAML::Node* args = nullptr;
+    for (const auto& pc : profile.plugin_config) {
+      if (pc.name == name && pc.args) args = pc.args.get();
+    }
+    auto p = (*factory)(args, *f);
+    if (!p.ok()) {
+      return Status::Error("profile \"" + pn + "\": initializing plugin \"" + name +
+                           "\": " + p.status().Message());
+    }
+    plugins[name] = p.value().get();
+    f->owned_.push_back(std::move(p).value());
+  }
+
+  Status s;
+  std::vector<PreEnqueuePlugin*> pre_enqueue_tmp;
+  std::vector<QueueSortPlugin*> queue_sort_tmp;
+  std::vector<PreFilterPlugin*> pre_filter_tmp;
+  std::vector<FilterPlugin*> filter_tmp;
+  std::vector<PostFilterPlugin*> post_filter_tmp;
+  std::vector<PreScorePlugin*> pre_score_tmp;
+  std::vector<ScorePlugin*> score_tmp;
+  std::vector<ReservePlugin*> reserve_tmp;
+  std::vector<PermitPlugin*> permit_tmp;
+  std::vector<PreBindPlugin*> pre_bind_tmp;
+  std::vector<BindPlugin*> bind_tmp;
+  std::vector<PostBindPlugin*> post_bind_tmp;
+#define PHALANX_BUILD(T, point, field, member)                                            \
+  s = BuildList<T>(pn, point, field, ps.member, ps.multi_point, plugins, &member##_tmp); \
+  if (!s.IsSuccess()) return s;
+  PHALANX_BUILD(PreEnqueuePlugin, "PreEnqueue", "preEnqueue", pre_enqueue)
+  PHALANX_BUILD(QueueSortPlugin, "QueueSort", "queueSort", queue_sort)
+  PHALANX_BUILD(PreFilterPlugin, "PreFilter", "preFilter", pre_filter)
+  PHALANX_BUILD(FilterPlugin, "Filter", "filter", filter)
+  PHALANX_BUILD(PostFilterPlugin, "PostFilter", "postFilter", post_filter)
+  PHALANX_BUILD(PreScorePlugin, "PreScore", "preScore", pre_score)
+  PHALANX_BUILD(ScorePlugin, "Score", "score", score)
+  PHALANX_BUILD(ReservePlugin, "Reserve", "reserve", reserve)
+  PHALANX_BUILD(PermitPlugin, "Permit", "permit", permit)
+  PHALANX_BUILD(PreBindPlugin, "PreBind", "preBind", pre_bind)
+  PHALANX_BUILD(BindPlugin, "Bind", "bind", bind)
+  PHALANX_BUILD(PostBindPlugin, "PostBind", "postBind", post_bind)
+#undef PHALANX_BUILD
+  f->pre_enqueue_ = std::move(pre_enqueue_tmp);
+  f->pre_filter_ = std::move(pre_filter_tmp);
+  f->filter_ = std::move(filter_tmp);
+  f->post_filter_ = std::move(post_filter_tmp);
+  f->pre_score_ = std::move(pre_score_tmp);
+  f->score_ = std::move(score_tmp);
+  f->reserve_ = std::move(reserve_tmp);
+  f->permit_ = std::move(permit_tmp);
+  f->pre_bind_ = std::move(pre_bind_tmp);
+  f->bind_ = std::move(bind_tmp);
+  f->post_bind_ = std::move(post_bind_tmp);
+
+  if (queue_sort_tmp.size() != 1) {
+    return Status::Error("profile \"" + pn +
+                         "\": only one queue sort plugin required for profile, but got " +
+                         std::to_string(queue_sort_tmp.size()));
+  }
+  f->queue_sort_ = queue_sort_tmp[0];
+  if (f->bind_.empty()) {
+    return Status::Error("profile \"" + pn + "\": at least one bind plugin is needed");
+  }
+  // Score weights: the score point's value first, then multiPoint's; 0 means 1.
+  int64_t total = 0;
+  for (auto* sp : f->score_) {
+    int64_t w = -1;
+    for (const auto* set : {&ps.score, &ps.multi_point}) {
+      for (const auto& p : set->enabled) {
+        if (w < 0 && p.name == sp->Name()) w = p.weight;
+      }
+    }
+    if (w <= 0) w = 1;
+    total += w * kMaxNodeScore;
+    f->score_weights_.push_back(w);
+  }
+  (void)total;
+  for (const auto& [name, p] : plugins) {
+    if (auto* e = dynamic_cast<EnqueueExtensions*>(p)) f->enqueue_ext_.push_back(e);
+  }
+  std::sort(f->enqueue_ext_.begin(), f->enqueue_ext_.end(),
+            [](auto* a, auto* b) { return a->Name() < b->Name(); });
+  return f;
+}
+
+Framework::~Framework() = default;
+
+// ---- extension points ----
+
+Status Framework::RunPreEnqueuePlugins(const PodInfo& pod) {
+  for (auto* p : pre_enqueue_) {
+    Status s = p->PreEnqueue(pod);
+    if (!s.IsSuccess()) {
+      s.WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return Status::Success();
+}
+
+bool Framework::QueueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
+  return queue_sort_->Less(a, b);
+}
+
+std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EventHints() const {
+  std::vector<std::pair<std::string, ClusterEventWithHint>> out;
+  for (auto* e : enqueue_ext_) {
+    for (auto& h : e->EventsToRegister()) out.emplace_back(std::string(e->Name()), std::move(h));
+  }
+  return out;
+}
+
+Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
+                                      PreFilterResult* result) {
+  *result = PreFilterResult{};
+  Status ret;
+  std::vector<std::string> with_nodes;
+  for (auto* p : pre_filter_) {
+    PreFilterResult r;
+    Status s = p->PreFilter(state, pod, &r);
+    if (s.IsSkip()) {
+      state.skip_filter_plugins.push_back(p->Name());
+      continue;
+    }
+    if (!s.IsSuccess()) {
+      s.WithPlugin(p->Name());
+      if (s.code() == Code::kUnschedulableAndUnresolvable) return s;
+      if (s.code() == Code::kUnschedulable) {
+        ret = std::move(s);
+        continue;
+      }
+      Status e = Status::Error("running PreFilter plugin \"" + std::string(p->Name()) +
+                               "\": " + s.Message());
+      e.WithPlugin(p->Name());
+      return e;
+    }
+    if (!r.all_nodes) with_nodes.emplace_back(p->Name());
+    *result = result->Merge(r);
+    if (!result->all_nodes && result->node_names.empty()) {
+      std::string msg;
+      if (with_nodes.size() == 1) {
+        msg = "node(s) didn't satisfy plugin " + with_nodes[0];
+      } else {
+        msg = "node(s) didn't satisfy plugin(s) [";
+        for (size_t i = 0; i < with_nodes.size(); ++i) msg += (i ? " " : "") + with_nodes[i];
+        msg += "] simultaneously";
+      }
+      return Status(Code::kUnschedulableAndUnresolvable, msg);
+    }
+  }
+  return ret;
+}
+
+PreFilterResult PreFilterResult::Merge(const PreFilterResult& other) const {
+  if (all_nodes) return other;
+  if (other.all_nodes) return *this;
+  PreFilterResult r;
+  r.all_nodes = false;
+  for (const auto& n : node_names) {
+    if (other.node_names.count(n)) r.node_names.insert(n);
+  }
+  return r;
+}
+
+Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& node) {
+  for (auto* p : filter_) {
+    if (!state.skip_filter_plugins.empty() && state.SkipFilter(p->Name())) continue;
+    Status s = p->Filter(state, pod, node);
+    if (!s.IsSuccess()) {
+      if (!s.IsRejected()) {
+        s = Status::Error("running \"" + std::string(p->Name()) + "\" filter plugin: " +
+                          s.Message());
+      }
+      s.WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                    const NodeInfo& node) {
+  std::vector<PodInfoPtr> nominated;
+  if (opts_.nominated_pods_for_node) {
+    for (auto& p : opts_.nominated_pods_for_node(node.name())) {
+      if (p->priority >= pod.priority && p->pod->metadata.uid != pod.pod->metadata.uid) {
+        nominated.push_back(std::move(p));
+      }
+    }
+  }
+  if (nominated.empty()) return RunFilterPlugins(state, pod, node);
+  // First pass: with the nominated pods added; second: without (upstream, for affinity).
+  NodeInfo with = node;
+  auto state_copy = state.Clone();
+  for (const auto& p : nominated) {
+    with.AddPod(p);
+    Status s = RunPreFilterExtensionAddPod(*state_copy, pod, p, with);
+    if (!s.IsSuccess()) return s;
+  }
+  Status s = RunFilterPlugins(*state_copy, pod, with);
+  if (!s.IsSuccess()) return s;
+  return RunFilterPlugins(state, pod, node);
+}
+
+Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                       const NodeToStatus& f, PostFilterResult* result) {
+  Status first;
+  bool have_first = false;
+  for (auto* p : post_filter_) {
+    Status s = p->PostFilter(state, pod, f, result);
+    if (s.IsSuccess()) return s;
+    if (s.code() == Code::kUnschedulableAndUnresolvable) {
+      s.WithPlugin(p->Name());
+      return s;
+    }
+    if (!s.IsRejected()) {
+      s.WithPlugin(p->Name());
+      return s;
+    }
+    if (!have_first) {
+      first = std::move(s);
+      first.WithPlugin(p->Name());
+      have_first = true;
+    }
+  }
+  if (!have_first) return Status(Code::kUnschedulable);
+  return first;
+}
+
+Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                                     const std::vector<const NodeInfo*>& nodes) {
+  for (auto* p : pre_score_) {
+    Status s = p->PreScore(state, pod, nodes);
+    if (s.IsSkip()) {
+      state.skip_score_plugins.push_back(p->Name());
+      continue;
+    }
+    if (!s.IsSuccess()) {
+      Status e = Status::Error("running PreScore plugin \"" + std::string(p->Name()) + "\": " +
+                               s.Message());
+      e.WithPlugin(p->Name());
+      return e;
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                  const std::vector<const NodeInfo*>& nodes,
+                                  std::vector<int64_t>* totals) {
+  const size_t n = nodes.size();
+  totals->assign(n, 0);
+  std::vector<ScorePlugin*> active;
+  std::vector<int64_t> weights;
+  for (size_t j = 0; j < score_.size(); ++j) {
+    if (!state.skip_score_plugins.empty() && state.SkipScore(score_[j]->Name())) continue;
+    active.push_back(score_[j]);
+    weights.push_back(score_weights_[j]);
+  }
+  if (active.empty()) return Status::Success();
+  std::vector<std::vector<int64_t>> scores(active.size(), std::vector<int64_t>(n, 0));
+  std::mutex err_mu;
+  Status err;
+  bool failed = false;
+  opts_.parallelizer->Until(n, 64, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      for (size_t j = 0; j < active.size(); ++j) {
+        Status s = active[j]->Score(state, pod, *nodes[i], &scores[j][i]);
+        if (!s.IsSuccess()) {
+          std::lock_guard<std::mutex> l(err_mu);
+          if (!failed) {
+            failed = true;
+            err = Status::Error("running Score plugin \"" + std::string(active[j]->Name()) +
+                                "\": " + s.Message());
+            err.WithPlugin(active[j]->Name());
+          }
+        }
+      }
+    }
+  });
+  if (failed) return err;
+  for (size_t j = 0; j < active.size(); ++j) {
+    if (auto* ext = active[j]->GetScoreExtensions()) {
+      Status s = ext->NormalizeScore(state, pod, nodes, scores[j]);
+      if (!s.IsSuccess()) {
+        Status e = Status::Error("running Normalize on Score plugins: plugin \"" +
+                                 std::string(active[j]->Name()) + "\": " + s.Message());
+        e.WithPlugin(active[j]->Name());
+        return e;
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      int64_t v = scores[j][i];
+      if (v < kMinNodeScore || v > kMaxNodeScore) {
+        Status e = Status::Error("plugin \"" + std::string(active[j]->Name()) +
+                                 "\" returns an invalid score " + std::to_string(v) +
+                                 ", it should in the range of [0, 100] after normalizing");
+        e.WithPlugin(active[j]->Name());
+        return e;
+      }
+      (*totals)[i] += v * weights[j];
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod,
+                                           const std::string& node) {
+  for (auto* p : reserve_) {
+    Status s = p->Reserve(state, pod, node);
+    if (!s.IsSuccess()) {
+      if (!s.IsRejected()) {
+        s = Status::Error("running Reserve plugin \"" + std::string(p->Name()) + "\": " +
+                          s.Message());
+      }
+      s.WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return Status::Success();
+}
+
+void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
+                                           const std::string& node) {
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+}
+
+Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                                   std::function<void(Status)> on_done) {
+  std::vector<std::string> waiting_plugins;
+  int64_t max_timeout = 0;
+  for (auto* p : permit_) {
+    int64_t timeout = 0;
+    Status s = p->Permit(state, pod, node, &timeout);
+    if (s.IsSuccess()) continue;
+    if (s.IsRejected()) {
+      s.WithPlugin(p->Name());
+      return s;
+    }
+    if (s.IsWait()) {
+      // Upstream caps a plugin's wait at 15 minutes (maxTimeout).
+      constexpr int64_t kMaxTimeout = 15 * 60 * api::kNanosPerSecond;
+      max_timeout = std::max(max_timeout, std::min(timeout, kMaxTimeout));
+      waiting_plugins.emplace_back(p->Name());
+      continue;
+    }
+    Status e = Status::Error("running Permit plugin \"" + std::string(p->Name()) + "\": " +
+                             s.Message());
+    e.WithPlugin(p->Name());
+    return e;
+  }
+  if (waiting_plugins.empty()) return Status::Success();
+  auto wp = std::make_shared<WaitingPodImpl>(
+      this, PodInfo::Make(pod.pod), waiting_plugins, opts_.clock->Now() + max_timeout,
+      std::move(on_done));
+  {
+    std::lock_guard<std::mutex> l(waiting_mu_);
+    waiting_[pod.pod->metadata.uid] = wp;
+  }
+  return Status(Code::kWait);
+}
+
+Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
+                                    const std::string& node) {
+  for (auto* p : pre_bind_) {
+    Status s = p->PreBind(state, pod, node);
+    if (!s.IsSuccess()) {
+      if (!s.IsRejected()) {
+        s = Status::Error("running PreBind plugin \"" + std::string(p->Name()) + "\": " +
+                          s.Message());
+      }
+      s.WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
+  Status last(Code::kSkip);
+  for (auto* p : bind_) {
+    Status s = p->Bind(state, pod, node);
+    if (s.IsSkip()) continue;
+    if (!s.IsSuccess()) {
+      if (!s.IsRejected()) {
+        s = Status::Error("binding \"" + pod.pod->Key() + "\" to \"" + node + "\": " + s.Message());
+      }
+      s.WithPlugin(p->Name());
+      return s;
+    }
+    return s;
+  }
+  return last;
+}
+
+void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod,
+                                   const std::string& node) {
+  for (auto* p : post_bind_) p->PostBind(state, pod, node);
+}
+
+// ---- waiting pods ----
+
+void Framework::RemoveWaitingPod(const std::string& uid) {
+  std::lock_guard<std::mutex> l(waiting_mu_);
+  waiting_.erase(uid);
+}
+
+int Framework::ExpireWaitingPods(api::Timestamp now) {
+  std::vector<std::shared_ptr<WaitingPodImpl>> expired;
+  {
+    std::lock_guard<std::mutex> l(waiting_mu_);
+    for (auto& [uid, wp] : waiting_) {
+      if (wp->deadline() <= now) expired.push_back(wp);
+    }
+  }
+  std::sort(expired.begin(), expired.end(), [](const auto& a, const auto& b) {
+    return a->GetPod().Key() < b->GetPod().Key();
+  });
+  for (auto& wp : expired) {
+    auto plugins = wp->GetPendingPlugins();
+    std::string plugin = plugins.empty() ? "" : plugins[0];
+    wp->Reject(plugin, "rejected due to timeout after waiting at permit");
+  }
+  return static_cast<int>(expired.size());
+}
+
+api::Timestamp Framework::NextPermitDeadline() const {
+  std::lock_guard<std::mutex> l(waiting_mu_);
+  api::Timestamp t = LLONG_MAX;
+  for (const auto& [uid, wp] : waiting_) t = std::min(t, wp->deadline());
+  return t;
+}
+
+size_t Framework::NumWaitingPods() const {
+  std::lock_guard<std::mutex> l(waiting_mu_);
+  return waiting_.size();
+}
+
+void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) {
+  std::vector<std::shared_ptr<WaitingPodImpl>> all;
+  {
+    std::lock_guard<std::mutex> l(waiting_mu_);
+    for (auto& [uid, wp] : waiting_) all.push_back(wp);
+  }
+  for (auto& wp : all) fn(*wp);
+}
+
+WaitingPod* Framework::GetWaitingPod(std::string_view uid) {
+  std::lock_guard<std::mutex> l(waiting_mu_);
+  auto it = waiting_.find(std::string(uid));
+  return it == waiting_.end() ? nullptr : it->second.get();
+}
+
+void Framework::RejectWaitingPod(std::string_view uid) {
+  std::shared_ptr<WaitingPodImpl> wp;
+  {
+    std::lock_guard<std::mutex> l(waiting_mu_);
+    auto it = waiting_.find(std::string(uid));
+    if (it == waiting_.end()) return;
+    wp = it->second;
+  }
+  wp->Reject("", "removed");
+}
+
+Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
+                                              const PodInfoPtr& to_add, const NodeInfo& node) {
+  for (auto* p : pre_filter_) {
+    if (state.SkipFilter(p->Name())) continue;
+    auto* ext = p->GetPreFilterExtensions();
+    if (!ext) continue;
+    Status s = ext->AddPod(state, pod, to_add, node);
+    if (!s.IsSuccess()) {
+      Status e = Status::Error("running AddPod on PreFilter plugin \"" + std::string(p->Name()) +
+                               "\": " + s.Message());
+      return e;
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
+                                                 const PodInfoPtr& to_remove,
+                                                 const NodeInfo& node) {
+  for (auto* p : pre_filter_) {
+    if (state.SkipFilter(p->Name())) continue;
+    auto* ext = p->GetPreFilterExtensions();
+    if (!ext) continue;
+    Status s = ext->RemovePod(state, pod, to_remove, node);
+    if (!s.IsSuccess()) {
+      return Status::Error("running RemovePod on PreFilter plugin \"" + std::string(p->Name()) +
+                           "\": " + s.Message());
+    }
+  }
+  return Status::Success();
+}
+
+std::vector<PodInfoPtr> Framework::NominatedPodsForNode(const std::string& node) const {
+  if (!opts_.nominated_pods_for_node) return {};
+  return opts_.nominated_pods_for_node(node);
+}
+
+int32_t Framework::PriorityOf(const api::Pod& pod) const {
+  if (opts_.priority_of) return opts_.priority_of(pod);
+  return pod.spec.priority.value_or(0);
+}
+
+uint64_t Framework::Random(uint64_t n) { return opts_.random ? opts_.random(n) : 0; }
+
+std::vector<std::string> Framework::ListPlugins(std::string_view point) const {
+  std::vector<std::string> out;
+  auto add = [&](const auto& v) {
+    for (auto* p : v) out.emplace_back(p->Name());
+  };
+  if (point == "PreEnqueue") add(pre_enqueue_);
+  if (point == "QueueSort") out.emplace_back(queue_sort_->Name());
+  if (point == "PreFilter") add(pre_filter_);
+  if (point == "Filter") add(filter_);
+  if (point == "PostFilter") add(post_filter_);
+  if (point == "PreScore") add(pre_score_);
+  if (point == "Score") add(score_);
+  if (point == "Reserve") add(reserve_);
+  if (point == "Permit") add(permit_);
+  if (point == "PreBind") add(pre_bind_);
+  if (point == "Bind") add(bind_);
+  if (point == "PostBind") add(post_bind_);
+  return out;
+}
+
+int64_t Framework::ScoreWeight(std::string_view plugin) const {
+  for (size_t j = 0; j < score_.size(); ++j) {
+    if (score_[j]->Name() == plugin) return score_weights_[j];
+  }
+  return 0;
+}
+
+}  // namespace phalanx::framework

@@ -1,0 +1,149 @@
+// The framework runtime: instantiates a profile's plugins from a Registry and runs them
+// at each extension point (upstream pkg/scheduler/framework/runtime/framework.go).
+//
+// Plugin lists per extension point are built as upstream does: the plugins enabled for
+// the point, then multiPoint plugins that implement the point's interface (minus those
+// disabled there; a point's explicit entry overrides the multiPoint one), in order.
+// Errors at construction name the profile and the plugin, e.g.
+//   profile "default-scheduler": plugins.score.enabled: Score plugin "Foo" does not exist
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/handle.h"
+#include "framework/interface.h"
+#include "framework/parallelize.h"
+#include "framework/registry.h"
+
+namespace phalanx::config {
+struct Profile;
+}
+
+namespace phalanx::framework {
+
+// Collaborators a Framework needs; pointers must outlive it.
+struct FrameworkOptions {
+  const Clock* clock = nullptr;
+  ClusterClient* client = nullptr;
+  const NodeInfoLister* snapshot = nullptr;  // the scheduler's Snapshot, refreshed per cycle
+  Parallelizer* parallelizer = nullptr;
+  std::function<std::vector<PodInfoPtr>(const std::string&)> nominated_pods_for_node;
+  std::function<int32_t(const api::Pod&)> priority_of;
+  std::function<uint64_t(uint64_t)> random;  // uniform in [0, n)
+  int32_t percentage_of_nodes_to_score = 0;  // global value; the profile may override
+};
+
+// A pod that Permit told to wait. Completion (all plugins allowed, one rejected, or the
+// timeout) calls `on_done` exactly once with Success or the rejection status; the binding
+// cycle continues there. Timeouts are enforced by ExpireWaitingPods(now) so that a virtual
+// clock drives them in simulate.
+class WaitingPodImpl;
+
+class Framework final : public Handle {
+ public:
+  [[nodiscard]] static StatusOr<std::unique_ptr<Framework>> New(const Registry& registry,
+                                                                const config::Profile& profile,
+                                                                FrameworkOptions opts);
+  ~Framework() override;
+
+  const std::string& ProfileName() const { return profile_name_; }
+  int32_t PercentageOfNodesToScore() const { return percentage_of_nodes_to_score_; }
+
+  // ---- extension points ----
+  // Success, or the first non-success status with plugin() set.
+  Status RunPreEnqueuePlugins(const PodInfo& pod);
+  bool QueueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const;
+  // (plugin name, event with hint) of every plugin implementing EnqueueExtensions.
+  std::vector<std::pair<std::string, ClusterEventWithHint>> EventHints() const;
+
+  // Upstream semantics: UnschedulableAndUnresolvable stops at once, Unschedulable is
+  // returned after running the rest; an empty merged PreFilterResult is
+  // UnschedulableAndUnresolvable "node(s) didn't satisfy plugin X".
+  Status RunPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult* result);
+  // First failing Filter's status (plugin() set); non-rejection codes become Error.
+  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod,
+                          const NodeInfo& node) override;
+  // Runs filters as if higher-or-equal priority pods nominated to the node were there
+  // (upstream RunFilterPluginsWithNominatedPods).
+  Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node);
+  bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
+  Status RunPostFilterPlugins(CycleState& state, const PodInfo& pod, const NodeToStatus& f,
+                              PostFilterResult* result);
+  bool HasScorePlugins() const { return !score_.empty(); }
+  bool HasFilterPlugins() const { return !filter_.empty(); }
+  Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                            const std::vector<const NodeInfo*>& nodes);
+  // Weighted sum of normalized scores per node, aligned with `nodes`.
+  Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals);
+  Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node);
+  void RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node);
+  // Success, rejection, or Wait: then the pod is registered as waiting and `on_done` runs
+  // later (possibly on another thread) with the outcome.
+  Status RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                          std::function<void(Status)> on_done);
+  Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+
+  // Rejects waiting pods whose Permit timeout passed at `now`; returns how many.
+  int ExpireWaitingPods(api::Timestamp now);
+  // Earliest Permit deadline of a waiting pod, or INT64_MAX.
+  api::Timestamp NextPermitDeadline() const;
+  size_t NumWaitingPods() const;
+
+  std::vector<std::string> ListPlugins(std::string_view extension_point) const;
+  int64_t ScoreWeight(std::string_view plugin) const;
+
+  // ---- Handle ----
+  const NodeInfoLister& SnapshotSharedLister() const override { return *opts_.snapshot; }
+  const Clock& GetClock() const override { return *opts_.clock; }
+  ClusterClient& Client() override { return *opts_.client; }
+  void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
+  WaitingPod* GetWaitingPod(std::string_view uid) override;
+  void RejectWaitingPod(std::string_view uid) override;
+  Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
+                                     const PodInfoPtr& to_add, const NodeInfo& node) override;
+  Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
+                                        const PodInfoPtr& to_remove,
+                                        const NodeInfo& node) override;
+  std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const override;
+  int32_t PriorityOf(const api::Pod& pod) const override;
+  uint64_t Random(uint64_t n) override;
+
+ private:
+  Framework() = default;
+  friend class WaitingPodImpl;
+  void RemoveWaitingPod(const std::string& uid);
+
+  std::string profile_name_;
+  FrameworkOptions opts_;
+  int32_t percentage_of_nodes_to_score_ = 0;
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  std::vector<PreEnqueuePlugin*> pre_enqueue_;
+  QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<PreFilterPlugin*> pre_filter_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<PostFilterPlugin*> post_filter_;
+  std::vector<PreScorePlugin*> pre_score_;
+  std::vector<ScorePlugin*> score_;
+  std::vector<int64_t> score_weights_;  // aligned with score_
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<PreBindPlugin*> pre_bind_;
+  std::vector<BindPlugin*> bind_;
+  std::vector<PostBindPlugin*> post_bind_;
+  std::vector<EnqueueExtensions*> enqueue_ext_;
+
+  mutable std::mutex waiting_mu_;
+  std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> waiting_;
+};
+
+}  // namespace phalanx::framework

@@ -1,0 +1,63 @@
+#include "plugins/nodeunschedulable/node_unschedulable.h"
+
+#include "plugins/helper/taints.h"
+
+namespace phalanx::plugins::nodeunschedulable {
+
+namespace {
+
+const api::Taint& UnschedulableTaint() {
+  static const api::Taint t{std::string(helper::kTaintNodeUnschedulable), "",
+                            std::string(helper::kTaintEffectNoSchedule)};
+  return t;
+}
+
+}  // namespace
+
+framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state*/,
+                                            const framework::PodInfo& pod,
+                                            const framework::NodeInfo& node) {
+  const api::Node* n = node.node();
+  if (n == nullptr) return framework::Status::Error("node not found");
+  if (!n->spec.unschedulable) return framework::Status();
+  if (helper::TolerationsTolerateTaint(pod.Pod().spec.tolerations, UnschedulableTaint())) {
+    return framework::Status();
+  }
+  return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReasonUnschedulable));
+}
+
+std::vector<framework::ClusterEventWithHint> NodeUnschedulable::EventsToRegister() const {
+  std::vector<framework::ClusterEventWithHint> events(2);
+  events[0].event = {framework::EventResource::kNode,
+                     framework::kAdd | framework::kUpdateNodeTaint, "NodeAdd|NodeTaintChange"};
+  // isSchedulableAfterNodeChange: a node added schedulable, or updated from
+  // unschedulable to schedulable.
+  events[0].hint = [](const api::Pod& /*pod*/, const framework::EventObjects& objs) {
+    if (objs.new_node == nullptr) return framework::QueueingHint::kQueue;
+    const bool now_schedulable = !objs.new_node->spec.unschedulable;
+    if ((objs.old_node != nullptr && objs.old_node->spec.unschedulable && now_schedulable) ||
+        (objs.old_node == nullptr && now_schedulable)) {
+      return framework::QueueingHint::kQueue;
+    }
+    return framework::QueueingHint::kQueueSkip;
+  };
+  events[1].event = {framework::EventResource::kPod, framework::kUpdatePodTolerations,
+                     "PodTolerationChange"};
+  // isSchedulableAfterPodTolerationChange.
+  events[1].hint = [](const api::Pod& pod, const framework::EventObjects& objs) {
+    if (objs.new_pod == nullptr) return framework::QueueingHint::kQueue;
+    if (objs.new_pod->metadata.uid == pod.metadata.uid &&
+        helper::TolerationsTolerateTaint(objs.new_pod->spec.tolerations, UnschedulableTaint())) {
+      return framework::QueueingHint::kQueue;
+    }
+    return framework::QueueingHint::kQueueSkip;
+  };
+  return events;
+}
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> NodeUnschedulable::New(
+    framework::PluginArgs /*args*/, framework::Handle& /*h*/) {
+  return std::unique_ptr<framework::Plugin>(std::make_unique<NodeUnschedulable>());
+}
+
+}  // namespace phalanx::plugins::nodeunschedulable

@@ -1,0 +1,41 @@
+#include "plugins/registry.h"
+
+#include "plugins/defaultbinder/default_binder.h"
+#include "plugins/imagelocality/image_locality.h"
+#include "plugins/nodeaffinity/node_affinity.h"
+#include "plugins/nodename/node_name.h"
+#include "plugins/nodeports/node_ports.h"
+#include "plugins/noderesources/balanced_allocation.h"
+#include "plugins/noderesources/fit.h"
+#include "plugins/nodeunschedulable/node_unschedulable.h"
+#include "plugins/prioritysort/priority_sort.h"
+#include "plugins/schedulinggates/scheduling_gates.h"
+#include "plugins/tainttoleration/taint_toleration.h"
+
+namespace phalanx::plugins {
+
+namespace {
+template <typename P>
+void Add(framework::Registry& r) {
+  // Names are unique by construction; a duplicate would be a programming error.
+  (void)r.Register(std::string(P::kName), &P::New);
+}
+}  // namespace
+
+framework::Registry NewInTreeRegistry() {
+  framework::Registry r;
+  Add<prioritysort::PrioritySort>(r);
+  Add<schedulinggates::SchedulingGates>(r);
+  Add<nodeunschedulable::NodeUnschedulable>(r);
+  Add<nodename::NodeName>(r);
+  Add<tainttoleration::TaintToleration>(r);
+  Add<nodeaffinity::NodeAffinity>(r);
+  Add<nodeports::NodePorts>(r);
+  Add<noderesources::Fit>(r);
+  Add<noderesources::BalancedAllocation>(r);
+  Add<imagelocality::ImageLocality>(r);
+  Add<defaultbinder::DefaultBinder>(r);
+  return r;
+}
+
+}  // namespace phalanx::plugins

@@ -1,0 +1,57 @@
+// TaintToleration: filters nodes with untolerated NoSchedule/NoExecute taints and prefers
+// nodes with fewer untolerated PreferNoSchedule taints
+// (upstream pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go).
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "framework/cycle_state.h"
+#include "framework/handle.h"
+#include "framework/interface.h"
+#include "framework/registry.h"
+
+namespace phalanx::plugins::tainttoleration {
+
+class TaintToleration final : public framework::FilterPlugin,
+                              public framework::PreScorePlugin,
+                              public framework::ScorePlugin,
+                              public framework::ScoreExtensions,
+                              public framework::EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "TaintToleration";
+  static constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";
+
+  std::string_view Name() const override { return kName; }
+
+  // UnschedulableAndUnresolvable "node(s) had untolerated taint {<key>: <value>}" for the
+  // first NoSchedule/NoExecute taint no toleration matches. Thread-safe, no allocation on
+  // success.
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) override;
+
+  // Stores the pod's tolerations with effect PreferNoSchedule or empty.
+  framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                             const std::vector<const framework::NodeInfo*>& nodes) override;
+  // Raw score: number of PreferNoSchedule taints on the node the pod does not tolerate.
+  // Error if PreScore did not run.
+  framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
+                          const framework::NodeInfo& node, int64_t* score) override;
+  framework::ScoreExtensions* GetScoreExtensions() override { return this; }
+  // Reversed default normalization: fewer untolerated taints -> higher score (0..100).
+  framework::Status NormalizeScore(const framework::CycleState& state,
+                                   const framework::PodInfo& pod,
+                                   const std::vector<const framework::NodeInfo*>& nodes,
+                                   std::vector<int64_t>& scores) override;
+
+  // Node/Add|UpdateNodeTaint (queue when the node goes from untolerated to tolerated) and
+  // Pod/UpdatePodTolerations (queue on the pod's own update).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  // Takes no args.
+  static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
+                                                                     framework::Handle& h);
+};
+
+}  // namespace phalanx::plugins::tainttoleration

@@ -1,0 +1,137 @@
+// A header-only fake framework::Handle for plugin unit tests: a settable node list (as a
+// Snapshot would expose it, with ImageStateSummary::num_nodes filled), a settable clock
+// and a recording cluster client. Not for production use.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/types.h"
+#include "framework/cycle_state.h"
+#include "framework/handle.h"
+#include "framework/status.h"
+#include "framework/types.h"
+
+namespace phalanx::plugins::fake {
+
+class FakeNodeLister final : public framework::NodeInfoLister {
+ public:
+  // Replaces the node list; fills image_states()[*].num_nodes with the number of nodes
+  // holding each image name, like the Snapshot does.
+  void Set(std::vector<framework::NodeInfo> nodes) {
+    storage_.clear();
+    list_.clear();
+    affinity_.clear();
+    anti_affinity_.clear();
+    std::map<std::string, int32_t> counts;
+    for (auto& n : nodes) {
+      for (const auto& [name, st] : n.image_states()) ++counts[name];
+      storage_.push_back(std::make_unique<framework::NodeInfo>(std::move(n)));
+    }
+    for (auto& n : storage_) {
+      for (auto& [name, st] : n->image_states()) st.num_nodes = counts[name];
+      list_.push_back(n.get());
+      if (!n->pods_with_affinity().empty()) affinity_.push_back(n.get());
+      if (!n->pods_with_required_anti_affinity().empty()) anti_affinity_.push_back(n.get());
+    }
+  }
+  const std::vector<const framework::NodeInfo*>& List() const override { return list_; }
+  const std::vector<const framework::NodeInfo*>& HavePodsWithAffinityList() const override {
+    return affinity_;
+  }
+  const std::vector<const framework::NodeInfo*>& HavePodsWithRequiredAntiAffinityList()
+      const override {
+    return anti_affinity_;
+  }
+  const framework::NodeInfo* Get(std::string_view node_name) const override {
+    for (const auto* n : list_) {
+      if (n->name() == node_name) return n;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<std::unique_ptr<framework::NodeInfo>> storage_;
+  std::vector<const framework::NodeInfo*> list_, affinity_, anti_affinity_;
+};
+
+class FakeClock final : public framework::Clock {
+ public:
+  api::Timestamp Now() const override { return now; }
+  api::Timestamp now = 0;
+};
+
+// Records every call; Bind returns `bind_status`.
+class FakeClient final : public framework::ClusterClient {
+ public:
+  framework::Status Bind(const api::Pod& pod, const std::string& node) override {
+    binds.emplace_back(pod.Key(), node);
+    return bind_status;
+  }
+  framework::Status DeletePod(const api::Pod& pod) override {
+    deleted.push_back(pod.Key());
+    return framework::Status();
+  }
+  framework::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+                                    const std::string* nominated_node_name) override {
+    status_updates.push_back(pod.Key());
+    return framework::Status();
+  }
+  void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
+                   std::string_view message) override {
+    events.push_back(std::string(reason) + ": " + std::string(message));
+  }
+
+  framework::Status bind_status;
+  std::vector<std::pair<std::string, std::string>> binds;  // (pod key, node)
+  std::vector<std::string> deleted;
+  std::vector<std::string> status_updates;
+  std::vector<std::string> events;
+};
+
+class FakeHandle final : public framework::Handle {
+ public:
+  void SetNodes(std::vector<framework::NodeInfo> nodes) { lister_.Set(std::move(nodes)); }
+  FakeClient& fake_client() { return client_; }
+  FakeClock& fake_clock() { return clock_; }
+
+  const framework::NodeInfoLister& SnapshotSharedLister() const override { return lister_; }
+  const framework::Clock& GetClock() const override { return clock_; }
+  framework::ClusterClient& Client() override { return client_; }
+  void IterateOverWaitingPods(const std::function<void(framework::WaitingPod&)>&) override {}
+  framework::WaitingPod* GetWaitingPod(std::string_view) override { return nullptr; }
+  void RejectWaitingPod(std::string_view) override {}
+  framework::Status RunFilterPlugins(const framework::CycleState&, const framework::PodInfo&,
+                                     const framework::NodeInfo&) override {
+    return framework::Status();
+  }
+  framework::Status RunPreFilterExtensionAddPod(framework::CycleState&, const framework::PodInfo&,
+                                                const framework::PodInfoPtr&,
+                                                const framework::NodeInfo&) override {
+    return framework::Status();
+  }
+  framework::Status RunPreFilterExtensionRemovePod(framework::CycleState&,
+                                                   const framework::PodInfo&,
+                                                   const framework::PodInfoPtr&,
+                                                   const framework::NodeInfo&) override {
+    return framework::Status();
+  }
+  std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string&) const override {
+    return {};
+  }
+  int32_t PriorityOf(const api::Pod& pod) const override { return pod.spec.priority.value_or(0); }
+  uint64_t Random(uint64_t n) override { return n == 0 ? 0 : (rng_++) % n; }
+
+ private:
+  FakeNodeLister lister_;
+  FakeClock clock_;
+  FakeClient client_;
+  uint64_t rng_ = 0;
+};
+
+}  // namespace phalanx::plugins::fake

@@ -1,0 +1,688 @@
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <deque>
+#include <thread>
+
+#include "api/pod_resources.h"
+
+namespace phalanx::scheduler {
+
+using framework::Code;
+using framework::CycleState;
+using framework::NodeInfo;
+using framework::PodInfo;
+using framework::PodInfoPtr;
+using framework::QueuedPodInfoPtr;
+using framework::Status;
+
+namespace {
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+
+bool IsTerminal(const api::Pod& p) {
+  return p.status.phase == "Succeeded" || p.status.phase == "Failed";
+}
+bool IsAssigned(const api::Pod& p) { return !p.spec.node_name.empty(); }
+}  // namespace
+
+// Binding cycles block on API calls (live mode) and on nothing else, so they get plain
+// threads rather than the CPU-bound TBB arena used for Filter/Score.
+struct Scheduler::BindingPool {
+  explicit BindingPool(int n) {
+    for (int i = 0; i < n; ++i) {
+      threads.emplace_back([this] {
+        for (;;) {
+          std::function<void()> fn;
+          {
+            std::unique_lock<std::mutex> l(mu);
+            cv.wait(l, [&] { return stop || !tasks.empty(); });
+            if (tasks.empty()) return;
+            fn = std::move(tasks.front());
+            tasks.pop_front();
+          }
+          fn();
+        }
+      });
+    }
+  }
+  ~BindingPool() {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    for (auto& t : threads) t.join();
+  }
+  void Submit(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      tasks.push_back(std::move(fn));
+    }
+    cv.notify_one();
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> tasks;
+  std::vector<std::thread> threads;
+  bool stop = false;
+};
+
+std::string Diagnosis::Message() const {
+  std::string msg = "0/" + std::to_string(num_all_nodes) + " nodes are available:";
+  if (!pre_filter_msg.empty()) {
+    msg += " " + pre_filter_msg + ".";
+  } else {
+    std::map<std::string, int> hist;
+    for (const auto& [node, st] : node_statuses) {
+      for (const auto& r : st.reasons()) ++hist[r];
+    }
+    std::vector<std::string> parts;
+    parts.reserve(hist.size());
+    for (const auto& [r, n] : hist) parts.push_back(std::to_string(n) + " " + r);
+    std::sort(parts.begin(), parts.end());
+    if (!parts.empty()) {
+      msg += " ";
+      for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
+      msg += ".";
+    }
+  }
+  if (!post_filter_msg.empty()) msg += " " + post_filter_msg + ".";
+  return msg;
+}
+
+Scheduler::Scheduler(SchedulerOptions opts)
+    : opts_(std::move(opts)), cache_(opts_.assumed_pod_ttl_ns), rng_(opts_.seed) {}
+
+Scheduler::~Scheduler() { Stop(); }
+
+framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions opts) {
+  if (!opts.clock || !opts.client) return Status::Error("scheduler needs a clock and a client");
+  std::unique_ptr<Scheduler> s(new Scheduler(std::move(opts)));
+  const auto& cfg = s->opts_.config;
+  s->parallelizer_ = std::make_unique<framework::Parallelizer>(cfg.parallelism);
+  if (cfg.profiles.empty()) return Status::Error("no profiles configured");
+  Scheduler* self = s.get();
+  for (const auto& prof : cfg.profiles) {
+    framework::FrameworkOptions fo;
+    fo.clock = s->opts_.clock;
+    fo.client = s->opts_.client;
+    fo.snapshot = &s->snapshot_;
+    fo.parallelizer = s->parallelizer_.get();
+    fo.percentage_of_nodes_to_score = cfg.percentage_of_nodes_to_score;
+    fo.nominated_pods_for_node = [self](const std::string& node) {
+      return self->queue_->nominator().ForNode(node);
+    };
+    fo.priority_of = [self](const api::Pod& p) { return self->PriorityOf(p); };
+    fo.random = [self](uint64_t n) { return self->Random(n); };
+    auto fw = framework::Framework::New(s->opts_.registry, prof, std::move(fo));
+    if (!fw.ok()) return fw.status();
+    if (s->profiles_.count(prof.scheduler_name)) {
+      return Status::Error("duplicate profile " + prof.scheduler_name);
+    }
+    s->profiles_[prof.scheduler_name] = std::move(fw).value();
+  }
+  // All profiles share one queue; upstream requires the same QueueSort everywhere.
+  std::string qs;
+  for (const auto& [name, fw] : s->profiles_) {
+    auto l = fw->ListPlugins("QueueSort");
+    if (qs.empty()) {
+      qs = l[0];
+    } else if (qs != l[0]) {
+      return Status::Error("profiles use different QueueSort plugins (" + qs + ", " + l[0] +
+                           "); all profiles must share one");
+    }
+  }
+  framework::Framework* first = s->profiles_.begin()->second.get();
+  queue::QueueOptions qo;
+  qo.initial_backoff_ns = cfg.pod_initial_backoff_seconds * api::kNanosPerSecond;
+  qo.max_backoff_ns = cfg.pod_max_backoff_seconds * api::kNanosPerSecond;
+  qo.max_in_unschedulable_ns =
+      cfg.pod_max_in_unschedulable_pods_duration_seconds * api::kNanosPerSecond;
+  s->queue_ = std::make_unique<queue::SchedulingQueue>(
+      [first](const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) {
+        return first->QueueSortLess(a, b);
+      },
+      *s->opts_.clock, qo);
+  for (auto& [name, fw] : s->profiles_) {
+    queue::ProfileHooks hooks;
+    framework::Framework* f = fw.get();
+    hooks.pre_enqueue = [f](const PodInfo& p) { return f->RunPreEnqueuePlugins(p); };
+    hooks.hints = f->EventHints();
+    s->queue_->SetProfileHooks(name, std::move(hooks));
+  }
+  if (s->opts_.binding_workers > 0) {
+    s->binding_pool_ = std::make_unique<BindingPool>(s->opts_.binding_workers);
+  }
+  return s;
+}
+
+// ---- event handlers ----
+
+void Scheduler::AddEventHandlers(store::InformerFactory& inf) {
+  inf.AddPriorityClassHandlers(
+      {[this](const auto& pc) { OnPriorityClassAdd(pc); },
+       [this](const auto&, const auto& pc) { OnPriorityClassAdd(pc); },
+       [this](const auto& pc) { OnPriorityClassDelete(pc); }});
+  inf.AddNodeHandlers({[this](const api::NodePtr& n) { OnNodeAdd(n); },
+                       [this](const api::NodePtr& o, const api::NodePtr& n) { OnNodeUpdate(o, n); },
+                       [this](const api::NodePtr& n) { OnNodeDelete(n); }});
+  inf.AddPodHandlers({[this](const api::PodPtr& p) { OnPodAdd(p); },
+                      [this](const api::PodPtr& o, const api::PodPtr& n) { OnPodUpdate(o, n); },
+                      [this](const api::PodPtr& p) { OnPodDelete(p); }});
+}
+
+bool Scheduler::ResponsibleFor(const api::Pod& pod) const {
+  return profiles_.count(pod.spec.scheduler_name) > 0;
+}
+
+void Scheduler::OnPodAdd(const api::PodPtr& pod) {
+  if (IsTerminal(*pod)) return;
+  if (IsAssigned(*pod)) {
+    Status s = cache_.AddPod(PodInfo::Make(pod));
+    (void)s;
+    framework::EventObjects objs;
+    objs.new_pod = pod.get();
+    queue_->MoveAllToActiveOrBackoffQueue(
+        {framework::EventResource::kAssignedPod, framework::kAdd, "AssignedPodAdd"}, objs);
+    return;
+  }
+  if (ResponsibleFor(*pod)) queue_->Add(PodInfo::Make(pod));
+}
+
+void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+  if (IsAssigned(*old_pod)) {
+    if (IsTerminal(*new_pod)) {
+      OnPodDelete(old_pod);
+      return;
+    }
+    Status s = cache_.UpdatePod(*old_pod, PodInfo::Make(new_pod));
+    (void)s;
+    uint32_t actions = framework::PodUpdateActions(*old_pod, *new_pod);
+    if (actions != 0) {
+      framework::EventObjects objs;
+      objs.old_pod = old_pod.get();
+      objs.new_pod = new_pod.get();
+      queue_->MoveAllToActiveOrBackoffQueue(
+          {framework::EventResource::kAssignedPod, actions, "AssignedPodUpdate"}, objs);
+    }
+    return;
+  }
+  if (IsAssigned(*new_pod)) {
+    // The pod was bound (by us or by someone else).
+    queue_->Delete(*old_pod);
+    if (IsTerminal(*new_pod)) return;
+    Status s = cache_.AddPod(PodInfo::Make(new_pod));
+    (void)s;
+    framework::EventObjects objs;
+    objs.new_pod = new_pod.get();
+    queue_->MoveAllToActiveOrBackoffQueue(
+        {framework::EventResource::kAssignedPod, framework::kAdd, "AssignedPodAdd"}, objs);
+    return;
+  }
+  if (!ResponsibleFor(*new_pod)) return;
+  if (IsTerminal(*new_pod)) {
+    queue_->Delete(*old_pod);
+    return;
+  }
+  queue_->Update(*old_pod, PodInfo::Make(new_pod));
+}
+
+void Scheduler::OnPodDelete(const api::PodPtr& pod) {
+  if (IsAssigned(*pod)) {
+    Status s = cache_.RemovePod(*pod);
+    (void)s;
+    framework::EventObjects objs;
+    objs.old_pod = pod.get();
+    queue_->MoveAllToActiveOrBackoffQueue(
+        {framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"}, objs);
+    return;
+  }
+  queue_->Delete(*pod);
+  if (auto* fw = ProfileFor(*pod)) fw->RejectWaitingPod(pod->metadata.uid);
+}
+
+void Scheduler::OnNodeAdd(const api::NodePtr& node) {
+  cache_.AddNode(node);
+  framework::EventObjects objs;
+  objs.new_node = node.get();
+  queue_->MoveAllToActiveOrBackoffQueue({framework::EventResource::kNode, framework::kAdd, "NodeAdd"},
+                                        objs);
+}
+
+void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node) {
+  cache_.UpdateNode(new_node);
+  uint32_t actions = framework::NodeUpdateActions(*old_node, *new_node);
+  if (actions == 0) return;
+  framework::EventObjects objs;
+  objs.old_node = old_node.get();
+  objs.new_node = new_node.get();
+  queue_->MoveAllToActiveOrBackoffQueue({framework::EventResource::kNode, actions, "NodeUpdate"},
+                                        objs);
+}
+
+void Scheduler::OnNodeDelete(const api::NodePtr& node) { cache_.RemoveNode(*node); }
+
+void Scheduler::OnPriorityClassAdd(const std::shared_ptr<const api::PriorityClass>& pc) {
+  std::lock_guard<std::mutex> l(pc_mu_);
+  priority_classes_[pc->metadata.name] = pc;
+}
+
+void Scheduler::OnPriorityClassDelete(const std::shared_ptr<const api::PriorityClass>& pc) {
+  std::lock_guard<std::mutex> l(pc_mu_);
+  priority_classes_.erase(pc->metadata.name);
+}
+
+int32_t Scheduler::PriorityOf(const api::Pod& pod) const {
+  if (pod.spec.priority) return *pod.spec.priority;
+  std::lock_guard<std::mutex> l(pc_mu_);
+  if (!pod.spec.priority_class_name.empty()) {
+    auto it = priority_classes_.find(pod.spec.priority_class_name);
+    if (it != priority_classes_.end()) return it->second->value;
+  }
+  for (const auto& [n, pc] : priority_classes_) {
+    if (pc->global_default) return pc->value;
+  }
+  return 0;
+}
+
+uint64_t Scheduler::Random(uint64_t n) {
+  if (n == 0) return 0;
+  std::lock_guard<std::mutex> l(rng_mu_);
+  return rng_() % n;
+}
+
+framework::Framework* Scheduler::ProfileFor(const api::Pod& pod) {
+  return Profile(pod.spec.scheduler_name);
+}
+
+framework::Framework* Scheduler::Profile(const std::string& name) {
+  auto it = profiles_.find(name);
+  return it == profiles_.end() ? nullptr : it->second.get();
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard<std::mutex> l(stats_mu_);
+  return stats_;
+}
+
+// ---- the scheduling algorithm ----
+
+int Scheduler::NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) const {
+  if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
+  if (percentage == 0) {
+    percentage = 50 - num_all_nodes / 125;
+    if (percentage < kMinFeasibleNodesPercentageToFind) percentage = kMinFeasibleNodesPercentageToFind;
+  }
+  int n = static_cast<int>(static_cast<int64_t>(num_all_nodes) * percentage / 100);
+  if (n < kMinFeasibleNodesToFind) return kMinFeasibleNodesToFind;
+  return n;
+}
+
+void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state,
+                                    const PodInfo& pod, Diagnosis* diag,
+                                    std::vector<const NodeInfo*>* feasible, Status* err) {
+  feasible->clear();
+  const auto& all = snapshot_.List();
+  diag->num_all_nodes = static_cast<int>(all.size());
+  framework::PreFilterResult pfr;
+  Status s = fwk.RunPreFilterPlugins(state, pod, &pfr);
+  if (!s.IsSuccess()) {
+    if (!s.IsRejected()) {
+      *err = std::move(s);
+      return;
+    }
+    diag->pre_filter_msg = s.Message();
+    if (s.code() == Code::kPending) {
+      diag->pending_plugins.insert(s.plugin());
+    } else {
+      diag->unschedulable_plugins.insert(s.plugin());
+    }
+    for (const auto* ni : all) diag->node_statuses.emplace_back(ni->name(), s);
+    return;
+  }
+
+  // A nominated node (from an earlier preemption) is tried first (upstream
+  // evaluateNominatedNode).
+  const std::string& nominated = pod.pod->status.nominated_node_name;
+  if (!nominated.empty()) {
+    if (const NodeInfo* ni = snapshot_.Get(nominated)) {
+      if (pfr.all_nodes || pfr.node_names.count(nominated)) {
+        Status fs = fwk.RunFilterPluginsWithNominatedPods(state, pod, *ni);
+        if (fs.IsSuccess()) {
+          feasible->push_back(ni);
+          return;
+        }
+      }
+    }
+  }
+
+  std::vector<const NodeInfo*> subset;
+  const std::vector<const NodeInfo*>* nodes = &all;
+  if (!pfr.all_nodes) {
+    for (const auto* ni : all) {
+      if (pfr.node_names.count(ni->name())) subset.push_back(ni);
+    }
+    nodes = &subset;
+  }
+  const size_t n = nodes->size();
+  if (n == 0) return;
+  const size_t to_find =
+      static_cast<size_t>(NumFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), static_cast<int>(n)));
+  const size_t start = next_start_node_index_ % n;
+  if (!fwk.HasFilterPlugins()) {
+    for (size_t i = 0; i < std::min(n, to_find); ++i) feasible->push_back((*nodes)[(start + i) % n]);
+    next_start_node_index_ = (start + feasible->size()) % n;
+    return;
+  }
+  const bool check_nominated = !queue_->nominator().Empty();
+  statuses_.resize(n);
+  fits_.assign(n, 0);
+  // Blocks of nodes are filtered in parallel; feasible nodes are then taken in node order
+  // so that the result does not depend on thread timing.
+  const size_t block = std::max<size_t>(to_find, 256);
+  size_t processed = 0;
+  bool failed = false;
+  for (size_t b = 0; b < n && feasible->size() < to_find && !failed; b += block) {
+    const size_t e = std::min(n, b + block);
+    parallelizer_->Until(e - b, 16, [&](size_t lo, size_t hi) {
+      for (size_t k = b + lo; k < b + hi; ++k) {
+        const NodeInfo& ni = *(*nodes)[(start + k) % n];
+        Status fs = check_nominated ? fwk.RunFilterPluginsWithNominatedPods(state, pod, ni)
+                                    : fwk.RunFilterPlugins(state, pod, ni);
+        fits_[k] = fs.IsSuccess() ? 1 : 0;
+        statuses_[k] = std::move(fs);
+      }
+    });
+    for (size_t k = b; k < e; ++k) {
+      ++processed;
+      const NodeInfo* ni = (*nodes)[(start + k) % n];
+      if (fits_[k]) {
+        feasible->push_back(ni);
+        if (feasible->size() >= to_find) break;
+        continue;
+      }
+      Status& fs = statuses_[k];
+      if (fs.IsError()) {
+        *err = std::move(fs);
+        failed = true;
+        break;
+      }
+      if (fs.code() == Code::kPending) {
+        diag->pending_plugins.insert(fs.plugin());
+      } else {
+        diag->unschedulable_plugins.insert(fs.plugin());
+      }
+      diag->node_statuses.emplace_back(ni->name(), std::move(fs));
+    }
+  }
+  next_start_node_index_ = (start + processed) % n;
+}
+
+Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, const PodInfo& pod,
+                              ScheduleResult* result, Diagnosis* diag) {
+  if (snapshot_.NumNodes() == 0) return Status::Error("no nodes available to schedule pods");
+  std::vector<const NodeInfo*> feasible;
+  Status err;
+  FindNodesThatFitPod(fwk, state, pod, diag, &feasible, &err);
+  if (!err.IsSuccess()) return err;
+  if (feasible.empty()) {
+    Status s(Code::kUnschedulable, diag->Message());
+    return s;
+  }
+  result->feasible_nodes = static_cast<int>(feasible.size());
+  result->evaluated_nodes = static_cast<int>(feasible.size() + diag->node_statuses.size());
+  if (feasible.size() == 1) {
+    result->suggested_host = feasible[0]->name();
+    return Status::Success();
+  }
+  Status s = fwk.RunPreScorePlugins(state, pod, feasible);
+  if (!s.IsSuccess()) return s;
+  std::vector<int64_t> totals;
+  if (fwk.HasScorePlugins()) {
+    s = fwk.RunScorePlugins(state, pod, feasible, &totals);
+    if (!s.IsSuccess()) return s;
+  } else {
+    totals.assign(feasible.size(), 1);
+  }
+  // selectHost: highest total; ties uniformly at random (reservoir sampling).
+  size_t best = 0;
+  int64_t max_score = totals[0];
+  uint64_t count = 1;
+  for (size_t i = 1; i < totals.size(); ++i) {
+    if (totals[i] > max_score) {
+      max_score = totals[i];
+      best = i;
+      count = 1;
+    } else if (totals[i] == max_score) {
+      ++count;
+      if (Random(count) == 0) best = i;
+    }
+  }
+  result->suggested_host = feasible[best]->name();
+  return Status::Success();
+}
+
+// ---- scheduleOne ----
+
+bool Scheduler::ScheduleOne(bool blocking) {
+  QueuedPodInfoPtr qp = blocking ? queue_->Pop() : queue_->TryPop();
+  if (!qp) return false;
+  const int64_t cycle = queue_->SchedulingCycle();
+  PodInfoPtr pod = qp->pod_info;
+  framework::Framework* fwk = ProfileFor(*pod->pod);
+  if (!fwk) return true;
+  if (pod->pod->metadata.deletion_timestamp || cache_.IsAssumedPod(*pod->pod)) return true;
+  {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    ++stats_.attempts;
+  }
+  cache_.UpdateSnapshot(&snapshot_);
+  auto state = std::make_shared<CycleState>();
+  ScheduleResult result;
+  Diagnosis diag;
+  Status s = SchedulePod(*fwk, *state, *pod, &result, &diag);
+  if (!s.IsSuccess()) {
+    std::string nominated;
+    if (s.IsRejected() && fwk->HasPostFilterPlugins()) {
+      framework::NodeToStatus m;
+      for (auto& [name, st] : diag.node_statuses) {
+        if (const NodeInfo* ni = snapshot_.Get(name)) m.statuses.emplace_back(ni, st);
+      }
+      framework::PostFilterResult pr;
+      Status ps = fwk->RunPostFilterPlugins(*state, *pod, m, &pr);
+      if (ps.IsSuccess()) {
+        nominated = pr.nominated_node_name;
+      } else if (ps.IsRejected()) {
+        diag.post_filter_msg = ps.Message();
+      }
+      if (!diag.post_filter_msg.empty() || !nominated.empty()) {
+        s = Status(s.code(), diag.Message());
+      }
+    }
+    HandleSchedulingFailure(*fwk, qp, s, s.IsRejected() ? &diag : nullptr, nominated, cycle);
+    return true;
+  }
+
+  // Assume: the pod counts on its node before the binding is confirmed.
+  auto assumed_pod = std::make_shared<api::Pod>(*pod->pod);
+  assumed_pod->spec.node_name = result.suggested_host;
+  PodInfoPtr assumed = PodInfo::Make(assumed_pod);
+  Status as = cache_.AssumePod(assumed);
+  if (!as.IsSuccess()) {
+    HandleSchedulingFailure(*fwk, qp, as, nullptr, "", cycle);
+    return true;
+  }
+  queue_->nominator().Delete(*pod->pod);
+  const std::string host = result.suggested_host;
+  Status rs = fwk->RunReservePluginsReserve(*state, *assumed, host);
+  if (!rs.IsSuccess()) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+    (void)cache_.ForgetPod(*assumed_pod);
+    if (rs.IsRejected()) qp->unschedulable_plugins = {rs.plugin()};
+    HandleSchedulingFailure(*fwk, qp, rs, nullptr, "", cycle);
+    return true;
+  }
+  Status ps = fwk->RunPermitPlugins(
+      *state, *assumed, host, [this, fwk, state, qp, assumed, cycle](Status outcome) {
+        SubmitBinding([this, fwk, state, qp, assumed, cycle, outcome]() mutable {
+          RunBindingCycle(fwk, state, qp, assumed, cycle, std::move(outcome));
+        });
+      });
+  if (ps.IsWait()) return true;
+  if (!ps.IsSuccess()) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+    (void)cache_.ForgetPod(*assumed_pod);
+    if (ps.IsRejected()) qp->unschedulable_plugins = {ps.plugin()};
+    HandleSchedulingFailure(*fwk, qp, ps, nullptr, "", cycle);
+    return true;
+  }
+  SubmitBinding([this, fwk, state, qp, assumed, cycle]() {
+    RunBindingCycle(fwk, state, qp, assumed, cycle, Status::Success());
+  });
+  return true;
+}
+
+void Scheduler::SubmitBinding(std::function<void()> fn) {
+  if (!binding_pool_) {
+    fn();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> l(inflight_mu_);
+    ++inflight_bindings_;
+  }
+  binding_pool_->Submit([this, fn = std::move(fn)]() {
+    fn();
+    std::lock_guard<std::mutex> l(inflight_mu_);
+    if (--inflight_bindings_ == 0) inflight_cv_.notify_all();
+  });
+}
+
+void Scheduler::WaitForBindings() {
+  std::unique_lock<std::mutex> l(inflight_mu_);
+  inflight_cv_.wait(l, [&] { return inflight_bindings_ == 0; });
+}
+
+void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<CycleState> state,
+                                QueuedPodInfoPtr qp, PodInfoPtr assumed, int64_t cycle,
+                                Status permit_status) {
+  const std::string& host = assumed->pod->spec.node_name;
+  Status s = std::move(permit_status);
+  if (s.IsSuccess()) s = fwk->RunPreBindPlugins(*state, *assumed, host);
+  if (s.IsSuccess()) {
+    s = fwk->RunBindPlugins(*state, *assumed, host);
+    if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
+  }
+  if (s.IsSuccess()) {
+    (void)cache_.FinishBinding(*assumed->pod, opts_.clock->Now());
+    fwk->RunPostBindPlugins(*state, *assumed, host);
+    {
+      std::lock_guard<std::mutex> l(stats_mu_);
+      ++stats_.scheduled;
+    }
+    opts_.client->RecordEvent(*assumed->pod, "Normal", "Scheduled",
+                              "Successfully assigned " + assumed->pod->Key() + " to " + host);
+    if (on_bound) on_bound(*assumed->pod, host);
+    return;
+  }
+  // Binding cycle failed: undo and requeue (upstream handleBindingCycleError).
+  fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+  (void)cache_.ForgetPod(*assumed->pod);
+  {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    ++stats_.bind_failures;
+  }
+  framework::EventObjects objs;
+  objs.old_pod = assumed->pod.get();
+  queue_->MoveAllToActiveOrBackoffQueue(
+      {framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"}, objs);
+  if (s.IsRejected()) qp->unschedulable_plugins = {s.plugin()};
+  HandleSchedulingFailure(*fwk, qp, s, nullptr, "", cycle);
+}
+
+void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedPodInfoPtr& qp,
+                                        const Status& status, const Diagnosis* diag,
+                                        const std::string& nominated, int64_t cycle) {
+  {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    if (status.IsRejected()) {
+      ++stats_.unschedulable;
+    } else {
+      ++stats_.errors;
+    }
+  }
+  if (diag) {
+    qp->unschedulable_plugins = diag->unschedulable_plugins;
+    qp->pending_plugins = diag->pending_plugins;
+  } else if (!status.IsRejected()) {
+    qp->unschedulable_plugins.clear();
+    qp->pending_plugins.clear();
+  }
+  std::string msg = status.Message();
+  qp->last_failure_message = msg;
+  qp->last_failure_reasons.clear();
+  if (diag) {
+    std::set<std::string> reasons;
+    if (!diag->pre_filter_msg.empty()) reasons.insert(diag->pre_filter_msg);
+    for (const auto& [node, st] : diag->node_statuses) {
+      for (const auto& r : st.reasons()) reasons.insert(r);
+    }
+    qp->last_failure_reasons.assign(reasons.begin(), reasons.end());
+  } else {
+    qp->last_failure_reasons.push_back(msg);
+  }
+  const api::Pod& pod = qp->Pod();
+  queue_->AddUnschedulableIfNotPresent(qp, cycle);
+  if (!nominated.empty()) queue_->nominator().Add(qp->pod_info, nominated);
+  if (on_failure) on_failure(*qp, status);
+  opts_.client->RecordEvent(pod, "Warning", "FailedScheduling", msg);
+  api::PodCondition cond{"PodScheduled", "False",
+                         status.IsRejected() ? "Unschedulable" : "SchedulerError", msg};
+  const std::string* nnn = nominated.empty() ? nullptr : &nominated;
+  (void)opts_.client->UpdatePodStatus(pod, &cond, nnn);
+}
+
+// ---- periodic work ----
+
+void Scheduler::Tick() {
+  const api::Timestamp now = opts_.clock->Now();
+  queue_->FlushBackoffQCompleted();
+  queue_->FlushUnschedulablePodsLeftover();
+  for (auto& [name, fw] : profiles_) fw->ExpireWaitingPods(now);
+  auto expired = cache_.CleanupExpiredAssumedPods(now);
+  if (!expired.empty()) {
+    queue_->MoveAllToActiveOrBackoffQueue(
+        {framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"}, {});
+  }
+}
+
+api::Timestamp Scheduler::NextWakeTime() const {
+  api::Timestamp t = std::min(queue_->NextBackoffExpiry(), queue_->NextUnschedulableTimeout());
+  for (const auto& [name, fw] : profiles_) t = std::min(t, fw->NextPermitDeadline());
+  return t;
+}
+
+void Scheduler::Run() {
+  std::thread ticker([this] {
+    while (!stopped_.load()) {
+      Tick();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  while (!stopped_.load()) {
+    if (!ScheduleOne(/*blocking=*/true)) break;
+  }
+  stopped_ = true;
+  ticker.join();
+}
+
+void Scheduler::Stop() {
+  stopped_ = true;
+  if (queue_) queue_->Close();
+  WaitForBindings();
+}
+
+}  // namespace phalanx::scheduler

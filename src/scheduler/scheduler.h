@@ -1,0 +1,174 @@
+// The Scheduler (upstream pkg/scheduler/scheduler.go, schedule_one.go, eventhandlers.go).
+//
+// One scheduling thread calls ScheduleOne(): pop from the queue, refresh the Snapshot,
+// run PreFilter / Filter (parallel over nodes, stopping once enough feasible nodes are
+// found, upstream numFeasibleNodesToFind) / PostFilter / PreScore / Score /
+// NormalizeScore, pick the best node (ties broken by the seeded RNG), assume the pod in
+// the cache, Reserve and Permit. The binding cycle (WaitOnPermit, PreBind, Bind,
+// PostBind) runs on the binding pool, or inline when binding_workers == 0 (simulate,
+// where a virtual clock and deterministic results matter more than overlap).
+//
+// Event handlers (informer callbacks) feed the cache (assigned pods, nodes) and the
+// queue (pending pods of our profiles) and turn changes into cluster events that move
+// unschedulable pods back according to queueing hints.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cache/cache.h"
+#include "backend/queue/scheduling_queue.h"
+#include "config/types.h"
+#include "framework/parallelize.h"
+#include "framework/registry.h"
+#include "framework/runtime.h"
+#include "store/informer.h"
+
+namespace phalanx::scheduler {
+
+struct SchedulerOptions {
+  config::KubeSchedulerConfiguration config;
+  framework::Registry registry;  // in-tree plus out-of-tree plugins
+  const framework::Clock* clock = nullptr;
+  framework::ClusterClient* client = nullptr;
+  uint64_t seed = 1;
+  // 0: run binding cycles inline on the scheduling thread (deterministic).
+  int binding_workers = 0;
+  int64_t assumed_pod_ttl_ns = 0;  // 0: never expire (current upstream)
+};
+
+// Why a pod could not be scheduled (upstream framework.Diagnosis + FitError).
+struct Diagnosis {
+  int num_all_nodes = 0;
+  std::vector<std::pair<std::string, framework::Status>> node_statuses;  // failed nodes
+  std::set<std::string> unschedulable_plugins;
+  std::set<std::string> pending_plugins;
+  std::string pre_filter_msg;
+  std::string post_filter_msg;
+  // "0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint {a: b}."
+  std::string Message() const;
+};
+
+struct ScheduleResult {
+  std::string suggested_host;
+  int evaluated_nodes = 0;
+  int feasible_nodes = 0;
+};
+
+// Counters for reports and metrics.
+struct SchedulerStats {
+  int64_t attempts = 0;
+  int64_t scheduled = 0;
+  int64_t unschedulable = 0;
+  int64_t errors = 0;
+  int64_t bind_failures = 0;
+};
+
+class Scheduler {
+ public:
+  // Errors: invalid profile (unknown plugin, no queue sort, bad args), profiles with
+  // different QueueSort plugins.
+  [[nodiscard]] static framework::StatusOr<std::unique_ptr<Scheduler>> New(SchedulerOptions opts);
+  ~Scheduler();
+
+  // Registers event handlers on `informers` (replaying existing objects).
+  void AddEventHandlers(store::InformerFactory& informers);
+
+  // Event handlers (public for tests; normally called via AddEventHandlers).
+  void OnPodAdd(const api::PodPtr& pod);
+  void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
+  void OnPodDelete(const api::PodPtr& pod);
+  void OnNodeAdd(const api::NodePtr& node);
+  void OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node);
+  void OnNodeDelete(const api::NodePtr& node);
+  void OnPriorityClassAdd(const std::shared_ptr<const api::PriorityClass>& pc);
+  void OnPriorityClassDelete(const std::shared_ptr<const api::PriorityClass>& pc);
+
+  // Runs one scheduling cycle. Non-blocking: returns false when activeQ is empty;
+  // blocking: waits for a pod and returns false once the queue is closed.
+  bool ScheduleOne(bool blocking = false);
+  // Runs scheduling cycles until Stop(); also drives periodic work with the real clock.
+  void Run();
+  void Stop();
+  // Blocks until no binding cycle is running (pods waiting in Permit do not count).
+  void WaitForBindings();
+
+  // Periodic work at the clock's current time: backoff flush, unschedulable flush,
+  // Permit timeouts, expired assumed pods.
+  void Tick();
+  // The earliest clock time at which Tick() would change something, or INT64_MAX.
+  api::Timestamp NextWakeTime() const;
+
+  // Scheduling algorithm alone on the current snapshot (upstream schedulePod); used by
+  // ScheduleOne and benchmarks. On failure returns the FitError status and fills *diag.
+  framework::Status SchedulePod(framework::Framework& fwk, framework::CycleState& state,
+                                const framework::PodInfo& pod, ScheduleResult* result,
+                                Diagnosis* diag);
+
+  queue::SchedulingQueue& queue() { return *queue_; }
+  cache::Cache& cache() { return cache_; }
+  cache::Snapshot& snapshot() { return snapshot_; }
+  framework::Framework* ProfileFor(const api::Pod& pod);
+  framework::Framework* Profile(const std::string& scheduler_name);
+  SchedulerStats stats() const;
+  const config::KubeSchedulerConfiguration& config() const { return opts_.config; }
+
+  // Observers (called on the thread that made the decision).
+  std::function<void(const api::Pod& pod, const std::string& node)> on_bound;
+  std::function<void(const framework::QueuedPodInfo& pod, const framework::Status& status)>
+      on_failure;
+
+ private:
+  explicit Scheduler(SchedulerOptions opts);
+  bool ResponsibleFor(const api::Pod& pod) const;
+  void FindNodesThatFitPod(framework::Framework& fwk, framework::CycleState& state,
+                           const framework::PodInfo& pod, Diagnosis* diag,
+                           std::vector<const framework::NodeInfo*>* feasible, framework::Status* err);
+  int NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) const;
+  void HandleSchedulingFailure(framework::Framework& fwk, const framework::QueuedPodInfoPtr& qp,
+                               const framework::Status& status, const Diagnosis* diag,
+                               const std::string& nominated_node, int64_t cycle);
+  void RunBindingCycle(framework::Framework* fwk, std::shared_ptr<framework::CycleState> state,
+                       framework::QueuedPodInfoPtr qp, framework::PodInfoPtr assumed,
+                       int64_t cycle, framework::Status permit_status);
+  void SubmitBinding(std::function<void()> fn);
+  int32_t PriorityOf(const api::Pod& pod) const;
+  uint64_t Random(uint64_t n);
+
+  SchedulerOptions opts_;
+  cache::Cache cache_;
+  cache::Snapshot snapshot_;
+  std::unique_ptr<framework::Parallelizer> parallelizer_;
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  std::map<std::string, std::unique_ptr<framework::Framework>> profiles_;
+  size_t next_start_node_index_ = 0;
+  std::mt19937_64 rng_;
+  std::mutex rng_mu_;
+
+  mutable std::mutex pc_mu_;
+  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;
+
+  struct BindingPool;
+  std::unique_ptr<BindingPool> binding_pool_;
+  std::mutex inflight_mu_;
+  std::condition_variable inflight_cv_;
+  int inflight_bindings_ = 0;
+  std::atomic<bool> stopped_{false};
+
+  mutable std::mutex stats_mu_;
+  SchedulerStats stats_;
+
+  // Reused per cycle to avoid allocation on the hot path.
+  std::vector<framework::Status> statuses_;
+  std::vector<uint8_t> fits_;
+};
+
+}  // namespace phalanx::scheduler

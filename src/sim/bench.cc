@@ -1,0 +1,125 @@
+#include "sim/bench.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "framework/clock.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
+#include "store/store.h"
+
+namespace phalanx::bench {
+
+namespace {
+api::Node BenchNode(int i) {
+  api::Node n;
+  n.metadata.name = "node-" + std::to_string(i);
+  n.metadata.labels["kubernetes.io/hostname"] = n.metadata.name;
+  n.status.capacity["cpu"] = api::Quantity::FromValue(4);
+  n.status.capacity["memory"] = api::Quantity::FromValue(32LL * 1024 * 1024 * 1024);
+  n.status.capacity["pods"] = api::Quantity::FromValue(110);
+  n.status.allocatable = n.status.capacity;
+  n.status.conditions.push_back({"Ready", "True"});
+  return n;
+}
+
+api::Pod BenchPod(const std::string& prefix, int i) {
+  api::Pod p;
+  p.metadata.name = prefix + std::to_string(i);
+  p.metadata.namespace_ = "default";
+  api::Container c;
+  c.name = "pause";
+  c.image = "registry.k8s.io/pause:3.9";
+  c.resources.requests["cpu"] = api::Quantity::FromMilli(100);
+  c.resources.requests["memory"] = api::Quantity::FromValue(500LL * 1024 * 1024);
+  p.spec.containers.push_back(std::move(c));
+  return p;
+}
+
+long PeakRssKiB() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+}  // namespace
+
+bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
+  res->opts = opts;
+  framework::RealClock clock;
+  store::Store store(clock);
+  store.set_keep_all_events(false);
+  scheduler::SchedulerOptions so;
+  if (opts.config_path.empty()) {
+    so.config = config::DefaultConfiguration();
+  } else if (!config::LoadConfiguration(opts.config_path, &so.config, error)) {
+    return false;
+  }
+  if (opts.parallelism > 0) so.config.parallelism = opts.parallelism;
+  so.registry = plugins::NewInTreeRegistry();
+  so.clock = &clock;
+  so.client = &store;
+  so.seed = opts.seed;
+  so.binding_workers = opts.binding_workers;
+  auto s = scheduler::Scheduler::New(std::move(so));
+  if (!s.ok()) {
+    *error = s.status().Message();
+    return false;
+  }
+  auto sched = std::move(s).value();
+  sched->AddEventHandlers(store);
+  for (int i = 0; i < opts.nodes; ++i) (void)store.CreateNode(BenchNode(i));
+  for (int i = 0; i < opts.init_pods; ++i) (void)store.CreatePod(BenchPod("init-pod-", i));
+  while (sched->ScheduleOne(false)) {
+  }
+  sched->WaitForBindings();
+  const int64_t before = sched->stats().scheduled;
+  const int64_t attempts_before = sched->stats().attempts;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < opts.measured_pods; ++i) (void)store.CreatePod(BenchPod("pod-", i));
+  while (sched->ScheduleOne(false)) {
+  }
+  sched->WaitForBindings();
+  auto t1 = std::chrono::steady_clock::now();
+  res->seconds = std::chrono::duration<double>(t1 - t0).count();
+  res->scheduled = sched->stats().scheduled - before;
+  res->attempts = sched->stats().attempts - attempts_before;
+  res->pods_per_second = res->seconds > 0 ? res->scheduled / res->seconds : 0;
+  res->per_pod_us = res->scheduled > 0 ? 1e6 * res->seconds / res->scheduled : 0;
+  res->peak_rss_kib = PeakRssKiB();
+  if (!opts.json_path.empty()) {
+    nlohmann::json j{{"workload", "SchedulingBasic"},
+                     {"nodes", opts.nodes},
+                     {"init_pods", opts.init_pods},
+                     {"measured_pods", opts.measured_pods},
+                     {"scheduled", res->scheduled},
+                     {"seconds", res->seconds},
+                     {"pods_per_second", res->pods_per_second},
+                     {"peak_rss_kib", res->peak_rss_kib}};
+    std::ofstream out(opts.json_path);
+    out << j.dump(2) << "\n";
+  }
+  if (res->scheduled != opts.measured_pods) {
+    *error = "only " + std::to_string(res->scheduled) + " of " +
+             std::to_string(opts.measured_pods) + " measured pods were scheduled";
+    return false;
+  }
+  return true;
+}
+
+std::string FormatBasic(const BasicResult& r) {
+  std::ostringstream o;
+  o << "SchedulingBasic: " << r.opts.nodes << " nodes, " << r.opts.init_pods << " init pods, "
+    << r.opts.measured_pods << " measured pods\n";
+  o << "scheduled " << r.scheduled << " pods in " << r.seconds << " s: " << static_cast<int64_t>(r.pods_per_second)
+    << " pods/s (" << r.per_pod_us << " us/pod), attempts " << r.attempts << ", peak RSS "
+    << r.peak_rss_kib / 1024 << " MiB\n";
+  return o.str();
+}
+
+}  // namespace phalanx::bench

@@ -1,0 +1,37 @@
+// In-process scheduling throughput on the scheduler_perf SchedulingBasic shape
+// (upstream test/integration/scheduler_perf config: node-default.yaml = 4 cpu, 32Gi,
+// 110 pods; pod-default.yaml = 100m cpu, 500Mi): `nodes` nodes, `init_pods` pods bound
+// first (not measured), then `measured_pods` pods timed from creation to the last bind.
+// The embedded Store stands in for the API server, so this measures the scheduler.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace phalanx::bench {
+
+struct BasicOptions {
+  int nodes = 5000;
+  int init_pods = 1000;
+  int measured_pods = 10000;
+  int binding_workers = 0;  // 0: inline binding
+  int parallelism = 0;      // 0: from config (default 16)
+  uint64_t seed = 1;
+  std::string config_path;
+  std::string json_path;
+};
+
+struct BasicResult {
+  BasicOptions opts;
+  double seconds = 0;          // wall time for the measured pods
+  double pods_per_second = 0;  // measured_pods / seconds
+  int64_t scheduled = 0;
+  int64_t attempts = 0;
+  double per_pod_us = 0;
+  long peak_rss_kib = 0;
+};
+
+[[nodiscard]] bool RunBasic(const BasicOptions& opts, BasicResult* result, std::string* error);
+std::string FormatBasic(const BasicResult& r);
+
+}  // namespace phalanx::bench

@@ -1,0 +1,310 @@
+#include "sim/simulation.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <climits>
+#include <fstream>
+#include <queue>
+#include <sstream>
+#include <unordered_map>
+
+#include "framework/clock.h"
+#include "scheduler/scheduler.h"
+#include "sim/invariants.h"
+#include "store/store.h"
+
+namespace phalanx::sim {
+
+namespace {
+
+enum class EvKind { kCreatePod, kDeletePod };
+struct Ev {
+  api::Timestamp t;
+  uint64_t seq;
+  EvKind kind;
+  size_t pod;  // index into scenario.pods
+  bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+double Seconds(api::Timestamp t) { return static_cast<double>(t) / 1e9; }
+
+struct UsageTracker {
+  api::Resource last;
+  api::Timestamp last_t = 0;
+  bool started = false;
+  // integrals of allocated * dt (resource units * ns), as doubles
+  double cpu = 0, mem = 0, gpu = 0, pods = 0;
+  api::Resource peak;
+  api::ResourceId gpu_id = api::InternScalarResource(api::kResourceNvidiaGPU);
+  api::Timestamp first_t = 0;
+
+  void Sample(const api::Resource& now_alloc, api::Timestamp t) {
+    if (started) {
+      double dt = static_cast<double>(t - last_t);
+      cpu += dt * static_cast<double>(last.milli_cpu);
+      mem += dt * static_cast<double>(last.memory);
+      gpu += dt * static_cast<double>(last.Scalar(gpu_id));
+      pods += dt * static_cast<double>(last.allowed_pod_number);
+    } else {
+      started = true;
+      first_t = t;
+    }
+    last = now_alloc;
+    last_t = t;
+    peak.milli_cpu = std::max(peak.milli_cpu, now_alloc.milli_cpu);
+    peak.memory = std::max(peak.memory, now_alloc.memory);
+    peak.allowed_pod_number = std::max(peak.allowed_pod_number, now_alloc.allowed_pod_number);
+    peak.SetScalar(gpu_id, std::max(peak.Scalar(gpu_id), now_alloc.Scalar(gpu_id)));
+  }
+};
+
+}  // namespace
+
+bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, SimulationResult* res,
+                   std::string* error) {
+  auto wall_start = std::chrono::steady_clock::now();
+  framework::VirtualClock clock(0);
+  store::Store store(clock);
+  store.set_keep_all_events(false);
+  InvariantChecker checker;
+  checker.Attach(store);
+
+  scheduler::SchedulerOptions so;
+  so.config = opts.config;
+  so.registry = opts.registry;
+  so.clock = &clock;
+  so.client = &store;
+  so.seed = opts.seed;
+  so.binding_workers = 0;
+  auto sched_or = scheduler::Scheduler::New(std::move(so));
+  if (!sched_or.ok()) {
+    *error = sched_or.status().Message();
+    return false;
+  }
+  std::unique_ptr<scheduler::Scheduler> sched = std::move(sched_or).value();
+
+  for (const auto& pc : sc.priority_classes) {
+    auto r = store.CreatePriorityClass(pc);
+    if (!r.ok()) {
+      *error = "PriorityClass " + pc.metadata.name + ": " + r.message;
+      return false;
+    }
+  }
+  for (const auto& ns : sc.namespaces) (void)store.CreateNamespace(ns);
+  for (const auto& n : sc.nodes) {
+    auto r = store.CreateNode(n);
+    if (!r.ok()) {
+      *error = "Node " + n.metadata.name + ": " + r.message;
+      return false;
+    }
+  }
+  sched->AddEventHandlers(store);
+
+  res->scenario = sc.name;
+  res->seed = opts.seed;
+  res->nodes = sc.nodes.size();
+  res->pods = sc.pods.size();
+  res->outcomes.resize(sc.pods.size());
+  std::unordered_map<std::string, size_t> index;  // pod key -> scenario index
+  index.reserve(sc.pods.size() * 2);
+
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> events;
+  uint64_t seq = 0;
+  for (size_t i = 0; i < sc.pods.size(); ++i) {
+    events.push({sc.pods[i].arrival, seq++, EvKind::kCreatePod, i});
+  }
+
+  sched->on_bound = [&](const api::Pod& pod, const std::string& node) {
+    auto it = index.find(pod.Key());
+    if (it == index.end()) return;
+    PodOutcome& o = res->outcomes[it->second];
+    if (!o.scheduled_s) {
+      o.scheduled_s = Seconds(clock.Now());
+      o.node = node;
+      ++o.attempts;
+    }
+    const TimedPod& tp = sc.pods[it->second];
+    if (tp.run_duration_ns) {
+      events.push({clock.Now() + *tp.run_duration_ns, seq++, EvKind::kDeletePod, it->second});
+    }
+  };
+  std::unordered_map<size_t, std::vector<std::string>> last_reasons;
+  sched->on_failure = [&](const framework::QueuedPodInfo& qp, const framework::Status&) {
+    auto it = index.find(qp.Pod().Key());
+    if (it == index.end()) return;
+    res->outcomes[it->second].reason = qp.last_failure_message;
+    ++res->outcomes[it->second].attempts;
+    last_reasons[it->second] = qp.last_failure_reasons;
+  };
+
+  UsageTracker usage;
+  size_t arrived = 0;
+  size_t steps = 0;
+  auto finish_pending = [&](size_t i) {
+    PodOutcome& o = res->outcomes[i];
+    if (o.scheduled_s) return;
+    auto lr = last_reasons.find(i);
+    if (lr != last_reasons.end()) {
+      for (const auto& r : lr->second) ++res->pending_reasons[r];
+    } else {
+      ++res->pending_reasons["not attempted before deletion"];
+    }
+  };
+
+  for (;;) {
+    api::Timestamp next_ev = events.empty() ? LLONG_MAX : events.top().t;
+    api::Timestamp wake = sched->NextWakeTime();
+    if (next_ev == LLONG_MAX) {
+      auto c = sched->queue().Counts();
+      api::Timestamp other = std::min(sched->queue().NextBackoffExpiry(), wake);
+      bool only_flush = c.active == 0 && c.backoff == 0 &&
+                        other == sched->queue().NextUnschedulableTimeout();
+      if (wake == LLONG_MAX || only_flush) break;
+    }
+    api::Timestamp t = std::min(next_ev, wake);
+    clock.AdvanceTo(t);
+    while (!events.empty() && events.top().t <= clock.Now()) {
+      Ev e = events.top();
+      events.pop();
+      const TimedPod& tp = sc.pods[e.pod];
+      if (e.kind == EvKind::kCreatePod) {
+        api::Pod p = tp.pod;
+        auto r = store.CreatePod(std::move(p));
+        if (!r.ok()) {
+          *error = "Pod " + tp.pod.Key() + ": " + r.message;
+          return false;
+        }
+        index[tp.pod.Key()] = e.pod;
+        PodOutcome& o = res->outcomes[e.pod];
+        o.pod = tp.pod.Key();
+        o.arrival_s = Seconds(clock.Now());
+        ++arrived;
+        if (tp.deletion) events.push({std::max(*tp.deletion, clock.Now()), seq++, EvKind::kDeletePod, e.pod});
+      } else {
+        PodOutcome& o = res->outcomes[e.pod];
+        if (o.deleted_s) continue;
+        auto r = store.DeletePod(tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_,
+                                 tp.pod.metadata.name);
+        if (r.ok()) {
+          o.deleted_s = Seconds(clock.Now());
+          if (!o.scheduled_s) {
+            ++res->deleted_while_pending;
+            finish_pending(e.pod);
+          }
+        }
+      }
+    }
+    sched->Tick();
+    while (sched->ScheduleOne(/*blocking=*/false)) {
+    }
+    usage.Sample(checker.Allocated(), clock.Now());
+    if (opts.progress && (++steps % 512 == 0)) opts.progress(arrived, sc.pods.size(), Seconds(clock.Now()));
+  }
+  if (opts.progress) opts.progress(arrived, sc.pods.size(), Seconds(clock.Now()));
+
+  auto pods_now = store.ListPods();
+  checker.CheckPendingReasons(pods_now);
+  for (size_t i = 0; i < sc.pods.size(); ++i) {
+    const PodOutcome& o = res->outcomes[i];
+    if (o.scheduled_s) {
+      ++res->scheduled;
+    } else if (!o.deleted_s) {
+      ++res->pending_at_end;
+      finish_pending(i);
+    }
+  }
+  res->attempts = sched->stats().attempts;
+  res->virtual_seconds = Seconds(clock.Now());
+  res->invariant_violations = checker.violations();
+
+  const api::Resource cap = checker.Capacity();
+  const double span = usage.started ? static_cast<double>(usage.last_t - usage.first_t) : 0;
+  auto avg = [&](double integral) { return span > 0 ? integral / span : 0.0; };
+  const double gib = 1024.0 * 1024 * 1024;
+  res->usage.push_back({"cpu", cap.milli_cpu / 1000.0, usage.peak.milli_cpu / 1000.0, avg(usage.cpu) / 1000.0});
+  res->usage.push_back({"memory(GiB)", cap.memory / gib, usage.peak.memory / gib, avg(usage.mem) / gib});
+  res->usage.push_back({"nvidia.com/gpu", static_cast<double>(cap.Scalar(usage.gpu_id)),
+                        static_cast<double>(usage.peak.Scalar(usage.gpu_id)), avg(usage.gpu)});
+  res->usage.push_back({"pods", static_cast<double>(cap.allowed_pod_number),
+                        static_cast<double>(usage.peak.allowed_pod_number), avg(usage.pods)});
+  res->wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return true;
+}
+
+std::string FormatSummary(const SimulationResult& r) {
+  std::ostringstream o;
+  char buf[256];
+  o << "scenario: " << r.scenario << " (seed " << r.seed << ")\n";
+  o << "nodes: " << r.nodes << "  pods: " << r.pods << "  virtual time: " << r.virtual_seconds
+    << " s  wall time: " << r.wall_seconds << " s  attempts: " << r.attempts << "\n";
+  o << "scheduled: " << r.scheduled << "  pending at end: " << r.pending_at_end
+    << "  deleted while pending: " << r.deleted_while_pending << "\n";
+  if (!r.pending_reasons.empty()) {
+    o << "never-scheduled pods by reason of their last attempt:\n";
+    std::vector<std::pair<size_t, std::string>> v;
+    for (const auto& [k, n] : r.pending_reasons) v.emplace_back(n, k);
+    std::sort(v.rbegin(), v.rend());
+    for (const auto& [n, k] : v) o << "  " << n << "  " << k << "\n";
+  }
+  o << "allocation (peak / time-average of capacity):\n";
+  for (const auto& u : r.usage) {
+    if (u.capacity <= 0) continue;
+    std::snprintf(buf, sizeof(buf), "  %-15s capacity %12.1f  peak %6.1f%%  average %6.1f%%\n",
+                  u.resource.c_str(), u.capacity, 100.0 * u.peak / u.capacity,
+                  100.0 * u.time_avg / u.capacity);
+    o << buf;
+  }
+  o << "invariant violations: " << r.invariant_violations.size() << "\n";
+  for (size_t i = 0; i < r.invariant_violations.size() && i < 10; ++i) {
+    o << "  " << r.invariant_violations[i] << "\n";
+  }
+  return o.str();
+}
+
+bool WriteOutcomesJsonl(const SimulationResult& r, const std::string& path, std::string* error) {
+  std::ofstream out(path);
+  if (!out) {
+    *error = path + ": cannot open for writing";
+    return false;
+  }
+  for (const auto& o : r.outcomes) {
+    nlohmann::json j;
+    j["pod"] = o.pod;
+    j["node"] = o.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.node);
+    j["arrival"] = o.arrival_s;
+    j["scheduled"] = o.scheduled_s ? nlohmann::json(*o.scheduled_s) : nlohmann::json(nullptr);
+    j["deleted"] = o.deleted_s ? nlohmann::json(*o.deleted_s) : nlohmann::json(nullptr);
+    j["attempts"] = o.attempts;
+    j["reason"] = o.scheduled_s ? nlohmann::json(nullptr) : nlohmann::json(o.reason);
+    out << j.dump() << "\n";
+  }
+  if (!out) {
+    *error = path + ": write failed";
+    return false;
+  }
+  return true;
+}
+
+std::string ResultJson(const SimulationResult& r) {
+  nlohmann::json j;
+  j["scenario"] = r.scenario;
+  j["seed"] = r.seed;
+  j["nodes"] = r.nodes;
+  j["pods"] = r.pods;
+  j["scheduled"] = r.scheduled;
+  j["pending_at_end"] = r.pending_at_end;
+  j["deleted_while_pending"] = r.deleted_while_pending;
+  j["attempts"] = r.attempts;
+  j["virtual_seconds"] = r.virtual_seconds;
+  j["wall_seconds"] = r.wall_seconds;
+  j["pending_reasons"] = r.pending_reasons;
+  for (const auto& u : r.usage) {
+    j["usage"][u.resource] = {{"capacity", u.capacity}, {"peak", u.peak}, {"time_avg", u.time_avg}};
+  }
+  j["invariant_violations"] = r.invariant_violations;
+  return j.dump(2);
+}
+
+}  // namespace phalanx::sim

@@ -1,0 +1,36 @@
+// The informer interface the scheduler consumes (upstream client-go SharedInformerFactory,
+// reduced to what a scheduler needs). Implemented by the in-process Store (simulate,
+// tests, benchmarks) and by the API client's reflectors (live mode), so that both modes
+// share one scheduling code path.
+//
+// Handlers are called in resourceVersion order, one event at a time. A handler must not
+// write back to the source from inside the callback.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "api/types.h"
+
+namespace phalanx::store {
+
+template <typename T>
+struct EventHandlers {
+  std::function<void(const std::shared_ptr<const T>&)> on_add;
+  std::function<void(const std::shared_ptr<const T>& old_obj, const std::shared_ptr<const T>& obj)>
+      on_update;
+  std::function<void(const std::shared_ptr<const T>&)> on_delete;
+};
+
+class InformerFactory {
+ public:
+  virtual ~InformerFactory() = default;
+  // Registering replays the current objects as on_add, then delivers changes.
+  virtual void AddPodHandlers(EventHandlers<api::Pod> h) = 0;
+  virtual void AddNodeHandlers(EventHandlers<api::Node> h) = 0;
+  virtual void AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) = 0;
+  virtual void AddNamespaceHandlers(EventHandlers<api::Namespace> h) = 0;
+};
+
+}  // namespace phalanx::store

@@ -1,1 +1,0 @@
-// Placeholder so the target is never empty while the module is being written.

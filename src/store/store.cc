@@ -1,0 +1,326 @@
+#include "store/store.h"
+
+namespace phalanx::store {
+
+using framework::Status;
+
+namespace {
+std::string PodKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+bool IsTerminal(const api::Pod& p) {
+  return p.status.phase == "Succeeded" || p.status.phase == "Failed";
+}
+}  // namespace
+
+Store::Store(const framework::Clock& clock) : clock_(clock) {}
+Store::~Store() = default;
+
+std::string Store::NextRV() { return std::to_string(++rv_); }
+
+template <typename T>
+void Store::Dispatch(const std::vector<EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
+                     const std::shared_ptr<const T>& n) {
+  for (const auto& h : hs) {
+    if (o && n) {
+      if (h.on_update) h.on_update(o, n);
+    } else if (n) {
+      if (h.on_add) h.on_add(n);
+    } else if (o) {
+      if (h.on_delete) h.on_delete(o);
+    }
+  }
+}
+
+WriteResult Store::CreatePod(api::Pod pod) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (pod.metadata.name.empty()) return {StoreError::kInvalid, "Pod: metadata.name: Required value"};
+  if (pod.metadata.namespace_.empty()) pod.metadata.namespace_ = "default";
+  std::string key = pod.Key();
+  if (pods_.count(key)) {
+    return {StoreError::kAlreadyExists, "pods \"" + pod.metadata.name + "\" already exists"};
+  }
+  if (pod.metadata.uid.empty()) pod.metadata.uid = "uid-" + std::to_string(++uid_seq_);
+  if (pod.metadata.creation_timestamp == 0) pod.metadata.creation_timestamp = clock_.Now();
+  // Priority admission.
+  if (!pod.spec.priority_class_name.empty()) {
+    auto it = priority_classes_.find(pod.spec.priority_class_name);
+    if (it == priority_classes_.end()) {
+      if (pod.spec.priority_class_name != "system-cluster-critical" &&
+          pod.spec.priority_class_name != "system-node-critical") {
+        return {StoreError::kInvalid, "pods \"" + pod.metadata.name +
+                                          "\" is forbidden: no PriorityClass with name " +
+                                          pod.spec.priority_class_name + " was found"};
+      }
+      pod.spec.priority = pod.spec.priority_class_name == "system-node-critical" ? 2000001000
+                                                                                  : 2000000000;
+    } else {
+      pod.spec.priority = it->second->value;
+      if (pod.spec.preemption_policy.empty()) {
+        pod.spec.preemption_policy = it->second->preemption_policy;
+      }
+    }
+  } else if (!pod.spec.priority) {
+    int32_t def = 0;
+    for (const auto& [n, pc] : priority_classes_) {
+      if (pc->global_default) def = pc->value;
+    }
+    pod.spec.priority = def;
+  }
+  pod.metadata.resource_version = NextRV();
+  auto p = std::make_shared<const api::Pod>(std::move(pod));
+  pods_[key] = p;
+  Dispatch<api::Pod>(pod_handlers_, nullptr, p);
+  return {};
+}
+
+WriteResult Store::UpdatePod(api::Pod pod) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  std::string key = pod.Key();
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + pod.metadata.name + "\" not found"};
+  api::PodPtr old = it->second;
+  pod.metadata.uid = old->metadata.uid;
+  pod.metadata.creation_timestamp = old->metadata.creation_timestamp;
+  pod.metadata.resource_version = NextRV();
+  auto p = std::make_shared<const api::Pod>(std::move(pod));
+  it->second = p;
+  Dispatch<api::Pod>(pod_handlers_, old, p);
+  return {};
+}
+
+WriteResult Store::DeletePod(const std::string& ns, const std::string& name) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = pods_.find(PodKey(ns, name));
+  if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + name + "\" not found"};
+  api::PodPtr old = it->second;
+  pods_.erase(it);
+  ++rv_;
+  Dispatch<api::Pod>(pod_handlers_, old, nullptr);
+  return {};
+}
+
+WriteResult Store::BindPod(const std::string& ns, const std::string& name,
+                           const std::string& node) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = pods_.find(PodKey(ns, name));
+  if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + name + "\" not found"};
+  if (!it->second->spec.node_name.empty()) {
+    return {StoreError::kConflict, "Operation cannot be fulfilled on pods/binding \"" + name +
+                                        "\": pod " + name + " is already assigned to node \"" +
+                                        it->second->spec.node_name + "\""};
+  }
+  if (IsTerminal(*it->second)) {
+    return {StoreError::kConflict, "pod " + name + " is terminated"};
+  }
+  api::Pod p = *it->second;
+  p.spec.node_name = node;
+  // The binding sets PodScheduled=True, as the API server's binding REST does.
+  std::erase_if(p.status.conditions, [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
+  p.status.conditions.push_back({"PodScheduled", "True", "", ""});
+  p.status.nominated_node_name.clear();
+  p.metadata.resource_version = NextRV();
+  api::PodPtr old = it->second;
+  auto np = std::make_shared<const api::Pod>(std::move(p));
+  it->second = np;
+  Dispatch<api::Pod>(pod_handlers_, old, np);
+  return {};
+}
+
+WriteResult Store::CreateNode(api::Node node) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (node.metadata.name.empty()) return {StoreError::kInvalid, "Node: metadata.name: Required value"};
+  if (nodes_.count(node.metadata.name)) {
+    return {StoreError::kAlreadyExists, "nodes \"" + node.metadata.name + "\" already exists"};
+  }
+  if (node.metadata.uid.empty()) node.metadata.uid = "uid-" + std::to_string(++uid_seq_);
+  if (node.metadata.creation_timestamp == 0) node.metadata.creation_timestamp = clock_.Now();
+  node.metadata.resource_version = NextRV();
+  auto n = std::make_shared<const api::Node>(std::move(node));
+  nodes_[n->metadata.name] = n;
+  Dispatch<api::Node>(node_handlers_, nullptr, n);
+  return {};
+}
+
+WriteResult Store::UpdateNode(api::Node node) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = nodes_.find(node.metadata.name);
+  if (it == nodes_.end()) return {StoreError::kNotFound, "nodes \"" + node.metadata.name + "\" not found"};
+  api::NodePtr old = it->second;
+  node.metadata.uid = old->metadata.uid;
+  node.metadata.resource_version = NextRV();
+  auto n = std::make_shared<const api::Node>(std::move(node));
+  it->second = n;
+  Dispatch<api::Node>(node_handlers_, old, n);
+  return {};
+}
+
+WriteResult Store::DeleteNode(const std::string& name) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return {StoreError::kNotFound, "nodes \"" + name + "\" not found"};
+  api::NodePtr old = it->second;
+  nodes_.erase(it);
+  ++rv_;
+  Dispatch<api::Node>(node_handlers_, old, nullptr);
+  return {};
+}
+
+WriteResult Store::CreateNamespace(api::Namespace ns) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (namespaces_.count(ns.metadata.name)) {
+    return {StoreError::kAlreadyExists, "namespaces \"" + ns.metadata.name + "\" already exists"};
+  }
+  ns.metadata.resource_version = NextRV();
+  auto n = std::make_shared<const api::Namespace>(std::move(ns));
+  namespaces_[n->metadata.name] = n;
+  Dispatch<api::Namespace>(ns_handlers_, nullptr, n);
+  return {};
+}
+
+WriteResult Store::CreatePriorityClass(api::PriorityClass pc) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (priority_classes_.count(pc.metadata.name)) {
+    return {StoreError::kAlreadyExists,
+            "priorityclasses \"" + pc.metadata.name + "\" already exists"};
+  }
+  pc.metadata.resource_version = NextRV();
+  auto p = std::make_shared<const api::PriorityClass>(std::move(pc));
+  priority_classes_[p->metadata.name] = p;
+  Dispatch<api::PriorityClass>(pc_handlers_, nullptr, p);
+  return {};
+}
+
+api::PodPtr Store::GetPod(const std::string& ns, const std::string& name) const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = pods_.find(PodKey(ns, name));
+  return it == pods_.end() ? nullptr : it->second;
+}
+
+api::NodePtr Store::GetNode(const std::string& name) const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second;
+}
+
+std::vector<api::PodPtr> Store::ListPods() const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  std::vector<api::PodPtr> out;
+  out.reserve(pods_.size());
+  for (const auto& [k, p] : pods_) out.push_back(p);
+  return out;
+}
+
+std::vector<api::NodePtr> Store::ListNodes() const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  std::vector<api::NodePtr> out;
+  out.reserve(nodes_.size());
+  for (const auto& [k, n] : nodes_) out.push_back(n);
+  return out;
+}
+
+int64_t Store::resource_version() const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  return rv_;
+}
+
+std::vector<RecordedEvent> Store::Events() const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (keep_all_events_) return events_;
+  std::vector<RecordedEvent> out;
+  for (const auto& [k, e] : last_event_) out.push_back(e);
+  return out;
+}
+
+std::optional<RecordedEvent> Store::LastEventFor(const std::string& pod_key) const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = last_event_.find(pod_key);
+  if (it == last_event_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Store::AddPodHandlers(EventHandlers<api::Pod> h) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (h.on_add) {
+    for (const auto& [k, p] : pods_) h.on_add(p);
+  }
+  pod_handlers_.push_back(std::move(h));
+}
+void Store::AddNodeHandlers(EventHandlers<api::Node> h) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (h.on_add) {
+    for (const auto& [k, n] : nodes_) h.on_add(n);
+  }
+  node_handlers_.push_back(std::move(h));
+}
+void Store::AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (h.on_add) {
+    for (const auto& [k, p] : priority_classes_) h.on_add(p);
+  }
+  pc_handlers_.push_back(std::move(h));
+}
+void Store::AddNamespaceHandlers(EventHandlers<api::Namespace> h) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (h.on_add) {
+    for (const auto& [k, n] : namespaces_) h.on_add(n);
+  }
+  ns_handlers_.push_back(std::move(h));
+}
+
+Status Store::Bind(const api::Pod& pod, const std::string& node) {
+  WriteResult r = BindPod(pod.metadata.namespace_, pod.metadata.name, node);
+  if (r.ok()) return Status::Success();
+  return Status::Error(r.message);
+}
+
+Status Store::DeletePod(const api::Pod& pod) {
+  WriteResult r = DeletePod(pod.metadata.namespace_, pod.metadata.name);
+  if (r.ok() || r.error == StoreError::kNotFound) return Status::Success();
+  return Status::Error(r.message);
+}
+
+Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+                              const std::string* nominated_node_name) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end()) return Status::Error("pods \"" + pod.metadata.name + "\" not found");
+  api::Pod p = *it->second;
+  bool changed = false;
+  if (condition) {
+    bool found = false;
+    for (auto& c : p.status.conditions) {
+      if (c.type != condition->type) continue;
+      found = true;
+      if (c.status != condition->status || c.reason != condition->reason ||
+          c.message != condition->message) {
+        c = *condition;
+        changed = true;
+      }
+    }
+    if (!found) {
+      p.status.conditions.push_back(*condition);
+      changed = true;
+    }
+  }
+  if (nominated_node_name && p.status.nominated_node_name != *nominated_node_name) {
+    p.status.nominated_node_name = *nominated_node_name;
+    changed = true;
+  }
+  if (!changed) return Status::Success();
+  p.metadata.resource_version = NextRV();
+  api::PodPtr old = it->second;
+  auto np = std::make_shared<const api::Pod>(std::move(p));
+  it->second = np;
+  Dispatch<api::Pod>(pod_handlers_, old, np);
+  return Status::Success();
+}
+
+void Store::RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
+                        std::string_view message) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecordedEvent e{pod.Key(), std::string(type), std::string(reason), std::string(message),
+                  clock_.Now()};
+  if (keep_all_events_) events_.push_back(e);
+  last_event_[e.pod_key] = std::move(e);
+}
+
+}  // namespace phalanx::store

@@ -1,0 +1,109 @@
+// In-memory object store with resourceVersion, list and watch semantics: the embedded
+// API server used by `phalanx simulate`, tests and in-process benchmarks.
+//
+// Writes are serialized; each write bumps the store's resourceVersion, stamps the object
+// and dispatches one event to every registered handler before the next write starts, so
+// watchers see a single total order. Errors mirror API server statuses: AlreadyExists,
+// NotFound, Conflict (e.g. binding a pod that already has a node), Invalid.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/types.h"
+#include "framework/handle.h"
+#include "store/informer.h"
+
+namespace phalanx::store {
+
+enum class StoreError { kNone, kAlreadyExists, kNotFound, kConflict, kInvalid };
+
+struct WriteResult {
+  StoreError error = StoreError::kNone;
+  std::string message;
+  bool ok() const { return error == StoreError::kNone; }
+};
+
+struct RecordedEvent {
+  std::string pod_key;
+  std::string type;    // Normal | Warning
+  std::string reason;  // Scheduled | FailedScheduling | Preempted ...
+  std::string message;
+  api::Timestamp time = 0;
+};
+
+class Store : public InformerFactory, public framework::ClusterClient {
+ public:
+  // `clock` stamps creation times of objects created without one and event times.
+  explicit Store(const framework::Clock& clock);
+  ~Store() override;
+
+  // Creation applies the API server's defaulting that scheduling depends on: namespace
+  // "default", uid, creationTimestamp, and the Priority admission plugin (spec.priority
+  // from priorityClassName, or the global default PriorityClass, or 0; unknown class ->
+  // Invalid "no PriorityClass with name X was found").
+  WriteResult CreatePod(api::Pod pod);
+  WriteResult UpdatePod(api::Pod pod);  // replaces by namespace/name
+  WriteResult DeletePod(const std::string& ns, const std::string& name);
+  WriteResult BindPod(const std::string& ns, const std::string& name, const std::string& node);
+  WriteResult CreateNode(api::Node node);
+  WriteResult UpdateNode(api::Node node);
+  WriteResult DeleteNode(const std::string& name);
+  WriteResult CreateNamespace(api::Namespace ns);
+  WriteResult CreatePriorityClass(api::PriorityClass pc);
+
+  api::PodPtr GetPod(const std::string& ns, const std::string& name) const;
+  api::NodePtr GetNode(const std::string& name) const;
+  std::vector<api::PodPtr> ListPods() const;
+  std::vector<api::NodePtr> ListNodes() const;
+  int64_t resource_version() const;
+
+  // Events recorded through ClusterClient::RecordEvent. Only the latest event of each pod
+  // is kept when keep_all_events is false (the simulator's default, to bound memory).
+  std::vector<RecordedEvent> Events() const;
+  void set_keep_all_events(bool v) { keep_all_events_ = v; }
+  std::optional<RecordedEvent> LastEventFor(const std::string& pod_key) const;
+
+  // InformerFactory
+  void AddPodHandlers(EventHandlers<api::Pod> h) override;
+  void AddNodeHandlers(EventHandlers<api::Node> h) override;
+  void AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) override;
+  void AddNamespaceHandlers(EventHandlers<api::Namespace> h) override;
+
+  // ClusterClient (what the scheduler writes)
+  framework::Status Bind(const api::Pod& pod, const std::string& node) override;
+  framework::Status DeletePod(const api::Pod& pod) override;
+  framework::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+                                    const std::string* nominated_node_name) override;
+  void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
+                   std::string_view message) override;
+
+ private:
+  std::string NextRV();
+  template <typename T>
+  static void Dispatch(const std::vector<EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
+                       const std::shared_ptr<const T>& n);
+
+  const framework::Clock& clock_;
+  mutable std::recursive_mutex mu_;  // guards everything; held while dispatching
+  int64_t rv_ = 0;
+  int64_t uid_seq_ = 0;
+  std::map<std::string, api::PodPtr> pods_;  // namespace/name
+  std::map<std::string, api::NodePtr> nodes_;
+  std::map<std::string, std::shared_ptr<const api::Namespace>> namespaces_;
+  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;
+  std::vector<EventHandlers<api::Pod>> pod_handlers_;
+  std::vector<EventHandlers<api::Node>> node_handlers_;
+  std::vector<EventHandlers<api::PriorityClass>> pc_handlers_;
+  std::vector<EventHandlers<api::Namespace>> ns_handlers_;
+  bool keep_all_events_ = true;
+  std::vector<RecordedEvent> events_;
+  std::map<std::string, RecordedEvent> last_event_;
+};
+
+}  // namespace phalanx::store
