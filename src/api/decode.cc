@@ -35,20 +35,19 @@ using internal::FieldNotSupported;
 using internal::FieldRequired;
 using internal::Index;
 
-// Deterministic stand-in for the API server's random name suffixes: FNV-1a 32 of `text`
+// Deterministic stand-in for the API server's random name suffixes: FNV-1a 64 of `text`
 // spelled with the alphabet of k8s.io/apimachinery/pkg/util/rand.SafeEncodeString.
-std::string StableSuffix(std::string_view text, size_t length = 5) {
-  uint32_t h = 2166136261u;
+std::string StableSuffix(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
   for (char c : text) {
     h ^= static_cast<uint8_t>(c);
-    h *= 16777619u;
+    h *= 1099511628211ull;
   }
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
   std::string out;
-  for (size_t i = 0; i < length; ++i) {
+  for (int i = 0; i < 5; ++i) {  // 27^5 ~ 1.4e7 distinct suffixes
     out.push_back(kAlphabet[h % kAlphabet.size()]);
-    h /= static_cast<uint32_t>(kAlphabet.size());
-    if (h == 0) h = 0x9e3779b9u ^ static_cast<uint32_t>(i * 7919);
+    h /= kAlphabet.size();
   }
   return out;
 }

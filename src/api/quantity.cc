@@ -193,7 +193,7 @@ bool Quantity::Parse(std::string_view text, Quantity* out, std::string* error) {
   exp10 -= static_cast<int64_t>(frac_digits.size());
   const size_t first_nonzero = digits.find_first_not_of('0');
   if (first_nonzero == std::string::npos) {
-    *out = Quantity();
+    if (out != nullptr) *out = Quantity();
     return true;
   }
   digits.erase(0, first_nonzero);
@@ -231,7 +231,7 @@ bool Quantity::Parse(std::string_view text, Quantity* out, std::string* error) {
     milli_ceil = q.mantissa_ / d + (q.mantissa_ % d != 0 ? 1 : 0);
   }
   if (milli_ceil > static_cast<U128>(kInt64Max)) return Fail(error, kErrOutOfRange);
-  *out = q;
+  if (out != nullptr) *out = q;
   return true;
 }
 

@@ -146,7 +146,9 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
     if (o.scheduled_s) return;
     auto lr = last_reasons.find(i);
     if (lr != last_reasons.end()) {
-      for (const auto& r : lr->second) ++res->pending_reasons[r];
+      std::string key;
+      for (const auto& r : lr->second) key += (key.empty() ? "" : "; ") + r;
+      ++res->pending_reasons[key];
     } else {
       ++res->pending_reasons["not attempted before deletion"];
     }

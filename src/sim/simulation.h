@@ -59,8 +59,8 @@ struct SimulationResult {
   int64_t attempts = 0;
   double virtual_seconds = 0;
   double wall_seconds = 0;
-  // Reason (e.g. "Insufficient nvidia.com/gpu") -> number of never-bound pods whose last
-  // failure included it.
+  // Distinct reasons of a never-bound pod's last failure, joined with "; " (e.g.
+  // "Insufficient nvidia.com/gpu; node(s) had untolerated taint {a: b}") -> pods.
   std::map<std::string, size_t> pending_reasons;
   std::vector<ResourceUsage> usage;
   std::vector<PodOutcome> outcomes;  // in arrival order

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Phalanx builds and tests with (only when missing).
+# Usage: scripts/install-deps.sh [--control-plane]
+#   --control-plane  also what the end-to-end tests need (etcd, Go toolchain to build
+#                    kube-apiserver from Debian's kubernetes source package).
+set -euo pipefail
+pkgs=(cmake ninja-build g++ ccache pkg-config
+      libyaml-cpp-dev libsimdjson-dev libcli11-dev libspdlog-dev libfmt-dev libtbb-dev
+      nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+if [[ "${1:-}" == "--control-plane" ]]; then
+  pkgs+=(etcd-server golang-go rsync jq dpkg-dev openssl curl)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
