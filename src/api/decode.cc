@@ -97,9 +97,8 @@ bool ParseRFC3339(std::string_view s, Timestamp* out) {
     return false;
   };
   int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!num(4, &year) || !lit("-") || !num(2, &month) || !lit("-") || !num(2, &day) ||
-      !lit("Tt") || !num(2, &hour) || !lit(":") || !num(2, &minute) || !lit(":") ||
-      !num(2, &second)) {
+  if (!num(4, &year) || !lit("-") || !num(2, &month) || !lit("-") || !num(2, &day) || !lit("Tt") ||
+      !num(2, &hour) || !lit(":") || !num(2, &minute) || !lit(":") || !num(2, &second)) {
     return false;
   }
   int64_t frac_ns = 0;
@@ -125,8 +124,8 @@ bool ParseRFC3339(std::string_view s, Timestamp* out) {
   if (pos != s.size()) return false;
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if (month < 1 || month > 12 || day < 1 ||
-      day > kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0) || hour > 23 ||
-      minute > 59 || second > 59) {
+      day > kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0) || hour > 23 || minute > 59 ||
+      second > 59) {
     return false;
   }
   const __int128 secs = static_cast<__int128>(DaysFromCivil(year, month, day)) * 86400 +
@@ -260,7 +259,8 @@ class ObjectDecoder {
     if (!n.IsScalar()) return TypeError(n, p, "string");
     Timestamp t = 0;
     if (!ParseRFC3339(n.Scalar(), &t)) {
-      return Fail(n, FieldInvalid(p, n.Scalar(), "not an RFC 3339 time (e.g. 2006-01-02T15:04:05Z)"));
+      return Fail(n,
+                  FieldInvalid(p, n.Scalar(), "not an RFC 3339 time (e.g. 2006-01-02T15:04:05Z)"));
     }
     *out = t;
     return true;
@@ -386,9 +386,9 @@ class ObjectDecoder {
     m->creation_timestamp = created.value_or(0);
     return List(n, "ownerReferences", path, &m->owner_references,
                 [this](const YAML::Node& o, const std::string& p, OwnerReference* r) {
-                  return Str(o, "apiVersion", p, &r->api_version) &&
-                         Str(o, "kind", p, &r->kind) && Str(o, "name", p, &r->name) &&
-                         Str(o, "uid", p, &r->uid) && Bool(o, "controller", p, &r->controller);
+                  return Str(o, "apiVersion", p, &r->api_version) && Str(o, "kind", p, &r->kind) &&
+                         Str(o, "name", p, &r->name) && Str(o, "uid", p, &r->uid) &&
+                         Bool(o, "controller", p, &r->controller);
                 });
   }
 
@@ -425,8 +425,8 @@ class ObjectDecoder {
   bool Weight(const YAML::Node& n, const std::string& path, int32_t* w) {
     if (!Int32(n, "weight", path, w)) return false;
     if (*w < 1 || *w > 100) {
-      return Fail(n, FieldInvalid(Child(path, "weight"), std::to_string(*w),
-                                  "must be in the range 1-100"));
+      return Fail(
+          n, FieldInvalid(Child(path, "weight"), std::to_string(*w), "must be in the range 1-100"));
     }
     return true;
   }
@@ -519,7 +519,8 @@ class ObjectDecoder {
     if (effect == "NoSchedule" || effect == "PreferNoSchedule" || effect == "NoExecute") {
       return true;
     }
-    return Fail(n, FieldNotSupported(path, effect, {"NoSchedule", "PreferNoSchedule", "NoExecute"}));
+    return Fail(n,
+                FieldNotSupported(path, effect, {"NoSchedule", "PreferNoSchedule", "NoExecute"}));
   }
 
   bool Tol(const YAML::Node& n, const std::string& path, Toleration* t) {
@@ -583,17 +584,17 @@ class ObjectDecoder {
     }
     if (port->protocol.empty()) port->protocol = "TCP";
     if (port->container_port < 1 || port->container_port > 65535) {
-      return Fail(n, FieldInvalid(Child(path, "containerPort"),
-                                  std::to_string(port->container_port),
-                                  "must be between 1 and 65535, inclusive"));
+      return Fail(n,
+                  FieldInvalid(Child(path, "containerPort"), std::to_string(port->container_port),
+                               "must be between 1 and 65535, inclusive"));
     }
     if (port->host_port < 0 || port->host_port > 65535) {
       return Fail(n, FieldInvalid(Child(path, "hostPort"), std::to_string(port->host_port),
                                   "must be between 1 and 65535, inclusive"));
     }
     if (port->protocol != "TCP" && port->protocol != "UDP" && port->protocol != "SCTP") {
-      return Fail(n, FieldNotSupported(Child(path, "protocol"), port->protocol,
-                                       {"SCTP", "TCP", "UDP"}));
+      return Fail(
+          n, FieldNotSupported(Child(path, "protocol"), port->protocol, {"SCTP", "TCP", "UDP"}));
     }
     return true;
   }
@@ -618,8 +619,8 @@ class ObjectDecoder {
     // SetDefaults_Pod: a resource with a limit but no request requests its limit.
     for (const auto& [name, q] : c->resources.limits) c->resources.requests.try_emplace(name, q);
     if (init && !c->restart_policy.empty() && c->restart_policy != "Always") {
-      return Fail(n, FieldNotSupported(Child(path, "restartPolicy"), c->restart_policy,
-                                       {"Always"}));
+      return Fail(n,
+                  FieldNotSupported(Child(path, "restartPolicy"), c->restart_policy, {"Always"}));
     }
     return true;
   }
@@ -761,7 +762,8 @@ class ObjectDecoder {
   bool NodeObj(const YAML::Node& doc, Node* node) {
     const YAML::Node spec = Get(doc, "spec");
     if (Present(spec)) {
-      if (!ExpectMap(spec, "spec") || !Bool(spec, "unschedulable", "spec", &node->spec.unschedulable) ||
+      if (!ExpectMap(spec, "spec") ||
+          !Bool(spec, "unschedulable", "spec", &node->spec.unschedulable) ||
           !List(spec, "taints", "spec", &node->spec.taints,
                 [this](const YAML::Node& x, const std::string& p, Taint* t) {
                   return TaintObj(x, p, t);
@@ -889,7 +891,8 @@ class StreamDecoder {
     } catch (const YAML::Exception& e) {
       std::ostringstream msg;
       msg << source_ << ": malformed YAML";
-      if (e.mark.line >= 0) msg << " at line " << e.mark.line + 1 << ", column " << e.mark.column + 1;
+      if (e.mark.line >= 0)
+        msg << " at line " << e.mark.line + 1 << ", column " << e.mark.column + 1;
       msg << ": " << e.msg;
       return SetError(err, msg.str());
     } catch (const std::exception& e) {

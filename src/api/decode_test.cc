@@ -386,9 +386,10 @@ TEST(DecodeTest, JsonAndLists) {
   EXPECT_EQ(m.ignored, std::vector<std::string>{"ConfigMap default/cm"});
 
   // A single JSON object (tabs for indentation, as json.dumps(indent="\t") writes).
-  const Manifests one = MustDecode("{\n\t\"kind\": \"Namespace\",\n\t\"apiVersion\": \"v1\",\n"
-                                   "\t\"metadata\": {\"name\": \"ns1\"}\n}\n",
-                                   "ns.json");
+  const Manifests one = MustDecode(
+      "{\n\t\"kind\": \"Namespace\",\n\t\"apiVersion\": \"v1\",\n"
+      "\t\"metadata\": {\"name\": \"ns1\"}\n}\n",
+      "ns.json");
   ASSERT_EQ(one.namespaces.size(), 1u);
   EXPECT_EQ(one.namespaces[0].metadata.name, "ns1");
 }
@@ -421,8 +422,8 @@ status:
 )");
   ASSERT_EQ(m.pods.size(), 1u);
   EXPECT_EQ(m.pods[0].metadata.name, "p");
-  EXPECT_EQ(m.ignored, (std::vector<std::string>{"Pod default/not-a-core-pod", "ConfigMap default/cfg",
-                                                 "<no kind> document 3"}));
+  EXPECT_EQ(m.ignored, (std::vector<std::string>{"Pod default/not-a-core-pod",
+                                                 "ConfigMap default/cfg", "<no kind> document 3"}));
 }
 
 TEST(DecodeTest, GenerateName) {
@@ -586,7 +587,8 @@ TEST_P(DecodeErrorTest, NamesFileObjectFieldAndCause) {
   size_t pos = 0;
   for (const std::string& part : c.want) {
     const size_t found = err.message.find(part, pos);
-    EXPECT_NE(found, std::string::npos) << c.name << ": missing '" << part << "' in: " << err.message;
+    EXPECT_NE(found, std::string::npos)
+        << c.name << ": missing '" << part << "' in: " << err.message;
     if (found != std::string::npos) pos = found + part.size();
   }
   EXPECT_EQ(m.namespaces.size(), 1u);
@@ -600,140 +602,196 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ErrorCase{"bad quantity",
                   std::string(kPodHead) + "spec:\n  containers:\n  - name: c\n    resources:\n"
-                                           "      requests: {cpu: 1.2.3}\n",
+                                          "      requests: {cpu: 1.2.3}\n",
                   {"cluster.yaml: Pod default/web-0: spec.containers[0].resources.requests.cpu: ",
                    "quantities must match the regular expression", "(line 8, column 23)"}},
         ErrorCase{"bad quantity suffix in an init container",
-                  std::string(kPodHead) + "spec:\n  initContainers:\n  - resources: {limits: {memory: 1Gb}}\n",
-                  {"Pod default/web-0: spec.initContainers[0].resources.limits.memory: quantities must match"}},
+                  std::string(kPodHead) +
+                      "spec:\n  initContainers:\n  - resources: {limits: {memory: 1Gb}}\n",
+                  {"Pod default/web-0: spec.initContainers[0].resources.limits.memory: quantities "
+                   "must match"}},
         ErrorCase{"negative request",
                   "apiVersion: v1\nkind: Pod\nmetadata: {name: web-0, namespace: ns}\nspec:\n"
-                  "  containers:\n  - {name: a}\n  - name: b\n    resources: {requests: {memory: -1Gi}}\n",
+                  "  containers:\n  - {name: a}\n  - name: b\n    resources: {requests: {memory: "
+                  "-1Gi}}\n",
                   {"cluster.yaml: Pod ns/web-0: spec.containers[1].resources.requests.memory: "
                    "Invalid value: \"-1Gi\": must be greater than or equal to 0"}},
-        ErrorCase{"negative overhead", std::string(kPodHead) + "spec: {overhead: {cpu: -1}}\n",
+        ErrorCase{"negative overhead",
+                  std::string(kPodHead) + "spec: {overhead: {cpu: -1}}\n",
                   {"Pod default/web-0: spec.overhead.cpu: Invalid value: \"-1\""}},
         ErrorCase{"out of range quantity",
-                  "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {memory: 1e308}}\n",
+                  "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {memory: "
+                  "1e308}}\n",
                   {"Node n1: status.capacity.memory: quantity out of range"}},
-        ErrorCase{"map where a string is expected", std::string(kPodHead) + "spec:\n  nodeName: {a: b}\n",
+        ErrorCase{"map where a string is expected",
+                  std::string(kPodHead) + "spec:\n  nodeName: {a: b}\n",
                   {"Pod default/web-0: spec.nodeName: expected string, got object"}},
-        ErrorCase{"list where a map is expected", std::string(kPodHead) + "spec: [1, 2]\n",
+        ErrorCase{"list where a map is expected",
+                  std::string(kPodHead) + "spec: [1, 2]\n",
                   {"Pod default/web-0: spec: expected object, got array"}},
-        ErrorCase{"labels as a list", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-0\n  labels: [a]\n",
+        ErrorCase{"labels as a list",
+                  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-0\n  labels: [a]\n",
                   {"Pod default/web-0: metadata.labels: expected object, got array"}},
-        ErrorCase{"invalid label key", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-0\n  labels: {-a: b}\n",
+        ErrorCase{"invalid label key",
+                  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-0\n  labels: {-a: b}\n",
                   {"Pod default/web-0: metadata.labels.-a: Invalid value: \"-a\""}},
         ErrorCase{"integer expected",
-                  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: three}\n",
+                  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: "
+                  "three}\n",
                   {"Deployment default/web: spec.replicas: expected integer, got \"three\""}},
-        ErrorCase{"int32 overflow", std::string(kPodHead) + "spec: {priority: 3000000000}\n",
+        ErrorCase{"int32 overflow",
+                  std::string(kPodHead) + "spec: {priority: 3000000000}\n",
                   {"spec.priority: Invalid value: \"3000000000\": value out of range"}},
-        ErrorCase{"negative replicas",
-                  "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {replicas: -1}\n",
-                  {"StatefulSet default/db: spec.replicas: Invalid value: \"-1\""}},
-        ErrorCase{"boolean expected",
-                  "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulable: maybe}\n",
-                  {"Node n1: spec.unschedulable: expected boolean, got \"maybe\""}},
-        ErrorCase{"bad timestamp",
-                  "apiVersion: v1\nkind: Pod\nmetadata: {name: web-0, creationTimestamp: yesterday}\n",
-                  {"Pod default/web-0: metadata.creationTimestamp: Invalid value: \"yesterday\""}},
-        ErrorCase{"Gt in a label selector",
-                  std::string(kPodHead) +
-                      "spec:\n  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-                      "      - topologyKey: zone\n        labelSelector:\n          matchExpressions:\n"
-                      "          - {key: a, operator: Gt, values: ['1']}\n",
-                  {"Pod default/web-0: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
-                   ".labelSelector.matchExpressions[0].operator: Unsupported value: \"Gt\""}},
+        ErrorCase{
+            "negative replicas",
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {replicas: -1}\n",
+            {"StatefulSet default/db: spec.replicas: Invalid value: \"-1\""}},
+        ErrorCase{
+            "boolean expected",
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulable: maybe}\n",
+            {"Node n1: spec.unschedulable: expected boolean, got \"maybe\""}},
+        ErrorCase{
+            "bad timestamp",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web-0, creationTimestamp: yesterday}\n",
+            {"Pod default/web-0: metadata.creationTimestamp: Invalid value: \"yesterday\""}},
+        ErrorCase{
+            "Gt in a label selector",
+            std::string(kPodHead) +
+                "spec:\n  affinity:\n    podAffinity:\n      "
+                "requiredDuringSchedulingIgnoredDuringExecution:\n"
+                "      - topologyKey: zone\n        labelSelector:\n          matchExpressions:\n"
+                "          - {key: a, operator: Gt, values: ['1']}\n",
+            {"Pod default/web-0: "
+             "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+             ".labelSelector.matchExpressions[0].operator: Unsupported value: \"Gt\""}},
         ErrorCase{"In without values in a spread constraint selector",
                   std::string(kPodHead) +
                       "spec:\n  topologySpreadConstraints:\n  - maxSkew: 1\n    topologyKey: zone\n"
                       "    whenUnsatisfiable: DoNotSchedule\n    labelSelector:\n"
                       "      matchExpressions: [{key: a, operator: In}]\n",
-                  {"spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values: Required value"}},
+                  {"spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values: "
+                   "Required value"}},
         ErrorCase{"bad whenUnsatisfiable",
-                  std::string(kPodHead) + "spec:\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: z, "
-                                           "whenUnsatisfiable: Sometimes}\n",
-                  {"spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: \"Sometimes\""}},
-        ErrorCase{"invalid node selector operator",
                   std::string(kPodHead) +
-                      "spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-                      "        nodeSelectorTerms:\n        - matchExpressions: [{key: a, operator: Foo, values: [x]}]\n",
-                  {"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
-                   ".matchExpressions[0].operator: Invalid value: \"Foo\": not a valid selector operator"}},
+                      "spec:\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: z, "
+                      "whenUnsatisfiable: Sometimes}\n",
+                  {"spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "
+                   "\"Sometimes\""}},
+        ErrorCase{"invalid node selector operator",
+                  std::string(kPodHead) + "spec:\n  affinity:\n    nodeAffinity:\n      "
+                                          "requiredDuringSchedulingIgnoredDuringExecution:\n"
+                                          "        nodeSelectorTerms:\n        - matchExpressions: "
+                                          "[{key: a, operator: Foo, values: [x]}]\n",
+                  {"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                   "nodeSelectorTerms[0]"
+                   ".matchExpressions[0].operator: Invalid value: \"Foo\": not a valid selector "
+                   "operator"}},
         ErrorCase{"Gt with a non-integer in a node selector",
                   std::string(kPodHead) +
-                      "spec:\n  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
-                      "      - weight: 1\n        preference: {matchExpressions: [{key: a, operator: Gt, values: [x]}]}\n",
-                  {"preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].values[0]: "
+                      "spec:\n  affinity:\n    nodeAffinity:\n      "
+                      "preferredDuringSchedulingIgnoredDuringExecution:\n"
+                      "      - weight: 1\n        preference: {matchExpressions: [{key: a, "
+                      "operator: Gt, values: [x]}]}\n",
+                  {"preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions["
+                   "0].values[0]: "
                    "Invalid value: \"x\""}},
         ErrorCase{"preferred weight out of range",
-                  std::string(kPodHead) +
-                      "spec:\n  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
-                      "      - weight: 0\n        preference: {}\n",
-                  {"preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: \"0\": must be in the "
+                  std::string(kPodHead) + "spec:\n  affinity:\n    nodeAffinity:\n      "
+                                          "preferredDuringSchedulingIgnoredDuringExecution:\n"
+                                          "      - weight: 0\n        preference: {}\n",
+                  {"preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: "
+                   "\"0\": must be in the "
                    "range 1-100"}},
-        ErrorCase{"empty nodeSelectorTerms",
-                  std::string(kPodHead) +
-                      "spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-                      "        nodeSelectorTerms: []\n",
-                  {"requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value"}},
+        ErrorCase{
+            "empty nodeSelectorTerms",
+            std::string(kPodHead) + "spec:\n  affinity:\n    nodeAffinity:\n      "
+                                    "requiredDuringSchedulingIgnoredDuringExecution:\n"
+                                    "        nodeSelectorTerms: []\n",
+            {"requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value"}},
         ErrorCase{"invalid taint effect",
                   "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints:\n"
                   "  - {key: a, effect: NoSchedule}\n  - {key: b, effect: NoWay}\n",
-                  {"cluster.yaml: Node n1: spec.taints[1].effect: Unsupported value: \"NoWay\": supported values: "
+                  {"cluster.yaml: Node n1: spec.taints[1].effect: Unsupported value: \"NoWay\": "
+                   "supported values: "
                    "\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""}},
-        ErrorCase{"missing taint effect", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: [{key: a}]\n",
+        ErrorCase{"missing taint effect",
+                  "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: [{key: a}]\n",
                   {"Node n1: spec.taints[0].effect: Required value"}},
-        ErrorCase{"toleration operator",
-                  std::string(kPodHead) + "spec:\n  tolerations: [{key: a, operator: Gt, value: '1'}]\n",
-                  {"Pod default/web-0: spec.tolerations[0].operator: Unsupported value: \"Gt\": supported values: "
-                   "\"Equal\", \"Exists\""}},
-        ErrorCase{"toleration effect", std::string(kPodHead) + "spec:\n  tolerations: [{key: a, effect: Never}]\n",
+        ErrorCase{
+            "toleration operator",
+            std::string(kPodHead) + "spec:\n  tolerations: [{key: a, operator: Gt, value: '1'}]\n",
+            {"Pod default/web-0: spec.tolerations[0].operator: Unsupported value: \"Gt\": "
+             "supported values: "
+             "\"Equal\", \"Exists\""}},
+        ErrorCase{"toleration effect",
+                  std::string(kPodHead) + "spec:\n  tolerations: [{key: a, effect: Never}]\n",
                   {"spec.tolerations[0].effect: Unsupported value: \"Never\""}},
-        ErrorCase{"tolerationSeconds needs NoExecute",
-                  std::string(kPodHead) + "spec:\n  tolerations: [{key: a, effect: NoSchedule, tolerationSeconds: 5}]\n",
-                  {"spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute'"}},
-        ErrorCase{"Exists with a value", std::string(kPodHead) + "spec:\n  tolerations: [{key: a, operator: Exists, value: b}]\n",
+        ErrorCase{
+            "tolerationSeconds needs NoExecute",
+            std::string(kPodHead) +
+                "spec:\n  tolerations: [{key: a, effect: NoSchedule, tolerationSeconds: 5}]\n",
+            {"spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be "
+             "'NoExecute'"}},
+        ErrorCase{"Exists with a value",
+                  std::string(kPodHead) +
+                      "spec:\n  tolerations: [{key: a, operator: Exists, value: b}]\n",
                   {"spec.tolerations[0].operator: Invalid value: \"Exists\": value must be empty"}},
-        ErrorCase{"bad container port", std::string(kPodHead) + "spec:\n  containers: [{name: c, ports: [{containerPort: 70000}]}]\n",
+        ErrorCase{"bad container port",
+                  std::string(kPodHead) +
+                      "spec:\n  containers: [{name: c, ports: [{containerPort: 70000}]}]\n",
                   {"spec.containers[0].ports[0].containerPort: Invalid value: \"70000\""}},
-        ErrorCase{"bad init restartPolicy",
-                  std::string(kPodHead) + "spec:\n  initContainers: [{name: c, restartPolicy: Never}]\n",
-                  {"spec.initContainers[0].restartPolicy: Unsupported value: \"Never\""}},
-        ErrorCase{"bad preemptionPolicy", std::string(kPodHead) + "spec: {preemptionPolicy: Sometimes}\n",
+        ErrorCase{
+            "bad init restartPolicy",
+            std::string(kPodHead) + "spec:\n  initContainers: [{name: c, restartPolicy: Never}]\n",
+            {"spec.initContainers[0].restartPolicy: Unsupported value: \"Never\""}},
+        ErrorCase{"bad preemptionPolicy",
+                  std::string(kPodHead) + "spec: {preemptionPolicy: Sometimes}\n",
                   {"spec.preemptionPolicy: Unsupported value: \"Sometimes\""}},
         ErrorCase{"PriorityClass preemptionPolicy",
-                  "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc}\nvalue: 1\n"
+                  "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "
+                  "pc}\nvalue: 1\n"
                   "preemptionPolicy: Maybe\n",
                   {"PriorityClass pc: preemptionPolicy: Unsupported value: \"Maybe\""}},
         ErrorCase{"pod without a name",
-                  "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\napiVersion: v1\nkind: Pod\n"
+                  "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\napiVersion: "
+                  "v1\nkind: Pod\n"
                   "metadata: {namespace: x}\n",
-                  {"cluster.yaml: document 2: metadata.name: Required value: name or generateName is required"}},
-        ErrorCase{"node without metadata", "apiVersion: v1\nkind: Node\nstatus: {}\n",
+                  {"cluster.yaml: document 2: metadata.name: Required value: name or generateName "
+                   "is required"}},
+        ErrorCase{"node without metadata",
+                  "apiVersion: v1\nkind: Node\nstatus: {}\n",
                   {"cluster.yaml: document 1: metadata.name: Required value"}},
-        ErrorCase{"unnamed object with a bad field",
-                  "apiVersion: v1\nkind: Pod\nmetadata: {generateName: x-}\nspec: {containers: 3}\n",
-                  {"cluster.yaml: document 1: spec.containers: expected array, got string"}},
+        ErrorCase{
+            "unnamed object with a bad field",
+            "apiVersion: v1\nkind: Pod\nmetadata: {generateName: x-}\nspec: {containers: 3}\n",
+            {"cluster.yaml: document 1: spec.containers: expected array, got string"}},
         ErrorCase{"error inside an unnamed List item",
-                  "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n"
-                  "- {apiVersion: v1, kind: Node, metadata: {generateName: n-}, spec: {taints: [{key: a, effect: X}]}}\n",
+                  "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Namespace, "
+                  "metadata: {name: a}}\n"
+                  "- {apiVersion: v1, kind: Node, metadata: {generateName: n-}, spec: {taints: "
+                  "[{key: a, effect: X}]}}\n",
                   {"cluster.yaml: document 1: items[1].spec.taints[0].effect: Unsupported value"}},
         ErrorCase{"error inside a named List item",
                   "---\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n"
                   "  metadata: {name: p}\n  spec: {nodeName: [x]}\n",
                   {"cluster.yaml: Pod default/p: spec.nodeName: expected string, got array"}},
-        ErrorCase{"items not a list", "apiVersion: v1\nkind: List\nitems: {a: b}\n",
+        ErrorCase{"items not a list",
+                  "apiVersion: v1\nkind: List\nitems: {a: b}\n",
                   {"document 1: items: expected array, got object"}},
-        ErrorCase{"document not an object", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\n- 1\n- 2\n",
+        ErrorCase{"document not an object",
+                  "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\n- 1\n- 2\n",
                   {"cluster.yaml: document 2: <root>: expected object, got array"}},
-        ErrorCase{"kind not a string", "kind: {a: b}\n", {"document 1: kind: expected string, got object"}},
-        ErrorCase{"malformed YAML", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [a\n  b: c\n",
+        ErrorCase{"kind not a string",
+                  "kind: {a: b}\n",
+                  {"document 1: kind: expected string, got object"}},
+        ErrorCase{"malformed YAML",
+                  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [a\n  b: c\n",
                   {"cluster.yaml: malformed YAML at line ", ", column "}},
-        ErrorCase{"malformed JSON", "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"a\"}",
+        ErrorCase{"malformed JSON",
+                  "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"a\"}",
                   {"cluster.yaml: malformed YAML at line 1"}},
-        ErrorCase{"bad YAML indentation", "kind: Pod\n metadata: x\n  - a\n",
+        ErrorCase{"bad YAML indentation",
+                  "kind: Pod\n metadata: x\n  - a\n",
                   {"cluster.yaml: malformed YAML at line"}}),
     [](const ::testing::TestParamInfo<ErrorCase>& info) {
       std::string s;
@@ -808,7 +866,8 @@ TEST_F(LoadManifestsTest, DirectoryInNameOrder) {
 
 TEST_F(LoadManifestsTest, ErrorsNameTheFile) {
   Write("a.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\n");
-  Write("b.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {overhead: {cpu: lots}}\n");
+  Write("b.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {overhead: {cpu: lots}}\n");
   Manifests m;
   DecodeError err;
   ASSERT_FALSE(LoadManifests(dir_.string(), &m, &err));

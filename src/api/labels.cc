@@ -103,8 +103,7 @@ bool ParseInt64(std::string_view s, int64_t* out) {
   return true;
 }
 
-std::string FieldInvalid(std::string_view path, std::string_view value,
-                         std::string_view detail) {
+std::string FieldInvalid(std::string_view path, std::string_view value, std::string_view detail) {
   std::string s = std::string(path) + ": Invalid value: \"" + std::string(value) + "\"";
   if (!detail.empty()) s += ": " + std::string(detail);
   return s;
@@ -169,7 +168,8 @@ bool ValidateKeyAndValues(const std::string& key, const std::vector<std::string>
   }
   for (size_t i = 0; i < values.size(); ++i) {
     if (std::string msg = internal::LabelValueError(values[i]); !msg.empty()) {
-      return SetError(error, internal::FieldInvalid(Index(Child(path, "values"), i), values[i], msg));
+      return SetError(error,
+                      internal::FieldInvalid(Index(Child(path, "values"), i), values[i], msg));
     }
   }
   return true;
@@ -205,16 +205,16 @@ bool ValidateNodeSelectorRequirement(const NodeSelectorRequirement& req, const s
   const std::string& op = req.op;
   if (op == "In" || op == "NotIn") {
     if (req.values.empty()) {
-      return SetError(error, internal::FieldRequired(
-                                 Child(path, "values"),
-                                 "must be specified when `operator` is 'In' or 'NotIn'"));
+      return SetError(
+          error, internal::FieldRequired(Child(path, "values"),
+                                         "must be specified when `operator` is 'In' or 'NotIn'"));
     }
   } else if (op == "Exists" || op == "DoesNotExist") {
     if (!req.values.empty()) {
-      return SetError(error, internal::FieldForbidden(
-                                 Child(path, "values"),
-                                 "may not be specified when `operator` is 'Exists' or "
-                                 "'DoesNotExist'"));
+      return SetError(
+          error, internal::FieldForbidden(Child(path, "values"),
+                                          "may not be specified when `operator` is 'Exists' or "
+                                          "'DoesNotExist'"));
     }
   } else if (op == "Gt" || op == "Lt") {
     if (req.values.size() != 1) {
@@ -225,9 +225,9 @@ bool ValidateNodeSelectorRequirement(const NodeSelectorRequirement& req, const s
     }
     int64_t unused = 0;
     if (!internal::ParseInt64(req.values[0], &unused)) {
-      return SetError(error, internal::FieldInvalid(
-                                 Index(Child(path, "values"), 0), req.values[0],
-                                 "for 'Gt', 'Lt' operators, the value must be an integer"));
+      return SetError(
+          error, internal::FieldInvalid(Index(Child(path, "values"), 0), req.values[0],
+                                        "for 'Gt', 'Lt' operators, the value must be an integer"));
     }
   } else {
     return SetError(error, internal::FieldInvalid(Child(path, "operator"), op,
@@ -282,20 +282,21 @@ bool ValidateLabelSelector(const LabelSelector& sel, std::string* error) {
     const std::string path = Index("matchExpressions", i);
     if (req.op == "In" || req.op == "NotIn") {
       if (req.values.empty()) {
-        return SetError(error, internal::FieldRequired(
-                                   Child(path, "values"),
-                                   "must be specified when `operator` is 'In' or 'NotIn'"));
+        return SetError(
+            error, internal::FieldRequired(Child(path, "values"),
+                                           "must be specified when `operator` is 'In' or 'NotIn'"));
       }
     } else if (req.op == "Exists" || req.op == "DoesNotExist") {
       if (!req.values.empty()) {
-        return SetError(error, internal::FieldForbidden(
-                                   Child(path, "values"),
-                                   "may not be specified when `operator` is 'Exists' or "
-                                   "'DoesNotExist'"));
+        return SetError(
+            error, internal::FieldForbidden(Child(path, "values"),
+                                            "may not be specified when `operator` is 'Exists' or "
+                                            "'DoesNotExist'"));
       }
     } else {
-      return SetError(error, internal::FieldNotSupported(Child(path, "operator"), req.op,
-                                                         {"DoesNotExist", "Exists", "In", "NotIn"}));
+      return SetError(error,
+                      internal::FieldNotSupported(Child(path, "operator"), req.op,
+                                                  {"DoesNotExist", "Exists", "In", "NotIn"}));
     }
     if (!ValidateKeyAndValues(req.key, req.values, path, error)) return false;
   }

@@ -60,32 +60,45 @@ TEST(LabelSelectorTest, Validation) {
   };
   const std::vector<Case> cases = {
       {"empty", {}, ""},
-      {"all operators", {{{"app", "web"}},
-                         {LReq("a", "In", {"x"}), LReq("b", "NotIn", {"y", "z"}),
-                          LReq("c", "Exists", {}), LReq("example.com/d", "DoesNotExist", {})}},
+      {"all operators",
+       {{{"app", "web"}},
+        {LReq("a", "In", {"x"}), LReq("b", "NotIn", {"y", "z"}), LReq("c", "Exists", {}),
+         LReq("example.com/d", "DoesNotExist", {})}},
        ""},
       {"Gt rejected",
        {{}, {LReq("a", "In", {"x"}), LReq("n", "Gt", {"1"})}},
        "matchExpressions[1].operator: Unsupported value: \"Gt\": supported values: "
        "\"DoesNotExist\", \"Exists\", \"In\", \"NotIn\""},
-      {"Lt rejected", {{}, {LReq("n", "Lt", {"1"})}},
+      {"Lt rejected",
+       {{}, {LReq("n", "Lt", {"1"})}},
        "matchExpressions[0].operator: Unsupported value: \"Lt\": supported values: "
        "\"DoesNotExist\", \"Exists\", \"In\", \"NotIn\""},
-      {"lowercase operator rejected", {{}, {LReq("n", "in", {"1"})}},
+      {"lowercase operator rejected",
+       {{}, {LReq("n", "in", {"1"})}},
        "matchExpressions[0].operator: Unsupported value: \"in\""},
-      {"In needs values", {{}, {LReq("a", "In", {})}},
+      {"In needs values",
+       {{}, {LReq("a", "In", {})}},
        "matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or "
        "'NotIn'"},
-      {"NotIn needs values", {{}, {LReq("a", "NotIn", {})}}, "matchExpressions[0].values: Required"},
-      {"Exists takes no values", {{}, {LReq("a", "Exists", {"x"})}},
+      {"NotIn needs values",
+       {{}, {LReq("a", "NotIn", {})}},
+       "matchExpressions[0].values: Required"},
+      {"Exists takes no values",
+       {{}, {LReq("a", "Exists", {"x"})}},
        "matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' "
        "or 'DoesNotExist'"},
-      {"DoesNotExist takes no values", {{}, {LReq("a", "DoesNotExist", {"x"})}},
+      {"DoesNotExist takes no values",
+       {{}, {LReq("a", "DoesNotExist", {"x"})}},
        "matchExpressions[0].values: Forbidden"},
-      {"bad key", {{}, {LReq("-a", "Exists", {})}}, "matchExpressions[0].key: Invalid value: \"-a\""},
-      {"bad value", {{}, {LReq("a", "In", {"ok", "not ok"})}},
+      {"bad key",
+       {{}, {LReq("-a", "Exists", {})}},
+       "matchExpressions[0].key: Invalid value: \"-a\""},
+      {"bad value",
+       {{}, {LReq("a", "In", {"ok", "not ok"})}},
        "matchExpressions[0].values[1]: Invalid value: \"not ok\""},
-      {"bad matchLabels key", {{{"a/b/c", "x"}}, {}}, "matchLabels.a/b/c: Invalid value: \"a/b/c\""},
+      {"bad matchLabels key",
+       {{{"a/b/c", "x"}}, {}},
+       "matchLabels.a/b/c: Invalid value: \"a/b/c\""},
       {"bad matchLabels value", {{{"a", "-x"}}, {}}, "matchLabels.a: Invalid value: \"-x\""},
   };
   for (const Case& c : cases) {
@@ -119,11 +132,11 @@ TEST(NodeSelectorTest, RequirementMatching) {
       {NReq("gpu-count", "Lt", {"4"}), false},
       {NReq("gpu-count", "Gt", {"-1"}), true},
       {NReq("nokey", "Gt", {"1"}), false},
-      {NReq("zone", "Gt", {"1"}), false},        // label value "a" is not an integer
-      {NReq("gpu-count", "Gt", {"x"}), false},   // invalid bound
-      {NReq("gpu-count", "Gt", {}), false},      // invalid: needs one value
-      {NReq("zone", "In", {}), false},           // invalid: In needs values
-      {NReq("nokey", "NotIn", {}), false},       // invalid: NotIn needs values
+      {NReq("zone", "Gt", {"1"}), false},       // label value "a" is not an integer
+      {NReq("gpu-count", "Gt", {"x"}), false},  // invalid bound
+      {NReq("gpu-count", "Gt", {}), false},     // invalid: needs one value
+      {NReq("zone", "In", {}), false},          // invalid: In needs values
+      {NReq("nokey", "NotIn", {}), false},      // invalid: NotIn needs values
       {NReq("zone", "Bogus", {"a"}), false},
   };
   for (const Case& c : cases) {
@@ -155,7 +168,8 @@ TEST(NodeSelectorTest, TermAndSelectorMatching) {
 
   EXPECT_FALSE(NodeSelectorMatches(NodeSelector{}, kLabels, "n1")) << "no terms matches nothing";
   EXPECT_FALSE(NodeSelectorMatches(NodeSelector{{empty}}, kLabels, "n1"));
-  EXPECT_TRUE(NodeSelectorMatches(NodeSelector{{empty, zone_a}}, kLabels, "n1")) << "terms are ORed";
+  EXPECT_TRUE(NodeSelectorMatches(NodeSelector{{empty, zone_a}}, kLabels, "n1"))
+      << "terms are ORed";
   EXPECT_TRUE(NodeSelectorMatches(NodeSelector{{zone_b, name_n1}}, kLabels, "n1"));
   EXPECT_FALSE(NodeSelectorMatches(NodeSelector{{zone_b, name_n1}}, kLabels, "n3"));
 }
@@ -173,31 +187,41 @@ TEST(NodeSelectorTest, TermValidation) {
          NReq("d", "DoesNotExist", {}), NReq("e", "Gt", {"10"}), NReq("f", "Lt", {"3"})},
         {NReq("metadata.name", "In", {"n1"}), NReq("metadata.name", "NotIn", {"n2"})}},
        ""},
-      {"Gt needs one value", {{NReq("e", "Gt", {"1", "2"})}, {}},
+      {"Gt needs one value",
+       {{NReq("e", "Gt", {"1", "2"})}, {}},
        "matchExpressions[0].values: Required value: must be specified single value when "
        "`operator` is 'Lt' or 'Gt'"},
       {"Lt needs a value", {{NReq("e", "Lt", {})}, {}}, "matchExpressions[0].values: Required"},
-      {"Gt needs an integer", {{NReq("e", "Gt", {"1.5"})}, {}},
+      {"Gt needs an integer",
+       {{NReq("e", "Gt", {"1.5"})}, {}},
        "matchExpressions[0].values[0]: Invalid value: \"1.5\": for 'Gt', 'Lt' operators, the "
        "value must be an integer"},
       // Values are label values for every operator (upstream), so a negative bound is invalid.
-      {"Lt with a negative bound", {{NReq("e", "Lt", {"-3"})}, {}},
+      {"Lt with a negative bound",
+       {{NReq("e", "Lt", {"-3"})}, {}},
        "matchExpressions[0].values[0]: Invalid value: \"-3\""},
-      {"In value must be a label value", {{NReq("a", "In", {"x y"})}, {}},
+      {"In value must be a label value",
+       {{NReq("a", "In", {"x y"})}, {}},
        "matchExpressions[0].values[0]: Invalid value: \"x y\""},
-      {"field value must be a node name", {{}, {NReq("metadata.name", "In", {"Bad_Name"})}},
+      {"field value must be a node name",
+       {{}, {NReq("metadata.name", "In", {"Bad_Name"})}},
        "matchFields[0].values[0]: Invalid value: \"Bad_Name\""},
-      {"unknown operator", {{NReq("a", "In", {"x"}), NReq("e", "Equals", {"1"})}, {}},
+      {"unknown operator",
+       {{NReq("a", "In", {"x"}), NReq("e", "Equals", {"1"})}, {}},
        "matchExpressions[1].operator: Invalid value: \"Equals\": not a valid selector operator"},
       {"In needs values", {{NReq("a", "In", {})}, {}}, "matchExpressions[0].values: Required"},
-      {"Exists takes no values", {{NReq("a", "Exists", {"x"})}, {}},
+      {"Exists takes no values",
+       {{NReq("a", "Exists", {"x"})}, {}},
        "matchExpressions[0].values: Forbidden"},
       {"bad key", {{NReq("a b", "Exists", {})}, {}}, "matchExpressions[0].key: Invalid value"},
-      {"field key must be metadata.name", {{}, {NReq("metadata.uid", "In", {"x"})}},
+      {"field key must be metadata.name",
+       {{}, {NReq("metadata.uid", "In", {"x"})}},
        "matchFields[0].key: Invalid value: \"metadata.uid\": not a valid field selector key"},
-      {"field op must be In/NotIn", {{}, {NReq("metadata.name", "Exists", {})}},
+      {"field op must be In/NotIn",
+       {{}, {NReq("metadata.name", "Exists", {})}},
        "matchFields[0].operator: Invalid value: \"Exists\""},
-      {"field needs exactly one value", {{}, {NReq("metadata.name", "In", {"a", "b"})}},
+      {"field needs exactly one value",
+       {{}, {NReq("metadata.name", "In", {"a", "b"})}},
        "matchFields[0].values: Required value: must be only one value"},
   };
   for (const Case& c : cases) {

@@ -70,10 +70,12 @@ struct RequestCase {
 TEST(PodRequestsTest, Table) {
   const std::vector<RequestCase> cases = {
       {"no containers", MakePod({}), R(0, 0)},
-      {"sum of containers", MakePod({C({{"cpu", "1"}, {"memory", "5"}}), C({{"cpu", "4"}, {"memory", "12"}})}),
+      {"sum of containers",
+       MakePod({C({{"cpu", "1"}, {"memory", "5"}}), C({{"cpu", "4"}, {"memory", "12"}})}),
        R(5000, 17)},
       {"overhead is added",
-       MakePod({C({{"cpu", "1"}, {"memory", "10"}})}, {}, {{"cpu", "5"}, {"memory", "5"}}), R(6000, 15)},
+       MakePod({C({{"cpu", "1"}, {"memory", "10"}})}, {}, {{"cpu", "5"}, {"memory", "5"}}),
+       R(6000, 15)},
       {"just overhead", MakePod({}, {}, {{"cpu", "5"}, {"memory", "5"}}), R(5000, 5)},
       {"larger init container wins", MakePod({C({{"cpu", "1"}})}, {C({{"cpu", "4"}})}), R(4000, 0)},
       {"larger containers win",
@@ -90,24 +92,26 @@ TEST(PodRequestsTest, Table) {
        MakePod({C({{"cpu", "1"}})}, {C({{"cpu", "1"}}, true)}), R(2000, 0)},
       // max(5, sidecars(1+2+3) + regular(1)) = 7
       {"multiple restartable init containers",
-       MakePod({C({{"cpu", "1"}})},
-               {C({{"cpu", "5"}}), C({{"cpu", "1"}}, true), C({{"cpu", "2"}}, true), C({{"cpu", "3"}}, true)}),
+       MakePod({C({{"cpu", "1"}})}, {C({{"cpu", "5"}}), C({{"cpu", "1"}}, true),
+                                     C({{"cpu", "2"}}, true), C({{"cpu", "3"}}, true)}),
        R(7000, 0)},
       // KEP-753 example: init-2 needs 5 + sidecars started before it (1+2) = 8; the sidecar
       // started after it does not count.
       {"multiple restartable and regular init containers",
        MakePod({C({{"cpu", "1"}})},
-               {C({{"cpu", "5"}}), C({{"cpu", "1"}}, true), C({{"cpu", "2"}}, true), C({{"cpu", "5"}}),
-                C({{"cpu", "3"}}, true)}),
+               {C({{"cpu", "5"}}), C({{"cpu", "1"}}, true), C({{"cpu", "2"}}, true),
+                C({{"cpu", "5"}}), C({{"cpu", "3"}}, true)}),
        R(8000, 0)},
       {"restartable-init, init and regular",
-       MakePod({C({{"cpu", "100"}})}, {C({{"cpu", "10"}}, true), C({{"cpu", "200"}})}), R(210000, 0)},
+       MakePod({C({{"cpu", "100"}})}, {C({{"cpu", "10"}}, true), C({{"cpu", "200"}})}),
+       R(210000, 0)},
       {"sidecar ordering matters: same containers, sidecar after the big init",
-       MakePod({C({{"cpu", "100"}})}, {C({{"cpu", "200"}}), C({{"cpu", "10"}}, true)}), R(200000, 0)},
+       MakePod({C({{"cpu", "100"}})}, {C({{"cpu", "200"}}), C({{"cpu", "10"}}, true)}),
+       R(200000, 0)},
       {"ephemeral storage and exact sums before rounding",
        // Two containers of 1.1Gi: exact sum 2362232012.8 -> 2362232013 (not 2 * 1181116007).
-       MakePod({C({{"memory", "1.1Gi"}, {"ephemeral-storage", "1Gi"}}), C({{"memory", "1.1Gi"}, {"cpu", "0.5m"}}),
-                C({{"cpu", "0.5m"}})}),
+       MakePod({C({{"memory", "1.1Gi"}, {"ephemeral-storage", "1Gi"}}),
+                C({{"memory", "1.1Gi"}, {"cpu", "0.5m"}}), C({{"cpu", "0.5m"}})}),
        R(1, 2362232013, 1 << 30)},
   };
   for (const RequestCase& c : cases) {
@@ -118,8 +122,9 @@ TEST(PodRequestsTest, Table) {
 TEST(PodRequestsTest, ScalarResourcesAreInterned) {
   const ResourceId gpu = InternScalarResource(kResourceNvidiaGPU);
   const ResourceId huge = InternScalarResource("hugepages-2Mi");
-  Pod pod = MakePod({C({{"nvidia.com/gpu", "2"}, {"hugepages-2Mi", "4Mi"}}), C({{"nvidia.com/gpu", "1"}})},
-                    {C({{"nvidia.com/gpu", "4"}})});
+  Pod pod = MakePod(
+      {C({{"nvidia.com/gpu", "2"}, {"hugepages-2Mi", "4Mi"}}), C({{"nvidia.com/gpu", "1"}})},
+      {C({{"nvidia.com/gpu", "4"}})});
   const Resource r = PodRequests(pod);
   EXPECT_EQ(r.Scalar(gpu), 4);
   EXPECT_EQ(r.Scalar(huge), 4 << 20);
@@ -135,13 +140,15 @@ TEST(PodNonZeroRequestsTest, Table) {
   const std::vector<RequestCase> cases = {
       {"no requests: defaults", MakePod({C({})}), R(kCPU, kMem)},
       {"defaults per container", MakePod({C({}), C({})}), R(2 * kCPU, 2 * kMem)},
-      {"explicit requests kept", MakePod({C({{"cpu", "250m"}, {"memory", "1Gi"}})}), R(250, 1 << 30)},
+      {"explicit requests kept", MakePod({C({{"cpu", "250m"}, {"memory", "1Gi"}})}),
+       R(250, 1 << 30)},
       {"only cpu set: memory defaulted", MakePod({C({{"cpu", "1"}})}), R(1000, kMem)},
       // GetNonzeroRequestForResource: "Override if un-set, but not if explicitly set to zero".
       {"explicit zero stays zero", MakePod({C({{"cpu", "0"}, {"memory", "0"}})}), R(0, 0)},
       {"init containers get defaults too (max)", MakePod({C({{"cpu", "50m"}})}, {C({})}),
        R(kCPU, kMem)},
-      {"sidecar defaults add to containers", MakePod({C({})}, {C({}, true)}), R(2 * kCPU, 2 * kMem)},
+      {"sidecar defaults add to containers", MakePod({C({})}, {C({}, true)}),
+       R(2 * kCPU, 2 * kMem)},
       {"overhead added after defaults", MakePod({C({})}, {}, {{"cpu", "10m"}, {"memory", "1Mi"}}),
        R(kCPU + 10, kMem + (1 << 20))},
       {"no containers: nothing", MakePod({}), R(0, 0)},

@@ -49,9 +49,8 @@ bool InterpretSuffix(std::string_view s, int64_t* exp10, int* exp2) {
     std::string_view suffix;
     int exponent;
   };
-  static constexpr Entry kDecimal[] = {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0},
-                                       {"k", 3},  {"M", 6},  {"G", 9},  {"T", 12},
-                                       {"P", 15}, {"E", 18}};
+  static constexpr Entry kDecimal[] = {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0},   {"k", 3},
+                                       {"M", 6},  {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
   static constexpr Entry kBinary[] = {{"Ki", 10}, {"Mi", 20}, {"Gi", 30},
                                       {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
   for (const auto& e : kDecimal) {

@@ -16,7 +16,7 @@ namespace {
 // Guarded by mu: lookups take it shared, insertions exclusive.
 struct InternTable {
   std::shared_mutex mu;
-  std::deque<std::string> names;                            // GUARDED_BY(mu)
+  std::deque<std::string> names;                             // GUARDED_BY(mu)
   std::unordered_map<std::string_view, ResourceId> by_name;  // GUARDED_BY(mu)
 };
 

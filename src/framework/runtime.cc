@@ -162,6 +162,10 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
   }
   std::set<std::string> seen_config;
   for (const auto& pc : profile.plugin_config) {
+    if (!registry.Has(pc.name)) {
+      return Status::Error("profile \"" + pn + "\": pluginConfig: plugin \"" + pc.name +
+                           "\" is not registered");
+    }
     if (!seen_config.insert(pc.name).second) {
       return Status::Error("profile \"" + pn + "\": pluginConfig: repeated config for plugin " +
                            pc.name);

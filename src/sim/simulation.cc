@@ -79,7 +79,8 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
   so.binding_workers = 0;
   auto sched_or = scheduler::Scheduler::New(std::move(so));
   if (!sched_or.ok()) {
-    *error = sched_or.status().Message();
+    *error = (opts.config_source.empty() ? "" : opts.config_source + ": ") +
+             sched_or.status().Message();
     return false;
   }
   std::unique_ptr<scheduler::Scheduler> sched = std::move(sched_or).value();

@@ -26,6 +26,7 @@ namespace phalanx::sim {
 struct SimulationOptions {
   uint64_t seed = 1;
   config::KubeSchedulerConfiguration config;
+  std::string config_source;     // file the config came from, for error messages
   framework::Registry registry;  // plugins available to the profiles
   // Called now and then with (pods arrived, pods total, virtual seconds).
   std::function<void(size_t, size_t, double)> progress;

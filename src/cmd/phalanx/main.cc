@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   phalanx::sim::SimulationOptions so;
   so.seed = seed;
   if (!LoadConfig(config_path, &so.config, &err)) return Fail(err);
+  so.config_source = config_path;
   so.registry = phalanx::plugins::NewInTreeRegistry();
   phalanx::sim::Scenario sc;
   if (trace == "openb") {
