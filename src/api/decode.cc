@@ -1065,6 +1065,9 @@ bool ReadFile(const std::filesystem::path& path, std::string* out, DecodeError* 
 
 }  // namespace
 
+// All-or-nothing: *out is only appended to when every document decodes. Errors are
+// "<source>: <Kind ns/name | document N>: <field path>: <cause> (line L, column C)" or
+// "<source>: malformed YAML at line L, column C: <parser message>".
 bool DecodeManifests(std::string_view text, const std::string& source, Manifests* out,
                      DecodeError* err) {
   StreamDecoder decoder(source);
@@ -1079,6 +1082,8 @@ bool DecodeManifests(std::string_view text, const std::string& source, Manifests
   return true;
 }
 
+// A directory is read non-recursively; files are decoded in file-name order, each named by
+// its path in messages. All-or-nothing across the files, like DecodeManifests.
 bool LoadManifests(const std::string& path, Manifests* out, DecodeError* err) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -1122,6 +1127,10 @@ bool LoadManifests(const std::string& path, Manifests* out, DecodeError* err) {
   return true;
 }
 
+// Pods are named "<name>-<i>" (StatefulSet) or "<name>-<hash>-<i>" with a 5-character hash of
+// kind/namespace/name; uid "<namespace>/<pod>". Besides the template's labels, each pod gets
+// the label its controller would add (pod-template-hash, statefulset.kubernetes.io/pod-name
+// and apps.kubernetes.io/pod-index, job-name and batch.kubernetes.io/job-name).
 std::vector<Pod> ExpandController(const WorkloadController& c) {
   const std::string ns = c.metadata.namespace_.empty() ? "default" : c.metadata.namespace_;
   const std::string owner_uid =

@@ -115,10 +115,13 @@ Resource ComputeRequests(const Pod& pod, bool non_zero) {
 
 }  // namespace
 
+// Requests are summed exactly (nano units) and rounded once, as upstream sums
+// resource.Quantity values: cpu by MilliValue(), everything else by Value().
 Resource PodRequests(const Pod& pod) { return ComputeRequests(pod, /*non_zero=*/false); }
 
 Resource PodNonZeroRequests(const Pod& pod) { return ComputeRequests(pod, /*non_zero=*/true); }
 
+// Each quantity is rounded up on its own (framework.Resource.Add semantics).
 Resource ResourceListToResource(const ResourceList& list) {
   Resource out;
   for (const auto& [name, q] : list) {

@@ -1,0 +1,51 @@
+// NewInTreeRegistry registers every in-tree plugin under its name, and each factory builds
+// a plugin with default args.
+#include "plugins/registry.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "framework/interface.h"
+#include "plugins/testing_fake_handle.h"
+
+namespace phalanx::plugins {
+namespace {
+
+TEST(RegistryTest, InTreePlugins) {
+  const std::vector<std::string> want = {
+      "DefaultBinder",    "ImageLocality",    "NodeAffinity",
+      "NodeName",         "NodePorts",        "NodeResourcesBalancedAllocation",
+      "NodeResourcesFit", "NodeUnschedulable", "PrioritySort",
+      "SchedulingGates",  "TaintToleration",
+  };
+  framework::Registry r = NewInTreeRegistry();
+  std::vector<std::string> got;
+  for (const auto& [name, f] : r.factories()) got.push_back(name);
+  EXPECT_EQ(got, want);
+  fake::FakeHandle h;
+  YAML::Node empty = YAML::Load("{}");
+  for (const auto& name : want) {
+    const framework::PluginFactory* f = r.Find(name);
+    ASSERT_NE(f, nullptr) << name;
+    for (framework::PluginArgs args : {static_cast<framework::PluginArgs>(nullptr),
+                                       static_cast<framework::PluginArgs>(&empty)}) {
+      auto pl = (*f)(args, h);
+      ASSERT_TRUE(pl.ok()) << name << ": " << pl.status().ToString();
+      EXPECT_EQ(pl.value()->Name(), name);
+    }
+  }
+}
+
+TEST(RegistryTest, BadArgsAreReported) {
+  framework::Registry r = NewInTreeRegistry();
+  fake::FakeHandle h;
+  YAML::Node bad = YAML::Load("{scoringStrategy: {type: Foo}}");
+  auto pl = (*r.Find("NodeResourcesFit"))(&bad, h);
+  ASSERT_FALSE(pl.ok());
+  EXPECT_EQ(pl.status().Message().rfind(
+                "NodeResourcesFitArgs: scoringStrategy.type: Unsupported value: \"Foo\"", 0),
+            0u);
+}
+
+}  // namespace
+}  // namespace phalanx::plugins
