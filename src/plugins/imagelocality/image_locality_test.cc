@@ -94,7 +94,9 @@ TEST(ImageLocalityTest, Priority) {
       framework::CycleState state;
       auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(c.pod));
       const auto& list = h.SnapshotSharedLister().List();
-      if (run_prescore) ASSERT_TRUE(ps->PreScore(state, *pi, list).IsSuccess());
+      if (run_prescore) {
+        ASSERT_TRUE(ps->PreScore(state, *pi, list).IsSuccess());
+      }
       std::vector<int64_t> got;
       for (const auto* n : list) {
         int64_t s = -1;

@@ -11,6 +11,9 @@
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
+// Test tables leave trailing optional fields out.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 namespace phalanx::plugins::noderesources {
 namespace {
 

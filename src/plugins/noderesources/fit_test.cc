@@ -13,6 +13,9 @@
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
+// Test tables leave trailing optional fields out.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 namespace phalanx::plugins::noderesources {
 namespace {
 
@@ -280,7 +283,9 @@ void RunScoreCases(const std::vector<ScoreCase>& cases) {
       auto* fit = dynamic_cast<Fit*>(pl.value().get());
       framework::CycleState state;
       auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(c.pod));
-      if (run_prescore) ASSERT_TRUE(fit->PreScore(state, *pi, ptrs).IsSuccess()) << c.name;
+      if (run_prescore) {
+        ASSERT_TRUE(fit->PreScore(state, *pi, ptrs).IsSuccess()) << c.name;
+      }
       std::vector<int64_t> got;
       for (const auto& n : infos) {
         int64_t s = -1;
