@@ -720,8 +720,21 @@ class ObjectDecoder {
                 return VolumeObj(x, p, v);
               }) ||
         !Str(n, "restartPolicy", path, &s->restart_policy) ||
-        !OptInt64(n, "activeDeadlineSeconds", path, &s->active_deadline_seconds)) {
+        !OptInt64(n, "activeDeadlineSeconds", path, &s->active_deadline_seconds) ||
+        !Object(n, "workloadRef", path, &s->workload_ref,
+                [this](const YAML::Node& x, const std::string& p, WorkloadReference* w) {
+                  return ExpectMap(x, p) && Str(x, "name", p, &w->name) &&
+                         Str(x, "podGroup", p, &w->pod_group) &&
+                         Str(x, "podGroupReplicaKey", p, &w->pod_group_replica_key);
+                })) {
       return false;
+    }
+    if (const YAML::Node sg = Get(n, "schedulingGroup"); Present(sg)) {
+      if (!ExpectMap(sg, Child(path, "schedulingGroup")) ||
+          !Str(sg, "podGroupName", Child(path, "schedulingGroup"),
+               &s->scheduling_group_pod_group_name)) {
+        return false;
+      }
     }
     if (s->scheduler_name.empty()) s->scheduler_name = "default-scheduler";
     if (s->restart_policy.empty()) s->restart_policy = "Always";
@@ -980,6 +993,22 @@ class StreamDecoder {
       what += " ";
       what += name.empty() ? doc_label : (ns.empty() ? name : ns + "/" + name);
       staged_.ignored.push_back(std::move(what));
+      // Named objects of other kinds are kept whole for adapters (gang dialects, ...).
+      // Their metadata is decoded leniently: an object we do not type never fails a load.
+      if (!kind.empty() && !name.empty()) {
+        ObjectMeta um;
+        if (!Present(meta) || d.Meta(meta, "metadata", &um)) {
+          Unstructured u;
+          u.api_version = api_version;
+          u.kind = kind;
+          u.metadata = std::move(um);
+          u.metadata.namespace_ = ns;
+          if (u.metadata.name.empty()) u.metadata.name = name;
+          if (u.metadata.uid.empty()) u.metadata.uid = u.Key();
+          u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
+          staged_.objects.push_back(std::move(u));
+        }
+      }
       return true;
     }
 
@@ -1030,6 +1059,12 @@ class StreamDecoder {
       if (c.metadata.uid.empty()) {
         c.metadata.uid = c.kind + "/" + c.metadata.namespace_ + "/" + c.metadata.name;
       }
+      Unstructured u;
+      u.api_version = c.api_version;
+      u.kind = c.kind;
+      u.metadata = c.metadata;
+      u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
+      staged_.objects.push_back(std::move(u));
       staged_.controllers.push_back(std::move(c));
     }
     return true;
@@ -1078,6 +1113,7 @@ bool DecodeManifests(std::string_view text, const std::string& source, Manifests
   AppendAll(&out->namespaces, &staged.namespaces);
   AppendAll(&out->priority_classes, &staged.priority_classes);
   AppendAll(&out->controllers, &staged.controllers);
+  AppendAll(&out->objects, &staged.objects);
   AppendAll(&out->ignored, &staged.ignored);
   return true;
 }
@@ -1123,6 +1159,7 @@ bool LoadManifests(const std::string& path, Manifests* out, DecodeError* err) {
   AppendAll(&out->namespaces, &staged.namespaces);
   AppendAll(&out->priority_classes, &staged.priority_classes);
   AppendAll(&out->controllers, &staged.controllers);
+  AppendAll(&out->objects, &staged.objects);
   AppendAll(&out->ignored, &staged.ignored);
   return true;
 }

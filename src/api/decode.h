@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/types.h"
+#include "api/unstructured.h"
 
 namespace phalanx::api {
 
@@ -23,7 +24,10 @@ struct Manifests {
   std::vector<Namespace> namespaces;
   std::vector<PriorityClass> priority_classes;
   std::vector<WorkloadController> controllers;  // Deployment/ReplicaSet/StatefulSet/Job
-  std::vector<std::string> ignored;             // "kind name" of skipped objects
+  // Named objects of other kinds (CRDs: PodGroups, Workloads, Queues, JobSets, ...) and
+  // the typed controllers above too, kept whole for adapters (gang dialects, PodGrouper).
+  std::vector<Unstructured> objects;
+  std::vector<std::string> ignored;             // "kind name" of objects without a type here
 };
 
 struct DecodeError {

@@ -152,6 +152,13 @@ struct Volume {
   std::string persistent_volume_claim;  // claimName; empty when not a PVC volume
 };
 
+// spec.workloadRef (Kubernetes 1.35, KEP-4671): the pod's gang in a Workload.
+struct WorkloadReference {
+  std::string name;                    // Workload in the pod's namespace
+  std::string pod_group;               // entry of spec.podGroups
+  std::string pod_group_replica_key;   // splits one pod group into independent gangs
+};
+
 struct PodSpec {
   std::string node_name;
   std::string scheduler_name = "default-scheduler";
@@ -169,6 +176,8 @@ struct PodSpec {
   std::vector<Volume> volumes;
   std::string restart_policy;
   std::optional<int64_t> active_deadline_seconds;
+  std::optional<WorkloadReference> workload_ref;  // 1.35 spec.workloadRef
+  std::string scheduling_group_pod_group_name;    // 1.36+ spec.schedulingGroup.podGroupName
 };
 
 struct PodCondition {

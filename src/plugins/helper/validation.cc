@@ -120,6 +120,12 @@ bool IsExtendedResourceName(std::string_view name) {
   return IsQualifiedName("requests." + std::string(name)).empty();
 }
 
+bool IsScalarResourceName(std::string_view name) {
+  return IsExtendedResourceName(name) || name.substr(0, 10) == "hugepages-" ||
+         name.find("kubernetes.io/") != std::string_view::npos ||
+         name.substr(0, 19) == "attachable-volumes-";
+}
+
 void FieldErrors::Invalid(const std::string& path, std::string_view value,
                           std::string_view detail) {
   errs_.push_back(fmt::format("{}: Invalid value: {}: {}", path, Quote(value), detail));

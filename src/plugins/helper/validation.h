@@ -19,6 +19,11 @@ std::vector<std::string> IsQualifiedName(std::string_view value);
 // no "requests." prefix, and "requests.<name>" is a qualified name.
 bool IsExtendedResourceName(std::string_view name);
 
+// schedutil.IsScalarResourceName: extended resources, hugepages-*, names in the
+// kubernetes.io/ namespace and attachable-volumes-*. Stricter than api::IsScalarResourceName
+// (which accepts any other name): NodeResourcesFit checks, and the scorers count, only these.
+bool IsScalarResourceName(std::string_view name);
+
 // An accumulated field.ErrorList. Each entry is "path: body", with bodies formatted as
 // upstream's field.Error (Invalid value / Unsupported value / Duplicate value /
 // Required value).

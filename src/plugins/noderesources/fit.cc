@@ -95,7 +95,7 @@ bool HaveAnyRequestedResourcesIncreased(const api::Pod& pod, const api::Node& or
     return true;
   }
   for (const auto& [id, q] : req.scalar) {
-    if (q == 0) continue;
+    if (q == 0 || !helper::IsScalarResourceName(api::ScalarResourceName(id))) continue;
     if (m.Scalar(id) > o.Scalar(id)) return true;
   }
   return false;
@@ -113,7 +113,7 @@ bool IsSchedulableAfterPodScaleDown(const api::Pod& target, const api::Pod& orig
   if (t.memory != 0 && o.memory > m.memory) return true;
   if (t.ephemeral_storage != 0 && o.ephemeral_storage > m.ephemeral_storage) return true;
   for (const auto& [id, q] : t.scalar) {
-    if (q == 0) continue;
+    if (q == 0 || !helper::IsScalarResourceName(api::ScalarResourceName(id))) continue;
     if (o.Scalar(id) > m.Scalar(id)) return true;
   }
   return false;
@@ -276,7 +276,11 @@ framework::StatusOr<NodeResourcesFitArgs> ParseNodeResourcesFitArgs(framework::P
 
 std::vector<InsufficientResource> Fits(const api::Pod& pod, const framework::NodeInfo& node) {
   std::vector<InsufficientResource> out;
-  CheckFit(api::PodRequests(pod), node,
+  api::Resource req = api::PodRequests(pod);
+  std::erase_if(req.scalar, [](const std::pair<api::ResourceId, int64_t>& e) {
+    return !helper::IsScalarResourceName(api::ScalarResourceName(e.first));
+  });
+  CheckFit(req, node,
            [&](FitKind k, api::ResourceId id, int64_t req, int64_t used, int64_t cap, bool unres) {
              out.push_back({KindName(k, id), Reason(k, id), req, used, cap, unres});
            });
@@ -320,7 +324,10 @@ framework::Status Fit::PreFilter(framework::CycleState& state, const framework::
   s->request.memory = pod.requests.memory;
   s->request.ephemeral_storage = pod.requests.ephemeral_storage;
   for (const auto& [id, q] : pod.requests.scalar) {
-    if (q == 0 || IgnoredScalar(api::ScalarResourceName(id))) continue;
+    if (q == 0) continue;
+    const std::string& name = api::ScalarResourceName(id);
+    // Upstream's framework.Resource drops names that are not scalar resources.
+    if (!helper::IsScalarResourceName(name) || IgnoredScalar(name)) continue;
     s->request.scalar.emplace_back(id, q);
   }
   state.Write(kPreFilterStateKey, std::move(s));

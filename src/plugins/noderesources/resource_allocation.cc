@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "plugins/helper/validation.h"
+
 namespace phalanx::plugins::noderesources {
 
 ResourceAllocation::ResourceAllocation(const std::vector<ResourceSpec>& resources,
@@ -17,11 +19,11 @@ ResourceAllocation::ResourceAllocation(const std::vector<ResourceSpec>& resource
       rr.kind = ResolvedResource::Kind::kMemory;
     } else if (r.name == api::kResourceEphemeralStorage) {
       rr.kind = ResolvedResource::Kind::kEphemeralStorage;
-    } else if (api::IsScalarResourceName(r.name)) {
+    } else if (helper::IsScalarResourceName(r.name)) {
       rr.kind = ResolvedResource::Kind::kScalar;
       rr.scalar_id = api::InternScalarResource(r.name);
     } else {
-      // e.g. "pods": never in a node's scalar resources, so upstream scores it (0, 0).
+      // e.g. "pods", "storage": never in upstream's scalar resources, so scored (0, 0).
       rr.kind = ResolvedResource::Kind::kOther;
     }
     resolved_.push_back(rr);

@@ -1,0 +1,55 @@
+# Installation and the Phalanx CMake package (included at the end of the top-level
+# CMakeLists.txt). `cmake --install build --prefix /opt/phalanx` installs
+#   bin/phalanx
+#   include/phalanx/<dir>/<header>.h        public headers of src/ (include "framework/interface.h")
+#   lib/libphalanx_*.a                       the static libraries
+#   lib/cmake/Phalanx/PhalanxConfig.cmake    find_package(Phalanx) -> Phalanx::phalanx_app, ...
+# (lib may be lib64 or lib/<triplet>, as GNUInstallDirs decides.)
+include(CMakePackageConfigHelpers)
+
+set(PHALANX_EXPORTED_LIBRARIES
+    phalanx_api phalanx_framework phalanx_config phalanx_plugins phalanx_queue phalanx_cache
+    phalanx_store phalanx_scheduler phalanx_sim phalanx_app)
+set(PHALANX_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Phalanx)
+
+# The headers need C++20; say so in the targets so that consumers get -std=c++20.
+foreach(lib ${PHALANX_EXPORTED_LIBRARIES})
+  target_compile_features(${lib} PUBLIC cxx_std_20)
+endforeach()
+
+install(TARGETS phalanx ${PHALANX_EXPORTED_LIBRARIES}
+        EXPORT PhalanxTargets
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+# Public headers: every src/**/*.h, directories preserved, except test-only and internal
+# ones (*_test.h, *_internal.h, internal.h, src/testing/ whose library is not installed).
+file(GLOB_RECURSE _phalanx_headers RELATIVE ${PROJECT_SOURCE_DIR}/src CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/src/*.h)
+foreach(h ${_phalanx_headers})
+  if(h MATCHES "(^|/)(internal|[^/]*_internal|[^/]*_test)\\.h$" OR h MATCHES "^testing/")
+    continue()
+  endif()
+  get_filename_component(_dir ${h} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/src/${h}
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/phalanx/${_dir})
+endforeach()
+
+install(EXPORT PhalanxTargets
+        NAMESPACE Phalanx::
+        FILE PhalanxTargets.cmake
+        DESTINATION ${PHALANX_INSTALL_CMAKEDIR})
+
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/PhalanxConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/PhalanxConfig.cmake
+  INSTALL_DESTINATION ${PHALANX_INSTALL_CMAKEDIR})
+# 0.x: a minor version may break the API.
+write_basic_package_version_file(
+  ${CMAKE_CURRENT_BINARY_DIR}/PhalanxConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/PhalanxConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/PhalanxConfigVersion.cmake
+        DESTINATION ${PHALANX_INSTALL_CMAKEDIR})

@@ -1,0 +1,51 @@
+// Dialect adapters: from pods and objects in the users' own formats to the one model in
+// podgroup.h. Pure functions, no state; the Manager (manager.h) calls them.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/types.h"
+#include "api/unstructured.h"
+#include "gang/podgroup.h"
+
+namespace phalanx::gang {
+
+struct DialectOptions {
+  // PodGrouper: derive gangs from the pod's top owner for these owner kinds. Plain
+  // Deployments / ReplicaSets / StatefulSets are never gangs unless listed here.
+  std::vector<std::string> pod_grouper_kinds = {"Job", "JobSet", "PyTorchJob", "MPIJob"};
+  bool pod_grouper = true;
+};
+
+// Finds the gang a pod belongs to, in this order of precedence:
+//   spec.workloadRef (1.35) / spec.schedulingGroup.podGroupName (1.36+)
+//   label scheduling.x-k8s.io/pod-group, then pod-group.scheduling.sigs.k8s.io
+//   annotations gang.scheduling.koordinator.sh/name (inline spec from the other
+//     gang.scheduling.koordinator.sh/* annotations), then the legacy
+//     pod-group.scheduling.sigs.k8s.io/name + /min-available annotations
+//   annotation scheduling.k8s.io/group-name or scheduling.volcano.sh/group-name (Volcano)
+//   annotation pod-group-name (KAI)
+//   PodGrouper: the pod's top owner (looked up with `owner`), if its kind is enabled.
+// Returns nullopt for a pod that is not in a gang. Invalid annotation values yield a
+// ref whose inline_spec has `invalid` set (never an exception).
+using OwnerLookup =
+    std::function<const api::Unstructured*(const std::string& ns, const std::string& kind,
+                                           const std::string& name)>;
+std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions& opts,
+                                      const OwnerLookup& owner);
+
+// True if the object is a gang definition of some dialect (PodGroup of any group,
+// Workload of scheduling.k8s.io).
+bool IsGangObject(const api::Unstructured& obj);
+
+// Specs defined by a gang object: one for a PodGroup; one per spec.podGroups[] entry of a
+// 1.35 Workload (only those with policy.gang; policy.basic groups are not gangs); for
+// 1.36+ a Workload yields templates only (pods reference PodGroup objects), a PodGroup
+// (scheduling.k8s.io) yields one spec from spec.schedulingPolicy.gang.minCount.
+// Invalid fields set `invalid` on the spec (e.g. "spec.minMember: must be >= 1").
+std::vector<PodGroupSpec> SpecsFromObject(const api::Unstructured& obj);
+
+}  // namespace phalanx::gang

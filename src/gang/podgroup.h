@@ -1,0 +1,96 @@
+// The one internal gang model that every dialect maps to.
+//
+// Dialects (src/gang/dialects.h): scheduler-plugins Coscheduling PodGroup
+// (scheduling.x-k8s.io / scheduling.sigs.k8s.io), upstream Workload API (1.35 v1alpha1
+// Workload + spec.workloadRef; 1.36 v1alpha2 Workload + PodGroup + spec.schedulingGroup;
+// 1.37 v1beta1), Koordinator annotations (gang.scheduling.koordinator.sh/*), Volcano
+// PodGroup (scheduling.volcano.sh/v1beta1), KAI PodGroup (scheduling.run.ai/v2alpha2),
+// and PodGrouper-derived gangs (a pod's top owner: Job, JobSet, PyTorchJob, MPIJob).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/resource.h"
+#include "api/types.h"
+
+namespace phalanx::gang {
+
+enum class Dialect : uint8_t {
+  kCoscheduling,  // scheduling.x-k8s.io/v1alpha1 PodGroup (+ older scheduling.sigs.k8s.io)
+  kWorkload,      // upstream scheduling.k8s.io Workload / PodGroup
+  kKoordinator,   // gang.scheduling.koordinator.sh/* annotations (+ legacy annotations)
+  kVolcano,       // scheduling.volcano.sh/v1beta1 PodGroup
+  kKAI,           // scheduling.run.ai/v2alpha2 PodGroup
+  kDerived,       // PodGrouper: from the pod's top owner
+};
+const char* DialectName(Dialect d);
+
+// Koordinator gang modes: Strict rejects the whole gang when one member fails;
+// NonStrict keeps the waiting members and accumulates across cycles.
+enum class GangMode : uint8_t { kStrict, kNonStrict };
+
+// What counts toward the quorum (Koordinator match-policy).
+enum class MatchPolicy : uint8_t {
+  kOnceSatisfied,     // once the gang reached quorum, later members schedule alone
+  kOnlyWaiting,       // only members assumed/waiting in this attempt count
+  kWaitingAndRunning  // waiting plus already running (bound) members count
+};
+
+// A hierarchical sub-gang (KAI subGroups): minMember of its own inside the gang.
+struct SubGroup {
+  std::string name;
+  int32_t min_member = 0;
+  std::string parent;  // empty for top-level sub-groups
+};
+
+struct PodGroupSpec {
+  // Canonical identity "<namespace>/<name>" (Workload gangs: "<ns>/<workload>/<podGroup>"
+  // plus "/<replicaKey>" when the pod gives one).
+  std::string key;
+  std::string namespace_;
+  std::string name;
+  Dialect dialect = Dialect::kCoscheduling;
+  std::string source;  // object kind/apiVersion or annotation the spec came from (for messages)
+
+  int32_t min_member = 1;    // quorum; the dialect's minMember / minCount / min-available
+  int32_t total_member = 0;  // Koordinator total-number; 0 = unknown
+  api::Resource min_resources;  // Coscheduling/Volcano minResources (zero = none)
+  bool has_min_resources = false;
+  std::optional<int64_t> schedule_timeout_ns;  // scheduleTimeoutSeconds / waiting-time
+  GangMode mode = GangMode::kStrict;
+  MatchPolicy match_policy = MatchPolicy::kOnceSatisfied;
+  // Keys of every gang in the same GangGroup, including this one (Koordinator `groups`);
+  // empty = a group of its own.
+  std::vector<std::string> gang_group;
+  std::string queue;                // KAI / Volcano queue name
+  std::string priority_class_name;  // KAI PodGroup priorityClassName
+  std::vector<SubGroup> sub_groups;
+  // Topology-aware placement: keep the gang inside one domain of this node label.
+  std::string topology_key;
+  bool topology_required = false;
+  api::Timestamp creation_timestamp = 0;
+
+  // Invalid specs (minMember < 1, unknown mode, ...) are kept with the error so that the
+  // pods get a clear reason instead of silently scheduling alone.
+  std::string invalid;
+};
+
+// How a pod names its gang.
+struct GangRef {
+  std::string key;  // identity of this gang (PodGroupSpec::key of its spec, or for a
+                    // Workload pod group with podGroupReplicaKey: spec_key + "/" + replica)
+  std::string spec_key;  // key of the PodGroupSpec that defines it
+  Dialect dialect = Dialect::kCoscheduling;
+  std::string namespace_;
+  std::string name;  // the object the pod names (PodGroup / Workload name)
+  // Set when the pod itself defines the gang (Koordinator annotations, PodGrouper): no
+  // separate object needs to exist.
+  std::optional<PodGroupSpec> inline_spec;
+  // Where on the pod the reference was found, for messages (e.g. "label scheduling.x-k8s.io/pod-group").
+  std::string via;
+};
+
+}  // namespace phalanx::gang
