@@ -8,9 +8,37 @@
 include(CMakePackageConfigHelpers)
 
 set(PHALANX_EXPORTED_LIBRARIES
-    phalanx_api phalanx_framework phalanx_config phalanx_plugins phalanx_queue phalanx_cache
+    phalanx_api phalanx_gang phalanx_framework phalanx_config phalanx_plugins phalanx_queue phalanx_cache
     phalanx_store phalanx_scheduler phalanx_sim phalanx_app)
 set(PHALANX_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Phalanx)
+
+# Adds to ${out_var} every library of this project that its targets link to, directly or
+# not (e.g. a new module that phalanx_plugins starts to depend on), so the export set stays
+# complete: install(EXPORT) is a configure error when a dependency is outside it.
+function(phalanx_add_link_closure out_var)
+  set(result ${${out_var}})
+  set(queue ${${out_var}})
+  while(queue)
+    list(POP_FRONT queue t)
+    get_target_property(deps ${t} LINK_LIBRARIES)
+    if(NOT deps)
+      continue()
+    endif()
+    foreach(d ${deps})
+      if(NOT TARGET ${d} OR d IN_LIST result)
+        continue()
+      endif()
+      get_target_property(imported ${d} IMPORTED)
+      get_target_property(aliased ${d} ALIASED_TARGET)
+      if(NOT imported AND NOT aliased)
+        list(APPEND result ${d})
+        list(APPEND queue ${d})
+      endif()
+    endforeach()
+  endwhile()
+  set(${out_var} ${result} PARENT_SCOPE)
+endfunction()
+phalanx_add_link_closure(PHALANX_EXPORTED_LIBRARIES)
 
 # The headers need C++20; say so in the targets so that consumers get -std=c++20.
 foreach(lib ${PHALANX_EXPORTED_LIBRARIES})

@@ -42,13 +42,28 @@ constexpr char kV1beta3Header[] =
 constexpr char kV1beta2Header[] =
     "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n";
 
-// Upstream v1 default multiPoint list filtered by ImplementedInTreePlugins().
-const Flat kV1Defaults = {
-    {"SchedulingGates", 0}, {"PrioritySort", 0},     {"NodeUnschedulable", 0},
-    {"NodeName", 0},        {"TaintToleration", 3},  {"NodeAffinity", 2},
-    {"NodePorts", 0},       {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1},
-    {"ImageLocality", 1},   {"DefaultBinder", 0},
+// Keeps the entries of a full upstream list that this build implements, so that the
+// expectations below are written as upstream's lists and stay right as plugins land.
+Flat Impl(const Flat& full) {
+  Flat out;
+  for (const auto& e : full) {
+    if (ImplementedInTreePlugins().count(e.first) != 0) out.push_back(e);
+  }
+  return out;
+}
+
+// Upstream v1 default multiPoint list (plus GangScheduling, which Phalanx enables)
+// filtered by ImplementedInTreePlugins().
+const Flat kV1Full = {
+    {"SchedulingGates", 0},   {"PrioritySort", 0},       {"NodeUnschedulable", 0},
+    {"NodeName", 0},          {"TaintToleration", 3},    {"NodeAffinity", 2},
+    {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
+    {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
+    {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DefaultPreemption", 0},
+    {"NodeResourcesBalancedAllocation", 1},              {"ImageLocality", 1},
+    {"DefaultBinder", 0},     {"GangScheduling", 0},
 };
+const Flat kV1Defaults = Impl(kV1Full);
 
 KubeSchedulerConfiguration MustDecode(const std::string& text) {
   KubeSchedulerConfiguration cfg;
@@ -81,7 +96,8 @@ TEST(DefaultPluginsTest, ImplementedSet) {
             (std::set<std::string>{"SchedulingGates", "PrioritySort", "NodeUnschedulable",
                                    "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                    "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-                                   "ImageLocality", "DefaultBinder"}));
+                                   "ImageLocality", "DefaultBinder", "GangScheduling",
+                                   "PodTopologySpread", "InterPodAffinity"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {
@@ -92,7 +108,7 @@ TEST(DefaultPluginsTest, UpstreamV1List) {
       {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
       {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DefaultPreemption", 0},
       {"NodeResourcesBalancedAllocation", 1},              {"ImageLocality", 1},
-      {"DefaultBinder", 0},
+      {"DefaultBinder", 0},     {"GangScheduling", 0},
   };
   const Plugins p = internal::UpstreamDefaultPlugins(ApiVersion::kV1);
   EXPECT_EQ(Flatten(p.multi_point.enabled), want);
@@ -368,13 +384,21 @@ TEST(ConversionTest, V1beta3DefaultsMatchUpstream) {
   const Plugins& p = cfg.profiles[0].plugins;
   // v1beta3 appended SchedulingGates (PodSchedulingReadiness) at the end.
   EXPECT_EQ(Flatten(p.multi_point.enabled),
-            (Flat{{"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
+            Impl({{"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
                   {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodePorts", 0},
-                  {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1},
-                  {"ImageLocality", 1}, {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
+                  {"NodeResourcesFit", 1}, {"VolumeRestrictions", 0}, {"EBSLimits", 0},
+                  {"GCEPDLimits", 0}, {"NodeVolumeLimits", 0}, {"AzureDiskLimits", 0},
+                  {"VolumeBinding", 0}, {"VolumeZone", 0}, {"PodTopologySpread", 2},
+                  {"InterPodAffinity", 2}, {"DefaultPreemption", 0},
+                  {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
+                  {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
   EXPECT_TRUE(AllEmptyExceptMultiPoint(p));
-  // Same effective plugins and weights as v1.
-  EXPECT_EQ(Sorted(Flatten(p.multi_point.enabled)), Sorted(kV1Defaults));
+  // Same effective plugins and weights as v1 (which also enables GangScheduling).
+  Flat v1_without_gang;
+  for (const auto& e : kV1Defaults) {
+    if (e.first != "GangScheduling") v1_without_gang.push_back(e);
+  }
+  EXPECT_EQ(Sorted(Flatten(p.multi_point.enabled)), Sorted(v1_without_gang));
 }
 
 TEST(ConversionTest, V1beta3UserPluginsMerged) {
@@ -389,10 +413,12 @@ TEST(ConversionTest, V1beta3UserPluginsMerged) {
                  "        disabled: [{name: NodePorts}]\n");
   const Plugins& p = cfg.profiles[0].plugins;
   EXPECT_EQ(Flatten(p.multi_point.enabled),
-            (Flat{{"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
+            Impl({{"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
                   {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodeResourcesFit", 1},
-                  {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 4},
-                  {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
+                  {"VolumeRestrictions", 0}, {"NodeVolumeLimits", 0}, {"VolumeBinding", 0},
+                  {"VolumeZone", 0}, {"PodTopologySpread", 2}, {"InterPodAffinity", 2},
+                  {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
+                  {"ImageLocality", 4}, {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
   ASSERT_EQ(p.multi_point.disabled.size(), 1u);
   EXPECT_EQ(p.multi_point.disabled[0].name, "NodePorts");
   EXPECT_EQ(cfg.profiles[0].percentage_of_nodes_to_score, 10);
@@ -407,17 +433,24 @@ TEST(ConversionTest, V1beta2DefaultsArePerExtensionPoint) {
   EXPECT_EQ(Flatten(p.pre_enqueue.enabled), (Flat{{"SchedulingGates", 0}}));
   EXPECT_EQ(Flatten(p.queue_sort.enabled), (Flat{{"PrioritySort", 0}}));
   EXPECT_EQ(Flatten(p.pre_filter.enabled),
-            (Flat{{"NodeResourcesFit", 0}, {"NodePorts", 0}, {"NodeAffinity", 0},
-                  {"TaintToleration", 0}}));
+            Impl({{"NodeResourcesFit", 0}, {"NodePorts", 0}, {"VolumeRestrictions", 0},
+                  {"PodTopologySpread", 0}, {"InterPodAffinity", 0}, {"VolumeBinding", 0},
+                  {"VolumeZone", 0}, {"NodeAffinity", 0}, {"TaintToleration", 0}}));
   EXPECT_EQ(Flatten(p.filter.enabled),
-            (Flat{{"NodeUnschedulable", 0}, {"NodeName", 0}, {"TaintToleration", 0},
-                  {"NodeAffinity", 0}, {"NodePorts", 0}, {"NodeResourcesFit", 0}}));
-  EXPECT_TRUE(p.post_filter.enabled.empty());  // DefaultPreemption not implemented yet
-  EXPECT_EQ(Flatten(p.pre_score.enabled), (Flat{{"TaintToleration", 0}, {"NodeAffinity", 0}}));
-  // v1beta2 weights: all 1 (PodTopologySpread 2, not implemented) — not v1's 3/2.
+            Impl({{"NodeUnschedulable", 0}, {"NodeName", 0}, {"TaintToleration", 0},
+                  {"NodeAffinity", 0}, {"NodePorts", 0}, {"NodeResourcesFit", 0},
+                  {"VolumeRestrictions", 0}, {"EBSLimits", 0}, {"GCEPDLimits", 0},
+                  {"NodeVolumeLimits", 0}, {"AzureDiskLimits", 0}, {"VolumeBinding", 0},
+                  {"VolumeZone", 0}, {"PodTopologySpread", 0}, {"InterPodAffinity", 0}}));
+  EXPECT_EQ(Flatten(p.post_filter.enabled), Impl({{"DefaultPreemption", 0}}));
+  EXPECT_EQ(Flatten(p.pre_score.enabled),
+            Impl({{"InterPodAffinity", 0}, {"PodTopologySpread", 0}, {"TaintToleration", 0},
+                  {"NodeAffinity", 0}}));
+  // v1beta2 weights: all 1 (PodTopologySpread 2) — not v1's 3/2.
   EXPECT_EQ(Flatten(p.score.enabled),
-            (Flat{{"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
-                  {"NodeResourcesFit", 1}, {"NodeAffinity", 1}, {"TaintToleration", 1}}));
+            Impl({{"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
+                  {"InterPodAffinity", 1}, {"NodeResourcesFit", 1}, {"NodeAffinity", 1},
+                  {"PodTopologySpread", 2}, {"TaintToleration", 1}}));
   EXPECT_TRUE(p.reserve.enabled.empty());
   EXPECT_TRUE(p.permit.enabled.empty());
   EXPECT_TRUE(p.pre_bind.enabled.empty());
@@ -446,12 +479,18 @@ TEST(ConversionTest, V1beta2UserPluginsMergedAndDisabledDropped) {
   EXPECT_EQ(Flatten(p.score.enabled), (Flat{{"Custom", 2}, {"ImageLocality", 3}}));
   EXPECT_TRUE(p.score.disabled.empty());
   EXPECT_EQ(Flatten(p.filter.enabled),
-            (Flat{{"NodeUnschedulable", 0}, {"NodeName", 0}, {"TaintToleration", 0},
-                  {"NodeAffinity", 0}, {"NodeResourcesFit", 0}}));
+            Impl({{"NodeUnschedulable", 0}, {"NodeName", 0}, {"TaintToleration", 0},
+                  {"NodeAffinity", 0}, {"NodeResourcesFit", 0}, {"VolumeRestrictions", 0},
+                  {"EBSLimits", 0}, {"GCEPDLimits", 0}, {"NodeVolumeLimits", 0},
+                  {"AzureDiskLimits", 0}, {"VolumeBinding", 0}, {"VolumeZone", 0},
+                  {"PodTopologySpread", 0}, {"InterPodAffinity", 0}}));
   EXPECT_TRUE(p.filter.disabled.empty());
-  EXPECT_EQ(Flatten(p.pre_filter.enabled),
-            (Flat{{"NodeResourcesFit", 0}, {"NodePorts", 0}, {"NodeAffinity", 0},
-                  {"TaintToleration", 0}, {"Custom", 0}}));
+  Flat pre_filter = Impl({{"NodeResourcesFit", 0}, {"NodePorts", 0}, {"VolumeRestrictions", 0},
+                          {"PodTopologySpread", 0}, {"InterPodAffinity", 0},
+                          {"VolumeBinding", 0}, {"VolumeZone", 0}, {"NodeAffinity", 0},
+                          {"TaintToleration", 0}});
+  pre_filter.emplace_back("Custom", 0);
+  EXPECT_EQ(Flatten(p.pre_filter.enabled), pre_filter);
 }
 
 // ---------------------------------------------------------------------------------------

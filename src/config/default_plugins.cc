@@ -23,7 +23,9 @@ const std::set<std::string>& ImplementedInTreePlugins() {
       "SchedulingGates",   "PrioritySort",    "NodeUnschedulable",
       "NodeName",          "TaintToleration", "NodeAffinity",
       "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-      "ImageLocality",     "DefaultBinder",
+      "ImageLocality",     "DefaultBinder",   "GangScheduling",
+      "PodTopologySpread",
+      "InterPodAffinity",
   };
   return kImplemented;
 }
@@ -78,6 +80,10 @@ Plugins UpstreamDefaultPlugins(ApiVersion version) {
           {"NodeResourcesBalancedAllocation", 1},
           {"ImageLocality", 1},
           {"DefaultBinder", 0},
+          // Upstream adds GangScheduling with the GenericWorkload / GangScheduling feature
+          // gates (alpha, off by default in 1.35); Phalanx exists for gangs and enables it.
+          // It does nothing for pods that name no gang.
+          {"GangScheduling", 0},
       });
       break;
     case ApiVersion::kV1beta3:

@@ -12,6 +12,10 @@
 #include "framework/status.h"
 #include "framework/types.h"
 
+namespace phalanx::gang {
+class Manager;
+}
+
 namespace phalanx::framework {
 
 // Read access to the cycle's Snapshot (upstream SharedLister / NodeInfoLister).
@@ -85,6 +89,8 @@ class Handle {
   virtual int32_t PriorityOf(const api::Pod& pod) const = 0;
   // Deterministic random number in [0, n) from the scheduler's seeded RNG.
   virtual uint64_t Random(uint64_t n) = 0;
+  // Gang state (src/gang/manager.h); nullptr when the scheduler runs without one.
+  virtual gang::Manager* Gangs() { return nullptr; }
 };
 
 }  // namespace phalanx::framework

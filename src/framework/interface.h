@@ -137,6 +137,46 @@ class PermitPlugin : public virtual Plugin {
   // Success, Unschedulable*, or Wait with *timeout_ns set (nanoseconds, > 0).
   virtual Status Permit(CycleState& state, const PodInfo& pod, const std::string& node,
                         int64_t* timeout_ns) = 0;
+  // Upstream caps every Permit wait at 15 minutes; a plugin whose users set their own
+  // waiting time (gang scheduleTimeoutSeconds / waiting-time) may opt out.
+  virtual bool PermitTimeoutUncapped() const { return false; }
+};
+
+// ---- PodGroup cycle (Phalanx extension; design.md "The PodGroup cycle") ----
+
+// One gang to place as part of a PodGroup cycle.
+struct PodGroupUnit {
+  std::string key;      // gang key
+  std::string display;  // for messages, e.g. "pod group default/train"
+  // Members that must fit in this cycle for the gang to commit (minMember minus members
+  // already assumed or bound).
+  int32_t need = 0;
+  // Pending members (pod keys) to place in this cycle, in placement order; the pod that
+  // was popped is among them.
+  std::vector<std::string> pending_pods;
+  bool has_min_resources = false;
+  api::Resource min_resources;  // checked against the cluster's free capacity first
+  std::string topology_key;     // keep the gang in one domain of this node label
+  bool topology_required = false;
+};
+
+// All units commit together or not at all (a GangGroup has several).
+struct PodGroupPlan {
+  std::vector<PodGroupUnit> units;
+  bool empty() const { return units.empty(); }
+};
+
+// A plugin that asks the scheduler to place a pod together with its gang, as one
+// transaction: either at least `need` members of every unit fit on one copy-on-write view
+// of the snapshot and all of them are assumed, or nothing is.
+class PodGroupPlugin : public virtual Plugin {
+ public:
+  // Leaves *plan empty when `pod` schedules alone. An error or rejection status fails the
+  // pod (and is reported) without running the cycle.
+  virtual Status PlanPodGroup(const PodInfo& pod, PodGroupPlan* plan) = 0;
+  // The outcome of the cycle for `plan`: committed, or rejected with `reason`.
+  virtual void PodGroupCycleDone(const PodGroupPlan& plan, bool committed,
+                                 const std::string& reason) {}
 };
 
 class PreBindPlugin : public virtual Plugin {

@@ -14,24 +14,24 @@ namespace phalanx::framework {
 
 class WaitingPodImpl : public WaitingPod {
  public:
-  WaitingPodImpl(Framework* fw, PodInfoPtr pod, std::vector<std::string> plugins,
-                 api::Timestamp deadline, std::function<void(Status)> on_done)
-      : fw_(fw),
-        pod_(std::move(pod)),
-        pending_(std::move(plugins)),
-        deadline_(deadline),
-        on_done_(std::move(on_done)) {}
+  // `plugins`: each waiting plugin with its own deadline (upstream runs a timer per plugin).
+  WaitingPodImpl(Framework* fw, PodInfoPtr pod,
+                 std::vector<std::pair<std::string, api::Timestamp>> plugins,
+                 std::function<void(Status)> on_done)
+      : fw_(fw), pod_(std::move(pod)), pending_(std::move(plugins)), on_done_(std::move(on_done)) {}
 
   const api::Pod& GetPod() const override { return *pod_->pod; }
   std::vector<std::string> GetPendingPlugins() const override {
     std::lock_guard<std::mutex> l(mu_);
-    return pending_;
+    std::vector<std::string> out;
+    for (const auto& [name, deadline] : pending_) out.push_back(name);
+    return out;
   }
   void Allow(std::string_view plugin) override {
     std::function<void(Status)> done;
     {
       std::lock_guard<std::mutex> l(mu_);
-      std::erase(pending_, std::string(plugin));
+      std::erase_if(pending_, [&](const auto& e) { return e.first == plugin; });
       if (!pending_.empty() || finished_) return;
       finished_ = true;
       done = std::move(on_done_);
@@ -50,7 +50,16 @@ class WaitingPodImpl : public WaitingPod {
     s.WithPlugin(plugin);
     Finish(std::move(done), std::move(s));
   }
-  api::Timestamp deadline() const { return deadline_; }
+  // The plugin still waiting whose timeout comes first, and that deadline.
+  std::pair<std::string, api::Timestamp> NextDeadline() const {
+    std::lock_guard<std::mutex> l(mu_);
+    std::pair<std::string, api::Timestamp> next{"", LLONG_MAX};
+    for (const auto& e : pending_) {
+      if (e.second < next.second) next = e;
+    }
+    return next;
+  }
+  api::Timestamp deadline() const { return NextDeadline().second; }
 
  private:
   void Finish(std::function<void(Status)> done, Status s) {
@@ -61,8 +70,7 @@ class WaitingPodImpl : public WaitingPod {
   Framework* fw_;
   PodInfoPtr pod_;
   mutable std::mutex mu_;
-  std::vector<std::string> pending_;
-  api::Timestamp deadline_;
+  std::vector<std::pair<std::string, api::Timestamp>> pending_;  // plugin, deadline
   bool finished_ = false;
   std::function<void(Status)> on_done_;
 };
@@ -260,6 +268,15 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
   for (const auto& [name, p] : plugins) {
     if (auto* e = dynamic_cast<EnqueueExtensions*>(p)) f->enqueue_ext_.push_back(e);
   }
+  // PodGroup plugins: those enabled for any point (they implement no upstream point of
+  // their own), in the order of the profile's plugin list.
+  for (const auto& name : needed) {
+    if (auto* pg = dynamic_cast<PodGroupPlugin*>(plugins.at(name))) {
+      bool disabled = false;
+      for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
+      if (!disabled) f->pod_group_.push_back(pg);
+    }
+  }
   std::sort(f->enqueue_ext_.begin(), f->enqueue_ext_.end(),
             [](auto* a, auto* b) { return a->Name() < b->Name(); });
   return f;
@@ -319,6 +336,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
     if (!r.all_nodes) with_nodes.emplace_back(p->Name());
     *result = result->Merge(r);
     if (!result->all_nodes && result->node_names.empty()) {
+      std::sort(with_nodes.begin(), with_nodes.end());  // upstream sets.List: sorted
       std::string msg;
       if (with_nodes.size() == 1) {
         msg = "node(s) didn't satisfy plugin " + with_nodes[0];
@@ -387,8 +405,9 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
 
 Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
                                        const NodeToStatus& f, PostFilterResult* result) {
-  Status first;
-  bool have_first = false;
+  // upstream: the reasons of every rejecting plugin, with the first one as the rejector.
+  std::vector<std::string> reasons;
+  std::string rejector;
   for (auto* p : post_filter_) {
     Status s = p->PostFilter(state, pod, f, result);
     if (s.IsSuccess()) return s;
@@ -400,14 +419,12 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
       s.WithPlugin(p->Name());
       return s;
     }
-    if (!have_first) {
-      first = std::move(s);
-      first.WithPlugin(p->Name());
-      have_first = true;
-    }
+    reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
+    if (rejector.empty()) rejector = std::string(p->Name());
   }
-  if (!have_first) return Status(Code::kUnschedulable);
-  return first;
+  Status out(Code::kUnschedulable, std::move(reasons));
+  out.WithPlugin(rejector);
+  return out;
 }
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
@@ -510,8 +527,8 @@ void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod
 
 Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                    std::function<void(Status)> on_done) {
-  std::vector<std::string> waiting_plugins;
-  int64_t max_timeout = 0;
+  std::vector<std::pair<std::string, api::Timestamp>> waiting_plugins;  // plugin, deadline
+  const api::Timestamp now = opts_.clock->Now();
   for (auto* p : permit_) {
     int64_t timeout = 0;
     Status s = p->Permit(state, pod, node, &timeout);
@@ -523,8 +540,9 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const 
     if (s.IsWait()) {
       // Upstream caps a plugin's wait at 15 minutes (maxTimeout).
       constexpr int64_t kMaxTimeout = 15 * 60 * api::kNanosPerSecond;
-      max_timeout = std::max(max_timeout, std::min(timeout, kMaxTimeout));
-      waiting_plugins.emplace_back(p->Name());
+      // Each plugin's wait times out on its own (upstream newWaitingPod: a timer per plugin).
+      waiting_plugins.emplace_back(
+          p->Name(), now + (p->PermitTimeoutUncapped() ? timeout : std::min(timeout, kMaxTimeout)));
       continue;
     }
     Status e = Status::Error("running Permit plugin \"" + std::string(p->Name()) + "\": " +
@@ -533,14 +551,31 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const 
     return e;
   }
   if (waiting_plugins.empty()) return Status::Success();
-  auto wp = std::make_shared<WaitingPodImpl>(
-      this, PodInfo::Make(pod.pod), waiting_plugins, opts_.clock->Now() + max_timeout,
-      std::move(on_done));
+  auto wp = std::make_shared<WaitingPodImpl>(this, PodInfo::Make(pod.pod),
+                                             std::move(waiting_plugins), std::move(on_done));
   {
     std::lock_guard<std::mutex> l(waiting_mu_);
     waiting_[pod.pod->metadata.uid] = wp;
   }
   return Status(Code::kWait);
+}
+
+Status Framework::RunPlanPodGroup(const PodInfo& pod, PodGroupPlan* plan) {
+  plan->units.clear();
+  for (auto* p : pod_group_) {
+    Status s = p->PlanPodGroup(pod, plan);
+    if (!s.IsSuccess()) {
+      s.WithPlugin(p->Name());
+      return s;
+    }
+    if (!plan->empty()) return s;
+  }
+  return Status::Success();
+}
+
+void Framework::RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed,
+                                     const std::string& reason) {
+  for (auto* p : pod_group_) p->PodGroupCycleDone(plan, committed, reason);
 }
 
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
@@ -600,9 +635,8 @@ int Framework::ExpireWaitingPods(api::Timestamp now) {
     return a->GetPod().Key() < b->GetPod().Key();
   });
   for (auto& wp : expired) {
-    auto plugins = wp->GetPendingPlugins();
-    std::string plugin = plugins.empty() ? "" : plugins[0];
-    wp->Reject(plugin, "rejected due to timeout after waiting at permit");
+    // The plugin whose timeout passed rejects the pod.
+    wp->Reject(wp->NextDeadline().first, "rejected due to timeout after waiting at permit");
   }
   return static_cast<int>(expired.size());
 }

@@ -36,6 +36,7 @@ struct FrameworkOptions {
   std::function<std::vector<PodInfoPtr>(const std::string&)> nominated_pods_for_node;
   std::function<int32_t(const api::Pod&)> priority_of;
   std::function<uint64_t(uint64_t)> random;  // uniform in [0, n)
+  gang::Manager* gangs = nullptr;
   int32_t percentage_of_nodes_to_score = 0;  // global value; the profile may override
 };
 
@@ -89,6 +90,10 @@ class Framework final : public Handle {
   // later (possibly on another thread) with the outcome.
   Status RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                           std::function<void(Status)> on_done);
+  // The first PodGroupPlugin's plan for `pod` (empty: schedule alone).
+  Status RunPlanPodGroup(const PodInfo& pod, PodGroupPlan* plan);
+  void RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed, const std::string& reason);
+  bool HasPodGroupPlugins() const { return !pod_group_.empty(); }
   Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
@@ -117,6 +122,7 @@ class Framework final : public Handle {
   std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const override;
   int32_t PriorityOf(const api::Pod& pod) const override;
   uint64_t Random(uint64_t n) override;
+  gang::Manager* Gangs() override { return opts_.gangs; }
 
  private:
   Framework() = default;
@@ -141,6 +147,7 @@ class Framework final : public Handle {
   std::vector<BindPlugin*> bind_;
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_ext_;
+  std::vector<PodGroupPlugin*> pod_group_;
 
   mutable std::mutex waiting_mu_;
   std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> waiting_;

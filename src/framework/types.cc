@@ -167,9 +167,11 @@ uint32_t PodUpdateActions(const api::Pod& o, const api::Pod& n) {
   if (o.metadata.labels != n.metadata.labels) a |= kUpdatePodLabel;
   api::Resource ro = api::PodRequests(o), rn = api::PodRequests(n);
   if (ro != rn) {
-    bool down = rn.milli_cpu <= ro.milli_cpu && rn.memory <= ro.memory &&
-                rn.ephemeral_storage <= ro.ephemeral_storage;
-    for (const auto& [id, v] : rn.scalar) down = down && v <= ro.Scalar(id);
+    // upstream extractPodScaleDown: any request that decreased or was removed frees room,
+    // whatever the other requests did.
+    bool down = rn.milli_cpu < ro.milli_cpu || rn.memory < ro.memory ||
+                rn.ephemeral_storage < ro.ephemeral_storage;
+    for (const auto& [id, v] : ro.scalar) down = down || rn.Scalar(id) < v;
     if (down) a |= kUpdatePodScaleDown;
   }
   if (!SameTolerations(o.spec.tolerations, n.spec.tolerations)) a |= kUpdatePodTolerations;

@@ -1,13 +1,16 @@
 #include "plugins/registry.h"
 
 #include "plugins/defaultbinder/default_binder.h"
+#include "plugins/gangscheduling/gang_scheduling.h"
 #include "plugins/imagelocality/image_locality.h"
+#include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/nodeaffinity/node_affinity.h"
 #include "plugins/nodename/node_name.h"
 #include "plugins/nodeports/node_ports.h"
 #include "plugins/noderesources/balanced_allocation.h"
 #include "plugins/noderesources/fit.h"
 #include "plugins/nodeunschedulable/node_unschedulable.h"
+#include "plugins/podtopologyspread/pod_topology_spread.h"
 #include "plugins/prioritysort/priority_sort.h"
 #include "plugins/schedulinggates/scheduling_gates.h"
 #include "plugins/tainttoleration/taint_toleration.h"
@@ -32,9 +35,13 @@ framework::Registry NewInTreeRegistry() {
   Add<nodeaffinity::NodeAffinity>(r);
   Add<nodeports::NodePorts>(r);
   Add<noderesources::Fit>(r);
+  Add<podtopologyspread::PodTopologySpread>(r);
+  Add<interpodaffinity::InterPodAffinity>(r);
   Add<noderesources::BalancedAllocation>(r);
   Add<imagelocality::ImageLocality>(r);
   Add<defaultbinder::DefaultBinder>(r);
+  Add<gangscheduling::GangScheduling>(r);
+  Add<gangscheduling::GangPrioritySort>(r);
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "api/pod_resources.h"
+#include "gang/manager.h"
 
 namespace phalanx::scheduler {
 
@@ -94,7 +95,10 @@ std::string Diagnosis::Message() const {
 }
 
 Scheduler::Scheduler(SchedulerOptions opts)
-    : opts_(std::move(opts)), cache_(opts_.assumed_pod_ttl_ns), rng_(opts_.seed) {}
+    : opts_(std::move(opts)),
+      gangs_(std::make_unique<gang::Manager>()),
+      cache_(opts_.assumed_pod_ttl_ns),
+      rng_(opts_.seed) {}
 
 Scheduler::~Scheduler() { Stop(); }
 
@@ -117,6 +121,7 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
     };
     fo.priority_of = [self](const api::Pod& p) { return self->PriorityOf(p); };
     fo.random = [self](uint64_t n) { return self->Random(n); };
+    fo.gangs = s->gangs_.get();
     auto fw = framework::Framework::New(s->opts_.registry, prof, std::move(fo));
     if (!fw.ok()) return fw.status();
     if (s->profiles_.count(prof.scheduler_name)) {
@@ -166,6 +171,10 @@ void Scheduler::AddEventHandlers(store::InformerFactory& inf) {
       {[this](const auto& pc) { OnPriorityClassAdd(pc); },
        [this](const auto&, const auto& pc) { OnPriorityClassAdd(pc); },
        [this](const auto& pc) { OnPriorityClassDelete(pc); }});
+  inf.AddObjectHandlers(
+      {[this](const api::UnstructuredPtr& o) { OnObjectAdd(o); },
+       [this](const api::UnstructuredPtr& o, const api::UnstructuredPtr& n) { OnObjectUpdate(o, n); },
+       [this](const api::UnstructuredPtr& o) { OnObjectDelete(o); }});
   inf.AddNodeHandlers({[this](const api::NodePtr& n) { OnNodeAdd(n); },
                        [this](const api::NodePtr& o, const api::NodePtr& n) { OnNodeUpdate(o, n); },
                        [this](const api::NodePtr& n) { OnNodeDelete(n); }});
@@ -178,8 +187,28 @@ bool Scheduler::ResponsibleFor(const api::Pod& pod) const {
   return profiles_.count(pod.spec.scheduler_name) > 0;
 }
 
+void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
+  gangs_->OnObjectAdd(obj);
+  framework::EventObjects objs;
+  objs.other_new = obj.get();
+  queue_->MoveAllToActiveOrBackoffQueue({framework::EventResource::kPodGroup, framework::kAdd, "PodGroupAdd"},
+                                        objs);
+}
+
+void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj) {
+  gangs_->OnObjectUpdate(obj);
+  framework::EventObjects objs;
+  objs.other_old = old_obj.get();
+  objs.other_new = obj.get();
+  queue_->MoveAllToActiveOrBackoffQueue(
+      {framework::EventResource::kPodGroup, framework::kUpdate, "PodGroupUpdate"}, objs);
+}
+
+void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) { gangs_->OnObjectDelete(obj); }
+
 void Scheduler::OnPodAdd(const api::PodPtr& pod) {
   if (IsTerminal(*pod)) return;
+  gangs_->OnPodAdd(pod, opts_.clock->Now());
   if (IsAssigned(*pod)) {
     Status s = cache_.AddPod(PodInfo::Make(pod));
     (void)s;
@@ -189,10 +218,18 @@ void Scheduler::OnPodAdd(const api::PodPtr& pod) {
         {framework::EventResource::kAssignedPod, framework::kAdd, "AssignedPodAdd"}, objs);
     return;
   }
-  if (ResponsibleFor(*pod)) queue_->Add(PodInfo::Make(pod));
+  if (ResponsibleFor(*pod)) {
+    queue_->Add(PodInfo::Make(pod));
+    // Pods waiting for their gang's other members may now pass PreEnqueue.
+    framework::EventObjects objs;
+    objs.new_pod = pod.get();
+    queue_->MoveAllToActiveOrBackoffQueue(
+        {framework::EventResource::kUnscheduledPod, framework::kAdd, "UnscheduledPodAdd"}, objs);
+  }
 }
 
 void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+  gangs_->OnPodUpdate(old_pod, new_pod, opts_.clock->Now());
   if (IsAssigned(*old_pod)) {
     if (IsTerminal(*new_pod)) {
       OnPodDelete(old_pod);
@@ -231,6 +268,7 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
 }
 
 void Scheduler::OnPodDelete(const api::PodPtr& pod) {
+  gangs_->OnPodDelete(pod);
   if (IsAssigned(*pod)) {
     Status s = cache_.RemovePod(*pod);
     (void)s;
@@ -479,6 +517,19 @@ bool Scheduler::ScheduleOne(bool blocking) {
     std::lock_guard<std::mutex> l(stats_mu_);
     ++stats_.attempts;
   }
+  if (fwk->HasPodGroupPlugins()) {
+    framework::PodGroupPlan plan;
+    Status ps = fwk->RunPlanPodGroup(*pod, &plan);
+    if (!ps.IsSuccess()) {
+      if (ps.IsRejected()) qp->unschedulable_plugins = {ps.plugin()};
+      HandleSchedulingFailure(*fwk, qp, ps, nullptr, "", cycle);
+      return true;
+    }
+    if (!plan.empty()) {
+      RunPodGroupCycle(fwk, qp, plan, cycle);
+      return true;
+    }
+  }
   cache_.UpdateSnapshot(&snapshot_);
   auto state = std::make_shared<CycleState>();
   ScheduleResult result;
@@ -506,24 +557,31 @@ bool Scheduler::ScheduleOne(bool blocking) {
     return true;
   }
 
+  CommitPod(fwk, qp, std::move(state), result.suggested_host, cycle);
+  return true;
+}
+
+void Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
+                          std::shared_ptr<CycleState> state, const std::string& host,
+                          int64_t cycle) {
   // Assume: the pod counts on its node before the binding is confirmed.
+  const PodInfoPtr& pod = qp->pod_info;
   auto assumed_pod = std::make_shared<api::Pod>(*pod->pod);
-  assumed_pod->spec.node_name = result.suggested_host;
+  assumed_pod->spec.node_name = host;
   PodInfoPtr assumed = PodInfo::Make(assumed_pod);
   Status as = cache_.AssumePod(assumed);
   if (!as.IsSuccess()) {
     HandleSchedulingFailure(*fwk, qp, as, nullptr, "", cycle);
-    return true;
+    return;
   }
   queue_->nominator().Delete(*pod->pod);
-  const std::string host = result.suggested_host;
   Status rs = fwk->RunReservePluginsReserve(*state, *assumed, host);
   if (!rs.IsSuccess()) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
     (void)cache_.ForgetPod(*assumed_pod);
     if (rs.IsRejected()) qp->unschedulable_plugins = {rs.plugin()};
     HandleSchedulingFailure(*fwk, qp, rs, nullptr, "", cycle);
-    return true;
+    return;
   }
   Status ps = fwk->RunPermitPlugins(
       *state, *assumed, host, [this, fwk, state, qp, assumed, cycle](Status outcome) {
@@ -531,18 +589,17 @@ bool Scheduler::ScheduleOne(bool blocking) {
           RunBindingCycle(fwk, state, qp, assumed, cycle, std::move(outcome));
         });
       });
-  if (ps.IsWait()) return true;
+  if (ps.IsWait()) return;
   if (!ps.IsSuccess()) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
     (void)cache_.ForgetPod(*assumed_pod);
     if (ps.IsRejected()) qp->unschedulable_plugins = {ps.plugin()};
     HandleSchedulingFailure(*fwk, qp, ps, nullptr, "", cycle);
-    return true;
+    return;
   }
   SubmitBinding([this, fwk, state, qp, assumed, cycle]() {
     RunBindingCycle(fwk, state, qp, assumed, cycle, Status::Success());
   });
-  return true;
 }
 
 void Scheduler::SubmitBinding(std::function<void()> fn) {
@@ -605,7 +662,8 @@ void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<Cycle
 
 void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedPodInfoPtr& qp,
                                         const Status& status, const Diagnosis* diag,
-                                        const std::string& nominated, int64_t cycle) {
+                                        const std::string& nominated, int64_t cycle,
+                                        const std::vector<std::string>* reasons) {
   {
     std::lock_guard<std::mutex> l(stats_mu_);
     if (status.IsRejected()) {
@@ -631,6 +689,8 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
       for (const auto& r : st.reasons()) reasons.insert(r);
     }
     qp->last_failure_reasons.assign(reasons.begin(), reasons.end());
+  } else if (reasons) {
+    qp->last_failure_reasons = *reasons;
   } else {
     qp->last_failure_reasons.push_back(msg);
   }

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@
 #include "framework/registry.h"
 #include "framework/runtime.h"
 #include "store/informer.h"
+
+namespace phalanx::gang {
+class Manager;
+}
 
 namespace phalanx::scheduler {
 
@@ -114,6 +119,7 @@ class Scheduler {
                                 Diagnosis* diag);
 
   queue::SchedulingQueue& queue() { return *queue_; }
+  gang::Manager& gangs() { return *gangs_; }
   cache::Cache& cache() { return cache_; }
   cache::Snapshot& snapshot() { return snapshot_; }
   framework::Framework* ProfileFor(const api::Pod& pod);
@@ -135,7 +141,18 @@ class Scheduler {
   int NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) const;
   void HandleSchedulingFailure(framework::Framework& fwk, const framework::QueuedPodInfoPtr& qp,
                                const framework::Status& status, const Diagnosis* diag,
-                               const std::string& nominated_node, int64_t cycle);
+                               const std::string& nominated_node, int64_t cycle,
+                               const std::vector<std::string>* reasons = nullptr);
+  // Assume, Reserve, Permit and hand the pod to its binding cycle.
+  void CommitPod(framework::Framework* fwk, const framework::QueuedPodInfoPtr& qp,
+                 std::shared_ptr<framework::CycleState> state, const std::string& host,
+                 int64_t cycle);
+  // The PodGroup cycle (podgroup_cycle.cc).
+  void RunPodGroupCycle(framework::Framework* fwk, const framework::QueuedPodInfoPtr& popped,
+                        const framework::PodGroupPlan& plan, int64_t cycle);
+  void OnObjectAdd(const api::UnstructuredPtr& obj);
+  void OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj);
+  void OnObjectDelete(const api::UnstructuredPtr& obj);
   void RunBindingCycle(framework::Framework* fwk, std::shared_ptr<framework::CycleState> state,
                        framework::QueuedPodInfoPtr qp, framework::PodInfoPtr assumed,
                        int64_t cycle, framework::Status permit_status);
@@ -144,6 +161,7 @@ class Scheduler {
   uint64_t Random(uint64_t n);
 
   SchedulerOptions opts_;
+  std::unique_ptr<gang::Manager> gangs_;
   cache::Cache cache_;
   cache::Snapshot snapshot_;
   std::unique_ptr<framework::Parallelizer> parallelizer_;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/types.h"
+#include "api/unstructured.h"
 
 namespace phalanx::store {
 
@@ -31,6 +32,9 @@ class InformerFactory {
   virtual void AddNodeHandlers(EventHandlers<api::Node> h) = 0;
   virtual void AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) = 0;
   virtual void AddNamespaceHandlers(EventHandlers<api::Namespace> h) = 0;
+  // Objects of kinds without a typed model (PodGroups of every dialect, Workloads, owners
+  // such as Jobs and JobSets). Sources that serve none may ignore the call.
+  virtual void AddObjectHandlers(EventHandlers<api::Unstructured> h) { (void)h; }
 };
 
 }  // namespace phalanx::store

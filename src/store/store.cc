@@ -189,6 +189,59 @@ WriteResult Store::CreatePriorityClass(api::PriorityClass pc) {
   return {};
 }
 
+WriteResult Store::CreateObject(api::Unstructured obj) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  const std::string key = obj.Key();
+  if (objects_.count(key)) {
+    return {StoreError::kAlreadyExists, obj.kind + " \"" + obj.metadata.name + "\" already exists"};
+  }
+  if (obj.metadata.uid.empty()) obj.metadata.uid = "uid-" + std::to_string(++uid_seq_);
+  if (obj.metadata.creation_timestamp == 0) obj.metadata.creation_timestamp = clock_.Now();
+  obj.metadata.resource_version = NextRV();
+  auto o = std::make_shared<const api::Unstructured>(std::move(obj));
+  objects_[key] = o;
+  Dispatch<api::Unstructured>(obj_handlers_, nullptr, o);
+  return {};
+}
+
+WriteResult Store::UpdateObject(api::Unstructured obj) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = objects_.find(obj.Key());
+  if (it == objects_.end()) return {StoreError::kNotFound, obj.kind + " \"" + obj.metadata.name + "\" not found"};
+  api::UnstructuredPtr old = it->second;
+  obj.metadata.uid = old->metadata.uid;
+  obj.metadata.creation_timestamp = old->metadata.creation_timestamp;
+  obj.metadata.resource_version = NextRV();
+  auto o = std::make_shared<const api::Unstructured>(std::move(obj));
+  it->second = o;
+  Dispatch<api::Unstructured>(obj_handlers_, old, o);
+  return {};
+}
+
+WriteResult Store::DeleteObject(const api::Unstructured& obj) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = objects_.find(obj.Key());
+  if (it == objects_.end()) return {StoreError::kNotFound, obj.kind + " \"" + obj.metadata.name + "\" not found"};
+  api::UnstructuredPtr old = it->second;
+  objects_.erase(it);
+  ++rv_;
+  Dispatch<api::Unstructured>(obj_handlers_, old, nullptr);
+  return {};
+}
+
+api::UnstructuredPtr Store::GetObject(const std::string& key) const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : it->second;
+}
+
+std::vector<api::UnstructuredPtr> Store::ListObjects() const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  std::vector<api::UnstructuredPtr> out;
+  for (const auto& [k, o] : objects_) out.push_back(o);
+  return out;
+}
+
 api::PodPtr Store::GetPod(const std::string& ns, const std::string& name) const {
   std::lock_guard<std::recursive_mutex> l(mu_);
   auto it = pods_.find(PodKey(ns, name));
@@ -258,6 +311,14 @@ void Store::AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) {
   }
   pc_handlers_.push_back(std::move(h));
 }
+void Store::AddObjectHandlers(EventHandlers<api::Unstructured> h) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  if (h.on_add) {
+    for (const auto& [k, o] : objects_) h.on_add(o);
+  }
+  obj_handlers_.push_back(std::move(h));
+}
+
 void Store::AddNamespaceHandlers(EventHandlers<api::Namespace> h) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   if (h.on_add) {

@@ -56,6 +56,12 @@ class Store : public InformerFactory, public framework::ClusterClient {
   WriteResult DeleteNode(const std::string& name);
   WriteResult CreateNamespace(api::Namespace ns);
   WriteResult CreatePriorityClass(api::PriorityClass pc);
+  // Objects of other kinds, keyed by Unstructured::Key().
+  WriteResult CreateObject(api::Unstructured obj);
+  WriteResult UpdateObject(api::Unstructured obj);
+  WriteResult DeleteObject(const api::Unstructured& obj);
+  api::UnstructuredPtr GetObject(const std::string& key) const;
+  std::vector<api::UnstructuredPtr> ListObjects() const;
 
   api::PodPtr GetPod(const std::string& ns, const std::string& name) const;
   api::NodePtr GetNode(const std::string& name) const;
@@ -74,6 +80,7 @@ class Store : public InformerFactory, public framework::ClusterClient {
   void AddNodeHandlers(EventHandlers<api::Node> h) override;
   void AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) override;
   void AddNamespaceHandlers(EventHandlers<api::Namespace> h) override;
+  void AddObjectHandlers(EventHandlers<api::Unstructured> h) override;
 
   // ClusterClient (what the scheduler writes)
   framework::Status Bind(const api::Pod& pod, const std::string& node) override;
@@ -101,6 +108,8 @@ class Store : public InformerFactory, public framework::ClusterClient {
   std::vector<EventHandlers<api::Node>> node_handlers_;
   std::vector<EventHandlers<api::PriorityClass>> pc_handlers_;
   std::vector<EventHandlers<api::Namespace>> ns_handlers_;
+  std::map<std::string, api::UnstructuredPtr> objects_;
+  std::vector<EventHandlers<api::Unstructured>> obj_handlers_;
   bool keep_all_events_ = true;
   std::vector<RecordedEvent> events_;
   std::map<std::string, RecordedEvent> last_event_;

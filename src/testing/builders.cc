@@ -151,6 +151,123 @@ PodBuilder& PodBuilder::Phase(std::string phase) {
   return *this;
 }
 
+PodBuilder& PodBuilder::Terminating(api::Timestamp t) {
+  pod_.metadata.deletion_timestamp = t;
+  return *this;
+}
+PodBuilder& PodBuilder::OwnerReference(std::string kind, std::string name,
+                                       std::string api_version) {
+  api::OwnerReference ref;
+  ref.api_version = api_version.empty() ? "apps/v1" : std::move(api_version);
+  ref.kind = std::move(kind);
+  ref.name = std::move(name);
+  ref.uid = ref.kind + "/" + ref.name;
+  ref.controller = true;
+  pod_.metadata.owner_references.push_back(std::move(ref));
+  return *this;
+}
+
+namespace {
+api::PodAffinity& PodAffinityOf(api::Pod& pod, bool anti) {
+  auto& aff = pod.spec.affinity;
+  if (!aff) aff.emplace();
+  auto& pa = anti ? aff->pod_anti_affinity : aff->pod_affinity;
+  if (!pa) pa.emplace();
+  return *pa;
+}
+}  // namespace
+
+PodBuilder& PodBuilder::PodAffinity(api::PodAffinityTerm term) {
+  PodAffinityOf(pod_, false).required.push_back(std::move(term));
+  return *this;
+}
+PodBuilder& PodBuilder::PodAntiAffinity(api::PodAffinityTerm term) {
+  PodAffinityOf(pod_, true).required.push_back(std::move(term));
+  return *this;
+}
+PodBuilder& PodBuilder::PreferredPodAffinity(int32_t weight, api::PodAffinityTerm term) {
+  PodAffinityOf(pod_, false).preferred.push_back({weight, std::move(term)});
+  return *this;
+}
+PodBuilder& PodBuilder::PreferredPodAntiAffinity(int32_t weight, api::PodAffinityTerm term) {
+  PodAffinityOf(pod_, true).preferred.push_back({weight, std::move(term)});
+  return *this;
+}
+PodBuilder& PodBuilder::PodAffinityIn(std::string label_key, std::string topology_key,
+                                      std::vector<std::string> values) {
+  return PodAffinity(AffinityTerm({SelectorIn(std::move(label_key), std::move(values))},
+                                  std::move(topology_key)));
+}
+PodBuilder& PodBuilder::PodAffinityNotIn(std::string label_key, std::string topology_key,
+                                         std::vector<std::string> values) {
+  return PodAffinity(AffinityTerm({SelectorNotIn(std::move(label_key), std::move(values))},
+                                  std::move(topology_key)));
+}
+PodBuilder& PodBuilder::PodAffinityExists(std::string label_key, std::string topology_key) {
+  return PodAffinity(
+      AffinityTerm({SelectorExists(std::move(label_key))}, std::move(topology_key)));
+}
+PodBuilder& PodBuilder::PodAntiAffinityIn(std::string label_key, std::string topology_key,
+                                          std::vector<std::string> values) {
+  return PodAntiAffinity(AffinityTerm({SelectorIn(std::move(label_key), std::move(values))},
+                                      std::move(topology_key)));
+}
+PodBuilder& PodBuilder::PodAntiAffinityNotIn(std::string label_key, std::string topology_key,
+                                             std::vector<std::string> values) {
+  return PodAntiAffinity(AffinityTerm(
+      {SelectorNotIn(std::move(label_key), std::move(values))}, std::move(topology_key)));
+}
+PodBuilder& PodBuilder::PodAntiAffinityExists(std::string label_key, std::string topology_key) {
+  return PodAntiAffinity(
+      AffinityTerm({SelectorExists(std::move(label_key))}, std::move(topology_key)));
+}
+PodBuilder& PodBuilder::SpreadConstraint(int32_t max_skew, std::string topology_key,
+                                         std::string when_unsatisfiable,
+                                         std::optional<api::LabelSelector> selector,
+                                         std::optional<int32_t> min_domains,
+                                         std::string node_affinity_policy,
+                                         std::string node_taints_policy,
+                                         std::vector<std::string> match_label_keys) {
+  api::TopologySpreadConstraint c;
+  c.max_skew = max_skew;
+  c.topology_key = std::move(topology_key);
+  c.when_unsatisfiable = std::move(when_unsatisfiable);
+  c.label_selector = std::move(selector);
+  c.min_domains = min_domains;
+  c.node_affinity_policy = std::move(node_affinity_policy);
+  c.node_taints_policy = std::move(node_taints_policy);
+  c.match_label_keys = std::move(match_label_keys);
+  pod_.spec.topology_spread_constraints.push_back(std::move(c));
+  return *this;
+}
+
+api::LabelSelectorRequirement SelectorIn(std::string key, std::vector<std::string> values) {
+  return {std::move(key), "In", std::move(values)};
+}
+api::LabelSelectorRequirement SelectorNotIn(std::string key, std::vector<std::string> values) {
+  return {std::move(key), "NotIn", std::move(values)};
+}
+api::LabelSelectorRequirement SelectorExists(std::string key) {
+  return {std::move(key), "Exists", {}};
+}
+api::LabelSelectorRequirement SelectorDoesNotExist(std::string key) {
+  return {std::move(key), "DoesNotExist", {}};
+}
+api::LabelSelector MakeLabelSelector(std::map<std::string, std::string> match_labels,
+                                     std::vector<api::LabelSelectorRequirement> exprs) {
+  api::LabelSelector s;
+  s.match_labels = std::move(match_labels);
+  s.match_expressions = std::move(exprs);
+  return s;
+}
+api::PodAffinityTerm AffinityTerm(std::vector<api::LabelSelectorRequirement> exprs,
+                                  std::string topology_key) {
+  api::PodAffinityTerm t;
+  t.label_selector = MakeLabelSelector({}, std::move(exprs));
+  t.topology_key = std::move(topology_key);
+  return t;
+}
+
 NodeBuilder::NodeBuilder(std::string name) {
   node_.metadata.name = std::move(name);
   node_.metadata.uid = "node/" + node_.metadata.name;

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,36 @@ class PodBuilder {
   PodBuilder& SchedulingGate(std::string name);
   PodBuilder& CreationTimestamp(api::Timestamp t);
   PodBuilder& Phase(std::string phase);
+  // Sets metadata.deletionTimestamp (a terminating pod).
+  PodBuilder& Terminating(api::Timestamp t = 1);
+  // Adds a controller ownerReference (apiVersion apps/v1 unless `api_version` is given).
+  PodBuilder& OwnerReference(std::string kind, std::string name, std::string api_version = "");
+  // Inter-pod (anti-)affinity terms (upstream st.MakePod().PodAffinity...). Required terms
+  // append to requiredDuringSchedulingIgnoredDuringExecution, preferred ones to
+  // preferredDuringSchedulingIgnoredDuringExecution with `weight`.
+  PodBuilder& PodAffinity(api::PodAffinityTerm term);
+  PodBuilder& PodAntiAffinity(api::PodAffinityTerm term);
+  PodBuilder& PreferredPodAffinity(int32_t weight, api::PodAffinityTerm term);
+  PodBuilder& PreferredPodAntiAffinity(int32_t weight, api::PodAffinityTerm term);
+  // Shorthands: a required term with one matchExpression on `label_key`.
+  PodBuilder& PodAffinityIn(std::string label_key, std::string topology_key,
+                            std::vector<std::string> values);
+  PodBuilder& PodAffinityNotIn(std::string label_key, std::string topology_key,
+                               std::vector<std::string> values);
+  PodBuilder& PodAffinityExists(std::string label_key, std::string topology_key);
+  PodBuilder& PodAntiAffinityIn(std::string label_key, std::string topology_key,
+                                std::vector<std::string> values);
+  PodBuilder& PodAntiAffinityNotIn(std::string label_key, std::string topology_key,
+                                   std::vector<std::string> values);
+  PodBuilder& PodAntiAffinityExists(std::string label_key, std::string topology_key);
+  // Appends a topology spread constraint (upstream st.MakePod().SpreadConstraint).
+  PodBuilder& SpreadConstraint(int32_t max_skew, std::string topology_key,
+                               std::string when_unsatisfiable,
+                               std::optional<api::LabelSelector> selector,
+                               std::optional<int32_t> min_domains = std::nullopt,
+                               std::string node_affinity_policy = "",
+                               std::string node_taints_policy = "",
+                               std::vector<std::string> match_label_keys = {});
   api::Pod Obj() const { return pod_; }
   api::PodPtr Ptr() const { return std::make_shared<api::Pod>(pod_); }
   framework::PodInfoPtr Info() const { return framework::PodInfo::Make(Ptr()); }
@@ -69,6 +100,17 @@ class NodeBuilder {
  private:
   api::Node node_;
 };
+
+// Label selector builders (upstream st.MakeLabelSelector()).
+api::LabelSelectorRequirement SelectorIn(std::string key, std::vector<std::string> values);
+api::LabelSelectorRequirement SelectorNotIn(std::string key, std::vector<std::string> values);
+api::LabelSelectorRequirement SelectorExists(std::string key);
+api::LabelSelectorRequirement SelectorDoesNotExist(std::string key);
+api::LabelSelector MakeLabelSelector(std::map<std::string, std::string> match_labels,
+                                     std::vector<api::LabelSelectorRequirement> exprs = {});
+// A pod affinity term: labelSelector {matchExpressions: exprs} and topologyKey.
+api::PodAffinityTerm AffinityTerm(std::vector<api::LabelSelectorRequirement> exprs,
+                                  std::string topology_key);
 
 // A NodeInfo holding `node` and `pods` (each pod gets spec.nodeName = node name).
 framework::NodeInfo MakeNodeInfo(const api::Node& node, const std::vector<api::Pod>& pods = {});

@@ -181,6 +181,20 @@ std::vector<std::string> Cache::CleanupExpiredAssumedPods(api::Timestamp now) {
 void Cache::UpdateSnapshot(Snapshot* s) {
   std::lock_guard<std::mutex> l(mu_);
   bool rebuild = order_changed_;
+  // Nodes a PodGroup cycle changed in the snapshot's view are restored from the cache.
+  for (auto& name : s->stale_) dirty_.insert(std::move(name));
+  if (!s->stale_.empty()) rebuild = true;
+  s->stale_.clear();
+  // dirty_ holds the nodes changed since the last UpdateSnapshot, so it is complete only for
+  // the snapshot that call updated (then at synced_generation_). Any other snapshot (a
+  // fresh one, or one left behind while another was updated) is resynchronized from every
+  // node, as upstream does by comparing NodeInfo generations with the snapshot's.
+  const bool full = s->generation_ != synced_generation_;
+  if (full) {
+    for (const auto& [name, ni] : nodes_) dirty_.insert(name);
+    for (const auto& [name, ni] : s->map_) dirty_.insert(name);
+    rebuild = true;
+  }
   for (const auto& name : dirty_) {
     auto it = nodes_.find(name);
     auto sit = s->map_.find(name);
@@ -200,7 +214,7 @@ void Cache::UpdateSnapshot(Snapshot* s) {
       rebuild = true;
     } else {
       copy = sit->second.get();
-      if (copy->generation() != src.generation()) *copy = src;
+      *copy = src;
     }
     if (!copy->image_states().empty()) s->ApplyImageCounts(copy);
     bool has_affinity =
@@ -209,10 +223,11 @@ void Cache::UpdateSnapshot(Snapshot* s) {
   }
   dirty_.clear();
   if (rebuild) s->RebuildLists(node_order_);
-  if (images_changed_ || order_changed_) s->RefreshImageCounts();
+  if (images_changed_ || order_changed_ || full) s->RefreshImageCounts();
   order_changed_ = false;
   images_changed_ = false;
   s->generation_ = generation_;
+  synced_generation_ = generation_;
 }
 
 size_t Cache::NodeCount() const {

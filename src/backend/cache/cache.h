@@ -86,6 +86,7 @@ class Cache {
   mutable std::mutex mu_;
   int64_t ttl_ns_;
   int64_t generation_ = 0;
+  int64_t synced_generation_ = 0;  // generation of the snapshot the last UpdateSnapshot synced
   std::unordered_map<std::string, std::unique_ptr<framework::NodeInfo>> nodes_;
   std::vector<std::string> node_order_;  // nodes with a Node object, insertion order
   bool order_changed_ = false;

@@ -43,6 +43,25 @@ void Snapshot::RebuildLists(const std::vector<std::string>& order) {
   }
 }
 
+bool Snapshot::AddPodToView(const framework::PodInfoPtr& pod) {
+  framework::NodeInfo* ni = GetMutable(pod->pod->spec.node_name);
+  if (ni == nullptr) return false;
+  const bool had = !ni->pods_with_affinity().empty() || !ni->pods_with_required_anti_affinity().empty();
+  ni->AddPod(pod);
+  stale_.push_back(pod->pod->spec.node_name);
+  if (!had && (pod->has_affinity || pod->has_required_anti_affinity)) RebuildAffinityLists();
+  return true;
+}
+
+void Snapshot::RebuildAffinityLists() {
+  have_affinity_.clear();
+  have_required_anti_affinity_.clear();
+  for (const auto* ni : list_) {
+    if (!ni->pods_with_affinity().empty()) have_affinity_.push_back(ni);
+    if (!ni->pods_with_required_anti_affinity().empty()) have_required_anti_affinity_.push_back(ni);
+  }
+}
+
 void Snapshot::RefreshImageCounts() {
   image_counts_.clear();
   for (const auto* ni : list_) {

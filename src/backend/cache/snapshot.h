@@ -39,9 +39,17 @@ class Snapshot : public framework::NodeInfoLister {
   // Mutable access for the PodGroup cycle's copy-on-write placement and for the cache.
   framework::NodeInfo* GetMutable(std::string_view node_name);
 
+  // The PodGroup cycle's view: places `pod` (spec.nodeName set) on its node in this
+  // snapshot only. The cache is untouched; the next Cache::UpdateSnapshot restores every
+  // node changed this way from the cache (whether the cycle committed or not).
+  // Returns false if the node is not in the snapshot.
+  bool AddPodToView(const framework::PodInfoPtr& pod);
+  bool HasViewChanges() const { return !stale_.empty(); }
+
  private:
   friend class Cache;
   void RebuildLists(const std::vector<std::string>& order);
+  void RebuildAffinityLists();
   void RefreshImageCounts();
   void ApplyImageCounts(framework::NodeInfo* ni);
 
@@ -50,6 +58,7 @@ class Snapshot : public framework::NodeInfoLister {
   std::vector<const framework::NodeInfo*> have_affinity_;
   std::vector<const framework::NodeInfo*> have_required_anti_affinity_;
   std::unordered_map<std::string, int32_t> image_counts_;  // image -> nodes having it
+  std::vector<std::string> stale_;  // nodes changed by AddPodToView
   int64_t generation_ = 0;
 };
 

@@ -273,6 +273,23 @@ QueuedPodInfoPtr SchedulingQueue::TryPop() {
   return p;
 }
 
+QueuedPodInfoPtr SchedulingQueue::Extract(const std::string& key) {
+  std::lock_guard<std::mutex> l(mu_);
+  QueuedPodInfoPtr p = active_q_->Delete(key);
+  if (!p) p = backoff_q_->Delete(key);
+  if (!p) {
+    auto it = unschedulable_.find(key);
+    if (it == unschedulable_.end()) return nullptr;
+    // A pod still gated at PreEnqueue (e.g. by its own scheduling gates) stays.
+    if (!it->second->gating_plugin.empty() && !RunPreEnqueue(*it->second)) return nullptr;
+    p = it->second;
+    unschedulable_.erase(it);
+  }
+  ++p->attempts;
+  if (p->initial_attempt_timestamp == 0) p->initial_attempt_timestamp = clock_.Now();
+  return p;
+}
+
 int64_t SchedulingQueue::SchedulingCycle() const {
   std::lock_guard<std::mutex> l(mu_);
   return scheduling_cycle_;
@@ -295,6 +312,7 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr p, int64_t c
 void SchedulingQueue::MoveToActiveOrBackoff(QueuedPodInfoPtr p) {
   std::string key = p->Pod().Key();
   if (!RunPreEnqueue(*p)) {
+    p->timestamp = clock_.Now();  // still gated: its unschedulable timer starts again
     unschedulable_[key] = std::move(p);
     return;
   }
@@ -342,14 +360,26 @@ void SchedulingQueue::MoveUnschedulable(const std::vector<QueuedPodInfoPtr>& pod
 void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
                                                     const EventObjects& objs) {
   std::lock_guard<std::mutex> l(mu_);
+  // Fast path: an event no plugin registered for moves nothing (pods rejected without a
+  // plugin never wait in unschedulablePods; they go to backoffQ).
+  bool wildcard = e.resource == framework::EventResource::kWildCard && e.action == framework::kAll;
+  bool interesting = wildcard;
+  for (const auto& [name, hooks] : hooks_) {
+    for (const auto& [plugin, h] : hooks.hints) interesting = interesting || h.event.Match(e);
+  }
+  if (!interesting) return;
   std::vector<QueuedPodInfoPtr> pods;
-  pods.reserve(unschedulable_.size());
-  for (const auto& [k, p] : unschedulable_) pods.push_back(p);
+  for (const auto& [k, p] : unschedulable_) {
+    if (WorthRequeuing(*p, e, objs)) pods.push_back(p);
+  }
   // Deterministic order regardless of hash-map iteration.
   std::sort(pods.begin(), pods.end(), [](const QueuedPodInfoPtr& a, const QueuedPodInfoPtr& b) {
     return a->Pod().Key() < b->Pod().Key();
   });
-  MoveUnschedulable(pods, e, objs);
+  for (const auto& p : pods) {
+    unschedulable_.erase(p->Pod().Key());
+    MoveToActiveOrBackoff(p);
+  }
   move_request_cycle_ = scheduling_cycle_;
 }
 
@@ -381,6 +411,12 @@ void SchedulingQueue::FlushBackoffQCompleted() {
     if (BackoffExpiry(*top) > now) break;
     auto p = backoff_q_->Pop();
     std::string key = p->Pod().Key();
+    // Every way into activeQ runs PreEnqueue (upstream moveToActiveQ): a pod gated
+    // meanwhile waits in unschedulablePods for its gating plugin's events.
+    if (!RunPreEnqueue(*p)) {
+      unschedulable_[key] = std::move(p);
+      continue;
+    }
     active_q_->AddOrUpdate(key, std::move(p));
     cv_.notify_one();
   }
@@ -398,6 +434,13 @@ void SchedulingQueue::FlushUnschedulablePodsLeftover() {
   });
   ClusterEvent e{framework::EventResource::kWildCard, framework::kAll, "UnschedulableTimeout"};
   MoveUnschedulable(pods, e, EventObjects{});
+  // Pods that PreEnqueue still gates stay; they are checked again max_in_unschedulable
+  // from now (upstream re-checks them every 30 s), so that NextUnschedulableTimeout does
+  // not stay in the past.
+  for (const auto& p : pods) {
+    auto it = unschedulable_.find(p->Pod().Key());
+    if (it != unschedulable_.end() && it->second == p) p->timestamp = now;
+  }
 }
 
 api::Timestamp SchedulingQueue::NextBackoffExpiry() const {

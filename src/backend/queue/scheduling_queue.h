@@ -81,6 +81,9 @@ class SchedulingQueue {
   framework::QueuedPodInfoPtr Pop();
   // Non-blocking; nullptr when activeQ is empty.
   framework::QueuedPodInfoPtr TryPop();
+  // Takes a pod out of whichever sub-queue holds it, as if popped (attempts counted), so
+  // that a gang's members leave the queue together; nullptr if it is not queued.
+  framework::QueuedPodInfoPtr Extract(const std::string& pod_key);
   // The cycle number of the most recent Pop (upstream SchedulingCycle()).
   int64_t SchedulingCycle() const;
 

@@ -1,10 +1,9 @@
 #include "plugins/helper/args.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
-
-#include <fmt/format.h>
 
 namespace phalanx::plugins::helper {
 
@@ -116,8 +115,7 @@ bool ReadInt(const YAML::Node& n, const std::string& path, int64_t* out, FieldEr
   return false;
 }
 
-bool ReadString(const YAML::Node& n, const std::string& path, std::string* out,
-                FieldErrors* errs) {
+bool ReadString(const YAML::Node& n, const std::string& path, std::string* out, FieldErrors* errs) {
   if (IsNullish(n)) return true;
   if (n.IsScalar()) {
     *out = n.Scalar();
@@ -146,8 +144,8 @@ bool ReadStringList(const YAML::Node& n, const std::string& path, std::vector<st
   return ok;
 }
 
-bool ReadNodeSelectorTerm(const YAML::Node& n, const std::string& path,
-                          api::NodeSelectorTerm* out, FieldErrors* errs) {
+bool ReadNodeSelectorTerm(const YAML::Node& n, const std::string& path, api::NodeSelectorTerm* out,
+                          FieldErrors* errs) {
   if (IsNullish(n)) return true;
   if (!n.IsMap()) {
     errs->Add(fmt::format("{}: Invalid value: must be an object", path));

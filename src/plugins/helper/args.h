@@ -37,16 +37,15 @@ bool CheckMap(const YAML::Node& n, const std::string& path,
 // Scalar readers: an undefined or null node leaves *out untouched and returns true;
 // a wrong type records an error and returns false.
 bool ReadInt(const YAML::Node& n, const std::string& path, int64_t* out, FieldErrors* errs);
-bool ReadString(const YAML::Node& n, const std::string& path, std::string* out,
-                FieldErrors* errs);
+bool ReadString(const YAML::Node& n, const std::string& path, std::string* out, FieldErrors* errs);
 bool ReadStringList(const YAML::Node& n, const std::string& path, std::vector<std::string>* out,
                     FieldErrors* errs);
 
 // v1.NodeSelectorTerm / v1.NodeSelector / []v1.PreferredSchedulingTerm in API field
 // names (matchExpressions, matchFields, key, operator, values, nodeSelectorTerms, weight,
 // preference). Only decoding; semantic validation is api::ValidateNodeSelectorTerm.
-bool ReadNodeSelectorTerm(const YAML::Node& n, const std::string& path,
-                          api::NodeSelectorTerm* out, FieldErrors* errs);
+bool ReadNodeSelectorTerm(const YAML::Node& n, const std::string& path, api::NodeSelectorTerm* out,
+                          FieldErrors* errs);
 bool ReadNodeSelector(const YAML::Node& n, const std::string& path, api::NodeSelector* out,
                       FieldErrors* errs);
 bool ReadPreferredSchedulingTerms(const YAML::Node& n, const std::string& path,

@@ -20,13 +20,20 @@ inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/
 // operator matches nothing.
 bool ToleratesTaint(const api::Toleration& t, const api::Taint& taint);
 
+// As above for a taint given by its fields (no api::Taint needed).
+bool ToleratesTaint(const api::Toleration& t, std::string_view key, std::string_view value,
+                    std::string_view effect);
+
 // True if any toleration tolerates `taint`.
 bool TolerationsTolerateTaint(const std::vector<api::Toleration>& tolerations,
                               const api::Taint& taint);
 
+bool TolerationsTolerateTaint(const std::vector<api::Toleration>& tolerations, std::string_view key,
+                              std::string_view value, std::string_view effect);
+
 // The first taint with effect NoSchedule or NoExecute that no toleration tolerates, or
 // nullptr (upstream FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc).
-const api::Taint* FindUntoleratedDoNotScheduleTaint(const std::vector<api::Taint>& taints,
-                                                    const std::vector<api::Toleration>& tolerations);
+const api::Taint* FindUntoleratedDoNotScheduleTaint(
+    const std::vector<api::Taint>& taints, const std::vector<api::Toleration>& tolerations);
 
 }  // namespace phalanx::plugins::helper

@@ -97,7 +97,8 @@ std::vector<std::string> IsQualifiedName(std::string_view value) {
       }
     }
   } else {
-    errs.push_back("a qualified name " + RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt, examples) +
+    errs.push_back("a qualified name " +
+                   RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt, examples) +
                    " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
     return errs;
   }

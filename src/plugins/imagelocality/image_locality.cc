@@ -45,8 +45,7 @@ int64_t CalculatePriority(int64_t sum_scores, int64_t num_containers) {
   } else if (sum_scores > max_threshold) {
     sum_scores = max_threshold;
   }
-  return framework::kMaxNodeScore * (sum_scores - kMinThreshold) /
-         (max_threshold - kMinThreshold);
+  return framework::kMaxNodeScore * (sum_scores - kMinThreshold) / (max_threshold - kMinThreshold);
 }
 
 framework::Status ImageLocality::PreScore(framework::CycleState& state,
@@ -70,7 +69,8 @@ framework::Status ImageLocality::Score(const framework::CycleState& state,
   int64_t sum = 0;
   for (const auto& image : images) {
     auto it = states.find(image);
-    if (it != states.end()) sum += ScaledImageScore(it->second.size, it->second.num_nodes, total_nodes);
+    if (it != states.end())
+      sum += ScaledImageScore(it->second.size, it->second.num_nodes, total_nodes);
   }
   *score = CalculatePriority(sum, static_cast<int64_t>(images.size()));
   return framework::Status();

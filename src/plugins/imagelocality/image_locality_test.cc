@@ -57,13 +57,18 @@ TEST(ImageLocalityTest, Priority) {
       // node1: 40M/2 = 20M < 23M min -> 0; node2: 100 * (250M/2 - 23M) / (2000M - 23M) = 5.
       {"two images spread on two nodes, prefer the larger image one",
        ImagePod({"gcr.io/40", "gcr.io/250"}),
-       {ImageNode("machine1", node403002000), ImageNode("machine2", node25010)}, {0, 5}},
+       {ImageNode("machine1", node403002000), ImageNode("machine2", node25010)},
+       {0, 5}},
       // node1: 100 * ((40M + 300M)/2 - 23M) / (2000M - 23M) = 7.
-      {"two images on one node, prefer this node", ImagePod({"gcr.io/40", "gcr.io/300"}),
-       {ImageNode("machine1", node403002000), ImageNode("machine2", node25010)}, {7, 0}},
+      {"two images on one node, prefer this node",
+       ImagePod({"gcr.io/40", "gcr.io/300"}),
+       {ImageNode("machine1", node403002000), ImageNode("machine2", node25010)},
+       {7, 0}},
       // node1: 100 * (2000M/2 - 23M) / (2000M - 23M) = 49; node2: 10M/2 < 23M -> 0.
-      {"if exceed limit, use limit", ImagePod({"gcr.io/2000", "gcr.io/10"}),
-       {ImageNode("machine1", node403002000), ImageNode("machine2", node25010)}, {49, 0}},
+      {"if exceed limit, use limit",
+       ImagePod({"gcr.io/2000", "gcr.io/10"}),
+       {ImageNode("machine1", node403002000), ImageNode("machine2", node25010)},
+       {49, 0}},
       // node1: 100 * (2000M/3 - 23M) / (2000M - 23M) = 32.
       {"if exceed limit, use limit (with node which has no images present)",
        ImagePod({"gcr.io/2000", "gcr.io/10"}),
@@ -71,15 +76,23 @@ TEST(ImageLocalityTest, Priority) {
         ImageNode("machine3", {})},
        {32, 0, 0}},
       // Spread 2/2: 100 * (300M - 23M) / (1000M - 23M) = 28 on both nodes.
-      {"an image on every node is not scaled down", ImagePod({"gcr.io/300:latest"}),
-       {ImageNode("machine1", node403002000), ImageNode("machine2", node300)}, {28, 28}},
+      {"an image on every node is not scaled down",
+       ImagePod({"gcr.io/300:latest"}),
+       {ImageNode("machine1", node403002000), ImageNode("machine2", node300)},
+       {28, 28}},
       // Init containers count like app containers: (300M + 40M)/2 over two containers.
-      {"init container images count", ImagePod({"gcr.io/40"}, {"gcr.io/300"}),
-       {ImageNode("machine1", node403002000), ImageNode("machine2", node25010)}, {7, 0}},
-      {"a tag that is not on the node does not match", ImagePod({"gcr.io/2000:v2"}),
-       {ImageNode("machine1", node403002000)}, {0}},
-      {"a single huge image on the only node reaches the maximum", ImagePod({"gcr.io/2000"}),
-       {ImageNode("machine1", node403002000)}, {100}},
+      {"init container images count",
+       ImagePod({"gcr.io/40"}, {"gcr.io/300"}),
+       {ImageNode("machine1", node403002000), ImageNode("machine2", node25010)},
+       {7, 0}},
+      {"a tag that is not on the node does not match",
+       ImagePod({"gcr.io/2000:v2"}),
+       {ImageNode("machine1", node403002000)},
+       {0}},
+      {"a single huge image on the only node reaches the maximum",
+       ImagePod({"gcr.io/2000"}),
+       {ImageNode("machine1", node403002000)},
+       {100}},
   };
   for (const auto& c : cases) {
     for (bool run_prescore : {true, false}) {

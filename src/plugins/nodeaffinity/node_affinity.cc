@@ -48,8 +48,7 @@ bool MatchesNodeSelectorMap(const std::map<std::string, std::string>& sel,
   return true;
 }
 
-int64_t ScoreTerms(const std::vector<api::PreferredSchedulingTerm>& terms,
-                   const api::Node& node) {
+int64_t ScoreTerms(const std::vector<api::PreferredSchedulingTerm>& terms, const api::Node& node) {
   int64_t count = 0;
   for (const auto& t : terms) {
     // Upstream NewPreferredSchedulingTerms drops zero-weight and empty terms.
@@ -118,8 +117,7 @@ bool MatchesRequiredNodeAffinity(const api::Pod& pod, const api::Node& node) {
 
 bool NodeAffinity::MatchesAdded(const api::Node& node) const {
   return !args_.added_required ||
-         api::NodeSelectorMatches(*args_.added_required, node.metadata.labels,
-                                  node.metadata.name);
+         api::NodeSelectorMatches(*args_.added_required, node.metadata.labels, node.metadata.name);
 }
 
 framework::Status NodeAffinity::PreFilter(framework::CycleState& /*state*/,

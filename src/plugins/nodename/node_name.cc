@@ -18,8 +18,7 @@ framework::Status NodeName::PreFilter(framework::CycleState& /*state*/,
 }
 
 framework::Status NodeName::Filter(const framework::CycleState& /*state*/,
-                                   const framework::PodInfo& pod,
-                                   const framework::NodeInfo& node) {
+                                   const framework::PodInfo& pod, const framework::NodeInfo& node) {
   if (node.node() == nullptr) return framework::Status::Error("node not found");
   if (Fits(pod.Pod(), *node.node())) return framework::Status();
   return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReason));

@@ -33,8 +33,7 @@ std::vector<framework::HostPort> GetHostPorts(const api::Pod& pod) {
   return out;
 }
 
-bool CheckConflict(const framework::HostPort& want,
-                   const std::vector<framework::HostPort>& used) {
+bool CheckConflict(const framework::HostPort& want, const std::vector<framework::HostPort>& used) {
   if (want.port <= 0) return false;
   const std::string_view want_ip = IP(want);
   const std::string_view want_proto = Protocol(want);

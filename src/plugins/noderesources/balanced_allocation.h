@@ -26,8 +26,7 @@ struct NodeResourcesBalancedAllocationArgs {
 framework::StatusOr<NodeResourcesBalancedAllocationArgs> ParseNodeResourcesBalancedAllocationArgs(
     framework::PluginArgs args);
 
-class BalancedAllocation final : public framework::PreScorePlugin,
-                                 public framework::ScorePlugin {
+class BalancedAllocation final : public framework::PreScorePlugin, public framework::ScorePlugin {
  public:
   static constexpr std::string_view kName = "NodeResourcesBalancedAllocation";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";

@@ -69,38 +69,66 @@ TEST(BalancedAllocationTest, Score) {
       "weight: 1}]}";
   const Case cases[] = {
       // CPU 3000/4000 = 0.75, memory 5000/10000 = 0.5: std 0.125 -> 87; node2 0.5/0.5 -> 100.
-      {"nothing scheduled, resources requested, differently sized nodes", CpuAndMemory("p"),
-       {MakeNode("node1", 4000, 10000), MakeNode("node2", 6000, 10000)}, {}, {87, 100}},
+      {"nothing scheduled, resources requested, differently sized nodes",
+       CpuAndMemory("p"),
+       {MakeNode("node1", 4000, 10000), MakeNode("node2", 6000, 10000)},
+       {},
+       {87, 100}},
       // node1: cpu 6000/10000 = 0.6, memory 5000/20000 = 0.25 -> 82;
       // node2: 0.6 and 10000/20000 = 0.5 -> 95.
-      {"resources requested, pods scheduled with resources", CpuAndMemory("p"),
+      {"resources requested, pods scheduled with resources",
+       CpuAndMemory("p"),
        {MakeNode("node1", 10000, 20000), MakeNode("node2", 10000, 20000)},
-       {CpuOnly("e1", "node1"), CpuAndMemory("e2", "node2")}, {82, 95}},
+       {CpuOnly("e1", "node1"), CpuAndMemory("e2", "node2")},
+       {82, 95}},
       // node2: 0.6 and 10000/50000 = 0.2 -> 80.
       {"resources requested, pods scheduled with resources, differently sized nodes",
-       CpuAndMemory("p"), {MakeNode("node1", 10000, 20000), MakeNode("node2", 10000, 50000)},
-       {CpuOnly("e1", "node1"), CpuAndMemory("e2", "node2")}, {82, 80}},
+       CpuAndMemory("p"),
+       {MakeNode("node1", 10000, 20000), MakeNode("node2", 10000, 50000)},
+       {CpuOnly("e1", "node1"), CpuAndMemory("e2", "node2")},
+       {82, 80}},
       // Fractions are capped at 1: node1 1 and 0 -> 50; node2 1 and 0.5 -> 75.
-      {"requested resources at node capacity", CpuOnly("p"),
+      {"requested resources at node capacity",
+       CpuOnly("p"),
        {MakeNode("node1", 4000, 10000), MakeNode("node2", 4000, 10000)},
-       {CpuOnly("e1", "node1"), CpuAndMemory("e2", "node2")}, {50, 75}},
-      {"zero node resources, pods scheduled with resources", CpuAndMemory("p"),
+       {CpuOnly("e1", "node1"), CpuAndMemory("e2", "node2")},
+       {50, 75}},
+      {"zero node resources, pods scheduled with resources",
+       CpuAndMemory("p"),
        {MakeNode("node1", 0, 0), MakeNode("node2", 0, 0)},
-       {CpuOnly("e1", "node1"), CpuAndMemory("e2", "node2")}, {100, 100}},
-      {"best-effort pods are skipped", PodBuilder("p").Container({}).Obj(),
-       {MakeNode("node1", 4000, 10000)}, {}, {}, "", framework::Code::kSkip},
+       {CpuOnly("e1", "node1"), CpuAndMemory("e2", "node2")},
+       {100, 100}},
+      {"best-effort pods are skipped",
+       PodBuilder("p").Container({}).Obj(),
+       {MakeNode("node1", 4000, 10000)},
+       {},
+       {},
+       "",
+       framework::Code::kSkip},
       // cpu 0.3, memory 0.25, gpu 3/4 = 0.75: std over three fractions -> 77.
       {"include scalar resource on a node for balanced resource allocation",
        PodBuilder("p").Req("cpu", "3000m").Req("memory", "5000").Req("nvidia.com/gpu", "3").Obj(),
-       {MakeNode("node1", 10000, 20000, {{"nvidia.com/gpu", "4"}})}, {}, {77}, kWithGPU},
+       {MakeNode("node1", 10000, 20000, {{"nvidia.com/gpu", "4"}})},
+       {},
+       {77},
+       kWithGPU},
       // gpu not requested: left out, cpu 0.3 and memory 0.25 -> 97.
       {"an extended resource the pod does not request is left out",
        PodBuilder("p").Req("cpu", "3000m").Req("memory", "5000").Obj(),
-       {MakeNode("node1", 10000, 20000, {{"nvidia.com/gpu", "4"}})}, {}, {97}, kWithGPU},
+       {MakeNode("node1", 10000, 20000, {{"nvidia.com/gpu", "4"}})},
+       {},
+       {97},
+       kWithGPU},
       // cpu 0.3, memory 0.25, ephemeral-storage 8/10: -> 75.
       {"ephemeral storage counts when configured",
-       PodBuilder("p").Req("cpu", "3000m").Req("memory", "5000").Req("ephemeral-storage", "8").Obj(),
-       {MakeNode("node1", 10000, 20000, {{"ephemeral-storage", "10"}})}, {}, {75},
+       PodBuilder("p")
+           .Req("cpu", "3000m")
+           .Req("memory", "5000")
+           .Req("ephemeral-storage", "8")
+           .Obj(),
+       {MakeNode("node1", 10000, 20000, {{"ephemeral-storage", "10"}})},
+       {},
+       {75},
        "{resources: [{name: cpu}, {name: memory}, {name: ephemeral-storage}]}"},
   };
   for (const auto& c : cases) {

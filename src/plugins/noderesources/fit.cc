@@ -62,11 +62,16 @@ void CheckFit(const api::Resource& req, const framework::NodeInfo& node, Sink&& 
 
 std::string KindName(FitKind k, api::ResourceId id) {
   switch (k) {
-    case FitKind::kPods: return std::string(api::kResourcePods);
-    case FitKind::kCPU: return std::string(api::kResourceCPU);
-    case FitKind::kMemory: return std::string(api::kResourceMemory);
-    case FitKind::kEphemeralStorage: return std::string(api::kResourceEphemeralStorage);
-    case FitKind::kScalar: return api::ScalarResourceName(id);
+    case FitKind::kPods:
+      return std::string(api::kResourcePods);
+    case FitKind::kCPU:
+      return std::string(api::kResourceCPU);
+    case FitKind::kMemory:
+      return std::string(api::kResourceMemory);
+    case FitKind::kEphemeralStorage:
+      return std::string(api::kResourceEphemeralStorage);
+    case FitKind::kScalar:
+      return api::ScalarResourceName(id);
   }
   return {};
 }
@@ -89,8 +94,7 @@ bool HaveAnyRequestedResourcesIncreased(const api::Pod& pod, const api::Node& or
   const api::Resource m = api::ResourceListToResource(modified.status.allocatable);
   if (m.allowed_pod_number > o.allowed_pod_number) return true;
   if (AllZero(req)) return false;
-  if ((req.milli_cpu > 0 && m.milli_cpu > o.milli_cpu) ||
-      (req.memory > 0 && m.memory > o.memory) ||
+  if ((req.milli_cpu > 0 && m.milli_cpu > o.milli_cpu) || (req.memory > 0 && m.memory > o.memory) ||
       (req.ephemeral_storage > 0 && m.ephemeral_storage > o.ephemeral_storage)) {
     return true;
   }
@@ -171,8 +175,8 @@ framework::StatusOr<NodeResourcesFitArgs> ParseNodeResourcesFitArgs(framework::P
   helper::FieldErrors errs;
   bool has_content = false;
   if (!helper::CheckArgsMap(args, kArgsKind,
-                            {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"},
-                            &errs, &has_content)) {
+                            {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}, &errs,
+                            &has_content)) {
     return errs.ToStatus(kArgsKind);
   }
   bool has_strategy = false, has_ratio_param = false;
@@ -194,8 +198,7 @@ framework::StatusOr<NodeResourcesFitArgs> ParseNodeResourcesFitArgs(framework::P
       const YAML::Node r = ss["requestedToCapacityRatio"];
       if (helper::CheckMap(r, "scoringStrategy.requestedToCapacityRatio", {"shape"}, &errs)) {
         has_ratio_param = true;
-        ParseShape(r["shape"], "scoringStrategy.requestedToCapacityRatio.shape", &out.shape,
-                   &errs);
+        ParseShape(r["shape"], "scoringStrategy.requestedToCapacityRatio.shape", &out.shape, &errs);
       }
     }
   }
@@ -334,8 +337,7 @@ framework::Status Fit::PreFilter(framework::CycleState& state, const framework::
   return framework::Status();
 }
 
-framework::Status Fit::Filter(const framework::CycleState& state,
-                              const framework::PodInfo& /*pod*/,
+framework::Status Fit::Filter(const framework::CycleState& state, const framework::PodInfo& /*pod*/,
                               const framework::NodeInfo& node) {
   const auto* s = state.ReadAs<PreFilterState>(kPreFilterStateKey);
   if (s == nullptr) {
@@ -343,17 +345,15 @@ framework::Status Fit::Filter(const framework::CycleState& state,
         "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
   }
   bool insufficient = false, unresolvable = false;
-  CheckFit(s->request, node,
-           [&](FitKind, api::ResourceId, int64_t, int64_t, int64_t, bool unres) {
-             insufficient = true;
-             unresolvable = unresolvable || unres;
-           });
+  CheckFit(s->request, node, [&](FitKind, api::ResourceId, int64_t, int64_t, int64_t, bool unres) {
+    insufficient = true;
+    unresolvable = unresolvable || unres;
+  });
   if (!insufficient) return framework::Status();
   std::vector<std::string> reasons;
-  CheckFit(s->request, node,
-           [&](FitKind k, api::ResourceId id, int64_t, int64_t, int64_t, bool) {
-             reasons.push_back(Reason(k, id));
-           });
+  CheckFit(s->request, node, [&](FitKind k, api::ResourceId id, int64_t, int64_t, int64_t, bool) {
+    reasons.push_back(Reason(k, id));
+  });
   return framework::Status(unresolvable ? framework::Code::kUnschedulableAndUnresolvable
                                         : framework::Code::kUnschedulable,
                            std::move(reasons));
@@ -402,8 +402,7 @@ std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {
   std::vector<framework::ClusterEventWithHint> events(2);
   // InPlacePodVerticalScaling is on (beta default since 1.33): a scale-down frees resources.
   events[0].event = {framework::EventResource::kPod,
-                     framework::kDelete | framework::kUpdatePodScaleDown,
-                     "PodDelete|PodScaleDown"};
+                     framework::kDelete | framework::kUpdatePodScaleDown, "PodDelete|PodScaleDown"};
   events[0].hint = [](const api::Pod& pod, const framework::EventObjects& objs) {
     if (objs.new_pod == nullptr) {
       const api::Pod* deleted = objs.old_pod;

@@ -35,20 +35,27 @@ void ResourceAllocation::PodRequests(const framework::PodInfo& pod, int64_t* out
   for (size_t i = 0; i < resolved_.size(); ++i) {
     const auto& r = resolved_[i];
     switch (r.kind) {
-      case ResolvedResource::Kind::kCPU: out[i] = req.milli_cpu; break;
-      case ResolvedResource::Kind::kMemory: out[i] = req.memory; break;
+      case ResolvedResource::Kind::kCPU:
+        out[i] = req.milli_cpu;
+        break;
+      case ResolvedResource::Kind::kMemory:
+        out[i] = req.memory;
+        break;
       case ResolvedResource::Kind::kEphemeralStorage:
         out[i] = pod.requests.ephemeral_storage;
         break;
-      case ResolvedResource::Kind::kScalar: out[i] = pod.requests.Scalar(r.scalar_id); break;
-      case ResolvedResource::Kind::kOther: out[i] = 0; break;
+      case ResolvedResource::Kind::kScalar:
+        out[i] = pod.requests.Scalar(r.scalar_id);
+        break;
+      case ResolvedResource::Kind::kOther:
+        out[i] = 0;
+        break;
     }
   }
 }
 
-void ResourceAllocation::NodeVectors(const framework::NodeInfo& node,
-                                     const int64_t* pod_requests, int64_t* requested,
-                                     int64_t* allocatable) const {
+void ResourceAllocation::NodeVectors(const framework::NodeInfo& node, const int64_t* pod_requests,
+                                     int64_t* requested, int64_t* allocatable) const {
   const api::Resource& alloc = node.allocatable();
   const api::Resource& used = use_requested_ ? node.requested() : node.non_zero_requested();
   for (size_t i = 0; i < resolved_.size(); ++i) {
@@ -74,7 +81,8 @@ void ResourceAllocation::NodeVectors(const framework::NodeInfo& node,
           q = node.requested().Scalar(r.scalar_id) + pod_requests[i];
         }
         break;
-      case ResolvedResource::Kind::kOther: break;
+      case ResolvedResource::Kind::kOther:
+        break;
     }
     // Only resources the node has take part in the score.
     if (a == 0) q = 0;

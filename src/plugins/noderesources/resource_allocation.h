@@ -74,8 +74,8 @@ class ResourceAllocation {
   // calculateResourceAllocatableRequest for every resource: allocatable and
   // (requested on node + pod request); (0, 0) for resources the node does not have and for
   // scalar resources the pod does not request.
-  void NodeVectors(const framework::NodeInfo& node, const int64_t* pod_requests,
-                   int64_t* requested, int64_t* allocatable) const;
+  void NodeVectors(const framework::NodeInfo& node, const int64_t* pod_requests, int64_t* requested,
+                   int64_t* allocatable) const;
 
  private:
   std::vector<ResolvedResource> resolved_;

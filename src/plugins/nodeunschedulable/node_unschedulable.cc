@@ -6,10 +6,10 @@ namespace phalanx::plugins::nodeunschedulable {
 
 namespace {
 
-const api::Taint& UnschedulableTaint() {
-  static const api::Taint t{std::string(helper::kTaintNodeUnschedulable), "",
-                            std::string(helper::kTaintEffectNoSchedule)};
-  return t;
+// Tolerating node.kubernetes.io/unschedulable:NoSchedule also tolerates spec.unschedulable.
+bool ToleratesUnschedulable(const std::vector<api::Toleration>& tolerations) {
+  return helper::TolerationsTolerateTaint(tolerations, helper::kTaintNodeUnschedulable, "",
+                                          helper::kTaintEffectNoSchedule);
 }
 
 }  // namespace
@@ -20,7 +20,7 @@ framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state
   const api::Node* n = node.node();
   if (n == nullptr) return framework::Status::Error("node not found");
   if (!n->spec.unschedulable) return framework::Status();
-  if (helper::TolerationsTolerateTaint(pod.Pod().spec.tolerations, UnschedulableTaint())) {
+  if (ToleratesUnschedulable(pod.Pod().spec.tolerations)) {
     return framework::Status();
   }
   return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReasonUnschedulable));
@@ -28,8 +28,8 @@ framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state
 
 std::vector<framework::ClusterEventWithHint> NodeUnschedulable::EventsToRegister() const {
   std::vector<framework::ClusterEventWithHint> events(2);
-  events[0].event = {framework::EventResource::kNode,
-                     framework::kAdd | framework::kUpdateNodeTaint, "NodeAdd|NodeTaintChange"};
+  events[0].event = {framework::EventResource::kNode, framework::kAdd | framework::kUpdateNodeTaint,
+                     "NodeAdd|NodeTaintChange"};
   // isSchedulableAfterNodeChange: a node added schedulable, or updated from
   // unschedulable to schedulable.
   events[0].hint = [](const api::Pod& /*pod*/, const framework::EventObjects& objs) {
@@ -47,7 +47,7 @@ std::vector<framework::ClusterEventWithHint> NodeUnschedulable::EventsToRegister
   events[1].hint = [](const api::Pod& pod, const framework::EventObjects& objs) {
     if (objs.new_pod == nullptr) return framework::QueueingHint::kQueue;
     if (objs.new_pod->metadata.uid == pod.metadata.uid &&
-        helper::TolerationsTolerateTaint(objs.new_pod->spec.tolerations, UnschedulableTaint())) {
+        ToleratesUnschedulable(objs.new_pod->spec.tolerations)) {
       return framework::QueueingHint::kQueue;
     }
     return framework::QueueingHint::kQueueSkip;

@@ -33,7 +33,8 @@ TEST(NodeUnschedulableTest, Filter) {
        PodBuilder("pod").Toleration("", "Exists", "", "").Obj(),
        NodeBuilder("n").Unschedulable(true).Obj(), framework::Code::kSuccess},
       {"NoExecute toleration does not tolerate the unschedulable taint",
-       PodBuilder("pod").Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoExecute")
+       PodBuilder("pod")
+           .Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoExecute")
            .Obj(),
        NodeBuilder("n").Unschedulable(true).Obj(), framework::Code::kUnschedulableAndUnresolvable},
   };
@@ -93,12 +94,17 @@ TEST(NodeUnschedulableTest, IsSchedulableAfterPodTolerationChange) {
   EXPECT_EQ(events[1].event.action, framework::kUpdatePodTolerations);
   const api::Pod target = PodBuilder("pod").UID("uid0").Obj();
   const api::Pod tolerating =
-      PodBuilder("pod").UID("uid0").Toleration("node.kubernetes.io/unschedulable", "Exists", "",
-                                               "NoSchedule").Obj();
+      PodBuilder("pod")
+          .UID("uid0")
+          .Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule")
+          .Obj();
   const api::Pod unrelated =
       PodBuilder("pod").UID("uid0").Toleration("foo", "Exists", "", "NoSchedule").Obj();
-  const api::Pod other = PodBuilder("other").UID("uid1").Toleration(
-      "node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule").Obj();
+  const api::Pod other =
+      PodBuilder("other")
+          .UID("uid1")
+          .Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule")
+          .Obj();
   struct Case {
     const char* name;
     const api::Pod* new_pod;

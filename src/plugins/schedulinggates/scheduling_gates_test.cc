@@ -19,13 +19,16 @@ TEST(SchedulingGatesTest, PreEnqueue) {
     std::vector<std::string> want_reasons;
   };
   const Case cases[] = {
-      {"pod does not carry scheduling gates", PodBuilder("pod").Ptr(), framework::Code::kSuccess,
+      {"pod does not carry scheduling gates",
+       PodBuilder("pod").Ptr(),
+       framework::Code::kSuccess,
        {}},
       {"pod carries scheduling gates",
        PodBuilder("pod").SchedulingGate("foo").SchedulingGate("bar").Ptr(),
        framework::Code::kUnschedulableAndUnresolvable,
        {"waiting for scheduling gates: [foo bar]"}},
-      {"pod carries one scheduling gate", PodBuilder("pod").SchedulingGate("example.com/x").Ptr(),
+      {"pod carries one scheduling gate",
+       PodBuilder("pod").SchedulingGate("example.com/x").Ptr(),
        framework::Code::kUnschedulableAndUnresolvable,
        {"waiting for scheduling gates: [example.com/x]"}},
   };

@@ -73,8 +73,8 @@ framework::Status TaintToleration::NormalizeScore(const framework::CycleState&,
 
 std::vector<framework::ClusterEventWithHint> TaintToleration::EventsToRegister() const {
   std::vector<framework::ClusterEventWithHint> events(2);
-  events[0].event = {framework::EventResource::kNode,
-                     framework::kAdd | framework::kUpdateNodeTaint, "NodeAdd|NodeTaintChange"};
+  events[0].event = {framework::EventResource::kNode, framework::kAdd | framework::kUpdateNodeTaint,
+                     "NodeAdd|NodeTaintChange"};
   // isSchedulableAfterNodeChange: queue when the node was (or did not exist as)
   // untolerated and is tolerated now.
   events[0].hint = [](const api::Pod& pod, const framework::EventObjects& objs) {
@@ -82,13 +82,11 @@ std::vector<framework::ClusterEventWithHint> TaintToleration::EventsToRegister()
     const auto& tolerations = pod.spec.tolerations;
     bool was_untolerated = true;
     if (objs.old_node != nullptr) {
-      was_untolerated =
-          helper::FindUntoleratedDoNotScheduleTaint(objs.old_node->spec.taints, tolerations) !=
-          nullptr;
+      was_untolerated = helper::FindUntoleratedDoNotScheduleTaint(objs.old_node->spec.taints,
+                                                                  tolerations) != nullptr;
     }
-    const bool is_untolerated =
-        helper::FindUntoleratedDoNotScheduleTaint(objs.new_node->spec.taints, tolerations) !=
-        nullptr;
+    const bool is_untolerated = helper::FindUntoleratedDoNotScheduleTaint(
+                                    objs.new_node->spec.taints, tolerations) != nullptr;
     return was_untolerated && !is_untolerated ? framework::QueueingHint::kQueue
                                               : framework::QueueingHint::kQueueSkip;
   };

@@ -78,8 +78,7 @@ TEST(TaintTolerationTest, Score) {
        "taints-tolerations priority function",
        PodWithTolerations("pod1", {Tol("cpu-type", "Equal", "arm64", "NoSchedule"),
                                    Tol("disk-type", "Equal", "ssd", "NoSchedule")}),
-       {NodeWithTaints("nodeA", {}),
-        NodeWithTaints("nodeB", {{"cpu-type", "arm64", "NoSchedule"}}),
+       {NodeWithTaints("nodeA", {}), NodeWithTaints("nodeB", {{"cpu-type", "arm64", "NoSchedule"}}),
         NodeWithTaints("nodeC", {{"cpu-type", "arm64", "PreferNoSchedule"},
                                  {"disk-type", "ssd", "PreferNoSchedule"}})},
        {100, 100, 0}},
@@ -140,7 +139,8 @@ TEST(TaintTolerationTest, Filter) {
   };
   const Case cases[] = {
       {"A pod having no tolerations can't be scheduled onto a node with nonempty taints",
-       PodWithTolerations("pod1", {}), NodeWithTaints("nodeA", {{"dedicated", "user1", "NoSchedule"}}),
+       PodWithTolerations("pod1", {}),
+       NodeWithTaints("nodeA", {{"dedicated", "user1", "NoSchedule"}}),
        "node(s) had untolerated taint {dedicated: user1}"},
       {"A pod which can be scheduled on a dedicated node assigned to user1 with effect NoSchedule",
        PodWithTolerations("pod1", {Tol("dedicated", "", "user1", "NoSchedule")}),
@@ -158,7 +158,8 @@ TEST(TaintTolerationTest, Filter) {
        "pod can be scheduled onto the node",
        PodWithTolerations("pod1", {Tol("dedicated", "Equal", "user2", "NoSchedule"),
                                    Tol("foo", "Exists", "", "NoSchedule")}),
-       NodeWithTaints("nodeA", {{"dedicated", "user2", "NoSchedule"}, {"foo", "bar", "NoSchedule"}}),
+       NodeWithTaints("nodeA",
+                      {{"dedicated", "user2", "NoSchedule"}, {"foo", "bar", "NoSchedule"}}),
        ""},
       {"A pod has a toleration that keys and values match the taint on the node, but (non-empty) "
        "effect doesn't match, can't be scheduled onto the node",
@@ -180,8 +181,8 @@ TEST(TaintTolerationTest, Filter) {
        NodeWithTaints("nodeA", {{"dedicated", "user1", "PreferNoSchedule"}}), ""},
       {"NoExecute taints are filtered too; the first untolerated one is reported",
        PodWithTolerations("pod1", {Tol("a", "Exists", "", "NoSchedule")}),
-       NodeWithTaints("nodeA", {{"a", "1", "NoSchedule"}, {"b", "2", "NoExecute"},
-                                {"c", "3", "NoSchedule"}}),
+       NodeWithTaints(
+           "nodeA", {{"a", "1", "NoSchedule"}, {"b", "2", "NoExecute"}, {"c", "3", "NoSchedule"}}),
        "node(s) had untolerated taint {b: 2}"},
       {"An empty key with operator Exists tolerates every taint",
        PodWithTolerations("pod1", {Tol("", "Exists", "", "")}),
@@ -235,7 +236,8 @@ TEST(TaintTolerationTest, IsSchedulableAfterNodeChange) {
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].event.resource, framework::EventResource::kNode);
   EXPECT_EQ(events[0].event.action, framework::kAdd | framework::kUpdateNodeTaint);
-  const api::Pod pod = PodWithTolerations("pod1", {Tol("dedicated", "Equal", "user2", "NoSchedule")});
+  const api::Pod pod =
+      PodWithTolerations("pod1", {Tol("dedicated", "Equal", "user2", "NoSchedule")});
   const api::Node user1 = NodeWithTaints("nodeA", {{"dedicated", "user1", "NoSchedule"}});
   const api::Node user2 = NodeWithTaints("nodeA", {{"dedicated", "user2", "NoSchedule"}});
   const api::Node user1and3 = NodeWithTaints(

@@ -1,0 +1,1120 @@
+// Gang dialect adapters. Facts carried over from each project (see dialects.h for the
+// precedence between them):
+//
+// scheduler-plugins Coscheduling (pkg/coscheduling, kep/42-podgroup-coscheduling):
+//   PodGroup scheduling.x-k8s.io/v1alpha1 {spec.minMember, spec.minResources,
+//   spec.scheduleTimeoutSeconds}; pods join with label scheduling.x-k8s.io/pod-group. The
+//   older API group scheduling.sigs.k8s.io used label pod-group.scheduling.sigs.k8s.io.
+//   Quorum counts running + waiting (assumed) pods -> MatchPolicy::kWaitingAndRunning.
+// Koordinator (apis/extension/coscheduling.go, core/gang.go, proposal 20220901):
+//   pod annotations gang.scheduling.koordinator.sh/{name,min-available,total-number,mode,
+//   waiting-time,groups,match-policy}; legacy pod-group.scheduling.sigs.k8s.io/{name,
+//   min-available} (Koordinator reads min-available from labels, we accept both) and the
+//   alias pod-group.scheduling.sigs.k8s.io/match-policy. The Coscheduling PodGroup CRD may
+//   carry total-number/mode/groups/match-policy as annotations (its timeout stays
+//   spec.scheduleTimeoutSeconds). Defaults: mode Strict, match-policy once-satisfied,
+//   total-number = min-available (and never below it). Gang names must be RFC 1123
+//   subdomains; groups is a JSON array of "<namespace>/<name>" gang ids. Koordinator itself
+//   falls back to defaults on bad values; here they make the spec invalid (clear reason).
+// Upstream Workload API (KEP-4671, KEP-5832; k8s.io/api/scheduling):
+//   1.35 v1alpha1 Workload spec.podGroups[]{name, policy{basic{} | gang{minCount}}}, pods
+//   spec.workloadRef{name, podGroup, podGroupReplicaKey}. 1.36 v1alpha2 Workload
+//   spec.podGroupTemplates[]{name, schedulingPolicy{basic|gang{minCount}},
+//   schedulingConstraints{topologyConstraints[]{topologyKey}}} and a standalone PodGroup
+//   {spec.podGroupTemplateRef{workload{workloadName, podGroupTemplateName}},
+//   spec.schedulingPolicy, spec.schedulingConstraints}; pods spec.schedulingGroup
+//   .podGroupName. 1.37 v1beta1 keeps the 1.36 shape. Upstream uses a fixed 5 minute gang
+//   timeout. Which shape a Workload has is decided by its fields, not its version.
+// Volcano (volcano.sh/apis scheduling/v1beta1): PodGroup {spec.minMember,
+//   spec.minTaskMember{task: n}, spec.queue (default "default"), spec.priorityClassName,
+//   spec.minResources}; pods annotate scheduling.k8s.io/group-name (or the alias
+//   scheduling.volcano.sh/group-name).
+// KAI (pkg/apis/scheduling/v2alpha2): PodGroup {spec.minMember (>= 1, optional when
+//   minSubGroup is used), spec.minSubGroup, spec.queue, spec.priorityClassName,
+//   spec.topologyConstraint{requiredTopologyLevel, preferredTopologyLevel, topology},
+//   spec.subGroups[]{name, minMember, minSubGroup, parent}}; pods annotate pod-group-name;
+//   queue label kai.scheduler/queue.
+// PodGrouper (KAI pkg/podgrouper): gangs derived from a pod's top owner. Min-member
+//   override annotation kai.scheduler/batch-min-member on the owner; PyTorchJob/MPIJob
+//   spec.runPolicy.schedulingPolicy.minAvailable wins; PyTorchJob elastic
+//   spec.elasticPolicy.minReplicas; MPIJob launcherCreationPolicy WaitForWorkersReady
+//   leaves the launcher out of the quorum; JobSet startupPolicyOrder InOrder creates one
+//   replicatedJob at a time, so only the first one forms the quorum.
+#include "gang/dialects.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <map>
+#include <string_view>
+
+#include "api/pod_resources.h"
+#include "api/quantity.h"
+#include "gang/dialects_parse.h"
+
+namespace phalanx::gang {
+
+const char* DialectName(Dialect d) {
+  switch (d) {
+    case Dialect::kCoscheduling:
+      return "Coscheduling";
+    case Dialect::kWorkload:
+      return "Workload";
+    case Dialect::kKoordinator:
+      return "Koordinator";
+    case Dialect::kVolcano:
+      return "Volcano";
+    case Dialect::kKAI:
+      return "KAI";
+    case Dialect::kDerived:
+      return "PodGrouper";
+  }
+  return "Unknown";
+}
+
+namespace {
+
+using Annotations = std::map<std::string, std::string>;
+
+// Pod labels / annotations.
+constexpr std::string_view kCoschedLabel = "scheduling.x-k8s.io/pod-group";
+constexpr std::string_view kCoschedLegacyLabel = "pod-group.scheduling.sigs.k8s.io";
+constexpr std::string_view kKoordPrefix = "gang.scheduling.koordinator.sh/";
+constexpr std::string_view kKoordName = "gang.scheduling.koordinator.sh/name";
+constexpr std::string_view kKoordMin = "gang.scheduling.koordinator.sh/min-available";
+constexpr std::string_view kKoordTotal = "gang.scheduling.koordinator.sh/total-number";
+constexpr std::string_view kKoordMode = "gang.scheduling.koordinator.sh/mode";
+constexpr std::string_view kKoordWait = "gang.scheduling.koordinator.sh/waiting-time";
+constexpr std::string_view kKoordGroups = "gang.scheduling.koordinator.sh/groups";
+constexpr std::string_view kKoordMatch = "gang.scheduling.koordinator.sh/match-policy";
+constexpr std::string_view kLegacyName = "pod-group.scheduling.sigs.k8s.io/name";
+constexpr std::string_view kLegacyMin = "pod-group.scheduling.sigs.k8s.io/min-available";
+constexpr std::string_view kLegacyMatch = "pod-group.scheduling.sigs.k8s.io/match-policy";
+constexpr std::string_view kVolcanoAnn = "scheduling.k8s.io/group-name";
+constexpr std::string_view kVolcanoAnnAlias = "scheduling.volcano.sh/group-name";
+constexpr std::string_view kKaiAnn = "pod-group-name";
+constexpr std::string_view kKaiQueueLabel = "kai.scheduler/queue";
+constexpr std::string_view kKaiMinOverride = "kai.scheduler/batch-min-member";
+
+// API groups.
+constexpr std::string_view kGroupCosched = "scheduling.x-k8s.io";
+constexpr std::string_view kGroupCoschedLegacy = "scheduling.sigs.k8s.io";
+constexpr std::string_view kGroupUpstream = "scheduling.k8s.io";
+constexpr std::string_view kGroupVolcano = "scheduling.volcano.sh";
+constexpr std::string_view kGroupKAI = "scheduling.run.ai";
+
+constexpr int64_t kUpstreamGangTimeoutNs = 5LL * 60 * api::kNanosPerSecond;
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+const std::string* Find(const Annotations& m, std::string_view key) {
+  auto it = m.find(std::string(key));
+  return it == m.end() ? nullptr : &it->second;
+}
+
+// Non-empty value or nullptr.
+const std::string* FindNonEmpty(const Annotations& m, std::string_view key) {
+  const std::string* v = Find(m, key);
+  return v != nullptr && !v->empty() ? v : nullptr;
+}
+
+bool HasKoordAnnotations(const Annotations& m) {
+  auto it = m.lower_bound(std::string(kKoordPrefix));
+  return it != m.end() && std::string_view(it->first).starts_with(kKoordPrefix);
+}
+
+// Collects field errors of one object; the spec's `invalid` is "<what>: <e1>; <e2>".
+class Errors {
+ public:
+  explicit Errors(std::string what) : what_(std::move(what)) {}
+  void Add(const std::string& field, const std::string& message) {
+    items_.push_back(field + ": " + message);
+  }
+  bool Empty() const { return items_.empty(); }
+  std::string Str() const {
+    if (items_.empty()) return {};
+    std::string out = what_ + ": ";
+    for (size_t i = 0; i < items_.size(); ++i) {
+      if (i > 0) out += "; ";
+      out += items_[i];
+    }
+    return out;
+  }
+
+ private:
+  std::string what_;
+  std::vector<std::string> items_;
+};
+
+// ---- YAML access (read only: never operator[] on a non-const node) ----
+
+bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+YAML::Node Child(const YAML::Node& n, const char* key) {
+  if (!n.IsDefined() || !n.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node& cn = n;
+  return cn[key];
+}
+
+std::string Str(const YAML::Node& parent, const char* key) {
+  const YAML::Node n = Child(parent, key);
+  return Present(n) && n.IsScalar() ? n.Scalar() : std::string();
+}
+
+enum class Got { kAbsent, kOk, kBad };
+
+Got Int(const YAML::Node& n, int64_t* out) {
+  if (!Present(n)) return Got::kAbsent;
+  if (!n.IsScalar() || !detail::ParseInt64(n.Scalar(), out)) return Got::kBad;
+  return Got::kOk;
+}
+
+std::string Describe(const YAML::Node& n) {
+  if (n.IsScalar()) return Quote(n.Scalar());
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "an object";
+  return "null";
+}
+
+// A quorum count field: integer in [min_allowed, 2^31-1]. Returns false (and records why)
+// when present but bad; *present tells whether it was set.
+bool CountField(const YAML::Node& parent, const char* key, const std::string& path,
+                int64_t min_allowed, int32_t* out, bool* present, Errors* errs) {
+  int64_t v = 0;
+  const YAML::Node n = Child(parent, key);
+  switch (Int(n, &v)) {
+    case Got::kAbsent:
+      *present = false;
+      return true;
+    case Got::kBad:
+      *present = true;
+      errs->Add(path, "must be an integer, got " + Describe(n));
+      return false;
+    case Got::kOk:
+      break;
+  }
+  *present = true;
+  if (v < min_allowed) {
+    errs->Add(path, "must be >= " + std::to_string(min_allowed) + ", got " + std::to_string(v));
+    return false;
+  }
+  if (v > kInt32Max) {
+    errs->Add(path, "must fit in int32, got " + std::to_string(v));
+    return false;
+  }
+  *out = static_cast<int32_t>(v);
+  return true;
+}
+
+// The minMember of PodGroups: required, >= 1.
+void MinMember(const YAML::Node& spec, const char* key, const std::string& path, PodGroupSpec* s,
+               Errors* errs) {
+  bool present = false;
+  int32_t v = 0;
+  if (!CountField(spec, key, path, 1, &v, &present, errs)) return;
+  if (!present) {
+    errs->Add(path, "required, must be >= 1");
+    return;
+  }
+  s->min_member = v;
+}
+
+void MinResources(const YAML::Node& spec, const std::string& path, PodGroupSpec* s, Errors* errs) {
+  const YAML::Node n = Child(spec, "minResources");
+  if (!Present(n)) return;
+  if (!n.IsMap()) {
+    errs->Add(path, "must be a map of resource name to quantity, got " + Describe(n));
+    return;
+  }
+  api::ResourceList list;
+  bool ok = true;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string name = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+    const YAML::Node v = it->second;
+    std::string field = path;
+    field.append(".").append(name);
+    if (!v.IsScalar()) {
+      errs->Add(field, "must be a quantity, got " + Describe(v));
+      ok = false;
+      continue;
+    }
+    api::Quantity q;
+    std::string err;
+    if (!api::Quantity::Parse(v.Scalar(), &q, &err)) {
+      errs->Add(field, err);
+      ok = false;
+      continue;
+    }
+    if (q.IsNegative()) {
+      errs->Add(field, "must be greater than or equal to 0, got " + Quote(v.Scalar()));
+      ok = false;
+      continue;
+    }
+    list[name] = q;
+  }
+  if (ok && !list.empty()) {
+    s->min_resources = api::ResourceListToResource(list);
+    s->has_min_resources = true;
+  }
+}
+
+// spec.scheduleTimeoutSeconds: > 0 sets the timeout, 0 keeps the scheduler default
+// (scheduler-plugins and Koordinator fall back to their default for non-positive values;
+// a negative value is reported here).
+void TimeoutSeconds(const YAML::Node& spec, const std::string& path, PodGroupSpec* s,
+                    Errors* errs) {
+  int64_t v = 0;
+  const YAML::Node n = Child(spec, "scheduleTimeoutSeconds");
+  switch (Int(n, &v)) {
+    case Got::kAbsent:
+      return;
+    case Got::kBad:
+      errs->Add(path, "must be an integer number of seconds, got " + Describe(n));
+      return;
+    case Got::kOk:
+      break;
+  }
+  if (v < 0 || v > kInt32Max) {
+    errs->Add(path, "must be between 0 and 2147483647, got " + std::to_string(v));
+    return;
+  }
+  if (v > 0) s->schedule_timeout_ns = v * api::kNanosPerSecond;
+}
+
+bool ValidGangId(std::string_view id) {
+  const size_t slash = id.find('/');
+  return slash != std::string_view::npos && slash > 0 && slash + 1 < id.size() &&
+         id.find('/', slash + 1) == std::string_view::npos;
+}
+
+// Koordinator options shared by pod annotations and PodGroup annotations. `where` prefixes
+// field names ("annotation " for pods, "metadata.annotations." for PodGroups).
+void ApplyKoordOptions(const Annotations& ann, const std::string& where, bool waiting_time,
+                       PodGroupSpec* s, Errors* errs) {
+  // total-number: default (and floor) min-available.
+  s->total_member = s->min_member;
+  if (const std::string* v = FindNonEmpty(ann, kKoordTotal)) {
+    int64_t n = 0;
+    if (!detail::ParseInt64(*v, &n)) {
+      errs->Add(where + std::string(kKoordTotal), "must be an integer, got " + Quote(*v));
+    } else if (n < 0 || n > kInt32Max) {
+      errs->Add(where + std::string(kKoordTotal),
+                "must be between 0 and 2147483647, got " + std::to_string(n));
+    } else if (n > s->min_member) {
+      s->total_member = static_cast<int32_t>(n);
+    }
+  }
+  if (const std::string* v = FindNonEmpty(ann, kKoordMode)) {
+    if (*v == "Strict") {
+      s->mode = GangMode::kStrict;
+    } else if (*v == "NonStrict") {
+      s->mode = GangMode::kNonStrict;
+    } else {
+      errs->Add(where + std::string(kKoordMode), "must be Strict or NonStrict, got " + Quote(*v));
+    }
+  }
+  std::string_view match_key = kKoordMatch;
+  const std::string* match = FindNonEmpty(ann, kKoordMatch);
+  if (match == nullptr) {
+    match = FindNonEmpty(ann, kLegacyMatch);
+    match_key = kLegacyMatch;
+  }
+  if (match != nullptr) {
+    if (*match == "once-satisfied") {
+      s->match_policy = MatchPolicy::kOnceSatisfied;
+    } else if (*match == "only-waiting") {
+      s->match_policy = MatchPolicy::kOnlyWaiting;
+    } else if (*match == "waiting-and-running") {
+      s->match_policy = MatchPolicy::kWaitingAndRunning;
+    } else {
+      errs->Add(
+          where + std::string(match_key),
+          "must be one of once-satisfied, only-waiting, waiting-and-running, got " + Quote(*match));
+    }
+  }
+  if (waiting_time) {
+    if (const std::string* v = FindNonEmpty(ann, kKoordWait)) {
+      int64_t ns = 0;
+      std::string err;
+      if (!detail::ParseGoDuration(*v, &ns, &err)) {
+        errs->Add(where + std::string(kKoordWait), err);
+      } else if (ns < 0) {
+        errs->Add(where + std::string(kKoordWait), "must not be negative, got " + Quote(*v));
+      } else if (ns > 0) {
+        s->schedule_timeout_ns = ns;  // "0s": the scheduler default
+      }
+    }
+  }
+  if (const std::string* v = FindNonEmpty(ann, kKoordGroups)) {
+    std::vector<std::string> ids;
+    std::string err;
+    if (!detail::ParseJsonStringArray(*v, &ids, &err)) {
+      errs->Add(where + std::string(kKoordGroups), err + ", got " + Quote(*v));
+    } else {
+      bool ok = true;
+      for (const auto& id : ids) {
+        if (!ValidGangId(id)) {
+          errs->Add(where + std::string(kKoordGroups),
+                    "entries must be gang ids \"<namespace>/<name>\", got " + Quote(id));
+          ok = false;
+          break;
+        }
+      }
+      if (ok && !ids.empty()) {
+        ids.push_back(s->key);  // the group always includes this gang
+        std::sort(ids.begin(), ids.end());
+        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        if (ids.size() > 1) s->gang_group = std::move(ids);
+      }
+    }
+  }
+}
+
+std::string ObjectWhat(const api::Unstructured& obj) {
+  return obj.kind + " " + obj.metadata.namespace_ + "/" + obj.metadata.name + " (" +
+         obj.api_version + ")";
+}
+
+PodGroupSpec ObjectSpec(const api::Unstructured& obj, Dialect d) {
+  PodGroupSpec s;
+  s.namespace_ = obj.metadata.namespace_;
+  s.name = obj.metadata.name;
+  s.key = s.namespace_ + "/" + s.name;
+  s.dialect = d;
+  s.source = ObjectWhat(obj);
+  s.creation_timestamp = obj.metadata.creation_timestamp;
+  return s;
+}
+
+const YAML::Node& Root(const api::Unstructured& obj) {
+  static const YAML::Node kEmpty(YAML::NodeType::Undefined);
+  return obj.object ? *obj.object : kEmpty;
+}
+
+// ---- Coscheduling (scheduler-plugins) / Koordinator PodGroup CRD ----
+
+PodGroupSpec CoschedulingSpec(const api::Unstructured& obj) {
+  PodGroupSpec s = ObjectSpec(obj, Dialect::kCoscheduling);
+  Errors errs(s.source);
+  const YAML::Node spec = Child(Root(obj), "spec");
+  MinMember(spec, "minMember", "spec.minMember", &s, &errs);
+  MinResources(spec, "spec.minResources", &s, &errs);
+  TimeoutSeconds(spec, "spec.scheduleTimeoutSeconds", &s, &errs);
+  const Annotations& ann = obj.metadata.annotations;
+  // scheduler-plugins counts running + waiting members; a PodGroup that carries
+  // Koordinator annotations follows Koordinator's defaults.
+  s.match_policy =
+      HasKoordAnnotations(ann) ? MatchPolicy::kOnceSatisfied : MatchPolicy::kWaitingAndRunning;
+  ApplyKoordOptions(ann, "metadata.annotations.", /*waiting_time=*/false, &s, &errs);
+  if (!HasKoordAnnotations(ann)) s.total_member = 0;
+  s.invalid = errs.Str();
+  return s;
+}
+
+// ---- Volcano ----
+
+PodGroupSpec VolcanoSpec(const api::Unstructured& obj) {
+  PodGroupSpec s = ObjectSpec(obj, Dialect::kVolcano);
+  Errors errs(s.source);
+  const YAML::Node spec = Child(Root(obj), "spec");
+  MinMember(spec, "minMember", "spec.minMember", &s, &errs);
+  MinResources(spec, "spec.minResources", &s, &errs);
+  s.queue = Str(spec, "queue");
+  if (s.queue.empty()) s.queue = "default";  // Volcano's default queue
+  s.priority_class_name = Str(spec, "priorityClassName");
+  s.match_policy = MatchPolicy::kWaitingAndRunning;
+  const YAML::Node tasks = Child(spec, "minTaskMember");
+  if (Present(tasks)) {
+    if (!tasks.IsMap()) {
+      errs.Add("spec.minTaskMember", "must be a map of task name to count, got " + Describe(tasks));
+    } else {
+      for (auto it = tasks.begin(); it != tasks.end(); ++it) {
+        SubGroup g;
+        g.name = it->first.IsScalar() ? it->first.Scalar() : std::string();
+        int64_t v = 0;
+        if (Int(it->second, &v) != Got::kOk) {
+          errs.Add("spec.minTaskMember." + g.name,
+                   "must be an integer, got " + Describe(it->second));
+          continue;
+        }
+        if (v < 0 || v > kInt32Max) {
+          errs.Add("spec.minTaskMember." + g.name, "must be >= 0, got " + std::to_string(v));
+          continue;
+        }
+        g.min_member = static_cast<int32_t>(v);
+        s.sub_groups.push_back(std::move(g));
+      }
+    }
+  }
+  s.invalid = errs.Str();
+  return s;
+}
+
+// ---- KAI ----
+
+struct KaiSubGroup {
+  SubGroup g;
+  std::optional<int32_t> min_member;
+  std::optional<int32_t> min_sub_group;
+};
+
+// Effective quorum of a KAI sub-group: its minMember, or the smallest `minSubGroup` (all
+// when unset) of its children's quorums summed. -1 on a parent cycle.
+int64_t KaiQuorum(const std::vector<KaiSubGroup>& all, const std::string& parent,
+                  std::optional<int32_t> min_sub_group, int depth) {
+  if (depth > static_cast<int>(all.size()) + 1) return -1;
+  std::vector<int64_t> children;
+  for (const auto& sg : all) {
+    if (sg.g.parent != parent) continue;
+    int64_t q = 0;
+    if (sg.min_member) {
+      q = *sg.min_member;
+    } else {
+      q = KaiQuorum(all, sg.g.name, sg.min_sub_group, depth + 1);
+      if (q < 0) return -1;
+    }
+    children.push_back(q);
+  }
+  std::sort(children.begin(), children.end());
+  size_t take = children.size();
+  if (min_sub_group) take = std::min<size_t>(take, static_cast<size_t>(*min_sub_group));
+  int64_t sum = 0;
+  for (size_t i = 0; i < take; ++i) sum += children[i];
+  return sum;
+}
+
+void KaiTopology(const YAML::Node& tc, PodGroupSpec* s) {
+  const std::string required = Str(tc, "requiredTopologyLevel");
+  const std::string preferred = Str(tc, "preferredTopologyLevel");
+  if (!required.empty()) {
+    s->topology_key = required;
+    s->topology_required = true;
+  } else if (!preferred.empty()) {
+    s->topology_key = preferred;
+    s->topology_required = false;
+  }
+}
+
+PodGroupSpec KaiSpec(const api::Unstructured& obj) {
+  PodGroupSpec s = ObjectSpec(obj, Dialect::kKAI);
+  Errors errs(s.source);
+  const YAML::Node spec = Child(Root(obj), "spec");
+  s.queue = Str(spec, "queue");
+  if (s.queue.empty()) {
+    if (const std::string* q = FindNonEmpty(obj.metadata.labels, kKaiQueueLabel)) s.queue = *q;
+  }
+  s.priority_class_name = Str(spec, "priorityClassName");
+  s.match_policy = MatchPolicy::kWaitingAndRunning;
+  KaiTopology(Child(spec, "topologyConstraint"), &s);
+
+  std::vector<KaiSubGroup> subs;
+  const YAML::Node sgs = Child(spec, "subGroups");
+  if (Present(sgs) && !sgs.IsSequence()) {
+    errs.Add("spec.subGroups", "must be a list, got " + Describe(sgs));
+  } else if (Present(sgs)) {
+    for (size_t i = 0; i < sgs.size(); ++i) {
+      const YAML::Node item = sgs[i];
+      const std::string path = "spec.subGroups[" + std::to_string(i) + "]";
+      KaiSubGroup k;
+      k.g.name = Str(item, "name");
+      k.g.parent = Str(item, "parent");
+      if (k.g.name.empty()) errs.Add(path + ".name", "required");
+      bool present = false;
+      int32_t v = 0;
+      if (CountField(item, "minMember", path + ".minMember", 0, &v, &present, &errs) && present) {
+        k.min_member = v;
+      }
+      if (CountField(item, "minSubGroup", path + ".minSubGroup", 0, &v, &present, &errs) &&
+          present) {
+        k.min_sub_group = v;
+      }
+      subs.push_back(std::move(k));
+    }
+    for (size_t i = 0; i < subs.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (!subs[i].g.name.empty() && subs[i].g.name == subs[j].g.name) {
+          errs.Add("spec.subGroups[" + std::to_string(i) + "].name",
+                   "duplicate sub-group " + Quote(subs[i].g.name));
+        }
+      }
+      const std::string& parent = subs[i].g.parent;
+      if (!parent.empty() && std::none_of(subs.begin(), subs.end(), [&](const KaiSubGroup& o) {
+            return o.g.name == parent;
+          })) {
+        errs.Add("spec.subGroups[" + std::to_string(i) + "].parent",
+                 "unknown sub-group " + Quote(parent));
+      }
+    }
+  }
+  // Each sub-group's own quorum (computed from its children when it uses minSubGroup).
+  if (errs.Empty()) {
+    for (auto& k : subs) {
+      if (k.min_member) {
+        k.g.min_member = *k.min_member;
+      } else {
+        const int64_t q = KaiQuorum(subs, k.g.name, k.min_sub_group, 0);
+        if (q < 0) {
+          errs.Add("spec.subGroups", "parent references form a cycle");
+          break;
+        }
+        k.g.min_member = static_cast<int32_t>(std::min<int64_t>(q, kInt32Max));
+      }
+    }
+  }
+
+  bool present = false;
+  int32_t v = 0;
+  std::optional<int32_t> min_sub_group;
+  if (CountField(spec, "minSubGroup", "spec.minSubGroup", 1, &v, &present, &errs) && present) {
+    min_sub_group = v;
+  }
+  if (CountField(spec, "minMember", "spec.minMember", 1, &v, &present, &errs)) {
+    if (present) {
+      s.min_member = v;
+    } else if (!subs.empty() && errs.Empty()) {
+      const int64_t q = KaiQuorum(subs, "", min_sub_group, 0);
+      if (q < 1) {
+        errs.Add("spec.minMember", "required: the sub-groups define no quorum");
+      } else {
+        s.min_member = static_cast<int32_t>(std::min<int64_t>(q, kInt32Max));
+      }
+    } else if (subs.empty()) {
+      errs.Add("spec.minMember", "required, must be >= 1");
+    }
+  }
+  for (auto& k : subs) s.sub_groups.push_back(std::move(k.g));
+  s.invalid = errs.Str();
+  return s;
+}
+
+// ---- Upstream Workload API ----
+
+enum class Policy { kNone, kBasic, kGang, kInvalid };
+
+// Reads a PodGroupPolicy / PodGroupSchedulingPolicy {basic{} | gang{minCount}}.
+Policy ReadPolicy(const YAML::Node& policy, const std::string& path, int32_t* min_count,
+                  Errors* errs) {
+  if (!Present(policy)) {
+    errs->Add(path, "required: exactly one of basic or gang");
+    return Policy::kInvalid;
+  }
+  const bool basic = Child(policy, "basic").IsDefined();
+  const YAML::Node gang = Child(policy, "gang");
+  if (basic && gang.IsDefined()) {
+    errs->Add(path, "exactly one of basic or gang may be set");
+    return Policy::kInvalid;
+  }
+  if (basic) return Policy::kBasic;
+  if (!gang.IsDefined()) {
+    errs->Add(path, "required: exactly one of basic or gang");
+    return Policy::kInvalid;
+  }
+  bool present = false;
+  if (!CountField(gang, "minCount", path + ".gang.minCount", 1, min_count, &present, errs)) {
+    return Policy::kInvalid;
+  }
+  if (!present) {
+    errs->Add(path + ".gang.minCount", "required, must be >= 1");
+    return Policy::kInvalid;
+  }
+  return Policy::kGang;
+}
+
+void UpstreamTopology(const YAML::Node& constraints, PodGroupSpec* s) {
+  const YAML::Node tcs = Child(constraints, "topologyConstraints");
+  if (!Present(tcs) || !tcs.IsSequence() || tcs.size() == 0) return;
+  const std::string key = Str(tcs[0], "topologyKey");
+  if (key.empty()) return;
+  s->topology_key = key;
+  s->topology_required = true;  // "All pods within the PodGroup must be colocated"
+}
+
+void UpstreamDefaults(PodGroupSpec* s) {
+  s->schedule_timeout_ns = kUpstreamGangTimeoutNs;
+  s->match_policy = MatchPolicy::kWaitingAndRunning;
+}
+
+// scheduling.k8s.io PodGroup (1.36+): one spec, or none for the basic policy.
+std::vector<PodGroupSpec> UpstreamPodGroupSpecs(const api::Unstructured& obj) {
+  PodGroupSpec s = ObjectSpec(obj, Dialect::kWorkload);
+  UpstreamDefaults(&s);
+  Errors errs(s.source);
+  const YAML::Node spec = Child(Root(obj), "spec");
+  int32_t min_count = 0;
+  switch (ReadPolicy(Child(spec, "schedulingPolicy"), "spec.schedulingPolicy", &min_count, &errs)) {
+    case Policy::kBasic:
+      return {};
+    case Policy::kGang:
+      s.min_member = min_count;
+      break;
+    default:
+      break;
+  }
+  UpstreamTopology(Child(spec, "schedulingConstraints"), &s);
+  s.invalid = errs.Str();
+  return {std::move(s)};
+}
+
+// Workload: 1.35 spec.podGroups[].policy, 1.36+ spec.podGroupTemplates[].schedulingPolicy.
+std::vector<PodGroupSpec> WorkloadSpecs(const api::Unstructured& obj) {
+  const YAML::Node spec = Child(Root(obj), "spec");
+  const bool templates = Present(Child(spec, "podGroupTemplates"));
+  const char* list_field = templates ? "podGroupTemplates" : "podGroups";
+  const char* policy_field = templates ? "schedulingPolicy" : "policy";
+  const YAML::Node groups = Child(spec, list_field);
+  std::vector<PodGroupSpec> out;
+  if (!Present(groups) || !groups.IsSequence()) {
+    PodGroupSpec s = ObjectSpec(obj, Dialect::kWorkload);
+    Errors errs(s.source);
+    errs.Add(std::string("spec.") + list_field,
+             Present(groups) ? "must be a list, got " + Describe(groups) : "required");
+    s.invalid = errs.Str();
+    out.push_back(std::move(s));
+    return out;
+  }
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const YAML::Node g = groups[i];
+    const std::string path = std::string("spec.") + list_field + "[" + std::to_string(i) + "]";
+    PodGroupSpec s = ObjectSpec(obj, Dialect::kWorkload);
+    UpstreamDefaults(&s);
+    const std::string name = Str(g, "name");
+    s.name = obj.metadata.name + "/" + (name.empty() ? std::to_string(i) : name);
+    s.key = s.namespace_ + "/" + s.name;
+    s.source = ObjectWhat(obj) + " " + path;
+    Errors errs(ObjectWhat(obj));
+    if (name.empty()) errs.Add(path + ".name", "required");
+    int32_t min_count = 0;
+    const Policy p =
+        ReadPolicy(Child(g, policy_field), path + "." + policy_field, &min_count, &errs);
+    if (p == Policy::kBasic && errs.Empty()) continue;  // not a gang
+    if (p == Policy::kGang) s.min_member = min_count;
+    if (templates) UpstreamTopology(Child(g, "schedulingConstraints"), &s);
+    s.invalid = errs.Str();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The policy a Workload gives one of its pod groups (either shape); kNone when the
+// Workload has no entry of that name.
+Policy WorkloadEntryPolicy(const api::Unstructured& w, const std::string& pod_group) {
+  const YAML::Node spec = Child(Root(w), "spec");
+  const bool templates = Present(Child(spec, "podGroupTemplates"));
+  const YAML::Node groups = Child(spec, templates ? "podGroupTemplates" : "podGroups");
+  if (!Present(groups) || !groups.IsSequence()) return Policy::kNone;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (Str(groups[i], "name") != pod_group) continue;
+    Errors ignored("");
+    int32_t unused = 0;
+    return ReadPolicy(Child(groups[i], templates ? "schedulingPolicy" : "policy"), "", &unused,
+                      &ignored);
+  }
+  return Policy::kNone;
+}
+
+std::vector<PodGroupSpec> SpecsImpl(const api::Unstructured& obj) {
+  const std::string group = obj.Group();
+  if (obj.kind == "Workload") {
+    if (group == kGroupUpstream) return WorkloadSpecs(obj);
+    return {};
+  }
+  if (obj.kind != "PodGroup") return {};
+  if (group == kGroupUpstream) return UpstreamPodGroupSpecs(obj);
+  if (group == kGroupVolcano) return {VolcanoSpec(obj)};
+  if (group == kGroupKAI) return {KaiSpec(obj)};
+  // scheduling.x-k8s.io, scheduling.sigs.k8s.io, and PodGroups of other groups in the
+  // scheduler-plugins shape (spec.minMember).
+  return {CoschedulingSpec(obj)};
+}
+
+// ---- Pod references ----
+
+std::string PodWhat(const api::Pod& pod) { return "Pod " + pod.Key(); }
+
+GangRef ObjectRef(const api::Pod& pod, Dialect d, const std::string& name, std::string via) {
+  GangRef r;
+  r.dialect = d;
+  r.namespace_ = pod.metadata.namespace_;
+  r.name = name;
+  r.key = r.namespace_ + "/" + name;
+  r.spec_key = r.key;
+  r.via = std::move(via);
+  return r;
+}
+
+PodGroupSpec InvalidInline(const GangRef& r, const std::string& source,
+                           const std::string& invalid) {
+  PodGroupSpec s;
+  s.key = r.spec_key;
+  s.namespace_ = r.namespace_;
+  s.name = r.name;
+  s.dialect = r.dialect;
+  s.source = source;
+  s.invalid = invalid;
+  return s;
+}
+
+bool IsBasicUpstreamPodGroup(const api::Unstructured* obj) {
+  if (obj == nullptr || obj->Group() != kGroupUpstream) return false;
+  const YAML::Node policy = Child(Child(Root(*obj), "spec"), "schedulingPolicy");
+  Errors ignored("");
+  int32_t unused = 0;
+  return ReadPolicy(policy, "", &unused, &ignored) == Policy::kBasic;
+}
+
+std::optional<GangRef> UpstreamRef(const api::Pod& pod, const OwnerLookup& lookup) {
+  const std::string& ns = pod.metadata.namespace_;
+  if (!pod.spec.scheduling_group_pod_group_name.empty()) {
+    const std::string& name = pod.spec.scheduling_group_pod_group_name;
+    if (lookup && IsBasicUpstreamPodGroup(lookup(ns, "PodGroup", name))) return std::nullopt;
+    return ObjectRef(pod, Dialect::kWorkload, name, "spec.schedulingGroup.podGroupName");
+  }
+  if (!pod.spec.workload_ref) return std::nullopt;
+  const api::WorkloadReference& w = *pod.spec.workload_ref;
+  GangRef r;
+  r.dialect = Dialect::kWorkload;
+  r.namespace_ = ns;
+  r.name = w.name;
+  r.spec_key = ns + "/" + w.name + "/" + w.pod_group;
+  r.key = r.spec_key + (w.pod_group_replica_key.empty() ? "" : "/" + w.pod_group_replica_key);
+  r.via = "spec.workloadRef";
+  Errors errs(PodWhat(pod));
+  if (w.name.empty()) errs.Add("spec.workloadRef.name", "required");
+  if (w.pod_group.empty()) errs.Add("spec.workloadRef.podGroup", "required");
+  if (!errs.Empty()) {
+    r.inline_spec = InvalidInline(r, PodWhat(pod) + " spec.workloadRef", errs.Str());
+    return r;
+  }
+  if (lookup) {
+    const api::Unstructured* wl = lookup(ns, "Workload", w.name);
+    if (wl != nullptr && wl->Group() == kGroupUpstream &&
+        WorkloadEntryPolicy(*wl, w.pod_group) == Policy::kBasic) {
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
+std::optional<GangRef> KoordinatorRef(const api::Pod& pod) {
+  const Annotations& ann = pod.metadata.annotations;
+  const Annotations& labels = pod.metadata.labels;
+  std::string via;
+  const std::string* name = FindNonEmpty(ann, kKoordName);
+  if (name != nullptr) {
+    via = "annotation " + std::string(kKoordName);
+  } else if ((name = FindNonEmpty(ann, kLegacyName)) != nullptr) {
+    via = "annotation " + std::string(kLegacyName);
+  } else if ((name = FindNonEmpty(labels, kLegacyName)) != nullptr) {
+    via = "label " + std::string(kLegacyName);
+  } else {
+    return std::nullopt;
+  }
+  GangRef r = ObjectRef(pod, Dialect::kKoordinator, *name, via);
+  PodGroupSpec s;
+  s.key = r.key;
+  s.namespace_ = r.namespace_;
+  s.name = *name;
+  s.dialect = Dialect::kKoordinator;
+  s.source = PodWhat(pod) + " " + via;
+  s.creation_timestamp = pod.metadata.creation_timestamp;
+  s.match_policy = MatchPolicy::kOnceSatisfied;
+  Errors errs(PodWhat(pod));
+  if (!detail::IsDNS1123Subdomain(*name)) {
+    errs.Add(via, "must be a lowercase RFC 1123 subdomain, got " + Quote(*name));
+  }
+  // min-available: the Koordinator annotation, else the legacy annotation or label.
+  std::string min_field = "annotation " + std::string(kKoordMin);
+  const std::string* min = FindNonEmpty(ann, kKoordMin);
+  if (min == nullptr && (min = FindNonEmpty(ann, kLegacyMin)) != nullptr) {
+    min_field = "annotation " + std::string(kLegacyMin);
+  }
+  if (min == nullptr && (min = FindNonEmpty(labels, kLegacyMin)) != nullptr) {
+    min_field = "label " + std::string(kLegacyMin);
+  }
+  if (min == nullptr) {
+    errs.Add(min_field, "required, must be >= 1");
+  } else {
+    int64_t v = 0;
+    if (!detail::ParseInt64(*min, &v)) {
+      errs.Add(min_field, "must be an integer, got " + Quote(*min));
+    } else if (v < 1 || v > kInt32Max) {
+      errs.Add(min_field, "must be >= 1, got " + std::to_string(v));
+    } else {
+      s.min_member = static_cast<int32_t>(v);
+    }
+  }
+  ApplyKoordOptions(ann, "annotation ", /*waiting_time=*/true, &s, &errs);
+  s.invalid = errs.Str();
+  r.inline_spec = std::move(s);
+  return r;
+}
+
+// ---- PodGrouper ----
+
+const api::OwnerReference* ControllerRef(const std::vector<api::OwnerReference>& refs) {
+  for (const auto& r : refs) {
+    if (r.controller) return &r;
+  }
+  return nullptr;
+}
+
+// Pods a Job runs at once: parallelism (default 1), capped by completions when set.
+int64_t JobPods(const YAML::Node& job_spec, const std::string& path, Errors* errs) {
+  int64_t par = 1;
+  int64_t comp = -1;
+  const YAML::Node pn = Child(job_spec, "parallelism");
+  const YAML::Node cn = Child(job_spec, "completions");
+  if (Int(pn, &par) == Got::kBad || par < 0) {
+    errs->Add(path + ".parallelism", "must be a non-negative integer, got " + Describe(pn));
+    return 0;
+  }
+  if (Int(cn, &comp) == Got::kBad || (Present(cn) && comp < 0)) {
+    errs->Add(path + ".completions", "must be a non-negative integer, got " + Describe(cn));
+    return 0;
+  }
+  return Present(cn) ? std::min(par, comp) : par;
+}
+
+// Replicas of a replica spec map (PyTorchJob pytorchReplicaSpecs, MPIJob mpiReplicaSpecs);
+// an entry without `replicas` counts 1 (the training operator's default).
+bool ReplicaSpecs(const YAML::Node& spec, const char* field,
+                  std::vector<std::pair<std::string, int64_t>>* out, Errors* errs) {
+  const YAML::Node m = Child(spec, field);
+  const std::string path = std::string("spec.") + field;
+  if (!Present(m) || !m.IsMap() || m.size() == 0) {
+    errs->Add(path, Present(m) ? "must be a non-empty map of replica specs" : "required");
+    return false;
+  }
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    const std::string type = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+    int64_t replicas = 1;
+    const YAML::Node rn = Child(it->second, "replicas");
+    if (Int(rn, &replicas) == Got::kBad || replicas < 0) {
+      std::string field = path;
+      field.append(".").append(type).append(".replicas");
+      errs->Add(field, "must be a non-negative integer, got " + Describe(rn));
+      return false;
+    }
+    out->emplace_back(type, replicas);
+  }
+  return true;
+}
+
+// spec.runPolicy.schedulingPolicy.minAvailable (Kubeflow training operator).
+void KubeflowMinAvailable(const YAML::Node& spec, int64_t* min, Errors* errs) {
+  const YAML::Node n = Child(Child(Child(spec, "runPolicy"), "schedulingPolicy"), "minAvailable");
+  int64_t v = 0;
+  switch (Int(n, &v)) {
+    case Got::kAbsent:
+      return;
+    case Got::kBad:
+      errs->Add("spec.runPolicy.schedulingPolicy.minAvailable",
+                "must be an integer, got " + Describe(n));
+      return;
+    case Got::kOk:
+      if (v < 1) {
+        errs->Add("spec.runPolicy.schedulingPolicy.minAvailable",
+                  "must be >= 1, got " + std::to_string(v));
+        return;
+      }
+      *min = v;
+  }
+}
+
+// Derives the gang of `top`. nullopt = not a gang (quorum below 2).
+std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructured& top) {
+  PodGroupSpec s;
+  s.namespace_ = top.metadata.namespace_;
+  s.name = top.kind + "-" + top.metadata.name;
+  s.key = s.namespace_ + "/" + s.name;
+  s.dialect = Dialect::kDerived;
+  s.source = "PodGrouper: " + ObjectWhat(top);
+  s.creation_timestamp = top.metadata.creation_timestamp;
+  s.match_policy = MatchPolicy::kWaitingAndRunning;
+  if (const std::string* q = FindNonEmpty(top.metadata.labels, kKaiQueueLabel)) {
+    s.queue = *q;
+  } else if (const std::string* pq = FindNonEmpty(pod.metadata.labels, kKaiQueueLabel)) {
+    s.queue = *pq;
+  }
+  Errors errs(ObjectWhat(top));
+  const YAML::Node spec = Child(Root(top), "spec");
+  const std::string group = top.Group();
+  int64_t total = 0;
+  int64_t min = -1;  // -1: same as total
+  if (top.kind == "Job" && group == "batch") {
+    total = JobPods(spec, "spec", &errs);
+  } else if (top.kind == "JobSet" && group == "jobset.x-k8s.io") {
+    const YAML::Node rjs = Child(spec, "replicatedJobs");
+    if (!Present(rjs) || !rjs.IsSequence() || rjs.size() == 0) {
+      errs.Add("spec.replicatedJobs", "required, must be a non-empty list");
+    } else {
+      const bool in_order = Str(Child(spec, "startupPolicy"), "startupPolicyOrder") == "InOrder";
+      for (size_t i = 0; i < rjs.size(); ++i) {
+        const std::string path = "spec.replicatedJobs[" + std::to_string(i) + "]";
+        int64_t replicas = 1;
+        const YAML::Node rn = Child(rjs[i], "replicas");
+        if (Int(rn, &replicas) == Got::kBad || replicas < 0) {
+          errs.Add(path + ".replicas", "must be a non-negative integer, got " + Describe(rn));
+          break;
+        }
+        const int64_t per_job =
+            JobPods(Child(Child(rjs[i], "template"), "spec"), path + ".template.spec", &errs);
+        const int64_t pods = std::min<int64_t>(replicas * per_job, kInt32Max);
+        total = std::min<int64_t>(total + pods, kInt32Max);
+        if (in_order && i == 0) min = pods;  // the JobSet controller starts one at a time
+      }
+    }
+  } else if (top.kind == "PyTorchJob" && group == "kubeflow.org") {
+    std::vector<std::pair<std::string, int64_t>> replicas;
+    if (ReplicaSpecs(spec, "pytorchReplicaSpecs", &replicas, &errs)) {
+      for (const auto& [type, n] : replicas) total = std::min<int64_t>(total + n, kInt32Max);
+      int64_t elastic = 0;
+      const YAML::Node en = Child(Child(spec, "elasticPolicy"), "minReplicas");
+      switch (Int(en, &elastic)) {
+        case Got::kAbsent:
+          break;
+        case Got::kBad:
+          errs.Add("spec.elasticPolicy.minReplicas", "must be an integer, got " + Describe(en));
+          break;
+        case Got::kOk:
+          if (elastic < 1) {
+            errs.Add("spec.elasticPolicy.minReplicas",
+                     "must be >= 1, got " + std::to_string(elastic));
+          } else {
+            min = elastic;
+          }
+      }
+      KubeflowMinAvailable(spec, &min, &errs);
+    }
+  } else if (top.kind == "MPIJob" && group == "kubeflow.org") {
+    std::vector<std::pair<std::string, int64_t>> replicas;
+    if (ReplicaSpecs(spec, "mpiReplicaSpecs", &replicas, &errs)) {
+      int64_t launcher = 0;
+      for (const auto& [type, n] : replicas) {
+        total = std::min<int64_t>(total + n, kInt32Max);
+        if (type == "Launcher") launcher = n;
+      }
+      if (Str(spec, "launcherCreationPolicy") == "WaitForWorkersReady") {
+        min = total - launcher;  // the launcher is created once the workers are ready
+      }
+      KubeflowMinAvailable(spec, &min, &errs);
+    }
+  } else {
+    errs.Add("kind", "PodGrouper has no rule to derive a gang from " + top.kind + " of group " +
+                         Quote(group));
+  }
+  if (min < 0) min = total;
+  if (const std::string* o = Find(top.metadata.annotations, kKaiMinOverride)) {
+    int64_t v = 0;
+    const std::string field = "metadata.annotations." + std::string(kKaiMinOverride);
+    if (!detail::ParseInt64(*o, &v)) {
+      errs.Add(field, "must be an integer, got " + Quote(*o));
+    } else if (v < 1 || v > kInt32Max) {
+      errs.Add(field, "must be >= 1, got " + std::to_string(v));
+    } else {
+      min = v;
+    }
+  }
+  if (!errs.Empty()) {
+    s.invalid = errs.Str();
+    return s;
+  }
+  if (min < 2) return std::nullopt;  // a single pod is not a gang
+  s.min_member = static_cast<int32_t>(std::min<int64_t>(min, kInt32Max));
+  s.total_member = static_cast<int32_t>(total);
+  return s;
+}
+
+std::optional<GangRef> DerivedRef(const api::Pod& pod, const DialectOptions& opts,
+                                  const OwnerLookup& lookup) {
+  if (!opts.pod_grouper || !lookup) return std::nullopt;
+  const std::string& ns = pod.metadata.namespace_;
+  auto enabled = [&](const std::string& kind) {
+    return std::find(opts.pod_grouper_kinds.begin(), opts.pod_grouper_kinds.end(), kind) !=
+           opts.pod_grouper_kinds.end();
+  };
+  // Follow controller references up: Pod -> Job -> JobSet, Pod -> PyTorchJob, ...
+  const api::Unstructured* top = nullptr;
+  std::string via = "ownerReferences";
+  const api::OwnerReference* ref = ControllerRef(pod.metadata.owner_references);
+  for (int depth = 0; ref != nullptr && depth < 16; ++depth) {
+    const api::Unstructured* obj = lookup(ns, ref->kind, ref->name);
+    if (obj == nullptr) break;
+    via += " -> " + obj->kind + "/" + obj->metadata.name;
+    if (enabled(obj->kind)) top = obj;  // the topmost enabled owner wins
+    ref = ControllerRef(obj->metadata.owner_references);
+  }
+  if (top == nullptr) return std::nullopt;
+  std::optional<PodGroupSpec> spec = DeriveSpec(pod, *top);
+  if (!spec) return std::nullopt;
+  GangRef r;
+  r.dialect = Dialect::kDerived;
+  r.namespace_ = spec->namespace_;
+  r.name = spec->name;
+  r.key = spec->key;
+  r.spec_key = spec->key;
+  r.via = std::move(via);
+  r.inline_spec = std::move(spec);
+  return r;
+}
+
+std::optional<GangRef> ResolveImpl(const api::Pod& pod, const DialectOptions& opts,
+                                   const OwnerLookup& owner) {
+  if (auto r = UpstreamRef(pod, owner)) return r;
+  if (pod.spec.workload_ref || !pod.spec.scheduling_group_pod_group_name.empty()) {
+    return std::nullopt;  // a Workload pod group with the basic policy
+  }
+  const Annotations& labels = pod.metadata.labels;
+  const Annotations& ann = pod.metadata.annotations;
+  for (std::string_view label : {kCoschedLabel, kCoschedLegacyLabel}) {
+    if (const std::string* v = FindNonEmpty(labels, label)) {
+      return ObjectRef(pod, Dialect::kCoscheduling, *v, "label " + std::string(label));
+    }
+  }
+  if (auto r = KoordinatorRef(pod)) return r;
+  for (std::string_view key : {kVolcanoAnn, kVolcanoAnnAlias}) {
+    if (const std::string* v = FindNonEmpty(ann, key)) {
+      return ObjectRef(pod, Dialect::kVolcano, *v, "annotation " + std::string(key));
+    }
+  }
+  if (const std::string* v = FindNonEmpty(ann, kKaiAnn)) {
+    return ObjectRef(pod, Dialect::kKAI, *v, "annotation " + std::string(kKaiAnn));
+  }
+  return DerivedRef(pod, opts, owner);
+}
+
+}  // namespace
+
+std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions& opts,
+                                      const OwnerLookup& owner) {
+  try {
+    return ResolveImpl(pod, opts, owner);
+  } catch (const std::exception&) {
+    // Only a malformed owner object can get here (yaml-cpp); the pod then has no gang
+    // that we can derive.
+    return std::nullopt;
+  }
+}
+
+bool IsGangObject(const api::Unstructured& obj) {
+  if (obj.kind == "PodGroup") return true;
+  return obj.kind == "Workload" && obj.Group() == kGroupUpstream;
+}
+
+std::vector<PodGroupSpec> SpecsFromObject(const api::Unstructured& obj) {
+  try {
+    return SpecsImpl(obj);
+  } catch (const std::exception& e) {
+    PodGroupSpec s = ObjectSpec(obj, obj.Group() == kGroupVolcano    ? Dialect::kVolcano
+                                     : obj.Group() == kGroupKAI      ? Dialect::kKAI
+                                     : obj.Group() == kGroupUpstream ? Dialect::kWorkload
+                                                                     : Dialect::kCoscheduling);
+    s.invalid = ObjectWhat(obj) + ": malformed object: " + e.what();
+    return {std::move(s)};
+  }
+}
+
+}  // namespace phalanx::gang

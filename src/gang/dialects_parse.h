@@ -1,0 +1,29 @@
+// Small, strict value parsers used by the gang dialect adapters (dialects.cc): the value
+// syntaxes the dialects' own controllers accept (Go time.ParseDuration, encoding/json
+// []string, strconv.ParseInt base 10, RFC 1123 subdomain names). None of them throws.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phalanx::gang::detail {
+
+// Go time.ParseDuration: "[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+" or "0".
+// Examples: "300ms", "1.5h", "2h45m", "-1m", "0". Out of int64 range is an error.
+[[nodiscard]] bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error);
+
+// A JSON array of strings, e.g. `["ns-a/gang-a", "ns-b/gang-b"]` (standard escapes,
+// \uXXXX incl. surrogate pairs). `null` is accepted as an empty array, as Go's
+// json.Unmarshal into a []string does.
+[[nodiscard]] bool ParseJsonStringArray(std::string_view text, std::vector<std::string>* out,
+                                        std::string* error);
+
+// Decimal integer (optional sign, no spaces, no fraction) that fits in int64.
+[[nodiscard]] bool ParseInt64(std::string_view text, int64_t* out);
+
+// RFC 1123 subdomain as Kubernetes validates names (at most 253 characters).
+bool IsDNS1123Subdomain(std::string_view s);
+
+}  // namespace phalanx::gang::detail

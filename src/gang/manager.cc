@@ -1,0 +1,266 @@
+#include "gang/manager.h"
+
+#include <algorithm>
+
+namespace phalanx::gang {
+
+namespace {
+bool Terminal(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
+std::string ObjKey(const std::string& ns, const std::string& kind, const std::string& name) {
+  return ns + "/" + kind + "/" + name;
+}
+}  // namespace
+
+Manager::Manager(DialectOptions opts) : opts_(std::move(opts)) {}
+
+void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
+  std::lock_guard<std::mutex> l(mu_);
+  objects_[ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name)] = obj;
+  if (!IsGangObject(*obj)) return;
+  const std::string okey = obj->Key();
+  for (const auto& k : specs_by_object_[okey]) object_specs_.erase(k);
+  specs_by_object_[okey].clear();
+  for (auto& spec : SpecsFromObject(*obj)) {
+    std::string key = spec.key;  // the right-hand side below is evaluated first
+    specs_by_object_[okey].push_back(key);
+    object_specs_[key] = std::make_shared<const PodGroupSpec>(std::move(spec));
+  }
+}
+
+void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
+  std::lock_guard<std::mutex> l(mu_);
+  objects_.erase(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
+  auto it = specs_by_object_.find(obj->Key());
+  if (it == specs_by_object_.end()) return;
+  for (const auto& k : it->second) object_specs_.erase(k);
+  specs_by_object_.erase(it);
+}
+
+const api::Unstructured* Manager::OwnerLocked(const std::string& ns, const std::string& kind,
+                                              const std::string& name) const {
+  auto it = objects_.find(ObjKey(ns, kind, name));
+  return it == objects_.end() ? nullptr : it->second.get();
+}
+
+void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
+  if (Terminal(*pod)) return;
+  auto ref = ResolvePodGang(
+      *pod, opts_, [this](const std::string& ns, const std::string& kind, const std::string& name) {
+        return OwnerLocked(ns, kind, name);
+      });
+  if (!ref) return;
+  const std::string pkey = pod->Key();
+  Gang& g = gangs_[ref->key];
+  if (g.members.empty() && g.ref.key.empty()) g.ref = *ref;
+  if (ref->inline_spec && !g.inline_spec) {
+    g.inline_spec = std::make_shared<const PodGroupSpec>(*ref->inline_spec);
+  }
+  if (g.members.insert(pkey).second) {
+    ++g.counts.pods;
+    PodEntry e;
+    e.gang = ref->key;
+    e.state = pod->spec.node_name.empty() ? PodEntry::kPending : PodEntry::kBound;
+    if (e.state == PodEntry::kBound) {
+      ++g.counts.bound;
+    } else {
+      ++g.counts.pending;
+    }
+    pods_[pkey] = std::move(e);
+  }
+  auto spec = SpecLocked(g, ref->key);
+  if (spec && g.quorum_time == 0 && g.counts.pods >= spec->min_member) g.quorum_time = now;
+  UpdateSatisfiedLocked(g, ref->key, now);
+}
+
+void Manager::RemovePodLocked(const std::string& pkey) {
+  auto it = pods_.find(pkey);
+  if (it == pods_.end()) return;
+  auto git = gangs_.find(it->second.gang);
+  if (git != gangs_.end()) {
+    Gang& g = git->second;
+    g.members.erase(pkey);
+    --g.counts.pods;
+    switch (it->second.state) {
+      case PodEntry::kPending: --g.counts.pending; break;
+      case PodEntry::kAssumed: --g.counts.assumed; break;
+      case PodEntry::kBound: --g.counts.bound; break;
+    }
+    if (g.members.empty() && !g.ref.key.empty() && !object_specs_.count(g.ref.spec_key)) {
+      gangs_.erase(git);
+    }
+  }
+  pods_.erase(it);
+}
+
+void Manager::OnPodAdd(const api::PodPtr& pod, api::Timestamp now) {
+  std::lock_guard<std::mutex> l(mu_);
+  AddPodLocked(pod, now);
+}
+
+void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod,
+                          api::Timestamp now) {
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string pkey = new_pod->Key();
+  if (Terminal(*new_pod)) {
+    RemovePodLocked(pkey);
+    return;
+  }
+  auto it = pods_.find(pkey);
+  if (it == pods_.end()) {
+    AddPodLocked(new_pod, now);
+    return;
+  }
+  if (!new_pod->spec.node_name.empty() && it->second.state != PodEntry::kBound) {
+    Gang& g = gangs_[it->second.gang];
+    if (it->second.state == PodEntry::kPending) {
+      --g.counts.pending;
+    } else {
+      --g.counts.assumed;
+    }
+    ++g.counts.bound;
+    it->second.state = PodEntry::kBound;
+    UpdateSatisfiedLocked(g, it->second.gang, now);
+  }
+}
+
+void Manager::OnPodDelete(const api::PodPtr& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  RemovePodLocked(pod->Key());
+}
+
+std::optional<GangRef> Manager::RefOf(const api::Pod& pod) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end()) return std::nullopt;
+  auto git = gangs_.find(it->second.gang);
+  if (git == gangs_.end()) return std::nullopt;
+  GangRef r = git->second.ref;
+  return r;
+}
+
+std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g, const std::string& key) const {
+  auto it = object_specs_.find(g.ref.spec_key.empty() ? key : g.ref.spec_key);
+  if (it != object_specs_.end()) {
+    if (it->second->key == key) return it->second;
+    auto copy = std::make_shared<PodGroupSpec>(*it->second);
+    copy->key = key;  // a replica of a Workload pod group
+    return copy;
+  }
+  return g.inline_spec;
+}
+
+void Manager::UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now) {
+  auto spec = SpecLocked(g, key);
+  if (!spec || !spec->invalid.empty()) return;
+  if (!g.counts.satisfied_once && g.counts.assumed + g.counts.bound >= spec->min_member) {
+    g.counts.satisfied_once = true;
+    g.satisfied_time = now;
+  }
+}
+
+std::optional<GangInfo> Manager::Info(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = gangs_.find(key);
+  if (it == gangs_.end()) {
+    auto sit = object_specs_.find(key);
+    if (sit == object_specs_.end()) return std::nullopt;
+    GangInfo info;
+    info.key = key;
+    info.spec = sit->second;
+    return info;
+  }
+  const Gang& g = it->second;
+  GangInfo info;
+  info.key = key;
+  info.spec = SpecLocked(g, key);
+  info.ref = g.ref;
+  info.counts = g.counts;
+  info.member_pods.assign(g.members.begin(), g.members.end());
+  info.attempts = g.attempts;
+  info.last_reason = g.last_reason;
+  info.quorum_time = g.quorum_time;
+  info.satisfied_time = g.satisfied_time;
+  return info;
+}
+
+std::vector<std::string> Manager::GroupOf(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::string> out{key};
+  auto it = gangs_.find(key);
+  std::shared_ptr<const PodGroupSpec> spec;
+  if (it != gangs_.end()) {
+    spec = SpecLocked(it->second, key);
+  } else if (auto sit = object_specs_.find(key); sit != object_specs_.end()) {
+    spec = sit->second;
+  }
+  if (spec) {
+    for (const auto& k : spec->gang_group) {
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Manager::MarkAssumed(const api::Pod& pod, api::Timestamp now) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end() || it->second.state != PodEntry::kPending) return;
+  Gang& g = gangs_[it->second.gang];
+  --g.counts.pending;
+  ++g.counts.assumed;
+  it->second.state = PodEntry::kAssumed;
+  UpdateSatisfiedLocked(g, it->second.gang, now);
+}
+
+void Manager::MarkForgotten(const api::Pod& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end() || it->second.state != PodEntry::kAssumed) return;
+  Gang& g = gangs_[it->second.gang];
+  --g.counts.assumed;
+  ++g.counts.pending;
+  it->second.state = PodEntry::kPending;
+  // A gang that was satisfied only by assumed members that are now forgotten is not
+  // satisfied any more (rollback).
+  auto spec = SpecLocked(g, it->second.gang);
+  if (spec && g.counts.bound < spec->min_member && g.counts.assumed + g.counts.bound < spec->min_member &&
+      g.counts.bound == 0) {
+    g.counts.satisfied_once = false;
+  }
+}
+
+void Manager::RecordAttempt(const std::string& key, const std::string& reason) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = gangs_.find(key);
+  if (it == gangs_.end()) return;
+  ++it->second.attempts;
+  it->second.last_reason = reason;
+}
+
+bool Manager::Satisfied(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = gangs_.find(key);
+  if (it == gangs_.end()) return false;
+  const Gang& g = it->second;
+  auto spec = SpecLocked(g, key);
+  if (!spec || !spec->invalid.empty()) return false;
+  switch (spec->match_policy) {
+    case MatchPolicy::kOnceSatisfied:
+      return g.counts.satisfied_once || g.counts.assumed + g.counts.bound >= spec->min_member;
+    case MatchPolicy::kWaitingAndRunning:
+      return g.counts.assumed + g.counts.bound >= spec->min_member;
+    case MatchPolicy::kOnlyWaiting:
+      return g.counts.assumed >= spec->min_member;
+  }
+  return false;
+}
+
+std::vector<std::string> Manager::GangKeys() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::string> out;
+  for (const auto& [k, g] : gangs_) out.push_back(k);
+  return out;
+}
+
+}  // namespace phalanx::gang

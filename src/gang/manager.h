@@ -1,0 +1,127 @@
+// Gang state shared by the GangScheduling plugin and the scheduler (thread-safe).
+//
+// The Manager learns gang definitions from objects (PodGroups of every dialect,
+// Workloads) and from pods (Koordinator annotations, PodGrouper), tracks which pods
+// belong to which gang and how many of them are pending, assumed or bound.
+//
+// Gang state machine (per gang key):
+//
+//              pods < minMember exist                       all members gone
+//   Gated  <─────────────────────────────  Ready  ─────────────────────────────► Finished
+//     │  the minMember-th pod arrives        ▲ │ a PodGroup cycle commits, or
+//     └──────────────────────────────────────┘ │ Permit quorum is reached
+//                                              ▼
+//   Ready ◄──── forget / rollback ──── Assumed (≥ minMember assumed or bound)
+//                                              │ bindings confirmed
+//                                              ▼
+//                                  Running (satisfied: ≥ minMember bound)
+//
+// A gang whose object is missing is Unresolvable; one whose spec is invalid is Invalid;
+// both are reported on every member pod, and neither ever schedules a partial gang.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/types.h"
+#include "api/unstructured.h"
+#include "gang/dialects.h"
+#include "gang/podgroup.h"
+
+namespace phalanx::gang {
+
+struct GangCounts {
+  int32_t pods = 0;     // member pods that exist (any state, not terminal)
+  int32_t pending = 0;  // not yet assumed or bound
+  int32_t assumed = 0;  // assumed by the scheduler, binding not yet confirmed
+  int32_t bound = 0;    // bound (running)
+  bool satisfied_once = false;  // reached minMember assumed+bound at some point
+};
+
+struct GangInfo {
+  std::string key;
+  std::shared_ptr<const PodGroupSpec> spec;  // nullptr: the gang object does not exist
+  GangRef ref;                               // how the first member named it
+  GangCounts counts;
+  std::vector<std::string> member_pods;      // pod keys, sorted
+  int32_t attempts = 0;                      // PodGroup cycles or Permit rounds
+  std::string last_reason;
+  api::Timestamp quorum_time = 0;            // when minMember pods existed
+  api::Timestamp satisfied_time = 0;         // when minMember were assumed/bound
+};
+
+class Manager {
+ public:
+  explicit Manager(DialectOptions opts = {});
+
+  // Objects (any kind: gang objects define specs; every object can be a PodGrouper owner).
+  void OnObjectAdd(const api::UnstructuredPtr& obj);
+  void OnObjectUpdate(const api::UnstructuredPtr& obj) { OnObjectAdd(obj); }
+  void OnObjectDelete(const api::UnstructuredPtr& obj);
+
+  // Pods (all pods, bound or not; terminal pods count as deleted).
+  void OnPodAdd(const api::PodPtr& pod, api::Timestamp now);
+  void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod, api::Timestamp now);
+  void OnPodDelete(const api::PodPtr& pod);
+
+  // The gang of a pod (cached per pod key), or nullopt.
+  std::optional<GangRef> RefOf(const api::Pod& pod) const;
+  // Snapshot of a gang's state; nullopt if no pod or object mentions the key.
+  std::optional<GangInfo> Info(const std::string& gang_key) const;
+  // Keys of the gangs that must be placed together with `gang_key` (its GangGroup),
+  // including itself, sorted.
+  std::vector<std::string> GroupOf(const std::string& gang_key) const;
+
+  // Scheduler bookkeeping: a member was assumed (Reserve) / forgotten (Unreserve).
+  void MarkAssumed(const api::Pod& pod, api::Timestamp now);
+  void MarkForgotten(const api::Pod& pod);
+  void RecordAttempt(const std::string& gang_key, const std::string& reason);
+
+  // True when `gang_key` has reached its quorum under its match policy:
+  // once-satisfied: ever reached minMember assumed+bound; waiting-and-running: assumed +
+  // bound >= minMember now; only-waiting: assumed >= minMember now.
+  bool Satisfied(const std::string& gang_key) const;
+
+  std::vector<std::string> GangKeys() const;
+
+ private:
+  struct PodEntry {
+    std::string gang;
+    enum State { kPending, kAssumed, kBound } state = kPending;
+  };
+  struct Gang {
+    std::shared_ptr<const PodGroupSpec> object_spec;  // from an object
+    std::shared_ptr<const PodGroupSpec> inline_spec;  // from the first member's annotations
+    GangRef ref;
+    std::set<std::string> members;
+    GangCounts counts;
+    int32_t attempts = 0;
+    std::string last_reason;
+    api::Timestamp quorum_time = 0;
+    api::Timestamp satisfied_time = 0;
+  };
+  std::shared_ptr<const PodGroupSpec> SpecLocked(const Gang& g, const std::string& key) const;
+  void AddPodLocked(const api::PodPtr& pod, api::Timestamp now);
+  void RemovePodLocked(const std::string& pod_key);
+  void UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now);
+  const api::Unstructured* OwnerLocked(const std::string& ns, const std::string& kind,
+                                       const std::string& name) const;
+
+  DialectOptions opts_;
+  mutable std::mutex mu_;
+  std::map<std::string, Gang> gangs_;
+  std::unordered_map<std::string, PodEntry> pods_;  // pod key -> entry
+  // Specs defined by objects, by spec key; and which object defined which keys.
+  std::map<std::string, std::shared_ptr<const PodGroupSpec>> object_specs_;
+  std::map<std::string, std::vector<std::string>> specs_by_object_;
+  // Every object by "<ns>/<kind>/<name>", for PodGrouper owner lookups.
+  std::unordered_map<std::string, api::UnstructuredPtr> objects_;
+};
+
+}  // namespace phalanx::gang

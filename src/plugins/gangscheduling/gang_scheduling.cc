@@ -1,0 +1,227 @@
+#include "plugins/gangscheduling/gang_scheduling.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+#include "gang/manager.h"
+
+namespace phalanx::plugins::gangscheduling {
+
+using framework::Code;
+using framework::Status;
+
+namespace {
+
+std::string Display(const gang::GangInfo& info) {
+  std::string kind = info.spec ? info.spec->source : std::string();
+  std::string s = "pod group " + info.key;
+  if (!kind.empty()) s += " (" + kind + ")";
+  return s;
+}
+
+}  // namespace
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
+    framework::PluginArgs args, framework::Handle& h) {
+  Mode mode = Mode::kTransactional;
+  int64_t wait = 300;
+  if (args != nullptr && args->IsMap()) {
+    try {
+      for (const auto& kv : *args) {
+        const std::string key = kv.first.as<std::string>();
+        if (key == "mode") {
+          const std::string m = kv.second.as<std::string>();
+          if (m == "Transactional") {
+            mode = Mode::kTransactional;
+          } else if (m == "Permit") {
+            mode = Mode::kPermit;
+          } else {
+            return Status::Error("GangSchedulingArgs: mode: Unsupported value: \"" + m +
+                                 "\": supported values: \"Transactional\", \"Permit\"");
+          }
+        } else if (key == "permitWaitingTimeSeconds") {
+          wait = kv.second.as<int64_t>();
+          if (wait <= 0) {
+            return Status::Error("GangSchedulingArgs: permitWaitingTimeSeconds: Invalid value: " +
+                                 std::to_string(wait) + ": must be greater than 0");
+          }
+        }
+      }
+    } catch (const YAML::Exception& e) {
+      return Status::Error(std::string("GangSchedulingArgs: ") + e.what());
+    }
+  }
+  return std::unique_ptr<framework::Plugin>(
+      new GangScheduling(h, mode, wait * api::kNanosPerSecond));
+}
+
+Status GangScheduling::PreEnqueue(const framework::PodInfo& pod) {
+  gang::Manager* gangs = handle_.Gangs();
+  if (!gangs) return Status::Success();
+  auto ref = gangs->RefOf(*pod.pod);
+  if (!ref) return Status::Success();
+  auto info = gangs->Info(ref->key);
+  if (!info || !info->spec) {
+    return Status::UnschedulableAndUnresolvable(
+        "waiting for " + std::string(ref->via.empty() ? "" : "the gang named by " + ref->via + ", ") +
+        "pod group " + ref->key + ", to be created");
+  }
+  if (!info->spec->invalid.empty()) {
+    return Status::UnschedulableAndUnresolvable("invalid pod group " + info->key + ": " +
+                                                info->spec->invalid);
+  }
+  if (info->counts.pods < info->spec->min_member) {
+    return Status::Unschedulable("waiting for minMember pods of " + Display(*info) + ": " +
+                                 std::to_string(info->counts.pods) + "/" +
+                                 std::to_string(info->spec->min_member) + " exist");
+  }
+  return Status::Success();
+}
+
+std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() const {
+  framework::Handle* h = &handle_;
+  auto same_group = [h](const api::Pod& pod, const framework::EventObjects& objs) {
+    gang::Manager* gangs = h->Gangs();
+    if (!gangs || !objs.new_pod) return framework::QueueingHint::kQueueSkip;
+    auto mine = gangs->RefOf(pod);
+    auto theirs = gangs->RefOf(*objs.new_pod);
+    if (!mine || !theirs) return framework::QueueingHint::kQueueSkip;
+    auto group = gangs->GroupOf(mine->key);
+    return std::find(group.begin(), group.end(), theirs->key) != group.end()
+               ? framework::QueueingHint::kQueue
+               : framework::QueueingHint::kQueueSkip;
+  };
+  return {
+      {{framework::EventResource::kUnscheduledPod, framework::kAdd, "UnscheduledPodAdd"}, same_group},
+      {{framework::EventResource::kPodGroup, framework::kAdd | framework::kUpdate, "PodGroupChange"},
+       nullptr},
+      {{framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"}, nullptr},
+  };
+}
+
+Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::PodGroupPlan* plan) {
+  plan->units.clear();
+  if (mode_ != Mode::kTransactional) return Status::Success();
+  gang::Manager* gangs = handle_.Gangs();
+  if (!gangs) return Status::Success();
+  auto ref = gangs->RefOf(*pod.pod);
+  if (!ref) return Status::Success();
+  // A satisfied gang's remaining members schedule alone (Koordinator's "after gang").
+  if (gangs->Satisfied(ref->key)) return Status::Success();
+  for (const auto& key : gangs->GroupOf(ref->key)) {
+    auto info = gangs->Info(key);
+    if (!info || !info->spec) {
+      return Status::UnschedulableAndUnresolvable("gang group of " + ref->key + ": pod group " +
+                                                  key + " not found");
+    }
+    if (!info->spec->invalid.empty()) {
+      return Status::UnschedulableAndUnresolvable("invalid pod group " + key + ": " +
+                                                  info->spec->invalid);
+    }
+    if (gangs->Satisfied(key)) continue;
+    if (info->counts.pods < info->spec->min_member) {
+      return Status::Unschedulable("gang group of " + ref->key + ": waiting for minMember pods of " +
+                                   Display(*info) + ": " + std::to_string(info->counts.pods) + "/" +
+                                   std::to_string(info->spec->min_member) + " exist");
+    }
+    framework::PodGroupUnit u;
+    u.key = key;
+    u.display = Display(*info);
+    u.need = std::max(0, info->spec->min_member - info->counts.assumed - info->counts.bound);
+    u.pending_pods = info->member_pods;
+    u.has_min_resources = info->spec->has_min_resources;
+    u.min_resources = info->spec->min_resources;
+    u.topology_key = info->spec->topology_key;
+    u.topology_required = info->spec->topology_required;
+    plan->units.push_back(std::move(u));
+  }
+  return Status::Success();
+}
+
+void GangScheduling::PodGroupCycleDone(const framework::PodGroupPlan& plan, bool committed,
+                                       const std::string& reason) {
+  gang::Manager* gangs = handle_.Gangs();
+  if (!gangs) return;
+  for (const auto& u : plan.units) gangs->RecordAttempt(u.key, committed ? "" : reason);
+}
+
+Status GangScheduling::Reserve(framework::CycleState&, const framework::PodInfo& pod,
+                               const std::string&) {
+  if (gang::Manager* gangs = handle_.Gangs()) gangs->MarkAssumed(*pod.pod, handle_.GetClock().Now());
+  return Status::Success();
+}
+
+void GangScheduling::Unreserve(framework::CycleState&, const framework::PodInfo& pod,
+                               const std::string&) {
+  gang::Manager* gangs = handle_.Gangs();
+  if (!gangs) return;
+  gangs->MarkForgotten(*pod.pod);
+  if (mode_ != Mode::kPermit) return;
+  auto ref = gangs->RefOf(*pod.pod);
+  if (!ref) return;
+  auto info = gangs->Info(ref->key);
+  if (!info || !info->spec || info->spec->mode != gang::GangMode::kStrict) return;
+  // Strict: one member failing invalidates the attempt; release the waiting ones.
+  const std::string uid = pod.pod->metadata.uid;
+  handle_.IterateOverWaitingPods([&](framework::WaitingPod& wp) {
+    if (wp.GetPod().metadata.uid == uid) return;
+    auto r = gangs->RefOf(wp.GetPod());
+    if (r && r->key == ref->key) {
+      wp.Reject(kName, "gang " + ref->key + ": member " + pod.pod->Key() + " failed (Strict mode)");
+    }
+  });
+}
+
+Status GangScheduling::Permit(framework::CycleState&, const framework::PodInfo& pod,
+                              const std::string&, int64_t* timeout_ns) {
+  gang::Manager* gangs = handle_.Gangs();
+  if (!gangs || mode_ != Mode::kPermit) return Status::Success();
+  auto ref = gangs->RefOf(*pod.pod);
+  if (!ref) return Status::Success();
+  if (gangs->Satisfied(ref->key)) {
+    handle_.IterateOverWaitingPods([&](framework::WaitingPod& wp) {
+      auto r = gangs->RefOf(wp.GetPod());
+      if (r && r->key == ref->key) wp.Allow(kName);
+    });
+    return Status::Success();
+  }
+  auto info = gangs->Info(ref->key);
+  *timeout_ns = (info && info->spec && info->spec->schedule_timeout_ns)
+                    ? *info->spec->schedule_timeout_ns
+                    : permit_wait_ns_;
+  return Status(Code::kWait);
+}
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> GangPrioritySort::New(
+    framework::PluginArgs, framework::Handle& h) {
+  return std::unique_ptr<framework::Plugin>(new GangPrioritySort(h));
+}
+
+bool GangPrioritySort::Less(const framework::QueuedPodInfo& a,
+                            const framework::QueuedPodInfo& b) const {
+  const int32_t pa = a.pod_info->priority, pb = b.pod_info->priority;
+  if (pa != pb) return pa > pb;
+  gang::Manager* gangs = handle_.Gangs();
+  auto key_time = [&](const framework::QueuedPodInfo& q, std::string* key) -> api::Timestamp {
+    if (gangs) {
+      if (auto ref = gangs->RefOf(q.Pod())) {
+        *key = ref->key;
+        auto info = gangs->Info(ref->key);
+        if (info && info->spec && info->spec->creation_timestamp != 0) {
+          return info->spec->creation_timestamp;
+        }
+      }
+    }
+    *key = q.Pod().Key();
+    return q.Pod().metadata.creation_timestamp != 0 ? q.Pod().metadata.creation_timestamp
+                                                     : q.timestamp;
+  };
+  std::string ka, kb;
+  api::Timestamp ta = key_time(a, &ka), tb = key_time(b, &kb);
+  if (ta != tb) return ta < tb;
+  if (ka != kb) return ka < kb;
+  return a.timestamp < b.timestamp;
+}
+
+}  // namespace phalanx::plugins::gangscheduling

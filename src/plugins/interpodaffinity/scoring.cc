@@ -1,0 +1,205 @@
+// InterPodAffinity PreScore / Score / NormalizeScore (upstream scoring.go).
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugins/interpodaffinity/interpod_affinity.h"
+#include "plugins/interpodaffinity/terms.h"
+
+namespace phalanx::plugins::interpodaffinity {
+
+namespace {
+
+using internal::BoundTerm;
+using internal::NodeLabel;
+using internal::TopologyCounts;
+
+struct PreScoreState final : framework::StateData {
+  // topologyScore: (topologyKey, value) -> summed weight. Immutable once written.
+  std::shared_ptr<const TopologyCounts> topology_score;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<PreScoreState>(*this);
+  }
+};
+
+struct ScoreEntry {
+  const std::string* key;
+  const std::string* value;
+  int64_t delta;
+};
+
+struct ScoringContext {
+  const api::Pod* pod;
+  std::vector<BoundTerm> preferred_affinity;
+  std::vector<BoundTerm> preferred_anti_affinity;
+  api::Labels ns_labels;
+  int32_t hard_weight;
+};
+
+// processTerm for a bound (incoming) term matched against an existing pod.
+void ProcessIncoming(const std::vector<BoundTerm>& terms, const api::Pod& owner,
+                     const api::Pod& existing, const api::Node& node, int64_t multiplier,
+                     std::vector<ScoreEntry>* out) {
+  for (const BoundTerm& t : terms) {
+    if (!t.Matches(owner, existing)) continue;
+    if (const std::string* v = NodeLabel(node, t.topology_key())) {
+      out->push_back({&t.topology_key(), v, static_cast<int64_t>(t.weight) * multiplier});
+    }
+  }
+}
+
+// processTerm for an existing pod's term matched against the incoming pod.
+void ProcessExistingTerm(const api::PodAffinityTerm& t, int32_t weight, const api::Pod& owner,
+                         const ScoringContext& ctx, const api::Node& node, int64_t multiplier,
+                         std::vector<ScoreEntry>* out) {
+  if (!internal::TermMatches(t, owner, *ctx.pod, ctx.ns_labels)) return;
+  if (const std::string* v = NodeLabel(node, t.topology_key)) {
+    out->push_back({&t.topology_key, v, static_cast<int64_t>(weight) * multiplier});
+  }
+}
+
+// processExistingPod.
+void ProcessExistingPod(const ScoringContext& ctx, const api::Pod& existing,
+                        const api::Node& node, std::vector<ScoreEntry>* out) {
+  if (node.metadata.labels.empty()) return;
+  ProcessIncoming(ctx.preferred_affinity, *ctx.pod, existing, node, 1, out);
+  ProcessIncoming(ctx.preferred_anti_affinity, *ctx.pod, existing, node, -1, out);
+  if (ctx.hard_weight > 0) {
+    if (const auto* terms = internal::RequiredAffinityTerms(existing)) {
+      for (const auto& t : *terms) {
+        ProcessExistingTerm(t, ctx.hard_weight, existing, ctx, node, 1, out);
+      }
+    }
+  }
+  if (const auto* terms = internal::PreferredAffinityTerms(existing)) {
+    for (const auto& wt : *terms) {
+      ProcessExistingTerm(wt.pod_affinity_term, wt.weight, existing, ctx, node, 1, out);
+    }
+  }
+  if (const auto* terms = internal::PreferredAntiAffinityTerms(existing)) {
+    for (const auto& wt : *terms) {
+      ProcessExistingTerm(wt.pod_affinity_term, wt.weight, existing, ctx, node, -1, out);
+    }
+  }
+}
+
+const PreScoreState* ReadState(const framework::CycleState& state) {
+  return state.ReadAs<PreScoreState>(InterPodAffinity::kPreScoreStateKey);
+}
+
+framework::Status NotFound() {
+  return framework::Status::Error(
+      "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
+}
+
+}  // namespace
+
+framework::Status InterPodAffinity::PreScore(framework::CycleState& state,
+                                             const framework::PodInfo& pod_info,
+                                             const std::vector<const framework::NodeInfo*>& nodes) {
+  if (nodes.empty()) return framework::Status(framework::Code::kSkip);
+  const api::Pod& pod = pod_info.Pod();
+  const bool has_constraints = internal::PreferredAffinityTerms(pod) != nullptr ||
+                               internal::PreferredAntiAffinityTerms(pod) != nullptr;
+  // Optionally ignore existing pods' preferences when the pod has no preferred terms.
+  if (args_.ignore_preferred_terms_of_existing_pods && !has_constraints) {
+    return framework::Status(framework::Code::kSkip);
+  }
+  if (std::string err = internal::ParseErrors(pod); !err.empty()) {
+    return framework::Status::Error("failed to parse pod: " + err);
+  }
+
+  ScoringContext ctx;
+  ctx.pod = &pod;
+  ctx.hard_weight = args_.hard_pod_affinity_weight;
+  const NamespaceLister* lister = ns_lister_.get();
+  if (const auto* terms = internal::PreferredAffinityTerms(pod)) {
+    for (const auto& wt : *terms) {
+      ctx.preferred_affinity.push_back(
+          internal::BindTerm(wt.pod_affinity_term, pod, wt.weight, lister));
+    }
+  }
+  if (const auto* terms = internal::PreferredAntiAffinityTerms(pod)) {
+    for (const auto& wt : *terms) {
+      ctx.preferred_anti_affinity.push_back(
+          internal::BindTerm(wt.pod_affinity_term, pod, wt.weight, lister));
+    }
+  }
+  if (lister != nullptr) lister->GetLabels(pod.metadata.namespace_, &ctx.ns_labels);
+
+  // Unless the pod has preferred terms, only pods with affinity can contribute.
+  const framework::NodeInfoLister& snapshot = handle_->SnapshotSharedLister();
+  const auto& all_nodes = has_constraints ? snapshot.List() : snapshot.HavePodsWithAffinityList();
+  const size_t chunks =
+      (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
+  std::vector<std::vector<ScoreEntry>> found(chunks);
+  internal::ParallelChunks(all_nodes.size(), internal::kNodesPerChunk,
+                           [&](size_t c, size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      const framework::NodeInfo& ni = *all_nodes[i];
+      const api::Node* node = ni.node();
+      if (node == nullptr) continue;
+      const auto& pods = has_constraints ? ni.pods() : ni.pods_with_affinity();
+      for (const framework::PodInfoPtr& existing : pods) {
+        ProcessExistingPod(ctx, existing->Pod(), *node, &found[c]);
+      }
+    }
+  });
+
+  auto score = std::make_shared<TopologyCounts>();
+  for (const auto& chunk : found) {
+    for (const ScoreEntry& e : chunk) score->Accumulate(*e.key, *e.value, e.delta);
+  }
+  if (score->size() == 0) return framework::Status(framework::Code::kSkip);
+  auto s = std::make_unique<PreScoreState>();
+  s->topology_score = std::move(score);
+  state.Write(kPreScoreStateKey, std::move(s));
+  return framework::Status();
+}
+
+framework::Status InterPodAffinity::Score(const framework::CycleState& state,
+                                          const framework::PodInfo& /*pod*/,
+                                          const framework::NodeInfo& node_info, int64_t* score) {
+  const PreScoreState* s = ReadState(state);
+  if (s == nullptr) return NotFound();
+  const api::Node* node = node_info.node();
+  if (node == nullptr) return framework::Status::Error("node not found");
+  int64_t sum = 0;
+  for (const TopologyCounts::Key& k : s->topology_score->keys()) {
+    const std::string* v = NodeLabel(*node, k.key);
+    if (v == nullptr) continue;
+    auto it = k.values.find(std::string_view(*v));
+    if (it != k.values.end()) sum += it->second;
+  }
+  *score = sum;
+  return framework::Status();
+}
+
+framework::Status InterPodAffinity::NormalizeScore(const framework::CycleState& state,
+                                                   const framework::PodInfo& /*pod*/,
+                                                   const std::vector<const framework::NodeInfo*>&,
+                                                   std::vector<int64_t>& scores) {
+  const PreScoreState* s = ReadState(state);
+  if (s == nullptr) return NotFound();
+  if (s->topology_score->size() == 0) return framework::Status();
+  int64_t min_count = std::numeric_limits<int64_t>::max();
+  int64_t max_count = -std::numeric_limits<int64_t>::max();
+  for (int64_t v : scores) {
+    if (v > max_count) max_count = v;
+    if (v < min_count) min_count = v;
+  }
+  const int64_t diff = max_count - min_count;
+  for (int64_t& v : scores) {
+    double f = 0;
+    if (diff > 0) {
+      f = static_cast<double>(framework::kMaxNodeScore) *
+          (static_cast<double>(v - min_count) / static_cast<double>(diff));
+    }
+    v = static_cast<int64_t>(f);
+  }
+  return framework::Status();
+}
+
+}  // namespace phalanx::plugins::interpodaffinity

@@ -1,0 +1,134 @@
+// Internal to the PodTopologySpread plugin: parsed constraints and selectors
+// (upstream podtopologyspread/common.go, labels.Selector).
+#pragma once
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "api/labels.h"
+#include "api/types.h"
+#include "framework/status.h"
+#include "framework/types.h"
+
+namespace phalanx::plugins::podtopologyspread::internal {
+
+inline constexpr std::string_view kLabelHostname = "kubernetes.io/hostname";
+inline constexpr std::string_view kLabelTopologyZone = "topology.kubernetes.io/zone";
+inline constexpr std::string_view kDoNotSchedule = "DoNotSchedule";
+inline constexpr std::string_view kScheduleAnyway = "ScheduleAnyway";
+inline constexpr std::string_view kPolicyHonor = "Honor";
+inline constexpr std::string_view kPolicyIgnore = "Ignore";
+
+// A parsed label selector (labels.Selector): Nothing, or requirements ANDed (none =
+// Everything, which is Empty()).
+class Selector {
+ public:
+  enum class Op : uint8_t { kIn, kNotIn, kExists, kDoesNotExist };
+  struct Requirement {
+    std::string key;
+    Op op;
+    std::vector<std::string> values;
+  };
+
+  static Selector Nothing() {
+    Selector s;
+    s.nothing_ = true;
+    return s;
+  }
+  // metav1.LabelSelectorAsSelector: nil -> Nothing; errors for invalid selectors.
+  static framework::StatusOr<Selector> FromLabelSelector(
+      const std::optional<api::LabelSelector>& sel);
+  // labels.SelectorFromSet.
+  static Selector FromSet(const api::Labels& set);
+
+  bool nothing() const { return nothing_; }
+  bool Empty() const { return !nothing_ && reqs_.empty(); }
+  bool Matches(const api::Labels& labels) const;
+  // mergeLabelSetWithSelector: `set` as equality requirements ANDed with this selector;
+  // Nothing stays Nothing.
+  void MergeSet(const api::Labels& set);
+  const std::vector<Requirement>& requirements() const { return reqs_; }
+
+ private:
+  bool nothing_ = false;
+  std::vector<Requirement> reqs_;
+};
+
+// topologySpreadConstraint.
+struct Constraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  Selector selector;
+  int32_t min_domains = 1;
+  bool honor_node_affinity = true;  // nodeAffinityPolicy (default Honor)
+  bool honor_node_taints = false;   // nodeTaintsPolicy (default Ignore)
+};
+
+// filterTopologySpreadConstraints: the constraints with whenUnsatisfiable == `action`,
+// selectors parsed and matchLabelKeys merged from `pod_labels`.
+framework::StatusOr<std::vector<Constraint>> FilterConstraints(
+    const std::vector<api::TopologySpreadConstraint>& constraints, const api::Labels& pod_labels,
+    std::string_view action);
+
+// getConstraints / buildDefaultConstraints: the pod's constraints for `action` (DoNotSchedule
+// or ScheduleAnyway) or, when it has none, `defaults` for `action` with DefaultSelector(pod)
+// (none when that selector is empty). Errors name the origin, e.g. "obtaining pod's hard
+// topology spread constraints: <selector error>".
+framework::StatusOr<std::vector<Constraint>> PodConstraints(
+    const api::Pod& pod, const std::vector<api::TopologySpreadConstraint>& defaults,
+    std::string_view action);
+
+// The selector default constraints use (upstream helper.DefaultSelector). Services and
+// controller objects are not known to plugins here, so it is the pod's own labels, minus the
+// per-pod ones a StatefulSet adds, for pods controlled by a ReplicationController,
+// ReplicaSet, StatefulSet or Deployment (the simulator's direct owner); Empty otherwise.
+Selector DefaultSelector(const api::Pod& pod);
+
+// nodeLabelsMatchSpreadConstraints: the node has every constraint's topology key.
+bool NodeHasAllKeys(const api::Labels& node_labels, const std::vector<Constraint>& constraints);
+
+// matchNodeInclusionPolicies helpers: the pod's nodeSelector/required node affinity and its
+// tolerations of NoSchedule/NoExecute taints.
+bool MatchesNodeAffinity(const api::Pod& pod, const api::Node& node);
+bool ToleratesNodeTaints(const api::Pod& pod, const api::Node& node);
+
+// countPodsMatchSelectors into counts[0..constraints.size()): same namespace, not
+// terminating, non-empty selector matching.
+void CountPodsMatch(const std::vector<framework::PodInfoPtr>& pods,
+                    const std::vector<Constraint>& constraints, const std::string& ns,
+                    int64_t* counts);
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+// See interpodaffinity/terms.h: chunks of `grain` indices, concurrently when > 1 chunk.
+template <typename Fn>
+void ParallelChunks(size_t n, size_t grain, Fn&& fn) {
+  const size_t chunks = (n + grain - 1) / grain;
+  if (chunks <= 1) {
+    if (n > 0) fn(size_t{0}, size_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, chunks, 1),
+                    [&](const tbb::blocked_range<size_t>& r) {
+                      for (size_t c = r.begin(); c < r.end(); ++c) {
+                        fn(c, c * grain, std::min(n, (c + 1) * grain));
+                      }
+                    });
+}
+inline constexpr size_t kNodesPerChunk = 64;
+
+}  // namespace phalanx::plugins::podtopologyspread::internal

@@ -1,0 +1,212 @@
+// The PodGroup cycle: place a gang (or every gang of a GangGroup) as one transaction.
+//
+// All pending members are placed pod by pod with the profile's normal plugins on one
+// copy-on-write view of the snapshot (Snapshot::AddPodToView), so each member sees the
+// ones placed before it. Only if every unit reaches its `need` is anything assumed; then
+// all placed members are assumed, reserved, permitted and bound. Otherwise nothing is
+// held: the view is discarded at the next snapshot update and every member gets one
+// gang-level reason. Because no partial gang ever holds resources, gangs cannot deadlock
+// each other (design.md; contrast Coscheduling's Permit-only flow).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "gang/manager.h"
+#include "scheduler/scheduler.h"
+
+namespace phalanx::scheduler {
+
+using framework::CycleState;
+using framework::PodInfo;
+using framework::PodInfoPtr;
+using framework::QueuedPodInfoPtr;
+using framework::Status;
+
+namespace {
+
+struct Member {
+  QueuedPodInfoPtr qp;
+  size_t unit = 0;
+  std::shared_ptr<CycleState> state;
+  std::string host;
+  bool placed = false;
+  Status status;
+  Diagnosis diag;
+};
+
+// Sum over nodes of max(0, allocatable - requested), per resource (units of api::Resource).
+api::Resource FreeCapacity(const framework::NodeInfoLister& snap) {
+  api::Resource free;
+  for (const auto* ni : snap.List()) {
+    const auto& a = ni->allocatable();
+    const auto& r = ni->requested();
+    free.milli_cpu += std::max<int64_t>(0, a.milli_cpu - r.milli_cpu);
+    free.memory += std::max<int64_t>(0, a.memory - r.memory);
+    free.ephemeral_storage += std::max<int64_t>(0, a.ephemeral_storage - r.ephemeral_storage);
+    free.allowed_pod_number +=
+        std::max<int64_t>(0, a.allowed_pod_number - static_cast<int64_t>(ni->pods().size()));
+    for (const auto& [id, v] : a.scalar) free.AddScalar(id, std::max<int64_t>(0, v - r.Scalar(id)));
+  }
+  return free;
+}
+
+// "" if `want` fits in `free`, else e.g. "cpu: 64000m requested, 12000m free".
+std::string MinResourcesShortfall(const api::Resource& want, const api::Resource& free) {
+  auto fmt = [](const std::string& name, int64_t w, int64_t f, const char* unit) {
+    return name + ": " + std::to_string(w) + unit + " requested, " + std::to_string(f) + unit +
+           " free";
+  };
+  if (want.milli_cpu > free.milli_cpu) return fmt("cpu", want.milli_cpu, free.milli_cpu, "m");
+  if (want.memory > free.memory) return fmt("memory", want.memory, free.memory, "");
+  if (want.ephemeral_storage > free.ephemeral_storage) {
+    return fmt("ephemeral-storage", want.ephemeral_storage, free.ephemeral_storage, "");
+  }
+  if (want.allowed_pod_number > 0 && want.allowed_pod_number > free.allowed_pod_number) {
+    return fmt("pods", want.allowed_pod_number, free.allowed_pod_number, "");
+  }
+  for (const auto& [id, v] : want.scalar) {
+    if (v > free.Scalar(id)) return fmt(api::ScalarResourceName(id), v, free.Scalar(id), "");
+  }
+  return "";
+}
+
+}  // namespace
+
+void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoPtr& popped,
+                                 const framework::PodGroupPlan& plan, int64_t cycle) {
+  // 1. Take every pending member of every unit out of the queue.
+  std::vector<Member> members;
+  const std::string popped_key = popped->Pod().Key();
+  bool popped_included = false;
+  for (size_t u = 0; u < plan.units.size(); ++u) {
+    for (const auto& key : plan.units[u].pending_pods) {
+      QueuedPodInfoPtr qp;
+      if (key == popped_key) {
+        qp = popped;
+        popped_included = true;
+      } else {
+        auto queued = queue_->Get(key);
+        if (!queued || queued->Pod().spec.scheduler_name != popped->Pod().spec.scheduler_name) continue;
+        qp = queue_->Extract(key);
+        if (!qp) continue;
+      }
+      Member m;
+      m.qp = std::move(qp);
+      m.unit = u;
+      members.push_back(std::move(m));
+    }
+  }
+  if (!popped_included) {
+    Member m;
+    m.qp = popped;
+    m.unit = 0;
+    members.push_back(std::move(m));
+  }
+  {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.attempts += static_cast<int64_t>(members.size());
+  }
+  cache_.UpdateSnapshot(&snapshot_);
+
+  std::vector<int32_t> placed(plan.units.size(), 0);
+  std::vector<int32_t> pending(plan.units.size(), 0);
+  for (const auto& m : members) ++pending[m.unit];
+  std::string reject_reason;
+
+  // 2. minResources: a gang whose minimum exceeds the cluster's free capacity is rejected
+  //    before any per-pod work.
+  bool have_free = false;
+  api::Resource free;
+  for (const auto& u : plan.units) {
+    if (!u.has_min_resources) continue;
+    if (!have_free) {
+      free = FreeCapacity(snapshot_);
+      have_free = true;
+    }
+    std::string shortfall = MinResourcesShortfall(u.min_resources, free);
+    if (!shortfall.empty()) {
+      reject_reason = u.display + ": minResources exceed the cluster's free capacity (" +
+                      shortfall + ")";
+      break;
+    }
+  }
+
+  // 3. Place members on the snapshot view, in order.
+  std::vector<int32_t> remaining = pending;
+  if (reject_reason.empty()) {
+    for (auto& m : members) {
+      --remaining[m.unit];
+      m.state = std::make_shared<CycleState>();
+      ScheduleResult r;
+      m.status = SchedulePod(*fwk, *m.state, *m.qp->pod_info, &r, &m.diag);
+      if (m.status.IsSuccess()) {
+        auto ap = std::make_shared<api::Pod>(*m.qp->pod_info->pod);
+        ap->spec.node_name = r.suggested_host;
+        snapshot_.AddPodToView(PodInfo::Make(std::move(ap)));
+        m.host = r.suggested_host;
+        m.placed = true;
+        ++placed[m.unit];
+      } else if (!m.status.IsRejected()) {
+        reject_reason = "error placing " + m.qp->Pod().Key() + ": " + m.status.Message();
+        break;
+      }
+      // Give up early once a unit can no longer reach its need.
+      const auto& u = plan.units[m.unit];
+      if (placed[m.unit] + remaining[m.unit] < u.need) {
+        reject_reason = u.display + ": " + std::to_string(placed[m.unit]) + " of " +
+                        std::to_string(pending[m.unit]) + " pending members fit, " +
+                        std::to_string(u.need) + " needed";
+        break;
+      }
+    }
+    for (size_t u = 0; reject_reason.empty() && u < plan.units.size(); ++u) {
+      if (placed[u] < plan.units[u].need) {
+        reject_reason = plan.units[u].display + ": " + std::to_string(placed[u]) + " of " +
+                        std::to_string(pending[u]) + " pending members fit, " +
+                        std::to_string(plan.units[u].need) + " needed";
+      }
+    }
+  }
+
+  if (reject_reason.empty()) {
+    // 4a. Commit: every placed member is assumed and bound; members that did not fit stay
+    //     pending and schedule alone now that the gang is satisfied.
+    for (auto& m : members) {
+      if (m.placed) CommitPod(fwk, m.qp, m.state, m.host, cycle);
+    }
+    for (auto& m : members) {
+      if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
+    }
+    fwk->RunPodGroupCycleDone(plan, true, "");
+    return;
+  }
+
+  // 4b. Reject: nothing is held (the view is dropped at the next snapshot update).
+  std::set<std::string> plugins{"GangScheduling"};
+  std::string member_msg;
+  std::vector<std::string> reasons{reject_reason};
+  for (const auto& m : members) {
+    for (const auto& p : m.diag.unschedulable_plugins) plugins.insert(p);
+    for (const auto& p : m.diag.pending_plugins) plugins.insert(p);
+    if (member_msg.empty() && !m.placed && m.status.IsRejected() && !m.status.reasons().empty()) {
+      member_msg = m.qp->Pod().Key() + ": " + m.status.Message();
+      std::set<std::string> distinct;
+      for (const auto& [node, st] : m.diag.node_statuses) {
+        for (const auto& r : st.reasons()) distinct.insert(r);
+      }
+      reasons.insert(reasons.end(), distinct.begin(), distinct.end());
+    }
+  }
+  std::string msg = reject_reason;
+  if (!member_msg.empty()) msg += "; " + member_msg;
+  Status s(framework::Code::kUnschedulable, msg);
+  s.WithPlugin("GangScheduling");
+  for (auto& m : members) {
+    m.qp->unschedulable_plugins = plugins;
+    m.qp->pending_plugins.clear();
+    HandleSchedulingFailure(*fwk, m.qp, s, nullptr, "", cycle, &reasons);
+  }
+  fwk->RunPodGroupCycleDone(plan, false, msg);
+}
+
+}  // namespace phalanx::scheduler
