@@ -26,6 +26,7 @@ const std::set<std::string>& ImplementedInTreePlugins() {
       "ImageLocality",     "DefaultBinder",   "GangScheduling",
       "PodTopologySpread",
       "InterPodAffinity",
+      "DefaultPreemption",
   };
   return kImplemented;
 }

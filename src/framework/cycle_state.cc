@@ -5,6 +5,10 @@
 namespace phalanx::framework {
 
 StateData* CycleState::Read(std::string_view key) const {
+  // Keys are string literals, usually the very same object: compare addresses first.
+  for (const auto& [k, v] : data_) {
+    if (k.data() == key.data() && k.size() == key.size()) return v.get();
+  }
   for (const auto& [k, v] : data_) {
     if (k == key) return v.get();
   }
@@ -31,6 +35,7 @@ std::unique_ptr<CycleState> CycleState::Clone() const {
   for (const auto& [k, v] : data_) c->data_.emplace_back(k, v ? v->Clone() : nullptr);
   c->skip_filter_plugins = skip_filter_plugins;
   c->skip_score_plugins = skip_score_plugins;
+  c->skip_filter_mask = skip_filter_mask;
   return c;
 }
 

@@ -3,6 +3,7 @@
 // plugins write in PreFilter/PreScore (single thread) and read in Filter/Score (parallel).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -41,6 +42,9 @@ class CycleState {
   std::vector<std::string_view> skip_score_plugins;
   bool SkipFilter(std::string_view name) const;
   bool SkipScore(std::string_view name) const;
+  // The same sets as bits over the profile's Filter plugin list, computed by the framework
+  // after PreFilter so that the per-node loop tests a bit instead of comparing names.
+  uint64_t skip_filter_mask = 0;
 
  private:
   std::vector<std::pair<std::string_view, std::unique_ptr<StateData>>> data_;

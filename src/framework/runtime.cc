@@ -311,6 +311,16 @@ std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EventHints(
 
 Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                       PreFilterResult* result) {
+  Status s = RunPreFilterPluginsInternal(state, pod, result);
+  state.skip_filter_mask = 0;
+  for (size_t i = 0; i < filter_.size() && i < 64; ++i) {
+    if (state.SkipFilter(filter_[i]->Name())) state.skip_filter_mask |= uint64_t{1} << i;
+  }
+  return s;
+}
+
+Status Framework::RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod,
+                                              PreFilterResult* result) {
   *result = PreFilterResult{};
   Status ret;
   std::vector<std::string> with_nodes;
@@ -364,8 +374,12 @@ PreFilterResult PreFilterResult::Merge(const PreFilterResult& other) const {
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& node) {
-  for (auto* p : filter_) {
-    if (!state.skip_filter_plugins.empty() && state.SkipFilter(p->Name())) continue;
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    FilterPlugin* p = filter_[i];
+    if (i < 64 ? (state.skip_filter_mask >> i) & 1
+               : (!state.skip_filter_plugins.empty() && state.SkipFilter(p->Name()))) {
+      continue;
+    }
     Status s = p->Filter(state, pod, node);
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {

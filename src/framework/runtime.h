@@ -127,6 +127,7 @@ class Framework final : public Handle {
  private:
   Framework() = default;
   friend class WaitingPodImpl;
+  Status RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod, PreFilterResult* result);
   void RemoveWaitingPod(const std::string& uid);
 
   std::string profile_name_;

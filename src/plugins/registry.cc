@@ -1,7 +1,15 @@
 #include "plugins/registry.h"
 
 #include "plugins/defaultbinder/default_binder.h"
+#include "plugins/defaultpreemption/default_preemption.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
+#include "plugins/gpupolicy/best_fit.h"
+#include "plugins/gpupolicy/dot_product.h"
+#include "plugins/gpupolicy/fgd.h"
+#include "plugins/gpupolicy/gpu_clustering.h"
+#include "plugins/gpupolicy/gpu_packing.h"
+#include "plugins/gpupolicy/random_score.h"
+#include "plugins/gpushare/gpu_share.h"
 #include "plugins/imagelocality/image_locality.h"
 #include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/nodeaffinity/node_affinity.h"
@@ -37,11 +45,20 @@ framework::Registry NewInTreeRegistry() {
   Add<noderesources::Fit>(r);
   Add<podtopologyspread::PodTopologySpread>(r);
   Add<interpodaffinity::InterPodAffinity>(r);
+  Add<defaultpreemption::DefaultPreemption>(r);
   Add<noderesources::BalancedAllocation>(r);
   Add<imagelocality::ImageLocality>(r);
   Add<defaultbinder::DefaultBinder>(r);
   Add<gangscheduling::GangScheduling>(r);
   Add<gangscheduling::GangPrioritySort>(r);
+  // GPU sharing and placement policies (not in the default set; see examples/gpu-sharing).
+  Add<gpushare::GpuShare>(r);
+  Add<gpupolicy::FGDScore>(r);
+  Add<gpupolicy::BestFitScore>(r);
+  Add<gpupolicy::DotProductScore>(r);
+  Add<gpupolicy::GpuPackingScore>(r);
+  Add<gpupolicy::GpuClusteringScore>(r);
+  Add<gpupolicy::RandomScore>(r);
   return r;
 }
 

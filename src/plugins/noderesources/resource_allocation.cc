@@ -168,7 +168,7 @@ int64_t RequestedToCapacityRatioScore(const BrokenLinearFunction& f,
 }
 
 int64_t BalancedResourceScore(size_t n, const int64_t* requested, const int64_t* allocatable) {
-  std::array<double, kInlineResources> inline_fr{};
+  std::array<double, kInlineResources> inline_fr;  // filled before read
   std::vector<double> heap_fr;
   double* fractions = inline_fr.data();
   if (n > kInlineResources) {

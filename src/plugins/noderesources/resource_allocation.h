@@ -54,7 +54,7 @@ class ScratchBuffer {
 
  private:
   size_t n_;
-  std::array<int64_t, kInlineResources> inline_{};
+  std::array<int64_t, kInlineResources> inline_;  // not zeroed: callers fill before reading
   std::vector<int64_t> heap_;
 };
 

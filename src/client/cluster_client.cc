@@ -1,0 +1,272 @@
+#include "client/cluster_client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "client/objects.h"
+
+namespace phalanx::client {
+
+namespace {
+
+constexpr size_t kMaxQueuedEvents = 10000;
+constexpr size_t kMaxEventMessage = 1024;
+constexpr int64_t kCorrelationWindowNs = 600LL * api::kNanosPerSecond;
+constexpr size_t kMaxCorrelated = 4096;
+
+std::string PodPath(const api::Pod& pod) {
+  return "/api/v1/namespaces/" + pod.metadata.namespace_ + "/pods/" + pod.metadata.name;
+}
+
+}  // namespace
+
+LiveClusterClient::LiveClusterClient(RestClient& api, RestClient& events,
+                                     const framework::Clock& clock, std::string component)
+    : api_(api), events_(events), clock_(clock), component_(std::move(component)) {
+  status_thread_ = std::thread([this] { StatusLoop(); });
+  event_thread_ = std::thread([this] { EventLoop(); });
+}
+
+LiveClusterClient::~LiveClusterClient() { Flush(std::chrono::milliseconds(0)); }
+
+framework::Status LiveClusterClient::Bind(const api::Pod& pod, const std::string& node) {
+  const std::string body =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":" +
+      JsonString(pod.metadata.name) + ",\"namespace\":" + JsonString(pod.metadata.namespace_) +
+      (pod.metadata.uid.empty() ? std::string() : ",\"uid\":" + JsonString(pod.metadata.uid)) +
+      "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":" + JsonString(node) + "}}";
+  const std::string path = PodPath(pod) + "/binding";
+  Response r = api_.Do("POST", path, body);
+  std::lock_guard<std::mutex> l(mu_);
+  if (r.ok()) {
+    ++counters_.binds;
+    return framework::Status::Success();
+  }
+  ++counters_.bind_errors;
+  const std::string msg = StatusMessage(r.body);
+  if (r.status == 404) {
+    return framework::Status::Error("binding pod " + pod.Key() + " to " + node +
+                                    ": pod not found (deleted?)" +
+                                    (msg.empty() ? "" : ": " + msg));
+  }
+  if (r.status == 409) {
+    return framework::Status::Error("binding pod " + pod.Key() + " to " + node +
+                                    ": conflict (already bound, or recreated): " + msg);
+  }
+  return framework::Status::Error("binding pod " + pod.Key() + " to " + node + ": " +
+                                  api_.Describe("POST", path, r));
+}
+
+framework::Status LiveClusterClient::DeletePod(const api::Pod& pod) {
+  std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\"";
+  if (!pod.metadata.uid.empty()) {
+    body += ",\"preconditions\":{\"uid\":" + JsonString(pod.metadata.uid) + "}";
+  }
+  body += "}";
+  Response r = api_.Do("DELETE", PodPath(pod), body);
+  if (r.ok() || r.status == 404) return framework::Status::Success();
+  return framework::Status::Error("deleting pod " + pod.Key() + ": " +
+                                  api_.Describe("DELETE", PodPath(pod), r));
+}
+
+framework::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,
+                                                     const api::PodCondition* condition,
+                                                     const std::string* nominated) {
+  // Skip a patch that would change nothing (upstream updatePod does the same).
+  bool changes = false;
+  if (condition) {
+    bool same = false;
+    for (const auto& c : pod.status.conditions) {
+      if (c.type == condition->type) {
+        same = c.status == condition->status && c.reason == condition->reason &&
+               c.message == condition->message;
+      }
+    }
+    changes = changes || !same;
+  }
+  if (nominated && *nominated != pod.status.nominated_node_name) changes = true;
+  if (!changes) return framework::Status::Success();
+
+  std::string status = "{";
+  bool first = true;
+  if (condition) {
+    const std::string now = FormatTime(clock_.Now());
+    status += "\"conditions\":[{\"type\":" + JsonString(condition->type) +
+              ",\"status\":" + JsonString(condition->status) +
+              ",\"reason\":" + JsonString(condition->reason) +
+              ",\"message\":" + JsonString(condition->message) +
+              ",\"lastProbeTime\":null,\"lastTransitionTime\":" + JsonString(now) + "}]";
+    first = false;
+  }
+  if (nominated) {
+    if (!first) status += ",";
+    status += "\"nominatedNodeName\":" +
+              (nominated->empty() ? std::string("null") : JsonString(*nominated));
+  }
+  status += "}";
+  StatusPatch p{pod.metadata.namespace_, pod.metadata.name, "{\"status\":" + status + "}"};
+  const std::string key = pod.Key();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stop_) return framework::Status::Error("cluster client stopped");
+    if (!status_pending_.count(key)) status_order_.push_back(key);
+    status_pending_[key] = std::move(p);
+  }
+  cv_.notify_all();
+  return framework::Status::Success();
+}
+
+void LiveClusterClient::StatusLoop() {
+  for (;;) {
+    StatusPatch p;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return stop_ || !status_order_.empty(); });
+      if (status_order_.empty()) return;
+      const std::string key = std::move(status_order_.front());
+      status_order_.pop_front();
+      auto it = status_pending_.find(key);
+      if (it == status_pending_.end()) continue;
+      p = std::move(it->second);
+      status_pending_.erase(it);
+      ++status_inflight_;
+    }
+    const std::string path =
+        "/api/v1/namespaces/" + p.ns + "/pods/" + p.name + "/status";
+    Response r = api_.Do("PATCH", path, p.body, "application/strategic-merge-patch+json");
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      --status_inflight_;
+      if (r.ok()) {
+        ++counters_.status_patches;
+      } else if (r.status != 404) {  // a deleted pod needs no status
+        ++counters_.status_errors;
+        spdlog::warn("updating the status of pod {}/{}: {}", p.ns, p.name,
+                     api_.Describe("PATCH", path, r));
+      }
+    }
+    cv_.notify_all();
+  }
+}
+
+void LiveClusterClient::RecordEvent(const api::Pod& pod, std::string_view type,
+                                    std::string_view reason, std::string_view message) {
+  EventReq e;
+  e.ns = pod.metadata.namespace_;
+  e.pod_name = pod.metadata.name;
+  e.pod_uid = pod.metadata.uid;
+  e.type = std::string(type);
+  e.reason = std::string(reason);
+  e.message = std::string(message.substr(0, kMaxEventMessage));
+  e.time = clock_.Now();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stop_) return;
+    if (events_q_.size() >= kMaxQueuedEvents) {
+      ++counters_.events_dropped;
+      return;
+    }
+    events_q_.push_back(std::move(e));
+  }
+  cv_.notify_all();
+}
+
+void LiveClusterClient::EventLoop() {
+  for (;;) {
+    EventReq e;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return stop_ || !events_q_.empty(); });
+      if (events_q_.empty()) return;
+      e = std::move(events_q_.front());
+      events_q_.pop_front();
+      ++events_inflight_;
+    }
+    SendEvent(e);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      --events_inflight_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void LiveClusterClient::SendEvent(const EventReq& e) {
+  const std::string base = "/api/v1/namespaces/" + e.ns + "/events";
+  const std::string corr = e.ns + "/" + e.pod_name + "/" + e.pod_uid + "\x1f" + e.type + "\x1f" +
+                           e.reason + "\x1f" + e.message;
+  auto it = seen_.find(corr);
+  if (it != seen_.end() && e.time - it->second.first < kCorrelationWindowNs) {
+    Seen& s = it->second;
+    ++s.count;
+    s.last = e.time;
+    const std::string body = "{\"count\":" + std::to_string(s.count) +
+                             ",\"lastTimestamp\":" + JsonString(FormatTime(e.time)) + "}";
+    Response r = events_.Do("PATCH", base + "/" + s.name, body, "application/merge-patch+json");
+    if (r.ok()) {
+      std::lock_guard<std::mutex> l(mu_);
+      ++counters_.events;
+      return;
+    }
+    seen_.erase(it);  // e.g. the event expired (TTL): create a new one
+  }
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".%" PRIx64, static_cast<uint64_t>(e.time));
+  const std::string name = e.pod_name + suffix;
+  const std::string ts = JsonString(FormatTime(e.time));
+  const std::string body =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":" + JsonString(name) +
+      ",\"namespace\":" + JsonString(e.ns) +
+      "},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":" +
+      JsonString(e.ns) + ",\"name\":" + JsonString(e.pod_name) +
+      ",\"uid\":" + JsonString(e.pod_uid) + "},\"reason\":" + JsonString(e.reason) +
+      ",\"message\":" + JsonString(e.message) + ",\"type\":" + JsonString(e.type) +
+      ",\"source\":{\"component\":" + JsonString(component_) +
+      "},\"reportingComponent\":" + JsonString(component_) +
+      ",\"firstTimestamp\":" + ts + ",\"lastTimestamp\":" + ts + ",\"count\":1}";
+  Response r = events_.Do("POST", base, body);
+  std::lock_guard<std::mutex> l(mu_);
+  if (!r.ok()) {
+    ++counters_.event_errors;
+    spdlog::warn("recording event {} for pod {}/{}: {}", e.reason, e.ns, e.pod_name,
+                 events_.Describe("POST", base, r));
+    return;
+  }
+  ++counters_.events;
+  if (seen_.size() >= kMaxCorrelated) {
+    // Drop the entries outside the window; if all are recent, start over.
+    for (auto s = seen_.begin(); s != seen_.end();) {
+      s = e.time - s->second.first >= kCorrelationWindowNs ? seen_.erase(s) : std::next(s);
+    }
+    if (seen_.size() >= kMaxCorrelated) seen_.clear();
+  }
+  seen_[corr] = Seen{name, 1, e.time, e.time};
+}
+
+void LiveClusterClient::Flush(std::chrono::milliseconds timeout) {
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    if (!stop_ && timeout.count() > 0) {
+      cv_.wait_for(l, timeout, [&] {
+        return status_order_.empty() && events_q_.empty() && status_inflight_ == 0 &&
+               events_inflight_ == 0;
+      });
+    }
+    stop_ = true;
+    status_order_.clear();
+    status_pending_.clear();
+    events_q_.clear();
+  }
+  cv_.notify_all();
+  if (status_thread_.joinable()) status_thread_.join();
+  if (event_thread_.joinable()) event_thread_.join();
+}
+
+LiveClusterClient::Counters LiveClusterClient::counters() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return counters_;
+}
+
+}  // namespace phalanx::client

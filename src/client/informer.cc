@@ -1,0 +1,592 @@
+#include "client/informer.h"
+
+#include <simdjson.h>
+#include <spdlog/spdlog.h>
+
+#include <future>
+#include <random>
+#include <set>
+
+namespace phalanx::client {
+
+namespace {
+
+ResourceType Obj(std::string group, std::string resource, std::string kind) {
+  ResourceType t;
+  t.group = std::move(group);
+  t.resource = std::move(resource);
+  t.kind = std::move(kind);
+  t.target = Target::kObject;
+  return t;
+}
+
+}  // namespace
+
+std::vector<ResourceType> CoreResources() {
+  std::vector<ResourceType> v;
+  ResourceType pods{"", "v1", "pods", "Pod", Target::kPod,
+                    "status.phase!=Succeeded,status.phase!=Failed"};
+  v.push_back(pods);
+  v.push_back({"", "v1", "nodes", "Node", Target::kNode, ""});
+  v.push_back({"", "v1", "namespaces", "Namespace", Target::kNamespace, ""});
+  v.push_back({"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass",
+               Target::kPriorityClass, ""});
+  return v;
+}
+
+std::vector<ResourceType> OptionalObjectResources() {
+  return {
+      Obj("scheduling.x-k8s.io", "podgroups", "PodGroup"),      // Coscheduling
+      Obj("scheduling.sigs.k8s.io", "podgroups", "PodGroup"),   // Coscheduling (legacy)
+      Obj("scheduling.volcano.sh", "podgroups", "PodGroup"),    // Volcano
+      Obj("scheduling.run.ai", "podgroups", "PodGroup"),        // KAI
+      Obj("scheduling.k8s.io", "workloads", "Workload"),        // 1.35+ Workload API
+      Obj("scheduling.k8s.io", "podgroups", "PodGroup"),        // 1.36+
+      Obj("batch", "jobs", "Job"),                              // PodGrouper owners
+      Obj("jobset.x-k8s.io", "jobsets", "JobSet"),
+      Obj("kubeflow.org", "pytorchjobs", "PyTorchJob"),
+      Obj("kubeflow.org", "mpijobs", "MPIJob"),
+  };
+}
+
+struct LiveInformerFactory::Reflector {
+  size_t index = 0;
+  ResourceType type;
+  std::thread thread;
+  ReflectorStatus status;  // under status_mu_
+};
+
+LiveInformerFactory::LiveInformerFactory(RestClient& client, InformerOptions opts)
+    : client_(client), opts_(opts), types_(CoreResources()) {
+  dispatcher_ = std::thread([this] { DispatchLoop(); });
+}
+
+LiveInformerFactory::~LiveInformerFactory() { Stop(); }
+
+// ---- discovery ----
+
+bool LiveInformerFactory::Discover(std::string* err) {
+  Response r = client_.Do("GET", "/apis");
+  if (!r.ok()) {
+    *err = client_.Describe("GET", "/apis", r);
+    return false;
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(r.body).get(doc)) {
+    *err = "GET " + client_.server() + "/apis: malformed JSON";
+    return false;
+  }
+  // group -> versions, preferred first.
+  std::map<std::string, std::vector<std::string>> groups;
+  simdjson::dom::array arr;
+  if (!doc["groups"].get(arr)) {
+    for (auto g : arr) {
+      std::string_view name, preferred;
+      if (g["name"].get(name)) continue;
+      auto& versions = groups[std::string(name)];
+      if (!g["preferredVersion"]["version"].get(preferred)) {
+        versions.emplace_back(preferred);
+      }
+      simdjson::dom::array vs;
+      if (g["versions"].get(vs)) continue;
+      for (auto v : vs) {
+        std::string_view ver;
+        if (!v["version"].get(ver) && std::string(ver) != std::string(preferred)) {
+          versions.emplace_back(ver);
+        }
+      }
+    }
+  }
+  std::vector<ResourceType> found;
+  std::map<std::string, std::set<std::string>> served;  // "group/version" -> resources
+  for (ResourceType t : OptionalObjectResources()) {
+    auto g = groups.find(t.group);
+    if (g == groups.end()) continue;
+    for (const std::string& v : g->second) {
+      const std::string gv = t.group + "/" + v;
+      if (!served.count(gv)) {
+        Response rr = client_.Do("GET", "/apis/" + gv);
+        auto& set = served[gv];
+        if (!rr.ok()) {
+          spdlog::warn("discovery: {}", client_.Describe("GET", "/apis/" + gv, rr));
+          continue;
+        }
+        simdjson::dom::element d;
+        simdjson::dom::array res;
+        if (parser.parse(rr.body).get(d) || d["resources"].get(res)) continue;
+        for (auto e : res) {
+          std::string_view n;
+          if (!e["name"].get(n)) set.emplace(n);
+        }
+      }
+      if (served[gv].count(t.resource)) {
+        t.version = v;
+        found.push_back(t);
+        break;
+      }
+    }
+  }
+  types_ = CoreResources();
+  for (auto& t : found) types_.push_back(t);
+  return true;
+}
+
+std::vector<std::string> LiveInformerFactory::Resources() const {
+  std::vector<std::string> out;
+  for (const auto& t : types_) out.push_back(t.Name() + "/" + t.version);
+  return out;
+}
+
+// ---- reflectors ----
+
+void LiveInformerFactory::Start() {
+  if (started_) return;
+  started_ = true;
+  PostAndWait([this] {
+    caches_.clear();
+    for (const auto& t : types_) caches_.push_back(Cache{t, {}});
+  });
+  for (size_t i = 0; i < types_.size(); ++i) {
+    auto r = std::make_unique<Reflector>();
+    r->index = i;
+    r->type = types_[i];
+    r->status.resource = types_[i].Name();
+    reflectors_.push_back(std::move(r));
+  }
+  for (auto& r : reflectors_) {
+    Reflector* p = r.get();
+    p->thread = std::thread([this, p] { RunReflector(p); });
+  }
+}
+
+bool LiveInformerFactory::Sleep(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> l(sleep_mu_);
+  return !sleep_cv_.wait_for(l, d, [&] { return stop_.load(); });
+}
+
+void LiveInformerFactory::SetError(Reflector* r, const std::string& e) {
+  {
+    std::lock_guard<std::mutex> l(status_mu_);
+    r->status.last_error = e;
+  }
+  synced_cv_.notify_all();
+}
+
+void LiveInformerFactory::RunReflector(Reflector* r) {
+  std::mt19937_64 rng(std::random_device{}() ^ r->index);
+  auto backoff = opts_.initial_backoff;
+  auto jittered = [&](std::chrono::milliseconds d) {
+    std::uniform_real_distribution<double> u(1.0, 1.2);
+    return std::chrono::milliseconds(static_cast<int64_t>(d.count() * u(rng)));
+  };
+  auto grow = [&] { backoff = std::min(backoff * 2, opts_.max_backoff); };
+  std::string rv;
+  bool need_list = true;
+  while (!stop_.load()) {
+    if (need_list) {
+      bool gone = false;
+      if (!ListAll(r, &rv, &gone)) {
+        if (stop_.load()) break;
+        spdlog::warn("informer {}: {}; retrying in {} ms", r->type.Name(), r->status.last_error,
+                     backoff.count());
+        if (!Sleep(jittered(backoff))) break;
+        grow();
+        continue;
+      }
+      need_list = false;
+    }
+    bool gone = false;
+    const auto started = std::chrono::steady_clock::now();
+    const bool ok = Watch(r, &rv, &gone);
+    if (stop_.load()) break;
+    if (gone) {
+      // The resourceVersion is too old (compacted): relist at once.
+      spdlog::info("informer {}: resourceVersion {} expired (410 Gone); relisting",
+                   r->type.Name(), rv);
+      need_list = true;
+      continue;
+    }
+    if (ok) {
+      backoff = opts_.initial_backoff;  // the server closed a healthy watch: re-watch
+      continue;
+    }
+    if (std::chrono::steady_clock::now() - started > std::chrono::seconds(30)) {
+      backoff = opts_.initial_backoff;
+    }
+    spdlog::warn("informer {}: {}; re-watching in {} ms", r->type.Name(), r->status.last_error,
+                 backoff.count());
+    if (!Sleep(jittered(backoff))) break;
+    grow();
+  }
+}
+
+bool LiveInformerFactory::ListAll(Reflector* r, std::string* rv, bool* gone) {
+  std::vector<Object> all;
+  std::string cont;
+  std::string list_rv;
+  size_t skipped = 0;
+  for (;;) {
+    std::string path = r->type.CollectionPath() + "?limit=" + std::to_string(opts_.page_size);
+    if (!r->type.field_selector.empty()) {
+      path += "&fieldSelector=" + UrlEncode(r->type.field_selector);
+    }
+    if (!cont.empty()) path += "&continue=" + UrlEncode(cont);
+    Response resp = client_.Do("GET", path);
+    if (stop_.load()) return false;
+    if (resp.status == 410 && !cont.empty()) {
+      // The continue token expired mid-way: start over with a fresh consistent list.
+      all.clear();
+      cont.clear();
+      continue;
+    }
+    if (!resp.ok()) {
+      *gone = resp.status == 410;
+      SetError(r, client_.Describe("GET", path, resp));
+      return false;
+    }
+    ListPage page;
+    std::string err;
+    if (!DecodeList(resp.body, r->type, &page, &err)) {
+      SetError(r, err);
+      return false;
+    }
+    for (const auto& s : page.skipped) {
+      spdlog::warn("informer {}: skipping an object that does not decode: {}", r->type.Name(), s);
+    }
+    skipped += page.skipped.size();
+    for (auto& o : page.items) all.push_back(std::move(o));
+    list_rv = page.resource_version;
+    cont = page.continue_token;
+    if (cont.empty()) break;
+  }
+  *rv = list_rv;
+  const size_t idx = r->index;
+  const size_t n = all.size();
+  Post([this, idx, items = std::move(all)]() mutable { Replace(idx, std::move(items)); });
+  {
+    std::lock_guard<std::mutex> l(status_mu_);
+    r->status.last_error.clear();
+    r->status.resource_version = list_rv;
+    ++r->status.relists;
+  }
+  // Synced once the dispatcher has applied the first list.
+  Post([this, r] {
+    {
+      std::lock_guard<std::mutex> l(status_mu_);
+      r->status.synced = true;
+    }
+    synced_cv_.notify_all();
+  });
+  spdlog::debug("informer {}: listed {} objects at resourceVersion {} ({} skipped)",
+                r->type.Name(), n, list_rv, skipped);
+  return true;
+}
+
+bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
+  std::uniform_int_distribution<int64_t> dist(opts_.min_watch_timeout_seconds,
+                                               2 * opts_.min_watch_timeout_seconds - 1);
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  const int64_t timeout = dist(rng);
+  std::string path = r->type.CollectionPath() + "?watch=1&allowWatchBookmarks=true" +
+                     "&resourceVersion=" + UrlEncode(*rv) +
+                     "&timeoutSeconds=" + std::to_string(timeout);
+  if (!r->type.field_selector.empty()) {
+    path += "&fieldSelector=" + UrlEncode(r->type.field_selector);
+  }
+  const size_t idx = r->index;
+  std::string stream_error;
+  int64_t events = 0;
+  auto on_line = [&](std::string_view line) -> bool {
+    WatchEvent ev;
+    std::string err;
+    if (!DecodeWatchEvent(line, r->type, &ev, &err)) {
+      if (!ev.resource_version.empty()) {
+        // A well-formed event whose object we cannot decode: skip it, keep watching.
+        spdlog::warn("informer {}: skipping {} event: {}", r->type.Name(), ev.type, err);
+        *rv = ev.resource_version;
+        return true;
+      }
+      stream_error = err;
+      return false;
+    }
+    if (ev.type == "ERROR") {
+      if (ev.error_code == 410) {
+        *gone = true;
+      } else {
+        stream_error = r->type.Name() + " watch: error " + std::to_string(ev.error_code) + ": " +
+                       ev.error_message;
+      }
+      return false;
+    }
+    if (!ev.resource_version.empty()) *rv = ev.resource_version;
+    if (ev.type == "BOOKMARK") return true;
+    Op op = ev.type == "ADDED"     ? Op::kAdd
+            : ev.type == "DELETED" ? Op::kDelete
+                                   : Op::kUpdate;
+    ++events;
+    Post([this, idx, op, obj = std::move(ev.object)]() mutable { Apply(idx, op, std::move(obj)); });
+    return true;
+  };
+  Response resp = client_.Stream(path, on_line, &stop_, timeout + 30);
+  {
+    std::lock_guard<std::mutex> l(status_mu_);
+    r->status.events += events;
+    r->status.resource_version = *rv;
+  }
+  if (stop_.load() || *gone) return true;
+  if (resp.status == 410) {
+    *gone = true;
+    return true;
+  }
+  if (!stream_error.empty()) {
+    SetError(r, stream_error);
+    return false;
+  }
+  if (resp.curl_code != 0 || resp.status != 200) {
+    // A transfer that times out on our side after the server's timeout is a normal end.
+    if (resp.status == 200 && resp.curl_code == 28 /* CURLE_OPERATION_TIMEDOUT */) return true;
+    SetError(r, client_.Describe("GET", path, resp));
+    return false;
+  }
+  return true;
+}
+
+bool LiveInformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout,
+                                           const std::atomic<bool>* stop, std::string* err) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock<std::mutex> l(status_mu_);
+  for (;;) {
+    bool all = true;
+    for (const auto& r : reflectors_) all = all && r->status.synced;
+    if (all) return true;
+    if ((stop && stop->load()) || std::chrono::steady_clock::now() >= deadline) break;
+    synced_cv_.wait_for(l, std::chrono::milliseconds(200));
+  }
+  std::string msg;
+  for (const auto& r : reflectors_) {
+    if (r->status.synced) continue;
+    if (!msg.empty()) msg += "; ";
+    msg += r->status.resource + ": " +
+           (r->status.last_error.empty() ? std::string("no response yet") : r->status.last_error);
+  }
+  *err = (stop && stop->load() ? "stopped before the informer caches synced: "
+                               : "informer caches not synced after " +
+                                     std::to_string(timeout.count() / 1000) + " s: ") +
+         msg;
+  return false;
+}
+
+bool LiveInformerFactory::HasSynced() const {
+  std::lock_guard<std::mutex> l(status_mu_);
+  for (const auto& r : reflectors_) {
+    if (!r->status.synced) return false;
+  }
+  return started_;
+}
+
+std::vector<ReflectorStatus> LiveInformerFactory::Status() const {
+  std::lock_guard<std::mutex> l(status_mu_);
+  std::vector<ReflectorStatus> out;
+  for (const auto& r : reflectors_) out.push_back(r->status);
+  return out;
+}
+
+void LiveInformerFactory::Stop() {
+  stop_ = true;
+  sleep_cv_.notify_all();
+  for (auto& r : reflectors_) {
+    if (r->thread.joinable()) r->thread.join();
+  }
+  {
+    std::lock_guard<std::mutex> l(q_mu_);
+    q_stop_ = true;
+  }
+  q_cv_.notify_all();
+  if (dispatcher_.joinable()) dispatcher_.join();
+}
+
+// ---- dispatcher ----
+
+void LiveInformerFactory::Post(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> l(q_mu_);
+    if (q_stop_) return;
+    queue_.push_back(std::move(fn));
+  }
+  q_cv_.notify_one();
+}
+
+void LiveInformerFactory::PostAndWait(std::function<void()> fn) {
+  std::promise<void> done;
+  auto fut = done.get_future();
+  bool posted = false;
+  {
+    std::lock_guard<std::mutex> l(q_mu_);
+    if (!q_stop_) {
+      queue_.push_back([&] {
+        fn();
+        done.set_value();
+      });
+      posted = true;
+    }
+  }
+  if (!posted) return;
+  q_cv_.notify_one();
+  fut.wait();
+}
+
+void LiveInformerFactory::DispatchLoop() {
+  for (;;) {
+    std::function<void()> fn;
+    {
+      std::unique_lock<std::mutex> l(q_mu_);
+      q_cv_.wait(l, [&] { return q_stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      fn = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      spdlog::error("informer: event handler threw: {}", e.what());
+    }
+  }
+}
+
+template <typename T>
+static void Call(const std::vector<store::EventHandlers<T>>& hs, int op,
+                 const std::shared_ptr<const void>& old_obj,
+                 const std::shared_ptr<const void>& obj) {
+  auto o = std::static_pointer_cast<const T>(old_obj);
+  auto n = std::static_pointer_cast<const T>(obj);
+  for (const auto& h : hs) {
+    if (op == 0 && h.on_add) h.on_add(n);
+    if (op == 1 && h.on_update) h.on_update(o, n);
+    if (op == 2 && h.on_delete) h.on_delete(o);
+  }
+}
+
+void LiveInformerFactory::Notify(Target t, Op op, const std::shared_ptr<const void>& old_obj,
+                                 const std::shared_ptr<const void>& obj) {
+  const int o = op == Op::kAdd ? 0 : op == Op::kUpdate ? 1 : 2;
+  switch (t) {
+    case Target::kPod: Call(pod_h_, o, old_obj, obj); break;
+    case Target::kNode: Call(node_h_, o, old_obj, obj); break;
+    case Target::kNamespace: Call(ns_h_, o, old_obj, obj); break;
+    case Target::kPriorityClass: Call(pc_h_, o, old_obj, obj); break;
+    case Target::kObject: Call(obj_h_, o, old_obj, obj); break;
+  }
+}
+
+void LiveInformerFactory::Replace(size_t idx, std::vector<Object> items) {
+  Cache& c = caches_[idx];
+  std::unordered_map<std::string, Object> next;
+  next.reserve(items.size());
+  for (auto& o : items) {
+    std::string key = o.key;
+    next.emplace(std::move(key), std::move(o));
+  }
+  // Deletes first (objects gone while we were not watching), then adds and updates.
+  for (auto it = c.objects.begin(); it != c.objects.end();) {
+    if (!next.count(it->first)) {
+      auto old = it->second.ptr;
+      it = c.objects.erase(it);
+      Notify(c.type.target, Op::kDelete, old, old);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [key, o] : next) {
+    auto it = c.objects.find(key);
+    if (it == c.objects.end()) {
+      auto p = o.ptr;
+      c.objects.emplace(key, std::move(o));
+      Notify(c.type.target, Op::kAdd, nullptr, p);
+    } else if (it->second.resource_version != o.resource_version) {
+      auto old = it->second.ptr;
+      it->second = std::move(o);
+      Notify(c.type.target, Op::kUpdate, old, it->second.ptr);
+    }
+  }
+}
+
+void LiveInformerFactory::Apply(size_t idx, Op op, Object obj) {
+  Cache& c = caches_[idx];
+  auto it = c.objects.find(obj.key);
+  if (op == Op::kDelete) {
+    if (it == c.objects.end()) return;
+    auto old = it->second.ptr;
+    c.objects.erase(it);
+    // The final state from the server is the freshest; handlers receive it.
+    Notify(c.type.target, Op::kDelete, obj.ptr ? obj.ptr : old, obj.ptr ? obj.ptr : old);
+    return;
+  }
+  if (it == c.objects.end()) {
+    auto p = obj.ptr;
+    c.objects.emplace(obj.key, std::move(obj));
+    Notify(c.type.target, Op::kAdd, nullptr, p);
+    return;
+  }
+  auto old = it->second.ptr;
+  it->second = std::move(obj);
+  Notify(c.type.target, Op::kUpdate, old, it->second.ptr);
+}
+
+void LiveInformerFactory::AddPodHandlers(store::EventHandlers<api::Pod> h) {
+  PostAndWait([this, h = std::move(h)] {
+    pod_h_.push_back(h);
+    for (auto& c : caches_) {
+      if (c.type.target != Target::kPod || !h.on_add) continue;
+      for (auto& [k, o] : c.objects) h.on_add(std::static_pointer_cast<const api::Pod>(o.ptr));
+    }
+  });
+}
+
+void LiveInformerFactory::AddNodeHandlers(store::EventHandlers<api::Node> h) {
+  PostAndWait([this, h = std::move(h)] {
+    node_h_.push_back(h);
+    for (auto& c : caches_) {
+      if (c.type.target != Target::kNode || !h.on_add) continue;
+      for (auto& [k, o] : c.objects) h.on_add(std::static_pointer_cast<const api::Node>(o.ptr));
+    }
+  });
+}
+
+void LiveInformerFactory::AddPriorityClassHandlers(store::EventHandlers<api::PriorityClass> h) {
+  PostAndWait([this, h = std::move(h)] {
+    pc_h_.push_back(h);
+    for (auto& c : caches_) {
+      if (c.type.target != Target::kPriorityClass || !h.on_add) continue;
+      for (auto& [k, o] : c.objects) {
+        h.on_add(std::static_pointer_cast<const api::PriorityClass>(o.ptr));
+      }
+    }
+  });
+}
+
+void LiveInformerFactory::AddNamespaceHandlers(store::EventHandlers<api::Namespace> h) {
+  PostAndWait([this, h = std::move(h)] {
+    ns_h_.push_back(h);
+    for (auto& c : caches_) {
+      if (c.type.target != Target::kNamespace || !h.on_add) continue;
+      for (auto& [k, o] : c.objects) {
+        h.on_add(std::static_pointer_cast<const api::Namespace>(o.ptr));
+      }
+    }
+  });
+}
+
+void LiveInformerFactory::AddObjectHandlers(store::EventHandlers<api::Unstructured> h) {
+  PostAndWait([this, h = std::move(h)] {
+    obj_h_.push_back(h);
+    for (auto& c : caches_) {
+      if (c.type.target != Target::kObject || !h.on_add) continue;
+      for (auto& [k, o] : c.objects) {
+        h.on_add(std::static_pointer_cast<const api::Unstructured>(o.ptr));
+      }
+    }
+  });
+}
+
+}  // namespace phalanx::client

@@ -1,0 +1,87 @@
+// API objects as the server sends them (JSON) -> the typed model of src/api.
+//
+// simdjson parses list and watch envelopes; each object is re-serialized without
+// metadata.managedFields (with kind/apiVersion filled in, which list items lack) and
+// decoded by api::DecodeManifests, so live mode and manifests share one decoder. Runs on
+// the watch threads only, never in the scheduling cycle.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/types.h"
+#include "api/unstructured.h"
+
+namespace simdjson::dom {
+class element;
+}
+
+namespace phalanx::client {
+
+// What a watched resource decodes into.
+enum class Target { kPod, kNode, kNamespace, kPriorityClass, kObject };
+
+// One resource the informers list and watch, e.g. {"", "v1", "pods", "Pod"}.
+struct ResourceType {
+  std::string group;     // "" for the core group
+  std::string version;   // "v1", "v1alpha1"
+  std::string resource;  // plural, lower case: "pods", "podgroups"
+  std::string kind;      // "Pod", "PodGroup"
+  Target target = Target::kObject;
+  std::string field_selector;  // e.g. pods: "status.phase!=Succeeded,status.phase!=Failed"
+
+  std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
+  // "/api/v1/pods", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups" (all namespaces).
+  std::string CollectionPath() const;
+  // "pods", "podgroups.scheduling.x-k8s.io": for logs and errors.
+  std::string Name() const { return group.empty() ? resource : resource + "." + group; }
+};
+
+// A decoded object: one of api::Pod, Node, Namespace, PriorityClass or Unstructured
+// (by the resource's Target), with its store key and resourceVersion.
+struct Object {
+  std::string key;               // "namespace/name" or "name"
+  std::string resource_version;  // metadata.resourceVersion
+  std::shared_ptr<const void> ptr;
+};
+
+// Decodes one object. `json` is the object's JSON text. Errors name the resource and the
+// object, e.g. "pods default/web-0: spec.containers[0].resources.requests.cpu: ...".
+[[nodiscard]] bool DecodeObjectJson(std::string_view json, const ResourceType& rt, Object* out,
+                                    std::string* err);
+[[nodiscard]] bool DecodeObjectElement(const simdjson::dom::element& obj, const ResourceType& rt,
+                                       Object* out, std::string* err);
+
+// A page of a LIST response.
+struct ListPage {
+  std::string resource_version;  // metadata.resourceVersion
+  std::string continue_token;    // metadata.continue ("" on the last page)
+  std::vector<Object> items;
+  std::vector<std::string> skipped;  // objects that failed to decode, with the reason
+};
+[[nodiscard]] bool DecodeList(std::string_view json, const ResourceType& rt, ListPage* out,
+                              std::string* err);
+
+// One line of a WATCH stream.
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+  std::string resource_version;
+  Object object;          // ADDED / MODIFIED / DELETED (decoded)
+  int error_code = 0;     // ERROR: the Status code (410 = Gone: relist)
+  std::string error_message;
+};
+// False when the line is not a watch event or the object does not decode (*err says why;
+// for a decode failure out->type and out->resource_version are still set).
+[[nodiscard]] bool DecodeWatchEvent(std::string_view line, const ResourceType& rt,
+                                    WatchEvent* out, std::string* err);
+
+// JSON helpers for request bodies.
+std::string JsonString(std::string_view s);  // quoted and escaped
+// RFC 3339 in UTC: "2024-05-01T10:00:00Z"; with micro: "2024-05-01T10:00:00.123456Z".
+std::string FormatTime(api::Timestamp ns, bool micro = false);
+// Parses RFC 3339 ("...Z", "...+02:00", fractional seconds); false on bad input.
+[[nodiscard]] bool ParseTime(std::string_view s, api::Timestamp* out);
+
+}  // namespace phalanx::client

@@ -1,0 +1,93 @@
+// HTTP(S) access to the kube-apiserver over libcurl: bearer-token or client-certificate
+// auth, TLS verification (on unless the kubeconfig turns it off), connection reuse (a
+// pool of curl handles, each keeping its connection alive), the client-side token-bucket
+// rate limit, and errors that name the server and the HTTP status.
+//
+// Thread-safe: any number of threads may call Do() and Stream() at once; each call takes
+// a handle from the pool (or makes one) and returns it afterwards.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/rate_limiter.h"
+#include "client/rest_config.h"
+
+namespace phalanx::client {
+
+struct Response {
+  long status = 0;         // HTTP status; 0 when no response arrived
+  std::string body;        // response body (for Stream: only when status != 200)
+  int curl_code = 0;       // CURLcode; 0 when the transfer completed
+  std::string curl_error;  // libcurl's message when curl_code != 0
+  bool cancelled = false;  // Stream stopped by its cancel flag or its callback
+
+  bool ok() const { return curl_code == 0 && status >= 200 && status < 300; }
+  // True for failures of the transport (no HTTP status), e.g. connection refused.
+  bool transport_error() const { return curl_code != 0 && !cancelled; }
+  // True for TLS handshake / verification failures.
+  bool tls_error() const;
+};
+
+// The `message` (and `reason`) of a metav1.Status body; "" when the body is not one.
+std::string StatusMessage(std::string_view body, std::string* reason = nullptr);
+
+class RestClient {
+ public:
+  explicit RestClient(RestConfig cfg);
+  ~RestClient();
+  RestClient(const RestClient&) = delete;
+  RestClient& operator=(const RestClient&) = delete;
+
+  // One request. `path` starts with '/' (e.g. "/api/v1/pods?limit=500"); `content_type`
+  // applies when `body` is non-empty. Waits for the rate limiter first. On 401 with a
+  // tokenFile the token is re-read and the request retried once.
+  Response Do(std::string_view method, const std::string& path, const std::string& body = "",
+              std::string_view content_type = "application/json");
+
+  // A streaming GET (watch): calls `on_line` for each newline-terminated line of a 200
+  // response, on the calling thread, as bytes arrive. Returns when the server ends the
+  // response, on a transport error, when `on_line` returns false, or within about a
+  // second after `*cancel` becomes true (Response::cancelled set in the last two cases).
+  // `timeout_seconds` bounds the whole transfer (0: none).
+  Response Stream(const std::string& path, const std::function<bool(std::string_view)>& on_line,
+                  const std::atomic<bool>* cancel, long timeout_seconds);
+
+  // A one-line error for a failed response, naming the server, the request and the cause:
+  //   "Unauthorized: check the token in <kubeconfig> (GET https://...: HTTP 401)"
+  //   "TLS verification failed for https://...: <curl error> (certificate-authority <file>)"
+  //   "cannot connect to https://...: <curl error>"
+  //   "Forbidden: <apiserver message> (POST https://...)"
+  //   "<METHOD> https://...: HTTP <code> <reason>: <apiserver message>"
+  std::string Describe(std::string_view method, const std::string& path, const Response& r) const;
+
+  const RestConfig& config() const { return cfg_; }
+  const std::string& server() const { return cfg_.server; }
+  // Requests sent (for tests and metrics).
+  int64_t requests() const { return requests_.load(); }
+
+ private:
+  void* Acquire();        // CURL*
+  void Release(void* h);  // back to the pool
+  void Configure(void* h);
+  std::string Token() const;
+  void ReloadToken();
+
+  RestConfig cfg_;
+  TokenBucket limiter_;
+  std::mutex pool_mu_;
+  std::vector<void*> pool_;
+  mutable std::mutex token_mu_;
+  std::string token_;
+  std::atomic<int64_t> requests_{0};
+};
+
+// Percent-encodes a query parameter value.
+std::string UrlEncode(std::string_view s);
+
+}  // namespace phalanx::client

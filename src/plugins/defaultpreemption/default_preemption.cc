@@ -1,0 +1,587 @@
+#include "plugins/defaultpreemption/default_preemption.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "gang/manager.h"
+#include "plugins/helper/args.h"
+
+namespace phalanx::plugins::defaultpreemption {
+
+using framework::Code;
+using framework::CycleState;
+using framework::NodeInfo;
+using framework::PodInfo;
+using framework::PodInfoPtr;
+using framework::Status;
+
+namespace {
+
+constexpr std::string_view kArgsKind = "DefaultPreemptionArgs";
+constexpr std::string_view kPercentage = "minCandidateNodesPercentage";
+constexpr std::string_view kAbsolute = "minCandidateNodesAbsolute";
+
+// upstream podTerminatingByPreemption: deleting, with DisruptionTarget=True set by the
+// scheduler's preemption.
+bool TerminatingByPreemption(const api::Pod& p) {
+  if (!p.metadata.deletion_timestamp) return false;
+  for (const auto& c : p.status.conditions) {
+    if (c.type == "DisruptionTarget") {
+      return c.status == "True" && c.reason == "PreemptionByScheduler";
+    }
+  }
+  return false;
+}
+
+// utilerrors.NewAggregate(errs).Error(): one message as is, several deduplicated in "[...]".
+std::string Aggregate(const std::vector<std::string>& errs) {
+  if (errs.size() == 1) return errs[0];
+  std::set<std::string> seen;
+  std::string out;
+  for (const auto& e : errs) {
+    if (!seen.insert(e).second) continue;
+    if (seen.size() > 1) out += ", ";
+    out += e;
+  }
+  return seen.size() == 1 ? out : "[" + out + "]";
+}
+
+// upstream FitError.Error() for a Diagnosis without PreFilter/PostFilter messages: the
+// histogram of reasons, nodes absent from `statuses` counted under `absent_reason`.
+std::string FitErrorMessage(size_t num_all_nodes,
+                            const std::vector<std::pair<std::string, Status>>& statuses,
+                            std::string_view absent_reason) {
+  std::string msg = "0/" + std::to_string(num_all_nodes) + " nodes are available:";
+  std::map<std::string, size_t> hist;
+  for (const auto& [node, st] : statuses) {
+    for (const auto& r : st.reasons()) ++hist[r];
+  }
+  if (statuses.size() < num_all_nodes) {
+    hist[std::string(absent_reason)] += num_all_nodes - statuses.size();
+  }
+  std::vector<std::string> parts;
+  parts.reserve(hist.size());
+  for (const auto& [r, n] : hist) parts.push_back(std::to_string(n) + " " + r);
+  std::sort(parts.begin(), parts.end());
+  if (!parts.empty()) {
+    msg += " ";
+    for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
+    msg += ".";
+  }
+  return msg;
+}
+
+// The store (and API server) report a missing pod as `pods "<name>" not found`.
+bool IsNotFound(const Status& s) { return s.Message().find("not found") != std::string::npos; }
+
+}  // namespace
+
+// ---- args ----
+
+framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework::PluginArgs args) {
+  DefaultPreemptionArgs out;
+  helper::FieldErrors errs;
+  bool has_content = false;
+  if (!helper::CheckArgsMap(args, kArgsKind, {kPercentage, kAbsolute}, &errs, &has_content)) {
+    return errs.ToStatus(kArgsKind);
+  }
+  int64_t pct = out.min_candidate_nodes_percentage;
+  int64_t abs = out.min_candidate_nodes_absolute;
+  if (has_content) {
+    bool ok = helper::ReadInt((*args)[std::string(kPercentage)], std::string(kPercentage), &pct,
+                              &errs);
+    ok &= helper::ReadInt((*args)[std::string(kAbsolute)], std::string(kAbsolute), &abs, &errs);
+    if (!ok) return errs.ToStatus(kArgsKind);
+  }
+  // ValidateDefaultPreemptionArgs.
+  if (pct < 0 || pct > 100) {
+    errs.Invalid(std::string(kPercentage), pct, "not in valid range [0, 100]");
+  }
+  if (abs < 0) {
+    errs.Invalid(std::string(kAbsolute), abs, "not in valid range [0, inf)");
+  } else if (abs > INT32_MAX) {
+    errs.Invalid(std::string(kAbsolute), abs, "must be a 32-bit integer");
+  }
+  if (pct == 0 && abs == 0) {
+    errs.Invalid(std::string(kPercentage), pct,
+                 "cannot be zero at the same time as minCandidateNodesAbsolute");
+    errs.Invalid(std::string(kAbsolute), abs,
+                 "cannot be zero at the same time as minCandidateNodesPercentage");
+  }
+  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  out.min_candidate_nodes_percentage = static_cast<int32_t>(pct);
+  out.min_candidate_nodes_absolute = static_cast<int32_t>(abs);
+  return out;
+}
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> DefaultPreemption::New(
+    framework::PluginArgs args, framework::Handle& h) {
+  auto parsed = ParseDefaultPreemptionArgs(args);
+  if (!parsed.ok()) return parsed.status();
+  return std::unique_ptr<framework::Plugin>(std::make_unique<DefaultPreemption>(parsed.value(), h));
+}
+
+// ---- gang bookkeeping for one preemption attempt ----
+
+// Which victims belong to running gangs, and where every member of such a gang is. The
+// index of the snapshot's pods by key is built only when the first running gang shows up.
+class DefaultPreemption::Context {
+ public:
+  struct Member {
+    const NodeInfo* node;  // the snapshot's NodeInfo holding the member
+    PodInfoPtr pod;
+  };
+  struct Gang {
+    bool eligible = true;  // every member has a lower priority than the preemptor
+    std::vector<Member> members;
+  };
+
+  Context(framework::Handle& h, int32_t preemptor_priority)
+      : h_(h), gangs_(h.Gangs()), priority_(preemptor_priority) {}
+
+  // The running gang of `pod` (with its key in *key), or nullptr for a pod that is not in
+  // a running gang.
+  const Gang* RunningGangOf(const api::Pod& pod, std::string* key) {
+    if (gangs_ == nullptr) return nullptr;
+    auto ref = gangs_->RefOf(pod);
+    if (!ref) return nullptr;
+    *key = ref->key;
+    auto it = cache_.find(ref->key);
+    if (it == cache_.end()) it = cache_.emplace(ref->key, Load(ref->key, pod)).first;
+    return it->second ? &*it->second : nullptr;
+  }
+
+ private:
+  std::optional<Gang> Load(const std::string& gang_key, const api::Pod& pod) {
+    if (!gangs_->Satisfied(gang_key)) return std::nullopt;
+    auto info = gangs_->Info(gang_key);
+    if (!info) return std::nullopt;
+    BuildIndex();
+    Gang g;
+    bool has_pod = false;
+    for (const auto& key : info->member_pods) {
+      auto m = by_key_.find(key);
+      if (m == by_key_.end()) continue;  // pending: not on a node, nothing to evict
+      has_pod = has_pod || key == pod.Key();
+      if (h_.PriorityOf(m->second.pod->Pod()) >= priority_) g.eligible = false;
+      g.members.push_back(m->second);
+    }
+    // The gang state lags the snapshot: treat the pod on its own.
+    if (!has_pod) return std::nullopt;
+    return g;
+  }
+
+  void BuildIndex() {
+    if (indexed_) return;
+    indexed_ = true;
+    for (const NodeInfo* ni : h_.SnapshotSharedLister().List()) {
+      for (const auto& p : ni->pods()) by_key_.emplace(p->Pod().Key(), Member{ni, p});
+    }
+  }
+
+  framework::Handle& h_;
+  gang::Manager* gangs_;
+  int32_t priority_;
+  bool indexed_ = false;
+  std::unordered_map<std::string, Member> by_key_;
+  std::unordered_map<std::string, std::optional<Gang>> cache_;  // nullopt: not running
+};
+
+// Pods removed or reprieved together: one pod, or every placed member of a running gang.
+struct DefaultPreemption::Unit {
+  std::vector<PodInfoPtr> local;  // on the evaluated node
+  std::vector<std::pair<const NodeInfo*, PodInfoPtr>> remote;  // gang members elsewhere
+  const api::Pod* head = nullptr;  // the most important member, for ordering
+};
+
+// ---- helpers ----
+
+api::Timestamp DefaultPreemption::StartTime(const api::Pod& p) const {
+  // upstream GetPodStartTime: pods that have not started yet count as starting now.
+  return p.status.start_time ? *p.status.start_time : handle_->GetClock().Now();
+}
+
+bool DefaultPreemption::MoreImportantPod(const api::Pod& a, const api::Pod& b) const {
+  const int32_t pa = handle_->PriorityOf(a), pb = handle_->PriorityOf(b);
+  if (pa != pb) return pa > pb;
+  return StartTime(a) < StartTime(b);
+}
+
+Status DefaultPreemption::FitsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                const NodeInfo& node) {
+  const int32_t prio = handle_->PriorityOf(pod.Pod());
+  std::vector<PodInfoPtr> nominated;
+  for (auto& p : handle_->NominatedPodsForNode(node.name())) {
+    if (handle_->PriorityOf(p->Pod()) >= prio && p->Pod().metadata.uid != pod.Pod().metadata.uid) {
+      nominated.push_back(std::move(p));
+    }
+  }
+  if (!nominated.empty()) {
+    // First pass with the nominated pods added, then (for affinity) without them.
+    NodeInfo with = node;
+    auto state_with = state.Clone();
+    for (const auto& p : nominated) {
+      with.AddPod(p);
+      Status s = handle_->RunPreFilterExtensionAddPod(*state_with, pod, p, with);
+      if (!s.IsSuccess()) return s;
+    }
+    Status s = handle_->RunFilterPlugins(*state_with, pod, with);
+    if (!s.IsSuccess()) return s;
+  }
+  return handle_->RunFilterPlugins(state, pod, node);
+}
+
+// ---- the algorithm ----
+
+std::pair<bool, std::string> DefaultPreemption::PodEligibleToPreemptOthers(
+    const PodInfo& pod, const Status& nominated_node_status) const {
+  const api::Pod& p = pod.Pod();
+  if (p.spec.preemption_policy == "Never") return {false, std::string(kNotEligibleNever)};
+  const std::string& nominated = p.status.nominated_node_name;
+  if (!nominated.empty()) {
+    // The nominated node no longer suits the pod at all: preempt elsewhere.
+    if (nominated_node_status.code() == Code::kUnschedulableAndUnresolvable) return {true, ""};
+    if (const NodeInfo* ni = handle_->SnapshotSharedLister().Get(nominated)) {
+      const int32_t prio = handle_->PriorityOf(p);
+      for (const auto& v : ni->pods()) {
+        if (handle_->PriorityOf(v->Pod()) < prio && TerminatingByPreemption(v->Pod())) {
+          return {false, std::string(kNotEligibleTerminating)};
+        }
+      }
+    }
+  }
+  return {true, ""};
+}
+
+int32_t DefaultPreemption::CalculateNumCandidates(int32_t num_nodes) const {
+  int64_t n = static_cast<int64_t>(num_nodes) * args_.min_candidate_nodes_percentage / 100;
+  if (n < args_.min_candidate_nodes_absolute) n = args_.min_candidate_nodes_absolute;
+  if (n > num_nodes) n = num_nodes;
+  return static_cast<int32_t>(n);
+}
+
+std::pair<int32_t, int32_t> DefaultPreemption::GetOffsetAndNumCandidates(int32_t num_nodes) {
+  const auto offset = static_cast<int32_t>(handle_->Random(static_cast<uint64_t>(num_nodes)));
+  return {offset, CalculateNumCandidates(num_nodes)};
+}
+
+Status DefaultPreemption::SelectVictimsOnNode(Context& ctx, CycleState& state, const PodInfo& pod,
+                                              NodeInfo& node, std::vector<PodInfoPtr>* victims,
+                                              int64_t* num_pdb_violations) {
+  const int32_t prio = handle_->PriorityOf(pod.Pod());
+  auto remove_pod = [&](const PodInfoPtr& p) -> Status {
+    if (!node.RemovePod(p->Pod())) {
+      return Status::Error("pod " + p->Pod().Key() + " not found on node " + node.name());
+    }
+    return handle_->RunPreFilterExtensionRemovePod(state, pod, p, node);
+  };
+  auto add_pod = [&](const PodInfoPtr& p) -> Status {
+    node.AddPod(p);
+    return handle_->RunPreFilterExtensionAddPod(state, pod, p, node);
+  };
+  auto remove_unit = [&](const Unit& u) -> Status {
+    for (const auto& p : u.local) {
+      if (Status s = remove_pod(p); !s.IsSuccess()) return s;
+    }
+    for (const auto& [ni, p] : u.remote) {
+      if (Status s = handle_->RunPreFilterExtensionRemovePod(state, pod, p, *ni); !s.IsSuccess()) {
+        return s;
+      }
+    }
+    return Status::Success();
+  };
+  auto add_unit = [&](const Unit& u) -> Status {
+    for (const auto& p : u.local) {
+      if (Status s = add_pod(p); !s.IsSuccess()) return s;
+    }
+    for (const auto& [ni, p] : u.remote) {
+      if (Status s = handle_->RunPreFilterExtensionAddPod(state, pod, p, *ni); !s.IsSuccess()) {
+        return s;
+      }
+    }
+    return Status::Success();
+  };
+
+  // Every pod of a lower priority is a potential victim; members of a running gang come
+  // as one unit with the gang's other placed members, or not at all.
+  std::vector<Unit> units;
+  std::unordered_set<std::string> seen_gangs;
+  const std::vector<PodInfoPtr> pods = node.pods();  // copy: removal reorders the node's list
+  for (const auto& pi : pods) {
+    if (handle_->PriorityOf(pi->Pod()) >= prio) continue;
+    Unit u;
+    std::string gang_key;
+    if (const Context::Gang* g = ctx.RunningGangOf(pi->Pod(), &gang_key)) {
+      if (!seen_gangs.insert(gang_key).second || !g->eligible) continue;
+      for (const auto& m : g->members) {
+        if (m.node->name() == node.name()) {
+          u.local.push_back(m.pod);
+        } else {
+          u.remote.emplace_back(m.node, m.pod);
+        }
+        if (u.head == nullptr || MoreImportantPod(m.pod->Pod(), *u.head)) u.head = &m.pod->Pod();
+      }
+    } else {
+      u.local.push_back(pi);
+      u.head = &pi->Pod();
+    }
+    units.push_back(std::move(u));
+  }
+  // Nothing to remove: the node's state would not change.
+  if (units.empty()) return Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
+  for (const auto& u : units) {
+    if (Status s = remove_unit(u); !s.IsSuccess()) return s;
+  }
+
+  // If the pod does not fit even with every potential victim gone, the node is no
+  // candidate. (As upstream, a pod failing for inter-pod affinity to a victim is not
+  // worked around.)
+  if (Status s = FitsWithNominatedPods(state, pod, node); !s.IsSuccess()) return s;
+
+  // Reprieve as many units as possible, most important first.
+  std::stable_sort(units.begin(), units.end(), [&](const Unit& a, const Unit& b) {
+    return MoreImportantPod(*a.head, *b.head);
+  });
+  // PodDisruptionBudgets: Phalanx has no PDB objects yet, so no unit violates one and
+  // every unit is "non-violating". When PDBs land, this is where upstream's
+  // filterPodsWithPDBViolation splits the (sorted) units, stably, into those whose eviction
+  // would take a matching PDB below its disruptionsAllowed (pods in DisruptedPods do not
+  // count) and the others; the violating ones are reprieved first and each of them that
+  // stays a victim adds to *num_pdb_violations.
+  std::vector<const Unit*> violating;
+  std::vector<const Unit*> non_violating;
+  for (const auto& u : units) non_violating.push_back(&u);
+
+  *num_pdb_violations = 0;
+  victims->clear();
+  auto reprieve = [&](const Unit& u, bool* fits) -> Status {
+    if (Status s = add_unit(u); !s.IsSuccess()) return s;
+    *fits = FitsWithNominatedPods(state, pod, node).IsSuccess();
+    if (!*fits) {
+      if (Status s = remove_unit(u); !s.IsSuccess()) return s;
+      victims->insert(victims->end(), u.local.begin(), u.local.end());
+      for (const auto& [ni, p] : u.remote) victims->push_back(p);
+    }
+    return Status::Success();
+  };
+  for (const Unit* u : violating) {
+    bool fits = false;
+    if (Status s = reprieve(*u, &fits); !s.IsSuccess()) return s;
+    if (!fits) *num_pdb_violations += static_cast<int64_t>(u->local.size() + u->remote.size());
+  }
+  for (const Unit* u : non_violating) {
+    bool fits = false;
+    if (Status s = reprieve(*u, &fits); !s.IsSuccess()) return s;
+  }
+  // Most important first (a gang's members may interleave with other victims).
+  std::stable_sort(victims->begin(), victims->end(), [&](const PodInfoPtr& a, const PodInfoPtr& b) {
+    return MoreImportantPod(a->Pod(), b->Pod());
+  });
+  return Status::Success();
+}
+
+std::vector<Candidate> DefaultPreemption::DryRunPreemption(
+    const CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& potential_nodes,
+    int32_t offset, int32_t num_candidates,
+    std::vector<std::pair<std::string, Status>>* node_statuses, std::vector<std::string>* errors) {
+  // Upstream evaluates nodes in parallel and stops once enough are found; this runs them
+  // in rotation order, one at a time (its result with parallelism 1), so it is
+  // deterministic.
+  Context ctx(*handle_, handle_->PriorityOf(pod.Pod()));
+  const size_t cap = num_candidates > 0 ? static_cast<size_t>(num_candidates) : 0;
+  std::vector<Candidate> non_violating, violating;
+  const size_t n = potential_nodes.size();
+  for (size_t i = 0; i < n; ++i) {
+    NodeInfo node = *potential_nodes[(static_cast<size_t>(offset) + i) % n];
+    auto state_copy = state.Clone();
+    Candidate c;
+    Status s = SelectVictimsOnNode(ctx, *state_copy, pod, node, &c.victims, &c.num_pdb_violations);
+    if (s.IsSuccess() && !c.victims.empty()) {
+      c.node = node.name();
+      auto& list = c.num_pdb_violations == 0 ? non_violating : violating;
+      if (list.size() < cap) list.push_back(std::move(c));
+      if (!non_violating.empty() && non_violating.size() + violating.size() >= cap) break;
+      continue;
+    }
+    if (s.IsSuccess()) {
+      s = Status::Error("expected at least one victim pod on node \"" + node.name() + "\"");
+    }
+    if (s.IsError()) errors->push_back(s.Message());
+    node_statuses->emplace_back(node.name(), std::move(s));
+  }
+  for (auto& c : violating) non_violating.push_back(std::move(c));
+  return non_violating;
+}
+
+const Candidate* DefaultPreemption::SelectCandidate(const std::vector<Candidate>& candidates) const {
+  if (candidates.empty()) return nullptr;
+  if (candidates.size() == 1) return &candidates[0];
+  using ScoreFn = std::function<int64_t(const Candidate&)>;
+  const std::vector<ScoreFn> score_fns = {
+      // Fewest PDB violations.
+      [](const Candidate& c) { return -c.num_pdb_violations; },
+      // Lowest priority of the most important victim.
+      [this](const Candidate& c) {
+        return -static_cast<int64_t>(handle_->PriorityOf(c.victims[0]->Pod()));
+      },
+      // Smallest sum of priorities, each shifted by 2^31 so that more negative-priority
+      // victims never look better than fewer.
+      [this](const Candidate& c) {
+        int64_t sum = 0;
+        for (const auto& v : c.victims) {
+          sum += static_cast<int64_t>(handle_->PriorityOf(v->Pod())) + (int64_t{INT32_MAX} + 1);
+        }
+        return -sum;
+      },
+      // Fewest victims.
+      [](const Candidate& c) { return -static_cast<int64_t>(c.victims.size()); },
+      // Latest start time of the highest-priority victims (upstream
+      // GetEarliestPodStartTime: the earliest start among the victims of the top priority).
+      [this](const Candidate& c) {
+        api::Timestamp earliest = StartTime(c.victims[0]->Pod());
+        int32_t max_prio = handle_->PriorityOf(c.victims[0]->Pod());
+        for (const auto& v : c.victims) {
+          const int32_t p = handle_->PriorityOf(v->Pod());
+          if (p == max_prio) {
+            earliest = std::min(earliest, StartTime(v->Pod()));
+          } else if (p > max_prio) {
+            max_prio = p;
+            earliest = StartTime(v->Pod());
+          }
+        }
+        return static_cast<int64_t>(earliest);
+      },
+  };
+  std::vector<const Candidate*> remaining;
+  remaining.reserve(candidates.size());
+  for (const auto& c : candidates) remaining.push_back(&c);
+  for (const auto& f : score_fns) {
+    std::vector<const Candidate*> best;
+    int64_t max_score = INT64_MIN;
+    for (const Candidate* c : remaining) {
+      const int64_t score = f(*c);
+      if (score > max_score) {
+        max_score = score;
+        best.clear();
+      }
+      if (score == max_score) best.push_back(c);
+    }
+    if (best.size() == 1) return best[0];
+    remaining = std::move(best);
+  }
+  return remaining[0];
+}
+
+Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& pod) {
+  framework::ClusterClient& client = handle_->Client();
+  const api::Pod& preemptor = pod.Pod();
+  for (const auto& victim : c.victims) {
+    const api::Pod& v = victim->Pod();
+    // Graceful deletion already started: nothing to send.
+    if (v.metadata.deletion_timestamp) continue;
+    if (handle_->GetWaitingPod(v.metadata.uid) != nullptr) {
+      // A pod waiting at Permit is rejected rather than deleted.
+      handle_->RejectWaitingPod(v.metadata.uid);
+    } else {
+      const api::PodCondition cond{"DisruptionTarget", "True", "PreemptionByScheduler",
+                                   preemptor.spec.scheduler_name +
+                                       ": preempting to accommodate a higher priority pod"};
+      Status s = client.UpdatePodStatus(v, &cond, nullptr);
+      if (!s.IsSuccess()) {
+        if (IsNotFound(s)) continue;  // already deleted
+        return s;
+      }
+      s = client.DeletePod(v);
+      if (!s.IsSuccess()) {
+        if (IsNotFound(s)) continue;
+        return s;
+      }
+    }
+    client.RecordEvent(v, "Normal", "Preempted",
+                       "Preempted by pod " + preemptor.metadata.uid + " on node " + c.node);
+  }
+  // Lower-priority pods nominated to this node may no longer fit there: clear their
+  // nomination so that they look for another place sooner. Failures are not critical.
+  // (Upstream skips pods whose cached object shows no nomination; the nominator here may
+  // hold a pod object older than its nomination, so the patch is always sent; it is a
+  // no-op for a pod that is not nominated.)
+  const int32_t prio = handle_->PriorityOf(preemptor);
+  const std::string none;
+  for (const auto& p : handle_->NominatedPodsForNode(c.node)) {
+    if (handle_->PriorityOf(p->Pod()) < prio) (void)client.UpdatePodStatus(p->Pod(), nullptr, &none);
+  }
+  return Status::Success();
+}
+
+Status DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
+                                     const framework::NodeToStatus& filtered,
+                                     framework::PostFilterResult* result) {
+  auto preempt = [&]() -> Status {
+    // 1) Is the pod eligible to preempt?
+    const std::string& nominated = pod.Pod().status.nominated_node_name;
+    Status nominated_status(filtered.absent_nodes_code);
+    for (const auto& [ni, st] : filtered.statuses) {
+      if (ni != nullptr && ni->name() == nominated) {
+        nominated_status = st;
+        break;
+      }
+    }
+    if (auto [ok, msg] = PodEligibleToPreemptOthers(pod, nominated_status); !ok) {
+      return Status::Unschedulable(std::move(msg));
+    }
+
+    // 2) Candidates, from the nodes whose rejection preemption may resolve.
+    const auto& all = handle_->SnapshotSharedLister().List();
+    if (all.empty()) return Status::Error("no nodes available");
+    std::vector<const NodeInfo*> potential;
+    if (filtered.absent_nodes_code == Code::kUnschedulable) {
+      std::unordered_set<std::string_view> listed;
+      for (const auto& [ni, st] : filtered.statuses) {
+        if (ni != nullptr) listed.insert(ni->name());
+      }
+      for (const NodeInfo* ni : all) {
+        if (!listed.count(ni->name())) potential.push_back(ni);
+      }
+    }
+    for (const auto& [ni, st] : filtered.statuses) {
+      if (ni != nullptr && st.code() == Code::kUnschedulable) potential.push_back(ni);
+    }
+    std::vector<std::pair<std::string, Status>> node_statuses;
+    std::vector<std::string> errors;
+    std::vector<Candidate> candidates;
+    if (!potential.empty()) {
+      auto [offset, num] = GetOffsetAndNumCandidates(static_cast<int32_t>(potential.size()));
+      candidates = DryRunPreemption(state, pod, potential, offset, num, &node_statuses, &errors);
+    }
+    if (candidates.empty() && !errors.empty()) return Status::Error(Aggregate(errors));
+    if (candidates.empty()) {
+      // Clears a stale nomination (upstream NominatedNodeName "" in override mode).
+      result->nominated_node_name.clear();
+      return Status::Unschedulable(FitErrorMessage(all.size(), node_statuses, kErrReasonNotHelpful));
+    }
+
+    // 3) The best candidate; 4) make room on it.
+    const Candidate* best = SelectCandidate(candidates);
+    if (best == nullptr || best->node.empty()) {
+      return Status::Unschedulable("no candidate node for preemption");
+    }
+    if (Status s = PrepareCandidate(*best, pod); !s.IsSuccess()) return s;
+    result->nominated_node_name = best->node;
+    return Status::Success();
+  };
+  Status s = preempt();
+  if (s.IsSuccess()) return s;
+  const std::string msg = s.Message();
+  if (msg.empty()) return s;
+  return Status(s.code(), "preemption: " + msg);
+}
+
+}  // namespace phalanx::plugins::defaultpreemption

@@ -1,0 +1,161 @@
+// DefaultPreemption: the PostFilter plugin that evicts lower-priority pods so that a pod
+// that fits nowhere can be scheduled (upstream
+// pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go and the
+// Evaluator of pkg/scheduler/framework/preemption/preemption.go, synchronous preemption).
+//
+// PostFilter, when no node passed Filter:
+//  1. PodEligibleToPreemptOthers: a pod with preemptionPolicy Never does not preempt;
+//     neither does a pod whose nominated node (from an earlier preemption) still has a
+//     lower-priority victim terminating by preemption (deletionTimestamp and
+//     DisruptionTarget=True/PreemptionByScheduler), unless that node is now
+//     UnschedulableAndUnresolvable for it.
+//  2. Candidates come only from nodes whose Filter status is Unschedulable (never
+//     UnschedulableAndUnresolvable, nor nodes absent from the status map unless their
+//     absent code is Unschedulable). They are dry-run from a random offset
+//     (Handle::Random) in rotation until max(numNodes * minCandidateNodesPercentage / 100,
+//     minCandidateNodesAbsolute) (capped at numNodes) candidates were found and at least
+//     one of them violates no PodDisruptionBudget.
+//  3. SelectVictimsOnNode, on a copy of the NodeInfo and a clone of the CycleState:
+//     remove every lower-priority pod (PreFilter RemovePod extensions), check that the pod
+//     fits (Filter, with higher-or-equal-priority nominated pods added as upstream's
+//     RunFilterPluginsWithNominatedPods does), then reprieve as many pods as possible,
+//     PDB-violating ones first, most important (highest priority, then earliest start)
+//     first.
+//  4. pickOneNodeForPreemption: fewest PDB violations, then lowest highest-victim
+//     priority, smallest sum of (priority + 2^31), fewest victims, latest start time of
+//     the highest-priority victims, then the first candidate.
+//  5. prepareCandidate: waiting (Permit) victims are rejected, the others get the
+//     DisruptionTarget condition and are deleted; each gets a "Preempted" event ("Preempted
+//     by pod <uid> on node <node>"); lower-priority pods nominated to the node lose their
+//     nomination. The result nominates the node for the preemptor.
+// Failures read as upstream's: "preemption: 0/N nodes are available: 2 No preemption
+// victims found for incoming pod, 1 Preemption is not helpful for scheduling." (the
+// scheduler appends its own "." after the PostFilter message, as upstream does).
+//
+// Gangs (Phalanx extension, issue 3). A victim that belongs to a running gang (one that
+// gang::Manager::Satisfied reports) is never split from its gang:
+//  - the gang is one victim unit: every member of the gang that is on a node (bound or
+//    assumed), on this node or any other, is removed together or reprieved together, and
+//    when the unit is chosen all of them are deleted (waiting members are rejected);
+//  - the unit is eligible only if every such member has a lower priority than the
+//    preemptor; otherwise none of its members is a victim;
+//  - removing the unit also removes its members on other nodes from the PreFilter state
+//    (RemovePod extensions with that member's node), so spreading/affinity counts see the
+//    whole gang gone; only members on the evaluated node free room there. A gang whose
+//    removal (together with every other eligible victim) still does not let the preemptor
+//    fit yields no candidate, and a gang whose removal is not needed is reprieved whole;
+//  - candidates count every member of a chosen gang as a victim: the highest priority,
+//    sum of priorities, number of victims and start times are taken over the whole gang.
+// Members of gangs that are not running (still gathering, or not in a gang) are ordinary
+// victims, as upstream.
+//
+// Args (DefaultPreemptionArgs, kubescheduler.config.k8s.io/v1):
+//   minCandidateNodesPercentage: int in [0, 100]   (default 10)
+//   minCandidateNodesAbsolute:   int >= 0          (default 100)
+//   not both 0.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "framework/cycle_state.h"
+#include "framework/handle.h"
+#include "framework/interface.h"
+#include "framework/registry.h"
+#include "framework/status.h"
+#include "framework/types.h"
+
+namespace phalanx::plugins::defaultpreemption {
+
+inline constexpr std::string_view kErrReasonNoVictims = "No preemption victims found for incoming pod";
+inline constexpr std::string_view kErrReasonNotHelpful = "Preemption is not helpful for scheduling";
+inline constexpr std::string_view kNotEligibleNever = "not eligible due to preemptionPolicy=Never.";
+inline constexpr std::string_view kNotEligibleTerminating =
+    "not eligible due to a terminating pod on the nominated node.";
+
+// DefaultPreemptionArgs after defaulting.
+struct DefaultPreemptionArgs {
+  int32_t min_candidate_nodes_percentage = 10;
+  int32_t min_candidate_nodes_absolute = 100;
+};
+
+// Decodes, defaults and validates (nullptr = defaults). Errors, e.g.
+// "DefaultPreemptionArgs: minCandidateNodesPercentage: Invalid value: 101: not in valid
+// range [0, 100]".
+framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework::PluginArgs args);
+
+// A node where the preemptor fits once `victims` are gone (upstream Candidate).
+struct Candidate {
+  std::string node;
+  std::vector<framework::PodInfoPtr> victims;  // most important first
+  int64_t num_pdb_violations = 0;
+};
+
+class DefaultPreemption final : public framework::PostFilterPlugin {
+ public:
+  static constexpr std::string_view kName = "DefaultPreemption";
+
+  DefaultPreemption(DefaultPreemptionArgs args, framework::Handle& handle)
+      : args_(args), handle_(&handle) {}
+
+  static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
+                                                                     framework::Handle& h);
+  std::string_view Name() const override { return kName; }
+  const DefaultPreemptionArgs& args() const { return args_; }
+
+  // Success with result->nominated_node_name set, or Unschedulable / Error with a message
+  // prefixed "preemption: ".
+  framework::Status PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeToStatus& filtered,
+                               framework::PostFilterResult* result) override;
+
+  // ---- the steps, exposed for tests (upstream exports them as well) ----
+
+  // (eligible, reason when not). `nominated_node_status` is the Filter status of the pod's
+  // nominated node.
+  std::pair<bool, std::string> PodEligibleToPreemptOthers(
+      const framework::PodInfo& pod, const framework::Status& nominated_node_status) const;
+  // max(num_nodes * percentage / 100, absolute), at most num_nodes.
+  int32_t CalculateNumCandidates(int32_t num_nodes) const;
+  // (Handle::Random(num_nodes), CalculateNumCandidates(num_nodes)).
+  std::pair<int32_t, int32_t> GetOffsetAndNumCandidates(int32_t num_nodes);
+  // Dry-runs preemption on potential_nodes[(offset + i) % n] in order until enough
+  // candidates were found (see the header comment); candidates that violate no PDB come
+  // first. Nodes that yield no candidate get their status in *node_statuses; the messages
+  // of Error statuses are appended to *errors.
+  std::vector<Candidate> DryRunPreemption(
+      const framework::CycleState& state, const framework::PodInfo& pod,
+      const std::vector<const framework::NodeInfo*>& potential_nodes, int32_t offset,
+      int32_t num_candidates,
+      std::vector<std::pair<std::string, framework::Status>>* node_statuses,
+      std::vector<std::string>* errors);
+  // The best candidate by pickOneNodeForPreemption's criteria; nullptr when empty.
+  const Candidate* SelectCandidate(const std::vector<Candidate>& candidates) const;
+  // Evicts the candidate's victims and clears lower-priority nominations on its node.
+  framework::Status PrepareCandidate(const Candidate& c, const framework::PodInfo& pod);
+
+ private:
+  class Context;
+  struct Unit;
+  framework::Status SelectVictimsOnNode(Context& ctx, framework::CycleState& state,
+                                        const framework::PodInfo& pod, framework::NodeInfo& node,
+                                        std::vector<framework::PodInfoPtr>* victims,
+                                        int64_t* num_pdb_violations);
+  // Filter on `node` as if higher-or-equal-priority pods nominated to it were running
+  // there (upstream RunFilterPluginsWithNominatedPods).
+  framework::Status FitsWithNominatedPods(const framework::CycleState& state,
+                                          const framework::PodInfo& pod,
+                                          const framework::NodeInfo& node);
+  // upstream util.MoreImportantPod: higher priority, then earlier start time.
+  bool MoreImportantPod(const api::Pod& a, const api::Pod& b) const;
+  api::Timestamp StartTime(const api::Pod& p) const;
+
+  DefaultPreemptionArgs args_;
+  framework::Handle* handle_;
+};
+
+}  // namespace phalanx::plugins::defaultpreemption

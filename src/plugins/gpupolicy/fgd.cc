@@ -1,0 +1,178 @@
+#include "plugins/gpupolicy/fgd.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <unordered_map>
+
+#include "plugins/helper/args.h"
+#include "plugins/helper/validation.h"
+
+namespace phalanx::plugins::gpupolicy {
+
+namespace {
+
+constexpr std::string_view kArgsKind = "FGDScoreArgs";
+
+struct FgdState final : framework::StateData {
+  GpuAsk ask;
+  std::unordered_map<const framework::NodeInfo*, int64_t> scores;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<FgdState>(*this);
+  }
+};
+
+bool NoRequests(const framework::PodInfo& pod, const GpuAsk& ask) {
+  const auto& r = pod.requests;
+  return !ask.has_gpu() && r.milli_cpu == 0 && r.memory == 0 && r.ephemeral_storage == 0 &&
+         r.scalar.empty();
+}
+
+}  // namespace
+
+framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) {
+  FGDScoreArgs out;
+  helper::FieldErrors errs;
+  bool has_content = false;
+  if (!helper::CheckArgsMap(args, kArgsKind, {"targetWorkload"}, &errs, &has_content)) {
+    return errs.ToStatus(kArgsKind);
+  }
+  if (has_content) {
+    const YAML::Node list = (*args)["targetWorkload"];
+    if (list.IsDefined() && !list.IsNull() && !list.IsSequence()) {
+      errs.Add("targetWorkload: Invalid value: must be a list");
+    } else if (list.IsSequence()) {
+      double sum = 0;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string p = "targetWorkload[" + std::to_string(i) + "]";
+        if (!helper::CheckMap(list[i], p,
+                              {"cpuMilli", "gpuMilli", "gpuCount", "gpuModel", "frequency"},
+                              &errs)) {
+          continue;
+        }
+        int64_t cpu = 0, milli = 0, count = 0;
+        std::string model, freq_text;
+        helper::ReadInt(list[i]["cpuMilli"], p + ".cpuMilli", &cpu, &errs);
+        helper::ReadInt(list[i]["gpuMilli"], p + ".gpuMilli", &milli, &errs);
+        helper::ReadInt(list[i]["gpuCount"], p + ".gpuCount", &count, &errs);
+        helper::ReadString(list[i]["gpuModel"], p + ".gpuModel", &model, &errs);
+        helper::ReadString(list[i]["frequency"], p + ".frequency", &freq_text, &errs);
+        char* end = nullptr;
+        const double f = std::strtod(freq_text.c_str(), &end);
+        if (freq_text.empty() || end != freq_text.c_str() + freq_text.size() || !(f > 0)) {
+          errs.Invalid(p + ".frequency", freq_text, "must be a positive number");
+        }
+        if (cpu < 0) errs.Invalid(p + ".cpuMilli", cpu, "must be >= 0");
+        if (milli < 0 || milli > 1000) errs.Invalid(p + ".gpuMilli", milli, "must be in 0..1000");
+        if (count < 0) errs.Invalid(p + ".gpuCount", count, "must be >= 0");
+        if (milli > 0 && count == 0) count = 1;
+        gpushare::TargetPod t;
+        t.shape.milli_cpu = cpu;
+        t.shape.milli_gpu = static_cast<int32_t>(count > 0 ? milli : 0);
+        t.shape.gpu_count = static_cast<int32_t>(milli > 0 ? count : 0);
+        t.shape.models = model;
+        t.freq = f > 0 ? f : 0;
+        sum += t.freq;
+        out.target_workload.push_back(std::move(t));
+      }
+      if (errs.empty() && sum > 0) {
+        for (auto& t : out.target_workload) t.freq /= sum;
+      }
+    }
+  }
+  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  return out;
+}
+
+FGDScore::FGDScore(FGDScoreArgs args, framework::Handle& h) : ctx_(GpuContext::For(h)) {
+  if (!args.target_workload.empty()) {
+    fixed_ = std::make_shared<const gpushare::TargetWorkload>(std::move(args.target_workload));
+  }
+  ctx_->RegisterDevicePolicy(std::string(kName), this);
+}
+
+FGDScore::~FGDScore() { ctx_->UnregisterDevicePolicy(this); }
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> FGDScore::New(framework::PluginArgs args,
+                                                                      framework::Handle& h) {
+  auto a = ParseFGDScoreArgs(args);
+  if (!a.ok()) return a.status();
+  return std::unique_ptr<framework::Plugin>(std::make_unique<FGDScore>(std::move(a).value(), h));
+}
+
+std::shared_ptr<gpushare::FragMemo> FGDScore::Memo(const PodShape* observe) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::shared_ptr<const gpushare::TargetWorkload> w = fixed_;
+  if (!w) w = ctx_->target_workload();
+  if (!w) {
+    // Learn the workload from the pods scored so far; rebuilt at 1, 2, 4, ... pods and
+    // every 1024 pods after that.
+    if (observe) {
+      observed_.push_back(*observe);
+      const size_t n = observed_.size();
+      if ((n & (n - 1)) == 0 || n % 1024 == 0 || !observed_workload_) {
+        observed_workload_ = std::make_shared<const gpushare::TargetWorkload>(
+            gpushare::TargetWorkload::FromShapes(observed_));
+      }
+    }
+    w = observed_workload_;
+    if (!w) w = std::make_shared<const gpushare::TargetWorkload>();
+  }
+  if (!memo_ || memo_->workload() != w) memo_ = std::make_shared<gpushare::FragMemo>(w);
+  return memo_;
+}
+
+int64_t FGDScore::ScoreNode(const NodeGpuState& st, const framework::PodInfo& pod,
+                            const GpuAsk& ask, gpushare::FragMemo& memo, int32_t* device) {
+  *device = -1;
+  if (NoRequests(pod, ask)) return framework::kMaxNodeScore;
+  const PodShape shape = gpushare::PodShapeOf(pod, ask, &st.gpus);
+  return ClampScore(gpushare::FgdScore(
+      st.shape, shape, [&](const gpushare::NodeShape& n) { return memo.Get(n); }, device));
+}
+
+framework::Status FGDScore::PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                                     const std::vector<const framework::NodeInfo*>& nodes) {
+  auto s = std::make_unique<FgdState>();
+  s->ask = gpushare::ParseGpuAsk(pod.Pod());
+  const PodShape observed = gpushare::PodShapeOf(pod, s->ask, nullptr);
+  auto memo = Memo(&observed);
+  s->scores.reserve(nodes.size());
+  int32_t device;
+  for (const auto* ni : nodes) {
+    s->scores[ni] = ScoreNode(*ctx_->State(*ni), pod, s->ask, *memo, &device);
+  }
+  state.Write(kStateKey, std::move(s));
+  return framework::Status();
+}
+
+framework::Status FGDScore::Score(const framework::CycleState& state,
+                                  const framework::PodInfo& pod, const framework::NodeInfo& node,
+                                  int64_t* score) {
+  if (const auto* s = state.ReadAs<FgdState>(kStateKey)) {
+    auto it = s->scores.find(&node);
+    if (it != s->scores.end()) {
+      *score = it->second;
+      return framework::Status();
+    }
+  }
+  const GpuAsk ask = gpushare::ParseGpuAsk(pod.Pod());
+  int32_t device;
+  *score = ScoreNode(*ctx_->State(node), pod, ask, *Memo(nullptr), &device);
+  return framework::Status();
+}
+
+std::vector<int32_t> FGDScore::ChooseDevices(const NodeGpuState& node,
+                                             const framework::PodInfo& pod, const GpuAsk& ask,
+                                             int32_t milli) {
+  if (!ask.is_share()) return {};
+  auto memo = Memo(nullptr);
+  PodShape shape = gpushare::PodShapeOf(pod, ask, &node.gpus);
+  shape.milli_gpu = milli;
+  int32_t device = -1;
+  gpushare::FgdScore(node.shape, shape, [&](const gpushare::NodeShape& n) { return memo->Get(n); },
+                     &device);
+  if (device < 0) return {};
+  return {device};
+}
+
+}  // namespace phalanx::plugins::gpupolicy

@@ -1,0 +1,67 @@
+// FGDScore: Fragmentation Gradient Descent (Weng et al., USENIX ATC 2023, section 4; the
+// artifact's pkg/simulator/plugin/fgd_score.go). A node's score is
+//   sigmoid((F(node) - F(node with the pod)) / 1000) * 100, truncated,
+// where F is the node's expected fragmented GPU milli with respect to the target workload
+// (plugins/gpushare/frag.h). For a GPU share every device that fits is tried and the best
+// one counts; as its device policy FGD then gives the pod that device (GpuShare's Auto
+// device selection).
+//
+// The target workload, in order of precedence: the plugin args' targetWorkload; the one
+// set on the profile's GpuContext (the simulator sets the trace's pod shapes, as the
+// artifact does); else the shapes of the pods this plugin has scored so far.
+//
+// Args (kind FGDScoreArgs):
+//   targetWorkload: [{cpuMilli: 8000, gpuMilli: 500, gpuCount: 1, gpuModel: "T4|P100",
+//                     frequency: 0.3}, ...]   (frequencies are renormalized to sum to 1)
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+#include "plugins/gpupolicy/common.h"
+#include "plugins/gpushare/frag.h"
+
+namespace phalanx::plugins::gpupolicy {
+
+struct FGDScoreArgs {
+  std::vector<gpushare::TargetPod> target_workload;
+};
+// Errors: "FGDScoreArgs: targetWorkload[0].frequency: Invalid value: ...".
+framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args);
+
+class FGDScore final : public framework::PreScorePlugin,
+                       public framework::ScorePlugin,
+                       public gpushare::DevicePolicy {
+ public:
+  static constexpr std::string_view kName = "FGDScore";
+  static constexpr std::string_view kStateKey = "PreScoreFGDScore";
+  FGDScore(FGDScoreArgs args, framework::Handle& h);
+  ~FGDScore() override;
+  std::string_view Name() const override { return kName; }
+  // Scores every feasible node (memoized fragmentation), stored for Score.
+  framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                             const std::vector<const framework::NodeInfo*>& nodes) override;
+  framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
+                          const framework::NodeInfo& node, int64_t* score) override;
+  // GPU shares: the device with the best FGD score; whole devices: no opinion.
+  std::vector<int32_t> ChooseDevices(const NodeGpuState& node, const framework::PodInfo& pod,
+                                     const GpuAsk& ask, int32_t milli) override;
+  static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
+                                                                     framework::Handle& h);
+
+ private:
+  std::shared_ptr<gpushare::FragMemo> Memo(const PodShape* observe);
+  int64_t ScoreNode(const NodeGpuState& st, const framework::PodInfo& pod, const GpuAsk& ask,
+                    gpushare::FragMemo& memo, int32_t* device);
+
+  std::shared_ptr<GpuContext> ctx_;
+  std::shared_ptr<const gpushare::TargetWorkload> fixed_;  // from args
+  std::mutex mu_;
+  std::shared_ptr<gpushare::FragMemo> memo_;
+  std::vector<PodShape> observed_;
+  std::shared_ptr<const gpushare::TargetWorkload> observed_workload_;
+};
+
+}  // namespace phalanx::plugins::gpupolicy

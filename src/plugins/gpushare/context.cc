@@ -1,0 +1,251 @@
+#include "plugins/gpushare/context.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace phalanx::plugins::gpushare {
+
+namespace {
+
+std::mutex g_registry_mu;
+std::map<const void*, std::weak_ptr<GpuContext>>& Registry() {
+  static auto* m = new std::map<const void*, std::weak_ptr<GpuContext>>();
+  return *m;
+}
+
+}  // namespace
+
+PodShape PodShapeOf(const framework::PodInfo& pod, const GpuAsk& ask, const NodeGpus* gpus) {
+  PodShape s;
+  s.milli_cpu = pod.non_zero_requests.milli_cpu;
+  if (ask.has_gpu()) {
+    s.gpu_count = ask.count;
+    s.milli_gpu = gpus ? MilliOnNode(ask, *gpus) : ask.milli;
+    if (s.milli_gpu == 0) s.milli_gpu = kMilliPerGpu;  // unknown memory: a whole device
+    for (size_t i = 0; i < ask.models.size(); ++i) {
+      if (i) s.models += '|';
+      s.models += ask.models[i];
+    }
+  }
+  return s;
+}
+
+std::string AffinityTag(const GpuAsk& ask) {
+  if (!ask.has_gpu()) return "";
+  if (ask.count == 1 && !ask.is_whole()) return "share-gpu";
+  if (ask.is_whole()) return std::to_string(ask.count) + "-gpu";
+  return std::to_string(ask.count) + "x-share-gpu";
+}
+
+std::shared_ptr<GpuContext> GpuContext::For(framework::Handle& handle) {
+  std::lock_guard<std::mutex> l(g_registry_mu);
+  auto& reg = Registry();
+  auto it = reg.find(&handle);
+  if (it != reg.end()) {
+    if (auto ctx = it->second.lock()) return ctx;
+  }
+  // Drop expired entries so that the map does not grow with short-lived frameworks.
+  for (auto i = reg.begin(); i != reg.end();) {
+    i = i->second.expired() ? reg.erase(i) : std::next(i);
+  }
+  auto ctx = std::make_shared<GpuContext>();
+  reg[&handle] = ctx;
+  return ctx;
+}
+
+std::shared_ptr<GpuContext> GpuContext::Find(const framework::Handle& handle) {
+  std::lock_guard<std::mutex> l(g_registry_mu);
+  auto it = Registry().find(&handle);
+  return it == Registry().end() ? nullptr : it->second.lock();
+}
+
+void GpuContext::Assign(const std::string& uid, const std::string& node,
+                        std::vector<int32_t> devices) {
+  std::unique_lock l(mu_);
+  auto& a = assigned_[uid];
+  if (!a.node.empty() && a.node != node) ++node_epoch_[a.node];
+  a.node = node;
+  a.devices = std::move(devices);
+  ++node_epoch_[node];
+}
+
+void GpuContext::Release(const std::string& uid) {
+  std::unique_lock l(mu_);
+  auto it = assigned_.find(uid);
+  if (it == assigned_.end()) return;
+  ++node_epoch_[it->second.node];
+  assigned_.erase(it);
+}
+
+std::optional<std::vector<int32_t>> GpuContext::Assignment(const std::string& uid) const {
+  std::shared_lock l(mu_);
+  auto it = assigned_.find(uid);
+  if (it == assigned_.end()) return std::nullopt;
+  return it->second.devices;
+}
+
+size_t GpuContext::NumAssignments() const {
+  std::shared_lock l(mu_);
+  return assigned_.size();
+}
+
+void GpuContext::MaybePrune(const framework::NodeInfoLister& lister) {
+  size_t pods = 0;
+  for (const auto* ni : lister.List()) pods += ni->pods().size();
+  {
+    std::shared_lock l(mu_);
+    if (assigned_.size() <= 2 * pods + 1024) return;
+  }
+  std::unordered_set<std::string> alive;
+  alive.reserve(pods * 2);
+  for (const auto* ni : lister.List()) {
+    for (const auto& p : ni->pods()) alive.insert(PodIdentity(*p->pod));
+  }
+  std::unique_lock l(mu_);
+  for (auto it = assigned_.begin(); it != assigned_.end();) {
+    if (alive.count(it->first)) {
+      ++it;
+    } else {
+      ++node_epoch_[it->second.node];
+      it = assigned_.erase(it);
+    }
+  }
+}
+
+uint64_t GpuContext::NodeEpoch(const std::string& node) const {
+  auto it = node_epoch_.find(node);
+  return it == node_epoch_.end() ? 0 : it->second;
+}
+
+NodeGpuState GpuContext::ComputeState(const framework::NodeInfo& ni,
+                                      const std::string& self_uid) const {
+  NodeGpuState st;
+  if (ni.node() == nullptr) return st;
+  st.gpus = ParseNodeGpus(*ni.node());
+  st.shape.model = st.gpus.model;
+  st.shape.milli_cpu_capacity = ni.allocatable().milli_cpu;
+  st.shape.milli_cpu_left = ni.allocatable().milli_cpu - ni.requested().milli_cpu;
+  st.shape.free_milli.assign(static_cast<size_t>(std::max(0, st.gpus.count)), kMilliPerGpu);
+  auto& free = st.shape.free_milli;
+
+  struct Pending {
+    const framework::PodInfo* pod;
+    GpuAsk ask;
+    int32_t milli;
+  };
+  std::vector<Pending> unknown;
+  std::vector<int32_t> devs;
+  {
+    std::shared_lock l(mu_);
+    for (const auto& pi : ni.pods()) {
+      const api::Pod& p = *pi->pod;
+      GpuAsk ask = ParseGpuAsk(p);
+      if (!ask.has_gpu() || !ask.error.empty()) continue;
+      const bool self = !self_uid.empty() && PodIdentity(p) == self_uid;
+      if (!self) {
+        std::string tag = AffinityTag(ask);
+        if (!tag.empty()) ++st.affinity[tag];
+      }
+      int32_t milli = MilliOnNode(ask, st.gpus);
+      if (milli == 0) milli = kMilliPerGpu;  // memory ask on a model of unknown memory
+      bool known = false;
+      devs.clear();
+      auto ann = p.metadata.annotations.find(kGpuIndexAnnotation);
+      if (ann != p.metadata.annotations.end() && ParseGpuIndex(ann->second, &devs)) {
+        known = true;
+      } else if (auto it = assigned_.find(PodIdentity(p)); it != assigned_.end()) {
+        devs = it->second.devices;
+        known = true;
+      }
+      if (!known || self) {
+        unknown.push_back({pi.get(), std::move(ask), milli});
+        continue;
+      }
+      bool over = false;
+      for (int32_t d : devs) {
+        if (d < 0 || d >= static_cast<int32_t>(free.size()) || free[d] < milli) {
+          over = true;
+          if (d >= 0 && d < static_cast<int32_t>(free.size())) free[d] = 0;
+          continue;
+        }
+        free[d] -= milli;
+      }
+      if (over) ++st.overcommitted_pods;
+    }
+  }
+  // Pods without devices, in pod order, best fit (what Filter assumed for them).
+  int32_t self_milli = 0;
+  for (const auto& u : unknown) {
+    const bool self = !self_uid.empty() && PodIdentity(*u.pod->pod) == self_uid;
+    if (!self) st.others_unassigned = true;
+    std::vector<int32_t> d = ChooseBestFit(free, u.ask.count, u.milli);
+    if (d.empty()) {
+      if (!self) ++st.overcommitted_pods;
+      continue;
+    }
+    for (int32_t i : d) free[i] -= u.milli;
+    if (self) {
+      st.self_in_order = std::move(d);
+      self_milli = u.milli;
+    }
+  }
+  for (int32_t i : st.self_in_order) free[i] += self_milli;  // the pod itself is left out
+  return st;
+}
+
+std::shared_ptr<const NodeGpuState> GpuContext::State(const framework::NodeInfo& ni) {
+  const std::string& name = ni.name();
+  const framework::PodInfoPtr last = ni.pods().empty() ? nullptr : ni.pods().back();
+  {
+    std::shared_lock l(mu_);
+    auto it = cache_.find(name);
+    if (it != cache_.end() && it->second.generation == ni.generation() &&
+        it->second.pods == ni.pods().size() && it->second.last == last &&
+        it->second.epoch == NodeEpoch(name)) {
+      return it->second.state;
+    }
+  }
+  uint64_t epoch;
+  {
+    std::shared_lock l(mu_);
+    epoch = NodeEpoch(name);
+  }
+  auto st = std::make_shared<const NodeGpuState>(ComputeState(ni, ""));
+  std::unique_lock l(mu_);
+  Cached& c = cache_[name];
+  c.generation = ni.generation();
+  c.pods = ni.pods().size();
+  c.last = last;
+  c.epoch = epoch;
+  c.state = st;
+  return st;
+}
+
+void GpuContext::RegisterDevicePolicy(const std::string& name, DevicePolicy* policy) {
+  std::unique_lock l(mu_);
+  policies_.emplace_back(name, policy);
+}
+
+void GpuContext::UnregisterDevicePolicy(DevicePolicy* policy) {
+  std::unique_lock l(mu_);
+  std::erase_if(policies_, [&](const auto& p) { return p.second == policy; });
+}
+
+DevicePolicy* GpuContext::PreferredDevicePolicy(std::string* name) const {
+  std::shared_lock l(mu_);
+  if (policies_.empty()) return nullptr;
+  if (name) *name = policies_.front().first;
+  return policies_.front().second;
+}
+
+void GpuContext::SetTargetWorkload(std::shared_ptr<const TargetWorkload> w) {
+  std::unique_lock l(mu_);
+  workload_ = std::move(w);
+}
+
+std::shared_ptr<const TargetWorkload> GpuContext::target_workload() const {
+  std::shared_lock l(mu_);
+  return workload_;
+}
+
+}  // namespace phalanx::plugins::gpushare

@@ -1,0 +1,124 @@
+// Scheduler-side GPU device state shared by the plugins of one profile: GpuShare (Filter,
+// Reserve) and the GPU score policies (FGD, BestFit, ...). One GpuContext per framework
+// Handle (profile); every plugin of that profile gets the same one from
+// GpuContext::For(handle), and the simulator finds it with GpuContext::Find(handle).
+//
+// What a device holds is rebuilt from the NodeInfo on every change, so the state is always
+// that of the snapshot (pods added, bound, deleted): a pod's devices come from its
+// alibabacloud.com/gpu-index annotation when present, else from the assignment GpuShare
+// recorded at Reserve (keyed by pod UID), else — for pods nobody assigned, such as gang
+// members placed on the PodGroup cycle's view — from best fit in pod order. The framework
+// offers no pod update to plugins, so assignments are not written back to the pod; they
+// are exposed here (Assignment) instead.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/handle.h"
+#include "framework/types.h"
+#include "plugins/gpushare/device.h"
+#include "plugins/gpushare/frag.h"
+
+namespace phalanx::plugins::gpushare {
+
+// One node's GPUs as the snapshot holds them.
+struct NodeGpuState {
+  NodeGpus gpus;
+  // model, CPU left (allocatable - requested, milli) and free milli per device.
+  NodeShape shape;
+  // GpuClustering's pod tags on this node ("share-gpu", "<n>-gpu") -> number of pods.
+  std::map<std::string, int32_t> affinity;
+  // Pods whose devices did not fit (over-committed node, e.g. bound by another scheduler).
+  int32_t overcommitted_pods = 0;
+  // Reserve only (ComputeState with a pod): other pods on the node without devices
+  // (gang members placed in this cycle) and the devices best fit in pod order gives the
+  // pod — the ones Filter assumed for the members placed after it.
+  bool others_unassigned = false;
+  std::vector<int32_t> self_in_order;
+};
+
+// A policy's choice of devices for a pod on a node (Ray-style composition: a score
+// policy may also decide which devices its node choice uses).
+class DevicePolicy {
+ public:
+  virtual ~DevicePolicy() = default;
+  // `milli` per device on this node; returns ask.count device indices, or empty to leave
+  // the choice to GpuShare's default (best fit).
+  virtual std::vector<int32_t> ChooseDevices(const NodeGpuState& node,
+                                             const framework::PodInfo& pod, const GpuAsk& ask,
+                                             int32_t milli) = 0;
+};
+
+// The PodShape of a pod for the GPU policies: non-zero CPU request, GPU ask (memory asks
+// resolved with `gpus` when given, else counted as a whole device per 1000 milli).
+PodShape PodShapeOf(const framework::PodInfo& pod, const GpuAsk& ask, const NodeGpus* gpus);
+
+// GpuClustering's tag of an ask ("" for pods without GPU).
+std::string AffinityTag(const GpuAsk& ask);
+
+class GpuContext {
+ public:
+  // The context of `handle`'s profile, created on first use.
+  static std::shared_ptr<GpuContext> For(framework::Handle& handle);
+  // nullptr when no GPU plugin of `handle`'s profile exists.
+  static std::shared_ptr<GpuContext> Find(const framework::Handle& handle);
+
+  // ---- assignments ----
+  void Assign(const std::string& uid, const std::string& node, std::vector<int32_t> devices);
+  void Release(const std::string& uid);
+  std::optional<std::vector<int32_t>> Assignment(const std::string& uid) const;
+  size_t NumAssignments() const;
+  // Drops assignments of pods no longer on any node of `lister` when they outnumber the
+  // pods there (pods deleted after binding).
+  void MaybePrune(const framework::NodeInfoLister& lister);
+
+  // ---- node state ----
+  // Cached by (NodeInfo generation, pod count, last pod, assignment epoch of the node).
+  std::shared_ptr<const NodeGpuState> State(const framework::NodeInfo& ni);
+  // Uncached; `self_uid` (may be empty) is left out of the devices' usage.
+  NodeGpuState ComputeState(const framework::NodeInfo& ni, const std::string& self_uid) const;
+
+  // ---- device policy ----
+  // The first registered policy decides devices when GpuShare's deviceSelection is Auto.
+  void RegisterDevicePolicy(const std::string& name, DevicePolicy* policy);
+  void UnregisterDevicePolicy(DevicePolicy* policy);
+  DevicePolicy* PreferredDevicePolicy(std::string* name = nullptr) const;
+
+  // ---- target workload (FGD) ----
+  // Set by the simulator (the trace's pod shapes) or derived from plugin args; FGD falls
+  // back to the shapes of the pods it has scored so far when none is set.
+  void SetTargetWorkload(std::shared_ptr<const TargetWorkload> w);
+  std::shared_ptr<const TargetWorkload> target_workload() const;
+
+ private:
+  struct Assigned {
+    std::string node;
+    std::vector<int32_t> devices;
+  };
+  struct Cached {
+    int64_t generation = -1;
+    size_t pods = 0;
+    framework::PodInfoPtr last;
+    uint64_t epoch = 0;
+    std::shared_ptr<const NodeGpuState> state;
+  };
+  uint64_t NodeEpoch(const std::string& node) const;
+
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, Assigned> assigned_;     // pod UID -> devices
+  std::unordered_map<std::string, uint64_t> node_epoch_;   // node -> assignment changes
+  std::unordered_map<std::string, Cached> cache_;          // node -> state
+  std::vector<std::pair<std::string, DevicePolicy*>> policies_;
+  std::shared_ptr<const TargetWorkload> workload_;
+};
+
+}  // namespace phalanx::plugins::gpushare
