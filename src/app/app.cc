@@ -2,6 +2,7 @@
 //   phalanx simulate SCENARIO [--config sched.yaml] [--seed N] [--results out.jsonl]
 //   phalanx simulate --trace openb --nodes NODES.csv --pods PODS.csv [...]
 //   phalanx bench [--nodes 5000 --init-pods 1000 --pods 10000]
+//   phalanx run --config sched.yaml [--kubeconfig F] [--context C] [--bind-address A]
 //   phalanx version
 #include "app/app.h"
 
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include <utility>
 
+#include "app/run_live.h"
 #include "config/config.h"
 #include "plugins/registry.h"
 #include "sim/bench.h"
@@ -99,11 +101,31 @@ int Run(int argc, char** argv, std::vector<Option> options) {
   bench_cmd->add_option("--init-pods", bo.init_pods, "Pods bound before measuring");
   bench_cmd->add_option("--pods", bo.measured_pods, "Measured pods");
   bench_cmd->add_option("--binding-workers", bo.binding_workers, "Binding pool size (0 = inline)");
+  bench_cmd->add_option("--gangs", bo.gangs,
+                        "Gang workload: number of PodGroups (minMember = --gang-size)");
+  bench_cmd->add_option("--gang-size", bo.gang_size, "Gang workload: pods per PodGroup");
   bench_cmd->add_option("--parallelism", bo.parallelism, "Filter/Score parallelism");
   bench_cmd->add_option("--config", bo.config_path, "KubeSchedulerConfiguration file");
   bench_cmd->add_option("--json", bo.json_path, "Write the result as JSON to this file");
 
   auto* version_cmd = app.add_subcommand("version", "Print the version");
+
+  // ---- run (live mode; see run_live.h) ----
+  auto* run_cmd = app.add_subcommand("run", "Schedule pods of a real cluster (kube-apiserver)");
+  LiveOptions live;
+  run_cmd->add_option("--config", live.config_path, "KubeSchedulerConfiguration file");
+  run_cmd->add_option("--kubeconfig", live.kubeconfig,
+                      "kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, "
+                      "in-cluster, ~/.kube/config)");
+  run_cmd->add_option("--context", live.context, "kubeconfig context (default: current-context)");
+  run_cmd->add_option("--bind-address", live.bind_address,
+                      "host:port for /healthz, /readyz and /metrics (\"\" disables)");
+  run_cmd->add_option("--binding-workers", live.binding_workers, "Concurrent binding cycles");
+  run_cmd->add_option("--sync-timeout", live.sync_timeout_seconds,
+                      "Seconds to wait for the informer caches");
+  run_cmd->add_option("--identity", live.identity, "Leader election identity (default: hostname_random)");
+  run_cmd->add_option("--log-level", live.log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
 
   CLI11_PARSE(app, argc, argv);
 
@@ -116,9 +138,10 @@ int Run(int argc, char** argv, std::vector<Option> options) {
   auto registry = NewRegistry(options);
   if (!registry.ok()) return Fail(registry.status().Message());
 
+  if (run_cmd->parsed()) return RunLive(live, std::move(registry).value());
+
   if (bench_cmd->parsed()) {
-    // TODO: bench::BasicOptions has no registry yet, so RunBasic uses the in-tree plugins
-    // only; the out-of-tree ones were validated above.
+    bo.registry = registry.value();
     std::string err;
     bench::BasicResult r;
     if (!bench::RunBasic(bo, &r, &err)) return Fail(err);

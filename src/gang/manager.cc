@@ -183,6 +183,17 @@ std::optional<GangInfo> Manager::Info(const std::string& key) const {
   return info;
 }
 
+std::optional<Manager::Summary> Manager::SummaryOf(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = gangs_.find(key);
+  if (it == gangs_.end()) {
+    auto sit = object_specs_.find(key);
+    if (sit == object_specs_.end()) return std::nullopt;
+    return Summary{sit->second, GangCounts{}};
+  }
+  return Summary{SpecLocked(it->second, key), it->second.counts};
+}
+
 std::vector<std::string> Manager::GroupOf(const std::string& key) const {
   std::lock_guard<std::mutex> l(mu_);
   std::vector<std::string> out{key};

@@ -73,7 +73,14 @@ class Manager {
   // The gang of a pod (cached per pod key), or nullopt.
   std::optional<GangRef> RefOf(const api::Pod& pod) const;
   // Snapshot of a gang's state; nullopt if no pod or object mentions the key.
+  // Copies the member list: O(members). Hot paths use Summary.
   std::optional<GangInfo> Info(const std::string& gang_key) const;
+  // Spec and counts only (no member list), O(1) apart from the map lookup.
+  struct Summary {
+    std::shared_ptr<const PodGroupSpec> spec;  // nullptr: the gang object does not exist
+    GangCounts counts;
+  };
+  std::optional<Summary> SummaryOf(const std::string& gang_key) const;
   // Keys of the gangs that must be placed together with `gang_key` (its GangGroup),
   // including itself, sorted.
   std::vector<std::string> GroupOf(const std::string& gang_key) const;

@@ -103,8 +103,9 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     members.push_back(std::move(m));
   }
   {
+    // ScheduleOne already counted the popped pod.
     std::lock_guard<std::mutex> l(stats_mu_);
-    stats_.attempts += static_cast<int64_t>(members.size());
+    stats_.attempts += static_cast<int64_t>(members.size()) - 1;
   }
   cache_.UpdateSnapshot(&snapshot_);
 

@@ -220,6 +220,20 @@ void Scheduler::OnPodAdd(const api::PodPtr& pod) {
   }
   if (ResponsibleFor(*pod)) {
     queue_->Add(PodInfo::Make(pod));
+    // The member that completes its gang's quorum activates the gang (and its GangGroup):
+    // the others were gated at PreEnqueue waiting for it.
+    if (auto ref = gangs_->RefOf(*pod)) {
+      auto sum = gangs_->SummaryOf(ref->key);
+      if (sum && sum->spec && sum->counts.pods == sum->spec->min_member) {
+        std::vector<std::string> keys;
+        for (const auto& g : gangs_->GroupOf(ref->key)) {
+          if (auto info = gangs_->Info(g)) {
+            keys.insert(keys.end(), info->member_pods.begin(), info->member_pods.end());
+          }
+        }
+        queue_->Activate(keys);
+      }
+    }
     // Pods waiting for their gang's other members may now pass PreEnqueue.
     framework::EventObjects objs;
     objs.new_pod = pod.get();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "config/config.h"
 #include "framework/clock.h"
@@ -27,6 +28,22 @@ api::Node BenchNode(int i) {
   n.status.allocatable = n.status.capacity;
   n.status.conditions.push_back({"Ready", "True"});
   return n;
+}
+
+api::Unstructured BenchPodGroup(const std::string& name, int min_member) {
+  api::Unstructured u;
+  u.api_version = "scheduling.x-k8s.io/v1alpha1";
+  u.kind = "PodGroup";
+  u.metadata.name = name;
+  u.metadata.namespace_ = "default";
+  YAML::Node n;
+  n["apiVersion"] = u.api_version;
+  n["kind"] = u.kind;
+  n["metadata"]["name"] = name;
+  n["metadata"]["namespace"] = "default";
+  n["spec"]["minMember"] = min_member;
+  u.object = std::make_shared<const YAML::Node>(n);
+  return u;
 }
 
 api::Pod BenchPod(const std::string& prefix, int i) {
@@ -61,7 +78,7 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
     return false;
   }
   if (opts.parallelism > 0) so.config.parallelism = opts.parallelism;
-  so.registry = plugins::NewInTreeRegistry();
+  so.registry = opts.registry ? *opts.registry : plugins::NewInTreeRegistry();
   so.clock = &clock;
   so.client = &store;
   so.seed = opts.seed;
@@ -80,9 +97,31 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
   sched->WaitForBindings();
   const int64_t before = sched->stats().scheduled;
   const int64_t attempts_before = sched->stats().attempts;
+  int measured = opts.measured_pods;
+  if (opts.gangs > 0 && opts.gang_size > 0) {
+    measured = opts.gangs * opts.gang_size;
+    for (int g = 0; g < opts.gangs; ++g) {
+      (void)store.CreateObject(BenchPodGroup("gang-" + std::to_string(g), opts.gang_size));
+    }
+  }
   auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < opts.measured_pods; ++i) (void)store.CreatePod(BenchPod("pod-", i));
-  while (sched->ScheduleOne(false)) {
+  if (opts.gangs > 0 && opts.gang_size > 0) {
+    for (int g = 0; g < opts.gangs; ++g) {
+      for (int i = 0; i < opts.gang_size; ++i) {
+        api::Pod p = BenchPod("gang-" + std::to_string(g) + "-", i);
+        p.metadata.labels["scheduling.x-k8s.io/pod-group"] = "gang-" + std::to_string(g);
+        (void)store.CreatePod(std::move(p));
+      }
+    }
+  } else {
+    for (int i = 0; i < opts.measured_pods; ++i) (void)store.CreatePod(BenchPod("pod-", i));
+  }
+  for (;;) {
+    auto c0 = std::chrono::steady_clock::now();
+    if (!sched->ScheduleOne(false)) break;
+    res->largest_cycle_ms = std::max(
+        res->largest_cycle_ms,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count());
   }
   sched->WaitForBindings();
   auto t1 = std::chrono::steady_clock::now();
@@ -93,7 +132,10 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
   res->per_pod_us = res->scheduled > 0 ? 1e6 * res->seconds / res->scheduled : 0;
   res->peak_rss_kib = PeakRssKiB();
   if (!opts.json_path.empty()) {
-    nlohmann::json j{{"workload", "SchedulingBasic"},
+    nlohmann::json j{{"workload", opts.gangs > 0 ? "SchedulingGangs" : "SchedulingBasic"},
+                     {"gangs", opts.gangs},
+                     {"gang_size", opts.gang_size},
+                     {"largest_cycle_ms", res->largest_cycle_ms},
                      {"nodes", opts.nodes},
                      {"init_pods", opts.init_pods},
                      {"measured_pods", opts.measured_pods},
@@ -104,9 +146,9 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
     std::ofstream out(opts.json_path);
     out << j.dump(2) << "\n";
   }
-  if (res->scheduled != opts.measured_pods) {
-    *error = "only " + std::to_string(res->scheduled) + " of " +
-             std::to_string(opts.measured_pods) + " measured pods were scheduled";
+  if (res->scheduled != measured) {
+    *error = "only " + std::to_string(res->scheduled) + " of " + std::to_string(measured) +
+             " measured pods were scheduled";
     return false;
   }
   return true;
@@ -114,11 +156,17 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
 
 std::string FormatBasic(const BasicResult& r) {
   std::ostringstream o;
-  o << "SchedulingBasic: " << r.opts.nodes << " nodes, " << r.opts.init_pods << " init pods, "
-    << r.opts.measured_pods << " measured pods\n";
+  if (r.opts.gangs > 0) {
+    o << "SchedulingGangs: " << r.opts.nodes << " nodes, " << r.opts.init_pods << " init pods, "
+      << r.opts.gangs << " gangs x " << r.opts.gang_size << " pods (minMember " << r.opts.gang_size
+      << ")\n";
+  } else {
+    o << "SchedulingBasic: " << r.opts.nodes << " nodes, " << r.opts.init_pods << " init pods, "
+      << r.opts.measured_pods << " measured pods\n";
+  }
   o << "scheduled " << r.scheduled << " pods in " << r.seconds << " s: " << static_cast<int64_t>(r.pods_per_second)
     << " pods/s (" << r.per_pod_us << " us/pod), attempts " << r.attempts << ", peak RSS "
-    << r.peak_rss_kib / 1024 << " MiB\n";
+    << r.peak_rss_kib / 1024 << " MiB, longest cycle " << r.largest_cycle_ms << " ms\n";
   return o.str();
 }
 

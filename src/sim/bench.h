@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "framework/registry.h"
 
 namespace phalanx::bench {
 
@@ -15,10 +18,16 @@ struct BasicOptions {
   int init_pods = 1000;
   int measured_pods = 10000;
   int binding_workers = 0;  // 0: inline binding
+  // Gang workload instead of single pods: `gangs` Coscheduling PodGroups (minMember =
+  // gang_size) of `gang_size` pods each; measured pods = gangs * gang_size.
+  int gangs = 0;
+  int gang_size = 0;
   int parallelism = 0;      // 0: from config (default 16)
   uint64_t seed = 1;
   std::string config_path;
   std::string json_path;
+  // Plugins available to the profile; unset: the in-tree registry.
+  std::optional<framework::Registry> registry;
 };
 
 struct BasicResult {
@@ -28,6 +37,7 @@ struct BasicResult {
   int64_t scheduled = 0;
   int64_t attempts = 0;
   double per_pod_us = 0;
+  double largest_cycle_ms = 0;  // longest single ScheduleOne call (a whole PodGroup cycle)
   long peak_rss_kib = 0;
 };
 

@@ -182,8 +182,9 @@ void Cache::UpdateSnapshot(Snapshot* s) {
   std::lock_guard<std::mutex> l(mu_);
   bool rebuild = order_changed_;
   // Nodes a PodGroup cycle changed in the snapshot's view are restored from the cache.
+  // Their NodeInfos keep their addresses, so the lists stay valid unless the affinity
+  // lists changed (checked per node below).
   for (auto& name : s->stale_) dirty_.insert(std::move(name));
-  if (!s->stale_.empty()) rebuild = true;
   s->stale_.clear();
   // dirty_ holds the nodes changed since the last UpdateSnapshot, so it is complete only for
   // the snapshot that call updated (then at synced_generation_). Any other snapshot (a

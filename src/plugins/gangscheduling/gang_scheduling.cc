@@ -61,19 +61,20 @@ Status GangScheduling::PreEnqueue(const framework::PodInfo& pod) {
   if (!gangs) return Status::Success();
   auto ref = gangs->RefOf(*pod.pod);
   if (!ref) return Status::Success();
-  auto info = gangs->Info(ref->key);
+  auto info = gangs->SummaryOf(ref->key);
   if (!info || !info->spec) {
     return Status::UnschedulableAndUnresolvable(
         "waiting for " + std::string(ref->via.empty() ? "" : "the gang named by " + ref->via + ", ") +
         "pod group " + ref->key + ", to be created");
   }
   if (!info->spec->invalid.empty()) {
-    return Status::UnschedulableAndUnresolvable("invalid pod group " + info->key + ": " +
+    return Status::UnschedulableAndUnresolvable("invalid pod group " + ref->key + ": " +
                                                 info->spec->invalid);
   }
   if (info->counts.pods < info->spec->min_member) {
-    return Status::Unschedulable("waiting for minMember pods of " + Display(*info) + ": " +
-                                 std::to_string(info->counts.pods) + "/" +
+    return Status::Unschedulable("waiting for minMember pods of pod group " + ref->key +
+                                 (info->spec->source.empty() ? "" : " (" + info->spec->source + ")") +
+                                 ": " + std::to_string(info->counts.pods) + "/" +
                                  std::to_string(info->spec->min_member) + " exist");
   }
   return Status::Success();
@@ -92,8 +93,11 @@ std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() 
                ? framework::QueueingHint::kQueue
                : framework::QueueingHint::kQueueSkip;
   };
+  // A new member that completes the quorum activates its gang directly (the scheduler's
+  // pod handler, Manager::QuorumReached), so pod adds need no hint here: scanning every
+  // gated pod on every add would be quadratic in the gang size.
+  (void)same_group;
   return {
-      {{framework::EventResource::kUnscheduledPod, framework::kAdd, "UnscheduledPodAdd"}, same_group},
       {{framework::EventResource::kPodGroup, framework::kAdd | framework::kUpdate, "PodGroupChange"},
        nullptr},
       {{framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"}, nullptr},
@@ -160,7 +164,7 @@ void GangScheduling::Unreserve(framework::CycleState&, const framework::PodInfo&
   if (mode_ != Mode::kPermit) return;
   auto ref = gangs->RefOf(*pod.pod);
   if (!ref) return;
-  auto info = gangs->Info(ref->key);
+  auto info = gangs->SummaryOf(ref->key);
   if (!info || !info->spec || info->spec->mode != gang::GangMode::kStrict) return;
   // Strict: one member failing invalidates the attempt; release the waiting ones.
   const std::string uid = pod.pod->metadata.uid;
@@ -186,7 +190,7 @@ Status GangScheduling::Permit(framework::CycleState&, const framework::PodInfo& 
     });
     return Status::Success();
   }
-  auto info = gangs->Info(ref->key);
+  auto info = gangs->SummaryOf(ref->key);
   *timeout_ns = (info && info->spec && info->spec->schedule_timeout_ns)
                     ? *info->spec->schedule_timeout_ns
                     : permit_wait_ns_;
@@ -207,7 +211,7 @@ bool GangPrioritySort::Less(const framework::QueuedPodInfo& a,
     if (gangs) {
       if (auto ref = gangs->RefOf(q.Pod())) {
         *key = ref->key;
-        auto info = gangs->Info(ref->key);
+        auto info = gangs->SummaryOf(ref->key);
         if (info && info->spec && info->spec->creation_timestamp != 0) {
           return info->spec->creation_timestamp;
         }
