@@ -102,6 +102,7 @@ bool LoadManifestScenario(const std::string& path, Scenario* out, std::string* e
   out->nodes = std::move(m.nodes);
   out->namespaces = std::move(m.namespaces);
   out->priority_classes = std::move(m.priority_classes);
+  out->objects = std::move(m.objects);
   std::vector<api::Pod> pods = std::move(m.pods);
   for (const auto& c : m.controllers) {
     auto expanded = api::ExpandController(c);
@@ -239,7 +240,10 @@ bool LoadOpenbPods(const std::string& path, const OpenbOptions& opts, std::vecto
     c.resources.requests["memory"] = Qty(mem * 1024 * 1024);
     int64_t gpus = num_gpu;
     if (gpus == 0 && gpu_milli > 0) gpus = 1;
-    if (gpus > 0) c.resources.requests[std::string(api::kResourceNvidiaGPU)] = Qty(gpus);
+    const bool share = gpus == 1 && gpu_milli > 0 && gpu_milli < 1000;
+    if (gpus > 0 && !(share && opts.gpu_sharing)) {
+      c.resources.requests[std::string(api::kResourceNvidiaGPU)] = Qty(gpus);
+    }
     if (gpu_milli > 0) p.metadata.annotations["alibabacloud.com/gpu-milli"] = std::to_string(gpu_milli);
     if (gpus > 0) p.metadata.annotations["alibabacloud.com/gpu-count"] = std::to_string(gpus);
     p.spec.containers.push_back(std::move(c));

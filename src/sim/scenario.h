@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/types.h"
+#include "api/unstructured.h"
 
 namespace phalanx::sim {
 
@@ -31,6 +32,9 @@ struct Scenario {
   std::vector<api::Node> nodes;
   std::vector<api::Namespace> namespaces;
   std::vector<api::PriorityClass> priority_classes;
+  // Objects of other kinds (gang PodGroups / Workloads, Jobs, JobSets, PyTorchJobs, ...),
+  // created before any pod so that gangs and PodGrouper owners resolve.
+  std::vector<api::Unstructured> objects;
   std::vector<TimedPod> pods;  // sorted by arrival, stable
 };
 
@@ -49,6 +53,12 @@ struct Scenario {
 struct OpenbOptions {
   bool timed = true;  // arrivals and departures from the trace; false: all at t=0, no departures
   size_t max_pods = 0;  // 0 = all
+  // GPU sharing (the GpuShare plugin does the per-device accounting): a pod asking for a
+  // share of one GPU (gpu_milli < 1000) carries only the alibabacloud.com/gpu-* annotations
+  // and no nvidia.com/gpu request, so NodeResourcesFit does not count it as a whole GPU;
+  // whole-GPU pods keep nvidia.com/gpu: N (what a device plugin hands out). Off: a share
+  // asks for one whole nvidia.com/gpu, as before.
+  bool gpu_sharing = false;
 };
 [[nodiscard]] bool LoadOpenbNodes(const std::string& path, std::vector<api::Node>* out,
                                   std::string* error);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "framework/clock.h"
+#include "plugins/gpushare/device.h"
 #include "scheduler/scheduler.h"
 #include "sim/invariants.h"
 #include "store/store.h"
@@ -93,6 +94,13 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
     }
   }
   for (const auto& ns : sc.namespaces) (void)store.CreateNamespace(ns);
+  for (const auto& o : sc.objects) {
+    auto r = store.CreateObject(o);
+    if (!r.ok()) {
+      *error = o.kind + " " + o.metadata.namespace_ + "/" + o.metadata.name + ": " + r.message;
+      return false;
+    }
+  }
   for (const auto& n : sc.nodes) {
     auto r = store.CreateNode(n);
     if (!r.ok()) {
@@ -101,6 +109,15 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
     }
   }
   sched->AddEventHandlers(store);
+  // GPU milli held per pod (device model of plugins/gpushare), for the timeline.
+  std::unordered_map<std::string, plugins::gpushare::NodeGpus> node_gpus;
+  for (const auto& n : sc.nodes) {
+    node_gpus[n.metadata.name] = plugins::gpushare::ParseNodeGpus(n);
+    res->gpu_milli_capacity += 1000.0 * node_gpus[n.metadata.name].count;
+  }
+  std::vector<double> pod_gpu_milli(sc.pods.size(), 0.0);
+  UsageSample cur;
+  if (opts.hooks.on_start) opts.hooks.on_start(*sched);
 
   res->scenario = sc.name;
   res->seed = opts.seed;
@@ -126,6 +143,16 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
       ++o.attempts;
     }
     const TimedPod& tp = sc.pods[it->second];
+    if (pod_gpu_milli[it->second] == 0) {
+      const auto ask = plugins::gpushare::ParseGpuAsk(pod);
+      auto ng = node_gpus.find(node);
+      if (ask.has_gpu() && ng != node_gpus.end()) {
+        int32_t m = plugins::gpushare::MilliOnNode(ask, ng->second);
+        pod_gpu_milli[it->second] = static_cast<double>(ask.count) * (m == 0 ? 1000 : m);
+        cur.gpu_milli += pod_gpu_milli[it->second];
+      }
+    }
+    if (opts.hooks.on_bound) opts.hooks.on_bound(it->second, pod, node, Seconds(clock.Now()));
     if (tp.run_duration_ns) {
       events.push({clock.Now() + *tp.run_duration_ns, seq++, EvKind::kDeletePod, it->second});
     }
@@ -137,6 +164,7 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
     res->outcomes[it->second].reason = qp.last_failure_message;
     ++res->outcomes[it->second].attempts;
     last_reasons[it->second] = qp.last_failure_reasons;
+    if (opts.delete_unschedulable) events.push({clock.Now(), seq++, EvKind::kDeletePod, it->second});
   };
 
   UsageTracker usage;
@@ -183,6 +211,7 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
         o.pod = tp.pod.Key();
         o.arrival_s = Seconds(clock.Now());
         ++arrived;
+        if (opts.hooks.on_arrival) opts.hooks.on_arrival(e.pod, o.arrival_s);
         if (tp.deletion) events.push({std::max(*tp.deletion, clock.Now()), seq++, EvKind::kDeletePod, e.pod});
       } else {
         PodOutcome& o = res->outcomes[e.pod];
@@ -195,13 +224,33 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
             ++res->deleted_while_pending;
             finish_pending(e.pod);
           }
+          cur.gpu_milli -= pod_gpu_milli[e.pod];
+          pod_gpu_milli[e.pod] = 0;
+          if (opts.hooks.on_deleted) opts.hooks.on_deleted(e.pod, *o.deleted_s);
         }
       }
     }
     sched->Tick();
     while (sched->ScheduleOne(/*blocking=*/false)) {
     }
-    usage.Sample(checker.Allocated(), clock.Now());
+    const api::Resource alloc = checker.Allocated();
+    usage.Sample(alloc, clock.Now());
+    {
+      UsageSample u = cur;
+      u.t = Seconds(clock.Now());
+      u.gpus = static_cast<double>(alloc.Scalar(usage.gpu_id));
+      u.milli_cpu = static_cast<double>(alloc.milli_cpu);
+      u.running = checker.BoundPods();
+      const auto c = sched->queue().Counts();
+      u.pending = c.active + c.backoff + c.unschedulable + c.gated;
+      const UsageSample* last = res->timeline.empty() ? nullptr : &res->timeline.back();
+      if (!last || last->gpu_milli != u.gpu_milli || last->gpus != u.gpus ||
+          last->milli_cpu != u.milli_cpu || last->running != u.running ||
+          last->pending != u.pending) {
+        res->timeline.push_back(u);
+      }
+    }
+    if (opts.hooks.on_step) opts.hooks.on_step(Seconds(clock.Now()));
     if (opts.progress && (++steps % 512 == 0)) opts.progress(arrived, sc.pods.size(), Seconds(clock.Now()));
   }
   if (opts.progress) opts.progress(arrived, sc.pods.size(), Seconds(clock.Now()));

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 
 #include "config/config.h"
@@ -55,13 +56,49 @@ TEST(SimulationTest, ExampleScenarioRunsDeterministically) {
   ExpectInvariants(a);
   EXPECT_EQ(Placements(a), Placements(b));
   EXPECT_EQ(a.pods, 20u);
-  EXPECT_EQ(a.scheduled, 19u);
-  EXPECT_EQ(a.pending_at_end, 1u);  // one of three pods asking for host port 6379
+  EXPECT_EQ(a.scheduled, 16u);
+  // One of three pods asking for host port 6379, and the whole llm-pretrain gang (3 pods
+  // of 8 H100s each; two H100 nodes): no partial gang holds GPUs.
+  EXPECT_EQ(a.pending_at_end, 4u);
+  int llm_bound = 0;
+  for (const auto& o : a.outcomes) {
+    if (o.pod.find("llm-pretrain") != std::string::npos && o.scheduled_s) ++llm_bound;
+  }
+  EXPECT_EQ(llm_bound, 0);
   // Training pods never land on CPU nodes, services never on (tainted) GPU nodes.
   for (const auto& o : a.outcomes) {
     if (o.node.empty()) continue;
     bool gpu_node = o.node.rfind("gpu-", 0) == 0;
     EXPECT_EQ(gpu_node, o.pod.rfind("research/", 0) == 0) << o.pod << " on " << o.node;
+  }
+}
+
+// Every gang dialect in one cluster (examples/gangs): the six gangs that fit start whole,
+// the one that cannot fit holds nothing, and every pod of it has the gang-level reason.
+TEST(SimulationTest, MixedGangDialectsExample) {
+  Scenario sc;
+  std::string err;
+  ASSERT_TRUE(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gangs", &sc, &err)) << err;
+  SimulationResult r;
+  ASSERT_TRUE(RunSimulation(sc, Options(1), &r, &err)) << err;
+  ExpectInvariants(r);
+  std::map<std::string, std::pair<int, int>> gangs;  // prefix -> (bound, total)
+  for (const auto& o : r.outcomes) {
+    std::string gang = o.pod.substr(0, o.pod.find('-'));
+    ++gangs[gang].second;
+    if (o.scheduled_s) ++gangs[gang].first;
+  }
+  for (const char* g : {"nlp/bert", "vision/vit", "ads/rec", "physics/sim", "genai/llama",
+                        "vision/resnet"}) {
+    EXPECT_EQ(gangs[g].first, gangs[g].second) << g << " did not start whole";
+    EXPECT_GT(gangs[g].second, 0) << g;
+  }
+  EXPECT_EQ(gangs["nlp/giant"].first, 0);
+  EXPECT_EQ(gangs["nlp/giant"].second, 5);
+  for (const auto& o : r.outcomes) {
+    if (o.pod.rfind("nlp/giant", 0) == 0) {
+      EXPECT_NE(o.reason.find("pod group nlp/giant"), std::string::npos) << o.reason;
+    }
   }
 }
 
