@@ -1088,10 +1088,39 @@ std::optional<GangRef> ResolveImpl(const api::Pod& pod, const DialectOptions& op
 
 }  // namespace
 
+namespace {
+// Phalanx's own topology annotations, on a gang object of any dialect or (for inline
+// gangs) on the pod: keep the gang inside one domain of a node label.
+constexpr const char* kTopologyKeyAnnotation = "scheduling.phalanx.dev/topology-key";
+constexpr const char* kTopologyPolicyAnnotation = "scheduling.phalanx.dev/topology-policy";
+
+void ApplyTopologyAnnotations(const std::map<std::string, std::string>& annotations,
+                              const std::string& what, PodGroupSpec* s) {
+  auto k = annotations.find(kTopologyKeyAnnotation);
+  if (k == annotations.end()) return;
+  s->topology_key = k->second;
+  s->topology_required = true;
+  auto p = annotations.find(kTopologyPolicyAnnotation);
+  if (p != annotations.end()) {
+    if (p->second == "Preferred") {
+      s->topology_required = false;
+    } else if (p->second != "Required") {
+      s->invalid = what + ": metadata.annotations[" + kTopologyPolicyAnnotation +
+                   "]: Unsupported value: \"" + p->second +
+                   "\": supported values: \"Required\", \"Preferred\"";
+    }
+  }
+}
+}  // namespace
+
 std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions& opts,
                                       const OwnerLookup& owner) {
   try {
-    return ResolveImpl(pod, opts, owner);
+    auto ref = ResolveImpl(pod, opts, owner);
+    if (ref && ref->inline_spec) {
+      ApplyTopologyAnnotations(pod.metadata.annotations, "Pod " + pod.Key(), &*ref->inline_spec);
+    }
+    return ref;
   } catch (const std::exception&) {
     // Only a malformed owner object can get here (yaml-cpp); the pod then has no gang
     // that we can derive.
@@ -1106,7 +1135,9 @@ bool IsGangObject(const api::Unstructured& obj) {
 
 std::vector<PodGroupSpec> SpecsFromObject(const api::Unstructured& obj) {
   try {
-    return SpecsImpl(obj);
+    auto specs = SpecsImpl(obj);
+    for (auto& sp : specs) ApplyTopologyAnnotations(obj.metadata.annotations, ObjectWhat(obj), &sp);
+    return specs;
   } catch (const std::exception& e) {
     PodGroupSpec s = ObjectSpec(obj, obj.Group() == kGroupVolcano    ? Dialect::kVolcano
                                      : obj.Group() == kGroupKAI      ? Dialect::kKAI

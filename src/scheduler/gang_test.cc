@@ -367,3 +367,64 @@ TEST(GangTest, PropertyNoPartialGangsNoOvercommit) {
 
 }  // namespace
 }  // namespace phalanx::scheduler
+
+namespace phalanx::scheduler {
+namespace {
+
+std::string ZoneNode(const std::string& name, const std::string& zone, int gpus) {
+  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name + ", labels: {kubernetes.io/hostname: " +
+         name + ", topology.kubernetes.io/zone: " + zone + "}}\nstatus:\n  capacity: {cpu: \"32\", memory: 64Gi, "
+         "pods: \"110\", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}\n---\n";
+}
+
+std::string TopologyPodGroup(const std::string& name, int min, const std::string& policy) {
+  return "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: " + name +
+         "\n  namespace: ml\n  annotations:\n    scheduling.phalanx.dev/topology-key: topology.kubernetes.io/zone\n"
+         "    scheduling.phalanx.dev/topology-policy: " + policy + "\nspec: {minMember: " +
+         std::to_string(min) + "}\n---\n";
+}
+
+std::map<std::string, std::string> ZonesOf(Env& env, const std::string& gang) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : env.store.ListPods()) {
+    if (p->metadata.labels.count("gang") && p->metadata.labels.at("gang") == gang && !p->spec.node_name.empty()) {
+      out[p->metadata.name] = env.store.GetNode(p->spec.node_name)->metadata.labels.at("topology.kubernetes.io/zone");
+    }
+  }
+  return out;
+}
+
+TEST(GangTopologyTest, RequiredTopologyPlacesTheWholeGangInOneZone) {
+  Env env;
+  std::string y = ZoneNode("a1", "a", 4) + ZoneNode("a2", "a", 4) + ZoneNode("b1", "b", 8) + ZoneNode("b2", "b", 8);
+  y += TopologyPodGroup("ring", 4, "Required");
+  for (int i = 0; i < 4; ++i) y += CoschedulingPod("ml", "ring-" + std::to_string(i), "ring", "1", 4);
+  env.Apply(y);
+  env.RunUntilIdle();
+  auto zones = ZonesOf(env, "ring");
+  ASSERT_EQ(zones.size(), 4u);
+  for (const auto& [pod, zone] : zones) EXPECT_EQ(zone, "b") << pod;
+}
+
+TEST(GangTopologyTest, RequiredTopologyThatNoZoneFitsHoldsNothingPreferredSpreads) {
+  for (const std::string policy : {"Required", "Preferred"}) {
+    Env env;
+    std::string y = ZoneNode("a1", "a", 8) + ZoneNode("b1", "b", 8);
+    y += TopologyPodGroup("wide", 3, policy);
+    for (int i = 0; i < 3; ++i) y += CoschedulingPod("ml", "wide-" + std::to_string(i), "wide", "1", 4);
+    env.Apply(y);
+    env.RunUntilIdle();
+    auto zones = ZonesOf(env, "wide");
+    if (policy == "Required") {
+      EXPECT_TRUE(zones.empty());
+      EXPECT_EQ(env.sched->cache().AssumedPodCount(), 0u);
+      EXPECT_NE(env.Condition("ml", "wide-0").find("topology.kubernetes.io/zone"), std::string::npos)
+          << env.Condition("ml", "wide-0");
+    } else {
+      EXPECT_EQ(zones.size(), 3u);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler

@@ -132,9 +132,19 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     }
   }
 
-  // 3. Place members on the snapshot view, in order.
-  std::vector<int32_t> remaining = pending;
-  if (reject_reason.empty()) {
+  // 3. Place members on the snapshot view, in order. With a topology key the gang is
+  //    placed inside one domain of that node label: domains are tried in order (most
+  //    nodes first, then by name); a preferred key falls back to the whole cluster.
+  auto place = [&](const std::set<std::string>* restriction) -> std::string {
+    node_restriction_ = restriction;
+    std::string reason;
+    std::vector<int32_t> remaining = pending;
+    std::fill(placed.begin(), placed.end(), 0);
+    for (auto& m : members) {
+      m.placed = false;
+      m.host.clear();
+      m.diag = Diagnosis{};
+    }
     for (auto& m : members) {
       --remaining[m.unit];
       m.state = std::make_shared<CycleState>();
@@ -148,23 +158,68 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
         m.placed = true;
         ++placed[m.unit];
       } else if (!m.status.IsRejected()) {
-        reject_reason = "error placing " + m.qp->Pod().Key() + ": " + m.status.Message();
+        reason = "error placing " + m.qp->Pod().Key() + ": " + m.status.Message();
         break;
       }
       // Give up early once a unit can no longer reach its need.
       const auto& u = plan.units[m.unit];
-      if (placed[m.unit] + remaining[m.unit] < u.need) {
-        reject_reason = u.display + ": " + std::to_string(placed[m.unit]) + " of " +
-                        std::to_string(pending[m.unit]) + " pending members fit, " +
-                        std::to_string(u.need) + " needed";
-        break;
+      if (placed[m.unit] + remaining[m.unit] < u.need) break;
+    }
+    node_restriction_ = nullptr;
+    for (size_t u = 0; reason.empty() && u < plan.units.size(); ++u) {
+      if (placed[u] < plan.units[u].need) {
+        reason = plan.units[u].display + ": " + std::to_string(placed[u]) + " of " +
+                 std::to_string(pending[u]) + " pending members fit, " +
+                 std::to_string(plan.units[u].need) + " needed";
       }
     }
-    for (size_t u = 0; reject_reason.empty() && u < plan.units.size(); ++u) {
-      if (placed[u] < plan.units[u].need) {
-        reject_reason = plan.units[u].display + ": " + std::to_string(placed[u]) + " of " +
-                        std::to_string(pending[u]) + " pending members fit, " +
-                        std::to_string(plan.units[u].need) + " needed";
+    return reason;
+  };
+
+  if (reject_reason.empty()) {
+    std::string topology_key;
+    bool required = false;
+    for (const auto& u : plan.units) {
+      if (!u.topology_key.empty()) {
+        topology_key = u.topology_key;
+        required = required || u.topology_required;
+      }
+    }
+    if (topology_key.empty()) {
+      reject_reason = place(nullptr);
+    } else {
+      std::map<std::string, std::set<std::string>> domains;
+      for (const auto* ni : snapshot_.List()) {
+        auto it = ni->node()->metadata.labels.find(topology_key);
+        if (it != ni->node()->metadata.labels.end()) domains[it->second].insert(ni->name());
+      }
+      std::vector<const std::pair<const std::string, std::set<std::string>>*> order;
+      for (const auto& d : domains) order.push_back(&d);
+      std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+        return a->second.size() > b->second.size();
+      });
+      std::string first_reason;
+      bool done = false;
+      for (const auto* d : order) {
+        std::string r = place(&d->second);
+        if (r.empty()) {
+          done = true;
+          break;
+        }
+        if (first_reason.empty()) first_reason = r + " in " + topology_key + "=" + d->first;
+        cache_.UpdateSnapshot(&snapshot_);  // drop this attempt's view
+      }
+      if (!done && !required) {
+        std::string r = place(nullptr);
+        done = r.empty();
+        if (!done) first_reason = r;
+      }
+      if (!done) {
+        reject_reason = first_reason.empty()
+                            ? "no node has the topology label " + topology_key
+                            : first_reason + " (required topology " + topology_key +
+                                  ": no single domain fits the gang)";
+        if (!required) reject_reason = first_reason;
       }
     }
   }

@@ -399,7 +399,7 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
   // A nominated node (from an earlier preemption) is tried first (upstream
   // evaluateNominatedNode).
   const std::string& nominated = pod.pod->status.nominated_node_name;
-  if (!nominated.empty()) {
+  if (!nominated.empty() && (!node_restriction_ || node_restriction_->count(nominated))) {
     if (const NodeInfo* ni = snapshot_.Get(nominated)) {
       if (pfr.all_nodes || pfr.node_names.count(nominated)) {
         Status fs = fwk.RunFilterPluginsWithNominatedPods(state, pod, *ni);
@@ -413,9 +413,12 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
 
   std::vector<const NodeInfo*> subset;
   const std::vector<const NodeInfo*>* nodes = &all;
-  if (!pfr.all_nodes) {
+  if (!pfr.all_nodes || node_restriction_) {
     for (const auto* ni : all) {
-      if (pfr.node_names.count(ni->name())) subset.push_back(ni);
+      if ((pfr.all_nodes || pfr.node_names.count(ni->name())) &&
+          (!node_restriction_ || node_restriction_->count(ni->name()))) {
+        subset.push_back(ni);
+      }
     }
     nodes = &subset;
   }

@@ -184,6 +184,10 @@ class Scheduler {
   mutable std::mutex stats_mu_;
   SchedulerStats stats_;
 
+  // Set by the PodGroup cycle while it places a gang inside one topology domain: only
+  // these nodes are considered (like a PreFilterResult).
+  const std::set<std::string>* node_restriction_ = nullptr;
+
   // Reused per cycle to avoid allocation on the hot path.
   std::vector<framework::Status> statuses_;
   std::vector<uint8_t> fits_;
