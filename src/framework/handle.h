@@ -51,6 +51,11 @@ class ClusterClient {
   // Records an Event (reason Scheduled / FailedScheduling / Preempted ...).
   virtual void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                            std::string_view message) = 0;
+  // Records an Event on another object (e.g. a gang's PodGroup). `api_version`/`kind`
+  // name the object's type. Sources that cannot record such events may ignore it.
+  virtual void RecordObjectEvent(std::string_view api_version, std::string_view kind,
+                                 std::string_view ns, std::string_view name, std::string_view type,
+                                 std::string_view reason, std::string_view message) {}
 };
 
 // A pod waiting in Permit (upstream WaitingPod).

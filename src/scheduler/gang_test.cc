@@ -210,6 +210,11 @@ TEST(GangTest, GangThatNeverFitsHoldsNothingAndItsRoomIsUsableAtOnce) {
   EXPECT_NE(env.Condition("ml", "big-0").find("pod group ml/big"), std::string::npos) << env.Condition("ml", "big-0");
   EXPECT_NE(env.Condition("ml", "big-2").find("Insufficient nvidia.com/gpu"), std::string::npos)
       << env.Condition("ml", "big-2");
+  // The PodGroup itself carries the gang-level event.
+  auto ev = env.store.LastObjectEvent("PodGroup", "ml", "big");
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->reason, "FailedScheduling");
+  EXPECT_NE(ev->message.find("2 of 3 pending members fit, 3 needed"), std::string::npos) << ev->message;
   // A single pod wanting all of n1's GPUs schedules in the same instant.
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("solo").Req("cpu", "1").Req("nvidia.com/gpu", "4").Obj()).ok());
   env.RunUntilIdle();

@@ -70,6 +70,27 @@ std::string MinResourcesShortfall(const api::Resource& want, const api::Resource
   return "";
 }
 
+// Records an Event on the gang's own object (dialects that have one), so that a Pending
+// gang is never opaque: "gang nlp/giant: 1 of 5 pending members fit, 5 needed; ...".
+void RecordGangEvent(gang::Manager& gangs, framework::ClusterClient& client,
+                     const framework::PodGroupUnit& unit, bool ok, const std::string& message) {
+  auto info = gangs.SummaryOf(unit.key);
+  if (!info || !info->spec) return;
+  const gang::PodGroupSpec& spec = *info->spec;
+  std::string api_version, kind = "PodGroup";
+  switch (spec.dialect) {
+    case gang::Dialect::kCoscheduling: api_version = "scheduling.x-k8s.io/v1alpha1"; break;
+    case gang::Dialect::kVolcano: api_version = "scheduling.volcano.sh/v1beta1"; break;
+    case gang::Dialect::kKAI: api_version = "scheduling.run.ai/v2alpha2"; break;
+    case gang::Dialect::kWorkload: api_version = "scheduling.k8s.io/v1alpha1"; kind = "Workload"; break;
+    default: return;  // annotation-defined or derived gangs have no object of their own
+  }
+  std::string name = spec.name;
+  if (spec.dialect == gang::Dialect::kWorkload) name = name.substr(0, name.find('/'));
+  client.RecordObjectEvent(api_version, kind, spec.namespace_, name, ok ? "Normal" : "Warning",
+                           ok ? "Scheduled" : "FailedScheduling", message);
+}
+
 }  // namespace
 
 void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoPtr& popped,
@@ -233,6 +254,12 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     for (auto& m : members) {
       if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
     }
+    for (const auto& u : plan.units) {
+      int32_t n = 0;
+      for (const auto& m : members) n += m.placed && plan.units[m.unit].key == u.key;
+      RecordGangEvent(*gangs_, *opts_.client, u, true,
+                      "gang " + u.key + ": " + std::to_string(n) + " members placed");
+    }
     fwk->RunPodGroupCycleDone(plan, true, "");
     return;
   }
@@ -262,6 +289,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     m.qp->pending_plugins.clear();
     HandleSchedulingFailure(*fwk, m.qp, s, nullptr, "", cycle, &reasons);
   }
+  for (const auto& u : plan.units) RecordGangEvent(*gangs_, *opts_.client, u, false, "gang " + msg);
   fwk->RunPodGroupCycleDone(plan, false, msg);
 }
 

@@ -384,4 +384,23 @@ void Store::RecordEvent(const api::Pod& pod, std::string_view type, std::string_
   last_event_[e.pod_key] = std::move(e);
 }
 
+void Store::RecordObjectEvent(std::string_view api_version, std::string_view kind,
+                              std::string_view ns, std::string_view name, std::string_view type,
+                              std::string_view reason, std::string_view message) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  std::string key = std::string(kind) + " " + std::string(ns) + "/" + std::string(name);
+  RecordedEvent e{key, std::string(type), std::string(reason), std::string(message), clock_.Now()};
+  (void)api_version;
+  if (keep_all_events_) events_.push_back(e);
+  last_object_event_[key] = std::move(e);
+}
+
+std::optional<RecordedEvent> Store::LastObjectEvent(const std::string& kind, const std::string& ns,
+                                                    const std::string& name) const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  auto it = last_object_event_.find(kind + " " + ns + "/" + name);
+  if (it == last_object_event_.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace phalanx::store

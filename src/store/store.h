@@ -89,6 +89,13 @@ class Store : public InformerFactory, public framework::ClusterClient {
                                     const std::string* nominated_node_name) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;
+  void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,
+                         std::string_view name, std::string_view type, std::string_view reason,
+                         std::string_view message) override;
+  // Events recorded on objects other than pods, keyed "<kind> <namespace>/<name>"; only the
+  // latest per object is kept.
+  std::optional<RecordedEvent> LastObjectEvent(const std::string& kind, const std::string& ns,
+                                               const std::string& name) const;
 
  private:
   std::string NextRV();
@@ -113,6 +120,7 @@ class Store : public InformerFactory, public framework::ClusterClient {
   bool keep_all_events_ = true;
   std::vector<RecordedEvent> events_;
   std::map<std::string, RecordedEvent> last_event_;
+  std::map<std::string, RecordedEvent> last_object_event_;
 };
 
 }  // namespace phalanx::store
