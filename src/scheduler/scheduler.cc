@@ -219,7 +219,12 @@ void Scheduler::OnPodAdd(const api::PodPtr& pod) {
     return;
   }
   if (ResponsibleFor(*pod)) {
-    queue_->Add(PodInfo::Make(pod));
+    auto info = PodInfo::Make(pod);
+    // A nomination from an earlier preemption (ours, or before a restart) is honoured.
+    if (!pod->status.nominated_node_name.empty()) {
+      queue_->nominator().Add(info, pod->status.nominated_node_name);
+    }
+    queue_->Add(std::move(info));
     // The member that completes its gang's quorum activates the gang (and its GangGroup):
     // the others were gated at PreEnqueue waiting for it.
     if (auto ref = gangs_->RefOf(*pod)) {
@@ -278,7 +283,15 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
     queue_->Delete(*old_pod);
     return;
   }
-  queue_->Update(*old_pod, PodInfo::Make(new_pod));
+  auto info = PodInfo::Make(new_pod);
+  if (new_pod->status.nominated_node_name != old_pod->status.nominated_node_name) {
+    if (new_pod->status.nominated_node_name.empty()) {
+      queue_->nominator().Delete(*new_pod);
+    } else {
+      queue_->nominator().Add(info, new_pod->status.nominated_node_name);
+    }
+  }
+  queue_->Update(*old_pod, std::move(info));
 }
 
 void Scheduler::OnPodDelete(const api::PodPtr& pod) {
