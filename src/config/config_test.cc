@@ -97,7 +97,8 @@ TEST(DefaultPluginsTest, ImplementedSet) {
                                    "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                    "NodeResourcesFit", "NodeResourcesBalancedAllocation",
                                    "ImageLocality", "DefaultBinder", "GangScheduling",
-                                   "PodTopologySpread", "InterPodAffinity"}));
+                                   "PodTopologySpread", "InterPodAffinity",
+                                   "DefaultPreemption"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {

@@ -81,7 +81,8 @@ TEST(SchedulerTest, FailureMessageAggregatesReasonsLikeUpstream) {
   EXPECT_EQ(env.NodeOf("p"), "");
   EXPECT_EQ(env.ConditionMessage("p"),
             "False:Unschedulable:0/3 nodes are available: 1 node(s) had untolerated taint "
-            "{dedicated: gpu}, 2 Insufficient cpu.");
+            "{dedicated: gpu}, 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 "
+            "Preemption is not helpful for scheduling..");  // upstream's double period
   auto ev = env.store.LastEventFor("default/p");
   ASSERT_TRUE(ev.has_value());
   EXPECT_EQ(ev->reason, "FailedScheduling");

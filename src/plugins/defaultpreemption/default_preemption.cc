@@ -96,8 +96,8 @@ framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework:
   int64_t pct = out.min_candidate_nodes_percentage;
   int64_t abs = out.min_candidate_nodes_absolute;
   if (has_content) {
-    bool ok = helper::ReadInt((*args)[std::string(kPercentage)], std::string(kPercentage), &pct,
-                              &errs);
+    bool ok =
+        helper::ReadInt((*args)[std::string(kPercentage)], std::string(kPercentage), &pct, &errs);
     ok &= helper::ReadInt((*args)[std::string(kAbsolute)], std::string(kAbsolute), &abs, &errs);
     if (!ok) return errs.ToStatus(kArgsKind);
   }
@@ -197,7 +197,7 @@ class DefaultPreemption::Context {
 
 // Pods removed or reprieved together: one pod, or every placed member of a running gang.
 struct DefaultPreemption::Unit {
-  std::vector<PodInfoPtr> local;  // on the evaluated node
+  std::vector<PodInfoPtr> local;                               // on the evaluated node
   std::vector<std::pair<const NodeInfo*, PodInfoPtr>> remote;  // gang members elsewhere
   const api::Pod* head = nullptr;  // the most important member, for ordering
 };
@@ -389,18 +389,28 @@ Status DefaultPreemption::SelectVictimsOnNode(Context& ctx, CycleState& state, c
 }
 
 std::vector<Candidate> DefaultPreemption::DryRunPreemption(
-    const CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& potential_nodes,
-    int32_t offset, int32_t num_candidates,
+    const CycleState& state, const PodInfo& pod,
+    const std::vector<const NodeInfo*>& potential_nodes, int32_t offset, int32_t num_candidates,
     std::vector<std::pair<std::string, Status>>* node_statuses, std::vector<std::string>* errors) {
   // Upstream evaluates nodes in parallel and stops once enough are found; this runs them
   // in rotation order, one at a time (its result with parallelism 1), so it is
   // deterministic.
-  Context ctx(*handle_, handle_->PriorityOf(pod.Pod()));
+  const int32_t prio = handle_->PriorityOf(pod.Pod());
+  Context ctx(*handle_, prio);
   const size_t cap = num_candidates > 0 ? static_cast<size_t>(num_candidates) : 0;
   std::vector<Candidate> non_violating, violating;
   const size_t n = potential_nodes.size();
   for (size_t i = 0; i < n; ++i) {
-    NodeInfo node = *potential_nodes[(static_cast<size_t>(offset) + i) % n];
+    const NodeInfo& src = *potential_nodes[(static_cast<size_t>(offset) + i) % n];
+    // Fast path, same outcome as SelectVictimsOnNode: a node without a lower-priority pod
+    // has no victims; skip copying its NodeInfo and the CycleState.
+    if (std::none_of(src.pods().begin(), src.pods().end(),
+                     [&](const PodInfoPtr& p) { return handle_->PriorityOf(p->Pod()) < prio; })) {
+      node_statuses->emplace_back(
+          src.name(), Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims)));
+      continue;
+    }
+    NodeInfo node = src;
     auto state_copy = state.Clone();
     Candidate c;
     Status s = SelectVictimsOnNode(ctx, *state_copy, pod, node, &c.victims, &c.num_pdb_violations);
@@ -421,7 +431,8 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
   return non_violating;
 }
 
-const Candidate* DefaultPreemption::SelectCandidate(const std::vector<Candidate>& candidates) const {
+const Candidate* DefaultPreemption::SelectCandidate(
+    const std::vector<Candidate>& candidates) const {
   if (candidates.empty()) return nullptr;
   if (candidates.size() == 1) return &candidates[0];
   using ScoreFn = std::function<int64_t(const Candidate&)>;
@@ -491,9 +502,9 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& po
       // A pod waiting at Permit is rejected rather than deleted.
       handle_->RejectWaitingPod(v.metadata.uid);
     } else {
-      const api::PodCondition cond{"DisruptionTarget", "True", "PreemptionByScheduler",
-                                   preemptor.spec.scheduler_name +
-                                       ": preempting to accommodate a higher priority pod"};
+      const api::PodCondition cond{
+          "DisruptionTarget", "True", "PreemptionByScheduler",
+          preemptor.spec.scheduler_name + ": preempting to accommodate a higher priority pod"};
       Status s = client.UpdatePodStatus(v, &cond, nullptr);
       if (!s.IsSuccess()) {
         if (IsNotFound(s)) continue;  // already deleted
@@ -516,7 +527,8 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& po
   const int32_t prio = handle_->PriorityOf(preemptor);
   const std::string none;
   for (const auto& p : handle_->NominatedPodsForNode(c.node)) {
-    if (handle_->PriorityOf(p->Pod()) < prio) (void)client.UpdatePodStatus(p->Pod(), nullptr, &none);
+    if (handle_->PriorityOf(p->Pod()) < prio)
+      (void)client.UpdatePodStatus(p->Pod(), nullptr, &none);
   }
   return Status::Success();
 }
@@ -565,7 +577,8 @@ Status DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
     if (candidates.empty()) {
       // Clears a stale nomination (upstream NominatedNodeName "" in override mode).
       result->nominated_node_name.clear();
-      return Status::Unschedulable(FitErrorMessage(all.size(), node_statuses, kErrReasonNotHelpful));
+      return Status::Unschedulable(
+          FitErrorMessage(all.size(), node_statuses, kErrReasonNotHelpful));
     }
 
     // 3) The best candidate; 4) make room on it.

@@ -71,7 +71,8 @@
 
 namespace phalanx::plugins::defaultpreemption {
 
-inline constexpr std::string_view kErrReasonNoVictims = "No preemption victims found for incoming pod";
+inline constexpr std::string_view kErrReasonNoVictims =
+    "No preemption victims found for incoming pod";
 inline constexpr std::string_view kErrReasonNotHelpful = "Preemption is not helpful for scheduling";
 inline constexpr std::string_view kNotEligibleNever = "not eligible due to preemptionPolicy=Never.";
 inline constexpr std::string_view kNotEligibleTerminating =
@@ -130,8 +131,7 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   std::vector<Candidate> DryRunPreemption(
       const framework::CycleState& state, const framework::PodInfo& pod,
       const std::vector<const framework::NodeInfo*>& potential_nodes, int32_t offset,
-      int32_t num_candidates,
-      std::vector<std::pair<std::string, framework::Status>>* node_statuses,
+      int32_t num_candidates, std::vector<std::pair<std::string, framework::Status>>* node_statuses,
       std::vector<std::string>* errors);
   // The best candidate by pickOneNodeForPreemption's criteria; nullptr when empty.
   const Candidate* SelectCandidate(const std::vector<Candidate>& candidates) const;

@@ -147,18 +147,24 @@ api::Pod InGang(api::Pod p, const std::string& gang, int min) {
 struct Harness {
   explicit Harness(std::vector<std::string> plugins = {"NodeResourcesFit"}) {
     registry = NewInTreeRegistry();
-    (void)registry.Register("test-plugin", [](framework::PluginArgs, framework::Handle&)
-                                -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
-      return std::unique_ptr<framework::Plugin>(std::make_unique<TestPlugin>());
-    });
-    (void)registry.Register("FakeFilter", [this](framework::PluginArgs, framework::Handle&)
-                                -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
-      return std::unique_ptr<framework::Plugin>(std::make_unique<FakeFilter>(&fake_filter));
-    });
-    (void)registry.Register("WaitPermit", [](framework::PluginArgs, framework::Handle&)
-                                -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
-      return std::unique_ptr<framework::Plugin>(std::make_unique<WaitPermit>());
-    });
+    (void)registry.Register(
+        "test-plugin",
+        [](framework::PluginArgs,
+           framework::Handle&) -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
+          return std::unique_ptr<framework::Plugin>(std::make_unique<TestPlugin>());
+        });
+    (void)registry.Register(
+        "FakeFilter",
+        [this](framework::PluginArgs,
+               framework::Handle&) -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
+          return std::unique_ptr<framework::Plugin>(std::make_unique<FakeFilter>(&fake_filter));
+        });
+    (void)registry.Register(
+        "WaitPermit",
+        [](framework::PluginArgs,
+           framework::Handle&) -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
+          return std::unique_ptr<framework::Plugin>(std::make_unique<WaitPermit>());
+        });
     config::Profile prof;
     prof.plugins.multi_point.enabled = {{"PrioritySort", 0}, {"DefaultBinder", 0}};
     for (const auto& p : plugins) prof.plugins.multi_point.enabled.push_back({p, 0});
@@ -261,40 +267,78 @@ TEST(DefaultPreemptionTest, PostFilter) {
   auto never = Pod("p", kHigh).Obj();
   never.spec.preemption_policy = "Never";
   const std::vector<PostFilterCase> cases = {
-      {"pod with higher priority can be made schedulable", Pod("p", kHigh).Obj(),
-       {Pod("p1", kLow).NodeName("node1").Obj()}, {MakeNode("node1", kOnePod)}, {{"node1", U}},
-       UU, Code::kSuccess, "", "node1"},
-      {"pod with tied priority is still unschedulable", Pod("p", kLow).Obj(),
-       {Pod("p1", kLow).NodeName("node1").Obj()}, {MakeNode("node1", kOnePod)}, {{"node1", U}},
-       UU, U, "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+      {"pod with higher priority can be made schedulable",
+       Pod("p", kHigh).Obj(),
+       {Pod("p1", kLow).NodeName("node1").Obj()},
+       {MakeNode("node1", kOnePod)},
+       {{"node1", U}},
+       UU,
+       Code::kSuccess,
+       "",
+       "node1"},
+      {"pod with tied priority is still unschedulable",
+       Pod("p", kLow).Obj(),
+       {Pod("p1", kLow).NodeName("node1").Obj()},
+       {MakeNode("node1", kOnePod)},
+       {{"node1", U}},
+       UU,
+       U,
+       "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
        ""},
-      {"preemption should respect filteredNodesStatuses", Pod("p", kHigh).Obj(),
-       {Pod("p1", kLow).NodeName("node1").Obj()}, {MakeNode("node1", kOnePod)}, {{"node1", UU}},
-       UU, U, "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+      {"preemption should respect filteredNodesStatuses",
+       Pod("p", kHigh).Obj(),
+       {Pod("p1", kLow).NodeName("node1").Obj()},
+       {MakeNode("node1", kOnePod)},
+       {{"node1", UU}},
+       UU,
+       U,
+       "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
        ""},
       {"preemption should respect absent NodeToStatus entry meaning UnschedulableAndUnresolvable",
-       Pod("p", kHigh).Obj(), {Pod("p1", kLow).NodeName("node1").Obj()},
-       {MakeNode("node1", kOnePod)}, {}, UU, U,
-       "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.", ""},
-      {"absent nodes with code Unschedulable are candidates", Pod("p", kHigh).Obj(),
-       {Pod("p1", kLow).NodeName("node1").Obj()}, {MakeNode("node1", kOnePod)}, {}, U,
-       Code::kSuccess, "", "node1"},
-      {"pod can be made schedulable on one node", Pod("p", kMid).Obj(),
+       Pod("p", kHigh).Obj(),
+       {Pod("p1", kLow).NodeName("node1").Obj()},
+       {MakeNode("node1", kOnePod)},
+       {},
+       UU,
+       U,
+       "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+       ""},
+      {"absent nodes with code Unschedulable are candidates",
+       Pod("p", kHigh).Obj(),
+       {Pod("p1", kLow).NodeName("node1").Obj()},
+       {MakeNode("node1", kOnePod)},
+       {},
+       U,
+       Code::kSuccess,
+       "",
+       "node1"},
+      {"pod can be made schedulable on one node",
+       Pod("p", kMid).Obj(),
        {Pod("p1", kHigh).NodeName("node1").Obj(), Pod("p2", kLow).NodeName("node2").Obj()},
-       {MakeNode("node1", kOnePod), MakeNode("node2", kOnePod)}, {{"node1", U}, {"node2", U}}, UU,
-       Code::kSuccess, "", "node2"},
+       {MakeNode("node1", kOnePod), MakeNode("node2", kOnePod)},
+       {{"node1", U}, {"node2", U}},
+       UU,
+       Code::kSuccess,
+       "",
+       "node2"},
       {"no candidate nodes found, no enough resource after removing low priority pods",
        Pod("p", kHigh, kLarge).Obj(),
        {Pod("p1", kLow).NodeName("node1").Obj(), Pod("p2", kLow).NodeName("node2").Obj()},
-       {MakeNode("node1", kNodeRes), MakeNode("node2", kNodeRes)}, {{"node1", U}, {"node2", U}},
-       UU, U, "preemption: 0/2 nodes are available: 2 Insufficient cpu.", ""},
+       {MakeNode("node1", kNodeRes), MakeNode("node2", kNodeRes)},
+       {{"node1", U}, {"node2", U}},
+       UU,
+       U,
+       "preemption: 0/2 nodes are available: 2 Insufficient cpu.",
+       ""},
       {"no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU "
        "resource",
        Pod("p", kHigh, kLarge).Obj(),
        {Pod("p1", kHigh).NodeName("node1").Obj(), Pod("p2", kLow).NodeName("node2").Obj(),
         Pod("p3", kHigh).NodeName("node3").Obj()},
        {MakeNode("node1", kOnePod), MakeNode("node2", kNodeRes), MakeNode("node3", kOnePod)},
-       {{"node1", U}, {"node2", U}, {"node3", U}}, UU, U,
+       {{"node1", U}, {"node2", U}, {"node3", U}},
+       UU,
+       U,
        "preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No preemption victims found "
        "for incoming pod.",
        ""},
@@ -304,21 +348,27 @@ TEST(DefaultPreemptionTest, PostFilter) {
        {Pod("p1", kLow).NodeName("node1").Obj(), Pod("p2", kLow).NodeName("node2").Obj()},
        {MakeNode("node1", kNodeRes), MakeNode("node2", kNodeRes), MakeNode("node3", kNodeRes),
         MakeNode("node4", kNodeRes)},
-       {{"node1", U}, {"node2", U}, {"node4", UU}}, UU, U,
+       {{"node1", U}, {"node2", U}, {"node4", UU}},
+       UU,
+       U,
        "preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 Preemption is not helpful for "
        "scheduling.",
        ""},
-      {"only one node but failed with TestPlugin", Pod("p", kHigh, kLarge).Obj(),
+      {"only one node but failed with TestPlugin",
+       Pod("p", kHigh, kLarge).Obj(),
        {Pod("p1", kLow).NodeName("node1").Obj()},
        {[] {
          auto n = MakeNode("node1", kLarge);
          n.metadata.labels["error"] = "true";
          return n;
        }()},
-       {{"node1", U}}, UU, Code::kError,
+       {{"node1", U}},
+       UU,
+       Code::kError,
        "preemption: running RemovePod on PreFilter plugin \"test-plugin\": failed to remove pod: p",
        ""},
-      {"one failed with TestPlugin and the other pass", Pod("p", kHigh, kLarge).Obj(),
+      {"one failed with TestPlugin and the other pass",
+       Pod("p", kHigh, kLarge).Obj(),
        {Pod("p1", kLow).NodeName("node1").Obj(), Pod("p2", kLow, kMedium).NodeName("node2").Obj()},
        {[] {
           auto n = MakeNode("node1", kLarge);
@@ -326,10 +376,20 @@ TEST(DefaultPreemptionTest, PostFilter) {
           return n;
         }(),
         MakeNode("node2", kLarge)},
-       {{"node1", U}, {"node2", U}}, UU, Code::kSuccess, "", "node2"},
-      {"preemptionPolicy Never does not preempt", never, {Pod("p1", kLow).NodeName("node1").Obj()},
-       {MakeNode("node1", kOnePod)}, {{"node1", U}}, UU, U,
-       "preemption: not eligible due to preemptionPolicy=Never.", ""},
+       {{"node1", U}, {"node2", U}},
+       UU,
+       Code::kSuccess,
+       "",
+       "node2"},
+      {"preemptionPolicy Never does not preempt",
+       never,
+       {Pod("p1", kLow).NodeName("node1").Obj()},
+       {MakeNode("node1", kOnePod)},
+       {{"node1", U}},
+       UU,
+       U,
+       "preemption: not eligible due to preemptionPolicy=Never.",
+       ""},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -362,7 +422,8 @@ TEST(DefaultPreemptionTest, PostFilterEvictsVictimsAndRecordsEvents) {
   ASSERT_TRUE(s.IsSuccess()) << s.ToString();
   EXPECT_EQ(result.nominated_node_name, "node1");
   EXPECT_EQ(h.client.deleted, std::vector<std::string>({"default/p1"}));
-  EXPECT_EQ(h.client.events, std::vector<std::string>({"Preempted: Preempted by pod p on node node1"}));
+  EXPECT_EQ(h.client.events,
+            std::vector<std::string>({"Preempted: Preempted by pod p on node node1"}));
   // The victim got DisruptionTarget before deletion; the nominated pod was patched.
   EXPECT_EQ(h.client.status_updates, std::vector<std::string>({"default/p1", "default/nom"}));
 }
@@ -388,7 +449,8 @@ TEST(DefaultPreemptionTest, WaitingVictimIsRejectedNotDeleted) {
   ASSERT_TRUE(outcome.has_value());
   EXPECT_TRUE(outcome->IsRejected());
   EXPECT_TRUE(h.client.deleted.empty());
-  EXPECT_EQ(h.client.events, std::vector<std::string>({"Preempted: Preempted by pod p on node node1"}));
+  EXPECT_EQ(h.client.events,
+            std::vector<std::string>({"Preempted: Preempted by pod p on node node1"}));
 }
 
 TEST(DefaultPreemptionTest, HigherPriorityNominatedPodsCountOnTheNode) {
@@ -401,7 +463,8 @@ TEST(DefaultPreemptionTest, HigherPriorityNominatedPodsCountOnTheNode) {
   auto state = h.PreFilter(*pod);
   framework::PostFilterResult result;
   Status s = pl->PostFilter(*state, *pod, h.Statuses({{"node1", Code::kUnschedulable}}), &result);
-  EXPECT_EQ(s.Message(), "preemption: 0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_EQ(s.Message(),
+            "preemption: 0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.");
   EXPECT_TRUE(h.client.deleted.empty());
   // A lower-priority nomination does not count.
   h.nominated["node1"] = {Pod("nom", kMid, kLarge).Info()};
@@ -428,57 +491,102 @@ struct DryRunCase {
 TEST(DefaultPreemptionTest, DryRunPreemption) {
   const std::vector<std::string> fit = {"FakeFilter", "NodeResourcesFit"};
   auto anti = [] {
-    auto p = Pod("p1.1", kLow, kSmall).NodeName("node1").Label("foo", "").PodAntiAffinityExists(
-        "foo", "hostname");
+    auto p = Pod("p1.1", kLow, kSmall)
+                 .NodeName("node1")
+                 .Label("foo", "")
+                 .PodAntiAffinityExists("foo", "hostname");
     return p.Obj();
   }();
   const api::LabelSelector foo_exists =
       phalanx::testing::MakeLabelSelector({}, {phalanx::testing::SelectorExists("foo")});
   const std::vector<DryRunCase> cases = {
-      {"a pod that does not fit on any node", {"FakeFilter"}, Code::kUnschedulable,
-       {"node1", "node2"}, {Pod("p", kHigh).Obj()},
+      {"a pod that does not fit on any node",
+       {"FakeFilter"},
+       Code::kUnschedulable,
+       {"node1", "node2"},
+       {Pod("p", kHigh).Obj()},
        {Pod("p1", kMid).NodeName("node1").Obj(), Pod("p2", kMid).NodeName("node2").Obj()},
-       std::nullopt, {}, {{}}, {2}},
-      {"a pod that fits on both nodes when lower priority pods are preempted", fit,
-       Code::kSuccess, {"node1", "node2"}, {Pod("p", kHigh, kLarge).Obj()},
+       std::nullopt,
+       {},
+       {{}},
+       {2}},
+      {"a pod that fits on both nodes when lower priority pods are preempted",
+       fit,
+       Code::kSuccess,
+       {"node1", "node2"},
+       {Pod("p", kHigh, kLarge).Obj()},
        {Pod("p1", kMid, kLarge).NodeName("node1").Obj(),
         Pod("p2", kMid, kLarge).NodeName("node2").Obj()},
-       std::nullopt, {}, {{{"node1", {"p1"}}, {"node2", {"p2"}}}}, {4}},
-      {"a pod that would fit on the nodes, but other pods running are higher priority", fit,
-       Code::kSuccess, {"node1", "node2"}, {Pod("p", kLow, kLarge).Obj()},
+       std::nullopt,
+       {},
+       {{{"node1", {"p1"}}, {"node2", {"p2"}}}},
+       {4}},
+      {"a pod that would fit on the nodes, but other pods running are higher priority",
+       fit,
+       Code::kSuccess,
+       {"node1", "node2"},
+       {Pod("p", kLow, kLarge).Obj()},
        {Pod("p1", kMid, kLarge).NodeName("node1").Obj(),
         Pod("p2", kMid, kLarge).NodeName("node2").Obj()},
-       std::nullopt, {}, {{}}, {0}},
-      {"medium priority pod is preempted, but lower priority one stays as it is small", fit,
-       Code::kSuccess, {"node1", "node2"}, {Pod("p", kHigh, kLarge).Obj()},
+       std::nullopt,
+       {},
+       {{}},
+       {0}},
+      {"medium priority pod is preempted, but lower priority one stays as it is small",
+       fit,
+       Code::kSuccess,
+       {"node1", "node2"},
+       {Pod("p", kHigh, kLarge).Obj()},
        {Pod("p1.1", kLow, kSmall).NodeName("node1").Obj(),
         Pod("p1.2", kMid, kLarge).NodeName("node1").Obj(),
         Pod("p2", kMid, kLarge).NodeName("node2").Obj()},
-       std::nullopt, {}, {{{"node1", {"p1.2"}}, {"node2", {"p2"}}}}, {5}},
-      {"mixed priority pods are preempted", fit, Code::kSuccess, {"node1", "node2"},
+       std::nullopt,
+       {},
+       {{{"node1", {"p1.2"}}, {"node2", {"p2"}}}},
+       {5}},
+      {"mixed priority pods are preempted",
+       fit,
+       Code::kSuccess,
+       {"node1", "node2"},
        {Pod("p", kHigh, kLarge).Obj()},
        {Pod("p1.1", kMid, kSmall).NodeName("node1").Obj(),
         Pod("p1.2", kLow, kSmall).NodeName("node1").Obj(),
         Pod("p1.3", kMid, kMedium).NodeName("node1").Obj(),
         Pod("p1.4", kHigh, kSmall).NodeName("node1").Obj(),
         Pod("p2", kHigh, kLarge).NodeName("node2").Obj()},
-       std::nullopt, {}, {{{"node1", {"p1.2", "p1.3"}}}}, {4}},
+       std::nullopt,
+       {},
+       {{{"node1", {"p1.2", "p1.3"}}}},
+       {4}},
       {"mixed priority pods are preempted, pick later StartTime one when priorities are equal",
-       fit, Code::kSuccess, {"node1", "node2"}, {Pod("p", kHigh, kLarge).Obj()},
+       fit,
+       Code::kSuccess,
+       {"node1", "node2"},
+       {Pod("p", kHigh, kLarge).Obj()},
        {WithStart(Pod("p1.1", kLow, kSmall).NodeName("node1").Obj(), 5),
         WithStart(Pod("p1.2", kLow, kSmall).NodeName("node1").Obj(), 4),
         WithStart(Pod("p1.3", kMid, kMedium).NodeName("node1").Obj(), 3),
         WithStart(Pod("p1.4", kHigh, kSmall).NodeName("node1").Obj(), 2),
         WithStart(Pod("p2", kHigh, kLarge).NodeName("node2").Obj(), 1)},
-       std::nullopt, {}, {{{"node1", {"p1.1", "p1.3"}}}}, {4}},
-      {"pod with anti-affinity is preempted", {"FakeFilter", "NodeResourcesFit", "InterPodAffinity"},
-       Code::kSuccess, {"node1", "node2"}, {Pod("p", kHigh, kSmall).Label("foo", "").Obj()},
+       std::nullopt,
+       {},
+       {{{"node1", {"p1.1", "p1.3"}}}},
+       {4}},
+      {"pod with anti-affinity is preempted",
+       {"FakeFilter", "NodeResourcesFit", "InterPodAffinity"},
+       Code::kSuccess,
+       {"node1", "node2"},
+       {Pod("p", kHigh, kSmall).Label("foo", "").Obj()},
        {anti, Pod("p1.2", kMid, kSmall).NodeName("node1").Obj(),
         Pod("p1.3", kHigh, kSmall).NodeName("node1").Obj(),
         Pod("p2", kHigh, kSmall).NodeName("node2").Obj()},
-       std::nullopt, {}, {{{"node1", {"p1.1"}}}}, {3}},
+       std::nullopt,
+       {},
+       {{{"node1", {"p1.1"}}}},
+       {3}},
       {"preemption to resolve pod topology spread filter failure",
-       {"FakeFilter", "PodTopologySpread"}, Code::kSuccess,
+       {"FakeFilter", "PodTopologySpread"},
+       Code::kSuccess,
        {"node-a/zone1", "node-b/zone1", "node-x/zone2"},
        {Pod("p", kHigh)
             .Label("foo", "")
@@ -490,34 +598,53 @@ TEST(DefaultPreemptionTest, DryRunPreemption) {
         Pod("pod-b1", kLow).NodeName("node-b").Label("foo", "").Obj(),
         Pod("pod-x1", kHigh).NodeName("node-x").Label("foo", "").Obj(),
         Pod("pod-x2", kHigh).NodeName("node-x").Label("foo", "").Obj()},
-       std::nullopt, {}, {{{"node-a", {"pod-a2"}}, {"node-b", {"pod-b1"}}}}, {5}},
+       std::nullopt,
+       {},
+       {{{"node-a", {"pod-a2"}}, {"node-b", {"pod-b1"}}}},
+       {5}},
       {"get Unschedulable in the preemption phase when the filter plugins filtering the nodes",
-       fit, Code::kUnschedulable, {"node1", "node2"}, {Pod("p", kHigh, kLarge).Obj()},
+       fit,
+       Code::kUnschedulable,
+       {"node1", "node2"},
+       {Pod("p", kHigh, kLarge).Obj()},
        {Pod("p1", kMid, kLarge).NodeName("node1").Obj(),
         Pod("p2", kMid, kLarge).NodeName("node2").Obj()},
-       std::nullopt, {}, {{}}, {2}},
-      {"all nodes are possible candidates, but DefaultPreemptionArgs limits to 2", fit,
-       Code::kSuccess, {"node1", "node2", "node3", "node4", "node5"},
+       std::nullopt,
+       {},
+       {{}},
+       {2}},
+      {"all nodes are possible candidates, but DefaultPreemptionArgs limits to 2",
+       fit,
+       Code::kSuccess,
+       {"node1", "node2", "node3", "node4", "node5"},
        {Pod("p", kHigh, kLarge).Obj()},
        {Pod("p1", kMid, kLarge).NodeName("node1").Obj(),
         Pod("p2", kMid, kLarge).NodeName("node2").Obj(),
         Pod("p3", kMid, kLarge).NodeName("node3").Obj(),
         Pod("p4", kMid, kLarge).NodeName("node4").Obj(),
         Pod("p5", kMid, kLarge).NodeName("node5").Obj()},
-       DefaultPreemptionArgs{40, 1}, {4},  // offset 4: node5 (yes), node1 (yes)
-       {{{"node1", {"p1"}}, {"node5", {"p5"}}}}, {4}},
-      {"some nodes are not possible candidates, DefaultPreemptionArgs limits to 2", fit,
-       Code::kSuccess, {"node1", "node2", "node3", "node4", "node5"},
+       DefaultPreemptionArgs{40, 1},
+       {4},  // offset 4: node5 (yes), node1 (yes)
+       {{{"node1", {"p1"}}, {"node5", {"p5"}}}},
+       {4}},
+      {"some nodes are not possible candidates, DefaultPreemptionArgs limits to 2",
+       fit,
+       Code::kSuccess,
+       {"node1", "node2", "node3", "node4", "node5"},
        {Pod("p", kHigh, kLarge).Obj()},
        {Pod("p1", kMid, kLarge).NodeName("node1").Obj(),
         Pod("p2", kVeryHigh, kLarge).NodeName("node2").Obj(),
         Pod("p3", kMid, kLarge).NodeName("node3").Obj(),
         Pod("p4", kMid, kLarge).NodeName("node4").Obj(),
         Pod("p5", kVeryHigh, kLarge).NodeName("node5").Obj()},
-       DefaultPreemptionArgs{40, 1}, {4},  // node5 (no), node1 (yes), node2 (no), node3 (yes)
-       {{{"node1", {"p1"}}, {"node3", {"p3"}}}}, {4}},
-      {"preemption offset across multiple scheduling cycles and wrap around", fit,
-       Code::kSuccess, {"node1", "node2", "node3", "node4", "node5"},
+       DefaultPreemptionArgs{40, 1},
+       {4},  // node5 (no), node1 (yes), node2 (no), node3 (yes)
+       {{{"node1", {"p1"}}, {"node3", {"p3"}}}},
+       {4}},
+      {"preemption offset across multiple scheduling cycles and wrap around",
+       fit,
+       Code::kSuccess,
+       {"node1", "node2", "node3", "node4", "node5"},
        {Pod("tp1", kHigh, kLarge).Obj(), Pod("tp2", kHigh, kLarge).Obj(),
         Pod("tp3", kHigh, kLarge).Obj()},
        {Pod("p1", kMid, kLarge).NodeName("node1").Obj(),
@@ -525,7 +652,8 @@ TEST(DefaultPreemptionTest, DryRunPreemption) {
         Pod("p3", kMid, kLarge).NodeName("node3").Obj(),
         Pod("p4", kMid, kLarge).NodeName("node4").Obj(),
         Pod("p5", kMid, kLarge).NodeName("node5").Obj()},
-       DefaultPreemptionArgs{40, 1}, {4, 1, 3},
+       DefaultPreemptionArgs{40, 1},
+       {4, 1, 3},
        {{{"node1", {"p1"}}, {"node5", {"p5"}}},
         {{"node2", {"p2"}}, {"node3", {"p3"}}},
         {{"node4", {"p4"}}, {"node5", {"p5"}}}},
@@ -576,29 +704,35 @@ TEST(DefaultPreemptionTest, SelectBestCandidate) {
   };
   const std::vector<SelectCase> cases = {
       {"a pod that fits on both nodes when lower priority pods are preempted",
-       {"node1", "node2"}, Pod("p", kHigh, kLarge).Obj(),
-       {P("p1", "node1", kMid, kLarge), P("p2", "node2", kMid, kLarge)}, {"node1", "node2"}},
-      {"node with min highest priority pod is picked", {"node1", "node2", "node3"},
+       {"node1", "node2"},
+       Pod("p", kHigh, kLarge).Obj(),
+       {P("p1", "node1", kMid, kLarge), P("p2", "node2", kMid, kLarge)},
+       {"node1", "node2"}},
+      {"node with min highest priority pod is picked",
+       {"node1", "node2", "node3"},
        Pod("p", kHigh, kVeryLarge).Obj(),
        {P("p1.1", "node1", kMid, kMedium), P("p1.2", "node1", kMid, kLarge),
         P("p2.1", "node2", kMid, kMedium), P("p2.2", "node2", kLow, kMedium),
         P("p3.1", "node3", kLow, kMedium), P("p3.2", "node3", kLow, kMedium)},
        {"node3"}},
       {"when highest priorities are the same, minimum sum of priorities is picked",
-       {"node1", "node2", "node3"}, Pod("p", kHigh, kVeryLarge).Obj(),
+       {"node1", "node2", "node3"},
+       Pod("p", kHigh, kVeryLarge).Obj(),
        {P("p1.1", "node1", kMid, kMedium), P("p1.2", "node1", kMid, kLarge),
         P("p2.1", "node2", kMid, kLarge), P("p2.2", "node2", kLow, kMedium),
         P("p3.1", "node3", kMid, kMedium), P("p3.2", "node3", kMid, kMedium)},
        {"node2"}},
       {"when highest priority and sum are the same, minimum number of pods is picked",
-       {"node1", "node2", "node3"}, Pod("p", kHigh, kVeryLarge).Obj(),
+       {"node1", "node2", "node3"},
+       Pod("p", kHigh, kVeryLarge).Obj(),
        {P("p1.1", "node1", kMid, kSmall), P("p1.2", "node1", kNeg, kSmall),
         P("p1.3", "node1", kMid, kSmall), P("p1.4", "node1", kNeg, kSmall),
         P("p2.1", "node2", kMid, kLarge), P("p2.2", "node2", kNeg, kMedium),
         P("p3.1", "node3", kMid, kMedium), P("p3.2", "node3", kNeg, kSmall),
         P("p3.3", "node3", kLow, kSmall)},
        {"node2"}},
-      {"sum of adjusted priorities is considered", {"node1", "node2", "node3"},
+      {"sum of adjusted priorities is considered",
+       {"node1", "node2", "node3"},
        Pod("p", kHigh, kVeryLarge).Obj(),
        {P("p1.1", "node1", kMid, kSmall), P("p1.2", "node1", kNeg, kSmall),
         P("p1.3", "node1", kNeg, kSmall), P("p2.1", "node2", kMid, kLarge),
@@ -606,7 +740,8 @@ TEST(DefaultPreemptionTest, SelectBestCandidate) {
         P("p3.2", "node3", kNeg, kSmall), P("p3.3", "node3", kLow, kSmall)},
        {"node2"}},
       {"non-overlapping lowest high priority, sum priorities, and number of pods",
-       {"node1", "node2", "node3", "node4"}, Pod("p", kVeryHigh, kVeryLarge).Obj(),
+       {"node1", "node2", "node3", "node4"},
+       Pod("p", kVeryHigh, kVeryLarge).Obj(),
        {P("p1.1", "node1", kMid, kSmall), P("p1.2", "node1", kLow, kSmall),
         P("p1.3", "node1", kLow, kSmall), P("p2.1", "node2", kHigh, kLarge),
         P("p3.1", "node3", kMid, kMedium), P("p3.2", "node3", kLow, kSmall),
@@ -615,19 +750,22 @@ TEST(DefaultPreemptionTest, SelectBestCandidate) {
         P("p4.3", "node4", kMid, kSmall), P("p4.4", "node4", kNeg, kSmall)},
        {"node1"}},
       {"same priority, same number of victims, different start time for each node's pod",
-       {"node1", "node2", "node3"}, Pod("p", kHigh, kVeryLarge).Obj(),
+       {"node1", "node2", "node3"},
+       Pod("p", kHigh, kVeryLarge).Obj(),
        {P("p1.1", "node1", kMid, kMedium, 2), P("p1.2", "node1", kMid, kMedium, 2),
         P("p2.1", "node2", kMid, kMedium, 3), P("p2.2", "node2", kMid, kMedium, 3),
         P("p3.1", "node3", kMid, kMedium, 1), P("p3.2", "node3", kMid, kMedium, 1)},
        {"node2"}},
       {"same priority, same number of victims, different start time for all pods",
-       {"node1", "node2", "node3"}, Pod("p", kHigh, kVeryLarge).Obj(),
+       {"node1", "node2", "node3"},
+       Pod("p", kHigh, kVeryLarge).Obj(),
        {P("p1.1", "node1", kMid, kMedium, 4), P("p1.2", "node1", kMid, kMedium, 2),
         P("p2.1", "node2", kMid, kMedium, 5), P("p2.2", "node2", kMid, kMedium, 1),
         P("p3.1", "node3", kMid, kMedium, 3), P("p3.2", "node3", kMid, kMedium, 6)},
        {"node3"}},
       {"different priority, same number of victims, different start time for all pods",
-       {"node1", "node2", "node3"}, Pod("p", kHigh, kVeryLarge).Obj(),
+       {"node1", "node2", "node3"},
+       Pod("p", kHigh, kVeryLarge).Obj(),
        {P("p1.1", "node1", kLow, kMedium, 4), P("p1.2", "node1", kMid, kMedium, 2),
         P("p2.1", "node2", kMid, kMedium, 6), P("p2.2", "node2", kLow, kMedium, 1),
         P("p3.1", "node3", kLow, kMedium, 3), P("p3.2", "node3", kMid, kMedium, 5)},
@@ -656,10 +794,9 @@ TEST(DefaultPreemptionTest, SelectBestCandidate) {
 
 TEST(DefaultPreemptionTest, VictimsAreOrderedByImportance) {
   Harness h;
-  h.SetCluster({MakeNode("node1")},
-               {WithStart(Pod("a", kLow, kMedium).NodeName("node1").Obj(), 5),
-                WithStart(Pod("b", kMid, kMedium).NodeName("node1").Obj(), 9),
-                WithStart(Pod("c", kLow, kSmall).NodeName("node1").Obj(), 1)});
+  h.SetCluster({MakeNode("node1")}, {WithStart(Pod("a", kLow, kMedium).NodeName("node1").Obj(), 5),
+                                     WithStart(Pod("b", kMid, kMedium).NodeName("node1").Obj(), 9),
+                                     WithStart(Pod("c", kLow, kSmall).NodeName("node1").Obj(), 1)});
   auto pl = h.Plugin();
   PodInfoPtr pod = Pod("p", kHigh, kVeryLarge).Info();
   auto state = h.PreFilter(*pod);
@@ -695,22 +832,38 @@ TEST(DefaultPreemptionTest, PodEligibleToPreemptOthers) {
     std::string reason;
   };
   const std::vector<Case> cases = {
-      {"Pod with nominated node", nominated(Pod("p", kHigh).Obj()),
+      {"Pod with nominated node",
+       nominated(Pod("p", kHigh).Obj()),
        {terminating(Pod("p1", kLow).NodeName("node1").Obj(), true)},
-       Status::UnschedulableAndUnresolvable("node(s) had untolerated taint"), true, ""},
+       Status::UnschedulableAndUnresolvable("node(s) had untolerated taint"),
+       true,
+       ""},
       {"Pod without nominated node", Pod("p", kHigh).Obj(), {}, Status(), true, ""},
-      {"Pod with 'PreemptNever' preemption policy", never, {}, Status(), false,
+      {"Pod with 'PreemptNever' preemption policy",
+       never,
+       {},
+       Status(),
+       false,
        "not eligible due to preemptionPolicy=Never."},
       {"preemption victim pod terminating, as indicated by the dedicated DisruptionTarget "
        "condition",
        nominated(Pod("p", kHigh).Obj()),
-       {terminating(Pod("p1", kLow).NodeName("node1").Obj(), true)}, Status(), false,
+       {terminating(Pod("p1", kLow).NodeName("node1").Obj(), true)},
+       Status(),
+       false,
        "not eligible due to a terminating pod on the nominated node."},
-      {"non-victim Pods terminating", nominated(Pod("p", kHigh).Obj()),
-       {terminating(Pod("p1", kLow).NodeName("node1").Obj(), false)}, Status(), true, ""},
+      {"non-victim Pods terminating",
+       nominated(Pod("p", kHigh).Obj()),
+       {terminating(Pod("p1", kLow).NodeName("node1").Obj(), false)},
+       Status(),
+       true,
+       ""},
       {"higher-priority pods terminating by preemption do not hold the pod back",
        nominated(Pod("p", kHigh).Obj()),
-       {terminating(Pod("p1", kVeryHigh).NodeName("node1").Obj(), true)}, Status(), true, ""},
+       {terminating(Pod("p1", kVeryHigh).NodeName("node1").Obj(), true)},
+       Status(),
+       true,
+       ""},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -738,10 +891,11 @@ TEST(DefaultPreemptionTest, NominatedNodeWithTerminatingVictimWaits) {
   auto state = h.PreFilter(*pod);
   framework::PostFilterResult result;
   Status s = pl->PostFilter(
-      *state, *pod,
-      h.Statuses({{"node1", Code::kUnschedulable}, {"node2", Code::kUnschedulable}}), &result);
+      *state, *pod, h.Statuses({{"node1", Code::kUnschedulable}, {"node2", Code::kUnschedulable}}),
+      &result);
   EXPECT_EQ(s.code(), Code::kUnschedulable);
-  EXPECT_EQ(s.Message(), "preemption: not eligible due to a terminating pod on the nominated node.");
+  EXPECT_EQ(s.Message(),
+            "preemption: not eligible due to a terminating pod on the nominated node.");
   EXPECT_TRUE(h.client.deleted.empty());
 }
 
@@ -761,7 +915,8 @@ TEST(DefaultPreemptionTest, CalculateNumCandidates) {
                                          {10, 100, 5000, 500}}) {
     Harness h;
     auto pl = h.Plugin({c.pct, c.abs});
-    EXPECT_EQ(pl->CalculateNumCandidates(c.nodes), c.want) << c.pct << " " << c.abs << " " << c.nodes;
+    EXPECT_EQ(pl->CalculateNumCandidates(c.nodes), c.want)
+        << c.pct << " " << c.abs << " " << c.nodes;
   }
   Harness h;
   h.random_value = 7;
@@ -782,7 +937,8 @@ TEST(DefaultPreemptionTest, Args) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->min_candidate_nodes_percentage, 10);
   auto v = parse(
-      "{kind: DefaultPreemptionArgs, minCandidateNodesPercentage: 50, minCandidateNodesAbsolute: 0}");
+      "{kind: DefaultPreemptionArgs, minCandidateNodesPercentage: 50, minCandidateNodesAbsolute: "
+      "0}");
   ASSERT_TRUE(v.ok()) << v.status().Message();
   EXPECT_EQ(v->min_candidate_nodes_percentage, 50);
   EXPECT_EQ(v->min_candidate_nodes_absolute, 0);
@@ -803,7 +959,8 @@ TEST(DefaultPreemptionTest, Args) {
        "cannot be zero at the same time as minCandidateNodesPercentage]"},
       {"{minCandidateNodesPercentage: 120, minCandidateNodesAbsolute: -1}",
        "DefaultPreemptionArgs: [minCandidateNodesPercentage: Invalid value: 120: not in valid "
-       "range [0, 100], minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)]"},
+       "range [0, 100], minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, "
+       "inf)]"},
   };
   for (const auto& [yaml, want] : bad) {
     auto r = parse(yaml);
@@ -840,9 +997,9 @@ std::vector<Candidate> GangDryRun(Harness& h, const GangSetup& g, Status* node1_
        MakeNode("node2", {{"cpu", "400m"}, {"memory", "400"}})},
       {WithStart(InGang(Pod("g1", kLow, kMedium).NodeName("node1").Obj(), "g", g.min_member),
                  g.gang_start),
-       WithStart(InGang(Pod("g2", g.g2_priority, kMedium).NodeName("node2").Obj(), "g",
-                        g.min_member),
-                 g.gang_start),
+       WithStart(
+           InGang(Pod("g2", g.g2_priority, kMedium).NodeName("node2").Obj(), "g", g.min_member),
+           g.gang_start),
        WithStart(Pod("s1", kLow, kMedium).NodeName("node1").Obj(), g.single_start),
        // node2 is full with a pod the preemptor cannot evict.
        Pod("big", kVeryHigh, kMedium).NodeName("node2").Obj()});
@@ -875,7 +1032,8 @@ TEST(DefaultPreemptionGangTest, RunningGangIsNeverSplit) {
        {"s1"}},
       // A gang that is not running (minMember 3, two placed) is not a unit: g1 goes alone.
       {"members of a gang that is not running are ordinary victims",
-       {/*gang_start=*/5, /*single_start=*/1, /*min_member=*/3}, {"g1"}},
+       {/*gang_start=*/5, /*single_start=*/1, /*min_member=*/3},
+       {"g1"}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
