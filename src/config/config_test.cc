@@ -98,7 +98,7 @@ TEST(DefaultPluginsTest, ImplementedSet) {
                                    "NodeResourcesFit", "NodeResourcesBalancedAllocation",
                                    "ImageLocality", "DefaultBinder", "GangScheduling",
                                    "PodTopologySpread", "InterPodAffinity",
-                                   "DefaultPreemption"}));
+                                   "DefaultPreemption", "VolumeBinding"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {
@@ -452,9 +452,9 @@ TEST(ConversionTest, V1beta2DefaultsArePerExtensionPoint) {
             Impl({{"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
                   {"InterPodAffinity", 1}, {"NodeResourcesFit", 1}, {"NodeAffinity", 1},
                   {"PodTopologySpread", 2}, {"TaintToleration", 1}}));
-  EXPECT_TRUE(p.reserve.enabled.empty());
+  EXPECT_EQ(Flatten(p.reserve.enabled), Impl({{"VolumeBinding", 0}}));
   EXPECT_TRUE(p.permit.enabled.empty());
-  EXPECT_TRUE(p.pre_bind.enabled.empty());
+  EXPECT_EQ(Flatten(p.pre_bind.enabled), Impl({{"VolumeBinding", 0}}));
   EXPECT_EQ(Flatten(p.bind.enabled), (Flat{{"DefaultBinder", 0}}));
   EXPECT_TRUE(p.post_bind.enabled.empty());
 }

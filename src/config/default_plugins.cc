@@ -13,17 +13,17 @@
 namespace phalanx::config {
 
 const std::set<std::string>& ImplementedInTreePlugins() {
-  // Upstream's v1 default set also has VolumeRestrictions, NodeVolumeLimits, VolumeBinding
-  // and VolumeZone (and DynamicResources, before DefaultPreemption, when the
-  // DynamicResourceAllocation feature gate is on). This build does not implement them yet,
-  // so they are missing from every default set until their names are added here.
-  // EBSLimits, GCEPDLimits, AzureDiskLimits (defaults of v1beta2/v1beta3) were removed
-  // upstream and will not land.
+  // Upstream's v1 default set also has VolumeRestrictions, NodeVolumeLimits and VolumeZone
+  // (and DynamicResources, before DefaultPreemption, when the DynamicResourceAllocation
+  // feature gate is on). This build does not implement them yet, so they are missing from
+  // every default set until their names are added here. VolumeBinding only rejects pods
+  // that use PersistentVolumeClaims, with a clear reason. EBSLimits, GCEPDLimits,
+  // AzureDiskLimits (defaults of v1beta2/v1beta3) were removed upstream and will not land.
   static const std::set<std::string> kImplemented = {
       "SchedulingGates",   "PrioritySort",    "NodeUnschedulable",
       "NodeName",          "TaintToleration", "NodeAffinity",
       "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-      "ImageLocality",     "DefaultBinder",   "GangScheduling",
+      "ImageLocality",     "DefaultBinder",   "GangScheduling",  "VolumeBinding",
       "PodTopologySpread",
       "InterPodAffinity",
       "DefaultPreemption",

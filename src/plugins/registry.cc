@@ -22,6 +22,7 @@
 #include "plugins/prioritysort/priority_sort.h"
 #include "plugins/schedulinggates/scheduling_gates.h"
 #include "plugins/tainttoleration/taint_toleration.h"
+#include "plugins/volumebinding/volume_binding.h"
 
 namespace phalanx::plugins {
 
@@ -49,6 +50,7 @@ framework::Registry NewInTreeRegistry() {
   Add<noderesources::BalancedAllocation>(r);
   Add<imagelocality::ImageLocality>(r);
   Add<defaultbinder::DefaultBinder>(r);
+  Add<volumebinding::VolumeBinding>(r);
   Add<gangscheduling::GangScheduling>(r);
   Add<gangscheduling::GangPrioritySort>(r);
   // GPU sharing and placement policies (not in the default set; see examples/gpu-sharing).
