@@ -31,7 +31,13 @@ CACHE="$CACHE_ROOT/$K8S_VERSION"
 log() { echo "control-plane: $*" >&2; }
 die() { echo "control-plane: error: $*" >&2; exit 1; }
 
-have_binaries() { [[ -x "$CACHE/kube-apiserver" && -x "$CACHE/kube-scheduler" ]]; }
+# BUILD-INFO records how the cached binaries were built; binaries without it (built with
+# the vendored reflect2 1.0.1, whose JSON decoding panics under Go >= 1.18) are rebuilt.
+BUILD_INFO="reflect2 1.0.2 (Debian golang-github-modern-go-reflect2-dev)"
+have_binaries() {
+  [[ -x "$CACHE/kube-apiserver" && -x "$CACHE/kube-scheduler" ]] &&
+    [[ "$(cat "$CACHE/BUILD-INFO" 2>/dev/null)" == "$BUILD_INFO" ]]
+}
 
 enable_deb_src() {
   if grep -rqs "^Types:.*deb-src" /etc/apt/sources.list.d/ 2>/dev/null ||
@@ -60,9 +66,9 @@ cmd_build() {
   if have_binaries; then echo "$CACHE"; return 0; fi
   "$ROOT/scripts/install-deps.sh" --control-plane >&2
   enable_deb_src
-  local work
-  work="$(mktemp -d "$CACHE_ROOT/build.XXXXXX")"
-  trap 'rm -rf "$work"' EXIT
+  BUILD_WORK="$(mktemp -d "$CACHE_ROOT/build.XXXXXX")"
+  trap 'rm -rf "${BUILD_WORK:-}"' EXIT
+  local work="$BUILD_WORK"
   log "fetching Debian's kubernetes source package into $work"
   (cd "$work" && apt-get source -qq kubernetes >&2) ||
     die "apt-get source kubernetes failed (are deb-src entries enabled?)"
@@ -70,6 +76,14 @@ cmd_build() {
   src="$(find "$work" -maxdepth 1 -type d -name "kubernetes-$DEB_VERSION_GLOB*" | head -1)"
   [[ -n "$src" ]] || src="$(find "$work" -maxdepth 1 -type d -name 'kubernetes-*' | head -1)"
   [[ -f "$src/Makefile" ]] || die "unexpected source layout in $src"
+  # Kubernetes 1.20 vendors modern-go/reflect2 1.0.1, which crashes under Go >= 1.18
+  # (every JSON request body and response panics in json-iterator: "nil pointer
+  # dereference in reflect2.(*frozenConfig).Type2"). Debian ships 1.0.2, the fixed
+  # release with the same API: use it.
+  local r2=/usr/share/gocode/src/github.com/modern-go/reflect2
+  [[ -f "$r2/reflect2.go" ]] || die "$r2 missing: install golang-github-modern-go-reflect2-dev"
+  rm -rf "$src/vendor/github.com/modern-go/reflect2"
+  cp -r "$r2" "$src/vendor/github.com/modern-go/reflect2"
   log "building kube-apiserver and kube-scheduler v$K8S_VERSION (GOPATH mode, ~7 min on 2 cores)"
   local start=$SECONDS
   (
@@ -85,6 +99,7 @@ cmd_build() {
   [[ -x "$out/kube-apiserver" && -x "$out/kube-scheduler" ]] || die "binaries not found under $src/_output"
   mkdir -p "$CACHE.tmp"
   cp "$out/kube-apiserver" "$out/kube-scheduler" "$CACHE.tmp/"
+  echo "$BUILD_INFO" >"$CACHE.tmp/BUILD-INFO"
   rm -rf "$CACHE" && mv "$CACHE.tmp" "$CACHE"
   log "built in $((SECONDS - start)) s; cached in $CACHE"
   echo "$CACHE"
@@ -228,7 +243,9 @@ EOF
 # is for in-cluster use).
 apply_rbac() {  # SERVER TOKEN CA DIR
   local f="$4/clusterrole.yaml"
-  awk 'BEGIN{RS="\n---\n"} /kind: ClusterRole\n/ {print}' "$ROOT/deploy/rbac.yaml" >"$f"
+  awk '/^---/ { if (keep) printf "%s", doc; doc = ""; keep = 0; next }
+       { doc = doc $0 "\n" } /^kind: ClusterRole$/ { keep = 1 }
+       END { if (keep) printf "%s", doc }' "$ROOT/deploy/rbac.yaml" >"$f"
   [[ -s "$f" ]] || { log "no ClusterRole in deploy/rbac.yaml"; return 1; }
   api POST "$1/apis/rbac.authorization.k8s.io/v1/clusterroles" "$2" "$3" "$f"
 }

@@ -6,9 +6,10 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache pkg-config
       libyaml-cpp-dev libsimdjson-dev libcli11-dev libspdlog-dev libfmt-dev libtbb-dev
-      nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+      nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
+      chromium)  # chromium: the HTML report test renders the report headless
 if [[ "${1:-}" == "--control-plane" ]]; then
-  pkgs+=(etcd-server golang-go rsync jq dpkg-dev openssl curl)
+  pkgs+=(etcd-server golang-go golang-github-modern-go-reflect2-dev rsync jq dpkg-dev openssl curl)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds Phalanx and runs the whole test suite (unit, CLI and simulation tests).
+# Builds Phalanx and runs the whole test suite (unit, CLI, simulation and end-to-end tests;
+# the e2e tests build kube-apiserver once, see scripts/control-plane.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh

@@ -1,6 +1,8 @@
 // The phalanx command line (see app.h):
 //   phalanx simulate SCENARIO [--config sched.yaml] [--seed N] [--results out.jsonl]
 //   phalanx simulate --trace openb --nodes NODES.csv --pods PODS.csv [...]
+//   phalanx simulate --trace openb-paper|philly ... --policies fgd,bestfit --seeds 42-51
+//       --report out.html [--json results.json]
 //   phalanx bench [--nodes 5000 --init-pods 1000 --pods 10000]
 //   phalanx run --config sched.yaml [--kubeconfig F] [--context C] [--bind-address A]
 //   phalanx version
@@ -18,6 +20,8 @@
 #include "config/config.h"
 #include "plugins/registry.h"
 #include "sim/bench.h"
+#include "sim/experiment.h"
+#include "sim/report.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
 
@@ -82,8 +86,10 @@ int Run(int argc, char** argv, std::vector<Option> options) {
   bool untimed = false, progress = false, no_progress = false;
   sim_cmd->add_option("scenario", scenario_path, "Manifest file or directory (Nodes, Pods, workloads)");
   sim_cmd->add_option("--config", config_path, "KubeSchedulerConfiguration file");
-  sim_cmd->add_option("--trace", trace, "Trace format instead of manifests: openb")
-      ->check(CLI::IsMember({"openb"}));
+  sim_cmd->add_option("--trace", trace,
+                      "Trace instead of manifests: openb (arrivals and departures), openb-paper "
+                      "(the FGD paper's methodology), philly (jobs as gangs)")
+      ->check(CLI::IsMember({"openb", "openb-paper", "philly"}));
   sim_cmd->add_option("--nodes", nodes_csv, "openb node list CSV");
   sim_cmd->add_option("--pods", pods_csv, "openb pod list CSV");
   sim_cmd->add_flag("--untimed", untimed, "openb: all pods at t=0, no departures");
@@ -93,6 +99,22 @@ int Run(int argc, char** argv, std::vector<Option> options) {
   sim_cmd->add_option("--json", json_path, "Write the summary as JSON to this file");
   sim_cmd->add_flag("--progress", progress, "Show a progress bar (default when stderr is a terminal)");
   sim_cmd->add_flag("--no-progress", no_progress, "Never show a progress bar");
+  // Trace replay experiments (src/sim/experiment.h): policies x seeds, HTML report.
+  std::string policies_arg, seeds_arg, report_path, cluster_arg = "32x8", jobs_csv;
+  bool gpu_sharing = false;
+  sim::PaperOptions paper_opts;
+  sim_cmd->add_option("--policies", policies_arg,
+                      "GPU placement policies to compare, e.g. fgd,bestfit,random (also "
+                      "dotproduct, packing, clustering, default)");
+  sim_cmd->add_option("--seeds", seeds_arg, "Seeds to run, e.g. 42-51 or 1,2,3 (overrides --seed)");
+  sim_cmd->add_option("--report", report_path, "Write a self-contained HTML report to this file");
+  sim_cmd->add_option("--cluster", cluster_arg, "philly: NODESxGPUS, e.g. 32x8");
+  sim_cmd->add_option("--jobs", jobs_csv, "philly: job CSV (job_id,submit_time,num_gpu,duration)");
+  sim_cmd->add_flag("--gpu-sharing", gpu_sharing,
+                    "openb: GPU shares carry no nvidia.com/gpu request (GpuShare accounts per device)");
+  sim_cmd->add_option("--load", paper_opts.target_load,
+                      "openb-paper: resample arrivals up to this multiple of GPU capacity");
+  sim_cmd->add_option("--max-nodes", paper_opts.max_nodes, "openb-paper: use only the first N GPU nodes");
 
   // ---- bench ----
   auto* bench_cmd = app.add_subcommand("bench", "In-process scheduling throughput (SchedulingBasic shape)");
@@ -156,6 +178,59 @@ int Run(int argc, char** argv, std::vector<Option> options) {
   if (!LoadConfig(config_path, &so.config, &err)) return Fail(err);
   so.config_source = config_path;
   so.registry = std::move(registry).value();
+  if (trace == "openb-paper" || trace == "philly" || !policies_arg.empty() || !seeds_arg.empty() ||
+      !report_path.empty() || gpu_sharing) {
+    // Experiment mode: policies x seeds, JSON results, HTML report, terminal summary.
+    if (!results_path.empty()) return Fail("--results is for a single run without --policies/--seeds/--report");
+    sim::ExperimentOptions eo;
+    eo.trace = trace;
+    eo.nodes_csv = nodes_csv;
+    eo.pods_csv = pods_csv;
+    eo.jobs_csv = jobs_csv;
+    eo.scenario_path = scenario_path;
+    eo.config = so.config;
+    eo.config_source = config_path;
+    eo.registry = so.registry;
+    eo.paper = paper_opts;
+    eo.max_pods = max_pods;
+    eo.untimed = untimed;
+    eo.gpu_sharing = gpu_sharing;
+    eo.seeds = {seed};
+    if (!seeds_arg.empty()) {
+      eo.seeds.clear();
+      if (!sim::ParseSeeds(seeds_arg, &eo.seeds, &err)) return Fail(err);
+    }
+    if (!policies_arg.empty() && !sim::ParsePolicies(policies_arg, &eo.policies, &err)) return Fail(err);
+    if (!config_path.empty() && !eo.policies.empty()) {
+      return Fail("--config and --policies exclude each other (a policy is a generated profile)");
+    }
+    if (trace == "philly" && !sim::ParseClusterSpec(cluster_arg, &eo.cluster, &err)) return Fail(err);
+    if (trace.empty() && scenario_path.empty()) {
+      return Fail("simulate needs a SCENARIO (manifest file or directory) or --trace");
+    }
+    eo.log = [](const std::string& line) { std::printf("%s\n", line.c_str()); std::fflush(stdout); };
+    if (!no_progress && (progress || isatty(STDERR_FILENO))) {
+      eo.progress = [](size_t arrived, size_t total, double) {
+        std::fprintf(stderr, "\r  %zu/%zu pods", arrived, total);
+        if (arrived == total) std::fprintf(stderr, "\r%30s\r", "");
+        std::fflush(stderr);
+      };
+    }
+    nlohmann::json results;
+    if (!sim::RunExperiments(eo, &results, &err)) return Fail(err);
+    std::printf("%s", sim::FormatReportSummary(results).c_str());
+    if (!json_path.empty()) {
+      if (!sim::WriteTextFile(json_path, results.dump(1) + "\n", &err)) return Fail(err);
+      std::printf("results: %s\n", json_path.c_str());
+    }
+    if (!report_path.empty()) {
+      if (!sim::WriteTextFile(report_path, sim::RenderHtmlReport(results), &err)) return Fail(err);
+      std::printf("report: %s\n", report_path.c_str());
+    }
+    size_t violations = 0;
+    for (const auto& r : results["runs"]) violations += r["summary"]["invariant_violations"].get<size_t>();
+    return violations == 0 ? 0 : 3;
+  }
   sim::Scenario sc;
   if (trace == "openb") {
     if (nodes_csv.empty() || pods_csv.empty()) return Fail("--trace openb needs --nodes and --pods");

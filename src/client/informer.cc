@@ -481,13 +481,11 @@ void LiveInformerFactory::Notify(Target t, Op op, const std::shared_ptr<const vo
 
 void LiveInformerFactory::Replace(size_t idx, std::vector<Object> items) {
   Cache& c = caches_[idx];
-  std::unordered_map<std::string, Object> next;
+  std::unordered_map<std::string, size_t> next;  // key -> position in items
   next.reserve(items.size());
-  for (auto& o : items) {
-    std::string key = o.key;
-    next.emplace(std::move(key), std::move(o));
-  }
-  // Deletes first (objects gone while we were not watching), then adds and updates.
+  for (size_t i = 0; i < items.size(); ++i) next[items[i].key] = i;
+  // Deletes first (objects gone while we were not watching), then adds and updates in the
+  // order of the list.
   for (auto it = c.objects.begin(); it != c.objects.end();) {
     if (!next.count(it->first)) {
       auto old = it->second.ptr;
@@ -497,11 +495,14 @@ void LiveInformerFactory::Replace(size_t idx, std::vector<Object> items) {
       ++it;
     }
   }
-  for (auto& [key, o] : next) {
-    auto it = c.objects.find(key);
+  for (size_t i = 0; i < items.size(); ++i) {
+    Object& o = items[i];
+    if (next[o.key] != i) continue;  // a duplicate key: the last one wins
+    auto it = c.objects.find(o.key);
     if (it == c.objects.end()) {
       auto p = o.ptr;
-      c.objects.emplace(key, std::move(o));
+      std::string key = o.key;
+      c.objects.emplace(std::move(key), std::move(o));
       Notify(c.type.target, Op::kAdd, nullptr, p);
     } else if (it->second.resource_version != o.resource_version) {
       auto old = it->second.ptr;

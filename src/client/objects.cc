@@ -94,8 +94,8 @@ std::string Identity(const simdjson::dom::element& obj) {
   std::string_view ns, name;
   simdjson::dom::element meta;
   if (obj["metadata"].get(meta)) return "<unnamed>";
-  (void)meta["namespace"].get(ns);
-  (void)meta["name"].get(name);
+  if (meta["namespace"].get(ns)) ns = {};
+  if (meta["name"].get(name)) name = {};
   std::string id = ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
   return id.empty() ? "<unnamed>" : id;
 }
@@ -233,8 +233,8 @@ bool DecodeWatchEvent(std::string_view line, const ResourceType& rt, WatchEvent*
   if (type == "ERROR") {
     int64_t code = 0;
     std::string_view msg;
-    (void)obj["code"].get(code);
-    (void)obj["message"].get(msg);
+    if (obj["code"].get(code)) code = 0;
+    if (obj["message"].get(msg)) msg = {};
     out->error_code = static_cast<int>(code);
     out->error_message = std::string(msg);
     return true;

@@ -120,8 +120,7 @@ std::string StatusMessage(std::string_view body, std::string* reason) {
   if (parser.parse(body.data(), body.size()).get(doc)) return "";
   std::string_view kind, msg, rsn;
   if (doc["kind"].get(kind) || kind != "Status") return "";
-  if (!doc["message"].get(msg)) {
-  }
+  if (doc["message"].get(msg)) msg = {};
   if (reason != nullptr && !doc["reason"].get(rsn)) *reason = std::string(rsn);
   return std::string(msg);
 }
@@ -348,6 +347,9 @@ std::string RestClient::Describe(std::string_view method, const std::string& pat
         ca = "certificate-authority " + cfg_.ca_file;
       } else {
         ca = "system trust store; no certificate-authority configured";
+      }
+      if (r.curl_code == CURLE_SSL_CONNECT_ERROR) {
+        return "TLS handshake with " + cfg_.server + " failed: " + r.curl_error + " (" + ca + ")";
       }
       if (r.curl_code == CURLE_SSL_CERTPROBLEM) {
         return "TLS client certificate rejected for " + cfg_.server + ": " + r.curl_error +

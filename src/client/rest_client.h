@@ -61,6 +61,7 @@ class RestClient {
   // A one-line error for a failed response, naming the server, the request and the cause:
   //   "Unauthorized: check the token in <kubeconfig> (GET https://...: HTTP 401)"
   //   "TLS verification failed for https://...: <curl error> (certificate-authority <file>)"
+  //   "TLS handshake with https://... failed: <curl error> (...)"
   //   "cannot connect to https://...: <curl error>"
   //   "Forbidden: <apiserver message> (POST https://...)"
   //   "<METHOD> https://...: HTTP <code> <reason>: <apiserver message>"

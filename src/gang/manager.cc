@@ -68,7 +68,10 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
     pods_[pkey] = std::move(e);
   }
   auto spec = SpecLocked(g, ref->key);
-  if (spec && g.quorum_time == 0 && g.counts.pods >= spec->min_member) g.quorum_time = now;
+  if (spec && !g.has_quorum && g.counts.pods >= spec->min_member) {
+    g.has_quorum = true;
+    g.quorum_time = now;
+  }
   UpdateSatisfiedLocked(g, ref->key, now);
 }
 
@@ -85,9 +88,7 @@ void Manager::RemovePodLocked(const std::string& pkey) {
       case PodEntry::kAssumed: --g.counts.assumed; break;
       case PodEntry::kBound: --g.counts.bound; break;
     }
-    if (g.members.empty() && !g.ref.key.empty() && !object_specs_.count(g.ref.spec_key)) {
-      gangs_.erase(git);
-    }
+    // Finished gangs stay (their counts are zero) so that reports can still show them.
   }
   pods_.erase(it);
 }
@@ -120,6 +121,13 @@ void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod
     ++g.counts.bound;
     it->second.state = PodEntry::kBound;
     UpdateSatisfiedLocked(g, it->second.gang, now);
+    if (!g.running) {
+      auto spec = SpecLocked(g, it->second.gang);
+      if (spec && g.counts.bound >= spec->min_member) {
+        g.running = true;
+        g.running_time = now;
+      }
+    }
   }
 }
 
@@ -180,6 +188,9 @@ std::optional<GangInfo> Manager::Info(const std::string& key) const {
   info.last_reason = g.last_reason;
   info.quorum_time = g.quorum_time;
   info.satisfied_time = g.satisfied_time;
+  info.running_time = g.running_time;
+  info.has_quorum = g.has_quorum;
+  info.running = g.running;
   return info;
 }
 

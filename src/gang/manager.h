@@ -54,6 +54,9 @@ struct GangInfo {
   std::string last_reason;
   api::Timestamp quorum_time = 0;            // when minMember pods existed
   api::Timestamp satisfied_time = 0;         // when minMember were assumed/bound
+  api::Timestamp running_time = 0;           // when minMember were bound
+  bool has_quorum = false;                   // quorum_time is valid
+  bool running = false;                      // running_time is valid
 };
 
 class Manager {
@@ -112,6 +115,9 @@ class Manager {
     std::string last_reason;
     api::Timestamp quorum_time = 0;
     api::Timestamp satisfied_time = 0;
+    api::Timestamp running_time = 0;
+    bool has_quorum = false;
+    bool running = false;
   };
   std::shared_ptr<const PodGroupSpec> SpecLocked(const Gang& g, const std::string& key) const;
   void AddPodLocked(const api::PodPtr& pod, api::Timestamp now);

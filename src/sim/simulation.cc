@@ -11,6 +11,7 @@
 
 #include "framework/clock.h"
 #include "plugins/gpushare/device.h"
+#include "gang/manager.h"
 #include "scheduler/scheduler.h"
 #include "sim/invariants.h"
 #include "store/store.h"
@@ -269,6 +270,7 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
   res->attempts = sched->stats().attempts;
   res->virtual_seconds = Seconds(clock.Now());
   res->invariant_violations = checker.violations();
+  res->gangs = CollectGangOutcomes(sched->gangs());
 
   const api::Resource cap = checker.Capacity();
   const double span = usage.started ? static_cast<double>(usage.last_t - usage.first_t) : 0;
@@ -308,6 +310,7 @@ std::string FormatSummary(const SimulationResult& r) {
                   100.0 * u.time_avg / u.capacity);
     o << buf;
   }
+  o << FormatGangSummary(r.gangs);
   o << "invariant violations: " << r.invariant_violations.size() << "\n";
   for (size_t i = 0; i < r.invariant_violations.size() && i < 10; ++i) {
     o << "  " << r.invariant_violations[i] << "\n";
@@ -356,6 +359,22 @@ std::string ResultJson(const SimulationResult& r) {
     j["usage"][u.resource] = {{"capacity", u.capacity}, {"peak", u.peak}, {"time_avg", u.time_avg}};
   }
   j["invariant_violations"] = r.invariant_violations;
+  if (r.gangs.gangs > 0) {
+    nlohmann::json g;
+    g["gangs"] = r.gangs.gangs;
+    g["started"] = r.gangs.started;
+    g["never_started"] = r.gangs.never_started;
+    g["attempts"] = r.gangs.attempts_total;
+    g["quorum_to_running_s"] = {{"mean", r.gangs.wait_mean_s}, {"p50", r.gangs.wait_p50_s},
+                                {"max", r.gangs.wait_max_s}};
+    for (const auto& o : r.gangs.outcomes) {
+      g["outcomes"].push_back({{"gang", o.key}, {"min_member", o.min_member}, {"pods", o.pods},
+                               {"bound", o.bound}, {"started", o.started},
+                               {"quorum_to_running_s", o.quorum_to_running_s},
+                               {"attempts", o.attempts}, {"last_reason", o.last_reason}});
+    }
+    j["gangs"] = g;
+  }
   return j.dump(2);
 }
 

@@ -19,9 +19,29 @@
 #include "api/resource.h"
 #include "config/types.h"
 #include "framework/registry.h"
+#include "sim/gang_report.h"
 #include "sim/scenario.h"
 
+namespace phalanx::scheduler {
+class Scheduler;
+}
+
 namespace phalanx::sim {
+
+// Observers of a run (trace replay modes build their metrics with these). Times are
+// virtual seconds; `pod` indexes Scenario::pods.
+struct SimulationHooks {
+  // After the scheduler and the nodes exist, before the first pod (e.g. to reach a
+  // profile's plugins through scheduler.Profile(name)).
+  std::function<void(scheduler::Scheduler&)> on_start;
+  std::function<void(size_t pod, double t)> on_arrival;
+  std::function<void(size_t pod, const api::Pod& pod_obj, const std::string& node, double t)>
+      on_bound;
+  // The pod was deleted (bound or not).
+  std::function<void(size_t pod, double t)> on_deleted;
+  // After the events due at `t` were applied and the scheduler has nothing left to do.
+  std::function<void(double t)> on_step;
+};
 
 struct SimulationOptions {
   uint64_t seed = 1;
@@ -30,6 +50,20 @@ struct SimulationOptions {
   framework::Registry registry;  // plugins available to the profiles
   // Called now and then with (pods arrived, pods total, virtual seconds).
   std::function<void(size_t, size_t, double)> progress;
+  SimulationHooks hooks;
+  // Delete a pod as soon as an attempt to schedule it fails (the FGD paper's methodology:
+  // a pod that does not fit on arrival is dropped, never retried).
+  bool delete_unschedulable = false;
+};
+
+// Cluster allocation after a step (recorded when it changed).
+struct UsageSample {
+  double t = 0;           // virtual seconds
+  double gpu_milli = 0;   // GPU milli held by bound pods (shares included)
+  double gpus = 0;        // nvidia.com/gpu requested by bound pods
+  double milli_cpu = 0;
+  size_t running = 0;     // bound pods
+  size_t pending = 0;     // arrived, not bound, not deleted
 };
 
 struct PodOutcome {
@@ -66,6 +100,10 @@ struct SimulationResult {
   std::vector<ResourceUsage> usage;
   std::vector<PodOutcome> outcomes;  // in arrival order
   std::vector<std::string> invariant_violations;
+  GangSummary gangs;  // per-gang outcomes and waits (empty when no pod named a gang)
+  // Allocation over time; GPU capacity in milli (devices of every node * 1000).
+  std::vector<UsageSample> timeline;
+  double gpu_milli_capacity = 0;
 };
 
 // Runs the scenario. Errors: scheduler construction (bad profile/plugin), objects the

@@ -54,15 +54,18 @@ framework::Status BestFitScore::Score(const framework::CycleState& state,
 
 framework::Status BestFitScore::NormalizeScore(const framework::CycleState&,
                                                const framework::PodInfo&,
-                                               const std::vector<const framework::NodeInfo*>&,
+                                               const std::vector<const framework::NodeInfo*>& nodes,
                                                std::vector<int64_t>& scores) {
   MinMaxNormalize(scores);
+  if (args_.tie_break == TieBreak::kNodeOrder) tie_.Apply(handle_, nodes, scores);
   return framework::Status();
 }
 
 framework::StatusOr<std::unique_ptr<framework::Plugin>> BestFitScore::New(
-    framework::PluginArgs, framework::Handle& h) {
-  return std::unique_ptr<framework::Plugin>(std::make_unique<BestFitScore>(h));
+    framework::PluginArgs args, framework::Handle& h) {
+  auto a = ParsePolicyArgs(args, "BestFitScoreArgs");
+  if (!a.ok()) return a.status();
+  return std::unique_ptr<framework::Plugin>(std::make_unique<BestFitScore>(a.value(), h));
 }
 
 }  // namespace phalanx::plugins::gpupolicy

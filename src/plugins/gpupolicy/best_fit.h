@@ -2,7 +2,8 @@
 // smallest relative to the largest node spec (upstream hkust-adsl/kubernetes-scheduler-
 // simulator pkg/simulator/plugin/best_fit_score.go):
 //   raw = (1 - sum_i 0.5 * (free_i - request_i) / maxSpec_i) * 100, i in {cpu, gpu milli},
-// truncated, then min-max normalized over the feasible nodes (upstream NormalizeScore).
+// truncated, then min-max normalized over the feasible nodes (upstream NormalizeScore),
+// then the NodeOrder tie-break when configured (common.h).
 #pragma once
 
 #include <memory>
@@ -26,7 +27,8 @@ class BestFitScore final : public framework::PreScorePlugin,
  public:
   static constexpr std::string_view kName = "BestFitScore";
   static constexpr std::string_view kStateKey = "PreScoreBestFitScore";
-  explicit BestFitScore(framework::Handle& h) : ctx_(GpuContext::For(h)) {}
+  BestFitScore(PolicyArgs args, framework::Handle& h)
+      : handle_(h), args_(args), ctx_(GpuContext::For(h)) {}
   std::string_view Name() const override { return kName; }
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const std::vector<const framework::NodeInfo*>& nodes) override;
@@ -41,6 +43,9 @@ class BestFitScore final : public framework::PreScorePlugin,
                                                                      framework::Handle& h);
 
  private:
+  framework::Handle& handle_;
+  PolicyArgs args_;
+  NodeOrderTieBreak tie_;
   std::shared_ptr<GpuContext> ctx_;
 };
 

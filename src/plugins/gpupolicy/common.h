@@ -11,11 +11,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <vector>
 #include <memory>
 #include <string_view>
 
 #include "framework/cycle_state.h"
+#include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/registry.h"
 #include "plugins/gpushare/context.h"
 #include "plugins/gpushare/device.h"
 
@@ -55,5 +59,39 @@ inline void WriteAsk(framework::CycleState& state, std::string_view key,
 inline int64_t ClampScore(int64_t s) {
   return std::clamp<int64_t>(s, framework::kMinNodeScore, framework::kMaxNodeScore);
 }
+
+// How a policy's equal best scores are resolved.
+//   Random (default): left to the scheduler (uniformly at random, seeded).
+//   NodeOrder: the first node in a seed-dependent order wins — the FGD artifact's
+//     methodology (its vendored selectHost takes the lexicographically smallest name among
+//     the best, and node names carry a seed-permuted prefix). A random tie-break spreads
+//     pods among equally scored nodes; this one keeps filling the same nodes, which
+//     changes FGD's results markedly. Applied in NormalizeScore: the winner ends strictly
+//     above the others; meant for profiles where the policy is the only scorer.
+enum class TieBreak : uint8_t { kRandom, kNodeOrder };
+
+struct PolicyArgs {
+  TieBreak tie_break = TieBreak::kRandom;
+};
+
+// Decodes a policy's args of kind `kind` ("<Plugin>Args"): tieBreak (Random | NodeOrder);
+// FGD's targetWorkload key is accepted (and left to FGD) when `with_target_workload`.
+// Errors: "<kind>: tieBreak: Unsupported value: ...", unknown keys.
+framework::StatusOr<PolicyArgs> ParsePolicyArgs(framework::PluginArgs args, std::string_view kind,
+                                                bool with_target_workload = false);
+
+// NodeOrder tie-breaking state of one plugin: a salt drawn once from the scheduler's
+// seeded RNG orders the nodes by hash(salt, name).
+class NodeOrderTieBreak {
+ public:
+  // Among the nodes with the highest score, the first in the salted order gets max + 1
+  // (or, at 100, every other best node drops to 99).
+  void Apply(framework::Handle& h, const std::vector<const framework::NodeInfo*>& nodes,
+             std::vector<int64_t>& scores);
+
+ private:
+  bool have_salt_ = false;
+  uint64_t salt_ = 0;
+};
 
 }  // namespace phalanx::plugins::gpupolicy

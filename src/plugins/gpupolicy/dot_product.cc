@@ -31,9 +31,18 @@ framework::Status DotProductScore::Score(const framework::CycleState& state,
   return framework::Status();
 }
 
+framework::Status DotProductScore::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
+                                          const std::vector<const framework::NodeInfo*>& nodes,
+                                          std::vector<int64_t>& scores) {
+  tie_.Apply(handle_, nodes, scores);
+  return framework::Status();
+}
+
 framework::StatusOr<std::unique_ptr<framework::Plugin>> DotProductScore::New(
-    framework::PluginArgs, framework::Handle& h) {
-  return std::unique_ptr<framework::Plugin>(std::make_unique<DotProductScore>(h));
+    framework::PluginArgs args, framework::Handle& h) {
+  auto a = ParsePolicyArgs(args, "DotProductScoreArgs");
+  if (!a.ok()) return a.status();
+  return std::unique_ptr<framework::Plugin>(std::make_unique<DotProductScore>(a.value(), h));
 }
 
 }  // namespace phalanx::plugins::gpupolicy

@@ -31,16 +31,18 @@ bool NoRequests(const framework::PodInfo& pod, const GpuAsk& ask) {
 
 framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) {
   FGDScoreArgs out;
+  auto pa = ParsePolicyArgs(args, kArgsKind, /*with_target_workload=*/true);
+  if (!pa.ok()) return pa.status();
+  out.policy = pa.value();
   helper::FieldErrors errs;
-  bool has_content = false;
-  if (!helper::CheckArgsMap(args, kArgsKind, {"targetWorkload"}, &errs, &has_content)) {
-    return errs.ToStatus(kArgsKind);
-  }
+  const bool has_content = args != nullptr && args->IsMap() && args->size() > 0;
   if (has_content) {
     const YAML::Node list = (*args)["targetWorkload"];
-    if (list.IsDefined() && !list.IsNull() && !list.IsSequence()) {
+    if (!list.IsDefined() || list.IsNull()) {
+      // no targetWorkload
+    } else if (!list.IsSequence()) {
       errs.Add("targetWorkload: Invalid value: must be a list");
-    } else if (list.IsSequence()) {
+    } else {
       double sum = 0;
       for (size_t i = 0; i < list.size(); ++i) {
         const std::string p = "targetWorkload[" + std::to_string(i) + "]";
@@ -83,7 +85,8 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) 
   return out;
 }
 
-FGDScore::FGDScore(FGDScoreArgs args, framework::Handle& h) : ctx_(GpuContext::For(h)) {
+FGDScore::FGDScore(FGDScoreArgs args, framework::Handle& h)
+    : handle_(h), args_(args.policy), ctx_(GpuContext::For(h)) {
   if (!args.target_workload.empty()) {
     fixed_ = std::make_shared<const gpushare::TargetWorkload>(std::move(args.target_workload));
   }
@@ -158,6 +161,13 @@ framework::Status FGDScore::Score(const framework::CycleState& state,
   const GpuAsk ask = gpushare::ParseGpuAsk(pod.Pod());
   int32_t device;
   *score = ScoreNode(*ctx_->State(node), pod, ask, *Memo(nullptr), &device);
+  return framework::Status();
+}
+
+framework::Status FGDScore::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
+                                          const std::vector<const framework::NodeInfo*>& nodes,
+                                          std::vector<int64_t>& scores) {
+  tie_.Apply(handle_, nodes, scores);
   return framework::Status();
 }
 

@@ -11,6 +11,7 @@
 // artifact does); else the shapes of the pods this plugin has scored so far.
 //
 // Args (kind FGDScoreArgs):
+//   tieBreak: Random | NodeOrder (common.h)
 //   targetWorkload: [{cpuMilli: 8000, gpuMilli: 500, gpuCount: 1, gpuModel: "T4|P100",
 //                     frequency: 0.3}, ...]   (frequencies are renormalized to sum to 1)
 #pragma once
@@ -26,6 +27,7 @@
 namespace phalanx::plugins::gpupolicy {
 
 struct FGDScoreArgs {
+  PolicyArgs policy;  // tieBreak
   std::vector<gpushare::TargetPod> target_workload;
 };
 // Errors: "FGDScoreArgs: targetWorkload[0].frequency: Invalid value: ...".
@@ -33,6 +35,7 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args);
 
 class FGDScore final : public framework::PreScorePlugin,
                        public framework::ScorePlugin,
+                       public framework::ScoreExtensions,
                        public gpushare::DevicePolicy {
  public:
   static constexpr std::string_view kName = "FGDScore";
@@ -45,6 +48,14 @@ class FGDScore final : public framework::PreScorePlugin,
                              const std::vector<const framework::NodeInfo*>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  framework::ScoreExtensions* GetScoreExtensions() override {
+    return args_.tie_break == TieBreak::kNodeOrder ? this : nullptr;
+  }
+  // NodeOrder tie-break (see common.h).
+  framework::Status NormalizeScore(const framework::CycleState& state,
+                                   const framework::PodInfo& pod,
+                                   const std::vector<const framework::NodeInfo*>& nodes,
+                                   std::vector<int64_t>& scores) override;
   // GPU shares: the device with the best FGD score; whole devices: no opinion.
   std::vector<int32_t> ChooseDevices(const NodeGpuState& node, const framework::PodInfo& pod,
                                      const GpuAsk& ask, int32_t milli) override;
@@ -56,6 +67,9 @@ class FGDScore final : public framework::PreScorePlugin,
   int64_t ScoreNode(const NodeGpuState& st, const framework::PodInfo& pod, const GpuAsk& ask,
                     gpushare::FragMemo& memo, int32_t* device);
 
+  framework::Handle& handle_;
+  PolicyArgs args_;
+  NodeOrderTieBreak tie_;
   std::shared_ptr<GpuContext> ctx_;
   std::shared_ptr<const gpushare::TargetWorkload> fixed_;  // from args
   std::mutex mu_;

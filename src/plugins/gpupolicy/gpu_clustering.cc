@@ -32,9 +32,18 @@ framework::Status GpuClusteringScore::Score(const framework::CycleState& state,
   return framework::Status();
 }
 
+framework::Status GpuClusteringScore::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
+                                          const std::vector<const framework::NodeInfo*>& nodes,
+                                          std::vector<int64_t>& scores) {
+  tie_.Apply(handle_, nodes, scores);
+  return framework::Status();
+}
+
 framework::StatusOr<std::unique_ptr<framework::Plugin>> GpuClusteringScore::New(
-    framework::PluginArgs, framework::Handle& h) {
-  return std::unique_ptr<framework::Plugin>(std::make_unique<GpuClusteringScore>(h));
+    framework::PluginArgs args, framework::Handle& h) {
+  auto a = ParsePolicyArgs(args, "GpuClusteringScoreArgs");
+  if (!a.ok()) return a.status();
+  return std::unique_ptr<framework::Plugin>(std::make_unique<GpuClusteringScore>(a.value(), h));
 }
 
 }  // namespace phalanx::plugins::gpupolicy

@@ -11,7 +11,7 @@ struct Chosen final : framework::StateData {
 };
 }  // namespace
 
-RandomScore::RandomScore(framework::Handle& h) : handle_(h), ctx_(GpuContext::For(h)) {
+RandomScore::RandomScore(PolicyArgs, framework::Handle& h) : handle_(h), ctx_(GpuContext::For(h)) {
   ctx_->RegisterDevicePolicy(std::string(kName), this);
 }
 
@@ -51,9 +51,11 @@ std::vector<int32_t> RandomScore::ChooseDevices(const NodeGpuState& node,
   return {chosen};
 }
 
-framework::StatusOr<std::unique_ptr<framework::Plugin>> RandomScore::New(framework::PluginArgs,
+framework::StatusOr<std::unique_ptr<framework::Plugin>> RandomScore::New(framework::PluginArgs args,
                                                                          framework::Handle& h) {
-  return std::unique_ptr<framework::Plugin>(std::make_unique<RandomScore>(h));
+  auto a = ParsePolicyArgs(args, "RandomScoreArgs");
+  if (!a.ok()) return a.status();
+  return std::unique_ptr<framework::Plugin>(std::make_unique<RandomScore>(a.value(), h));
 }
 
 }  // namespace phalanx::plugins::gpupolicy

@@ -14,10 +14,11 @@ namespace phalanx::plugins::gpupolicy {
 class RandomScore final : public framework::PreScorePlugin,
                           public framework::ScorePlugin,
                           public gpushare::DevicePolicy {
+  // (One node gets 100 and the others 0: no ties to break; tieBreak is accepted and ignored.)
  public:
   static constexpr std::string_view kName = "RandomScore";
   static constexpr std::string_view kStateKey = "PreScoreRandomScore";
-  explicit RandomScore(framework::Handle& h);
+  RandomScore(PolicyArgs args, framework::Handle& h);
   ~RandomScore() override;
   std::string_view Name() const override { return kName; }
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,

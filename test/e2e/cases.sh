@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# End-to-end tests of `phalanx run` against kube-apiserver v1.20.2 + etcd on loopback.
+# Usage: test/e2e/cases.sh PHALANX-BINARY CASE
+# Cases: bind, failed_scheduling, gang, leader_election, tls_wrong_ca, bad_token.
+# Each case starts its own control plane (free ports, temp dir) and removes it at exit.
+# Exit 77 = skipped (binaries cannot be built and CI is not set).
+set -euo pipefail
+PHALANX="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+CASE=$2
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+# Scheduling as the least-privileged `phalanx` user (deploy/rbac.yaml's ClusterRole):
+# pods get bound, pods of another scheduler are left alone, /readyz and /metrics answer,
+# SIGTERM exits 0 and releases the Lease.
+case_bind() {
+  create_namespace e2e
+  create_node node-a 4 8Gi
+  create_node node-b 4 8Gi
+  write_config "$STATE/sched.yaml" true
+  start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  local port=$METRICS_PORT_main
+  wait_until 60 "/readyz of phalanx" http_get "$port" /readyz
+  # A pod for another scheduler first, then ours: the informer delivers pods in order, so
+  # once ours is bound the other one has been seen (and must stay unbound).
+  create_pod e2e other-0 100m other-scheduler
+  local i
+  for i in 0 1 2 3 4 5; do create_pod e2e web-$i 500m; done
+  for i in 0 1 2 3 4 5; do wait_until 60 "pod e2e/web-$i bound" pod_bound e2e web-$i; done
+  log "6 pods bound: $(for i in 0 1 2 3 4 5; do printf '%s ' "$(pod_node e2e web-$i)"; done)"
+  pod_unbound e2e other-0 || fail "pod e2e/other-0 (schedulerName other-scheduler) was bound"
+  has_event e2e other-0 FailedScheduling && fail "phalanx recorded an event for another scheduler's pod"
+  wait_until 30 "Scheduled event for e2e/web-0" has_event e2e web-0 Scheduled
+  log "Scheduled event: $(events_for e2e web-0 Scheduled | head -1)"
+  # Pods created while running are bound too (watch, not only the initial list).
+  create_pod e2e late-0 250m
+  wait_until 60 "pod e2e/late-0 bound" pod_bound e2e late-0
+  [[ "$(lease_holder)" == "e2e-main" ]] || fail "lease holder is '$(lease_holder)', expected e2e-main"
+  # The counter moves right after the binding call returns: wait for it, do not race it.
+  seven_scheduled() {
+    http_get "$port" /metrics |
+      grep -q 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 7$'
+  }
+  wait_until 30 "metrics: 7 scheduled attempts" seven_scheduled
+  local m
+  m="$(http_get "$port" /metrics)" || fail "GET /metrics"
+  grep -q '^scheduler_pending_pods{queue="active"}' <<<"$m" || fail "metrics: no scheduler_pending_pods"
+  grep -q '^scheduler_scheduling_attempt_duration_seconds_bucket' <<<"$m" ||
+    fail "metrics: no scheduler_scheduling_attempt_duration_seconds histogram"
+  http_get "$port" /healthz >/dev/null || fail "GET /healthz"
+  log "metrics: $(grep '^scheduler_schedule_attempts_total' <<<"$m" | tr '\n' ' ')"
+  stop_phalanx main
+  [[ -z "$(lease_holder)" ]] || fail "lease not released on SIGTERM (holder '$(lease_holder)')"
+  # The phalanx user really is least-privileged: it may not create pods.
+  if api_as "$PHALANX_TOKEN" POST /api/v1/namespaces/e2e/pods '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[{"name":"c","image":"x"}]}}' >/dev/null 2>&1; then
+    fail "the phalanx user can create pods: the ClusterRole is wider than needed"
+  fi
+}
+
+# An unschedulable pod gets a FailedScheduling event and PodScheduled=False; a node added
+# later makes it schedulable (requeue on NodeAdd) and it is bound.
+case_failed_scheduling() {
+  create_namespace e2e
+  create_node small-0 2 4Gi
+  write_config "$STATE/sched.yaml" false
+  start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  create_pod e2e huge 8
+  wait_until 60 "FailedScheduling event for e2e/huge" has_event e2e huge FailedScheduling
+  local msg
+  msg="$(events_for e2e huge FailedScheduling | head -1)"
+  log "FailedScheduling: $msg"
+  [[ "$msg" == *"0/1 nodes are available"*"Insufficient cpu"* ]] ||
+    fail "unexpected FailedScheduling message: $msg"
+  cond_false() {
+    api GET /api/v1/namespaces/e2e/pods/huge |
+      jq -e '.status.conditions[]? | select(.type=="PodScheduled" and .status=="False" and .reason=="Unschedulable")'
+  }
+  wait_until 30 "PodScheduled=False on e2e/huge" cond_false
+  pod_unbound e2e huge || fail "pod e2e/huge was bound to a node that cannot hold it"
+  create_node big-0 16 32Gi
+  wait_until 60 "pod e2e/huge bound after big-0 was added" pod_bound e2e huge
+  [[ "$(pod_node e2e huge)" == big-0 ]] || fail "e2e/huge bound to $(pod_node e2e huge), expected big-0"
+  stop_phalanx main
+}
+
+# Coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1 CRD): a gang that cannot fit as a
+# whole gets no node at all; a gang that fits is bound entirely.
+case_gang() {
+  api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions \
+    "@$E2E_DIR/testdata/podgroup-crd.yaml" application/yaml >/dev/null || fail "create PodGroup CRD"
+  crd_ready() { api GET /apis/scheduling.x-k8s.io/v1alpha1/podgroups; }
+  wait_until 60 "PodGroup CRD served" crd_ready
+  create_namespace e2e
+  create_node node-a 2 8Gi
+  create_node node-b 2 8Gi
+  write_config "$STATE/sched.yaml" false
+  start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  wait_until 60 "/readyz" http_get "$METRICS_PORT_main" /readyz
+  grep -q "podgroups.scheduling.x-k8s.io" "$STATE/phalanx-main.log" ||
+    fail "phalanx does not watch podgroups.scheduling.x-k8s.io"
+  pg() {
+    api POST /apis/scheduling.x-k8s.io/v1alpha1/namespaces/e2e/podgroups \
+      "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"e2e\"},\"spec\":{\"minMember\":$2}}" >/dev/null ||
+      fail "create PodGroup $1"
+  }
+  # 3 x 2 CPU on 2 nodes of 2 CPU: only 2 fit -> the gang must get nothing.
+  pg toobig 3
+  local i
+  for i in 0 1 2; do create_pod e2e toobig-$i 2 default-scheduler '{"scheduling.x-k8s.io/pod-group":"toobig"}'; done
+  for i in 0 1 2; do wait_until 60 "FailedScheduling for e2e/toobig-$i" has_event e2e toobig-$i FailedScheduling; done
+  log "toobig: $(events_for e2e toobig-0 FailedScheduling | head -1)"
+  for i in 0 1 2; do pod_unbound e2e toobig-$i || fail "gang member e2e/toobig-$i was bound (not all-or-nothing)"; done
+  # 2 x 1 CPU: fits, both bound.
+  pg fits 2
+  for i in 0 1; do create_pod e2e fits-$i 1 default-scheduler '{"scheduling.x-k8s.io/pod-group":"fits"}'; done
+  for i in 0 1; do wait_until 60 "gang member e2e/fits-$i bound" pod_bound e2e fits-$i; done
+  log "fits: fits-0 -> $(pod_node e2e fits-0), fits-1 -> $(pod_node e2e fits-1)"
+  for i in 0 1 2; do pod_unbound e2e toobig-$i || fail "gang member e2e/toobig-$i was bound later"; done
+  # A gang below its minMember (1 of 2 pods exist) waits; the second member releases both.
+  pg pair 2
+  create_pod e2e pair-0 100m default-scheduler '{"scheduling.x-k8s.io/pod-group":"pair"}'
+  create_pod e2e barrier 100m
+  wait_until 60 "pod e2e/barrier bound" pod_bound e2e barrier
+  pod_unbound e2e pair-0 || fail "e2e/pair-0 bound before its gang reached minMember"
+  create_pod e2e pair-1 100m default-scheduler '{"scheduling.x-k8s.io/pod-group":"pair"}'
+  for i in 0 1; do wait_until 60 "gang member e2e/pair-$i bound" pod_bound e2e pair-$i; done
+  stop_phalanx main
+}
+
+# Two replicas: one holds the Lease and schedules; SIGTERM to it hands over to the other.
+case_leader_election() {
+  create_namespace e2e
+  create_node node-a 8 16Gi
+  write_config "$STATE/sched.yaml" true
+  start_phalanx one "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  lease_is() { [[ "$(lease_holder)" == "$1" ]]; }
+  wait_until 60 "e2e-one holds the lease" lease_is e2e-one
+  start_phalanx two "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  wait_until 60 "replica two ready" http_get "$METRICS_PORT_two" /readyz
+  create_pod e2e before 100m
+  wait_until 60 "pod e2e/before bound" pod_bound e2e before
+  two_standby() {
+    http_get "$METRICS_PORT_two" /metrics | grep -q 'leader_election_master_status{name="phalanx-e2e"} 0$'
+  }
+  wait_until 30 "replica two reports leader_election_master_status 0 (standby)" two_standby
+  [[ "$(lease_holder)" == e2e-one ]] || fail "the lease moved to '$(lease_holder)' while one was running"
+  stop_phalanx one
+  wait_until 30 "e2e-two takes over the lease" lease_is e2e-two
+  create_pod e2e after 100m
+  wait_until 60 "pod e2e/after bound by replica two" pod_bound e2e after
+  grep -q "acquired lease kube-system/phalanx-e2e" "$STATE/phalanx-two.log" || fail "replica two never led"
+  stop_phalanx two
+}
+
+# A kubeconfig with a CA that did not sign the server's certificate: refused, clearly.
+case_tls_wrong_ca() {
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$STATE/other-ca.key" -out "$STATE/other-ca.crt" \
+    -days 1 -subj "/CN=not-the-apiserver-ca" >/dev/null 2>&1
+  sed "s#certificate-authority: .*#certificate-authority: $STATE/other-ca.crt#" \
+    "$STATE/cp/phalanx.kubeconfig" >"$STATE/wrong-ca.kubeconfig"
+  write_config "$STATE/sched.yaml" false
+  local code=0 err
+  err="$(timeout 60 "$PHALANX" run --config "$STATE/sched.yaml" --kubeconfig "$STATE/wrong-ca.kubeconfig" \
+           --bind-address "" 2>&1 >/dev/null)" || code=$?
+  log "exit $code: $err"
+  [[ $code -eq 1 ]] || fail "expected exit 1 with a wrong CA, got $code"
+  [[ "$err" == *"TLS verification failed for $SERVER"*"certificate-authority $STATE/other-ca.crt"* ]] ||
+    fail "unclear TLS error: $err"
+}
+
+# A wrong token: a clear 401 error naming the kubeconfig and a non-zero exit.
+case_bad_token() {
+  sed "s#token: .*#token: not-a-valid-token#" "$STATE/cp/phalanx.kubeconfig" >"$STATE/bad-token.kubeconfig"
+  write_config "$STATE/sched.yaml" false
+  local code=0 err
+  err="$(timeout 60 "$PHALANX" run --config "$STATE/sched.yaml" --kubeconfig "$STATE/bad-token.kubeconfig" \
+           --bind-address "" 2>&1 >/dev/null)" || code=$?
+  log "exit $code: $err"
+  [[ $code -ne 0 ]] || fail "expected a non-zero exit with a bad token"
+  [[ "$err" == *"Unauthorized: check the token in $STATE/bad-token.kubeconfig"*"HTTP 401"* ]] ||
+    fail "unclear 401 error: $err"
+}
+
+declare -F "case_$CASE" >/dev/null || { echo "unknown case $CASE" >&2; exit 2; }
+e2e_setup
+start=$SECONDS
+"case_$CASE"
+log "PASS e2e.$CASE ($((SECONDS - start)) s after the control plane was up)"
