@@ -29,6 +29,7 @@ struct Member {
   size_t unit = 0;
   std::shared_ptr<CycleState> state;
   std::string host;
+  PodInfoPtr assumed;  // the pod with spec.nodeName = host, shared by the view and the cache
   bool placed = false;
   Status status;
   Diagnosis diag;
@@ -174,7 +175,8 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       if (m.status.IsSuccess()) {
         auto ap = std::make_shared<api::Pod>(*m.qp->pod_info->pod);
         ap->spec.node_name = r.suggested_host;
-        snapshot_.AddPodToView(PodInfo::Make(std::move(ap)));
+        m.assumed = PodInfo::Make(std::move(ap));
+        snapshot_.AddPodToView(m.assumed);
         m.host = r.suggested_host;
         m.placed = true;
         ++placed[m.unit];
@@ -249,7 +251,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     // 4a. Commit: every placed member is assumed and bound; members that did not fit stay
     //     pending and schedule alone now that the gang is satisfied.
     for (auto& m : members) {
-      if (m.placed) CommitPod(fwk, m.qp, m.state, m.host, cycle);
+      if (m.placed) CommitPod(fwk, m.qp, m.state, m.host, cycle, m.assumed);
     }
     for (auto& m : members) {
       if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);

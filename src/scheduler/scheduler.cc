@@ -593,12 +593,15 @@ bool Scheduler::ScheduleOne(bool blocking) {
 
 void Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
                           std::shared_ptr<CycleState> state, const std::string& host,
-                          int64_t cycle) {
+                          int64_t cycle, PodInfoPtr assumed) {
   // Assume: the pod counts on its node before the binding is confirmed.
   const PodInfoPtr& pod = qp->pod_info;
-  auto assumed_pod = std::make_shared<api::Pod>(*pod->pod);
-  assumed_pod->spec.node_name = host;
-  PodInfoPtr assumed = PodInfo::Make(assumed_pod);
+  if (!assumed) {
+    auto copy = std::make_shared<api::Pod>(*pod->pod);
+    copy->spec.node_name = host;
+    assumed = PodInfo::Make(std::move(copy));
+  }
+  const api::PodPtr& assumed_pod = assumed->pod;
   Status as = cache_.AssumePod(assumed);
   if (!as.IsSuccess()) {
     HandleSchedulingFailure(*fwk, qp, as, nullptr, "", cycle);

@@ -144,9 +144,10 @@ class Scheduler {
                                const std::string& nominated_node, int64_t cycle,
                                const std::vector<std::string>* reasons = nullptr);
   // Assume, Reserve, Permit and hand the pod to its binding cycle.
+  // `assumed`, when given, is the pod already copied with spec.nodeName = host.
   void CommitPod(framework::Framework* fwk, const framework::QueuedPodInfoPtr& qp,
                  std::shared_ptr<framework::CycleState> state, const std::string& host,
-                 int64_t cycle);
+                 int64_t cycle, framework::PodInfoPtr assumed = nullptr);
   // The PodGroup cycle (podgroup_cycle.cc).
   void RunPodGroupCycle(framework::Framework* fwk, const framework::QueuedPodInfoPtr& popped,
                         const framework::PodGroupPlan& plan, int64_t cycle);
