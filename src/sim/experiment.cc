@@ -60,9 +60,8 @@ std::vector<size_t> Spread(size_t n, size_t max) {
     return idx;
   }
   for (size_t k = 0; k < max; ++k) {
-    idx.push_back(static_cast<size_t>(std::llround(static_cast<double>(k) *
-                                                   static_cast<double>(n - 1) /
-                                                   static_cast<double>(max - 1))));
+    idx.push_back(static_cast<size_t>(std::llround(
+        static_cast<double>(k) * static_cast<double>(n - 1) / static_cast<double>(max - 1))));
   }
   return idx;
 }
@@ -149,10 +148,10 @@ bool ParseSeeds(const std::string& text, std::vector<uint64_t>* out, std::string
     const std::string part = text.substr(pos, comma - pos);
     const size_t dash = part.find('-');
     uint64_t a = 0, b = 0;
-    if (dash == std::string::npos ? !num(part, &a)
-                                  : (!num(std::string_view(part).substr(0, dash), &a) ||
-                                     !num(std::string_view(part).substr(dash + 1), &b) || b < a ||
-                                     b - a > 100000)) {
+    if (dash == std::string::npos
+            ? !num(part, &a)
+            : (!num(std::string_view(part).substr(0, dash), &a) ||
+               !num(std::string_view(part).substr(dash + 1), &b) || b < a || b - a > 100000)) {
       *error = "--seeds: want N, A-B or a comma-separated list, got \"" + part + "\"";
       return false;
     }
@@ -169,13 +168,12 @@ bool PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
       "apiVersion: kubescheduler.config.k8s.io/v1\n"
       "kind: KubeSchedulerConfiguration\n";
   if (!p.score_plugin.empty()) y += "percentageOfNodesToScore: 100\n";
-  y +=
-      "profiles:\n"
-      "- schedulerName: default-scheduler\n"
-      "  plugins:\n"
-      "    preFilter: {enabled: [{name: GpuShare}]}\n"
-      "    filter: {enabled: [{name: GpuShare}]}\n"
-      "    reserve: {enabled: [{name: GpuShare}]}\n";
+  y += "profiles:\n"
+       "- schedulerName: default-scheduler\n"
+       "  plugins:\n"
+       "    preFilter: {enabled: [{name: GpuShare}]}\n"
+       "    filter: {enabled: [{name: GpuShare}]}\n"
+       "    reserve: {enabled: [{name: GpuShare}]}\n";
   if (!p.score_plugin.empty()) {
     y += "    preScore: {disabled: [{name: \"*\"}], enabled: [{name: " + p.score_plugin + "}]}\n";
     y += "    score: {disabled: [{name: \"*\"}], enabled: [{name: " + p.score_plugin +
@@ -250,7 +248,8 @@ bool RunExperiments(const ExperimentOptions& opts, json* results, std::string* e
     if (!has && opts.config_source.empty()) {
       policies.push_back(*LookupPolicy("default"));
     } else if (!has) {
-      *error = opts.config_source + ": GPU shares need the GpuShare plugin (filter and reserve); "
+      *error = opts.config_source +
+               ": GPU shares need the GpuShare plugin (filter and reserve); "
                "enable it in the profile or use --policies";
       return false;
     }
@@ -322,19 +321,20 @@ bool RunExperiments(const ExperimentOptions& opts, json* results, std::string* e
           integral += res.timeline[i].gpu_milli * (res.timeline[i + 1].t - res.timeline[i].t);
         }
       }
-      const double span = res.timeline.size() > 1
-                               ? res.timeline.back().t - res.timeline.front().t
-                               : 0;
+      const double span =
+          res.timeline.size() > 1 ? res.timeline.back().t - res.timeline.front().t : 0;
       s["gpu_alloc_peak_pct"] = R2(cap > 0 ? 100.0 * peak / cap : 0);
       s["gpu_alloc_avg_pct"] =
-          R2(cap > 0 && span > 0 ? 100.0 * integral / span / cap
-                                 : (cap > 0 && !res.timeline.empty()
-                                        ? 100.0 * res.timeline.back().gpu_milli / cap
-                                        : 0));
+          R2(cap > 0 && span > 0
+                 ? 100.0 * integral / span / cap
+                 : (cap > 0 && !res.timeline.empty() ? 100.0 * res.timeline.back().gpu_milli / cap
+                                                     : 0));
       j["summary"] = s;
 
-      json tl = {{"t_hours", json::array()}, {"gpu_alloc_pct", json::array()},
-                 {"running", json::array()}, {"pending", json::array()}};
+      json tl = {{"t_hours", json::array()},
+                 {"gpu_alloc_pct", json::array()},
+                 {"running", json::array()},
+                 {"pending", json::array()}};
       for (size_t i : Spread(res.timeline.size(), 300)) {
         const auto& u = res.timeline[i];
         tl["t_hours"].push_back(R2(u.t / 3600.0));
@@ -387,7 +387,8 @@ bool RunExperiments(const ExperimentOptions& opts, json* results, std::string* e
         jb["gpu_util_avg_pct"] = s["gpu_alloc_avg_pct"];
         // Job start times, for determinism checks.
         json starts = json::array();
-        for (const auto& o : outcomes) starts.push_back(o.start_s < 0 ? json(nullptr) : json(o.start_s));
+        for (const auto& o : outcomes)
+          starts.push_back(o.start_s < 0 ? json(nullptr) : json(o.start_s));
         jb["start_s"] = starts;
         j["jobs"] = jb;
         char buf[200];
@@ -414,8 +415,8 @@ bool RunExperiments(const ExperimentOptions& opts, json* results, std::string* e
           lc["frag_pct"].push_back(R2(c.frag_pct[r]));
         }
         j["load_curve"] = lc;
-        const double a100 = c.alloc_pct.size() > 100 ? c.alloc_pct[100]
-                                                      : std::numeric_limits<double>::quiet_NaN();
+        const double a100 =
+            c.alloc_pct.size() > 100 ? c.alloc_pct[100] : std::numeric_limits<double>::quiet_NaN();
         j["unallocated_at_100_pct"] = R2(100.0 - a100);
         j["frag_ratio_at_100_pct"] =
             R2(c.frag_ratio_pct.size() > 100 ? c.frag_ratio_pct[100]

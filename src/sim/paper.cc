@@ -1,8 +1,8 @@
 #include "sim/paper.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <unordered_map>
@@ -22,8 +22,8 @@ namespace {
 // Uniform in [0, n) from a 64-bit generator without modulo bias (portable: std::mt19937_64
 // output is specified, unlike the standard distributions).
 uint64_t Uniform(std::mt19937_64& rng, uint64_t n) {
-  const uint64_t limit = std::numeric_limits<uint64_t>::max() -
-                         std::numeric_limits<uint64_t>::max() % n;
+  const uint64_t limit =
+      std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % n;
   uint64_t v;
   do {
     v = rng();

@@ -40,8 +40,7 @@ bool ParseClusterSpec(const std::string& text, PhillyCluster* out, std::string* 
     return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
   };
   if (x == std::string::npos || !num(std::string_view(text).substr(0, x), &n) ||
-      !num(std::string_view(text).substr(x + 1), &g) || n < 1 || g < 1 || n > 100000 ||
-      g > 64) {
+      !num(std::string_view(text).substr(x + 1), &g) || n < 1 || g < 1 || n > 100000 || g > 64) {
     *error = "--cluster: want NODESxGPUS (e.g. 32x8), got \"" + text + "\"";
     return false;
   }
@@ -155,9 +154,8 @@ bool LoadPhillyTrace(const std::string& path, const PhillyCluster& cl, size_t ma
   // Scenario pods must be sorted by arrival (the trace is; keep the order stable).
   std::vector<size_t> order(out->pods.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return out->pods[a].arrival < out->pods[b].arrival;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return out->pods[a].arrival < out->pods[b].arrival; });
   std::vector<size_t> where(order.size());
   std::vector<TimedPod> sorted;
   sorted.reserve(order.size());
@@ -173,8 +171,7 @@ bool LoadPhillyTrace(const std::string& path, const PhillyCluster& cl, size_t ma
   return true;
 }
 
-std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs,
-                                    const SimulationResult& r) {
+std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const SimulationResult& r) {
   std::vector<JobOutcome> out;
   out.reserve(jobs.size());
   for (const auto& j : jobs) {

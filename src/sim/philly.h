@@ -20,7 +20,7 @@ namespace phalanx::sim {
 struct PhillyCluster {
   int32_t nodes = 32;
   int32_t gpus_per_node = 8;
-  int64_t milli_cpu_per_gpu = 8000;   // node CPU = GPUs * this
+  int64_t milli_cpu_per_gpu = 8000;  // node CPU = GPUs * this
   int64_t memory_gib_per_gpu = 64;
   std::string gpu_model = "P100";
 };
@@ -54,7 +54,6 @@ struct JobOutcome {
   double queue_delay_s() const { return start_s - submit_s; }
   double jct_s() const { return finish_s - submit_s; }
 };
-std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs,
-                                    const SimulationResult& r);
+std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const SimulationResult& r);
 
 }  // namespace phalanx::sim

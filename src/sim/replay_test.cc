@@ -28,13 +28,13 @@ namespace fs = std::filesystem;
 const std::string kData = PHALANX_SHARED_DATA_DIR;
 
 // Skips (developer clone without ../shared) or fails (CI=true) when `path` is missing.
-#define REQUIRE_SHARED_DATA(path)                                                         \
-  do {                                                                                    \
-    if (!fs::exists(path)) {                                                              \
-      const char* ci = std::getenv("CI");                                                 \
+#define REQUIRE_SHARED_DATA(path)                                                           \
+  do {                                                                                      \
+    if (!fs::exists(path)) {                                                                \
+      const char* ci = std::getenv("CI");                                                   \
       if (ci && std::string(ci) == "true") FAIL() << "shared data missing in CI: " << path; \
-      GTEST_SKIP() << "needs ../shared/data (" << path << "); not in a user's clone";     \
-    }                                                                                     \
+      GTEST_SKIP() << "needs ../shared/data (" << path << "); not in a user's clone";       \
+    }                                                                                       \
   } while (0)
 
 fs::path TempDir(const std::string& name) {
@@ -152,11 +152,11 @@ TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
 }
 
 TEST(PaperTest, DiscretizeAveragesSamplesPerLoadStep) {
-  std::vector<LoadPoint> pts = {{0.2, 0.2, 0, 0}, {99.6, 95.0, 50, 5}, {100.4, 96.0, 70, 7},
-                                {102.0, 96.5, 80, 8}};
+  std::vector<LoadPoint> pts = {
+      {0.2, 0.2, 0, 0}, {99.6, 95.0, 50, 5}, {100.4, 96.0, 70, 7}, {102.0, 96.5, 80, 8}};
   LoadCurve c = Discretize(pts, 103);
   EXPECT_DOUBLE_EQ(c.alloc_pct[0], 0.2);
-  EXPECT_DOUBLE_EQ(c.alloc_pct[100], 95.5);     // 99.6 and 100.4 round to 100
+  EXPECT_DOUBLE_EQ(c.alloc_pct[100], 95.5);  // 99.6 and 100.4 round to 100
   EXPECT_DOUBLE_EQ(c.frag_ratio_pct[100], 60);
   EXPECT_NEAR(c.alloc_pct[101], (95.0 + 96.0 + 96.5) / 3, 1e-9);  // none at 101: 100 and 102
   EXPECT_TRUE(std::isnan(c.alloc_pct[50]));
@@ -186,8 +186,8 @@ SmallTraces MakeSmallTraces() {
   }
   std::string j = "job_id,submit_time,num_gpu,duration\n";
   for (int i = 0; i < 30; ++i) {
-    j += std::to_string(i) + "," + std::to_string(i * 120) + "," +
-         std::to_string(1 << (i % 4)) + "," + std::to_string(600 + 300 * (i % 5)) + "\n";
+    j += std::to_string(i) + "," + std::to_string(i * 120) + "," + std::to_string(1 << (i % 4)) +
+         "," + std::to_string(600 + 300 * (i % 5)) + "\n";
   }
   t.nodes = (t.dir / "nodes.csv").string();
   t.pods = (t.dir / "pods.csv").string();
@@ -293,8 +293,8 @@ TEST(PhillyTest, TiresiasGangsSpanNodesAndStartTogether) {
   Scenario sc;
   std::vector<PhillyJob> jobs;
   size_t too_large = 0;
-  ASSERT_TRUE(LoadPhillyTrace(kData + "/philly/tiresias_60_job.csv", c, 0, &sc, &jobs, &too_large,
-                              &err))
+  ASSERT_TRUE(
+      LoadPhillyTrace(kData + "/philly/tiresias_60_job.csv", c, 0, &sc, &jobs, &too_large, &err))
       << err;
   ASSERT_EQ(jobs.size(), 60u);
   SimulationOptions so;
@@ -336,8 +336,9 @@ std::string DumpDom(const std::string& chromium, const fs::path& html, const fs:
   const std::string cmd = "timeout 120 " + chromium +
                           " --headless --no-sandbox --disable-gpu --disable-background-networking"
                           " --disable-component-update --disable-sync --no-first-run"
-                          " --user-data-dir=" + profile.string() + " --dump-dom file://" +
-                          fs::absolute(html).string() + " 2>/dev/null";
+                          " --user-data-dir=" +
+                          profile.string() + " --dump-dom file://" + fs::absolute(html).string() +
+                          " 2>/dev/null";
   std::string out;
   std::unique_ptr<FILE, int (*)(FILE*)> f(popen(cmd.c_str(), "r"), pclose);
   if (!f) return out;
@@ -355,9 +356,11 @@ std::string Fmt2(const nlohmann::json& v) {
 }
 
 // Checks a rendered report against its results document.
-void CheckDom(const std::string& dom, const nlohmann::json& r, const std::vector<std::string>& charts) {
+void CheckDom(const std::string& dom, const nlohmann::json& r,
+              const std::vector<std::string>& charts) {
   ASSERT_FALSE(dom.empty()) << "chromium produced no DOM";
-  EXPECT_NE(dom.find("data-rendered=\"ok\""), std::string::npos) << "the report script did not finish";
+  EXPECT_NE(dom.find("data-rendered=\"ok\""), std::string::npos)
+      << "the report script did not finish";
   EXPECT_EQ(dom.find("data-render-error=\""), std::string::npos);
   for (const auto& id : charts) {
     const std::regex svg("<svg class=\"chart\" id=\"" + id + "\"[^>]*>([\\s\\S]*?)</svg>");
@@ -381,7 +384,8 @@ void CheckDom(const std::string& dom, const nlohmann::json& r, const std::vector
     const std::string policy = row["policy"];
     const std::string want_head = Fmt2(row["metrics"][head]);
     ASSERT_TRUE(row["metrics"][head].is_number()) << policy << " " << head;
-    const std::regex bar("<rect class=\"bar\"[^>]*data-policy=\"" + policy + "\" data-value=\"([^\"]*)\"");
+    const std::regex bar("<rect class=\"bar\"[^>]*data-policy=\"" + policy +
+                         "\" data-value=\"([^\"]*)\"");
     std::smatch bm;
     ASSERT_TRUE(std::regex_search(dom, bm, bar)) << "no bar for " << policy;
     EXPECT_EQ(bm[1].str(), want_head) << policy;
@@ -403,7 +407,8 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
   const std::string chromium = FindChromium();
   if (chromium.empty()) {
     const char* ci = std::getenv("CI");
-    if (ci && std::string(ci) == "true") FAIL() << "chromium not found in CI (scripts/install-deps.sh)";
+    if (ci && std::string(ci) == "true")
+      FAIL() << "chromium not found in CI (scripts/install-deps.sh)";
     GTEST_SKIP() << "needs chromium (scripts/install-deps.sh installs it)";
   }
   const SmallTraces t = MakeSmallTraces();

@@ -95,7 +95,12 @@ function lineChart(parent, id, series, o) {
   var W = 640, H = 330, m = { l: 58, r: 18, t: 14, b: 66 };
   var xs = [], ys = [];
   series.forEach(function (s) {
-    for (var i = 0; i < s.xs.length; i++) if (finite(s.xs[i]) && finite(s.ys[i])) { xs.push(s.xs[i]); ys.push(s.ys[i]); }
+    for (var i = 0; i < s.xs.length; i++) {
+      var x = s.xs[i], y = s.ys[i];
+      if (!finite(x) || !finite(y)) continue;
+      if ((o.xmin !== undefined && x < o.xmin) || (o.xmax !== undefined && x > o.xmax)) continue;
+      xs.push(x); ys.push(y);
+    }
   });
   var x0 = o.xmin !== undefined ? o.xmin : Math.min.apply(null, xs.concat([0]));
   var x1 = o.xmax !== undefined ? o.xmax : Math.max.apply(null, xs.concat([x0 + 1]));
@@ -336,10 +341,17 @@ std::string HtmlEscape(const std::string& s) {
   o.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -392,7 +404,8 @@ std::string FormatReportSummary(const json& r) {
   std::vector<std::vector<std::string>> rows = {head};
   for (const auto& row : c["rows"]) {
     std::vector<std::string> cells = {row["policy"].get<std::string>()};
-    for (const auto& col : c["columns"]) cells.push_back(Fmt(row["metrics"][col["key"].get<std::string>()]));
+    for (const auto& col : c["columns"])
+      cells.push_back(Fmt(row["metrics"][col["key"].get<std::string>()]));
     rows.push_back(std::move(cells));
   }
   std::vector<size_t> w(head.size(), 0);
@@ -431,8 +444,8 @@ std::string FormatReportSummary(const json& r) {
         diff = b;
       }
       std::snprintf(line, sizeof(line), "  %-14s %8s %8s %11s\n",
-                    row["policy"].get<std::string>().c_str(), Fmt(ours).c_str(),
-                    Fmt(paper).c_str(), diff.c_str());
+                    row["policy"].get<std::string>().c_str(), Fmt(ours).c_str(), Fmt(paper).c_str(),
+                    diff.c_str());
       o << line;
     }
   }

@@ -12,10 +12,10 @@ framework::StatusOr<PolicyArgs> ParsePolicyArgs(framework::PluginArgs args, std:
   PolicyArgs out;
   helper::FieldErrors errs;
   bool has_content = false;
-  const bool ok = with_target_workload
-                      ? helper::CheckArgsMap(args, kind, {"tieBreak", "targetWorkload"}, &errs,
-                                             &has_content)
-                      : helper::CheckArgsMap(args, kind, {"tieBreak"}, &errs, &has_content);
+  const bool ok =
+      with_target_workload
+          ? helper::CheckArgsMap(args, kind, {"tieBreak", "targetWorkload"}, &errs, &has_content)
+          : helper::CheckArgsMap(args, kind, {"tieBreak"}, &errs, &has_content);
   if (!ok) return errs.ToStatus(kind);
   if (has_content) {
     std::string tb;

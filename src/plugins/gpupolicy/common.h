@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
-#include <vector>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "framework/cycle_state.h"
 #include "framework/handle.h"

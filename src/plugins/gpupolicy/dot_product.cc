@@ -11,7 +11,8 @@ int64_t DotProductScoreOf(const gpushare::NodeShape& node, const PodShape& pod) 
                        static_cast<double>(pod.total_milli_gpu()) / gpu};
   double dot = n[0] * p[0] + n[1] * p[1];
   dot /= 2;  // normalize to [0, 1]
-  return ClampScore(static_cast<int64_t>(static_cast<double>(framework::kMaxNodeScore) * (1 - dot)));
+  return ClampScore(
+      static_cast<int64_t>(static_cast<double>(framework::kMaxNodeScore) * (1 - dot)));
 }
 
 framework::Status DotProductScore::PreScore(framework::CycleState& state,
@@ -31,9 +32,9 @@ framework::Status DotProductScore::Score(const framework::CycleState& state,
   return framework::Status();
 }
 
-framework::Status DotProductScore::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
-                                          const std::vector<const framework::NodeInfo*>& nodes,
-                                          std::vector<int64_t>& scores) {
+framework::Status DotProductScore::NormalizeScore(
+    const framework::CycleState&, const framework::PodInfo&,
+    const std::vector<const framework::NodeInfo*>& nodes, std::vector<int64_t>& scores) {
   tie_.Apply(handle_, nodes, scores);
   return framework::Status();
 }

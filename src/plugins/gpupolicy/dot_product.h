@@ -19,8 +19,8 @@ namespace phalanx::plugins::gpupolicy {
 int64_t DotProductScoreOf(const gpushare::NodeShape& node, const PodShape& pod);
 
 class DotProductScore final : public framework::PreScorePlugin,
-                                      public framework::ScorePlugin,
-                                      public framework::ScoreExtensions {
+                              public framework::ScorePlugin,
+                              public framework::ScoreExtensions {
  public:
   static constexpr std::string_view kName = "DotProductScore";
   static constexpr std::string_view kStateKey = "PreScoreDotProductScore";

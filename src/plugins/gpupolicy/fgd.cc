@@ -46,9 +46,8 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) 
       double sum = 0;
       for (size_t i = 0; i < list.size(); ++i) {
         const std::string p = "targetWorkload[" + std::to_string(i) + "]";
-        if (!helper::CheckMap(list[i], p,
-                              {"cpuMilli", "gpuMilli", "gpuCount", "gpuModel", "frequency"},
-                              &errs)) {
+        if (!helper::CheckMap(
+                list[i], p, {"cpuMilli", "gpuMilli", "gpuCount", "gpuModel", "frequency"}, &errs)) {
           continue;
         }
         int64_t cpu = 0, milli = 0, count = 0;
@@ -148,9 +147,8 @@ framework::Status FGDScore::PreScore(framework::CycleState& state, const framewo
   return framework::Status();
 }
 
-framework::Status FGDScore::Score(const framework::CycleState& state,
-                                  const framework::PodInfo& pod, const framework::NodeInfo& node,
-                                  int64_t* score) {
+framework::Status FGDScore::Score(const framework::CycleState& state, const framework::PodInfo& pod,
+                                  const framework::NodeInfo& node, int64_t* score) {
   if (const auto* s = state.ReadAs<FgdState>(kStateKey)) {
     auto it = s->scores.find(&node);
     if (it != s->scores.end()) {
@@ -165,8 +163,8 @@ framework::Status FGDScore::Score(const framework::CycleState& state,
 }
 
 framework::Status FGDScore::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
-                                          const std::vector<const framework::NodeInfo*>& nodes,
-                                          std::vector<int64_t>& scores) {
+                                           const std::vector<const framework::NodeInfo*>& nodes,
+                                           std::vector<int64_t>& scores) {
   tie_.Apply(handle_, nodes, scores);
   return framework::Status();
 }
@@ -179,8 +177,8 @@ std::vector<int32_t> FGDScore::ChooseDevices(const NodeGpuState& node,
   PodShape shape = gpushare::PodShapeOf(pod, ask, &node.gpus);
   shape.milli_gpu = milli;
   int32_t device = -1;
-  gpushare::FgdScore(node.shape, shape, [&](const gpushare::NodeShape& n) { return memo->Get(n); },
-                     &device);
+  gpushare::FgdScore(
+      node.shape, shape, [&](const gpushare::NodeShape& n) { return memo->Get(n); }, &device);
   if (device < 0) return {};
   return {device};
 }

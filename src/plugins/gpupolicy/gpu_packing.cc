@@ -32,7 +32,7 @@ int64_t GpuPackingScoreOf(const gpushare::NodeShape& node, const PodShape& pod, 
     return framework::kMinNodeScore;
   }
   if (fully_free_used > 0) return std::max(kMax / 2 - fully_free_used, kMax / 3);  // case 2
-  int64_t free_pct = 0;  // case 1
+  int64_t free_pct = 0;                                                            // case 1
   for (size_t i : use) free_pct += static_cast<int64_t>(node.free_milli[i]) * 100 / 1000;
   return std::max(kMax - free_pct / 10, kMax / 2);
 }
@@ -59,9 +59,9 @@ framework::Status GpuPackingScore::Score(const framework::CycleState& state,
   return framework::Status();
 }
 
-framework::Status GpuPackingScore::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
-                                          const std::vector<const framework::NodeInfo*>& nodes,
-                                          std::vector<int64_t>& scores) {
+framework::Status GpuPackingScore::NormalizeScore(
+    const framework::CycleState&, const framework::PodInfo&,
+    const std::vector<const framework::NodeInfo*>& nodes, std::vector<int64_t>& scores) {
   tie_.Apply(handle_, nodes, scores);
   return framework::Status();
 }

@@ -18,8 +18,8 @@ namespace phalanx::plugins::gpupolicy {
 int64_t GpuPackingScoreOf(const gpushare::NodeShape& node, const PodShape& pod, bool* ok);
 
 class GpuPackingScore final : public framework::PreScorePlugin,
-                                      public framework::ScorePlugin,
-                                      public framework::ScoreExtensions {
+                              public framework::ScorePlugin,
+                              public framework::ScoreExtensions {
  public:
   static constexpr std::string_view kName = "GpuPackingScore";
   static constexpr std::string_view kStateKey = "PreScoreGpuPackingScore";

@@ -46,8 +46,10 @@ TEST(BestFitTest, Table) {
       // 0.5 * 0 + 0.5 * 0 = 0 -> 100: the pod fills the node exactly
       {"exact fit", Shape({500}, 8000), {8000, 500, 1}, 100},
       // 0.5 * 120000/128000 + 0.5 * 8000/8000 = 0.96875 -> 3.125
-      {"cpu-only pod on a large idle node", Shape(std::vector<int32_t>(8, 1000), 128000),
-       {8000, 0, 0}, 3},
+      {"cpu-only pod on a large idle node",
+       Shape(std::vector<int32_t>(8, 1000), 128000),
+       {8000, 0, 0},
+       3},
       {"does not fit", Shape({400}), {8000, 500, 1}, -1},
   };
   for (const auto& c : cases) EXPECT_EQ(BestFitRaw(c.node, c.pod), c.want) << c.name;
@@ -70,8 +72,10 @@ TEST(DotProductTest, Table) {
       // node [0.5, 0.25] . pod [0.0625, 0.0625] = 0.046875; /2 -> 97.66
       {"share", Shape({1000, 1000}), {8000, 500, 1}, 97},
       // node [1, 1] . pod [1, 1] / 2 = 1 -> 0
-      {"pod as large as the max spec", Shape(std::vector<int32_t>(8, 1000), 128000),
-       {128000, 1000, 8}, 0},
+      {"pod as large as the max spec",
+       Shape(std::vector<int32_t>(8, 1000), 128000),
+       {128000, 1000, 8},
+       0},
       {"node lacks cpu", Shape({1000}, 100), {8000, 500, 1}, 0},
   };
   for (const auto& c : cases) EXPECT_EQ(DotProductScoreOf(c.node, c.pod), c.want) << c.name;
@@ -89,12 +93,18 @@ TEST(GpuPackingTest, Table) {
       {"idle 2-GPU node: 33 - 2", Shape({1000, 1000}), {1000, 500, 1}, 31, true},
       {"idle 8-GPU node: 33 - 8", Shape(std::vector<int32_t>(8, 1000)), {1000, 500, 1}, 25, true},
       {"share on a used GPU: 100 - 50/10", Shape({500, 1000}), {1000, 500, 1}, 95, true},
-      {"share on the tightest used GPU: 100 - 80/10", Shape({900, 800, 1000}), {1000, 100, 1}, 92,
+      {"share on the tightest used GPU: 100 - 80/10",
+       Shape({900, 800, 1000}),
+       {1000, 100, 1},
+       92,
        true},
       {"whole GPU on a used node: 50 - 1", Shape({500, 1000}), {1000, 1000, 1}, 49, true},
       {"share needing a free GPU on a used node", Shape({200, 1000}), {1000, 300, 1}, 49, true},
-      {"four free GPUs on a used node: max(50 - 4, 33)", Shape({0, 1000, 1000, 1000, 1000}),
-       {1000, 1000, 4}, 46, true},
+      {"four free GPUs on a used node: max(50 - 4, 33)",
+       Shape({0, 1000, 1000, 1000, 1000}),
+       {1000, 1000, 4},
+       46,
+       true},
       {"does not fit", Shape({200, 1000}), {1000, 1000, 2}, 0, false},
   };
   for (const auto& c : cases) {
@@ -142,7 +152,9 @@ api::Pod Share(const std::string& name, int milli, int count = 1, const std::str
 api::Node GpuNode(const std::string& name, int gpus) {
   return NodeBuilder(name)
       .Label(gpushare::kGpuModelLabel, "V100M16")
-      .Capacity({{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"},
+      .Capacity({{"cpu", "32"},
+                 {"memory", "256Gi"},
+                 {"pods", "110"},
                  {"nvidia.com/gpu", std::to_string(gpus)}})
       .Obj();
 }
@@ -179,9 +191,9 @@ class PolicyPluginTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // n0: idle; n1: device 0 half used; n2: both devices half used.
-    h_.SetNodes({MakeNodeInfo(GpuNode("n0", 2)),
-                 MakeNodeInfo(GpuNode("n1", 2), {Share("a", 500, 1, "0")}),
-                 MakeNodeInfo(GpuNode("n2", 2), {Share("b", 500, 1, "0"), Share("c", 500, 1, "1")})});
+    h_.SetNodes(
+        {MakeNodeInfo(GpuNode("n0", 2)), MakeNodeInfo(GpuNode("n1", 2), {Share("a", 500, 1, "0")}),
+         MakeNodeInfo(GpuNode("n2", 2), {Share("b", 500, 1, "0"), Share("c", 500, 1, "1")})});
   }
   fake::FakeHandle h_;
 };
@@ -222,7 +234,8 @@ TEST_F(PolicyPluginTest, FgdUsesTheTargetWorkloadAndChoosesTheDevice) {
   share->context().SetTargetWorkload(std::make_shared<const gpushare::TargetWorkload>(
       std::vector<gpushare::TargetPod>{{{1000, 500, 1, ""}, 0.5}, {{1000, 1000, 1, ""}, 0.5}}));
   // n0 [1000,1000]: 0 -> 250: 43; n1 [500,1000]: 250 -> 0: 56; n2 [500,500]: 500 -> 250: 56.
-  EXPECT_EQ(ScoreAll(fgd.get(), fgd.get(), h_, Share("p", 500)), (std::vector<int64_t>{43, 56, 56}));
+  EXPECT_EQ(ScoreAll(fgd.get(), fgd.get(), h_, Share("p", 500)),
+            (std::vector<int64_t>{43, 56, 56}));
   // Reserve on n1 with Auto selection asks FGD: device 0 (leaves a whole GPU free).
   framework::CycleState state;
   auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(Share("p", 500)));
@@ -236,7 +249,8 @@ TEST_F(PolicyPluginTest, FgdArgsWorkloadAndObservedFallback) {
                             "targetWorkload:\n"
                             "- {cpuMilli: 1000, gpuMilli: 500, gpuCount: 1, frequency: 1}\n"
                             "- {cpuMilli: 1000, gpuMilli: 1000, gpuCount: 1, frequency: 1}\n");
-  EXPECT_EQ(ScoreAll(fgd.get(), fgd.get(), h_, Share("p", 500)), (std::vector<int64_t>{43, 56, 56}));
+  EXPECT_EQ(ScoreAll(fgd.get(), fgd.get(), h_, Share("p", 500)),
+            (std::vector<int64_t>{43, 56, 56}));
   YAML::Node bad = YAML::Load("targetWorkload: [{gpuMilli: 1500, frequency: 1}]");
   auto r = FGDScore::New(&bad, h_);
   ASSERT_FALSE(r.ok());
@@ -244,8 +258,8 @@ TEST_F(PolicyPluginTest, FgdArgsWorkloadAndObservedFallback) {
   // No workload anywhere: FGD learns from the pods it scores (here only 600m shares): on
   // n0 the pod strands 400m (40), on n1 it fills device 0 exactly (50).
   fake::FakeHandle h2;
-  h2.SetNodes({MakeNodeInfo(GpuNode("n0", 2)),
-               MakeNodeInfo(GpuNode("n1", 2), {Share("a", 400, 1, "0")})});
+  h2.SetNodes(
+      {MakeNodeInfo(GpuNode("n0", 2)), MakeNodeInfo(GpuNode("n1", 2), {Share("a", 400, 1, "0")})});
   auto learned = Make<FGDScore>(h2);
   EXPECT_EQ(ScoreAll(learned.get(), learned.get(), h2, Share("p", 600)),
             (std::vector<int64_t>{40, 50}));

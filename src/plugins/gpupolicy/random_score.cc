@@ -25,20 +25,19 @@ framework::Status RandomScore::PreScore(framework::CycleState& state, const fram
   return framework::Status();
 }
 
-framework::Status RandomScore::Score(const framework::CycleState& state,
-                                     const framework::PodInfo&, const framework::NodeInfo& node,
-                                     int64_t* score) {
+framework::Status RandomScore::Score(const framework::CycleState& state, const framework::PodInfo&,
+                                     const framework::NodeInfo& node, int64_t* score) {
   const auto* c = state.ReadAs<Chosen>(kStateKey);
   if (c == nullptr) {
-    return framework::Status::Error("error reading \"PreScoreRandomScore\" from cycleState: not found");
+    return framework::Status::Error(
+        "error reading \"PreScoreRandomScore\" from cycleState: not found");
   }
   *score = c->node == &node ? framework::kMaxNodeScore : framework::kMinNodeScore;
   return framework::Status();
 }
 
-std::vector<int32_t> RandomScore::ChooseDevices(const NodeGpuState& node,
-                                                const framework::PodInfo&, const GpuAsk& ask,
-                                                int32_t milli) {
+std::vector<int32_t> RandomScore::ChooseDevices(const NodeGpuState& node, const framework::PodInfo&,
+                                                const GpuAsk& ask, int32_t milli) {
   if (!ask.is_share()) return {};  // whole devices: lowest free ones (GpuShare default)
   int32_t chosen = -1, seen = 0;
   const auto& free = node.shape.free_milli;

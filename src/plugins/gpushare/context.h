@@ -114,9 +114,9 @@ class GpuContext {
   uint64_t NodeEpoch(const std::string& node) const;
 
   mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, Assigned> assigned_;     // pod UID -> devices
-  std::unordered_map<std::string, uint64_t> node_epoch_;   // node -> assignment changes
-  std::unordered_map<std::string, Cached> cache_;          // node -> state
+  std::unordered_map<std::string, Assigned> assigned_;    // pod UID -> devices
+  std::unordered_map<std::string, uint64_t> node_epoch_;  // node -> assignment changes
+  std::unordered_map<std::string, Cached> cache_;         // node -> state
   std::vector<std::pair<std::string, DevicePolicy*>> policies_;
   std::shared_ptr<const TargetWorkload> workload_;
 };

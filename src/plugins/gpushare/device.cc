@@ -154,9 +154,9 @@ GpuAsk ParseGpuAsk(const api::Pod& pod) {
 int64_t ModelMemoryMiB(std::string_view model) {
   // open-gpu-share MapGpuTypeMemoryMiB (bytes / 2^20, truncated).
   static const std::pair<std::string_view, int64_t> kTable[] = {
-      {"P4", 7611},      {"2080", 11019},   {"1080", 11178}, {"M40", 11448},
-      {"T4", 15109},     {"V100M16", 16160}, {"P100", 16280}, {"A10", 22731},
-      {"3090", 24268},   {"V100M32", 32510}, {"A100", 81251},
+      {"P4", 7611},    {"2080", 11019},    {"1080", 11178}, {"M40", 11448},
+      {"T4", 15109},   {"V100M16", 16160}, {"P100", 16280}, {"A10", 22731},
+      {"3090", 24268}, {"V100M32", 32510}, {"A100", 81251},
   };
   for (const auto& [name, mib] : kTable) {
     if (name == model) return mib;

@@ -53,11 +53,11 @@ enum class AskSource : uint8_t { kNone, kAlibaba, kKaiFraction, kKaiMemory, kExt
 // device memory when milli is 0 and source is kKaiMemory).
 struct GpuAsk {
   AskSource source = AskSource::kNone;
-  int32_t count = 0;        // devices; 0 = no GPU
-  int32_t milli = 0;        // per device, 1..1000; 0 for memory asks
-  int64_t memory_mib = 0;   // per device (KAI gpu-memory)
+  int32_t count = 0;                // devices; 0 = no GPU
+  int32_t milli = 0;                // per device, 1..1000; 0 for memory asks
+  int64_t memory_mib = 0;           // per device (KAI gpu-memory)
   std::vector<std::string> models;  // allowed GPU models; empty = any
-  std::string error;        // non-empty: the annotations are invalid (pod is unschedulable)
+  std::string error;                // non-empty: the annotations are invalid (pod is unschedulable)
 
   bool has_gpu() const { return count > 0; }
   // One device, less than all of it (a GPU-sharing pod).

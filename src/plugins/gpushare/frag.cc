@@ -30,8 +30,7 @@ int32_t NodeShape::fully_free_devices() const {
 
 TargetWorkload::TargetWorkload(std::vector<TargetPod> pods) : pods_(std::move(pods)) {}
 
-TargetWorkload TargetWorkload::FromShapes(const std::vector<PodShape>& shapes,
-                                          double popularity) {
+TargetWorkload TargetWorkload::FromShapes(const std::vector<PodShape>& shapes, double popularity) {
   std::map<PodShape, double> count;
   for (const auto& s : shapes) count[s] += 1;
   const double total = static_cast<double>(shapes.size());

@@ -29,7 +29,7 @@ struct PodShape {
   int64_t milli_cpu = 0;
   int32_t milli_gpu = 0;  // per device, 0..1000
   int32_t gpu_count = 0;
-  std::string models;     // allowed GPU models, '|'-separated; empty = any
+  std::string models;  // allowed GPU models, '|'-separated; empty = any
   bool operator==(const PodShape&) const = default;
   // Upstream PodResource.Less: cpu, milli gpu, count, models.
   bool operator<(const PodShape& o) const;
@@ -68,8 +68,15 @@ class TargetWorkload {
   std::vector<TargetPod> pods_;
 };
 
-enum class FragClass : uint8_t { kQ1LackBoth, kQ2LackGpu, kQ3Satisfied, kQ4LackCpu,
-                                 kXLSatisfied, kXRLackCpu, kNoAccess };
+enum class FragClass : uint8_t {
+  kQ1LackBoth,
+  kQ2LackGpu,
+  kQ3Satisfied,
+  kQ4LackCpu,
+  kXLSatisfied,
+  kXRLackCpu,
+  kNoAccess
+};
 
 // upstream GetNodePodFrag.
 FragClass Classify(const NodeShape& node, const PodShape& pod);

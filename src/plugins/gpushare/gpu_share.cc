@@ -29,13 +29,13 @@ framework::StatusOr<GpuShareArgs> ParseGpuShareArgs(framework::PluginArgs args) 
   if (!helper::CheckArgsMap(args, kArgsKind, {"deviceSelection"}, &errs, &has_content)) {
     return errs.ToStatus(kArgsKind);
   }
-  if (has_content) helper::ReadString((*args)["deviceSelection"], "deviceSelection",
-                                      &out.device_selection, &errs);
+  if (has_content)
+    helper::ReadString((*args)["deviceSelection"], "deviceSelection", &out.device_selection, &errs);
   if (out.device_selection.empty()) out.device_selection = "Auto";
   const std::vector<std::string_view> kSupported = {"Auto", "BestFit", "WorstFit", "FirstFit",
                                                     "Random"};
-  if (errs.empty() && std::find(kSupported.begin(), kSupported.end(), out.device_selection) ==
-                          kSupported.end()) {
+  if (errs.empty() &&
+      std::find(kSupported.begin(), kSupported.end(), out.device_selection) == kSupported.end()) {
     errs.NotSupported("deviceSelection", out.device_selection, kSupported);
   }
   if (!errs.empty()) return errs.ToStatus(kArgsKind);
@@ -66,11 +66,11 @@ framework::Status GpuShare::PreFilter(framework::CycleState& state, const framew
 }
 
 framework::Status GpuShare::Filter(const framework::CycleState& state,
-                                   const framework::PodInfo& pod,
-                                   const framework::NodeInfo& node) {
+                                   const framework::PodInfo& pod, const framework::NodeInfo& node) {
   const auto* s = state.ReadAs<PreFilterState>(kStateKey);
   if (s == nullptr) {
-    return framework::Status::Error("error reading \"PreFilterGpuShare\" from cycleState: not found");
+    return framework::Status::Error(
+        "error reading \"PreFilterGpuShare\" from cycleState: not found");
   }
   const GpuAsk& ask = s->ask;
   auto st = ctx_->State(node);
@@ -175,17 +175,18 @@ void GpuShare::Unreserve(framework::CycleState&, const framework::PodInfo& pod,
 
 std::vector<framework::ClusterEventWithHint> GpuShare::EventsToRegister() const {
   std::vector<framework::ClusterEventWithHint> events(2);
-  events[0].event = {framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"};
+  events[0].event = {framework::EventResource::kAssignedPod, framework::kDelete,
+                     "AssignedPodDelete"};
   events[0].hint = [](const api::Pod&, const framework::EventObjects& objs) {
     if (objs.old_pod && !ParseGpuAsk(*objs.old_pod).has_gpu()) {
       return framework::QueueingHint::kQueueSkip;
     }
     return framework::QueueingHint::kQueue;
   };
-  events[1].event = {framework::EventResource::kNode,
-                     framework::kAdd | framework::kUpdateNodeAllocatable |
-                         framework::kUpdateNodeLabel,
-                     "NodeAdd|NodeAllocatableChange|NodeLabelChange"};
+  events[1].event = {
+      framework::EventResource::kNode,
+      framework::kAdd | framework::kUpdateNodeAllocatable | framework::kUpdateNodeLabel,
+      "NodeAdd|NodeAllocatableChange|NodeLabelChange"};
   return events;
 }
 

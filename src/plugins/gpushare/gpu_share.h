@@ -11,6 +11,10 @@
 //   Reserve    chooses the devices (deviceSelection, see GpuShareArgs) and records them in
 //              the profile's GpuContext; Unreserve releases them.
 //
+// No PreBind: the framework's ClusterClient offers plugins no pod update, so the chosen
+// devices are not written to the pod's alibabacloud.com/gpu-index; they stay in the
+// GpuContext (GpuContext::Assignment), which is where the simulator reads them.
+//
 // GPU model constraints are also expressed as required node affinity on the model label
 // (the openb loader adds it); Filter checks the pod's gpu-card-model annotation as well so
 // manifests without the affinity are held to it.
