@@ -2,6 +2,8 @@
 // Not part of the contract: other modules use config.h.
 #pragma once
 
+#include "api/duration.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -41,14 +43,14 @@ FieldError Required(std::string path, std::string_view detail = {});
 FieldError Duplicate(std::string path, std::string_view value);
 FieldError NotSupported(std::string path, std::string_view value,
                         const std::vector<std::string_view>& supported);
-// Go's %q rendering of a string.
-std::string GoQuote(std::string_view s);
+// Go's %q rendering of a string (api::GoQuote).
+using api::GoQuote;
 // Joins Format(source) of every error with '\n'.
 std::string JoinErrors(const std::vector<FieldError>& errors, const std::string& source);
 
-// Go time.ParseDuration. On failure returns false and sets *error to Go's message, e.g.
-// `time: missing unit in duration "15"`.
-bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error);
+// Go time.ParseDuration (api::ParseGoDuration). On failure returns false and sets *error
+// to Go's message, e.g. `time: missing unit in duration "15"`.
+using api::ParseGoDuration;
 // Go time.Duration.String(): "1m30s", "0s", "-2s", "1.5s".
 std::string FormatGoDuration(int64_t nanos);
 // FormatGoDuration of whole seconds.

@@ -1,5 +1,7 @@
 #include "gang/dialects_parse.h"
 
+#include "api/duration.h"
+
 #include <limits>
 
 namespace phalanx::gang::detail {
@@ -7,19 +9,6 @@ namespace phalanx::gang::detail {
 namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// Nanoseconds per unit, as Go's time.unitMap.
-uint64_t UnitNanos(std::string_view u) {
-  if (u == "ns") return 1;
-  if (u == "us" || u == "\xC2\xB5s" /* µ U+00B5 */ || u == "\xCE\xBCs" /* μ U+03BC */) {
-    return 1000;
-  }
-  if (u == "ms") return 1000ULL * 1000;
-  if (u == "s") return 1000ULL * 1000 * 1000;
-  if (u == "m") return 60ULL * 1000 * 1000 * 1000;
-  if (u == "h") return 3600ULL * 1000 * 1000 * 1000;
-  return 0;
-}
 
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
@@ -64,112 +53,7 @@ bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r
 }  // namespace
 
 bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error) {
-  const std::string quoted = "time: invalid duration \"" + std::string(text) + "\"";
-  std::string_view s = text;
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") {
-    *nanos = 0;
-    return true;
-  }
-  if (s.empty()) {
-    *error = quoted;
-    return false;
-  }
-  constexpr uint64_t kLimit = 1ULL << 63;
-  uint64_t total = 0;
-  while (!s.empty()) {
-    if (!(s[0] == '.' || IsDigit(s[0]))) {
-      *error = quoted;
-      return false;
-    }
-    // Integer part.
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; i < s.size() && IsDigit(s[i]); ++i) {
-      if (v > (kLimit - 1) / 10) {
-        *error = quoted;  // overflow
-        return false;
-      }
-      v = v * 10 + static_cast<uint64_t>(s[i] - '0');
-      if (v > kLimit) {
-        *error = quoted;
-        return false;
-      }
-    }
-    const bool pre = i > 0;
-    s.remove_prefix(i);
-    // Fraction part: digits beyond what fits are ignored, as Go's leadingFraction does.
-    uint64_t f = 0;
-    double scale = 1.0;
-    bool post = false;
-    if (!s.empty() && s[0] == '.') {
-      s.remove_prefix(1);
-      size_t j = 0;
-      bool overflow = false;
-      for (; j < s.size() && IsDigit(s[j]); ++j) {
-        if (overflow) continue;
-        if (f > (std::numeric_limits<uint64_t>::max() >> 1) / 10) {
-          overflow = true;
-          continue;
-        }
-        f = f * 10 + static_cast<uint64_t>(s[j] - '0');
-        scale *= 10;
-      }
-      post = j > 0;
-      s.remove_prefix(j);
-    }
-    if (!pre && !post) {
-      *error = quoted;
-      return false;
-    }
-    // Unit.
-    size_t k = 0;
-    for (; k < s.size() && !(s[k] == '.' || IsDigit(s[k])); ++k) {
-    }
-    if (k == 0) {
-      *error = "time: missing unit in duration \"" + std::string(text) + "\"";
-      return false;
-    }
-    const std::string_view unit_name = s.substr(0, k);
-    s.remove_prefix(k);
-    const uint64_t unit = UnitNanos(unit_name);
-    if (unit == 0) {
-      *error = "time: unknown unit \"" + std::string(unit_name) + "\" in duration \"" +
-               std::string(text) + "\"";
-      return false;
-    }
-    if (v > kLimit / unit) {
-      *error = quoted;
-      return false;
-    }
-    v *= unit;
-    if (f > 0) {
-      v += static_cast<uint64_t>(static_cast<double>(f) * (static_cast<double>(unit) / scale));
-      if (v > kLimit) {
-        *error = quoted;
-        return false;
-      }
-    }
-    total += v;
-    if (total > kLimit) {
-      *error = quoted;
-      return false;
-    }
-  }
-  if (neg) {
-    *nanos = total == kLimit ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(total);
-    return true;
-  }
-  if (total > kLimit - 1) {
-    *error = quoted;
-    return false;
-  }
-  *nanos = static_cast<int64_t>(total);
-  return true;
+  return api::ParseGoDuration(text, nanos, error);
 }
 
 bool ParseJsonStringArray(std::string_view s, std::vector<std::string>* out, std::string* error) {
