@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of `phalanx run` against kube-apiserver v1.20.2 + etcd on loopback.
 # Usage: test/e2e/cases.sh PHALANX-BINARY CASE
-# Cases: bind, failed_scheduling, gang, leader_election, tls_wrong_ca, bad_token.
+# Cases: bind, failed_scheduling, gang, leader_election, tls_wrong_ca, bad_token,
+# apiserver_restart, leader_kill9.
 # Each case starts its own control plane (free ports, temp dir) and removes it at exit.
 # Exit 77 = skipped (binaries cannot be built and CI is not set).
 set -euo pipefail
@@ -150,6 +151,122 @@ case_leader_election() {
   wait_until 60 "pod e2e/after bound by replica two" pod_bound e2e after
   grep -q "acquired lease kube-system/phalanx-e2e" "$STATE/phalanx-two.log" || fail "replica two never led"
   stop_phalanx two
+}
+
+# kube-apiserver is killed (SIGKILL), stays down 10 s and comes back on the same port with
+# the same etcd: the same phalanx process (no exit, no restart) re-establishes its watches
+# and binds pods created afterwards; no pod is bound twice or moved. Leader election is off
+# here: a 10 s outage exceeds renewDeadline (10 s), and losing the Lease exits by design.
+case_apiserver_restart() {
+  create_namespace e2e
+  create_node node-a 8 16Gi
+  create_node node-b 8 16Gi
+  write_config "$STATE/sched.yaml" false
+  start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  local pid=${PHALANX_PIDS[main]} port=$METRICS_PORT_main
+  wait_until 60 "/readyz of phalanx" http_get "$port" /readyz
+  local i
+  for i in 0 1 2 3 4 5; do create_pod e2e pre-$i 200m; done
+  for i in 0 1 2 3 4 5; do wait_until 60 "pod e2e/pre-$i bound" pod_bound e2e pre-$i; done
+  local before
+  before="$(pod_bindings e2e)"
+  log "before the restart: $(tr '\n' ' ' <<<"$before")"
+  restart_apiserver 10 KILL
+  kill -0 "$pid" 2>/dev/null || fail "phalanx (pid $pid) exited while kube-apiserver was down"
+  local t0
+  t0=$(now_ms)
+  for i in 0 1 2 3 4 5; do create_pod e2e post-$i 200m; done
+  for i in 0 1 2 3 4 5; do wait_until 90 "pod e2e/post-$i bound after the restart" pod_bound e2e post-$i; done
+  log "6 new pods bound $(( ($(now_ms) - t0) / 1000 )) s after kube-apiserver was ready again"
+  kill -0 "$pid" 2>/dev/null || fail "phalanx (pid $pid) exited after the restart"
+  [[ "${PHALANX_PIDS[main]}" == "$pid" ]] || fail "phalanx pid changed"
+  local after
+  after="$(pod_bindings e2e)"
+  log "after the restart: $(tr '\n' ' ' <<<"$after")"
+  local moved
+  moved="$(comm -23 <(echo "$before") <(echo "$after"))"
+  [[ -z "$moved" ]] || fail "bindings changed across the restart (before): $moved"
+  local bound
+  bound="$(awk '$2 != "-"' <<<"$after" | wc -l)"
+  [[ $bound -eq 12 ]] || fail "$bound pods have a nodeName, expected 12 (the number created)"
+  # Exactly 12 successful scheduling attempts: nothing was scheduled (bound) a second time.
+  twelve_scheduled() {
+    http_get "$port" /metrics |
+      grep -q 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 12$'
+  }
+  wait_until 30 "metrics: 12 scheduled attempts" twelve_scheduled
+  log "metrics: $(http_get "$port" /metrics | grep '^scheduler_schedule_attempts_total' | tr '\n' ' ')"
+  log "phalanx pid $pid alive throughout; $bound pods bound once each; its log during the outage:"
+  grep -iE 'watch|reconnect|retry|connect|error|warn' "$STATE/phalanx-main.log" | tail -15 || true
+  stop_phalanx main
+  log "$(grep -m1 'stopped:' "$STATE/phalanx-main.log" || true)"
+}
+
+# Two replicas; the leader (Lease holderIdentity) is killed with SIGKILL, so it cannot
+# release the Lease: the standby must take it once it expires and bind a new pod within
+# leaseDuration (15 s) + retryPeriod (2 s) + 8 s margin. Nothing is bound twice.
+case_leader_kill9() {
+  create_namespace e2e
+  create_node node-a 8 16Gi
+  write_config "$STATE/sched.yaml" true
+  start_phalanx one "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  start_phalanx two "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  has_holder() { [[ -n "$(lease_holder)" ]]; }
+  wait_until 60 "a replica holds the lease" has_holder
+  wait_until 60 "replica one ready" http_get "$METRICS_PORT_one" /readyz
+  wait_until 60 "replica two ready" http_get "$METRICS_PORT_two" /readyz
+  create_pod e2e before 100m
+  wait_until 60 "pod e2e/before bound" pod_bound e2e before
+  local holder leader standby
+  holder="$(lease_holder)"
+  case "$holder" in
+    e2e-one) leader=one standby=two ;;
+    e2e-two) leader=two standby=one ;;
+    *) fail "unexpected lease holder '$holder'" ;;
+  esac
+  local portvar="METRICS_PORT_$standby"
+  local sport=${!portvar}
+  standby_waits() {
+    http_get "$sport" /metrics | grep -q 'leader_election_master_status{name="phalanx-e2e"} 0$'
+  }
+  wait_until 30 "replica $standby reports leader_election_master_status 0 (standby)" standby_waits
+  local before
+  before="$(pod_bindings e2e)"
+  log "leader is $leader (pid ${PHALANX_PIDS[$leader]}), standby $standby; bindings: $(tr '\n' ' ' <<<"$before")"
+  local lpid=${PHALANX_PIDS[$leader]} t0
+  kill -9 "$lpid"
+  t0=$(now_ms)
+  wait "$lpid" 2>/dev/null || true
+  unset "PHALANX_PIDS[$leader]"
+  log "SIGKILL sent to replica $leader"
+  create_pod e2e after 100m
+  lease_is() { [[ "$(lease_holder)" == "$1" ]]; }
+  wait_until 40 "replica $standby takes over the lease" lease_is "e2e-$standby"
+  local t_lease
+  t_lease=$(now_ms)
+  wait_until 40 "pod e2e/after bound by replica $standby" pod_bound e2e after
+  local t_bound
+  t_bound=$(now_ms)
+  local lease_ms=$((t_lease - t0)) bound_ms=$((t_bound - t0))
+  log "takeover: lease acquired $((lease_ms / 1000)).$(printf %03d $((lease_ms % 1000))) s," \
+      "pod bound $((bound_ms / 1000)).$(printf %03d $((bound_ms % 1000))) s after SIGKILL" \
+      "(limit 17 s + 8 s margin)"
+  ((bound_ms <= 25000)) || fail "takeover took ${bound_ms} ms (> 25000 ms = leaseDuration + retryPeriod + 8 s)"
+  grep -q "acquired lease kube-system/phalanx-e2e" "$STATE/phalanx-$standby.log" ||
+    fail "replica $standby never logged acquiring the lease"
+  local after moved bound
+  after="$(pod_bindings e2e)"
+  moved="$(comm -23 <(echo "$before") <(echo "$after"))"
+  [[ -z "$moved" ]] || fail "bindings changed across the takeover (before): $moved"
+  bound="$(awk '$2 != "-"' <<<"$after" | wc -l)"
+  [[ $bound -eq 2 ]] || fail "$bound pods have a nodeName, expected 2"
+  # The new leader scheduled exactly the one new pod (it did not re-bind e2e/before).
+  one_scheduled() {
+    http_get "$sport" /metrics |
+      grep -q 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 1$'
+  }
+  wait_until 30 "metrics of $standby: 1 scheduled attempt" one_scheduled
+  stop_phalanx "$standby"
 }
 
 # A kubeconfig with a CA that did not sign the server's certificate: refused, clearly.

@@ -186,3 +186,46 @@ lease_holder() {
   api GET /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/phalanx-e2e |
     jq -r '.spec.holderIdentity // ""'
 }
+
+# restart_apiserver DOWN-SECONDS [SIGNAL]: stops kube-apiserver (SIGNAL, default KILL), keeps
+# it down DOWN-SECONDS (a deliberate outage, not a wait for a condition), then starts it
+# again with exactly the same command line (read from /proc before the kill: same port,
+# same etcd, same certificates in --cert-dir, same tokens) and waits for /readyz.
+restart_apiserver() {
+  local down=$1 sig=${2:-KILL} dir="$STATE/cp"
+  local pid
+  pid=$(cat "$dir/apiserver.pid")
+  local -a cmd=()
+  mapfile -d '' -t cmd <"/proc/$pid/cmdline" || fail "cannot read the command line of kube-apiserver ($pid)"
+  ((${#cmd[@]} > 0)) || fail "empty command line for kube-apiserver ($pid)"
+  kill "-$sig" "$pid" || fail "kube-apiserver ($pid) is not running"
+  local deadline=$((SECONDS + 30))
+  while kill -0 "$pid" 2>/dev/null; do
+    ((SECONDS < deadline)) || fail "kube-apiserver ($pid) still running 30 s after SIG$sig"
+    sleep 0.1
+  done
+  api GET /readyz >/dev/null 2>&1 && fail "something still answers at $SERVER after the kill"
+  log "kube-apiserver ($pid) stopped with SIG$sig; down for ${down} s"
+  sleep "$down"
+  echo "---- restarted $(date +%H:%M:%S) ----" >>"$dir/apiserver.log"
+  "${cmd[@]}" >>"$dir/apiserver.log" 2>&1 &
+  echo $! >"$dir/apiserver.pid"
+  deadline=$((SECONDS + 120))
+  until curl -sf --cacert "$CA" -H "Authorization: Bearer $ADMIN_TOKEN" "$SERVER/readyz" >/dev/null 2>&1; do
+    if ! kill -0 "$(cat "$dir/apiserver.pid")" 2>/dev/null; then
+      tail -20 "$dir/apiserver.log" >&2
+      fail "restarted kube-apiserver exited (log above)"
+    fi
+    ((SECONDS < deadline)) || fail "restarted kube-apiserver not ready after 120 s"
+    sleep 0.3
+  done
+  log "kube-apiserver restarted (pid $(cat "$dir/apiserver.pid")) at $SERVER"
+}
+
+# pod_bindings NAMESPACE: "NAME NODE" for every pod (NODE "-" when unbound), sorted.
+pod_bindings() {
+  api GET "/api/v1/namespaces/$1/pods" | jq -r '.items[] | "\(.metadata.name) \(.spec.nodeName // "-")"' | sort
+}
+
+# now_ms: wall clock in milliseconds.
+now_ms() { date +%s%3N; }
