@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -96,6 +97,17 @@ class Handle {
   virtual uint64_t Random(uint64_t n) = 0;
   // Gang state (src/gang/manager.h); nullptr when the scheduler runs without one.
   virtual gang::Manager* Gangs() { return nullptr; }
+  // Namespace labels from the scheduler's namespace informer (for namespaceSelector).
+  // HasNamespaces() is false when no informer is wired; then NamespaceLabels is false and
+  // ForEachNamespace calls nothing.
+  virtual bool HasNamespaces() const { return false; }
+  virtual bool NamespaceLabels(std::string_view name,
+                               std::map<std::string, std::string>* out) const {
+    return false;
+  }
+  virtual void ForEachNamespace(
+      const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
+          fn) const {}
 };
 
 }  // namespace phalanx::framework

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +38,11 @@ struct FrameworkOptions {
   std::function<int32_t(const api::Pod&)> priority_of;
   std::function<uint64_t(uint64_t)> random;  // uniform in [0, n)
   gang::Manager* gangs = nullptr;
+  // Namespace labels (nullptr functions: no namespace informer).
+  std::function<bool(std::string_view, std::map<std::string, std::string>*)> namespace_labels;
+  std::function<void(
+      const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&)>
+      for_each_namespace;
   int32_t percentage_of_nodes_to_score = 0;  // global value; the profile may override
 };
 
@@ -123,6 +129,16 @@ class Framework final : public Handle {
   int32_t PriorityOf(const api::Pod& pod) const override;
   uint64_t Random(uint64_t n) override;
   gang::Manager* Gangs() override { return opts_.gangs; }
+  bool HasNamespaces() const override { return static_cast<bool>(opts_.namespace_labels); }
+  bool NamespaceLabels(std::string_view name,
+                       std::map<std::string, std::string>* out) const override {
+    return opts_.namespace_labels && opts_.namespace_labels(name, out);
+  }
+  void ForEachNamespace(
+      const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
+          fn) const override {
+    if (opts_.for_each_namespace) opts_.for_each_namespace(fn);
+  }
 
  private:
   Framework() = default;

@@ -122,6 +122,23 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
     fo.priority_of = [self](const api::Pod& p) { return self->PriorityOf(p); };
     fo.random = [self](uint64_t n) { return self->Random(n); };
     fo.gangs = s->gangs_.get();
+    fo.namespace_labels = [self](std::string_view name, std::map<std::string, std::string>* out) {
+      std::lock_guard<std::mutex> l(self->ns_mu_);
+      auto it = self->namespace_labels_.find(std::string(name));
+      if (it == self->namespace_labels_.end()) return false;
+      *out = it->second;
+      return true;
+    };
+    fo.for_each_namespace =
+        [self](const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
+                   fn) {
+          std::map<std::string, std::map<std::string, std::string>> copy;
+          {
+            std::lock_guard<std::mutex> l(self->ns_mu_);
+            copy = self->namespace_labels_;
+          }
+          for (const auto& [n, labels] : copy) fn(n, labels);
+        };
     auto fw = framework::Framework::New(s->opts_.registry, prof, std::move(fo));
     if (!fw.ok()) return fw.status();
     if (s->profiles_.count(prof.scheduler_name)) {
@@ -171,6 +188,19 @@ void Scheduler::AddEventHandlers(store::InformerFactory& inf) {
       {[this](const auto& pc) { OnPriorityClassAdd(pc); },
        [this](const auto&, const auto& pc) { OnPriorityClassAdd(pc); },
        [this](const auto& pc) { OnPriorityClassDelete(pc); }});
+  inf.AddNamespaceHandlers(
+      {[this](const std::shared_ptr<const api::Namespace>& n) {
+         std::lock_guard<std::mutex> l(ns_mu_);
+         namespace_labels_[n->metadata.name] = n->metadata.labels;
+       },
+       [this](const std::shared_ptr<const api::Namespace>&, const std::shared_ptr<const api::Namespace>& n) {
+         std::lock_guard<std::mutex> l(ns_mu_);
+         namespace_labels_[n->metadata.name] = n->metadata.labels;
+       },
+       [this](const std::shared_ptr<const api::Namespace>& n) {
+         std::lock_guard<std::mutex> l(ns_mu_);
+         namespace_labels_.erase(n->metadata.name);
+       }});
   inf.AddObjectHandlers(
       {[this](const api::UnstructuredPtr& o) { OnObjectAdd(o); },
        [this](const api::UnstructuredPtr& o, const api::UnstructuredPtr& n) { OnObjectUpdate(o, n); },

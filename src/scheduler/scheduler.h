@@ -172,6 +172,9 @@ class Scheduler {
   std::mt19937_64 rng_;
   std::mutex rng_mu_;
 
+  mutable std::mutex ns_mu_;
+  std::map<std::string, std::map<std::string, std::string>> namespace_labels_;
+
   mutable std::mutex pc_mu_;
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;
 

@@ -311,3 +311,35 @@ TEST(SchedulerTest, InvalidProfileIsAnError) {
 
 }  // namespace
 }  // namespace phalanx::scheduler
+
+namespace phalanx::scheduler {
+namespace {
+
+// namespaceSelector in pod affinity sees the namespaces' labels from the informer.
+TEST(SchedulerTest, PodAffinityNamespaceSelectorUsesNamespaceLabels) {
+  Env env;
+  for (const char* n : {"n1", "n2", "n3"}) {
+    ASSERT_TRUE(env.store.CreateNode(NodeBuilder(n).Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj()).ok());
+  }
+  api::Namespace team_a;
+  team_a.metadata.name = "team-a";
+  team_a.metadata.labels["team"] = "a";
+  ASSERT_TRUE(env.store.CreateNamespace(team_a).ok());
+  ASSERT_TRUE(env.store.CreatePod(PodBuilder("db", "team-a").Label("app", "db").Req("cpu", "1").NodeName("n2").Obj()).ok());
+  api::Pod web = PodBuilder("web").Req("cpu", "1").Obj();
+  api::PodAffinityTerm term;
+  term.label_selector.emplace();
+  term.label_selector->match_labels["app"] = "db";
+  term.namespace_selector.emplace();
+  term.namespace_selector->match_labels["team"] = "a";
+  term.topology_key = "kubernetes.io/hostname";
+  web.spec.affinity.emplace();
+  web.spec.affinity->pod_affinity.emplace();
+  web.spec.affinity->pod_affinity->required.push_back(term);
+  ASSERT_TRUE(env.store.CreatePod(web).ok());
+  env.RunUntilIdle();
+  EXPECT_EQ(env.NodeOf("web"), "n2") << env.ConditionMessage("web");
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler

@@ -184,7 +184,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> InterPodAffinity::New(
     framework::PluginArgs args, framework::Handle& h) {
   auto parsed = ParseInterPodAffinityArgs(args);
   if (!parsed.ok()) return parsed.status();
-  return std::unique_ptr<framework::Plugin>(std::make_unique<InterPodAffinity>(parsed.value(), h));
+  auto pl = std::make_unique<InterPodAffinity>(parsed.value(), h);
+  if (h.HasNamespaces()) pl->SetNamespaceLister(std::make_shared<HandleNamespaceLister>(h));
+  return std::unique_ptr<framework::Plugin>(std::move(pl));
 }
 
 }  // namespace phalanx::plugins::interpodaffinity

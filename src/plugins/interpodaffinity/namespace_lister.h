@@ -16,6 +16,7 @@
 
 #include "api/labels.h"
 #include "api/types.h"
+#include "framework/handle.h"
 
 namespace phalanx::plugins::interpodaffinity {
 
@@ -57,6 +58,23 @@ class MapNamespaceLister final : public NamespaceLister {
  private:
   mutable std::shared_mutex mu_;
   std::map<std::string, api::Labels, std::less<>> labels_;
+};
+
+// Namespaces from the scheduler's informer, through the framework Handle. The handle
+// must outlive the lister (the plugin that owns it lives in the handle's framework).
+class HandleNamespaceLister final : public NamespaceLister {
+ public:
+  explicit HandleNamespaceLister(const framework::Handle& h) : h_(h) {}
+  bool GetLabels(std::string_view name, api::Labels* out) const override {
+    return h_.NamespaceLabels(name, out);
+  }
+  void ForEach(const std::function<void(const std::string& name, const api::Labels& labels)>& fn)
+      const override {
+    h_.ForEachNamespace(fn);
+  }
+
+ private:
+  const framework::Handle& h_;
 };
 
 }  // namespace phalanx::plugins::interpodaffinity
