@@ -21,19 +21,17 @@ int64_t BestFitRaw(const gpushare::NodeShape& node, const PodShape& pod);
 // when every score is equal.
 void MinMaxNormalize(std::vector<int64_t>& scores);
 
-class BestFitScore final : public framework::PreScorePlugin,
-                           public framework::ScorePlugin,
-                           public framework::ScoreExtensions {
+class BestFitScore final : public PolicyScorePlugin {
  public:
   static constexpr std::string_view kName = "BestFitScore";
   static constexpr std::string_view kStateKey = "PreScoreBestFitScore";
-  BestFitScore(PolicyArgs args, framework::Handle& h)
-      : handle_(h), args_(args), ctx_(GpuContext::For(h)) {}
+  BestFitScore(PolicyArgs args, framework::Handle& h) : PolicyScorePlugin(args, h) {}
   std::string_view Name() const override { return kName; }
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const std::vector<const framework::NodeInfo*>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  // Always normalizes (min-max), then applies the NodeOrder tie-break when asked.
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
   framework::Status NormalizeScore(const framework::CycleState& state,
                                    const framework::PodInfo& pod,
@@ -41,12 +39,6 @@ class BestFitScore final : public framework::PreScorePlugin,
                                    std::vector<int64_t>& scores) override;
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
-
- private:
-  framework::Handle& handle_;
-  PolicyArgs args_;
-  NodeOrderTieBreak tie_;
-  std::shared_ptr<GpuContext> ctx_;
 };
 
 }  // namespace phalanx::plugins::gpupolicy

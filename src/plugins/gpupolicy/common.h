@@ -94,4 +94,32 @@ class NodeOrderTieBreak {
   uint64_t salt_ = 0;
 };
 
+// What every GPU placement policy (BestFit, DotProduct, GpuPacking, GpuClustering, FGD)
+// shares: PreScore + Score + the NodeOrder tie-break as NormalizeScore (only when the
+// args ask for it), the handle, the args and the per-profile GPU context.
+class PolicyScorePlugin : public framework::PreScorePlugin,
+                          public framework::ScorePlugin,
+                          public framework::ScoreExtensions {
+ public:
+  PolicyScorePlugin(PolicyArgs args, framework::Handle& h)
+      : handle_(h), args_(args), ctx_(GpuContext::For(h)) {}
+  framework::ScoreExtensions* GetScoreExtensions() override {
+    return args_.tie_break == TieBreak::kNodeOrder ? this : nullptr;
+  }
+  // NodeOrder tie-break (see NodeOrderTieBreak).
+  framework::Status NormalizeScore(const framework::CycleState& state,
+                                   const framework::PodInfo& pod,
+                                   const std::vector<const framework::NodeInfo*>& nodes,
+                                   std::vector<int64_t>& scores) override {
+    tie_.Apply(handle_, nodes, scores);
+    return framework::Status();
+  }
+
+ protected:
+  framework::Handle& handle_;
+  PolicyArgs args_;
+  NodeOrderTieBreak tie_;
+  std::shared_ptr<GpuContext> ctx_;
+};
+
 }  // namespace phalanx::plugins::gpupolicy

@@ -32,13 +32,6 @@ framework::Status DotProductScore::Score(const framework::CycleState& state,
   return framework::Status();
 }
 
-framework::Status DotProductScore::NormalizeScore(
-    const framework::CycleState&, const framework::PodInfo&,
-    const std::vector<const framework::NodeInfo*>& nodes, std::vector<int64_t>& scores) {
-  tie_.Apply(handle_, nodes, scores);
-  return framework::Status();
-}
-
 framework::StatusOr<std::unique_ptr<framework::Plugin>> DotProductScore::New(
     framework::PluginArgs args, framework::Handle& h) {
   auto a = ParsePolicyArgs(args, "DotProductScoreArgs");

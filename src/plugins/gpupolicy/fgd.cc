@@ -85,7 +85,7 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) 
 }
 
 FGDScore::FGDScore(FGDScoreArgs args, framework::Handle& h)
-    : handle_(h), args_(args.policy), ctx_(GpuContext::For(h)) {
+    : PolicyScorePlugin(args.policy, h) {
   if (!args.target_workload.empty()) {
     fixed_ = std::make_shared<const gpushare::TargetWorkload>(std::move(args.target_workload));
   }
@@ -159,13 +159,6 @@ framework::Status FGDScore::Score(const framework::CycleState& state, const fram
   const GpuAsk ask = gpushare::ParseGpuAsk(pod.Pod());
   int32_t device;
   *score = ScoreNode(*ctx_->State(node), pod, ask, *Memo(nullptr), &device);
-  return framework::Status();
-}
-
-framework::Status FGDScore::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
-                                           const std::vector<const framework::NodeInfo*>& nodes,
-                                           std::vector<int64_t>& scores) {
-  tie_.Apply(handle_, nodes, scores);
   return framework::Status();
 }
 

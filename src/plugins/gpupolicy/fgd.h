@@ -33,10 +33,7 @@ struct FGDScoreArgs {
 // Errors: "FGDScoreArgs: targetWorkload[0].frequency: Invalid value: ...".
 framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args);
 
-class FGDScore final : public framework::PreScorePlugin,
-                       public framework::ScorePlugin,
-                       public framework::ScoreExtensions,
-                       public gpushare::DevicePolicy {
+class FGDScore final : public PolicyScorePlugin, public gpushare::DevicePolicy {
  public:
   static constexpr std::string_view kName = "FGDScore";
   static constexpr std::string_view kStateKey = "PreScoreFGDScore";
@@ -48,14 +45,6 @@ class FGDScore final : public framework::PreScorePlugin,
                              const std::vector<const framework::NodeInfo*>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
-  framework::ScoreExtensions* GetScoreExtensions() override {
-    return args_.tie_break == TieBreak::kNodeOrder ? this : nullptr;
-  }
-  // NodeOrder tie-break (see common.h).
-  framework::Status NormalizeScore(const framework::CycleState& state,
-                                   const framework::PodInfo& pod,
-                                   const std::vector<const framework::NodeInfo*>& nodes,
-                                   std::vector<int64_t>& scores) override;
   // GPU shares: the device with the best FGD score; whole devices: no opinion.
   std::vector<int32_t> ChooseDevices(const NodeGpuState& node, const framework::PodInfo& pod,
                                      const GpuAsk& ask, int32_t milli) override;
@@ -67,10 +56,6 @@ class FGDScore final : public framework::PreScorePlugin,
   int64_t ScoreNode(const NodeGpuState& st, const framework::PodInfo& pod, const GpuAsk& ask,
                     gpushare::FragMemo& memo, int32_t* device);
 
-  framework::Handle& handle_;
-  PolicyArgs args_;
-  NodeOrderTieBreak tie_;
-  std::shared_ptr<GpuContext> ctx_;
   std::shared_ptr<const gpushare::TargetWorkload> fixed_;  // from args
   std::mutex mu_;
   std::shared_ptr<gpushare::FragMemo> memo_;

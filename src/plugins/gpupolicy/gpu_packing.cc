@@ -59,13 +59,6 @@ framework::Status GpuPackingScore::Score(const framework::CycleState& state,
   return framework::Status();
 }
 
-framework::Status GpuPackingScore::NormalizeScore(
-    const framework::CycleState&, const framework::PodInfo&,
-    const std::vector<const framework::NodeInfo*>& nodes, std::vector<int64_t>& scores) {
-  tie_.Apply(handle_, nodes, scores);
-  return framework::Status();
-}
-
 framework::StatusOr<std::unique_ptr<framework::Plugin>> GpuPackingScore::New(
     framework::PluginArgs args, framework::Handle& h) {
   auto a = ParsePolicyArgs(args, "GpuPackingScoreArgs");

@@ -17,35 +17,18 @@ namespace phalanx::plugins::gpupolicy {
 // Score in [0, 100]; *ok false (score 0) when the pod's devices do not fit.
 int64_t GpuPackingScoreOf(const gpushare::NodeShape& node, const PodShape& pod, bool* ok);
 
-class GpuPackingScore final : public framework::PreScorePlugin,
-                              public framework::ScorePlugin,
-                              public framework::ScoreExtensions {
+class GpuPackingScore final : public PolicyScorePlugin {
  public:
   static constexpr std::string_view kName = "GpuPackingScore";
   static constexpr std::string_view kStateKey = "PreScoreGpuPackingScore";
-  GpuPackingScore(PolicyArgs args, framework::Handle& h)
-      : handle_(h), args_(args), ctx_(GpuContext::For(h)) {}
+  GpuPackingScore(PolicyArgs args, framework::Handle& h) : PolicyScorePlugin(args, h) {}
   std::string_view Name() const override { return kName; }
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const std::vector<const framework::NodeInfo*>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
-  framework::ScoreExtensions* GetScoreExtensions() override {
-    return args_.tie_break == TieBreak::kNodeOrder ? this : nullptr;
-  }
-  // NodeOrder tie-break (see common.h).
-  framework::Status NormalizeScore(const framework::CycleState& state,
-                                   const framework::PodInfo& pod,
-                                   const std::vector<const framework::NodeInfo*>& nodes,
-                                   std::vector<int64_t>& scores) override;
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
-
- private:
-  framework::Handle& handle_;
-  PolicyArgs args_;
-  NodeOrderTieBreak tie_;
-  std::shared_ptr<GpuContext> ctx_;
 };
 
 }  // namespace phalanx::plugins::gpupolicy
