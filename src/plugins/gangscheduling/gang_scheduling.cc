@@ -13,10 +13,10 @@ using framework::Status;
 
 namespace {
 
-std::string Display(const gang::GangInfo& info) {
-  std::string kind = info.spec ? info.spec->source : std::string();
-  std::string s = "pod group " + info.key;
-  if (!kind.empty()) s += " (" + kind + ")";
+// "pod group ml/train (PodGroup ml/train (scheduling.x-k8s.io/v1alpha1))" for messages.
+std::string Display(const std::string& key, const gang::PodGroupSpec* spec) {
+  std::string s = "pod group " + key;
+  if (spec && !spec->source.empty()) s += " (" + spec->source + ")";
   return s;
 }
 
@@ -64,41 +64,30 @@ Status GangScheduling::PreEnqueue(const framework::PodInfo& pod) {
   auto info = gangs->SummaryOf(ref->key);
   if (!info || !info->spec) {
     return Status::UnschedulableAndUnresolvable(
-        "waiting for " + std::string(ref->via.empty() ? "" : "the gang named by " + ref->via + ", ") +
-        "pod group " + ref->key + ", to be created");
+        "waiting for " +
+        std::string(ref->via.empty() ? "" : "the gang named by " + ref->via + ", ") + "pod group " +
+        ref->key + ", to be created");
   }
   if (!info->spec->invalid.empty()) {
     return Status::UnschedulableAndUnresolvable("invalid pod group " + ref->key + ": " +
                                                 info->spec->invalid);
   }
   if (info->counts.pods < info->spec->min_member) {
-    return Status::Unschedulable("waiting for minMember pods of pod group " + ref->key +
-                                 (info->spec->source.empty() ? "" : " (" + info->spec->source + ")") +
-                                 ": " + std::to_string(info->counts.pods) + "/" +
+    return Status::Unschedulable("waiting for minMember pods of " +
+                                 Display(ref->key, info->spec.get()) + ": " +
+                                 std::to_string(info->counts.pods) + "/" +
                                  std::to_string(info->spec->min_member) + " exist");
   }
   return Status::Success();
 }
 
 std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() const {
-  framework::Handle* h = &handle_;
-  auto same_group = [h](const api::Pod& pod, const framework::EventObjects& objs) {
-    gang::Manager* gangs = h->Gangs();
-    if (!gangs || !objs.new_pod) return framework::QueueingHint::kQueueSkip;
-    auto mine = gangs->RefOf(pod);
-    auto theirs = gangs->RefOf(*objs.new_pod);
-    if (!mine || !theirs) return framework::QueueingHint::kQueueSkip;
-    auto group = gangs->GroupOf(mine->key);
-    return std::find(group.begin(), group.end(), theirs->key) != group.end()
-               ? framework::QueueingHint::kQueue
-               : framework::QueueingHint::kQueueSkip;
-  };
   // A new member that completes the quorum activates its gang directly (the scheduler's
-  // pod handler, Manager::QuorumReached), so pod adds need no hint here: scanning every
+  // pod handler, Scheduler::OnPodAdd), so pod adds need no hint here: scanning every
   // gated pod on every add would be quadratic in the gang size.
-  (void)same_group;
   return {
-      {{framework::EventResource::kPodGroup, framework::kAdd | framework::kUpdate, "PodGroupChange"},
+      {{framework::EventResource::kPodGroup, framework::kAdd | framework::kUpdate,
+        "PodGroupChange"},
        nullptr},
       {{framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"}, nullptr},
   };
@@ -125,13 +114,14 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
     }
     if (gangs->Satisfied(key)) continue;
     if (info->counts.pods < info->spec->min_member) {
-      return Status::Unschedulable("gang group of " + ref->key + ": waiting for minMember pods of " +
-                                   Display(*info) + ": " + std::to_string(info->counts.pods) + "/" +
-                                   std::to_string(info->spec->min_member) + " exist");
+      return Status::Unschedulable(
+          "gang group of " + ref->key + ": waiting for minMember pods of " +
+          Display(info->key, info->spec.get()) + ": " + std::to_string(info->counts.pods) + "/" +
+          std::to_string(info->spec->min_member) + " exist");
     }
     framework::PodGroupUnit u;
     u.key = key;
-    u.display = Display(*info);
+    u.display = Display(info->key, info->spec.get());
     u.need = std::max(0, info->spec->min_member - info->counts.assumed - info->counts.bound);
     u.pending_pods = info->member_pods;
     u.has_min_resources = info->spec->has_min_resources;
@@ -152,7 +142,8 @@ void GangScheduling::PodGroupCycleDone(const framework::PodGroupPlan& plan, bool
 
 Status GangScheduling::Reserve(framework::CycleState&, const framework::PodInfo& pod,
                                const std::string&) {
-  if (gang::Manager* gangs = handle_.Gangs()) gangs->MarkAssumed(*pod.pod, handle_.GetClock().Now());
+  if (gang::Manager* gangs = handle_.Gangs())
+    gangs->MarkAssumed(*pod.pod, handle_.GetClock().Now());
   return Status::Success();
 }
 
@@ -219,7 +210,7 @@ bool GangPrioritySort::Less(const framework::QueuedPodInfo& a,
     }
     *key = q.Pod().Key();
     return q.Pod().metadata.creation_timestamp != 0 ? q.Pod().metadata.creation_timestamp
-                                                     : q.timestamp;
+                                                    : q.timestamp;
   };
   std::string ka, kb;
   api::Timestamp ta = key_time(a, &ka), tb = key_time(b, &kb);
