@@ -17,6 +17,10 @@
 #                                           ClusterRole), DIR/ca.crt, and waits for /readyz.
 #   scripts/control-plane.sh stop DIR       Stop the processes started by `start DIR` (by
 #                                           the PIDs it recorded) and remove DIR.
+#   scripts/control-plane.sh fetch-source DIR
+#                                           Fetch Debian's kubernetes source package into DIR
+#                                           (vendored reflect2 replaced by Debian's 1.0.2) and
+#                                           print the unpacked source dir.
 #   scripts/control-plane.sh kubectl DIR ARGS...
 #                                           curl-based helper: `get|post|put|delete PATH
 #                                           [FILE]` with the admin token (no kubectl here).
@@ -57,18 +61,13 @@ EOF
   $sudo apt-get update -qq
 }
 
-cmd_build() {
-  if have_binaries; then echo "$CACHE"; return 0; fi
-  mkdir -p "$CACHE_ROOT"
-  # One build at a time (ctest may start several fixtures; other shells may too).
-  exec 9>"$CACHE_ROOT/.build.lock"
-  flock 9
-  if have_binaries; then echo "$CACHE"; return 0; fi
+# Fetches Debian's kubernetes source package into WORK (an existing directory), swaps the
+# vendored reflect2 for Debian's, and prints the unpacked source dir. Shared with
+# scripts/scheduler-perf.sh (through `fetch-source DIR`).
+fetch_source() {  # WORK
+  local work=$1
   "$ROOT/scripts/install-deps.sh" --control-plane >&2
-  enable_deb_src
-  BUILD_WORK="$(mktemp -d "$CACHE_ROOT/build.XXXXXX")"
-  trap 'rm -rf "${BUILD_WORK:-}"' EXIT
-  local work="$BUILD_WORK"
+  enable_deb_src >&2
   log "fetching Debian's kubernetes source package into $work"
   (cd "$work" && apt-get source -qq kubernetes >&2) ||
     die "apt-get source kubernetes failed (are deb-src entries enabled?)"
@@ -84,6 +83,20 @@ cmd_build() {
   [[ -f "$r2/reflect2.go" ]] || die "$r2 missing: install golang-github-modern-go-reflect2-dev"
   rm -rf "$src/vendor/github.com/modern-go/reflect2"
   cp -r "$r2" "$src/vendor/github.com/modern-go/reflect2"
+  echo "$src"
+}
+
+cmd_build() {
+  if have_binaries; then echo "$CACHE"; return 0; fi
+  mkdir -p "$CACHE_ROOT"
+  # One build at a time (ctest may start several fixtures; other shells may too).
+  exec 9>"$CACHE_ROOT/.build.lock"
+  flock 9
+  if have_binaries; then echo "$CACHE"; return 0; fi
+  BUILD_WORK="$(mktemp -d "$CACHE_ROOT/build.XXXXXX")"
+  trap 'rm -rf "${BUILD_WORK:-}"' EXIT
+  local work="$BUILD_WORK" src
+  src="$(fetch_source "$work")"
   log "building kube-apiserver and kube-scheduler v$K8S_VERSION (GOPATH mode, ~7 min on 2 cores)"
   local start=$SECONDS
   (
@@ -286,5 +299,6 @@ case "${1:-}" in
   stop) shift; cmd_stop "$@" ;;
   kubectl) shift; cmd_kubectl "$@" ;;
   cache-dir) echo "$CACHE" ;;
-  *) sed -n '2,25p' "$0"; exit 2 ;;
+  fetch-source) shift; mkdir -p "${1:?fetch-source needs a directory}"; fetch_source "$(cd "$1" && pwd)" ;;
+  *) sed -n '2,26p' "$0"; exit 2 ;;
 esac

@@ -1,0 +1,391 @@
+#!/usr/bin/env bash
+# Phalanx vs upstream kube-scheduler v1.20.2 on the same scheduler_perf workloads, side by
+# side in one run on this machine (issue 7). Upstream's numbers come from its own benchmark,
+# BenchmarkPerfScheduling in test/integration/scheduler_perf (kube-scheduler + a real
+# kube-apiserver + etcd in one process, SchedulingThroughput = pods bound per 1 s sample);
+# Phalanx's from `phalanx bench` on the same performance-config.yaml and templates.
+#
+# Usage:
+#   scripts/scheduler-perf.sh [OPTIONS]      Build (once) and run both on every workload,
+#                                            print the table (Markdown) on stdout.
+#     --workloads REGEX   only Case/Workload names matching REGEX (grep -E), e.g.
+#                         'SchedulingBasic|Preemption'
+#     --nodes N           workloads whose name starts with N "Nodes": 5000 (default),
+#                         500, or all
+#     --out FILE          also write the report section (machine, date, commit, table) to FILE
+#     --docs              also put that section into docs/performance.md between the markers
+#                         <!-- scheduler-perf:begin --> and <!-- scheduler-perf:end -->
+#     --results-dir DIR   keep logs and raw JSON there (default: a new dir under /tmp)
+#     --phalanx PATH      phalanx binary (default: build/phalanx)
+#     --only upstream|phalanx   run one side only (the other column says "not run")
+#     --nice N            niceness of both benchmark runs (default 10)
+#     --timeout DURATION  per workload and side, timeout(1) syntax (default 45m)
+#   scripts/scheduler-perf.sh build          Build upstream's scheduler_perf test binary from
+#                                            Debian's kubernetes source package (once; cached
+#                                            with its config/ in ~/.cache/phalanx-k8s/1.20.2/
+#                                            scheduler_perf/) and print that directory.
+#   scripts/scheduler-perf.sh list [--nodes N] [--workloads REGEX] [--config FILE]
+#                                            The selected workloads, one per line.
+#   scripts/scheduler-perf.sh table DIR      Re-render the table from a results dir.
+#   scripts/scheduler-perf.sh --help
+#
+# Default workloads: every case of upstream's performance-config.yaml that needs no
+# PersistentVolumes (SchedulingInTreePVs, SchedulingMigratedInTreePVs and SchedulingCSIPVs are
+# left out), at 5000 nodes. Running upstream at 5000 nodes takes minutes per workload.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+K8S_VERSION="1.20.2"
+CACHE_ROOT="${PHALANX_K8S_CACHE:-$HOME/.cache/phalanx-k8s}"
+SP_CACHE="$CACHE_ROOT/$K8S_VERSION/scheduler_perf"
+BEGIN_MARK="<!-- scheduler-perf:begin -->"
+END_MARK="<!-- scheduler-perf:end -->"
+SECTION_TITLE="Side by side with kube-scheduler v$K8S_VERSION (scheduler_perf)"
+
+log() { echo "scheduler-perf: $*" >&2; }
+die() { echo "scheduler-perf: error: $*" >&2; exit 1; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+# BUILD-INFO keys the cached test binary: a different recipe or Go toolchain rebuilds it.
+build_info() {
+  echo "scheduler_perf.test v$K8S_VERSION; reflect2 1.0.2 (Debian); GOPATH mode, CGO_ENABLED=0;" \
+       "$(go version 2>/dev/null || echo 'no go')"
+}
+have_test_binary() {
+  [[ -x "$SP_CACHE/scheduler_perf.test" && -f "$SP_CACHE/config/performance-config.yaml" ]] &&
+    [[ "$(cat "$SP_CACHE/BUILD-INFO" 2>/dev/null)" == "$(build_info)" ]]
+}
+
+cmd_build() {
+  if have_test_binary; then echo "$SP_CACHE"; return 0; fi
+  mkdir -p "$CACHE_ROOT"
+  # Same lock as scripts/control-plane.sh build: one Go build of Kubernetes at a time.
+  exec 9>"$CACHE_ROOT/.build.lock"
+  flock 9
+  if have_test_binary; then echo "$SP_CACHE"; return 0; fi
+  BUILD_WORK="$(mktemp -d "$CACHE_ROOT/build.XXXXXX")"
+  trap 'rm -rf "${BUILD_WORK:-}"' EXIT
+  local work="$BUILD_WORK" src
+  src="$("$ROOT/scripts/control-plane.sh" fetch-source "$work")"
+  [[ -d "$src/test/integration/scheduler_perf/config" ]] || die "no scheduler_perf in $src"
+  log "building scheduler_perf.test v$K8S_VERSION (GOPATH mode, ~10 min on 2 cores)"
+  local start=$SECONDS
+  (
+    cd "$src"
+    export GOPATH="$src/.go" CGO_ENABLED=0 GO111MODULE=off GOFLAGS="" GOCACHE="$work/gocache"
+    mkdir -p .go/src/k8s.io
+    ln -sfn ../../.. .go/src/k8s.io/kubernetes
+    cd .go/src/k8s.io/kubernetes
+    go test -c -o "$work/scheduler_perf.test" ./test/integration/scheduler_perf >&2
+  ) || die "scheduler_perf build failed (see the output above)"
+  rm -rf "$SP_CACHE.tmp"
+  mkdir -p "$SP_CACHE.tmp"
+  cp "$work/scheduler_perf.test" "$SP_CACHE.tmp/"
+  cp -r "$src/test/integration/scheduler_perf/config" "$SP_CACHE.tmp/config"
+  build_info >"$SP_CACHE.tmp/BUILD-INFO"
+  rm -rf "$SP_CACHE" && mv "$SP_CACHE.tmp" "$SP_CACHE"
+  log "built in $((SECONDS - start)) s; cached in $SP_CACHE"
+  echo "$SP_CACHE"
+}
+
+# Prints "Case/Workload" for every workload of CONFIG (upstream's performance-config.yaml
+# layout: a list of cases, each with `name`, `workloadTemplate` and `workloads[].name`) whose
+# case needs no PersistentVolumes (no persistentVolume*TemplatePath op), whose workload name
+# starts with "<NODES>Nodes" (NODES=all: any) and whose full name matches REGEX.
+list_workloads() {  # CONFIG NODES REGEX
+  local config=$1 nodes=$2 regex=$3
+  [[ -f "$config" ]] || die "$config: no such file"
+  local all
+  all="$(awk -v f="$config" '
+    function flush() { if (c != "" && !pv) for (i = 1; i <= n; i++) print c "/" w[i]; n = 0; pv = 0 }
+    /^- name:/ { flush(); c = $3; inw = 0; next }
+    /^[^ #-]/ && !/^- / { next }
+    /^  workloads:/ { inw = 1; next }
+    /^  [a-zA-Z]/ { inw = 0 }
+    /persistentVolume[A-Za-z]*TemplatePath/ { pv = 1 }
+    inw && /^  - name:/ { w[++n] = $3 }
+    END { flush() }' "$config")"
+  [[ -n "$all" ]] || die "$config: no cases with workloads found (expected upstream's performance-config.yaml layout)"
+  local name
+  while IFS= read -r name; do
+    local w=${name#*/}
+    if [[ "$nodes" != all && "$w" != "${nodes}Nodes" && "$w" != "${nodes}Nodes/"* ]]; then continue; fi
+    if [[ -n "$regex" ]] && ! grep -Eq -- "$regex" <<<"$name"; then continue; fi
+    echo "$name"
+  done <<<"$all"
+}
+
+free_port() {
+  python3 - <<'EOF' 2>/dev/null || shuf -i 20000-60000 -n 1
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
+EOF
+}
+
+# Directory of one workload's logs and JSON inside the results dir.
+workload_dir() { echo "$1/${2//\//--}"; }  # RESULTS NAME
+
+# -test.bench pattern selecting exactly Case/Workload: Go splits the pattern at '/' and
+# matches each level's regexp against that level of the sub-benchmark name.
+bench_pattern() {
+  local p="^BenchmarkPerfScheduling\$" part
+  local IFS=/
+  for part in $1; do p+="/^${part}\$"; done
+  echo "$p"
+}
+
+run_upstream() {  # NAME DIR
+  local name=$1 dir=$2 port rc=0
+  rm -rf "$dir/upstream" && mkdir -p "$dir/upstream/tmp"
+  port=$(free_port)
+  log "$name: upstream kube-scheduler v$K8S_VERSION (log: $dir/upstream/log)"
+  # The integration framework starts its own etcd (etcd from PATH, data in TMPDIR) when
+  # nothing answers at KUBE_INTEGRATION_ETCD_URL; a free port makes sure it does.
+  # -test.benchtime 1x: one run (the benchmark ignores b.N); -test.run '^$': no tests.
+  (cd "$SP_CACHE" &&
+   KUBE_INTEGRATION_ETCD_URL="http://127.0.0.1:$port" TMPDIR="$dir/upstream/tmp" \
+   timeout "$TIMEOUT" nice -n "$NICE" ./scheduler_perf.test -test.run '^$' \
+     -test.bench "$(bench_pattern "$name")" -test.benchtime 1x -test.timeout 0 \
+     -data-items-dir "$dir/upstream" >"$dir/upstream/log" 2>&1) || rc=$?
+  rm -rf "$dir/upstream/tmp"
+  echo "$rc" >"$dir/upstream/rc"
+  ((rc == 0)) || log "$name: upstream exited $rc (see $dir/upstream/log)"
+}
+
+run_phalanx() {  # NAME DIR
+  local name=$1 dir=$2 rc=0
+  rm -rf "$dir/phalanx" && mkdir -p "$dir/phalanx"
+  log "$name: phalanx bench (log: $dir/phalanx/log)"
+  (cd "$SP_CACHE" &&
+   timeout "$TIMEOUT" nice -n "$NICE" "$PHALANX" bench "$SP_CACHE/config/performance-config.yaml" \
+     --workload "$name" --json "$dir/phalanx/result.json" >"$dir/phalanx/log" 2>&1) || rc=$?
+  echo "$rc" >"$dir/phalanx/rc"
+  ((rc == 0)) || log "$name: phalanx exited $rc (see $dir/phalanx/log)"
+}
+
+# Upstream's SchedulingThroughput for NAME from the dataItems file in DIR/upstream
+# (util.go dataItems2JSONFile: {"version":"v1","dataItems":[{"data":{"Average":..,"Perc50":..,
+# "Perc90":..,"Perc99":..},"unit":"pods/s","labels":{"Metric":"SchedulingThroughput",
+# "Name":"BenchmarkPerfScheduling/<Case>/<Workload>/<namespace>"}}, ...]}).
+# Prints "avg p50 p90 p99", or "! reason" when there is none.
+upstream_figures() {  # DIR NAME
+  local d="$1/upstream" name=$2
+  [[ -d "$d" ]] || { echo "! not run"; return; }
+  local files=("$d"/BenchmarkPerfScheduling_*.json)
+  if [[ ! -f "${files[0]}" ]]; then
+    local rc; rc=$(cat "$d/rc" 2>/dev/null || echo "?")
+    if [[ "$rc" == 124 ]]; then echo "! timed out"; else echo "! failed (exit $rc, no dataItems file)"; fi
+    return
+  fi
+  local out
+  out="$(jq -r --arg n "BenchmarkPerfScheduling/$name/" '
+    [.dataItems[] | select(.labels.Metric == "SchedulingThroughput"
+                           and (.labels.Name | startswith($n)))] |
+    if length == 0 then "! no SchedulingThroughput"
+    else .[0].data | "\(.Average) \(.Perc50) \(.Perc90) \(.Perc99)" end' "${files[0]}" 2>&1)" ||
+    die "${files[0]}: not a scheduler_perf dataItems JSON file: $out"
+  echo "$out"
+}
+
+# Phalanx's figures for NAME from DIR/phalanx/result.json (`phalanx bench --json`:
+# {"results":[{"name":..,"skipped":bool,"skip_reason":..,"measured_pods":N,"seconds":S,
+# "throughput":{"average":..,"p50":..,"p90":..,"p99":..},"peak_rss_kib":K}]}).
+# Prints "avg p50 p90 p99", or "! reason".
+phalanx_figures() {  # DIR NAME
+  local d="$1/phalanx" name=$2 f="$1/phalanx/result.json"
+  [[ -d "$d" ]] || { echo "! not run"; return; }
+  if [[ ! -f "$f" ]]; then
+    local rc; rc=$(cat "$d/rc" 2>/dev/null || echo "?")
+    if [[ "$rc" == 124 ]]; then echo "! timed out"; else echo "! failed (exit $rc, no JSON)"; fi
+    return
+  fi
+  local out
+  out="$(jq -r --arg n "$name" '
+    [.results[] | select(.name == $n)] |
+    if length == 0 then "! no result named \($n)"
+    elif .[0].skipped then "! skipped: \(.[0].skip_reason)"
+    else .[0].throughput | "\(.average) \(.p50) \(.p90) \(.p99)" end' "$f" 2>&1)" ||
+    die "$f: not a phalanx bench JSON file: $out"
+  echo "$out"
+}
+
+fmt_num() { awk -v x="$1" 'BEGIN { if (x == "null" || x == "") print "—"; else if (x >= 100) printf "%.0f", x; else printf "%.1f", x }'; }
+
+# The Markdown table for the workloads listed in RESULTS/workloads.txt; reasons for missing
+# figures go into numbered notes under it.
+render_table() {  # RESULTS
+  local results=$1
+  [[ -f "$results/workloads.txt" ]] || die "$results/workloads.txt: missing (not a results dir)"
+  local notes=() name dir up ph
+  echo "| Workload | kube-scheduler v$K8S_VERSION pods/s: avg | p50 | p99 | Phalanx pods/s: avg | p50 | p99 | Phalanx / upstream (avg) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  while IFS= read -r name; do
+    [[ -n "$name" ]] || continue
+    dir="$(workload_dir "$results" "$name")"
+    up="$(upstream_figures "$dir" "$name")"
+    ph="$(phalanx_figures "$dir" "$name")"
+    local row="| $name |" ua="" pa=""
+    local side fig label
+    for side in up ph; do
+      fig=${!side}
+      if [[ $side == up ]]; then label=upstream; else label=Phalanx; fi
+      if [[ "$fig" == "!"* ]]; then
+        notes+=("$name, $label: ${fig#! }")
+        row+=" see [${#notes[@]}] | — | — |"
+      else
+        local a p50 p99
+        read -r a p50 _ p99 <<<"$fig"
+        row+=" $(fmt_num "$a") | $(fmt_num "$p50") | $(fmt_num "$p99") |"
+        if [[ $side == up ]]; then ua=$a; else pa=$a; fi
+      fi
+    done
+    if [[ -n "$ua" && -n "$pa" ]]; then
+      row+=" $(awk -v u="$ua" -v p="$pa" 'BEGIN { if (u > 0) printf "%.1f×", p / u; else print "—" }') |"
+    else
+      row+=" — |"
+    fi
+    echo "$row"
+  done <"$results/workloads.txt"
+  if ((${#notes[@]})); then
+    echo
+    local i
+    for i in "${!notes[@]}"; do echo "[$((i + 1))] ${notes[$i]}"; echo; done | sed '$d'
+  fi
+}
+
+# Machine, date and commit, recorded when the run starts.
+machine_info() {
+  local cpu mem
+  cpu="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+  mem="$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+  echo "- Machine: $(nproc) CPUs ($cpu), $mem RAM, $(uname -sr)"
+  echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "- Commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+       "(phalanx binary: ${PHALANX#"$ROOT"/}); upstream: Debian's kubernetes" \
+       "$(dpkg-query -W -f='${Version}' kubernetes-client 2>/dev/null || echo "$K8S_VERSION") source," \
+       "$(go version | awk '{ print $3 }')"
+}
+
+render_section() {  # RESULTS
+  local results=$1
+  echo "## $SECTION_TITLE"
+  echo
+  cat <<'EOF'
+Upstream's own benchmark, `BenchmarkPerfScheduling` from
+`test/integration/scheduler_perf` (built from Debian's `kubernetes` source package), and
+`phalanx bench` run on the same `performance-config.yaml` workloads and pod/node templates,
+one after the other on the same machine in one run of `scripts/scheduler-perf.sh`.
+Throughput is pods scheduled per second during the measured `createPods` op, sampled every
+second (upstream's `SchedulingThroughput`: average and percentiles of those samples).
+Upstream schedules through a real kube-apiserver and etcd in the test process (pods are
+created, watched and bound through the API); Phalanx's figures are in-process (its store
+stands in for the API server), so the ratio is the speed-up of the scheduling loop plus the
+API round trips that the in-process run does not make.
+EOF
+  echo
+  cat "$results/machine.md"
+  echo
+  render_table "$results"
+  echo
+  echo "Reproduce: \`scripts/scheduler-perf.sh --docs\` (options: \`--workloads REGEX\`," \
+       "\`--nodes 500|5000|all\`; \`--help\`). Raw logs and JSON of this run: \`$results\`" \
+       "(not kept)."
+}
+
+# Replaces the marked section of FILE with stdin (appends it when the markers are absent;
+# creates FILE when missing). Other sections are left byte for byte.
+splice_section() {  # FILE
+  local file=$1 body tmp
+  body="$(cat)"
+  if [[ ! -f "$file" ]]; then
+    printf '# Performance\n\n' >"$file"
+  fi
+  tmp="$(mktemp "$file.XXXXXX")"
+  if grep -qF "$BEGIN_MARK" "$file"; then
+    grep -qF "$END_MARK" "$file" || die "$file: $BEGIN_MARK without $END_MARK"
+    BODY="$body" awk -v b="$BEGIN_MARK" -v e="$END_MARK" '
+      $0 == b { print; print ENVIRON["BODY"]; skip = 1; next }
+      $0 == e { skip = 0 }
+      !skip { print }' "$file" >"$tmp"
+  else
+    { cat "$file"; [[ -z "$(tail -c1 "$file")" ]] || echo; echo
+      echo "$BEGIN_MARK"; echo "$body"; echo "$END_MARK"; } >"$tmp"
+  fi
+  mv "$tmp" "$file"
+}
+
+cmd_run() {
+  local regex="" nodes=5000 out="" docs=0 results="" only=""
+  PHALANX="$ROOT/build/phalanx" NICE=10 TIMEOUT=45m
+  while (($#)); do
+    case "$1" in
+      --workloads) regex=${2:?--workloads needs a REGEX}; shift 2 ;;
+      --nodes) nodes=${2:?--nodes needs 500, 5000 or all}; shift 2 ;;
+      --out) out=${2:?--out needs a FILE}; shift 2 ;;
+      --docs) docs=1; shift ;;
+      --results-dir) results=${2:?--results-dir needs a DIR}; shift 2 ;;
+      --phalanx) PHALANX=${2:?--phalanx needs a PATH}; shift 2 ;;
+      --only) only=${2:?--only needs upstream or phalanx}; shift 2 ;;
+      --nice) NICE=${2:?--nice needs N}; shift 2 ;;
+      --timeout) TIMEOUT=${2:?--timeout needs a duration}; shift 2 ;;
+      *) die "unknown option $1 (see --help)" ;;
+    esac
+  done
+  [[ "$nodes" =~ ^([0-9]+|all)$ ]] || die "--nodes $nodes: expected a node count (500, 5000) or all"
+  [[ -z "$only" || "$only" == upstream || "$only" == phalanx ]] || die "--only $only: expected upstream or phalanx"
+  command -v jq >/dev/null || die "jq not found: run scripts/install-deps.sh --control-plane"
+  if [[ "$only" != upstream ]]; then
+    [[ -x "$PHALANX" ]] || die "$PHALANX: no phalanx binary (build it, or pass --phalanx PATH)"
+    PHALANX="$(cd "$(dirname "$PHALANX")" && pwd)/$(basename "$PHALANX")"
+  fi
+  if [[ "$only" != phalanx ]]; then
+    cmd_build >/dev/null
+    command -v etcd >/dev/null || die "etcd not found: run scripts/install-deps.sh --control-plane"
+  elif ! have_test_binary; then
+    cmd_build >/dev/null  # Phalanx reads the same config/ from the cache
+  fi
+  local names
+  names="$(list_workloads "$SP_CACHE/config/performance-config.yaml" "$nodes" "$regex")"
+  [[ -n "$names" ]] || die "no workload matches --nodes $nodes --workloads '$regex'"
+  if [[ -z "$results" ]]; then results="$(mktemp -d /tmp/scheduler-perf.XXXXXX)"; fi
+  mkdir -p "$results"
+  results="$(cd "$results" && pwd)"
+  echo "$names" >"$results/workloads.txt"
+  machine_info >"$results/machine.md"
+  log "$(wc -l <<<"$names") workloads; results in $results"
+  local name dir
+  while IFS= read -r name; do
+    dir="$(workload_dir "$results" "$name")"
+    mkdir -p "$dir"
+    [[ "$only" == phalanx ]] || run_upstream "$name" "$dir"
+    [[ "$only" == upstream ]] || run_phalanx "$name" "$dir"
+  done <<<"$names"
+  render_section "$results" >"$results/section.md"
+  render_table "$results"
+  if [[ -n "$out" ]]; then cp "$results/section.md" "$out"; log "wrote $out"; fi
+  if ((docs)); then
+    splice_section "$ROOT/docs/performance.md" <"$results/section.md"
+    log "updated docs/performance.md ($SECTION_TITLE)"
+  fi
+}
+
+case "${1:-}" in
+  -h|--help|help) usage ;;
+  build) cmd_build ;;
+  list)
+    shift
+    config="$SP_CACHE/config/performance-config.yaml" nodes=5000 regex=""
+    while (($#)); do
+      case "$1" in
+        --nodes) nodes=${2:?}; shift 2 ;;
+        --workloads) regex=${2:?}; shift 2 ;;
+        --config) config=${2:?}; shift 2 ;;
+        *) die "unknown option $1 (see --help)" ;;
+      esac
+    done
+    list_workloads "$config" "$nodes" "$regex" ;;
+  table) render_table "${2:?table needs a results dir}" ;;
+  section) PHALANX="${PHALANX:-$ROOT/build/phalanx}"; render_section "${2:?section needs a results dir}" ;;
+  splice) splice_section "${2:?splice needs a FILE}" ;;
+  *) cmd_run "$@" ;;
+esac

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Fast self-check of scripts/scheduler-perf.sh (no Kubernetes build, no benchmark run):
+# --help, workload selection from a performance-config.yaml excerpt, the table rendered from
+# a results dir of sample upstream dataItems and `phalanx bench --json` files, clear errors
+# on bad JSON, and splicing the section into docs/performance.md without touching the rest.
+# Usage: test/perf/scheduler_perf_test.sh   (exit 0 when every check passes)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+SCRIPT="$HERE/../../scripts/scheduler-perf.sh"
+DATA="$HERE/testdata"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+passed=0 failed=0
+
+check() {  # DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
+}
+contains() { grep -qF -- "$2" <<<"$1" || { echo "  missing: $2" >&2; echo "$1" | sed 's/^/  | /' >&2; return 1; }; }
+lacks() { ! grep -qF -- "$2" <<<"$1" || { echo "  unexpected: $2" >&2; return 1; }; }
+
+# --help prints the usage header and exits 0.
+help="$("$SCRIPT" --help)"
+check "--help shows usage" contains "$help" "scripts/scheduler-perf.sh build"
+check "--help lists --workloads" contains "$help" "--workloads REGEX"
+
+# Workload selection: PersistentVolume cases left out, node filter, regex filter.
+list() { "$SCRIPT" list --config "$DATA/performance-config.yaml" "$@"; }
+check "5000-node workloads without PVs" \
+  [ "$(list | tr '\n' ' ')" == "SchedulingBasic/5000Nodes Preemption/5000Nodes Unschedulable/5000Nodes/200InitPods Unschedulable/5000Nodes/2000InitPods " ]
+check "500-node workloads" \
+  [ "$(list --nodes 500 | tr '\n' ' ')" == "SchedulingBasic/500Nodes Preemption/500Nodes Unschedulable/500Nodes/200InitPods " ]
+check "--workloads regex" [ "$(list --nodes all --workloads 'Basic|Preemption/500N' | tr '\n' ' ')" == \
+  "SchedulingBasic/500Nodes SchedulingBasic/5000Nodes Preemption/500Nodes " ]
+check "no PV case listed" lacks "$(list --nodes all)" "InTreePVs"
+if out="$("$SCRIPT" list --config "$TMP/none.yaml" 2>&1)"; then
+  check "missing config fails" false
+else
+  check "missing config names the file" contains "$out" "$TMP/none.yaml: no such file"
+fi
+
+# Table from sample results: figures, ratio (Phalanx avg / upstream avg), notes for missing.
+table="$("$SCRIPT" table "$DATA/results")"
+check "SchedulingBasic row" contains "$table" \
+  "| SchedulingBasic/5000Nodes | 125 | 127 | 150 | 2508 | 2600 | 2750 | 20.0× |"
+check "workload name with '/'" contains "$table" \
+  "| Unschedulable/5000Nodes/200InitPods | 98.2 | 99.0 | 120 | 2456 | 2000 | 2200 | 25.0× |"
+check "missing figures point to notes" contains "$table" "| Preemption/5000Nodes | see [1] | — | — | see [2] | — | — | — |"
+check "timeout note" contains "$table" "[1] Preemption/5000Nodes, upstream: timed out"
+check "skip note" contains "$table" "[2] Preemption/5000Nodes, Phalanx: skipped: fixture: preemption not modelled"
+check "histogram items are not throughput" lacks "$table" "6.2"
+
+# Bad JSON: a clear error naming the file, non-zero exit.
+cp -r "$DATA/results" "$TMP/bad"
+echo '{"results": [' >"$TMP/bad/SchedulingBasic--5000Nodes/phalanx/result.json"
+if out="$("$SCRIPT" table "$TMP/bad" 2>&1)"; then
+  check "malformed phalanx JSON fails" false
+else
+  check "malformed phalanx JSON names the file" contains "$out" "SchedulingBasic--5000Nodes/phalanx/result.json: not a phalanx bench JSON file"
+fi
+if out="$("$SCRIPT" table "$TMP/nowhere" 2>&1)"; then
+  check "missing results dir fails" false
+else
+  check "missing results dir is named" contains "$out" "$TMP/nowhere/workloads.txt: missing"
+fi
+
+# Splicing the section: created when absent, other sections kept, replaced not duplicated.
+doc="$TMP/performance.md"
+printf 'v1\n' | "$SCRIPT" splice "$doc"
+check "file created with the section" contains "$(cat "$doc")" $'<!-- scheduler-perf:begin -->\nv1\n<!-- scheduler-perf:end -->'
+printf '# Performance\n\n## How to run\n\nkeep me\n\n<!-- scheduler-perf:begin -->\nold\nlines\n<!-- scheduler-perf:end -->\n\n## Memory and growth\n\nkeep me too\n' >"$doc"
+printf 'new 1\nnew 2\n' | "$SCRIPT" splice "$doc"
+printf 'new 1\nnew 2\n' | "$SCRIPT" splice "$doc"
+expected=$'# Performance\n\n## How to run\n\nkeep me\n\n<!-- scheduler-perf:begin -->\nnew 1\nnew 2\n<!-- scheduler-perf:end -->\n\n## Memory and growth\n\nkeep me too'
+check "splice replaces only the marked section" [ "$(cat "$doc")" == "$expected" ]
+printf '# Performance\n\n## How to run\n\nkeep me\n' >"$doc"
+printf 'appended\n' | "$SCRIPT" splice "$doc"
+check "section appended when markers are absent" [ "$(cat "$doc")" == \
+  $'# Performance\n\n## How to run\n\nkeep me\n\n<!-- scheduler-perf:begin -->\nappended\n<!-- scheduler-perf:end -->' ]
+
+# Options are checked before anything runs.
+if out="$("$SCRIPT" --nodes lots 2>&1)"; then check "bad --nodes fails" false
+else check "bad --nodes is named" contains "$out" "--nodes lots: expected"; fi
+
+echo "$passed passed, $failed failed"
+((failed == 0))
