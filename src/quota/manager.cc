@@ -1,0 +1,503 @@
+#include "quota/manager.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <set>
+
+#include "api/pod_resources.h"
+#include "api/resource.h"
+#include "gang/dialects.h"
+#include "gang/manager.h"
+
+namespace phalanx::quota {
+
+namespace {
+
+bool Terminal(const api::Pod& p) {
+  return p.status.phase == "Succeeded" || p.status.phase == "Failed";
+}
+
+void AddTo(ResourceList& to, const ResourceList& v, int sign) {
+  for (const auto& [r, a] : v) {
+    int64_t& x = to[r];
+    x += sign * a;
+    if (x == 0) to.erase(r);
+  }
+}
+
+int64_t Get(const ResourceList& l, const std::string& r) {
+  auto it = l.find(r);
+  return it == l.end() ? 0 : it->second;
+}
+
+constexpr double kEps = 1e-6;
+
+}  // namespace
+
+QueueManager::QueueManager(gang::Manager* gangs) : gangs_(gangs) {}
+
+ResourceList QueueManager::RequestOf(const api::Pod& pod) {
+  api::Resource r = api::PodRequests(pod);
+  ResourceList out;
+  if (r.milli_cpu) out["cpu"] = r.milli_cpu;
+  if (r.memory) out["memory"] = r.memory;
+  if (r.ephemeral_storage) out["ephemeral-storage"] = r.ephemeral_storage;
+  for (const auto& [id, v] : r.scalar) {
+    if (v) out[api::ScalarResourceName(id)] = v;
+  }
+  out["pods"] = 1;
+  return out;
+}
+
+void QueueManager::OnObjectAdd(const api::UnstructuredPtr& obj) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (IsQueueObject(*obj)) {
+    objects_[obj->Key()] = obj;
+    RebuildTreeLocked();
+    return;
+  }
+  if (gangs_ && !objects_.empty() && gang::IsGangObject(*obj)) {
+    // A PodGroup's spec.queue may name a queue for members that arrived first.
+    std::set<std::string> keys;
+    for (const auto& s : gang::SpecsFromObject(*obj)) keys.insert(s.key);
+    for (auto& [k, e] : pods_) {
+      if (e.gang_spec.empty() || keys.count(e.gang_spec)) RefreshLocked(e);
+    }
+    ++generation_;
+  }
+}
+
+void QueueManager::OnObjectDelete(const api::UnstructuredPtr& obj) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (objects_.erase(obj->Key())) RebuildTreeLocked();
+}
+
+void QueueManager::RebuildTreeLocked() {
+  std::vector<QueueSpec> specs;
+  for (const auto& [k, o] : objects_) {
+    if (auto q = QueueFromObject(*o)) specs.push_back(std::move(*q));
+  }
+  tree_ = BuildQueueTree(specs);
+  for (auto& [k, e] : pods_) UncountLocked(e);
+  allocated_.clear();
+  pending_.clear();
+  running_pods_.clear();
+  pending_pods_.clear();
+  own_demand_.clear();
+  for (auto& [k, e] : pods_) {
+    std::string g, gs;
+    e.assignment = ResolveLocked(*e.pod, &g, &gs);
+    e.gang = g;
+    e.gang_spec = gs;
+    CountLocked(e);
+  }
+  ++generation_;
+}
+
+Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
+                                       std::string* gang_spec) const {
+  Assignment a;
+  std::optional<gang::GangRef> ref;
+  if (gangs_) ref = gangs_->RefOf(pod);
+  if (ref) {
+    *gang = ref->key;
+    *gang_spec = ref->spec_key;
+  }
+  auto label = [&](const char* k) -> const std::string* {
+    auto it = pod.metadata.labels.find(k);
+    return it == pod.metadata.labels.end() || it->second.empty() ? nullptr : &it->second;
+  };
+  auto annotation = [&](const char* k) -> const std::string* {
+    auto it = pod.metadata.annotations.find(k);
+    return it == pod.metadata.annotations.end() || it->second.empty() ? nullptr : &it->second;
+  };
+  if (const auto* v = label(kKAIQueueLabel)) {
+    a.queue = *v;
+    a.via = std::string("label ") + kKAIQueueLabel;
+  } else if (const auto* v2 = annotation(kVolcanoQueueAnnotation)) {
+    a.queue = *v2;
+    a.via = std::string("annotation ") + kVolcanoQueueAnnotation;
+  } else if (const auto* v3 = label(kKoordinatorQuotaLabel)) {
+    a.queue = *v3;
+    a.via = std::string("label ") + kKoordinatorQuotaLabel;
+  } else if (ref && gangs_) {
+    auto sum = gangs_->SummaryOf(ref->key);
+    if (sum && sum->spec && !sum->spec->queue.empty()) {
+      a.queue = sum->spec->queue;
+      a.via = "spec.queue of " + std::string(gang::DialectName(sum->spec->dialect)) +
+              " PodGroup " + sum->spec->namespace_ + "/" + sum->spec->name;
+    }
+  }
+  if (a.queue.empty()) {
+    const std::string ns = pod.metadata.namespace_.empty() ? "default" : pod.metadata.namespace_;
+    auto it = tree_.quota_by_namespace.find(ns);
+    if (it != tree_.quota_by_namespace.end()) {
+      a.queue = it->second;
+      a.via = "ElasticQuota of namespace " + ns;
+    }
+    return a;
+  }
+  if (!tree_.Has(a.queue)) {
+    a.error = "queue " + a.queue + " does not exist (named by " + a.via + ")";
+  } else if (auto e = tree_.errors.find(a.queue); e != tree_.errors.end()) {
+    a.error = "queue " + a.queue + " is invalid: " + e->second;
+  }
+  return a;
+}
+
+void QueueManager::UncountLocked(Entry& e) {
+  if (!e.counted) return;
+  const int64_t n = e.counted_allocated ? 1 : 0;
+  if (e.counted_allocated) AddTo(total_allocated_, e.request, -1);
+  if (!e.counted_queue.empty()) {
+    AddTo(own_demand_[e.counted_queue], e.request, -1);
+    for (const auto& q : tree_.PathToRoot(e.counted_queue)) {
+      if (e.counted_allocated) {
+        AddTo(allocated_[q], e.request, -1);
+        running_pods_[q] -= n;
+      } else {
+        AddTo(pending_[q], e.request, -1);
+        pending_pods_[q] -= 1;
+      }
+    }
+  }
+  e.counted = false;
+}
+
+void QueueManager::CountLocked(Entry& e) {
+  e.counted = true;
+  e.counted_allocated = e.allocated;
+  e.counted_queue.clear();
+  if (e.allocated) AddTo(total_allocated_, e.request, +1);
+  if (e.assignment.queue.empty() || !e.assignment.error.empty()) return;
+  e.counted_queue = e.assignment.queue;
+  AddTo(own_demand_[e.counted_queue], e.request, +1);
+  for (const auto& q : tree_.PathToRoot(e.counted_queue)) {
+    if (e.allocated) {
+      AddTo(allocated_[q], e.request, +1);
+      running_pods_[q] += 1;
+    } else {
+      AddTo(pending_[q], e.request, +1);
+      pending_pods_[q] += 1;
+    }
+  }
+}
+
+void QueueManager::RefreshLocked(Entry& e) {
+  UncountLocked(e);
+  std::string g, gs;
+  e.assignment = ResolveLocked(*e.pod, &g, &gs);
+  e.gang = g;
+  e.gang_spec = gs;
+  CountLocked(e);
+}
+
+void QueueManager::OnPodAdd(const api::PodPtr& pod) {
+  if (Terminal(*pod)) return;
+  std::lock_guard<std::mutex> l(mu_);
+  Entry& e = pods_[pod->Key()];
+  UncountLocked(e);
+  e.pod = pod;
+  e.request = RequestOf(*pod);
+  e.allocated = !pod->spec.node_name.empty();
+  std::string g, gs;
+  e.assignment = ResolveLocked(*pod, &g, &gs);
+  e.gang = g;
+  e.gang_spec = gs;
+  CountLocked(e);
+  ++generation_;
+}
+
+void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+  if (Terminal(*new_pod)) {
+    OnPodDelete(old_pod);
+    return;
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(new_pod->Key());
+  if (it == pods_.end()) {
+    Entry& e = pods_[new_pod->Key()];
+    e.pod = new_pod;
+    e.request = RequestOf(*new_pod);
+    e.allocated = !new_pod->spec.node_name.empty();
+    std::string g, gs;
+    e.assignment = ResolveLocked(*new_pod, &g, &gs);
+    e.gang = g;
+    e.gang_spec = gs;
+    CountLocked(e);
+  } else {
+    Entry& e = it->second;
+    UncountLocked(e);
+    e.pod = new_pod;
+    e.request = RequestOf(*new_pod);
+    if (!new_pod->spec.node_name.empty()) e.allocated = true;
+    std::string g, gs;
+    e.assignment = ResolveLocked(*new_pod, &g, &gs);
+    e.gang = g;
+    e.gang_spec = gs;
+    CountLocked(e);
+  }
+  ++generation_;
+}
+
+void QueueManager::OnPodDelete(const api::PodPtr& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod->Key());
+  if (it == pods_.end()) return;
+  UncountLocked(it->second);
+  pods_.erase(it);
+  ++generation_;
+}
+
+void QueueManager::MarkAssumed(const api::Pod& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end() || it->second.allocated) return;
+  UncountLocked(it->second);
+  it->second.allocated = true;
+  CountLocked(it->second);
+  ++generation_;
+}
+
+void QueueManager::MarkForgotten(const api::Pod& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end() || !it->second.allocated || !it->second.pod->spec.node_name.empty()) return;
+  UncountLocked(it->second);
+  it->second.allocated = false;
+  CountLocked(it->second);
+  ++generation_;
+}
+
+void QueueManager::SetCapacity(const ResourceList& capacity) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (capacity == capacity_) return;
+  capacity_ = capacity;
+  ++generation_;
+}
+
+bool QueueManager::HasQueues() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return !objects_.empty();
+}
+
+uint64_t QueueManager::Generation() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return generation_;
+}
+
+Assignment QueueManager::QueueOf(const api::Pod& pod) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(pod.Key());
+  if (it != pods_.end()) return it->second.assignment;
+  std::string g, gs;
+  return ResolveLocked(pod, &g, &gs);
+}
+
+std::string QueueManager::CheckAdmission(const std::string& queue,
+                                         const ResourceList& request) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!tree_.Usable(queue)) return "";
+  const auto path = tree_.PathToRoot(queue);
+  for (const auto& q : path) {
+    const QueueSpec& spec = tree_.queues.at(q);
+    auto ait = allocated_.find(q);
+    static const ResourceList kEmpty;
+    const ResourceList& used = ait == allocated_.end() ? kEmpty : ait->second;
+    const std::string who = q == queue ? "queue " + q : "queue " + q + " (parent of " + queue + ")";
+    for (const auto& [r, want] : request) {
+      if (want <= 0 || (r == "pods" && !spec.limit.count("pods"))) continue;
+      const int64_t limit = spec.LimitOf(r);
+      const int64_t u = Get(used, r);
+      int64_t free = limit == INT64_MAX ? INT64_MAX : std::max<int64_t>(0, limit - u);
+      std::string detail;
+      if (spec.borrows_idle_min && u + want > spec.GuaranteeOf(r)) {
+        // CapacityScheduling: above min only while the sum over all top-level quotas stays
+        // within the sum of their min (idle min is borrowed, never more). Only resources
+        // some quota names in min are constrained this way.
+        int64_t sum_min = 0, sum_used = 0;
+        bool named = false;
+        for (const auto& [n, s] : tree_.queues) {
+          if (!s.borrows_idle_min || !s.parent.empty() || tree_.errors.count(n)) continue;
+          named = named || s.guarantee.count(r) > 0;
+          sum_min += s.GuaranteeOf(r);
+          auto a = allocated_.find(n);
+          if (a != allocated_.end()) sum_used += Get(a->second, r);
+        }
+        const int64_t borrowable = std::max<int64_t>(
+            {int64_t{0}, spec.GuaranteeOf(r) - u, sum_min - sum_used});
+        if (named && borrowable < free) {
+          free = borrowable;
+          detail = " (min " + FormatAmount(r, spec.GuaranteeOf(r)) + ", idle min of all quotas " +
+                   FormatAmount(r, std::max<int64_t>(0, sum_min - sum_used)) + ")";
+        }
+      }
+      if (want > free) {
+        const std::string f = FormatAmount(r, free);
+        return "waiting for " + who + " quota: needs " + FormatAmount(r, want) + ", " +
+               f.substr(0, f.find(' ')) + " free" + detail;
+      }
+    }
+  }
+  return "";
+}
+
+void QueueManager::EnsureShareLocked() const {
+  if (share_generation_ == generation_) return;
+  std::map<std::string, ResourceList> demand;
+  for (const auto& [q, d] : own_demand_) demand[q] = d;
+  share_ = ComputeFairShare(tree_, capacity_, demand);
+  share_generation_ = generation_;
+}
+
+double QueueManager::DominantShareOf(const std::string& queue) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (queue.empty() || !tree_.Usable(queue)) return 0;
+  EnsureShareLocked();
+  auto a = allocated_.find(queue);
+  auto s = share_.find(queue);
+  if (a == allocated_.end()) return 0;
+  static const Share kNone;
+  return DominantShare(a->second, s == share_.end() ? kNone : s->second);
+}
+
+ResourceList QueueManager::FreeCapacity() const {
+  std::lock_guard<std::mutex> l(mu_);
+  ResourceList f;
+  for (const auto& [r, c] : capacity_) f[r] = std::max<int64_t>(0, c - Get(total_allocated_, r));
+  return f;
+}
+
+std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& queue,
+                                                            const ResourceList& request,
+                                                            const ResourceList& free,
+                                                            std::string* why) const {
+  std::lock_guard<std::mutex> l(mu_);
+  why->clear();
+  if (!tree_.Usable(queue)) {
+    *why = "queue " + queue + " is not usable";
+    return {};
+  }
+  EnsureShareLocked();
+  static const ResourceList kEmpty;
+  static const Share kNone;
+  auto alloc_of = [&](const std::string& q) -> const ResourceList& {
+    auto it = allocated_.find(q);
+    return it == allocated_.end() ? kEmpty : it->second;
+  };
+  auto share_of = [&](const std::string& q) -> const Share& {
+    auto it = share_.find(q);
+    return it == share_.end() ? kNone : it->second;
+  };
+  // The reclaimer must stay within its deserved share (KAI reclaim: a queue below its fair
+  // share takes back what it deserves, never more).
+  ResourceList needed;
+  for (const auto& [r, want] : request) {
+    if (want <= 0 || r == "pods") continue;
+    const double deserved = share_of(queue).count(r) ? share_of(queue).at(r) : 0.0;
+    if (static_cast<double>(Get(alloc_of(queue), r) + want) > deserved + kEps) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%.6g", deserved);
+      *why = "queue " + queue + " would exceed its deserved share of " + r + " (" +
+             std::to_string(Get(alloc_of(queue), r)) + " allocated + " + std::to_string(want) +
+             " > " + buf + ")";
+      return {};
+    }
+    const int64_t short_by = want - Get(free, r);
+    if (short_by > 0) needed[r] = short_by;
+  }
+  if (needed.empty()) {
+    *why = "the cluster has room for the request; nothing to reclaim";
+    return {};
+  }
+  // Candidate units from other leaf-level queues above their deserved share.
+  std::map<std::string, ReclaimUnit> units;
+  std::map<std::string, api::Timestamp> newest;
+  for (const auto& [k, e] : pods_) {
+    if (!e.allocated || !e.counted || e.counted_queue.empty() || e.counted_queue == queue) continue;
+    if (e.pod->metadata.deletion_timestamp) continue;
+    const QueueSpec& spec = tree_.queues.at(e.counted_queue);
+    if (!spec.reclaimable) continue;
+    const std::string key = e.gang.empty() ? k : e.gang;
+    ReclaimUnit& u = units[key];
+    if (u.pods.empty()) {
+      u.key = key;
+      u.queue = e.counted_queue;
+      u.priority = INT32_MIN;
+    }
+    u.pods.push_back(e.pod);
+    AddTo(u.request, e.request, +1);
+    u.priority = std::max(u.priority, e.pod->spec.priority.value_or(0));
+    newest[key] = std::max(newest[key], e.pod->metadata.creation_timestamp);
+  }
+  std::vector<ReclaimUnit*> order;
+  for (auto& [k, u] : units) order.push_back(&u);
+  std::stable_sort(order.begin(), order.end(), [&](const ReclaimUnit* a, const ReclaimUnit* b) {
+    if (a->priority != b->priority) return a->priority < b->priority;
+    if (newest[a->key] != newest[b->key]) return newest[a->key] > newest[b->key];
+    return a->key < b->key;
+  });
+  std::map<std::string, ResourceList> left;  // victim queues' allocation as victims go
+  std::vector<ReclaimUnit> out;
+  for (ReclaimUnit* u : order) {
+    bool helps = false;
+    for (const auto& [r, n] : needed) helps = helps || (n > 0 && Get(u->request, r) > 0);
+    if (!helps) continue;
+    const auto path = tree_.PathToRoot(u->queue);
+    bool ok = true, above = false;
+    for (const auto& q : path) {
+      if (!left.count(q)) left[q] = alloc_of(q);
+      const QueueSpec& spec = tree_.queues.at(q);
+      for (const auto& [r, amount] : u->request) {
+        if (r == "pods") continue;
+        // Never below a queue's guarantee.
+        if (Get(left[q], r) - amount < spec.GuaranteeOf(r)) ok = false;
+      }
+    }
+    // Only from a queue above its deserved share in a needed resource.
+    for (const auto& [r, n] : needed) {
+      const double deserved = share_of(u->queue).count(r) ? share_of(u->queue).at(r) : 0.0;
+      if (n > 0 && static_cast<double>(Get(left[u->queue], r)) > deserved + kEps) above = true;
+    }
+    if (!ok || !above) continue;
+    for (const auto& q : path) AddTo(left[q], u->request, -1);
+    for (auto& [r, n] : needed) n -= Get(u->request, r);
+    out.push_back(*u);
+    bool done = true;
+    for (const auto& [r, n] : needed) done = done && n <= 0;
+    if (done) return out;
+  }
+  std::string short_list;
+  for (const auto& [r, n] : needed) {
+    if (n > 0) short_list += (short_list.empty() ? "" : ", ") + FormatAmount(r, n);
+  }
+  *why = "queues above their deserved share cannot free " + short_list +
+         " without dropping below their guarantee";
+  return {};
+}
+
+std::vector<QueueStatus> QueueManager::Status() const {
+  std::lock_guard<std::mutex> l(mu_);
+  EnsureShareLocked();
+  std::vector<QueueStatus> out;
+  for (const auto& [name, spec] : tree_.queues) {
+    QueueStatus s;
+    s.name = name;
+    s.parent = spec.parent;
+    s.dialect = QueueDialectName(spec.dialect);
+    if (auto it = allocated_.find(name); it != allocated_.end()) s.allocated = it->second;
+    if (auto it = pending_.find(name); it != pending_.end()) s.pending = it->second;
+    s.guarantee = spec.guarantee;
+    s.limit = spec.limit;
+    if (auto it = share_.find(name); it != share_.end()) s.deserved = it->second;
+    s.dominant_share = DominantShare(s.allocated, s.deserved);
+    if (auto it = running_pods_.find(name); it != running_pods_.end()) s.running_pods = it->second;
+    if (auto it = pending_pods_.find(name); it != pending_pods_.end()) s.pending_pods = it->second;
+    if (auto it = tree_.errors.find(name); it != tree_.errors.end()) s.error = it->second;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace phalanx::quota

@@ -1,0 +1,170 @@
+// QueueManager: queue tree, per-queue allocation and demand, fair share, admission and
+// reclaim victim selection (thread-safe; one mutex).
+//
+// Fed like gang::Manager from the scheduler's informer events: queue objects (KAI / Volcano
+// Queue, ElasticQuota) build the tree (queue_tree.h); every pod is assigned to a queue
+// (QueueOf) and counted as pending (not on a node) or allocated (bound, or assumed by the
+// scheduler through MarkAssumed at Reserve). Per-queue sums are kept incrementally, for the
+// queue and each of its ancestors, so admission checks are O(depth * resources).
+//
+// Pod state per queue:
+//
+//   add (no node) ──► Pending ── MarkAssumed (Reserve) / bound ──► Allocated
+//                        ▲                                            │
+//                        └──────────── MarkForgotten (Unreserve) ─────┘
+//   delete / terminal phase: removed from either state.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/types.h"
+#include "api/unstructured.h"
+#include "quota/fair_share.h"
+#include "quota/queue_tree.h"
+
+namespace phalanx::gang {
+class Manager;
+}
+
+namespace phalanx::quota {
+
+// Where a pod names its queue, in this order of precedence:
+inline constexpr const char* kKAIQueueLabel = "kai.scheduler/queue";
+inline constexpr const char* kVolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name";
+inline constexpr const char* kKoordinatorQuotaLabel = "quota.scheduling.koordinator.sh/name";
+//   then the gang's PodGroup spec.queue (KAI / Volcano), then an ElasticQuota in the pod's
+//   namespace (CapacityScheduling).
+
+// How a pod maps to a queue.
+struct Assignment {
+  std::string queue;  // empty: the pod is in no queue (quota does not apply)
+  std::string via;    // e.g. "label kai.scheduler/queue"
+  std::string error;  // non-empty: the named queue is missing or invalid (pod stays pending)
+};
+
+// Per-queue figures for reports, metrics and events.
+struct QueueStatus {
+  std::string name;
+  std::string parent;
+  std::string dialect;
+  ResourceList allocated;  // subtree: assumed + bound pods
+  ResourceList pending;    // subtree: requests of pods not yet placed
+  ResourceList guarantee;
+  ResourceList limit;      // absent = unlimited
+  Share deserved;          // fair share (fair_share.h)
+  double dominant_share = 0;  // allocated / deserved, dominant resource
+  int64_t running_pods = 0;   // subtree
+  int64_t pending_pods = 0;   // subtree
+  std::string error;          // invalid queue
+};
+
+// A victim unit for reclaim: a whole gang (every allocated member) or a single pod.
+struct ReclaimUnit {
+  std::string key;    // gang key or pod key
+  std::string queue;
+  std::vector<api::PodPtr> pods;
+  ResourceList request;
+  int32_t priority = 0;  // highest member priority
+};
+
+class QueueManager {
+ public:
+  // `gangs` (may be null) resolves a pod's gang for PodGroup spec.queue.
+  explicit QueueManager(gang::Manager* gangs = nullptr);
+
+  void OnObjectAdd(const api::UnstructuredPtr& obj);
+  void OnObjectUpdate(const api::UnstructuredPtr& obj) { OnObjectAdd(obj); }
+  void OnObjectDelete(const api::UnstructuredPtr& obj);
+  // All pods (bound or not); terminal pods count as deleted.
+  void OnPodAdd(const api::PodPtr& pod);
+  void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
+  void OnPodDelete(const api::PodPtr& pod);
+  // Scheduler bookkeeping (Reserve / Unreserve of the Queues plugin): the pod's request
+  // counts as allocated from Reserve on, so that quota is taken inside the scheduling (or
+  // PodGroup) transaction and not only when the binding is observed.
+  void MarkAssumed(const api::Pod& pod);
+  void MarkForgotten(const api::Pod& pod);
+
+  // Cluster allocatable per resource (fair share divides it). Set by the plugin from the
+  // snapshot before decisions.
+  void SetCapacity(const ResourceList& capacity);
+
+  bool HasQueues() const;
+  // Changes with every queue object, pod or capacity event (for callers that cache).
+  uint64_t Generation() const;
+
+  Assignment QueueOf(const api::Pod& pod) const;
+
+  // "" when `request` (summed over a pod or a whole gang) fits the quota of `queue` and of
+  // each ancestor: allocated + request <= limit, and for ElasticQuota (CapacityScheduling)
+  // also allocated + request <= min, or the sum over all quotas of allocated + request <=
+  // the sum of min (borrowing idle min). Else the reason, e.g.
+  // "waiting for queue team-a quota: needs 16 nvidia.com/gpu, 8 free".
+  std::string CheckAdmission(const std::string& queue, const ResourceList& request) const;
+
+  // Dominant share of `queue` (allocated / deserved); 0 for "" or unknown queues.
+  double DominantShareOf(const std::string& queue) const;
+
+  // Reclaim (KAI reclaim action, Volcano reclaim): victim units that let `queue` get
+  // `request` when the cluster has `free` left. Returns {} with *why set when reclaim does
+  // not apply: the queue would exceed its deserved share with the request, the cluster
+  // already has room, or victims cannot free enough. Victims come from other reclaimable
+  // queues that are above their deserved share in a resource the request needs; whole
+  // gangs (every allocated member) or single pods; lowest priority first, then the most
+  // recently created; a victim queue never drops below its guarantee. All or nothing.
+  std::vector<ReclaimUnit> SelectReclaimVictims(const std::string& queue,
+                                                const ResourceList& request,
+                                                const ResourceList& free, std::string* why) const;
+
+  // Cluster allocatable minus everything allocated (every pod, in a queue or not).
+  ResourceList FreeCapacity() const;
+
+  std::vector<QueueStatus> Status() const;
+
+  // The pod's request as a ResourceList: cpu (milli), memory, ephemeral-storage, extended
+  // resources, and "pods": 1. Zero amounts are omitted.
+  static ResourceList RequestOf(const api::Pod& pod);
+
+ private:
+  struct Entry {
+    api::PodPtr pod;
+    Assignment assignment;
+    std::string gang;       // gang key ("" = none)
+    std::string gang_spec;  // spec key of the gang
+    ResourceList request;
+    bool allocated = false;
+    bool counted = false;   // contributes to the sums under `counted_queue`
+    std::string counted_queue;
+    bool counted_allocated = false;
+  };
+  void RebuildTreeLocked();
+  Assignment ResolveLocked(const api::Pod& pod, std::string* gang, std::string* gang_spec) const;
+  void UncountLocked(Entry& e);
+  void CountLocked(Entry& e);
+  void RefreshLocked(Entry& e);  // re-resolve and re-count
+  void EnsureShareLocked() const;
+
+  gang::Manager* gangs_;
+  mutable std::mutex mu_;
+  std::map<std::string, api::UnstructuredPtr> objects_;  // queue objects by Key()
+  QueueTree tree_;
+  std::unordered_map<std::string, Entry> pods_;  // pod key -> entry
+  // Subtree sums per queue.
+  std::map<std::string, ResourceList> allocated_, pending_;
+  std::map<std::string, int64_t> running_pods_, pending_pods_;
+  // Own (not subtree) demand per queue, for fair share.
+  std::map<std::string, ResourceList> own_demand_;
+  ResourceList total_allocated_;  // every allocated pod
+  ResourceList capacity_;
+  uint64_t generation_ = 1;
+  mutable uint64_t share_generation_ = 0;
+  mutable std::map<std::string, Share> share_;
+};
+
+}  // namespace phalanx::quota
