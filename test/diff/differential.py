@@ -1,0 +1,585 @@
+#!/usr/bin/env python3
+"""Differential test: Phalanx vs upstream kube-scheduler v1.20.2 through the real API.
+
+Usage: differential.py --phalanx BIN [--seed N] [--worlds N] [--pods-per-world N]
+                       [--out DIR] [--keep]
+
+For each scheduler in turn (upstream first, then Phalanx), on a fresh control plane
+(scripts/control-plane.sh start) holding the identical generated state (generate.py):
+create every world's nodes, namespace and bound pods, start the scheduler, then judge the
+incoming pods: per world one pod at a time (worlds in parallel, see generate.py for why
+they are independent) -- create it, wait until it is bound or carries PodScheduled=False,
+record the outcome, delete it, wait for the deletion, go on with the world's next pod. So
+every incoming pod meets exactly the world's fixed state. Preemption (PostFilter) is
+disabled in both profiles, so nothing else changes.
+
+Upstream runs with --vmodule=generic_scheduler=10, which logs every Score plugin's node
+list per pod ("Plugin X scores on ns/pod => [{node score} ...]"): that list is the exact
+set of nodes upstream's Filter plugins found feasible (all nodes are evaluated:
+percentageOfNodesToScore 100). With one feasible node upstream skips scoring and binds
+it; with none the pod is unschedulable. So for every pod the harness knows upstream's
+feasible set F, and judges Phalanx's outcome:
+  F empty, Phalanx unschedulable     -> agreement (both unschedulable)
+  Phalanx bound to upstream's node   -> agreement (same node)
+  Phalanx bound to another node in F -> agreement (feasible by upstream's rules; the
+                                        choice among feasible nodes is tie-break / score)
+  anything else                      -> disagreement, printed as a reproducer (the world's
+                                        nodes and bound pods, the pod, both outcomes).
+Pods with |F| <= 1 do not depend on tie-breaking: for them the rule above is exactly
+"same schedulable-or-not and same node".
+
+Exit 0 when there is no disagreement, 1 otherwise (or on a harness error).
+"""
+
+import argparse
+import collections
+import http.client
+import json
+import os
+import queue
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import generate  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CP = os.path.join(ROOT, "scripts", "control-plane.sh")
+POD_TIMEOUT = 60.0  # seconds without a decision before a pod counts as "no decision"
+
+
+def log(msg):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+class HarnessError(Exception):
+    pass
+
+
+class Api:
+    """Minimal Kubernetes REST client: one keep-alive HTTPS connection per thread."""
+
+    def __init__(self, server, ca, token):
+        m = re.match(r"https://([^:/]+):(\d+)", server)
+        if not m:
+            raise HarnessError("unexpected server URL %r" % server)
+        self.host, self.port = m.group(1), int(m.group(2))
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.token = token
+        self.local = threading.local()
+
+    def connect(self, timeout=60):
+        return http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
+                                           timeout=timeout)
+
+    def headers(self, body):
+        h = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
+        if body is not None:
+            h["Content-Type"] = "application/json"
+        return h
+
+    def call(self, method, path, body=None, ok=(200, 201, 202), retries=3):
+        data = None if body is None else json.dumps(body).encode()
+        for attempt in range(retries + 1):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = self.local.conn = self.connect()
+            try:
+                conn.request(method, path, body=data, headers=self.headers(body))
+                resp = conn.getresponse()
+                raw = resp.read()
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                self.local.conn = None
+                if attempt == retries:
+                    raise
+                continue
+            out = json.loads(raw) if raw else {}
+            if resp.status not in ok:
+                raise HarnessError("%s %s: HTTP %d: %s" % (method, path, resp.status,
+                                                          out.get("message", raw[:300])))
+            return resp.status, out
+        raise AssertionError("unreachable")
+
+
+class PodWatch(threading.Thread):
+    """Watches pods with the judged label in all namespaces; puts (type, pod) on a queue.
+    Re-establishes the watch from the last resourceVersion if the stream ends."""
+
+    def __init__(self, api, rv, out):
+        super().__init__(daemon=True)
+        self.api, self.rv, self.out = api, rv, out
+        self.stop = False
+
+    def run(self):
+        sel = generate.JUDGED_LABEL + "%3Dtrue"
+        while not self.stop:
+            conn = self.api.connect(timeout=None)
+            try:
+                conn.request("GET", "/api/v1/pods?watch=1&allowWatchBookmarks=true"
+                             "&timeoutSeconds=1800&labelSelector=%s&resourceVersion=%s"
+                             % (sel, self.rv), headers=self.api.headers(None))
+                resp = conn.getresponse()
+                if resp.status != 200:
+                    self.out.put(("ERROR", {"message": "watch: HTTP %d" % resp.status}))
+                    return
+                while not self.stop:
+                    line = resp.readline()
+                    if not line:
+                        break
+                    ev = json.loads(line)
+                    obj = ev.get("object", {})
+                    if ev.get("type") == "ERROR":
+                        self.out.put(("ERROR", obj))
+                        return
+                    self.rv = obj.get("metadata", {}).get("resourceVersion", self.rv)
+                    if ev.get("type") != "BOOKMARK":
+                        self.out.put((ev["type"], obj))
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                if self.stop:
+                    return
+                log("watch interrupted (%s); re-establishing" % e)
+                time.sleep(0.2)
+            finally:
+                conn.close()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def read_env(path):
+    env = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                env[k] = v
+    return env
+
+
+def pod_outcome(pod):
+    """('bound', node) | ('unschedulable', message) | None while undecided."""
+    node = pod.get("spec", {}).get("nodeName")
+    if node:
+        return ("bound", node)
+    for c in pod.get("status", {}).get("conditions", []) or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return ("unschedulable", c.get("message", ""))
+    return None
+
+
+class Scheduler:
+    """A scheduler process under test: start(cp_dir, workdir) and stop()."""
+
+    name = "?"
+
+    def __init__(self):
+        self.proc = None
+        self.logfile = None
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.logfile:
+            self.logfile.close()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+
+class Upstream(Scheduler):
+    name = "kube-scheduler v1.20.2"
+
+    def start(self, cp_dir, work):
+        cache = subprocess.run([CP, "cache-dir"], check=True, capture_output=True,
+                               text=True).stdout.strip()
+        port = free_port()
+        cfg = os.path.join(work, "upstream.yaml")
+        # v1.20's default profile (closest v1beta1 profile to current upstream's default),
+        # with DefaultPreemption (the only PostFilter plugin) disabled.
+        with open(cfg, "w") as f:
+            f.write("""apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+  qps: 1000
+  burst: 2000
+leaderElection:
+  leaderElect: false
+healthzBindAddress: 127.0.0.1:%d
+metricsBindAddress: 127.0.0.1:%d
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    postFilter:
+      disabled:
+      - name: DefaultPreemption
+""" % (os.path.join(cp_dir, "admin.kubeconfig"), port, port))
+        self.log_path = os.path.join(work, "upstream.log")
+        self.logfile = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(cache, "kube-scheduler"), "--config", cfg, "--secure-port=0",
+             "--v=1", "--vmodule=generic_scheduler=10", "--logtostderr=true"],
+            stdout=self.logfile, stderr=subprocess.STDOUT)
+
+    def feasible_sets(self):
+        """pod name -> sorted feasible node names, from the V(10) score lines."""
+        out = {}
+        pat = re.compile(r"Plugin \S+ scores on ([^/\s]+)/(\S+) => \[(.*)\]")
+        with open(self.log_path, errors="replace") as f:
+            for line in f:
+                m = pat.search(line)
+                if m:
+                    out[m.group(2)] = sorted(re.findall(r"\{(\S+) -?\d+\}", m.group(3)))
+        return out
+
+
+class Phalanx(Scheduler):
+    name = "phalanx"
+
+    def __init__(self, binary):
+        super().__init__()
+        self.binary = binary
+
+    def start(self, cp_dir, work):
+        cfg = os.path.join(work, "phalanx.yaml")
+        # Current upstream's default profile, DefaultPreemption disabled as for upstream.
+        with open(cfg, "w") as f:
+            f.write("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  qps: 1000
+  burst: 2000
+leaderElection:
+  leaderElect: false
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    postFilter:
+      disabled:
+      - name: DefaultPreemption
+""")
+        self.log_path = os.path.join(work, "phalanx.log")
+        self.logfile = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [self.binary, "run", "--config", cfg,
+             "--kubeconfig", os.path.join(cp_dir, "phalanx.kubeconfig"),
+             "--bind-address", "127.0.0.1:%d" % free_port(), "--identity", "diff"],
+            stdout=self.logfile, stderr=subprocess.STDOUT)
+
+
+def create_state(api, worlds):
+    for pc, value in sorted(generate.PRIORITY_CLASSES.items()):
+        api.call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                 {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                  "metadata": {"name": pc}, "value": value})
+    jobs = []
+    for w in worlds:
+        api.call("POST", "/api/v1/namespaces",
+                 {"apiVersion": "v1", "kind": "Namespace",
+                  "metadata": {"name": w["namespace"]}})
+        jobs += [("/api/v1/nodes", n) for n in w["nodes"]]
+        jobs += [("/api/v1/namespaces/%s/pods" % w["namespace"], p) for p in w["bound"]]
+    # The default ServiceAccount is not needed: the ServiceAccount admission plugin is off.
+    errors = []
+
+    def worker(chunk):
+        try:
+            for path, obj in chunk:
+                api.call("POST", path, obj)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    # Nodes first (all of them), then bound pods, in 4 parallel streams each.
+    for kind in ("/api/v1/nodes", "/pods"):
+        part = [j for j in jobs if j[0].endswith(kind)]
+        threads = [threading.Thread(target=worker, args=(part[i::4],)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise HarnessError("creating the cluster state: %s" % errors[0])
+
+
+def judge_all(api, sched, worlds):
+    """Runs every world's incoming pods through the running scheduler, one pod per world
+    at a time. Returns {pod name: outcome}."""
+    _, lst = api.call("GET", "/api/v1/pods?labelSelector=%s%%3Dtrue&limit=1"
+                      % generate.JUDGED_LABEL)
+    events = queue.Queue()
+    watch = PodWatch(api, lst["metadata"]["resourceVersion"], events)
+    watch.start()
+    pending = {w["name"]: collections.deque(w["incoming"]) for w in worlds}
+    ns_of = {w["name"]: w["namespace"] for w in worlds}
+    world_of = {}
+    for w in worlds:
+        for p in w["incoming"]:
+            world_of[p["metadata"]["name"]] = w["name"]
+    inflight = {}  # pod name -> ("scheduling", deadline) | ("deleting", deadline)
+    results = {}
+    total = sum(len(w["incoming"]) for w in worlds)
+    last_report = time.time()
+
+    def start_next(world):
+        if not pending[world]:
+            return
+        pod = pending[world].popleft()
+        name = pod["metadata"]["name"]
+        inflight[name] = ("scheduling", time.time() + POD_TIMEOUT)
+        api.call("POST", "/api/v1/namespaces/%s/pods" % ns_of[world], pod)
+
+    def delete(name):
+        inflight[name] = ("deleting", time.time() + POD_TIMEOUT)
+        api.call("DELETE", "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0"
+                 % (ns_of[world_of[name]], name), ok=(200, 202, 404))
+
+    for world in sorted(pending):
+        start_next(world)
+    try:
+        while inflight:
+            try:
+                typ, obj = events.get(timeout=1.0)
+            except queue.Empty:
+                typ, obj = None, None
+            now = time.time()
+            if typ == "ERROR":
+                raise HarnessError("pod watch failed: %s" % obj.get("message"))
+            if typ is not None:
+                name = obj["metadata"]["name"]
+                state = inflight.get(name)
+                if state is not None:
+                    if typ == "DELETED":
+                        if state[0] == "deleting":
+                            del inflight[name]
+                            start_next(world_of[name])
+                    elif state[0] == "scheduling":
+                        out = pod_outcome(obj)
+                        if out is not None:
+                            results[name] = out
+                            delete(name)
+            for name, (phase, deadline) in list(inflight.items()):
+                if now > deadline:
+                    if phase == "scheduling":
+                        results[name] = ("no decision", "no binding and no PodScheduled=False "
+                                         "within %d s" % POD_TIMEOUT)
+                        delete(name)
+                    else:
+                        raise HarnessError("pod %s not deleted within %d s" % (name, POD_TIMEOUT))
+            if not sched.alive():
+                raise HarnessError("%s exited with %s (log: %s)"
+                                   % (sched.name, sched.proc.returncode, sched.log_path))
+            if now - last_report > 15:
+                last_report = now
+                log("  %s: %d/%d pods judged" % (sched.name, len(results), total))
+    finally:
+        watch.stop = True
+    return results
+
+
+def run_one(sched, worlds, work, keep):
+    """Fresh control plane + state, the scheduler, all pods judged. Returns outcomes."""
+    cp_dir = os.path.join(work, "cp-" + sched.name.split()[0])
+    t0 = time.time()
+    r = subprocess.run([CP, "start", cp_dir], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise HarnessError("control plane did not start:\n%s" % r.stderr[-2000:])
+    try:
+        env = read_env(os.path.join(cp_dir, "env"))
+        api = Api(env["SERVER"], env["CA"], env["ADMIN_TOKEN"])
+        create_state(api, worlds)
+        t1 = time.time()
+        sched.start(cp_dir, work)
+        try:
+            results = judge_all(api, sched, worlds)
+        finally:
+            sched.stop()
+        t2 = time.time()
+        log("%s: %d pods judged in %.1f s (control plane + state %.1f s)"
+            % (sched.name, len(results), t2 - t1, t1 - t0))
+        return results
+    finally:
+        if not keep:
+            subprocess.run([CP, "stop", cp_dir], capture_output=True)
+
+
+# ---- reporting -------------------------------------------------------------------------
+
+def to_yaml(obj, indent=0):
+    """A small YAML emitter for the reproducers (dicts, lists, str, int, bool)."""
+    pad = "  " * indent
+    if isinstance(obj, dict):
+        if not obj:
+            return pad + "{}\n"
+        out = ""
+        for k, v in obj.items():
+            if isinstance(v, (dict, list)) and v:
+                out += "%s%s:\n%s" % (pad, k, to_yaml(v, indent + 1))
+            else:
+                out += "%s%s: %s\n" % (pad, k, scalar(v))
+        return out
+    if isinstance(obj, list):
+        out = ""
+        for v in obj:
+            sub = to_yaml(v, indent + 1) if isinstance(v, (dict, list)) else pad + "  " + scalar(v) + "\n"
+            out += pad + "- " + sub[len(pad) + 2:]
+        return out
+    return pad + scalar(obj) + "\n"
+
+
+def scalar(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if v == {}:
+        return "{}"
+    if v == []:
+        return "[]"
+    return json.dumps(str(v))
+
+
+def fmt_outcome(o):
+    if o is None:
+        return "not judged"
+    if o[0] == "bound":
+        return "bound to " + o[1]
+    return "%s (%s)" % (o[0], o[1])
+
+
+def reproducer(world, pod, up, feasible, ph):
+    node_names = {n["metadata"]["name"] for n in world["nodes"]}
+    lines = ["---- DISAGREEMENT: pod %s/%s (world %s, %d nodes, %d bound pods)"
+             % (world["namespace"], pod["metadata"]["name"], world["name"],
+                len(node_names), len(world["bound"])),
+             "upstream v1.20.2: %s; feasible nodes: %s" % (fmt_outcome(up),
+                                                           ", ".join(feasible) or "none"),
+             "phalanx:          %s" % fmt_outcome(ph),
+             "# reproducer: create these objects, then the pod, with each scheduler",
+             to_yaml({"apiVersion": "v1", "kind": "List",
+                      "items": world["nodes"] + world["bound"] + [pod]}).rstrip()]
+    return "\n".join(lines)
+
+
+def compare(worlds, up, up_feasible, ph):
+    counts = collections.Counter()
+    repro = []
+    for w in worlds:
+        for pod in w["incoming"]:
+            name = pod["metadata"]["name"]
+            u, p = up.get(name), ph.get(name)
+            counts["compared"] += 1
+            if u is None or u[0] == "no decision":
+                counts["upstream_no_decision"] += 1
+                repro.append(reproducer(w, pod, u, [], p))
+                counts["disagree"] += 1
+                continue
+            if u[0] == "bound":
+                feasible = up_feasible.get(name) or [u[1]]
+            else:
+                feasible = []
+            if len(feasible) <= 1:
+                counts["tiebreak_free"] += 1
+            agree = None
+            if p is not None and p[0] == "unschedulable" and not feasible:
+                agree = "both_unschedulable"
+            elif p is not None and p[0] == "bound" and u[0] == "bound" and p[1] == u[1]:
+                agree = "same_node"
+            elif p is not None and p[0] == "bound" and p[1] in feasible:
+                agree = "other_feasible_node"
+            if agree:
+                counts[agree] += 1
+                counts["agree"] += 1
+            else:
+                counts["disagree"] += 1
+                repro.append(reproducer(w, pod, u, feasible, p))
+    return counts, repro
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--phalanx", required=True)
+    ap.add_argument("--seed", type=int, default=20210113)
+    ap.add_argument("--worlds", type=int, default=40)
+    ap.add_argument("--pods-per-world", type=int, default=60)
+    ap.add_argument("--out", help="directory for logs and reproducers (default: temp, removed)")
+    ap.add_argument("--keep", action="store_true", help="keep the control planes running")
+    ap.add_argument("--max-printed", type=int, default=20,
+                    help="print at most this many reproducers (all go to OUT/disagreements.txt)")
+    args = ap.parse_args()
+
+    worlds = generate.generate(args.seed, args.worlds, args.pods_per_world)
+    n_nodes = sum(len(w["nodes"]) for w in worlds)
+    n_bound = sum(len(w["bound"]) for w in worlds)
+    n_pods = sum(len(w["incoming"]) for w in worlds)
+    log("seed %d: %d worlds, %d nodes, %d bound pods, %d incoming pods; preemption "
+        "(PostFilter DefaultPreemption) disabled in both schedulers"
+        % (args.seed, len(worlds), n_nodes, n_bound, n_pods))
+    work = args.out or tempfile.mkdtemp(prefix="phalanx-diff.")
+    os.makedirs(work, exist_ok=True)
+    t0 = time.time()
+    try:
+        upstream = Upstream()
+        up = run_one(upstream, worlds, work, args.keep)
+        up_feasible = upstream.feasible_sets()
+        ph = run_one(Phalanx(os.path.abspath(args.phalanx)), worlds, work, args.keep)
+        counts, repro = compare(worlds, up, up_feasible, ph)
+    except HarnessError as e:
+        print("FAIL: %s" % e, file=sys.stderr)
+        for f in ("upstream.log", "phalanx.log"):
+            p = os.path.join(work, f)
+            if os.path.exists(p):
+                with open(p, errors="replace") as fh:
+                    tail = fh.readlines()[-15:]
+                print("---- last lines of %s ----\n%s" % (f, "".join(tail)), file=sys.stderr)
+        print("(logs kept in %s)" % work, file=sys.stderr)
+        return 1
+    with open(os.path.join(work, "disagreements.txt"), "w") as f:
+        f.write("\n\n".join(repro) + "\n")
+    with open(os.path.join(work, "outcomes.json"), "w") as f:
+        json.dump({"upstream": up, "upstream_feasible": up_feasible, "phalanx": ph}, f,
+                  indent=0, sort_keys=True)
+    for r in repro[:args.max_printed]:
+        print(r)
+    if len(repro) > args.max_printed:
+        print("(%d more reproducers in %s/disagreements.txt)"
+              % (len(repro) - args.max_printed, work))
+    print("differential (seed %d, %d worlds x %d pods, %.0f s):"
+          % (args.seed, len(worlds), args.pods_per_world, time.time() - t0))
+    print("  pods compared:                          %d" % counts["compared"])
+    print("  agreements:                             %d" % counts["agree"])
+    print("    same node:                            %d" % counts["same_node"])
+    print("    both unschedulable:                   %d" % counts["both_unschedulable"])
+    print("    other node, feasible for upstream:    %d" % counts["other_feasible_node"])
+    print("  tie-break-free pods (<= 1 feasible):    %d" % counts["tiebreak_free"])
+    print("  disagreements:                          %d" % counts["disagree"])
+    if counts["disagree"]:
+        print("FAIL: %d disagreements (reproducers, outcomes and scheduler logs in %s)"
+              % (counts["disagree"], work))
+        return 1
+    if not args.out:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

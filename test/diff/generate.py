@@ -1,0 +1,485 @@
+"""Seeded generator of differential-test clusters: independent "worlds" of nodes, bound
+pods and incoming pods, using only features kube-scheduler v1.20 has and that Phalanx
+(current upstream semantics) evaluates the same way (docs/compatibility.md).
+
+A world is a self-contained scheduling problem:
+  * its nodes carry `diff.phalanx.dev/world: <world>` and every topology value
+    (hostname, zone, region, rack) is unique to the world;
+  * its pods (bound and incoming) live in the world's own namespace, and every incoming
+    pod has the world label in its nodeSelector.
+Why outcomes of different worlds are independent, plugin by plugin (Filter):
+  * NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+    NodeResourcesFit look at one node and the pods on it; an incoming pod can only pass
+    on its own world's nodes (nodeSelector), whose pods are its world's pods.
+  * InterPodAffinity counts pods matching a term; terms never name a namespace, so they
+    default to the pod's own namespace (v1.20 has no namespaceSelector), i.e. to the
+    world. This covers the incoming pod's affinity / anti-affinity, the "first pod of a
+    series" rule (which looks at matching pods cluster-wide) and existing pods'
+    anti-affinity (the existing pod's term names only its own namespace).
+  * PodTopologySpread counts pods of the pod's namespace on nodes that match its
+    nodeSelector / required node affinity (v1.20 rule, = current nodeAffinityPolicy
+    Honor), i.e. only the world's nodes and pods.
+Scores may see other worlds, but scores only break ties between feasible nodes, which
+the comparison does not require to agree.
+
+Everything is a function of the seed (random.Random(seed)); no wall clock, no set
+iteration order.
+"""
+
+import random
+
+WORLD_LABEL = "diff.phalanx.dev/world"
+JUDGED_LABEL = "diff.phalanx.dev/judged"
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+REGION = "topology.kubernetes.io/region"
+RACK = "diff.phalanx.dev/rack"
+DISK = "diff.phalanx.dev/disk"
+POOL = "diff.phalanx.dev/pool"
+GPUS = "diff.phalanx.dev/gpus"
+GPU_RESOURCE = "example.com/gpu"
+TOPOLOGY_KEYS = [HOSTNAME, ZONE, REGION, RACK]
+APPS = ["web", "db", "cache", "batch", "api", "solo"]
+TIERS = ["fe", "be"]
+PRIORITY_CLASSES = {"diff-low": 100, "diff-high": 1000}
+
+TAINTS = [
+    {"key": "diff.phalanx.dev/dedicated", "value": "gpu", "effect": "NoSchedule"},
+    {"key": "diff.phalanx.dev/dedicated", "value": "infra", "effect": "NoExecute"},
+    {"key": "diff.phalanx.dev/spot", "value": "true", "effect": "PreferNoSchedule"},
+    {"key": "diff.phalanx.dev/maintenance", "effect": "NoSchedule"},
+]
+
+
+def namespace_of(world):
+    return "diff-" + world
+
+
+def _pick(rng, seq):
+    return seq[rng.randrange(len(seq))]
+
+
+def _cpu(rng, choices):
+    return _pick(rng, choices)
+
+
+def gen_node(rng, world, j, zones, racks):
+    name = "%s-n%d" % (world, j)
+    labels = {HOSTNAME: name, WORLD_LABEL: world}
+    zone, region = _pick(rng, zones)
+    if rng.random() < 0.9:
+        labels[ZONE] = zone
+    if rng.random() < 0.9:
+        labels[REGION] = region
+    if rng.random() < 0.7:
+        labels[RACK] = _pick(rng, racks)
+    if rng.random() < 0.7:
+        labels[DISK] = _pick(rng, ["ssd", "hdd"])
+    if rng.random() < 0.6:
+        labels[POOL] = _pick(rng, ["a", "b", "c"])
+    if rng.random() < 0.5:
+        labels[GPUS] = str(rng.randrange(0, 9))
+    cap = {
+        "cpu": _cpu(rng, ["1", "2", "4", "8", "16", "3500m", "6"]),
+        "memory": _pick(rng, ["2Gi", "4Gi", "8Gi", "16Gi", "32Gi", "6000Mi", "8G"]),
+        "pods": str(_pick(rng, [2, 3, 4, 6, 10, 110])),
+    }
+    if rng.random() < 0.5:
+        cap["ephemeral-storage"] = _pick(rng, ["10Gi", "50Gi", "100G"])
+    if rng.random() < 0.35:
+        cap[GPU_RESOURCE] = str(rng.randrange(1, 5))
+    taints = []
+    for t in TAINTS:
+        if rng.random() < 0.08:
+            taints.append(dict(t))
+    spec = {}
+    if taints:
+        spec["taints"] = taints
+    if rng.random() < 0.07:
+        spec["unschedulable"] = True
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+        "status": {
+            "capacity": dict(cap), "allocatable": dict(cap),
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+def _selector(rng, own_app=None):
+    """A LabelSelector over app / tier labels (matchLabels or matchExpressions)."""
+    r = rng.random()
+    app = own_app if (own_app and rng.random() < 0.4) else _pick(rng, APPS)
+    if r < 0.55:
+        return {"matchLabels": {"app": app}}
+    if r < 0.75:
+        return {"matchExpressions": [{"key": "app", "operator": "In",
+                                      "values": sorted({app, _pick(rng, APPS)})}]}
+    if r < 0.85:
+        return {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": [app]}]}
+    if r < 0.93:
+        return {"matchLabels": {"tier": _pick(rng, TIERS)},
+                "matchExpressions": [{"key": "app", "operator": "Exists"}]}
+    return {"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}
+
+
+def _pod_term(rng, own_app):
+    return {"labelSelector": _selector(rng, own_app),
+            "topologyKey": _pick(rng, [HOSTNAME, HOSTNAME, ZONE, REGION, RACK])}
+
+
+def _pod_labels(rng):
+    labels = {}
+    if rng.random() < 0.9:
+        labels["app"] = _pick(rng, APPS)
+    if rng.random() < 0.6:
+        labels["tier"] = _pick(rng, TIERS)
+    return labels
+
+
+def _host_ports(rng):
+    ports = []
+    for _ in range(rng.randrange(1, 3)):
+        p = {"containerPort": _pick(rng, [80, 8080, 9090, 53]),
+             "hostPort": _pick(rng, [8080, 8080, 9090, 53])}
+        if rng.random() < 0.3:
+            p["protocol"] = _pick(rng, ["TCP", "UDP"])
+        if rng.random() < 0.3:
+            p["hostIP"] = _pick(rng, ["127.0.0.1", "10.0.0.1", "0.0.0.0"])
+        key = (p["hostPort"], p.get("protocol", "TCP"), p.get("hostIP", ""))
+        if all((q["hostPort"], q.get("protocol", "TCP"), q.get("hostIP", "")) != key
+               for q in ports):
+            ports.append(p)
+    return ports
+
+
+def _requests(rng, scale):
+    req = {}
+    if rng.random() < 0.9:
+        req["cpu"] = _pick(rng, scale["cpu"])
+    if rng.random() < 0.85:
+        req["memory"] = _pick(rng, scale["memory"])
+    if rng.random() < 0.15:
+        req["ephemeral-storage"] = _pick(rng, ["1Gi", "20Gi", "60Gi"])
+    return req
+
+
+SMALL = {"cpu": ["50m", "100m", "250m", "500m", "0.5", "1"],
+         "memory": ["64Mi", "128Mi", "256Mi", "1Gi", "500M"]}
+INCOMING = {"cpu": ["100m", "250m", "500m", "1", "1500m", "2", "3", "4", "6", "12"],
+            "memory": ["64Mi", "256Mi", "1Gi", "2Gi", "3Gi", "6Gi", "10Gi", "1.5Gi", "3G"]}
+
+
+def _container(name, rng, scale, ports=None):
+    c = {"name": name, "image": "registry.k8s.io/pause:3.2"}
+    req = _requests(rng, scale)
+    if rng.random() < 0.12:
+        req[GPU_RESOURCE] = str(rng.randrange(1, 4))
+    if req:
+        res = {"requests": req}
+        if GPU_RESOURCE in req:
+            res["limits"] = {GPU_RESOURCE: req[GPU_RESOURCE]}
+        c["resources"] = res
+    if ports:
+        c["ports"] = ports
+    return c
+
+
+def gen_bound_pod(rng, world, k, node, ns):
+    name = "%s-b%d" % (world, k)
+    labels = _pod_labels(rng)
+    spec = {"nodeName": node["metadata"]["name"],
+            "containers": [_container("c", rng, SMALL,
+                                      _host_ports(rng) if rng.random() < 0.15 else None)]}
+    if rng.random() < 0.25:
+        spec["affinity"] = {"podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_pod_term(rng, labels.get("app"))]}}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": spec}
+
+
+def _node_expr(rng, nodes, zones, racks):
+    key = _pick(rng, [DISK, POOL, GPUS, ZONE, REGION, HOSTNAME, RACK])
+    op = _pick(rng, ["In", "In", "NotIn", "Exists", "DoesNotExist"] +
+               (["Gt", "Lt"] if key == GPUS else []))
+    if op in ("Exists", "DoesNotExist"):
+        return {"key": key, "operator": op}
+    if op in ("Gt", "Lt"):
+        return {"key": key, "operator": op, "values": [str(rng.randrange(0, 8))]}
+    if key == DISK:
+        pool = ["ssd", "hdd", "nvme"]
+    elif key == POOL:
+        pool = ["a", "b", "c"]
+    elif key == GPUS:
+        pool = [str(i) for i in range(9)]
+    elif key == ZONE:
+        pool = [z for z, _ in zones]
+    elif key == REGION:
+        pool = sorted({r for _, r in zones})
+    elif key == RACK:
+        pool = racks
+    else:
+        pool = [n["metadata"]["name"] for n in nodes]
+    vals = sorted({_pick(rng, pool) for _ in range(rng.randrange(1, 3))})
+    return {"key": key, "operator": op, "values": vals}
+
+
+def _tolerations(rng):
+    out = []
+    r = rng.random()
+    if r < 0.05:
+        return [{"operator": "Exists"}]
+    for t in TAINTS + [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]:
+        if rng.random() < 0.3:
+            tol = {"key": t["key"]}
+            if "value" in t and rng.random() < 0.7:
+                tol["operator"] = "Equal"
+                tol["value"] = t["value"] if rng.random() < 0.85 else "other"
+            else:
+                tol["operator"] = "Exists"
+            if rng.random() < 0.7:
+                tol["effect"] = t["effect"] if rng.random() < 0.85 else _pick(
+                    rng, ["NoSchedule", "NoExecute", "PreferNoSchedule"])
+            if tol.get("effect") == "NoExecute" and rng.random() < 0.5:
+                tol["tolerationSeconds"] = 300
+            out.append(tol)
+    return out
+
+
+def gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, ns):
+    name = "%s-p%d" % (world, k)
+    labels = _pod_labels(rng)
+    labels[JUDGED_LABEL] = "true"
+    node_selector = {WORLD_LABEL: world}
+    if rng.random() < 0.25:
+        n = _pick(rng, nodes)
+        for key in rng.sample([DISK, POOL, ZONE, REGION, RACK, HOSTNAME], rng.randrange(1, 3)):
+            if key in n["metadata"]["labels"] and rng.random() < 0.85:
+                node_selector[key] = n["metadata"]["labels"][key]
+            elif key in (DISK, POOL):
+                node_selector[key] = _pick(rng, ["ssd", "a", "b", "nvme"])
+    ports = _host_ports(rng) if rng.random() < 0.15 else None
+    containers = [_container("c0", rng, INCOMING, ports)]
+    if rng.random() < 0.2:
+        containers.append(_container("c1", rng, SMALL))
+    spec = {"nodeSelector": node_selector, "containers": containers}
+    if rng.random() < 0.12:
+        spec["initContainers"] = [_container("init", rng, INCOMING)]
+    tol = _tolerations(rng) if rng.random() < 0.45 else []
+    if tol:
+        spec["tolerations"] = tol
+    affinity = {}
+    if rng.random() < 0.35:
+        terms = []
+        for _ in range(rng.randrange(1, 3)):
+            terms.append({"matchExpressions": [_node_expr(rng, nodes, zones, racks)
+                                               for _ in range(rng.randrange(1, 3))]})
+        affinity["nodeAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    if rng.random() < 0.15:
+        affinity.setdefault("nodeAffinity", {})[
+            "preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": rng.randrange(1, 101),
+             "preference": {"matchExpressions": [_node_expr(rng, nodes, zones, racks)]}}]
+    if rng.random() < 0.2:
+        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+            _pod_term(rng, labels.get("app")) for _ in range(rng.randrange(1, 3))]}
+    if rng.random() < 0.25:
+        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+            _pod_term(rng, labels.get("app")) for _ in range(rng.randrange(1, 3))]}
+    if rng.random() < 0.1:
+        affinity.setdefault("podAffinity", {})[
+            "preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": rng.randrange(1, 101), "podAffinityTerm": _pod_term(rng, labels.get("app"))}]
+    if affinity:
+        spec["affinity"] = affinity
+    if rng.random() < 0.25:
+        # A few tries for constraints outside the known v1.20 / current difference in
+        # counting (spread_counting_differs); none if every try falls into it.
+        for _ in range(4):
+            constraints = []
+            for key in rng.sample([HOSTNAME, ZONE, REGION, RACK], rng.randrange(1, 3)):
+                constraints.append({
+                    "maxSkew": _pick(rng, [1, 1, 2, 3]),
+                    "topologyKey": key,
+                    "whenUnsatisfiable": ("DoNotSchedule" if rng.random() < 0.8
+                                          else "ScheduleAnyway"),
+                    "labelSelector": _selector(rng, labels.get("app")),
+                })
+            spec["topologySpreadConstraints"] = constraints
+            if not spread_counting_differs(
+                    {"metadata": {"namespace": ns, "labels": labels}, "spec": spec},
+                    nodes, bound):
+                break
+            del spec["topologySpreadConstraints"]
+    if rng.random() < 0.3:
+        spec["priorityClassName"] = _pick(rng, sorted(PRIORITY_CLASSES))
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": spec}
+
+
+def label_selector_matches(sel, labels):
+    """metav1.LabelSelector semantics (matchLabels AND matchExpressions)."""
+    for k, v in sel.get("matchLabels", {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions", []):
+        k, op, vals = e["key"], e["operator"], e.get("values", [])
+        if op == "In" and labels.get(k) not in vals:
+            return False
+        if op == "NotIn" and k in labels and labels[k] in vals:
+            return False
+        if op == "Exists" and k not in labels:
+            return False
+        if op == "DoesNotExist" and k in labels:
+            return False
+    return True
+
+
+def node_selector_requirement_matches(e, labels):
+    k, op, vals = e["key"], e["operator"], e.get("values", [])
+    if op in ("In", "NotIn", "Exists", "DoesNotExist"):
+        return label_selector_matches({"matchExpressions": [e]}, labels)
+    if k not in labels:
+        return False
+    try:
+        lv, v = int(labels[k]), int(vals[0])
+    except ValueError:
+        return False
+    return lv > v if op == "Gt" else lv < v
+
+
+def pod_matches_node_selector_and_affinity(pod, node):
+    """nodeSelector AND required node affinity (any term; all expressions of a term)."""
+    labels = node["metadata"]["labels"]
+    for k, v in pod["spec"].get("nodeSelector", {}).items():
+        if labels.get(k) != v:
+            return False
+    req = (pod["spec"].get("affinity", {}).get("nodeAffinity", {})
+           .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    if req is None:
+        return True
+    return any(all(node_selector_requirement_matches(e, labels)
+                   for e in t.get("matchExpressions", []))
+               and t.get("matchExpressions")
+               for t in req["nodeSelectorTerms"])
+
+
+def spread_counting_differs(pod, nodes, bound):
+    """True when the pod's DoNotSchedule topology spread constraints would count pods
+    differently in v1.20 and in current upstream. v1.20 (podtopologyspread/filtering.go,
+    calPreFilterState) registers the domains of nodes that match the pod's nodeSelector /
+    required affinity and carry every constraint's key, but then counts matching pods on
+    *every* node whose label value is a registered domain. Since v1.24
+    (kubernetes/kubernetes#106971, PR #107009) only pods on nodes that themselves match
+    (and carry all keys) are counted. The generator avoids that case; it is a documented
+    upstream change, not a Phalanx difference."""
+    cons = [c for c in pod["spec"].get("topologySpreadConstraints", [])
+            if c["whenUnsatisfiable"] == "DoNotSchedule"]
+    if not cons:
+        return False
+    keys = [c["topologyKey"] for c in cons]
+
+    def eligible(n):
+        return (pod_matches_node_selector_and_affinity(pod, n) and
+                all(k in n["metadata"]["labels"] for k in keys))
+    for c in cons:
+        key = c["topologyKey"]
+        registered = {n["metadata"]["labels"][key] for n in nodes if eligible(n)}
+        for n in nodes:
+            if eligible(n) or n["metadata"]["labels"].get(key) not in registered:
+                continue
+            for b in bound:
+                if (b["spec"]["nodeName"] == n["metadata"]["name"] and
+                        b["metadata"]["namespace"] == pod["metadata"]["namespace"] and
+                        label_selector_matches(c["labelSelector"], b["metadata"]["labels"])):
+                    return True
+    return False
+
+
+RESOURCES = ["cpu", "memory", "ephemeral-storage", GPU_RESOURCE]
+
+
+def pod_requests(pod):
+    """Effective requests as NodeResourcesFit computes them: sum over containers, then
+    the max with each init container (milli-CPU, bytes, counts)."""
+    def req(c):
+        r = c.get("resources", {}).get("requests", {})
+        return {k: parse_quantity(r.get(k, "0"), milli=(k == "cpu")) for k in RESOURCES}
+    total = {k: 0 for k in RESOURCES}
+    for c in pod["spec"]["containers"]:
+        for k, v in req(c).items():
+            total[k] += v
+    for c in pod["spec"].get("initContainers", []):
+        for k, v in req(c).items():
+            total[k] = max(total[k], v)
+    return total
+
+
+def _fits(node, used, pod):
+    """Whether a bound pod fits its node in every resource. Bound pods never overcommit a
+    node (as the kubelet's admission guarantees): v1.20 rejects every pod with non-zero
+    requests on a node whose allocatable of *any* resource is exceeded, current upstream
+    (kubernetes/kubernetes#116408, v1.27) checks only the resources the pod requests --
+    a documented difference (docs/compatibility.md), not something to compare."""
+    cap = node["status"]["allocatable"]
+    req = pod_requests(pod)
+    if used["pods"] + 1 > int(cap["pods"]):
+        return False, req
+    for k in RESOURCES:
+        if req[k] and used[k] + req[k] > parse_quantity(cap.get(k, "0"), milli=(k == "cpu")):
+            return False, req
+    return True, req
+
+
+_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+           "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "m": 10**-3, "": 1}
+
+
+def parse_quantity(s, milli=False):
+    """resource.Quantity string -> number (milli-units when milli=True). Only the forms
+    this generator writes."""
+    for suf in sorted(_SUFFIX, key=len, reverse=True):
+        if suf and s.endswith(suf):
+            v = float(s[:-len(suf)]) * _SUFFIX[suf]
+            break
+    else:
+        v = float(s)
+    return round(v * 1000) if milli else round(v)
+
+
+def gen_world(rng, world, pods_per_world):
+    """One world: (nodes, bound pods, incoming pods, namespace)."""
+    ns = namespace_of(world)
+    n_regions = rng.randrange(1, 3)
+    regions = ["%s-r%d" % (world, i) for i in range(n_regions)]
+    zones = [("%s-z%d" % (world, i), regions[i % n_regions])
+             for i in range(rng.randrange(1, 5))]
+    racks = ["%s-rack%d" % (world, i) for i in range(rng.randrange(1, 4))]
+    nodes = [gen_node(rng, world, j, zones, racks) for j in range(rng.randrange(3, 11))]
+    used = {n["metadata"]["name"]: dict({k: 0 for k in RESOURCES}, pods=0) for n in nodes}
+    bound = []
+    for k in range(rng.randrange(0, 2 * len(nodes) + 1)):
+        node = _pick(rng, nodes)
+        pod = gen_bound_pod(rng, world, k, node, ns)
+        ok, req = _fits(node, used[node["metadata"]["name"]], pod)
+        if not ok:
+            continue
+        u = used[node["metadata"]["name"]]
+        for k in RESOURCES:
+            u[k] += req[k]
+        u["pods"] += 1
+        bound.append(pod)
+    incoming = [gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, ns)
+                for k in range(pods_per_world)]
+    return {"name": world, "namespace": ns, "nodes": nodes, "bound": bound,
+            "incoming": incoming}
+
+
+def generate(seed, worlds, pods_per_world):
+    """The whole cluster: a list of worlds. Deterministic in (seed, worlds, pods_per_world)."""
+    rng = random.Random(seed)
+    return [gen_world(random.Random(rng.getrandbits(64)), "w%d" % i, pods_per_world)
+            for i in range(worlds)]
