@@ -9,7 +9,8 @@ pkgs=(cmake ninja-build g++ ccache pkg-config
       nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
       chromium)  # chromium: the HTML report test renders the report headless
 if [[ "${1:-}" == "--control-plane" ]]; then
-  pkgs+=(etcd-server golang-go golang-github-modern-go-reflect2-dev rsync jq dpkg-dev openssl curl)
+  pkgs+=(etcd-server golang-go golang-github-modern-go-reflect2-dev rsync jq dpkg-dev openssl curl
+        python3)  # python3: the differential test harness (test/diff)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
