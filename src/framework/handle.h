@@ -16,6 +16,9 @@
 namespace phalanx::gang {
 class Manager;
 }
+namespace phalanx::quota {
+class QueueManager;
+}
 
 namespace phalanx::framework {
 
@@ -97,6 +100,8 @@ class Handle {
   virtual uint64_t Random(uint64_t n) = 0;
   // Gang state (src/gang/manager.h); nullptr when the scheduler runs without one.
   virtual gang::Manager* Gangs() { return nullptr; }
+  // Queues and quotas (src/quota/manager.h); nullptr when the scheduler runs without one.
+  virtual quota::QueueManager* Queues() { return nullptr; }
   // Namespace labels from the scheduler's namespace informer (for namespaceSelector).
   // HasNamespaces() is false when no informer is wired; then NamespaceLabels is false and
   // ForEachNamespace calls nothing.

@@ -174,6 +174,14 @@ class PodGroupPlugin : public virtual Plugin {
   // Leaves *plan empty when `pod` schedules alone. An error or rejection status fails the
   // pod (and is reported) without running the cycle.
   virtual Status PlanPodGroup(const PodInfo& pod, PodGroupPlan* plan) = 0;
+  // Admission of the whole plan inside the transaction, before any member is placed
+  // (e.g. queue quota, src/plugins/queues): `pods` are the pending members of every unit
+  // that the cycle will try to place (pods[i] belongs to plan.units[unit_of[i]]). A
+  // rejection fails the whole cycle with the status message; nothing is held.
+  virtual Status AdmitPodGroup(const PodGroupPlan& plan, const std::vector<const PodInfo*>& pods,
+                               const std::vector<size_t>& unit_of) {
+    return Status();
+  }
   // The outcome of the cycle for `plan`: committed, or rejected with `reason`.
   virtual void PodGroupCycleDone(const PodGroupPlan& plan, bool committed,
                                  const std::string& reason) {}

@@ -587,6 +587,19 @@ Status Framework::RunPlanPodGroup(const PodInfo& pod, PodGroupPlan* plan) {
   return Status::Success();
 }
 
+Status Framework::RunAdmitPodGroup(const PodGroupPlan& plan,
+                                   const std::vector<const PodInfo*>& pods,
+                                   const std::vector<size_t>& unit_of) {
+  for (auto* p : pod_group_) {
+    Status s = p->AdmitPodGroup(plan, pods, unit_of);
+    if (!s.IsSuccess()) {
+      s.WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return Status::Success();
+}
+
 void Framework::RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed,
                                      const std::string& reason) {
   for (auto* p : pod_group_) p->PodGroupCycleDone(plan, committed, reason);

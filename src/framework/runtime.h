@@ -38,6 +38,7 @@ struct FrameworkOptions {
   std::function<int32_t(const api::Pod&)> priority_of;
   std::function<uint64_t(uint64_t)> random;  // uniform in [0, n)
   gang::Manager* gangs = nullptr;
+  quota::QueueManager* queues = nullptr;  // queues and quotas (src/quota/manager.h)
   // Namespace labels (nullptr functions: no namespace informer).
   std::function<bool(std::string_view, std::map<std::string, std::string>*)> namespace_labels;
   std::function<void(
@@ -99,6 +100,9 @@ class Framework final : public Handle {
   // The first PodGroupPlugin's plan for `pod` (empty: schedule alone).
   Status RunPlanPodGroup(const PodInfo& pod, PodGroupPlan* plan);
   void RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed, const std::string& reason);
+  // Every PodGroupPlugin's AdmitPodGroup in order; the first rejection (with the plugin set).
+  Status RunAdmitPodGroup(const PodGroupPlan& plan, const std::vector<const PodInfo*>& pods,
+                          const std::vector<size_t>& unit_of);
   bool HasPodGroupPlugins() const { return !pod_group_.empty(); }
   Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
@@ -129,6 +133,7 @@ class Framework final : public Handle {
   int32_t PriorityOf(const api::Pod& pod) const override;
   uint64_t Random(uint64_t n) override;
   gang::Manager* Gangs() override { return opts_.gangs; }
+  quota::QueueManager* Queues() override { return opts_.queues; }
   bool HasNamespaces() const override { return static_cast<bool>(opts_.namespace_labels); }
   bool NamespaceLabels(std::string_view name,
                        std::map<std::string, std::string>* out) const override {

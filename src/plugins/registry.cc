@@ -20,6 +20,7 @@
 #include "plugins/nodeunschedulable/node_unschedulable.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 #include "plugins/prioritysort/priority_sort.h"
+#include "plugins/queues/queues.h"
 #include "plugins/schedulinggates/scheduling_gates.h"
 #include "plugins/tainttoleration/taint_toleration.h"
 #include "plugins/volumebinding/volume_binding.h"
@@ -53,6 +54,9 @@ framework::Registry NewInTreeRegistry() {
   Add<volumebinding::VolumeBinding>(r);
   Add<gangscheduling::GangScheduling>(r);
   Add<gangscheduling::GangPrioritySort>(r);
+  // Queues and quotas (KAI / Volcano Queue, ElasticQuota); not in the default set (see
+  // docs/queues.md; `phalanx simulate` enables it when the scenario has queue objects).
+  Add<queues::Queues>(r);
   // GPU sharing and placement policies (not in the default set; see examples/gpu-sharing).
   Add<gpushare::GpuShare>(r);
   Add<gpupolicy::FGDScore>(r);

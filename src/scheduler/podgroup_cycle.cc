@@ -154,6 +154,23 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     }
   }
 
+  // 2b. Admission (queue quota): the whole gang's request against its queue, inside the
+  //     transaction, so quota is never half-consumed by a gang.
+  std::string admit_plugin;
+  if (reject_reason.empty()) {
+    std::vector<const PodInfo*> pods;
+    std::vector<size_t> unit_of;
+    for (const auto& m : members) {
+      pods.push_back(m.qp->pod_info.get());
+      unit_of.push_back(m.unit);
+    }
+    Status a = fwk->RunAdmitPodGroup(plan, pods, unit_of);
+    if (!a.IsSuccess()) {
+      reject_reason = a.Message();
+      admit_plugin = a.plugin();
+    }
+  }
+
   // 3. Place members on the snapshot view, in order. With a topology key the gang is
   //    placed inside one domain of that node label: domains are tried in order (most
   //    nodes first, then by name); a preferred key falls back to the whole cluster.
@@ -268,6 +285,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
 
   // 4b. Reject: nothing is held (the view is dropped at the next snapshot update).
   std::set<std::string> plugins{"GangScheduling"};
+  if (!admit_plugin.empty()) plugins.insert(admit_plugin);
   std::string member_msg;
   std::vector<std::string> reasons{reject_reason};
   for (const auto& m : members) {

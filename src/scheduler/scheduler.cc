@@ -8,6 +8,7 @@
 
 #include "api/pod_resources.h"
 #include "gang/manager.h"
+#include "quota/manager.h"
 
 namespace phalanx::scheduler {
 
@@ -97,6 +98,7 @@ std::string Diagnosis::Message() const {
 Scheduler::Scheduler(SchedulerOptions opts)
     : opts_(std::move(opts)),
       gangs_(std::make_unique<gang::Manager>()),
+      queues_(std::make_unique<quota::QueueManager>(gangs_.get())),
       cache_(opts_.assumed_pod_ttl_ns),
       rng_(opts_.seed) {}
 
@@ -122,6 +124,7 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
     fo.priority_of = [self](const api::Pod& p) { return self->PriorityOf(p); };
     fo.random = [self](uint64_t n) { return self->Random(n); };
     fo.gangs = s->gangs_.get();
+    fo.queues = s->queues_.get();
     fo.namespace_labels = [self](std::string_view name, std::map<std::string, std::string>* out) {
       std::lock_guard<std::mutex> l(self->ns_mu_);
       auto it = self->namespace_labels_.find(std::string(name));
@@ -219,6 +222,7 @@ bool Scheduler::ResponsibleFor(const api::Pod& pod) const {
 
 void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
   gangs_->OnObjectAdd(obj);
+  queues_->OnObjectAdd(obj);
   framework::EventObjects objs;
   objs.other_new = obj.get();
   queue_->MoveAllToActiveOrBackoffQueue({framework::EventResource::kPodGroup, framework::kAdd, "PodGroupAdd"},
@@ -227,6 +231,7 @@ void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
 
 void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj) {
   gangs_->OnObjectUpdate(obj);
+  queues_->OnObjectUpdate(obj);
   framework::EventObjects objs;
   objs.other_old = old_obj.get();
   objs.other_new = obj.get();
@@ -234,11 +239,15 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::U
       {framework::EventResource::kPodGroup, framework::kUpdate, "PodGroupUpdate"}, objs);
 }
 
-void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) { gangs_->OnObjectDelete(obj); }
+void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) {
+  gangs_->OnObjectDelete(obj);
+  queues_->OnObjectDelete(obj);
+}
 
 void Scheduler::OnPodAdd(const api::PodPtr& pod) {
   if (IsTerminal(*pod)) return;
   gangs_->OnPodAdd(pod, opts_.clock->Now());
+  queues_->OnPodAdd(pod);
   if (IsAssigned(*pod)) {
     Status s = cache_.AddPod(PodInfo::Make(pod));
     (void)s;
@@ -279,6 +288,7 @@ void Scheduler::OnPodAdd(const api::PodPtr& pod) {
 
 void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
   gangs_->OnPodUpdate(old_pod, new_pod, opts_.clock->Now());
+  queues_->OnPodUpdate(old_pod, new_pod);
   if (IsAssigned(*old_pod)) {
     if (IsTerminal(*new_pod)) {
       OnPodDelete(old_pod);
@@ -326,6 +336,7 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
 
 void Scheduler::OnPodDelete(const api::PodPtr& pod) {
   gangs_->OnPodDelete(pod);
+  queues_->OnPodDelete(pod);
   if (IsAssigned(*pod)) {
     Status s = cache_.RemovePod(*pod);
     (void)s;

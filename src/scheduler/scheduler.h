@@ -36,6 +36,9 @@
 namespace phalanx::gang {
 class Manager;
 }
+namespace phalanx::quota {
+class QueueManager;
+}
 
 namespace phalanx::scheduler {
 
@@ -120,6 +123,7 @@ class Scheduler {
 
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
+  quota::QueueManager& queues() { return *queues_; }
   cache::Cache& cache() { return cache_; }
   cache::Snapshot& snapshot() { return snapshot_; }
   framework::Framework* ProfileFor(const api::Pod& pod);
@@ -163,6 +167,7 @@ class Scheduler {
 
   SchedulerOptions opts_;
   std::unique_ptr<gang::Manager> gangs_;
+  std::unique_ptr<quota::QueueManager> queues_;  // fed like gangs_ (src/quota/manager.h)
   cache::Cache cache_;
   cache::Snapshot snapshot_;
   std::unique_ptr<framework::Parallelizer> parallelizer_;

@@ -12,6 +12,8 @@
 #include "framework/clock.h"
 #include "plugins/gpushare/device.h"
 #include "gang/manager.h"
+#include "plugins/queues/queues.h"
+#include "quota/manager.h"
 #include "scheduler/scheduler.h"
 #include "sim/invariants.h"
 #include "store/store.h"
@@ -74,6 +76,12 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
 
   scheduler::SchedulerOptions so;
   so.config = opts.config;
+  // Queue objects in the scenario turn the Queues plugin on (docs/queues.md).
+  const bool has_queues = std::any_of(sc.objects.begin(), sc.objects.end(),
+                                      [](const api::Unstructured& o) { return quota::IsQueueObject(o); });
+  if (has_queues) {
+    for (auto& prof : so.config.profiles) plugins::queues::EnableQueuesInProfile(&prof);
+  }
   so.registry = opts.registry;
   so.clock = &clock;
   so.client = &store;
@@ -169,6 +177,18 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
   };
 
   UsageTracker usage;
+  std::vector<QueueSample> last_queue_samples;
+  if (has_queues) {
+    bool gpus = false;
+    for (const auto& n : sc.nodes) {
+      const std::string gpu(api::kResourceNvidiaGPU);
+      auto it = n.status.allocatable.find(gpu);
+      auto ct = n.status.capacity.find(gpu);
+      gpus = gpus || (it != n.status.allocatable.end() && !it->second.IsZero()) ||
+             (ct != n.status.capacity.end() && !ct->second.IsZero());
+    }
+    res->queue_resource = gpus ? std::string(api::kResourceNvidiaGPU) : std::string("cpu");
+  }
   size_t arrived = 0;
   size_t steps = 0;
   auto finish_pending = [&](size_t i) {
@@ -251,6 +271,36 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
         res->timeline.push_back(u);
       }
     }
+    if (has_queues) {
+      // Per-queue allocation and fair share, recorded when any queue's figures changed.
+      std::vector<QueueSample> now;
+      for (const auto& q : sched->queues().Status()) {
+        QueueSample s;
+        s.t = Seconds(clock.Now());
+        s.queue = q.name;
+        auto get = [&](const auto& m) -> double {
+          auto it = m.find(res->queue_resource);
+          if (it == m.end()) return 0.0;
+          return static_cast<double>(it->second) / (res->queue_resource == "cpu" ? 1000.0 : 1.0);
+        };
+        s.allocated = get(q.allocated);
+        s.deserved = get(q.deserved);
+        s.running_pods = q.running_pods;
+        s.pending_pods = q.pending_pods;
+        now.push_back(std::move(s));
+      }
+      bool changed = last_queue_samples.size() != now.size();
+      for (size_t i = 0; !changed && i < now.size(); ++i) {
+        const auto& a = now[i];
+        const auto& b = last_queue_samples[i];
+        changed = a.queue != b.queue || a.allocated != b.allocated || a.deserved != b.deserved ||
+                  a.running_pods != b.running_pods || a.pending_pods != b.pending_pods;
+      }
+      if (changed) {
+        res->queue_timeline.insert(res->queue_timeline.end(), now.begin(), now.end());
+        last_queue_samples = std::move(now);
+      }
+    }
     if (opts.hooks.on_step) opts.hooks.on_step(Seconds(clock.Now()));
     if (opts.progress && (++steps % 512 == 0)) opts.progress(arrived, sc.pods.size(), Seconds(clock.Now()));
   }
@@ -271,6 +321,50 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
   res->virtual_seconds = Seconds(clock.Now());
   res->invariant_violations = checker.violations();
   res->gangs = CollectGangOutcomes(sched->gangs());
+  if (has_queues) {
+    // Time-weighted means per queue over the sampled span.
+    const auto status = sched->queues().Status();
+    std::map<std::string, size_t> at;
+    for (const auto& q : status) {
+      at[q.name] = res->queues.size();
+      QueueSummary s;
+      s.name = q.name;
+      s.parent = q.parent;
+      s.dialect = q.dialect;
+      s.pending_pods_end = q.pending_pods;
+      s.error = q.error;
+      res->queues.push_back(std::move(s));
+    }
+    std::map<std::string, const QueueSample*> prev;
+    double t0 = -1, t1 = 0;
+    for (const auto& s : res->queue_timeline) {
+      if (t0 < 0) t0 = s.t;
+      t1 = std::max(t1, s.t);
+      auto it = at.find(s.queue);
+      if (it == at.end()) continue;
+      QueueSummary& q = res->queues[it->second];
+      auto p = prev.find(s.queue);
+      if (p != prev.end()) {
+        const double dt = s.t - p->second->t;
+        q.allocated_avg += dt * p->second->allocated;
+        q.deserved_avg += dt * p->second->deserved;
+      }
+      q.allocated_peak = std::max(q.allocated_peak, s.allocated);
+      q.allocated_end = s.allocated;
+      prev[s.queue] = &s;
+    }
+    const double span = t1 - std::max(0.0, t0);
+    for (auto& q : res->queues) {
+      if (span > 0) {
+        q.allocated_avg /= span;
+        q.deserved_avg /= span;
+      } else {
+        auto p = prev.find(q.name);
+        q.allocated_avg = p == prev.end() ? 0 : p->second->allocated;
+        q.deserved_avg = p == prev.end() ? 0 : p->second->deserved;
+      }
+    }
+  }
 
   const api::Resource cap = checker.Capacity();
   const double span = usage.started ? static_cast<double>(usage.last_t - usage.first_t) : 0;
@@ -311,6 +405,18 @@ std::string FormatSummary(const SimulationResult& r) {
     o << buf;
   }
   o << FormatGangSummary(r.gangs);
+  if (!r.queues.empty()) {
+    o << "queues (" << r.queue_resource << (r.queue_resource == "cpu" ? " cores" : "")
+      << "; time-average allocated / deserved, peak, at end, pending pods at end):\n";
+    for (const auto& q : r.queues) {
+      std::snprintf(buf, sizeof(buf), "  %-16s %-18s avg %8.2f / %8.2f  peak %8.2f  end %8.2f  pending %lld\n",
+                    q.name.c_str(), (q.parent.empty() ? q.dialect : q.dialect + " < " + q.parent).c_str(),
+                    q.allocated_avg, q.deserved_avg, q.allocated_peak, q.allocated_end,
+                    static_cast<long long>(q.pending_pods_end));
+      o << buf;
+      if (!q.error.empty()) o << "    invalid: " << q.error << "\n";
+    }
+  }
   o << "invariant violations: " << r.invariant_violations.size() << "\n";
   for (size_t i = 0; i < r.invariant_violations.size() && i < 10; ++i) {
     o << "  " << r.invariant_violations[i] << "\n";
@@ -359,6 +465,22 @@ std::string ResultJson(const SimulationResult& r) {
     j["usage"][u.resource] = {{"capacity", u.capacity}, {"peak", u.peak}, {"time_avg", u.time_avg}};
   }
   j["invariant_violations"] = r.invariant_violations;
+  if (!r.queues.empty()) {
+    nlohmann::json q;
+    q["resource"] = r.queue_resource;
+    for (const auto& s : r.queues) {
+      q["queues"].push_back({{"name", s.name}, {"parent", s.parent}, {"dialect", s.dialect},
+                             {"allocated_avg", s.allocated_avg}, {"deserved_avg", s.deserved_avg},
+                             {"allocated_peak", s.allocated_peak}, {"allocated_end", s.allocated_end},
+                             {"pending_pods_end", s.pending_pods_end}, {"error", s.error}});
+    }
+    for (const auto& s : r.queue_timeline) {
+      q["timeline"].push_back({{"t", s.t}, {"queue", s.queue}, {"allocated", s.allocated},
+                               {"deserved", s.deserved}, {"running_pods", s.running_pods},
+                               {"pending_pods", s.pending_pods}});
+    }
+    j["queues"] = q;
+  }
   if (r.gangs.gangs > 0) {
     nlohmann::json g;
     g["gangs"] = r.gangs.gangs;

@@ -83,6 +83,28 @@ struct ResourceUsage {
   double time_avg = 0;  // time-weighted mean allocated while pods were present
 };
 
+// Queues and quotas (src/quota): one sample per queue whenever some queue's figures
+// changed. Amounts are of SimulationResult::queue_resource.
+struct QueueSample {
+  double t = 0;  // virtual seconds
+  std::string queue;
+  double allocated = 0;  // subtree: assumed + bound pods
+  double deserved = 0;   // fair share (quota/fair_share.h)
+  int64_t running_pods = 0;
+  int64_t pending_pods = 0;
+};
+
+// Per-queue figures over the whole run.
+struct QueueSummary {
+  std::string name, parent, dialect;
+  double allocated_avg = 0;  // time-weighted mean from the first to the last sample
+  double deserved_avg = 0;
+  double allocated_peak = 0;
+  double allocated_end = 0;
+  int64_t pending_pods_end = 0;
+  std::string error;  // invalid queue (cycle, missing parent, negative quota)
+};
+
 struct SimulationResult {
   std::string scenario;
   uint64_t seed = 0;
@@ -104,6 +126,11 @@ struct SimulationResult {
   // Allocation over time; GPU capacity in milli (devices of every node * 1000).
   std::vector<UsageSample> timeline;
   double gpu_milli_capacity = 0;
+  // Queues (empty when the scenario has no queue objects). queue_resource is
+  // "nvidia.com/gpu" when the cluster has GPUs, else "cpu" (in cores).
+  std::string queue_resource;
+  std::vector<QueueSample> queue_timeline;
+  std::vector<QueueSummary> queues;
 };
 
 // Runs the scenario. Errors: scheduler construction (bad profile/plugin), objects the

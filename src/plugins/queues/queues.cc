@@ -1,0 +1,200 @@
+#include "plugins/queues/queues.h"
+
+#include <algorithm>
+#include <map>
+
+#include "api/resource.h"
+#include "quota/manager.h"
+
+namespace phalanx::plugins::queues {
+
+using framework::Code;
+using framework::Status;
+
+namespace {
+
+void Add(quota::ResourceList& to, const quota::ResourceList& v) {
+  for (const auto& [r, a] : v) to[r] += a;
+}
+
+}  // namespace
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> Queues::New(framework::PluginArgs,
+                                                                     framework::Handle& h) {
+  return std::unique_ptr<framework::Plugin>(new Queues(h));
+}
+
+bool Queues::Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const {
+  quota::QueueManager* qm = handle_.Queues();
+  if (qm && qm->HasQueues()) {
+    const quota::Assignment qa = qm->QueueOf(a.Pod());
+    const quota::Assignment qb = qm->QueueOf(b.Pod());
+    if (qa.queue != qb.queue) {
+      const double sa = qm->DominantShareOf(qa.queue), sb = qm->DominantShareOf(qb.queue);
+      if (sa != sb) return sa < sb;
+    }
+  }
+  return gang_sort_.Less(a, b);
+}
+
+void Queues::RefreshCapacity() {
+  quota::QueueManager* qm = handle_.Queues();
+  if (!qm) return;
+  api::Resource total;
+  for (const auto* ni : handle_.SnapshotSharedLister().List()) total.Add(ni->allocatable());
+  quota::ResourceList cap;
+  if (total.milli_cpu) cap["cpu"] = total.milli_cpu;
+  if (total.memory) cap["memory"] = total.memory;
+  if (total.ephemeral_storage) cap["ephemeral-storage"] = total.ephemeral_storage;
+  if (total.allowed_pod_number) cap["pods"] = total.allowed_pod_number;
+  for (const auto& [id, v] : total.scalar) {
+    if (v) cap[api::ScalarResourceName(id)] = v;
+  }
+  qm->SetCapacity(cap);
+}
+
+Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
+                         framework::PreFilterResult*) {
+  quota::QueueManager* qm = handle_.Queues();
+  if (!qm || !qm->HasQueues()) return Status::Success();
+  const quota::Assignment a = qm->QueueOf(*pod.pod);
+  if (!a.error.empty()) return Status::UnschedulableAndUnresolvable(a.error);
+  if (a.queue.empty()) return Status::Success();
+  RefreshCapacity();
+  quota::ResourceList want = quota::QueueManager::RequestOf(*pod.pod);
+  if (in_cycle_) {
+    // Members let through earlier in this PodGroup cycle are not assumed yet.
+    quota::ResourceList with = in_cycle_used_[a.queue];
+    Add(with, want);
+    std::string reason = qm->CheckAdmission(a.queue, with);
+    if (!reason.empty()) return Status::Unschedulable(reason);
+    in_cycle_used_[a.queue] = std::move(with);
+    return Status::Success();
+  }
+  std::string reason = qm->CheckAdmission(a.queue, want);
+  if (!reason.empty()) return Status::Unschedulable(reason);
+  return Status::Success();
+}
+
+int64_t Queues::Reclaim(const std::string& queue, const quota::ResourceList& request,
+                        const std::string& who, std::string* why) {
+  quota::QueueManager* qm = handle_.Queues();
+  RefreshCapacity();
+  auto victims = qm->SelectReclaimVictims(queue, request, qm->FreeCapacity(), why);
+  int64_t n = 0;
+  for (const auto& unit : victims) {
+    for (const auto& p : unit.pods) {
+      Status s = handle_.Client().DeletePod(*p);
+      if (!s.IsSuccess()) continue;
+      handle_.Client().RecordEvent(*p, "Normal", "Preempted",
+                                   "Reclaimed by queue " + queue + " for " + who + " (queue " +
+                                       unit.queue + " is above its deserved share)");
+      ++n;
+    }
+  }
+  reclaimed_pods_ += n;
+  return n;
+}
+
+Status Queues::PostFilter(framework::CycleState&, const framework::PodInfo& pod,
+                          const framework::NodeToStatus&, framework::PostFilterResult*) {
+  quota::QueueManager* qm = handle_.Queues();
+  if (!qm || !qm->HasQueues()) return Status(Code::kUnschedulable);
+  const quota::Assignment a = qm->QueueOf(*pod.pod);
+  if (a.queue.empty() || !a.error.empty()) return Status(Code::kUnschedulable);
+  std::string why;
+  int64_t n = Reclaim(a.queue, quota::QueueManager::RequestOf(*pod.pod), "pod " + pod.pod->Key(), &why);
+  if (n == 0) return Status(Code::kUnschedulable);
+  return Status::Unschedulable("queue " + a.queue + " reclaimed " + std::to_string(n) +
+                               " pod(s) from queues above their deserved share");
+}
+
+Status Queues::Reserve(framework::CycleState&, const framework::PodInfo& pod, const std::string&) {
+  if (quota::QueueManager* qm = handle_.Queues()) qm->MarkAssumed(*pod.pod);
+  return Status::Success();
+}
+
+void Queues::Unreserve(framework::CycleState&, const framework::PodInfo& pod, const std::string&) {
+  if (quota::QueueManager* qm = handle_.Queues()) qm->MarkForgotten(*pod.pod);
+}
+
+std::vector<framework::ClusterEventWithHint> Queues::EventsToRegister() const {
+  // Quota is freed when pods go away; queue objects (kPodGroup covers every dialect
+  // object) can change limits or create a missing queue.
+  return {
+      {{framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"}, nullptr},
+      {{framework::EventResource::kPodGroup, framework::kAdd | framework::kUpdate, "QueueChange"},
+       nullptr},
+  };
+}
+
+Status Queues::PlanPodGroup(const framework::PodInfo&, framework::PodGroupPlan* plan) {
+  return Status::Success();  // GangScheduling plans; Queues only admits.
+}
+
+Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
+                             const std::vector<const framework::PodInfo*>& pods,
+                             const std::vector<size_t>& unit_of) {
+  in_cycle_ = true;
+  admitted_ = false;
+  in_cycle_used_.clear();
+  admitted_request_.clear();
+  admitted_display_.clear();
+  quota::QueueManager* qm = handle_.Queues();
+  if (!qm || !qm->HasQueues()) return Status::Success();
+  RefreshCapacity();
+  // The minimum gang: the first `need` pending members of every unit, summed per queue.
+  std::vector<int32_t> taken(plan.units.size(), 0);
+  std::map<std::string, std::string> display;  // queue -> first unit naming it
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const size_t u = unit_of[i];
+    const quota::Assignment a = qm->QueueOf(*pods[i]->pod);
+    if (!a.error.empty()) {
+      return Status::UnschedulableAndUnresolvable(plan.units[u].display + ": " + a.error);
+    }
+    if (a.queue.empty() || taken[u] >= plan.units[u].need) continue;
+    ++taken[u];
+    Add(admitted_request_[a.queue], quota::QueueManager::RequestOf(*pods[i]->pod));
+    display.emplace(a.queue, plan.units[u].display);
+  }
+  for (const auto& [queue, request] : admitted_request_) {
+    std::string reason = qm->CheckAdmission(queue, request);
+    if (!reason.empty()) return Status::Unschedulable(display[queue] + ": " + reason);
+  }
+  admitted_ = true;
+  admitted_display_ = plan.units.empty() ? "" : plan.units.front().display;
+  return Status::Success();
+}
+
+void Queues::PodGroupCycleDone(const framework::PodGroupPlan&, bool committed, const std::string&) {
+  const bool reclaim = in_cycle_ && admitted_ && !committed;
+  in_cycle_ = false;
+  admitted_ = false;
+  in_cycle_used_.clear();
+  if (!reclaim || !handle_.Queues()) return;
+  for (const auto& [queue, request] : admitted_request_) {
+    std::string why;
+    Reclaim(queue, request, admitted_display_, &why);
+  }
+}
+
+bool EnableQueuesInProfile(config::Profile* profile) {
+  auto has = [&](const config::PluginSet& s) {
+    return std::any_of(s.enabled.begin(), s.enabled.end(),
+                       [](const config::PluginRef& r) { return r.name == Queues::kName; });
+  };
+  if (has(profile->plugins.multi_point) || has(profile->plugins.queue_sort)) return false;
+  auto drop_sorts = [](config::PluginSet& s) {
+    s.enabled.erase(std::remove_if(s.enabled.begin(), s.enabled.end(),
+                                   [](const config::PluginRef& r) {
+                                     return r.name == "PrioritySort" || r.name == "GangPrioritySort";
+                                   }),
+                    s.enabled.end());
+  };
+  drop_sorts(profile->plugins.multi_point);
+  drop_sorts(profile->plugins.queue_sort);
+  profile->plugins.multi_point.enabled.push_back({std::string(Queues::kName), 0});
+  return true;
+}
+
+}  // namespace phalanx::plugins::queues

@@ -1,0 +1,112 @@
+// Queues: queue and quota semantics of KAI (Queue + Proportion), Volcano (Queue) and
+// scheduler-plugins CapacityScheduling / Koordinator ElasticQuota, in one plugin for all
+// dialects (the queue tree, fair share and accounting live in src/quota).
+//
+// Extension points:
+//   QueueSort  the queue furthest below its fair share first (lowest dominant share,
+//              quota/fair_share.h); within a queue, or at equal shares, GangPrioritySort's
+//              order (priority, then the gang's creation time, then the gang key), so gang
+//              members stay together.
+//   PreFilter  a pod naming a missing or invalid queue is UnschedulableAndUnresolvable with
+//              the reason ("queue team-x does not exist (named by label
+//              kai.scheduler/queue)"); a pod whose request exceeds its queue's free quota
+//              (limit / max of the queue and every ancestor; ElasticQuota also min plus
+//              borrowable idle min) is Unschedulable: "waiting for queue team-a quota:
+//              needs 16 nvidia.com/gpu, 8 free". Inside a PodGroup cycle the members
+//              placed so far count against the quota too.
+//   PodGroup   AdmitPodGroup: the whole gang's request (its minMember members, summed per
+//              queue) against quota, inside the gang transaction — a gang never takes
+//              half of a quota. PodGroupCycleDone: a gang that was admitted but did not fit
+//              reclaims (below).
+//   Reserve    the pod's request counts as its queue's allocation from Reserve on;
+//              Unreserve returns it.
+//   PostFilter reclaim for single pods (below).
+// Reclaim (KAI reclaim action, Volcano reclaim, CapacityScheduling preemption of borrowed
+// quota): a queue that stays within its deserved share with the request evicts victim
+// units from other reclaimable queues above their deserved share — whole gangs or single
+// pods, lowest priority first, then the newest — never taking a queue below its guarantee,
+// and only if the victims free enough (cluster-wide) for the request. Victims get a
+// "Preempted" event naming the reclaiming queue; the preemptor retries when the deletions
+// arrive.
+//
+// The plugin is inert for pods outside queues. `phalanx simulate` enables it when the
+// scenario has queue objects (EnableQueuesInProfile); otherwise enable it in the profile:
+//   plugins: {multiPoint: {enabled: [{name: Queues}], disabled: [{name: PrioritySort}]}}
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/types.h"
+#include "framework/handle.h"
+#include "framework/interface.h"
+#include "framework/registry.h"
+#include "plugins/gangscheduling/gang_scheduling.h"
+#include "quota/queue_tree.h"
+
+namespace phalanx::plugins::queues {
+
+class Queues final : public framework::QueueSortPlugin,
+                     public framework::PreFilterPlugin,
+                     public framework::PostFilterPlugin,
+                     public framework::ReservePlugin,
+                     public framework::EnqueueExtensions,
+                     public framework::PodGroupPlugin {
+ public:
+  static constexpr std::string_view kName = "Queues";
+
+  explicit Queues(framework::Handle& h) : handle_(h), gang_sort_(h) {}
+  static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
+                                                                      framework::Handle& h);
+  std::string_view Name() const override { return kName; }
+
+  bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
+  framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                              framework::PreFilterResult* result) override;
+  framework::Status PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeToStatus& filtered,
+                               framework::PostFilterResult* result) override;
+  framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
+                            const std::string& node) override;
+  void Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
+                 const std::string& node) override;
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  framework::Status PlanPodGroup(const framework::PodInfo& pod,
+                                 framework::PodGroupPlan* plan) override;
+  framework::Status AdmitPodGroup(const framework::PodGroupPlan& plan,
+                                  const std::vector<const framework::PodInfo*>& pods,
+                                  const std::vector<size_t>& unit_of) override;
+  void PodGroupCycleDone(const framework::PodGroupPlan& plan, bool committed,
+                         const std::string& reason) override;
+
+  // Evicted pods so far (for reports and tests).
+  int64_t reclaimed_pods() const { return reclaimed_pods_; }
+
+ private:
+  // Pushes the snapshot's total allocatable to the QueueManager.
+  void RefreshCapacity();
+  // Evicts the victims of a reclaim for `queue` on behalf of `who`; returns how many pods.
+  int64_t Reclaim(const std::string& queue, const quota::ResourceList& request,
+                  const std::string& who, std::string* why);
+
+  framework::Handle& handle_;
+  gangscheduling::GangPrioritySort gang_sort_;
+  // PodGroup cycle in progress (single scheduling thread): queue -> request of members
+  // PreFilter let through so far, and the admitted gang's queue and request.
+  bool in_cycle_ = false;
+  bool admitted_ = false;
+  std::map<std::string, quota::ResourceList> in_cycle_used_;
+  std::map<std::string, quota::ResourceList> admitted_request_;
+  std::string admitted_display_;
+  int64_t reclaimed_pods_ = 0;
+};
+
+// Makes `profile` use Queues: adds it to multiPoint (after the plugins already there, so
+// its PostFilter runs after DefaultPreemption) and removes the other QueueSort plugins
+// (PrioritySort, GangPrioritySort), which Queues' order subsumes. No-op when the profile
+// already has it. Returns true if the profile changed.
+bool EnableQueuesInProfile(config::Profile* profile);
+
+}  // namespace phalanx::plugins::queues
