@@ -181,7 +181,8 @@ def pod_outcome(pod):
 
 
 class Scheduler:
-    """A scheduler process under test: start(cp_dir, workdir) and stop()."""
+    """A scheduler process under test: start(cp_dir, workdir, tag) and stop(); its log
+    goes to workdir/<kind>-<tag>.log."""
 
     name = "?"
 
@@ -207,7 +208,7 @@ class Scheduler:
 class Upstream(Scheduler):
     name = "kube-scheduler v1.20.2"
 
-    def start(self, cp_dir, work):
+    def start(self, cp_dir, work, tag):
         cache = subprocess.run([CP, "cache-dir"], check=True, capture_output=True,
                                text=True).stdout.strip()
         port = free_port()
@@ -233,7 +234,7 @@ profiles:
       disabled:
       - name: DefaultPreemption
 """ % (os.path.join(cp_dir, "admin.kubeconfig"), port, port))
-        self.log_path = os.path.join(work, "upstream.log")
+        self.log_path = os.path.join(work, "upstream-%s.log" % tag)
         self.logfile = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [os.path.join(cache, "kube-scheduler"), "--config", cfg, "--secure-port=0",
@@ -259,7 +260,7 @@ class Phalanx(Scheduler):
         super().__init__()
         self.binary = binary
 
-    def start(self, cp_dir, work):
+    def start(self, cp_dir, work, tag):
         cfg = os.path.join(work, "phalanx.yaml")
         # Current upstream's default profile, DefaultPreemption disabled as for upstream.
         with open(cfg, "w") as f:
@@ -278,7 +279,7 @@ profiles:
       disabled:
       - name: DefaultPreemption
 """)
-        self.log_path = os.path.join(work, "phalanx.log")
+        self.log_path = os.path.join(work, "phalanx-%s.log" % tag)
         self.logfile = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [self.binary, "run", "--config", cfg,
@@ -287,18 +288,23 @@ profiles:
             stdout=self.logfile, stderr=subprocess.STDOUT)
 
 
-def create_state(api, worlds):
+def create_priority_classes(api):
     for pc, value in sorted(generate.PRIORITY_CLASSES.items()):
         api.call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
                  {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                   "metadata": {"name": pc}, "value": value})
+
+
+def create_state(api, worlds):
+    """Namespaces, nodes, then bound pods of the worlds (4 parallel request streams)."""
     jobs = []
     for w in worlds:
-        api.call("POST", "/api/v1/namespaces",
-                 {"apiVersion": "v1", "kind": "Namespace",
-                  "metadata": {"name": w["namespace"]}})
+        for ns in w["namespaces"]:
+            api.call("POST", "/api/v1/namespaces",
+                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         jobs += [("/api/v1/nodes", n) for n in w["nodes"]]
-        jobs += [("/api/v1/namespaces/%s/pods" % w["namespace"], p) for p in w["bound"]]
+        jobs += [("/api/v1/namespaces/%s/pods" % p["metadata"]["namespace"], p)
+                 for p in w["bound"]]
     # The default ServiceAccount is not needed: the ServiceAccount admission plugin is off.
     errors = []
 
@@ -330,11 +336,11 @@ def judge_all(api, sched, worlds):
     watch = PodWatch(api, lst["metadata"]["resourceVersion"], events)
     watch.start()
     pending = {w["name"]: collections.deque(w["incoming"]) for w in worlds}
-    ns_of = {w["name"]: w["namespace"] for w in worlds}
-    world_of = {}
+    world_of, ns_of = {}, {}
     for w in worlds:
         for p in w["incoming"]:
             world_of[p["metadata"]["name"]] = w["name"]
+            ns_of[p["metadata"]["name"]] = p["metadata"]["namespace"]
     inflight = {}  # pod name -> ("scheduling", deadline) | ("deleting", deadline)
     results = {}
     total = sum(len(w["incoming"]) for w in worlds)
@@ -346,12 +352,12 @@ def judge_all(api, sched, worlds):
         pod = pending[world].popleft()
         name = pod["metadata"]["name"]
         inflight[name] = ("scheduling", time.time() + POD_TIMEOUT)
-        api.call("POST", "/api/v1/namespaces/%s/pods" % ns_of[world], pod)
+        api.call("POST", "/api/v1/namespaces/%s/pods" % ns_of[name], pod)
 
     def delete(name):
         inflight[name] = ("deleting", time.time() + POD_TIMEOUT)
         api.call("DELETE", "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0"
-                 % (ns_of[world_of[name]], name), ok=(200, 202, 404))
+                 % (ns_of[name], name), ok=(200, 202, 404))
 
     for world in sorted(pending):
         start_next(world)
@@ -396,30 +402,133 @@ def judge_all(api, sched, worlds):
     return results
 
 
-def run_one(sched, worlds, work, keep):
-    """Fresh control plane + state, the scheduler, all pods judged. Returns outcomes."""
-    cp_dir = os.path.join(work, "cp-" + sched.name.split()[0])
-    t0 = time.time()
-    r = subprocess.run([CP, "start", cp_dir], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise HarnessError("control plane did not start:\n%s" % r.stderr[-2000:])
-    try:
-        env = read_env(os.path.join(cp_dir, "env"))
-        api = Api(env["SERVER"], env["CA"], env["ADMIN_TOKEN"])
-        create_state(api, worlds)
+class Session:
+    """One scheduler kind on its own fresh control plane. judge(worlds) creates the
+    worlds' state, then starts the scheduler (so its initial list holds the whole state),
+    judges the worlds' incoming pods and stops the scheduler. Later judge() calls add
+    further worlds to the same control plane (used by the reducer); earlier worlds stay,
+    isolated by their world label and namespaces."""
+
+    def __init__(self, sched, work):
+        self.sched, self.work = sched, work
+        self.cp_dir = os.path.join(work, "cp-" + sched.name.split()[0])
+        t0 = time.time()
+        r = subprocess.run([CP, "start", self.cp_dir], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise HarnessError("control plane did not start:\n%s" % r.stderr[-2000:])
+        env = read_env(os.path.join(self.cp_dir, "env"))
+        self.api = Api(env["SERVER"], env["CA"], env["ADMIN_TOKEN"])
+        create_priority_classes(self.api)
+        self.startup = time.time() - t0
+
+    def judge(self, worlds, tag):
+        """Returns ({pod name: outcome}, {pod name: upstream feasible nodes} or None)."""
+        t0 = time.time()
+        create_state(self.api, worlds)
         t1 = time.time()
-        sched.start(cp_dir, work)
+        self.sched.start(self.cp_dir, self.work, tag)
         try:
-            results = judge_all(api, sched, worlds)
+            results = judge_all(self.api, self.sched, worlds)
         finally:
-            sched.stop()
-        t2 = time.time()
-        log("%s: %d pods judged in %.1f s (control plane + state %.1f s)"
-            % (sched.name, len(results), t2 - t1, t1 - t0))
-        return results
-    finally:
+            self.sched.stop()
+        feasible = self.sched.feasible_sets() if hasattr(self.sched, "feasible_sets") else None
+        if tag == "main":
+            log("%s: %d pods judged in %.1f s (control plane %.1f s, state %.1f s)"
+                % (self.sched.name, len(results), time.time() - t1, self.startup, t1 - t0))
+        return results, feasible
+
+    def close(self, keep=False):
         if not keep:
-            subprocess.run([CP, "stop", cp_dir], capture_output=True)
+            subprocess.run([CP, "stop", self.cp_dir], capture_output=True)
+
+
+# ---- reducer ---------------------------------------------------------------------------
+
+def rename_world(world, new):
+    """A copy of world (nodes, bound pods, incoming pods) with every world-specific name
+    -- world label value, namespaces, node and pod names, topology values -- moved to
+    world `new`, so that it can be judged next to other copies without interference."""
+    old = world["name"]
+    s = json.dumps(world)
+    s = s.replace('"%s-' % old, '"%s-' % new).replace('"%s"' % old, '"%s"' % new)
+    s = s.replace('"diff-%s' % old, '"diff-%s' % new)
+    return json.loads(s)
+
+
+def subset_world(world, pod, keep):
+    """The world restricted to the objects whose indices are in keep (nodes first, then
+    bound pods; a bound pod goes with its node), with pod as its only incoming pod."""
+    n = len(world["nodes"])
+    nodes = [x for i, x in enumerate(world["nodes"]) if i in keep]
+    names = {x["metadata"]["name"] for x in nodes}
+    bound = [x for i, x in enumerate(world["bound"])
+             if n + i in keep and x["spec"]["nodeName"] in names]
+    return {"name": world["name"], "namespaces": world["namespaces"], "nodes": nodes,
+            "bound": bound, "incoming": [pod]}
+
+
+def _split(objs, n):
+    k, r = divmod(len(objs), n)
+    out, i = [], 0
+    for j in range(n):
+        size = k + (1 if j < r else 0)
+        out.append(objs[i:i + size])
+        i += size
+    return [p for p in out if p]
+
+
+def reduce_disagreement(sessions, world, pod, budget, seq):
+    """ddmin (Zeller & Hildebrandt, "Simplifying and Isolating Failure-Inducing Input",
+    2002) over the world's nodes and bound pods: a smallest world (1-minimal when the
+    time budget in seconds allows) in which upstream and Phalanx still disagree on pod.
+    Each ddmin step judges all its candidate worlds (subsets and complements) at once, as
+    renamed worlds on the still-running control planes. Returns (world, upstream outcome,
+    feasible nodes, phalanx outcome, steps) under the original names, or None when no
+    smaller world reproduces the disagreement."""
+    up_s, ph_s = sessions
+    deadline = time.time() + budget
+    objs = list(range(len(world["nodes"]) + len(world["bound"])))
+    best, n, steps = None, 2, 0
+    while objs and time.time() < deadline:
+        n = min(n, len(objs))
+        parts = _split(objs, n)
+        subsets = parts if len(parts) > 1 else [[]]
+        complements = [[o for o in objs if o not in p] for p in parts] if len(parts) > 1 else []
+        cands = subsets + complements
+        worlds = []
+        for keep in cands:
+            worlds.append(rename_world(subset_world(world, pod, set(keep)),
+                                       "%sr%d" % (world["name"], seq[0])))
+            seq[0] += 1
+        up, up_f = up_s.judge(worlds, "reduce")
+        ph, _ = ph_s.judge(worlds, "reduce")
+        steps += 1
+        hit = None
+        for i, (keep, w) in enumerate(zip(cands, worlds)):
+            name = w["incoming"][0]["metadata"]["name"]
+            u, p = up.get(name), ph.get(name)
+            feasible = (up_f.get(name) or [u[1]]) if u and u[0] == "bound" else []
+            if judge_pair(u, feasible, p) is None:
+                hit = (i < len(subsets), keep, w, u, feasible, p)
+                break
+        if hit is not None:
+            best = hit[1:]
+            objs = hit[1]
+            n = 2 if hit[0] else max(n - 1, 2)
+        elif n < len(objs):
+            n = min(2 * n, len(objs))
+        else:
+            break
+    if best is None:
+        return None
+    keep, w, u, feasible, p = best
+    # Report it under the original names (a renamed copy would only confuse).
+    old, new = world["name"], w["name"]
+    fix = lambda x: x.replace(new + "-", old + "-")
+    back = rename_world(w, old)
+    u = None if u is None else (u[0], fix(u[1]))
+    p = None if p is None else (p[0], fix(p[1]))
+    return back, u, [fix(f) for f in feasible], p, steps
 
 
 # ---- reporting -------------------------------------------------------------------------
@@ -466,11 +575,10 @@ def fmt_outcome(o):
     return "%s (%s)" % (o[0], o[1])
 
 
-def reproducer(world, pod, up, feasible, ph):
-    node_names = {n["metadata"]["name"] for n in world["nodes"]}
-    lines = ["---- DISAGREEMENT: pod %s/%s (world %s, %d nodes, %d bound pods)"
-             % (world["namespace"], pod["metadata"]["name"], world["name"],
-                len(node_names), len(world["bound"])),
+def reproducer(world, pod, up, feasible, ph, note=""):
+    lines = ["---- DISAGREEMENT: pod %s/%s (world %s, %d nodes, %d bound pods%s)"
+             % (pod["metadata"]["namespace"], pod["metadata"]["name"], world["name"],
+                len(world["nodes"]), len(world["bound"]), note),
              "upstream v1.20.2: %s; feasible nodes: %s" % (fmt_outcome(up),
                                                            ", ".join(feasible) or "none"),
              "phalanx:          %s" % fmt_outcome(ph),
@@ -480,7 +588,23 @@ def reproducer(world, pod, up, feasible, ph):
     return "\n".join(lines)
 
 
+def judge_pair(u, feasible, p):
+    """The kind of agreement between upstream outcome u (with its feasible node set) and
+    Phalanx outcome p, or None for a disagreement (see the module docstring)."""
+    if u is None or u[0] == "no decision" or p is None:
+        return None
+    if p[0] == "unschedulable" and u[0] == "unschedulable":
+        return "both_unschedulable"
+    if p[0] == "bound" and u[0] == "bound" and p[1] == u[1]:
+        return "same_node"
+    if p[0] == "bound" and p[1] in feasible:
+        return "other_feasible_node"
+    return None
+
+
 def compare(worlds, up, up_feasible, ph):
+    """Counts per kind of agreement, and the disagreements as (world, pod, upstream
+    outcome, upstream feasible nodes, phalanx outcome)."""
     counts = collections.Counter()
     repro = []
     for w in worlds:
@@ -490,7 +614,7 @@ def compare(worlds, up, up_feasible, ph):
             counts["compared"] += 1
             if u is None or u[0] == "no decision":
                 counts["upstream_no_decision"] += 1
-                repro.append(reproducer(w, pod, u, [], p))
+                repro.append((w, pod, u, [], p))
                 counts["disagree"] += 1
                 continue
             if u[0] == "bound":
@@ -499,20 +623,19 @@ def compare(worlds, up, up_feasible, ph):
                 feasible = []
             if len(feasible) <= 1:
                 counts["tiebreak_free"] += 1
-            agree = None
-            if p is not None and p[0] == "unschedulable" and not feasible:
-                agree = "both_unschedulable"
-            elif p is not None and p[0] == "bound" and u[0] == "bound" and p[1] == u[1]:
-                agree = "same_node"
-            elif p is not None and p[0] == "bound" and p[1] in feasible:
-                agree = "other_feasible_node"
+            agree = judge_pair(u, feasible, p)
             if agree:
                 counts[agree] += 1
                 counts["agree"] += 1
             else:
                 counts["disagree"] += 1
-                repro.append(reproducer(w, pod, u, feasible, p))
+                repro.append((w, pod, u, feasible, p))
     return counts, repro
+
+
+def repro_needed_later(args):
+    """The upstream control plane stays up for the reducer unless reduction is off."""
+    return args.max_reduced > 0
 
 
 def main():
@@ -525,6 +648,10 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the control planes running")
     ap.add_argument("--max-printed", type=int, default=20,
                     help="print at most this many reproducers (all go to OUT/disagreements.txt)")
+    ap.add_argument("--max-reduced", type=int, default=3,
+                    help="reduce at most this many disagreements with ddmin (0: none)")
+    ap.add_argument("--reduce-budget", type=float, default=300,
+                    help="seconds the reducer may take in all")
     args = ap.parse_args()
 
     worlds = generate.generate(args.seed, args.worlds, args.pods_per_world)
@@ -537,15 +664,45 @@ def main():
     work = args.out or tempfile.mkdtemp(prefix="phalanx-diff.")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
+    sessions = []
     try:
-        upstream = Upstream()
-        up = run_one(upstream, worlds, work, args.keep)
-        up_feasible = upstream.feasible_sets()
-        ph = run_one(Phalanx(os.path.abspath(args.phalanx)), worlds, work, args.keep)
-        counts, repro = compare(worlds, up, up_feasible, ph)
+        try:
+            up_s = Session(Upstream(), work)
+            sessions.append(up_s)
+            up, up_feasible = up_s.judge(worlds, "main")
+            if not repro_needed_later(args):
+                up_s.close(args.keep)
+            ph_s = Session(Phalanx(os.path.abspath(args.phalanx)), work)
+            sessions.append(ph_s)
+            ph, _ = ph_s.judge(worlds, "main")
+            counts, disagreements = compare(worlds, up, up_feasible, ph)
+            with open(os.path.join(work, "outcomes.json"), "w") as f:
+                json.dump({"upstream": up, "upstream_feasible": up_feasible, "phalanx": ph},
+                          f, indent=0, sort_keys=True)
+            repro = []
+            seq = [0]
+            reduce_deadline = time.time() + args.reduce_budget
+            for i, (w, pod, u, feasible, p) in enumerate(disagreements):
+                reduced = None
+                left = reduce_deadline - time.time()
+                if i < args.max_reduced and left > 10:
+                    log("reducing the disagreement on %s (budget %.0f s)"
+                        % (pod["metadata"]["name"], left))
+                    reduced = reduce_disagreement((up_s, ph_s), w, pod, left, seq)
+                if reduced:
+                    rw, ru, rf, rp, steps = reduced
+                    repro.append(reproducer(rw, pod, ru, rf, rp,
+                                            ", reduced by ddmin in %d steps from %d nodes and "
+                                            "%d bound pods" % (steps, len(w["nodes"]),
+                                                               len(w["bound"]))))
+                else:
+                    repro.append(reproducer(w, pod, u, feasible, p, ", not reduced"))
+        finally:
+            for sess in sessions:
+                sess.close(args.keep)
     except HarnessError as e:
         print("FAIL: %s" % e, file=sys.stderr)
-        for f in ("upstream.log", "phalanx.log"):
+        for f in ("upstream-main.log", "phalanx-main.log"):
             p = os.path.join(work, f)
             if os.path.exists(p):
                 with open(p, errors="replace") as fh:
@@ -555,9 +712,6 @@ def main():
         return 1
     with open(os.path.join(work, "disagreements.txt"), "w") as f:
         f.write("\n\n".join(repro) + "\n")
-    with open(os.path.join(work, "outcomes.json"), "w") as f:
-        json.dump({"upstream": up, "upstream_feasible": up_feasible, "phalanx": ph}, f,
-                  indent=0, sort_keys=True)
     for r in repro[:args.max_printed]:
         print(r)
     if len(repro) > args.max_printed:

@@ -5,17 +5,17 @@ pods and incoming pods, using only features kube-scheduler v1.20 has and that Ph
 A world is a self-contained scheduling problem:
   * its nodes carry `diff.phalanx.dev/world: <world>` and every topology value
     (hostname, zone, region, rack) is unique to the world;
-  * its pods (bound and incoming) live in the world's own namespace, and every incoming
-    pod has the world label in its nodeSelector.
+  * its pods (bound and incoming) live in the world's own two namespaces (diff-<world>,
+    diff-<world>-b), and every incoming pod has the world label in its nodeSelector.
 Why outcomes of different worlds are independent, plugin by plugin (Filter):
   * NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
     NodeResourcesFit look at one node and the pods on it; an incoming pod can only pass
     on its own world's nodes (nodeSelector), whose pods are its world's pods.
-  * InterPodAffinity counts pods matching a term; terms never name a namespace, so they
-    default to the pod's own namespace (v1.20 has no namespaceSelector), i.e. to the
-    world. This covers the incoming pod's affinity / anti-affinity, the "first pod of a
+  * InterPodAffinity counts pods matching a term in the term's namespaces: the pod's own
+    namespace by default, else a list naming only the world's namespaces (v1.20 has no
+    namespaceSelector). This covers the incoming pod's affinity / anti-affinity, the "first pod of a
     series" rule (which looks at matching pods cluster-wide) and existing pods'
-    anti-affinity (the existing pod's term names only its own namespace).
+    anti-affinity (the existing pod's term names only its world's namespaces).
   * PodTopologySpread counts pods of the pod's namespace on nodes that match its
     nodeSelector / required node affinity (v1.20 rule, = current nodeAffinityPolicy
     Honor), i.e. only the world's nodes and pods.
@@ -125,9 +125,14 @@ def _selector(rng, own_app=None):
     return {"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}
 
 
-def _pod_term(rng, own_app):
-    return {"labelSelector": _selector(rng, own_app),
+def _pod_term(rng, own_app, namespaces):
+    """A PodAffinityTerm; sometimes with an explicit namespaces list (only the world's
+    own namespaces, which keeps worlds independent)."""
+    term = {"labelSelector": _selector(rng, own_app),
             "topologyKey": _pick(rng, [HOSTNAME, HOSTNAME, ZONE, REGION, RACK])}
+    if rng.random() < 0.2:
+        term["namespaces"] = sorted(rng.sample(namespaces, rng.randrange(1, 3)))
+    return term
 
 
 def _pod_labels(rng):
@@ -187,15 +192,17 @@ def _container(name, rng, scale, ports=None):
     return c
 
 
-def gen_bound_pod(rng, world, k, node, ns):
+def gen_bound_pod(rng, world, k, node, namespaces):
     name = "%s-b%d" % (world, k)
+    ns = namespaces[0] if rng.random() < 0.75 else namespaces[1]
     labels = _pod_labels(rng)
     spec = {"nodeName": node["metadata"]["name"],
             "containers": [_container("c", rng, SMALL,
                                       _host_ports(rng) if rng.random() < 0.15 else None)]}
     if rng.random() < 0.25:
         spec["affinity"] = {"podAntiAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [_pod_term(rng, labels.get("app"))]}}
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                _pod_term(rng, labels.get("app"), namespaces)]}}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": spec}
 
@@ -248,8 +255,9 @@ def _tolerations(rng):
     return out
 
 
-def gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, ns):
+def gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, namespaces):
     name = "%s-p%d" % (world, k)
+    ns = namespaces[0] if rng.random() < 0.85 else namespaces[1]
     labels = _pod_labels(rng)
     labels[JUDGED_LABEL] = "true"
     node_selector = {WORLD_LABEL: world}
@@ -274,8 +282,17 @@ def gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, ns):
     if rng.random() < 0.35:
         terms = []
         for _ in range(rng.randrange(1, 3)):
-            terms.append({"matchExpressions": [_node_expr(rng, nodes, zones, racks)
-                                               for _ in range(rng.randrange(1, 3))]})
+            term = {"matchExpressions": [_node_expr(rng, nodes, zones, racks)
+                                         for _ in range(rng.randrange(1, 3))]}
+            if rng.random() < 0.2:
+                # matchFields: metadata.name is the only field, In / NotIn with exactly
+                # one value (API validation).
+                term["matchFields"] = [{
+                    "key": "metadata.name", "operator": _pick(rng, ["In", "NotIn"]),
+                    "values": [_pick(rng, nodes)["metadata"]["name"]]}]
+                if rng.random() < 0.5:
+                    del term["matchExpressions"]
+            terms.append(term)
         affinity["nodeAffinity"] = {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
     if rng.random() < 0.15:
@@ -285,14 +302,16 @@ def gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, ns):
              "preference": {"matchExpressions": [_node_expr(rng, nodes, zones, racks)]}}]
     if rng.random() < 0.2:
         affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
-            _pod_term(rng, labels.get("app")) for _ in range(rng.randrange(1, 3))]}
+            _pod_term(rng, labels.get("app"), namespaces)
+            for _ in range(rng.randrange(1, 3))]}
     if rng.random() < 0.25:
         affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
-            _pod_term(rng, labels.get("app")) for _ in range(rng.randrange(1, 3))]}
+            _pod_term(rng, labels.get("app"), namespaces)
+            for _ in range(rng.randrange(1, 3))]}
     if rng.random() < 0.1:
         affinity.setdefault("podAffinity", {})[
             "preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": rng.randrange(1, 101), "podAffinityTerm": _pod_term(rng, labels.get("app"))}]
+            {"weight": rng.randrange(1, 101), "podAffinityTerm": _pod_term(rng, labels.get("app"), namespaces)}]
     if affinity:
         spec["affinity"] = affinity
     if rng.random() < 0.25:
@@ -361,9 +380,12 @@ def pod_matches_node_selector_and_affinity(pod, node):
            .get("requiredDuringSchedulingIgnoredDuringExecution"))
     if req is None:
         return True
-    return any(all(node_selector_requirement_matches(e, labels)
-                   for e in t.get("matchExpressions", []))
-               and t.get("matchExpressions")
+    fields = {"metadata.name": node["metadata"]["name"]}
+    return any((t.get("matchExpressions") or t.get("matchFields")) and
+               all(node_selector_requirement_matches(e, labels)
+                   for e in t.get("matchExpressions", [])) and
+               all(node_selector_requirement_matches(e, fields)
+                   for e in t.get("matchFields", []))
                for t in req["nodeSelectorTerms"])
 
 
@@ -452,7 +474,7 @@ def parse_quantity(s, milli=False):
 
 def gen_world(rng, world, pods_per_world):
     """One world: (nodes, bound pods, incoming pods, namespace)."""
-    ns = namespace_of(world)
+    namespaces = [namespace_of(world), namespace_of(world) + "-b"]
     n_regions = rng.randrange(1, 3)
     regions = ["%s-r%d" % (world, i) for i in range(n_regions)]
     zones = [("%s-z%d" % (world, i), regions[i % n_regions])
@@ -463,7 +485,7 @@ def gen_world(rng, world, pods_per_world):
     bound = []
     for k in range(rng.randrange(0, 2 * len(nodes) + 1)):
         node = _pick(rng, nodes)
-        pod = gen_bound_pod(rng, world, k, node, ns)
+        pod = gen_bound_pod(rng, world, k, node, namespaces)
         ok, req = _fits(node, used[node["metadata"]["name"]], pod)
         if not ok:
             continue
@@ -472,9 +494,9 @@ def gen_world(rng, world, pods_per_world):
             u[k] += req[k]
         u["pods"] += 1
         bound.append(pod)
-    incoming = [gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, ns)
+    incoming = [gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, namespaces)
                 for k in range(pods_per_world)]
-    return {"name": world, "namespace": ns, "nodes": nodes, "bound": bound,
+    return {"name": world, "namespaces": namespaces, "nodes": nodes, "bound": bound,
             "incoming": incoming}
 
 
