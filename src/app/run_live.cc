@@ -213,6 +213,14 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
   };
 
   // ---- informers ----
+  // Gang objects' uids for the events recorded on them (registered first, so that the
+  // uid is known before the scheduler reacts to the object).
+  informers.AddObjectHandlers(
+      {[&](const api::UnstructuredPtr& o) { cluster.ObserveObject(*o, false); },
+       [&](const api::UnstructuredPtr&, const api::UnstructuredPtr& o) {
+         cluster.ObserveObject(*o, false);
+       },
+       [&](const api::UnstructuredPtr& o) { cluster.ObserveObject(*o, true); }});
   sched->AddEventHandlers(informers);
   informers.Start();
   if (!informers.WaitForCacheSync(std::chrono::seconds(o.sync_timeout_seconds),
@@ -316,8 +324,9 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
   const auto st = sched->stats();
   const auto cc = cluster.counters();
   spdlog::info("stopped: {} attempts, {} scheduled, {} unschedulable, {} errors, {} binds, "
-               "{} events",
-               st.attempts, st.scheduled, st.unschedulable, st.errors, cc.binds, cc.events);
+               "{} events, {} PodGroup status writes ({} skipped as unchanged)",
+               st.attempts, st.scheduled, st.unschedulable, st.errors, cc.binds, cc.events,
+               cc.podgroup_status_writes, cc.podgroup_status_skipped);
   return code;
 }
 

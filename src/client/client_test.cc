@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "client/cluster_client.h"
 #include "client/objects.h"
 #include "client/rate_limiter.h"
 #include "client/rest_client.h"
@@ -308,6 +309,33 @@ TEST(RestClient, ConnectionRefusedNamesServer) {
   EXPECT_FALSE(r.ok());
   const std::string d = rc.Describe("GET", "/version", r);
   EXPECT_EQ(d.rfind("cannot connect to http://127.0.0.1:1: ", 0), 0u) << d;
+}
+
+TEST(LiveClusterClient, PodGroupStatusJsonPerDialect) {
+  framework::ClusterClient::PodGroupStatus st;
+  st.phase = "Scheduled";
+  st.scheduled = 4;
+  st.schedule_start_time = 1000 * api::kNanosPerSecond;
+  st.occupied_by = "ml/train-job";
+  st.condition_type = "Scheduled";
+  st.condition_reason = "Scheduled";
+  st.condition_message = "4/4 members bound";
+  // Coscheduling (scheduler-plugins v1alpha1): no conditions field.
+  EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.x-k8s.io", st, 0),
+            "{\"phase\":\"Scheduled\",\"scheduled\":4,\"scheduleStartTime\":"
+            "\"1970-01-01T00:16:40Z\",\"occupiedBy\":\"ml/train-job\"}");
+  // Unknown start time and owner are omitted, so a merge patch keeps what is there.
+  st.schedule_start_time = 0;
+  st.occupied_by.clear();
+  EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.sigs.k8s.io", st, 0),
+            "{\"phase\":\"Scheduled\",\"scheduled\":4}");
+  // Volcano v1beta1: phase + conditions, no scheduled count.
+  st.phase = "Running";
+  EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.volcano.sh", st,
+                                                  2000 * api::kNanosPerSecond),
+            "{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Scheduled\",\"status\":\"True\","
+            "\"reason\":\"Scheduled\",\"message\":\"4/4 members bound\","
+            "\"lastTransitionTime\":\"1970-01-01T00:33:20Z\"}]}");
 }
 
 }  // namespace

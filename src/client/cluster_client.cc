@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 
@@ -18,6 +19,28 @@ constexpr size_t kMaxCorrelated = 4096;
 
 std::string PodPath(const api::Pod& pod) {
   return "/api/v1/namespaces/" + pod.metadata.namespace_ + "/pods/" + pod.metadata.name;
+}
+
+std::string GroupOf(std::string_view api_version) {
+  auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string() : std::string(api_version.substr(0, slash));
+}
+
+std::string ObjKey(std::string_view api_version, std::string_view kind, std::string_view ns,
+                   std::string_view name) {
+  return GroupOf(api_version) + "/" + std::string(kind) + "/" + std::string(ns) + "/" +
+         std::string(name);
+}
+
+// Resource path of a namespaced custom object: kinds map to their lowercase plural
+// (PodGroup -> podgroups, Workload -> workloads), as the CRDs of every dialect name them.
+std::string ObjectPath(std::string_view api_version, std::string_view kind, std::string_view ns,
+                       std::string_view name) {
+  std::string plural;
+  for (char c : kind) plural += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  plural += "s";
+  return "/apis/" + std::string(api_version) + "/namespaces/" + std::string(ns) + "/" + plural +
+         "/" + std::string(name);
 }
 
 }  // namespace
@@ -121,17 +144,38 @@ framework::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,
 void LiveClusterClient::StatusLoop() {
   for (;;) {
     StatusPatch p;
+    PodGroupWrite w;
+    bool is_pod = false;
     {
       std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return stop_ || !status_order_.empty(); });
-      if (status_order_.empty()) return;
-      const std::string key = std::move(status_order_.front());
-      status_order_.pop_front();
-      auto it = status_pending_.find(key);
-      if (it == status_pending_.end()) continue;
-      p = std::move(it->second);
-      status_pending_.erase(it);
+      cv_.wait(l, [&] { return stop_ || !status_order_.empty() || !pg_order_.empty(); });
+      if (status_order_.empty() && pg_order_.empty()) return;
+      if (!status_order_.empty()) {
+        const std::string key = std::move(status_order_.front());
+        status_order_.pop_front();
+        auto it = status_pending_.find(key);
+        if (it == status_pending_.end()) continue;
+        p = std::move(it->second);
+        status_pending_.erase(it);
+        is_pod = true;
+      } else {
+        const std::string key = std::move(pg_order_.front());
+        pg_order_.pop_front();
+        auto it = pg_pending_.find(key);
+        if (it == pg_pending_.end()) continue;
+        w = std::move(it->second);
+        pg_pending_.erase(it);
+      }
       ++status_inflight_;
+    }
+    if (!is_pod) {
+      SendPodGroupStatus(w);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        --status_inflight_;
+      }
+      cv_.notify_all();
+      continue;
     }
     const std::string path =
         "/api/v1/namespaces/" + p.ns + "/pods/" + p.name + "/status";
@@ -149,6 +193,146 @@ void LiveClusterClient::StatusLoop() {
     }
     cv_.notify_all();
   }
+}
+
+std::string LiveClusterClient::PodGroupStatusJson(std::string_view group,
+                                                  const PodGroupStatus& st, api::Timestamp now) {
+  std::string out = "{\"phase\":" + JsonString(st.phase);
+  if (group == "scheduling.volcano.sh") {
+    if (!st.condition_type.empty()) {
+      out += ",\"conditions\":[{\"type\":" + JsonString(st.condition_type) +
+             ",\"status\":\"True\",\"reason\":" + JsonString(st.condition_reason) +
+             ",\"message\":" + JsonString(st.condition_message.substr(0, kMaxEventMessage)) +
+             ",\"lastTransitionTime\":" + JsonString(FormatTime(now)) + "}]";
+    }
+  } else {
+    out += ",\"scheduled\":" + std::to_string(st.scheduled);
+    if (st.schedule_start_time != 0) {
+      out += ",\"scheduleStartTime\":" + JsonString(FormatTime(st.schedule_start_time));
+    }
+    if (!st.occupied_by.empty()) out += ",\"occupiedBy\":" + JsonString(st.occupied_by);
+  }
+  return out + "}";
+}
+
+void LiveClusterClient::UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
+                                             std::string_view ns, std::string_view name,
+                                             const PodGroupStatus& status) {
+  const std::string key = ObjKey(api_version, kind, ns, name);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stop_) return;
+    PodGroupStatus merged = status;
+    // Empty fields are not written (the merge patch keeps them): compare against what the
+    // object will hold.
+    const PodGroupStatus* base = nullptr;
+    auto pend = pg_pending_.find(key);
+    auto done = pg_written_.find(key);
+    if (pend != pg_pending_.end()) {
+      base = &pend->second.status;
+    } else if (done != pg_written_.end()) {
+      base = &done->second;
+    }
+    if (base) {
+      if (merged.occupied_by.empty()) merged.occupied_by = base->occupied_by;
+      if (merged.schedule_start_time == 0) merged.schedule_start_time = base->schedule_start_time;
+    }
+    if (pend != pg_pending_.end()) {
+      pend->second.status = std::move(merged);
+      // A pending write that returns to what is already written is dropped on send.
+      return;
+    }
+    if (done != pg_written_.end() && done->second == merged) {
+      ++counters_.podgroup_status_skipped;
+      return;
+    }
+    pg_pending_[key] = PodGroupWrite{std::string(api_version), std::string(kind),
+                                     std::string(ns), std::string(name), std::move(merged)};
+    pg_order_.push_back(key);
+  }
+  cv_.notify_all();
+}
+
+void LiveClusterClient::SendPodGroupStatus(const PodGroupWrite& w) {
+  const std::string key = ObjKey(w.api_version, w.kind, w.ns, w.name);
+  bool skip_status;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto done = pg_written_.find(key);
+    if (done != pg_written_.end() && done->second == w.status) {
+      ++counters_.podgroup_status_skipped;
+      return;
+    }
+    skip_status = no_status_subresource_.count(w.api_version) > 0;
+  }
+  const std::string base = ObjectPath(w.api_version, w.kind, w.ns, w.name);
+  const std::string body =
+      "{\"status\":" + PodGroupStatusJson(GroupOf(w.api_version), w.status, clock_.Now()) + "}";
+  std::string path = base + "/status";
+  Response r;
+  if (!skip_status) r = api_.Do("PATCH", path, body, "application/merge-patch+json");
+  if (skip_status || r.status == 404) {
+    // No status subresource (or the object is gone: then this 404s too).
+    path = base;
+    r = api_.Do("PATCH", path, body, "application/merge-patch+json");
+    if (r.ok() && !skip_status) {
+      spdlog::info("{} has no status subresource: writing PodGroup status to the main resource",
+                   w.api_version);
+      std::lock_guard<std::mutex> l(mu_);
+      no_status_subresource_.insert(w.api_version);
+    }
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  if (r.ok()) {
+    ++counters_.podgroup_status_writes;
+    pg_written_[key] = w.status;
+    return;
+  }
+  pg_written_.erase(key);
+  if (r.status == 404) return;  // deleted meanwhile
+  ++counters_.podgroup_status_errors;
+  spdlog::warn("updating the status of {} {}/{}: {}", w.kind, w.ns, w.name,
+               api_.Describe("PATCH", path, r));
+}
+
+void LiveClusterClient::ObserveObject(const api::Unstructured& obj, bool deleted) {
+  if (obj.kind != "PodGroup" && obj.kind != "Workload") return;
+  const std::string key = ObjKey(obj.api_version, obj.kind, obj.metadata.namespace_,
+                                 obj.metadata.name);
+  std::lock_guard<std::mutex> l(mu_);
+  if (deleted) {
+    uids_.erase(key);
+    pg_written_.erase(key);
+  } else {
+    uids_[key] = obj.metadata.uid;
+  }
+}
+
+void LiveClusterClient::RecordObjectEvent(std::string_view api_version, std::string_view kind,
+                                          std::string_view ns, std::string_view name,
+                                          std::string_view type, std::string_view reason,
+                                          std::string_view message) {
+  EventReq e;
+  e.ns = std::string(ns);
+  e.pod_name = std::string(name);
+  e.obj_api_version = std::string(api_version);
+  e.obj_kind = std::string(kind);
+  e.type = std::string(type);
+  e.reason = std::string(reason);
+  e.message = std::string(message.substr(0, kMaxEventMessage));
+  e.time = clock_.Now();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stop_) return;
+    auto it = uids_.find(ObjKey(api_version, kind, ns, name));
+    if (it != uids_.end()) e.pod_uid = it->second;
+    if (events_q_.size() >= kMaxQueuedEvents) {
+      ++counters_.events_dropped;
+      return;
+    }
+    events_q_.push_back(std::move(e));
+  }
+  cv_.notify_all();
 }
 
 void LiveClusterClient::RecordEvent(const api::Pod& pod, std::string_view type,
@@ -195,7 +379,8 @@ void LiveClusterClient::EventLoop() {
 
 void LiveClusterClient::SendEvent(const EventReq& e) {
   const std::string base = "/api/v1/namespaces/" + e.ns + "/events";
-  const std::string corr = e.ns + "/" + e.pod_name + "/" + e.pod_uid + "\x1f" + e.type + "\x1f" +
+  const std::string corr = e.obj_kind + "/" + e.ns + "/" + e.pod_name + "/" + e.pod_uid + "\x1f" +
+                           e.type + "\x1f" +
                            e.reason + "\x1f" + e.message;
   auto it = seen_.find(corr);
   if (it != seen_.end() && e.time - it->second.first < kCorrelationWindowNs) {
@@ -219,7 +404,8 @@ void LiveClusterClient::SendEvent(const EventReq& e) {
   const std::string body =
       "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":" + JsonString(name) +
       ",\"namespace\":" + JsonString(e.ns) +
-      "},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":" +
+      "},\"involvedObject\":{\"apiVersion\":" + JsonString(e.obj_api_version) +
+      ",\"kind\":" + JsonString(e.obj_kind) + ",\"namespace\":" +
       JsonString(e.ns) + ",\"name\":" + JsonString(e.pod_name) +
       ",\"uid\":" + JsonString(e.pod_uid) + "},\"reason\":" + JsonString(e.reason) +
       ",\"message\":" + JsonString(e.message) + ",\"type\":" + JsonString(e.type) +
@@ -230,7 +416,7 @@ void LiveClusterClient::SendEvent(const EventReq& e) {
   std::lock_guard<std::mutex> l(mu_);
   if (!r.ok()) {
     ++counters_.event_errors;
-    spdlog::warn("recording event {} for pod {}/{}: {}", e.reason, e.ns, e.pod_name,
+    spdlog::warn("recording event {} for {} {}/{}: {}", e.reason, e.obj_kind, e.ns, e.pod_name,
                  events_.Describe("POST", base, r));
     return;
   }
@@ -250,13 +436,15 @@ void LiveClusterClient::Flush(std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> l(mu_);
     if (!stop_ && timeout.count() > 0) {
       cv_.wait_for(l, timeout, [&] {
-        return status_order_.empty() && events_q_.empty() && status_inflight_ == 0 &&
-               events_inflight_ == 0;
+        return status_order_.empty() && pg_order_.empty() && events_q_.empty() &&
+               status_inflight_ == 0 && events_inflight_ == 0;
       });
     }
     stop_ = true;
     status_order_.clear();
     status_pending_.clear();
+    pg_order_.clear();
+    pg_pending_.clear();
     events_q_.clear();
   }
   cv_.notify_all();

@@ -19,6 +19,16 @@
 //                   a repeat of the same reason and message for the same pod within 10
 //                   minutes PATCHes the first event's count and lastTimestamp, as
 //                   client-go's event correlator does.
+//   RecordObjectEvent the same, with involvedObject = the gang's object (apiVersion,
+//                   kind, namespace, name and the uid learned through ObserveObject).
+//   UpdatePodGroupStatus  merge PATCH .../podgroups/{name}/status with the dialect's status
+//                   fields (framework::ClusterClient::PodGroupStatus); when the CRD has no
+//                   status subresource (404 on /status while the object exists) the main
+//                   resource is patched instead, and remembered per group/version.
+//                   Asynchronous on the status writer thread, coalesced per object (the
+//                   latest wins) and skipped when equal to what was last written, so
+//                   repeated outcomes and each member's bind cost no API call unless the
+//                   status changes.
 #pragma once
 
 #include <condition_variable>
@@ -26,10 +36,12 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
+#include "api/unstructured.h"
 #include "client/rest_client.h"
 #include "framework/handle.h"
 
@@ -50,13 +62,28 @@ class LiveClusterClient final : public framework::ClusterClient {
                                     const std::string* nominated_node_name) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;
+  void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,
+                         std::string_view name, std::string_view type, std::string_view reason,
+                         std::string_view message) override;
+  void UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
+                            std::string_view ns, std::string_view name,
+                            const PodGroupStatus& status) override;
+  // Learns (or forgets, `deleted`) the uid of a gang object (kinds PodGroup and Workload;
+  // others are ignored) for involvedObject.uid. Wire to the object informer.
+  void ObserveObject(const api::Unstructured& obj, bool deleted);
+  // The JSON `status` object written for `status` of an object of `group`
+  // (scheduling.volcano.sh: phase + conditions; others: the Coscheduling fields).
+  // `now` stamps Volcano's lastTransitionTime.
+  static std::string PodGroupStatusJson(std::string_view group, const PodGroupStatus& status,
+                                        api::Timestamp now);
 
   // Sends what is queued, waiting at most `timeout`; then stops the writer threads.
   void Flush(std::chrono::milliseconds timeout);
 
   struct Counters {
     int64_t binds = 0, bind_errors = 0, status_patches = 0, status_errors = 0, events = 0,
-            events_dropped = 0, event_errors = 0;
+            events_dropped = 0, event_errors = 0, podgroup_status_writes = 0,
+            podgroup_status_skipped = 0, podgroup_status_errors = 0;
   };
   Counters counters() const;
 
@@ -67,7 +94,14 @@ class LiveClusterClient final : public framework::ClusterClient {
   struct EventReq {
     std::string ns, pod_name, pod_uid, type, reason, message;
     api::Timestamp time = 0;
+    // involvedObject type ("v1" "Pod" for pod events).
+    std::string obj_api_version = "v1", obj_kind = "Pod";
   };
+  struct PodGroupWrite {
+    std::string api_version, kind, ns, name;
+    PodGroupStatus status;
+  };
+  void SendPodGroupStatus(const PodGroupWrite& w);
   void StatusLoop();
   void EventLoop();
   void SendEvent(const EventReq& e);
@@ -84,6 +118,12 @@ class LiveClusterClient final : public framework::ClusterClient {
   std::deque<std::string> status_order_;
   std::unordered_map<std::string, StatusPatch> status_pending_;
   int status_inflight_ = 0;
+  // PodGroup status: FIFO of object keys, the latest per key, and the last written.
+  std::deque<std::string> pg_order_;
+  std::unordered_map<std::string, PodGroupWrite> pg_pending_;
+  std::unordered_map<std::string, PodGroupStatus> pg_written_;
+  std::set<std::string> no_status_subresource_;  // api_versions (status thread only)
+  std::unordered_map<std::string, std::string> uids_;  // "<apiGroup>/<kind>/<ns>/<name>"
   std::deque<EventReq> events_q_;
   int events_inflight_ = 0;
   Counters counters_;

@@ -60,6 +60,42 @@ class ClusterClient {
   virtual void RecordObjectEvent(std::string_view api_version, std::string_view kind,
                                  std::string_view ns, std::string_view name, std::string_view type,
                                  std::string_view reason, std::string_view message) {}
+  // Writes the status of a gang's PodGroup object (see PodGroupStatus below for the
+  // dialects and fields). Asynchronous and coalesced by implementations that talk to a
+  // server; never blocks the caller on the network. Sources that cannot write it may
+  // ignore it.
+  struct PodGroupStatus;
+  virtual void UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
+                                    std::string_view ns, std::string_view name,
+                                    const PodGroupStatus& status) {}
+};
+
+// The scheduler's view of a gang, written to its PodGroup's status. Field names follow
+// the dialect's own API:
+//   scheduling.x-k8s.io/v1alpha1 (scheduler-plugins apis/scheduling/v1alpha1/types.go):
+//     status.phase (Pending | Scheduling | Scheduled | Running | Failed ...),
+//     status.scheduled (the pre-v0.23 field, kept for tools that read it),
+//     status.scheduleStartTime (RFC 3339), status.occupiedBy ("ns/owner,...").
+//   scheduling.volcano.sh/v1beta1 (volcano pkg/apis/scheduling/v1beta1/types.go):
+//     status.phase (Pending | Inqueue | Running | Unknown | Completed),
+//     status.conditions[] {type Scheduled | Unschedulable, status, reason, message,
+//     lastTransitionTime}.
+struct ClusterClient::PodGroupStatus {
+  std::string phase;
+  int32_t scheduled = 0;                // members bound
+  api::Timestamp schedule_start_time = 0;  // 0 = unknown (not written)
+  std::string occupied_by;              // "" = not written
+  // The latest scheduling outcome (Volcano conditions): type "Scheduled" or
+  // "Unschedulable" ("" = none), reason (CamelCase) and message.
+  std::string condition_type;
+  std::string condition_reason;
+  std::string condition_message;
+  bool operator==(const PodGroupStatus& o) const {
+    return phase == o.phase && scheduled == o.scheduled &&
+           schedule_start_time == o.schedule_start_time && occupied_by == o.occupied_by &&
+           condition_type == o.condition_type && condition_reason == o.condition_reason &&
+           condition_message == o.condition_message;
+  }
 };
 
 // A pod waiting in Permit (upstream WaitingPod).

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "gang/manager.h"
+#include "scheduler/podgroup_status.h"
 #include "scheduler/scheduler.h"
 
 namespace phalanx::scheduler {
@@ -168,6 +169,8 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     if (!a.IsSuccess()) {
       reject_reason = a.Message();
       admit_plugin = a.plugin();
+    } else {
+      cache_.UpdateSnapshot(&snapshot_);  // admission may have freed capacity (queue reclaim)
     }
   }
 
@@ -280,6 +283,9 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
                       "gang " + u.key + ": " + std::to_string(n) + " members placed");
     }
     fwk->RunPodGroupCycleDone(plan, true, "");
+    for (const auto& u : plan.units) {
+      WritePodGroupStatus(*gangs_, *opts_.client, u.key, GangOutcome::kPlaced, "", nullptr);
+    }
     return;
   }
 
@@ -311,6 +317,9 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   }
   for (const auto& u : plan.units) RecordGangEvent(*gangs_, *opts_.client, u, false, "gang " + msg);
   fwk->RunPodGroupCycleDone(plan, false, msg);
+  for (const auto& u : plan.units) {
+    WritePodGroupStatus(*gangs_, *opts_.client, u.key, GangOutcome::kUnschedulable, msg, nullptr);
+  }
 }
 
 }  // namespace phalanx::scheduler

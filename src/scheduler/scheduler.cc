@@ -9,6 +9,7 @@
 #include "api/pod_resources.h"
 #include "gang/manager.h"
 #include "quota/manager.h"
+#include "scheduler/podgroup_status.h"
 
 namespace phalanx::scheduler {
 
@@ -232,6 +233,9 @@ void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
 void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj) {
   gangs_->OnObjectUpdate(obj);
   queues_->OnObjectUpdate(obj);
+  // Status-only updates (our own PodGroup status writes among them) carry nothing that
+  // could make a pod schedulable: no requeue, so they cannot churn gated pods.
+  if (old_obj && OnlyStatusChanged(*old_obj, *obj)) return;
   framework::EventObjects objs;
   objs.other_old = old_obj.get();
   objs.other_new = obj.get();
@@ -309,6 +313,9 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
   if (IsAssigned(*new_pod)) {
     // The pod was bound (by us or by someone else).
     queue_->Delete(*old_pod);
+    if (auto ref = gangs_->RefOf(*new_pod)) {
+      WritePodGroupStatus(*gangs_, *opts_.client, ref->key, GangOutcome::kNone, "", new_pod.get());
+    }
     if (IsTerminal(*new_pod)) return;
     Status s = cache_.AddPod(PodInfo::Make(new_pod));
     (void)s;
@@ -487,6 +494,8 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
     return;
   }
   const bool check_nominated = !queue_->nominator().Empty();
+  framework::ExtensionPointTimer timer(fwk.extension_point_observer(),
+                                       framework::ExtensionPoint::kFilter);
   statuses_.resize(n);
   fits_.assign(n, 0);
   // Blocks of nodes are filtered in parallel; feasible nodes are then taken in node order

@@ -1,5 +1,9 @@
 #include "store/store.h"
 
+#include <yaml-cpp/yaml.h>
+
+#include <ctime>
+
 namespace phalanx::store {
 
 using framework::Status;
@@ -401,6 +405,79 @@ std::optional<RecordedEvent> Store::LastObjectEvent(const std::string& kind, con
   auto it = last_object_event_.find(kind + " " + ns + "/" + name);
   if (it == last_object_event_.end()) return std::nullopt;
   return it->second;
+}
+
+namespace {
+
+std::string Rfc3339(api::Timestamp ns) {
+  const time_t secs = static_cast<time_t>(ns / api::kNanosPerSecond);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
+                                 std::string_view ns, std::string_view name,
+                                 const PodGroupStatus& status) {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  api::Unstructured probe;
+  probe.api_version = std::string(api_version);
+  probe.kind = std::string(kind);
+  probe.metadata.namespace_ = std::string(ns);
+  probe.metadata.name = std::string(name);
+  const std::string key = probe.Key();
+  auto it = objects_.find(key);
+  if (it == objects_.end() || !it->second->object) return;
+  PodGroupStatus merged = status;
+  auto last = podgroup_status_.find(key);
+  if (last != podgroup_status_.end()) {
+    if (merged.occupied_by.empty()) merged.occupied_by = last->second.occupied_by;
+    if (merged.schedule_start_time == 0) {
+      merged.schedule_start_time = last->second.schedule_start_time;
+    }
+    if (merged == last->second) return;
+  }
+  podgroup_status_[key] = merged;
+  ++podgroup_status_writes_;
+  api::Unstructured obj = *it->second;
+  auto doc = std::make_shared<YAML::Node>(YAML::Clone(*obj.object));
+  YAML::Node st = (*doc)["status"];
+  if (!st.IsMap()) {
+    (*doc)["status"] = YAML::Node(YAML::NodeType::Map);
+    st = (*doc)["status"];
+  }
+  st["phase"] = merged.phase;
+  const bool volcano = probe.Group() == "scheduling.volcano.sh";
+  if (volcano) {
+    if (!merged.condition_type.empty()) {
+      YAML::Node c(YAML::NodeType::Map);
+      c["type"] = merged.condition_type;
+      c["status"] = "True";
+      c["reason"] = merged.condition_reason;
+      c["message"] = merged.condition_message;
+      c["lastTransitionTime"] = Rfc3339(clock_.Now());
+      YAML::Node list(YAML::NodeType::Sequence);
+      list.push_back(c);
+      st["conditions"] = list;
+    }
+  } else {
+    st["scheduled"] = merged.scheduled;
+    if (merged.schedule_start_time != 0) {
+      st["scheduleStartTime"] = Rfc3339(merged.schedule_start_time);
+    }
+    if (!merged.occupied_by.empty()) st["occupiedBy"] = merged.occupied_by;
+  }
+  obj.object = std::move(doc);
+  (void)UpdateObject(std::move(obj));
+}
+
+int64_t Store::podgroup_status_writes() const {
+  std::lock_guard<std::recursive_mutex> l(mu_);
+  return podgroup_status_writes_;
 }
 
 }  // namespace phalanx::store

@@ -92,6 +92,15 @@ class Store : public InformerFactory, public framework::ClusterClient {
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,
                          std::string_view name, std::string_view type, std::string_view reason,
                          std::string_view message) override;
+  // Sets the PodGroup's `status` (the fields of framework::ClusterClient::PodGroupStatus in
+  // the dialect's names, as the live client writes them) and dispatches an update, only
+  // when the status changed; empty occupiedBy / zero scheduleStartTime keep the previous
+  // value (a merge patch that omits them). Unknown objects are ignored (deleted meanwhile).
+  void UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
+                            std::string_view ns, std::string_view name,
+                            const PodGroupStatus& status) override;
+  // Number of PodGroup status writes that changed an object (for tests).
+  int64_t podgroup_status_writes() const;
   // Events recorded on objects other than pods, keyed "<kind> <namespace>/<name>"; only the
   // latest per object is kept.
   std::optional<RecordedEvent> LastObjectEvent(const std::string& kind, const std::string& ns,
@@ -121,6 +130,8 @@ class Store : public InformerFactory, public framework::ClusterClient {
   std::vector<RecordedEvent> events_;
   std::map<std::string, RecordedEvent> last_event_;
   std::map<std::string, RecordedEvent> last_object_event_;
+  std::map<std::string, PodGroupStatus> podgroup_status_;  // by object key, last written
+  int64_t podgroup_status_writes_ = 0;
 };
 
 }  // namespace phalanx::store

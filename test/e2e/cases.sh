@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of `phalanx run` against kube-apiserver v1.20.2 + etcd on loopback.
 # Usage: test/e2e/cases.sh PHALANX-BINARY CASE
-# Cases: bind, failed_scheduling, gang, leader_election, tls_wrong_ca, bad_token,
-# apiserver_restart, leader_kill9.
+# Cases: bind, failed_scheduling, gang, gang_status, leader_election, tls_wrong_ca,
+# bad_token, apiserver_restart, leader_kill9, live_bench_smoke.
 # Each case starts its own control plane (free ports, temp dir) and removes it at exit.
 # Exit 77 = skipped (binaries cannot be built and CI is not set).
 set -euo pipefail
@@ -126,6 +126,92 @@ case_gang() {
   create_pod e2e pair-1 100m default-scheduler '{"scheduling.x-k8s.io/pod-group":"pair"}'
   for i in 0 1; do wait_until 60 "gang member e2e/pair-$i bound" pod_bound e2e pair-$i; done
   stop_phalanx main
+}
+
+# PodGroup status and events (Coscheduling dialect), written by the least-privileged user:
+# an unschedulable gang gets a Warning FailedScheduling event on its PodGroup saying why and
+# status.phase Pending; status-only updates of its PodGroup (our own write, then one by an
+# admin) do not requeue its pods (exactly one PodGroup cycle: 3 unschedulable attempts);
+# a gang that fits gets phase Scheduled, status.scheduled == minMember, scheduleStartTime
+# and a Normal Scheduled event whose involvedObject is the PodGroup (kind, name, uid).
+case_gang_status() {
+  api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions \
+    "@$E2E_DIR/testdata/podgroup-crd.yaml" application/yaml >/dev/null || fail "create PodGroup CRD"
+  crd_ready() { api GET /apis/scheduling.x-k8s.io/v1alpha1/podgroups; }
+  wait_until 60 "PodGroup CRD served" crd_ready
+  create_namespace e2e
+  create_node node-a 2 8Gi
+  create_node node-b 2 8Gi
+  write_config "$STATE/sched.yaml" false
+  start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  local port=$METRICS_PORT_main
+  wait_until 60 "/readyz" http_get "$port" /readyz
+  local pgpath=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/e2e/podgroups
+  pg() {
+    api POST "$pgpath" \
+      "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"e2e\"},\"spec\":{\"minMember\":$2}}" >/dev/null ||
+      fail "create PodGroup $1"
+  }
+  pg_events() {  # NAME REASON TYPE: messages of matching events on the PodGroup
+    api GET "/api/v1/namespaces/e2e/events?fieldSelector=involvedObject.kind%3DPodGroup,involvedObject.name%3D$1" |
+      jq -r --arg r "$2" --arg t "$3" '.items[] | select(.reason == $r and .type == $t) | .message'
+  }
+  pg_has_event() { [[ -n "$(pg_events "$@")" ]]; }
+  pg_status() { api GET "$pgpath/$1" | jq -c '.status // {}'; }
+  pg_phase_is() { [[ "$(api GET "$pgpath/$1" | jq -r '.status.phase // ""')" == "$2" ]]; }
+
+  # 3 x 1.5 CPU on 2 nodes of 2 CPU: the gang cannot fit. Its pods are created only once
+  # phalanx has seen the PodGroup (the PodGroup watch is ordered: a gang created after it
+  # whose member gets bound proves it), so that a PodGroupAdd cannot requeue them.
+  pg toobig 3
+  pg seen 1
+  create_pod e2e seen-0 100m default-scheduler '{"scheduling.x-k8s.io/pod-group":"seen"}'
+  wait_until 60 "pod e2e/seen-0 bound (phalanx has seen PodGroup toobig)" pod_bound e2e seen-0
+  local i
+  for i in 0 1 2; do create_pod e2e toobig-$i 1500m default-scheduler '{"scheduling.x-k8s.io/pod-group":"toobig"}'; done
+  wait_until 60 "Warning FailedScheduling event on PodGroup e2e/toobig" pg_has_event toobig FailedScheduling Warning
+  local msg
+  msg="$(pg_events toobig FailedScheduling Warning | head -1)"
+  log "PodGroup toobig event: $msg"
+  [[ "$msg" == *"2 of 3 pending members fit, 3 needed"* ]] || fail "the event does not say why: $msg"
+  wait_until 30 "PodGroup e2e/toobig status.phase Pending" pg_phase_is toobig Pending
+  log "PodGroup toobig status: $(pg_status toobig)"
+  three_unschedulable() {
+    http_get "$port" /metrics |
+      grep -q 'scheduler_schedule_attempts_total{result="unschedulable",profile="default-scheduler"} 3$'
+  }
+  three_unschedulable ||
+    wait_until 30 "metrics: 3 unschedulable attempts (one PodGroup cycle); now: $(http_get "$port" /metrics | grep '^scheduler_schedule_attempts_total' | tr '\n' ' ')" three_unschedulable
+  # A status-only update by someone else, too. Neither it nor our own write may move the
+  # gang's pods: a requeue would retry them after the 1 s initial backoff, so the window
+  # below (3 s) is long enough to see one. This is a check for absence, hence a fixed window.
+  api PATCH "$pgpath/toobig/status" '{"status":{"e2eNote":"status-only update"}}' \
+    application/merge-patch+json >/dev/null || fail "admin status patch of PodGroup toobig"
+  sleep 3
+  three_unschedulable || fail "status-only PodGroup updates requeued the gang: $(http_get "$port" /metrics | grep '^scheduler_schedule_attempts_total' | tr '\n' ' ')"
+  for i in 0 1 2; do pod_unbound e2e toobig-$i || fail "gang member e2e/toobig-$i was bound"; done
+
+  # 2 x 1 CPU: fits; both bound, then the PodGroup says so.
+  pg fits 2
+  for i in 0 1; do create_pod e2e fits-$i 1 default-scheduler '{"scheduling.x-k8s.io/pod-group":"fits"}'; done
+  for i in 0 1; do wait_until 60 "gang member e2e/fits-$i bound" pod_bound e2e fits-$i; done
+  fits_scheduled() {
+    api GET "$pgpath/fits" | jq -e '.status.phase == "Scheduled" and .status.scheduled == 2 and
+                                      (.status.scheduleStartTime | type) == "string"'
+  }
+  wait_until 30 "PodGroup e2e/fits status: phase Scheduled, scheduled 2 (= minMember)" fits_scheduled
+  log "PodGroup fits status: $(pg_status fits)"
+  wait_until 30 "Normal Scheduled event on PodGroup e2e/fits" pg_has_event fits Scheduled Normal
+  local uid ev_uid
+  uid="$(api GET "$pgpath/fits" | jq -r .metadata.uid)"
+  ev_uid="$(api GET "/api/v1/namespaces/e2e/events?fieldSelector=involvedObject.kind%3DPodGroup,involvedObject.name%3Dfits" |
+            jq -r '.items[0].involvedObject | "\(.apiVersion) \(.uid)"')"
+  log "PodGroup fits event: $(pg_events fits Scheduled Normal | head -1) (involvedObject $ev_uid)"
+  [[ "$ev_uid" == "scheduling.x-k8s.io/v1alpha1 $uid" ]] ||
+    fail "event involvedObject is '$ev_uid', expected 'scheduling.x-k8s.io/v1alpha1 $uid'"
+  pg_phase_is toobig Pending || fail "PodGroup toobig phase changed: $(pg_status toobig)"
+  stop_phalanx main
+  log "$(grep -m1 'stopped:' "$STATE/phalanx-main.log" || true)"
 }
 
 # Two replicas: one holds the Lease and schedules; SIGTERM to it hands over to the other.

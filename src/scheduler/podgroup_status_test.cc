@@ -1,0 +1,200 @@
+// PodGroup status written by the scheduler (podgroup_status.h) through the in-process
+// Store, and status-only PodGroup updates leaving the queue alone.
+#include "scheduler/podgroup_status.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "api/decode.h"
+#include "config/config.h"
+#include "framework/clock.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
+#include "store/store.h"
+
+namespace phalanx::scheduler {
+namespace {
+
+constexpr int64_t kSec = api::kNanosPerSecond;
+
+struct Env {
+  Env() : clock(1000 * kSec), store(clock) {
+    SchedulerOptions o;
+    o.config = config::DefaultConfiguration();
+    o.registry = plugins::NewInTreeRegistry();
+    o.clock = &clock;
+    o.client = &store;
+    o.seed = 1;
+    auto s = Scheduler::New(std::move(o));
+    EXPECT_TRUE(s.ok()) << s.status().Message();
+    sched = std::move(s).value();
+    sched->AddEventHandlers(store);
+  }
+  void Apply(const std::string& yaml) {
+    api::Manifests m;
+    api::DecodeError err;
+    ASSERT_TRUE(api::DecodeManifests(yaml, "test.yaml", &m, &err)) << err.message;
+    for (auto& n : m.nodes) ASSERT_TRUE(store.CreateNode(n).ok());
+    for (auto& o : m.objects) ASSERT_TRUE(store.CreateObject(o).ok()) << o.Key();
+    for (auto& p : m.pods) {
+      ASSERT_TRUE(store.CreatePod(p).ok()) << p.Key();
+      clock.Advance(1'000'000);
+    }
+  }
+  void RunUntilIdle() {
+    sched->Tick();
+    while (sched->ScheduleOne(false)) {
+    }
+  }
+  YAML::Node Status(const std::string& key) {
+    auto o = store.GetObject(key);
+    EXPECT_TRUE(o != nullptr) << key;
+    return o ? YAML::Clone((*o->object)["status"]) : YAML::Node();
+  }
+  framework::VirtualClock clock;
+  store::Store store;
+  std::unique_ptr<Scheduler> sched;
+};
+
+std::string Node(const std::string& name, int cpu) {
+  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
+         "}\nstatus:\n  capacity: {cpu: \"" + std::to_string(cpu) +
+         "\", memory: 64Gi, pods: \"110\"}\n---\n";
+}
+
+std::string PodGroup(const std::string& api_version, const std::string& name, int min) {
+  return "apiVersion: " + api_version + "\nkind: PodGroup\nmetadata: {name: " + name +
+         ", namespace: ml}\nspec: {minMember: " + std::to_string(min) + "}\n---\n";
+}
+
+// A member pod; `volcano` names the gang with Volcano's annotation, else Coscheduling's label.
+std::string Pod(const std::string& name, const std::string& group, const std::string& cpu,
+                bool volcano = false) {
+  std::string ref = volcano ? "  annotations: {scheduling.k8s.io/group-name: " + group + "}\n"
+                            : "  labels: {scheduling.x-k8s.io/pod-group: " + group + "}\n";
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: ml\n" + ref +
+         "  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: " + group +
+         "-job, uid: u1}]\nspec:\n  containers: [{name: c, image: busybox, resources: "
+         "{requests: {cpu: \"" + cpu + "\"}}}]\n---\n";
+}
+
+const char* kCosched = "PodGroup.scheduling.x-k8s.io/ml/";
+const char* kVolcano = "PodGroup.scheduling.volcano.sh/ml/";
+
+TEST(PodGroupStatusTest, CoschedulingGangThatFitsIsScheduledWithMinMemberBound) {
+  Env env;
+  std::string y = Node("n1", 4) + Node("n2", 4) + PodGroup("scheduling.x-k8s.io/v1alpha1", "train", 3);
+  for (int i = 0; i < 4; ++i) y += Pod("train-" + std::to_string(i), "train", "1");
+  env.Apply(y);
+  env.RunUntilIdle();
+  YAML::Node st = env.Status(std::string(kCosched) + "train");
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Scheduled");
+  EXPECT_EQ(st["scheduled"].as<int>(-1), 4);
+  EXPECT_EQ(st["occupiedBy"].as<std::string>(""), "ml/train-job");
+  // quorum (the 3rd member) arrived at 1000 s + 2 ms: RFC 3339 to the second.
+  EXPECT_EQ(st["scheduleStartTime"].as<std::string>(""), "1970-01-01T00:16:40Z");
+  EXPECT_FALSE(st["conditions"].IsDefined());  // Coscheduling has no conditions
+}
+
+TEST(PodGroupStatusTest, UnschedulableGangIsPendingAndItsOwnStatusWriteDoesNotRequeueIt) {
+  Env env;
+  std::string y = Node("n1", 2) + Node("n2", 2) + PodGroup("scheduling.x-k8s.io/v1alpha1", "big", 3);
+  for (int i = 0; i < 3; ++i) y += Pod("big-" + std::to_string(i), "big", "1500m");
+  env.Apply(y);
+  env.RunUntilIdle();
+  YAML::Node st = env.Status(std::string(kCosched) + "big");
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Pending");
+  EXPECT_EQ(st["scheduled"].as<int>(-1), 0);
+  const int64_t writes = env.store.podgroup_status_writes();
+  EXPECT_GE(writes, 1);
+  // The write came back as a PodGroup update: the members stay in unschedulablePods.
+  auto c = env.sched->queue().Counts();
+  EXPECT_EQ(c.unschedulable, 3) << "active " << c.active << " backoff " << c.backoff;
+  EXPECT_EQ(c.backoff + c.active, 0);
+  const int64_t attempts = env.sched->stats().attempts;
+  env.clock.Advance(30 * kSec);  // past any backoff, short of the 5 min unschedulable flush
+  env.RunUntilIdle();
+  EXPECT_EQ(env.sched->stats().attempts, attempts);
+  EXPECT_EQ(env.store.podgroup_status_writes(), writes);  // nothing changed: nothing written
+  // A spec change is a real change: it requeues.
+  auto obj = *env.store.GetObject(std::string(kCosched) + "big");
+  auto doc = std::make_shared<YAML::Node>(YAML::Clone(*obj.object));
+  (*doc)["spec"]["minMember"] = 2;
+  obj.object = doc;
+  ASSERT_TRUE(env.store.UpdateObject(obj).ok());
+  c = env.sched->queue().Counts();
+  EXPECT_EQ(c.unschedulable, 0);
+}
+
+TEST(PodGroupStatusTest, VolcanoGangGetsPhaseAndCondition) {
+  Env env;
+  std::string y = Node("n1", 2) + PodGroup("scheduling.volcano.sh/v1beta1", "big", 2) +
+                  PodGroup("scheduling.volcano.sh/v1beta1", "ok", 1);
+  for (int i = 0; i < 2; ++i) y += Pod("big-" + std::to_string(i), "big", "1500m", true);
+  y += Pod("ok-0", "ok", "100m", true);
+  env.Apply(y);
+  env.RunUntilIdle();
+  YAML::Node st = env.Status(std::string(kVolcano) + "big");
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Pending");
+  ASSERT_TRUE(st["conditions"].IsSequence());
+  EXPECT_EQ(st["conditions"][0]["type"].as<std::string>(""), "Unschedulable");
+  EXPECT_EQ(st["conditions"][0]["reason"].as<std::string>(""), "NotEnoughResources");
+  EXPECT_NE(st["conditions"][0]["message"].as<std::string>("").find("1 of 2 pending members fit"),
+            std::string::npos)
+      << st["conditions"][0]["message"].as<std::string>("");
+  EXPECT_FALSE(st["scheduled"].IsDefined());  // not a Volcano field
+  YAML::Node ok = env.Status(std::string(kVolcano) + "ok");
+  EXPECT_EQ(ok["phase"].as<std::string>(""), "Running");
+  EXPECT_EQ(ok["conditions"][0]["type"].as<std::string>(""), "Scheduled");
+}
+
+TEST(PodGroupStatusTest, GangBelowMinMemberIsPendingNotEnoughTasks) {
+  gang::Manager m;
+  api::Unstructured pg;
+  pg.api_version = "scheduling.volcano.sh/v1beta1";
+  pg.kind = "PodGroup";
+  pg.metadata.namespace_ = "ml";
+  pg.metadata.name = "g";
+  pg.object = std::make_shared<YAML::Node>(YAML::Load(
+      "{apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: g, "
+      "namespace: ml}, spec: {minMember: 3}}"));
+  m.OnObjectAdd(std::make_shared<api::Unstructured>(pg));
+  auto pod = std::make_shared<api::Pod>();
+  pod->metadata.namespace_ = "ml";
+  pod->metadata.name = "g-0";
+  pod->metadata.annotations["scheduling.k8s.io/group-name"] = "g";
+  m.OnPodAdd(pod, 5);
+  auto w = ComputePodGroupStatus(m, "ml/g", GangOutcome::kNone, "", nullptr);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->api_version, "scheduling.volcano.sh/v1beta1");
+  EXPECT_EQ(w->name, "g");
+  EXPECT_EQ(w->status.phase, "Pending");
+  EXPECT_EQ(w->status.condition_reason, "NotEnoughTasks");
+  EXPECT_EQ(w->status.condition_message, "1/3 members exist, waiting for more");
+  EXPECT_FALSE(ComputePodGroupStatus(m, "ml/unknown", GangOutcome::kNone, "", nullptr));
+}
+
+TEST(PodGroupStatusTest, OnlyStatusChangedIgnoresStatusAndServerMetadata) {
+  auto make = [](const std::string& doc) {
+    api::Unstructured u;
+    u.api_version = "scheduling.x-k8s.io/v1alpha1";
+    u.kind = "PodGroup";
+    u.object = std::make_shared<YAML::Node>(YAML::Load(doc));
+    return u;
+  };
+  auto a = make("{metadata: {name: g, resourceVersion: '1', generation: 1}, spec: {minMember: 2}}");
+  auto b = make(
+      "{metadata: {name: g, resourceVersion: '2', generation: 2}, spec: {minMember: 2}, "
+      "status: {phase: Pending}}");
+  auto c = make("{metadata: {name: g}, spec: {minMember: 3}, status: {phase: Pending}}");
+  auto d = make("{metadata: {name: g}, spec: {minMember: 2, queue: q}}");
+  EXPECT_TRUE(OnlyStatusChanged(a, b));
+  EXPECT_FALSE(OnlyStatusChanged(b, c));
+  EXPECT_FALSE(OnlyStatusChanged(a, d));
+  EXPECT_FALSE(OnlyStatusChanged(d, a));
+  b.metadata.labels["x"] = "y";
+  EXPECT_FALSE(OnlyStatusChanged(a, b));
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler
