@@ -483,18 +483,22 @@ def reduce_disagreement(sessions, world, pod, budget, seq):
     time budget in seconds allows) in which upstream and Phalanx still disagree on pod.
     Each ddmin step judges all its candidate worlds (subsets and complements) at once, as
     renamed worlds on the still-running control planes. Returns (world, upstream outcome,
-    feasible nodes, phalanx outcome, steps) under the original names, or None when no
-    smaller world reproduces the disagreement."""
+    feasible nodes, phalanx outcome, steps) under the original names, or "not
+    reproduced" when the whole world judged again (step 0) agrees."""
     up_s, ph_s = sessions
     deadline = time.time() + budget
     objs = list(range(len(world["nodes"]) + len(world["bound"])))
     best, n, steps = None, 2, 0
+    first = True
     while objs and time.time() < deadline:
         n = min(n, len(objs))
         parts = _split(objs, n)
         subsets = parts if len(parts) > 1 else [[]]
         complements = [[o for o in objs if o not in p] for p in parts] if len(parts) > 1 else []
         cands = subsets + complements
+        if first:
+            # Step 0: the whole world again, alone -- does the disagreement reproduce?
+            cands, subsets = [objs], []
         worlds = []
         for keep in cands:
             worlds.append(rename_world(subset_world(world, pod, set(keep)),
@@ -511,6 +515,12 @@ def reduce_disagreement(sessions, world, pod, budget, seq):
             if judge_pair(u, feasible, p) is None:
                 hit = (i < len(subsets), keep, w, u, feasible, p)
                 break
+        if first:
+            first = False
+            if hit is None:
+                return "not reproduced"
+            best = hit[1:]
+            continue
         if hit is not None:
             best = hit[1:]
             objs = hit[1]
@@ -689,7 +699,10 @@ def main():
                     log("reducing the disagreement on %s (budget %.0f s)"
                         % (pod["metadata"]["name"], left))
                     reduced = reduce_disagreement((up_s, ph_s), w, pod, left, seq)
-                if reduced:
+                if reduced == "not reproduced":
+                    repro.append(reproducer(w, pod, u, feasible, p,
+                                            ", NOT reproduced when judged again alone"))
+                elif reduced:
                     rw, ru, rf, rp, steps = reduced
                     repro.append(reproducer(rw, pod, ru, rf, rp,
                                             ", reduced by ddmin in %d steps from %d nodes and "
