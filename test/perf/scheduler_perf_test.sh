@@ -42,13 +42,19 @@ fi
 
 # Table from sample results: figures, ratio (Phalanx avg / upstream avg), notes for missing.
 table="$("$SCRIPT" table "$DATA/results")"
-check "SchedulingBasic row" contains "$table" \
-  "| SchedulingBasic/5000Nodes | 125 | 127 | 150 | 2508 | 2600 | 2750 | 20.0× |"
+check "SchedulingBasic row, retry noted" contains "$table" \
+  "| SchedulingBasic/5000Nodes | 125 [1] | 127 | 150 | 2508 | 2600 | 2750 | 20.0× |"
+check "retry note" contains "$table" "[1] SchedulingBasic/5000Nodes, upstream: passed on try 2;"
+check "failed upstream row" contains "$table" \
+  "| SchedulingPodAffinity/5000Nodes | see [2] | — | — | 800 | 810 | 900 | — |"
+check "failure reason from the benchmark log" contains "$table" \
+  "[2] SchedulingPodAffinity/5000Nodes, upstream: failed (exit 1): op 1: Error creating pod: the server has received too many requests"
+check "missing figures point to notes" contains "$table" "| Preemption/5000Nodes | see [3] | — | — | see [4] | — | — | — |"
+check "timeout note" contains "$table" "[3] Preemption/5000Nodes, upstream: timed out after 45m"
+check "skip note" contains "$table" "[4] Preemption/5000Nodes, Phalanx: skipped: fixture: preemption not modelled"
 check "workload name with '/'" contains "$table" \
-  "| Unschedulable/5000Nodes/200InitPods | 98.2 | 99.0 | 120 | 2456 | 2000 | 2200 | 25.0× |"
-check "missing figures point to notes" contains "$table" "| Preemption/5000Nodes | see [1] | — | — | see [2] | — | — | — |"
-check "timeout note" contains "$table" "[1] Preemption/5000Nodes, upstream: timed out"
-check "skip note" contains "$table" "[2] Preemption/5000Nodes, Phalanx: skipped: fixture: preemption not modelled"
+  "| Unschedulable/5000Nodes/200InitPods | see [5] | — | — | 2456 | 2000 | 2200 | — |"
+check "upstream not run note" contains "$table" "[5] Unschedulable/5000Nodes/200InitPods, upstream: not run: v1.20.2's benchmark cannot finish it"
 check "histogram items are not throughput" lacks "$table" "6.2"
 
 # Bad JSON: a clear error naming the file, non-zero exit.
