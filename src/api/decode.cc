@@ -8,6 +8,8 @@
 // final catch turns anything unexpected into a DecodeError.
 #include "api/decode.h"
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -892,6 +894,46 @@ bool KnownKind(std::string_view kind, std::string_view api_version) {
   return false;
 }
 
+// yaml-cpp 0.7's LoadAll loops forever, adding an empty document per turn until memory
+// runs out, when a document starts with a ',' outside any flow collection (e.g. the text
+// "," or "[a],"): the parser emits a null document without consuming the token. This pass
+// runs the same parser with a no-op handler first and stops at the first document that
+// starts where the previous one did. Parse errors throw as in LoadAll. Found by
+// fuzz/fuzz_manifest.cc; regression test in decode_hostile_test.cc.
+class DocumentProgress : public YAML::EventHandler {
+ public:
+  // False (and *stuck set) when the parser stops making progress.
+  static bool Check(const std::string& text, YAML::Mark* stuck) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentProgress h;
+    int previous = -1;
+    while (parser.HandleNextDocument(h)) {
+      if (h.start_.pos == previous) {
+        *stuck = h.start_;
+        return false;
+      }
+      previous = h.start_.pos;
+    }
+    return true;
+  }
+  void OnDocumentStart(const YAML::Mark& mark) override { start_ = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  YAML::Mark start_ = YAML::Mark::null_mark();
+};
+
 // Decodes a stream of documents from one source, all-or-nothing.
 class StreamDecoder {
  public:
@@ -900,13 +942,26 @@ class StreamDecoder {
   bool Run(std::string_view text, DecodeError* err) {
     std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAll(std::string(text));
+      const std::string owned(text);
+      YAML::Mark stuck;
+      if (!DocumentProgress::Check(owned, &stuck)) {
+        std::ostringstream msg;
+        msg << source_ << ": malformed YAML at line " << stuck.line + 1 << ", column "
+            << stuck.column + 1 << ": unexpected '"
+            << (static_cast<size_t>(stuck.pos) < owned.size() ? owned[stuck.pos] : ' ')
+            << "' outside a flow collection";
+        return SetError(err, msg.str());
+      }
+      docs = YAML::LoadAll(owned);
     } catch (const YAML::Exception& e) {
       std::ostringstream msg;
       msg << source_ << ": malformed YAML";
       if (e.mark.line >= 0)
         msg << " at line " << e.mark.line + 1 << ", column " << e.mark.column + 1;
-      msg << ": " << e.msg;
+      // yaml-cpp stops at 500 levels of nesting (CVE-2017-5950 fix) with the text "bad file".
+      const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e);
+      msg << ": "
+          << (deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels" : e.msg);
       return SetError(err, msg.str());
     } catch (const std::exception& e) {
       return SetError(err, source_ + ": malformed YAML: " + e.what());

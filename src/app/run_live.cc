@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "client/cluster_client.h"
+#include "client/credential_files.h"
 #include "client/informer.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
@@ -90,6 +91,8 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
   }
   spdlog::info("phalanx run: API server {} ({}), qps {} burst {}", rc.server, rc.source, rc.qps,
                rc.burst);
+  // Group/world-readable key or token files: warn (docs/security.md explains why not refuse).
+  for (const std::string& w : client::CredentialFileWarnings(rc)) spdlog::warn("{}", w);
 
   // SIGTERM / SIGINT are handled by one thread (blocked everywhere else; threads created
   // from here on inherit the mask).

@@ -182,6 +182,10 @@ bool DecodeList(std::string_view json, const ResourceType& rt, ListPage* out, st
     *err = rt.Name() + " list: malformed JSON: " + simdjson::error_message(e);
     return false;
   }
+  if (!doc.is_object()) {  // e.g. "0": items lookups below would see no document at all
+    *err = rt.Name() + " list: expected a JSON object";
+    return false;
+  }
   simdjson::dom::element meta;
   if (!doc["metadata"].get(meta)) {
     std::string_view rv, cont;
@@ -192,8 +196,8 @@ bool DecodeList(std::string_view json, const ResourceType& rt, ListPage* out, st
   auto items_res = doc["items"];
   if (items_res.error() == simdjson::NO_SUCH_FIELD) return true;
   if (items_res.get(items)) {
-    simdjson::dom::element it = items_res.value_unsafe();
-    if (it.is_null()) return true;
+    simdjson::dom::element it;
+    if (!items_res.get(it) && it.is_null()) return true;
     *err = rt.Name() + " list: items: expected an array";
     return false;
   }

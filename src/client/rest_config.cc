@@ -1,5 +1,6 @@
 #include "client/rest_config.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -51,7 +52,10 @@ bool FindNamed(const YAML::Node& root, const char* list, const char* field,
     if (!names->empty()) *names += ", ";
     *names += n;
     if (n == name) {
-      *out = e[field];
+      // An entry without the field (or not a map) leaves *out undefined; assigning the
+      // invalid node yaml-cpp returns for a missing key would throw (found by
+      // fuzz/fuzz_kubeconfig.cc).
+      if (e.IsMap() && e[field]) *out = e[field];
       return true;
     }
   }
@@ -99,8 +103,26 @@ bool Base64Decode(const std::string& in, std::string* out) {
   return bits < 6;  // a lone 6-bit group cannot end valid base64
 }
 
+namespace {
+bool LoadKubeconfigUnchecked(const std::string& path, const std::string& context,
+                             RestConfig* out, std::string* err);
+}  // namespace
+
+// yaml-cpp throws on some malformed documents after parsing (e.g. a list entry that is not a
+// map); no exception leaves this function.
 bool LoadKubeconfig(const std::string& path, const std::string& context, RestConfig* out,
                     std::string* err) {
+  try {
+    return LoadKubeconfigUnchecked(path, context, out, err);
+  } catch (const std::exception& e) {
+    *err = "kubeconfig " + path + ": malformed: " + e.what();
+    return false;
+  }
+}
+
+namespace {
+bool LoadKubeconfigUnchecked(const std::string& path, const std::string& context,
+                             RestConfig* out, std::string* err) {
   std::string text;
   if (!ReadWholeFile(path, &text)) {
     *err = "kubeconfig " + path + ": cannot read: " + std::strerror(errno);
@@ -110,8 +132,10 @@ bool LoadKubeconfig(const std::string& path, const std::string& context, RestCon
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
+    // yaml-cpp stops at 500 levels of nesting with the text "bad file": say what it means.
+    const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e);
     *err = "kubeconfig " + path + ": malformed YAML at line " + std::to_string(e.mark.line + 1) +
-           ": " + e.msg;
+           ": " + (deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels" : e.msg);
     return false;
   }
   if (!root.IsMap()) {
@@ -222,6 +246,7 @@ bool LoadKubeconfig(const std::string& path, const std::string& context, RestCon
   *out = std::move(c);
   return true;
 }
+}  // namespace
 
 bool InClusterConfig(RestConfig* out, std::string* err, const std::string& sa_dir) {
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");

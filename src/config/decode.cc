@@ -1,6 +1,7 @@
 // Decoding of KubeSchedulerConfiguration YAML/JSON into the internal types (the part of
 // upstream's scheme decoding + conversion that applies here) and upstream's defaulting
 // (SetDefaults_KubeSchedulerConfiguration of v1, v1beta3 and v1beta2).
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -393,7 +394,10 @@ bool Decode(std::string_view text, Decoded* out, std::vector<FieldError>* errors
     try {
       root = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
-      FieldError fe{"", e.msg};
+      // yaml-cpp stops at 500 levels of nesting with the text "bad file": say what it means.
+      const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e);
+      FieldError fe{"", deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels"
+                             : e.msg};
       if (e.mark.line >= 0) {
         fe.line = e.mark.line + 1;
         fe.column = e.mark.column + 1;
