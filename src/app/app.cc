@@ -5,6 +5,7 @@
 //       --report out.html [--json results.json]
 //   phalanx bench [--nodes 5000 --init-pods 1000 --pods 10000]
 //   phalanx run --config sched.yaml [--kubeconfig F] [--context C] [--bind-address A]
+//   phalanx load create|bind|watch --kubeconfig F [...]   (live_load.h)
 //   phalanx version
 #include "app/app.h"
 
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include <utility>
 
+#include "app/live_load.h"
 #include "app/run_live.h"
 #include "config/config.h"
 #include "plugins/registry.h"
@@ -149,12 +151,30 @@ int Run(int argc, char** argv, std::vector<Option> options) {
   run_cmd->add_option("--log-level", live.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
 
+  // ---- load (live benchmark load generator; see live_load.h) ----
+  auto* load_cmd = app.add_subcommand("load", "Create objects, bind-only client, or watch binds "
+                                              "against a kube-apiserver (live benchmarks)");
+  LoadOptions load;
+  load_cmd->add_option("mode", load.mode, "create | bind | watch")->required();
+  load_cmd->add_option("--kubeconfig", load.kubeconfig, "kubeconfig");
+  load_cmd->add_option("--context", load.context, "kubeconfig context");
+  load_cmd->add_option("--namespace", load.namespace_, "Namespace of the pods");
+  load_cmd->add_option("--nodes", load.nodes, "create: nodes");
+  load_cmd->add_option("--pods", load.pods, "create: pods; watch: default --expect");
+  load_cmd->add_option("--workers", load.workers, "Concurrent requests");
+  load_cmd->add_option("--qps", load.qps, "bind: client QPS");
+  load_cmd->add_option("--burst", load.burst, "bind: client burst");
+  load_cmd->add_option("--expect", load.expect, "watch: bound pods to wait for");
+  load_cmd->add_option("--timeout", load.timeout_seconds, "watch: seconds");
+  load_cmd->add_option("--ready-file", load.ready_file, "watch: touched once watching");
+
   CLI11_PARSE(app, argc, argv);
 
   if (version_cmd->parsed()) {
     std::printf("phalanx %s\n", kVersion);
     return 0;
   }
+  if (load_cmd->parsed()) return RunLoad(load);
 
   // Every subcommand below schedules: in-tree plus out-of-tree plugins.
   auto registry = NewRegistry(options);

@@ -1,0 +1,289 @@
+#include "app/live_load.h"
+
+#include <simdjson.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "client/objects.h"
+#include "client/rest_client.h"
+#include "client/rest_config.h"
+
+namespace phalanx::app {
+
+namespace {
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "phalanx: error: %s\n", msg.c_str());
+  return 1;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Name(const char* prefix, int i) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s-%05d", prefix, i);
+  return buf;
+}
+
+// scheduler_perf config/node-default.yaml.
+std::string NodeJson(const std::string& name) {
+  return "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" + name +
+         "\",\"labels\":{\"kubernetes.io/hostname\":\"" + name +
+         "\"}},\"spec\":{},\"status\":{\"capacity\":{\"pods\":\"110\",\"cpu\":\"4\",\"memory\":"
+         "\"32Gi\"},\"allocatable\":{\"pods\":\"110\",\"cpu\":\"4\",\"memory\":\"32Gi\"},"
+         "\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\"}],\"phase\":\"Running\"}}";
+}
+
+// scheduler_perf config/pod-default.yaml.
+std::string PodJson(const std::string& ns, const std::string& name) {
+  return "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" + name +
+         "\",\"namespace\":\"" + ns +
+         "\"},\"spec\":{\"containers\":[{\"image\":\"k8s.gcr.io/pause:3.2\",\"name\":\"pause\","
+         "\"ports\":[{\"containerPort\":80}],\"resources\":{\"limits\":{\"cpu\":\"100m\","
+         "\"memory\":\"500Mi\"},\"requests\":{\"cpu\":\"100m\",\"memory\":\"500Mi\"}}}]}}";
+}
+
+// Runs fn(i) for i in [0, n) on `workers` threads; stops at the first error (returned).
+std::string ParallelFor(int n, int workers, const std::function<std::string(int)>& fn) {
+  std::atomic<int> next{0};
+  std::mutex mu;
+  std::string first_err;
+  std::vector<std::thread> ts;
+  for (int w = 0; w < std::max(1, workers); ++w) {
+    ts.emplace_back([&] {
+      for (;;) {
+        {
+          std::lock_guard<std::mutex> l(mu);
+          if (!first_err.empty()) return;
+        }
+        const int i = next.fetch_add(1);
+        if (i >= n) return;
+        std::string err = fn(i);
+        if (!err.empty()) {
+          std::lock_guard<std::mutex> l(mu);
+          if (first_err.empty()) first_err = std::move(err);
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  return first_err;
+}
+
+int Create(const LoadOptions& o, client::RestClient& api) {
+  const std::string ns = o.namespace_;
+  {
+    client::Response r = api.Do("POST", "/api/v1/namespaces",
+                                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{"
+                                "\"name\":\"" + ns + "\"}}");
+    if (!r.ok() && r.status != 409) {
+      return Fail(api.Describe("POST", "/api/v1/namespaces", r));
+    }
+  }
+  auto create = [&](const std::string& path, const std::string& body) -> std::string {
+    client::Response r = api.Do("POST", path, body);
+    if (r.ok() || r.status == 409) return "";
+    return api.Describe("POST", path, r);
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  std::string err = ParallelFor(o.nodes, o.workers, [&](int i) {
+    return create("/api/v1/nodes", NodeJson(Name("node", i)));
+  });
+  if (!err.empty()) return Fail(err);
+  auto t1 = std::chrono::steady_clock::now();
+  const std::string pods_path = "/api/v1/namespaces/" + ns + "/pods";
+  err = ParallelFor(o.pods, o.workers, [&](int i) {
+    return create(pods_path, PodJson(ns, Name("pod", i)));
+  });
+  if (!err.empty()) return Fail(err);
+  auto t2 = std::chrono::steady_clock::now();
+  const double dn = std::chrono::duration<double>(t1 - t0).count();
+  const double dp = std::chrono::duration<double>(t2 - t1).count();
+  std::printf("created %d nodes in %.1f s (%.0f/s), %d pods in %.1f s (%.0f/s), %d workers\n",
+              o.nodes, dn, dn > 0 ? o.nodes / dn : 0.0, o.pods, dp, dp > 0 ? o.pods / dp : 0.0,
+              o.workers);
+  return 0;
+}
+
+// GET a list and calls fn(item) for each element of .items; returns the list's
+// resourceVersion through *rv. Pages of 5000.
+std::string ListItems(client::RestClient& api, const std::string& path,
+                      const std::function<void(simdjson::dom::element)>& fn, std::string* rv) {
+  simdjson::dom::parser parser;
+  std::string cont;
+  for (;;) {
+    std::string p = path + (path.find('?') == std::string::npos ? "?" : "&") + "limit=5000";
+    if (!cont.empty()) p += "&continue=" + client::UrlEncode(cont);
+    client::Response r = api.Do("GET", p);
+    if (!r.ok()) return api.Describe("GET", p, r);
+    simdjson::dom::element doc;
+    if (parser.parse(r.body).get(doc)) return "GET " + p + ": malformed JSON";
+    simdjson::dom::array items;
+    if (!doc["items"].get(items)) {
+      for (auto it : items) fn(it);
+    }
+    std::string_view v;
+    if (rv && !doc["metadata"]["resourceVersion"].get(v)) *rv = std::string(v);
+    std::string_view c;
+    if (doc["metadata"]["continue"].get(c) || c.empty()) return "";
+    cont = std::string(c);
+  }
+}
+
+int Bind(const LoadOptions& o, client::RestClient& api) {
+  std::vector<std::string> nodes, pods;
+  std::string err = ListItems(
+      api, "/api/v1/nodes",
+      [&](simdjson::dom::element n) {
+        std::string_view name;
+        if (!n["metadata"]["name"].get(name)) nodes.emplace_back(name);
+      },
+      nullptr);
+  if (!err.empty()) return Fail(err);
+  if (nodes.empty()) return Fail("bind: no nodes");
+  err = ListItems(
+      api, "/api/v1/namespaces/" + o.namespace_ + "/pods?fieldSelector=spec.nodeName%3D",
+      [&](simdjson::dom::element p) {
+        std::string_view name;
+        if (!p["metadata"]["name"].get(name)) pods.emplace_back(name);
+      },
+      nullptr);
+  if (!err.empty()) return Fail(err);
+  auto t0 = std::chrono::steady_clock::now();
+  std::atomic<int> conflicts{0};
+  err = ParallelFor(static_cast<int>(pods.size()), o.workers, [&](int i) -> std::string {
+    const std::string& pod = pods[i];
+    const std::string& node = nodes[i % nodes.size()];
+    const std::string path = "/api/v1/namespaces/" + o.namespace_ + "/pods/" + pod + "/binding";
+    const std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":" +
+                             client::JsonString(pod) + "},\"target\":{\"apiVersion\":\"v1\","
+                             "\"kind\":\"Node\",\"name\":" + client::JsonString(node) + "}}";
+    client::Response r = api.Do("POST", path, body);
+    if (r.ok()) return "";
+    if (r.status == 409) {
+      ++conflicts;
+      return "";
+    }
+    return api.Describe("POST", path, r);
+  });
+  if (!err.empty()) return Fail(err);
+  const double d = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("bound %zu pods onto %zu nodes in %.2f s (%.0f binds/s, %d conflicts), %d workers\n",
+              pods.size(), nodes.size(), d, d > 0 ? pods.size() / d : 0.0, conflicts.load(),
+              o.workers);
+  return 0;
+}
+
+int Watch(const LoadOptions& o, client::RestClient& api) {
+  const int expect = o.expect > 0 ? o.expect : o.pods;
+  const std::string base = "/api/v1/namespaces/" + o.namespace_ + "/pods";
+  std::unordered_set<std::string> bound;
+  int64_t first_ms = 0, last_ms = 0;
+  auto saw_bound = [&](std::string_view name) {
+    if (!bound.insert(std::string(name)).second) return;
+    last_ms = NowMs();
+    if (first_ms == 0) first_ms = last_ms;
+  };
+  std::string rv;
+  std::string err = ListItems(
+      api, base,
+      [&](simdjson::dom::element p) {
+        std::string_view name, node;
+        if (!p["metadata"]["name"].get(name) && !p["spec"]["nodeName"].get(node) && !node.empty()) {
+          saw_bound(name);
+        }
+      },
+      &rv);
+  if (!err.empty()) return Fail(err);
+  if (!o.ready_file.empty()) std::ofstream(o.ready_file) << "watching\n";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.timeout_seconds);
+  simdjson::dom::parser parser;
+  std::atomic<bool> cancel{false};
+  while (static_cast<int>(bound.size()) < expect && std::chrono::steady_clock::now() < deadline) {
+    const long left = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(
+                                            deadline - std::chrono::steady_clock::now())
+                                            .count()) +
+                      1;
+    const std::string path = base + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
+                             client::UrlEncode(rv) + "&timeoutSeconds=" + std::to_string(left);
+    bool gone = false;
+    client::Response r = api.Stream(
+        path,
+        [&](std::string_view line) {
+          simdjson::dom::element ev;
+          if (parser.parse(line.data(), line.size()).get(ev)) return true;
+          std::string_view type;
+          if (ev["type"].get(type)) return true;
+          if (type == "ERROR") {
+            int64_t code = 0;
+            if (!ev["object"]["code"].get(code) && code == 410) gone = true;
+            return false;
+          }
+          std::string_view v;
+          if (!ev["object"]["metadata"]["resourceVersion"].get(v)) rv = std::string(v);
+          if (type == "ADDED" || type == "MODIFIED") {
+            std::string_view name, node;
+            if (!ev["object"]["metadata"]["name"].get(name) &&
+                !ev["object"]["spec"]["nodeName"].get(node) && !node.empty()) {
+              saw_bound(name);
+            }
+          }
+          return static_cast<int>(bound.size()) < expect;
+        },
+        &cancel, left);
+    if (gone) {
+      // Relist (keeps the times already recorded).
+      rv.clear();
+      err = ListItems(
+          api, base,
+          [&](simdjson::dom::element p) {
+            std::string_view name, node;
+            if (!p["metadata"]["name"].get(name) && !p["spec"]["nodeName"].get(node) &&
+                !node.empty()) {
+              saw_bound(name);
+            }
+          },
+          &rv);
+      if (!err.empty()) return Fail(err);
+    } else if (!r.ok() && !r.cancelled && r.status != 0) {
+      return Fail(api.Describe("GET", path, r));
+    } else if (r.transport_error()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  std::printf("{\"bound\":%zu,\"expected\":%d,\"first_ms\":%lld,\"last_ms\":%lld}\n", bound.size(),
+              expect, static_cast<long long>(first_ms), static_cast<long long>(last_ms));
+  std::fflush(stdout);
+  return static_cast<int>(bound.size()) >= expect ? 0 : 1;
+}
+
+}  // namespace
+
+int RunLoad(const LoadOptions& o) {
+  client::RestConfig rc;
+  std::string err;
+  if (!client::ResolveRestConfig(o.kubeconfig, "", o.context, &rc, &err)) return Fail(err);
+  rc.qps = o.mode == "bind" ? o.qps : 0;  // create / watch: no client-side limit
+  rc.burst = o.mode == "bind" ? o.burst : 0;
+  rc.user_agent = "phalanx-load/" + o.mode;
+  client::RestClient api(rc);
+  if (o.mode == "create") return Create(o, api);
+  if (o.mode == "bind") return Bind(o, api);
+  if (o.mode == "watch") return Watch(o, api);
+  return Fail("load: unknown mode \"" + o.mode + "\" (create, bind, watch)");
+}
+
+}  // namespace phalanx::app
