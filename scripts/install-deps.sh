@@ -7,7 +7,9 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache pkg-config
       libyaml-cpp-dev libsimdjson-dev libcli11-dev libspdlog-dev libfmt-dev libtbb-dev
       nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
-      chromium)  # chromium: the HTML report test renders the report headless
+      chromium  # chromium: the HTML report test renders the report headless
+      clang libclang-rt-14-dev llvm  # libFuzzer, sanitizer runtimes, symbolizer (scripts/fuzz.sh)
+      python3-yaml)  # fuzz/seed_corpus.sh, scripts/reliability.sh
 if [[ "${1:-}" == "--control-plane" ]]; then
   pkgs+=(etcd-server golang-go golang-github-modern-go-reflect2-dev rsync jq dpkg-dev openssl curl
         python3)  # python3: the differential test harness (test/diff)

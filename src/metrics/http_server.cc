@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace phalanx::metrics {
@@ -127,10 +128,16 @@ void HttpServer::Loop() {
 void HttpServer::Serve(int fd) {
   std::string req;
   char buf[4096];
-  // Read the request head (bounded size and time).
+  // Read the request head (bounded size and time). The deadline is for the whole head, not
+  // per read: a client trickling one byte at a time must not hold this single-connection
+  // server (and so the kubelet's /healthz probe) for hours.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (req.find("\r\n\r\n") == std::string::npos && req.size() < 16384) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
     pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 2000) <= 0) return;
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n <= 0) return;
     req.append(buf, static_cast<size_t>(n));
