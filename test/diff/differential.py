@@ -2,7 +2,8 @@
 """Differential test: Phalanx vs upstream kube-scheduler v1.20.2 through the real API.
 
 Usage: differential.py --phalanx BIN [--seed N] [--worlds N] [--pods-per-world N]
-                       [--out DIR] [--keep]
+                       [--out DIR] [--keep] [--max-printed N] [--max-reduced N]
+                       [--reduce-budget SECONDS]
 
 For each scheduler in turn (upstream first, then Phalanx), on a fresh control plane
 (scripts/control-plane.sh start) holding the identical generated state (generate.py):
@@ -23,8 +24,11 @@ feasible set F, and judges Phalanx's outcome:
   Phalanx bound to upstream's node   -> agreement (same node)
   Phalanx bound to another node in F -> agreement (feasible by upstream's rules; the
                                         choice among feasible nodes is tie-break / score)
-  anything else                      -> disagreement, printed as a reproducer (the world's
-                                        nodes and bound pods, the pod, both outcomes).
+  anything else                      -> disagreement, printed as a reproducer: the
+                                        world's nodes and bound pods, the pod, both
+                                        outcomes; the first --max-reduced ones reduced
+                                        with ddmin to a smallest world that still
+                                        disagrees (reduce_disagreement).
 Pods with |F| <= 1 do not depend on tie-breaking: for them the rule above is exactly
 "same schedulable-or-not and same node".
 
@@ -438,8 +442,11 @@ class Session:
         return results, feasible
 
     def close(self, keep=False):
-        if not keep:
-            subprocess.run([CP, "stop", self.cp_dir], capture_output=True)
+        """Stops the control plane in the background; returns the process (or None)."""
+        if keep:
+            return None
+        return subprocess.Popen([CP, "stop", self.cp_dir], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
 
 
 # ---- reducer ---------------------------------------------------------------------------
@@ -612,11 +619,34 @@ def judge_pair(u, feasible, p):
     return None
 
 
+def reason_counts(message, upstream):
+    """FailedScheduling message -> {reason: node count}, in one wording: v1.20's
+    "didn't match Pod's node affinity" and "had taint {..}, that the pod didn't
+    tolerate" read as current upstream's "node affinity/selector" and "had untolerated
+    taint {..}"; v1.20's extra generic InterPodAffinity reason "didn't match pod
+    affinity/anti-affinity" (ErrReasonAffinityNotMatch, dropped upstream since) is left
+    out."""
+    body = message.split(":", 1)[-1].strip().rstrip(".")
+    out = collections.Counter()
+    for part in re.split(r", (?=\d+ )", body):
+        n, _, r = part.partition(" ")
+        if not n.isdigit():
+            continue
+        if upstream and r == "node(s) didn't match pod affinity/anti-affinity":
+            continue
+        r = r.replace("node(s) didn't match Pod's node affinity/selector",
+                      "node(s) didn't match Pod's node affinity")
+        r = re.sub(r"node\(s\) had taint (\{.*?\}), that the pod didn't tolerate",
+                   r"node(s) had untolerated taint \1", r)
+        out[r] += int(n)
+    return out
+
+
 def compare(worlds, up, up_feasible, ph):
     """Counts per kind of agreement, and the disagreements as (world, pod, upstream
     outcome, upstream feasible nodes, phalanx outcome)."""
     counts = collections.Counter()
-    repro = []
+    repro, mismatches = [], []
     for w in worlds:
         for pod in w["incoming"]:
             name = pod["metadata"]["name"]
@@ -637,10 +667,17 @@ def compare(worlds, up, up_feasible, ph):
             if agree:
                 counts[agree] += 1
                 counts["agree"] += 1
+                if agree == "both_unschedulable":
+                    if reason_counts(u[1], True) == reason_counts(p[1], False):
+                        counts["same_reasons"] += 1
+                    else:
+                        counts["reason_mismatch"] += 1
+                        mismatches.append("%s/%s\n  upstream: %s\n  phalanx:  %s" % (
+                            pod["metadata"]["namespace"], name, u[1], p[1]))
             else:
                 counts["disagree"] += 1
                 repro.append((w, pod, u, feasible, p))
-    return counts, repro
+    return counts, repro, mismatches
 
 
 def repro_needed_later(args):
@@ -681,11 +718,16 @@ def main():
             sessions.append(up_s)
             up, up_feasible = up_s.judge(worlds, "main")
             if not repro_needed_later(args):
-                up_s.close(args.keep)
+                stopping = up_s.close(args.keep)
+                sessions.remove(up_s)
+                if stopping:
+                    stopping.wait()
             ph_s = Session(Phalanx(os.path.abspath(args.phalanx)), work)
             sessions.append(ph_s)
             ph, _ = ph_s.judge(worlds, "main")
-            counts, disagreements = compare(worlds, up, up_feasible, ph)
+            counts, disagreements, mismatches = compare(worlds, up, up_feasible, ph)
+            with open(os.path.join(work, "reason-mismatches.txt"), "w") as f:
+                f.write("\n".join(mismatches) + "\n")
             with open(os.path.join(work, "outcomes.json"), "w") as f:
                 json.dump({"upstream": up, "upstream_feasible": up_feasible, "phalanx": ph},
                           f, indent=0, sort_keys=True)
@@ -711,8 +753,9 @@ def main():
                 else:
                     repro.append(reproducer(w, pod, u, feasible, p, ", not reduced"))
         finally:
-            for sess in sessions:
-                sess.close(args.keep)
+            for proc in [sess.close(args.keep) for sess in sessions]:
+                if proc:
+                    proc.wait()
     except HarnessError as e:
         print("FAIL: %s" % e, file=sys.stderr)
         for f in ("upstream-main.log", "phalanx-main.log"):
@@ -736,6 +779,9 @@ def main():
     print("  agreements:                             %d" % counts["agree"])
     print("    same node:                            %d" % counts["same_node"])
     print("    both unschedulable:                   %d" % counts["both_unschedulable"])
+    print("      same reasons per node count:        %d (informational; %d differ, see "
+          "reason-mismatches.txt with --out)" % (counts["same_reasons"],
+                                                  counts["reason_mismatch"]))
     print("    other node, feasible for upstream:    %d" % counts["other_feasible_node"])
     print("  tie-break-free pods (<= 1 feasible):    %d" % counts["tiebreak_free"])
     print("  disagreements:                          %d" % counts["disagree"])

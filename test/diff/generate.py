@@ -314,14 +314,14 @@ def gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, namespaces):
             {"weight": rng.randrange(1, 101), "podAffinityTerm": _pod_term(rng, labels.get("app"), namespaces)}]
     if affinity:
         spec["affinity"] = affinity
-    if rng.random() < 0.25:
+    if rng.random() < 0.35:
         # A few tries for constraints outside the known v1.20 / current difference in
         # counting (spread_counting_differs); none if every try falls into it.
         for _ in range(4):
             constraints = []
             for key in rng.sample([HOSTNAME, ZONE, REGION, RACK], rng.randrange(1, 3)):
                 constraints.append({
-                    "maxSkew": _pick(rng, [1, 1, 2, 3]),
+                    "maxSkew": _pick(rng, [1, 1, 1, 2, 3]),
                     "topologyKey": key,
                     "whenUnsatisfiable": ("DoNotSchedule" if rng.random() < 0.8
                                           else "ScheduleAnyway"),
@@ -483,7 +483,7 @@ def gen_world(rng, world, pods_per_world):
     nodes = [gen_node(rng, world, j, zones, racks) for j in range(rng.randrange(3, 11))]
     used = {n["metadata"]["name"]: dict({k: 0 for k in RESOURCES}, pods=0) for n in nodes}
     bound = []
-    for k in range(rng.randrange(0, 2 * len(nodes) + 1)):
+    for k in range(rng.randrange(len(nodes) // 2, 3 * len(nodes) + 1)):
         node = _pick(rng, nodes)
         pod = gen_bound_pod(rng, world, k, node, namespaces)
         ok, req = _fits(node, used[node["metadata"]["name"]], pod)
