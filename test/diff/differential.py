@@ -32,6 +32,12 @@ feasible set F, and judges Phalanx's outcome:
 Pods with |F| <= 1 do not depend on tie-breaking: for them the rule above is exactly
 "same schedulable-or-not and same node".
 
+The other direction (is a node upstream found feasible also feasible for Phalanx?) is
+checked for every pod with |F| >= 2 on one node of F (reverse_checks): Phalanx judges a
+copy of the world with every other node cordoned and must bind the pod to that node.
+For pods both leave unschedulable, the FailedScheduling reasons per node count are
+compared too, for information only (wording differs between versions).
+
 Exit 0 when there is no disagreement, 1 otherwise (or on a harness error).
 """
 
@@ -41,6 +47,7 @@ import http.client
 import json
 import os
 import queue
+import random
 import re
 import shutil
 import socket
@@ -303,9 +310,9 @@ def create_state(api, worlds):
     """Namespaces, nodes, then bound pods of the worlds (4 parallel request streams)."""
     jobs = []
     for w in worlds:
-        for ns in w["namespaces"]:
-            api.call("POST", "/api/v1/namespaces",
-                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        jobs += [("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                          "metadata": {"name": ns}})
+                 for ns in w["namespaces"]]
         jobs += [("/api/v1/nodes", n) for n in w["nodes"]]
         jobs += [("/api/v1/namespaces/%s/pods" % p["metadata"]["namespace"], p)
                  for p in w["bound"]]
@@ -319,8 +326,8 @@ def create_state(api, worlds):
         except Exception as e:  # reported below
             errors.append(e)
 
-    # Nodes first (all of them), then bound pods, in 4 parallel streams each.
-    for kind in ("/api/v1/nodes", "/pods"):
+    # Namespaces, then nodes (all of them), then bound pods, in 4 parallel streams each.
+    for kind in ("/api/v1/namespaces", "/api/v1/nodes", "/pods"):
         part = [j for j in jobs if j[0].endswith(kind)]
         threads = [threading.Thread(target=worker, args=(part[i::4],)) for i in range(4)]
         for t in threads:
@@ -642,6 +649,50 @@ def reason_counts(message, upstream):
     return out
 
 
+def tolerates_cordon(pod):
+    """Whether the pod tolerates node.kubernetes.io/unschedulable:NoSchedule (then
+    NodeUnschedulable lets it onto cordoned nodes)."""
+    for t in pod["spec"].get("tolerations", []):
+        key_ok = t.get("key", "") in ("", "node.kubernetes.io/unschedulable") and (
+            t.get("key") or t.get("operator") == "Exists")
+        if key_ok and t.get("effect", "") in ("", "NoSchedule"):
+            return True
+    return False
+
+
+def reverse_checks(worlds, up, up_feasible, ph, seed):
+    """The other direction: is a node upstream found feasible also feasible for Phalanx?
+    For each pod upstream bound with >= 2 feasible nodes, one target node T: upstream's
+    node when Phalanx chose another one, else a seeded pick among upstream's other
+    feasible nodes. The check world is a renamed copy of the pod's world in which every
+    node but T is cordoned (spec.unschedulable) -- cordoning changes no Filter result on
+    T: NodeUnschedulable looks at T only, PodTopologySpread counts cordoned nodes
+    (nodeTaintsPolicy Ignore; v1.20 likewise) and InterPodAffinity ignores it. Pods that
+    tolerate the unschedulable taint are skipped. Returns [(check world, original world,
+    pod, T)]."""
+    rng = random.Random(seed)
+    out = []
+    for w in worlds:
+        for pod in w["incoming"]:
+            name = pod["metadata"]["name"]
+            u, p, f = up.get(name), ph.get(name), up_feasible.get(name) or []
+            if not u or u[0] != "bound" or len(f) < 2 or tolerates_cordon(pod):
+                continue
+            if p and p[0] == "bound" and p[1] != u[1]:
+                target = u[1]
+            else:
+                others = [n for n in f if not (p and p[0] == "bound" and n == p[1])]
+                target = others[rng.randrange(len(others))]
+            check = json.loads(json.dumps(w))
+            check["incoming"] = [pod]
+            for n in check["nodes"]:
+                if n["metadata"]["name"] != target:
+                    n["spec"]["unschedulable"] = True
+            check = rename_world(check, "%sx%s" % (w["name"], name.rsplit("-p", 1)[1]))
+            out.append((check, w, pod, target))
+    return out
+
+
 def compare(worlds, up, up_feasible, ph):
     """Counts per kind of agreement, and the disagreements as (world, pod, upstream
     outcome, upstream feasible nodes, phalanx outcome)."""
@@ -731,10 +782,35 @@ def main():
             with open(os.path.join(work, "outcomes.json"), "w") as f:
                 json.dump({"upstream": up, "upstream_feasible": up_feasible, "phalanx": ph},
                           f, indent=0, sort_keys=True)
+            checks = reverse_checks(worlds, up, up_feasible, ph, args.seed)
+            if checks:
+                rev, _ = ph_s.judge([c[0] for c in checks], "reverse")
+                for check, w, pod, target in checks:
+                    cname = check["incoming"][0]["metadata"]["name"]
+                    want = target.replace(w["name"] + "-", check["name"] + "-", 1)
+                    got = rev.get(cname)
+                    counts["reverse_checked"] += 1
+                    if got == ("bound", want):
+                        counts["reverse_ok"] += 1
+                    else:
+                        counts["disagree"] += 1
+                        counts["reverse_failed"] += 1
+                        got = None if got is None else (got[0], got[1].replace(
+                            check["name"] + "-", w["name"] + "-"))
+                        disagreements.append((w, pod, ("bound", target), [target],
+                                              got, "reverse"))
             repro = []
             seq = [0]
             reduce_deadline = time.time() + args.reduce_budget
-            for i, (w, pod, u, feasible, p) in enumerate(disagreements):
+            for i, (w, pod, u, feasible, p, *kind) in enumerate(disagreements):
+                if kind:  # a reverse check: upstream found `feasible[0]` feasible
+                    repro.append(reproducer(
+                        w, pod, up.get(pod["metadata"]["name"]), up_feasible.get(
+                            pod["metadata"]["name"], []), p,
+                        "; reverse check: with every node but %s cordoned, Phalanx did "
+                        "not bind it there, though upstream found %s feasible"
+                        % (feasible[0], feasible[0])))
+                    continue
                 reduced = None
                 left = reduce_deadline - time.time()
                 if i < args.max_reduced and left > 10:
@@ -784,6 +860,8 @@ def main():
                                                   counts["reason_mismatch"]))
     print("    other node, feasible for upstream:    %d" % counts["other_feasible_node"])
     print("  tie-break-free pods (<= 1 feasible):    %d" % counts["tiebreak_free"])
+    print("  reverse checks (an upstream-feasible node, others cordoned, Phalanx binds "
+          "there): %d of %d" % (counts["reverse_ok"], counts["reverse_checked"]))
     print("  disagreements:                          %d" % counts["disagree"])
     if counts["disagree"]:
         print("FAIL: %d disagreements (reproducers, outcomes and scheduler logs in %s)"
