@@ -867,7 +867,7 @@ def main():
         print("FAIL: %d disagreements (reproducers, outcomes and scheduler logs in %s)"
               % (counts["disagree"], work))
         return 1
-    if not args.out:
+    if not args.out and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
