@@ -311,6 +311,7 @@ std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EventHints(
 
 Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                       PreFilterResult* result) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kPreFilter);
   Status s = RunPreFilterPluginsInternal(state, pod, result);
   state.skip_filter_mask = 0;
   for (size_t i = 0; i < filter_.size() && i < 64; ++i) {
@@ -419,6 +420,7 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
 
 Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
                                        const NodeToStatus& f, PostFilterResult* result) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kPostFilter);
   // upstream: the reasons of every rejecting plugin, with the first one as the rejector.
   std::vector<std::string> reasons;
   std::string rejector;
@@ -443,6 +445,7 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kPreScore);
   for (auto* p : pre_score_) {
     Status s = p->PreScore(state, pod, nodes);
     if (s.IsSkip()) {
@@ -462,6 +465,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   std::vector<int64_t>* totals) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kScore);
   const size_t n = nodes.size();
   totals->assign(n, 0);
   std::vector<ScorePlugin*> active;
@@ -520,6 +524,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
 
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kReserve);
   for (auto* p : reserve_) {
     Status s = p->Reserve(state, pod, node);
     if (!s.IsSuccess()) {
@@ -536,11 +541,13 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod
 
 void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kUnreserve);
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
 }
 
 Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                    std::function<void(Status)> on_done) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kPermit);
   std::vector<std::pair<std::string, api::Timestamp>> waiting_plugins;  // plugin, deadline
   const api::Timestamp now = opts_.clock->Now();
   for (auto* p : permit_) {
@@ -607,6 +614,7 @@ void Framework::RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed,
 
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
                                     const std::string& node) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kPreBind);
   for (auto* p : pre_bind_) {
     Status s = p->PreBind(state, pod, node);
     if (!s.IsSuccess()) {
@@ -622,6 +630,7 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
 }
 
 Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kBind);
   Status last(Code::kSkip);
   for (auto* p : bind_) {
     Status s = p->Bind(state, pod, node);
@@ -640,6 +649,7 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
 
 void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod,
                                    const std::string& node) {
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kPostBind);
   for (auto* p : post_bind_) p->PostBind(state, pod, node);
 }
 

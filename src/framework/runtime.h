@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "framework/extension_point_observer.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/parallelize.h"
@@ -114,6 +115,11 @@ class Framework final : public Handle {
   api::Timestamp NextPermitDeadline() const;
   size_t NumWaitingPods() const;
 
+  // Benchmark latency hooks (extension_point_observer.h); nullptr (default) disables them.
+  // Set before scheduling starts or between cycles, not while a cycle runs.
+  void SetExtensionPointObserver(ExtensionPointObserver* o) { observer_ = o; }
+  ExtensionPointObserver* extension_point_observer() const { return observer_; }
+
   std::vector<std::string> ListPlugins(std::string_view extension_point) const;
   int64_t ScoreWeight(std::string_view plugin) const;
 
@@ -170,6 +176,8 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_ext_;
   std::vector<PodGroupPlugin*> pod_group_;
+
+  ExtensionPointObserver* observer_ = nullptr;
 
   mutable std::mutex waiting_mu_;
   std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> waiting_;
