@@ -4,6 +4,7 @@
 //   phalanx simulate --trace openb-paper|philly ... --policies fgd,bestfit --seeds 42-51
 //       --report out.html [--json results.json]
 //   phalanx bench [--nodes 5000 --init-pods 1000 --pods 10000]
+//   phalanx bench WORKLOAD.yaml [--workload CASE[/WORKLOAD]] [--label L] [--config F] [--json F]
 //   phalanx run --config sched.yaml [--kubeconfig F] [--context C] [--bind-address A]
 //   phalanx load create|bind|watch --kubeconfig F [...]   (live_load.h)
 //   phalanx version
@@ -22,6 +23,7 @@
 #include "config/config.h"
 #include "plugins/registry.h"
 #include "sim/bench.h"
+#include "sim/perf_runner.h"
 #include "sim/experiment.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
@@ -119,8 +121,19 @@ int Run(int argc, char** argv, std::vector<Option> options) {
   sim_cmd->add_option("--max-nodes", paper_opts.max_nodes, "openb-paper: use only the first N GPU nodes");
 
   // ---- bench ----
-  auto* bench_cmd = app.add_subcommand("bench", "In-process scheduling throughput (SchedulingBasic shape)");
+  auto* bench_cmd = app.add_subcommand(
+      "bench", "In-process scheduling throughput: scheduler_perf workload files, or the "
+               "SchedulingBasic shape (--nodes/--init-pods/--pods)");
   bench::BasicOptions bo;
+  bench::PerfOptions po;
+  bench_cmd->add_option("workload", po.workload_file,
+                        "scheduler_perf workload file (e.g. upstream's performance-config.yaml)");
+  bench_cmd->add_option("--workload", po.workload_selector,
+                        "Run only this test case or CASE/WORKLOAD (with a workload file)");
+  bench_cmd->add_option("--label", po.label_filter,
+                        "Label filter as upstream's -perf-scheduling-label-filter: x,+y,-z");
+  bench_cmd->add_option("--throughput-window-ms", po.throughput_window_ms,
+                        "Throughput sampling window (default: run time / 50, 1..1000 ms)");
   bench_cmd->add_option("--nodes", bo.nodes, "Nodes");
   bench_cmd->add_option("--init-pods", bo.init_pods, "Pods bound before measuring");
   bench_cmd->add_option("--pods", bo.measured_pods, "Measured pods");
@@ -182,7 +195,28 @@ int Run(int argc, char** argv, std::vector<Option> options) {
 
   if (run_cmd->parsed()) return RunLive(live, std::move(registry).value());
 
+  if (bench_cmd->parsed() && !po.workload_file.empty()) {
+    po.config_path = bo.config_path;
+    po.json_path = bo.json_path;
+    po.parallelism = bo.parallelism;
+    po.registry = registry.value();
+    po.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    std::string err;
+    std::vector<bench::PerfResult> results;
+    bool ok = bench::RunPerfWorkloads(po, &results, &err);
+    std::printf("%s", bench::FormatPerfTable(results).c_str());
+    if (!po.json_path.empty()) {
+      std::string werr;
+      if (!sim::WriteTextFile(po.json_path, bench::PerfResultsJson(results).dump(2) + "\n", &werr)) {
+        return Fail(werr);
+      }
+    }
+    return ok ? 0 : Fail(err);
+  }
   if (bench_cmd->parsed()) {
+    if (!po.workload_selector.empty() || !po.label_filter.empty()) {
+      return Fail("--workload and --label need a WORKLOAD.yaml file");
+    }
     bo.registry = registry.value();
     std::string err;
     bench::BasicResult r;
