@@ -13,9 +13,10 @@ Why outcomes of different worlds are independent, plugin by plugin (Filter):
     on its own world's nodes (nodeSelector), whose pods are its world's pods.
   * InterPodAffinity counts pods matching a term in the term's namespaces: the pod's own
     namespace by default, else a list naming only the world's namespaces (v1.20 has no
-    namespaceSelector). This covers the incoming pod's affinity / anti-affinity, the "first pod of a
-    series" rule (which looks at matching pods cluster-wide) and existing pods'
-    anti-affinity (the existing pod's term names only its world's namespaces).
+    namespaceSelector). This covers the incoming pod's affinity / anti-affinity, the
+    "first pod of a series" rule (which looks at matching pods cluster-wide) and
+    existing pods' anti-affinity (the existing pod's term names only its world's
+    namespaces).
   * PodTopologySpread counts pods of the pod's namespace on nodes that match its
     nodeSelector / required node affinity (v1.20 rule, = current nodeAffinityPolicy
     Honor), i.e. only the world's nodes and pods.
@@ -38,7 +39,6 @@ DISK = "diff.phalanx.dev/disk"
 POOL = "diff.phalanx.dev/pool"
 GPUS = "diff.phalanx.dev/gpus"
 GPU_RESOURCE = "example.com/gpu"
-TOPOLOGY_KEYS = [HOSTNAME, ZONE, REGION, RACK]
 APPS = ["web", "db", "cache", "batch", "api", "solo"]
 TIERS = ["fe", "be"]
 PRIORITY_CLASSES = {"diff-low": 100, "diff-high": 1000}
@@ -52,6 +52,7 @@ TAINTS = [
 
 
 def namespace_of(world):
+    """The world's main namespace (its second one is this + "-b")."""
     return "diff-" + world
 
 
@@ -64,6 +65,8 @@ def _cpu(rng, choices):
 
 
 def gen_node(rng, world, j, zones, racks):
+    """Node j of the world: topology labels (sometimes missing), other labels, capacity
+    (= allocatable), taints from TAINTS, sometimes cordoned; Ready."""
     name = "%s-n%d" % (world, j)
     labels = {HOSTNAME: name, WORLD_LABEL: world}
     zone, region = _pick(rng, zones)
@@ -193,6 +196,8 @@ def _container(name, rng, scale, ports=None):
 
 
 def gen_bound_pod(rng, world, k, node, namespaces):
+    """Bound pod k on node (spec.nodeName set at creation): labels, small requests,
+    sometimes host ports or required pod anti-affinity."""
     name = "%s-b%d" % (world, k)
     ns = namespaces[0] if rng.random() < 0.75 else namespaces[1]
     labels = _pod_labels(rng)
@@ -256,6 +261,9 @@ def _tolerations(rng):
 
 
 def gen_incoming_pod(rng, world, k, nodes, bound, zones, racks, namespaces):
+    """Incoming pod k: always the world nodeSelector, then at random more selectors,
+    node affinity (incl. matchFields), tolerations, init containers, host ports, pod
+    affinity / anti-affinity, topology spread constraints and a priority class."""
     name = "%s-p%d" % (world, k)
     ns = namespaces[0] if rng.random() < 0.85 else namespaces[1]
     labels = _pod_labels(rng)
