@@ -328,6 +328,18 @@ EOF
   cat "$results/machine.md"
   echo
   render_table "$results"
+  # Phalanx's windows (phalanx bench: run time / 50, clamped to [1 ms, 1 s]).
+  local windows
+  windows="$(cat "$results"/*/phalanx/result.json 2>/dev/null |
+    jq -rs '[.[].results[] | select(.skipped | not) | .throughput_window_ms // empty] |
+            if length == 0 then "" else "\(min * 10 | round / 10)–\(max * 10 | round / 10)" end' 2>/dev/null || true)"
+  if [[ -n "$windows" ]]; then
+    echo
+    echo "Percentiles are over sampling windows: upstream counts pods bound in each 1 s;" \
+         "Phalanx's whole measured op lasts milliseconds, so it samples every $windows ms" \
+         "(its run time / 50). Such short windows make its p50/p99 spread much wider (a window" \
+         "without a bind counts 0): compare the averages, which are pods / time on both sides."
+  fi
   echo
   echo "Reproduce: \`scripts/scheduler-perf.sh --docs\` (options: \`--workloads REGEX\`," \
        "\`--nodes 500|5000|all\`; \`--help\`). Raw logs and JSON of this run: \`$results\`" \
@@ -412,6 +424,7 @@ cmd_run() {
   fi
 }
 
+main() {
 case "${1:-}" in
   -h|--help|help) usage ;;
   build) cmd_build ;;
@@ -432,3 +445,6 @@ case "${1:-}" in
   splice) splice_section "${2:?splice needs a FILE}" ;;
   *) cmd_run "$@" ;;
 esac
+}
+# One line, parsed whole before it runs: editing this file during a long run cannot break it.
+main "$@"; exit $?
