@@ -231,7 +231,10 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     UncountLocked(e);
     e.pod = new_pod;
     e.request = RequestOf(*new_pod);
-    if (!new_pod->spec.node_name.empty()) e.allocated = true;
+    if (!new_pod->spec.node_name.empty() && !e.allocated) {
+      e.allocated = true;
+      holds_.erase(e.assignment.queue);  // the reclaiming queue got its capacity
+    }
     std::string g, gs;
     e.assignment = ResolveLocked(*new_pod, &g, &gs);
     e.gang = g;
@@ -256,6 +259,7 @@ void QueueManager::MarkAssumed(const api::Pod& pod) {
   if (it == pods_.end() || it->second.allocated) return;
   UncountLocked(it->second);
   it->second.allocated = true;
+  holds_.erase(it->second.assignment.queue);  // the reclaiming queue got its capacity
   CountLocked(it->second);
   ++generation_;
 }
@@ -295,10 +299,37 @@ Assignment QueueManager::QueueOf(const api::Pod& pod) const {
   return ResolveLocked(pod, &g, &gs);
 }
 
+void QueueManager::SetReclaimHold(const std::string& queue, api::Timestamp until) {
+  std::lock_guard<std::mutex> l(mu_);
+  holds_[queue] = until;
+}
+
+bool QueueManager::HasReclaimHold(const std::string& queue, api::Timestamp now) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = holds_.find(queue);
+  return it != holds_.end() && it->second > now;
+}
+
 std::string QueueManager::CheckAdmission(const std::string& queue,
-                                         const ResourceList& request) const {
+                                         const ResourceList& request, api::Timestamp now) const {
   std::lock_guard<std::mutex> l(mu_);
   if (!tree_.Usable(queue)) return "";
+  for (const auto& [holder, until] : holds_) {
+    if (holder == queue || until <= now) continue;
+    EnsureShareLocked();
+    auto a = allocated_.find(queue);
+    auto s = share_.find(queue);
+    for (const auto& [r, want] : request) {
+      if (r == "pods" || want <= 0) continue;
+      const double have = a == allocated_.end() ? 0.0 : static_cast<double>(Get(a->second, r));
+      const double deserved =
+          s == share_.end() || !s->second.count(r) ? 0.0 : s->second.at(r);
+      if (have + static_cast<double>(want) > deserved + kEps) {
+        return "waiting for queue " + queue + ": capacity reclaimed by queue " + holder +
+               " is held for it";
+      }
+    }
+  }
   const auto path = tree_.PathToRoot(queue);
   for (const auto& q : path) {
     const QueueSpec& spec = tree_.queues.at(q);

@@ -106,7 +106,18 @@ class QueueManager {
   // also allocated + request <= min, or the sum over all quotas of allocated + request <=
   // the sum of min (borrowing idle min). Else the reason, e.g.
   // "waiting for queue team-a quota: needs 16 nvidia.com/gpu, 8 free".
-  std::string CheckAdmission(const std::string& queue, const ResourceList& request) const;
+  // While another queue holds capacity it reclaimed (SetReclaimHold, not expired at `now`),
+  // a queue that would go above its deserved share with `request` is refused too:
+  // "waiting for queue team-b: capacity reclaimed by queue team-a is held for it".
+  std::string CheckAdmission(const std::string& queue, const ResourceList& request,
+                             api::Timestamp now = 0) const;
+
+  // After evicting victims for `queue`: the freed capacity is kept for it (see
+  // CheckAdmission) until one of its pods is allocated or `until` passes (virtual or wall
+  // clock ns) — the victims may take a while to go, and other queues' pods are requeued by
+  // the same deletions.
+  void SetReclaimHold(const std::string& queue, api::Timestamp until);
+  bool HasReclaimHold(const std::string& queue, api::Timestamp now) const;
 
   // Dominant share of `queue` (allocated / deserved); 0 for "" or unknown queues.
   double DominantShareOf(const std::string& queue) const;
@@ -162,6 +173,7 @@ class QueueManager {
   std::map<std::string, ResourceList> own_demand_;
   ResourceList total_allocated_;  // every allocated pod
   ResourceList capacity_;
+  std::map<std::string, api::Timestamp> holds_;  // queue -> hold expiry
   uint64_t generation_ = 1;
   mutable uint64_t share_generation_ = 0;
   mutable std::map<std::string, Share> share_;

@@ -353,6 +353,31 @@ bool RunExperiments(const ExperimentOptions& opts, json* results, std::string* e
         ft["frag_ratio_pct"].push_back(R2(f.frag_ratio_pct));
       }
       j["frag_timeline"] = ft;
+      if (!res.queue_timeline.empty()) {
+        // Per-queue allocation and fair share over time (queues and quotas, src/quota).
+        std::vector<double> times;
+        std::map<std::string, std::map<double, std::pair<double, double>>> by_queue;
+        for (const auto& q : res.queue_timeline) {
+          if (times.empty() || times.back() != q.t) times.push_back(q.t);
+          by_queue[q.queue][q.t] = {q.allocated, q.deserved};
+        }
+        json qj = {{"resource", res.queue_resource}, {"t_hours", json::array()}, {"series", json::array()}};
+        const auto idx = Spread(times.size(), 300);
+        for (size_t i : idx) qj["t_hours"].push_back(R2(times[i] / 3600.0));
+        for (const auto& s : res.queues) {
+          json one = {{"name", s.name}, {"parent", s.parent}, {"allocated_avg", R2(s.allocated_avg)},
+                      {"deserved_avg", R2(s.deserved_avg)}, {"allocated", json::array()},
+                      {"deserved", json::array()}};
+          const auto& m = by_queue[s.name];
+          for (size_t i : idx) {
+            auto it = m.find(times[i]);
+            one["allocated"].push_back(R2(it == m.end() ? 0.0 : it->second.first));
+            one["deserved"].push_back(R2(it == m.end() ? 0.0 : it->second.second));
+          }
+          qj["series"].push_back(one);
+        }
+        j["queues"] = qj;
+      }
 
       std::vector<double> delays;
       std::string line = pol.display + " seed " + std::to_string(seed) + ": " +

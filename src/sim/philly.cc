@@ -5,6 +5,10 @@
 #include <fstream>
 #include <map>
 
+#include <yaml-cpp/yaml.h>
+
+#include "quota/manager.h"
+
 namespace phalanx::sim {
 
 namespace {
@@ -32,7 +36,30 @@ bool ParseNumber(const std::string& s, double* v) {
 
 }  // namespace
 
-bool ParseClusterSpec(const std::string& text, PhillyCluster* out, std::string* error) {
+bool ParseClusterSpec(const std::string& text_in, PhillyCluster* out, std::string* error) {
+  std::string text = text_in;
+  const std::string want = "--cluster: want NODESxGPUS (e.g. 32x8), got \"" + text_in + "\"";
+  const std::string want_queues =
+      "--cluster: want NODESxGPUS,queues=W1:W2... (e.g. 32x8,queues=1:3), got \"" + text_in + "\"";
+  out->queue_weights.clear();
+  if (size_t comma = text.find(','); comma != std::string::npos) {
+    const std::string opt = text.substr(comma + 1);
+    text = text.substr(0, comma);
+    if (opt.rfind("queues=", 0) != 0) {
+      *error = want_queues;
+      return false;
+    }
+    std::string list = opt.substr(7) + ":";
+    for (size_t start = 0, colon; (colon = list.find(':', start)) != std::string::npos;
+         start = colon + 1) {
+      double w = 0;
+      if (!ParseNumber(list.substr(start, colon - start), &w) || w <= 0) {
+        *error = want_queues + ": queue weights must be numbers > 0";
+        return false;
+      }
+      out->queue_weights.push_back(w);
+    }
+  }
   const size_t x = text.find('x');
   int64_t n = 0, g = 0;
   auto num = [](std::string_view s, int64_t* v) {
@@ -41,7 +68,7 @@ bool ParseClusterSpec(const std::string& text, PhillyCluster* out, std::string* 
   };
   if (x == std::string::npos || !num(std::string_view(text).substr(0, x), &n) ||
       !num(std::string_view(text).substr(x + 1), &g) || n < 1 || g < 1 || n > 100000 || g > 64) {
-    *error = "--cluster: want NODESxGPUS (e.g. 32x8), got \"" + text + "\"";
+    *error = want;
     return false;
   }
   out->nodes = static_cast<int32_t>(n);
@@ -90,6 +117,23 @@ bool LoadPhillyTrace(const std::string& path, const PhillyCluster& cl, size_t ma
   }
   out->namespaces.push_back({});
   out->namespaces.back().metadata.name = "philly";
+  // Queues (KAI dialect, scheduling.run.ai/v2): no quota, unlimited, weight per queue.
+  for (size_t q = 0; q < cl.queue_weights.size(); ++q) {
+    char w[32];
+    std::snprintf(w, sizeof(w), "%g", cl.queue_weights[q]);
+    const std::string name = "philly-q" + std::to_string(q);
+    const std::string weight = w;
+    api::Unstructured u;
+    u.api_version = "scheduling.run.ai/v2";
+    u.kind = "Queue";
+    u.metadata.name = name;
+    u.object = std::make_shared<YAML::Node>(YAML::Load(
+        "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: " + name +
+        "}\nspec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: " + weight +
+        "}, cpu: {quota: 0, limit: -1, overQuotaWeight: " + weight +
+        "}, memory: {quota: 0, limit: -1, overQuotaWeight: " + weight + "}}}\n"));
+    out->objects.push_back(std::move(u));
+  }
   const int64_t cluster_gpus = static_cast<int64_t>(cl.nodes) * cl.gpus_per_node;
   *too_large = 0;
   int line_no = 1;
@@ -133,6 +177,12 @@ bool LoadPhillyTrace(const std::string& path, const PhillyCluster& cl, size_t ma
       p.metadata.namespace_ = "philly";
       p.metadata.name = "job-" + job.id + "-" + std::to_string(k);
       p.metadata.labels["philly/job"] = job.id;
+      if (!cl.queue_weights.empty()) {
+        uint64_t h = 1469598103934665603ULL;  // FNV-1a of the job id
+        for (unsigned char ch : job.id) h = (h ^ ch) * 1099511628211ULL;
+        p.metadata.labels[quota::kKAIQueueLabel] =
+            "philly-q" + std::to_string(h % cl.queue_weights.size());
+      }
       p.metadata.annotations["gang.scheduling.koordinator.sh/name"] = "job-" + job.id;
       p.metadata.annotations["gang.scheduling.koordinator.sh/min-available"] =
           std::to_string(slices.size());

@@ -23,9 +23,15 @@ struct PhillyCluster {
   int64_t milli_cpu_per_gpu = 8000;  // node CPU = GPUs * this
   int64_t memory_gib_per_gpu = 64;
   std::string gpu_model = "P100";
+  // Split the jobs into KAI queues philly-q0, philly-q1, ... (no quota, unlimited, these
+  // over-quota weights). The trace has one virtual cluster and no user column, so a job
+  // goes to queue FNV-1a(job_id) mod N (a stand-in for a user hash). Empty: no queues.
+  std::vector<double> queue_weights;
 };
 
-// "32x8" -> 32 nodes of 8 GPUs. Errors: "--cluster: want NODESxGPUS (e.g. 32x8), got ...".
+// "32x8" -> 32 nodes of 8 GPUs; "32x8,queues=1:3" also splits the jobs into two queues
+// with over-quota weights 1 and 3. Errors: "--cluster: want NODESxGPUS (e.g. 32x8), got
+// ..." (or "... NODESxGPUS,queues=W1:W2... ..." for a bad queue list).
 [[nodiscard]] bool ParseClusterSpec(const std::string& text, PhillyCluster* out,
                                     std::string* error);
 

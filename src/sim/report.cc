@@ -246,6 +246,22 @@ if (paper) {
         step: true });
 }
 
+// 1b. queues: per-queue allocation (solid) and fair share (dashed) over time
+var qrun = first(D.policies[0]);
+if (qrun.queues) {
+  var sq = section("Per-queue share over time",
+    "Allocated " + qrun.queues.resource + " per queue (solid) and its deserved fair share (dashed); " +
+    D.policies[0] + ", seed " + qrun.seed + ".", true);
+  var qser = [];
+  qrun.queues.series.forEach(function (q, i) {
+    var c = COLORS[i % COLORS.length];
+    qser.push({ name: q.name + " allocated", color: c, xs: qrun.queues.t_hours, ys: q.allocated });
+    qser.push({ name: q.name + " deserved", color: c, xs: qrun.queues.t_hours, ys: q.deserved, dash: "4 3" });
+  });
+  lineChart(sq, "chart-queues", qser, { title: "Per-queue share", xlabel: "time (hours)",
+                                        ylabel: qrun.queues.resource, ymin: 0, step: true });
+}
+
 // 2. fragmentation
 var s3 = section("Fragmentation", paper
   ? "Fragmented share of idle GPU milli (FGD's measure against the trace's pod shapes) as load grows, median over seeds."
@@ -425,6 +441,17 @@ std::string FormatReportSummary(const json& r) {
       o << " " << cell;
     }
     o << "\n";
+  }
+  for (const auto& run : r["runs"]) {
+    if (!run.contains("queues")) continue;
+    o << "queues (" << run["policy"].get<std::string>() << ", seed " << run["seed"].get<uint64_t>()
+      << "; time-average " << run["queues"]["resource"].get<std::string>()
+      << " allocated / deserved):\n";
+    for (const auto& q : run["queues"]["series"]) {
+      o << "  " << q["name"].get<std::string>() << "  " << Fmt(q["allocated_avg"]) << " / "
+        << Fmt(q["deserved_avg"]) << "\n";
+    }
+    break;
   }
   if (r.value("mode", "") == "openb-paper") {
     o << "unallocated GPU share at 100% load, median over seeds, next to the paper's figures\n"

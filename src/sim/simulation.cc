@@ -176,6 +176,15 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
     if (opts.delete_unschedulable) events.push({clock.Now(), seq++, EvKind::kDeletePod, it->second});
   };
 
+  // Pods deleted by the scheduler itself (preemption, queue reclaim) give their GPU milli
+  // back too; the trace's own deletions below find it already zeroed.
+  store.AddPodHandlers({[](const api::PodPtr&) {}, [](const api::PodPtr&, const api::PodPtr&) {},
+                        [&](const api::PodPtr& p) {
+                          auto it = index.find(p->Key());
+                          if (it == index.end()) return;
+                          cur.gpu_milli -= pod_gpu_milli[it->second];
+                          pod_gpu_milli[it->second] = 0;
+                        }});
   UsageTracker usage;
   std::vector<QueueSample> last_queue_samples;
   if (has_queues) {
@@ -285,6 +294,7 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
         };
         s.allocated = get(q.allocated);
         s.deserved = get(q.deserved);
+        s.demand = s.allocated + get(q.pending);
         s.running_pods = q.running_pods;
         s.pending_pods = q.pending_pods;
         now.push_back(std::move(s));
@@ -476,7 +486,8 @@ std::string ResultJson(const SimulationResult& r) {
     }
     for (const auto& s : r.queue_timeline) {
       q["timeline"].push_back({{"t", s.t}, {"queue", s.queue}, {"allocated", s.allocated},
-                               {"deserved", s.deserved}, {"running_pods", s.running_pods},
+                               {"deserved", s.deserved}, {"demand", s.demand},
+                               {"running_pods", s.running_pods},
                                {"pending_pods", s.pending_pods}});
     }
     j["queues"] = q;

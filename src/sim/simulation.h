@@ -90,6 +90,7 @@ struct QueueSample {
   std::string queue;
   double allocated = 0;  // subtree: assumed + bound pods
   double deserved = 0;   // fair share (quota/fair_share.h)
+  double demand = 0;     // allocated + requests of pending pods
   int64_t running_pods = 0;
   int64_t pending_pods = 0;
 };

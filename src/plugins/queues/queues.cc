@@ -66,12 +66,12 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
     // Members let through earlier in this PodGroup cycle are not assumed yet.
     quota::ResourceList with = in_cycle_used_[a.queue];
     Add(with, want);
-    std::string reason = qm->CheckAdmission(a.queue, with);
+    std::string reason = qm->CheckAdmission(a.queue, with, handle_.GetClock().Now());
     if (!reason.empty()) return Status::Unschedulable(reason);
     in_cycle_used_[a.queue] = std::move(with);
     return Status::Success();
   }
-  std::string reason = qm->CheckAdmission(a.queue, want);
+  std::string reason = qm->CheckAdmission(a.queue, want, handle_.GetClock().Now());
   if (!reason.empty()) return Status::Unschedulable(reason);
   return Status::Success();
 }
@@ -93,6 +93,7 @@ int64_t Queues::Reclaim(const std::string& queue, const quota::ResourceList& req
     }
   }
   reclaimed_pods_ += n;
+  if (n > 0) qm->SetReclaimHold(queue, handle_.GetClock().Now() + kReclaimHoldNs);
   return n;
 }
 
@@ -102,6 +103,7 @@ Status Queues::PostFilter(framework::CycleState&, const framework::PodInfo& pod,
   if (!qm || !qm->HasQueues()) return Status(Code::kUnschedulable);
   const quota::Assignment a = qm->QueueOf(*pod.pod);
   if (a.queue.empty() || !a.error.empty()) return Status(Code::kUnschedulable);
+  if (qm->HasReclaimHold(a.queue, handle_.GetClock().Now())) return Status(Code::kUnschedulable);
   std::string why;
   int64_t n = Reclaim(a.queue, quota::QueueManager::RequestOf(*pod.pod), "pod " + pod.pod->Key(), &why);
   if (n == 0) return Status(Code::kUnschedulable);
@@ -157,25 +159,28 @@ Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
     Add(admitted_request_[a.queue], quota::QueueManager::RequestOf(*pods[i]->pod));
     display.emplace(a.queue, plan.units[u].display);
   }
+  const api::Timestamp now = handle_.GetClock().Now();
   for (const auto& [queue, request] : admitted_request_) {
-    std::string reason = qm->CheckAdmission(queue, request);
+    std::string reason = qm->CheckAdmission(queue, request, now);
     if (!reason.empty()) return Status::Unschedulable(display[queue] + ": " + reason);
   }
   admitted_ = true;
   admitted_display_ = plan.units.empty() ? "" : plan.units.front().display;
+  // Reclaim before placement, so that the gang can use what it freed in this very cycle
+  // (the scheduler refreshes the snapshot after admission).
+  for (const auto& [queue, request] : admitted_request_) {
+    if (qm->HasReclaimHold(queue, now)) continue;  // victims of an earlier reclaim still going
+    std::string why;
+    Reclaim(queue, request, display[queue], &why);
+  }
   return Status::Success();
 }
 
-void Queues::PodGroupCycleDone(const framework::PodGroupPlan&, bool committed, const std::string&) {
-  const bool reclaim = in_cycle_ && admitted_ && !committed;
+void Queues::PodGroupCycleDone(const framework::PodGroupPlan&, bool, const std::string&) {
   in_cycle_ = false;
   admitted_ = false;
   in_cycle_used_.clear();
-  if (!reclaim || !handle_.Queues()) return;
-  for (const auto& [queue, request] : admitted_request_) {
-    std::string why;
-    Reclaim(queue, request, admitted_display_, &why);
-  }
+  admitted_request_.clear();
 }
 
 bool EnableQueuesInProfile(config::Profile* profile) {

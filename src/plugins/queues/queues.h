@@ -16,8 +16,9 @@
 //              placed so far count against the quota too.
 //   PodGroup   AdmitPodGroup: the whole gang's request (its minMember members, summed per
 //              queue) against quota, inside the gang transaction — a gang never takes
-//              half of a quota. PodGroupCycleDone: a gang that was admitted but did not fit
-//              reclaims (below).
+//              half of a quota; then, if the cluster lacks free capacity for the admitted
+//              gang, reclaim (below) runs before placement, and the scheduler refreshes the
+//              snapshot so that the gang can use what was freed in the same cycle.
 //   Reserve    the pod's request counts as its queue's allocation from Reserve on;
 //              Unreserve returns it.
 //   PostFilter reclaim for single pods (below).
@@ -26,8 +27,10 @@
 // units from other reclaimable queues above their deserved share — whole gangs or single
 // pods, lowest priority first, then the newest — never taking a queue below its guarantee,
 // and only if the victims free enough (cluster-wide) for the request. Victims get a
-// "Preempted" event naming the reclaiming queue; the preemptor retries when the deletions
-// arrive.
+// "Preempted" event naming the reclaiming queue. The freed capacity is held for the
+// reclaiming queue for kReclaimHoldNs (or until one of its pods is placed): other queues
+// cannot go above their deserved share meanwhile, and the queue does not reclaim again
+// while its victims are still terminating.
 //
 // The plugin is inert for pods outside queues. `phalanx simulate` enables it when the
 // scenario has queue objects (EnableQueuesInProfile); otherwise enable it in the profile:
@@ -47,6 +50,8 @@
 #include "quota/queue_tree.h"
 
 namespace phalanx::plugins::queues {
+
+inline constexpr int64_t kReclaimHoldNs = 30LL * 1000 * 1000 * 1000;  // 30 s
 
 class Queues final : public framework::QueueSortPlugin,
                      public framework::PreFilterPlugin,
