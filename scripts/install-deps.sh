@@ -9,6 +9,7 @@ pkgs=(cmake ninja-build g++ ccache pkg-config
       nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
       chromium  # chromium: the HTML report test renders the report headless
       clang libclang-rt-14-dev llvm  # libFuzzer, sanitizer runtimes, symbolizer (scripts/fuzz.sh)
+      jq  # test/perf: scripts/scheduler-perf.sh reads benchmark JSON
       python3-yaml)  # fuzz/seed_corpus.sh, scripts/reliability.sh
 if [[ "${1:-}" == "--control-plane" ]]; then
   pkgs+=(etcd-server golang-go golang-github-modern-go-reflect2-dev rsync jq dpkg-dev openssl curl
