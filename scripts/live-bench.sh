@@ -65,8 +65,9 @@ cleanup() {
   local p
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  [[ -n "$CP_DIR" ]] && "$CP" stop "$CP_DIR" >/dev/null 2>&1
-  [[ -z "$KEEP" ]] && rm -rf "$WORK"
+  if [[ -n "$CP_DIR" ]]; then "$CP" stop "$CP_DIR" >/dev/null 2>&1 || true; fi
+  if [[ -z "$KEEP" ]]; then rm -rf "$WORK"; fi
+  return 0  # an EXIT trap's status would replace the script's
 }
 trap cleanup EXIT
 

@@ -979,6 +979,16 @@ class StreamDecoder {
     return true;
   }
 
+  // One parsed document (DecodeManifestNode).
+  bool RunNode(const YAML::Node& doc, DecodeError* err) {
+    doc_number_ = 1;
+    try {
+      return Doc(doc, "", err);
+    } catch (const std::exception& e) {
+      return SetError(err, source_ + ": document 1: " + e.what());
+    }
+  }
+
   Manifests& staged() { return staged_; }
 
  private:
@@ -1162,6 +1172,21 @@ bool DecodeManifests(std::string_view text, const std::string& source, Manifests
                      DecodeError* err) {
   StreamDecoder decoder(source);
   if (!decoder.Run(text, err)) return false;
+  Manifests& staged = decoder.staged();
+  AppendAll(&out->nodes, &staged.nodes);
+  AppendAll(&out->pods, &staged.pods);
+  AppendAll(&out->namespaces, &staged.namespaces);
+  AppendAll(&out->priority_classes, &staged.priority_classes);
+  AppendAll(&out->controllers, &staged.controllers);
+  AppendAll(&out->objects, &staged.objects);
+  AppendAll(&out->ignored, &staged.ignored);
+  return true;
+}
+
+bool DecodeManifestNode(const YAML::Node& doc, const std::string& source, Manifests* out,
+                        DecodeError* err) {
+  StreamDecoder decoder(source);
+  if (!decoder.RunNode(doc, err)) return false;
   Manifests& staged = decoder.staged();
   AppendAll(&out->nodes, &staged.nodes);
   AppendAll(&out->pods, &staged.pods);

@@ -7,6 +7,8 @@
 //    quantities must match the regular expression ..."
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +42,12 @@ struct DecodeError {
 // if the caller wants them (callers should discard *out on failure).
 [[nodiscard]] bool DecodeManifests(std::string_view text, const std::string& source,
                                    Manifests* out, DecodeError* err);
+
+// Decodes one already-parsed document (e.g. built from JSON by the live client, which
+// skips yaml-cpp's text scanner) exactly as DecodeManifests decodes a document of `source`.
+// Errors as DecodeManifests (without line/column when the node has no position).
+[[nodiscard]] bool DecodeManifestNode(const YAML::Node& doc, const std::string& source,
+                                      Manifests* out, DecodeError* err);
 
 // Reads a file, or every *.yaml/*.yml/*.json file of a directory in name order, and
 // decodes them. Errors as above, or "path: cannot read: <reason>".
