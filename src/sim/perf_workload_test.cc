@@ -279,6 +279,26 @@ TEST(PerfWorkload, LabelFilterAndSelection) {
   EXPECT_FALSE(WorkloadSelected("B", "A", "w"));
 }
 
+// The repository's own workload files (bench/workloads) parse and substitute.
+TEST(PerfWorkload, BenchWorkloadFilesLoad) {
+  const std::string dir = std::string(PHALANX_SOURCE_DIR) + "/bench/workloads";
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".yaml") continue;
+    ++files;
+    PerfConfig cfg;
+    std::string err;
+    ASSERT_TRUE(LoadPerfConfig(e.path().string(), &cfg, &err)) << err;
+    for (const auto& tc : cfg.cases) {
+      for (const auto& w : tc.workloads) {
+        std::vector<PerfOp> ops;
+        EXPECT_TRUE(PatchParams(cfg, tc, w, &ops, &err)) << err;
+      }
+    }
+  }
+  EXPECT_GE(files, 3u);
+}
+
 // Every file of upstream's config/ directory loads unchanged (when the source tree exists;
 // CI has no upstream tree and uses the testdata files above).
 TEST(PerfWorkload, UpstreamConfigDirectoryLoads) {
