@@ -52,10 +52,24 @@ check "failure reason from the benchmark log" contains "$table" \
 check "missing figures point to notes" contains "$table" "| Preemption/5000Nodes | see [3] | — | — | see [4] | — | — | — |"
 check "timeout note" contains "$table" "[3] Preemption/5000Nodes, upstream: timed out after 45m"
 check "skip note" contains "$table" "[4] Preemption/5000Nodes, Phalanx: skipped: fixture: preemption not modelled"
-check "workload name with '/'" contains "$table" \
-  "| Unschedulable/5000Nodes/200InitPods | see [5] | — | — | 2456 | 2000 | 2200 | — |"
-check "upstream not run note" contains "$table" "[5] Unschedulable/5000Nodes/200InitPods, upstream: not run: v1.20.2's benchmark cannot finish it"
+check "workload name with '/', figures from the log" contains "$table" \
+  "| Unschedulable/5000Nodes/200InitPods | 25.0 [5] | 10.0 | 60.0 | 2456 | 2000 | 2200 | 98.2× |"
+check "from-log note" contains "$table" "[5] Unschedulable/5000Nodes/200InitPods, upstream: v1.20.2's benchmark measures this workload but never finishes it"
 check "histogram items are not throughput" lacks "$table" "6.2"
+
+# Upstream's SchedulingThroughput from the 1 s samples its collector logs (counts 0, 10, 40,
+# 100 -> samples 0, 10, 30, 60: mean 25; util.go percentiles sorted[ceil(n*p/100)-1]).
+"$SCRIPT" throughput-from-log Unschedulable/5000Nodes/200InitPods "$TMP/fromlog.json" \
+  <"$DATA/upstream-unschedulable.log"
+check "throughput from log" [ "$(jq -c '.dataItems[0].data' "$TMP/fromlog.json")" == \
+  '{"Average":25,"Perc50":10,"Perc90":60,"Perc99":60}' ]
+check "from-log item named for the workload" [ "$(jq -r '.dataItems[0].labels.Name' "$TMP/fromlog.json")" == \
+  "BenchmarkPerfScheduling/Unschedulable/5000Nodes/200InitPods/from-log" ]
+if out="$(echo "no samples" | "$SCRIPT" throughput-from-log X "$TMP/none.json" 2>&1)"; then
+  check "log without samples fails" false
+else
+  check "log without samples is an error" contains "$out" "no throughput samples"
+fi
 
 # Bad JSON: a clear error naming the file, non-zero exit.
 cp -r "$DATA/results" "$TMP/bad"
