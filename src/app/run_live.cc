@@ -25,6 +25,7 @@
 #include "metrics/http_server.h"
 #include "metrics/metrics.h"
 #include "metrics/scheduler_metrics.h"
+#include "quota/queue_metrics.h"
 #include "scheduler/scheduler.h"
 
 namespace phalanx::app {
@@ -159,6 +160,7 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
     return metrics::PendingPods{double(c.active), double(c.backoff), double(c.unschedulable),
                                 double(c.gated)};
   });
+  quota::RegisterQueueMetrics(reg, sched->queues());  // phalanx_queue_* (docs/queues.md)
   reg.GaugeFunc("phalanx_informer_synced", "1 when the informer of a resource has synced",
                 {"resource"}, [&] {
                   std::vector<std::pair<metrics::Labels, double>> v;

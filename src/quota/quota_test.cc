@@ -8,6 +8,7 @@
 #include "gang/manager.h"
 #include "quota/fair_share.h"
 #include "quota/manager.h"
+#include "quota/queue_metrics.h"
 #include "quota/queue_tree.h"
 #include "testing/builders.h"
 
@@ -432,6 +433,29 @@ spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 8}}}
   EXPECT_TRUE(v.empty());
   EXPECT_EQ(why, "queues above their deserved share cannot free 2 nvidia.com/gpu without dropping "
                  "below their guarantee");
+}
+
+TEST(QueueManager, PrometheusGauges) {
+  QueueManager m;
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 4, limit: 8}}}
+)"));
+  m.SetCapacity({{kGpu, 16}});
+  m.OnPodAdd(GpuPod("run", "team-a", 3, "n1"));
+  m.OnPodAdd(GpuPod("wait", "team-a", 2));
+  metrics::Registry reg;
+  RegisterQueueMetrics(reg, m);
+  const std::string text = reg.Render();
+  for (const char* line : {"phalanx_queue_allocated{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 3",
+                           "phalanx_queue_pending{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 2",
+                           "phalanx_queue_deserved{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 5",
+                           "phalanx_queue_pods{queue=\"team-a\",state=\"running\"} 1",
+                           "phalanx_queue_pods{queue=\"team-a\",state=\"pending\"} 1"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
 }
 
 }  // namespace
