@@ -8,6 +8,7 @@ import os
 import sys
 import unittest
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import differential as D  # noqa: E402
 import generate as G  # noqa: E402
