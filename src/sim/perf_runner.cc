@@ -242,7 +242,8 @@ class WorkloadRun {
   std::vector<int64_t> created_per_op_;         // pods created by op
   std::vector<int64_t> bound_per_op_;           // pods bound by op
   std::map<std::string, int64_t> created_per_ns_;
-  std::map<std::string, int64_t> bound_per_ns_;
+  // Pods with a node per namespace now (bound minus deleted): upstream's getScheduledPods.
+  std::unordered_map<std::string, int64_t> scheduled_per_ns_;
   std::map<std::string, int64_t> waiting_ns_;   // skipWaitToCompletion namespaces -> count
   int64_t total_bound_ = 0;
   int measuring_op_ = -1;
@@ -266,7 +267,7 @@ class WorkloadRun {
 void WorkloadRun::OnBound(const api::Pod& pod) {
   ++total_bound_;
   const std::string& uid = pod.metadata.uid;
-  ++bound_per_ns_[pod.metadata.namespace_];
+  ++scheduled_per_ns_[pod.metadata.namespace_];
   // uid "perf-<op>-<n>": which op created the pod.
   if (uid.size() > 5 && uid.compare(0, 5, "perf-") == 0) {
     int op = std::atoi(uid.c_str() + 5);
@@ -348,6 +349,9 @@ bool WorkloadRun::Setup(std::string* err) {
   }
   sched_->on_bound = [this](const api::Pod& pod, const std::string&) { OnBound(pod); };
   sched_->AddEventHandlers(store_);
+  store_.AddPodHandlers({nullptr, nullptr, [this](const api::PodPtr& p) {
+                           if (!p->spec.node_name.empty()) --scheduled_per_ns_[p->metadata.namespace_];
+                         }});
   return true;
 }
 
@@ -485,8 +489,14 @@ bool WorkloadRun::CreatePods(const PerfOp& op, std::string* err) {
     waiting_ns_[ns] += total;
     return true;
   }
+  // Upstream waitUntilPodsScheduledInNamespace: the namespace's scheduled pods (whichever op
+  // created them) reach this op's count. For a measured op, whose namespace is its own in
+  // upstream's files, that is its own pods; for setup ops sharing a namespace (e.g.
+  // MixedSchedulingBasePod) pods that cannot be placed stay pending, as upstream.
   const int idx = op.index;
-  bool ok = Drive([&] { return bound_per_op_[idx] >= total; });
+  bool ok = Drive([&] {
+    return op.collect_metrics ? bound_per_op_[idx] >= total : scheduled_per_ns_[ns] >= total;
+  });
   if (op.collect_metrics) {
     auto t1 = bind_times_.empty() ? SteadyClock::now() : bind_times_.back();
     for (auto* f : profiles_) f->SetExtensionPointObserver(nullptr);
@@ -510,8 +520,10 @@ bool WorkloadRun::CreatePods(const PerfOp& op, std::string* err) {
     samples_.insert(samples_.end(), counts.begin(), counts.end());
   }
   if (!ok) {
-    *err = Where(op) + ": only " + std::to_string(bound_per_op_[idx]) + " of " +
-           std::to_string(total) + " pods scheduled (no progress possible)";
+    *err = Where(op) + ": only " +
+           std::to_string(op.collect_metrics ? bound_per_op_[idx] : scheduled_per_ns_[ns]) +
+           " of " + std::to_string(total) + " pods scheduled in namespace " + ns +
+           " (no progress possible)";
     if (auto ev = store_.Events(); !ev.empty()) {
       for (auto it = ev.rbegin(); it != ev.rend(); ++it) {
         if (it->reason == "FailedScheduling") {
@@ -694,17 +706,19 @@ bool WorkloadRun::Barrier(const PerfOp& op, std::string* err) {
   if (nss.empty()) {
     for (const auto& [ns, n] : waiting_ns_) nss.push_back(ns);
   }
+  // Upstream waitUntilPodsScheduled: per namespace, scheduled pods >= the pods created there
+  // by skipWaitToCompletion ops.
   bool ok = Drive([&] {
     for (const auto& ns : nss) {
-      if (bound_per_ns_[ns] < created_per_ns_[ns]) return false;
+      if (scheduled_per_ns_[ns] < waiting_ns_[ns]) return false;
     }
     return true;
   });
   if (!ok) {
     for (const auto& ns : nss) {
-      if (bound_per_ns_[ns] < created_per_ns_[ns]) {
-        *err = Where(op) + ": namespace " + ns + ": only " + std::to_string(bound_per_ns_[ns]) +
-               " of " + std::to_string(created_per_ns_[ns]) + " pods scheduled (no progress possible)";
+      if (scheduled_per_ns_[ns] < waiting_ns_[ns]) {
+        *err = Where(op) + ": namespace " + ns + ": only " + std::to_string(scheduled_per_ns_[ns]) +
+               " of " + std::to_string(waiting_ns_[ns]) + " pods scheduled (no progress possible)";
         return false;
       }
     }

@@ -6,11 +6,13 @@
 // Scheduler built from --config (default: the default profile), binding inline. Ops run in
 // order on the scheduling thread:
 //   createNodes / createPods / createPodGroups / createNamespaces create objects in the
-//   Store; createPods then runs scheduling cycles until every pod of the op is bound
-//   (upstream waits for the namespace's scheduled count to reach the op's count: ours is
-//   the stricter per-op form); skipWaitToCompletion pods are left for later ops; barrier
-//   runs cycles until the pods of the named namespaces (default: all skipped-wait ones)
-//   are bound; sleep keeps scheduling (and churning) for the duration; churn creates /
+//   Store; createPods then runs scheduling cycles until the namespace's scheduled pods
+//   reach the op's count, as upstream's waitUntilPodsScheduledInNamespace (so setup pods
+//   that cannot be placed, like MixedSchedulingBasePod's pod-affinity pods on nodes without
+//   the zone label, stay pending as they do upstream); an op with collectMetrics waits for
+//   its own pods; skipWaitToCompletion pods are left for later ops; barrier runs cycles
+//   until the named namespaces (default: all skipped-wait ones) have as many scheduled
+//   pods as their skipWaitToCompletion ops created; sleep keeps scheduling (and churning) for the duration; churn creates /
 //   deletes objects from its templates every intervalMilliseconds of wall time while
 //   later ops run. As in later upstream there is no implicit barrier at the end: pods that
 //   cannot be scheduled (e.g. the Unschedulable workloads' large pods) are reported as

@@ -124,5 +124,31 @@ TEST(PerfRunner, UnschedulableMeasuredPodsAreAnError) {
   EXPECT_NE(err.find("Insufficient cpu"), std::string::npos) << err;
 }
 
+// Upstream's wait counts the namespace's scheduled pods, not the op's: a setup op whose pods
+// cannot be placed passes when the namespace already holds enough scheduled pods (upstream
+// MixedSchedulingBasePod relies on this), and its pods stay pending.
+TEST(PerfRunner, SetupOpWaitsForNamespaceCountAsUpstream) {
+  const std::string dir = ::testing::TempDir() + "/perf_runner_nswait";
+  fs::create_directories(dir + "/config");
+  fs::copy_file(fs::path(kConfig).parent_path() / "pod-large-cpu.yaml", dir + "/config/pod-large-cpu.yaml",
+                fs::copy_options::overwrite_existing);
+  {
+    std::ofstream f(dir + "/config/w.yaml");
+    f << "- name: Mixed\n  workloadTemplate:\n  - {opcode: createNodes, count: 3}\n"
+         "  - {opcode: createPods, count: 4, namespace: setup}\n"
+         "  - {opcode: createPods, count: 4, namespace: setup, podTemplatePath: config/pod-large-cpu.yaml}\n"
+         "  - {opcode: createPods, count: 6, collectMetrics: true}\n"
+         "  workloads: [{name: w}]\n";
+  }
+  PerfOptions opts;
+  opts.workload_file = dir + "/config/w.yaml";
+  std::vector<PerfResult> results;
+  std::string err;
+  ASSERT_TRUE(RunPerfWorkloads(opts, &results, &err)) << err;
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].scheduled_measured, 6);
+  EXPECT_EQ(results[0].pending_at_end, 4);
+}
+
 }  // namespace
 }  // namespace phalanx::bench
