@@ -55,6 +55,10 @@ class EnqueueExtensions : public virtual Plugin {
 struct PreFilterResult {
   bool all_nodes = true;
   std::set<std::string> node_names;
+  // Sorted names of the PreFilter plugins whose results narrowed the node set, filled by
+  // Framework::RunPreFilterPlugins (upstream's unscheduledPlugins return value); the
+  // nodes left out are reported as "node(s) didn't satisfy plugin(s) [A B]".
+  std::vector<std::string> narrowed_by;
   // Intersection of two results (upstream Merge).
   PreFilterResult Merge(const PreFilterResult& other) const;
 };

@@ -346,6 +346,7 @@ Status Framework::RunPreFilterPluginsInternal(CycleState& state, const PodInfo& 
     }
     if (!r.all_nodes) with_nodes.emplace_back(p->Name());
     *result = result->Merge(r);
+    result->narrowed_by = with_nodes;
     if (!result->all_nodes && result->node_names.empty()) {
       std::sort(with_nodes.begin(), with_nodes.end());  // upstream sets.List: sorted
       std::string msg;
@@ -359,6 +360,7 @@ Status Framework::RunPreFilterPluginsInternal(CycleState& state, const PodInfo& 
       return Status(Code::kUnschedulableAndUnresolvable, msg);
     }
   }
+  std::sort(result->narrowed_by.begin(), result->narrowed_by.end());
   return ret;
 }
 

@@ -82,6 +82,10 @@ std::string Diagnosis::Message() const {
     for (const auto& [node, st] : node_statuses) {
       for (const auto& r : st.reasons()) ++hist[r];
     }
+    // Nodes left out by PreFilterResult count under the absent-nodes reason (upstream
+    // FitError.Error: NumAllNodes - NodeToStatus.Len()).
+    const int absent = num_all_nodes - static_cast<int>(node_statuses.size());
+    if (!absent_nodes_reason.empty() && absent > 0) hist[absent_nodes_reason] += absent;
     std::vector<std::string> parts;
     parts.reserve(hist.size());
     for (const auto& [r, n] : hist) parts.push_back(std::to_string(n) + " " + r);
@@ -474,6 +478,11 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
 
   std::vector<const NodeInfo*> subset;
   const std::vector<const NodeInfo*>* nodes = &all;
+  if (!pfr.all_nodes) {
+    std::string names;
+    for (const auto& p : pfr.narrowed_by) names += (names.empty() ? "" : " ") + p;
+    diag->absent_nodes_reason = "node(s) didn't satisfy plugin(s) [" + names + "]";
+  }
   if (!pfr.all_nodes || node_restriction_) {
     for (const auto* ni : all) {
       if ((pfr.all_nodes || pfr.node_names.count(ni->name())) &&

@@ -61,6 +61,10 @@ struct Diagnosis {
   std::set<std::string> pending_plugins;
   std::string pre_filter_msg;
   std::string post_filter_msg;
+  // Reason for the nodes a PreFilterResult left out (they have no entry in node_statuses):
+  // "node(s) didn't satisfy plugin(s) [NodeAffinity]" (upstream SetAbsentNodesStatus in
+  // schedule_one.go findNodesThatFitPod). Empty when PreFilter kept every node.
+  std::string absent_nodes_reason;
   // "0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint {a: b}."
   std::string Message() const;
 };

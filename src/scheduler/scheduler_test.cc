@@ -91,6 +91,28 @@ TEST(SchedulerTest, FailureMessageAggregatesReasonsLikeUpstream) {
   EXPECT_EQ(counts.unschedulable, 1u);
 }
 
+// Nodes left out by a PreFilterResult (NodeAffinity matchFields metadata.name) are
+// counted under "node(s) didn't satisfy plugin(s) [NodeAffinity]", as upstream's
+// SetAbsentNodesStatus does (found by the differential test against kube-scheduler).
+TEST(SchedulerTest, FailureMessageCountsNodesLeftOutByPreFilterResult) {
+  Env env;
+  for (const char* n : {"n1", "n2", "n3"}) {
+    ASSERT_TRUE(env.store.CreateNode(NodeBuilder(n).Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj()).ok());
+  }
+  api::Pod pod = PodBuilder("p").Req("cpu", "2").NodeAffinityIn("unused", {}).Obj();
+  auto& term = pod.spec.affinity->node_affinity->required_during_scheduling_ignored_during_execution->node_selector_terms[0];
+  term.match_expressions.clear();
+  term.match_fields.push_back({"metadata.name", "In", {"n1"}});
+  ASSERT_TRUE(env.store.CreatePod(pod).ok());
+  env.RunUntilIdle();
+  EXPECT_EQ(env.NodeOf("p"), "");
+  const std::string msg = env.ConditionMessage("p");
+  EXPECT_NE(msg.find("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy "
+                     "plugin(s) [NodeAffinity]."),
+            std::string::npos)
+      << msg;
+}
+
 TEST(SchedulerTest, NodeAddRequeuesOnlyPodsItCanHelp) {
   Env env;
   ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj()).ok());
