@@ -22,6 +22,7 @@
 #include "client/rest_config.h"
 #include "config/config.h"
 #include "framework/clock.h"
+#include "gang/manager.h"
 #include "metrics/http_server.h"
 #include "metrics/metrics.h"
 #include "metrics/scheduler_metrics.h"
@@ -173,6 +174,58 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
     return std::vector<std::pair<metrics::Labels, double>>{
         {{"api"}, double(api.requests())}, {{"events"}, double(events_api.requests())}};
   });
+  // Per-gang state at scrape time (gangs the scheduler knows: they disappear with their
+  // last member). Labels: gang = the gang key ("namespace/name", Workload gangs
+  // "namespace/workload/podGroup"), dialect. At most kMaxGangSeries gangs are exported,
+  // in key order, to bound the scrape size.
+  constexpr size_t kMaxGangSeries = 2000;
+  using GangRows = std::vector<std::pair<metrics::Labels, double>>;
+  auto per_gang = [&sched](const std::function<void(const gang::GangInfo&, GangRows*)>& fn) {
+    GangRows v;
+    auto keys = sched->gangs().GangKeys();
+    if (keys.size() > kMaxGangSeries) keys.resize(kMaxGangSeries);
+    for (const auto& k : keys) {
+      auto info = sched->gangs().Info(k);
+      if (info) fn(*info, &v);
+    }
+    return v;
+  };
+  auto dialect = [](const gang::GangInfo& g) {
+    return std::string(gang::DialectName(g.spec ? g.spec->dialect : g.ref.dialect));
+  };
+  reg.GaugeFunc("phalanx_gang_pods", "Member pods of a gang by state (pending, assumed, bound)",
+                {"gang", "dialect", "state"}, [=] {
+                  return per_gang([&](const gang::GangInfo& g, auto* v) {
+                    v->push_back({{g.key, dialect(g), "pending"}, double(g.counts.pending)});
+                    v->push_back({{g.key, dialect(g), "assumed"}, double(g.counts.assumed)});
+                    v->push_back({{g.key, dialect(g), "bound"}, double(g.counts.bound)});
+                  });
+                });
+  reg.GaugeFunc("phalanx_gang_min_member", "A gang's quorum (minMember / minCount)",
+                {"gang", "dialect"}, [=] {
+                  return per_gang([&](const gang::GangInfo& g, auto* v) {
+                    if (g.spec) v->push_back({{g.key, dialect(g)}, double(g.spec->min_member)});
+                  });
+                });
+  reg.GaugeFunc("phalanx_gang_scheduling_attempts",
+                "PodGroup cycles (or Permit rounds) a gang went through", {"gang", "dialect"},
+                [=] {
+                  return per_gang([&](const gang::GangInfo& g, auto* v) {
+                    v->push_back({{g.key, dialect(g)}, double(g.attempts)});
+                  });
+                });
+  reg.GaugeFunc("phalanx_gang_wait_seconds",
+                "Seconds from a gang's quorum (minMember pods exist) to minMember bound, or "
+                "to now while it is not yet running",
+                {"gang", "dialect"}, [=, &clock] {
+                  const api::Timestamp now = clock.Now();
+                  return per_gang([&](const gang::GangInfo& g, auto* v) {
+                    if (!g.has_quorum) return;
+                    const api::Timestamp end = g.running ? g.running_time : now;
+                    v->push_back({{g.key, dialect(g)},
+                                  double(end - g.quorum_time) / double(api::kNanosPerSecond)});
+                  });
+                });
   std::atomic<bool> ready{false};
   std::atomic<bool> lost{false};
   metrics::HttpServer http;

@@ -210,6 +210,18 @@ case_gang_status() {
   [[ "$ev_uid" == "scheduling.x-k8s.io/v1alpha1 $uid" ]] ||
     fail "event involvedObject is '$ev_uid', expected 'scheduling.x-k8s.io/v1alpha1 $uid'"
   pg_phase_is toobig Pending || fail "PodGroup toobig phase changed: $(pg_status toobig)"
+  # Per-gang metrics.
+  local m
+  m="$(http_get "$port" /metrics)" || fail "GET /metrics"
+  grep -q '^phalanx_gang_pods{gang="e2e/fits",dialect="Coscheduling",state="bound"} 2$' <<<"$m" ||
+    fail "metrics: no phalanx_gang_pods bound 2 for e2e/fits: $(grep '^phalanx_gang' <<<"$m" | tr '\n' ' ')"
+  grep -q '^phalanx_gang_pods{gang="e2e/toobig",dialect="Coscheduling",state="pending"} 3$' <<<"$m" ||
+    fail "metrics: e2e/toobig is not 3 pending: $(grep '^phalanx_gang_pods' <<<"$m" | tr '\n' ' ')"
+  grep -q '^phalanx_gang_min_member{gang="e2e/toobig",dialect="Coscheduling"} 3$' <<<"$m" ||
+    fail "metrics: no phalanx_gang_min_member 3 for e2e/toobig"
+  grep -Eq '^phalanx_gang_wait_seconds\{gang="e2e/fits",dialect="Coscheduling"\} [0-9.e+-]+$' <<<"$m" ||
+    fail "metrics: no phalanx_gang_wait_seconds for e2e/fits"
+  log "gang metrics: $(grep -E '^phalanx_gang_(pods|scheduling_attempts)\{gang="e2e/(fits|toobig)"' <<<"$m" | tr '\n' ' ')"
   stop_phalanx main
   log "$(grep -m1 'stopped:' "$STATE/phalanx-main.log" || true)"
 }
@@ -353,6 +365,23 @@ case_leader_kill9() {
   }
   wait_until 30 "metrics of $standby: 1 scheduled attempt" one_scheduled
   stop_phalanx "$standby"
+}
+
+# scripts/live-bench.sh at smoke size (50 nodes, 200 pods): Phalanx, kube-scheduler v1.20.2
+# and the bind-only client each bind every pod on their own fresh control plane, and the
+# table has a pods/s figure for each (timings are printed, never asserted).
+case_live_bench_smoke() {
+  local out code=0
+  out="$("$ROOT/scripts/live-bench.sh" --phalanx "$PHALANX" --nodes 50 --pods 200 --timeout 120 2>"$STATE/live-bench.err")" ||
+    code=$?
+  echo "$out"
+  [[ $code -eq 0 ]] || { tail -20 "$STATE/live-bench.err" >&2; fail "live-bench.sh exited $code"; }
+  local c
+  for c in phalanx upstream bind-only; do
+    grep -Eq "^\| $c \| 1 \| 200/200 \| [0-9.]+ \| [0-9]+ \|" <<<"$out" || fail "no complete row for $c in the table"
+  done
+  grep -q "^phalanx / upstream: " <<<"$out" || fail "no phalanx / upstream ratio"
+  grep -q "^issue 7 target" <<<"$out" || fail "no issue 7 target line"
 }
 
 # A kubeconfig with a CA that did not sign the server's certificate: refused, clearly.
