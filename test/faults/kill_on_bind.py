@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""SIGKILLs a process as soon as a watch sees the first gang member get bound.
+
+Usage: kill_on_bind.py PID NAMESPACE TIMEOUT-SECONDS
+Reads SERVER, CA, ADMIN_TOKEN from the environment. Lists the pods of NAMESPACE that carry
+the label scheduling.x-k8s.io/pod-group, remembers which are bound, then watches from the
+list's resourceVersion; the first pod that goes from unbound to bound triggers kill -9 PID.
+Prints "KILLED <pod> <node>" and exits 0, or prints "NO-BIND" and exits 1 after the timeout.
+"""
+import json
+import os
+import signal
+import ssl
+import sys
+import time
+import urllib.request
+
+
+def open_(path, timeout):
+    ctx = ssl.create_default_context(cafile=os.environ["CA"])
+    req = urllib.request.Request(os.environ["SERVER"] + path,
+                                 headers={"Authorization": "Bearer " + os.environ["ADMIN_TOKEN"]})
+    return urllib.request.urlopen(req, context=ctx, timeout=timeout)
+
+
+def main():
+    pid, ns, timeout = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    sel = "labelSelector=scheduling.x-k8s.io%2Fpod-group"
+    with open_(f"/api/v1/namespaces/{ns}/pods?{sel}", 30) as r:
+        lst = json.load(r)
+    bound = {p["metadata"]["name"] for p in lst["items"] if p["spec"].get("nodeName")}
+    rv = lst["metadata"]["resourceVersion"]
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        left = max(1, int(deadline - time.time()))
+        try:
+            with open_(f"/api/v1/namespaces/{ns}/pods?{sel}&watch=true&resourceVersion={rv}"
+                       f"&timeoutSeconds={left}", left + 5) as r:
+                for line in r:
+                    ev = json.loads(line)
+                    o = ev["object"]
+                    if ev["type"] == "ERROR":
+                        raise RuntimeError(f"watch error: {o}")
+                    rv = o["metadata"]["resourceVersion"]
+                    name, node = o["metadata"]["name"], o["spec"].get("nodeName")
+                    if node and name not in bound:
+                        os.kill(pid, signal.SIGKILL)
+                        print(f"KILLED {name} {node}")
+                        return 0
+        except OSError:
+            continue
+    print("NO-BIND")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
