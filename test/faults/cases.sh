@@ -273,9 +273,10 @@ case_http_faults() {
 
 # Two replicas with leader election (leaseDuration 6 s, renewDeadline 4 s, retryPeriod 1 s);
 # the leader is killed with SIGKILL 4 times in a row, the killed replica restarted as the new
-# standby each time, pods created after each kill. The survivor takes over every time, all
+# standby each time, pods and a gang of 3 created after each kill. The survivor takes over every time, all
 # pods are bound once, invariants hold.
 case_leader_kills() {
+  install_podgroup_crd
   create_namespace e2e
   create_node node-a 8 16Gi
   create_node node-b 8 16Gi
@@ -315,7 +316,8 @@ EOF
     unset "PHALANX_PIDS[$leader]"
     kills=$((kills + 1))
     for i in 0 1 2 3 4; do create_pod e2e "k$k-$i" 100m; done
-    expected=$((expected + 5))
+    gang "gk$k" 3 3 200m
+    expected=$((expected + 8))
     lease_is() { [[ "$(lease_holder)" == "$1" ]]; }
     wait_until 30 "replica $standby takes over the lease after kill $k" lease_is "e2e-$standby"
     wait_until 30 "$expected pods bound after kill $k" bound_at_least "$expected"
