@@ -28,7 +28,8 @@
 //                   Asynchronous on the status writer thread, coalesced per object (the
 //                   latest wins) and skipped when equal to what was last written, so
 //                   repeated outcomes and each member's bind cost no API call unless the
-//                   status changes.
+//                   status changes. Best effort: a failed write is logged and counted, and
+//                   the gang's next cycle outcome or member bind writes it again.
 #pragma once
 
 #include <condition_variable>

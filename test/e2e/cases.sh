@@ -137,8 +137,13 @@ case_gang() {
 case_gang_status() {
   api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions \
     "@$E2E_DIR/testdata/podgroup-crd.yaml" application/yaml >/dev/null || fail "create PodGroup CRD"
+  api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions \
+    "@$E2E_DIR/testdata/volcano-podgroup-crd.yaml" application/yaml >/dev/null ||
+    fail "create Volcano PodGroup CRD"
   crd_ready() { api GET /apis/scheduling.x-k8s.io/v1alpha1/podgroups; }
   wait_until 60 "PodGroup CRD served" crd_ready
+  vcrd_ready() { api GET /apis/scheduling.volcano.sh/v1beta1/podgroups; }
+  wait_until 60 "Volcano PodGroup CRD served" vcrd_ready
   create_namespace e2e
   create_node node-a 2 8Gi
   create_node node-b 2 8Gi
@@ -222,6 +227,24 @@ case_gang_status() {
   grep -Eq '^phalanx_gang_wait_seconds\{gang="e2e/fits",dialect="Coscheduling"\} [0-9.e+-]+$' <<<"$m" ||
     fail "metrics: no phalanx_gang_wait_seconds for e2e/fits"
   log "gang metrics: $(grep -E '^phalanx_gang_(pods|scheduling_attempts)\{gang="e2e/(fits|toobig)"' <<<"$m" | tr '\n' ' ')"
+
+  # Volcano (scheduling.volcano.sh/v1beta1): its CRD has no status subresource, so the
+  # status goes to the main resource; a bound gang is Running with a Scheduled condition.
+  local vpath=/apis/scheduling.volcano.sh/v1beta1/namespaces/e2e/podgroups
+  api POST "$vpath" '{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"vg","namespace":"e2e"},"spec":{"minMember":2}}' \
+    >/dev/null || fail "create Volcano PodGroup vg"
+  for i in 0 1; do
+    api POST /api/v1/namespaces/e2e/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"vg-$i\",\"annotations\":{\"scheduling.k8s.io/group-name\":\"vg\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}" \
+      >/dev/null || fail "create pod e2e/vg-$i"
+  done
+  for i in 0 1; do wait_until 60 "Volcano gang member e2e/vg-$i bound" pod_bound e2e vg-$i; done
+  vg_running() {
+    api GET "$vpath/vg" | jq -e '.status.phase == "Running" and .status.conditions[0].type == "Scheduled"'
+  }
+  wait_until 30 "Volcano PodGroup e2e/vg: phase Running, condition Scheduled" vg_running
+  log "Volcano PodGroup vg status: $(api GET "$vpath/vg" | jq -c .status)"
+  grep -q "scheduling.volcano.sh/v1beta1 has no status subresource" "$STATE/phalanx-main.log" ||
+    fail "phalanx did not log the fallback to the main resource for Volcano"
   stop_phalanx main
   log "$(grep -m1 'stopped:' "$STATE/phalanx-main.log" || true)"
 }
