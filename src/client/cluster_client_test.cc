@@ -1,0 +1,241 @@
+// LiveClusterClient against a fake API server on loopback (plain HTTP): PodGroup status
+// writes are coalesced and skipped when unchanged, fall back to the main resource when the
+// CRD has no status subresource, and events on a PodGroup name it with its uid.
+#include "client/cluster_client.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framework/clock.h"
+
+namespace phalanx::client {
+namespace {
+
+// One request at a time, "Connection: close" after each response. `status_for(method,
+// path)` picks the HTTP status. While `hold` is set, requests wait (after being recorded)
+// until Release(), so that a test can queue work behind an in-flight write.
+class FakeApiServer {
+ public:
+  struct Request {
+    std::string method, path, body;
+  };
+  explicit FakeApiServer(std::function<int(const std::string&, const std::string&)> status_for)
+      : status_for_(std::move(status_for)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(listen(fd_, 16), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakeApiServer() {
+    Release();
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void Hold() {
+    std::lock_guard<std::mutex> l(mu_);
+    hold_ = true;
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      hold_ = false;
+    }
+    cv_.notify_all();
+  }
+  // Waits until `n` requests were recorded.
+  void WaitFor(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait_for(l, std::chrono::seconds(10), [&] { return requests_.size() >= n; });
+  }
+  std::vector<Request> requests() {
+    std::lock_guard<std::mutex> l(mu_);
+    return requests_;
+  }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string in;
+      char buf[4096];
+      size_t header_end = std::string::npos, want = 0;
+      for (;;) {
+        ssize_t n = read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        in.append(buf, static_cast<size_t>(n));
+        if (header_end == std::string::npos) {
+          header_end = in.find("\r\n\r\n");
+          if (header_end == std::string::npos) continue;
+          auto cl = in.find("Content-Length: ");
+          if (cl == std::string::npos) cl = in.find("content-length: ");
+          want = cl != std::string::npos && cl < header_end ? std::stoul(in.substr(cl + 16)) : 0;
+        }
+        if (in.size() >= header_end + 4 + want) break;
+      }
+      Request r;
+      const auto sp1 = in.find(' '), sp2 = in.find(' ', sp1 + 1);
+      r.method = in.substr(0, sp1);
+      r.path = in.substr(sp1 + 1, sp2 - sp1 - 1);
+      if (header_end != std::string::npos) r.body = in.substr(header_end + 4);
+      const int status = status_for_(r.method, r.path);
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        requests_.push_back(r);
+        cv_.notify_all();
+        cv_.wait(l, [&] { return !hold_; });
+      }
+      const std::string body = "{}";
+      const std::string resp = "HTTP/1.1 " + std::to_string(status) +
+                               " X\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      (void)!write(c, resp.data(), resp.size());
+      close(c);
+    }
+  }
+
+  std::function<int(const std::string&, const std::string&)> status_for_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool hold_ = false;
+  std::vector<Request> requests_;
+};
+
+RestConfig Config(const std::string& url) {
+  RestConfig c;
+  c.server = url;
+  c.qps = 0;
+  return c;
+}
+
+framework::ClusterClient::PodGroupStatus Status(const std::string& phase, int32_t scheduled) {
+  framework::ClusterClient::PodGroupStatus s;
+  s.phase = phase;
+  s.scheduled = scheduled;
+  return s;
+}
+
+constexpr const char* kCosched = "scheduling.x-k8s.io/v1alpha1";
+
+TEST(LiveClusterClientFake, PodGroupStatusIsCoalescedAndSkippedWhenUnchanged) {
+  FakeApiServer server([](const std::string&, const std::string&) { return 200; });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(1);
+  LiveClusterClient c(api, events, clock);
+  server.Hold();
+  c.UpdatePodGroupStatus(kCosched, "PodGroup", "ml", "g", Status("Scheduling", 0));
+  server.WaitFor(1);  // the first write is in flight and held
+  for (int i = 1; i <= 4; ++i) {
+    c.UpdatePodGroupStatus(kCosched, "PodGroup", "ml", "g", Status("Scheduling", i));
+  }
+  server.Release();
+  server.WaitFor(2);
+  c.Flush(std::chrono::seconds(10));
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 2u);  // the first, then only the latest of the four queued
+  EXPECT_EQ(reqs[0].method, "PATCH");
+  EXPECT_EQ(reqs[0].path, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/g/status");
+  EXPECT_EQ(reqs[1].body, "{\"status\":{\"phase\":\"Scheduling\",\"scheduled\":4}}");
+  EXPECT_EQ(c.counters().podgroup_status_writes, 2);
+}
+
+TEST(LiveClusterClientFake, UnchangedStatusIsNotWrittenAgain) {
+  FakeApiServer server([](const std::string&, const std::string&) { return 200; });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(1);
+  LiveClusterClient c(api, events, clock);
+  server.Hold();
+  c.UpdatePodGroupStatus(kCosched, "PodGroup", "ml", "g", Status("Scheduled", 2));
+  server.WaitFor(1);
+  // Queued while the same status is in flight: once that write succeeded, this one
+  // changes nothing and is dropped at send time.
+  c.UpdatePodGroupStatus(kCosched, "PodGroup", "ml", "g", Status("Scheduled", 2));
+  server.Release();
+  c.Flush(std::chrono::seconds(10));
+  EXPECT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(c.counters().podgroup_status_writes, 1);
+  EXPECT_EQ(c.counters().podgroup_status_skipped, 1);
+}
+
+TEST(LiveClusterClientFake, NoStatusSubresourceFallsBackToTheMainResourceOnce) {
+  FakeApiServer server([](const std::string&, const std::string& path) {
+    return path.size() > 7 && path.compare(path.size() - 7, 7, "/status") == 0 ? 404 : 200;
+  });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(1);
+  LiveClusterClient c(api, events, clock);
+  const char* volcano = "scheduling.volcano.sh/v1beta1";
+  auto st = Status("Running", 2);
+  st.condition_type = "Scheduled";
+  st.condition_reason = "Scheduled";
+  c.UpdatePodGroupStatus(volcano, "PodGroup", "ml", "a", st);
+  server.WaitFor(2);
+  c.UpdatePodGroupStatus(volcano, "PodGroup", "ml", "b", st);
+  server.WaitFor(3);
+  c.Flush(std::chrono::seconds(10));
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].path, "/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups/a/status");
+  EXPECT_EQ(reqs[1].path, "/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups/a");
+  // Remembered: the next object of that group goes to the main resource directly.
+  EXPECT_EQ(reqs[2].path, "/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups/b");
+  EXPECT_NE(reqs[2].body.find("\"conditions\":[{\"type\":\"Scheduled\""), std::string::npos)
+      << reqs[2].body;
+  EXPECT_EQ(c.counters().podgroup_status_writes, 2);
+  EXPECT_EQ(c.counters().podgroup_status_errors, 0);
+}
+
+TEST(LiveClusterClientFake, EventOnPodGroupNamesItWithItsUid) {
+  FakeApiServer server([](const std::string&, const std::string&) { return 201; });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(5 * api::kNanosPerSecond);
+  LiveClusterClient c(api, events, clock);
+  api::Unstructured pg;
+  pg.api_version = kCosched;
+  pg.kind = "PodGroup";
+  pg.metadata.namespace_ = "ml";
+  pg.metadata.name = "g";
+  pg.metadata.uid = "uid-123";
+  c.ObserveObject(pg, false);
+  c.RecordObjectEvent(kCosched, "PodGroup", "ml", "g", "Warning", "FailedScheduling",
+                      "gang ml/g: 1 of 3 pending members fit, 3 needed");
+  server.WaitFor(1);
+  c.Flush(std::chrono::seconds(10));
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].method, "POST");
+  EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/ml/events");
+  EXPECT_NE(reqs[0].body.find("\"involvedObject\":{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\","
+                              "\"kind\":\"PodGroup\",\"namespace\":\"ml\",\"name\":\"g\","
+                              "\"uid\":\"uid-123\"}"),
+            std::string::npos)
+      << reqs[0].body;
+  EXPECT_NE(reqs[0].body.find("\"type\":\"Warning\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace phalanx::client
