@@ -3,9 +3,12 @@
 #include <curl/curl.h>
 #include <simdjson.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace phalanx::client {
 
@@ -224,8 +227,11 @@ Response RestClient::Do(std::string_view method, const std::string& path, const 
                         std::string_view content_type) {
   limiter_.Wait();
   Response r;
+  int retry_after_waits = 0;
+  curl_off_t retry_after_waited_s = 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     r = Response{};
+    curl_off_t retry_after = 0;
     CURL* h = static_cast<CURL*>(Acquire());
     if (h == nullptr) {
       r.curl_code = CURLE_OUT_OF_MEMORY;
@@ -269,7 +275,24 @@ Response RestClient::Do(std::string_view method, const std::string& path, const 
       curl_easy_cleanup(h);  // its connection may be broken: do not reuse
     } else {
       curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+      curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
       Release(h);
+    }
+    // 429 or 5xx with Retry-After: wait that long and send the request again, up to 10
+    // times (client-go rest.Request: checkWait, maxRetries 10), at most 20 s of waiting in
+    // all so that shutdown is not held up; "Retry-After: 0" is not retried (libcurl reports
+    // it as no header). Not for the Lease: upstream bounds those retries by the renew
+    // deadline (context), here LeaderElector retries every retryPeriod itself.
+    const curl_off_t wait_s = std::min<curl_off_t>(retry_after, 10);
+    if ((r.status == 429 || r.status >= 500) && retry_after > 0 && retry_after_waits < 10 &&
+        retry_after_waited_s + wait_s <= 20 &&
+        path.find("/apis/coordination.k8s.io/") == std::string::npos) {
+      ++retry_after_waits;
+      retry_after_waited_s += wait_s;
+      --attempt;
+      std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+      limiter_.Wait();
+      continue;
     }
     if (r.status == 401 && attempt == 0 && !cfg_.token_file.empty()) {
       const std::string before = Token();

@@ -46,7 +46,10 @@ class RestClient {
 
   // One request. `path` starts with '/' (e.g. "/api/v1/pods?limit=500"); `content_type`
   // applies when `body` is non-empty. Waits for the rate limiter first. On 401 with a
-  // tokenFile the token is re-read and the request retried once.
+  // tokenFile the token is re-read and the request retried once. On 429 or 5xx with a
+  // Retry-After of N > 0 seconds it waits min(N, 10) s and retries, up to 10 times and 20 s
+  // in all (client-go rest.Request checkWait / maxRetries), except for coordination.k8s.io
+  // Leases (LeaderElector retries those itself); then the last response is returned.
   Response Do(std::string_view method, const std::string& path, const std::string& body = "",
               std::string_view content_type = "application/json");
 

@@ -262,13 +262,38 @@ case_http_faults() {
   wait_until 150 "all $expected pods bound through the faulty proxy" bound_at_least "$expected"
   phalanx_running main || fail "phalanx exited under HTTP faults"
   local kinds
-  kinds="$(awk '/^FAULT/ {print $2}' "$STATE/proxy-faults.log" | sort | uniq -c | awk '{printf "%s=%s ", $2, $1}')"
+  kinds="$(awk '$1 == "FAULT" {print $2}' "$STATE/proxy-faults.log" | sort | uniq -c | awk '{printf "%s=%s ", $2, $1}')"
   log "faults injected: $kinds"
   log "phalanx log on them: $(grep -ciE '409|conflict' "$STATE/phalanx-main.log" || true) conflict lines," \
       "$(grep -ciE '429|503|retry' "$STATE/phalanx-main.log" || true) 429/503/retry lines," \
       "$(grep -ciE '410|expired|relist' "$STATE/phalanx-main.log" || true) 410/relist lines"
+  # Retry-After: 1 is honoured: every 429 / 503 older than 3 s was sent again (same
+  # method, path and body) and not before 0.9 s had passed (client-go checkWait).
+  sleep 3  # lets the retries of the last injected 429 / 503 happen (Retry-After is 1 s)
+  local ra
+  ra="$(python3 - "$STATE/proxy-faults.log" <<'PY'
+import sys, time
+rows = [l.split() for l in open(sys.argv[1]) if l.startswith(("REQ", "FAULT"))]
+now, bad, ok = time.time(), [], 0
+for i, r in enumerate(rows):
+    if r[0] != "FAULT" or r[1] not in ("429", "503") or float(r[5]) > now - 3:
+        continue
+    nxt = next((x for x in rows[i + 1:] if x[0] == "REQ" and x[2:5] == r[2:5]), None)
+    if nxt is None:
+        bad.append(f"{r[1]} {r[2]} {r[3]}: never sent again")
+    elif float(nxt[5]) - float(r[5]) < 0.9:
+        bad.append(f"{r[1]} {r[2]} {r[3]}: sent again after {float(nxt[5]) - float(r[5]):.3f} s (< Retry-After 1 s)")
+    else:
+        ok += 1
+print(f"RETRY-AFTER honoured={ok} violated={len(bad)}")
+for b in bad:
+    print("  " + b)
+PY
+)"
+  echo "$ra"
+  grep -q 'violated=0$' <<<"$(head -1 <<<"$ra")" || fail "Retry-After not honoured (above)"
   stop_phalanx main
-  report http_faults "$(proxy_faults)"
+  report http_faults "$(grep -c '^FAULT' "$STATE/proxy-faults.log")"
 }
 
 # Two replicas with leader election (leaseDuration 6 s, renewDeadline 4 s, retryPeriod 1 s);

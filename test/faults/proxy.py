@@ -24,10 +24,13 @@ Usage:
         --pslow the request is held MS before it is forwarded
       --bind-delay-ms holds every binding POST MS before forwarding, one at a time (so that
       the bindings of one gang are spread out in time and a kill can fall between them).
-Every injected fault is one line "FAULT <kind> <method> <path>" in --log (default stderr);
+Every injected fault is one line "FAULT <kind> <method> <path> <body-sha1> <unix-time>" in
+--log (default stderr); in http mode every request is also logged as
+"REQ - <method> <path> <body-sha1> <unix-time>" (so that retries can be matched);
 SIGTERM ends the proxy. Python 3 standard library only.
 """
 import argparse
+import hashlib
 import random
 import signal
 import socket
@@ -44,9 +47,13 @@ class Log:
     def __init__(self, path):
         self.f = open(path, "a", buffering=1) if path else sys.stderr
 
-    def fault(self, kind, method="-", path="-"):
+    def fault(self, kind, method="-", path="-", key="-"):
         with LOCK:
-            self.f.write(f"FAULT {kind} {method} {path}\n")
+            self.f.write(f"FAULT {kind} {method} {path} {key} {time.time():.3f}\n")
+
+    def request(self, method, path, key):
+        with LOCK:
+            self.f.write(f"REQ - {method} {path} {key} {time.time():.3f}\n")
 
 
 def pump(src, dst):
@@ -184,20 +191,22 @@ def run_http(a, log, rng):
             if req is None:
                 return
             lines, method, path, hdrs, body = req
+            key = hashlib.sha1(body).hexdigest()[:12]
+            log.request(method, path, key)
             is_watch = "watch=true" in path or "watch=1" in path
             is_bind = method == "POST" and path.split("?")[0].endswith("/binding")
             if not is_watch and draw(a.p429):
-                log.fault("429", method, path)
+                log.fault("429", method, path, key)
                 return respond(c, 429, "Too Many Requests",
                                status_body(429, "TooManyRequests", "injected: too many requests"),
                                "Retry-After: 1\r\n")
             if not is_watch and draw(a.p503):
-                log.fault("503", method, path)
+                log.fault("503", method, path, key)
                 return respond(c, 503, "Service Unavailable",
                                status_body(503, "ServiceUnavailable", "injected: unavailable"),
                                "Retry-After: 1\r\n")
             if is_watch and draw(a.p410):
-                log.fault("410", method, path)
+                log.fault("410", method, path, key)
                 ev = (b'{"type":"ERROR","object":' +
                       status_body(410, "Expired", "injected: too old resource version") + b"}\n")
                 c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -207,10 +216,10 @@ def run_http(a, log, rng):
             conflict = is_bind and draw(a.p409)
             conflict_before = conflict and draw(0.5)
             if conflict_before:
-                log.fault("409-before", method, path)
+                log.fault("409-before", method, path, key)
                 return respond(c, 409, "Conflict", status_body(409, "Conflict", "injected: conflict"))
             if draw(a.pslow):
-                log.fault("slow", method, path)
+                log.fault("slow", method, path, key)
                 time.sleep(a.slow_ms / 1000)
             out = [lines[0]] + [ln for ln in lines[1:] 
                    if not ln.lower().startswith(("connection:", "expect:"))]
@@ -234,7 +243,7 @@ def run_http(a, log, rng):
                         resp += b
                     u.close()
                     log.fault("409-after" if b" 201 " in resp.split(b"\r\n", 1)[0] else "409-after-failed",
-                              method, path)
+                              method, path, key)
                     return respond(c, 409, "Conflict", status_body(409, "Conflict", "injected: conflict"))
             finally:
                 if lock:
