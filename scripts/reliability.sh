@@ -23,12 +23,17 @@ cd "$(dirname "$0")/.."
 E2E_FAULT_CASES=(
   "apiserver_restart|kube-apiserver killed for 10 s mid-run, restarted (same Phalanx process resumes; nothing double-bound)"
   "leader_kill9|kill -9 of the leading replica (standby takes over the Lease and schedules)"
+  "fault_phalanx_kill9|kill -9 of phalanx run 5 times at seeded random points, 3 of them right after the first binding of a Coscheduling gang; restart completes every gang (test/faults)"
+  "fault_watch_cuts|a loopback TCP proxy cuts every connection (watch streams too) every 3 s and delays 30% of new ones (test/faults)"
+  "fault_etcd_restart|etcd stopped and restarted with the same data dir twice mid-run (test/faults)"
+  "fault_http_faults|a TLS-terminating proxy: 409 on 30% of bindings (half after the bind happened), 429 / 503 with Retry-After on 5% / 5%, 410 Gone on 30% of watches, 800 ms delays on 10% (test/faults)"
+  "fault_leader_kills|two replicas with leader election; the leader kill -9'd 4 times in a row (test/faults)"
 )
 
 # suite | what it tries
 HOSTILE_SUITES=(
   "QuantityHostileTest|quantities 1e308, -1e308, 2^63, 8Ei, -1, exponents beyond int64, 10 MB digit / letter / fraction strings, pod requests with them"
-  "DecodeHostileTest|YAML and JSON nested 10^5 levels (flow sequences, maps, Lists), a stray ',' (yaml-cpp endless loop), 100k labels and a 100k-entry selector, 10 MB label keys / values / names / annotations, 100k empty documents, 20k namespaces, binary garbage"
+  "DecodeHostileTest|YAML and JSON nested 10^5 levels (flow sequences, maps, Lists), a stray ',' (yaml-cpp endless loop), 100k labels and a 100k-entry selector, 2 MB label keys / values / names / annotations, 20k empty documents, 5k namespaces, binary garbage"
   "ClientHostileTest|LIST / WATCH bodies that are not objects, JSON nested 10^5 levels, a 20k-item LIST with bad items, kubeconfigs with missing maps / 10^5 nesting / garbage, secrets in error messages, group/world-readable key and token files"
   "HttpServerHostileTest|a slowloris client on the health port, a 1 MB request head, binary garbage, POST"
   "GangHostileTest|a 100,000-pod gang (Job + Coscheduling PodGroup) that cannot fit on 8 nodes"
