@@ -166,7 +166,7 @@ void Manager::UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timest
   }
 }
 
-std::optional<GangInfo> Manager::Info(const std::string& key) const {
+std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members) const {
   std::lock_guard<std::mutex> l(mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) {
@@ -183,7 +183,7 @@ std::optional<GangInfo> Manager::Info(const std::string& key) const {
   info.spec = SpecLocked(g, key);
   info.ref = g.ref;
   info.counts = g.counts;
-  info.member_pods.assign(g.members.begin(), g.members.end());
+  if (with_members) info.member_pods.assign(g.members.begin(), g.members.end());
   info.attempts = g.attempts;
   info.last_reason = g.last_reason;
   info.quorum_time = g.quorum_time;

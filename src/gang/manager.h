@@ -77,7 +77,8 @@ class Manager {
   std::optional<GangRef> RefOf(const api::Pod& pod) const;
   // Snapshot of a gang's state; nullopt if no pod or object mentions the key.
   // Copies the member list: O(members). Hot paths use Summary.
-  std::optional<GangInfo> Info(const std::string& gang_key) const;
+  // with_members = false leaves member_pods empty (O(1) instead of O(members)).
+  std::optional<GangInfo> Info(const std::string& gang_key, bool with_members = true) const;
   // Spec and counts only (no member list), O(1) apart from the map lookup.
   struct Summary {
     std::shared_ptr<const PodGroupSpec> spec;  // nullptr: the gang object does not exist

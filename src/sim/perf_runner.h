@@ -14,9 +14,9 @@
 //   until the named namespaces (default: all skipped-wait ones) have as many scheduled
 //   pods as their skipWaitToCompletion ops created; sleep keeps scheduling (and churning) for the duration; churn creates /
 //   deletes objects from its templates every intervalMilliseconds of wall time while
-//   later ops run. As in later upstream there is no implicit barrier at the end: pods that
-//   cannot be scheduled (e.g. the Unschedulable workloads' large pods) are reported as
-//   pending, not waited for.
+//   later ops run. As in later upstream there is no implicit barrier at the end: pods still
+//   pending when the last op is done (e.g. the Unschedulable workloads' large pods) are
+//   reported as pending, not waited for.
 //
 // Time: the scheduler runs on a virtual clock that advances only when the scheduler is
 // idle (activeQ empty) to its next wake-up (backoff expiry, unschedulable flush, Permit
@@ -92,6 +92,9 @@ struct PerfResult {
   int64_t measured_pods = 0;   // pods of the collectMetrics ops
   int64_t scheduled_measured = 0;
   double seconds = 0;
+  // Process CPU time (all threads) over the same interval: on a shared machine,
+  // scheduled_measured / cpu_seconds ("pods/cpu-s") is the figure that load does not skew.
+  double cpu_seconds = 0;
   ThroughputSummary throughput;
   double window_ms = 0;
   int64_t samples = 0;
