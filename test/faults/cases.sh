@@ -7,6 +7,8 @@
 #                     first binding of a Coscheduling gang; restart; every gang completes
 #   watch_cuts        a loopback TCP proxy (TLS passes through) cuts every connection,
 #                     watch streams included, every 3 s and delays new ones
+#   apiserver_kill_gangs  kube-apiserver SIGKILLed right after the first binding of a gang,
+#                     restarted 5 s later, 3 times; the same phalanx completes every gang
 #   etcd_restart      etcd stopped and started again (same data dir) twice mid-run
 #   http_faults       a TLS-terminating proxy answers 409 on bindings, 429 / 503 with
 #                     Retry-After, 410 Gone on watches, and slows requests
@@ -140,6 +142,7 @@ case_phalanx_kill9() {
     ((r % 2 == 1 && p > 0)) && between=$((between + 1))
     log "round $r: kill -9 $how; $(tail -1 <<<"$out"); gangs partially bound now: $p"
     grep '^VIOLATION gang:' <<<"$out" || true
+    pod_bindings e2e | awk '$2 != "-"' >>"$STATE/bound-at-kills"
   done
   ((between > 0)) || fail "no kill fell between the bindings of one gang (the case did not test what it says)"
   start_phalanx final "$STATE/proxy.kubeconfig" "$STATE/sched.yaml"
@@ -148,11 +151,70 @@ case_phalanx_kill9() {
   local n
   n=$(bound_count)
   ((n == expected)) || fail "$n pods bound, expected $expected (never-* must stay unbound)"
+  # Members bound before a kill stay where they are: the restart counts them, it does not
+  # move (delete and re-create) or re-bind them.
+  local moved
+  moved="$(comm -23 <(sort -u "$STATE/bound-at-kills") <(pod_bindings e2e))"
+  [[ -z "$moved" ]] || fail "pods bound before a kill changed their binding: $moved"
   log "$kills kills ($between between the bindings of one gang; $partial partially bound gangs" \
       "seen after kills); after the restart $n pods bound"
   grep -E 'partially|already bound|rebuil|gang' "$STATE/phalanx-final.log" | head -5 || true
   stop_phalanx final
   report phalanx_kill9 "$kills"
+}
+
+# kube-apiserver SIGKILLed while gangs are being bound (right after a watch sees the first
+# gang member bound; the proxy holds each binding POST 150 ms, one at a time, so bindings of
+# one gang are in flight), down 5 s, restarted; 3 rounds. The same phalanx process completes
+# every gang; nothing is bound twice; invariants hold.
+case_apiserver_kill_gangs() {
+  install_podgroup_crd
+  create_namespace e2e
+  local i r
+  for i in 0 1 2; do create_node "node-$i" 4 16Gi; done
+  make_proxy_cert
+  local pport
+  pport=$(free_port)
+  start_proxy "$pport" http --cert "$STATE/proxy.crt" --key "$STATE/proxy.key" \
+    --upstream-ca "$CA" --bind-delay-ms 150
+  proxy_kubeconfig "$pport" "$STATE/proxy.crt" "$STATE/proxy.kubeconfig"
+  write_config "$STATE/sched.yaml" false
+  start_phalanx main "$STATE/proxy.kubeconfig" "$STATE/sched.yaml"
+  local pid=${PHALANX_PIDS[main]} expected=0 restarts=0 partial=0
+  wait_until 60 "/readyz" http_get "$METRICS_PORT_main" /readyz
+  for ((r = 1; r <= 3; r++)); do
+    # The watcher starts first (it lists, then watches), then the gangs are created.
+    python3 "$FAULTS_DIR/kill_on_bind.py" "$(cat "$STATE/cp/apiserver.pid")" e2e 60 \
+      >"$STATE/kill-$r.out" 2>&1 &
+    local wpid=$!
+    sleep 1  # the watcher's LIST and WATCH are in place (one round trip each on loopback)
+    local -a cmd=()
+    mapfile -d '' -t cmd <"/proc/$(cat "$STATE/cp/apiserver.pid")/cmdline" ||
+      fail "cannot read kube-apiserver's command line"
+    gang "g$r-a" 3 3 300m
+    gang "g$r-b" 4 4 200m
+    expected=$((expected + 7))
+    wait "$wpid" || fail "round $r: no gang binding seen: $(cat "$STATE/kill-$r.out")"
+    log "round $r: kube-apiserver SIGKILLed $(cat "$STATE/kill-$r.out"); down for 5 s"
+    sleep 5  # a deliberate outage
+    echo "---- restarted $(date +%H:%M:%S) ----" >>"$STATE/cp/apiserver.log"
+    "${cmd[@]}" >>"$STATE/cp/apiserver.log" 2>&1 &
+    echo $! >"$STATE/cp/apiserver.pid"
+    restarts=$((restarts + 1))
+    ready() { curl -sf --cacert "$CA" -H "Authorization: Bearer $ADMIN_TOKEN" "$SERVER/readyz"; }
+    wait_until 120 "kube-apiserver ready again" ready
+    local out p
+    out="$(python3 "$FAULTS_DIR/check_invariants.py" --namespace e2e || true)"
+    p=$(grep -c '^VIOLATION gang:' <<<"$out" || true)
+    partial=$((partial + p))
+    log "round $r: after the restart $(tail -1 <<<"$out"); gangs partially bound: $p"
+    kill -0 "$pid" 2>/dev/null || fail "phalanx exited during the kube-apiserver outage"
+    wait_until 90 "$expected pods bound after restart $r" bound_at_least "$expected"
+  done
+  log "$restarts kube-apiserver kills mid-gang ($partial partially bound gangs seen right after them)"
+  kill -0 "$pid" 2>/dev/null || fail "phalanx exited"
+  stop_phalanx main
+  report apiserver_kill_gangs "$restarts"
 }
 
 # Watch streams cut: a TCP proxy (TLS passes through) between phalanx and kube-apiserver
