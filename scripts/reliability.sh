@@ -19,7 +19,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# name | description of what is injected | ctest regex
+# case (ctest name without "e2e.") | what is injected. Cases of test/faults print
+#   FAULT-REPORT <case> injected=<n> pods_bound=<n> violations=<n>
+# and the table adds those counts.
 E2E_FAULT_CASES=(
   "apiserver_restart|kube-apiserver killed for 10 s mid-run, restarted (same Phalanx process resumes; nothing double-bound)"
   "leader_kill9|kill -9 of the leading replica (standby takes over the Lease and schedules)"
@@ -136,10 +138,16 @@ done
 for entry in "${E2E_FAULT_CASES[@]}"; do
   c=${entry%%|*} what=${entry#*|}
   echo "reliability: e2e.$c"
-  (cd "$build_dir" && ctest -R "^e2e\.${c}\$" --output-on-failure --timeout 2400) \
-    >"$work/e2e.$c.log" 2>&1 || true
+  # -V: the case's own output (FAULT-REPORT) is in the log even when it passes.
+  (cd "$build_dir" && ctest -R "^e2e\.${c}\$" -V --timeout 2400) >"$work/e2e.$c.log" 2>&1 || true
   line=$(grep -E "Test +#[0-9]+: e2e\.${c} " "$work/e2e.$c.log" || true)
-  if [[ $line == *Passed* ]]; then
+  report=$(grep -oE 'FAULT-REPORT .*' "$work/e2e.$c.log" | tail -1 || true)
+  if [[ $report =~ injected=([0-9]+).*pods_bound=([0-9]+).*violations=([0-9]+) ]]; then
+    what+="; ${BASH_REMATCH[1]} faults injected, ${BASH_REMATCH[2]} pods bound, ${BASH_REMATCH[3]} invariant violations"
+  fi
+  if [[ -z $line ]]; then
+    result="**not run** (no such test in $build_dir)"; failed=1
+  elif [[ $line == *Passed* ]]; then
     secs=$(echo "$line" | grep -oE '[0-9.]+ sec' || true)
     result="pass ($secs)"
   elif [[ $line == *Skipped* ]]; then
