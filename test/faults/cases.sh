@@ -12,8 +12,9 @@
 #   etcd_restart      etcd stopped and started again (same data dir) twice mid-run
 #   http_faults       a TLS-terminating proxy answers 409 on bindings, 429 / 503 with
 #                     Retry-After, 410 Gone on watches, and slows requests
+#   checker_selftest  check_invariants.py reports each of its 5 invariants broken on purpose
 #   leader_kills      two replicas with leader election; the leader is kill -9'd 4 times in a row
-# Each case ends with test/faults/check_invariants.py (0 violations required) and prints
+# Each fault case ends with test/faults/check_invariants.py (0 violations required) and prints
 #   FAULT-REPORT <case> injected=<n> pods_bound=<n> violations=<n>
 # (collected by scripts/reliability.sh). FAULT_SEED (default 8) seeds the random points.
 # Exit 77 = skipped (binaries cannot be built and CI is not set).
@@ -215,6 +216,43 @@ case_apiserver_kill_gangs() {
   kill -0 "$pid" 2>/dev/null || fail "phalanx exited"
   stop_phalanx main
   report apiserver_kill_gangs "$restarts"
+}
+
+# The invariant checker itself can fail: with no scheduler running, an admin breaks each
+# invariant once through the API (binds over a node's allocatable cpu, binds to a node that
+# does not exist, binds 1 of a gang of 2, records a second Scheduled event for a pod, leaves
+# a pod pending without a reason) and check_invariants.py must report exactly those 5 kinds.
+case_checker_selftest() {
+  install_podgroup_crd
+  create_namespace e2e
+  create_node small 1 4Gi
+  bind() {  # POD NODE
+    api POST "/api/v1/namespaces/e2e/pods/$1/binding" \
+      "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$1\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"$2\"}}" >/dev/null ||
+      fail "admin binding of $1 to $2"
+  }
+  create_pod e2e over-0 800m; bind over-0 small
+  create_pod e2e over-1 800m; bind over-1 small      # 1.6 CPU on a 1-CPU node
+  create_pod e2e ghost 100m; bind ghost no-such-node  # a node that does not exist
+  gang half 2 2 100m; bind half-0 small                 # 1 of minMember 2 bound
+  local uid
+  uid="$(api GET /api/v1/namespaces/e2e/pods/over-0 | jq -r .metadata.uid)"
+  for i in 0 1; do
+    api POST /api/v1/namespaces/e2e/events "{\"apiVersion\":\"v1\",\"kind\":\"Event\",
+      \"metadata\":{\"name\":\"over-0.$i\",\"namespace\":\"e2e\"},\"reason\":\"Scheduled\",\"type\":\"Normal\",
+      \"message\":\"Successfully assigned e2e/over-0 to small\",
+      \"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"e2e\",\"name\":\"over-0\",\"uid\":\"$uid\"}}" >/dev/null ||
+      fail "create event over-0.$i"
+  done
+  local out code=0
+  out="$(python3 "$FAULTS_DIR/check_invariants.py" --namespace e2e)" || code=$?
+  echo "$out"
+  ((code == 1)) || fail "check_invariants.py exited $code on a broken cluster, expected 1"
+  local kinds
+  kinds="$(sed -n 's/^VIOLATION \([a-z]*\):.*/\1/p' <<<"$out" | sort -u | tr '\n' ' ')"
+  [[ "$kinds" == "capacity gang node reason twice " ]] || fail "violation kinds '$kinds', expected all 5"
+  grep -q '^VIOLATION reason: pending pod e2e/half-1 ' <<<"$out" || fail "the pending pod half-1 was not reported"
+  echo "CHECKER-SELFTEST broken=5 reported=$(grep -c "^VIOLATION" <<<"$out") kinds: $kinds"
 }
 
 # Watch streams cut: a TCP proxy (TLS passes through) between phalanx and kube-apiserver
