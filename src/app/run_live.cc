@@ -185,7 +185,7 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
     auto keys = sched->gangs().GangKeys();
     if (keys.size() > kMaxGangSeries) keys.resize(kMaxGangSeries);
     for (const auto& k : keys) {
-      auto info = sched->gangs().Info(k);
+      auto info = sched->gangs().Info(k, /*with_members=*/false);
       if (info) fn(*info, &v);
     }
     return v;

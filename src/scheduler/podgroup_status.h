@@ -2,8 +2,8 @@
 //
 // Called at PodGroup cycle outcomes (podgroup_cycle.cc) and when a member's binding is
 // observed (Scheduler::OnPodUpdate). The ClusterClient coalesces and sends the write off
-// the scheduling thread; these functions only compute the status (O(members) copy of the
-// gang's state).
+// the scheduling thread; these functions only compute the status from the gang's counts
+// (no copy of its member list).
 #pragma once
 
 #include <optional>
