@@ -165,7 +165,7 @@ case_phalanx_kill9() {
 }
 
 # kube-apiserver SIGKILLed while gangs are being bound (right after a watch sees the first
-# gang member bound; the proxy holds each binding POST 150 ms, one at a time, so bindings of
+# gang member bound; phalanx is SIGSTOPped while the gangs are created; the proxy holds each binding POST 150 ms, one at a time, so bindings of
 # one gang are in flight), down 5 s, restarted; 3 rounds. The same phalanx process completes
 # every gang; nothing is bound twice; invariants hold.
 case_apiserver_kill_gangs() {
@@ -184,17 +184,20 @@ case_apiserver_kill_gangs() {
   local pid=${PHALANX_PIDS[main]} expected=0 restarts=0 partial=0
   wait_until 60 "/readyz" http_get "$METRICS_PORT_main" /readyz
   for ((r = 1; r <= 3; r++)); do
-    # The watcher starts first (it lists, then watches), then the gangs are created.
-    python3 "$FAULTS_DIR/kill_on_bind.py" "$(cat "$STATE/cp/apiserver.pid")" e2e 60 \
-      >"$STATE/kill-$r.out" 2>&1 &
-    local wpid=$!
-    sleep 1  # the watcher's LIST and WATCH are in place (one round trip each on loopback)
-    local -a cmd=()
-    mapfile -d '' -t cmd <"/proc/$(cat "$STATE/cp/apiserver.pid")/cmdline" ||
-      fail "cannot read kube-apiserver's command line"
+    # phalanx is paused (SIGSTOP) while the gangs are created, so that the kill cannot hit
+    # the test's own requests; the watcher lists and watches, then phalanx continues.
+    kill -STOP "$pid"
     gang "g$r-a" 3 3 300m
     gang "g$r-b" 4 4 200m
     expected=$((expected + 7))
+    local -a cmd=()
+    mapfile -d '' -t cmd <"/proc/$(cat "$STATE/cp/apiserver.pid")/cmdline" ||
+      fail "cannot read kube-apiserver's command line"
+    python3 "$FAULTS_DIR/kill_on_bind.py" "$(cat "$STATE/cp/apiserver.pid")" e2e 90 \
+      >"$STATE/kill-$r.out" 2>&1 &
+    local wpid=$!
+    sleep 1  # the watcher's LIST and WATCH are in place (one round trip each on loopback)
+    kill -CONT "$pid"
     wait "$wpid" || fail "round $r: no gang binding seen: $(cat "$STATE/kill-$r.out")"
     log "round $r: kube-apiserver SIGKILLed $(cat "$STATE/kill-$r.out"); down for 5 s"
     sleep 5  # a deliberate outage
