@@ -120,11 +120,19 @@ case_phalanx_kill9() {
     create_pod e2e "plain-$r-0" 100m
     create_pod e2e "plain-$r-1" 100m
     expected=$((expected + 9))
+    local wpid=""
+    if ((r % 2 == 1)); then
+      # The watcher lists and watches before phalanx starts: it sees the round's first binding.
+      python3 "$FAULTS_DIR/kill_on_bind.py" "@$STATE/phalanx.pid" e2e 60 >"$STATE/kill-$r.out" 2>&1 &
+      wpid=$!
+      sleep 1  # the watcher's LIST and WATCH are in place (one round trip each on loopback)
+    fi
     start_phalanx "run$r" "$STATE/proxy.kubeconfig" "$STATE/sched.yaml"
     local pid=${PHALANX_PIDS[run$r]} how
+    echo "$pid" >"$STATE/phalanx.pid"
     if ((r % 2 == 1)); then
-      how="$(python3 "$FAULTS_DIR/kill_on_bind.py" "$pid" e2e 60)" || fail "round $r: no gang member was bound within 60 s"
-      how="after the first gang binding seen ($how)"
+      wait "$wpid" || fail "round $r: no gang member was bound within 60 s: $(cat "$STATE/kill-$r.out")"
+      how="after the first gang binding seen ($(cat "$STATE/kill-$r.out"))"
     else
       local ms=$((RANDOM % 2000))
       sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """SIGKILLs a process as soon as a watch sees the first gang member get bound.
 
-Usage: kill_on_bind.py PID NAMESPACE TIMEOUT-SECONDS
+Usage: kill_on_bind.py PID|@PIDFILE NAMESPACE TIMEOUT-SECONDS
+(@PIDFILE: the pid is read from that file at the moment of the kill, so the watcher can be
+in place before the process starts.)
 Reads SERVER, CA, ADMIN_TOKEN from the environment. Lists the pods of NAMESPACE that carry
 the label scheduling.x-k8s.io/pod-group, remembers which are bound, then watches from the
 list's resourceVersion; the first pod that goes from unbound to bound triggers kill -9 PID.
@@ -24,7 +26,7 @@ def open_(path, timeout):
 
 
 def main():
-    pid, ns, timeout = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    target, ns, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
     sel = "labelSelector=scheduling.x-k8s.io%2Fpod-group"
     with open_(f"/api/v1/namespaces/{ns}/pods?{sel}", 30) as r:
         lst = json.load(r)
@@ -44,6 +46,7 @@ def main():
                     rv = o["metadata"]["resourceVersion"]
                     name, node = o["metadata"]["name"], o["spec"].get("nodeName")
                     if node and name not in bound:
+                        pid = int(open(target[1:]).read()) if target.startswith("@") else int(target)
                         os.kill(pid, signal.SIGKILL)
                         print(f"KILLED {name} {node}")
                         return 0
