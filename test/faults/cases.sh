@@ -403,6 +403,22 @@ PY
 )"
   echo "$ra"
   grep -q 'violated=0$' <<<"$(head -1 <<<"$ra")" || fail "Retry-After not honoured (above)"
+  # A 409 on a binding is not retried forever: binding POSTs per pod stay few, and a pod
+  # whose bind went through (409-after) is sent at most once more (before its update with
+  # nodeName arrives; the apiserver then answers 409 itself).
+  local bs
+  bs="$(awk '$1 == "REQ" && $3 == "POST" && $4 ~ /\/binding$/ {n[$4]++}
+             $1 == "FAULT" && $2 == "409-after" {after[$4] = 1}
+             END {max = 0; for (p in n) if (n[p] > max) max = n[p];
+                  again = 0; for (p in after) if (n[p] > 2) again++;
+                  printf "BIND-POSTS pods=%d max_per_pod=%d resent_after_409_after=%d\n", length(n), max, again}' \
+        "$STATE/proxy-faults.log")"
+  echo "$bs"
+  local maxp again
+  maxp=$(sed -n 's/.*max_per_pod=\([0-9]*\).*/\1/p' <<<"$bs")
+  again=$(sed -n 's/.*resent_after_409_after=\([0-9]*\).*/\1/p' <<<"$bs")
+  ((maxp <= 6)) || fail "a pod's binding was POSTed $maxp times (409 retried without end?)"
+  ((again == 0)) || fail "$again pods bound behind a 409 were sent more than once again"
   stop_phalanx main
   report http_faults "$(grep -c '^FAULT' "$STATE/proxy-faults.log")"
 }
