@@ -226,6 +226,13 @@ class WorkloadRun {
   std::string PodNamespace(const PerfOp& op) const {
     return op.namespace_ ? *op.namespace_ : "namespace-" + std::to_string(op.index);
   }
+  // The virtual clock follows wall time while the scheduler works, plus the idle time
+  // skipped (see perf_runner.h).
+  void SyncClock() {
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             SteadyClock::now() - wall_base_).count();
+    clock_.AdvanceTo(clock_start_ + wall + skipped_ns_);
+  }
   // Runs scheduling cycles until done() holds. False when no progress is possible.
   bool Drive(const std::function<bool()>& done);
   void OnBound(const api::Pod& pod);
@@ -240,6 +247,9 @@ class WorkloadRun {
   const PerfOptions& opts_;
   PerfResult* res_;
   framework::VirtualClock clock_;
+  const api::Timestamp clock_start_ = clock_.Now();
+  const SteadyClock::time_point wall_base_ = SteadyClock::now();
+  int64_t skipped_ns_ = 0;  // idle virtual time jumped over
   store::Store store_;
   std::unique_ptr<scheduler::Scheduler> sched_;
   LatencyRecorder recorder_;
@@ -670,12 +680,22 @@ bool WorkloadRun::Drive(const std::function<bool()>& done) {
   api::Timestamp last_progress = clock_.Now();
   int64_t idle_bound = total_bound_;
   auto idle_since = SteadyClock::now();
+  auto last_tick = SteadyClock::now();
   for (;;) {
     if (done()) return true;
+    SyncClock();
     if (sched_->ScheduleOne(false)) {
       ChurnTick();
+      // Periodic work while busy (upstream flushes backoffQ every second).
+      auto now = SteadyClock::now();
+      if (now - last_tick > std::chrono::milliseconds(10)) {
+        last_tick = now;
+        SyncClock();
+        sched_->Tick();
+      }
       continue;
     }
+    SyncClock();
     sched_->Tick();
     if (sched_->ScheduleOne(false)) continue;
     if (done()) return true;
@@ -702,6 +722,7 @@ bool WorkloadRun::Drive(const std::function<bool()>& done) {
       return false;
     }
     if (wake - last_progress > kNoProgressLimitNs) return false;
+    if (wake > clock_.Now()) skipped_ns_ += wake - clock_.Now();  // idle: no wall time spent
     clock_.AdvanceTo(wake);
     sched_->Tick();
   }
@@ -743,6 +764,7 @@ bool WorkloadRun::Barrier(const PerfOp& op, std::string* err) {
 bool WorkloadRun::Sleep(const PerfOp& op) {
   const auto end = SteadyClock::now() + std::chrono::nanoseconds(op.duration_ns);
   while (SteadyClock::now() < end) {
+    SyncClock();
     if (sched_->ScheduleOne(false)) {
       ChurnTick();
       continue;
@@ -753,8 +775,7 @@ bool WorkloadRun::Sleep(const PerfOp& op) {
     ChurnTick();
     sched_->Tick();
   }
-  // Backoff timers see the slept time pass.
-  clock_.Advance(op.duration_ns);
+  SyncClock();
   sched_->Tick();
   return true;
 }

@@ -18,11 +18,14 @@
 //   pending when the last op is done (e.g. the Unschedulable workloads' large pods) are
 //   reported as pending, not waited for.
 //
-// Time: the scheduler runs on a virtual clock that advances only when the scheduler is
-// idle (activeQ empty) to its next wake-up (backoff expiry, unschedulable flush, Permit
-// deadline), so backoff waits cost no wall time; a wait gives up when 10 minutes of that
-// virtual time pass without a binding (upstream's 10-minute timeout). All reported
-// durations are wall time (steady clock).
+// Time: the scheduler runs on a virtual clock that follows wall time while the scheduler
+// works (backoffQ is flushed every 10 ms of it, as upstream flushes every second), and
+// jumps ahead when the scheduler is idle (activeQ empty) to its next wake-up (backoff
+// expiry, unschedulable flush, Permit deadline), so idle backoff waits cost no wall time
+// while busy periods see backoffs expire as upstream does (Preemption depends on it:
+// preemptors retry their nominated nodes while later ones are still being processed). A
+// wait gives up when 10 minutes of that virtual time pass without a binding (upstream's
+// 10-minute timeout). All reported durations are wall time (steady clock).
 //
 // Measurement (the createPods / createPodGroups ops with collectMetrics: true):
 //   seconds        from the start of the op's pod creation to its last binding;
