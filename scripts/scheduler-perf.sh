@@ -227,7 +227,7 @@ run_upstream() {  # NAME DIR
     if [[ -n "$stuck" ]]; then
       # Stop it once its final barrier starts waiting for the namespace it never gets.
       while kill -0 "$pid" 2>/dev/null; do
-        if grep -q "BenchmarkPerfScheduling/$name: namespace $stuck: got" "$dir/upstream/log"; then
+        if grep -qs "BenchmarkPerfScheduling/$name: namespace $stuck: got" "$dir/upstream/log"; then
           kill -TERM -- "-$pid" 2>/dev/null || true
           break
         fi
