@@ -204,7 +204,7 @@ int Run(int argc, char** argv, std::vector<Option> options) {
     std::string err;
     std::vector<bench::PerfResult> results;
     bool ok = bench::RunPerfWorkloads(po, &results, &err);
-    std::printf("%s", bench::FormatPerfTable(results).c_str());
+    if (!results.empty()) std::printf("%s", bench::FormatPerfTable(results).c_str());
     if (!po.json_path.empty()) {
       std::string werr;
       if (!sim::WriteTextFile(po.json_path, bench::PerfResultsJson(results).dump(2) + "\n", &werr)) {
