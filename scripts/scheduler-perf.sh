@@ -284,7 +284,21 @@ upstream_figures() {  # DIR NAME
   # pod: ... too many requests ...".
   why="$(sed -n 's/^ *scheduler_perf_test\.go:[0-9]*: //p' "$d/log" 2>/dev/null | head -1 | cut -c1-200)"
   if [[ ! -f "${files[0]}" ]]; then
-    if [[ "$rc" == 124 ]]; then echo "! timed out after $(cat "$d/limit" 2>/dev/null)"; else echo "! failed (exit $rc): ${why:-no dataItems file}"; fi
+    local stop
+    if [[ "$rc" == 124 ]]; then stop="timed out after $(cat "$d/limit" 2>/dev/null)"; else stop="failed (exit $rc): ${why:-no dataItems file}"; fi
+    # A run stopped during its measured op: its throughput collector's 1 s samples so far.
+    local tmp; tmp="$(mktemp)"
+    if [[ -f "$d/log" ]] && throughput_from_log "$name" "$tmp" <"$d/log" 2>/dev/null; then
+      local got want
+      got="$(sed -n 's/.* util\.go:[0-9]*\] \([0-9]*\) pods scheduled$/\1/p' "$d/log" | tail -1)"
+      want="$(sed -n 's/.*: got [0-9]* pods, want \([0-9]*\)$/\1/p' "$d/log" | tail -1)"
+      jq -r --arg note "$stop with ${got:-?} of ${want:-?} measured pods scheduled: the figures are its own 1 s samples up to then" \
+        '.dataItems[0].data | "\(.Average) \(.Perc50) \(.Perc90) \(.Perc99) # \($note)"' "$tmp"
+      rm -f "$tmp"
+      return
+    fi
+    rm -f "$tmp"
+    echo "! $stop"
     return
   fi
   local out
@@ -344,6 +358,11 @@ render_table() {  # RESULTS
         row+=" see [${#notes[@]}] | — | — |"
       else
         local a p50 p99 mark=""
+        if [[ "$fig" == *" # "* ]]; then
+          notes+=("$name, $label: ${fig#* # }")
+          mark+=" [${#notes[@]}]"
+          fig=${fig%% # *}
+        fi
         read -r a p50 _ p99 <<<"$fig"
         if [[ $side == up && -f "$dir/upstream/from-log" ]]; then
           notes+=("$name, upstream: v$K8S_VERSION's benchmark measures this workload but never finishes it (its final barrier waits for the unschedulable pods in $(cat "$dir/upstream/from-log"), then fails after 10 min without writing results): the figures are its own 1 s throughput samples from its log, and the run was stopped at that barrier")
