@@ -286,6 +286,8 @@ upstream_figures() {  # DIR NAME
   if [[ ! -f "${files[0]}" ]]; then
     local stop
     if [[ "$rc" == 124 ]]; then stop="timed out after $(cat "$d/limit" 2>/dev/null)"; else stop="failed (exit $rc): ${why:-no dataItems file}"; fi
+    # DIR/upstream/stopped: why a person stopped the run (kill), in place of the exit code.
+    if [[ -f "$d/stopped" ]]; then stop="$(cat "$d/stopped")"; fi
     # A run stopped during its measured op: its throughput collector's 1 s samples so far.
     local tmp; tmp="$(mktemp)"
     if [[ -f "$d/log" ]] && throughput_from_log "$name" "$tmp" <"$d/log" 2>/dev/null; then
