@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Builds Phalanx and runs the whole test suite (unit, CLI, simulation and end-to-end tests;
-# the e2e tests build kube-apiserver once, see scripts/control-plane.sh).
+# the e2e tests build kube-apiserver once, see scripts/control-plane.sh), then the hostile-input
+# checks: every fuzz target for a short bound (PHALANX_FUZZ_SECONDS, default 20; build-fuzz)
+# and unit tests under ASan/UBSan (build-asan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
 cd build
 ctest --output-on-failure -j2 --timeout 900
+cd ..
+scripts/fuzz.sh --seconds "${PHALANX_FUZZ_SECONDS:-20}"
+# The unit test binaries verified clean under ASan/UBSan so far; add the others (plugins,
+# queue, cache, scheduler, gang, app) after a clean `scripts/sanitize.sh` run of the full suite.
+scripts/sanitize.sh --only "api config client metrics framework sim"
