@@ -9,7 +9,8 @@
 # Usage: scripts/fuzz.sh [--seconds N] [--build-only] [TARGET...]
 #   --seconds N   time per target (default 30; CI uses a short bound)
 #   TARGET        run only these (default: every fuzz_* target)
-# Env: PHALANX_FUZZ_DIR (default build-fuzz), JOBS (default 2), FUZZ_RSS_MB (default 2048).
+# Env: PHALANX_FUZZ_DIR (default build-fuzz), JOBS (default 2), FUZZ_RSS_MB (default 2048),
+#      FUZZ_SEED (default 1 when CI=true, else random).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +22,7 @@ while (($#)); do
     --seconds) seconds=$2; shift ;;
     --seconds=*) seconds=${1#*=} ;;
     --build-only) build_only=1 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option: $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
@@ -64,7 +65,10 @@ for t in "${targets[@]}"; do
   rc=0
   dict=()
   [[ -f fuzz/$t.dict ]] && dict=(-dict="fuzz/$t.dict")
-  "$dir/fuzz/$t" "$work" "fuzz/corpus/$t" "${dict[@]}" -max_total_time="$seconds" \
+  # CI: a fixed seed, so a run explores the same inputs in the same order (a crash found
+  # there reproduces); elsewhere libFuzzer picks a new seed each run. FUZZ_SEED overrides.
+  seed=${FUZZ_SEED:-$([[ ${CI:-} == true ]] && echo 1 || echo 0)}
+  "$dir/fuzz/$t" "$work" "fuzz/corpus/$t" "${dict[@]}" -seed="$seed" -max_total_time="$seconds" \
     -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -malloc_limit_mb="${FUZZ_RSS_MB:-2048}" -timeout=20 \
     -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$art/" >"$log" 2>&1 || rc=$?
