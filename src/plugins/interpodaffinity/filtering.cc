@@ -12,6 +12,8 @@ namespace {
 
 using internal::BoundTerm;
 using internal::NodeLabel;
+using internal::NodePairAccumulator;
+using internal::PairDelta;
 using internal::TopologyCounts;
 
 // What the incoming pod contributes to the cycle; immutable, shared by clones.
@@ -60,12 +62,6 @@ struct PreFilterState final : framework::StateData {
       }
     }
   }
-};
-
-// A (topologyKey, value) pair found by a worker; both point into snapshot objects.
-struct Pair {
-  const std::string* key;
-  const std::string* value;
 };
 
 framework::Status NotFound() {
@@ -152,27 +148,27 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
   {
     const auto& nodes = snapshot.HavePodsWithRequiredAntiAffinityList();
     const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
-    std::vector<std::vector<Pair>> found(chunks);
+    std::vector<std::vector<PairDelta>> found(chunks);
     internal::ParallelChunks(nodes.size(), internal::kNodesPerChunk,
                              [&](size_t c, size_t b, size_t e) {
+      NodePairAccumulator acc;
       for (size_t i = b; i < e; ++i) {
         const api::Node* node = nodes[i]->node();
         if (node == nullptr) continue;
+        acc.Reset(*node);
         for (const framework::PodInfoPtr& existing : nodes[i]->pods_with_required_anti_affinity()) {
           const api::Pod& ep = existing->Pod();
           const auto* terms = internal::RequiredAntiAffinityTerms(ep);
           if (terms == nullptr) continue;
           for (const api::PodAffinityTerm& t : *terms) {
-            if (!internal::TermMatches(t, ep, pod, in->ns_labels)) continue;
-            if (const std::string* v = NodeLabel(*node, t.topology_key)) {
-              found[c].push_back({&t.topology_key, v});
-            }
+            if (internal::TermMatches(t, ep, pod, in->ns_labels)) acc.Add(t.topology_key, 1);
           }
         }
+        acc.Flush(&found[c]);
       }
     });
     for (const auto& chunk : found) {
-      for (const Pair& p : chunk) s->existing_anti_affinity.Add(*p.key, *p.value, 1);
+      for (const PairDelta& p : chunk) s->existing_anti_affinity.Add(*p.key, *p.value, p.delta);
     }
   }
 
@@ -180,33 +176,31 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
   if (!in->affinity.empty() || !in->anti_affinity.empty()) {
     const auto& nodes = snapshot.List();
     const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
-    std::vector<std::vector<Pair>> aff(chunks), anti(chunks);
+    std::vector<std::vector<PairDelta>> aff(chunks), anti(chunks);
     internal::ParallelChunks(nodes.size(), internal::kNodesPerChunk,
                              [&](size_t c, size_t b, size_t e) {
+      NodePairAccumulator aff_acc, anti_acc;
       for (size_t i = b; i < e; ++i) {
         const api::Node* node = nodes[i]->node();
         if (node == nullptr) continue;
+        aff_acc.Reset(*node);
+        anti_acc.Reset(*node);
         for (const framework::PodInfoPtr& existing : nodes[i]->pods()) {
           const api::Pod& ep = existing->Pod();
           if (internal::MatchesAll(in->affinity, pod, ep)) {
-            for (const BoundTerm& t : in->affinity) {
-              if (const std::string* v = NodeLabel(*node, t.topology_key())) {
-                aff[c].push_back({&t.topology_key(), v});
-              }
-            }
+            for (const BoundTerm& t : in->affinity) aff_acc.Add(t.topology_key(), 1);
           }
           for (const BoundTerm& t : in->anti_affinity) {
-            if (!t.Matches(pod, ep)) continue;
-            if (const std::string* v = NodeLabel(*node, t.topology_key())) {
-              anti[c].push_back({&t.topology_key(), v});
-            }
+            if (t.Matches(pod, ep)) anti_acc.Add(t.topology_key(), 1);
           }
         }
+        aff_acc.Flush(&aff[c]);
+        anti_acc.Flush(&anti[c]);
       }
     });
     for (size_t c = 0; c < chunks; ++c) {
-      for (const Pair& p : aff[c]) s->affinity.Add(*p.key, *p.value, 1);
-      for (const Pair& p : anti[c]) s->anti_affinity.Add(*p.key, *p.value, 1);
+      for (const PairDelta& p : aff[c]) s->affinity.Add(*p.key, *p.value, p.delta);
+      for (const PairDelta& p : anti[c]) s->anti_affinity.Add(*p.key, *p.value, p.delta);
     }
   }
 

@@ -986,6 +986,66 @@ TEST(InterPodAffinityScoreTest, RawScoresAndNormalization) {
   EXPECT_EQ(raw, (std::vector<int64_t>{100, 0, 38}));
 }
 
+// Several matching pods per node and several nodes per topology domain (PreFilter and
+// PreScore sum a node's pods before merging into the counts), a node lacking the key, and
+// terms cancelling to a zero sum (the pair still exists, so PreScore is not skipped).
+TEST(InterPodAffinityScoreTest, ManyPodsPerNodeAndDomain) {
+  const std::vector<api::Node> nodes = {
+      Node("n1", {{"zone", "z1"}, {"host", "n1"}}), Node("n2", {{"zone", "z1"}, {"host", "n2"}}),
+      Node("n3", {{"zone", "z2"}, {"host", "n3"}}), Node("n4", {{"host", "n4"}})};
+  const Labels a = {{"app", "a"}};
+  const api::PodAffinityTerm a_zone = Term({SelectorIn("app", {"a"})}, "zone");
+  const api::PodAffinityTerm b_host = Term({SelectorIn("app", {"b"})}, "host");
+  const std::vector<api::Pod> existing = {
+      P("a1", a).NodeName("n1").Obj(),
+      P("a2", a).NodeName("n1").Obj(),
+      P("x1").NodeName("n1").PodAntiAffinity(a_zone).Obj(),
+      P("a3", a).NodeName("n2").Obj(),
+      P("b1", {{"app", "b"}}).NodeName("n2").Obj(),
+      P("x2").NodeName("n2").PodAntiAffinity(a_zone).Obj(),
+      P("a4", a).NodeName("n3").Obj(),
+      P("a5", a).NodeName("n4").Obj()};
+  auto env = MakeEnv(nodes, existing);
+  const auto& infos = env->handle.SnapshotSharedLister().List();
+
+  {
+    SCOPED_TRACE("PreFilter");
+    framework::CycleState state;
+    auto pi = Info(P("p", a).PodAffinity(a_zone).PodAntiAffinity(b_host).Obj());
+    ASSERT_TRUE(env->pl->PreFilter(state, *pi, nullptr).IsSuccess());
+    const PreFilterCounts c = *GetPreFilterCounts(state);
+    EXPECT_EQ(c.affinity, (PreFilterCounts::Map{{{"zone", "z1"}, 3}, {{"zone", "z2"}, 1}}));
+    EXPECT_EQ(c.anti_affinity, (PreFilterCounts::Map{{{"host", "n2"}, 1}}));
+    EXPECT_EQ(c.existing_anti_affinity, (PreFilterCounts::Map{{{"zone", "z1"}, 2}}));
+  }
+  auto raw_scores = [&](const api::Pod& pod, std::vector<int64_t>* raw) {
+    framework::CycleState state;
+    auto pi = Info(pod);
+    ASSERT_TRUE(env->pl->PreScore(state, *pi, infos).IsSuccess());
+    for (const auto* ni : infos) {
+      int64_t s = 0;
+      ASSERT_TRUE(env->pl->Score(state, *pi, *ni, &s).IsSuccess());
+      raw->push_back(s);
+    }
+  };
+  {
+    SCOPED_TRACE("PreScore sums");
+    std::vector<int64_t> raw;
+    raw_scores(P("p", a).PreferredPodAffinity(2, a_zone).PreferredPodAffinity(5, b_host).Obj(),
+               &raw);
+    // z1: 3 matching pods * 2; n2 also +5 for b1; z2: 1 * 2; n4 has no zone.
+    EXPECT_EQ(raw, (std::vector<int64_t>{6, 11, 2, 0}));
+  }
+  {
+    SCOPED_TRACE("PreScore zero sum");
+    std::vector<int64_t> raw;
+    raw_scores(
+        P("p", a).PreferredPodAffinity(3, a_zone).PreferredPodAntiAffinity(3, a_zone).Obj(),
+        &raw);
+    EXPECT_EQ(raw, (std::vector<int64_t>{0, 0, 0, 0}));
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Args
 

@@ -14,6 +14,8 @@ namespace {
 
 using internal::BoundTerm;
 using internal::NodeLabel;
+using internal::NodePairAccumulator;
+using internal::PairDelta;
 using internal::TopologyCounts;
 
 struct PreScoreState final : framework::StateData {
@@ -22,12 +24,6 @@ struct PreScoreState final : framework::StateData {
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreScoreState>(*this);
   }
-};
-
-struct ScoreEntry {
-  const std::string* key;
-  const std::string* value;
-  int64_t delta;
 };
 
 struct ScoringContext {
@@ -40,47 +36,41 @@ struct ScoringContext {
 
 // processTerm for a bound (incoming) term matched against an existing pod.
 void ProcessIncoming(const std::vector<BoundTerm>& terms, const api::Pod& owner,
-                     const api::Pod& existing, const api::Node& node, int64_t multiplier,
-                     std::vector<ScoreEntry>* out) {
+                     const api::Pod& existing, int64_t multiplier, NodePairAccumulator* out) {
   for (const BoundTerm& t : terms) {
     if (!t.Matches(owner, existing)) continue;
-    if (const std::string* v = NodeLabel(node, t.topology_key())) {
-      out->push_back({&t.topology_key(), v, static_cast<int64_t>(t.weight) * multiplier});
-    }
+    out->Add(t.topology_key(), static_cast<int64_t>(t.weight) * multiplier);
   }
 }
 
 // processTerm for an existing pod's term matched against the incoming pod.
 void ProcessExistingTerm(const api::PodAffinityTerm& t, int32_t weight, const api::Pod& owner,
-                         const ScoringContext& ctx, const api::Node& node, int64_t multiplier,
-                         std::vector<ScoreEntry>* out) {
+                         const ScoringContext& ctx, int64_t multiplier,
+                         NodePairAccumulator* out) {
   if (!internal::TermMatches(t, owner, *ctx.pod, ctx.ns_labels)) return;
-  if (const std::string* v = NodeLabel(node, t.topology_key)) {
-    out->push_back({&t.topology_key, v, static_cast<int64_t>(weight) * multiplier});
-  }
+  out->Add(t.topology_key, static_cast<int64_t>(weight) * multiplier);
 }
 
-// processExistingPod.
+// processExistingPod; `out` is reset to the existing pod's node, which has labels.
 void ProcessExistingPod(const ScoringContext& ctx, const api::Pod& existing,
-                        const api::Node& node, std::vector<ScoreEntry>* out) {
-  if (node.metadata.labels.empty()) return;
-  ProcessIncoming(ctx.preferred_affinity, *ctx.pod, existing, node, 1, out);
-  ProcessIncoming(ctx.preferred_anti_affinity, *ctx.pod, existing, node, -1, out);
+                        NodePairAccumulator* out) {
+  ProcessIncoming(ctx.preferred_affinity, *ctx.pod, existing, 1, out);
+  ProcessIncoming(ctx.preferred_anti_affinity, *ctx.pod, existing, -1, out);
   if (ctx.hard_weight > 0) {
     if (const auto* terms = internal::RequiredAffinityTerms(existing)) {
       for (const auto& t : *terms) {
-        ProcessExistingTerm(t, ctx.hard_weight, existing, ctx, node, 1, out);
+        ProcessExistingTerm(t, ctx.hard_weight, existing, ctx, 1, out);
       }
     }
   }
   if (const auto* terms = internal::PreferredAffinityTerms(existing)) {
     for (const auto& wt : *terms) {
-      ProcessExistingTerm(wt.pod_affinity_term, wt.weight, existing, ctx, node, 1, out);
+      ProcessExistingTerm(wt.pod_affinity_term, wt.weight, existing, ctx, 1, out);
     }
   }
   if (const auto* terms = internal::PreferredAntiAffinityTerms(existing)) {
     for (const auto& wt : *terms) {
-      ProcessExistingTerm(wt.pod_affinity_term, wt.weight, existing, ctx, node, -1, out);
+      ProcessExistingTerm(wt.pod_affinity_term, wt.weight, existing, ctx, -1, out);
     }
   }
 }
@@ -134,23 +124,26 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& state,
   const auto& all_nodes = has_constraints ? snapshot.List() : snapshot.HavePodsWithAffinityList();
   const size_t chunks =
       (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
-  std::vector<std::vector<ScoreEntry>> found(chunks);
+  std::vector<std::vector<PairDelta>> found(chunks);
   internal::ParallelChunks(all_nodes.size(), internal::kNodesPerChunk,
                            [&](size_t c, size_t b, size_t e) {
+    NodePairAccumulator acc;
     for (size_t i = b; i < e; ++i) {
       const framework::NodeInfo& ni = *all_nodes[i];
       const api::Node* node = ni.node();
-      if (node == nullptr) continue;
+      if (node == nullptr || node->metadata.labels.empty()) continue;
+      acc.Reset(*node);
       const auto& pods = has_constraints ? ni.pods() : ni.pods_with_affinity();
       for (const framework::PodInfoPtr& existing : pods) {
-        ProcessExistingPod(ctx, existing->Pod(), *node, &found[c]);
+        ProcessExistingPod(ctx, existing->Pod(), &acc);
       }
+      acc.Flush(&found[c]);
     }
   });
 
   auto score = std::make_shared<TopologyCounts>();
   for (const auto& chunk : found) {
-    for (const ScoreEntry& e : chunk) score->Accumulate(*e.key, *e.value, e.delta);
+    for (const PairDelta& e : chunk) score->Accumulate(*e.key, *e.value, e.delta);
   }
   if (score->size() == 0) return framework::Status(framework::Code::kSkip);
   auto s = std::make_unique<PreScoreState>();

@@ -122,5 +122,66 @@ inline const std::string* NodeLabel(const api::Node& node, const std::string& ke
   return it == node.metadata.labels.end() ? nullptr : &it->second;
 }
 
+// A (topologyKey, value) pair with a summed delta, found by a worker; key and value point
+// into snapshot / pod objects that outlive the cycle.
+struct PairDelta {
+  const std::string* key;
+  const std::string* value;
+  int64_t delta;
+};
+
+// Per-node accumulator of topology-pair deltas: the node's label is looked up once per
+// distinct topology key (not once per existing pod), and the deltas of all the node's pods
+// for one key are summed into one PairDelta. Summing is exact for both TopologyCounts::Add
+// (the per-node sum of same-sign deltas; PreFilter only adds +1) and Accumulate (an entry
+// is flushed, even with a zero sum, whenever any pod contributed to it, as upstream's
+// scoreMap creates the key). Reuse one per worker chunk: Reset keeps the capacity.
+class NodePairAccumulator {
+ public:
+  void Reset(const api::Node& node) {
+    node_ = &node;
+    entries_.clear();
+  }
+  // Adds `delta` to (key, node's value of key); no-op when the node lacks the key.
+  void Add(const std::string& key, int64_t delta) {
+    for (Entry& e : entries_) {
+      if (e.key == &key || *e.key == key) {
+        if (e.value != nullptr) {
+          e.delta += delta;
+          e.touched = true;
+        }
+        return;
+      }
+    }
+    const std::string* v = NodeLabel(*node_, key);
+    entries_.push_back(Entry{&key, v, v != nullptr ? delta : 0, v != nullptr});
+  }
+  // Appends the touched pairs to `out`, summing into the last pair when it has the same
+  // key and value (consecutive nodes in one topology domain, e.g. one zone).
+  void Flush(std::vector<PairDelta>* out) const {
+    for (const Entry& e : entries_) {
+      if (!e.touched) continue;
+      if (!out->empty()) {
+        PairDelta& last = out->back();
+        if ((last.key == e.key || *last.key == *e.key) && *last.value == *e.value) {
+          last.delta += e.delta;
+          continue;
+        }
+      }
+      out->push_back(PairDelta{e.key, e.value, e.delta});
+    }
+  }
+
+ private:
+  struct Entry {
+    const std::string* key;
+    const std::string* value;  // nullptr: the node lacks the key
+    int64_t delta;
+    bool touched;
+  };
+  const api::Node* node_ = nullptr;
+  std::vector<Entry> entries_;
+};
+
 }  // namespace internal
 }  // namespace phalanx::plugins::interpodaffinity
