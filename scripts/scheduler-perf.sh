@@ -326,16 +326,20 @@ phalanx_figures() {  # DIR NAME
     return
   fi
   local out
-  out="$(jq -r --arg n "$name" '
+  local why rc
+  rc=$(cat "$d/rc" 2>/dev/null || echo "?")
+  why="$(sed -n 's/^phalanx: error: //p' "$d/log" 2>/dev/null | head -1 | cut -c1-300)"
+  why="failed (exit $rc): ${why:-no result named $name}"
+  out="$(jq -r --arg n "$name" --arg why "$why" '
     [.results[] | select(.name == $n)] |
-    if length == 0 then "! no result named \($n)"
+    if length == 0 then "! \($why)"
     elif .[0].skipped then "! skipped: \(.[0].skip_reason)"
     else .[0].throughput | "\(.average) \(.p50) \(.p90) \(.p99)" end' "$f" 2>&1)" ||
     die "$f: not a phalanx bench JSON file: $out"
   echo "$out"
 }
 
-fmt_num() { awk -v x="$1" 'BEGIN { if (x == "null" || x == "") print "—"; else if (x >= 100) printf "%.0f", x; else printf "%.1f", x }'; }
+fmt_num() { awk -v x="$1" 'BEGIN { if (x == "null" || x == "") print "—"; else if (x >= 100) printf "%.0f", x; else if (x >= 1 || x == 0) printf "%.1f", x; else printf "%.2f", x }'; }
 
 # The Markdown table for the workloads listed in RESULTS/workloads.txt; reasons for missing
 # figures go into numbered notes under it.
@@ -350,7 +354,7 @@ render_table() {  # RESULTS
     dir="$(workload_dir "$results" "$name")"
     up="$(upstream_figures "$dir" "$name")"
     ph="$(phalanx_figures "$dir" "$name")"
-    local row="| $name |" ua="" pa=""
+    local row="| $name |" ua="" pa="" partial=0
     local side fig label
     for side in up ph; do
       fig=${!side}
@@ -361,6 +365,7 @@ render_table() {  # RESULTS
       else
         local a p50 p99 mark=""
         if [[ "$fig" == *" # "* ]]; then
+          partial=1  # a run stopped mid-op: no ratio from a part of the measured op
           notes+=("$name, $label: ${fig#* # }")
           mark+=" [${#notes[@]}]"
           fig=${fig%% # *}
@@ -378,7 +383,9 @@ render_table() {  # RESULTS
         if [[ $side == up ]]; then ua=$a; else pa=$a; fi
       fi
     done
-    if [[ -n "$ua" && -n "$pa" ]]; then
+    if ((partial)); then
+      row+=" — (partial) |"
+    elif [[ -n "$ua" && -n "$pa" ]]; then
       row+=" $(awk -v u="$ua" -v p="$pa" 'BEGIN { if (u > 0) printf "%.1f×", p / u; else print "—" }') |"
     else
       row+=" — |"

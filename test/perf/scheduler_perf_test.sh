@@ -51,7 +51,7 @@ check "failure reason from the benchmark log" contains "$table" \
   "[2] SchedulingPodAffinity/5000Nodes, upstream: failed (exit 1): op 1: Error creating pod: the server has received too many requests"
 # Preemption's upstream run timed out mid-op: figures from the 1 s samples logged so far
 # (counts 0, 2, 3 -> samples 0, 2, 1).
-check "partial run: figures from the log" contains "$table" "| Preemption/5000Nodes | 1.0 [3] | 1.0 | 2.0 | see [4] | — | — | — |"
+check "partial run: figures from the log" contains "$table" "| Preemption/5000Nodes | 1.0 [3] | 1.0 | 2.0 | see [4] | — | — | — (partial) |"
 check "timeout note" contains "$table" \
   "[3] Preemption/5000Nodes, upstream: timed out after 45m with 3 of 5000 measured pods scheduled: the figures are its own 1 s samples up to then"
 check "skip note" contains "$table" "[4] Preemption/5000Nodes, Phalanx: skipped: fixture: preemption not modelled"
