@@ -458,7 +458,7 @@ EOF
   if [[ -n "$windows" ]]; then
     echo
     echo "Percentiles are over sampling windows: upstream counts pods bound in each 1 s;" \
-         "Phalanx's whole measured op lasts milliseconds, so it samples every $windows ms" \
+         "Phalanx's measured op is far shorter (milliseconds to seconds), so it samples every $windows ms" \
          "(its run time / 50). Such short windows make its p50/p99 spread much wider (a window" \
          "without a bind counts 0): compare the averages, which are pods / time on both sides."
   fi
