@@ -1,8 +1,11 @@
 // InterPodAffinity PreScore / Score / NormalizeScore (upstream scoring.go).
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "plugins/interpodaffinity/interpod_affinity.h"
@@ -16,11 +19,71 @@ using internal::BoundTerm;
 using internal::NodeLabel;
 using internal::NodePairAccumulator;
 using internal::PairDelta;
-using internal::TopologyCounts;
+
+// topologyScore: (topologyKey, value) -> summed weight (upstream scoreMap: an entry exists
+// once any term contributed, even when its weights sum to 0). Built once by PreScore,
+// immutable after. Values are views into one arena reserved to the exact total length
+// before filling, so a per-hostname map of thousands of nodes costs no string allocation
+// per entry; the arena never reallocates, and the object is neither copied nor moved.
+class TopologyScore {
+ public:
+  struct Key {
+    std::string key;
+    std::unordered_map<std::string_view, int64_t> values;
+  };
+  TopologyScore() = default;
+  TopologyScore(const TopologyScore&) = delete;
+  TopologyScore& operator=(const TopologyScore&) = delete;
+
+  void Build(const std::vector<std::vector<PairDelta>>& found) {
+    size_t entries = 0, bytes = 0;
+    for (const auto& chunk : found) {
+      entries += chunk.size();
+      for (const PairDelta& e : chunk) bytes += e.value->size();
+    }
+    // Above the small-string capacity, so the buffer is on the heap and stable.
+    arena_.reserve(std::max<size_t>(bytes, 64));
+    const char* const base = arena_.data();
+    const std::string* last_key = nullptr;
+    Key* last = nullptr;
+    for (const auto& chunk : found) {
+      for (const PairDelta& e : chunk) {
+        if (e.key != last_key) {
+          last_key = e.key;
+          last = &KeyFor(*e.key, entries);
+        }
+        auto it = last->values.find(std::string_view(*e.value));
+        if (it == last->values.end()) {
+          const size_t off = arena_.size();
+          arena_.append(*e.value);
+          last->values.emplace(std::string_view(base + off, e.value->size()), e.delta);
+          ++size_;
+        } else {
+          it->second += e.delta;
+        }
+      }
+    }
+  }
+  size_t size() const { return size_; }
+  const std::vector<Key>& keys() const { return keys_; }
+
+ private:
+  Key& KeyFor(const std::string& key, size_t reserve) {
+    for (Key& k : keys_) {
+      if (k.key == key) return k;
+    }
+    keys_.emplace_back();  // at most a few keys; `last` is re-fetched after each growth
+    keys_.back().key = key;
+    keys_.back().values.reserve(reserve);
+    return keys_.back();
+  }
+  std::string arena_;
+  std::vector<Key> keys_;
+  size_t size_ = 0;
+};
 
 struct PreScoreState final : framework::StateData {
-  // topologyScore: (topologyKey, value) -> summed weight. Immutable once written.
-  std::shared_ptr<const TopologyCounts> topology_score;
+  std::shared_ptr<const TopologyScore> topology_score;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreScoreState>(*this);
   }
@@ -141,10 +204,8 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& state,
     }
   });
 
-  auto score = std::make_shared<TopologyCounts>();
-  for (const auto& chunk : found) {
-    for (const PairDelta& e : chunk) score->Accumulate(*e.key, *e.value, e.delta);
-  }
+  auto score = std::make_shared<TopologyScore>();
+  score->Build(found);
   if (score->size() == 0) return framework::Status(framework::Code::kSkip);
   auto s = std::make_unique<PreScoreState>();
   s->topology_score = std::move(score);
@@ -160,7 +221,7 @@ framework::Status InterPodAffinity::Score(const framework::CycleState& state,
   const api::Node* node = node_info.node();
   if (node == nullptr) return framework::Status::Error("node not found");
   int64_t sum = 0;
-  for (const TopologyCounts::Key& k : s->topology_score->keys()) {
+  for (const TopologyScore::Key& k : s->topology_score->keys()) {
     const std::string* v = NodeLabel(*node, k.key);
     if (v == nullptr) continue;
     auto it = k.values.find(std::string_view(*v));
