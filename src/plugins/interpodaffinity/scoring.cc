@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "plugins/interpodaffinity/interpod_affinity.h"
@@ -27,9 +26,55 @@ using internal::PairDelta;
 // per entry; the arena never reallocates, and the object is neither copied nor moved.
 class TopologyScore {
  public:
+  // Open-addressing (linear probing) map value -> weight, sized once for every entry of the
+  // cycle (load factor <= 3/4): no allocation per entry, no rehash.
+  class Values {
+   public:
+    void Init(size_t max_entries) {
+      size_t cap = 16;
+      while (cap * 3 < max_entries * 4) cap <<= 1;
+      slots_.assign(cap, Slot{});
+      mask_ = cap - 1;
+    }
+    // The weight of `v`, or nullptr.
+    const int64_t* Find(std::string_view v) const {
+      for (size_t i = std::hash<std::string_view>{}(v) & mask_;; i = (i + 1) & mask_) {
+        const Slot& s = slots_[i];
+        if (!s.used) return nullptr;
+        if (s.key == v) return &s.value;
+      }
+    }
+    // The slot of `v`; a new slot (used, value 0) gets its key from `stable()` (called
+    // only on insertion), and *inserted is set.
+    template <typename StableKey>
+    int64_t& Upsert(std::string_view v, StableKey&& stable, bool* inserted) {
+      for (size_t i = std::hash<std::string_view>{}(v) & mask_;; i = (i + 1) & mask_) {
+        Slot& s = slots_[i];
+        if (!s.used) {
+          s.used = true;
+          s.key = stable();
+          *inserted = true;
+          return s.value;
+        }
+        if (s.key == v) {
+          *inserted = false;
+          return s.value;
+        }
+      }
+    }
+
+   private:
+    struct Slot {
+      std::string_view key;
+      int64_t value = 0;
+      bool used = false;
+    };
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+  };
   struct Key {
     std::string key;
-    std::unordered_map<std::string_view, int64_t> values;
+    Values values;
   };
   TopologyScore() = default;
   TopologyScore(const TopologyScore&) = delete;
@@ -52,15 +97,17 @@ class TopologyScore {
           last_key = e.key;
           last = &KeyFor(*e.key, entries);
         }
-        auto it = last->values.find(std::string_view(*e.value));
-        if (it == last->values.end()) {
-          const size_t off = arena_.size();
-          arena_.append(*e.value);
-          last->values.emplace(std::string_view(base + off, e.value->size()), e.delta);
-          ++size_;
-        } else {
-          it->second += e.delta;
-        }
+        bool inserted = false;
+        int64_t& w = last->values.Upsert(
+            *e.value,
+            [&] {
+              const size_t off = arena_.size();
+              arena_.append(*e.value);
+              return std::string_view(base + off, e.value->size());
+            },
+            &inserted);
+        w += e.delta;
+        if (inserted) ++size_;
       }
     }
   }
@@ -74,7 +121,7 @@ class TopologyScore {
     }
     keys_.emplace_back();  // at most a few keys; `last` is re-fetched after each growth
     keys_.back().key = key;
-    keys_.back().values.reserve(reserve);
+    keys_.back().values.Init(reserve);
     return keys_.back();
   }
   std::string arena_;
@@ -224,8 +271,7 @@ framework::Status InterPodAffinity::Score(const framework::CycleState& state,
   for (const TopologyScore::Key& k : s->topology_score->keys()) {
     const std::string* v = NodeLabel(*node, k.key);
     if (v == nullptr) continue;
-    auto it = k.values.find(std::string_view(*v));
-    if (it != k.values.end()) sum += it->second;
+    if (const int64_t* w = k.values.Find(*v)) sum += *w;
   }
   *score = sum;
   return framework::Status();
