@@ -12,10 +12,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <pthread.h>
 #include <unistd.h>
+#include <string_view>
 #include <utility>
 
 #include "app/live_load.h"
@@ -79,6 +82,16 @@ framework::StatusOr<framework::Registry> NewRegistry(const std::vector<Option>& 
 }
 
 int Run(int argc, char** argv, std::vector<Option> options) {
+  // `phalanx run` handles SIGTERM / SIGINT on its own thread (run_live.cc); block them from
+  // the first instruction so that a SIGTERM arriving while the config and kubeconfig are
+  // still being read is not fatal but waits for that thread and shuts down cleanly (exit 0).
+  if (argc > 1 && std::string_view(argv[1]) == "run") {
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  }
   CLI::App app{"Phalanx: a Kubernetes scheduler with all-or-nothing gang scheduling"};
   app.require_subcommand(1);
 
