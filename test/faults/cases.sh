@@ -481,6 +481,13 @@ EOF
   local n
   n=$(bound_count)
   ((n == expected)) || fail "$n pods bound, expected $expected"
+  # The newest standby may still be starting (slow under ASan): a SIGTERM before its signal
+  # thread exists would be fatal, so wait until every replica serves /healthz.
+  local mp_var
+  for i in "${!PHALANX_PIDS[@]}"; do
+    mp_var="METRICS_PORT_$i"
+    wait_until 60 "replica $i serves /healthz" http_get "${!mp_var}" /healthz
+  done
   for i in "${!PHALANX_PIDS[@]}"; do stop_phalanx "$i"; done
   report leader_kills "$kills"
 }
