@@ -13,21 +13,6 @@ namespace phalanx::sim {
 
 namespace {
 
-std::vector<std::string> Split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : line) {
-    if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != '\r') {
-      cur.push_back(c);
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
 bool ParseNumber(const std::string& s, double* v) {
   char* end = nullptr;
   *v = std::strtod(s.c_str(), &end);
@@ -90,7 +75,7 @@ bool LoadPhillyTrace(const std::string& path, const PhillyCluster& cl, size_t ma
     return false;
   }
   std::map<std::string, size_t> col;
-  auto header = Split(line);
+  auto header = SplitCsv(line);
   for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const char* c : {"job_id", "submit_time", "num_gpu", "duration"}) {
     if (!col.count(c)) {
@@ -141,7 +126,7 @@ bool LoadPhillyTrace(const std::string& path, const PhillyCluster& cl, size_t ma
     ++line_no;
     if (line.empty() || line == "\r") continue;
     if (max_jobs && jobs->size() >= max_jobs) break;
-    auto f = Split(line);
+    auto f = SplitCsv(line);
     if (f.size() != header.size()) {
       *error = path + ":" + std::to_string(line_no) + ": expected " +
                std::to_string(header.size()) + " columns, got " + std::to_string(f.size());

@@ -24,21 +24,6 @@ bool ParseSeconds(const std::string& s, int64_t* ns) {
   return true;
 }
 
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : line) {
-    if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != '\r') {
-      cur.push_back(c);
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
 bool ParseInt(const std::string& s, int64_t* v) {
   if (s.empty()) return false;
   auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
@@ -90,6 +75,22 @@ bool ReadCsv(const std::string& path, const std::vector<std::string>& required, 
 }
 
 }  // namespace
+
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : line) {
+    if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != '\r') {
+      cur.push_back(c);
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
 
 bool LoadManifestScenario(const std::string& path, Scenario* out, std::string* error) {
   api::Manifests m;

@@ -67,4 +67,8 @@ struct OpenbOptions {
 
 inline constexpr const char* kGpuModelLabel = "alibabacloud.com/gpu-card-model";
 
+// Fields of one CSV line split at every ',' (no quoting: the openb and Philly traces have
+// none); a trailing '\r' is dropped. Shared by the openb and Philly loaders.
+std::vector<std::string> SplitCsv(const std::string& line);
+
 }  // namespace phalanx::sim
