@@ -40,7 +40,12 @@ std::string ResolveTemplatePath(const std::string& workload_file, const std::str
   if (p.is_absolute()) return fs::exists(p, ec) ? path : "";
   fs::path dir = fs::path(workload_file).parent_path();
   if (dir.empty()) dir = ".";
-  for (const fs::path& base : {dir, dir.parent_path().empty() ? fs::path("..") : dir.parent_path()}) {
+  // The parent of a one-component relative dir ("config") is the working directory, not
+  // "..": `phalanx bench config/performance-config.yaml` run in scheduler_perf/ must find
+  // "config/pod-default.yaml" as upstream's test (which runs there) does.
+  fs::path parent = dir.parent_path();
+  if (parent.empty()) parent = dir == "." || dir == ".." ? dir / ".." : fs::path(".");
+  for (const fs::path& base : {dir, parent}) {
     fs::path c = base / p;
     if (fs::exists(c, ec)) return c.lexically_normal().string();
   }

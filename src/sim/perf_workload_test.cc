@@ -259,6 +259,13 @@ TEST(PerfWorkload, TemplatePathRule) {
             fs::path(kTestdata + "/config/pod-default.yaml").lexically_normal());
   EXPECT_EQ(ResolveTemplatePath(file, kTestdata + "/config/pvc.yaml"), kTestdata + "/config/pvc.yaml");
   EXPECT_EQ(ResolveTemplatePath(file, "nothing.yaml"), "");
+  // A relative workload path one directory deep, as upstream's own run uses it from
+  // scheduler_perf/: "config/..." templates resolve against the working directory.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(kTestdata);
+  const std::string got = ResolveTemplatePath("config/performance-config.yaml", "config/pod-default.yaml");
+  fs::current_path(cwd);
+  EXPECT_EQ(fs::path(got), fs::path("config/pod-default.yaml"));
 }
 
 TEST(PerfWorkload, LabelFilterAndSelection) {
