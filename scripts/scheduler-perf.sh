@@ -20,6 +20,11 @@
 #     --only upstream|phalanx   run one side only (the other column says "not run")
 #     --nice N            niceness of both benchmark runs (default 10)
 #     --timeout DURATION  per workload and side, timeout(1) syntax (default 45m)
+#     --upstream-timeout REGEX=DURATION
+#                         a shorter limit for upstream on workloads matching REGEX (repeatable),
+#                         e.g. 'Preemption=10m': v1.20.2 preempts ~1 pod/s at 5000 nodes, so
+#                         its 5,000 measured pods would take hours; the row then compares its
+#                         1 s samples up to the limit with Phalanx's whole op ("partial")
 #   scripts/scheduler-perf.sh build          Build upstream's scheduler_perf test binary from
 #                                            Debian's kubernetes source package (once; cached
 #                                            with its config/ in ~/.cache/phalanx-k8s/1.20.2/
@@ -49,6 +54,7 @@ BEGIN_MARK="<!-- scheduler-perf:begin -->"
 END_MARK="<!-- scheduler-perf:end -->"
 SECTION_TITLE="Side by side with kube-scheduler v$K8S_VERSION (scheduler_perf)"
 TIMEOUT=45m
+UPSTREAM_TIMEOUTS=()  # REGEX=DURATION, from --upstream-timeout
 
 log() { echo "scheduler-perf: $*" >&2; }
 die() { echo "scheduler-perf: error: $*" >&2; exit 1; }
@@ -205,8 +211,19 @@ throughput_from_log() {  # NAME FILE
       labels: {Metric: "SchedulingThroughput", Name: $n}}]}' >"$2"
 }
 
+# The upstream time limit for workload NAME: the first --upstream-timeout whose REGEX matches
+# it, else --timeout.
+upstream_limit() {  # NAME
+  local spec
+  for spec in "${UPSTREAM_TIMEOUTS[@]}"; do
+    if grep -qE -- "${spec%%=*}" <<<"$1"; then echo "${spec#*=}"; return; fi
+  done
+  echo "$TIMEOUT"
+}
+
 run_upstream() {  # NAME DIR
-  local name=$1 dir=$2 port rc=0 try stuck pid
+  local name=$1 dir=$2 port rc=0 try stuck pid limit
+  limit="$(upstream_limit "$name")"
   rm -rf "$dir/upstream" && mkdir -p "$dir/upstream"
   stuck="$(upstream_stuck_namespace "$name")"
   for try in 1 2 3; do
@@ -220,7 +237,7 @@ run_upstream() {  # NAME DIR
     # setsid: the benchmark and its etcd form one process group, ended together below.
     (cd "$SP_CACHE" &&
      KUBE_INTEGRATION_ETCD_URL="http://127.0.0.1:$port" TMPDIR="$dir/upstream/tmp" \
-     exec setsid timeout "$TIMEOUT" nice -n "$NICE" ./scheduler_perf.test -test.run '^$' \
+     exec setsid timeout "$limit" nice -n "$NICE" ./scheduler_perf.test -test.run '^$' \
        -test.bench "$(bench_pattern "$name")" -test.benchtime 1x -test.timeout 0 \
        -data-items-dir "$dir/upstream" >"$dir/upstream/log" 2>&1) &
     pid=$!
@@ -245,7 +262,7 @@ run_upstream() {  # NAME DIR
       fi
     fi
     echo "$rc" >"$dir/upstream/rc"
-    echo "$TIMEOUT" >"$dir/upstream/limit"
+    echo "$limit" >"$dir/upstream/limit"
     ((rc == 0)) && return
     log "$name: upstream exited $rc (see $dir/upstream/log)"
     # The test's pod creator gives up on the API server's 429 (max requests in flight),
@@ -365,7 +382,7 @@ render_table() {  # RESULTS
       else
         local a p50 p99 mark=""
         if [[ "$fig" == *" # "* ]]; then
-          partial=1  # a run stopped mid-op: no ratio from a part of the measured op
+          partial=1  # a run stopped mid-op: its rate over the part it measured
           notes+=("$name, $label: ${fig#* # }")
           mark+=" [${#notes[@]}]"
           fig=${fig%% # *}
@@ -383,7 +400,10 @@ render_table() {  # RESULTS
         if [[ $side == up ]]; then ua=$a; else pa=$a; fi
       fi
     done
-    if ((partial)); then
+    if ((partial)) && [[ -n "$ua" && -n "$pa" ]]; then
+      # Rates, not totals: pods/s over the samples each side has.
+      row+=" $(awk -v u="$ua" -v p="$pa" 'BEGIN { if (u > 0) printf "%.0f× (partial)", p / u; else print "— (partial)" }') |"
+    elif ((partial)); then
       row+=" — (partial) |"
     elif [[ -n "$ua" && -n "$pa" ]]; then
       row+=" $(awk -v u="$ua" -v p="$pa" 'BEGIN { if (u > 0) printf "%.1f×", p / u; else print "—" }') |"
@@ -504,6 +524,9 @@ cmd_run() {
       --only) only=${2:?--only needs upstream or phalanx}; shift 2 ;;
       --nice) NICE=${2:?--nice needs N}; shift 2 ;;
       --timeout) TIMEOUT=${2:?--timeout needs a duration}; shift 2 ;;
+      --upstream-timeout)
+        [[ "${2:-}" == ?*=?* ]] || die "--upstream-timeout needs REGEX=DURATION, e.g. 'Preemption=10m'"
+        UPSTREAM_TIMEOUTS+=("$2"); shift 2 ;;
       *) die "unknown option $1 (see --help)" ;;
     esac
   done
