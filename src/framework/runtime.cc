@@ -377,6 +377,25 @@ PreFilterResult PreFilterResult::Merge(const PreFilterResult& other) const {
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& node) {
+  if (filter_.size() <= 64) {
+    // Only the plugins PreFilter did not skip, in profile order: one bit scan per plugin
+    // run instead of a test per configured plugin (most are skipped for plain pods).
+    uint64_t active = filter_.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << filter_.size()) - 1;
+    active &= ~state.skip_filter_mask;
+    for (; active != 0; active &= active - 1) {
+      FilterPlugin* p = filter_[static_cast<size_t>(__builtin_ctzll(active))];
+      Status s = p->Filter(state, pod, node);
+      if (!s.IsSuccess()) {
+        if (!s.IsRejected()) {
+          s = Status::Error("running \"" + std::string(p->Name()) + "\" filter plugin: " +
+                            s.Message());
+        }
+        s.WithPlugin(p->Name());
+        return s;
+      }
+    }
+    return Status::Success();
+  }
   for (size_t i = 0; i < filter_.size(); ++i) {
     FilterPlugin* p = filter_[i];
     if (i < 64 ? (state.skip_filter_mask >> i) & 1
@@ -478,21 +497,29 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     weights.push_back(score_weights_[j]);
   }
   if (active.empty()) return Status::Success();
-  std::vector<std::vector<int64_t>> scores(active.size(), std::vector<int64_t>(n, 0));
+  // Score rows are reused across cycles (one set per thread: a cycle runs on one thread).
+  // (A reference, so that pool workers running the lambda use this thread's rows.)
+  thread_local std::vector<std::vector<int64_t>> tl_scores;
+  std::vector<std::vector<int64_t>>& scores = tl_scores;
+  if (scores.size() < active.size()) scores.resize(active.size());
+  for (size_t j = 0; j < active.size(); ++j) scores[j].assign(n, 0);
   std::mutex err_mu;
   Status err;
   bool failed = false;
   opts_.parallelizer->Until(n, 64, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) {
-      for (size_t j = 0; j < active.size(); ++j) {
-        Status s = active[j]->Score(state, pod, *nodes[i], &scores[j][i]);
+    // Plugin-major within a chunk: one plugin's code and state stay hot across nodes.
+    for (size_t j = 0; j < active.size(); ++j) {
+      ScorePlugin* p = active[j];
+      int64_t* row = scores[j].data();
+      for (size_t i = b; i < e; ++i) {
+        Status s = p->Score(state, pod, *nodes[i], &row[i]);
         if (!s.IsSuccess()) {
           std::lock_guard<std::mutex> l(err_mu);
           if (!failed) {
             failed = true;
-            err = Status::Error("running Score plugin \"" + std::string(active[j]->Name()) +
+            err = Status::Error("running Score plugin \"" + std::string(p->Name()) +
                                 "\": " + s.Message());
-            err.WithPlugin(active[j]->Name());
+            err.WithPlugin(p->Name());
           }
         }
       }

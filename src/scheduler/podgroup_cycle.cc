@@ -270,9 +270,13 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   if (reject_reason.empty()) {
     // 4a. Commit: every placed member is assumed and bound; members that did not fit stay
     //     pending and schedule alone now that the gang is satisfied.
+    // Inline bindings of this commit write each gang's status once, after the loop.
+    if (!binding_pool_) gang_status_batch_thread_ = std::this_thread::get_id();
     for (auto& m : members) {
       if (m.placed) CommitPod(fwk, m.qp, m.state, m.host, cycle, m.assumed);
     }
+    gang_status_batch_thread_ = std::thread::id();
+    FlushGangStatusWrites();
     for (auto& m : members) {
       if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
     }

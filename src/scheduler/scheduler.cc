@@ -318,7 +318,18 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
     // The pod was bound (by us or by someone else).
     queue_->Delete(*old_pod);
     if (auto ref = gangs_->RefOf(*new_pod)) {
-      WritePodGroupStatus(*gangs_, *opts_.client, ref->key, GangOutcome::kNone, "", new_pod.get());
+      if (gang_status_batch_thread_ == std::this_thread::get_id()) {
+        auto it = std::find_if(gang_status_batch_.begin(), gang_status_batch_.end(),
+                               [&](const auto& e) { return e.first == ref->key; });
+        if (it == gang_status_batch_.end()) {
+          gang_status_batch_.emplace_back(ref->key, new_pod);
+        } else {
+          it->second = new_pod;
+        }
+      } else {
+        WritePodGroupStatus(*gangs_, *opts_.client, ref->key, GangOutcome::kNone, "",
+                            new_pod.get());
+      }
     }
     if (IsTerminal(*new_pod)) return;
     Status s = cache_.AddPod(PodInfo::Make(new_pod));
@@ -403,6 +414,14 @@ int32_t Scheduler::PriorityOf(const api::Pod& pod) const {
     if (pc->global_default) return pc->value;
   }
   return 0;
+}
+
+void Scheduler::FlushGangStatusWrites() {
+  auto batch = std::move(gang_status_batch_);
+  gang_status_batch_.clear();
+  for (const auto& [key, member] : batch) {
+    WritePodGroupStatus(*gangs_, *opts_.client, key, GangOutcome::kNone, "", member.get());
+  }
 }
 
 uint64_t Scheduler::Random(uint64_t n) {
@@ -506,7 +525,7 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
   framework::ExtensionPointTimer timer(fwk.extension_point_observer(),
                                        framework::ExtensionPoint::kFilter);
   statuses_.resize(n);
-  fits_.assign(n, 0);
+  fits_.resize(n);  // every index of a block is written before it is read
   // Blocks of nodes are filtered in parallel; feasible nodes are then taken in node order
   // so that the result does not depend on thread timing.
   const size_t block = std::max<size_t>(to_find, 256);
@@ -519,8 +538,12 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
         const NodeInfo& ni = *(*nodes)[(start + k) % n];
         Status fs = check_nominated ? fwk.RunFilterPluginsWithNominatedPods(state, pod, ni)
                                     : fwk.RunFilterPlugins(state, pod, ni);
-        fits_[k] = fs.IsSuccess() ? 1 : 0;
-        statuses_[k] = std::move(fs);
+        if (fs.IsSuccess()) {
+          fits_[k] = 1;  // statuses_[k] is not read for feasible nodes
+        } else {
+          fits_[k] = 0;
+          statuses_[k] = std::move(fs);
+        }
       }
     });
     for (size_t k = b; k < e; ++k) {
@@ -574,18 +597,22 @@ Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, cons
   } else {
     totals.assign(feasible.size(), 1);
   }
-  // selectHost: highest total; ties uniformly at random (reservoir sampling).
+  // selectHost: highest total; ties uniformly at random (reservoir sampling). The same
+  // draws as Random(count) per tie, under one lock for the whole pass.
   size_t best = 0;
   int64_t max_score = totals[0];
   uint64_t count = 1;
-  for (size_t i = 1; i < totals.size(); ++i) {
-    if (totals[i] > max_score) {
-      max_score = totals[i];
-      best = i;
-      count = 1;
-    } else if (totals[i] == max_score) {
-      ++count;
-      if (Random(count) == 0) best = i;
+  {
+    std::lock_guard<std::mutex> l(rng_mu_);
+    for (size_t i = 1; i < totals.size(); ++i) {
+      if (totals[i] > max_score) {
+        max_score = totals[i];
+        best = i;
+        count = 1;
+      } else if (totals[i] == max_score) {
+        ++count;
+        if (rng_() % count == 0) best = i;
+      }
     }
   }
   result->suggested_host = feasible[best]->name();

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <random>
 #include <set>
 #include <string>
@@ -204,6 +205,15 @@ class Scheduler {
   // Reused per cycle to avoid allocation on the hot path.
   std::vector<framework::Status> statuses_;
   std::vector<uint8_t> fits_;
+
+  // While a PodGroup cycle commits with inline binding, the member bindings observed on
+  // that thread (OnPodUpdate) only record their gang here, with the last bound member; the
+  // cycle then writes each gang's status once (FlushGangStatusWrites), with the same
+  // content the last per-member write would have had. Bindings on other threads (the
+  // binding pool, live informers) write as before.
+  std::thread::id gang_status_batch_thread_;
+  std::vector<std::pair<std::string, api::PodPtr>> gang_status_batch_;
+  void FlushGangStatusWrites();
 };
 
 }  // namespace phalanx::scheduler

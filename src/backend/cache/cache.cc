@@ -222,7 +222,13 @@ void Cache::UpdateSnapshot(Snapshot* s) {
         !src.pods_with_affinity().empty() || !src.pods_with_required_anti_affinity().empty();
     if (had_affinity || has_affinity) rebuild = true;
   }
-  dirty_.clear();
+  // clear() walks the whole bucket array: after a full resync (thousands of buckets) that
+  // was a 40 KB memset on every later cycle. Drop the big table instead.
+  if (dirty_.bucket_count() > 64) {
+    std::unordered_set<std::string>().swap(dirty_);
+  } else {
+    dirty_.clear();
+  }
   if (rebuild) s->RebuildLists(node_order_);
   if (images_changed_ || order_changed_ || full) s->RefreshImageCounts();
   order_changed_ = false;
