@@ -32,29 +32,41 @@ void Parallelizer::Until(size_t n, size_t chunk,
     for (size_t b = 0; b < n; b += chunk) fn(b, std::min(n, b + chunk));
     return;
   }
-  // Adaptive: the leading chunks run inline and are timed; the rest goes to the arena only
-  // if it is predicted to take at least inline_work_ns_ on this thread. A fork/join costs
-  // microseconds (worker wake-up, spinning, the join), which is most of a small Filter or
-  // Score pass. Which thread runs a chunk never changes a result (callers write per index).
-  const size_t probe_chunks = std::clamp<size_t>(n / chunk / 8, 1, 4);
-  const size_t probe = std::min(n, probe_chunks * chunk);
+  // Adaptive: the first chunk runs inline and is timed; the rest goes to the arena only
+  // if it is predicted to take at least inline_work_ns_ on this thread and fanning out has
+  // recently paid (measured speedup, re-tried every kReprobeEvery eligible calls). A
+  // fork/join costs microseconds (worker wake-up, spinning, the join), which is most of a
+  // small Filter or Score pass, and nothing is gained when the other cores are busy.
+  // Which thread runs a chunk never changes a result (callers write per index).
+  const size_t probe = chunk;  // n > chunk here
   const auto t0 = std::chrono::steady_clock::now();
-  for (size_t b = 0; b < probe; b += chunk) fn(b, std::min(probe, b + chunk));
-  if (probe == n) return;
-  const int64_t probe_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-          .count();
+  fn(0, probe);
+  const auto t1 = std::chrono::steady_clock::now();
+  const double probe_ns =
+      static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
   const double predicted_ns =
-      static_cast<double>(probe_ns) * static_cast<double>(n - probe) / static_cast<double>(probe);
-  if (predicted_ns < static_cast<double>(inline_work_ns_)) {
+      probe_ns * static_cast<double>(n - probe) / static_cast<double>(probe);
+  bool fan_out = predicted_ns >= static_cast<double>(inline_work_ns_);
+  if (fan_out && speedup_x100_.load(std::memory_order_relaxed) < kMinSpeedupX100) {
+    fan_out = skipped_.fetch_add(1, std::memory_order_relaxed) + 1 >= kReprobeEvery;
+  }
+  if (!fan_out) {
     for (size_t b = probe; b < n; b += chunk) fn(b, std::min(n, b + chunk));
     return;
   }
+  skipped_.store(0, std::memory_order_relaxed);
   arena_->arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(probe, n, chunk),
                       [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); },
                       tbb::simple_partitioner());
   });
+  const double par_ns = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t1)
+          .count());
+  const double achieved = std::min(1000.0, 100.0 * predicted_ns / std::max(par_ns, 1.0));
+  const uint32_t old = speedup_x100_.load(std::memory_order_relaxed);
+  speedup_x100_.store(static_cast<uint32_t>((3.0 * old + achieved) / 4.0),
+                      std::memory_order_relaxed);
 }
 
 }  // namespace phalanx::framework

@@ -276,6 +276,19 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       if (m.placed) CommitPod(fwk, m.qp, m.state, m.host, cycle, m.assumed);
     }
     gang_status_batch_thread_ = std::thread::id();
+    // Each unit's status is written once below (kPlaced, after RunPodGroupCycleDone): it
+    // replaces the per-binding writes, whose last one it would overwrite anyway; it carries
+    // that binding's member for status.occupiedBy. Other gangs (none expected) flush now.
+    std::map<std::string, api::PodPtr> last_bound;
+    std::erase_if(gang_status_batch_, [&](auto& e) {
+      for (const auto& u : plan.units) {
+        if (u.key == e.first) {
+          last_bound[e.first] = std::move(e.second);
+          return true;
+        }
+      }
+      return false;
+    });
     FlushGangStatusWrites();
     for (auto& m : members) {
       if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
@@ -288,7 +301,9 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     }
     fwk->RunPodGroupCycleDone(plan, true, "");
     for (const auto& u : plan.units) {
-      WritePodGroupStatus(*gangs_, *opts_.client, u.key, GangOutcome::kPlaced, "", nullptr);
+      auto it = last_bound.find(u.key);
+      WritePodGroupStatus(*gangs_, *opts_.client, u.key, GangOutcome::kPlaced, "",
+                          it == last_bound.end() ? nullptr : it->second.get());
     }
     return;
   }
