@@ -14,6 +14,7 @@
 #                     Retry-After, 410 Gone on watches, and slows requests
 #   checker_selftest  check_invariants.py reports each of its 5 invariants broken on purpose
 #   leader_kills      two replicas with leader election; the leader is kill -9'd 4 times in a row
+#   load_churn        10 waves of pods and gangs while nodes are added and removed (load_churn.sh)
 # Each fault case ends with test/faults/check_invariants.py (0 violations required) and prints
 #   FAULT-REPORT <case> injected=<n> pods_bound=<n> violations=<n>
 # (collected by scripts/reliability.sh). FAULT_SEED (default 8) seeds the random points.
@@ -493,6 +494,8 @@ EOF
   report leader_kills "$kills"
 }
 
+# shellcheck source=load_churn.sh
+source "$FAULTS_DIR/load_churn.sh"
 declare -F "case_$CASE" >/dev/null || { echo "unknown case $CASE" >&2; exit 2; }
 e2e_setup
 trap cleanup_faults EXIT

@@ -18,6 +18,11 @@ Invariants (each violation is one line starting with VIOLATION):
   gang       every Coscheduling PodGroup (scheduling.x-k8s.io/v1alpha1, label
              scheduling.x-k8s.io/pod-group) has 0 or >= minMember members bound, never
              1..minMember-1 (all-or-nothing; scheduler-plugins coscheduling KEP).
+             With --disrupted FILE (JSON {"NS/PODGROUP": n}: members bound and then deleted
+             with their node, as the pod GC does; test/faults/load_churn.py writes it) a
+             gang with b of minMember bound is "disrupted by node removal", not a
+             violation, when b + n >= minMember (it was complete when bound); b + n <
+             minMember stays a violation (partially bound by the scheduler itself).
   reason     every pending pod of SCHEDULER has PodScheduled=False or a FailedScheduling
              event (upstream scheduler.recordSchedulingFailure records both).
 Only namespace NS (default: all) is checked for pods, events and PodGroups.
@@ -73,8 +78,20 @@ def main():
     ap.add_argument("--namespace", default="")
     ap.add_argument("--scheduler", default="default-scheduler")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--disrupted", default="")
     a = ap.parse_args()
     ns = f"/namespaces/{a.namespace}" if a.namespace else ""
+    lost = {}
+    if a.disrupted:
+        try:
+            with open(a.disrupted) as f:
+                lost = json.load(f) if os.path.getsize(a.disrupted) else {}
+            if not isinstance(lost, dict) or not all(isinstance(v, int) for v in lost.values()):
+                raise ValueError('expected an object {"NS/PODGROUP": members lost}')
+        except (OSError, ValueError) as e:
+            print(f"check_invariants: --disrupted {a.disrupted}: {e}", file=sys.stderr)
+            return 2
+    disrupted = 0
     try:
         nodes = get("/api/v1/nodes")["items"]
         pods = get(f"/api/v1{ns}/pods")["items"]
@@ -151,12 +168,16 @@ def main():
         gk = f"{pg['metadata']['namespace']}/{pg['metadata']['name']}"
         mm = int((pg.get("spec") or {}).get("minMember") or 1)
         b = gang_bound.get(gk, 0)
-        if 0 < b < mm:
+        if 0 < b < mm and b + lost.get(gk, 0) >= mm:
+            disrupted += 1
+        elif 0 < b < mm:
             viol.append(f"gang: PodGroup {gk} has {b} of minMember {mm} members bound "
-                        f"({gang_pods.get(gk, 0)} members exist)")
+                        f"({gang_pods.get(gk, 0)} members exist, {lost.get(gk, 0)} lost to node removal)")
     for v in viol:
         print("VIOLATION " + v)
-    print(f"INVARIANTS pods={len(pods)} bound={bound} pending={pending} gangs={len(pgs)} violations={len(viol)}")
+    extra = f" disrupted={disrupted}" if a.disrupted else ""
+    print(f"INVARIANTS pods={len(pods)} bound={bound} pending={pending} gangs={len(pgs)}{extra} "
+          f"violations={len(viol)}")
     return 1 if viol else 0
 
 
