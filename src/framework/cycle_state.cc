@@ -4,11 +4,7 @@
 
 namespace phalanx::framework {
 
-StateData* CycleState::Read(std::string_view key) const {
-  // Keys are string literals, usually the very same object: compare addresses first.
-  for (const auto& [k, v] : data_) {
-    if (k.data() == key.data() && k.size() == key.size()) return v.get();
-  }
+StateData* CycleState::ReadByContent(std::string_view key) const {
   for (const auto& [k, v] : data_) {
     if (k == key) return v.get();
   }

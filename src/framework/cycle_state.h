@@ -27,7 +27,14 @@ class CycleState {
 
   // Returns the data stored under `key`, or nullptr. Keys are string literals with static
   // storage (typically "PreFilter" + plugin name) and are compared by content.
-  StateData* Read(std::string_view key) const;
+  StateData* Read(std::string_view key) const {
+    // Keys are string literals, usually the very same object: compare addresses first
+    // (inline: plugins read once per node in Filter and Score).
+    for (const auto& [k, v] : data_) {
+      if (k.data() == key.data() && k.size() == key.size()) return v.get();
+    }
+    return ReadByContent(key);
+  }
   template <typename T>
   T* ReadAs(std::string_view key) const {
     return static_cast<T*>(Read(key));
@@ -47,6 +54,7 @@ class CycleState {
   uint64_t skip_filter_mask = 0;
 
  private:
+  StateData* ReadByContent(std::string_view key) const;
   std::vector<std::pair<std::string_view, std::unique_ptr<StateData>>> data_;
 };
 

@@ -67,10 +67,13 @@ framework::Status ImageLocality::Score(const framework::CycleState& state,
   const std::vector<std::string>& images = s ? s->images : fallback;
   const auto& states = node.image_states();
   int64_t sum = 0;
-  for (const auto& image : images) {
-    auto it = states.find(image);
-    if (it != states.end())
-      sum += ScaledImageScore(it->second.size, it->second.num_nodes, total_nodes);
+  // A node without images scores the minimum; no lookups (most nodes in a fresh cluster).
+  if (!states.empty()) {
+    for (const auto& image : images) {
+      auto it = states.find(image);
+      if (it != states.end())
+        sum += ScaledImageScore(it->second.size, it->second.num_nodes, total_nodes);
+    }
   }
   *score = CalculatePriority(sum, static_cast<int64_t>(images.size()));
   return framework::Status();
