@@ -4,14 +4,17 @@
 # The end-to-end tests (label e2e) and the out-of-tree package test (label out_of_tree,
 # a second full build) are left out; everything else (unit, CLI, simulation) runs.
 #
-# Usage: scripts/sanitize.sh [--build-only] [--only "api client ..."] [-- extra ctest args]
-#   --only MODULES  build and run only these unit test binaries (phalanx_<module>_test),
-#                   directly rather than through ctest; what CI runs (scripts/test.sh)
+# Usage: scripts/sanitize.sh [--build-only] [--unit | --only "api client ..."] [-- extra ctest args]
+#   --unit          build and run every unit test binary (each phalanx_<module>_test target
+#                   of the build, found in build.ninja), directly rather than through ctest;
+#                   what CI runs (scripts/test.sh)
+#   --only MODULES  build and run only these unit test binaries (phalanx_<module>_test)
 # Env:   PHALANX_ASAN_DIR (default build-asan), JOBS (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_only=0
+unit=0
 only=()
 extra=()
 while (($#)); do
@@ -19,7 +22,8 @@ while (($#)); do
     --build-only) build_only=1 ;;
     --only) read -r -a only <<<"$2"; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --unit) unit=1 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "sanitize.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -33,6 +37,13 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPHALANX_SANITI
   -DPHALANX_BUILD_BENCH=OFF >/dev/null
 targets=()
 for m in "${only[@]}"; do targets+=("phalanx_${m}_test"); done
+if ((unit)); then
+  # Every module with *_test.cc files has a phalanx_<module>_test executable target.
+  mapfile -t targets < <(ninja -C "$dir" -t targets all |
+    sed -n 's#^src/\(phalanx_[a-z0-9_]*_test\): CXX_EXECUTABLE_LINKER.*#\1#p' | sort -u)
+  ((${#targets[@]})) || { echo "sanitize.sh: no phalanx_*_test targets in $dir" >&2; exit 1; }
+  echo "sanitize: ${#targets[@]} unit test binaries: ${targets[*]}"
+fi
 # Every target (unit test binaries, the phalanx CLI for the cli.* tests), or the --only ones.
 ninja -C "$dir" -j"$jobs" "${targets[@]}"
 echo "sanitize: build took $((SECONDS - t0)) s"
@@ -50,7 +61,7 @@ if ((${#targets[@]})); then
   passed=0 failed=0
   for t in "${targets[@]}"; do
     log="$dir/$t.sanitize.log"
-    rc=0
+    rc=0 t2=$SECONDS
     (cd "$dir" && "./src/$t" --gtest_brief=1) >"$log" 2>&1 || rc=$?
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\./\1/p' "$log" | tail -1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?, listed below:/\1/p' "$log" | tail -1)
@@ -59,7 +70,7 @@ if ((${#targets[@]})); then
       ((f > 0)) || f=1  # a sanitizer report aborts the binary before gtest's summary
       grep -E 'ERROR: |SUMMARY: |runtime error|FAILED' "$log" | head -10 | sed "s/^/  $t: /"
     fi
-    echo "sanitize: $t: $p passed, $f failed"
+    echo "sanitize: $t: $p passed, $f failed ($((SECONDS - t2)) s)"
     passed=$((passed + p)) failed=$((failed + f))
   done
   echo "sanitize: tests took $((SECONDS - t1)) s"

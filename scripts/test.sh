@@ -10,6 +10,5 @@ cd build
 ctest --output-on-failure -j2 --timeout 900
 cd ..
 scripts/fuzz.sh --seconds "${PHALANX_FUZZ_SECONDS:-20}"
-# The unit test binaries verified clean under ASan/UBSan so far; add the others (plugins,
-# queue, cache, scheduler, gang, app) after a clean `scripts/sanitize.sh` run of the full suite.
-scripts/sanitize.sh --only "api config client metrics framework sim"
+# Every unit test binary (phalanx_<module>_test of every module with tests) under ASan/UBSan.
+scripts/sanitize.sh --unit
