@@ -252,6 +252,25 @@ class Churn:
         return self.gc([p for p in orphans if p not in unknown]), unknown
 
 
+def plant(ns, rnd, lost, size):
+    """Planted violations (the case must then fail): deletes one bound member of a gang that
+    lost no member to node removal (as if the scheduler had bound 3 of 4), and one more bound
+    member of a gang that did lose members, neither recorded as lost: the checker must report
+    both, --disrupted notwithstanding."""
+    pods = round_pods(ns, rnd)
+    by_gang = {}
+    for p in pods:
+        g = (p["metadata"].get("labels") or {}).get(GANG_LABEL)
+        if g and p["spec"].get("nodeName"):
+            by_gang.setdefault(g, []).append(p)
+    whole = next(g for g, ps in sorted(by_gang.items()) if len(ps) == size and f"{ns}/{g}" not in lost)
+    hit = next((g for g, ps in sorted(by_gang.items()) if f"{ns}/{g}" in lost and len(ps) >= 2), None)
+    for g in [whole] + ([hit] if hit else []):
+        victim = by_gang[g][0]["metadata"]["name"]
+        api("DELETE", f"/api/v1/namespaces/{ns}/pods/{victim}?gracePeriodSeconds=0")
+        log(f"PLANTED: deleted {ns}/{victim} of gang {g} (lost to node removal: {lost.get(f'{ns}/{g}', 0)})")
+
+
 def round_pods(ns, rnd):
     return api("GET", f"/api/v1/namespaces/{ns}/pods?labelSelector=round%3D{rnd}")["items"]
 
@@ -272,6 +291,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per round until all bound")
     ap.add_argument("--seed", type=int, default=8)
     ap.add_argument("--disrupted-out", default="")
+    ap.add_argument("--plant", action="store_true",
+                    help="after round 1, break the gang invariant twice on purpose (see plant())")
     a = ap.parse_args()
     ns = a.namespace
     plain = a.pods - a.gangs * a.gang_size
@@ -331,6 +352,8 @@ def main():
             time.sleep(1)
         churn.finish()
         orphans, unknown = churn.sweep_orphans()
+        if a.plant and rnd == 1:
+            plant(ns, rnd, churn.lost, a.gang_size)
         lost = churn.lost_pods - lost0
         bound = len(round_pods(ns, rnd))
         disrupted = dict(churn.lost)

@@ -14,6 +14,8 @@
 # + 16 MiB (both rounds end with the same objects in the cache: round 1's were deleted; a
 # leak of per-pod or per-node state grows round 2 by a round's worth of objects, slack left
 # for allocator fragmentation and the second round's churn nodes).
+# LOAD_CHURN_PLANT=1 breaks the gang invariant twice after round 1 (load_churn.py --plant):
+# the case must then fail with 2 violations. LOAD_CHURN_QPS sets the scheduler's client QPS.
 # FAULT-REPORT load_churn injected=<node adds + node removes> pods_bound=<both rounds,
 # including pods later lost to node removal> violations=<sum of both rounds>.
 # shellcheck shell=bash
@@ -37,6 +39,7 @@ case_load_churn() {
   wait_until 60 "/readyz" http_get "$METRICS_PORT_main" /readyz
   log "load_churn scale $scale: ${args[*]}"
   local t0=$SECONDS code=0
+  [[ -n "${LOAD_CHURN_PLANT:-}" ]] && args+=(--plant)
   python3 "$FAULTS_DIR/load_churn.py" --pid "$pid" --namespace e2e --seed "$SEED" \
     --disrupted-out "$STATE/disrupted.json" "${args[@]}" | tee "$STATE/load_churn.out" || code=$?
   ((code == 0)) || fail "load_churn.py failed (exit $code)"
