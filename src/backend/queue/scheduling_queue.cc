@@ -12,6 +12,8 @@ using framework::QueuedPodInfo;
 using framework::QueuedPodInfoPtr;
 
 // Binary heap with an index by pod key, so entries can be updated or deleted in O(log n).
+// Each entry records its heap position, so sifting moves pointers and positions without
+// hashing keys (only Has/Get/AddOrUpdate/Delete look a key up, once).
 class SchedulingQueue::Heap {
  public:
   explicit Heap(LessFn less) : less_(std::move(less)) {}
@@ -19,51 +21,58 @@ class SchedulingQueue::Heap {
   bool Has(const std::string& key) const { return index_.count(key) > 0; }
   QueuedPodInfoPtr Get(const std::string& key) const {
     auto it = index_.find(key);
-    return it == index_.end() ? nullptr : items_[it->second].second;
+    return it == index_.end() ? nullptr : it->second->p;
   }
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
-  const QueuedPodInfoPtr& Peek() const { return items_.front().second; }
+  const QueuedPodInfoPtr& Peek() const { return items_.front()->p; }
 
   void AddOrUpdate(const std::string& key, QueuedPodInfoPtr p) {
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      items_[it->second].second = std::move(p);
-      Fix(it->second);
+    auto [it, inserted] = index_.try_emplace(key);
+    if (!inserted) {
+      it->second->p = std::move(p);
+      Fix(it->second->pos);
       return;
     }
-    items_.emplace_back(key, std::move(p));
-    index_[key] = items_.size() - 1;
+    it->second = std::make_unique<Entry>(Entry{&it->first, std::move(p), items_.size()});
+    items_.push_back(it->second.get());
     Up(items_.size() - 1);
   }
   QueuedPodInfoPtr Delete(const std::string& key) {
     auto it = index_.find(key);
     if (it == index_.end()) return nullptr;
-    size_t i = it->second;
-    QueuedPodInfoPtr out = items_[i].second;
-    Swap(i, items_.size() - 1);
-    index_.erase(items_.back().first);
-    items_.pop_back();
-    if (i < items_.size()) Fix(i);
-    return out;
+    return Remove(it->second->pos);
   }
   QueuedPodInfoPtr Pop() {
     if (items_.empty()) return nullptr;
-    std::string key = items_.front().first;
-    return Delete(key);
+    return Remove(0);
   }
   template <typename F>
   void ForEach(F&& f) const {
-    for (const auto& [k, v] : items_) f(v);
+    for (const Entry* e : items_) f(e->p);
   }
 
  private:
-  bool Less(size_t a, size_t b) const { return less_(*items_[a].second, *items_[b].second); }
+  struct Entry {
+    const std::string* key;  // the index_ key (node-based map: stable address)
+    QueuedPodInfoPtr p;
+    size_t pos;  // index in items_
+  };
+  QueuedPodInfoPtr Remove(size_t i) {
+    QueuedPodInfoPtr out = std::move(items_[i]->p);
+    Swap(i, items_.size() - 1);
+    const std::string* key = items_.back()->key;
+    items_.pop_back();
+    index_.erase(*key);
+    if (i < items_.size()) Fix(i);
+    return out;
+  }
+  bool Less(size_t a, size_t b) const { return less_(*items_[a]->p, *items_[b]->p); }
   void Swap(size_t a, size_t b) {
     if (a == b) return;
     std::swap(items_[a], items_[b]);
-    index_[items_[a].first] = a;
-    index_[items_[b].first] = b;
+    items_[a]->pos = a;
+    items_[b]->pos = b;
   }
   void Up(size_t i) {
     while (i > 0) {
@@ -89,8 +98,8 @@ class SchedulingQueue::Heap {
   }
 
   LessFn less_;
-  std::vector<std::pair<std::string, QueuedPodInfoPtr>> items_;
-  std::unordered_map<std::string, size_t> index_;
+  std::vector<Entry*> items_;
+  std::unordered_map<std::string, std::unique_ptr<Entry>> index_;
 };
 
 // ---- Nominator ----
