@@ -36,6 +36,7 @@ case_load_churn() {
     sed -i -e "s/qps: 200/qps: $LOAD_CHURN_QPS/" -e "s/burst: 400/burst: $LOAD_CHURN_QPS/" "$STATE/sched.yaml"
   start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
   local pid=${PHALANX_PIDS[main]}
+  # shellcheck disable=SC2154  # METRICS_PORT_main is set by start_phalanx (printf -v)
   wait_until 60 "/readyz" http_get "$METRICS_PORT_main" /readyz
   log "load_churn scale $scale: ${args[*]}"
   local t0=$SECONDS code=0
