@@ -502,7 +502,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   thread_local std::vector<std::vector<int64_t>> tl_scores;
   std::vector<std::vector<int64_t>>& scores = tl_scores;
   if (scores.size() < active.size()) scores.resize(active.size());
-  for (size_t j = 0; j < active.size(); ++j) scores[j].assign(n, 0);
+  // Zeroed per node just before its Score call (a plugin may leave *score unset), not by
+  // a separate memset of every row.
+  for (size_t j = 0; j < active.size(); ++j) scores[j].resize(n);
   std::mutex err_mu;
   Status err;
   bool failed = false;
@@ -512,6 +514,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       ScorePlugin* p = active[j];
       int64_t* row = scores[j].data();
       for (size_t i = b; i < e; ++i) {
+        row[i] = 0;
         Status s = p->Score(state, pod, *nodes[i], &row[i]);
         if (!s.IsSuccess()) {
           std::lock_guard<std::mutex> l(err_mu);
