@@ -748,6 +748,14 @@ void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<Cycle
   const std::string& host = assumed->pod->spec.node_name;
   Status s = std::move(permit_status);
   if (s.IsSuccess()) s = fwk->RunPreBindPlugins(*state, *assumed, host);
+  // A node deleted while the binding waited (Permit, a rate-limited client's backlog,
+  // PreBind) would get a pod that the pod GC then deletes: fail the binding instead, so
+  // the pod is forgotten and requeued. Upstream v1.20 binds regardless (the API server does
+  // not check the node); the fault test load_churn saw bindings sent 35 s after deletion.
+  if (s.IsSuccess() && !cache_.HasNode(host)) {
+    s = Status::Error("node " + host + " was deleted before pod " + assumed->pod->Key() +
+                      " could be bound to it");
+  }
   if (s.IsSuccess()) {
     s = fwk->RunBindPlugins(*state, *assumed, host);
     if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");

@@ -291,6 +291,57 @@ TEST(SchedulerTest, PermitWaitTimesOutOnVirtualClockAndReleasesResources) {
             std::string::npos);
 }
 
+// A PreBind plugin that deletes the pod's chosen node from the store the first time it runs:
+// the node disappears between the scheduling decision and the Bind call.
+class DeleteNodeAtPreBind : public framework::PreBindPlugin {
+ public:
+  // `store` is read at PreBind time (the plugin is built before the test's store is known).
+  explicit DeleteNodeAtPreBind(store::Store* const* store) : store_(store) {}
+  std::string_view Name() const override { return "DeleteNodeAtPreBind"; }
+  framework::Status PreBind(framework::CycleState&, const framework::PodInfo&,
+                            const std::string& node) override {
+    if (!deleted_) {
+      deleted_ = true;
+      EXPECT_TRUE((*store_)->DeleteNode(node).ok());
+    }
+    return framework::Status::Success();
+  }
+
+ private:
+  store::Store* const* store_;
+  bool deleted_ = false;
+};
+
+TEST(SchedulerTest, NodeDeletedBeforeBindFailsTheBindingAndRequeues) {
+  auto cfg = config::DefaultConfiguration();
+  cfg.profiles[0].plugins.pre_bind.enabled.push_back({"DeleteNodeAtPreBind", 0});
+  store::Store* store_ptr = nullptr;
+  framework::Registry extra;
+  ASSERT_TRUE(extra.Register("DeleteNodeAtPreBind",
+                             [&store_ptr](framework::PluginArgs, framework::Handle&)
+                                 -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
+                               return std::unique_ptr<framework::Plugin>(
+                                   new DeleteNodeAtPreBind(&store_ptr));
+                             })
+                  .IsSuccess());
+  Env env(cfg, 1, extra);
+  store_ptr = &env.store;
+  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("gone").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(env.store.CreatePod(PodBuilder("p").Req("cpu", "1").Obj()).ok());
+  env.RunUntilIdle();
+  EXPECT_EQ(env.NodeOf("p"), "");  // never bound to the deleted node
+  EXPECT_EQ(env.sched->cache().AssumedPodCount(), 0u);
+  EXPECT_EQ(env.sched->stats().bind_failures, 1);
+  EXPECT_NE(env.ConditionMessage("p").find("node gone was deleted before pod default/p"),
+            std::string::npos)
+      << env.ConditionMessage("p");
+  // A new node: the requeued pod binds there once its backoff expires.
+  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("new").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
+  env.clock.Advance(20 * kSec);
+  env.RunUntilIdle();
+  EXPECT_EQ(env.NodeOf("p"), "new");
+}
+
 TEST(SchedulerTest, AsyncBindingPoolBindsEverything) {
   framework::RealClock clock;
   store::Store store(clock);

@@ -237,6 +237,12 @@ void Cache::UpdateSnapshot(Snapshot* s) {
   synced_generation_ = generation_;
 }
 
+bool Cache::HasNode(const std::string& name) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = nodes_.find(name);
+  return it != nodes_.end() && it->second->node() != nullptr;
+}
+
 size_t Cache::NodeCount() const {
   std::lock_guard<std::mutex> l(mu_);
   return node_order_.size();

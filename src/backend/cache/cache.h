@@ -67,6 +67,9 @@ class Cache {
   void UpdateSnapshot(Snapshot* snapshot);
 
   size_t NodeCount() const;
+  // True while a Node object named `name` is in the cache (added and not removed); a
+  // NodeInfo kept only for the pods still on a deleted node does not count.
+  bool HasNode(const std::string& name) const;
   size_t PodCount() const;
   size_t AssumedPodCount() const;
 

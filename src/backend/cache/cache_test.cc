@@ -687,11 +687,15 @@ TEST(CacheTest, RemovedNodeKeepsPodsUntilTheyAreDeleted) {
   c.AddNode(n1);
   const auto pod = MakeBasePod("n1", "p", "100m", "500", "", 0);
   ASSERT_TRUE(c.AddPod(Info(pod)).IsSuccess());
+  EXPECT_TRUE(c.HasNode("n1"));
   c.RemoveNode(*n1);
+  EXPECT_FALSE(c.HasNode("n1"));  // its NodeInfo stays for the pod, but the Node is gone
+  EXPECT_FALSE(c.HasNode("never-added"));
   Snapshot s;
   c.UpdateSnapshot(&s);
   EXPECT_EQ(s.NumNodes(), 0u);
   c.AddNode(n1);
+  EXPECT_TRUE(c.HasNode("n1"));
   c.UpdateSnapshot(&s);
   EXPECT_TRUE(NodeInfoIs(s.Get("n1"), {100, 500, {}, 100, 500, {"p"}, {}}));
   // Removing an unknown node is a no-op.
