@@ -1,6 +1,7 @@
 #include "gang/manager.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace phalanx::gang {
 
@@ -51,7 +52,7 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
   if (!ref) return;
   const std::string pkey = pod->Key();
   Gang& g = gangs_[ref->key];
-  if (g.members.empty() && g.ref.key.empty()) g.ref = *ref;
+  if (g.members.empty() && !g.ref) g.ref = std::make_shared<const GangRef>(*ref);
   if (ref->inline_spec && !g.inline_spec) {
     g.inline_spec = std::make_shared<const PodGroupSpec>(*ref->inline_spec);
   }
@@ -142,12 +143,38 @@ std::optional<GangRef> Manager::RefOf(const api::Pod& pod) const {
   if (it == pods_.end()) return std::nullopt;
   auto git = gangs_.find(it->second.gang);
   if (git == gangs_.end()) return std::nullopt;
-  GangRef r = git->second.ref;
+  if (!git->second.ref) return GangRef{};
+  GangRef r = *git->second.ref;
   return r;
 }
 
+std::shared_ptr<const GangRef> Manager::RefPtrOf(const api::Pod& pod) const {
+  // "namespace/name" on the stack (heap only for keys longer than the buffer).
+  const std::string& ns = pod.metadata.namespace_;
+  const std::string& name = pod.metadata.name;
+  char buf[256];
+  std::string heap;
+  std::string_view key;
+  if (ns.size() + name.size() + 1 <= sizeof buf) {
+    std::memcpy(buf, ns.data(), ns.size());
+    buf[ns.size()] = '/';
+    std::memcpy(buf + ns.size() + 1, name.data(), name.size());
+    key = std::string_view(buf, ns.size() + 1 + name.size());
+  } else {
+    heap = pod.Key();
+    key = heap;
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return nullptr;
+  auto git = gangs_.find(it->second.gang);
+  if (git == gangs_.end()) return nullptr;
+  if (!git->second.ref) return std::make_shared<const GangRef>();
+  return git->second.ref;
+}
+
 std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g, const std::string& key) const {
-  auto it = object_specs_.find(g.ref.spec_key.empty() ? key : g.ref.spec_key);
+  auto it = object_specs_.find(!g.ref || g.ref->spec_key.empty() ? key : g.ref->spec_key);
   if (it != object_specs_.end()) {
     if (it->second->key == key) return it->second;
     auto copy = std::make_shared<PodGroupSpec>(*it->second);
@@ -181,7 +208,7 @@ std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members)
   GangInfo info;
   info.key = key;
   info.spec = SpecLocked(g, key);
-  info.ref = g.ref;
+  if (g.ref) info.ref = *g.ref;
   info.counts = g.counts;
   if (with_members) info.member_pods.assign(g.members.begin(), g.members.end());
   info.attempts = g.attempts;

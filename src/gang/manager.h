@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -75,6 +76,10 @@ class Manager {
 
   // The gang of a pod (cached per pod key), or nullopt.
   std::optional<GangRef> RefOf(const api::Pod& pod) const;
+  // The same without copying: the gang's shared, immutable ref (nullptr when the pod has
+  // no gang). For hot paths (queue admission, quota resolution): one map lookup by the
+  // pod's "namespace/name" without building the key string, no string copies.
+  std::shared_ptr<const GangRef> RefPtrOf(const api::Pod& pod) const;
   // Snapshot of a gang's state; nullopt if no pod or object mentions the key.
   // Copies the member list: O(members). Hot paths use Summary.
   // with_members = false leaves member_pods empty (O(1) instead of O(members)).
@@ -109,7 +114,7 @@ class Manager {
   struct Gang {
     std::shared_ptr<const PodGroupSpec> object_spec;  // from an object
     std::shared_ptr<const PodGroupSpec> inline_spec;  // from the first member's annotations
-    GangRef ref;
+    std::shared_ptr<const GangRef> ref;  // set by the first member, never reset
     std::set<std::string> members;
     GangCounts counts;
     int32_t attempts = 0;
@@ -130,7 +135,16 @@ class Manager {
   DialectOptions opts_;
   mutable std::mutex mu_;
   std::map<std::string, Gang> gangs_;
-  std::unordered_map<std::string, PodEntry> pods_;  // pod key -> entry
+  // Transparent hash/equality so that RefPtrOf finds a pod by a string_view key.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+  };
+  std::unordered_map<std::string, PodEntry, KeyHash, KeyEq> pods_;  // pod key -> entry
   // Specs defined by objects, by spec key; and which object defined which keys.
   std::map<std::string, std::shared_ptr<const PodGroupSpec>> object_specs_;
   std::map<std::string, std::vector<std::string>> specs_by_object_;

@@ -98,8 +98,8 @@ void QueueManager::RebuildTreeLocked() {
 Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
                                        std::string* gang_spec) const {
   Assignment a;
-  std::optional<gang::GangRef> ref;
-  if (gangs_) ref = gangs_->RefOf(pod);
+  std::shared_ptr<const gang::GangRef> ref;
+  if (gangs_) ref = gangs_->RefPtrOf(pod);
   if (ref) {
     *gang = ref->key;
     *gang_spec = ref->spec_key;

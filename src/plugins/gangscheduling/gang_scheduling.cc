@@ -59,7 +59,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
 Status GangScheduling::PreEnqueue(const framework::PodInfo& pod) {
   gang::Manager* gangs = handle_.Gangs();
   if (!gangs) return Status::Success();
-  auto ref = gangs->RefOf(*pod.pod);
+  auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
   auto info = gangs->SummaryOf(ref->key);
   if (!info || !info->spec) {
@@ -98,7 +98,7 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
   if (mode_ != Mode::kTransactional) return Status::Success();
   gang::Manager* gangs = handle_.Gangs();
   if (!gangs) return Status::Success();
-  auto ref = gangs->RefOf(*pod.pod);
+  auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
   // A satisfied gang's remaining members schedule alone (Koordinator's "after gang").
   if (gangs->Satisfied(ref->key)) return Status::Success();
@@ -153,7 +153,7 @@ void GangScheduling::Unreserve(framework::CycleState&, const framework::PodInfo&
   if (!gangs) return;
   gangs->MarkForgotten(*pod.pod);
   if (mode_ != Mode::kPermit) return;
-  auto ref = gangs->RefOf(*pod.pod);
+  auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return;
   auto info = gangs->SummaryOf(ref->key);
   if (!info || !info->spec || info->spec->mode != gang::GangMode::kStrict) return;
@@ -161,7 +161,7 @@ void GangScheduling::Unreserve(framework::CycleState&, const framework::PodInfo&
   const std::string uid = pod.pod->metadata.uid;
   handle_.IterateOverWaitingPods([&](framework::WaitingPod& wp) {
     if (wp.GetPod().metadata.uid == uid) return;
-    auto r = gangs->RefOf(wp.GetPod());
+    auto r = gangs->RefPtrOf(wp.GetPod());
     if (r && r->key == ref->key) {
       wp.Reject(kName, "gang " + ref->key + ": member " + pod.pod->Key() + " failed (Strict mode)");
     }
@@ -172,11 +172,11 @@ Status GangScheduling::Permit(framework::CycleState&, const framework::PodInfo& 
                               const std::string&, int64_t* timeout_ns) {
   gang::Manager* gangs = handle_.Gangs();
   if (!gangs || mode_ != Mode::kPermit) return Status::Success();
-  auto ref = gangs->RefOf(*pod.pod);
+  auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
   if (gangs->Satisfied(ref->key)) {
     handle_.IterateOverWaitingPods([&](framework::WaitingPod& wp) {
-      auto r = gangs->RefOf(wp.GetPod());
+      auto r = gangs->RefPtrOf(wp.GetPod());
       if (r && r->key == ref->key) wp.Allow(kName);
     });
     return Status::Success();
@@ -200,7 +200,7 @@ bool GangPrioritySort::Less(const framework::QueuedPodInfo& a,
   gang::Manager* gangs = handle_.Gangs();
   auto key_time = [&](const framework::QueuedPodInfo& q, std::string* key) -> api::Timestamp {
     if (gangs) {
-      if (auto ref = gangs->RefOf(q.Pod())) {
+      if (auto ref = gangs->RefPtrOf(q.Pod())) {
         *key = ref->key;
         auto info = gangs->SummaryOf(ref->key);
         if (info && info->spec && info->spec->creation_timestamp != 0) {
