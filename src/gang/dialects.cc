@@ -111,6 +111,14 @@ constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 const std::string* Find(const Annotations& m, std::string_view key) {
+  // Pods and objects carry few labels/annotations: a scan compares without building a
+  // std::string key (the map's comparator is not transparent).
+  if (m.size() <= 8) {
+    for (const auto& [k, v] : m) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
   auto it = m.find(std::string(key));
   return it == m.end() ? nullptr : &it->second;
 }

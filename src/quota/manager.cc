@@ -88,8 +88,8 @@ void QueueManager::RebuildTreeLocked() {
   for (auto& [k, e] : pods_) {
     std::string g, gs;
     e.assignment = ResolveLocked(*e.pod, &g, &gs);
-    e.gang = g;
-    e.gang_spec = gs;
+    e.gang = std::move(g);
+    e.gang_spec = std::move(gs);
     CountLocked(e);
   }
   ++generation_;
@@ -188,8 +188,8 @@ void QueueManager::RefreshLocked(Entry& e) {
   UncountLocked(e);
   std::string g, gs;
   e.assignment = ResolveLocked(*e.pod, &g, &gs);
-  e.gang = g;
-  e.gang_spec = gs;
+  e.gang = std::move(g);
+  e.gang_spec = std::move(gs);
   CountLocked(e);
 }
 
@@ -203,8 +203,8 @@ void QueueManager::OnPodAdd(const api::PodPtr& pod) {
   e.allocated = !pod->spec.node_name.empty();
   std::string g, gs;
   e.assignment = ResolveLocked(*pod, &g, &gs);
-  e.gang = g;
-  e.gang_spec = gs;
+  e.gang = std::move(g);
+  e.gang_spec = std::move(gs);
   CountLocked(e);
   ++generation_;
 }
@@ -223,8 +223,8 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     e.allocated = !new_pod->spec.node_name.empty();
     std::string g, gs;
     e.assignment = ResolveLocked(*new_pod, &g, &gs);
-    e.gang = g;
-    e.gang_spec = gs;
+    e.gang = std::move(g);
+    e.gang_spec = std::move(gs);
     CountLocked(e);
   } else {
     Entry& e = it->second;
@@ -237,8 +237,8 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     }
     std::string g, gs;
     e.assignment = ResolveLocked(*new_pod, &g, &gs);
-    e.gang = g;
-    e.gang_spec = gs;
+    e.gang = std::move(g);
+    e.gang_spec = std::move(gs);
     CountLocked(e);
   }
   ++generation_;
