@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string_view>
 
 #include "api/pod_resources.h"
 #include "api/resource.h"
@@ -104,14 +106,25 @@ Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
     *gang = ref->key;
     *gang_spec = ref->spec_key;
   }
-  auto label = [&](const char* k) -> const std::string* {
-    auto it = pod.metadata.labels.find(k);
-    return it == pod.metadata.labels.end() || it->second.empty() ? nullptr : &it->second;
+  // Non-empty value of `k` in `m`. Pods carry few labels/annotations: scan small maps
+  // instead of building a std::string key for find (the comparator is not transparent).
+  auto lookup = [](const std::map<std::string, std::string>& m, const char* k) -> const std::string* {
+    const std::string* v = nullptr;
+    if (m.size() <= 8) {
+      const std::string_view key(k);
+      for (const auto& [mk, mv] : m) {
+        if (mk == key) {
+          v = &mv;
+          break;
+        }
+      }
+    } else if (auto it = m.find(k); it != m.end()) {
+      v = &it->second;
+    }
+    return v == nullptr || v->empty() ? nullptr : v;
   };
-  auto annotation = [&](const char* k) -> const std::string* {
-    auto it = pod.metadata.annotations.find(k);
-    return it == pod.metadata.annotations.end() || it->second.empty() ? nullptr : &it->second;
-  };
+  auto label = [&](const char* k) { return lookup(pod.metadata.labels, k); };
+  auto annotation = [&](const char* k) { return lookup(pod.metadata.annotations, k); };
   if (const auto* v = label(kKAIQueueLabel)) {
     a.queue = *v;
     a.via = std::string("label ") + kKAIQueueLabel;
@@ -130,6 +143,7 @@ Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
     }
   }
   if (a.queue.empty()) {
+    if (tree_.quota_by_namespace.empty()) return a;
     const std::string ns = pod.metadata.namespace_.empty() ? "default" : pod.metadata.namespace_;
     auto it = tree_.quota_by_namespace.find(ns);
     if (it != tree_.quota_by_namespace.end()) {
