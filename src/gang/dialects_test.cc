@@ -4,6 +4,7 @@
 #include "gang/dialects.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <ostream>
 
@@ -17,6 +18,7 @@
 #include "api/decode.h"
 #include "api/resource.h"
 #include "gang/dialects_parse.h"
+#include "gang/manager.h"
 
 namespace phalanx::gang {
 namespace {
@@ -1292,6 +1294,88 @@ TEST(DialectParse, IntAndNames) {
   EXPECT_FALSE(detail::IsDNS1123Subdomain("a_b"));
   EXPECT_FALSE(detail::IsDNS1123Subdomain(""));
   EXPECT_FALSE(detail::IsDNS1123Subdomain(std::string(254, 'a')));
+}
+
+// ---------------------------------------------------------------------------------------
+// Manager: RefPtrOf and status-only object updates
+// ---------------------------------------------------------------------------------------
+
+constexpr const char* kManagerYaml = R"(
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: pg, namespace: ns}
+spec: {minMember: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: ns
+  labels: {scheduling.x-k8s.io/pod-group: pg}
+spec:
+  containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: loner, namespace: ns}
+spec:
+  containers: [{name: c, image: i}]
+)";
+
+TEST(ManagerRefs, RefPtrOfMatchesRefOf) {
+  World w;
+  ASSERT_TRUE(Decode(kManagerYaml, &w));
+  Manager m;
+  for (const auto& o : w.m.objects) m.OnObjectAdd(std::make_shared<const api::Unstructured>(o));
+  for (const auto& p : w.m.pods) m.OnPodAdd(std::make_shared<const api::Pod>(p), 1);
+  auto ref = m.RefOf(*w.Pod("p"));
+  auto ptr = m.RefPtrOf(*w.Pod("p"));
+  ASSERT_TRUE(ref.has_value());
+  ASSERT_NE(ptr, nullptr);
+  EXPECT_EQ(ptr->key, "ns/pg");
+  EXPECT_EQ(ptr->key, ref->key);
+  EXPECT_EQ(ptr->spec_key, ref->spec_key);
+  EXPECT_EQ(ptr->via, ref->via);
+  EXPECT_EQ(m.RefPtrOf(*w.Pod("loner")), nullptr);
+  EXPECT_FALSE(m.RefOf(*w.Pod("loner")).has_value());
+  // A pod key longer than RefPtrOf's stack buffer takes the heap path.
+  api::Pod long_name = *w.Pod("p");
+  long_name.metadata.name = std::string(300, 'x');
+  m.OnPodAdd(std::make_shared<const api::Pod>(long_name), 1);
+  auto lp = m.RefPtrOf(long_name);
+  ASSERT_NE(lp, nullptr);
+  EXPECT_EQ(lp->key, "ns/pg");
+}
+
+TEST(ManagerRefs, StatusUpdateKeepsSpecsAndUnknownObjectsAreAdded) {
+  World w;
+  ASSERT_TRUE(Decode(kManagerYaml, &w));
+  const api::Unstructured& pg = w.m.objects.at(0);
+  Manager m;
+  // Unknown object: handled as an add (its spec is parsed).
+  m.OnObjectStatusUpdate(std::make_shared<const api::Unstructured>(pg));
+  auto s = m.SummaryOf("ns/pg");
+  ASSERT_TRUE(s && s->spec);
+  EXPECT_EQ(s->spec->min_member, 2);
+  // A status write on a known object keeps the parsed spec (same shared object).
+  api::Unstructured with_status = pg;
+  auto doc = std::make_shared<YAML::Node>(YAML::Clone(*pg.object));
+  (*doc)["status"]["phase"] = "Scheduled";
+  with_status.object = doc;
+  with_status.metadata.resource_version = "7";
+  m.OnObjectStatusUpdate(std::make_shared<const api::Unstructured>(with_status));
+  auto s2 = m.SummaryOf("ns/pg");
+  ASSERT_TRUE(s2 && s2->spec);
+  EXPECT_EQ(s2->spec.get(), s->spec.get());
+  // A real spec change through OnObjectUpdate re-parses.
+  api::Unstructured changed = pg;
+  auto doc2 = std::make_shared<YAML::Node>(YAML::Clone(*pg.object));
+  (*doc2)["spec"]["minMember"] = 5;
+  changed.object = doc2;
+  m.OnObjectUpdate(std::make_shared<const api::Unstructured>(changed));
+  auto s3 = m.SummaryOf("ns/pg");
+  ASSERT_TRUE(s3 && s3->spec);
+  EXPECT_EQ(s3->spec->min_member, 5);
 }
 
 }  // namespace

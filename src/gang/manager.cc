@@ -28,6 +28,18 @@ void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   }
 }
 
+void Manager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = objects_.find(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
+    if (it != objects_.end() && (!IsGangObject(*obj) || specs_by_object_.count(obj->Key()))) {
+      it->second = obj;
+      return;
+    }
+  }
+  OnObjectAdd(obj);
+}
+
 void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   std::lock_guard<std::mutex> l(mu_);
   objects_.erase(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
