@@ -14,7 +14,10 @@ loop adds and removes nodes as scheduler_perf's churn op in mode "recreate" does
 tick every --churn-interval-ms, a tick toggles slot (tick mod slots): creates a node in an
 empty slot, deletes the slot's node otherwise. When a node is deleted, the pods bound to it
 are deleted as the pod GC does (pkg/controller/podgc gcOrphaned); they are recorded as
-"lost to node removal" per PodGroup. The round ends once no pod of it is pending (all bound);
+"lost to node removal" per PodGroup, and a lost gang member is re-created under a new name
+(NAME-rN) as its Job would: the gang must be completed again, its bound members counting
+toward minMember. Phalanx fails a binding whose node was deleted meanwhile and requeues the
+pod, so gang members that lost a sibling this way wait for the replacement. The round ends once no pod of it is pending (all bound);
 then the churn stops, a last pod-GC sweep deletes pods bound to nodes that no longer exist
 (a binding that landed just after its node's deletion: a race every scheduler has, which
 the pod GC resolves), check_invariants.py runs with --disrupted (the gangs that lost members
@@ -23,7 +26,8 @@ pods and PodGroups are deleted (grace period 0), so every round ends with the sa
 of objects in the scheduler's cache.
 
 Prints per round
-  ROUND <r> created=<n> bound=<n> lost_to_node_removal=<n> orphans_gc=<n> nodes_added=<n>
+  ROUND <r> created=<n> bound=<n> lost_to_node_removal=<n> orphans_gc=<n>
+        gang_members_recreated=<n> nodes_added=<n>
         nodes_removed=<n> gangs_lost_members=<n> max_bind_after_node_delete_s=<s>
         late_binds=<n> violations=<n> rss_kib=<n> seconds=<s>
 (bound counts the pods later lost to node removal; orphans_gc: those the last sweep found;
@@ -172,6 +176,7 @@ class Churn:
         self.stale = []  # pods bound onto a node more than STALE_S after its DELETE
         self.lost = {}  # "ns/podgroup" -> members deleted with their node
         self.lost_pods = 0
+        self.recreated = 0  # gang members re-created after being lost with their node
         self.mu = threading.Lock()
         self.stop = threading.Event()
         self.err = None
@@ -207,12 +212,24 @@ class Churn:
                     ok=(200, 202, 404))
             except RuntimeError:
                 raise
-            g = (md.get("labels") or {}).get(GANG_LABEL)
+            labels = md.get("labels") or {}
+            g = labels.get(GANG_LABEL)
             with self.mu:
                 if g:
                     k = f"{md['namespace']}/{g}"
                     self.lost[k] = self.lost.get(k, 0) + 1
                 self.lost_pods += 1
+                seq = self.recreated
+                if g:
+                    self.recreated += 1
+            if g:
+                # The gang's controller (a Job) replaces the lost member; without this a
+                # gang whose members went with their node could never reach minMember again
+                # and its other members would stay pending forever (correctly).
+                req = p["spec"]["containers"][0]["resources"]["requests"]
+                api("POST", f"/api/v1/namespaces/{md['namespace']}/pods",
+                    pod_body(md["namespace"], f"{md['name'].split('-r')[0]}-r{seq}", labels.get("round"),
+                             req["cpu"], req["memory"], g))
             n += 1
         return n
 
@@ -338,20 +355,37 @@ def main():
                 raise RuntimeError("phalanx exited during the load")
         log(f"round {rnd}: {created} pods created in {time.time() - t0:.1f} s; waiting until none is pending")
         deadline = t0 + a.timeout
-        while True:
-            pods = round_pods(ns, rnd)
-            pending = [p for p in pods if not p["spec"].get("nodeName")]
-            if not pending:
-                break
-            if not rss.alive:
-                raise RuntimeError("phalanx exited")
-            if time.time() > deadline:
-                log(f"round {rnd}: {len(pending)} pods still pending after {a.timeout} s, e.g. "
-                    + ", ".join(p["metadata"]["name"] for p in pending[:5]))
-                return 1
-            time.sleep(1)
+        recreated0 = churn.recreated
+
+        def wait_none_pending():
+            while True:
+                pods = round_pods(ns, rnd)
+                pending = [p for p in pods if not p["spec"].get("nodeName")]
+                if not pending:
+                    return True
+                if not rss.alive:
+                    raise RuntimeError("phalanx exited")
+                if time.time() > deadline:
+                    log(f"round {rnd}: {len(pending)} pods still pending after {a.timeout} s, e.g. "
+                        + ", ".join(p["metadata"]["name"] for p in pending[:5]))
+                    for p in pending[:5]:
+                        conds = [c for c in (p.get("status") or {}).get("conditions") or []
+                                 if c.get("type") == "PodScheduled"]
+                        log(f"  {p['metadata']['name']}: "
+                            + (f"{conds[0].get('reason')}: {conds[0].get('message')}" if conds
+                               else "no PodScheduled condition"))
+                    return False
+                time.sleep(1)
+
+        if not wait_none_pending():
+            return 1
         churn.finish()
         orphans, unknown = churn.sweep_orphans()
+        # Members the sweep re-created must be placed too (churn is stopped now).
+        if churn.recreated > recreated0 and not wait_none_pending():
+            return 1
+        more, _ = churn.sweep_orphans()
+        orphans += more
         if a.plant and rnd == 1:
             plant(ns, rnd, churn.lost, a.gang_size)
         lost = churn.lost_pods - lost0
@@ -379,7 +413,7 @@ def main():
         total_viol += viol
         total_bound += bound + lost
         log(f"ROUND {rnd} created={created} bound={bound + lost} lost_to_node_removal={lost} "
-            f"orphans_gc={orphans} nodes_added={churn.added - added0} nodes_removed={churn.removed - removed0} "
+            f"orphans_gc={orphans} gang_members_recreated={churn.recreated - recreated0} nodes_added={churn.added - added0} nodes_removed={churn.removed - removed0} "
             f"gangs_lost_members={len(disrupted)} max_bind_after_node_delete_s="
             f"{'-' if churn.max_lag is None else f'{churn.max_lag:.0f}'} late_binds={len(stale)} violations={viol} rss_kib={r} seconds={time.time() - t0:.1f}")
         if rnd < a.rounds:
