@@ -35,11 +35,13 @@ config::KubeSchedulerConfiguration PermitModeConfig() {
 }
 
 struct Env {
-  explicit Env(config::KubeSchedulerConfiguration cfg = config::DefaultConfiguration(), uint64_t seed = 1)
+  explicit Env(config::KubeSchedulerConfiguration cfg = config::DefaultConfiguration(), uint64_t seed = 1,
+               framework::Registry extra = {})
       : clock(1000 * kSec), store(clock) {
     SchedulerOptions o;
     o.config = std::move(cfg);
     o.registry = plugins::NewInTreeRegistry();
+    EXPECT_TRUE(o.registry.Merge(extra).IsSuccess());
     o.clock = &clock;
     o.client = &store;
     o.seed = seed;
@@ -235,6 +237,58 @@ TEST(GangTest, GangBindsWhenItFitsAndOnlyThen) {
   env.Apply(CoschedulingPod("ml", "train-3", "train", "1", 4));
   env.RunUntilIdle();
   EXPECT_EQ(env.BoundByLabel("gang")["train"], 4);
+}
+
+// A PreBind plugin that deletes the chosen node of the first pod it sees from the store.
+class DeleteFirstNodeAtPreBind : public framework::PreBindPlugin {
+ public:
+  explicit DeleteFirstNodeAtPreBind(store::Store* const* store) : store_(store) {}
+  std::string_view Name() const override { return "DeleteFirstNodeAtPreBind"; }
+  framework::Status PreBind(framework::CycleState&, const framework::PodInfo&,
+                            const std::string& node) override {
+    if (!deleted_) {
+      deleted_ = true;
+      EXPECT_TRUE((*store_)->DeleteNode(node).ok());
+    }
+    return framework::Status::Success();
+  }
+
+ private:
+  store::Store* const* store_;
+  bool deleted_ = false;
+};
+
+// A member whose node is deleted between the gang's placement and its binding is not
+// bound there; it is requeued and, with its bound siblings counting toward minMember,
+// placed on another node.
+TEST(GangTest, MemberWhoseNodeIsDeletedBeforeBindingIsPlacedAgain) {
+  auto cfg = config::DefaultConfiguration();
+  cfg.profiles[0].plugins.pre_bind.enabled.push_back({"DeleteFirstNodeAtPreBind", 0});
+  store::Store* store_ptr = nullptr;
+  framework::Registry extra;
+  ASSERT_TRUE(extra.Register("DeleteFirstNodeAtPreBind",
+                             [&store_ptr](framework::PluginArgs, framework::Handle&)
+                                 -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
+                               return std::unique_ptr<framework::Plugin>(
+                                   new DeleteFirstNodeAtPreBind(&store_ptr));
+                             })
+                  .IsSuccess());
+  Env env(cfg, 1, extra);
+  store_ptr = &env.store;
+  std::string y = Node("n1", 1) + Node("n2", 1) + Node("n3", 1) + Node("n4", 1);
+  y += CoschedulingPodGroup("ml", "train", 4);
+  for (int i = 0; i < 4; ++i) y += CoschedulingPod("ml", "train-" + std::to_string(i), "train", "1");
+  env.Apply(y);
+  env.RunUntilIdle();
+  EXPECT_EQ(env.BoundByLabel("gang")["train"], 3);
+  EXPECT_EQ(env.sched->stats().bind_failures, 1);
+  env.Apply(Node("n5", 1));
+  env.AdvanceAndRun(60 * kSec);
+  EXPECT_EQ(env.BoundByLabel("gang")["train"], 4);
+  for (int i = 0; i < 4; ++i) {
+    auto p = env.store.GetPod("ml", "train-" + std::to_string(i));
+    EXPECT_FALSE(p->spec.node_name.empty()) << p->Key() << ": " << env.Condition("ml", p->metadata.name);
+  }
 }
 
 TEST(GangTest, GangGroupAcrossNamespacesBindsOnlyWhenBothFit) {
