@@ -235,11 +235,17 @@ void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
 }
 
 void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj) {
-  gangs_->OnObjectUpdate(obj);
-  queues_->OnObjectUpdate(obj);
   // Status-only updates (our own PodGroup status writes among them) carry nothing that
-  // could make a pod schedulable: no requeue, so they cannot churn gated pods.
-  if (old_obj && OnlyStatusChanged(*old_obj, *obj)) return;
+  // could make a pod schedulable: the gang keeps its parsed spec, and no requeue, so they
+  // cannot churn gated pods.
+  const bool status_only = old_obj && OnlyStatusChanged(*old_obj, *obj);
+  if (status_only) {
+    gangs_->OnObjectStatusUpdate(obj);
+  } else {
+    gangs_->OnObjectUpdate(obj);
+  }
+  queues_->OnObjectUpdate(obj);
+  if (status_only) return;
   framework::EventObjects objs;
   objs.other_old = old_obj.get();
   objs.other_new = obj.get();
