@@ -148,6 +148,11 @@ for entry in "${E2E_FAULT_CASES[@]}"; do
   if [[ $report =~ injected=([0-9]+).*pods_bound=([0-9]+).*violations=([0-9]+) ]]; then
     what+="; ${BASH_REMATCH[1]} faults injected, ${BASH_REMATCH[2]} pods bound, ${BASH_REMATCH[3]} invariant violations"
   fi
+  # Cases that check memory print MEMORY <case> rss_round1_kib=.. rss_round2_kib=.. rss_peak_kib=.. limit_kib=..
+  mem=$(grep -oE 'MEMORY .*' "$work/e2e.$c.log" | tail -1 || true)
+  if [[ $mem =~ rss_round1_kib=([0-9]+).*rss_round2_kib=([0-9]+).*rss_peak_kib=([0-9]+).*limit_kib=([0-9]+) ]]; then
+    what+="; VmRSS $((BASH_REMATCH[1] / 1024)) MiB after round 1, $((BASH_REMATCH[2] / 1024)) MiB after round 2 (limit $((BASH_REMATCH[4] / 1024)) MiB), peak $((BASH_REMATCH[3] / 1024)) MiB"
+  fi
   if [[ -z $line ]]; then
     result="**not run** (no such test in $build_dir)"; failed=1
   elif [[ $line == *Passed* ]]; then
