@@ -222,6 +222,53 @@ restart_apiserver() {
   log "kube-apiserver restarted (pid $(cat "$dir/apiserver.pid")) at $SERVER"
 }
 
+# The scheduling invariants of issue 8 (capacity, node, twice, gang, reason), checked by the
+# one checker the fault tests use too: test/faults/check_invariants.py (its docstring says
+# what each one means). cases.sh runs check_invariants after every case.
+INVARIANTS_CHECKER="$ROOT/test/faults/check_invariants.py"
+
+# run_invariants_checker ENV-FILE OUT-FILE: runs the checker against the control plane whose
+# scripts/control-plane.sh env file (SERVER, CA, ADMIN_TOKEN) is ENV-FILE, over all
+# namespaces (nothing a case creates can escape it), for pending pods of default-scheduler
+# (the only profile write_config and live-bench.sh give Phalanx; pods of other schedulers
+# are not Phalanx's to explain, though their bindings still count toward capacity). Writes
+# its output to OUT-FILE and its exit code to OUT-FILE.code. A subshell: the env file's
+# variables are exported to the checker only.
+run_invariants_checker() {
+  (
+    set -a
+    # shellcheck disable=SC1090
+    source "$1"
+    set +a
+    code=0
+    python3 "$INVARIANTS_CHECKER" --scheduler default-scheduler >"$2" 2>&1 || code=$?
+    echo "$code" >"$2.code"
+  )
+}
+
+# expect_no_violations WHAT OUT-FILE: prints the checker's output (one VIOLATION line per
+# violation, then the INVARIANTS summary) and fails unless it exited 0 with violations=0.
+expect_no_violations() {
+  local what=$1 out=$2 code
+  [[ -f "$out.code" ]] || fail "the invariant checker did not run on $what"
+  code=$(cat "$out.code")
+  log "invariants of $what (test/faults/check_invariants.py --scheduler default-scheduler, all namespaces):"
+  cat "$out"
+  case "$code" in
+    0) ;;
+    1) fail "invariant violations on $what (VIOLATION lines above)" ;;
+    *) fail "check_invariants.py exited $code on $what: it could not read the API" ;;
+  esac
+  grep -Eq '^INVARIANTS pods=[0-9]+ bound=[0-9]+ pending=[0-9]+ gangs=[0-9]+ violations=0$' "$out" ||
+    fail "no 'INVARIANTS ... violations=0' summary from the checker on $what"
+}
+
+# check_invariants: the invariants of this case's control plane, 0 violations required.
+check_invariants() {
+  run_invariants_checker "$STATE/cp/env" "$STATE/invariants.out"
+  expect_no_violations "the cluster after e2e.$CASE" "$STATE/invariants.out"
+}
+
 # pod_bindings NAMESPACE: "NAME NODE" for every pod (NODE "-" when unbound), sorted.
 pod_bindings() {
   api GET "/api/v1/namespaces/$1/pods" | jq -r '.items[] | "\(.metadata.name) \(.spec.nodeName // "-")"' | sort
