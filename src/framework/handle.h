@@ -130,6 +130,14 @@ class Handle {
                                                 const NodeInfo& node) = 0;
   // Pods nominated to `node` (upstream PodNominator.NominatedPodsForNode).
   virtual std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const = 0;
+  // The same pods as a shared immutable list (nullptr when none), for callers on a hot
+  // path; the default copies NominatedPodsForNode.
+  virtual std::shared_ptr<const std::vector<PodInfoPtr>> NominatedPodsViewForNode(
+      const NodeInfo& node) const {
+    auto v = NominatedPodsForNode(node.name());
+    if (v.empty()) return nullptr;
+    return std::make_shared<const std::vector<PodInfoPtr>>(std::move(v));
+  }
   // Priority of a PriorityClass by name; falls back to the global default or 0.
   virtual int32_t PriorityOf(const api::Pod& pod) const = 0;
   // Deterministic random number in [0, n) from the scheduler's seeded RNG.

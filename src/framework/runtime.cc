@@ -232,6 +232,9 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
 #undef PHALANX_BUILD
   f->pre_enqueue_ = std::move(pre_enqueue_tmp);
   f->pre_filter_ = std::move(pre_filter_tmp);
+  for (auto* p : f->pre_filter_) {
+    if (p->GetPreFilterExtensions() != nullptr) f->pre_filter_with_extensions_.push_back(p);
+  }
   f->filter_ = std::move(filter_tmp);
   f->post_filter_ = std::move(post_filter_tmp);
   f->pre_score_ = std::move(pre_score_tmp);
@@ -418,15 +421,38 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
 Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                                     const NodeInfo& node) {
   std::vector<PodInfoPtr> nominated;
-  if (opts_.nominated_pods_for_node) {
-    for (auto& p : opts_.nominated_pods_for_node(node.name())) {
+  if (auto view = NominatedPodsViewForNode(node)) {
+    for (const auto& p : *view) {
       if (p->priority >= pod.priority && p->pod->metadata.uid != pod.pod->metadata.uid) {
-        nominated.push_back(std::move(p));
+        nominated.push_back(p);
       }
     }
   }
   if (nominated.empty()) return RunFilterPlugins(state, pod, node);
   // First pass: with the nominated pods added; second: without (upstream, for affinity).
+  bool extensions = false;
+  for (auto* p : pre_filter_with_extensions_) {
+    if (!state.SkipFilter(p->Name())) {
+      extensions = true;
+      break;
+    }
+  }
+  if (!extensions) {
+    // Only the NodeInfo changes: reuse the overlay built for the same nominated pods.
+    auto overlay = node.nominated_overlay();
+    if (!overlay || overlay->pods != nominated) {
+      auto with = std::make_shared<NodeInfo>(node);
+      for (const auto& p : nominated) with->AddPod(p);
+      auto o = std::make_shared<NominatedOverlay>();
+      o->pods = std::move(nominated);
+      o->with = std::move(with);
+      node.set_nominated_overlay(o);
+      overlay = std::move(o);
+    }
+    Status s = RunFilterPlugins(state, pod, *overlay->with);
+    if (!s.IsSuccess()) return s;
+    return RunFilterPlugins(state, pod, node);
+  }
   NodeInfo with = node;
   auto state_copy = state.Clone();
   for (const auto& p : nominated) {
@@ -783,6 +809,15 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
 std::vector<PodInfoPtr> Framework::NominatedPodsForNode(const std::string& node) const {
   if (!opts_.nominated_pods_for_node) return {};
   return opts_.nominated_pods_for_node(node);
+}
+
+std::shared_ptr<const std::vector<PodInfoPtr>> Framework::NominatedPodsViewForNode(
+    const NodeInfo& node) const {
+  if (opts_.nominated_pods_view) return opts_.nominated_pods_view(node);
+  if (!opts_.nominated_pods_for_node) return nullptr;
+  auto v = opts_.nominated_pods_for_node(node.name());
+  if (v.empty()) return nullptr;
+  return std::make_shared<const std::vector<PodInfoPtr>>(std::move(v));
 }
 
 int32_t Framework::PriorityOf(const api::Pod& pod) const {

@@ -36,6 +36,10 @@ struct FrameworkOptions {
   const NodeInfoLister* snapshot = nullptr;  // the scheduler's Snapshot, refreshed per cycle
   Parallelizer* parallelizer = nullptr;
   std::function<std::vector<PodInfoPtr>(const std::string&)> nominated_pods_for_node;
+  // Optional: the same pods as a shared immutable list (nullptr: none), used instead of
+  // nominated_pods_for_node where set (no list copy per node and Filter call).
+  std::function<std::shared_ptr<const std::vector<PodInfoPtr>>(const NodeInfo&)>
+      nominated_pods_view;
   std::function<int32_t(const api::Pod&)> priority_of;
   std::function<uint64_t(uint64_t)> random;  // uniform in [0, n)
   gang::Manager* gangs = nullptr;
@@ -79,7 +83,12 @@ class Framework final : public Handle {
   Status RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                           const NodeInfo& node) override;
   // Runs filters as if higher-or-equal priority pods nominated to the node were there
-  // (upstream RunFilterPluginsWithNominatedPods).
+  // (upstream RunFilterPluginsWithNominatedPods): first with them added, then (for
+  // affinity) without; the first failure is returned. When no PreFilter plugin that ran for
+  // this pod has PreFilterExtensions, adding the pods changes only the NodeInfo, so the
+  // node-with-nominated-pods is built once and kept on the NodeInfo (NominatedOverlay) for
+  // later cycles that add the same pods, instead of copying the NodeInfo and the
+  // CycleState per node and cycle. May run concurrently for different NodeInfos.
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                            const NodeInfo& node);
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
@@ -136,6 +145,8 @@ class Framework final : public Handle {
                                         const PodInfoPtr& to_remove,
                                         const NodeInfo& node) override;
   std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const override;
+  std::shared_ptr<const std::vector<PodInfoPtr>> NominatedPodsViewForNode(
+      const NodeInfo& node) const override;
   int32_t PriorityOf(const api::Pod& pod) const override;
   uint64_t Random(uint64_t n) override;
   gang::Manager* Gangs() override { return opts_.gangs; }
@@ -164,6 +175,7 @@ class Framework final : public Handle {
   std::vector<PreEnqueuePlugin*> pre_enqueue_;
   QueueSortPlugin* queue_sort_ = nullptr;
   std::vector<PreFilterPlugin*> pre_filter_;
+  std::vector<PreFilterPlugin*> pre_filter_with_extensions_;  // subset of pre_filter_
   std::vector<FilterPlugin*> filter_;
   std::vector<PostFilterPlugin*> post_filter_;
   std::vector<PreScorePlugin*> pre_score_;

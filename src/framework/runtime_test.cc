@@ -673,6 +673,47 @@ TEST_F(RuntimeTest, FilterWithNominatedPods) {
   EXPECT_EQ(env_.log.size(), 1u);
 }
 
+// Without PreFilter extensions to run, the node-with-nominated-pods is built once and kept
+// on the NodeInfo while the nominated pods and the node stay the same; it is rebuilt when
+// either changes, and a copy of the NodeInfo does not carry it.
+TEST_F(RuntimeTest, FilterWithNominatedPodsReusesOverlay) {
+  config::Profile p = BaseProfile();
+  p.plugins.filter = Set({"PF1"});
+  std::vector<PodInfoPtr> nominated;
+  FrameworkOptions o;
+  o.clock = &clock_;
+  o.parallelizer = &par_;
+  o.nominated_pods_for_node = [&](const std::string&) { return nominated; };
+  auto fr = Framework::New(registry_, p, o);
+  ASSERT_TRUE(fr.ok());
+  auto& f = fr.value();
+  PodInfoPtr pod = Pod("p", 5);
+  NodeInfo n = Node("n1");
+  CycleState state;
+  nominated = {Pod("hi", 9)};
+  ASSERT_TRUE(f->RunFilterPluginsWithNominatedPods(state, *pod, n).IsSuccess());
+  auto first = n.nominated_overlay();
+  ASSERT_NE(first, nullptr);
+  ASSERT_EQ(first->with->pods().size(), 1u);
+  EXPECT_EQ(first->with->pods()[0]->pod->metadata.name, "hi");
+  EXPECT_TRUE(n.pods().empty());  // the node itself is untouched
+  ASSERT_TRUE(f->RunFilterPluginsWithNominatedPods(state, *pod, n).IsSuccess());
+  EXPECT_EQ(n.nominated_overlay(), first);  // reused
+  // Another nominated pod: rebuilt with both.
+  nominated.push_back(Pod("hi2", 7));
+  ASSERT_TRUE(f->RunFilterPluginsWithNominatedPods(state, *pod, n).IsSuccess());
+  auto second = n.nominated_overlay();
+  ASSERT_NE(second, first);
+  EXPECT_EQ(second->with->pods().size(), 2u);
+  // A copy starts without it; a change of the node drops it.
+  NodeInfo copy = n;
+  EXPECT_EQ(copy.nominated_overlay(), nullptr);
+  n.AddPod(Pod("bound", 0));
+  EXPECT_EQ(n.nominated_overlay(), nullptr);
+  ASSERT_TRUE(f->RunFilterPluginsWithNominatedPods(state, *pod, n).IsSuccess());
+  EXPECT_EQ(n.nominated_overlay()->with->pods().size(), 3u);
+}
+
 // ---- PostFilter --------------------------------------------------------------------------
 
 TEST_F(RuntimeTest, PostFilter) {

@@ -15,19 +15,40 @@ std::string_view CodeName(Code c) {
   return "Unknown";
 }
 
+Status::Rep& Status::Mutable() {
+  if (!rep_) {
+    rep_ = std::make_shared<Rep>();
+  } else if (rep_.use_count() > 1) {
+    rep_ = std::make_shared<Rep>(*rep_);
+  }
+  return *rep_;
+}
+
+const std::vector<std::string>& Status::EmptyReasons() {
+  static const std::vector<std::string> empty;
+  return empty;
+}
+
+const std::string& Status::EmptyString() {
+  static const std::string empty;
+  return empty;
+}
+
 std::string Status::Message() const {
+  const auto& rs = reasons();
+  if (rs.size() == 1) return rs[0];
   std::string out;
-  for (size_t i = 0; i < reasons_.size(); ++i) {
+  for (size_t i = 0; i < rs.size(); ++i) {
     if (i) out += ", ";
-    out += reasons_[i];
+    out += rs[i];
   }
   return out;
 }
 
 std::string Status::ToString() const {
   std::string out(CodeName(code_));
-  if (!plugin_.empty()) out += " (" + plugin_ + ")";
-  if (!reasons_.empty()) out += ": " + Message();
+  if (!plugin().empty()) out += " (" + plugin() + ")";
+  if (!reasons().empty()) out += ": " + Message();
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Status of a plugin or framework call (upstream pkg/scheduler/framework/interface.go).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,12 +31,25 @@ std::string_view CodeName(Code c);
 // A status with a code, zero or more reasons (user-facing strings, upstream wording),
 // the name of the plugin that produced it, and for kError the error text in reasons[0].
 // The success status is the default-constructed value and does not allocate.
+//
+// Reasons and plugin name live in one shared, immutable-once-shared block: copying a
+// Status is a reference-count increment, not a copy of its strings (a failing Filter pass
+// copies one Status per node into the Diagnosis and again into PostFilter's NodeToStatus).
+// The mutators (WithPlugin, AppendReason) copy the block first when it is shared
+// (copy-on-write), so copies never observe each other's changes. A plugin may therefore
+// return one prebuilt Status for a frequent rejection (e.g. NodeResourcesFit's
+// "Insufficient cpu") without allocating per node; WithPlugin with the name it already
+// carries does not copy.
 class [[nodiscard]] Status {
  public:
   Status() = default;
   explicit Status(Code code) : code_(code) {}
-  Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
-  Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
+  Status(Code code, std::string reason) : code_(code) {
+    Mutable().reasons.push_back(std::move(reason));
+  }
+  Status(Code code, std::vector<std::string> reasons) : code_(code) {
+    if (!reasons.empty()) Mutable().reasons = std::move(reasons);
+  }
 
   static Status Success() { return Status(); }
   static Status Error(std::string msg) { return Status(Code::kError, std::move(msg)); }
@@ -56,25 +70,35 @@ class [[nodiscard]] Status {
            code_ == Code::kPending;
   }
   bool IsError() const { return code_ == Code::kError; }
-  const std::vector<std::string>& reasons() const { return reasons_; }
+
+  const std::vector<std::string>& reasons() const { return rep_ ? rep_->reasons : EmptyReasons(); }
   // Reasons joined with ", " (upstream Status.Message()).
   std::string Message() const;
-  const std::string& plugin() const { return plugin_; }
+  const std::string& plugin() const { return rep_ ? rep_->plugin : EmptyString(); }
   Status& WithPlugin(std::string_view plugin) {
-    plugin_ = std::string(plugin);
+    if (rep_ ? rep_->plugin == plugin : plugin.empty()) return *this;
+    Mutable().plugin = std::string(plugin);
     return *this;
   }
   Status& AppendReason(std::string r) {
-    reasons_.push_back(std::move(r));
+    Mutable().reasons.push_back(std::move(r));
     return *this;
   }
   // "Code: message" for logs.
   std::string ToString() const;
 
  private:
+  struct Rep {
+    std::vector<std::string> reasons;
+    std::string plugin;
+  };
+  // The block, unshared (copied first when another Status refers to it).
+  Rep& Mutable();
+  static const std::vector<std::string>& EmptyReasons();
+  static const std::string& EmptyString();
+
   Code code_ = Code::kSuccess;
-  std::vector<std::string> reasons_;
-  std::string plugin_;
+  std::shared_ptr<Rep> rep_;  // null: no reasons and no plugin
 };
 
 // A value or an error Status (Abseil StatusOr-style). `status()` is Success iff ok().

@@ -47,6 +47,7 @@ const std::string& NodeInfo::name() const {
 }
 
 void NodeInfo::SetNode(api::NodePtr node) {
+  nominated_overlay_.Reset();
   node_ = std::move(node);
   allocatable_ = api::ResourceListToResource(node_->status.allocatable);
   image_states_.clear();
@@ -56,6 +57,7 @@ void NodeInfo::SetNode(api::NodePtr node) {
 }
 
 void NodeInfo::AddPod(PodInfoPtr pod) {
+  nominated_overlay_.Reset();
   requested_.Add(pod->requests);
   non_zero_requested_.milli_cpu += pod->non_zero_requests.milli_cpu;
   non_zero_requested_.memory += pod->non_zero_requests.memory;
@@ -92,6 +94,7 @@ bool NodeInfo::RemovePod(const api::Pod& pod) {
     }
   }
   if (!found) return false;
+  nominated_overlay_.Reset();
   EraseOne(pods_, pod);
   EraseOne(pods_with_affinity_, pod);
   EraseOne(pods_with_required_anti_affinity_, pod);

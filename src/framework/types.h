@@ -3,6 +3,7 @@
 // pods on it and their summed requests), QueuedPodInfo, and cluster events.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,6 +47,60 @@ struct ImageStateSummary {
   int32_t num_nodes = 0;  // nodes in the snapshot that have this image
 };
 
+class NodeInfo;
+
+// The node as Filter sees it with the nominated pods of higher or equal priority added
+// (upstream addNominatedPods builds this copy on every call), kept on the NodeInfo so that
+// the next cycles that add the same pods reuse it: see
+// Framework::RunFilterPluginsWithNominatedPods. `pods` are the nominated pods it was built
+// from, in the order added.
+struct NominatedOverlay {
+  std::vector<PodInfoPtr> pods;
+  std::shared_ptr<const NodeInfo> with;
+};
+
+// The nominated pods of a node as last looked up (nullptr pods: none), cached on the
+// NodeInfo by the scheduler between changes of the nominator (see
+// Scheduler::FindNodesThatFitPod), so that a Filter pass does not look every node up by
+// name.
+struct NominatedLookup {
+  std::shared_ptr<const std::vector<PodInfoPtr>> pods;
+};
+
+// Holds a NodeInfo's cached derived value of type T (NominatedOverlay, NominatedLookup).
+// Never copied with the NodeInfo (a copy or an assignment starts empty), dropped by every
+// mutation of the NodeInfo, and read and written atomically, so that Filter workers on
+// other nodes and a copy being modified (preemption's dry run) never see a value of
+// different contents.
+template <typename T>
+class NodeInfoCacheSlot {
+ public:
+  NodeInfoCacheSlot() = default;
+  NodeInfoCacheSlot(const NodeInfoCacheSlot&) {}
+  NodeInfoCacheSlot& operator=(const NodeInfoCacheSlot&) {
+    Reset();
+    return *this;
+  }
+  std::shared_ptr<const T> Load() const {
+    return has_.load(std::memory_order_acquire) ? p_.load() : nullptr;
+  }
+  void Store(std::shared_ptr<const T> o) const {
+    p_.store(std::move(o));
+    has_.store(true, std::memory_order_release);
+  }
+  // Callers own the NodeInfo exclusively (a mutation), or no Filter pass is running.
+  void Reset() const {
+    if (has_.load(std::memory_order_relaxed)) {
+      p_.store(nullptr);
+      has_.store(false, std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  mutable std::atomic<std::shared_ptr<const T>> p_;
+  mutable std::atomic<bool> has_{false};  // fast path: empty, no shared_ptr load
+};
+
 // A node and the pods assigned (or assumed) to it. Copied into the Snapshot when its
 // generation changes. Units as in api::Resource.
 class NodeInfo {
@@ -57,7 +112,10 @@ class NodeInfo {
   const api::NodePtr& node_ptr() const { return node_; }
   const std::string& name() const;  // empty when node() is null
   void SetNode(api::NodePtr node);
-  void RemoveNode() { node_.reset(); }
+  void RemoveNode() {
+    node_.reset();
+    nominated_overlay_.Reset();
+  }
 
   // Adds a pod's requests, ports and affinity bookkeeping.
   void AddPod(PodInfoPtr pod);
@@ -74,13 +132,37 @@ class NodeInfo {
   const api::Resource& allocatable() const { return allocatable_; }
   const std::vector<HostPort>& used_ports() const { return used_ports_; }
   // Image name -> summary; num_nodes is filled by the Snapshot.
-  std::unordered_map<std::string, ImageStateSummary>& image_states() { return image_states_; }
+  std::unordered_map<std::string, ImageStateSummary>& image_states() {
+    nominated_overlay_.Reset();
+    return image_states_;
+  }
   const std::unordered_map<std::string, ImageStateSummary>& image_states() const {
     return image_states_;
   }
 
   int64_t generation() const { return generation_; }
-  void set_generation(int64_t g) { generation_ = g; }
+  void set_generation(int64_t g) {
+    generation_ = g;
+    nominated_overlay_.Reset();
+  }
+
+  // The cached node-with-nominated-pods (NominatedOverlay), nullptr when none; the
+  // framework's RunFilterPluginsWithNominatedPods reads and (re)builds it. Const: a cache.
+  std::shared_ptr<const NominatedOverlay> nominated_overlay() const {
+    return nominated_overlay_.Load();
+  }
+  void set_nominated_overlay(std::shared_ptr<const NominatedOverlay> o) const {
+    nominated_overlay_.Store(std::move(o));
+  }
+  // The scheduler's cached nominator lookup for this node (NominatedLookup), nullptr when
+  // not cached; reset by the scheduler when the node's nominations change.
+  std::shared_ptr<const NominatedLookup> nominated_lookup() const {
+    return nominated_lookup_.Load();
+  }
+  void set_nominated_lookup(std::shared_ptr<const NominatedLookup> l) const {
+    nominated_lookup_.Store(std::move(l));
+  }
+  void reset_nominated_lookup() const { nominated_lookup_.Reset(); }
 
  private:
   api::NodePtr node_;
@@ -93,6 +175,8 @@ class NodeInfo {
   std::vector<HostPort> used_ports_;
   std::unordered_map<std::string, ImageStateSummary> image_states_;
   int64_t generation_ = 0;
+  NodeInfoCacheSlot<NominatedOverlay> nominated_overlay_;
+  NodeInfoCacheSlot<NominatedLookup> nominated_lookup_;
 };
 
 // A pod in the scheduling queue (upstream QueuedPodInfo).

@@ -1,5 +1,6 @@
 // Tests of framework/types: PodInfo, NodeInfo bookkeeping, ClusterEvent::Match and the
 // update-action extractors (upstream framework/types_test.go, events_test.go).
+#include "framework/status.h"
 #include "framework/types.h"
 
 #include <gtest/gtest.h>
@@ -385,6 +386,30 @@ TEST(PodUpdateActionsTest, Table) {
   api::Pod no_gpu = with_gpu;
   no_gpu.spec.containers[0].resources.requests.erase("example.com/gpu");
   EXPECT_EQ(PodUpdateActions(with_gpu, no_gpu), kUpdatePodScaleDown);
+}
+
+// Copies share reasons and plugin until one of them changes (copy-on-write): a change of
+// a copy never shows in the original, whichever is changed.
+TEST(StatusTest, CopiesAreIndependent) {
+  Status a(Code::kUnschedulable, "Insufficient cpu");
+  a.WithPlugin("NodeResourcesFit");
+  Status b = a;
+  b.AppendReason("Insufficient memory");
+  EXPECT_EQ(a.Message(), "Insufficient cpu");
+  EXPECT_EQ(b.Message(), "Insufficient cpu, Insufficient memory");
+  Status c = a;
+  c.WithPlugin("NodeResourcesFit");  // same name: no change
+  c.WithPlugin("Other");
+  EXPECT_EQ(a.plugin(), "NodeResourcesFit");
+  EXPECT_EQ(c.plugin(), "Other");
+  EXPECT_EQ(c.Message(), "Insufficient cpu");
+  a.AppendReason("Too many pods");  // the original changed after copies were taken
+  EXPECT_EQ(c.Message(), "Insufficient cpu");
+  EXPECT_EQ(a.reasons().size(), 2u);
+  Status ok;
+  EXPECT_TRUE(ok.reasons().empty());
+  EXPECT_TRUE(ok.plugin().empty());
+  EXPECT_EQ(Status(Code::kUnschedulable, std::vector<std::string>{}).Message(), "");
 }
 
 }  // namespace

@@ -126,6 +126,15 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
     fo.nominated_pods_for_node = [self](const std::string& node) {
       return self->queue_->nominator().ForNode(node);
     };
+    fo.nominated_pods_view = [self](const framework::NodeInfo& ni) {
+      // Cached on the NodeInfo until the node's nominations change (SyncNominatedLookups
+      // resets it at the start of each Filter pass) or the NodeInfo is replaced.
+      if (auto cached = ni.nominated_lookup()) return cached->pods;
+      auto pods = self->queue_->nominator().ViewForNode(ni.name());
+      ni.set_nominated_lookup(
+          std::make_shared<const framework::NominatedLookup>(framework::NominatedLookup{pods}));
+      return pods;
+    };
     fo.priority_of = [self](const api::Pod& p) { return self->PriorityOf(p); };
     fo.random = [self](uint64_t n) { return self->Random(n); };
     fo.gangs = s->gangs_.get();
@@ -463,10 +472,22 @@ int Scheduler::NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) con
   return n;
 }
 
+void Scheduler::SyncNominatedLookups() {
+  changed_nominations_.clear();
+  if (queue_->nominator().DrainChanged(&changed_nominations_)) {
+    for (const auto& name : changed_nominations_) {
+      if (const NodeInfo* ni = snapshot_.Get(name)) ni->reset_nominated_lookup();
+    }
+  } else {
+    for (const NodeInfo* ni : snapshot_.List()) ni->reset_nominated_lookup();
+  }
+}
+
 void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state,
                                     const PodInfo& pod, Diagnosis* diag,
                                     std::vector<const NodeInfo*>* feasible, Status* err) {
   feasible->clear();
+  SyncNominatedLookups();
   const auto& all = snapshot_.List();
   diag->num_all_nodes = static_cast<int>(all.size());
   framework::PreFilterResult pfr;

@@ -144,6 +144,10 @@ class Scheduler {
  private:
   explicit Scheduler(SchedulerOptions opts);
   bool ResponsibleFor(const api::Pod& pod) const;
+  // Resets the NominatedLookup cached on the snapshot's NodeInfos whose nominations
+  // changed since the last call (every NodeInfo when the nominator lost count). Called on
+  // the scheduling thread before each Filter pass, never during one.
+  void SyncNominatedLookups();
   void FindNodesThatFitPod(framework::Framework& fwk, framework::CycleState& state,
                            const framework::PodInfo& pod, Diagnosis* diag,
                            std::vector<const framework::NodeInfo*>* feasible, framework::Status* err);
@@ -203,6 +207,7 @@ class Scheduler {
   const std::set<std::string>* node_restriction_ = nullptr;
 
   // Reused per cycle to avoid allocation on the hot path.
+  std::vector<std::string> changed_nominations_;  // SyncNominatedLookups' scratch
   std::vector<framework::Status> statuses_;
   std::vector<uint8_t> fits_;
 

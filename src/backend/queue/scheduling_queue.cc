@@ -104,21 +104,52 @@ class SchedulingQueue::Heap {
 
 // ---- Nominator ----
 
+Nominator::Shard& Nominator::ShardOf(const std::string& node) const {
+  return shards_[std::hash<std::string>{}(node) % kShards];
+}
+
+void Nominator::RemoveFromNode(const std::string& node, const std::string& key) {
+  if (changed_.size() < kMaxChanged) {
+    changed_.push_back(node);
+  } else {
+    changed_overflow_ = true;
+  }
+  Shard& sh = ShardOf(node);
+  std::lock_guard<std::mutex> l(sh.mu);
+  auto it = sh.by_node.find(node);
+  if (it == sh.by_node.end()) return;
+  auto v = std::make_shared<PodList>(*it->second);
+  std::erase_if(*v, [&](const PodInfoPtr& p) { return p->pod->Key() == key; });
+  if (v->empty()) {
+    sh.by_node.erase(it);
+  } else {
+    it->second = std::move(v);
+  }
+}
+
 void Nominator::Add(PodInfoPtr pod, const std::string& node) {
   std::lock_guard<std::mutex> l(mu_);
   std::string key = pod->pod->Key();
   auto it = node_of_.find(key);
   if (it != node_of_.end()) {
-    auto& v = by_node_[it->second];
-    std::erase_if(v, [&](const PodInfoPtr& p) { return p->pod->Key() == key; });
-    if (v.empty()) by_node_.erase(it->second);
+    RemoveFromNode(it->second, key);
+    node_of_.erase(it);
   }
-  if (node.empty()) {
-    node_of_.erase(key);
-    return;
+  if (!node.empty()) {
+    node_of_[key] = node;
+    if (changed_.size() < kMaxChanged) {
+      changed_.push_back(node);
+    } else {
+      changed_overflow_ = true;
+    }
+    Shard& sh = ShardOf(node);
+    std::lock_guard<std::mutex> sl(sh.mu);
+    auto& cur = sh.by_node[node];
+    auto v = cur ? std::make_shared<PodList>(*cur) : std::make_shared<PodList>();
+    v->push_back(std::move(pod));
+    cur = std::move(v);
   }
-  node_of_[key] = node;
-  by_node_[node].push_back(std::move(pod));
+  count_.store(node_of_.size(), std::memory_order_release);
 }
 
 void Nominator::Delete(const api::Pod& pod) {
@@ -126,21 +157,31 @@ void Nominator::Delete(const api::Pod& pod) {
   std::string key = pod.Key();
   auto it = node_of_.find(key);
   if (it == node_of_.end()) return;
-  auto& v = by_node_[it->second];
-  std::erase_if(v, [&](const PodInfoPtr& p) { return p->pod->Key() == key; });
-  if (v.empty()) by_node_.erase(it->second);
+  RemoveFromNode(it->second, key);
   node_of_.erase(it);
+  count_.store(node_of_.size(), std::memory_order_release);
 }
 
-std::vector<PodInfoPtr> Nominator::ForNode(const std::string& node) const {
+bool Nominator::DrainChanged(std::vector<std::string>* nodes) {
   std::lock_guard<std::mutex> l(mu_);
-  auto it = by_node_.find(node);
-  return it == by_node_.end() ? std::vector<PodInfoPtr>{} : it->second;
+  const bool complete = !changed_overflow_;
+  changed_overflow_ = false;
+  for (auto& n : changed_) nodes->push_back(std::move(n));
+  changed_.clear();
+  return complete;
 }
 
-bool Nominator::Empty() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return node_of_.empty();
+std::shared_ptr<const Nominator::PodList> Nominator::ViewForNode(const std::string& node) const {
+  if (Empty()) return nullptr;
+  Shard& sh = ShardOf(node);
+  std::lock_guard<std::mutex> l(sh.mu);
+  auto it = sh.by_node.find(node);
+  return it == sh.by_node.end() ? nullptr : it->second;
+}
+
+Nominator::PodList Nominator::ForNode(const std::string& node) const {
+  auto v = ViewForNode(node);
+  return v ? *v : PodList{};
 }
 
 // ---- SchedulingQueue ----

@@ -15,6 +15,8 @@
 // Thread-safe (one mutex); Pop blocks on a condition variable until Close().
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -49,17 +51,43 @@ struct PendingCounts {
 };
 
 // Bookkeeping of nominated pods (upstream nominator): pods that preemption made room for.
+// Read once per node by every Filter pass while any pod is nominated (from the Filter
+// workers at once), written once per preemption or binding: the per-node lists are
+// immutable shared vectors (a lookup copies no list) in shards with their own locks (the
+// workers do not contend on one mutex).
 class Nominator {
  public:
+  using PodList = std::vector<framework::PodInfoPtr>;
+
   void Add(framework::PodInfoPtr pod, const std::string& node);
   void Delete(const api::Pod& pod);
-  std::vector<framework::PodInfoPtr> ForNode(const std::string& node) const;
-  bool Empty() const;
+  // The pods nominated to `node`, in nomination order (a copy).
+  PodList ForNode(const std::string& node) const;
+  // The same list without copying it; nullptr when none. The list never changes.
+  std::shared_ptr<const PodList> ViewForNode(const std::string& node) const;
+  bool Empty() const { return count_.load(std::memory_order_acquire) == 0; }
+  // The nodes whose list changed since the last call (possibly repeated), appended to
+  // *nodes; false when more changed than were recorded (every node must be treated as
+  // changed). For caches of ViewForNode results (Scheduler's NominatedLookup).
+  bool DrainChanged(std::vector<std::string>* nodes);
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::vector<framework::PodInfoPtr>> by_node_;
+  static constexpr size_t kShards = 16;
+  struct Shard {
+    mutable std::mutex mu;
+    std::unordered_map<std::string, std::shared_ptr<const PodList>> by_node;
+  };
+  Shard& ShardOf(const std::string& node) const;
+  // Removes the pod `key` from node's list (under the node's shard lock).
+  void RemoveFromNode(const std::string& node, const std::string& key);
+
+  mutable std::mutex mu_;  // node_of_; taken before a shard lock, never after
   std::unordered_map<std::string, std::string> node_of_;  // pod key -> node
+  std::atomic<size_t> count_{0};                         // node_of_.size()
+  static constexpr size_t kMaxChanged = 1 << 16;
+  std::vector<std::string> changed_;  // nodes changed since DrainChanged (under mu_)
+  bool changed_overflow_ = false;
+  mutable std::array<Shard, kShards> shards_;
 };
 
 class SchedulingQueue {

@@ -900,6 +900,32 @@ TEST(NominatorTest, AddDeleteMove) {
   EXPECT_TRUE(n.ForNode("nowhere").empty());
 }
 
+// Views are immutable snapshots; DrainChanged reports every node whose list changed.
+TEST(NominatorTest, ViewsAndChangedNodes) {
+  Nominator n;
+  EXPECT_EQ(n.ViewForNode("node1"), nullptr);
+  auto a = PodInfo::Make(MakePod("a"));
+  auto b = PodInfo::Make(MakePod("b"));
+  n.Add(a, "node1");
+  auto v1 = n.ViewForNode("node1");
+  ASSERT_NE(v1, nullptr);
+  n.Add(b, "node1");
+  EXPECT_EQ(v1->size(), 1u);  // the earlier view does not change
+  EXPECT_EQ(n.ViewForNode("node1")->size(), 2u);
+  std::vector<std::string> changed;
+  EXPECT_TRUE(n.DrainChanged(&changed));
+  EXPECT_EQ(changed, (std::vector<std::string>{"node1", "node1"}));
+  changed.clear();
+  EXPECT_TRUE(n.DrainChanged(&changed));
+  EXPECT_TRUE(changed.empty());
+  n.Add(a, "node2");  // a move changes both nodes
+  n.Delete(*b->pod);
+  EXPECT_TRUE(n.DrainChanged(&changed));
+  std::sort(changed.begin(), changed.end());
+  EXPECT_EQ(changed, (std::vector<std::string>{"node1", "node1", "node2"}));
+  EXPECT_EQ(n.ViewForNode("node1"), nullptr);
+}
+
 // ---------------------------------------------------------------------------------------
 // Counts / PendingPods / Get / next wake-up times
 

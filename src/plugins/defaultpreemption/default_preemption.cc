@@ -219,9 +219,12 @@ Status DefaultPreemption::FitsWithNominatedPods(const CycleState& state, const P
                                                 const NodeInfo& node) {
   const int32_t prio = handle_->PriorityOf(pod.Pod());
   std::vector<PodInfoPtr> nominated;
-  for (auto& p : handle_->NominatedPodsForNode(node.name())) {
-    if (handle_->PriorityOf(p->Pod()) >= prio && p->Pod().metadata.uid != pod.Pod().metadata.uid) {
-      nominated.push_back(std::move(p));
+  if (auto view = handle_->NominatedPodsViewForNode(node)) {
+    for (const auto& p : *view) {
+      if (handle_->PriorityOf(p->Pod()) >= prio &&
+          p->Pod().metadata.uid != pod.Pod().metadata.uid) {
+        nominated.push_back(p);
+      }
     }
   }
   if (!nominated.empty()) {

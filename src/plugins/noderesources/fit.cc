@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <array>
+
 #include "api/pod_resources.h"
 #include "plugins/helper/args.h"
 #include "plugins/helper/validation.h"
@@ -344,12 +346,32 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
     return framework::Status::Error(
         "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
   }
-  bool insufficient = false, unresolvable = false;
-  CheckFit(s->request, node, [&](FitKind, api::ResourceId, int64_t, int64_t, int64_t, bool unres) {
-    insufficient = true;
+  int insufficient = 0;
+  bool unresolvable = false;
+  FitKind first_kind = FitKind::kPods;
+  CheckFit(s->request, node, [&](FitKind k, api::ResourceId, int64_t, int64_t, int64_t, bool unres) {
+    if (insufficient++ == 0) first_kind = k;
     unresolvable = unresolvable || unres;
   });
-  if (!insufficient) return framework::Status();
+  if (insufficient == 0) return framework::Status();
+  if (insufficient == 1 && first_kind != FitKind::kScalar) {
+    // One first-class resource short, the common rejection: a prebuilt Status (with this
+    // plugin's name) shared by every node that fails the same way, no allocation per node.
+    static const auto kSingle = [] {
+      std::array<framework::Status, 8> out;
+      for (int k = 0; k < 4; ++k) {
+        for (int u = 0; u < 2; ++u) {
+          out[static_cast<size_t>(k * 2 + u)] =
+              framework::Status(u ? framework::Code::kUnschedulableAndUnresolvable
+                                  : framework::Code::kUnschedulable,
+                                Reason(static_cast<FitKind>(k), api::ResourceId{}));
+          out[static_cast<size_t>(k * 2 + u)].WithPlugin(kName);
+        }
+      }
+      return out;
+    }();
+    return kSingle[static_cast<size_t>(static_cast<int>(first_kind) * 2 + (unresolvable ? 1 : 0))];
+  }
   std::vector<std::string> reasons;
   CheckFit(s->request, node, [&](FitKind k, api::ResourceId id, int64_t, int64_t, int64_t, bool) {
     reasons.push_back(Reason(k, id));
