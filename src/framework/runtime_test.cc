@@ -242,10 +242,13 @@ class RuntimeTest : public ::testing::Test {
     return p;
   }
 
-  std::unique_ptr<Framework> New(const config::Profile& p) {
+  // `nominated`: when set, the pods every node has nominated (read at each call).
+  std::unique_ptr<Framework> New(const config::Profile& p,
+                                 const std::vector<PodInfoPtr>* nominated = nullptr) {
     FrameworkOptions o;
     o.clock = &clock_;
     o.parallelizer = &par_;
+    if (nominated) o.nominated_pods_for_node = [nominated](const std::string&) { return *nominated; };
     auto f = Framework::New(registry_, p, o);
     EXPECT_TRUE(f.ok()) << f.status().ToString();
     if (!f.ok()) return nullptr;
@@ -635,13 +638,8 @@ TEST_F(RuntimeTest, FilterWithNominatedPods) {
   config::Profile p = BaseProfile();
   p.plugins.filter = Set({"PF1"});
   std::vector<PodInfoPtr> nominated;
-  FrameworkOptions o;
-  o.clock = &clock_;
-  o.parallelizer = &par_;
-  o.nominated_pods_for_node = [&](const std::string&) { return nominated; };
-  auto fr = Framework::New(registry_, p, o);
-  ASSERT_TRUE(fr.ok());
-  auto& f = fr.value();
+  auto f = New(p, &nominated);
+  ASSERT_NE(f, nullptr);
   PodInfoPtr pod = Pod("p", 5);
   NodeInfo n = Node("n1");
   CycleState state;
@@ -680,13 +678,8 @@ TEST_F(RuntimeTest, FilterWithNominatedPodsReusesOverlay) {
   config::Profile p = BaseProfile();
   p.plugins.filter = Set({"PF1"});
   std::vector<PodInfoPtr> nominated;
-  FrameworkOptions o;
-  o.clock = &clock_;
-  o.parallelizer = &par_;
-  o.nominated_pods_for_node = [&](const std::string&) { return nominated; };
-  auto fr = Framework::New(registry_, p, o);
-  ASSERT_TRUE(fr.ok());
-  auto& f = fr.value();
+  auto f = New(p, &nominated);
+  ASSERT_NE(f, nullptr);
   PodInfoPtr pod = Pod("p", 5);
   NodeInfo n = Node("n1");
   CycleState state;

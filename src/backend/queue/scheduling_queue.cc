@@ -108,12 +108,16 @@ Nominator::Shard& Nominator::ShardOf(const std::string& node) const {
   return shards_[std::hash<std::string>{}(node) % kShards];
 }
 
-void Nominator::RemoveFromNode(const std::string& node, const std::string& key) {
+void Nominator::NoteChanged(const std::string& node) {
   if (changed_.size() < kMaxChanged) {
     changed_.push_back(node);
   } else {
     changed_overflow_ = true;
   }
+}
+
+void Nominator::RemoveFromNode(const std::string& node, const std::string& key) {
+  NoteChanged(node);
   Shard& sh = ShardOf(node);
   std::lock_guard<std::mutex> l(sh.mu);
   auto it = sh.by_node.find(node);
@@ -137,11 +141,7 @@ void Nominator::Add(PodInfoPtr pod, const std::string& node) {
   }
   if (!node.empty()) {
     node_of_[key] = node;
-    if (changed_.size() < kMaxChanged) {
-      changed_.push_back(node);
-    } else {
-      changed_overflow_ = true;
-    }
+    NoteChanged(node);
     Shard& sh = ShardOf(node);
     std::lock_guard<std::mutex> sl(sh.mu);
     auto& cur = sh.by_node[node];

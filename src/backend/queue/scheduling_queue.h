@@ -78,6 +78,8 @@ class Nominator {
     std::unordered_map<std::string, std::shared_ptr<const PodList>> by_node;
   };
   Shard& ShardOf(const std::string& node) const;
+  // Records that node's list changed (under mu_), for DrainChanged.
+  void NoteChanged(const std::string& node);
   // Removes the pod `key` from node's list (under the node's shard lock).
   void RemoveFromNode(const std::string& node, const std::string& key);
 
