@@ -814,10 +814,7 @@ std::vector<PodInfoPtr> Framework::NominatedPodsForNode(const std::string& node)
 std::shared_ptr<const std::vector<PodInfoPtr>> Framework::NominatedPodsViewForNode(
     const NodeInfo& node) const {
   if (opts_.nominated_pods_view) return opts_.nominated_pods_view(node);
-  if (!opts_.nominated_pods_for_node) return nullptr;
-  auto v = opts_.nominated_pods_for_node(node.name());
-  if (v.empty()) return nullptr;
-  return std::make_shared<const std::vector<PodInfoPtr>>(std::move(v));
+  return Handle::NominatedPodsViewForNode(node);  // wraps NominatedPodsForNode
 }
 
 int32_t Framework::PriorityOf(const api::Pod& pod) const {
