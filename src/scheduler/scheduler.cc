@@ -286,20 +286,25 @@ void Scheduler::OnPodAdd(const api::PodPtr& pod) {
     if (!pod->status.nominated_node_name.empty()) {
       queue_->nominator().Add(info, pod->status.nominated_node_name);
     }
-    queue_->Add(std::move(info));
     // The member that completes its gang's quorum activates the gang (and its GangGroup):
-    // the others were gated at PreEnqueue waiting for it.
+    // the others were gated at PreEnqueue waiting for it. Added and activated at once, so
+    // that no member is in flight when the others are activated (that would count as a
+    // move request and send the gang's first failed attempt to backoffQ for a second one).
+    std::vector<std::string> keys;
     if (auto ref = gangs_->RefOf(*pod)) {
       auto sum = gangs_->SummaryOf(ref->key);
       if (sum && sum->spec && sum->counts.pods == sum->spec->min_member) {
-        std::vector<std::string> keys;
         for (const auto& g : gangs_->GroupOf(ref->key)) {
-          if (auto info = gangs_->Info(g)) {
-            keys.insert(keys.end(), info->member_pods.begin(), info->member_pods.end());
+          if (auto gi = gangs_->Info(g)) {
+            keys.insert(keys.end(), gi->member_pods.begin(), gi->member_pods.end());
           }
         }
-        queue_->Activate(keys);
       }
+    }
+    if (keys.empty()) {
+      queue_->Add(std::move(info));
+    } else {
+      queue_->AddAndActivate(std::move(info), keys);
     }
     // Pods waiting for their gang's other members may now pass PreEnqueue.
     framework::EventObjects objs;

@@ -41,8 +41,7 @@ case_bind() {
   [[ "$(lease_holder)" == "e2e-main" ]] || fail "lease holder is '$(lease_holder)', expected e2e-main"
   # The counter moves right after the binding call returns: wait for it, do not race it.
   seven_scheduled() {
-    http_get "$port" /metrics |
-      grep -q 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 7$'
+    metrics_match "$port" 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 7$'
   }
   wait_until 30 "metrics: 7 scheduled attempts" seven_scheduled
   local m
@@ -184,8 +183,7 @@ case_gang_status() {
   wait_until 30 "PodGroup e2e/toobig status.phase Pending" pg_phase_is toobig Pending
   log "PodGroup toobig status: $(pg_status toobig)"
   three_unschedulable() {
-    http_get "$port" /metrics |
-      grep -q 'scheduler_schedule_attempts_total{result="unschedulable",profile="default-scheduler"} 3$'
+    metrics_match "$port" 'scheduler_schedule_attempts_total{result="unschedulable",profile="default-scheduler"} 3$'
   }
   three_unschedulable ||
     wait_until 30 "metrics: 3 unschedulable attempts (one PodGroup cycle); now: $(http_get "$port" /metrics | grep '^scheduler_schedule_attempts_total' | tr '\n' ' ')" three_unschedulable
@@ -264,7 +262,7 @@ case_leader_election() {
   create_pod e2e before 100m
   wait_until 60 "pod e2e/before bound" pod_bound e2e before
   two_standby() {
-    http_get "$METRICS_PORT_two" /metrics | grep -q 'leader_election_master_status{name="phalanx-e2e"} 0$'
+    metrics_match "$METRICS_PORT_two" 'leader_election_master_status{name="phalanx-e2e"} 0$'
   }
   wait_until 30 "replica two reports leader_election_master_status 0 (standby)" two_standby
   [[ "$(lease_holder)" == e2e-one ]] || fail "the lease moved to '$(lease_holder)' while one was running"
@@ -314,8 +312,7 @@ case_apiserver_restart() {
   [[ $bound -eq 12 ]] || fail "$bound pods have a nodeName, expected 12 (the number created)"
   # Exactly 12 successful scheduling attempts: nothing was scheduled (bound) a second time.
   twelve_scheduled() {
-    http_get "$port" /metrics |
-      grep -q 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 12$'
+    metrics_match "$port" 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 12$'
   }
   wait_until 30 "metrics: 12 scheduled attempts" twelve_scheduled
   log "metrics: $(http_get "$port" /metrics | grep '^scheduler_schedule_attempts_total' | tr '\n' ' ')"
@@ -350,7 +347,7 @@ case_leader_kill9() {
   local portvar="METRICS_PORT_$standby"
   local sport=${!portvar}
   standby_waits() {
-    http_get "$sport" /metrics | grep -q 'leader_election_master_status{name="phalanx-e2e"} 0$'
+    metrics_match "$sport" 'leader_election_master_status{name="phalanx-e2e"} 0$'
   }
   wait_until 30 "replica $standby reports leader_election_master_status 0 (standby)" standby_waits
   local before
@@ -385,8 +382,7 @@ case_leader_kill9() {
   [[ $bound -eq 2 ]] || fail "$bound pods have a nodeName, expected 2"
   # The new leader scheduled exactly the one new pod (it did not re-bind e2e/before).
   one_scheduled() {
-    http_get "$sport" /metrics |
-      grep -q 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 1$'
+    metrics_match "$sport" 'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 1$'
   }
   wait_until 30 "metrics of $standby: 1 scheduled attempt" one_scheduled
   stop_phalanx "$standby"

@@ -182,6 +182,15 @@ phalanx_running() { kill -0 "${PHALANX_PIDS[$1]}" 2>/dev/null; }
 
 http_get() { curl -sf "http://127.0.0.1:$1$2"; }
 
+# metrics_match PORT REGEX: true if a line of PORT's /metrics matches REGEX (grep). The page
+# is read whole first: `http_get | grep -q` fails under pipefail when grep exits at the
+# match before curl has written the rest (curl: write error 23), a false "no match".
+metrics_match() {
+  local m
+  m="$(http_get "$1" /metrics)" || return 1
+  grep -q -- "$2" <<<"$m"
+}
+
 lease_holder() {
   api GET /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/phalanx-e2e |
     jq -r '.spec.holderIdentity // ""'

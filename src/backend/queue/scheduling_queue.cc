@@ -239,6 +239,16 @@ bool SchedulingQueue::RunPreEnqueue(QueuedPodInfo& p) {
 
 void SchedulingQueue::Add(PodInfoPtr pod) {
   std::lock_guard<std::mutex> l(mu_);
+  AddLocked(std::move(pod));
+}
+
+void SchedulingQueue::AddAndActivate(PodInfoPtr pod, const std::vector<std::string>& pod_keys) {
+  std::lock_guard<std::mutex> l(mu_);
+  AddLocked(std::move(pod));
+  ActivateLocked(pod_keys);
+}
+
+void SchedulingQueue::AddLocked(PodInfoPtr pod) {
   std::string key = pod->pod->Key();
   auto p = std::make_shared<QueuedPodInfo>();
   p->pod_info = std::move(pod);
@@ -435,11 +445,22 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
 
 void SchedulingQueue::Activate(const std::vector<std::string>& keys) {
   std::lock_guard<std::mutex> l(mu_);
+  ActivateLocked(keys);
+}
+
+void SchedulingQueue::ActivateLocked(const std::vector<std::string>& keys) {
+  bool missing = false;
   for (const auto& key : keys) {
     QueuedPodInfoPtr p = backoff_q_->Delete(key);
     if (!p) {
       auto it = unschedulable_.find(key);
-      if (it == unschedulable_.end()) continue;
+      if (it == unschedulable_.end()) {
+        // In activeQ already, unknown, or in flight: only the last is a request that the
+        // pod's running attempt cannot have seen (upstream records a ForceActivate event
+        // for in-flight pods only).
+        missing = missing || !active_q_->Has(key);
+        continue;
+      }
       p = it->second;
       unschedulable_.erase(it);
     }
@@ -450,7 +471,7 @@ void SchedulingQueue::Activate(const std::vector<std::string>& keys) {
     active_q_->AddOrUpdate(key, std::move(p));
     cv_.notify_one();
   }
-  move_request_cycle_ = scheduling_cycle_;
+  if (missing) move_request_cycle_ = scheduling_cycle_;
 }
 
 void SchedulingQueue::FlushBackoffQCompleted() {

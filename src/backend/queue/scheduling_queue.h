@@ -103,6 +103,11 @@ class SchedulingQueue {
 
   // A new pending pod: PreEnqueue, then activeQ or (gated) unschedulablePods.
   void Add(framework::PodInfoPtr pod);
+  // Add, then Activate(pod_keys), in one critical section: no Pop runs in between, so a
+  // new gang member that completes its quorum moves the gated members into activeQ before
+  // any of them can be in flight (an Activate of in-flight pods is a move request, which
+  // would send the gang's failed attempt to backoffQ for a second try).
+  void AddAndActivate(framework::PodInfoPtr pod, const std::vector<std::string>& pod_keys);
   // A pending pod changed; it may leave unschedulablePods if the change can help.
   void Update(const api::Pod& old_pod, framework::PodInfoPtr new_pod);
   void Delete(const api::Pod& pod);
@@ -127,6 +132,9 @@ class SchedulingQueue {
   void MoveAllToActiveOrBackoffQueue(const framework::ClusterEvent& event,
                                      const framework::EventObjects& objs);
   // Moves specific pods (by key) to activeQ now, wherever they wait (upstream Activate).
+  // A key that is not queued may be in flight: then the request counts as a move request
+  // (that pod's failed attempt goes to backoffQ, not unschedulablePods; upstream records
+  // EventForceActivate for in-flight pods). Activating queued pods is not.
   void Activate(const std::vector<std::string>& pod_keys);
 
   // Moves pods whose backoff expired to activeQ (upstream runs this every second).
@@ -156,6 +164,8 @@ class SchedulingQueue {
   // Runs PreEnqueue; true if the pod may enter activeQ.
   bool RunPreEnqueue(framework::QueuedPodInfo& p);
   void MoveToActiveOrBackoff(framework::QueuedPodInfoPtr p);  // requires mu_
+  void AddLocked(framework::PodInfoPtr pod);                   // requires mu_
+  void ActivateLocked(const std::vector<std::string>& keys);   // requires mu_
   bool WorthRequeuing(const framework::QueuedPodInfo& p, const framework::ClusterEvent& e,
                       const framework::EventObjects& objs) const;
   void MoveUnschedulable(const std::vector<framework::QueuedPodInfoPtr>& pods,

@@ -869,6 +869,70 @@ TEST_F(QueueTest, ActivateDuringCycleIsAMoveRequest) {
   EXPECT_EQ(Locate(Key(pod)), Where::kBackoff);
 }
 
+// Activating pods that are queued is not a move request: it cannot be news to a pod in
+// flight (upstream records EventForceActivate only for in-flight pods).
+TEST_F(QueueTest, ActivateOfQueuedPodsIsNotAMoveRequest) {
+  auto pod = MakePod("p", 10);
+  auto other = MakePod("q");
+  q_->Add(PodInfo::Make(pod));
+  QueuedPodInfoPtr p = PopExpect(pod);
+  q_->Add(PodInfo::Make(other));
+  q_->Activate({Key(other)});
+  p->unschedulable_plugins = {"x"};
+  q_->AddUnschedulableIfNotPresent(p, q_->SchedulingCycle());
+  EXPECT_EQ(Locate(Key(pod)), Where::kUnschedulable);
+}
+
+// The member that completes a gang's quorum: AddAndActivate moves the gated members and
+// the new one into activeQ together, so the gang's attempt (the first member popped, the
+// others extracted) is not followed by a move request of its own making, and its failure
+// waits in unschedulablePods. Separately, Add then Activate can interleave with the Pop:
+// the Activate then finds the members in flight, and the failed attempt goes to backoffQ.
+TEST_F(QueueTest, AddAndActivateCompletesAGangBeforeItsCycle) {
+  for (bool atomic : {true, false}) {
+    SCOPED_TRACE(atomic ? "AddAndActivate" : "Add, Pop, Activate");
+    Reset(QueueOptions{});
+    bool quorum = false;
+    q_->SetProfileHooks(kProfile, {[&quorum](const PodInfo&) {
+                                     if (quorum) return Status::Success();
+                                     Status s = Status::Unschedulable("waiting for minMember");
+                                     s.WithPlugin("Gang");
+                                     return s;
+                                   },
+                                   {}});
+    auto m0 = MakePod("m0"), m1 = MakePod("m1"), m2 = MakePod("m2");
+    q_->Add(PodInfo::Make(m0));
+    q_->Add(PodInfo::Make(m1));
+    EXPECT_EQ(Locate(Key(m0)), Where::kGated);
+    quorum = true;
+    const std::vector<std::string> keys = {Key(m0), Key(m1), Key(m2)};
+    std::vector<QueuedPodInfoPtr> gang;
+    if (atomic) {
+      q_->AddAndActivate(PodInfo::Make(m2), keys);
+      EXPECT_EQ(q_->Counts().active, 3u);
+      gang.push_back(q_->TryPop());
+    } else {
+      q_->Add(PodInfo::Make(m2));
+      gang.push_back(PopExpect(m2));
+    }
+    ASSERT_NE(gang[0], nullptr);
+    const int64_t cycle = q_->SchedulingCycle();
+    for (const auto& k : keys) {
+      if (k == gang[0]->Pod().Key()) continue;
+      gang.push_back(q_->Extract(k));
+      ASSERT_NE(gang.back(), nullptr) << k;
+    }
+    if (!atomic) q_->Activate(keys);  // the pod handler, racing the scheduling thread
+    for (const auto& p : gang) {
+      p->unschedulable_plugins = {"Gang"};
+      q_->AddUnschedulableIfNotPresent(p, cycle);
+    }
+    for (const auto& k : keys) {
+      EXPECT_EQ(Locate(k), atomic ? Where::kUnschedulable : Where::kBackoff) << k;
+    }
+  }
+}
+
 TEST(NominatorTest, AddDeleteMove) {
   Nominator n;
   EXPECT_TRUE(n.Empty());
