@@ -49,6 +49,8 @@ const std::string& NodeInfo::name() const {
 void NodeInfo::SetNode(api::NodePtr node) {
   nominated_overlay_.Reset();
   node_ = std::move(node);
+  unschedulable_ = node_->spec.unschedulable;
+  has_taints_ = !node_->spec.taints.empty();
   allocatable_ = api::ResourceListToResource(node_->status.allocatable);
   image_states_.clear();
   for (const auto& img : node_->status.images) {

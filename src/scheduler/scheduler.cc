@@ -488,6 +488,11 @@ void Scheduler::SyncNominatedLookups() {
   }
 }
 
+namespace {
+// How far ahead of the node being filtered its NodeInfo is prefetched.
+constexpr size_t kPrefetchDistance = 6;
+}  // namespace
+
 void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state,
                                     const PodInfo& pod, Diagnosis* diag,
                                     std::vector<const NodeInfo*>* feasible, Status* err) {
@@ -566,7 +571,9 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
   for (size_t b = 0; b < n && feasible->size() < to_find && !failed; b += block) {
     const size_t e = std::min(n, b + block);
     parallelizer_->Until(e - b, 16, [&](size_t lo, size_t hi) {
-      for (size_t k = b + lo; k < b + hi; ++k) {
+      const size_t end = b + hi;
+      for (size_t k = b + lo; k < end; ++k) {
+        if (k + kPrefetchDistance < end) (*nodes)[(start + k + kPrefetchDistance) % n]->Prefetch();
         const NodeInfo& ni = *(*nodes)[(start + k) % n];
         Status fs = check_nominated ? fwk.RunFilterPluginsWithNominatedPods(state, pod, ni)
                                     : fwk.RunFilterPlugins(state, pod, ni);

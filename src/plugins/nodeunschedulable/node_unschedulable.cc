@@ -17,9 +17,8 @@ bool ToleratesUnschedulable(const std::vector<api::Toleration>& tolerations) {
 framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state*/,
                                             const framework::PodInfo& pod,
                                             const framework::NodeInfo& node) {
-  const api::Node* n = node.node();
-  if (n == nullptr) return framework::Status::Error("node not found");
-  if (!n->spec.unschedulable) return framework::Status();
+  if (node.node() == nullptr) return framework::Status::Error("node not found");
+  if (!node.unschedulable()) return framework::Status();
   if (ToleratesUnschedulable(pod.Pod().spec.tolerations)) {
     return framework::Status();
   }

@@ -23,6 +23,7 @@ framework::Status TaintToleration::Filter(const framework::CycleState& /*state*/
                                           const framework::NodeInfo& node) {
   const api::Node* n = node.node();
   if (n == nullptr) return framework::Status::Error("invalid nodeInfo");
+  if (!node.has_taints()) return framework::Status();
   const api::Taint* taint =
       helper::FindUntoleratedDoNotScheduleTaint(n->spec.taints, pod.Pod().spec.tolerations);
   if (taint == nullptr) return framework::Status();
@@ -55,9 +56,11 @@ framework::Status TaintToleration::Score(const framework::CycleState& state,
   const api::Node* n = node.node();
   if (n == nullptr) return framework::Status::Error("invalid nodeInfo");
   int64_t count = 0;
-  for (const auto& taint : n->spec.taints) {
-    if (taint.effect != helper::kTaintEffectPreferNoSchedule) continue;
-    if (!helper::TolerationsTolerateTaint(s->tolerations_prefer_no_schedule, taint)) ++count;
+  if (node.has_taints()) {
+    for (const auto& taint : n->spec.taints) {
+      if (taint.effect != helper::kTaintEffectPreferNoSchedule) continue;
+      if (!helper::TolerationsTolerateTaint(s->tolerations_prefer_no_schedule, taint)) ++count;
+    }
   }
   *score = count;
   return framework::Status();
