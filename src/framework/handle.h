@@ -31,6 +31,10 @@ class NodeInfoLister {
   virtual const std::vector<const NodeInfo*>& HavePodsWithRequiredAntiAffinityList() const = 0;
   // nullptr if no such node.
   virtual const NodeInfo* Get(std::string_view node_name) const = 0;
+  // How many of the listed nodes report `image` (a normalized name, "repo:tag") in
+  // status.images; -1 when this lister does not keep the count (callers then look at
+  // each node). The Snapshot keeps it (upstream: ImageStateSummary.NumNodes).
+  virtual int32_t NumNodesWithImage(const std::string& /*image*/) const { return -1; }
 };
 
 // Time source, injected so that simulate and tests are deterministic.

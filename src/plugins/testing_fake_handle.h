@@ -28,7 +28,8 @@ class FakeNodeLister final : public framework::NodeInfoLister {
     list_.clear();
     affinity_.clear();
     anti_affinity_.clear();
-    std::map<std::string, int32_t> counts;
+    std::map<std::string, int32_t>& counts = image_counts_;
+    counts.clear();
     for (auto& n : nodes) {
       for (const auto& [name, st] : n.image_states()) ++counts[name];
       storage_.push_back(std::make_unique<framework::NodeInfo>(std::move(n)));
@@ -54,8 +55,13 @@ class FakeNodeLister final : public framework::NodeInfoLister {
     }
     return nullptr;
   }
+  int32_t NumNodesWithImage(const std::string& image) const override {
+    auto it = image_counts_.find(image);
+    return it == image_counts_.end() ? 0 : it->second;
+  }
 
  private:
+  std::map<std::string, int32_t> image_counts_;
   std::vector<std::unique_ptr<framework::NodeInfo>> storage_;
   std::vector<const framework::NodeInfo*> list_, affinity_, anti_affinity_;
 };

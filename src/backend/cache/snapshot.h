@@ -33,6 +33,10 @@ class Snapshot : public framework::NodeInfoLister {
     return have_required_anti_affinity_;
   }
   const framework::NodeInfo* Get(std::string_view node_name) const override;
+  int32_t NumNodesWithImage(const std::string& image) const override {
+    auto it = image_counts_.find(image);
+    return it == image_counts_.end() ? 0 : it->second;
+  }
   int64_t generation() const { return generation_; }
   size_t NumNodes() const { return list_.size(); }
 

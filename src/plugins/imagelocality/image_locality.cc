@@ -53,6 +53,17 @@ framework::Status ImageLocality::PreScore(framework::CycleState& state,
                                           const std::vector<const framework::NodeInfo*>&) {
   auto s = std::make_unique<PreScoreState>();
   s->images = NormalizedImages(pod.Pod());
+  // No node has any of the pod's images: every node would score the minimum, 0 (and so
+  // would a pod without containers), so Score is skipped; the totals are the same.
+  const auto& lister = handle_.SnapshotSharedLister();
+  bool present = false;
+  for (const auto& image : s->images) {
+    if (lister.NumNodesWithImage(image) != 0) {
+      present = true;
+      break;
+    }
+  }
+  if (!present) return framework::Status(framework::Code::kSkip);
   state.Write(kPreScoreStateKey, std::move(s));
   return framework::Status();
 }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -108,7 +110,15 @@ TEST(ImageLocalityTest, Priority) {
       auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(c.pod));
       const auto& list = h.SnapshotSharedLister().List();
       if (run_prescore) {
-        ASSERT_TRUE(ps->PreScore(state, *pi, list).IsSuccess());
+        framework::Status st = ps->PreScore(state, *pi, list);
+        if (st.code() == framework::Code::kSkip) {
+          // Skipped only when every node would score 0 (no node has any of the images).
+          EXPECT_EQ(std::count(c.want.begin(), c.want.end(), 0),
+                    static_cast<std::ptrdiff_t>(c.want.size()))
+              << c.name;
+          continue;
+        }
+        ASSERT_TRUE(st.IsSuccess()) << c.name;
       }
       std::vector<int64_t> got;
       for (const auto* n : list) {
@@ -118,6 +128,40 @@ TEST(ImageLocalityTest, Priority) {
       }
       EXPECT_EQ(got, c.want) << c.name << (run_prescore ? "" : " if PreScore is not called");
     }
+  }
+}
+
+// PreScore skips Score exactly when no node has any of the pod's images (every score
+// would be the minimum, 0); one node with one of them is enough to score.
+TEST(ImageLocalityTest, PreScoreSkipsWhenNoNodeHasTheImages) {
+  const std::vector<api::ContainerImage> has300 = {{{"gcr.io/300:latest"}, 300 * kMB}};
+  struct Case {
+    const char* name;
+    api::Pod pod;
+    std::vector<api::Node> nodes;
+    bool skip;
+  };
+  const Case cases[] = {
+      {"nodes without images", ImagePod({"gcr.io/300"}),
+       {ImageNode("machine1", {}), ImageNode("machine2", {})}, true},
+      {"other images only", ImagePod({"gcr.io/40"}), {ImageNode("machine1", has300)}, true},
+      {"one of two images on one node", ImagePod({"gcr.io/40", "gcr.io/300"}),
+       {ImageNode("machine1", {}), ImageNode("machine2", has300)}, false},
+      {"an init container's image", ImagePod({"gcr.io/40"}, {"gcr.io/300"}),
+       {ImageNode("machine1", has300)}, false},
+  };
+  for (const auto& c : cases) {
+    fake::FakeHandle h;
+    std::vector<framework::NodeInfo> infos;
+    for (const auto& n : c.nodes) infos.push_back(MakeNodeInfo(n));
+    h.SetNodes(infos);
+    auto pl = ImageLocality::New(nullptr, h);
+    ASSERT_TRUE(pl.ok());
+    auto* ps = dynamic_cast<framework::PreScorePlugin*>(pl.value().get());
+    framework::CycleState state;
+    auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(c.pod));
+    framework::Status st = ps->PreScore(state, *pi, h.SnapshotSharedLister().List());
+    EXPECT_EQ(st.code() == framework::Code::kSkip, c.skip) << c.name << ": " << st.Message();
   }
 }
 
