@@ -126,6 +126,21 @@ class ScorePlugin : public virtual Plugin {
   // if ScoreExtensions normalizes it, else in [0, 100].
   virtual Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                        int64_t* score) = 0;
+  // Scores nodes[i] into scores[i] for every i in [begin, end): the same results as Score
+  // per node, for plugins that read their CycleState and set up once per run of nodes
+  // rather than per node (the framework's Score workers call it, each on its own range).
+  // Returns the first failure; scores of the range are then unspecified. Default: Score
+  // per node, each score zeroed first (a plugin may leave *score unset).
+  virtual Status ScoreNodes(const CycleState& state, const PodInfo& pod,
+                            const std::vector<const NodeInfo*>& nodes, size_t begin, size_t end,
+                            int64_t* scores) {
+    for (size_t i = begin; i < end; ++i) {
+      scores[i] = 0;
+      Status s = Score(state, pod, *nodes[i], &scores[i]);
+      if (!s.IsSuccess()) return s;
+    }
+    return Status();
+  }
   virtual ScoreExtensions* GetScoreExtensions() { return nullptr; }
 };
 

@@ -528,8 +528,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   thread_local std::vector<std::vector<int64_t>> tl_scores;
   std::vector<std::vector<int64_t>>& scores = tl_scores;
   if (scores.size() < active.size()) scores.resize(active.size());
-  // Zeroed per node just before its Score call (a plugin may leave *score unset), not by
-  // a separate memset of every row.
+  // Every score of a row is written by ScoreNodes (no separate zeroing pass).
   for (size_t j = 0; j < active.size(); ++j) scores[j].resize(n);
   std::mutex err_mu;
   Status err;
@@ -538,18 +537,14 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     // Plugin-major within a chunk: one plugin's code and state stay hot across nodes.
     for (size_t j = 0; j < active.size(); ++j) {
       ScorePlugin* p = active[j];
-      int64_t* row = scores[j].data();
-      for (size_t i = b; i < e; ++i) {
-        row[i] = 0;
-        Status s = p->Score(state, pod, *nodes[i], &row[i]);
-        if (!s.IsSuccess()) {
-          std::lock_guard<std::mutex> l(err_mu);
-          if (!failed) {
-            failed = true;
-            err = Status::Error("running Score plugin \"" + std::string(p->Name()) +
-                                "\": " + s.Message());
-            err.WithPlugin(p->Name());
-          }
+      Status s = p->ScoreNodes(state, pod, nodes, b, e, scores[j].data());
+      if (!s.IsSuccess()) {
+        std::lock_guard<std::mutex> l(err_mu);
+        if (!failed) {
+          failed = true;
+          err = Status::Error("running Score plugin \"" + std::string(p->Name()) + "\": " +
+                              s.Message());
+          err.WithPlugin(p->Name());
         }
       }
     }

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <set>
 
 #include "plugins/helper/args.h"
@@ -96,6 +97,21 @@ framework::Status BalancedAllocation::PreScore(framework::CycleState& state,
 framework::Status BalancedAllocation::Score(const framework::CycleState& state,
                                             const framework::PodInfo& pod,
                                             const framework::NodeInfo& node, int64_t* score) {
+  const framework::NodeInfo* one = &node;
+  return ScoreRange(state, pod, &one, 1, score);
+}
+
+framework::Status BalancedAllocation::ScoreNodes(const framework::CycleState& state,
+                                  const framework::PodInfo& pod,
+                                  const std::vector<const framework::NodeInfo*>& nodes,
+                                  size_t begin, size_t end, int64_t* scores) {
+  return ScoreRange(state, pod, nodes.data() + begin, end - begin, scores + begin);
+}
+
+framework::Status BalancedAllocation::ScoreRange(const framework::CycleState& state,
+                                  const framework::PodInfo& pod,
+                                  const framework::NodeInfo* const* nodes, size_t count,
+                                  int64_t* scores) {
   const size_t n = allocation_.size();
   if (n == 0) return framework::Status::Error("resources not found");
   ScratchBuffer pod_req(n), requested(n), allocatable(n);
@@ -106,12 +122,14 @@ framework::Status BalancedAllocation::Score(const framework::CycleState& state,
     allocation_.PodRequests(pod, pod_req.data());
     reqs = pod_req.data();
     if (IsBestEffort(reqs, n)) {
-      *score = 0;
+      std::fill(scores, scores + count, 0);
       return framework::Status();
     }
   }
-  allocation_.NodeVectors(node, reqs, requested.data(), allocatable.data());
-  *score = BalancedResourceScore(n, requested.data(), allocatable.data());
+  for (size_t i = 0; i < count; ++i) {
+    allocation_.NodeVectors(*nodes[i], reqs, requested.data(), allocatable.data());
+    scores[i] = BalancedResourceScore(n, requested.data(), allocatable.data());
+  }
   return framework::Status();
 }
 

@@ -42,11 +42,19 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
   // at 1, of the resources the node has. 0 for best-effort pods when PreScore did not run.
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  // Score over a range of nodes, the pod's requests read once.
+  framework::Status ScoreNodes(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const std::vector<const framework::NodeInfo*>& nodes, size_t begin,
+                               size_t end, int64_t* scores) override;
 
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
 
  private:
+  // Scores nodes[0, count) into scores[0, count).
+  framework::Status ScoreRange(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeInfo* const* nodes, size_t count,
+                               int64_t* scores);
   NodeResourcesBalancedAllocationArgs args_;
   ResourceAllocation allocation_;
 };

@@ -405,6 +405,21 @@ int64_t Fit::ScoreVectors(const int64_t* requested, const int64_t* allocatable) 
 
 framework::Status Fit::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                              const framework::NodeInfo& node, int64_t* score) {
+  const framework::NodeInfo* one = &node;
+  return ScoreRange(state, pod, &one, 1, score);
+}
+
+framework::Status Fit::ScoreNodes(const framework::CycleState& state,
+                                  const framework::PodInfo& pod,
+                                  const std::vector<const framework::NodeInfo*>& nodes,
+                                  size_t begin, size_t end, int64_t* scores) {
+  return ScoreRange(state, pod, nodes.data() + begin, end - begin, scores + begin);
+}
+
+framework::Status Fit::ScoreRange(const framework::CycleState& state,
+                                  const framework::PodInfo& pod,
+                                  const framework::NodeInfo* const* nodes, size_t count,
+                                  int64_t* scores) {
   const size_t n = allocation_.size();
   if (n == 0) return framework::Status::Error("resources not found");
   ScratchBuffer pod_req(n), requested(n), allocatable(n);
@@ -415,8 +430,10 @@ framework::Status Fit::Score(const framework::CycleState& state, const framework
     allocation_.PodRequests(pod, pod_req.data());
     reqs = pod_req.data();
   }
-  allocation_.NodeVectors(node, reqs, requested.data(), allocatable.data());
-  *score = ScoreVectors(requested.data(), allocatable.data());
+  for (size_t i = 0; i < count; ++i) {
+    allocation_.NodeVectors(*nodes[i], reqs, requested.data(), allocatable.data());
+    scores[i] = ScoreVectors(requested.data(), allocatable.data());
+  }
   return framework::Status();
 }
 

@@ -86,6 +86,10 @@ class Fit final : public framework::PreFilterPlugin,
   // when PreScore did not run. No allocation for <= 16 scoring resources.
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  // Score over a range of nodes, the pod's requests read once.
+  framework::Status ScoreNodes(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const std::vector<const framework::NodeInfo*>& nodes, size_t begin,
+                               size_t end, int64_t* scores) override;
 
   // Pod/Delete|UpdatePodScaleDown (isSchedulableAfterPodEvent) and
   // Node/Add|UpdateNodeAllocatable (isSchedulableAfterNodeChange).
@@ -97,6 +101,10 @@ class Fit final : public framework::PreFilterPlugin,
                                                                      framework::Handle& h);
 
  private:
+  // Scores nodes[0, count) into scores[0, count).
+  framework::Status ScoreRange(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeInfo* const* nodes, size_t count,
+                               int64_t* scores);
   bool IgnoredScalar(const std::string& name) const;
   int64_t ScoreVectors(const int64_t* requested, const int64_t* allocatable) const;
 

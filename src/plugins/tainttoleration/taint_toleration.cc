@@ -46,23 +46,43 @@ framework::Status TaintToleration::PreScore(framework::CycleState& state,
 }
 
 framework::Status TaintToleration::Score(const framework::CycleState& state,
-                                         const framework::PodInfo& /*pod*/,
+                                         const framework::PodInfo& pod,
                                          const framework::NodeInfo& node, int64_t* score) {
+  const framework::NodeInfo* one = &node;
+  return ScoreRange(state, pod, &one, 1, score);
+}
+
+framework::Status TaintToleration::ScoreNodes(const framework::CycleState& state,
+                                              const framework::PodInfo& pod,
+                                              const std::vector<const framework::NodeInfo*>& nodes,
+                                              size_t begin, size_t end, int64_t* scores) {
+  return ScoreRange(state, pod, nodes.data() + begin, end - begin, scores + begin);
+}
+
+framework::Status TaintToleration::ScoreRange(const framework::CycleState& state,
+                                              const framework::PodInfo& /*pod*/,
+                                              const framework::NodeInfo* const* nodes,
+                                              size_t count, int64_t* scores) {
   const auto* s = state.ReadAs<PreScoreState>(kPreScoreStateKey);
   if (s == nullptr) {
     return framework::Status::Error(
         "failed to read \"PreScoreTaintToleration\" from cycleState: not found");
   }
-  const api::Node* n = node.node();
-  if (n == nullptr) return framework::Status::Error("invalid nodeInfo");
-  int64_t count = 0;
-  if (node.has_taints()) {
-    for (const auto& taint : n->spec.taints) {
-      if (taint.effect != helper::kTaintEffectPreferNoSchedule) continue;
-      if (!helper::TolerationsTolerateTaint(s->tolerations_prefer_no_schedule, taint)) ++count;
+  for (size_t i = 0; i < count; ++i) {
+    const framework::NodeInfo& node = *nodes[i];
+    const api::Node* n = node.node();
+    if (n == nullptr) return framework::Status::Error("invalid nodeInfo");
+    int64_t untolerated = 0;
+    if (node.has_taints()) {
+      for (const auto& taint : n->spec.taints) {
+        if (taint.effect != helper::kTaintEffectPreferNoSchedule) continue;
+        if (!helper::TolerationsTolerateTaint(s->tolerations_prefer_no_schedule, taint)) {
+          ++untolerated;
+        }
+      }
     }
+    scores[i] = untolerated;
   }
-  *score = count;
   return framework::Status();
 }
 

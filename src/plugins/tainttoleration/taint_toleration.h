@@ -38,6 +38,10 @@ class TaintToleration final : public framework::FilterPlugin,
   // Error if PreScore did not run.
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  // Score over a range of nodes, the CycleState read once.
+  framework::Status ScoreNodes(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const std::vector<const framework::NodeInfo*>& nodes, size_t begin,
+                               size_t end, int64_t* scores) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
   // Reversed default normalization: fewer untolerated taints -> higher score (0..100).
   framework::Status NormalizeScore(const framework::CycleState& state,
@@ -52,6 +56,12 @@ class TaintToleration final : public framework::FilterPlugin,
   // Takes no args.
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
+
+ private:
+  // Scores nodes[0, count) into scores[0, count).
+  framework::Status ScoreRange(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeInfo* const* nodes, size_t count,
+                               int64_t* scores);
 };
 
 }  // namespace phalanx::plugins::tainttoleration
