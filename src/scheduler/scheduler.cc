@@ -346,7 +346,10 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
         } else {
           it->second = new_pod;
         }
-      } else {
+      } else if (!GangBindingsInFlight(ref->key)) {
+        // With the binding pool a gang's members bind on several threads: the binding
+        // that completes last writes the status (its counts include every earlier one),
+        // not one write per member; a failed binding writes instead if it was the last.
         WritePodGroupStatus(*gangs_, *opts_.client, ref->key, GangOutcome::kNone, "",
                             new_pod.get());
       }
@@ -434,6 +437,11 @@ int32_t Scheduler::PriorityOf(const api::Pod& pod) const {
     if (pc->global_default) return pc->value;
   }
   return 0;
+}
+
+bool Scheduler::GangBindingsInFlight(const std::string& gang_key) const {
+  auto sum = gangs_->SummaryOf(gang_key);
+  return sum && sum->counts.assumed > 0;
 }
 
 void Scheduler::FlushGangStatusWrites() {
@@ -817,6 +825,10 @@ void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<Cycle
   {
     std::lock_guard<std::mutex> l(stats_mu_);
     ++stats_.bind_failures;
+  }
+  // The members that bound before this one left the status write to the last binding.
+  if (auto ref = gangs_->RefOf(*assumed->pod); ref && !GangBindingsInFlight(ref->key)) {
+    WritePodGroupStatus(*gangs_, *opts_.client, ref->key, GangOutcome::kNone, "", nullptr);
   }
   framework::EventObjects objs;
   objs.old_pod = assumed->pod.get();

@@ -218,6 +218,9 @@ class Scheduler {
   // binding pool, live informers) write as before.
   std::thread::id gang_status_batch_thread_;
   std::vector<std::pair<std::string, api::PodPtr>> gang_status_batch_;
+  // True while members of the gang are assumed (binding, or waiting in Permit): their
+  // completion will write the gang's status, so a member bound now need not.
+  bool GangBindingsInFlight(const std::string& gang_key) const;
   void FlushGangStatusWrites();
 };
 
