@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "gang/manager.h"
 #include "scheduler/podgroup_status.h"
@@ -271,11 +273,17 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     // 4a. Commit: every placed member is assumed and bound; members that did not fit stay
     //     pending and schedule alone now that the gang is satisfied.
     // Inline bindings of this commit write each gang's status once, after the loop.
-    if (!binding_pool_) gang_status_batch_thread_ = std::this_thread::get_id();
+    // With the binding pool, the bindings start once every member is reserved.
+    if (!binding_pool_) {
+      gang_status_batch_thread_ = std::this_thread::get_id();
+    } else {
+      hold_bindings_thread_ = std::this_thread::get_id();
+    }
     for (auto& m : members) {
       if (m.placed) CommitPod(fwk, m.qp, m.state, m.host, cycle, m.assumed);
     }
     gang_status_batch_thread_ = std::thread::id();
+    hold_bindings_thread_ = std::thread::id();
     // Each unit's status is written once below (kPlaced, after RunPodGroupCycleDone): it
     // replaces the per-binding writes, whose last one it would overwrite anyway; it carries
     // that binding's member for status.occupiedBy. Other gangs (none expected) flush now.
@@ -302,9 +310,12 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     fwk->RunPodGroupCycleDone(plan, true, "");
     for (const auto& u : plan.units) {
       auto it = last_bound.find(u.key);
-      WritePodGroupStatus(*gangs_, *opts_.client, u.key, GangOutcome::kPlaced, "",
+      WriteGangStatus(u.key, GangOutcome::kPlaced, "",
                           it == last_bound.end() ? nullptr : it->second.get());
     }
+    // The bindings start after the cycle's own status write: a binding that completes
+    // last writes fuller counts, and must not be overwritten by this one.
+    for (auto& b : std::exchange(held_bindings_, {})) SubmitBinding(std::move(b));
     return;
   }
 
@@ -337,7 +348,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   for (const auto& u : plan.units) RecordGangEvent(*gangs_, *opts_.client, u, false, "gang " + msg);
   fwk->RunPodGroupCycleDone(plan, false, msg);
   for (const auto& u : plan.units) {
-    WritePodGroupStatus(*gangs_, *opts_.client, u.key, GangOutcome::kUnschedulable, msg, nullptr);
+    WriteGangStatus(u.key, GangOutcome::kUnschedulable, msg, nullptr);
   }
 }
 

@@ -96,6 +96,49 @@ TEST(PodGroupStatusTest, CoschedulingGangThatFitsIsScheduledWithMinMemberBound) 
   EXPECT_FALSE(st["conditions"].IsDefined());  // Coscheduling has no conditions
 }
 
+// With the binding pool, members bind on several threads; the binding that completes
+// last writes the gang's status (full counts), not every member: at most the cycle's own
+// write plus one per gang, where one per member (8) would be written otherwise.
+TEST(PodGroupStatusTest, BindingPoolWritesEachGangsStatusOnceItsBindingsAreDone) {
+  framework::RealClock clock;
+  store::Store store(clock);
+  SchedulerOptions o;
+  o.config = config::DefaultConfiguration();
+  o.registry = plugins::NewInTreeRegistry();
+  o.clock = &clock;
+  o.client = &store;
+  o.binding_workers = 4;
+  auto s = Scheduler::New(std::move(o));
+  ASSERT_TRUE(s.ok()) << s.status().Message();
+  auto sched = std::move(s).value();
+  sched->AddEventHandlers(store);
+  constexpr int kGangs = 10, kSize = 8;
+  std::string y;
+  for (int i = 0; i < 8; ++i) y += Node("n" + std::to_string(i), 16);
+  for (int g = 0; g < kGangs; ++g) {
+    const std::string name = "g" + std::to_string(g);
+    y += PodGroup("scheduling.x-k8s.io/v1alpha1", name, kSize);
+    for (int i = 0; i < kSize; ++i) y += Pod(name + "-" + std::to_string(i), name, "1");
+  }
+  api::Manifests m;
+  api::DecodeError err;
+  ASSERT_TRUE(api::DecodeManifests(y, "test.yaml", &m, &err)) << err.message;
+  for (auto& n : m.nodes) ASSERT_TRUE(store.CreateNode(n).ok());
+  for (auto& obj : m.objects) ASSERT_TRUE(store.CreateObject(obj).ok());
+  for (auto& p : m.pods) ASSERT_TRUE(store.CreatePod(p).ok());
+  while (sched->ScheduleOne(false)) {
+  }
+  sched->WaitForBindings();
+  for (int g = 0; g < kGangs; ++g) {
+    auto obj = store.GetObject(std::string(kCosched) + "g" + std::to_string(g));
+    ASSERT_TRUE(obj != nullptr);
+    YAML::Node st = (*obj->object)["status"];
+    EXPECT_EQ(st["phase"].as<std::string>(""), "Scheduled") << g;
+    EXPECT_EQ(st["scheduled"].as<int>(-1), kSize) << g;
+  }
+  EXPECT_LE(store.podgroup_status_writes(), 2 * kGangs);
+}
+
 TEST(PodGroupStatusTest, UnschedulableGangIsPendingAndItsOwnStatusWriteDoesNotRequeueIt) {
   Env env;
   std::string y = Node("n1", 2) + Node("n2", 2) + PodGroup("scheduling.x-k8s.io/v1alpha1", "big", 3);

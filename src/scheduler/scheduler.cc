@@ -350,7 +350,7 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
         // With the binding pool a gang's members bind on several threads: the binding
         // that completes last writes the status (its counts include every earlier one),
         // not one write per member; a failed binding writes instead if it was the last.
-        WritePodGroupStatus(*gangs_, *opts_.client, ref->key, GangOutcome::kNone, "",
+        WriteGangStatus(ref->key, GangOutcome::kNone, "",
                             new_pod.get());
       }
     }
@@ -439,6 +439,11 @@ int32_t Scheduler::PriorityOf(const api::Pod& pod) const {
   return 0;
 }
 
+void Scheduler::WriteGangStatus(const std::string& gang_key, GangOutcome outcome,
+                                std::string_view message, const api::Pod* member) {
+  WritePodGroupStatus(*gangs_, *opts_.client, gang_key, outcome, message, member);
+}
+
 bool Scheduler::GangBindingsInFlight(const std::string& gang_key) const {
   auto sum = gangs_->SummaryOf(gang_key);
   return sum && sum->counts.assumed > 0;
@@ -448,7 +453,7 @@ void Scheduler::FlushGangStatusWrites() {
   auto batch = std::move(gang_status_batch_);
   gang_status_batch_.clear();
   for (const auto& [key, member] : batch) {
-    WritePodGroupStatus(*gangs_, *opts_.client, key, GangOutcome::kNone, "", member.get());
+    WriteGangStatus(key, GangOutcome::kNone, "", member.get());
   }
 }
 
@@ -773,6 +778,10 @@ void Scheduler::SubmitBinding(std::function<void()> fn) {
     fn();
     return;
   }
+  if (hold_bindings_thread_ == std::this_thread::get_id()) {
+    held_bindings_.push_back(std::move(fn));
+    return;
+  }
   {
     std::lock_guard<std::mutex> l(inflight_mu_);
     ++inflight_bindings_;
@@ -828,7 +837,7 @@ void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<Cycle
   }
   // The members that bound before this one left the status write to the last binding.
   if (auto ref = gangs_->RefOf(*assumed->pod); ref && !GangBindingsInFlight(ref->key)) {
-    WritePodGroupStatus(*gangs_, *opts_.client, ref->key, GangOutcome::kNone, "", nullptr);
+    WriteGangStatus(ref->key, GangOutcome::kNone, "", nullptr);
   }
   framework::EventObjects objs;
   objs.old_pod = assumed->pod.get();

@@ -43,6 +43,8 @@ class QueueManager;
 
 namespace phalanx::scheduler {
 
+enum class GangOutcome;  // podgroup_status.h
+
 struct SchedulerOptions {
   config::KubeSchedulerConfiguration config;
   framework::Registry registry;  // in-tree plus out-of-tree plugins
@@ -197,6 +199,11 @@ class Scheduler {
   std::mutex inflight_mu_;
   std::condition_variable inflight_cv_;
   int inflight_bindings_ = 0;
+  // While the PodGroup cycle commits a gang (on this thread), SubmitBinding holds the
+  // bindings here; they go to the pool together once every member is reserved, so that
+  // no member is bound while others are still being assumed.
+  std::thread::id hold_bindings_thread_;
+  std::vector<std::function<void()>> held_bindings_;
   std::atomic<bool> stopped_{false};
 
   mutable std::mutex stats_mu_;
@@ -218,6 +225,13 @@ class Scheduler {
   // binding pool, live informers) write as before.
   std::thread::id gang_status_batch_thread_;
   std::vector<std::pair<std::string, api::PodPtr>> gang_status_batch_;
+  // WritePodGroupStatus for this scheduler's gangs and client. No lock of its own: the
+  // client's write may dispatch the update to our handlers on this thread, and binding
+  // threads reach it from inside the store's dispatch. Writes do not race on the counts:
+  // the PodGroup cycle writes before it releases its bindings, and a binding writes only
+  // once none of its gang's are in flight.
+  void WriteGangStatus(const std::string& gang_key, GangOutcome outcome,
+                       std::string_view message, const api::Pod* member);
   // True while members of the gang are assumed (binding, or waiting in Permit): their
   // completion will write the gang's status, so a member bound now need not.
   bool GangBindingsInFlight(const std::string& gang_key) const;
