@@ -308,10 +308,15 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
                       "gang " + u.key + ": " + std::to_string(n) + " members placed");
     }
     fwk->RunPodGroupCycleDone(plan, true, "");
-    for (const auto& u : plan.units) {
+    for (size_t ui = 0; ui < plan.units.size(); ++ui) {
+      const auto& u = plan.units[ui];
+      // A unit whose members' bindings are about to start gets its status from the
+      // binding that completes last (one write instead of a transient "Scheduling" one
+      // that the bindings would overwrite at once).
+      if (!held_bindings_.empty() && placed[ui] > 0) continue;
       auto it = last_bound.find(u.key);
       WriteGangStatus(u.key, GangOutcome::kPlaced, "",
-                          it == last_bound.end() ? nullptr : it->second.get());
+                      it == last_bound.end() ? nullptr : it->second.get());
     }
     // The bindings start after the cycle's own status write: a binding that completes
     // last writes fuller counts, and must not be overwritten by this one.
