@@ -144,6 +144,26 @@ class ScorePlugin : public virtual Plugin {
   virtual ScoreExtensions* GetScoreExtensions() { return nullptr; }
 };
 
+// A ScorePlugin that scores a run of nodes natively: Score and ScoreNodes both forward to
+// ScoreRange (nodes[0, count) into scores[0, count)).
+class RangeScorePlugin : public ScorePlugin {
+ public:
+  Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+               int64_t* score) final {
+    const NodeInfo* one = &node;
+    return ScoreRange(state, pod, &one, 1, score);
+  }
+  Status ScoreNodes(const CycleState& state, const PodInfo& pod,
+                    const std::vector<const NodeInfo*>& nodes, size_t begin, size_t end,
+                    int64_t* scores) final {
+    return ScoreRange(state, pod, nodes.data() + begin, end - begin, scores + begin);
+  }
+
+ protected:
+  virtual Status ScoreRange(const CycleState& state, const PodInfo& pod,
+                            const NodeInfo* const* nodes, size_t count, int64_t* scores) = 0;
+};
+
 class ReservePlugin : public virtual Plugin {
  public:
   virtual Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node) = 0;

@@ -94,20 +94,6 @@ framework::Status BalancedAllocation::PreScore(framework::CycleState& state,
   return framework::Status();
 }
 
-framework::Status BalancedAllocation::Score(const framework::CycleState& state,
-                                            const framework::PodInfo& pod,
-                                            const framework::NodeInfo& node, int64_t* score) {
-  const framework::NodeInfo* one = &node;
-  return ScoreRange(state, pod, &one, 1, score);
-}
-
-framework::Status BalancedAllocation::ScoreNodes(const framework::CycleState& state,
-                                  const framework::PodInfo& pod,
-                                  const std::vector<const framework::NodeInfo*>& nodes,
-                                  size_t begin, size_t end, int64_t* scores) {
-  return ScoreRange(state, pod, nodes.data() + begin, end - begin, scores + begin);
-}
-
 framework::Status BalancedAllocation::ScoreRange(const framework::CycleState& state,
                                   const framework::PodInfo& pod,
                                   const framework::NodeInfo* const* nodes, size_t count,

@@ -26,7 +26,7 @@ struct NodeResourcesBalancedAllocationArgs {
 framework::StatusOr<NodeResourcesBalancedAllocationArgs> ParseNodeResourcesBalancedAllocationArgs(
     framework::PluginArgs args);
 
-class BalancedAllocation final : public framework::PreScorePlugin, public framework::ScorePlugin {
+class BalancedAllocation final : public framework::PreScorePlugin, public framework::RangeScorePlugin {
  public:
   static constexpr std::string_view kName = "NodeResourcesBalancedAllocation";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";
@@ -38,23 +38,17 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
   // the pod's requests (PodInfo::requests) per resource.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const std::vector<const framework::NodeInfo*>& nodes) override;
-  // (1 - std) * 100 over the fractions (node requested + pod) / allocatable, each capped
-  // at 1, of the resources the node has. 0 for best-effort pods when PreScore did not run.
-  framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
-                          const framework::NodeInfo& node, int64_t* score) override;
-  // Score over a range of nodes, the pod's requests read once.
-  framework::Status ScoreNodes(const framework::CycleState& state, const framework::PodInfo& pod,
-                               const std::vector<const framework::NodeInfo*>& nodes, size_t begin,
-                               size_t end, int64_t* scores) override;
 
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
 
  private:
-  // Scores nodes[0, count) into scores[0, count).
+  // (1 - std) * 100 over the fractions (node requested + pod) / allocatable, each capped
+  // at 1, of the resources the node has. 0 for best-effort pods when PreScore did not run.
+  // (Score and ScoreNodes, RangeScorePlugin.) The pod's requests are read once per range.
   framework::Status ScoreRange(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo* const* nodes, size_t count,
-                               int64_t* scores);
+                               int64_t* scores) override;
   NodeResourcesBalancedAllocationArgs args_;
   ResourceAllocation allocation_;
 };

@@ -403,19 +403,6 @@ int64_t Fit::ScoreVectors(const int64_t* requested, const int64_t* allocatable) 
   return 0;
 }
 
-framework::Status Fit::Score(const framework::CycleState& state, const framework::PodInfo& pod,
-                             const framework::NodeInfo& node, int64_t* score) {
-  const framework::NodeInfo* one = &node;
-  return ScoreRange(state, pod, &one, 1, score);
-}
-
-framework::Status Fit::ScoreNodes(const framework::CycleState& state,
-                                  const framework::PodInfo& pod,
-                                  const std::vector<const framework::NodeInfo*>& nodes,
-                                  size_t begin, size_t end, int64_t* scores) {
-  return ScoreRange(state, pod, nodes.data() + begin, end - begin, scores + begin);
-}
-
 framework::Status Fit::ScoreRange(const framework::CycleState& state,
                                   const framework::PodInfo& pod,
                                   const framework::NodeInfo* const* nodes, size_t count,

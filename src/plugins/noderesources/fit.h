@@ -59,7 +59,7 @@ std::vector<InsufficientResource> Fits(const api::Pod& pod, const framework::Nod
 class Fit final : public framework::PreFilterPlugin,
                   public framework::FilterPlugin,
                   public framework::PreScorePlugin,
-                  public framework::ScorePlugin,
+                  public framework::RangeScorePlugin,
                   public framework::EnqueueExtensions {
  public:
   static constexpr std::string_view kName = "NodeResourcesFit";
@@ -82,14 +82,6 @@ class Fit final : public framework::PreFilterPlugin,
   // Stores the pod's non-zero requests per scoring resource.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const std::vector<const framework::NodeInfo*>& nodes) override;
-  // Strategy score in [0, 100] (not normalized). Falls back to computing the requests
-  // when PreScore did not run. No allocation for <= 16 scoring resources.
-  framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
-                          const framework::NodeInfo& node, int64_t* score) override;
-  // Score over a range of nodes, the pod's requests read once.
-  framework::Status ScoreNodes(const framework::CycleState& state, const framework::PodInfo& pod,
-                               const std::vector<const framework::NodeInfo*>& nodes, size_t begin,
-                               size_t end, int64_t* scores) override;
 
   // Pod/Delete|UpdatePodScaleDown (isSchedulableAfterPodEvent) and
   // Node/Add|UpdateNodeAllocatable (isSchedulableAfterNodeChange).
@@ -101,10 +93,12 @@ class Fit final : public framework::PreFilterPlugin,
                                                                      framework::Handle& h);
 
  private:
-  // Scores nodes[0, count) into scores[0, count).
+  // Strategy score in [0, 100] (not normalized). Falls back to computing the requests
+  // when PreScore did not run. No allocation for <= 16 scoring resources.
+  // (Score and ScoreNodes, RangeScorePlugin.) The pod's requests are read once per range.
   framework::Status ScoreRange(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo* const* nodes, size_t count,
-                               int64_t* scores);
+                               int64_t* scores) override;
   bool IgnoredScalar(const std::string& name) const;
   int64_t ScoreVectors(const int64_t* requested, const int64_t* allocatable) const;
 

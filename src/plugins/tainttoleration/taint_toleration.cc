@@ -45,20 +45,6 @@ framework::Status TaintToleration::PreScore(framework::CycleState& state,
   return framework::Status();
 }
 
-framework::Status TaintToleration::Score(const framework::CycleState& state,
-                                         const framework::PodInfo& pod,
-                                         const framework::NodeInfo& node, int64_t* score) {
-  const framework::NodeInfo* one = &node;
-  return ScoreRange(state, pod, &one, 1, score);
-}
-
-framework::Status TaintToleration::ScoreNodes(const framework::CycleState& state,
-                                              const framework::PodInfo& pod,
-                                              const std::vector<const framework::NodeInfo*>& nodes,
-                                              size_t begin, size_t end, int64_t* scores) {
-  return ScoreRange(state, pod, nodes.data() + begin, end - begin, scores + begin);
-}
-
 framework::Status TaintToleration::ScoreRange(const framework::CycleState& state,
                                               const framework::PodInfo& /*pod*/,
                                               const framework::NodeInfo* const* nodes,

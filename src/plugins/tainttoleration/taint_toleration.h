@@ -16,7 +16,7 @@ namespace phalanx::plugins::tainttoleration {
 
 class TaintToleration final : public framework::FilterPlugin,
                               public framework::PreScorePlugin,
-                              public framework::ScorePlugin,
+                              public framework::RangeScorePlugin,
                               public framework::ScoreExtensions,
                               public framework::EnqueueExtensions {
  public:
@@ -34,14 +34,6 @@ class TaintToleration final : public framework::FilterPlugin,
   // Stores the pod's tolerations with effect PreferNoSchedule or empty.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const std::vector<const framework::NodeInfo*>& nodes) override;
-  // Raw score: number of PreferNoSchedule taints on the node the pod does not tolerate.
-  // Error if PreScore did not run.
-  framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
-                          const framework::NodeInfo& node, int64_t* score) override;
-  // Score over a range of nodes, the CycleState read once.
-  framework::Status ScoreNodes(const framework::CycleState& state, const framework::PodInfo& pod,
-                               const std::vector<const framework::NodeInfo*>& nodes, size_t begin,
-                               size_t end, int64_t* scores) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
   // Reversed default normalization: fewer untolerated taints -> higher score (0..100).
   framework::Status NormalizeScore(const framework::CycleState& state,
@@ -58,10 +50,12 @@ class TaintToleration final : public framework::FilterPlugin,
                                                                      framework::Handle& h);
 
  private:
-  // Scores nodes[0, count) into scores[0, count).
+  // Raw score: number of PreferNoSchedule taints on the node the pod does not tolerate.
+  // Error if PreScore did not run.
+  // (Score and ScoreNodes, RangeScorePlugin.) The CycleState is read once per range.
   framework::Status ScoreRange(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo* const* nodes, size_t count,
-                               int64_t* scores);
+                               int64_t* scores) override;
 };
 
 }  // namespace phalanx::plugins::tainttoleration
