@@ -284,9 +284,11 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     }
     gang_status_batch_thread_ = std::thread::id();
     hold_bindings_thread_ = std::thread::id();
-    // Each unit's status is written once below (kPlaced, after RunPodGroupCycleDone): it
-    // replaces the per-binding writes, whose last one it would overwrite anyway; it carries
-    // that binding's member for status.occupiedBy. Other gangs (none expected) flush now.
+    // Each unit's status is written once below (kPlaced, after RunPodGroupCycleDone): with
+    // inline bindings it replaces the per-binding writes, whose last one it would overwrite
+    // anyway, and carries that binding's member for status.occupiedBy; a unit with members
+    // still assumed (held for the pool, or waiting in Permit) leaves it to the binding that
+    // completes last. Other gangs (none expected) flush now.
     std::map<std::string, api::PodPtr> last_bound;
     std::erase_if(gang_status_batch_, [&](auto& e) {
       for (const auto& u : plan.units) {
@@ -308,12 +310,8 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
                       "gang " + u.key + ": " + std::to_string(n) + " members placed");
     }
     fwk->RunPodGroupCycleDone(plan, true, "");
-    for (size_t ui = 0; ui < plan.units.size(); ++ui) {
-      const auto& u = plan.units[ui];
-      // A unit whose members' bindings are about to start gets its status from the
-      // binding that completes last (one write instead of a transient "Scheduling" one
-      // that the bindings would overwrite at once).
-      if (!held_bindings_.empty() && placed[ui] > 0) continue;
+    for (const auto& u : plan.units) {
+      if (GangBindingsInFlight(u.key)) continue;
       auto it = last_bound.find(u.key);
       WriteGangStatus(u.key, GangOutcome::kPlaced, "",
                       it == last_bound.end() ? nullptr : it->second.get());

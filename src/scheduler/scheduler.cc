@@ -350,8 +350,7 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
         // With the binding pool a gang's members bind on several threads: the binding
         // that completes last writes the status (its counts include every earlier one),
         // not one write per member; a failed binding writes instead if it was the last.
-        WriteGangStatus(ref->key, GangOutcome::kNone, "",
-                            new_pod.get());
+        WriteGangStatus(ref->key, GangOutcome::kNone, "", new_pod.get());
       }
     }
     if (IsTerminal(*new_pod)) return;

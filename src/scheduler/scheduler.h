@@ -225,15 +225,13 @@ class Scheduler {
   // binding pool, live informers) write as before.
   std::thread::id gang_status_batch_thread_;
   std::vector<std::pair<std::string, api::PodPtr>> gang_status_batch_;
-  // WritePodGroupStatus for this scheduler's gangs and client. No lock of its own: the
-  // client's write may dispatch the update to our handlers on this thread, and binding
-  // threads reach it from inside the store's dispatch. Writes do not race on the counts:
-  // the PodGroup cycle writes before it releases its bindings, and a binding writes only
-  // once none of its gang's are in flight.
+  // WritePodGroupStatus with this scheduler's gang manager and client. Writes do not race
+  // on the counts: the PodGroup cycle writes (if at all) before it releases its bindings,
+  // and a binding writes only once none of its gang's are in flight.
   void WriteGangStatus(const std::string& gang_key, GangOutcome outcome,
                        std::string_view message, const api::Pod* member);
-  // True while members of the gang are assumed (binding, or waiting in Permit): their
-  // completion will write the gang's status, so a member bound now need not.
+  // True while members of the gang are assumed (binding, held for the pool, or waiting in
+  // Permit): their completion will write the gang's status, so no one else need now.
   bool GangBindingsInFlight(const std::string& gang_key) const;
   void FlushGangStatusWrites();
 };
