@@ -28,14 +28,13 @@ class FakeNodeLister final : public framework::NodeInfoLister {
     list_.clear();
     affinity_.clear();
     anti_affinity_.clear();
-    std::map<std::string, int32_t>& counts = image_counts_;
-    counts.clear();
+    image_counts_.clear();
     for (auto& n : nodes) {
-      for (const auto& [name, st] : n.image_states()) ++counts[name];
+      for (const auto& [name, st] : n.image_states()) ++image_counts_[name];
       storage_.push_back(std::make_unique<framework::NodeInfo>(std::move(n)));
     }
     for (auto& n : storage_) {
-      for (auto& [name, st] : n->image_states()) st.num_nodes = counts[name];
+      for (auto& [name, st] : n->image_states()) st.num_nodes = image_counts_[name];
       list_.push_back(n.get());
       if (!n->pods_with_affinity().empty()) affinity_.push_back(n.get());
       if (!n->pods_with_required_anti_affinity().empty()) anti_affinity_.push_back(n.get());

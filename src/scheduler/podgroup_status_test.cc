@@ -18,8 +18,11 @@ namespace {
 constexpr int64_t kSec = api::kNanosPerSecond;
 
 struct Env {
-  Env() : clock(1000 * kSec), store(clock) {
+  // binding_workers > 0: bindings run on a pool of that many threads (wait for them with
+  // sched->WaitForBindings()).
+  explicit Env(int binding_workers = 0) : clock(1000 * kSec), store(clock) {
     SchedulerOptions o;
+    o.binding_workers = binding_workers;
     o.config = config::DefaultConfiguration();
     o.registry = plugins::NewInTreeRegistry();
     o.clock = &clock;
@@ -100,18 +103,7 @@ TEST(PodGroupStatusTest, CoschedulingGangThatFitsIsScheduledWithMinMemberBound) 
 // last writes the gang's status (full counts), not every member: one write per gang,
 // where one per member (8) would be written otherwise.
 TEST(PodGroupStatusTest, BindingPoolWritesEachGangsStatusOnceItsBindingsAreDone) {
-  framework::RealClock clock;
-  store::Store store(clock);
-  SchedulerOptions o;
-  o.config = config::DefaultConfiguration();
-  o.registry = plugins::NewInTreeRegistry();
-  o.clock = &clock;
-  o.client = &store;
-  o.binding_workers = 4;
-  auto s = Scheduler::New(std::move(o));
-  ASSERT_TRUE(s.ok()) << s.status().Message();
-  auto sched = std::move(s).value();
-  sched->AddEventHandlers(store);
+  Env env(/*binding_workers=*/4);
   constexpr int kGangs = 10, kSize = 8;
   std::string y;
   for (int i = 0; i < 8; ++i) y += Node("n" + std::to_string(i), 16);
@@ -120,24 +112,16 @@ TEST(PodGroupStatusTest, BindingPoolWritesEachGangsStatusOnceItsBindingsAreDone)
     y += PodGroup("scheduling.x-k8s.io/v1alpha1", name, kSize);
     for (int i = 0; i < kSize; ++i) y += Pod(name + "-" + std::to_string(i), name, "1");
   }
-  api::Manifests m;
-  api::DecodeError err;
-  ASSERT_TRUE(api::DecodeManifests(y, "test.yaml", &m, &err)) << err.message;
-  for (auto& n : m.nodes) ASSERT_TRUE(store.CreateNode(n).ok());
-  for (auto& obj : m.objects) ASSERT_TRUE(store.CreateObject(obj).ok());
-  for (auto& p : m.pods) ASSERT_TRUE(store.CreatePod(p).ok());
-  while (sched->ScheduleOne(false)) {
-  }
-  sched->WaitForBindings();
+  env.Apply(y);
+  env.RunUntilIdle();
+  env.sched->WaitForBindings();
   for (int g = 0; g < kGangs; ++g) {
-    auto obj = store.GetObject(std::string(kCosched) + "g" + std::to_string(g));
-    ASSERT_TRUE(obj != nullptr);
-    YAML::Node st = (*obj->object)["status"];
+    YAML::Node st = env.Status(std::string(kCosched) + "g" + std::to_string(g));
     EXPECT_EQ(st["phase"].as<std::string>(""), "Scheduled") << g;
     EXPECT_EQ(st["scheduled"].as<int>(-1), kSize) << g;
   }
   // One write per gang: the last binding's (the PodGroup cycle leaves it to the bindings).
-  EXPECT_EQ(store.podgroup_status_writes(), kGangs);
+  EXPECT_EQ(env.store.podgroup_status_writes(), kGangs);
 }
 
 TEST(PodGroupStatusTest, UnschedulableGangIsPendingAndItsOwnStatusWriteDoesNotRequeueIt) {
