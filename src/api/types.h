@@ -58,22 +58,27 @@ struct NodeSelectorRequirement {
   std::string key;
   std::string op;
   std::vector<std::string> values;
+  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
   std::vector<NodeSelectorRequirement> match_fields;  // only key metadata.name
+  bool operator==(const NodeSelectorTerm&) const = default;
 };
 // Terms are ORed; requirements within a term are ANDed. An empty term matches nothing.
 struct NodeSelector {
   std::vector<NodeSelectorTerm> node_selector_terms;
+  bool operator==(const NodeSelector&) const = default;
 };
 struct PreferredSchedulingTerm {
   int32_t weight = 0;  // 1..100
   NodeSelectorTerm preference;
+  bool operator==(const PreferredSchedulingTerm&) const = default;
 };
 struct NodeAffinity {
   std::optional<NodeSelector> required_during_scheduling_ignored_during_execution;
   std::vector<PreferredSchedulingTerm> preferred_during_scheduling_ignored_during_execution;
+  bool operator==(const NodeAffinity&) const = default;
 };
 
 struct PodAffinityTerm {
@@ -104,6 +109,7 @@ struct Toleration {
   std::string value;
   std::string effect;  // "" (all), NoSchedule, PreferNoSchedule, NoExecute
   std::optional<int64_t> toleration_seconds;
+  bool operator==(const Toleration&) const = default;
 };
 struct Taint {
   std::string key;

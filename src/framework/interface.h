@@ -164,6 +164,23 @@ class RangeScorePlugin : public ScorePlugin {
                             const NodeInfo* const* nodes, size_t count, int64_t* scores) = 0;
 };
 
+// Pod scheduling signature (KEP-5598 "Opportunistic batching"; upstream's SignPod and
+// fwk.PodSignature): pods of one signature are interchangeable for scheduling, so the
+// nodes filtered and scored for one of them serve the next (a gang's members, see
+// Scheduler::SchedulePod's PlacementBatch). Every PreFilter, Filter, PreScore and Score
+// plugin of a profile must implement this for batching to apply; a profile with one that
+// does not never batches.
+class BatchablePlugin : public virtual Plugin {
+ public:
+  // True if this plugin gives `pod` the same PreFilter, Filter, PreScore and Score results
+  // as `canonical` on every node, and placing either of them on a node changes those
+  // results for the other on no other node (upstream: the plugin's signature elements
+  // are equal; false where upstream marks a pod unsignable). Called with the same pod
+  // twice, it says whether the pod is signable at all. Must not depend on node state
+  // other than what stays fixed while a PodGroup cycle places its members.
+  virtual bool SameSignature(const PodInfo& canonical, const PodInfo& pod) const = 0;
+};
+
 class ReservePlugin : public virtual Plugin {
  public:
   virtual Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node) = 0;

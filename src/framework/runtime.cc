@@ -282,6 +282,24 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
   }
   std::sort(f->enqueue_ext_.begin(), f->enqueue_ext_.end(),
             [](auto* a, auto* b) { return a->Name() < b->Name(); });
+  // Batching (KEP-5598) needs a signature from every plugin that filters or scores.
+  {
+    std::set<const Plugin*> seen;
+    bool all = true;
+    auto add = [&](const Plugin* p) {
+      if (!seen.insert(p).second) return;
+      if (const auto* b = dynamic_cast<const BatchablePlugin*>(p)) {
+        f->batchable_plugins_.push_back(b);
+      } else {
+        all = false;
+      }
+    };
+    for (const auto* p : f->pre_filter_) add(p);
+    for (const auto* p : f->filter_) add(p);
+    for (const auto* p : f->pre_score_) add(p);
+    for (const auto* p : f->score_) add(p);
+    f->batchable_ = all;
+  }
   return f;
 }
 
@@ -511,7 +529,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
 
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
-                                  std::vector<int64_t>* totals) {
+                                  std::vector<int64_t>* totals, ScoreTable* table) {
   ExtensionPointTimer timer(observer_, ExtensionPoint::kScore);
   const size_t n = nodes.size();
   totals->assign(n, 0);
@@ -522,6 +540,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     active.push_back(score_[j]);
     weights.push_back(score_weights_[j]);
   }
+  if (table) *table = ScoreTable{};
   if (active.empty()) return Status::Success();
   // Score rows are reused across cycles (one set per thread: a cycle runs on one thread).
   // (A reference, so that pool workers running the lambda use this thread's rows.)
@@ -550,6 +569,16 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     }
   });
   if (failed) return err;
+  if (table) {
+    table->plugins.clear();
+    for (size_t j = 0; j < score_.size(); ++j) {
+      if (state.skip_score_plugins.empty() || !state.SkipScore(score_[j]->Name())) {
+        table->plugins.push_back(j);
+      }
+    }
+    table->weights = weights;
+    table->raw.assign(scores.begin(), scores.begin() + static_cast<ptrdiff_t>(active.size()));
+  }
   for (size_t j = 0; j < active.size(); ++j) {
     if (auto* ext = active[j]->GetScoreExtensions()) {
       Status s = ext->NormalizeScore(state, pod, nodes, scores[j]);
@@ -572,7 +601,93 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       (*totals)[i] += v * weights[j];
     }
   }
+  if (table) {
+    table->normalized.assign(scores.begin(),
+                             scores.begin() + static_cast<ptrdiff_t>(active.size()));
+  }
   return Status::Success();
+}
+
+bool Framework::RescoreScoreTable(const CycleState& state, const PodInfo& pod,
+                                  const std::vector<const NodeInfo*>& nodes, size_t i,
+                                  bool removed, ScoreTable* table, std::vector<int64_t>* totals,
+                                  Status* status) {
+  *status = Status::Success();
+  // The plugins that run for `pod` must be the table's (PreScore may skip some).
+  size_t k = 0;
+  for (size_t j = 0; j < score_.size(); ++j) {
+    if (!state.skip_score_plugins.empty() && state.SkipScore(score_[j]->Name())) continue;
+    if (k >= table->plugins.size() || table->plugins[k] != j) return false;
+    ++k;
+  }
+  if (k != table->plugins.size()) return false;
+  const size_t n = nodes.size();
+  if (table->raw.size() != k || (k > 0 && table->raw[0].size() != n + (removed ? 1 : 0))) {
+    return false;
+  }
+  ExtensionPointTimer timer(observer_, ExtensionPoint::kScore);
+  for (size_t j = 0; j < k; ++j) {
+    ScorePlugin* p = score_[table->plugins[j]];
+    auto& raw = table->raw[j];
+    auto& norm = table->normalized[j];
+    ScoreExtensions* ext = p->GetScoreExtensions();
+    bool changed = removed;
+    if (removed) {
+      raw.erase(raw.begin() + static_cast<ptrdiff_t>(i));
+      norm.erase(norm.begin() + static_cast<ptrdiff_t>(i));
+    } else {
+      int64_t v = 0;
+      Status s = p->Score(state, pod, *nodes[i], &v);
+      if (!s.IsSuccess()) {
+        *status = Status::Error("running Score plugin \"" + std::string(p->Name()) + "\": " +
+                                s.Message());
+        status->WithPlugin(p->Name());
+        return true;
+      }
+      changed = v != raw[i];
+      raw[i] = v;
+      if (!ext) norm[i] = v;
+    }
+    if (ext && changed) {
+      norm = raw;
+      Status s = ext->NormalizeScore(state, pod, nodes, norm);
+      if (!s.IsSuccess()) {
+        *status = Status::Error("running Normalize on Score plugins: plugin \"" +
+                                std::string(p->Name()) + "\": " + s.Message());
+        status->WithPlugin(p->Name());
+        return true;
+      }
+    }
+  }
+  totals->assign(n, 0);
+  for (size_t j = 0; j < k; ++j) {
+    const auto& norm = table->normalized[j];
+    for (size_t x = 0; x < n; ++x) {
+      int64_t v = norm[x];
+      if (v < kMinNodeScore || v > kMaxNodeScore) {
+        *status = Status::Error("plugin \"" + std::string(score_[table->plugins[j]]->Name()) +
+                                "\" returns an invalid score " + std::to_string(v) +
+                                ", it should in the range of [0, 100] after normalizing");
+        status->WithPlugin(score_[table->plugins[j]]->Name());
+        return true;
+      }
+      (*totals)[x] += v * table->weights[j];
+    }
+  }
+  return true;
+}
+
+bool Framework::SameSignature(const PodInfo& canonical, const PodInfo& pod) const {
+  if (!batchable_) return false;
+  if (canonical.priority != pod.priority) return false;
+  if (!canonical.pod->status.nominated_node_name.empty() ||
+      !pod.pod->status.nominated_node_name.empty()) {
+    return false;
+  }
+  for (const auto* p : batchable_plugins_) {
+    if (!p->SameSignature(canonical, pod)) return false;
+  }
+  return true;
 }
 
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod,

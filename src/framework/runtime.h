@@ -58,6 +58,15 @@ struct FrameworkOptions {
 // clock drives them in simulate.
 class WaitingPodImpl;
 
+// The per-plugin scores of one RunScorePlugins run, aligned with its nodes, kept so that
+// one changed node can be scored again without scoring the others (RescoreScoreTable).
+struct ScoreTable {
+  std::vector<size_t> plugins;                   // indices of the Score plugins that ran
+  std::vector<int64_t> weights;                  // their weights
+  std::vector<std::vector<int64_t>> raw;         // [plugin][node] before NormalizeScore
+  std::vector<std::vector<int64_t>> normalized;  // [plugin][node] after it
+};
+
 class Framework final : public Handle {
  public:
   [[nodiscard]] static StatusOr<std::unique_ptr<Framework>> New(const Registry& registry,
@@ -98,9 +107,29 @@ class Framework final : public Handle {
   bool HasFilterPlugins() const { return !filter_.empty(); }
   Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                             const std::vector<const NodeInfo*>& nodes);
-  // Weighted sum of normalized scores per node, aligned with `nodes`.
+  // Weighted sum of normalized scores per node, aligned with `nodes`. With `table`, also
+  // keeps each plugin's scores before and after NormalizeScore there, for
+  // RescoreScoreTable.
   Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
-                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals);
+                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals,
+                         ScoreTable* table = nullptr);
+  // Brings `table` (made by RunScorePlugins for `nodes`, possibly for another pod of the
+  // same signature) and `totals` up to date for `pod` after one node changed: with
+  // `removed`, the node that was at index `i` has been erased from `nodes` (it no longer
+  // fits); otherwise nodes[i] got a pod and is scored again. Plugins with NormalizeScore
+  // are normalized again over all of `nodes` when their scores changed, so totals equal
+  // what RunScorePlugins(state, pod, nodes) would return. Returns false (table unusable,
+  // nothing to rely on) when the Score plugins that run for `pod` differ from the table's;
+  // errors as RunScorePlugins in *status.
+  bool RescoreScoreTable(const CycleState& state, const PodInfo& pod,
+                         const std::vector<const NodeInfo*>& nodes, size_t i, bool removed,
+                         ScoreTable* table, std::vector<int64_t>* totals, Status* status);
+  // Whether `pod` may reuse the nodes filtered and scored for `canonical` (KEP-5598 pod
+  // signature): every PreFilter/Filter/PreScore/Score plugin is a BatchablePlugin that
+  // finds them the same, they have equal priority and neither has a nominated node.
+  // SameSignature(p, p) says whether `p` can start a batch. False for a profile with a
+  // plugin that is not batchable.
+  bool SameSignature(const PodInfo& canonical, const PodInfo& pod) const;
   Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node);
   void RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node);
   // Success, rejection, or Wait: then the pod is registered as waiting and `on_done` runs
@@ -188,6 +217,10 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_ext_;
   std::vector<PodGroupPlugin*> pod_group_;
+  // Distinct PreFilter/Filter/PreScore/Score plugins; batchable_ is false when one of them
+  // is not a BatchablePlugin.
+  std::vector<const BatchablePlugin*> batchable_plugins_;
+  bool batchable_ = false;
 
   ExtensionPointObserver* observer_ = nullptr;
 

@@ -189,11 +189,13 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       m.host.clear();
       m.diag = Diagnosis{};
     }
+    // Members of one signature share the nodes filtered and scored for the first of them.
+    PlacementBatch batch;
     for (auto& m : members) {
       --remaining[m.unit];
       m.state = std::make_shared<CycleState>();
       ScheduleResult r;
-      m.status = SchedulePod(*fwk, *m.state, *m.qp->pod_info, &r, &m.diag);
+      m.status = SchedulePod(*fwk, *m.state, *m.qp->pod_info, &r, &m.diag, &batch);
       if (m.status.IsSuccess()) {
         auto ap = std::make_shared<api::Pod>(*m.qp->pod_info->pod);
         ap->spec.node_name = r.suggested_host;
@@ -211,6 +213,10 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       if (placed[m.unit] + remaining[m.unit] < u.need) break;
     }
     node_restriction_ = nullptr;
+    {
+      std::lock_guard<std::mutex> l(stats_mu_);
+      stats_.batched_placements += batch.batched_pods;
+    }
     for (size_t u = 0; reason.empty() && u < plan.units.size(); ++u) {
       if (placed[u] < plan.units[u].need) {
         reason = plan.units[u].display + ": " + std::to_string(placed[u]) + " of " +

@@ -507,7 +507,10 @@ constexpr size_t kPrefetchDistance = 6;
 
 void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state,
                                     const PodInfo& pod, Diagnosis* diag,
-                                    std::vector<const NodeInfo*>* feasible, Status* err) {
+                                    std::vector<const NodeInfo*>* feasible, Status* err,
+                                    PlacementBatch* follow, ScheduleResult* result,
+                                    bool* placed) {
+  if (placed) *placed = false;
   feasible->clear();
   SyncNominatedLookups();
   const auto& all = snapshot_.List();
@@ -528,6 +531,14 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
     for (const auto* ni : all) diag->node_statuses.emplace_back(ni->name(), s);
     return;
   }
+  if (follow && pfr.all_nodes) {
+    if (ScheduleFromBatch(fwk, state, pod, follow, result, err)) {
+      *placed = true;
+      return;
+    }
+    if (!err->IsSuccess()) return;
+  }
+  if (follow) follow->Reset();
 
   // A nominated node (from an earlier preemption) is tried first (upstream
   // evaluateNominatedNode).
@@ -622,12 +633,94 @@ void Scheduler::FindNodesThatFitPod(framework::Framework& fwk, CycleState& state
   next_start_node_index_ = (start + processed) % n;
 }
 
+bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state,
+                                  const PodInfo& pod, PlacementBatch* batch,
+                                  ScheduleResult* result, Status* err) {
+  auto& nodes = batch->nodes;
+  if (nodes.empty() || batch->chosen >= nodes.size()) return false;
+  // Only the node the previous pod took has changed for this pod (the signature).
+  const size_t i = batch->chosen;
+  Status fs;
+  {
+    framework::ExtensionPointTimer timer(fwk.extension_point_observer(),
+                                         framework::ExtensionPoint::kFilter);
+    fs = queue_->nominator().Empty() ? fwk.RunFilterPlugins(state, pod, *nodes[i])
+                                     : fwk.RunFilterPluginsWithNominatedPods(state, pod, *nodes[i]);
+  }
+  if (fs.IsError()) {
+    *err = std::move(fs);
+    return false;
+  }
+  const bool removed = !fs.IsSuccess();
+  if (removed) {
+    nodes.erase(nodes.begin() + static_cast<ptrdiff_t>(i));
+    if (nodes.empty()) return false;
+  }
+  // With one node left there is no choice to make, but a dropped node still leaves the
+  // table and totals (scores are normalized again over the remaining node).
+  if (batch->scored && (nodes.size() > 1 || removed)) {
+    Status s = fwk.RunPreScorePlugins(state, pod, nodes);
+    if (!s.IsSuccess()) {
+      *err = std::move(s);
+      return false;
+    }
+    if (fwk.HasScorePlugins()) {
+      if (!fwk.RescoreScoreTable(state, pod, nodes, i, removed, &batch->table, &batch->totals,
+                                 &s)) {
+        return false;  // the plugins that score this pod differ: schedule it in full
+      }
+      if (!s.IsSuccess()) {
+        *err = std::move(s);
+        return false;
+      }
+    } else {
+      batch->totals.assign(nodes.size(), 1);
+    }
+    batch->chosen = SelectHost(batch->totals);
+  } else if (nodes.size() > 1) {
+    return false;  // the batch has no scores (it started with one node)
+  } else {
+    batch->chosen = 0;
+  }
+  result->suggested_host = nodes[batch->chosen]->name();
+  result->feasible_nodes = static_cast<int>(nodes.size());
+  result->evaluated_nodes = static_cast<int>(nodes.size());
+  ++batch->batched_pods;
+  return true;
+}
+
+size_t Scheduler::SelectHost(const std::vector<int64_t>& totals) {
+  // The same draws as Random(count) per tie, under one lock for the whole pass.
+  size_t best = 0;
+  int64_t max_score = totals[0];
+  uint64_t count = 1;
+  std::lock_guard<std::mutex> l(rng_mu_);
+  for (size_t i = 1; i < totals.size(); ++i) {
+    if (totals[i] > max_score) {
+      max_score = totals[i];
+      best = i;
+      count = 1;
+    } else if (totals[i] == max_score) {
+      ++count;
+      if (rng_() % count == 0) best = i;
+    }
+  }
+  return best;
+}
+
 Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, const PodInfo& pod,
-                              ScheduleResult* result, Diagnosis* diag) {
+                              ScheduleResult* result, Diagnosis* diag, PlacementBatch* batch) {
   if (snapshot_.NumNodes() == 0) return Status::Error("no nodes available to schedule pods");
+  // A pod of the batch's signature is placed from it (node_restriction_ is fixed for the
+  // batch's life: the PodGroup cycle makes one batch per placement attempt).
+  PlacementBatch* follow =
+      batch && batch->canonical && fwk.SameSignature(*batch->canonical, pod) ? batch : nullptr;
   std::vector<const NodeInfo*> feasible;
   Status err;
-  FindNodesThatFitPod(fwk, state, pod, diag, &feasible, &err);
+  bool placed = false;
+  FindNodesThatFitPod(fwk, state, pod, diag, &feasible, &err, follow, result, &placed);
+  if (placed) return Status::Success();
+  if (batch) batch->Reset();
   if (!err.IsSuccess()) return err;
   if (feasible.empty()) {
     Status s(Code::kUnschedulable, diag->Message());
@@ -635,38 +728,35 @@ Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, cons
   }
   result->feasible_nodes = static_cast<int>(feasible.size());
   result->evaluated_nodes = static_cast<int>(feasible.size() + diag->node_statuses.size());
+  const bool start_batch = batch && fwk.SameSignature(pod, pod);
   if (feasible.size() == 1) {
     result->suggested_host = feasible[0]->name();
+    if (start_batch) {
+      batch->canonical = &pod;
+      batch->nodes = std::move(feasible);
+      batch->chosen = 0;
+    }
     return Status::Success();
   }
   Status s = fwk.RunPreScorePlugins(state, pod, feasible);
   if (!s.IsSuccess()) return s;
   std::vector<int64_t> totals;
   if (fwk.HasScorePlugins()) {
-    s = fwk.RunScorePlugins(state, pod, feasible, &totals);
+    s = fwk.RunScorePlugins(state, pod, feasible, &totals,
+                            start_batch ? &batch->table : nullptr);
     if (!s.IsSuccess()) return s;
   } else {
     totals.assign(feasible.size(), 1);
   }
-  // selectHost: highest total; ties uniformly at random (reservoir sampling). The same
-  // draws as Random(count) per tie, under one lock for the whole pass.
-  size_t best = 0;
-  int64_t max_score = totals[0];
-  uint64_t count = 1;
-  {
-    std::lock_guard<std::mutex> l(rng_mu_);
-    for (size_t i = 1; i < totals.size(); ++i) {
-      if (totals[i] > max_score) {
-        max_score = totals[i];
-        best = i;
-        count = 1;
-      } else if (totals[i] == max_score) {
-        ++count;
-        if (rng_() % count == 0) best = i;
-      }
-    }
-  }
+  const size_t best = SelectHost(totals);
   result->suggested_host = feasible[best]->name();
+  if (start_batch) {
+    batch->canonical = &pod;
+    batch->nodes = std::move(feasible);
+    batch->totals = std::move(totals);
+    batch->scored = true;
+    batch->chosen = best;
+  }
   return Status::Success();
 }
 

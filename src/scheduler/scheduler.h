@@ -78,6 +78,35 @@ struct ScheduleResult {
   int feasible_nodes = 0;
 };
 
+// The nodes filtered and scored for one pod, reused for the next pods of the same
+// signature (KEP-5598 "Opportunistic batching"; framework::BatchablePlugin) while a
+// PodGroup cycle places a gang's members one after another on one view of the snapshot.
+// A pod of the canonical pod's signature runs its own PreFilter, then Filter only on the
+// node the previous pod took: if that node no longer fits it is dropped, otherwise it is
+// scored again (PreScore, Score, NormalizeScore over the batch's nodes); every other node
+// keeps its Filter result and score, which the signature guarantees. The pod then takes
+// the best node as SchedulePod would (ties at random). When no node is left, the pod is
+// scheduled the normal way and starts a new batch. So a gang of one signature is placed
+// on the first member's feasible nodes (percentageOfNodesToScore of the cluster), each
+// member seeing the members placed before it.
+struct PlacementBatch {
+  // The pod the nodes were filtered and scored for; nullptr: no batch. Must outlive the
+  // batch's use (the PodGroup cycle holds its members).
+  const framework::PodInfo* canonical = nullptr;
+  std::vector<const framework::NodeInfo*> nodes;  // feasible nodes, in filter order
+  framework::ScoreTable table;
+  std::vector<int64_t> totals;  // aligned with nodes
+  bool scored = false;          // false: one feasible node, no scores
+  size_t chosen = 0;            // index in nodes of the last pod's node
+  int64_t batched_pods = 0;     // pods placed from the batch without a full cycle
+  void Reset() {
+    canonical = nullptr;
+    nodes.clear();
+    totals.clear();
+    scored = false;
+  }
+};
+
 // Counters for reports and metrics.
 struct SchedulerStats {
   int64_t attempts = 0;
@@ -85,6 +114,9 @@ struct SchedulerStats {
   int64_t unschedulable = 0;
   int64_t errors = 0;
   int64_t bind_failures = 0;
+  // PodGroup cycle placements taken from a PlacementBatch (no Filter and Score pass over
+  // the nodes of their own), whether or not the gang then committed.
+  int64_t batched_placements = 0;
 };
 
 class Scheduler {
@@ -124,9 +156,13 @@ class Scheduler {
 
   // Scheduling algorithm alone on the current snapshot (upstream schedulePod); used by
   // ScheduleOne and benchmarks. On failure returns the FitError status and fills *diag.
+  // With `batch`: a pod whose signature matches batch->canonical is placed from the batch
+  // (see PlacementBatch); any other pod is scheduled in full and, when it is signable,
+  // becomes the batch's canonical pod. The caller adds the chosen node's pod to the
+  // snapshot view before the next call with the same batch.
   framework::Status SchedulePod(framework::Framework& fwk, framework::CycleState& state,
                                 const framework::PodInfo& pod, ScheduleResult* result,
-                                Diagnosis* diag);
+                                Diagnosis* diag, PlacementBatch* batch = nullptr);
 
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
@@ -150,9 +186,22 @@ class Scheduler {
   // changed since the last call (every NodeInfo when the nominator lost count). Called on
   // the scheduling thread before each Filter pass, never during one.
   void SyncNominatedLookups();
+  // PreFilter, then the nodes that pass Filter (upstream findNodesThatFitPod). With
+  // `follow`, a PreFilter that keeps every node lets ScheduleFromBatch place the pod first;
+  // *placed then says whether it did (result->suggested_host set, nothing else filled).
   void FindNodesThatFitPod(framework::Framework& fwk, framework::CycleState& state,
                            const framework::PodInfo& pod, Diagnosis* diag,
-                           std::vector<const framework::NodeInfo*>* feasible, framework::Status* err);
+                           std::vector<const framework::NodeInfo*>* feasible, framework::Status* err,
+                           PlacementBatch* follow = nullptr, ScheduleResult* result = nullptr,
+                           bool* placed = nullptr);
+  // Places `pod` (PreFilter already run on `state`) from `batch`; false when the batch has
+  // no node left for it (or cannot be kept up to date), with *err set on a plugin error.
+  bool ScheduleFromBatch(framework::Framework& fwk, framework::CycleState& state,
+                         const framework::PodInfo& pod, PlacementBatch* batch,
+                         ScheduleResult* result, framework::Status* err);
+  // upstream selectHost: the index of the highest total; ties uniformly at random
+  // (reservoir sampling, one draw per tie). `totals` is not empty.
+  size_t SelectHost(const std::vector<int64_t>& totals);
   int NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) const;
   void HandleSchedulingFailure(framework::Framework& fwk, const framework::QueuedPodInfoPtr& qp,
                                const framework::Status& status, const Diagnosis* diag,

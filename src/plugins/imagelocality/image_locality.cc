@@ -95,4 +95,18 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> ImageLocality::New(
   return std::unique_ptr<framework::Plugin>(std::make_unique<ImageLocality>(h));
 }
 
+bool ImageLocality::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  const auto& a = canonical.pod->spec;
+  const auto& b = pod.pod->spec;
+  auto same = [](const std::vector<api::Container>& x, const std::vector<api::Container>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].image != y[i].image) return false;
+    }
+    return true;
+  };
+  return same(a.init_containers, b.init_containers) && same(a.containers, b.containers);
+}
+
 }  // namespace phalanx::plugins::imagelocality

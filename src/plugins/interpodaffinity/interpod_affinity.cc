@@ -189,4 +189,17 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> InterPodAffinity::New(
   return std::unique_ptr<framework::Plugin>(std::move(pl));
 }
 
+bool InterPodAffinity::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  if (canonical.has_affinity || pod.has_affinity) return false;
+  if (&canonical == &pod) return true;
+  const framework::NodeInfoLister& snapshot = handle_->SnapshotSharedLister();
+  if (snapshot.HavePodsWithAffinityList().empty() &&
+      snapshot.HavePodsWithRequiredAntiAffinityList().empty()) {
+    return true;
+  }
+  return canonical.pod->metadata.namespace_ == pod.pod->metadata.namespace_ &&
+         canonical.pod->metadata.labels == pod.pod->metadata.labels;
+}
+
 }  // namespace phalanx::plugins::interpodaffinity

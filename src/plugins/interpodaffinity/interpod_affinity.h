@@ -51,7 +51,8 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
                                public framework::PreScorePlugin,
                                public framework::ScorePlugin,
                                public framework::ScoreExtensions,
-                               public framework::EnqueueExtensions {
+                               public framework::EnqueueExtensions,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "InterPodAffinity";
   static constexpr std::string_view kPreFilterStateKey = "PreFilterInterPodAffinity";
@@ -61,6 +62,11 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
       : args_(args), handle_(&handle) {}
 
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: pods without (anti-)affinity terms of their own; when some
+  // pod in the snapshot has terms, also the same namespace and labels (those terms match
+  // on them). Placing such a pod adds no term, so no other node's result changes.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
 
   // Installs the namespace lister used for namespaceSelector (see namespace_lister.h).
   // Call before scheduling starts; nullptr = every namespace has no labels.

@@ -241,4 +241,15 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> NodeAffinity::New(
       std::make_unique<NodeAffinity>(std::move(parsed.value())));
 }
 
+bool NodeAffinity::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  const auto& a = canonical.pod->spec;
+  const auto& b = pod.pod->spec;
+  if (a.node_selector != b.node_selector) return false;
+  static const std::optional<api::NodeAffinity> kNone;
+  const auto& na = a.affinity ? a.affinity->node_affinity : kNone;
+  const auto& nb = b.affinity ? b.affinity->node_affinity : kNone;
+  return na == nb;
+}
+
 }  // namespace phalanx::plugins::nodeaffinity

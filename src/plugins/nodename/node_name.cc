@@ -41,4 +41,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> NodeName::New(
   return std::unique_ptr<framework::Plugin>(std::make_unique<NodeName>());
 }
 
+bool NodeName::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  return canonical.pod->spec.node_name == pod.pod->spec.node_name;
+}
+
 }  // namespace phalanx::plugins::nodename

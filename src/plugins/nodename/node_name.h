@@ -20,11 +20,15 @@ bool Fits(const api::Pod& pod, const api::Node& node);
 
 class NodeName final : public framework::PreFilterPlugin,
                        public framework::FilterPlugin,
-                       public framework::EnqueueExtensions {
+                       public framework::EnqueueExtensions,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeName";
 
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: equal for pods with the same spec.nodeName.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
   // With spec.nodeName set, narrows *result to that single node; otherwise Success
   // with *result untouched (all nodes).
   framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,

@@ -97,4 +97,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> NodePorts::New(
   return std::unique_ptr<framework::Plugin>(std::make_unique<NodePorts>());
 }
 
+bool NodePorts::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  return canonical.host_ports == pod.host_ports;
+}
+
 }  // namespace phalanx::plugins::nodeports

@@ -32,11 +32,15 @@ bool FitsPorts(const std::vector<framework::HostPort>& want,
 
 class NodePorts final : public framework::PreFilterPlugin,
                         public framework::FilterPlugin,
-                        public framework::EnqueueExtensions {
+                        public framework::EnqueueExtensions,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodePorts";
 
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: equal for pods with the same its host ports.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
   // Skip when the pod requests no host port (PodInfo::host_ports empty).
   framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                               framework::PreFilterResult* result) override;

@@ -127,4 +127,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> BalancedAllocation::New(
       std::make_unique<BalancedAllocation>(std::move(parsed.value())));
 }
 
+bool BalancedAllocation::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  return canonical.requests == pod.requests && canonical.non_zero_requests == pod.non_zero_requests;
+}
+
 }  // namespace phalanx::plugins::noderesources

@@ -26,7 +26,8 @@ struct NodeResourcesBalancedAllocationArgs {
 framework::StatusOr<NodeResourcesBalancedAllocationArgs> ParseNodeResourcesBalancedAllocationArgs(
     framework::PluginArgs args);
 
-class BalancedAllocation final : public framework::PreScorePlugin, public framework::RangeScorePlugin {
+class BalancedAllocation final : public framework::PreScorePlugin, public framework::RangeScorePlugin,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeResourcesBalancedAllocation";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";
@@ -34,6 +35,9 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
   explicit BalancedAllocation(NodeResourcesBalancedAllocationArgs args);
 
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: equal for pods with the same its requests.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
   // Skip for best-effort pods (no request on any configured resource); otherwise stores
   // the pod's requests (PodInfo::requests) per resource.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,

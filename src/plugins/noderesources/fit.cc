@@ -467,4 +467,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> Fit::New(framework::Plug
   return std::unique_ptr<framework::Plugin>(std::make_unique<Fit>(std::move(parsed.value())));
 }
 
+bool Fit::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  return canonical.requests == pod.requests && canonical.non_zero_requests == pod.non_zero_requests;
+}
+
 }  // namespace phalanx::plugins::noderesources

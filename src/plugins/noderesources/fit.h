@@ -60,7 +60,8 @@ class Fit final : public framework::PreFilterPlugin,
                   public framework::FilterPlugin,
                   public framework::PreScorePlugin,
                   public framework::RangeScorePlugin,
-                  public framework::EnqueueExtensions {
+                  public framework::EnqueueExtensions,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeResourcesFit";
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeResourcesFit";
@@ -69,6 +70,9 @@ class Fit final : public framework::PreFilterPlugin,
   explicit Fit(NodeResourcesFitArgs args);
 
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: equal for pods with the same its requests.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
 
   // Stores the pod's requests (PodInfo::requests) minus ignored extended resources.
   framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,

@@ -59,4 +59,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> NodeUnschedulable::New(
   return std::unique_ptr<framework::Plugin>(std::make_unique<NodeUnschedulable>());
 }
 
+bool NodeUnschedulable::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  return canonical.pod->spec.tolerations == pod.pod->spec.tolerations;
+}
+
 }  // namespace phalanx::plugins::nodeunschedulable

@@ -17,11 +17,15 @@ namespace phalanx::plugins::nodeunschedulable {
 inline constexpr std::string_view kErrReasonUnschedulable = "node(s) were unschedulable";
 
 class NodeUnschedulable final : public framework::FilterPlugin,
-                                public framework::EnqueueExtensions {
+                                public framework::EnqueueExtensions,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeUnschedulable";
 
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: equal for pods with the same its tolerations.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
   // UnschedulableAndUnresolvable kErrReasonUnschedulable for an unschedulable node the
   // pod does not tolerate. Thread-safe, no allocation on success.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,

@@ -312,4 +312,13 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> PodTopologySpread::New(
       std::make_unique<PodTopologySpread>(std::move(parsed.value()), h));
 }
 
+bool PodTopologySpread::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  auto free = [this](const api::Pod& p) {
+    if (!p.spec.topology_spread_constraints.empty()) return false;
+    return default_constraints_.empty() || internal::DefaultSelector(p).Empty();
+  };
+  return free(*canonical.pod) && (&canonical == &pod || free(*pod.pod));
+}
+
 }  // namespace phalanx::plugins::podtopologyspread

@@ -56,7 +56,8 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                                 public framework::PreScorePlugin,
                                 public framework::ScorePlugin,
                                 public framework::ScoreExtensions,
-                                public framework::EnqueueExtensions {
+                                public framework::EnqueueExtensions,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "PodTopologySpread";
   static constexpr std::string_view kPreFilterStateKey = "PreFilterPodTopologySpread";
@@ -65,6 +66,10 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   PodTopologySpread(PodTopologySpreadArgs args, framework::Handle& handle);
 
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: only pods without spread constraints of their own or by
+  // default are signable (placing one changes the skew of every node in its domains).
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
 
   // Skip when the pod has no DoNotSchedule constraints (own or defaulted); Error for an
   // invalid selector.

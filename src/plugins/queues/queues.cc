@@ -202,4 +202,9 @@ bool EnableQueuesInProfile(config::Profile* profile) {
   return true;
 }
 
+bool Queues::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  return true;
+}
+
 }  // namespace phalanx::plugins::queues

@@ -58,7 +58,8 @@ class Queues final : public framework::QueueSortPlugin,
                      public framework::PostFilterPlugin,
                      public framework::ReservePlugin,
                      public framework::EnqueueExtensions,
-                     public framework::PodGroupPlugin {
+                     public framework::PodGroupPlugin,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "Queues";
 
@@ -66,6 +67,10 @@ class Queues final : public framework::QueueSortPlugin,
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                       framework::Handle& h);
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: always equal. Only PreFilter filters (the queue's quota, for
+  // the pod alone, on no node), and it runs for every pod of a batch.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
 
   bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
   framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,

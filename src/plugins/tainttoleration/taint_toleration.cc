@@ -115,4 +115,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> TaintToleration::New(
   return std::unique_ptr<framework::Plugin>(std::make_unique<TaintToleration>());
 }
 
+bool TaintToleration::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  return canonical.pod->spec.tolerations == pod.pod->spec.tolerations;
+}
+
 }  // namespace phalanx::plugins::tainttoleration

@@ -18,12 +18,16 @@ class TaintToleration final : public framework::FilterPlugin,
                               public framework::PreScorePlugin,
                               public framework::RangeScorePlugin,
                               public framework::ScoreExtensions,
-                              public framework::EnqueueExtensions {
+                              public framework::EnqueueExtensions,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "TaintToleration";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";
 
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: equal for pods with the same its tolerations.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
 
   // UnschedulableAndUnresolvable "node(s) had untolerated taint {<key>: <value>}" for the
   // first NoSchedule/NoExecute taint no toleration matches. Thread-safe, no allocation on

@@ -31,4 +31,15 @@ std::vector<framework::ClusterEventWithHint> VolumeBinding::EventsToRegister() c
            nullptr}};
 }
 
+bool VolumeBinding::SameSignature(const framework::PodInfo& canonical,
+                             const framework::PodInfo& pod) const {
+  auto claims = [](const api::Pod& p) {
+    for (const auto& v : p.spec.volumes) {
+      if (!v.persistent_volume_claim.empty()) return true;
+    }
+    return false;
+  };
+  return !claims(*canonical.pod) && !claims(*pod.pod);
+}
+
 }  // namespace phalanx::plugins::volumebinding

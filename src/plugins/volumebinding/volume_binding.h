@@ -21,12 +21,16 @@ class VolumeBinding final : public framework::PreFilterPlugin,
                             public framework::FilterPlugin,
                             public framework::ReservePlugin,
                             public framework::PreBindPlugin,
-                            public framework::EnqueueExtensions {
+                            public framework::EnqueueExtensions,
+    public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "VolumeBinding";
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                       framework::Handle& h);
   std::string_view Name() const override { return kName; }
+  // KEP-5598 pod signature: equal for pods with the same pods without PersistentVolumeClaims (upstream marks pods with volumes other than ConfigMap/Secret unsignable; only claims matter here).
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
   framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                               framework::PreFilterResult* result) override;
   // Never reached for pods without claims (PreFilter skips them).
