@@ -13,6 +13,7 @@
 #include "framework/clock.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_env.h"
 #include "store/store.h"
 #include "testing/builders.h"
 
@@ -27,31 +28,11 @@ using testing::PodBuilder;
 
 constexpr int64_t kSec = api::kNanosPerSecond;
 
-struct Env {
+struct Env : SchedulerTestEnv {
   explicit Env(config::KubeSchedulerConfiguration cfg = config::DefaultConfiguration(),
                framework::Registry extra = {})
-      : clock(1000 * kSec), store(clock) {
-    SchedulerOptions o;
-    o.config = std::move(cfg);
-    o.registry = plugins::NewInTreeRegistry();
-    EXPECT_TRUE(o.registry.Merge(extra).IsSuccess());
-    o.clock = &clock;
-    o.client = &store;
-    o.seed = 7;
-    auto s = Scheduler::New(std::move(o));
-    EXPECT_TRUE(s.ok()) << s.status().Message();
-    sched = std::move(s).value();
-    sched->AddEventHandlers(store);
-  }
-  void RunUntilIdle() {
-    sched->Tick();
-    while (sched->ScheduleOne(false)) {
-    }
-  }
+      : SchedulerTestEnv({std::move(cfg), 7, std::move(extra)}) {}
   framework::Framework* fwk() { return sched->Profile("default-scheduler"); }
-  framework::VirtualClock clock;
-  store::Store store;
-  std::unique_ptr<Scheduler> sched;
 };
 
 // 30 nodes (all of them are evaluated below 100 nodes) of different sizes, some with a

@@ -14,6 +14,7 @@
 #include "gang/manager.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_env.h"
 #include "store/store.h"
 #include "testing/builders.h"
 
@@ -34,39 +35,10 @@ config::KubeSchedulerConfiguration PermitModeConfig() {
   return cfg;
 }
 
-struct Env {
-  explicit Env(config::KubeSchedulerConfiguration cfg = config::DefaultConfiguration(), uint64_t seed = 1,
-               framework::Registry extra = {})
-      : clock(1000 * kSec), store(clock) {
-    SchedulerOptions o;
-    o.config = std::move(cfg);
-    o.registry = plugins::NewInTreeRegistry();
-    EXPECT_TRUE(o.registry.Merge(extra).IsSuccess());
-    o.clock = &clock;
-    o.client = &store;
-    o.seed = seed;
-    auto s = Scheduler::New(std::move(o));
-    EXPECT_TRUE(s.ok()) << s.status().Message();
-    sched = std::move(s).value();
-    sched->AddEventHandlers(store);
-  }
-  // Creates every object of a manifest text (nodes, pods, CRDs).
-  void Apply(const std::string& yaml) {
-    api::Manifests m;
-    api::DecodeError err;
-    ASSERT_TRUE(api::DecodeManifests(yaml, "test.yaml", &m, &err)) << err.message;
-    for (auto& n : m.nodes) ASSERT_TRUE(store.CreateNode(n).ok());
-    for (auto& o : m.objects) ASSERT_TRUE(store.CreateObject(o).ok()) << o.Key();
-    for (auto& p : m.pods) {
-      ASSERT_TRUE(store.CreatePod(p).ok()) << p.Key();
-      clock.Advance(1'000'000);  // 1 ms apart: a deterministic arrival order
-    }
-  }
-  void RunUntilIdle() {
-    sched->Tick();
-    while (sched->ScheduleOne(false)) {
-    }
-  }
+struct Env : SchedulerTestEnv {
+  explicit Env(config::KubeSchedulerConfiguration cfg = config::DefaultConfiguration(),
+               uint64_t seed = 1, framework::Registry extra = {})
+      : SchedulerTestEnv({std::move(cfg), seed, std::move(extra)}) {}
   void AdvanceAndRun(int64_t ns) {
     api::Timestamp end = clock.Now() + ns;
     for (;;) {
@@ -94,9 +66,6 @@ struct Env {
     }
     return "";
   }
-  framework::VirtualClock clock;
-  store::Store store;
-  std::unique_ptr<Scheduler> sched;
 };
 
 std::string Node(const std::string& name, int cpu, int pods = 110, int gpus = 0) {

@@ -10,6 +10,7 @@
 #include "framework/clock.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_env.h"
 #include "store/store.h"
 
 namespace phalanx::scheduler {
@@ -17,46 +18,16 @@ namespace {
 
 constexpr int64_t kSec = api::kNanosPerSecond;
 
-struct Env {
+struct Env : SchedulerTestEnv {
   // binding_workers > 0: bindings run on a pool of that many threads (wait for them with
   // sched->WaitForBindings()).
-  explicit Env(int binding_workers = 0) : clock(1000 * kSec), store(clock) {
-    SchedulerOptions o;
-    o.binding_workers = binding_workers;
-    o.config = config::DefaultConfiguration();
-    o.registry = plugins::NewInTreeRegistry();
-    o.clock = &clock;
-    o.client = &store;
-    o.seed = 1;
-    auto s = Scheduler::New(std::move(o));
-    EXPECT_TRUE(s.ok()) << s.status().Message();
-    sched = std::move(s).value();
-    sched->AddEventHandlers(store);
-  }
-  void Apply(const std::string& yaml) {
-    api::Manifests m;
-    api::DecodeError err;
-    ASSERT_TRUE(api::DecodeManifests(yaml, "test.yaml", &m, &err)) << err.message;
-    for (auto& n : m.nodes) ASSERT_TRUE(store.CreateNode(n).ok());
-    for (auto& o : m.objects) ASSERT_TRUE(store.CreateObject(o).ok()) << o.Key();
-    for (auto& p : m.pods) {
-      ASSERT_TRUE(store.CreatePod(p).ok()) << p.Key();
-      clock.Advance(1'000'000);
-    }
-  }
-  void RunUntilIdle() {
-    sched->Tick();
-    while (sched->ScheduleOne(false)) {
-    }
-  }
+  explicit Env(int binding_workers = 0)
+      : SchedulerTestEnv({config::DefaultConfiguration(), 1, {}, binding_workers}) {}
   YAML::Node Status(const std::string& key) {
     auto o = store.GetObject(key);
     EXPECT_TRUE(o != nullptr) << key;
     return o ? YAML::Clone((*o->object)["status"]) : YAML::Node();
   }
-  framework::VirtualClock clock;
-  store::Store store;
-  std::unique_ptr<Scheduler> sched;
 };
 
 std::string Node(const std::string& name, int cpu) {

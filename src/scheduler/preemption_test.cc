@@ -10,6 +10,7 @@
 #include "framework/clock.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_env.h"
 #include "store/store.h"
 #include "testing/builders.h"
 
@@ -21,35 +22,7 @@ using testing::PodBuilder;
 
 constexpr int64_t kSec = api::kNanosPerSecond;
 
-struct Env {
-  Env() : clock(1000 * kSec), store(clock) {
-    SchedulerOptions o;
-    o.config = config::DefaultConfiguration();
-    o.registry = plugins::NewInTreeRegistry();
-    o.clock = &clock;
-    o.client = &store;
-    o.seed = 1;
-    auto s = Scheduler::New(std::move(o));
-    EXPECT_TRUE(s.ok()) << s.status().Message();
-    sched = std::move(s).value();
-    sched->AddEventHandlers(store);
-  }
-  void Apply(const std::string& yaml) {
-    api::Manifests m;
-    api::DecodeError err;
-    ASSERT_TRUE(api::DecodeManifests(yaml, "test.yaml", &m, &err)) << err.message;
-    for (auto& n : m.nodes) ASSERT_TRUE(store.CreateNode(n).ok());
-    for (auto& o : m.objects) ASSERT_TRUE(store.CreateObject(o).ok()) << o.Key();
-    for (auto& p : m.pods) {
-      ASSERT_TRUE(store.CreatePod(p).ok()) << p.Key();
-      clock.Advance(1'000'000);
-    }
-  }
-  void RunUntilIdle() {
-    sched->Tick();
-    while (sched->ScheduleOne(false)) {
-    }
-  }
+struct Env : SchedulerTestEnv {
   // Runs every wake-up (backoff expiry, ...) within the next `ns`.
   void AdvanceAndRun(int64_t ns) {
     api::Timestamp end = clock.Now() + ns;
@@ -78,9 +51,6 @@ struct Env {
     }
     return out;
   }
-  framework::VirtualClock clock;
-  store::Store store;
-  std::unique_ptr<Scheduler> sched;
 };
 
 api::Node MakeNode(const std::string& name) {

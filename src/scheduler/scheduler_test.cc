@@ -1,5 +1,6 @@
 // End-to-end tests of the Scheduler against the in-process Store on a virtual clock.
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_env.h"
 
 #include <gtest/gtest.h>
 
@@ -19,27 +20,10 @@ using testing::PodBuilder;
 
 constexpr int64_t kSec = api::kNanosPerSecond;
 
-struct Env {
+struct Env : SchedulerTestEnv {
   explicit Env(config::KubeSchedulerConfiguration cfg = config::DefaultConfiguration(),
                uint64_t seed = 1, framework::Registry extra = {})
-      : clock(1000 * kSec), store(clock) {
-    SchedulerOptions o;
-    o.config = std::move(cfg);
-    o.registry = plugins::NewInTreeRegistry();
-    EXPECT_TRUE(o.registry.Merge(extra).IsSuccess());
-    o.clock = &clock;
-    o.client = &store;
-    o.seed = seed;
-    auto s = Scheduler::New(std::move(o));
-    EXPECT_TRUE(s.ok()) << s.status().Message();
-    sched = std::move(s).value();
-    sched->AddEventHandlers(store);
-  }
-  void RunUntilIdle() {
-    sched->Tick();
-    while (sched->ScheduleOne(false)) {
-    }
-  }
+      : SchedulerTestEnv({std::move(cfg), seed, std::move(extra)}) {}
   std::string NodeOf(const std::string& name, const std::string& ns = "default") {
     auto p = store.GetPod(ns, name);
     return p ? p->spec.node_name : "<deleted>";
@@ -51,9 +35,6 @@ struct Env {
     }
     return "";
   }
-  framework::VirtualClock clock;
-  store::Store store;
-  std::unique_ptr<Scheduler> sched;
 };
 
 TEST(SchedulerTest, BindsPodToFeasibleNode) {
