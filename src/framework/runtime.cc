@@ -527,6 +527,44 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
   return Status::Success();
 }
 
+namespace {
+
+// The Error a failing Score plugin becomes (upstream runScorePlugins' wording).
+Status ScoreError(const ScorePlugin& p, const Status& s) {
+  Status e = Status::Error("running Score plugin \"" + std::string(p.Name()) + "\": " +
+                           s.Message());
+  e.WithPlugin(p.Name());
+  return e;
+}
+
+// The Error a failing NormalizeScore becomes.
+Status NormalizeError(const ScorePlugin& p, const Status& s) {
+  Status e = Status::Error("running Normalize on Score plugins: plugin \"" +
+                           std::string(p.Name()) + "\": " + s.Message());
+  e.WithPlugin(p.Name());
+  return e;
+}
+
+// Adds row[i] * weight to (*totals)[i] for every node; Error for a normalized score
+// outside [kMinNodeScore, kMaxNodeScore] (totals then partly updated).
+Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int64_t weight,
+                      std::vector<int64_t>* totals) {
+  for (size_t i = 0; i < totals->size(); ++i) {
+    int64_t v = row[i];
+    if (v < kMinNodeScore || v > kMaxNodeScore) {
+      Status e = Status::Error("plugin \"" + std::string(p.Name()) + "\" returns an invalid score " +
+                               std::to_string(v) +
+                               ", it should in the range of [0, 100] after normalizing");
+      e.WithPlugin(p.Name());
+      return e;
+    }
+    (*totals)[i] += v * weight;
+  }
+  return Status::Success();
+}
+
+}  // namespace
+
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   std::vector<int64_t>* totals, ScoreTable* table) {
@@ -534,10 +572,12 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   const size_t n = nodes.size();
   totals->assign(n, 0);
   std::vector<ScorePlugin*> active;
+  std::vector<size_t> active_index;  // into score_
   std::vector<int64_t> weights;
   for (size_t j = 0; j < score_.size(); ++j) {
     if (!state.skip_score_plugins.empty() && state.SkipScore(score_[j]->Name())) continue;
     active.push_back(score_[j]);
+    active_index.push_back(j);
     weights.push_back(score_weights_[j]);
   }
   if (table) *table = ScoreTable{};
@@ -561,45 +601,24 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
         std::lock_guard<std::mutex> l(err_mu);
         if (!failed) {
           failed = true;
-          err = Status::Error("running Score plugin \"" + std::string(p->Name()) + "\": " +
-                              s.Message());
-          err.WithPlugin(p->Name());
+          err = ScoreError(*p, s);
         }
       }
     }
   });
   if (failed) return err;
   if (table) {
-    table->plugins.clear();
-    for (size_t j = 0; j < score_.size(); ++j) {
-      if (state.skip_score_plugins.empty() || !state.SkipScore(score_[j]->Name())) {
-        table->plugins.push_back(j);
-      }
-    }
+    table->plugins = active_index;
     table->weights = weights;
     table->raw.assign(scores.begin(), scores.begin() + static_cast<ptrdiff_t>(active.size()));
   }
   for (size_t j = 0; j < active.size(); ++j) {
     if (auto* ext = active[j]->GetScoreExtensions()) {
       Status s = ext->NormalizeScore(state, pod, nodes, scores[j]);
-      if (!s.IsSuccess()) {
-        Status e = Status::Error("running Normalize on Score plugins: plugin \"" +
-                                 std::string(active[j]->Name()) + "\": " + s.Message());
-        e.WithPlugin(active[j]->Name());
-        return e;
-      }
+      if (!s.IsSuccess()) return NormalizeError(*active[j], s);
     }
-    for (size_t i = 0; i < n; ++i) {
-      int64_t v = scores[j][i];
-      if (v < kMinNodeScore || v > kMaxNodeScore) {
-        Status e = Status::Error("plugin \"" + std::string(active[j]->Name()) +
-                                 "\" returns an invalid score " + std::to_string(v) +
-                                 ", it should in the range of [0, 100] after normalizing");
-        e.WithPlugin(active[j]->Name());
-        return e;
-      }
-      (*totals)[i] += v * weights[j];
-    }
+    Status s = AddWeightedRow(*active[j], scores[j], weights[j], totals);
+    if (!s.IsSuccess()) return s;
   }
   if (table) {
     table->normalized.assign(scores.begin(),
@@ -639,9 +658,7 @@ bool Framework::RescoreScoreTable(const CycleState& state, const PodInfo& pod,
       int64_t v = 0;
       Status s = p->Score(state, pod, *nodes[i], &v);
       if (!s.IsSuccess()) {
-        *status = Status::Error("running Score plugin \"" + std::string(p->Name()) + "\": " +
-                                s.Message());
-        status->WithPlugin(p->Name());
+        *status = ScoreError(*p, s);
         return true;
       }
       changed = v != raw[i];
@@ -652,27 +669,15 @@ bool Framework::RescoreScoreTable(const CycleState& state, const PodInfo& pod,
       norm = raw;
       Status s = ext->NormalizeScore(state, pod, nodes, norm);
       if (!s.IsSuccess()) {
-        *status = Status::Error("running Normalize on Score plugins: plugin \"" +
-                                std::string(p->Name()) + "\": " + s.Message());
-        status->WithPlugin(p->Name());
+        *status = NormalizeError(*p, s);
         return true;
       }
     }
   }
   totals->assign(n, 0);
-  for (size_t j = 0; j < k; ++j) {
-    const auto& norm = table->normalized[j];
-    for (size_t x = 0; x < n; ++x) {
-      int64_t v = norm[x];
-      if (v < kMinNodeScore || v > kMaxNodeScore) {
-        *status = Status::Error("plugin \"" + std::string(score_[table->plugins[j]]->Name()) +
-                                "\" returns an invalid score " + std::to_string(v) +
-                                ", it should in the range of [0, 100] after normalizing");
-        status->WithPlugin(score_[table->plugins[j]]->Name());
-        return true;
-      }
-      (*totals)[x] += v * table->weights[j];
-    }
+  for (size_t j = 0; j < k && status->IsSuccess(); ++j) {
+    *status = AddWeightedRow(*score_[table->plugins[j]], table->normalized[j], table->weights[j],
+                             totals);
   }
   return true;
 }

@@ -677,10 +677,8 @@ bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state,
       batch->totals.assign(nodes.size(), 1);
     }
     batch->chosen = SelectHost(batch->totals);
-  } else if (nodes.size() > 1) {
-    return false;  // the batch has no scores (it started with one node)
   } else {
-    batch->chosen = 0;
+    batch->chosen = 0;  // one node left (a batch without scores started with one node)
   }
   result->suggested_host = nodes[batch->chosen]->name();
   result->feasible_nodes = static_cast<int>(nodes.size());

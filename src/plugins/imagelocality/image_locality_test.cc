@@ -38,6 +38,27 @@ api::Pod ImagePod(const std::vector<std::string>& images,
   return p;
 }
 
+// An ImageLocality plugin on a fake snapshot of `nodes`.
+struct Fixture {
+  explicit Fixture(const std::vector<api::Node>& nodes) {
+    std::vector<framework::NodeInfo> infos;
+    for (const auto& n : nodes) infos.push_back(MakeNodeInfo(n));
+    h.SetNodes(infos);
+    auto pl = ImageLocality::New(nullptr, h);
+    EXPECT_TRUE(pl.ok());
+    if (pl.ok()) plugin = std::move(pl).value();
+  }
+  framework::PreScorePlugin* pre_score() const {
+    return dynamic_cast<framework::PreScorePlugin*>(plugin.get());
+  }
+  framework::ScorePlugin* score() const { return dynamic_cast<framework::ScorePlugin*>(plugin.get()); }
+  const std::vector<const framework::NodeInfo*>& nodes() const {
+    return h.SnapshotSharedLister().List();
+  }
+  fake::FakeHandle h;
+  std::unique_ptr<framework::Plugin> plugin;
+};
+
 TEST(ImageLocalityTest, Priority) {
   const std::vector<api::ContainerImage> node403002000 = {
       {{"gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"}, 40 * kMB},
@@ -98,17 +119,13 @@ TEST(ImageLocalityTest, Priority) {
   };
   for (const auto& c : cases) {
     for (bool run_prescore : {true, false}) {
-      fake::FakeHandle h;
-      std::vector<framework::NodeInfo> infos;
-      for (const auto& n : c.nodes) infos.push_back(MakeNodeInfo(n));
-      h.SetNodes(infos);
-      auto pl = ImageLocality::New(nullptr, h);
-      ASSERT_TRUE(pl.ok());
-      auto* ps = dynamic_cast<framework::PreScorePlugin*>(pl.value().get());
-      auto* sp = dynamic_cast<framework::ScorePlugin*>(pl.value().get());
+      Fixture f(c.nodes);
+      ASSERT_NE(f.plugin, nullptr);
+      auto* ps = f.pre_score();
+      auto* sp = f.score();
       framework::CycleState state;
       auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(c.pod));
-      const auto& list = h.SnapshotSharedLister().List();
+      const auto& list = f.nodes();
       if (run_prescore) {
         framework::Status st = ps->PreScore(state, *pi, list);
         if (st.code() == framework::Code::kSkip) {
@@ -151,16 +168,11 @@ TEST(ImageLocalityTest, PreScoreSkipsWhenNoNodeHasTheImages) {
        {ImageNode("machine1", has300)}, false},
   };
   for (const auto& c : cases) {
-    fake::FakeHandle h;
-    std::vector<framework::NodeInfo> infos;
-    for (const auto& n : c.nodes) infos.push_back(MakeNodeInfo(n));
-    h.SetNodes(infos);
-    auto pl = ImageLocality::New(nullptr, h);
-    ASSERT_TRUE(pl.ok());
-    auto* ps = dynamic_cast<framework::PreScorePlugin*>(pl.value().get());
+    Fixture f(c.nodes);
+    ASSERT_NE(f.plugin, nullptr);
     framework::CycleState state;
     auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(c.pod));
-    framework::Status st = ps->PreScore(state, *pi, h.SnapshotSharedLister().List());
+    framework::Status st = f.pre_score()->PreScore(state, *pi, f.nodes());
     EXPECT_EQ(st.code() == framework::Code::kSkip, c.skip) << c.name << ": " << st.Message();
   }
 }
