@@ -688,22 +688,22 @@ bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state,
 }
 
 size_t Scheduler::SelectHost(const std::vector<int64_t>& totals) {
-  // The same draws as Random(count) per tie, under one lock for the whole pass.
-  size_t best = 0;
+  // Uniform among the highest totals, as upstream's reservoir sampling (one draw per
+  // tie), with one draw per call: count the ties, draw which one, find it.
   int64_t max_score = totals[0];
   uint64_t count = 1;
-  std::lock_guard<std::mutex> l(rng_mu_);
   for (size_t i = 1; i < totals.size(); ++i) {
     if (totals[i] > max_score) {
       max_score = totals[i];
-      best = i;
       count = 1;
     } else if (totals[i] == max_score) {
       ++count;
-      if (rng_() % count == 0) best = i;
     }
   }
-  return best;
+  uint64_t pick = count == 1 ? 0 : Random(count);
+  for (size_t i = 0;; ++i) {
+    if (totals[i] == max_score && pick-- == 0) return i;
+  }
 }
 
 Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, const PodInfo& pod,

@@ -199,8 +199,9 @@ class Scheduler {
   bool ScheduleFromBatch(framework::Framework& fwk, framework::CycleState& state,
                          const framework::PodInfo& pod, PlacementBatch* batch,
                          ScheduleResult* result, framework::Status* err);
-  // upstream selectHost: the index of the highest total; ties uniformly at random
-  // (reservoir sampling, one draw per tie). `totals` is not empty.
+  // upstream selectHost: the index of the highest total; ties uniformly at random (one
+  // draw of Random(ties) per call, where upstream draws once per tie). `totals` is not
+  // empty.
   size_t SelectHost(const std::vector<int64_t>& totals);
   int NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) const;
   void HandleSchedulingFailure(framework::Framework& fwk, const framework::QueuedPodInfoPtr& qp,

@@ -42,10 +42,11 @@ void Cache::MaybeRemoveNodeEntry(const std::string& name) {
 Status Cache::AssumePod(PodInfoPtr pod) {
   std::lock_guard<std::mutex> l(mu_);
   std::string key = pod->pod->Key();
-  if (pods_.count(key)) return Status::Error("pod " + key + " is in the cache, so can't be assumed");
+  auto [it, inserted] = pods_.try_emplace(key);
+  if (!inserted) return Status::Error("pod " + key + " is in the cache, so can't be assumed");
   AddPodToNode(pod);
-  pods_[key] = PodState{std::move(pod), true, false, 0};
-  assumed_.insert(key);
+  it->second = PodState{std::move(pod), true, false, 0};
+  assumed_.insert(std::move(key));
   return Status::Success();
 }
 
