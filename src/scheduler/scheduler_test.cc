@@ -202,6 +202,32 @@ TEST(SchedulerTest, SameSeedSamePlacements) {
   EXPECT_NE(a, c);  // ties are broken by the RNG, so another seed differs somewhere
 }
 
+// selectHost: a pod on four equal empty nodes (every total ties) lands on each of them
+// about equally often over seeds, and a node that scores lower is never chosen.
+TEST(SchedulerTest, TiesAreBrokenUniformlyAmongTheBestNodes) {
+  std::map<std::string, int> per_node;
+  constexpr int kSeeds = 400;
+  for (int seed = 1; seed <= kSeeds; ++seed) {
+    Env env(config::DefaultConfiguration(), static_cast<uint64_t>(seed));
+    for (const char* n : {"a", "b", "c", "d"}) {
+      ASSERT_TRUE(env.store.CreateNode(NodeBuilder(n).Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj()).ok());
+    }
+    // "busy" has a pod already, so LeastAllocated scores it below the four.
+    ASSERT_TRUE(env.store.CreateNode(NodeBuilder("busy").Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj()).ok());
+    ASSERT_TRUE(env.store.CreatePod(PodBuilder("running").NodeName("busy").Req("cpu", "2").Req("memory", "2Gi").Obj()).ok());
+    ASSERT_TRUE(env.store.CreatePod(PodBuilder("p").Req("cpu", "1").Req("memory", "1Gi").Obj()).ok());
+    env.RunUntilIdle();
+    ++per_node[env.NodeOf("p")];
+  }
+  EXPECT_EQ(per_node.count("busy"), 0u);
+  ASSERT_EQ(per_node.size(), 4u);
+  // Binomial(400, 1/4): mean 100, standard deviation ~8.7; 60..140 is beyond 4.5 sigma.
+  for (const auto& [node, count] : per_node) {
+    EXPECT_GE(count, 60) << node;
+    EXPECT_LE(count, 140) << node;
+  }
+}
+
 TEST(SchedulerTest, PercentageOfNodesToScoreLimitsEvaluatedNodes) {
   auto cfg = config::DefaultConfiguration();
   cfg.percentage_of_nodes_to_score = 10;
