@@ -42,6 +42,12 @@ class QueueSortPlugin : public virtual Plugin {
  public:
   // Strict weak order: true if `a` should be popped before `b`.
   virtual bool Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+  // Optional: true if SortKey reproduces Less, i.e. Less(a, b) == (SortKey(a) <
+  // SortKey(b)) for all pods. The queue then keeps each pod's key next to it in the heap
+  // (read when the pod enters or is updated in activeQ) and compares keys instead of
+  // calling Less through the pods' objects: the same pop order, without chasing pointers.
+  virtual bool HasSortKey() const { return false; }
+  virtual QueueSortKey SortKey(const QueuedPodInfo& /*p*/) const { return {}; }
 };
 
 // Events a plugin's rejection can be resolved by (upstream EnqueueExtensions).

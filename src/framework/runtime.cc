@@ -322,6 +322,12 @@ bool Framework::QueueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) co
   return queue_sort_->Less(a, b);
 }
 
+bool Framework::QueueSortHasKey() const { return queue_sort_->HasSortKey(); }
+
+QueueSortKey Framework::QueueSortKeyOf(const QueuedPodInfo& p) const {
+  return queue_sort_->SortKey(p);
+}
+
 std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EventHints() const {
   std::vector<std::pair<std::string, ClusterEventWithHint>> out;
   for (auto* e : enqueue_ext_) {

@@ -81,6 +81,9 @@ class Framework final : public Handle {
   // Success, or the first non-success status with plugin() set.
   Status RunPreEnqueuePlugins(const PodInfo& pod);
   bool QueueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const;
+  // The QueueSort plugin's integer key (QueueSortPlugin::HasSortKey / SortKey).
+  bool QueueSortHasKey() const;
+  QueueSortKey QueueSortKeyOf(const QueuedPodInfo& p) const;
   // (plugin name, event with hint) of every plugin implementing EnqueueExtensions.
   std::vector<std::pair<std::string, ClusterEventWithHint>> EventHints() const;
 

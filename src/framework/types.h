@@ -227,6 +227,16 @@ struct QueuedPodInfo {
 };
 using QueuedPodInfoPtr = std::shared_ptr<QueuedPodInfo>;
 
+// A QueueSort order reduced to two integers per pod (QueueSortPlugin::SortKey): the pod
+// with the lexicographically smaller (major, minor) pops first.
+struct QueueSortKey {
+  int64_t major = 0;
+  int64_t minor = 0;
+  bool operator<(const QueueSortKey& o) const {
+    return major < o.major || (major == o.major && minor < o.minor);
+  }
+};
+
 // ---- Cluster events and queueing hints (upstream framework/types.go, KEP-4247) ----
 
 enum class EventResource : uint8_t {

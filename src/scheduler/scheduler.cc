@@ -184,7 +184,11 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
       [first](const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) {
         return first->QueueSortLess(a, b);
       },
-      *s->opts_.clock, qo);
+      *s->opts_.clock, qo,
+      first->QueueSortHasKey()
+          ? queue::SchedulingQueue::KeyFn(
+                [first](const framework::QueuedPodInfo& p) { return first->QueueSortKeyOf(p); })
+          : nullptr);
   for (auto& [name, fw] : s->profiles_) {
     queue::ProfileHooks hooks;
     framework::Framework* f = fw.get();

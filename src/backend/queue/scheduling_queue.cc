@@ -16,7 +16,7 @@ using framework::QueuedPodInfoPtr;
 // hashing keys (only Has/Get/AddOrUpdate/Delete look a key up, once).
 class SchedulingQueue::Heap {
  public:
-  explicit Heap(LessFn less) : less_(std::move(less)) {}
+  explicit Heap(LessFn less, KeyFn key = nullptr) : less_(std::move(less)), key_(std::move(key)) {}
 
   bool Has(const std::string& key) const { return index_.count(key) > 0; }
   QueuedPodInfoPtr Get(const std::string& key) const {
@@ -25,17 +25,19 @@ class SchedulingQueue::Heap {
   }
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
-  const QueuedPodInfoPtr& Peek() const { return items_.front()->p; }
+  const QueuedPodInfoPtr& Peek() const { return items_.front().e->p; }
 
   void AddOrUpdate(const std::string& key, QueuedPodInfoPtr p) {
     auto [it, inserted] = index_.try_emplace(key);
+    const framework::QueueSortKey k = key_ ? key_(*p) : framework::QueueSortKey{};
     if (!inserted) {
       it->second->p = std::move(p);
+      items_[it->second->pos].k = k;
       Fix(it->second->pos);
       return;
     }
     it->second = std::make_unique<Entry>(Entry{&it->first, std::move(p), items_.size()});
-    items_.push_back(it->second.get());
+    items_.push_back(Slot{k, it->second.get()});
     Up(items_.size() - 1);
   }
   QueuedPodInfoPtr Delete(const std::string& key) {
@@ -49,7 +51,7 @@ class SchedulingQueue::Heap {
   }
   template <typename F>
   void ForEach(F&& f) const {
-    for (const Entry* e : items_) f(e->p);
+    for (const Slot& s : items_) f(s.e->p);
   }
 
  private:
@@ -58,21 +60,29 @@ class SchedulingQueue::Heap {
     QueuedPodInfoPtr p;
     size_t pos;  // index in items_
   };
+  // A heap position: the entry and, with key_, its sort key (compared without touching
+  // the entry).
+  struct Slot {
+    framework::QueueSortKey k;
+    Entry* e;
+  };
   QueuedPodInfoPtr Remove(size_t i) {
-    QueuedPodInfoPtr out = std::move(items_[i]->p);
+    QueuedPodInfoPtr out = std::move(items_[i].e->p);
     Swap(i, items_.size() - 1);
-    const std::string* key = items_.back()->key;
+    const std::string* key = items_.back().e->key;
     items_.pop_back();
     index_.erase(*key);
     if (i < items_.size()) Fix(i);
     return out;
   }
-  bool Less(size_t a, size_t b) const { return less_(*items_[a]->p, *items_[b]->p); }
+  bool Less(size_t a, size_t b) const {
+    return key_ ? items_[a].k < items_[b].k : less_(*items_[a].e->p, *items_[b].e->p);
+  }
   void Swap(size_t a, size_t b) {
     if (a == b) return;
     std::swap(items_[a], items_[b]);
-    items_[a]->pos = a;
-    items_[b]->pos = b;
+    items_[a].e->pos = a;
+    items_[b].e->pos = b;
   }
   void Up(size_t i) {
     while (i > 0) {
@@ -98,7 +108,8 @@ class SchedulingQueue::Heap {
   }
 
   LessFn less_;
-  std::vector<Entry*> items_;
+  KeyFn key_;
+  std::vector<Slot> items_;
   std::unordered_map<std::string, std::unique_ptr<Entry>> index_;
 };
 
@@ -186,9 +197,10 @@ Nominator::PodList Nominator::ForNode(const std::string& node) const {
 
 // ---- SchedulingQueue ----
 
-SchedulingQueue::SchedulingQueue(LessFn less, const framework::Clock& clock, QueueOptions opts)
+SchedulingQueue::SchedulingQueue(LessFn less, const framework::Clock& clock, QueueOptions opts,
+                                 KeyFn key)
     : clock_(clock), opts_(opts) {
-  active_q_ = std::make_unique<Heap>(std::move(less));
+  active_q_ = std::make_unique<Heap>(std::move(less), std::move(key));
   backoff_q_ = std::make_unique<Heap>([this](const QueuedPodInfo& a, const QueuedPodInfo& b) {
     api::Timestamp ea = BackoffExpiry(a), eb = BackoffExpiry(b);
     if (ea != eb) return ea < eb;

@@ -96,7 +96,13 @@ class SchedulingQueue {
  public:
   using LessFn = std::function<bool(const framework::QueuedPodInfo&, const framework::QueuedPodInfo&)>;
 
-  SchedulingQueue(LessFn less, const framework::Clock& clock, QueueOptions opts);
+  // The QueueSort plugin's key (framework::QueueSortPlugin::SortKey), when it has one.
+  using KeyFn = std::function<framework::QueueSortKey(const framework::QueuedPodInfo&)>;
+
+  // activeQ pops in `less` order; with `key` set, the heap compares keys kept next to its
+  // entries instead (`key` must reproduce `less`).
+  SchedulingQueue(LessFn less, const framework::Clock& clock, QueueOptions opts,
+                  KeyFn key = nullptr);
   ~SchedulingQueue();
 
   void SetProfileHooks(const std::string& scheduler_name, ProfileHooks hooks);

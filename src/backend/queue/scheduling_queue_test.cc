@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -201,6 +202,60 @@ TEST_F(QueueTest, ActiveQOrderIsPriorityThenTimestamp) {
     clock_.Advance(kSec);
     EXPECT_EQ(PopAllNames(), tc.want);
   }
+}
+
+// A queue that compares PrioritySort keys kept in the heap pops exactly as one that calls
+// Less on the pods, through random adds (ties in priority and timestamp included),
+// priority updates, deletes and pops.
+TEST(QueueSortKeyTest, KeyedHeapPopsInTheSameOrderAsLess) {
+  framework::VirtualClock clock(kStart);
+  SchedulingQueue by_less(PriorityLess, clock, QueueOptions{});
+  SchedulingQueue by_key(PriorityLess, clock, QueueOptions{}, [](const QueuedPodInfo& p) {
+    return framework::QueueSortKey{-static_cast<int64_t>(p.pod_info->priority), p.timestamp};
+  });
+  std::mt19937_64 rng(42);
+  std::vector<api::PodPtr> live;
+  std::vector<std::string> popped_less, popped_key;
+  int next = 0;
+  for (int step = 0; step < 4000; ++step) {
+    const uint64_t op = rng() % 10;
+    if (op < 5 || live.empty()) {
+      auto pod = MakePod("p" + std::to_string(next++), static_cast<int32_t>(rng() % 3));
+      by_less.Add(PodInfo::Make(pod));
+      by_key.Add(PodInfo::Make(pod));
+      live.push_back(pod);
+      if (rng() % 2) clock.Advance(1);  // else the next pod ties on timestamp
+    } else if (op < 7) {
+      const size_t i = rng() % live.size();
+      auto updated = std::make_shared<api::Pod>(*live[i]);
+      updated->spec.priority = static_cast<int32_t>(rng() % 3);
+      by_less.Update(*live[i], PodInfo::Make(updated));
+      by_key.Update(*live[i], PodInfo::Make(updated));
+      live[i] = updated;
+    } else if (op < 8) {
+      const size_t i = rng() % live.size();
+      by_less.Delete(*live[i]);
+      by_key.Delete(*live[i]);
+      live.erase(live.begin() + static_cast<ptrdiff_t>(i));
+    } else {
+      auto a = by_less.TryPop();
+      auto b = by_key.TryPop();
+      ASSERT_EQ(a == nullptr, b == nullptr);
+      if (!a) continue;
+      popped_less.push_back(a->Pod().metadata.name);
+      popped_key.push_back(b->Pod().metadata.name);
+      std::erase_if(live, [&](const api::PodPtr& p) { return p->metadata.name == popped_less.back(); });
+    }
+  }
+  while (auto a = by_less.TryPop()) {
+    popped_less.push_back(a->Pod().metadata.name);
+    auto b = by_key.TryPop();
+    ASSERT_NE(b, nullptr);
+    popped_key.push_back(b->Pod().metadata.name);
+  }
+  EXPECT_EQ(by_key.TryPop(), nullptr);
+  ASSERT_GT(popped_less.size(), 1000u);
+  EXPECT_EQ(popped_less, popped_key);
 }
 
 TEST_F(QueueTest, AddIsIdempotentAndPopCountsCyclesAndAttempts) {

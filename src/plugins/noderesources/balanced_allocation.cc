@@ -113,6 +113,7 @@ framework::Status BalancedAllocation::ScoreRange(const framework::CycleState& st
     }
   }
   for (size_t i = 0; i < count; ++i) {
+    if (i + kScorePrefetchDistance < count) nodes[i + kScorePrefetchDistance]->Prefetch();
     allocation_.NodeVectors(*nodes[i], reqs, requested.data(), allocatable.data());
     scores[i] = BalancedResourceScore(n, requested.data(), allocatable.data());
   }

@@ -418,6 +418,7 @@ framework::Status Fit::ScoreRange(const framework::CycleState& state,
     reqs = pod_req.data();
   }
   for (size_t i = 0; i < count; ++i) {
+    if (i + kScorePrefetchDistance < count) nodes[i + kScorePrefetchDistance]->Prefetch();
     allocation_.NodeVectors(*nodes[i], reqs, requested.data(), allocatable.data());
     scores[i] = ScoreVectors(requested.data(), allocatable.data());
   }

@@ -44,6 +44,11 @@ struct ResolvedResource {
 // Small fixed-capacity scratch array that only touches the heap beyond
 // kInlineResources entries.
 inline constexpr size_t kInlineResources = 16;
+
+// How many nodes ahead the ScoreRange loops prefetch a NodeInfo's hot lines
+// (NodeInfo::Prefetch): a range's nodes were filtered on either core, so about half of
+// them come from the other core's cache.
+inline constexpr size_t kScorePrefetchDistance = 4;
 class ScratchBuffer {
  public:
   explicit ScratchBuffer(size_t n) : n_(n) {

@@ -9,6 +9,10 @@ bool PrioritySort::Less(const framework::QueuedPodInfo& a,
   return p1 > p2 || (p1 == p2 && a.timestamp < b.timestamp);
 }
 
+framework::QueueSortKey PrioritySort::SortKey(const framework::QueuedPodInfo& p) const {
+  return {-static_cast<int64_t>(p.pod_info->priority), p.timestamp};
+}
+
 framework::StatusOr<std::unique_ptr<framework::Plugin>> PrioritySort::New(
     framework::PluginArgs /*args*/, framework::Handle& /*h*/) {
   return std::unique_ptr<framework::Plugin>(std::make_unique<PrioritySort>());

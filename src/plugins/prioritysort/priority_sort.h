@@ -20,6 +20,9 @@ class PrioritySort final : public framework::QueueSortPlugin {
 
   std::string_view Name() const override { return kName; }
   bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
+  // (-priority, timestamp): the same order as Less.
+  bool HasSortKey() const override { return true; }
+  framework::QueueSortKey SortKey(const framework::QueuedPodInfo& p) const override;
 
   // Takes no args (ignored, as upstream).
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,

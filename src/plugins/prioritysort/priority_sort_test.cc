@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <vector>
+
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -47,6 +50,32 @@ TEST(PrioritySortTest, Less) {
   EXPECT_EQ(qs->Name(), "PrioritySort");
   for (const auto& c : cases) {
     EXPECT_EQ(qs->Less(c.p1, c.p2), c.want) << c.name;
+    // The key the queue compares instead must give the same answer in both directions.
+    ASSERT_TRUE(qs->HasSortKey());
+    EXPECT_EQ(qs->SortKey(c.p1) < qs->SortKey(c.p2), c.want) << c.name;
+    EXPECT_EQ(qs->SortKey(c.p2) < qs->SortKey(c.p1), qs->Less(c.p2, c.p1)) << c.name;
+  }
+}
+
+// SortKey agrees with Less on every pair over the extremes of priority and timestamp.
+TEST(PrioritySortTest, SortKeyAgreesWithLessOnExtremes) {
+  fake::FakeHandle h;
+  auto pl = PrioritySort::New(nullptr, h);
+  ASSERT_TRUE(pl.ok());
+  auto* qs = dynamic_cast<framework::QueueSortPlugin*>(pl.value().get());
+  ASSERT_NE(qs, nullptr);
+  std::vector<framework::QueuedPodInfo> pods;
+  for (int32_t pr : {INT32_MIN, -1, 0, 1, INT32_MAX}) {
+    for (api::Timestamp t : {api::Timestamp{0}, api::Timestamp{1}, INT64_MAX}) {
+      pods.push_back(Queued(pr, t));
+    }
+  }
+  for (const auto& a : pods) {
+    for (const auto& b : pods) {
+      EXPECT_EQ(qs->SortKey(a) < qs->SortKey(b), qs->Less(a, b))
+          << a.pod_info->priority << "@" << a.timestamp << " vs " << b.pod_info->priority << "@"
+          << b.timestamp;
+    }
   }
 }
 
