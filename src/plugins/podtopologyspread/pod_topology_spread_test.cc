@@ -575,6 +575,26 @@ TEST(PodTopologySpreadFilterTest, MultipleConstraints) {
         ZN("node-y", "zone2")},
        {Foo("p-a1", "node-a"), Foo("p-y3", "node-y")},
        {{"node-a", kUn}, {"node-b", kOk}, {"node-x", kUnres}, {"node-y", kUn}}},
+      // A constraint without labelSelector (nil: labels.Nothing()) counts no pod; the
+      // other constraint's counts still decide.
+      {"zone constraint without labelSelector, node constraint spreads = [2/1/0/3]",
+       P("p", foo)
+           .SpreadConstraint(1, "zone", "DoNotSchedule", std::nullopt)
+           .SpreadConstraint(1, "node", "DoNotSchedule", kFoo)
+           .Obj(),
+       four,
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"),
+        Foo("p-y1", "node-y"), Foo("p-y2", "node-y"), Foo("p-y3", "node-y")},
+       {{"node-a", kUn}, {"node-b", kUn}, {"node-x", kOk}, {"node-y", kUn}}},
+      {"no constraint has a labelSelector: no existing pod counts, every node fits",
+       P("p", foo)
+           .SpreadConstraint(1, "zone", "DoNotSchedule", std::nullopt)
+           .SpreadConstraint(1, "node", "DoNotSchedule", std::nullopt)
+           .Obj(),
+       four,
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"),
+        Foo("p-y1", "node-y"), Foo("p-y2", "node-y"), Foo("p-y3", "node-y")},
+       {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kOk}}},
   };
   RunFilterCases(cases);
 }
