@@ -153,7 +153,7 @@ class NodeInfo {
   // fields), a few nodes ahead of the one being filtered or scored: a pass over thousands
   // of nodes otherwise waits on memory at each node's first field (NodeInfos are scattered
   // on the heap). Prefetching every line of the object instead (seven) overflows the
-  // core's outstanding-miss buffers: SchedulingBasic ran ~20% slower that way.
+  // core's outstanding-miss buffers: SchedulingBasic ran ~13% slower that way.
   void Prefetch() const;
 
   int64_t generation() const { return generation_; }
