@@ -100,7 +100,7 @@ framework::Status BalancedAllocation::ScoreRange(const framework::CycleState& st
                                   int64_t* scores) {
   const size_t n = allocation_.size();
   if (n == 0) return framework::Status::Error("resources not found");
-  ScratchBuffer pod_req(n), requested(n), allocatable(n);
+  ScratchBuffer pod_req(n);
   const int64_t* reqs;
   if (const auto* s = state.ReadAs<PreScoreState>(kPreScoreStateKey)) {
     reqs = s->pod_requests.data();
@@ -112,11 +112,12 @@ framework::Status BalancedAllocation::ScoreRange(const framework::CycleState& st
       return framework::Status();
     }
   }
-  for (size_t i = 0; i < count; ++i) {
-    if (i + kScorePrefetchDistance < count) nodes[i + kScorePrefetchDistance]->Prefetch();
-    allocation_.NodeVectors(*nodes[i], reqs, requested.data(), allocatable.data());
-    scores[i] = BalancedResourceScore(n, requested.data(), allocatable.data());
-  }
+  allocation_.ScoreNodes(
+      nodes, count, reqs,
+      [n](const int64_t* requested, const int64_t* allocatable) {
+        return BalancedResourceScore(n, requested, allocatable);
+      },
+      scores);
   return framework::Status();
 }
 

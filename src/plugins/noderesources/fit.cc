@@ -409,7 +409,7 @@ framework::Status Fit::ScoreRange(const framework::CycleState& state,
                                   int64_t* scores) {
   const size_t n = allocation_.size();
   if (n == 0) return framework::Status::Error("resources not found");
-  ScratchBuffer pod_req(n), requested(n), allocatable(n);
+  ScratchBuffer pod_req(n);
   const int64_t* reqs;
   if (const auto* s = state.ReadAs<PreScoreState>(kPreScoreStateKey)) {
     reqs = s->pod_requests.data();
@@ -417,11 +417,12 @@ framework::Status Fit::ScoreRange(const framework::CycleState& state,
     allocation_.PodRequests(pod, pod_req.data());
     reqs = pod_req.data();
   }
-  for (size_t i = 0; i < count; ++i) {
-    if (i + kScorePrefetchDistance < count) nodes[i + kScorePrefetchDistance]->Prefetch();
-    allocation_.NodeVectors(*nodes[i], reqs, requested.data(), allocatable.data());
-    scores[i] = ScoreVectors(requested.data(), allocatable.data());
-  }
+  allocation_.ScoreNodes(
+      nodes, count, reqs,
+      [this](const int64_t* requested, const int64_t* allocatable) {
+        return ScoreVectors(requested, allocatable);
+      },
+      scores);
   return framework::Status();
 }
 

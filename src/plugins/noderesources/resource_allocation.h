@@ -45,10 +45,11 @@ struct ResolvedResource {
 // kInlineResources entries.
 inline constexpr size_t kInlineResources = 16;
 
-// How many nodes ahead the ScoreRange loops prefetch a NodeInfo's hot lines
+// How many nodes ahead ResourceAllocation::ScoreNodes prefetches a NodeInfo's hot lines
 // (NodeInfo::Prefetch): a range's nodes were filtered on either core, so about half of
 // them come from the other core's cache.
 inline constexpr size_t kScorePrefetchDistance = 4;
+
 class ScratchBuffer {
  public:
   explicit ScratchBuffer(size_t n) : n_(n) {
@@ -81,6 +82,19 @@ class ResourceAllocation {
   // scalar resources the pod does not request.
   void NodeVectors(const framework::NodeInfo& node, const int64_t* pod_requests, int64_t* requested,
                    int64_t* allocatable) const;
+  // scores[i] = score(requested, allocatable) with NodeVectors of nodes[i], for i in
+  // [0, count) (the ScoreRange loop of NodeResourcesFit and BalancedAllocation), loading
+  // each NodeInfo kScorePrefetchDistance nodes ahead.
+  template <typename ScoreFn>
+  void ScoreNodes(const framework::NodeInfo* const* nodes, size_t count,
+                  const int64_t* pod_requests, ScoreFn&& score, int64_t* scores) const {
+    ScratchBuffer requested(size()), allocatable(size());
+    for (size_t i = 0; i < count; ++i) {
+      if (i + kScorePrefetchDistance < count) nodes[i + kScorePrefetchDistance]->Prefetch();
+      NodeVectors(*nodes[i], pod_requests, requested.data(), allocatable.data());
+      scores[i] = score(requested.data(), allocatable.data());
+    }
+  }
 
  private:
   std::vector<ResolvedResource> resolved_;
