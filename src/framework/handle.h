@@ -6,19 +6,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeindex>
+#include <unordered_map>
 #include <vector>
 
 #include "api/types.h"
 #include "framework/cycle_state.h"
 #include "framework/status.h"
 #include "framework/types.h"
-
-namespace phalanx::gang {
-class Manager;
-}
-namespace phalanx::quota {
-class QueueManager;
-}
 
 namespace phalanx::framework {
 
@@ -113,6 +108,31 @@ class WaitingPod {
   virtual void Reject(std::string_view plugin, std::string_view msg) = 0;
 };
 
+// Domain services that the scheduler hands to plugins — gang state, queues and quotas, and
+// whatever an out-of-tree scheduler adds — each under the narrow interface a plugin asks for
+// (gang::GangLedger, quota::QueueLedger). The framework names none of them; upstream's
+// Handle likewise hands plugins interfaces (SharedDRAManager, ...), not the scheduler's own
+// classes. Filled before the profiles are built and read-only afterwards, so plugins look
+// their services up once, in their factory or constructor.
+class ServiceRegistry {
+ public:
+  // Registers `service` (not owned; must outlive every Framework built with this registry)
+  // as the provider of interface T, replacing an earlier one.
+  template <typename T>
+  void Provide(T* service) {
+    services_[std::type_index(typeid(T))] = service;
+  }
+  // The provider of interface T, or nullptr when none was given.
+  template <typename T>
+  T* Get() const {
+    auto it = services_.find(std::type_index(typeid(T)));
+    return it == services_.end() ? nullptr : static_cast<T*>(it->second);
+  }
+
+ private:
+  std::unordered_map<std::type_index, void*> services_;
+};
+
 class Handle {
  public:
   virtual ~Handle() = default;
@@ -146,10 +166,17 @@ class Handle {
   virtual int32_t PriorityOf(const api::Pod& pod) const = 0;
   // Deterministic random number in [0, n) from the scheduler's seeded RNG.
   virtual uint64_t Random(uint64_t n) = 0;
-  // Gang state (src/gang/manager.h); nullptr when the scheduler runs without one.
-  virtual gang::Manager* Gangs() { return nullptr; }
-  // Queues and quotas (src/quota/manager.h); nullptr when the scheduler runs without one.
-  virtual quota::QueueManager* Queues() { return nullptr; }
+  // The domain services of this scheduler (see ServiceRegistry); empty by default.
+  virtual const ServiceRegistry& Services() const {
+    static const ServiceRegistry kNone;
+    return kNone;
+  }
+  // The provider of interface T (e.g. gang::GangLedger), or nullptr when the scheduler runs
+  // without one.
+  template <typename T>
+  T* Service() const {
+    return Services().template Get<T>();
+  }
   // Namespace labels from the scheduler's namespace informer (for namespaceSelector).
   // HasNamespaces() is false when no informer is wired; then NamespaceLabels is false and
   // ForEachNamespace calls nothing.

@@ -153,21 +153,30 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
   f->opts_ = std::move(opts);
   f->percentage_of_nodes_to_score_ =
       profile.percentage_of_nodes_to_score.value_or(f->opts_.percentage_of_nodes_to_score);
-  const std::string& pn = profile.scheduler_name;
   const config::Plugins& ps = profile.plugins;
 
   // Plugins needed: every enabled name at any point.
   std::vector<std::string> needed;
-  auto collect = [&](const config::PluginSet& s) {
-    for (const auto& p : s.enabled) {
-      if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) needed.push_back(p.name);
-    }
-  };
   for (const auto* s : {&ps.pre_enqueue, &ps.queue_sort, &ps.pre_filter, &ps.filter,
                         &ps.post_filter, &ps.pre_score, &ps.score, &ps.reserve, &ps.permit,
                         &ps.pre_bind, &ps.bind, &ps.post_bind, &ps.multi_point}) {
-    collect(*s);
+    for (const auto& p : s->enabled) {
+      if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) needed.push_back(p.name);
+    }
   }
+  std::unordered_map<std::string, Plugin*> plugins;
+  Status s = f->InstantiatePlugins(registry, profile, needed, &plugins);
+  if (s.IsSuccess()) s = f->BuildExtensionPoints(profile, plugins);
+  if (!s.IsSuccess()) return s;
+  f->SetScoreWeights(ps);
+  f->CollectExtensions(ps, needed, plugins);
+  return f;
+}
+
+Status Framework::InstantiatePlugins(const Registry& registry, const config::Profile& profile,
+                                     const std::vector<std::string>& needed,
+                                     std::unordered_map<std::string, Plugin*>* plugins) {
+  const std::string& pn = profile.scheduler_name;
   std::set<std::string> seen_config;
   for (const auto& pc : profile.plugin_config) {
     if (!registry.Has(pc.name)) {
@@ -179,7 +188,6 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
                            pc.name);
     }
   }
-  std::unordered_map<std::string, Plugin*> plugins;
   for (const auto& name : needed) {
     const PluginFactory* factory = registry.Find(name);
     if (!factory) {
@@ -192,71 +200,57 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
     for (const auto& pc : profile.plugin_config) {
       if (pc.name == name && pc.args) args = pc.args.get();
     }
-    auto p = (*factory)(args, *f);
+    auto p = (*factory)(args, *this);
     if (!p.ok()) {
       return Status::Error("profile \"" + pn + "\": initializing plugin \"" + name +
                            "\": " + p.status().Message());
     }
-    plugins[name] = p.value().get();
-    f->owned_.push_back(std::move(p).value());
+    (*plugins)[name] = p.value().get();
+    owned_.push_back(std::move(p).value());
   }
+  return Status::Success();
+}
 
+Status Framework::BuildExtensionPoints(const config::Profile& profile,
+                                       const std::unordered_map<std::string, Plugin*>& plugins) {
+  const std::string& pn = profile.scheduler_name;
+  const config::Plugins& ps = profile.plugins;
+  std::vector<QueueSortPlugin*> queue_sort;
   Status s;
-  std::vector<PreEnqueuePlugin*> pre_enqueue_tmp;
-  std::vector<QueueSortPlugin*> queue_sort_tmp;
-  std::vector<PreFilterPlugin*> pre_filter_tmp;
-  std::vector<FilterPlugin*> filter_tmp;
-  std::vector<PostFilterPlugin*> post_filter_tmp;
-  std::vector<PreScorePlugin*> pre_score_tmp;
-  std::vector<ScorePlugin*> score_tmp;
-  std::vector<ReservePlugin*> reserve_tmp;
-  std::vector<PermitPlugin*> permit_tmp;
-  std::vector<PreBindPlugin*> pre_bind_tmp;
-  std::vector<BindPlugin*> bind_tmp;
-  std::vector<PostBindPlugin*> post_bind_tmp;
-#define PHALANX_BUILD(T, point, field, member)                                            \
-  s = BuildList<T>(pn, point, field, ps.member, ps.multi_point, plugins, &member##_tmp); \
+#define PHALANX_BUILD(T, point, field, set, out)                          \
+  s = BuildList<T>(pn, point, field, ps.set, ps.multi_point, plugins, out); \
   if (!s.IsSuccess()) return s;
-  PHALANX_BUILD(PreEnqueuePlugin, "PreEnqueue", "preEnqueue", pre_enqueue)
-  PHALANX_BUILD(QueueSortPlugin, "QueueSort", "queueSort", queue_sort)
-  PHALANX_BUILD(PreFilterPlugin, "PreFilter", "preFilter", pre_filter)
-  PHALANX_BUILD(FilterPlugin, "Filter", "filter", filter)
-  PHALANX_BUILD(PostFilterPlugin, "PostFilter", "postFilter", post_filter)
-  PHALANX_BUILD(PreScorePlugin, "PreScore", "preScore", pre_score)
-  PHALANX_BUILD(ScorePlugin, "Score", "score", score)
-  PHALANX_BUILD(ReservePlugin, "Reserve", "reserve", reserve)
-  PHALANX_BUILD(PermitPlugin, "Permit", "permit", permit)
-  PHALANX_BUILD(PreBindPlugin, "PreBind", "preBind", pre_bind)
-  PHALANX_BUILD(BindPlugin, "Bind", "bind", bind)
-  PHALANX_BUILD(PostBindPlugin, "PostBind", "postBind", post_bind)
+  PHALANX_BUILD(PreEnqueuePlugin, "PreEnqueue", "preEnqueue", pre_enqueue, &pre_enqueue_)
+  PHALANX_BUILD(QueueSortPlugin, "QueueSort", "queueSort", queue_sort, &queue_sort)
+  PHALANX_BUILD(PreFilterPlugin, "PreFilter", "preFilter", pre_filter, &pre_filter_)
+  PHALANX_BUILD(FilterPlugin, "Filter", "filter", filter, &filter_)
+  PHALANX_BUILD(PostFilterPlugin, "PostFilter", "postFilter", post_filter, &post_filter_)
+  PHALANX_BUILD(PreScorePlugin, "PreScore", "preScore", pre_score, &pre_score_)
+  PHALANX_BUILD(ScorePlugin, "Score", "score", score, &score_)
+  PHALANX_BUILD(ReservePlugin, "Reserve", "reserve", reserve, &reserve_)
+  PHALANX_BUILD(PermitPlugin, "Permit", "permit", permit, &permit_)
+  PHALANX_BUILD(PreBindPlugin, "PreBind", "preBind", pre_bind, &pre_bind_)
+  PHALANX_BUILD(BindPlugin, "Bind", "bind", bind, &bind_)
+  PHALANX_BUILD(PostBindPlugin, "PostBind", "postBind", post_bind, &post_bind_)
 #undef PHALANX_BUILD
-  f->pre_enqueue_ = std::move(pre_enqueue_tmp);
-  f->pre_filter_ = std::move(pre_filter_tmp);
-  for (auto* p : f->pre_filter_) {
-    if (p->GetPreFilterExtensions() != nullptr) f->pre_filter_with_extensions_.push_back(p);
+  for (auto* p : pre_filter_) {
+    if (p->GetPreFilterExtensions() != nullptr) pre_filter_with_extensions_.push_back(p);
   }
-  f->filter_ = std::move(filter_tmp);
-  f->post_filter_ = std::move(post_filter_tmp);
-  f->pre_score_ = std::move(pre_score_tmp);
-  f->score_ = std::move(score_tmp);
-  f->reserve_ = std::move(reserve_tmp);
-  f->permit_ = std::move(permit_tmp);
-  f->pre_bind_ = std::move(pre_bind_tmp);
-  f->bind_ = std::move(bind_tmp);
-  f->post_bind_ = std::move(post_bind_tmp);
-
-  if (queue_sort_tmp.size() != 1) {
+  if (queue_sort.size() != 1) {
     return Status::Error("profile \"" + pn +
                          "\": only one queue sort plugin required for profile, but got " +
-                         std::to_string(queue_sort_tmp.size()));
+                         std::to_string(queue_sort.size()));
   }
-  f->queue_sort_ = queue_sort_tmp[0];
-  if (f->bind_.empty()) {
+  queue_sort_ = queue_sort[0];
+  if (bind_.empty()) {
     return Status::Error("profile \"" + pn + "\": at least one bind plugin is needed");
   }
+  return Status::Success();
+}
+
+void Framework::SetScoreWeights(const config::Plugins& ps) {
   // Score weights: the score point's value first, then multiPoint's; 0 means 1.
-  int64_t total = 0;
-  for (auto* sp : f->score_) {
+  for (auto* sp : score_) {
     int64_t w = -1;
     for (const auto* set : {&ps.score, &ps.multi_point}) {
       for (const auto& p : set->enabled) {
@@ -264,43 +258,42 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
       }
     }
     if (w <= 0) w = 1;
-    total += w * kMaxNodeScore;
-    f->score_weights_.push_back(w);
+    score_weights_.push_back(w);
   }
-  (void)total;
+}
+
+void Framework::CollectExtensions(const config::Plugins& ps, const std::vector<std::string>& needed,
+                                  const std::unordered_map<std::string, Plugin*>& plugins) {
   for (const auto& [name, p] : plugins) {
-    if (auto* e = dynamic_cast<EnqueueExtensions*>(p)) f->enqueue_ext_.push_back(e);
+    if (auto* e = dynamic_cast<EnqueueExtensions*>(p)) enqueue_ext_.push_back(e);
   }
+  std::sort(enqueue_ext_.begin(), enqueue_ext_.end(),
+            [](auto* a, auto* b) { return a->Name() < b->Name(); });
   // PodGroup plugins: those enabled for any point (they implement no upstream point of
   // their own), in the order of the profile's plugin list.
   for (const auto& name : needed) {
     if (auto* pg = dynamic_cast<PodGroupPlugin*>(plugins.at(name))) {
       bool disabled = false;
       for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
-      if (!disabled) f->pod_group_.push_back(pg);
+      if (!disabled) pod_group_.push_back(pg);
     }
   }
-  std::sort(f->enqueue_ext_.begin(), f->enqueue_ext_.end(),
-            [](auto* a, auto* b) { return a->Name() < b->Name(); });
   // Batching (KEP-5598) needs a signature from every plugin that filters or scores.
-  {
-    std::set<const Plugin*> seen;
-    bool all = true;
-    auto add = [&](const Plugin* p) {
-      if (!seen.insert(p).second) return;
-      if (const auto* b = dynamic_cast<const BatchablePlugin*>(p)) {
-        f->batchable_plugins_.push_back(b);
-      } else {
-        all = false;
-      }
-    };
-    for (const auto* p : f->pre_filter_) add(p);
-    for (const auto* p : f->filter_) add(p);
-    for (const auto* p : f->pre_score_) add(p);
-    for (const auto* p : f->score_) add(p);
-    f->batchable_ = all;
-  }
-  return f;
+  std::set<const Plugin*> seen;
+  bool all = true;
+  auto add = [&](const Plugin* p) {
+    if (!seen.insert(p).second) return;
+    if (const auto* b = dynamic_cast<const BatchablePlugin*>(p)) {
+      batchable_plugins_.push_back(b);
+    } else {
+      all = false;
+    }
+  };
+  for (const auto* p : pre_filter_) add(p);
+  for (const auto* p : filter_) add(p);
+  for (const auto* p : pre_score_) add(p);
+  for (const auto* p : score_) add(p);
+  batchable_ = all;
 }
 
 Framework::~Framework() = default;

@@ -24,6 +24,7 @@
 #include "framework/registry.h"
 
 namespace phalanx::config {
+struct Plugins;
 struct Profile;
 }
 
@@ -42,8 +43,8 @@ struct FrameworkOptions {
       nominated_pods_view;
   std::function<int32_t(const api::Pod&)> priority_of;
   std::function<uint64_t(uint64_t)> random;  // uniform in [0, n)
-  gang::Manager* gangs = nullptr;
-  quota::QueueManager* queues = nullptr;  // queues and quotas (src/quota/manager.h)
+  // Domain services for plugins (gang state, queues and quotas: see ServiceRegistry).
+  ServiceRegistry services;
   // Namespace labels (nullptr functions: no namespace informer).
   std::function<bool(std::string_view, std::map<std::string, std::string>*)> namespace_labels;
   std::function<void(
@@ -181,8 +182,7 @@ class Framework final : public Handle {
       const NodeInfo& node) const override;
   int32_t PriorityOf(const api::Pod& pod) const override;
   uint64_t Random(uint64_t n) override;
-  gang::Manager* Gangs() override { return opts_.gangs; }
-  quota::QueueManager* Queues() override { return opts_.queues; }
+  const ServiceRegistry& Services() const override { return opts_.services; }
   bool HasNamespaces() const override { return static_cast<bool>(opts_.namespace_labels); }
   bool NamespaceLabels(std::string_view name,
                        std::map<std::string, std::string>* out) const override {
@@ -196,6 +196,17 @@ class Framework final : public Handle {
 
  private:
   Framework() = default;
+  // New's steps: the plugins' factories (args from pluginConfig, checked first); the
+  // plugin list of each extension point (upstream's multiPoint expansion and order); the
+  // Score weights; EnqueueExtensions, PodGroup plugins and whether the profile can batch.
+  Status InstantiatePlugins(const Registry& registry, const config::Profile& profile,
+                            const std::vector<std::string>& needed,
+                            std::unordered_map<std::string, Plugin*>* plugins);
+  Status BuildExtensionPoints(const config::Profile& profile,
+                              const std::unordered_map<std::string, Plugin*>& plugins);
+  void SetScoreWeights(const config::Plugins& ps);
+  void CollectExtensions(const config::Plugins& ps, const std::vector<std::string>& needed,
+                         const std::unordered_map<std::string, Plugin*>& plugins);
   friend class WaitingPodImpl;
   Status RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod, PreFilterResult* result);
   void RemoveWaitingPod(const std::string& uid);

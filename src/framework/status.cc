@@ -1,5 +1,7 @@
 #include "framework/status.h"
 
+#include <algorithm>
+
 namespace phalanx::framework {
 
 std::string_view CodeName(Code c) {
@@ -50,6 +52,21 @@ std::string Status::ToString() const {
   if (!plugin().empty()) out += " (" + plugin() + ")";
   if (!reasons().empty()) out += ": " + Message();
   return out;
+}
+
+std::string NodesAvailableMessage(size_t num_all_nodes,
+                                  const std::map<std::string, size_t>& node_reasons) {
+  std::string msg = "0/" + std::to_string(num_all_nodes) + " nodes are available:";
+  std::vector<std::string> parts;
+  parts.reserve(node_reasons.size());
+  for (const auto& [r, n] : node_reasons) parts.push_back(std::to_string(n) + " " + r);
+  std::sort(parts.begin(), parts.end());
+  if (!parts.empty()) {
+    msg += " ";
+    for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
+    msg += ".";
+  }
+  return msg;
 }
 
 }  // namespace phalanx::framework

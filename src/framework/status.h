@@ -1,6 +1,7 @@
 // Status of a plugin or framework call (upstream pkg/scheduler/framework/interface.go).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -121,5 +122,11 @@ class [[nodiscard]] StatusOr {
   Status status_;
   bool ok_;
 };
+
+// upstream FitError.Error(): "0/N nodes are available: 3 Insufficient cpu, 2 node(s) had
+// untolerated taint {a: b}." — `node_reasons` counts the nodes per reason; the parts are
+// sorted as strings, as upstream sorts them. With no reasons: "0/N nodes are available:".
+std::string NodesAvailableMessage(size_t num_all_nodes,
+                                  const std::map<std::string, size_t>& node_reasons);
 
 }  // namespace phalanx::framework

@@ -33,34 +33,14 @@
 #include "api/types.h"
 #include "api/unstructured.h"
 #include "gang/dialects.h"
+#include "gang/ledger.h"
 #include "gang/podgroup.h"
 
 namespace phalanx::gang {
 
-struct GangCounts {
-  int32_t pods = 0;     // member pods that exist (any state, not terminal)
-  int32_t pending = 0;  // not yet assumed or bound
-  int32_t assumed = 0;  // assumed by the scheduler, binding not yet confirmed
-  int32_t bound = 0;    // bound (running)
-  bool satisfied_once = false;  // reached minMember assumed+bound at some point
-};
-
-struct GangInfo {
-  std::string key;
-  std::shared_ptr<const PodGroupSpec> spec;  // nullptr: the gang object does not exist
-  GangRef ref;                               // how the first member named it
-  GangCounts counts;
-  std::vector<std::string> member_pods;      // pod keys, sorted
-  int32_t attempts = 0;                      // PodGroup cycles or Permit rounds
-  std::string last_reason;
-  api::Timestamp quorum_time = 0;            // when minMember pods existed
-  api::Timestamp satisfied_time = 0;         // when minMember were assumed/bound
-  api::Timestamp running_time = 0;           // when minMember were bound
-  bool has_quorum = false;                   // quorum_time is valid
-  bool running = false;                      // running_time is valid
-};
-
-class Manager {
+// Implements GangLedger (the plugins' view, through the framework Handle) and is fed every
+// pod and object event by the scheduler.
+class Manager final : public GangLedger {
  public:
   explicit Manager(DialectOptions opts = {});
 
@@ -81,34 +61,31 @@ class Manager {
   void OnPodDelete(const api::PodPtr& pod);
 
   // The gang of a pod (cached per pod key), or nullopt.
-  std::optional<GangRef> RefOf(const api::Pod& pod) const;
+  std::optional<GangRef> RefOf(const api::Pod& pod) const override;
   // The same without copying: the gang's shared, immutable ref (nullptr when the pod has
   // no gang). For hot paths (queue admission, quota resolution): one map lookup by the
   // pod's "namespace/name" without building the key string, no string copies.
-  std::shared_ptr<const GangRef> RefPtrOf(const api::Pod& pod) const;
+  std::shared_ptr<const GangRef> RefPtrOf(const api::Pod& pod) const override;
   // Snapshot of a gang's state; nullopt if no pod or object mentions the key.
   // Copies the member list: O(members). Hot paths use Summary.
   // with_members = false leaves member_pods empty (O(1) instead of O(members)).
-  std::optional<GangInfo> Info(const std::string& gang_key, bool with_members = true) const;
+  std::optional<GangInfo> Info(const std::string& gang_key, bool with_members = true) const override;
   // Spec and counts only (no member list), O(1) apart from the map lookup.
-  struct Summary {
-    std::shared_ptr<const PodGroupSpec> spec;  // nullptr: the gang object does not exist
-    GangCounts counts;
-  };
-  std::optional<Summary> SummaryOf(const std::string& gang_key) const;
+  using Summary = GangSummary;
+  std::optional<Summary> SummaryOf(const std::string& gang_key) const override;
   // Keys of the gangs that must be placed together with `gang_key` (its GangGroup),
   // including itself, sorted.
-  std::vector<std::string> GroupOf(const std::string& gang_key) const;
+  std::vector<std::string> GroupOf(const std::string& gang_key) const override;
 
   // Scheduler bookkeeping: a member was assumed (Reserve) / forgotten (Unreserve).
-  void MarkAssumed(const api::Pod& pod, api::Timestamp now);
-  void MarkForgotten(const api::Pod& pod);
-  void RecordAttempt(const std::string& gang_key, const std::string& reason);
+  void MarkAssumed(const api::Pod& pod, api::Timestamp now) override;
+  void MarkForgotten(const api::Pod& pod) override;
+  void RecordAttempt(const std::string& gang_key, const std::string& reason) override;
 
   // True when `gang_key` has reached its quorum under its match policy:
   // once-satisfied: ever reached minMember assumed+bound; waiting-and-running: assumed +
   // bound >= minMember now; only-waiting: assumed >= minMember now.
-  bool Satisfied(const std::string& gang_key) const;
+  bool Satisfied(const std::string& gang_key) const override;
 
   std::vector<std::string> GangKeys() const;
 

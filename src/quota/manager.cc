@@ -37,7 +37,7 @@ constexpr double kEps = 1e-6;
 
 }  // namespace
 
-QueueManager::QueueManager(gang::Manager* gangs) : gangs_(gangs) {}
+QueueManager::QueueManager(const gang::GangLedger* gangs) : gangs_(gangs) {}
 
 ResourceList QueueManager::RequestOf(const api::Pod& pod) {
   api::Resource r = api::PodRequests(pod);

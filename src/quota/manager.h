@@ -29,7 +29,7 @@
 #include "quota/queue_tree.h"
 
 namespace phalanx::gang {
-class Manager;
+class GangLedger;
 }
 
 namespace phalanx::quota {
@@ -73,10 +73,33 @@ struct ReclaimUnit {
   int32_t priority = 0;  // highest member priority
 };
 
-class QueueManager {
+// What plugins see of queues and quotas (the Queues plugin): the narrow interface that
+// QueueManager implements and the scheduler hands to plugins through the framework Handle
+// (framework::ServiceRegistry). Each method is QueueManager's, documented there.
+class QueueLedger {
+ public:
+  virtual ~QueueLedger() = default;
+  virtual bool HasQueues() const = 0;
+  virtual Assignment QueueOf(const api::Pod& pod) const = 0;
+  virtual double DominantShareOf(const std::string& queue) const = 0;
+  virtual void SetCapacity(const ResourceList& capacity) = 0;
+  virtual std::string CheckAdmission(const std::string& queue, const ResourceList& request,
+                                     api::Timestamp now = 0) const = 0;
+  virtual std::vector<ReclaimUnit> SelectReclaimVictims(const std::string& queue,
+                                                        const ResourceList& request,
+                                                        const ResourceList& free,
+                                                        std::string* why) const = 0;
+  virtual ResourceList FreeCapacity() const = 0;
+  virtual void SetReclaimHold(const std::string& queue, api::Timestamp until) = 0;
+  virtual bool HasReclaimHold(const std::string& queue, api::Timestamp now) const = 0;
+  virtual void MarkAssumed(const api::Pod& pod) = 0;
+  virtual void MarkForgotten(const api::Pod& pod) = 0;
+};
+
+class QueueManager final : public QueueLedger {
  public:
   // `gangs` (may be null) resolves a pod's gang for PodGroup spec.queue.
-  explicit QueueManager(gang::Manager* gangs = nullptr);
+  explicit QueueManager(const gang::GangLedger* gangs = nullptr);
 
   void OnObjectAdd(const api::UnstructuredPtr& obj);
   void OnObjectUpdate(const api::UnstructuredPtr& obj) { OnObjectAdd(obj); }
@@ -88,18 +111,18 @@ class QueueManager {
   // Scheduler bookkeeping (Reserve / Unreserve of the Queues plugin): the pod's request
   // counts as allocated from Reserve on, so that quota is taken inside the scheduling (or
   // PodGroup) transaction and not only when the binding is observed.
-  void MarkAssumed(const api::Pod& pod);
-  void MarkForgotten(const api::Pod& pod);
+  void MarkAssumed(const api::Pod& pod) override;
+  void MarkForgotten(const api::Pod& pod) override;
 
   // Cluster allocatable per resource (fair share divides it). Set by the plugin from the
   // snapshot before decisions.
-  void SetCapacity(const ResourceList& capacity);
+  void SetCapacity(const ResourceList& capacity) override;
 
-  bool HasQueues() const;
+  bool HasQueues() const override;
   // Changes with every queue object, pod or capacity event (for callers that cache).
   uint64_t Generation() const;
 
-  Assignment QueueOf(const api::Pod& pod) const;
+  Assignment QueueOf(const api::Pod& pod) const override;
 
   // "" when `request` (summed over a pod or a whole gang) fits the quota of `queue` and of
   // each ancestor: allocated + request <= limit, and for ElasticQuota (CapacityScheduling)
@@ -110,17 +133,17 @@ class QueueManager {
   // a queue that would go above its deserved share with `request` is refused too:
   // "waiting for queue team-b: capacity reclaimed by queue team-a is held for it".
   std::string CheckAdmission(const std::string& queue, const ResourceList& request,
-                             api::Timestamp now = 0) const;
+                             api::Timestamp now = 0) const override;
 
   // After evicting victims for `queue`: the freed capacity is kept for it (see
   // CheckAdmission) until one of its pods is allocated or `until` passes (virtual or wall
   // clock ns) — the victims may take a while to go, and other queues' pods are requeued by
   // the same deletions.
-  void SetReclaimHold(const std::string& queue, api::Timestamp until);
-  bool HasReclaimHold(const std::string& queue, api::Timestamp now) const;
+  void SetReclaimHold(const std::string& queue, api::Timestamp until) override;
+  bool HasReclaimHold(const std::string& queue, api::Timestamp now) const override;
 
   // Dominant share of `queue` (allocated / deserved); 0 for "" or unknown queues.
-  double DominantShareOf(const std::string& queue) const;
+  double DominantShareOf(const std::string& queue) const override;
 
   // Reclaim (KAI reclaim action, Volcano reclaim): victim units that let `queue` get
   // `request` when the cluster has `free` left. Returns {} with *why set when reclaim does
@@ -131,10 +154,11 @@ class QueueManager {
   // recently created; a victim queue never drops below its guarantee. All or nothing.
   std::vector<ReclaimUnit> SelectReclaimVictims(const std::string& queue,
                                                 const ResourceList& request,
-                                                const ResourceList& free, std::string* why) const;
+                                                const ResourceList& free,
+                                                std::string* why) const override;
 
   // Cluster allocatable minus everything allocated (every pod, in a queue or not).
-  ResourceList FreeCapacity() const;
+  ResourceList FreeCapacity() const override;
 
   std::vector<QueueStatus> Status() const;
 
@@ -161,7 +185,7 @@ class QueueManager {
   void RefreshLocked(Entry& e);  // re-resolve and re-count
   void EnsureShareLocked() const;
 
-  gang::Manager* gangs_;
+  const gang::GangLedger* gangs_;
   mutable std::mutex mu_;
   std::map<std::string, api::UnstructuredPtr> objects_;  // queue objects by Key()
   QueueTree tree_;

@@ -14,18 +14,17 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "backend/cache/cache.h"
 #include "backend/queue/scheduling_queue.h"
 #include "config/types.h"
@@ -43,7 +42,11 @@ class QueueManager;
 
 namespace phalanx::scheduler {
 
-enum class GangOutcome;  // podgroup_status.h
+class BindingBatch;     // binding_pool.h
+class BindingPool;      // binding_pool.h
+class GangCoordinator;  // gang_coordinator.h
+struct PodGroupMember;     // podgroup_algorithm.h
+struct PodGroupPlacement;  // podgroup_algorithm.h
 
 struct SchedulerOptions {
   config::KubeSchedulerConfiguration config;
@@ -54,6 +57,14 @@ struct SchedulerOptions {
   // 0: run binding cycles inline on the scheduling thread (deterministic).
   int binding_workers = 0;
   int64_t assumed_pod_ttl_ns = 0;  // 0: never expire (current upstream)
+  // Gang state and queues / quotas, shared with whoever reads them too (reports, metrics);
+  // nullptr: the scheduler makes its own. The scheduler feeds both from its event handlers
+  // and hands them to plugins as gang::GangLedger and quota::QueueLedger.
+  std::shared_ptr<gang::Manager> gangs;
+  std::shared_ptr<quota::QueueManager> queues;
+  // Further services for out-of-tree plugins (framework::ServiceRegistry); the scheduler
+  // adds its gang and queue ledgers.
+  framework::ServiceRegistry services;
 };
 
 // Why a pod could not be scheduled (upstream framework.Diagnosis + FitError).
@@ -160,13 +171,18 @@ class Scheduler {
   // (see PlacementBatch); any other pod is scheduled in full and, when it is signable,
   // becomes the batch's canonical pod. The caller adds the chosen node's pod to the
   // snapshot view before the next call with the same batch.
+  // With `restriction`, only those nodes are considered (as a PreFilterResult would keep
+  // them): the PodGroup cycle places a gang inside one topology domain so. It must stay the
+  // same for a batch's whole life.
   framework::Status SchedulePod(framework::Framework& fwk, framework::CycleState& state,
                                 const framework::PodInfo& pod, ScheduleResult* result,
-                                Diagnosis* diag, PlacementBatch* batch = nullptr);
+                                Diagnosis* diag, PlacementBatch* batch = nullptr,
+                                const std::set<std::string>* restriction = nullptr);
 
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
   quota::QueueManager& queues() { return *queues_; }
+  GangCoordinator& gang_coordinator() { return *gang_coordinator_; }
   cache::Cache& cache() { return cache_; }
   cache::Snapshot& snapshot() { return snapshot_; }
   framework::Framework* ProfileFor(const api::Pod& pod);
@@ -181,109 +197,143 @@ class Scheduler {
 
  private:
   explicit Scheduler(SchedulerOptions opts);
+  // profile.cc: one Framework per profile (upstream profile.NewMap), then the queue that
+  // all profiles share (their QueueSort must agree).
+  framework::Status BuildProfiles();
+  framework::Status BuildQueue();
+  // The options every profile's Framework shares: clock, client, snapshot, nominator,
+  // priorities, randomness, namespaces and the domain services.
+  framework::FrameworkOptions BaseFrameworkOptions();
   bool ResponsibleFor(const api::Pod& pod) const;
+
+  // ---- schedule_one.cc ----
   // Resets the NominatedLookup cached on the snapshot's NodeInfos whose nominations
   // changed since the last call (every NodeInfo when the nominator lost count). Called on
   // the scheduling thread before each Filter pass, never during one.
   void SyncNominatedLookups();
-  // PreFilter, then the nodes that pass Filter (upstream findNodesThatFitPod). With
-  // `follow`, a PreFilter that keeps every node lets ScheduleFromBatch place the pod first;
-  // *placed then says whether it did (result->suggested_host set, nothing else filled).
-  void FindNodesThatFitPod(framework::Framework& fwk, framework::CycleState& state,
-                           const framework::PodInfo& pod, Diagnosis* diag,
-                           std::vector<const framework::NodeInfo*>* feasible, framework::Status* err,
-                           PlacementBatch* follow = nullptr, ScheduleResult* result = nullptr,
-                           bool* placed = nullptr);
+  // One Filter pass of one pod (upstream findNodesThatFitPod), its inputs and results.
+  struct FilterPass {
+    framework::Framework& fwk;
+    framework::CycleState& state;
+    const framework::PodInfo& pod;
+    Diagnosis* diag;
+    std::vector<const framework::NodeInfo*>* feasible;
+    framework::Status* err;
+    const std::set<std::string>* restriction;  // nullptr: every node
+  };
+  // PreFilter, then the nodes that pass Filter. With `follow`, a PreFilter that keeps every
+  // node lets ScheduleFromBatch place the pod first; *placed then says whether it did
+  // (result->suggested_host set, nothing else filled).
+  void FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* follow = nullptr,
+                           ScheduleResult* result = nullptr, bool* placed = nullptr);
+  // The nominated node of the pod (from an earlier preemption) if it passes Filter
+  // (upstream evaluateNominatedNode); nullptr otherwise.
+  const framework::NodeInfo* EvaluateNominatedNode(const FilterPass& pass,
+                                                   const framework::PreFilterResult& pfr);
+  // Filter over `nodes` from the rotating start index, in parallel blocks, until
+  // numFeasibleNodesToFind nodes fit; failures go to the Diagnosis.
+  void FilterNodes(const FilterPass& pass, const std::vector<const framework::NodeInfo*>& nodes);
   // Places `pod` (PreFilter already run on `state`) from `batch`; false when the batch has
   // no node left for it (or cannot be kept up to date), with *err set on a plugin error.
   bool ScheduleFromBatch(framework::Framework& fwk, framework::CycleState& state,
                          const framework::PodInfo& pod, PlacementBatch* batch,
                          ScheduleResult* result, framework::Status* err);
+  // PreScore, Score and selectHost over `feasible` (two or more nodes); starts `batch`
+  // when given.
+  framework::Status PrioritizeNodes(framework::Framework& fwk, framework::CycleState& state,
+                                    const framework::PodInfo& pod,
+                                    std::vector<const framework::NodeInfo*>& feasible,
+                                    ScheduleResult* result, PlacementBatch* batch);
   // upstream selectHost: the index of the highest total; ties uniformly at random (one
   // draw of Random(ties) per call, where upstream draws once per tie). `totals` is not
   // empty.
   size_t SelectHost(const std::vector<int64_t>& totals);
   int NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) const;
+  // A failed scheduling attempt of a single pod: PostFilter (preemption) when it was
+  // rejected, then HandleSchedulingFailure.
+  void HandleFailedAttempt(framework::Framework& fwk, const framework::QueuedPodInfoPtr& qp,
+                           framework::CycleState& state, framework::Status s, Diagnosis& diag,
+                           int64_t cycle);
   void HandleSchedulingFailure(framework::Framework& fwk, const framework::QueuedPodInfoPtr& qp,
                                const framework::Status& status, const Diagnosis* diag,
                                const std::string& nominated_node, int64_t cycle,
                                const std::vector<std::string>* reasons = nullptr);
-  // Assume, Reserve, Permit and hand the pod to its binding cycle.
-  // `assumed`, when given, is the pod already copied with spec.nodeName = host.
+  // Assume, Reserve, Permit and hand the pod to its binding cycle. `assumed`, when given,
+  // is the pod already copied with spec.nodeName = host. With `hold`, the binding waits
+  // in that batch (a PodGroup commit) instead of starting now.
   void CommitPod(framework::Framework* fwk, const framework::QueuedPodInfoPtr& qp,
                  std::shared_ptr<framework::CycleState> state, const std::string& host,
-                 int64_t cycle, framework::PodInfoPtr assumed = nullptr);
-  // The PodGroup cycle (podgroup_cycle.cc).
-  void RunPodGroupCycle(framework::Framework* fwk, const framework::QueuedPodInfoPtr& popped,
-                        const framework::PodGroupPlan& plan, int64_t cycle);
-  void OnObjectAdd(const api::UnstructuredPtr& obj);
-  void OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj);
-  void OnObjectDelete(const api::UnstructuredPtr& obj);
+                 int64_t cycle, framework::PodInfoPtr assumed = nullptr,
+                 std::shared_ptr<BindingBatch> hold = nullptr);
   void RunBindingCycle(framework::Framework* fwk, std::shared_ptr<framework::CycleState> state,
                        framework::QueuedPodInfoPtr qp, framework::PodInfoPtr assumed,
                        int64_t cycle, framework::Status permit_status);
-  void SubmitBinding(std::function<void()> fn);
-  int32_t PriorityOf(const api::Pod& pod) const;
-  uint64_t Random(uint64_t n);
+  // Runs `fn` inline (no binding pool), holds it in `hold` while that batch is open, or
+  // submits it to the pool.
+  void SubmitBinding(std::function<void()> fn, BindingBatch* hold = nullptr);
+
+  // ---- schedule_one_podgroup.cc: the PodGroup cycle's driver ----
+  void RunPodGroupCycle(framework::Framework* fwk, const framework::QueuedPodInfoPtr& popped,
+                        const framework::PodGroupPlan& plan, int64_t cycle);
+  // The placement fit: assume, Reserve, Permit and bind every placed member (bindings held
+  // until all are reserved); events and status through the GangCoordinator.
+  void CommitPodGroup(framework::Framework* fwk, const framework::PodGroupPlan& plan,
+                      std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
+                      int64_t cycle);
+  // The placement did not fit: one gang-level reason for every member, nothing held.
+  void RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                      std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
+                      int64_t cycle);
+
+  // ---- eventhandlers.cc ----
+  void OnObjectAdd(const api::UnstructuredPtr& obj);
+  void OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj);
+  void OnObjectDelete(const api::UnstructuredPtr& obj);
+  void OnNamespaceSet(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
+  void OnNamespaceDelete(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
+  // A pod became bound (OnPodUpdate): leaves the queue, reports to the gang side, enters
+  // the cache.
+  void OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
+  // Moves unschedulable pods whose queueing hints accept the event.
+  void Requeue(framework::EventResource resource, uint32_t action, const char* label,
+               const framework::EventObjects& objs);
+
+  int32_t PriorityOf(const api::Pod& pod) const ABSL_LOCKS_EXCLUDED(pc_mu_);
+  uint64_t Random(uint64_t n) ABSL_LOCKS_EXCLUDED(rng_mu_);
+  void CountAttempts(int64_t n) ABSL_LOCKS_EXCLUDED(stats_mu_);
 
   SchedulerOptions opts_;
-  std::unique_ptr<gang::Manager> gangs_;
-  std::unique_ptr<quota::QueueManager> queues_;  // fed like gangs_ (src/quota/manager.h)
+  std::shared_ptr<gang::Manager> gangs_;
+  std::shared_ptr<quota::QueueManager> queues_;  // fed like gangs_ (src/quota/manager.h)
+  std::unique_ptr<GangCoordinator> gang_coordinator_;
   cache::Cache cache_;
   cache::Snapshot snapshot_;
   std::unique_ptr<framework::Parallelizer> parallelizer_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::map<std::string, std::unique_ptr<framework::Framework>> profiles_;
-  size_t next_start_node_index_ = 0;
-  std::mt19937_64 rng_;
-  std::mutex rng_mu_;
+  size_t next_start_node_index_ = 0;  // scheduling thread only
 
-  mutable std::mutex ns_mu_;
-  std::map<std::string, std::map<std::string, std::string>> namespace_labels_;
+  absl::Mutex rng_mu_;
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(rng_mu_);
 
-  mutable std::mutex pc_mu_;
-  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;
+  mutable absl::Mutex ns_mu_;
+  std::map<std::string, std::map<std::string, std::string>> namespace_labels_
+      ABSL_GUARDED_BY(ns_mu_);
 
-  struct BindingPool;
-  std::unique_ptr<BindingPool> binding_pool_;
-  std::mutex inflight_mu_;
-  std::condition_variable inflight_cv_;
-  int inflight_bindings_ = 0;
-  // While the PodGroup cycle commits a gang (on this thread), SubmitBinding holds the
-  // bindings here; they go to the pool together once every member is reserved, so that
-  // no member is bound while others are still being assumed.
-  std::thread::id hold_bindings_thread_;
-  std::vector<std::function<void()>> held_bindings_;
+  mutable absl::Mutex pc_mu_;
+  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_
+      ABSL_GUARDED_BY(pc_mu_);
+
+  std::unique_ptr<BindingPool> binding_pool_;  // nullptr: inline bindings
   std::atomic<bool> stopped_{false};
 
-  mutable std::mutex stats_mu_;
-  SchedulerStats stats_;
+  mutable absl::Mutex stats_mu_;
+  SchedulerStats stats_ ABSL_GUARDED_BY(stats_mu_);
 
-  // Set by the PodGroup cycle while it places a gang inside one topology domain: only
-  // these nodes are considered (like a PreFilterResult).
-  const std::set<std::string>* node_restriction_ = nullptr;
-
-  // Reused per cycle to avoid allocation on the hot path.
+  // Reused per cycle to avoid allocation on the hot path (scheduling thread only).
   std::vector<std::string> changed_nominations_;  // SyncNominatedLookups' scratch
   std::vector<framework::Status> statuses_;
   std::vector<uint8_t> fits_;
-
-  // While a PodGroup cycle commits with inline binding, the member bindings observed on
-  // that thread (OnPodUpdate) only record their gang here, with the last bound member; the
-  // cycle then writes each gang's status once (FlushGangStatusWrites), with the same
-  // content the last per-member write would have had. Bindings on other threads (the
-  // binding pool, live informers) write as before.
-  std::thread::id gang_status_batch_thread_;
-  std::vector<std::pair<std::string, api::PodPtr>> gang_status_batch_;
-  // WritePodGroupStatus with this scheduler's gang manager and client. Writes do not race
-  // on the counts: the PodGroup cycle writes (if at all) before it releases its bindings,
-  // and a binding writes only once none of its gang's are in flight.
-  void WriteGangStatus(const std::string& gang_key, GangOutcome outcome,
-                       std::string_view message, const api::Pod* member);
-  // True while members of the gang are assumed (binding, held for the pool, or waiting in
-  // Permit): their completion will write the gang's status, so no one else need now.
-  bool GangBindingsInFlight(const std::string& gang_key) const;
-  void FlushGangStatusWrites();
 };
 
 }  // namespace phalanx::scheduler

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "gang/manager.h"
+#include "gang/ledger.h"
 #include "plugins/helper/args.h"
 
 namespace phalanx::plugins::defaultpreemption {
@@ -59,7 +59,6 @@ std::string Aggregate(const std::vector<std::string>& errs) {
 std::string FitErrorMessage(size_t num_all_nodes,
                             const std::vector<std::pair<std::string, Status>>& statuses,
                             std::string_view absent_reason) {
-  std::string msg = "0/" + std::to_string(num_all_nodes) + " nodes are available:";
   std::map<std::string, size_t> hist;
   for (const auto& [node, st] : statuses) {
     for (const auto& r : st.reasons()) ++hist[r];
@@ -67,16 +66,7 @@ std::string FitErrorMessage(size_t num_all_nodes,
   if (statuses.size() < num_all_nodes) {
     hist[std::string(absent_reason)] += num_all_nodes - statuses.size();
   }
-  std::vector<std::string> parts;
-  parts.reserve(hist.size());
-  for (const auto& [r, n] : hist) parts.push_back(std::to_string(n) + " " + r);
-  std::sort(parts.begin(), parts.end());
-  if (!parts.empty()) {
-    msg += " ";
-    for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
-    msg += ".";
-  }
-  return msg;
+  return framework::NodesAvailableMessage(num_all_nodes, hist);
 }
 
 // The store (and API server) report a missing pod as `pods "<name>" not found`.
@@ -145,7 +135,7 @@ class DefaultPreemption::Context {
   };
 
   Context(framework::Handle& h, int32_t preemptor_priority)
-      : h_(h), gangs_(h.Gangs()), priority_(preemptor_priority) {}
+      : h_(h), gangs_(h.Service<gang::GangLedger>()), priority_(preemptor_priority) {}
 
   // The running gang of `pod` (with its key in *key), or nullptr for a pod that is not in
   // a running gang.
@@ -188,7 +178,7 @@ class DefaultPreemption::Context {
   }
 
   framework::Handle& h_;
-  gang::Manager* gangs_;
+  gang::GangLedger* gangs_;
   int32_t priority_;
   bool indexed_ = false;
   std::unordered_map<std::string, Member> by_key_;

@@ -178,7 +178,7 @@ struct Harness {
       return it == nominated.end() ? std::vector<PodInfoPtr>{} : it->second;
     };
     o.random = [this](uint64_t n) { return n == 0 ? 0 : random_value % n; };
-    o.gangs = &gangs;
+    o.services.Provide<gang::GangLedger>(&gangs);
     auto f = framework::Framework::New(registry, prof, std::move(o));
     EXPECT_TRUE(f.ok()) << f.status().Message();
     fw = std::move(f).value();

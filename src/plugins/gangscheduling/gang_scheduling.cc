@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "gang/manager.h"
+#include "gang/ledger.h"
 
 namespace phalanx::plugins::gangscheduling {
 
@@ -57,7 +57,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
 }
 
 Status GangScheduling::PreEnqueue(const framework::PodInfo& pod) {
-  gang::Manager* gangs = handle_.Gangs();
+  gang::GangLedger* gangs = gangs_;
   if (!gangs) return Status::Success();
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
@@ -96,7 +96,7 @@ std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() 
 Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::PodGroupPlan* plan) {
   plan->units.clear();
   if (mode_ != Mode::kTransactional) return Status::Success();
-  gang::Manager* gangs = handle_.Gangs();
+  gang::GangLedger* gangs = gangs_;
   if (!gangs) return Status::Success();
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
@@ -135,21 +135,21 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
 
 void GangScheduling::PodGroupCycleDone(const framework::PodGroupPlan& plan, bool committed,
                                        const std::string& reason) {
-  gang::Manager* gangs = handle_.Gangs();
+  gang::GangLedger* gangs = gangs_;
   if (!gangs) return;
   for (const auto& u : plan.units) gangs->RecordAttempt(u.key, committed ? "" : reason);
 }
 
 Status GangScheduling::Reserve(framework::CycleState&, const framework::PodInfo& pod,
                                const std::string&) {
-  if (gang::Manager* gangs = handle_.Gangs())
+  if (gang::GangLedger* gangs = gangs_)
     gangs->MarkAssumed(*pod.pod, handle_.GetClock().Now());
   return Status::Success();
 }
 
 void GangScheduling::Unreserve(framework::CycleState&, const framework::PodInfo& pod,
                                const std::string&) {
-  gang::Manager* gangs = handle_.Gangs();
+  gang::GangLedger* gangs = gangs_;
   if (!gangs) return;
   gangs->MarkForgotten(*pod.pod);
   if (mode_ != Mode::kPermit) return;
@@ -170,7 +170,7 @@ void GangScheduling::Unreserve(framework::CycleState&, const framework::PodInfo&
 
 Status GangScheduling::Permit(framework::CycleState&, const framework::PodInfo& pod,
                               const std::string&, int64_t* timeout_ns) {
-  gang::Manager* gangs = handle_.Gangs();
+  gang::GangLedger* gangs = gangs_;
   if (!gangs || mode_ != Mode::kPermit) return Status::Success();
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
@@ -197,7 +197,7 @@ bool GangPrioritySort::Less(const framework::QueuedPodInfo& a,
                             const framework::QueuedPodInfo& b) const {
   const int32_t pa = a.pod_info->priority, pb = b.pod_info->priority;
   if (pa != pb) return pa > pb;
-  gang::Manager* gangs = handle_.Gangs();
+  gang::GangLedger* gangs = gangs_;
   auto key_time = [&](const framework::QueuedPodInfo& q, std::string* key) -> api::Timestamp {
     if (gangs) {
       if (auto ref = gangs->RefPtrOf(q.Pod())) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "framework/handle.h"
+#include "gang/ledger.h"
 #include "framework/interface.h"
 #include "framework/registry.h"
 
@@ -37,7 +38,8 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
   enum class Mode { kTransactional, kPermit };
 
   GangScheduling(framework::Handle& h, Mode mode, int64_t permit_wait_ns)
-      : handle_(h), mode_(mode), permit_wait_ns_(permit_wait_ns) {}
+      : handle_(h), gangs_(h.Service<gang::GangLedger>()), mode_(mode),
+        permit_wait_ns_(permit_wait_ns) {}
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                       framework::Handle& h);
   std::string_view Name() const override { return kName; }
@@ -60,6 +62,7 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
 
  private:
   framework::Handle& handle_;
+  gang::GangLedger* gangs_;  // nullptr: the scheduler runs without gang state
   Mode mode_;
   int64_t permit_wait_ns_;
 };
@@ -70,7 +73,8 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
 class GangPrioritySort final : public framework::QueueSortPlugin {
  public:
   static constexpr std::string_view kName = "GangPrioritySort";
-  explicit GangPrioritySort(framework::Handle& h) : handle_(h) {}
+  explicit GangPrioritySort(framework::Handle& h)
+      : handle_(h), gangs_(h.Service<gang::GangLedger>()) {}
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                       framework::Handle& h);
   std::string_view Name() const override { return kName; }
@@ -78,6 +82,7 @@ class GangPrioritySort final : public framework::QueueSortPlugin {
 
  private:
   framework::Handle& handle_;
+  gang::GangLedger* gangs_;  // nullptr: the scheduler runs without gang state
 };
 
 }  // namespace phalanx::plugins::gangscheduling

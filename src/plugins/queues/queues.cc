@@ -25,7 +25,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> Queues::New(framework::P
 }
 
 bool Queues::Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const {
-  quota::QueueManager* qm = handle_.Queues();
+  quota::QueueLedger* qm = queues_;
   if (qm && qm->HasQueues()) {
     const quota::Assignment qa = qm->QueueOf(a.Pod());
     const quota::Assignment qb = qm->QueueOf(b.Pod());
@@ -38,7 +38,7 @@ bool Queues::Less(const framework::QueuedPodInfo& a, const framework::QueuedPodI
 }
 
 void Queues::RefreshCapacity() {
-  quota::QueueManager* qm = handle_.Queues();
+  quota::QueueLedger* qm = queues_;
   if (!qm) return;
   api::Resource total;
   for (const auto* ni : handle_.SnapshotSharedLister().List()) total.Add(ni->allocatable());
@@ -55,7 +55,7 @@ void Queues::RefreshCapacity() {
 
 Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
                          framework::PreFilterResult*) {
-  quota::QueueManager* qm = handle_.Queues();
+  quota::QueueLedger* qm = queues_;
   if (!qm || !qm->HasQueues()) return Status::Success();
   const quota::Assignment a = qm->QueueOf(*pod.pod);
   if (!a.error.empty()) return Status::UnschedulableAndUnresolvable(a.error);
@@ -78,7 +78,7 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
 
 int64_t Queues::Reclaim(const std::string& queue, const quota::ResourceList& request,
                         const std::string& who, std::string* why) {
-  quota::QueueManager* qm = handle_.Queues();
+  quota::QueueLedger* qm = queues_;
   RefreshCapacity();
   auto victims = qm->SelectReclaimVictims(queue, request, qm->FreeCapacity(), why);
   int64_t n = 0;
@@ -99,7 +99,7 @@ int64_t Queues::Reclaim(const std::string& queue, const quota::ResourceList& req
 
 Status Queues::PostFilter(framework::CycleState&, const framework::PodInfo& pod,
                           const framework::NodeToStatus&, framework::PostFilterResult*) {
-  quota::QueueManager* qm = handle_.Queues();
+  quota::QueueLedger* qm = queues_;
   if (!qm || !qm->HasQueues()) return Status(Code::kUnschedulable);
   const quota::Assignment a = qm->QueueOf(*pod.pod);
   if (a.queue.empty() || !a.error.empty()) return Status(Code::kUnschedulable);
@@ -112,12 +112,12 @@ Status Queues::PostFilter(framework::CycleState&, const framework::PodInfo& pod,
 }
 
 Status Queues::Reserve(framework::CycleState&, const framework::PodInfo& pod, const std::string&) {
-  if (quota::QueueManager* qm = handle_.Queues()) qm->MarkAssumed(*pod.pod);
+  if (quota::QueueLedger* qm = queues_) qm->MarkAssumed(*pod.pod);
   return Status::Success();
 }
 
 void Queues::Unreserve(framework::CycleState&, const framework::PodInfo& pod, const std::string&) {
-  if (quota::QueueManager* qm = handle_.Queues()) qm->MarkForgotten(*pod.pod);
+  if (quota::QueueLedger* qm = queues_) qm->MarkForgotten(*pod.pod);
 }
 
 std::vector<framework::ClusterEventWithHint> Queues::EventsToRegister() const {
@@ -142,7 +142,7 @@ Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
   in_cycle_used_.clear();
   admitted_request_.clear();
   admitted_display_.clear();
-  quota::QueueManager* qm = handle_.Queues();
+  quota::QueueLedger* qm = queues_;
   if (!qm || !qm->HasQueues()) return Status::Success();
   RefreshCapacity();
   // The minimum gang: the first `need` pending members of every unit, summed per queue.

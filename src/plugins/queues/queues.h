@@ -44,6 +44,7 @@
 
 #include "config/types.h"
 #include "framework/handle.h"
+#include "quota/manager.h"
 #include "framework/interface.h"
 #include "framework/registry.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
@@ -63,7 +64,8 @@ class Queues final : public framework::QueueSortPlugin,
  public:
   static constexpr std::string_view kName = "Queues";
 
-  explicit Queues(framework::Handle& h) : handle_(h), gang_sort_(h) {}
+  explicit Queues(framework::Handle& h)
+      : handle_(h), queues_(h.Service<quota::QueueLedger>()), gang_sort_(h) {}
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                       framework::Handle& h);
   std::string_view Name() const override { return kName; }
@@ -102,6 +104,7 @@ class Queues final : public framework::QueueSortPlugin,
                   const std::string& who, std::string* why);
 
   framework::Handle& handle_;
+  quota::QueueLedger* queues_;  // nullptr: the scheduler runs without queues
   gangscheduling::GangPrioritySort gang_sort_;
   // PodGroup cycle in progress (single scheduling thread): queue -> request of members
   // PreFilter let through so far, and the admitted gang's queue and request.

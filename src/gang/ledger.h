@@ -1,0 +1,74 @@
+// What plugins see of the gang state (GangScheduling, DefaultPreemption): the narrow
+// interface that gang::Manager implements and the scheduler hands to plugins through the
+// framework Handle (framework::ServiceRegistry), so that the framework never names the gang
+// module's classes. Thread-safe in every implementation.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/types.h"
+#include "gang/podgroup.h"
+
+namespace phalanx::gang {
+
+struct GangCounts {
+  int32_t pods = 0;     // member pods that exist (any state, not terminal)
+  int32_t pending = 0;  // not yet assumed or bound
+  int32_t assumed = 0;  // assumed by the scheduler, binding not yet confirmed
+  int32_t bound = 0;    // bound (running)
+  bool satisfied_once = false;  // reached minMember assumed+bound at some point
+};
+
+struct GangInfo {
+  std::string key;
+  std::shared_ptr<const PodGroupSpec> spec;  // nullptr: the gang object does not exist
+  GangRef ref;                               // how the first member named it
+  GangCounts counts;
+  std::vector<std::string> member_pods;      // pod keys, sorted
+  int32_t attempts = 0;                      // PodGroup cycles or Permit rounds
+  std::string last_reason;
+  api::Timestamp quorum_time = 0;            // when minMember pods existed
+  api::Timestamp satisfied_time = 0;         // when minMember were assumed/bound
+  api::Timestamp running_time = 0;           // when minMember were bound
+  bool has_quorum = false;                   // quorum_time is valid
+  bool running = false;                      // running_time is valid
+};
+
+// Spec and counts of one gang, without its member list.
+struct GangSummary {
+  std::shared_ptr<const PodGroupSpec> spec;  // nullptr: the gang object does not exist
+  GangCounts counts;
+};
+
+class GangLedger {
+ public:
+  virtual ~GangLedger() = default;
+
+  // The gang of a pod (cached per pod key), or nullopt.
+  virtual std::optional<GangRef> RefOf(const api::Pod& pod) const = 0;
+  // The same without copying: the gang's shared, immutable ref (nullptr when the pod has
+  // no gang); one map lookup, no string copies (hot paths).
+  virtual std::shared_ptr<const GangRef> RefPtrOf(const api::Pod& pod) const = 0;
+  // Snapshot of a gang's state; nullopt if no pod or object mentions the key. Copies the
+  // member list, O(members); with_members = false leaves it empty (O(1)).
+  virtual std::optional<GangInfo> Info(const std::string& gang_key,
+                                       bool with_members = true) const = 0;
+  // Spec and counts only, O(1) apart from the map lookup.
+  virtual std::optional<GangSummary> SummaryOf(const std::string& gang_key) const = 0;
+  // Keys of the gangs that must be placed together with `gang_key` (its GangGroup),
+  // including itself, sorted.
+  virtual std::vector<std::string> GroupOf(const std::string& gang_key) const = 0;
+  // True when the gang reached its quorum under its match policy (see Manager).
+  virtual bool Satisfied(const std::string& gang_key) const = 0;
+
+  // Bookkeeping of the scheduling cycle: a member was assumed (Reserve) / forgotten
+  // (Unreserve); a PodGroup cycle or Permit round ended ("" reason: it succeeded).
+  virtual void MarkAssumed(const api::Pod& pod, api::Timestamp now) = 0;
+  virtual void MarkForgotten(const api::Pod& pod) = 0;
+  virtual void RecordAttempt(const std::string& gang_key, const std::string& reason) = 0;
+};
+
+}  // namespace phalanx::gang

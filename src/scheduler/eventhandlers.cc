@@ -1,0 +1,224 @@
+// Informer callbacks (upstream pkg/scheduler/eventhandlers.go): they feed the cache
+// (assigned pods, nodes), the queue (pending pods of our profiles), the gang and queue
+// state, and turn changes into cluster events that move unschedulable pods back according
+// to queueing hints.
+#include "gang/manager.h"
+#include "quota/manager.h"
+#include "scheduler/gang_coordinator.h"
+#include "scheduler/podgroup_status.h"
+#include "scheduler/scheduler.h"
+#include "spdlog/spdlog.h"
+
+namespace phalanx::scheduler {
+
+using framework::PodInfo;
+using framework::Status;
+
+namespace {
+
+bool IsTerminal(const api::Pod& p) {
+  return p.status.phase == "Succeeded" || p.status.phase == "Failed";
+}
+bool IsAssigned(const api::Pod& p) { return !p.spec.node_name.empty(); }
+
+// Cache errors are the cache's state machine refusing an event (a pod added twice, a pod
+// removed that it never saw): the informer stream and the cache disagree. Nothing can be
+// undone here, so they are logged, never dropped silently.
+void LogCacheError(const char* op, const api::Pod& pod, const Status& s) {
+  if (!s.IsSuccess()) spdlog::warn("cache: {} {}: {}", op, pod.Key(), s.Message());
+}
+
+}  // namespace
+
+void Scheduler::AddEventHandlers(store::InformerFactory& inf) {
+  inf.AddPriorityClassHandlers(
+      {[this](const auto& pc) { OnPriorityClassAdd(pc); },
+       [this](const auto&, const auto& pc) { OnPriorityClassAdd(pc); },
+       [this](const auto& pc) { OnPriorityClassDelete(pc); }});
+  inf.AddNamespaceHandlers(
+      {[this](const std::shared_ptr<const api::Namespace>& n) { OnNamespaceSet(*n); },
+       [this](const std::shared_ptr<const api::Namespace>&,
+              const std::shared_ptr<const api::Namespace>& n) { OnNamespaceSet(*n); },
+       [this](const std::shared_ptr<const api::Namespace>& n) { OnNamespaceDelete(*n); }});
+  inf.AddObjectHandlers(
+      {[this](const api::UnstructuredPtr& o) { OnObjectAdd(o); },
+       [this](const api::UnstructuredPtr& o, const api::UnstructuredPtr& n) { OnObjectUpdate(o, n); },
+       [this](const api::UnstructuredPtr& o) { OnObjectDelete(o); }});
+  inf.AddNodeHandlers({[this](const api::NodePtr& n) { OnNodeAdd(n); },
+                       [this](const api::NodePtr& o, const api::NodePtr& n) { OnNodeUpdate(o, n); },
+                       [this](const api::NodePtr& n) { OnNodeDelete(n); }});
+  inf.AddPodHandlers({[this](const api::PodPtr& p) { OnPodAdd(p); },
+                      [this](const api::PodPtr& o, const api::PodPtr& n) { OnPodUpdate(o, n); },
+                      [this](const api::PodPtr& p) { OnPodDelete(p); }});
+}
+
+void Scheduler::Requeue(framework::EventResource resource, uint32_t action, const char* label,
+                        const framework::EventObjects& objs) {
+  queue_->MoveAllToActiveOrBackoffQueue({resource, action, label}, objs);
+}
+
+void Scheduler::OnNamespaceSet(const api::Namespace& ns) {
+  absl::MutexLock l(&ns_mu_);
+  namespace_labels_[ns.metadata.name] = ns.metadata.labels;
+}
+
+void Scheduler::OnNamespaceDelete(const api::Namespace& ns) {
+  absl::MutexLock l(&ns_mu_);
+  namespace_labels_.erase(ns.metadata.name);
+}
+
+void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
+  gangs_->OnObjectAdd(obj);
+  queues_->OnObjectAdd(obj);
+  framework::EventObjects objs;
+  objs.other_new = obj.get();
+  Requeue(framework::EventResource::kPodGroup, framework::kAdd, "PodGroupAdd", objs);
+}
+
+void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj) {
+  // Status-only updates (our own PodGroup status writes among them) carry nothing that
+  // could make a pod schedulable: the gang keeps its parsed spec, and no requeue, so they
+  // cannot churn gated pods.
+  const bool status_only = old_obj && OnlyStatusChanged(*old_obj, *obj);
+  if (status_only) {
+    gangs_->OnObjectStatusUpdate(obj);
+  } else {
+    gangs_->OnObjectUpdate(obj);
+  }
+  queues_->OnObjectUpdate(obj);
+  if (status_only) return;
+  framework::EventObjects objs;
+  objs.other_old = old_obj.get();
+  objs.other_new = obj.get();
+  Requeue(framework::EventResource::kPodGroup, framework::kUpdate, "PodGroupUpdate", objs);
+}
+
+void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) {
+  gangs_->OnObjectDelete(obj);
+  queues_->OnObjectDelete(obj);
+}
+
+void Scheduler::OnPodAdd(const api::PodPtr& pod) {
+  if (IsTerminal(*pod)) return;
+  gangs_->OnPodAdd(pod, opts_.clock->Now());
+  queues_->OnPodAdd(pod);
+  framework::EventObjects objs;
+  objs.new_pod = pod.get();
+  if (IsAssigned(*pod)) {
+    LogCacheError("add", *pod, cache_.AddPod(PodInfo::Make(pod)));
+    Requeue(framework::EventResource::kAssignedPod, framework::kAdd, "AssignedPodAdd", objs);
+    return;
+  }
+  if (!ResponsibleFor(*pod)) return;
+  auto info = PodInfo::Make(pod);
+  // A nomination from an earlier preemption (ours, or before a restart) is honoured.
+  if (!pod->status.nominated_node_name.empty()) {
+    queue_->nominator().Add(info, pod->status.nominated_node_name);
+  }
+  // The member that completes its gang's quorum activates the gang (and its GangGroup):
+  // the others were gated at PreEnqueue waiting for it. Added and activated at once, so
+  // that no member is in flight when the others are activated (that would count as a
+  // move request and send the gang's first failed attempt to backoffQ for a second one).
+  std::vector<std::string> keys = gang_coordinator_->MembersToActivate(*pod);
+  if (keys.empty()) {
+    queue_->Add(std::move(info));
+  } else {
+    queue_->AddAndActivate(std::move(info), keys);
+  }
+  // Pods waiting for their gang's other members may now pass PreEnqueue.
+  Requeue(framework::EventResource::kUnscheduledPod, framework::kAdd, "UnscheduledPodAdd", objs);
+}
+
+void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+  gangs_->OnPodUpdate(old_pod, new_pod, opts_.clock->Now());
+  queues_->OnPodUpdate(old_pod, new_pod);
+  if (IsAssigned(*old_pod)) {
+    if (IsTerminal(*new_pod)) {
+      OnPodDelete(old_pod);
+      return;
+    }
+    LogCacheError("update", *new_pod, cache_.UpdatePod(*old_pod, PodInfo::Make(new_pod)));
+    uint32_t actions = framework::PodUpdateActions(*old_pod, *new_pod);
+    if (actions != 0) {
+      framework::EventObjects objs;
+      objs.old_pod = old_pod.get();
+      objs.new_pod = new_pod.get();
+      Requeue(framework::EventResource::kAssignedPod, actions, "AssignedPodUpdate", objs);
+    }
+    return;
+  }
+  if (IsAssigned(*new_pod)) {
+    OnPodBound(old_pod, new_pod);
+    return;
+  }
+  if (!ResponsibleFor(*new_pod)) return;
+  if (IsTerminal(*new_pod)) {
+    queue_->Delete(*old_pod);
+    return;
+  }
+  auto info = PodInfo::Make(new_pod);
+  if (new_pod->status.nominated_node_name != old_pod->status.nominated_node_name) {
+    if (new_pod->status.nominated_node_name.empty()) {
+      queue_->nominator().Delete(*new_pod);
+    } else {
+      queue_->nominator().Add(info, new_pod->status.nominated_node_name);
+    }
+  }
+  queue_->Update(*old_pod, std::move(info));
+}
+
+void Scheduler::OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+  // The pod was bound (by us or by someone else).
+  queue_->Delete(*old_pod);
+  gang_coordinator_->OnMemberBound(new_pod);
+  if (IsTerminal(*new_pod)) return;
+  LogCacheError("add", *new_pod, cache_.AddPod(PodInfo::Make(new_pod)));
+  framework::EventObjects objs;
+  objs.new_pod = new_pod.get();
+  Requeue(framework::EventResource::kAssignedPod, framework::kAdd, "AssignedPodAdd", objs);
+}
+
+void Scheduler::OnPodDelete(const api::PodPtr& pod) {
+  gangs_->OnPodDelete(pod);
+  queues_->OnPodDelete(pod);
+  if (IsAssigned(*pod)) {
+    LogCacheError("remove", *pod, cache_.RemovePod(*pod));
+    framework::EventObjects objs;
+    objs.old_pod = pod.get();
+    Requeue(framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete", objs);
+    return;
+  }
+  queue_->Delete(*pod);
+  if (auto* fw = ProfileFor(*pod)) fw->RejectWaitingPod(pod->metadata.uid);
+}
+
+void Scheduler::OnNodeAdd(const api::NodePtr& node) {
+  cache_.AddNode(node);
+  framework::EventObjects objs;
+  objs.new_node = node.get();
+  Requeue(framework::EventResource::kNode, framework::kAdd, "NodeAdd", objs);
+}
+
+void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node) {
+  cache_.UpdateNode(new_node);
+  uint32_t actions = framework::NodeUpdateActions(*old_node, *new_node);
+  if (actions == 0) return;
+  framework::EventObjects objs;
+  objs.old_node = old_node.get();
+  objs.new_node = new_node.get();
+  Requeue(framework::EventResource::kNode, actions, "NodeUpdate", objs);
+}
+
+void Scheduler::OnNodeDelete(const api::NodePtr& node) { cache_.RemoveNode(*node); }
+
+void Scheduler::OnPriorityClassAdd(const std::shared_ptr<const api::PriorityClass>& pc) {
+  absl::MutexLock l(&pc_mu_);
+  priority_classes_[pc->metadata.name] = pc;
+}
+
+void Scheduler::OnPriorityClassDelete(const std::shared_ptr<const api::PriorityClass>& pc) {
+  absl::MutexLock l(&pc_mu_);
+  priority_classes_.erase(pc->metadata.name);
+}
+
+}  // namespace phalanx::scheduler

@@ -1,0 +1,115 @@
+#include "scheduler/gang_coordinator.h"
+
+#include <utility>
+
+namespace phalanx::scheduler {
+
+std::vector<std::string> GangCoordinator::MembersToActivate(const api::Pod& pod) const {
+  std::vector<std::string> keys;
+  auto ref = gangs_.RefOf(pod);
+  if (!ref) return keys;
+  auto sum = gangs_.SummaryOf(ref->key);
+  if (!sum || !sum->spec || sum->counts.pods != sum->spec->min_member) return keys;
+  for (const auto& g : gangs_.GroupOf(ref->key)) {
+    if (auto gi = gangs_.Info(g)) keys.insert(keys.end(), gi->member_pods.begin(), gi->member_pods.end());
+  }
+  return keys;
+}
+
+void GangCoordinator::OnMemberBound(const api::PodPtr& pod) {
+  auto ref = gangs_.RefOf(*pod);
+  if (!ref) return;
+  {
+    absl::MutexLock l(&mu_);
+    if (committing_.count(ref->key)) {
+      last_bound_[ref->key] = pod;
+      return;
+    }
+  }
+  // With the binding pool a gang's members bind on several threads: the binding that
+  // completes last writes the status (its counts include every earlier one), not one
+  // write per member; a failed binding writes instead if it was the last.
+  if (!BindingsInFlight(ref->key)) WriteStatus(ref->key, GangOutcome::kNone, "", pod.get());
+}
+
+void GangCoordinator::OnBindingFailed(const api::Pod& pod) {
+  if (auto ref = gangs_.RefOf(pod); ref && !BindingsInFlight(ref->key)) {
+    WriteStatus(ref->key, GangOutcome::kNone, "", nullptr);
+  }
+}
+
+void GangCoordinator::BeginCommit(const framework::PodGroupPlan& plan) {
+  absl::MutexLock l(&mu_);
+  for (const auto& u : plan.units) committing_.insert(u.key);
+}
+
+std::map<std::string, api::PodPtr> GangCoordinator::EndCommit(const framework::PodGroupPlan& plan) {
+  std::map<std::string, api::PodPtr> last;
+  absl::MutexLock l(&mu_);
+  for (const auto& u : plan.units) {
+    committing_.erase(u.key);
+    if (auto it = last_bound_.find(u.key); it != last_bound_.end()) {
+      last[u.key] = std::move(it->second);
+      last_bound_.erase(it);
+    }
+  }
+  return last;
+}
+
+void GangCoordinator::RecordCommitted(const framework::PodGroupPlan& plan,
+                                      const std::vector<int32_t>& placed_per_unit) {
+  for (size_t i = 0; i < plan.units.size(); ++i) {
+    const auto& u = plan.units[i];
+    RecordEvent(u, true, "gang " + u.key + ": " + std::to_string(placed_per_unit[i]) +
+                             " members placed");
+  }
+}
+
+void GangCoordinator::WriteCommittedStatus(const framework::PodGroupPlan& plan,
+                                           const std::map<std::string, api::PodPtr>& last_bound) {
+  for (const auto& u : plan.units) {
+    if (BindingsInFlight(u.key)) continue;
+    auto it = last_bound.find(u.key);
+    WriteStatus(u.key, GangOutcome::kPlaced, "", it == last_bound.end() ? nullptr : it->second.get());
+  }
+}
+
+void GangCoordinator::RecordRejected(const framework::PodGroupPlan& plan, const std::string& message) {
+  for (const auto& u : plan.units) RecordEvent(u, false, "gang " + message);
+}
+
+void GangCoordinator::WriteRejectedStatus(const framework::PodGroupPlan& plan,
+                                          const std::string& message) {
+  for (const auto& u : plan.units) WriteStatus(u.key, GangOutcome::kUnschedulable, message, nullptr);
+}
+
+bool GangCoordinator::BindingsInFlight(const std::string& gang_key) const {
+  auto sum = gangs_.SummaryOf(gang_key);
+  return sum && sum->counts.assumed > 0;
+}
+
+// An Event on the gang's own object (dialects that have one), so that a Pending gang is
+// never opaque: "gang nlp/giant: 1 of 5 pending members fit, 5 needed; ...".
+void GangCoordinator::RecordEvent(const framework::PodGroupUnit& unit, bool ok,
+                                  const std::string& message) {
+  auto info = gangs_.SummaryOf(unit.key);
+  if (!info || !info->spec) return;
+  const gang::PodGroupSpec& spec = *info->spec;
+  std::string api_version, kind = "PodGroup";
+  switch (spec.dialect) {
+    case gang::Dialect::kCoscheduling: api_version = "scheduling.x-k8s.io/v1alpha1"; break;
+    case gang::Dialect::kVolcano: api_version = "scheduling.volcano.sh/v1beta1"; break;
+    case gang::Dialect::kKAI: api_version = "scheduling.run.ai/v2alpha2"; break;
+    case gang::Dialect::kWorkload:
+      api_version = "scheduling.k8s.io/v1alpha1";
+      kind = "Workload";
+      break;
+    default: return;  // annotation-defined or derived gangs have no object of their own
+  }
+  std::string name = spec.name;
+  if (spec.dialect == gang::Dialect::kWorkload) name = name.substr(0, name.find('/'));
+  client_.RecordObjectEvent(api_version, kind, spec.namespace_, name, ok ? "Normal" : "Warning",
+                            ok ? "Scheduled" : "FailedScheduling", message);
+}
+
+}  // namespace phalanx::scheduler

@@ -1,0 +1,86 @@
+// The gang side of the scheduler: the one owner of what happens to a gang outside the
+// plugins — which members to activate when a gang reaches its quorum, the Events on the
+// gang's own object, and its PodGroup status (computed by podgroup_status.h, written
+// through the ClusterClient). The event handlers, the PodGroup cycle and the binding
+// cycle report to it; none of them writes gang status or events themselves.
+//
+// Status writes are coalesced as the scheduler-plugins PodGroup controller would see
+// them: while a PodGroup commit is in progress (BeginCommit .. EndCommit, inline
+// bindings), members observed bound only record themselves, and the commit writes each
+// gang's status once; with the binding pool, the binding that completes last writes it
+// (a gang with members still assumed leaves the write to them).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "api/types.h"
+#include "framework/handle.h"
+#include "framework/interface.h"
+#include "gang/manager.h"
+#include "scheduler/podgroup_status.h"
+
+namespace phalanx::scheduler {
+
+class GangCoordinator {
+ public:
+  // `gangs` and `client` must outlive the coordinator.
+  GangCoordinator(gang::Manager& gangs, framework::ClusterClient& client)
+      : gangs_(gangs), client_(client) {}
+
+  // Quorum activation: when `pod` (just added, pending) is the member that brings its gang
+  // to minMember pods, the keys of every member of its GangGroup (gated at PreEnqueue
+  // waiting for it) — to be activated together with it; otherwise empty.
+  std::vector<std::string> MembersToActivate(const api::Pod& pod) const;
+
+  // A member of a gang was observed bound (`pod` has spec.nodeName).
+  void OnMemberBound(const api::PodPtr& pod) ABSL_LOCKS_EXCLUDED(mu_);
+  // A member's binding cycle failed and it was forgotten: the members that bound before it
+  // left the status write to the last binding, which this was.
+  void OnBindingFailed(const api::Pod& pod);
+
+  // A PodGroup commit of `plan` with inline bindings starts: member bindings of its gangs
+  // are coalesced until EndCommit, which returns the last bound member of each (by key).
+  void BeginCommit(const framework::PodGroupPlan& plan) ABSL_LOCKS_EXCLUDED(mu_);
+  std::map<std::string, api::PodPtr> EndCommit(const framework::PodGroupPlan& plan)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A PodGroup cycle committed `plan`: one Normal/Scheduled Event per unit ("gang K: N
+  // members placed", N from `placed_per_unit`).
+  void RecordCommitted(const framework::PodGroupPlan& plan,
+                       const std::vector<int32_t>& placed_per_unit);
+  // After RecordCommitted and the plugins' PodGroupCycleDone: each unit's status
+  // (kPlaced), unless members are still assumed; `last_bound` from EndCommit supplies
+  // status.occupiedBy.
+  void WriteCommittedStatus(const framework::PodGroupPlan& plan,
+                            const std::map<std::string, api::PodPtr>& last_bound);
+  // A PodGroup cycle rejected `plan` with `message`: a Warning/FailedScheduling Event
+  // ("gang " + message) per unit.
+  void RecordRejected(const framework::PodGroupPlan& plan, const std::string& message);
+  // After RecordRejected and PodGroupCycleDone: each unit's status (kUnschedulable).
+  void WriteRejectedStatus(const framework::PodGroupPlan& plan, const std::string& message);
+
+  // True while members of the gang are assumed (binding, held for the pool, or waiting in
+  // Permit): their completion will write the gang's status.
+  bool BindingsInFlight(const std::string& gang_key) const;
+
+ private:
+  void RecordEvent(const framework::PodGroupUnit& unit, bool ok, const std::string& message);
+  void WriteStatus(const std::string& gang_key, GangOutcome outcome, std::string_view message,
+                   const api::Pod* member) {
+    WritePodGroupStatus(gangs_, client_, gang_key, outcome, message, member);
+  }
+
+  gang::Manager& gangs_;
+  framework::ClusterClient& client_;
+  mutable absl::Mutex mu_;
+  std::set<std::string> committing_ ABSL_GUARDED_BY(mu_);  // gang keys
+  std::map<std::string, api::PodPtr> last_bound_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace phalanx::scheduler

@@ -1,0 +1,544 @@
+// The scheduling cycle of one pod and its binding cycle (upstream
+// pkg/scheduler/schedule_one.go): pop, snapshot, PreFilter / Filter / PostFilter /
+// PreScore / Score / NormalizeScore, selectHost, assume, Reserve, Permit; then WaitOnPermit,
+// PreBind, Bind, PostBind on the binding pool (or inline).
+#include <algorithm>
+#include <map>
+
+#include "scheduler/binding_pool.h"
+#include "scheduler/gang_coordinator.h"
+#include "scheduler/scheduler.h"
+#include "spdlog/spdlog.h"
+
+namespace phalanx::scheduler {
+
+using framework::Code;
+using framework::CycleState;
+using framework::NodeInfo;
+using framework::PodInfo;
+using framework::PodInfoPtr;
+using framework::QueuedPodInfoPtr;
+using framework::Status;
+
+namespace {
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+// How far ahead of the node being filtered its NodeInfo is prefetched.
+constexpr size_t kPrefetchDistance = 6;
+
+// A cache refusal in the scheduling path (assume / forget / finish binding) is logged.
+void LogCacheError(const char* op, const api::Pod& pod, const Status& s) {
+  if (!s.IsSuccess()) spdlog::warn("cache: {} {}: {}", op, pod.Key(), s.Message());
+}
+
+void RecordRejection(Diagnosis* diag, const Status& s) {
+  if (s.code() == Code::kPending) {
+    diag->pending_plugins.insert(s.plugin());
+  } else {
+    diag->unschedulable_plugins.insert(s.plugin());
+  }
+}
+}  // namespace
+
+std::string Diagnosis::Message() const {
+  std::string msg;
+  if (!pre_filter_msg.empty()) {
+    msg = "0/" + std::to_string(num_all_nodes) + " nodes are available: " + pre_filter_msg + ".";
+  } else {
+    std::map<std::string, size_t> hist;
+    for (const auto& [node, st] : node_statuses) {
+      for (const auto& r : st.reasons()) ++hist[r];
+    }
+    // Nodes left out by PreFilterResult count under the absent-nodes reason (upstream
+    // FitError.Error: NumAllNodes - NodeToStatus.Len()).
+    const int absent = num_all_nodes - static_cast<int>(node_statuses.size());
+    if (!absent_nodes_reason.empty() && absent > 0) hist[absent_nodes_reason] += absent;
+    msg = framework::NodesAvailableMessage(static_cast<size_t>(num_all_nodes), hist);
+  }
+  if (!post_filter_msg.empty()) msg += " " + post_filter_msg + ".";
+  return msg;
+}
+
+// ---- the scheduling algorithm ----
+
+int Scheduler::NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) const {
+  if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
+  if (percentage == 0) {
+    percentage = 50 - num_all_nodes / 125;
+    if (percentage < kMinFeasibleNodesPercentageToFind) percentage = kMinFeasibleNodesPercentageToFind;
+  }
+  int n = static_cast<int>(static_cast<int64_t>(num_all_nodes) * percentage / 100);
+  if (n < kMinFeasibleNodesToFind) return kMinFeasibleNodesToFind;
+  return n;
+}
+
+void Scheduler::SyncNominatedLookups() {
+  changed_nominations_.clear();
+  if (queue_->nominator().DrainChanged(&changed_nominations_)) {
+    for (const auto& name : changed_nominations_) {
+      if (const NodeInfo* ni = snapshot_.Get(name)) ni->reset_nominated_lookup();
+    }
+  } else {
+    for (const NodeInfo* ni : snapshot_.List()) ni->reset_nominated_lookup();
+  }
+}
+
+void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* follow,
+                                    ScheduleResult* result, bool* placed) {
+  if (placed) *placed = false;
+  pass.feasible->clear();
+  SyncNominatedLookups();
+  const auto& all = snapshot_.List();
+  Diagnosis* diag = pass.diag;
+  diag->num_all_nodes = static_cast<int>(all.size());
+  framework::PreFilterResult pfr;
+  Status s = pass.fwk.RunPreFilterPlugins(pass.state, pass.pod, &pfr);
+  if (!s.IsSuccess()) {
+    if (!s.IsRejected()) {
+      *pass.err = std::move(s);
+      return;
+    }
+    diag->pre_filter_msg = s.Message();
+    RecordRejection(diag, s);
+    for (const auto* ni : all) diag->node_statuses.emplace_back(ni->name(), s);
+    return;
+  }
+  if (follow && pfr.all_nodes) {
+    if (ScheduleFromBatch(pass.fwk, pass.state, pass.pod, follow, result, pass.err)) {
+      *placed = true;
+      return;
+    }
+    if (!pass.err->IsSuccess()) return;
+  }
+  if (follow) follow->Reset();
+  if (const NodeInfo* ni = EvaluateNominatedNode(pass, pfr)) {
+    pass.feasible->push_back(ni);
+    return;
+  }
+  if (!pfr.all_nodes) {
+    std::string names;
+    for (const auto& p : pfr.narrowed_by) names += (names.empty() ? "" : " ") + p;
+    diag->absent_nodes_reason = "node(s) didn't satisfy plugin(s) [" + names + "]";
+  }
+  if (pfr.all_nodes && !pass.restriction) {
+    FilterNodes(pass, all);
+    return;
+  }
+  std::vector<const NodeInfo*> subset;
+  for (const auto* ni : all) {
+    if ((pfr.all_nodes || pfr.node_names.count(ni->name())) &&
+        (!pass.restriction || pass.restriction->count(ni->name()))) {
+      subset.push_back(ni);
+    }
+  }
+  FilterNodes(pass, subset);
+}
+
+const NodeInfo* Scheduler::EvaluateNominatedNode(const FilterPass& pass,
+                                                 const framework::PreFilterResult& pfr) {
+  const std::string& nominated = pass.pod.pod->status.nominated_node_name;
+  if (nominated.empty() || (pass.restriction && !pass.restriction->count(nominated))) {
+    return nullptr;
+  }
+  const NodeInfo* ni = snapshot_.Get(nominated);
+  if (!ni || !(pfr.all_nodes || pfr.node_names.count(nominated))) return nullptr;
+  Status fs = pass.fwk.RunFilterPluginsWithNominatedPods(pass.state, pass.pod, *ni);
+  return fs.IsSuccess() ? ni : nullptr;
+}
+
+void Scheduler::FilterNodes(const FilterPass& pass, const std::vector<const NodeInfo*>& nodes) {
+  framework::Framework& fwk = pass.fwk;
+  std::vector<const NodeInfo*>* feasible = pass.feasible;
+  const size_t n = nodes.size();
+  if (n == 0) return;
+  const size_t to_find =
+      static_cast<size_t>(NumFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), static_cast<int>(n)));
+  const size_t start = next_start_node_index_ % n;
+  if (!fwk.HasFilterPlugins()) {
+    for (size_t i = 0; i < std::min(n, to_find); ++i) feasible->push_back(nodes[(start + i) % n]);
+    next_start_node_index_ = (start + feasible->size()) % n;
+    return;
+  }
+  const bool check_nominated = !queue_->nominator().Empty();
+  framework::ExtensionPointTimer timer(fwk.extension_point_observer(),
+                                       framework::ExtensionPoint::kFilter);
+  statuses_.resize(n);
+  fits_.resize(n);  // every index of a block is written before it is read
+  // Blocks of nodes are filtered in parallel; feasible nodes are then taken in node order
+  // so that the result does not depend on thread timing.
+  const size_t block = std::max<size_t>(to_find, 256);
+  size_t processed = 0;
+  bool failed = false;
+  for (size_t b = 0; b < n && feasible->size() < to_find && !failed; b += block) {
+    const size_t e = std::min(n, b + block);
+    parallelizer_->Until(e - b, 16, [&](size_t lo, size_t hi) {
+      const size_t end = b + hi;
+      for (size_t k = b + lo; k < end; ++k) {
+        if (k + kPrefetchDistance < end) nodes[(start + k + kPrefetchDistance) % n]->Prefetch();
+        const NodeInfo& ni = *nodes[(start + k) % n];
+        Status fs = check_nominated ? fwk.RunFilterPluginsWithNominatedPods(pass.state, pass.pod, ni)
+                                    : fwk.RunFilterPlugins(pass.state, pass.pod, ni);
+        if (fs.IsSuccess()) {
+          fits_[k] = 1;  // statuses_[k] is not read for feasible nodes
+        } else {
+          fits_[k] = 0;
+          statuses_[k] = std::move(fs);
+        }
+      }
+    });
+    for (size_t k = b; k < e; ++k) {
+      ++processed;
+      const NodeInfo* ni = nodes[(start + k) % n];
+      if (fits_[k]) {
+        feasible->push_back(ni);
+        if (feasible->size() >= to_find) break;
+        continue;
+      }
+      Status& fs = statuses_[k];
+      if (fs.IsError()) {
+        *pass.err = std::move(fs);
+        failed = true;
+        break;
+      }
+      RecordRejection(pass.diag, fs);
+      pass.diag->node_statuses.emplace_back(ni->name(), std::move(fs));
+    }
+  }
+  next_start_node_index_ = (start + processed) % n;
+}
+
+bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state,
+                                  const PodInfo& pod, PlacementBatch* batch,
+                                  ScheduleResult* result, Status* err) {
+  auto& nodes = batch->nodes;
+  if (nodes.empty() || batch->chosen >= nodes.size()) return false;
+  // Only the node the previous pod took has changed for this pod (the signature).
+  const size_t i = batch->chosen;
+  Status fs;
+  {
+    framework::ExtensionPointTimer timer(fwk.extension_point_observer(),
+                                         framework::ExtensionPoint::kFilter);
+    fs = queue_->nominator().Empty() ? fwk.RunFilterPlugins(state, pod, *nodes[i])
+                                     : fwk.RunFilterPluginsWithNominatedPods(state, pod, *nodes[i]);
+  }
+  if (fs.IsError()) {
+    *err = std::move(fs);
+    return false;
+  }
+  const bool removed = !fs.IsSuccess();
+  if (removed) {
+    nodes.erase(nodes.begin() + static_cast<ptrdiff_t>(i));
+    if (nodes.empty()) return false;
+  }
+  // With one node left there is no choice to make, but a dropped node still leaves the
+  // table and totals (scores are normalized again over the remaining node).
+  if (batch->scored && (nodes.size() > 1 || removed)) {
+    Status s = fwk.RunPreScorePlugins(state, pod, nodes);
+    if (!s.IsSuccess()) {
+      *err = std::move(s);
+      return false;
+    }
+    if (fwk.HasScorePlugins()) {
+      if (!fwk.RescoreScoreTable(state, pod, nodes, i, removed, &batch->table, &batch->totals,
+                                 &s)) {
+        return false;  // the plugins that score this pod differ: schedule it in full
+      }
+      if (!s.IsSuccess()) {
+        *err = std::move(s);
+        return false;
+      }
+    } else {
+      batch->totals.assign(nodes.size(), 1);
+    }
+    batch->chosen = SelectHost(batch->totals);
+  } else {
+    batch->chosen = 0;  // one node left (a batch without scores started with one node)
+  }
+  result->suggested_host = nodes[batch->chosen]->name();
+  result->feasible_nodes = static_cast<int>(nodes.size());
+  result->evaluated_nodes = static_cast<int>(nodes.size());
+  ++batch->batched_pods;
+  return true;
+}
+
+size_t Scheduler::SelectHost(const std::vector<int64_t>& totals) {
+  // Uniform among the highest totals, as upstream's reservoir sampling (one draw per
+  // tie), with one draw per call: count the ties, draw which one, find it.
+  int64_t max_score = totals[0];
+  uint64_t count = 1;
+  for (size_t i = 1; i < totals.size(); ++i) {
+    if (totals[i] > max_score) {
+      max_score = totals[i];
+      count = 1;
+    } else if (totals[i] == max_score) {
+      ++count;
+    }
+  }
+  uint64_t pick = count == 1 ? 0 : Random(count);
+  for (size_t i = 0;; ++i) {
+    if (totals[i] == max_score && pick-- == 0) return i;
+  }
+}
+
+Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, const PodInfo& pod,
+                              ScheduleResult* result, Diagnosis* diag, PlacementBatch* batch,
+                              const std::set<std::string>* restriction) {
+  if (snapshot_.NumNodes() == 0) return Status::Error("no nodes available to schedule pods");
+  // A pod of the batch's signature is placed from it (the restriction is fixed for the
+  // batch's life: the PodGroup cycle makes one batch per placement attempt).
+  PlacementBatch* follow =
+      batch && batch->canonical && fwk.SameSignature(*batch->canonical, pod) ? batch : nullptr;
+  std::vector<const NodeInfo*> feasible;
+  Status err;
+  bool placed = false;
+  FindNodesThatFitPod({fwk, state, pod, diag, &feasible, &err, restriction}, follow, result,
+                      &placed);
+  if (placed) return Status::Success();
+  if (batch) batch->Reset();
+  if (!err.IsSuccess()) return err;
+  if (feasible.empty()) return Status(Code::kUnschedulable, diag->Message());
+  result->feasible_nodes = static_cast<int>(feasible.size());
+  result->evaluated_nodes = static_cast<int>(feasible.size() + diag->node_statuses.size());
+  const bool start_batch = batch && fwk.SameSignature(pod, pod);
+  if (feasible.size() == 1) {
+    result->suggested_host = feasible[0]->name();
+    if (start_batch) {
+      batch->canonical = &pod;
+      batch->nodes = std::move(feasible);
+      batch->chosen = 0;
+    }
+    return Status::Success();
+  }
+  return PrioritizeNodes(fwk, state, pod, feasible, result, start_batch ? batch : nullptr);
+}
+
+Status Scheduler::PrioritizeNodes(framework::Framework& fwk, CycleState& state, const PodInfo& pod,
+                                  std::vector<const NodeInfo*>& feasible, ScheduleResult* result,
+                                  PlacementBatch* batch) {
+  Status s = fwk.RunPreScorePlugins(state, pod, feasible);
+  if (!s.IsSuccess()) return s;
+  std::vector<int64_t> totals;
+  if (fwk.HasScorePlugins()) {
+    s = fwk.RunScorePlugins(state, pod, feasible, &totals, batch ? &batch->table : nullptr);
+    if (!s.IsSuccess()) return s;
+  } else {
+    totals.assign(feasible.size(), 1);
+  }
+  const size_t best = SelectHost(totals);
+  result->suggested_host = feasible[best]->name();
+  if (batch) {
+    batch->canonical = &pod;
+    batch->nodes = std::move(feasible);
+    batch->totals = std::move(totals);
+    batch->scored = true;
+    batch->chosen = best;
+  }
+  return Status::Success();
+}
+
+// ---- scheduleOne ----
+
+bool Scheduler::ScheduleOne(bool blocking) {
+  QueuedPodInfoPtr qp = blocking ? queue_->Pop() : queue_->TryPop();
+  if (!qp) return false;
+  const int64_t cycle = queue_->SchedulingCycle();
+  PodInfoPtr pod = qp->pod_info;
+  framework::Framework* fwk = ProfileFor(*pod->pod);
+  if (!fwk) return true;
+  if (pod->pod->metadata.deletion_timestamp || cache_.IsAssumedPod(*pod->pod)) return true;
+  CountAttempts(1);
+  if (fwk->HasPodGroupPlugins()) {
+    framework::PodGroupPlan plan;
+    Status ps = fwk->RunPlanPodGroup(*pod, &plan);
+    if (!ps.IsSuccess()) {
+      if (ps.IsRejected()) qp->unschedulable_plugins = {ps.plugin()};
+      HandleSchedulingFailure(*fwk, qp, ps, nullptr, "", cycle);
+      return true;
+    }
+    if (!plan.empty()) {
+      RunPodGroupCycle(fwk, qp, plan, cycle);
+      return true;
+    }
+  }
+  cache_.UpdateSnapshot(&snapshot_);
+  auto state = std::make_shared<CycleState>();
+  ScheduleResult result;
+  Diagnosis diag;
+  Status s = SchedulePod(*fwk, *state, *pod, &result, &diag);
+  if (!s.IsSuccess()) {
+    HandleFailedAttempt(*fwk, qp, *state, std::move(s), diag, cycle);
+    return true;
+  }
+  CommitPod(fwk, qp, std::move(state), result.suggested_host, cycle);
+  return true;
+}
+
+void Scheduler::HandleFailedAttempt(framework::Framework& fwk, const QueuedPodInfoPtr& qp,
+                                    CycleState& state, Status s, Diagnosis& diag, int64_t cycle) {
+  std::string nominated;
+  if (s.IsRejected() && fwk.HasPostFilterPlugins()) {
+    framework::NodeToStatus m;
+    for (auto& [name, st] : diag.node_statuses) {
+      if (const NodeInfo* ni = snapshot_.Get(name)) m.statuses.emplace_back(ni, st);
+    }
+    framework::PostFilterResult pr;
+    Status ps = fwk.RunPostFilterPlugins(state, *qp->pod_info, m, &pr);
+    if (ps.IsSuccess()) {
+      nominated = pr.nominated_node_name;
+    } else if (ps.IsRejected()) {
+      diag.post_filter_msg = ps.Message();
+    }
+    if (!diag.post_filter_msg.empty() || !nominated.empty()) s = Status(s.code(), diag.Message());
+  }
+  HandleSchedulingFailure(fwk, qp, s, s.IsRejected() ? &diag : nullptr, nominated, cycle);
+}
+
+void Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
+                          std::shared_ptr<CycleState> state, const std::string& host,
+                          int64_t cycle, PodInfoPtr assumed, std::shared_ptr<BindingBatch> hold) {
+  // Assume: the pod counts on its node before the binding is confirmed.
+  const PodInfoPtr& pod = qp->pod_info;
+  if (!assumed) {
+    auto copy = std::make_shared<api::Pod>(*pod->pod);
+    copy->spec.node_name = host;
+    assumed = PodInfo::Make(std::move(copy));
+  }
+  const api::PodPtr& assumed_pod = assumed->pod;
+  Status as = cache_.AssumePod(assumed);
+  if (!as.IsSuccess()) {
+    HandleSchedulingFailure(*fwk, qp, as, nullptr, "", cycle);
+    return;
+  }
+  queue_->nominator().Delete(*pod->pod);
+  auto undo = [&](const Status& st) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+    LogCacheError("forget", *assumed_pod, cache_.ForgetPod(*assumed_pod));
+    if (st.IsRejected()) qp->unschedulable_plugins = {st.plugin()};
+    HandleSchedulingFailure(*fwk, qp, st, nullptr, "", cycle);
+  };
+  Status rs = fwk->RunReservePluginsReserve(*state, *assumed, host);
+  if (!rs.IsSuccess()) {
+    undo(rs);
+    return;
+  }
+  Status ps = fwk->RunPermitPlugins(
+      *state, *assumed, host, [this, fwk, state, qp, assumed, cycle, hold](Status outcome) {
+        SubmitBinding(
+            [this, fwk, state, qp, assumed, cycle, outcome]() mutable {
+              RunBindingCycle(fwk, state, qp, assumed, cycle, std::move(outcome));
+            },
+            hold.get());
+      });
+  if (ps.IsWait()) return;
+  if (!ps.IsSuccess()) {
+    undo(ps);
+    return;
+  }
+  SubmitBinding(
+      [this, fwk, state, qp, assumed, cycle]() {
+        RunBindingCycle(fwk, state, qp, assumed, cycle, Status::Success());
+      },
+      hold.get());
+}
+
+void Scheduler::SubmitBinding(std::function<void()> fn, BindingBatch* hold) {
+  if (!binding_pool_) {
+    fn();
+    return;
+  }
+  if (hold && hold->Hold(fn)) return;
+  binding_pool_->Submit(std::move(fn));
+}
+
+void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<CycleState> state,
+                                QueuedPodInfoPtr qp, PodInfoPtr assumed, int64_t cycle,
+                                Status permit_status) {
+  const std::string& host = assumed->pod->spec.node_name;
+  Status s = std::move(permit_status);
+  if (s.IsSuccess()) s = fwk->RunPreBindPlugins(*state, *assumed, host);
+  // A node deleted while the binding waited (Permit, a rate-limited client's backlog,
+  // PreBind) would get a pod that the pod GC then deletes: fail the binding instead, so
+  // the pod is forgotten and requeued. Upstream v1.20 binds regardless (the API server does
+  // not check the node); the fault test load_churn saw bindings sent 35 s after deletion.
+  if (s.IsSuccess() && !cache_.HasNode(host)) {
+    s = Status::Error("node " + host + " was deleted before pod " + assumed->pod->Key() +
+                      " could be bound to it");
+  }
+  if (s.IsSuccess()) {
+    s = fwk->RunBindPlugins(*state, *assumed, host);
+    if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
+  }
+  if (s.IsSuccess()) {
+    LogCacheError("finish binding", *assumed->pod,
+                  cache_.FinishBinding(*assumed->pod, opts_.clock->Now()));
+    fwk->RunPostBindPlugins(*state, *assumed, host);
+    {
+      absl::MutexLock l(&stats_mu_);
+      ++stats_.scheduled;
+    }
+    opts_.client->RecordEvent(*assumed->pod, "Normal", "Scheduled",
+                              "Successfully assigned " + assumed->pod->Key() + " to " + host);
+    if (on_bound) on_bound(*assumed->pod, host);
+    return;
+  }
+  // Binding cycle failed: undo and requeue (upstream handleBindingCycleError).
+  fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+  LogCacheError("forget", *assumed->pod, cache_.ForgetPod(*assumed->pod));
+  {
+    absl::MutexLock l(&stats_mu_);
+    ++stats_.bind_failures;
+  }
+  gang_coordinator_->OnBindingFailed(*assumed->pod);
+  framework::EventObjects objs;
+  objs.old_pod = assumed->pod.get();
+  Requeue(framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete", objs);
+  if (s.IsRejected()) qp->unschedulable_plugins = {s.plugin()};
+  HandleSchedulingFailure(*fwk, qp, s, nullptr, "", cycle);
+}
+
+void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedPodInfoPtr& qp,
+                                        const Status& status, const Diagnosis* diag,
+                                        const std::string& nominated, int64_t cycle,
+                                        const std::vector<std::string>* reasons) {
+  {
+    absl::MutexLock l(&stats_mu_);
+    if (status.IsRejected()) {
+      ++stats_.unschedulable;
+    } else {
+      ++stats_.errors;
+    }
+  }
+  if (diag) {
+    qp->unschedulable_plugins = diag->unschedulable_plugins;
+    qp->pending_plugins = diag->pending_plugins;
+  } else if (!status.IsRejected()) {
+    qp->unschedulable_plugins.clear();
+    qp->pending_plugins.clear();
+  }
+  std::string msg = status.Message();
+  qp->last_failure_message = msg;
+  qp->last_failure_reasons.clear();
+  if (diag) {
+    std::set<std::string> distinct;
+    if (!diag->pre_filter_msg.empty()) distinct.insert(diag->pre_filter_msg);
+    for (const auto& [node, st] : diag->node_statuses) {
+      for (const auto& r : st.reasons()) distinct.insert(r);
+    }
+    qp->last_failure_reasons.assign(distinct.begin(), distinct.end());
+  } else if (reasons) {
+    qp->last_failure_reasons = *reasons;
+  } else {
+    qp->last_failure_reasons.push_back(msg);
+  }
+  const api::Pod& pod = qp->Pod();
+  queue_->AddUnschedulableIfNotPresent(qp, cycle);
+  if (!nominated.empty()) queue_->nominator().Add(qp->pod_info, nominated);
+  if (on_failure) on_failure(*qp, status);
+  opts_.client->RecordEvent(pod, "Warning", "FailedScheduling", msg);
+  api::PodCondition cond{"PodScheduled", "False",
+                         status.IsRejected() ? "Unschedulable" : "SchedulerError", msg};
+  const std::string* nnn = nominated.empty() ? nullptr : &nominated;
+  (void)opts_.client->UpdatePodStatus(pod, &cond, nnn);
+}
+
+}  // namespace phalanx::scheduler

@@ -1,0 +1,155 @@
+// The PodGroup cycle's driver (upstream pkg/scheduler schedule_one_podgroup.go, 1.36+):
+// place a gang (or every gang of a GangGroup) as one transaction.
+//
+// It takes every pending member out of the queue, runs the PodGroup algorithm
+// (podgroup_algorithm.h) on the snapshot view, and then either commits — assume, Reserve,
+// Permit and bind every placed member, the bindings held in one BindingBatch until all are
+// reserved — or reverts the view and gives every member one gang-level reason. Because no
+// partial gang ever holds resources, gangs cannot deadlock each other (design.md; contrast
+// Coscheduling's Permit-only flow). Events and status go through the GangCoordinator.
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "scheduler/binding_pool.h"
+#include "scheduler/gang_coordinator.h"
+#include "scheduler/podgroup_algorithm.h"
+#include "scheduler/scheduler.h"
+
+namespace phalanx::scheduler {
+
+using framework::QueuedPodInfoPtr;
+using framework::Status;
+
+namespace {
+
+// Every pending member of every unit, taken out of the queue (the popped pod among them:
+// as a member of unit 0 when the plan does not list it).
+std::vector<PodGroupMember> TakeMembers(queue::SchedulingQueue& queue,
+                                        const QueuedPodInfoPtr& popped,
+                                        const framework::PodGroupPlan& plan) {
+  std::vector<PodGroupMember> members;
+  const std::string popped_key = popped->Pod().Key();
+  bool popped_included = false;
+  for (size_t u = 0; u < plan.units.size(); ++u) {
+    for (const auto& key : plan.units[u].pending_pods) {
+      QueuedPodInfoPtr qp;
+      if (key == popped_key) {
+        qp = popped;
+        popped_included = true;
+      } else {
+        auto queued = queue.Get(key);
+        if (!queued || queued->Pod().spec.scheduler_name != popped->Pod().spec.scheduler_name) continue;
+        qp = queue.Extract(key);
+        if (!qp) continue;
+      }
+      PodGroupMember m;
+      m.qp = std::move(qp);
+      m.unit = u;
+      members.push_back(std::move(m));
+    }
+  }
+  if (!popped_included) {
+    PodGroupMember m;
+    m.qp = popped;
+    members.push_back(std::move(m));
+  }
+  return members;
+}
+
+// The rejection every member gets: the gang's reason, then the first rejected member's own
+// message ("ns/pod: 0/8 nodes are available: ..."); its distinct per-node reasons follow the
+// gang's in *reasons, and *plugins collects every member's rejecting plugins.
+Status GangRejection(const std::vector<PodGroupMember>& members,
+                     const PodGroupPlacement& placement, std::set<std::string>* plugins,
+                     std::vector<std::string>* reasons) {
+  plugins->insert("GangScheduling");
+  if (!placement.admit_plugin.empty()) plugins->insert(placement.admit_plugin);
+  reasons->push_back(placement.reject_reason);
+  std::string member_msg;
+  for (const auto& m : members) {
+    plugins->insert(m.diag.unschedulable_plugins.begin(), m.diag.unschedulable_plugins.end());
+    plugins->insert(m.diag.pending_plugins.begin(), m.diag.pending_plugins.end());
+    if (member_msg.empty() && !m.placed && m.status.IsRejected() && !m.status.reasons().empty()) {
+      member_msg = m.qp->Pod().Key() + ": " + m.status.Message();
+      std::set<std::string> distinct;
+      for (const auto& [node, st] : m.diag.node_statuses) {
+        for (const auto& r : st.reasons()) distinct.insert(r);
+      }
+      reasons->insert(reasons->end(), distinct.begin(), distinct.end());
+    }
+  }
+  std::string msg = placement.reject_reason;
+  if (!member_msg.empty()) msg += "; " + member_msg;
+  Status s(framework::Code::kUnschedulable, msg);
+  s.WithPlugin("GangScheduling");
+  return s;
+}
+
+}  // namespace
+
+void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoPtr& popped,
+                                 const framework::PodGroupPlan& plan, int64_t cycle) {
+  std::vector<PodGroupMember> members = TakeMembers(*queue_, popped, plan);
+  CountAttempts(static_cast<int64_t>(members.size()) - 1);  // ScheduleOne counted the popped pod
+  cache_.UpdateSnapshot(&snapshot_);
+  PodGroupAlgorithm algorithm(*this, *fwk, plan, members);
+  PodGroupPlacement placement = algorithm.Run();
+  {
+    absl::MutexLock l(&stats_mu_);
+    stats_.batched_placements += placement.batched;
+  }
+  if (placement.reject_reason.empty()) {
+    CommitPodGroup(fwk, plan, members, placement, cycle);
+    return;
+  }
+  RejectPodGroup(*fwk, plan, members, placement, cycle);
+  algorithm.Revert();
+}
+
+void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGroupPlan& plan,
+                               std::vector<PodGroupMember>& members,
+                               const PodGroupPlacement& placement, int64_t cycle) {
+  // Every placed member is assumed and bound; members that did not fit stay pending and
+  // schedule alone now that the gang is satisfied. Inline bindings of this commit leave
+  // each gang's status to one write after the loop; with the binding pool the bindings wait
+  // in `hold` until every member is reserved and that write is done (a binding that
+  // completes last writes fuller counts, and must not be overwritten by this one).
+  auto hold = binding_pool_ ? std::make_shared<BindingBatch>() : nullptr;
+  if (!hold) gang_coordinator_->BeginCommit(plan);
+  for (auto& m : members) {
+    if (m.placed) CommitPod(fwk, m.qp, m.state, m.host, cycle, m.assumed, hold);
+  }
+  std::map<std::string, api::PodPtr> last_bound;
+  if (!hold) last_bound = gang_coordinator_->EndCommit(plan);
+  for (auto& m : members) {
+    if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
+  }
+  gang_coordinator_->RecordCommitted(plan, placement.placed);
+  fwk->RunPodGroupCycleDone(plan, true, "");
+  gang_coordinator_->WriteCommittedStatus(plan, last_bound);
+  if (hold) {
+    for (auto& b : hold->Release()) SubmitBinding(std::move(b));
+  }
+}
+
+void Scheduler::RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                               std::vector<PodGroupMember>& members,
+                               const PodGroupPlacement& placement, int64_t cycle) {
+  // Nothing is held: every member gets the gang's reason and waits for an event that one
+  // of the rejecting plugins' queueing hints accepts.
+  std::set<std::string> plugins;
+  std::vector<std::string> reasons;
+  Status s = GangRejection(members, placement, &plugins, &reasons);
+  for (auto& m : members) {
+    m.qp->unschedulable_plugins = plugins;
+    m.qp->pending_plugins.clear();
+    HandleSchedulingFailure(fwk, m.qp, s, nullptr, "", cycle, &reasons);
+  }
+  const std::string& msg = s.reasons()[0];
+  gang_coordinator_->RecordRejected(plan, msg);
+  fwk.RunPodGroupCycleDone(plan, false, msg);
+  gang_coordinator_->WriteRejectedStatus(plan, msg);
+}
+
+}  // namespace phalanx::scheduler
