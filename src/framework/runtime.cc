@@ -153,21 +153,77 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
   f->opts_ = std::move(opts);
   f->percentage_of_nodes_to_score_ =
       profile.percentage_of_nodes_to_score.value_or(f->opts_.percentage_of_nodes_to_score);
+  const std::string& pn = profile.scheduler_name;
   const config::Plugins& ps = profile.plugins;
 
   // Plugins needed: every enabled name at any point.
   std::vector<std::string> needed;
+  auto collect = [&](const config::PluginSet& s) {
+    for (const auto& p : s.enabled) {
+      if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) needed.push_back(p.name);
+    }
+  };
   for (const auto* s : {&ps.pre_enqueue, &ps.queue_sort, &ps.pre_filter, &ps.filter,
                         &ps.post_filter, &ps.pre_score, &ps.score, &ps.reserve, &ps.permit,
                         &ps.pre_bind, &ps.bind, &ps.post_bind, &ps.multi_point}) {
-    for (const auto& p : s->enabled) {
-      if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) needed.push_back(p.name);
-    }
+    collect(*s);
   }
   std::unordered_map<std::string, Plugin*> plugins;
   Status s = f->InstantiatePlugins(registry, profile, needed, &plugins);
-  if (s.IsSuccess()) s = f->BuildExtensionPoints(profile, plugins);
   if (!s.IsSuccess()) return s;
+
+  std::vector<PreEnqueuePlugin*> pre_enqueue_tmp;
+  std::vector<QueueSortPlugin*> queue_sort_tmp;
+  std::vector<PreFilterPlugin*> pre_filter_tmp;
+  std::vector<FilterPlugin*> filter_tmp;
+  std::vector<PostFilterPlugin*> post_filter_tmp;
+  std::vector<PreScorePlugin*> pre_score_tmp;
+  std::vector<ScorePlugin*> score_tmp;
+  std::vector<ReservePlugin*> reserve_tmp;
+  std::vector<PermitPlugin*> permit_tmp;
+  std::vector<PreBindPlugin*> pre_bind_tmp;
+  std::vector<BindPlugin*> bind_tmp;
+  std::vector<PostBindPlugin*> post_bind_tmp;
+#define PHALANX_BUILD(T, point, field, member)                                            \
+  s = BuildList<T>(pn, point, field, ps.member, ps.multi_point, plugins, &member##_tmp); \
+  if (!s.IsSuccess()) return s;
+  PHALANX_BUILD(PreEnqueuePlugin, "PreEnqueue", "preEnqueue", pre_enqueue)
+  PHALANX_BUILD(QueueSortPlugin, "QueueSort", "queueSort", queue_sort)
+  PHALANX_BUILD(PreFilterPlugin, "PreFilter", "preFilter", pre_filter)
+  PHALANX_BUILD(FilterPlugin, "Filter", "filter", filter)
+  PHALANX_BUILD(PostFilterPlugin, "PostFilter", "postFilter", post_filter)
+  PHALANX_BUILD(PreScorePlugin, "PreScore", "preScore", pre_score)
+  PHALANX_BUILD(ScorePlugin, "Score", "score", score)
+  PHALANX_BUILD(ReservePlugin, "Reserve", "reserve", reserve)
+  PHALANX_BUILD(PermitPlugin, "Permit", "permit", permit)
+  PHALANX_BUILD(PreBindPlugin, "PreBind", "preBind", pre_bind)
+  PHALANX_BUILD(BindPlugin, "Bind", "bind", bind)
+  PHALANX_BUILD(PostBindPlugin, "PostBind", "postBind", post_bind)
+#undef PHALANX_BUILD
+  f->pre_enqueue_ = std::move(pre_enqueue_tmp);
+  f->pre_filter_ = std::move(pre_filter_tmp);
+  for (auto* p : f->pre_filter_) {
+    if (p->GetPreFilterExtensions() != nullptr) f->pre_filter_with_extensions_.push_back(p);
+  }
+  f->filter_ = std::move(filter_tmp);
+  f->post_filter_ = std::move(post_filter_tmp);
+  f->pre_score_ = std::move(pre_score_tmp);
+  f->score_ = std::move(score_tmp);
+  f->reserve_ = std::move(reserve_tmp);
+  f->permit_ = std::move(permit_tmp);
+  f->pre_bind_ = std::move(pre_bind_tmp);
+  f->bind_ = std::move(bind_tmp);
+  f->post_bind_ = std::move(post_bind_tmp);
+
+  if (queue_sort_tmp.size() != 1) {
+    return Status::Error("profile \"" + pn +
+                         "\": only one queue sort plugin required for profile, but got " +
+                         std::to_string(queue_sort_tmp.size()));
+  }
+  f->queue_sort_ = queue_sort_tmp[0];
+  if (f->bind_.empty()) {
+    return Status::Error("profile \"" + pn + "\": at least one bind plugin is needed");
+  }
   f->SetScoreWeights(ps);
   f->CollectExtensions(ps, needed, plugins);
   return f;
@@ -207,43 +263,6 @@ Status Framework::InstantiatePlugins(const Registry& registry, const config::Pro
     }
     (*plugins)[name] = p.value().get();
     owned_.push_back(std::move(p).value());
-  }
-  return Status::Success();
-}
-
-Status Framework::BuildExtensionPoints(const config::Profile& profile,
-                                       const std::unordered_map<std::string, Plugin*>& plugins) {
-  const std::string& pn = profile.scheduler_name;
-  const config::Plugins& ps = profile.plugins;
-  std::vector<QueueSortPlugin*> queue_sort;
-  Status s;
-#define PHALANX_BUILD(T, point, field, set, out)                          \
-  s = BuildList<T>(pn, point, field, ps.set, ps.multi_point, plugins, out); \
-  if (!s.IsSuccess()) return s;
-  PHALANX_BUILD(PreEnqueuePlugin, "PreEnqueue", "preEnqueue", pre_enqueue, &pre_enqueue_)
-  PHALANX_BUILD(QueueSortPlugin, "QueueSort", "queueSort", queue_sort, &queue_sort)
-  PHALANX_BUILD(PreFilterPlugin, "PreFilter", "preFilter", pre_filter, &pre_filter_)
-  PHALANX_BUILD(FilterPlugin, "Filter", "filter", filter, &filter_)
-  PHALANX_BUILD(PostFilterPlugin, "PostFilter", "postFilter", post_filter, &post_filter_)
-  PHALANX_BUILD(PreScorePlugin, "PreScore", "preScore", pre_score, &pre_score_)
-  PHALANX_BUILD(ScorePlugin, "Score", "score", score, &score_)
-  PHALANX_BUILD(ReservePlugin, "Reserve", "reserve", reserve, &reserve_)
-  PHALANX_BUILD(PermitPlugin, "Permit", "permit", permit, &permit_)
-  PHALANX_BUILD(PreBindPlugin, "PreBind", "preBind", pre_bind, &pre_bind_)
-  PHALANX_BUILD(BindPlugin, "Bind", "bind", bind, &bind_)
-  PHALANX_BUILD(PostBindPlugin, "PostBind", "postBind", post_bind, &post_bind_)
-#undef PHALANX_BUILD
-  for (auto* p : pre_filter_) {
-    if (p->GetPreFilterExtensions() != nullptr) pre_filter_with_extensions_.push_back(p);
-  }
-  if (queue_sort.size() != 1) {
-    return Status::Error("profile \"" + pn +
-                         "\": only one queue sort plugin required for profile, but got " +
-                         std::to_string(queue_sort.size()));
-  }
-  queue_sort_ = queue_sort[0];
-  if (bind_.empty()) {
-    return Status::Error("profile \"" + pn + "\": at least one bind plugin is needed");
   }
   return Status::Success();
 }

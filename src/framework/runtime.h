@@ -197,13 +197,10 @@ class Framework final : public Handle {
  private:
   Framework() = default;
   // New's steps: the plugins' factories (args from pluginConfig, checked first); the
-  // plugin list of each extension point (upstream's multiPoint expansion and order); the
   // Score weights; EnqueueExtensions, PodGroup plugins and whether the profile can batch.
   Status InstantiatePlugins(const Registry& registry, const config::Profile& profile,
                             const std::vector<std::string>& needed,
                             std::unordered_map<std::string, Plugin*>* plugins);
-  Status BuildExtensionPoints(const config::Profile& profile,
-                              const std::unordered_map<std::string, Plugin*>& plugins);
   void SetScoreWeights(const config::Plugins& ps);
   void CollectExtensions(const config::Plugins& ps, const std::vector<std::string>& needed,
                          const std::unordered_map<std::string, Plugin*>& plugins);
