@@ -1,5 +1,7 @@
 #include "app/run_live.h"
 
+#include "app/app.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -32,11 +34,6 @@
 namespace phalanx::app {
 
 namespace {
-
-int Fail(const std::string& msg) {
-  std::fprintf(stderr, "phalanx: error: %s\n", msg.c_str());
-  return 1;
-}
 
 std::string DefaultIdentity() {
   char host[256] = {0};
@@ -78,11 +75,7 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
   // ---- configuration ----
   config::KubeSchedulerConfiguration cfg;
   std::string err;
-  if (o.config_path.empty()) {
-    cfg = config::DefaultConfiguration();
-  } else if (!config::LoadConfiguration(o.config_path, &cfg, &err)) {
-    return Fail(err);
-  }
+  if (auto s = LoadConfigOrDefault(o.config_path, &cfg); !s.ok()) return Fail(std::string(s.message()));
   if (o.binding_workers < 1) return Fail("--binding-workers must be >= 1");
   client::RestConfig rc;
   rc.qps = cfg.client_connection.qps;
@@ -387,5 +380,35 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
                cc.podgroup_status_writes, cc.podgroup_status_skipped);
   return code;
 }
+
+namespace {
+
+class RunCommand : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    auto* c = app.add_subcommand("run", "Schedule pods of a real cluster (kube-apiserver)");
+    c->add_option("--config", o_.config_path, "KubeSchedulerConfiguration file");
+    c->add_option("--kubeconfig", o_.kubeconfig,
+                  "kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, "
+                  "in-cluster, ~/.kube/config)");
+    c->add_option("--context", o_.context, "kubeconfig context (default: current-context)");
+    c->add_option("--bind-address", o_.bind_address,
+                  "host:port for /healthz, /readyz and /metrics (\"\" disables)");
+    c->add_option("--binding-workers", o_.binding_workers, "Concurrent binding cycles");
+    c->add_option("--sync-timeout", o_.sync_timeout_seconds, "Seconds to wait for the informer caches");
+    c->add_option("--identity", o_.identity, "Leader election identity (default: hostname_random)");
+    c->add_option("--log-level", o_.log_level, "trace, debug, info, warn, error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+    return c;
+  }
+  int Run(framework::Registry registry) override { return RunLive(o_, std::move(registry)); }
+
+ private:
+  LiveOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewRunCommand() { return std::make_unique<RunCommand>(); }
 
 }  // namespace phalanx::app

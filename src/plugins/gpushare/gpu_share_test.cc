@@ -7,8 +7,8 @@
 
 #include <optional>
 
-#include "plugins/gpushare/device.h"
-#include "plugins/gpushare/frag.h"
+#include "gpu/device.h"
+#include "gpu/frag.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -27,10 +27,10 @@ api::Pod Share(const std::string& name, int milli, int count = 1, const std::str
                const std::string& model = "") {
   PodBuilder b(name);
   b.UID("uid-" + name).Req("cpu", "1");
-  b.Annotation(kGpuMilliAnnotation, std::to_string(milli));
-  b.Annotation(kGpuCountAnnotation, std::to_string(count));
-  if (!index.empty()) b.Annotation(kGpuIndexAnnotation, index);
-  if (!model.empty()) b.Annotation(kGpuModelAnnotation, model);
+  b.Annotation(gpu::kGpuMilliAnnotation, std::to_string(milli));
+  b.Annotation(gpu::kGpuCountAnnotation, std::to_string(count));
+  if (!index.empty()) b.Annotation(gpu::kGpuIndexAnnotation, index);
+  if (!model.empty()) b.Annotation(gpu::kGpuModelAnnotation, model);
   return b.Obj();
 }
 
@@ -39,7 +39,7 @@ api::Node GpuNode(const std::string& name, int gpus, const std::string& model = 
                                        {"memory", "256Gi"},
                                        {"pods", "110"},
                                        {"nvidia.com/gpu", std::to_string(gpus)}});
-  if (!model.empty()) b.Label(kGpuModelLabel, model);
+  if (!model.empty()) b.Label(gpu::kGpuModelLabel, model);
   return b.Obj();
 }
 
@@ -47,52 +47,52 @@ TEST(GpuAskTest, ParsesEveryDialect) {
   struct Case {
     std::string name;
     api::Pod pod;
-    AskSource source;
+    gpu::AskSource source;
     int32_t count, milli;
     int64_t memory_mib;
     std::vector<std::string> models;
     bool error;
   };
   const std::vector<Case> cases = {
-      {"no GPU", PodBuilder("p").Req("cpu", "1").Obj(), AskSource::kNone, 0, 0, 0, {}, false},
-      {"alibaba share", Share("p", 300), AskSource::kAlibaba, 1, 300, 0, {}, false},
-      {"alibaba whole x4", Share("p", 1000, 4), AskSource::kAlibaba, 4, 1000, 0, {}, false},
+      {"no GPU", PodBuilder("p").Req("cpu", "1").Obj(), gpu::AskSource::kNone, 0, 0, 0, {}, false},
+      {"alibaba share", Share("p", 300), gpu::AskSource::kAlibaba, 1, 300, 0, {}, false},
+      {"alibaba whole x4", Share("p", 1000, 4), gpu::AskSource::kAlibaba, 4, 1000, 0, {}, false},
       {"alibaba milli only",
-       PodBuilder("p").Annotation(kGpuMilliAnnotation, "250").Obj(),
-       AskSource::kAlibaba,
+       PodBuilder("p").Annotation(gpu::kGpuMilliAnnotation, "250").Obj(),
+       gpu::AskSource::kAlibaba,
        1,
        250,
        0,
        {},
        false},
       {"alibaba count only",
-       PodBuilder("p").Annotation(kGpuCountAnnotation, "2").Obj(),
-       AskSource::kAlibaba,
+       PodBuilder("p").Annotation(gpu::kGpuCountAnnotation, "2").Obj(),
+       gpu::AskSource::kAlibaba,
        2,
        1000,
        0,
        {},
        false},
-      {"alibaba zero milli is no GPU", Share("p", 0), AskSource::kNone, 0, 0, 0, {}, false},
+      {"alibaba zero milli is no GPU", Share("p", 0), gpu::AskSource::kNone, 0, 0, 0, {}, false},
       {"alibaba models",
        Share("p", 500, 1, "", "T4|P100"),
-       AskSource::kAlibaba,
+       gpu::AskSource::kAlibaba,
        1,
        500,
        0,
        {"T4", "P100"},
        false},
       {"alibaba bad milli",
-       PodBuilder("p").Annotation(kGpuMilliAnnotation, "lots").Obj(),
-       AskSource::kAlibaba,
+       PodBuilder("p").Annotation(gpu::kGpuMilliAnnotation, "lots").Obj(),
+       gpu::AskSource::kAlibaba,
        0,
        0,
        0,
        {},
        true},
       {"alibaba milli > 1000",
-       PodBuilder("p").Annotation(kGpuMilliAnnotation, "1500").Obj(),
-       AskSource::kAlibaba,
+       PodBuilder("p").Annotation(gpu::kGpuMilliAnnotation, "1500").Obj(),
+       gpu::AskSource::kAlibaba,
        0,
        0,
        0,
@@ -100,7 +100,7 @@ TEST(GpuAskTest, ParsesEveryDialect) {
        true},
       {"kai fraction",
        PodBuilder("p").Annotation("gpu-fraction", "0.5").Obj(),
-       AskSource::kKaiFraction,
+       gpu::AskSource::kKaiFraction,
        1,
        500,
        0,
@@ -111,7 +111,7 @@ TEST(GpuAskTest, ParsesEveryDialect) {
            .Annotation("gpu-fraction", "0.25")
            .Annotation("gpu-fraction-num-devices", "2")
            .Obj(),
-       AskSource::kKaiFraction,
+       gpu::AskSource::kKaiFraction,
        2,
        250,
        0,
@@ -119,7 +119,7 @@ TEST(GpuAskTest, ParsesEveryDialect) {
        false},
       {"kai fraction 1 is whole",
        PodBuilder("p").Annotation("gpu-fraction", "1").Obj(),
-       AskSource::kKaiFraction,
+       gpu::AskSource::kKaiFraction,
        1,
        1000,
        0,
@@ -127,7 +127,7 @@ TEST(GpuAskTest, ParsesEveryDialect) {
        false},
       {"kai bad fraction",
        PodBuilder("p").Annotation("gpu-fraction", "1.5").Obj(),
-       AskSource::kKaiFraction,
+       gpu::AskSource::kKaiFraction,
        0,
        0,
        0,
@@ -135,7 +135,7 @@ TEST(GpuAskTest, ParsesEveryDialect) {
        true},
       {"kai memory MiB",
        PodBuilder("p").Annotation("gpu-memory", "8000").Obj(),
-       AskSource::kKaiMemory,
+       gpu::AskSource::kKaiMemory,
        1,
        0,
        8000,
@@ -143,7 +143,7 @@ TEST(GpuAskTest, ParsesEveryDialect) {
        false},
       {"kai memory quantity",
        PodBuilder("p").Annotation("gpu-memory", "4Gi").Obj(),
-       AskSource::kKaiMemory,
+       gpu::AskSource::kKaiMemory,
        1,
        0,
        4096,
@@ -151,7 +151,7 @@ TEST(GpuAskTest, ParsesEveryDialect) {
        false},
       {"nvidia.com/gpu request",
        PodBuilder("p").Req("nvidia.com/gpu", "2").Obj(),
-       AskSource::kExtendedResource,
+       gpu::AskSource::kExtendedResource,
        2,
        1000,
        0,
@@ -159,15 +159,15 @@ TEST(GpuAskTest, ParsesEveryDialect) {
        false},
       {"nvidia.com/gpu init container max",
        PodBuilder("p").Req("nvidia.com/gpu", "1").InitContainer({{"nvidia.com/gpu", "3"}}).Obj(),
-       AskSource::kExtendedResource,
+       gpu::AskSource::kExtendedResource,
        3,
        1000,
        0,
        {},
        false},
       {"annotations win over nvidia.com/gpu",
-       PodBuilder("p").Req("nvidia.com/gpu", "1").Annotation(kGpuMilliAnnotation, "400").Obj(),
-       AskSource::kAlibaba,
+       PodBuilder("p").Req("nvidia.com/gpu", "1").Annotation(gpu::kGpuMilliAnnotation, "400").Obj(),
+       gpu::AskSource::kAlibaba,
        1,
        400,
        0,
@@ -175,7 +175,7 @@ TEST(GpuAskTest, ParsesEveryDialect) {
        false},
   };
   for (const auto& c : cases) {
-    GpuAsk a = ParseGpuAsk(c.pod);
+    gpu::GpuAsk a = gpu::ParseGpuAsk(c.pod);
     EXPECT_EQ(a.source, c.source) << c.name;
     EXPECT_EQ(a.count, c.count) << c.name;
     EXPECT_EQ(a.milli, c.milli) << c.name;
@@ -186,27 +186,27 @@ TEST(GpuAskTest, ParsesEveryDialect) {
 }
 
 TEST(GpuAskTest, NodesAndMemoryAsks) {
-  NodeGpus g = ParseNodeGpus(GpuNode("n", 8, "T4"));
+  gpu::NodeGpus g = gpu::ParseNodeGpus(GpuNode("n", 8, "T4"));
   EXPECT_EQ(g.count, 8);
   EXPECT_EQ(g.model, "T4");
   EXPECT_EQ(g.memory_mib, 15109);
-  NodeGpus l = ParseNodeGpus(NodeBuilder("n")
-                                 .Label(kGpuCountAnnotation, "4")
-                                 .Label(kGfdProductLabel, "NVIDIA-A100")
-                                 .Label(kGfdMemoryLabel, "40960")
+  gpu::NodeGpus l = gpu::ParseNodeGpus(NodeBuilder("n")
+                                 .Label(gpu::kGpuCountAnnotation, "4")
+                                 .Label(gpu::kGfdProductLabel, "NVIDIA-A100")
+                                 .Label(gpu::kGfdMemoryLabel, "40960")
                                  .Obj());
   EXPECT_EQ(l.count, 4);
   EXPECT_EQ(l.model, "NVIDIA-A100");
   EXPECT_EQ(l.memory_mib, 40960);
-  GpuAsk mem = ParseGpuAsk(PodBuilder("p").Annotation("gpu-memory", "7555").Obj());
-  EXPECT_EQ(MilliOnNode(mem, g), 501);                   // ceil(7555 * 1000 / 15109)
-  EXPECT_EQ(MilliOnNode(mem, NodeGpus{2, "Z9", 0}), 0);  // unknown memory
+  gpu::GpuAsk mem = gpu::ParseGpuAsk(PodBuilder("p").Annotation("gpu-memory", "7555").Obj());
+  EXPECT_EQ(gpu::MilliOnNode(mem, g), 501);                   // ceil(7555 * 1000 / 15109)
+  EXPECT_EQ(gpu::MilliOnNode(mem, gpu::NodeGpus{2, "Z9", 0}), 0);  // unknown memory
   std::vector<int32_t> idx;
-  EXPECT_TRUE(ParseGpuIndex("2-3-4", &idx));
+  EXPECT_TRUE(gpu::ParseGpuIndex("2-3-4", &idx));
   EXPECT_EQ(idx, (std::vector<int32_t>{2, 3, 4}));
-  EXPECT_EQ(FormatGpuIndex(idx), "2-3-4");
-  EXPECT_FALSE(ParseGpuIndex("2--3", &idx));
-  EXPECT_FALSE(ParseGpuIndex("", &idx));
+  EXPECT_EQ(gpu::FormatGpuIndex(idx), "2-3-4");
+  EXPECT_FALSE(gpu::ParseGpuIndex("2--3", &idx));
+  EXPECT_FALSE(gpu::ParseGpuIndex("", &idx));
 }
 
 TEST(DeviceChoiceTest, Table) {
@@ -225,22 +225,22 @@ TEST(DeviceChoiceTest, Table) {
       {"not enough devices", {1000}, 2, 100, {}, {}, {}},
   };
   for (const auto& c : cases) {
-    EXPECT_EQ(ChooseBestFit(c.free, c.count, c.milli), c.best) << c.name;
-    EXPECT_EQ(ChooseWorstFit(c.free, c.count, c.milli), c.worst) << c.name;
-    EXPECT_EQ(ChooseFirstFit(c.free, c.count, c.milli), c.first) << c.name;
-    EXPECT_EQ(Fits(c.free, c.count, c.milli), !c.best.empty()) << c.name;
+    EXPECT_EQ(gpu::ChooseBestFit(c.free, c.count, c.milli), c.best) << c.name;
+    EXPECT_EQ(gpu::ChooseWorstFit(c.free, c.count, c.milli), c.worst) << c.name;
+    EXPECT_EQ(gpu::ChooseFirstFit(c.free, c.count, c.milli), c.first) << c.name;
+    EXPECT_EQ(gpu::Fits(c.free, c.count, c.milli), !c.best.empty()) << c.name;
   }
 }
 
 // ---- fragmentation (frag.h) ----
 
-TargetWorkload HalfShareHalfWhole() {
-  return TargetWorkload({{{1000, 500, 1, ""}, 0.5}, {{1000, 1000, 1, ""}, 0.5}});
+gpu::TargetWorkload HalfShareHalfWhole() {
+  return gpu::TargetWorkload({{{1000, 500, 1, ""}, 0.5}, {{1000, 1000, 1, ""}, 0.5}});
 }
 
-NodeShape Shape(std::vector<int32_t> free, int64_t cpu_left = 10000,
+gpu::NodeShape Shape(std::vector<int32_t> free, int64_t cpu_left = 10000,
                 std::string model = "V100M16") {
-  NodeShape n;
+  gpu::NodeShape n;
   n.milli_cpu_left = cpu_left;
   n.milli_cpu_capacity = 32000;
   n.model = std::move(model);
@@ -251,42 +251,42 @@ NodeShape Shape(std::vector<int32_t> free, int64_t cpu_left = 10000,
 TEST(FragTest, ClassifyQuadrants) {
   struct Case {
     std::string name;
-    NodeShape node;
-    PodShape pod;
-    FragClass want;
+    gpu::NodeShape node;
+    gpu::PodShape pod;
+    gpu::FragClass want;
   };
   const std::vector<Case> cases = {
-      {"fits", Shape({1000, 1000}), {1000, 500, 1, ""}, FragClass::kQ3Satisfied},
-      {"lacks cpu", Shape({1000}, 500), {1000, 500, 1, ""}, FragClass::kQ4LackCpu},
-      {"lacks gpu", Shape({400, 400}), {1000, 500, 1, ""}, FragClass::kQ2LackGpu},
-      {"lacks both", Shape({400}, 10), {1000, 500, 1, ""}, FragClass::kQ1LackBoth},
-      {"multi-gpu lacks devices", Shape({1000, 600}), {1000, 1000, 2, ""}, FragClass::kQ2LackGpu},
-      {"cpu-only pod fits", Shape({0}), {1000, 0, 0, ""}, FragClass::kXLSatisfied},
-      {"cpu-only pod lacks cpu", Shape({0}, 10), {1000, 0, 0, ""}, FragClass::kXRLackCpu},
+      {"fits", Shape({1000, 1000}), {1000, 500, 1, ""}, gpu::FragClass::kQ3Satisfied},
+      {"lacks cpu", Shape({1000}, 500), {1000, 500, 1, ""}, gpu::FragClass::kQ4LackCpu},
+      {"lacks gpu", Shape({400, 400}), {1000, 500, 1, ""}, gpu::FragClass::kQ2LackGpu},
+      {"lacks both", Shape({400}, 10), {1000, 500, 1, ""}, gpu::FragClass::kQ1LackBoth},
+      {"multi-gpu lacks devices", Shape({1000, 600}), {1000, 1000, 2, ""}, gpu::FragClass::kQ2LackGpu},
+      {"cpu-only pod fits", Shape({0}), {1000, 0, 0, ""}, gpu::FragClass::kXLSatisfied},
+      {"cpu-only pod lacks cpu", Shape({0}, 10), {1000, 0, 0, ""}, gpu::FragClass::kXRLackCpu},
       {"model not allowed",
        Shape({1000}, 10000, "T4"),
        {1000, 500, 1, "V100M16|P100"},
-       FragClass::kNoAccess},
+       gpu::FragClass::kNoAccess},
       {"model allowed",
        Shape({1000}, 10000, "P100"),
        {1000, 500, 1, "V100M16|P100"},
-       FragClass::kQ3Satisfied},
+       gpu::FragClass::kQ3Satisfied},
       {"cpu node never accessible to a model ask",
        Shape({}, 10000, ""),
        {1000, 500, 1, "T4"},
-       FragClass::kNoAccess},
+       gpu::FragClass::kNoAccess},
   };
-  for (const auto& c : cases) EXPECT_EQ(Classify(c.node, c.pod), c.want) << c.name;
+  for (const auto& c : cases) EXPECT_EQ(gpu::Classify(c.node, c.pod), c.want) << c.name;
 }
 
 TEST(FragTest, NodeFragmentationAndFgdScores) {
-  const TargetWorkload w = HalfShareHalfWhole();
-  auto frag = [&](const NodeShape& n) { return NodeFragMilli(n, w); };
+  const gpu::TargetWorkload w = HalfShareHalfWhole();
+  auto frag = [&](const gpu::NodeShape& n) { return gpu::NodeFragMilli(n, w); };
   struct Case {
     std::string name;
-    NodeShape node;
+    gpu::NodeShape node;
     double frag;
-    PodShape pod;
+    gpu::PodShape pod;
     int64_t score;
     int32_t device;
   };
@@ -301,22 +301,22 @@ TEST(FragTest, NodeFragmentationAndFgdScores) {
   for (const auto& c : cases) {
     EXPECT_DOUBLE_EQ(frag(c.node), c.frag) << c.name;
     int32_t device = -2;
-    EXPECT_EQ(FgdScore(c.node, c.pod, frag, &device), c.score) << c.name;
+    EXPECT_EQ(gpu::FgdScore(c.node, c.pod, frag, &device), c.score) << c.name;
     EXPECT_EQ(device, c.device) << c.name;
   }
   // A CPU-only pod taking the node's last CPU turns all 2000 idle milli into fragment:
   // sigmoid((0 - 2000) / 1000) * 100 = 11.92 -> 11.
   int32_t device;
-  EXPECT_EQ(FgdScore(Shape({1000, 1000}, 1000), PodShape{1000, 0, 0, ""}, frag, &device), 11);
+  EXPECT_EQ(gpu::FgdScore(Shape({1000, 1000}, 1000), gpu::PodShape{1000, 0, 0, ""}, frag, &device), 11);
 }
 
 TEST(FragTest, TargetWorkloadKeepsTheMostPopularShapes) {
   // 10 pods: A x6, B x3, C x1. 95% of 10 = 9.5: A (6) + B (9) < 9.5, so C is kept too.
-  const PodShape a{1000, 500, 1, ""}, b{2000, 1000, 1, ""}, c{4000, 0, 0, ""};
-  std::vector<PodShape> shapes(6, a);
+  const gpu::PodShape a{1000, 500, 1, ""}, b{2000, 1000, 1, ""}, c{4000, 0, 0, ""};
+  std::vector<gpu::PodShape> shapes(6, a);
   shapes.insert(shapes.end(), 3, b);
   shapes.push_back(c);
-  TargetWorkload w = TargetWorkload::FromShapes(shapes);
+  gpu::TargetWorkload w = gpu::TargetWorkload::FromShapes(shapes);
   ASSERT_EQ(w.pods().size(), 3u);
   EXPECT_EQ(w.pods()[0].shape, a);
   EXPECT_DOUBLE_EQ(w.pods()[0].freq, 0.6);
@@ -324,24 +324,24 @@ TEST(FragTest, TargetWorkloadKeepsTheMostPopularShapes) {
   shapes.assign(12, a);
   shapes.insert(shapes.end(), 7, b);
   shapes.push_back(c);
-  w = TargetWorkload::FromShapes(shapes);
+  w = gpu::TargetWorkload::FromShapes(shapes);
   ASSERT_EQ(w.pods().size(), 2u);
   EXPECT_DOUBLE_EQ(w.pods()[0].freq, 12.0 / 19.0);
   EXPECT_DOUBLE_EQ(w.pods()[1].freq, 7.0 / 19.0);
   // Equal counts: the larger shape first (upstream sort.Reverse of PodResource.Less).
-  w = TargetWorkload::FromShapes({a, b});
+  w = gpu::TargetWorkload::FromShapes({a, b});
   EXPECT_EQ(w.pods()[0].shape, b);
 }
 
 TEST(FragTest, SubtractPacksOntoTheLeastFreeDevices) {
-  NodeShape out;
-  EXPECT_TRUE(SubtractPod(Shape({1000, 300, 700}), PodShape{500, 300, 1, ""}, &out));
+  gpu::NodeShape out;
+  EXPECT_TRUE(gpu::SubtractPod(Shape({1000, 300, 700}), gpu::PodShape{500, 300, 1, ""}, &out));
   EXPECT_EQ(out.free_milli, (std::vector<int32_t>{1000, 0, 700}));
   EXPECT_EQ(out.milli_cpu_left, 9500);
-  EXPECT_TRUE(SubtractPod(Shape({1000, 300, 1000}), PodShape{0, 1000, 2, ""}, &out));
+  EXPECT_TRUE(gpu::SubtractPod(Shape({1000, 300, 1000}), gpu::PodShape{0, 1000, 2, ""}, &out));
   EXPECT_EQ(out.free_milli, (std::vector<int32_t>{0, 300, 0}));
-  EXPECT_FALSE(SubtractPod(Shape({1000}), PodShape{0, 1000, 2, ""}, &out));
-  FragMemo memo(std::make_shared<const TargetWorkload>(HalfShareHalfWhole()));
+  EXPECT_FALSE(gpu::SubtractPod(Shape({1000}), gpu::PodShape{0, 1000, 2, ""}, &out));
+  gpu::FragMemo memo(std::make_shared<const gpu::TargetWorkload>(HalfShareHalfWhole()));
   EXPECT_DOUBLE_EQ(memo.Get(Shape({1000, 500})), 250);  // same multiset as [500, 1000]
   EXPECT_DOUBLE_EQ(memo.Get(Shape({500, 1000})), 250);
 }
@@ -460,7 +460,7 @@ TEST_F(GpuShareTest, PreFilterSkipsPodsWithoutGpuAndRejectsBadAnnotations) {
   framework::CycleState state;
   auto cpu = PodBuilder("cpu").Req("cpu", "1").Info();
   EXPECT_TRUE(pl->PreFilter(state, *cpu, nullptr).IsSkip());
-  auto bad = PodBuilder("bad").Annotation(kGpuMilliAnnotation, "x").Info();
+  auto bad = PodBuilder("bad").Annotation(gpu::kGpuMilliAnnotation, "x").Info();
   auto s = pl->PreFilter(state, *bad, nullptr);
   EXPECT_EQ(s.code(), C::kUnschedulableAndUnresolvable);
   EXPECT_NE(s.Message().find("alibabacloud.com/gpu-milli"), std::string::npos) << s.Message();

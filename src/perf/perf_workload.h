@@ -51,7 +51,7 @@
 #include <string>
 #include <vector>
 
-namespace phalanx::bench {
+namespace phalanx::perf {
 
 enum class PerfOpKind {
   kCreateNodes,
@@ -171,4 +171,4 @@ bool LabelFilterMatches(const std::string& filter, const std::vector<std::string
 bool WorkloadSelected(const std::string& selector, const std::string& case_name,
                       const std::string& workload_name);
 
-}  // namespace phalanx::bench
+}  // namespace phalanx::perf

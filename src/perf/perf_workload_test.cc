@@ -1,4 +1,4 @@
-#include "sim/perf_workload.h"
+#include "perf/perf_workload.h"
 
 #include <gtest/gtest.h>
 
@@ -6,12 +6,12 @@
 #include <fstream>
 #include <set>
 
-namespace phalanx::bench {
+namespace phalanx::perf {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTestdata = std::string(PHALANX_SOURCE_DIR) + "/src/sim/testdata/perf";
+const std::string kTestdata = std::string(PHALANX_SOURCE_DIR) + "/src/perf/testdata";
 const std::string kConfig = kTestdata + "/config/performance-config.yaml";
 const std::string kUpstream =
     "/work/k8s-src/kubernetes-1.20.5+really1.20.2/test/integration/scheduler_perf/config";
@@ -341,4 +341,4 @@ TEST(PerfWorkload, UpstreamConfigDirectoryLoads) {
 }
 
 }  // namespace
-}  // namespace phalanx::bench
+}  // namespace phalanx::perf

@@ -1,4 +1,4 @@
-#include "sim/paper.h"
+#include "replay/paper.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +10,10 @@
 #include "api/pod_resources.h"
 #include "framework/types.h"
 #include "plugins/gpushare/context.h"
-#include "plugins/gpushare/device.h"
+#include "gpu/device.h"
 #include "scheduler/scheduler.h"
 
-namespace phalanx::sim {
+namespace phalanx::replay {
 
 namespace gs = plugins::gpushare;
 
@@ -31,42 +31,36 @@ uint64_t Uniform(std::mt19937_64& rng, uint64_t n) {
   return v % n;
 }
 
-double AskMilli(const gs::GpuAsk& ask) {
+double AskMilli(const gpu::GpuAsk& ask) {
   if (!ask.has_gpu()) return 0;
-  return static_cast<double>(ask.count) * (ask.milli > 0 ? ask.milli : gs::kMilliPerGpu);
+  return static_cast<double>(ask.count) * (ask.milli > 0 ? ask.milli : gpu::kMilliPerGpu);
 }
 
 }  // namespace
 
-bool BuildPaperScenario(const std::vector<api::Node>& nodes,
-                        const std::vector<TimedPod>& trace_pods, uint64_t seed,
-                        const PaperOptions& opts, Scenario* out, std::string* error) {
+api::Status BuildPaperScenario(const std::vector<api::Node>& nodes,
+                               const std::vector<sim::TimedPod>& trace_pods, uint64_t seed,
+                               const PaperOptions& opts, sim::Scenario* out) {
   double capacity = 0;
   for (const auto& n : nodes) {
-    const auto g = gs::ParseNodeGpus(n);
+    const auto g = gpu::ParseNodeGpus(n);
     if (g.count <= 0) continue;
     if (opts.max_nodes && out->nodes.size() >= opts.max_nodes) break;
     out->nodes.push_back(n);
     capacity += 1000.0 * g.count;
   }
-  if (out->nodes.empty()) {
-    *error = "openb-paper: no GPU nodes in the node list";
-    return false;
-  }
-  std::vector<const TimedPod*> sorted;
+  if (out->nodes.empty()) return absl::InvalidArgumentError("openb-paper: no GPU nodes in the node list");
+  std::vector<const sim::TimedPod*> sorted;
   sorted.reserve(trace_pods.size());
   for (const auto& p : trace_pods) sorted.push_back(&p);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const TimedPod* a, const TimedPod* b) {
+  std::stable_sort(sorted.begin(), sorted.end(), [](const sim::TimedPod* a, const sim::TimedPod* b) {
     return a->pod.metadata.name < b->pod.metadata.name;
   });
   double requested = 0;
-  for (const auto* p : sorted) requested += AskMilli(gs::ParseGpuAsk(p->pod));
-  if (requested <= 0) {
-    *error = "openb-paper: the pod list asks for no GPUs";
-    return false;
-  }
+  for (const auto* p : sorted) requested += AskMilli(gpu::ParseGpuAsk(p->pod));
+  if (requested <= 0) return absl::InvalidArgumentError("openb-paper: the pod list asks for no GPUs");
   std::mt19937_64 rng(seed);
-  std::vector<const TimedPod*> order = sorted;
+  std::vector<const sim::TimedPod*> order = sorted;
   // Fisher-Yates, as Go's rand.Shuffle (the sequence differs from Go's generator).
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[Uniform(rng, i)]);
   const double target = opts.target_load * capacity;
@@ -74,19 +68,19 @@ bool BuildPaperScenario(const std::vector<api::Node>& nodes,
   // random pods until the requests are within the target.
   while (requested > target && !order.empty()) {
     const size_t i = Uniform(rng, order.size());
-    requested -= AskMilli(gs::ParseGpuAsk(order[i]->pod));
+    requested -= AskMilli(gpu::ParseGpuAsk(order[i]->pod));
     order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
   }
-  std::vector<TimedPod> pods;
+  std::vector<sim::TimedPod> pods;
   pods.reserve(order.size() + order.size() / 2);
   for (const auto* p : order) pods.push_back(*p);
   // Tune up (upstream tuneUpPods): resample until the next pod would pass the target.
   for (size_t i = 0; requested < target; ++i) {
-    const TimedPod* p = sorted[Uniform(rng, sorted.size())];
-    const double m = AskMilli(gs::ParseGpuAsk(p->pod));
+    const sim::TimedPod* p = sorted[Uniform(rng, sorted.size())];
+    const double m = AskMilli(gpu::ParseGpuAsk(p->pod));
     if (requested + m > target) break;
     requested += m;
-    TimedPod t = *p;
+    sim::TimedPod t = *p;
     t.pod.metadata.name += "-tuned-" + std::to_string(i);
     pods.push_back(std::move(t));
   }
@@ -96,17 +90,17 @@ bool BuildPaperScenario(const std::vector<api::Node>& nodes,
     pods[i].run_duration_ns.reset();
   }
   out->pods = std::move(pods);
-  return true;
+  return absl::OkStatus();
 }
 
-std::shared_ptr<const gs::TargetWorkload> TraceWorkload(const std::vector<TimedPod>& pods) {
-  std::vector<gs::PodShape> shapes;
+std::shared_ptr<const gpu::TargetWorkload> TraceWorkload(const std::vector<sim::TimedPod>& pods) {
+  std::vector<gpu::PodShape> shapes;
   shapes.reserve(pods.size());
   for (const auto& p : pods) {
     auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(p.pod));
-    shapes.push_back(gs::PodShapeOf(*pi, gs::ParseGpuAsk(p.pod), nullptr));
+    shapes.push_back(gs::PodShapeOf(*pi, gpu::ParseGpuAsk(p.pod), nullptr));
   }
-  return std::make_shared<const gs::TargetWorkload>(gs::TargetWorkload::FromShapes(shapes));
+  return std::make_shared<const gpu::TargetWorkload>(gpu::TargetWorkload::FromShapes(shapes));
 }
 
 LoadCurve Discretize(const std::vector<LoadPoint>& points, int max_step) {
@@ -145,11 +139,11 @@ LoadCurve Discretize(const std::vector<LoadPoint>& points, int max_step) {
 }
 
 struct PaperMetrics::Impl {
-  const Scenario& sc;
-  std::shared_ptr<gs::FragMemo> memo;
+  const sim::Scenario& sc;
+  std::shared_ptr<gpu::FragMemo> memo;
   std::shared_ptr<gs::GpuContext> ctx;
   std::unordered_map<std::string, size_t> node_index;
-  std::vector<gs::NodeShape> shapes;
+  std::vector<gpu::NodeShape> shapes;
   std::vector<double> frag;  // per node
   double capacity = 0, arrived = 0, allocated = 0, frag_total = 0, idle = 0;
   size_t pending_arrivals = 0;
@@ -161,16 +155,16 @@ struct PaperMetrics::Impl {
   };
   std::vector<Placed> placed;  // by scenario pod index
 
-  Impl(const Scenario& s, std::shared_ptr<const gs::TargetWorkload> w)
-      : sc(s), memo(std::make_shared<gs::FragMemo>(std::move(w))), placed(s.pods.size()) {
+  Impl(const sim::Scenario& s, std::shared_ptr<const gpu::TargetWorkload> w)
+      : sc(s), memo(std::make_shared<gpu::FragMemo>(std::move(w))), placed(s.pods.size()) {
     for (const auto& n : sc.nodes) {
-      const auto g = gs::ParseNodeGpus(n);
-      gs::NodeShape sh;
+      const auto g = gpu::ParseNodeGpus(n);
+      gpu::NodeShape sh;
       sh.model = g.model;
       auto cpu = n.status.allocatable.find("cpu");
       sh.milli_cpu_capacity = cpu == n.status.allocatable.end() ? 0 : cpu->second.MilliValue();
       sh.milli_cpu_left = sh.milli_cpu_capacity;
-      sh.free_milli.assign(static_cast<size_t>(std::max(0, g.count)), gs::kMilliPerGpu);
+      sh.free_milli.assign(static_cast<size_t>(std::max(0, g.count)), gpu::kMilliPerGpu);
       node_index[n.metadata.name] = shapes.size();
       capacity += 1000.0 * g.count;
       idle += 1000.0 * g.count;
@@ -191,7 +185,7 @@ struct PaperMetrics::Impl {
   void Deleted(size_t idx) {
     Placed& pl = placed[idx];
     if (pl.node == SIZE_MAX) return;
-    gs::NodeShape& sh = shapes[pl.node];
+    gpu::NodeShape& sh = shapes[pl.node];
     sh.milli_cpu_left += pl.milli_cpu;
     for (auto [d, m] : pl.taken) {
       sh.free_milli[d] += m;
@@ -208,20 +202,20 @@ struct PaperMetrics::Impl {
     if (it == node_index.end()) return;
     Placed& pl = placed[idx];
     pl.node = it->second;
-    gs::NodeShape& sh = shapes[it->second];
+    gpu::NodeShape& sh = shapes[it->second];
     pl.milli_cpu = api::PodRequests(pod).milli_cpu;
     sh.milli_cpu_left -= pl.milli_cpu;
-    const gs::GpuAsk ask = gs::ParseGpuAsk(pod);
+    const gpu::GpuAsk ask = gpu::ParseGpuAsk(pod);
     if (ask.has_gpu()) {
-      gs::NodeGpus g{static_cast<int32_t>(sh.free_milli.size()), sh.model, 0};
-      g.memory_mib = gs::ModelMemoryMiB(sh.model);
-      int32_t milli = gs::MilliOnNode(ask, g);
-      if (milli == 0) milli = gs::kMilliPerGpu;
+      gpu::NodeGpus g{static_cast<int32_t>(sh.free_milli.size()), sh.model, 0};
+      g.memory_mib = gpu::ModelMemoryMiB(sh.model);
+      int32_t milli = gpu::MilliOnNode(ask, g);
+      if (milli == 0) milli = gpu::kMilliPerGpu;
       std::vector<int32_t> devices;
       if (ctx) {
         if (auto a = ctx->Assignment(gs::PodIdentity(pod))) devices = *a;
       }
-      if (devices.empty()) devices = gs::ChooseBestFit(sh.free_milli, ask.count, milli);
+      if (devices.empty()) devices = gpu::ChooseBestFit(sh.free_milli, ask.count, milli);
       for (int32_t d : devices) {
         if (d < 0 || d >= static_cast<int32_t>(sh.free_milli.size())) continue;
         const int32_t take = std::min(milli, sh.free_milli[d]);
@@ -235,13 +229,13 @@ struct PaperMetrics::Impl {
   }
 };
 
-PaperMetrics::PaperMetrics(const Scenario& sc, std::shared_ptr<const gs::TargetWorkload> w)
+PaperMetrics::PaperMetrics(const sim::Scenario& sc, std::shared_ptr<const gpu::TargetWorkload> w)
     : impl_(std::make_unique<Impl>(sc, std::move(w))) {}
 
 PaperMetrics::~PaperMetrics() = default;
 
-SimulationHooks PaperMetrics::Hooks() {
-  SimulationHooks h;
+sim::SimulationHooks PaperMetrics::Hooks() {
+  sim::SimulationHooks h;
   h.on_start = [this](scheduler::Scheduler& s) {
     for (const auto& p : s.config().profiles) {
       if (auto* fwk = s.Profile(p.scheduler_name)) {
@@ -254,7 +248,7 @@ SimulationHooks PaperMetrics::Hooks() {
     }
   };
   h.on_arrival = [this](size_t pod, double) {
-    impl_->arrived += AskMilli(gs::ParseGpuAsk(impl_->sc.pods[pod].pod));
+    impl_->arrived += AskMilli(gpu::ParseGpuAsk(impl_->sc.pods[pod].pod));
     ++impl_->pending_arrivals;
   };
   h.on_bound = [this](size_t idx, const api::Pod& pod, const std::string& node, double) {
@@ -284,4 +278,4 @@ SimulationHooks PaperMetrics::Hooks() {
   return h;
 }
 
-}  // namespace phalanx::sim
+}  // namespace phalanx::replay

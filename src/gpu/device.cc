@@ -1,4 +1,4 @@
-#include "plugins/gpushare/device.h"
+#include "gpu/device.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include "api/resource.h"
 
-namespace phalanx::plugins::gpushare {
+namespace phalanx::gpu {
 
 namespace {
 
@@ -253,4 +253,4 @@ std::vector<int32_t> ChooseFirstFit(const std::vector<int32_t>& free_milli, int3
   return ChooseOrdered(free_milli, count, milli, [](int32_t, int32_t) { return false; });
 }
 
-}  // namespace phalanx::plugins::gpushare
+}  // namespace phalanx::gpu

@@ -1,7 +1,7 @@
 // scheduler_perf workload files (see perf_workload.h). yaml-cpp exceptions never escape:
 // types are checked before conversion and a final catch turns anything unexpected into
 // an error naming the file.
-#include "sim/perf_workload.h"
+#include "perf/perf_workload.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -16,7 +16,7 @@
 
 #include "api/duration.h"
 
-namespace phalanx::bench {
+namespace phalanx::perf {
 
 namespace fs = std::filesystem;
 
@@ -608,4 +608,4 @@ bool PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorklo
   return true;
 }
 
-}  // namespace phalanx::bench
+}  // namespace phalanx::perf

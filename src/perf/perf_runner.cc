@@ -1,5 +1,5 @@
 // In-process scheduler_perf runner (see perf_runner.h).
-#include "sim/perf_runner.h"
+#include "perf/perf_runner.h"
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -26,7 +26,7 @@
 #include "scheduler/scheduler.h"
 #include "store/store.h"
 
-namespace phalanx::bench {
+namespace phalanx::perf {
 
 bool ResetPeakRss() {
   malloc_trim(0);
@@ -944,4 +944,4 @@ nlohmann::json PerfResultsJson(const std::vector<PerfResult>& results) {
   return nlohmann::json{{"results", arr}};
 }
 
-}  // namespace phalanx::bench
+}  // namespace phalanx::perf

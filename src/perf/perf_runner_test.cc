@@ -1,17 +1,17 @@
-#include "sim/perf_runner.h"
+#include "perf/perf_runner.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-namespace phalanx::bench {
+namespace phalanx::perf {
 namespace {
 
 namespace fs = std::filesystem;
 
 const std::string kConfig =
-    std::string(PHALANX_SOURCE_DIR) + "/src/sim/testdata/perf/config/performance-config.yaml";
+    std::string(PHALANX_SOURCE_DIR) + "/src/perf/testdata/config/performance-config.yaml";
 
 const PerfResult* Find(const std::vector<PerfResult>& rs, const std::string& name) {
   for (const auto& r : rs) {
@@ -151,4 +151,4 @@ TEST(PerfRunner, SetupOpWaitsForNamespaceCountAsUpstream) {
 }
 
 }  // namespace
-}  // namespace phalanx::bench
+}  // namespace phalanx::perf

@@ -1,4 +1,4 @@
-#include "sim/bench.h"
+#include "perf/bench.h"
 
 #include <sys/resource.h>
 
@@ -15,7 +15,7 @@
 #include "scheduler/scheduler.h"
 #include "store/store.h"
 
-namespace phalanx::bench {
+namespace phalanx::perf {
 
 namespace {
 api::Node BenchNode(int i) {
@@ -170,4 +170,4 @@ std::string FormatBasic(const BasicResult& r) {
   return o.str();
 }
 
-}  // namespace phalanx::bench
+}  // namespace phalanx::perf

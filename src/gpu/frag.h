@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace phalanx::plugins::gpushare {
+namespace phalanx::gpu {
 
 // A pod's resources as FGD sees them (upstream simontype.PodResource).
 struct PodShape {
@@ -146,4 +146,4 @@ int64_t FgdScore(const NodeShape& node, const PodShape& pod, FragFn&& frag, int3
   return static_cast<int64_t>(Sigmoid((before - frag(next)) / 1000.0) * 100.0);
 }
 
-}  // namespace phalanx::plugins::gpushare
+}  // namespace phalanx::gpu

@@ -15,13 +15,15 @@
 
 #include "config/config.h"
 #include "plugins/registry.h"
-#include "sim/experiment.h"
-#include "sim/paper.h"
-#include "sim/philly.h"
-#include "sim/report.h"
+#include "replay/experiment.h"
+#include "replay/openb.h"
+#include "replay/paper.h"
+#include "replay/philly.h"
+#include "replay/report.h"
 #include "sim/scenario.h"
+#include "sim/simulation.h"
 
-namespace phalanx::sim {
+namespace phalanx::replay {
 namespace {
 
 namespace fs = std::filesystem;
@@ -51,26 +53,26 @@ void Write(const fs::path& p, const std::string& text) {
 TEST(ReplayParseTest, SeedsPoliciesAndClusters) {
   std::vector<uint64_t> seeds;
   std::string err;
-  ASSERT_TRUE(ParseSeeds("42-45,7", &seeds, &err)) << err;
+  ASSERT_EQ(ParseSeeds("42-45,7", &seeds), absl::OkStatus());
   EXPECT_EQ(seeds, (std::vector<uint64_t>{42, 43, 44, 45, 7}));
   seeds.clear();
-  EXPECT_FALSE(ParseSeeds("9-3", &seeds, &err));
+  err = std::string(ParseSeeds("9-3", &seeds).message());
   EXPECT_NE(err.find("\"9-3\""), std::string::npos) << err;
   std::vector<PolicySpec> p;
-  ASSERT_TRUE(ParsePolicies("fgd, BestFit,dotprod,packing,clustering,random,default", &p, &err));
+  ASSERT_EQ(ParsePolicies("fgd, BestFit,dotprod,packing,clustering,random,default", &p), absl::OkStatus());
   ASSERT_EQ(p.size(), 7u);
   EXPECT_EQ(p[0].score_plugin, "FGDScore");
   EXPECT_EQ(p[1].display, "BestFit");
   EXPECT_EQ(p[2].score_plugin, "DotProductScore");
   EXPECT_EQ(p[6].score_plugin, "");
   p.clear();
-  EXPECT_FALSE(ParsePolicies("fgd,tetris", &p, &err));
+  err = std::string(ParsePolicies("fgd,tetris", &p).message());
   EXPECT_NE(err.find("unknown policy \"tetris\""), std::string::npos) << err;
   PhillyCluster c;
-  ASSERT_TRUE(ParseClusterSpec("16x4", &c, &err));
+  ASSERT_EQ(ParseClusterSpec("16x4", &c), absl::OkStatus());
   EXPECT_EQ(c.nodes, 16);
   EXPECT_EQ(c.gpus_per_node, 4);
-  EXPECT_FALSE(ParseClusterSpec("16", &c, &err));
+  err = std::string(ParseClusterSpec("16", &c).message());
   EXPECT_EQ(err, "--cluster: want NODESxGPUS (e.g. 32x8), got \"16\"");
   EXPECT_EQ(PaperUnallocatedAt100("FGD"), 4.77);
   EXPECT_FALSE(PaperUnallocatedAt100("Default").has_value());
@@ -79,7 +81,7 @@ TEST(ReplayParseTest, SeedsPoliciesAndClusters) {
 TEST(ReplayParseTest, PolicyProfilesDisableTheDefaultScorers) {
   config::KubeSchedulerConfiguration cfg;
   std::string err;
-  ASSERT_TRUE(PolicyConfiguration(*LookupPolicy("fgd"), true, &cfg, &err)) << err;
+  ASSERT_EQ(PolicyConfiguration(*LookupPolicy("fgd"), true, &cfg), absl::OkStatus());
   ASSERT_EQ(cfg.profiles.size(), 1u);
   const auto& pl = cfg.profiles[0].plugins;
   ASSERT_EQ(pl.score.enabled.size(), 1u);
@@ -99,11 +101,11 @@ TEST(OpenbLoaderTest, GpuSharingDropsTheWholeGpuRequestOfShares) {
         "whole,1000,1024,2,1000\n"
         "cpu,1000,1024,0,0\n");
   for (bool sharing : {false, true}) {
-    std::vector<TimedPod> pods;
+    std::vector<sim::TimedPod> pods;
     std::string err;
     OpenbOptions oo;
     oo.gpu_sharing = sharing;
-    ASSERT_TRUE(LoadOpenbPods((dir / "pods.csv").string(), oo, &pods, &err)) << err;
+    ASSERT_EQ(LoadOpenbPods((dir / "pods.csv").string(), oo, &pods), absl::OkStatus());
     ASSERT_EQ(pods.size(), 3u);
     const auto& share = pods[0].pod.spec.containers[0].resources.requests;
     const auto& whole = pods[1].pod.spec.containers[0].resources.requests;
@@ -111,6 +113,76 @@ TEST(OpenbLoaderTest, GpuSharingDropsTheWholeGpuRequestOfShares) {
     EXPECT_EQ(whole.at("nvidia.com/gpu").Value(), 2);
     EXPECT_EQ(pods[0].pod.metadata.annotations.at("alibabacloud.com/gpu-milli"), "500");
   }
+}
+
+// The whole openb default trace through the simulator (RunSimulation, default profile).
+sim::SimulationOptions DefaultProfile(uint64_t seed) {
+  sim::SimulationOptions o;
+  o.seed = seed;
+  o.config = config::DefaultConfiguration();
+  o.registry = plugins::NewInTreeRegistry();
+  return o;
+}
+
+std::vector<std::string> NodesOf(const sim::SimulationResult& r) {
+  std::vector<std::string> v;
+  for (const auto& o : r.outcomes) v.push_back(o.node);
+  return v;
+}
+
+TEST(OpenbTraceTest, DefaultTraceRunsToCompletionWithInvariantsAndDeterminism) {
+  const std::string nodes = kData + "/alibaba-openb/openb_node_list_all_node.csv";
+  const std::string pods = kData + "/alibaba-openb/openb_pod_list_default.csv";
+  REQUIRE_SHARED_DATA(pods);
+  sim::Scenario sc;
+  ASSERT_EQ(LoadOpenbNodes(nodes, &sc.nodes), absl::OkStatus());
+  ASSERT_EQ(LoadOpenbPods(pods, {}, &sc.pods), absl::OkStatus());
+  ASSERT_EQ(sc.nodes.size(), 1523u);
+  ASSERT_EQ(sc.pods.size(), 8152u);
+  sim::SimulationResult a, b, c;
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(42), &a), absl::OkStatus());
+  EXPECT_EQ(a.invariant_violations, std::vector<std::string>{});
+  for (const auto& u : a.usage) EXPECT_LE(u.peak, u.capacity + 1e-9) << u.resource;
+  EXPECT_EQ(a.pods, 8152u);
+  EXPECT_EQ(a.scheduled + a.pending_at_end + a.deleted_while_pending, 8152u);
+  EXPECT_GT(a.scheduled, 8000u);
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(42), &b), absl::OkStatus());
+  EXPECT_EQ(NodesOf(a), NodesOf(b));
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(43), &c), absl::OkStatus());
+  EXPECT_NE(NodesOf(a), NodesOf(c));
+}
+
+TEST(OpenbTraceTest, UntimedTraceOverloadsTheClusterAndEveryPendingPodHasAReason) {
+  const std::string pods = kData + "/alibaba-openb/openb_pod_list_multigpu20.csv";
+  REQUIRE_SHARED_DATA(pods);
+  sim::Scenario sc;
+  ASSERT_EQ(LoadOpenbNodes(kData + "/alibaba-openb/openb_node_list_gpu_node.csv", &sc.nodes),
+            absl::OkStatus());
+  OpenbOptions oo;
+  oo.timed = false;
+  ASSERT_EQ(LoadOpenbPods(pods, oo, &sc.pods), absl::OkStatus());
+  sim::SimulationResult r;
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(1), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  for (const auto& o : r.outcomes) {
+    EXPECT_TRUE(o.scheduled_s || o.deleted_s || !o.reason.empty()) << o.pod;
+  }
+  EXPECT_GT(r.pending_at_end, 0u);
+  EXPECT_FALSE(r.pending_reasons.empty());
+  size_t with_reason = 0;
+  for (const auto& [reason, n] : r.pending_reasons) with_reason += n;
+  EXPECT_EQ(with_reason, r.pending_at_end);
+}
+
+TEST(OpenbLoaderTest, CsvErrorsNameFileLineAndColumn) {
+  const auto path = (TempDir("openb_errors") / "pods.csv").string();
+  Write(path,
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+        "p0,1000,1024,1,1000\n"
+        "p1,lots,1024,1,1000\n");
+  std::vector<sim::TimedPod> pods;
+  const api::Status s = LoadOpenbPods(path, {}, &pods);
+  EXPECT_EQ(s.message(), path + ":3: column cpu_milli: invalid value \"lots\"");
 }
 
 TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
@@ -123,12 +195,11 @@ TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
   PhillyCluster c;
   c.nodes = 4;
   c.gpus_per_node = 4;
-  Scenario sc;
+  sim::Scenario sc;
   std::vector<PhillyJob> jobs;
   size_t too_large = 0;
   std::string err;
-  ASSERT_TRUE(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large, &err))
-      << err;
+  ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large), absl::OkStatus());
   EXPECT_EQ(too_large, 1u);  // 64 GPUs > 16
   ASSERT_EQ(jobs.size(), 2u);
   ASSERT_EQ(sc.nodes.size(), 4u);
@@ -147,8 +218,59 @@ TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
   }
   EXPECT_EQ(sizes, (std::multiset<int64_t>{2, 4, 4}));
   Write(dir / "bad.csv", "job_id,num_gpu,submit_time,duration\n0,two,5,100\n");
-  EXPECT_FALSE(LoadPhillyTrace((dir / "bad.csv").string(), c, 0, &sc, &jobs, &too_large, &err));
+  err = std::string(LoadPhillyTrace((dir / "bad.csv").string(), c, 0, &sc, &jobs, &too_large).message());
   EXPECT_EQ(err, (dir / "bad.csv").string() + ":2: column num_gpu: invalid value \"two\"");
+}
+
+// The Philly replay split into queues (--cluster 2x8,queues=1:3, 16 GPUs so that the
+// queues contend): per-queue share over time is recorded; while both queues ask for more
+// than their weighted share, the fair share is exactly 4 : 12 GPUs, and over those periods
+// the weight-3 queue holds about three times the GPUs of the weight-1 queue. Skipped when
+// the shared data set is absent.
+TEST(PhillyTest, SplitIntoQueuesSharesGpusByWeight) {
+  const std::string path = std::string(PHALANX_SHARED_DATA_DIR) + "/philly/philly_103959.csv";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  PhillyCluster cluster;
+  std::string err;
+  ASSERT_EQ(ParseClusterSpec("2x8,queues=1:3", &cluster), absl::OkStatus());
+  EXPECT_EQ(cluster.queue_weights, (std::vector<double>{1, 3}));
+  sim::Scenario sc;
+  std::vector<PhillyJob> jobs;
+  size_t too_large = 0;
+  ASSERT_EQ(LoadPhillyTrace(path, cluster, 300, &sc, &jobs, &too_large), absl::OkStatus());
+  sim::SimulationResult r;
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(1), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  ASSERT_EQ(r.queues.size(), 2u);
+  EXPECT_EQ(r.queues[0].name, "philly-q0");
+  EXPECT_EQ(r.queues[1].name, "philly-q1");
+  std::map<double, sim::QueueSample> a, b;  // per queue: time -> sample
+  for (const auto& s : r.queue_timeline) (s.queue == "philly-q0" ? a : b)[s.t] = s;
+  double t_both = 0, alloc_a = 0, alloc_b = 0;
+  const sim::QueueSample *pa = nullptr, *pb = nullptr;
+  for (const auto& [t, sa] : a) {
+    const sim::QueueSample& sb = b.at(t);
+    if (pa && pa->demand >= 4 && pb->demand >= 12) {
+      const double dt = t - pa->t;
+      t_both += dt;
+      alloc_a += dt * pa->allocated;
+      alloc_b += dt * pb->allocated;
+    }
+    if (sa.demand >= 4 && sb.demand >= 12) {
+      EXPECT_NEAR(sa.deserved, 4.0, 1e-6) << "t=" << t;
+      EXPECT_NEAR(sb.deserved, 12.0, 1e-6) << "t=" << t;
+    }
+    pa = &sa;
+    pb = &sb;
+  }
+  ASSERT_GT(t_both, 3600.0);  // the split must produce real contention
+  const double ratio = alloc_b / alloc_a;
+  std::printf("philly 300 jobs on 2x8, queues 1:3: %.1f h contended; GPUs held there %.2f : %.2f "
+              "(ratio %.2f); whole-run averages %.2f / %.2f\n",
+              t_both / 3600, alloc_a / t_both, alloc_b / t_both, ratio, r.queues[0].allocated_avg,
+              r.queues[1].allocated_avg);
+  EXPECT_GT(ratio, 2.0);
+  EXPECT_LT(ratio, 4.5);
 }
 
 TEST(PaperTest, DiscretizeAveragesSamplesPerLoadStep) {
@@ -212,11 +334,11 @@ TEST(PaperTest, SmallTraceReachesTheTargetLoadAndIsDeterministic) {
   o.nodes_csv = t.nodes;
   o.pods_csv = t.pods;
   std::string err;
-  ASSERT_TRUE(ParsePolicies("fgd,bestfit,random", &o.policies, &err));
+  ASSERT_EQ(ParsePolicies("fgd,bestfit,random", &o.policies), absl::OkStatus());
   o.seeds = {3, 4};
   nlohmann::json a, b;
-  ASSERT_TRUE(RunExperiments(o, &a, &err)) << err;
-  ASSERT_TRUE(RunExperiments(o, &b, &err)) << err;
+  ASSERT_EQ(RunExperiments(o, &a), absl::OkStatus());
+  ASSERT_EQ(RunExperiments(o, &b), absl::OkStatus());
   EXPECT_EQ(a["runs"].size(), 6u);
   for (size_t i = 0; i < a["runs"].size(); ++i) {
     const auto& r = a["runs"][i];
@@ -245,10 +367,10 @@ TEST(PaperTest, OpenbSampleWithThePaperMethodology) {
   o.pods_csv = kData + "/alibaba-openb/openb_pod_list_default.csv";
   o.paper.max_nodes = 150;  // a sample: the trace is tuned down to 130% of these nodes
   std::string err;
-  ASSERT_TRUE(ParsePolicies("fgd,random", &o.policies, &err));
+  ASSERT_EQ(ParsePolicies("fgd,random", &o.policies), absl::OkStatus());
   o.seeds = {42};
   nlohmann::json r;
-  ASSERT_TRUE(RunExperiments(o, &r, &err)) << err;
+  ASSERT_EQ(RunExperiments(o, &r), absl::OkStatus());
   ASSERT_EQ(r["runs"].size(), 2u);
   for (const auto& run : r["runs"]) {
     EXPECT_EQ(run["summary"]["nodes"], 150);
@@ -269,11 +391,11 @@ TEST(PhillyTest, WholeTraceReplaysWithGangsAndIsDeterministicPerSeed) {
   o.trace = "philly";
   o.jobs_csv = kData + "/philly/philly_103959.csv";
   std::string err;
-  ASSERT_TRUE(ParseClusterSpec("8x4", &o.cluster, &err));  // 32 GPUs: jobs queue
+  ASSERT_EQ(ParseClusterSpec("8x4", &o.cluster), absl::OkStatus());  // 32 GPUs: jobs queue
   o.seeds = {7};
   nlohmann::json a, b;
-  ASSERT_TRUE(RunExperiments(o, &a, &err)) << err;
-  ASSERT_TRUE(RunExperiments(o, &b, &err)) << err;
+  ASSERT_EQ(RunExperiments(o, &a), absl::OkStatus());
+  ASSERT_EQ(RunExperiments(o, &b), absl::OkStatus());
   const auto& ja = a["runs"][0]["jobs"];
   EXPECT_EQ(ja["count"], 876);
   EXPECT_EQ(ja["started"], 876);  // every job ran to completion
@@ -289,20 +411,19 @@ TEST(PhillyTest, TiresiasGangsSpanNodesAndStartTogether) {
   REQUIRE_SHARED_DATA(kData + "/philly/tiresias_60_job.csv");
   PhillyCluster c;
   std::string err;
-  ASSERT_TRUE(ParseClusterSpec("4x4", &c, &err));
-  Scenario sc;
+  ASSERT_EQ(ParseClusterSpec("4x4", &c), absl::OkStatus());
+  sim::Scenario sc;
   std::vector<PhillyJob> jobs;
   size_t too_large = 0;
-  ASSERT_TRUE(
-      LoadPhillyTrace(kData + "/philly/tiresias_60_job.csv", c, 0, &sc, &jobs, &too_large, &err))
-      << err;
+  ASSERT_EQ(LoadPhillyTrace(kData + "/philly/tiresias_60_job.csv", c, 0, &sc, &jobs, &too_large),
+            absl::OkStatus());
   ASSERT_EQ(jobs.size(), 60u);
-  SimulationOptions so;
+  sim::SimulationOptions so;
   so.seed = 5;
   so.config = config::DefaultConfiguration();
   so.registry = plugins::NewInTreeRegistry();
-  SimulationResult r;
-  ASSERT_TRUE(RunSimulation(sc, so, &r, &err)) << err;
+  sim::SimulationResult r;
+  ASSERT_EQ(sim::RunSimulation(sc, so, &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
   size_t multi = 0;
   for (const auto& j : jobs) {
@@ -418,12 +539,12 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
   o.trace = "openb-paper";
   o.nodes_csv = t.nodes;
   o.pods_csv = t.pods;
-  ASSERT_TRUE(ParsePolicies("fgd,bestfit", &o.policies, &err));
+  ASSERT_EQ(ParsePolicies("fgd,bestfit", &o.policies), absl::OkStatus());
   o.seeds = {1, 2};
   nlohmann::json paper;
-  ASSERT_TRUE(RunExperiments(o, &paper, &err)) << err;
+  ASSERT_EQ(RunExperiments(o, &paper), absl::OkStatus());
   const fs::path html = t.dir / "paper.html";
-  ASSERT_TRUE(WriteTextFile(html.string(), RenderHtmlReport(paper), &err)) << err;
+  Write(html.string(), RenderHtmlReport(paper));
   // The page is self-contained: no network references.
   std::ifstream in(html);
   const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -436,15 +557,15 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
   ExperimentOptions p = Base();
   p.trace = "philly";
   p.jobs_csv = t.jobs;
-  ASSERT_TRUE(ParseClusterSpec("6x4", &p.cluster, &err));
-  ASSERT_TRUE(ParsePolicies("default,fgd,random", &p.policies, &err));
+  ASSERT_EQ(ParseClusterSpec("6x4", &p.cluster), absl::OkStatus());
+  ASSERT_EQ(ParsePolicies("default,fgd,random", &p.policies), absl::OkStatus());
   nlohmann::json philly;
-  ASSERT_TRUE(RunExperiments(p, &philly, &err)) << err;
+  ASSERT_EQ(RunExperiments(p, &philly), absl::OkStatus());
   const fs::path html2 = t.dir / "philly.html";
-  ASSERT_TRUE(WriteTextFile(html2.string(), RenderHtmlReport(philly), &err)) << err;
+  Write(html2.string(), RenderHtmlReport(philly));
   CheckDom(DumpDom(chromium, html2, t.dir / "profile"), philly,
            {"chart-alloc", "chart-frag", "chart-delay-cdf", "chart-compare"});
 }
 
 }  // namespace
-}  // namespace phalanx::sim
+}  // namespace phalanx::replay

@@ -17,11 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "plugins/gpushare/frag.h"
+#include "api/status.h"
+#include "gpu/frag.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
 
-namespace phalanx::sim {
+namespace phalanx::replay {
 
 struct PaperOptions {
   double target_load = 1.3;  // requested GPU milli / capacity at which arrivals stop
@@ -31,13 +32,13 @@ struct PaperOptions {
 // Builds the replay from openb nodes (any list; nodes without GPUs are dropped) and the
 // trace's pods (loaded with OpenbOptions{timed=false, gpu_sharing=true}). Pods arrive one
 // per virtual second. Errors: no GPU nodes, no GPU pods.
-[[nodiscard]] bool BuildPaperScenario(const std::vector<api::Node>& nodes,
-                                      const std::vector<TimedPod>& trace_pods, uint64_t seed,
-                                      const PaperOptions& opts, Scenario* out, std::string* error);
+api::Status BuildPaperScenario(const std::vector<api::Node>& nodes,
+                               const std::vector<sim::TimedPod>& trace_pods, uint64_t seed,
+                               const PaperOptions& opts, sim::Scenario* out);
 
 // FGD's target workload for a trace: the popular shapes of all its pods (GetTypicalPods).
-std::shared_ptr<const plugins::gpushare::TargetWorkload> TraceWorkload(
-    const std::vector<TimedPod>& pods);
+std::shared_ptr<const gpu::TargetWorkload> TraceWorkload(
+    const std::vector<sim::TimedPod>& pods);
 
 // One sample per arrival, in % of the cluster's GPU capacity (frag_ratio: % of idle GPU
 // milli that is fragmented).
@@ -68,10 +69,10 @@ struct FragSample {
 // records a LoadPoint after every arrival and a FragSample whenever the state changed.
 class PaperMetrics {
  public:
-  PaperMetrics(const Scenario& sc, std::shared_ptr<const plugins::gpushare::TargetWorkload> w);
+  PaperMetrics(const sim::Scenario& sc, std::shared_ptr<const gpu::TargetWorkload> w);
   ~PaperMetrics();
   // Hooks to pass in SimulationOptions (they reference this object).
-  SimulationHooks Hooks();
+  sim::SimulationHooks Hooks();
   const std::vector<LoadPoint>& points() const { return points_; }
   const std::vector<FragSample>& samples() const { return samples_; }
 
@@ -82,4 +83,4 @@ class PaperMetrics {
   std::vector<FragSample> samples_;
 };
 
-}  // namespace phalanx::sim
+}  // namespace phalanx::replay

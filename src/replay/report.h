@@ -27,15 +27,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace phalanx::sim {
+namespace phalanx::replay {
 
+// The page for a results document: report_template.html (embedded at build time) with
+// the terminal summary and the document filled in.
 std::string RenderHtmlReport(const nlohmann::json& results);
 
 // The comparison table and one line per run, for the terminal.
 std::string FormatReportSummary(const nlohmann::json& results);
 
-// Writes `content` to `path`. Errors: "PATH: cannot open for writing" / "write failed".
-[[nodiscard]] bool WriteTextFile(const std::string& path, const std::string& content,
-                                 std::string* error);
-
-}  // namespace phalanx::sim
+}  // namespace phalanx::replay

@@ -56,9 +56,9 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/registry.h"
-#include "sim/perf_workload.h"
+#include "perf/perf_workload.h"
 
-namespace phalanx::bench {
+namespace phalanx::perf {
 
 struct PerfOptions {
   std::string workload_file;
@@ -135,4 +135,4 @@ nlohmann::json PerfResultsJson(const std::vector<PerfResult>& results);
 bool ResetPeakRss();
 long PeakRssKiB();
 
-}  // namespace phalanx::bench
+}  // namespace phalanx::perf

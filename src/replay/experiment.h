@@ -1,6 +1,7 @@
 // Trace replay experiments: one or more placement policies x one or more seeds over one
 // trace, each run through the real scheduler (RunSimulation), summarized as one JSON
 // document that the HTML report (report.h) and the terminal summary are made from.
+// (Module phalanx_replay; the simulator itself is src/sim.)
 //
 // Traces:
 //   openb        the Alibaba openb trace with its arrivals and departures
@@ -22,13 +23,14 @@
 #include <string>
 #include <vector>
 
+#include "api/status.h"
 #include "config/types.h"
 #include "framework/registry.h"
-#include "sim/paper.h"
-#include "sim/philly.h"
+#include "replay/paper.h"
+#include "replay/philly.h"
 #include "sim/scenario.h"
 
-namespace phalanx::sim {
+namespace phalanx::replay {
 
 // A policy name as typed (case-insensitive) -> {display name, score plugin ("" = default
 // scorers)}; nullopt if unknown.
@@ -38,16 +40,14 @@ struct PolicySpec {
 };
 std::optional<PolicySpec> LookupPolicy(const std::string& name);
 // "fgd,bestfit" -> specs; error names the unknown entry and the known ones.
-[[nodiscard]] bool ParsePolicies(const std::string& list, std::vector<PolicySpec>* out,
-                                 std::string* error);
+api::Status ParsePolicies(const std::string& list, std::vector<PolicySpec>* out);
 // "42-51" or "1,2,7" or "42" -> seeds. Errors name the bad part.
-[[nodiscard]] bool ParseSeeds(const std::string& text, std::vector<uint64_t>* out,
-                              std::string* error);
+api::Status ParseSeeds(const std::string& text, std::vector<uint64_t>* out);
 // The generated profile of a policy (see above) as a v1 KubeSchedulerConfiguration. With
 // `node_order_ties` the policy breaks ties as the paper artifact does (tieBreak: NodeOrder,
 // plugins/gpupolicy/common.h); openb-paper runs use it.
-[[nodiscard]] bool PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
-                                       config::KubeSchedulerConfiguration* out, std::string* error);
+api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
+                                config::KubeSchedulerConfiguration* out);
 
 // The paper's published unallocated-GPU share at 100 % load on openb default (median of
 // seeds 42-51; the artifact's expected_results), by display name; nullopt for others.
@@ -74,7 +74,6 @@ struct ExperimentOptions {
 // Runs every (policy, seed) and fills *results (schema: "kind": "phalanx-replay-report",
 // "version": 1; see report.h). Errors: unreadable traces, bad configurations, failed
 // runs — the message names the file or the run.
-[[nodiscard]] bool RunExperiments(const ExperimentOptions& opts, nlohmann::json* results,
-                                  std::string* error);
+api::Status RunExperiments(const ExperimentOptions& opts, nlohmann::json* results);
 
-}  // namespace phalanx::sim
+}  // namespace phalanx::replay

@@ -1,4 +1,4 @@
-#include "plugins/gpushare/frag.h"
+#include "gpu/frag.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <map>
 #include <numeric>
 
-namespace phalanx::plugins::gpushare {
+namespace phalanx::gpu {
 
 bool PodShape::operator<(const PodShape& o) const {
   if (milli_cpu != o.milli_cpu) return milli_cpu < o.milli_cpu;
@@ -179,4 +179,4 @@ double FragMemo::Get(const NodeShape& node) {
   return v;
 }
 
-}  // namespace phalanx::plugins::gpushare
+}  // namespace phalanx::gpu

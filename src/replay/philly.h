@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "api/status.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
 
-namespace phalanx::sim {
+namespace phalanx::replay {
 
 struct PhillyCluster {
   int32_t nodes = 32;
@@ -32,8 +33,7 @@ struct PhillyCluster {
 // "32x8" -> 32 nodes of 8 GPUs; "32x8,queues=1:3" also splits the jobs into two queues
 // with over-quota weights 1 and 3. Errors: "--cluster: want NODESxGPUS (e.g. 32x8), got
 // ..." (or "... NODESxGPUS,queues=W1:W2... ..." for a bad queue list).
-[[nodiscard]] bool ParseClusterSpec(const std::string& text, PhillyCluster* out,
-                                    std::string* error);
+api::Status ParseClusterSpec(const std::string& text, PhillyCluster* out);
 
 struct PhillyJob {
   std::string id;
@@ -45,10 +45,11 @@ struct PhillyJob {
 
 // Loads the job CSV into nodes and pods of `out` (namespace "philly", pods
 // "job-<id>-<k>", gang "job-<id>"). Jobs asking more GPUs than the cluster has are left out
-// and counted in *too_large. `max_jobs` 0 = all. Errors: "FILE:LINE: column X: ...".
-[[nodiscard]] bool LoadPhillyTrace(const std::string& path, const PhillyCluster& cluster,
-                                   size_t max_jobs, Scenario* out, std::vector<PhillyJob>* jobs,
-                                   size_t* too_large, std::string* error);
+// and counted in *too_large. `max_jobs` 0 = all. Errors: "FILE:LINE: column X: ..." (the whole file is read,
+// so a malformed line after the first `max_jobs` jobs is an error too).
+api::Status LoadPhillyTrace(const std::string& path, const PhillyCluster& cluster,
+                            size_t max_jobs, sim::Scenario* out, std::vector<PhillyJob>* jobs,
+                            size_t* too_large);
 
 // Per-job outcome of a run.
 struct JobOutcome {
@@ -60,6 +61,6 @@ struct JobOutcome {
   double queue_delay_s() const { return start_s - submit_s; }
   double jct_s() const { return finish_s - submit_s; }
 };
-std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const SimulationResult& r);
+std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const sim::SimulationResult& r);
 
-}  // namespace phalanx::sim
+}  // namespace phalanx::replay

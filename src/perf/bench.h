@@ -11,7 +11,7 @@
 
 #include "framework/registry.h"
 
-namespace phalanx::bench {
+namespace phalanx::perf {
 
 struct BasicOptions {
   int nodes = 5000;
@@ -44,4 +44,4 @@ struct BasicResult {
 [[nodiscard]] bool RunBasic(const BasicOptions& opts, BasicResult* result, std::string* error);
 std::string FormatBasic(const BasicResult& r);
 
-}  // namespace phalanx::bench
+}  // namespace phalanx::perf

@@ -1,5 +1,5 @@
-// The GPU device model shared by the GpuShare plugin, the GPU score policies and the
-// simulator: what a pod asks for (whole GPUs or a share of one GPU, in milli-GPU), what a
+// The GPU device model (module phalanx_gpu) shared by the GpuShare plugin, the GPU score
+// policies (src/plugins/gpushare, src/plugins/gpupolicy), the simulator and trace replay: what a pod asks for (whole GPUs or a share of one GPU, in milli-GPU), what a
 // node offers (N GPUs of one model), and the per-device arithmetic.
 //
 // Units: a GPU is 1000 milli-GPU; a share is 1..999 milli of one device. Memory asks
@@ -23,7 +23,7 @@
 
 #include "api/types.h"
 
-namespace phalanx::plugins::gpushare {
+namespace phalanx::gpu {
 
 inline constexpr int32_t kMilliPerGpu = 1000;
 
@@ -40,11 +40,6 @@ inline constexpr const char* kGpuModelLabel = "alibabacloud.com/gpu-card-model";
 inline constexpr const char* kGfdProductLabel = "nvidia.com/gpu.product";
 // Node label with the device memory in MiB (GPU feature discovery).
 inline constexpr const char* kGfdMemoryLabel = "nvidia.com/gpu.memory";
-
-// The key GpuShare records a pod's devices under: its UID, or namespace/name without one.
-inline std::string PodIdentity(const api::Pod& p) {
-  return p.metadata.uid.empty() ? p.Key() : p.metadata.uid;
-}
 
 // Where a pod's GPU ask came from.
 enum class AskSource : uint8_t { kNone, kAlibaba, kKaiFraction, kKaiMemory, kExtendedResource };
@@ -113,4 +108,4 @@ std::vector<int32_t> ChooseWorstFit(const std::vector<int32_t>& free_milli, int3
 std::vector<int32_t> ChooseFirstFit(const std::vector<int32_t>& free_milli, int32_t count,
                                     int32_t milli);
 
-}  // namespace phalanx::plugins::gpushare
+}  // namespace phalanx::gpu
