@@ -270,148 +270,173 @@ bool ParseNodeStrategy(const Ctx& c, const YAML::Node& op, NodeStrategy* s, std:
   return true;
 }
 
+// createNodes: count | countParam, nodeTemplatePath, a node strategy.
+bool ParseCreateNodesOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op,
+                        std::string* err) {
+  op->kind = PerfOpKind::kCreateNodes;
+  if (!CheckFields(c, n,
+                   {"opcode", "count", "countParam", "nodeTemplatePath", "nodeAllocatableStrategy",
+                    "labelNodePrepareStrategy", "uniqueNodeLabelStrategy"},
+                   err) ||
+      !GetInt(c, n, "count", &op->count, err) || !GetParam(c, n, "countParam", &op->count_param, err) ||
+      !GetTemplate(c, n, "nodeTemplatePath", file, &op->node_template_path, err) ||
+      !ParseNodeStrategy(c, n, &op->strategy, err)) {
+    return false;
+  }
+  return CheckCount(c, op->count, op->count_param, "count", "countParam", err);
+}
+
+// createPods / createPodGroups (`groups`): count | countParam, namespace, podTemplatePath,
+// collectMetrics, skipWaitToCompletion; groups: podsPerGroup, minMember; pods: PV / PVC
+// templates.
+bool ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::string& file, bool groups,
+                       PerfOp* op, std::string* err) {
+  op->kind = groups ? PerfOpKind::kCreatePodGroups : PerfOpKind::kCreatePods;
+  std::set<std::string> fields = {"opcode",         "count",           "countParam",
+                                  "collectMetrics", "namespace",       "podTemplatePath",
+                                  "skipWaitToCompletion"};
+  if (groups) {
+    fields.insert({"podsPerGroup", "podsPerGroupParam", "minMember", "minMemberParam"});
+  } else {
+    fields.insert({"persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"});
+  }
+  std::string ns;
+  bool has_ns = false;
+  if (!CheckFields(c, n, fields, err) || !GetInt(c, n, "count", &op->count, err) ||
+      !GetParam(c, n, "countParam", &op->count_param, err) ||
+      !GetBool(c, n, "collectMetrics", &op->collect_metrics, err) ||
+      !GetBool(c, n, "skipWaitToCompletion", &op->skip_wait, err) ||
+      !GetString(c, n, "namespace", &ns, err, &has_ns) ||
+      !GetTemplate(c, n, "podTemplatePath", file, &op->pod_template_path, err)) {
+    return false;
+  }
+  if (has_ns) {
+    if (ns.empty()) return c.Fail(err, "namespace", "must not be empty");
+    op->namespace_ = ns;
+  }
+  if (!CheckCount(c, op->count, op->count_param, "count", "countParam", err)) return false;
+  if (op->collect_metrics && op->skip_wait) {
+    // Upstream createPodsOp.isValid.
+    return c.Fail(err, "collectMetrics",
+                  "collectMetrics and skipWaitToCompletion cannot be true at the same time");
+  }
+  if (groups) {
+    if (!GetInt(c, n, "podsPerGroup", &op->pods_per_group, err) ||
+        !GetParam(c, n, "podsPerGroupParam", &op->pods_per_group_param, err) ||
+        !GetInt(c, n, "minMember", &op->min_member, err) ||
+        !GetParam(c, n, "minMemberParam", &op->min_member_param, err)) {
+      return false;
+    }
+    if (!CheckCount(c, op->pods_per_group, op->pods_per_group_param, "podsPerGroup",
+                    "podsPerGroupParam", err)) {
+      return false;
+    }
+    if (op->min_member < 0) return c.Fail(err, "minMember", "must not be negative");
+    return true;
+  }
+  if (!GetTemplate(c, n, "persistentVolumeTemplatePath", file, &op->pv_template_path, err) ||
+      !GetTemplate(c, n, "persistentVolumeClaimTemplatePath", file, &op->pvc_template_path, err)) {
+    return false;
+  }
+  if (!op->pvc_template_path.empty() && op->pv_template_path.empty()) {
+    // Upstream getPodStrategy reads both when a PVC template is given.
+    return c.Fail(err, "persistentVolumeTemplatePath",
+                  "required with persistentVolumeClaimTemplatePath");
+  }
+  return true;
+}
+
+// barrier: namespaces.
+bool ParseBarrierOp(const Ctx& c, const YAML::Node& n, PerfOp* op, std::string* err) {
+  op->kind = PerfOpKind::kBarrier;
+  return CheckFields(c, n, {"opcode", "namespaces"}, err) &&
+         GetStringList(c, n, "namespaces", &op->namespaces, err);
+}
+
+// churn: mode, number, intervalMilliseconds, namespace, templatePaths (upstream churnOp).
+bool ParseChurnOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op,
+                  std::string* err) {
+  op->kind = PerfOpKind::kChurn;
+  std::string ns;
+  bool has_ns = false;
+  if (!CheckFields(c, n, {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"},
+                   err) ||
+      !GetString(c, n, "mode", &op->mode, err) || !GetInt(c, n, "number", &op->number, err) ||
+      !GetInt(c, n, "intervalMilliseconds", &op->interval_ms, err) ||
+      !GetString(c, n, "namespace", &ns, err, &has_ns)) {
+    return false;
+  }
+  if (has_ns) op->namespace_ = ns;
+  // Upstream churnOp.isValid.
+  if (op->mode != "create" && op->mode != "recreate") {
+    return c.Fail(err, "mode", "must be create or recreate, got \"" + op->mode + "\"");
+  }
+  if (op->mode == "recreate" && op->number <= 0) {
+    return c.Fail(err, "number", "must be positive in recreate mode");
+  }
+  if (op->number < 0) return c.Fail(err, "number", "must not be negative");
+  if (op->interval_ms == 0) op->interval_ms = 500;
+  if (op->interval_ms < 0) return c.Fail(err, "intervalMilliseconds", "must be positive");
+  std::vector<std::string> raw;
+  if (!GetStringList(c, n, "templatePaths", &raw, err)) return false;
+  if (raw.empty()) return c.Fail(err, "templatePaths", "at least one template is required");
+  for (size_t i = 0; i < raw.size(); ++i) {
+    std::string r = ResolveTemplatePath(file, raw[i]);
+    if (r.empty()) {
+      return c.Fail(err, "templatePaths[" + std::to_string(i) + "]",
+                    "template \"" + raw[i] + "\" not found");
+    }
+    op->template_paths.push_back(r);
+  }
+  return true;
+}
+
+// createNamespaces: prefix, count | countParam, namespaceTemplatePath.
+bool ParseCreateNamespacesOp(const Ctx& c, const YAML::Node& n, const std::string& file,
+                             PerfOp* op, std::string* err) {
+  op->kind = PerfOpKind::kCreateNamespaces;
+  if (!CheckFields(c, n, {"opcode", "prefix", "count", "countParam", "namespaceTemplatePath"}, err) ||
+      !GetString(c, n, "prefix", &op->prefix, err) || !GetInt(c, n, "count", &op->count, err) ||
+      !GetParam(c, n, "countParam", &op->count_param, err) ||
+      !GetTemplate(c, n, "namespaceTemplatePath", file, &op->namespace_template_path, err)) {
+    return false;
+  }
+  if (op->prefix.empty()) return c.Fail(err, "prefix", "required");
+  return CheckCount(c, op->count, op->count_param, "count", "countParam", err);
+}
+
+// sleep: duration (Go duration) | durationParam.
+bool ParseSleepOp(const Ctx& c, const YAML::Node& n, PerfOp* op, std::string* err) {
+  op->kind = PerfOpKind::kSleep;
+  std::string d;
+  if (!CheckFields(c, n, {"opcode", "duration", "durationParam"}, err) ||
+      !GetString(c, n, "duration", &d, err) || !GetParam(c, n, "durationParam", &op->duration_param, err)) {
+    return false;
+  }
+  if (!d.empty()) {
+    std::string perr;
+    if (!api::ParseGoDuration(d, &op->duration_ns, &perr)) return c.Fail(err, "duration", perr);
+    if (op->duration_ns < 0) return c.Fail(err, "duration", "must not be negative");
+  } else if (op->duration_param.empty()) {
+    return c.Fail(err, "duration", "one of duration or durationParam is required");
+  }
+  return true;
+}
+
 bool ParseOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op,
              std::string* err) {
   if (!n.IsMap()) return c.Fail(err, "", "an op must be an object" + Line(n));
   std::string opcode;
   if (!GetString(c, n, "opcode", &opcode, err)) return false;
   if (opcode.empty()) return c.Fail(err, "opcode", "required" + Line(n));
-  if (opcode == "createNodes") {
-    op->kind = PerfOpKind::kCreateNodes;
-    if (!CheckFields(c, n,
-                     {"opcode", "count", "countParam", "nodeTemplatePath", "nodeAllocatableStrategy",
-                      "labelNodePrepareStrategy", "uniqueNodeLabelStrategy"},
-                     err) ||
-        !GetInt(c, n, "count", &op->count, err) || !GetParam(c, n, "countParam", &op->count_param, err) ||
-        !GetTemplate(c, n, "nodeTemplatePath", file, &op->node_template_path, err) ||
-        !ParseNodeStrategy(c, n, &op->strategy, err)) {
-      return false;
-    }
-    return CheckCount(c, op->count, op->count_param, "count", "countParam", err);
-  }
+  if (opcode == "createNodes") return ParseCreateNodesOp(c, n, file, op, err);
   if (opcode == "createPods" || opcode == "createPodGroups") {
-    const bool groups = opcode == "createPodGroups";
-    op->kind = groups ? PerfOpKind::kCreatePodGroups : PerfOpKind::kCreatePods;
-    std::set<std::string> fields = {"opcode",         "count",           "countParam",
-                                    "collectMetrics", "namespace",       "podTemplatePath",
-                                    "skipWaitToCompletion"};
-    if (groups) {
-      fields.insert({"podsPerGroup", "podsPerGroupParam", "minMember", "minMemberParam"});
-    } else {
-      fields.insert({"persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"});
-    }
-    std::string ns;
-    bool has_ns = false;
-    if (!CheckFields(c, n, fields, err) || !GetInt(c, n, "count", &op->count, err) ||
-        !GetParam(c, n, "countParam", &op->count_param, err) ||
-        !GetBool(c, n, "collectMetrics", &op->collect_metrics, err) ||
-        !GetBool(c, n, "skipWaitToCompletion", &op->skip_wait, err) ||
-        !GetString(c, n, "namespace", &ns, err, &has_ns) ||
-        !GetTemplate(c, n, "podTemplatePath", file, &op->pod_template_path, err)) {
-      return false;
-    }
-    if (has_ns) {
-      if (ns.empty()) return c.Fail(err, "namespace", "must not be empty");
-      op->namespace_ = ns;
-    }
-    if (!CheckCount(c, op->count, op->count_param, "count", "countParam", err)) return false;
-    if (op->collect_metrics && op->skip_wait) {
-      // Upstream createPodsOp.isValid.
-      return c.Fail(err, "collectMetrics",
-                    "collectMetrics and skipWaitToCompletion cannot be true at the same time");
-    }
-    if (groups) {
-      if (!GetInt(c, n, "podsPerGroup", &op->pods_per_group, err) ||
-          !GetParam(c, n, "podsPerGroupParam", &op->pods_per_group_param, err) ||
-          !GetInt(c, n, "minMember", &op->min_member, err) ||
-          !GetParam(c, n, "minMemberParam", &op->min_member_param, err)) {
-        return false;
-      }
-      if (!CheckCount(c, op->pods_per_group, op->pods_per_group_param, "podsPerGroup",
-                      "podsPerGroupParam", err)) {
-        return false;
-      }
-      if (op->min_member < 0) return c.Fail(err, "minMember", "must not be negative");
-      return true;
-    }
-    if (!GetTemplate(c, n, "persistentVolumeTemplatePath", file, &op->pv_template_path, err) ||
-        !GetTemplate(c, n, "persistentVolumeClaimTemplatePath", file, &op->pvc_template_path, err)) {
-      return false;
-    }
-    if (!op->pvc_template_path.empty() && op->pv_template_path.empty()) {
-      // Upstream getPodStrategy reads both when a PVC template is given.
-      return c.Fail(err, "persistentVolumeTemplatePath",
-                    "required with persistentVolumeClaimTemplatePath");
-    }
-    return true;
+    return ParseCreatePodsOp(c, n, file, opcode == "createPodGroups", op, err);
   }
-  if (opcode == "barrier") {
-    op->kind = PerfOpKind::kBarrier;
-    return CheckFields(c, n, {"opcode", "namespaces"}, err) &&
-           GetStringList(c, n, "namespaces", &op->namespaces, err);
-  }
-  if (opcode == "churn") {
-    op->kind = PerfOpKind::kChurn;
-    std::string ns;
-    bool has_ns = false;
-    if (!CheckFields(c, n, {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"},
-                     err) ||
-        !GetString(c, n, "mode", &op->mode, err) || !GetInt(c, n, "number", &op->number, err) ||
-        !GetInt(c, n, "intervalMilliseconds", &op->interval_ms, err) ||
-        !GetString(c, n, "namespace", &ns, err, &has_ns)) {
-      return false;
-    }
-    if (has_ns) op->namespace_ = ns;
-    // Upstream churnOp.isValid.
-    if (op->mode != "create" && op->mode != "recreate") {
-      return c.Fail(err, "mode", "must be create or recreate, got \"" + op->mode + "\"");
-    }
-    if (op->mode == "recreate" && op->number <= 0) {
-      return c.Fail(err, "number", "must be positive in recreate mode");
-    }
-    if (op->number < 0) return c.Fail(err, "number", "must not be negative");
-    if (op->interval_ms == 0) op->interval_ms = 500;
-    if (op->interval_ms < 0) return c.Fail(err, "intervalMilliseconds", "must be positive");
-    std::vector<std::string> raw;
-    if (!GetStringList(c, n, "templatePaths", &raw, err)) return false;
-    if (raw.empty()) return c.Fail(err, "templatePaths", "at least one template is required");
-    for (size_t i = 0; i < raw.size(); ++i) {
-      std::string r = ResolveTemplatePath(file, raw[i]);
-      if (r.empty()) {
-        return c.Fail(err, "templatePaths[" + std::to_string(i) + "]",
-                      "template \"" + raw[i] + "\" not found");
-      }
-      op->template_paths.push_back(r);
-    }
-    return true;
-  }
-  if (opcode == "createNamespaces") {
-    op->kind = PerfOpKind::kCreateNamespaces;
-    if (!CheckFields(c, n, {"opcode", "prefix", "count", "countParam", "namespaceTemplatePath"}, err) ||
-        !GetString(c, n, "prefix", &op->prefix, err) || !GetInt(c, n, "count", &op->count, err) ||
-        !GetParam(c, n, "countParam", &op->count_param, err) ||
-        !GetTemplate(c, n, "namespaceTemplatePath", file, &op->namespace_template_path, err)) {
-      return false;
-    }
-    if (op->prefix.empty()) return c.Fail(err, "prefix", "required");
-    return CheckCount(c, op->count, op->count_param, "count", "countParam", err);
-  }
-  if (opcode == "sleep") {
-    op->kind = PerfOpKind::kSleep;
-    std::string d;
-    if (!CheckFields(c, n, {"opcode", "duration", "durationParam"}, err) ||
-        !GetString(c, n, "duration", &d, err) || !GetParam(c, n, "durationParam", &op->duration_param, err)) {
-      return false;
-    }
-    if (!d.empty()) {
-      std::string perr;
-      if (!api::ParseGoDuration(d, &op->duration_ns, &perr)) return c.Fail(err, "duration", perr);
-      if (op->duration_ns < 0) return c.Fail(err, "duration", "must not be negative");
-    } else if (op->duration_param.empty()) {
-      return c.Fail(err, "duration", "one of duration or durationParam is required");
-    }
-    return true;
-  }
+  if (opcode == "barrier") return ParseBarrierOp(c, n, op, err);
+  if (opcode == "churn") return ParseChurnOp(c, n, file, op, err);
+  if (opcode == "createNamespaces") return ParseCreateNamespacesOp(c, n, file, op, err);
+  if (opcode == "sleep") return ParseSleepOp(c, n, op, err);
   return c.Fail(err, "opcode",
                 "unknown opcode \"" + opcode +
                     "\" (known: createNodes, createPods, barrier, churn, createNamespaces, sleep, "

@@ -2,7 +2,7 @@
 // artifact's pkg/simulator/plugin/fgd_score.go). A node's score is
 //   sigmoid((F(node) - F(node with the pod)) / 1000) * 100, truncated,
 // where F is the node's expected fragmented GPU milli with respect to the target workload
-// (plugins/gpushare/frag.h). For a GPU share every device that fits is tried and the best
+// (gpu/frag.h). For a GPU share every device that fits is tried and the best
 // one counts; as its device policy FGD then gives the pod that device (GpuShare's Auto
 // device selection).
 //
