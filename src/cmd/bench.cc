@@ -42,8 +42,7 @@ class BenchCommand : public app::Command {
     }
     bo_.registry = std::move(registry);
     perf::BasicResult r;
-    std::string err;
-    if (!perf::RunBasic(bo_, &r, &err)) return app::Fail(err);
+    if (auto s = perf::RunBasic(bo_, &r); !s.ok()) return app::Fail(std::string(s.message()));
     std::printf("%s", perf::FormatBasic(r).c_str());
     return 0;
   }
@@ -57,8 +56,7 @@ class BenchCommand : public app::Command {
     po_.registry = std::move(registry);
     po_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
     std::vector<perf::PerfResult> results;
-    std::string err;
-    const bool ok = perf::RunPerfWorkloads(po_, &results, &err);
+    const api::Status s = perf::RunPerfWorkloads(po_, &results);
     if (!results.empty()) std::printf("%s", perf::FormatPerfTable(results).c_str());
     if (!po_.json_path.empty()) {
       const std::string json = perf::PerfResultsJson(results).dump(2) + "\n";
@@ -66,7 +64,7 @@ class BenchCommand : public app::Command {
         return app::Fail(std::string(w.message()));
       }
     }
-    return ok ? 0 : app::Fail(err);
+    return s.ok() ? 0 : app::Fail(std::string(s.message()));
   }
 
   perf::BasicOptions bo_;

@@ -66,7 +66,7 @@ long PeakRssKiB() {
 }
 }  // namespace
 
-bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
+api::Status RunBasic(const BasicOptions& opts, BasicResult* res) {
   res->opts = opts;
   framework::RealClock clock;
   store::Store store(clock);
@@ -74,8 +74,8 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
   scheduler::SchedulerOptions so;
   if (opts.config_path.empty()) {
     so.config = config::DefaultConfiguration();
-  } else if (!config::LoadConfiguration(opts.config_path, &so.config, error)) {
-    return false;
+  } else if (std::string err; !config::LoadConfiguration(opts.config_path, &so.config, &err)) {
+    return absl::InvalidArgumentError(err);
   }
   if (opts.parallelism > 0) so.config.parallelism = opts.parallelism;
   so.registry = opts.registry ? *opts.registry : plugins::NewInTreeRegistry();
@@ -84,10 +84,7 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
   so.seed = opts.seed;
   so.binding_workers = opts.binding_workers;
   auto s = scheduler::Scheduler::New(std::move(so));
-  if (!s.ok()) {
-    *error = s.status().Message();
-    return false;
-  }
+  if (!s.ok()) return absl::InvalidArgumentError(s.status().Message());
   auto sched = std::move(s).value();
   sched->AddEventHandlers(store);
   for (int i = 0; i < opts.nodes; ++i) (void)store.CreateNode(BenchNode(i));
@@ -147,11 +144,10 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
     out << j.dump(2) << "\n";
   }
   if (res->scheduled != measured) {
-    *error = "only " + std::to_string(res->scheduled) + " of " + std::to_string(measured) +
-             " measured pods were scheduled";
-    return false;
+    return absl::InternalError("only " + std::to_string(res->scheduled) + " of " +
+                               std::to_string(measured) + " measured pods were scheduled");
   }
-  return true;
+  return absl::OkStatus();
 }
 
 std::string FormatBasic(const BasicResult& r) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "api/status.h"
 #include "framework/registry.h"
 
 namespace phalanx::perf {
@@ -41,7 +42,9 @@ struct BasicResult {
   long peak_rss_kib = 0;
 };
 
-[[nodiscard]] bool RunBasic(const BasicOptions& opts, BasicResult* result, std::string* error);
+// Errors: the configuration (file, field), scheduler construction, or "only N of M
+// measured pods were scheduled" (*result is filled then too).
+api::Status RunBasic(const BasicOptions& opts, BasicResult* result);
 std::string FormatBasic(const BasicResult& r);
 
 }  // namespace phalanx::perf

@@ -126,36 +126,37 @@ class LatencyRecorder final : public framework::ExtensionPointObserver {
 
 std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
+// `s` with `prefix` (e.g. "FILE: Case/Workload: op 2 (createPods): podTemplatePath: ")
+// put before its message.
+api::Status Prefixed(const std::string& prefix, const api::Status& s) {
+  return absl::Status(s.code(), prefix + std::string(s.message()));
+}
+
 // A template file holding exactly one object of `kind`.
-bool LoadTemplate(const std::string& path, const std::string& kind, api::Manifests* m,
-                  std::string* err) {
+api::Status LoadTemplate(const std::string& path, const std::string& kind, api::Manifests* m) {
   api::DecodeError derr;
   if (!api::LoadManifests(path, m, &derr)) {
-    *err = derr.message;
-    return false;
+    return absl::InvalidArgumentError(derr.message);
   }
   size_t n = kind == "Node" ? m->nodes.size() : kind == "Pod" ? m->pods.size()
                                                              : m->namespaces.size();
   if (n != 1) {
-    *err = path + ": expected one " + kind + ", found " + std::to_string(n);
-    return false;
+    return absl::InvalidArgumentError(path + ": expected one " + kind + ", found " + std::to_string(n));
   }
-  return true;
+  return absl::OkStatus();
 }
 
 // Checks a PersistentVolume(Claim) template parses and has the expected kind.
-bool CheckVolumeTemplate(const std::string& path, const std::string& kind, std::string* err) {
+api::Status CheckVolumeTemplate(const std::string& path, const std::string& kind) {
   try {
     YAML::Node n = YAML::LoadFile(path);
     if (!n.IsMap() || !n["kind"].IsScalar() || n["kind"].Scalar() != kind) {
-      *err = path + ": kind: expected " + kind;
-      return false;
+      return absl::InvalidArgumentError(path + ": kind: expected " + kind);
     }
   } catch (const YAML::Exception& e) {
-    *err = path + ": invalid YAML: " + e.what();
-    return false;
+    return absl::InvalidArgumentError(path + ": invalid YAML: " + e.what());
   }
-  return true;
+  return absl::OkStatus();
 }
 
 std::string NamePrefix(const api::ObjectMeta& m, const std::string& fallback) {
@@ -208,20 +209,20 @@ class WorkloadRun {
                    .count()),
         store_(clock_) {}
 
-  bool Run(std::string* err);
+  api::Status Run();
 
  private:
   std::string Where(const PerfOp& op) const {
     return cfg_.path + ": " + res_->name + ": op " + std::to_string(op.index) + " (" +
            PerfOpcodeName(op.kind) + ")";
   }
-  bool Skip(const std::vector<PerfOp>& ops, std::string* err);
-  bool Setup(std::string* err);
-  bool CreateNodes(const PerfOp& op, std::string* err);
-  bool CreatePods(const PerfOp& op, std::string* err);
-  bool CreateNamespaces(const PerfOp& op, std::string* err);
-  bool StartChurn(const PerfOp& op, std::string* err);
-  bool Barrier(const PerfOp& op, std::string* err);
+  api::Status Skip(const std::vector<PerfOp>& ops);
+  api::Status Setup();
+  api::Status CreateNodes(const PerfOp& op);
+  api::Status CreatePods(const PerfOp& op);
+  api::Status CreateNamespaces(const PerfOp& op);
+  api::Status StartChurn(const PerfOp& op);
+  api::Status Barrier(const PerfOp& op);
   bool Sleep(const PerfOp& op);
   std::string PodNamespace(const PerfOp& op) const {
     return op.namespace_ ? *op.namespace_ : "namespace-" + std::to_string(op.index);
@@ -238,7 +239,7 @@ class WorkloadRun {
   void OnBound(const api::Pod& pod);
   void ChurnTick();
   bool ChurnPending() const { return !churns_.empty(); }
-  bool CreateOne(const api::Pod& tmpl, const std::string& ns, int op_index, std::string* err,
+  api::Status CreateOne(const api::Pod& tmpl, const std::string& ns, int op_index,
                  const std::string& group = "");
 
   const PerfConfig& cfg_;
@@ -296,31 +297,30 @@ void WorkloadRun::OnBound(const api::Pod& pod) {
   }
 }
 
-bool WorkloadRun::Skip(const std::vector<PerfOp>& ops, std::string* err) {
+api::Status WorkloadRun::Skip(const std::vector<PerfOp>& ops) {
   for (const auto& op : ops) {
     if (op.kind != PerfOpKind::kCreatePods) continue;
     if (!op.pv_template_path.empty() || !op.pvc_template_path.empty()) {
-      if (!op.pv_template_path.empty() &&
-          !CheckVolumeTemplate(op.pv_template_path, "PersistentVolume", err)) {
-        return false;
+      if (!op.pv_template_path.empty()) {
+        if (auto s = CheckVolumeTemplate(op.pv_template_path, "PersistentVolume"); !s.ok()) return s;
       }
-      if (!op.pvc_template_path.empty() &&
-          !CheckVolumeTemplate(op.pvc_template_path, "PersistentVolumeClaim", err)) {
-        return false;
+      if (!op.pvc_template_path.empty()) {
+        if (auto s = CheckVolumeTemplate(op.pvc_template_path, "PersistentVolumeClaim"); !s.ok()) {
+          return s;
+        }
       }
       res_->skipped = true;
       res_->skip_reason = "op " + std::to_string(op.index) +
                           " (createPods) creates PersistentVolumes / PersistentVolumeClaims; "
                           "Phalanx does not implement VolumeBinding's volume placement";
-      return true;
+      return absl::OkStatus();
     }
     if (!op.pod_template_path.empty()) {
       auto it = template_cache_.find(op.pod_template_path);
       if (it == template_cache_.end()) {
         api::Manifests m;
-        if (!LoadTemplate(op.pod_template_path, "Pod", &m, err)) {
-          *err = Where(op) + ": podTemplatePath: " + *err;
-          return false;
+        if (auto s = LoadTemplate(op.pod_template_path, "Pod", &m); !s.ok()) {
+          return Prefixed(Where(op) + ": podTemplatePath: ", s);
         }
         it = template_cache_.emplace(op.pod_template_path, std::move(m)).first;
       }
@@ -331,21 +331,21 @@ bool WorkloadRun::Skip(const std::vector<PerfOp>& ops, std::string* err) {
                               op.pod_template_path + " mounts PersistentVolumeClaim " +
                               Quote(v.persistent_volume_claim) +
                               "; Phalanx does not implement VolumeBinding's volume placement";
-          return true;
+          return absl::OkStatus();
         }
       }
     }
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool WorkloadRun::Setup(std::string* err) {
+api::Status WorkloadRun::Setup() {
   store_.set_keep_all_events(false);
   scheduler::SchedulerOptions so;
   if (opts_.config_path.empty()) {
     so.config = config::DefaultConfiguration();
-  } else if (!config::LoadConfiguration(opts_.config_path, &so.config, err)) {
-    return false;
+  } else if (std::string err; !config::LoadConfiguration(opts_.config_path, &so.config, &err)) {
+    return absl::InvalidArgumentError(err);
   }
   if (opts_.parallelism > 0) so.config.parallelism = opts_.parallelism;
   so.registry = opts_.registry ? *opts_.registry : plugins::NewInTreeRegistry();
@@ -357,9 +357,8 @@ bool WorkloadRun::Setup(std::string* err) {
   for (const auto& p : so.config.profiles) names.push_back(p.scheduler_name);
   auto s = scheduler::Scheduler::New(std::move(so));
   if (!s.ok()) {
-    *err = (opts_.config_path.empty() ? std::string("default configuration") : opts_.config_path) +
-           ": " + s.status().Message();
-    return false;
+    return absl::InvalidArgumentError((opts_.config_path.empty() ? std::string("default configuration") : opts_.config_path) +
+           ": " + s.status().Message());
   }
   sched_ = std::move(s).value();
   for (const auto& n : names) {
@@ -370,17 +369,16 @@ bool WorkloadRun::Setup(std::string* err) {
   store_.AddPodHandlers({nullptr, nullptr, [this](const api::PodPtr& p) {
                            if (!p->spec.node_name.empty()) --scheduled_per_ns_[p->metadata.namespace_];
                          }});
-  return true;
+  return absl::OkStatus();
 }
 
-bool WorkloadRun::CreateNodes(const PerfOp& op, std::string* err) {
+api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
   api::Node base = DefaultNode();
   std::string prefix = "node-" + std::to_string(op.index) + "-";  // upstream's GenerateName
   if (!op.node_template_path.empty()) {
     api::Manifests m;
-    if (!LoadTemplate(op.node_template_path, "Node", &m, err)) {
-      *err = Where(op) + ": nodeTemplatePath: " + *err;
-      return false;
+    if (auto s = LoadTemplate(op.node_template_path, "Node", &m); !s.ok()) {
+      return Prefixed(Where(op) + ": nodeTemplatePath: ", s);
     }
     base = m.nodes[0];
     prefix = NamePrefix(base.metadata, prefix);
@@ -391,8 +389,7 @@ bool WorkloadRun::CreateNodes(const PerfOp& op, std::string* err) {
     api::Quantity q;
     std::string qerr;
     if (!api::Quantity::Parse(v, &q, &qerr)) {
-      *err = Where(op) + ": nodeAllocatableStrategy.nodeAllocatable." + k + ": " + qerr;
-      return false;
+      return absl::InvalidArgumentError(Where(op) + ": nodeAllocatableStrategy.nodeAllocatable." + k + ": " + qerr);
     }
     alloc[k] = q;
   }
@@ -421,15 +418,13 @@ bool WorkloadRun::CreateNodes(const PerfOp& op, std::string* err) {
     ++node_seq_;
     auto r = store_.CreateNode(std::move(n));
     if (!r.ok()) {
-      *err = Where(op) + ": creating node: " + r.message;
-      return false;
+      return absl::InvalidArgumentError(Where(op) + ": creating node: " + r.message);
     }
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, int op_index,
-                            std::string* err, const std::string& group) {
+api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, int op_index, const std::string& group) {
   api::Pod p = tmpl;
   const std::string prefix = group.empty() ? NamePrefix(tmpl.metadata, "pod-") : group + "-";
   int64_t& seq = name_seq_[ns + "/" + prefix];
@@ -444,23 +439,21 @@ bool WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, int op_
   clock_.Advance(1);
   auto r = store_.CreatePod(std::move(p));
   if (!r.ok()) {
-    *err = "creating pod in namespace " + ns + ": " + r.message;
-    return false;
+    return absl::InvalidArgumentError("creating pod in namespace " + ns + ": " + r.message);
   }
   ++created_per_op_[op_index];
   ++created_per_ns_[ns];
-  return true;
+  return absl::OkStatus();
 }
 
-bool WorkloadRun::CreatePods(const PerfOp& op, std::string* err) {
+api::Status WorkloadRun::CreatePods(const PerfOp& op) {
   api::Pod tmpl = DefaultPod();
   if (!op.pod_template_path.empty()) {
     auto it = template_cache_.find(op.pod_template_path);
     if (it == template_cache_.end()) {
       api::Manifests m;
-      if (!LoadTemplate(op.pod_template_path, "Pod", &m, err)) {
-        *err = Where(op) + ": podTemplatePath: " + *err;
-        return false;
+      if (auto s = LoadTemplate(op.pod_template_path, "Pod", &m); !s.ok()) {
+        return Prefixed(Where(op) + ": podTemplatePath: ", s);
       }
       it = template_cache_.emplace(op.pod_template_path, std::move(m)).first;
     }
@@ -476,8 +469,7 @@ bool WorkloadRun::CreatePods(const PerfOp& op, std::string* err) {
       std::string name = "group-" + std::to_string(op.index) + "-" + std::to_string(g);
       auto r = store_.CreateObject(MakePodGroup(ns, name, op.min_member));
       if (!r.ok()) {
-        *err = Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + r.message;
-        return false;
+        return absl::InvalidArgumentError(Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + r.message);
       }
       group_names.push_back(std::move(name));
     }
@@ -493,23 +485,21 @@ bool WorkloadRun::CreatePods(const PerfOp& op, std::string* err) {
   if (groups) {
     for (int64_t g = 0; g < op.count; ++g) {
       for (int64_t i = 0; i < op.pods_per_group; ++i) {
-        if (!CreateOne(tmpl, ns, op.index, err, group_names[g])) {
-          *err = Where(op) + ": " + *err;
-          return false;
+        if (auto s = CreateOne(tmpl, ns, op.index, group_names[g]); !s.ok()) {
+          return Prefixed(Where(op) + ": ", s);
         }
       }
     }
   } else {
     for (int64_t i = 0; i < op.count; ++i) {
-      if (!CreateOne(tmpl, ns, op.index, err)) {
-        *err = Where(op) + ": " + *err;
-        return false;
+      if (auto s = CreateOne(tmpl, ns, op.index); !s.ok()) {
+        return Prefixed(Where(op) + ": ", s);
       }
     }
   }
   if (op.skip_wait) {
     waiting_ns_[ns] += total;
-    return true;
+    return absl::OkStatus();
   }
   // Upstream waitUntilPodsScheduledInNamespace: the namespace's scheduled pods (whichever op
   // created them) reach this op's count. For a measured op, whose namespace is its own in
@@ -543,30 +533,29 @@ bool WorkloadRun::CreatePods(const PerfOp& op, std::string* err) {
     samples_.insert(samples_.end(), counts.begin(), counts.end());
   }
   if (!ok) {
-    *err = Where(op) + ": only " +
-           std::to_string(op.collect_metrics ? bound_per_op_[idx] : scheduled_per_ns_[ns]) +
-           " of " + std::to_string(total) + " pods scheduled in namespace " + ns +
-           " (no progress possible)";
+    std::string err = Where(op) + ": only " +
+                      std::to_string(op.collect_metrics ? bound_per_op_[idx] : scheduled_per_ns_[ns]) +
+                      " of " + std::to_string(total) + " pods scheduled in namespace " + ns +
+                      " (no progress possible)";
     if (auto ev = store_.Events(); !ev.empty()) {
       for (auto it = ev.rbegin(); it != ev.rend(); ++it) {
         if (it->reason == "FailedScheduling") {
-          *err += "; last failure: " + it->pod_key + ": " + it->message;
+          err += "; last failure: " + it->pod_key + ": " + it->message;
           break;
         }
       }
     }
-    return false;
+    return absl::InvalidArgumentError(err);
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool WorkloadRun::CreateNamespaces(const PerfOp& op, std::string* err) {
+api::Status WorkloadRun::CreateNamespaces(const PerfOp& op) {
   api::Namespace base;
   if (!op.namespace_template_path.empty()) {
     api::Manifests m;
-    if (!LoadTemplate(op.namespace_template_path, "Namespace", &m, err)) {
-      *err = Where(op) + ": namespaceTemplatePath: " + *err;
-      return false;
+    if (auto s = LoadTemplate(op.namespace_template_path, "Namespace", &m); !s.ok()) {
+      return Prefixed(Where(op) + ": namespaceTemplatePath: ", s);
     }
     base = m.namespaces[0];
   }
@@ -576,14 +565,13 @@ bool WorkloadRun::CreateNamespaces(const PerfOp& op, std::string* err) {
     ns.metadata.generate_name.clear();
     auto r = store_.CreateNamespace(std::move(ns));
     if (!r.ok()) {
-      *err = Where(op) + ": " + r.message;
-      return false;
+      return absl::InvalidArgumentError(Where(op) + ": " + r.message);
     }
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool WorkloadRun::StartChurn(const PerfOp& op, std::string* err) {
+api::Status WorkloadRun::StartChurn(const PerfOp& op) {
   Churn c;
   c.op = op;
   c.ns = op.namespace_ ? *op.namespace_ : "namespace-" + std::to_string(op.index);
@@ -591,20 +579,17 @@ bool WorkloadRun::StartChurn(const PerfOp& op, std::string* err) {
     api::Manifests m;
     api::DecodeError derr;
     if (!api::LoadManifests(path, &m, &derr)) {
-      *err = Where(op) + ": templatePaths: " + derr.message;
-      return false;
+      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + derr.message);
     }
     YAML::Node raw;
     try {
       raw = YAML::LoadFile(path);
     } catch (const YAML::Exception& e) {
-      *err = Where(op) + ": templatePaths: " + path + ": " + e.what();
-      return false;
+      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + path + ": " + e.what());
     }
     if (m.nodes.size() + m.pods.size() + m.namespaces.size() == 0 &&
         (!raw.IsMap() || !raw["kind"].IsScalar() || !raw["apiVersion"].IsScalar())) {
-      *err = Where(op) + ": templatePaths: " + path + ": expected one object with kind and apiVersion";
-      return false;
+      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + path + ": expected one object with kind and apiVersion");
     }
     c.templates.push_back(std::move(m));
     c.raw.push_back(raw);
@@ -612,7 +597,7 @@ bool WorkloadRun::StartChurn(const PerfOp& op, std::string* err) {
   c.live.assign(c.templates.size(), std::vector<std::string>(std::max<int64_t>(op.number, 0)));
   c.next = SteadyClock::now() + std::chrono::milliseconds(op.interval_ms);
   churns_.push_back(std::move(c));
-  return true;
+  return absl::OkStatus();
 }
 
 // One churn step per due tick (upstream churnOp: create N, or recreate in a ring of N).
@@ -728,13 +713,12 @@ bool WorkloadRun::Drive(const std::function<bool()>& done) {
   }
 }
 
-bool WorkloadRun::Barrier(const PerfOp& op, std::string* err) {
+api::Status WorkloadRun::Barrier(const PerfOp& op) {
   std::vector<std::string> nss = op.namespaces;
   for (const auto& ns : nss) {
     if (!waiting_ns_.count(ns)) {
-      *err = Where(op) + ": namespaces: unknown namespace " + ns +
-             " (no earlier skipWaitToCompletion op created pods there)";
-      return false;
+      return absl::InvalidArgumentError(Where(op) + ": namespaces: unknown namespace " + ns +
+             " (no earlier skipWaitToCompletion op created pods there)");
     }
   }
   if (nss.empty()) {
@@ -751,14 +735,13 @@ bool WorkloadRun::Barrier(const PerfOp& op, std::string* err) {
   if (!ok) {
     for (const auto& ns : nss) {
       if (scheduled_per_ns_[ns] < waiting_ns_[ns]) {
-        *err = Where(op) + ": namespace " + ns + ": only " + std::to_string(scheduled_per_ns_[ns]) +
-               " of " + std::to_string(waiting_ns_[ns]) + " pods scheduled (no progress possible)";
-        return false;
+        return absl::InvalidArgumentError(Where(op) + ": namespace " + ns + ": only " + std::to_string(scheduled_per_ns_[ns]) +
+               " of " + std::to_string(waiting_ns_[ns]) + " pods scheduled (no progress possible)");
       }
     }
   }
   for (const auto& ns : nss) waiting_ns_.erase(ns);
-  return true;
+  return absl::OkStatus();
 }
 
 bool WorkloadRun::Sleep(const PerfOp& op) {
@@ -780,31 +763,31 @@ bool WorkloadRun::Sleep(const PerfOp& op) {
   return true;
 }
 
-bool WorkloadRun::Run(std::string* err) {
+api::Status WorkloadRun::Run() {
   std::vector<PerfOp> ops;
-  if (!PatchParams(cfg_, tc_, w_, &ops, err)) return false;
+  if (auto s = PatchParams(cfg_, tc_, w_, &ops); !s.ok()) return s;
   for (const auto& [k, v] : tc_.feature_gates) {
     res_->notes.push_back("featureGates." + k + "=" + (v ? "true" : "false") +
                           " ignored (Phalanx has no feature gates)");
   }
-  if (!Skip(ops, err)) return false;
-  if (res_->skipped) return true;
-  if (!Setup(err)) return false;
+  if (auto s = Skip(ops); !s.ok()) return s;
+  if (res_->skipped) return absl::OkStatus();
+  if (auto s = Setup(); !s.ok()) return s;
   created_per_op_.assign(ops.size(), 0);
   bound_per_op_.assign(ops.size(), 0);
   ResetPeakRss();
   for (const auto& op : ops) {
-    bool ok = true;
+    api::Status st;
     switch (op.kind) {
-      case PerfOpKind::kCreateNodes: ok = CreateNodes(op, err); break;
+      case PerfOpKind::kCreateNodes: st = CreateNodes(op); break;
       case PerfOpKind::kCreatePods:
-      case PerfOpKind::kCreatePodGroups: ok = CreatePods(op, err); break;
-      case PerfOpKind::kBarrier: ok = Barrier(op, err); break;
-      case PerfOpKind::kChurn: ok = StartChurn(op, err); break;
-      case PerfOpKind::kCreateNamespaces: ok = CreateNamespaces(op, err); break;
-      case PerfOpKind::kSleep: ok = Sleep(op); break;
+      case PerfOpKind::kCreatePodGroups: st = CreatePods(op); break;
+      case PerfOpKind::kBarrier: st = Barrier(op); break;
+      case PerfOpKind::kChurn: st = StartChurn(op); break;
+      case PerfOpKind::kCreateNamespaces: st = CreateNamespaces(op); break;
+      case PerfOpKind::kSleep: Sleep(op); break;
     }
-    if (!ok) return false;
+    if (!st.ok()) return st;
   }
   // The workload is over: churn stops (upstream cancels its context). No implicit
   // barrier (later upstream): pods still pending are reported, not waited for.
@@ -829,23 +812,23 @@ bool WorkloadRun::Run(std::string* err) {
   t.p50 = q(50);
   t.p90 = q(90);
   t.p99 = q(99);
-  return true;
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-bool RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
-                     const PerfOptions& opts, PerfResult* result, std::string* err) {
+api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
+                     const PerfOptions& opts, PerfResult* result) {
   *result = PerfResult{};
   result->name = tc.name + "/" + w.name;
   // The run (Store + Scheduler) is destroyed before returning: the next workload starts clean.
   auto run = std::make_unique<WorkloadRun>(cfg, tc, w, opts, result);
-  return run->Run(err);
+  return run->Run();
 }
 
-bool RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results, std::string* err) {
+api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results) {
   PerfConfig cfg;
-  if (!LoadPerfConfig(opts.workload_file, &cfg, err)) return false;
+  if (auto s = LoadPerfConfig(opts.workload_file, &cfg); !s.ok()) return s;
   size_t selected = 0;
   for (const auto& tc : cfg.cases) {
     for (const auto& w : tc.workloads) {
@@ -858,18 +841,17 @@ bool RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results,
       ++selected;
       if (opts.log) opts.log("running " + tc.name + "/" + w.name);
       PerfResult r;
-      bool ok = RunPerfWorkload(cfg, tc, w, opts, &r, err);
-      if (!ok) return false;
+      if (auto s = RunPerfWorkload(cfg, tc, w, opts, &r); !s.ok()) return s;
       results->push_back(std::move(r));
     }
   }
   if (selected == 0) {
-    *err = opts.workload_file + ": no workload matches";
-    if (!opts.workload_selector.empty()) *err += " --workload " + opts.workload_selector;
-    if (!opts.label_filter.empty()) *err += " --label " + opts.label_filter;
-    return false;
+    std::string err = opts.workload_file + ": no workload matches";
+    if (!opts.workload_selector.empty()) err += " --workload " + opts.workload_selector;
+    if (!opts.label_filter.empty()) err += " --label " + opts.label_filter;
+    return absl::InvalidArgumentError(err);
   }
-  return true;
+  return absl::OkStatus();
 }
 
 std::string FormatPerfTable(const std::vector<PerfResult>& results) {

@@ -55,6 +55,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/status.h"
 #include "framework/registry.h"
 #include "perf/perf_workload.h"
 
@@ -108,17 +109,15 @@ struct PerfResult {
 };
 
 // Loads opts.workload_file, runs the selected workloads and fills *results (skipped ones
-// included). Returns false with *err on a file error, a scheduler construction error, or
+// included). Errors: a file error, a scheduler construction error, or
 // a workload whose pods could not all be scheduled ("<file>: Case/Workload: op 2
 // (createPods): only 990 of 1000 pods scheduled ..."); results of earlier workloads stay
 // in *results. An empty selection is an error naming the filters.
-[[nodiscard]] bool RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results,
-                                    std::string* err);
+api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results);
 
 // Runs one workload (params already valid for it). Same errors as above.
-[[nodiscard]] bool RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc,
-                                   const PerfWorkload& w, const PerfOptions& opts,
-                                   PerfResult* result, std::string* err);
+api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
+                            const PerfOptions& opts, PerfResult* result);
 
 // The human table: one row per workload (pods, seconds, throughput average / p50 / p90 /
 // p99, Filter and Score p50 / p99, peak RSS) and the skip reasons and notes below it.

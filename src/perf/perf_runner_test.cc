@@ -27,7 +27,7 @@ TEST(PerfRunner, RunsTestdataWorkloadsAndBindsEveryMeasuredPod) {
   opts.workload_file = kConfig;
   std::vector<PerfResult> results;
   std::string err;
-  ASSERT_TRUE(RunPerfWorkloads(opts, &results, &err)) << err;
+  ASSERT_EQ(RunPerfWorkloads(opts, &results), absl::OkStatus());
   ASSERT_EQ(results.size(), 9u);
 
   for (const char* name : {"SchedulingBasic/50Nodes", "SchedulingBasic/100Nodes",
@@ -91,14 +91,15 @@ TEST(PerfRunner, SelectionByWorkloadAndLabel) {
   opts.label_filter = "-slow";
   std::vector<PerfResult> results;
   std::string err;
-  ASSERT_TRUE(RunPerfWorkloads(opts, &results, &err)) << err;
+  ASSERT_EQ(RunPerfWorkloads(opts, &results), absl::OkStatus());
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].name, "SchedulingBasic/50Nodes");
 
   opts.workload_selector = "SchedulingBasic/1000Nodes";
   opts.label_filter.clear();
   results.clear();
-  EXPECT_FALSE(RunPerfWorkloads(opts, &results, &err));
+  err = std::string(RunPerfWorkloads(opts, &results).message());
+  EXPECT_FALSE(err.empty());
   EXPECT_NE(err.find("no workload matches --workload SchedulingBasic/1000Nodes"), std::string::npos)
       << err;
 }
@@ -118,7 +119,8 @@ TEST(PerfRunner, UnschedulableMeasuredPodsAreAnError) {
   opts.workload_file = dir + "/config/w.yaml";
   std::vector<PerfResult> results;
   std::string err;
-  EXPECT_FALSE(RunPerfWorkloads(opts, &results, &err));
+  err = std::string(RunPerfWorkloads(opts, &results).message());
+  EXPECT_FALSE(err.empty());
   EXPECT_NE(err.find("w.yaml: TooBig/w: op 1 (createPods): only 0 of 2 pods scheduled"), std::string::npos)
       << err;
   EXPECT_NE(err.find("Insufficient cpu"), std::string::npos) << err;
@@ -144,7 +146,7 @@ TEST(PerfRunner, SetupOpWaitsForNamespaceCountAsUpstream) {
   opts.workload_file = dir + "/config/w.yaml";
   std::vector<PerfResult> results;
   std::string err;
-  ASSERT_TRUE(RunPerfWorkloads(opts, &results, &err)) << err;
+  ASSERT_EQ(RunPerfWorkloads(opts, &results), absl::OkStatus());
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].scheduled_measured, 6);
   EXPECT_EQ(results[0].pending_at_end, 4);

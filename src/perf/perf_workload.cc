@@ -100,39 +100,45 @@ struct Ctx {
     if (!where.empty()) s += " " + where + ":";
     return s;
   }
-  bool Fail(std::string* err, const std::string& field, const std::string& msg) const {
-    *err = Prefix() + (field.empty() ? "" : " " + field + ":") + " " + msg;
-    return false;
+  // The error "FILE: test case "NAME": WHERE: FIELD: MSG".
+  api::Status Fail(const std::string& field, const std::string& msg) const {
+    return absl::InvalidArgumentError(Prefix() + (field.empty() ? "" : " " + field + ":") + " " + msg);
   }
 };
+
+// For chains of checks `if (!Ok(A(...), &st) || !Ok(B(...), &st)) return st;`: true when
+// `s` is OK, else false with the error kept in *first.
+bool Ok(api::Status s, api::Status* first) {
+  if (s.ok()) return true;
+  *first = std::move(s);
+  return false;
+}
 
 std::string Line(const YAML::Node& n) {
   if (n.Mark().is_null()) return "";
   return " (line " + std::to_string(n.Mark().line + 1) + ")";
 }
 
-bool CheckFields(const Ctx& c, const YAML::Node& m, const std::set<std::string>& allowed,
-                 std::string* err) {
+api::Status CheckFields(const Ctx& c, const YAML::Node& m, const std::set<std::string>& allowed) {
   for (auto it = m.begin(); it != m.end(); ++it) {
-    if (!it->first.IsScalar()) return c.Fail(err, "", "field names must be strings" + Line(it->first));
+    if (!it->first.IsScalar()) return c.Fail("", "field names must be strings" + Line(it->first));
     const std::string k = it->first.Scalar();
     if (!allowed.count(k)) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return c.Fail(err, k, "unknown field" + Line(it->first) + " (known: " + list + ")");
+      return c.Fail(k, "unknown field" + Line(it->first) + " (known: " + list + ")");
     }
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool GetString(const Ctx& c, const YAML::Node& m, const char* key, std::string* out,
-               std::string* err, bool* present = nullptr) {
+api::Status GetString(const Ctx& c, const YAML::Node& m, const char* key, std::string* out, bool* present = nullptr) {
   YAML::Node n = m[key];
   if (present) *present = n.IsDefined() && !n.IsNull();
-  if (!n.IsDefined() || n.IsNull()) return true;
-  if (!n.IsScalar()) return c.Fail(err, key, "must be a string" + Line(n));
+  if (!n.IsDefined() || n.IsNull()) return absl::OkStatus();
+  if (!n.IsScalar()) return c.Fail(key, "must be a string" + Line(n));
   *out = n.Scalar();
-  return true;
+  return absl::OkStatus();
 }
 
 bool ParseInt(const std::string& s, int64_t* out) {
@@ -142,101 +148,103 @@ bool ParseInt(const std::string& s, int64_t* out) {
   return r.ec == std::errc() && r.ptr == e;
 }
 
-bool GetInt(const Ctx& c, const YAML::Node& m, const char* key, int64_t* out, std::string* err) {
+api::Status GetInt(const Ctx& c, const YAML::Node& m, const char* key, int64_t* out) {
   YAML::Node n = m[key];
-  if (!n.IsDefined() || n.IsNull()) return true;
+  if (!n.IsDefined() || n.IsNull()) return absl::OkStatus();
   if (!n.IsScalar() || !ParseInt(n.Scalar(), out)) {
-    return c.Fail(err, key, "must be an integer" + Line(n) + ", got \"" +
+    return c.Fail(key, "must be an integer" + Line(n) + ", got \"" +
                                 (n.IsScalar() ? n.Scalar() : std::string("<non-scalar>")) + "\"");
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool GetBool(const Ctx& c, const YAML::Node& m, const char* key, bool* out, std::string* err) {
+api::Status GetBool(const Ctx& c, const YAML::Node& m, const char* key, bool* out) {
   YAML::Node n = m[key];
-  if (!n.IsDefined() || n.IsNull()) return true;
+  if (!n.IsDefined() || n.IsNull()) return absl::OkStatus();
   if (n.IsScalar()) {
     const std::string& s = n.Scalar();
     if (s == "true" || s == "True" || s == "TRUE") {
       *out = true;
-      return true;
+      return absl::OkStatus();
     }
     if (s == "false" || s == "False" || s == "FALSE") {
       *out = false;
-      return true;
+      return absl::OkStatus();
     }
   }
-  return c.Fail(err, key, "must be true or false" + Line(n));
+  return c.Fail(key, "must be true or false" + Line(n));
 }
 
-bool GetStringList(const Ctx& c, const YAML::Node& m, const char* key,
-                   std::vector<std::string>* out, std::string* err) {
+api::Status GetStringList(const Ctx& c, const YAML::Node& m, const char* key,
+                   std::vector<std::string>* out) {
   YAML::Node n = m[key];
-  if (!n.IsDefined() || n.IsNull()) return true;
-  if (!n.IsSequence()) return c.Fail(err, key, "must be a list of strings" + Line(n));
+  if (!n.IsDefined() || n.IsNull()) return absl::OkStatus();
+  if (!n.IsSequence()) return c.Fail(key, "must be a list of strings" + Line(n));
   for (size_t i = 0; i < n.size(); ++i) {
     if (!n[i].IsScalar()) {
-      return c.Fail(err, std::string(key) + "[" + std::to_string(i) + "]", "must be a string");
+      return c.Fail(std::string(key) + "[" + std::to_string(i) + "]", "must be a string");
     }
     out->push_back(n[i].Scalar());
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool GetParam(const Ctx& c, const YAML::Node& m, const char* key, std::string* out,
-              std::string* err) {
-  if (!GetString(c, m, key, out, err)) return false;
+api::Status GetParam(const Ctx& c, const YAML::Node& m, const char* key, std::string* out) {
+  api::Status st;
+  if (!Ok(GetString(c, m, key, out), &st)) return st;
   if (!out->empty() && (*out)[0] != '$') {
-    return c.Fail(err, key, "\"" + *out + "\" must start with \"$\" (e.g. \"$" + *out + "\")");
+    return c.Fail(key, "\"" + *out + "\" must start with \"$\" (e.g. \"$" + *out + "\")");
   }
-  if (*out == "$") return c.Fail(err, key, "\"$\" names no parameter");
-  return true;
+  if (*out == "$") return c.Fail(key, "\"$\" names no parameter");
+  return absl::OkStatus();
 }
 
-bool GetTemplate(const Ctx& c, const YAML::Node& m, const char* key, const std::string& file,
-                 std::string* out, std::string* err) {
+api::Status GetTemplate(const Ctx& c, const YAML::Node& m, const char* key, const std::string& file,
+                 std::string* out) {
+  api::Status st;
   std::string raw;
   bool present = false;
-  if (!GetString(c, m, key, &raw, err, &present)) return false;
-  if (!present) return true;
-  if (raw.empty()) return c.Fail(err, key, "empty path");
+  if (!Ok(GetString(c, m, key, &raw, &present), &st)) return st;
+  if (!present) return absl::OkStatus();
+  if (raw.empty()) return c.Fail(key, "empty path");
   *out = ResolveTemplatePath(file, raw);
   if (out->empty()) {
     fs::path dir = fs::path(file).parent_path();
-    return c.Fail(err, key,
+    return c.Fail(key,
                   "template \"" + raw + "\" not found (tried relative to " +
                       (dir.empty() ? std::string(".") : dir.string()) + " and its parent)");
   }
-  return true;
+  return absl::OkStatus();
 }
 
 // Either count > 0 or countParam "$x" (upstream isValid(true)).
-bool CheckCount(const Ctx& c, int64_t count, const std::string& param, const char* count_key,
-                const char* param_key, std::string* err) {
-  if (count > 0 || !param.empty()) return true;
-  if (count < 0) return c.Fail(err, count_key, "must be positive, got " + std::to_string(count));
-  return c.Fail(err, count_key, std::string("one of ") + count_key + " (> 0) or " + param_key +
+api::Status CheckCount(const Ctx& c, int64_t count, const std::string& param, const char* count_key,
+                const char* param_key) {
+  if (count > 0 || !param.empty()) return absl::OkStatus();
+  if (count < 0) return c.Fail(count_key, "must be positive, got " + std::to_string(count));
+  return c.Fail(count_key, std::string("one of ") + count_key + " (> 0) or " + param_key +
                                     " (\"$name\") is required");
 }
 
-bool ParseNodeStrategy(const Ctx& c, const YAML::Node& op, NodeStrategy* s, std::string* err) {
+api::Status ParseNodeStrategy(const Ctx& c, const YAML::Node& op, NodeStrategy* s) {
+  api::Status st;
   // Precedence as upstream getNodePreparer: nodeAllocatable, label, unique label.
   YAML::Node na = op["nodeAllocatableStrategy"];
   YAML::Node lb = op["labelNodePrepareStrategy"];
   YAML::Node un = op["uniqueNodeLabelStrategy"];
   if (na.IsDefined() && !na.IsNull()) {
     Ctx cc = c;
-    if (!na.IsMap()) return c.Fail(err, "nodeAllocatableStrategy", "must be an object");
-    if (!CheckFields(c, na, {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}, err)) {
-      return false;
+    if (!na.IsMap()) return c.Fail("nodeAllocatableStrategy", "must be an object");
+    if (!Ok(CheckFields(c, na, {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}), &st)) {
+      return st;
     }
     s->kind = NodeStrategy::Kind::kNodeAllocatable;
     YAML::Node a = na["nodeAllocatable"];
     if (a.IsDefined() && !a.IsNull()) {
-      if (!a.IsMap()) return c.Fail(err, "nodeAllocatableStrategy.nodeAllocatable", "must be a map");
+      if (!a.IsMap()) return c.Fail("nodeAllocatableStrategy.nodeAllocatable", "must be a map");
       for (auto it = a.begin(); it != a.end(); ++it) {
         if (!it->second.IsScalar()) {
-          return c.Fail(err, "nodeAllocatableStrategy.nodeAllocatable." + it->first.Scalar(),
+          return c.Fail("nodeAllocatableStrategy.nodeAllocatable." + it->first.Scalar(),
                         "must be a quantity string");
         }
         s->allocatable[it->first.Scalar()] = it->second.Scalar();
@@ -244,53 +252,53 @@ bool ParseNodeStrategy(const Ctx& c, const YAML::Node& op, NodeStrategy* s, std:
     }
     YAML::Node csi = na["csiNodeAllocatable"];
     s->csi_node_allocatable = csi.IsDefined() && !csi.IsNull();
-    return true;
+    return absl::OkStatus();
   }
   if (lb.IsDefined() && !lb.IsNull()) {
-    if (!lb.IsMap()) return c.Fail(err, "labelNodePrepareStrategy", "must be an object");
-    if (!CheckFields(c, lb, {"labelKey", "labelValues"}, err)) return false;
+    if (!lb.IsMap()) return c.Fail("labelNodePrepareStrategy", "must be an object");
+    if (!Ok(CheckFields(c, lb, {"labelKey", "labelValues"}), &st)) return st;
     s->kind = NodeStrategy::Kind::kLabel;
-    if (!GetString(c, lb, "labelKey", &s->label_key, err) ||
-        !GetStringList(c, lb, "labelValues", &s->label_values, err)) {
-      return false;
+    if (!Ok(GetString(c, lb, "labelKey", &s->label_key), &st) ||
+        !Ok(GetStringList(c, lb, "labelValues", &s->label_values), &st)) {
+      return st;
     }
-    if (s->label_key.empty()) return c.Fail(err, "labelNodePrepareStrategy.labelKey", "required");
+    if (s->label_key.empty()) return c.Fail("labelNodePrepareStrategy.labelKey", "required");
     if (s->label_values.empty()) {
-      return c.Fail(err, "labelNodePrepareStrategy.labelValues", "at least one value is required");
+      return c.Fail("labelNodePrepareStrategy.labelValues", "at least one value is required");
     }
-    return true;
+    return absl::OkStatus();
   }
   if (un.IsDefined() && !un.IsNull()) {
-    if (!un.IsMap()) return c.Fail(err, "uniqueNodeLabelStrategy", "must be an object");
-    if (!CheckFields(c, un, {"labelKey"}, err)) return false;
+    if (!un.IsMap()) return c.Fail("uniqueNodeLabelStrategy", "must be an object");
+    if (!Ok(CheckFields(c, un, {"labelKey"}), &st)) return st;
     s->kind = NodeStrategy::Kind::kUniqueLabel;
-    if (!GetString(c, un, "labelKey", &s->label_key, err)) return false;
-    if (s->label_key.empty()) return c.Fail(err, "uniqueNodeLabelStrategy.labelKey", "required");
+    if (!Ok(GetString(c, un, "labelKey", &s->label_key), &st)) return st;
+    if (s->label_key.empty()) return c.Fail("uniqueNodeLabelStrategy.labelKey", "required");
   }
-  return true;
+  return absl::OkStatus();
 }
 
 // createNodes: count | countParam, nodeTemplatePath, a node strategy.
-bool ParseCreateNodesOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op,
-                        std::string* err) {
+api::Status ParseCreateNodesOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op) {
+  api::Status st;
   op->kind = PerfOpKind::kCreateNodes;
-  if (!CheckFields(c, n,
+  if (!Ok(CheckFields(c, n,
                    {"opcode", "count", "countParam", "nodeTemplatePath", "nodeAllocatableStrategy",
-                    "labelNodePrepareStrategy", "uniqueNodeLabelStrategy"},
-                   err) ||
-      !GetInt(c, n, "count", &op->count, err) || !GetParam(c, n, "countParam", &op->count_param, err) ||
-      !GetTemplate(c, n, "nodeTemplatePath", file, &op->node_template_path, err) ||
-      !ParseNodeStrategy(c, n, &op->strategy, err)) {
-    return false;
+                    "labelNodePrepareStrategy", "uniqueNodeLabelStrategy"}), &st) ||
+      !Ok(GetInt(c, n, "count", &op->count), &st) || !Ok(GetParam(c, n, "countParam", &op->count_param), &st) ||
+      !Ok(GetTemplate(c, n, "nodeTemplatePath", file, &op->node_template_path), &st) ||
+      !Ok(ParseNodeStrategy(c, n, &op->strategy), &st)) {
+    return st;
   }
-  return CheckCount(c, op->count, op->count_param, "count", "countParam", err);
+  return CheckCount(c, op->count, op->count_param, "count", "countParam");
 }
 
 // createPods / createPodGroups (`groups`): count | countParam, namespace, podTemplatePath,
 // collectMetrics, skipWaitToCompletion; groups: podsPerGroup, minMember; pods: PV / PVC
 // templates.
-bool ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::string& file, bool groups,
-                       PerfOp* op, std::string* err) {
+api::Status ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::string& file, bool groups,
+                       PerfOp* op) {
+  api::Status st;
   op->kind = groups ? PerfOpKind::kCreatePodGroups : PerfOpKind::kCreatePods;
   std::set<std::string> fields = {"opcode",         "count",           "countParam",
                                   "collectMetrics", "namespace",       "podTemplatePath",
@@ -302,176 +310,176 @@ bool ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::string& fil
   }
   std::string ns;
   bool has_ns = false;
-  if (!CheckFields(c, n, fields, err) || !GetInt(c, n, "count", &op->count, err) ||
-      !GetParam(c, n, "countParam", &op->count_param, err) ||
-      !GetBool(c, n, "collectMetrics", &op->collect_metrics, err) ||
-      !GetBool(c, n, "skipWaitToCompletion", &op->skip_wait, err) ||
-      !GetString(c, n, "namespace", &ns, err, &has_ns) ||
-      !GetTemplate(c, n, "podTemplatePath", file, &op->pod_template_path, err)) {
-    return false;
+  if (!Ok(CheckFields(c, n, fields), &st) || !Ok(GetInt(c, n, "count", &op->count), &st) ||
+      !Ok(GetParam(c, n, "countParam", &op->count_param), &st) ||
+      !Ok(GetBool(c, n, "collectMetrics", &op->collect_metrics), &st) ||
+      !Ok(GetBool(c, n, "skipWaitToCompletion", &op->skip_wait), &st) ||
+      !Ok(GetString(c, n, "namespace", &ns, &has_ns), &st) ||
+      !Ok(GetTemplate(c, n, "podTemplatePath", file, &op->pod_template_path), &st)) {
+    return st;
   }
   if (has_ns) {
-    if (ns.empty()) return c.Fail(err, "namespace", "must not be empty");
+    if (ns.empty()) return c.Fail("namespace", "must not be empty");
     op->namespace_ = ns;
   }
-  if (!CheckCount(c, op->count, op->count_param, "count", "countParam", err)) return false;
+  if (!Ok(CheckCount(c, op->count, op->count_param, "count", "countParam"), &st)) return st;
   if (op->collect_metrics && op->skip_wait) {
     // Upstream createPodsOp.isValid.
-    return c.Fail(err, "collectMetrics",
+    return c.Fail("collectMetrics",
                   "collectMetrics and skipWaitToCompletion cannot be true at the same time");
   }
   if (groups) {
-    if (!GetInt(c, n, "podsPerGroup", &op->pods_per_group, err) ||
-        !GetParam(c, n, "podsPerGroupParam", &op->pods_per_group_param, err) ||
-        !GetInt(c, n, "minMember", &op->min_member, err) ||
-        !GetParam(c, n, "minMemberParam", &op->min_member_param, err)) {
-      return false;
+    if (!Ok(GetInt(c, n, "podsPerGroup", &op->pods_per_group), &st) ||
+        !Ok(GetParam(c, n, "podsPerGroupParam", &op->pods_per_group_param), &st) ||
+        !Ok(GetInt(c, n, "minMember", &op->min_member), &st) ||
+        !Ok(GetParam(c, n, "minMemberParam", &op->min_member_param), &st)) {
+      return st;
     }
-    if (!CheckCount(c, op->pods_per_group, op->pods_per_group_param, "podsPerGroup",
-                    "podsPerGroupParam", err)) {
-      return false;
+    if (!Ok(CheckCount(c, op->pods_per_group, op->pods_per_group_param, "podsPerGroup",
+                    "podsPerGroupParam"), &st)) {
+      return st;
     }
-    if (op->min_member < 0) return c.Fail(err, "minMember", "must not be negative");
-    return true;
+    if (op->min_member < 0) return c.Fail("minMember", "must not be negative");
+    return absl::OkStatus();
   }
-  if (!GetTemplate(c, n, "persistentVolumeTemplatePath", file, &op->pv_template_path, err) ||
-      !GetTemplate(c, n, "persistentVolumeClaimTemplatePath", file, &op->pvc_template_path, err)) {
-    return false;
+  if (!Ok(GetTemplate(c, n, "persistentVolumeTemplatePath", file, &op->pv_template_path), &st) ||
+      !Ok(GetTemplate(c, n, "persistentVolumeClaimTemplatePath", file, &op->pvc_template_path), &st)) {
+    return st;
   }
   if (!op->pvc_template_path.empty() && op->pv_template_path.empty()) {
     // Upstream getPodStrategy reads both when a PVC template is given.
-    return c.Fail(err, "persistentVolumeTemplatePath",
+    return c.Fail("persistentVolumeTemplatePath",
                   "required with persistentVolumeClaimTemplatePath");
   }
-  return true;
+  return absl::OkStatus();
 }
 
 // barrier: namespaces.
-bool ParseBarrierOp(const Ctx& c, const YAML::Node& n, PerfOp* op, std::string* err) {
+api::Status ParseBarrierOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
   op->kind = PerfOpKind::kBarrier;
-  return CheckFields(c, n, {"opcode", "namespaces"}, err) &&
-         GetStringList(c, n, "namespaces", &op->namespaces, err);
+  if (auto s = CheckFields(c, n, {"opcode", "namespaces"}); !s.ok()) return s;
+  return GetStringList(c, n, "namespaces", &op->namespaces);
 }
 
 // churn: mode, number, intervalMilliseconds, namespace, templatePaths (upstream churnOp).
-bool ParseChurnOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op,
-                  std::string* err) {
+api::Status ParseChurnOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op) {
+  api::Status st;
   op->kind = PerfOpKind::kChurn;
   std::string ns;
   bool has_ns = false;
-  if (!CheckFields(c, n, {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"},
-                   err) ||
-      !GetString(c, n, "mode", &op->mode, err) || !GetInt(c, n, "number", &op->number, err) ||
-      !GetInt(c, n, "intervalMilliseconds", &op->interval_ms, err) ||
-      !GetString(c, n, "namespace", &ns, err, &has_ns)) {
-    return false;
+  if (!Ok(CheckFields(c, n, {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"}), &st) ||
+      !Ok(GetString(c, n, "mode", &op->mode), &st) || !Ok(GetInt(c, n, "number", &op->number), &st) ||
+      !Ok(GetInt(c, n, "intervalMilliseconds", &op->interval_ms), &st) ||
+      !Ok(GetString(c, n, "namespace", &ns, &has_ns), &st)) {
+    return st;
   }
   if (has_ns) op->namespace_ = ns;
   // Upstream churnOp.isValid.
   if (op->mode != "create" && op->mode != "recreate") {
-    return c.Fail(err, "mode", "must be create or recreate, got \"" + op->mode + "\"");
+    return c.Fail("mode", "must be create or recreate, got \"" + op->mode + "\"");
   }
   if (op->mode == "recreate" && op->number <= 0) {
-    return c.Fail(err, "number", "must be positive in recreate mode");
+    return c.Fail("number", "must be positive in recreate mode");
   }
-  if (op->number < 0) return c.Fail(err, "number", "must not be negative");
+  if (op->number < 0) return c.Fail("number", "must not be negative");
   if (op->interval_ms == 0) op->interval_ms = 500;
-  if (op->interval_ms < 0) return c.Fail(err, "intervalMilliseconds", "must be positive");
+  if (op->interval_ms < 0) return c.Fail("intervalMilliseconds", "must be positive");
   std::vector<std::string> raw;
-  if (!GetStringList(c, n, "templatePaths", &raw, err)) return false;
-  if (raw.empty()) return c.Fail(err, "templatePaths", "at least one template is required");
+  if (!Ok(GetStringList(c, n, "templatePaths", &raw), &st)) return st;
+  if (raw.empty()) return c.Fail("templatePaths", "at least one template is required");
   for (size_t i = 0; i < raw.size(); ++i) {
     std::string r = ResolveTemplatePath(file, raw[i]);
     if (r.empty()) {
-      return c.Fail(err, "templatePaths[" + std::to_string(i) + "]",
+      return c.Fail("templatePaths[" + std::to_string(i) + "]",
                     "template \"" + raw[i] + "\" not found");
     }
     op->template_paths.push_back(r);
   }
-  return true;
+  return absl::OkStatus();
 }
 
 // createNamespaces: prefix, count | countParam, namespaceTemplatePath.
-bool ParseCreateNamespacesOp(const Ctx& c, const YAML::Node& n, const std::string& file,
-                             PerfOp* op, std::string* err) {
+api::Status ParseCreateNamespacesOp(const Ctx& c, const YAML::Node& n, const std::string& file,
+                             PerfOp* op) {
+  api::Status st;
   op->kind = PerfOpKind::kCreateNamespaces;
-  if (!CheckFields(c, n, {"opcode", "prefix", "count", "countParam", "namespaceTemplatePath"}, err) ||
-      !GetString(c, n, "prefix", &op->prefix, err) || !GetInt(c, n, "count", &op->count, err) ||
-      !GetParam(c, n, "countParam", &op->count_param, err) ||
-      !GetTemplate(c, n, "namespaceTemplatePath", file, &op->namespace_template_path, err)) {
-    return false;
+  if (!Ok(CheckFields(c, n, {"opcode", "prefix", "count", "countParam", "namespaceTemplatePath"}), &st) ||
+      !Ok(GetString(c, n, "prefix", &op->prefix), &st) || !Ok(GetInt(c, n, "count", &op->count), &st) ||
+      !Ok(GetParam(c, n, "countParam", &op->count_param), &st) ||
+      !Ok(GetTemplate(c, n, "namespaceTemplatePath", file, &op->namespace_template_path), &st)) {
+    return st;
   }
-  if (op->prefix.empty()) return c.Fail(err, "prefix", "required");
-  return CheckCount(c, op->count, op->count_param, "count", "countParam", err);
+  if (op->prefix.empty()) return c.Fail("prefix", "required");
+  return CheckCount(c, op->count, op->count_param, "count", "countParam");
 }
 
 // sleep: duration (Go duration) | durationParam.
-bool ParseSleepOp(const Ctx& c, const YAML::Node& n, PerfOp* op, std::string* err) {
+api::Status ParseSleepOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
+  api::Status st;
   op->kind = PerfOpKind::kSleep;
   std::string d;
-  if (!CheckFields(c, n, {"opcode", "duration", "durationParam"}, err) ||
-      !GetString(c, n, "duration", &d, err) || !GetParam(c, n, "durationParam", &op->duration_param, err)) {
-    return false;
+  if (!Ok(CheckFields(c, n, {"opcode", "duration", "durationParam"}), &st) ||
+      !Ok(GetString(c, n, "duration", &d), &st) || !Ok(GetParam(c, n, "durationParam", &op->duration_param), &st)) {
+    return st;
   }
   if (!d.empty()) {
     std::string perr;
-    if (!api::ParseGoDuration(d, &op->duration_ns, &perr)) return c.Fail(err, "duration", perr);
-    if (op->duration_ns < 0) return c.Fail(err, "duration", "must not be negative");
+    if (!api::ParseGoDuration(d, &op->duration_ns, &perr)) return c.Fail("duration", perr);
+    if (op->duration_ns < 0) return c.Fail("duration", "must not be negative");
   } else if (op->duration_param.empty()) {
-    return c.Fail(err, "duration", "one of duration or durationParam is required");
+    return c.Fail("duration", "one of duration or durationParam is required");
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool ParseOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op,
-             std::string* err) {
-  if (!n.IsMap()) return c.Fail(err, "", "an op must be an object" + Line(n));
+api::Status ParseOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op) {
+  api::Status st;
+  if (!n.IsMap()) return c.Fail("", "an op must be an object" + Line(n));
   std::string opcode;
-  if (!GetString(c, n, "opcode", &opcode, err)) return false;
-  if (opcode.empty()) return c.Fail(err, "opcode", "required" + Line(n));
-  if (opcode == "createNodes") return ParseCreateNodesOp(c, n, file, op, err);
+  if (!Ok(GetString(c, n, "opcode", &opcode), &st)) return st;
+  if (opcode.empty()) return c.Fail("opcode", "required" + Line(n));
+  if (opcode == "createNodes") return ParseCreateNodesOp(c, n, file, op);
   if (opcode == "createPods" || opcode == "createPodGroups") {
-    return ParseCreatePodsOp(c, n, file, opcode == "createPodGroups", op, err);
+    return ParseCreatePodsOp(c, n, file, opcode == "createPodGroups", op);
   }
-  if (opcode == "barrier") return ParseBarrierOp(c, n, op, err);
-  if (opcode == "churn") return ParseChurnOp(c, n, file, op, err);
-  if (opcode == "createNamespaces") return ParseCreateNamespacesOp(c, n, file, op, err);
-  if (opcode == "sleep") return ParseSleepOp(c, n, op, err);
-  return c.Fail(err, "opcode",
+  if (opcode == "barrier") return ParseBarrierOp(c, n, op);
+  if (opcode == "churn") return ParseChurnOp(c, n, file, op);
+  if (opcode == "createNamespaces") return ParseCreateNamespacesOp(c, n, file, op);
+  if (opcode == "sleep") return ParseSleepOp(c, n, op);
+  return c.Fail("opcode",
                 "unknown opcode \"" + opcode +
                     "\" (known: createNodes, createPods, barrier, churn, createNamespaces, sleep, "
                     "createPodGroups)");
 }
 
-bool ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfTestCase* tc,
-               std::string* err) {
-  if (!n.IsMap()) return c.Fail(err, "", "a test case must be an object" + Line(n));
-  if (!GetString(c, n, "name", &tc->name, err)) return false;
+api::Status ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfTestCase* tc) {
+  api::Status st;
+  if (!n.IsMap()) return c.Fail("", "a test case must be an object" + Line(n));
+  if (!Ok(GetString(c, n, "name", &tc->name), &st)) return st;
   c.test_case = tc->name;
-  if (tc->name.empty()) return c.Fail(err, "name", "required");
-  if (!CheckFields(c, n,
+  if (tc->name.empty()) return c.Fail("name", "required");
+  if (!Ok(CheckFields(c, n,
                    {"name", "featureGates", "labels", "metricsCollectorConfig", "workloadTemplate",
-                    "workloads"},
-                   err) ||
-      !GetStringList(c, n, "labels", &tc->labels, err)) {
-    return false;
+                    "workloads"}), &st) ||
+      !Ok(GetStringList(c, n, "labels", &tc->labels), &st)) {
+    return st;
   }
   YAML::Node fg = n["featureGates"];
   if (fg.IsDefined() && !fg.IsNull()) {
-    if (!fg.IsMap()) return c.Fail(err, "featureGates", "must be a map of feature to true/false");
+    if (!fg.IsMap()) return c.Fail("featureGates", "must be a map of feature to true/false");
     for (auto it = fg.begin(); it != fg.end(); ++it) {
       bool v = false;
       YAML::Node m;
       m["v"] = it->second;
-      if (!GetBool(c, m, "v", &v, err)) {
-        return c.Fail(err, "featureGates." + it->first.Scalar(), "must be true or false");
+      if (!Ok(GetBool(c, m, "v", &v), &st)) {
+        return c.Fail("featureGates." + it->first.Scalar(), "must be true or false");
       }
       tc->feature_gates[it->first.Scalar()] = v;
     }
   }
   YAML::Node ops = n["workloadTemplate"];
   if (ops.IsDefined() && !ops.IsNull() && !ops.IsSequence()) {
-    return c.Fail(err, "workloadTemplate", "must be a list of ops");
+    return c.Fail("workloadTemplate", "must be a list of ops");
   }
   if (ops.IsDefined() && ops.IsSequence()) {
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -482,13 +490,13 @@ bool ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfTestCase
                  (opcode.empty() ? "" : " (" + opcode + ")");
       PerfOp op;
       op.index = static_cast<int>(i);
-      if (!ParseOp(oc, ops[i], file, &op, err)) return false;
+      if (!Ok(ParseOp(oc, ops[i], file, &op), &st)) return st;
       tc->ops.push_back(std::move(op));
     }
   }
   YAML::Node ws = n["workloads"];
   if (ws.IsDefined() && !ws.IsNull() && !ws.IsSequence()) {
-    return c.Fail(err, "workloads", "must be a list");
+    return c.Fail("workloads", "must be a list");
   }
   std::set<std::string> names;
   if (ws.IsDefined() && ws.IsSequence()) {
@@ -496,21 +504,21 @@ bool ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfTestCase
       Ctx wc = c;
       wc.where = "workloads[" + std::to_string(i) + "]";
       const YAML::Node& w = ws[i];
-      if (!w.IsMap()) return wc.Fail(err, "", "a workload must be an object");
+      if (!w.IsMap()) return wc.Fail("", "a workload must be an object");
       PerfWorkload pw;
-      if (!CheckFields(wc, w, {"name", "params", "labels", "featureGates"}, err) ||
-          !GetString(wc, w, "name", &pw.name, err) ||
-          !GetStringList(wc, w, "labels", &pw.labels, err)) {
-        return false;
+      if (!Ok(CheckFields(wc, w, {"name", "params", "labels", "featureGates"}), &st) ||
+          !Ok(GetString(wc, w, "name", &pw.name), &st) ||
+          !Ok(GetStringList(wc, w, "labels", &pw.labels), &st)) {
+        return st;
       }
-      if (pw.name.empty()) return wc.Fail(err, "name", "required");
-      if (!names.insert(pw.name).second) return wc.Fail(err, "name", "duplicate workload \"" + pw.name + "\"");
+      if (pw.name.empty()) return wc.Fail("name", "required");
+      if (!names.insert(pw.name).second) return wc.Fail("name", "duplicate workload \"" + pw.name + "\"");
       YAML::Node p = w["params"];
       if (p.IsDefined() && !p.IsNull()) {
-        if (!p.IsMap()) return wc.Fail(err, "params", "must be a map of name to value");
+        if (!p.IsMap()) return wc.Fail("params", "must be a map of name to value");
         for (auto it = p.begin(); it != p.end(); ++it) {
           if (!it->second.IsScalar()) {
-            return wc.Fail(err, "params." + it->first.Scalar(), "must be a number or a duration");
+            return wc.Fail("params." + it->first.Scalar(), "must be a number or a duration");
           }
           pw.params[it->first.Scalar()] = it->second.Scalar();
         }
@@ -519,62 +527,60 @@ bool ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfTestCase
     }
   }
   // Upstream validateTestCases.
-  if (tc->workloads.empty()) return c.Fail(err, "workloads", "no workloads defined");
-  if (tc->ops.empty()) return c.Fail(err, "workloadTemplate", "no ops defined");
+  if (tc->workloads.empty()) return c.Fail("workloads", "no workloads defined");
+  if (tc->ops.empty()) return c.Fail("workloadTemplate", "no ops defined");
   bool collects = false;
   for (const auto& op : tc->ops) collects = collects || op.collect_metrics;
   if (!collects) {
-    return c.Fail(err, "workloadTemplate", "no op in the workload template collects metrics");
+    return c.Fail("workloadTemplate", "no op in the workload template collects metrics");
   }
-  return true;
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-bool ParsePerfConfig(const std::string& text, const std::string& path, PerfConfig* out,
-                     std::string* err) {
+api::Status ParsePerfConfig(const std::string& text, const std::string& path, PerfConfig* out) {
+  api::Status st;
   *out = PerfConfig{};
   out->path = path;
   Ctx c;
   c.file = path;
   try {
     YAML::Node root = YAML::Load(text);
-    if (!root.IsDefined() || root.IsNull()) return c.Fail(err, "", "no test cases defined");
-    if (!root.IsSequence()) return c.Fail(err, "", "a workload file is a list of test cases");
+    if (!root.IsDefined() || root.IsNull()) return c.Fail("", "no test cases defined");
+    if (!root.IsSequence()) return c.Fail("", "a workload file is a list of test cases");
     std::set<std::string> names;
     for (size_t i = 0; i < root.size(); ++i) {
       Ctx tc_ctx = c;
       tc_ctx.case_index = static_cast<int>(i);
       PerfTestCase tc;
-      if (!ParseCase(tc_ctx, root[i], path, &tc, err)) return false;
+      if (!Ok(ParseCase(tc_ctx, root[i], path, &tc), &st)) return st;
       if (!names.insert(tc.name).second) {
         tc_ctx.test_case = tc.name;
-        return tc_ctx.Fail(err, "name", "duplicate test case");
+        return tc_ctx.Fail("name", "duplicate test case");
       }
       out->cases.push_back(std::move(tc));
     }
-    if (out->cases.empty()) return c.Fail(err, "", "no test cases defined");
-    return true;
+    if (out->cases.empty()) return c.Fail("", "no test cases defined");
+    return absl::OkStatus();
   } catch (const YAML::Exception& e) {
-    return c.Fail(err, "", std::string("invalid YAML: ") + e.what());
+    return c.Fail("", std::string("invalid YAML: ") + e.what());
   } catch (const std::exception& e) {
-    return c.Fail(err, "", e.what());
+    return c.Fail("", e.what());
   }
 }
 
-bool LoadPerfConfig(const std::string& path, PerfConfig* out, std::string* err) {
+api::Status LoadPerfConfig(const std::string& path, PerfConfig* out) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = path + ": cannot read: " + std::strerror(errno);
-    return false;
-  }
+  if (!in) return absl::InvalidArgumentError(path + ": cannot read: " + std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
-  return ParsePerfConfig(ss.str(), path, out, err);
+  return ParsePerfConfig(ss.str(), path, out);
 }
 
-bool PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
-                 std::vector<PerfOp>* out, std::string* err) {
+api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
+                 std::vector<PerfOp>* out) {
+  api::Status st;
   out->clear();
   for (const auto& op0 : tc.ops) {
     PerfOp op = op0;
@@ -583,29 +589,30 @@ bool PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorklo
     c.test_case = tc.name + "/" + w.name;
     c.case_index = 0;
     c.where = "workloadTemplate[" + std::to_string(op.index) + "] (" + PerfOpcodeName(op.kind) + ")";
-    auto patch_int = [&](const std::string& param, const char* field, int64_t* v) {
-      if (param.empty()) return true;
+    auto patch_int = [&](const std::string& param, const char* field,
+                         int64_t* v) -> api::Status {
+      if (param.empty()) return absl::OkStatus();
       auto it = w.params.find(param.substr(1));
-      if (it == w.params.end()) return c.Fail(err, field, "parameter " + param + " is undefined");
+      if (it == w.params.end()) return c.Fail(field, "parameter " + param + " is undefined");
       if (!ParseInt(it->second, v)) {
-        return c.Fail(err, field,
+        return c.Fail(field,
                       "parameter " + param + " must be an integer, got \"" + it->second + "\"");
       }
-      return true;
+      return absl::OkStatus();
     };
-    if (!patch_int(op.count_param, "countParam", &op.count) ||
-        !patch_int(op.pods_per_group_param, "podsPerGroupParam", &op.pods_per_group) ||
-        !patch_int(op.min_member_param, "minMemberParam", &op.min_member)) {
-      return false;
+    if (!Ok(patch_int(op.count_param, "countParam", &op.count), &st) ||
+        !Ok(patch_int(op.pods_per_group_param, "podsPerGroupParam", &op.pods_per_group), &st) ||
+        !Ok(patch_int(op.min_member_param, "minMemberParam", &op.min_member), &st)) {
+      return st;
     }
     if (!op.duration_param.empty()) {
       auto it = w.params.find(op.duration_param.substr(1));
       if (it == w.params.end()) {
-        return c.Fail(err, "durationParam", "parameter " + op.duration_param + " is undefined");
+        return c.Fail("durationParam", "parameter " + op.duration_param + " is undefined");
       }
       std::string perr;
       if (!api::ParseGoDuration(it->second, &op.duration_ns, &perr)) {
-        return c.Fail(err, "durationParam", "parameter " + op.duration_param + ": " + perr);
+        return c.Fail("durationParam", "parameter " + op.duration_param + ": " + perr);
       }
     }
     // Upstream isValid(false): counts must be positive once parameters are applied.
@@ -613,24 +620,24 @@ bool PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorklo
                          op.kind == PerfOpKind::kCreateNamespaces ||
                          op.kind == PerfOpKind::kCreatePodGroups;
     if (counted && op.count <= 0) {
-      return c.Fail(err, op.count_param.empty() ? "count" : "countParam",
+      return c.Fail(op.count_param.empty() ? "count" : "countParam",
                     "invalid Count=" + std::to_string(op.count) + " / CountParam=\"" +
                         op.count_param + "\"");
     }
     if (op.kind == PerfOpKind::kCreatePodGroups) {
       if (op.pods_per_group <= 0) {
-        return c.Fail(err, "podsPerGroup", "must be positive, got " + std::to_string(op.pods_per_group));
+        return c.Fail("podsPerGroup", "must be positive, got " + std::to_string(op.pods_per_group));
       }
       if (op.min_member == 0) op.min_member = op.pods_per_group;
       if (op.min_member < 0 || op.min_member > op.pods_per_group) {
-        return c.Fail(err, "minMember",
+        return c.Fail("minMember",
                       "must be between 1 and podsPerGroup (" + std::to_string(op.pods_per_group) +
                           "), got " + std::to_string(op.min_member));
       }
     }
     out->push_back(std::move(op));
   }
-  return true;
+  return absl::OkStatus();
 }
 
 }  // namespace phalanx::perf

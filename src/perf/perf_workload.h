@@ -51,6 +51,8 @@
 #include <string>
 #include <vector>
 
+#include "api/status.h"
+
 namespace phalanx::perf {
 
 enum class PerfOpKind {
@@ -143,20 +145,19 @@ struct PerfConfig {
 
 // Reads and validates a workload file (upstream getTestCases + validateTestCases: at least
 // one test case; each with workloads, ops and an op that collects metrics). Template paths
-// are resolved (see above) and must exist. Returns false with *err on the first error.
-[[nodiscard]] bool LoadPerfConfig(const std::string& path, PerfConfig* out, std::string* err);
+// are resolved (see above) and must exist. Returns the first error ("FILE: test case
+// \"NAME\": workloadTemplate[2] (createPods): FIELD: ...").
+api::Status LoadPerfConfig(const std::string& path, PerfConfig* out);
 
 // As LoadPerfConfig on `text`; `path` names the file in errors and anchors template paths.
-[[nodiscard]] bool ParsePerfConfig(const std::string& text, const std::string& path,
-                                   PerfConfig* out, std::string* err);
+api::Status ParsePerfConfig(const std::string& text, const std::string& path, PerfConfig* out);
 
 // Upstream patchParams: a copy of the test case's ops with every *Param replaced by the
 // workload's value. Errors: "parameter $x is undefined", a non-integer value, or a count
 // that is not positive after substitution (upstream isValid(false)); they name the file,
 // test case, workload, op index and field.
-[[nodiscard]] bool PatchParams(const PerfConfig& cfg, const PerfTestCase& tc,
-                               const PerfWorkload& w, std::vector<PerfOp>* out,
-                               std::string* err);
+api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
+                        std::vector<PerfOp>* out);
 
 // Resolves a template path written in `workload_file` (rule above). Returns the first
 // existing candidate, or "" when none exists.

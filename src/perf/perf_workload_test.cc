@@ -17,15 +17,15 @@ const std::string kUpstream =
     "/work/k8s-src/kubernetes-1.20.5+really1.20.2/test/integration/scheduler_perf/config";
 
 // Parses `text` as if it were a file in testdata/perf/config (so templates resolve).
-bool Parse(const std::string& text, PerfConfig* cfg, std::string* err) {
-  return ParsePerfConfig(text, kTestdata + "/config/inline.yaml", cfg, err);
+api::Status Parse(const std::string& text, PerfConfig* cfg) {
+  return ParsePerfConfig(text, kTestdata + "/config/inline.yaml", cfg);
 }
 
 std::string ParseError(const std::string& text) {
   PerfConfig cfg;
-  std::string err;
-  EXPECT_FALSE(Parse(text, &cfg, &err)) << "expected an error for:\n" << text;
-  return err;
+  const api::Status s = Parse(text, &cfg);
+  EXPECT_FALSE(s.ok()) << "expected an error for:\n" << text;
+  return std::string(s.message());
 }
 
 const PerfTestCase* Case(const PerfConfig& cfg, const std::string& name) {
@@ -38,7 +38,7 @@ const PerfTestCase* Case(const PerfConfig& cfg, const std::string& name) {
 TEST(PerfWorkload, ParsesTestdataFile) {
   PerfConfig cfg;
   std::string err;
-  ASSERT_TRUE(LoadPerfConfig(kConfig, &cfg, &err)) << err;
+  ASSERT_EQ(LoadPerfConfig(kConfig, &cfg), absl::OkStatus());
   ASSERT_EQ(cfg.cases.size(), 8u);
 
   const PerfTestCase* basic = Case(cfg, "SchedulingBasic");
@@ -101,10 +101,10 @@ TEST(PerfWorkload, ParsesTestdataFile) {
 TEST(PerfWorkload, PatchParamsSubstitutes) {
   PerfConfig cfg;
   std::string err;
-  ASSERT_TRUE(LoadPerfConfig(kConfig, &cfg, &err)) << err;
+  ASSERT_EQ(LoadPerfConfig(kConfig, &cfg), absl::OkStatus());
   const PerfTestCase* basic = Case(cfg, "SchedulingBasic");
   std::vector<PerfOp> ops;
-  ASSERT_TRUE(PatchParams(cfg, *basic, basic->workloads[1], &ops, &err)) << err;
+  ASSERT_EQ(PatchParams(cfg, *basic, basic->workloads[1], &ops), absl::OkStatus());
   ASSERT_EQ(ops.size(), 3u);
   EXPECT_EQ(ops[0].count, 100);
   EXPECT_EQ(ops[1].count, 50);
@@ -113,7 +113,7 @@ TEST(PerfWorkload, PatchParamsSubstitutes) {
   EXPECT_EQ(basic->ops[0].count, 0);
 
   const PerfTestCase* gangs = Case(cfg, "Gangs");
-  ASSERT_TRUE(PatchParams(cfg, *gangs, gangs->workloads[0], &ops, &err)) << err;
+  ASSERT_EQ(PatchParams(cfg, *gangs, gangs->workloads[0], &ops), absl::OkStatus());
   EXPECT_EQ(ops[6].count, 10);
   EXPECT_EQ(ops[6].pods_per_group, 4);
   EXPECT_EQ(ops[6].min_member, 4);  // defaults to podsPerGroup
@@ -145,23 +145,27 @@ TEST(PerfWorkload, PatchParamsErrors) {
 )";
   PerfConfig cfg;
   std::string err;
-  ASSERT_TRUE(Parse(text, &cfg, &err)) << err;
+  ASSERT_EQ(Parse(text, &cfg), absl::OkStatus());
   const auto& tc = cfg.cases[0];
   std::vector<PerfOp> ops;
-  EXPECT_FALSE(PatchParams(cfg, tc, tc.workloads[0], &ops, &err));
+  err = std::string(PatchParams(cfg, tc, tc.workloads[0], &ops).message());
+  EXPECT_FALSE(err.empty());
   EXPECT_NE(err.find("inline.yaml: test case \"T/missing\": workloadTemplate[1] (createPods): "
                      "countParam: parameter $pods is undefined"),
             std::string::npos)
       << err;
-  EXPECT_FALSE(PatchParams(cfg, tc, tc.workloads[1], &ops, &err));
+  err = std::string(PatchParams(cfg, tc, tc.workloads[1], &ops).message());
+  EXPECT_FALSE(err.empty());
   EXPECT_NE(err.find("parameter $pods must be an integer, got \"lots\""), std::string::npos) << err;
-  EXPECT_FALSE(PatchParams(cfg, tc, tc.workloads[2], &ops, &err));
+  err = std::string(PatchParams(cfg, tc, tc.workloads[2], &ops).message());
+  EXPECT_FALSE(err.empty());
   EXPECT_NE(err.find("workloadTemplate[0] (createNodes): countParam: invalid Count=0"),
             std::string::npos)
       << err;
-  EXPECT_FALSE(PatchParams(cfg, tc, tc.workloads[3], &ops, &err));
+  err = std::string(PatchParams(cfg, tc, tc.workloads[3], &ops).message());
+  EXPECT_FALSE(err.empty());
   EXPECT_NE(err.find("durationParam: parameter $wait: time: unknown unit"), std::string::npos) << err;
-  ASSERT_TRUE(PatchParams(cfg, tc, tc.workloads[4], &ops, &err)) << err;
+  ASSERT_EQ(PatchParams(cfg, tc, tc.workloads[4], &ops), absl::OkStatus());
   EXPECT_EQ(ops[2].duration_ns, 250'000'000);
 }
 
@@ -246,7 +250,8 @@ TEST(PerfWorkload, BadInputErrorsNameFileCaseOpAndField) {
   EXPECT_NE(err.find("no test cases defined"), std::string::npos) << err;
 
   PerfConfig cfg;
-  EXPECT_FALSE(LoadPerfConfig(kTestdata + "/does-not-exist.yaml", &cfg, &err));
+  err = std::string(LoadPerfConfig(kTestdata + "/does-not-exist.yaml", &cfg).message());
+  EXPECT_FALSE(err.empty());
   EXPECT_NE(err.find("does-not-exist.yaml: cannot read"), std::string::npos) << err;
 }
 
@@ -295,11 +300,11 @@ TEST(PerfWorkload, BenchWorkloadFilesLoad) {
     ++files;
     PerfConfig cfg;
     std::string err;
-    ASSERT_TRUE(LoadPerfConfig(e.path().string(), &cfg, &err)) << err;
+    ASSERT_EQ(LoadPerfConfig(e.path().string(), &cfg), absl::OkStatus());
     for (const auto& tc : cfg.cases) {
       for (const auto& w : tc.workloads) {
         std::vector<PerfOp> ops;
-        EXPECT_TRUE(PatchParams(cfg, tc, w, &ops, &err)) << err;
+        EXPECT_EQ(PatchParams(cfg, tc, w, &ops), absl::OkStatus());
       }
     }
   }
@@ -314,14 +319,14 @@ TEST(PerfWorkload, UpstreamConfigDirectoryLoads) {
   }
   PerfConfig cfg;
   std::string err;
-  ASSERT_TRUE(LoadPerfConfig(kUpstream + "/performance-config.yaml", &cfg, &err)) << err;
+  ASSERT_EQ(LoadPerfConfig(kUpstream + "/performance-config.yaml", &cfg), absl::OkStatus());
   EXPECT_EQ(cfg.cases.size(), 15u);
   std::set<std::string> referenced;
   size_t workloads = 0;
   for (const auto& tc : cfg.cases) {
     for (const auto& w : tc.workloads) {
       std::vector<PerfOp> ops;
-      ASSERT_TRUE(PatchParams(cfg, tc, w, &ops, &err)) << err;
+      ASSERT_EQ(PatchParams(cfg, tc, w, &ops), absl::OkStatus());
       ++workloads;
       for (const auto& op : ops) {
         for (const auto* p : {&op.node_template_path, &op.pod_template_path, &op.pv_template_path,
