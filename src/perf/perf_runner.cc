@@ -219,6 +219,8 @@ class WorkloadRun {
   api::Status Skip(const std::vector<PerfOp>& ops);
   api::Status Setup();
   api::Status CreateNodes(const PerfOp& op);
+  // The pod of op.pod_template_path, loaded once (template_cache_).
+  api::Status PodTemplate(const PerfOp& op, const api::Pod** out);
   api::Status CreatePods(const PerfOp& op);
   api::Status CreateNamespaces(const PerfOp& op);
   api::Status StartChurn(const PerfOp& op);
@@ -316,15 +318,9 @@ api::Status WorkloadRun::Skip(const std::vector<PerfOp>& ops) {
       return absl::OkStatus();
     }
     if (!op.pod_template_path.empty()) {
-      auto it = template_cache_.find(op.pod_template_path);
-      if (it == template_cache_.end()) {
-        api::Manifests m;
-        if (auto s = LoadTemplate(op.pod_template_path, "Pod", &m); !s.ok()) {
-          return Prefixed(Where(op) + ": podTemplatePath: ", s);
-        }
-        it = template_cache_.emplace(op.pod_template_path, std::move(m)).first;
-      }
-      for (const auto& v : it->second.pods[0].spec.volumes) {
+      const api::Pod* tmpl = nullptr;
+      if (auto s = PodTemplate(op, &tmpl); !s.ok()) return s;
+      for (const auto& v : tmpl->spec.volumes) {
         if (!v.persistent_volume_claim.empty()) {
           res_->skipped = true;
           res_->skip_reason = "op " + std::to_string(op.index) + " (createPods): pod template " +
@@ -446,18 +442,25 @@ api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, 
   return absl::OkStatus();
 }
 
+api::Status WorkloadRun::PodTemplate(const PerfOp& op, const api::Pod** out) {
+  auto it = template_cache_.find(op.pod_template_path);
+  if (it == template_cache_.end()) {
+    api::Manifests m;
+    if (auto s = LoadTemplate(op.pod_template_path, "Pod", &m); !s.ok()) {
+      return Prefixed(Where(op) + ": podTemplatePath: ", s);
+    }
+    it = template_cache_.emplace(op.pod_template_path, std::move(m)).first;
+  }
+  *out = &it->second.pods[0];
+  return absl::OkStatus();
+}
+
 api::Status WorkloadRun::CreatePods(const PerfOp& op) {
   api::Pod tmpl = DefaultPod();
   if (!op.pod_template_path.empty()) {
-    auto it = template_cache_.find(op.pod_template_path);
-    if (it == template_cache_.end()) {
-      api::Manifests m;
-      if (auto s = LoadTemplate(op.pod_template_path, "Pod", &m); !s.ok()) {
-        return Prefixed(Where(op) + ": podTemplatePath: ", s);
-      }
-      it = template_cache_.emplace(op.pod_template_path, std::move(m)).first;
-    }
-    tmpl = it->second.pods[0];
+    const api::Pod* t = nullptr;
+    if (auto s = PodTemplate(op, &t); !s.ok()) return s;
+    tmpl = *t;
   }
   const std::string ns = PodNamespace(op);
   const bool groups = op.kind == PerfOpKind::kCreatePodGroups;

@@ -501,39 +501,47 @@ double Num(const json& v) {
   return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
-// The comparison's columns for a trace mode; the first is the headline.
+// The comparison's columns for a trace mode; the first is the headline. A column reads
+// r[a] or r[a][b] of a run; "paper_unallocated_at_100_pct" is the paper's figure instead.
 std::vector<Col> Columns(const std::string& mode) {
-  std::vector<Col> cols;
-  auto at = [](const char* a, const char* b) {
-    return [a, b](const json& r) { return Num(b ? r[a][b] : r[a]); };
+  struct Spec {
+    const char *key, *label, *better, *a, *b;
   };
+  static const Spec kOpenbPaper[] = {
+      {"unallocated_at_100_pct", "Unallocated GPU at 100% load (%)", "lower", "unallocated_at_100_pct", nullptr},
+      {"paper_unallocated_at_100_pct", "Paper (%)", "lower", nullptr, nullptr},
+      {"frag_ratio_at_100_pct", "Fragmented idle GPU at 100% load (%)", "lower", "frag_ratio_at_100_pct", nullptr},
+      {"dropped", "Pods not placed", "lower", "summary", "dropped"}};
+  static const Spec kPhilly[] = {
+      {"mean_jct_h", "Mean JCT (h)", "lower", "jobs", "mean_jct_h"},
+      {"makespan_h", "Makespan (h)", "lower", "jobs", "makespan_h"},
+      {"mean_queue_delay_min", "Mean queueing delay (min)", "lower", "jobs", "mean_queue_delay_min"},
+      {"p95_queue_delay_min", "p95 queueing delay (min)", "lower", "jobs", "p95_queue_delay_min"},
+      {"gpu_util_avg_pct", "GPU utilization, mean (%)", "higher", "jobs", "gpu_util_avg_pct"}};
+  static const Spec kOther[] = {
+      {"gpu_alloc_avg_pct", "GPU allocation, mean (%)", "higher", "summary", "gpu_alloc_avg_pct"},
+      {"scheduled_pct", "Pods scheduled (%)", "higher", "summary", "scheduled_pct"},
+      {"p50_queue_delay_s", "Median queueing delay (s)", "lower", "queue_delay", "p50_s"},
+      {"p95_queue_delay_s", "p95 queueing delay (s)", "lower", "queue_delay", "p95_s"}};
+  static const Spec kSpeed = {"pods_per_second", "Replay speed (pods/s)", "higher", "summary",
+                              "pods_per_second"};
+  std::vector<Spec> specs;
   if (mode == "openb-paper") {
-    cols.push_back({"unallocated_at_100_pct", "Unallocated GPU at 100% load (%)", "lower",
-                    at("unallocated_at_100_pct", nullptr)});
-    cols.push_back({"paper_unallocated_at_100_pct", "Paper (%)", "lower", nullptr});
-    cols.push_back({"frag_ratio_at_100_pct", "Fragmented idle GPU at 100% load (%)", "lower",
-                    at("frag_ratio_at_100_pct", nullptr)});
-    cols.push_back({"dropped", "Pods not placed", "lower", at("summary", "dropped")});
+    specs.assign(std::begin(kOpenbPaper), std::end(kOpenbPaper));
   } else if (mode == "philly") {
-    cols.push_back({"mean_jct_h", "Mean JCT (h)", "lower", at("jobs", "mean_jct_h")});
-    cols.push_back({"makespan_h", "Makespan (h)", "lower", at("jobs", "makespan_h")});
-    cols.push_back({"mean_queue_delay_min", "Mean queueing delay (min)", "lower",
-                    at("jobs", "mean_queue_delay_min")});
-    cols.push_back({"p95_queue_delay_min", "p95 queueing delay (min)", "lower",
-                    at("jobs", "p95_queue_delay_min")});
-    cols.push_back({"gpu_util_avg_pct", "GPU utilization, mean (%)", "higher",
-                    at("jobs", "gpu_util_avg_pct")});
+    specs.assign(std::begin(kPhilly), std::end(kPhilly));
   } else {
-    cols.push_back({"gpu_alloc_avg_pct", "GPU allocation, mean (%)", "higher",
-                    at("summary", "gpu_alloc_avg_pct")});
-    cols.push_back({"scheduled_pct", "Pods scheduled (%)", "higher", at("summary", "scheduled_pct")});
-    cols.push_back({"p50_queue_delay_s", "Median queueing delay (s)", "lower",
-                    at("queue_delay", "p50_s")});
-    cols.push_back({"p95_queue_delay_s", "p95 queueing delay (s)", "lower",
-                    at("queue_delay", "p95_s")});
+    specs.assign(std::begin(kOther), std::end(kOther));
   }
-  cols.push_back({"pods_per_second", "Replay speed (pods/s)", "higher",
-                  at("summary", "pods_per_second")});
+  specs.push_back(kSpeed);
+  std::vector<Col> cols;
+  for (const Spec& sp : specs) {
+    Col c{sp.key, sp.label, sp.better, nullptr};
+    if (sp.a) {
+      c.get = [a = sp.a, b = sp.b](const json& r) { return Num(b ? r[a][b] : r[a]); };
+    }
+    cols.push_back(std::move(c));
+  }
   return cols;
 }
 
