@@ -30,22 +30,6 @@ api::Node BenchNode(int i) {
   return n;
 }
 
-api::Unstructured BenchPodGroup(const std::string& name, int min_member) {
-  api::Unstructured u;
-  u.api_version = "scheduling.x-k8s.io/v1alpha1";
-  u.kind = "PodGroup";
-  u.metadata.name = name;
-  u.metadata.namespace_ = "default";
-  YAML::Node n;
-  n["apiVersion"] = u.api_version;
-  n["kind"] = u.kind;
-  n["metadata"]["name"] = name;
-  n["metadata"]["namespace"] = "default";
-  n["spec"]["minMember"] = min_member;
-  u.object = std::make_shared<const YAML::Node>(n);
-  return u;
-}
-
 api::Pod BenchPod(const std::string& prefix, int i) {
   api::Pod p;
   p.metadata.name = prefix + std::to_string(i);
@@ -65,6 +49,22 @@ long PeakRssKiB() {
   return ru.ru_maxrss;
 }
 }  // namespace
+
+api::Unstructured CoschedulingPodGroup(const std::string& name, int min_member) {
+  api::Unstructured u;
+  u.api_version = "scheduling.x-k8s.io/v1alpha1";
+  u.kind = "PodGroup";
+  u.metadata.name = name;
+  u.metadata.namespace_ = "default";
+  YAML::Node n;
+  n["apiVersion"] = u.api_version;
+  n["kind"] = u.kind;
+  n["metadata"]["name"] = name;
+  n["metadata"]["namespace"] = "default";
+  n["spec"]["minMember"] = min_member;
+  u.object = std::make_shared<const YAML::Node>(n);
+  return u;
+}
 
 api::Status RunBasic(const BasicOptions& opts, BasicResult* res) {
   res->opts = opts;
@@ -98,7 +98,7 @@ api::Status RunBasic(const BasicOptions& opts, BasicResult* res) {
   if (opts.gangs > 0 && opts.gang_size > 0) {
     measured = opts.gangs * opts.gang_size;
     for (int g = 0; g < opts.gangs; ++g) {
-      (void)store.CreateObject(BenchPodGroup("gang-" + std::to_string(g), opts.gang_size));
+      (void)store.CreateObject(CoschedulingPodGroup("gang-" + std::to_string(g), opts.gang_size));
     }
   }
   auto t0 = std::chrono::steady_clock::now();

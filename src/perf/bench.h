@@ -10,6 +10,7 @@
 #include <string>
 
 #include "api/status.h"
+#include "api/unstructured.h"
 #include "framework/registry.h"
 
 namespace phalanx::perf {
@@ -46,5 +47,9 @@ struct BasicResult {
 // measured pods were scheduled" (*result is filled then too).
 api::Status RunBasic(const BasicOptions& opts, BasicResult* result);
 std::string FormatBasic(const BasicResult& r);
+
+// A Coscheduling PodGroup (scheduling.x-k8s.io/v1alpha1) `name` in namespace default with
+// spec.minMember = `min_member`, as the gang workloads create them.
+api::Unstructured CoschedulingPodGroup(const std::string& name, int min_member);
 
 }  // namespace phalanx::perf
