@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "framework/clock.h"
+#include "perf/scheduler_options_internal.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
@@ -66,22 +67,32 @@ api::Unstructured CoschedulingPodGroup(const std::string& name, int min_member) 
   return u;
 }
 
+api::Status BenchSchedulerOptions(const std::string& config_path, int parallelism,
+                                  const std::optional<framework::Registry>& registry,
+                                  uint64_t seed, scheduler::SchedulerOptions* so) {
+  if (config_path.empty()) {
+    so->config = config::DefaultConfiguration();
+  } else if (std::string err; !config::LoadConfiguration(config_path, &so->config, &err)) {
+    return absl::InvalidArgumentError(err);
+  }
+  if (parallelism > 0) so->config.parallelism = parallelism;
+  so->registry = registry ? *registry : plugins::NewInTreeRegistry();
+  so->seed = seed;
+  return absl::OkStatus();
+}
+
 api::Status RunBasic(const BasicOptions& opts, BasicResult* res) {
   res->opts = opts;
   framework::RealClock clock;
   store::Store store(clock);
   store.set_keep_all_events(false);
   scheduler::SchedulerOptions so;
-  if (opts.config_path.empty()) {
-    so.config = config::DefaultConfiguration();
-  } else if (std::string err; !config::LoadConfiguration(opts.config_path, &so.config, &err)) {
-    return absl::InvalidArgumentError(err);
+  if (auto st = BenchSchedulerOptions(opts.config_path, opts.parallelism, opts.registry, opts.seed, &so);
+      !st.ok()) {
+    return st;
   }
-  if (opts.parallelism > 0) so.config.parallelism = opts.parallelism;
-  so.registry = opts.registry ? *opts.registry : plugins::NewInTreeRegistry();
   so.clock = &clock;
   so.client = &store;
-  so.seed = opts.seed;
   so.binding_workers = opts.binding_workers;
   auto s = scheduler::Scheduler::New(std::move(so));
   if (!s.ok()) return absl::InvalidArgumentError(s.status().Message());

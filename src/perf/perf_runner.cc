@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "framework/clock.h"
 #include "framework/extension_point_observer.h"
+#include "perf/scheduler_options_internal.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
@@ -338,16 +339,13 @@ api::Status WorkloadRun::Skip(const std::vector<PerfOp>& ops) {
 api::Status WorkloadRun::Setup() {
   store_.set_keep_all_events(false);
   scheduler::SchedulerOptions so;
-  if (opts_.config_path.empty()) {
-    so.config = config::DefaultConfiguration();
-  } else if (std::string err; !config::LoadConfiguration(opts_.config_path, &so.config, &err)) {
-    return absl::InvalidArgumentError(err);
+  if (auto st = BenchSchedulerOptions(opts_.config_path, opts_.parallelism, opts_.registry,
+                                      opts_.seed, &so);
+      !st.ok()) {
+    return st;
   }
-  if (opts_.parallelism > 0) so.config.parallelism = opts_.parallelism;
-  so.registry = opts_.registry ? *opts_.registry : plugins::NewInTreeRegistry();
   so.clock = &clock_;
   so.client = &store_;
-  so.seed = opts_.seed;
   so.binding_workers = 0;
   std::vector<std::string> names;
   for (const auto& p : so.config.profiles) names.push_back(p.scheduler_name);
