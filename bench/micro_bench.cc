@@ -24,6 +24,7 @@
 #include "framework/cycle_state.h"
 #include "framework/interface.h"
 #include "framework/runtime.h"
+#include "perf/bench.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
@@ -295,19 +296,7 @@ void BM_PodGroupCycle(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     const std::string name = "gang-" + std::to_string(g++);
-    api::Unstructured u;
-    u.api_version = "scheduling.x-k8s.io/v1alpha1";
-    u.kind = "PodGroup";
-    u.metadata.name = name;
-    u.metadata.namespace_ = "default";
-    YAML::Node n;
-    n["apiVersion"] = u.api_version;
-    n["kind"] = u.kind;
-    n["metadata"]["name"] = name;
-    n["metadata"]["namespace"] = "default";
-    n["spec"]["minMember"] = kGang;
-    u.object = std::make_shared<const YAML::Node>(n);
-    (void)store.CreateObject(std::move(u));
+    (void)store.CreateObject(perf::CoschedulingPodGroup(name, kGang));
     for (int i = 0; i < kGang; ++i) {
       api::Pod p = MakePod("default", name + "-" + std::to_string(i), 100);
       p.metadata.labels["scheduling.x-k8s.io/pod-group"] = name;

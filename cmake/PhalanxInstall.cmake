@@ -9,7 +9,8 @@ include(CMakePackageConfigHelpers)
 
 set(PHALANX_EXPORTED_LIBRARIES
     phalanx_api phalanx_gang phalanx_framework phalanx_config phalanx_plugins phalanx_queue phalanx_cache
-    phalanx_store phalanx_scheduler phalanx_sim phalanx_app)
+    phalanx_store phalanx_scheduler phalanx_gpu phalanx_sim phalanx_app phalanx_perf phalanx_replay
+    phalanx_cmd)
 set(PHALANX_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Phalanx)
 
 # Adds to ${out_var} every library of this project that its targets link to, directly or

@@ -1,5 +1,6 @@
 // my-scheduler: phalanx plus the NodeNumber plugin, built against an installed Phalanx.
-// Same command line as phalanx (simulate, bench, version); a KubeSchedulerConfiguration
+// phalanx's scheduler subcommands (simulate of manifest scenarios, run, load, version;
+// bench and trace replay are phalanx_cmd's, see README.md); a KubeSchedulerConfiguration
 // enables NodeNumber by name, see scheduler-config.yaml.
 #include "app/app.h"
 #include "node_number.h"

@@ -10,13 +10,21 @@
 //   }
 //
 // The plugins are merged into plugins::NewInTreeRegistry() for every subcommand that
-// schedules (simulate, bench); a KubeSchedulerConfiguration then enables them by name.
+// schedules (simulate, run, bench); a KubeSchedulerConfiguration then enables them by name.
+//
+// Subcommands, one file each: simulate.cc (manifest scenarios; trace replay through
+// TraceReplay), run_live.cc (run), live_load.cc (load), version.cc. phalanx_app links only
+// the scheduler and the simulation engine (src/sim); the `phalanx` binary adds `bench`
+// (src/perf) and simulate's trace replay and experiments (src/replay) through Extensions,
+// from src/cmd (phalanx_cmd): `app::Run(argc, argv, {}, cmd::Extensions())`.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "app/command.h"
+#include "app/simulate.h"
 #include "framework/registry.h"
 #include "framework/status.h"
 
@@ -39,10 +47,23 @@ Option WithPlugin(std::string name, framework::PluginFactory factory);
 // status otherwise.
 framework::StatusOr<framework::Registry> NewRegistry(const std::vector<Option>& options);
 
-// Parses the command line and runs the subcommand (simulate, bench, version) with the
-// in-tree plugins plus `options`. Returns the process exit code: 0 on success, 1 on
-// errors (messages go to stderr as "phalanx: error: ..."), 3 when simulate found
-// invariant violations, CLI11's code on usage errors.
-int Run(int argc, char** argv, std::vector<Option> options = {});
+// What a binary adds to the scheduler's own subcommands (simulate of manifests, run, load,
+// version): more subcommands (bench) and simulate's trace modes.
+struct Extensions {
+  std::vector<CommandFactory> commands;
+  TraceReplay trace_replay;
+};
+
+// Parses the command line and runs the subcommand (simulate, run, load, version and those
+// of `extensions`) with the in-tree plugins plus `options`. Returns the process exit code:
+// 0 on success, 1 on errors (messages go to stderr as "phalanx: error: ..."), 3 when
+// simulate found invariant violations, CLI11's code on usage errors.
+int Run(int argc, char** argv, std::vector<Option> options = {}, Extensions extensions = {});
+
+// The built-in subcommands (one file each).
+std::unique_ptr<Command> NewSimulateCommand(TraceReplay trace_replay);
+std::unique_ptr<Command> NewRunCommand();      // run_live.cc
+std::unique_ptr<Command> NewLoadCommand();     // live_load.cc
+std::unique_ptr<Command> NewVersionCommand();  // version.cc
 
 }  // namespace phalanx::app

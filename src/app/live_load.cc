@@ -1,5 +1,7 @@
 #include "app/live_load.h"
 
+#include "app/app.h"
+
 #include <simdjson.h>
 
 #include <atomic>
@@ -19,11 +21,6 @@
 namespace phalanx::app {
 
 namespace {
-
-int Fail(const std::string& msg) {
-  std::fprintf(stderr, "phalanx: error: %s\n", msg.c_str());
-  return 1;
-}
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -285,5 +282,37 @@ int RunLoad(const LoadOptions& o) {
   if (o.mode == "watch") return Watch(o, api);
   return Fail("load: unknown mode \"" + o.mode + "\" (create, bind, watch)");
 }
+
+namespace {
+
+class LoadCommand : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    auto* c = app.add_subcommand("load", "Create objects, bind-only client, or watch binds "
+                                         "against a kube-apiserver (live benchmarks)");
+    c->add_option("mode", o_.mode, "create | bind | watch")->required();
+    c->add_option("--kubeconfig", o_.kubeconfig, "kubeconfig");
+    c->add_option("--context", o_.context, "kubeconfig context");
+    c->add_option("--namespace", o_.namespace_, "Namespace of the pods");
+    c->add_option("--nodes", o_.nodes, "create: nodes");
+    c->add_option("--pods", o_.pods, "create: pods; watch: default --expect");
+    c->add_option("--workers", o_.workers, "Concurrent requests");
+    c->add_option("--qps", o_.qps, "bind: client QPS");
+    c->add_option("--burst", o_.burst, "bind: client burst");
+    c->add_option("--expect", o_.expect, "watch: bound pods to wait for");
+    c->add_option("--timeout", o_.timeout_seconds, "watch: seconds");
+    c->add_option("--ready-file", o_.ready_file, "watch: touched once watching");
+    return c;
+  }
+  bool Schedules() const override { return false; }
+  int Run(framework::Registry) override { return RunLoad(o_); }
+
+ private:
+  LoadOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewLoadCommand() { return std::make_unique<LoadCommand>(); }
 
 }  // namespace phalanx::app

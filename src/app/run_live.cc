@@ -1,5 +1,7 @@
 #include "app/run_live.h"
 
+#include "app/app.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -9,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
+#include <memory>
 #include <cstdio>
 #include <mutex>
 #include <random>
@@ -32,11 +36,6 @@
 namespace phalanx::app {
 
 namespace {
-
-int Fail(const std::string& msg) {
-  std::fprintf(stderr, "phalanx: error: %s\n", msg.c_str());
-  return 1;
-}
 
 std::string DefaultIdentity() {
   char host[256] = {0};
@@ -66,326 +65,416 @@ struct Shutdown {
 thread_local std::string tl_failure_result;   // set by on_failure on the scheduling thread
 thread_local std::string tl_failure_profile;
 
-}  // namespace
-
-int RunLive(const LiveOptions& o, framework::Registry registry) {
-  auto logger = spdlog::get("phalanx");
-  if (!logger) logger = spdlog::stderr_color_mt("phalanx");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(o.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%L%$ %v");
-
-  // ---- configuration ----
-  config::KubeSchedulerConfiguration cfg;
-  std::string err;
-  if (o.config_path.empty()) {
-    cfg = config::DefaultConfiguration();
-  } else if (!config::LoadConfiguration(o.config_path, &cfg, &err)) {
-    return Fail(err);
+// Joins `t` on destruction after `before` (e.g. asking the thread to stop).
+struct JoinOnExit {
+  std::thread& t;
+  std::function<void()> before;
+  ~JoinOnExit() {
+    before();
+    if (t.joinable()) t.join();
   }
-  if (o.binding_workers < 1) return Fail("--binding-workers must be >= 1");
-  client::RestConfig rc;
-  rc.qps = cfg.client_connection.qps;
-  rc.burst = cfg.client_connection.burst;
-  if (!client::ResolveRestConfig(o.kubeconfig, cfg.client_connection.kubeconfig, o.context, &rc,
-                                 &err)) {
-    return Fail(err);
+};
+
+// One `phalanx run`, phase by phase. Members are declared in the order the phases create
+// them, so that they are torn down in reverse: the leader-election waker first, the
+// signal thread last.
+class LiveRun {
+ public:
+  LiveRun(const LiveOptions& o, framework::Registry registry)
+      : o_(o), registry_(std::move(registry)) {}
+
+  int Run() {
+    if (int code = Configure(); code != 0) return code;
+    StartSignalThread();
+    api_ = std::make_unique<client::RestClient>(rc_);
+    events_api_ = std::make_unique<client::RestClient>(rc_);
+    // Discovery: fails fast on TLS / auth / connection errors.
+    informers_ = std::make_unique<client::LiveInformerFactory>(*api_);
+    std::string err;
+    if (!informers_->Discover(&err)) return Fail(err);
+    std::string list;
+    for (const auto& r : informers_->Resources()) list += (list.empty() ? "" : ", ") + r;
+    spdlog::info("watching {}", list);
+    if (int code = NewScheduler(); code != 0) return code;
+    RegisterMetrics();
+    RegisterGangMetrics();
+    if (int code = StartHealthServer(); code != 0) return code;
+    InstallCallbacks();
+    bool stop = false;
+    if (int code = SyncInformers(&stop); code != 0 || stop) return code;
+    if (int code = CampaignForLeadership(&stop); code != 0 || stop) return code;
+    StartScheduling();
+    return WaitAndShutdown();
   }
-  spdlog::info("phalanx run: API server {} ({}), qps {} burst {}", rc.server, rc.source, rc.qps,
-               rc.burst);
-  // Group/world-readable key or token files: warn (docs/security.md explains why not refuse).
-  for (const std::string& w : client::CredentialFileWarnings(rc)) spdlog::warn("{}", w);
+
+ private:
+  // Logging, the KubeSchedulerConfiguration and the API server's address and credentials.
+  int Configure() {
+    auto logger = spdlog::get("phalanx");
+    if (!logger) logger = spdlog::stderr_color_mt("phalanx");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(spdlog::level::from_str(o_.log_level));
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%L%$ %v");
+    if (auto s = LoadConfigOrDefault(o_.config_path, &cfg_); !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
+    if (o_.binding_workers < 1) return Fail("--binding-workers must be >= 1");
+    rc_.qps = cfg_.client_connection.qps;
+    rc_.burst = cfg_.client_connection.burst;
+    std::string err;
+    if (!client::ResolveRestConfig(o_.kubeconfig, cfg_.client_connection.kubeconfig, o_.context,
+                                   &rc_, &err)) {
+      return Fail(err);
+    }
+    spdlog::info("phalanx run: API server {} ({}), qps {} burst {}", rc_.server, rc_.source,
+                 rc_.qps, rc_.burst);
+    // Group/world-readable key or token files: warn (docs/security.md explains why not refuse).
+    for (const std::string& w : client::CredentialFileWarnings(rc_)) spdlog::warn("{}", w);
+    return 0;
+  }
 
   // SIGTERM / SIGINT are handled by one thread (blocked everywhere else; threads created
   // from here on inherit the mask).
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  Shutdown shutdown;
-  std::thread signal_thread([&] {
-    timespec ts{0, 200 * 1000 * 1000};
-    while (!shutdown.done.load()) {
-      int s = sigtimedwait(&sigs, nullptr, &ts);
-      if (s == SIGTERM || s == SIGINT) {
-        spdlog::info("received {}: shutting down", s == SIGTERM ? "SIGTERM" : "SIGINT");
-        shutdown.Request();
+  void StartSignalThread() {
+    sigemptyset(&sigs_);
+    sigaddset(&sigs_, SIGTERM);
+    sigaddset(&sigs_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs_, nullptr);
+    signal_thread_ = std::thread([this] {
+      timespec ts{0, 200 * 1000 * 1000};
+      while (!shutdown_.done.load()) {
+        int s = sigtimedwait(&sigs_, nullptr, &ts);
+        if (s == SIGTERM || s == SIGINT) {
+          spdlog::info("received {}: shutting down", s == SIGTERM ? "SIGTERM" : "SIGINT");
+          shutdown_.Request();
+        }
       }
-    }
-  });
-  struct Joiner {
-    Shutdown& s;
-    std::thread& t;
-    ~Joiner() {
-      s.done = true;
-      if (t.joinable()) t.join();
-    }
-  } joiner{shutdown, signal_thread};
-
-  client::RestClient api(rc);
-  client::RestClient events_api(rc);
-
-  // ---- discovery: fails fast on TLS / auth / connection errors ----
-  client::LiveInformerFactory informers(api);
-  if (!informers.Discover(&err)) return Fail(err);
-  {
-    std::string list;
-    for (const auto& r : informers.Resources()) list += (list.empty() ? "" : ", ") + r;
-    spdlog::info("watching {}", list);
+    });
   }
 
-  // ---- scheduler ----
-  framework::RealClock clock;
-  client::LiveClusterClient cluster(api, events_api, clock);
-  scheduler::SchedulerOptions so;
-  so.config = cfg;
-  so.registry = std::move(registry);
-  so.clock = &clock;
-  so.client = &cluster;
-  so.binding_workers = o.binding_workers;
-  so.seed = std::random_device{}();
-  auto made = scheduler::Scheduler::New(std::move(so));
-  if (!made.ok()) {
-    return Fail((o.config_path.empty() ? std::string() : o.config_path + ": ") +
-                made.status().Message());
+  int NewScheduler() {
+    cluster_ = std::make_unique<client::LiveClusterClient>(*api_, *events_api_, clock_);
+    scheduler::SchedulerOptions so;
+    so.config = cfg_;
+    so.registry = std::move(registry_);
+    so.clock = &clock_;
+    so.client = cluster_.get();
+    so.binding_workers = o_.binding_workers;
+    so.seed = std::random_device{}();
+    auto made = scheduler::Scheduler::New(std::move(so));
+    if (!made.ok()) {
+      return Fail((o_.config_path.empty() ? std::string() : o_.config_path + ": ") +
+                  made.status().Message());
+    }
+    sched_ = std::move(made).value();
+    sole_profile_ = cfg_.profiles.size() == 1 ? cfg_.profiles[0].scheduler_name : std::string();
+    return 0;
   }
-  std::unique_ptr<scheduler::Scheduler> sched = std::move(made).value();
-  const std::string sole_profile =
-      cfg.profiles.size() == 1 ? cfg.profiles[0].scheduler_name : std::string();
 
-  // ---- metrics and health ----
-  metrics::Registry reg;
-  metrics::SchedulerMetrics sm(reg, [&] {
-    auto c = sched->queue().Counts();
-    return metrics::PendingPods{double(c.active), double(c.backoff), double(c.unschedulable),
-                                double(c.gated)};
-  });
-  quota::RegisterQueueMetrics(reg, sched->queues());  // phalanx_queue_* (docs/queues.md)
-  reg.GaugeFunc("phalanx_informer_synced", "1 when the informer of a resource has synced",
-                {"resource"}, [&] {
-                  std::vector<std::pair<metrics::Labels, double>> v;
-                  for (const auto& s : informers.Status()) {
-                    v.push_back({{s.resource}, s.synced ? 1.0 : 0.0});
-                  }
-                  return v;
-                });
-  reg.GaugeFunc("rest_client_requests", "Requests sent to the API server", {"client"}, [&] {
-    return std::vector<std::pair<metrics::Labels, double>>{
-        {{"api"}, double(api.requests())}, {{"events"}, double(events_api.requests())}};
-  });
+  void RegisterMetrics() {
+    sm_ = std::make_unique<metrics::SchedulerMetrics>(reg_, [this] {
+      auto c = sched_->queue().Counts();
+      return metrics::PendingPods{double(c.active), double(c.backoff), double(c.unschedulable),
+                                  double(c.gated)};
+    });
+    quota::RegisterQueueMetrics(reg_, sched_->queues());  // phalanx_queue_* (docs/queues.md)
+    reg_.GaugeFunc("phalanx_informer_synced", "1 when the informer of a resource has synced",
+                   {"resource"}, [this] {
+                     std::vector<std::pair<metrics::Labels, double>> v;
+                     for (const auto& s : informers_->Status()) {
+                       v.push_back({{s.resource}, s.synced ? 1.0 : 0.0});
+                     }
+                     return v;
+                   });
+    reg_.GaugeFunc("rest_client_requests", "Requests sent to the API server", {"client"}, [this] {
+      return std::vector<std::pair<metrics::Labels, double>>{
+          {{"api"}, double(api_->requests())}, {{"events"}, double(events_api_->requests())}};
+    });
+  }
+
   // Per-gang state at scrape time (gangs the scheduler knows: they disappear with their
   // last member). Labels: gang = the gang key ("namespace/name", Workload gangs
   // "namespace/workload/podGroup"), dialect. At most kMaxGangSeries gangs are exported,
   // in key order, to bound the scrape size.
-  constexpr size_t kMaxGangSeries = 2000;
-  using GangRows = std::vector<std::pair<metrics::Labels, double>>;
-  auto per_gang = [&sched](const std::function<void(const gang::GangInfo&, GangRows*)>& fn) {
-    GangRows v;
-    auto keys = sched->gangs().GangKeys();
-    if (keys.size() > kMaxGangSeries) keys.resize(kMaxGangSeries);
-    for (const auto& k : keys) {
-      auto info = sched->gangs().Info(k, /*with_members=*/false);
-      if (info) fn(*info, &v);
-    }
-    return v;
-  };
-  auto dialect = [](const gang::GangInfo& g) {
-    return std::string(gang::DialectName(g.spec ? g.spec->dialect : g.ref.dialect));
-  };
-  reg.GaugeFunc("phalanx_gang_pods", "Member pods of a gang by state (pending, assumed, bound)",
-                {"gang", "dialect", "state"}, [=] {
-                  return per_gang([&](const gang::GangInfo& g, auto* v) {
-                    v->push_back({{g.key, dialect(g), "pending"}, double(g.counts.pending)});
-                    v->push_back({{g.key, dialect(g), "assumed"}, double(g.counts.assumed)});
-                    v->push_back({{g.key, dialect(g), "bound"}, double(g.counts.bound)});
-                  });
-                });
-  reg.GaugeFunc("phalanx_gang_min_member", "A gang's quorum (minMember / minCount)",
-                {"gang", "dialect"}, [=] {
-                  return per_gang([&](const gang::GangInfo& g, auto* v) {
-                    if (g.spec) v->push_back({{g.key, dialect(g)}, double(g.spec->min_member)});
-                  });
-                });
-  reg.GaugeFunc("phalanx_gang_scheduling_attempts",
-                "PodGroup cycles (or Permit rounds) a gang went through", {"gang", "dialect"},
-                [=] {
-                  return per_gang([&](const gang::GangInfo& g, auto* v) {
-                    v->push_back({{g.key, dialect(g)}, double(g.attempts)});
-                  });
-                });
-  reg.GaugeFunc("phalanx_gang_wait_seconds",
-                "Seconds from a gang's quorum (minMember pods exist) to minMember bound, or "
-                "to now while it is not yet running",
-                {"gang", "dialect"}, [=, &clock] {
-                  const api::Timestamp now = clock.Now();
-                  return per_gang([&](const gang::GangInfo& g, auto* v) {
-                    if (!g.has_quorum) return;
-                    const api::Timestamp end = g.running ? g.running_time : now;
-                    v->push_back({{g.key, dialect(g)},
-                                  double(end - g.quorum_time) / double(api::kNanosPerSecond)});
-                  });
-                });
-  std::atomic<bool> ready{false};
-  std::atomic<bool> lost{false};
-  metrics::HttpServer http;
-  if (!o.bind_address.empty()) {
-    auto handler = [&](const std::string&, const std::string& path) {
+  void RegisterGangMetrics() {
+    constexpr size_t kMaxGangSeries = 2000;
+    using GangRows = std::vector<std::pair<metrics::Labels, double>>;
+    scheduler::Scheduler* sched = sched_.get();
+    auto per_gang = [sched](const std::function<void(const gang::GangInfo&, GangRows*)>& fn) {
+      GangRows v;
+      auto keys = sched->gangs().GangKeys();
+      if (keys.size() > kMaxGangSeries) keys.resize(kMaxGangSeries);
+      for (const auto& k : keys) {
+        auto info = sched->gangs().Info(k, /*with_members=*/false);
+        if (info) fn(*info, &v);
+      }
+      return v;
+    };
+    auto dialect = [](const gang::GangInfo& g) {
+      return std::string(gang::DialectName(g.spec ? g.spec->dialect : g.ref.dialect));
+    };
+    reg_.GaugeFunc("phalanx_gang_pods", "Member pods of a gang by state (pending, assumed, bound)",
+                   {"gang", "dialect", "state"}, [=] {
+                     return per_gang([&](const gang::GangInfo& g, auto* v) {
+                       v->push_back({{g.key, dialect(g), "pending"}, double(g.counts.pending)});
+                       v->push_back({{g.key, dialect(g), "assumed"}, double(g.counts.assumed)});
+                       v->push_back({{g.key, dialect(g), "bound"}, double(g.counts.bound)});
+                     });
+                   });
+    reg_.GaugeFunc("phalanx_gang_min_member", "A gang's quorum (minMember / minCount)",
+                   {"gang", "dialect"}, [=] {
+                     return per_gang([&](const gang::GangInfo& g, auto* v) {
+                       if (g.spec) v->push_back({{g.key, dialect(g)}, double(g.spec->min_member)});
+                     });
+                   });
+    reg_.GaugeFunc("phalanx_gang_scheduling_attempts",
+                   "PodGroup cycles (or Permit rounds) a gang went through", {"gang", "dialect"},
+                   [=] {
+                     return per_gang([&](const gang::GangInfo& g, auto* v) {
+                       v->push_back({{g.key, dialect(g)}, double(g.attempts)});
+                     });
+                   });
+    const framework::Clock* clock = &clock_;
+    reg_.GaugeFunc("phalanx_gang_wait_seconds",
+                   "Seconds from a gang's quorum (minMember pods exist) to minMember bound, or "
+                   "to now while it is not yet running",
+                   {"gang", "dialect"}, [=] {
+                     const api::Timestamp now = clock->Now();
+                     return per_gang([&](const gang::GangInfo& g, auto* v) {
+                       if (!g.has_quorum) return;
+                       const api::Timestamp end = g.running ? g.running_time : now;
+                       v->push_back({{g.key, dialect(g)},
+                                     double(end - g.quorum_time) / double(api::kNanosPerSecond)});
+                     });
+                   });
+  }
+
+  // /healthz, /livez, /readyz and /metrics on --bind-address ("" = none).
+  int StartHealthServer() {
+    if (o_.bind_address.empty()) return 0;
+    auto handler = [this](const std::string&, const std::string& path) {
       metrics::HttpResponse r;
       if (path == "/healthz" || path == "/livez") {
-        r.status = lost.load() ? 500 : 200;
-        r.body = lost.load() ? "leader election lost\n" : "ok\n";
+        r.status = lost_.load() ? 500 : 200;
+        r.body = lost_.load() ? "leader election lost\n" : "ok\n";
       } else if (path == "/readyz") {
-        const bool ok = ready.load() && !shutdown.requested.load();
+        const bool ok = ready_.load() && !shutdown_.requested.load();
         r.status = ok ? 200 : 503;
-        r.body = ok ? "ok\n" : (shutdown.requested.load() ? "shutting down\n"
-                                                          : "informer caches not synced\n");
+        r.body = ok ? "ok\n" : (shutdown_.requested.load() ? "shutting down\n"
+                                                           : "informer caches not synced\n");
       } else if (path == "/metrics") {
         r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-        r.body = reg.Render();
+        r.body = reg_.Render();
       } else {
         r.status = 404;
         r.body = "not found\n";
       }
       return r;
     };
-    if (!http.Start(o.bind_address, handler, &err)) return Fail("--bind-address: " + err);
-    spdlog::info("serving /healthz, /readyz and /metrics on {}", o.bind_address);
+    std::string err;
+    if (!http_.Start(o_.bind_address, handler, &err)) return Fail("--bind-address: " + err);
+    spdlog::info("serving /healthz, /readyz and /metrics on {}", o_.bind_address);
+    return 0;
   }
 
-  std::atomic<std::thread::id> sched_thread_id{};
-  sched->on_bound = [&](const api::Pod& pod, const std::string& node) {
-    sm.Attempt("scheduled", pod.spec.scheduler_name);
-    spdlog::debug("bound {} to {}", pod.Key(), node);
-  };
-  sched->on_failure = [&](const framework::QueuedPodInfo& qp, const framework::Status& st) {
-    const std::string result = st.IsRejected() ? "unschedulable" : "error";
-    sm.Attempt(result, qp.Pod().spec.scheduler_name);
-    if (std::this_thread::get_id() == sched_thread_id.load()) {
-      tl_failure_result = result;
-      tl_failure_profile = qp.Pod().spec.scheduler_name;
-    } else {
-      sm.BindingFailure();
-    }
-    spdlog::debug("could not schedule {}: {}", qp.Pod().Key(), st.Message());
-  };
-
-  // ---- informers ----
-  // Gang objects' uids for the events recorded on them (registered first, so that the
-  // uid is known before the scheduler reacts to the object).
-  informers.AddObjectHandlers(
-      {[&](const api::UnstructuredPtr& o) { cluster.ObserveObject(*o, false); },
-       [&](const api::UnstructuredPtr&, const api::UnstructuredPtr& o) {
-         cluster.ObserveObject(*o, false);
-       },
-       [&](const api::UnstructuredPtr& o) { cluster.ObserveObject(*o, true); }});
-  sched->AddEventHandlers(informers);
-  informers.Start();
-  if (!informers.WaitForCacheSync(std::chrono::seconds(o.sync_timeout_seconds),
-                                  &shutdown.requested, &err)) {
-    informers.Stop();
-    cluster.Flush(std::chrono::milliseconds(0));
-    if (shutdown.requested.load()) return 0;
-    return Fail(err);
+  void InstallCallbacks() {
+    sched_->on_bound = [this](const api::Pod& pod, const std::string& node) {
+      sm_->Attempt("scheduled", pod.spec.scheduler_name);
+      spdlog::debug("bound {} to {}", pod.Key(), node);
+    };
+    sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status& st) {
+      const std::string result = st.IsRejected() ? "unschedulable" : "error";
+      sm_->Attempt(result, qp.Pod().spec.scheduler_name);
+      if (std::this_thread::get_id() == sched_thread_id_.load()) {
+        tl_failure_result = result;
+        tl_failure_profile = qp.Pod().spec.scheduler_name;
+      } else {
+        sm_->BindingFailure();
+      }
+      spdlog::debug("could not schedule {}: {}", qp.Pod().Key(), st.Message());
+    };
+    // Gang objects' uids for the events recorded on them (registered first, so that the
+    // uid is known before the scheduler reacts to the object).
+    client::LiveClusterClient* cluster = cluster_.get();
+    informers_->AddObjectHandlers(
+        {[cluster](const api::UnstructuredPtr& o) { cluster->ObserveObject(*o, false); },
+         [cluster](const api::UnstructuredPtr&, const api::UnstructuredPtr& o) {
+           cluster->ObserveObject(*o, false);
+         },
+         [cluster](const api::UnstructuredPtr& o) { cluster->ObserveObject(*o, true); }});
+    sched_->AddEventHandlers(*informers_);
   }
-  ready = true;
-  spdlog::info("informer caches synced");
 
-  // ---- leader election ----
-  std::unique_ptr<client::LeaderElector> elector;
-  std::thread waker;  // wakes the elector when a shutdown is requested
-  struct WakerJoin {
-    Shutdown& s;
-    std::thread& t;
-    ~WakerJoin() {
-      s.Request();
-      if (t.joinable()) t.join();
+  // Starts the informers and waits for their caches; *stop when a shutdown came first.
+  int SyncInformers(bool* stop) {
+    informers_->Start();
+    std::string err;
+    if (!informers_->WaitForCacheSync(std::chrono::seconds(o_.sync_timeout_seconds),
+                                      &shutdown_.requested, &err)) {
+      informers_->Stop();
+      cluster_->Flush(std::chrono::milliseconds(0));
+      *stop = true;
+      if (shutdown_.requested.load()) return 0;
+      return Fail(err);
     }
-  } waker_join{shutdown, waker};
-  const auto& le = cfg.leader_election;
-  if (le.leader_elect) {
+    ready_ = true;
+    spdlog::info("informer caches synced");
+    return 0;
+  }
+
+  // Campaigns for the Lease unless leaderElect is false; *stop when a shutdown came first.
+  int CampaignForLeadership(bool* stop) {
+    const auto& le = cfg_.leader_election;
+    if (!le.leader_elect) return 0;
     client::LeaderElectionConfig lc;
     lc.lease_namespace = le.resource_namespace;
     lc.lease_name = le.resource_name;
-    lc.identity = o.identity.empty() ? DefaultIdentity() : o.identity;
+    lc.identity = o_.identity.empty() ? DefaultIdentity() : o_.identity;
     lc.lease_duration = std::chrono::seconds(le.lease_duration_seconds);
     lc.renew_deadline = std::chrono::seconds(le.renew_deadline_seconds);
     lc.retry_period = std::chrono::seconds(le.retry_period_seconds);
-    elector = std::make_unique<client::LeaderElector>(api, lc, clock);
-    sm.SetLeader(lc.lease_name, false);
+    elector_ = std::make_unique<client::LeaderElector>(*api_, lc, clock_);
+    sm_->SetLeader(lc.lease_name, false);
     spdlog::info("leader election: {} campaigning for lease {}/{}", lc.identity,
                  lc.lease_namespace, lc.lease_name);
-    waker = std::thread([&] {
-      shutdown.Wait();
-      elector->Wake();
+    waker_ = std::thread([this] {  // wakes the elector when a shutdown is requested
+      shutdown_.Wait();
+      elector_->Wake();
     });
-    const bool acquired = elector->Acquire(shutdown.requested);
-    if (!acquired) {
-      informers.Stop();
-      cluster.Flush(std::chrono::milliseconds(0));
-      http.Stop();
+    if (!elector_->Acquire(shutdown_.requested)) {
+      informers_->Stop();
+      cluster_->Flush(std::chrono::milliseconds(0));
+      http_.Stop();
+      *stop = true;
       return 0;
     }
-    sm.SetLeader(lc.lease_name, true);
+    sm_->SetLeader(lc.lease_name, true);
+    return 0;
   }
 
-  // ---- scheduling ----
-  std::atomic<bool> loop_stop{false};
-  std::thread ticker([&] {
-    while (!loop_stop.load()) {
-      sched->Tick();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  });
-  std::thread loop([&] {
-    sched_thread_id = std::this_thread::get_id();
-    while (!loop_stop.load()) {
-      const int64_t before = sched->stats().attempts;
-      tl_failure_result.clear();
-      const auto t0 = std::chrono::steady_clock::now();
-      if (!sched->ScheduleOne(/*blocking=*/true)) break;
-      if (sched->stats().attempts == before) continue;  // skipped (deleted, assumed)
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!tl_failure_result.empty()) {
-        sm.AttemptDuration(tl_failure_result, tl_failure_profile, secs);
-      } else {
-        sm.AttemptDuration("scheduled", sole_profile, secs);
+  // The ticker (periodic queue work) and the scheduling loop, each on its own thread.
+  void StartScheduling() {
+    ticker_ = std::thread([this] {
+      while (!loop_stop_.load()) {
+        sched_->Tick();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-    }
-  });
-  spdlog::info("scheduling (binding workers: {})", o.binding_workers);
-
-  int code = 0;
-  if (elector) {
-    // Renew until shutdown or until the Lease is lost.
-    if (!elector->Renew(shutdown.requested)) {
-      lost = true;
-      code = Fail("leader election lost: lease " + le.resource_namespace + "/" + le.resource_name +
-                  ": " + elector->last_error());
-    }
-    sm.SetLeader(le.resource_name, false);
-  } else {
-    shutdown.Wait();
+    });
+    loop_ = std::thread([this] {
+      sched_thread_id_ = std::this_thread::get_id();
+      while (!loop_stop_.load()) {
+        const int64_t before = sched_->stats().attempts;
+        tl_failure_result.clear();
+        const auto t0 = std::chrono::steady_clock::now();
+        if (!sched_->ScheduleOne(/*blocking=*/true)) break;
+        if (sched_->stats().attempts == before) continue;  // skipped (deleted, assumed)
+        const double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!tl_failure_result.empty()) {
+          sm_->AttemptDuration(tl_failure_result, tl_failure_profile, secs);
+        } else {
+          sm_->AttemptDuration("scheduled", sole_profile_, secs);
+        }
+      }
+    });
+    spdlog::info("scheduling (binding workers: {})", o_.binding_workers);
   }
 
-  // ---- shutdown: stop popping, finish in-flight bindings, flush writes ----
-  spdlog::info("stopping: finishing in-flight binding cycles");
-  loop_stop = true;
-  sched->Stop();  // closes the queue (Pop returns) and waits for binding cycles
-  loop.join();
-  ticker.join();
-  cluster.Flush(std::chrono::seconds(5));
-  if (elector && !lost.load()) elector->Release();
-  informers.Stop();
-  http.Stop();
-  const auto st = sched->stats();
-  const auto cc = cluster.counters();
-  spdlog::info("stopped: {} attempts, {} scheduled, {} unschedulable, {} errors, {} binds, "
-               "{} events, {} PodGroup status writes ({} skipped as unchanged)",
-               st.attempts, st.scheduled, st.unschedulable, st.errors, cc.binds, cc.events,
-               cc.podgroup_status_writes, cc.podgroup_status_skipped);
-  return code;
+  // Leads (renewing the Lease) or waits until shutdown; then stops popping, finishes
+  // in-flight bindings and flushes writes.
+  int WaitAndShutdown() {
+    const auto& le = cfg_.leader_election;
+    int code = 0;
+    if (elector_) {
+      if (!elector_->Renew(shutdown_.requested)) {
+        lost_ = true;
+        code = Fail("leader election lost: lease " + le.resource_namespace + "/" +
+                    le.resource_name + ": " + elector_->last_error());
+      }
+      sm_->SetLeader(le.resource_name, false);
+    } else {
+      shutdown_.Wait();
+    }
+    spdlog::info("stopping: finishing in-flight binding cycles");
+    loop_stop_ = true;
+    sched_->Stop();  // closes the queue (Pop returns) and waits for binding cycles
+    loop_.join();
+    ticker_.join();
+    cluster_->Flush(std::chrono::seconds(5));
+    if (elector_ && !lost_.load()) elector_->Release();
+    informers_->Stop();
+    http_.Stop();
+    const auto st = sched_->stats();
+    const auto cc = cluster_->counters();
+    spdlog::info("stopped: {} attempts, {} scheduled, {} unschedulable, {} errors, {} binds, "
+                 "{} events, {} PodGroup status writes ({} skipped as unchanged)",
+                 st.attempts, st.scheduled, st.unschedulable, st.errors, cc.binds, cc.events,
+                 cc.podgroup_status_writes, cc.podgroup_status_skipped);
+    return code;
+  }
+
+  const LiveOptions& o_;
+  framework::Registry registry_;
+  config::KubeSchedulerConfiguration cfg_;
+  client::RestConfig rc_;
+  sigset_t sigs_;
+  Shutdown shutdown_;
+  std::thread signal_thread_;
+  JoinOnExit signal_join_{signal_thread_, [this] { shutdown_.done = true; }};
+  std::unique_ptr<client::RestClient> api_, events_api_;
+  std::unique_ptr<client::LiveInformerFactory> informers_;
+  framework::RealClock clock_;
+  std::unique_ptr<client::LiveClusterClient> cluster_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+  std::string sole_profile_;
+  metrics::Registry reg_;
+  std::unique_ptr<metrics::SchedulerMetrics> sm_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> lost_{false};
+  metrics::HttpServer http_;
+  std::atomic<std::thread::id> sched_thread_id_{};
+  std::unique_ptr<client::LeaderElector> elector_;
+  std::thread waker_;
+  JoinOnExit waker_join_{waker_, [this] { shutdown_.Request(); }};
+  std::atomic<bool> loop_stop_{false};
+  std::thread ticker_, loop_;
+};
+
+}  // namespace
+
+int RunLive(const LiveOptions& o, framework::Registry registry) {
+  LiveRun run(o, std::move(registry));
+  return run.Run();
 }
+
+namespace {
+
+class RunCommand : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    auto* c = app.add_subcommand("run", "Schedule pods of a real cluster (kube-apiserver)");
+    c->add_option("--config", o_.config_path, "KubeSchedulerConfiguration file");
+    c->add_option("--kubeconfig", o_.kubeconfig,
+                  "kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, "
+                  "in-cluster, ~/.kube/config)");
+    c->add_option("--context", o_.context, "kubeconfig context (default: current-context)");
+    c->add_option("--bind-address", o_.bind_address,
+                  "host:port for /healthz, /readyz and /metrics (\"\" disables)");
+    c->add_option("--binding-workers", o_.binding_workers, "Concurrent binding cycles");
+    c->add_option("--sync-timeout", o_.sync_timeout_seconds, "Seconds to wait for the informer caches");
+    c->add_option("--identity", o_.identity, "Leader election identity (default: hostname_random)");
+    c->add_option("--log-level", o_.log_level, "trace, debug, info, warn, error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+    return c;
+  }
+  int Run(framework::Registry registry) override { return RunLive(o_, std::move(registry)); }
+
+ private:
+  LiveOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewRunCommand() { return std::make_unique<RunCommand>(); }
 
 }  // namespace phalanx::app

@@ -46,8 +46,7 @@ TEST(GangHostileTest, HundredThousandPodGangThatCannotFit) {
            "        resources: {requests: {cpu: 10m, memory: 16Mi}}\n";
   }
   Scenario sc;
-  std::string err;
-  ASSERT_TRUE(LoadManifestScenario(path, &sc, &err)) << err;
+  ASSERT_EQ(LoadManifestScenario(path, &sc), absl::OkStatus());
   std::filesystem::remove_all(dir);
   ASSERT_EQ(sc.pods.size(), static_cast<size_t>(kGang));
 
@@ -57,7 +56,7 @@ TEST(GangHostileTest, HundredThousandPodGangThatCannotFit) {
   o.registry = plugins::NewInTreeRegistry();
   SimulationResult r;
   const long rss_before = PeakRssMiB();
-  ASSERT_TRUE(RunSimulation(sc, o, &r, &err)) << err;
+  ASSERT_EQ(RunSimulation(sc, o, &r), absl::OkStatus());
   const long rss_growth = PeakRssMiB() - rss_before;
 
   EXPECT_TRUE(r.invariant_violations.empty()) << r.invariant_violations.front();

@@ -1,7 +1,7 @@
 // Queues and quotas end to end in the simulator (docs/queues.md, issue 9 "Must show"):
 // Koordinator's quota-10 / three-gangs-of-5 example, 1:3 weights converging, a guaranteed
 // queue reclaiming within one scheduling round, a parent limit capping its children, bad
-// input (cycles, missing queue, negative quota), and the Philly replay split into queues.
+// input (cycles, missing queue, negative quota) (the Philly replay split into queues: src/replay/replay_test.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,7 +15,6 @@
 #include "framework/types.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
-#include "sim/philly.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
 
@@ -35,8 +34,7 @@ Scenario Load(const std::string& name, const std::string& yaml) {
   const std::string path = ::testing::TempDir() + "/queues_test_" + name + ".yaml";
   std::ofstream(path) << yaml;
   Scenario sc;
-  std::string err;
-  EXPECT_TRUE(LoadManifestScenario(path, &sc, &err)) << err;
+  EXPECT_EQ(LoadManifestScenario(path, &sc), absl::OkStatus());
   return sc;
 }
 
@@ -88,10 +86,8 @@ const PodOutcome* Outcome(const SimulationResult& r, const std::string& pod) {
 // clear reason and holds nothing; when the first finishes the third runs (no deadlock).
 TEST(QueuesSimulation, KoordinatorQuotaTenThreeGangsOfFive) {
   Scenario sc;
-  std::string err;
-  ASSERT_TRUE(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/queues/koordinator",
-                                   &sc, &err))
-      << err;
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/queues/koordinator", &sc),
+            absl::OkStatus());
   SimulationOptions o = Options();
   scheduler::Scheduler* sched = nullptr;
   std::string waiting_reason;
@@ -103,7 +99,7 @@ TEST(QueuesSimulation, KoordinatorQuotaTenThreeGangsOfFive) {
     }
   };
   SimulationResult r;
-  ASSERT_TRUE(RunSimulation(sc, o, &r, &err)) << err;
+  ASSERT_EQ(RunSimulation(sc, o, &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
   EXPECT_EQ(r.scheduled, 15u);
   for (int k = 0; k < 5; ++k) {
@@ -128,12 +124,10 @@ TEST(QueuesSimulation, KoordinatorQuotaTenThreeGangsOfFive) {
 // 8 : 24 GPUs (within one gang of 2 GPUs) while both queues have pending gangs.
 TEST(QueuesSimulation, WeightsOneToThreeConverge) {
   Scenario sc;
-  std::string err;
-  ASSERT_TRUE(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/queues/weights",
-                                   &sc, &err))
-      << err;
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/queues/weights", &sc),
+            absl::OkStatus());
   SimulationResult r;
-  ASSERT_TRUE(RunSimulation(sc, Options(), &r, &err)) << err;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
   EXPECT_EQ(r.queue_resource, "nvidia.com/gpu");
   auto a = Series(r, "team-a"), b = Series(r, "team-b");
@@ -175,8 +169,7 @@ spec: {weight: 1}
   yaml += KaiGang("train", "guaranteed", 4, 2, /*arrival=*/100, /*duration=*/500);
   Scenario sc = Load("reclaim", yaml);
   SimulationResult r;
-  std::string err;
-  ASSERT_TRUE(RunSimulation(sc, Options(), &r, &err)) << err;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
   for (int k = 0; k < 4; ++k) {
     const PodOutcome* o = Outcome(r, "default/train-" + std::to_string(k));
@@ -235,8 +228,7 @@ spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}}}
   }
   Scenario sc = Load("hierarchy", yaml);
   SimulationResult r;
-  std::string err;
-  ASSERT_TRUE(RunSimulation(sc, Options(), &r, &err)) << err;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
   auto dept = Series(r, "dept"), x = Series(r, "x"), y = Series(r, "y"), other = Series(r, "other");
   double peak = 0;
@@ -288,8 +280,7 @@ spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}
 )";
   Scenario sc = Load("bad", yaml);
   SimulationResult r;
-  std::string err;
-  ASSERT_TRUE(RunSimulation(sc, Options(), &r, &err)) << err;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
   auto reason = [&](const std::string& pod) {
     const PodOutcome* o = Outcome(r, pod);
@@ -319,56 +310,6 @@ spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}
   for (const auto& q : r.queues) listed = listed || (q.name == "negative" && !q.error.empty());
   EXPECT_TRUE(listed);
   for (const auto& s : {loop, missing, neg, big}) std::printf("%s\n", s.c_str());
-}
-
-// The Philly replay split into queues (--cluster 2x8,queues=1:3, 16 GPUs so that the
-// queues contend): per-queue share over time is recorded; while both queues ask for more
-// than their weighted share, the fair share is exactly 4 : 12 GPUs, and over those periods
-// the weight-3 queue holds about three times the GPUs of the weight-1 queue. Skipped when
-// the shared data set is absent.
-TEST(QueuesSimulation, PhillySplitIntoQueues) {
-  const std::string path = std::string(PHALANX_SHARED_DATA_DIR) + "/philly/philly_103959.csv";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
-  PhillyCluster cluster;
-  std::string err;
-  ASSERT_TRUE(ParseClusterSpec("2x8,queues=1:3", &cluster, &err)) << err;
-  EXPECT_EQ(cluster.queue_weights, (std::vector<double>{1, 3}));
-  Scenario sc;
-  std::vector<PhillyJob> jobs;
-  size_t too_large = 0;
-  ASSERT_TRUE(LoadPhillyTrace(path, cluster, 300, &sc, &jobs, &too_large, &err)) << err;
-  SimulationResult r;
-  ASSERT_TRUE(RunSimulation(sc, Options(), &r, &err)) << err;
-  EXPECT_TRUE(r.invariant_violations.empty());
-  ASSERT_EQ(r.queues.size(), 2u);
-  EXPECT_EQ(r.queues[0].name, "philly-q0");
-  EXPECT_EQ(r.queues[1].name, "philly-q1");
-  auto a = Series(r, "philly-q0"), b = Series(r, "philly-q1");
-  double t_both = 0, alloc_a = 0, alloc_b = 0;
-  const QueueSample *pa = nullptr, *pb = nullptr;
-  for (const auto& [t, sa] : a) {
-    const QueueSample& sb = b.at(t);
-    if (pa && pa->demand >= 4 && pb->demand >= 12) {
-      const double dt = t - pa->t;
-      t_both += dt;
-      alloc_a += dt * pa->allocated;
-      alloc_b += dt * pb->allocated;
-    }
-    if (sa.demand >= 4 && sb.demand >= 12) {
-      EXPECT_NEAR(sa.deserved, 4.0, 1e-6) << "t=" << t;
-      EXPECT_NEAR(sb.deserved, 12.0, 1e-6) << "t=" << t;
-    }
-    pa = &sa;
-    pb = &sb;
-  }
-  ASSERT_GT(t_both, 3600.0);  // the split must produce real contention
-  const double ratio = alloc_b / alloc_a;
-  std::printf("philly 300 jobs on 2x8, queues 1:3: %.1f h contended; GPUs held there %.2f : %.2f "
-              "(ratio %.2f); whole-run averages %.2f / %.2f\n",
-              t_both / 3600, alloc_a / t_both, alloc_b / t_both, ratio, r.queues[0].allocated_avg,
-              r.queues[1].allocated_avg);
-  EXPECT_GT(ratio, 2.0);
-  EXPECT_LT(ratio, 4.5);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "framework/clock.h"
-#include "plugins/gpushare/device.h"
+#include "gpu/device.h"
 #include "gang/manager.h"
 #include "plugins/queues/queues.h"
 #include "quota/manager.h"
@@ -63,296 +63,341 @@ struct UsageTracker {
   }
 };
 
-}  // namespace
+// One run of RunSimulation: the store, the scheduler on the virtual clock, the event queue
+// and the figures recorded while the loop runs (see simulation.h for the loop).
+class Driver {
+ public:
+  Driver(const Scenario& sc, const SimulationOptions& opts, SimulationResult* res)
+      : sc_(sc), opts_(opts), res_(res), clock_(0), store_(clock_) {}
 
-bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, SimulationResult* res,
-                   std::string* error) {
-  auto wall_start = std::chrono::steady_clock::now();
-  framework::VirtualClock clock(0);
-  store::Store store(clock);
-  store.set_keep_all_events(false);
-  InvariantChecker checker;
-  checker.Attach(store);
-
-  scheduler::SchedulerOptions so;
-  so.config = opts.config;
-  // Queue objects in the scenario turn the Queues plugin on (docs/queues.md).
-  const bool has_queues = std::any_of(sc.objects.begin(), sc.objects.end(),
-                                      [](const api::Unstructured& o) { return quota::IsQueueObject(o); });
-  if (has_queues) {
-    for (auto& prof : so.config.profiles) plugins::queues::EnableQueuesInProfile(&prof);
+  api::Status Run() {
+    const auto wall_start = std::chrono::steady_clock::now();
+    store_.set_keep_all_events(false);
+    checker_.Attach(store_);
+    if (auto s = NewScheduler(); !s.ok()) return s;
+    if (auto s = CreateObjects(); !s.ok()) return s;
+    sched_->AddEventHandlers(store_);
+    CountGpuCapacity();
+    if (opts_.hooks.on_start) opts_.hooks.on_start(*sched_);
+    res_->scenario = sc_.name;
+    res_->seed = opts_.seed;
+    res_->nodes = sc_.nodes.size();
+    res_->pods = sc_.pods.size();
+    res_->outcomes.resize(sc_.pods.size());
+    index_.reserve(sc_.pods.size() * 2);
+    for (size_t i = 0; i < sc_.pods.size(); ++i) Push(sc_.pods[i].arrival, EvKind::kCreatePod, i);
+    InstallCallbacks();
+    if (has_queues_) res_->queue_resource = HasGpus() ? std::string(api::kResourceNvidiaGPU) : "cpu";
+    if (auto s = Loop(); !s.ok()) return s;
+    Finish();
+    res_->wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return absl::OkStatus();
   }
-  so.registry = opts.registry;
-  so.clock = &clock;
-  so.client = &store;
-  so.seed = opts.seed;
-  so.binding_workers = 0;
-  auto sched_or = scheduler::Scheduler::New(std::move(so));
-  if (!sched_or.ok()) {
-    *error = (opts.config_source.empty() ? "" : opts.config_source + ": ") +
-             sched_or.status().Message();
+
+ private:
+  api::Status NewScheduler() {
+    scheduler::SchedulerOptions so;
+    so.config = opts_.config;
+    // Queue objects in the scenario turn the Queues plugin on (docs/queues.md).
+    has_queues_ = std::any_of(sc_.objects.begin(), sc_.objects.end(),
+                              [](const api::Unstructured& o) { return quota::IsQueueObject(o); });
+    if (has_queues_) {
+      for (auto& prof : so.config.profiles) plugins::queues::EnableQueuesInProfile(&prof);
+    }
+    so.registry = opts_.registry;
+    so.clock = &clock_;
+    so.client = &store_;
+    so.seed = opts_.seed;
+    so.binding_workers = 0;
+    auto sched_or = scheduler::Scheduler::New(std::move(so));
+    if (!sched_or.ok()) {
+      return absl::InvalidArgumentError(
+          (opts_.config_source.empty() ? "" : opts_.config_source + ": ") +
+          sched_or.status().Message());
+    }
+    sched_ = std::move(sched_or).value();
+    return absl::OkStatus();
+  }
+
+  // PriorityClasses, Namespaces, other objects (gangs, queues, ...) and Nodes, in that order.
+  api::Status CreateObjects() {
+    for (const auto& pc : sc_.priority_classes) {
+      auto r = store_.CreatePriorityClass(pc);
+      if (!r.ok()) return absl::InvalidArgumentError("PriorityClass " + pc.metadata.name + ": " + r.message);
+    }
+    for (const auto& ns : sc_.namespaces) (void)store_.CreateNamespace(ns);
+    for (const auto& o : sc_.objects) {
+      auto r = store_.CreateObject(o);
+      if (!r.ok()) {
+        return absl::InvalidArgumentError(o.kind + " " + o.metadata.namespace_ + "/" +
+                                          o.metadata.name + ": " + r.message);
+      }
+    }
+    for (const auto& n : sc_.nodes) {
+      auto r = store_.CreateNode(n);
+      if (!r.ok()) return absl::InvalidArgumentError("Node " + n.metadata.name + ": " + r.message);
+    }
+    return absl::OkStatus();
+  }
+
+  // GPU devices per node (device model of src/gpu), for the GPU milli timeline.
+  void CountGpuCapacity() {
+    for (const auto& n : sc_.nodes) {
+      node_gpus_[n.metadata.name] = gpu::ParseNodeGpus(n);
+      res_->gpu_milli_capacity += 1000.0 * node_gpus_[n.metadata.name].count;
+    }
+    pod_gpu_milli_.assign(sc_.pods.size(), 0.0);
+  }
+
+  bool HasGpus() const {
+    const std::string gpu(api::kResourceNvidiaGPU);
+    for (const auto& n : sc_.nodes) {
+      auto it = n.status.allocatable.find(gpu);
+      auto ct = n.status.capacity.find(gpu);
+      if ((it != n.status.allocatable.end() && !it->second.IsZero()) ||
+          (ct != n.status.capacity.end() && !ct->second.IsZero())) {
+        return true;
+      }
+    }
     return false;
   }
-  std::unique_ptr<scheduler::Scheduler> sched = std::move(sched_or).value();
 
-  for (const auto& pc : sc.priority_classes) {
-    auto r = store.CreatePriorityClass(pc);
-    if (!r.ok()) {
-      *error = "PriorityClass " + pc.metadata.name + ": " + r.message;
-      return false;
-    }
-  }
-  for (const auto& ns : sc.namespaces) (void)store.CreateNamespace(ns);
-  for (const auto& o : sc.objects) {
-    auto r = store.CreateObject(o);
-    if (!r.ok()) {
-      *error = o.kind + " " + o.metadata.namespace_ + "/" + o.metadata.name + ": " + r.message;
-      return false;
-    }
-  }
-  for (const auto& n : sc.nodes) {
-    auto r = store.CreateNode(n);
-    if (!r.ok()) {
-      *error = "Node " + n.metadata.name + ": " + r.message;
-      return false;
-    }
-  }
-  sched->AddEventHandlers(store);
-  // GPU milli held per pod (device model of plugins/gpushare), for the timeline.
-  std::unordered_map<std::string, plugins::gpushare::NodeGpus> node_gpus;
-  for (const auto& n : sc.nodes) {
-    node_gpus[n.metadata.name] = plugins::gpushare::ParseNodeGpus(n);
-    res->gpu_milli_capacity += 1000.0 * node_gpus[n.metadata.name].count;
-  }
-  std::vector<double> pod_gpu_milli(sc.pods.size(), 0.0);
-  UsageSample cur;
-  if (opts.hooks.on_start) opts.hooks.on_start(*sched);
+  void Push(api::Timestamp t, EvKind kind, size_t pod) { events_.push({t, seq_++, kind, pod}); }
 
-  res->scenario = sc.name;
-  res->seed = opts.seed;
-  res->nodes = sc.nodes.size();
-  res->pods = sc.pods.size();
-  res->outcomes.resize(sc.pods.size());
-  std::unordered_map<std::string, size_t> index;  // pod key -> scenario index
-  index.reserve(sc.pods.size() * 2);
-
-  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> events;
-  uint64_t seq = 0;
-  for (size_t i = 0; i < sc.pods.size(); ++i) {
-    events.push({sc.pods[i].arrival, seq++, EvKind::kCreatePod, i});
+  void InstallCallbacks() {
+    sched_->on_bound = [this](const api::Pod& pod, const std::string& node) { OnBound(pod, node); };
+    sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status&) {
+      auto it = index_.find(qp.Pod().Key());
+      if (it == index_.end()) return;
+      res_->outcomes[it->second].reason = qp.last_failure_message;
+      ++res_->outcomes[it->second].attempts;
+      last_reasons_[it->second] = qp.last_failure_reasons;
+      if (opts_.delete_unschedulable) Push(clock_.Now(), EvKind::kDeletePod, it->second);
+    };
+    // Pods deleted by the scheduler itself (preemption, queue reclaim) give their GPU milli
+    // back too; the trace's own deletions find it already zeroed.
+    store_.AddPodHandlers({[](const api::PodPtr&) {}, [](const api::PodPtr&, const api::PodPtr&) {},
+                           [this](const api::PodPtr& p) {
+                             auto it = index_.find(p->Key());
+                             if (it == index_.end()) return;
+                             ReleaseGpuMilli(it->second);
+                           }});
   }
 
-  sched->on_bound = [&](const api::Pod& pod, const std::string& node) {
-    auto it = index.find(pod.Key());
-    if (it == index.end()) return;
-    PodOutcome& o = res->outcomes[it->second];
+  void OnBound(const api::Pod& pod, const std::string& node) {
+    auto it = index_.find(pod.Key());
+    if (it == index_.end()) return;
+    PodOutcome& o = res_->outcomes[it->second];
     if (!o.scheduled_s) {
-      o.scheduled_s = Seconds(clock.Now());
+      o.scheduled_s = Seconds(clock_.Now());
       o.node = node;
       ++o.attempts;
     }
-    const TimedPod& tp = sc.pods[it->second];
-    if (pod_gpu_milli[it->second] == 0) {
-      const auto ask = plugins::gpushare::ParseGpuAsk(pod);
-      auto ng = node_gpus.find(node);
-      if (ask.has_gpu() && ng != node_gpus.end()) {
-        int32_t m = plugins::gpushare::MilliOnNode(ask, ng->second);
-        pod_gpu_milli[it->second] = static_cast<double>(ask.count) * (m == 0 ? 1000 : m);
-        cur.gpu_milli += pod_gpu_milli[it->second];
+    const TimedPod& tp = sc_.pods[it->second];
+    if (pod_gpu_milli_[it->second] == 0) {
+      const auto ask = gpu::ParseGpuAsk(pod);
+      auto ng = node_gpus_.find(node);
+      if (ask.has_gpu() && ng != node_gpus_.end()) {
+        int32_t m = gpu::MilliOnNode(ask, ng->second);
+        pod_gpu_milli_[it->second] = static_cast<double>(ask.count) * (m == 0 ? 1000 : m);
+        cur_.gpu_milli += pod_gpu_milli_[it->second];
       }
     }
-    if (opts.hooks.on_bound) opts.hooks.on_bound(it->second, pod, node, Seconds(clock.Now()));
-    if (tp.run_duration_ns) {
-      events.push({clock.Now() + *tp.run_duration_ns, seq++, EvKind::kDeletePod, it->second});
-    }
-  };
-  std::unordered_map<size_t, std::vector<std::string>> last_reasons;
-  sched->on_failure = [&](const framework::QueuedPodInfo& qp, const framework::Status&) {
-    auto it = index.find(qp.Pod().Key());
-    if (it == index.end()) return;
-    res->outcomes[it->second].reason = qp.last_failure_message;
-    ++res->outcomes[it->second].attempts;
-    last_reasons[it->second] = qp.last_failure_reasons;
-    if (opts.delete_unschedulable) events.push({clock.Now(), seq++, EvKind::kDeletePod, it->second});
-  };
-
-  // Pods deleted by the scheduler itself (preemption, queue reclaim) give their GPU milli
-  // back too; the trace's own deletions below find it already zeroed.
-  store.AddPodHandlers({[](const api::PodPtr&) {}, [](const api::PodPtr&, const api::PodPtr&) {},
-                        [&](const api::PodPtr& p) {
-                          auto it = index.find(p->Key());
-                          if (it == index.end()) return;
-                          cur.gpu_milli -= pod_gpu_milli[it->second];
-                          pod_gpu_milli[it->second] = 0;
-                        }});
-  UsageTracker usage;
-  std::vector<QueueSample> last_queue_samples;
-  if (has_queues) {
-    bool gpus = false;
-    for (const auto& n : sc.nodes) {
-      const std::string gpu(api::kResourceNvidiaGPU);
-      auto it = n.status.allocatable.find(gpu);
-      auto ct = n.status.capacity.find(gpu);
-      gpus = gpus || (it != n.status.allocatable.end() && !it->second.IsZero()) ||
-             (ct != n.status.capacity.end() && !ct->second.IsZero());
-    }
-    res->queue_resource = gpus ? std::string(api::kResourceNvidiaGPU) : std::string("cpu");
+    if (opts_.hooks.on_bound) opts_.hooks.on_bound(it->second, pod, node, Seconds(clock_.Now()));
+    if (tp.run_duration_ns) Push(clock_.Now() + *tp.run_duration_ns, EvKind::kDeletePod, it->second);
   }
-  size_t arrived = 0;
-  size_t steps = 0;
-  auto finish_pending = [&](size_t i) {
-    PodOutcome& o = res->outcomes[i];
+
+  void ReleaseGpuMilli(size_t i) {
+    cur_.gpu_milli -= pod_gpu_milli_[i];
+    pod_gpu_milli_[i] = 0;
+  }
+
+  // A never-bound pod's last failure reasons, counted in pending_reasons.
+  void FinishPending(size_t i) {
+    PodOutcome& o = res_->outcomes[i];
     if (o.scheduled_s) return;
-    auto lr = last_reasons.find(i);
-    if (lr != last_reasons.end()) {
+    auto lr = last_reasons_.find(i);
+    if (lr != last_reasons_.end()) {
       std::string key;
       for (const auto& r : lr->second) key += (key.empty() ? "" : "; ") + r;
-      ++res->pending_reasons[key];
+      ++res_->pending_reasons[key];
     } else {
-      ++res->pending_reasons["not attempted before deletion"];
+      ++res_->pending_reasons["not attempted before deletion"];
     }
-  };
+  }
 
-  for (;;) {
-    api::Timestamp next_ev = events.empty() ? LLONG_MAX : events.top().t;
-    api::Timestamp wake = sched->NextWakeTime();
+  // True when no arrivals or departures remain and nothing but the unschedulable flush is
+  // left to do; else *t is the next time to advance to.
+  bool Done(api::Timestamp* t) {
+    const api::Timestamp next_ev = events_.empty() ? LLONG_MAX : events_.top().t;
+    const api::Timestamp wake = sched_->NextWakeTime();
     if (next_ev == LLONG_MAX) {
-      auto c = sched->queue().Counts();
-      api::Timestamp other = std::min(sched->queue().NextBackoffExpiry(), wake);
+      auto c = sched_->queue().Counts();
+      api::Timestamp other = std::min(sched_->queue().NextBackoffExpiry(), wake);
       bool only_flush = c.active == 0 && c.backoff == 0 &&
-                        other == sched->queue().NextUnschedulableTimeout();
-      if (wake == LLONG_MAX || only_flush) break;
+                        other == sched_->queue().NextUnschedulableTimeout();
+      if (wake == LLONG_MAX || only_flush) return true;
     }
-    api::Timestamp t = std::min(next_ev, wake);
-    clock.AdvanceTo(t);
-    while (!events.empty() && events.top().t <= clock.Now()) {
-      Ev e = events.top();
-      events.pop();
-      const TimedPod& tp = sc.pods[e.pod];
-      if (e.kind == EvKind::kCreatePod) {
-        api::Pod p = tp.pod;
-        auto r = store.CreatePod(std::move(p));
-        if (!r.ok()) {
-          *error = "Pod " + tp.pod.Key() + ": " + r.message;
-          return false;
-        }
-        index[tp.pod.Key()] = e.pod;
-        PodOutcome& o = res->outcomes[e.pod];
-        o.pod = tp.pod.Key();
-        o.arrival_s = Seconds(clock.Now());
-        ++arrived;
-        if (opts.hooks.on_arrival) opts.hooks.on_arrival(e.pod, o.arrival_s);
-        if (tp.deletion) events.push({std::max(*tp.deletion, clock.Now()), seq++, EvKind::kDeletePod, e.pod});
-      } else {
-        PodOutcome& o = res->outcomes[e.pod];
-        if (o.deleted_s) continue;
-        auto r = store.DeletePod(tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_,
-                                 tp.pod.metadata.name);
-        if (r.ok()) {
-          o.deleted_s = Seconds(clock.Now());
-          if (!o.scheduled_s) {
-            ++res->deleted_while_pending;
-            finish_pending(e.pod);
-          }
-          cur.gpu_milli -= pod_gpu_milli[e.pod];
-          pod_gpu_milli[e.pod] = 0;
-          if (opts.hooks.on_deleted) opts.hooks.on_deleted(e.pod, *o.deleted_s);
-        }
-      }
-    }
-    sched->Tick();
-    while (sched->ScheduleOne(/*blocking=*/false)) {
-    }
-    const api::Resource alloc = checker.Allocated();
-    usage.Sample(alloc, clock.Now());
-    {
-      UsageSample u = cur;
-      u.t = Seconds(clock.Now());
-      u.gpus = static_cast<double>(alloc.Scalar(usage.gpu_id));
-      u.milli_cpu = static_cast<double>(alloc.milli_cpu);
-      u.running = checker.BoundPods();
-      const auto c = sched->queue().Counts();
-      u.pending = c.active + c.backoff + c.unschedulable + c.gated;
-      const UsageSample* last = res->timeline.empty() ? nullptr : &res->timeline.back();
-      if (!last || last->gpu_milli != u.gpu_milli || last->gpus != u.gpus ||
-          last->milli_cpu != u.milli_cpu || last->running != u.running ||
-          last->pending != u.pending) {
-        res->timeline.push_back(u);
-      }
-    }
-    if (has_queues) {
-      // Per-queue allocation and fair share, recorded when any queue's figures changed.
-      std::vector<QueueSample> now;
-      for (const auto& q : sched->queues().Status()) {
-        QueueSample s;
-        s.t = Seconds(clock.Now());
-        s.queue = q.name;
-        auto get = [&](const auto& m) -> double {
-          auto it = m.find(res->queue_resource);
-          if (it == m.end()) return 0.0;
-          return static_cast<double>(it->second) / (res->queue_resource == "cpu" ? 1000.0 : 1.0);
-        };
-        s.allocated = get(q.allocated);
-        s.deserved = get(q.deserved);
-        s.demand = s.allocated + get(q.pending);
-        s.running_pods = q.running_pods;
-        s.pending_pods = q.pending_pods;
-        now.push_back(std::move(s));
-      }
-      bool changed = last_queue_samples.size() != now.size();
-      for (size_t i = 0; !changed && i < now.size(); ++i) {
-        const auto& a = now[i];
-        const auto& b = last_queue_samples[i];
-        changed = a.queue != b.queue || a.allocated != b.allocated || a.deserved != b.deserved ||
-                  a.running_pods != b.running_pods || a.pending_pods != b.pending_pods;
-      }
-      if (changed) {
-        res->queue_timeline.insert(res->queue_timeline.end(), now.begin(), now.end());
-        last_queue_samples = std::move(now);
-      }
-    }
-    if (opts.hooks.on_step) opts.hooks.on_step(Seconds(clock.Now()));
-    if (opts.progress && (++steps % 512 == 0)) opts.progress(arrived, sc.pods.size(), Seconds(clock.Now()));
+    *t = std::min(next_ev, wake);
+    return false;
   }
-  if (opts.progress) opts.progress(arrived, sc.pods.size(), Seconds(clock.Now()));
 
-  auto pods_now = store.ListPods();
-  checker.CheckPendingReasons(pods_now);
-  for (size_t i = 0; i < sc.pods.size(); ++i) {
-    const PodOutcome& o = res->outcomes[i];
-    if (o.scheduled_s) {
-      ++res->scheduled;
-    } else if (!o.deleted_s) {
-      ++res->pending_at_end;
-      finish_pending(i);
+  api::Status Loop() {
+    api::Timestamp t = 0;
+    while (!Done(&t)) {
+      clock_.AdvanceTo(t);
+      if (auto s = ApplyDueEvents(); !s.ok()) return s;
+      sched_->Tick();
+      while (sched_->ScheduleOne(/*blocking=*/false)) {
+      }
+      RecordUsage();
+      if (has_queues_) RecordQueues();
+      if (opts_.hooks.on_step) opts_.hooks.on_step(Seconds(clock_.Now()));
+      if (opts_.progress && (++steps_ % 512 == 0)) {
+        opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
+      }
+    }
+    if (opts_.progress) opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
+    return absl::OkStatus();
+  }
+
+  api::Status ApplyDueEvents() {
+    while (!events_.empty() && events_.top().t <= clock_.Now()) {
+      Ev e = events_.top();
+      events_.pop();
+      if (e.kind == EvKind::kCreatePod) {
+        if (auto s = CreatePod(e.pod); !s.ok()) return s;
+      } else {
+        DeletePod(e.pod);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  api::Status CreatePod(size_t i) {
+    const TimedPod& tp = sc_.pods[i];
+    api::Pod p = tp.pod;
+    auto r = store_.CreatePod(std::move(p));
+    if (!r.ok()) return absl::InvalidArgumentError("Pod " + tp.pod.Key() + ": " + r.message);
+    index_[tp.pod.Key()] = i;
+    PodOutcome& o = res_->outcomes[i];
+    o.pod = tp.pod.Key();
+    o.arrival_s = Seconds(clock_.Now());
+    ++arrived_;
+    if (opts_.hooks.on_arrival) opts_.hooks.on_arrival(i, o.arrival_s);
+    if (tp.deletion) Push(std::max(*tp.deletion, clock_.Now()), EvKind::kDeletePod, i);
+    return absl::OkStatus();
+  }
+
+  void DeletePod(size_t i) {
+    const TimedPod& tp = sc_.pods[i];
+    PodOutcome& o = res_->outcomes[i];
+    if (o.deleted_s) return;
+    auto r = store_.DeletePod(
+        tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_,
+        tp.pod.metadata.name);
+    if (!r.ok()) return;
+    o.deleted_s = Seconds(clock_.Now());
+    if (!o.scheduled_s) {
+      ++res_->deleted_while_pending;
+      FinishPending(i);
+    }
+    ReleaseGpuMilli(i);
+    if (opts_.hooks.on_deleted) opts_.hooks.on_deleted(i, *o.deleted_s);
+  }
+
+  // Allocation after a step: the usage integrals, and a timeline sample when it changed.
+  void RecordUsage() {
+    const api::Resource alloc = checker_.Allocated();
+    usage_.Sample(alloc, clock_.Now());
+    UsageSample u = cur_;
+    u.t = Seconds(clock_.Now());
+    u.gpus = static_cast<double>(alloc.Scalar(usage_.gpu_id));
+    u.milli_cpu = static_cast<double>(alloc.milli_cpu);
+    u.running = checker_.BoundPods();
+    const auto c = sched_->queue().Counts();
+    u.pending = c.active + c.backoff + c.unschedulable + c.gated;
+    const UsageSample* last = res_->timeline.empty() ? nullptr : &res_->timeline.back();
+    if (!last || last->gpu_milli != u.gpu_milli || last->gpus != u.gpus ||
+        last->milli_cpu != u.milli_cpu || last->running != u.running ||
+        last->pending != u.pending) {
+      res_->timeline.push_back(u);
     }
   }
-  res->attempts = sched->stats().attempts;
-  res->virtual_seconds = Seconds(clock.Now());
-  res->invariant_violations = checker.violations();
-  res->gangs = CollectGangOutcomes(sched->gangs());
-  if (has_queues) {
-    // Time-weighted means per queue over the sampled span.
-    const auto status = sched->queues().Status();
+
+  // Per-queue allocation and fair share, recorded when any queue's figures changed.
+  void RecordQueues() {
+    std::vector<QueueSample> now;
+    const double scale = res_->queue_resource == "cpu" ? 1000.0 : 1.0;
+    auto get = [&](const auto& m) -> double {
+      auto it = m.find(res_->queue_resource);
+      return it == m.end() ? 0.0 : static_cast<double>(it->second) / scale;
+    };
+    for (const auto& q : sched_->queues().Status()) {
+      QueueSample s;
+      s.t = Seconds(clock_.Now());
+      s.queue = q.name;
+      s.allocated = get(q.allocated);
+      s.deserved = get(q.deserved);
+      s.demand = s.allocated + get(q.pending);
+      s.running_pods = q.running_pods;
+      s.pending_pods = q.pending_pods;
+      now.push_back(std::move(s));
+    }
+    bool changed = last_queue_samples_.size() != now.size();
+    for (size_t i = 0; !changed && i < now.size(); ++i) {
+      const auto& a = now[i];
+      const auto& b = last_queue_samples_[i];
+      changed = a.queue != b.queue || a.allocated != b.allocated || a.deserved != b.deserved ||
+                a.running_pods != b.running_pods || a.pending_pods != b.pending_pods;
+    }
+    if (changed) {
+      res_->queue_timeline.insert(res_->queue_timeline.end(), now.begin(), now.end());
+      last_queue_samples_ = std::move(now);
+    }
+  }
+
+  void Finish() {
+    checker_.CheckPendingReasons(store_.ListPods());
+    for (size_t i = 0; i < sc_.pods.size(); ++i) {
+      const PodOutcome& o = res_->outcomes[i];
+      if (o.scheduled_s) {
+        ++res_->scheduled;
+      } else if (!o.deleted_s) {
+        ++res_->pending_at_end;
+        FinishPending(i);
+      }
+    }
+    res_->attempts = sched_->stats().attempts;
+    res_->virtual_seconds = Seconds(clock_.Now());
+    res_->invariant_violations = checker_.violations();
+    res_->gangs = CollectGangOutcomes(sched_->gangs());
+    if (has_queues_) SummarizeQueues();
+    SummarizeUsage();
+  }
+
+  // Time-weighted means per queue over the sampled span.
+  void SummarizeQueues() {
     std::map<std::string, size_t> at;
-    for (const auto& q : status) {
-      at[q.name] = res->queues.size();
+    for (const auto& q : sched_->queues().Status()) {
+      at[q.name] = res_->queues.size();
       QueueSummary s;
       s.name = q.name;
       s.parent = q.parent;
       s.dialect = q.dialect;
       s.pending_pods_end = q.pending_pods;
       s.error = q.error;
-      res->queues.push_back(std::move(s));
+      res_->queues.push_back(std::move(s));
     }
     std::map<std::string, const QueueSample*> prev;
     double t0 = -1, t1 = 0;
-    for (const auto& s : res->queue_timeline) {
+    for (const auto& s : res_->queue_timeline) {
       if (t0 < 0) t0 = s.t;
       t1 = std::max(t1, s.t);
       auto it = at.find(s.queue);
       if (it == at.end()) continue;
-      QueueSummary& q = res->queues[it->second];
+      QueueSummary& q = res_->queues[it->second];
       auto p = prev.find(s.queue);
       if (p != prev.end()) {
         const double dt = s.t - p->second->t;
@@ -364,7 +409,7 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
       prev[s.queue] = &s;
     }
     const double span = t1 - std::max(0.0, t0);
-    for (auto& q : res->queues) {
+    for (auto& q : res_->queues) {
       if (span > 0) {
         q.allocated_avg /= span;
         q.deserved_avg /= span;
@@ -376,19 +421,47 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
     }
   }
 
-  const api::Resource cap = checker.Capacity();
-  const double span = usage.started ? static_cast<double>(usage.last_t - usage.first_t) : 0;
-  auto avg = [&](double integral) { return span > 0 ? integral / span : 0.0; };
-  const double gib = 1024.0 * 1024 * 1024;
-  res->usage.push_back({"cpu", cap.milli_cpu / 1000.0, usage.peak.milli_cpu / 1000.0, avg(usage.cpu) / 1000.0});
-  res->usage.push_back({"memory(GiB)", cap.memory / gib, usage.peak.memory / gib, avg(usage.mem) / gib});
-  res->usage.push_back({"nvidia.com/gpu", static_cast<double>(cap.Scalar(usage.gpu_id)),
-                        static_cast<double>(usage.peak.Scalar(usage.gpu_id)), avg(usage.gpu)});
-  res->usage.push_back({"pods", static_cast<double>(cap.allowed_pod_number),
-                        static_cast<double>(usage.peak.allowed_pod_number), avg(usage.pods)});
-  res->wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  return true;
+  void SummarizeUsage() {
+    const api::Resource cap = checker_.Capacity();
+    const auto& u = usage_;
+    const double span = u.started ? static_cast<double>(u.last_t - u.first_t) : 0;
+    auto avg = [&](double integral) { return span > 0 ? integral / span : 0.0; };
+    const double gib = 1024.0 * 1024 * 1024;
+    res_->usage.push_back({"cpu", cap.milli_cpu / 1000.0, u.peak.milli_cpu / 1000.0, avg(u.cpu) / 1000.0});
+    res_->usage.push_back({"memory(GiB)", cap.memory / gib, u.peak.memory / gib, avg(u.mem) / gib});
+    res_->usage.push_back({"nvidia.com/gpu", static_cast<double>(cap.Scalar(u.gpu_id)),
+                           static_cast<double>(u.peak.Scalar(u.gpu_id)), avg(u.gpu)});
+    res_->usage.push_back({"pods", static_cast<double>(cap.allowed_pod_number),
+                           static_cast<double>(u.peak.allowed_pod_number), avg(u.pods)});
+  }
+
+  const Scenario& sc_;
+  const SimulationOptions& opts_;
+  SimulationResult* res_;
+  framework::VirtualClock clock_;
+  store::Store store_;
+  InvariantChecker checker_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+  bool has_queues_ = false;
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> events_;
+  uint64_t seq_ = 0;
+  std::unordered_map<std::string, size_t> index_;  // pod key -> scenario index
+  std::unordered_map<std::string, gpu::NodeGpus> node_gpus_;
+  std::vector<double> pod_gpu_milli_;  // GPU milli held per pod
+  UsageSample cur_;                    // its gpu_milli: held by bound pods now
+  UsageTracker usage_;
+  std::unordered_map<size_t, std::vector<std::string>> last_reasons_;
+  std::vector<QueueSample> last_queue_samples_;
+  size_t arrived_ = 0;
+  size_t steps_ = 0;
+};
+
+}  // namespace
+
+api::Status RunSimulation(const Scenario& sc, const SimulationOptions& opts,
+                          SimulationResult* res) {
+  Driver driver(sc, opts, res);
+  return driver.Run();
 }
 
 std::string FormatSummary(const SimulationResult& r) {
@@ -434,12 +507,9 @@ std::string FormatSummary(const SimulationResult& r) {
   return o.str();
 }
 
-bool WriteOutcomesJsonl(const SimulationResult& r, const std::string& path, std::string* error) {
+api::Status WriteOutcomesJsonl(const SimulationResult& r, const std::string& path) {
   std::ofstream out(path);
-  if (!out) {
-    *error = path + ": cannot open for writing";
-    return false;
-  }
+  if (!out) return absl::InvalidArgumentError(path + ": cannot open for writing");
   for (const auto& o : r.outcomes) {
     nlohmann::json j;
     j["pod"] = o.pod;
@@ -451,11 +521,8 @@ bool WriteOutcomesJsonl(const SimulationResult& r, const std::string& path, std:
     j["reason"] = o.scheduled_s ? nlohmann::json(nullptr) : nlohmann::json(o.reason);
     out << j.dump() << "\n";
   }
-  if (!out) {
-    *error = path + ": write failed";
-    return false;
-  }
-  return true;
+  if (!out) return absl::InternalError(path + ": write failed");
+  return absl::OkStatus();
 }
 
 std::string ResultJson(const SimulationResult& r) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "api/resource.h"
+#include "api/status.h"
 #include "config/types.h"
 #include "framework/registry.h"
 #include "sim/gang_report.h"
@@ -136,13 +137,15 @@ struct SimulationResult {
 
 // Runs the scenario. Errors: scheduler construction (bad profile/plugin), objects the
 // store rejects (e.g. a pod naming an unknown PriorityClass) — the message names the object.
-[[nodiscard]] bool RunSimulation(const Scenario& scenario, const SimulationOptions& opts,
-                                 SimulationResult* result, std::string* error);
+// *result is filled as far as the run got.
+api::Status RunSimulation(const Scenario& scenario, const SimulationOptions& opts,
+                          SimulationResult* result);
 
 // Human summary (several lines) and machine-readable outputs.
 std::string FormatSummary(const SimulationResult& r);
 // One JSON object per pod: {"pod","node","arrival","scheduled","deleted","attempts","reason"}.
-bool WriteOutcomesJsonl(const SimulationResult& r, const std::string& path, std::string* error);
+// Errors: "PATH: cannot open for writing", "PATH: write failed".
+api::Status WriteOutcomesJsonl(const SimulationResult& r, const std::string& path);
 // Whole result (summary figures, usage, reasons) as one JSON document.
 std::string ResultJson(const SimulationResult& r);
 

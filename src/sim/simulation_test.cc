@@ -1,5 +1,5 @@
-// Simulation tests: invariants and determinism on the bundled example and, when the
-// shared data set is present (a developer checkout with ../shared), on the full openb trace.
+// Simulation tests: invariants and determinism on the bundled examples (the openb trace
+// runs are in src/replay/replay_test.cc).
 #include "sim/simulation.h"
 
 #include <gtest/gtest.h>
@@ -48,11 +48,10 @@ void ExpectInvariants(const SimulationResult& r) {
 
 TEST(SimulationTest, ExampleScenarioRunsDeterministically) {
   Scenario sc;
-  std::string err;
-  ASSERT_TRUE(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gpu-cluster", &sc, &err)) << err;
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gpu-cluster", &sc), absl::OkStatus());
   SimulationResult a, b;
-  ASSERT_TRUE(RunSimulation(sc, Options(3), &a, &err)) << err;
-  ASSERT_TRUE(RunSimulation(sc, Options(3), &b, &err)) << err;
+  ASSERT_EQ(RunSimulation(sc, Options(3), &a), absl::OkStatus());
+  ASSERT_EQ(RunSimulation(sc, Options(3), &b), absl::OkStatus());
   ExpectInvariants(a);
   EXPECT_EQ(Placements(a), Placements(b));
   EXPECT_EQ(a.pods, 20u);
@@ -77,10 +76,9 @@ TEST(SimulationTest, ExampleScenarioRunsDeterministically) {
 // the one that cannot fit holds nothing, and every pod of it has the gang-level reason.
 TEST(SimulationTest, MixedGangDialectsExample) {
   Scenario sc;
-  std::string err;
-  ASSERT_TRUE(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gangs", &sc, &err)) << err;
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gangs", &sc), absl::OkStatus());
   SimulationResult r;
-  ASSERT_TRUE(RunSimulation(sc, Options(1), &r, &err)) << err;
+  ASSERT_EQ(RunSimulation(sc, Options(1), &r), absl::OkStatus());
   ExpectInvariants(r);
   std::map<std::string, std::pair<int, int>> gangs;  // prefix -> (bound, total)
   for (const auto& o : r.outcomes) {
@@ -110,72 +108,10 @@ TEST(SimulationTest, UnknownPriorityClassIsAnErrorNamingThePod) {
   p.spec.priority_class_name = "gold";
   sc.pods.push_back({p, 0, std::nullopt, std::nullopt});
   SimulationResult r;
-  std::string err;
-  EXPECT_FALSE(RunSimulation(sc, Options(1), &r, &err));
-  EXPECT_NE(err.find("default/p"), std::string::npos) << err;
-  EXPECT_NE(err.find("no PriorityClass with name gold"), std::string::npos) << err;
-}
-
-class OpenbTraceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!std::filesystem::exists(kData + "/alibaba-openb/openb_pod_list_default.csv")) {
-      if (std::getenv("CI")) FAIL() << "shared data missing in CI: " << kData;
-      GTEST_SKIP() << "needs ../shared/data (Alibaba openb trace); not in a user's clone";
-    }
-  }
-};
-
-TEST_F(OpenbTraceTest, DefaultTraceRunsToCompletionWithInvariantsAndDeterminism) {
-  Scenario sc;
-  std::string err;
-  ASSERT_TRUE(LoadOpenbNodes(kData + "/alibaba-openb/openb_node_list_all_node.csv", &sc.nodes, &err)) << err;
-  ASSERT_TRUE(LoadOpenbPods(kData + "/alibaba-openb/openb_pod_list_default.csv", {}, &sc.pods, &err)) << err;
-  ASSERT_EQ(sc.nodes.size(), 1523u);
-  ASSERT_EQ(sc.pods.size(), 8152u);
-  SimulationResult a, b, c;
-  ASSERT_TRUE(RunSimulation(sc, Options(42), &a, &err)) << err;
-  ExpectInvariants(a);
-  EXPECT_EQ(a.pods, 8152u);
-  EXPECT_EQ(a.scheduled + a.pending_at_end + a.deleted_while_pending, 8152u);
-  EXPECT_GT(a.scheduled, 8000u);
-  ASSERT_TRUE(RunSimulation(sc, Options(42), &b, &err)) << err;
-  EXPECT_EQ(Placements(a), Placements(b));
-  ASSERT_TRUE(RunSimulation(sc, Options(43), &c, &err)) << err;
-  EXPECT_NE(Placements(a), Placements(c));
-}
-
-TEST_F(OpenbTraceTest, UntimedTraceOverloadsTheClusterAndEveryPendingPodHasAReason) {
-  Scenario sc;
-  std::string err;
-  ASSERT_TRUE(LoadOpenbNodes(kData + "/alibaba-openb/openb_node_list_gpu_node.csv", &sc.nodes, &err)) << err;
-  OpenbOptions oo;
-  oo.timed = false;
-  ASSERT_TRUE(LoadOpenbPods(kData + "/alibaba-openb/openb_pod_list_multigpu20.csv", oo, &sc.pods, &err)) << err;
-  SimulationResult r;
-  ASSERT_TRUE(RunSimulation(sc, Options(1), &r, &err)) << err;
-  ExpectInvariants(r);
-  EXPECT_GT(r.pending_at_end, 0u);
-  EXPECT_FALSE(r.pending_reasons.empty());
-  size_t with_reason = 0;
-  for (const auto& [reason, n] : r.pending_reasons) with_reason += n;
-  EXPECT_EQ(with_reason, r.pending_at_end);
-}
-
-TEST(ScenarioTest, OpenbCsvErrorsNameFileLineAndColumn) {
-  auto dir = std::filesystem::temp_directory_path() / "phalanx_openb_test";
-  std::filesystem::create_directories(dir);
-  auto path = (dir / "pods.csv").string();
-  {
-    std::ofstream f(path);
-    f << "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n";
-    f << "p0,1000,1024,1,1000\n";
-    f << "p1,lots,1024,1,1000\n";
-  }
-  std::vector<TimedPod> pods;
-  std::string err;
-  EXPECT_FALSE(LoadOpenbPods(path, {}, &pods, &err));
-  EXPECT_EQ(err, path + ":3: column cpu_milli: invalid value \"lots\"");
+  const api::Status s = RunSimulation(sc, Options(1), &r);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("default/p"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("no PriorityClass with name gold"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// phalanx: a Kubernetes pod scheduler. The command line lives in app/app.h so that
-// schedulers with out-of-tree plugins can reuse it (see examples/out-of-tree-plugin).
+// The phalanx binary: the scheduler's command line (src/app) plus `bench` and simulate's
+// trace replay (src/cmd: src/perf, src/replay).
 #include "app/app.h"
+#include "cmd/trace_replay.h"
 
-int main(int argc, char** argv) { return phalanx::app::Run(argc, argv); }
+int main(int argc, char** argv) { return phalanx::app::Run(argc, argv, {}, phalanx::cmd::Extensions()); }

@@ -4,7 +4,7 @@
 
 namespace phalanx::plugins::gpupolicy {
 
-int64_t BestFitRaw(const gpushare::NodeShape& node, const PodShape& pod) {
+int64_t BestFitRaw(const gpu::NodeShape& node, const gpu::PodShape& pod) {
   const double free[2] = {static_cast<double>(node.milli_cpu_left),
                           static_cast<double>(node.total_free_milli())};
   const double req[2] = {static_cast<double>(pod.milli_cpu),
@@ -43,8 +43,8 @@ framework::Status BestFitScore::PreScore(framework::CycleState& state,
 framework::Status BestFitScore::Score(const framework::CycleState& state,
                                       const framework::PodInfo& pod,
                                       const framework::NodeInfo& node, int64_t* score) {
-  GpuAsk scratch;
-  const GpuAsk& ask = AskOf(state, kStateKey, pod, &scratch);
+  gpu::GpuAsk scratch;
+  const gpu::GpuAsk& ask = AskOf(state, kStateKey, pod, &scratch);
   auto st = ctx_->State(node);
   const int64_t s = BestFitRaw(st->shape, gpushare::PodShapeOf(pod, ask, &st->gpus));
   // upstream: -1 (the pod does not fit) is an error; Filter has excluded such nodes.

@@ -15,7 +15,7 @@ namespace phalanx::plugins::gpupolicy {
 
 // The raw score; -1 if the node lacks the CPU or total GPU milli (upstream returns an
 // error then; Filter has excluded such nodes).
-int64_t BestFitRaw(const gpushare::NodeShape& node, const PodShape& pod);
+int64_t BestFitRaw(const gpu::NodeShape& node, const gpu::PodShape& pod);
 
 // upstream plugin_utils.go NormalizeScore: (s - lowest) * 100 / (highest - lowest); all 0
 // when every score is equal.

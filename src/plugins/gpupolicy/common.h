@@ -21,38 +21,38 @@
 #include "framework/interface.h"
 #include "framework/registry.h"
 #include "plugins/gpushare/context.h"
-#include "plugins/gpushare/device.h"
+#include "gpu/device.h"
 
 namespace phalanx::plugins::gpupolicy {
 
-using gpushare::GpuAsk;
+using gpu::GpuAsk;
 using gpushare::GpuContext;
 using gpushare::NodeGpuState;
-using gpushare::PodShape;
+using gpu::PodShape;
 
 inline constexpr int64_t kMaxSpecCpu = 128000;  // milli CPU (MaxSpecCpu)
 inline constexpr int64_t kMaxSpecGpu = 8000;    // milli GPU (MaxSpecGpu)
 
 // The pod's GPU ask, parsed in PreScore.
 struct AskState final : framework::StateData {
-  GpuAsk ask;
+  gpu::GpuAsk ask;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<AskState>(*this);
   }
 };
 
 // The ask stored under `key` by PreScore, else parsed into *scratch.
-inline const GpuAsk& AskOf(const framework::CycleState& state, std::string_view key,
-                           const framework::PodInfo& pod, GpuAsk* scratch) {
+inline const gpu::GpuAsk& AskOf(const framework::CycleState& state, std::string_view key,
+                           const framework::PodInfo& pod, gpu::GpuAsk* scratch) {
   if (const auto* s = state.ReadAs<AskState>(key)) return s->ask;
-  *scratch = gpushare::ParseGpuAsk(pod.Pod());
+  *scratch = gpu::ParseGpuAsk(pod.Pod());
   return *scratch;
 }
 
 inline void WriteAsk(framework::CycleState& state, std::string_view key,
                      const framework::PodInfo& pod) {
   auto s = std::make_unique<AskState>();
-  s->ask = gpushare::ParseGpuAsk(pod.Pod());
+  s->ask = gpu::ParseGpuAsk(pod.Pod());
   state.Write(key, std::move(s));
 }
 

@@ -2,7 +2,7 @@
 
 namespace phalanx::plugins::gpupolicy {
 
-int64_t DotProductScoreOf(const gpushare::NodeShape& node, const PodShape& pod) {
+int64_t DotProductScoreOf(const gpu::NodeShape& node, const gpu::PodShape& pod) {
   if (node.milli_cpu_left < pod.milli_cpu) return framework::kMinNodeScore;
   const double cpu = static_cast<double>(kMaxSpecCpu), gpu = static_cast<double>(kMaxSpecGpu);
   const double n[2] = {static_cast<double>(node.milli_cpu_left) / cpu,
@@ -25,8 +25,8 @@ framework::Status DotProductScore::PreScore(framework::CycleState& state,
 framework::Status DotProductScore::Score(const framework::CycleState& state,
                                          const framework::PodInfo& pod,
                                          const framework::NodeInfo& node, int64_t* score) {
-  GpuAsk scratch;
-  const GpuAsk& ask = AskOf(state, kStateKey, pod, &scratch);
+  gpu::GpuAsk scratch;
+  const gpu::GpuAsk& ask = AskOf(state, kStateKey, pod, &scratch);
   auto st = ctx_->State(node);
   *score = DotProductScoreOf(st->shape, gpushare::PodShapeOf(pod, ask, &st->gpus));
   return framework::Status();

@@ -16,7 +16,7 @@
 
 namespace phalanx::plugins::gpupolicy {
 
-int64_t DotProductScoreOf(const gpushare::NodeShape& node, const PodShape& pod);
+int64_t DotProductScoreOf(const gpu::NodeShape& node, const gpu::PodShape& pod);
 
 class DotProductScore final : public PolicyScorePlugin {
  public:

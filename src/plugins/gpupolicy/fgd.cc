@@ -14,14 +14,14 @@ namespace {
 constexpr std::string_view kArgsKind = "FGDScoreArgs";
 
 struct FgdState final : framework::StateData {
-  GpuAsk ask;
+  gpu::GpuAsk ask;
   std::unordered_map<const framework::NodeInfo*, int64_t> scores;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<FgdState>(*this);
   }
 };
 
-bool NoRequests(const framework::PodInfo& pod, const GpuAsk& ask) {
+bool NoRequests(const framework::PodInfo& pod, const gpu::GpuAsk& ask) {
   const auto& r = pod.requests;
   return !ask.has_gpu() && r.milli_cpu == 0 && r.memory == 0 && r.ephemeral_storage == 0 &&
          r.scalar.empty();
@@ -66,7 +66,7 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) 
         if (milli < 0 || milli > 1000) errs.Invalid(p + ".gpuMilli", milli, "must be in 0..1000");
         if (count < 0) errs.Invalid(p + ".gpuCount", count, "must be >= 0");
         if (milli > 0 && count == 0) count = 1;
-        gpushare::TargetPod t;
+        gpu::TargetPod t;
         t.shape.milli_cpu = cpu;
         t.shape.milli_gpu = static_cast<int32_t>(count > 0 ? milli : 0);
         t.shape.gpu_count = static_cast<int32_t>(milli > 0 ? count : 0);
@@ -87,7 +87,7 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) 
 FGDScore::FGDScore(FGDScoreArgs args, framework::Handle& h)
     : PolicyScorePlugin(args.policy, h) {
   if (!args.target_workload.empty()) {
-    fixed_ = std::make_shared<const gpushare::TargetWorkload>(std::move(args.target_workload));
+    fixed_ = std::make_shared<const gpu::TargetWorkload>(std::move(args.target_workload));
   }
   ctx_->RegisterDevicePolicy(std::string(kName), this);
 }
@@ -101,9 +101,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> FGDScore::New(framework:
   return std::unique_ptr<framework::Plugin>(std::make_unique<FGDScore>(std::move(a).value(), h));
 }
 
-std::shared_ptr<gpushare::FragMemo> FGDScore::Memo(const PodShape* observe) {
+std::shared_ptr<gpu::FragMemo> FGDScore::Memo(const gpu::PodShape* observe) {
   std::lock_guard<std::mutex> l(mu_);
-  std::shared_ptr<const gpushare::TargetWorkload> w = fixed_;
+  std::shared_ptr<const gpu::TargetWorkload> w = fixed_;
   if (!w) w = ctx_->target_workload();
   if (!w) {
     // Learn the workload from the pods scored so far; rebuilt at 1, 2, 4, ... pods and
@@ -112,31 +112,31 @@ std::shared_ptr<gpushare::FragMemo> FGDScore::Memo(const PodShape* observe) {
       observed_.push_back(*observe);
       const size_t n = observed_.size();
       if ((n & (n - 1)) == 0 || n % 1024 == 0 || !observed_workload_) {
-        observed_workload_ = std::make_shared<const gpushare::TargetWorkload>(
-            gpushare::TargetWorkload::FromShapes(observed_));
+        observed_workload_ = std::make_shared<const gpu::TargetWorkload>(
+            gpu::TargetWorkload::FromShapes(observed_));
       }
     }
     w = observed_workload_;
-    if (!w) w = std::make_shared<const gpushare::TargetWorkload>();
+    if (!w) w = std::make_shared<const gpu::TargetWorkload>();
   }
-  if (!memo_ || memo_->workload() != w) memo_ = std::make_shared<gpushare::FragMemo>(w);
+  if (!memo_ || memo_->workload() != w) memo_ = std::make_shared<gpu::FragMemo>(w);
   return memo_;
 }
 
 int64_t FGDScore::ScoreNode(const NodeGpuState& st, const framework::PodInfo& pod,
-                            const GpuAsk& ask, gpushare::FragMemo& memo, int32_t* device) {
+                            const gpu::GpuAsk& ask, gpu::FragMemo& memo, int32_t* device) {
   *device = -1;
   if (NoRequests(pod, ask)) return framework::kMaxNodeScore;
-  const PodShape shape = gpushare::PodShapeOf(pod, ask, &st.gpus);
-  return ClampScore(gpushare::FgdScore(
-      st.shape, shape, [&](const gpushare::NodeShape& n) { return memo.Get(n); }, device));
+  const gpu::PodShape shape = gpushare::PodShapeOf(pod, ask, &st.gpus);
+  return ClampScore(gpu::FgdScore(
+      st.shape, shape, [&](const gpu::NodeShape& n) { return memo.Get(n); }, device));
 }
 
 framework::Status FGDScore::PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                                      const std::vector<const framework::NodeInfo*>& nodes) {
   auto s = std::make_unique<FgdState>();
-  s->ask = gpushare::ParseGpuAsk(pod.Pod());
-  const PodShape observed = gpushare::PodShapeOf(pod, s->ask, nullptr);
+  s->ask = gpu::ParseGpuAsk(pod.Pod());
+  const gpu::PodShape observed = gpushare::PodShapeOf(pod, s->ask, nullptr);
   auto memo = Memo(&observed);
   s->scores.reserve(nodes.size());
   int32_t device;
@@ -156,22 +156,22 @@ framework::Status FGDScore::Score(const framework::CycleState& state, const fram
       return framework::Status();
     }
   }
-  const GpuAsk ask = gpushare::ParseGpuAsk(pod.Pod());
+  const gpu::GpuAsk ask = gpu::ParseGpuAsk(pod.Pod());
   int32_t device;
   *score = ScoreNode(*ctx_->State(node), pod, ask, *Memo(nullptr), &device);
   return framework::Status();
 }
 
 std::vector<int32_t> FGDScore::ChooseDevices(const NodeGpuState& node,
-                                             const framework::PodInfo& pod, const GpuAsk& ask,
+                                             const framework::PodInfo& pod, const gpu::GpuAsk& ask,
                                              int32_t milli) {
   if (!ask.is_share()) return {};
   auto memo = Memo(nullptr);
-  PodShape shape = gpushare::PodShapeOf(pod, ask, &node.gpus);
+  gpu::PodShape shape = gpushare::PodShapeOf(pod, ask, &node.gpus);
   shape.milli_gpu = milli;
   int32_t device = -1;
-  gpushare::FgdScore(
-      node.shape, shape, [&](const gpushare::NodeShape& n) { return memo->Get(n); }, &device);
+  gpu::FgdScore(
+      node.shape, shape, [&](const gpu::NodeShape& n) { return memo->Get(n); }, &device);
   if (device < 0) return {};
   return {device};
 }

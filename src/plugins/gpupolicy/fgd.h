@@ -2,7 +2,7 @@
 // artifact's pkg/simulator/plugin/fgd_score.go). A node's score is
 //   sigmoid((F(node) - F(node with the pod)) / 1000) * 100, truncated,
 // where F is the node's expected fragmented GPU milli with respect to the target workload
-// (plugins/gpushare/frag.h). For a GPU share every device that fits is tried and the best
+// (gpu/frag.h). For a GPU share every device that fits is tried and the best
 // one counts; as its device policy FGD then gives the pod that device (GpuShare's Auto
 // device selection).
 //
@@ -22,13 +22,13 @@
 #include <string_view>
 
 #include "plugins/gpupolicy/common.h"
-#include "plugins/gpushare/frag.h"
+#include "gpu/frag.h"
 
 namespace phalanx::plugins::gpupolicy {
 
 struct FGDScoreArgs {
   PolicyArgs policy;  // tieBreak
-  std::vector<gpushare::TargetPod> target_workload;
+  std::vector<gpu::TargetPod> target_workload;
 };
 // Errors: "FGDScoreArgs: targetWorkload[0].frequency: Invalid value: ...".
 framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args);
@@ -47,20 +47,20 @@ class FGDScore final : public PolicyScorePlugin, public gpushare::DevicePolicy {
                           const framework::NodeInfo& node, int64_t* score) override;
   // GPU shares: the device with the best FGD score; whole devices: no opinion.
   std::vector<int32_t> ChooseDevices(const NodeGpuState& node, const framework::PodInfo& pod,
-                                     const GpuAsk& ask, int32_t milli) override;
+                                     const gpu::GpuAsk& ask, int32_t milli) override;
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
 
  private:
-  std::shared_ptr<gpushare::FragMemo> Memo(const PodShape* observe);
-  int64_t ScoreNode(const NodeGpuState& st, const framework::PodInfo& pod, const GpuAsk& ask,
-                    gpushare::FragMemo& memo, int32_t* device);
+  std::shared_ptr<gpu::FragMemo> Memo(const gpu::PodShape* observe);
+  int64_t ScoreNode(const NodeGpuState& st, const framework::PodInfo& pod, const gpu::GpuAsk& ask,
+                    gpu::FragMemo& memo, int32_t* device);
 
-  std::shared_ptr<const gpushare::TargetWorkload> fixed_;  // from args
+  std::shared_ptr<const gpu::TargetWorkload> fixed_;  // from args
   std::mutex mu_;
-  std::shared_ptr<gpushare::FragMemo> memo_;
-  std::vector<PodShape> observed_;
-  std::shared_ptr<const gpushare::TargetWorkload> observed_workload_;
+  std::shared_ptr<gpu::FragMemo> memo_;
+  std::vector<gpu::PodShape> observed_;
+  std::shared_ptr<const gpu::TargetWorkload> observed_workload_;
 };
 
 }  // namespace phalanx::plugins::gpupolicy

@@ -24,8 +24,8 @@ framework::Status GpuClusteringScore::PreScore(framework::CycleState& state,
 framework::Status GpuClusteringScore::Score(const framework::CycleState& state,
                                             const framework::PodInfo& pod,
                                             const framework::NodeInfo& node, int64_t* score) {
-  GpuAsk scratch;
-  const GpuAsk& ask = AskOf(state, kStateKey, pod, &scratch);
+  gpu::GpuAsk scratch;
+  const gpu::GpuAsk& ask = AskOf(state, kStateKey, pod, &scratch);
   auto st = ctx_->State(node);
   *score = ClampScore(
       GpuClusteringScoreOf(st->affinity, st->shape.total_free_milli(), gpushare::AffinityTag(ask)));

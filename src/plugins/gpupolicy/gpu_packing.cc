@@ -4,7 +4,7 @@
 
 namespace phalanx::plugins::gpupolicy {
 
-int64_t GpuPackingScoreOf(const gpushare::NodeShape& node, const PodShape& pod, bool* ok) {
+int64_t GpuPackingScoreOf(const gpu::NodeShape& node, const gpu::PodShape& pod, bool* ok) {
   *ok = true;
   constexpr int64_t kMax = framework::kMaxNodeScore;
   const int64_t fully_free = node.fully_free_devices();
@@ -47,8 +47,8 @@ framework::Status GpuPackingScore::PreScore(framework::CycleState& state,
 framework::Status GpuPackingScore::Score(const framework::CycleState& state,
                                          const framework::PodInfo& pod,
                                          const framework::NodeInfo& node, int64_t* score) {
-  GpuAsk scratch;
-  const GpuAsk& ask = AskOf(state, kStateKey, pod, &scratch);
+  gpu::GpuAsk scratch;
+  const gpu::GpuAsk& ask = AskOf(state, kStateKey, pod, &scratch);
   if (!ask.has_gpu()) {
     *score = framework::kMinNodeScore;
     return framework::Status();

@@ -15,7 +15,7 @@
 namespace phalanx::plugins::gpupolicy {
 
 // Score in [0, 100]; *ok false (score 0) when the pod's devices do not fit.
-int64_t GpuPackingScoreOf(const gpushare::NodeShape& node, const PodShape& pod, bool* ok);
+int64_t GpuPackingScoreOf(const gpu::NodeShape& node, const gpu::PodShape& pod, bool* ok);
 
 class GpuPackingScore final : public PolicyScorePlugin {
  public:

@@ -19,13 +19,13 @@
 namespace phalanx::plugins::gpupolicy {
 namespace {
 
-using gpushare::NodeShape;
+using gpu::NodeShape;
 using phalanx::testing::MakeNodeInfo;
 using phalanx::testing::NodeBuilder;
 using phalanx::testing::PodBuilder;
 
-NodeShape Shape(std::vector<int32_t> free, int64_t cpu_left = 64000) {
-  NodeShape n;
+gpu::NodeShape Shape(std::vector<int32_t> free, int64_t cpu_left = 64000) {
+  gpu::NodeShape n;
   n.milli_cpu_left = cpu_left;
   n.milli_cpu_capacity = 96000;
   n.model = "V100M16";
@@ -36,8 +36,8 @@ NodeShape Shape(std::vector<int32_t> free, int64_t cpu_left = 64000) {
 TEST(BestFitTest, Table) {
   struct Case {
     std::string name;
-    NodeShape node;
-    PodShape pod;
+    gpu::NodeShape node;
+    gpu::PodShape pod;
     int64_t want;
   };
   const std::vector<Case> cases = {
@@ -64,8 +64,8 @@ TEST(BestFitTest, Table) {
 TEST(DotProductTest, Table) {
   struct Case {
     std::string name;
-    NodeShape node;
-    PodShape pod;
+    gpu::NodeShape node;
+    gpu::PodShape pod;
     int64_t want;
   };
   const std::vector<Case> cases = {
@@ -84,8 +84,8 @@ TEST(DotProductTest, Table) {
 TEST(GpuPackingTest, Table) {
   struct Case {
     std::string name;
-    NodeShape node;
-    PodShape pod;
+    gpu::NodeShape node;
+    gpu::PodShape pod;
     int64_t want;
     bool ok;
   };
@@ -143,15 +143,15 @@ TEST(GpuClusteringTest, Table) {
 api::Pod Share(const std::string& name, int milli, int count = 1, const std::string& index = "") {
   PodBuilder b(name);
   b.UID("uid-" + name).Req("cpu", "1");
-  b.Annotation(gpushare::kGpuMilliAnnotation, std::to_string(milli));
-  b.Annotation(gpushare::kGpuCountAnnotation, std::to_string(count));
-  if (!index.empty()) b.Annotation(gpushare::kGpuIndexAnnotation, index);
+  b.Annotation(gpu::kGpuMilliAnnotation, std::to_string(milli));
+  b.Annotation(gpu::kGpuCountAnnotation, std::to_string(count));
+  if (!index.empty()) b.Annotation(gpu::kGpuIndexAnnotation, index);
   return b.Obj();
 }
 
 api::Node GpuNode(const std::string& name, int gpus) {
   return NodeBuilder(name)
-      .Label(gpushare::kGpuModelLabel, "V100M16")
+      .Label(gpu::kGpuModelLabel, "V100M16")
       .Capacity({{"cpu", "32"},
                  {"memory", "256Gi"},
                  {"pods", "110"},
@@ -231,8 +231,8 @@ TEST_F(PolicyPluginTest, FgdUsesTheTargetWorkloadAndChoosesTheDevice) {
   auto share = Make<gpushare::GpuShare>(h_);
   auto fgd = Make<FGDScore>(h_);
   // Workload: half 500m shares, half whole GPUs (both with 1 CPU).
-  share->context().SetTargetWorkload(std::make_shared<const gpushare::TargetWorkload>(
-      std::vector<gpushare::TargetPod>{{{1000, 500, 1, ""}, 0.5}, {{1000, 1000, 1, ""}, 0.5}}));
+  share->context().SetTargetWorkload(std::make_shared<const gpu::TargetWorkload>(
+      std::vector<gpu::TargetPod>{{{1000, 500, 1, ""}, 0.5}, {{1000, 1000, 1, ""}, 0.5}}));
   // n0 [1000,1000]: 0 -> 250: 43; n1 [500,1000]: 250 -> 0: 56; n2 [500,500]: 500 -> 250: 56.
   EXPECT_EQ(ScoreAll(fgd.get(), fgd.get(), h_, Share("p", 500)),
             (std::vector<int64_t>{43, 56, 56}));

@@ -37,7 +37,7 @@ framework::Status RandomScore::Score(const framework::CycleState& state, const f
 }
 
 std::vector<int32_t> RandomScore::ChooseDevices(const NodeGpuState& node, const framework::PodInfo&,
-                                                const GpuAsk& ask, int32_t milli) {
+                                                const gpu::GpuAsk& ask, int32_t milli) {
   if (!ask.is_share()) return {};  // whole devices: lowest free ones (GpuShare default)
   int32_t chosen = -1, seen = 0;
   const auto& free = node.shape.free_milli;

@@ -26,7 +26,7 @@ class RandomScore final : public framework::PreScorePlugin,
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
   std::vector<int32_t> ChooseDevices(const NodeGpuState& node, const framework::PodInfo& pod,
-                                     const GpuAsk& ask, int32_t milli) override;
+                                     const gpu::GpuAsk& ask, int32_t milli) override;
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
 

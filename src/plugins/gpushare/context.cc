@@ -15,13 +15,13 @@ std::map<const void*, std::weak_ptr<GpuContext>>& Registry() {
 
 }  // namespace
 
-PodShape PodShapeOf(const framework::PodInfo& pod, const GpuAsk& ask, const NodeGpus* gpus) {
-  PodShape s;
+gpu::PodShape PodShapeOf(const framework::PodInfo& pod, const gpu::GpuAsk& ask, const gpu::NodeGpus* gpus) {
+  gpu::PodShape s;
   s.milli_cpu = pod.non_zero_requests.milli_cpu;
   if (ask.has_gpu()) {
     s.gpu_count = ask.count;
-    s.milli_gpu = gpus ? MilliOnNode(ask, *gpus) : ask.milli;
-    if (s.milli_gpu == 0) s.milli_gpu = kMilliPerGpu;  // unknown memory: a whole device
+    s.milli_gpu = gpus ? gpu::MilliOnNode(ask, *gpus) : ask.milli;
+    if (s.milli_gpu == 0) s.milli_gpu = gpu::kMilliPerGpu;  // unknown memory: a whole device
     for (size_t i = 0; i < ask.models.size(); ++i) {
       if (i) s.models += '|';
       s.models += ask.models[i];
@@ -30,7 +30,7 @@ PodShape PodShapeOf(const framework::PodInfo& pod, const GpuAsk& ask, const Node
   return s;
 }
 
-std::string AffinityTag(const GpuAsk& ask) {
+std::string AffinityTag(const gpu::GpuAsk& ask) {
   if (!ask.has_gpu()) return "";
   if (ask.count == 1 && !ask.is_whole()) return "share-gpu";
   if (ask.is_whole()) return std::to_string(ask.count) + "-gpu";
@@ -121,16 +121,16 @@ NodeGpuState GpuContext::ComputeState(const framework::NodeInfo& ni,
                                       const std::string& self_uid) const {
   NodeGpuState st;
   if (ni.node() == nullptr) return st;
-  st.gpus = ParseNodeGpus(*ni.node());
+  st.gpus = gpu::ParseNodeGpus(*ni.node());
   st.shape.model = st.gpus.model;
   st.shape.milli_cpu_capacity = ni.allocatable().milli_cpu;
   st.shape.milli_cpu_left = ni.allocatable().milli_cpu - ni.requested().milli_cpu;
-  st.shape.free_milli.assign(static_cast<size_t>(std::max(0, st.gpus.count)), kMilliPerGpu);
+  st.shape.free_milli.assign(static_cast<size_t>(std::max(0, st.gpus.count)), gpu::kMilliPerGpu);
   auto& free = st.shape.free_milli;
 
   struct Pending {
     const framework::PodInfo* pod;
-    GpuAsk ask;
+    gpu::GpuAsk ask;
     int32_t milli;
   };
   std::vector<Pending> unknown;
@@ -139,19 +139,19 @@ NodeGpuState GpuContext::ComputeState(const framework::NodeInfo& ni,
     std::shared_lock l(mu_);
     for (const auto& pi : ni.pods()) {
       const api::Pod& p = *pi->pod;
-      GpuAsk ask = ParseGpuAsk(p);
+      gpu::GpuAsk ask = gpu::ParseGpuAsk(p);
       if (!ask.has_gpu() || !ask.error.empty()) continue;
       const bool self = !self_uid.empty() && PodIdentity(p) == self_uid;
       if (!self) {
         std::string tag = AffinityTag(ask);
         if (!tag.empty()) ++st.affinity[tag];
       }
-      int32_t milli = MilliOnNode(ask, st.gpus);
-      if (milli == 0) milli = kMilliPerGpu;  // memory ask on a model of unknown memory
+      int32_t milli = gpu::MilliOnNode(ask, st.gpus);
+      if (milli == 0) milli = gpu::kMilliPerGpu;  // memory ask on a model of unknown memory
       bool known = false;
       devs.clear();
-      auto ann = p.metadata.annotations.find(kGpuIndexAnnotation);
-      if (ann != p.metadata.annotations.end() && ParseGpuIndex(ann->second, &devs)) {
+      auto ann = p.metadata.annotations.find(gpu::kGpuIndexAnnotation);
+      if (ann != p.metadata.annotations.end() && gpu::ParseGpuIndex(ann->second, &devs)) {
         known = true;
       } else if (auto it = assigned_.find(PodIdentity(p)); it != assigned_.end()) {
         devs = it->second.devices;
@@ -178,7 +178,7 @@ NodeGpuState GpuContext::ComputeState(const framework::NodeInfo& ni,
   for (const auto& u : unknown) {
     const bool self = !self_uid.empty() && PodIdentity(*u.pod->pod) == self_uid;
     if (!self) st.others_unassigned = true;
-    std::vector<int32_t> d = ChooseBestFit(free, u.ask.count, u.milli);
+    std::vector<int32_t> d = gpu::ChooseBestFit(free, u.ask.count, u.milli);
     if (d.empty()) {
       if (!self) ++st.overcommitted_pods;
       continue;
@@ -238,12 +238,12 @@ DevicePolicy* GpuContext::PreferredDevicePolicy(std::string* name) const {
   return policies_.front().second;
 }
 
-void GpuContext::SetTargetWorkload(std::shared_ptr<const TargetWorkload> w) {
+void GpuContext::SetTargetWorkload(std::shared_ptr<const gpu::TargetWorkload> w) {
   std::unique_lock l(mu_);
   workload_ = std::move(w);
 }
 
-std::shared_ptr<const TargetWorkload> GpuContext::target_workload() const {
+std::shared_ptr<const gpu::TargetWorkload> GpuContext::target_workload() const {
   std::shared_lock l(mu_);
   return workload_;
 }

@@ -25,16 +25,21 @@
 
 #include "framework/handle.h"
 #include "framework/types.h"
-#include "plugins/gpushare/device.h"
-#include "plugins/gpushare/frag.h"
+#include "gpu/device.h"
+#include "gpu/frag.h"
 
 namespace phalanx::plugins::gpushare {
 
+// The key GpuShare records a pod's devices under: its UID, or namespace/name without one.
+inline std::string PodIdentity(const api::Pod& p) {
+  return p.metadata.uid.empty() ? p.Key() : p.metadata.uid;
+}
+
 // One node's GPUs as the snapshot holds them.
 struct NodeGpuState {
-  NodeGpus gpus;
+  gpu::NodeGpus gpus;
   // model, CPU left (allocatable - requested, milli) and free milli per device.
-  NodeShape shape;
+  gpu::NodeShape shape;
   // GpuClustering's pod tags on this node ("share-gpu", "<n>-gpu") -> number of pods.
   std::map<std::string, int32_t> affinity;
   // Pods whose devices did not fit (over-committed node, e.g. bound by another scheduler).
@@ -54,16 +59,16 @@ class DevicePolicy {
   // `milli` per device on this node; returns ask.count device indices, or empty to leave
   // the choice to GpuShare's default (best fit).
   virtual std::vector<int32_t> ChooseDevices(const NodeGpuState& node,
-                                             const framework::PodInfo& pod, const GpuAsk& ask,
+                                             const framework::PodInfo& pod, const gpu::GpuAsk& ask,
                                              int32_t milli) = 0;
 };
 
 // The PodShape of a pod for the GPU policies: non-zero CPU request, GPU ask (memory asks
 // resolved with `gpus` when given, else counted as a whole device per 1000 milli).
-PodShape PodShapeOf(const framework::PodInfo& pod, const GpuAsk& ask, const NodeGpus* gpus);
+gpu::PodShape PodShapeOf(const framework::PodInfo& pod, const gpu::GpuAsk& ask, const gpu::NodeGpus* gpus);
 
 // GpuClustering's tag of an ask ("" for pods without GPU).
-std::string AffinityTag(const GpuAsk& ask);
+std::string AffinityTag(const gpu::GpuAsk& ask);
 
 class GpuContext {
  public:
@@ -96,8 +101,8 @@ class GpuContext {
   // ---- target workload (FGD) ----
   // Set by the simulator (the trace's pod shapes) or derived from plugin args; FGD falls
   // back to the shapes of the pods it has scored so far when none is set.
-  void SetTargetWorkload(std::shared_ptr<const TargetWorkload> w);
-  std::shared_ptr<const TargetWorkload> target_workload() const;
+  void SetTargetWorkload(std::shared_ptr<const gpu::TargetWorkload> w);
+  std::shared_ptr<const gpu::TargetWorkload> target_workload() const;
 
  private:
   struct Assigned {
@@ -118,7 +123,7 @@ class GpuContext {
   std::unordered_map<std::string, uint64_t> node_epoch_;  // node -> assignment changes
   std::unordered_map<std::string, Cached> cache_;         // node -> state
   std::vector<std::pair<std::string, DevicePolicy*>> policies_;
-  std::shared_ptr<const TargetWorkload> workload_;
+  std::shared_ptr<const gpu::TargetWorkload> workload_;
 };
 
 }  // namespace phalanx::plugins::gpushare

@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view kArgsKind = "GpuShareArgs";
 
 struct PreFilterState final : framework::StateData {
-  GpuAsk ask;
+  gpu::GpuAsk ask;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreFilterState>(*this);
   }
@@ -56,7 +56,7 @@ framework::Status GpuShare::PreFilter(framework::CycleState& state, const framew
                                       framework::PreFilterResult*) {
   if ((++prefilter_calls_ & 63) == 0) ctx_->MaybePrune(handle_.SnapshotSharedLister());
   auto s = std::make_unique<PreFilterState>();
-  s->ask = ParseGpuAsk(pod.Pod());
+  s->ask = gpu::ParseGpuAsk(pod.Pod());
   if (!s->ask.error.empty()) {
     return framework::Status::UnschedulableAndUnresolvable(s->ask.error);
   }
@@ -72,25 +72,25 @@ framework::Status GpuShare::Filter(const framework::CycleState& state,
     return framework::Status::Error(
         "error reading \"PreFilterGpuShare\" from cycleState: not found");
   }
-  const GpuAsk& ask = s->ask;
+  const gpu::GpuAsk& ask = s->ask;
   auto st = ctx_->State(node);
   if (st->gpus.count == 0) return framework::Status::UnschedulableAndUnresolvable(kReasonNoGpus);
-  if (!ModelAllowed(ask.models, st->gpus.model)) {
+  if (!gpu::ModelAllowed(ask.models, st->gpus.model)) {
     return framework::Status::UnschedulableAndUnresolvable(kReasonModel);
   }
   if (ask.count > st->gpus.count) {
     return framework::Status::UnschedulableAndUnresolvable(kReasonTooFew);
   }
-  const int32_t milli = MilliOnNode(ask, st->gpus);
+  const int32_t milli = gpu::MilliOnNode(ask, st->gpus);
   if (milli == 0) return framework::Status::UnschedulableAndUnresolvable(kReasonMemory);
-  if (!Fits(st->shape.free_milli, ask.count, milli)) {
+  if (!gpu::Fits(st->shape.free_milli, ask.count, milli)) {
     return framework::Status::Unschedulable(kReasonInsufficient);
   }
   return framework::Status();
 }
 
 std::vector<int32_t> GpuShare::ChooseDevices(const NodeGpuState& st, const framework::PodInfo& pod,
-                                             const GpuAsk& ask, int32_t milli) {
+                                             const gpu::GpuAsk& ask, int32_t milli) {
   const auto& free = st.shape.free_milli;
   const std::string& sel = args_.device_selection;
   if (sel == "Auto") {
@@ -98,10 +98,10 @@ std::vector<int32_t> GpuShare::ChooseDevices(const NodeGpuState& st, const frame
       auto d = p->ChooseDevices(st, pod, ask, milli);
       if (!d.empty()) return d;
     }
-    return ChooseBestFit(free, ask.count, milli);
+    return gpu::ChooseBestFit(free, ask.count, milli);
   }
-  if (sel == "WorstFit") return ChooseWorstFit(free, ask.count, milli);
-  if (sel == "FirstFit") return ChooseFirstFit(free, ask.count, milli);
+  if (sel == "WorstFit") return gpu::ChooseWorstFit(free, ask.count, milli);
+  if (sel == "FirstFit") return gpu::ChooseFirstFit(free, ask.count, milli);
   if (sel == "Random" && ask.is_share()) {
     // upstream allocateGpuIdBasedOnRandomFit: reservoir sampling over devices that fit.
     int32_t chosen = -1, seen = 0;
@@ -113,17 +113,17 @@ std::vector<int32_t> GpuShare::ChooseDevices(const NodeGpuState& st, const frame
     if (chosen >= 0) return {chosen};
     return {};
   }
-  return ChooseBestFit(free, ask.count, milli);
+  return gpu::ChooseBestFit(free, ask.count, milli);
 }
 
 framework::Status GpuShare::Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                                     const std::string& node_name) {
-  GpuAsk parsed;
-  const GpuAsk* ask;
+  gpu::GpuAsk parsed;
+  const gpu::GpuAsk* ask;
   if (const auto* s = state.ReadAs<PreFilterState>(kStateKey)) {
     ask = &s->ask;
   } else {
-    parsed = ParseGpuAsk(pod.Pod());
+    parsed = gpu::ParseGpuAsk(pod.Pod());
     ask = &parsed;
   }
   if (!ask->has_gpu() || !ask->error.empty()) return framework::Status();
@@ -133,15 +133,15 @@ framework::Status GpuShare::Reserve(framework::CycleState& state, const framewor
   }
   const std::string id = PodIdentity(pod.Pod());
   NodeGpuState st = ctx_->ComputeState(*ni, id);
-  int32_t milli = MilliOnNode(*ask, st.gpus);
-  if (milli == 0) milli = kMilliPerGpu;
+  int32_t milli = gpu::MilliOnNode(*ask, st.gpus);
+  if (milli == 0) milli = gpu::kMilliPerGpu;
   std::vector<int32_t> devices;
-  auto ann = pod.Pod().metadata.annotations.find(kGpuIndexAnnotation);
+  auto ann = pod.Pod().metadata.annotations.find(gpu::kGpuIndexAnnotation);
   if (ann != pod.Pod().metadata.annotations.end()) {
     // Devices fixed by the manifest (upstream: a predefined gpu-index is kept).
-    if (!ParseGpuIndex(ann->second, &devices)) {
+    if (!gpu::ParseGpuIndex(ann->second, &devices)) {
       return framework::Status::UnschedulableAndUnresolvable(
-          std::string(kGpuIndexAnnotation) + ": Invalid value: \"" + ann->second + "\"");
+          std::string(gpu::kGpuIndexAnnotation) + ": Invalid value: \"" + ann->second + "\"");
     }
   } else if (st.others_unassigned && !st.self_in_order.empty()) {
     devices = st.self_in_order;  // gang members placed together: the devices Filter assumed
@@ -178,7 +178,7 @@ std::vector<framework::ClusterEventWithHint> GpuShare::EventsToRegister() const 
   events[0].event = {framework::EventResource::kAssignedPod, framework::kDelete,
                      "AssignedPodDelete"};
   events[0].hint = [](const api::Pod&, const framework::EventObjects& objs) {
-    if (objs.old_pod && !ParseGpuAsk(*objs.old_pod).has_gpu()) {
+    if (objs.old_pod && !gpu::ParseGpuAsk(*objs.old_pod).has_gpu()) {
       return framework::QueueingHint::kQueueSkip;
     }
     return framework::QueueingHint::kQueue;

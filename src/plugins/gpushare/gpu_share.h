@@ -84,7 +84,7 @@ class GpuShare final : public framework::PreFilterPlugin,
 
  private:
   std::vector<int32_t> ChooseDevices(const NodeGpuState& st, const framework::PodInfo& pod,
-                                     const GpuAsk& ask, int32_t milli);
+                                     const gpu::GpuAsk& ask, int32_t milli);
 
   GpuShareArgs args_;
   framework::Handle& handle_;

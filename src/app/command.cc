@@ -1,0 +1,33 @@
+#include "app/command.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "config/config.h"
+
+namespace phalanx::app {
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "phalanx: error: %s\n", msg.c_str());
+  return 1;
+}
+
+api::Status LoadConfigOrDefault(const std::string& path, config::KubeSchedulerConfiguration* cfg) {
+  if (path.empty()) {
+    *cfg = config::DefaultConfiguration();
+    return absl::OkStatus();
+  }
+  std::string err;
+  if (!config::LoadConfiguration(path, cfg, &err)) return absl::InvalidArgumentError(err);
+  return absl::OkStatus();
+}
+
+api::Status WriteTextFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return absl::InvalidArgumentError(path + ": cannot open for writing");
+  out << content;
+  if (!out) return absl::InternalError(path + ": write failed");
+  return absl::OkStatus();
+}
+
+}  // namespace phalanx::app

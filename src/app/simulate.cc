@@ -1,0 +1,140 @@
+// `phalanx simulate` (see simulate.h).
+#include "app/simulate.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "app/app.h"
+
+namespace phalanx::app {
+
+bool SimulateFlags::ShowProgress() const {
+  return !no_progress && (progress || isatty(STDERR_FILENO));
+}
+
+namespace {
+
+class SimulateCommand : public Command {
+ public:
+  explicit SimulateCommand(TraceReplay replay) : replay_(std::move(replay)) {}
+
+  CLI::App* Declare(CLI::App& app) override {
+    auto* c = app.add_subcommand("simulate", "Replay manifests or a trace on a virtual clock");
+    DeclareRunFlags(c);
+    DeclareExperimentFlags(c);
+    return c;
+  }
+
+  int Run(framework::Registry registry) override {
+    sim::SimulationOptions so;
+    so.seed = f_.seed;
+    if (auto s = LoadConfigOrDefault(f_.config_path, &so.config); !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
+    so.config_source = f_.config_path;
+    so.registry = std::move(registry);
+    if (f_.Experiment()) {
+      if (!f_.results_path.empty()) {
+        return Fail("--results is for a single run without --policies/--seeds/--report");
+      }
+      if (!replay_.run_experiments) return NoReplay();
+      return replay_.run_experiments(f_, so);
+    }
+    sim::Scenario sc;
+    if (f_.trace == "openb") {
+      if (!replay_.load_trace) return NoReplay();
+      if (auto s = replay_.load_trace(f_, &sc); !s.ok()) return Fail(std::string(s.message()));
+    } else {
+      if (f_.scenario_path.empty()) {
+        return Fail("simulate needs a SCENARIO (manifest file or directory) or --trace");
+      }
+      if (auto s = sim::LoadManifestScenario(f_.scenario_path, &sc); !s.ok()) {
+        return Fail(std::string(s.message()));
+      }
+    }
+    return RunOnce(sc, std::move(so));
+  }
+
+ private:
+  void DeclareRunFlags(CLI::App* c) {
+    c->add_option("scenario", f_.scenario_path, "Manifest file or directory (Nodes, Pods, workloads)");
+    c->add_option("--config", f_.config_path, "KubeSchedulerConfiguration file");
+    c->add_option("--trace", f_.trace,
+                  "Trace instead of manifests: openb (arrivals and departures), openb-paper "
+                  "(the FGD paper's methodology), philly (jobs as gangs)")
+        ->check(CLI::IsMember({"openb", "openb-paper", "philly"}));
+    c->add_option("--nodes", f_.nodes_csv, "openb node list CSV");
+    c->add_option("--pods", f_.pods_csv, "openb pod list CSV");
+    c->add_flag("--untimed", f_.untimed, "openb: all pods at t=0, no departures");
+    c->add_option("--max-pods", f_.max_pods, "openb: use only the first N pods");
+    c->add_option("--seed", f_.seed, "Seed for tie-breaking (same seed, same placements)");
+    c->add_option("--results", f_.results_path, "Write one JSON line per pod to this file");
+    c->add_option("--json", f_.json_path, "Write the summary as JSON to this file");
+    c->add_flag("--progress", f_.progress, "Show a progress bar (default when stderr is a terminal)");
+    c->add_flag("--no-progress", f_.no_progress, "Never show a progress bar");
+  }
+
+  // Trace replay experiments (src/replay/experiment.h): policies x seeds, HTML report.
+  void DeclareExperimentFlags(CLI::App* c) {
+    c->add_option("--policies", f_.policies,
+                  "GPU placement policies to compare, e.g. fgd,bestfit,random (also "
+                  "dotproduct, packing, clustering, default)");
+    c->add_option("--seeds", f_.seeds, "Seeds to run, e.g. 42-51 or 1,2,3 (overrides --seed)");
+    c->add_option("--report", f_.report_path, "Write a self-contained HTML report to this file");
+    c->add_option("--cluster", f_.cluster, "philly: NODESxGPUS, e.g. 32x8");
+    c->add_option("--jobs", f_.jobs_csv, "philly: job CSV (job_id,submit_time,num_gpu,duration)");
+    c->add_flag("--gpu-sharing", f_.gpu_sharing,
+                "openb: GPU shares carry no nvidia.com/gpu request (GpuShare accounts per device)");
+    c->add_option("--load", f_.load, "openb-paper: resample arrivals up to this multiple of GPU capacity");
+    c->add_option("--max-nodes", f_.max_nodes, "openb-paper: use only the first N GPU nodes");
+  }
+
+  int NoReplay() const {
+    return Fail("simulate: --trace, --policies, --seeds, --report and --gpu-sharing need trace "
+                "replay (src/replay), which this program was built without");
+  }
+
+  // One run: the summary on stdout, --results and --json files.
+  int RunOnce(const sim::Scenario& sc, sim::SimulationOptions so) {
+    const bool show_progress = f_.ShowProgress();
+    if (show_progress) {
+      so.progress = [](size_t arrived, size_t total, double vsec) {
+        int width = 40;
+        int filled = total ? static_cast<int>(width * arrived / total) : width;
+        std::fprintf(stderr, "\r[%s%s] %zu/%zu pods  t=%.0fs", std::string(filled, '=').c_str(),
+                     std::string(width - filled, ' ').c_str(), arrived, total, vsec);
+        std::fflush(stderr);
+      };
+    }
+    sim::SimulationResult res;
+    const api::Status s = sim::RunSimulation(sc, so, &res);
+    if (show_progress) std::fprintf(stderr, "\n");
+    if (!s.ok()) return Fail(std::string(s.message()));
+    std::printf("%s", sim::FormatSummary(res).c_str());
+    if (!f_.results_path.empty()) {
+      if (auto w = sim::WriteOutcomesJsonl(res, f_.results_path); !w.ok()) {
+        return Fail(std::string(w.message()));
+      }
+      std::printf("results: %s\n", f_.results_path.c_str());
+    }
+    if (!f_.json_path.empty()) {
+      std::ofstream out(f_.json_path);
+      if (!out) return Fail(f_.json_path + ": cannot open for writing");
+      out << sim::ResultJson(res) << "\n";
+    }
+    return res.invariant_violations.empty() ? 0 : 3;
+  }
+
+  SimulateFlags f_;
+  TraceReplay replay_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewSimulateCommand(TraceReplay trace_replay) {
+  return std::make_unique<SimulateCommand>(std::move(trace_replay));
+}
+
+}  // namespace phalanx::app

@@ -1,0 +1,55 @@
+// `phalanx simulate`: replays a scenario through the real scheduler on a virtual clock
+// (src/sim). Manifest scenarios run here; the trace modes (--trace openb|openb-paper|
+// philly) and experiments (--policies, --seeds, --report, --gpu-sharing) run through a
+// TraceReplay that binaries linking src/replay provide (src/cmd/trace_replay.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "api/status.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+
+namespace phalanx::app {
+
+// simulate's command line as given (see simulate.cc for the help texts).
+struct SimulateFlags {
+  std::string scenario_path;  // manifest file or directory
+  std::string config_path;    // KubeSchedulerConfiguration ("" = defaults)
+  std::string trace;          // "", openb, openb-paper, philly
+  std::string nodes_csv, pods_csv, jobs_csv;
+  std::string results_path;  // one JSON line per pod (single runs)
+  std::string json_path;     // the summary (single run) or the results document (experiments)
+  uint64_t seed = 1;
+  size_t max_pods = 0;  // openb / philly: first N pods / jobs (0 = all)
+  bool untimed = false;
+  bool progress = false, no_progress = false;
+  // Experiments.
+  std::string policies, seeds, report_path;
+  std::string cluster = "32x8";  // philly: NODESxGPUS[,queues=W1:W2...]
+  bool gpu_sharing = false;
+  std::optional<double> load;  // openb-paper: arrivals up to this multiple of GPU capacity
+  size_t max_nodes = 0;        // openb-paper: first N GPU nodes (0 = all)
+
+  // True when the flags ask for experiment mode (policies x seeds, results document).
+  bool Experiment() const {
+    return trace == "openb-paper" || trace == "philly" || !policies.empty() || !seeds.empty() ||
+           !report_path.empty() || gpu_sharing;
+  }
+  // --progress, or stderr is a terminal and not --no-progress.
+  bool ShowProgress() const;
+};
+
+// simulate's trace modes, from the replay module.
+struct TraceReplay {
+  // --trace openb without experiment flags: the trace as a scenario for one run.
+  std::function<api::Status(const SimulateFlags&, sim::Scenario*)> load_trace;
+  // Experiment mode: runs every (policy, seed) with `base` (seed, configuration, registry),
+  // prints the summary and writes --json / --report. Returns the process exit code.
+  std::function<int(const SimulateFlags&, const sim::SimulationOptions& base)> run_experiments;
+};
+
+}  // namespace phalanx::app

@@ -1,0 +1,112 @@
+#include "cmd/trace_replay.h"
+
+#include <cstdio>
+
+#include "cmd/bench.h"
+#include "replay/experiment.h"
+#include "replay/openb.h"
+#include "replay/report.h"
+
+namespace phalanx::cmd {
+
+namespace {
+
+// --trace openb without experiment flags: the trace as one scenario.
+api::Status LoadOpenbScenario(const app::SimulateFlags& f, sim::Scenario* sc) {
+  if (f.nodes_csv.empty() || f.pods_csv.empty()) {
+    return absl::InvalidArgumentError("--trace openb needs --nodes and --pods");
+  }
+  if (auto s = replay::LoadOpenbNodes(f.nodes_csv, &sc->nodes); !s.ok()) return s;
+  replay::OpenbOptions oo;
+  oo.timed = !f.untimed;
+  oo.max_pods = f.max_pods;
+  if (auto s = replay::LoadOpenbPods(f.pods_csv, oo, &sc->pods); !s.ok()) return s;
+  sc->name = "openb " + f.pods_csv;
+  return absl::OkStatus();
+}
+
+// The experiment's options from the flags. Errors name the flag.
+api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::SimulationOptions& so,
+                                  replay::ExperimentOptions* eo) {
+  eo->trace = f.trace;
+  eo->nodes_csv = f.nodes_csv;
+  eo->pods_csv = f.pods_csv;
+  eo->jobs_csv = f.jobs_csv;
+  eo->scenario_path = f.scenario_path;
+  eo->config = so.config;
+  eo->config_source = f.config_path;
+  eo->registry = so.registry;
+  if (f.load) eo->paper.target_load = *f.load;
+  eo->paper.max_nodes = f.max_nodes;
+  eo->max_pods = f.max_pods;
+  eo->untimed = f.untimed;
+  eo->gpu_sharing = f.gpu_sharing;
+  eo->seeds = {f.seed};
+  if (!f.seeds.empty()) {
+    eo->seeds.clear();
+    if (auto s = replay::ParseSeeds(f.seeds, &eo->seeds); !s.ok()) return s;
+  }
+  if (!f.policies.empty()) {
+    if (auto s = replay::ParsePolicies(f.policies, &eo->policies); !s.ok()) return s;
+  }
+  if (!f.config_path.empty() && !eo->policies.empty()) {
+    return absl::InvalidArgumentError(
+        "--config and --policies exclude each other (a policy is a generated profile)");
+  }
+  if (f.trace == "philly") {
+    if (auto s = replay::ParseClusterSpec(f.cluster, &eo->cluster); !s.ok()) return s;
+  }
+  if (f.trace.empty() && f.scenario_path.empty()) {
+    return absl::InvalidArgumentError("simulate needs a SCENARIO (manifest file or directory) or --trace");
+  }
+  return absl::OkStatus();
+}
+
+// Experiment mode: the terminal summary, --json and --report; exit code 3 when a run
+// found invariant violations.
+int RunExperiments(const app::SimulateFlags& f, const sim::SimulationOptions& so) {
+  replay::ExperimentOptions eo;
+  if (auto s = ExperimentOptionsFrom(f, so, &eo); !s.ok()) return app::Fail(std::string(s.message()));
+  eo.log = [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  if (f.ShowProgress()) {
+    eo.progress = [](size_t arrived, size_t total, double) {
+      std::fprintf(stderr, "\r  %zu/%zu pods", arrived, total);
+      if (arrived == total) std::fprintf(stderr, "\r%30s\r", "");
+      std::fflush(stderr);
+    };
+  }
+  nlohmann::json results;
+  if (auto s = replay::RunExperiments(eo, &results); !s.ok()) return app::Fail(std::string(s.message()));
+  std::printf("%s", replay::FormatReportSummary(results).c_str());
+  if (!f.json_path.empty()) {
+    if (auto s = app::WriteTextFile(f.json_path, results.dump(1) + "\n"); !s.ok()) {
+      return app::Fail(std::string(s.message()));
+    }
+    std::printf("results: %s\n", f.json_path.c_str());
+  }
+  if (!f.report_path.empty()) {
+    if (auto s = app::WriteTextFile(f.report_path, replay::RenderHtmlReport(results)); !s.ok()) {
+      return app::Fail(std::string(s.message()));
+    }
+    std::printf("report: %s\n", f.report_path.c_str());
+  }
+  size_t violations = 0;
+  for (const auto& r : results["runs"]) violations += r["summary"]["invariant_violations"].get<size_t>();
+  return violations == 0 ? 0 : 3;
+}
+
+}  // namespace
+
+app::TraceReplay NewTraceReplay() { return {LoadOpenbScenario, RunExperiments}; }
+
+app::Extensions Extensions() {
+  app::Extensions e;
+  e.commands.push_back(NewBenchCommand);
+  e.trace_replay = NewTraceReplay();
+  return e;
+}
+
+}  // namespace phalanx::cmd

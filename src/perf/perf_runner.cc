@@ -1,0 +1,930 @@
+// In-process scheduler_perf runner (see perf_runner.h).
+#include "perf/perf_runner.h"
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <ctime>
+#include <climits>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "api/decode.h"
+#include "config/config.h"
+#include "framework/clock.h"
+#include "framework/extension_point_observer.h"
+#include "perf/scheduler_options_internal.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
+#include "store/store.h"
+
+namespace phalanx::perf {
+
+bool ResetPeakRss() {
+  malloc_trim(0);
+  std::ofstream f("/proc/self/clear_refs");
+  if (!f) return false;
+  f << "5";
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+long PeakRssKiB() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+namespace {
+
+// CPU time of the whole process (all threads), seconds.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
+}
+
+using SteadyClock = std::chrono::steady_clock;
+constexpr int64_t kNoProgressLimitNs = 10LL * 60 * 1000000000LL;  // upstream's 10 minutes
+constexpr const char* kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
+
+// Upstream test/integration/framework/perf_utils.go PrepareNodes' baseNode: 110 pods,
+// 4 cpu, 32Gi, Ready (allocatable defaulted from capacity, as the API server does).
+api::Node DefaultNode() {
+  api::Node n;
+  n.status.capacity["pods"] = api::Quantity::FromValue(110);
+  n.status.capacity["cpu"] = api::Quantity::FromValue(4);
+  n.status.capacity["memory"] = api::Quantity::FromValue(32LL * 1024 * 1024 * 1024);
+  n.status.allocatable = n.status.capacity;
+  n.status.conditions.push_back({"Ready", "True"});
+  return n;
+}
+
+// Upstream util.go makeBasePod + test/utils MakePodSpec: generateName "pod-", one pause
+// container requesting (and limited to) 100m cpu, 500Mi memory.
+api::Pod DefaultPod() {
+  api::Pod p;
+  p.metadata.generate_name = "pod-";
+  api::Container c;
+  c.name = "pause";
+  c.image = "k8s.gcr.io/pause:3.2";
+  c.resources.requests["cpu"] = api::Quantity::FromMilli(100);
+  c.resources.requests["memory"] = api::Quantity::FromValue(500LL * 1024 * 1024);
+  c.resources.limits = c.resources.requests;
+  p.spec.containers.push_back(std::move(c));
+  return p;
+}
+
+// Per-extension-point latency samples (nanoseconds), recorded only while enabled.
+class LatencyRecorder final : public framework::ExtensionPointObserver {
+ public:
+  void Observe(framework::ExtensionPoint p, int64_t ns) override {
+    std::lock_guard<std::mutex> l(mu_);
+    samples_[static_cast<size_t>(p)].push_back(ns);
+  }
+  std::map<std::string, ExtensionPointSummary> Summaries() const {
+    std::map<std::string, ExtensionPointSummary> out;
+    std::lock_guard<std::mutex> l(mu_);
+    for (size_t i = 0; i < samples_.size(); ++i) {
+      std::vector<int64_t> v = samples_[i];
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      ExtensionPointSummary s;
+      s.count = static_cast<int64_t>(v.size());
+      double sum = 0;
+      for (int64_t x : v) sum += static_cast<double>(x);
+      s.average_us = sum / v.size() / 1000.0;
+      auto q = [&](double p) {
+        size_t idx = static_cast<size_t>(std::ceil(v.size() * p / 100.0));
+        return v[idx == 0 ? 0 : idx - 1] / 1000.0;
+      };
+      s.p50_us = q(50);
+      s.p90_us = q(90);
+      s.p99_us = q(99);
+      out[framework::ExtensionPointName(static_cast<framework::ExtensionPoint>(i))] = s;
+    }
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::array<std::vector<int64_t>, static_cast<size_t>(framework::ExtensionPoint::kCount)> samples_;
+};
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+// `s` with `prefix` (e.g. "FILE: Case/Workload: op 2 (createPods): podTemplatePath: ")
+// put before its message.
+api::Status Prefixed(const std::string& prefix, const api::Status& s) {
+  return absl::Status(s.code(), prefix + std::string(s.message()));
+}
+
+// A template file holding exactly one object of `kind`.
+api::Status LoadTemplate(const std::string& path, const std::string& kind, api::Manifests* m) {
+  api::DecodeError derr;
+  if (!api::LoadManifests(path, m, &derr)) {
+    return absl::InvalidArgumentError(derr.message);
+  }
+  size_t n = kind == "Node" ? m->nodes.size() : kind == "Pod" ? m->pods.size()
+                                                             : m->namespaces.size();
+  if (n != 1) {
+    return absl::InvalidArgumentError(path + ": expected one " + kind + ", found " + std::to_string(n));
+  }
+  return absl::OkStatus();
+}
+
+// Checks a PersistentVolume(Claim) template parses and has the expected kind.
+api::Status CheckVolumeTemplate(const std::string& path, const std::string& kind) {
+  try {
+    YAML::Node n = YAML::LoadFile(path);
+    if (!n.IsMap() || !n["kind"].IsScalar() || n["kind"].Scalar() != kind) {
+      return absl::InvalidArgumentError(path + ": kind: expected " + kind);
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(path + ": invalid YAML: " + e.what());
+  }
+  return absl::OkStatus();
+}
+
+std::string NamePrefix(const api::ObjectMeta& m, const std::string& fallback) {
+  if (!m.generate_name.empty()) return m.generate_name;
+  if (!m.name.empty()) return m.name + "-";
+  return fallback;
+}
+
+// Deterministic stand-in for uuid.NewUUID() of UniqueNodeLabelStrategy.
+std::string PseudoUUID(uint64_t seed, uint64_t i) {
+  uint64_t a = seed * 0x9E3779B97F4A7C15ULL + i * 0xBF58476D1CE4E5B9ULL + 1;
+  auto mix = [](uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  };
+  uint64_t h1 = mix(a), h2 = mix(a ^ 0xD1B54A32D192ED03ULL);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(h1 >> 32),
+                static_cast<unsigned>((h1 >> 16) & 0xffff), static_cast<unsigned>(h1 & 0xffff),
+                static_cast<unsigned>(h2 >> 48),
+                static_cast<unsigned long long>(h2 & 0xffffffffffffULL));
+  return buf;
+}
+
+api::Unstructured MakePodGroup(const std::string& ns, const std::string& name, int64_t min_member) {
+  api::Unstructured u;
+  u.api_version = "scheduling.x-k8s.io/v1alpha1";
+  u.kind = "PodGroup";
+  u.metadata.name = name;
+  u.metadata.namespace_ = ns;
+  YAML::Node n;
+  n["apiVersion"] = u.api_version;
+  n["kind"] = u.kind;
+  n["metadata"]["name"] = name;
+  n["metadata"]["namespace"] = ns;
+  n["spec"]["minMember"] = min_member;
+  u.object = std::make_shared<const YAML::Node>(n);
+  return u;
+}
+
+// One workload's run: its own clock, Store and Scheduler.
+class WorkloadRun {
+ public:
+  WorkloadRun(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
+              const PerfOptions& opts, PerfResult* res)
+      : cfg_(cfg), tc_(tc), w_(w), opts_(opts), res_(res),
+        clock_(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count()),
+        store_(clock_) {}
+
+  api::Status Run();
+
+ private:
+  std::string Where(const PerfOp& op) const {
+    return cfg_.path + ": " + res_->name + ": op " + std::to_string(op.index) + " (" +
+           PerfOpcodeName(op.kind) + ")";
+  }
+  api::Status Skip(const std::vector<PerfOp>& ops);
+  api::Status Setup();
+  api::Status CreateNodes(const PerfOp& op);
+  // The pod of op.pod_template_path, loaded once (template_cache_).
+  api::Status PodTemplate(const PerfOp& op, const api::Pod** out);
+  api::Status CreatePods(const PerfOp& op);
+  api::Status CreateNamespaces(const PerfOp& op);
+  api::Status StartChurn(const PerfOp& op);
+  api::Status Barrier(const PerfOp& op);
+  bool Sleep(const PerfOp& op);
+  std::string PodNamespace(const PerfOp& op) const {
+    return op.namespace_ ? *op.namespace_ : "namespace-" + std::to_string(op.index);
+  }
+  // The virtual clock follows wall time while the scheduler works, plus the idle time
+  // skipped (see perf_runner.h).
+  void SyncClock() {
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             SteadyClock::now() - wall_base_).count();
+    clock_.AdvanceTo(clock_start_ + wall + skipped_ns_);
+  }
+  // Runs scheduling cycles until done() holds. False when no progress is possible.
+  bool Drive(const std::function<bool()>& done);
+  void OnBound(const api::Pod& pod);
+  void ChurnTick();
+  bool ChurnPending() const { return !churns_.empty(); }
+  api::Status CreateOne(const api::Pod& tmpl, const std::string& ns, int op_index,
+                 const std::string& group = "");
+
+  const PerfConfig& cfg_;
+  const PerfTestCase& tc_;
+  const PerfWorkload& w_;
+  const PerfOptions& opts_;
+  PerfResult* res_;
+  framework::VirtualClock clock_;
+  const api::Timestamp clock_start_ = clock_.Now();
+  const SteadyClock::time_point wall_base_ = SteadyClock::now();
+  int64_t skipped_ns_ = 0;  // idle virtual time jumped over
+  store::Store store_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+  LatencyRecorder recorder_;
+  std::vector<framework::Framework*> profiles_;
+
+  int64_t node_seq_ = 0;
+  std::map<std::string, int64_t> name_seq_;      // namespace/prefix -> next index
+  std::vector<int64_t> created_per_op_;         // pods created by op
+  std::vector<int64_t> bound_per_op_;           // pods bound by op
+  std::map<std::string, int64_t> created_per_ns_;
+  // Pods with a node per namespace now (bound minus deleted): upstream's getScheduledPods.
+  std::unordered_map<std::string, int64_t> scheduled_per_ns_;
+  std::map<std::string, int64_t> waiting_ns_;   // skipWaitToCompletion namespaces -> count
+  int64_t total_bound_ = 0;
+  int measuring_op_ = -1;
+  std::vector<SteadyClock::time_point> bind_times_;
+  std::vector<double> samples_;  // throughput samples (pods/s) of the collectMetrics ops
+
+  struct Churn {
+    PerfOp op;
+    std::string ns;
+    std::vector<api::Manifests> templates;
+    std::vector<YAML::Node> raw;
+    std::vector<std::vector<std::string>> live;  // recreate: names per template slot
+    int64_t count = 0;
+    SteadyClock::time_point next;
+  };
+  std::vector<Churn> churns_;
+  int64_t churn_seq_ = 0;
+  std::map<std::string, api::Manifests> template_cache_;
+};
+
+void WorkloadRun::OnBound(const api::Pod& pod) {
+  ++total_bound_;
+  const std::string& uid = pod.metadata.uid;
+  ++scheduled_per_ns_[pod.metadata.namespace_];
+  // uid "perf-<op>-<n>": which op created the pod.
+  if (uid.size() > 5 && uid.compare(0, 5, "perf-") == 0) {
+    int op = std::atoi(uid.c_str() + 5);
+    if (op >= 0 && op < static_cast<int>(bound_per_op_.size())) {
+      ++bound_per_op_[op];
+      if (op == measuring_op_) bind_times_.push_back(SteadyClock::now());
+    }
+  }
+}
+
+api::Status WorkloadRun::Skip(const std::vector<PerfOp>& ops) {
+  for (const auto& op : ops) {
+    if (op.kind != PerfOpKind::kCreatePods) continue;
+    if (!op.pv_template_path.empty() || !op.pvc_template_path.empty()) {
+      if (!op.pv_template_path.empty()) {
+        if (auto s = CheckVolumeTemplate(op.pv_template_path, "PersistentVolume"); !s.ok()) return s;
+      }
+      if (!op.pvc_template_path.empty()) {
+        if (auto s = CheckVolumeTemplate(op.pvc_template_path, "PersistentVolumeClaim"); !s.ok()) {
+          return s;
+        }
+      }
+      res_->skipped = true;
+      res_->skip_reason = "op " + std::to_string(op.index) +
+                          " (createPods) creates PersistentVolumes / PersistentVolumeClaims; "
+                          "Phalanx does not implement VolumeBinding's volume placement";
+      return absl::OkStatus();
+    }
+    if (!op.pod_template_path.empty()) {
+      const api::Pod* tmpl = nullptr;
+      if (auto s = PodTemplate(op, &tmpl); !s.ok()) return s;
+      for (const auto& v : tmpl->spec.volumes) {
+        if (!v.persistent_volume_claim.empty()) {
+          res_->skipped = true;
+          res_->skip_reason = "op " + std::to_string(op.index) + " (createPods): pod template " +
+                              op.pod_template_path + " mounts PersistentVolumeClaim " +
+                              Quote(v.persistent_volume_claim) +
+                              "; Phalanx does not implement VolumeBinding's volume placement";
+          return absl::OkStatus();
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::Setup() {
+  store_.set_keep_all_events(false);
+  scheduler::SchedulerOptions so;
+  if (auto st = BenchSchedulerOptions(opts_.config_path, opts_.parallelism, opts_.registry,
+                                      opts_.seed, &so);
+      !st.ok()) {
+    return st;
+  }
+  so.clock = &clock_;
+  so.client = &store_;
+  so.binding_workers = 0;
+  std::vector<std::string> names;
+  for (const auto& p : so.config.profiles) names.push_back(p.scheduler_name);
+  auto s = scheduler::Scheduler::New(std::move(so));
+  if (!s.ok()) {
+    return absl::InvalidArgumentError((opts_.config_path.empty() ? std::string("default configuration") : opts_.config_path) +
+           ": " + s.status().Message());
+  }
+  sched_ = std::move(s).value();
+  for (const auto& n : names) {
+    if (auto* f = sched_->Profile(n)) profiles_.push_back(f);
+  }
+  sched_->on_bound = [this](const api::Pod& pod, const std::string&) { OnBound(pod); };
+  sched_->AddEventHandlers(store_);
+  store_.AddPodHandlers({nullptr, nullptr, [this](const api::PodPtr& p) {
+                           if (!p->spec.node_name.empty()) --scheduled_per_ns_[p->metadata.namespace_];
+                         }});
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
+  api::Node base = DefaultNode();
+  std::string prefix = "node-" + std::to_string(op.index) + "-";  // upstream's GenerateName
+  if (!op.node_template_path.empty()) {
+    api::Manifests m;
+    if (auto s = LoadTemplate(op.node_template_path, "Node", &m); !s.ok()) {
+      return Prefixed(Where(op) + ": nodeTemplatePath: ", s);
+    }
+    base = m.nodes[0];
+    prefix = NamePrefix(base.metadata, prefix);
+  }
+  const NodeStrategy& st = op.strategy;
+  std::map<std::string, api::Quantity> alloc;
+  for (const auto& [k, v] : st.allocatable) {
+    api::Quantity q;
+    std::string qerr;
+    if (!api::Quantity::Parse(v, &q, &qerr)) {
+      return absl::InvalidArgumentError(Where(op) + ": nodeAllocatableStrategy.nodeAllocatable." + k + ": " + qerr);
+    }
+    alloc[k] = q;
+  }
+  if (st.csi_node_allocatable) {
+    res_->notes.push_back("op " + std::to_string(op.index) +
+                          ": nodeAllocatableStrategy.csiNodeAllocatable ignored (no CSINode objects)");
+  }
+  for (int64_t i = 0; i < op.count; ++i) {
+    api::Node n = base;
+    n.metadata.name = prefix + std::to_string(node_seq_);
+    n.metadata.generate_name.clear();
+    n.metadata.uid.clear();
+    n.metadata.resource_version.clear();
+    switch (st.kind) {
+      case NodeStrategy::Kind::kTrivial: break;
+      case NodeStrategy::Kind::kNodeAllocatable:
+        for (const auto& [k, q] : alloc) n.status.allocatable[k] = q;
+        break;
+      case NodeStrategy::Kind::kLabel:
+        n.metadata.labels[st.label_key] = st.label_values[i % st.label_values.size()];
+        break;
+      case NodeStrategy::Kind::kUniqueLabel:
+        n.metadata.labels[st.label_key] = PseudoUUID(opts_.seed, node_seq_);
+        break;
+    }
+    ++node_seq_;
+    auto r = store_.CreateNode(std::move(n));
+    if (!r.ok()) {
+      return absl::InvalidArgumentError(Where(op) + ": creating node: " + r.message);
+    }
+  }
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, int op_index, const std::string& group) {
+  api::Pod p = tmpl;
+  const std::string prefix = group.empty() ? NamePrefix(tmpl.metadata, "pod-") : group + "-";
+  int64_t& seq = name_seq_[ns + "/" + prefix];
+  p.metadata.name = prefix + std::to_string(seq++);
+  p.metadata.generate_name.clear();
+  p.metadata.namespace_ = ns;
+  p.metadata.uid = "perf-" + std::to_string(op_index) + "-" + std::to_string(created_per_op_[op_index]);
+  p.metadata.resource_version.clear();
+  if (!group.empty()) p.metadata.labels[kPodGroupLabel] = group;
+  // 1 ns of virtual time per pod: creation order is the queue's FIFO order at equal
+  // priority, as with upstream's real timestamps.
+  clock_.Advance(1);
+  auto r = store_.CreatePod(std::move(p));
+  if (!r.ok()) {
+    return absl::InvalidArgumentError("creating pod in namespace " + ns + ": " + r.message);
+  }
+  ++created_per_op_[op_index];
+  ++created_per_ns_[ns];
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::PodTemplate(const PerfOp& op, const api::Pod** out) {
+  auto it = template_cache_.find(op.pod_template_path);
+  if (it == template_cache_.end()) {
+    api::Manifests m;
+    if (auto s = LoadTemplate(op.pod_template_path, "Pod", &m); !s.ok()) {
+      return Prefixed(Where(op) + ": podTemplatePath: ", s);
+    }
+    it = template_cache_.emplace(op.pod_template_path, std::move(m)).first;
+  }
+  *out = &it->second.pods[0];
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::CreatePods(const PerfOp& op) {
+  api::Pod tmpl = DefaultPod();
+  if (!op.pod_template_path.empty()) {
+    const api::Pod* t = nullptr;
+    if (auto s = PodTemplate(op, &t); !s.ok()) return s;
+    tmpl = *t;
+  }
+  const std::string ns = PodNamespace(op);
+  const bool groups = op.kind == PerfOpKind::kCreatePodGroups;
+  const int64_t total = groups ? op.count * op.pods_per_group : op.count;
+  std::vector<std::string> group_names;
+  if (groups) {
+    // PodGroups first, so that members are not gated on a missing PodGroup.
+    for (int64_t g = 0; g < op.count; ++g) {
+      std::string name = "group-" + std::to_string(op.index) + "-" + std::to_string(g);
+      auto r = store_.CreateObject(MakePodGroup(ns, name, op.min_member));
+      if (!r.ok()) {
+        return absl::InvalidArgumentError(Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + r.message);
+      }
+      group_names.push_back(std::move(name));
+    }
+  }
+  auto t0 = SteadyClock::now();
+  const double cpu0 = ProcessCpuSeconds();
+  if (op.collect_metrics) {
+    measuring_op_ = op.index;
+    bind_times_.clear();
+    bind_times_.reserve(static_cast<size_t>(total));
+    for (auto* f : profiles_) f->SetExtensionPointObserver(&recorder_);
+  }
+  if (groups) {
+    for (int64_t g = 0; g < op.count; ++g) {
+      for (int64_t i = 0; i < op.pods_per_group; ++i) {
+        if (auto s = CreateOne(tmpl, ns, op.index, group_names[g]); !s.ok()) {
+          return Prefixed(Where(op) + ": ", s);
+        }
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < op.count; ++i) {
+      if (auto s = CreateOne(tmpl, ns, op.index); !s.ok()) {
+        return Prefixed(Where(op) + ": ", s);
+      }
+    }
+  }
+  if (op.skip_wait) {
+    waiting_ns_[ns] += total;
+    return absl::OkStatus();
+  }
+  // Upstream waitUntilPodsScheduledInNamespace: the namespace's scheduled pods (whichever op
+  // created them) reach this op's count. For a measured op, whose namespace is its own in
+  // upstream's files, that is its own pods; for setup ops sharing a namespace (e.g.
+  // MixedSchedulingBasePod) pods that cannot be placed stay pending, as upstream.
+  const int idx = op.index;
+  bool ok = Drive([&] {
+    return op.collect_metrics ? bound_per_op_[idx] >= total : scheduled_per_ns_[ns] >= total;
+  });
+  if (op.collect_metrics) {
+    auto t1 = bind_times_.empty() ? SteadyClock::now() : bind_times_.back();
+    for (auto* f : profiles_) f->SetExtensionPointObserver(nullptr);
+    measuring_op_ = -1;
+    const double secs = std::chrono::duration<double>(t1 - t0).count();
+    res_->measured_pods += total;
+    res_->scheduled_measured += bound_per_op_[idx];
+    res_->seconds += secs;
+    res_->cpu_seconds += ProcessCpuSeconds() - cpu0;
+    // Throughput samples: pods bound per window since t0, scaled to pods/s.
+    double win_ms = opts_.throughput_window_ms;
+    if (win_ms <= 0) win_ms = std::clamp(secs * 1000.0 / 50.0, 1.0, 1000.0);
+    res_->window_ms = win_ms;
+    const auto win = std::chrono::duration<double, std::milli>(win_ms);
+    const size_t full = static_cast<size_t>(std::floor(secs * 1000.0 / win_ms));
+    std::vector<double> counts(full, 0.0);
+    for (const auto& t : bind_times_) {
+      size_t k = static_cast<size_t>(std::chrono::duration<double, std::milli>(t - t0) / win);
+      if (k < full) counts[k] += 1;
+    }
+    for (double& c : counts) c = c * 1000.0 / win_ms;
+    samples_.insert(samples_.end(), counts.begin(), counts.end());
+  }
+  if (!ok) {
+    std::string err = Where(op) + ": only " +
+                      std::to_string(op.collect_metrics ? bound_per_op_[idx] : scheduled_per_ns_[ns]) +
+                      " of " + std::to_string(total) + " pods scheduled in namespace " + ns +
+                      " (no progress possible)";
+    if (auto ev = store_.Events(); !ev.empty()) {
+      for (auto it = ev.rbegin(); it != ev.rend(); ++it) {
+        if (it->reason == "FailedScheduling") {
+          err += "; last failure: " + it->pod_key + ": " + it->message;
+          break;
+        }
+      }
+    }
+    return absl::InvalidArgumentError(err);
+  }
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::CreateNamespaces(const PerfOp& op) {
+  api::Namespace base;
+  if (!op.namespace_template_path.empty()) {
+    api::Manifests m;
+    if (auto s = LoadTemplate(op.namespace_template_path, "Namespace", &m); !s.ok()) {
+      return Prefixed(Where(op) + ": namespaceTemplatePath: ", s);
+    }
+    base = m.namespaces[0];
+  }
+  for (int64_t i = 0; i < op.count; ++i) {
+    api::Namespace ns = base;
+    ns.metadata.name = op.prefix + "-" + std::to_string(i);
+    ns.metadata.generate_name.clear();
+    auto r = store_.CreateNamespace(std::move(ns));
+    if (!r.ok()) {
+      return absl::InvalidArgumentError(Where(op) + ": " + r.message);
+    }
+  }
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::StartChurn(const PerfOp& op) {
+  Churn c;
+  c.op = op;
+  c.ns = op.namespace_ ? *op.namespace_ : "namespace-" + std::to_string(op.index);
+  for (const auto& path : op.template_paths) {
+    api::Manifests m;
+    api::DecodeError derr;
+    if (!api::LoadManifests(path, &m, &derr)) {
+      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + derr.message);
+    }
+    YAML::Node raw;
+    try {
+      raw = YAML::LoadFile(path);
+    } catch (const YAML::Exception& e) {
+      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + path + ": " + e.what());
+    }
+    if (m.nodes.size() + m.pods.size() + m.namespaces.size() == 0 &&
+        (!raw.IsMap() || !raw["kind"].IsScalar() || !raw["apiVersion"].IsScalar())) {
+      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + path + ": expected one object with kind and apiVersion");
+    }
+    c.templates.push_back(std::move(m));
+    c.raw.push_back(raw);
+  }
+  c.live.assign(c.templates.size(), std::vector<std::string>(std::max<int64_t>(op.number, 0)));
+  c.next = SteadyClock::now() + std::chrono::milliseconds(op.interval_ms);
+  churns_.push_back(std::move(c));
+  return absl::OkStatus();
+}
+
+// One churn step per due tick (upstream churnOp: create N, or recreate in a ring of N).
+void WorkloadRun::ChurnTick() {
+  if (churns_.empty()) return;
+  auto now = SteadyClock::now();
+  for (auto& c : churns_) {
+    while (c.next <= now) {
+      c.next += std::chrono::milliseconds(c.op.interval_ms);
+      if (c.op.mode == "create" && c.op.number > 0 && c.count >= c.op.number) break;
+      const size_t slot = c.op.number > 0 ? static_cast<size_t>(c.count % c.op.number) : 0;
+      for (size_t t = 0; t < c.templates.size(); ++t) {
+        const api::Manifests& m = c.templates[t];
+        std::string* live = c.op.mode == "recreate" ? &c.live[t][slot] : nullptr;
+        if (live && !live->empty()) {  // recreate: delete the slot's object
+          if (!m.nodes.empty()) (void)store_.DeleteNode(*live);
+          else if (!m.pods.empty()) (void)store_.DeletePod(c.ns, *live);
+          else if (m.namespaces.empty()) {
+            api::Unstructured u;
+            u.api_version = c.raw[t]["apiVersion"].Scalar();
+            u.kind = c.raw[t]["kind"].Scalar();
+            u.metadata.name = *live;
+            u.metadata.namespace_ = c.ns;
+            (void)store_.DeleteObject(u);
+          }
+          live->clear();
+          continue;
+        }
+        std::string name = "churn-" + std::to_string(c.op.index) + "-" + std::to_string(churn_seq_++);
+        if (!m.nodes.empty()) {
+          api::Node n = m.nodes[0];
+          n.metadata.name = name;
+          (void)store_.CreateNode(std::move(n));
+        } else if (!m.pods.empty()) {
+          api::Pod p = m.pods[0];
+          p.metadata.name = name;
+          p.metadata.namespace_ = c.ns;
+          p.metadata.uid.clear();
+          (void)store_.CreatePod(std::move(p));
+        } else if (!m.namespaces.empty()) {
+          api::Namespace ns = m.namespaces[0];
+          ns.metadata.name = name;
+          (void)store_.CreateNamespace(std::move(ns));
+        } else {
+          api::Unstructured u;
+          u.api_version = c.raw[t]["apiVersion"].Scalar();
+          u.kind = c.raw[t]["kind"].Scalar();
+          u.metadata.name = name;
+          u.metadata.namespace_ = c.ns;
+          YAML::Node obj = YAML::Clone(c.raw[t]);
+          obj["metadata"]["name"] = name;
+          obj["metadata"]["namespace"] = c.ns;
+          u.object = std::make_shared<const YAML::Node>(obj);
+          (void)store_.CreateObject(std::move(u));
+        }
+        if (live) *live = name;
+      }
+      ++c.count;
+    }
+  }
+}
+
+bool WorkloadRun::Drive(const std::function<bool()>& done) {
+  int64_t last_bound = total_bound_;
+  api::Timestamp last_progress = clock_.Now();
+  int64_t idle_bound = total_bound_;
+  auto idle_since = SteadyClock::now();
+  auto last_tick = SteadyClock::now();
+  for (;;) {
+    if (done()) return true;
+    SyncClock();
+    if (sched_->ScheduleOne(false)) {
+      ChurnTick();
+      // Periodic work while busy (upstream flushes backoffQ every second).
+      auto now = SteadyClock::now();
+      if (now - last_tick > std::chrono::milliseconds(10)) {
+        last_tick = now;
+        SyncClock();
+        sched_->Tick();
+      }
+      continue;
+    }
+    SyncClock();
+    sched_->Tick();
+    if (sched_->ScheduleOne(false)) continue;
+    if (done()) return true;
+    if (total_bound_ != last_bound) {
+      last_bound = total_bound_;
+      last_progress = clock_.Now();
+    }
+    if (ChurnPending()) {
+      // Churned objects may unblock pods: wait (wall time) for the next churn tick, for
+      // at most 10 s without a binding.
+      if (total_bound_ != idle_bound) {
+        idle_bound = total_bound_;
+        idle_since = SteadyClock::now();
+      }
+      if (SteadyClock::now() - idle_since > std::chrono::seconds(10)) return false;
+      auto next = churns_.front().next;
+      for (const auto& c : churns_) next = std::min(next, c.next);
+      std::this_thread::sleep_until(next);
+      ChurnTick();
+    }
+    api::Timestamp wake = sched_->NextWakeTime();
+    if (wake == INT64_MAX) {
+      if (ChurnPending()) continue;
+      return false;
+    }
+    if (wake - last_progress > kNoProgressLimitNs) return false;
+    if (wake > clock_.Now()) skipped_ns_ += wake - clock_.Now();  // idle: no wall time spent
+    clock_.AdvanceTo(wake);
+    sched_->Tick();
+  }
+}
+
+api::Status WorkloadRun::Barrier(const PerfOp& op) {
+  std::vector<std::string> nss = op.namespaces;
+  for (const auto& ns : nss) {
+    if (!waiting_ns_.count(ns)) {
+      return absl::InvalidArgumentError(Where(op) + ": namespaces: unknown namespace " + ns +
+             " (no earlier skipWaitToCompletion op created pods there)");
+    }
+  }
+  if (nss.empty()) {
+    for (const auto& [ns, n] : waiting_ns_) nss.push_back(ns);
+  }
+  // Upstream waitUntilPodsScheduled: per namespace, scheduled pods >= the pods created there
+  // by skipWaitToCompletion ops.
+  bool ok = Drive([&] {
+    for (const auto& ns : nss) {
+      if (scheduled_per_ns_[ns] < waiting_ns_[ns]) return false;
+    }
+    return true;
+  });
+  if (!ok) {
+    for (const auto& ns : nss) {
+      if (scheduled_per_ns_[ns] < waiting_ns_[ns]) {
+        return absl::InvalidArgumentError(Where(op) + ": namespace " + ns + ": only " + std::to_string(scheduled_per_ns_[ns]) +
+               " of " + std::to_string(waiting_ns_[ns]) + " pods scheduled (no progress possible)");
+      }
+    }
+  }
+  for (const auto& ns : nss) waiting_ns_.erase(ns);
+  return absl::OkStatus();
+}
+
+bool WorkloadRun::Sleep(const PerfOp& op) {
+  const auto end = SteadyClock::now() + std::chrono::nanoseconds(op.duration_ns);
+  while (SteadyClock::now() < end) {
+    SyncClock();
+    if (sched_->ScheduleOne(false)) {
+      ChurnTick();
+      continue;
+    }
+    auto until = end;
+    for (const auto& c : churns_) until = std::min(until, c.next);
+    std::this_thread::sleep_until(until);
+    ChurnTick();
+    sched_->Tick();
+  }
+  SyncClock();
+  sched_->Tick();
+  return true;
+}
+
+api::Status WorkloadRun::Run() {
+  std::vector<PerfOp> ops;
+  if (auto s = PatchParams(cfg_, tc_, w_, &ops); !s.ok()) return s;
+  for (const auto& [k, v] : tc_.feature_gates) {
+    res_->notes.push_back("featureGates." + k + "=" + (v ? "true" : "false") +
+                          " ignored (Phalanx has no feature gates)");
+  }
+  if (auto s = Skip(ops); !s.ok()) return s;
+  if (res_->skipped) return absl::OkStatus();
+  if (auto s = Setup(); !s.ok()) return s;
+  created_per_op_.assign(ops.size(), 0);
+  bound_per_op_.assign(ops.size(), 0);
+  ResetPeakRss();
+  for (const auto& op : ops) {
+    api::Status st;
+    switch (op.kind) {
+      case PerfOpKind::kCreateNodes: st = CreateNodes(op); break;
+      case PerfOpKind::kCreatePods:
+      case PerfOpKind::kCreatePodGroups: st = CreatePods(op); break;
+      case PerfOpKind::kBarrier: st = Barrier(op); break;
+      case PerfOpKind::kChurn: st = StartChurn(op); break;
+      case PerfOpKind::kCreateNamespaces: st = CreateNamespaces(op); break;
+      case PerfOpKind::kSleep: Sleep(op); break;
+    }
+    if (!st.ok()) return st;
+  }
+  // The workload is over: churn stops (upstream cancels its context). No implicit
+  // barrier (later upstream): pods still pending are reported, not waited for.
+  churns_.clear();
+  int64_t created = 0;
+  for (int64_t c : created_per_op_) created += c;
+  int64_t bound = 0;
+  for (int64_t b : bound_per_op_) bound += b;
+  res_->pending_at_end = created - bound;
+  res_->peak_rss_kib = PeakRssKiB();
+  res_->extension_points = recorder_.Summaries();
+  ThroughputSummary& t = res_->throughput;
+  t.average = res_->seconds > 0 ? res_->scheduled_measured / res_->seconds : 0;
+  std::vector<double> s = samples_;
+  res_->samples = static_cast<int64_t>(s.size());
+  if (s.empty()) s.push_back(t.average);  // shorter than one window
+  std::sort(s.begin(), s.end());
+  auto q = [&](double p) {
+    size_t idx = static_cast<size_t>(std::ceil(s.size() * p / 100.0));
+    return s[idx == 0 ? 0 : idx - 1];
+  };
+  t.p50 = q(50);
+  t.p90 = q(90);
+  t.p99 = q(99);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
+                     const PerfOptions& opts, PerfResult* result) {
+  *result = PerfResult{};
+  result->name = tc.name + "/" + w.name;
+  // The run (Store + Scheduler) is destroyed before returning: the next workload starts clean.
+  auto run = std::make_unique<WorkloadRun>(cfg, tc, w, opts, result);
+  return run->Run();
+}
+
+api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results) {
+  PerfConfig cfg;
+  if (auto s = LoadPerfConfig(opts.workload_file, &cfg); !s.ok()) return s;
+  size_t selected = 0;
+  for (const auto& tc : cfg.cases) {
+    for (const auto& w : tc.workloads) {
+      std::vector<std::string> labels = tc.labels;
+      labels.insert(labels.end(), w.labels.begin(), w.labels.end());
+      if (!WorkloadSelected(opts.workload_selector, tc.name, w.name) ||
+          !LabelFilterMatches(opts.label_filter, labels)) {
+        continue;
+      }
+      ++selected;
+      if (opts.log) opts.log("running " + tc.name + "/" + w.name);
+      PerfResult r;
+      if (auto s = RunPerfWorkload(cfg, tc, w, opts, &r); !s.ok()) return s;
+      results->push_back(std::move(r));
+    }
+  }
+  if (selected == 0) {
+    std::string err = opts.workload_file + ": no workload matches";
+    if (!opts.workload_selector.empty()) err += " --workload " + opts.workload_selector;
+    if (!opts.label_filter.empty()) err += " --label " + opts.label_filter;
+    return absl::InvalidArgumentError(err);
+  }
+  return absl::OkStatus();
+}
+
+std::string FormatPerfTable(const std::vector<PerfResult>& results) {
+  std::ostringstream o;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-52s %7s %8s %9s %9s %9s %9s %9s %10s %10s %8s\n", "workload",
+                "pods", "seconds", "avg/s", "p50/s", "p90/s", "p99/s", "pods/cpu-s", "Filter p99",
+                "Score p99", "RSS MiB");
+  o << buf;
+  std::vector<std::string> footnotes;
+  for (const auto& r : results) {
+    if (r.skipped) {
+      std::snprintf(buf, sizeof buf, "%-52s %s\n", r.name.c_str(), "skipped (see below)");
+      o << buf;
+      footnotes.push_back(r.name + ": skipped: " + r.skip_reason);
+      for (const auto& n : r.notes) footnotes.push_back(r.name + ": " + n);
+      continue;
+    }
+    auto ep = [&](const char* name) {
+      auto it = r.extension_points.find(name);
+      if (it == r.extension_points.end()) return std::string("-");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.0fus", it->second.p99_us);
+      return std::string(b);
+    };
+    std::snprintf(buf, sizeof buf, "%-52s %7lld %8.3f %9.0f %9.0f %9.0f %9.0f %9.0f %10s %10s %8ld\n",
+                  r.name.c_str(), static_cast<long long>(r.measured_pods), r.seconds,
+                  r.throughput.average, r.throughput.p50, r.throughput.p90, r.throughput.p99,
+                  r.cpu_seconds > 0 ? r.scheduled_measured / r.cpu_seconds : 0.0,
+                  ep("Filter").c_str(), ep("Score").c_str(), r.peak_rss_kib / 1024);
+    o << buf;
+    if (r.pending_at_end > 0) {
+      footnotes.push_back(r.name + ": " + std::to_string(r.pending_at_end) +
+                          " pods still pending at the end (not measured)");
+    }
+    for (const auto& n : r.notes) footnotes.push_back(r.name + ": " + n);
+  }
+  for (const auto& f : footnotes) o << "  " << f << "\n";
+  return o.str();
+}
+
+nlohmann::json PerfResultsJson(const std::vector<PerfResult>& results) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : results) {
+    nlohmann::json eps = nlohmann::json::object();
+    for (const auto& [name, s] : r.extension_points) {
+      eps[name] = {{"count", s.count},
+                   {"average_us", s.average_us},
+                   {"p50_us", s.p50_us},
+                   {"p90_us", s.p90_us},
+                   {"p99_us", s.p99_us}};
+    }
+    arr.push_back({{"name", r.name},
+                   {"skipped", r.skipped},
+                   {"skip_reason", r.skip_reason},
+                   {"measured_pods", r.measured_pods},
+                   {"scheduled", r.scheduled_measured},
+                   {"seconds", r.seconds},
+                   {"cpu_seconds", r.cpu_seconds},
+                   {"throughput",
+                    {{"average", r.throughput.average},
+                     {"p50", r.throughput.p50},
+                     {"p90", r.throughput.p90},
+                     {"p99", r.throughput.p99}}},
+                   {"throughput_window_ms", r.window_ms},
+                   {"throughput_samples", r.samples},
+                   {"peak_rss_kib", r.peak_rss_kib},
+                   {"extension_points", eps},
+                   {"pending_at_end", r.pending_at_end},
+                   {"notes", r.notes}});
+  }
+  return nlohmann::json{{"results", arr}};
+}
+
+}  // namespace phalanx::perf

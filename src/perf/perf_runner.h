@@ -1,0 +1,137 @@
+// `phalanx bench WORKLOAD.yaml`: runs scheduler_perf workloads (perf_workload.h) in-process
+// and measures them as upstream's scheduler_perf does (test/integration/scheduler_perf
+// util.go: throughputCollector, metricsCollector).
+//
+// Each selected workload gets a fresh embedded Store (the API server stand-in) and a fresh
+// Scheduler built from --config (default: the default profile), binding inline. Ops run in
+// order on the scheduling thread:
+//   createNodes / createPods / createPodGroups / createNamespaces create objects in the
+//   Store; createPods then runs scheduling cycles until the namespace's scheduled pods
+//   reach the op's count, as upstream's waitUntilPodsScheduledInNamespace (so setup pods
+//   that cannot be placed, like MixedSchedulingBasePod's pod-affinity pods on nodes without
+//   the zone label, stay pending as they do upstream); an op with collectMetrics waits for
+//   its own pods; skipWaitToCompletion pods are left for later ops; barrier runs cycles
+//   until the named namespaces (default: all skipped-wait ones) have as many scheduled
+//   pods as their skipWaitToCompletion ops created; sleep keeps scheduling (and churning) for the duration; churn creates /
+//   deletes objects from its templates every intervalMilliseconds of wall time while
+//   later ops run. As in later upstream there is no implicit barrier at the end: pods still
+//   pending when the last op is done (e.g. the Unschedulable workloads' large pods) are
+//   reported as pending, not waited for.
+//
+// Time: the scheduler runs on a virtual clock that follows wall time while the scheduler
+// works (backoffQ is flushed every 10 ms of it, as upstream flushes every second), and
+// jumps ahead when the scheduler is idle (activeQ empty) to its next wake-up (backoff
+// expiry, unschedulable flush, Permit deadline), so idle backoff waits cost no wall time
+// while busy periods see backoffs expire as upstream does (Preemption depends on it:
+// preemptors retry their nominated nodes while later ones are still being processed). A
+// wait gives up when 10 minutes of that virtual time pass without a binding (upstream's
+// 10-minute timeout). All reported durations are wall time (steady clock).
+//
+// Measurement (the createPods / createPodGroups ops with collectMetrics: true):
+//   seconds        from the start of the op's pod creation to its last binding;
+//   throughput     average = measured pods / seconds; p50 / p90 / p99 over pods bound
+//                  per sampling window, scaled to pods/s. Upstream samples every 1 s; an
+//                  in-process op lasts milliseconds, so the window is seconds / 50 clamped
+//                  to [1 ms, 1 s] (or --throughput-window-ms); percentiles use upstream's
+//                  index ceil(n * p / 100) - 1 over the sorted samples;
+//   extension_points  per-call latency of each extension point during the op (Filter:
+//                  one sample per scheduling cycle over all nodes, as upstream), exact
+//                  percentiles of the recorded samples (upstream: histogram buckets);
+//   peak_rss_kib   the process's peak resident set during the workload (VmHWM, reset
+//                  before each workload through /proc/self/clear_refs).
+// Several collectMetrics ops in one workload are pooled into one result.
+//
+// Workloads that need PersistentVolumes / PersistentVolumeClaims are skipped with a reason
+// (Phalanx does not implement VolumeBinding's volume placement); featureGates are noted
+// and not applied.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/status.h"
+#include "framework/registry.h"
+#include "perf/perf_workload.h"
+
+namespace phalanx::perf {
+
+struct PerfOptions {
+  std::string workload_file;
+  std::string workload_selector;  // --workload CASE[/WORKLOAD]; "" = all
+  std::string label_filter;       // --label; "" = all
+  std::string config_path;        // KubeSchedulerConfiguration; "" = defaults
+  std::string json_path;          // write the results as JSON ("" = no)
+  std::optional<framework::Registry> registry;  // unset: in-tree plugins
+  uint64_t seed = 1;
+  int parallelism = 0;            // 0: from the configuration
+  double throughput_window_ms = 0;  // 0: automatic (see above)
+  std::function<void(const std::string&)> log;  // progress lines; may be empty
+};
+
+struct ThroughputSummary {  // pods/s
+  double average = 0;
+  double p50 = 0;
+  double p90 = 0;
+  double p99 = 0;
+};
+
+struct ExtensionPointSummary {  // microseconds per call
+  int64_t count = 0;
+  double average_us = 0;
+  double p50_us = 0;
+  double p90_us = 0;
+  double p99_us = 0;
+};
+
+struct PerfResult {
+  std::string name;  // "Case/Workload"
+  bool skipped = false;
+  std::string skip_reason;
+  int64_t measured_pods = 0;   // pods of the collectMetrics ops
+  int64_t scheduled_measured = 0;
+  double seconds = 0;
+  // Process CPU time (all threads) over the same interval: on a shared machine,
+  // scheduled_measured / cpu_seconds ("pods/cpu-s") is the figure that load does not skew.
+  double cpu_seconds = 0;
+  ThroughputSummary throughput;
+  double window_ms = 0;
+  int64_t samples = 0;
+  long peak_rss_kib = 0;
+  std::map<std::string, ExtensionPointSummary> extension_points;
+  int64_t pending_at_end = 0;  // pods still unscheduled when the workload ended
+  std::vector<std::string> notes;
+};
+
+// Loads opts.workload_file, runs the selected workloads and fills *results (skipped ones
+// included). Errors: a file error, a scheduler construction error, or
+// a workload whose pods could not all be scheduled ("<file>: Case/Workload: op 2
+// (createPods): only 990 of 1000 pods scheduled ..."); results of earlier workloads stay
+// in *results. An empty selection is an error naming the filters.
+api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results);
+
+// Runs one workload (params already valid for it). Same errors as above.
+api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
+                            const PerfOptions& opts, PerfResult* result);
+
+// The human table: one row per workload (pods, seconds, throughput average / p50 / p90 /
+// p99, Filter and Score p50 / p99, peak RSS) and the skip reasons and notes below it.
+std::string FormatPerfTable(const std::vector<PerfResult>& results);
+
+// {"results":[{"name","skipped","skip_reason","measured_pods","seconds","throughput":
+// {"average","p50","p90","p99"},"peak_rss_kib","extension_points":{"Filter":{"count",
+// "p50_us","p99_us",...}}, ...}]}: the contract scripts/scheduler-perf.sh parses.
+nlohmann::json PerfResultsJson(const std::vector<PerfResult>& results);
+
+// Peak RSS support (Linux): resets the high-water mark (after returning freed heap to the
+// OS) and reads it back, in KiB. Reset returns false when /proc/self/clear_refs is not
+// writable; PeakRssKiB then falls back to getrusage's process-lifetime maximum.
+bool ResetPeakRss();
+long PeakRssKiB();
+
+}  // namespace phalanx::perf

@@ -1,0 +1,156 @@
+#include "perf/perf_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace phalanx::perf {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kConfig =
+    std::string(PHALANX_SOURCE_DIR) + "/src/perf/testdata/config/performance-config.yaml";
+
+const PerfResult* Find(const std::vector<PerfResult>& rs, const std::string& name) {
+  for (const auto& r : rs) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+// End to end on the small testdata file: every measured pod is bound, workloads that need
+// PersistentVolumeClaims are skipped with a reason, and the JSON has the contract keys.
+TEST(PerfRunner, RunsTestdataWorkloadsAndBindsEveryMeasuredPod) {
+  PerfOptions opts;
+  opts.workload_file = kConfig;
+  std::vector<PerfResult> results;
+  std::string err;
+  ASSERT_EQ(RunPerfWorkloads(opts, &results), absl::OkStatus());
+  ASSERT_EQ(results.size(), 9u);
+
+  for (const char* name : {"SchedulingBasic/50Nodes", "SchedulingBasic/100Nodes",
+                           "SchedulingPodAntiAffinity/60Nodes", "TopologySpreading/30Nodes",
+                           "Preemption/10Nodes", "Unschedulable/20Nodes/5InitPods", "Gangs/40Nodes"}) {
+    const PerfResult* r = Find(results, name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_FALSE(r->skipped) << name;
+    EXPECT_GT(r->measured_pods, 0) << name;
+    EXPECT_EQ(r->scheduled_measured, r->measured_pods) << name;
+    EXPECT_GT(r->seconds, 0) << name;
+    EXPECT_GT(r->throughput.average, 0) << name;
+    EXPECT_LE(r->throughput.p50, r->throughput.p90) << name;
+    EXPECT_LE(r->throughput.p90, r->throughput.p99) << name;
+    ASSERT_TRUE(r->extension_points.count("Filter")) << name;
+    EXPECT_GT(r->extension_points.at("Filter").count, 0) << name;
+    ASSERT_TRUE(r->extension_points.count("Bind")) << name;
+    EXPECT_EQ(r->extension_points.at("Bind").count, r->measured_pods) << name;
+    EXPECT_GT(r->peak_rss_kib, 0) << name;
+  }
+  EXPECT_EQ(Find(results, "SchedulingBasic/100Nodes")->measured_pods, 200);
+  EXPECT_EQ(Find(results, "Gangs/40Nodes")->measured_pods, 40);
+  // Preemption: 10 nodes full of low-priority pods; each high-priority pod preempts.
+  const PerfResult* pre = Find(results, "Preemption/10Nodes");
+  ASSERT_TRUE(pre->extension_points.count("PostFilter"));
+  EXPECT_GE(pre->extension_points.at("PostFilter").count, 10);
+  // Unschedulable: the large pods never fit and are left pending, not waited for.
+  EXPECT_EQ(Find(results, "Unschedulable/20Nodes/5InitPods")->pending_at_end, 5);
+
+  const PerfResult* csi = Find(results, "SchedulingCSIPVs/10Nodes");
+  ASSERT_NE(csi, nullptr);
+  EXPECT_TRUE(csi->skipped);
+  EXPECT_NE(csi->skip_reason.find("PersistentVolumeClaims"), std::string::npos) << csi->skip_reason;
+  EXPECT_NE(csi->skip_reason.find("VolumeBinding"), std::string::npos) << csi->skip_reason;
+  const PerfResult* claim = Find(results, "PodTemplateWithClaim/5Nodes");
+  ASSERT_NE(claim, nullptr);
+  EXPECT_TRUE(claim->skipped);
+  EXPECT_NE(claim->skip_reason.find("mounts PersistentVolumeClaim \"data\""), std::string::npos)
+      << claim->skip_reason;
+
+  nlohmann::json j = PerfResultsJson(results);
+  ASSERT_TRUE(j.contains("results"));
+  const auto& first = j["results"][0];
+  for (const char* k : {"name", "skipped", "skip_reason", "measured_pods", "seconds", "throughput",
+                        "peak_rss_kib", "extension_points"}) {
+    EXPECT_TRUE(first.contains(k)) << k;
+  }
+  for (const char* k : {"average", "p50", "p90", "p99"}) EXPECT_TRUE(first["throughput"].contains(k)) << k;
+  for (const char* k : {"count", "p50_us", "p99_us"}) {
+    EXPECT_TRUE(first["extension_points"]["Filter"].contains(k)) << k;
+  }
+  const std::string table = FormatPerfTable(results);
+  EXPECT_NE(table.find("SchedulingCSIPVs/10Nodes: skipped:"), std::string::npos) << table;
+  EXPECT_NE(table.find("featureGates.CSIMigration=true ignored"), std::string::npos) << table;
+}
+
+TEST(PerfRunner, SelectionByWorkloadAndLabel) {
+  PerfOptions opts;
+  opts.workload_file = kConfig;
+  opts.workload_selector = "SchedulingBasic";
+  opts.label_filter = "-slow";
+  std::vector<PerfResult> results;
+  std::string err;
+  ASSERT_EQ(RunPerfWorkloads(opts, &results), absl::OkStatus());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].name, "SchedulingBasic/50Nodes");
+
+  opts.workload_selector = "SchedulingBasic/1000Nodes";
+  opts.label_filter.clear();
+  results.clear();
+  err = std::string(RunPerfWorkloads(opts, &results).message());
+  EXPECT_FALSE(err.empty());
+  EXPECT_NE(err.find("no workload matches --workload SchedulingBasic/1000Nodes"), std::string::npos)
+      << err;
+}
+
+TEST(PerfRunner, UnschedulableMeasuredPodsAreAnError) {
+  const std::string dir = ::testing::TempDir() + "/perf_runner_unsched";
+  fs::create_directories(dir + "/config");
+  fs::copy_file(fs::path(kConfig).parent_path() / "pod-large-cpu.yaml", dir + "/config/pod-large-cpu.yaml",
+                fs::copy_options::overwrite_existing);
+  {
+    std::ofstream f(dir + "/config/w.yaml");
+    f << "- name: TooBig\n  workloadTemplate:\n  - {opcode: createNodes, count: 3}\n"
+         "  - {opcode: createPods, count: 2, podTemplatePath: config/pod-large-cpu.yaml, collectMetrics: true}\n"
+         "  workloads: [{name: w}]\n";
+  }
+  PerfOptions opts;
+  opts.workload_file = dir + "/config/w.yaml";
+  std::vector<PerfResult> results;
+  std::string err;
+  err = std::string(RunPerfWorkloads(opts, &results).message());
+  EXPECT_FALSE(err.empty());
+  EXPECT_NE(err.find("w.yaml: TooBig/w: op 1 (createPods): only 0 of 2 pods scheduled"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("Insufficient cpu"), std::string::npos) << err;
+}
+
+// Upstream's wait counts the namespace's scheduled pods, not the op's: a setup op whose pods
+// cannot be placed passes when the namespace already holds enough scheduled pods (upstream
+// MixedSchedulingBasePod relies on this), and its pods stay pending.
+TEST(PerfRunner, SetupOpWaitsForNamespaceCountAsUpstream) {
+  const std::string dir = ::testing::TempDir() + "/perf_runner_nswait";
+  fs::create_directories(dir + "/config");
+  fs::copy_file(fs::path(kConfig).parent_path() / "pod-large-cpu.yaml", dir + "/config/pod-large-cpu.yaml",
+                fs::copy_options::overwrite_existing);
+  {
+    std::ofstream f(dir + "/config/w.yaml");
+    f << "- name: Mixed\n  workloadTemplate:\n  - {opcode: createNodes, count: 3}\n"
+         "  - {opcode: createPods, count: 4, namespace: setup}\n"
+         "  - {opcode: createPods, count: 4, namespace: setup, podTemplatePath: config/pod-large-cpu.yaml}\n"
+         "  - {opcode: createPods, count: 6, collectMetrics: true}\n"
+         "  workloads: [{name: w}]\n";
+  }
+  PerfOptions opts;
+  opts.workload_file = dir + "/config/w.yaml";
+  std::vector<PerfResult> results;
+  std::string err;
+  ASSERT_EQ(RunPerfWorkloads(opts, &results), absl::OkStatus());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].scheduled_measured, 6);
+  EXPECT_EQ(results[0].pending_at_end, 4);
+}
+
+}  // namespace
+}  // namespace phalanx::perf

@@ -1,0 +1,66 @@
+// Philly-style job traces (../shared/data/philly/: philly_103959.csv from ElasticFlow,
+// tiresias_60_job.csv from Tiresias): columns job_id, submit_time (s), num_gpu, duration
+// (s). Each job is a gang: one pod per node-sized slice of its GPUs (G GPUs on nodes of
+// P GPUs: floor(G/P) pods of P GPUs and one pod of the remainder), minMember = number of
+// pods, written in the Koordinator dialect the gang manager reads
+// (gang.scheduling.koordinator.sh/name, /min-available). Every pod asks for
+// nvidia.com/gpu: its slice and runs for the job's duration once bound (the gang cycle
+// binds all members together).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/status.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+
+namespace phalanx::replay {
+
+struct PhillyCluster {
+  int32_t nodes = 32;
+  int32_t gpus_per_node = 8;
+  int64_t milli_cpu_per_gpu = 8000;  // node CPU = GPUs * this
+  int64_t memory_gib_per_gpu = 64;
+  std::string gpu_model = "P100";
+  // Split the jobs into KAI queues philly-q0, philly-q1, ... (no quota, unlimited, these
+  // over-quota weights). The trace has one virtual cluster and no user column, so a job
+  // goes to queue FNV-1a(job_id) mod N (a stand-in for a user hash). Empty: no queues.
+  std::vector<double> queue_weights;
+};
+
+// "32x8" -> 32 nodes of 8 GPUs; "32x8,queues=1:3" also splits the jobs into two queues
+// with over-quota weights 1 and 3. Errors: "--cluster: want NODESxGPUS (e.g. 32x8), got
+// ..." (or "... NODESxGPUS,queues=W1:W2... ..." for a bad queue list).
+api::Status ParseClusterSpec(const std::string& text, PhillyCluster* out);
+
+struct PhillyJob {
+  std::string id;
+  double submit_s = 0;
+  int32_t gpus = 0;
+  double duration_s = 0;
+  std::vector<size_t> pods;  // indices into Scenario::pods
+};
+
+// Loads the job CSV into nodes and pods of `out` (namespace "philly", pods
+// "job-<id>-<k>", gang "job-<id>"). Jobs asking more GPUs than the cluster has are left out
+// and counted in *too_large. `max_jobs` 0 = all. Errors: "FILE:LINE: column X: ..." (the whole file is read,
+// so a malformed line after the first `max_jobs` jobs is an error too).
+api::Status LoadPhillyTrace(const std::string& path, const PhillyCluster& cluster,
+                            size_t max_jobs, sim::Scenario* out, std::vector<PhillyJob>* jobs,
+                            size_t* too_large);
+
+// Per-job outcome of a run.
+struct JobOutcome {
+  std::string id;
+  int32_t gpus = 0;
+  double submit_s = 0;
+  double start_s = -1;   // when the last member was bound; -1 never started
+  double finish_s = -1;  // start + duration
+  double queue_delay_s() const { return start_s - submit_s; }
+  double jct_s() const { return finish_s - submit_s; }
+};
+std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const sim::SimulationResult& r);
+
+}  // namespace phalanx::replay

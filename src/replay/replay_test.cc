@@ -1,0 +1,571 @@
+// Trace replay modes and the HTML report: parsing helpers, the Philly gang loader, the
+// paper methodology on small samples, determinism, and the report checked in a real
+// headless browser (Debian's chromium) against the JSON results.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include "config/config.h"
+#include "plugins/registry.h"
+#include "replay/experiment.h"
+#include "replay/openb.h"
+#include "replay/paper.h"
+#include "replay/philly.h"
+#include "replay/report.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+
+namespace phalanx::replay {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kData = PHALANX_SHARED_DATA_DIR;
+
+// Skips (developer clone without ../shared) or fails (CI=true) when `path` is missing.
+#define REQUIRE_SHARED_DATA(path)                                                           \
+  do {                                                                                      \
+    if (!fs::exists(path)) {                                                                \
+      const char* ci = std::getenv("CI");                                                   \
+      if (ci && std::string(ci) == "true") FAIL() << "shared data missing in CI: " << path; \
+      GTEST_SKIP() << "needs ../shared/data (" << path << "); not in a user's clone";       \
+    }                                                                                       \
+  } while (0)
+
+fs::path TempDir(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("phalanx_replay_" + name + "_" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+void Write(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+}
+
+TEST(ReplayParseTest, SeedsPoliciesAndClusters) {
+  std::vector<uint64_t> seeds;
+  std::string err;
+  ASSERT_EQ(ParseSeeds("42-45,7", &seeds), absl::OkStatus());
+  EXPECT_EQ(seeds, (std::vector<uint64_t>{42, 43, 44, 45, 7}));
+  seeds.clear();
+  err = std::string(ParseSeeds("9-3", &seeds).message());
+  EXPECT_NE(err.find("\"9-3\""), std::string::npos) << err;
+  std::vector<PolicySpec> p;
+  ASSERT_EQ(ParsePolicies("fgd, BestFit,dotprod,packing,clustering,random,default", &p), absl::OkStatus());
+  ASSERT_EQ(p.size(), 7u);
+  EXPECT_EQ(p[0].score_plugin, "FGDScore");
+  EXPECT_EQ(p[1].display, "BestFit");
+  EXPECT_EQ(p[2].score_plugin, "DotProductScore");
+  EXPECT_EQ(p[6].score_plugin, "");
+  p.clear();
+  err = std::string(ParsePolicies("fgd,tetris", &p).message());
+  EXPECT_NE(err.find("unknown policy \"tetris\""), std::string::npos) << err;
+  PhillyCluster c;
+  ASSERT_EQ(ParseClusterSpec("16x4", &c), absl::OkStatus());
+  EXPECT_EQ(c.nodes, 16);
+  EXPECT_EQ(c.gpus_per_node, 4);
+  err = std::string(ParseClusterSpec("16", &c).message());
+  EXPECT_EQ(err, "--cluster: want NODESxGPUS (e.g. 32x8), got \"16\"");
+  EXPECT_EQ(PaperUnallocatedAt100("FGD"), 4.77);
+  EXPECT_FALSE(PaperUnallocatedAt100("Default").has_value());
+}
+
+TEST(ReplayParseTest, PolicyProfilesDisableTheDefaultScorers) {
+  config::KubeSchedulerConfiguration cfg;
+  std::string err;
+  ASSERT_EQ(PolicyConfiguration(*LookupPolicy("fgd"), true, &cfg), absl::OkStatus());
+  ASSERT_EQ(cfg.profiles.size(), 1u);
+  const auto& pl = cfg.profiles[0].plugins;
+  ASSERT_EQ(pl.score.enabled.size(), 1u);
+  EXPECT_EQ(pl.score.enabled[0].name, "FGDScore");
+  ASSERT_EQ(pl.score.disabled.size(), 1u);
+  EXPECT_EQ(pl.score.disabled[0].name, "*");
+  EXPECT_EQ(pl.filter.enabled[0].name, "GpuShare");
+  EXPECT_EQ(cfg.percentage_of_nodes_to_score, 100);
+  EXPECT_NE(cfg.profiles[0].ArgsFor("FGDScore"), nullptr);
+}
+
+TEST(OpenbLoaderTest, GpuSharingDropsTheWholeGpuRequestOfShares) {
+  auto dir = TempDir("loader");
+  Write(dir / "pods.csv",
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+        "share,1000,1024,1,500\n"
+        "whole,1000,1024,2,1000\n"
+        "cpu,1000,1024,0,0\n");
+  for (bool sharing : {false, true}) {
+    std::vector<sim::TimedPod> pods;
+    std::string err;
+    OpenbOptions oo;
+    oo.gpu_sharing = sharing;
+    ASSERT_EQ(LoadOpenbPods((dir / "pods.csv").string(), oo, &pods), absl::OkStatus());
+    ASSERT_EQ(pods.size(), 3u);
+    const auto& share = pods[0].pod.spec.containers[0].resources.requests;
+    const auto& whole = pods[1].pod.spec.containers[0].resources.requests;
+    EXPECT_EQ(share.count("nvidia.com/gpu"), sharing ? 0u : 1u);
+    EXPECT_EQ(whole.at("nvidia.com/gpu").Value(), 2);
+    EXPECT_EQ(pods[0].pod.metadata.annotations.at("alibabacloud.com/gpu-milli"), "500");
+  }
+}
+
+// The whole openb default trace through the simulator (RunSimulation, default profile).
+sim::SimulationOptions DefaultProfile(uint64_t seed) {
+  sim::SimulationOptions o;
+  o.seed = seed;
+  o.config = config::DefaultConfiguration();
+  o.registry = plugins::NewInTreeRegistry();
+  return o;
+}
+
+std::vector<std::string> NodesOf(const sim::SimulationResult& r) {
+  std::vector<std::string> v;
+  for (const auto& o : r.outcomes) v.push_back(o.node);
+  return v;
+}
+
+TEST(OpenbTraceTest, DefaultTraceRunsToCompletionWithInvariantsAndDeterminism) {
+  const std::string nodes = kData + "/alibaba-openb/openb_node_list_all_node.csv";
+  const std::string pods = kData + "/alibaba-openb/openb_pod_list_default.csv";
+  REQUIRE_SHARED_DATA(pods);
+  sim::Scenario sc;
+  ASSERT_EQ(LoadOpenbNodes(nodes, &sc.nodes), absl::OkStatus());
+  ASSERT_EQ(LoadOpenbPods(pods, {}, &sc.pods), absl::OkStatus());
+  ASSERT_EQ(sc.nodes.size(), 1523u);
+  ASSERT_EQ(sc.pods.size(), 8152u);
+  sim::SimulationResult a, b, c;
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(42), &a), absl::OkStatus());
+  EXPECT_EQ(a.invariant_violations, std::vector<std::string>{});
+  for (const auto& u : a.usage) EXPECT_LE(u.peak, u.capacity + 1e-9) << u.resource;
+  EXPECT_EQ(a.pods, 8152u);
+  EXPECT_EQ(a.scheduled + a.pending_at_end + a.deleted_while_pending, 8152u);
+  EXPECT_GT(a.scheduled, 8000u);
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(42), &b), absl::OkStatus());
+  EXPECT_EQ(NodesOf(a), NodesOf(b));
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(43), &c), absl::OkStatus());
+  EXPECT_NE(NodesOf(a), NodesOf(c));
+}
+
+TEST(OpenbTraceTest, UntimedTraceOverloadsTheClusterAndEveryPendingPodHasAReason) {
+  const std::string pods = kData + "/alibaba-openb/openb_pod_list_multigpu20.csv";
+  REQUIRE_SHARED_DATA(pods);
+  sim::Scenario sc;
+  ASSERT_EQ(LoadOpenbNodes(kData + "/alibaba-openb/openb_node_list_gpu_node.csv", &sc.nodes),
+            absl::OkStatus());
+  OpenbOptions oo;
+  oo.timed = false;
+  ASSERT_EQ(LoadOpenbPods(pods, oo, &sc.pods), absl::OkStatus());
+  sim::SimulationResult r;
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(1), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  for (const auto& o : r.outcomes) {
+    EXPECT_TRUE(o.scheduled_s || o.deleted_s || !o.reason.empty()) << o.pod;
+  }
+  EXPECT_GT(r.pending_at_end, 0u);
+  EXPECT_FALSE(r.pending_reasons.empty());
+  size_t with_reason = 0;
+  for (const auto& [reason, n] : r.pending_reasons) with_reason += n;
+  EXPECT_EQ(with_reason, r.pending_at_end);
+}
+
+TEST(OpenbLoaderTest, CsvErrorsNameFileLineAndColumn) {
+  const auto path = (TempDir("openb_errors") / "pods.csv").string();
+  Write(path,
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+        "p0,1000,1024,1,1000\n"
+        "p1,lots,1024,1,1000\n");
+  std::vector<sim::TimedPod> pods;
+  const api::Status s = LoadOpenbPods(path, {}, &pods);
+  EXPECT_EQ(s.message(), path + ":3: column cpu_milli: invalid value \"lots\"");
+}
+
+TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
+  auto dir = TempDir("philly");
+  Write(dir / "jobs.csv",
+        "job_id,num_gpu,submit_time,duration\n"
+        "0,10,5,100\n"
+        "1,2,0,50\n"
+        "2,64,1,10\n");
+  PhillyCluster c;
+  c.nodes = 4;
+  c.gpus_per_node = 4;
+  sim::Scenario sc;
+  std::vector<PhillyJob> jobs;
+  size_t too_large = 0;
+  std::string err;
+  ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large), absl::OkStatus());
+  EXPECT_EQ(too_large, 1u);  // 64 GPUs > 16
+  ASSERT_EQ(jobs.size(), 2u);
+  ASSERT_EQ(sc.nodes.size(), 4u);
+  ASSERT_EQ(sc.pods.size(), 4u);  // job 0: 4 + 4 + 2; job 1: 2
+  // Sorted by arrival: job 1 (t=0) first.
+  EXPECT_EQ(sc.pods[0].pod.metadata.name, "job-1-0");
+  EXPECT_EQ(jobs[0].pods.size(), 3u);
+  std::multiset<int64_t> sizes;
+  for (size_t i : jobs[0].pods) {
+    const auto& p = sc.pods[i].pod;
+    EXPECT_EQ(p.metadata.annotations.at("gang.scheduling.koordinator.sh/name"), "job-0");
+    EXPECT_EQ(p.metadata.annotations.at("gang.scheduling.koordinator.sh/min-available"), "3");
+    EXPECT_EQ(sc.pods[i].arrival, 5 * api::kNanosPerSecond);
+    EXPECT_EQ(*sc.pods[i].run_duration_ns, 100 * api::kNanosPerSecond);
+    sizes.insert(p.spec.containers[0].resources.requests.at("nvidia.com/gpu").Value());
+  }
+  EXPECT_EQ(sizes, (std::multiset<int64_t>{2, 4, 4}));
+  Write(dir / "bad.csv", "job_id,num_gpu,submit_time,duration\n0,two,5,100\n");
+  err = std::string(LoadPhillyTrace((dir / "bad.csv").string(), c, 0, &sc, &jobs, &too_large).message());
+  EXPECT_EQ(err, (dir / "bad.csv").string() + ":2: column num_gpu: invalid value \"two\"");
+}
+
+// The Philly replay split into queues (--cluster 2x8,queues=1:3, 16 GPUs so that the
+// queues contend): per-queue share over time is recorded; while both queues ask for more
+// than their weighted share, the fair share is exactly 4 : 12 GPUs, and over those periods
+// the weight-3 queue holds about three times the GPUs of the weight-1 queue. Skipped when
+// the shared data set is absent.
+TEST(PhillyTest, SplitIntoQueuesSharesGpusByWeight) {
+  const std::string path = std::string(PHALANX_SHARED_DATA_DIR) + "/philly/philly_103959.csv";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  PhillyCluster cluster;
+  std::string err;
+  ASSERT_EQ(ParseClusterSpec("2x8,queues=1:3", &cluster), absl::OkStatus());
+  EXPECT_EQ(cluster.queue_weights, (std::vector<double>{1, 3}));
+  sim::Scenario sc;
+  std::vector<PhillyJob> jobs;
+  size_t too_large = 0;
+  ASSERT_EQ(LoadPhillyTrace(path, cluster, 300, &sc, &jobs, &too_large), absl::OkStatus());
+  sim::SimulationResult r;
+  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(1), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  ASSERT_EQ(r.queues.size(), 2u);
+  EXPECT_EQ(r.queues[0].name, "philly-q0");
+  EXPECT_EQ(r.queues[1].name, "philly-q1");
+  std::map<double, sim::QueueSample> a, b;  // per queue: time -> sample
+  for (const auto& s : r.queue_timeline) (s.queue == "philly-q0" ? a : b)[s.t] = s;
+  double t_both = 0, alloc_a = 0, alloc_b = 0;
+  const sim::QueueSample *pa = nullptr, *pb = nullptr;
+  for (const auto& [t, sa] : a) {
+    const sim::QueueSample& sb = b.at(t);
+    if (pa && pa->demand >= 4 && pb->demand >= 12) {
+      const double dt = t - pa->t;
+      t_both += dt;
+      alloc_a += dt * pa->allocated;
+      alloc_b += dt * pb->allocated;
+    }
+    if (sa.demand >= 4 && sb.demand >= 12) {
+      EXPECT_NEAR(sa.deserved, 4.0, 1e-6) << "t=" << t;
+      EXPECT_NEAR(sb.deserved, 12.0, 1e-6) << "t=" << t;
+    }
+    pa = &sa;
+    pb = &sb;
+  }
+  ASSERT_GT(t_both, 3600.0);  // the split must produce real contention
+  const double ratio = alloc_b / alloc_a;
+  std::printf("philly 300 jobs on 2x8, queues 1:3: %.1f h contended; GPUs held there %.2f : %.2f "
+              "(ratio %.2f); whole-run averages %.2f / %.2f\n",
+              t_both / 3600, alloc_a / t_both, alloc_b / t_both, ratio, r.queues[0].allocated_avg,
+              r.queues[1].allocated_avg);
+  EXPECT_GT(ratio, 2.0);
+  EXPECT_LT(ratio, 4.5);
+}
+
+TEST(PaperTest, DiscretizeAveragesSamplesPerLoadStep) {
+  std::vector<LoadPoint> pts = {
+      {0.2, 0.2, 0, 0}, {99.6, 95.0, 50, 5}, {100.4, 96.0, 70, 7}, {102.0, 96.5, 80, 8}};
+  LoadCurve c = Discretize(pts, 103);
+  EXPECT_DOUBLE_EQ(c.alloc_pct[0], 0.2);
+  EXPECT_DOUBLE_EQ(c.alloc_pct[100], 95.5);  // 99.6 and 100.4 round to 100
+  EXPECT_DOUBLE_EQ(c.frag_ratio_pct[100], 60);
+  EXPECT_NEAR(c.alloc_pct[101], (95.0 + 96.0 + 96.5) / 3, 1e-9);  // none at 101: 100 and 102
+  EXPECT_TRUE(std::isnan(c.alloc_pct[50]));
+}
+
+// ---- small synthetic traces written as openb / Philly CSVs ----
+
+struct SmallTraces {
+  fs::path dir;
+  std::string nodes, pods, jobs;
+};
+
+SmallTraces MakeSmallTraces() {
+  SmallTraces t;
+  t.dir = TempDir("small");
+  std::string n = "sn,cpu_milli,memory_mib,gpu,model\n";
+  for (int i = 0; i < 12; ++i) {
+    n += "node-" + std::to_string(i) + ",64000,524288,8," + (i % 2 ? "T4" : "V100M16") + "\n";
+  }
+  std::string p = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
+  const int shares[] = {300, 500, 700, 250, 1000, 1000, 0, 500};
+  for (int i = 0; i < 24; ++i) {
+    const int m = shares[i % 8];
+    const int num = m == 0 ? 0 : (i % 11 == 5 ? 2 : 1);
+    p += "pod-" + std::to_string(i) + "," + std::to_string(2000 + 500 * (i % 3)) + ",4096," +
+         std::to_string(num) + "," + std::to_string(m) + "," + (i % 7 == 3 ? "T4" : "") + "\n";
+  }
+  std::string j = "job_id,submit_time,num_gpu,duration\n";
+  for (int i = 0; i < 30; ++i) {
+    j += std::to_string(i) + "," + std::to_string(i * 120) + "," + std::to_string(1 << (i % 4)) +
+         "," + std::to_string(600 + 300 * (i % 5)) + "\n";
+  }
+  t.nodes = (t.dir / "nodes.csv").string();
+  t.pods = (t.dir / "pods.csv").string();
+  t.jobs = (t.dir / "jobs.csv").string();
+  Write(t.nodes, n);
+  Write(t.pods, p);
+  Write(t.jobs, j);
+  return t;
+}
+
+ExperimentOptions Base() {
+  ExperimentOptions o;
+  o.config = config::DefaultConfiguration();
+  o.registry = plugins::NewInTreeRegistry();
+  return o;
+}
+
+TEST(PaperTest, SmallTraceReachesTheTargetLoadAndIsDeterministic) {
+  const SmallTraces t = MakeSmallTraces();
+  ExperimentOptions o = Base();
+  o.trace = "openb-paper";
+  o.nodes_csv = t.nodes;
+  o.pods_csv = t.pods;
+  std::string err;
+  ASSERT_EQ(ParsePolicies("fgd,bestfit,random", &o.policies), absl::OkStatus());
+  o.seeds = {3, 4};
+  nlohmann::json a, b;
+  ASSERT_EQ(RunExperiments(o, &a), absl::OkStatus());
+  ASSERT_EQ(RunExperiments(o, &b), absl::OkStatus());
+  EXPECT_EQ(a["runs"].size(), 6u);
+  for (size_t i = 0; i < a["runs"].size(); ++i) {
+    const auto& r = a["runs"][i];
+    EXPECT_EQ(r["summary"]["invariant_violations"], 0) << r["policy"];
+    // Arrivals reach ~130% of the 96 GPUs: the last load step with a sample is >= 125.
+    const auto& alloc = r["load_curve"]["alloc_pct"];
+    int last = 0;
+    for (int s = 0; s < static_cast<int>(alloc.size()); ++s) {
+      if (alloc[s].is_number()) last = s;
+    }
+    EXPECT_GE(last, 125) << r["policy"];
+    ASSERT_TRUE(r["unallocated_at_100_pct"].is_number());
+    EXPECT_GE(r["unallocated_at_100_pct"].get<double>(), 0);
+    EXPECT_LE(r["unallocated_at_100_pct"].get<double>(), 100);
+    // Same seed, same outcome.
+    EXPECT_EQ(r["load_curve"], b["runs"][i]["load_curve"]) << r["policy"] << " " << r["seed"];
+    EXPECT_EQ(r["summary"]["scheduled"], b["runs"][i]["summary"]["scheduled"]);
+  }
+}
+
+TEST(PaperTest, OpenbSampleWithThePaperMethodology) {
+  REQUIRE_SHARED_DATA(kData + "/alibaba-openb/openb_pod_list_default.csv");
+  ExperimentOptions o = Base();
+  o.trace = "openb-paper";
+  o.nodes_csv = kData + "/alibaba-openb/openb_node_list_gpu_node.csv";
+  o.pods_csv = kData + "/alibaba-openb/openb_pod_list_default.csv";
+  o.paper.max_nodes = 150;  // a sample: the trace is tuned down to 130% of these nodes
+  std::string err;
+  ASSERT_EQ(ParsePolicies("fgd,random", &o.policies), absl::OkStatus());
+  o.seeds = {42};
+  nlohmann::json r;
+  ASSERT_EQ(RunExperiments(o, &r), absl::OkStatus());
+  ASSERT_EQ(r["runs"].size(), 2u);
+  for (const auto& run : r["runs"]) {
+    EXPECT_EQ(run["summary"]["nodes"], 150);
+    EXPECT_EQ(run["summary"]["invariant_violations"], 0);
+    EXPECT_GT(run["summary"]["dropped"].get<int>(), 0);  // 130 % cannot all fit
+    const double u = run["unallocated_at_100_pct"].get<double>();
+    EXPECT_GT(u, 0);
+    EXPECT_LT(u, 30);
+    const double frag = run["frag_ratio_at_100_pct"].get<double>();
+    EXPECT_GT(frag, 0);
+    EXPECT_LE(frag, 100);
+  }
+}
+
+TEST(PhillyTest, WholeTraceReplaysWithGangsAndIsDeterministicPerSeed) {
+  REQUIRE_SHARED_DATA(kData + "/philly/philly_103959.csv");
+  ExperimentOptions o = Base();
+  o.trace = "philly";
+  o.jobs_csv = kData + "/philly/philly_103959.csv";
+  std::string err;
+  ASSERT_EQ(ParseClusterSpec("8x4", &o.cluster), absl::OkStatus());  // 32 GPUs: jobs queue
+  o.seeds = {7};
+  nlohmann::json a, b;
+  ASSERT_EQ(RunExperiments(o, &a), absl::OkStatus());
+  ASSERT_EQ(RunExperiments(o, &b), absl::OkStatus());
+  const auto& ja = a["runs"][0]["jobs"];
+  EXPECT_EQ(ja["count"], 876);
+  EXPECT_EQ(ja["started"], 876);  // every job ran to completion
+  EXPECT_EQ(a["runs"][0]["summary"]["invariant_violations"], 0);
+  EXPECT_GT(ja["makespan_h"].get<double>(), 0);
+  EXPECT_GT(ja["mean_queue_delay_min"].get<double>(), 0);  // 32 GPUs are contended
+  EXPECT_EQ(ja["start_s"], b["runs"][0]["jobs"]["start_s"]);
+  const std::string text = FormatReportSummary(a);
+  EXPECT_NE(text.find("Mean JCT (h)"), std::string::npos) << text;
+}
+
+TEST(PhillyTest, TiresiasGangsSpanNodesAndStartTogether) {
+  REQUIRE_SHARED_DATA(kData + "/philly/tiresias_60_job.csv");
+  PhillyCluster c;
+  std::string err;
+  ASSERT_EQ(ParseClusterSpec("4x4", &c), absl::OkStatus());
+  sim::Scenario sc;
+  std::vector<PhillyJob> jobs;
+  size_t too_large = 0;
+  ASSERT_EQ(LoadPhillyTrace(kData + "/philly/tiresias_60_job.csv", c, 0, &sc, &jobs, &too_large),
+            absl::OkStatus());
+  ASSERT_EQ(jobs.size(), 60u);
+  sim::SimulationOptions so;
+  so.seed = 5;
+  so.config = config::DefaultConfiguration();
+  so.registry = plugins::NewInTreeRegistry();
+  sim::SimulationResult r;
+  ASSERT_EQ(sim::RunSimulation(sc, so, &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  size_t multi = 0;
+  for (const auto& j : jobs) {
+    if (j.pods.size() < 2) continue;
+    ++multi;
+    std::set<double> starts;
+    for (size_t p : j.pods) {
+      ASSERT_TRUE(r.outcomes[p].scheduled_s.has_value()) << r.outcomes[p].pod;
+      starts.insert(*r.outcomes[p].scheduled_s);
+    }
+    EXPECT_EQ(starts.size(), 1u) << "gang job-" << j.id << " started piecewise";
+  }
+  EXPECT_GT(multi, 0u);  // the 8-GPU jobs are 2 pods on 4-GPU nodes
+}
+
+// ---- the HTML report in a real browser ----
+
+std::string FindChromium() {
+  if (const char* c = std::getenv("PHALANX_CHROMIUM")) return c;
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    for (const char* dir : {"/usr/bin/", "/usr/local/bin/", "/snap/bin/"}) {
+      const std::string p = std::string(dir) + name;
+      if (fs::exists(p)) return p;
+    }
+  }
+  return "";
+}
+
+// Renders `html` in headless chromium and returns the DOM after the scripts ran.
+std::string DumpDom(const std::string& chromium, const fs::path& html, const fs::path& profile) {
+  const std::string cmd = "timeout 120 " + chromium +
+                          " --headless --no-sandbox --disable-gpu --disable-background-networking"
+                          " --disable-component-update --disable-sync --no-first-run"
+                          " --user-data-dir=" +
+                          profile.string() + " --dump-dom file://" + fs::absolute(html).string() +
+                          " 2>/dev/null";
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> f(popen(cmd.c_str(), "r"), pclose);
+  if (!f) return out;
+  std::array<char, 65536> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), f.get())) > 0) out.append(buf.data(), n);
+  return out;
+}
+
+std::string Fmt2(const nlohmann::json& v) {
+  if (!v.is_number()) return "\u2013";
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.2f", v.get<double>());
+  return b;
+}
+
+// Checks a rendered report against its results document.
+void CheckDom(const std::string& dom, const nlohmann::json& r,
+              const std::vector<std::string>& charts) {
+  ASSERT_FALSE(dom.empty()) << "chromium produced no DOM";
+  EXPECT_NE(dom.find("data-rendered=\"ok\""), std::string::npos)
+      << "the report script did not finish";
+  EXPECT_EQ(dom.find("data-render-error=\""), std::string::npos);
+  for (const auto& id : charts) {
+    const std::regex svg("<svg class=\"chart\" id=\"" + id + "\"[^>]*>([\\s\\S]*?)</svg>");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(dom, m, svg)) << "chart " << id << " missing";
+    if (id == "chart-compare") continue;
+    // Every policy has a drawn series with points.
+    for (const auto& p : r["policies"]) {
+      const std::regex path("<path class=\"series\"[^>]*data-policy=\"" + p.get<std::string>() +
+                            "\" data-points=\"([0-9]+)\"");
+      std::smatch pm;
+      const std::string body = m[1].str();
+      ASSERT_TRUE(std::regex_search(body, pm, path)) << id << " has no series for " << p;
+      EXPECT_GT(std::stoi(pm[1].str()), 0) << id << " " << p;
+    }
+  }
+  // The comparison: bars and table cells carry exactly the results' numbers.
+  const auto& cmp = r["comparison"];
+  const std::string head = cmp["columns"][0]["key"];
+  for (const auto& row : cmp["rows"]) {
+    const std::string policy = row["policy"];
+    const std::string want_head = Fmt2(row["metrics"][head]);
+    ASSERT_TRUE(row["metrics"][head].is_number()) << policy << " " << head;
+    const std::regex bar("<rect class=\"bar\"[^>]*data-policy=\"" + policy +
+                         "\" data-value=\"([^\"]*)\"");
+    std::smatch bm;
+    ASSERT_TRUE(std::regex_search(dom, bm, bar)) << "no bar for " << policy;
+    EXPECT_EQ(bm[1].str(), want_head) << policy;
+    const std::regex tr("<tr data-policy=\"" + policy + "\">([\\s\\S]*?)</tr>");
+    std::smatch tm;
+    ASSERT_TRUE(std::regex_search(dom, tm, tr)) << "no table row for " << policy;
+    const std::string cells = tm[1].str();
+    for (const auto& col : cmp["columns"]) {
+      const std::string key = col["key"];
+      const std::regex td("<td data-key=\"" + key + "\"[^>]*>([^<]*)</td>");
+      std::smatch dm;
+      ASSERT_TRUE(std::regex_search(cells, dm, td)) << policy << " " << key;
+      EXPECT_EQ(dm[1].str(), Fmt2(row["metrics"][key])) << policy << " " << key;
+    }
+  }
+}
+
+TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) {
+    const char* ci = std::getenv("CI");
+    if (ci && std::string(ci) == "true")
+      FAIL() << "chromium not found in CI (scripts/install-deps.sh)";
+    GTEST_SKIP() << "needs chromium (scripts/install-deps.sh installs it)";
+  }
+  const SmallTraces t = MakeSmallTraces();
+  std::string err;
+  // openb-paper: allocation/unallocated/fragmentation against load, two policies, two seeds.
+  ExperimentOptions o = Base();
+  o.trace = "openb-paper";
+  o.nodes_csv = t.nodes;
+  o.pods_csv = t.pods;
+  ASSERT_EQ(ParsePolicies("fgd,bestfit", &o.policies), absl::OkStatus());
+  o.seeds = {1, 2};
+  nlohmann::json paper;
+  ASSERT_EQ(RunExperiments(o, &paper), absl::OkStatus());
+  const fs::path html = t.dir / "paper.html";
+  Write(html.string(), RenderHtmlReport(paper));
+  // The page is self-contained: no network references.
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  CheckDom(DumpDom(chromium, html, t.dir / "profile"), paper,
+           {"chart-alloc", "chart-unalloc", "chart-frag", "chart-delay-cdf", "chart-compare"});
+
+  // philly: allocation over time, queueing-delay CDF of jobs, comparison of three policies.
+  ExperimentOptions p = Base();
+  p.trace = "philly";
+  p.jobs_csv = t.jobs;
+  ASSERT_EQ(ParseClusterSpec("6x4", &p.cluster), absl::OkStatus());
+  ASSERT_EQ(ParsePolicies("default,fgd,random", &p.policies), absl::OkStatus());
+  nlohmann::json philly;
+  ASSERT_EQ(RunExperiments(p, &philly), absl::OkStatus());
+  const fs::path html2 = t.dir / "philly.html";
+  Write(html2.string(), RenderHtmlReport(philly));
+  CheckDom(DumpDom(chromium, html2, t.dir / "profile"), philly,
+           {"chart-alloc", "chart-frag", "chart-delay-cdf", "chart-compare"});
+}
+
+}  // namespace
+}  // namespace phalanx::replay
