@@ -62,8 +62,6 @@ struct Shutdown {
   }
 };
 
-thread_local std::string tl_failure_result;   // set by on_failure on the scheduling thread
-thread_local std::string tl_failure_profile;
 
 // Joins `t` on destruction after `before` (e.g. asking the thread to stop).
 struct JoinOnExit {
@@ -282,12 +280,14 @@ class LiveRun {
       sm_->Attempt("scheduled", pod.spec.scheduler_name);
       spdlog::debug("bound {} to {}", pod.Key(), node);
     };
-    sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status& st) {
+    sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status& st,
+                                scheduler::Scheduler::FailurePhase phase) {
       const std::string result = st.IsRejected() ? "unschedulable" : "error";
       sm_->Attempt(result, qp.Pod().spec.scheduler_name);
-      if (std::this_thread::get_id() == sched_thread_id_.load()) {
-        tl_failure_result = result;
-        tl_failure_profile = qp.Pod().spec.scheduler_name;
+      if (phase == scheduler::Scheduler::FailurePhase::kScheduling) {
+        // On the scheduling thread, inside the ScheduleOne that the loop times.
+        attempt_failure_result_ = result;
+        attempt_failure_profile_ = qp.Pod().spec.scheduler_name;
       } else {
         sm_->BindingFailure();
       }
@@ -361,17 +361,16 @@ class LiveRun {
       }
     });
     loop_ = std::thread([this] {
-      sched_thread_id_ = std::this_thread::get_id();
       while (!loop_stop_.load()) {
         const int64_t before = sched_->stats().attempts;
-        tl_failure_result.clear();
+        attempt_failure_result_.clear();
         const auto t0 = std::chrono::steady_clock::now();
         if (!sched_->ScheduleOne(/*blocking=*/true)) break;
         if (sched_->stats().attempts == before) continue;  // skipped (deleted, assumed)
         const double secs =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!tl_failure_result.empty()) {
-          sm_->AttemptDuration(tl_failure_result, tl_failure_profile, secs);
+        if (!attempt_failure_result_.empty()) {
+          sm_->AttemptDuration(attempt_failure_result_, attempt_failure_profile_, secs);
         } else {
           sm_->AttemptDuration("scheduled", sole_profile_, secs);
         }
@@ -432,7 +431,10 @@ class LiveRun {
   std::atomic<bool> ready_{false};
   std::atomic<bool> lost_{false};
   metrics::HttpServer http_;
-  std::atomic<std::thread::id> sched_thread_id_{};
+  // The failure of the attempt the scheduling loop is timing (set by on_failure in the
+  // scheduling phase; read and cleared by the loop; scheduling thread only).
+  std::string attempt_failure_result_;
+  std::string attempt_failure_profile_;
   std::unique_ptr<client::LeaderElector> elector_;
   std::thread waker_;
   JoinOnExit waker_join_{waker_, [this] { shutdown_.Request(); }};

@@ -493,13 +493,14 @@ void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<Cycle
   objs.old_pod = assumed->pod.get();
   Requeue(framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete", objs);
   if (s.IsRejected()) qp->unschedulable_plugins = {s.plugin()};
-  HandleSchedulingFailure(*fwk, qp, s, nullptr, "", cycle);
+  HandleSchedulingFailure(*fwk, qp, s, nullptr, "", cycle, nullptr, FailurePhase::kBinding);
 }
 
 void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedPodInfoPtr& qp,
                                         const Status& status, const Diagnosis* diag,
                                         const std::string& nominated, int64_t cycle,
-                                        const std::vector<std::string>* reasons) {
+                                        const std::vector<std::string>* reasons,
+                                        FailurePhase phase) {
   {
     absl::MutexLock l(&stats_mu_);
     if (status.IsRejected()) {
@@ -533,7 +534,7 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
   const api::Pod& pod = qp->Pod();
   queue_->AddUnschedulableIfNotPresent(qp, cycle);
   if (!nominated.empty()) queue_->nominator().Add(qp->pod_info, nominated);
-  if (on_failure) on_failure(*qp, status);
+  if (on_failure) on_failure(*qp, status, phase);
   opts_.client->RecordEvent(pod, "Warning", "FailedScheduling", msg);
   api::PodCondition cond{"PodScheduled", "False",
                          status.IsRejected() ? "Unschedulable" : "SchedulerError", msg};

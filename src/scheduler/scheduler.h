@@ -190,9 +190,14 @@ class Scheduler {
   SchedulerStats stats() const;
   const config::KubeSchedulerConfiguration& config() const { return opts_.config; }
 
+  // Where a failure happened: in the scheduling cycle (on the scheduling thread: the
+  // algorithm, PostFilter, assume, Reserve, Permit) or in the binding cycle (WaitOnPermit,
+  // PreBind, Bind; on a binding worker, or inline).
+  enum class FailurePhase { kScheduling, kBinding };
   // Observers (called on the thread that made the decision).
   std::function<void(const api::Pod& pod, const std::string& node)> on_bound;
-  std::function<void(const framework::QueuedPodInfo& pod, const framework::Status& status)>
+  std::function<void(const framework::QueuedPodInfo& pod, const framework::Status& status,
+                     FailurePhase phase)>
       on_failure;
 
  private:
@@ -257,7 +262,8 @@ class Scheduler {
   void HandleSchedulingFailure(framework::Framework& fwk, const framework::QueuedPodInfoPtr& qp,
                                const framework::Status& status, const Diagnosis* diag,
                                const std::string& nominated_node, int64_t cycle,
-                               const std::vector<std::string>* reasons = nullptr);
+                               const std::vector<std::string>* reasons = nullptr,
+                               FailurePhase phase = FailurePhase::kScheduling);
   // Assume, Reserve, Permit and hand the pod to its binding cycle. `assumed`, when given,
   // is the pod already copied with spec.nodeName = host. With `hold`, the binding waits
   // in that batch (a PodGroup commit) instead of starting now.

@@ -167,7 +167,8 @@ class Driver {
 
   void InstallCallbacks() {
     sched_->on_bound = [this](const api::Pod& pod, const std::string& node) { OnBound(pod, node); };
-    sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status&) {
+    sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status&,
+                                scheduler::Scheduler::FailurePhase) {
       auto it = index_.find(qp.Pod().Key());
       if (it == index_.end()) return;
       res_->outcomes[it->second].reason = qp.last_failure_message;
