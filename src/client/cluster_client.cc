@@ -46,7 +46,7 @@ std::string ObjectPath(std::string_view api_version, std::string_view kind, std:
 }  // namespace
 
 LiveClusterClient::LiveClusterClient(RestClient& api, RestClient& events,
-                                     const framework::Clock& clock, std::string component)
+                                     const cluster::Clock& clock, std::string component)
     : api_(api), events_(events), clock_(clock), component_(std::move(component)) {
   status_thread_ = std::thread([this] { StatusLoop(); });
   event_thread_ = std::thread([this] { EventLoop(); });

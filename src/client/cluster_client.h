@@ -1,4 +1,4 @@
-// framework::ClusterClient against a real kube-apiserver (what upstream's scheduler does
+// cluster::ClusterClient against a real kube-apiserver (what upstream's scheduler does
 // through client-go: DefaultBinder, the event recorder, updatePod, preemption).
 //
 //   Bind            POST /api/v1/namespaces/{ns}/pods/{name}/binding (synchronous; on the
@@ -22,7 +22,7 @@
 //   RecordObjectEvent the same, with involvedObject = the gang's object (apiVersion,
 //                   kind, namespace, name and the uid learned through ObserveObject).
 //   UpdatePodGroupStatus  merge PATCH .../podgroups/{name}/status with the dialect's status
-//                   fields (framework::ClusterClient::PodGroupStatus); when the CRD has no
+//                   fields (cluster::ClusterClient::PodGroupStatus); when the CRD has no
 //                   status subresource (404 on /status while the object exists) the main
 //                   resource is patched instead, and remembered per group/version.
 //                   Asynchronous on the status writer thread, coalesced per object (the
@@ -44,16 +44,16 @@
 
 #include "api/unstructured.h"
 #include "client/rest_client.h"
-#include "framework/handle.h"
+#include "cluster/client.h"
 
 namespace phalanx::client {
 
-class LiveClusterClient final : public framework::ClusterClient {
+class LiveClusterClient final : public cluster::ClusterClient {
  public:
   // `api` serves binds, deletes and status patches; `events` serves events (upstream uses
   // a separate client, and so a separate rate limit, for events). `component` is the
   // event source ("phalanx"); `clock` stamps events.
-  LiveClusterClient(RestClient& api, RestClient& events, const framework::Clock& clock,
+  LiveClusterClient(RestClient& api, RestClient& events, const cluster::Clock& clock,
                     std::string component = "phalanx");
   ~LiveClusterClient() override;
 
@@ -109,7 +109,7 @@ class LiveClusterClient final : public framework::ClusterClient {
 
   RestClient& api_;
   RestClient& events_;
-  const framework::Clock& clock_;
+  const cluster::Clock& clock_;
   std::string component_;
 
   mutable std::mutex mu_;

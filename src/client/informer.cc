@@ -455,7 +455,7 @@ void LiveInformerFactory::DispatchLoop() {
 }
 
 template <typename T>
-static void Call(const std::vector<store::EventHandlers<T>>& hs, int op,
+static void Call(const std::vector<cluster::EventHandlers<T>>& hs, int op,
                  const std::shared_ptr<const void>& old_obj,
                  const std::shared_ptr<const void>& obj) {
   auto o = std::static_pointer_cast<const T>(old_obj);
@@ -534,7 +534,7 @@ void LiveInformerFactory::Apply(size_t idx, Op op, Object obj) {
   Notify(c.type.target, Op::kUpdate, old, it->second.ptr);
 }
 
-void LiveInformerFactory::AddPodHandlers(store::EventHandlers<api::Pod> h) {
+void LiveInformerFactory::AddPodHandlers(cluster::EventHandlers<api::Pod> h) {
   PostAndWait([this, h = std::move(h)] {
     pod_h_.push_back(h);
     for (auto& c : caches_) {
@@ -544,7 +544,7 @@ void LiveInformerFactory::AddPodHandlers(store::EventHandlers<api::Pod> h) {
   });
 }
 
-void LiveInformerFactory::AddNodeHandlers(store::EventHandlers<api::Node> h) {
+void LiveInformerFactory::AddNodeHandlers(cluster::EventHandlers<api::Node> h) {
   PostAndWait([this, h = std::move(h)] {
     node_h_.push_back(h);
     for (auto& c : caches_) {
@@ -554,7 +554,7 @@ void LiveInformerFactory::AddNodeHandlers(store::EventHandlers<api::Node> h) {
   });
 }
 
-void LiveInformerFactory::AddPriorityClassHandlers(store::EventHandlers<api::PriorityClass> h) {
+void LiveInformerFactory::AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) {
   PostAndWait([this, h = std::move(h)] {
     pc_h_.push_back(h);
     for (auto& c : caches_) {
@@ -566,7 +566,7 @@ void LiveInformerFactory::AddPriorityClassHandlers(store::EventHandlers<api::Pri
   });
 }
 
-void LiveInformerFactory::AddNamespaceHandlers(store::EventHandlers<api::Namespace> h) {
+void LiveInformerFactory::AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) {
   PostAndWait([this, h = std::move(h)] {
     ns_h_.push_back(h);
     for (auto& c : caches_) {
@@ -578,7 +578,7 @@ void LiveInformerFactory::AddNamespaceHandlers(store::EventHandlers<api::Namespa
   });
 }
 
-void LiveInformerFactory::AddObjectHandlers(store::EventHandlers<api::Unstructured> h) {
+void LiveInformerFactory::AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) {
   PostAndWait([this, h = std::move(h)] {
     obj_h_.push_back(h);
     for (auto& c : caches_) {

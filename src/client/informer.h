@@ -1,5 +1,5 @@
 // Reflectors and informers against a real kube-apiserver (upstream client-go
-// tools/cache Reflector + SharedInformerFactory), implementing store::InformerFactory so
+// tools/cache Reflector + SharedInformerFactory), implementing cluster::InformerFactory so
 // that the scheduler consumes live clusters exactly as it consumes the in-process store.
 //
 // One reflector thread per resource: paged LIST (limit 500, consistent read), then WATCH
@@ -35,7 +35,7 @@
 
 #include "client/objects.h"
 #include "client/rest_client.h"
-#include "store/informer.h"
+#include "cluster/informer.h"
 
 namespace phalanx::client {
 
@@ -62,7 +62,7 @@ struct ReflectorStatus {
   int64_t events = 0;
 };
 
-class LiveInformerFactory final : public store::InformerFactory {
+class LiveInformerFactory final : public cluster::InformerFactory {
  public:
   LiveInformerFactory(RestClient& client, InformerOptions opts = {});
   ~LiveInformerFactory() override;
@@ -87,12 +87,12 @@ class LiveInformerFactory final : public store::InformerFactory {
   void Stop();
   std::vector<ReflectorStatus> Status() const;
 
-  // store::InformerFactory. Blocks until the dispatcher has replayed the cache into `h`.
-  void AddPodHandlers(store::EventHandlers<api::Pod> h) override;
-  void AddNodeHandlers(store::EventHandlers<api::Node> h) override;
-  void AddPriorityClassHandlers(store::EventHandlers<api::PriorityClass> h) override;
-  void AddNamespaceHandlers(store::EventHandlers<api::Namespace> h) override;
-  void AddObjectHandlers(store::EventHandlers<api::Unstructured> h) override;
+  // cluster::InformerFactory. Blocks until the dispatcher has replayed the cache into `h`.
+  void AddPodHandlers(cluster::EventHandlers<api::Pod> h) override;
+  void AddNodeHandlers(cluster::EventHandlers<api::Node> h) override;
+  void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override;
+  void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
+  void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
 
  private:
   struct Reflector;
@@ -136,11 +136,11 @@ class LiveInformerFactory final : public store::InformerFactory {
   bool q_stop_ = false;
   std::thread dispatcher_;
   std::vector<Cache> caches_;  // by resource index; dispatcher thread only
-  std::vector<store::EventHandlers<api::Pod>> pod_h_;
-  std::vector<store::EventHandlers<api::Node>> node_h_;
-  std::vector<store::EventHandlers<api::PriorityClass>> pc_h_;
-  std::vector<store::EventHandlers<api::Namespace>> ns_h_;
-  std::vector<store::EventHandlers<api::Unstructured>> obj_h_;
+  std::vector<cluster::EventHandlers<api::Pod>> pod_h_;
+  std::vector<cluster::EventHandlers<api::Node>> node_h_;
+  std::vector<cluster::EventHandlers<api::PriorityClass>> pc_h_;
+  std::vector<cluster::EventHandlers<api::Namespace>> ns_h_;
+  std::vector<cluster::EventHandlers<api::Unstructured>> obj_h_;
   bool started_ = false;
 };
 

@@ -8,7 +8,7 @@
 namespace phalanx::client {
 
 LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig cfg,
-                             const framework::Clock& clock)
+                             const cluster::Clock& clock)
     : client_(client), cfg_(std::move(cfg)), clock_(clock) {}
 
 std::string LeaderElector::last_error() const {

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "client/rest_client.h"
-#include "framework/handle.h"
+#include "cluster/client.h"
 
 namespace phalanx::client {
 
@@ -43,7 +43,7 @@ struct LeaseRecord {
 
 class LeaderElector {
  public:
-  LeaderElector(RestClient& client, LeaderElectionConfig cfg, const framework::Clock& clock);
+  LeaderElector(RestClient& client, LeaderElectionConfig cfg, const cluster::Clock& clock);
 
   // Blocks: campaigns until this candidate holds the Lease (returns true) or `stop` is set
   // (returns false). Errors are logged and retried every retry_period.
@@ -71,7 +71,7 @@ class LeaderElector {
 
   RestClient& client_;
   LeaderElectionConfig cfg_;
-  const framework::Clock& clock_;
+  const cluster::Clock& clock_;
   std::atomic<bool> leader_{false};
   // The last record observed and when (steady clock), for expiry.
   LeaseRecord observed_;

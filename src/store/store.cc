@@ -15,13 +15,13 @@ bool IsTerminal(const api::Pod& p) {
 }
 }  // namespace
 
-Store::Store(const framework::Clock& clock) : clock_(clock) {}
+Store::Store(const cluster::Clock& clock) : clock_(clock) {}
 Store::~Store() = default;
 
 std::string Store::NextRV() { return std::to_string(++rv_); }
 
 template <typename T>
-void Store::Dispatch(const std::vector<EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
+void Store::Dispatch(const std::vector<cluster::EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
                      const std::shared_ptr<const T>& n) {
   for (const auto& h : hs) {
     if (o && n) {
@@ -294,28 +294,28 @@ std::optional<RecordedEvent> Store::LastEventFor(const std::string& pod_key) con
   return it->second;
 }
 
-void Store::AddPodHandlers(EventHandlers<api::Pod> h) {
+void Store::AddPodHandlers(cluster::EventHandlers<api::Pod> h) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   if (h.on_add) {
     for (const auto& [k, p] : pods_) h.on_add(p);
   }
   pod_handlers_.push_back(std::move(h));
 }
-void Store::AddNodeHandlers(EventHandlers<api::Node> h) {
+void Store::AddNodeHandlers(cluster::EventHandlers<api::Node> h) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   if (h.on_add) {
     for (const auto& [k, n] : nodes_) h.on_add(n);
   }
   node_handlers_.push_back(std::move(h));
 }
-void Store::AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) {
+void Store::AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   if (h.on_add) {
     for (const auto& [k, p] : priority_classes_) h.on_add(p);
   }
   pc_handlers_.push_back(std::move(h));
 }
-void Store::AddObjectHandlers(EventHandlers<api::Unstructured> h) {
+void Store::AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   if (h.on_add) {
     for (const auto& [k, o] : objects_) h.on_add(o);
@@ -323,7 +323,7 @@ void Store::AddObjectHandlers(EventHandlers<api::Unstructured> h) {
   obj_handlers_.push_back(std::move(h));
 }
 
-void Store::AddNamespaceHandlers(EventHandlers<api::Namespace> h) {
+void Store::AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   if (h.on_add) {
     for (const auto& [k, n] : namespaces_) h.on_add(n);

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "api/types.h"
-#include "framework/handle.h"
-#include "store/informer.h"
+#include "cluster/client.h"
+#include "cluster/informer.h"
 
 namespace phalanx::store {
 
@@ -37,10 +37,10 @@ struct RecordedEvent {
   api::Timestamp time = 0;
 };
 
-class Store : public InformerFactory, public framework::ClusterClient {
+class Store : public cluster::InformerFactory, public cluster::ClusterClient {
  public:
   // `clock` stamps creation times of objects created without one and event times.
-  explicit Store(const framework::Clock& clock);
+  explicit Store(const cluster::Clock& clock);
   ~Store() override;
 
   // Creation applies the API server's defaulting that scheduling depends on: namespace
@@ -76,11 +76,11 @@ class Store : public InformerFactory, public framework::ClusterClient {
   std::optional<RecordedEvent> LastEventFor(const std::string& pod_key) const;
 
   // InformerFactory
-  void AddPodHandlers(EventHandlers<api::Pod> h) override;
-  void AddNodeHandlers(EventHandlers<api::Node> h) override;
-  void AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) override;
-  void AddNamespaceHandlers(EventHandlers<api::Namespace> h) override;
-  void AddObjectHandlers(EventHandlers<api::Unstructured> h) override;
+  void AddPodHandlers(cluster::EventHandlers<api::Pod> h) override;
+  void AddNodeHandlers(cluster::EventHandlers<api::Node> h) override;
+  void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override;
+  void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
+  void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
 
   // ClusterClient (what the scheduler writes)
   framework::Status Bind(const api::Pod& pod, const std::string& node) override;
@@ -92,7 +92,7 @@ class Store : public InformerFactory, public framework::ClusterClient {
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,
                          std::string_view name, std::string_view type, std::string_view reason,
                          std::string_view message) override;
-  // Sets the PodGroup's `status` (the fields of framework::ClusterClient::PodGroupStatus in
+  // Sets the PodGroup's `status` (the fields of cluster::ClusterClient::PodGroupStatus in
   // the dialect's names, as the live client writes them) and dispatches an update, only
   // when the status changed; empty occupiedBy / zero scheduleStartTime keep the previous
   // value (a merge patch that omits them). Unknown objects are ignored (deleted meanwhile).
@@ -109,10 +109,10 @@ class Store : public InformerFactory, public framework::ClusterClient {
  private:
   std::string NextRV();
   template <typename T>
-  static void Dispatch(const std::vector<EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
+  static void Dispatch(const std::vector<cluster::EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
                        const std::shared_ptr<const T>& n);
 
-  const framework::Clock& clock_;
+  const cluster::Clock& clock_;
   mutable std::recursive_mutex mu_;  // guards everything; held while dispatching
   int64_t rv_ = 0;
   int64_t uid_seq_ = 0;
@@ -120,12 +120,12 @@ class Store : public InformerFactory, public framework::ClusterClient {
   std::map<std::string, api::NodePtr> nodes_;
   std::map<std::string, std::shared_ptr<const api::Namespace>> namespaces_;
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;
-  std::vector<EventHandlers<api::Pod>> pod_handlers_;
-  std::vector<EventHandlers<api::Node>> node_handlers_;
-  std::vector<EventHandlers<api::PriorityClass>> pc_handlers_;
-  std::vector<EventHandlers<api::Namespace>> ns_handlers_;
+  std::vector<cluster::EventHandlers<api::Pod>> pod_handlers_;
+  std::vector<cluster::EventHandlers<api::Node>> node_handlers_;
+  std::vector<cluster::EventHandlers<api::PriorityClass>> pc_handlers_;
+  std::vector<cluster::EventHandlers<api::Namespace>> ns_handlers_;
   std::map<std::string, api::UnstructuredPtr> objects_;
-  std::vector<EventHandlers<api::Unstructured>> obj_handlers_;
+  std::vector<cluster::EventHandlers<api::Unstructured>> obj_handlers_;
   bool keep_all_events_ = true;
   std::vector<RecordedEvent> events_;
   std::map<std::string, RecordedEvent> last_event_;
