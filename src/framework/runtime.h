@@ -181,6 +181,7 @@ class Framework final : public Handle {
       const NodeInfo& node) const override;
   int32_t PriorityOf(const api::Pod& pod) const override;
   uint64_t Random(uint64_t n) override;
+  Parallelizer* GetParallelizer() override { return opts_.parallelizer; }
   gang::Manager* Gangs() override { return opts_.gangs; }
   quota::QueueManager* Queues() override { return opts_.queues; }
   bool HasNamespaces() const override { return static_cast<bool>(opts_.namespace_labels); }
