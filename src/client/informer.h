@@ -22,17 +22,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "client/objects.h"
 #include "client/rest_client.h"
 #include "cluster/informer.h"
@@ -108,6 +108,7 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   bool Watch(Reflector* r, std::string* rv, bool* gone);
   bool Sleep(std::chrono::milliseconds d);  // false when stopping
   void SetError(Reflector* r, const std::string& e);
+  std::string LastError(const Reflector& r) const;
 
   // Dispatcher side (all on the dispatcher thread).
   void Post(std::function<void()> fn);
@@ -123,17 +124,19 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   std::vector<ResourceType> types_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::atomic<bool> stop_{false};
-  std::mutex sleep_mu_;
-  std::condition_variable sleep_cv_;
+  absl::Mutex sleep_mu_;
+  absl::CondVar sleep_cv_;  // Stop() wakes the reflectors' backoff sleeps
 
-  mutable std::mutex status_mu_;
-  std::condition_variable synced_cv_;
+  mutable absl::Mutex status_mu_;
+  absl::CondVar synced_cv_;  // signalled when a reflector syncs or fails
+  // By reflector index (Reflector::index); filled by Start().
+  std::vector<ReflectorStatus> status_ ABSL_GUARDED_BY(status_mu_);
 
   // Dispatcher.
-  std::mutex q_mu_;
-  std::condition_variable q_cv_;
-  std::deque<std::function<void()>> queue_;
-  bool q_stop_ = false;
+  absl::Mutex q_mu_;
+  absl::CondVar q_cv_;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(q_mu_);
+  bool q_stop_ ABSL_GUARDED_BY(q_mu_) = false;
   std::thread dispatcher_;
   std::vector<Cache> caches_;  // by resource index; dispatcher thread only
   std::vector<cluster::EventHandlers<api::Pod>> pod_h_;

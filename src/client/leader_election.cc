@@ -12,15 +12,23 @@ LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig cfg,
     : client_(client), cfg_(std::move(cfg)), clock_(clock) {}
 
 std::string LeaderElector::last_error() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return last_error_;
 }
 
-void LeaderElector::Wake() { cv_.notify_all(); }
+void LeaderElector::Wake() { cv_.SignalAll(); }
 
 bool LeaderElector::WaitFor(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
-  std::unique_lock<std::mutex> l(mu_);
-  return !cv_.wait_for(l, d, [&] { return stop.load(); });
+  // As std::condition_variable::wait_for(lock, d, pred): false as soon as `stop` is seen
+  // set (woken by Wake), true when `d` passed (steady clock).
+  const auto deadline = std::chrono::steady_clock::now() + d;
+  absl::MutexLock l(&mu_);
+  while (!stop.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return true;
+    cv_.WaitWithTimeout(&mu_, absl::FromChrono(deadline - now));
+  }
+  return false;
 }
 
 bool LeaderElector::Get(LeaseRecord* rec, bool* exists) {
@@ -32,14 +40,14 @@ bool LeaderElector::Get(LeaseRecord* rec, bool* exists) {
     return true;
   }
   if (!r.ok()) {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_ = client_.Describe("GET", path, r);
     return false;
   }
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(r.body).get(doc)) {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_ = "GET " + path + ": malformed JSON";
     return false;
   }
@@ -84,7 +92,7 @@ bool LeaderElector::Write(const LeaseRecord& rec, bool create) {
   const char* method = create ? "POST" : "PUT";
   Response r = client_.Do(method, path, Body(rec));
   if (!r.ok()) {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_ = r.status == 409 ? "lease " + cfg_.lease_namespace + "/" + cfg_.lease_name +
                                         " changed concurrently (409 Conflict)"
                                   : client_.Describe(method, path, r);
@@ -122,7 +130,7 @@ bool LeaderElector::TryAcquireOrRenew() {
       cur.lease_duration_seconds > 0 ? cur.lease_duration_seconds : duration_s);
   if (!cur.holder_identity.empty() && !ours &&
       std::chrono::steady_clock::now() < observed_at_ + held_for) {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_ = "lease " + cfg_.lease_namespace + "/" + cfg_.lease_name + " is held by " +
                   cur.holder_identity;
     return false;
@@ -138,7 +146,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   observed_ = next;
   observed_at_ = std::chrono::steady_clock::now();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_.clear();
   }
   return true;

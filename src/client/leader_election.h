@@ -12,11 +12,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "client/rest_client.h"
 #include "cluster/client.h"
 
@@ -73,12 +73,13 @@ class LeaderElector {
   LeaderElectionConfig cfg_;
   const cluster::Clock& clock_;
   std::atomic<bool> leader_{false};
-  // The last record observed and when (steady clock), for expiry.
+  // The last record observed and when (steady clock), for expiry (the campaigning thread
+  // only).
   LeaseRecord observed_;
   std::chrono::steady_clock::time_point observed_at_{};
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::string last_error_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // Wake() signals it
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::client
