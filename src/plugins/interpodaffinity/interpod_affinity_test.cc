@@ -11,6 +11,7 @@
 
 #include <optional>
 
+#include "framework/parallelize.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -1286,6 +1287,59 @@ TEST(InterPodAffinityEventsTest, NodeChange) {
     objs.new_node = tc.new_node ? &*tc.new_node : nullptr;
     EXPECT_EQ(Hint(pl, 2, tc.pod, objs), tc.want);
   }
+}
+
+// PreFilter and PreScore split the nodes in chunks of 64 (framework::ParallelChunks): the
+// Filter and Score results are the same inline and fanned out on the scheduler's pool.
+TEST(InterPodAffinityParallelTest, SameResultsInlineAndFannedOut) {
+  std::vector<api::Node> nodes;
+  std::vector<api::Pod> pods;
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    nodes.push_back(Node(name, {{"zone", "z" + std::to_string(i % 5)}, {"host", name}}));
+    if (i % 3 == 0) pods.push_back(P("a-" + name, {{"service", "a"}}).NodeName(name).Obj());
+    if (i % 7 == 0) {
+      pods.push_back(P("b-" + name, {{"service", "b"}})
+                         .PodAntiAffinityIn("app", "host", {"web"})
+                         .NodeName(name)
+                         .Obj());
+    }
+  }
+  auto run = [&](framework::Parallelizer* par) {
+    auto env = MakeEnv(nodes, pods);
+    env->handle.SetParallelizer(par);
+    std::vector<std::string> out;
+    const auto& list = env->handle.SnapshotSharedLister().List();
+    auto filter_pod = Info(P("p", {{"app", "web"}})
+                               .PodAffinityIn("service", "zone", {"a"})
+                               .PodAntiAffinityIn("service", "host", {"b"})
+                               .Obj());
+    framework::CycleState state;
+    framework::Status pre = env->pl->PreFilter(state, *filter_pod, nullptr);
+    EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
+    for (const auto* ni : list) {
+      out.push_back(env->pl->Filter(state, *filter_pod, *ni).Message());
+    }
+    auto score_pod = Info(P("q", {{"app", "api"}})
+                              .PreferredPodAffinity(5, Term({SelectorIn("service", {"a"})}, "zone"))
+                              .PreferredPodAntiAffinity(3, Term({SelectorIn("service", {"b"})},
+                                                                "host"))
+                              .Obj());
+    framework::CycleState sstate;
+    EXPECT_TRUE(env->pl->PreScore(sstate, *score_pod, list).IsSuccess());
+    for (const auto* ni : list) {
+      int64_t score = 0;
+      EXPECT_TRUE(env->pl->Score(sstate, *score_pod, *ni, &score).IsSuccess());
+      out.push_back(std::to_string(score));
+    }
+    return out;
+  };
+  framework::Parallelizer fanned(2);
+  fanned.set_inline_work_ns(0);  // fan out after the first chunk
+  const auto inline_results = run(nullptr);
+  EXPECT_EQ(run(&fanned), inline_results);
+  framework::Parallelizer serial(1);
+  EXPECT_EQ(run(&serial), inline_results);
 }
 
 }  // namespace

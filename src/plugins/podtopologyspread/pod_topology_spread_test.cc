@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 
+#include "framework/parallelize.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -978,6 +979,52 @@ TEST(PodTopologySpreadScoreTest, RawScores) {
                                        .Obj()),
                              nodes)
                   .IsSkip());
+}
+
+// PreFilter and PreScore split the nodes in chunks of 64 (framework::ParallelChunks): the
+// Filter and Score results are the same inline and fanned out on the scheduler's pool.
+TEST(PodTopologySpreadParallelTest, SameResultsInlineAndFannedOut) {
+  std::vector<api::Node> nodes;
+  std::vector<api::Pod> pods;
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    nodes.push_back(ZH(name, "zone" + std::to_string(i % 7)));
+    for (int j = 0; j < i % 4; ++j) pods.push_back(Foo(name + "-p" + std::to_string(j), name));
+  }
+  auto run = [&](framework::Parallelizer* par) {
+    auto env = MakeEnv(nodes, pods);
+    env->handle.SetParallelizer(par);
+    std::vector<std::string> out;
+    auto filter_pod = Info(P("p", {{"foo", ""}})
+                               .SpreadConstraint(2, "zone", "DoNotSchedule", kFoo)
+                               .SpreadConstraint(3, kHostname, "DoNotSchedule", kFoo)
+                               .Obj());
+    framework::CycleState state;
+    const auto& list = env->handle.SnapshotSharedLister().List();
+    framework::Status pre = env->pl->PreFilter(state, *filter_pod, nullptr);
+    EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
+    for (const auto* ni : list) {
+      out.push_back(env->pl->Filter(state, *filter_pod, *ni).Message());
+    }
+    auto score_pod = Info(P("q", {{"foo", ""}})
+                              .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
+                              .SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo)
+                              .Obj());
+    framework::CycleState sstate;
+    EXPECT_TRUE(env->pl->PreScore(sstate, *score_pod, list).IsSuccess());
+    for (const auto* ni : list) {
+      int64_t score = 0;
+      EXPECT_TRUE(env->pl->Score(sstate, *score_pod, *ni, &score).IsSuccess());
+      out.push_back(std::to_string(score));
+    }
+    return out;
+  };
+  framework::Parallelizer fanned(2);
+  fanned.set_inline_work_ns(0);  // fan out after the first chunk
+  const auto inline_results = run(nullptr);
+  EXPECT_EQ(run(&fanned), inline_results);
+  framework::Parallelizer serial(1);
+  EXPECT_EQ(run(&serial), inline_results);
 }
 
 // ---------------------------------------------------------------------------------------
