@@ -6,7 +6,8 @@
 # CI (scripts/test.sh). The project itself is built with g++, which ignores the annotations.
 #
 #   scripts/thread-safety.sh [--build DIR] [--jobs N]   check src/ (default build/, 2 jobs)
-#   scripts/thread-safety.sh [--build DIR] --file F     check one extra source F with the
+#   scripts/thread-safety.sh [--build DIR] --file F [-DNAME...]
+#                                                       check one extra source F with the
 #                                                       same flags (test/thread_safety)
 #
 # Needs a configured build directory (compile_commands.json; scripts/build.sh makes one),
@@ -17,12 +18,14 @@ root=$(pwd)
 build=build
 jobs=2
 file=
+defines=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --file) file=$2; shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--jobs N] [--file SOURCE]" >&2; exit 2 ;;
+    -D*) defines+=("$1"); shift ;;
+    *) echo "usage: $0 [--build DIR] [--jobs N] [--file SOURCE [-DNAME...]]" >&2; exit 2 ;;
   esac
 done
 db="$build/compile_commands.json"
@@ -55,7 +58,7 @@ if [[ -n "$file" ]]; then
   orig=$(jq -r --arg root "$root/src/" \
     '[.[] | select((.file | startswith($root)) and (.file | test("_(test|bench)\\.cc$") | not))][0].file' "$db")
   cmd=${cmd/"$orig"/"$src"}
-  eval "$cmd"
+  eval "$cmd ${defines[*]}"
   exit
 fi
 

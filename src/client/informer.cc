@@ -7,6 +7,8 @@
 #include <random>
 #include <set>
 
+#include "client/wait.h"
+
 namespace phalanx::client {
 
 namespace {
@@ -163,15 +165,8 @@ void LiveInformerFactory::Start() {
 }
 
 bool LiveInformerFactory::Sleep(std::chrono::milliseconds d) {
-  // As std::condition_variable::wait_for(lock, d, pred) (steady clock).
-  const auto deadline = std::chrono::steady_clock::now() + d;
   absl::MutexLock l(&sleep_mu_);
-  while (!stop_.load()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return true;
-    sleep_cv_.WaitWithTimeout(&sleep_mu_, absl::FromChrono(deadline - now));
-  }
-  return false;
+  return SleepUnlessStopped(sleep_cv_, sleep_mu_, stop_, d);
 }
 
 void LiveInformerFactory::SetError(Reflector* r, const std::string& e) {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "client/objects.h"
+#include "client/wait.h"
 
 namespace phalanx::client {
 
@@ -19,16 +20,8 @@ std::string LeaderElector::last_error() const {
 void LeaderElector::Wake() { cv_.SignalAll(); }
 
 bool LeaderElector::WaitFor(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
-  // As std::condition_variable::wait_for(lock, d, pred): false as soon as `stop` is seen
-  // set (woken by Wake), true when `d` passed (steady clock).
-  const auto deadline = std::chrono::steady_clock::now() + d;
   absl::MutexLock l(&mu_);
-  while (!stop.load()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return true;
-    cv_.WaitWithTimeout(&mu_, absl::FromChrono(deadline - now));
-  }
-  return false;
+  return SleepUnlessStopped(cv_, mu_, stop, d);  // Wake() signals cv_
 }
 
 bool LeaderElector::Get(LeaseRecord* rec, bool* exists) {

@@ -11,7 +11,7 @@
 #include <limits>
 #include <optional>
 
-#include "framework/parallelize.h"
+#include "plugins/parallel_equivalence_test.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -991,40 +991,20 @@ TEST(PodTopologySpreadParallelTest, SameResultsInlineAndFannedOut) {
     nodes.push_back(ZH(name, "zone" + std::to_string(i % 7)));
     for (int j = 0; j < i % 4; ++j) pods.push_back(Foo(name + "-p" + std::to_string(j), name));
   }
-  auto run = [&](framework::Parallelizer* par) {
+  fake::ExpectSameResultsWithAnyParallelizer([&](framework::Parallelizer* par) {
     auto env = MakeEnv(nodes, pods);
     env->handle.SetParallelizer(par);
-    std::vector<std::string> out;
-    auto filter_pod = Info(P("p", {{"foo", ""}})
-                               .SpreadConstraint(2, "zone", "DoNotSchedule", kFoo)
-                               .SpreadConstraint(3, kHostname, "DoNotSchedule", kFoo)
-                               .Obj());
-    framework::CycleState state;
-    const auto& list = env->handle.SnapshotSharedLister().List();
-    framework::Status pre = env->pl->PreFilter(state, *filter_pod, nullptr);
-    EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
-    for (const auto* ni : list) {
-      out.push_back(env->pl->Filter(state, *filter_pod, *ni).Message());
-    }
-    auto score_pod = Info(P("q", {{"foo", ""}})
-                              .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
-                              .SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo)
-                              .Obj());
-    framework::CycleState sstate;
-    EXPECT_TRUE(env->pl->PreScore(sstate, *score_pod, list).IsSuccess());
-    for (const auto* ni : list) {
-      int64_t score = 0;
-      EXPECT_TRUE(env->pl->Score(sstate, *score_pod, *ni, &score).IsSuccess());
-      out.push_back(std::to_string(score));
-    }
-    return out;
-  };
-  framework::Parallelizer fanned(2);
-  fanned.set_inline_work_ns(0);  // fan out after the first chunk
-  const auto inline_results = run(nullptr);
-  EXPECT_EQ(run(&fanned), inline_results);
-  framework::Parallelizer serial(1);
-  EXPECT_EQ(run(&serial), inline_results);
+    return fake::FilterAndScoreAll(
+        *env->pl, env->handle.SnapshotSharedLister(),
+        *Info(P("p", {{"foo", ""}})
+                  .SpreadConstraint(2, "zone", "DoNotSchedule", kFoo)
+                  .SpreadConstraint(3, kHostname, "DoNotSchedule", kFoo)
+                  .Obj()),
+        *Info(P("q", {{"foo", ""}})
+                  .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
+                  .SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo)
+                  .Obj()));
+  });
 }
 
 // ---------------------------------------------------------------------------------------
