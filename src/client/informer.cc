@@ -156,7 +156,11 @@ void LiveInformerFactory::Start() {
   }
   {
     absl::MutexLock l(&status_mu_);
-    for (const auto& t : types_) status_.push_back(ReflectorStatus{.resource = t.Name()});
+    for (const auto& t : types_) {
+      ReflectorStatus st;
+      st.resource = t.Name();
+      status_.push_back(std::move(st));
+    }
   }
   for (auto& r : reflectors_) {
     Reflector* p = r.get();
