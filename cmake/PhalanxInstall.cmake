@@ -43,7 +43,12 @@ phalanx_add_link_closure(PHALANX_EXPORTED_LIBRARIES)
 
 # The headers need C++20; say so in the targets so that consumers get -std=c++20.
 foreach(lib ${PHALANX_EXPORTED_LIBRARIES})
-  target_compile_features(${lib} PUBLIC cxx_std_20)
+  get_target_property(_type ${lib} TYPE)
+  if(_type STREQUAL "INTERFACE_LIBRARY")  # header-only modules (phalanx_cluster)
+    target_compile_features(${lib} INTERFACE cxx_std_20)
+  else()
+    target_compile_features(${lib} PUBLIC cxx_std_20)
+  endif()
 endforeach()
 
 install(TARGETS phalanx ${PHALANX_EXPORTED_LIBRARIES}

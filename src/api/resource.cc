@@ -3,21 +3,22 @@
 
 #include <algorithm>
 #include <deque>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace phalanx::api {
 namespace {
 
 // Process-wide table. Names live in a deque (stable addresses); the map's keys view them.
-// Guarded by mu: lookups take it shared, insertions exclusive.
+// Lookups take mu shared, insertions exclusive.
 struct InternTable {
-  std::shared_mutex mu;
-  std::deque<std::string> names;                             // GUARDED_BY(mu)
-  std::unordered_map<std::string_view, ResourceId> by_name;  // GUARDED_BY(mu)
+  absl::Mutex mu;
+  std::deque<std::string> names ABSL_GUARDED_BY(mu);
+  std::unordered_map<std::string_view, ResourceId> by_name ABSL_GUARDED_BY(mu);
 };
 
 InternTable& Table() {
@@ -50,11 +51,11 @@ void MergeScalars(std::vector<std::pair<ResourceId, int64_t>>& dst,
 ResourceId InternScalarResource(std::string_view name) {
   InternTable& t = Table();
   {
-    std::shared_lock lock(t.mu);
+    absl::ReaderMutexLock lock(&t.mu);
     auto it = t.by_name.find(name);
     if (it != t.by_name.end()) return it->second;
   }
-  std::unique_lock lock(t.mu);
+  absl::MutexLock lock(&t.mu);
   auto it = t.by_name.find(name);
   if (it != t.by_name.end()) return it->second;
   const auto id = static_cast<ResourceId>(t.names.size());
@@ -65,7 +66,7 @@ ResourceId InternScalarResource(std::string_view name) {
 
 const std::string& ScalarResourceName(ResourceId id) {
   InternTable& t = Table();
-  std::shared_lock lock(t.mu);
+  absl::ReaderMutexLock lock(&t.mu);
   return t.names.at(static_cast<size_t>(id));  // element addresses are stable in a deque
 }
 
@@ -136,7 +137,7 @@ int64_t Resource::Get(std::string_view name) const {
   InternTable& t = Table();
   ResourceId id = -1;
   {
-    std::shared_lock lock(t.mu);
+    absl::ReaderMutexLock lock(&t.mu);
     auto it = t.by_name.find(name);
     if (it == t.by_name.end()) return 0;
     id = it->second;

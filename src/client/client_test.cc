@@ -312,7 +312,7 @@ TEST(RestClient, ConnectionRefusedNamesServer) {
 }
 
 TEST(LiveClusterClient, PodGroupStatusJsonPerDialect) {
-  framework::ClusterClient::PodGroupStatus st;
+  cluster::ClusterClient::PodGroupStatus st;
   st.phase = "Scheduled";
   st.scheduled = 4;
   st.schedule_start_time = 1000 * api::kNanosPerSecond;

@@ -46,7 +46,7 @@ std::string ObjectPath(std::string_view api_version, std::string_view kind, std:
 }  // namespace
 
 LiveClusterClient::LiveClusterClient(RestClient& api, RestClient& events,
-                                     const framework::Clock& clock, std::string component)
+                                     const cluster::Clock& clock, std::string component)
     : api_(api), events_(events), clock_(clock), component_(std::move(component)) {
   status_thread_ = std::thread([this] { StatusLoop(); });
   event_thread_ = std::thread([this] { EventLoop(); });
@@ -62,7 +62,7 @@ framework::Status LiveClusterClient::Bind(const api::Pod& pod, const std::string
       "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":" + JsonString(node) + "}}";
   const std::string path = PodPath(pod) + "/binding";
   Response r = api_.Do("POST", path, body);
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (r.ok()) {
     ++counters_.binds;
     return framework::Status::Success();
@@ -132,12 +132,12 @@ framework::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,
   StatusPatch p{pod.metadata.namespace_, pod.metadata.name, "{\"status\":" + status + "}"};
   const std::string key = pod.Key();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     if (stop_) return framework::Status::Error("cluster client stopped");
     if (!status_pending_.count(key)) status_order_.push_back(key);
     status_pending_[key] = std::move(p);
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   return framework::Status::Success();
 }
 
@@ -147,8 +147,8 @@ void LiveClusterClient::StatusLoop() {
     PodGroupWrite w;
     bool is_pod = false;
     {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return stop_ || !status_order_.empty() || !pg_order_.empty(); });
+      absl::MutexLock l(&mu_);
+      while (!stop_ && status_order_.empty() && pg_order_.empty()) cv_.Wait(&mu_);
       if (status_order_.empty() && pg_order_.empty()) return;
       if (!status_order_.empty()) {
         const std::string key = std::move(status_order_.front());
@@ -171,17 +171,17 @@ void LiveClusterClient::StatusLoop() {
     if (!is_pod) {
       SendPodGroupStatus(w);
       {
-        std::lock_guard<std::mutex> l(mu_);
+        absl::MutexLock l(&mu_);
         --status_inflight_;
       }
-      cv_.notify_all();
+      cv_.SignalAll();
       continue;
     }
     const std::string path =
         "/api/v1/namespaces/" + p.ns + "/pods/" + p.name + "/status";
     Response r = api_.Do("PATCH", path, p.body, "application/strategic-merge-patch+json");
     {
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       --status_inflight_;
       if (r.ok()) {
         ++counters_.status_patches;
@@ -191,7 +191,7 @@ void LiveClusterClient::StatusLoop() {
                      api_.Describe("PATCH", path, r));
       }
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 }
 
@@ -220,7 +220,7 @@ void LiveClusterClient::UpdatePodGroupStatus(std::string_view api_version, std::
                                              const PodGroupStatus& status) {
   const std::string key = ObjKey(api_version, kind, ns, name);
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     if (stop_) return;
     PodGroupStatus merged = status;
     // Empty fields are not written (the merge patch keeps them): compare against what the
@@ -250,14 +250,14 @@ void LiveClusterClient::UpdatePodGroupStatus(std::string_view api_version, std::
                                      std::string(ns), std::string(name), std::move(merged)};
     pg_order_.push_back(key);
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void LiveClusterClient::SendPodGroupStatus(const PodGroupWrite& w) {
   const std::string key = ObjKey(w.api_version, w.kind, w.ns, w.name);
   bool skip_status;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     auto done = pg_written_.find(key);
     if (done != pg_written_.end() && done->second == w.status) {
       ++counters_.podgroup_status_skipped;
@@ -278,11 +278,11 @@ void LiveClusterClient::SendPodGroupStatus(const PodGroupWrite& w) {
     if (r.ok() && !skip_status) {
       spdlog::info("{} has no status subresource: writing PodGroup status to the main resource",
                    w.api_version);
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       no_status_subresource_.insert(w.api_version);
     }
   }
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (r.ok()) {
     ++counters_.podgroup_status_writes;
     pg_written_[key] = w.status;
@@ -299,7 +299,7 @@ void LiveClusterClient::ObserveObject(const api::Unstructured& obj, bool deleted
   if (obj.kind != "PodGroup" && obj.kind != "Workload") return;
   const std::string key = ObjKey(obj.api_version, obj.kind, obj.metadata.namespace_,
                                  obj.metadata.name);
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (deleted) {
     uids_.erase(key);
     pg_written_.erase(key);
@@ -322,7 +322,7 @@ void LiveClusterClient::RecordObjectEvent(std::string_view api_version, std::str
   e.message = std::string(message.substr(0, kMaxEventMessage));
   e.time = clock_.Now();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     if (stop_) return;
     auto it = uids_.find(ObjKey(api_version, kind, ns, name));
     if (it != uids_.end()) e.pod_uid = it->second;
@@ -332,7 +332,7 @@ void LiveClusterClient::RecordObjectEvent(std::string_view api_version, std::str
     }
     events_q_.push_back(std::move(e));
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void LiveClusterClient::RecordEvent(const api::Pod& pod, std::string_view type,
@@ -346,7 +346,7 @@ void LiveClusterClient::RecordEvent(const api::Pod& pod, std::string_view type,
   e.message = std::string(message.substr(0, kMaxEventMessage));
   e.time = clock_.Now();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     if (stop_) return;
     if (events_q_.size() >= kMaxQueuedEvents) {
       ++counters_.events_dropped;
@@ -354,15 +354,15 @@ void LiveClusterClient::RecordEvent(const api::Pod& pod, std::string_view type,
     }
     events_q_.push_back(std::move(e));
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void LiveClusterClient::EventLoop() {
   for (;;) {
     EventReq e;
     {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return stop_ || !events_q_.empty(); });
+      absl::MutexLock l(&mu_);
+      while (!stop_ && events_q_.empty()) cv_.Wait(&mu_);
       if (events_q_.empty()) return;
       e = std::move(events_q_.front());
       events_q_.pop_front();
@@ -370,10 +370,10 @@ void LiveClusterClient::EventLoop() {
     }
     SendEvent(e);
     {
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       --events_inflight_;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 }
 
@@ -391,7 +391,7 @@ void LiveClusterClient::SendEvent(const EventReq& e) {
                              ",\"lastTimestamp\":" + JsonString(FormatTime(e.time)) + "}";
     Response r = events_.Do("PATCH", base + "/" + s.name, body, "application/merge-patch+json");
     if (r.ok()) {
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       ++counters_.events;
       return;
     }
@@ -413,7 +413,7 @@ void LiveClusterClient::SendEvent(const EventReq& e) {
       "},\"reportingComponent\":" + JsonString(component_) +
       ",\"firstTimestamp\":" + ts + ",\"lastTimestamp\":" + ts + ",\"count\":1}";
   Response r = events_.Do("POST", base, body);
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (!r.ok()) {
     ++counters_.event_errors;
     spdlog::warn("recording event {} for {} {}/{}: {}", e.reason, e.obj_kind, e.ns, e.pod_name,
@@ -433,12 +433,16 @@ void LiveClusterClient::SendEvent(const EventReq& e) {
 
 void LiveClusterClient::Flush(std::chrono::milliseconds timeout) {
   {
-    std::unique_lock<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     if (!stop_ && timeout.count() > 0) {
-      cv_.wait_for(l, timeout, [&] {
-        return status_order_.empty() && pg_order_.empty() && events_q_.empty() &&
-               status_inflight_ == 0 && events_inflight_ == 0;
-      });
+      // Until everything queued was sent or `timeout` passed (steady clock).
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      while (!(status_order_.empty() && pg_order_.empty() && events_q_.empty() &&
+               status_inflight_ == 0 && events_inflight_ == 0)) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) break;
+        cv_.WaitWithTimeout(&mu_, absl::FromChrono(deadline - now));
+      }
     }
     stop_ = true;
     status_order_.clear();
@@ -447,13 +451,13 @@ void LiveClusterClient::Flush(std::chrono::milliseconds timeout) {
     pg_pending_.clear();
     events_q_.clear();
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (status_thread_.joinable()) status_thread_.join();
   if (event_thread_.joinable()) event_thread_.join();
 }
 
 LiveClusterClient::Counters LiveClusterClient::counters() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return counters_;
 }
 

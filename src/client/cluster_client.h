@@ -1,4 +1,4 @@
-// framework::ClusterClient against a real kube-apiserver (what upstream's scheduler does
+// cluster::ClusterClient against a real kube-apiserver (what upstream's scheduler does
 // through client-go: DefaultBinder, the event recorder, updatePod, preemption).
 //
 //   Bind            POST /api/v1/namespaces/{ns}/pods/{name}/binding (synchronous; on the
@@ -22,7 +22,7 @@
 //   RecordObjectEvent the same, with involvedObject = the gang's object (apiVersion,
 //                   kind, namespace, name and the uid learned through ObserveObject).
 //   UpdatePodGroupStatus  merge PATCH .../podgroups/{name}/status with the dialect's status
-//                   fields (framework::ClusterClient::PodGroupStatus); when the CRD has no
+//                   fields (cluster::ClusterClient::PodGroupStatus); when the CRD has no
 //                   status subresource (404 on /status while the object exists) the main
 //                   resource is patched instead, and remembered per group/version.
 //                   Asynchronous on the status writer thread, coalesced per object (the
@@ -32,28 +32,28 @@
 //                   the gang's next cycle outcome or member bind writes it again.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <list>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "api/unstructured.h"
 #include "client/rest_client.h"
-#include "framework/handle.h"
+#include "cluster/client.h"
 
 namespace phalanx::client {
 
-class LiveClusterClient final : public framework::ClusterClient {
+class LiveClusterClient final : public cluster::ClusterClient {
  public:
   // `api` serves binds, deletes and status patches; `events` serves events (upstream uses
   // a separate client, and so a separate rate limit, for events). `component` is the
   // event source ("phalanx"); `clock` stamps events.
-  LiveClusterClient(RestClient& api, RestClient& events, const framework::Clock& clock,
+  LiveClusterClient(RestClient& api, RestClient& events, const cluster::Clock& clock,
                     std::string component = "phalanx");
   ~LiveClusterClient() override;
 
@@ -109,25 +109,26 @@ class LiveClusterClient final : public framework::ClusterClient {
 
   RestClient& api_;
   RestClient& events_;
-  const framework::Clock& clock_;
+  const cluster::Clock& clock_;
   std::string component_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // signalled on every queue, in-flight and stop change
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   // Status patches: FIFO of pod keys, the latest patch per key.
-  std::deque<std::string> status_order_;
-  std::unordered_map<std::string, StatusPatch> status_pending_;
-  int status_inflight_ = 0;
+  std::deque<std::string> status_order_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, StatusPatch> status_pending_ ABSL_GUARDED_BY(mu_);
+  int status_inflight_ ABSL_GUARDED_BY(mu_) = 0;
   // PodGroup status: FIFO of object keys, the latest per key, and the last written.
-  std::deque<std::string> pg_order_;
-  std::unordered_map<std::string, PodGroupWrite> pg_pending_;
-  std::unordered_map<std::string, PodGroupStatus> pg_written_;
+  std::deque<std::string> pg_order_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, PodGroupWrite> pg_pending_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, PodGroupStatus> pg_written_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> no_status_subresource_;  // api_versions (status thread only)
-  std::unordered_map<std::string, std::string> uids_;  // "<apiGroup>/<kind>/<ns>/<name>"
-  std::deque<EventReq> events_q_;
-  int events_inflight_ = 0;
-  Counters counters_;
+  // "<apiGroup>/<kind>/<ns>/<name>"
+  std::unordered_map<std::string, std::string> uids_ ABSL_GUARDED_BY(mu_);
+  std::deque<EventReq> events_q_ ABSL_GUARDED_BY(mu_);
+  int events_inflight_ ABSL_GUARDED_BY(mu_) = 0;
+  Counters counters_ ABSL_GUARDED_BY(mu_);
   std::thread status_thread_;
   std::thread event_thread_;
 

@@ -132,8 +132,8 @@ RestConfig Config(const std::string& url) {
   return c;
 }
 
-framework::ClusterClient::PodGroupStatus Status(const std::string& phase, int32_t scheduled) {
-  framework::ClusterClient::PodGroupStatus s;
+cluster::ClusterClient::PodGroupStatus Status(const std::string& phase, int32_t scheduled) {
+  cluster::ClusterClient::PodGroupStatus s;
   s.phase = phase;
   s.scheduled = scheduled;
   return s;

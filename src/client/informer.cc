@@ -7,6 +7,8 @@
 #include <random>
 #include <set>
 
+#include "client/wait.h"
+
 namespace phalanx::client {
 
 namespace {
@@ -50,10 +52,9 @@ std::vector<ResourceType> OptionalObjectResources() {
 }
 
 struct LiveInformerFactory::Reflector {
-  size_t index = 0;
+  size_t index = 0;  // into types_ and status_
   ResourceType type;
   std::thread thread;
-  ReflectorStatus status;  // under status_mu_
 };
 
 LiveInformerFactory::LiveInformerFactory(RestClient& client, InformerOptions opts)
@@ -151,8 +152,15 @@ void LiveInformerFactory::Start() {
     auto r = std::make_unique<Reflector>();
     r->index = i;
     r->type = types_[i];
-    r->status.resource = types_[i].Name();
     reflectors_.push_back(std::move(r));
+  }
+  {
+    absl::MutexLock l(&status_mu_);
+    for (const auto& t : types_) {
+      ReflectorStatus st;
+      st.resource = t.Name();
+      status_.push_back(std::move(st));
+    }
   }
   for (auto& r : reflectors_) {
     Reflector* p = r.get();
@@ -161,16 +169,21 @@ void LiveInformerFactory::Start() {
 }
 
 bool LiveInformerFactory::Sleep(std::chrono::milliseconds d) {
-  std::unique_lock<std::mutex> l(sleep_mu_);
-  return !sleep_cv_.wait_for(l, d, [&] { return stop_.load(); });
+  absl::MutexLock l(&sleep_mu_);
+  return SleepUnlessStopped(sleep_cv_, sleep_mu_, stop_, d);
 }
 
 void LiveInformerFactory::SetError(Reflector* r, const std::string& e) {
   {
-    std::lock_guard<std::mutex> l(status_mu_);
-    r->status.last_error = e;
+    absl::MutexLock l(&status_mu_);
+    status_[r->index].last_error = e;
   }
-  synced_cv_.notify_all();
+  synced_cv_.SignalAll();
+}
+
+std::string LiveInformerFactory::LastError(const Reflector& r) const {
+  absl::MutexLock l(&status_mu_);
+  return status_[r.index].last_error;
 }
 
 void LiveInformerFactory::RunReflector(Reflector* r) {
@@ -188,7 +201,7 @@ void LiveInformerFactory::RunReflector(Reflector* r) {
       bool gone = false;
       if (!ListAll(r, &rv, &gone)) {
         if (stop_.load()) break;
-        spdlog::warn("informer {}: {}; retrying in {} ms", r->type.Name(), r->status.last_error,
+        spdlog::warn("informer {}: {}; retrying in {} ms", r->type.Name(), LastError(*r),
                      backoff.count());
         if (!Sleep(jittered(backoff))) break;
         grow();
@@ -214,7 +227,7 @@ void LiveInformerFactory::RunReflector(Reflector* r) {
     if (std::chrono::steady_clock::now() - started > std::chrono::seconds(30)) {
       backoff = opts_.initial_backoff;
     }
-    spdlog::warn("informer {}: {}; re-watching in {} ms", r->type.Name(), r->status.last_error,
+    spdlog::warn("informer {}: {}; re-watching in {} ms", r->type.Name(), LastError(*r),
                  backoff.count());
     if (!Sleep(jittered(backoff))) break;
     grow();
@@ -265,18 +278,19 @@ bool LiveInformerFactory::ListAll(Reflector* r, std::string* rv, bool* gone) {
   const size_t n = all.size();
   Post([this, idx, items = std::move(all)]() mutable { Replace(idx, std::move(items)); });
   {
-    std::lock_guard<std::mutex> l(status_mu_);
-    r->status.last_error.clear();
-    r->status.resource_version = list_rv;
-    ++r->status.relists;
+    absl::MutexLock l(&status_mu_);
+    ReflectorStatus& st = status_[r->index];
+    st.last_error.clear();
+    st.resource_version = list_rv;
+    ++st.relists;
   }
   // Synced once the dispatcher has applied the first list.
   Post([this, r] {
     {
-      std::lock_guard<std::mutex> l(status_mu_);
-      r->status.synced = true;
+      absl::MutexLock l(&status_mu_);
+      status_[r->index].synced = true;
     }
-    synced_cv_.notify_all();
+    synced_cv_.SignalAll();
   });
   spdlog::debug("informer {}: listed {} objects at resourceVersion {} ({} skipped)",
                 r->type.Name(), n, list_rv, skipped);
@@ -330,9 +344,10 @@ bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
   };
   Response resp = client_.Stream(path, on_line, &stop_, timeout + 30);
   {
-    std::lock_guard<std::mutex> l(status_mu_);
-    r->status.events += events;
-    r->status.resource_version = *rv;
+    absl::MutexLock l(&status_mu_);
+    ReflectorStatus& st = status_[r->index];
+    st.events += events;
+    st.resource_version = *rv;
   }
   if (stop_.load() || *gone) return true;
   if (resp.status == 410) {
@@ -355,20 +370,21 @@ bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
 bool LiveInformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout,
                                            const std::atomic<bool>* stop, std::string* err) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_lock<std::mutex> l(status_mu_);
+  absl::MutexLock l(&status_mu_);
   for (;;) {
     bool all = true;
-    for (const auto& r : reflectors_) all = all && r->status.synced;
+    for (const auto& r : reflectors_) all = all && status_[r->index].synced;
     if (all) return true;
     if ((stop && stop->load()) || std::chrono::steady_clock::now() >= deadline) break;
-    synced_cv_.wait_for(l, std::chrono::milliseconds(200));
+    synced_cv_.WaitWithTimeout(&status_mu_, absl::Milliseconds(200));
   }
   std::string msg;
   for (const auto& r : reflectors_) {
-    if (r->status.synced) continue;
+    const ReflectorStatus& st = status_[r->index];
+    if (st.synced) continue;
     if (!msg.empty()) msg += "; ";
-    msg += r->status.resource + ": " +
-           (r->status.last_error.empty() ? std::string("no response yet") : r->status.last_error);
+    msg += st.resource + ": " +
+           (st.last_error.empty() ? std::string("no response yet") : st.last_error);
   }
   *err = (stop && stop->load() ? "stopped before the informer caches synced: "
                                : "informer caches not synced after " +
@@ -378,31 +394,31 @@ bool LiveInformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout,
 }
 
 bool LiveInformerFactory::HasSynced() const {
-  std::lock_guard<std::mutex> l(status_mu_);
+  absl::MutexLock l(&status_mu_);
   for (const auto& r : reflectors_) {
-    if (!r->status.synced) return false;
+    if (!status_[r->index].synced) return false;
   }
   return started_;
 }
 
 std::vector<ReflectorStatus> LiveInformerFactory::Status() const {
-  std::lock_guard<std::mutex> l(status_mu_);
+  absl::MutexLock l(&status_mu_);
   std::vector<ReflectorStatus> out;
-  for (const auto& r : reflectors_) out.push_back(r->status);
+  for (const auto& r : reflectors_) out.push_back(status_[r->index]);
   return out;
 }
 
 void LiveInformerFactory::Stop() {
   stop_ = true;
-  sleep_cv_.notify_all();
+  sleep_cv_.SignalAll();
   for (auto& r : reflectors_) {
     if (r->thread.joinable()) r->thread.join();
   }
   {
-    std::lock_guard<std::mutex> l(q_mu_);
+    absl::MutexLock l(&q_mu_);
     q_stop_ = true;
   }
-  q_cv_.notify_all();
+  q_cv_.SignalAll();
   if (dispatcher_.joinable()) dispatcher_.join();
 }
 
@@ -410,11 +426,11 @@ void LiveInformerFactory::Stop() {
 
 void LiveInformerFactory::Post(std::function<void()> fn) {
   {
-    std::lock_guard<std::mutex> l(q_mu_);
+    absl::MutexLock l(&q_mu_);
     if (q_stop_) return;
     queue_.push_back(std::move(fn));
   }
-  q_cv_.notify_one();
+  q_cv_.Signal();
 }
 
 void LiveInformerFactory::PostAndWait(std::function<void()> fn) {
@@ -422,7 +438,7 @@ void LiveInformerFactory::PostAndWait(std::function<void()> fn) {
   auto fut = done.get_future();
   bool posted = false;
   {
-    std::lock_guard<std::mutex> l(q_mu_);
+    absl::MutexLock l(&q_mu_);
     if (!q_stop_) {
       queue_.push_back([&] {
         fn();
@@ -432,7 +448,7 @@ void LiveInformerFactory::PostAndWait(std::function<void()> fn) {
     }
   }
   if (!posted) return;
-  q_cv_.notify_one();
+  q_cv_.Signal();
   fut.wait();
 }
 
@@ -440,8 +456,8 @@ void LiveInformerFactory::DispatchLoop() {
   for (;;) {
     std::function<void()> fn;
     {
-      std::unique_lock<std::mutex> l(q_mu_);
-      q_cv_.wait(l, [&] { return q_stop_ || !queue_.empty(); });
+      absl::MutexLock l(&q_mu_);
+      while (!q_stop_ && queue_.empty()) q_cv_.Wait(&q_mu_);
       if (queue_.empty()) return;
       fn = std::move(queue_.front());
       queue_.pop_front();
@@ -455,7 +471,7 @@ void LiveInformerFactory::DispatchLoop() {
 }
 
 template <typename T>
-static void Call(const std::vector<store::EventHandlers<T>>& hs, int op,
+static void Call(const std::vector<cluster::EventHandlers<T>>& hs, int op,
                  const std::shared_ptr<const void>& old_obj,
                  const std::shared_ptr<const void>& obj) {
   auto o = std::static_pointer_cast<const T>(old_obj);
@@ -534,7 +550,7 @@ void LiveInformerFactory::Apply(size_t idx, Op op, Object obj) {
   Notify(c.type.target, Op::kUpdate, old, it->second.ptr);
 }
 
-void LiveInformerFactory::AddPodHandlers(store::EventHandlers<api::Pod> h) {
+void LiveInformerFactory::AddPodHandlers(cluster::EventHandlers<api::Pod> h) {
   PostAndWait([this, h = std::move(h)] {
     pod_h_.push_back(h);
     for (auto& c : caches_) {
@@ -544,7 +560,7 @@ void LiveInformerFactory::AddPodHandlers(store::EventHandlers<api::Pod> h) {
   });
 }
 
-void LiveInformerFactory::AddNodeHandlers(store::EventHandlers<api::Node> h) {
+void LiveInformerFactory::AddNodeHandlers(cluster::EventHandlers<api::Node> h) {
   PostAndWait([this, h = std::move(h)] {
     node_h_.push_back(h);
     for (auto& c : caches_) {
@@ -554,7 +570,7 @@ void LiveInformerFactory::AddNodeHandlers(store::EventHandlers<api::Node> h) {
   });
 }
 
-void LiveInformerFactory::AddPriorityClassHandlers(store::EventHandlers<api::PriorityClass> h) {
+void LiveInformerFactory::AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) {
   PostAndWait([this, h = std::move(h)] {
     pc_h_.push_back(h);
     for (auto& c : caches_) {
@@ -566,7 +582,7 @@ void LiveInformerFactory::AddPriorityClassHandlers(store::EventHandlers<api::Pri
   });
 }
 
-void LiveInformerFactory::AddNamespaceHandlers(store::EventHandlers<api::Namespace> h) {
+void LiveInformerFactory::AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) {
   PostAndWait([this, h = std::move(h)] {
     ns_h_.push_back(h);
     for (auto& c : caches_) {
@@ -578,7 +594,7 @@ void LiveInformerFactory::AddNamespaceHandlers(store::EventHandlers<api::Namespa
   });
 }
 
-void LiveInformerFactory::AddObjectHandlers(store::EventHandlers<api::Unstructured> h) {
+void LiveInformerFactory::AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) {
   PostAndWait([this, h = std::move(h)] {
     obj_h_.push_back(h);
     for (auto& c : caches_) {

@@ -1,5 +1,5 @@
 // Reflectors and informers against a real kube-apiserver (upstream client-go
-// tools/cache Reflector + SharedInformerFactory), implementing store::InformerFactory so
+// tools/cache Reflector + SharedInformerFactory), implementing cluster::InformerFactory so
 // that the scheduler consumes live clusters exactly as it consumes the in-process store.
 //
 // One reflector thread per resource: paged LIST (limit 500, consistent read), then WATCH
@@ -22,20 +22,20 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "client/objects.h"
 #include "client/rest_client.h"
-#include "store/informer.h"
+#include "cluster/informer.h"
 
 namespace phalanx::client {
 
@@ -62,7 +62,7 @@ struct ReflectorStatus {
   int64_t events = 0;
 };
 
-class LiveInformerFactory final : public store::InformerFactory {
+class LiveInformerFactory final : public cluster::InformerFactory {
  public:
   LiveInformerFactory(RestClient& client, InformerOptions opts = {});
   ~LiveInformerFactory() override;
@@ -87,12 +87,12 @@ class LiveInformerFactory final : public store::InformerFactory {
   void Stop();
   std::vector<ReflectorStatus> Status() const;
 
-  // store::InformerFactory. Blocks until the dispatcher has replayed the cache into `h`.
-  void AddPodHandlers(store::EventHandlers<api::Pod> h) override;
-  void AddNodeHandlers(store::EventHandlers<api::Node> h) override;
-  void AddPriorityClassHandlers(store::EventHandlers<api::PriorityClass> h) override;
-  void AddNamespaceHandlers(store::EventHandlers<api::Namespace> h) override;
-  void AddObjectHandlers(store::EventHandlers<api::Unstructured> h) override;
+  // cluster::InformerFactory. Blocks until the dispatcher has replayed the cache into `h`.
+  void AddPodHandlers(cluster::EventHandlers<api::Pod> h) override;
+  void AddNodeHandlers(cluster::EventHandlers<api::Node> h) override;
+  void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override;
+  void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
+  void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
 
  private:
   struct Reflector;
@@ -108,6 +108,7 @@ class LiveInformerFactory final : public store::InformerFactory {
   bool Watch(Reflector* r, std::string* rv, bool* gone);
   bool Sleep(std::chrono::milliseconds d);  // false when stopping
   void SetError(Reflector* r, const std::string& e);
+  std::string LastError(const Reflector& r) const;
 
   // Dispatcher side (all on the dispatcher thread).
   void Post(std::function<void()> fn);
@@ -123,24 +124,26 @@ class LiveInformerFactory final : public store::InformerFactory {
   std::vector<ResourceType> types_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::atomic<bool> stop_{false};
-  std::mutex sleep_mu_;
-  std::condition_variable sleep_cv_;
+  absl::Mutex sleep_mu_;
+  absl::CondVar sleep_cv_;  // Stop() wakes the reflectors' backoff sleeps
 
-  mutable std::mutex status_mu_;
-  std::condition_variable synced_cv_;
+  mutable absl::Mutex status_mu_;
+  absl::CondVar synced_cv_;  // signalled when a reflector syncs or fails
+  // By reflector index (Reflector::index); filled by Start().
+  std::vector<ReflectorStatus> status_ ABSL_GUARDED_BY(status_mu_);
 
   // Dispatcher.
-  std::mutex q_mu_;
-  std::condition_variable q_cv_;
-  std::deque<std::function<void()>> queue_;
-  bool q_stop_ = false;
+  absl::Mutex q_mu_;
+  absl::CondVar q_cv_;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(q_mu_);
+  bool q_stop_ ABSL_GUARDED_BY(q_mu_) = false;
   std::thread dispatcher_;
   std::vector<Cache> caches_;  // by resource index; dispatcher thread only
-  std::vector<store::EventHandlers<api::Pod>> pod_h_;
-  std::vector<store::EventHandlers<api::Node>> node_h_;
-  std::vector<store::EventHandlers<api::PriorityClass>> pc_h_;
-  std::vector<store::EventHandlers<api::Namespace>> ns_h_;
-  std::vector<store::EventHandlers<api::Unstructured>> obj_h_;
+  std::vector<cluster::EventHandlers<api::Pod>> pod_h_;
+  std::vector<cluster::EventHandlers<api::Node>> node_h_;
+  std::vector<cluster::EventHandlers<api::PriorityClass>> pc_h_;
+  std::vector<cluster::EventHandlers<api::Namespace>> ns_h_;
+  std::vector<cluster::EventHandlers<api::Unstructured>> obj_h_;
   bool started_ = false;
 };
 

@@ -4,23 +4,24 @@
 #include <spdlog/spdlog.h>
 
 #include "client/objects.h"
+#include "client/wait.h"
 
 namespace phalanx::client {
 
 LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig cfg,
-                             const framework::Clock& clock)
+                             const cluster::Clock& clock)
     : client_(client), cfg_(std::move(cfg)), clock_(clock) {}
 
 std::string LeaderElector::last_error() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return last_error_;
 }
 
-void LeaderElector::Wake() { cv_.notify_all(); }
+void LeaderElector::Wake() { cv_.SignalAll(); }
 
 bool LeaderElector::WaitFor(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
-  std::unique_lock<std::mutex> l(mu_);
-  return !cv_.wait_for(l, d, [&] { return stop.load(); });
+  absl::MutexLock l(&mu_);
+  return SleepUnlessStopped(cv_, mu_, stop, d);  // Wake() signals cv_
 }
 
 bool LeaderElector::Get(LeaseRecord* rec, bool* exists) {
@@ -32,14 +33,14 @@ bool LeaderElector::Get(LeaseRecord* rec, bool* exists) {
     return true;
   }
   if (!r.ok()) {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_ = client_.Describe("GET", path, r);
     return false;
   }
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(r.body).get(doc)) {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_ = "GET " + path + ": malformed JSON";
     return false;
   }
@@ -84,7 +85,7 @@ bool LeaderElector::Write(const LeaseRecord& rec, bool create) {
   const char* method = create ? "POST" : "PUT";
   Response r = client_.Do(method, path, Body(rec));
   if (!r.ok()) {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_ = r.status == 409 ? "lease " + cfg_.lease_namespace + "/" + cfg_.lease_name +
                                         " changed concurrently (409 Conflict)"
                                   : client_.Describe(method, path, r);
@@ -122,7 +123,7 @@ bool LeaderElector::TryAcquireOrRenew() {
       cur.lease_duration_seconds > 0 ? cur.lease_duration_seconds : duration_s);
   if (!cur.holder_identity.empty() && !ours &&
       std::chrono::steady_clock::now() < observed_at_ + held_for) {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_ = "lease " + cfg_.lease_namespace + "/" + cfg_.lease_name + " is held by " +
                   cur.holder_identity;
     return false;
@@ -138,7 +139,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   observed_ = next;
   observed_at_ = std::chrono::steady_clock::now();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     last_error_.clear();
   }
   return true;

@@ -12,13 +12,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "client/rest_client.h"
-#include "framework/handle.h"
+#include "cluster/client.h"
 
 namespace phalanx::client {
 
@@ -43,7 +43,7 @@ struct LeaseRecord {
 
 class LeaderElector {
  public:
-  LeaderElector(RestClient& client, LeaderElectionConfig cfg, const framework::Clock& clock);
+  LeaderElector(RestClient& client, LeaderElectionConfig cfg, const cluster::Clock& clock);
 
   // Blocks: campaigns until this candidate holds the Lease (returns true) or `stop` is set
   // (returns false). Errors are logged and retried every retry_period.
@@ -71,14 +71,15 @@ class LeaderElector {
 
   RestClient& client_;
   LeaderElectionConfig cfg_;
-  const framework::Clock& clock_;
+  const cluster::Clock& clock_;
   std::atomic<bool> leader_{false};
-  // The last record observed and when (steady clock), for expiry.
+  // The last record observed and when (steady clock), for expiry (the campaigning thread
+  // only).
   LeaseRecord observed_;
   std::chrono::steady_clock::time_point observed_at_{};
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::string last_error_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // Wake() signals it
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::client

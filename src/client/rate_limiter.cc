@@ -17,7 +17,7 @@ void TokenBucket::Refill(Clock::time_point now) {
 
 bool TokenBucket::TryAccept(Clock::time_point now) {
   if (qps_ <= 0) return true;
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   Refill(now);
   if (tokens_ < 1.0) return false;
   tokens_ -= 1.0;
@@ -26,7 +26,7 @@ bool TokenBucket::TryAccept(Clock::time_point now) {
 
 std::chrono::nanoseconds TokenBucket::Reserve(Clock::time_point now) {
   if (qps_ <= 0) return std::chrono::nanoseconds(0);
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   Refill(now);
   // Tokens may go negative: later callers queue behind earlier reservations.
   tokens_ -= 1.0;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace phalanx::client {
 
@@ -27,13 +29,13 @@ class TokenBucket {
   int burst() const { return burst_; }
 
  private:
-  void Refill(Clock::time_point now);
+  void Refill(Clock::time_point now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const double qps_;
   const int burst_;
-  std::mutex mu_;
-  double tokens_;
-  Clock::time_point last_;
+  absl::Mutex mu_;
+  double tokens_ ABSL_GUARDED_BY(mu_);
+  Clock::time_point last_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::client

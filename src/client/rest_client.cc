@@ -153,20 +153,20 @@ RestClient::~RestClient() {
 }
 
 std::string RestClient::Token() const {
-  std::lock_guard<std::mutex> l(token_mu_);
+  absl::MutexLock l(&token_mu_);
   return token_;
 }
 
 void RestClient::ReloadToken() {
   std::string t;
   if (cfg_.token_file.empty() || !ReadFile(cfg_.token_file, &t)) return;
-  std::lock_guard<std::mutex> l(token_mu_);
+  absl::MutexLock l(&token_mu_);
   token_ = t;
 }
 
 void* RestClient::Acquire() {
   {
-    std::lock_guard<std::mutex> l(pool_mu_);
+    absl::MutexLock l(&pool_mu_);
     if (!pool_.empty()) {
       void* h = pool_.back();
       pool_.pop_back();
@@ -178,7 +178,7 @@ void* RestClient::Acquire() {
 }
 
 void RestClient::Release(void* h) {
-  std::lock_guard<std::mutex> l(pool_mu_);
+  absl::MutexLock l(&pool_mu_);
   pool_.push_back(h);
 }
 

@@ -10,11 +10,12 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "client/rate_limiter.h"
 #include "client/rest_config.h"
 
@@ -84,10 +85,10 @@ class RestClient {
 
   RestConfig cfg_;
   TokenBucket limiter_;
-  std::mutex pool_mu_;
-  std::vector<void*> pool_;
-  mutable std::mutex token_mu_;
-  std::string token_;
+  absl::Mutex pool_mu_;
+  std::vector<void*> pool_ ABSL_GUARDED_BY(pool_mu_);  // idle CURL handles
+  mutable absl::Mutex token_mu_;
+  std::string token_ ABSL_GUARDED_BY(token_mu_);
   std::atomic<int64_t> requests_{0};
 };
 

@@ -11,11 +11,14 @@
 #include <vector>
 
 #include "api/types.h"
+#include "cluster/client.h"
 #include "framework/cycle_state.h"
 #include "framework/status.h"
 #include "framework/types.h"
 
 namespace phalanx::framework {
+
+class Parallelizer;
 
 // Read access to the cycle's Snapshot (upstream SharedLister / NodeInfoLister).
 class NodeInfoLister {
@@ -32,70 +35,10 @@ class NodeInfoLister {
   virtual int32_t NumNodesWithImage(const std::string& /*image*/) const { return -1; }
 };
 
-// Time source, injected so that simulate and tests are deterministic.
-class Clock {
- public:
-  virtual ~Clock() = default;
-  virtual api::Timestamp Now() const = 0;
-};
-
-// Writes that plugins (binder, preemption) make to the cluster: the embedded store in
-// simulate, the API server in live mode.
-class ClusterClient {
- public:
-  virtual ~ClusterClient() = default;
-  // POST pods/binding. Errors: pod gone (NotFound), already bound (Conflict), transport.
-  virtual Status Bind(const api::Pod& pod, const std::string& node) = 0;
-  // DELETE a pod (preemption victim).
-  virtual Status DeletePod(const api::Pod& pod) = 0;
-  // PATCH status.nominatedNodeName (empty clears it) and/or the PodScheduled condition.
-  virtual Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
-                                 const std::string* nominated_node_name) = 0;
-  // Records an Event (reason Scheduled / FailedScheduling / Preempted ...).
-  virtual void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
-                           std::string_view message) = 0;
-  // Records an Event on another object (e.g. a gang's PodGroup). `api_version`/`kind`
-  // name the object's type. Sources that cannot record such events may ignore it.
-  virtual void RecordObjectEvent(std::string_view api_version, std::string_view kind,
-                                 std::string_view ns, std::string_view name, std::string_view type,
-                                 std::string_view reason, std::string_view message) {}
-  // Writes the status of a gang's PodGroup object (see PodGroupStatus below for the
-  // dialects and fields). Asynchronous and coalesced by implementations that talk to a
-  // server; never blocks the caller on the network. Sources that cannot write it may
-  // ignore it.
-  struct PodGroupStatus;
-  virtual void UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
-                                    std::string_view ns, std::string_view name,
-                                    const PodGroupStatus& status) {}
-};
-
-// The scheduler's view of a gang, written to its PodGroup's status. Field names follow
-// the dialect's own API:
-//   scheduling.x-k8s.io/v1alpha1 (scheduler-plugins apis/scheduling/v1alpha1/types.go):
-//     status.phase (Pending | Scheduling | Scheduled | Running | Failed ...),
-//     status.scheduled (the pre-v0.23 field, kept for tools that read it),
-//     status.scheduleStartTime (RFC 3339), status.occupiedBy ("ns/owner,...").
-//   scheduling.volcano.sh/v1beta1 (volcano pkg/apis/scheduling/v1beta1/types.go):
-//     status.phase (Pending | Inqueue | Running | Unknown | Completed),
-//     status.conditions[] {type Scheduled | Unschedulable, status, reason, message,
-//     lastTransitionTime}.
-struct ClusterClient::PodGroupStatus {
-  std::string phase;
-  int32_t scheduled = 0;                // members bound
-  api::Timestamp schedule_start_time = 0;  // 0 = unknown (not written)
-  std::string occupied_by;              // "" = not written
-  // The latest scheduling outcome (Volcano conditions): type "Scheduled" or
-  // "Unschedulable" ("" = none), reason (CamelCase) and message.
-  std::string condition_type;
-  std::string condition_reason;
-  std::string condition_message;
-  bool operator==(const PodGroupStatus& o) const {
-    return phase == o.phase && scheduled == o.scheduled &&
-           schedule_start_time == o.schedule_start_time && occupied_by == o.occupied_by &&
-           condition_type == o.condition_type && condition_reason == o.condition_reason &&
-           condition_message == o.condition_message;
-  }
-};
+// Clock and ClusterClient are the seam interfaces of src/cluster/client.h, named here as
+// framework types for plugins and the scheduler.
+using Clock = cluster::Clock;
+using ClusterClient = cluster::ClusterClient;
 
 // A pod waiting in Permit (upstream WaitingPod).
 class WaitingPod {
@@ -166,6 +109,9 @@ class Handle {
   virtual int32_t PriorityOf(const api::Pod& pod) const = 0;
   // Deterministic random number in [0, n) from the scheduler's seeded RNG.
   virtual uint64_t Random(uint64_t n) = 0;
+  // The scheduler's pool of `parallelism` threads (upstream Handle.Parallelizer()), for
+  // plugins that split work over nodes (framework::ParallelChunks); nullptr: run inline.
+  virtual Parallelizer* GetParallelizer() { return nullptr; }
   // The domain services of this scheduler (see ServiceRegistry); empty by default.
   virtual const ServiceRegistry& Services() const {
     static const ServiceRegistry kNone;

@@ -2,6 +2,7 @@
 // threads (oneTBB task_arena), as upstream's parallelize.Until does with goroutines.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -44,5 +45,24 @@ class Parallelizer {
   struct Arena;
   std::unique_ptr<Arena> arena_;
 };
+
+// Calls fn(c, begin, end) for every chunk c of [0, n), chunk c covering
+// [c * grain, min(n, (c + 1) * grain)), through `p` (so the scheduler's `parallelism`
+// setting holds: Parallelizer::Until over the chunk indices, one chunk per unit of work);
+// p == nullptr runs the chunks in order on the calling thread. For callers that write per
+// chunk or per index, so that results do not depend on which thread ran a chunk. Plugins
+// pass Handle::GetParallelizer().
+template <typename Fn>
+void ParallelChunks(Parallelizer* p, size_t n, size_t grain, Fn&& fn) {
+  const size_t chunks = (n + grain - 1) / grain;
+  auto run = [&](size_t first, size_t last) {
+    for (size_t c = first; c < last; ++c) fn(c, c * grain, std::min(n, (c + 1) * grain));
+  };
+  if (p == nullptr || chunks <= 1) {
+    run(0, chunks);
+    return;
+  }
+  p->Until(chunks, 1, run);
+}
 
 }  // namespace phalanx::framework

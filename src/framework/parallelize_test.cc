@@ -41,5 +41,28 @@ TEST(ParallelizerTest, SerialParallelismRunsOnCallingThreadInOrder) {
   EXPECT_EQ(begins, (std::vector<size_t>{0, 16, 32, 48, 64, 80, 96}));
 }
 
+// ParallelChunks hands chunk c exactly [c * grain, min(n, (c + 1) * grain)), once, whether
+// it runs inline (no Parallelizer, parallelism 1) or fanned out: callers index per-chunk
+// results by c.
+TEST(ParallelChunksTest, ChunkIndicesAndRangesDoNotDependOnTheParallelizer) {
+  Parallelizer serial(1);
+  Parallelizer fanned(2);
+  fanned.set_inline_work_ns(0);
+  for (Parallelizer* p : {static_cast<Parallelizer*>(nullptr), &serial, &fanned}) {
+    for (size_t n : {0u, 1u, 63u, 64u, 65u, 500u, 5000u}) {
+      const size_t grain = 64;
+      const size_t chunks = (n + grain - 1) / grain;
+      std::vector<std::atomic<int>> hits(chunks);
+      std::atomic<bool> wrong{false};
+      ParallelChunks(p, n, grain, [&](size_t c, size_t b, size_t e) {
+        if (c >= chunks || b != c * grain || e != std::min(n, (c + 1) * grain)) wrong = true;
+        if (c < chunks) hits[c].fetch_add(1);
+      });
+      EXPECT_FALSE(wrong.load()) << "n=" << n;
+      for (size_t c = 0; c < chunks; ++c) ASSERT_EQ(hits[c].load(), 1) << "chunk " << c;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace phalanx::framework

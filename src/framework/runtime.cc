@@ -22,7 +22,7 @@ class WaitingPodImpl : public WaitingPod {
 
   const api::Pod& GetPod() const override { return *pod_->pod; }
   std::vector<std::string> GetPendingPlugins() const override {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     std::vector<std::string> out;
     for (const auto& [name, deadline] : pending_) out.push_back(name);
     return out;
@@ -30,7 +30,7 @@ class WaitingPodImpl : public WaitingPod {
   void Allow(std::string_view plugin) override {
     std::function<void(Status)> done;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       std::erase_if(pending_, [&](const auto& e) { return e.first == plugin; });
       if (!pending_.empty() || finished_) return;
       finished_ = true;
@@ -41,7 +41,7 @@ class WaitingPodImpl : public WaitingPod {
   void Reject(std::string_view plugin, std::string_view msg) override {
     std::function<void(Status)> done;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       if (finished_) return;
       finished_ = true;
       done = std::move(on_done_);
@@ -52,7 +52,7 @@ class WaitingPodImpl : public WaitingPod {
   }
   // The plugin still waiting whose timeout comes first, and that deadline.
   std::pair<std::string, api::Timestamp> NextDeadline() const {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     std::pair<std::string, api::Timestamp> next{"", LLONG_MAX};
     for (const auto& e : pending_) {
       if (e.second < next.second) next = e;
@@ -69,10 +69,11 @@ class WaitingPodImpl : public WaitingPod {
 
   Framework* fw_;
   PodInfoPtr pod_;
-  mutable std::mutex mu_;
-  std::vector<std::pair<std::string, api::Timestamp>> pending_;  // plugin, deadline
-  bool finished_ = false;
-  std::function<void(Status)> on_done_;
+  mutable absl::Mutex mu_;
+  // plugin, deadline
+  std::vector<std::pair<std::string, api::Timestamp>> pending_ ABSL_GUARDED_BY(mu_);
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::function<void(Status)> on_done_ ABSL_GUARDED_BY(mu_);
 };
 
 // ---- construction ----
@@ -607,7 +608,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   if (scores.size() < active.size()) scores.resize(active.size());
   // Every score of a row is written by ScoreNodes (no separate zeroing pass).
   for (size_t j = 0; j < active.size(); ++j) scores[j].resize(n);
-  std::mutex err_mu;
+  absl::Mutex err_mu;
   Status err;
   bool failed = false;
   opts_.parallelizer->Until(n, 64, [&](size_t b, size_t e) {
@@ -616,7 +617,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       ScorePlugin* p = active[j];
       Status s = p->ScoreNodes(state, pod, nodes, b, e, scores[j].data());
       if (!s.IsSuccess()) {
-        std::lock_guard<std::mutex> l(err_mu);
+        absl::MutexLock l(&err_mu);
         if (!failed) {
           failed = true;
           err = ScoreError(*p, s);
@@ -766,7 +767,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const 
   auto wp = std::make_shared<WaitingPodImpl>(this, PodInfo::Make(pod.pod),
                                              std::move(waiting_plugins), std::move(on_done));
   {
-    std::lock_guard<std::mutex> l(waiting_mu_);
+    absl::MutexLock l(&waiting_mu_);
     waiting_[pod.pod->metadata.uid] = wp;
   }
   return Status(Code::kWait);
@@ -847,14 +848,14 @@ void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod,
 // ---- waiting pods ----
 
 void Framework::RemoveWaitingPod(const std::string& uid) {
-  std::lock_guard<std::mutex> l(waiting_mu_);
+  absl::MutexLock l(&waiting_mu_);
   waiting_.erase(uid);
 }
 
 int Framework::ExpireWaitingPods(api::Timestamp now) {
   std::vector<std::shared_ptr<WaitingPodImpl>> expired;
   {
-    std::lock_guard<std::mutex> l(waiting_mu_);
+    absl::MutexLock l(&waiting_mu_);
     for (auto& [uid, wp] : waiting_) {
       if (wp->deadline() <= now) expired.push_back(wp);
     }
@@ -870,28 +871,28 @@ int Framework::ExpireWaitingPods(api::Timestamp now) {
 }
 
 api::Timestamp Framework::NextPermitDeadline() const {
-  std::lock_guard<std::mutex> l(waiting_mu_);
+  absl::MutexLock l(&waiting_mu_);
   api::Timestamp t = LLONG_MAX;
   for (const auto& [uid, wp] : waiting_) t = std::min(t, wp->deadline());
   return t;
 }
 
 size_t Framework::NumWaitingPods() const {
-  std::lock_guard<std::mutex> l(waiting_mu_);
+  absl::MutexLock l(&waiting_mu_);
   return waiting_.size();
 }
 
 void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) {
   std::vector<std::shared_ptr<WaitingPodImpl>> all;
   {
-    std::lock_guard<std::mutex> l(waiting_mu_);
+    absl::MutexLock l(&waiting_mu_);
     for (auto& [uid, wp] : waiting_) all.push_back(wp);
   }
   for (auto& wp : all) fn(*wp);
 }
 
 WaitingPod* Framework::GetWaitingPod(std::string_view uid) {
-  std::lock_guard<std::mutex> l(waiting_mu_);
+  absl::MutexLock l(&waiting_mu_);
   auto it = waiting_.find(std::string(uid));
   return it == waiting_.end() ? nullptr : it->second.get();
 }
@@ -899,7 +900,7 @@ WaitingPod* Framework::GetWaitingPod(std::string_view uid) {
 void Framework::RejectWaitingPod(std::string_view uid) {
   std::shared_ptr<WaitingPodImpl> wp;
   {
-    std::lock_guard<std::mutex> l(waiting_mu_);
+    absl::MutexLock l(&waiting_mu_);
     auto it = waiting_.find(std::string(uid));
     if (it == waiting_.end()) return;
     wp = it->second;

@@ -12,11 +12,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "framework/extension_point_observer.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -182,6 +183,7 @@ class Framework final : public Handle {
       const NodeInfo& node) const override;
   int32_t PriorityOf(const api::Pod& pod) const override;
   uint64_t Random(uint64_t n) override;
+  Parallelizer* GetParallelizer() override { return opts_.parallelizer; }
   const ServiceRegistry& Services() const override { return opts_.services; }
   bool HasNamespaces() const override { return static_cast<bool>(opts_.namespace_labels); }
   bool NamespaceLabels(std::string_view name,
@@ -206,7 +208,7 @@ class Framework final : public Handle {
                          const std::unordered_map<std::string, Plugin*>& plugins);
   friend class WaitingPodImpl;
   Status RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod, PreFilterResult* result);
-  void RemoveWaitingPod(const std::string& uid);
+  void RemoveWaitingPod(const std::string& uid) ABSL_LOCKS_EXCLUDED(waiting_mu_);
 
   std::string profile_name_;
   FrameworkOptions opts_;
@@ -235,8 +237,9 @@ class Framework final : public Handle {
 
   ExtensionPointObserver* observer_ = nullptr;
 
-  mutable std::mutex waiting_mu_;
-  std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> waiting_;
+  mutable absl::Mutex waiting_mu_;
+  std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> waiting_
+      ABSL_GUARDED_BY(waiting_mu_);
 };
 
 }  // namespace phalanx::framework

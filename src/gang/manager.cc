@@ -15,7 +15,7 @@ std::string ObjKey(const std::string& ns, const std::string& kind, const std::st
 Manager::Manager(DialectOptions opts) : opts_(std::move(opts)) {}
 
 void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   objects_[ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name)] = obj;
   if (!IsGangObject(*obj)) return;
   const std::string okey = obj->Key();
@@ -30,7 +30,7 @@ void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
 
 void Manager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     auto it = objects_.find(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
     if (it != objects_.end() && (!IsGangObject(*obj) || specs_by_object_.count(obj->Key()))) {
       it->second = obj;
@@ -41,7 +41,7 @@ void Manager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
 }
 
 void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   objects_.erase(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
   auto it = specs_by_object_.find(obj->Key());
   if (it == specs_by_object_.end()) return;
@@ -58,9 +58,9 @@ const api::Unstructured* Manager::OwnerLocked(const std::string& ns, const std::
 void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
   if (Terminal(*pod)) return;
   auto ref = ResolvePodGang(
-      *pod, opts_, [this](const std::string& ns, const std::string& kind, const std::string& name) {
-        return OwnerLocked(ns, kind, name);
-      });
+      *pod, opts_,
+      [this](const std::string& ns, const std::string& kind, const std::string& name)
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return OwnerLocked(ns, kind, name); });
   if (!ref) return;
   const std::string pkey = pod->Key();
   Gang& g = gangs_[ref->key];
@@ -107,13 +107,13 @@ void Manager::RemovePodLocked(const std::string& pkey) {
 }
 
 void Manager::OnPodAdd(const api::PodPtr& pod, api::Timestamp now) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   AddPodLocked(pod, now);
 }
 
 void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod,
                           api::Timestamp now) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   const std::string pkey = new_pod->Key();
   if (Terminal(*new_pod)) {
     RemovePodLocked(pkey);
@@ -145,12 +145,12 @@ void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod
 }
 
 void Manager::OnPodDelete(const api::PodPtr& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   RemovePodLocked(pod->Key());
 }
 
 std::optional<GangRef> Manager::RefOf(const api::Pod& pod) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end()) return std::nullopt;
   auto git = gangs_.find(it->second.gang);
@@ -176,7 +176,7 @@ std::shared_ptr<const GangRef> Manager::RefPtrOf(const api::Pod& pod) const {
     heap = pod.Key();
     key = heap;
   }
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(key);
   if (it == pods_.end()) return nullptr;
   auto git = gangs_.find(it->second.gang);
@@ -206,7 +206,7 @@ void Manager::UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timest
 }
 
 std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) {
     auto sit = object_specs_.find(key);
@@ -234,7 +234,7 @@ std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members)
 }
 
 std::optional<Manager::Summary> Manager::SummaryOf(const std::string& key) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) {
     auto sit = object_specs_.find(key);
@@ -245,7 +245,7 @@ std::optional<Manager::Summary> Manager::SummaryOf(const std::string& key) const
 }
 
 std::vector<std::string> Manager::GroupOf(const std::string& key) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::vector<std::string> out{key};
   auto it = gangs_.find(key);
   std::shared_ptr<const PodGroupSpec> spec;
@@ -264,7 +264,7 @@ std::vector<std::string> Manager::GroupOf(const std::string& key) const {
 }
 
 void Manager::MarkAssumed(const api::Pod& pod, api::Timestamp now) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end() || it->second.state != PodEntry::kPending) return;
   Gang& g = gangs_[it->second.gang];
@@ -275,7 +275,7 @@ void Manager::MarkAssumed(const api::Pod& pod, api::Timestamp now) {
 }
 
 void Manager::MarkForgotten(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end() || it->second.state != PodEntry::kAssumed) return;
   Gang& g = gangs_[it->second.gang];
@@ -292,7 +292,7 @@ void Manager::MarkForgotten(const api::Pod& pod) {
 }
 
 void Manager::RecordAttempt(const std::string& key, const std::string& reason) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) return;
   ++it->second.attempts;
@@ -300,7 +300,7 @@ void Manager::RecordAttempt(const std::string& key, const std::string& reason) {
 }
 
 bool Manager::Satisfied(const std::string& key) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) return false;
   const Gang& g = it->second;
@@ -318,7 +318,7 @@ bool Manager::Satisfied(const std::string& key) const {
 }
 
 std::vector<std::string> Manager::GangKeys() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::vector<std::string> out;
   for (const auto& [k, g] : gangs_) out.push_back(k);
   return out;

@@ -22,7 +22,6 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,6 +29,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "api/types.h"
 #include "api/unstructured.h"
 #include "gang/dialects.h"
@@ -108,16 +109,19 @@ class Manager final : public GangLedger {
     bool has_quorum = false;
     bool running = false;
   };
-  std::shared_ptr<const PodGroupSpec> SpecLocked(const Gang& g, const std::string& key) const;
-  void AddPodLocked(const api::PodPtr& pod, api::Timestamp now);
-  void RemovePodLocked(const std::string& pod_key);
-  void UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now);
+  std::shared_ptr<const PodGroupSpec> SpecLocked(const Gang& g, const std::string& key) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddPodLocked(const api::PodPtr& pod, api::Timestamp now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemovePodLocked(const std::string& pod_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const api::Unstructured* OwnerLocked(const std::string& ns, const std::string& kind,
-                                       const std::string& name) const;
+                                       const std::string& name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  DialectOptions opts_;
-  mutable std::mutex mu_;
-  std::map<std::string, Gang> gangs_;
+  const DialectOptions opts_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Gang> gangs_ ABSL_GUARDED_BY(mu_);
   // Transparent hash/equality so that RefPtrOf finds a pod by a string_view key.
   struct KeyHash {
     using is_transparent = void;
@@ -127,12 +131,13 @@ class Manager final : public GangLedger {
     using is_transparent = void;
     bool operator()(std::string_view a, std::string_view b) const { return a == b; }
   };
-  std::unordered_map<std::string, PodEntry, KeyHash, KeyEq> pods_;  // pod key -> entry
+  std::unordered_map<std::string, PodEntry, KeyHash, KeyEq> pods_
+      ABSL_GUARDED_BY(mu_);  // pod key -> entry
   // Specs defined by objects, by spec key; and which object defined which keys.
-  std::map<std::string, std::shared_ptr<const PodGroupSpec>> object_specs_;
-  std::map<std::string, std::vector<std::string>> specs_by_object_;
+  std::map<std::string, std::shared_ptr<const PodGroupSpec>> object_specs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<std::string>> specs_by_object_ ABSL_GUARDED_BY(mu_);
   // Every object by "<ns>/<kind>/<name>", for PodGrouper owner lookups.
-  std::unordered_map<std::string, api::UnstructuredPtr> objects_;
+  std::unordered_map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::gang

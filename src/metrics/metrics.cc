@@ -7,24 +7,24 @@
 namespace phalanx::metrics {
 
 void CounterValue::Inc(double v) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   v_ += v;
 }
 double CounterValue::Value() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return v_;
 }
 
 void GaugeValue::Set(double v) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   v_ = v;
 }
 void GaugeValue::Add(double v) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   v_ += v;
 }
 double GaugeValue::Value() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return v_;
 }
 
@@ -34,7 +34,7 @@ HistogramValue::HistogramValue(const std::vector<double>* bounds)
 void HistogramValue::Observe(double v) {
   size_t i = 0;
   while (i < bounds_->size() && v > (*bounds_)[i]) ++i;
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   ++counts_[i];
   sum_ += v;
   ++count_;
@@ -42,7 +42,7 @@ void HistogramValue::Observe(double v) {
 
 void HistogramValue::Snapshot(std::vector<uint64_t>* cumulative, double* sum,
                               uint64_t* count) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   cumulative->assign(counts_.size(), 0);
   uint64_t acc = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
@@ -60,7 +60,7 @@ V& Family<V>::With(const Labels& labels) {
                                 std::to_string(label_names_.size()) + " label values, got " +
                                 std::to_string(labels.size()));
   }
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = values_.find(labels);
   if (it != values_.end()) return *it->second;
   std::unique_ptr<V> v;
@@ -142,7 +142,7 @@ void Header(std::string* out, const std::string& name, const std::string& help,
 
 Family<CounterValue>& Registry::Counter(const std::string& name, const std::string& help,
                                         std::vector<std::string> label_names) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   counters_.push_back(std::make_unique<Family<CounterValue>>(name, help, std::move(label_names)));
   order_.push_back({0, counters_.size() - 1});
   return *counters_.back();
@@ -150,7 +150,7 @@ Family<CounterValue>& Registry::Counter(const std::string& name, const std::stri
 
 Family<GaugeValue>& Registry::Gauge(const std::string& name, const std::string& help,
                                     std::vector<std::string> label_names) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   gauges_.push_back(std::make_unique<Family<GaugeValue>>(name, help, std::move(label_names)));
   order_.push_back({1, gauges_.size() - 1});
   return *gauges_.back();
@@ -159,7 +159,7 @@ Family<GaugeValue>& Registry::Gauge(const std::string& name, const std::string& 
 Family<HistogramValue>& Registry::Histogram(const std::string& name, const std::string& help,
                                             std::vector<std::string> label_names,
                                             std::vector<double> bounds) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   histograms_.push_back(std::make_unique<Family<HistogramValue>>(
       name, help, std::move(label_names), std::move(bounds)));
   order_.push_back({2, histograms_.size() - 1});
@@ -169,33 +169,33 @@ Family<HistogramValue>& Registry::Histogram(const std::string& name, const std::
 void Registry::GaugeFunc(const std::string& name, const std::string& help,
                          std::vector<std::string> label_names,
                          std::function<std::vector<std::pair<Labels, double>>()> fn) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   funcs_.push_back({name, help, std::move(label_names), std::move(fn)});
   order_.push_back({3, funcs_.size() - 1});
 }
 
 std::string Registry::Render() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string out;
   for (const Entry& e : order_) {
     if (e.kind == 0) {
       const auto& f = *counters_[e.index];
       Header(&out, f.name_, f.help_, "counter");
-      std::lock_guard<std::mutex> fl(f.mu_);
+      absl::MutexLock fl(&f.mu_);
       for (const auto& [labels, v] : f.values_) {
         out += f.name_ + LabelSet(f.label_names_, labels) + " " + FormatValue(v->Value()) + "\n";
       }
     } else if (e.kind == 1) {
       const auto& f = *gauges_[e.index];
       Header(&out, f.name_, f.help_, "gauge");
-      std::lock_guard<std::mutex> fl(f.mu_);
+      absl::MutexLock fl(&f.mu_);
       for (const auto& [labels, v] : f.values_) {
         out += f.name_ + LabelSet(f.label_names_, labels) + " " + FormatValue(v->Value()) + "\n";
       }
     } else if (e.kind == 2) {
       const auto& f = *histograms_[e.index];
       Header(&out, f.name_, f.help_, "histogram");
-      std::lock_guard<std::mutex> fl(f.mu_);
+      absl::MutexLock fl(&f.mu_);
       for (const auto& [labels, v] : f.values_) {
         std::vector<uint64_t> cum;
         double sum = 0;

@@ -12,9 +12,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace phalanx::metrics {
 
@@ -26,8 +28,8 @@ class CounterValue {
   double Value() const;
 
  private:
-  mutable std::mutex mu_;
-  double v_ = 0;
+  mutable absl::Mutex mu_;
+  double v_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class GaugeValue {
@@ -37,8 +39,8 @@ class GaugeValue {
   double Value() const;
 
  private:
-  mutable std::mutex mu_;
-  double v_ = 0;
+  mutable absl::Mutex mu_;
+  double v_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class HistogramValue {
@@ -50,10 +52,10 @@ class HistogramValue {
 
  private:
   const std::vector<double>* bounds_;
-  mutable std::mutex mu_;
-  std::vector<uint64_t> counts_;  // per bucket, non-cumulative; +Inf last
-  double sum_ = 0;
-  uint64_t count_ = 0;
+  mutable absl::Mutex mu_;
+  std::vector<uint64_t> counts_ ABSL_GUARDED_BY(mu_);  // per bucket, non-cumulative; +Inf last
+  double sum_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // A metric family: one value per distinct label set.
@@ -75,8 +77,8 @@ class Family {
   std::string name_, help_;
   std::vector<std::string> label_names_;
   std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::map<Labels, std::unique_ptr<V>> values_;
+  mutable absl::Mutex mu_;
+  std::map<Labels, std::unique_ptr<V>> values_ ABSL_GUARDED_BY(mu_);
 };
 
 // Exponential bucket bounds: start, start*factor, ... (count bounds).
@@ -108,12 +110,12 @@ class Registry {
     int kind = 0;  // 0 counter, 1 gauge, 2 histogram, 3 func gauge
     size_t index = 0;
   };
-  mutable std::mutex mu_;
-  std::vector<Entry> order_;
-  std::vector<std::unique_ptr<Family<CounterValue>>> counters_;
-  std::vector<std::unique_ptr<Family<GaugeValue>>> gauges_;
-  std::vector<std::unique_ptr<Family<HistogramValue>>> histograms_;
-  std::vector<FuncGauge> funcs_;
+  mutable absl::Mutex mu_;
+  std::vector<Entry> order_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Family<CounterValue>>> counters_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Family<GaugeValue>>> gauges_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Family<HistogramValue>>> histograms_ ABSL_GUARDED_BY(mu_);
+  std::vector<FuncGauge> funcs_ ABSL_GUARDED_BY(mu_);
 };
 
 // Escapes a label value for the exposition format (backslash, quote, newline).

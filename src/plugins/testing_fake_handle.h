@@ -104,6 +104,8 @@ class FakeHandle final : public framework::Handle {
   void SetNodes(std::vector<framework::NodeInfo> nodes) { lister_.Set(std::move(nodes)); }
   FakeClient& fake_client() { return client_; }
   FakeClock& fake_clock() { return clock_; }
+  // The pool plugins get from GetParallelizer() (default none: chunks run inline).
+  void SetParallelizer(framework::Parallelizer* p) { parallelizer_ = p; }
 
   const framework::NodeInfoLister& SnapshotSharedLister() const override { return lister_; }
   const framework::Clock& GetClock() const override { return clock_; }
@@ -131,8 +133,10 @@ class FakeHandle final : public framework::Handle {
   }
   int32_t PriorityOf(const api::Pod& pod) const override { return pod.spec.priority.value_or(0); }
   uint64_t Random(uint64_t n) override { return n == 0 ? 0 : (rng_++) % n; }
+  framework::Parallelizer* GetParallelizer() override { return parallelizer_; }
 
  private:
+  framework::Parallelizer* parallelizer_ = nullptr;
   FakeNodeLister lister_;
   FakeClock clock_;
   FakeClient client_;

@@ -53,7 +53,7 @@ ResourceList QueueManager::RequestOf(const api::Pod& pod) {
 }
 
 void QueueManager::OnObjectAdd(const api::UnstructuredPtr& obj) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (IsQueueObject(*obj)) {
     objects_[obj->Key()] = obj;
     RebuildTreeLocked();
@@ -71,7 +71,7 @@ void QueueManager::OnObjectAdd(const api::UnstructuredPtr& obj) {
 }
 
 void QueueManager::OnObjectDelete(const api::UnstructuredPtr& obj) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (objects_.erase(obj->Key())) RebuildTreeLocked();
 }
 
@@ -209,7 +209,7 @@ void QueueManager::RefreshLocked(Entry& e) {
 
 void QueueManager::OnPodAdd(const api::PodPtr& pod) {
   if (Terminal(*pod)) return;
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   Entry& e = pods_[pod->Key()];
   UncountLocked(e);
   e.pod = pod;
@@ -228,7 +228,7 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     OnPodDelete(old_pod);
     return;
   }
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(new_pod->Key());
   if (it == pods_.end()) {
     Entry& e = pods_[new_pod->Key()];
@@ -259,7 +259,7 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
 }
 
 void QueueManager::OnPodDelete(const api::PodPtr& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod->Key());
   if (it == pods_.end()) return;
   UncountLocked(it->second);
@@ -268,7 +268,7 @@ void QueueManager::OnPodDelete(const api::PodPtr& pod) {
 }
 
 void QueueManager::MarkAssumed(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end() || it->second.allocated) return;
   UncountLocked(it->second);
@@ -279,7 +279,7 @@ void QueueManager::MarkAssumed(const api::Pod& pod) {
 }
 
 void QueueManager::MarkForgotten(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end() || !it->second.allocated || !it->second.pod->spec.node_name.empty()) return;
   UncountLocked(it->second);
@@ -289,24 +289,24 @@ void QueueManager::MarkForgotten(const api::Pod& pod) {
 }
 
 void QueueManager::SetCapacity(const ResourceList& capacity) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (capacity == capacity_) return;
   capacity_ = capacity;
   ++generation_;
 }
 
 bool QueueManager::HasQueues() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return !objects_.empty();
 }
 
 uint64_t QueueManager::Generation() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return generation_;
 }
 
 Assignment QueueManager::QueueOf(const api::Pod& pod) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it != pods_.end()) return it->second.assignment;
   std::string g, gs;
@@ -314,19 +314,19 @@ Assignment QueueManager::QueueOf(const api::Pod& pod) const {
 }
 
 void QueueManager::SetReclaimHold(const std::string& queue, api::Timestamp until) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   holds_[queue] = until;
 }
 
 bool QueueManager::HasReclaimHold(const std::string& queue, api::Timestamp now) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = holds_.find(queue);
   return it != holds_.end() && it->second > now;
 }
 
 std::string QueueManager::CheckAdmission(const std::string& queue,
                                          const ResourceList& request, api::Timestamp now) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (!tree_.Usable(queue)) return "";
   for (const auto& [holder, until] : holds_) {
     if (holder == queue || until <= now) continue;
@@ -397,7 +397,7 @@ void QueueManager::EnsureShareLocked() const {
 }
 
 double QueueManager::DominantShareOf(const std::string& queue) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (queue.empty() || !tree_.Usable(queue)) return 0;
   EnsureShareLocked();
   auto a = allocated_.find(queue);
@@ -408,7 +408,7 @@ double QueueManager::DominantShareOf(const std::string& queue) const {
 }
 
 ResourceList QueueManager::FreeCapacity() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   ResourceList f;
   for (const auto& [r, c] : capacity_) f[r] = std::max<int64_t>(0, c - Get(total_allocated_, r));
   return f;
@@ -418,7 +418,7 @@ std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& q
                                                             const ResourceList& request,
                                                             const ResourceList& free,
                                                             std::string* why) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   why->clear();
   if (!tree_.Usable(queue)) {
     *why = "queue " + queue + " is not usable";
@@ -427,11 +427,13 @@ std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& q
   EnsureShareLocked();
   static const ResourceList kEmpty;
   static const Share kNone;
-  auto alloc_of = [&](const std::string& q) -> const ResourceList& {
+  // Called only here, under mu_.
+  auto alloc_of = [&](const std::string& q)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> const ResourceList& {
     auto it = allocated_.find(q);
     return it == allocated_.end() ? kEmpty : it->second;
   };
-  auto share_of = [&](const std::string& q) -> const Share& {
+  auto share_of = [&](const std::string& q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> const Share& {
     auto it = share_.find(q);
     return it == share_.end() ? kNone : it->second;
   };
@@ -523,7 +525,7 @@ std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& q
 }
 
 std::vector<QueueStatus> QueueManager::Status() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   EnsureShareLocked();
   std::vector<QueueStatus> out;
   for (const auto& [name, spec] : tree_.queues) {

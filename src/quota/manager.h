@@ -17,12 +17,13 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "api/types.h"
 #include "api/unstructured.h"
 #include "quota/fair_share.h"
@@ -178,29 +179,34 @@ class QueueManager final : public QueueLedger {
     std::string counted_queue;
     bool counted_allocated = false;
   };
-  void RebuildTreeLocked();
-  Assignment ResolveLocked(const api::Pod& pod, std::string* gang, std::string* gang_spec) const;
-  void UncountLocked(Entry& e);
-  void CountLocked(Entry& e);
-  void RefreshLocked(Entry& e);  // re-resolve and re-count
-  void EnsureShareLocked() const;
+  void RebuildTreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Assignment ResolveLocked(const api::Pod& pod, std::string* gang, std::string* gang_spec) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UncountLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CountLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RefreshLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // re-resolve and re-count
+  void EnsureShareLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  const gang::GangLedger* gangs_;
-  mutable std::mutex mu_;
-  std::map<std::string, api::UnstructuredPtr> objects_;  // queue objects by Key()
-  QueueTree tree_;
-  std::unordered_map<std::string, Entry> pods_;  // pod key -> entry
+  const gang::GangLedger* const gangs_;  // thread-safe itself; set at construction
+  mutable absl::Mutex mu_;
+  // queue objects by Key()
+  std::map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
+  QueueTree tree_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Entry> pods_ ABSL_GUARDED_BY(mu_);  // pod key -> entry
   // Subtree sums per queue.
-  std::map<std::string, ResourceList> allocated_, pending_;
-  std::map<std::string, int64_t> running_pods_, pending_pods_;
+  std::map<std::string, ResourceList> allocated_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ResourceList> pending_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> running_pods_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> pending_pods_ ABSL_GUARDED_BY(mu_);
   // Own (not subtree) demand per queue, for fair share.
-  std::map<std::string, ResourceList> own_demand_;
-  ResourceList total_allocated_;  // every allocated pod
-  ResourceList capacity_;
-  std::map<std::string, api::Timestamp> holds_;  // queue -> hold expiry
-  uint64_t generation_ = 1;
-  mutable uint64_t share_generation_ = 0;
-  mutable std::map<std::string, Share> share_;
+  std::map<std::string, ResourceList> own_demand_ ABSL_GUARDED_BY(mu_);
+  ResourceList total_allocated_ ABSL_GUARDED_BY(mu_);  // every allocated pod
+  ResourceList capacity_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, api::Timestamp> holds_ ABSL_GUARDED_BY(mu_);  // queue -> hold expiry
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 1;
+  // The fair-share cache, refreshed by EnsureShareLocked (const readers, hence mutable).
+  mutable uint64_t share_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable std::map<std::string, Share> share_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::quota

@@ -31,7 +31,7 @@
 #include "framework/parallelize.h"
 #include "framework/registry.h"
 #include "framework/runtime.h"
-#include "store/informer.h"
+#include "cluster/informer.h"
 
 namespace phalanx::gang {
 class Manager;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "api/resource.h"
-#include "store/informer.h"
+#include "cluster/informer.h"
 
 namespace phalanx::sim {
 

@@ -15,13 +15,13 @@ bool IsTerminal(const api::Pod& p) {
 }
 }  // namespace
 
-Store::Store(const framework::Clock& clock) : clock_(clock) {}
+Store::Store(const cluster::Clock& clock) : clock_(clock) {}
 Store::~Store() = default;
 
 std::string Store::NextRV() { return std::to_string(++rv_); }
 
 template <typename T>
-void Store::Dispatch(const std::vector<EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
+void Store::Dispatch(const std::vector<cluster::EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
                      const std::shared_ptr<const T>& n) {
   for (const auto& h : hs) {
     if (o && n) {
@@ -35,7 +35,7 @@ void Store::Dispatch(const std::vector<EventHandlers<T>>& hs, const std::shared_
 }
 
 WriteResult Store::CreatePod(api::Pod pod) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   if (pod.metadata.name.empty()) return {StoreError::kInvalid, "Pod: metadata.name: Required value"};
   if (pod.metadata.namespace_.empty()) pod.metadata.namespace_ = "default";
   std::string key = pod.Key();
@@ -77,7 +77,7 @@ WriteResult Store::CreatePod(api::Pod pod) {
 }
 
 WriteResult Store::UpdatePod(api::Pod pod) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   std::string key = pod.Key();
   auto it = pods_.find(key);
   if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + pod.metadata.name + "\" not found"};
@@ -92,7 +92,7 @@ WriteResult Store::UpdatePod(api::Pod pod) {
 }
 
 WriteResult Store::DeletePod(const std::string& ns, const std::string& name) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = pods_.find(PodKey(ns, name));
   if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + name + "\" not found"};
   api::PodPtr old = it->second;
@@ -104,7 +104,7 @@ WriteResult Store::DeletePod(const std::string& ns, const std::string& name) {
 
 WriteResult Store::BindPod(const std::string& ns, const std::string& name,
                            const std::string& node) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = pods_.find(PodKey(ns, name));
   if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + name + "\" not found"};
   if (!it->second->spec.node_name.empty()) {
@@ -130,7 +130,7 @@ WriteResult Store::BindPod(const std::string& ns, const std::string& name,
 }
 
 WriteResult Store::CreateNode(api::Node node) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   if (node.metadata.name.empty()) return {StoreError::kInvalid, "Node: metadata.name: Required value"};
   if (nodes_.count(node.metadata.name)) {
     return {StoreError::kAlreadyExists, "nodes \"" + node.metadata.name + "\" already exists"};
@@ -145,7 +145,7 @@ WriteResult Store::CreateNode(api::Node node) {
 }
 
 WriteResult Store::UpdateNode(api::Node node) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = nodes_.find(node.metadata.name);
   if (it == nodes_.end()) return {StoreError::kNotFound, "nodes \"" + node.metadata.name + "\" not found"};
   api::NodePtr old = it->second;
@@ -158,7 +158,7 @@ WriteResult Store::UpdateNode(api::Node node) {
 }
 
 WriteResult Store::DeleteNode(const std::string& name) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return {StoreError::kNotFound, "nodes \"" + name + "\" not found"};
   api::NodePtr old = it->second;
@@ -169,7 +169,7 @@ WriteResult Store::DeleteNode(const std::string& name) {
 }
 
 WriteResult Store::CreateNamespace(api::Namespace ns) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   if (namespaces_.count(ns.metadata.name)) {
     return {StoreError::kAlreadyExists, "namespaces \"" + ns.metadata.name + "\" already exists"};
   }
@@ -181,7 +181,7 @@ WriteResult Store::CreateNamespace(api::Namespace ns) {
 }
 
 WriteResult Store::CreatePriorityClass(api::PriorityClass pc) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   if (priority_classes_.count(pc.metadata.name)) {
     return {StoreError::kAlreadyExists,
             "priorityclasses \"" + pc.metadata.name + "\" already exists"};
@@ -194,7 +194,7 @@ WriteResult Store::CreatePriorityClass(api::PriorityClass pc) {
 }
 
 WriteResult Store::CreateObject(api::Unstructured obj) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   const std::string key = obj.Key();
   if (objects_.count(key)) {
     return {StoreError::kAlreadyExists, obj.kind + " \"" + obj.metadata.name + "\" already exists"};
@@ -209,7 +209,7 @@ WriteResult Store::CreateObject(api::Unstructured obj) {
 }
 
 WriteResult Store::UpdateObject(api::Unstructured obj) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = objects_.find(obj.Key());
   if (it == objects_.end()) return {StoreError::kNotFound, obj.kind + " \"" + obj.metadata.name + "\" not found"};
   api::UnstructuredPtr old = it->second;
@@ -223,7 +223,7 @@ WriteResult Store::UpdateObject(api::Unstructured obj) {
 }
 
 WriteResult Store::DeleteObject(const api::Unstructured& obj) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = objects_.find(obj.Key());
   if (it == objects_.end()) return {StoreError::kNotFound, obj.kind + " \"" + obj.metadata.name + "\" not found"};
   api::UnstructuredPtr old = it->second;
@@ -234,32 +234,32 @@ WriteResult Store::DeleteObject(const api::Unstructured& obj) {
 }
 
 api::UnstructuredPtr Store::GetObject(const std::string& key) const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : it->second;
 }
 
 std::vector<api::UnstructuredPtr> Store::ListObjects() const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   std::vector<api::UnstructuredPtr> out;
   for (const auto& [k, o] : objects_) out.push_back(o);
   return out;
 }
 
 api::PodPtr Store::GetPod(const std::string& ns, const std::string& name) const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = pods_.find(PodKey(ns, name));
   return it == pods_.end() ? nullptr : it->second;
 }
 
 api::NodePtr Store::GetNode(const std::string& name) const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : it->second;
 }
 
 std::vector<api::PodPtr> Store::ListPods() const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   std::vector<api::PodPtr> out;
   out.reserve(pods_.size());
   for (const auto& [k, p] : pods_) out.push_back(p);
@@ -267,7 +267,7 @@ std::vector<api::PodPtr> Store::ListPods() const {
 }
 
 std::vector<api::NodePtr> Store::ListNodes() const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   std::vector<api::NodePtr> out;
   out.reserve(nodes_.size());
   for (const auto& [k, n] : nodes_) out.push_back(n);
@@ -275,12 +275,12 @@ std::vector<api::NodePtr> Store::ListNodes() const {
 }
 
 int64_t Store::resource_version() const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   return rv_;
 }
 
 std::vector<RecordedEvent> Store::Events() const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   if (keep_all_events_) return events_;
   std::vector<RecordedEvent> out;
   for (const auto& [k, e] : last_event_) out.push_back(e);
@@ -288,43 +288,43 @@ std::vector<RecordedEvent> Store::Events() const {
 }
 
 std::optional<RecordedEvent> Store::LastEventFor(const std::string& pod_key) const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = last_event_.find(pod_key);
   if (it == last_event_.end()) return std::nullopt;
   return it->second;
 }
 
-void Store::AddPodHandlers(EventHandlers<api::Pod> h) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+void Store::AddPodHandlers(cluster::EventHandlers<api::Pod> h) {
+  RecursiveMutexLock l(&mu_);
   if (h.on_add) {
     for (const auto& [k, p] : pods_) h.on_add(p);
   }
   pod_handlers_.push_back(std::move(h));
 }
-void Store::AddNodeHandlers(EventHandlers<api::Node> h) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+void Store::AddNodeHandlers(cluster::EventHandlers<api::Node> h) {
+  RecursiveMutexLock l(&mu_);
   if (h.on_add) {
     for (const auto& [k, n] : nodes_) h.on_add(n);
   }
   node_handlers_.push_back(std::move(h));
 }
-void Store::AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+void Store::AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) {
+  RecursiveMutexLock l(&mu_);
   if (h.on_add) {
     for (const auto& [k, p] : priority_classes_) h.on_add(p);
   }
   pc_handlers_.push_back(std::move(h));
 }
-void Store::AddObjectHandlers(EventHandlers<api::Unstructured> h) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+void Store::AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) {
+  RecursiveMutexLock l(&mu_);
   if (h.on_add) {
     for (const auto& [k, o] : objects_) h.on_add(o);
   }
   obj_handlers_.push_back(std::move(h));
 }
 
-void Store::AddNamespaceHandlers(EventHandlers<api::Namespace> h) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+void Store::AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) {
+  RecursiveMutexLock l(&mu_);
   if (h.on_add) {
     for (const auto& [k, n] : namespaces_) h.on_add(n);
   }
@@ -345,7 +345,7 @@ Status Store::DeletePod(const api::Pod& pod) {
 
 Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                               const std::string* nominated_node_name) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end()) return Status::Error("pods \"" + pod.metadata.name + "\" not found");
   api::Pod p = *it->second;
@@ -381,7 +381,7 @@ Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* cond
 
 void Store::RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                         std::string_view message) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   RecordedEvent e{pod.Key(), std::string(type), std::string(reason), std::string(message),
                   clock_.Now()};
   if (keep_all_events_) events_.push_back(e);
@@ -391,7 +391,7 @@ void Store::RecordEvent(const api::Pod& pod, std::string_view type, std::string_
 void Store::RecordObjectEvent(std::string_view api_version, std::string_view kind,
                               std::string_view ns, std::string_view name, std::string_view type,
                               std::string_view reason, std::string_view message) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   std::string key = std::string(kind) + " " + std::string(ns) + "/" + std::string(name);
   RecordedEvent e{key, std::string(type), std::string(reason), std::string(message), clock_.Now()};
   (void)api_version;
@@ -401,7 +401,7 @@ void Store::RecordObjectEvent(std::string_view api_version, std::string_view kin
 
 std::optional<RecordedEvent> Store::LastObjectEvent(const std::string& kind, const std::string& ns,
                                                     const std::string& name) const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   auto it = last_object_event_.find(kind + " " + ns + "/" + name);
   if (it == last_object_event_.end()) return std::nullopt;
   return it->second;
@@ -423,7 +423,7 @@ std::string Rfc3339(api::Timestamp ns) {
 void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
                                  std::string_view ns, std::string_view name,
                                  const PodGroupStatus& status) {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   api::Unstructured probe;
   probe.api_version = std::string(api_version);
   probe.kind = std::string(kind);
@@ -476,7 +476,7 @@ void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view 
 }
 
 int64_t Store::podgroup_status_writes() const {
-  std::lock_guard<std::recursive_mutex> l(mu_);
+  RecursiveMutexLock l(&mu_);
   return podgroup_status_writes_;
 }
 

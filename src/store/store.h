@@ -15,9 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "api/types.h"
-#include "framework/handle.h"
-#include "store/informer.h"
+#include "cluster/client.h"
+#include "cluster/informer.h"
 
 namespace phalanx::store {
 
@@ -37,10 +38,37 @@ struct RecordedEvent {
   api::Timestamp time = 0;
 };
 
-class Store : public InformerFactory, public framework::ClusterClient {
+// std::recursive_mutex as a thread-safety capability (ABSL_LOCKABLE): the Store's handlers
+// run under its lock and may call back into the Store (absl::Mutex is not reentrant). The
+// analysis does not model reentrancy: inside store.cc a function that holds the lock calls
+// the *Locked helpers, not the public methods.
+class ABSL_LOCKABLE RecursiveMutex {
+ public:
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
+  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+
+ private:
+  std::recursive_mutex mu_;
+};
+
+// Holds a RecursiveMutex for a scope (as absl::MutexLock does an absl::Mutex).
+class ABSL_SCOPED_LOCKABLE RecursiveMutexLock {
+ public:
+  explicit RecursiveMutexLock(RecursiveMutex* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
+    mu_->Lock();
+  }
+  ~RecursiveMutexLock() ABSL_UNLOCK_FUNCTION() { mu_->Unlock(); }
+  RecursiveMutexLock(const RecursiveMutexLock&) = delete;
+  RecursiveMutexLock& operator=(const RecursiveMutexLock&) = delete;
+
+ private:
+  RecursiveMutex* const mu_;
+};
+
+class Store : public cluster::InformerFactory, public cluster::ClusterClient {
  public:
   // `clock` stamps creation times of objects created without one and event times.
-  explicit Store(const framework::Clock& clock);
+  explicit Store(const cluster::Clock& clock);
   ~Store() override;
 
   // Creation applies the API server's defaulting that scheduling depends on: namespace
@@ -72,15 +100,18 @@ class Store : public InformerFactory, public framework::ClusterClient {
   // Events recorded through ClusterClient::RecordEvent. Only the latest event of each pod
   // is kept when keep_all_events is false (the simulator's default, to bound memory).
   std::vector<RecordedEvent> Events() const;
-  void set_keep_all_events(bool v) { keep_all_events_ = v; }
+  void set_keep_all_events(bool v) {
+    RecursiveMutexLock l(&mu_);
+    keep_all_events_ = v;
+  }
   std::optional<RecordedEvent> LastEventFor(const std::string& pod_key) const;
 
   // InformerFactory
-  void AddPodHandlers(EventHandlers<api::Pod> h) override;
-  void AddNodeHandlers(EventHandlers<api::Node> h) override;
-  void AddPriorityClassHandlers(EventHandlers<api::PriorityClass> h) override;
-  void AddNamespaceHandlers(EventHandlers<api::Namespace> h) override;
-  void AddObjectHandlers(EventHandlers<api::Unstructured> h) override;
+  void AddPodHandlers(cluster::EventHandlers<api::Pod> h) override;
+  void AddNodeHandlers(cluster::EventHandlers<api::Node> h) override;
+  void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override;
+  void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
+  void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
 
   // ClusterClient (what the scheduler writes)
   framework::Status Bind(const api::Pod& pod, const std::string& node) override;
@@ -92,7 +123,7 @@ class Store : public InformerFactory, public framework::ClusterClient {
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,
                          std::string_view name, std::string_view type, std::string_view reason,
                          std::string_view message) override;
-  // Sets the PodGroup's `status` (the fields of framework::ClusterClient::PodGroupStatus in
+  // Sets the PodGroup's `status` (the fields of cluster::ClusterClient::PodGroupStatus in
   // the dialect's names, as the live client writes them) and dispatches an update, only
   // when the status changed; empty occupiedBy / zero scheduleStartTime keep the previous
   // value (a merge patch that omits them). Unknown objects are ignored (deleted meanwhile).
@@ -107,31 +138,33 @@ class Store : public InformerFactory, public framework::ClusterClient {
                                                const std::string& name) const;
 
  private:
-  std::string NextRV();
+  std::string NextRV() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   template <typename T>
-  static void Dispatch(const std::vector<EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
-                       const std::shared_ptr<const T>& n);
+  static void Dispatch(const std::vector<cluster::EventHandlers<T>>& hs,
+                       const std::shared_ptr<const T>& o, const std::shared_ptr<const T>& n);
 
-  const framework::Clock& clock_;
-  mutable std::recursive_mutex mu_;  // guards everything; held while dispatching
-  int64_t rv_ = 0;
-  int64_t uid_seq_ = 0;
-  std::map<std::string, api::PodPtr> pods_;  // namespace/name
-  std::map<std::string, api::NodePtr> nodes_;
-  std::map<std::string, std::shared_ptr<const api::Namespace>> namespaces_;
-  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;
-  std::vector<EventHandlers<api::Pod>> pod_handlers_;
-  std::vector<EventHandlers<api::Node>> node_handlers_;
-  std::vector<EventHandlers<api::PriorityClass>> pc_handlers_;
-  std::vector<EventHandlers<api::Namespace>> ns_handlers_;
-  std::map<std::string, api::UnstructuredPtr> objects_;
-  std::vector<EventHandlers<api::Unstructured>> obj_handlers_;
-  bool keep_all_events_ = true;
-  std::vector<RecordedEvent> events_;
-  std::map<std::string, RecordedEvent> last_event_;
-  std::map<std::string, RecordedEvent> last_object_event_;
-  std::map<std::string, PodGroupStatus> podgroup_status_;  // by object key, last written
-  int64_t podgroup_status_writes_ = 0;
+  const cluster::Clock& clock_;
+  mutable RecursiveMutex mu_;  // guards everything; held while dispatching
+  int64_t rv_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t uid_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, api::PodPtr> pods_ ABSL_GUARDED_BY(mu_);  // namespace/name
+  std::map<std::string, api::NodePtr> nodes_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const api::Namespace>> namespaces_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<cluster::EventHandlers<api::Pod>> pod_handlers_ ABSL_GUARDED_BY(mu_);
+  std::vector<cluster::EventHandlers<api::Node>> node_handlers_ ABSL_GUARDED_BY(mu_);
+  std::vector<cluster::EventHandlers<api::PriorityClass>> pc_handlers_ ABSL_GUARDED_BY(mu_);
+  std::vector<cluster::EventHandlers<api::Namespace>> ns_handlers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
+  std::vector<cluster::EventHandlers<api::Unstructured>> obj_handlers_ ABSL_GUARDED_BY(mu_);
+  bool keep_all_events_ ABSL_GUARDED_BY(mu_) = true;
+  std::vector<RecordedEvent> events_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, RecordedEvent> last_event_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, RecordedEvent> last_object_event_ ABSL_GUARDED_BY(mu_);
+  // by object key, last written
+  std::map<std::string, PodGroupStatus> podgroup_status_ ABSL_GUARDED_BY(mu_);
+  int64_t podgroup_status_writes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace phalanx::store

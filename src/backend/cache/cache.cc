@@ -40,7 +40,7 @@ void Cache::MaybeRemoveNodeEntry(const std::string& name) {
 }
 
 Status Cache::AssumePod(PodInfoPtr pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = pod->pod->Key();
   auto [it, inserted] = pods_.try_emplace(key);
   if (!inserted) return Status::Error("pod " + key + " is in the cache, so can't be assumed");
@@ -51,7 +51,7 @@ Status Cache::AssumePod(PodInfoPtr pod) {
 }
 
 Status Cache::FinishBinding(const api::Pod& pod, api::Timestamp now) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end() || !it->second.assumed) return Status::Success();
   it->second.binding_finished = true;
@@ -60,7 +60,7 @@ Status Cache::FinishBinding(const api::Pod& pod, api::Timestamp now) {
 }
 
 Status Cache::ForgetPod(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = pod.Key();
   auto it = pods_.find(key);
   if (it == pods_.end() || !it->second.assumed) {
@@ -78,7 +78,7 @@ Status Cache::ForgetPod(const api::Pod& pod) {
 }
 
 Status Cache::AddPod(PodInfoPtr pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = pod->pod->Key();
   auto it = pods_.find(key);
   if (it != pods_.end()) {
@@ -96,7 +96,7 @@ Status Cache::AddPod(PodInfoPtr pod) {
 }
 
 Status Cache::UpdatePod(const api::Pod& old_pod, PodInfoPtr new_pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = old_pod.Key();
   auto it = pods_.find(key);
   if (it == pods_.end() || it->second.assumed) {
@@ -109,7 +109,7 @@ Status Cache::UpdatePod(const api::Pod& old_pod, PodInfoPtr new_pod) {
 }
 
 Status Cache::RemovePod(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = pod.Key();
   auto it = pods_.find(key);
   if (it == pods_.end()) return Status::Error("pod " + key + " not found in the cache");
@@ -120,18 +120,18 @@ Status Cache::RemovePod(const api::Pod& pod) {
 }
 
 bool Cache::IsAssumedPod(const api::Pod& pod) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return assumed_.count(pod.Key()) > 0;
 }
 
 PodInfoPtr Cache::GetPod(const api::Pod& pod) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   return it == pods_.end() ? nullptr : it->second.pod;
 }
 
 void Cache::AddNode(api::NodePtr node) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   const std::string name = node->metadata.name;
   auto& ni = NodeFor(name);
   bool had_node = ni.node() != nullptr;
@@ -147,7 +147,7 @@ void Cache::AddNode(api::NodePtr node) {
 void Cache::UpdateNode(api::NodePtr node) { AddNode(std::move(node)); }
 
 void Cache::RemoveNode(const api::Node& node) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   const std::string& name = node.metadata.name;
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
@@ -162,7 +162,7 @@ void Cache::RemoveNode(const api::Node& node) {
 }
 
 std::vector<std::string> Cache::CleanupExpiredAssumedPods(api::Timestamp now) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::vector<std::string> expired;
   if (ttl_ns_ <= 0) return expired;
   for (auto it = assumed_.begin(); it != assumed_.end();) {
@@ -180,7 +180,7 @@ std::vector<std::string> Cache::CleanupExpiredAssumedPods(api::Timestamp now) {
 }
 
 void Cache::UpdateSnapshot(Snapshot* s) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   bool rebuild = order_changed_;
   // Nodes a PodGroup cycle changed in the snapshot's view are restored from the cache.
   // Their NodeInfos keep their addresses, so the lists stay valid unless the affinity
@@ -239,21 +239,21 @@ void Cache::UpdateSnapshot(Snapshot* s) {
 }
 
 bool Cache::HasNode(const std::string& name) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = nodes_.find(name);
   return it != nodes_.end() && it->second->node() != nullptr;
 }
 
 size_t Cache::NodeCount() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return node_order_.size();
 }
 size_t Cache::PodCount() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return pods_.size();
 }
 size_t Cache::AssumedPodCount() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return assumed_.size();
 }
 

@@ -20,16 +20,17 @@
 // an assumed pod whose binding finished (FinishBinding) but whose Add never arrived
 // within the TTL (0 = never expire, as current upstream: kubernetes/kubernetes#106361).
 //
-// Thread-safe: one mutex guards everything.
+// Thread-safe: one mutex (mu_) guards everything; the members say so (ABSL_GUARDED_BY).
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "backend/cache/snapshot.h"
 #include "framework/status.h"
 #include "framework/types.h"
@@ -80,23 +81,27 @@ class Cache {
     bool binding_finished = false;
     api::Timestamp deadline = 0;
   };
-  framework::NodeInfo& NodeFor(const std::string& name);  // creates a placeholder
-  void AddPodToNode(const framework::PodInfoPtr& pod);
-  void RemovePodFromNode(const api::Pod& pod);
-  void Touch(framework::NodeInfo& ni, const std::string& name);
-  void MaybeRemoveNodeEntry(const std::string& name);
+  // The NodeInfo of `name`; creates a placeholder when there is none.
+  framework::NodeInfo& NodeFor(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddPodToNode(const framework::PodInfoPtr& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemovePodFromNode(const api::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Touch(framework::NodeInfo& ni, const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeRemoveNodeEntry(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  int64_t ttl_ns_;
-  int64_t generation_ = 0;
-  int64_t synced_generation_ = 0;  // generation of the snapshot the last UpdateSnapshot synced
-  std::unordered_map<std::string, std::unique_ptr<framework::NodeInfo>> nodes_;
-  std::vector<std::string> node_order_;  // nodes with a Node object, insertion order
-  bool order_changed_ = false;
-  bool images_changed_ = false;
-  std::unordered_set<std::string> dirty_;
-  std::unordered_map<std::string, PodState> pods_;  // key: namespace/name
-  std::unordered_set<std::string> assumed_;
+  mutable absl::Mutex mu_;
+  const int64_t ttl_ns_;
+  int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  // generation of the snapshot the last UpdateSnapshot synced
+  int64_t synced_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unordered_map<std::string, std::unique_ptr<framework::NodeInfo>> nodes_
+      ABSL_GUARDED_BY(mu_);
+  // nodes with a Node object, insertion order
+  std::vector<std::string> node_order_ ABSL_GUARDED_BY(mu_);
+  bool order_changed_ ABSL_GUARDED_BY(mu_) = false;
+  bool images_changed_ ABSL_GUARDED_BY(mu_) = false;
+  std::unordered_set<std::string> dirty_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);  // key: namespace/name
+  std::unordered_set<std::string> assumed_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::cache

@@ -130,7 +130,7 @@ void Nominator::NoteChanged(const std::string& node) {
 void Nominator::RemoveFromNode(const std::string& node, const std::string& key) {
   NoteChanged(node);
   Shard& sh = ShardOf(node);
-  std::lock_guard<std::mutex> l(sh.mu);
+  absl::MutexLock l(&sh.mu);
   auto it = sh.by_node.find(node);
   if (it == sh.by_node.end()) return;
   auto v = std::make_shared<PodList>(*it->second);
@@ -143,7 +143,7 @@ void Nominator::RemoveFromNode(const std::string& node, const std::string& key) 
 }
 
 void Nominator::Add(PodInfoPtr pod, const std::string& node) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = pod->pod->Key();
   auto it = node_of_.find(key);
   if (it != node_of_.end()) {
@@ -154,7 +154,7 @@ void Nominator::Add(PodInfoPtr pod, const std::string& node) {
     node_of_[key] = node;
     NoteChanged(node);
     Shard& sh = ShardOf(node);
-    std::lock_guard<std::mutex> sl(sh.mu);
+    absl::MutexLock sl(&sh.mu);
     auto& cur = sh.by_node[node];
     auto v = cur ? std::make_shared<PodList>(*cur) : std::make_shared<PodList>();
     v->push_back(std::move(pod));
@@ -164,7 +164,7 @@ void Nominator::Add(PodInfoPtr pod, const std::string& node) {
 }
 
 void Nominator::Delete(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = pod.Key();
   auto it = node_of_.find(key);
   if (it == node_of_.end()) return;
@@ -174,7 +174,7 @@ void Nominator::Delete(const api::Pod& pod) {
 }
 
 bool Nominator::DrainChanged(std::vector<std::string>* nodes) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   const bool complete = !changed_overflow_;
   changed_overflow_ = false;
   for (auto& n : changed_) nodes->push_back(std::move(n));
@@ -185,7 +185,7 @@ bool Nominator::DrainChanged(std::vector<std::string>* nodes) {
 std::shared_ptr<const Nominator::PodList> Nominator::ViewForNode(const std::string& node) const {
   if (Empty()) return nullptr;
   Shard& sh = ShardOf(node);
-  std::lock_guard<std::mutex> l(sh.mu);
+  absl::MutexLock l(&sh.mu);
   auto it = sh.by_node.find(node);
   return it == sh.by_node.end() ? nullptr : it->second;
 }
@@ -211,7 +211,7 @@ SchedulingQueue::SchedulingQueue(LessFn less, const framework::Clock& clock, Que
 SchedulingQueue::~SchedulingQueue() = default;
 
 void SchedulingQueue::SetProfileHooks(const std::string& scheduler_name, ProfileHooks hooks) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   hooks_[scheduler_name] = std::move(hooks);
 }
 
@@ -250,12 +250,12 @@ bool SchedulingQueue::RunPreEnqueue(QueuedPodInfo& p) {
 }
 
 void SchedulingQueue::Add(PodInfoPtr pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   AddLocked(std::move(pod));
 }
 
 void SchedulingQueue::AddAndActivate(PodInfoPtr pod, const std::vector<std::string>& pod_keys) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   AddLocked(std::move(pod));
   ActivateLocked(pod_keys);
 }
@@ -271,11 +271,11 @@ void SchedulingQueue::AddLocked(PodInfoPtr pod) {
     return;
   }
   active_q_->AddOrUpdate(key, std::move(p));
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void SchedulingQueue::Update(const api::Pod& old_pod, PodInfoPtr new_pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = old_pod.Key();
   if (auto p = active_q_->Get(key)) {
     p->pod_info = std::move(new_pod);
@@ -312,11 +312,11 @@ void SchedulingQueue::Update(const api::Pod& old_pod, PodInfoPtr new_pod) {
     return;
   }
   active_q_->AddOrUpdate(key, std::move(p));
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void SchedulingQueue::Delete(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = pod.Key();
   active_q_->Delete(key);
   backoff_q_->Delete(key);
@@ -325,8 +325,8 @@ void SchedulingQueue::Delete(const api::Pod& pod) {
 }
 
 QueuedPodInfoPtr SchedulingQueue::Pop() {
-  std::unique_lock<std::mutex> l(mu_);
-  cv_.wait(l, [&] { return closed_ || !active_q_->empty(); });
+  absl::MutexLock l(&mu_);
+  while (!closed_ && active_q_->empty()) cv_.Wait(&mu_);
   if (closed_ && active_q_->empty()) return nullptr;
   auto p = active_q_->Pop();
   ++scheduling_cycle_;
@@ -336,7 +336,7 @@ QueuedPodInfoPtr SchedulingQueue::Pop() {
 }
 
 QueuedPodInfoPtr SchedulingQueue::TryPop() {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (active_q_->empty()) return nullptr;
   auto p = active_q_->Pop();
   ++scheduling_cycle_;
@@ -346,7 +346,7 @@ QueuedPodInfoPtr SchedulingQueue::TryPop() {
 }
 
 QueuedPodInfoPtr SchedulingQueue::Extract(const std::string& key) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   QueuedPodInfoPtr p = active_q_->Delete(key);
   if (!p) p = backoff_q_->Delete(key);
   if (!p) {
@@ -363,12 +363,12 @@ QueuedPodInfoPtr SchedulingQueue::Extract(const std::string& key) {
 }
 
 int64_t SchedulingQueue::SchedulingCycle() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return scheduling_cycle_;
 }
 
 void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr p, int64_t cycle) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::string key = p->Pod().Key();
   if (active_q_->Has(key) || backoff_q_->Has(key) || unschedulable_.count(key)) return;
   p->timestamp = clock_.Now();
@@ -392,7 +392,7 @@ void SchedulingQueue::MoveToActiveOrBackoff(QueuedPodInfoPtr p) {
     backoff_q_->AddOrUpdate(key, std::move(p));
   } else {
     active_q_->AddOrUpdate(key, std::move(p));
-    cv_.notify_one();
+    cv_.Signal();
   }
 }
 
@@ -431,7 +431,7 @@ void SchedulingQueue::MoveUnschedulable(const std::vector<QueuedPodInfoPtr>& pod
 
 void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
                                                     const EventObjects& objs) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   // Fast path: an event no plugin registered for moves nothing (pods rejected without a
   // plugin never wait in unschedulablePods; they go to backoffQ).
   bool wildcard = e.resource == framework::EventResource::kWildCard && e.action == framework::kAll;
@@ -456,7 +456,7 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
 }
 
 void SchedulingQueue::Activate(const std::vector<std::string>& keys) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   ActivateLocked(keys);
 }
 
@@ -481,13 +481,13 @@ void SchedulingQueue::ActivateLocked(const std::vector<std::string>& keys) {
       continue;
     }
     active_q_->AddOrUpdate(key, std::move(p));
-    cv_.notify_one();
+    cv_.Signal();
   }
   if (missing) move_request_cycle_ = scheduling_cycle_;
 }
 
 void SchedulingQueue::FlushBackoffQCompleted() {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   api::Timestamp now = clock_.Now();
   while (!backoff_q_->empty()) {
     const auto& top = backoff_q_->Peek();
@@ -501,12 +501,12 @@ void SchedulingQueue::FlushBackoffQCompleted() {
       continue;
     }
     active_q_->AddOrUpdate(key, std::move(p));
-    cv_.notify_one();
+    cv_.Signal();
   }
 }
 
 void SchedulingQueue::FlushUnschedulablePodsLeftover() {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   api::Timestamp now = clock_.Now();
   std::vector<QueuedPodInfoPtr> pods;
   for (const auto& [k, p] : unschedulable_) {
@@ -527,13 +527,13 @@ void SchedulingQueue::FlushUnschedulablePodsLeftover() {
 }
 
 api::Timestamp SchedulingQueue::NextBackoffExpiry() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (backoff_q_->empty()) return LLONG_MAX;
   return BackoffExpiry(*backoff_q_->Peek());
 }
 
 api::Timestamp SchedulingQueue::NextUnschedulableTimeout() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   api::Timestamp t = LLONG_MAX;
   for (const auto& [k, p] : unschedulable_) {
     t = std::min(t, p->timestamp + opts_.max_in_unschedulable_ns + 1);
@@ -542,13 +542,13 @@ api::Timestamp SchedulingQueue::NextUnschedulableTimeout() const {
 }
 
 void SchedulingQueue::Close() {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   closed_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 PendingCounts SchedulingQueue::Counts() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   PendingCounts c;
   c.active = active_q_->size();
   c.backoff = backoff_q_->size();
@@ -563,7 +563,7 @@ PendingCounts SchedulingQueue::Counts() const {
 }
 
 std::vector<QueuedPodInfoPtr> SchedulingQueue::PendingPods() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::vector<QueuedPodInfoPtr> out;
   active_q_->ForEach([&](const QueuedPodInfoPtr& p) { out.push_back(p); });
   backoff_q_->ForEach([&](const QueuedPodInfoPtr& p) { out.push_back(p); });
@@ -572,7 +572,7 @@ std::vector<QueuedPodInfoPtr> SchedulingQueue::PendingPods() const {
 }
 
 QueuedPodInfoPtr SchedulingQueue::Get(const std::string& key) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (auto p = active_q_->Get(key)) return p;
   if (auto p = backoff_q_->Get(key)) return p;
   auto it = unschedulable_.find(key);

@@ -17,16 +17,16 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "framework/handle.h"
 #include "framework/status.h"
 #include "framework/types.h"
@@ -74,21 +74,24 @@ class Nominator {
  private:
   static constexpr size_t kShards = 16;
   struct Shard {
-    mutable std::mutex mu;
-    std::unordered_map<std::string, std::shared_ptr<const PodList>> by_node;
+    mutable absl::Mutex mu;
+    std::unordered_map<std::string, std::shared_ptr<const PodList>> by_node ABSL_GUARDED_BY(mu);
   };
   Shard& ShardOf(const std::string& node) const;
-  // Records that node's list changed (under mu_), for DrainChanged.
-  void NoteChanged(const std::string& node);
-  // Removes the pod `key` from node's list (under the node's shard lock).
-  void RemoveFromNode(const std::string& node, const std::string& key);
+  // Records that node's list changed, for DrainChanged.
+  void NoteChanged(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes the pod `key` from node's list (takes the node's shard lock).
+  void RemoveFromNode(const std::string& node, const std::string& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;  // node_of_; taken before a shard lock, never after
-  std::unordered_map<std::string, std::string> node_of_;  // pod key -> node
-  std::atomic<size_t> count_{0};                         // node_of_.size()
+  // node_of_ and changed_; taken before a shard lock, never after.
+  mutable absl::Mutex mu_;
+  std::unordered_map<std::string, std::string> node_of_ ABSL_GUARDED_BY(mu_);  // pod key -> node
+  std::atomic<size_t> count_{0};  // node_of_.size(), read without the lock (Empty)
   static constexpr size_t kMaxChanged = 1 << 16;
-  std::vector<std::string> changed_;  // nodes changed since DrainChanged (under mu_)
-  bool changed_overflow_ = false;
+  // nodes changed since DrainChanged
+  std::vector<std::string> changed_ ABSL_GUARDED_BY(mu_);
+  bool changed_overflow_ ABSL_GUARDED_BY(mu_) = false;
   mutable std::array<Shard, kShards> shards_;
 };
 
@@ -168,27 +171,31 @@ class SchedulingQueue {
   bool IsBackingOff(const framework::QueuedPodInfo& p) const;
   api::Timestamp BackoffExpiry(const framework::QueuedPodInfo& p) const;
   // Runs PreEnqueue; true if the pod may enter activeQ.
-  bool RunPreEnqueue(framework::QueuedPodInfo& p);
-  void MoveToActiveOrBackoff(framework::QueuedPodInfoPtr p);  // requires mu_
-  void AddLocked(framework::PodInfoPtr pod);                   // requires mu_
-  void ActivateLocked(const std::vector<std::string>& keys);   // requires mu_
+  bool RunPreEnqueue(framework::QueuedPodInfo& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MoveToActiveOrBackoff(framework::QueuedPodInfoPtr p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddLocked(framework::PodInfoPtr pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ActivateLocked(const std::vector<std::string>& keys) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool WorthRequeuing(const framework::QueuedPodInfo& p, const framework::ClusterEvent& e,
-                      const framework::EventObjects& objs) const;
+                      const framework::EventObjects& objs) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MoveUnschedulable(const std::vector<framework::QueuedPodInfoPtr>& pods,
-                         const framework::ClusterEvent& e, const framework::EventObjects& objs);
+                         const framework::ClusterEvent& e, const framework::EventObjects& objs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // signalled when activeQ gains a pod, and on Close()
   const framework::Clock& clock_;
-  QueueOptions opts_;
-  std::unique_ptr<Heap> active_q_;
-  std::unique_ptr<Heap> backoff_q_;
-  std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_;
-  std::unordered_map<std::string, ProfileHooks> hooks_;
-  int64_t scheduling_cycle_ = 0;
-  int64_t move_request_cycle_ = -1;
-  bool closed_ = false;
-  Nominator nominator_;
+  const QueueOptions opts_;
+  // The heaps are created by the constructor; their contents are guarded.
+  std::unique_ptr<Heap> active_q_ ABSL_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Heap> backoff_q_ ABSL_PT_GUARDED_BY(mu_);
+  std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_
+      ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, ProfileHooks> hooks_ ABSL_GUARDED_BY(mu_);
+  int64_t scheduling_cycle_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t move_request_cycle_ ABSL_GUARDED_BY(mu_) = -1;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  Nominator nominator_;  // locks of its own
 };
 
 }  // namespace phalanx::queue

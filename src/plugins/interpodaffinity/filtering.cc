@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/parallelize.h"
 #include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/interpodaffinity/terms.h"
 
@@ -150,7 +151,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
     const auto& nodes = snapshot.HavePodsWithRequiredAntiAffinityList();
     const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
     std::vector<std::vector<PairDelta>> found(chunks);
-    internal::ParallelChunks(nodes.size(), internal::kNodesPerChunk,
+    framework::ParallelChunks(handle_->GetParallelizer(), nodes.size(), internal::kNodesPerChunk,
                              [&](size_t c, size_t b, size_t e) {
       // Filled locally and moved in once: the headers of found[c] and found[c + 1] share a
       // cache line, and pushing into them from two threads thrashes it (false sharing).
@@ -182,7 +183,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
     const auto& nodes = snapshot.List();
     const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
     std::vector<std::vector<PairDelta>> aff(chunks), anti(chunks);
-    internal::ParallelChunks(nodes.size(), internal::kNodesPerChunk,
+    framework::ParallelChunks(handle_->GetParallelizer(), nodes.size(), internal::kNodesPerChunk,
                              [&](size_t c, size_t b, size_t e) {
       std::vector<PairDelta> local_aff, local_anti;  // see above: no false sharing
       NodePairAccumulator aff_acc, anti_acc;

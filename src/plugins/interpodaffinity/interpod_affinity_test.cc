@@ -11,6 +11,7 @@
 
 #include <optional>
 
+#include "plugins/parallel_equivalence_test.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -1286,6 +1287,38 @@ TEST(InterPodAffinityEventsTest, NodeChange) {
     objs.new_node = tc.new_node ? &*tc.new_node : nullptr;
     EXPECT_EQ(Hint(pl, 2, tc.pod, objs), tc.want);
   }
+}
+
+// PreFilter and PreScore split the nodes in chunks of 64 (framework::ParallelChunks): the
+// Filter and Score results are the same inline and fanned out on the scheduler's pool.
+TEST(InterPodAffinityParallelTest, SameResultsInlineAndFannedOut) {
+  std::vector<api::Node> nodes;
+  std::vector<api::Pod> pods;
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    nodes.push_back(Node(name, {{"zone", "z" + std::to_string(i % 5)}, {"host", name}}));
+    if (i % 3 == 0) pods.push_back(P("a-" + name, {{"service", "a"}}).NodeName(name).Obj());
+    if (i % 7 == 0) {
+      pods.push_back(P("b-" + name, {{"service", "b"}})
+                         .PodAntiAffinityIn("app", "host", {"web"})
+                         .NodeName(name)
+                         .Obj());
+    }
+  }
+  fake::ExpectSameResultsWithAnyParallelizer([&](framework::Parallelizer* par) {
+    auto env = MakeEnv(nodes, pods);
+    env->handle.SetParallelizer(par);
+    return fake::FilterAndScoreAll(
+        *env->pl, env->handle.SnapshotSharedLister(),
+        *Info(P("p", {{"app", "web"}})
+                  .PodAffinityIn("service", "zone", {"a"})
+                  .PodAntiAffinityIn("service", "host", {"b"})
+                  .Obj()),
+        *Info(P("q", {{"app", "api"}})
+                  .PreferredPodAffinity(5, Term({SelectorIn("service", {"a"})}, "zone"))
+                  .PreferredPodAntiAffinity(3, Term({SelectorIn("service", {"b"})}, "host"))
+                  .Obj()));
+  });
 }
 
 }  // namespace

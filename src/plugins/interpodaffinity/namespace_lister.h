@@ -9,11 +9,11 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "api/labels.h"
 #include "api/types.h"
 #include "framework/handle.h"
@@ -35,15 +35,15 @@ class NamespaceLister {
 class MapNamespaceLister final : public NamespaceLister {
  public:
   void Upsert(const api::Namespace& ns) {
-    std::unique_lock l(mu_);
+    absl::MutexLock l(&mu_);
     labels_[ns.metadata.name] = ns.metadata.labels;
   }
   void Delete(const std::string& name) {
-    std::unique_lock l(mu_);
+    absl::MutexLock l(&mu_);
     labels_.erase(name);
   }
   bool GetLabels(std::string_view name, api::Labels* out) const override {
-    std::shared_lock l(mu_);
+    absl::ReaderMutexLock l(&mu_);
     auto it = labels_.find(name);
     if (it == labels_.end()) return false;
     *out = it->second;
@@ -51,13 +51,13 @@ class MapNamespaceLister final : public NamespaceLister {
   }
   void ForEach(const std::function<void(const std::string&, const api::Labels&)>& fn)
       const override {
-    std::shared_lock l(mu_);
+    absl::ReaderMutexLock l(&mu_);
     for (const auto& [name, labels] : labels_) fn(name, labels);
   }
 
  private:
-  mutable std::shared_mutex mu_;
-  std::map<std::string, api::Labels, std::less<>> labels_;
+  mutable absl::Mutex mu_;  // readers share it
+  std::map<std::string, api::Labels, std::less<>> labels_ ABSL_GUARDED_BY(mu_);
 };
 
 // Namespaces from the scheduler's informer, through the framework Handle. The handle

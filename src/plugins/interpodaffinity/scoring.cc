@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/parallelize.h"
 #include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/interpodaffinity/terms.h"
 
@@ -236,7 +237,7 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& state,
   const size_t chunks =
       (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
   std::vector<std::vector<PairDelta>> found(chunks);
-  internal::ParallelChunks(all_nodes.size(), internal::kNodesPerChunk,
+  framework::ParallelChunks(handle_->GetParallelizer(), all_nodes.size(), internal::kNodesPerChunk,
                            [&](size_t c, size_t b, size_t e) {
     // Filled locally and moved in once: adjacent found[] headers share a cache line, and
     // pushing into them from two threads thrashes it (false sharing).

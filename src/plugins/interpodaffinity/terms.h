@@ -10,9 +10,6 @@
 // value (what the API server stores at pod creation); keys the owner lacks are ignored.
 #pragma once
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -98,22 +95,7 @@ class TopologyCounts {
   size_t size_ = 0;
 };
 
-// Calls fn(chunk, begin, end) for chunks of `grain` indices covering [0, n), concurrently
-// (oneTBB) when there is more than one chunk. Chunk c covers [c * grain, ...).
-template <typename Fn>
-void ParallelChunks(size_t n, size_t grain, Fn&& fn) {
-  const size_t chunks = (n + grain - 1) / grain;
-  if (chunks <= 1) {
-    if (n > 0) fn(size_t{0}, size_t{0}, n);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, chunks, 1),
-                    [&](const tbb::blocked_range<size_t>& r) {
-                      for (size_t c = r.begin(); c < r.end(); ++c) {
-                        fn(c, c * grain, std::min(n, (c + 1) * grain));
-                      }
-                    });
-}
+// Nodes per chunk of framework::ParallelChunks.
 inline constexpr size_t kNodesPerChunk = 64;
 
 // Node label value for `key`, or nullptr.

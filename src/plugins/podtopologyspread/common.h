@@ -2,9 +2,6 @@
 // (upstream podtopologyspread/common.go, labels.Selector).
 #pragma once
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -114,21 +111,7 @@ struct StringHash {
 template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
-// See interpodaffinity/terms.h: chunks of `grain` indices, concurrently when > 1 chunk.
-template <typename Fn>
-void ParallelChunks(size_t n, size_t grain, Fn&& fn) {
-  const size_t chunks = (n + grain - 1) / grain;
-  if (chunks <= 1) {
-    if (n > 0) fn(size_t{0}, size_t{0}, n);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, chunks, 1),
-                    [&](const tbb::blocked_range<size_t>& r) {
-                      for (size_t c = r.begin(); c < r.end(); ++c) {
-                        fn(c, c * grain, std::min(n, (c + 1) * grain));
-                      }
-                    });
-}
+// Nodes per chunk of framework::ParallelChunks.
 inline constexpr size_t kNodesPerChunk = 64;
 
 }  // namespace phalanx::plugins::podtopologyspread::internal

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/parallelize.h"
 #include "plugins/podtopologyspread/common.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 
@@ -146,7 +147,7 @@ framework::Status PodTopologySpread::PreFilter(framework::CycleState& state,
   const auto& nodes = handle_->SnapshotSharedLister().List();
   const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
   std::vector<std::vector<Entry>> found(chunks);
-  internal::ParallelChunks(nodes.size(), internal::kNodesPerChunk,
+  framework::ParallelChunks(handle_->GetParallelizer(), nodes.size(), internal::kNodesPerChunk,
                            [&](size_t chunk, size_t b, size_t e) {
     std::vector<int64_t> counts(n_constraints);
     for (size_t n = b; n < e; ++n) {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 
+#include "plugins/parallel_equivalence_test.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -978,6 +979,32 @@ TEST(PodTopologySpreadScoreTest, RawScores) {
                                        .Obj()),
                              nodes)
                   .IsSkip());
+}
+
+// PreFilter and PreScore split the nodes in chunks of 64 (framework::ParallelChunks): the
+// Filter and Score results are the same inline and fanned out on the scheduler's pool.
+TEST(PodTopologySpreadParallelTest, SameResultsInlineAndFannedOut) {
+  std::vector<api::Node> nodes;
+  std::vector<api::Pod> pods;
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    nodes.push_back(ZH(name, "zone" + std::to_string(i % 7)));
+    for (int j = 0; j < i % 4; ++j) pods.push_back(Foo(name + "-p" + std::to_string(j), name));
+  }
+  fake::ExpectSameResultsWithAnyParallelizer([&](framework::Parallelizer* par) {
+    auto env = MakeEnv(nodes, pods);
+    env->handle.SetParallelizer(par);
+    return fake::FilterAndScoreAll(
+        *env->pl, env->handle.SnapshotSharedLister(),
+        *Info(P("p", {{"foo", ""}})
+                  .SpreadConstraint(2, "zone", "DoNotSchedule", kFoo)
+                  .SpreadConstraint(3, kHostname, "DoNotSchedule", kFoo)
+                  .Obj()),
+        *Info(P("q", {{"foo", ""}})
+                  .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
+                  .SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo)
+                  .Obj()));
+  });
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/parallelize.h"
 #include "plugins/podtopologyspread/common.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 
@@ -121,7 +122,7 @@ framework::Status PodTopologySpread::PreScore(
       (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
   std::vector<std::vector<Entry>> found(chunks);
   const ScoreData& d = *data;
-  internal::ParallelChunks(all_nodes.size(), internal::kNodesPerChunk,
+  framework::ParallelChunks(handle_->GetParallelizer(), all_nodes.size(), internal::kNodesPerChunk,
                            [&](size_t chunk, size_t b, size_t e) {
     std::vector<int64_t> counts(n_constraints);
     for (size_t n = b; n < e; ++n) {

@@ -1,7 +1,8 @@
 // The informer interface the scheduler consumes (upstream client-go SharedInformerFactory,
 // reduced to what a scheduler needs). Implemented by the in-process Store (simulate,
 // tests, benchmarks) and by the API client's reflectors (live mode), so that both modes
-// share one scheduling code path.
+// share one scheduling code path. Part of the seam module src/cluster/ (interfaces only):
+// client and store implement it without including each other.
 //
 // Handlers are called in resourceVersion order, one event at a time. A handler must not
 // write back to the source from inside the callback.
@@ -14,8 +15,9 @@
 #include "api/types.h"
 #include "api/unstructured.h"
 
-namespace phalanx::store {
+namespace phalanx::cluster {
 
+// Callbacks for one kind of object; unset functions are not called.
 template <typename T>
 struct EventHandlers {
   std::function<void(const std::shared_ptr<const T>&)> on_add;
@@ -24,6 +26,7 @@ struct EventHandlers {
   std::function<void(const std::shared_ptr<const T>&)> on_delete;
 };
 
+// Source of add/update/delete events for the kinds the scheduler watches.
 class InformerFactory {
  public:
   virtual ~InformerFactory() = default;
@@ -37,4 +40,11 @@ class InformerFactory {
   virtual void AddObjectHandlers(EventHandlers<api::Unstructured> h) { (void)h; }
 };
 
+}  // namespace phalanx::cluster
+
+// Transitional aliases: the interface lived in store/ before the seam module existed.
+// New code names cluster::InformerFactory / cluster::EventHandlers.
+namespace phalanx::store {
+using cluster::EventHandlers;
+using cluster::InformerFactory;
 }  // namespace phalanx::store
