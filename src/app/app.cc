@@ -49,7 +49,7 @@ bool LoadConfig(const std::string& path, config::KubeSchedulerConfiguration* cfg
     *cfg = config::DefaultConfiguration();
     return true;
   }
-  return config::LoadConfiguration(path, cfg, err);
+  return api::MoveOrMessage(config::LoadConfiguration(path), cfg, err);
 }
 
 }  // namespace

@@ -80,15 +80,14 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
   std::string err;
   if (o.config_path.empty()) {
     cfg = config::DefaultConfiguration();
-  } else if (!config::LoadConfiguration(o.config_path, &cfg, &err)) {
+  } else if (!api::MoveOrMessage(config::LoadConfiguration(o.config_path), &cfg, &err)) {
     return Fail(err);
   }
   if (o.binding_workers < 1) return Fail("--binding-workers must be >= 1");
   client::RestConfig rc;
   rc.qps = cfg.client_connection.qps;
   rc.burst = cfg.client_connection.burst;
-  if (!client::ResolveRestConfig(o.kubeconfig, cfg.client_connection.kubeconfig, o.context, &rc,
-                                 &err)) {
+  if (!api::OkOrMessage(client::ResolveRestConfig(o.kubeconfig, cfg.client_connection.kubeconfig, o.context, &rc), &err)) {
     return Fail(err);
   }
   spdlog::info("phalanx run: API server {} ({}), qps {} burst {}", rc.server, rc.source, rc.qps,
@@ -128,7 +127,7 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
 
   // ---- discovery: fails fast on TLS / auth / connection errors ----
   client::LiveInformerFactory informers(api);
-  if (!informers.Discover(&err)) return Fail(err);
+  if (!api::OkOrMessage(informers.Discover(), &err)) return Fail(err);
   {
     std::string list;
     for (const auto& r : informers.Resources()) list += (list.empty() ? "" : ", ") + r;
@@ -249,7 +248,7 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
       }
       return r;
     };
-    if (!http.Start(o.bind_address, handler, &err)) return Fail("--bind-address: " + err);
+    if (!api::OkOrMessage(http.Start(o.bind_address, handler), &err)) return Fail("--bind-address: " + err);
     spdlog::info("serving /healthz, /readyz and /metrics on {}", o.bind_address);
   }
 
@@ -281,8 +280,9 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
        [&](const api::UnstructuredPtr& o) { cluster.ObserveObject(*o, true); }});
   sched->AddEventHandlers(informers);
   informers.Start();
-  if (!informers.WaitForCacheSync(std::chrono::seconds(o.sync_timeout_seconds),
-                                  &shutdown.requested, &err)) {
+  if (!api::OkOrMessage(informers.WaitForCacheSync(std::chrono::seconds(o.sync_timeout_seconds),
+                                                    &shutdown.requested),
+                        &err)) {
     informers.Stop();
     cluster.Flush(std::chrono::milliseconds(0));
     if (shutdown.requested.load()) return 0;

@@ -55,7 +55,7 @@ bool HasTypedArgs(const std::string& plugin) {
 
 class Decoder {
  public:
-  Decoder(ApiVersion version, std::vector<FieldError>* errors)
+  Decoder(ApiVersion version, FieldErrors* errors)
       : version_(version), errors_(errors) {}
 
   void Fail(const YAML::Node& at, FieldError e) {
@@ -176,7 +176,7 @@ class Decoder {
     }
     int64_t nanos = 0;
     std::string err;
-    if (!ParseGoDuration(n.Scalar(), &nanos, &err)) {
+    if (!api::MoveOrMessage(ParseGoDuration(n.Scalar()), &nanos, &err)) {
       Fail(n, Invalid(path, GoQuote(n.Scalar()), err));
       return;
     }
@@ -383,12 +383,12 @@ class Decoder {
 
  private:
   ApiVersion version_;
-  std::vector<FieldError>* errors_;
+  FieldErrors* errors_;
 };
 
 }  // namespace
 
-bool Decode(std::string_view text, Decoded* out, std::vector<FieldError>* errors) {
+bool Decode(std::string_view text, Decoded* out, FieldErrors* errors) {
   try {
     YAML::Node root;
     try {
@@ -396,8 +396,8 @@ bool Decode(std::string_view text, Decoded* out, std::vector<FieldError>* errors
     } catch (const YAML::Exception& e) {
       // yaml-cpp stops at 500 levels of nesting with the text "bad file": say what it means.
       const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e);
-      FieldError fe{"", deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels"
-                             : e.msg};
+      FieldError fe = FieldError::Message("", deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels"
+                             : e.msg);
       if (e.mark.line >= 0) {
         fe.line = e.mark.line + 1;
         fe.column = e.mark.column + 1;
@@ -445,10 +445,11 @@ bool Decode(std::string_view text, Decoded* out, std::vector<FieldError>* errors
     fields.Root(croot, out);
     return errors->size() == before;
   } catch (const std::exception& e) {
-    errors->push_back(FieldError{"", std::string("internal error while decoding: ") + e.what()});
+    errors->push_back(
+        FieldError::Message("", std::string("internal error while decoding: ") + e.what()));
     return false;
   } catch (...) {
-    errors->push_back(FieldError{"", "internal error while decoding"});
+    errors->push_back(FieldError::Message("", "internal error while decoding"));
     return false;
   }
 }

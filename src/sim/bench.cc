@@ -74,7 +74,7 @@ bool RunBasic(const BasicOptions& opts, BasicResult* res, std::string* error) {
   scheduler::SchedulerOptions so;
   if (opts.config_path.empty()) {
     so.config = config::DefaultConfiguration();
-  } else if (!config::LoadConfiguration(opts.config_path, &so.config, error)) {
+  } else if (!api::MoveOrMessage(config::LoadConfiguration(opts.config_path), &so.config, error)) {
     return false;
   }
   if (opts.parallelism > 0) so.config.parallelism = opts.parallelism;

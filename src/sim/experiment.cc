@@ -182,7 +182,7 @@ bool PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
       y += "  pluginConfig:\n  - name: " + p.score_plugin + "\n    args: {tieBreak: NodeOrder}\n";
     }
   }
-  return config::DecodeConfiguration(y, "policy " + p.display, out, error);
+  return api::MoveOrMessage(config::DecodeConfiguration(y, "policy " + p.display), out, error);
 }
 
 std::optional<double> PaperUnallocatedAt100(const std::string& display) {

@@ -129,9 +129,9 @@ std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 // A template file holding exactly one object of `kind`.
 bool LoadTemplate(const std::string& path, const std::string& kind, api::Manifests* m,
                   std::string* err) {
-  api::DecodeError derr;
-  if (!api::LoadManifests(path, m, &derr)) {
-    *err = derr.message;
+  std::string derr;
+  if (!api::OkOrMessage(api::LoadManifests(path, m), &derr)) {
+    *err = derr;
     return false;
   }
   size_t n = kind == "Node" ? m->nodes.size() : kind == "Pod" ? m->pods.size()
@@ -344,7 +344,7 @@ bool WorkloadRun::Setup(std::string* err) {
   scheduler::SchedulerOptions so;
   if (opts_.config_path.empty()) {
     so.config = config::DefaultConfiguration();
-  } else if (!config::LoadConfiguration(opts_.config_path, &so.config, err)) {
+  } else if (!api::MoveOrMessage(config::LoadConfiguration(opts_.config_path), &so.config, err)) {
     return false;
   }
   if (opts_.parallelism > 0) so.config.parallelism = opts_.parallelism;
@@ -390,7 +390,7 @@ bool WorkloadRun::CreateNodes(const PerfOp& op, std::string* err) {
   for (const auto& [k, v] : st.allocatable) {
     api::Quantity q;
     std::string qerr;
-    if (!api::Quantity::Parse(v, &q, &qerr)) {
+    if (!api::MoveOrMessage(api::Quantity::Parse(v), &q, &qerr)) {
       *err = Where(op) + ": nodeAllocatableStrategy.nodeAllocatable." + k + ": " + qerr;
       return false;
     }
@@ -421,7 +421,7 @@ bool WorkloadRun::CreateNodes(const PerfOp& op, std::string* err) {
     ++node_seq_;
     auto r = store_.CreateNode(std::move(n));
     if (!r.ok()) {
-      *err = Where(op) + ": creating node: " + r.message;
+      *err = Where(op) + ": creating node: " + std::string(r.message());
       return false;
     }
   }
@@ -444,7 +444,7 @@ bool WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, int op_
   clock_.Advance(1);
   auto r = store_.CreatePod(std::move(p));
   if (!r.ok()) {
-    *err = "creating pod in namespace " + ns + ": " + r.message;
+    *err = "creating pod in namespace " + ns + ": " + std::string(r.message());
     return false;
   }
   ++created_per_op_[op_index];
@@ -476,7 +476,7 @@ bool WorkloadRun::CreatePods(const PerfOp& op, std::string* err) {
       std::string name = "group-" + std::to_string(op.index) + "-" + std::to_string(g);
       auto r = store_.CreateObject(MakePodGroup(ns, name, op.min_member));
       if (!r.ok()) {
-        *err = Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + r.message;
+        *err = Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + std::string(r.message());
         return false;
       }
       group_names.push_back(std::move(name));
@@ -576,7 +576,7 @@ bool WorkloadRun::CreateNamespaces(const PerfOp& op, std::string* err) {
     ns.metadata.generate_name.clear();
     auto r = store_.CreateNamespace(std::move(ns));
     if (!r.ok()) {
-      *err = Where(op) + ": " + r.message;
+      *err = Where(op) + ": " + std::string(r.message());
       return false;
     }
   }
@@ -589,9 +589,9 @@ bool WorkloadRun::StartChurn(const PerfOp& op, std::string* err) {
   c.ns = op.namespace_ ? *op.namespace_ : "namespace-" + std::to_string(op.index);
   for (const auto& path : op.template_paths) {
     api::Manifests m;
-    api::DecodeError derr;
-    if (!api::LoadManifests(path, &m, &derr)) {
-      *err = Where(op) + ": templatePaths: " + derr.message;
+    std::string derr;
+    if (!api::OkOrMessage(api::LoadManifests(path, &m), &derr)) {
+      *err = Where(op) + ": templatePaths: " + derr;
       return false;
     }
     YAML::Node raw;

@@ -405,7 +405,7 @@ bool ParseOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp*
     }
     if (!d.empty()) {
       std::string perr;
-      if (!api::ParseGoDuration(d, &op->duration_ns, &perr)) return c.Fail(err, "duration", perr);
+      if (!api::MoveOrMessage(api::ParseGoDuration(d), &op->duration_ns, &perr)) return c.Fail(err, "duration", perr);
       if (op->duration_ns < 0) return c.Fail(err, "duration", "must not be negative");
     } else if (op->duration_param.empty()) {
       return c.Fail(err, "duration", "one of duration or durationParam is required");
@@ -579,7 +579,7 @@ bool PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorklo
         return c.Fail(err, "durationParam", "parameter " + op.duration_param + " is undefined");
       }
       std::string perr;
-      if (!api::ParseGoDuration(it->second, &op.duration_ns, &perr)) {
+      if (!api::MoveOrMessage(api::ParseGoDuration(it->second), &op.duration_ns, &perr)) {
         return c.Fail(err, "durationParam", "parameter " + op.duration_param + ": " + perr);
       }
     }

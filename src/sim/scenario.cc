@@ -94,9 +94,9 @@ std::vector<std::string> SplitCsv(const std::string& line) {
 
 bool LoadManifestScenario(const std::string& path, Scenario* out, std::string* error) {
   api::Manifests m;
-  api::DecodeError err;
-  if (!api::LoadManifests(path, &m, &err)) {
-    *error = err.message;
+  std::string err;
+  if (!api::OkOrMessage(api::LoadManifests(path, &m), &err)) {
+    *error = err;
     return false;
   }
   out->name = path;

@@ -98,7 +98,7 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
   for (const auto& pc : sc.priority_classes) {
     auto r = store.CreatePriorityClass(pc);
     if (!r.ok()) {
-      *error = "PriorityClass " + pc.metadata.name + ": " + r.message;
+      *error = "PriorityClass " + pc.metadata.name + ": " + std::string(r.message());
       return false;
     }
   }
@@ -106,14 +106,14 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
   for (const auto& o : sc.objects) {
     auto r = store.CreateObject(o);
     if (!r.ok()) {
-      *error = o.kind + " " + o.metadata.namespace_ + "/" + o.metadata.name + ": " + r.message;
+      *error = o.kind + " " + o.metadata.namespace_ + "/" + o.metadata.name + ": " + std::string(r.message());
       return false;
     }
   }
   for (const auto& n : sc.nodes) {
     auto r = store.CreateNode(n);
     if (!r.ok()) {
-      *error = "Node " + n.metadata.name + ": " + r.message;
+      *error = "Node " + n.metadata.name + ": " + std::string(r.message());
       return false;
     }
   }
@@ -233,7 +233,7 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
         api::Pod p = tp.pod;
         auto r = store.CreatePod(std::move(p));
         if (!r.ok()) {
-          *error = "Pod " + tp.pod.Key() + ": " + r.message;
+          *error = "Pod " + tp.pod.Key() + ": " + std::string(r.message());
           return false;
         }
         index[tp.pod.Key()] = e.pod;
