@@ -361,7 +361,9 @@ class ObjectDecoder {
         if (!kv.second.IsScalar()) return TypeError(kv.second, rp, "quantity string");
         const std::string_view text = TrimSpace(kv.second.Scalar());
         StatusOr<Quantity> parsed = Quantity::Parse(text);
-        if (!parsed.ok()) return Fail(kv.second, rp + ": " + std::string(parsed.status().message()));
+        if (!parsed.ok()) {
+          return Fail(kv.second, rp + ": " + std::string(parsed.status().message()));
+        }
         q = *parsed;
         if (q.IsNegative()) {
           return Fail(kv.second, FieldInvalid(rp, text, "must be greater than or equal to 0"));
@@ -959,8 +961,9 @@ class StreamDecoder {
     } catch (const YAML::Exception& e) {
       std::ostringstream msg;
       msg << source_ << ": malformed YAML";
-      if (e.mark.line >= 0)
+      if (e.mark.line >= 0) {
         msg << " at line " << e.mark.line + 1 << ", column " << e.mark.column + 1;
+      }
       // yaml-cpp stops at 500 levels of nesting (CVE-2017-5950 fix) with the text "bad file".
       const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e);
       msg << ": "

@@ -587,8 +587,7 @@ TEST_P(DecodeErrorTest, NamesFileObjectFieldAndCause) {
   size_t pos = 0;
   for (const std::string& part : c.want) {
     const size_t found = err.find(part, pos);
-    EXPECT_NE(found, std::string::npos)
-        << c.name << ": missing '" << part << "' in: " << err;
+    EXPECT_NE(found, std::string::npos) << c.name << ": missing '" << part << "' in: " << err;
     if (found != std::string::npos) pos = found + part.size();
   }
   EXPECT_EQ(m.namespaces.size(), 1u);
@@ -822,7 +821,8 @@ TEST(DecodeTest, NeverThrowsOnHostileInput) {
     Manifests m;
     std::string err;
     bool ok = false;
-    EXPECT_NO_THROW(ok = OkOrMessage(DecodeManifests(in, "fuzz.yaml", &m), &err)) << in.substr(0, 40);
+    EXPECT_NO_THROW(ok = OkOrMessage(DecodeManifests(in, "fuzz.yaml", &m), &err))
+        << in.substr(0, 40);
     if (!ok) {
       EXPECT_EQ(err.rfind("fuzz.yaml", 0), 0u) << err;
     }
@@ -877,8 +877,7 @@ TEST_F(LoadManifestsTest, ErrorsNameTheFile) {
   EXPECT_TRUE(m.pods.empty()) << "nothing is appended on failure";
 
   ASSERT_FALSE(OkOrMessage(LoadManifests((dir_ / "missing.yaml").string(), &m), &err));
-  EXPECT_EQ(err.rfind((dir_ / "missing.yaml").string() + ": cannot read: ", 0), 0u)
-      << err;
+  EXPECT_EQ(err.rfind((dir_ / "missing.yaml").string() + ": cannot read: ", 0), 0u) << err;
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ TEST(FieldErrorTest, BodiesFollowUpstreamWording) {
 
 TEST(FieldErrorTest, FormatNamesSourceAndPosition) {
   FieldError e = FieldError::Invalid("parallelism", "0", "should be greater than zero");
-  EXPECT_EQ(e.Format("s.yaml"), "s.yaml: parallelism: Invalid value: 0: should be greater than zero");
+  EXPECT_EQ(e.Format("s.yaml"),
+            "s.yaml: parallelism: Invalid value: 0: should be greater than zero");
   e.line = 3;
   e.column = 14;
   EXPECT_EQ(e.Format("s.yaml"),

@@ -159,7 +159,7 @@ bool Contains(const std::vector<std::string>& values, std::string_view v) {
 
 // Shared by label-selector and node-selector requirements: key syntax and label values.
 Status ValidateKeyAndValues(const std::string& key, const std::vector<std::string>& values,
-                          const std::string& path) {
+                            const std::string& path) {
   if (std::string msg = internal::QualifiedNameError(key); !msg.empty()) {
     return SetError(internal::FieldInvalid(Child(path, "key"), key, msg));
   }
@@ -196,59 +196,62 @@ bool RequirementMatches(std::string_view op, const std::string& key,
   return false;
 }
 
-Status ValidateNodeSelectorRequirement(const NodeSelectorRequirement& req, const std::string& path) {
+Status ValidateNodeSelectorRequirement(const NodeSelectorRequirement& req,
+                                       const std::string& path) {
   const std::string& op = req.op;
   if (op == "In" || op == "NotIn") {
     if (req.values.empty()) {
-      return SetError(internal::FieldRequired(Child(path, "values"),
-                                         "must be specified when `operator` is 'In' or 'NotIn'"));
+      return SetError(internal::FieldRequired(
+          Child(path, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
     }
   } else if (op == "Exists" || op == "DoesNotExist") {
     if (!req.values.empty()) {
-      return SetError(internal::FieldForbidden(Child(path, "values"),
-                                          "may not be specified when `operator` is 'Exists' or "
-                                          "'DoesNotExist'"));
+      return SetError(
+          internal::FieldForbidden(Child(path, "values"),
+                                   "may not be specified when `operator` is 'Exists' or "
+                                   "'DoesNotExist'"));
     }
   } else if (op == "Gt" || op == "Lt") {
     if (req.values.size() != 1) {
-      return SetError(internal::FieldRequired(
-                                 Child(path, "values"),
-                                 "must be specified single value when `operator` is 'Lt' or "
-                                 "'Gt'"));
+      return SetError(
+          internal::FieldRequired(Child(path, "values"),
+                                  "must be specified single value when `operator` is 'Lt' or "
+                                  "'Gt'"));
     }
     int64_t unused = 0;
     if (!internal::ParseInt64(req.values[0], &unused)) {
-      return SetError(internal::FieldInvalid(Index(Child(path, "values"), 0), req.values[0],
-                                        "for 'Gt', 'Lt' operators, the value must be an integer"));
+      return SetError(
+          internal::FieldInvalid(Index(Child(path, "values"), 0), req.values[0],
+                                 "for 'Gt', 'Lt' operators, the value must be an integer"));
     }
   } else {
-    return SetError(internal::FieldInvalid(Child(path, "operator"), op,
-                                                  "not a valid selector operator"));
+    return SetError(
+        internal::FieldInvalid(Child(path, "operator"), op, "not a valid selector operator"));
   }
   return ValidateKeyAndValues(req.key, req.values, path);
 }
 
 Status ValidateNodeFieldSelectorRequirement(const NodeSelectorRequirement& req,
-                                          const std::string& path) {
+                                            const std::string& path) {
   if (req.op == "In" || req.op == "NotIn") {
     if (req.values.size() != 1) {
-      return SetError(internal::FieldRequired(
-                                 Child(path, "values"),
-                                 "must be only one value when `operator` is 'In' or 'NotIn' for "
-                                 "node field selector"));
+      return SetError(
+          internal::FieldRequired(Child(path, "values"),
+                                  "must be only one value when `operator` is 'In' or 'NotIn' for "
+                                  "node field selector"));
     }
   } else {
-    return SetError(internal::FieldInvalid(Child(path, "operator"), req.op,
-                                                  "not a valid selector operator"));
+    return SetError(
+        internal::FieldInvalid(Child(path, "operator"), req.op, "not a valid selector operator"));
   }
   if (req.key != "metadata.name") {
-    return SetError(internal::FieldInvalid(Child(path, "key"), req.key,
-                                                  "not a valid field selector key"));
+    return SetError(
+        internal::FieldInvalid(Child(path, "key"), req.key, "not a valid field selector key"));
   }
   for (size_t i = 0; i < req.values.size(); ++i) {  // ValidateNodeName
     if (!internal::IsDNS1123Subdomain(req.values[i])) {
-      return SetError(internal::FieldInvalid(
-                                 Index(Child(path, "values"), i), req.values[i],
+      return SetError(
+          internal::FieldInvalid(Index(Child(path, "values"), i), req.values[i],
                                  "a lowercase RFC 1123 subdomain must consist of lower case "
                                  "alphanumeric characters, '-' or '.', and must start and end "
                                  "with an alphanumeric character"));
@@ -274,14 +277,15 @@ Status ValidateLabelSelector(const LabelSelector& sel) {
     const std::string path = Index("matchExpressions", i);
     if (req.op == "In" || req.op == "NotIn") {
       if (req.values.empty()) {
-        return SetError(internal::FieldRequired(Child(path, "values"),
-                                           "must be specified when `operator` is 'In' or 'NotIn'"));
+        return SetError(internal::FieldRequired(
+            Child(path, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
       }
     } else if (req.op == "Exists" || req.op == "DoesNotExist") {
       if (!req.values.empty()) {
-        return SetError(internal::FieldForbidden(Child(path, "values"),
-                                            "may not be specified when `operator` is 'Exists' or "
-                                            "'DoesNotExist'"));
+        return SetError(
+            internal::FieldForbidden(Child(path, "values"),
+                                     "may not be specified when `operator` is 'Exists' or "
+                                     "'DoesNotExist'"));
       }
     } else {
       return SetError(internal::FieldNotSupported(Child(path, "operator"), req.op,

@@ -41,7 +41,8 @@ TEST(QuantityHostileTest, NegativeQuantitiesParseAsNegative) {
   ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-1"), &q, &err)) << err;
   EXPECT_TRUE(q.IsNegative());
   EXPECT_EQ(q.MilliValue(), -1000);
-  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-1e-308"), &q, &err)) << err;  // rounds to -1n as upstream
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-1e-308"), &q, &err))
+      << err;                    // rounds to -1n as upstream
   EXPECT_EQ(q.MilliValue(), 0);  // ceil towards +inf
 }
 
@@ -90,9 +91,11 @@ TEST(QuantityHostileTest, PodRequestsNameTheField) {
         "  - name: c\n    resources: {requests: {cpu: \"" + c.cpu + "\"}}\n";
     Manifests m;
     std::string err;
-    ASSERT_FALSE(OkOrMessage(DecodeManifests(text, "hostile.yaml", &m), &err)) << c.cpu.substr(0, 20);
+    ASSERT_FALSE(OkOrMessage(DecodeManifests(text, "hostile.yaml", &m), &err))
+        << c.cpu.substr(0, 20);
     EXPECT_NE(err.find("hostile.yaml: Pod ns/p: spec.containers[0].resources.requests.cpu"),
-              std::string::npos) << err.substr(0, 300);
+              std::string::npos)
+        << err.substr(0, 300);
     EXPECT_NE(err.find(c.want), std::string::npos) << err.substr(0, 300);
     EXPECT_TRUE(m.pods.empty());
   }

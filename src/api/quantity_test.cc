@@ -36,10 +36,12 @@ TEST_P(QuantityValidTest, Parses) {
 
   // Upstream's table is also run with an explicit sign.
   Quantity plus;
-  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("+" + c.in), &plus, &err)) << "+" << c.in << ": " << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("+" + c.in), &plus, &err))
+      << "+" << c.in << ": " << err;
   EXPECT_EQ(plus.MilliValue(), c.milli);
   Quantity minus;
-  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-" + c.in), &minus, &err)) << "-" << c.in << ": " << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-" + c.in), &minus, &err))
+      << "-" << c.in << ": " << err;
   EXPECT_EQ(minus.IsNegative(), !q.IsZero()) << "-" << c.in;
 }
 
@@ -125,7 +127,8 @@ TEST(QuantityTest, NegativeValuesRoundTowardsPositiveInfinity) {
   ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-0"), &zero, &err));
   EXPECT_FALSE(zero.IsNegative());
   EXPECT_TRUE(zero.IsZero());
-  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-"), &zero, &err));  // upstream parses a bare sign as zero
+  ASSERT_TRUE(
+      MoveOrMessage(Quantity::Parse("-"), &zero, &err));  // upstream parses a bare sign as zero
   EXPECT_TRUE(zero.IsZero());
 }
 

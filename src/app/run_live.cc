@@ -87,7 +87,9 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
   client::RestConfig rc;
   rc.qps = cfg.client_connection.qps;
   rc.burst = cfg.client_connection.burst;
-  if (!api::OkOrMessage(client::ResolveRestConfig(o.kubeconfig, cfg.client_connection.kubeconfig, o.context, &rc), &err)) {
+  if (!api::OkOrMessage(
+          client::ResolveRestConfig(o.kubeconfig, cfg.client_connection.kubeconfig, o.context, &rc),
+          &err)) {
     return Fail(err);
   }
   spdlog::info("phalanx run: API server {} ({}), qps {} burst {}", rc.server, rc.source, rc.qps,
@@ -248,7 +250,9 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
       }
       return r;
     };
-    if (!api::OkOrMessage(http.Start(o.bind_address, handler), &err)) return Fail("--bind-address: " + err);
+    if (!api::OkOrMessage(http.Start(o.bind_address, handler), &err)) {
+      return Fail("--bind-address: " + err);
+    }
     spdlog::info("serving /healthz, /readyz and /metrics on {}", o.bind_address);
   }
 
@@ -281,7 +285,7 @@ int RunLive(const LiveOptions& o, framework::Registry registry) {
   sched->AddEventHandlers(informers);
   informers.Start();
   if (!api::OkOrMessage(informers.WaitForCacheSync(std::chrono::seconds(o.sync_timeout_seconds),
-                                                    &shutdown.requested),
+                                                   &shutdown.requested),
                         &err)) {
     informers.Stop();
     cluster.Flush(std::chrono::milliseconds(0));

@@ -131,7 +131,8 @@ users:
 )");
   RestConfig rc;
   std::string err;
-  ASSERT_TRUE(api::OkOrMessage(LoadKubeconfig(kc, "", &rc), &err)) << err;  // a user without credentials
+  ASSERT_TRUE(api::OkOrMessage(LoadKubeconfig(kc, "", &rc), &err))
+      << err;  // a user without credentials
   EXPECT_TRUE(rc.token.empty());
   const std::string broken = dir.Write("broken", R"(current-context: ctx
 contexts: [{name: ctx, context: {cluster: c}}]

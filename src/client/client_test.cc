@@ -253,9 +253,11 @@ TEST(Objects, DecodesPodListWithoutKinds) {
 TEST(Objects, DecodesWatchEvents) {
   WatchEvent ev;
   std::string err;
-  ASSERT_TRUE(api::OkOrMessage(DecodeWatchEvent(
-      R"({"type":"MODIFIED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","resourceVersion":"7"},"status":{"allocatable":{"cpu":"4"}}}})",
-      {"", "v1", "nodes", "Node", Target::kNode, ""}, &ev), &err))
+  ASSERT_TRUE(api::OkOrMessage(
+      DecodeWatchEvent(
+          R"({"type":"MODIFIED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","resourceVersion":"7"},"status":{"allocatable":{"cpu":"4"}}}})",
+          {"", "v1", "nodes", "Node", Target::kNode, ""}, &ev),
+      &err))
       << err;
   EXPECT_EQ(ev.type, "MODIFIED");
   EXPECT_EQ(ev.resource_version, "7");
@@ -263,15 +265,19 @@ TEST(Objects, DecodesWatchEvents) {
   auto node = std::static_pointer_cast<const api::Node>(ev.object.ptr);
   EXPECT_EQ(node->status.allocatable.at("cpu").MilliValue(), 4000);
 
-  ASSERT_TRUE(api::OkOrMessage(DecodeWatchEvent(
-      R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"99"}}})",
-      Pods(), &ev), &err));
+  ASSERT_TRUE(api::OkOrMessage(
+      DecodeWatchEvent(
+          R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"99"}}})",
+          Pods(), &ev),
+      &err));
   EXPECT_EQ(ev.type, "BOOKMARK");
   EXPECT_EQ(ev.resource_version, "99");
 
-  ASSERT_TRUE(api::OkOrMessage(DecodeWatchEvent(
-      R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}})j",
-      Pods(), &ev), &err));
+  ASSERT_TRUE(api::OkOrMessage(
+      DecodeWatchEvent(
+          R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}})j",
+          Pods(), &ev),
+      &err));
   EXPECT_EQ(ev.error_code, 410);
   EXPECT_NE(ev.error_message.find("too old"), std::string::npos);
 
@@ -283,9 +289,11 @@ TEST(Objects, DecodesCustomObjectsAsUnstructured) {
   ResourceType pg{"scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", Target::kObject, ""};
   Object o;
   std::string err;
-  ASSERT_TRUE(api::MoveOrMessage(DecodeObjectJson(
-      R"({"metadata":{"name":"g","namespace":"ns","uid":"u","resourceVersion":"3"},"spec":{"minMember":3}})",
-      pg), &o, &err))
+  ASSERT_TRUE(api::MoveOrMessage(
+      DecodeObjectJson(
+          R"({"metadata":{"name":"g","namespace":"ns","uid":"u","resourceVersion":"3"},"spec":{"minMember":3}})",
+          pg),
+      &o, &err))
       << err;
   auto u = std::static_pointer_cast<const api::Unstructured>(o.ptr);
   EXPECT_EQ(u->kind, "PodGroup");

@@ -145,8 +145,9 @@ api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& el,
   bool too_deep = false;
   const YAML::Node node = ObjectNode(obj, rt, &too_deep);
   if (too_deep) {
-    return absl::InvalidArgumentError(rt.Name() + ": " + rt.kind + " " + id + ": malformed YAML: nesting deeper than " +
-           std::to_string(kMaxDepth) + " levels");
+    return absl::InvalidArgumentError(rt.Name() + ": " + rt.kind + " " + id +
+                                      ": malformed YAML: nesting deeper than " +
+                                      std::to_string(kMaxDepth) + " levels");
   }
   api::Manifests m;
   // The decoder names the object ("Pod ns/name: field: cause"); prefix the resource.
@@ -195,7 +196,8 @@ api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& el,
 api::StatusOr<Object> DecodeObjectJson(std::string_view json, const ResourceType& rt) {
   simdjson::dom::element el;
   if (auto e = Parser().parse(json.data(), json.size()).get(el)) {
-    return absl::InvalidArgumentError(rt.Name() + ": malformed JSON: " + simdjson::error_message(e));
+    return absl::InvalidArgumentError(rt.Name() +
+                                      ": malformed JSON: " + simdjson::error_message(e));
   }
   return DecodeObjectElement(el, rt);
 }
@@ -203,7 +205,8 @@ api::StatusOr<Object> DecodeObjectJson(std::string_view json, const ResourceType
 api::Status DecodeList(std::string_view json, const ResourceType& rt, ListPage* out) {
   simdjson::dom::element doc;
   if (auto e = Parser().parse(json.data(), json.size()).get(doc)) {
-    return absl::InvalidArgumentError(rt.Name() + " list: malformed JSON: " + simdjson::error_message(e));
+    return absl::InvalidArgumentError(rt.Name() +
+                                      " list: malformed JSON: " + simdjson::error_message(e));
   }
   if (!doc.is_object()) {  // e.g. "0": items lookups below would see no document at all
     return absl::InvalidArgumentError(rt.Name() + " list: expected a JSON object");
@@ -237,7 +240,8 @@ api::Status DecodeList(std::string_view json, const ResourceType& rt, ListPage* 
 api::Status DecodeWatchEvent(std::string_view line, const ResourceType& rt, WatchEvent* out) {
   simdjson::dom::element doc;
   if (auto e = Parser().parse(line.data(), line.size()).get(doc)) {
-    return absl::InvalidArgumentError(rt.Name() + " watch: malformed JSON: " + simdjson::error_message(e));
+    return absl::InvalidArgumentError(rt.Name() +
+                                      " watch: malformed JSON: " + simdjson::error_message(e));
   }
   std::string_view type;
   if (doc["type"].get(type)) {
@@ -246,7 +250,8 @@ api::Status DecodeWatchEvent(std::string_view line, const ResourceType& rt, Watc
   out->type = std::string(type);
   simdjson::dom::element obj;
   if (doc["object"].get(obj)) {
-    return absl::InvalidArgumentError(rt.Name() + " watch: " + out->type + " event without an object");
+    return absl::InvalidArgumentError(rt.Name() + " watch: " + out->type +
+                                      " event without an object");
   }
   std::string_view rv;
   if (!obj["metadata"]["resourceVersion"].get(rv)) out->resource_version = std::string(rv);

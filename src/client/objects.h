@@ -49,9 +49,11 @@ struct Object {
 };
 
 // Decodes one object. `json` is the object's JSON text. Errors (InvalidArgument) name the
-// resource and the object, e.g. "pods default/web-0: spec.containers[0].resources.requests.cpu: ...".
+// resource and the object, e.g. "pods default/web-0: spec.containers[0].resources.requests.cpu:
+// ...".
 api::StatusOr<Object> DecodeObjectJson(std::string_view json, const ResourceType& rt);
-api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& obj, const ResourceType& rt);
+api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& obj,
+                                          const ResourceType& rt);
 
 // A page of a LIST response.
 struct ListPage {

@@ -121,10 +121,9 @@ api::StatusOr<YAML::Node> ReadKubeconfig(const std::string& path) {
   } catch (const YAML::Exception& e) {
     // yaml-cpp stops at 500 levels of nesting with the text "bad file": say what it means.
     const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e);
-    return Invalid("kubeconfig " + path + ": malformed YAML at line " +
-                   std::to_string(e.mark.line + 1) + ": " +
-                   (deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels"
-                         : e.msg));
+    return Invalid(
+        "kubeconfig " + path + ": malformed YAML at line " + std::to_string(e.mark.line + 1) +
+        ": " + (deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels" : e.msg));
   }
   if (!root.IsMap()) {
     return Invalid("kubeconfig " + path +
@@ -152,22 +151,21 @@ api::StatusOr<Selected> SelectContext(const YAML::Node& root, const std::string&
   std::string names;
   if (!FindNamed(root, "contexts", "context", s.context, &ctx, &names)) {
     return absl::NotFoundError("kubeconfig " + path + ": context \"" + s.context +
-                               "\" not found (contexts: " + (names.empty() ? "none" : names) +
-                               ")");
+                               "\" not found (contexts: " + (names.empty() ? "none" : names) + ")");
   }
   s.cluster_name = Scalar(ctx, "cluster");
   s.user_name = Scalar(ctx, "user");
   names.clear();
   if (!FindNamed(root, "clusters", "cluster", s.cluster_name, &s.cluster, &names)) {
     return absl::NotFoundError("kubeconfig " + path + ": context \"" + s.context +
-                               "\": cluster \"" + s.cluster_name + "\" not found (clusters: " +
-                               (names.empty() ? "none" : names) + ")");
+                               "\": cluster \"" + s.cluster_name +
+                               "\" not found (clusters: " + (names.empty() ? "none" : names) + ")");
   }
   names.clear();
   if (!s.user_name.empty() && !FindNamed(root, "users", "user", s.user_name, &s.user, &names)) {
     return absl::NotFoundError("kubeconfig " + path + ": context \"" + s.context + "\": user \"" +
-                               s.user_name + "\" not found (users: " +
-                               (names.empty() ? "none" : names) + ")");
+                               s.user_name +
+                               "\" not found (users: " + (names.empty() ? "none" : names) + ")");
   }
   return s;
 }

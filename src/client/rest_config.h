@@ -44,16 +44,14 @@ struct RestConfig {
 // "kubeconfig kc.yaml: context \"x\" not found (contexts: a, b)" (also a missing
 // cluster, user or referenced file), InvalidArgument for malformed content, Unimplemented
 // for exec / auth-provider plugins, the errno's code when the file cannot be read.
-api::Status LoadKubeconfig(const std::string& path, const std::string& context,
-                           RestConfig* out);
+api::Status LoadKubeconfig(const std::string& path, const std::string& context, RestConfig* out);
 
 // In-cluster config: KUBERNETES_SERVICE_HOST/PORT, the service account token and CA
 // under `sa_dir` (default /var/run/secrets/kubernetes.io/serviceaccount). Errors say
 // which variable or file is missing (FailedPrecondition). qps, burst and user_agent of
 // *out are kept.
-api::Status InClusterConfig(RestConfig* out,
-                            const std::string& sa_dir =
-                                "/var/run/secrets/kubernetes.io/serviceaccount");
+api::Status InClusterConfig(
+    RestConfig* out, const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
 // The kubeconfig resolution of kube-scheduler: `flag_path` (--kubeconfig), else
 // `config_path` (clientConnection.kubeconfig), else $KUBECONFIG, else in-cluster when

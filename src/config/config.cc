@@ -67,9 +67,9 @@ api::StatusOr<KubeSchedulerConfiguration> LoadConfiguration(const std::string& p
     std::ifstream in(path, std::ios::in | std::ios::binary);
     if (!in) {
       const int err = errno;
-      return api::Status(absl::ErrnoToStatusCode(err),
-                         path + ": cannot open file: " +
-                             (err != 0 ? std::strerror(err) : "unknown error"));
+      return api::Status(
+          absl::ErrnoToStatusCode(err),
+          path + ": cannot open file: " + (err != 0 ? std::strerror(err) : "unknown error"));
     }
     std::ostringstream buf;
     buf << in.rdbuf();

@@ -68,7 +68,9 @@ const Flat kV1Defaults = Impl(kV1Full);
 KubeSchedulerConfiguration MustDecode(const std::string& text) {
   KubeSchedulerConfiguration cfg;
   std::string error;
-  EXPECT_TRUE(api::MoveOrMessage(DecodeConfiguration(text, "sched.yaml"), &cfg, &error)) << error << "\n" << text;
+  EXPECT_TRUE(api::MoveOrMessage(DecodeConfiguration(text, "sched.yaml"), &cfg, &error))
+      << error << "\n"
+      << text;
   return cfg;
 }
 
@@ -500,7 +502,8 @@ TEST(ConversionTest, V1beta2UserPluginsMergedAndDisabledDropped) {
 TEST(DecodeTest, AllFieldsFromFile) {
   KubeSchedulerConfiguration cfg;
   std::string error;
-  ASSERT_TRUE(api::MoveOrMessage(LoadConfiguration(PHALANX_SOURCE_DIR "/src/config/testdata/full_v1.yaml"), &cfg, &error))
+  ASSERT_TRUE(api::MoveOrMessage(
+      LoadConfiguration(PHALANX_SOURCE_DIR "/src/config/testdata/full_v1.yaml"), &cfg, &error))
       << error;
   EXPECT_EQ(cfg.parallelism, 8);
   EXPECT_EQ(cfg.percentage_of_nodes_to_score, 40);
@@ -537,7 +540,8 @@ TEST(DecodeTest, MissingFile) {
   std::string error;
   EXPECT_FALSE(api::MoveOrMessage(LoadConfiguration("/nonexistent/sched.yaml"), &cfg, &error));
   EXPECT_EQ(error, "/nonexistent/sched.yaml: cannot open file: No such file or directory");
-  EXPECT_FALSE(api::MoveOrMessage(LoadConfiguration(PHALANX_SOURCE_DIR "/src/config/testdata"), &cfg, &error));
+  EXPECT_FALSE(api::MoveOrMessage(LoadConfiguration(PHALANX_SOURCE_DIR "/src/config/testdata"),
+                                  &cfg, &error));
   EXPECT_EQ(error, PHALANX_SOURCE_DIR "/src/config/testdata: cannot read file: is a directory");
 }
 

@@ -2,13 +2,12 @@
 // Not part of the contract: other modules use config.h.
 #pragma once
 
-#include "api/duration.h"
-
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "api/duration.h"
 #include "api/field_errors.h"
 #include "config/default_plugins.h"
 #include "config/types.h"
@@ -51,8 +50,8 @@ inline FieldError NotSupported(std::string path, std::string_view value,
 // Go's %q rendering of a string (api::GoQuote).
 using api::GoQuote;
 
-// Go time.ParseDuration (api::ParseGoDuration). On failure returns false and sets *error
-// to Go's message, e.g. `time: missing unit in duration "15"`.
+// Go time.ParseDuration (api::ParseGoDuration): nanoseconds, or InvalidArgumentError with
+// Go's message, e.g. `time: missing unit in duration "15"`.
 using api::ParseGoDuration;
 // Go time.Duration.String(): "1m30s", "0s", "-2s", "1.5s".
 std::string FormatGoDuration(int64_t nanos);

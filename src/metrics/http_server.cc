@@ -61,7 +61,8 @@ api::Status HttpServer::Start(const std::string& address, HttpHandler handler) {
     port = address.substr(colon + 1);
   }
   if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) {
-    return absl::InvalidArgumentError("bind address \"" + address + "\": bad port \"" + port + "\"");
+    return absl::InvalidArgumentError("bind address \"" + address + "\": bad port \"" + port +
+                                      "\"");
   }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -88,9 +89,9 @@ api::Status HttpServer::Start(const std::string& address, HttpHandler handler) {
   }
   ::freeaddrinfo(res);
   if (fd < 0) {
-    return api::Status(last_errno != 0 ? absl::ErrnoToStatusCode(last_errno)
-                                       : absl::StatusCode::kUnavailable,
-                       "bind address " + address + ": " + (last.empty() ? "cannot listen" : last));
+    return api::Status(
+        last_errno != 0 ? absl::ErrnoToStatusCode(last_errno) : absl::StatusCode::kUnavailable,
+        "bind address " + address + ": " + (last.empty() ? "cannot listen" : last));
   }
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;

@@ -79,16 +79,16 @@ TEST(HttpServer, ServesAndRejectsBadAddresses) {
   HttpServer s;
   std::string err;
   ASSERT_TRUE(api::OkOrMessage(s.Start("127.0.0.1:0",
-                      [](const std::string&, const std::string& path) {
-                        HttpResponse r;
-                        if (path == "/healthz") {
-                          r.body = "ok\n";
-                        } else {
-                          r.status = 404;
-                        }
-                        return r;
-                      }),
-                      &err))
+                                       [](const std::string&, const std::string& path) {
+                                         HttpResponse r;
+                                         if (path == "/healthz") {
+                                           r.body = "ok\n";
+                                         } else {
+                                           r.status = 404;
+                                         }
+                                         return r;
+                                       }),
+                               &err))
       << err;
   ASSERT_GT(s.port(), 0);
   const std::string ok = Get(s.port(), "/healthz?verbose");

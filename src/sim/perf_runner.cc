@@ -476,7 +476,8 @@ bool WorkloadRun::CreatePods(const PerfOp& op, std::string* err) {
       std::string name = "group-" + std::to_string(op.index) + "-" + std::to_string(g);
       auto r = store_.CreateObject(MakePodGroup(ns, name, op.min_member));
       if (!r.ok()) {
-        *err = Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + std::string(r.message());
+        *err =
+            Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + std::string(r.message());
         return false;
       }
       group_names.push_back(std::move(name));

@@ -405,7 +405,9 @@ bool ParseOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp*
     }
     if (!d.empty()) {
       std::string perr;
-      if (!api::MoveOrMessage(api::ParseGoDuration(d), &op->duration_ns, &perr)) return c.Fail(err, "duration", perr);
+      if (!api::MoveOrMessage(api::ParseGoDuration(d), &op->duration_ns, &perr)) {
+        return c.Fail(err, "duration", perr);
+      }
       if (op->duration_ns < 0) return c.Fail(err, "duration", "must not be negative");
     } else if (op->duration_param.empty()) {
       return c.Fail(err, "duration", "one of duration or durationParam is required");

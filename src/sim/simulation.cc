@@ -106,7 +106,8 @@ bool RunSimulation(const Scenario& sc, const SimulationOptions& opts, Simulation
   for (const auto& o : sc.objects) {
     auto r = store.CreateObject(o);
     if (!r.ok()) {
-      *error = o.kind + " " + o.metadata.namespace_ + "/" + o.metadata.name + ": " + std::string(r.message());
+      *error = o.kind + " " + o.metadata.namespace_ + "/" + o.metadata.name + ": " +
+               std::string(r.message());
       return false;
     }
   }

@@ -36,7 +36,9 @@ void Store::Dispatch(const std::vector<EventHandlers<T>>& hs, const std::shared_
 
 api::Status Store::CreatePod(api::Pod pod) {
   std::lock_guard<std::recursive_mutex> l(mu_);
-  if (pod.metadata.name.empty()) return absl::InvalidArgumentError("Pod: metadata.name: Required value");
+  if (pod.metadata.name.empty()) {
+    return absl::InvalidArgumentError("Pod: metadata.name: Required value");
+  }
   if (pod.metadata.namespace_.empty()) pod.metadata.namespace_ = "default";
   std::string key = pod.Key();
   if (pods_.count(key)) {
@@ -109,8 +111,8 @@ api::Status Store::BindPod(const std::string& ns, const std::string& name,
   if (it == pods_.end()) return absl::NotFoundError("pods \"" + name + "\" not found");
   if (!it->second->spec.node_name.empty()) {
     return absl::AbortedError("Operation cannot be fulfilled on pods/binding \"" + name +
-                                        "\": pod " + name + " is already assigned to node \"" +
-                                        it->second->spec.node_name + "\"");
+                              "\": pod " + name + " is already assigned to node \"" +
+                              it->second->spec.node_name + "\"");
   }
   if (IsTerminal(*it->second)) {
     return absl::AbortedError("pod " + name + " is terminated");
@@ -131,7 +133,9 @@ api::Status Store::BindPod(const std::string& ns, const std::string& name,
 
 api::Status Store::CreateNode(api::Node node) {
   std::lock_guard<std::recursive_mutex> l(mu_);
-  if (node.metadata.name.empty()) return absl::InvalidArgumentError("Node: metadata.name: Required value");
+  if (node.metadata.name.empty()) {
+    return absl::InvalidArgumentError("Node: metadata.name: Required value");
+  }
   if (nodes_.count(node.metadata.name)) {
     return absl::AlreadyExistsError("nodes \"" + node.metadata.name + "\" already exists");
   }
@@ -147,7 +151,9 @@ api::Status Store::CreateNode(api::Node node) {
 api::Status Store::UpdateNode(api::Node node) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   auto it = nodes_.find(node.metadata.name);
-  if (it == nodes_.end()) return absl::NotFoundError("nodes \"" + node.metadata.name + "\" not found");
+  if (it == nodes_.end()) {
+    return absl::NotFoundError("nodes \"" + node.metadata.name + "\" not found");
+  }
   api::NodePtr old = it->second;
   node.metadata.uid = old->metadata.uid;
   node.metadata.resource_version = NextRV();
@@ -210,7 +216,9 @@ api::Status Store::CreateObject(api::Unstructured obj) {
 api::Status Store::UpdateObject(api::Unstructured obj) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   auto it = objects_.find(obj.Key());
-  if (it == objects_.end()) return absl::NotFoundError(obj.kind + " \"" + obj.metadata.name + "\" not found");
+  if (it == objects_.end()) {
+    return absl::NotFoundError(obj.kind + " \"" + obj.metadata.name + "\" not found");
+  }
   api::UnstructuredPtr old = it->second;
   obj.metadata.uid = old->metadata.uid;
   obj.metadata.creation_timestamp = old->metadata.creation_timestamp;
@@ -224,7 +232,9 @@ api::Status Store::UpdateObject(api::Unstructured obj) {
 api::Status Store::DeleteObject(const api::Unstructured& obj) {
   std::lock_guard<std::recursive_mutex> l(mu_);
   auto it = objects_.find(obj.Key());
-  if (it == objects_.end()) return absl::NotFoundError(obj.kind + " \"" + obj.metadata.name + "\" not found");
+  if (it == objects_.end()) {
+    return absl::NotFoundError(obj.kind + " \"" + obj.metadata.name + "\" not found");
+  }
   api::UnstructuredPtr old = it->second;
   objects_.erase(it);
   ++rv_;
