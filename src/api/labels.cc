@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "api/field_errors.h"
 #include "api/labels_internal.h"
 
 namespace phalanx::api {
@@ -103,33 +105,24 @@ bool ParseInt64(std::string_view s, int64_t* out) {
   return true;
 }
 
+// The api::FieldError wording, with values quoted as given (no escaping).
 std::string FieldInvalid(std::string_view path, std::string_view value, std::string_view detail) {
-  std::string s = std::string(path) + ": Invalid value: \"" + std::string(value) + "\"";
-  if (!detail.empty()) s += ": " + std::string(detail);
-  return s;
+  return FieldError::Invalid(std::string(path), "\"" + std::string(value) + "\"", detail).Error();
 }
 
 std::string FieldRequired(std::string_view path, std::string_view detail) {
-  std::string s = std::string(path) + ": Required value";
-  if (!detail.empty()) s += ": " + std::string(detail);
-  return s;
+  return FieldError::Required(std::string(path), detail).Error();
 }
 
 std::string FieldForbidden(std::string_view path, std::string_view detail) {
-  return std::string(path) + ": Forbidden: " + std::string(detail);
+  return FieldError::Forbidden(std::string(path), detail).Error();
 }
 
 std::string FieldNotSupported(std::string_view path, std::string_view value,
                               std::initializer_list<std::string_view> supported) {
-  std::string s =
-      std::string(path) + ": Unsupported value: \"" + std::string(value) + "\": supported values: ";
-  bool first = true;
-  for (std::string_view v : supported) {
-    if (!first) s += ", ";
-    first = false;
-    s += "\"" + std::string(v) + "\"";
-  }
-  return s;
+  return FieldError::NotSupported(std::string(path), "\"" + std::string(value) + "\"",
+                                  std::vector<std::string_view>(supported))
+      .Error();
 }
 
 std::string Child(std::string_view path, std::string_view name) {
