@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/field_errors.h"
 #include "api/labels.h"
 #include "api/labels_internal.h"
 
@@ -159,20 +160,26 @@ const char* TypeName(const YAML::Node& n) {
 // A field is absent when missing or null (JSON null / YAML ~ or empty value).
 bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
 
-struct Located {
-  std::string detail;  // "<field path>: <cause>"
-  YAML::Mark mark = YAML::Mark::null_mark();
-};
+// The first error of an object: an api::FieldError whose detail is "<field path>:
+// <cause>" (kMessage), at the line and column of the offending node when it has one.
+FieldError Located(const YAML::Node& at, std::string detail) {
+  FieldError e = FieldError::Message("", detail);
+  const YAML::Mark mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
+  if (mark.line >= 0) {
+    e.line = mark.line + 1;
+    e.column = mark.column + 1;
+  }
+  return e;
+}
 
 // Decodes one object (document or List item) into typed structs. Every method returns
 // false after recording the first error in err_.
 class ObjectDecoder {
  public:
-  const Located& error() const { return err_; }
+  const FieldError& error() const { return err_; }
 
   bool Fail(const YAML::Node& at, std::string detail) {
-    err_.detail = std::move(detail);
-    err_.mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
+    err_ = Located(at, std::move(detail));
     return false;
   }
   bool TypeError(const YAML::Node& n, const std::string& path, const char* expected) {
@@ -870,7 +877,7 @@ class ObjectDecoder {
   }
 
  private:
-  Located err_;
+  FieldError err_;
 };
 
 bool IsNamespaced(std::string_view kind) {
@@ -1008,11 +1015,10 @@ class StreamDecoder {
 
   static Status SetError(std::string msg) { return absl::InvalidArgumentError(msg); }
 
-  Status ObjectError(const std::string& object, const std::string& prefix, const Located& e) {
+  Status ObjectError(const std::string& object, const std::string& prefix, const FieldError& e) {
     std::string msg = source_ + ": " + object + ": " + Child(prefix, e.detail);
-    if (e.mark.line >= 0) {
-      msg += " (line " + std::to_string(e.mark.line + 1) + ", column " +
-             std::to_string(e.mark.column + 1) + ")";
+    if (e.line > 0) {
+      msg += " (line " + std::to_string(e.line) + ", column " + std::to_string(e.column) + ")";
     }
     return SetError(std::move(msg));
   }
@@ -1102,8 +1108,8 @@ class StreamDecoder {
     if (m->name.empty()) {
       if (m->generate_name.empty()) {
         return ObjectError(id.label, path_prefix,
-                           {FieldRequired("metadata.name", "name or generateName is required"),
-                            Present(meta) ? meta.Mark() : doc.Mark()});
+                           Located(Present(meta) ? meta : doc,
+                                   FieldRequired("metadata.name", "name or generateName is required")));
       }
       m->name = m->generate_name +
                 StableSuffix(source_ + "#" + std::to_string(doc_number_) + "#" + prefix);
