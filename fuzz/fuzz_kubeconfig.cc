@@ -29,7 +29,7 @@ const std::string& Dir() {
 void Check(const std::string& path, const std::string& context) {
   phalanx::client::RestConfig rc;
   std::string err;
-  if (phalanx::client::LoadKubeconfig(path, context, &rc, &err)) {
+  if (phalanx::api::OkOrMessage(phalanx::client::LoadKubeconfig(path, context, &rc), &err)) {
     if (rc.server.rfind("https://", 0) != 0 && rc.server.rfind("http://", 0) != 0) std::abort();
   } else if (err.find(path) == std::string::npos) {
     std::abort();  // every error names the kubeconfig

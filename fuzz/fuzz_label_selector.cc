@@ -91,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   std::string error;
-  if (ValidateLabelSelector(sel, &error)) {
+  if (OkOrMessage(ValidateLabelSelector(sel), &error)) {
     const bool match = LabelSelectorMatches(sel, labels);
     for (const auto& [key, value] : sel.match_labels) {
       auto it = labels.find(key);
@@ -108,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool all_valid = true;
   for (const auto& term : node_sel.node_selector_terms) {
     std::string why;
-    if (!ValidateNodeSelectorTerm(term, &why)) {
+    if (!OkOrMessage(ValidateNodeSelectorTerm(term), &why)) {
       if (why.empty()) std::abort();
       all_valid = false;
     }

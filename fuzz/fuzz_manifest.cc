@@ -16,9 +16,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   phalanx::api::Manifests m;
-  phalanx::api::DecodeError err;
-  if (!phalanx::api::DecodeManifests(text, "fuzz.yaml", &m, &err)) {
-    if (err.message.rfind("fuzz.yaml", 0) != 0) std::abort();
+  std::string err;
+  if (!phalanx::api::OkOrMessage(phalanx::api::DecodeManifests(text, "fuzz.yaml", &m), &err)) {
+    if (err.rfind("fuzz.yaml", 0) != 0) std::abort();
     return 0;
   }
   for (const auto& c : m.controllers) {

@@ -38,13 +38,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   switch (mode) {
     case 0: {
       phalanx::client::Object o;
-      ok = phalanx::client::DecodeObjectJson(json, rt, &o, &err);
+      ok = phalanx::api::MoveOrMessage(phalanx::client::DecodeObjectJson(json, rt), &o, &err);
       if (ok && !o.ptr) std::abort();
       break;
     }
     case 1: {
       phalanx::client::ListPage page;
-      ok = phalanx::client::DecodeList(json, rt, &page, &err);
+      ok = phalanx::api::OkOrMessage(phalanx::client::DecodeList(json, rt, &page), &err);
       for (const auto& o : page.items) {
         if (!o.ptr) std::abort();
       }
@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     default: {
       phalanx::client::WatchEvent ev;
-      ok = phalanx::client::DecodeWatchEvent(json, rt, &ev, &err);
+      ok = phalanx::api::OkOrMessage(phalanx::client::DecodeWatchEvent(json, rt, &ev), &err);
       break;
     }
   }

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   phalanx::api::Quantity q;
   std::string error;
-  if (!phalanx::api::Quantity::Parse(text, &q, &error)) {
+  if (!phalanx::api::MoveOrMessage(phalanx::api::Quantity::Parse(text), &q, &error)) {
     if (error.empty()) std::abort();  // a rejection must say why
     return 0;
   }

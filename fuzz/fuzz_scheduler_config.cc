@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   phalanx::config::KubeSchedulerConfiguration cfg;
   std::string error;
-  if (!phalanx::config::DecodeConfiguration(text, "fuzz.yaml", &cfg, &error)) {
+  if (!phalanx::api::MoveOrMessage(phalanx::config::DecodeConfiguration(text, "fuzz.yaml"), &cfg,
+                                   &error)) {
     if (error.find("fuzz.yaml") == std::string::npos) std::abort();
   }
   return 0;

@@ -5,7 +5,7 @@
 // defaulted from limits as SetDefaults_Pod does, node allocatable from capacity) and the
 // subset of pkg/apis/core/validation that matters to a scheduler. Unknown fields are
 // ignored. yaml-cpp exceptions never escape: types are checked before conversion and a
-// final catch turns anything unexpected into a DecodeError.
+// final catch turns anything unexpected into an InvalidArgument api::Status.
 #include "api/decode.h"
 
 #include <yaml-cpp/depthguard.h>
@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/field_errors.h"
 #include "api/labels.h"
 #include "api/labels_internal.h"
 
@@ -159,20 +160,26 @@ const char* TypeName(const YAML::Node& n) {
 // A field is absent when missing or null (JSON null / YAML ~ or empty value).
 bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
 
-struct Located {
-  std::string detail;  // "<field path>: <cause>"
-  YAML::Mark mark = YAML::Mark::null_mark();
-};
+// The first error of an object: an api::FieldError whose detail is "<field path>:
+// <cause>" (kMessage), at the line and column of the offending node when it has one.
+FieldError Located(const YAML::Node& at, std::string detail) {
+  FieldError e = FieldError::Message("", detail);
+  const YAML::Mark mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
+  if (mark.line >= 0) {
+    e.line = mark.line + 1;
+    e.column = mark.column + 1;
+  }
+  return e;
+}
 
 // Decodes one object (document or List item) into typed structs. Every method returns
 // false after recording the first error in err_.
 class ObjectDecoder {
  public:
-  const Located& error() const { return err_; }
+  const FieldError& error() const { return err_; }
 
   bool Fail(const YAML::Node& at, std::string detail) {
-    err_.detail = std::move(detail);
-    err_.mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
+    err_ = Located(at, std::move(detail));
     return false;
   }
   bool TypeError(const YAML::Node& n, const std::string& path, const char* expected) {
@@ -360,8 +367,11 @@ class ObjectDecoder {
       if (Present(kv.second)) {
         if (!kv.second.IsScalar()) return TypeError(kv.second, rp, "quantity string");
         const std::string_view text = TrimSpace(kv.second.Scalar());
-        std::string why;
-        if (!Quantity::Parse(text, &q, &why)) return Fail(kv.second, rp + ": " + why);
+        StatusOr<Quantity> parsed = Quantity::Parse(text);
+        if (!parsed.ok()) {
+          return Fail(kv.second, rp + ": " + std::string(parsed.status().message()));
+        }
+        q = *parsed;
         if (q.IsNegative()) {
           return Fail(kv.second, FieldInvalid(rp, text, "must be greater than or equal to 0"));
         }
@@ -405,8 +415,9 @@ class ObjectDecoder {
               })) {
       return false;
     }
-    std::string why;
-    if (!ValidateLabelSelector(*sel, &why)) return Fail(n, Child(path, why));
+    if (Status st = ValidateLabelSelector(*sel); !st.ok()) {
+      return Fail(n, Child(path, std::string(st.message())));
+    }
     return true;
   }
 
@@ -419,8 +430,9 @@ class ObjectDecoder {
         !List(n, "matchFields", path, &term->match_fields, req)) {
       return false;
     }
-    std::string why;
-    if (!ValidateNodeSelectorTerm(*term, &why)) return Fail(n, Child(path, why));
+    if (Status st = ValidateNodeSelectorTerm(*term); !st.ok()) {
+      return Fail(n, Child(path, std::string(st.message())));
+    }
     return true;
   }
 
@@ -865,7 +877,7 @@ class ObjectDecoder {
   }
 
  private:
-  Located err_;
+  FieldError err_;
 };
 
 bool IsNamespaced(std::string_view kind) {
@@ -939,7 +951,7 @@ class StreamDecoder {
  public:
   explicit StreamDecoder(const std::string& source) : source_(source) {}
 
-  bool Run(std::string_view text, DecodeError* err) {
+  Status Run(std::string_view text) {
     std::vector<YAML::Node> docs;
     try {
       const std::string owned(text);
@@ -950,177 +962,189 @@ class StreamDecoder {
             << stuck.column + 1 << ": unexpected '"
             << (static_cast<size_t>(stuck.pos) < owned.size() ? owned[stuck.pos] : ' ')
             << "' outside a flow collection";
-        return SetError(err, msg.str());
+        return SetError(msg.str());
       }
       docs = YAML::LoadAll(owned);
     } catch (const YAML::Exception& e) {
       std::ostringstream msg;
       msg << source_ << ": malformed YAML";
-      if (e.mark.line >= 0)
+      if (e.mark.line >= 0) {
         msg << " at line " << e.mark.line + 1 << ", column " << e.mark.column + 1;
+      }
       // yaml-cpp stops at 500 levels of nesting (CVE-2017-5950 fix) with the text "bad file".
       const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e);
       msg << ": "
           << (deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels" : e.msg);
-      return SetError(err, msg.str());
+      return SetError(msg.str());
     } catch (const std::exception& e) {
-      return SetError(err, source_ + ": malformed YAML: " + e.what());
+      return SetError(source_ + ": malformed YAML: " + e.what());
     }
     for (size_t i = 0; i < docs.size(); ++i) {
       doc_number_ = i + 1;
       std::string object = "document " + std::to_string(doc_number_);
       try {
-        if (!Doc(docs[i], "", err)) return false;
+        if (Status s = Doc(docs[i], ""); !s.ok()) return s;
       } catch (const std::exception& e) {
         // Not expected (types are checked before conversion); keep the no-throw contract.
-        return SetError(err, source_ + ": " + object + ": " + e.what());
+        return SetError(source_ + ": " + object + ": " + e.what());
       }
     }
-    return true;
+    return absl::OkStatus();
   }
 
   // One parsed document (DecodeManifestNode).
-  bool RunNode(const YAML::Node& doc, DecodeError* err) {
+  Status RunNode(const YAML::Node& doc) {
     doc_number_ = 1;
     try {
-      return Doc(doc, "", err);
+      return Doc(doc, "");
     } catch (const std::exception& e) {
-      return SetError(err, source_ + ": document 1: " + e.what());
+      return SetError(source_ + ": document 1: " + e.what());
     }
   }
 
   Manifests& staged() { return staged_; }
 
  private:
-  bool SetError(DecodeError* err, std::string msg) {
-    if (err != nullptr) err->message = std::move(msg);
-    return false;
-  }
+  // Who a document is, as far as messages and dispatch need: kind, apiVersion and the
+  // best-effort metadata name / namespace (a malformed metadata is reported later).
+  struct Identity {
+    std::string kind, api_version, name, ns;
+    std::string doc_label;  // "document N"
+    std::string label;      // "Kind ns/name", or doc_label when unnamed
+  };
 
-  bool ObjectError(DecodeError* err, const std::string& object, const std::string& prefix,
-                   const Located& e) {
+  static Status SetError(std::string msg) { return absl::InvalidArgumentError(msg); }
+
+  Status ObjectError(const std::string& object, const std::string& prefix, const FieldError& e) {
     std::string msg = source_ + ": " + object + ": " + Child(prefix, e.detail);
-    if (e.mark.line >= 0) {
-      msg += " (line " + std::to_string(e.mark.line + 1) + ", column " +
-             std::to_string(e.mark.column + 1) + ")";
+    if (e.line > 0) {
+      msg += " (line " + std::to_string(e.line) + ", column " + std::to_string(e.column) + ")";
     }
-    return SetError(err, std::move(msg));
+    return SetError(std::move(msg));
   }
 
-  // `prefix` is the field path of this object inside its document ("" or "items[2]").
-  bool Doc(const YAML::Node& doc, const std::string& prefix, DecodeError* err) {
-    const std::string doc_label = "document " + std::to_string(doc_number_);
-    ObjectDecoder d;
-    if (!Present(doc)) return true;  // empty document, e.g. a trailing "---"
-    if (!doc.IsMap()) {
-      d.TypeError(doc, prefix.empty() ? "<root>" : prefix, "object");
-      return ObjectError(err, doc_label, "", d.error());
-    }
-    std::string kind, api_version, name, generate_name, ns;
+  // Fills `id` from `doc` (a map). Fails only when kind or apiVersion is not a string.
+  Status Identify(const YAML::Node& doc, const std::string& prefix, ObjectDecoder& d,
+                  Identity* id) {
+    id->doc_label = "document " + std::to_string(doc_number_);
     const YAML::Node meta = ObjectDecoder::Get(doc, "metadata");
-    if (!d.Str(doc, "kind", "", &kind) || !d.Str(doc, "apiVersion", "", &api_version)) {
-      return ObjectError(err, doc_label, prefix, d.error());
+    if (!d.Str(doc, "kind", "", &id->kind) || !d.Str(doc, "apiVersion", "", &id->api_version)) {
+      return ObjectError(id->doc_label, prefix, d.error());
     }
-    // Best-effort identity for messages; a malformed metadata is reported by Meta() below.
+    std::string generate_name;
     if (Present(meta) && meta.IsMap()) {
       auto scalar = [&](const char* key, std::string* out) {
         const YAML::Node n = ObjectDecoder::Get(meta, key);
         if (Present(n) && n.IsScalar()) *out = n.Scalar();
       };
-      scalar("name", &name);
+      scalar("name", &id->name);
       scalar("generateName", &generate_name);
-      scalar("namespace", &ns);
+      scalar("namespace", &id->ns);
     }
-    if (!IsNamespaced(kind)) ns.clear();
-    if (IsNamespaced(kind) && ns.empty()) ns = "default";
-    const std::string label =
-        name.empty() ? doc_label : kind + " " + (ns.empty() ? name : ns + "/" + name);
-    // Field paths are relative to the named object, or to the document when unnamed.
-    const std::string& path_prefix = name.empty() ? prefix : kEmpty;
+    if (!IsNamespaced(id->kind)) id->ns.clear();
+    if (IsNamespaced(id->kind) && id->ns.empty()) id->ns = "default";
+    id->label = id->name.empty()
+                    ? id->doc_label
+                    : id->kind + " " + (id->ns.empty() ? id->name : id->ns + "/" + id->name);
+    return absl::OkStatus();
+  }
 
-    // Lists: "List" (kubectl get -o yaml) and typed lists ("PodList").
-    const YAML::Node items = ObjectDecoder::Get(doc, "items");
-    if (kind == "List" ||
-        (kind.size() > 4 && kind.ends_with("List") && Present(items) && items.IsSequence())) {
-      if (!Present(items)) return true;
-      if (!items.IsSequence()) {
-        d.TypeError(items, "items", "array");
-        return ObjectError(err, label, path_prefix, d.error());
-      }
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (!Doc(items[i], Index(Child(prefix, "items"), i), err)) return false;
-      }
-      return true;
-    }
+  // Lists: "List" (kubectl get -o yaml) and typed lists ("PodList").
+  static bool IsList(const std::string& kind, const YAML::Node& items) {
+    return kind == "List" ||
+           (kind.size() > 4 && kind.ends_with("List") && Present(items) && items.IsSequence());
+  }
 
-    if (kind.empty() || !KnownKind(kind, api_version)) {
-      std::string what = kind.empty() ? "<no kind>" : kind;
-      what += " ";
-      what += name.empty() ? doc_label : (ns.empty() ? name : ns + "/" + name);
-      staged_.ignored.push_back(std::move(what));
-      // Named objects of other kinds are kept whole for adapters (gang dialects, ...).
-      // Their metadata is decoded leniently: an object we do not type never fails a load.
-      if (!kind.empty() && !name.empty()) {
-        ObjectMeta um;
-        if (!Present(meta) || d.Meta(meta, "metadata", &um)) {
-          Unstructured u;
-          u.api_version = api_version;
-          u.kind = kind;
-          u.metadata = std::move(um);
-          u.metadata.namespace_ = ns;
-          if (u.metadata.name.empty()) u.metadata.name = name;
-          if (u.metadata.uid.empty()) u.metadata.uid = u.Key();
-          u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
-          staged_.objects.push_back(std::move(u));
-        }
-      }
-      return true;
+  Status ListItems(const YAML::Node& items, const std::string& prefix, const Identity& id,
+                   const std::string& path_prefix, ObjectDecoder& d) {
+    if (!Present(items)) return absl::OkStatus();
+    if (!items.IsSequence()) {
+      d.TypeError(items, "items", "array");
+      return ObjectError(id.label, path_prefix, d.error());
     }
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (Status s = Doc(items[i], Index(Child(prefix, "items"), i)); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
 
-    ObjectMeta m;
-    if (Present(meta) && !d.Meta(meta, "metadata", &m)) {
-      return ObjectError(err, label, path_prefix, d.error());
-    }
-    if (!IsNamespaced(kind)) {
-      m.namespace_.clear();
-    } else if (m.namespace_.empty()) {
-      m.namespace_ = "default";
-    }
-    if (m.name.empty()) {
-      if (m.generate_name.empty()) {
-        return ObjectError(err, label, path_prefix,
-                           {FieldRequired("metadata.name", "name or generateName is required"),
-                            Present(meta) ? meta.Mark() : doc.Mark()});
-      }
-      // The API server appends 5 random characters; ours depend on the position only.
-      m.name = m.generate_name +
-               StableSuffix(source_ + "#" + std::to_string(doc_number_) + "#" + prefix);
-    }
+  // An object of a kind without a type here: counted in `ignored`; named ones are kept
+  // whole for adapters (gang dialects, ...), their metadata decoded leniently: an object
+  // we do not type never fails a load.
+  void KeepUntyped(const YAML::Node& doc, const Identity& id, ObjectDecoder& d) {
+    std::string what = id.kind.empty() ? "<no kind>" : id.kind;
+    what += " ";
+    what += id.name.empty() ? id.doc_label : (id.ns.empty() ? id.name : id.ns + "/" + id.name);
+    staged_.ignored.push_back(std::move(what));
+    if (id.kind.empty() || id.name.empty()) return;
+    const YAML::Node meta = ObjectDecoder::Get(doc, "metadata");
+    ObjectMeta um;
+    if (Present(meta) && !d.Meta(meta, "metadata", &um)) return;
+    Unstructured u;
+    u.api_version = id.api_version;
+    u.kind = id.kind;
+    u.metadata = std::move(um);
+    u.metadata.namespace_ = id.ns;
+    if (u.metadata.name.empty()) u.metadata.name = id.name;
+    if (u.metadata.uid.empty()) u.metadata.uid = u.Key();
+    u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
+    staged_.objects.push_back(std::move(u));
+  }
 
+  // The typed object's metadata: namespace defaulting, and a generated name for
+  // generateName (the API server appends 5 random characters; ours depend on the
+  // position only).
+  Status TypedMeta(const YAML::Node& doc, const std::string& prefix, const Identity& id,
+                   const std::string& path_prefix, ObjectDecoder& d, ObjectMeta* m) {
+    const YAML::Node meta = ObjectDecoder::Get(doc, "metadata");
+    if (Present(meta) && !d.Meta(meta, "metadata", m)) {
+      return ObjectError(id.label, path_prefix, d.error());
+    }
+    if (!IsNamespaced(id.kind)) {
+      m->namespace_.clear();
+    } else if (m->namespace_.empty()) {
+      m->namespace_ = "default";
+    }
+    if (m->name.empty()) {
+      if (m->generate_name.empty()) {
+        return ObjectError(id.label, path_prefix,
+                           Located(Present(meta) ? meta : doc,
+                                   FieldRequired("metadata.name", "name or generateName is required")));
+      }
+      m->name = m->generate_name +
+                StableSuffix(source_ + "#" + std::to_string(doc_number_) + "#" + prefix);
+    }
+    return absl::OkStatus();
+  }
+
+  // Decodes a Pod, Node, Namespace, PriorityClass or workload controller into staged_.
+  Status Typed(const YAML::Node& doc, const Identity& id, const std::string& path_prefix,
+               ObjectDecoder& d, ObjectMeta m) {
+    const std::string& kind = id.kind;
     if (kind == "Pod") {
       Pod pod;
       pod.metadata = std::move(m);
-      if (!d.PodObj(doc, &pod)) return ObjectError(err, label, path_prefix, d.error());
+      if (!d.PodObj(doc, &pod)) return ObjectError(id.label, path_prefix, d.error());
       if (pod.metadata.uid.empty()) pod.metadata.uid = pod.Key();
       staged_.pods.push_back(std::move(pod));
     } else if (kind == "Node") {
       Node node;
       node.metadata = std::move(m);
-      if (!d.NodeObj(doc, &node)) return ObjectError(err, label, path_prefix, d.error());
+      if (!d.NodeObj(doc, &node)) return ObjectError(id.label, path_prefix, d.error());
       staged_.nodes.push_back(std::move(node));
     } else if (kind == "Namespace") {
       staged_.namespaces.push_back(Namespace{std::move(m)});
     } else if (kind == "PriorityClass") {
       PriorityClass pc;
       pc.metadata = std::move(m);
-      if (!d.PriorityClassObj(doc, &pc)) return ObjectError(err, label, path_prefix, d.error());
+      if (!d.PriorityClassObj(doc, &pc)) return ObjectError(id.label, path_prefix, d.error());
       staged_.priority_classes.push_back(std::move(pc));
     } else {
       WorkloadController c;
-      c.api_version = api_version;
+      c.api_version = id.api_version;
       c.kind = kind;
       c.metadata = std::move(m);
-      if (!d.ControllerObj(doc, &c)) return ObjectError(err, label, path_prefix, d.error());
+      if (!d.ControllerObj(doc, &c)) return ObjectError(id.label, path_prefix, d.error());
       if (c.metadata.uid.empty()) {
         c.metadata.uid = c.kind + "/" + c.metadata.namespace_ + "/" + c.metadata.name;
       }
@@ -1132,7 +1156,31 @@ class StreamDecoder {
       staged_.objects.push_back(std::move(u));
       staged_.controllers.push_back(std::move(c));
     }
-    return true;
+    return absl::OkStatus();
+  }
+
+  // `prefix` is the field path of this object inside its document ("" or "items[2]").
+  Status Doc(const YAML::Node& doc, const std::string& prefix) {
+    ObjectDecoder d;
+    if (!Present(doc)) return absl::OkStatus();  // empty document, e.g. a trailing "---"
+    if (!doc.IsMap()) {
+      d.TypeError(doc, prefix.empty() ? "<root>" : prefix, "object");
+      return ObjectError("document " + std::to_string(doc_number_), "", d.error());
+    }
+    Identity id;
+    if (Status s = Identify(doc, prefix, d, &id); !s.ok()) return s;
+    // Field paths are relative to the named object, or to the document when unnamed.
+    const std::string& path_prefix = id.name.empty() ? prefix : kEmpty;
+
+    const YAML::Node items = ObjectDecoder::Get(doc, "items");
+    if (IsList(id.kind, items)) return ListItems(items, prefix, id, path_prefix, d);
+    if (id.kind.empty() || !KnownKind(id.kind, id.api_version)) {
+      KeepUntyped(doc, id, d);
+      return absl::OkStatus();
+    }
+    ObjectMeta m;
+    if (Status s = TypedMeta(doc, prefix, id, path_prefix, d, &m); !s.ok()) return s;
+    return Typed(doc, id, path_prefix, d, std::move(m));
   }
 
   static inline const std::string kEmpty;
@@ -1147,20 +1195,27 @@ void AppendAll(std::vector<T>* dst, std::vector<T>* src) {
               std::make_move_iterator(src->end()));
 }
 
-bool ReadFile(const std::filesystem::path& path, std::string* out, DecodeError* err) {
+StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    if (err != nullptr) err->message = path.string() + ": cannot read: " + std::strerror(errno);
-    return false;
+    const int e = errno;
+    return Status(absl::ErrnoToStatusCode(e), path.string() + ": cannot read: " + std::strerror(e));
   }
   std::ostringstream buf;
   buf << in.rdbuf();
-  if (in.bad()) {
-    if (err != nullptr) err->message = path.string() + ": cannot read: I/O error";
-    return false;
-  }
-  *out = buf.str();
-  return true;
+  if (in.bad()) return absl::DataLossError(path.string() + ": cannot read: I/O error");
+  return buf.str();
+}
+
+// Moves everything staged into *out.
+void AppendManifests(Manifests* out, Manifests* staged) {
+  AppendAll(&out->nodes, &staged->nodes);
+  AppendAll(&out->pods, &staged->pods);
+  AppendAll(&out->namespaces, &staged->namespaces);
+  AppendAll(&out->priority_classes, &staged->priority_classes);
+  AppendAll(&out->controllers, &staged->controllers);
+  AppendAll(&out->objects, &staged->objects);
+  AppendAll(&out->ignored, &staged->ignored);
 }
 
 }  // namespace
@@ -1168,45 +1223,28 @@ bool ReadFile(const std::filesystem::path& path, std::string* out, DecodeError* 
 // All-or-nothing: *out is only appended to when every document decodes. Errors are
 // "<source>: <Kind ns/name | document N>: <field path>: <cause> (line L, column C)" or
 // "<source>: malformed YAML at line L, column C: <parser message>".
-bool DecodeManifests(std::string_view text, const std::string& source, Manifests* out,
-                     DecodeError* err) {
+Status DecodeManifests(std::string_view text, const std::string& source, Manifests* out) {
   StreamDecoder decoder(source);
-  if (!decoder.Run(text, err)) return false;
-  Manifests& staged = decoder.staged();
-  AppendAll(&out->nodes, &staged.nodes);
-  AppendAll(&out->pods, &staged.pods);
-  AppendAll(&out->namespaces, &staged.namespaces);
-  AppendAll(&out->priority_classes, &staged.priority_classes);
-  AppendAll(&out->controllers, &staged.controllers);
-  AppendAll(&out->objects, &staged.objects);
-  AppendAll(&out->ignored, &staged.ignored);
-  return true;
+  if (Status s = decoder.Run(text); !s.ok()) return s;
+  AppendManifests(out, &decoder.staged());
+  return absl::OkStatus();
 }
 
-bool DecodeManifestNode(const YAML::Node& doc, const std::string& source, Manifests* out,
-                        DecodeError* err) {
+Status DecodeManifestNode(const YAML::Node& doc, const std::string& source, Manifests* out) {
   StreamDecoder decoder(source);
-  if (!decoder.RunNode(doc, err)) return false;
-  Manifests& staged = decoder.staged();
-  AppendAll(&out->nodes, &staged.nodes);
-  AppendAll(&out->pods, &staged.pods);
-  AppendAll(&out->namespaces, &staged.namespaces);
-  AppendAll(&out->priority_classes, &staged.priority_classes);
-  AppendAll(&out->controllers, &staged.controllers);
-  AppendAll(&out->objects, &staged.objects);
-  AppendAll(&out->ignored, &staged.ignored);
-  return true;
+  if (Status s = decoder.RunNode(doc); !s.ok()) return s;
+  AppendManifests(out, &decoder.staged());
+  return absl::OkStatus();
 }
 
 // A directory is read non-recursively; files are decoded in file-name order, each named by
 // its path in messages. All-or-nothing across the files, like DecodeManifests.
-bool LoadManifests(const std::string& path, Manifests* out, DecodeError* err) {
+Status LoadManifests(const std::string& path, Manifests* out) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (ec) {
-    if (err != nullptr) err->message = path + ": cannot read: " + ec.message();
-    return false;
+    return Status(absl::ErrnoToStatusCode(ec.value()), path + ": cannot read: " + ec.message());
   }
   std::vector<fs::path> files;
   if (fs::is_directory(st)) {
@@ -1220,8 +1258,7 @@ bool LoadManifests(const std::string& path, Manifests* out, DecodeError* err) {
       }
     }
     if (ec) {
-      if (err != nullptr) err->message = path + ": cannot read: " + ec.message();
-      return false;
+      return Status(absl::ErrnoToStatusCode(ec.value()), path + ": cannot read: " + ec.message());
     }
     std::sort(files.begin(), files.end(),
               [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
@@ -1230,18 +1267,12 @@ bool LoadManifests(const std::string& path, Manifests* out, DecodeError* err) {
   }
   Manifests staged;
   for (const fs::path& f : files) {
-    std::string text;
-    if (!ReadFile(f, &text, err)) return false;
-    if (!DecodeManifests(text, f.string(), &staged, err)) return false;
+    StatusOr<std::string> text = ReadFile(f);
+    if (!text.ok()) return text.status();
+    if (Status s = DecodeManifests(*text, f.string(), &staged); !s.ok()) return s;
   }
-  AppendAll(&out->nodes, &staged.nodes);
-  AppendAll(&out->pods, &staged.pods);
-  AppendAll(&out->namespaces, &staged.namespaces);
-  AppendAll(&out->priority_classes, &staged.priority_classes);
-  AppendAll(&out->controllers, &staged.controllers);
-  AppendAll(&out->objects, &staged.objects);
-  AppendAll(&out->ignored, &staged.ignored);
-  return true;
+  AppendManifests(out, &staged);
+  return absl::OkStatus();
 }
 
 // Pods are named "<name>-<i>" (StatefulSet) or "<name>-<hash>-<i>" with a 5-character hash of

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/status.h"
 #include "api/types.h"
 #include "api/unstructured.h"
 
@@ -32,26 +33,21 @@ struct Manifests {
   std::vector<std::string> ignored;             // "kind name" of objects without a type here
 };
 
-struct DecodeError {
-  std::string message;  // full message incl. file, object and field
-};
-
 // Decodes `text` (YAML or JSON; documents separated by '---'; `kind: List` expanded)
-// and appends into *out. `source` names the file in error messages. Returns false on
-// the first error, with *err set; objects decoded before the error stay in *out only
-// if the caller wants them (callers should discard *out on failure).
-[[nodiscard]] bool DecodeManifests(std::string_view text, const std::string& source,
-                                   Manifests* out, DecodeError* err);
+// and appends into *out, all-or-nothing: *out is untouched on error. `source` names the
+// file in error messages. The first error as InvalidArgumentError with the full message
+// (file, object, field, cause and position).
+Status DecodeManifests(std::string_view text, const std::string& source, Manifests* out);
 
 // Decodes one already-parsed document (e.g. built from JSON by the live client, which
 // skips yaml-cpp's text scanner) exactly as DecodeManifests decodes a document of `source`.
 // Errors as DecodeManifests (without line/column when the node has no position).
-[[nodiscard]] bool DecodeManifestNode(const YAML::Node& doc, const std::string& source,
-                                      Manifests* out, DecodeError* err);
+Status DecodeManifestNode(const YAML::Node& doc, const std::string& source, Manifests* out);
 
 // Reads a file, or every *.yaml/*.yml/*.json file of a directory in name order, and
-// decodes them. Errors as above, or "path: cannot read: <reason>".
-[[nodiscard]] bool LoadManifests(const std::string& path, Manifests* out, DecodeError* err);
+// decodes them, all-or-nothing across the files. Errors as above, or "path: cannot read:
+// <reason>" (the errno's code, e.g. NotFound).
+Status LoadManifests(const std::string& path, Manifests* out);
 
 // Expands a controller into its pods: names "<name>-<i>" for StatefulSet and
 // "<name>-<hash>-<i>"-like stable names otherwise, labels and spec from the template,

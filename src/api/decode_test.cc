@@ -20,8 +20,8 @@ namespace {
 
 Manifests MustDecode(const std::string& text, const std::string& source = "test.yaml") {
   Manifests m;
-  DecodeError err;
-  EXPECT_TRUE(DecodeManifests(text, source, &m, &err)) << err.message;
+  std::string err;
+  EXPECT_TRUE(OkOrMessage(DecodeManifests(text, source, &m), &err)) << err;
   return m;
 }
 
@@ -582,13 +582,12 @@ TEST_P(DecodeErrorTest, NamesFileObjectFieldAndCause) {
   const ErrorCase& c = GetParam();
   Manifests m;
   m.namespaces.push_back(Namespace{});  // pre-existing content must survive a failure
-  DecodeError err;
-  ASSERT_FALSE(DecodeManifests(c.text, "cluster.yaml", &m, &err)) << c.name;
+  std::string err;
+  ASSERT_FALSE(OkOrMessage(DecodeManifests(c.text, "cluster.yaml", &m), &err)) << c.name;
   size_t pos = 0;
   for (const std::string& part : c.want) {
-    const size_t found = err.message.find(part, pos);
-    EXPECT_NE(found, std::string::npos)
-        << c.name << ": missing '" << part << "' in: " << err.message;
+    const size_t found = err.find(part, pos);
+    EXPECT_NE(found, std::string::npos) << c.name << ": missing '" << part << "' in: " << err;
     if (found != std::string::npos) pos = found + part.size();
   }
   EXPECT_EQ(m.namespaces.size(), 1u);
@@ -820,11 +819,12 @@ TEST(DecodeTest, NeverThrowsOnHostileInput) {
   };
   for (const std::string& in : inputs) {
     Manifests m;
-    DecodeError err;
+    std::string err;
     bool ok = false;
-    EXPECT_NO_THROW(ok = DecodeManifests(in, "fuzz.yaml", &m, &err)) << in.substr(0, 40);
+    EXPECT_NO_THROW(ok = OkOrMessage(DecodeManifests(in, "fuzz.yaml", &m), &err))
+        << in.substr(0, 40);
     if (!ok) {
-      EXPECT_EQ(err.message.rfind("fuzz.yaml", 0), 0u) << err.message;
+      EXPECT_EQ(err.rfind("fuzz.yaml", 0), 0u) << err;
     }
   }
 }
@@ -851,15 +851,15 @@ TEST_F(LoadManifestsTest, DirectoryInNameOrder) {
   std::filesystem::create_directory(dir_ / "sub.yaml");  // directories are skipped
 
   Manifests m;
-  DecodeError err;
-  ASSERT_TRUE(LoadManifests(dir_.string(), &m, &err)) << err.message;
+  std::string err;
+  ASSERT_TRUE(OkOrMessage(LoadManifests(dir_.string(), &m), &err)) << err;
   ASSERT_EQ(m.pods.size(), 2u);
   EXPECT_EQ(m.pods[0].metadata.name, "from-a");
   EXPECT_EQ(m.pods[1].metadata.name, "from-b");
   EXPECT_EQ(m.nodes.size(), 1u);
 
   Manifests single;
-  ASSERT_TRUE(LoadManifests((dir_ / "c.yml").string(), &single, &err)) << err.message;
+  ASSERT_TRUE(OkOrMessage(LoadManifests((dir_ / "c.yml").string(), &single), &err)) << err;
   EXPECT_EQ(single.nodes.size(), 1u);
   EXPECT_TRUE(single.pods.empty());
 }
@@ -869,16 +869,15 @@ TEST_F(LoadManifestsTest, ErrorsNameTheFile) {
   Write("b.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {overhead: {cpu: lots}}\n");
   Manifests m;
-  DecodeError err;
-  ASSERT_FALSE(LoadManifests(dir_.string(), &m, &err));
-  EXPECT_NE(err.message.find((dir_ / "b.yaml").string() + ": Pod default/bad: spec.overhead.cpu: "),
+  std::string err;
+  ASSERT_FALSE(OkOrMessage(LoadManifests(dir_.string(), &m), &err));
+  EXPECT_NE(err.find((dir_ / "b.yaml").string() + ": Pod default/bad: spec.overhead.cpu: "),
             std::string::npos)
-      << err.message;
+      << err;
   EXPECT_TRUE(m.pods.empty()) << "nothing is appended on failure";
 
-  ASSERT_FALSE(LoadManifests((dir_ / "missing.yaml").string(), &m, &err));
-  EXPECT_EQ(err.message.rfind((dir_ / "missing.yaml").string() + ": cannot read: ", 0), 0u)
-      << err.message;
+  ASSERT_FALSE(OkOrMessage(LoadManifests((dir_ / "missing.yaml").string(), &m), &err));
+  EXPECT_EQ(err.rfind((dir_ / "missing.yaml").string() + ": cannot read: ", 0), 0u) << err;
 }
 
 }  // namespace

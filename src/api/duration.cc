@@ -65,8 +65,8 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
-bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error) {
-  const std::string invalid = "time: invalid duration " + GoQuote(text);
+StatusOr<int64_t> ParseGoDuration(std::string_view text) {
+  const Status invalid = absl::InvalidArgumentError("time: invalid duration " + GoQuote(text));
   std::string_view s = text;
   bool neg = false;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
@@ -74,31 +74,26 @@ bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error) 
     s.remove_prefix(1);
   }
   if (s == "0") {
-    *nanos = 0;
-    return true;
+    return int64_t{0};
   }
   if (s.empty()) {
-    *error = invalid;
-    return false;
+    return invalid;
   }
   uint64_t total = 0;
   while (!s.empty()) {
     if (!(s[0] == '.' || IsDigit(s[0]))) {
-      *error = invalid;
-      return false;
+      return invalid;
     }
     // Integer part.
     uint64_t v = 0;
     size_t i = 0;
     for (; i < s.size() && IsDigit(s[i]); ++i) {
       if (v > (kMaxMagnitude - 1) / 10) {  // overflow
-        *error = invalid;
-        return false;
+        return invalid;
       }
       v = v * 10 + static_cast<uint64_t>(s[i] - '0');
       if (v > kMaxMagnitude) {
-        *error = invalid;
-        return false;
+        return invalid;
       }
     }
     const bool pre = i > 0;
@@ -129,52 +124,44 @@ bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error) 
       s.remove_prefix(j);
     }
     if (!pre && !post) {
-      *error = invalid;
-      return false;
+      return invalid;
     }
     // Unit.
     size_t k = 0;
     for (; k < s.size() && s[k] != '.' && !IsDigit(s[k]); ++k) {
     }
     if (k == 0) {
-      *error = "time: missing unit in duration " + GoQuote(text);
-      return false;
+      return absl::InvalidArgumentError("time: missing unit in duration " + GoQuote(text));
     }
     std::string_view unit_name = s.substr(0, k);
     s.remove_prefix(k);
     uint64_t unit = 0;
     if (!UnitValue(unit_name, &unit)) {
-      *error = "time: unknown unit " + GoQuote(unit_name) + " in duration " + GoQuote(text);
-      return false;
+      return absl::InvalidArgumentError("time: unknown unit " + GoQuote(unit_name) +
+                                        " in duration " + GoQuote(text));
     }
     if (v > kMaxMagnitude / unit) {
-      *error = invalid;
-      return false;
+      return invalid;
     }
     v *= unit;
     if (f > 0) {
       v += static_cast<uint64_t>(static_cast<double>(f) * (static_cast<double>(unit) / scale));
       if (v > kMaxMagnitude) {
-        *error = invalid;
-        return false;
+        return invalid;
       }
     }
     total += v;
     if (total > kMaxMagnitude) {
-      *error = invalid;
-      return false;
+      return invalid;
     }
   }
   if (neg) {
-    *nanos = total == kMaxMagnitude ? INT64_MIN : -static_cast<int64_t>(total);
-    return true;
+    return total == kMaxMagnitude ? INT64_MIN : -static_cast<int64_t>(total);
   }
   if (total > kMaxMagnitude - 1) {
-    *error = invalid;
-    return false;
+    return invalid;
   }
-  *nanos = static_cast<int64_t>(total);
-  return true;
+  return static_cast<int64_t>(total);
 }
 
 }  // namespace phalanx::api

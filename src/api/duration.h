@@ -7,12 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include "api/status.h"
+
 namespace phalanx::api {
 
 // Go time.ParseDuration: "[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+" or "0", into
-// nanoseconds. On failure returns false and sets *error to Go's message, e.g.
-// `time: invalid duration "1d"` or `time: unknown unit "d" in duration "1d"`.
-[[nodiscard]] bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error);
+// nanoseconds. InvalidArgumentError with Go's message, e.g. `time: invalid duration "1d"`
+// or `time: unknown unit "d" in duration "1d"`.
+StatusOr<int64_t> ParseGoDuration(std::string_view text);
 
 // Go strconv.Quote for the ASCII/UTF-8 strings in error messages: `"a\"b"`.
 std::string GoQuote(std::string_view s);

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "api/field_errors.h"
 #include "api/labels_internal.h"
 
 namespace phalanx::api {
@@ -103,33 +105,24 @@ bool ParseInt64(std::string_view s, int64_t* out) {
   return true;
 }
 
+// The api::FieldError wording, with values quoted as given (no escaping).
 std::string FieldInvalid(std::string_view path, std::string_view value, std::string_view detail) {
-  std::string s = std::string(path) + ": Invalid value: \"" + std::string(value) + "\"";
-  if (!detail.empty()) s += ": " + std::string(detail);
-  return s;
+  return FieldError::Invalid(std::string(path), "\"" + std::string(value) + "\"", detail).Error();
 }
 
 std::string FieldRequired(std::string_view path, std::string_view detail) {
-  std::string s = std::string(path) + ": Required value";
-  if (!detail.empty()) s += ": " + std::string(detail);
-  return s;
+  return FieldError::Required(std::string(path), detail).Error();
 }
 
 std::string FieldForbidden(std::string_view path, std::string_view detail) {
-  return std::string(path) + ": Forbidden: " + std::string(detail);
+  return FieldError::Forbidden(std::string(path), detail).Error();
 }
 
 std::string FieldNotSupported(std::string_view path, std::string_view value,
                               std::initializer_list<std::string_view> supported) {
-  std::string s =
-      std::string(path) + ": Unsupported value: \"" + std::string(value) + "\": supported values: ";
-  bool first = true;
-  for (std::string_view v : supported) {
-    if (!first) s += ", ";
-    first = false;
-    s += "\"" + std::string(v) + "\"";
-  }
-  return s;
+  return FieldError::NotSupported(std::string(path), "\"" + std::string(value) + "\"",
+                                  std::vector<std::string_view>(supported))
+      .Error();
 }
 
 std::string Child(std::string_view path, std::string_view name) {
@@ -151,28 +144,24 @@ namespace {
 using internal::Child;
 using internal::Index;
 
-bool SetError(std::string* error, std::string msg) {
-  if (error != nullptr) *error = std::move(msg);
-  return false;
-}
+Status SetError(std::string msg) { return absl::InvalidArgumentError(msg); }
 
 bool Contains(const std::vector<std::string>& values, std::string_view v) {
   return std::find(values.begin(), values.end(), v) != values.end();
 }
 
 // Shared by label-selector and node-selector requirements: key syntax and label values.
-bool ValidateKeyAndValues(const std::string& key, const std::vector<std::string>& values,
-                          const std::string& path, std::string* error) {
+Status ValidateKeyAndValues(const std::string& key, const std::vector<std::string>& values,
+                            const std::string& path) {
   if (std::string msg = internal::QualifiedNameError(key); !msg.empty()) {
-    return SetError(error, internal::FieldInvalid(Child(path, "key"), key, msg));
+    return SetError(internal::FieldInvalid(Child(path, "key"), key, msg));
   }
   for (size_t i = 0; i < values.size(); ++i) {
     if (std::string msg = internal::LabelValueError(values[i]); !msg.empty()) {
-      return SetError(error,
-                      internal::FieldInvalid(Index(Child(path, "values"), i), values[i], msg));
+      return SetError(internal::FieldInvalid(Index(Child(path, "values"), i), values[i], msg));
     }
   }
-  return true;
+  return absl::OkStatus();
 }
 
 // labels.Requirement.Matches for the set-based operators (and Gt/Lt).
@@ -200,81 +189,80 @@ bool RequirementMatches(std::string_view op, const std::string& key,
   return false;
 }
 
-bool ValidateNodeSelectorRequirement(const NodeSelectorRequirement& req, const std::string& path,
-                                     std::string* error) {
+Status ValidateNodeSelectorRequirement(const NodeSelectorRequirement& req,
+                                       const std::string& path) {
   const std::string& op = req.op;
   if (op == "In" || op == "NotIn") {
     if (req.values.empty()) {
-      return SetError(
-          error, internal::FieldRequired(Child(path, "values"),
-                                         "must be specified when `operator` is 'In' or 'NotIn'"));
+      return SetError(internal::FieldRequired(
+          Child(path, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
     }
   } else if (op == "Exists" || op == "DoesNotExist") {
     if (!req.values.empty()) {
       return SetError(
-          error, internal::FieldForbidden(Child(path, "values"),
-                                          "may not be specified when `operator` is 'Exists' or "
-                                          "'DoesNotExist'"));
+          internal::FieldForbidden(Child(path, "values"),
+                                   "may not be specified when `operator` is 'Exists' or "
+                                   "'DoesNotExist'"));
     }
   } else if (op == "Gt" || op == "Lt") {
     if (req.values.size() != 1) {
-      return SetError(error, internal::FieldRequired(
-                                 Child(path, "values"),
-                                 "must be specified single value when `operator` is 'Lt' or "
-                                 "'Gt'"));
+      return SetError(
+          internal::FieldRequired(Child(path, "values"),
+                                  "must be specified single value when `operator` is 'Lt' or "
+                                  "'Gt'"));
     }
     int64_t unused = 0;
     if (!internal::ParseInt64(req.values[0], &unused)) {
       return SetError(
-          error, internal::FieldInvalid(Index(Child(path, "values"), 0), req.values[0],
-                                        "for 'Gt', 'Lt' operators, the value must be an integer"));
+          internal::FieldInvalid(Index(Child(path, "values"), 0), req.values[0],
+                                 "for 'Gt', 'Lt' operators, the value must be an integer"));
     }
   } else {
-    return SetError(error, internal::FieldInvalid(Child(path, "operator"), op,
-                                                  "not a valid selector operator"));
+    return SetError(
+        internal::FieldInvalid(Child(path, "operator"), op, "not a valid selector operator"));
   }
-  return ValidateKeyAndValues(req.key, req.values, path, error);
+  return ValidateKeyAndValues(req.key, req.values, path);
 }
 
-bool ValidateNodeFieldSelectorRequirement(const NodeSelectorRequirement& req,
-                                          const std::string& path, std::string* error) {
+Status ValidateNodeFieldSelectorRequirement(const NodeSelectorRequirement& req,
+                                            const std::string& path) {
   if (req.op == "In" || req.op == "NotIn") {
     if (req.values.size() != 1) {
-      return SetError(error, internal::FieldRequired(
-                                 Child(path, "values"),
-                                 "must be only one value when `operator` is 'In' or 'NotIn' for "
-                                 "node field selector"));
+      return SetError(
+          internal::FieldRequired(Child(path, "values"),
+                                  "must be only one value when `operator` is 'In' or 'NotIn' for "
+                                  "node field selector"));
     }
   } else {
-    return SetError(error, internal::FieldInvalid(Child(path, "operator"), req.op,
-                                                  "not a valid selector operator"));
+    return SetError(
+        internal::FieldInvalid(Child(path, "operator"), req.op, "not a valid selector operator"));
   }
   if (req.key != "metadata.name") {
-    return SetError(error, internal::FieldInvalid(Child(path, "key"), req.key,
-                                                  "not a valid field selector key"));
+    return SetError(
+        internal::FieldInvalid(Child(path, "key"), req.key, "not a valid field selector key"));
   }
   for (size_t i = 0; i < req.values.size(); ++i) {  // ValidateNodeName
     if (!internal::IsDNS1123Subdomain(req.values[i])) {
-      return SetError(error, internal::FieldInvalid(
-                                 Index(Child(path, "values"), i), req.values[i],
+      return SetError(
+          internal::FieldInvalid(Index(Child(path, "values"), i), req.values[i],
                                  "a lowercase RFC 1123 subdomain must consist of lower case "
                                  "alphanumeric characters, '-' or '.', and must start and end "
                                  "with an alphanumeric character"));
     }
   }
-  return true;
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-bool ValidateLabelSelector(const LabelSelector& sel, std::string* error) {
+Status ValidateLabelSelector(const LabelSelector& sel) {
   for (const auto& [key, value] : sel.match_labels) {
     const std::string path = Child("matchLabels", key);
     if (std::string msg = internal::QualifiedNameError(key); !msg.empty()) {
-      return SetError(error, internal::FieldInvalid(path, key, msg));
+      return SetError(internal::FieldInvalid(path, key, msg));
     }
     if (std::string msg = internal::LabelValueError(value); !msg.empty()) {
-      return SetError(error, internal::FieldInvalid(path, value, msg));
+      return SetError(internal::FieldInvalid(path, value, msg));
     }
   }
   for (size_t i = 0; i < sel.match_expressions.size(); ++i) {
@@ -282,25 +270,23 @@ bool ValidateLabelSelector(const LabelSelector& sel, std::string* error) {
     const std::string path = Index("matchExpressions", i);
     if (req.op == "In" || req.op == "NotIn") {
       if (req.values.empty()) {
-        return SetError(
-            error, internal::FieldRequired(Child(path, "values"),
-                                           "must be specified when `operator` is 'In' or 'NotIn'"));
+        return SetError(internal::FieldRequired(
+            Child(path, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
       }
     } else if (req.op == "Exists" || req.op == "DoesNotExist") {
       if (!req.values.empty()) {
         return SetError(
-            error, internal::FieldForbidden(Child(path, "values"),
-                                            "may not be specified when `operator` is 'Exists' or "
-                                            "'DoesNotExist'"));
+            internal::FieldForbidden(Child(path, "values"),
+                                     "may not be specified when `operator` is 'Exists' or "
+                                     "'DoesNotExist'"));
       }
     } else {
-      return SetError(error,
-                      internal::FieldNotSupported(Child(path, "operator"), req.op,
+      return SetError(internal::FieldNotSupported(Child(path, "operator"), req.op,
                                                   {"DoesNotExist", "Exists", "In", "NotIn"}));
     }
-    if (!ValidateKeyAndValues(req.key, req.values, path, error)) return false;
+    if (Status st = ValidateKeyAndValues(req.key, req.values, path); !st.ok()) return st;
   }
-  return true;
+  return absl::OkStatus();
 }
 
 bool LabelSelectorMatches(const LabelSelector& sel, const Labels& labels) {
@@ -316,20 +302,17 @@ bool LabelSelectorMatches(const LabelSelector& sel, const Labels& labels) {
   return true;
 }
 
-bool ValidateNodeSelectorTerm(const NodeSelectorTerm& term, std::string* error) {
+Status ValidateNodeSelectorTerm(const NodeSelectorTerm& term) {
   for (size_t i = 0; i < term.match_expressions.size(); ++i) {
-    if (!ValidateNodeSelectorRequirement(term.match_expressions[i], Index("matchExpressions", i),
-                                         error)) {
-      return false;
-    }
+    Status st =
+        ValidateNodeSelectorRequirement(term.match_expressions[i], Index("matchExpressions", i));
+    if (!st.ok()) return st;
   }
   for (size_t i = 0; i < term.match_fields.size(); ++i) {
-    if (!ValidateNodeFieldSelectorRequirement(term.match_fields[i], Index("matchFields", i),
-                                              error)) {
-      return false;
-    }
+    Status st = ValidateNodeFieldSelectorRequirement(term.match_fields[i], Index("matchFields", i));
+    if (!st.ok()) return st;
   }
-  return true;
+  return absl::OkStatus();
 }
 
 bool NodeSelectorRequirementMatches(const NodeSelectorRequirement& req, const Labels& labels) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/status.h"
 #include "api/types.h"
 
 namespace phalanx::api {
@@ -12,9 +13,9 @@ namespace phalanx::api {
 using Labels = std::map<std::string, std::string>;
 
 // Validates a metav1.LabelSelector as the API server does: operators In/NotIn need
-// >=1 value, Exists/DoesNotExist need none; Gt/Lt are NOT allowed here. On error returns
-// false and sets *error to e.g. "matchExpressions[0].operator: Unsupported value: \"Gt\"".
-[[nodiscard]] bool ValidateLabelSelector(const LabelSelector& sel, std::string* error);
+// >=1 value, Exists/DoesNotExist need none; Gt/Lt are NOT allowed here. The first error
+// as InvalidArgumentError, e.g. "matchExpressions[0].operator: Unsupported value: \"Gt\"".
+Status ValidateLabelSelector(const LabelSelector& sel);
 
 // True when `labels` satisfy `sel` (metav1.LabelSelectorAsSelector semantics: an empty
 // selector matches everything). Precondition: sel validated.
@@ -22,7 +23,8 @@ bool LabelSelectorMatches(const LabelSelector& sel, const Labels& labels);
 
 // Validates node selector requirements: In/NotIn >=1 value, Exists/DoesNotExist none,
 // Gt/Lt exactly one integer value; matchFields only key "metadata.name" with In/NotIn.
-[[nodiscard]] bool ValidateNodeSelectorTerm(const NodeSelectorTerm& term, std::string* error);
+// The first error as InvalidArgumentError ("matchExpressions[0].values: Required value: ...").
+Status ValidateNodeSelectorTerm(const NodeSelectorTerm& term);
 
 // One requirement against a label map (Gt/Lt compare parsed integers; a non-integer label
 // value does not match).

@@ -103,7 +103,7 @@ TEST(LabelSelectorTest, Validation) {
   };
   for (const Case& c : cases) {
     std::string err;
-    const bool ok = ValidateLabelSelector(c.sel, &err);
+    const bool ok = OkOrMessage(ValidateLabelSelector(c.sel), &err);
     if (c.error.empty()) {
       EXPECT_TRUE(ok) << c.name << ": " << err;
     } else {
@@ -226,7 +226,7 @@ TEST(NodeSelectorTest, TermValidation) {
   };
   for (const Case& c : cases) {
     std::string err;
-    const bool ok = ValidateNodeSelectorTerm(c.term, &err);
+    const bool ok = OkOrMessage(ValidateNodeSelectorTerm(c.term), &err);
     if (c.error.empty()) {
       EXPECT_TRUE(ok) << c.name << ": " << err;
     } else {

@@ -27,7 +27,7 @@ namespace {
 Quantity Q(const std::string& s) {
   Quantity q;
   std::string err;
-  EXPECT_TRUE(Quantity::Parse(s, &q, &err)) << s << ": " << err;
+  EXPECT_TRUE(MoveOrMessage(Quantity::Parse(s), &q, &err)) << s << ": " << err;
   return q;
 }
 

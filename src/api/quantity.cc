@@ -35,10 +35,7 @@ U128 Pow10(int n) {  // 0 <= n <= 38
   return r;
 }
 
-bool Fail(std::string* error, std::string_view msg) {
-  if (error != nullptr) *error = std::string(msg);
-  return false;
-}
+Status Fail(std::string_view msg) { return absl::InvalidArgumentError(std::string(msg)); }
 
 // Interprets a suffix as quantitySuffixer.interpret does: decimal SI table, then binary SI
 // table, then a decimal exponent "e<int64>" / "E<int64>". Sets either *exp10 or *exp2.
@@ -150,9 +147,9 @@ int64_t CeilScaled(bool negative, U128 mantissa, int64_t p) {
 
 }  // namespace
 
-bool Quantity::Parse(std::string_view text, Quantity* out, std::string* error) {
+StatusOr<Quantity> Quantity::Parse(std::string_view text) {
   // An empty string is the only input that fails before the scan (quantity.go).
-  if (text.empty()) return Fail(error, kErrFormatWrong);
+  if (text.empty()) return Fail(kErrFormatWrong);
 
   // parseQuantityString: [sign] digits* ['.' digits*] suffixChars* [sign] digits*
   size_t pos = 0;
@@ -176,12 +173,12 @@ bool Quantity::Parse(std::string_view text, Quantity* out, std::string* error) {
   while (pos < end && IsSuffixChar(text[pos])) ++pos;
   if (pos < end && (text[pos] == '-' || text[pos] == '+')) ++pos;
   while (pos < end && IsDigit(text[pos])) ++pos;
-  if (pos != end) return Fail(error, kErrFormatWrong);
+  if (pos != end) return Fail(kErrFormatWrong);
   std::string_view suffix = text.substr(suffix_begin);
 
   int64_t exp10 = 0;
   int exp2 = 0;
-  if (!InterpretSuffix(suffix, &exp10, &exp2)) return Fail(error, kErrSuffix);
+  if (!InterpretSuffix(suffix, &exp10, &exp2)) return Fail(kErrSuffix);
 
   // value = digits * 10^(exp10 - len(frac)) * 2^exp2. Upstream accepts a missing number
   // ("-", ".", "Ki") as zero.
@@ -192,8 +189,7 @@ bool Quantity::Parse(std::string_view text, Quantity* out, std::string* error) {
   exp10 -= static_cast<int64_t>(frac_digits.size());
   const size_t first_nonzero = digits.find_first_not_of('0');
   if (first_nonzero == std::string::npos) {
-    if (out != nullptr) *out = Quantity();
-    return true;
+    return Quantity();
   }
   digits.erase(0, first_nonzero);
   if (exp2 > 0) digits = MultiplyByPow2(digits, exp2);
@@ -205,7 +201,7 @@ bool Quantity::Parse(std::string_view text, Quantity* out, std::string* error) {
   // Position of the leading digit: value >= 10^top. 10^16 units is already above the
   // 2^63-1 milli limit, so reject before building a 128-bit mantissa.
   const int64_t top = n - 1 + exp10;
-  if (top >= 17) return Fail(error, kErrOutOfRange);
+  if (top >= 17) return Fail(kErrOutOfRange);
 
   Quantity q;
   q.negative_ = negative;
@@ -229,9 +225,8 @@ bool Quantity::Parse(std::string_view text, Quantity* out, std::string* error) {
     const U128 d = Pow10(static_cast<int>(-p));
     milli_ceil = q.mantissa_ / d + (q.mantissa_ % d != 0 ? 1 : 0);
   }
-  if (milli_ceil > static_cast<U128>(kInt64Max)) return Fail(error, kErrOutOfRange);
-  if (out != nullptr) *out = q;
-  return true;
+  if (milli_ceil > static_cast<U128>(kInt64Max)) return Fail(kErrOutOfRange);
+  return q;
 }
 
 int64_t Quantity::ScaledCeil(int32_t scale_exponent) const {

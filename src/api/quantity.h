@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/status.h"
+
 namespace phalanx::api {
 
 // A parsed quantity stored exactly as value = mantissa * 10^exponent (decimal) with
@@ -18,11 +20,11 @@ class Quantity {
  public:
   Quantity() = default;
 
-  // Parses `text`. Returns false and sets `*error` (e.g. "quantities must match the
-  // regular expression ..." or "quantity out of range") on malformed input.
+  // Parses `text`. InvalidArgumentError (e.g. "quantities must match the regular
+  // expression ..." or "quantity out of range") on malformed input.
   // Values whose magnitude exceeds 2^63 in milli units are rejected as out of range so
   // that every accepted quantity has an exact MilliValue().
-  [[nodiscard]] static bool Parse(std::string_view text, Quantity* out, std::string* error);
+  static StatusOr<Quantity> Parse(std::string_view text);
 
   // Whole-unit value rounded up (towards +inf), as Quantity.Value() does. E.g. "100m" -> 1.
   int64_t Value() const;

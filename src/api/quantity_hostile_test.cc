@@ -19,7 +19,7 @@ constexpr char kFormat[] = "quantities must match the regular expression";
 std::string ParseError(const std::string& text) {
   Quantity q;
   std::string err;
-  if (Quantity::Parse(text, &q, &err)) return "";
+  if (MoveOrMessage(Quantity::Parse(text), &q, &err)) return "";
   return err;
 }
 
@@ -31,17 +31,18 @@ TEST(QuantityHostileTest, AbsurdMagnitudesAreOutOfRange) {
   // The largest accepted value is 2^63-1 milli units (exact MilliValue()).
   Quantity q;
   std::string err;
-  ASSERT_TRUE(Quantity::Parse("9223372036854775807m", &q, &err)) << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("9223372036854775807m"), &q, &err)) << err;
   EXPECT_EQ(q.MilliValue(), std::numeric_limits<int64_t>::max());
 }
 
 TEST(QuantityHostileTest, NegativeQuantitiesParseAsNegative) {
   Quantity q;
   std::string err;
-  ASSERT_TRUE(Quantity::Parse("-1", &q, &err)) << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-1"), &q, &err)) << err;
   EXPECT_TRUE(q.IsNegative());
   EXPECT_EQ(q.MilliValue(), -1000);
-  ASSERT_TRUE(Quantity::Parse("-1e-308", &q, &err)) << err;  // rounds to -1n as upstream
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-1e-308"), &q, &err))
+      << err;                    // rounds to -1n as upstream
   EXPECT_EQ(q.MilliValue(), 0);  // ceil towards +inf
 }
 
@@ -54,7 +55,7 @@ TEST(QuantityHostileTest, HugeExponentsDoNotOverflow) {
   EXPECT_EQ(ParseError("1e99999999999999999999999"), "unable to parse quantity's suffix");
   Quantity q;
   std::string err;
-  ASSERT_TRUE(Quantity::Parse("1e-9223372036854775808", &q, &err)) << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("1e-9223372036854775808"), &q, &err)) << err;
   EXPECT_EQ(q.MilliValue(), 1);  // 1n rounds up to 1m
   EXPECT_EQ(q.Value(), 1);
 }
@@ -69,11 +70,11 @@ TEST(QuantityHostileTest, TenMegabyteStrings) {
   // Leading zeros and a long fraction are exact: 0...01 is 1, 0.000...1 rounds up to 1n.
   Quantity q;
   std::string err;
-  ASSERT_TRUE(Quantity::Parse(std::string(n, '0') + "1", &q, &err)) << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse(std::string(n, '0') + "1"), &q, &err)) << err;
   EXPECT_EQ(q.Value(), 1);
-  ASSERT_TRUE(Quantity::Parse("0." + std::string(n, '0') + "1", &q, &err)) << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("0." + std::string(n, '0') + "1"), &q, &err)) << err;
   EXPECT_EQ(q.MilliValue(), 1);
-  ASSERT_TRUE(Quantity::Parse("2." + std::string(n, '0'), &q, &err)) << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("2." + std::string(n, '0')), &q, &err)) << err;
   EXPECT_EQ(q.MilliValue(), 2000);
 }
 
@@ -89,11 +90,13 @@ TEST(QuantityHostileTest, PodRequestsNameTheField) {
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n  containers:\n"
         "  - name: c\n    resources: {requests: {cpu: \"" + c.cpu + "\"}}\n";
     Manifests m;
-    DecodeError err;
-    ASSERT_FALSE(DecodeManifests(text, "hostile.yaml", &m, &err)) << c.cpu.substr(0, 20);
-    EXPECT_NE(err.message.find("hostile.yaml: Pod ns/p: spec.containers[0].resources.requests.cpu"),
-              std::string::npos) << err.message.substr(0, 300);
-    EXPECT_NE(err.message.find(c.want), std::string::npos) << err.message.substr(0, 300);
+    std::string err;
+    ASSERT_FALSE(OkOrMessage(DecodeManifests(text, "hostile.yaml", &m), &err))
+        << c.cpu.substr(0, 20);
+    EXPECT_NE(err.find("hostile.yaml: Pod ns/p: spec.containers[0].resources.requests.cpu"),
+              std::string::npos)
+        << err.substr(0, 300);
+    EXPECT_NE(err.find(c.want), std::string::npos) << err.substr(0, 300);
     EXPECT_TRUE(m.pods.empty());
   }
 }

@@ -28,7 +28,7 @@ TEST_P(QuantityValidTest, Parses) {
   const ValidCase& c = GetParam();
   Quantity q;
   std::string err;
-  ASSERT_TRUE(Quantity::Parse(c.in, &q, &err)) << c.in << ": " << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse(c.in), &q, &err)) << c.in << ": " << err;
   EXPECT_EQ(q.MilliValue(), c.milli) << c.in;
   EXPECT_EQ(q.Value(), c.value) << c.in;
   EXPECT_EQ(q.IsZero(), c.milli == 0 && c.value == 0) << c.in;
@@ -36,10 +36,12 @@ TEST_P(QuantityValidTest, Parses) {
 
   // Upstream's table is also run with an explicit sign.
   Quantity plus;
-  ASSERT_TRUE(Quantity::Parse("+" + c.in, &plus, &err)) << "+" << c.in << ": " << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("+" + c.in), &plus, &err))
+      << "+" << c.in << ": " << err;
   EXPECT_EQ(plus.MilliValue(), c.milli);
   Quantity minus;
-  ASSERT_TRUE(Quantity::Parse("-" + c.in, &minus, &err)) << "-" << c.in << ": " << err;
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-" + c.in), &minus, &err))
+      << "-" << c.in << ": " << err;
   EXPECT_EQ(minus.IsNegative(), !q.IsZero()) << "-" << c.in;
 }
 
@@ -115,17 +117,18 @@ TEST(QuantityTest, NegativeValuesRoundTowardsPositiveInfinity) {
                         Case{"-9223372036854775807m", -kMax, -9'223'372'036'854'775}}) {
     Quantity q;
     std::string err;
-    ASSERT_TRUE(Quantity::Parse(c.in, &q, &err)) << c.in << ": " << err;
+    ASSERT_TRUE(MoveOrMessage(Quantity::Parse(c.in), &q, &err)) << c.in << ": " << err;
     EXPECT_TRUE(q.IsNegative()) << c.in;
     EXPECT_EQ(q.MilliValue(), c.milli) << c.in;
     EXPECT_EQ(q.Value(), c.value) << c.in;
   }
   Quantity zero;
   std::string err;
-  ASSERT_TRUE(Quantity::Parse("-0", &zero, &err));
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("-0"), &zero, &err));
   EXPECT_FALSE(zero.IsNegative());
   EXPECT_TRUE(zero.IsZero());
-  ASSERT_TRUE(Quantity::Parse("-", &zero, &err));  // upstream parses a bare sign as zero
+  ASSERT_TRUE(
+      MoveOrMessage(Quantity::Parse("-"), &zero, &err));  // upstream parses a bare sign as zero
   EXPECT_TRUE(zero.IsZero());
 }
 
@@ -146,7 +149,7 @@ TEST_P(QuantityInvalidTest, Rejects) {
   const InvalidCase& c = GetParam();
   Quantity q = Quantity::FromValue(42);
   std::string err;
-  EXPECT_FALSE(Quantity::Parse(c.in, &q, &err)) << "'" << c.in << "' parsed";
+  EXPECT_FALSE(MoveOrMessage(Quantity::Parse(c.in), &q, &err)) << "'" << c.in << "' parsed";
   EXPECT_EQ(err, c.message) << "'" << c.in << "'";
   EXPECT_EQ(q.Value(), 42) << "output must be untouched on error";
 }
@@ -171,8 +174,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(QuantityTest, NullErrorPointerIsAllowed) {
   Quantity q;
-  EXPECT_FALSE(Quantity::Parse("x", &q, nullptr));
-  EXPECT_TRUE(Quantity::Parse("1", &q, nullptr));
+  EXPECT_FALSE(MoveOrMessage(Quantity::Parse("x"), &q, nullptr));
+  EXPECT_TRUE(MoveOrMessage(Quantity::Parse("1"), &q, nullptr));
 }
 
 TEST(QuantityTest, FromMilliAndFromValue) {
@@ -192,7 +195,7 @@ TEST(QuantityTest, FromMilliAndFromValue) {
 
 TEST(QuantityTest, ExactNanoUnits) {
   Quantity q;
-  ASSERT_TRUE(Quantity::Parse("1.1Gi", &q, nullptr));
+  ASSERT_TRUE(MoveOrMessage(Quantity::Parse("1.1Gi"), &q, nullptr));
   // 1.1 * 2^30 = 1181116006.4 exactly.
   EXPECT_EQ(QuantityInternal::Nano(q), static_cast<Int128>(1181116006400000000LL));
   EXPECT_EQ(NanoToScaledCeil(QuantityInternal::Nano(q) * 2, 0), 2362232013);

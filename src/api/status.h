@@ -11,6 +11,9 @@
 // README promises.
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -19,5 +22,20 @@ namespace phalanx::api {
 using Status = absl::Status;
 template <typename T>
 using StatusOr = absl::StatusOr<T>;
+
+// Test conveniences (EXPECT_TRUE(OkOrMessage(s, &err)) << err): true when `s` is OK;
+// otherwise sets *error (when not null) to the message, unchanged, and returns false.
+inline bool OkOrMessage(const Status& s, std::string* error) {
+  if (s.ok()) return true;
+  if (error != nullptr) *error = std::string(s.message());
+  return false;
+}
+// As OkOrMessage; on success moves the value into *out (when not null).
+template <typename T>
+bool MoveOrMessage(StatusOr<T>&& v, T* out, std::string* error) {
+  if (!v.ok()) return OkOrMessage(v.status(), error);
+  if (out != nullptr) *out = *std::move(v);
+  return true;
+}
 
 }  // namespace phalanx::api

@@ -17,8 +17,9 @@ api::Status LoadConfigOrDefault(const std::string& path, config::KubeSchedulerCo
     *cfg = config::DefaultConfiguration();
     return absl::OkStatus();
   }
-  std::string err;
-  if (!config::LoadConfiguration(path, cfg, &err)) return absl::InvalidArgumentError(err);
+  auto loaded = config::LoadConfiguration(path);
+  if (!loaded.ok()) return loaded.status();
+  *cfg = *std::move(loaded);
   return absl::OkStatus();
 }
 

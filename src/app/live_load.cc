@@ -272,7 +272,9 @@ int Watch(const LoadOptions& o, client::RestClient& api) {
 int RunLoad(const LoadOptions& o) {
   client::RestConfig rc;
   std::string err;
-  if (!client::ResolveRestConfig(o.kubeconfig, "", o.context, &rc, &err)) return Fail(err);
+  if (!api::OkOrMessage(client::ResolveRestConfig(o.kubeconfig, "", o.context, &rc), &err)) {
+    return Fail(err);
+  }
   rc.qps = o.mode == "bind" ? o.qps : 0;  // create / watch: no client-side limit
   rc.burst = o.mode == "bind" ? o.burst : 0;
   rc.user_agent = "phalanx-load/" + o.mode;

@@ -88,8 +88,7 @@ class LiveRun {
     events_api_ = std::make_unique<client::RestClient>(rc_);
     // Discovery: fails fast on TLS / auth / connection errors.
     informers_ = std::make_unique<client::LiveInformerFactory>(*api_);
-    std::string err;
-    if (!informers_->Discover(&err)) return Fail(err);
+    if (auto s = informers_->Discover(); !s.ok()) return Fail(std::string(s.message()));
     std::string list;
     for (const auto& r : informers_->Resources()) list += (list.empty() ? "" : ", ") + r;
     spdlog::info("watching {}", list);
@@ -119,10 +118,10 @@ class LiveRun {
     if (o_.binding_workers < 1) return Fail("--binding-workers must be >= 1");
     rc_.qps = cfg_.client_connection.qps;
     rc_.burst = cfg_.client_connection.burst;
-    std::string err;
-    if (!client::ResolveRestConfig(o_.kubeconfig, cfg_.client_connection.kubeconfig, o_.context,
-                                   &rc_, &err)) {
-      return Fail(err);
+    if (auto s = client::ResolveRestConfig(o_.kubeconfig, cfg_.client_connection.kubeconfig,
+                                           o_.context, &rc_);
+        !s.ok()) {
+      return Fail(std::string(s.message()));
     }
     spdlog::info("phalanx run: API server {} ({}), qps {} burst {}", rc_.server, rc_.source,
                  rc_.qps, rc_.burst);
@@ -269,8 +268,9 @@ class LiveRun {
       }
       return r;
     };
-    std::string err;
-    if (!http_.Start(o_.bind_address, handler, &err)) return Fail("--bind-address: " + err);
+    if (auto s = http_.Start(o_.bind_address, handler); !s.ok()) {
+      return Fail("--bind-address: " + std::string(s.message()));
+    }
     spdlog::info("serving /healthz, /readyz and /metrics on {}", o_.bind_address);
     return 0;
   }
@@ -308,14 +308,14 @@ class LiveRun {
   // Starts the informers and waits for their caches; *stop when a shutdown came first.
   int SyncInformers(bool* stop) {
     informers_->Start();
-    std::string err;
-    if (!informers_->WaitForCacheSync(std::chrono::seconds(o_.sync_timeout_seconds),
-                                      &shutdown_.requested, &err)) {
+    if (auto s = informers_->WaitForCacheSync(std::chrono::seconds(o_.sync_timeout_seconds),
+                                              &shutdown_.requested);
+        !s.ok()) {
       informers_->Stop();
       cluster_->Flush(std::chrono::milliseconds(0));
       *stop = true;
       if (shutdown_.requested.load()) return 0;
-      return Fail(err);
+      return Fail(std::string(s.message()));
     }
     ready_ = true;
     spdlog::info("informer caches synced");

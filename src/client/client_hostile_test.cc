@@ -53,15 +53,15 @@ TEST(ClientHostileTest, ListBodyThatIsNotAnObject) {
   for (const std::string body : {"0", "[]", "\"x\"", "null", "true"}) {
     ListPage page;
     std::string err;
-    EXPECT_FALSE(DecodeList(body, kPods, &page, &err)) << body;
+    EXPECT_FALSE(api::OkOrMessage(DecodeList(body, kPods, &page), &err)) << body;
     EXPECT_EQ(err, "pods list: expected a JSON object") << body;
     EXPECT_TRUE(page.items.empty());
   }
   ListPage page;
   std::string err;
-  EXPECT_FALSE(DecodeList(R"({"items": 3})", kPods, &page, &err));
+  EXPECT_FALSE(api::OkOrMessage(DecodeList(R"({"items": 3})", kPods, &page), &err));
   EXPECT_EQ(err, "pods list: items: expected an array");
-  ASSERT_TRUE(DecodeList(R"({"items": null})", kPods, &page, &err)) << err;
+  ASSERT_TRUE(api::OkOrMessage(DecodeList(R"({"items": null})", kPods, &page), &err)) << err;
 }
 
 TEST(ClientHostileTest, WatchLinesThatAreNotEvents) {
@@ -69,7 +69,7 @@ TEST(ClientHostileTest, WatchLinesThatAreNotEvents) {
                                  R"({"type":"ADDED"})", ""}) {
     WatchEvent ev;
     std::string err;
-    EXPECT_FALSE(DecodeWatchEvent(line, kPods, &ev, &err)) << line;
+    EXPECT_FALSE(api::OkOrMessage(DecodeWatchEvent(line, kPods, &ev), &err)) << line;
     EXPECT_EQ(err.rfind("pods", 0), 0u) << err;
   }
 }
@@ -80,16 +80,16 @@ TEST(ClientHostileTest, DeeplyNestedJsonIsAClearError) {
                            "1" + Repeat("}", 100000) + "}";
   Object o;
   std::string err;
-  EXPECT_FALSE(DecodeObjectJson(deep, kPods, &o, &err));
+  EXPECT_FALSE(api::MoveOrMessage(DecodeObjectJson(deep, kPods), &o, &err));
   EXPECT_EQ(err.rfind("pods: malformed JSON: ", 0), 0u) << err;
   const std::string arrays = "[" + Repeat("[", 100000) + Repeat("]", 100000) + "]";
   ListPage page;
-  EXPECT_FALSE(DecodeList(arrays, kPods, &page, &err));
+  EXPECT_FALSE(api::OkOrMessage(DecodeList(arrays, kPods, &page), &err));
   EXPECT_EQ(err.rfind("pods list: malformed JSON: ", 0), 0u) << err;
   // Under simdjson's limit but over yaml-cpp's (500): the object decoder names the object.
   const std::string mid = R"({"metadata":{"name":"p","namespace":"d"},"spec":)" +
                           Repeat(R"({"a":)", 800) + "1" + Repeat("}", 800) + "}";
-  EXPECT_FALSE(DecodeObjectJson(mid, kPods, &o, &err));
+  EXPECT_FALSE(api::MoveOrMessage(DecodeObjectJson(mid, kPods), &o, &err));
   EXPECT_NE(err.find("nesting deeper than 500 levels"), std::string::npos) << err;
 }
 
@@ -105,7 +105,7 @@ TEST(ClientHostileTest, HugeListOfObjectsSkipsOnlyTheBadOnes) {
   body += "]}";
   ListPage page;
   std::string err;
-  ASSERT_TRUE(DecodeList(body, kPods, &page, &err)) << err;
+  ASSERT_TRUE(api::OkOrMessage(DecodeList(body, kPods, &page), &err)) << err;
   EXPECT_EQ(page.items.size(), 19980u);
   ASSERT_EQ(page.skipped.size(), 20u);
   EXPECT_NE(page.skipped[0].find("quantity out of range"), std::string::npos) << page.skipped[0];
@@ -131,13 +131,14 @@ users:
 )");
   RestConfig rc;
   std::string err;
-  ASSERT_TRUE(LoadKubeconfig(kc, "", &rc, &err)) << err;  // a user without credentials
+  ASSERT_TRUE(api::OkOrMessage(LoadKubeconfig(kc, "", &rc), &err))
+      << err;  // a user without credentials
   EXPECT_TRUE(rc.token.empty());
   const std::string broken = dir.Write("broken", R"(current-context: ctx
 contexts: [{name: ctx, context: {cluster: c}}]
 clusters: [{name: c}, 7, [x]]
 )");
-  EXPECT_FALSE(LoadKubeconfig(broken, "", &rc, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(broken, "", &rc), &err));
   EXPECT_EQ(err, "kubeconfig " + broken + ": cluster \"c\": server: required");
 }
 
@@ -146,10 +147,10 @@ TEST(ClientHostileTest, KubeconfigNestingAndGarbage) {
   RestConfig rc;
   std::string err;
   const std::string deep = dir.Write("deep", "a: " + Repeat("[", 100000) + Repeat("]", 100000));
-  EXPECT_FALSE(LoadKubeconfig(deep, "", &rc, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(deep, "", &rc), &err));
   EXPECT_NE(err.find("nesting deeper than 500 levels"), std::string::npos) << err;
   const std::string garbage = dir.Write("garbage", std::string("\x00\xff{[\x01:", 6));
-  EXPECT_FALSE(LoadKubeconfig(garbage, "", &rc, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(garbage, "", &rc), &err));
   EXPECT_EQ(err.rfind("kubeconfig " + garbage + ": ", 0), 0u) << err;
 }
 
@@ -185,7 +186,7 @@ users: [{name: u, user: {client-certificate-data: Y2VydA==, client-key-data: ")"
 )");
   RestConfig out;
   std::string err;
-  ASSERT_FALSE(LoadKubeconfig(kc, "", &out, &err));
+  ASSERT_FALSE(api::OkOrMessage(LoadKubeconfig(kc, "", &out), &err));
   EXPECT_NE(err.find("client-key-data: not valid base64"), std::string::npos) << err;
   EXPECT_EQ(err.find(secret), std::string::npos) << err;
 }

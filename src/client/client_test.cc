@@ -78,7 +78,7 @@ TEST(Kubeconfig, CurrentContextAndRelativePaths) {
   const std::string kc = d.Write("config", kKubeconfig);
   RestConfig c;
   std::string err;
-  ASSERT_TRUE(LoadKubeconfig(kc, "", &c, &err)) << err;
+  ASSERT_TRUE(api::OkOrMessage(LoadKubeconfig(kc, "", &c), &err)) << err;
   EXPECT_EQ(c.server, "https://10.0.0.1:6443");
   EXPECT_EQ(c.ca_file, d.path() + "/ca.crt");
   EXPECT_EQ(c.token, "secret-token");
@@ -93,13 +93,13 @@ TEST(Kubeconfig, ExplicitContextTokenFileInsecureAndData) {
   const std::string kc = d.Write("config", kKubeconfig);
   RestConfig c;
   std::string err;
-  ASSERT_TRUE(LoadKubeconfig(kc, "ctx-b", &c, &err)) << err;
+  ASSERT_TRUE(api::OkOrMessage(LoadKubeconfig(kc, "ctx-b", &c), &err)) << err;
   EXPECT_EQ(c.server, "https://b.example:443");
   EXPECT_TRUE(c.insecure);
   EXPECT_EQ(c.ca_pem, "hello");
   EXPECT_EQ(c.token, "file-token");
   EXPECT_EQ(c.token_file, d.path() + "/token.txt");
-  ASSERT_TRUE(LoadKubeconfig(kc, "ctx-c", &c, &err)) << err;
+  ASSERT_TRUE(api::OkOrMessage(LoadKubeconfig(kc, "ctx-c", &c), &err)) << err;
   EXPECT_EQ(c.client_cert_pem, "cert");
   EXPECT_EQ(c.client_key_pem, "key");
 }
@@ -109,28 +109,28 @@ TEST(Kubeconfig, ErrorsNameFileAndField) {
   const std::string kc = d.Write("config", kKubeconfig);
   RestConfig c;
   std::string err;
-  EXPECT_FALSE(LoadKubeconfig(kc, "nope", &c, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(kc, "nope", &c), &err));
   EXPECT_NE(err.find(kc + ": context \"nope\" not found (contexts: ctx-a, ctx-b, ctx-c, ctx-missing)"),
             std::string::npos)
       << err;
-  EXPECT_FALSE(LoadKubeconfig(kc, "ctx-missing", &c, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(kc, "ctx-missing", &c), &err));
   EXPECT_NE(err.find("cluster \"nope\" not found"), std::string::npos) << err;
   // ctx-a's certificate-authority file does not exist in this directory.
-  EXPECT_FALSE(LoadKubeconfig(kc, "ctx-a", &c, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(kc, "ctx-a", &c), &err));
   EXPECT_NE(err.find("certificate-authority: " + d.path() + "/ca.crt: no such file"),
             std::string::npos)
       << err;
-  EXPECT_FALSE(LoadKubeconfig(d.path() + "/absent", "", &c, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(d.path() + "/absent", "", &c), &err));
   EXPECT_NE(err.find("absent: cannot read"), std::string::npos) << err;
   const std::string bad = d.Write("bad", "clusters: [");
-  EXPECT_FALSE(LoadKubeconfig(bad, "", &c, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(bad, "", &c), &err));
   EXPECT_NE(err.find("malformed YAML"), std::string::npos) << err;
   const std::string exec = d.Write("exec", R"(clusters: [{name: a, cluster: {server: "https://x"}}]
 users: [{name: u, user: {exec: {command: aws}}}]
 contexts: [{name: c, context: {cluster: a, user: u}}]
 current-context: c
 )");
-  EXPECT_FALSE(LoadKubeconfig(exec, "", &c, &err));
+  EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(exec, "", &c), &err));
   EXPECT_NE(err.find("exec credential plugins are not supported"), std::string::npos) << err;
 }
 
@@ -138,19 +138,53 @@ TEST(Kubeconfig, InClusterNeedsEnvironment) {
   unsetenv("KUBERNETES_SERVICE_HOST");
   RestConfig c;
   std::string err;
-  EXPECT_FALSE(InClusterConfig(&c, &err));
+  EXPECT_FALSE(api::OkOrMessage(InClusterConfig(&c), &err));
   EXPECT_NE(err.find("KUBERNETES_SERVICE_HOST"), std::string::npos);
   TempDir d;
   d.Write("token", "sa-token\n");
   d.Write("ca.crt", "PEM");
   setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
   setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-  ASSERT_TRUE(InClusterConfig(&c, &err, d.path())) << err;
+  ASSERT_TRUE(api::OkOrMessage(InClusterConfig(&c, d.path()), &err)) << err;
   EXPECT_EQ(c.server, "https://10.96.0.1:443");
   EXPECT_EQ(c.token, "sa-token");
   EXPECT_EQ(c.ca_file, d.path() + "/ca.crt");
   unsetenv("KUBERNETES_SERVICE_HOST");
   unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
+TEST(RestClient, ResponseCodesMirrorKubernetesStatuses) {
+  struct Case {
+    long status;
+    const char* reason;
+    absl::StatusCode want;
+  };
+  const Case cases[] = {
+      {200, "", absl::StatusCode::kOk},
+      {201, "", absl::StatusCode::kOk},
+      {400, "", absl::StatusCode::kInvalidArgument},
+      {401, "", absl::StatusCode::kUnauthenticated},
+      {403, "", absl::StatusCode::kPermissionDenied},
+      {404, "", absl::StatusCode::kNotFound},
+      {409, "AlreadyExists", absl::StatusCode::kAlreadyExists},
+      {409, "Conflict", absl::StatusCode::kAborted},
+      {410, "Expired", absl::StatusCode::kOutOfRange},
+      {422, "Invalid", absl::StatusCode::kInvalidArgument},
+      {429, "", absl::StatusCode::kResourceExhausted},
+      {500, "", absl::StatusCode::kUnavailable},
+      {503, "", absl::StatusCode::kUnavailable},
+      {418, "", absl::StatusCode::kFailedPrecondition},
+  };
+  for (const Case& c : cases) {
+    Response r;
+    r.status = c.status;
+    EXPECT_EQ(ResponseCode(r, c.reason), c.want) << c.status << " " << c.reason;
+  }
+  Response refused;
+  refused.curl_code = 7;  // CURLE_COULDNT_CONNECT
+  EXPECT_EQ(ResponseCode(refused, ""), absl::StatusCode::kUnavailable);
+  refused.cancelled = true;
+  EXPECT_EQ(ResponseCode(refused, ""), absl::StatusCode::kCancelled);
 }
 
 TEST(Base64, DecodesAndRejects) {
@@ -199,7 +233,7 @@ TEST(Objects, DecodesPodListWithoutKinds) {
               "spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"lots"}}}]}}]})";
   ListPage page;
   std::string err;
-  ASSERT_TRUE(DecodeList(list, Pods(), &page, &err)) << err;
+  ASSERT_TRUE(api::OkOrMessage(DecodeList(list, Pods(), &page), &err)) << err;
   EXPECT_EQ(page.resource_version, "42");
   EXPECT_EQ(page.continue_token, "tok");
   ASSERT_EQ(page.items.size(), 1u);
@@ -219,9 +253,11 @@ TEST(Objects, DecodesPodListWithoutKinds) {
 TEST(Objects, DecodesWatchEvents) {
   WatchEvent ev;
   std::string err;
-  ASSERT_TRUE(DecodeWatchEvent(
-      R"({"type":"MODIFIED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","resourceVersion":"7"},"status":{"allocatable":{"cpu":"4"}}}})",
-      {"", "v1", "nodes", "Node", Target::kNode, ""}, &ev, &err))
+  ASSERT_TRUE(api::OkOrMessage(
+      DecodeWatchEvent(
+          R"({"type":"MODIFIED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","resourceVersion":"7"},"status":{"allocatable":{"cpu":"4"}}}})",
+          {"", "v1", "nodes", "Node", Target::kNode, ""}, &ev),
+      &err))
       << err;
   EXPECT_EQ(ev.type, "MODIFIED");
   EXPECT_EQ(ev.resource_version, "7");
@@ -229,19 +265,23 @@ TEST(Objects, DecodesWatchEvents) {
   auto node = std::static_pointer_cast<const api::Node>(ev.object.ptr);
   EXPECT_EQ(node->status.allocatable.at("cpu").MilliValue(), 4000);
 
-  ASSERT_TRUE(DecodeWatchEvent(
-      R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"99"}}})",
-      Pods(), &ev, &err));
+  ASSERT_TRUE(api::OkOrMessage(
+      DecodeWatchEvent(
+          R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"99"}}})",
+          Pods(), &ev),
+      &err));
   EXPECT_EQ(ev.type, "BOOKMARK");
   EXPECT_EQ(ev.resource_version, "99");
 
-  ASSERT_TRUE(DecodeWatchEvent(
-      R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}})j",
-      Pods(), &ev, &err));
+  ASSERT_TRUE(api::OkOrMessage(
+      DecodeWatchEvent(
+          R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}})j",
+          Pods(), &ev),
+      &err));
   EXPECT_EQ(ev.error_code, 410);
   EXPECT_NE(ev.error_message.find("too old"), std::string::npos);
 
-  EXPECT_FALSE(DecodeWatchEvent("{not json", Pods(), &ev, &err));
+  EXPECT_FALSE(api::OkOrMessage(DecodeWatchEvent("{not json", Pods(), &ev), &err));
   EXPECT_NE(err.find("malformed JSON"), std::string::npos);
 }
 
@@ -249,9 +289,11 @@ TEST(Objects, DecodesCustomObjectsAsUnstructured) {
   ResourceType pg{"scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", Target::kObject, ""};
   Object o;
   std::string err;
-  ASSERT_TRUE(DecodeObjectJson(
-      R"({"metadata":{"name":"g","namespace":"ns","uid":"u","resourceVersion":"3"},"spec":{"minMember":3}})",
-      pg, &o, &err))
+  ASSERT_TRUE(api::MoveOrMessage(
+      DecodeObjectJson(
+          R"({"metadata":{"name":"g","namespace":"ns","uid":"u","resourceVersion":"3"},"spec":{"minMember":3}})",
+          pg),
+      &o, &err))
       << err;
   auto u = std::static_pointer_cast<const api::Unstructured>(o.ptr);
   EXPECT_EQ(u->kind, "PodGroup");

@@ -66,17 +66,13 @@ LiveInformerFactory::~LiveInformerFactory() { Stop(); }
 
 // ---- discovery ----
 
-bool LiveInformerFactory::Discover(std::string* err) {
+api::Status LiveInformerFactory::Discover() {
   Response r = client_.Do("GET", "/apis");
-  if (!r.ok()) {
-    *err = client_.Describe("GET", "/apis", r);
-    return false;
-  }
+  if (api::Status s = client_.ToStatus("GET", "/apis", r); !s.ok()) return s;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(r.body).get(doc)) {
-    *err = "GET " + client_.server() + "/apis: malformed JSON";
-    return false;
+    return absl::DataLossError("GET " + client_.server() + "/apis: malformed JSON");
   }
   // group -> versions, preferred first.
   std::map<std::string, std::vector<std::string>> groups;
@@ -130,7 +126,7 @@ bool LiveInformerFactory::Discover(std::string* err) {
   }
   types_ = CoreResources();
   for (auto& t : found) types_.push_back(t);
-  return true;
+  return absl::OkStatus();
 }
 
 std::vector<std::string> LiveInformerFactory::Resources() const {
@@ -259,9 +255,8 @@ bool LiveInformerFactory::ListAll(Reflector* r, std::string* rv, bool* gone) {
       return false;
     }
     ListPage page;
-    std::string err;
-    if (!DecodeList(resp.body, r->type, &page, &err)) {
-      SetError(r, err);
+    if (api::Status s = DecodeList(resp.body, r->type, &page); !s.ok()) {
+      SetError(r, std::string(s.message()));
       return false;
     }
     for (const auto& s : page.skipped) {
@@ -313,8 +308,8 @@ bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
   int64_t events = 0;
   auto on_line = [&](std::string_view line) -> bool {
     WatchEvent ev;
-    std::string err;
-    if (!DecodeWatchEvent(line, r->type, &ev, &err)) {
+    if (api::Status s = DecodeWatchEvent(line, r->type, &ev); !s.ok()) {
+      const std::string err(s.message());
       if (!ev.resource_version.empty()) {
         // A well-formed event whose object we cannot decode: skip it, keep watching.
         spdlog::warn("informer {}: skipping {} event: {}", r->type.Name(), ev.type, err);
@@ -367,14 +362,14 @@ bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
   return true;
 }
 
-bool LiveInformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout,
-                                           const std::atomic<bool>* stop, std::string* err) {
+api::Status LiveInformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout,
+                                                  const std::atomic<bool>* stop) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   absl::MutexLock l(&status_mu_);
   for (;;) {
     bool all = true;
     for (const auto& r : reflectors_) all = all && status_[r->index].synced;
-    if (all) return true;
+    if (all) return absl::OkStatus();
     if ((stop && stop->load()) || std::chrono::steady_clock::now() >= deadline) break;
     synced_cv_.WaitWithTimeout(&status_mu_, absl::Milliseconds(200));
   }
@@ -386,11 +381,11 @@ bool LiveInformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout,
     msg += st.resource + ": " +
            (st.last_error.empty() ? std::string("no response yet") : st.last_error);
   }
-  *err = (stop && stop->load() ? "stopped before the informer caches synced: "
-                               : "informer caches not synced after " +
-                                     std::to_string(timeout.count() / 1000) + " s: ") +
-         msg;
-  return false;
+  if (stop && stop->load()) {
+    return absl::CancelledError("stopped before the informer caches synced: " + msg);
+  }
+  return absl::DeadlineExceededError("informer caches not synced after " +
+                                     std::to_string(timeout.count() / 1000) + " s: " + msg);
 }
 
 bool LiveInformerFactory::HasSynced() const {

@@ -68,9 +68,10 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   ~LiveInformerFactory() override;
 
   // Discovery: which OptionalObjectResources() the server serves (GET /apis, then the
-  // group versions). Fails on transport, TLS and auth errors (*err from
-  // RestClient::Describe), so that a bad kubeconfig is reported before anything starts.
-  [[nodiscard]] bool Discover(std::string* err);
+  // group versions). Fails on transport, TLS and auth errors (RestClient::ToStatus: the
+  // HTTP status mapped, Describe's message), so that a bad kubeconfig is reported before
+  // anything starts; DataLoss for a malformed /apis body.
+  api::Status Discover();
   // The resources Start() watches (core + discovered), e.g. "podgroups.scheduling.x-k8s.io".
   std::vector<std::string> Resources() const;
 
@@ -78,10 +79,10 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   // register later (registration replays the cache).
   void Start();
   // Waits until every reflector has delivered its first full list, `stop` is set, or the
-  // timeout passes. On failure *err lists the resources not synced and their last errors
-  // (e.g. "pods: Forbidden: pods is forbidden: User \"x\" cannot list ...").
-  [[nodiscard]] bool WaitForCacheSync(std::chrono::milliseconds timeout,
-                                      const std::atomic<bool>* stop, std::string* err);
+  // timeout passes. DeadlineExceeded (timeout) or Cancelled (`stop`) listing the resources
+  // not synced and their last errors (e.g. "pods: Forbidden: pods is forbidden: User \"x\"
+  // cannot list ...").
+  api::Status WaitForCacheSync(std::chrono::milliseconds timeout, const std::atomic<bool>* stop);
   bool HasSynced() const;
   // Stops the reflectors (within about a second) and the dispatcher. Idempotent.
   void Stop();

@@ -142,7 +142,7 @@ TEST(Informer, ListWatchBookmarkRelistOn410) {
   opts.initial_backoff = std::chrono::milliseconds(10);
   LiveInformerFactory inf(rc, opts);
   std::string err;
-  ASSERT_TRUE(inf.Discover(&err)) << err;
+  ASSERT_TRUE(api::OkOrMessage(inf.Discover(), &err)) << err;
 
   std::mutex mu;
   std::vector<std::string> events;
@@ -157,7 +157,8 @@ TEST(Informer, ListWatchBookmarkRelistOn410) {
                       },
                       [&](const api::PodPtr& p) { record("delete " + p->metadata.name); }});
   inf.Start();
-  ASSERT_TRUE(inf.WaitForCacheSync(std::chrono::seconds(10), nullptr, &err)) << err;
+  ASSERT_TRUE(api::OkOrMessage(inf.WaitForCacheSync(std::chrono::seconds(10), nullptr), &err))
+      << err;
   const std::vector<std::string> want = {"add a", "add b", "add c", "delete a",
                                          "update c 11->15"};
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -206,10 +207,11 @@ TEST(Informer, SyncTimeoutNamesTheFailingResource) {
   opts.initial_backoff = std::chrono::milliseconds(50);
   LiveInformerFactory inf(rc, opts);
   std::string err;
-  EXPECT_FALSE(inf.Discover(&err));
+  EXPECT_FALSE(api::OkOrMessage(inf.Discover(), &err));
   EXPECT_NE(err.find("cannot connect to http://127.0.0.1:1"), std::string::npos) << err;
   inf.Start();
-  EXPECT_FALSE(inf.WaitForCacheSync(std::chrono::milliseconds(500), nullptr, &err));
+  EXPECT_FALSE(
+      api::OkOrMessage(inf.WaitForCacheSync(std::chrono::milliseconds(500), nullptr), &err));
   EXPECT_NE(err.find("pods: cannot connect"), std::string::npos) << err;
   inf.Stop();
 }

@@ -135,28 +135,23 @@ std::string ResourceType::CollectionPath() const {
   return "/apis/" + group + "/" + version + "/" + resource;
 }
 
-bool DecodeObjectElement(const simdjson::dom::element& el, const ResourceType& rt, Object* out,
-                         std::string* err) {
+api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& el,
+                                          const ResourceType& rt) {
   simdjson::dom::object obj;
   if (el.get(obj)) {
-    *err = rt.Name() + ": expected a JSON object";
-    return false;
+    return absl::InvalidArgumentError(rt.Name() + ": expected a JSON object");
   }
   const std::string id = Identity(el);
   bool too_deep = false;
   const YAML::Node node = ObjectNode(obj, rt, &too_deep);
   if (too_deep) {
-    *err = rt.Name() + ": " + rt.kind + " " + id + ": malformed YAML: nesting deeper than " +
-           std::to_string(kMaxDepth) + " levels";
-    return false;
+    return absl::InvalidArgumentError(rt.Name() + ": " + rt.kind + " " + id +
+                                      ": malformed YAML: nesting deeper than " +
+                                      std::to_string(kMaxDepth) + " levels");
   }
   api::Manifests m;
-  api::DecodeError de;
   // The decoder names the object ("Pod ns/name: field: cause"); prefix the resource.
-  if (!api::DecodeManifestNode(node, rt.Name(), &m, &de)) {
-    *err = de.message;
-    return false;
-  }
+  if (api::Status s = api::DecodeManifestNode(node, rt.Name(), &m); !s.ok()) return s;
   Object o;
   switch (rt.target) {
     case Target::kPod:
@@ -193,32 +188,28 @@ bool DecodeObjectElement(const simdjson::dom::element& el, const ResourceType& r
       break;
   }
   if (!o.ptr) {
-    *err = rt.Name() + " " + id + ": not a " + rt.kind + " object";
-    return false;
+    return absl::InvalidArgumentError(rt.Name() + " " + id + ": not a " + rt.kind + " object");
   }
-  *out = std::move(o);
-  return true;
+  return o;
 }
 
-bool DecodeObjectJson(std::string_view json, const ResourceType& rt, Object* out,
-                      std::string* err) {
+api::StatusOr<Object> DecodeObjectJson(std::string_view json, const ResourceType& rt) {
   simdjson::dom::element el;
   if (auto e = Parser().parse(json.data(), json.size()).get(el)) {
-    *err = rt.Name() + ": malformed JSON: " + simdjson::error_message(e);
-    return false;
+    return absl::InvalidArgumentError(rt.Name() +
+                                      ": malformed JSON: " + simdjson::error_message(e));
   }
-  return DecodeObjectElement(el, rt, out, err);
+  return DecodeObjectElement(el, rt);
 }
 
-bool DecodeList(std::string_view json, const ResourceType& rt, ListPage* out, std::string* err) {
+api::Status DecodeList(std::string_view json, const ResourceType& rt, ListPage* out) {
   simdjson::dom::element doc;
   if (auto e = Parser().parse(json.data(), json.size()).get(doc)) {
-    *err = rt.Name() + " list: malformed JSON: " + simdjson::error_message(e);
-    return false;
+    return absl::InvalidArgumentError(rt.Name() +
+                                      " list: malformed JSON: " + simdjson::error_message(e));
   }
   if (!doc.is_object()) {  // e.g. "0": items lookups below would see no document at all
-    *err = rt.Name() + " list: expected a JSON object";
-    return false;
+    return absl::InvalidArgumentError(rt.Name() + " list: expected a JSON object");
   }
   simdjson::dom::element meta;
   if (!doc["metadata"].get(meta)) {
@@ -228,43 +219,39 @@ bool DecodeList(std::string_view json, const ResourceType& rt, ListPage* out, st
   }
   simdjson::dom::array items;
   auto items_res = doc["items"];
-  if (items_res.error() == simdjson::NO_SUCH_FIELD) return true;
+  if (items_res.error() == simdjson::NO_SUCH_FIELD) return absl::OkStatus();
   if (items_res.get(items)) {
     simdjson::dom::element it;
-    if (!items_res.get(it) && it.is_null()) return true;
-    *err = rt.Name() + " list: items: expected an array";
-    return false;
+    if (!items_res.get(it) && it.is_null()) return absl::OkStatus();
+    return absl::InvalidArgumentError(rt.Name() + " list: items: expected an array");
   }
   out->items.reserve(out->items.size() + items.size());
   for (simdjson::dom::element item : items) {
-    Object o;
-    std::string e;
-    if (DecodeObjectElement(item, rt, &o, &e)) {
-      out->items.push_back(std::move(o));
+    api::StatusOr<Object> o = DecodeObjectElement(item, rt);
+    if (o.ok()) {
+      out->items.push_back(*std::move(o));
     } else {
-      out->skipped.push_back(std::move(e));
+      out->skipped.push_back(std::string(o.status().message()));
     }
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool DecodeWatchEvent(std::string_view line, const ResourceType& rt, WatchEvent* out,
-                      std::string* err) {
+api::Status DecodeWatchEvent(std::string_view line, const ResourceType& rt, WatchEvent* out) {
   simdjson::dom::element doc;
   if (auto e = Parser().parse(line.data(), line.size()).get(doc)) {
-    *err = rt.Name() + " watch: malformed JSON: " + simdjson::error_message(e);
-    return false;
+    return absl::InvalidArgumentError(rt.Name() +
+                                      " watch: malformed JSON: " + simdjson::error_message(e));
   }
   std::string_view type;
   if (doc["type"].get(type)) {
-    *err = rt.Name() + " watch: event without a type";
-    return false;
+    return absl::InvalidArgumentError(rt.Name() + " watch: event without a type");
   }
   out->type = std::string(type);
   simdjson::dom::element obj;
   if (doc["object"].get(obj)) {
-    *err = rt.Name() + " watch: " + out->type + " event without an object";
-    return false;
+    return absl::InvalidArgumentError(rt.Name() + " watch: " + out->type +
+                                      " event without an object");
   }
   std::string_view rv;
   if (!obj["metadata"]["resourceVersion"].get(rv)) out->resource_version = std::string(rv);
@@ -275,10 +262,13 @@ bool DecodeWatchEvent(std::string_view line, const ResourceType& rt, WatchEvent*
     if (obj["message"].get(msg)) msg = {};
     out->error_code = static_cast<int>(code);
     out->error_message = std::string(msg);
-    return true;
+    return absl::OkStatus();
   }
-  if (type == "BOOKMARK") return true;
-  return DecodeObjectElement(obj, rt, &out->object, err);
+  if (type == "BOOKMARK") return absl::OkStatus();
+  api::StatusOr<Object> o = DecodeObjectElement(obj, rt);
+  if (!o.ok()) return o.status();
+  out->object = *std::move(o);
+  return absl::OkStatus();
 }
 
 std::string JsonString(std::string_view s) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/status.h"
 #include "api/types.h"
 #include "api/unstructured.h"
 
@@ -47,12 +48,12 @@ struct Object {
   std::shared_ptr<const void> ptr;
 };
 
-// Decodes one object. `json` is the object's JSON text. Errors name the resource and the
-// object, e.g. "pods default/web-0: spec.containers[0].resources.requests.cpu: ...".
-[[nodiscard]] bool DecodeObjectJson(std::string_view json, const ResourceType& rt, Object* out,
-                                    std::string* err);
-[[nodiscard]] bool DecodeObjectElement(const simdjson::dom::element& obj, const ResourceType& rt,
-                                       Object* out, std::string* err);
+// Decodes one object. `json` is the object's JSON text. Errors (InvalidArgument) name the
+// resource and the object, e.g. "pods default/web-0: spec.containers[0].resources.requests.cpu:
+// ...".
+api::StatusOr<Object> DecodeObjectJson(std::string_view json, const ResourceType& rt);
+api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& obj,
+                                          const ResourceType& rt);
 
 // A page of a LIST response.
 struct ListPage {
@@ -61,8 +62,9 @@ struct ListPage {
   std::vector<Object> items;
   std::vector<std::string> skipped;  // objects that failed to decode, with the reason
 };
-[[nodiscard]] bool DecodeList(std::string_view json, const ResourceType& rt, ListPage* out,
-                              std::string* err);
+// Fills *out from a LIST response (items appended). InvalidArgument when the page itself
+// is malformed; objects that fail to decode go to out->skipped instead.
+api::Status DecodeList(std::string_view json, const ResourceType& rt, ListPage* out);
 
 // One line of a WATCH stream.
 struct WatchEvent {
@@ -72,10 +74,9 @@ struct WatchEvent {
   int error_code = 0;     // ERROR: the Status code (410 = Gone: relist)
   std::string error_message;
 };
-// False when the line is not a watch event or the object does not decode (*err says why;
-// for a decode failure out->type and out->resource_version are still set).
-[[nodiscard]] bool DecodeWatchEvent(std::string_view line, const ResourceType& rt,
-                                    WatchEvent* out, std::string* err);
+// InvalidArgument when the line is not a watch event or the object does not decode (for
+// a decode failure out->type and out->resource_version are still set).
+api::Status DecodeWatchEvent(std::string_view line, const ResourceType& rt, WatchEvent* out);
 
 // JSON helpers for request bodies.
 std::string JsonString(std::string_view s);  // quoted and escaped

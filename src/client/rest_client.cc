@@ -356,6 +356,43 @@ Response RestClient::Stream(const std::string& path,
   return r;
 }
 
+absl::StatusCode ResponseCode(const Response& r, std::string_view reason) {
+  if (r.ok()) return absl::StatusCode::kOk;
+  if (r.status == 0 || r.curl_code != 0) {
+    return r.cancelled ? absl::StatusCode::kCancelled : absl::StatusCode::kUnavailable;
+  }
+  switch (r.status) {
+    case 400:
+    case 422:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 409:
+      return reason == "AlreadyExists" ? absl::StatusCode::kAlreadyExists
+                                       : absl::StatusCode::kAborted;
+    case 410:
+      return absl::StatusCode::kOutOfRange;
+    case 429:
+      return absl::StatusCode::kResourceExhausted;
+    default:
+      break;
+  }
+  if (r.status >= 500) return absl::StatusCode::kUnavailable;
+  return absl::StatusCode::kFailedPrecondition;
+}
+
+api::Status RestClient::ToStatus(std::string_view method, const std::string& path,
+                                 const Response& r) const {
+  if (r.ok()) return absl::OkStatus();
+  std::string reason;
+  StatusMessage(r.body, &reason);
+  return api::Status(ResponseCode(r, reason), Describe(method, path, r));
+}
+
 std::string RestClient::Describe(std::string_view method, const std::string& path,
                                  const Response& r) const {
   std::string url = cfg_.server + path;

@@ -16,6 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/status.h"
 #include "client/rate_limiter.h"
 #include "client/rest_config.h"
 
@@ -37,6 +38,17 @@ struct Response {
 
 // The `message` (and `reason`) of a metav1.Status body; "" when the body is not one.
 std::string StatusMessage(std::string_view body, std::string* reason = nullptr);
+
+// The canonical code of a response, mirroring how client-go's apierrors classify them:
+//   2xx OK                          400, 422 InvalidArgument
+//   401 Unauthenticated             403 PermissionDenied
+//   404 NotFound                    409 AlreadyExists (reason AlreadyExists), else Aborted
+//                                       (Conflict: a write lost a race, retry on a fresh read)
+//   410 OutOfRange (Gone/Expired: the resourceVersion left the server's window; relist)
+//   429 ResourceExhausted           5xx Unavailable
+//   other 4xx FailedPrecondition    no response: Cancelled (cancelled) or Unavailable
+// `reason` is the metav1.Status reason of the body ("" when none).
+absl::StatusCode ResponseCode(const Response& r, std::string_view reason);
 
 class RestClient {
  public:
@@ -70,6 +82,8 @@ class RestClient {
   //   "Forbidden: <apiserver message> (POST https://...)"
   //   "<METHOD> https://...: HTTP <code> <reason>: <apiserver message>"
   std::string Describe(std::string_view method, const std::string& path, const Response& r) const;
+  // The outcome of a response: OK for 2xx, else ResponseCode(r) with Describe()'s message.
+  api::Status ToStatus(std::string_view method, const std::string& path, const Response& r) const;
 
   const RestConfig& config() const { return cfg_; }
   const std::string& server() const { return cfg_.server; }

@@ -10,6 +10,8 @@
 
 #include <string>
 
+#include "api/status.h"
+
 namespace phalanx::client {
 
 struct RestConfig {
@@ -37,24 +39,27 @@ struct RestConfig {
   std::string source_file;  // the kubeconfig path ("" for in-cluster)
 };
 
-// Loads `path` and picks `context` (empty: current-context). Errors name the file and
-// the missing or bad field, e.g. "kc.yaml: context \"x\" not found (contexts: a, b)".
-[[nodiscard]] bool LoadKubeconfig(const std::string& path, const std::string& context,
-                                  RestConfig* out, std::string* err);
+// Loads `path` and picks `context` (empty: current-context) into *out, whose qps, burst
+// and user_agent are kept. Errors name the file and the missing or bad field: NotFound
+// "kubeconfig kc.yaml: context \"x\" not found (contexts: a, b)" (also a missing
+// cluster, user or referenced file), InvalidArgument for malformed content, Unimplemented
+// for exec / auth-provider plugins, the errno's code when the file cannot be read.
+api::Status LoadKubeconfig(const std::string& path, const std::string& context, RestConfig* out);
 
 // In-cluster config: KUBERNETES_SERVICE_HOST/PORT, the service account token and CA
 // under `sa_dir` (default /var/run/secrets/kubernetes.io/serviceaccount). Errors say
-// which variable or file is missing.
-[[nodiscard]] bool InClusterConfig(RestConfig* out, std::string* err,
-                                   const std::string& sa_dir =
-                                       "/var/run/secrets/kubernetes.io/serviceaccount");
+// which variable or file is missing (FailedPrecondition). qps, burst and user_agent of
+// *out are kept.
+api::Status InClusterConfig(
+    RestConfig* out, const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
 // The kubeconfig resolution of kube-scheduler: `flag_path` (--kubeconfig), else
 // `config_path` (clientConnection.kubeconfig), else $KUBECONFIG, else in-cluster when
 // KUBERNETES_SERVICE_HOST is set, else ~/.kube/config. `context` applies to kubeconfigs.
-[[nodiscard]] bool ResolveRestConfig(const std::string& flag_path, const std::string& config_path,
-                                     const std::string& context, RestConfig* out,
-                                     std::string* err);
+// Errors as LoadKubeconfig / InClusterConfig; FailedPrecondition "no API server
+// configured: ..." when nothing applies.
+api::Status ResolveRestConfig(const std::string& flag_path, const std::string& config_path,
+                              const std::string& context, RestConfig* out);
 
 // Standard base64 decoding (padding optional, whitespace ignored). False on bad input.
 [[nodiscard]] bool Base64Decode(const std::string& in, std::string* out);

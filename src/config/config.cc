@@ -39,61 +39,46 @@ KubeSchedulerConfiguration DefaultConfiguration() {
   }
 }
 
-bool DecodeConfiguration(std::string_view text, const std::string& source,
-                         KubeSchedulerConfiguration* out, std::string* error) {
+api::StatusOr<KubeSchedulerConfiguration> DecodeConfiguration(std::string_view text,
+                                                              const std::string& source) {
   try {
     internal::Decoded d;
-    std::vector<internal::FieldError> errors;
+    internal::FieldErrors errors;
     if (!internal::Decode(text, &d, &errors)) {
-      if (error != nullptr) *error = internal::JoinErrors(errors, source);
-      return false;
+      return absl::InvalidArgumentError(errors.FormatAll(source));
     }
     internal::SetDefaults(&d);
     errors = internal::Validate(d.cfg);
-    if (!errors.empty()) {
-      if (error != nullptr) *error = internal::JoinErrors(errors, source);
-      return false;
-    }
-    if (out != nullptr) *out = std::move(d.cfg);
-    return true;
+    if (!errors.empty()) return absl::InvalidArgumentError(errors.FormatAll(source));
+    return std::move(d.cfg);
   } catch (const std::exception& e) {
-    if (error != nullptr) *error = source + ": internal error: " + e.what();
-    return false;
+    return absl::InternalError(source + ": internal error: " + e.what());
   } catch (...) {
-    if (error != nullptr) *error = source + ": internal error";
-    return false;
+    return absl::InternalError(source + ": internal error");
   }
 }
 
-bool LoadConfiguration(const std::string& path, KubeSchedulerConfiguration* out,
-                       std::string* error) {
+api::StatusOr<KubeSchedulerConfiguration> LoadConfiguration(const std::string& path) {
   try {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
-      if (error != nullptr) *error = path + ": cannot read file: is a directory";
-      return false;
+      return absl::FailedPreconditionError(path + ": cannot read file: is a directory");
     }
     std::ifstream in(path, std::ios::in | std::ios::binary);
     if (!in) {
       const int err = errno;
-      if (error != nullptr) {
-        *error = path + ": cannot open file: " + (err != 0 ? std::strerror(err) : "unknown error");
-      }
-      return false;
+      return api::Status(
+          absl::ErrnoToStatusCode(err),
+          path + ": cannot open file: " + (err != 0 ? std::strerror(err) : "unknown error"));
     }
     std::ostringstream buf;
     buf << in.rdbuf();
-    if (in.bad()) {
-      if (error != nullptr) *error = path + ": read error";
-      return false;
-    }
-    return DecodeConfiguration(buf.str(), path, out, error);
+    if (in.bad()) return absl::DataLossError(path + ": read error");
+    return DecodeConfiguration(buf.str(), path);
   } catch (const std::exception& e) {
-    if (error != nullptr) *error = path + ": internal error: " + e.what();
-    return false;
+    return absl::InternalError(path + ": internal error: " + e.what());
   } catch (...) {
-    if (error != nullptr) *error = path + ": internal error";
-    return false;
+    return absl::InternalError(path + ": internal error");
   }
 }
 

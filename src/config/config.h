@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/status.h"
 #include "config/types.h"
 
 namespace phalanx::config {
@@ -27,9 +28,14 @@ KubeSchedulerConfiguration DefaultConfiguration();
 // plugin, known plugin arg kinds). Errors name the source and the field, e.g.
 //   "sched.yaml: profiles[0].plugins.score.enabled[1].weight: Invalid value: -1: ...".
 // Whether plugin names exist is checked later against the Registry (framework runtime).
-[[nodiscard]] bool DecodeConfiguration(std::string_view text, const std::string& source,
-                                       KubeSchedulerConfiguration* out, std::string* error);
-[[nodiscard]] bool LoadConfiguration(const std::string& path, KubeSchedulerConfiguration* out,
-                                     std::string* error);
+// Errors: InvalidArgumentError with every decode or validation error, one per line
+// ("<source>[:<line>:<column>]: <path>: <body>"); InternalError "<source>: internal
+// error: ...".
+api::StatusOr<KubeSchedulerConfiguration> DecodeConfiguration(std::string_view text,
+                                                              const std::string& source);
+// Reads `path` and decodes it as above. Read errors name the file: "<path>: cannot open
+// file: <strerror>" (code from errno, e.g. NotFound), "<path>: cannot read file: is a
+// directory" (FailedPrecondition).
+api::StatusOr<KubeSchedulerConfiguration> LoadConfiguration(const std::string& path);
 
 }  // namespace phalanx::config

@@ -68,14 +68,16 @@ const Flat kV1Defaults = Impl(kV1Full);
 KubeSchedulerConfiguration MustDecode(const std::string& text) {
   KubeSchedulerConfiguration cfg;
   std::string error;
-  EXPECT_TRUE(DecodeConfiguration(text, "sched.yaml", &cfg, &error)) << error << "\n" << text;
+  EXPECT_TRUE(api::MoveOrMessage(DecodeConfiguration(text, "sched.yaml"), &cfg, &error))
+      << error << "\n"
+      << text;
   return cfg;
 }
 
 std::string DecodeError(const std::string& text) {
   KubeSchedulerConfiguration cfg;
   std::string error;
-  EXPECT_FALSE(DecodeConfiguration(text, "sched.yaml", &cfg, &error)) << text;
+  EXPECT_FALSE(api::MoveOrMessage(DecodeConfiguration(text, "sched.yaml"), &cfg, &error)) << text;
   return error;
 }
 
@@ -500,8 +502,8 @@ TEST(ConversionTest, V1beta2UserPluginsMergedAndDisabledDropped) {
 TEST(DecodeTest, AllFieldsFromFile) {
   KubeSchedulerConfiguration cfg;
   std::string error;
-  ASSERT_TRUE(LoadConfiguration(PHALANX_SOURCE_DIR "/src/config/testdata/full_v1.yaml", &cfg,
-                                &error))
+  ASSERT_TRUE(api::MoveOrMessage(
+      LoadConfiguration(PHALANX_SOURCE_DIR "/src/config/testdata/full_v1.yaml"), &cfg, &error))
       << error;
   EXPECT_EQ(cfg.parallelism, 8);
   EXPECT_EQ(cfg.percentage_of_nodes_to_score, 40);
@@ -536,9 +538,10 @@ TEST(DecodeTest, AllFieldsFromFile) {
 TEST(DecodeTest, MissingFile) {
   KubeSchedulerConfiguration cfg;
   std::string error;
-  EXPECT_FALSE(LoadConfiguration("/nonexistent/sched.yaml", &cfg, &error));
+  EXPECT_FALSE(api::MoveOrMessage(LoadConfiguration("/nonexistent/sched.yaml"), &cfg, &error));
   EXPECT_EQ(error, "/nonexistent/sched.yaml: cannot open file: No such file or directory");
-  EXPECT_FALSE(LoadConfiguration(PHALANX_SOURCE_DIR "/src/config/testdata", &cfg, &error));
+  EXPECT_FALSE(api::MoveOrMessage(LoadConfiguration(PHALANX_SOURCE_DIR "/src/config/testdata"),
+                                  &cfg, &error));
   EXPECT_EQ(error, PHALANX_SOURCE_DIR "/src/config/testdata: cannot read file: is a directory");
 }
 
@@ -623,7 +626,7 @@ TEST(DecodeTest, NoExceptionsOnHostileInput) {
     KubeSchedulerConfiguration cfg;
     std::string error;
     bool ok = true;
-    EXPECT_NO_THROW(ok = DecodeConfiguration(in, "x.yaml", &cfg, &error));
+    EXPECT_NO_THROW(ok = api::MoveOrMessage(DecodeConfiguration(in, "x.yaml"), &cfg, &error));
     EXPECT_FALSE(ok) << in;
     EXPECT_THAT(error, StartsWith("x.yaml")) << in;
   }
@@ -896,7 +899,7 @@ TEST_P(ParseDurationTest, Parse) {
   const DurationCase& c = GetParam();
   int64_t nanos = -12345;
   std::string error;
-  EXPECT_EQ(internal::ParseGoDuration(c.text, &nanos, &error), c.ok) << c.text;
+  EXPECT_EQ(api::MoveOrMessage(internal::ParseGoDuration(c.text), &nanos, &error), c.ok) << c.text;
   if (c.ok) {
     EXPECT_EQ(nanos, c.nanos) << c.text;
   } else {

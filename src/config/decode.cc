@@ -55,8 +55,7 @@ bool HasTypedArgs(const std::string& plugin) {
 
 class Decoder {
  public:
-  Decoder(ApiVersion version, std::vector<FieldError>* errors)
-      : version_(version), errors_(errors) {}
+  Decoder(ApiVersion version, FieldErrors* errors) : version_(version), errors_(errors) {}
 
   void Fail(const YAML::Node& at, FieldError e) {
     if (at.IsDefined()) {
@@ -174,12 +173,12 @@ class Decoder {
       Fail(n, Invalid(path, Render(n), "must be a duration string such as \"15s\""));
       return;
     }
-    int64_t nanos = 0;
-    std::string err;
-    if (!ParseGoDuration(n.Scalar(), &nanos, &err)) {
-      Fail(n, Invalid(path, GoQuote(n.Scalar()), err));
+    const api::StatusOr<int64_t> parsed = ParseGoDuration(n.Scalar());
+    if (!parsed.ok()) {
+      Fail(n, Invalid(path, GoQuote(n.Scalar()), std::string(parsed.status().message())));
       return;
     }
+    const int64_t nanos = *parsed;
     if (nanos % 1000000000 != 0) {
       Fail(n, Invalid(path, GoQuote(n.Scalar()), "must be a whole number of seconds"));
       return;
@@ -383,12 +382,12 @@ class Decoder {
 
  private:
   ApiVersion version_;
-  std::vector<FieldError>* errors_;
+  FieldErrors* errors_;
 };
 
 }  // namespace
 
-bool Decode(std::string_view text, Decoded* out, std::vector<FieldError>* errors) {
+bool Decode(std::string_view text, Decoded* out, FieldErrors* errors) {
   try {
     YAML::Node root;
     try {
@@ -396,8 +395,8 @@ bool Decode(std::string_view text, Decoded* out, std::vector<FieldError>* errors
     } catch (const YAML::Exception& e) {
       // yaml-cpp stops at 500 levels of nesting with the text "bad file": say what it means.
       const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e);
-      FieldError fe{"", deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels"
-                             : e.msg};
+      FieldError fe = FieldError::Message(
+          "", deep ? "nesting deeper than " + std::to_string(deep->depth()) + " levels" : e.msg);
       if (e.mark.line >= 0) {
         fe.line = e.mark.line + 1;
         fe.column = e.mark.column + 1;
@@ -445,10 +444,11 @@ bool Decode(std::string_view text, Decoded* out, std::vector<FieldError>* errors
     fields.Root(croot, out);
     return errors->size() == before;
   } catch (const std::exception& e) {
-    errors->push_back(FieldError{"", std::string("internal error while decoding: ") + e.what()});
+    errors->push_back(
+        FieldError::Message("", std::string("internal error while decoding: ") + e.what()));
     return false;
   } catch (...) {
-    errors->push_back(FieldError{"", "internal error while decoding"});
+    errors->push_back(FieldError::Message("", "internal error while decoding"));
     return false;
   }
 }

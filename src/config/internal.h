@@ -2,13 +2,13 @@
 // Not part of the contract: other modules use config.h.
 #pragma once
 
-#include "api/duration.h"
-
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "api/duration.h"
+#include "api/field_errors.h"
 #include "config/default_plugins.h"
 #include "config/types.h"
 
@@ -24,32 +24,34 @@ inline constexpr std::string_view kV1beta3 = "kubescheduler.config.k8s.io/v1beta
 inline constexpr std::string_view kV1beta2 = "kubescheduler.config.k8s.io/v1beta2";
 inline constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
-// One error in apimachinery's field.Error shape: "<path>: <body>", body being e.g.
-// `Invalid value: 0: should be an integer value greater than zero`. line/column (1-based)
-// are known for decode errors only.
-struct FieldError {
-  std::string path;
-  std::string body;
-  int line = 0;
-  int column = 0;
-  // "<source>:<line>:<column>: <path>: <body>" or "<source>: <path>: <body>".
-  std::string Format(const std::string& source) const;
-};
+// Errors are api::FieldError (apimachinery's field.Error shape: "<path>: <body>", body
+// e.g. `Invalid value: 0: should be an integer value greater than zero`) collected in an
+// api::FieldErrors; line/column (1-based) are known for decode errors only, and
+// FieldError::Format(source) / FieldErrors::FormatAll(source) render the loader's message
+// ("<source>:<line>:<column>: <path>: <body>").
+using api::FieldError;
+using api::FieldErrors;
 
 // field.Invalid / Required / Duplicate / NotSupported wording. `value` is already
 // rendered (GoQuote for strings).
-FieldError Invalid(std::string path, std::string_view value, std::string_view detail);
-FieldError Required(std::string path, std::string_view detail = {});
-FieldError Duplicate(std::string path, std::string_view value);
-FieldError NotSupported(std::string path, std::string_view value,
-                        const std::vector<std::string_view>& supported);
+inline FieldError Invalid(std::string path, std::string_view value, std::string_view detail) {
+  return FieldError::Invalid(std::move(path), std::string(value), detail);
+}
+inline FieldError Required(std::string path, std::string_view detail = {}) {
+  return FieldError::Required(std::move(path), detail);
+}
+inline FieldError Duplicate(std::string path, std::string_view value) {
+  return FieldError::Duplicate(std::move(path), std::string(value));
+}
+inline FieldError NotSupported(std::string path, std::string_view value,
+                               const std::vector<std::string_view>& supported) {
+  return FieldError::NotSupported(std::move(path), std::string(value), supported);
+}
 // Go's %q rendering of a string (api::GoQuote).
 using api::GoQuote;
-// Joins Format(source) of every error with '\n'.
-std::string JoinErrors(const std::vector<FieldError>& errors, const std::string& source);
 
-// Go time.ParseDuration (api::ParseGoDuration). On failure returns false and sets *error
-// to Go's message, e.g. `time: missing unit in duration "15"`.
+// Go time.ParseDuration (api::ParseGoDuration): nanoseconds, or InvalidArgumentError with
+// Go's message, e.g. `time: missing unit in duration "15"`.
 using api::ParseGoDuration;
 // Go time.Duration.String(): "1m30s", "0s", "-2s", "1.5s".
 std::string FormatGoDuration(int64_t nanos);
@@ -72,7 +74,7 @@ struct Decoded {
 // upstream defaults when zero (qps, burst, durations, lock names); profiles keep the
 // user's plugin sets unmerged. Returns false with the errors (YAML syntax, apiVersion,
 // kind, field types) in *errors. Throws nothing.
-bool Decode(std::string_view text, Decoded* out, std::vector<FieldError>* errors);
+bool Decode(std::string_view text, Decoded* out, FieldErrors* errors);
 
 // Upstream SetDefaults_KubeSchedulerConfiguration of out->version: one default profile
 // when there is none, schedulerName "default-scheduler" for a lone unnamed profile,
@@ -83,6 +85,6 @@ void SetDefaults(Decoded* d);
 // Upstream ValidateKubeSchedulerConfiguration (plus component-base's clientConnection and
 // leaderElection validation and client-go's renewDeadline/retryPeriod rule). Returns the
 // errors in a fixed order; empty when valid.
-std::vector<FieldError> Validate(const KubeSchedulerConfiguration& cfg);
+FieldErrors Validate(const KubeSchedulerConfiguration& cfg);
 
 }  // namespace phalanx::config::internal

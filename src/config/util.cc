@@ -12,63 +12,6 @@
 
 namespace phalanx::config::internal {
 
-std::string FieldError::Format(const std::string& source) const {
-  std::string out = source;
-  if (line > 0) out += ":" + std::to_string(line) + ":" + std::to_string(column);
-  out += ": ";
-  if (!path.empty()) out += path + ": ";
-  out += body;
-  return out;
-}
-
-FieldError Invalid(std::string path, std::string_view value, std::string_view detail) {
-  std::string body = "Invalid value: ";
-  body += value;
-  if (!detail.empty()) {
-    body += ": ";
-    body += detail;
-  }
-  return FieldError{std::move(path), std::move(body)};
-}
-
-FieldError Required(std::string path, std::string_view detail) {
-  std::string body = "Required value";
-  if (!detail.empty()) {
-    body += ": ";
-    body += detail;
-  }
-  return FieldError{std::move(path), std::move(body)};
-}
-
-FieldError Duplicate(std::string path, std::string_view value) {
-  std::string body = "Duplicate value: ";
-  body += value;
-  return FieldError{std::move(path), std::move(body)};
-}
-
-FieldError NotSupported(std::string path, std::string_view value,
-                        const std::vector<std::string_view>& supported) {
-  std::string body = "Unsupported value: ";
-  body += value;
-  if (!supported.empty()) {
-    body += ": supported values: ";
-    for (size_t i = 0; i < supported.size(); ++i) {
-      if (i > 0) body += ", ";
-      body += GoQuote(supported[i]);
-    }
-  }
-  return FieldError{std::move(path), std::move(body)};
-}
-
-std::string JoinErrors(const std::vector<FieldError>& errors, const std::string& source) {
-  std::string out;
-  for (size_t i = 0; i < errors.size(); ++i) {
-    if (i > 0) out += '\n';
-    out += errors[i].Format(source);
-  }
-  return out;
-}
-
 // ---- Go durations (Duration.String; parsing lives in api/duration) ----
 
 namespace {

@@ -81,14 +81,14 @@ std::string RenderArgs(const YAML::Node* args) {
   return e.good() ? std::string(e.c_str()) : std::string("object");
 }
 
-void ValidatePercentage(const std::string& path, int32_t value, std::vector<FieldError>* errs) {
+void ValidatePercentage(const std::string& path, int32_t value, FieldErrors* errs) {
   if (value < 0 || value > 100) {
     errs->push_back(Invalid(path, std::to_string(value), "not in valid range [0-100]"));
   }
 }
 
 void ValidateProfile(const std::string& path, const std::string& api_version, const Profile& p,
-                     std::vector<FieldError>* errs) {
+                     FieldErrors* errs) {
   if (p.scheduler_name.empty()) errs->push_back(Required(path + ".schedulerName"));
   if (p.percentage_of_nodes_to_score) {
     ValidatePercentage(path + ".percentageOfNodesToScore", *p.percentage_of_nodes_to_score, errs);
@@ -116,7 +116,7 @@ void ValidateProfile(const std::string& path, const std::string& api_version, co
 
 // validateCommonQueueSort: every profile must have the queueSort set (and queue sort
 // args) of the first profile.
-void ValidateCommonQueueSort(const std::vector<Profile>& profiles, std::vector<FieldError>* errs) {
+void ValidateCommonQueueSort(const std::vector<Profile>& profiles, FieldErrors* errs) {
   const PluginSet& canon = profiles[0].plugins.queue_sort;
   std::string queue_sort_name;
   if (!canon.enabled.empty()) queue_sort_name = canon.enabled[0].name;
@@ -150,7 +150,7 @@ void ValidateCommonQueueSort(const std::vector<Profile>& profiles, std::vector<F
   }
 }
 
-void ValidateLeaderElection(const LeaderElection& le, std::vector<FieldError>* errs) {
+void ValidateLeaderElection(const LeaderElection& le, FieldErrors* errs) {
   if (!le.leader_elect) return;
   const std::string p = "leaderElection";
   if (le.lease_duration_seconds <= 0) {
@@ -186,8 +186,8 @@ void ValidateLeaderElection(const LeaderElection& le, std::vector<FieldError>* e
 
 }  // namespace
 
-std::vector<FieldError> Validate(const KubeSchedulerConfiguration& cfg) {
-  std::vector<FieldError> errs;
+FieldErrors Validate(const KubeSchedulerConfiguration& cfg) {
+  FieldErrors errs;
   if (cfg.client_connection.burst < 0) {
     errs.push_back(Invalid("clientConnection.burst", std::to_string(cfg.client_connection.burst),
                            "must be non-negative"));

@@ -20,7 +20,7 @@ namespace {
 api::Quantity Q(const std::string& text) {
   api::Quantity q;
   std::string err;
-  EXPECT_TRUE(api::Quantity::Parse(text, &q, &err)) << text << ": " << err;
+  EXPECT_TRUE(api::MoveOrMessage(api::Quantity::Parse(text), &q, &err)) << text << ": " << err;
   return q;
 }
 

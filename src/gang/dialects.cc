@@ -50,6 +50,7 @@
 #include <map>
 #include <string_view>
 
+#include "api/field_errors.h"
 #include "api/pod_resources.h"
 #include "api/quantity.h"
 #include "gang/dialects_parse.h"
@@ -134,28 +135,9 @@ bool HasKoordAnnotations(const Annotations& m) {
   return it != m.end() && std::string_view(it->first).starts_with(kKoordPrefix);
 }
 
-// Collects field errors of one object; the spec's `invalid` is "<what>: <e1>; <e2>".
-class Errors {
- public:
-  explicit Errors(std::string what) : what_(std::move(what)) {}
-  void Add(const std::string& field, const std::string& message) {
-    items_.push_back(field + ": " + message);
-  }
-  bool Empty() const { return items_.empty(); }
-  std::string Str() const {
-    if (items_.empty()) return {};
-    std::string out = what_ + ": ";
-    for (size_t i = 0; i < items_.size(); ++i) {
-      if (i > 0) out += "; ";
-      out += items_[i];
-    }
-    return out;
-  }
-
- private:
-  std::string what_;
-  std::vector<std::string> items_;
-};
+// Field errors of one object, made with its "<what>"; the spec's `invalid` is
+// errs.Summary(): "<what>: <e1>; <e2>".
+using Errors = api::FieldErrors;
 
 // ---- YAML access (read only: never operator[] on a non-const node) ----
 
@@ -249,19 +231,18 @@ void MinResources(const YAML::Node& spec, const std::string& path, PodGroupSpec*
       ok = false;
       continue;
     }
-    api::Quantity q;
-    std::string err;
-    if (!api::Quantity::Parse(v.Scalar(), &q, &err)) {
-      errs->Add(field, err);
+    api::StatusOr<api::Quantity> q = api::Quantity::Parse(v.Scalar());
+    if (!q.ok()) {
+      errs->Add(field, std::string(q.status().message()));
       ok = false;
       continue;
     }
-    if (q.IsNegative()) {
+    if (q->IsNegative()) {
       errs->Add(field, "must be greater than or equal to 0, got " + Quote(v.Scalar()));
       ok = false;
       continue;
     }
-    list[name] = q;
+    list[name] = *q;
   }
   if (ok && !list.empty()) {
     s->min_resources = api::ResourceListToResource(list);
@@ -345,10 +326,10 @@ void ApplyKoordOptions(const Annotations& ann, const std::string& where, bool wa
   }
   if (waiting_time) {
     if (const std::string* v = FindNonEmpty(ann, kKoordWait)) {
-      int64_t ns = 0;
-      std::string err;
-      if (!detail::ParseGoDuration(*v, &ns, &err)) {
-        errs->Add(where + std::string(kKoordWait), err);
+      api::StatusOr<int64_t> parsed = detail::ParseGoDuration(*v);
+      const int64_t ns = parsed.ok() ? *parsed : 0;
+      if (!parsed.ok()) {
+        errs->Add(where + std::string(kKoordWait), std::string(parsed.status().message()));
       } else if (ns < 0) {
         errs->Add(where + std::string(kKoordWait), "must not be negative, got " + Quote(*v));
       } else if (ns > 0) {
@@ -357,11 +338,12 @@ void ApplyKoordOptions(const Annotations& ann, const std::string& where, bool wa
     }
   }
   if (const std::string* v = FindNonEmpty(ann, kKoordGroups)) {
-    std::vector<std::string> ids;
-    std::string err;
-    if (!detail::ParseJsonStringArray(*v, &ids, &err)) {
-      errs->Add(where + std::string(kKoordGroups), err + ", got " + Quote(*v));
+    api::StatusOr<std::vector<std::string>> parsed = detail::ParseJsonStringArray(*v);
+    if (!parsed.ok()) {
+      errs->Add(where + std::string(kKoordGroups),
+                std::string(parsed.status().message()) + ", got " + Quote(*v));
     } else {
+      std::vector<std::string>& ids = *parsed;
       bool ok = true;
       for (const auto& id : ids) {
         if (!ValidGangId(id)) {
@@ -418,7 +400,7 @@ PodGroupSpec CoschedulingSpec(const api::Unstructured& obj) {
       HasKoordAnnotations(ann) ? MatchPolicy::kOnceSatisfied : MatchPolicy::kWaitingAndRunning;
   ApplyKoordOptions(ann, "metadata.annotations.", /*waiting_time=*/false, &s, &errs);
   if (!HasKoordAnnotations(ann)) s.total_member = 0;
-  s.invalid = errs.Str();
+  s.invalid = errs.Summary();
   return s;
 }
 
@@ -457,7 +439,7 @@ PodGroupSpec VolcanoSpec(const api::Unstructured& obj) {
       }
     }
   }
-  s.invalid = errs.Str();
+  s.invalid = errs.Summary();
   return s;
 }
 
@@ -558,7 +540,7 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
     }
   }
   // Each sub-group's own quorum (computed from its children when it uses minSubGroup).
-  if (errs.Empty()) {
+  if (errs.empty()) {
     for (auto& k : subs) {
       if (k.min_member) {
         k.g.min_member = *k.min_member;
@@ -582,7 +564,7 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
   if (CountField(spec, "minMember", "spec.minMember", 1, &v, &present, &errs)) {
     if (present) {
       s.min_member = v;
-    } else if (!subs.empty() && errs.Empty()) {
+    } else if (!subs.empty() && errs.empty()) {
       const int64_t q = KaiQuorum(subs, "", min_sub_group, 0);
       if (q < 1) {
         errs.Add("spec.minMember", "required: the sub-groups define no quorum");
@@ -594,7 +576,7 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
     }
   }
   for (auto& k : subs) s.sub_groups.push_back(std::move(k.g));
-  s.invalid = errs.Str();
+  s.invalid = errs.Summary();
   return s;
 }
 
@@ -662,7 +644,7 @@ std::vector<PodGroupSpec> UpstreamPodGroupSpecs(const api::Unstructured& obj) {
       break;
   }
   UpstreamTopology(Child(spec, "schedulingConstraints"), &s);
-  s.invalid = errs.Str();
+  s.invalid = errs.Summary();
   return {std::move(s)};
 }
 
@@ -679,7 +661,7 @@ std::vector<PodGroupSpec> WorkloadSpecs(const api::Unstructured& obj) {
     Errors errs(s.source);
     errs.Add(std::string("spec.") + list_field,
              Present(groups) ? "must be a list, got " + Describe(groups) : "required");
-    s.invalid = errs.Str();
+    s.invalid = errs.Summary();
     out.push_back(std::move(s));
     return out;
   }
@@ -697,10 +679,10 @@ std::vector<PodGroupSpec> WorkloadSpecs(const api::Unstructured& obj) {
     int32_t min_count = 0;
     const Policy p =
         ReadPolicy(Child(g, policy_field), path + "." + policy_field, &min_count, &errs);
-    if (p == Policy::kBasic && errs.Empty()) continue;  // not a gang
+    if (p == Policy::kBasic && errs.empty()) continue;  // not a gang
     if (p == Policy::kGang) s.min_member = min_count;
     if (templates) UpstreamTopology(Child(g, "schedulingConstraints"), &s);
-    s.invalid = errs.Str();
+    s.invalid = errs.Summary();
     out.push_back(std::move(s));
   }
   return out;
@@ -792,8 +774,8 @@ std::optional<GangRef> UpstreamRef(const api::Pod& pod, const OwnerLookup& looku
   Errors errs(PodWhat(pod));
   if (w.name.empty()) errs.Add("spec.workloadRef.name", "required");
   if (w.pod_group.empty()) errs.Add("spec.workloadRef.podGroup", "required");
-  if (!errs.Empty()) {
-    r.inline_spec = InvalidInline(r, PodWhat(pod) + " spec.workloadRef", errs.Str());
+  if (!errs.empty()) {
+    r.inline_spec = InvalidInline(r, PodWhat(pod) + " spec.workloadRef", errs.Summary());
     return r;
   }
   if (lookup) {
@@ -855,7 +837,7 @@ std::optional<GangRef> KoordinatorRef(const api::Pod& pod) {
     }
   }
   ApplyKoordOptions(ann, "annotation ", /*waiting_time=*/true, &s, &errs);
-  s.invalid = errs.Str();
+  s.invalid = errs.Summary();
   r.inline_spec = std::move(s);
   return r;
 }
@@ -1026,8 +1008,8 @@ std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructu
       min = v;
     }
   }
-  if (!errs.Empty()) {
-    s.invalid = errs.Str();
+  if (!errs.empty()) {
+    s.invalid = errs.Summary();
     return s;
   }
   if (min < 2) return std::nullopt;  // a single pod is not a gang

@@ -52,27 +52,23 @@ bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r
 
 }  // namespace
 
-bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error) {
-  return api::ParseGoDuration(text, nanos, error);
-}
-
-bool ParseJsonStringArray(std::string_view s, std::vector<std::string>* out, std::string* error) {
-  out->clear();
+api::StatusOr<std::vector<std::string>> ParseJsonStringArray(std::string_view s) {
+  std::vector<std::string> values;
+  std::vector<std::string>* out = &values;
   size_t i = 0;
   auto skip = [&] {
     while (i < s.size() && IsJsonSpace(s[i])) ++i;
   };
   auto fail = [&](const std::string& what) {
-    *error = "must be a JSON array of strings: " + what + " at offset " + std::to_string(i);
-    out->clear();
-    return false;
+    return absl::InvalidArgumentError("must be a JSON array of strings: " + what + " at offset " +
+                                      std::to_string(i));
   };
   skip();
   if (s.substr(i, 4) == "null") {
     i += 4;
     skip();
     if (i != s.size()) return fail("unexpected trailing characters");
-    return true;
+    return values;
   }
   if (i >= s.size() || s[i] != '[') return fail("expected '['");
   ++i;
@@ -166,7 +162,7 @@ bool ParseJsonStringArray(std::string_view s, std::vector<std::string>* out, std
   }
   skip();
   if (i != s.size()) return fail("unexpected trailing characters");
-  return true;
+  return values;
 }
 
 bool ParseInt64(std::string_view s, int64_t* out) {

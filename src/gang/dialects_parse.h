@@ -8,17 +8,21 @@
 #include <string_view>
 #include <vector>
 
+#include "api/duration.h"
+#include "api/status.h"
+
 namespace phalanx::gang::detail {
 
-// Go time.ParseDuration: "[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+" or "0".
-// Examples: "300ms", "1.5h", "2h45m", "-1m", "0". Out of int64 range is an error.
-[[nodiscard]] bool ParseGoDuration(std::string_view text, int64_t* nanos, std::string* error);
+// Go time.ParseDuration: "[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+" or "0", in
+// nanoseconds. Examples: "300ms", "1.5h", "2h45m", "-1m", "0". Out of int64 range is an
+// error. InvalidArgumentError with Go's message (`time: invalid duration "1d"`).
+using api::ParseGoDuration;
 
 // A JSON array of strings, e.g. `["ns-a/gang-a", "ns-b/gang-b"]` (standard escapes,
 // \uXXXX incl. surrogate pairs). `null` is accepted as an empty array, as Go's
-// json.Unmarshal into a []string does.
-[[nodiscard]] bool ParseJsonStringArray(std::string_view text, std::vector<std::string>* out,
-                                        std::string* error);
+// json.Unmarshal into a []string does. InvalidArgumentError "must be a JSON array of
+// strings: <what> at offset <n>".
+api::StatusOr<std::vector<std::string>> ParseJsonStringArray(std::string_view text);
 
 // Decimal integer (optional sign, no spaces, no fraction) that fits in int64.
 [[nodiscard]] bool ParseInt64(std::string_view text, int64_t* out);

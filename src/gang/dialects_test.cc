@@ -45,9 +45,9 @@ struct World {
 };
 
 bool Decode(const std::string& yaml, World* w) {
-  api::DecodeError err;
-  if (!api::DecodeManifests(yaml, "test.yaml", &w->m, &err)) {
-    ADD_FAILURE() << "decode: " << err.message;
+  std::string err;
+  if (!api::OkOrMessage(api::DecodeManifests(yaml, "test.yaml", &w->m), &err)) {
+    ADD_FAILURE() << "decode: " << err;
     return false;
   }
   for (const auto& o : w->m.objects) {
@@ -1233,7 +1233,8 @@ TEST(DialectParse, GoDuration) {
   for (const auto& c : cases) {
     int64_t ns = -7;
     std::string err;
-    EXPECT_EQ(detail::ParseGoDuration(c.in, &ns, &err), c.ok) << c.in << " " << err;
+    EXPECT_EQ(api::MoveOrMessage(detail::ParseGoDuration(c.in), &ns, &err), c.ok)
+        << c.in << " " << err;
     if (c.ok) {
       EXPECT_EQ(ns, c.ns) << c.in;
     } else {
@@ -1267,7 +1268,8 @@ TEST(DialectParse, JsonStringArray) {
   for (const auto& c : cases) {
     std::vector<std::string> out;
     std::string err;
-    EXPECT_EQ(detail::ParseJsonStringArray(c.in, &out, &err), c.ok) << c.in << " " << err;
+    EXPECT_EQ(api::MoveOrMessage(detail::ParseJsonStringArray(c.in), &out, &err), c.ok)
+        << c.in << " " << err;
     if (c.ok) {
       EXPECT_EQ(out, c.out) << c.in;
     }

@@ -117,7 +117,7 @@ GpuAsk ParseGpuAsk(const api::Pod& pod) {
     int64_t mib = 0;
     if (ParseInt64(*mem, &mib)) {
       // KAI: a bare number is MiB.
-    } else if (api::Quantity::Parse(*mem, &q, &err) && !q.IsNegative()) {
+    } else if (api::MoveOrMessage(api::Quantity::Parse(*mem), &q, &err) && !q.IsNegative()) {
       mib = (q.Value() + (1 << 20) - 1) >> 20;
     } else {
       mib = -1;

@@ -43,28 +43,26 @@ bool SendAll(int fd, const std::string& s) {
 
 HttpServer::~HttpServer() { Stop(); }
 
-bool HttpServer::Start(const std::string& address, HttpHandler handler, std::string* err) {
+api::Status HttpServer::Start(const std::string& address, HttpHandler handler) {
   std::string host, port;
   if (!address.empty() && address.front() == '[') {
     auto close = address.find(']');
     if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':') {
-      *err = "bind address \"" + address + "\": expected [IPv6]:port";
-      return false;
+      return absl::InvalidArgumentError("bind address \"" + address + "\": expected [IPv6]:port");
     }
     host = address.substr(1, close - 1);
     port = address.substr(close + 2);
   } else {
     auto colon = address.rfind(':');
     if (colon == std::string::npos) {
-      *err = "bind address \"" + address + "\": expected host:port";
-      return false;
+      return absl::InvalidArgumentError("bind address \"" + address + "\": expected host:port");
     }
     host = address.substr(0, colon);
     port = address.substr(colon + 1);
   }
   if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) {
-    *err = "bind address \"" + address + "\": bad port \"" + port + "\"";
-    return false;
+    return absl::InvalidArgumentError("bind address \"" + address + "\": bad port \"" + port +
+                                      "\"");
   }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -73,25 +71,27 @@ bool HttpServer::Start(const std::string& address, HttpHandler handler, std::str
   addrinfo* res = nullptr;
   int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &res);
   if (rc != 0) {
-    *err = "bind address \"" + address + "\": " + gai_strerror(rc);
-    return false;
+    return absl::InvalidArgumentError("bind address \"" + address + "\": " + gai_strerror(rc));
   }
   int fd = -1;
   std::string last;
+  int last_errno = 0;
   for (addrinfo* a = res; a; a = a->ai_next) {
     fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) break;
-    last = std::strerror(errno);
+    last_errno = errno;
+    last = std::strerror(last_errno);
     ::close(fd);
     fd = -1;
   }
   ::freeaddrinfo(res);
   if (fd < 0) {
-    *err = "bind address " + address + ": " + (last.empty() ? "cannot listen" : last);
-    return false;
+    return api::Status(
+        last_errno != 0 ? absl::ErrnoToStatusCode(last_errno) : absl::StatusCode::kUnavailable,
+        "bind address " + address + ": " + (last.empty() ? "cannot listen" : last));
   }
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
@@ -101,7 +101,7 @@ bool HttpServer::Start(const std::string& address, HttpHandler handler, std::str
   listen_fd_ = fd;
   handler_ = std::move(handler);
   thread_ = std::thread([this] { Loop(); });
-  return true;
+  return absl::OkStatus();
 }
 
 void HttpServer::Stop() {

@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include "api/status.h"
+
 namespace phalanx::metrics {
 
 struct HttpResponse {
@@ -24,8 +26,10 @@ class HttpServer {
   ~HttpServer();
   // Binds `address` ("127.0.0.1:10259", "0.0.0.0:10259", "[::1]:10259", ":10259" = all
   // interfaces; port 0 picks a free one) and serves on a background thread. Errors:
-  // "--bind-address 127.0.0.1:10259: Address already in use", bad address syntax.
-  [[nodiscard]] bool Start(const std::string& address, HttpHandler handler, std::string* err);
+  // InvalidArgument for a bad address ("bind address \":10x\": bad port \"10x\""); the
+  // errno's code (absl::ErrnoToStatusCode) when no address binds, e.g. "bind address
+  // 127.0.0.1:10259: Address already in use".
+  api::Status Start(const std::string& address, HttpHandler handler);
   void Stop();
   int port() const { return port_; }
 

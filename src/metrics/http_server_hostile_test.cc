@@ -48,14 +48,14 @@ class HttpServerHostileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string err;
-    ASSERT_TRUE(server_.Start("127.0.0.1:0",
-                              [](const std::string&, const std::string& path) {
-                                HttpResponse r;
-                                r.body = path == "/healthz" ? "ok\n" : "";
-                                if (path != "/healthz") r.status = 404;
-                                return r;
-                              },
-                              &err))
+    ASSERT_TRUE(api::OkOrMessage(server_.Start("127.0.0.1:0",
+                                               [](const std::string&, const std::string& path) {
+                                                 HttpResponse r;
+                                                 r.body = path == "/healthz" ? "ok\n" : "";
+                                                 if (path != "/healthz") r.status = 404;
+                                                 return r;
+                                               }),
+                                 &err))
         << err;
   }
   void TearDown() override { server_.Stop(); }

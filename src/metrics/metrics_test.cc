@@ -78,17 +78,17 @@ std::string Get(int port, const std::string& path) {
 TEST(HttpServer, ServesAndRejectsBadAddresses) {
   HttpServer s;
   std::string err;
-  ASSERT_TRUE(s.Start("127.0.0.1:0",
-                      [](const std::string&, const std::string& path) {
-                        HttpResponse r;
-                        if (path == "/healthz") {
-                          r.body = "ok\n";
-                        } else {
-                          r.status = 404;
-                        }
-                        return r;
-                      },
-                      &err))
+  ASSERT_TRUE(api::OkOrMessage(s.Start("127.0.0.1:0",
+                                       [](const std::string&, const std::string& path) {
+                                         HttpResponse r;
+                                         if (path == "/healthz") {
+                                           r.body = "ok\n";
+                                         } else {
+                                           r.status = 404;
+                                         }
+                                         return r;
+                                       }),
+                               &err))
       << err;
   ASSERT_GT(s.port(), 0);
   const std::string ok = Get(s.port(), "/healthz?verbose");
@@ -96,9 +96,9 @@ TEST(HttpServer, ServesAndRejectsBadAddresses) {
   EXPECT_NE(ok.find("\r\n\r\nok\n"), std::string::npos);
   EXPECT_EQ(Get(s.port(), "/nope").rfind("HTTP/1.1 404", 0), 0u);
   HttpServer dup;
-  EXPECT_FALSE(dup.Start("127.0.0.1:" + std::to_string(s.port()), nullptr, &err));
+  EXPECT_FALSE(api::OkOrMessage(dup.Start("127.0.0.1:" + std::to_string(s.port()), nullptr), &err));
   EXPECT_NE(err.find("Address already in use"), std::string::npos) << err;
-  EXPECT_FALSE(dup.Start("localhost", nullptr, &err));
+  EXPECT_FALSE(api::OkOrMessage(dup.Start("localhost", nullptr), &err));
   EXPECT_NE(err.find("expected host:port"), std::string::npos) << err;
   s.Stop();
 }

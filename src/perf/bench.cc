@@ -72,8 +72,10 @@ api::Status BenchSchedulerOptions(const std::string& config_path, int parallelis
                                   uint64_t seed, scheduler::SchedulerOptions* so) {
   if (config_path.empty()) {
     so->config = config::DefaultConfiguration();
-  } else if (std::string err; !config::LoadConfiguration(config_path, &so->config, &err)) {
-    return absl::InvalidArgumentError(err);
+  } else {
+    auto loaded = config::LoadConfiguration(config_path);
+    if (!loaded.ok()) return loaded.status();
+    so->config = *std::move(loaded);
   }
   if (parallelism > 0) so->config.parallelism = parallelism;
   so->registry = registry ? *registry : plugins::NewInTreeRegistry();

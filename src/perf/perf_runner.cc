@@ -135,10 +135,7 @@ api::Status Prefixed(const std::string& prefix, const api::Status& s) {
 
 // A template file holding exactly one object of `kind`.
 api::Status LoadTemplate(const std::string& path, const std::string& kind, api::Manifests* m) {
-  api::DecodeError derr;
-  if (!api::LoadManifests(path, m, &derr)) {
-    return absl::InvalidArgumentError(derr.message);
-  }
+  if (auto s = api::LoadManifests(path, m); !s.ok()) return s;
   size_t n = kind == "Node" ? m->nodes.size() : kind == "Pod" ? m->pods.size()
                                                              : m->namespaces.size();
   if (n != 1) {
@@ -380,12 +377,12 @@ api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
   const NodeStrategy& st = op.strategy;
   std::map<std::string, api::Quantity> alloc;
   for (const auto& [k, v] : st.allocatable) {
-    api::Quantity q;
-    std::string qerr;
-    if (!api::Quantity::Parse(v, &q, &qerr)) {
-      return absl::InvalidArgumentError(Where(op) + ": nodeAllocatableStrategy.nodeAllocatable." + k + ": " + qerr);
+    auto q = api::Quantity::Parse(v);
+    if (!q.ok()) {
+      return absl::InvalidArgumentError(Where(op) + ": nodeAllocatableStrategy.nodeAllocatable." +
+                                        k + ": " + std::string(q.status().message()));
     }
-    alloc[k] = q;
+    alloc[k] = *q;
   }
   if (st.csi_node_allocatable) {
     res_->notes.push_back("op " + std::to_string(op.index) +
@@ -412,7 +409,7 @@ api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
     ++node_seq_;
     auto r = store_.CreateNode(std::move(n));
     if (!r.ok()) {
-      return absl::InvalidArgumentError(Where(op) + ": creating node: " + r.message);
+      return absl::InvalidArgumentError(Where(op) + ": creating node: " + std::string(r.message()));
     }
   }
   return absl::OkStatus();
@@ -433,7 +430,7 @@ api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, 
   clock_.Advance(1);
   auto r = store_.CreatePod(std::move(p));
   if (!r.ok()) {
-    return absl::InvalidArgumentError("creating pod in namespace " + ns + ": " + r.message);
+    return absl::InvalidArgumentError("creating pod in namespace " + ns + ": " + std::string(r.message()));
   }
   ++created_per_op_[op_index];
   ++created_per_ns_[ns];
@@ -470,7 +467,7 @@ api::Status WorkloadRun::CreatePods(const PerfOp& op) {
       std::string name = "group-" + std::to_string(op.index) + "-" + std::to_string(g);
       auto r = store_.CreateObject(MakePodGroup(ns, name, op.min_member));
       if (!r.ok()) {
-        return absl::InvalidArgumentError(Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + r.message);
+        return absl::InvalidArgumentError(Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + std::string(r.message()));
       }
       group_names.push_back(std::move(name));
     }
@@ -566,7 +563,7 @@ api::Status WorkloadRun::CreateNamespaces(const PerfOp& op) {
     ns.metadata.generate_name.clear();
     auto r = store_.CreateNamespace(std::move(ns));
     if (!r.ok()) {
-      return absl::InvalidArgumentError(Where(op) + ": " + r.message);
+      return absl::InvalidArgumentError(Where(op) + ": " + std::string(r.message()));
     }
   }
   return absl::OkStatus();
@@ -578,9 +575,8 @@ api::Status WorkloadRun::StartChurn(const PerfOp& op) {
   c.ns = op.namespace_ ? *op.namespace_ : "namespace-" + std::to_string(op.index);
   for (const auto& path : op.template_paths) {
     api::Manifests m;
-    api::DecodeError derr;
-    if (!api::LoadManifests(path, &m, &derr)) {
-      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + derr.message);
+    if (auto s = api::LoadManifests(path, &m); !s.ok()) {
+      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + std::string(s.message()));
     }
     YAML::Node raw;
     try {

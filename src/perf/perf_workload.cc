@@ -423,8 +423,9 @@ api::Status ParseSleepOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
     return st;
   }
   if (!d.empty()) {
-    std::string perr;
-    if (!api::ParseGoDuration(d, &op->duration_ns, &perr)) return c.Fail("duration", perr);
+    auto dur = api::ParseGoDuration(d);
+    if (!dur.ok()) return c.Fail("duration", std::string(dur.status().message()));
+    op->duration_ns = *dur;
     if (op->duration_ns < 0) return c.Fail("duration", "must not be negative");
   } else if (op->duration_param.empty()) {
     return c.Fail("duration", "one of duration or durationParam is required");
@@ -610,10 +611,12 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
       if (it == w.params.end()) {
         return c.Fail("durationParam", "parameter " + op.duration_param + " is undefined");
       }
-      std::string perr;
-      if (!api::ParseGoDuration(it->second, &op.duration_ns, &perr)) {
-        return c.Fail("durationParam", "parameter " + op.duration_param + ": " + perr);
+      auto dur = api::ParseGoDuration(it->second);
+      if (!dur.ok()) {
+        return c.Fail("durationParam",
+                      "parameter " + op.duration_param + ": " + std::string(dur.status().message()));
       }
+      op.duration_ns = *dur;
     }
     // Upstream isValid(false): counts must be positive once parameters are applied.
     const bool counted = op.kind == PerfOpKind::kCreateNodes || op.kind == PerfOpKind::kCreatePods ||

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "api/field_errors.h"
 #include "api/quantity.h"
 
 namespace phalanx::quota {
@@ -26,18 +27,9 @@ std::string Str(const YAML::Node& parent, const char* key) {
   return Present(n) && n.IsScalar() ? n.Scalar() : std::string();
 }
 
-// Collects "field: message" errors; the first one is kept in the spec's `invalid`.
-struct Errors {
-  std::string source;
-  std::vector<std::string> list;
-  void Add(const std::string& field, const std::string& msg) { list.push_back(field + ": " + msg); }
-  std::string Join() const {
-    if (list.empty()) return "";
-    std::string s = source + ": ";
-    for (size_t i = 0; i < list.size(); ++i) s += (i ? "; " : "") + list[i];
-    return s;
-  }
-};
+// "field: message" errors of one queue object (made with its source); the spec's
+// `invalid` is errs.Summary(): "<source>: <e1>; <e2>".
+using Errors = api::FieldErrors;
 
 // A plain number (KAI's quota / limit / weight fields are numbers, not quantities).
 bool Number(const YAML::Node& n, double* out) {
@@ -71,12 +63,12 @@ void QuantityList(const YAML::Node& n, const std::string& field, ResourceList* o
       errs->Add(f, "must be a quantity");
       continue;
     }
-    api::Quantity q;
-    std::string err;
-    if (!api::Quantity::Parse(it->second.Scalar(), &q, &err)) {
-      errs->Add(f, err);
+    api::StatusOr<api::Quantity> parsed = api::Quantity::Parse(it->second.Scalar());
+    if (!parsed.ok()) {
+      errs->Add(f, std::string(parsed.status().message()));
       continue;
     }
+    const api::Quantity q = *parsed;
     if (q.IsNegative()) {
       errs->Add(f, "must be greater than or equal to 0, got \"" + it->second.Scalar() + "\"");
       continue;
@@ -286,7 +278,7 @@ std::optional<QueueSpec> QueueFromObject(const api::Unstructured& obj) {
     q.dialect = g == "scheduling.x-k8s.io" ? QueueDialect::kCapacityScheduling
                                            : QueueDialect::kKoordinator;
   }
-  Errors errs{q.source, {}};
+  Errors errs(q.source);
   const YAML::Node spec = obj.object ? Child(*obj.object, "spec") : YAML::Node();
   if (Present(spec) && !spec.IsMap()) {
     errs.Add("spec", "must be a map");
@@ -298,7 +290,7 @@ std::optional<QueueSpec> QueueFromObject(const api::Unstructured& obj) {
     }
   }
   if (q.name.empty()) errs.Add("metadata.name", "is required");
-  q.invalid = errs.Join();
+  q.invalid = errs.Summary();
   return q;
 }
 

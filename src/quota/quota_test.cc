@@ -17,8 +17,8 @@ namespace {
 
 std::vector<api::Unstructured> Decode(const std::string& yaml) {
   api::Manifests m;
-  api::DecodeError err;
-  EXPECT_TRUE(api::DecodeManifests(yaml, "test.yaml", &m, &err)) << err.message;
+  std::string err;
+  EXPECT_TRUE(api::OkOrMessage(api::DecodeManifests(yaml, "test.yaml", &m), &err)) << err;
   return m.objects;
 }
 

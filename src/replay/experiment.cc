@@ -182,10 +182,9 @@ api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
       y += "  pluginConfig:\n  - name: " + p.score_plugin + "\n    args: {tieBreak: NodeOrder}\n";
     }
   }
-  std::string err;
-  if (!config::DecodeConfiguration(y, "policy " + p.display, out, &err)) {
-    return absl::InvalidArgumentError(err);
-  }
+  auto cfg = config::DecodeConfiguration(y, "policy " + p.display);
+  if (!cfg.ok()) return cfg.status();
+  *out = *std::move(cfg);
   return absl::OkStatus();
 }
 

@@ -247,8 +247,10 @@ api::Pod Member(const std::string& name, const std::string& group,
 
 void CreatePodGroup(Env& env, const std::string& name, int min) {
   api::Manifests m;
-  api::DecodeError err;
-  ASSERT_TRUE(api::DecodeManifests(PodGroupManifest(name, min), "pg.yaml", &m, &err)) << err.message;
+  std::string err;
+  ASSERT_TRUE(
+      api::OkOrMessage(api::DecodeManifests(PodGroupManifest(name, min), "pg.yaml", &m), &err))
+      << err;
   for (auto& o : m.objects) ASSERT_TRUE(env.store.CreateObject(o).ok());
 }
 

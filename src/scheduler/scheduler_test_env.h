@@ -46,8 +46,8 @@ struct SchedulerTestEnv {
   // a deterministic arrival order).
   void Apply(const std::string& yaml) {
     api::Manifests m;
-    api::DecodeError err;
-    ASSERT_TRUE(api::DecodeManifests(yaml, "test.yaml", &m, &err)) << err.message;
+    std::string err;
+    ASSERT_TRUE(api::OkOrMessage(api::DecodeManifests(yaml, "test.yaml", &m), &err)) << err;
     for (auto& n : m.nodes) ASSERT_TRUE(store.CreateNode(n).ok());
     for (auto& o : m.objects) ASSERT_TRUE(store.CreateObject(o).ok()) << o.Key();
     for (auto& p : m.pods) {

@@ -24,8 +24,7 @@ bool ParseSeconds(const std::string& s, int64_t* ns) {
 
 api::Status LoadManifestScenario(const std::string& path, Scenario* out) {
   api::Manifests m;
-  api::DecodeError err;
-  if (!api::LoadManifests(path, &m, &err)) return absl::InvalidArgumentError(err.message);
+  if (auto s = api::LoadManifests(path, &m); !s.ok()) return s;
   out->name = path;
   out->nodes = std::move(m.nodes);
   out->namespaces = std::move(m.namespaces);

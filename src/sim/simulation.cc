@@ -124,19 +124,19 @@ class Driver {
   api::Status CreateObjects() {
     for (const auto& pc : sc_.priority_classes) {
       auto r = store_.CreatePriorityClass(pc);
-      if (!r.ok()) return absl::InvalidArgumentError("PriorityClass " + pc.metadata.name + ": " + r.message);
+      if (!r.ok()) return absl::InvalidArgumentError("PriorityClass " + pc.metadata.name + ": " + std::string(r.message()));
     }
     for (const auto& ns : sc_.namespaces) (void)store_.CreateNamespace(ns);
     for (const auto& o : sc_.objects) {
       auto r = store_.CreateObject(o);
       if (!r.ok()) {
         return absl::InvalidArgumentError(o.kind + " " + o.metadata.namespace_ + "/" +
-                                          o.metadata.name + ": " + r.message);
+                                          o.metadata.name + ": " + std::string(r.message()));
       }
     }
     for (const auto& n : sc_.nodes) {
       auto r = store_.CreateNode(n);
-      if (!r.ok()) return absl::InvalidArgumentError("Node " + n.metadata.name + ": " + r.message);
+      if (!r.ok()) return absl::InvalidArgumentError("Node " + n.metadata.name + ": " + std::string(r.message()));
     }
     return absl::OkStatus();
   }
@@ -280,7 +280,7 @@ class Driver {
     const TimedPod& tp = sc_.pods[i];
     api::Pod p = tp.pod;
     auto r = store_.CreatePod(std::move(p));
-    if (!r.ok()) return absl::InvalidArgumentError("Pod " + tp.pod.Key() + ": " + r.message);
+    if (!r.ok()) return absl::InvalidArgumentError("Pod " + tp.pod.Key() + ": " + std::string(r.message()));
     index_[tp.pod.Key()] = i;
     PodOutcome& o = res_->outcomes[i];
     o.pod = tp.pod.Key();

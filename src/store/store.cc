@@ -34,13 +34,15 @@ void Store::Dispatch(const std::vector<cluster::EventHandlers<T>>& hs, const std
   }
 }
 
-WriteResult Store::CreatePod(api::Pod pod) {
+api::Status Store::CreatePod(api::Pod pod) {
   RecursiveMutexLock l(&mu_);
-  if (pod.metadata.name.empty()) return {StoreError::kInvalid, "Pod: metadata.name: Required value"};
+  if (pod.metadata.name.empty()) {
+    return absl::InvalidArgumentError("Pod: metadata.name: Required value");
+  }
   if (pod.metadata.namespace_.empty()) pod.metadata.namespace_ = "default";
   std::string key = pod.Key();
   if (pods_.count(key)) {
-    return {StoreError::kAlreadyExists, "pods \"" + pod.metadata.name + "\" already exists"};
+    return absl::AlreadyExistsError("pods \"" + pod.metadata.name + "\" already exists");
   }
   if (pod.metadata.uid.empty()) pod.metadata.uid = "uid-" + std::to_string(++uid_seq_);
   if (pod.metadata.creation_timestamp == 0) pod.metadata.creation_timestamp = clock_.Now();
@@ -50,9 +52,9 @@ WriteResult Store::CreatePod(api::Pod pod) {
     if (it == priority_classes_.end()) {
       if (pod.spec.priority_class_name != "system-cluster-critical" &&
           pod.spec.priority_class_name != "system-node-critical") {
-        return {StoreError::kInvalid, "pods \"" + pod.metadata.name +
+        return absl::InvalidArgumentError("pods \"" + pod.metadata.name +
                                           "\" is forbidden: no PriorityClass with name " +
-                                          pod.spec.priority_class_name + " was found"};
+                                          pod.spec.priority_class_name + " was found");
       }
       pod.spec.priority = pod.spec.priority_class_name == "system-node-critical" ? 2000001000
                                                                                   : 2000000000;
@@ -76,11 +78,11 @@ WriteResult Store::CreatePod(api::Pod pod) {
   return {};
 }
 
-WriteResult Store::UpdatePod(api::Pod pod) {
+api::Status Store::UpdatePod(api::Pod pod) {
   RecursiveMutexLock l(&mu_);
   std::string key = pod.Key();
   auto it = pods_.find(key);
-  if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + pod.metadata.name + "\" not found"};
+  if (it == pods_.end()) return absl::NotFoundError("pods \"" + pod.metadata.name + "\" not found");
   api::PodPtr old = it->second;
   pod.metadata.uid = old->metadata.uid;
   pod.metadata.creation_timestamp = old->metadata.creation_timestamp;
@@ -91,10 +93,10 @@ WriteResult Store::UpdatePod(api::Pod pod) {
   return {};
 }
 
-WriteResult Store::DeletePod(const std::string& ns, const std::string& name) {
+api::Status Store::DeletePod(const std::string& ns, const std::string& name) {
   RecursiveMutexLock l(&mu_);
   auto it = pods_.find(PodKey(ns, name));
-  if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + name + "\" not found"};
+  if (it == pods_.end()) return absl::NotFoundError("pods \"" + name + "\" not found");
   api::PodPtr old = it->second;
   pods_.erase(it);
   ++rv_;
@@ -102,18 +104,18 @@ WriteResult Store::DeletePod(const std::string& ns, const std::string& name) {
   return {};
 }
 
-WriteResult Store::BindPod(const std::string& ns, const std::string& name,
+api::Status Store::BindPod(const std::string& ns, const std::string& name,
                            const std::string& node) {
   RecursiveMutexLock l(&mu_);
   auto it = pods_.find(PodKey(ns, name));
-  if (it == pods_.end()) return {StoreError::kNotFound, "pods \"" + name + "\" not found"};
+  if (it == pods_.end()) return absl::NotFoundError("pods \"" + name + "\" not found");
   if (!it->second->spec.node_name.empty()) {
-    return {StoreError::kConflict, "Operation cannot be fulfilled on pods/binding \"" + name +
-                                        "\": pod " + name + " is already assigned to node \"" +
-                                        it->second->spec.node_name + "\""};
+    return absl::AbortedError("Operation cannot be fulfilled on pods/binding \"" + name +
+                              "\": pod " + name + " is already assigned to node \"" +
+                              it->second->spec.node_name + "\"");
   }
   if (IsTerminal(*it->second)) {
-    return {StoreError::kConflict, "pod " + name + " is terminated"};
+    return absl::AbortedError("pod " + name + " is terminated");
   }
   api::Pod p = *it->second;
   p.spec.node_name = node;
@@ -129,11 +131,13 @@ WriteResult Store::BindPod(const std::string& ns, const std::string& name,
   return {};
 }
 
-WriteResult Store::CreateNode(api::Node node) {
+api::Status Store::CreateNode(api::Node node) {
   RecursiveMutexLock l(&mu_);
-  if (node.metadata.name.empty()) return {StoreError::kInvalid, "Node: metadata.name: Required value"};
+  if (node.metadata.name.empty()) {
+    return absl::InvalidArgumentError("Node: metadata.name: Required value");
+  }
   if (nodes_.count(node.metadata.name)) {
-    return {StoreError::kAlreadyExists, "nodes \"" + node.metadata.name + "\" already exists"};
+    return absl::AlreadyExistsError("nodes \"" + node.metadata.name + "\" already exists");
   }
   if (node.metadata.uid.empty()) node.metadata.uid = "uid-" + std::to_string(++uid_seq_);
   if (node.metadata.creation_timestamp == 0) node.metadata.creation_timestamp = clock_.Now();
@@ -144,10 +148,12 @@ WriteResult Store::CreateNode(api::Node node) {
   return {};
 }
 
-WriteResult Store::UpdateNode(api::Node node) {
+api::Status Store::UpdateNode(api::Node node) {
   RecursiveMutexLock l(&mu_);
   auto it = nodes_.find(node.metadata.name);
-  if (it == nodes_.end()) return {StoreError::kNotFound, "nodes \"" + node.metadata.name + "\" not found"};
+  if (it == nodes_.end()) {
+    return absl::NotFoundError("nodes \"" + node.metadata.name + "\" not found");
+  }
   api::NodePtr old = it->second;
   node.metadata.uid = old->metadata.uid;
   node.metadata.resource_version = NextRV();
@@ -157,10 +163,10 @@ WriteResult Store::UpdateNode(api::Node node) {
   return {};
 }
 
-WriteResult Store::DeleteNode(const std::string& name) {
+api::Status Store::DeleteNode(const std::string& name) {
   RecursiveMutexLock l(&mu_);
   auto it = nodes_.find(name);
-  if (it == nodes_.end()) return {StoreError::kNotFound, "nodes \"" + name + "\" not found"};
+  if (it == nodes_.end()) return absl::NotFoundError("nodes \"" + name + "\" not found");
   api::NodePtr old = it->second;
   nodes_.erase(it);
   ++rv_;
@@ -168,10 +174,10 @@ WriteResult Store::DeleteNode(const std::string& name) {
   return {};
 }
 
-WriteResult Store::CreateNamespace(api::Namespace ns) {
+api::Status Store::CreateNamespace(api::Namespace ns) {
   RecursiveMutexLock l(&mu_);
   if (namespaces_.count(ns.metadata.name)) {
-    return {StoreError::kAlreadyExists, "namespaces \"" + ns.metadata.name + "\" already exists"};
+    return absl::AlreadyExistsError("namespaces \"" + ns.metadata.name + "\" already exists");
   }
   ns.metadata.resource_version = NextRV();
   auto n = std::make_shared<const api::Namespace>(std::move(ns));
@@ -180,11 +186,10 @@ WriteResult Store::CreateNamespace(api::Namespace ns) {
   return {};
 }
 
-WriteResult Store::CreatePriorityClass(api::PriorityClass pc) {
+api::Status Store::CreatePriorityClass(api::PriorityClass pc) {
   RecursiveMutexLock l(&mu_);
   if (priority_classes_.count(pc.metadata.name)) {
-    return {StoreError::kAlreadyExists,
-            "priorityclasses \"" + pc.metadata.name + "\" already exists"};
+    return absl::AlreadyExistsError("priorityclasses \"" + pc.metadata.name + "\" already exists");
   }
   pc.metadata.resource_version = NextRV();
   auto p = std::make_shared<const api::PriorityClass>(std::move(pc));
@@ -193,11 +198,11 @@ WriteResult Store::CreatePriorityClass(api::PriorityClass pc) {
   return {};
 }
 
-WriteResult Store::CreateObject(api::Unstructured obj) {
+api::Status Store::CreateObject(api::Unstructured obj) {
   RecursiveMutexLock l(&mu_);
   const std::string key = obj.Key();
   if (objects_.count(key)) {
-    return {StoreError::kAlreadyExists, obj.kind + " \"" + obj.metadata.name + "\" already exists"};
+    return absl::AlreadyExistsError(obj.kind + " \"" + obj.metadata.name + "\" already exists");
   }
   if (obj.metadata.uid.empty()) obj.metadata.uid = "uid-" + std::to_string(++uid_seq_);
   if (obj.metadata.creation_timestamp == 0) obj.metadata.creation_timestamp = clock_.Now();
@@ -208,10 +213,12 @@ WriteResult Store::CreateObject(api::Unstructured obj) {
   return {};
 }
 
-WriteResult Store::UpdateObject(api::Unstructured obj) {
+api::Status Store::UpdateObject(api::Unstructured obj) {
   RecursiveMutexLock l(&mu_);
   auto it = objects_.find(obj.Key());
-  if (it == objects_.end()) return {StoreError::kNotFound, obj.kind + " \"" + obj.metadata.name + "\" not found"};
+  if (it == objects_.end()) {
+    return absl::NotFoundError(obj.kind + " \"" + obj.metadata.name + "\" not found");
+  }
   api::UnstructuredPtr old = it->second;
   obj.metadata.uid = old->metadata.uid;
   obj.metadata.creation_timestamp = old->metadata.creation_timestamp;
@@ -222,10 +229,12 @@ WriteResult Store::UpdateObject(api::Unstructured obj) {
   return {};
 }
 
-WriteResult Store::DeleteObject(const api::Unstructured& obj) {
+api::Status Store::DeleteObject(const api::Unstructured& obj) {
   RecursiveMutexLock l(&mu_);
   auto it = objects_.find(obj.Key());
-  if (it == objects_.end()) return {StoreError::kNotFound, obj.kind + " \"" + obj.metadata.name + "\" not found"};
+  if (it == objects_.end()) {
+    return absl::NotFoundError(obj.kind + " \"" + obj.metadata.name + "\" not found");
+  }
   api::UnstructuredPtr old = it->second;
   objects_.erase(it);
   ++rv_;
@@ -332,15 +341,15 @@ void Store::AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) {
 }
 
 Status Store::Bind(const api::Pod& pod, const std::string& node) {
-  WriteResult r = BindPod(pod.metadata.namespace_, pod.metadata.name, node);
+  api::Status r = BindPod(pod.metadata.namespace_, pod.metadata.name, node);
   if (r.ok()) return Status::Success();
-  return Status::Error(r.message);
+  return Status::Error(std::string(r.message()));
 }
 
 Status Store::DeletePod(const api::Pod& pod) {
-  WriteResult r = DeletePod(pod.metadata.namespace_, pod.metadata.name);
-  if (r.ok() || r.error == StoreError::kNotFound) return Status::Success();
-  return Status::Error(r.message);
+  api::Status r = DeletePod(pod.metadata.namespace_, pod.metadata.name);
+  if (r.ok() || absl::IsNotFound(r)) return Status::Success();
+  return Status::Error(std::string(r.message()));
 }
 
 Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,

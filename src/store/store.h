@@ -3,8 +3,16 @@
 //
 // Writes are serialized; each write bumps the store's resourceVersion, stamps the object
 // and dispatches one event to every registered handler before the next write starts, so
-// watchers see a single total order. Errors mirror API server statuses: AlreadyExists,
-// NotFound, Conflict (e.g. binding a pod that already has a node), Invalid.
+// watchers see a single total order. Writes return api::Status with the API server's
+// message and the code of its HTTP status, as client::ResponseCode maps them:
+//   Invalid (422)       -> InvalidArgument   ("Pod: metadata.name: Required value")
+//   AlreadyExists (409) -> AlreadyExists     ("pods \"web-0\" already exists")
+//   NotFound (404)      -> NotFound          ("pods \"web-0\" not found")
+//   Conflict (409)      -> Aborted           (binding a pod that already has a node, or
+//                          a terminated one: the write lost a race with another writer; as
+//                          Kubernetes' 409 Conflict it is retried after a fresh read, which
+//                          is what Aborted means, not FailedPrecondition's "fix the system
+//                          state first"). Callers test with absl::IsNotFound etc.
 #pragma once
 
 #include <cstdint>
@@ -16,19 +24,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "api/status.h"
 #include "api/types.h"
 #include "cluster/client.h"
 #include "cluster/informer.h"
 
 namespace phalanx::store {
-
-enum class StoreError { kNone, kAlreadyExists, kNotFound, kConflict, kInvalid };
-
-struct WriteResult {
-  StoreError error = StoreError::kNone;
-  std::string message;
-  bool ok() const { return error == StoreError::kNone; }
-};
 
 struct RecordedEvent {
   std::string pod_key;
@@ -75,19 +76,20 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   // "default", uid, creationTimestamp, and the Priority admission plugin (spec.priority
   // from priorityClassName, or the global default PriorityClass, or 0; unknown class ->
   // Invalid "no PriorityClass with name X was found").
-  WriteResult CreatePod(api::Pod pod);
-  WriteResult UpdatePod(api::Pod pod);  // replaces by namespace/name
-  WriteResult DeletePod(const std::string& ns, const std::string& name);
-  WriteResult BindPod(const std::string& ns, const std::string& name, const std::string& node);
-  WriteResult CreateNode(api::Node node);
-  WriteResult UpdateNode(api::Node node);
-  WriteResult DeleteNode(const std::string& name);
-  WriteResult CreateNamespace(api::Namespace ns);
-  WriteResult CreatePriorityClass(api::PriorityClass pc);
+  api::Status CreatePod(api::Pod pod);
+  api::Status UpdatePod(api::Pod pod);  // replaces by namespace/name
+  api::Status DeletePod(const std::string& ns, const std::string& name);
+  // Conflict (Aborted) when the pod already has a node or is terminated.
+  api::Status BindPod(const std::string& ns, const std::string& name, const std::string& node);
+  api::Status CreateNode(api::Node node);
+  api::Status UpdateNode(api::Node node);
+  api::Status DeleteNode(const std::string& name);
+  api::Status CreateNamespace(api::Namespace ns);
+  api::Status CreatePriorityClass(api::PriorityClass pc);
   // Objects of other kinds, keyed by Unstructured::Key().
-  WriteResult CreateObject(api::Unstructured obj);
-  WriteResult UpdateObject(api::Unstructured obj);
-  WriteResult DeleteObject(const api::Unstructured& obj);
+  api::Status CreateObject(api::Unstructured obj);
+  api::Status UpdateObject(api::Unstructured obj);
+  api::Status DeleteObject(const api::Unstructured& obj);
   api::UnstructuredPtr GetObject(const std::string& key) const;
   std::vector<api::UnstructuredPtr> ListObjects() const;
 

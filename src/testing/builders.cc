@@ -8,7 +8,7 @@ namespace phalanx::testing {
 api::Quantity Q(const std::string& text) {
   api::Quantity q;
   std::string err;
-  if (!api::Quantity::Parse(text, &q, &err)) {
+  if (!api::MoveOrMessage(api::Quantity::Parse(text), &q, &err)) {
     std::fprintf(stderr, "bad test quantity %s: %s\n", text.c_str(), err.c_str());
     std::abort();
   }

@@ -81,7 +81,7 @@ framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework:
   helper::FieldErrors errs;
   bool has_content = false;
   if (!helper::CheckArgsMap(args, kArgsKind, {kPercentage, kAbsolute}, &errs, &has_content)) {
-    return errs.ToStatus(kArgsKind);
+    return helper::ArgsError(errs, kArgsKind);
   }
   int64_t pct = out.min_candidate_nodes_percentage;
   int64_t abs = out.min_candidate_nodes_absolute;
@@ -89,7 +89,7 @@ framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework:
     bool ok =
         helper::ReadInt((*args)[std::string(kPercentage)], std::string(kPercentage), &pct, &errs);
     ok &= helper::ReadInt((*args)[std::string(kAbsolute)], std::string(kAbsolute), &abs, &errs);
-    if (!ok) return errs.ToStatus(kArgsKind);
+    if (!ok) return helper::ArgsError(errs, kArgsKind);
   }
   // ValidateDefaultPreemptionArgs.
   if (pct < 0 || pct > 100) {
@@ -106,7 +106,7 @@ framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework:
     errs.Invalid(std::string(kAbsolute), abs,
                  "cannot be zero at the same time as minCandidateNodesPercentage");
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   out.min_candidate_nodes_percentage = static_cast<int32_t>(pct);
   out.min_candidate_nodes_absolute = static_cast<int32_t>(abs);
   return out;

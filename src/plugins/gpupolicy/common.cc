@@ -16,7 +16,7 @@ framework::StatusOr<PolicyArgs> ParsePolicyArgs(framework::PluginArgs args, std:
       with_target_workload
           ? helper::CheckArgsMap(args, kind, {"tieBreak", "targetWorkload"}, &errs, &has_content)
           : helper::CheckArgsMap(args, kind, {"tieBreak"}, &errs, &has_content);
-  if (!ok) return errs.ToStatus(kind);
+  if (!ok) return helper::ArgsError(errs, kind);
   if (has_content) {
     std::string tb;
     helper::ReadString((*args)["tieBreak"], "tieBreak", &tb, &errs);
@@ -28,7 +28,7 @@ framework::StatusOr<PolicyArgs> ParsePolicyArgs(framework::PluginArgs args, std:
       errs.NotSupported("tieBreak", tb, {"Random", "NodeOrder"});
     }
   }
-  if (!errs.empty()) return errs.ToStatus(kind);
+  if (!errs.empty()) return helper::ArgsError(errs, kind);
   return out;
 }
 

@@ -41,7 +41,7 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) 
     if (!list.IsDefined() || list.IsNull()) {
       // no targetWorkload
     } else if (!list.IsSequence()) {
-      errs.Add("targetWorkload: Invalid value: must be a list");
+      errs.TypeInvalid("targetWorkload", "must be a list");
     } else {
       double sum = 0;
       for (size_t i = 0; i < list.size(); ++i) {
@@ -80,7 +80,7 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) 
       }
     }
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   return out;
 }
 

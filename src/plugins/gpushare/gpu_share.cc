@@ -27,7 +27,7 @@ framework::StatusOr<GpuShareArgs> ParseGpuShareArgs(framework::PluginArgs args) 
   helper::FieldErrors errs;
   bool has_content = false;
   if (!helper::CheckArgsMap(args, kArgsKind, {"deviceSelection"}, &errs, &has_content)) {
-    return errs.ToStatus(kArgsKind);
+    return helper::ArgsError(errs, kArgsKind);
   }
   if (has_content)
     helper::ReadString((*args)["deviceSelection"], "deviceSelection", &out.device_selection, &errs);
@@ -38,7 +38,7 @@ framework::StatusOr<GpuShareArgs> ParseGpuShareArgs(framework::PluginArgs args) 
       std::find(kSupported.begin(), kSupported.end(), out.device_selection) == kSupported.end()) {
     errs.NotSupported("deviceSelection", out.device_selection, kSupported);
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   return out;
 }
 

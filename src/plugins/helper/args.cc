@@ -45,7 +45,7 @@ bool ReadRequirements(const YAML::Node& n, const std::string& path,
                       std::vector<api::NodeSelectorRequirement>* out, FieldErrors* errs) {
   if (IsNullish(n)) return true;
   if (!n.IsSequence()) {
-    errs->Add(fmt::format("{}: Invalid value: must be a list", path));
+    errs->TypeInvalid(path, "must be a list");
     return false;
   }
   bool ok = true;
@@ -53,7 +53,7 @@ bool ReadRequirements(const YAML::Node& n, const std::string& path,
     std::string p = Index(path, i);
     const YAML::Node e = n[i];
     if (!e.IsMap()) {
-      errs->Add(fmt::format("{}: Invalid value: must be an object", p));
+      errs->TypeInvalid(p, "must be an object");
       ok = false;
       continue;
     }
@@ -75,7 +75,7 @@ bool CheckArgsMap(const YAML::Node* args, std::string_view kind,
   *has_content = false;
   if (args == nullptr || IsNullish(*args)) return true;
   if (!args->IsMap()) {
-    errs->Add("args: Invalid value: must be an object");
+    errs->TypeInvalid("args", "must be an object");
     return false;
   }
   if (args->size() == 0) return true;
@@ -92,7 +92,7 @@ bool CheckMap(const YAML::Node& n, const std::string& path,
               std::initializer_list<std::string_view> known, FieldErrors* errs) {
   if (IsNullish(n)) return false;
   if (!n.IsMap()) {
-    errs->Add(fmt::format("{}: Invalid value: must be an object", path));
+    errs->TypeInvalid(path, "must be an object");
     return false;
   }
   return CheckKeys(n, path, known, false, errs);
@@ -111,7 +111,7 @@ bool ReadInt(const YAML::Node& n, const std::string& path, int64_t* out, FieldEr
     errs->Invalid(path, s, "must be an integer");
     return false;
   }
-  errs->Add(fmt::format("{}: Invalid value: must be an integer", path));
+  errs->TypeInvalid(path, "must be an integer");
   return false;
 }
 
@@ -121,7 +121,7 @@ bool ReadString(const YAML::Node& n, const std::string& path, std::string* out, 
     *out = n.Scalar();
     return true;
   }
-  errs->Add(fmt::format("{}: Invalid value: must be a string", path));
+  errs->TypeInvalid(path, "must be a string");
   return false;
 }
 
@@ -129,13 +129,13 @@ bool ReadStringList(const YAML::Node& n, const std::string& path, std::vector<st
                     FieldErrors* errs) {
   if (IsNullish(n)) return true;
   if (!n.IsSequence()) {
-    errs->Add(fmt::format("{}: Invalid value: must be a list of strings", path));
+    errs->TypeInvalid(path, "must be a list of strings");
     return false;
   }
   bool ok = true;
   for (size_t i = 0; i < n.size(); ++i) {
     if (!n[i].IsScalar()) {
-      errs->Add(fmt::format("{}: Invalid value: must be a string", Index(path, i)));
+      errs->TypeInvalid(Index(path, i), "must be a string");
       ok = false;
       continue;
     }
@@ -148,7 +148,7 @@ bool ReadNodeSelectorTerm(const YAML::Node& n, const std::string& path, api::Nod
                           FieldErrors* errs) {
   if (IsNullish(n)) return true;
   if (!n.IsMap()) {
-    errs->Add(fmt::format("{}: Invalid value: must be an object", path));
+    errs->TypeInvalid(path, "must be an object");
     return false;
   }
   bool ok = CheckKeys(n, path, {"matchExpressions", "matchFields"}, false, errs);
@@ -162,7 +162,7 @@ bool ReadNodeSelector(const YAML::Node& n, const std::string& path, api::NodeSel
                       FieldErrors* errs) {
   if (IsNullish(n)) return true;
   if (!n.IsMap()) {
-    errs->Add(fmt::format("{}: Invalid value: must be an object", path));
+    errs->TypeInvalid(path, "must be an object");
     return false;
   }
   bool ok = CheckKeys(n, path, {"nodeSelectorTerms"}, false, errs);
@@ -170,7 +170,7 @@ bool ReadNodeSelector(const YAML::Node& n, const std::string& path, api::NodeSel
   if (IsNullish(terms)) return ok;
   std::string tp = Join(path, "nodeSelectorTerms");
   if (!terms.IsSequence()) {
-    errs->Add(fmt::format("{}: Invalid value: must be a list", tp));
+    errs->TypeInvalid(tp, "must be a list");
     return false;
   }
   for (size_t i = 0; i < terms.size(); ++i) {
@@ -186,7 +186,7 @@ bool ReadPreferredSchedulingTerms(const YAML::Node& n, const std::string& path,
                                   FieldErrors* errs) {
   if (IsNullish(n)) return true;
   if (!n.IsSequence()) {
-    errs->Add(fmt::format("{}: Invalid value: must be a list", path));
+    errs->TypeInvalid(path, "must be a list");
     return false;
   }
   bool ok = true;
@@ -194,7 +194,7 @@ bool ReadPreferredSchedulingTerms(const YAML::Node& n, const std::string& path,
     std::string p = Index(path, i);
     const YAML::Node e = n[i];
     if (!e.IsMap()) {
-      errs->Add(fmt::format("{}: Invalid value: must be an object", p));
+      errs->TypeInvalid(p, "must be an object");
       ok = false;
       continue;
     }

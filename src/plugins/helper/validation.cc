@@ -63,16 +63,6 @@ std::string RegexError(std::string_view msg, std::string_view fmt_str,
   return out;
 }
 
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> IsQualifiedName(std::string_view value) {
@@ -127,49 +117,8 @@ bool IsScalarResourceName(std::string_view name) {
          name.substr(0, 19) == "attachable-volumes-";
 }
 
-void FieldErrors::Invalid(const std::string& path, std::string_view value,
-                          std::string_view detail) {
-  errs_.push_back(fmt::format("{}: Invalid value: {}: {}", path, Quote(value), detail));
-}
-
-void FieldErrors::Invalid(const std::string& path, int64_t value, std::string_view detail) {
-  errs_.push_back(fmt::format("{}: Invalid value: {}: {}", path, value, detail));
-}
-
-void FieldErrors::NotSupported(const std::string& path, std::string_view value,
-                               const std::vector<std::string_view>& supported) {
-  std::string msg = fmt::format("{}: Unsupported value: {}", path, Quote(value));
-  if (!supported.empty()) {
-    msg += ": supported values: ";
-    for (size_t i = 0; i < supported.size(); ++i) {
-      if (i) msg += ", ";
-      msg += Quote(supported[i]);
-    }
-  }
-  errs_.push_back(std::move(msg));
-}
-
-void FieldErrors::Duplicate(const std::string& path, std::string_view value) {
-  errs_.push_back(fmt::format("{}: Duplicate value: {}", path, Quote(value)));
-}
-
-void FieldErrors::Required(const std::string& path, std::string_view detail) {
-  errs_.push_back(fmt::format("{}: Required value: {}", path, detail));
-}
-
-std::string FieldErrors::Aggregate() const {
-  if (errs_.size() == 1) return errs_[0];
-  std::string out = "[";
-  for (size_t i = 0; i < errs_.size(); ++i) {
-    if (i) out += ", ";
-    out += errs_[i];
-  }
-  out += "]";
-  return out;
-}
-
-framework::Status FieldErrors::ToStatus(std::string_view kind) const {
-  return framework::Status::Error(std::string(kind) + ": " + Aggregate());
+framework::Status ArgsError(const FieldErrors& errs, std::string_view kind) {
+  return framework::Status::Error(std::string(kind) + ": " + errs.Aggregate());
 }
 
 }  // namespace phalanx::plugins::helper

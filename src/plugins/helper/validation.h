@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/field_errors.h"
 #include "framework/status.h"
 
 namespace phalanx::plugins::helper {
@@ -24,34 +25,12 @@ bool IsExtendedResourceName(std::string_view name);
 // (which accepts any other name): NodeResourcesFit checks, and the scorers count, only these.
 bool IsScalarResourceName(std::string_view name);
 
-// An accumulated field.ErrorList. Each entry is "path: body", with bodies formatted as
-// upstream's field.Error (Invalid value / Unsupported value / Duplicate value /
-// Required value).
-class FieldErrors {
- public:
-  // "<path>: Invalid value: \"<value>\": <detail>"
-  void Invalid(const std::string& path, std::string_view value, std::string_view detail);
-  // "<path>: Invalid value: <value>: <detail>"
-  void Invalid(const std::string& path, int64_t value, std::string_view detail);
-  // "<path>: Unsupported value: \"<value>\": supported values: \"a\", \"b\""
-  void NotSupported(const std::string& path, std::string_view value,
-                    const std::vector<std::string_view>& supported);
-  // "<path>: Duplicate value: \"<value>\""
-  void Duplicate(const std::string& path, std::string_view value);
-  // "<path>: Required value: <detail>"
-  void Required(const std::string& path, std::string_view detail);
-  // A pre-formatted message.
-  void Add(std::string msg) { errs_.push_back(std::move(msg)); }
+// Plugin args errors are an api::FieldErrors (field.ErrorList, upstream's wording).
+using FieldErrors = api::FieldErrors;
 
-  bool empty() const { return errs_.empty(); }
-  const std::vector<std::string>& errors() const { return errs_; }
-  // Aggregate as upstream utilerrors: one error -> "msg", several -> "[m1, m2]".
-  std::string Aggregate() const;
-  // Status::Error("<kind>: <aggregate>").
-  framework::Status ToStatus(std::string_view kind) const;
-
- private:
-  std::vector<std::string> errs_;
-};
+// The plugin result for args errors: Status::Error("<kind>: <errs.Aggregate()>"), e.g.
+// "NodeResourcesFitArgs: scoringStrategy.type: Unsupported value: \"X\": ...". `errs`
+// must not be empty.
+framework::Status ArgsError(const FieldErrors& errs, std::string_view kind);
 
 }  // namespace phalanx::plugins::helper

@@ -28,7 +28,7 @@ bool ReadBool(const YAML::Node& n, const std::string& path, bool* out,
     errs->Invalid(path, s, "must be a boolean");
     return false;
   }
-  errs->Add(path + ": Invalid value: must be a boolean");
+  errs->TypeInvalid(path, "must be a boolean");
   return false;
 }
 
@@ -136,7 +136,7 @@ framework::StatusOr<InterPodAffinityArgs> ParseInterPodAffinityArgs(framework::P
   if (!helper::CheckArgsMap(args, kArgsKind,
                             {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}, &errs,
                             &has_content)) {
-    return errs.ToStatus(kArgsKind);
+    return helper::ArgsError(errs, kArgsKind);
   }
   if (has_content) {
     int64_t weight = out.hard_pod_affinity_weight;
@@ -152,7 +152,7 @@ framework::StatusOr<InterPodAffinityArgs> ParseInterPodAffinityArgs(framework::P
     ReadBool((*args)["ignorePreferredTermsOfExistingPods"], "ignorePreferredTermsOfExistingPods",
              &out.ignore_preferred_terms_of_existing_pods, &errs);
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   return out;
 }
 

@@ -22,8 +22,11 @@ bool IsEmptySelector(const api::LabelSelector& s) {
 // GetAffinityTerms: the first invalid selector of the list.
 std::string TermError(const api::PodAffinityTerm& t) {
   std::string err;
-  if (t.label_selector && !api::ValidateLabelSelector(*t.label_selector, &err)) return err;
-  if (t.namespace_selector && !api::ValidateLabelSelector(*t.namespace_selector, &err)) {
+  if (t.label_selector && !api::OkOrMessage(api::ValidateLabelSelector(*t.label_selector), &err)) {
+    return err;
+  }
+  if (t.namespace_selector &&
+      !api::OkOrMessage(api::ValidateLabelSelector(*t.namespace_selector), &err)) {
     return err;
   }
   return "";

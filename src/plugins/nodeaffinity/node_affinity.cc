@@ -67,7 +67,7 @@ framework::StatusOr<NodeAffinityArgs> ParseNodeAffinityArgs(framework::PluginArg
   helper::FieldErrors errs;
   bool has_content = false;
   if (!helper::CheckArgsMap(args, kArgsKind, {"addedAffinity"}, &errs, &has_content)) {
-    return errs.ToStatus(kArgsKind);
+    return helper::ArgsError(errs, kArgsKind);
   }
   if (!has_content) return out;
   const YAML::Node aff = (*args)["addedAffinity"];
@@ -83,7 +83,7 @@ framework::StatusOr<NodeAffinityArgs> ParseNodeAffinityArgs(framework::PluginArg
       if (helper::ReadNodeSelector(req, req_path, &ns, &errs)) {
         for (size_t i = 0; i < ns.node_selector_terms.size(); ++i) {
           std::string err;
-          if (!api::ValidateNodeSelectorTerm(ns.node_selector_terms[i], &err)) {
+          if (!api::OkOrMessage(api::ValidateNodeSelectorTerm(ns.node_selector_terms[i]), &err)) {
             errs.Add(req_path + ".nodeSelectorTerms[" + std::to_string(i) + "]." + err);
           }
         }
@@ -97,13 +97,13 @@ framework::StatusOr<NodeAffinityArgs> ParseNodeAffinityArgs(framework::PluginArg
         const auto& t = out.added_preferred[i];
         if (t.weight == 0 || IsEmptyTerm(t.preference)) continue;
         std::string err;
-        if (!api::ValidateNodeSelectorTerm(t.preference, &err)) {
+        if (!api::OkOrMessage(api::ValidateNodeSelectorTerm(t.preference), &err)) {
           errs.Add(pref_path + "[" + std::to_string(i) + "]." + err);
         }
       }
     }
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   return out;
 }
 
@@ -187,7 +187,7 @@ framework::Status NodeAffinity::PreScore(framework::CycleState& /*state*/,
       const auto& t = (*terms)[i];
       if (t.weight == 0 || IsEmptyTerm(t.preference)) continue;
       std::string err;
-      if (!api::ValidateNodeSelectorTerm(t.preference, &err)) {
+      if (!api::OkOrMessage(api::ValidateNodeSelectorTerm(t.preference), &err)) {
         return framework::Status::Error("[" + std::to_string(i) + "]." + err);
       }
     }

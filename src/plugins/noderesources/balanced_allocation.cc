@@ -35,14 +35,14 @@ framework::StatusOr<NodeResourcesBalancedAllocationArgs> ParseNodeResourcesBalan
   helper::FieldErrors errs;
   bool has_content = false;
   if (!helper::CheckArgsMap(args, kArgsKind, {"resources"}, &errs, &has_content)) {
-    return errs.ToStatus(kArgsKind);
+    return helper::ArgsError(errs, kArgsKind);
   }
   std::vector<ResourceSpec> res;
   if (has_content) {
     const YAML::Node n = (*args)["resources"];
     if (n.IsDefined() && !n.IsNull()) {
       if (!n.IsSequence()) {
-        errs.Add("resources: Invalid value: must be a list");
+        errs.TypeInvalid("resources", "must be a list");
       } else {
         for (size_t i = 0; i < n.size(); ++i) {
           const std::string p = "resources[" + std::to_string(i) + "]";
@@ -57,7 +57,7 @@ framework::StatusOr<NodeResourcesBalancedAllocationArgs> ParseNodeResourcesBalan
       }
     }
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   // SetDefaults_NodeResourcesBalancedAllocationArgs.
   if (!res.empty()) {
     for (auto& r : res) {
@@ -73,7 +73,7 @@ framework::StatusOr<NodeResourcesBalancedAllocationArgs> ParseNodeResourcesBalan
     if (!seen.insert(r.name).second) errs.Duplicate(p + ".name", r.name);
     if (r.weight != 1) errs.Invalid(p + ".weight", r.weight, "must be 1");
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   return out;
 }
 

@@ -129,7 +129,7 @@ bool ParseResources(const YAML::Node& n, const std::string& path, std::vector<Re
                     helper::FieldErrors* errs) {
   if (!n.IsDefined() || n.IsNull()) return true;
   if (!n.IsSequence()) {
-    errs->Add(path + ": Invalid value: must be a list");
+    errs->TypeInvalid(path, "must be a list");
     return false;
   }
   bool ok = true;
@@ -152,7 +152,7 @@ bool ParseShape(const YAML::Node& n, const std::string& path,
                 std::vector<UtilizationShapePoint>* out, helper::FieldErrors* errs) {
   if (!n.IsDefined() || n.IsNull()) return true;
   if (!n.IsSequence()) {
-    errs->Add(path + ": Invalid value: must be a list");
+    errs->TypeInvalid(path, "must be a list");
     return false;
   }
   bool ok = true;
@@ -179,7 +179,7 @@ framework::StatusOr<NodeResourcesFitArgs> ParseNodeResourcesFitArgs(framework::P
   if (!helper::CheckArgsMap(args, kArgsKind,
                             {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}, &errs,
                             &has_content)) {
-    return errs.ToStatus(kArgsKind);
+    return helper::ArgsError(errs, kArgsKind);
   }
   bool has_strategy = false, has_ratio_param = false;
   std::string type_name;
@@ -204,7 +204,7 @@ framework::StatusOr<NodeResourcesFitArgs> ParseNodeResourcesFitArgs(framework::P
       }
     }
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
 
   // Defaulting (SetDefaults_NodeResourcesFitArgs).
   if (!has_strategy) type_name = "LeastAllocated";
@@ -275,7 +275,7 @@ framework::StatusOr<NodeResourcesFitArgs> ParseNodeResourcesFitArgs(framework::P
     errs.Required("scoringStrategy.requestedToCapacityRatio",
                   "must be set for type RequestedToCapacityRatio");
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   return out;
 }
 

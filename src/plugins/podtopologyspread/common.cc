@@ -13,7 +13,9 @@ framework::StatusOr<Selector> Selector::FromLabelSelector(
     const std::optional<api::LabelSelector>& sel) {
   if (!sel) return Nothing();
   std::string err;
-  if (!api::ValidateLabelSelector(*sel, &err)) return framework::Status::Error(err);
+  if (!api::OkOrMessage(api::ValidateLabelSelector(*sel), &err)) {
+    return framework::Status::Error(err);
+  }
   Selector s;
   for (const auto& [k, v] : sel->match_labels) s.reqs_.push_back({k, Op::kIn, {v}});
   for (const auto& e : sel->match_expressions) {

@@ -28,7 +28,7 @@ bool ParseConstraint(const YAML::Node& n, const std::string& p, ParsedConstraint
                          "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys"},
                         errs)) {
     if (n.IsDefined() && !n.IsNull()) return false;
-    errs->Add(p + ": Invalid value: must be an object");
+    errs->TypeInvalid(p, "must be an object");
     return false;
   }
   api::TopologySpreadConstraint& c = out->c;
@@ -183,7 +183,7 @@ framework::StatusOr<PodTopologySpreadArgs> ParsePodTopologySpreadArgs(framework:
   bool has_content = false;
   if (!helper::CheckArgsMap(args, kArgsKind, {"defaultConstraints", "defaultingType"}, &errs,
                             &has_content)) {
-    return errs.ToStatus(kArgsKind);
+    return helper::ArgsError(errs, kArgsKind);
   }
   std::string defaulting_type;
   std::vector<ParsedConstraint> parsed;
@@ -192,7 +192,7 @@ framework::StatusOr<PodTopologySpreadArgs> ParsePodTopologySpreadArgs(framework:
     const YAML::Node list = (*args)["defaultConstraints"];
     if (list.IsDefined() && !list.IsNull()) {
       if (!list.IsSequence()) {
-        errs.Add("defaultConstraints: Invalid value: must be a list");
+        errs.TypeInvalid("defaultConstraints", "must be a list");
       } else {
         for (size_t i = 0; i < list.size(); ++i) {
           ParsedConstraint pc;
@@ -202,11 +202,11 @@ framework::StatusOr<PodTopologySpreadArgs> ParsePodTopologySpreadArgs(framework:
       }
     }
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   // SetDefaults_PodTopologySpreadArgs.
   if (defaulting_type.empty()) defaulting_type = "System";
   Validate(defaulting_type, parsed, &errs);
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
   out.defaulting_type =
       defaulting_type == "System" ? DefaultingType::kSystem : DefaultingType::kList;
   for (auto& pc : parsed) out.default_constraints.push_back(std::move(pc.c));
