@@ -70,7 +70,7 @@ fw::StatusOr<std::unique_ptr<fw::Plugin>> NodeNumber::New(fw::PluginArgs args,
                    "must be a boolean");
     }
   }
-  if (!errs.empty()) return errs.ToStatus(kArgsKind);
+  if (!errs.empty()) return phalanx::plugins::helper::ArgsError(errs, kArgsKind);
   return std::unique_ptr<fw::Plugin>(std::make_unique<NodeNumber>(reverse));
 }
 

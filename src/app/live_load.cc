@@ -1,5 +1,7 @@
 #include "app/live_load.h"
 
+#include "absl/synchronization/mutex.h"
+
 #include "app/app.h"
 
 #include <simdjson.h>
@@ -55,21 +57,21 @@ std::string PodJson(const std::string& ns, const std::string& name) {
 // Runs fn(i) for i in [0, n) on `workers` threads; stops at the first error (returned).
 std::string ParallelFor(int n, int workers, const std::function<std::string(int)>& fn) {
   std::atomic<int> next{0};
-  std::mutex mu;
-  std::string first_err;
+  absl::Mutex mu;
+  std::string first_err;  // guarded by mu
   std::vector<std::thread> ts;
   for (int w = 0; w < std::max(1, workers); ++w) {
     ts.emplace_back([&] {
       for (;;) {
         {
-          std::lock_guard<std::mutex> l(mu);
+          absl::MutexLock l(&mu);
           if (!first_err.empty()) return;
         }
         const int i = next.fetch_add(1);
         if (i >= n) return;
         std::string err = fn(i);
         if (!err.empty()) {
-          std::lock_guard<std::mutex> l(mu);
+          absl::MutexLock l(&mu);
           if (first_err.empty()) first_err = std::move(err);
           return;
         }

@@ -1,5 +1,8 @@
 #include "app/run_live.h"
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
 #include "app/app.h"
 
 #include <pthread.h>
@@ -47,18 +50,19 @@ std::string DefaultIdentity() {
 }
 
 // Shutdown coordination between the signal thread and the main thread.
+// `requested` is atomic so that loops can poll it; it is set under `mu` so that Wait, which
+// checks it under `mu`, cannot miss the change.
 struct Shutdown {
   std::atomic<bool> requested{false};
   std::atomic<bool> done{false};
-  std::mutex mu;
-  std::condition_variable cv;
-  void Request() {
+  absl::Mutex mu;
+  void Request() ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock l(&mu);
     requested = true;
-    cv.notify_all();
   }
-  void Wait() {
-    std::unique_lock<std::mutex> l(mu);
-    cv.wait(l, [&] { return requested.load(); });
+  void Wait() ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock l(&mu);
+    mu.Await(absl::Condition(+[](std::atomic<bool>* r) { return r->load(); }, &requested));
   }
 };
 

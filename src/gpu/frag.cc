@@ -168,12 +168,12 @@ double FragMemo::Get(const NodeShape& node) {
     key.push_back(static_cast<char>(v >> 8));
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
   }
   const double v = workload_ ? NodeFragMilli(node, *workload_) : 0.0;
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   if (memo_.size() > (1u << 21)) memo_.clear();
   memo_.emplace(std::move(key), v);
   return v;

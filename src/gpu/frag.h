@@ -14,6 +14,9 @@
 // Units: CPU in milli-cores, GPU in milli-GPU (1000 = one device).
 #pragma once
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -111,8 +114,8 @@ class FragMemo {
 
  private:
   std::shared_ptr<const TargetWorkload> workload_;
-  std::mutex mu_;
-  std::unordered_map<std::string, double> memo_;
+  absl::Mutex mu_;
+  std::unordered_map<std::string, double> memo_ ABSL_GUARDED_BY(mu_);
 };
 
 // ---- template implementation ----

@@ -1,6 +1,9 @@
 // In-process scheduler_perf runner (see perf_runner.h).
 #include "perf/perf_runner.h"
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
 #include <malloc.h>
 #include <sys/resource.h>
 #include <yaml-cpp/yaml.h>
@@ -93,12 +96,12 @@ api::Pod DefaultPod() {
 class LatencyRecorder final : public framework::ExtensionPointObserver {
  public:
   void Observe(framework::ExtensionPoint p, int64_t ns) override {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     samples_[static_cast<size_t>(p)].push_back(ns);
   }
   std::map<std::string, ExtensionPointSummary> Summaries() const {
     std::map<std::string, ExtensionPointSummary> out;
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     for (size_t i = 0; i < samples_.size(); ++i) {
       std::vector<int64_t> v = samples_[i];
       if (v.empty()) continue;
@@ -121,8 +124,9 @@ class LatencyRecorder final : public framework::ExtensionPointObserver {
   }
 
  private:
-  mutable std::mutex mu_;
-  std::array<std::vector<int64_t>, static_cast<size_t>(framework::ExtensionPoint::kCount)> samples_;
+  mutable absl::Mutex mu_;
+  std::array<std::vector<int64_t>, static_cast<size_t>(framework::ExtensionPoint::kCount)> samples_
+      ABSL_GUARDED_BY(mu_);
 };
 
 std::string Quote(const std::string& s) { return "\"" + s + "\""; }

@@ -25,20 +25,20 @@ std::string Exceeds(const api::Resource& used, const api::Resource& alloc) {
 void InvariantChecker::Attach(store::InformerFactory& inf) {
   inf.AddNodeHandlers(
       {[this](const api::NodePtr& n) {
-         std::lock_guard<std::mutex> l(mu_);
+         absl::MutexLock l(&mu_);
          auto r = api::ResourceListToResource(n->status.allocatable);
          capacity_.Add(r);
          node_alloc_[n->metadata.name] = r;
        },
        [this](const api::NodePtr& o, const api::NodePtr& n) {
-         std::lock_guard<std::mutex> l(mu_);
+         absl::MutexLock l(&mu_);
          capacity_.Subtract(node_alloc_[o->metadata.name]);
          auto r = api::ResourceListToResource(n->status.allocatable);
          capacity_.Add(r);
          node_alloc_[n->metadata.name] = r;
        },
        [this](const api::NodePtr& n) {
-         std::lock_guard<std::mutex> l(mu_);
+         absl::MutexLock l(&mu_);
          capacity_.Subtract(node_alloc_[n->metadata.name]);
          node_alloc_.erase(n->metadata.name);
        }});
@@ -49,6 +49,7 @@ void InvariantChecker::Attach(store::InformerFactory& inf) {
                         bool was = !o->spec.node_name.empty() && !Terminal(*o);
                         bool is = !n->spec.node_name.empty() && !Terminal(*n);
                         if (was && is && o->spec.node_name != n->spec.node_name) {
+                          absl::MutexLock l(&mu_);
                           Violation("pod " + n->Key() + " moved from " + o->spec.node_name +
                                     " to " + n->spec.node_name + " (bound twice)");
                         }
@@ -63,7 +64,7 @@ void InvariantChecker::Attach(store::InformerFactory& inf) {
 void InvariantChecker::Violation(std::string v) { violations_.push_back(std::move(v)); }
 
 void InvariantChecker::OnBound(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   const std::string key = pod.Key();
   if (bound_.count(key)) {
     Violation("pod " + key + " bound twice (" + bound_[key] + ", " + pod.spec.node_name + ")");
@@ -89,7 +90,7 @@ void InvariantChecker::OnBound(const api::Pod& pod) {
 }
 
 void InvariantChecker::OnUnbound(const api::Pod& pod) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   const std::string key = pod.Key();
   auto it = bound_.find(key);
   if (it == bound_.end()) return;
@@ -101,7 +102,7 @@ void InvariantChecker::OnUnbound(const api::Pod& pod) {
 }
 
 void InvariantChecker::CheckPendingReasons(const std::vector<api::PodPtr>& pods) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   for (const auto& p : pods) {
     if (!p->spec.node_name.empty() || Terminal(*p)) continue;
     bool has_reason = false;
@@ -113,19 +114,19 @@ void InvariantChecker::CheckPendingReasons(const std::vector<api::PodPtr>& pods)
 }
 
 std::vector<std::string> InvariantChecker::violations() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return violations_;
 }
 api::Resource InvariantChecker::Allocated() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return allocated_;
 }
 api::Resource InvariantChecker::Capacity() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return capacity_;
 }
 size_t InvariantChecker::BoundPods() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return bound_.size();
 }
 

@@ -5,8 +5,10 @@
 //    with a message), checked by CheckPendingReasons at quiescent points.
 #pragma once
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
 #include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,16 +34,19 @@ class InvariantChecker {
   size_t BoundPods() const;
 
  private:
-  void OnBound(const api::Pod& pod);
-  void OnUnbound(const api::Pod& pod);
-  void Violation(std::string v);
+  void OnBound(const api::Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnUnbound(const api::Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
+  void Violation(std::string v) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, api::Resource> node_alloc_;    // allocatable by node
-  std::unordered_map<std::string, api::Resource> node_used_;     // bound requests by node
-  std::unordered_map<std::string, std::string> bound_;           // pod key -> node
-  api::Resource allocated_, capacity_;
-  std::vector<std::string> violations_;
+  mutable absl::Mutex mu_;
+  // allocatable by node
+  std::unordered_map<std::string, api::Resource> node_alloc_ ABSL_GUARDED_BY(mu_);
+  // bound requests by node
+  std::unordered_map<std::string, api::Resource> node_used_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::string> bound_ ABSL_GUARDED_BY(mu_);  // pod key -> node
+  api::Resource allocated_ ABSL_GUARDED_BY(mu_);
+  api::Resource capacity_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> violations_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::sim

@@ -102,7 +102,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> FGDScore::New(framework:
 }
 
 std::shared_ptr<gpu::FragMemo> FGDScore::Memo(const gpu::PodShape* observe) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   std::shared_ptr<const gpu::TargetWorkload> w = fixed_;
   if (!w) w = ctx_->target_workload();
   if (!w) {

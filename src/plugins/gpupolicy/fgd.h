@@ -16,6 +16,8 @@
 //                     frequency: 0.3}, ...]   (frequencies are renormalized to sum to 1)
 #pragma once
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,10 +59,10 @@ class FGDScore final : public PolicyScorePlugin, public gpushare::DevicePolicy {
                     gpu::FragMemo& memo, int32_t* device);
 
   std::shared_ptr<const gpu::TargetWorkload> fixed_;  // from args
-  std::mutex mu_;
-  std::shared_ptr<gpu::FragMemo> memo_;
-  std::vector<gpu::PodShape> observed_;
-  std::shared_ptr<const gpu::TargetWorkload> observed_workload_;
+  absl::Mutex mu_;
+  std::shared_ptr<gpu::FragMemo> memo_ ABSL_GUARDED_BY(mu_);
+  std::vector<gpu::PodShape> observed_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const gpu::TargetWorkload> observed_workload_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::plugins::gpupolicy

@@ -7,8 +7,8 @@ namespace phalanx::plugins::gpushare {
 
 namespace {
 
-std::mutex g_registry_mu;
-std::map<const void*, std::weak_ptr<GpuContext>>& Registry() {
+absl::Mutex g_registry_mu(absl::kConstInit);
+std::map<const void*, std::weak_ptr<GpuContext>>& Registry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_registry_mu) {
   static auto* m = new std::map<const void*, std::weak_ptr<GpuContext>>();
   return *m;
 }
@@ -38,7 +38,7 @@ std::string AffinityTag(const gpu::GpuAsk& ask) {
 }
 
 std::shared_ptr<GpuContext> GpuContext::For(framework::Handle& handle) {
-  std::lock_guard<std::mutex> l(g_registry_mu);
+  absl::MutexLock l(&g_registry_mu);
   auto& reg = Registry();
   auto it = reg.find(&handle);
   if (it != reg.end()) {
@@ -54,14 +54,14 @@ std::shared_ptr<GpuContext> GpuContext::For(framework::Handle& handle) {
 }
 
 std::shared_ptr<GpuContext> GpuContext::Find(const framework::Handle& handle) {
-  std::lock_guard<std::mutex> l(g_registry_mu);
+  absl::MutexLock l(&g_registry_mu);
   auto it = Registry().find(&handle);
   return it == Registry().end() ? nullptr : it->second.lock();
 }
 
 void GpuContext::Assign(const std::string& uid, const std::string& node,
                         std::vector<int32_t> devices) {
-  std::unique_lock l(mu_);
+  absl::MutexLock l(&mu_);
   auto& a = assigned_[uid];
   if (!a.node.empty() && a.node != node) ++node_epoch_[a.node];
   a.node = node;
@@ -70,7 +70,7 @@ void GpuContext::Assign(const std::string& uid, const std::string& node,
 }
 
 void GpuContext::Release(const std::string& uid) {
-  std::unique_lock l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = assigned_.find(uid);
   if (it == assigned_.end()) return;
   ++node_epoch_[it->second.node];
@@ -78,14 +78,14 @@ void GpuContext::Release(const std::string& uid) {
 }
 
 std::optional<std::vector<int32_t>> GpuContext::Assignment(const std::string& uid) const {
-  std::shared_lock l(mu_);
+  absl::ReaderMutexLock l(&mu_);
   auto it = assigned_.find(uid);
   if (it == assigned_.end()) return std::nullopt;
   return it->second.devices;
 }
 
 size_t GpuContext::NumAssignments() const {
-  std::shared_lock l(mu_);
+  absl::ReaderMutexLock l(&mu_);
   return assigned_.size();
 }
 
@@ -93,7 +93,7 @@ void GpuContext::MaybePrune(const framework::NodeInfoLister& lister) {
   size_t pods = 0;
   for (const auto* ni : lister.List()) pods += ni->pods().size();
   {
-    std::shared_lock l(mu_);
+    absl::ReaderMutexLock l(&mu_);
     if (assigned_.size() <= 2 * pods + 1024) return;
   }
   std::unordered_set<std::string> alive;
@@ -101,7 +101,7 @@ void GpuContext::MaybePrune(const framework::NodeInfoLister& lister) {
   for (const auto* ni : lister.List()) {
     for (const auto& p : ni->pods()) alive.insert(PodIdentity(*p->pod));
   }
-  std::unique_lock l(mu_);
+  absl::MutexLock l(&mu_);
   for (auto it = assigned_.begin(); it != assigned_.end();) {
     if (alive.count(it->first)) {
       ++it;
@@ -136,7 +136,7 @@ NodeGpuState GpuContext::ComputeState(const framework::NodeInfo& ni,
   std::vector<Pending> unknown;
   std::vector<int32_t> devs;
   {
-    std::shared_lock l(mu_);
+    absl::ReaderMutexLock l(&mu_);
     for (const auto& pi : ni.pods()) {
       const api::Pod& p = *pi->pod;
       gpu::GpuAsk ask = gpu::ParseGpuAsk(p);
@@ -197,7 +197,7 @@ std::shared_ptr<const NodeGpuState> GpuContext::State(const framework::NodeInfo&
   const std::string& name = ni.name();
   const framework::PodInfoPtr last = ni.pods().empty() ? nullptr : ni.pods().back();
   {
-    std::shared_lock l(mu_);
+    absl::ReaderMutexLock l(&mu_);
     auto it = cache_.find(name);
     if (it != cache_.end() && it->second.generation == ni.generation() &&
         it->second.pods == ni.pods().size() && it->second.last == last &&
@@ -207,11 +207,11 @@ std::shared_ptr<const NodeGpuState> GpuContext::State(const framework::NodeInfo&
   }
   uint64_t epoch;
   {
-    std::shared_lock l(mu_);
+    absl::ReaderMutexLock l(&mu_);
     epoch = NodeEpoch(name);
   }
   auto st = std::make_shared<const NodeGpuState>(ComputeState(ni, ""));
-  std::unique_lock l(mu_);
+  absl::MutexLock l(&mu_);
   Cached& c = cache_[name];
   c.generation = ni.generation();
   c.pods = ni.pods().size();
@@ -222,29 +222,29 @@ std::shared_ptr<const NodeGpuState> GpuContext::State(const framework::NodeInfo&
 }
 
 void GpuContext::RegisterDevicePolicy(const std::string& name, DevicePolicy* policy) {
-  std::unique_lock l(mu_);
+  absl::MutexLock l(&mu_);
   policies_.emplace_back(name, policy);
 }
 
 void GpuContext::UnregisterDevicePolicy(DevicePolicy* policy) {
-  std::unique_lock l(mu_);
+  absl::MutexLock l(&mu_);
   std::erase_if(policies_, [&](const auto& p) { return p.second == policy; });
 }
 
 DevicePolicy* GpuContext::PreferredDevicePolicy(std::string* name) const {
-  std::shared_lock l(mu_);
+  absl::ReaderMutexLock l(&mu_);
   if (policies_.empty()) return nullptr;
   if (name) *name = policies_.front().first;
   return policies_.front().second;
 }
 
 void GpuContext::SetTargetWorkload(std::shared_ptr<const gpu::TargetWorkload> w) {
-  std::unique_lock l(mu_);
+  absl::MutexLock l(&mu_);
   workload_ = std::move(w);
 }
 
 std::shared_ptr<const gpu::TargetWorkload> GpuContext::target_workload() const {
-  std::shared_lock l(mu_);
+  absl::ReaderMutexLock l(&mu_);
   return workload_;
 }
 

@@ -12,13 +12,15 @@
 // are exposed here (Assignment) instead.
 #pragma once
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -116,14 +118,14 @@ class GpuContext {
     uint64_t epoch = 0;
     std::shared_ptr<const NodeGpuState> state;
   };
-  uint64_t NodeEpoch(const std::string& node) const;
+  uint64_t NodeEpoch(const std::string& node) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
-  mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, Assigned> assigned_;    // pod UID -> devices
-  std::unordered_map<std::string, uint64_t> node_epoch_;  // node -> assignment changes
-  std::unordered_map<std::string, Cached> cache_;         // node -> state
-  std::vector<std::pair<std::string, DevicePolicy*>> policies_;
-  std::shared_ptr<const gpu::TargetWorkload> workload_;
+  mutable absl::Mutex mu_;
+  std::unordered_map<std::string, Assigned> assigned_ ABSL_GUARDED_BY(mu_);    // pod UID -> devices
+  std::unordered_map<std::string, uint64_t> node_epoch_ ABSL_GUARDED_BY(mu_);  // node -> changes
+  std::unordered_map<std::string, Cached> cache_ ABSL_GUARDED_BY(mu_);         // node -> state
+  std::vector<std::pair<std::string, DevicePolicy*>> policies_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const gpu::TargetWorkload> workload_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::plugins::gpushare
