@@ -11,6 +11,8 @@
 //                                         nodes, including its binding cycles
 // Timings are never asserted; CTest (label bench) only proves each one runs.
 #include <benchmark/benchmark.h>
+
+#include "absl/synchronization/mutex.h"
 #include <yaml-cpp/yaml.h>
 
 #include <memory>
@@ -326,6 +328,8 @@ void Register() {
 }  // namespace phalanx
 
 int main(int argc, char** argv) {
+  // As app::Run: no deadlock-detection graph on every absl::Mutex acquisition.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   phalanx::Register();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

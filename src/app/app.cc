@@ -8,6 +8,8 @@
 //   phalanx version                                                                      version.cc
 #include "app/app.h"
 
+#include "absl/synchronization/mutex.h"
+
 #include <pthread.h>
 
 #include <csignal>
@@ -46,6 +48,11 @@ framework::StatusOr<framework::Registry> NewRegistry(const std::vector<Option>& 
 }
 
 int Run(int argc, char** argv, std::vector<Option> options, Extensions extensions) {
+  // Debian's Abseil builds keep absl::Mutex's deadlock detector on: it records every lock
+  // acquisition in a global graph (GraphCycles::GetId, per-thread lookups), ~3 % of the
+  // instructions of a `phalanx bench` gang run. Lock order is checked at compile time
+  // instead (ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED, scripts/thread-safety.sh).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // `phalanx run` handles SIGTERM / SIGINT on its own thread (run_live.cc); block them from
   // the first instruction so that a SIGTERM arriving while the config and kubeconfig are
   // still being read is not fatal but waits for that thread and shuts down cleanly (exit 0).
