@@ -54,7 +54,7 @@ LiveClusterClient::LiveClusterClient(RestClient& api, RestClient& events,
 
 LiveClusterClient::~LiveClusterClient() { Flush(std::chrono::milliseconds(0)); }
 
-framework::Status LiveClusterClient::Bind(const api::Pod& pod, const std::string& node) {
+api::Status LiveClusterClient::Bind(const api::Pod& pod, const std::string& node) {
   const std::string body =
       "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":" +
       JsonString(pod.metadata.name) + ",\"namespace\":" + JsonString(pod.metadata.namespace_) +
@@ -65,38 +65,39 @@ framework::Status LiveClusterClient::Bind(const api::Pod& pod, const std::string
   absl::MutexLock l(&mu_);
   if (r.ok()) {
     ++counters_.binds;
-    return framework::Status::Success();
+    return absl::OkStatus();
   }
   ++counters_.bind_errors;
-  const std::string msg = StatusMessage(r.body);
+  std::string reason;
+  const std::string msg = StatusMessage(r.body, &reason);
+  const absl::StatusCode code = ResponseCode(r, reason);
   if (r.status == 404) {
-    return framework::Status::Error("binding pod " + pod.Key() + " to " + node +
-                                    ": pod not found (deleted?)" +
-                                    (msg.empty() ? "" : ": " + msg));
+    return api::Status(code, "binding pod " + pod.Key() + " to " + node +
+                                 ": pod not found (deleted?)" + (msg.empty() ? "" : ": " + msg));
   }
   if (r.status == 409) {
-    return framework::Status::Error("binding pod " + pod.Key() + " to " + node +
-                                    ": conflict (already bound, or recreated): " + msg);
+    return api::Status(code, "binding pod " + pod.Key() + " to " + node +
+                                 ": conflict (already bound, or recreated): " + msg);
   }
-  return framework::Status::Error("binding pod " + pod.Key() + " to " + node + ": " +
-                                  api_.Describe("POST", path, r));
+  return api::Status(code, "binding pod " + pod.Key() + " to " + node + ": " +
+                               api_.Describe("POST", path, r));
 }
 
-framework::Status LiveClusterClient::DeletePod(const api::Pod& pod) {
+api::Status LiveClusterClient::DeletePod(const api::Pod& pod) {
   std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\"";
   if (!pod.metadata.uid.empty()) {
     body += ",\"preconditions\":{\"uid\":" + JsonString(pod.metadata.uid) + "}";
   }
   body += "}";
   Response r = api_.Do("DELETE", PodPath(pod), body);
-  if (r.ok() || r.status == 404) return framework::Status::Success();
-  return framework::Status::Error("deleting pod " + pod.Key() + ": " +
-                                  api_.Describe("DELETE", PodPath(pod), r));
+  if (r.ok() || r.status == 404) return absl::OkStatus();
+  api::Status s = api_.ToStatus("DELETE", PodPath(pod), r);
+  return api::Status(s.code(), "deleting pod " + pod.Key() + ": " + std::string(s.message()));
 }
 
-framework::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,
-                                                     const api::PodCondition* condition,
-                                                     const std::string* nominated) {
+api::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,
+                                               const api::PodCondition* condition,
+                                               const std::string* nominated) {
   // Skip a patch that would change nothing (upstream updatePod does the same).
   bool changes = false;
   if (condition) {
@@ -110,7 +111,7 @@ framework::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,
     changes = changes || !same;
   }
   if (nominated && *nominated != pod.status.nominated_node_name) changes = true;
-  if (!changes) return framework::Status::Success();
+  if (!changes) return absl::OkStatus();
 
   std::string status = "{";
   bool first = true;
@@ -133,12 +134,12 @@ framework::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,
   const std::string key = pod.Key();
   {
     absl::MutexLock l(&mu_);
-    if (stop_) return framework::Status::Error("cluster client stopped");
+    if (stop_) return absl::CancelledError("cluster client stopped");
     if (!status_pending_.count(key)) status_order_.push_back(key);
     status_pending_[key] = std::move(p);
   }
   cv_.SignalAll();
-  return framework::Status::Success();
+  return absl::OkStatus();
 }
 
 void LiveClusterClient::StatusLoop() {

@@ -57,9 +57,9 @@ class LiveClusterClient final : public cluster::ClusterClient {
                     std::string component = "phalanx");
   ~LiveClusterClient() override;
 
-  framework::Status Bind(const api::Pod& pod, const std::string& node) override;
-  framework::Status DeletePod(const api::Pod& pod) override;
-  framework::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+  api::Status Bind(const api::Pod& pod, const std::string& node) override;
+  api::Status DeletePod(const api::Pod& pod) override;
+  api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                     const std::string* nominated_node_name) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;

@@ -5,8 +5,9 @@
 // each other or the framework's internals. framework::Clock / framework::ClusterClient
 // (framework/handle.h) name the same types.
 //
-// Results use framework::Status (framework/status.h, a leaf header: the plugin-result
-// vocabulary that Bind and preemption hand back to plugins unchanged).
+// Results are api::Status (api/status.h), with the API server's answer as the code:
+// NotFound (the pod is gone), AlreadyExists / Aborted (409: already bound, recreated),
+// Unavailable (transport, 5xx) ...; plugins turn them into their framework::Status.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 #include <string_view>
 
 #include "api/types.h"
-#include "framework/status.h"
+#include "api/status.h"
 
 namespace phalanx::cluster {
 
@@ -31,13 +32,12 @@ class ClusterClient {
  public:
   virtual ~ClusterClient() = default;
   // POST pods/binding. Errors: pod gone (NotFound), already bound (Conflict), transport.
-  virtual framework::Status Bind(const api::Pod& pod, const std::string& node) = 0;
+  virtual api::Status Bind(const api::Pod& pod, const std::string& node) = 0;
   // DELETE a pod (preemption victim).
-  virtual framework::Status DeletePod(const api::Pod& pod) = 0;
+  virtual api::Status DeletePod(const api::Pod& pod) = 0;
   // PATCH status.nominatedNodeName (empty clears it) and/or the PodScheduled condition.
-  virtual framework::Status UpdatePodStatus(const api::Pod& pod,
-                                            const api::PodCondition* condition,
-                                            const std::string* nominated_node_name) = 0;
+  virtual api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+                                      const std::string* nominated_node_name) = 0;
   // Records an Event (reason Scheduled / FailedScheduling / Preempted ...).
   virtual void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                            std::string_view message) = 0;

@@ -74,25 +74,25 @@ class FakeClock final : public framework::Clock {
 // Records every call; Bind returns `bind_status`.
 class FakeClient final : public framework::ClusterClient {
  public:
-  framework::Status Bind(const api::Pod& pod, const std::string& node) override {
+  api::Status Bind(const api::Pod& pod, const std::string& node) override {
     binds.emplace_back(pod.Key(), node);
     return bind_status;
   }
-  framework::Status DeletePod(const api::Pod& pod) override {
+  api::Status DeletePod(const api::Pod& pod) override {
     deleted.push_back(pod.Key());
-    return framework::Status();
+    return absl::OkStatus();
   }
-  framework::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
-                                    const std::string* nominated_node_name) override {
+  api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+                              const std::string* nominated_node_name) override {
     status_updates.push_back(pod.Key());
-    return framework::Status();
+    return absl::OkStatus();
   }
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override {
     events.push_back(std::string(reason) + ": " + std::string(message));
   }
 
-  framework::Status bind_status;
+  api::Status bind_status;
   std::vector<std::pair<std::string, std::string>> binds;  // (pod key, node)
   std::vector<std::string> deleted;
   std::vector<std::string> status_updates;

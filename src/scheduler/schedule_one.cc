@@ -539,7 +539,11 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
   api::PodCondition cond{"PodScheduled", "False",
                          status.IsRejected() ? "Unschedulable" : "SchedulerError", msg};
   const std::string* nnn = nominated.empty() ? nullptr : &nominated;
-  (void)opts_.client->UpdatePodStatus(pod, &cond, nnn);
+  // A pod deleted meanwhile has no status to write; anything else is logged.
+  if (api::Status st = opts_.client->UpdatePodStatus(pod, &cond, nnn);
+      !st.ok() && !absl::IsNotFound(st)) {
+    spdlog::warn("PodScheduled condition of {}: {}", pod.Key(), std::string(st.message()));
+  }
 }
 
 }  // namespace phalanx::scheduler

@@ -6,7 +6,6 @@
 
 namespace phalanx::store {
 
-using framework::Status;
 
 namespace {
 std::string PodKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
@@ -340,23 +339,21 @@ void Store::AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) {
   ns_handlers_.push_back(std::move(h));
 }
 
-Status Store::Bind(const api::Pod& pod, const std::string& node) {
-  api::Status r = BindPod(pod.metadata.namespace_, pod.metadata.name, node);
-  if (r.ok()) return Status::Success();
-  return Status::Error(std::string(r.message()));
+api::Status Store::Bind(const api::Pod& pod, const std::string& node) {
+  return BindPod(pod.metadata.namespace_, pod.metadata.name, node);
 }
 
-Status Store::DeletePod(const api::Pod& pod) {
+api::Status Store::DeletePod(const api::Pod& pod) {
   api::Status r = DeletePod(pod.metadata.namespace_, pod.metadata.name);
-  if (r.ok() || absl::IsNotFound(r)) return Status::Success();
-  return Status::Error(std::string(r.message()));
+  if (absl::IsNotFound(r)) return absl::OkStatus();
+  return r;
 }
 
-Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
-                              const std::string* nominated_node_name) {
+api::Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+                                   const std::string* nominated_node_name) {
   RecursiveMutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
-  if (it == pods_.end()) return Status::Error("pods \"" + pod.metadata.name + "\" not found");
+  if (it == pods_.end()) return absl::NotFoundError("pods \"" + pod.metadata.name + "\" not found");
   api::Pod p = *it->second;
   bool changed = false;
   if (condition) {
@@ -379,13 +376,13 @@ Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* cond
     p.status.nominated_node_name = *nominated_node_name;
     changed = true;
   }
-  if (!changed) return Status::Success();
+  if (!changed) return absl::OkStatus();
   p.metadata.resource_version = NextRV();
   api::PodPtr old = it->second;
   auto np = std::make_shared<const api::Pod>(std::move(p));
   it->second = np;
   Dispatch<api::Pod>(pod_handlers_, old, np);
-  return Status::Success();
+  return absl::OkStatus();
 }
 
 void Store::RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,

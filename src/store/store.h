@@ -116,9 +116,9 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
 
   // ClusterClient (what the scheduler writes)
-  framework::Status Bind(const api::Pod& pod, const std::string& node) override;
-  framework::Status DeletePod(const api::Pod& pod) override;
-  framework::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+  api::Status Bind(const api::Pod& pod, const std::string& node) override;
+  api::Status DeletePod(const api::Pod& pod) override;
+  api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                     const std::string* nominated_node_name) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;

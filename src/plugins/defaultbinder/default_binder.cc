@@ -4,10 +4,10 @@ namespace phalanx::plugins::defaultbinder {
 
 framework::Status DefaultBinder::Bind(framework::CycleState& /*state*/,
                                       const framework::PodInfo& pod, const std::string& node) {
-  framework::Status s = handle_.Client().Bind(pod.Pod(), node);
-  if (s.IsSuccess()) return framework::Status();
-  std::string msg = s.Message();
-  if (msg.empty()) msg = std::string(framework::CodeName(s.code()));
+  api::Status s = handle_.Client().Bind(pod.Pod(), node);
+  if (s.ok()) return framework::Status();
+  std::string msg(s.message());
+  if (msg.empty()) msg = absl::StatusCodeToString(s.code());
   return framework::Status::Error(std::move(msg));
 }
 

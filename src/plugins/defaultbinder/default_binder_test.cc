@@ -14,17 +14,18 @@ using phalanx::testing::PodBuilder;
 TEST(DefaultBinderTest, Bind) {
   struct Case {
     const char* name;
-    framework::Status client_status;
+    api::Status client_status;
     framework::Code want_code;
     std::string want_message;
   };
   const Case cases[] = {
-      {"successful", framework::Status(), framework::Code::kSuccess, ""},
-      {"binding error", framework::Status::Error("binding error"), framework::Code::kError,
+      {"successful", absl::OkStatus(), framework::Code::kSuccess, ""},
+      {"binding error", absl::UnavailableError("binding error"), framework::Code::kError,
        "binding error"},
-      {"conflict from the API server is an error",
-       framework::Status(framework::Code::kUnschedulable, "pod already bound"),
+      {"conflict from the API server is an error", absl::AbortedError("pod already bound"),
        framework::Code::kError, "pod already bound"},
+      {"an error without a message names its code", absl::NotFoundError(""),
+       framework::Code::kError, "NOT_FOUND"},
   };
   for (const auto& c : cases) {
     fake::FakeHandle h;

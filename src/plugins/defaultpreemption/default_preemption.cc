@@ -69,8 +69,6 @@ std::string FitErrorMessage(size_t num_all_nodes,
   return framework::NodesAvailableMessage(num_all_nodes, hist);
 }
 
-// The store (and API server) report a missing pod as `pods "<name>" not found`.
-bool IsNotFound(const Status& s) { return s.Message().find("not found") != std::string::npos; }
 
 }  // namespace
 
@@ -498,16 +496,10 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& po
       const api::PodCondition cond{
           "DisruptionTarget", "True", "PreemptionByScheduler",
           preemptor.spec.scheduler_name + ": preempting to accommodate a higher priority pod"};
-      Status s = client.UpdatePodStatus(v, &cond, nullptr);
-      if (!s.IsSuccess()) {
-        if (IsNotFound(s)) continue;  // already deleted
-        return s;
-      }
-      s = client.DeletePod(v);
-      if (!s.IsSuccess()) {
-        if (IsNotFound(s)) continue;
-        return s;
-      }
+      api::Status s = client.UpdatePodStatus(v, &cond, nullptr);
+      if (s.ok()) s = client.DeletePod(v);
+      if (absl::IsNotFound(s)) continue;  // already deleted
+      if (!s.ok()) return Status::Error(std::string(s.message()));
     }
     client.RecordEvent(v, "Normal", "Preempted",
                        "Preempted by pod " + preemptor.metadata.uid + " on node " + c.node);

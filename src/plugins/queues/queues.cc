@@ -84,8 +84,7 @@ int64_t Queues::Reclaim(const std::string& queue, const quota::ResourceList& req
   int64_t n = 0;
   for (const auto& unit : victims) {
     for (const auto& p : unit.pods) {
-      Status s = handle_.Client().DeletePod(*p);
-      if (!s.IsSuccess()) continue;
+      if (!handle_.Client().DeletePod(*p).ok()) continue;
       handle_.Client().RecordEvent(*p, "Normal", "Preempted",
                                    "Reclaimed by queue " + queue + " for " + who + " (queue " +
                                        unit.queue + " is above its deserved share)");
