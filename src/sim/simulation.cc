@@ -6,6 +6,7 @@
 #include <climits>
 #include <fstream>
 #include <queue>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -117,6 +118,10 @@ class Driver {
           sched_or.status().Message());
     }
     sched_ = std::move(sched_or).value();
+    for (const auto& prof : opts_.config.profiles) {
+      profile_names_ += (profile_names_.empty() ? "" : ", ") + prof.scheduler_name;
+      served_names_.insert(prof.scheduler_name);
+    }
     return absl::OkStatus();
   }
 
@@ -162,6 +167,9 @@ class Driver {
     }
     return false;
   }
+
+  // True when a profile serves the pod's spec.schedulerName (else the scheduler ignores it).
+  bool Served(const api::Pod& pod) const { return served_names_.count(pod.spec.scheduler_name) > 0; }
 
   void Push(api::Timestamp t, EvKind kind, size_t pod) { events_.push({t, seq_++, kind, pod}); }
 
@@ -219,7 +227,10 @@ class Driver {
     PodOutcome& o = res_->outcomes[i];
     if (o.scheduled_s) return;
     auto lr = last_reasons_.find(i);
-    if (lr != last_reasons_.end()) {
+    if (o.unserved) {
+      ++res_->pending_reasons[o.reason];
+      ++res_->unserved_scheduler_names[sc_.pods[i].pod.spec.scheduler_name];
+    } else if (lr != last_reasons_.end()) {
       std::string key;
       for (const auto& r : lr->second) key += (key.empty() ? "" : "; ") + r;
       ++res_->pending_reasons[key];
@@ -286,6 +297,11 @@ class Driver {
     o.pod = tp.pod.Key();
     o.arrival_s = Seconds(clock_.Now());
     ++arrived_;
+    if (!Served(tp.pod) && tp.pod.spec.node_name.empty()) {
+      o.unserved = true;
+      o.reason = "no profile serves schedulerName \"" + tp.pod.spec.scheduler_name +
+                 "\" (profiles: " + profile_names_ + ")";
+    }
     if (opts_.hooks.on_arrival) opts_.hooks.on_arrival(i, o.arrival_s);
     if (tp.deletion) Push(std::max(*tp.deletion, clock_.Now()), EvKind::kDeletePod, i);
     return absl::OkStatus();
@@ -360,7 +376,12 @@ class Driver {
   }
 
   void Finish() {
-    checker_.CheckPendingReasons(store_.ListPods());
+    // Pods no profile serves are not ours: no PodScheduled condition is expected of us.
+    std::vector<api::PodPtr> ours;
+    for (auto& p : store_.ListPods()) {
+      if (Served(*p)) ours.push_back(std::move(p));
+    }
+    checker_.CheckPendingReasons(ours);
     for (size_t i = 0; i < sc_.pods.size(); ++i) {
       const PodOutcome& o = res_->outcomes[i];
       if (o.scheduled_s) {
@@ -453,6 +474,8 @@ class Driver {
   UsageTracker usage_;
   std::unordered_map<size_t, std::vector<std::string>> last_reasons_;
   std::vector<QueueSample> last_queue_samples_;
+  std::string profile_names_;  // "default-scheduler, ..." for the unserved reason
+  std::set<std::string> served_names_;  // the profiles' scheduler names
   size_t arrived_ = 0;
   size_t steps_ = 0;
 };
@@ -479,6 +502,11 @@ std::string FormatSummary(const SimulationResult& r) {
     for (const auto& [k, n] : r.pending_reasons) v.emplace_back(n, k);
     std::sort(v.rbegin(), v.rend());
     for (const auto& [n, k] : v) o << "  " << n << "  " << k << "\n";
+  }
+  for (const auto& [name, n] : r.unserved_scheduler_names) {
+    o << "warning: " << n << " pod(s) with schedulerName \"" << name
+      << "\" that no profile serves were left pending, never attempted (a profile of that "
+         "name in --config would schedule them)\n";
   }
   o << "allocation (peak / time-average of capacity):\n";
   for (const auto& u : r.usage) {
@@ -539,6 +567,7 @@ std::string ResultJson(const SimulationResult& r) {
   j["virtual_seconds"] = r.virtual_seconds;
   j["wall_seconds"] = r.wall_seconds;
   j["pending_reasons"] = r.pending_reasons;
+  if (!r.unserved_scheduler_names.empty()) j["unserved_scheduler_names"] = r.unserved_scheduler_names;
   for (const auto& u : r.usage) {
     j["usage"][u.resource] = {{"capacity", u.capacity}, {"peak", u.peak}, {"time_avg", u.time_avg}};
   }

@@ -75,6 +75,9 @@ struct PodOutcome {
   std::optional<double> deleted_s;
   int attempts = 0;
   std::string reason;  // last FailedScheduling message if never bound
+  // No profile serves the pod's spec.schedulerName: never ours, never attempted (as
+  // kube-scheduler ignores it); `reason` names the scheduler name and the profiles.
+  bool unserved = false;
 };
 
 struct ResourceUsage {
@@ -115,6 +118,9 @@ struct SimulationResult {
   size_t scheduled = 0;           // pods bound at some point
   size_t pending_at_end = 0;      // never bound, still present at the end
   size_t deleted_while_pending = 0;
+  // Pods whose spec.schedulerName no profile serves (counted in pending_at_end or
+  // deleted_while_pending too), by scheduler name.
+  std::map<std::string, size_t> unserved_scheduler_names;
   int64_t attempts = 0;
   double virtual_seconds = 0;
   double wall_seconds = 0;
