@@ -203,18 +203,24 @@ class Driver {
       o.node = node;
       ++o.attempts;
     }
-    const TimedPod& tp = sc_.pods[it->second];
-    if (pod_gpu_milli_[it->second] == 0) {
+    Holds(it->second, pod, node);
+  }
+
+  // Pod i holds resources on `node` from now on (bound by the scheduler or in the
+  // manifest): its GPU milli, the on_bound hook, its departure after the run duration.
+  void Holds(size_t i, const api::Pod& pod, const std::string& node) {
+    if (pod_gpu_milli_[i] == 0) {
       const auto ask = gpu::ParseGpuAsk(pod);
       auto ng = node_gpus_.find(node);
       if (ask.has_gpu() && ng != node_gpus_.end()) {
         int32_t m = gpu::MilliOnNode(ask, ng->second);
-        pod_gpu_milli_[it->second] = static_cast<double>(ask.count) * (m == 0 ? 1000 : m);
-        cur_.gpu_milli += pod_gpu_milli_[it->second];
+        pod_gpu_milli_[i] = static_cast<double>(ask.count) * (m == 0 ? 1000 : m);
+        cur_.gpu_milli += pod_gpu_milli_[i];
       }
     }
-    if (opts_.hooks.on_bound) opts_.hooks.on_bound(it->second, pod, node, Seconds(clock_.Now()));
-    if (tp.run_duration_ns) Push(clock_.Now() + *tp.run_duration_ns, EvKind::kDeletePod, it->second);
+    if (opts_.hooks.on_bound) opts_.hooks.on_bound(i, pod, node, Seconds(clock_.Now()));
+    const TimedPod& tp = sc_.pods[i];
+    if (tp.run_duration_ns) Push(clock_.Now() + *tp.run_duration_ns, EvKind::kDeletePod, i);
   }
 
   void ReleaseGpuMilli(size_t i) {
@@ -303,6 +309,12 @@ class Driver {
                  "\" (profiles: " + profile_names_ + ")";
     }
     if (opts_.hooks.on_arrival) opts_.hooks.on_arrival(i, o.arrival_s);
+    if (!tp.pod.spec.node_name.empty()) {  // bound in the manifest
+      o.prebound = true;
+      o.node = tp.pod.spec.node_name;
+      o.scheduled_s = o.arrival_s;
+      Holds(i, tp.pod, o.node);
+    }
     if (tp.deletion) Push(std::max(*tp.deletion, clock_.Now()), EvKind::kDeletePod, i);
     return absl::OkStatus();
   }
@@ -384,7 +396,9 @@ class Driver {
     checker_.CheckPendingReasons(ours);
     for (size_t i = 0; i < sc_.pods.size(); ++i) {
       const PodOutcome& o = res_->outcomes[i];
-      if (o.scheduled_s) {
+      if (o.prebound) {
+        ++res_->prebound;
+      } else if (o.scheduled_s) {
         ++res_->scheduled;
       } else if (!o.deleted_s) {
         ++res_->pending_at_end;
@@ -495,7 +509,9 @@ std::string FormatSummary(const SimulationResult& r) {
   o << "nodes: " << r.nodes << "  pods: " << r.pods << "  virtual time: " << r.virtual_seconds
     << " s  wall time: " << r.wall_seconds << " s  attempts: " << r.attempts << "\n";
   o << "scheduled: " << r.scheduled << "  pending at end: " << r.pending_at_end
-    << "  deleted while pending: " << r.deleted_while_pending << "\n";
+    << "  deleted while pending: " << r.deleted_while_pending;
+  if (r.prebound > 0) o << "  bound in the manifest: " << r.prebound;
+  o << "\n";
   if (!r.pending_reasons.empty()) {
     o << "never-scheduled pods by reason of their last attempt:\n";
     std::vector<std::pair<size_t, std::string>> v;
@@ -548,6 +564,7 @@ api::Status WriteOutcomesJsonl(const SimulationResult& r, const std::string& pat
     j["deleted"] = o.deleted_s ? nlohmann::json(*o.deleted_s) : nlohmann::json(nullptr);
     j["attempts"] = o.attempts;
     j["reason"] = o.scheduled_s ? nlohmann::json(nullptr) : nlohmann::json(o.reason);
+    if (o.prebound) j["prebound"] = true;
     out << j.dump() << "\n";
   }
   if (!out) return absl::InternalError(path + ": write failed");
@@ -561,6 +578,7 @@ std::string ResultJson(const SimulationResult& r) {
   j["nodes"] = r.nodes;
   j["pods"] = r.pods;
   j["scheduled"] = r.scheduled;
+  j["bound_in_manifest"] = r.prebound;
   j["pending_at_end"] = r.pending_at_end;
   j["deleted_while_pending"] = r.deleted_while_pending;
   j["attempts"] = r.attempts;

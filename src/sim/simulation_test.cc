@@ -156,6 +156,37 @@ TEST(SimulationTest, PodsForAnotherSchedulerArePendingNotOurs) {
       << summary;
 }
 
+// Issue 23: a pod bound in the manifest (spec.nodeName) is listed with its node, bound at
+// arrival with no attempt, and counted apart from the pods the scheduler bound.
+TEST(SimulationTest, PodsBoundInTheManifestAreListedWithTheirNode) {
+  Scenario sc = LoadYaml("prebound", kOneNode + PodYaml("pre", "  nodeName: n1\n") + PodYaml("ours"));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(1), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty()) << r.invariant_violations[0];
+  EXPECT_EQ(r.prebound, 1u);
+  EXPECT_EQ(r.scheduled, 1u);
+  EXPECT_EQ(r.pending_at_end, 0u);
+  EXPECT_TRUE(r.pending_reasons.empty());
+  const PodOutcome* o = FindOutcome(r, "default/pre");
+  ASSERT_NE(o, nullptr);
+  EXPECT_TRUE(o->prebound);
+  EXPECT_EQ(o->node, "n1");
+  ASSERT_TRUE(o->scheduled_s.has_value());
+  EXPECT_EQ(*o->scheduled_s, o->arrival_s);
+  EXPECT_EQ(o->attempts, 0);
+  EXPECT_NE(FormatSummary(r).find("scheduled: 1  pending at end: 0  deleted while pending: 0  "
+                                  "bound in the manifest: 1\n"),
+            std::string::npos)
+      << FormatSummary(r);
+  const std::string path = ::testing::TempDir() + "/simulation_test_prebound.jsonl";
+  ASSERT_EQ(WriteOutcomesJsonl(r, path), absl::OkStatus());
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "{\"arrival\":0.0,\"attempts\":0,\"deleted\":null,\"node\":\"n1\",\"pod\":\"default/pre\","
+                  "\"prebound\":true,\"reason\":null,\"scheduled\":0.0}");
+}
+
 TEST(SimulationTest, UnknownPriorityClassIsAnErrorNamingThePod) {
   Scenario sc;
   api::Pod p;
