@@ -50,8 +50,10 @@ api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
                                 config::KubeSchedulerConfiguration* out);
 
 // The paper's published unallocated-GPU share at 100 % load on openb default (median of
-// seeds 42-51; the artifact's expected_results), by display name; nullopt for others.
-std::optional<double> PaperUnallocatedAt100(const std::string& display);
+// seeds 42-51; the artifact's expected_results), by display name; nullopt for others, and
+// for a pod list other than the default one (file name openb_pod_list_default.csv): the
+// figures are of that trace only.
+std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv, const std::string& display);
 
 struct ExperimentOptions {
   std::string trace;  // "openb", "openb-paper", "philly" or "" (manifests)
