@@ -590,6 +590,10 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   std::vector<PolicySpec> policies;
   bool as_given = false;
   if (auto s = ResolvePolicies(opts, &policies, &as_given); !s.ok()) return s;
+  if (!opts.results_path.empty() && policies.size() * opts.seeds.size() != 1) {
+    return absl::InvalidArgumentError("--results is for a single run (one policy, one seed), not " +
+                                      std::to_string(policies.size() * opts.seeds.size()));
+  }
   std::vector<RunRecord> runs;
   double total_pods = 0, total_wall = 0;
   for (const auto& pol : policies) {
@@ -605,6 +609,9 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
       RunRecord rec;
       sim::SimulationResult res;
       if (auto s = RunOne(opts, trace, workload, spec, &rec, &res); !s.ok()) return s;
+      if (!opts.results_path.empty()) {
+        if (auto s = sim::WriteOutcomesJsonl(res, opts.results_path); !s.ok()) return s;
+      }
       total_pods += static_cast<double>(res.pods);
       total_wall += res.wall_seconds;
       runs.push_back(std::move(rec));

@@ -68,14 +68,18 @@ struct ExperimentOptions {
   size_t max_pods = 0;       // openb / philly: first N pods / jobs
   bool untimed = false;      // openb: all pods at t=0, no departures
   bool gpu_sharing = false;  // openb: shares without nvidia.com/gpu (GpuShare accounts)
+  // One JSON line per pod (sim::WriteOutcomesJsonl) of the run; only with a single
+  // (policy, seed) run.
+  std::string results_path;
   // One line per finished run (for the terminal).
   std::function<void(const std::string&)> log;
   std::function<void(size_t, size_t, double)> progress;
 };
 
 // Runs every (policy, seed) and fills *results (schema: "kind": "phalanx-replay-report",
-// "version": 1; see report.h). Errors: unreadable traces, bad configurations, failed
-// runs — the message names the file or the run.
+// "version": 1; see report.h), and writes opts.results_path. Errors: unreadable traces,
+// bad configurations, failed runs — the message names the file or the run; results_path
+// with more than one run.
 api::Status RunExperiments(const ExperimentOptions& opts, nlohmann::json* results);
 
 }  // namespace phalanx::replay
