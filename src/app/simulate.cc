@@ -36,9 +36,7 @@ class SimulateCommand : public Command {
     so.config_source = f_.config_path;
     so.registry = std::move(registry);
     if (f_.Experiment()) {
-      if (!f_.results_path.empty()) {
-        return Fail("--results is for a single run without --policies/--seeds/--report");
-      }
+      // --results with several (policy, seed) runs is refused by the experiment itself.
       if (!replay_.run_experiments) return NoReplay();
       return replay_.run_experiments(f_, so);
     }
@@ -70,7 +68,7 @@ class SimulateCommand : public Command {
     c->add_flag("--untimed", f_.untimed, "openb: all pods at t=0, no departures");
     c->add_option("--max-pods", f_.max_pods, "openb: use only the first N pods");
     c->add_option("--seed", f_.seed, "Seed for tie-breaking (same seed, same placements)");
-    c->add_option("--results", f_.results_path, "Write one JSON line per pod to this file");
+    c->add_option("--results", f_.results_path, "Write one JSON line per pod to this file (a single run: one policy, one seed)");
     c->add_option("--json", f_.json_path, "Write the summary as JSON to this file");
     c->add_flag("--progress", f_.progress, "Show a progress bar (default when stderr is a terminal)");
     c->add_flag("--no-progress", f_.no_progress, "Never show a progress bar");

@@ -41,6 +41,7 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   eo->max_pods = f.max_pods;
   eo->untimed = f.untimed;
   eo->gpu_sharing = f.gpu_sharing;
+  eo->results_path = f.results_path;
   eo->seeds = {f.seed};
   if (!f.seeds.empty()) {
     eo->seeds.clear();
@@ -81,6 +82,7 @@ int RunExperiments(const app::SimulateFlags& f, const sim::SimulationOptions& so
   nlohmann::json results;
   if (auto s = replay::RunExperiments(eo, &results); !s.ok()) return app::Fail(std::string(s.message()));
   std::printf("%s", replay::FormatReportSummary(results).c_str());
+  if (!f.results_path.empty()) std::printf("one JSON line per pod: %s\n", f.results_path.c_str());
   if (!f.json_path.empty()) {
     if (auto s = app::WriteTextFile(f.json_path, results.dump(1) + "\n"); !s.ok()) {
       return app::Fail(std::string(s.message()));

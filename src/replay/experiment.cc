@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <functional>
 #include <map>
@@ -188,7 +189,8 @@ api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
   return absl::OkStatus();
 }
 
-std::optional<double> PaperUnallocatedAt100(const std::string& display) {
+std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv, const std::string& display) {
+  if (std::filesystem::path(pods_csv).filename() != "openb_pod_list_default.csv") return std::nullopt;
   static const std::map<std::string, double> kPaper = {
       {"Random", 13.75},    {"DotProduct", 9.44}, {"GpuClustering", 8.42},
       {"GpuPacking", 8.19}, {"BestFit", 7.09},    {"FGD", 4.77},
@@ -545,9 +547,9 @@ std::vector<Col> Columns(const std::string& mode) {
 }
 
 // The per-policy comparison: medians over seeds of every column.
-json ComparisonJson(const std::string& mode, const std::vector<PolicySpec>& policies,
+json ComparisonJson(const ExperimentOptions& opts, const std::vector<PolicySpec>& policies,
                     const std::vector<RunRecord>& runs) {
-  const std::vector<Col> cols = Columns(mode);
+  const std::vector<Col> cols = Columns(opts.trace);
   json jc = json::array();
   for (const auto& c : cols) jc.push_back({{"key", c.key}, {"label", c.label}, {"better", c.better}});
   json rows = json::array();
@@ -558,7 +560,7 @@ json ComparisonJson(const std::string& mode, const std::vector<PolicySpec>& poli
     size_t n = 0;
     for (const auto& c : cols) {
       if (!c.get) {
-        auto v = PaperUnallocatedAt100(p.display);
+        auto v = PaperUnallocatedAt100(opts.pods_csv, p.display);
         m[c.key] = v ? R2(*v) : json(nullptr);
         continue;
       }
@@ -588,6 +590,10 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   std::vector<PolicySpec> policies;
   bool as_given = false;
   if (auto s = ResolvePolicies(opts, &policies, &as_given); !s.ok()) return s;
+  if (!opts.results_path.empty() && policies.size() * opts.seeds.size() != 1) {
+    return absl::InvalidArgumentError("--results is for a single run (one policy, one seed), not " +
+                                      std::to_string(policies.size() * opts.seeds.size()));
+  }
   std::vector<RunRecord> runs;
   double total_pods = 0, total_wall = 0;
   for (const auto& pol : policies) {
@@ -603,6 +609,9 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
       RunRecord rec;
       sim::SimulationResult res;
       if (auto s = RunOne(opts, trace, workload, spec, &rec, &res); !s.ok()) return s;
+      if (!opts.results_path.empty()) {
+        if (auto s = sim::WriteOutcomesJsonl(res, opts.results_path); !s.ok()) return s;
+      }
       total_pods += static_cast<double>(res.pods);
       total_wall += res.wall_seconds;
       runs.push_back(std::move(rec));
@@ -624,7 +633,7 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   json jr = json::array();
   for (const auto& r : runs) jr.push_back(r.j);
   doc["runs"] = jr;
-  doc["comparison"] = ComparisonJson(mode, policies, runs);
+  doc["comparison"] = ComparisonJson(opts, policies, runs);
   *results = std::move(doc);
   return absl::OkStatus();
 }

@@ -50,8 +50,10 @@ api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
                                 config::KubeSchedulerConfiguration* out);
 
 // The paper's published unallocated-GPU share at 100 % load on openb default (median of
-// seeds 42-51; the artifact's expected_results), by display name; nullopt for others.
-std::optional<double> PaperUnallocatedAt100(const std::string& display);
+// seeds 42-51; the artifact's expected_results), by display name; nullopt for others, and
+// for a pod list other than the default one (file name openb_pod_list_default.csv): the
+// figures are of that trace only.
+std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv, const std::string& display);
 
 struct ExperimentOptions {
   std::string trace;  // "openb", "openb-paper", "philly" or "" (manifests)
@@ -66,14 +68,18 @@ struct ExperimentOptions {
   size_t max_pods = 0;       // openb / philly: first N pods / jobs
   bool untimed = false;      // openb: all pods at t=0, no departures
   bool gpu_sharing = false;  // openb: shares without nvidia.com/gpu (GpuShare accounts)
+  // One JSON line per pod (sim::WriteOutcomesJsonl) of the run; only with a single
+  // (policy, seed) run.
+  std::string results_path;
   // One line per finished run (for the terminal).
   std::function<void(const std::string&)> log;
   std::function<void(size_t, size_t, double)> progress;
 };
 
 // Runs every (policy, seed) and fills *results (schema: "kind": "phalanx-replay-report",
-// "version": 1; see report.h). Errors: unreadable traces, bad configurations, failed
-// runs — the message names the file or the run.
+// "version": 1; see report.h), and writes opts.results_path. Errors: unreadable traces,
+// bad configurations, failed runs — the message names the file or the run; results_path
+// with more than one run.
 api::Status RunExperiments(const ExperimentOptions& opts, nlohmann::json* results);
 
 }  // namespace phalanx::replay

@@ -74,8 +74,9 @@ TEST(ReplayParseTest, SeedsPoliciesAndClusters) {
   EXPECT_EQ(c.gpus_per_node, 4);
   err = std::string(ParseClusterSpec("16", &c).message());
   EXPECT_EQ(err, "--cluster: want NODESxGPUS (e.g. 32x8), got \"16\"");
-  EXPECT_EQ(PaperUnallocatedAt100("FGD"), 4.77);
-  EXPECT_FALSE(PaperUnallocatedAt100("Default").has_value());
+  EXPECT_EQ(PaperUnallocatedAt100("data/openb_pod_list_default.csv", "FGD"), 4.77);
+  EXPECT_FALSE(PaperUnallocatedAt100("openb_pod_list_default.csv", "Default").has_value());
+  EXPECT_FALSE(PaperUnallocatedAt100("data/openb_pod_list_gpuspec33.csv", "FGD").has_value());
 }
 
 TEST(ReplayParseTest, PolicyProfilesDisableTheDefaultScorers) {
@@ -357,6 +358,32 @@ TEST(PaperTest, SmallTraceReachesTheTargetLoadAndIsDeterministic) {
     EXPECT_EQ(r["load_curve"], b["runs"][i]["load_curve"]) << r["policy"] << " " << r["seed"];
     EXPECT_EQ(r["summary"]["scheduled"], b["runs"][i]["summary"]["scheduled"]);
   }
+}
+
+// Issue 23: the "Paper (%)" column shows the paper's figures only for the pod list they
+// are of (openb_pod_list_default.csv), "-" for any other list.
+TEST(PaperTest, PaperFiguresOnlyForTheDefaultPodList) {
+  const SmallTraces t = MakeSmallTraces();
+  ExperimentOptions o = Base();
+  o.trace = "openb-paper";
+  o.nodes_csv = t.nodes;
+  ASSERT_EQ(ParsePolicies("fgd", &o.policies), absl::OkStatus());
+  auto paper_figure = [&](const std::string& pods_csv) {
+    o.pods_csv = pods_csv;
+    nlohmann::json r;
+    EXPECT_EQ(RunExperiments(o, &r), absl::OkStatus());
+    return std::make_pair(r["comparison"]["rows"][0]["metrics"]["paper_unallocated_at_100_pct"],
+                          FormatReportSummary(r));
+  };
+  const auto [other, other_text] = paper_figure(t.pods);
+  EXPECT_TRUE(other.is_null()) << other;
+  EXPECT_NE(other_text.find("figures are of openb_pod_list_default.csv only"), std::string::npos)
+      << other_text;
+  const std::string as_default = (t.dir / "openb_pod_list_default.csv").string();
+  fs::copy_file(t.pods, as_default, fs::copy_options::overwrite_existing);
+  const auto [fig, text] = paper_figure(as_default);
+  EXPECT_EQ(fig, 4.77);
+  EXPECT_NE(text.find("next to the paper's figures"), std::string::npos) << text;
 }
 
 TEST(PaperTest, OpenbSampleWithThePaperMethodology) {

@@ -6,6 +6,7 @@
 #include <climits>
 #include <fstream>
 #include <queue>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -117,6 +118,10 @@ class Driver {
           sched_or.status().Message());
     }
     sched_ = std::move(sched_or).value();
+    for (const auto& prof : opts_.config.profiles) {
+      profile_names_ += (profile_names_.empty() ? "" : ", ") + prof.scheduler_name;
+      served_names_.insert(prof.scheduler_name);
+    }
     return absl::OkStatus();
   }
 
@@ -163,6 +168,9 @@ class Driver {
     return false;
   }
 
+  // True when a profile serves the pod's spec.schedulerName (else the scheduler ignores it).
+  bool Served(const api::Pod& pod) const { return served_names_.count(pod.spec.scheduler_name) > 0; }
+
   void Push(api::Timestamp t, EvKind kind, size_t pod) { events_.push({t, seq_++, kind, pod}); }
 
   void InstallCallbacks() {
@@ -195,18 +203,24 @@ class Driver {
       o.node = node;
       ++o.attempts;
     }
-    const TimedPod& tp = sc_.pods[it->second];
-    if (pod_gpu_milli_[it->second] == 0) {
+    Holds(it->second, pod, node);
+  }
+
+  // Pod i holds resources on `node` from now on (bound by the scheduler or in the
+  // manifest): its GPU milli, the on_bound hook, its departure after the run duration.
+  void Holds(size_t i, const api::Pod& pod, const std::string& node) {
+    if (pod_gpu_milli_[i] == 0) {
       const auto ask = gpu::ParseGpuAsk(pod);
       auto ng = node_gpus_.find(node);
       if (ask.has_gpu() && ng != node_gpus_.end()) {
         int32_t m = gpu::MilliOnNode(ask, ng->second);
-        pod_gpu_milli_[it->second] = static_cast<double>(ask.count) * (m == 0 ? 1000 : m);
-        cur_.gpu_milli += pod_gpu_milli_[it->second];
+        pod_gpu_milli_[i] = static_cast<double>(ask.count) * (m == 0 ? 1000 : m);
+        cur_.gpu_milli += pod_gpu_milli_[i];
       }
     }
-    if (opts_.hooks.on_bound) opts_.hooks.on_bound(it->second, pod, node, Seconds(clock_.Now()));
-    if (tp.run_duration_ns) Push(clock_.Now() + *tp.run_duration_ns, EvKind::kDeletePod, it->second);
+    if (opts_.hooks.on_bound) opts_.hooks.on_bound(i, pod, node, Seconds(clock_.Now()));
+    const TimedPod& tp = sc_.pods[i];
+    if (tp.run_duration_ns) Push(clock_.Now() + *tp.run_duration_ns, EvKind::kDeletePod, i);
   }
 
   void ReleaseGpuMilli(size_t i) {
@@ -219,7 +233,10 @@ class Driver {
     PodOutcome& o = res_->outcomes[i];
     if (o.scheduled_s) return;
     auto lr = last_reasons_.find(i);
-    if (lr != last_reasons_.end()) {
+    if (o.unserved) {
+      ++res_->pending_reasons[o.reason];
+      ++res_->unserved_scheduler_names[sc_.pods[i].pod.spec.scheduler_name];
+    } else if (lr != last_reasons_.end()) {
       std::string key;
       for (const auto& r : lr->second) key += (key.empty() ? "" : "; ") + r;
       ++res_->pending_reasons[key];
@@ -286,7 +303,18 @@ class Driver {
     o.pod = tp.pod.Key();
     o.arrival_s = Seconds(clock_.Now());
     ++arrived_;
+    if (!Served(tp.pod) && tp.pod.spec.node_name.empty()) {
+      o.unserved = true;
+      o.reason = "no profile serves schedulerName \"" + tp.pod.spec.scheduler_name +
+                 "\" (profiles: " + profile_names_ + ")";
+    }
     if (opts_.hooks.on_arrival) opts_.hooks.on_arrival(i, o.arrival_s);
+    if (!tp.pod.spec.node_name.empty()) {  // bound in the manifest
+      o.prebound = true;
+      o.node = tp.pod.spec.node_name;
+      o.scheduled_s = o.arrival_s;
+      Holds(i, tp.pod, o.node);
+    }
     if (tp.deletion) Push(std::max(*tp.deletion, clock_.Now()), EvKind::kDeletePod, i);
     return absl::OkStatus();
   }
@@ -360,10 +388,17 @@ class Driver {
   }
 
   void Finish() {
-    checker_.CheckPendingReasons(store_.ListPods());
+    // Pods no profile serves are not ours: no PodScheduled condition is expected of us.
+    std::vector<api::PodPtr> ours;
+    for (auto& p : store_.ListPods()) {
+      if (Served(*p)) ours.push_back(std::move(p));
+    }
+    checker_.CheckPendingReasons(ours);
     for (size_t i = 0; i < sc_.pods.size(); ++i) {
       const PodOutcome& o = res_->outcomes[i];
-      if (o.scheduled_s) {
+      if (o.prebound) {
+        ++res_->prebound;
+      } else if (o.scheduled_s) {
         ++res_->scheduled;
       } else if (!o.deleted_s) {
         ++res_->pending_at_end;
@@ -453,6 +488,8 @@ class Driver {
   UsageTracker usage_;
   std::unordered_map<size_t, std::vector<std::string>> last_reasons_;
   std::vector<QueueSample> last_queue_samples_;
+  std::string profile_names_;  // "default-scheduler, ..." for the unserved reason
+  std::set<std::string> served_names_;  // the profiles' scheduler names
   size_t arrived_ = 0;
   size_t steps_ = 0;
 };
@@ -472,13 +509,20 @@ std::string FormatSummary(const SimulationResult& r) {
   o << "nodes: " << r.nodes << "  pods: " << r.pods << "  virtual time: " << r.virtual_seconds
     << " s  wall time: " << r.wall_seconds << " s  attempts: " << r.attempts << "\n";
   o << "scheduled: " << r.scheduled << "  pending at end: " << r.pending_at_end
-    << "  deleted while pending: " << r.deleted_while_pending << "\n";
+    << "  deleted while pending: " << r.deleted_while_pending;
+  if (r.prebound > 0) o << "  bound in the manifest: " << r.prebound;
+  o << "\n";
   if (!r.pending_reasons.empty()) {
     o << "never-scheduled pods by reason of their last attempt:\n";
     std::vector<std::pair<size_t, std::string>> v;
     for (const auto& [k, n] : r.pending_reasons) v.emplace_back(n, k);
     std::sort(v.rbegin(), v.rend());
     for (const auto& [n, k] : v) o << "  " << n << "  " << k << "\n";
+  }
+  for (const auto& [name, n] : r.unserved_scheduler_names) {
+    o << "warning: " << n << " pod(s) with schedulerName \"" << name
+      << "\" that no profile serves were left pending, never attempted (a profile of that "
+         "name in --config would schedule them)\n";
   }
   o << "allocation (peak / time-average of capacity):\n";
   for (const auto& u : r.usage) {
@@ -520,6 +564,7 @@ api::Status WriteOutcomesJsonl(const SimulationResult& r, const std::string& pat
     j["deleted"] = o.deleted_s ? nlohmann::json(*o.deleted_s) : nlohmann::json(nullptr);
     j["attempts"] = o.attempts;
     j["reason"] = o.scheduled_s ? nlohmann::json(nullptr) : nlohmann::json(o.reason);
+    if (o.prebound) j["prebound"] = true;
     out << j.dump() << "\n";
   }
   if (!out) return absl::InternalError(path + ": write failed");
@@ -533,12 +578,14 @@ std::string ResultJson(const SimulationResult& r) {
   j["nodes"] = r.nodes;
   j["pods"] = r.pods;
   j["scheduled"] = r.scheduled;
+  j["bound_in_manifest"] = r.prebound;
   j["pending_at_end"] = r.pending_at_end;
   j["deleted_while_pending"] = r.deleted_while_pending;
   j["attempts"] = r.attempts;
   j["virtual_seconds"] = r.virtual_seconds;
   j["wall_seconds"] = r.wall_seconds;
   j["pending_reasons"] = r.pending_reasons;
+  if (!r.unserved_scheduler_names.empty()) j["unserved_scheduler_names"] = r.unserved_scheduler_names;
   for (const auto& u : r.usage) {
     j["usage"][u.resource] = {{"capacity", u.capacity}, {"peak", u.peak}, {"time_avg", u.time_avg}};
   }

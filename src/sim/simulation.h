@@ -75,6 +75,12 @@ struct PodOutcome {
   std::optional<double> deleted_s;
   int attempts = 0;
   std::string reason;  // last FailedScheduling message if never bound
+  // No profile serves the pod's spec.schedulerName: never ours, never attempted (as
+  // kube-scheduler ignores it); `reason` names the scheduler name and the profiles.
+  bool unserved = false;
+  // spec.nodeName was set in the manifest: bound at arrival (scheduled_s = arrival_s,
+  // node = that node), never attempted.
+  bool prebound = false;
 };
 
 struct ResourceUsage {
@@ -112,9 +118,13 @@ struct SimulationResult {
   uint64_t seed = 0;
   size_t nodes = 0;
   size_t pods = 0;
-  size_t scheduled = 0;           // pods bound at some point
+  size_t scheduled = 0;           // pods the scheduler bound at some point
+  size_t prebound = 0;            // pods bound in the manifest (spec.nodeName), not in scheduled
   size_t pending_at_end = 0;      // never bound, still present at the end
   size_t deleted_while_pending = 0;
+  // Pods whose spec.schedulerName no profile serves (counted in pending_at_end or
+  // deleted_while_pending too), by scheduler name.
+  std::map<std::string, size_t> unserved_scheduler_names;
   int64_t attempts = 0;
   double virtual_seconds = 0;
   double wall_seconds = 0;
@@ -143,7 +153,8 @@ api::Status RunSimulation(const Scenario& scenario, const SimulationOptions& opt
 
 // Human summary (several lines) and machine-readable outputs.
 std::string FormatSummary(const SimulationResult& r);
-// One JSON object per pod: {"pod","node","arrival","scheduled","deleted","attempts","reason"}.
+// One JSON object per pod: {"pod","node","arrival","scheduled","deleted","attempts","reason"},
+// plus "prebound": true for a pod bound in the manifest.
 // Errors: "PATH: cannot open for writing", "PATH: write failed".
 api::Status WriteOutcomesJsonl(const SimulationResult& r, const std::string& path);
 // Whole result (summary figures, usage, reasons) as one JSON document.

@@ -100,6 +100,93 @@ TEST(SimulationTest, MixedGangDialectsExample) {
   }
 }
 
+// Writes `yaml` to a fresh file and loads it as a scenario.
+Scenario LoadYaml(const std::string& name, const std::string& yaml) {
+  Scenario sc;
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("simulation_test_" + name + ".yaml");
+  {
+    std::ofstream out(path);
+    out << yaml;
+  }
+  const api::Status s = LoadManifestScenario(path.string(), &sc);
+  EXPECT_TRUE(s.ok()) << s;
+  return sc;
+}
+
+const std::string kOneNode =
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+    "status: {capacity: {cpu: \"4\", memory: 8Gi, pods: \"10\"}}\n---\n";
+
+// A pod of 1 CPU; `spec_extra` goes under spec (e.g. "  schedulerName: phalanx\n").
+std::string PodYaml(const std::string& name, const std::string& spec_extra = "") {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: default}\nspec:\n" +
+         spec_extra +
+         "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\n---\n";
+}
+
+const PodOutcome* FindOutcome(const SimulationResult& r, const std::string& pod) {
+  for (const auto& o : r.outcomes) {
+    if (o.pod == pod) return &o;
+  }
+  return nullptr;
+}
+
+// Issue 23: pods for a scheduler no profile serves are not ours (kube-scheduler ignores
+// them): pending with a reason naming the scheduler name, no invariant violation.
+TEST(SimulationTest, PodsForAnotherSchedulerArePendingNotOurs) {
+  Scenario sc = LoadYaml("unserved", kOneNode + PodYaml("ours") +
+                                         PodYaml("theirs", "  schedulerName: phalanx\n"));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(1), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty()) << r.invariant_violations[0];
+  EXPECT_EQ(r.scheduled, 1u);
+  EXPECT_EQ(r.pending_at_end, 1u);
+  const PodOutcome* o = FindOutcome(r, "default/theirs");
+  ASSERT_NE(o, nullptr);
+  EXPECT_TRUE(o->unserved);
+  EXPECT_EQ(o->attempts, 0);
+  const std::string want = "no profile serves schedulerName \"phalanx\" (profiles: default-scheduler)";
+  EXPECT_EQ(o->reason, want);
+  EXPECT_EQ(r.pending_reasons.count("not attempted before deletion"), 0u);
+  EXPECT_EQ(r.pending_reasons[want], 1u);
+  EXPECT_EQ(r.unserved_scheduler_names["phalanx"], 1u);
+  const std::string summary = FormatSummary(r);
+  EXPECT_NE(summary.find("1  " + want), std::string::npos) << summary;
+  EXPECT_NE(summary.find("warning: 1 pod(s) with schedulerName \"phalanx\""), std::string::npos)
+      << summary;
+}
+
+// Issue 23: a pod bound in the manifest (spec.nodeName) is listed with its node, bound at
+// arrival with no attempt, and counted apart from the pods the scheduler bound.
+TEST(SimulationTest, PodsBoundInTheManifestAreListedWithTheirNode) {
+  Scenario sc = LoadYaml("prebound", kOneNode + PodYaml("pre", "  nodeName: n1\n") + PodYaml("ours"));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(1), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty()) << r.invariant_violations[0];
+  EXPECT_EQ(r.prebound, 1u);
+  EXPECT_EQ(r.scheduled, 1u);
+  EXPECT_EQ(r.pending_at_end, 0u);
+  EXPECT_TRUE(r.pending_reasons.empty());
+  const PodOutcome* o = FindOutcome(r, "default/pre");
+  ASSERT_NE(o, nullptr);
+  EXPECT_TRUE(o->prebound);
+  EXPECT_EQ(o->node, "n1");
+  ASSERT_TRUE(o->scheduled_s.has_value());
+  EXPECT_EQ(*o->scheduled_s, o->arrival_s);
+  EXPECT_EQ(o->attempts, 0);
+  EXPECT_NE(FormatSummary(r).find("scheduled: 1  pending at end: 0  deleted while pending: 0  "
+                                  "bound in the manifest: 1\n"),
+            std::string::npos)
+      << FormatSummary(r);
+  const std::string path = ::testing::TempDir() + "/simulation_test_prebound.jsonl";
+  ASSERT_EQ(WriteOutcomesJsonl(r, path), absl::OkStatus());
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "{\"arrival\":0.0,\"attempts\":0,\"deleted\":null,\"node\":\"n1\",\"pod\":\"default/pre\","
+                  "\"prebound\":true,\"reason\":null,\"scheduled\":0.0}");
+}
+
 TEST(SimulationTest, UnknownPriorityClassIsAnErrorNamingThePod) {
   Scenario sc;
   api::Pod p;
