@@ -212,6 +212,13 @@ Resource PodNonZeroRequests(const Pod& pod) {
   return ToResource(ExactPodRequests(pod, nm));
 }
 
+// pkg/scheduler/framework/plugins/noderesources/resource_allocation.go
+// calculatePodResourceRequest (useRequested false): NonMissingContainerRequests of cpu and
+// memory for every container, whatever the pod-level requests.
+Resource PodScoringNonZeroRequests(const Pod& pod) {
+  return ToResource(ExactPodRequests(pod, NonMissing{true, true}));
+}
+
 // helpers.go AggregateContainerRequests / AggregateContainerLimits with no options (spec
 // only, no overhead), as pkg/apis/core/v1/defaults.go calls them.
 ResourceList AggregateContainerResources(const Pod& pod, bool limits) {

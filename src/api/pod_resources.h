@@ -35,6 +35,12 @@ Resource PodRequests(const Pod& pod);
 // (pkg/scheduler/framework/types.go calculateResource, getNonMissingContainerRequests).
 Resource PodNonZeroRequests(const Pod& pod);
 
+// What the resource scorers add for the pod (resource_allocation.go
+// calculatePodResourceRequest): every container missing cpu / memory gets the default,
+// even with pod-level requests set (which then replace cpu / memory they name). Equal to
+// PodNonZeroRequests for a pod without pod-level requests.
+Resource PodScoringNonZeroRequests(const Pod& pod);
+
 // k8s.io/component-helpers/resource/helpers.go AggregateContainerRequests (limits=false) or
 // AggregateContainerLimits (limits=true) with empty options: the KEP-753 aggregate of the
 // containers' spec, no overhead, no status. Used by the decoder's pod-level defaulting.

@@ -440,6 +440,9 @@ TEST(PodNonZeroRequestsTest, PodLevelResources) {
   // A container memory request is present: no memory default for the other container.
   EXPECT_EQ(PodNonZeroRequests(PodLevel({{"cpu", "2"}}, {C({{"memory", "1Mi"}}), C({})})),
             R(2000, int64_t{1} << 20));
+  // The scorers' figure defaults every container (resource_allocation.go).
+  EXPECT_EQ(PodScoringNonZeroRequests(PodLevel({{"cpu", "2"}}, {C({{"memory", "1Mi"}}), C({})})),
+            R(2000, (int64_t{1} << 20) + kDefaultMemoryRequest));
   EXPECT_TRUE(IsSupportedPodLevelResource("hugepages-1Gi"));
   EXPECT_FALSE(IsSupportedPodLevelResource("ephemeral-storage"));
   EXPECT_FALSE(IsPodLevelRequestsSet(PodLevel({{"storage", "1Mi"}}, {})));
