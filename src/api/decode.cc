@@ -28,6 +28,7 @@
 #include "api/field_errors.h"
 #include "api/labels.h"
 #include "api/labels_internal.h"
+#include "api/pod_resources.h"
 
 namespace phalanx::api {
 namespace {
@@ -61,6 +62,30 @@ std::string_view TrimSpace(std::string_view s) {
   if (b == std::string_view::npos) return {};
   const size_t e = s.find_last_not_of(ws);
   return s.substr(b, e - b + 1);
+}
+
+// pkg/apis/core/v1/defaults.go SetDefaults_Pod with PodLevelResources (beta, on in 1.34):
+// defaultHugePagePodLimits then defaultPodRequests. Pod-level limits default the requests
+// they lack: cpu / memory from the containers' aggregate requests when containers request
+// them, otherwise (and hugepages always) from the pod-level limit. defaultPodLimits only
+// touches limits, which scheduling does not read.
+void DefaultPodLevelResources(Pod* pod) {
+  if (!pod->spec.resources) return;
+  ResourceRequirements& r = *pod->spec.resources;
+  if (!r.limits.empty() || !r.requests.empty()) {
+    for (const auto& [name, q] : AggregateContainerResources(*pod, /*limits=*/true)) {
+      if (!name.starts_with("hugepages-") || r.requests.count(name) != 0) continue;
+      r.limits.try_emplace(name, q);
+    }
+  }
+  if (r.limits.empty()) return;
+  for (const auto& [name, q] : AggregateContainerResources(*pod, /*limits=*/false)) {
+    // IsSupportedPodLevelResource && IsOvercommitAllowed: cpu and memory.
+    if (name == kResourceCPU || name == kResourceMemory) r.requests.try_emplace(name, q);
+  }
+  for (const auto& [name, q] : r.limits) {
+    if (IsSupportedPodLevelResource(name)) r.requests.try_emplace(name, q);
+  }
 }
 
 bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
@@ -696,6 +721,46 @@ class ObjectDecoder {
     return ExpectMap(pvc, pp) && Str(pvc, "claimName", pp, &v->persistent_volume_claim);
   }
 
+  // spec.resources: only cpu, memory and hugepages-* may be set at pod level
+  // (pkg/apis/core/validation validatePodResourceName).
+  bool PodLevelResources(const YAML::Node& n, const std::string& path, ResourceRequirements* r) {
+    if (!Resources(n, "limits", path, &r->limits) ||
+        !Resources(n, "requests", path, &r->requests)) {
+      return false;
+    }
+    for (const auto* list : {&r->limits, &r->requests}) {
+      for (const auto& [name, q] : *list) {
+        if (IsSupportedPodLevelResource(name)) continue;
+        const char* key = list == &r->limits ? "limits" : "requests";
+        return Fail(Get(n, key), FieldNotSupported(Child(Child(path, key), name), name,
+                                                   {"cpu", "hugepages-", "memory"}));
+      }
+    }
+    return true;
+  }
+
+  // An optional v1.ResourceList: nullopt when absent or null (a nil map in Go).
+  bool OptResources(const YAML::Node& map, const char* key, const std::string& path,
+                    std::optional<ResourceList>* out) {
+    if (!Present(Get(map, key))) return true;
+    ResourceList list;
+    if (!Resources(map, key, path, &list)) return false;
+    *out = std::move(list);
+    return true;
+  }
+
+  // status.containerStatuses[] / initContainerStatuses[]: what in-place resize reads.
+  bool ContainerStatusObj(const YAML::Node& n, const std::string& path, ContainerStatus* cs) {
+    if (!ExpectMap(n, path) || !Str(n, "name", path, &cs->name) ||
+        !OptResources(n, "allocatedResources", path, &cs->allocated_resources)) {
+      return false;
+    }
+    const YAML::Node res = Get(n, "resources");
+    if (!Present(res)) return true;
+    const std::string rp = Child(path, "resources");
+    return ExpectMap(res, rp) && OptResources(res, "requests", rp, &cs->resources_requests);
+  }
+
   bool Spec(const YAML::Node& n, const std::string& path, PodSpec* s) {
     if (!ExpectMap(n, path)) return false;
     if (!Str(n, "nodeName", path, &s->node_name) ||
@@ -743,6 +808,12 @@ class ObjectDecoder {
                 })) {
       return false;
     }
+    if (!Object(n, "resources", path, &s->resources,
+                [this](const YAML::Node& x, const std::string& p, ResourceRequirements* r) {
+                  return PodLevelResources(x, p, r);
+                })) {
+      return false;
+    }
     if (const YAML::Node sg = Get(n, "schedulingGroup"); Present(sg)) {
       if (!ExpectMap(sg, Child(path, "schedulingGroup")) ||
           !Str(sg, "podGroupName", Child(path, "schedulingGroup"),
@@ -770,7 +841,15 @@ class ObjectDecoder {
                        Str(x, "reason", p, &c->reason) && Str(x, "message", p, &c->message);
               }) ||
         !Str(n, "nominatedNodeName", path, &st->nominated_node_name) ||
-        !Time(n, "startTime", path, &st->start_time)) {
+        !Time(n, "startTime", path, &st->start_time) ||
+        !List(n, "containerStatuses", path, &st->container_statuses,
+              [this](const YAML::Node& x, const std::string& p, ContainerStatus* cs) {
+                return ContainerStatusObj(x, p, cs);
+              }) ||
+        !List(n, "initContainerStatuses", path, &st->init_container_statuses,
+              [this](const YAML::Node& x, const std::string& p, ContainerStatus* cs) {
+                return ContainerStatusObj(x, p, cs);
+              })) {
       return false;
     }
     if (st->phase.empty()) st->phase = "Pending";
@@ -782,8 +861,12 @@ class ObjectDecoder {
   bool PodObj(const YAML::Node& doc, Pod* pod) {
     const YAML::Node spec = Get(doc, "spec");
     const YAML::Node status = Get(doc, "status");
-    return (!Present(spec) || Spec(spec, "spec", &pod->spec)) &&
-           (!Present(status) || PodStatusObj(status, "status", &pod->status));
+    if ((Present(spec) && !Spec(spec, "spec", &pod->spec)) ||
+        (Present(status) && !PodStatusObj(status, "status", &pod->status))) {
+      return false;
+    }
+    DefaultPodLevelResources(pod);
+    return true;
   }
 
   bool NodeObj(const YAML::Node& doc, Node* node) {
@@ -1310,6 +1393,7 @@ std::vector<Pod> ExpandController(const WorkloadController& c) {
     p.metadata.owner_references.push_back(
         OwnerReference{c.api_version, c.kind, c.metadata.name, owner_uid, /*controller=*/true});
     p.spec = c.template_spec;
+    DefaultPodLevelResources(&p);  // SetDefaults_Pod runs on the created pod, not the template
     pods.push_back(std::move(p));
   }
   return pods;

@@ -880,5 +880,70 @@ TEST_F(LoadManifestsTest, ErrorsNameTheFile) {
   EXPECT_EQ(err.rfind((dir_ / "missing.yaml").string() + ": cannot read: ", 0), 0u) << err;
 }
 
+// spec.resources (KEP-2837) with SetDefaults_Pod's pod-level defaulting
+// (pkg/apis/core/v1/defaults.go defaultPodRequests), and the container statuses in-place
+// resize reads.
+TEST(DecodeTest, PodLevelResourcesAndResizeStatus) {
+  Manifests m = MustDecode(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: limits-only}
+spec:
+  resources:
+    limits: {cpu: "64", memory: 2Gi}
+  containers:
+  - name: app
+    resources: {requests: {memory: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: requests-only}
+spec:
+  resources: {requests: {cpu: "64"}}
+  containers: [{name: app}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: resized}
+spec:
+  containers:
+  - name: app
+    resources: {requests: {cpu: "1"}}
+status:
+  conditions: [{type: PodResizePending, status: "True", reason: Infeasible}]
+  containerStatuses:
+  - name: app
+    allocatedResources: {cpu: "3"}
+    resources: {requests: {cpu: "2"}}
+  - name: other
+)");
+  ASSERT_EQ(m.pods.size(), 3u);
+  // cpu: no container requests it, so the pod-level limit; memory: the containers' 1Gi.
+  ASSERT_TRUE(m.pods[0].spec.resources.has_value());
+  EXPECT_EQ(m.pods[0].spec.resources->requests.at("cpu").Value(), 64);
+  EXPECT_EQ(m.pods[0].spec.resources->requests.at("memory").Value(), int64_t{1} << 30);
+  EXPECT_EQ(PodRequests(m.pods[0]).milli_cpu, 64000);
+  EXPECT_EQ(PodRequests(m.pods[1]).milli_cpu, 64000);
+  EXPECT_FALSE(m.pods[1].spec.resources->limits.count("cpu"));
+  const PodStatus& st = m.pods[2].status;
+  ASSERT_EQ(st.container_statuses.size(), 2u);
+  EXPECT_EQ(st.container_statuses[0].allocated_resources->at("cpu").Value(), 3);
+  EXPECT_EQ(st.container_statuses[0].resources_requests->at("cpu").Value(), 2);
+  EXPECT_FALSE(st.container_statuses[1].allocated_resources.has_value());
+  EXPECT_EQ(PodRequests(m.pods[2]).milli_cpu, 3000);  // max(actuated 2, allocated 3)
+  // Only cpu, memory and hugepages-* may be set at pod level (validatePodResourceName).
+  Manifests bad;
+  std::string err;
+  EXPECT_FALSE(OkOrMessage(DecodeManifests(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  resources: {requests: {ephemeral-storage: 1Gi}}
+  containers: [{name: app}]
+)", "x.yaml", &bad), &err));
+  EXPECT_NE(err.find("spec.resources.requests.ephemeral-storage"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace phalanx::api

@@ -256,5 +256,197 @@ TEST(ResourceTest, InternIsStableAndThreadSafe) {
   }
 }
 
+// ---- Pod-level resources and in-place resize, ported from upstream
+// staging/src/k8s.io/component-helpers/resource/helpers_test.go ----------------------
+
+// Expected requests as upstream writes them (a v1.ResourceList), converted once.
+Resource Want(const std::map<std::string, std::string>& list) {
+  return ResourceListToResource(RL(list));
+}
+
+Pod PodLevel(const std::map<std::string, std::string>& pod_requests,
+             std::vector<Container> containers, std::vector<Container> init = {}) {
+  Pod p = MakePod(std::move(containers), std::move(init));
+  p.spec.resources = ResourceRequirements{};
+  p.spec.resources->requests = RL(pod_requests);
+  return p;
+}
+
+Container Named(const std::string& name, const std::map<std::string, std::string>& requests,
+                bool sidecar = false) {
+  Container c = C(requests, sidecar);
+  c.name = name;
+  return c;
+}
+
+// status.containerStatuses[] entry; an empty map argument means the field is absent (nil).
+ContainerStatus Status(const std::string& name,
+                       const std::map<std::string, std::string>& allocated,
+                       const std::map<std::string, std::string>& actuated) {
+  ContainerStatus cs;
+  cs.name = name;
+  if (!allocated.empty()) cs.allocated_resources = RL(allocated);
+  if (!actuated.empty()) cs.resources_requests = RL(actuated);
+  return cs;
+}
+
+void MarkInfeasible(Pod* p) {
+  p->status.conditions.push_back(PodCondition{"PodResizePending", "True", "Infeasible", ""});
+}
+
+// TestPodLevelResourceRequests, the SkipPodLevelResources=false cases (the scheduler's
+// options with PodLevelResources on).
+TEST(PodRequestsTest, PodLevelResourcesUpstreamTable) {
+  const auto both = [](const char* mem, const char* cpu) {
+    return std::map<std::string, std::string>{{"memory", mem}, {"cpu", cpu}};
+  };
+  const std::vector<RequestCase> cases = {
+      {"nil", MakePod({}), Want({})},
+      {"pod level memory resource", PodLevel({{"memory", "2Mi"}}, {}), Want({{"memory", "2Mi"}})},
+      {"pod level memory and container level cpu resources",
+       PodLevel({{"memory", "2Mi"}}, {C({{"cpu", "2m"}})}),
+       Want({{"memory", "2Mi"}, {"cpu", "2m"}})},
+      {"pod level unsupported resources set at both pod-level and container-level",
+       PodLevel({{"storage", "2Mi"}}, {C({{"storage", "3Mi"}})}), Want({{"storage", "3Mi"}})},
+      {"pod level unsupported resources set at pod-level",
+       PodLevel({{"storage", "2Mi"}}, {C({{"memory", "3Mi"}})}), Want({{"memory", "3Mi"}})},
+      {"only container level resources set", MakePod({C(both("3Mi", "2m"))}),
+       Want(both("3Mi", "2m"))},
+      {"both container-level and pod-level resources set",
+       PodLevel(both("6Mi", "8m"), {C(both("3Mi", "2m"))}), Want(both("6Mi", "8m"))},
+      {"container-level resources and init container set",
+       MakePod({C(both("3Mi", "2m"))}, {C(both("5Mi", "4m"))}), Want(both("5Mi", "4m"))},
+      {"container-level resources and sidecar container set",
+       MakePod({C(both("3Mi", "2m"))}, {C(both("5Mi", "4m"), /*sidecar=*/true)}),
+       Want(both("8Mi", "6m"))},
+      {"container-level resources, init and sidecar container set",
+       MakePod({C(both("3Mi", "2m"))},
+               {C(both("5Mi", "4m"), /*sidecar=*/true), C(both("6Mi", "8m"))}),
+       Want(both("11Mi", "12m"))},
+      {"pod-level resources, container-level resources, init and sidecar container set",
+       PodLevel(both("15Mi", "18m"), {C(both("3Mi", "2m"))},
+                {C(both("5Mi", "4m"), /*sidecar=*/true), C(both("6Mi", "8m"))}),
+       Want(both("15Mi", "18m"))},
+      {"pod-level resources, hugepage request/limit single page size",
+       PodLevel({{"memory", "10Mi"}, {"hugepages-2Mi", "2Mi"}}, {}),
+       Want({{"memory", "10Mi"}, {"hugepages-2Mi", "2Mi"}})},
+      {"pod-level resources, hugepage request/limit multiple page sizes",
+       PodLevel({{"cpu", "1"}, {"hugepages-2Mi", "2Mi"}, {"hugepages-1Gi", "1Gi"}}, {}),
+       Want({{"cpu", "1"}, {"hugepages-2Mi", "2Mi"}, {"hugepages-1Gi", "1Gi"}})},
+      {"pod-level resources, container-level resources, hugepage single page size",
+       PodLevel({{"cpu", "1"}, {"hugepages-2Mi", "10Mi"}}, {C({{"hugepages-2Mi", "6Mi"}})}),
+       Want({{"cpu", "1"}, {"hugepages-2Mi", "10Mi"}})},
+      {"pod-level resources, container-level resources, hugepage multiple page sizes",
+       PodLevel({{"cpu", "1"}, {"hugepages-2Mi", "10Mi"}, {"hugepages-1Gi", "2Gi"}},
+                {C({{"cpu", "1"}, {"hugepages-1Gi", "2Gi"}})}),
+       Want({{"cpu", "1"}, {"hugepages-2Mi", "10Mi"}, {"hugepages-1Gi", "2Gi"}})},
+      {"hugepage page sizes split between pod-level and container-level",
+       PodLevel({{"cpu", "1"}, {"hugepages-2Mi", "10Mi"}},
+                {C({{"memory", "4Mi"}, {"hugepages-1Gi", "1Gi"}})}),
+       Want({{"cpu", "1"}, {"memory", "4Mi"}, {"hugepages-2Mi", "10Mi"},
+             {"hugepages-1Gi", "1Gi"}})},
+      // Not in upstream's table: overhead is added on top of the pod-level figure.
+      {"pod-level cpu with overhead",
+       [] {
+         Pod p = PodLevel({{"cpu", "2"}}, {C({{"cpu", "1"}})});
+         p.spec.overhead = RL({{"cpu", "250m"}});
+         return p;
+       }(),
+       Want({{"cpu", "2250m"}})},
+  };
+  for (const auto& c : cases) EXPECT_EQ(PodRequests(c.pod), c.want) << c.name;
+}
+
+// TestPodResourceRequests, the UseStatusResources=true (in-place resize) cases and the
+// sidecar cases; the scheduler always reads status resources (InPlacePodVerticalScaling).
+TEST(PodRequestsTest, InPlaceResizeUpstreamTable) {
+  std::vector<RequestCase> cases;
+  {
+    Pod p = MakePod({Named("container-1", {{"cpu", "4"}})});
+    p.status.container_statuses = {Status("container-1", {}, {{"cpu", "2"}})};
+    MarkInfeasible(&p);
+    cases.push_back({"resized, infeasible", p, Want({{"cpu", "2"}})});
+  }
+  {
+    Pod p = MakePod({Named("container-1", {{"cpu", "6"}})});
+    p.status.container_statuses = {Status("container-1", {{"cpu", "4"}}, {{"cpu", "2"}})};
+    MarkInfeasible(&p);
+    cases.push_back({"resized, infeasible & in-progress", p, Want({{"cpu", "4"}})});
+  }
+  {
+    Pod p = MakePod({Named("container-1", {{"cpu", "4"}})});
+    p.status.container_statuses = {Status("container-1", {}, {{"cpu", "2"}})};
+    cases.push_back({"resized, no resize status", p, Want({{"cpu", "4"}})});
+  }
+  {
+    Pod p = MakePod({Named("container-1",
+                           {{"cpu", "30m"}, {"memory", "20M"}, {"ephemeral-storage", "10G"}})});
+    p.status.container_statuses = {
+        Status("container-1", {{"cpu", "20m"}, {"memory", "10M"}, {"ephemeral-storage", "30G"}},
+               {{"cpu", "10m"}, {"memory", "30M"}, {"ephemeral-storage", "20G"}})};
+    cases.push_back({"resized: per-resource 3-way maximum", p,
+                     Want({{"cpu", "30m"}, {"memory", "30M"}, {"ephemeral-storage", "30G"}})});
+  }
+  {
+    Pod p = MakePod({}, {Named("restartable-init-1", {{"cpu", "4"}}, /*sidecar=*/true)});
+    p.status.init_container_statuses = {Status("restartable-init-1", {}, {{"cpu", "2"}})};
+    Pod no_status = p;
+    MarkInfeasible(&p);
+    cases.push_back({"resized, restartable init container, infeasible", p, Want({{"cpu", "2"}})});
+    cases.push_back({"resized, restartable init container, no resize status", no_status,
+                     Want({{"cpu", "4"}})});
+  }
+  cases.push_back({"restartable init container",
+                   MakePod({Named("container-1", {{"cpu", "1"}})},
+                           {Named("restartable-init-1", {{"cpu", "1"}}, true)}),
+                   Want({{"cpu", "2"}})});
+  cases.push_back({"multiple restartable init containers",
+                   MakePod({Named("container-1", {{"cpu", "1"}})},
+                           {Named("init-1", {{"cpu", "5"}}),
+                            Named("restartable-init-1", {{"cpu", "1"}}, true),
+                            Named("restartable-init-2", {{"cpu", "2"}}, true),
+                            Named("restartable-init-3", {{"cpu", "3"}}, true)}),
+                   Want({{"cpu", "7"}})});
+  cases.push_back({"multiple restartable and regular init containers",
+                   MakePod({Named("container-1", {{"cpu", "1"}})},
+                           {Named("init-1", {{"cpu", "5"}}),
+                            Named("restartable-init-1", {{"cpu", "1"}}, true),
+                            Named("restartable-init-2", {{"cpu", "2"}}, true),
+                            Named("init-2", {{"cpu", "5"}}),
+                            Named("restartable-init-3", {{"cpu", "3"}}, true)}),
+                   Want({{"cpu", "8"}})});
+  cases.push_back({"restartable-init, init and regular",
+                   MakePod({Named("container-1", {{"cpu", "100"}})},
+                           {Named("restartable-init-1", {{"cpu", "10"}}, true),
+                            Named("init-1", {{"cpu", "200"}})}),
+                   Want({{"cpu", "210"}})});
+  {
+    Pod p = MakePod({Named("c1", {{"cpu", "1"}}), Named("c2", {{"cpu", "2"}})});
+    p.status.container_statuses = {Status("c1", {{"cpu", "2"}}, {}),
+                                   Status("c2", {{"cpu", "1"}}, {})};
+    cases.push_back({"aggregate request resolves max of sums instead of sum of maxes", p,
+                     Want({{"cpu", "3"}})});
+  }
+  for (const auto& c : cases) EXPECT_EQ(PodRequests(c.pod), c.want) << c.name;
+}
+
+// pkg/scheduler/framework/types.go calculateResource with pod-level requests: only a
+// resource missing from the pod's requests altogether gets the non-zero default.
+TEST(PodNonZeroRequestsTest, PodLevelResources) {
+  EXPECT_EQ(PodNonZeroRequests(PodLevel({{"cpu", "2"}}, {C({})})),
+            R(2000, kDefaultMemoryRequest));
+  EXPECT_EQ(PodNonZeroRequests(PodLevel({{"cpu", "2"}, {"memory", "1Gi"}}, {C({}), C({})})),
+            R(2000, int64_t{1} << 30));
+  // A container memory request is present: no memory default for the other container.
+  EXPECT_EQ(PodNonZeroRequests(PodLevel({{"cpu", "2"}}, {C({{"memory", "1Mi"}}), C({})})),
+            R(2000, int64_t{1} << 20));
+  // The scorers' figure defaults every container (resource_allocation.go).
+  EXPECT_EQ(PodScoringNonZeroRequests(PodLevel({{"cpu", "2"}}, {C({{"memory", "1Mi"}}), C({})})),
+            R(2000, (int64_t{1} << 20) + kDefaultMemoryRequest));
+  EXPECT_TRUE(IsSupportedPodLevelResource("hugepages-1Gi"));
+  EXPECT_FALSE(IsSupportedPodLevelResource("ephemeral-storage"));
+  EXPECT_FALSE(IsPodLevelRequestsSet(PodLevel({{"storage", "1Mi"}}, {})));
+}
+
 }  // namespace
 }  // namespace phalanx::api

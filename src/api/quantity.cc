@@ -254,6 +254,14 @@ Quantity Quantity::FromValue(int64_t value) {
   return q;
 }
 
+Quantity QuantityInternal::FromNano(Int128 nano) {
+  Quantity q;
+  q.negative_ = nano < 0;
+  q.mantissa_ = static_cast<U128>(nano < 0 ? -nano : nano);
+  q.exponent_ = q.mantissa_ == 0 ? 0 : -9;
+  return q;
+}
+
 Int128 QuantityInternal::Nano(const Quantity& q) {
   constexpr Int128 kSaturate = static_cast<Int128>(1) << 126;
   if (q.mantissa_ == 0) return 0;

@@ -19,6 +19,8 @@ struct QuantityInternal {
   // Value in nano units (value * 10^9), saturating at +-(2^126) for values that do not fit
   // (only reachable through FromValue/FromMilli with extreme inputs).
   static Int128 Nano(const Quantity& q);
+  // The exact Quantity of `nano` nano units (inverse of Nano).
+  static Quantity FromNano(Int128 nano);
 };
 
 // ceil(nano / 10^(9 - scale_exponent)) for scale_exponent 0 (Value) or 3 (MilliValue),

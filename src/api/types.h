@@ -184,6 +184,9 @@ struct PodSpec {
   std::optional<int64_t> active_deadline_seconds;
   std::optional<WorkloadReference> workload_ref;  // 1.35 spec.workloadRef
   std::string scheduling_group_pod_group_name;    // 1.36+ spec.schedulingGroup.podGroupName
+  // spec.resources (KEP-2837 pod-level resources, beta in 1.34); nullopt when absent.
+  // Requests are defaulted on decode as upstream's SetDefaults_Pod (defaultPodRequests).
+  std::optional<ResourceRequirements> resources;
 };
 
 struct PodCondition {
@@ -193,9 +196,19 @@ struct PodCondition {
   std::string message;
 };
 
+// v1.ContainerStatus: the fields in-place resize (KEP-1287) accounting reads. nullopt
+// mirrors a nil map / pointer in Go (absent), which upstream distinguishes from empty.
+struct ContainerStatus {
+  std::string name;
+  std::optional<ResourceList> allocated_resources;  // allocatedResources
+  std::optional<ResourceList> resources_requests;   // resources.requests (actuated)
+};
+
 struct PodStatus {
   std::string phase = "Pending";  // Pending | Running | Succeeded | Failed | Unknown
-  std::vector<PodCondition> conditions;
+  std::vector<PodCondition> conditions;  // incl. PodResizePending (reason Infeasible|Deferred)
+  std::vector<ContainerStatus> container_statuses;
+  std::vector<ContainerStatus> init_container_statuses;
   std::string nominated_node_name;
   std::optional<Timestamp> start_time;
 };

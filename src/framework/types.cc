@@ -26,6 +26,9 @@ std::shared_ptr<const PodInfo> PodInfo::Make(api::PodPtr pod) {
   auto pi = std::make_shared<PodInfo>();
   pi->requests = api::PodRequests(*pod);
   pi->non_zero_requests = api::PodNonZeroRequests(*pod);
+  pi->scoring_non_zero_requests = api::IsPodLevelRequestsSet(*pod)
+                                      ? api::PodScoringNonZeroRequests(*pod)
+                                      : pi->non_zero_requests;
   for (const auto& c : pod->spec.init_containers) {
     if (c.restart_policy == "Always") AppendPorts(c, &pi->host_ports);
   }

@@ -30,7 +30,10 @@ struct HostPort {
 struct PodInfo {
   api::PodPtr pod;
   api::Resource requests;           // api::PodRequests
-  api::Resource non_zero_requests;  // api::PodNonZeroRequests
+  api::Resource non_zero_requests;  // api::PodNonZeroRequests (NodeInfo's NonZeroRequested)
+  // api::PodScoringNonZeroRequests: what the resource scorers add for the pod; differs
+  // from non_zero_requests only with pod-level requests set.
+  api::Resource scoring_non_zero_requests;
   std::vector<HostPort> host_ports;
   bool has_affinity = false;               // pod (anti-)affinity of any kind
   bool has_required_anti_affinity = false;

@@ -1,45 +1,31 @@
 #include "sim/invariants.h"
 
-#include "api/pod_resources.h"
+#include <utility>
 
 namespace phalanx::sim {
 
 namespace {
 bool Terminal(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
-
-// True if any component of `used` exceeds `alloc` (pods count included).
-std::string Exceeds(const api::Resource& used, const api::Resource& alloc) {
-  if (used.milli_cpu > alloc.milli_cpu) return "cpu";
-  if (used.memory > alloc.memory) return "memory";
-  if (used.ephemeral_storage > alloc.ephemeral_storage && used.ephemeral_storage > 0) {
-    return "ephemeral-storage";
-  }
-  if (used.allowed_pod_number > alloc.allowed_pod_number) return "pods";
-  for (const auto& [id, v] : used.scalar) {
-    if (v > alloc.Scalar(id)) return api::ScalarResourceName(id);
-  }
-  return "";
-}
 }  // namespace
 
 void InvariantChecker::Attach(store::InformerFactory& inf) {
   inf.AddNodeHandlers(
       {[this](const api::NodePtr& n) {
          absl::MutexLock l(&mu_);
-         auto r = api::ResourceListToResource(n->status.allocatable);
-         capacity_.Add(r);
-         node_alloc_[n->metadata.name] = r;
+         OracleAmounts r = OracleAllocatable(*n);
+         AddAmounts(&capacity_, r, 1);
+         node_alloc_[n->metadata.name] = std::move(r);
        },
        [this](const api::NodePtr& o, const api::NodePtr& n) {
          absl::MutexLock l(&mu_);
-         capacity_.Subtract(node_alloc_[o->metadata.name]);
-         auto r = api::ResourceListToResource(n->status.allocatable);
-         capacity_.Add(r);
-         node_alloc_[n->metadata.name] = r;
+         AddAmounts(&capacity_, node_alloc_[o->metadata.name], -1);
+         OracleAmounts r = OracleAllocatable(*n);
+         AddAmounts(&capacity_, r, 1);
+         node_alloc_[n->metadata.name] = std::move(r);
        },
        [this](const api::NodePtr& n) {
          absl::MutexLock l(&mu_);
-         capacity_.Subtract(node_alloc_[n->metadata.name]);
+         AddAmounts(&capacity_, node_alloc_[n->metadata.name], -1);
          node_alloc_.erase(n->metadata.name);
        }});
   inf.AddPodHandlers({[this](const api::PodPtr& p) {
@@ -75,13 +61,12 @@ void InvariantChecker::OnBound(const api::Pod& pod) {
     Violation("pod " + key + " bound to node " + pod.spec.node_name + " that does not exist");
   }
   bound_[key] = pod.spec.node_name;
-  api::Resource req = api::PodRequests(pod);
-  req.allowed_pod_number = 1;
+  const OracleAmounts req = OracleRequests(pod);
   auto& used = node_used_[pod.spec.node_name];
-  used.Add(req);
-  allocated_.Add(req);
+  AddAmounts(&used, req, 1);
+  AddAmounts(&allocated_, req, 1);
   if (ait != node_alloc_.end()) {
-    std::string what = Exceeds(used, ait->second);
+    std::string what = FirstExceeded(used, ait->second);
     if (!what.empty()) {
       Violation("node " + pod.spec.node_name + ": bound requests exceed allocatable " + what +
                 " after binding " + key);
@@ -94,10 +79,9 @@ void InvariantChecker::OnUnbound(const api::Pod& pod) {
   const std::string key = pod.Key();
   auto it = bound_.find(key);
   if (it == bound_.end()) return;
-  api::Resource req = api::PodRequests(pod);
-  req.allowed_pod_number = 1;
-  node_used_[it->second].Subtract(req);
-  allocated_.Subtract(req);
+  const OracleAmounts req = OracleRequests(pod);
+  AddAmounts(&node_used_[it->second], req, -1);
+  AddAmounts(&allocated_, req, -1);
   bound_.erase(it);
 }
 
@@ -119,11 +103,11 @@ std::vector<std::string> InvariantChecker::violations() const {
 }
 api::Resource InvariantChecker::Allocated() const {
   absl::MutexLock l(&mu_);
-  return allocated_;
+  return OracleToResource(allocated_);
 }
 api::Resource InvariantChecker::Capacity() const {
   absl::MutexLock l(&mu_);
-  return capacity_;
+  return OracleToResource(capacity_);
 }
 size_t InvariantChecker::BoundPods() const {
   absl::MutexLock l(&mu_);

@@ -1,5 +1,7 @@
 // Invariants every simulation and end-to-end test checks (one reusable checker):
-//  - no node's bound requests exceed its allocatable (checked at every binding);
+//  - no node's bound requests exceed its allocatable (checked at every binding), with the
+//    requests from an independent oracle (sim/invariant_requests.h), never the
+//    scheduler's own resource code;
 //  - no pod is bound twice, or to a node that does not exist;
 //  - every pending pod has a reason visible to the user (PodScheduled=False condition
 //    with a message), checked by CheckPendingReasons at quiescent points.
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "api/resource.h"
+#include "sim/invariant_requests.h"
 #include "cluster/informer.h"
 
 namespace phalanx::sim {
@@ -28,7 +31,8 @@ class InvariantChecker {
   // each becomes a violation. `pods` is the current list from the source of truth.
   void CheckPendingReasons(const std::vector<api::PodPtr>& pods);
 
-  // Sum of requests of bound pods (units as api::Resource), and of node allocatable.
+  // Sum of requests of bound pods (units as api::Resource), and of node allocatable, both
+  // as the oracle counts them.
   api::Resource Allocated() const;
   api::Resource Capacity() const;
   size_t BoundPods() const;
@@ -40,12 +44,12 @@ class InvariantChecker {
 
   mutable absl::Mutex mu_;
   // allocatable by node
-  std::unordered_map<std::string, api::Resource> node_alloc_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, OracleAmounts> node_alloc_ ABSL_GUARDED_BY(mu_);
   // bound requests by node
-  std::unordered_map<std::string, api::Resource> node_used_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, OracleAmounts> node_used_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, std::string> bound_ ABSL_GUARDED_BY(mu_);  // pod key -> node
-  api::Resource allocated_ ABSL_GUARDED_BY(mu_);
-  api::Resource capacity_ ABSL_GUARDED_BY(mu_);
+  OracleAmounts allocated_ ABSL_GUARDED_BY(mu_);
+  OracleAmounts capacity_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> violations_ ABSL_GUARDED_BY(mu_);
 };
 

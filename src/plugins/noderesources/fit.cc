@@ -471,7 +471,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> Fit::New(framework::Plug
 
 bool Fit::SameSignature(const framework::PodInfo& canonical,
                              const framework::PodInfo& pod) const {
-  return canonical.requests == pod.requests && canonical.non_zero_requests == pod.non_zero_requests;
+  return canonical.requests == pod.requests &&
+         canonical.non_zero_requests == pod.non_zero_requests &&
+         canonical.scoring_non_zero_requests == pod.scoring_non_zero_requests;
 }
 
 }  // namespace phalanx::plugins::noderesources

@@ -31,7 +31,7 @@ ResourceAllocation::ResourceAllocation(const std::vector<ResourceSpec>& resource
 }
 
 void ResourceAllocation::PodRequests(const framework::PodInfo& pod, int64_t* out) const {
-  const api::Resource& req = use_requested_ ? pod.requests : pod.non_zero_requests;
+  const api::Resource& req = use_requested_ ? pod.requests : pod.scoring_non_zero_requests;
   for (size_t i = 0; i < resolved_.size(); ++i) {
     const auto& r = resolved_[i];
     switch (r.kind) {
