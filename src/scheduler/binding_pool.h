@@ -14,15 +14,14 @@
 
 namespace phalanx::scheduler {
 
-// A fixed pool of `workers` threads running submitted functions in FIFO order.
+// A fixed pool of `workers` threads running submitted functions in FIFO order (not
+// copyable or movable: its threads run on `this`).
 class BindingPool {
  public:
   // workers > 0.
   explicit BindingPool(int workers);
   // Runs every function already submitted, then joins the threads.
   ~BindingPool();
-  BindingPool(const BindingPool&) = delete;
-  BindingPool& operator=(const BindingPool&) = delete;
 
   // Queues `fn` for a worker; counts it as in flight until it returns.
   void Submit(std::function<void()> fn) ABSL_LOCKS_EXCLUDED(mu_);
