@@ -13,11 +13,7 @@ int Fail(const std::string& msg) {
 }
 
 api::Status LoadConfigOrDefault(const std::string& path, config::KubeSchedulerConfiguration* cfg) {
-  if (path.empty()) {
-    *cfg = config::DefaultConfiguration();
-    return absl::OkStatus();
-  }
-  auto loaded = config::LoadConfiguration(path);
+  auto loaded = config::LoadConfigurationOrDefault(path);
   if (!loaded.ok()) return loaded.status();
   *cfg = *std::move(loaded);
   return absl::OkStatus();

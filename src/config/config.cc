@@ -58,6 +58,11 @@ api::StatusOr<KubeSchedulerConfiguration> DecodeConfiguration(std::string_view t
   }
 }
 
+api::StatusOr<KubeSchedulerConfiguration> LoadConfigurationOrDefault(const std::string& path) {
+  if (path.empty()) return DefaultConfiguration();
+  return LoadConfiguration(path);
+}
+
 api::StatusOr<KubeSchedulerConfiguration> LoadConfiguration(const std::string& path) {
   try {
     std::error_code ec;

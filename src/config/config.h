@@ -38,4 +38,8 @@ api::StatusOr<KubeSchedulerConfiguration> DecodeConfiguration(std::string_view t
 // directory" (FailedPrecondition).
 api::StatusOr<KubeSchedulerConfiguration> LoadConfiguration(const std::string& path);
 
+// LoadConfiguration(path), or DefaultConfiguration() when `path` is empty (a command run
+// without --config). Errors as LoadConfiguration.
+api::StatusOr<KubeSchedulerConfiguration> LoadConfigurationOrDefault(const std::string& path);
+
 }  // namespace phalanx::config

@@ -70,13 +70,9 @@ api::Unstructured CoschedulingPodGroup(const std::string& name, int min_member) 
 api::Status BenchSchedulerOptions(const std::string& config_path, int parallelism,
                                   const std::optional<framework::Registry>& registry,
                                   uint64_t seed, scheduler::SchedulerOptions* so) {
-  if (config_path.empty()) {
-    so->config = config::DefaultConfiguration();
-  } else {
-    auto loaded = config::LoadConfiguration(config_path);
-    if (!loaded.ok()) return loaded.status();
-    so->config = *std::move(loaded);
-  }
+  auto loaded = config::LoadConfigurationOrDefault(config_path);
+  if (!loaded.ok()) return loaded.status();
+  so->config = *std::move(loaded);
   if (parallelism > 0) so->config.parallelism = parallelism;
   so->registry = registry ? *registry : plugins::NewInTreeRegistry();
   so->seed = seed;

@@ -7,7 +7,6 @@
 #include "scheduler/gang_coordinator.h"
 #include "scheduler/podgroup_status.h"
 #include "scheduler/scheduler.h"
-#include "spdlog/spdlog.h"
 
 namespace phalanx::scheduler {
 
@@ -20,13 +19,6 @@ bool IsTerminal(const api::Pod& p) {
   return p.status.phase == "Succeeded" || p.status.phase == "Failed";
 }
 bool IsAssigned(const api::Pod& p) { return !p.spec.node_name.empty(); }
-
-// Cache errors are the cache's state machine refusing an event (a pod added twice, a pod
-// removed that it never saw): the informer stream and the cache disagree. Nothing can be
-// undone here, so they are logged, never dropped silently.
-void LogCacheError(const char* op, const api::Pod& pod, const Status& s) {
-  if (!s.IsSuccess()) spdlog::warn("cache: {} {}: {}", op, pod.Key(), s.Message());
-}
 
 }  // namespace
 

@@ -17,7 +17,7 @@ std::vector<std::string> GangCoordinator::MembersToActivate(const api::Pod& pod)
 }
 
 void GangCoordinator::OnMemberBound(const api::PodPtr& pod) {
-  auto ref = gangs_.RefOf(*pod);
+  auto ref = gangs_.RefPtrOf(*pod);  // every bound pod passes here: no copy of the ref
   if (!ref) return;
   {
     absl::MutexLock l(&mu_);
@@ -33,7 +33,7 @@ void GangCoordinator::OnMemberBound(const api::PodPtr& pod) {
 }
 
 void GangCoordinator::OnBindingFailed(const api::Pod& pod) {
-  if (auto ref = gangs_.RefOf(pod); ref && !BindingsInFlight(ref->key)) {
+  if (auto ref = gangs_.RefPtrOf(pod); ref && !BindingsInFlight(ref->key)) {
     WriteStatus(ref->key, GangOutcome::kNone, "", nullptr);
   }
 }

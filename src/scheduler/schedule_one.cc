@@ -26,11 +26,6 @@ constexpr int kMinFeasibleNodesPercentageToFind = 5;
 // How far ahead of the node being filtered its NodeInfo is prefetched.
 constexpr size_t kPrefetchDistance = 6;
 
-// A cache refusal in the scheduling path (assume / forget / finish binding) is logged.
-void LogCacheError(const char* op, const api::Pod& pod, const Status& s) {
-  if (!s.IsSuccess()) spdlog::warn("cache: {} {}: {}", op, pod.Key(), s.Message());
-}
-
 void RecordRejection(Diagnosis* diag, const Status& s) {
   if (s.code() == Code::kPending) {
     diag->pending_plugins.insert(s.plugin());
@@ -40,10 +35,15 @@ void RecordRejection(Diagnosis* diag, const Status& s) {
 }
 }  // namespace
 
+void Scheduler::LogCacheError(const char* op, const api::Pod& pod, const Status& s) {
+  if (!s.IsSuccess()) spdlog::warn("cache: {} {}: {}", op, pod.Key(), s.Message());
+}
+
 std::string Diagnosis::Message() const {
   std::string msg;
   if (!pre_filter_msg.empty()) {
-    msg = "0/" + std::to_string(num_all_nodes) + " nodes are available: " + pre_filter_msg + ".";
+    msg = framework::NodesAvailableMessage(static_cast<size_t>(num_all_nodes), {}) + " " +
+          pre_filter_msg + ".";
   } else {
     std::map<std::string, size_t> hist;
     for (const auto& [node, st] : node_statuses) {

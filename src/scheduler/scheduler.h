@@ -304,6 +304,11 @@ class Scheduler {
   void Requeue(framework::EventResource resource, uint32_t action, const char* label,
                const framework::EventObjects& objs);
 
+  // Cache errors are the cache's state machine refusing an event (a pod added twice, a
+  // pod removed that it never saw, a forget of a pod not assumed): the informer stream and
+  // the cache disagree. Nothing can be undone there, so they are logged, never dropped.
+  static void LogCacheError(const char* op, const api::Pod& pod, const framework::Status& s);
+
   int32_t PriorityOf(const api::Pod& pod) const ABSL_LOCKS_EXCLUDED(pc_mu_);
   uint64_t Random(uint64_t n) ABSL_LOCKS_EXCLUDED(rng_mu_);
   void CountAttempts(int64_t n) ABSL_LOCKS_EXCLUDED(stats_mu_);
