@@ -41,10 +41,3 @@ class InformerFactory {
 };
 
 }  // namespace phalanx::cluster
-
-// Transitional aliases: the interface lived in store/ before the seam module existed.
-// New code names cluster::InformerFactory / cluster::EventHandlers.
-namespace phalanx::store {
-using cluster::EventHandlers;
-using cluster::InformerFactory;
-}  // namespace phalanx::store

@@ -22,7 +22,7 @@ bool IsAssigned(const api::Pod& p) { return !p.spec.node_name.empty(); }
 
 }  // namespace
 
-void Scheduler::AddEventHandlers(store::InformerFactory& inf) {
+void Scheduler::AddEventHandlers(cluster::InformerFactory& inf) {
   inf.AddPriorityClassHandlers(
       {[this](const auto& pc) { OnPriorityClassAdd(pc); },
        [this](const auto&, const auto& pc) { OnPriorityClassAdd(pc); },

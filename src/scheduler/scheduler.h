@@ -138,7 +138,7 @@ class Scheduler {
   ~Scheduler();
 
   // Registers event handlers on `informers` (replaying existing objects).
-  void AddEventHandlers(store::InformerFactory& informers);
+  void AddEventHandlers(cluster::InformerFactory& informers);
 
   // Event handlers (public for tests; normally called via AddEventHandlers).
   void OnPodAdd(const api::PodPtr& pod);
@@ -182,7 +182,6 @@ class Scheduler {
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
   quota::QueueManager& queues() { return *queues_; }
-  GangCoordinator& gang_coordinator() { return *gang_coordinator_; }
   cache::Cache& cache() { return cache_; }
   cache::Snapshot& snapshot() { return snapshot_; }
   framework::Framework* ProfileFor(const api::Pod& pod);

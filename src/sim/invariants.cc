@@ -8,7 +8,7 @@ namespace {
 bool Terminal(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
 }  // namespace
 
-void InvariantChecker::Attach(store::InformerFactory& inf) {
+void InvariantChecker::Attach(cluster::InformerFactory& inf) {
   inf.AddNodeHandlers(
       {[this](const api::NodePtr& n) {
          absl::MutexLock l(&mu_);

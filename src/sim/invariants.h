@@ -24,7 +24,7 @@ namespace phalanx::sim {
 class InvariantChecker {
  public:
   // Subscribes to pod and node events of `informers`.
-  void Attach(store::InformerFactory& informers);
+  void Attach(cluster::InformerFactory& informers);
 
   std::vector<std::string> violations() const;
   // Pending pods (unbound, non-terminal) without a PodScheduled=False condition message;
