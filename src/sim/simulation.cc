@@ -120,7 +120,6 @@ class Driver {
     sched_ = std::move(sched_or).value();
     for (const auto& prof : opts_.config.profiles) {
       profile_names_ += (profile_names_.empty() ? "" : ", ") + prof.scheduler_name;
-      served_names_.insert(prof.scheduler_name);
     }
     return absl::OkStatus();
   }
@@ -169,7 +168,9 @@ class Driver {
   }
 
   // True when a profile serves the pod's spec.schedulerName (else the scheduler ignores it).
-  bool Served(const api::Pod& pod) const { return served_names_.count(pod.spec.scheduler_name) > 0; }
+  bool Served(const api::Pod& pod) const {
+    return sched_->Profile(pod.spec.scheduler_name) != nullptr;
+  }
 
   void Push(api::Timestamp t, EvKind kind, size_t pod) { events_.push({t, seq_++, kind, pod}); }
 
@@ -489,7 +490,6 @@ class Driver {
   std::unordered_map<size_t, std::vector<std::string>> last_reasons_;
   std::vector<QueueSample> last_queue_samples_;
   std::string profile_names_;  // "default-scheduler, ..." for the unserved reason
-  std::set<std::string> served_names_;  // the profiles' scheduler names
   size_t arrived_ = 0;
   size_t steps_ = 0;
 };
