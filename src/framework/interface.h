@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -220,6 +221,11 @@ struct PodGroupUnit {
   api::Resource min_resources;  // checked against the cluster's free capacity first
   std::string topology_key;     // keep the gang in one domain of this node label
   bool topology_required = false;
+  // Nested quorums (KAI subGroups, Volcano minTaskMember; src/gang/subgroups.h): given the
+  // keys of the pending_pods placed in this cycle, "" when they and the members already
+  // assumed or bound meet every subgroup's minimum, else the short subgroup, e.g.
+  // `subgroup "decode": 0/2 members placeable`. Empty function: no nested quorums.
+  std::function<std::string(const std::vector<std::string>& placed_pods)> check_sub_groups;
 };
 
 // All units commit together or not at all (a GangGroup has several).

@@ -520,6 +520,7 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
       if (CountField(item, "minSubGroup", path + ".minSubGroup", 0, &v, &present, &errs) &&
           present) {
         k.min_sub_group = v;
+        k.g.min_sub_group = v;
       }
       subs.push_back(std::move(k));
     }
@@ -560,6 +561,7 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
   std::optional<int32_t> min_sub_group;
   if (CountField(spec, "minSubGroup", "spec.minSubGroup", 1, &v, &present, &errs) && present) {
     min_sub_group = v;
+    s.min_sub_group = v;
   }
   if (CountField(spec, "minMember", "spec.minMember", 1, &v, &present, &errs)) {
     if (present) {

@@ -11,6 +11,7 @@
 
 #include "api/types.h"
 #include "gang/podgroup.h"
+#include "gang/subgroups.h"
 
 namespace phalanx::gang {
 
@@ -28,6 +29,11 @@ struct GangInfo {
   GangRef ref;                               // how the first member named it
   GangCounts counts;
   std::vector<std::string> member_pods;      // pod keys, sorted
+  // The subgroup each member names (subgroups.h SubGroupNameOf), parallel to member_pods.
+  std::vector<std::string> member_sub_groups;
+  // Per subgroup name ("" = none): member pods that exist, and those assumed or bound.
+  SubGroupCounts sub_group_pods;
+  SubGroupCounts sub_group_active;
   int32_t attempts = 0;                      // PodGroup cycles or Permit rounds
   std::string last_reason;
   api::Timestamp quorum_time = 0;            // when minMember pods existed
@@ -61,7 +67,8 @@ class GangLedger {
   // Keys of the gangs that must be placed together with `gang_key` (its GangGroup),
   // including itself, sorted.
   virtual std::vector<std::string> GroupOf(const std::string& gang_key) const = 0;
-  // True when the gang reached its quorum under its match policy (see Manager).
+  // True when the gang reached its quorum under its match policy, every subgroup quorum
+  // included (see Manager).
   virtual bool Satisfied(const std::string& gang_key) const = 0;
 
   // Bookkeeping of the scheduling cycle: a member was assumed (Reserve) / forgotten

@@ -72,12 +72,14 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
     ++g.counts.pods;
     PodEntry e;
     e.gang = ref->key;
+    e.sub_group = SubGroupNameOf(ref->dialect, *pod);
     e.state = pod->spec.node_name.empty() ? PodEntry::kPending : PodEntry::kBound;
     if (e.state == PodEntry::kBound) {
       ++g.counts.bound;
     } else {
       ++g.counts.pending;
     }
+    CountSubGroup(g, e, 1);
     pods_[pkey] = std::move(e);
   }
   auto spec = SpecLocked(g, ref->key);
@@ -96,6 +98,7 @@ void Manager::RemovePodLocked(const std::string& pkey) {
     Gang& g = git->second;
     g.members.erase(pkey);
     --g.counts.pods;
+    CountSubGroup(g, it->second, -1);
     switch (it->second.state) {
       case PodEntry::kPending: --g.counts.pending; break;
       case PodEntry::kAssumed: --g.counts.assumed; break;
@@ -132,7 +135,9 @@ void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod
       --g.counts.assumed;
     }
     ++g.counts.bound;
+    CountSubGroup(g, it->second, -1);
     it->second.state = PodEntry::kBound;
+    CountSubGroup(g, it->second, 1);
     UpdateSatisfiedLocked(g, it->second.gang, now);
     if (!g.running) {
       auto spec = SpecLocked(g, it->second.gang);
@@ -196,10 +201,16 @@ std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g, const std
   return g.inline_spec;
 }
 
+void Manager::CountSubGroup(Gang& g, const PodEntry& e, int32_t delta) {
+  g.sub_group_pods[e.sub_group] += delta;
+  if (e.state != PodEntry::kPending) g.sub_group_active[e.sub_group] += delta;
+}
+
 void Manager::UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now) {
   auto spec = SpecLocked(g, key);
   if (!spec || !spec->invalid.empty()) return;
-  if (!g.counts.satisfied_once && g.counts.assumed + g.counts.bound >= spec->min_member) {
+  if (!g.counts.satisfied_once && g.counts.assumed + g.counts.bound >= spec->min_member &&
+      ShortSubGroup(*spec, g.sub_group_active, "assumed or bound").empty()) {
     g.counts.satisfied_once = true;
     g.satisfied_time = now;
   }
@@ -222,7 +233,16 @@ std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members)
   info.spec = SpecLocked(g, key);
   if (g.ref) info.ref = *g.ref;
   info.counts = g.counts;
-  if (with_members) info.member_pods.assign(g.members.begin(), g.members.end());
+  if (with_members) {
+    info.member_pods.assign(g.members.begin(), g.members.end());
+    info.member_sub_groups.reserve(info.member_pods.size());
+    for (const auto& m : info.member_pods) {
+      auto pit = pods_.find(m);
+      info.member_sub_groups.push_back(pit == pods_.end() ? std::string() : pit->second.sub_group);
+    }
+  }
+  info.sub_group_pods = g.sub_group_pods;
+  info.sub_group_active = g.sub_group_active;
   info.attempts = g.attempts;
   info.last_reason = g.last_reason;
   info.quorum_time = g.quorum_time;
@@ -270,7 +290,9 @@ void Manager::MarkAssumed(const api::Pod& pod, api::Timestamp now) {
   Gang& g = gangs_[it->second.gang];
   --g.counts.pending;
   ++g.counts.assumed;
+  CountSubGroup(g, it->second, -1);
   it->second.state = PodEntry::kAssumed;
+  CountSubGroup(g, it->second, 1);
   UpdateSatisfiedLocked(g, it->second.gang, now);
 }
 
@@ -281,7 +303,9 @@ void Manager::MarkForgotten(const api::Pod& pod) {
   Gang& g = gangs_[it->second.gang];
   --g.counts.assumed;
   ++g.counts.pending;
+  CountSubGroup(g, it->second, -1);
   it->second.state = PodEntry::kPending;
+  CountSubGroup(g, it->second, 1);
   // A gang that was satisfied only by assumed members that are now forgotten is not
   // satisfied any more (rollback).
   auto spec = SpecLocked(g, it->second.gang);
@@ -306,11 +330,17 @@ bool Manager::Satisfied(const std::string& key) const {
   const Gang& g = it->second;
   auto spec = SpecLocked(g, key);
   if (!spec || !spec->invalid.empty()) return false;
+  // Every subgroup quorum too: a gang whose summed count is reached by one subgroup alone
+  // is not satisfied (subgroups.h).
+  auto sub_groups_met = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return ShortSubGroup(*spec, g.sub_group_active, "assumed or bound").empty();
+  };
   switch (spec->match_policy) {
     case MatchPolicy::kOnceSatisfied:
-      return g.counts.satisfied_once || g.counts.assumed + g.counts.bound >= spec->min_member;
+      return g.counts.satisfied_once ||
+             (g.counts.assumed + g.counts.bound >= spec->min_member && sub_groups_met());
     case MatchPolicy::kWaitingAndRunning:
-      return g.counts.assumed + g.counts.bound >= spec->min_member;
+      return g.counts.assumed + g.counts.bound >= spec->min_member && sub_groups_met();
     case MatchPolicy::kOnlyWaiting:
       return g.counts.assumed >= spec->min_member;
   }

@@ -85,7 +85,9 @@ class Manager final : public GangLedger {
 
   // True when `gang_key` has reached its quorum under its match policy:
   // once-satisfied: ever reached minMember assumed+bound; waiting-and-running: assumed +
-  // bound >= minMember now; only-waiting: assumed >= minMember now.
+  // bound >= minMember now; only-waiting: assumed >= minMember now. With subgroup quorums
+  // (KAI subGroups, Volcano minTaskMember; subgroups.h) the assumed + bound members must
+  // meet every subgroup's too (once-satisfied and waiting-and-running).
   bool Satisfied(const std::string& gang_key) const override;
 
   std::vector<std::string> GangKeys() const;
@@ -93,6 +95,7 @@ class Manager final : public GangLedger {
  private:
   struct PodEntry {
     std::string gang;
+    std::string sub_group;  // the subgroup the pod names under its gang's dialect
     enum State { kPending, kAssumed, kBound } state = kPending;
   };
   struct Gang {
@@ -101,6 +104,8 @@ class Manager final : public GangLedger {
     std::shared_ptr<const GangRef> ref;  // set by the first member, never reset
     std::set<std::string> members;
     GangCounts counts;
+    SubGroupCounts sub_group_pods;    // per subgroup name: member pods
+    SubGroupCounts sub_group_active;  // per subgroup name: assumed or bound members
     int32_t attempts = 0;
     std::string last_reason;
     api::Timestamp quorum_time = 0;
@@ -115,6 +120,8 @@ class Manager final : public GangLedger {
   void RemovePodLocked(const std::string& pod_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds (delta 1) or removes (-1) a member's share of its gang's subgroup counts.
+  static void CountSubGroup(Gang& g, const PodEntry& e, int32_t delta);
   const api::Unstructured* OwnerLocked(const std::string& ns, const std::string& kind,
                                        const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -39,11 +39,20 @@ enum class MatchPolicy : uint8_t {
   kWaitingAndRunning  // waiting plus already running (bound) members count
 };
 
-// A hierarchical sub-gang (KAI subGroups): minMember of its own inside the gang.
+// A nested quorum inside a gang: a KAI PodGroup subGroup (scheduling.run.ai/v2alpha2
+// SubGroup{name, minMember, minSubGroup, parent}) or a Volcano task of
+// spec.minTaskMember (then top-level, min_member = the task's count). Pods name theirs with
+// the KAI label kai.scheduler/subgroup-name / the Volcano annotation volcano.sh/task-spec;
+// src/gang/subgroups.h evaluates the quorums.
 struct SubGroup {
   std::string name;
+  // Members it needs: its minMember; for a KAI parent given only minSubGroup, the sum of
+  // its smallest children's quorums (dialects.cc KaiQuorum).
   int32_t min_member = 0;
   std::string parent;  // empty for top-level sub-groups
+  // KAI minSubGroup: how many direct child subgroups must meet their quorum (unset: all;
+  // KAI docs/developer/designs/min-subgroups).
+  std::optional<int32_t> min_sub_group;
 };
 
 struct PodGroupSpec {
@@ -67,7 +76,9 @@ struct PodGroupSpec {
   std::vector<std::string> gang_group;
   std::string queue;                // KAI / Volcano queue name
   std::string priority_class_name;  // KAI PodGroup priorityClassName
-  std::vector<SubGroup> sub_groups;
+  std::vector<SubGroup> sub_groups;  // nested quorums, in spec order (subgroups.h)
+  // KAI spec.minSubGroup: how many top-level subgroups must meet their quorum (unset: all).
+  std::optional<int32_t> min_sub_group;
   // Topology-aware placement: keep the gang inside one domain of this node label.
   std::string topology_key;
   bool topology_required = false;

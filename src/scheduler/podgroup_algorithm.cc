@@ -146,13 +146,30 @@ std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restric
   }
   batched_ += batch.batched_pods;
   for (size_t u = 0; reason.empty() && u < plan_.units.size(); ++u) {
-    if ((*placed)[u] < plan_.units[u].need) {
-      reason = plan_.units[u].display + ": " + std::to_string((*placed)[u]) + " of " +
-               std::to_string(pending[u]) + " pending members fit, " +
-               std::to_string(plan_.units[u].need) + " needed";
-    }
+    reason = UnitShortfall(u, pending[u], (*placed)[u]);
   }
   return reason;
+}
+
+std::string PodGroupAlgorithm::UnitShortfall(size_t u, int32_t pending, int32_t placed) const {
+  const framework::PodGroupUnit& unit = plan_.units[u];
+  // Every subgroup's own minimum (KAI subGroups, Volcano minTaskMember), not only the
+  // summed need: the short subgroup is named first.
+  std::string sub_short;
+  if (unit.check_sub_groups) {
+    std::vector<std::string> keys;
+    for (const auto& m : members_) {
+      if (m.unit == u && m.placed) keys.push_back(m.qp->Pod().Key());
+    }
+    sub_short = unit.check_sub_groups(keys);
+  }
+  std::string count;
+  if (placed < unit.need) {
+    count = std::to_string(placed) + " of " + std::to_string(pending) + " pending members fit, " +
+            std::to_string(unit.need) + " needed";
+  }
+  if (sub_short.empty() && count.empty()) return "";
+  return unit.display + ": " + sub_short + (sub_short.empty() || count.empty() ? "" : "; ") + count;
 }
 
 std::string PodGroupAlgorithm::PlaceInTopology(const std::string& key, bool required,

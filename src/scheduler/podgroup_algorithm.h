@@ -69,6 +69,10 @@ class PodGroupAlgorithm {
   // Places every member (inside `restriction` when given); "" when every unit reached its
   // need, else the first short unit's reason.
   std::string PlaceMembers(const std::set<std::string>* restriction, std::vector<int32_t>* placed);
+  // "" when unit `u` reached its need and every subgroup minimum with `placed` of its
+  // `pending` members placed; else its reason, e.g. `pod group ml/serve (...): subgroup
+  // "decode": 0/2 members placeable; 2 of 4 pending members fit, 4 needed`.
+  std::string UnitShortfall(size_t u, int32_t pending, int32_t placed) const;
   // PlaceMembers inside one domain of `key` after another (largest first), then, unless
   // `required`, on the whole cluster.
   std::string PlaceInTopology(const std::string& key, bool required, std::vector<int32_t>* placed);

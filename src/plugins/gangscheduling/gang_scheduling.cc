@@ -3,8 +3,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
 
 #include "gang/ledger.h"
+#include "gang/subgroups.h"
 
 namespace phalanx::plugins::gangscheduling {
 
@@ -18,6 +22,61 @@ std::string Display(const std::string& key, const gang::PodGroupSpec* spec) {
   std::string s = "pod group " + key;
   if (spec && !spec->source.empty()) s += " (" + spec->source + ")";
   return s;
+}
+
+// A pod that names no subgroup of its gang (KAI subGroups: label
+// kai.scheduler/subgroup-name must name a leaf subgroup) is never placed, in any mode:
+// UnschedulableAndUnresolvable until the pod or its PodGroup changes (subgroups.h).
+Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRef& ref,
+                               const api::Pod& pod) {
+  auto sum = gangs.SummaryOf(ref.key);
+  if (!sum || !sum->spec || sum->spec->sub_groups.empty()) return Status::Success();
+  const std::string err =
+      gang::SubGroupMembershipError(*sum->spec, gang::SubGroupNameOf(ref.dialect, pod));
+  if (err.empty()) return Status::Success();
+  return Status::UnschedulableAndUnresolvable("pod " + pod.Key() + ": " + err);
+}
+
+// Nested quorums of one unit (KAI subGroups, Volcano minTaskMember; subgroups.h): waits
+// until every subgroup has enough members, drops members that name no subgroup (they fail
+// on their own, CheckSubGroupMembership), orders the pending members so that each
+// subgroup's missing minimum is placed before any extra member, and sets the unit's
+// check_sub_groups. Unschedulable("waiting for members of pod group ns/pg (...): subgroup
+// "decode": 1/2 members exist") while a subgroup lacks pods.
+Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupUnit* u) {
+  const gang::PodGroupSpec& spec = *info.spec;
+  if (spec.sub_groups.empty()) return Status::Success();
+  const std::string missing = gang::ShortSubGroup(spec, info.sub_group_pods, "exist");
+  if (!missing.empty()) {
+    return Status::Unschedulable("waiting for members of " + u->display + ": " + missing);
+  }
+  auto sub_of = std::make_shared<std::map<std::string, std::string>>();
+  std::vector<std::string> first, rest;
+  std::map<std::string, int32_t> to_fill;  // per subgroup: members still missing from its quorum
+  for (size_t i = 0; i < info.member_pods.size(); ++i) {
+    const std::string& name = info.member_sub_groups[i];
+    if (!gang::SubGroupMembershipError(spec, name).empty()) continue;
+    (*sub_of)[info.member_pods[i]] = name;
+    if (!to_fill.count(name)) {
+      auto a = info.sub_group_active.find(name);
+      to_fill[name] = gang::LeafQuorum(spec, name) -
+                      (a == info.sub_group_active.end() ? 0 : a->second);
+    }
+    (to_fill[name]-- > 0 ? first : rest).push_back(info.member_pods[i]);
+  }
+  u->pending_pods = std::move(first);
+  u->pending_pods.insert(u->pending_pods.end(), rest.begin(), rest.end());
+  if (!gang::HasSubGroupQuorums(spec)) return Status::Success();
+  u->check_sub_groups = [spec = info.spec, active = info.sub_group_active,
+                         sub_of](const std::vector<std::string>& placed) {
+    gang::SubGroupCounts counts = active;
+    for (const auto& key : placed) {
+      auto it = sub_of->find(key);
+      if (it != sub_of->end()) ++counts[it->second];
+    }
+    return gang::ShortSubGroup(*spec, counts, "placeable");
+  };
+  return Status::Success();
 }
 
 }  // namespace
@@ -95,11 +154,12 @@ std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() 
 
 Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::PodGroupPlan* plan) {
   plan->units.clear();
-  if (mode_ != Mode::kTransactional) return Status::Success();
   gang::GangLedger* gangs = gangs_;
   if (!gangs) return Status::Success();
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
+  if (Status s = CheckSubGroupMembership(*gangs, *ref, *pod.pod); !s.IsSuccess()) return s;
+  if (mode_ != Mode::kTransactional) return Status::Success();
   // A satisfied gang's remaining members schedule alone (Koordinator's "after gang").
   if (gangs->Satisfied(ref->key)) return Status::Success();
   for (const auto& key : gangs->GroupOf(ref->key)) {
@@ -128,6 +188,7 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
     u.min_resources = info->spec->min_resources;
     u.topology_key = info->spec->topology_key;
     u.topology_required = info->spec->topology_required;
+    if (Status s = PlanSubGroups(*info, &u); !s.IsSuccess()) return s;
     plan->units.push_back(std::move(u));
   }
   return Status::Success();
