@@ -26,7 +26,22 @@ api::Status LoadManifestScenario(const std::string& path, Scenario* out) {
   api::Manifests m;
   if (auto s = api::LoadManifests(path, &m); !s.ok()) return s;
   out->name = path;
-  out->nodes = std::move(m.nodes);
+  for (auto& n : m.nodes) {
+    auto a = n.metadata.annotations.find(kArrivalAnnotation);
+    int64_t at = 0;
+    if (a != n.metadata.annotations.end() && !ParseSeconds(a->second, &at)) {
+      return absl::InvalidArgumentError(
+          path + ": Node " + n.metadata.name + ": metadata.annotations[" + kArrivalAnnotation +
+          "]: Invalid value: \"" + a->second + "\": must be a non-negative number of seconds");
+    }
+    if (at > 0) {
+      out->later_nodes.push_back({std::move(n), at});
+    } else {
+      out->nodes.push_back(std::move(n));
+    }
+  }
+  std::stable_sort(out->later_nodes.begin(), out->later_nodes.end(),
+                   [](const TimedNode& a, const TimedNode& b) { return a.arrival < b.arrival; });
   out->namespaces = std::move(m.namespaces);
   out->priority_classes = std::move(m.priority_classes);
   out->objects = std::move(m.objects);

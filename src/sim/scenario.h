@@ -15,7 +15,8 @@ namespace phalanx::sim {
 
 // Annotations a manifest may carry to drive the simulation (seconds, decimal):
 //   simulation.phalanx.dev/arrival-seconds: when the pod is created (default: its
-//     creationTimestamp relative to the earliest one, else 0)
+//     creationTimestamp relative to the earliest one, else 0); on a Node, when the node
+//     joins the cluster (default 0: present from the start)
 //   simulation.phalanx.dev/duration-seconds: how long it runs once bound, then it is
 //     deleted (default: runs until the end)
 inline constexpr const char* kArrivalAnnotation = "simulation.phalanx.dev/arrival-seconds";
@@ -28,9 +29,16 @@ struct TimedPod {
   std::optional<int64_t> run_duration_ns;    // deleted this long after it is bound
 };
 
+// A node that joins the cluster during the run (a later event of the simulation).
+struct TimedNode {
+  api::Node node;
+  api::Timestamp arrival = 0;  // virtual ns, > 0
+};
+
 struct Scenario {
   std::string name;
-  std::vector<api::Node> nodes;
+  std::vector<api::Node> nodes;            // present from the start
+  std::vector<TimedNode> later_nodes;      // join later, sorted by arrival, stable
   std::vector<api::Namespace> namespaces;
   std::vector<api::PriorityClass> priority_classes;
   // Objects of other kinds (gang PodGroups / Workloads, Jobs, JobSets, PyTorchJobs, ...),

@@ -23,12 +23,12 @@ namespace phalanx::sim {
 
 namespace {
 
-enum class EvKind { kCreatePod, kDeletePod };
+enum class EvKind { kCreatePod, kDeletePod, kCreateNode };
 struct Ev {
   api::Timestamp t;
   uint64_t seq;
   EvKind kind;
-  size_t pod;  // index into scenario.pods
+  size_t pod;  // index into scenario.pods (kCreateNode: into scenario.later_nodes)
   bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
@@ -87,6 +87,9 @@ class Driver {
     res_->outcomes.resize(sc_.pods.size());
     index_.reserve(sc_.pods.size() * 2);
     for (size_t i = 0; i < sc_.pods.size(); ++i) Push(sc_.pods[i].arrival, EvKind::kCreatePod, i);
+    for (size_t i = 0; i < sc_.later_nodes.size(); ++i) {
+      Push(sc_.later_nodes[i].arrival, EvKind::kCreateNode, i);
+    }
     InstallCallbacks();
     if (has_queues_) res_->queue_resource = HasGpus() ? std::string(api::kResourceNvidiaGPU) : "cpu";
     if (auto s = Loop(); !s.ok()) return s;
@@ -287,10 +290,24 @@ class Driver {
       events_.pop();
       if (e.kind == EvKind::kCreatePod) {
         if (auto s = CreatePod(e.pod); !s.ok()) return s;
+      } else if (e.kind == EvKind::kCreateNode) {
+        if (auto s = CreateLaterNode(e.pod); !s.ok()) return s;
       } else {
         DeletePod(e.pod);
       }
     }
+    return absl::OkStatus();
+  }
+
+  // A node of scenario.later_nodes joins: the store dispatches it to the scheduler as a
+  // watch would (node add: pods rejected for want of room are requeued by their hints).
+  api::Status CreateLaterNode(size_t i) {
+    const api::Node& n = sc_.later_nodes[i].node;
+    auto r = store_.CreateNode(n);
+    if (!r.ok()) return absl::InvalidArgumentError("Node " + n.metadata.name + ": " + std::string(r.message()));
+    ++res_->nodes;
+    node_gpus_[n.metadata.name] = gpu::ParseNodeGpus(n);
+    res_->gpu_milli_capacity += 1000.0 * node_gpus_[n.metadata.name].count;
     return absl::OkStatus();
   }
 
