@@ -1,5 +1,6 @@
 #include "scheduler/gang_coordinator.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace phalanx::scheduler {
@@ -61,8 +62,27 @@ void GangCoordinator::RecordCommitted(const framework::PodGroupPlan& plan,
   for (size_t i = 0; i < plan.units.size(); ++i) {
     const auto& u = plan.units[i];
     RecordEvent(u, true, "gang " + u.key + ": " + std::to_string(placed_per_unit[i]) +
-                             " members placed");
+                             " members placed" + SubGroupTally(u));
   }
+}
+
+// " (subgroups prefill: 4, decode: 2)": assumed or bound members per subgroup of a gang
+// with nested quorums, in spec order; "" otherwise.
+std::string GangCoordinator::SubGroupTally(const framework::PodGroupUnit& unit) const {
+  if (!unit.check_sub_groups) return "";
+  auto info = gangs_.Info(unit.key, /*with_members=*/false);
+  if (!info || !info->spec) return "";
+  std::string out;
+  for (const auto& g : info->spec->sub_groups) {
+    const auto& all = info->spec->sub_groups;
+    if (std::any_of(all.begin(), all.end(), [&](const auto& o) { return o.parent == g.name; })) {
+      continue;  // a parent: its pods are counted in its leaves
+    }
+    auto it = info->sub_group_active.find(g.name);
+    out += (out.empty() ? " (subgroups " : ", ") + g.name + ": " +
+           std::to_string(it == info->sub_group_active.end() ? 0 : it->second);
+  }
+  return out.empty() ? "" : out + ")";
 }
 
 void GangCoordinator::WriteCommittedStatus(const framework::PodGroupPlan& plan,

@@ -51,7 +51,8 @@ class GangCoordinator {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // A PodGroup cycle committed `plan`: one Normal/Scheduled Event per unit ("gang K: N
-  // members placed", N from `placed_per_unit`).
+  // members placed", N from `placed_per_unit`; with nested quorums followed by the members
+  // per subgroup, " (subgroups prefill: 4, decode: 2)").
   void RecordCommitted(const framework::PodGroupPlan& plan,
                        const std::vector<int32_t>& placed_per_unit);
   // After RecordCommitted and the plugins' PodGroupCycleDone: each unit's status
@@ -71,6 +72,7 @@ class GangCoordinator {
 
  private:
   void RecordEvent(const framework::PodGroupUnit& unit, bool ok, const std::string& message);
+  std::string SubGroupTally(const framework::PodGroupUnit& unit) const;
   void WriteStatus(const std::string& gang_key, GangOutcome outcome, std::string_view message,
                    const api::Pod* member) {
     WritePodGroupStatus(gangs_, client_, gang_key, outcome, message, member);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "gang/subgroups.h"
+
 namespace phalanx::scheduler {
 
 namespace {
@@ -87,19 +89,24 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& ga
   if (info->has_quorum) s.schedule_start_time = info->quorum_time;
   if (member) s.occupied_by = OccupiedBy(*member);
   const bool volcano = spec.dialect == gang::Dialect::kVolcano;
-  if (c.bound >= min) {
+  // Nested quorums (KAI subGroups, Volcano minTaskMember): the gang is Scheduled only when
+  // every subgroup is, and a status names the short subgroup (gang/subgroups.h).
+  const std::string sub_missing = gang::ShortSubGroup(spec, info->sub_group_pods, "exist");
+  const std::string sub_short = gang::ShortSubGroup(spec, info->sub_group_active, "placed");
+  if (c.bound >= min && sub_short.empty()) {
     s.phase = volcano ? "Running" : "Scheduled";
     s.condition_type = "Scheduled";
     s.condition_reason = "Scheduled";
     s.condition_message =
         std::to_string(c.bound) + "/" + std::to_string(min) + " members bound";
-  } else if (c.pods < min) {
+  } else if (c.pods < min || !sub_missing.empty()) {
     s.phase = "Pending";
     s.condition_type = "Unschedulable";
     s.condition_reason = "NotEnoughTasks";
-    s.condition_message = std::to_string(c.pods) + "/" + std::to_string(min) +
-                          " members exist, waiting for more";
-  } else if (failed && c.assumed + c.bound < min) {
+    s.condition_message = c.pods < min ? std::to_string(c.pods) + "/" + std::to_string(min) +
+                                             " members exist, waiting for more"
+                                       : sub_missing + ", waiting for more";
+  } else if (failed && (c.assumed + c.bound < min || !sub_short.empty())) {
     s.phase = "Pending";
     s.condition_type = "Unschedulable";
     s.condition_reason = "NotEnoughResources";
