@@ -31,6 +31,8 @@ struct GangInfo {
   std::vector<std::string> member_pods;      // pod keys, sorted
   // The subgroup each member names (subgroups.h SubGroupNameOf), parallel to member_pods.
   std::vector<std::string> member_sub_groups;
+  // Whether each member is assumed or bound (else pending), parallel to member_pods.
+  std::vector<bool> member_active;
   // Per subgroup name ("" = none): member pods that exist, and those assumed or bound.
   SubGroupCounts sub_group_pods;
   SubGroupCounts sub_group_active;

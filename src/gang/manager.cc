@@ -236,9 +236,12 @@ std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members)
   if (with_members) {
     info.member_pods.assign(g.members.begin(), g.members.end());
     info.member_sub_groups.reserve(info.member_pods.size());
+    info.member_active.reserve(info.member_pods.size());
     for (const auto& m : info.member_pods) {
       auto pit = pods_.find(m);
-      info.member_sub_groups.push_back(pit == pods_.end() ? std::string() : pit->second.sub_group);
+      const bool known = pit != pods_.end();
+      info.member_sub_groups.push_back(known ? pit->second.sub_group : std::string());
+      info.member_active.push_back(known && pit->second.state != PodEntry::kPending);
     }
   }
   info.sub_group_pods = g.sub_group_pods;

@@ -38,10 +38,10 @@ Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRe
 }
 
 // Nested quorums of one unit (KAI subGroups, Volcano minTaskMember; subgroups.h): waits
-// until every subgroup has enough members, drops members that name no subgroup (they fail
-// on their own, CheckSubGroupMembership), orders the pending members so that each
-// subgroup's missing minimum is placed before any extra member, and sets the unit's
-// check_sub_groups. Unschedulable("waiting for members of pod group ns/pg (...): subgroup
+// until every subgroup has enough members, drops members already assumed or bound and
+// those that name no subgroup (they fail on their own, CheckSubGroupMembership), orders
+// the pending members so that each subgroup's missing minimum is placed before any extra
+// member, and sets the unit's check_sub_groups. Unschedulable("waiting for members of pod group ns/pg (...): subgroup
 // "decode": 1/2 members exist") while a subgroup lacks pods.
 Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupUnit* u) {
   const gang::PodGroupSpec& spec = *info.spec;
@@ -55,7 +55,7 @@ Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupUnit* u) {
   std::map<std::string, int32_t> to_fill;  // per subgroup: members still missing from its quorum
   for (size_t i = 0; i < info.member_pods.size(); ++i) {
     const std::string& name = info.member_sub_groups[i];
-    if (!gang::SubGroupMembershipError(spec, name).empty()) continue;
+    if (info.member_active[i] || !gang::SubGroupMembershipError(spec, name).empty()) continue;
     (*sub_of)[info.member_pods[i]] = name;
     if (!to_fill.count(name)) {
       auto a = info.sub_group_active.find(name);
