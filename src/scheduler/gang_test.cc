@@ -422,6 +422,56 @@ std::map<std::string, std::string> ZonesOf(Env& env, const std::string& gang) {
   return out;
 }
 
+std::string KaiPod(const std::string& name, const std::string& sub_group, int gpus) {
+  std::string req = "cpu: \"1\"";
+  if (gpus) req += ", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"";
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+         "\n  namespace: ml\n  labels: {gang: serve, kai.scheduler/subgroup-name: " + sub_group +
+         "}\n  annotations: {pod-group-name: serve}\nspec:\n  containers: [{name: c, image: "
+         "busybox, resources: {requests: {" + req + "}}}]\n---\n";
+}
+
+constexpr char kKaiServe[] =
+    "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: serve, namespace: "
+    "ml}\nspec:\n  subGroups:\n  - {name: prefill, minMember: 2}\n  - {name: decode, minMember: "
+    "2}\n---\n";
+
+// Issue 21 in the Permit compatibility mode: members wait at Permit until the gang is
+// Satisfied, which with KAI subGroups means every subgroup's minimum, not the summed
+// minMember that four prefill members reach alone. Nothing binds until decode fits.
+TEST(GangTest, PermitModeKaiSubGroupsWaitForEverySubGroup) {
+  Env env(PermitModeConfig());
+  std::string y = Node("cpu", 8) + kKaiServe;
+  for (int i = 0; i < 4; ++i) y += KaiPod("prefill-" + std::to_string(i), "prefill", 0);
+  for (int i = 0; i < 2; ++i) y += KaiPod("decode-" + std::to_string(i), "decode", 1);
+  env.Apply(y);
+  env.RunUntilIdle();
+  EXPECT_TRUE(env.BoundByLabel("gang").empty());
+  env.AdvanceAndRun(400 * kSec);  // past the Permit wait: the waiting members roll back
+  EXPECT_TRUE(env.BoundByLabel("gang").empty());
+  env.Apply(Node("gpu", 8, 110, 2));
+  env.AdvanceAndRun(400 * kSec);
+  EXPECT_EQ(env.BoundByLabel("gang")["serve"], 6);
+}
+
+// The transactional cycle on the same gang: nothing is held while decode does not fit, and
+// every member's reason names the short subgroup.
+TEST(GangTest, TransactionalKaiSubGroupShortNamesIt) {
+  Env env;
+  std::string y = Node("cpu", 8) + kKaiServe;
+  for (int i = 0; i < 4; ++i) y += KaiPod("prefill-" + std::to_string(i), "prefill", 0);
+  for (int i = 0; i < 2; ++i) y += KaiPod("decode-" + std::to_string(i), "decode", 1);
+  env.Apply(y);
+  env.RunUntilIdle();
+  EXPECT_TRUE(env.BoundByLabel("gang").empty());
+  EXPECT_NE(env.Condition("ml", "prefill-3").find("subgroup \"decode\": 0/2 members placeable"),
+            std::string::npos)
+      << env.Condition("ml", "prefill-3");
+  env.Apply(Node("gpu", 8, 110, 2));
+  env.AdvanceAndRun(60 * kSec);
+  EXPECT_EQ(env.BoundByLabel("gang")["serve"], 6);
+}
+
 TEST(GangTopologyTest, RequiredTopologyPlacesTheWholeGangInOneZone) {
   Env env;
   std::string y = ZoneNode("a1", "a", 4) + ZoneNode("a2", "a", 4) + ZoneNode("b1", "b", 8) + ZoneNode("b2", "b", 8);

@@ -197,3 +197,57 @@ TEST(PodGroupStatusTest, OnlyStatusChangedIgnoresStatusAndServerMetadata) {
 
 }  // namespace
 }  // namespace phalanx::scheduler
+
+namespace phalanx::scheduler {
+namespace {
+
+// A Volcano member of task `task` (annotation volcano.sh/task-spec).
+std::string TaskPod(const std::string& name, const std::string& group, const std::string& task,
+                    const std::string& cpu) {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+         "\n  namespace: ml\n  annotations: {scheduling.k8s.io/group-name: " + group +
+         ", volcano.sh/task-spec: " + task +
+         "}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" +
+         cpu + "\"}}}]\n---\n";
+}
+
+// Issue 21: the status condition and the Event on the PodGroup name the short task
+// (minTaskMember), not only the summed count; once it fits, the Scheduled Event counts the
+// members per task.
+TEST(PodGroupStatusTest, VolcanoShortTaskIsNamedInStatusAndEvent) {
+  Env env;
+  std::string y = Node("n1", 4) +
+                  "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: "
+                  "serve, namespace: ml}\nspec: {minMember: 4, minTaskMember: {prefill: 2, "
+                  "decode: 2}}\n---\n";
+  for (int i = 0; i < 4; ++i) y += TaskPod("prefill-" + std::to_string(i), "serve", "prefill", "500m");
+  for (int i = 0; i < 2; ++i) y += TaskPod("decode-" + std::to_string(i), "serve", "decode", "3");
+  env.Apply(y);
+  env.RunUntilIdle();
+  for (const auto& p : env.store.ListPods()) EXPECT_TRUE(p->spec.node_name.empty()) << p->Key();
+  YAML::Node st = env.Status(std::string(kVolcano) + "serve");
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Pending");
+  ASSERT_TRUE(st["conditions"].IsSequence());
+  EXPECT_EQ(st["conditions"][0]["reason"].as<std::string>(""), "NotEnoughResources");
+  const std::string msg = st["conditions"][0]["message"].as<std::string>("");
+  EXPECT_NE(msg.find("subgroup \"decode\": 1/2 members placeable"), std::string::npos) << msg;
+  auto ev = env.store.LastObjectEvent("PodGroup", "ml", "serve");
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->reason, "FailedScheduling");
+  EXPECT_NE(ev->message.find("subgroup \"decode\""), std::string::npos) << ev->message;
+
+  env.Apply(Node("n2", 4));
+  env.clock.AdvanceTo(env.clock.Now() + 60 * kSec);
+  env.RunUntilIdle();
+  for (const auto& p : env.store.ListPods()) EXPECT_FALSE(p->spec.node_name.empty()) << p->Key();
+  ev = env.store.LastObjectEvent("PodGroup", "ml", "serve");
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->reason, "Scheduled");
+  EXPECT_NE(ev->message.find("(subgroups prefill: 4, decode: 2)"), std::string::npos)
+      << ev->message;
+  st = env.Status(std::string(kVolcano) + "serve");
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Running");
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler
