@@ -28,11 +28,13 @@
 // Volcano (volcano.sh/apis scheduling/v1beta1): PodGroup {spec.minMember,
 //   spec.minTaskMember{task: n}, spec.queue (default "default"), spec.priorityClassName,
 //   spec.minResources}; pods annotate scheduling.k8s.io/group-name (or the alias
-//   scheduling.volcano.sh/group-name).
+//   scheduling.volcano.sh/group-name), and name their task with volcano.sh/task-spec
+//   (minTaskMember quorums: subgroups.h).
 // KAI (pkg/apis/scheduling/v2alpha2): PodGroup {spec.minMember (>= 1, optional when
 //   minSubGroup is used), spec.minSubGroup, spec.queue, spec.priorityClassName,
 //   spec.topologyConstraint{requiredTopologyLevel, preferredTopologyLevel, topology},
-//   spec.subGroups[]{name, minMember, minSubGroup, parent}}; pods annotate pod-group-name;
+//   spec.subGroups[]{name, minMember, minSubGroup, parent}}; pods annotate pod-group-name
+//   and name their subgroup with label kai.scheduler/subgroup-name (quorums: subgroups.h);
 //   queue label kai.scheduler/queue.
 // PodGrouper (KAI pkg/podgrouper): gangs derived from a pod's top owner. Min-member
 //   override annotation kai.scheduler/batch-min-member on the owner; PyTorchJob/MPIJob
