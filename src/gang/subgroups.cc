@@ -63,16 +63,17 @@ Eval EvalNode(const PodGroupSpec& spec, const SubGroup* node, const SubGroupCoun
     }
   }
   const std::optional<int32_t>& min_sub = node ? node->min_sub_group : spec.min_sub_group;
-  const int32_t required = min_sub ? std::min<int32_t>(*min_sub, static_cast<int32_t>(children.size()))
-                                   : static_cast<int32_t>(children.size());
+  const int32_t required = min_sub
+                               ? std::min<int32_t>(*min_sub, static_cast<int32_t>(children.size()))
+                               : static_cast<int32_t>(children.size());
   const std::string who = node ? "subgroup " + Quote(name) : "pod group";
   if (met_children < required) {
     out.met = false;
     // With every child required, the short child is the news; with minSubGroup, the count.
     out.short_reason = !min_sub ? first_short
                                 : who + ": " + std::to_string(met_children) + "/" +
-                                      std::to_string(required) + " child subgroups " + what +
-                                      " (" + first_short + ")";
+                                      std::to_string(required) + " child subgroups " + what + " (" +
+                                      first_short + ")";
   } else if (node && out.members < node->min_member) {
     out.met = false;
     out.short_reason = who + ": " + std::to_string(out.members) + "/" +
@@ -121,11 +122,11 @@ std::string SubGroupMembershipError(const PodGroupSpec& spec, const std::string&
   if (std::any_of(spec.sub_groups.begin(), spec.sub_groups.end(),
                   [&](const SubGroup& g) { return g.name == name; })) {
     return std::string("label ") + kKaiSubGroupLabel + " " + Quote(name) + " names subgroup " +
-           Quote(name) + " of " + gang + ", which has child subgroups (leaf subgroups: " +
-           leaves + ")";
+           Quote(name) + " of " + gang + ", which has child subgroups (leaf subgroups: " + leaves +
+           ")";
   }
-  return std::string("label ") + kKaiSubGroupLabel + " " + Quote(name) +
-         " names no subgroup of " + gang + " (leaf subgroups: " + leaves + ")";
+  return std::string("label ") + kKaiSubGroupLabel + " " + Quote(name) + " names no subgroup of " +
+         gang + " (leaf subgroups: " + leaves + ")";
 }
 
 std::string ShortSubGroup(const PodGroupSpec& spec, const SubGroupCounts& members,

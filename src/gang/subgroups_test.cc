@@ -76,8 +76,7 @@ TEST(SubGroupsTest, KaiEverySubGroupMustMeetItsMinimum) {
 TEST(SubGroupsTest, KaiMinSubGroupCountsDirectChildren) {
   const PodGroupSpec s = SpecOf(kKaiTree);
   // Root needs 2 of {driver, workers, spare}; workers needs 2 of its 3 replicas.
-  EXPECT_EQ(ShortSubGroup(s, {{"driver", 1}, {"workers-0", 2}, {"workers-2", 2}}, "placeable"),
-            "");
+  EXPECT_EQ(ShortSubGroup(s, {{"driver", 1}, {"workers-0", 2}, {"workers-2", 2}}, "placeable"), "");
   EXPECT_EQ(ShortSubGroup(s, {{"driver", 1}, {"spare", 3}}, "placeable"), "");
   EXPECT_EQ(ShortSubGroup(s, {{"driver", 1}, {"workers-0", 2}, {"workers-1", 1}}, "placeable"),
             "pod group: 1/2 child subgroups placeable (subgroup \"workers\": 1/2 child "
@@ -160,7 +159,7 @@ TEST(SubGroupsTest, ManagerSatisfiedNeedsEverySubGroup) {
   m.OnObjectAdd(std::make_shared<api::Unstructured>(mf.objects[0]));
   std::vector<api::PodPtr> pods = {KaiPod("p0", "prefill"), KaiPod("p1", "prefill"),
                                    KaiPod("p2", "prefill"), KaiPod("p3", "prefill"),
-                                   KaiPod("d0", "decode"), KaiPod("d1", "decode")};
+                                   KaiPod("d0", "decode"),  KaiPod("d1", "decode")};
   for (const auto& p : pods) m.OnPodAdd(p, 0);
   for (int i = 0; i < 4; ++i) m.MarkAssumed(*pods[i], 1);
   EXPECT_FALSE(m.Satisfied("ml/serve"));

@@ -21,8 +21,7 @@ namespace phalanx::sim {
 namespace {
 
 SimulationResult Simulate(const std::string& name, const std::string& manifests) {
-  const std::filesystem::path path =
-      std::filesystem::path(::testing::TempDir()) / (name + ".yaml");
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / (name + ".yaml");
   std::ofstream(path) << manifests;
   Scenario sc;
   EXPECT_EQ(LoadManifestScenario(path.string(), &sc), absl::OkStatus());
@@ -39,8 +38,8 @@ SimulationResult Simulate(const std::string& name, const std::string& manifests)
 std::string Node(const std::string& name, int cpu, int gpus, int arrival_s = 0) {
   std::string s = "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n";
   if (arrival_s > 0) {
-    s += "  annotations: {simulation.phalanx.dev/arrival-seconds: \"" +
-         std::to_string(arrival_s) + "\"}\n";
+    s += "  annotations: {simulation.phalanx.dev/arrival-seconds: \"" + std::to_string(arrival_s) +
+         "\"}\n";
   }
   s += "status:\n  capacity: {cpu: \"" + std::to_string(cpu) + "\", memory: 64Gi, pods: \"110\"";
   if (gpus > 0) s += ", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"";
@@ -49,10 +48,10 @@ std::string Node(const std::string& name, int cpu, int gpus, int arrival_s = 0) 
 
 // A pod of namespace ml; `meta` is extra metadata (labels / annotations lines).
 std::string Pod(const std::string& name, const std::string& meta, int milli_cpu, int gpus) {
-  std::string s = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-                  "\n  namespace: ml\n" + meta + "spec:\n  containers:\n  - name: app\n" +
-                  "    image: busybox\n    resources: {requests: {cpu: " +
-                  std::to_string(milli_cpu) + "m";
+  std::string s =
+      "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: ml\n" + meta +
+      "spec:\n  containers:\n  - name: app\n" +
+      "    image: busybox\n    resources: {requests: {cpu: " + std::to_string(milli_cpu) + "m";
   if (gpus > 0) s += ", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"";
   return s + "}}\n";
 }
@@ -60,8 +59,8 @@ std::string Pod(const std::string& name, const std::string& meta, int milli_cpu,
 std::string KaiPod(const std::string& name, const std::string& group, const std::string& sub,
                    int milli_cpu, int gpus) {
   return Pod(name,
-             "  labels: {kai.scheduler/subgroup-name: " + sub + "}\n  annotations: {pod-group-name: " +
-                 group + "}\n",
+             "  labels: {kai.scheduler/subgroup-name: " + sub +
+                 "}\n  annotations: {pod-group-name: " + group + "}\n",
              milli_cpu, gpus);
 }
 
@@ -124,8 +123,10 @@ spec:
 std::string KaiScenario(bool gpu_node_joins) {
   std::string m = Node("cpu-node", 16, 0) + kKaiServe;
   if (gpu_node_joins) m += Node("gpu-node", 8, 2, /*arrival_s=*/30);
-  for (int i = 0; i < 4; ++i) m += KaiPod("prefill-" + std::to_string(i), "serve", "prefill", 1000, 0);
-  for (int i = 0; i < 2; ++i) m += KaiPod("decode-" + std::to_string(i), "serve", "decode", 1000, 1);
+  for (int i = 0; i < 4; ++i)
+    m += KaiPod("prefill-" + std::to_string(i), "serve", "prefill", 1000, 0);
+  for (int i = 0; i < 2; ++i)
+    m += KaiPod("decode-" + std::to_string(i), "serve", "decode", 1000, 1);
   return m;
 }
 
@@ -162,7 +163,8 @@ std::string VolcanoScenario(bool gpu_node_joins) {
   for (int i = 0; i < 4; ++i) {
     m += VolcanoPod("prefill-" + std::to_string(i), "serve", "prefill", 1000, 0);
   }
-  for (int i = 0; i < 2; ++i) m += VolcanoPod("decode-" + std::to_string(i), "serve", "decode", 1000, 1);
+  for (int i = 0; i < 2; ++i)
+    m += VolcanoPod("decode-" + std::to_string(i), "serve", "decode", 1000, 1);
   return m;
 }
 
@@ -180,7 +182,8 @@ TEST(NestedGangSimTest, VolcanoGpuNodeJoinsBindsBothTasks) {
 // label value; the gang's real members are unaffected.
 TEST(NestedGangSimTest, KaiPodNamingNoSubGroupIsPendingWithReason) {
   std::string m = Node("cpu-node", 16, 0) + kKaiServe;
-  for (int i = 0; i < 2; ++i) m += KaiPod("prefill-" + std::to_string(i), "serve", "prefill", 500, 0);
+  for (int i = 0; i < 2; ++i)
+    m += KaiPod("prefill-" + std::to_string(i), "serve", "prefill", 500, 0);
   for (int i = 0; i < 2; ++i) m += KaiPod("decode-" + std::to_string(i), "serve", "decode", 500, 0);
   m += KaiPod("stray", "serve", "decdoe", 500, 0);
   SimulationResult r = Simulate("kai-stray", m);
@@ -194,6 +197,28 @@ TEST(NestedGangSimTest, KaiPodNamingNoSubGroupIsPendingWithReason) {
   for (const auto& k : {"ml/prefill-0", "ml/prefill-1", "ml/decode-0", "ml/decode-1"}) {
     EXPECT_TRUE(Find(r, k)->scheduled_s.has_value()) << k << ": " << Find(r, k)->reason;
   }
+}
+
+// Timed node arrivals: a Node with the arrival annotation joins later; a bad value is an
+// error naming the file, the node and the annotation.
+TEST(NestedGangSimTest, NodeArrivalAnnotation) {
+  const std::filesystem::path path =
+      std::filesystem::path(::testing::TempDir()) / "node-arrival.yaml";
+  std::ofstream(path) << Node("now", 4, 0) + Node("later", 4, 0, 30);
+  Scenario sc;
+  ASSERT_EQ(LoadManifestScenario(path.string(), &sc), absl::OkStatus());
+  ASSERT_EQ(sc.nodes.size(), 1u);
+  ASSERT_EQ(sc.later_nodes.size(), 1u);
+  EXPECT_EQ(sc.later_nodes[0].node.metadata.name, "later");
+  EXPECT_EQ(sc.later_nodes[0].arrival, 30 * api::kNanosPerSecond);
+  const std::filesystem::path bad = std::filesystem::path(::testing::TempDir()) / "bad.yaml";
+  std::ofstream(bad) << "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations: "
+                        "{simulation.phalanx.dev/arrival-seconds: soon}\n";
+  Scenario sc2;
+  EXPECT_EQ(LoadManifestScenario(bad.string(), &sc2).message(),
+            bad.string() +
+                ": Node n: metadata.annotations[simulation.phalanx.dev/arrival-seconds]"
+                ": Invalid value: \"soon\": must be a non-negative number of seconds");
 }
 
 // ---- property test ----------------------------------------------------------------------
@@ -264,7 +289,8 @@ World Generate(uint32_t seed) {
       obj = "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: " +
             gang.name + ", namespace: ml}\nspec:\n  minMember: " + std::to_string(gang.min_member) +
             "\n  minTaskMember:\n";
-      for (const auto& sg : gang.subs) obj += "    " + sg.name + ": " + std::to_string(sg.min) + "\n";
+      for (const auto& sg : gang.subs)
+        obj += "    " + sg.name + ": " + std::to_string(sg.min) + "\n";
     } else {
       obj = "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: " +
             gang.name + ", namespace: ml}\nspec:\n";
@@ -331,7 +357,8 @@ void CheckWorld(uint32_t seed, const World& w, const SimulationResult& r) {
     EXPECT_LE(used[n.name].second, n.gpus) << "seed " << seed << ": " << n.name << " gpus";
   }
   EXPECT_TRUE(r.invariant_violations.empty())
-      << "seed " << seed << ": " << (r.invariant_violations.empty() ? "" : r.invariant_violations[0]);
+      << "seed " << seed << ": "
+      << (r.invariant_violations.empty() ? "" : r.invariant_violations[0]);
 }
 
 TEST(NestedGangSimTest, PropertyNeverPartialSubGroupNeverOvercommit) {

@@ -41,8 +41,8 @@ Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRe
 // until every subgroup has enough members, drops members already assumed or bound and
 // those that name no subgroup (they fail on their own, CheckSubGroupMembership), orders
 // the pending members so that each subgroup's missing minimum is placed before any extra
-// member, and sets the unit's check_sub_groups. Unschedulable("waiting for members of pod group ns/pg (...): subgroup
-// "decode": 1/2 members exist") while a subgroup lacks pods.
+// member, and sets the unit's check_sub_groups. Unschedulable("waiting for members of pod
+// group ns/pg (...): subgroup "decode": 1/2 members exist") while a subgroup lacks pods.
 Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupUnit* u) {
   const gang::PodGroupSpec& spec = *info.spec;
   if (spec.sub_groups.empty()) return Status::Success();
