@@ -61,8 +61,9 @@ void GangCoordinator::RecordCommitted(const framework::PodGroupPlan& plan,
                                       const std::vector<int32_t>& placed_per_unit) {
   for (size_t i = 0; i < plan.units.size(); ++i) {
     const auto& u = plan.units[i];
-    RecordEvent(u, true, "gang " + u.key + ": " + std::to_string(placed_per_unit[i]) +
-                             " members placed" + SubGroupTally(u));
+    RecordEvent(u, true,
+                "gang " + u.key + ": " + std::to_string(placed_per_unit[i]) + " members placed" +
+                    SubGroupTally(u));
   }
 }
 

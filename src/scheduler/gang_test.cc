@@ -428,7 +428,8 @@ std::string KaiPod(const std::string& name, const std::string& sub_group, int gp
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
          "\n  namespace: ml\n  labels: {gang: serve, kai.scheduler/subgroup-name: " + sub_group +
          "}\n  annotations: {pod-group-name: serve}\nspec:\n  containers: [{name: c, image: "
-         "busybox, resources: {requests: {" + req + "}}}]\n---\n";
+         "busybox, resources: {requests: {" +
+         req + "}}}]\n---\n";
 }
 
 constexpr char kKaiServe[] =

@@ -207,8 +207,8 @@ std::string TaskPod(const std::string& name, const std::string& group, const std
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
          "\n  namespace: ml\n  annotations: {scheduling.k8s.io/group-name: " + group +
          ", volcano.sh/task-spec: " + task +
-         "}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" +
-         cpu + "\"}}}]\n---\n";
+         "}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" + cpu +
+         "\"}}}]\n---\n";
 }
 
 // Issue 21: the status condition and the Event on the PodGroup name the short task
@@ -220,7 +220,9 @@ TEST(PodGroupStatusTest, VolcanoShortTaskIsNamedInStatusAndEvent) {
                   "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: "
                   "serve, namespace: ml}\nspec: {minMember: 4, minTaskMember: {prefill: 2, "
                   "decode: 2}}\n---\n";
-  for (int i = 0; i < 4; ++i) y += TaskPod("prefill-" + std::to_string(i), "serve", "prefill", "500m");
+  for (int i = 0; i < 4; ++i) {
+    y += TaskPod("prefill-" + std::to_string(i), "serve", "prefill", "500m");
+  }
   for (int i = 0; i < 2; ++i) y += TaskPod("decode-" + std::to_string(i), "serve", "decode", "3");
   env.Apply(y);
   env.RunUntilIdle();

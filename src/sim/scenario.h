@@ -37,8 +37,8 @@ struct TimedNode {
 
 struct Scenario {
   std::string name;
-  std::vector<api::Node> nodes;            // present from the start
-  std::vector<TimedNode> later_nodes;      // join later, sorted by arrival, stable
+  std::vector<api::Node> nodes;        // present from the start
+  std::vector<TimedNode> later_nodes;  // join later, sorted by arrival, stable
   std::vector<api::Namespace> namespaces;
   std::vector<api::PriorityClass> priority_classes;
   // Objects of other kinds (gang PodGroups / Workloads, Jobs, JobSets, PyTorchJobs, ...),

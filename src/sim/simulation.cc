@@ -304,7 +304,9 @@ class Driver {
   api::Status CreateLaterNode(size_t i) {
     const api::Node& n = sc_.later_nodes[i].node;
     auto r = store_.CreateNode(n);
-    if (!r.ok()) return absl::InvalidArgumentError("Node " + n.metadata.name + ": " + std::string(r.message()));
+    if (!r.ok())
+      return absl::InvalidArgumentError("Node " + n.metadata.name + ": " +
+                                        std::string(r.message()));
     ++res_->nodes;
     node_gpus_[n.metadata.name] = gpu::ParseNodeGpus(n);
     res_->gpu_milli_capacity += 1000.0 * node_gpus_[n.metadata.name].count;

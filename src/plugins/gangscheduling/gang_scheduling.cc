@@ -59,8 +59,8 @@ Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupUnit* u) {
     (*sub_of)[info.member_pods[i]] = name;
     if (!to_fill.count(name)) {
       auto a = info.sub_group_active.find(name);
-      to_fill[name] = gang::LeafQuorum(spec, name) -
-                      (a == info.sub_group_active.end() ? 0 : a->second);
+      to_fill[name] =
+          gang::LeafQuorum(spec, name) - (a == info.sub_group_active.end() ? 0 : a->second);
     }
     (to_fill[name]-- > 0 ? first : rest).push_back(info.member_pods[i]);
   }
