@@ -970,6 +970,9 @@ spec:
                  EXPECT_EQ(s[0].topology_key, "zone");
                  EXPECT_FALSE(s[0].topology_required);
                  EXPECT_EQ(s[0].sub_groups[0].min_member, 8);
+                 EXPECT_EQ(s[0].sub_groups[0].min_sub_group, 2);  // kept for subgroups.h
+                 EXPECT_FALSE(s[0].sub_groups[1].min_sub_group.has_value());
+                 EXPECT_FALSE(s[0].min_sub_group.has_value());
                }});
   c.push_back({.name = "KAIUnknownParent",
                .yaml = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: "
