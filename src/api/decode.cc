@@ -1072,8 +1072,10 @@ bool KnownKind(std::string_view kind, std::string_view api_version) {
     return any || (group.empty() && api_version == "v1");
   }
   if (kind == "PriorityClass") return any || group == "scheduling.k8s.io";
-  // policy/v1beta1 is not decoded as typed: its empty selector means "nothing", not "all".
-  if (kind == "PodDisruptionBudget") return any || api_version == "policy/v1";
+  // policy/v1beta1 too (servers before 1.21 serve only it); api_version tells them apart.
+  if (kind == "PodDisruptionBudget") {
+    return any || api_version == "policy/v1" || api_version == "policy/v1beta1";
+  }
   if (kind == "Deployment" || kind == "ReplicaSet") {
     return any || group == "apps" || group == "extensions";
   }
@@ -1318,6 +1320,7 @@ class StreamDecoder {
       staged_.priority_classes.push_back(std::move(pc));
     } else if (kind == "PodDisruptionBudget") {
       PodDisruptionBudget pdb;
+      pdb.api_version = id.api_version.empty() ? "policy/v1" : id.api_version;
       pdb.metadata = std::move(m);
       if (!d.PodDisruptionBudgetObj(doc, &pdb)) return ObjectError(id.label, path_prefix, d.error());
       if (pdb.metadata.uid.empty()) pdb.metadata.uid = pdb.Key();

@@ -991,15 +991,16 @@ TEST(DecodePodDisruptionBudgetTest, SpecAndStatus) {
   EXPECT_TRUE(m.ignored.empty());
 }
 
-TEST(DecodePodDisruptionBudgetTest, QuotedIntegerIsAStringAndBetaIsUntyped) {
+TEST(DecodePodDisruptionBudgetTest, QuotedIntegerIsAStringAndBetaIsTyped) {
   Manifests m;
   ASSERT_FALSE(DecodeManifests(std::string(kPdbHead) + "spec: {minAvailable: \"2\"}\n", "p.yaml", &m)
                    .ok());  // "2" is a string, not a percent
   const std::string beta =
       "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: old}\n";
   ASSERT_TRUE(DecodeManifests(beta, "p.yaml", &m).ok());
-  EXPECT_TRUE(m.pod_disruption_budgets.empty());
-  ASSERT_EQ(m.ignored.size(), 1u);
+  ASSERT_EQ(m.pod_disruption_budgets.size(), 1u);
+  EXPECT_EQ(m.pod_disruption_budgets[0].api_version, "policy/v1beta1");
+  EXPECT_TRUE(m.ignored.empty());
 }
 
 TEST(DecodePodDisruptionBudgetTest, ErrorsNameFileObjectAndField) {

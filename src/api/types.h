@@ -271,6 +271,9 @@ struct IntOrString {
 // empty alike as matching nothing (default_preemption.go filterPodsWithPDBViolation).
 // At most one of minAvailable / maxUnavailable is set (validation).
 struct PodDisruptionBudget {
+  // "policy/v1" or "policy/v1beta1", where an empty selector selects nothing for the
+  // disruption controller too.
+  std::string api_version = "policy/v1";
   ObjectMeta metadata;
   struct Spec {
     std::optional<LabelSelector> selector;

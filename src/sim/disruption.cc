@@ -54,7 +54,11 @@ api::PodDisruptionBudget::Status ComputePodDisruptionBudgetStatus(
     const api::PodDisruptionBudget& pdb, const std::vector<api::PodPtr>& pods,
     const ControllerScaleFn& scale, api::Timestamp now) {
   std::vector<const api::Pod*> matched;
-  if (pdb.spec.selector) {
+  // policy/v1beta1: an empty selector selects nothing (its conversion to v1 says so).
+  const bool empty_selects_nothing =
+      pdb.api_version == "policy/v1beta1" && pdb.spec.selector &&
+      pdb.spec.selector->match_labels.empty() && pdb.spec.selector->match_expressions.empty();
+  if (pdb.spec.selector && !empty_selects_nothing) {
     for (const auto& p : pods) {
       if (p->metadata.namespace_ == pdb.metadata.namespace_ &&
           api::LabelSelectorMatches(*pdb.spec.selector, p->metadata.labels)) {

@@ -24,7 +24,7 @@ using ControllerScaleFn =
 // The status the disruption controller would write for `pdb` over `pods` (every pod of the
 // cluster; those of the PDB's namespace matching spec.selector count) at `now`:
 //  - pods: a nil selector matches none, an empty one every pod of the namespace
-//    (policy/v1 getPodsForPdb);
+//    (policy/v1 getPodsForPdb; none for a policy/v1beta1 object);
 //  - expectedPods, desiredHealthy (getExpectedPodCount): maxUnavailable -> the sum of the
 //    scales of the pods' controllers (getExpectedScale; pods without a controller are
 //    skipped as unmanaged), desiredHealthy = expected - maxUnavailable (a percent of
