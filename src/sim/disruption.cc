@@ -1,6 +1,8 @@
 #include "sim/disruption.h"
 
+#include <charconv>
 #include <map>
+#include <string_view>
 
 #include "api/labels.h"
 
@@ -8,10 +10,17 @@ namespace phalanx::sim {
 
 namespace {
 
-// intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=true).
+// intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=true). The decoder admits only
+// "N%" with N <= 100; anything else scales to 0 here.
 int32_t Scaled(const api::IntOrString& v, int32_t total) {
   if (!v.is_string) return v.int_value;
-  const int64_t pct = std::stoll(v.str_value.substr(0, v.str_value.size() - 1));
+  int64_t pct = 0;
+  const std::string_view s = v.str_value;
+  if (s.size() < 2 || s.back() != '%' ||
+      std::from_chars(s.data(), s.data() + s.size() - 1, pct).ptr != s.data() + s.size() - 1 ||
+      pct < 0 || pct > 100) {
+    return 0;
+  }
   return static_cast<int32_t>((pct * total + 99) / 100);
 }
 

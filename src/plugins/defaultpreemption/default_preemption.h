@@ -14,7 +14,8 @@
 //     absent code is Unschedulable). They are dry-run from a random offset
 //     (Handle::Random) in rotation until max(numNodes * minCandidateNodesPercentage / 100,
 //     minCandidateNodesAbsolute) (capped at numNodes) candidates were found and at least
-//     one of them violates no PodDisruptionBudget.
+//     one of them violates no PodDisruptionBudget (Handle::PodDisruptionBudgets(), read
+//     once per attempt; see PodDisruptionBudgetViolations).
 //  3. SelectVictimsOnNode, on a copy of the NodeInfo and a clone of the CycleState:
 //     remove every lower-priority pod (PreFilter RemovePod extensions), check that the pod
 //     fits (Filter, with higher-or-equal-priority nominated pods added as upstream's
@@ -45,7 +46,10 @@
 //    removal (together with every other eligible victim) still does not let the preemptor
 //    fit yields no candidate, and a gang whose removal is not needed is reprieved whole;
 //  - candidates count every member of a chosen gang as a victim: the highest priority,
-//    sum of priorities, number of victims and start times are taken over the whole gang.
+//    sum of priorities, number of victims and start times are taken over the whole gang;
+//  - PodDisruptionBudgets see each member: the unit is PDB-violating when some member's
+//    eviction violates a budget, and a violating unit that stays a victim adds all its
+//    members to num_pdb_violations.
 // Members of gangs that are not running (still gathering, or not in a gang) are ordinary
 // victims, as upstream.
 //
