@@ -64,9 +64,9 @@ api::PodDisruptionBudget::Status ComputePodDisruptionBudgetStatus(
     const ControllerScaleFn& scale, api::Timestamp now) {
   std::vector<const api::Pod*> matched;
   // policy/v1beta1: an empty selector selects nothing (its conversion to v1 says so).
-  const bool empty_selects_nothing =
-      pdb.api_version == "policy/v1beta1" && pdb.spec.selector &&
-      pdb.spec.selector->match_labels.empty() && pdb.spec.selector->match_expressions.empty();
+  const bool empty_selects_nothing = pdb.api_version == "policy/v1beta1" && pdb.spec.selector &&
+                                     pdb.spec.selector->match_labels.empty() &&
+                                     pdb.spec.selector->match_expressions.empty();
   if (pdb.spec.selector && !empty_selects_nothing) {
     for (const auto& p : pods) {
       if (p->metadata.namespace_ == pdb.metadata.namespace_ &&

@@ -58,10 +58,12 @@ std::string WorkloadYaml(const std::string& kind, const std::string& name,
                          const std::string& node) {
   return "apiVersion: apps/v1\nkind: " + kind + "\nmetadata: {name: " + name +
          ", namespace: default}\nspec:\n  replicas: 1\n  template:\n    metadata: {labels: {app: " +
-         name + "}}\n    spec:\n      priorityClassName: low\n      nodeSelector: "
+         name +
+         "}}\n    spec:\n      priorityClassName: low\n      nodeSelector: "
          "{kubernetes.io/hostname: " +
-         node + "}\n      containers: [{name: c, image: x, resources: {requests: {cpu: \"2\"}}}]\n"
-                "---\n";
+         node +
+         "}\n      containers: [{name: c, image: x, resources: {requests: {cpu: \"2\"}}}]\n"
+         "---\n";
 }
 
 const std::string kPriorities =
@@ -94,8 +96,8 @@ TEST(SimulationPDBTest, UnprotectedVictimIsChosen) {
   Scenario sc;
   ASSERT_EQ(Load("choice",
                  kPriorities + Labelled(NodeYaml("a"), "a") + Labelled(NodeYaml("b"), "b") +
-                     WorkloadYaml("StatefulSet", "db", "a") + WorkloadYaml("Deployment", "web", "b") +
-                     kDbBudget + kUrgent,
+                     WorkloadYaml("StatefulSet", "db", "a") +
+                     WorkloadYaml("Deployment", "web", "b") + kDbBudget + kUrgent,
                  &sc),
             absl::OkStatus());
   ASSERT_EQ(sc.pod_disruption_budgets.size(), 1u);
@@ -124,8 +126,8 @@ TEST(SimulationPDBTest, UnprotectedVictimIsChosen) {
 TEST(SimulationPDBTest, ViolationWithoutAlternativeIsCountedAndReported) {
   Scenario sc;
   ASSERT_EQ(Load("forced",
-                 kPriorities + Labelled(NodeYaml("a"), "a") + WorkloadYaml("StatefulSet", "db", "a") +
-                     kDbBudget + kUrgent,
+                 kPriorities + Labelled(NodeYaml("a"), "a") +
+                     WorkloadYaml("StatefulSet", "db", "a") + kDbBudget + kUrgent,
                  &sc),
             absl::OkStatus());
   SimulationResult r;
@@ -151,8 +153,8 @@ TEST(SimulationPDBTest, BudgetWithRoomIsNoViolation) {
   std::string budget = kDbBudget;
   budget.replace(budget.find("maxUnavailable: 0"), 17, "maxUnavailable: 1");
   ASSERT_EQ(Load("room",
-                 kPriorities + Labelled(NodeYaml("a"), "a") + WorkloadYaml("StatefulSet", "db", "a") +
-                     budget + kUrgent,
+                 kPriorities + Labelled(NodeYaml("a"), "a") +
+                     WorkloadYaml("StatefulSet", "db", "a") + budget + kUrgent,
                  &sc),
             absl::OkStatus());
   SimulationResult r;
@@ -211,10 +213,9 @@ TEST(DisruptionStatusTest, AsTheDisruptionController) {
     return std::nullopt;
   };
   // Three of four replicas exist, two are running; one pod of another app.
-  const std::vector<api::PodPtr> pods = {MakePod("db-0", "db", true, "sts"),
-                                         MakePod("db-1", "db", true, "sts"),
-                                         MakePod("db-2", "db", false, "sts"),
-                                         MakePod("web-0", "web", true, "dep")};
+  const std::vector<api::PodPtr> pods = {
+      MakePod("db-0", "db", true, "sts"), MakePod("db-1", "db", true, "sts"),
+      MakePod("db-2", "db", false, "sts"), MakePod("web-0", "web", true, "dep")};
   // minAvailable int: expected = matching pods.
   auto st = ComputePodDisruptionBudgetStatus(Budget(Int(1), std::nullopt), pods, scale, 0);
   EXPECT_EQ(st.expected_pods, 3);
@@ -235,7 +236,8 @@ TEST(DisruptionStatusTest, AsTheDisruptionController) {
   not_ready->status.conditions.push_back({"Ready", "False", "", ""});
   auto b = Budget(Int(0), std::nullopt);
   b.status.disrupted_pods = {{"db-0", 100}, {"gone", 100}};
-  st = ComputePodDisruptionBudgetStatus(b, {pods[0], not_ready}, scale, 100 + kDisruptedPodTimeout - 1);
+  st = ComputePodDisruptionBudgetStatus(b, {pods[0], not_ready}, scale,
+                                        100 + kDisruptedPodTimeout - 1);
   EXPECT_EQ(st.current_healthy, 0);
   EXPECT_EQ(st.disrupted_pods.size(), 1u);
   st = ComputePodDisruptionBudgetStatus(b, {pods[0], not_ready}, scale, 100 + kDisruptedPodTimeout);
