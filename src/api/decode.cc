@@ -924,7 +924,9 @@ class ObjectDecoder {
   }
 
   // intstr.IntOrString validated as ValidatePositiveIntOrPercent + IsNotMoreThan100Percent
-  // (pkg/apis/policy/validation): an int >= 0, or "N%" with N <= 100.
+  // (pkg/apis/policy/validation): an int >= 0, or "N%" with N <= 100. A quoted YAML scalar
+  // is a string ("2" is then an invalid percent, as upstream); nodes the live client builds
+  // from JSON carry no quoting, which is harmless: the API server admits no numeric string.
   bool IntOrPercent(const YAML::Node& map, const char* key, const std::string& path,
                     std::optional<IntOrString>* out) {
     const YAML::Node n = Get(map, key);
