@@ -923,6 +923,98 @@ class ObjectDecoder {
     return true;
   }
 
+  // intstr.IntOrString validated as ValidatePositiveIntOrPercent + IsNotMoreThan100Percent
+  // (pkg/apis/policy/validation): an int >= 0, or "N%" with N <= 100. A quoted YAML scalar
+  // is a string ("2" is then an invalid percent, as upstream); nodes the live client builds
+  // from JSON carry no quoting, which is harmless: the API server admits no numeric string.
+  bool IntOrPercent(const YAML::Node& map, const char* key, const std::string& path,
+                    std::optional<IntOrString>* out) {
+    const YAML::Node n = Get(map, key);
+    if (!Present(n)) return true;
+    const std::string p = Child(path, key);
+    if (!n.IsScalar()) return TypeError(n, p, "integer or string");
+    IntOrString v;
+    const std::string& text = n.Scalar();
+    const bool quoted = n.Tag() == "!";
+    int64_t i = 0;
+    if (!quoted && internal::ParseInt64(text, &i)) {
+      if (i < 0) return Fail(n, FieldInvalid(p, text, "must be greater than or equal to 0"));
+      if (i > std::numeric_limits<int32_t>::max()) {
+        return Fail(n, FieldInvalid(p, text, "value out of range"));
+      }
+      v.int_value = static_cast<int32_t>(i);
+    } else {
+      v.is_string = true;
+      v.str_value = text;
+      const std::string digits = text.size() > 1 && text.back() == '%'
+                                     ? text.substr(0, text.size() - 1)
+                                     : std::string();
+      if (digits.empty() ||
+          !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return Fail(n, FieldInvalid(p, text,
+                                    "a valid percent string must be a numeric string followed by "
+                                    "an ending '%' (e.g. '1%',  or '93%', regex used for "
+                                    "validation is '[0-9]+%')"));
+      }
+      if (digits.size() > 3 || std::stoi(digits) > 100) {
+        return Fail(n, FieldInvalid(p, text, "must not be greater than 100%"));
+      }
+    }
+    *out = std::move(v);
+    return true;
+  }
+
+  // policy/v1 PodDisruptionBudget: spec as ValidatePodDisruptionBudgetSpec checks it, and
+  // the status the disruption controller wrote (live objects).
+  bool PodDisruptionBudgetObj(const YAML::Node& doc, PodDisruptionBudget* pdb) {
+    const YAML::Node spec = Get(doc, "spec");
+    if (Present(spec)) {
+      auto& sp = pdb->spec;
+      auto sel = [this](const YAML::Node& s, const std::string& p, LabelSelector* ls) {
+        return LabelSel(s, p, ls);
+      };
+      if (!ExpectMap(spec, "spec") || !Object(spec, "selector", "spec", &sp.selector, sel) ||
+          !IntOrPercent(spec, "minAvailable", "spec", &sp.min_available) ||
+          !IntOrPercent(spec, "maxUnavailable", "spec", &sp.max_unavailable) ||
+          !Str(spec, "unhealthyPodEvictionPolicy", "spec", &sp.unhealthy_pod_eviction_policy)) {
+        return false;
+      }
+      if (sp.min_available && sp.max_unavailable) {
+        const YAML::Node mu = Get(spec, "maxUnavailable");
+        return Fail(mu, FieldInvalid("spec.maxUnavailable", mu.Scalar(),
+                                     "minAvailable and maxUnavailable cannot be both set"));
+      }
+      const std::string& policy = sp.unhealthy_pod_eviction_policy;
+      if (!policy.empty() && policy != "IfHealthyBudget" && policy != "AlwaysAllow") {
+        return Fail(Get(spec, "unhealthyPodEvictionPolicy"),
+                    FieldNotSupported("spec.unhealthyPodEvictionPolicy", policy,
+                                      {"AlwaysAllow", "IfHealthyBudget"}));
+      }
+    }
+    const YAML::Node status = Get(doc, "status");
+    if (!Present(status)) return true;
+    auto& st = pdb->status;
+    std::optional<int64_t> generation;
+    if (!ExpectMap(status, "status") || !OptInt64(status, "observedGeneration", "status", &generation) ||
+        !Int32(status, "disruptionsAllowed", "status", &st.disruptions_allowed) ||
+        !Int32(status, "currentHealthy", "status", &st.current_healthy) ||
+        !Int32(status, "desiredHealthy", "status", &st.desired_healthy) ||
+        !Int32(status, "expectedPods", "status", &st.expected_pods)) {
+      return false;
+    }
+    st.observed_generation = generation.value_or(0);
+    const YAML::Node disrupted = Get(status, "disruptedPods");
+    if (!Present(disrupted)) return true;
+    if (!ExpectMap(disrupted, "status.disruptedPods")) return false;
+    for (const auto& kv : disrupted) {
+      if (!kv.first.IsScalar()) return TypeError(kv.first, "status.disruptedPods", "string keys");
+      std::optional<Timestamp> t;
+      if (!Time(disrupted, kv.first.Scalar().c_str(), "status.disruptedPods", &t)) return false;
+      st.disrupted_pods[kv.first.Scalar()] = t.value_or(0);
+    }
+    return true;
+  }
+
   bool NonNegative(const YAML::Node& map, const char* key, const std::string& path, int32_t v) {
     if (v >= 0) return true;
     return Fail(Get(map, key), FieldInvalid(Child(path, key), std::to_string(v),
@@ -967,6 +1059,7 @@ bool IsNamespaced(std::string_view kind) {
   return kind != "Node" && kind != "Namespace" && kind != "PriorityClass";
 }
 
+
 // API group of an apiVersion ("apps/v1" -> "apps", "v1" -> "").
 std::string_view GroupOf(std::string_view api_version) {
   const size_t slash = api_version.find('/');
@@ -981,6 +1074,10 @@ bool KnownKind(std::string_view kind, std::string_view api_version) {
     return any || (group.empty() && api_version == "v1");
   }
   if (kind == "PriorityClass") return any || group == "scheduling.k8s.io";
+  // policy/v1beta1 too (servers before 1.21 serve only it); api_version tells them apart.
+  if (kind == "PodDisruptionBudget") {
+    return any || api_version == "policy/v1" || api_version == "policy/v1beta1";
+  }
   if (kind == "Deployment" || kind == "ReplicaSet") {
     return any || group == "apps" || group == "extensions";
   }
@@ -1200,7 +1297,8 @@ class StreamDecoder {
     return absl::OkStatus();
   }
 
-  // Decodes a Pod, Node, Namespace, PriorityClass or workload controller into staged_.
+  // Decodes a Pod, Node, Namespace, PriorityClass, PodDisruptionBudget or workload controller
+  // into staged_.
   Status Typed(const YAML::Node& doc, const Identity& id, const std::string& path_prefix,
                ObjectDecoder& d, ObjectMeta m) {
     const std::string& kind = id.kind;
@@ -1222,6 +1320,13 @@ class StreamDecoder {
       pc.metadata = std::move(m);
       if (!d.PriorityClassObj(doc, &pc)) return ObjectError(id.label, path_prefix, d.error());
       staged_.priority_classes.push_back(std::move(pc));
+    } else if (kind == "PodDisruptionBudget") {
+      PodDisruptionBudget pdb;
+      pdb.api_version = id.api_version.empty() ? "policy/v1" : id.api_version;
+      pdb.metadata = std::move(m);
+      if (!d.PodDisruptionBudgetObj(doc, &pdb)) return ObjectError(id.label, path_prefix, d.error());
+      if (pdb.metadata.uid.empty()) pdb.metadata.uid = pdb.Key();
+      staged_.pod_disruption_budgets.push_back(std::move(pdb));
     } else {
       WorkloadController c;
       c.api_version = id.api_version;
@@ -1296,6 +1401,7 @@ void AppendManifests(Manifests* out, Manifests* staged) {
   AppendAll(&out->pods, &staged->pods);
   AppendAll(&out->namespaces, &staged->namespaces);
   AppendAll(&out->priority_classes, &staged->priority_classes);
+  AppendAll(&out->pod_disruption_budgets, &staged->pod_disruption_budgets);
   AppendAll(&out->controllers, &staged->controllers);
   AppendAll(&out->objects, &staged->objects);
   AppendAll(&out->ignored, &staged->ignored);

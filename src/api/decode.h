@@ -26,6 +26,7 @@ struct Manifests {
   std::vector<Pod> pods;
   std::vector<Namespace> namespaces;
   std::vector<PriorityClass> priority_classes;
+  std::vector<PodDisruptionBudget> pod_disruption_budgets;  // policy/v1 and v1beta1
   std::vector<WorkloadController> controllers;  // Deployment/ReplicaSet/StatefulSet/Job
   // Named objects of other kinds (CRDs: PodGroups, Workloads, Queues, JobSets, ...) and
   // the typed controllers above too, kept whole for adapters (gang dialects, PodGrouper).

@@ -947,3 +947,100 @@ spec:
 
 }  // namespace
 }  // namespace phalanx::api
+
+namespace phalanx::api {
+namespace {
+
+constexpr const char* kPdbHead =
+    "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: db, namespace: prod}\n";
+
+TEST(DecodePodDisruptionBudgetTest, SpecAndStatus) {
+  Manifests m;
+  const std::string text = std::string(kPdbHead) +
+                           "spec:\n  selector: {matchLabels: {app: db}}\n  maxUnavailable: 25%\n"
+                           "  unhealthyPodEvictionPolicy: AlwaysAllow\n"
+                           "status:\n  disruptionsAllowed: 1\n  currentHealthy: 3\n"
+                           "  desiredHealthy: 2\n  expectedPods: 3\n  observedGeneration: 4\n"
+                           "  disruptedPods: {db-0: \"2024-01-02T03:04:05Z\"}\n"
+                           "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+                           "metadata: {name: web}\nspec: {minAvailable: 2}\n";
+  ASSERT_TRUE(DecodeManifests(text, "pdb.yaml", &m).ok());
+  ASSERT_EQ(m.pod_disruption_budgets.size(), 2u);
+  const PodDisruptionBudget& db = m.pod_disruption_budgets[0];
+  EXPECT_EQ(db.Key(), "prod/db");
+  ASSERT_TRUE(db.spec.selector);
+  EXPECT_EQ(db.spec.selector->match_labels.at("app"), "db");
+  ASSERT_TRUE(db.spec.max_unavailable);
+  EXPECT_TRUE(db.spec.max_unavailable->is_string);
+  EXPECT_EQ(db.spec.max_unavailable->str_value, "25%");
+  EXPECT_FALSE(db.spec.min_available);
+  EXPECT_EQ(db.spec.unhealthy_pod_eviction_policy, "AlwaysAllow");
+  EXPECT_EQ(db.status.disruptions_allowed, 1);
+  EXPECT_EQ(db.status.current_healthy, 3);
+  EXPECT_EQ(db.status.desired_healthy, 2);
+  EXPECT_EQ(db.status.expected_pods, 3);
+  EXPECT_EQ(db.status.observed_generation, 4);
+  ASSERT_EQ(db.status.disrupted_pods.count("db-0"), 1u);
+  EXPECT_GT(db.status.disrupted_pods.at("db-0"), 0);
+  const PodDisruptionBudget& web = m.pod_disruption_budgets[1];
+  EXPECT_EQ(web.Key(), "default/web");
+  EXPECT_FALSE(web.spec.selector);  // nil: selects nothing
+  ASSERT_TRUE(web.spec.min_available);
+  EXPECT_FALSE(web.spec.min_available->is_string);
+  EXPECT_EQ(web.spec.min_available->int_value, 2);
+  EXPECT_TRUE(m.ignored.empty());
+}
+
+TEST(DecodePodDisruptionBudgetTest, QuotedIntegerIsAStringAndBetaIsTyped) {
+  Manifests m;
+  ASSERT_FALSE(DecodeManifests(std::string(kPdbHead) + "spec: {minAvailable: \"2\"}\n", "p.yaml", &m)
+                   .ok());  // "2" is a string, not a percent
+  const std::string beta =
+      "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: old}\n";
+  ASSERT_TRUE(DecodeManifests(beta, "p.yaml", &m).ok());
+  ASSERT_EQ(m.pod_disruption_budgets.size(), 1u);
+  EXPECT_EQ(m.pod_disruption_budgets[0].api_version, "policy/v1beta1");
+  EXPECT_TRUE(m.ignored.empty());
+}
+
+TEST(DecodePodDisruptionBudgetTest, ErrorsNameFileObjectAndField) {
+  struct Case {
+    std::string spec;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"spec: {maxUnavailable: -1}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.maxUnavailable: Invalid value: \"-1\": must be "
+       "greater than or equal to 0"},
+      {"spec: {minAvailable: 120%}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.minAvailable: Invalid value: \"120%\": must "
+       "not be greater than 100%"},
+      {"spec: {minAvailable: half}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.minAvailable: Invalid value: \"half\": a valid "
+       "percent string"},
+      {"spec: {minAvailable: 1, maxUnavailable: 1}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.maxUnavailable: Invalid value: \"1\": "
+       "minAvailable and maxUnavailable cannot be both set"},
+      {"spec: {unhealthyPodEvictionPolicy: Sometimes}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.unhealthyPodEvictionPolicy: Unsupported value: "
+       "\"Sometimes\""},
+      {"spec: {selector: {matchExpressions: [{key: app, operator: Near}]}}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.selector"},
+      {"spec: {minAvailable: [1]}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.minAvailable: expected integer or string"},
+      {"status: {disruptionsAllowed: many}",
+       "pdb.yaml: PodDisruptionBudget prod/db: status.disruptionsAllowed: expected integer"},
+      {"status: {disruptedPods: {db-0: yesterday}}",
+       "pdb.yaml: PodDisruptionBudget prod/db: status.disruptedPods.db-0: Invalid value"},
+  };
+  for (const auto& c : cases) {
+    Manifests m;
+    Status s = DecodeManifests(std::string(kPdbHead) + c.spec + "\n", "pdb.yaml", &m);
+    ASSERT_FALSE(s.ok()) << c.spec;
+    EXPECT_NE(std::string(s.message()).find(c.want), std::string::npos)
+        << c.spec << "\n got: " << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::api

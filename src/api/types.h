@@ -257,6 +257,45 @@ struct PriorityClass {
   std::string preemption_policy;
 };
 
+// intstr.IntOrString: an integer or a string such as "50%" (policy/v1 minAvailable /
+// maxUnavailable).
+struct IntOrString {
+  bool is_string = false;
+  int32_t int_value = 0;
+  std::string str_value;
+};
+
+// policy/v1 PodDisruptionBudget (k8s.io/api/policy/v1/types.go). spec.selector unset
+// (nullopt) selects no pod; in policy/v1 an empty selector selects every pod of the
+// namespace for the disruption controller, while the scheduler's preemption treats nil and
+// empty alike as matching nothing (default_preemption.go filterPodsWithPDBViolation).
+// At most one of minAvailable / maxUnavailable is set (validation).
+struct PodDisruptionBudget {
+  // "policy/v1" or "policy/v1beta1", where an empty selector selects nothing for the
+  // disruption controller too.
+  std::string api_version = "policy/v1";
+  ObjectMeta metadata;
+  struct Spec {
+    std::optional<LabelSelector> selector;
+    std::optional<IntOrString> min_available;
+    std::optional<IntOrString> max_unavailable;
+    // "" (unset: IfHealthyBudget), "IfHealthyBudget" or "AlwaysAllow" (KEP-3017).
+    std::string unhealthy_pod_eviction_policy;
+  } spec;
+  struct Status {
+    int64_t observed_generation = 0;
+    // Pod name -> time the API server processed its eviction; the disruption controller
+    // drops an entry once the pod is gone or after 2 minutes.
+    std::map<std::string, Timestamp> disrupted_pods;
+    int32_t disruptions_allowed = 0;
+    int32_t current_healthy = 0;
+    int32_t desired_healthy = 0;
+    int32_t expected_pods = 0;
+  } status;
+  std::string Key() const { return metadata.namespace_ + "/" + metadata.name; }
+};
+using PodDisruptionBudgetPtr = std::shared_ptr<const PodDisruptionBudget>;
+
 // A controller whose pod template the simulator expands into pods: Deployment,
 // ReplicaSet, StatefulSet (replicas) or Job (parallelism, capped by completions).
 struct WorkloadController {

@@ -302,6 +302,41 @@ TEST(Objects, DecodesCustomObjectsAsUnstructured) {
   EXPECT_EQ((*u->object)["spec"]["minMember"].as<int>(), 3);
 }
 
+// PodDisruptionBudgets as the server sends them (JSON: intstr as number or string), from
+// policy/v1 and from the policy/v1beta1 of servers before 1.21; errors name the object.
+TEST(Objects, DecodesPodDisruptionBudgets) {
+  for (const char* version : {"v1", "v1beta1"}) {
+    SCOPED_TRACE(version);
+    ResourceType rt{"policy", version, "poddisruptionbudgets", "PodDisruptionBudget",
+                    Target::kPodDisruptionBudget, ""};
+    ListPage page;
+    std::string err;
+    ASSERT_TRUE(api::OkOrMessage(
+        DecodeList(
+            R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"db","namespace":"prod","resourceVersion":"6"},)"
+            R"("spec":{"maxUnavailable":"25%","selector":{"matchLabels":{"app":"db"}}},)"
+            R"("status":{"disruptionsAllowed":1,"currentHealthy":4,"desiredHealthy":3,"expectedPods":4,)"
+            R"("disruptedPods":{"db-0":"2024-05-01T10:00:00Z"}}},)"
+            R"({"metadata":{"name":"bad","namespace":"prod"},"spec":{"minAvailable":-1}}]})",
+            rt, &page),
+        &err))
+        << err;
+    ASSERT_EQ(page.items.size(), 1u);
+    EXPECT_EQ(page.items[0].key, "prod/db");
+    EXPECT_EQ(page.items[0].resource_version, "6");
+    auto pdb = std::static_pointer_cast<const api::PodDisruptionBudget>(page.items[0].ptr);
+    EXPECT_EQ(pdb->api_version, std::string("policy/") + version);
+    ASSERT_TRUE(pdb->spec.max_unavailable);
+    EXPECT_EQ(pdb->spec.max_unavailable->str_value, "25%");
+    EXPECT_EQ(pdb->status.disruptions_allowed, 1);
+    EXPECT_EQ(pdb->status.disrupted_pods.count("db-0"), 1u);
+    ASSERT_EQ(page.skipped.size(), 1u);
+    EXPECT_NE(page.skipped[0].find("PodDisruptionBudget prod/bad: spec.minAvailable: Invalid value"),
+              std::string::npos)
+        << page.skipped[0];
+  }
+}
+
 TEST(Objects, TimeRoundTrip) {
   api::Timestamp t = 0;
   ASSERT_TRUE(ParseTime("2024-05-01T10:00:00.123456Z", &t));

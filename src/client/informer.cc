@@ -38,6 +38,10 @@ std::vector<ResourceType> CoreResources() {
 
 std::vector<ResourceType> OptionalObjectResources() {
   return {
+      // PodDisruptionBudgets for DefaultPreemption: policy/v1 (1.21+) or, on older
+      // servers, policy/v1beta1 (discovery takes the preferred served version).
+      ResourceType{"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget",
+                   Target::kPodDisruptionBudget, ""},
       Obj("scheduling.x-k8s.io", "podgroups", "PodGroup"),      // Coscheduling
       Obj("scheduling.sigs.k8s.io", "podgroups", "PodGroup"),   // Coscheduling (legacy)
       Obj("scheduling.volcano.sh", "podgroups", "PodGroup"),    // Volcano
@@ -486,6 +490,7 @@ void LiveInformerFactory::Notify(Target t, Op op, const std::shared_ptr<const vo
     case Target::kNode: Call(node_h_, o, old_obj, obj); break;
     case Target::kNamespace: Call(ns_h_, o, old_obj, obj); break;
     case Target::kPriorityClass: Call(pc_h_, o, old_obj, obj); break;
+    case Target::kPodDisruptionBudget: Call(pdb_h_, o, old_obj, obj); break;
     case Target::kObject: Call(obj_h_, o, old_obj, obj); break;
   }
 }
@@ -596,6 +601,19 @@ void LiveInformerFactory::AddObjectHandlers(cluster::EventHandlers<api::Unstruct
       if (c.type.target != Target::kObject || !h.on_add) continue;
       for (auto& [k, o] : c.objects) {
         h.on_add(std::static_pointer_cast<const api::Unstructured>(o.ptr));
+      }
+    }
+  });
+}
+
+void LiveInformerFactory::AddPodDisruptionBudgetHandlers(
+    cluster::EventHandlers<api::PodDisruptionBudget> h) {
+  PostAndWait([this, h = std::move(h)] {
+    pdb_h_.push_back(h);
+    for (auto& c : caches_) {
+      if (c.type.target != Target::kPodDisruptionBudget || !h.on_add) continue;
+      for (auto& [k, o] : c.objects) {
+        h.on_add(std::static_pointer_cast<const api::PodDisruptionBudget>(o.ptr));
       }
     }
   });

@@ -94,6 +94,9 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override;
   void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
   void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
+  // PodDisruptionBudgets, when discovery found them served (policy/v1 or v1beta1).
+  void AddPodDisruptionBudgetHandlers(
+      cluster::EventHandlers<api::PodDisruptionBudget> h) override;
 
  private:
   struct Reflector;
@@ -144,6 +147,7 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   std::vector<cluster::EventHandlers<api::Node>> node_h_;
   std::vector<cluster::EventHandlers<api::PriorityClass>> pc_h_;
   std::vector<cluster::EventHandlers<api::Namespace>> ns_h_;
+  std::vector<cluster::EventHandlers<api::PodDisruptionBudget>> pdb_h_;
   std::vector<cluster::EventHandlers<api::Unstructured>> obj_h_;
   bool started_ = false;
 };

@@ -178,6 +178,13 @@ api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& el,
       o.resource_version = m.priority_classes[0].metadata.resource_version;
       o.ptr = std::make_shared<const api::PriorityClass>(std::move(m.priority_classes[0]));
       break;
+    case Target::kPodDisruptionBudget:
+      if (m.pod_disruption_budgets.size() != 1) break;
+      o.key = m.pod_disruption_budgets[0].Key();
+      o.resource_version = m.pod_disruption_budgets[0].metadata.resource_version;
+      o.ptr = std::make_shared<const api::PodDisruptionBudget>(
+          std::move(m.pod_disruption_budgets[0]));
+      break;
     case Target::kObject:
       if (m.objects.size() != 1) break;
       o.key = m.objects[0].metadata.namespace_.empty()

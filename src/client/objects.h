@@ -22,7 +22,7 @@ class element;
 namespace phalanx::client {
 
 // What a watched resource decodes into.
-enum class Target { kPod, kNode, kNamespace, kPriorityClass, kObject };
+enum class Target { kPod, kNode, kNamespace, kPriorityClass, kPodDisruptionBudget, kObject };
 
 // One resource the informers list and watch, e.g. {"", "v1", "pods", "Pod"}.
 struct ResourceType {
@@ -40,7 +40,8 @@ struct ResourceType {
   std::string Name() const { return group.empty() ? resource : resource + "." + group; }
 };
 
-// A decoded object: one of api::Pod, Node, Namespace, PriorityClass or Unstructured
+// A decoded object: one of api::Pod, Node, Namespace, PriorityClass, PodDisruptionBudget or
+// Unstructured
 // (by the resource's Target), with its store key and resourceVersion.
 struct Object {
   std::string key;               // "namespace/name" or "name"

@@ -38,6 +38,11 @@ class InformerFactory {
   // Objects of kinds without a typed model (PodGroups of every dialect, Workloads, owners
   // such as Jobs and JobSets). Sources that serve none may ignore the call.
   virtual void AddObjectHandlers(EventHandlers<api::Unstructured> h) { (void)h; }
+  // policy/v1 PodDisruptionBudgets (upstream's pdbLister, read by DefaultPreemption).
+  // Sources that serve none may ignore the call.
+  virtual void AddPodDisruptionBudgetHandlers(EventHandlers<api::PodDisruptionBudget> h) {
+    (void)h;
+  }
 };
 
 }  // namespace phalanx::cluster

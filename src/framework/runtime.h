@@ -51,6 +51,8 @@ struct FrameworkOptions {
   std::function<void(
       const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&)>
       for_each_namespace;
+  // PodDisruptionBudgets (nullptr: no PDB informer, none).
+  std::function<std::vector<api::PodDisruptionBudgetPtr>()> pod_disruption_budgets;
   int32_t percentage_of_nodes_to_score = 0;  // global value; the profile may override
 };
 
@@ -194,6 +196,10 @@ class Framework final : public Handle {
       const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
           fn) const override {
     if (opts_.for_each_namespace) opts_.for_each_namespace(fn);
+  }
+  std::vector<api::PodDisruptionBudgetPtr> PodDisruptionBudgets() const override {
+    return opts_.pod_disruption_budgets ? opts_.pod_disruption_budgets()
+                                        : std::vector<api::PodDisruptionBudgetPtr>{};
   }
 
  private:

@@ -32,6 +32,12 @@ void Scheduler::AddEventHandlers(cluster::InformerFactory& inf) {
        [this](const std::shared_ptr<const api::Namespace>&,
               const std::shared_ptr<const api::Namespace>& n) { OnNamespaceSet(*n); },
        [this](const std::shared_ptr<const api::Namespace>& n) { OnNamespaceDelete(*n); }});
+  inf.AddPodDisruptionBudgetHandlers(
+      {[this](const api::PodDisruptionBudgetPtr& p) { OnPodDisruptionBudgetSet(p); },
+       [this](const api::PodDisruptionBudgetPtr&, const api::PodDisruptionBudgetPtr& p) {
+         OnPodDisruptionBudgetSet(p);
+       },
+       [this](const api::PodDisruptionBudgetPtr& p) { OnPodDisruptionBudgetDelete(p); }});
   inf.AddObjectHandlers(
       {[this](const api::UnstructuredPtr& o) { OnObjectAdd(o); },
        [this](const api::UnstructuredPtr& o, const api::UnstructuredPtr& n) { OnObjectUpdate(o, n); },
@@ -57,6 +63,26 @@ void Scheduler::OnNamespaceSet(const api::Namespace& ns) {
 void Scheduler::OnNamespaceDelete(const api::Namespace& ns) {
   absl::MutexLock l(&ns_mu_);
   namespace_labels_.erase(ns.metadata.name);
+}
+
+// PDB changes requeue nothing: upstream registers no PDB event for any plugin (a PDB
+// only orders preemption victims, it never makes a pod fit).
+void Scheduler::OnPodDisruptionBudgetSet(const api::PodDisruptionBudgetPtr& pdb) {
+  absl::MutexLock l(&pdb_mu_);
+  pdbs_[pdb->Key()] = pdb;
+}
+
+void Scheduler::OnPodDisruptionBudgetDelete(const api::PodDisruptionBudgetPtr& pdb) {
+  absl::MutexLock l(&pdb_mu_);
+  pdbs_.erase(pdb->Key());
+}
+
+std::vector<api::PodDisruptionBudgetPtr> Scheduler::ListPodDisruptionBudgets() const {
+  absl::MutexLock l(&pdb_mu_);
+  std::vector<api::PodDisruptionBudgetPtr> out;
+  out.reserve(pdbs_.size());
+  for (const auto& [k, p] : pdbs_) out.push_back(p);
+  return out;
 }
 
 void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {

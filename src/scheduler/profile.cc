@@ -41,6 +41,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
     *out = it->second;
     return true;
   };
+  fo.pod_disruption_budgets = [this] { return ListPodDisruptionBudgets(); };
   fo.for_each_namespace =
       [this](const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
                  fn) {

@@ -296,6 +296,13 @@ class Scheduler {
   void OnObjectDelete(const api::UnstructuredPtr& obj);
   void OnNamespaceSet(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
   void OnNamespaceDelete(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
+  void OnPodDisruptionBudgetSet(const api::PodDisruptionBudgetPtr& pdb) ABSL_LOCKS_EXCLUDED(pdb_mu_);
+  void OnPodDisruptionBudgetDelete(const api::PodDisruptionBudgetPtr& pdb)
+      ABSL_LOCKS_EXCLUDED(pdb_mu_);
+  // Every PodDisruptionBudget the informer holds, in namespace/name order (upstream
+  // pdbLister.List(labels.Everything()), read by DefaultPreemption).
+  std::vector<api::PodDisruptionBudgetPtr> ListPodDisruptionBudgets() const
+      ABSL_LOCKS_EXCLUDED(pdb_mu_);
   // A pod became bound (OnPodUpdate): leaves the queue, reports to the gang side, enters
   // the cache.
   void OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
@@ -329,6 +336,9 @@ class Scheduler {
   mutable absl::Mutex ns_mu_;
   std::map<std::string, std::map<std::string, std::string>> namespace_labels_
       ABSL_GUARDED_BY(ns_mu_);
+
+  mutable absl::Mutex pdb_mu_;
+  std::map<std::string, api::PodDisruptionBudgetPtr> pdbs_ ABSL_GUARDED_BY(pdb_mu_);  // ns/name
 
   mutable absl::Mutex pc_mu_;
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_

@@ -45,8 +45,10 @@ api::Status LoadManifestScenario(const std::string& path, Scenario* out) {
   out->namespaces = std::move(m.namespaces);
   out->priority_classes = std::move(m.priority_classes);
   out->objects = std::move(m.objects);
+  out->pod_disruption_budgets = std::move(m.pod_disruption_budgets);
   std::vector<api::Pod> pods = std::move(m.pods);
   for (const auto& c : m.controllers) {
+    if (c.kind != "Job") out->controller_replicas[c.metadata.uid] = c.replicas;
     auto expanded = api::ExpandController(c);
     for (auto& p : expanded) {
       // Controller-level simulation annotations apply to every pod.

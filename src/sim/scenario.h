@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,12 @@ struct Scenario {
   // Objects of other kinds (gang PodGroups / Workloads, Jobs, JobSets, PyTorchJobs, ...),
   // created before any pod so that gangs and PodGrouper owners resolve.
   std::vector<api::Unstructured> objects;
+  // policy/v1 PodDisruptionBudgets; the simulator writes their status (sim/disruption.h).
+  std::vector<api::PodDisruptionBudget> pod_disruption_budgets;
+  // spec.replicas of the manifests' controllers (Deployment, ReplicaSet, StatefulSet; a Job
+  // has no scale) by uid, the uid their expanded pods' controller references carry: the
+  // disruption controller's expected scale.
+  std::map<std::string, int32_t> controller_replicas;
   std::vector<TimedPod> pods;  // sorted by arrival, stable
 };
 

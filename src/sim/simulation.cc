@@ -16,6 +16,8 @@
 #include "plugins/queues/queues.h"
 #include "quota/manager.h"
 #include "scheduler/scheduler.h"
+#include "plugins/defaultpreemption/default_preemption.h"
+#include "sim/disruption.h"
 #include "sim/invariants.h"
 #include "store/store.h"
 
@@ -64,12 +66,58 @@ struct UsageTracker {
   }
 };
 
+// The scheduler's ClusterClient in a run: the store, reporting the "Preempted" events
+// (victims, and whether the eviction violated a PodDisruptionBudget) on the way.
+class CountingClient final : public cluster::ClusterClient {
+ public:
+  explicit CountingClient(store::Store& store) : store_(store) {}
+  api::Status Bind(const api::Pod& pod, const std::string& node) override {
+    return store_.Bind(pod, node);
+  }
+  api::Status DeletePod(const api::Pod& pod) override { return store_.DeletePod(pod); }
+  api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
+                              const std::string* nominated_node_name) override {
+    return store_.UpdatePodStatus(pod, condition, nominated_node_name);
+  }
+  void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
+                   std::string_view message) override {
+    if (reason == "Preempted" && on_preempted) {
+      on_preempted(pod, message.find(plugins::defaultpreemption::kPDBViolationNote) !=
+                            std::string_view::npos);
+    }
+    store_.RecordEvent(pod, type, reason, message);
+  }
+  void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,
+                         std::string_view name, std::string_view type, std::string_view reason,
+                         std::string_view message) override {
+    store_.RecordObjectEvent(api_version, kind, ns, name, type, reason, message);
+  }
+  void UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
+                            std::string_view ns, std::string_view name,
+                            const PodGroupStatus& status) override {
+    store_.UpdatePodGroupStatus(api_version, kind, ns, name, status);
+  }
+
+  // (victim, whether its eviction violated a PodDisruptionBudget); called on the
+  // scheduling thread (binding is inline in a simulation).
+  std::function<void(const api::Pod&, bool)> on_preempted;
+
+ private:
+  store::Store& store_;
+};
+
+bool SameStatus(const api::PodDisruptionBudget::Status& a, const api::PodDisruptionBudget::Status& b) {
+  return a.disruptions_allowed == b.disruptions_allowed && a.current_healthy == b.current_healthy &&
+         a.desired_healthy == b.desired_healthy && a.expected_pods == b.expected_pods &&
+         a.disrupted_pods == b.disrupted_pods;
+}
+
 // One run of RunSimulation: the store, the scheduler on the virtual clock, the event queue
 // and the figures recorded while the loop runs (see simulation.h for the loop).
 class Driver {
  public:
   Driver(const Scenario& sc, const SimulationOptions& opts, SimulationResult* res)
-      : sc_(sc), opts_(opts), res_(res), clock_(0), store_(clock_) {}
+      : sc_(sc), opts_(opts), res_(res), clock_(0), store_(clock_), client_(store_) {}
 
   api::Status Run() {
     const auto wall_start = std::chrono::steady_clock::now();
@@ -111,7 +159,7 @@ class Driver {
     }
     so.registry = opts_.registry;
     so.clock = &clock_;
-    so.client = &store_;
+    so.client = &client_;
     so.seed = opts_.seed;
     so.binding_workers = 0;
     auto sched_or = scheduler::Scheduler::New(std::move(so));
@@ -127,7 +175,8 @@ class Driver {
     return absl::OkStatus();
   }
 
-  // PriorityClasses, Namespaces, other objects (gangs, queues, ...) and Nodes, in that order.
+  // PriorityClasses, Namespaces, other objects (gangs, queues, ...), PodDisruptionBudgets
+  // and Nodes, in that order.
   api::Status CreateObjects() {
     for (const auto& pc : sc_.priority_classes) {
       auto r = store_.CreatePriorityClass(pc);
@@ -141,6 +190,14 @@ class Driver {
                                           o.metadata.name + ": " + std::string(r.message()));
       }
     }
+    for (const auto& pdb : sc_.pod_disruption_budgets) {
+      auto r = store_.CreatePodDisruptionBudget(pdb);
+      if (!r.ok()) {
+        return absl::InvalidArgumentError("PodDisruptionBudget " + pdb.Key() + ": " +
+                                          std::string(r.message()));
+      }
+    }
+    res_->pod_disruption_budgets = sc_.pod_disruption_budgets.size();
     for (const auto& n : sc_.nodes) {
       auto r = store_.CreateNode(n);
       if (!r.ok()) return absl::InvalidArgumentError("Node " + n.metadata.name + ": " + std::string(r.message()));
@@ -188,10 +245,18 @@ class Driver {
       last_reasons_[it->second] = qp.last_failure_reasons;
       if (opts_.delete_unschedulable) Push(clock_.Now(), EvKind::kDeletePod, it->second);
     };
+    client_.on_preempted = [this](const api::Pod& pod, bool violates_pdb) {
+      ++res_->preemption_victims;
+      if (violates_pdb) ++res_->pdb_violations;
+      auto it = index_.find(pod.Key());
+      if (it != index_.end()) res_->outcomes[it->second].preempted = true;
+    };
     // Pods deleted by the scheduler itself (preemption, queue reclaim) give their GPU milli
     // back too; the trace's own deletions find it already zeroed.
-    store_.AddPodHandlers({[](const api::PodPtr&) {}, [](const api::PodPtr&, const api::PodPtr&) {},
+    store_.AddPodHandlers({[this](const api::PodPtr&) { pdbs_stale_ = true; },
+                           [this](const api::PodPtr&, const api::PodPtr&) { pdbs_stale_ = true; },
                            [this](const api::PodPtr& p) {
+                             pdbs_stale_ = true;
                              auto it = index_.find(p->Key());
                              if (it == index_.end()) return;
                              ReleaseGpuMilli(it->second);
@@ -271,8 +336,9 @@ class Driver {
       clock_.AdvanceTo(t);
       if (auto s = ApplyDueEvents(); !s.ok()) return s;
       sched_->Tick();
-      while (sched_->ScheduleOne(/*blocking=*/false)) {
-      }
+      do {
+        SyncPodDisruptionBudgets();
+      } while (sched_->ScheduleOne(/*blocking=*/false));
       RecordUsage();
       if (has_queues_) RecordQueues();
       if (opts_.hooks.on_step) opts_.hooks.on_step(Seconds(clock_.Now()));
@@ -282,6 +348,28 @@ class Driver {
     }
     if (opts_.progress) opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
     return absl::OkStatus();
+  }
+
+  // The disruption controller's part: after pods changed, every PodDisruptionBudget's
+  // status is computed again (sim/disruption.h) and written when it changed, before the
+  // next scheduling cycle reads it. (Upstream's controller lags behind; here preemption
+  // always sees the budgets of the pods as they are.)
+  void SyncPodDisruptionBudgets() {
+    if (!pdbs_stale_ || sc_.pod_disruption_budgets.empty()) return;
+    pdbs_stale_ = false;
+    const std::vector<api::PodPtr> pods = store_.ListPods();
+    auto scale = [this](const api::OwnerReference& ref, const std::string&) -> std::optional<int32_t> {
+      auto it = sc_.controller_replicas.find(ref.uid);
+      if (it == sc_.controller_replicas.end()) return std::nullopt;
+      return it->second;
+    };
+    for (const auto& pdb : store_.ListPodDisruptionBudgets()) {
+      auto st = ComputePodDisruptionBudgetStatus(*pdb, pods, scale, clock_.Now());
+      if (SameStatus(st, pdb->status)) continue;
+      api::PodDisruptionBudget updated = *pdb;
+      updated.status = std::move(st);
+      (void)store_.UpdatePodDisruptionBudget(std::move(updated));
+    }
   }
 
   api::Status ApplyDueEvents() {
@@ -496,6 +584,8 @@ class Driver {
   SimulationResult* res_;
   framework::VirtualClock clock_;
   store::Store store_;
+  CountingClient client_;  // the scheduler's ClusterClient: store_, counting preemptions
+  bool pdbs_stale_ = true;  // pods changed since the PDB statuses were last computed
   InvariantChecker checker_;
   std::unique_ptr<scheduler::Scheduler> sched_;
   bool has_queues_ = false;
@@ -531,6 +621,10 @@ std::string FormatSummary(const SimulationResult& r) {
     << "  deleted while pending: " << r.deleted_while_pending;
   if (r.prebound > 0) o << "  bound in the manifest: " << r.prebound;
   o << "\n";
+  if (r.preemption_victims > 0 || r.pod_disruption_budgets > 0) {
+    o << "preemption victims: " << r.preemption_victims
+      << "  PodDisruptionBudget violations: " << r.pdb_violations << "\n";
+  }
   if (!r.pending_reasons.empty()) {
     o << "never-scheduled pods by reason of their last attempt:\n";
     std::vector<std::pair<size_t, std::string>> v;
@@ -584,6 +678,7 @@ api::Status WriteOutcomesJsonl(const SimulationResult& r, const std::string& pat
     j["attempts"] = o.attempts;
     j["reason"] = o.scheduled_s ? nlohmann::json(nullptr) : nlohmann::json(o.reason);
     if (o.prebound) j["prebound"] = true;
+    if (o.preempted) j["preempted"] = true;
     out << j.dump() << "\n";
   }
   if (!out) return absl::InternalError(path + ": write failed");
@@ -601,6 +696,8 @@ std::string ResultJson(const SimulationResult& r) {
   j["pending_at_end"] = r.pending_at_end;
   j["deleted_while_pending"] = r.deleted_while_pending;
   j["attempts"] = r.attempts;
+  j["preemption_victims"] = r.preemption_victims;
+  j["pdb_violations"] = r.pdb_violations;
   j["virtual_seconds"] = r.virtual_seconds;
   j["wall_seconds"] = r.wall_seconds;
   j["pending_reasons"] = r.pending_reasons;

@@ -81,6 +81,8 @@ struct PodOutcome {
   // spec.nodeName was set in the manifest: bound at arrival (scheduled_s = arrival_s,
   // node = that node), never attempted.
   bool prebound = false;
+  // Evicted by preemption (DefaultPreemption's "Preempted" event).
+  bool preempted = false;
 };
 
 struct ResourceUsage {
@@ -134,6 +136,11 @@ struct SimulationResult {
   std::vector<ResourceUsage> usage;
   std::vector<PodOutcome> outcomes;  // in arrival order
   std::vector<std::string> invariant_violations;
+  // Preemption (DefaultPreemption's "Preempted" events): pods evicted as victims, and how
+  // many of them violated a PodDisruptionBudget (the event notes the budget).
+  int64_t preemption_victims = 0;
+  int64_t pdb_violations = 0;
+  size_t pod_disruption_budgets = 0;  // in the scenario
   GangSummary gangs;  // per-gang outcomes and waits (empty when no pod named a gang)
   // Allocation over time; GPU capacity in milli (devices of every node * 1000).
   std::vector<UsageSample> timeline;
@@ -154,7 +161,8 @@ api::Status RunSimulation(const Scenario& scenario, const SimulationOptions& opt
 // Human summary (several lines) and machine-readable outputs.
 std::string FormatSummary(const SimulationResult& r);
 // One JSON object per pod: {"pod","node","arrival","scheduled","deleted","attempts","reason"},
-// plus "prebound": true for a pod bound in the manifest.
+// plus "prebound": true for a pod bound in the manifest and "preempted": true for a
+// preemption victim.
 // Errors: "PATH: cannot open for writing", "PATH: write failed".
 api::Status WriteOutcomesJsonl(const SimulationResult& r, const std::string& path);
 // Whole result (summary figures, usage, reasons) as one JSON document.

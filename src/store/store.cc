@@ -197,6 +197,64 @@ api::Status Store::CreatePriorityClass(api::PriorityClass pc) {
   return {};
 }
 
+api::Status Store::CreatePodDisruptionBudget(api::PodDisruptionBudget pdb) {
+  RecursiveMutexLock l(&mu_);
+  if (pdb.metadata.namespace_.empty()) pdb.metadata.namespace_ = "default";
+  if (pdb.metadata.name.empty()) {
+    return absl::InvalidArgumentError("PodDisruptionBudget: metadata.name: Required value");
+  }
+  if (pdbs_.count(pdb.Key())) {
+    return absl::AlreadyExistsError("poddisruptionbudgets.policy \"" + pdb.metadata.name +
+                                    "\" already exists");
+  }
+  if (pdb.metadata.uid.empty()) pdb.metadata.uid = pdb.Key();
+  if (pdb.metadata.creation_timestamp == 0) pdb.metadata.creation_timestamp = clock_.Now();
+  pdb.metadata.resource_version = NextRV();
+  auto p = std::make_shared<const api::PodDisruptionBudget>(std::move(pdb));
+  pdbs_[p->Key()] = p;
+  Dispatch<api::PodDisruptionBudget>(pdb_handlers_, nullptr, p);
+  return {};
+}
+
+api::Status Store::UpdatePodDisruptionBudget(api::PodDisruptionBudget pdb) {
+  RecursiveMutexLock l(&mu_);
+  if (pdb.metadata.namespace_.empty()) pdb.metadata.namespace_ = "default";
+  auto it = pdbs_.find(pdb.Key());
+  if (it == pdbs_.end()) {
+    return absl::NotFoundError("poddisruptionbudgets.policy \"" + pdb.metadata.name +
+                               "\" not found");
+  }
+  api::PodDisruptionBudgetPtr old = it->second;
+  pdb.metadata.uid = old->metadata.uid;
+  pdb.metadata.creation_timestamp = old->metadata.creation_timestamp;
+  pdb.metadata.resource_version = NextRV();
+  auto p = std::make_shared<const api::PodDisruptionBudget>(std::move(pdb));
+  it->second = p;
+  Dispatch<api::PodDisruptionBudget>(pdb_handlers_, old, p);
+  return {};
+}
+
+api::Status Store::DeletePodDisruptionBudget(const std::string& ns, const std::string& name) {
+  RecursiveMutexLock l(&mu_);
+  auto it = pdbs_.find(ns + "/" + name);
+  if (it == pdbs_.end()) {
+    return absl::NotFoundError("poddisruptionbudgets.policy \"" + name + "\" not found");
+  }
+  api::PodDisruptionBudgetPtr old = it->second;
+  pdbs_.erase(it);
+  ++rv_;
+  Dispatch<api::PodDisruptionBudget>(pdb_handlers_, old, nullptr);
+  return {};
+}
+
+std::vector<api::PodDisruptionBudgetPtr> Store::ListPodDisruptionBudgets() const {
+  RecursiveMutexLock l(&mu_);
+  std::vector<api::PodDisruptionBudgetPtr> out;
+  out.reserve(pdbs_.size());
+  for (const auto& [k, p] : pdbs_) out.push_back(p);
+  return out;
+}
+
 api::Status Store::CreateObject(api::Unstructured obj) {
   RecursiveMutexLock l(&mu_);
   const std::string key = obj.Key();
@@ -322,6 +380,13 @@ void Store::AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> 
     for (const auto& [k, p] : priority_classes_) h.on_add(p);
   }
   pc_handlers_.push_back(std::move(h));
+}
+void Store::AddPodDisruptionBudgetHandlers(cluster::EventHandlers<api::PodDisruptionBudget> h) {
+  RecursiveMutexLock l(&mu_);
+  if (h.on_add) {
+    for (const auto& [k, p] : pdbs_) h.on_add(p);
+  }
+  pdb_handlers_.push_back(std::move(h));
 }
 void Store::AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) {
   RecursiveMutexLock l(&mu_);

@@ -86,6 +86,13 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   api::Status DeleteNode(const std::string& name);
   api::Status CreateNamespace(api::Namespace ns);
   api::Status CreatePriorityClass(api::PriorityClass pc);
+  // policy/v1 PodDisruptionBudgets, keyed namespace/name (namespace defaults to "default").
+  // Create: AlreadyExists; Update (spec and status, as the disruption controller's status
+  // write) and Delete: NotFound.
+  api::Status CreatePodDisruptionBudget(api::PodDisruptionBudget pdb);
+  api::Status UpdatePodDisruptionBudget(api::PodDisruptionBudget pdb);
+  api::Status DeletePodDisruptionBudget(const std::string& ns, const std::string& name);
+  std::vector<api::PodDisruptionBudgetPtr> ListPodDisruptionBudgets() const;
   // Objects of other kinds, keyed by Unstructured::Key().
   api::Status CreateObject(api::Unstructured obj);
   api::Status UpdateObject(api::Unstructured obj);
@@ -114,6 +121,8 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override;
   void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
   void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
+  void AddPodDisruptionBudgetHandlers(
+      cluster::EventHandlers<api::PodDisruptionBudget> h) override;
 
   // ClusterClient (what the scheduler writes)
   api::Status Bind(const api::Pod& pod, const std::string& node) override;
@@ -158,6 +167,9 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   std::vector<cluster::EventHandlers<api::Node>> node_handlers_ ABSL_GUARDED_BY(mu_);
   std::vector<cluster::EventHandlers<api::PriorityClass>> pc_handlers_ ABSL_GUARDED_BY(mu_);
   std::vector<cluster::EventHandlers<api::Namespace>> ns_handlers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, api::PodDisruptionBudgetPtr> pdbs_ ABSL_GUARDED_BY(mu_);  // ns/name
+  std::vector<cluster::EventHandlers<api::PodDisruptionBudget>> pdb_handlers_
+      ABSL_GUARDED_BY(mu_);
   std::map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
   std::vector<cluster::EventHandlers<api::Unstructured>> obj_handlers_ ABSL_GUARDED_BY(mu_);
   bool keep_all_events_ ABSL_GUARDED_BY(mu_) = true;

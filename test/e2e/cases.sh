@@ -2,7 +2,7 @@
 # End-to-end tests of `phalanx run` against kube-apiserver v1.20.2 + etcd on loopback.
 # Usage: test/e2e/cases.sh PHALANX-BINARY CASE
 # Cases: bind, failed_scheduling, gang, gang_status, leader_election, tls_wrong_ca,
-# bad_token, apiserver_restart, leader_kill9, live_bench_smoke.
+# bad_token, apiserver_restart, leader_kill9, live_bench_smoke, pdb_preemption.
 # Each case starts its own control plane (free ports, temp dir) and removes it at exit, and
 # ends with test/faults/check_invariants.py on it (lib.sh check_invariants: 0 violations,
 # its INVARIANTS summary line in the log).
@@ -442,6 +442,60 @@ case_bad_token() {
   [[ $code -ne 0 ]] || fail "expected a non-zero exit with a bad token"
   [[ "$err" == *"Unauthorized: check the token in $STATE/bad-token.kubeconfig"*"HTTP 401"* ]] ||
     fail "unclear 401 error: $err"
+}
+
+# PodDisruptionBudgets in preemption (issue 20), against the real API server: db-0 (lowest
+# priority, so the best victim by priority alone) is protected by a PDB with maxUnavailable
+# 0; web-0 (higher priority, unprotected) on the other node is preempted instead. Both are
+# created bound (spec.nodeName) and the PDB before Phalanx starts, so its informers' initial
+# lists hold them all. No kubelet runs: the test completes web-0's graceful deletion itself.
+case_pdb_preemption() {
+  create_namespace e2e
+  local pc
+  for pc in low:10 mid:100 high:1000; do
+    api POST /apis/scheduling.k8s.io/v1/priorityclasses \
+      "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"${pc%%:*}\"},\"value\":${pc##*:}}" \
+      >/dev/null || fail "create PriorityClass ${pc%%:*}"
+  done
+  create_node node-a 1 2Gi
+  create_node node-b 1 2Gi
+  # pdb_pod NAME APP PRIORITY-CLASS [NODE]
+  pdb_pod() {
+    local node_field=""
+    [[ -n "${4:-}" ]] && node_field="\"nodeName\":\"$4\","
+    api POST /api/v1/namespaces/e2e/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"e2e\",\"labels\":{\"app\":\"$2\"}},\"spec\":{$node_field\"priorityClassName\":\"$3\",\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"64Mi\"}}}]}}" \
+      >/dev/null || fail "create pod e2e/$1"
+  }
+  pdb_pod db-0 db low node-a
+  pdb_pod web-0 web mid node-b
+  # policy/v1 from 1.21 on; v1.20.2 serves policy/v1beta1 (Phalanx discovers which).
+  local gv=policy/v1
+  api GET /apis/policy/v1 >/dev/null 2>&1 || gv=policy/v1beta1
+  api POST "/apis/$gv/namespaces/e2e/poddisruptionbudgets" \
+    "{\"apiVersion\":\"$gv\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"db\",\"namespace\":\"e2e\"},\"spec\":{\"maxUnavailable\":0,\"selector\":{\"matchLabels\":{\"app\":\"db\"}}}}" \
+    >/dev/null || fail "create PodDisruptionBudget e2e/db ($gv)"
+  log "PodDisruptionBudget e2e/db created as $gv (status.disruptionsAllowed 0: no disruption controller runs)"
+  write_config "$STATE/sched.yaml" false
+  start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  wait_until 60 "/readyz of phalanx" http_get "$METRICS_PORT_main" /readyz
+  pdb_pod urgent urgent high
+  wait_until 60 "Preempted event on e2e/web-0" has_event e2e web-0 Preempted
+  log "Preempted: $(events_for e2e web-0 Preempted | head -1)"
+  has_event e2e db-0 Preempted && fail "the PDB-protected pod e2e/db-0 was preempted"
+  local db_deleting
+  db_deleting="$(api GET /api/v1/namespaces/e2e/pods/db-0 | jq -r '.metadata.deletionTimestamp // ""')"
+  [[ -z "$db_deleting" ]] || fail "e2e/db-0 is being deleted ($db_deleting)"
+  nominated_b() {
+    [[ "$(api GET /api/v1/namespaces/e2e/pods/urgent | jq -r '.status.nominatedNodeName // ""')" == node-b ]]
+  }
+  wait_until 30 "e2e/urgent nominated to node-b" nominated_b
+  # The kubelet's part: the victim's containers stopped, the pod object goes.
+  api DELETE /api/v1/namespaces/e2e/pods/web-0 '{"apiVersion":"v1","kind":"DeleteOptions","gracePeriodSeconds":0}' \
+    >/dev/null || fail "delete e2e/web-0"
+  wait_until 60 "pod e2e/urgent bound" pod_bound e2e urgent
+  [[ "$(pod_node e2e urgent)" == node-b ]] || fail "e2e/urgent bound to $(pod_node e2e urgent), expected node-b"
+  log "bindings: $(pod_bindings e2e | tr '\n' ' ')"
+  stop_phalanx main
 }
 
 declare -F "case_$CASE" >/dev/null || { echo "unknown case $CASE" >&2; exit 2; }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "api/labels.h"
 #include "gang/ledger.h"
 #include "plugins/helper/args.h"
 
@@ -71,6 +72,40 @@ std::string FitErrorMessage(size_t num_all_nodes,
 
 
 }  // namespace
+
+// ---- PodDisruptionBudgets ----
+
+std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
+    const std::vector<std::vector<const api::Pod*>>& units,
+    const std::vector<api::PodDisruptionBudgetPtr>& pdbs) {
+  std::vector<int64_t> allowed;
+  allowed.reserve(pdbs.size());
+  for (const auto& pdb : pdbs) allowed.push_back(pdb->status.disruptions_allowed);
+  std::vector<std::vector<std::string>> out(units.size());
+  for (size_t u = 0; u < units.size(); ++u) {
+    std::set<std::string> violated;
+    for (const api::Pod* pod : units[u]) {
+      // A pod with no labels matches no PDB.
+      if (pod->metadata.labels.empty()) continue;
+      for (size_t i = 0; i < pdbs.size(); ++i) {
+        const api::PodDisruptionBudget& pdb = *pdbs[i];
+        if (pdb.metadata.namespace_ != pod->metadata.namespace_) continue;
+        // A nil or empty selector matches nothing here (labels.Selector.Empty()).
+        if (!pdb.spec.selector || (pdb.spec.selector->match_labels.empty() &&
+                                   pdb.spec.selector->match_expressions.empty())) {
+          continue;
+        }
+        if (!api::LabelSelectorMatches(*pdb.spec.selector, pod->metadata.labels)) continue;
+        // Listed in DisruptedPods: its eviction was processed by the API server already and
+        // is counted in disruptionsAllowed; decrementing again would over-count.
+        if (pdb.status.disrupted_pods.count(pod->metadata.name)) continue;
+        if (--allowed[i] < 0) violated.insert(pdb.Key());
+      }
+    }
+    out[u].assign(violated.begin(), violated.end());
+  }
+  return out;
+}
 
 // ---- args ----
 
@@ -264,9 +299,39 @@ std::pair<int32_t, int32_t> DefaultPreemption::GetOffsetAndNumCandidates(int32_t
   return {offset, CalculateNumCandidates(num_nodes)};
 }
 
-Status DefaultPreemption::SelectVictimsOnNode(Context& ctx, CycleState& state, const PodInfo& pod,
-                                              NodeInfo& node, std::vector<PodInfoPtr>* victims,
-                                              int64_t* num_pdb_violations) {
+std::vector<DefaultPreemption::Unit> DefaultPreemption::CollectVictimUnits(Context& ctx,
+                                                                         int32_t prio,
+                                                                         const NodeInfo& node) {
+  // Every pod of a lower priority is a potential victim; members of a running gang come
+  // as one unit with the gang's other placed members, or not at all.
+  std::vector<Unit> units;
+  std::unordered_set<std::string> seen_gangs;
+  for (const auto& pi : node.pods()) {
+    if (handle_->PriorityOf(pi->Pod()) >= prio) continue;
+    Unit u;
+    std::string gang_key;
+    if (const Context::Gang* g = ctx.RunningGangOf(pi->Pod(), &gang_key)) {
+      if (!seen_gangs.insert(gang_key).second || !g->eligible) continue;
+      for (const auto& m : g->members) {
+        if (m.node->name() == node.name()) {
+          u.local.push_back(m.pod);
+        } else {
+          u.remote.emplace_back(m.node, m.pod);
+        }
+        if (u.head == nullptr || MoreImportantPod(m.pod->Pod(), *u.head)) u.head = &m.pod->Pod();
+      }
+    } else {
+      u.local.push_back(pi);
+      u.head = &pi->Pod();
+    }
+    units.push_back(std::move(u));
+  }
+  return units;
+}
+
+Status DefaultPreemption::SelectVictimsOnNode(
+    Context& ctx, CycleState& state, const PodInfo& pod, NodeInfo& node,
+    const std::vector<api::PodDisruptionBudgetPtr>& pdbs, Candidate* c) {
   const int32_t prio = handle_->PriorityOf(pod.Pod());
   auto remove_pod = [&](const PodInfoPtr& p) -> Status {
     if (!node.RemovePod(p->Pod())) {
@@ -301,31 +366,7 @@ Status DefaultPreemption::SelectVictimsOnNode(Context& ctx, CycleState& state, c
     return Status::Success();
   };
 
-  // Every pod of a lower priority is a potential victim; members of a running gang come
-  // as one unit with the gang's other placed members, or not at all.
-  std::vector<Unit> units;
-  std::unordered_set<std::string> seen_gangs;
-  const std::vector<PodInfoPtr> pods = node.pods();  // copy: removal reorders the node's list
-  for (const auto& pi : pods) {
-    if (handle_->PriorityOf(pi->Pod()) >= prio) continue;
-    Unit u;
-    std::string gang_key;
-    if (const Context::Gang* g = ctx.RunningGangOf(pi->Pod(), &gang_key)) {
-      if (!seen_gangs.insert(gang_key).second || !g->eligible) continue;
-      for (const auto& m : g->members) {
-        if (m.node->name() == node.name()) {
-          u.local.push_back(m.pod);
-        } else {
-          u.remote.emplace_back(m.node, m.pod);
-        }
-        if (u.head == nullptr || MoreImportantPod(m.pod->Pod(), *u.head)) u.head = &m.pod->Pod();
-      }
-    } else {
-      u.local.push_back(pi);
-      u.head = &pi->Pod();
-    }
-    units.push_back(std::move(u));
-  }
+  std::vector<Unit> units = CollectVictimUnits(ctx, prio, node);
   // Nothing to remove: the node's state would not change.
   if (units.empty()) return Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
   for (const auto& u : units) {
@@ -341,36 +382,42 @@ Status DefaultPreemption::SelectVictimsOnNode(Context& ctx, CycleState& state, c
   std::stable_sort(units.begin(), units.end(), [&](const Unit& a, const Unit& b) {
     return MoreImportantPod(*a.head, *b.head);
   });
-  // PodDisruptionBudgets: Phalanx has no PDB objects yet, so no unit violates one and
-  // every unit is "non-violating". When PDBs land, this is where upstream's
-  // filterPodsWithPDBViolation splits the (sorted) units, stably, into those whose eviction
-  // would take a matching PDB below its disruptionsAllowed (pods in DisruptedPods do not
-  // count) and the others; the violating ones are reprieved first and each of them that
-  // stays a victim adds to *num_pdb_violations.
-  std::vector<const Unit*> violating;
-  std::vector<const Unit*> non_violating;
-  for (const auto& u : units) non_violating.push_back(&u);
-
-  *num_pdb_violations = 0;
-  victims->clear();
-  auto reprieve = [&](const Unit& u, bool* fits) -> Status {
-    if (Status s = add_unit(u); !s.IsSuccess()) return s;
-    *fits = FitsWithNominatedPods(state, pod, node).IsSuccess();
-    if (!*fits) {
-      if (Status s = remove_unit(u); !s.IsSuccess()) return s;
-      victims->insert(victims->end(), u.local.begin(), u.local.end());
-      for (const auto& [ni, p] : u.remote) victims->push_back(p);
-    }
-    return Status::Success();
-  };
-  for (const Unit* u : violating) {
-    bool fits = false;
-    if (Status s = reprieve(*u, &fits); !s.IsSuccess()) return s;
-    if (!fits) *num_pdb_violations += static_cast<int64_t>(u->local.size() + u->remote.size());
+  // PodDisruptionBudgets (upstream filterPodsWithPDBViolation): the units whose eviction
+  // would take a budget below zero are reprieved first, so that they stay only when the
+  // preemptor cannot fit otherwise; each of them that stays a victim is a violation.
+  std::vector<std::vector<const api::Pod*>> unit_pods;
+  unit_pods.reserve(units.size());
+  for (const auto& u : units) {
+    auto& v = unit_pods.emplace_back();
+    for (const auto& p : u.local) v.push_back(&p->Pod());
+    for (const auto& [ni, p] : u.remote) v.push_back(&p->Pod());
   }
-  for (const Unit* u : non_violating) {
-    bool fits = false;
-    if (Status s = reprieve(*u, &fits); !s.IsSuccess()) return s;
+  const auto violations = PodDisruptionBudgetViolations(unit_pods, pdbs);
+  std::vector<size_t> order;  // violating units first, each group in importance order
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!violations[i].empty()) order.push_back(i);
+  }
+  const size_t num_violating = order.size();
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (violations[i].empty()) order.push_back(i);
+  }
+
+  std::vector<PodInfoPtr>* victims = &c->victims;
+  c->num_pdb_violations = 0;
+  c->pdb_violations.clear();
+  victims->clear();
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Unit& u = units[order[k]];
+    if (Status s = add_unit(u); !s.IsSuccess()) return s;
+    if (FitsWithNominatedPods(state, pod, node).IsSuccess()) continue;  // reprieved
+    if (Status s = remove_unit(u); !s.IsSuccess()) return s;
+    victims->insert(victims->end(), u.local.begin(), u.local.end());
+    for (const auto& [ni, p] : u.remote) victims->push_back(p);
+    if (k >= num_violating) continue;
+    c->num_pdb_violations += static_cast<int64_t>(unit_pods[order[k]].size());
+    std::string names;
+    for (const auto& key : violations[order[k]]) names += (names.empty() ? "" : ", ") + key;
+    for (const api::Pod* p : unit_pods[order[k]]) c->pdb_violations[p->Key()] = names;
   }
   // Most important first (a gang's members may interleave with other victims).
   std::stable_sort(victims->begin(), victims->end(), [&](const PodInfoPtr& a, const PodInfoPtr& b) {
@@ -388,6 +435,7 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
   // deterministic.
   const int32_t prio = handle_->PriorityOf(pod.Pod());
   Context ctx(*handle_, prio);
+  const std::vector<api::PodDisruptionBudgetPtr> pdbs = handle_->PodDisruptionBudgets();
   const size_t cap = num_candidates > 0 ? static_cast<size_t>(num_candidates) : 0;
   std::vector<Candidate> non_violating, violating;
   const size_t n = potential_nodes.size();
@@ -404,7 +452,7 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
     NodeInfo node = src;
     auto state_copy = state.Clone();
     Candidate c;
-    Status s = SelectVictimsOnNode(ctx, *state_copy, pod, node, &c.victims, &c.num_pdb_violations);
+    Status s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, &c);
     if (s.IsSuccess() && !c.victims.empty()) {
       c.node = node.name();
       auto& list = c.num_pdb_violations == 0 ? non_violating : violating;
@@ -501,8 +549,11 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& po
       if (absl::IsNotFound(s)) continue;  // already deleted
       if (!s.ok()) return Status::Error(std::string(s.message()));
     }
-    client.RecordEvent(v, "Normal", "Preempted",
-                       "Preempted by pod " + preemptor.metadata.uid + " on node " + c.node);
+    std::string msg = "Preempted by pod " + preemptor.metadata.uid + " on node " + c.node;
+    if (auto it = c.pdb_violations.find(v.Key()); it != c.pdb_violations.end()) {
+      msg += std::string(kPDBViolationNote) + it->second;
+    }
+    client.RecordEvent(v, "Normal", "Preempted", msg);
   }
   // Lower-priority pods nominated to this node may no longer fit there: clear their
   // nomination so that they look for another place sooner. Failures are not critical.

@@ -14,7 +14,8 @@
 //     absent code is Unschedulable). They are dry-run from a random offset
 //     (Handle::Random) in rotation until max(numNodes * minCandidateNodesPercentage / 100,
 //     minCandidateNodesAbsolute) (capped at numNodes) candidates were found and at least
-//     one of them violates no PodDisruptionBudget.
+//     one of them violates no PodDisruptionBudget (Handle::PodDisruptionBudgets(), read
+//     once per attempt; see PodDisruptionBudgetViolations).
 //  3. SelectVictimsOnNode, on a copy of the NodeInfo and a clone of the CycleState:
 //     remove every lower-priority pod (PreFilter RemovePod extensions), check that the pod
 //     fits (Filter, with higher-or-equal-priority nominated pods added as upstream's
@@ -45,7 +46,10 @@
 //    removal (together with every other eligible victim) still does not let the preemptor
 //    fit yields no candidate, and a gang whose removal is not needed is reprieved whole;
 //  - candidates count every member of a chosen gang as a victim: the highest priority,
-//    sum of priorities, number of victims and start times are taken over the whole gang.
+//    sum of priorities, number of victims and start times are taken over the whole gang;
+//  - PodDisruptionBudgets see each member: the unit is PDB-violating when some member's
+//    eviction violates a budget, and a violating unit that stays a victim adds all its
+//    members to num_pdb_violations.
 // Members of gangs that are not running (still gathering, or not in a gang) are ordinary
 // victims, as upstream.
 //
@@ -56,6 +60,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -89,12 +94,38 @@ struct DefaultPreemptionArgs {
 // range [0, 100]".
 framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework::PluginArgs args);
 
+// Appended to the "Preempted" event message of a victim whose eviction violates a
+// PodDisruptionBudget, followed by the budgets ("ns/name", comma-separated). Upstream's
+// message has no such note; Phalanx adds it so that a violation is visible on the victim
+// (the simulator counts these events).
+inline constexpr std::string_view kPDBViolationNote = "; violates PodDisruptionBudget ";
+
 // A node where the preemptor fits once `victims` are gone (upstream Candidate).
 struct Candidate {
   std::string node;
   std::vector<framework::PodInfoPtr> victims;  // most important first
+  // Victims whose eviction violates a PodDisruptionBudget (upstream
+  // Victims.NumPDBViolations), and for each such victim (by namespace/name) the budgets it
+  // violates, "ns/name" joined with ", ".
   int64_t num_pdb_violations = 0;
+  std::map<std::string, std::string> pdb_violations;
 };
+
+// upstream filterPodsWithPDBViolation (default_preemption.go), over victim units in
+// reprieve order (a unit: one pod, or every placed member of a running gang). For each
+// unit, the budgets ("ns/name", sorted) that evicting it, after every unit before it, takes
+// below zero: a PDB of the pod's namespace whose selector matches the pod's labels (a pod
+// without labels, and a nil or empty selector, match nothing) and that does not list the
+// pod in status.disruptedPods (its eviction was already counted) has its
+// status.disruptionsAllowed decremented once per such pod; the pod violates it when the
+// count drops below 0. An empty list: the unit violates no budget.
+// spec.unhealthyPodEvictionPolicy is not read, as upstream's scheduler does not read it
+// (checked against default_preemption.go, v1.20 to v1.34): the policy governs the eviction
+// API (pkg/registry/core/pod/storage/eviction.go), and preemption deletes its victims
+// directly.
+std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
+    const std::vector<std::vector<const api::Pod*>>& units,
+    const std::vector<api::PodDisruptionBudgetPtr>& pdbs);
 
 class DefaultPreemption final : public framework::PostFilterPlugin {
  public:
@@ -141,10 +172,13 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
  private:
   class Context;
   struct Unit;
+  // Fills c->victims, c->num_pdb_violations and c->pdb_violations (not c->node).
   framework::Status SelectVictimsOnNode(Context& ctx, framework::CycleState& state,
                                         const framework::PodInfo& pod, framework::NodeInfo& node,
-                                        std::vector<framework::PodInfoPtr>* victims,
-                                        int64_t* num_pdb_violations);
+                                        const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                                        Candidate* c);
+  // The lower-priority pods of `node` as victim units (a running gang's members together).
+  std::vector<Unit> CollectVictimUnits(Context& ctx, int32_t prio, const framework::NodeInfo& node);
   // Filter on `node` as if higher-or-equal-priority pods nominated to it were running
   // there (upstream RunFilterPluginsWithNominatedPods).
   framework::Status FitsWithNominatedPods(const framework::CycleState& state,

@@ -179,6 +179,7 @@ struct Harness {
     };
     o.random = [this](uint64_t n) { return n == 0 ? 0 : random_value % n; };
     o.services.Provide<gang::GangLedger>(&gangs);
+    o.pod_disruption_budgets = [this] { return pdbs; };
     auto f = framework::Framework::New(registry, prof, std::move(o));
     EXPECT_TRUE(f.ok()) << f.status().Message();
     fw = std::move(f).value();
@@ -231,6 +232,7 @@ struct Harness {
   uint64_t random_value = 0;
   gang::Manager gangs;
   FakeFilterState fake_filter;
+  std::vector<api::PodDisruptionBudgetPtr> pdbs;  // what Handle::PodDisruptionBudgets lists
   std::unique_ptr<framework::Framework> fw;
 };
 
@@ -1133,6 +1135,180 @@ TEST(DefaultPreemptionGangTest, GangMemberOnOtherNodeDoesNotFreeRoomHere) {
   auto cands = pl->DryRunPreemption(*state, *pod, nodes, 0, 1, &statuses, &errors);
   ASSERT_EQ(cands.size(), 1u);
   EXPECT_EQ(Names(cands[0].victims), std::vector<std::string>({"g1", "g2", "s1"}));
+}
+
+}  // namespace
+}  // namespace phalanx::plugins::defaultpreemption
+
+// ---- PodDisruptionBudgets (upstream TestDryRunPreemption's PDB cases) ----
+
+namespace phalanx::plugins::defaultpreemption {
+namespace {
+
+// A budget in namespace "default" selecting app=<app>, with the given status.
+api::PodDisruptionBudgetPtr Pdb(const std::string& name, const std::string& app, int32_t allowed,
+                                std::vector<std::string> disrupted = {}) {
+  api::PodDisruptionBudget pdb;
+  pdb.metadata.name = name;
+  pdb.metadata.namespace_ = "default";
+  pdb.spec.selector = api::LabelSelector{{{"app", app}}, {}};
+  pdb.status.disruptions_allowed = allowed;
+  for (auto& d : disrupted) pdb.status.disrupted_pods[d] = 1;
+  return std::make_shared<const api::PodDisruptionBudget>(std::move(pdb));
+}
+
+api::Pod App(const std::string& name, const std::string& app, int32_t prio, const Res& req,
+             const std::string& node) {
+  auto p = Pod(name, prio, req).NodeName(node).Obj();
+  p.metadata.namespace_ = "default";
+  if (!app.empty()) p.metadata.labels["app"] = app;
+  return p;
+}
+
+struct PdbDryRunCase {
+  std::string name;
+  std::vector<api::Pod> pods;
+  std::vector<api::PodDisruptionBudgetPtr> pdbs;
+  std::vector<std::string> want_victims;
+  int64_t want_violations;
+  int want_filter_calls;
+};
+
+TEST(DefaultPreemptionPDBTest, DryRunPreemption) {
+  const std::vector<PdbDryRunCase> cases = {
+      {"preemption with violation of same pdb",
+       {App("p1.1", "foo", kMid, kMedium, "node1"), App("p1.2", "foo", kMid, kMedium, "node1")},
+       {Pdb("pdb", "foo", 1)},
+       {"p1.1", "p1.2"},
+       1,
+       3},
+      {"preemption with violation of the pdb with pod whose eviction was processed, the victim "
+       "doesn't belong to DisruptedPods",
+       {App("p1.1", "foo", kMid, kMedium, "node1"), App("p1.2", "foo", kMid, kMedium, "node1")},
+       {Pdb("pdb", "foo", 1, {"p2"})},
+       {"p1.1", "p1.2"},
+       1,
+       3},
+      {"preemption with violation of the pdb with pod whose eviction was processed, the victim "
+       "belongs to DisruptedPods",
+       {App("p1.1", "foo", kMid, kMedium, "node1"), App("p1.2", "foo", kMid, kMedium, "node1")},
+       {Pdb("pdb", "foo", 1, {"p1.2"})},
+       {"p1.1", "p1.2"},
+       0,
+       3},
+      {"preemption with violation of the pdb with pod whose eviction was processed, the victim "
+       "which belongs to DisruptedPods is treated as 'nonViolating'",
+       {App("p1.1", "foo", kMid, kMedium, "node1"), App("p1.2", "foo", kMid, kMedium, "node1"),
+        App("p1.3", "foo", kMid, kMedium, "node1")},
+       {Pdb("pdb", "foo", 1, {"p1.3"})},
+       {"p1.1", "p1.2", "p1.3"},
+       1,
+       4},
+      {"a pdb of another namespace, or with an empty selector, protects nothing",
+       {App("p1.1", "foo", kMid, kMedium, "node1"), App("p1.2", "foo", kMid, kMedium, "node1")},
+       {[] {
+          auto p = std::make_shared<api::PodDisruptionBudget>(*Pdb("other", "foo", 0));
+          p->metadata.namespace_ = "other";
+          return api::PodDisruptionBudgetPtr(p);
+        }(),
+        [] {
+          auto p = std::make_shared<api::PodDisruptionBudget>(*Pdb("empty", "foo", 0));
+          p->spec.selector = api::LabelSelector{};
+          return api::PodDisruptionBudgetPtr(p);
+        }()},
+       {"p1.1", "p1.2"},
+       0,
+       3},
+      {"a pod without labels matches no pdb",
+       {App("p1.1", "", kMid, kMedium, "node1"), App("p1.2", "", kMid, kMedium, "node1")},
+       {Pdb("pdb", "foo", 0)},
+       {"p1.1", "p1.2"},
+       0,
+       3},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    Harness h({"FakeFilter", "NodeResourcesFit"});
+    h.pdbs = tc.pdbs;
+    h.SetCluster({MakeNode("node1")}, tc.pods);
+    auto pl = h.Plugin();
+    PodInfoPtr pod = PodInfo::Make(std::make_shared<api::Pod>(Pod("p", kHigh, kVeryLarge).Obj()));
+    auto state = h.PreFilter(*pod);
+    std::vector<std::pair<std::string, Status>> statuses;
+    std::vector<std::string> errors;
+    auto got = pl->DryRunPreemption(*state, *pod, h.lister.List(), 0, 1, &statuses, &errors);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(Names(got[0].victims), tc.want_victims);
+    EXPECT_EQ(got[0].num_pdb_violations, tc.want_violations);
+    EXPECT_EQ(static_cast<int64_t>(got[0].pdb_violations.size()), tc.want_violations);
+    EXPECT_EQ(h.fake_filter.calls, tc.want_filter_calls);
+    EXPECT_TRUE(errors.empty());
+  }
+}
+
+// A PDB-violating victim is reprieved first: of two equally important pods of which only
+// one must go, the unprotected one goes.
+TEST(DefaultPreemptionPDBTest, ViolatingVictimIsReprievedFirst) {
+  Harness h;
+  h.pdbs = {Pdb("db", "db", 0)};
+  // p1.1 is older (more important), so without the PDB it would be reprieved first and
+  // p1.2 (protected) evicted.
+  h.SetCluster({MakeNode("node1", kNodeRes)},
+               {WithStart(App("p1.1", "web", kMid, kSmall, "node1"), 1),
+                WithStart(App("p1.2", "db", kMid, kSmall, "node1"), 2)});
+  auto pl = h.Plugin();
+  PodInfoPtr pod = PodInfo::Make(std::make_shared<api::Pod>(Pod("p", kHigh, kSmall).Obj()));
+  auto state = h.PreFilter(*pod);
+  std::vector<std::pair<std::string, Status>> statuses;
+  std::vector<std::string> errors;
+  auto got = pl->DryRunPreemption(*state, *pod, h.lister.List(), 0, 1, &statuses, &errors);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(Names(got[0].victims), std::vector<std::string>{"p1.1"});
+  EXPECT_EQ(got[0].num_pdb_violations, 0);
+}
+
+// pickOneNodeForPreemption: fewest PDB violations first, even against a lower-priority
+// alternative; the violation is noted in the victim's Preempted event.
+TEST(DefaultPreemptionPDBTest, PostFilterPrefersTheNodeWithoutViolations) {
+  Harness h;
+  h.pdbs = {Pdb("db", "db", 0)};
+  h.SetCluster({MakeNode("node1", kNodeRes), MakeNode("node2", kNodeRes)},
+               {App("db-0", "db", kLow, kMedium, "node1"),
+                App("web-0", "web", kMid, kMedium, "node2")});
+  auto pl = h.Plugin();
+  PodInfoPtr pod = PodInfo::Make(std::make_shared<api::Pod>(Pod("p", kHigh, kMedium).Obj()));
+  auto state = h.PreFilter(*pod);
+  framework::PostFilterResult result;
+  Status s = pl->PostFilter(*state, *pod,
+                            h.Statuses({{"node1", Code::kUnschedulable},
+                                        {"node2", Code::kUnschedulable}}),
+                            &result);
+  ASSERT_TRUE(s.IsSuccess()) << s.ToString();
+  EXPECT_EQ(result.nominated_node_name, "node2");
+  EXPECT_EQ(h.client.deleted, std::vector<std::string>{"default/web-0"});
+
+  // With the unprotected node gone, the budget is violated and the event says so.
+  Harness h2;
+  h2.pdbs = h.pdbs;
+  h2.SetCluster({MakeNode("node1", kNodeRes)}, {App("db-0", "db", kLow, kMedium, "node1")});
+  auto pl2 = h2.Plugin();
+  auto state2 = h2.PreFilter(*pod);
+  s = pl2->PostFilter(*state2, *pod, h2.Statuses({{"node1", Code::kUnschedulable}}), &result);
+  ASSERT_TRUE(s.IsSuccess()) << s.ToString();
+  EXPECT_EQ(result.nominated_node_name, "node1");
+  ASSERT_EQ(h2.client.events.size(), 1u);
+  EXPECT_EQ(h2.client.events[0],
+            "Preempted: Preempted by pod p on node node1; violates PodDisruptionBudget default/db");
+}
+
+TEST(DefaultPreemptionPDBTest, PodDisruptionBudgetViolationsCountsAcrossUnits) {
+  const api::Pod a = App("a", "db", 0, {}, "n"), b = App("b", "db", 0, {}, "n"),
+                 c = App("c", "db", 0, {}, "n");
+  // disruptionsAllowed 1: the first pod uses it up; the second and third violate.
+  auto v = PodDisruptionBudgetViolations({{&a}, {&b, &c}}, {Pdb("db", "db", 1), Pdb("x", "x", 0)});
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_TRUE(v[0].empty());
+  EXPECT_EQ(v[1], std::vector<std::string>{"default/db"});
 }
 
 }  // namespace
