@@ -1385,12 +1385,13 @@ TEST(DefaultPreemptionPDBTest, PodCanBeMadeSchedulableOnMinHighestPriorityNode) 
   EXPECT_EQ(result.nominated_node_name, "node2");
 }
 
-// metav1.LabelSelectorAsSelector fails on an invalid selector (here NotIn without values)
-// and filterPodsWithPDBViolation skips the budget.
+// metav1.LabelSelectorAsSelector fails on an invalid selector (here NotIn with a value that
+// is no label value, which labels.NewRequirement rejects) and filterPodsWithPDBViolation
+// skips the budget. (Malformed operators and value counts already never match.)
 TEST(DefaultPreemptionPDBTest, InvalidSelectorMatchesNothing) {
   const api::Pod a = App("a", "db", 0, {}, "n");
   api::PodDisruptionBudget pdb = *Pdb("bad", "db", 0);
-  pdb.spec.selector = api::LabelSelector{{}, {{"app", "NotIn", {}}}};
+  pdb.spec.selector = api::LabelSelector{{}, {{"app", "NotIn", {"not a label value!"}}}};
   auto v = PodDisruptionBudgetViolations(
       {{&a}}, {std::make_shared<const api::PodDisruptionBudget>(std::move(pdb))});
   ASSERT_EQ(v.size(), 1u);
