@@ -137,6 +137,21 @@ TEST(TopologyPlacementTest, PreferredBlockUnsatisfiableRackWithFewestStrandedGpu
   for (const auto& [pod, rack] : racks) EXPECT_EQ(rack, "r2") << pod;
 }
 
+// Preferred level only (no required one): when no block fits, the next level up (rack) is
+// tried before the whole cluster — the gang is not spread over both racks.
+TEST(TopologyPlacementTest, PreferredBlockOnlyFallsBackToOneRackNotTheCluster) {
+  Env env;
+  std::string y = Cluster() + kTopology + KaiPodGroup("spill", 4, "dc", "", "block");
+  y += Running("n12", 2) + Running("n13", 4) + Running("n14", 6);
+  y += Running("n22", 4) + Running("n23", 4) + Running("n24", 4);
+  for (int i = 0; i < 4; ++i) y += Member("spill-" + std::to_string(i), "spill", 4);
+  env.Apply(y);
+  env.RunUntilIdle();
+  auto racks = Placement(env, "spill", "rack");
+  ASSERT_EQ(racks.size(), 4u);
+  for (const auto& [pod, rack] : racks) EXPECT_EQ(rack, "r2") << pod;
+}
+
 // Bin-packing on the first criterion: a 2 x 8-GPU gang, rack required, block preferred.
 //   r1: {n11 8, n12 7} {n13 8, n14 5}: 28 free, fits, 12 left
 //   r2: {n21 8, n22 0} {n23 8, n24 0}: 16 free, fits, 0 left  -> the tightest
