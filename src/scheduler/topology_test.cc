@@ -2,6 +2,7 @@
 // (kai.scheduler/v1alpha1, levels rack > block) referenced by a KAI PodGroup's
 // topologyConstraint, on the in-process Store with a virtual clock.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <iostream>
 #include <map>
@@ -242,6 +243,25 @@ TEST(TopologyPlacementTest, LevelNotInTopologyIsReported) {
   EXPECT_NE(Condition(env, "odd-0").find("required level \"zone\" is not a level of topology \"dc\" (rack, block)"),
             std::string::npos)
       << Condition(env, "odd-0");
+}
+
+// GangScheduling's Permit mode places members pod by pod and cannot keep a gang inside a
+// domain: the constraint is reported on the members, never dropped.
+TEST(TopologyPlacementTest, PermitModeReportsTheConstraintInsteadOfIgnoringIt) {
+  auto cfg = config::DefaultConfiguration();
+  config::PluginConfig pc;
+  pc.name = "GangScheduling";
+  pc.args = std::make_shared<YAML::Node>(YAML::Load("{mode: Permit}"));
+  cfg.profiles[0].plugin_config.push_back(pc);
+  Env env(SchedulerTestOptions{cfg});
+  std::string y = Cluster() + kTopology + KaiPodGroup("permit", 2, "dc", "rack", "");
+  for (int i = 0; i < 2; ++i) y += Member("permit-" + std::to_string(i), "permit", 8);
+  env.Apply(y);
+  env.RunUntilIdle();
+  EXPECT_TRUE(Placement(env, "permit", "rack").empty());
+  EXPECT_NE(Condition(env, "permit-0").find("topology constraints need GangScheduling mode Transactional"),
+            std::string::npos)
+      << Condition(env, "permit-0");
 }
 
 TEST(TopologyCandidateTest, OrderIsFreeGpusThenCpuThenStrandedThenName) {

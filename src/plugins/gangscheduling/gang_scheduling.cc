@@ -181,7 +181,17 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
   if (Status s = CheckSubGroupMembership(*gangs, *ref, *pod.pod); !s.IsSuccess()) return s;
-  if (mode_ != Mode::kTransactional) return Status::Success();
+  if (mode_ != Mode::kTransactional) {
+    // Permit mode places members pod by pod: a topology constraint cannot be kept there,
+    // and is reported rather than ignored.
+    auto summary = gangs->SummaryOf(ref->key);
+    if (summary && summary->spec && !summary->spec->topology.empty()) {
+      return Status::UnschedulableAndUnresolvable(
+          "pod group " + ref->key +
+          ": topology constraints need GangScheduling mode Transactional (the PodGroup cycle)");
+    }
+    return Status::Success();
+  }
   // A satisfied gang's remaining members schedule alone (Koordinator's "after gang").
   if (gangs->Satisfied(ref->key)) return Status::Success();
   for (const auto& key : gangs->GroupOf(ref->key)) {
