@@ -51,9 +51,9 @@ std::vector<ResourceType> OptionalObjectResources() {
       // a Topology stays pending with `topology "x" not found` (gang/topology.h).
       Obj("kai.scheduler", "topologies", "Topology"),
       Obj("kueue.x-k8s.io", "topologies", "Topology"),
-      Obj("scheduling.k8s.io", "workloads", "Workload"),        // 1.35+ Workload API
-      Obj("scheduling.k8s.io", "podgroups", "PodGroup"),        // 1.36+
-      Obj("batch", "jobs", "Job"),                              // PodGrouper owners
+      Obj("scheduling.k8s.io", "workloads", "Workload"),  // 1.35+ Workload API
+      Obj("scheduling.k8s.io", "podgroups", "PodGroup"),  // 1.36+
+      Obj("batch", "jobs", "Job"),                        // PodGrouper owners
       Obj("jobset.x-k8s.io", "jobsets", "JobSet"),
       Obj("kubeflow.org", "pytorchjobs", "PyTorchJob"),
       Obj("kubeflow.org", "mpijobs", "MPIJob"),

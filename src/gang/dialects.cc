@@ -1142,7 +1142,8 @@ std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions&
 }
 
 bool IsTopologyObject(const api::Unstructured& obj) {
-  return obj.kind == "Topology" && (obj.Group() == "kai.scheduler" || obj.Group() == "kueue.x-k8s.io");
+  return obj.kind == "Topology" &&
+         (obj.Group() == "kai.scheduler" || obj.Group() == "kueue.x-k8s.io");
 }
 
 Topology TopologyFromObject(const api::Unstructured& obj) {

@@ -40,23 +40,51 @@ TEST(ResolvePlacementLevelsTest, Table) {
     std::string error;  // substring; "" = success
   };
   const std::vector<Case> cases = {
-      {"PreferredThenEachLevelUpToRequired", Tc("dc", "zone", "block"), &dc,
-       {"block", "rack", "zone"}, true, ""},
+      {"PreferredThenEachLevelUpToRequired",
+       Tc("dc", "zone", "block"),
+       &dc,
+       {"block", "rack", "zone"},
+       true,
+       ""},
       {"PreferredEqualsRequired", Tc("dc", "rack", "rack"), &dc, {"rack"}, true, ""},
       {"RequiredOnly", Tc("dc", "rack", ""), &dc, {"rack"}, true, ""},
-      {"PreferredOnlyClimbsToTheTopThenCluster", Tc("dc", "", "block"), &dc,
-       {"block", "rack", "zone"}, false, ""},
-      {"NoTopologyObjectUsesTheNamedLevels", Tc("", "rack", "block"), nullptr,
-       {"block", "rack"}, true, ""},
+      {"PreferredOnlyClimbsToTheTopThenCluster",
+       Tc("dc", "", "block"),
+       &dc,
+       {"block", "rack", "zone"},
+       false,
+       ""},
+      {"NoTopologyObjectUsesTheNamedLevels",
+       Tc("", "rack", "block"),
+       nullptr,
+       {"block", "rack"},
+       true,
+       ""},
       {"NoTopologyObjectPreferredOnly", Tc("", "", "zone"), nullptr, {"zone"}, false, ""},
-      {"TopologyMissing", Tc("dc", "rack", ""), nullptr, {}, false,
+      {"TopologyMissing",
+       Tc("dc", "rack", ""),
+       nullptr,
+       {},
+       false,
        "topology \"dc\" not found (kai.scheduler/v1alpha1 Topology)"},
-      {"RequiredLevelMissing", Tc("dc", "row", ""), &dc, {}, false,
+      {"RequiredLevelMissing",
+       Tc("dc", "row", ""),
+       &dc,
+       {},
+       false,
        "required level \"row\" is not a level of topology \"dc\" (zone, rack, block, "
        "kubernetes.io/hostname)"},
-      {"PreferredLevelMissing", Tc("dc", "", "row"), &dc, {}, false,
+      {"PreferredLevelMissing",
+       Tc("dc", "", "row"),
+       &dc,
+       {},
+       false,
        "preferred level \"row\" is not a level"},
-      {"PreferredAboveRequired", Tc("dc", "block", "zone"), &dc, {}, false,
+      {"PreferredAboveRequired",
+       Tc("dc", "block", "zone"),
+       &dc,
+       {},
+       false,
        "preferred level \"zone\" is above required level \"block\" in topology \"dc\""},
   };
   for (const auto& tc : cases) {
@@ -91,8 +119,10 @@ TEST(TopologyObjectTest, ParsesLevelsTopToBottomAndRejectsBadOnes) {
   EXPECT_EQ(t.levels, (std::vector<std::string>{"rack", "block"}));
   EXPECT_EQ(t.invalid, "");
 
-  auto empty = Object("apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: e}\nspec: {}\n");
-  EXPECT_EQ(TopologyFromObject(*empty).invalid, "Topology e: spec.levels: must have at least 1 item");
+  auto empty =
+      Object("apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: e}\nspec: {}\n");
+  EXPECT_EQ(TopologyFromObject(*empty).invalid,
+            "Topology e: spec.levels: must have at least 1 item");
   auto dup = Object(
       "apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: d}\n"
       "spec:\n  levels: [{nodeLabel: rack}, {nodeLabel: rack}]\n");
@@ -120,7 +150,8 @@ TEST(TopologyDialectTest, VolcanoHardNetworkTopologyIsUnsupportedSoftIsNot) {
   auto pg = [](const std::string& nt) {
     return Object(
         "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: v, "
-        "namespace: ml}\nspec: {minMember: 2, networkTopology: " + nt + "}\n");
+        "namespace: ml}\nspec: {minMember: 2, networkTopology: " +
+        nt + "}\n");
   };
   auto hard = SpecsFromObject(*pg("{mode: hard, highestTierAllowed: 2}"));
   ASSERT_EQ(hard.size(), 1u);

@@ -113,8 +113,7 @@ PodGroupPlacement PodGroupAlgorithm::Run() {
         break;
       }
     }
-    out.reject_reason =
-        topo ? PlaceInTopology(*topo, &out) : PlaceMembers(nullptr, &out.placed);
+    out.reject_reason = topo ? PlaceInTopology(*topo, &out) : PlaceMembers(nullptr, &out.placed);
   }
   out.batched = batched_;
   return out;
@@ -252,9 +251,11 @@ void PodGroupAlgorithm::MeasureDomain(const std::set<std::string>& nodes,
   for (const auto& name : nodes) {
     const framework::NodeInfo* ni = sched_.snapshot().Get(name);
     if (!ni) continue;
-    const int64_t gpus = std::max<int64_t>(0, ni->allocatable().Scalar(kGpu) - ni->requested().Scalar(kGpu));
+    const int64_t gpus =
+        std::max<int64_t>(0, ni->allocatable().Scalar(kGpu) - ni->requested().Scalar(kGpu));
     c->free_gpus += gpus;
-    c->free_milli_cpu += std::max<int64_t>(0, ni->allocatable().milli_cpu - ni->requested().milli_cpu);
+    c->free_milli_cpu +=
+        std::max<int64_t>(0, ni->allocatable().milli_cpu - ni->requested().milli_cpu);
     if (gpus > 0 && gpus < smallest_gpu_member_) c->stranded_gpus += gpus;
   }
 }
@@ -287,8 +288,8 @@ int PodGroupAlgorithm::ScoreLevel(const std::string& level,
     out->topology_candidates.push_back(std::move(c));
     const int idx = static_cast<int>(out->topology_candidates.size()) - 1;
     if (out->topology_candidates[idx].fits &&
-        (best < 0 || BetterTopologyCandidate(out->topology_candidates[idx],
-                                             out->topology_candidates[best]))) {
+        (best < 0 ||
+         BetterTopologyCandidate(out->topology_candidates[idx], out->topology_candidates[best]))) {
       best = idx;
     }
   }

@@ -55,9 +55,11 @@ std::string KaiPodGroup(const std::string& name, int min, const std::string& top
 // A member of KAI pod group `group` asking 1 cpu and `gpus` GPUs.
 std::string Member(const std::string& name, const std::string& group, int gpus) {
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-         "\n  namespace: ml\n  labels: {gang: " + group + "}\n  annotations: {pod-group-name: " +
-         group + "}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: "
-         "\"1\", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}}}]\n---\n";
+         "\n  namespace: ml\n  labels: {gang: " + group +
+         "}\n  annotations: {pod-group-name: " + group +
+         "}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: "
+         "\"1\", nvidia.com/gpu: \"" +
+         std::to_string(gpus) + "\"}}}]\n---\n";
 }
 
 // A running pod already bound to `node`, holding `gpus` GPUs and 1 cpu.
@@ -65,7 +67,8 @@ std::string Running(const std::string& node, int gpus) {
   return "apiVersion: v1\nkind: Pod\nmetadata: {name: busy-" + node +
          ", namespace: default}\nspec:\n  nodeName: " + node +
          "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"1\", "
-         "nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}}}]\n---\n";
+         "nvidia.com/gpu: \"" +
+         std::to_string(gpus) + "\"}}}]\n---\n";
 }
 
 // Node -> rack / block of every bound member of `group`.
@@ -202,8 +205,9 @@ TEST(TopologyPlacementTest, RequiredRackUnsatisfiableBindsNothingAndNamesTheLeve
   EXPECT_EQ(env.sched->cache().AssumedPodCount(), 0u);
   for (int i = 0; i < 3; ++i) {
     const std::string c = Condition(env, "big-" + std::to_string(i));
-    EXPECT_NE(c.find("required topology level \"rack\" (topology dc): no rack domain fits the gang"),
-              std::string::npos)
+    EXPECT_NE(
+        c.find("required topology level \"rack\" (topology dc): no rack domain fits the gang"),
+        std::string::npos)
         << c;
     EXPECT_NE(c.find("rack=r2: pod group ml/big"), std::string::npos) << c;
     EXPECT_NE(c.find("2 of 3 pending members fit, 3 needed"), std::string::npos) << c;
@@ -220,8 +224,9 @@ TEST(TopologyPlacementTest, MissingTopologyKeepsMembersPendingUntilItExists) {
   env.Apply(y);
   env.RunUntilIdle();
   EXPECT_TRUE(Placement(env, "wait", "rack").empty());
-  EXPECT_NE(Condition(env, "wait-0").find("topology \"dc\" not found (kai.scheduler/v1alpha1 Topology)"),
-            std::string::npos)
+  EXPECT_NE(
+      Condition(env, "wait-0").find("topology \"dc\" not found (kai.scheduler/v1alpha1 Topology)"),
+      std::string::npos)
       << Condition(env, "wait-0");
   env.Apply(kTopology);
   env.clock.Advance(60 * api::kNanosPerSecond);
@@ -240,7 +245,8 @@ TEST(TopologyPlacementTest, LevelNotInTopologyIsReported) {
   env.Apply(y);
   env.RunUntilIdle();
   EXPECT_TRUE(Placement(env, "odd", "rack").empty());
-  EXPECT_NE(Condition(env, "odd-0").find("required level \"zone\" is not a level of topology \"dc\" (rack, block)"),
+  EXPECT_NE(Condition(env, "odd-0")
+                .find("required level \"zone\" is not a level of topology \"dc\" (rack, block)"),
             std::string::npos)
       << Condition(env, "odd-0");
 }
@@ -259,7 +265,8 @@ TEST(TopologyPlacementTest, PermitModeReportsTheConstraintInsteadOfIgnoringIt) {
   env.Apply(y);
   env.RunUntilIdle();
   EXPECT_TRUE(Placement(env, "permit", "rack").empty());
-  EXPECT_NE(Condition(env, "permit-0").find("topology constraints need GangScheduling mode Transactional"),
+  EXPECT_NE(Condition(env, "permit-0")
+                .find("topology constraints need GangScheduling mode Transactional"),
             std::string::npos)
       << Condition(env, "permit-0");
 }
