@@ -291,9 +291,22 @@ int PodGroupAlgorithm::ScoreLevel(const std::string& level,
         (best < 0 ||
          BetterTopologyCandidate(out->topology_candidates[idx], out->topology_candidates[best]))) {
       best = idx;
+      // Keep the trial itself (hosts, cycle states): placing again could break ties
+      // differently (selectHost's RNG) and need not reproduce what was scored.
+      best_members_ = members_;
+      best_placed_ = placed;
     }
   }
   return best;
+}
+
+void PodGroupAlgorithm::RestoreBestTrial(std::vector<int32_t>* placed) {
+  for (size_t i = 0; i < members_.size(); ++i) members_[i] = std::move(best_members_[i]);
+  best_members_.clear();
+  *placed = std::move(best_placed_);
+  for (const auto& m : members_) {
+    if (m.placed) sched_.snapshot().AddPodToView(m.assumed);
+  }
 }
 
 std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupUnit& unit,
@@ -317,7 +330,8 @@ std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupUnit& un
     if (best >= 0) {
       const TopologyCandidate& c = out->topology_candidates[static_cast<size_t>(best)];
       out->topology_domain = c.level + "=" + c.domain;
-      return PlaceMembers(&domains.at(c.domain), &out->placed);  // the trial, again
+      RestoreBestTrial(&out->placed);
+      return "";
     }
     level_reason = "no " + level + " domain fits the gang (";
     for (size_t i = first; i < out->topology_candidates.size(); ++i) {
