@@ -115,10 +115,11 @@ class PodGroupAlgorithm {
   // first, every domain of the level is a candidate: the gang is placed inside it on the
   // view, scored (TopologyCandidate), and reverted; the best candidate that fits wins and its
   // trial is put back on the view. Cost: one trial placement per domain whose free capacity
-  // is not below the gang's minimum (MinimumDemand), for each level tried. No domain of the level fits: the next level up. No level fits: the whole
-  // cluster, unless the last level is required — then the reason names that level, e.g.
-  // `required topology level "rack" (topology cluster-topology): no rack domain fits the
-  // gang (rack=r1: pod group ml/train: 2 of 4 pending members fit, 4 needed; ...)`.
+  // is not below the gang's minimum (MinimumDemand), for each level tried. No domain of the
+  // level fits: the next level up. No level fits: the whole cluster, unless the last level is
+  // required — then the reason names that level, e.g. `required topology level "rack"
+  // (topology cluster-topology): no rack domain fits the gang (rack=r1: pod group ml/train:
+  // 2 of 4 pending members fit, 4 needed; ...)`.
   std::string PlaceInTopology(const framework::PodGroupUnit& unit, PodGroupPlacement* out);
   // Scores every domain of `level` (label value -> node names) into out->topology_candidates;
   // returns the index there of the best one that fits, or -1, keeping its trial in
@@ -140,9 +141,9 @@ class PodGroupAlgorithm {
   const framework::PodGroupPlan& plan_;
   std::vector<PodGroupMember>& members_;
   int64_t batched_ = 0;
-  int64_t smallest_gpu_member_ = 0;
+  int64_t smallest_gpu_member_ = 0;  // smallest whole-GPU request among members (0 = none)
   std::vector<PodGroupMember> best_members_;  // ScoreLevel's best trial so far
-  std::vector<int32_t> best_placed_;  // smallest whole-GPU request among members (0 = none)
+  std::vector<int32_t> best_placed_;          // and its members placed per unit
 };
 
 }  // namespace phalanx::scheduler
