@@ -46,9 +46,14 @@ std::vector<ResourceType> OptionalObjectResources() {
       Obj("scheduling.sigs.k8s.io", "podgroups", "PodGroup"),   // Coscheduling (legacy)
       Obj("scheduling.volcano.sh", "podgroups", "PodGroup"),    // Volcano
       Obj("scheduling.run.ai", "podgroups", "PodGroup"),        // KAI
-      Obj("scheduling.k8s.io", "workloads", "Workload"),        // 1.35+ Workload API
-      Obj("scheduling.k8s.io", "podgroups", "PodGroup"),        // 1.36+
-      Obj("batch", "jobs", "Job"),                              // PodGrouper owners
+      // KAI Topology (cluster-scoped; levels of a PodGroup's topologyConstraint), and the
+      // Kueue Topology that KAI read before it had its own. Not served: a PodGroup naming
+      // a Topology stays pending with `topology "x" not found` (gang/topology.h).
+      Obj("kai.scheduler", "topologies", "Topology"),
+      Obj("kueue.x-k8s.io", "topologies", "Topology"),
+      Obj("scheduling.k8s.io", "workloads", "Workload"),  // 1.35+ Workload API
+      Obj("scheduling.k8s.io", "podgroups", "PodGroup"),  // 1.36+
+      Obj("batch", "jobs", "Job"),                        // PodGrouper owners
       Obj("jobset.x-k8s.io", "jobsets", "JobSet"),
       Obj("kubeflow.org", "pytorchjobs", "PyTorchJob"),
       Obj("kubeflow.org", "mpijobs", "MPIJob"),

@@ -219,8 +219,13 @@ struct PodGroupUnit {
   std::vector<std::string> pending_pods;
   bool has_min_resources = false;
   api::Resource min_resources;  // checked against the cluster's free capacity first
-  std::string topology_key;     // keep the gang in one domain of this node label
+  // Topology-aware placement (multi-level; src/gang/topology.h): node label keys, narrowest
+  // first (the preferred level, then each level above it). The cycle keeps the gang inside
+  // the best-scored domain of the first level where one fits; `topology_required`: the last
+  // level is hard (no fallback to the whole cluster). Empty: no topology.
+  std::vector<std::string> topology_levels;
   bool topology_required = false;
+  std::string topology_name;  // the KAI Topology object, for messages ("" = none)
   // Nested quorums (KAI subGroups, Volcano minTaskMember; src/gang/subgroups.h): given the
   // keys of the pending_pods placed in this cycle, "" when they and the members already
   // assumed or bound meet every subgroup's minimum, else the short subgroup, e.g.

@@ -27,12 +27,14 @@
 //   timeout. Which shape a Workload has is decided by its fields, not its version.
 // Volcano (volcano.sh/apis scheduling/v1beta1): PodGroup {spec.minMember,
 //   spec.minTaskMember{task: n}, spec.queue (default "default"), spec.priorityClassName,
-//   spec.minResources}; pods annotate scheduling.k8s.io/group-name (or the alias
+//   spec.minResources, spec.networkTopology{mode, highestTierAllowed, highestTierName}};
+//   pods annotate scheduling.k8s.io/group-name (or the alias
 //   scheduling.volcano.sh/group-name), and name their task with volcano.sh/task-spec
 //   (minTaskMember quorums: subgroups.h).
 // KAI (pkg/apis/scheduling/v2alpha2): PodGroup {spec.minMember (>= 1, optional when
 //   minSubGroup is used), spec.minSubGroup, spec.queue, spec.priorityClassName,
-//   spec.topologyConstraint{requiredTopologyLevel, preferredTopologyLevel, topology},
+//   spec.topologyConstraint{requiredTopologyLevel, preferredTopologyLevel, topology} (the
+//   topology names a cluster-scoped kai.scheduler/v1alpha1 Topology{spec.levels[].nodeLabel}),
 //   spec.subGroups[]{name, minMember, minSubGroup, parent}}; pods annotate pod-group-name
 //   and name their subgroup with label kai.scheduler/subgroup-name (quorums: subgroups.h);
 //   queue label kai.scheduler/queue.
@@ -408,6 +410,24 @@ PodGroupSpec CoschedulingSpec(const api::Unstructured& obj) {
 
 // ---- Volcano ----
 
+// Volcano spec.networkTopology{mode: hard|soft (default hard), highestTierAllowed,
+// highestTierName} (volcano.sh/apis pkg/apis/scheduling/v1beta1/types.go
+// NetworkTopologySpec) refers to HyperNode objects (topology.volcano.sh/v1alpha1), whose
+// tiers Phalanx does not build: a hard constraint keeps the gang pending with this reason
+// rather than placing it across tiers; soft is best effort in Volcano too and is placed
+// without the constraint.
+void VolcanoNetworkTopology(const YAML::Node& nt, PodGroupSpec* s) {
+  if (!Present(nt)) return;
+  std::string mode = Str(nt, "mode");
+  if (mode.empty()) mode = "hard";
+  if (mode == "soft") return;
+  std::string tier = Str(nt, "highestTierName");
+  if (tier.empty()) tier = Str(nt, "highestTierAllowed");
+  s->topology.unsupported = "spec.networkTopology: mode " + Quote(mode) +
+                            (tier.empty() ? "" : " with highest tier " + Quote(tier)) +
+                            " needs Volcano HyperNode tiers, which Phalanx does not support";
+}
+
 PodGroupSpec VolcanoSpec(const api::Unstructured& obj) {
   PodGroupSpec s = ObjectSpec(obj, Dialect::kVolcano);
   Errors errs(s.source);
@@ -418,6 +438,7 @@ PodGroupSpec VolcanoSpec(const api::Unstructured& obj) {
   if (s.queue.empty()) s.queue = "default";  // Volcano's default queue
   s.priority_class_name = Str(spec, "priorityClassName");
   s.match_policy = MatchPolicy::kWaitingAndRunning;
+  VolcanoNetworkTopology(Child(spec, "networkTopology"), &s);
   const YAML::Node tasks = Child(spec, "minTaskMember");
   if (Present(tasks)) {
     if (!tasks.IsMap()) {
@@ -478,16 +499,13 @@ int64_t KaiQuorum(const std::vector<KaiSubGroup>& all, const std::string& parent
   return sum;
 }
 
+// KAI spec.topologyConstraint{topology, requiredTopologyLevel, preferredTopologyLevel}
+// (pkg/apis/scheduling/v2alpha2/podgroup_types.go TopologyConstraint); the levels are
+// resolved against the named Topology at planning time (topology.h).
 void KaiTopology(const YAML::Node& tc, PodGroupSpec* s) {
-  const std::string required = Str(tc, "requiredTopologyLevel");
-  const std::string preferred = Str(tc, "preferredTopologyLevel");
-  if (!required.empty()) {
-    s->topology_key = required;
-    s->topology_required = true;
-  } else if (!preferred.empty()) {
-    s->topology_key = preferred;
-    s->topology_required = false;
-  }
+  s->topology.topology = Str(tc, "topology");
+  s->topology.required_level = Str(tc, "requiredTopologyLevel");
+  s->topology.preferred_level = Str(tc, "preferredTopologyLevel");
 }
 
 PodGroupSpec KaiSpec(const api::Unstructured& obj) {
@@ -622,8 +640,7 @@ void UpstreamTopology(const YAML::Node& constraints, PodGroupSpec* s) {
   if (!Present(tcs) || !tcs.IsSequence() || tcs.size() == 0) return;
   const std::string key = Str(tcs[0], "topologyKey");
   if (key.empty()) return;
-  s->topology_key = key;
-  s->topology_required = true;  // "All pods within the PodGroup must be colocated"
+  s->topology.required_level = key;  // "All pods within the PodGroup must be colocated"
 }
 
 void UpstreamDefaults(PodGroupSpec* s) {
@@ -1092,12 +1109,14 @@ void ApplyTopologyAnnotations(const std::map<std::string, std::string>& annotati
                               const std::string& what, PodGroupSpec* s) {
   auto k = annotations.find(kTopologyKeyAnnotation);
   if (k == annotations.end()) return;
-  s->topology_key = k->second;
-  s->topology_required = true;
+  s->topology.topology.clear();
+  s->topology.required_level = k->second;
+  s->topology.preferred_level.clear();
   auto p = annotations.find(kTopologyPolicyAnnotation);
   if (p != annotations.end()) {
     if (p->second == "Preferred") {
-      s->topology_required = false;
+      s->topology.preferred_level = k->second;
+      s->topology.required_level.clear();
     } else if (p->second != "Required") {
       s->invalid = what + ": metadata.annotations[" + kTopologyPolicyAnnotation +
                    "]: Unsupported value: \"" + p->second +
@@ -1120,6 +1139,39 @@ std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions&
     // that we can derive.
     return std::nullopt;
   }
+}
+
+bool IsTopologyObject(const api::Unstructured& obj) {
+  return obj.kind == "Topology" &&
+         (obj.Group() == "kai.scheduler" || obj.Group() == "kueue.x-k8s.io");
+}
+
+Topology TopologyFromObject(const api::Unstructured& obj) {
+  Topology t;
+  t.name = obj.metadata.name;
+  Errors errs("Topology " + t.name);
+  try {
+    const YAML::Node levels = Child(Child(Root(obj), "spec"), "levels");
+    if (!Present(levels) || !levels.IsSequence() || levels.size() == 0) {
+      errs.Add("spec.levels", "must have at least 1 item");
+    } else {
+      for (size_t i = 0; i < levels.size(); ++i) {
+        const std::string label = Str(levels[i], "nodeLabel");
+        const std::string path = "spec.levels[" + std::to_string(i) + "].nodeLabel";
+        if (label.empty()) {
+          errs.Add(path, "required");
+        } else if (std::find(t.levels.begin(), t.levels.end(), label) != t.levels.end()) {
+          errs.Add(path, "must be unique, " + Quote(label) + " repeats");  // KAI's CEL rule
+        } else {
+          t.levels.push_back(label);
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    errs.Add("spec", std::string("malformed object: ") + e.what());
+  }
+  t.invalid = errs.Summary();
+  return t;
 }
 
 bool IsGangObject(const api::Unstructured& obj) {

@@ -41,6 +41,14 @@ std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions&
 // Workload of scheduling.k8s.io).
 bool IsGangObject(const api::Unstructured& obj);
 
+// True for a KAI Topology (kind Topology of group kai.scheduler; also kueue.x-k8s.io, the
+// Kueue Topology that KAI read before it had its own, KAI docs/topology/README.md).
+bool IsTopologyObject(const api::Unstructured& obj);
+// Its levels, top → bottom. Never throws: a missing or empty spec.levels, an item without
+// nodeLabel or a repeated label sets `invalid`
+// (e.g. "Topology t: spec.levels: must have at least 1 item").
+Topology TopologyFromObject(const api::Unstructured& obj);
+
 // Specs defined by a gang object: one for a PodGroup; one per spec.podGroups[] entry of a
 // 1.35 Workload (only those with policy.gang; policy.basic groups are not gangs); for
 // 1.36+ a Workload yields templates only (pods reference PodGroup objects), a PodGroup

@@ -939,8 +939,9 @@ spec:
                .check = [](const std::vector<PodGroupSpec>& s) {
                  EXPECT_EQ(s[0].queue, "research");
                  EXPECT_EQ(s[0].priority_class_name, "train");
-                 EXPECT_EQ(s[0].topology_key, "cloud.provider.com/rack");
-                 EXPECT_TRUE(s[0].topology_required);
+                 EXPECT_EQ(s[0].topology.topology, "cluster-topology");
+                 EXPECT_EQ(s[0].topology.required_level, "cloud.provider.com/rack");
+                 EXPECT_EQ(s[0].topology.preferred_level, "");
                  ASSERT_EQ(s[0].sub_groups.size(), 3u);
                  EXPECT_EQ(s[0].sub_groups[2].name, "workers-a");
                  EXPECT_EQ(s[0].sub_groups[2].parent, "workers");
@@ -967,8 +968,8 @@ spec:
                .min_member = 9,  // 2 of 3 worker replicas (4 each) + the driver
                .check = [](const std::vector<PodGroupSpec>& s) {
                  EXPECT_EQ(s[0].queue, "team-queue");
-                 EXPECT_EQ(s[0].topology_key, "zone");
-                 EXPECT_FALSE(s[0].topology_required);
+                 EXPECT_EQ(s[0].topology.preferred_level, "zone");
+                 EXPECT_EQ(s[0].topology.required_level, "");
                  EXPECT_EQ(s[0].sub_groups[0].min_member, 8);
                  EXPECT_EQ(s[0].sub_groups[0].min_sub_group, 2);  // kept for subgroups.h
                  EXPECT_FALSE(s[0].sub_groups[1].min_sub_group.has_value());
@@ -1056,8 +1057,7 @@ spec:
                .dialect = Dialect::kWorkload,
                .min_member = 3,
                .check = [](const std::vector<PodGroupSpec>& s) {
-                 EXPECT_EQ(s[0].topology_key, "topology.kubernetes.io/rack");
-                 EXPECT_TRUE(s[0].topology_required);
+                 EXPECT_EQ(s[0].topology.required_level, "topology.kubernetes.io/rack");
                }});
   c.push_back({.name = "UpstreamPodGroup136",
                .yaml = R"(apiVersion: scheduling.k8s.io/v1alpha2
@@ -1075,8 +1075,7 @@ spec:
                .dialect = Dialect::kWorkload,
                .min_member = 4,
                .check = [](const std::vector<PodGroupSpec>& s) {
-                 EXPECT_EQ(s[0].topology_key, "topology.kubernetes.io/zone");
-                 EXPECT_TRUE(s[0].topology_required);
+                 EXPECT_EQ(s[0].topology.required_level, "topology.kubernetes.io/zone");
                  EXPECT_EQ(s[0].schedule_timeout_ns, 300 * kSec);
                }});
   c.push_back({.name = "UpstreamPodGroupBasicIsNoSpec",

@@ -73,6 +73,11 @@ class GangLedger {
   // included (see Manager).
   virtual bool Satisfied(const std::string& gang_key) const = 0;
 
+  // The KAI Topology object named `name` (kai.scheduler/v1alpha1, else a Kueue Topology of
+  // that name), nullptr when none exists: the levels a TopologyConstraint refers to
+  // (topology.h ResolvePlacementLevels).
+  virtual std::shared_ptr<const Topology> TopologyOf(const std::string& name) const = 0;
+
   // Bookkeeping of the scheduling cycle: a member was assumed (Reserve) / forgotten
   // (Unreserve); a PodGroup cycle or Permit round ended ("" reason: it succeeded).
   virtual void MarkAssumed(const api::Pod& pod, api::Timestamp now) = 0;

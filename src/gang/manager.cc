@@ -17,6 +17,11 @@ Manager::Manager(DialectOptions opts) : opts_(std::move(opts)) {}
 void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   objects_[ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name)] = obj;
+  if (IsTopologyObject(*obj)) {
+    topologies_[obj->Group() + "/" + obj->metadata.name] =
+        std::make_shared<const Topology>(TopologyFromObject(*obj));
+    return;
+  }
   if (!IsGangObject(*obj)) return;
   const std::string okey = obj->Key();
   for (const auto& k : specs_by_object_[okey]) object_specs_.erase(k);
@@ -43,10 +48,20 @@ void Manager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
 void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   objects_.erase(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
+  if (IsTopologyObject(*obj)) topologies_.erase(obj->Group() + "/" + obj->metadata.name);
   auto it = specs_by_object_.find(obj->Key());
   if (it == specs_by_object_.end()) return;
   for (const auto& k : it->second) object_specs_.erase(k);
   specs_by_object_.erase(it);
+}
+
+std::shared_ptr<const Topology> Manager::TopologyOf(const std::string& name) const {
+  absl::MutexLock l(&mu_);
+  for (const char* group : {"kai.scheduler/", "kueue.x-k8s.io/"}) {
+    auto it = topologies_.find(group + name);
+    if (it != topologies_.end()) return it->second;
+  }
+  return nullptr;
 }
 
 const api::Unstructured* Manager::OwnerLocked(const std::string& ns, const std::string& kind,

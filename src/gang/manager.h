@@ -78,6 +78,9 @@ class Manager final : public GangLedger {
   // including itself, sorted.
   std::vector<std::string> GroupOf(const std::string& gang_key) const override;
 
+  // Topology objects (kind Topology, IsTopologyObject) arrive through OnObjectAdd / Delete.
+  std::shared_ptr<const Topology> TopologyOf(const std::string& name) const override;
+
   // Scheduler bookkeeping: a member was assumed (Reserve) / forgotten (Unreserve).
   void MarkAssumed(const api::Pod& pod, api::Timestamp now) override;
   void MarkForgotten(const api::Pod& pod) override;
@@ -143,6 +146,8 @@ class Manager final : public GangLedger {
   // Specs defined by objects, by spec key; and which object defined which keys.
   std::map<std::string, std::shared_ptr<const PodGroupSpec>> object_specs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<std::string>> specs_by_object_ ABSL_GUARDED_BY(mu_);
+  // KAI / Kueue Topology objects by "<group>/<name>" (cluster-scoped).
+  std::map<std::string, std::shared_ptr<const Topology>> topologies_ ABSL_GUARDED_BY(mu_);
   // Every object by "<ns>/<kind>/<name>", for PodGrouper owner lookups.
   std::unordered_map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
 };

@@ -55,6 +55,39 @@ struct SubGroup {
   std::optional<int32_t> min_sub_group;
 };
 
+// Where a gang must / should be kept together: KAI PodGroup spec.topologyConstraint
+// (pkg/apis/scheduling/v2alpha2/podgroup_types.go TopologyConstraint), the upstream
+// Workload schedulingConstraints.topologyConstraints[].topologyKey (required) and Phalanx's
+// scheduling.phalanx.dev/topology-key / topology-policy annotations. Levels are node label
+// keys (e.g. "cloud.provider.com/topology-rack").
+struct TopologyConstraint {
+  // KAI spec.topologyConstraint.topology: the name of a cluster-scoped kai.scheduler/v1alpha1
+  // Topology whose spec.levels order the labels top → bottom. Empty: no Topology object;
+  // only the levels named below are used.
+  std::string topology;
+  std::string required_level;   // the whole gang within one domain of it (hard); "" = none
+  std::string preferred_level;  // try one domain of it first, then the levels above; "" = none
+  // Set when the gang asks for a topology that Phalanx does not honour (Volcano
+  // spec.networkTopology, HyperNode tiers): the reason its members stay pending.
+  std::string unsupported;
+  bool empty() const {
+    return topology.empty() && required_level.empty() && preferred_level.empty() &&
+           unsupported.empty();
+  }
+};
+
+// A KAI Topology object (kai.scheduler/v1alpha1 Topology, cluster-scoped;
+// KAI pkg/apis/kai/v1alpha1/topology_types.go, derived from Kueue's Topology): spec.levels[]
+// of {nodeLabel}, ordered from the top (widest, e.g. zone) to the bottom (narrowest, e.g.
+// kubernetes.io/hostname).
+struct Topology {
+  std::string name;
+  std::vector<std::string> levels;  // node label keys, top → bottom
+  // Set when the object is malformed (e.g. "Topology cluster-topology: spec.levels: must have
+  // at least 1 item"); gangs that name it stay pending with this reason.
+  std::string invalid;
+};
+
 struct PodGroupSpec {
   // Canonical identity "<namespace>/<name>" (Workload gangs: "<ns>/<workload>/<podGroup>"
   // plus "/<replicaKey>" when the pod gives one).
@@ -79,9 +112,8 @@ struct PodGroupSpec {
   std::vector<SubGroup> sub_groups;  // nested quorums, in spec order (subgroups.h)
   // KAI spec.minSubGroup: how many top-level subgroups must meet their quorum (unset: all).
   std::optional<int32_t> min_sub_group;
-  // Topology-aware placement: keep the gang inside one domain of this node label.
-  std::string topology_key;
-  bool topology_required = false;
+  // Topology-aware placement (src/gang/topology.h turns it into the levels to try).
+  TopologyConstraint topology;
   api::Timestamp creation_timestamp = 0;
 
   // Invalid specs (minMember < 1, unknown mode, ...) are kept with the error so that the

@@ -58,12 +58,13 @@ std::map<std::string, api::PodPtr> GangCoordinator::EndCommit(const framework::P
 }
 
 void GangCoordinator::RecordCommitted(const framework::PodGroupPlan& plan,
-                                      const std::vector<int32_t>& placed_per_unit) {
+                                      const std::vector<int32_t>& placed_per_unit,
+                                      const std::string& topology_summary) {
   for (size_t i = 0; i < plan.units.size(); ++i) {
     const auto& u = plan.units[i];
     RecordEvent(u, true,
                 "gang " + u.key + ": " + std::to_string(placed_per_unit[i]) + " members placed" +
-                    SubGroupTally(u));
+                    SubGroupTally(u) + (topology_summary.empty() ? "" : "; " + topology_summary));
   }
 }
 

@@ -52,9 +52,12 @@ class GangCoordinator {
 
   // A PodGroup cycle committed `plan`: one Normal/Scheduled Event per unit ("gang K: N
   // members placed", N from `placed_per_unit`; with nested quorums followed by the members
-  // per subgroup, " (subgroups prefill: 4, decode: 2)").
+  // per subgroup, " (subgroups prefill: 4, decode: 2)"; with a topology, then
+  // "; " + `topology_summary`, PodGroupPlacement::TopologySummary: the chosen domain and
+  // every candidate's score).
   void RecordCommitted(const framework::PodGroupPlan& plan,
-                       const std::vector<int32_t>& placed_per_unit);
+                       const std::vector<int32_t>& placed_per_unit,
+                       const std::string& topology_summary = "");
   // After RecordCommitted and the plugins' PodGroupCycleDone: each unit's status
   // (kPlaced), unless members are still assumed; `last_bound` from EndCommit supplies
   // status.occupiedBy.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 #include <utility>
 
 namespace phalanx::scheduler {
@@ -12,10 +14,10 @@ using framework::Status;
 
 namespace {
 
-// Sum over nodes of max(0, allocatable - requested), per resource (units of api::Resource).
-api::Resource FreeCapacity(const framework::NodeInfoLister& snap) {
+// Sum over `nodes` of max(0, allocatable - requested), per resource (units of api::Resource).
+api::Resource FreeCapacity(const std::vector<const framework::NodeInfo*>& nodes) {
   api::Resource free;
-  for (const auto* ni : snap.List()) {
+  for (const auto* ni : nodes) {
     const auto& a = ni->allocatable();
     const auto& r = ni->requested();
     free.milli_cpu += std::max<int64_t>(0, a.milli_cpu - r.milli_cpu);
@@ -48,7 +50,53 @@ std::string MinResourcesShortfall(const api::Resource& want, const api::Resource
   return "";
 }
 
+const api::ResourceId kGpu = api::InternScalarResource(api::kResourceNvidiaGPU);
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+// Domains of a topology level: label value -> node names, over the snapshot's nodes.
+std::map<std::string, std::set<std::string>> DomainsOf(const framework::NodeInfoLister& snap,
+                                                       const std::string& level) {
+  std::map<std::string, std::set<std::string>> domains;
+  for (const auto* ni : snap.List()) {
+    const auto& labels = ni->node()->metadata.labels;
+    auto it = labels.find(level);
+    if (it != labels.end()) domains[it->second].insert(ni->name());
+  }
+  return domains;
+}
+
+// The `need` smallest of `values`, summed.
+int64_t SumSmallest(std::vector<int64_t> values, size_t need) {
+  std::sort(values.begin(), values.end());
+  int64_t sum = 0;
+  for (size_t i = 0; i < need && i < values.size(); ++i) sum += values[i];
+  return sum;
+}
+
 }  // namespace
+
+bool BetterTopologyCandidate(const TopologyCandidate& a, const TopologyCandidate& b) {
+  return std::tie(a.free_gpus, a.free_milli_cpu, a.stranded_gpus, a.domain) <
+         std::tie(b.free_gpus, b.free_milli_cpu, b.stranded_gpus, b.domain);
+}
+
+std::string FormatTopologyCandidate(const TopologyCandidate& c) {
+  std::string out = c.level + "=" + c.domain + ": ";
+  if (!c.fits) return out + "does not fit (" + c.reason + ")";
+  return out + "fits, free GPUs " + std::to_string(c.free_gpus) + ", free cpu " +
+         std::to_string(c.free_milli_cpu) + "m, stranded GPUs " + std::to_string(c.stranded_gpus);
+}
+
+std::string PodGroupPlacement::TopologySummary() const {
+  if (topology_candidates.empty()) return "";
+  std::string out = "topology: " + (topology_domain.empty() ? "no domain fits" : topology_domain);
+  out += "; candidates: ";
+  for (size_t i = 0; i < topology_candidates.size(); ++i) {
+    out += (i ? "; " : "") + FormatTopologyCandidate(topology_candidates[i]);
+  }
+  return out;
+}
 
 PodGroupPlacement PodGroupAlgorithm::Run() {
   PodGroupPlacement out;
@@ -56,17 +104,16 @@ PodGroupPlacement PodGroupAlgorithm::Run() {
   out.reject_reason = CheckMinResources();
   if (out.reject_reason.empty()) out.reject_reason = Admit(&out.admit_plugin);
   if (out.reject_reason.empty()) {
-    std::string topology_key;
-    bool required = false;
+    // The first unit that asks for a topology decides it for the whole plan (a GangGroup
+    // is placed in one domain together).
+    const framework::PodGroupUnit* topo = nullptr;
     for (const auto& u : plan_.units) {
-      if (!u.topology_key.empty()) {
-        topology_key = u.topology_key;
-        required = required || u.topology_required;
+      if (!u.topology_levels.empty()) {
+        topo = &u;
+        break;
       }
     }
-    out.reject_reason = topology_key.empty()
-                            ? PlaceMembers(nullptr, &out.placed)
-                            : PlaceInTopology(topology_key, required, &out.placed);
+    out.reject_reason = topo ? PlaceInTopology(*topo, &out) : PlaceMembers(nullptr, &out.placed);
   }
   out.batched = batched_;
   return out;
@@ -82,7 +129,7 @@ std::string PodGroupAlgorithm::CheckMinResources() const {
   for (const auto& u : plan_.units) {
     if (!u.has_min_resources) continue;
     if (!have_free) {
-      free = FreeCapacity(sched_.snapshot());
+      free = FreeCapacity(sched_.snapshot().List());
       have_free = true;
     }
     std::string shortfall = MinResourcesShortfall(u.min_resources, free);
@@ -172,32 +219,130 @@ std::string PodGroupAlgorithm::UnitShortfall(size_t u, int32_t pending, int32_t 
   return unit.display + ": " + sub_short + (sub_short.empty() || count.empty() ? "" : "; ") + count;
 }
 
-std::string PodGroupAlgorithm::PlaceInTopology(const std::string& key, bool required,
-                                               std::vector<int32_t>* placed) {
-  std::map<std::string, std::set<std::string>> domains;
-  for (const auto* ni : sched_.snapshot().List()) {
-    auto it = ni->node()->metadata.labels.find(key);
-    if (it != ni->node()->metadata.labels.end()) domains[it->second].insert(ni->name());
+api::Resource PodGroupAlgorithm::MinimumDemand() const {
+  api::Resource total;
+  for (size_t u = 0; u < plan_.units.size(); ++u) {
+    std::vector<const api::Resource*> reqs;
+    for (const auto& m : members_) {
+      if (m.unit == u) reqs.push_back(&m.qp->pod_info->requests);
+    }
+    const size_t need = static_cast<size_t>(std::max(0, plan_.units[u].need));
+    auto smallest = [&](auto get) {
+      std::vector<int64_t> v;
+      for (const auto* r : reqs) v.push_back(get(*r));
+      return SumSmallest(std::move(v), need);
+    };
+    total.milli_cpu += smallest([](const api::Resource& r) { return r.milli_cpu; });
+    total.memory += smallest([](const api::Resource& r) { return r.memory; });
+    total.ephemeral_storage += smallest([](const api::Resource& r) { return r.ephemeral_storage; });
+    std::set<api::ResourceId> ids;
+    for (const auto* r : reqs) {
+      for (const auto& [id, v] : r->scalar) ids.insert(id);
+    }
+    for (api::ResourceId id : ids) {
+      total.AddScalar(id, smallest([id](const api::Resource& r) { return r.Scalar(id); }));
+    }
   }
-  std::vector<const std::pair<const std::string, std::set<std::string>>*> order;
-  for (const auto& d : domains) order.push_back(&d);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    return a->second.size() > b->second.size();
-  });
-  std::string first_reason;
-  for (const auto* d : order) {
-    std::string r = PlaceMembers(&d->second, placed);
-    if (r.empty()) return "";
-    if (first_reason.empty()) first_reason = r + " in " + key + "=" + d->first;
-    Revert();  // drop this attempt's view
+  return total;
+}
+
+void PodGroupAlgorithm::MeasureDomain(const std::set<std::string>& nodes,
+                                      TopologyCandidate* c) const {
+  for (const auto& name : nodes) {
+    const framework::NodeInfo* ni = sched_.snapshot().Get(name);
+    if (!ni) continue;
+    const int64_t gpus =
+        std::max<int64_t>(0, ni->allocatable().Scalar(kGpu) - ni->requested().Scalar(kGpu));
+    c->free_gpus += gpus;
+    c->free_milli_cpu +=
+        std::max<int64_t>(0, ni->allocatable().milli_cpu - ni->requested().milli_cpu);
+    if (gpus > 0 && gpus < smallest_gpu_member_) c->stranded_gpus += gpus;
   }
-  if (!required) {
-    std::string r = PlaceMembers(nullptr, placed);
-    return r;  // "" when it fit; else the whole cluster's reason
+}
+
+int PodGroupAlgorithm::ScoreLevel(const std::string& level,
+                                  const std::map<std::string, std::set<std::string>>& domains,
+                                  PodGroupPlacement* out) {
+  const api::Resource demand = MinimumDemand();
+  std::vector<int32_t> placed(plan_.units.size(), 0);
+  int best = -1;
+  for (const auto& [value, nodes] : domains) {
+    TopologyCandidate c;
+    c.level = level;
+    c.domain = value;
+    c.nodes = static_cast<int32_t>(nodes.size());
+    // A domain whose free capacity is below the gang's minimum is not tried (no SchedulePod).
+    std::vector<const framework::NodeInfo*> infos;
+    for (const auto& n : nodes) {
+      if (const auto* ni = sched_.snapshot().Get(n)) infos.push_back(ni);
+    }
+    c.reason = MinResourcesShortfall(demand, FreeCapacity(infos));
+    if (!c.reason.empty()) {
+      c.reason = "free capacity below the gang's minimum: " + c.reason;
+    } else {
+      c.reason = PlaceMembers(&nodes, &placed);
+      c.fits = c.reason.empty();
+      if (c.fits) MeasureDomain(nodes, &c);
+      Revert();  // drop this trial's view
+    }
+    out->topology_candidates.push_back(std::move(c));
+    const int idx = static_cast<int>(out->topology_candidates.size()) - 1;
+    if (out->topology_candidates[idx].fits &&
+        (best < 0 ||
+         BetterTopologyCandidate(out->topology_candidates[idx], out->topology_candidates[best]))) {
+      best = idx;
+      // Keep the trial itself (hosts, cycle states): placing again could break ties
+      // differently (selectHost's RNG) and need not reproduce what was scored.
+      best_members_ = members_;
+      best_placed_ = placed;
+    }
   }
-  return first_reason.empty() ? "no node has the topology label " + key
-                              : first_reason + " (required topology " + key +
-                                    ": no single domain fits the gang)";
+  return best;
+}
+
+void PodGroupAlgorithm::RestoreBestTrial(std::vector<int32_t>* placed) {
+  for (size_t i = 0; i < members_.size(); ++i) members_[i] = std::move(best_members_[i]);
+  best_members_.clear();
+  *placed = std::move(best_placed_);
+  for (const auto& m : members_) {
+    if (m.placed) sched_.snapshot().AddPodToView(m.assumed);
+  }
+}
+
+std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupUnit& unit,
+                                               PodGroupPlacement* out) {
+  smallest_gpu_member_ = 0;
+  for (const auto& m : members_) {
+    const int64_t g = m.qp->pod_info->requests.Scalar(kGpu);
+    if (g > 0 && (smallest_gpu_member_ == 0 || g < smallest_gpu_member_)) smallest_gpu_member_ = g;
+  }
+  const std::string of_topology =
+      unit.topology_name.empty() ? "" : " (topology " + unit.topology_name + ")";
+  std::string level_reason;  // the last level's, for the required case
+  for (const auto& level : unit.topology_levels) {
+    const auto domains = DomainsOf(sched_.snapshot(), level);
+    if (domains.empty()) {
+      level_reason = "no node has the label " + level;
+      continue;
+    }
+    const size_t first = out->topology_candidates.size();
+    const int best = ScoreLevel(level, domains, out);
+    if (best >= 0) {
+      const TopologyCandidate& c = out->topology_candidates[static_cast<size_t>(best)];
+      out->topology_domain = c.level + "=" + c.domain;
+      RestoreBestTrial(&out->placed);
+      return "";
+    }
+    level_reason = "no " + level + " domain fits the gang (";
+    for (size_t i = first; i < out->topology_candidates.size(); ++i) {
+      const TopologyCandidate& c = out->topology_candidates[i];
+      level_reason += (i > first ? "; " : "") + c.level + "=" + c.domain + ": " + c.reason;
+    }
+    level_reason += ")";
+  }
+  if (!unit.topology_required) return PlaceMembers(nullptr, &out->placed);
+  return "required topology level " + Quote(unit.topology_levels.back()) + of_topology + ": " +
+         level_reason;
 }
 
 }  // namespace phalanx::scheduler

@@ -7,11 +7,11 @@
 //
 // Steps: minResources against the cluster's free capacity; admission of the whole plan
 // (PodGroupPlugin::AdmitPodGroup: queue quota, reclaim); placement, inside one domain of a
-// topology label when a unit asks for one (domains tried largest first; a preferred label
-// falls back to the whole cluster).
+// topology level when a unit asks for one (multi-level, scored: PlaceInTopology below).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -37,6 +37,36 @@ struct PodGroupMember {
   Diagnosis diag;
 };
 
+// One candidate domain of a topology level (the nodes whose label `level` has the value
+// `domain`) and its bin-packing score, measured on the snapshot view after a trial
+// placement of the gang inside it. Lower is better, compared in this order
+// (BetterTopologyCandidate):
+//   1. free_gpus: nvidia.com/gpu left free in the domain (the tightest domain that fits);
+//   2. free_milli_cpu: milli-CPU left free in the domain;
+//   3. stranded_gpus: GPUs left free on nodes of the domain where fewer are free than the
+//      gang's smallest whole-GPU member asks (they cannot host such a member);
+//   4. domain, by name (determinism).
+// Sources: KAI's topology plugin packs (pkg/scheduler/plugins/topology/job_filtering.go
+// sortTree: domains ordered by the job's share of their free resources, ties by ID);
+// KEP-5732 (topology-aware workload scheduling) generates candidate placements and scores
+// them instead of taking the first that fits.
+struct TopologyCandidate {
+  std::string level;   // node label key, e.g. "rack"
+  std::string domain;  // its value, e.g. "r2"
+  int32_t nodes = 0;   // nodes in the domain
+  bool fits = false;   // every unit reached its need inside the domain
+  std::string reason;  // why not, when !fits (the first short unit's reason)
+  int64_t free_gpus = 0;
+  int64_t free_milli_cpu = 0;
+  int64_t stranded_gpus = 0;
+};
+// True when `a` is the better placement (the order above). Both must fit.
+bool BetterTopologyCandidate(const TopologyCandidate& a, const TopologyCandidate& b);
+// One line per candidate, e.g.
+//   "rack=r2: fits, free GPUs 4, free cpu 116000m, stranded GPUs 0"
+//   "block=b1: does not fit (pod group ml/train: 3 of 4 pending members fit, 4 needed)"
+std::string FormatTopologyCandidate(const TopologyCandidate& c);
+
 // What the algorithm decided.
 struct PodGroupPlacement {
   // Empty: every unit reached its need, and the placed members are on the snapshot view.
@@ -45,6 +75,14 @@ struct PodGroupPlacement {
   std::string admit_plugin;     // the plugin whose AdmitPodGroup rejected the plan, if any
   std::vector<int32_t> placed;  // members placed, per unit
   int64_t batched = 0;          // placements taken from a PlacementBatch (statistics)
+  // Topology-aware placement: every candidate domain scored, level by level (narrowest
+  // first), and the chosen one ("rack=r2"; empty when the gang was placed on the whole
+  // cluster or has no topology).
+  std::vector<TopologyCandidate> topology_candidates;
+  std::string topology_domain;
+  // For the gang's Scheduled Event: "topology cluster-topology: rack=r2; candidates: ..."
+  // ("" without topology).
+  std::string TopologySummary() const;
 };
 
 class PodGroupAlgorithm {
@@ -73,15 +111,39 @@ class PodGroupAlgorithm {
   // `pending` members placed; else its reason, e.g. `pod group ml/serve (...): subgroup
   // "decode": 0/2 members placeable; 2 of 4 pending members fit, 4 needed`.
   std::string UnitShortfall(size_t u, int32_t pending, int32_t placed) const;
-  // PlaceMembers inside one domain of `key` after another (largest first), then, unless
-  // `required`, on the whole cluster.
-  std::string PlaceInTopology(const std::string& key, bool required, std::vector<int32_t>* placed);
+  // Multi-level topology (src/gang/topology.h): for each of `unit`'s levels, narrowest
+  // first, every domain of the level is a candidate: the gang is placed inside it on the
+  // view, scored (TopologyCandidate), and reverted; the best candidate that fits wins and its
+  // trial is put back on the view. Cost: one trial placement per domain whose free capacity
+  // is not below the gang's minimum (MinimumDemand), for each level tried. No domain of the
+  // level fits: the next level up. No level fits: the whole cluster, unless the last level is
+  // required — then the reason names that level, e.g. `required topology level "rack"
+  // (topology cluster-topology): no rack domain fits the gang (rack=r1: pod group ml/train:
+  // 2 of 4 pending members fit, 4 needed; ...)`.
+  std::string PlaceInTopology(const framework::PodGroupUnit& unit, PodGroupPlacement* out);
+  // Scores every domain of `level` (label value -> node names) into out->topology_candidates;
+  // returns the index there of the best one that fits, or -1, keeping its trial in
+  // best_members_ / best_placed_.
+  int ScoreLevel(const std::string& level,
+                 const std::map<std::string, std::set<std::string>>& domains,
+                 PodGroupPlacement* out);
+  // Puts the best trial of ScoreLevel back: the members' placements and the snapshot view
+  // (after the last trial was reverted).
+  void RestoreBestTrial(std::vector<int32_t>* placed);
+  // Measures a trial placement inside `nodes` (free and stranded GPUs, free CPU).
+  void MeasureDomain(const std::set<std::string>& nodes, TopologyCandidate* c) const;
+  // Per resource, the sum over units of the `need` smallest requests among the unit's
+  // pending members: a domain with less free capacity cannot hold the gang.
+  api::Resource MinimumDemand() const;
 
   Scheduler& sched_;
   framework::Framework& fwk_;
   const framework::PodGroupPlan& plan_;
   std::vector<PodGroupMember>& members_;
   int64_t batched_ = 0;
+  int64_t smallest_gpu_member_ = 0;  // smallest whole-GPU request among members (0 = none)
+  std::vector<PodGroupMember> best_members_;  // ScoreLevel's best trial so far
+  std::vector<int32_t> best_placed_;          // and its members placed per unit
 };
 
 }  // namespace phalanx::scheduler

@@ -125,7 +125,7 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGr
   for (auto& m : members) {
     if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
   }
-  gang_coordinator_->RecordCommitted(plan, placement.placed);
+  gang_coordinator_->RecordCommitted(plan, placement.placed, placement.TopologySummary());
   fwk->RunPodGroupCycleDone(plan, true, "");
   gang_coordinator_->WriteCommittedStatus(plan, last_bound);
   if (hold) {

@@ -133,6 +133,26 @@ const PodOutcome* FindOutcome(const SimulationResult& r, const std::string& pod)
 
 // Issue 23: pods for a scheduler no profile serves are not ours (kube-scheduler ignores
 // them): pending with a reason naming the scheduler name, no invariant violation.
+// examples/topology: a KAI Topology object in the manifests (kind Topology) and a PodGroup
+// whose rack level is required and block level preferred; no block fits, and the rack that
+// leaves no GPU stranded (r2: nodes n21..n24) gets every worker.
+TEST(SimulationTest, KaiTopologyExamplePlacesTheGangInTheBestRack) {
+  Scenario sc;
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/topology", &sc),
+            absl::OkStatus());
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(1), &r), absl::OkStatus());
+  ExpectInvariants(r);
+  int workers = 0;
+  for (const auto& o : r.outcomes) {
+    if (o.pod.rfind("ml/train-", 0) != 0) continue;
+    ++workers;
+    ASSERT_TRUE(o.scheduled_s.has_value()) << o.pod << ": " << o.reason;
+    EXPECT_EQ(o.node.substr(0, 2), "n2") << o.pod << " on " << o.node;
+  }
+  EXPECT_EQ(workers, 4);
+}
+
 TEST(SimulationTest, PodsForAnotherSchedulerArePendingNotOurs) {
   Scenario sc = LoadYaml("unserved", kOneNode + PodYaml("ours") +
                                          PodYaml("theirs", "  schedulerName: phalanx\n"));

@@ -9,6 +9,7 @@
 
 #include "gang/ledger.h"
 #include "gang/subgroups.h"
+#include "gang/topology.h"
 
 namespace phalanx::plugins::gangscheduling {
 
@@ -43,6 +44,27 @@ Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRe
 // the pending members so that each subgroup's missing minimum is placed before any extra
 // member, and sets the unit's check_sub_groups. Unschedulable("waiting for members of pod
 // group ns/pg (...): subgroup "decode": 1/2 members exist") while a subgroup lacks pods.
+// Sets the unit's topology levels from the gang's TopologyConstraint and the KAI Topology
+// it names (gang/topology.h). UnschedulableAndUnresolvable when the constraint cannot be
+// honoured — the Topology does not exist or lacks the level, or a Volcano networkTopology
+// asks for HyperNode tiers — e.g. `pod group ml/train (...): topology "t" not found
+// (kai.scheduler/v1alpha1 Topology)`: the members stay pending with that reason instead of
+// being placed without the constraint. Adding the Topology requeues them (PodGroupChange).
+Status PlanTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
+                    framework::PodGroupUnit* u) {
+  const gang::TopologyConstraint& c = info.spec->topology;
+  if (c.empty()) return Status::Success();
+  std::shared_ptr<const gang::Topology> topology;
+  if (!c.topology.empty()) topology = gangs.TopologyOf(c.topology);
+  gang::PlacementLevels levels;
+  std::string err = gang::ResolvePlacementLevels(c, topology.get(), &levels);
+  if (!err.empty()) return Status::UnschedulableAndUnresolvable(u->display + ": " + err);
+  u->topology_levels = std::move(levels.levels);
+  u->topology_required = levels.required;
+  u->topology_name = std::move(levels.topology);
+  return Status::Success();
+}
+
 Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupUnit* u) {
   const gang::PodGroupSpec& spec = *info.spec;
   if (spec.sub_groups.empty()) return Status::Success();
@@ -159,7 +181,17 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
   if (Status s = CheckSubGroupMembership(*gangs, *ref, *pod.pod); !s.IsSuccess()) return s;
-  if (mode_ != Mode::kTransactional) return Status::Success();
+  if (mode_ != Mode::kTransactional) {
+    // Permit mode places members pod by pod: a topology constraint cannot be kept there,
+    // and is reported rather than ignored.
+    auto summary = gangs->SummaryOf(ref->key);
+    if (summary && summary->spec && !summary->spec->topology.empty()) {
+      return Status::UnschedulableAndUnresolvable(
+          "pod group " + ref->key +
+          ": topology constraints need GangScheduling mode Transactional (the PodGroup cycle)");
+    }
+    return Status::Success();
+  }
   // A satisfied gang's remaining members schedule alone (Koordinator's "after gang").
   if (gangs->Satisfied(ref->key)) return Status::Success();
   for (const auto& key : gangs->GroupOf(ref->key)) {
@@ -186,8 +218,7 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
     u.pending_pods = info->member_pods;
     u.has_min_resources = info->spec->has_min_resources;
     u.min_resources = info->spec->min_resources;
-    u.topology_key = info->spec->topology_key;
-    u.topology_required = info->spec->topology_required;
+    if (Status s = PlanTopology(*gangs, *info, &u); !s.IsSuccess()) return s;
     if (Status s = PlanSubGroups(*info, &u); !s.IsSuccess()) return s;
     plan->units.push_back(std::move(u));
   }

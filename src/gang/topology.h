@@ -1,0 +1,39 @@
+// Multi-level topology of a gang: from its TopologyConstraint (podgroup.h) and, for KAI, the
+// Topology object it names, to the ordered list of node-label levels that the PodGroup
+// cycle tries (src/scheduler/podgroup_algorithm.h scores the domains of each level).
+//
+// Semantics (KAI pkg/scheduler/plugins/topology/job_filtering.go
+// calculateRelevantDomainLevels): the preferred level is tried first, then each level above
+// it in the Topology, up to and including the required level. A required level is hard:
+// when no domain of it fits, the gang does not fit. Without a required level the whole
+// cluster is the last resort. Without a Topology object only the named levels exist
+// (preferred, then required).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gang/podgroup.h"
+
+namespace phalanx::gang {
+
+// The levels one gang's placement tries, in order.
+struct PlacementLevels {
+  std::vector<std::string> levels;  // node label keys, narrowest first; empty = no topology
+  // The last level is a hard constraint (no fallback to the whole cluster).
+  bool required = false;
+  std::string topology;  // the Topology object's name, "" when none (for messages)
+};
+
+// Resolves `c` against `topology` (the object named by c.topology, nullptr when it names
+// none or it does not exist). Returns "" and fills *out, or the reason the gang cannot be
+// placed, for example:
+//   `topology "cluster-topology" not found (kai.scheduler/v1alpha1 Topology)`
+//   `topology constraint: required level "rack" is not a level of topology "t" (zone, block)`
+//   `topology constraint: preferred level "zone" is above required level "rack" in topology "t"`
+// (KAI's newTopologyConstraintConfigError says the same of a missing level), the Topology's
+// own `invalid`, or c.unsupported (Volcano networkTopology).
+std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* topology,
+                                   PlacementLevels* out);
+
+}  // namespace phalanx::gang
