@@ -160,13 +160,24 @@ std::string FragMemo::Key(const NodeShape& node) {
   char buf[8];
   std::memcpy(buf, &node.milli_cpu_left, 8);
   key.append(buf, 8);
+  auto append = [&key](const int32_t* b, const int32_t* e) {
+    for (; b != e; ++b) {
+      const auto v = static_cast<uint16_t>(std::clamp(*b, 0, 65535));
+      key.push_back(static_cast<char>(v & 0xff));
+      key.push_back(static_cast<char>(v >> 8));
+    }
+  };
+  const size_t n = node.free_milli.size();
+  if (n <= 16) {  // the common case, without a heap copy
+    std::array<int32_t, 16> sorted;
+    std::copy(node.free_milli.begin(), node.free_milli.end(), sorted.begin());
+    std::sort(sorted.begin(), sorted.begin() + n);
+    append(sorted.data(), sorted.data() + n);
+    return key;
+  }
   std::vector<int32_t> sorted = node.free_milli;
   std::sort(sorted.begin(), sorted.end());
-  for (int32_t f : sorted) {
-    const auto v = static_cast<uint16_t>(std::clamp(f, 0, 65535));
-    key.push_back(static_cast<char>(v & 0xff));
-    key.push_back(static_cast<char>(v >> 8));
-  }
+  append(sorted.data(), sorted.data() + n);
   return key;
 }
 

@@ -215,9 +215,7 @@ void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::Gpu
   // host of each target shape over the cluster.
   const auto& all = handle_.SnapshotSharedLister().List();
   if (look_.size() != all.size()) look_.assign(all.size(), NodeLook());
-  std::unordered_map<const framework::NodeInfo*, const TargetDeltas*> current;
   std::unordered_map<const TargetDeltas*, int32_t> distinct;
-  current.reserve(order.size());
   distinct.reserve(256);
   for (size_t j = 0; j < all.size(); ++j) {
     const framework::NodeInfo& m = *all[j];
@@ -231,7 +229,13 @@ void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::Gpu
     }
     ++distinct[l.deltas.get()];
   }
-  for (size_t j = 0; j < all.size(); ++j) current.emplace(all[j], look_[j].deltas.get());
+  // A candidate's current deltas: its entry in the list (the feasible nodes come from it).
+  auto current = [&](const framework::NodeInfo* ni) -> const TargetDeltas* {
+    for (size_t j = 0; j < all.size(); ++j) {
+      if (all[j] == ni) return look_[j].deltas.get();
+    }
+    return nullptr;
+  };
   BestHosts b{std::vector<double>(T, kInf), std::vector<double>(T, kInf),
               std::vector<int32_t>(T, 0)};
   for (const auto& [d, count] : distinct) {
@@ -255,8 +259,7 @@ void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::Gpu
     const gpu::PodShape shape = gpushare::PodShapeOf(pod, ask, &st->gpus);
     int32_t device;
     if (Delta(st->shape, shape, memo, &device) == kInf) continue;
-    const auto it = current.find(nodes[i]);
-    const TargetDeltas* before = it == current.end() ? nullptr : it->second;
+    const TargetDeltas* before = current(nodes[i]);
     const auto after = DeltasOf(After(st->shape, shape, device), memo);
     double future = 0;
     for (size_t t = 0; t < T; ++t) {
