@@ -33,7 +33,7 @@
 // Args (kind FragLookaheadScoreArgs):
 //   tieBreak: NodeOrder (default: the FGD artifact's methodology) | Random (a fresh order
 //             per pod)
-//   lookaheadWeight: "2" (decimal string or number >= 0; 0 = FGD's ranking on the learned
+//   lookaheadWeight: "4" (decimal string or number >= 0; 0 = FGD's ranking on the learned
 //             workload)
 //   candidates: 16 (>= 1)
 #pragma once
@@ -54,7 +54,7 @@ namespace phalanx::plugins::gpupolicy {
 
 struct FragLookaheadScoreArgs {
   PolicyArgs policy;  // tieBreak; NodeOrder unless the args say Random
-  double lookahead_weight = 2.0;
+  double lookahead_weight = 4.0;  // chosen on openb gpushare40 (see docs/performance.md)
   int32_t candidates = 16;
 };
 // Errors: "FragLookaheadScoreArgs: lookaheadWeight: Invalid value: ...", unknown keys.

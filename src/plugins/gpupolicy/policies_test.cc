@@ -283,12 +283,12 @@ api::Node SmallGpuNode(const std::string& name, int gpus) {
 //   FGD, worked by hand (gpu/frag.h): F(n0) = 250, F(n0 + pod on device 1) = 250, delta 0
 //   -> score 50; F(n1) = 600, F(n1 + pod on the 700m device) = 450, delta -150 -> 53. FGD
 //   takes n1 and leaves 200m that no shape of the workload can use.
-//   FragLookahead adds 2 x the expected best delta of the next pod (the 2-GPU shape has
-//   no host either way: 2000m x 0.25 = 500):
+//   FragLookahead adds lookaheadWeight (default 4) x the expected best delta of the next
+//   pod (the 2-GPU shape has no host either way: 2000m x 0.25 = 500):
 //     on n0 ([0, 500]): next 500m share fits the 500m left exactly (-250 x 0.5), next whole
-//     GPU goes to n1 (-250 x 0.25): 0 + 2 x (-125 - 62.5 + 500) = 625
+//     GPU goes to n1 (-250 x 0.25): 0 + 4 x (-125 - 62.5 + 500) = 1250
 //     on n1 ([1000, 200]): next share's best delta is 0 (either free GPU), next whole GPU
-//     -250: -150 + 2 x (0 - 62.5 + 500) = 725
+//     -250: -150 + 4 x (0 - 62.5 + 500) = 1600
 //   so it takes n0: two 500m shares pair up on one GPU instead of stranding 200m.
 TEST(FragLookaheadTest, PairsSharesWhereFgdStrandsAFragment) {
   fake::FakeHandle h;
@@ -346,7 +346,7 @@ TEST(FragLookaheadTest, Args) {
   EXPECT_EQ(a->policy.tie_break, TieBreak::kRandom);
   auto d = ParseFragLookaheadScoreArgs(nullptr);
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->lookahead_weight, 2.0);
+  EXPECT_EQ(d->lookahead_weight, 4.0);
   EXPECT_EQ(d->policy.tie_break, TieBreak::kNodeOrder);
 }
 
