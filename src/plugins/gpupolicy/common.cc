@@ -39,12 +39,16 @@ uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-uint64_t Fnv(const std::string& s) {
+uint64_t Fnv(std::string_view s) {
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
   return h;
 }
 }  // namespace
+
+uint64_t NodeOrderKey(uint64_t salt, std::string_view node_name) {
+  return Mix(salt ^ Fnv(node_name));
+}
 
 void NodeOrderTieBreak::Apply(framework::Handle& h,
                               const std::vector<const framework::NodeInfo*>& nodes,
@@ -59,7 +63,7 @@ void NodeOrderTieBreak::Apply(framework::Handle& h,
   uint64_t winner_key = 0;
   for (size_t i = 0; i < scores.size(); ++i) {
     if (scores[i] != best) continue;
-    const uint64_t key = Mix(salt_ ^ Fnv(nodes[i]->name()));
+    const uint64_t key = NodeOrderKey(salt_, nodes[i]->name());
     if (winner == scores.size() || key < winner_key) {
       winner = i;
       winner_key = key;

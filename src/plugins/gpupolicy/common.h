@@ -56,6 +56,13 @@ inline void WriteAsk(framework::CycleState& state, std::string_view key,
   state.Write(key, std::move(s));
 }
 
+// True for a pod that requests nothing (FGD scores it 100 everywhere, as the artifact).
+inline bool NoRequests(const framework::PodInfo& pod, const gpu::GpuAsk& ask) {
+  const auto& r = pod.requests;
+  return !ask.has_gpu() && r.milli_cpu == 0 && r.memory == 0 && r.ephemeral_storage == 0 &&
+         r.scalar.empty();
+}
+
 inline int64_t ClampScore(int64_t s) {
   return std::clamp<int64_t>(s, framework::kMinNodeScore, framework::kMaxNodeScore);
 }
@@ -79,6 +86,10 @@ struct PolicyArgs {
 // Errors: "<kind>: tieBreak: Unsupported value: ...", unknown keys.
 framework::StatusOr<PolicyArgs> ParsePolicyArgs(framework::PluginArgs args, std::string_view kind,
                                                 bool with_target_workload = false);
+
+// A node's place in the seed-dependent node order: splitmix64(salt ^ FNV-1a(name)); the
+// smaller key comes first.
+uint64_t NodeOrderKey(uint64_t salt, std::string_view node_name);
 
 // NodeOrder tie-breaking state of one plugin: a salt drawn once from the scheduler's
 // seeded RNG orders the nodes by hash(salt, name).

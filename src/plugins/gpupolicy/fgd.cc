@@ -21,12 +21,6 @@ struct FgdState final : framework::StateData {
   }
 };
 
-bool NoRequests(const framework::PodInfo& pod, const gpu::GpuAsk& ask) {
-  const auto& r = pod.requests;
-  return !ask.has_gpu() && r.milli_cpu == 0 && r.memory == 0 && r.ephemeral_storage == 0 &&
-         r.scalar.empty();
-}
-
 }  // namespace
 
 framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) {

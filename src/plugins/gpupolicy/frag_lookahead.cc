@@ -24,30 +24,11 @@ struct LookaheadState final : framework::StateData {
   }
 };
 
-uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-uint64_t Fnv(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
-
 // FGD's score bucket of a cost (upstream calculateGpuShareFragExtendScore's
 // sigmoid(-cost / 1000) * 100, truncated); higher is better.
 int64_t Bucket(double cost) {
   if (cost == kInf) return -1;
   return static_cast<int64_t>(gpu::Sigmoid(-cost / 1000.0) * 100.0);
-}
-
-bool NoRequests(const framework::PodInfo& pod, const gpu::GpuAsk& ask) {
-  const auto& r = pod.requests;
-  return !ask.has_gpu() && r.milli_cpu == 0 && r.memory == 0 && r.ephemeral_storage == 0 &&
-         r.scalar.empty();
 }
 
 // Per target shape: the smallest delta over every node, how many nodes reach it, and the
@@ -291,7 +272,7 @@ framework::Status FragLookaheadScore::PreScore(
   std::vector<uint64_t> key(n);
   const bool none = NoRequests(pod, ask);
   for (size_t i = 0; i < n; ++i) {
-    key[i] = Mix(salt_ ^ Fnv(nodes[i]->name()));
+    key[i] = NodeOrderKey(salt_, nodes[i]->name());
     if (none) continue;
     const auto st = ctx_->State(*nodes[i]);
     int32_t device;
