@@ -210,13 +210,6 @@ void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::Gpu
     }
     ++distinct[l.deltas.get()];
   }
-  // A candidate's current deltas: its entry in the list (the feasible nodes come from it).
-  auto current = [&](const framework::NodeInfo* ni) -> const TargetDeltas* {
-    for (size_t j = 0; j < all.size(); ++j) {
-      if (all[j] == ni) return look_[j].deltas.get();
-    }
-    return nullptr;
-  };
   BestHosts b{std::vector<double>(T, kInf), std::vector<double>(T, kInf),
               std::vector<int32_t>(T, 0)};
   for (const auto& [d, count] : distinct) {
@@ -240,7 +233,11 @@ void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::Gpu
     const gpu::PodShape shape = gpushare::PodShapeOf(pod, ask, &st->gpus);
     int32_t device;
     if (Delta(st->shape, shape, memo, &device) == kInf) continue;
-    const TargetDeltas* before = current(nodes[i]);
+    // The candidate's current deltas: its entry in the list (feasible nodes come from it).
+    const TargetDeltas* before = nullptr;
+    for (size_t j = 0; j < all.size() && !before; ++j) {
+      if (all[j] == nodes[i]) before = look_[j].deltas.get();
+    }
     const auto after = DeltasOf(After(st->shape, shape, device), memo);
     double future = 0;
     for (size_t t = 0; t < T; ++t) {
