@@ -56,23 +56,31 @@ PodGroupPlacement PodGroupAlgorithm::Run() {
   out.reject_reason = CheckMinResources();
   if (out.reject_reason.empty()) out.reject_reason = Admit(&out.admit_plugin);
   if (out.reject_reason.empty()) {
-    std::string topology_key;
-    bool required = false;
-    for (const auto& u : plan_.units) {
-      if (!u.topology_key.empty()) {
-        topology_key = u.topology_key;
-        required = required || u.topology_required;
-      }
-    }
-    out.reject_reason = topology_key.empty()
-                            ? PlaceMembers(nullptr, &out.placed)
-                            : PlaceInTopology(topology_key, required, &out.placed);
+    out.reject_reason = Place(&out.placed);
+    out.placement_failed = !out.reject_reason.empty();
   }
   out.batched = batched_;
   return out;
 }
 
-void PodGroupAlgorithm::Revert() { sched_.cache().UpdateSnapshot(&sched_.snapshot()); }
+std::string PodGroupAlgorithm::Place(std::vector<int32_t>* placed) {
+  placed->assign(plan_.units.size(), 0);
+  std::string topology_key;
+  bool required = false;
+  for (const auto& u : plan_.units) {
+    if (!u.topology_key.empty()) {
+      topology_key = u.topology_key;
+      required = required || u.topology_required;
+    }
+  }
+  return topology_key.empty() ? PlaceMembers(nullptr, placed)
+                              : PlaceInTopology(topology_key, required, placed);
+}
+
+void PodGroupAlgorithm::Revert() {
+  sched_.cache().UpdateSnapshot(&sched_.snapshot());
+  if (view_edit_) view_edit_(sched_.snapshot());
+}
 
 std::string PodGroupAlgorithm::CheckMinResources() const {
   // A gang whose minimum exceeds the cluster's free capacity is rejected before any

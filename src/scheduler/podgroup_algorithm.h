@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -45,6 +46,9 @@ struct PodGroupPlacement {
   std::string admit_plugin;     // the plugin whose AdmitPodGroup rejected the plan, if any
   std::vector<int32_t> placed;  // members placed, per unit
   int64_t batched = 0;          // placements taken from a PlacementBatch (statistics)
+  // minResources and admission passed and the placement fell short: the failure that
+  // gang preemption may resolve (podgroup_preemption.h).
+  bool placement_failed = false;
 };
 
 class PodGroupAlgorithm {
@@ -60,6 +64,12 @@ class PodGroupAlgorithm {
   // Drops the placements from the snapshot view (refreshes it from the cache): the
   // revert action of a rejected placement.
   void Revert();
+  // The placement step alone (no minResources check, no admission) on the current view:
+  // "" when every unit reached its need. For the preemption dry run (podgroup_preemption.h).
+  std::string Place(std::vector<int32_t>* placed);
+  // Applied to the view after every refresh (Revert), e.g. taking preemption victims off it;
+  // an empty function: none.
+  void SetViewEdit(std::function<void(cache::Snapshot&)> edit) { view_edit_ = std::move(edit); }
 
  private:
   // "" when every unit's minResources fit the free capacity of the cluster.
@@ -82,6 +92,7 @@ class PodGroupAlgorithm {
   const framework::PodGroupPlan& plan_;
   std::vector<PodGroupMember>& members_;
   int64_t batched_ = 0;
+  std::function<void(cache::Snapshot&)> view_edit_;
 };
 
 }  // namespace phalanx::scheduler
