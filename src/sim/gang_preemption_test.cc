@@ -90,7 +90,7 @@ std::string Singles(const std::string& prefix, const std::string& prio, int coun
 }
 
 struct Counts {
-  int bound = 0;      // bound at the end (never deleted)
+  int bound = 0;      // bound at the end (neither deleted nor evicted)
   int preempted = 0;  // evicted by preemption
 };
 
@@ -98,7 +98,7 @@ Counts CountPrefix(const SimulationResult& r, const std::string& prefix) {
   Counts c;
   for (const auto& o : r.outcomes) {
     if (!o.pod.starts_with("default/" + prefix + "-")) continue;
-    if (!o.node.empty() && !o.deleted_s) ++c.bound;
+    if (!o.node.empty() && !o.deleted_s && !o.preempted) ++c.bound;
     if (o.preempted) ++c.preempted;
   }
   return c;
