@@ -64,6 +64,12 @@ std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPl
   for (size_t u = 0; u < plan_.units.size(); ++u) {
     if (pending[u] < plan_.units[u].need) return "quorum not present";
   }
+  // A profile without DefaultPreemption does not preempt, for a gang as for a single pod.
+  const auto post_filter = fwk_.ListPlugins("PostFilter");
+  if (std::find(post_filter.begin(), post_filter.end(), dp::DefaultPreemption::kName) ==
+      post_filter.end()) {
+    return "DefaultPreemption is not enabled";
+  }
   *silent = false;
   for (const auto& m : members_) {
     if (m.qp->Pod().spec.preemption_policy == "Never") return std::string(dp::kNotEligibleNever);

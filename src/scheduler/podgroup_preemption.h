@@ -5,6 +5,7 @@
 // room and nobody of a lower priority takes it meanwhile.
 //
 // Rules and their sources:
+//  - Only a profile with DefaultPreemption enabled (a PostFilter plugin) preempts.
 //  - Only a placement failure preempts: not minResources, not admission (quota), and not a
 //    gang still gathering (fewer pending members than a unit needs).
 //  - No preemption when a member has preemptionPolicy Never, nor while a lower-priority
