@@ -271,7 +271,10 @@ PodGroupPreemptionResult PodGroupPreemption::Search(const PodGroupPlacement& pla
                   " lower-priority pods considered)";
     return out;
   };
-  if (units.empty() || !FitsWithout(units, removed)) return no_room();
+  // No pod of a lower priority: nothing preemption could do, and nothing to say (the
+  // gang's own reason stands).
+  if (units.empty()) return out;
+  if (!FitsWithout(units, removed)) return no_room();
   std::vector<std::vector<std::string>> violations;
   for (size_t i : ReprieveOrder(units, &violations)) {
     removed[i] = false;

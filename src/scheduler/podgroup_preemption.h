@@ -55,7 +55,8 @@ struct PodGroupPreemptionResult {
   bool attempted = false;
   // For the gang's reason, e.g. "preemption: 18 victims evicted for the gang" or
   // "preemption: preemption would not make room for the whole gang (12 lower-priority pods
-  // considered)". Empty when preemption does not apply.
+  // considered)". Empty when preemption does not apply, or when no pod has a lower
+  // priority than the gang (the gang's own reason stands, as before preemption).
   std::string message;
   std::vector<framework::PodInfoPtr> victims;  // evicted
   int64_t num_pdb_violations = 0;
