@@ -54,8 +54,8 @@ std::string Nodes(int n) {
 
 // A pod of 2 CPUs (a whole node) of `priority`, in PodGroup `group` when not empty.
 std::string Pod(const std::string& name, int priority, const std::string& group = "") {
-  std::string y = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-                  "\n  namespace: default\n";
+  std::string y =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: default\n";
   if (!group.empty()) y += "  labels: {scheduling.x-k8s.io/pod-group: " + group + "}\n";
   return y + "spec:\n  priority: " + std::to_string(priority) +
          "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"2\"}}}]\n---\n";

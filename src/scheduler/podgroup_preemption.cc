@@ -93,7 +93,7 @@ std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPl
 std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectVictimUnits(int32_t priority) const {
   auto* ledger = fwk_.Service<gang::GangLedger>();
   std::unordered_map<std::string, PodInfoPtr> by_key;  // every pod on a node
-  std::map<std::string, int64_t> per_node;           // victims per node
+  std::map<std::string, int64_t> per_node;             // victims per node
   for (const NodeInfo* ni : sched_.snapshot().List()) {
     for (const auto& p : ni->pods()) {
       by_key.emplace(p->Pod().Key(), p);
@@ -237,7 +237,8 @@ std::string PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& u
   const std::string none;
   for (const auto& node : nodes) {
     for (const auto& p : fwk_.NominatedPodsForNode(node)) {
-      if (fwk_.PriorityOf(p->Pod()) < priority) (void)client.UpdatePodStatus(p->Pod(), nullptr, &none);
+      if (fwk_.PriorityOf(p->Pod()) < priority)
+        (void)client.UpdatePodStatus(p->Pod(), nullptr, &none);
     }
   }
   return "";

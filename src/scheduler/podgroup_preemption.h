@@ -101,7 +101,8 @@ class PodGroupPreemption {
                                     std::vector<std::vector<std::string>>* violations) const;
   bool MoreImportant(const PreemptionVictimUnit& a, const PreemptionVictimUnit& b) const;
   // Deletes the victims and records their events; "" or the client's error.
-  std::string Evict(const std::vector<PreemptionVictimUnit>& units, const std::vector<bool>& removed,
+  std::string Evict(const std::vector<PreemptionVictimUnit>& units,
+                    const std::vector<bool>& removed,
                     const std::vector<std::vector<std::string>>& violations, int32_t priority,
                     PodGroupPreemptionResult* out);
   std::string GangName() const;

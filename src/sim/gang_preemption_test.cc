@@ -55,9 +55,10 @@ std::string Nodes(int n) {
 // Coscheduling PodGroup `group` when not empty.
 std::string Pod(const std::string& name, const std::string& prio, int gpus, int arrival,
                 const std::string& group = "", const std::string& policy = "") {
-  std::string s = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-                  "\n  namespace: default\n  annotations: {simulation.phalanx.dev/arrival-seconds: \"" +
-                  std::to_string(arrival) + "\"}\n";
+  std::string s =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+      "\n  namespace: default\n  annotations: {simulation.phalanx.dev/arrival-seconds: \"" +
+      std::to_string(arrival) + "\"}\n";
   if (!group.empty()) s += "  labels: {scheduling.x-k8s.io/pod-group: " + group + "}\n";
   s += "spec:\n  priorityClassName: " + prio + "\n";
   if (!policy.empty()) s += "  preemptionPolicy: " + policy + "\n";
