@@ -107,7 +107,8 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   }
   // Gang preemption (podgroup_preemption.h): victims for the whole gang, or none.
   algorithm.Revert();
-  PodGroupPreemptionResult pre = PodGroupPreemption(*this, *fwk, plan, members, algorithm).Run(placement);
+  PodGroupPreemptionResult pre =
+      PodGroupPreemption(*this, *fwk, plan, members, algorithm).Run(placement);
   if (!pre.message.empty()) placement.reject_reason += "; " + pre.message;
   if (!pre.nominated.empty()) nominated = std::move(pre.nominated);
   RejectPodGroup(*fwk, plan, members, placement, cycle, nominated);
