@@ -152,5 +152,38 @@ TEST(GangPreemptionTest, RunningLowPriorityGangIsEvictedWhole) {
   EXPECT_NE(env.NodeOf("hg-1"), "");
 }
 
+// PodDisruptionBudgets (defaultpreemption PodDisruptionBudgetViolations): a victim whose
+// eviction violates a budget is reprieved first. Without that rule the db pod, of the
+// lowest priority, would be the first victim.
+TEST(GangPreemptionTest, PdbProtectedVictimIsReprievedFirst) {
+  Env env;
+  std::string db = Pod("db", 5);
+  db.replace(db.find("  namespace: default\n"), std::string("  namespace: default\n").size(),
+             "  namespace: default\n  labels: {app: db}\n");
+  env.Apply(Nodes(3) + db + Pod("low-0", 10) + Pod("low-1", 10));
+  api::Manifests m;
+  std::string err;
+  ASSERT_TRUE(api::OkOrMessage(
+      api::DecodeManifests("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: "
+                           "db, namespace: default}\nspec: {maxUnavailable: 0, selector: "
+                           "{matchLabels: {app: db}}}\nstatus: {disruptionsAllowed: 0}\n",
+                           "pdb.yaml", &m),
+      &err))
+      << err;
+  ASSERT_EQ(m.pod_disruption_budgets.size(), 1u);
+  ASSERT_TRUE(env.store.CreatePodDisruptionBudget(m.pod_disruption_budgets[0]).ok());
+  env.RunUntilIdle();
+  ASSERT_NE(env.NodeOf("db"), "");
+
+  env.Apply(PodGroup("hg", 2) + Pod("hg-0", 1000, "hg") + Pod("hg-1", 1000, "hg"));
+  env.RunUntilIdle();
+  EXPECT_NE(env.NodeOf("db"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("low-0"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("low-1"), "<deleted>");
+  env.AdvanceAndRun(30 * kSec);
+  EXPECT_NE(env.NodeOf("hg-0"), "");
+  EXPECT_NE(env.NodeOf("hg-1"), "");
+}
+
 }  // namespace
 }  // namespace phalanx::scheduler
