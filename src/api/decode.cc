@@ -956,7 +956,11 @@ class ObjectDecoder {
                                     "an ending '%' (e.g. '1%',  or '93%', regex used for "
                                     "validation is '[0-9]+%')"));
       }
-      if (digits.size() > 3 || std::stoi(digits) > 100) {
+      // IsNotMoreThan100Percent (pkg/apis/apps/validation) reads the digits with
+      // strconv.Atoi, so leading zeros are fine ("0100%" is 100%).
+      const size_t first = digits.find_first_not_of('0');
+      const std::string value = first == std::string::npos ? "0" : digits.substr(first);
+      if (value.size() > 3 || std::stoi(value) > 100) {
         return Fail(n, FieldInvalid(p, text, "must not be greater than 100%"));
       }
     }
@@ -979,13 +983,19 @@ class ObjectDecoder {
           !Str(spec, "unhealthyPodEvictionPolicy", "spec", &sp.unhealthy_pod_eviction_policy)) {
         return false;
       }
+      // ValidatePodDisruptionBudgetSpec (pkg/apis/policy/validation/validation.go):
+      // field.Invalid(fldPath /* spec */, spec, ...). The value, upstream the whole spec
+      // struct, is left out; the position is that of maxUnavailable.
       if (sp.min_available && sp.max_unavailable) {
-        const YAML::Node mu = Get(spec, "maxUnavailable");
-        return Fail(mu, FieldInvalid("spec.maxUnavailable", mu.Scalar(),
-                                     "minAvailable and maxUnavailable cannot be both set"));
+        return Fail(
+            Get(spec, "maxUnavailable"),
+            FieldError::Invalid("spec", "", "minAvailable and maxUnavailable cannot be both set")
+                .Error());
       }
+      // Upstream checks a set pointer, so an explicit "" is unsupported too.
       const std::string& policy = sp.unhealthy_pod_eviction_policy;
-      if (!policy.empty() && policy != "IfHealthyBudget" && policy != "AlwaysAllow") {
+      if (Present(Get(spec, "unhealthyPodEvictionPolicy")) && policy != "IfHealthyBudget" &&
+          policy != "AlwaysAllow") {
         return Fail(Get(spec, "unhealthyPodEvictionPolicy"),
                     FieldNotSupported("spec.unhealthyPodEvictionPolicy", policy,
                                       {"AlwaysAllow", "IfHealthyBudget"}));

@@ -991,6 +991,19 @@ TEST(DecodePodDisruptionBudgetTest, SpecAndStatus) {
   EXPECT_TRUE(m.ignored.empty());
 }
 
+// IsNotMoreThan100Percent reads the digits with strconv.Atoi: leading zeros are allowed.
+TEST(DecodePodDisruptionBudgetTest, PercentWithLeadingZeros) {
+  Manifests m;
+  ASSERT_TRUE(
+      DecodeManifests(std::string(kPdbHead) + "spec: {minAvailable: 0100%}\n", "p.yaml", &m).ok());
+  ASSERT_EQ(m.pod_disruption_budgets.size(), 1u);
+  ASSERT_TRUE(m.pod_disruption_budgets[0].spec.min_available);
+  EXPECT_EQ(m.pod_disruption_budgets[0].spec.min_available->str_value, "0100%");
+  Manifests m2;
+  EXPECT_TRUE(
+      DecodeManifests(std::string(kPdbHead) + "spec: {maxUnavailable: 00%}\n", "p.yaml", &m2).ok());
+}
+
 TEST(DecodePodDisruptionBudgetTest, QuotedIntegerIsAStringAndBetaIsTyped) {
   Manifests m;
   ASSERT_FALSE(DecodeManifests(std::string(kPdbHead) + "spec: {minAvailable: \"2\"}\n", "p.yaml", &m)
@@ -1019,8 +1032,14 @@ TEST(DecodePodDisruptionBudgetTest, ErrorsNameFileObjectAndField) {
        "pdb.yaml: PodDisruptionBudget prod/db: spec.minAvailable: Invalid value: \"half\": a valid "
        "percent string"},
       {"spec: {minAvailable: 1, maxUnavailable: 1}",
-       "pdb.yaml: PodDisruptionBudget prod/db: spec.maxUnavailable: Invalid value: \"1\": "
+       "pdb.yaml: PodDisruptionBudget prod/db: spec: Invalid value: "
        "minAvailable and maxUnavailable cannot be both set"},
+      {"spec: {unhealthyPodEvictionPolicy: \"\"}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.unhealthyPodEvictionPolicy: Unsupported value: "
+       "\"\""},
+      {"spec: {maxUnavailable: 0101%}",
+       "pdb.yaml: PodDisruptionBudget prod/db: spec.maxUnavailable: Invalid value: \"0101%\": must "
+       "not be greater than 100%"},
       {"spec: {unhealthyPodEvictionPolicy: Sometimes}",
        "pdb.yaml: PodDisruptionBudget prod/db: spec.unhealthyPodEvictionPolicy: Unsupported value: "
        "\"Sometimes\""},

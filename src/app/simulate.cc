@@ -78,7 +78,7 @@ class SimulateCommand : public Command {
   void DeclareExperimentFlags(CLI::App* c) {
     c->add_option("--policies", f_.policies,
                   "GPU placement policies to compare, e.g. fgd,bestfit,random (also "
-                  "dotproduct, packing, clustering, default)");
+                  "lookahead, dotproduct, packing, clustering, default)");
     c->add_option("--seeds", f_.seeds, "Seeds to run, e.g. 42-51 or 1,2,3 (overrides --seed)");
     c->add_option("--report", f_.report_path, "Write a self-contained HTML report to this file");
     c->add_option("--cluster", f_.cluster, "philly: NODESxGPUS, e.g. 32x8");

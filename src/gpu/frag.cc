@@ -152,7 +152,7 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 FragMemo::FragMemo(std::shared_ptr<const TargetWorkload> workload)
     : workload_(std::move(workload)) {}
 
-double FragMemo::Get(const NodeShape& node) {
+std::string FragMemo::Key(const NodeShape& node) {
   std::string key;
   key.reserve(node.model.size() + 9 + 2 * node.free_milli.size());
   key.append(node.model);
@@ -167,6 +167,11 @@ double FragMemo::Get(const NodeShape& node) {
     key.push_back(static_cast<char>(v & 0xff));
     key.push_back(static_cast<char>(v >> 8));
   }
+  return key;
+}
+
+double FragMemo::Get(const NodeShape& node) {
+  std::string key = Key(node);
   {
     absl::MutexLock l(&mu_);
     auto it = memo_.find(key);

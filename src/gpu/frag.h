@@ -110,6 +110,9 @@ class FragMemo {
  public:
   explicit FragMemo(std::shared_ptr<const TargetWorkload> workload);
   double Get(const NodeShape& node);
+  // The memo key of a node state: model, CPU left and the sorted free milli per device
+  // (two nodes with equal keys have equal fragmentation for any workload).
+  static std::string Key(const NodeShape& node);
   const std::shared_ptr<const TargetWorkload>& workload() const { return workload_; }
 
  private:

@@ -6,6 +6,7 @@
 #include "plugins/gpupolicy/best_fit.h"
 #include "plugins/gpupolicy/dot_product.h"
 #include "plugins/gpupolicy/fgd.h"
+#include "plugins/gpupolicy/frag_lookahead.h"
 #include "plugins/gpupolicy/gpu_clustering.h"
 #include "plugins/gpupolicy/gpu_packing.h"
 #include "plugins/gpupolicy/random_score.h"
@@ -60,6 +61,7 @@ framework::Registry NewInTreeRegistry() {
   // GPU sharing and placement policies (not in the default set; see examples/gpu-sharing).
   Add<gpushare::GpuShare>(r);
   Add<gpupolicy::FGDScore>(r);
+  Add<gpupolicy::FragLookaheadScore>(r);
   Add<gpupolicy::BestFitScore>(r);
   Add<gpupolicy::DotProductScore>(r);
   Add<gpupolicy::GpuPackingScore>(r);

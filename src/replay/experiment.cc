@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <functional>
+#include <array>
 #include <map>
 #include <memory>
 
@@ -99,6 +100,8 @@ struct RunRecord {
 std::optional<PolicySpec> LookupPolicy(const std::string& name) {
   static const std::map<std::string, PolicySpec> kPolicies = {
       {"fgd", {"FGD", "FGDScore"}},
+      {"lookahead", {"FragLookahead", "FragLookaheadScore"}},
+      {"fraglookahead", {"FragLookahead", "FragLookaheadScore"}},
       {"bestfit", {"BestFit", "BestFitScore"}},
       {"dotproduct", {"DotProduct", "DotProductScore"}},
       {"dotprod", {"DotProduct", "DotProductScore"}},
@@ -127,7 +130,8 @@ api::Status ParsePolicies(const std::string& list, std::vector<PolicySpec>* out)
       if (!p) {
         return absl::InvalidArgumentError(
             "--policies: unknown policy \"" + name +
-            "\" (known: fgd, bestfit, dotproduct, packing, clustering, random, default)");
+            "\" (known: fgd, lookahead, bestfit, dotproduct, packing, clustering, random, "
+            "default)");
       }
       out->push_back(*p);
     }
@@ -190,14 +194,35 @@ api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
 }
 
 std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv, const std::string& display) {
-  if (std::filesystem::path(pods_csv).filename() != "openb_pod_list_default.csv") return std::nullopt;
-  static const std::map<std::string, double> kPaper = {
-      {"Random", 13.75},    {"DotProduct", 9.44}, {"GpuClustering", 8.42},
-      {"GpuPacking", 8.19}, {"BestFit", 7.09},    {"FGD", 4.77},
+  // Medians over seeds 42-51, in the order Random, DotProduct, GpuClustering, GpuPacking,
+  // BestFit, FGD (analysis_allo_discrete.csv; 100 - the "100" column).
+  static const std::map<std::string, std::array<double, 6>> kPaper = {
+      {"openb_pod_list_cpu050", {11.015, 6.94, 6.52, 6.465, 6.42, 5.005}},
+      {"openb_pod_list_cpu100", {12.56, 8.22, 7.46, 7.445, 6.72, 4.79}},
+      {"openb_pod_list_cpu200", {17.005, 12.24, 10.245, 9.87, 7.855, 5.18}},
+      {"openb_pod_list_cpu250", {20.06, 16.22, 12.48, 11.92, 8.705, 6.8}},
+      {"openb_pod_list_default", {13.75, 9.445, 8.42, 8.195, 7.09, 4.77}},
+      {"openb_pod_list_gpushare100", {21.075, 17.93, 17.7, 17.78, 15.4, 13.36}},
+      {"openb_pod_list_gpushare40", {15.04, 10.665, 10.18, 10.195, 8.53, 6.045}},
+      {"openb_pod_list_gpushare60", {17.215, 13.17, 13.03, 12.75, 10.915, 8.705}},
+      {"openb_pod_list_gpushare80", {19.355, 15.89, 15.455, 15.28, 13.265, 10.91}},
+      {"openb_pod_list_gpuspec10", {13.685, 9.75, 8.055, 7.765, 6.885, 5.3}},
+      {"openb_pod_list_gpuspec20", {13.905, 11.68, 10.87, 10.645, 11.535, 5.31}},
+      {"openb_pod_list_gpuspec25", {14.59, 14.55, 13.59, 13.22, 14.3, 6.08}},
+      {"openb_pod_list_gpuspec33", {16.19, 20.17, 18.96, 17.665, 19.585, 12.12}},
+      {"openb_pod_list_multigpu20", {13.165, 8.185, 6.615, 6.49, 6.27, 4.47}},
+      {"openb_pod_list_multigpu30", {13.43, 6.985, 5.455, 5.23, 5.47, 3.61}},
+      {"openb_pod_list_multigpu40", {14.765, 5.905, 4.535, 4.435, 4.91, 3.105}},
+      {"openb_pod_list_multigpu50", {18.61, 5.245, 4.355, 3.93, 4.425, 2.905}},
   };
-  auto it = kPaper.find(display);
-  if (it == kPaper.end()) return std::nullopt;
-  return it->second;
+  static const std::map<std::string, size_t> kColumn = {
+      {"Random", 0}, {"DotProduct", 1}, {"GpuClustering", 2},
+      {"GpuPacking", 3}, {"BestFit", 4}, {"FGD", 5},
+  };
+  const auto row = kPaper.find(std::filesystem::path(pods_csv).stem().string());
+  const auto col = kColumn.find(display);
+  if (row == kPaper.end() || col == kColumn.end()) return std::nullopt;
+  return row->second[col->second];
 }
 
 namespace {
@@ -503,7 +528,8 @@ double Num(const json& v) {
 }
 
 // The comparison's columns for a trace mode; the first is the headline. A column reads
-// r[a] or r[a][b] of a run; "paper_unallocated_at_100_pct" is the paper's figure instead.
+// r[a] or r[a][b] of a run; "paper_unallocated_at_100_pct" is the paper's figure instead,
+// and "vs_fgd_*" compare a policy's unallocated GPU with FGD's on the same seed.
 std::vector<Col> Columns(const std::string& mode) {
   struct Spec {
     const char *key, *label, *better, *a, *b;
@@ -511,6 +537,9 @@ std::vector<Col> Columns(const std::string& mode) {
   static const Spec kOpenbPaper[] = {
       {"unallocated_at_100_pct", "Unallocated GPU at 100% load (%)", "lower", "unallocated_at_100_pct", nullptr},
       {"paper_unallocated_at_100_pct", "Paper (%)", "lower", nullptr, nullptr},
+      {"vs_fgd_median_pts", "vs FGD per seed, median (points)", "lower", nullptr, nullptr},
+      {"vs_fgd_best_pts", "vs FGD, best seed", "lower", nullptr, nullptr},
+      {"vs_fgd_worst_pts", "vs FGD, worst seed", "lower", nullptr, nullptr},
       {"frag_ratio_at_100_pct", "Fragmented idle GPU at 100% load (%)", "lower", "frag_ratio_at_100_pct", nullptr},
       {"dropped", "Pods not placed", "lower", "summary", "dropped"}};
   static const Spec kPhilly[] = {
@@ -546,6 +575,37 @@ std::vector<Col> Columns(const std::string& mode) {
   return cols;
 }
 
+// Per seed, `policy`'s unallocated GPU at 100 % load minus FGD's on the same seed (points;
+// negative = less GPU left unallocated than FGD). Empty when FGD did not run.
+std::vector<double> MarginsOverFgd(const std::string& policy, const std::vector<RunRecord>& runs) {
+  std::map<uint64_t, double> fgd;
+  for (const auto& r : runs) {
+    if (r.policy == "FGD") fgd[r.seed] = Num(r.j["unallocated_at_100_pct"]);
+  }
+  std::vector<double> out;
+  for (const auto& r : runs) {
+    if (r.policy != policy) continue;
+    auto it = fgd.find(r.seed);
+    if (it != fgd.end()) out.push_back(Num(r.j["unallocated_at_100_pct"]) - it->second);
+  }
+  return out;
+}
+
+// The value of a column without a per-run getter: the paper's figure or a margin over FGD.
+json DerivedCell(const ExperimentOptions& opts, const std::string& key, const PolicySpec& p,
+                 const std::vector<RunRecord>& runs) {
+  if (key == "paper_unallocated_at_100_pct") {
+    auto v = PaperUnallocatedAt100(opts.pods_csv, p.display);
+    return v ? json(R2(*v)) : json(nullptr);
+  }
+  std::vector<double> d = MarginsOverFgd(p.display, runs);
+  if (d.empty()) return nullptr;
+  std::sort(d.begin(), d.end());
+  if (key == "vs_fgd_median_pts") return R2(Median(d));
+  if (key == "vs_fgd_best_pts") return R2(d.front());
+  return R2(d.back());
+}
+
 // The per-policy comparison: medians over seeds of every column.
 json ComparisonJson(const ExperimentOptions& opts, const std::vector<PolicySpec>& policies,
                     const std::vector<RunRecord>& runs) {
@@ -560,8 +620,7 @@ json ComparisonJson(const ExperimentOptions& opts, const std::vector<PolicySpec>
     size_t n = 0;
     for (const auto& c : cols) {
       if (!c.get) {
-        auto v = PaperUnallocatedAt100(opts.pods_csv, p.display);
-        m[c.key] = v ? R2(*v) : json(nullptr);
+        m[c.key] = DerivedCell(opts, c.key, p, runs);
         continue;
       }
       std::vector<double> vals;

@@ -49,10 +49,13 @@ api::Status ParseSeeds(const std::string& text, std::vector<uint64_t>* out);
 api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
                                 config::KubeSchedulerConfiguration* out);
 
-// The paper's published unallocated-GPU share at 100 % load on openb default (median of
-// seeds 42-51; the artifact's expected_results), by display name; nullopt for others, and
-// for a pod list other than the default one (file name openb_pod_list_default.csv): the
-// figures are of that trace only.
+// The paper's published unallocated-GPU share at 100 % load (median over seeds 42-51 of
+// 100 - allocation % at the 100 % arrival point) for the pod list's file name
+// (openb_pod_list_<workload>.csv, any of the artifact's 17 workloads) and policy display
+// name (Random, DotProduct, GpuClustering, GpuPacking, BestFit, FGD). Source: the artifact's
+// experiments/analysis/expected_results/analysis_allo_discrete.csv (hkust-adsl/kubernetes-
+// scheduler-simulator), column "100". nullopt for another file name or policy (the
+// figures are of that trace only; new policies have no paper figure).
 std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv, const std::string& display);
 
 struct ExperimentOptions {

@@ -76,7 +76,11 @@ TEST(ReplayParseTest, SeedsPoliciesAndClusters) {
   EXPECT_EQ(err, "--cluster: want NODESxGPUS (e.g. 32x8), got \"16\"");
   EXPECT_EQ(PaperUnallocatedAt100("data/openb_pod_list_default.csv", "FGD"), 4.77);
   EXPECT_FALSE(PaperUnallocatedAt100("openb_pod_list_default.csv", "Default").has_value());
-  EXPECT_FALSE(PaperUnallocatedAt100("data/openb_pod_list_gpuspec33.csv", "FGD").has_value());
+  EXPECT_EQ(PaperUnallocatedAt100("data/openb_pod_list_gpuspec33.csv", "FGD"), 12.12);
+  EXPECT_EQ(PaperUnallocatedAt100("openb_pod_list_multigpu20.csv", "BestFit"), 6.27);
+  EXPECT_EQ(PaperUnallocatedAt100("openb_pod_list_cpu050.csv", "Random"), 11.015);
+  EXPECT_FALSE(PaperUnallocatedAt100("my_pods.csv", "FGD").has_value());
+  EXPECT_FALSE(PaperUnallocatedAt100("openb_pod_list_default.csv", "FragLookahead").has_value());
 }
 
 TEST(ReplayParseTest, PolicyProfilesDisableTheDefaultScorers) {
@@ -377,13 +381,45 @@ TEST(PaperTest, PaperFiguresOnlyForTheDefaultPodList) {
   };
   const auto [other, other_text] = paper_figure(t.pods);
   EXPECT_TRUE(other.is_null()) << other;
-  EXPECT_NE(other_text.find("figures are of openb_pod_list_default.csv only"), std::string::npos)
-      << other_text;
+  EXPECT_NE(other_text.find("has no figures for this pod list"), std::string::npos) << other_text;
   const std::string as_default = (t.dir / "openb_pod_list_default.csv").string();
   fs::copy_file(t.pods, as_default, fs::copy_options::overwrite_existing);
   const auto [fig, text] = paper_figure(as_default);
   EXPECT_EQ(fig, 4.77);
   EXPECT_NE(text.find("next to the paper's figures"), std::string::npos) << text;
+}
+
+// Issue 25: each policy's margin over FGD is taken per seed (same shuffled trace), and the
+// table shows its median and spread. Recomputed here from the runs' own figures.
+TEST(PaperTest, MarginOverFgdIsPerSeed) {
+  const SmallTraces t = MakeSmallTraces();
+  ExperimentOptions o = Base();
+  o.trace = "openb-paper";
+  o.nodes_csv = t.nodes;
+  o.pods_csv = t.pods;
+  o.seeds = {1, 2, 3};
+  ASSERT_EQ(ParsePolicies("fgd,random", &o.policies), absl::OkStatus());
+  nlohmann::json r;
+  ASSERT_EQ(RunExperiments(o, &r), absl::OkStatus());
+  std::map<uint64_t, double> fgd;
+  std::vector<double> diffs;
+  for (const auto& run : r["runs"]) {
+    if (run["policy"] == "FGD") fgd[run["seed"].get<uint64_t>()] = run["unallocated_at_100_pct"];
+  }
+  for (const auto& run : r["runs"]) {
+    if (run["policy"] != "Random") continue;
+    diffs.push_back(run["unallocated_at_100_pct"].get<double>() - fgd.at(run["seed"].get<uint64_t>()));
+  }
+  ASSERT_EQ(diffs.size(), 3u);
+  std::sort(diffs.begin(), diffs.end());
+  const auto& rows = r["comparison"]["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["metrics"]["vs_fgd_median_pts"], 0.0);
+  const auto& m = rows[1]["metrics"];
+  EXPECT_NEAR(m["vs_fgd_median_pts"].get<double>(), diffs[1], 0.006);
+  EXPECT_NEAR(m["vs_fgd_best_pts"].get<double>(), diffs[0], 0.006);
+  EXPECT_NEAR(m["vs_fgd_worst_pts"].get<double>(), diffs[2], 0.006);
+  EXPECT_NE(FormatReportSummary(r).find("vs FGD per seed: median [best, worst]"), std::string::npos);
 }
 
 TEST(PaperTest, OpenbSampleWithThePaperMethodology) {
@@ -566,7 +602,7 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
   o.trace = "openb-paper";
   o.nodes_csv = t.nodes;
   o.pods_csv = t.pods;
-  ASSERT_EQ(ParsePolicies("fgd,bestfit", &o.policies), absl::OkStatus());
+  ASSERT_EQ(ParsePolicies("fgd,bestfit,lookahead", &o.policies), absl::OkStatus());
   o.seeds = {1, 2};
   nlohmann::json paper;
   ASSERT_EQ(RunExperiments(o, &paper), absl::OkStatus());

@@ -10,8 +10,10 @@ namespace phalanx::sim {
 
 namespace {
 
-// intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=true). The decoder admits only
-// "N%" with N <= 100; anything else scales to 0 here.
+// intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=true)
+// (k8s.io/apimachinery/pkg/util/intstr/intstr.go: ceil(N * total / 100)), as
+// getExpectedPodCount calls it for both maxUnavailable and minAvailable. The decoder admits
+// only "N%" with N <= 100; anything else scales to 0 here.
 int32_t Scaled(const api::IntOrString& v, int32_t total) {
   if (!v.is_string) return v.int_value;
   int64_t pct = 0;
@@ -94,14 +96,19 @@ api::PodDisruptionBudget::Status ComputePodDisruptionBudgetStatus(
     expected = static_cast<int32_t>(matched.size());
     desired = spec.min_available->int_value;
   }
+  // buildDisruptedPodMap keeps an entry until its expected deletion (disruption time +
+  // DeletionTimeout) is Before(now), i.e. while expected >= now; countHealthyPods skips the
+  // pod only while expected.After(now). At expected == now the entry stays in the map and
+  // the pod counts as healthy (pkg/controller/disruption/disruption.go).
   std::map<std::string, api::Timestamp> disrupted;
   int32_t healthy = 0;
   for (const api::Pod* p : matched) {
     if (p->metadata.deletion_timestamp) continue;
     auto d = pdb.status.disrupted_pods.find(p->metadata.name);
-    if (d != pdb.status.disrupted_pods.end() && d->second + kDisruptedPodTimeout > now) {
-      disrupted.insert(*d);
-      continue;
+    if (d != pdb.status.disrupted_pods.end()) {
+      const api::Timestamp expected_deletion = d->second + kDisruptedPodTimeout;
+      if (expected_deletion >= now) disrupted.insert(*d);
+      if (expected_deletion > now) continue;
     }
     if (Ready(*p)) ++healthy;
   }

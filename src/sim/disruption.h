@@ -31,12 +31,14 @@ using ControllerScaleFn =
 //    expected, rounded up), at least 0; minAvailable int -> expected = number of pods,
 //    desiredHealthy = minAvailable; minAvailable percent -> expected from the controllers,
 //    desiredHealthy = percent of expected rounded up; neither -> 0 and 0;
-//  - disruptedPods: the given entries whose pod still exists, is not deleting and is
-//    younger than kDisruptedPodTimeout (buildDisruptedPodMap);
+//  - disruptedPods: the given entries whose pod still exists, is not deleting and whose
+//    expected deletion (entry time + kDisruptedPodTimeout) is not before `now`
+//    (buildDisruptedPodMap);
 //  - currentHealthy (countHealthyPods): matching pods that are not deleting, not in
-//    disruptedPods, and ready. The simulator has no kubelet: a pod is ready when it is
-//    bound (spec.nodeName), not Succeeded / Failed, and has no Ready condition other than
-//    "True";
+//    disruptedPods with an expected deletion after `now` (an entry expiring exactly at
+//    `now` stays in disruptedPods but its pod counts), and ready. The simulator has no
+//    kubelet: a pod is ready when it is bound (spec.nodeName), not Succeeded / Failed, and
+//    has no Ready condition other than "True";
 //  - disruptionsAllowed = currentHealthy - desiredHealthy, 0 when negative or when
 //    expectedPods is 0 (updatePdbStatus).
 // A pod's controller that `scale` does not know is upstream's "found no controllers for

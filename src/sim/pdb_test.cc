@@ -240,7 +240,16 @@ TEST(DisruptionStatusTest, AsTheDisruptionController) {
                                         100 + kDisruptedPodTimeout - 1);
   EXPECT_EQ(st.current_healthy, 0);
   EXPECT_EQ(st.disrupted_pods.size(), 1u);
+  // At exactly disruption time + DeletionTimeout, buildDisruptedPodMap still keeps the entry
+  // (expectedDeletion.Before(now) is false) while countHealthyPods already counts the pod
+  // (expectedDeletion.After(now) is false either).
   st = ComputePodDisruptionBudgetStatus(b, {pods[0], not_ready}, scale, 100 + kDisruptedPodTimeout);
+  EXPECT_EQ(st.current_healthy, 1);
+  EXPECT_EQ(st.disrupted_pods.size(), 1u);
+  EXPECT_EQ(st.disruptions_allowed, 1);
+  // One nanosecond later the entry is gone.
+  st = ComputePodDisruptionBudgetStatus(b, {pods[0], not_ready}, scale,
+                                        100 + kDisruptedPodTimeout + 1);
   EXPECT_EQ(st.current_healthy, 1);
   EXPECT_TRUE(st.disrupted_pods.empty());
   EXPECT_EQ(st.disruptions_allowed, 1);
@@ -254,12 +263,49 @@ TEST(DisruptionStatusTest, AsTheDisruptionController) {
   st = ComputePodDisruptionBudgetStatus(Budget(std::nullopt, Int(1)), {pods[3]}, scale, 0);
   EXPECT_EQ(st.expected_pods, 0);
   EXPECT_EQ(st.disruptions_allowed, 0);
-  // A nil selector matches nothing; an empty one every pod of the namespace.
+  // A nil selector matches nothing; an empty one every pod of the namespace (policy/v1
+  // getPodsForPdb), but none for a policy/v1beta1 object (whose conversion turns an empty
+  // selector into one that matches nothing).
   auto all = Budget(Int(0), std::nullopt);
   all.spec.selector = api::LabelSelector{};
   EXPECT_EQ(ComputePodDisruptionBudgetStatus(all, pods, scale, 0).expected_pods, 4);
+  all.api_version = "policy/v1beta1";
+  EXPECT_EQ(ComputePodDisruptionBudgetStatus(all, pods, scale, 0).expected_pods, 0);
+  all.api_version = "policy/v1";
   all.spec.selector.reset();
   EXPECT_EQ(ComputePodDisruptionBudgetStatus(all, pods, scale, 0).expected_pods, 0);
+}
+
+// getExpectedPodCount scales both percentages with GetScaledValueFromIntOrPercent(...,
+// roundUp=true): maxUnavailable rounds up (fewer pods must stay healthy), minAvailable
+// rounds up (more must).
+TEST(DisruptionStatusTest, PercentagesRoundUp) {
+  const ControllerScaleFn scale = [](const api::OwnerReference&,
+                                     const std::string&) -> std::optional<int32_t> { return 4; };
+  const std::vector<api::PodPtr> pods = {
+      MakePod("db-0", "db", true, "sts"), MakePod("db-1", "db", true, "sts"),
+      MakePod("db-2", "db", true, "sts"), MakePod("db-3", "db", true, "sts")};
+  // maxUnavailable 10% of 4 = 0.4 -> 1: desired 3, one disruption allowed.
+  auto st = ComputePodDisruptionBudgetStatus(Budget(std::nullopt, Pct("10%")), pods, scale, 0);
+  EXPECT_EQ(st.expected_pods, 4);
+  EXPECT_EQ(st.desired_healthy, 3);
+  EXPECT_EQ(st.disruptions_allowed, 1);
+  // maxUnavailable 60% of 4 = 2.4 -> 3: desired 1.
+  st = ComputePodDisruptionBudgetStatus(Budget(std::nullopt, Pct("60%")), pods, scale, 0);
+  EXPECT_EQ(st.desired_healthy, 1);
+  EXPECT_EQ(st.disruptions_allowed, 3);
+  // minAvailable 10% of 4 = 0.4 -> 1; 60% -> 3; 100% -> 4.
+  st = ComputePodDisruptionBudgetStatus(Budget(Pct("10%"), std::nullopt), pods, scale, 0);
+  EXPECT_EQ(st.desired_healthy, 1);
+  EXPECT_EQ(st.disruptions_allowed, 3);
+  st = ComputePodDisruptionBudgetStatus(Budget(Pct("60%"), std::nullopt), pods, scale, 0);
+  EXPECT_EQ(st.desired_healthy, 3);
+  st = ComputePodDisruptionBudgetStatus(Budget(Pct("100%"), std::nullopt), pods, scale, 0);
+  EXPECT_EQ(st.desired_healthy, 4);
+  EXPECT_EQ(st.disruptions_allowed, 0);
+  // A leading zero is still a valid percent (regex [0-9]+%, strconv.Atoi).
+  st = ComputePodDisruptionBudgetStatus(Budget(Pct("050%"), std::nullopt), pods, scale, 0);
+  EXPECT_EQ(st.desired_healthy, 2);
 }
 
 }  // namespace

@@ -75,12 +75,24 @@ std::string FitErrorMessage(size_t num_all_nodes,
 
 // ---- PodDisruptionBudgets ----
 
+// upstream filterPodsWithPDBViolation
+// (pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go, v1.20 and
+// current), per pod of each unit, in the order given.
 std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
     const std::vector<std::vector<const api::Pod*>>& units,
     const std::vector<api::PodDisruptionBudgetPtr>& pdbs) {
+  // pdbsAllowed: a copy of each budget's status.disruptionsAllowed, decremented per matching
+  // pod across all units.
   std::vector<int64_t> allowed;
   allowed.reserve(pdbs.size());
-  for (const auto& pdb : pdbs) allowed.push_back(pdb->status.disruptions_allowed);
+  // metav1.LabelSelectorAsSelector fails on an invalid selector; upstream then skips the
+  // budget ("an invalid selector ... does not match the pod").
+  std::vector<bool> usable;
+  usable.reserve(pdbs.size());
+  for (const auto& pdb : pdbs) {
+    allowed.push_back(pdb->status.disruptions_allowed);
+    usable.push_back(!pdb->spec.selector || api::ValidateLabelSelector(*pdb->spec.selector).ok());
+  }
   std::vector<std::vector<std::string>> out(units.size());
   for (size_t u = 0; u < units.size(); ++u) {
     std::set<std::string> violated;
@@ -90,7 +102,11 @@ std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
       for (size_t i = 0; i < pdbs.size(); ++i) {
         const api::PodDisruptionBudget& pdb = *pdbs[i];
         if (pdb.metadata.namespace_ != pod->metadata.namespace_) continue;
-        // A nil or empty selector matches nothing here (labels.Selector.Empty()).
+        if (!usable[i]) continue;
+        // A nil selector (labels.Nothing()) matches nothing, and the scheduler skips an
+        // empty one (labels.Everything(), selector.Empty()) as well -- in policy/v1 too,
+        // although the disruption controller and the eviction API read an empty v1
+        // selector as every pod of the namespace (see sim/disruption.h).
         if (!pdb.spec.selector || (pdb.spec.selector->match_labels.empty() &&
                                    pdb.spec.selector->match_expressions.empty())) {
           continue;
@@ -382,7 +398,8 @@ Status DefaultPreemption::SelectVictimsOnNode(
   std::stable_sort(units.begin(), units.end(), [&](const Unit& a, const Unit& b) {
     return MoreImportantPod(*a.head, *b.head);
   });
-  // PodDisruptionBudgets (upstream filterPodsWithPDBViolation): the units whose eviction
+  // PodDisruptionBudgets (upstream filterPodsWithPDBViolation, called once on every
+  // potential victim sorted by MoreImportantPod): the units whose eviction
   // would take a budget below zero are reprieved first, so that they stay only when the
   // preemptor cannot fit otherwise; each of them that stays a victim is a violation.
   std::vector<std::vector<const api::Pod*>> unit_pods;
@@ -419,7 +436,11 @@ Status DefaultPreemption::SelectVictimsOnNode(
     for (const auto& key : violations[order[k]]) names += (names.empty() ? "" : ", ") + key;
     for (const api::Pod* p : unit_pods[order[k]]) c->pdb_violations[p->Key()] = names;
   }
-  // Most important first (a gang's members may interleave with other victims).
+  // Most important first, as current upstream SelectVictimsOnNode re-sorts the victims when
+  // both PDB groups were non-empty (kubernetes PR #128307; v1.20 left the violating ones
+  // first, so pickOneNodeForPreemption's Pods[0] could be a lower-priority violating
+  // victim). Always sorting is the same for plain pods (each group is already in
+  // importance order) and also orders a gang's members among other victims.
   std::stable_sort(victims->begin(), victims->end(), [&](const PodInfoPtr& a, const PodInfoPtr& b) {
     return MoreImportantPod(a->Pod(), b->Pod());
   });
@@ -474,6 +495,9 @@ const Candidate* DefaultPreemption::SelectCandidate(
     const std::vector<Candidate>& candidates) const {
   if (candidates.empty()) return nullptr;
   if (candidates.size() == 1) return &candidates[0];
+  // upstream pickOneNodeForPreemption (pkg/scheduler/framework/preemption/preemption.go;
+  // v1.20: default_preemption.go): the first score function with a single best candidate
+  // decides; ties fall through, and the first remaining candidate wins.
   using ScoreFn = std::function<int64_t(const Candidate&)>;
   const std::vector<ScoreFn> score_fns = {
       // Fewest PDB violations.

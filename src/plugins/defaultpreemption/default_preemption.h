@@ -115,14 +115,17 @@ struct Candidate {
 // reprieve order (a unit: one pod, or every placed member of a running gang). For each
 // unit, the budgets ("ns/name", sorted) that evicting it, after every unit before it, takes
 // below zero: a PDB of the pod's namespace whose selector matches the pod's labels (a pod
-// without labels, and a nil or empty selector, match nothing) and that does not list the
-// pod in status.disruptedPods (its eviction was already counted) has its
-// status.disruptionsAllowed decremented once per such pod; the pod violates it when the
-// count drops below 0. An empty list: the unit violates no budget.
+// without labels, a nil or empty selector -- also in policy/v1 -- and an invalid selector
+// match nothing) and that does not list the pod's name in status.disruptedPods (its
+// eviction was already counted) has its status.disruptionsAllowed decremented once per such
+// pod; the pod violates it when the count drops below 0. An empty list: the unit violates
+// no budget. The caller passes units most important first, as upstream sorts
+// potentialVictims with MoreImportantPod before calling filterPodsWithPDBViolation.
 // spec.unhealthyPodEvictionPolicy is not read, as upstream's scheduler does not read it
-// (checked against default_preemption.go, v1.20 to v1.34): the policy governs the eviction
-// API (pkg/registry/core/pod/storage/eviction.go), and preemption deletes its victims
-// directly.
+// (checked against default_preemption.go of v1.20 and of current master, and
+// pkg/scheduler/framework/preemption/preemption.go, which only lists the budgets in
+// getPodDisruptionBudgets): the policy governs the eviction API
+// (pkg/registry/core/pod/storage/eviction.go), and preemption deletes its victims directly.
 std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
     const std::vector<std::vector<const api::Pod*>>& units,
     const std::vector<api::PodDisruptionBudgetPtr>& pdbs);

@@ -1301,6 +1301,115 @@ TEST(DefaultPreemptionPDBTest, PostFilterPrefersTheNodeWithoutViolations) {
             "Preempted: Preempted by pod p on node node1; violates PodDisruptionBudget default/db");
 }
 
+// upstream TestDryRunPreemption: with DisruptionsAllowed 0 every app=foo pod violates; the
+// candidate lists are capped at numCandidates (2) each, and the dry run goes on past that
+// number until a non-violating candidate is found (offset 4: node5 (yes, pdb), node1 (yes,
+// pdb), node2 (dropped: the violating list is full), node3 (yes)).
+TEST(DefaultPreemptionPDBTest, PreemptionLooksPastNumCandidates) {
+  SCOPED_TRACE("preemption looks past numCandidates until a non-PDB violating node is found");
+  Harness h({"FakeFilter", "NodeResourcesFit"});
+  h.pdbs = {Pdb("pdb", "foo", 0)};
+  std::vector<api::Node> nodes;
+  for (const char* n : {"node1", "node2", "node3", "node4", "node5"}) nodes.push_back(MakeNode(n));
+  h.SetCluster(nodes,
+               {App("p1", "foo", kMid, kLarge, "node1"), App("p2", "foo", kMid, kLarge, "node2"),
+                App("p3", "", kMid, kLarge, "node3"), App("p4", "", kMid, kLarge, "node4"),
+                App("p5", "foo", kMid, kLarge, "node5")});
+  auto pl = h.Plugin(DefaultPreemptionArgs{40, 2});
+  PodInfoPtr pod = PodInfo::Make(std::make_shared<api::Pod>(Pod("p", kHigh, kLarge).Obj()));
+  auto state = h.PreFilter(*pod);
+  const auto& all = h.lister.List();
+  std::vector<std::pair<std::string, Status>> statuses;
+  std::vector<std::string> errors;
+  auto got = pl->DryRunPreemption(*state, *pod, all, 4,
+                                  pl->CalculateNumCandidates(static_cast<int32_t>(all.size())),
+                                  &statuses, &errors);
+  EXPECT_EQ(ByNode(got), (std::map<std::string, std::vector<std::string>>{
+                             {"node1", {"p1"}}, {"node3", {"p3"}}, {"node5", {"p5"}}}));
+  std::map<std::string, int64_t> violations;
+  for (const auto& c : got) violations[c.node] = c.num_pdb_violations;
+  EXPECT_EQ(violations, (std::map<std::string, int64_t>{{"node1", 1}, {"node3", 0}, {"node5", 1}}));
+  // Non-violating candidates first.
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got[0].node, "node3");
+  EXPECT_EQ(h.fake_filter.calls, 8);
+  EXPECT_TRUE(errors.empty());
+}
+
+// upstream TestPostFilter (after kubernetes PR #128307): node1's victims are p1 (high, not
+// violating) and p2 (low, violating); node2's is p3 (mid, violating). Both violate one
+// budget, so the highest victim priority decides: high on node1 against mid on node2. That
+// needs node1's victims ordered by importance after the reprieve (p1 first), not
+// violating-first (p2 first would make node1's highest priority "low").
+TEST(DefaultPreemptionPDBTest, PodCanBeMadeSchedulableOnMinHighestPriorityNode) {
+  SCOPED_TRACE("pod can be made schedulable on minHighestPriority node");
+  auto labelled = [](const std::string& name, int32_t prio, const std::string& node,
+                     const std::string& v) {
+    auto p = Pod(name, prio).NodeName(node).Label("is-violating-pdb", v).Obj();
+    p.metadata.namespace_ = "default";
+    return p;
+  };
+  auto budget = [](const std::string& name, const std::string& v, int32_t allowed) {
+    api::PodDisruptionBudget pdb;
+    pdb.metadata.name = name;
+    pdb.metadata.namespace_ = "default";
+    pdb.spec.selector = api::LabelSelector{{{"is-violating-pdb", v}}, {}};
+    pdb.status.disruptions_allowed = allowed;
+    return std::make_shared<const api::PodDisruptionBudget>(std::move(pdb));
+  };
+  Harness h;
+  h.pdbs = {budget("violating-pdb", "violating", 0),
+            budget("non-violating-pdb", "non-violating", INT32_MAX)};
+  h.SetCluster(
+      {MakeNode("node1", kOnePod), MakeNode("node2", kOnePod)},
+      {labelled("p1", kHigh, "node1", "non-violating"), labelled("p2", kLow, "node1", "violating"),
+       labelled("p3", kMid, "node2", "violating")});
+  auto pl = h.Plugin();
+  PodInfoPtr pod = PodInfo::Make(std::make_shared<api::Pod>(Pod("p", kVeryHigh).Obj()));
+  auto state = h.PreFilter(*pod);
+  std::vector<std::pair<std::string, Status>> statuses;
+  std::vector<std::string> errors;
+  auto cands = pl->DryRunPreemption(*state, *pod, h.lister.List(), 0, 2, &statuses, &errors);
+  ASSERT_EQ(cands.size(), 2u);
+  for (const auto& c : cands) {
+    EXPECT_EQ(c.num_pdb_violations, 1) << c.node;
+    if (c.node == "node1") {
+      EXPECT_EQ(Names(c.victims, /*sorted=*/false), (std::vector<std::string>{"p1", "p2"}));
+    }
+  }
+  framework::PostFilterResult result;
+  Status s = pl->PostFilter(
+      *state, *pod, h.Statuses({{"node1", Code::kUnschedulable}, {"node2", Code::kUnschedulable}}),
+      &result);
+  ASSERT_TRUE(s.IsSuccess()) << s.ToString();
+  EXPECT_EQ(result.nominated_node_name, "node2");
+}
+
+// metav1.LabelSelectorAsSelector fails on an invalid selector (here NotIn with a value that
+// is no label value, which labels.NewRequirement rejects) and filterPodsWithPDBViolation
+// skips the budget. (Malformed operators and value counts already never match.)
+TEST(DefaultPreemptionPDBTest, InvalidSelectorMatchesNothing) {
+  const api::Pod a = App("a", "db", 0, {}, "n");
+  api::PodDisruptionBudget pdb = *Pdb("bad", "db", 0);
+  pdb.spec.selector = api::LabelSelector{{}, {{"app", "NotIn", {"not a label value!"}}}};
+  auto v = PodDisruptionBudgetViolations(
+      {{&a}}, {std::make_shared<const api::PodDisruptionBudget>(std::move(pdb))});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_TRUE(v[0].empty());
+}
+
+// Namespaces: only the pod's own namespace's budgets count; and a pod listed in
+// status.disruptedPods of one budget still decrements the others.
+TEST(DefaultPreemptionPDBTest, DisruptedPodsIsPerBudget) {
+  const api::Pod a = App("a", "db", 0, {}, "n");
+  auto other_ns = std::make_shared<api::PodDisruptionBudget>(*Pdb("db", "db", 0));
+  other_ns->metadata.namespace_ = "prod";
+  auto v = PodDisruptionBudgetViolations(
+      {{&a}}, {Pdb("seen", "db", 0, {"a"}), Pdb("db", "db", 0), other_ns});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], std::vector<std::string>{"default/db"});
+}
+
 TEST(DefaultPreemptionPDBTest, PodDisruptionBudgetViolationsCountsAcrossUnits) {
   const api::Pod a = App("a", "db", 0, {}, "n"), b = App("b", "db", 0, {}, "n"),
                  c = App("c", "db", 0, {}, "n");

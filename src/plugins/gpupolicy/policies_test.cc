@@ -7,6 +7,7 @@
 #include "plugins/gpupolicy/best_fit.h"
 #include "plugins/gpupolicy/dot_product.h"
 #include "plugins/gpupolicy/fgd.h"
+#include "plugins/gpupolicy/frag_lookahead.h"
 #include "plugins/gpupolicy/gpu_clustering.h"
 #include "plugins/gpupolicy/gpu_packing.h"
 #include "plugins/gpupolicy/random_score.h"
@@ -263,6 +264,90 @@ TEST_F(PolicyPluginTest, FgdArgsWorkloadAndObservedFallback) {
   auto learned = Make<FGDScore>(h2);
   EXPECT_EQ(ScoreAll(learned.get(), learned.get(), h2, Share("p", 600)),
             (std::vector<int64_t>{40, 50}));
+}
+
+api::Node SmallGpuNode(const std::string& name, int gpus) {
+  return NodeBuilder(name)
+      .Label(gpu::kGpuModelLabel, "V100M16")
+      .Capacity({{"cpu", "4"},
+                 {"memory", "256Gi"},
+                 {"pods", "110"},
+                 {"nvidia.com/gpu", std::to_string(gpus)}})
+      .Obj();
+}
+
+// Issue 25: where FragLookahead and FGD choose differently, and why.
+// Workload (learned from 8 pods: 4 shares of 500m, 2 whole GPUs, 2 pods of 2 whole GPUs,
+// 1 CPU each): 0.5 / 0.25 / 0.25. Nodes (4 CPUs): n0 [0, 1000] (device 0 taken by a
+// whole GPU), n1 [1000, 700] (a 300m share on device 1). The pod: a 500m share.
+//   FGD, worked by hand (gpu/frag.h): F(n0) = 250, F(n0 + pod on device 1) = 250, delta 0
+//   -> score 50; F(n1) = 600, F(n1 + pod on the 700m device) = 450, delta -150 -> 53. FGD
+//   takes n1 and leaves 200m that no shape of the workload can use.
+//   FragLookahead adds 2 x the expected best delta of the next pod (the 2-GPU shape has
+//   no host either way: 2000m x 0.25 = 500):
+//     on n0 ([0, 500]): next 500m share fits the 500m left exactly (-250 x 0.5), next whole
+//     GPU goes to n1 (-250 x 0.25): 0 + 2 x (-125 - 62.5 + 500) = 625
+//     on n1 ([1000, 200]): next share's best delta is 0 (either free GPU), next whole GPU
+//     -250: -150 + 2 x (0 - 62.5 + 500) = 725
+//   so it takes n0: two 500m shares pair up on one GPU instead of stranding 200m.
+TEST(FragLookaheadTest, PairsSharesWhereFgdStrandsAFragment) {
+  fake::FakeHandle h;
+  api::Pod whole_a = Share("a", 1000, 1, "0");
+  h.SetNodes({MakeNodeInfo(SmallGpuNode("n0", 2), {whole_a}),
+              MakeNodeInfo(SmallGpuNode("n1", 2), {Share("b", 300, 1, "1")})});
+  auto la = Make<FragLookaheadScore>(h);
+  // The workload is what the plugin has seen: 8 pods, rebuilt at the 8th.
+  for (int i = 0; i < 4; ++i) ScoreAll(la.get(), la.get(), h, Share("s" + std::to_string(i), 500));
+  for (int i = 0; i < 2; ++i) ScoreAll(la.get(), la.get(), h, Share("w" + std::to_string(i), 1000));
+  for (int i = 0; i < 2; ++i) {
+    ScoreAll(la.get(), la.get(), h, Share("d" + std::to_string(i), 1000, 2));
+  }
+  EXPECT_EQ(ScoreAll(la.get(), la.get(), h, Share("p", 500))[0], 100) << "FragLookahead takes n0";
+  // FGD on the same workload takes n1.
+  auto fgd = Make<FGDScore>(h,
+                            "targetWorkload:\n"
+                            "- {cpuMilli: 1000, gpuMilli: 500, gpuCount: 1, frequency: 0.5}\n"
+                            "- {cpuMilli: 1000, gpuMilli: 1000, gpuCount: 1, frequency: 0.25}\n"
+                            "- {cpuMilli: 1000, gpuMilli: 1000, gpuCount: 2, frequency: 0.25}\n");
+  EXPECT_EQ(ScoreAll(fgd.get(), fgd.get(), h, Share("p", 500)), (std::vector<int64_t>{50, 53}));
+  // Without the lookahead the policy is FGD's ranking on the learned workload: n1.
+  fake::FakeHandle h2;
+  h2.SetNodes({MakeNodeInfo(SmallGpuNode("n0", 2), {whole_a}),
+               MakeNodeInfo(SmallGpuNode("n1", 2), {Share("b", 300, 1, "1")})});
+  auto flat = Make<FragLookaheadScore>(h2, "lookaheadWeight: 0");
+  for (int i = 0; i < 4; ++i) ScoreAll(flat.get(), flat.get(), h2, Share("s" + std::to_string(i), 500));
+  for (int i = 0; i < 2; ++i) ScoreAll(flat.get(), flat.get(), h2, Share("w" + std::to_string(i), 1000));
+  for (int i = 0; i < 2; ++i) {
+    ScoreAll(flat.get(), flat.get(), h2, Share("d" + std::to_string(i), 1000, 2));
+  }
+  EXPECT_EQ(ScoreAll(flat.get(), flat.get(), h2, Share("p", 500))[1], 100);
+  // The device for the share: as FGD, the one whose use grows F least.
+  auto st = gpushare::GpuContext::For(h)->State(*h.SnapshotSharedLister().List()[1]);
+  auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(Share("p", 500)));
+  EXPECT_EQ(la->ChooseDevices(*st, *pi, gpu::ParseGpuAsk(pi->Pod()), 500),
+            (std::vector<int32_t>{1}));
+}
+
+TEST(FragLookaheadTest, Args) {
+  fake::FakeHandle h;
+  for (const char* bad : {"lookaheadWeight: -1", "lookaheadWeight: x", "candidates: 0",
+                          "tieBreak: First", "lookahead: 2"}) {
+    YAML::Node n = YAML::Load(bad);
+    auto r = FragLookaheadScore::New(&n, h);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().Message().find("FragLookaheadScoreArgs"), std::string::npos)
+        << r.status().Message();
+  }
+  YAML::Node ok = YAML::Load("{lookaheadWeight: \"1.5\", candidates: 8, tieBreak: Random}");
+  auto a = ParseFragLookaheadScoreArgs(&ok);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->lookahead_weight, 1.5);
+  EXPECT_EQ(a->candidates, 8);
+  EXPECT_EQ(a->policy.tie_break, TieBreak::kRandom);
+  auto d = ParseFragLookaheadScoreArgs(nullptr);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->lookahead_weight, 2.0);
+  EXPECT_EQ(d->policy.tie_break, TieBreak::kNodeOrder);
 }
 
 TEST_F(PolicyPluginTest, RandomDeviceSelectionComesFromRandomScore) {
