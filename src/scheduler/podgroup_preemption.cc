@@ -111,7 +111,7 @@ std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectVictimUnits(int32_t
       if (ref && ledger->Satisfied(ref->key)) info = ledger->Info(ref->key);
       bool whole = false;
       if (info) {
-        if (!seen_gangs.insert(ref->key).second) continue;
+        if (seen_gangs.count(ref->key)) continue;
         bool eligible = true;
         for (const auto& key : info->member_pods) {
           auto it = by_key.find(key);
@@ -120,6 +120,7 @@ std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectVictimUnits(int32_t
           if (fwk_.PriorityOf(it->second->Pod()) >= priority) eligible = false;
           u.pods.push_back(it->second);
         }
+        if (whole) seen_gangs.insert(ref->key);
         if (whole && !eligible) continue;
       }
       if (!whole) u.pods = {p};  // not running, or the ledger lags the snapshot
