@@ -104,22 +104,34 @@ PodGroupPlacement PodGroupAlgorithm::Run() {
   out.reject_reason = CheckMinResources();
   if (out.reject_reason.empty()) out.reject_reason = Admit(&out.admit_plugin);
   if (out.reject_reason.empty()) {
-    // The first unit that asks for a topology decides it for the whole plan (a GangGroup
-    // is placed in one domain together).
-    const framework::PodGroupUnit* topo = nullptr;
-    for (const auto& u : plan_.units) {
-      if (!u.topology_levels.empty()) {
-        topo = &u;
-        break;
-      }
-    }
-    out.reject_reason = topo ? PlaceInTopology(*topo, &out) : PlaceMembers(nullptr, &out.placed);
+    out.reject_reason = PlaceIn(&out);
+    out.placement_failed = !out.reject_reason.empty();
   }
   out.batched = batched_;
   return out;
 }
 
-void PodGroupAlgorithm::Revert() { sched_.cache().UpdateSnapshot(&sched_.snapshot()); }
+std::string PodGroupAlgorithm::Place(std::vector<int32_t>* placed) {
+  PodGroupPlacement out;
+  std::string reason = PlaceIn(&out);
+  *placed = std::move(out.placed);
+  return reason;
+}
+
+std::string PodGroupAlgorithm::PlaceIn(PodGroupPlacement* out) {
+  out->placed.assign(plan_.units.size(), 0);
+  // The first unit that asks for a topology decides it for the whole plan (a GangGroup
+  // is placed in one domain together).
+  for (const auto& u : plan_.units) {
+    if (!u.topology_levels.empty()) return PlaceInTopology(u, out);
+  }
+  return PlaceMembers(nullptr, &out->placed);
+}
+
+void PodGroupAlgorithm::Revert() {
+  sched_.cache().UpdateSnapshot(&sched_.snapshot());
+  if (view_edit_) view_edit_(sched_.snapshot());
+}
 
 std::string PodGroupAlgorithm::CheckMinResources() const {
   // A gang whose minimum exceeds the cluster's free capacity is rejected before any

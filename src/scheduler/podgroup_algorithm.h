@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -83,6 +84,9 @@ struct PodGroupPlacement {
   // For the gang's Scheduled Event: "topology cluster-topology: rack=r2; candidates: ..."
   // ("" without topology).
   std::string TopologySummary() const;
+  // minResources and admission passed and the placement fell short: the failure that
+  // gang preemption may resolve (podgroup_preemption.h).
+  bool placement_failed = false;
 };
 
 class PodGroupAlgorithm {
@@ -98,6 +102,12 @@ class PodGroupAlgorithm {
   // Drops the placements from the snapshot view (refreshes it from the cache): the
   // revert action of a rejected placement.
   void Revert();
+  // The placement step alone (no minResources check, no admission) on the current view:
+  // "" when every unit reached its need. For the preemption dry run (podgroup_preemption.h).
+  std::string Place(std::vector<int32_t>* placed);
+  // Applied to the view after every refresh (Revert), e.g. taking preemption victims off it;
+  // an empty function: none.
+  void SetViewEdit(std::function<void(cache::Snapshot&)> edit) { view_edit_ = std::move(edit); }
 
  private:
   // "" when every unit's minResources fit the free capacity of the cluster.
@@ -107,6 +117,9 @@ class PodGroupAlgorithm {
   // Places every member (inside `restriction` when given); "" when every unit reached its
   // need, else the first short unit's reason.
   std::string PlaceMembers(const std::set<std::string>* restriction, std::vector<int32_t>* placed);
+  // The placement step into `out` (placed per unit; the topology candidates when a unit
+  // asks for a topology): "" when every unit reached its need.
+  std::string PlaceIn(PodGroupPlacement* out);
   // "" when unit `u` reached its need and every subgroup minimum with `placed` of its
   // `pending` members placed; else its reason, e.g. `pod group ml/serve (...): subgroup
   // "decode": 0/2 members placeable; 2 of 4 pending members fit, 4 needed`.
@@ -144,6 +157,7 @@ class PodGroupAlgorithm {
   int64_t smallest_gpu_member_ = 0;  // smallest whole-GPU request among members (0 = none)
   std::vector<PodGroupMember> best_members_;  // ScoreLevel's best trial so far
   std::vector<int32_t> best_placed_;          // and its members placed per unit
+  std::function<void(cache::Snapshot&)> view_edit_;
 };
 
 }  // namespace phalanx::scheduler

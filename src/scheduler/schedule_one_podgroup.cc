@@ -14,6 +14,7 @@
 #include "scheduler/binding_pool.h"
 #include "scheduler/gang_coordinator.h"
 #include "scheduler/podgroup_algorithm.h"
+#include "scheduler/podgroup_preemption.h"
 #include "scheduler/scheduler.h"
 
 namespace phalanx::scheduler {
@@ -93,6 +94,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   std::vector<PodGroupMember> members = TakeMembers(*queue_, popped, plan);
   CountAttempts(static_cast<int64_t>(members.size()) - 1);  // ScheduleOne counted the popped pod
   cache_.UpdateSnapshot(&snapshot_);
+  std::vector<std::string> nominated = SuspendNominations(*queue_, members);
   PodGroupAlgorithm algorithm(*this, *fwk, plan, members);
   PodGroupPlacement placement = algorithm.Run();
   {
@@ -103,7 +105,13 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     CommitPodGroup(fwk, plan, members, placement, cycle);
     return;
   }
-  RejectPodGroup(*fwk, plan, members, placement, cycle);
+  // Gang preemption (podgroup_preemption.h): victims for the whole gang, or none.
+  algorithm.Revert();
+  PodGroupPreemptionResult pre =
+      PodGroupPreemption(*this, *fwk, plan, members, algorithm).Run(placement);
+  if (!pre.message.empty()) placement.reject_reason += "; " + pre.message;
+  if (!pre.nominated.empty()) nominated = std::move(pre.nominated);
+  RejectPodGroup(*fwk, plan, members, placement, cycle, nominated);
   algorithm.Revert();
 }
 
@@ -135,16 +143,20 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGr
 
 void Scheduler::RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                                std::vector<PodGroupMember>& members,
-                               const PodGroupPlacement& placement, int64_t cycle) {
+                               const PodGroupPlacement& placement, int64_t cycle,
+                               const std::vector<std::string>& nominated) {
   // Nothing is held: every member gets the gang's reason and waits for an event that one
   // of the rejecting plugins' queueing hints accepts.
   std::set<std::string> plugins;
   std::vector<std::string> reasons;
   Status s = GangRejection(members, placement, &plugins, &reasons);
-  for (auto& m : members) {
+  for (size_t i = 0; i < members.size(); ++i) {
+    auto& m = members[i];
     m.qp->unschedulable_plugins = plugins;
     m.qp->pending_plugins.clear();
-    HandleSchedulingFailure(fwk, m.qp, s, nullptr, "", cycle, &reasons);
+    const std::string none;
+    HandleSchedulingFailure(fwk, m.qp, s, nullptr, i < nominated.size() ? nominated[i] : none,
+                            cycle, &reasons);
   }
   const std::string& msg = s.reasons()[0];
   gang_coordinator_->RecordRejected(plan, msg);

@@ -285,10 +285,12 @@ class Scheduler {
   void CommitPodGroup(framework::Framework* fwk, const framework::PodGroupPlan& plan,
                       std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
                       int64_t cycle);
-  // The placement did not fit: one gang-level reason for every member, nothing held.
+  // The placement did not fit: one gang-level reason for every member, nothing held;
+  // members[i] is nominated to nominated[i] when not empty (gang preemption,
+  // podgroup_preemption.h).
   void RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                       std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
-                      int64_t cycle);
+                      int64_t cycle, const std::vector<std::string>& nominated);
 
   // ---- eventhandlers.cc ----
   void OnObjectAdd(const api::UnstructuredPtr& obj);

@@ -1023,3 +1023,31 @@ TEST(SnapshotTest, FromObjects) {
 
 }  // namespace
 }  // namespace phalanx::cache
+
+namespace phalanx::cache {
+namespace {
+
+// The PodGroup cycle's preemption dry run takes victims off the view only; the next
+// UpdateSnapshot restores them from the cache (podgroup_preemption.h).
+TEST(SnapshotViewTest, RemovePodFromViewIsUndoneByTheNextUpdate) {
+  Cache c;
+  c.AddNode(NodeBuilder("node").Ptr());
+  api::PodPtr victim = MakeBasePod("node", "victim", "100m", "500", "", 0);
+  ASSERT_TRUE(c.AddPod(PodInfo::Make(victim)).IsSuccess());
+  Snapshot s;
+  c.UpdateSnapshot(&s);
+  ASSERT_EQ(s.Get("node")->pods().size(), 1u);
+  EXPECT_TRUE(s.RemovePodFromView(*victim));
+  EXPECT_TRUE(s.Get("node")->pods().empty());
+  EXPECT_EQ(s.Get("node")->requested().milli_cpu, 0);
+  EXPECT_TRUE(s.HasViewChanges());
+  EXPECT_FALSE(s.RemovePodFromView(*victim)) << "already off the view";
+  c.UpdateSnapshot(&s);
+  ASSERT_EQ(s.Get("node")->pods().size(), 1u);
+  EXPECT_EQ(s.Get("node")->requested().milli_cpu, 100);
+  api::PodPtr elsewhere = MakeBasePod("other", "x", "100m", "500", "", 0);
+  EXPECT_FALSE(s.RemovePodFromView(*elsewhere)) << "no such node";
+}
+
+}  // namespace
+}  // namespace phalanx::cache

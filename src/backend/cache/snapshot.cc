@@ -53,6 +53,17 @@ bool Snapshot::AddPodToView(const framework::PodInfoPtr& pod) {
   return true;
 }
 
+bool Snapshot::RemovePodFromView(const api::Pod& pod) {
+  framework::NodeInfo* ni = GetMutable(pod.spec.node_name);
+  if (ni == nullptr) return false;
+  const bool had =
+      !ni->pods_with_affinity().empty() || !ni->pods_with_required_anti_affinity().empty();
+  if (!ni->RemovePod(pod)) return false;
+  stale_.push_back(pod.spec.node_name);
+  if (had) RebuildAffinityLists();
+  return true;
+}
+
 void Snapshot::RebuildAffinityLists() {
   have_affinity_.clear();
   have_required_anti_affinity_.clear();

@@ -1,0 +1,189 @@
+// A gang as preemptor (podgroup_preemption.h) end to end: the PodGroup cycle against the
+// in-process Store on a virtual clock — victims, their Events, the members' nominations,
+// the retry once the victims are gone, and running victim gangs taken whole or not at all.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "scheduler/scheduler_test_env.h"
+
+namespace phalanx::scheduler {
+namespace {
+
+constexpr int64_t kSec = api::kNanosPerSecond;
+
+struct Env : SchedulerTestEnv {
+  void AdvanceAndRun(int64_t ns) {
+    api::Timestamp end = clock.Now() + ns;
+    for (;;) {
+      api::Timestamp w = sched->NextWakeTime();
+      if (w > end) break;
+      clock.AdvanceTo(w);
+      RunUntilIdle();
+    }
+    clock.AdvanceTo(end);
+    RunUntilIdle();
+  }
+  std::string NodeOf(const std::string& name) {
+    auto p = store.GetPod("default", name);
+    return p ? p->spec.node_name : "<deleted>";
+  }
+  std::string NominatedOf(const std::string& name) {
+    auto p = store.GetPod("default", name);
+    return p ? p->status.nominated_node_name : "<deleted>";
+  }
+  std::vector<std::string> EventsOf(const std::string& key) {
+    std::vector<std::string> out;
+    for (const auto& e : store.Events()) {
+      if (e.pod_key == key) out.push_back(e.reason + ": " + e.message);
+    }
+    return out;
+  }
+};
+
+std::string Nodes(int n) {
+  std::string y;
+  for (int i = 1; i <= n; ++i) {
+    y += "apiVersion: v1\nkind: Node\nmetadata: {name: n" + std::to_string(i) +
+         "}\nstatus: {capacity: {cpu: \"2\", memory: 4Gi, pods: \"10\"}}\n---\n";
+  }
+  return y;
+}
+
+// A pod of 2 CPUs (a whole node) of `priority`, in PodGroup `group` when not empty.
+std::string Pod(const std::string& name, int priority, const std::string& group = "") {
+  std::string y =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: default\n";
+  if (!group.empty()) y += "  labels: {scheduling.x-k8s.io/pod-group: " + group + "}\n";
+  return y + "spec:\n  priority: " + std::to_string(priority) +
+         "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"2\"}}}]\n---\n";
+}
+
+std::string PodGroup(const std::string& name, int min_member) {
+  return "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: " + name +
+         ", namespace: default}\nspec: {minMember: " + std::to_string(min_member) + "}\n---\n";
+}
+
+TEST(GangPreemptionTest, GangEvictsNominatesMembersAndBindsAfterVictimsAreGone) {
+  Env env;
+  env.Apply(Nodes(2) + Pod("low-0", 10) + Pod("low-1", 10));
+  env.RunUntilIdle();
+  ASSERT_NE(env.NodeOf("low-0"), "");
+  ASSERT_NE(env.NodeOf("low-1"), "");
+  const std::string low0_node = env.NodeOf("low-0");
+
+  env.Apply(PodGroup("hg", 2) + Pod("hg-0", 1000, "hg") + Pod("hg-1", 1000, "hg"));
+  env.RunUntilIdle();
+  // Both victims are gone; each member is nominated to one of the freed nodes.
+  EXPECT_EQ(env.NodeOf("low-0"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("low-1"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("hg-0"), "");
+  EXPECT_EQ((std::set<std::string>{env.NominatedOf("hg-0"), env.NominatedOf("hg-1")}),
+            (std::set<std::string>{"n1", "n2"}));
+  std::vector<std::string> events = env.EventsOf("default/low-0");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back(),
+            "Preempted: Preempted by gang default/hg (priority 1000) on node " + low0_node);
+  auto ev = env.store.LastEventFor("default/hg-0");
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_NE(ev->message.find("preemption: 2 victims evicted for the gang"), std::string::npos)
+      << ev->message;
+
+  // The retry binds the whole gang; the nominations are cleared.
+  env.AdvanceAndRun(30 * kSec);
+  EXPECT_NE(env.NodeOf("hg-0"), "");
+  EXPECT_NE(env.NodeOf("hg-1"), "");
+  EXPECT_NE(env.NodeOf("hg-0"), env.NodeOf("hg-1"));
+  EXPECT_EQ(env.NominatedOf("hg-0"), "");
+  EXPECT_EQ(env.NominatedOf("hg-1"), "");
+}
+
+// A running gang with one member of a higher priority than the preemptor is no victim at
+// all (never split): with it in place the gang cannot fit, so nothing is evicted, not even
+// the eligible single pod.
+TEST(GangPreemptionTest, RunningGangWithAHigherPriorityMemberIsNeverSplit) {
+  Env env;
+  env.Apply(Nodes(3) + PodGroup("mixed", 2) + Pod("mixed-0", 10, "mixed") +
+            Pod("mixed-1", 5000, "mixed"));
+  env.RunUntilIdle();
+  env.Apply(Pod("low", 10));
+  env.RunUntilIdle();
+  ASSERT_NE(env.NodeOf("mixed-0"), "");
+  ASSERT_NE(env.NodeOf("mixed-1"), "");
+  ASSERT_NE(env.NodeOf("low"), "");
+
+  env.Apply(PodGroup("hg", 2) + Pod("hg-0", 1000, "hg") + Pod("hg-1", 1000, "hg"));
+  env.RunUntilIdle();
+  EXPECT_NE(env.NodeOf("mixed-0"), "<deleted>");
+  EXPECT_NE(env.NodeOf("mixed-1"), "<deleted>");
+  EXPECT_NE(env.NodeOf("low"), "<deleted>");
+  EXPECT_EQ(env.NominatedOf("hg-0"), "");
+  auto ev = env.store.LastEventFor("default/hg-0");
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_NE(ev->message.find("preemption would not make room for the whole gang (1 "
+                             "lower-priority pods considered)"),
+            std::string::npos)
+      << ev->message;
+}
+
+// The same cluster with every member of the running gang of a low priority: the gang is
+// one victim unit, evicted whole (the single pod alone is not enough room).
+TEST(GangPreemptionTest, RunningLowPriorityGangIsEvictedWhole) {
+  Env env;
+  env.Apply(Nodes(3) + PodGroup("lowgang", 2) + Pod("lowgang-0", 10, "lowgang") +
+            Pod("lowgang-1", 10, "lowgang"));
+  env.RunUntilIdle();
+  env.Apply(Pod("low", 20));
+  env.RunUntilIdle();
+  ASSERT_NE(env.NodeOf("lowgang-0"), "");
+  ASSERT_NE(env.NodeOf("low"), "");
+
+  env.Apply(PodGroup("hg", 2) + Pod("hg-0", 1000, "hg") + Pod("hg-1", 1000, "hg"));
+  env.RunUntilIdle();
+  // Room for two members: the gang (2 pods, lower priority) goes whole, the single pod
+  // (priority 20, more important) is reprieved.
+  EXPECT_EQ(env.NodeOf("lowgang-0"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("lowgang-1"), "<deleted>");
+  EXPECT_NE(env.NodeOf("low"), "<deleted>");
+  env.AdvanceAndRun(30 * kSec);
+  EXPECT_NE(env.NodeOf("hg-0"), "");
+  EXPECT_NE(env.NodeOf("hg-1"), "");
+}
+
+// PodDisruptionBudgets (defaultpreemption PodDisruptionBudgetViolations): a victim whose
+// eviction violates a budget is reprieved first. Without that rule the db pod, of the
+// lowest priority, would be the first victim.
+TEST(GangPreemptionTest, PdbProtectedVictimIsReprievedFirst) {
+  Env env;
+  std::string db = Pod("db", 5);
+  db.replace(db.find("  namespace: default\n"), std::string("  namespace: default\n").size(),
+             "  namespace: default\n  labels: {app: db}\n");
+  env.Apply(Nodes(3) + db + Pod("low-0", 10) + Pod("low-1", 10));
+  api::Manifests m;
+  std::string err;
+  ASSERT_TRUE(api::OkOrMessage(
+      api::DecodeManifests("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: "
+                           "db, namespace: default}\nspec: {maxUnavailable: 0, selector: "
+                           "{matchLabels: {app: db}}}\nstatus: {disruptionsAllowed: 0}\n",
+                           "pdb.yaml", &m),
+      &err))
+      << err;
+  ASSERT_EQ(m.pod_disruption_budgets.size(), 1u);
+  ASSERT_TRUE(env.store.CreatePodDisruptionBudget(m.pod_disruption_budgets[0]).ok());
+  env.RunUntilIdle();
+  ASSERT_NE(env.NodeOf("db"), "");
+
+  env.Apply(PodGroup("hg", 2) + Pod("hg-0", 1000, "hg") + Pod("hg-1", 1000, "hg"));
+  env.RunUntilIdle();
+  EXPECT_NE(env.NodeOf("db"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("low-0"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("low-1"), "<deleted>");
+  env.AdvanceAndRun(30 * kSec);
+  EXPECT_NE(env.NodeOf("hg-0"), "");
+  EXPECT_NE(env.NodeOf("hg-1"), "");
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler

@@ -1,0 +1,299 @@
+#include "scheduler/podgroup_preemption.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "gang/ledger.h"
+#include "plugins/defaultpreemption/default_preemption.h"
+
+namespace phalanx::scheduler {
+
+using framework::NodeInfo;
+using framework::PodInfoPtr;
+namespace dp = plugins::defaultpreemption;
+
+namespace {
+
+// upstream podTerminatingByPreemption.
+bool TerminatingByPreemption(const api::Pod& p) {
+  if (!p.metadata.deletion_timestamp) return false;
+  for (const auto& c : p.status.conditions) {
+    if (c.type == "DisruptionTarget") {
+      return c.status == "True" && c.reason == "PreemptionByScheduler";
+    }
+  }
+  return false;
+}
+
+constexpr std::string_view kNoRoom = "preemption would not make room for the whole gang";
+
+}  // namespace
+
+std::vector<std::string> SuspendNominations(queue::SchedulingQueue& queue,
+                                            const std::vector<PodGroupMember>& members) {
+  std::vector<std::string> out;
+  out.reserve(members.size());
+  for (const auto& m : members) {
+    out.push_back(m.qp->Pod().status.nominated_node_name);
+    if (!out.back().empty()) queue.nominator().Delete(m.qp->Pod());
+  }
+  return out;
+}
+
+int32_t PodGroupPreemption::GangPriority() const {
+  int32_t prio = INT32_MAX;
+  for (const auto& m : members_) prio = std::min(prio, fwk_.PriorityOf(m.qp->Pod()));
+  return prio;
+}
+
+std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPlacement& placement,
+                                                                bool* silent) const {
+  *silent = true;
+  if (!placement.placement_failed || members_.empty()) return "not a placement failure";
+  // A gang still gathering: its missing members, not room, hold it back.
+  std::vector<int32_t> pending(plan_.units.size(), 0);
+  for (const auto& m : members_) {
+    if (m.unit < pending.size()) ++pending[m.unit];
+  }
+  for (size_t u = 0; u < plan_.units.size(); ++u) {
+    if (pending[u] < plan_.units[u].need) return "quorum not present";
+  }
+  // A profile without DefaultPreemption does not preempt, for a gang as for a single pod.
+  const auto post_filter = fwk_.ListPlugins("PostFilter");
+  if (std::find(post_filter.begin(), post_filter.end(), dp::DefaultPreemption::kName) ==
+      post_filter.end()) {
+    return "DefaultPreemption is not enabled";
+  }
+  *silent = false;
+  for (const auto& m : members_) {
+    if (m.qp->Pod().spec.preemption_policy == "Never") return std::string(dp::kNotEligibleNever);
+  }
+  // Victims of an earlier preemption still terminating on a member's nominated node: wait.
+  const int32_t prio = GangPriority();
+  for (const auto& m : members_) {
+    const std::string& nominated = m.qp->Pod().status.nominated_node_name;
+    if (nominated.empty()) continue;
+    const NodeInfo* ni = sched_.snapshot().Get(nominated);
+    if (ni == nullptr) continue;
+    for (const auto& v : ni->pods()) {
+      if (fwk_.PriorityOf(v->Pod()) < prio && TerminatingByPreemption(v->Pod())) {
+        return std::string(dp::kNotEligibleTerminating);
+      }
+    }
+  }
+  return "";
+}
+
+std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectVictimUnits(int32_t priority) const {
+  auto* ledger = fwk_.Service<gang::GangLedger>();
+  std::unordered_map<std::string, PodInfoPtr> by_key;  // every pod on a node
+  std::map<std::string, int64_t> per_node;             // victims per node
+  for (const NodeInfo* ni : sched_.snapshot().List()) {
+    for (const auto& p : ni->pods()) {
+      by_key.emplace(p->Pod().Key(), p);
+      if (fwk_.PriorityOf(p->Pod()) < priority) ++per_node[ni->name()];
+    }
+  }
+  std::vector<PreemptionVictimUnit> units;
+  std::unordered_set<std::string> seen_gangs;
+  for (const NodeInfo* ni : sched_.snapshot().List()) {
+    for (const auto& p : ni->pods()) {
+      if (fwk_.PriorityOf(p->Pod()) >= priority) continue;
+      PreemptionVictimUnit u;
+      auto ref = ledger ? ledger->RefOf(p->Pod()) : std::nullopt;
+      std::optional<gang::GangInfo> info;
+      if (ref && ledger->Satisfied(ref->key)) info = ledger->Info(ref->key);
+      bool whole = false;
+      if (info) {
+        if (seen_gangs.count(ref->key)) continue;
+        bool eligible = true;
+        for (const auto& key : info->member_pods) {
+          auto it = by_key.find(key);
+          if (it == by_key.end()) continue;  // pending: nothing to evict
+          whole = whole || key == p->Pod().Key();
+          if (fwk_.PriorityOf(it->second->Pod()) >= priority) eligible = false;
+          u.pods.push_back(it->second);
+        }
+        if (whole) seen_gangs.insert(ref->key);
+        if (whole && !eligible) continue;
+      }
+      if (!whole) u.pods = {p};  // not running, or the ledger lags the snapshot
+      for (const auto& v : u.pods) {
+        const bool more = u.head == nullptr || fwk_.PriorityOf(v->Pod()) > fwk_.PriorityOf(*u.head);
+        if (more) u.head = &v->Pod();
+        u.crowding = std::max(u.crowding, per_node[v->Pod().spec.node_name]);
+      }
+      units.push_back(std::move(u));
+    }
+  }
+  return units;
+}
+
+bool PodGroupPreemption::MoreImportant(const PreemptionVictimUnit& a,
+                                       const PreemptionVictimUnit& b) const {
+  const int32_t pa = fwk_.PriorityOf(*a.head), pb = fwk_.PriorityOf(*b.head);
+  if (pa != pb) return pa > pb;
+  // Equal priority: keep the crowded nodes, so that fewer pods are evicted.
+  if (a.crowding != b.crowding) return a.crowding > b.crowding;
+  const api::Timestamp now = fwk_.GetClock().Now();
+  const api::Timestamp sa = a.head->status.start_time ? *a.head->status.start_time : now;
+  const api::Timestamp sb = b.head->status.start_time ? *b.head->status.start_time : now;
+  return sa < sb;
+}
+
+std::vector<size_t> PodGroupPreemption::ReprieveOrder(
+    const std::vector<PreemptionVictimUnit>& units,
+    std::vector<std::vector<std::string>>* violations) const {
+  std::vector<size_t> by_importance(units.size());
+  for (size_t i = 0; i < units.size(); ++i) by_importance[i] = i;
+  std::stable_sort(by_importance.begin(), by_importance.end(),
+                   [&](size_t a, size_t b) { return MoreImportant(units[a], units[b]); });
+  std::vector<std::vector<const api::Pod*>> unit_pods;
+  for (size_t i : by_importance) {
+    auto& v = unit_pods.emplace_back();
+    for (const auto& p : units[i].pods) v.push_back(&p->Pod());
+  }
+  const auto counted = dp::PodDisruptionBudgetViolations(unit_pods, fwk_.PodDisruptionBudgets());
+  violations->assign(units.size(), {});
+  std::vector<size_t> order;  // violating units first, each group in importance order
+  for (size_t k = 0; k < by_importance.size(); ++k) {
+    (*violations)[by_importance[k]] = counted[k];
+    if (!counted[k].empty()) order.push_back(by_importance[k]);
+  }
+  for (size_t k = 0; k < by_importance.size(); ++k) {
+    if (counted[k].empty()) order.push_back(by_importance[k]);
+  }
+  return order;
+}
+
+bool PodGroupPreemption::FitsWithout(const std::vector<PreemptionVictimUnit>& units,
+                                     const std::vector<bool>& removed) {
+  algorithm_.SetViewEdit([&units, &removed](cache::Snapshot& snap) {
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (!removed[i]) continue;
+      for (const auto& p : units[i].pods) snap.RemovePodFromView(p->Pod());
+    }
+  });
+  algorithm_.Revert();
+  std::vector<int32_t> placed;
+  const bool fits = algorithm_.Place(&placed).empty();
+  algorithm_.SetViewEdit(nullptr);
+  return fits;
+}
+
+std::string PodGroupPreemption::GangName() const {
+  auto* ledger = fwk_.Service<gang::GangLedger>();
+  if (ledger != nullptr) {
+    if (auto ref = ledger->RefOf(members_.front().qp->Pod())) {
+      return ref->namespace_ + "/" + ref->name;
+    }
+  }
+  return plan_.units.empty() ? members_.front().qp->Pod().Key() : plan_.units.front().key;
+}
+
+std::string PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
+                                      const std::vector<bool>& removed,
+                                      const std::vector<std::vector<std::string>>& violations,
+                                      int32_t priority, PodGroupPreemptionResult* out) {
+  framework::ClusterClient& client = fwk_.Client();
+  const std::string gang = GangName();
+  const std::string scheduler_name = members_.front().qp->Pod().spec.scheduler_name;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!removed[i]) continue;
+    std::string budgets;
+    for (const auto& b : violations[i]) budgets += (budgets.empty() ? "" : ", ") + b;
+    for (const auto& victim : units[i].pods) {
+      const api::Pod& v = victim->Pod();
+      out->victims.push_back(victim);
+      if (!budgets.empty()) ++out->num_pdb_violations;
+      if (v.metadata.deletion_timestamp) continue;  // graceful deletion already started
+      if (fwk_.GetWaitingPod(v.metadata.uid) != nullptr) {
+        fwk_.RejectWaitingPod(v.metadata.uid);  // waiting at Permit: rejected, not deleted
+      } else {
+        const api::PodCondition cond{
+            "DisruptionTarget", "True", "PreemptionByScheduler",
+            scheduler_name + ": preempting to accommodate a higher priority gang"};
+        api::Status s = client.UpdatePodStatus(v, &cond, nullptr);
+        if (s.ok()) s = client.DeletePod(v);
+        if (absl::IsNotFound(s)) continue;
+        if (!s.ok()) return std::string(s.message());
+      }
+      std::string msg = "Preempted by gang " + gang + " (priority " + std::to_string(priority) +
+                        ") on node " + v.spec.node_name;
+      if (!budgets.empty()) msg += std::string(dp::kPDBViolationNote) + budgets;
+      client.RecordEvent(v, "Normal", "Preempted", msg);
+    }
+  }
+  // Lower-priority pods nominated to the gang's nodes may no longer fit there.
+  std::set<std::string> nodes;
+  for (const auto& m : members_) {
+    if (m.placed) nodes.insert(m.host);
+  }
+  const std::string none;
+  for (const auto& node : nodes) {
+    for (const auto& p : fwk_.NominatedPodsForNode(node)) {
+      if (fwk_.PriorityOf(p->Pod()) < priority)
+        (void)client.UpdatePodStatus(p->Pod(), nullptr, &none);
+    }
+  }
+  return "";
+}
+
+PodGroupPreemptionResult PodGroupPreemption::Run(const PodGroupPlacement& placement) {
+  // The dry runs overwrite the members' placement fields; the rejection reports the
+  // gang's own attempt.
+  std::vector<PodGroupMember> saved = members_;
+  PodGroupPreemptionResult out = Search(placement);
+  members_ = std::move(saved);
+  return out;
+}
+
+PodGroupPreemptionResult PodGroupPreemption::Search(const PodGroupPlacement& placement) {
+  PodGroupPreemptionResult out;
+  bool silent = false;
+  if (std::string why = PodGroupEligibleToPreemptOthers(placement, &silent); !why.empty()) {
+    if (!silent) out.message = "preemption: " + why;
+    return out;
+  }
+  out.attempted = true;
+  const int32_t prio = GangPriority();
+  std::vector<PreemptionVictimUnit> units = CollectVictimUnits(prio);
+  size_t considered = 0;
+  for (const auto& u : units) considered += u.pods.size();
+  std::vector<bool> removed(units.size(), true);
+  auto no_room = [&] {
+    algorithm_.Revert();
+    out.message = "preemption: " + std::string(kNoRoom) + " (" + std::to_string(considered) +
+                  " lower-priority pods considered)";
+    return out;
+  };
+  // No pod of a lower priority: nothing preemption could do, and nothing to say (the
+  // gang's own reason stands).
+  if (units.empty()) return out;
+  if (!FitsWithout(units, removed)) return no_room();
+  std::vector<std::vector<std::string>> violations;
+  for (size_t i : ReprieveOrder(units, &violations)) {
+    removed[i] = false;
+    if (!FitsWithout(units, removed)) removed[i] = true;
+  }
+  // The final check, with exactly the victims that will be evicted gone: it also leaves
+  // each member's node in its placement fields.
+  if (!FitsWithout(units, removed)) return no_room();
+  std::string err = Evict(units, removed, violations, prio, &out);
+  out.nominated.assign(members_.size(), "");
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (members_[i].placed) out.nominated[i] = members_[i].host;
+  }
+  algorithm_.Revert();
+  out.message = "preemption: " + std::to_string(out.victims.size()) +
+                " victims evicted for the gang" + (err.empty() ? "" : " (error: " + err + ")");
+  return out;
+}
+
+}  // namespace phalanx::scheduler

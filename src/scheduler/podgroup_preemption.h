@@ -1,0 +1,124 @@
+// A gang as preemptor in the PodGroup cycle (issue 20): when the PodGroup transaction fails
+// to place the whole gang (every unit of a GangGroup), find lower-priority victims across
+// nodes whose eviction lets the WHOLE gang fit, evict them, and nominate each member to the
+// node the dry run found, so that the gang's retry (after the victims are gone) finds the
+// room and nobody of a lower priority takes it meanwhile.
+//
+// Rules and their sources:
+//  - Only a profile with DefaultPreemption enabled (a PostFilter plugin) preempts.
+//  - Only a placement failure preempts: not minResources, not admission (quota), and not a
+//    gang still gathering (fewer pending members than a unit needs).
+//  - No preemption when a member has preemptionPolicy Never, nor while a lower-priority
+//    pod on a member's nominated node is still terminating by preemption (upstream
+//    preemption.go PodEligibleToPreemptOthers).
+//  - The gang's priority is the lowest of its pending members' priorities; victims have a
+//    strictly lower priority (never equal or higher, upstream preemption.go).
+//  - A victim in a running gang (gang::GangLedger::Satisfied) is a unit with every member of
+//    that gang on a node: evicted whole or not at all, and eligible only when every such
+//    member has a lower priority (as DefaultPreemption does for a single preemptor).
+//  - Every eligible unit is taken off the snapshot view and the gang is placed: if it does
+//    not fit, nothing is evicted (KEP-4671: "avoid preemptions if these will not allow to
+//    schedule the higher priority gang anyway"; KEP-5710 PodGroup-level preemption).
+//  - Otherwise units are reprieved greedily, each reprieve kept only if the whole gang
+//    still fits: PodDisruptionBudget-violating units first (defaultpreemption
+//    PodDisruptionBudgetViolations), then most important first (higher priority, then, to
+//    prefer fewer victims, units on nodes with more victims, then earlier start time), as
+//    upstream SelectVictimsOnNode reprieves, across nodes.
+//  - The gang is placed once more with the final victims gone BEFORE anything is evicted;
+//    the victims are then deleted as DefaultPreemption::PrepareCandidate deletes (waiting
+//    pods rejected; DisruptionTarget condition, then delete), each with a "Preempted" Event
+//    "Preempted by gang NS/NAME (priority P) on node N" (plus the PDB note when violating),
+//    and lower-priority pods nominated to the chosen nodes lose their nomination.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/interface.h"
+#include "framework/runtime.h"
+#include "scheduler/podgroup_algorithm.h"
+#include "scheduler/scheduler.h"
+
+namespace phalanx::scheduler {
+
+// Pods evicted together: one pod, or every placed member of a running gang.
+struct PreemptionVictimUnit {
+  std::vector<framework::PodInfoPtr> pods;
+  const api::Pod* head = nullptr;  // the most important pod, for ordering
+  int64_t crowding = 0;            // most victims on one of the unit's nodes
+};
+
+// What gang preemption did.
+struct PodGroupPreemptionResult {
+  // Whether the search ran (false: not eligible; `message` may say why).
+  bool attempted = false;
+  // For the gang's reason, e.g. "preemption: 18 victims evicted for the gang" or
+  // "preemption: preemption would not make room for the whole gang (12 lower-priority pods
+  // considered)". Empty when preemption does not apply, or when no pod has a lower
+  // priority than the gang (the gang's own reason stands, as before preemption).
+  std::string message;
+  std::vector<framework::PodInfoPtr> victims;  // evicted
+  int64_t num_pdb_violations = 0;
+  // Each member's nominated node ("" for a member that was not placed); filled only when
+  // victims were evicted.
+  std::vector<std::string> nominated;
+};
+
+class PodGroupPreemption {
+ public:
+  // The references must outlive this object; `algorithm` places `members` of `plan`.
+  PodGroupPreemption(Scheduler& sched, framework::Framework& fwk,
+                     const framework::PodGroupPlan& plan, std::vector<PodGroupMember>& members,
+                     PodGroupAlgorithm& algorithm)
+      : sched_(sched), fwk_(fwk), plan_(plan), members_(members), algorithm_(algorithm) {}
+
+  // Runs after `placement` failed (its view already reverted). Evicts through the
+  // ClusterClient; errors from the client stop the eviction and are reported in `message`.
+  // Leaves the snapshot view refreshed from the cache (no view edit installed).
+  PodGroupPreemptionResult Run(const PodGroupPlacement& placement);
+
+  // ---- the steps, exposed for tests ----
+
+  // "" when the gang may preempt; else why not (e.g. "not eligible due to
+  // preemptionPolicy=Never."); `*silent` set when the failure is not one preemption
+  // addresses at all (nothing to report).
+  std::string PodGroupEligibleToPreemptOthers(const PodGroupPlacement& placement,
+                                              bool* silent) const;
+  // The lowest priority among the pending members.
+  int32_t GangPriority() const;
+  // Every eligible victim unit on the snapshot (pods of a priority below `priority`).
+  std::vector<PreemptionVictimUnit> CollectVictimUnits(int32_t priority) const;
+
+ private:
+  PodGroupPreemptionResult Search(const PodGroupPlacement& placement);
+  // Whether every unit of the plan fits on the view with `units[i]` removed where
+  // removed[i]; the members' placement fields hold the result.
+  bool FitsWithout(const std::vector<PreemptionVictimUnit>& units,
+                   const std::vector<bool>& removed);
+  // Indices of `units` in reprieve order; *violations[i]: budgets unit i violates.
+  std::vector<size_t> ReprieveOrder(const std::vector<PreemptionVictimUnit>& units,
+                                    std::vector<std::vector<std::string>>* violations) const;
+  bool MoreImportant(const PreemptionVictimUnit& a, const PreemptionVictimUnit& b) const;
+  // Deletes the victims and records their events; "" or the client's error.
+  std::string Evict(const std::vector<PreemptionVictimUnit>& units,
+                    const std::vector<bool>& removed,
+                    const std::vector<std::vector<std::string>>& violations, int32_t priority,
+                    PodGroupPreemptionResult* out);
+  std::string GangName() const;
+
+  Scheduler& sched_;
+  framework::Framework& fwk_;
+  const framework::PodGroupPlan& plan_;
+  std::vector<PodGroupMember>& members_;
+  PodGroupAlgorithm& algorithm_;
+};
+
+// The members' own nominations (from an earlier gang preemption) are taken out of the
+// nominator while the gang is placed, so that a member placed on the view is not counted
+// twice (once placed, once nominated). Returns each member's nominated node, "" for none;
+// RejectPodGroup nominates them again for a gang that is rejected without a new preemption.
+std::vector<std::string> SuspendNominations(queue::SchedulingQueue& queue,
+                                            const std::vector<PodGroupMember>& members);
+
+}  // namespace phalanx::scheduler
