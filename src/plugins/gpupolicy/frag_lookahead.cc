@@ -181,10 +181,11 @@ std::shared_ptr<const TargetDeltas> FragLookaheadScore::DeltasOf(const gpu::Node
   return deltas_memo_.emplace(std::move(key), std::move(d)).first->second;
 }
 
-void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::GpuAsk& ask,
-                                   const std::vector<const framework::NodeInfo*>& nodes,
-                                   const std::vector<size_t>& order, gpu::FragMemo& memo,
-                                   std::vector<double>* cost) {
+void FragLookaheadScore::LookAhead(
+    const framework::PodInfo& pod, const gpu::GpuAsk& ask,
+    const std::vector<const framework::NodeInfo*>& nodes,
+    const std::vector<std::shared_ptr<const NodeGpuState>>& states,
+    const std::vector<size_t>& candidates, gpu::FragMemo& memo, std::vector<double>* cost) {
   const auto& w = memo.workload()->pods();
   const size_t T = w.size();
   if (look_memo_ != &memo) {  // a new workload: every delta changes
@@ -226,10 +227,8 @@ void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::Gpu
       }
     }
   }
-  const size_t m = std::min(order.size(), static_cast<size_t>(la_args_.candidates));
-  for (size_t k = 0; k < m; ++k) {
-    const size_t i = order[k];
-    const auto st = ctx_->State(*nodes[i]);
+  for (size_t i : candidates) {
+    const auto& st = states[i];
     const gpu::PodShape shape = gpushare::PodShapeOf(pod, ask, &st->gpus);
     int32_t device;
     if (Delta(st->shape, shape, memo, &device) == kInf) continue;
@@ -249,8 +248,6 @@ void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::Gpu
     }
     (*cost)[i] += la_args_.lookahead_weight * future;
   }
-  // The nodes not looked ahead from rank below every candidate, in FGD's order.
-  for (size_t k = m; k < order.size(); ++k) (*cost)[order[k]] = kInf;
 }
 
 framework::Status FragLookaheadScore::PreScore(
@@ -266,37 +263,44 @@ framework::Status FragLookaheadScore::PreScore(
   }
   const size_t n = nodes.size();
   std::vector<double> cost(n, 0);
+  std::vector<int64_t> bucket(n, Bucket(0));
   std::vector<uint64_t> key(n);
+  std::vector<std::shared_ptr<const NodeGpuState>> states(n);
   const bool none = NoRequests(pod, ask);
   for (size_t i = 0; i < n; ++i) {
     key[i] = NodeOrderKey(salt_, nodes[i]->name());
     if (none) continue;
-    const auto st = ctx_->State(*nodes[i]);
+    states[i] = ctx_->State(*nodes[i]);
     int32_t device;
-    cost[i] = Delta(st->shape, gpushare::PodShapeOf(pod, ask, &st->gpus), *memo, &device);
+    cost[i] = Delta(states[i]->shape, gpushare::PodShapeOf(pod, ask, &states[i]->gpus), *memo,
+                    &device);
+    bucket[i] = Bucket(cost[i]);
   }
-  // FGD's ranking: bucket, then the node order.
+  // FGD's ranking (bucket, then the node order); its best `candidates` are looked ahead from.
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
-  auto by_rank = [&](const std::vector<double>& c) {
-    return [&c, &key](size_t a, size_t b) {
-      const int64_t ba = Bucket(c[a]), bb = Bucket(c[b]);
-      return ba != bb ? ba > bb : key[a] < key[b];
-    };
+  auto before = [&key](const std::vector<int64_t>& b) {
+    return [&b, &key](size_t x, size_t y) { return b[x] != b[y] ? b[x] > b[y] : key[x] < key[y]; };
   };
-  std::sort(order.begin(), order.end(), by_rank(cost));
-  std::vector<double> fgd_cost = cost;
-  if (!none && la_args_.lookahead_weight > 0 && !memo->workload()->empty()) {
-    LookAhead(pod, ask, nodes, order, *memo, &cost);
-    std::stable_sort(order.begin(), order.end(), by_rank(cost));
+  const size_t m = none ? std::min<size_t>(n, 1)
+                        : std::min(n, static_cast<size_t>(la_args_.candidates));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(m), order.end(),
+                    before(bucket));
+  order.resize(m);
+  size_t winner = m > 0 ? order[0] : n;
+  if (!none && m > 0 && la_args_.lookahead_weight > 0 && !memo->workload()->empty()) {
+    std::vector<double> total = cost;
+    LookAhead(pod, ask, nodes, states, order, *memo, &total);
+    std::vector<int64_t> total_bucket(n, -1);
+    for (size_t i : order) total_bucket[i] = Bucket(total[i]);
+    winner = *std::min_element(order.begin(), order.end(), before(total_bucket));
   }
   auto s = std::make_unique<LookaheadState>();
   s->scores.reserve(n);
-  for (size_t k = 0; k < n; ++k) {
-    const size_t i = order[k];
+  for (size_t i = 0; i < n; ++i) {
     // The winner 100; the rest 99..0 by FGD's bucket (a coarse order for other scorers).
-    s->scores[nodes[i]] = k == 0 ? framework::kMaxNodeScore
-                                 : std::clamp<int64_t>(Bucket(fgd_cost[i]), 0, 99);
+    s->scores[nodes[i]] =
+        i == winner ? framework::kMaxNodeScore : std::clamp<int64_t>(bucket[i], 0, 99);
   }
   state.Write(kStateKey, std::move(s));
   return framework::Status();

@@ -105,11 +105,13 @@ class FragLookaheadScore final : public PolicyScorePlugin, public gpushare::Devi
   std::shared_ptr<gpu::FragMemo> Memo(const gpu::PodShape* observe);
   std::shared_ptr<const TargetDeltas> DeltasOf(const gpu::NodeShape& node, gpu::FragMemo& memo)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(look_mu_);
-  // Expected cost of the next pod after placing the pod on candidate `i` (see file comment).
+  // Adds to (*cost)[i], for each of the `candidates` (indices into `nodes`, whose GPU
+  // states are `states`), lookaheadWeight x the expected cost of the next pod (file comment).
   void LookAhead(const framework::PodInfo& pod, const gpu::GpuAsk& ask,
                  const std::vector<const framework::NodeInfo*>& nodes,
-                 const std::vector<size_t>& order, gpu::FragMemo& memo, std::vector<double>* cost)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(look_mu_);
+                 const std::vector<std::shared_ptr<const NodeGpuState>>& states,
+                 const std::vector<size_t>& candidates, gpu::FragMemo& memo,
+                 std::vector<double>* cost) ABSL_EXCLUSIVE_LOCKS_REQUIRED(look_mu_);
 
   FragLookaheadScoreArgs la_args_;
   absl::Mutex mu_;
