@@ -14,34 +14,7 @@ namespace {
 
 constexpr int64_t kSec = api::kNanosPerSecond;
 
-struct Env : SchedulerTestEnv {
-  void AdvanceAndRun(int64_t ns) {
-    api::Timestamp end = clock.Now() + ns;
-    for (;;) {
-      api::Timestamp w = sched->NextWakeTime();
-      if (w > end) break;
-      clock.AdvanceTo(w);
-      RunUntilIdle();
-    }
-    clock.AdvanceTo(end);
-    RunUntilIdle();
-  }
-  std::string NodeOf(const std::string& name) {
-    auto p = store.GetPod("default", name);
-    return p ? p->spec.node_name : "<deleted>";
-  }
-  std::string NominatedOf(const std::string& name) {
-    auto p = store.GetPod("default", name);
-    return p ? p->status.nominated_node_name : "<deleted>";
-  }
-  std::vector<std::string> EventsOf(const std::string& key) {
-    std::vector<std::string> out;
-    for (const auto& e : store.Events()) {
-      if (e.pod_key == key) out.push_back(e.reason + ": " + e.message);
-    }
-    return out;
-  }
-};
+using Env = SchedulerTestEnv;
 
 std::string Nodes(int n) {
   std::string y;

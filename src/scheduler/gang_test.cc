@@ -39,17 +39,6 @@ struct Env : SchedulerTestEnv {
   explicit Env(config::KubeSchedulerConfiguration cfg = config::DefaultConfiguration(),
                uint64_t seed = 1, framework::Registry extra = {})
       : SchedulerTestEnv({std::move(cfg), seed, std::move(extra)}) {}
-  void AdvanceAndRun(int64_t ns) {
-    api::Timestamp end = clock.Now() + ns;
-    for (;;) {
-      api::Timestamp w = sched->NextWakeTime();
-      if (w > end) break;
-      clock.AdvanceTo(w);
-      RunUntilIdle();
-    }
-    clock.AdvanceTo(end);
-    RunUntilIdle();
-  }
   // Bound pods per gang label value "gang".
   std::map<std::string, int> BoundByLabel(const std::string& label) {
     std::map<std::string, int> out;

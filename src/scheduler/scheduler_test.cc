@@ -24,10 +24,6 @@ struct Env : SchedulerTestEnv {
   explicit Env(config::KubeSchedulerConfiguration cfg = config::DefaultConfiguration(),
                uint64_t seed = 1, framework::Registry extra = {})
       : SchedulerTestEnv({std::move(cfg), seed, std::move(extra)}) {}
-  std::string NodeOf(const std::string& name, const std::string& ns = "default") {
-    auto p = store.GetPod(ns, name);
-    return p ? p->spec.node_name : "<deleted>";
-  }
   std::string ConditionMessage(const std::string& name) {
     auto p = store.GetPod("default", name);
     for (const auto& c : p->status.conditions) {

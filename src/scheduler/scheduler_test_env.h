@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "api/decode.h"
 #include "config/config.h"
@@ -61,6 +62,38 @@ struct SchedulerTestEnv {
     sched->Tick();
     while (sched->ScheduleOne(false)) {
     }
+  }
+
+  // Runs every wake-up (backoff expiry, Permit timeouts, ...) within the next `ns`.
+  void AdvanceAndRun(int64_t ns) {
+    api::Timestamp end = clock.Now() + ns;
+    for (;;) {
+      api::Timestamp w = sched->NextWakeTime();
+      if (w > end) break;
+      clock.AdvanceTo(w);
+      RunUntilIdle();
+    }
+    clock.AdvanceTo(end);
+    RunUntilIdle();
+  }
+
+  // The pod's spec.nodeName ("" while pending, "<deleted>" once gone).
+  std::string NodeOf(const std::string& name, const std::string& ns = "default") {
+    auto p = store.GetPod(ns, name);
+    return p ? p->spec.node_name : "<deleted>";
+  }
+  // The pod's status.nominatedNodeName ("<deleted>" once gone).
+  std::string NominatedOf(const std::string& name) {
+    auto p = store.GetPod("default", name);
+    return p ? p->status.nominated_node_name : "<deleted>";
+  }
+  // "reason: message" of the events recorded for the object `key`, in order.
+  std::vector<std::string> EventsOf(const std::string& key) {
+    std::vector<std::string> out;
+    for (const auto& e : store.Events()) {
+      if (e.pod_key == key) out.push_back(e.reason + ": " + e.message);
+    }
+    return out;
   }
 
   framework::VirtualClock clock;
