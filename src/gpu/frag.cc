@@ -59,6 +59,14 @@ TargetWorkload TargetWorkload::FromShapes(const std::vector<PodShape>& shapes, d
   return TargetWorkload(std::move(list));
 }
 
+void LearnedWorkload::Observe(const PodShape& shape) {
+  shapes_.push_back(shape);
+  const size_t n = shapes_.size();
+  if ((n & (n - 1)) == 0 || n % 1024 == 0) {
+    current_ = std::make_shared<const TargetWorkload>(TargetWorkload::FromShapes(shapes_, popularity_));
+  }
+}
+
 bool ModelAccessible(std::string_view node_model, std::string_view models) {
   if (models.empty()) return true;
   if (node_model.empty()) return false;

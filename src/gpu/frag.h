@@ -71,6 +71,23 @@ class TargetWorkload {
   std::vector<TargetPod> pods_;
 };
 
+// A target workload learned from pod shapes as a scheduler sees them: rebuilt with
+// TargetWorkload::FromShapes(shapes, popularity) at 1, 2, 4, ... shapes and every 1024
+// after that (FGD without a given workload; FragLookahead). Not thread-safe: the owner
+// guards it.
+class LearnedWorkload {
+ public:
+  explicit LearnedWorkload(double popularity = 0.95) : popularity_(popularity) {}
+  void Observe(const PodShape& shape);
+  // The workload as last rebuilt; an empty one before the first shape.
+  const std::shared_ptr<const TargetWorkload>& Current() const { return current_; }
+
+ private:
+  double popularity_;
+  std::vector<PodShape> shapes_;
+  std::shared_ptr<const TargetWorkload> current_ = std::make_shared<const TargetWorkload>();
+};
+
 enum class FragClass : uint8_t {
   kQ1LackBoth,
   kQ2LackGpu,

@@ -100,18 +100,9 @@ std::shared_ptr<gpu::FragMemo> FGDScore::Memo(const gpu::PodShape* observe) {
   std::shared_ptr<const gpu::TargetWorkload> w = fixed_;
   if (!w) w = ctx_->target_workload();
   if (!w) {
-    // Learn the workload from the pods scored so far; rebuilt at 1, 2, 4, ... pods and
-    // every 1024 pods after that.
-    if (observe) {
-      observed_.push_back(*observe);
-      const size_t n = observed_.size();
-      if ((n & (n - 1)) == 0 || n % 1024 == 0 || !observed_workload_) {
-        observed_workload_ = std::make_shared<const gpu::TargetWorkload>(
-            gpu::TargetWorkload::FromShapes(observed_));
-      }
-    }
-    w = observed_workload_;
-    if (!w) w = std::make_shared<const gpu::TargetWorkload>();
+    // Learn the workload from the pods scored so far.
+    if (observe) learned_.Observe(*observe);
+    w = learned_.Current();
   }
   if (!memo_ || memo_->workload() != w) memo_ = std::make_shared<gpu::FragMemo>(w);
   return memo_;

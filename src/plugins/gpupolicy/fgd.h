@@ -61,8 +61,7 @@ class FGDScore final : public PolicyScorePlugin, public gpushare::DevicePolicy {
   std::shared_ptr<const gpu::TargetWorkload> fixed_;  // from args
   absl::Mutex mu_;
   std::shared_ptr<gpu::FragMemo> memo_ ABSL_GUARDED_BY(mu_);
-  std::vector<gpu::PodShape> observed_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<const gpu::TargetWorkload> observed_workload_ ABSL_GUARDED_BY(mu_);
+  gpu::LearnedWorkload learned_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::plugins::gpupolicy

@@ -105,16 +105,8 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> FragLookaheadScore::New(
 
 std::shared_ptr<gpu::FragMemo> FragLookaheadScore::Memo(const gpu::PodShape* observe) {
   absl::MutexLock l(&mu_);
-  if (observe) {
-    observed_.push_back(*observe);
-    const size_t n = observed_.size();
-    if ((n & (n - 1)) == 0 || n % 1024 == 0 || !observed_workload_) {
-      observed_workload_ = std::make_shared<const gpu::TargetWorkload>(
-          gpu::TargetWorkload::FromShapes(observed_, /*popularity=*/1.0));
-    }
-  }
-  std::shared_ptr<const gpu::TargetWorkload> w = observed_workload_;
-  if (!w) w = std::make_shared<const gpu::TargetWorkload>();
+  if (observe) learned_.Observe(*observe);
+  const std::shared_ptr<const gpu::TargetWorkload>& w = learned_.Current();
   if (!memo_ || memo_->workload() != w) memo_ = std::make_shared<gpu::FragMemo>(w);
   return memo_;
 }

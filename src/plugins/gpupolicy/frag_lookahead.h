@@ -116,8 +116,7 @@ class FragLookaheadScore final : public PolicyScorePlugin, public gpushare::Devi
   FragLookaheadScoreArgs la_args_;
   absl::Mutex mu_;
   std::shared_ptr<gpu::FragMemo> memo_ ABSL_GUARDED_BY(mu_);
-  std::vector<gpu::PodShape> observed_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<const gpu::TargetWorkload> observed_workload_ ABSL_GUARDED_BY(mu_);
+  gpu::LearnedWorkload learned_ ABSL_GUARDED_BY(mu_){/*popularity=*/1.0};
 
   absl::Mutex look_mu_;
   const gpu::FragMemo* look_memo_ ABSL_GUARDED_BY(look_mu_) = nullptr;
