@@ -197,13 +197,16 @@ std::string PodGroupPreemption::GangName() const {
   return plan_.units.empty() ? members_.front().qp->Pod().Key() : plan_.units.front().key;
 }
 
-std::string PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
+void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
                                       const std::vector<bool>& removed,
                                       const std::vector<std::vector<std::string>>& violations,
                                       int32_t priority, PodGroupPreemptionResult* out) {
-  framework::ClusterClient& client = fwk_.Client();
   const std::string gang = GangName();
-  const std::string scheduler_name = members_.front().qp->Pod().spec.scheduler_name;
+  framework::PreemptionRequest req;
+  req.plugin = "GangPreemption";
+  for (const auto& m : members_) req.preemptors.push_back(m.qp->pod_info);
+  req.disruption_message =
+      framework::DisruptionTargetMessage(members_.front().qp->Pod().spec.scheduler_name, "gang");
   for (size_t i = 0; i < units.size(); ++i) {
     if (!removed[i]) continue;
     std::string budgets;
@@ -212,22 +215,10 @@ std::string PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& u
       const api::Pod& v = victim->Pod();
       out->victims.push_back(victim);
       if (!budgets.empty()) ++out->num_pdb_violations;
-      if (v.metadata.deletion_timestamp) continue;  // graceful deletion already started
-      if (fwk_.GetWaitingPod(v.metadata.uid) != nullptr) {
-        fwk_.RejectWaitingPod(v.metadata.uid);  // waiting at Permit: rejected, not deleted
-      } else {
-        const api::PodCondition cond{
-            "DisruptionTarget", "True", "PreemptionByScheduler",
-            scheduler_name + ": preempting to accommodate a higher priority gang"};
-        api::Status s = client.UpdatePodStatus(v, &cond, nullptr);
-        if (s.ok()) s = client.DeletePod(v);
-        if (absl::IsNotFound(s)) continue;
-        if (!s.ok()) return std::string(s.message());
-      }
       std::string msg = "Preempted by gang " + gang + " (priority " + std::to_string(priority) +
                         ") on node " + v.spec.node_name;
       if (!budgets.empty()) msg += std::string(dp::kPDBViolationNote) + budgets;
-      client.RecordEvent(v, "Normal", "Preempted", msg);
+      req.victims.push_back({victim, std::move(msg)});
     }
   }
   // Lower-priority pods nominated to the gang's nodes may no longer fit there.
@@ -235,14 +226,20 @@ std::string PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& u
   for (const auto& m : members_) {
     if (m.placed) nodes.insert(m.host);
   }
-  const std::string none;
   for (const auto& node : nodes) {
     for (const auto& p : fwk_.NominatedPodsForNode(node)) {
-      if (fwk_.PriorityOf(p->Pod()) < priority)
-        (void)client.UpdatePodStatus(p->Pod(), nullptr, &none);
+      if (fwk_.PriorityOf(p->Pod()) < priority) req.clear_nominations.push_back(p);
     }
   }
-  return "";
+  framework::Framework* fwk = &fwk_;
+  req.reject_if_waiting = [fwk](const api::Pod& v) {
+    if (fwk->GetWaitingPod(v.metadata.uid) == nullptr) return false;
+    fwk->RejectWaitingPod(v.metadata.uid);  // waiting at Permit: rejected, not deleted
+    return true;
+  };
+  // Off the scheduling thread (framework/preemption_executor.h); a failed API call is
+  // reported there, on the members.
+  sched_.preemption().Execute(std::move(req));
 }
 
 PodGroupPreemptionResult PodGroupPreemption::Run(const PodGroupPlacement& placement) {
@@ -285,14 +282,14 @@ PodGroupPreemptionResult PodGroupPreemption::Search(const PodGroupPlacement& pla
   // The final check, with exactly the victims that will be evicted gone: it also leaves
   // each member's node in its placement fields.
   if (!FitsWithout(units, removed)) return no_room();
-  std::string err = Evict(units, removed, violations, prio, &out);
+  Evict(units, removed, violations, prio, &out);
   out.nominated.assign(members_.size(), "");
   for (size_t i = 0; i < members_.size(); ++i) {
     if (members_[i].placed) out.nominated[i] = members_[i].host;
   }
   algorithm_.Revert();
   out.message = "preemption: " + std::to_string(out.victims.size()) +
-                " victims evicted for the gang" + (err.empty() ? "" : " (error: " + err + ")");
+                " victims evicted for the gang";
   return out;
 }
 

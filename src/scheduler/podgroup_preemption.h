@@ -25,8 +25,10 @@
 //    prefer fewer victims, units on nodes with more victims, then earlier start time), as
 //    upstream SelectVictimsOnNode reprieves, across nodes.
 //  - The gang is placed once more with the final victims gone BEFORE anything is evicted;
-//    the victims are then deleted as DefaultPreemption::PrepareCandidate deletes (waiting
-//    pods rejected; DisruptionTarget condition, then delete), each with a "Preempted" Event
+//    the victims are then deleted as DefaultPreemption::PrepareCandidate deletes, off the
+//    scheduling thread (framework/preemption_executor.h: waiting pods rejected;
+//    DisruptionTarget condition, then delete; the members wait at PreEnqueue meanwhile),
+//    each with a "Preempted" Event
 //    "Preempted by gang NS/NAME (priority P) on node N" (plus the PDB note when violating),
 //    and lower-priority pods nominated to the chosen nodes lose their nomination.
 #pragma once
@@ -73,8 +75,9 @@ class PodGroupPreemption {
                      PodGroupAlgorithm& algorithm)
       : sched_(sched), fwk_(fwk), plan_(plan), members_(members), algorithm_(algorithm) {}
 
-  // Runs after `placement` failed (its view already reverted). Evicts through the
-  // ClusterClient; errors from the client stop the eviction and are reported in `message`.
+  // Runs after `placement` failed (its view already reverted). Hands the eviction to the
+  // scheduler's PreemptionExecutor (asynchronous in live mode; a failed API call stops it
+  // and is reported there as a "FailedPreemption" event on the members).
   // Leaves the snapshot view refreshed from the cache (no view edit installed).
   PodGroupPreemptionResult Run(const PodGroupPlacement& placement);
 
@@ -100,8 +103,8 @@ class PodGroupPreemption {
   std::vector<size_t> ReprieveOrder(const std::vector<PreemptionVictimUnit>& units,
                                     std::vector<std::vector<std::string>>* violations) const;
   bool MoreImportant(const PreemptionVictimUnit& a, const PreemptionVictimUnit& b) const;
-  // Deletes the victims and records their events; "" or the client's error.
-  std::string Evict(const std::vector<PreemptionVictimUnit>& units,
+  // Starts the eviction of the removed units (their events and the nominations to clear).
+  void Evict(const std::vector<PreemptionVictimUnit>& units,
                     const std::vector<bool>& removed,
                     const std::vector<std::vector<std::string>>& violations, int32_t priority,
                     PodGroupPreemptionResult* out);

@@ -30,6 +30,23 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
   if (!opts.clock || !opts.client) return Status::Error("scheduler needs a clock and a client");
   std::unique_ptr<Scheduler> s(new Scheduler(std::move(opts)));
   s->gang_coordinator_ = std::make_unique<GangCoordinator>(*s->gangs_, *s->opts_.client);
+  Scheduler* raw = s.get();
+  s->preemption_ = std::make_unique<framework::PreemptionExecutor>(
+      *s->opts_.client,
+      [raw](std::function<void()> fn) {
+        if (raw->binding_pool_) {
+          raw->binding_pool_->Submit(std::move(fn));
+        } else {
+          fn();
+        }
+      },
+      [raw](const std::vector<std::string>& keys, bool only_gated) {
+        if (only_gated) {
+          raw->queue_->ReleaseGated(keys);
+        } else {
+          raw->queue_->Activate(keys);
+        }
+      });
   s->parallelizer_ = std::make_unique<framework::Parallelizer>(s->opts_.config.parallelism);
   if (Status st = s->BuildProfiles(); !st.IsSuccess()) return st;
   if (Status st = s->BuildQueue(); !st.IsSuccess()) return st;

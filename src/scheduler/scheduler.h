@@ -29,6 +29,7 @@
 #include "backend/queue/scheduling_queue.h"
 #include "config/types.h"
 #include "framework/parallelize.h"
+#include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "framework/runtime.h"
 #include "cluster/informer.h"
@@ -182,6 +183,9 @@ class Scheduler {
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
   quota::QueueManager& queues() { return *queues_; }
+  // Evicts preemption victims off the scheduling thread (on the binding pool; inline when
+  // binding_workers == 0); plugins reach it as the service framework::PreemptionExecutor.
+  framework::PreemptionExecutor& preemption() { return *preemption_; }
   cache::Cache& cache() { return cache_; }
   cache::Snapshot& snapshot() { return snapshot_; }
   framework::Framework* ProfileFor(const api::Pod& pod);
@@ -346,6 +350,8 @@ class Scheduler {
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_
       ABSL_GUARDED_BY(pc_mu_);
 
+  // Declared before binding_pool_: work still queued on the pool at destruction uses it.
+  std::unique_ptr<framework::PreemptionExecutor> preemption_;
   std::unique_ptr<BindingPool> binding_pool_;  // nullptr: inline bindings
   std::atomic<bool> stopped_{false};
 

@@ -460,6 +460,17 @@ void SchedulingQueue::Activate(const std::vector<std::string>& keys) {
   ActivateLocked(keys);
 }
 
+void SchedulingQueue::ReleaseGated(const std::vector<std::string>& keys) {
+  absl::MutexLock l(&mu_);
+  for (const auto& key : keys) {
+    auto it = unschedulable_.find(key);
+    if (it == unschedulable_.end() || it->second->gating_plugin.empty()) continue;
+    QueuedPodInfoPtr p = it->second;
+    unschedulable_.erase(it);
+    MoveToActiveOrBackoff(std::move(p));
+  }
+}
+
 void SchedulingQueue::ActivateLocked(const std::vector<std::string>& keys) {
   bool missing = false;
   for (const auto& key : keys) {

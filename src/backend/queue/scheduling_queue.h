@@ -145,6 +145,11 @@ class SchedulingQueue {
   // (that pod's failed attempt goes to backoffQ, not unschedulablePods; upstream records
   // EventForceActivate for in-flight pods). Activating queued pods is not.
   void Activate(const std::vector<std::string>& pod_keys);
+  // Runs PreEnqueue again for those of the pods (by key) that PreEnqueue gated, moving the
+  // ones it now lets through to activeQ (backoffQ while backing off); other pods stay where
+  // they are. For a gate that lifts without a cluster event (asynchronous preemption
+  // finished, framework/preemption_executor.h).
+  void ReleaseGated(const std::vector<std::string>& pod_keys);
 
   // Moves pods whose backoff expired to activeQ (upstream runs this every second).
   void FlushBackoffQCompleted();

@@ -161,6 +161,15 @@ framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework:
   return out;
 }
 
+DefaultPreemption::DefaultPreemption(DefaultPreemptionArgs args, framework::Handle& handle)
+    : args_(args), handle_(&handle), executor_(handle.Service<framework::PreemptionExecutor>()) {
+  if (executor_ == nullptr) {
+    own_executor_ =
+        std::make_unique<framework::PreemptionExecutor>(handle.Client(), nullptr, nullptr);
+    executor_ = own_executor_.get();
+  }
+}
+
 framework::StatusOr<std::unique_ptr<framework::Plugin>> DefaultPreemption::New(
     framework::PluginArgs args, framework::Handle& h) {
   auto parsed = ParseDefaultPreemptionArgs(args);
@@ -555,42 +564,54 @@ const Candidate* DefaultPreemption::SelectCandidate(
 }
 
 Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& pod) {
-  framework::ClusterClient& client = handle_->Client();
   const api::Pod& preemptor = pod.Pod();
+  framework::PreemptionRequest req;
+  req.plugin = std::string(kName);
+  req.preemptors.push_back(std::make_shared<PodInfo>(pod));
+  req.disruption_message = framework::DisruptionTargetMessage(preemptor.spec.scheduler_name, "pod");
   for (const auto& victim : c.victims) {
     const api::Pod& v = victim->Pod();
-    // Graceful deletion already started: nothing to send.
-    if (v.metadata.deletion_timestamp) continue;
-    if (handle_->GetWaitingPod(v.metadata.uid) != nullptr) {
-      // A pod waiting at Permit is rejected rather than deleted.
-      handle_->RejectWaitingPod(v.metadata.uid);
-    } else {
-      const api::PodCondition cond{
-          "DisruptionTarget", "True", "PreemptionByScheduler",
-          preemptor.spec.scheduler_name + ": preempting to accommodate a higher priority pod"};
-      api::Status s = client.UpdatePodStatus(v, &cond, nullptr);
-      if (s.ok()) s = client.DeletePod(v);
-      if (absl::IsNotFound(s)) continue;  // already deleted
-      if (!s.ok()) return Status::Error(std::string(s.message()));
-    }
     std::string msg = "Preempted by pod " + preemptor.metadata.uid + " on node " + c.node;
     if (auto it = c.pdb_violations.find(v.Key()); it != c.pdb_violations.end()) {
       msg += std::string(kPDBViolationNote) + it->second;
     }
-    client.RecordEvent(v, "Normal", "Preempted", msg);
+    req.victims.push_back({victim, std::move(msg)});
   }
-  // Lower-priority pods nominated to this node may no longer fit there: clear their
-  // nomination so that they look for another place sooner. Failures are not critical.
-  // (Upstream skips pods whose cached object shows no nomination; the nominator here may
-  // hold a pod object older than its nomination, so the patch is always sent; it is a
-  // no-op for a pod that is not nominated.)
+  // Lower-priority pods nominated to this node may no longer fit there: their nomination
+  // is cleared so that they look for another place sooner. (Upstream skips pods whose
+  // cached object shows no nomination; the nominator here may hold a pod object older than
+  // its nomination, so the patch is always sent; it is a no-op for a pod that is not
+  // nominated.)
   const int32_t prio = handle_->PriorityOf(preemptor);
-  const std::string none;
   for (const auto& p : handle_->NominatedPodsForNode(c.node)) {
-    if (handle_->PriorityOf(p->Pod()) < prio)
-      (void)client.UpdatePodStatus(p->Pod(), nullptr, &none);
+    if (handle_->PriorityOf(p->Pod()) < prio) req.clear_nominations.push_back(p);
+  }
+  framework::Handle* h = handle_;
+  req.reject_if_waiting = [h](const api::Pod& v) {
+    // A pod waiting at Permit is rejected rather than deleted.
+    if (h->GetWaitingPod(v.metadata.uid) == nullptr) return false;
+    h->RejectWaitingPod(v.metadata.uid);
+    return true;
+  };
+  executor_->Execute(std::move(req));
+  return Status::Success();
+}
+
+Status DefaultPreemption::PreEnqueue(const PodInfo& pod) {
+  if (executor_->IsPodRunningPreemption(pod.Pod().metadata.uid)) {
+    return Status::UnschedulableAndUnresolvable(
+        "waiting for the preemption for this pod to be finished");
   }
   return Status::Success();
+}
+
+std::vector<framework::ClusterEventWithHint> DefaultPreemption::EventsToRegister() const {
+  framework::PreemptionExecutor* ex = executor_;
+  return {{{framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"},
+           [ex](const api::Pod& pod, const framework::EventObjects&) {
+             return ex->IsPodRunningPreemption(pod.metadata.uid) ? framework::QueueingHint::kQueueSkip
+                                                                 : framework::QueueingHint::kQueue;
+           }}};
 }
 
 Status DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,

@@ -25,10 +25,15 @@
 //  4. pickOneNodeForPreemption: fewest PDB violations, then lowest highest-victim
 //     priority, smallest sum of (priority + 2^31), fewest victims, latest start time of
 //     the highest-priority victims, then the first candidate.
-//  5. prepareCandidate: waiting (Permit) victims are rejected, the others get the
-//     DisruptionTarget condition and are deleted; each gets a "Preempted" event ("Preempted
-//     by pod <uid> on node <node>"); lower-priority pods nominated to the node lose their
-//     nomination. The result nominates the node for the preemptor.
+//  5. prepareCandidate, asynchronously as upstream since 1.33 (KEP-4832,
+//     prepareCandidateAsync; framework/preemption_executor.h): waiting (Permit) victims are
+//     rejected, the others get the DisruptionTarget condition and are deleted, off the
+//     scheduling thread; each gets a "Preempted" event ("Preempted by pod <uid> on node
+//     <node>"); lower-priority pods nominated to the node lose their nomination. The result
+//     nominates the node for the preemptor at once. Until the eviction is done, PreEnqueue
+//     keeps the preemptor out of activeQ: "waiting for the preemption for this pod to be
+//     finished". A failed API call spares the remaining victims, is reported (log, Warning
+//     event "FailedPreemption" on the preemptor) and activates the preemptor.
 // Failures read as upstream's: "preemption: 0/N nodes are available: 2 No preemption
 // victims found for incoming pod, 1 Preemption is not helpful for scheduling." (the
 // scheduler appends its own "." after the PostFilter message, as upstream does).
@@ -70,6 +75,7 @@
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "framework/status.h"
 #include "framework/types.h"
@@ -130,12 +136,15 @@ std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
     const std::vector<std::vector<const api::Pod*>>& units,
     const std::vector<api::PodDisruptionBudgetPtr>& pdbs);
 
-class DefaultPreemption final : public framework::PostFilterPlugin {
+class DefaultPreemption final : public framework::PostFilterPlugin,
+                                public framework::PreEnqueuePlugin,
+                                public framework::EnqueueExtensions {
  public:
   static constexpr std::string_view kName = "DefaultPreemption";
 
-  DefaultPreemption(DefaultPreemptionArgs args, framework::Handle& handle)
-      : args_(args), handle_(&handle) {}
+  // Evicts through the scheduler's framework::PreemptionExecutor service, or through an
+  // inline one of its own on handle.Client() when the handle has none (unit tests).
+  DefaultPreemption(DefaultPreemptionArgs args, framework::Handle& handle);
 
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
@@ -147,6 +156,14 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   framework::Status PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeToStatus& filtered,
                                framework::PostFilterResult* result) override;
+
+  // UnschedulableAndUnresolvable "waiting for the preemption for this pod to be finished"
+  // while this pod's victims are being evicted (upstream DefaultPreemption.PreEnqueue).
+  framework::Status PreEnqueue(const framework::PodInfo& pod) override;
+  // Assigned-pod deletions: a pod gated by PreEnqueue is queued once its preemption is no
+  // longer running (upstream registers the event with a hint of its own; the executor also
+  // releases the gate when the eviction ends).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
   // ---- the steps, exposed for tests (upstream exports them as well) ----
 
@@ -193,6 +210,8 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
 
   DefaultPreemptionArgs args_;
   framework::Handle* handle_;
+  std::unique_ptr<framework::PreemptionExecutor> own_executor_;  // when the handle has none
+  framework::PreemptionExecutor* executor_;
 };
 
 }  // namespace phalanx::plugins::defaultpreemption

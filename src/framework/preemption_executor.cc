@@ -1,0 +1,107 @@
+#include "framework/preemption_executor.h"
+
+#include <chrono>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+namespace phalanx::framework {
+
+std::string DisruptionTargetMessage(std::string_view scheduler_name, std::string_view what) {
+  return std::string(scheduler_name) + ": preempting to accommodate a higher priority " +
+         std::string(what);
+}
+
+void PreemptionExecutor::Execute(PreemptionRequest req) {
+  {
+    absl::MutexLock l(&mu_);
+    for (const auto& p : req.preemptors) preempting_.insert(p->Pod().metadata.uid);
+    ++in_flight_;
+  }
+  auto work = [this, req = std::move(req)]() {
+    const auto start = std::chrono::steady_clock::now();
+    std::string error = Evict(req);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Finish(req, error, seconds);
+  };
+  if (runner_) {
+    runner_(std::move(work));
+  } else {
+    work();
+  }
+}
+
+std::string PreemptionExecutor::Evict(const PreemptionRequest& req) {
+  const api::PodCondition cond{"DisruptionTarget", "True", "PreemptionByScheduler",
+                               req.disruption_message};
+  for (const auto& victim : req.victims) {
+    const api::Pod& v = victim.pod->Pod();
+    // Graceful deletion already started: nothing to send (upstream skips such victims).
+    if (v.metadata.deletion_timestamp) continue;
+    if (!req.reject_if_waiting || !req.reject_if_waiting(v)) {
+      api::Status s = client_.UpdatePodStatus(v, &cond, nullptr);
+      if (s.ok()) s = client_.DeletePod(v);
+      if (absl::IsNotFound(s)) continue;  // already deleted
+      if (!s.ok()) return "preempt " + v.Key() + ": " + std::string(s.message());
+    }
+    client_.RecordEvent(v, "Normal", "Preempted", victim.event_message);
+  }
+  // Lower-priority pods nominated to the freed nodes may no longer fit there: clearing
+  // their nomination lets them look elsewhere sooner. Not critical (upstream logs it).
+  const std::string none;
+  for (const auto& p : req.clear_nominations) {
+    api::Status s = client_.UpdatePodStatus(p->Pod(), nullptr, &none);
+    if (!s.ok() && !absl::IsNotFound(s)) {
+      spdlog::warn("preemption: cannot clear the nominatedNodeName of {}: {}", p->Pod().Key(),
+                   std::string(s.message()));
+    }
+  }
+  return "";
+}
+
+void PreemptionExecutor::Finish(const PreemptionRequest& req, const std::string& error,
+                                double seconds) {
+  std::vector<std::string> keys;
+  keys.reserve(req.preemptors.size());
+  for (const auto& p : req.preemptors) keys.push_back(p->Pod().Key());
+  if (!error.empty()) {
+    spdlog::warn("{}: preemption for {} failed: {}", req.plugin,
+                 keys.empty() ? std::string("?") : keys.front(), error);
+    for (const auto& p : req.preemptors) {
+      client_.RecordEvent(p->Pod(), "Warning", "FailedPreemption",
+                          "Preemption failed, remaining victims spared: " + error);
+    }
+  }
+  PreemptionObserver* observer = nullptr;
+  {
+    absl::MutexLock l(&mu_);
+    for (const auto& p : req.preemptors) {
+      auto it = preempting_.find(p->Pod().metadata.uid);
+      if (it != preempting_.end()) preempting_.erase(it);
+    }
+    --in_flight_;
+    observer = observer_;
+  }
+  if (observer) observer->PreemptionWorkDone(req.plugin, error.empty(), seconds);
+  // On success only pods that PreEnqueue held back need a push; on failure the preemptor
+  // is retried at once wherever it waits (upstream Activate on error).
+  if (activate_ && !keys.empty()) activate_(keys, /*only_gated=*/error.empty());
+}
+
+bool PreemptionExecutor::IsPodRunningPreemption(std::string_view uid) const {
+  absl::MutexLock l(&mu_);
+  return preempting_.find(uid) != preempting_.end();
+}
+
+int64_t PreemptionExecutor::InFlight() const {
+  absl::MutexLock l(&mu_);
+  return in_flight_;
+}
+
+void PreemptionExecutor::SetObserver(PreemptionObserver* o) {
+  absl::MutexLock l(&mu_);
+  observer_ = o;
+}
+
+}  // namespace phalanx::framework
