@@ -2,7 +2,8 @@
 # End-to-end tests of `phalanx run` against kube-apiserver v1.20.2 + etcd on loopback.
 # Usage: test/e2e/cases.sh PHALANX-BINARY CASE
 # Cases: bind, failed_scheduling, gang, gang_status, leader_election, tls_wrong_ca,
-# bad_token, apiserver_restart, leader_kill9, live_bench_smoke, pdb_preemption.
+# bad_token, apiserver_restart, leader_kill9, live_bench_smoke, pdb_preemption,
+# gang_preemption.
 # Each case starts its own control plane (free ports, temp dir) and removes it at exit, and
 # ends with test/faults/check_invariants.py on it (lib.sh check_invariants: 0 violations,
 # its INVARIANTS summary line in the log).
@@ -495,6 +496,118 @@ case_pdb_preemption() {
   wait_until 60 "pod e2e/urgent bound" pod_bound e2e urgent
   [[ "$(pod_node e2e urgent)" == node-b ]] || fail "e2e/urgent bound to $(pod_node e2e urgent), expected node-b"
   log "bindings: $(pod_bindings e2e | tr '\n' ' ')"
+  stop_phalanx main
+}
+
+# A gang as preemptor (issue 20), against the real API server: 4 nodes of 2 CPU; a
+# low-priority Coscheduling gang of 4 x 2 CPU (minMember 4) is scheduled by Phalanx, one
+# member per node; then a high-priority gang of 4 x 2 CPU (minMember 4) arrives. It can
+# only fit with the whole low gang gone: every low member gets a deletionTimestamp and a
+# "Preempted by gang e2e/high (priority 1000) on node N" event, every high member a
+# nominatedNodeName. No kubelet runs: the test completes the graceful deletions, three
+# first (a PodGroup cycle that sees them gone leaves the gang pending), then the fourth,
+# and the high gang binds whole, 4 of 4. A pod watch opened before the high gang is
+# created proves the order: no high member is bound before the last victim is deleted.
+case_gang_preemption() {
+  api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions \
+    "@$E2E_DIR/testdata/podgroup-crd.yaml" application/yaml >/dev/null || fail "create PodGroup CRD"
+  crd_ready() { api GET /apis/scheduling.x-k8s.io/v1alpha1/podgroups; }
+  wait_until 60 "PodGroup CRD served" crd_ready
+  create_namespace e2e
+  local pc
+  for pc in low:10 high:1000; do
+    api POST /apis/scheduling.k8s.io/v1/priorityclasses \
+      "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"${pc%%:*}\"},\"value\":${pc##*:}}" \
+      >/dev/null || fail "create PriorityClass ${pc%%:*}"
+  done
+  local i
+  for i in 0 1 2 3; do create_node node-$i 2 8Gi; done
+  write_config "$STATE/sched.yaml" false
+  start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  wait_until 60 "/readyz of phalanx" http_get "$METRICS_PORT_main" /readyz
+  # gang GROUP PRIORITY-CLASS: a PodGroup of minMember 4 and its 4 members of 2 CPU.
+  gang() {
+    api POST /apis/scheduling.x-k8s.io/v1alpha1/namespaces/e2e/podgroups \
+      "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"e2e\"},\"spec\":{\"minMember\":4}}" >/dev/null ||
+      fail "create PodGroup $1"
+    local j
+    for j in 0 1 2 3; do
+      api POST /api/v1/namespaces/e2e/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$1-$j\",\"namespace\":\"e2e\",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"$1\"}},\"spec\":{\"priorityClassName\":\"$2\",\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\",\"resources\":{\"requests\":{\"cpu\":\"2\",\"memory\":\"64Mi\"}}}]}}" \
+        >/dev/null || fail "create pod e2e/$1-$j"
+    done
+  }
+  gang low low
+  for i in 0 1 2 3; do wait_until 60 "low gang member e2e/low-$i bound" pod_bound e2e low-$i; done
+  local -A low_node=()
+  for i in 0 1 2 3; do low_node[$i]="$(pod_node e2e low-$i)"; done
+  log "low gang bound: $(for i in 0 1 2 3; do printf 'low-%s->%s ' "$i" "${low_node[$i]}"; done)"
+  [[ "$(printf '%s\n' "${low_node[@]}" | sort -u | wc -l)" -eq 4 ]] ||
+    fail "the low gang is not one member per node: ${low_node[*]}"
+
+  # Every change to the namespace's pods from here on, in etcd order.
+  local rv watch_pid
+  rv="$(api GET /api/v1/namespaces/e2e/pods | jq -r .metadata.resourceVersion)" || fail "list pods"
+  curl -sS -N --cacert "$CA" -H "Authorization: Bearer $ADMIN_TOKEN" \
+    "$SERVER/api/v1/namespaces/e2e/pods?watch=1&resourceVersion=$rv&timeoutSeconds=280" \
+    >"$STATE/pods.watch" 2>"$STATE/pods.watch.err" &
+  watch_pid=$!
+  gang high high
+  for i in 0 1 2 3; do wait_until 60 "Preempted event on e2e/low-$i" has_event e2e low-$i Preempted; done
+  local msg
+  for i in 0 1 2 3; do
+    msg="$(events_for e2e low-$i Preempted | head -1)"
+    log "low-$i Preempted: $msg"
+    [[ "$msg" == "Preempted by gang e2e/high (priority 1000) on node ${low_node[$i]}" ]] ||
+      fail "unexpected Preempted event on e2e/low-$i: $msg"
+  done
+  deleting() { [[ -n "$(api GET "/api/v1/namespaces/e2e/pods/$1" | jq -r '.metadata.deletionTimestamp // ""')" ]]; }
+  for i in 0 1 2 3; do wait_until 30 "e2e/low-$i deletionTimestamp set" deleting low-$i; done
+  nominated() { [[ -n "$(api GET "/api/v1/namespaces/e2e/pods/$1" | jq -r '.status.nominatedNodeName // ""')" ]]; }
+  for i in 0 1 2 3; do wait_until 30 "e2e/high-$i nominated" nominated high-$i; done
+  log "high gang nominated: $(api GET /api/v1/namespaces/e2e/pods |
+    jq -r '.items[] | select(.metadata.name | startswith("high-")) | "\(.metadata.name)->\(.status.nominatedNodeName)"' | tr '\n' ' ')"
+  [[ "$(api GET /api/v1/namespaces/e2e/pods | jq -r '.items[] | select(.metadata.name | startswith("high-")) | .status.nominatedNodeName' | sort -u | wc -l)" -eq 4 ]] ||
+    fail "the high gang is not nominated one member per node"
+  for i in 0 1 2 3; do pod_unbound e2e high-$i || fail "e2e/high-$i bound while the victims still terminate"; done
+  # The kubelet's part: the victims' containers stopped, the pod objects go. Three first:
+  # the gang must wait for the fourth node; its PodGroup event says a cycle saw 3 fit.
+  kubelet_delete() {
+    api DELETE "/api/v1/namespaces/e2e/pods/$1" '{"apiVersion":"v1","kind":"DeleteOptions","gracePeriodSeconds":0}' \
+      >/dev/null || fail "delete e2e/$1"
+  }
+  for i in 0 1 2; do kubelet_delete low-$i; done
+  pg_events() {
+    api GET "/api/v1/namespaces/e2e/events?fieldSelector=involvedObject.kind%3DPodGroup,involvedObject.name%3D$1" |
+      jq -r --arg r "$2" '.items[] | select(.reason == $r) | .message'
+  }
+  three_fit() { pg_events high FailedScheduling | grep -q '3 of 4 pending members fit, 4 needed'; }
+  wait_until 60 "a PodGroup cycle of e2e/high with 3 victims gone (event '3 of 4 pending members fit')" three_fit
+  log "PodGroup high, 3 victims gone: $(pg_events high FailedScheduling | grep -m1 '3 of 4 pending members fit')"
+  for i in 0 1 2 3; do pod_unbound e2e high-$i || fail "e2e/high-$i bound while e2e/low-3 still terminates"; done
+  kubelet_delete low-3
+  for i in 0 1 2 3; do wait_until 60 "high gang member e2e/high-$i bound" pod_bound e2e high-$i; done
+  log "bindings: $(pod_bindings e2e | tr '\n' ' ')"
+  [[ "$(for i in 0 1 2 3; do pod_node e2e high-$i; done | sort -u | wc -l)" -eq 4 ]] ||
+    fail "the high gang is not one member per node"
+  # The order, from the watch: the last victim's DELETED before the first high binding.
+  watch_summary() {
+    jq -r 'select(.object.metadata.name != null) |
+           "\(.type) \(.object.metadata.name) \(.object.spec.nodeName // "-")"' "$STATE/pods.watch"
+  }
+  four_bound_seen() {
+    [[ "$(watch_summary | awk '$2 ~ /^high-/ && $3 != "-" {print $2}' | sort -u | wc -l)" -eq 4 ]]
+  }
+  wait_until 30 "the watch shows the 4 high bindings" four_bound_seen
+  kill "$watch_pid" 2>/dev/null || true
+  wait "$watch_pid" 2>/dev/null || true
+  local last_deleted first_bound
+  last_deleted="$(watch_summary | awk '$1 == "DELETED" && $2 ~ /^low-/ {n = NR} END {print n + 0}')"
+  first_bound="$(watch_summary | awk '$2 ~ /^high-/ && $3 != "-" {print NR; exit}')"
+  log "watch: $(watch_summary | wc -l) pod events; last victim DELETED at #$last_deleted, first high binding at #$first_bound"
+  [[ "$(watch_summary | awk '$1 == "DELETED" && $2 ~ /^low-/' | wc -l)" -eq 4 ]] ||
+    fail "the watch does not show the 4 victims deleted: $(watch_summary | tr '\n' ';')"
+  ((last_deleted < first_bound)) ||
+    fail "a high gang member was bound before every victim was gone: $(watch_summary | tr '\n' ';')"
   stop_phalanx main
 }
 
