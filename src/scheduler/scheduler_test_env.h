@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,6 +25,9 @@ struct SchedulerTestOptions {
   uint64_t seed = 1;
   framework::Registry extra;  // out-of-tree plugins merged into the in-tree registry
   int binding_workers = 0;    // > 0: a binding pool (wait with sched->WaitForBindings())
+  // The scheduler's ClusterClient, given the env's store (e.g. a wrapper that injects
+  // failures); nullptr: the store itself. The client must outlive the env's scheduler.
+  std::function<framework::ClusterClient*(store::Store&)> client;
 };
 
 struct SchedulerTestEnv {
@@ -34,7 +38,7 @@ struct SchedulerTestEnv {
     o.registry = plugins::NewInTreeRegistry();
     EXPECT_TRUE(o.registry.Merge(opts.extra).IsSuccess());
     o.clock = &clock;
-    o.client = &store;
+    o.client = opts.client ? opts.client(store) : &store;
     o.seed = opts.seed;
     o.binding_workers = opts.binding_workers;
     auto s = Scheduler::New(std::move(o));
