@@ -80,6 +80,25 @@ struct JoinOnExit {
 // One `phalanx run`, phase by phase. Members are declared in the order the phases create
 // them, so that they are torn down in reverse: the leader-election waker first, the
 // signal thread last.
+// Preemption counts (framework::PreemptionObserver) into the scheduler's metrics.
+class PreemptionMetrics final : public framework::PreemptionObserver {
+ public:
+  explicit PreemptionMetrics(metrics::SchedulerMetrics& m) : m_(m) {}
+  void PreemptionAttempt(std::string_view plugin, std::string_view result) override {
+    m_.PreemptionAttempt(std::string(plugin), std::string(result));
+  }
+  void PreemptionVictims(std::string_view plugin, size_t victims,
+                         int64_t pdb_violations) override {
+    m_.PreemptionVictims(std::string(plugin), double(victims), double(pdb_violations));
+  }
+  void PreemptionWorkDone(std::string_view, bool ok, double seconds) override {
+    m_.PreemptionWorkDone(ok ? "success" : "error", seconds);
+  }
+
+ private:
+  metrics::SchedulerMetrics& m_;
+};
+
 class LiveRun {
  public:
   LiveRun(const LiveOptions& o, framework::Registry registry)
@@ -179,6 +198,8 @@ class LiveRun {
                                   double(c.gated)};
     });
     quota::RegisterQueueMetrics(reg_, sched_->queues());  // phalanx_queue_* (docs/queues.md)
+    preemption_metrics_ = std::make_unique<PreemptionMetrics>(*sm_);
+    sched_->preemption().SetObserver(preemption_metrics_.get());
     reg_.GaugeFunc("phalanx_informer_synced", "1 when the informer of a resource has synced",
                    {"resource"}, [this] {
                      std::vector<std::pair<metrics::Labels, double>> v;
@@ -428,10 +449,12 @@ class LiveRun {
   std::unique_ptr<client::LiveInformerFactory> informers_;
   framework::RealClock clock_;
   std::unique_ptr<client::LiveClusterClient> cluster_;
-  std::unique_ptr<scheduler::Scheduler> sched_;
-  std::string sole_profile_;
+  // Declared before sched_, which reports to them until its binding pool has stopped.
   metrics::Registry reg_;
   std::unique_ptr<metrics::SchedulerMetrics> sm_;
+  std::unique_ptr<PreemptionMetrics> preemption_metrics_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+  std::string sole_profile_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> lost_{false};
   metrics::HttpServer http_;

@@ -12,12 +12,24 @@ std::string DisruptionTargetMessage(std::string_view scheduler_name, std::string
          std::string(what);
 }
 
+void PreemptionExecutor::RecordAttempt(std::string_view plugin, std::string_view result) {
+  PreemptionObserver* observer = nullptr;
+  {
+    absl::MutexLock l(&mu_);
+    observer = observer_;
+  }
+  if (observer) observer->PreemptionAttempt(plugin, result);
+}
+
 void PreemptionExecutor::Execute(PreemptionRequest req) {
+  PreemptionObserver* observer = nullptr;
   {
     absl::MutexLock l(&mu_);
     for (const auto& p : req.preemptors) preempting_.insert(p->Pod().metadata.uid);
     ++in_flight_;
+    observer = observer_;
   }
+  if (observer) observer->PreemptionVictims(req.plugin, req.victims.size(), req.num_pdb_violations);
   auto work = [this, req = std::move(req)]() {
     const auto start = std::chrono::steady_clock::now();
     std::string error = Evict(req);

@@ -63,6 +63,7 @@ struct PreemptionRequest {
     std::string event_message;  // the "Preempted" event
   };
   std::vector<Victim> victims;  // in eviction order
+  int64_t num_pdb_violations = 0;  // victims whose eviction violates a budget (for metrics)
   // Pods whose nomination is cleared after the victims are gone (lower-priority pods
   // nominated to the freed nodes).
   std::vector<PodInfoPtr> clear_nominations;
@@ -70,13 +71,20 @@ struct PreemptionRequest {
   std::function<bool(const api::Pod&)> reject_if_waiting;
 };
 
-// Counts of preemption work, for metrics (upstream preemption_goroutines_execution_total
-// and preemption_goroutines_duration_seconds by result).
+// Where preemption is counted, for metrics (metrics::SchedulerMetrics in live mode).
+// Called from the scheduling thread (attempts) and the executor's threads (work done).
 class PreemptionObserver {
  public:
   virtual ~PreemptionObserver() = default;
-  // One Execute() finished: `ok` false when an API call failed; `seconds` of wall time (0
-  // inline under a virtual clock is fine).
+  // One preemption attempt of `plugin` ended with `result`, the framework::Status code's
+  // name ("Success", "Unschedulable", "UnschedulableAndUnresolvable", "Error") as upstream
+  // labels scheduler_workload_preemption_attempts_total.
+  virtual void PreemptionAttempt(std::string_view plugin, std::string_view result) = 0;
+  // One Execute(): how many victims it evicts and how many of them violate a
+  // PodDisruptionBudget.
+  virtual void PreemptionVictims(std::string_view plugin, size_t victims,
+                                 int64_t pdb_violations) = 0;
+  // One Execute() finished: `ok` false when an API call failed; `seconds` of wall time.
   virtual void PreemptionWorkDone(std::string_view plugin, bool ok, double seconds) = 0;
 };
 
@@ -95,6 +103,8 @@ class PreemptionExecutor {
 
   // Starts the eviction (see the header comment); returns before it is done unless inline.
   void Execute(PreemptionRequest req) ABSL_LOCKS_EXCLUDED(mu_);
+  // Counts one attempt of `plugin` (see PreemptionObserver::PreemptionAttempt).
+  void RecordAttempt(std::string_view plugin, std::string_view result) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether a preemption for the pod (by UID) is still evicting.
   bool IsPodRunningPreemption(std::string_view uid) const ABSL_LOCKS_EXCLUDED(mu_);
   // Number of Execute() calls still running.

@@ -55,6 +55,35 @@ TEST(SchedulerMetrics, UpstreamNames) {
       << text;
 }
 
+TEST(SchedulerMetrics, PreemptionFamiliesUseUpstreamNamesAndPluginLabels) {
+  Registry reg;
+  SchedulerMetrics sm(reg, nullptr);
+  sm.PreemptionAttempt("DefaultPreemption", "Success");
+  sm.PreemptionVictims("DefaultPreemption", 3, 1);
+  sm.PreemptionAttempt("GangPreemption", "Unschedulable");
+  sm.PreemptionAttempt("GangPreemption", "Success");
+  sm.PreemptionVictims("GangPreemption", 18, 0);
+  sm.PreemptionWorkDone("error", 0.05);
+  const std::string text = reg.Render();
+  for (const char* want : {
+           "scheduler_preemption_attempts_total 1",
+           "scheduler_preemption_victims_bucket{le=\"4\"} 1",
+           "scheduler_preemption_victims_bucket{le=\"2\"} 0",
+           "scheduler_workload_preemption_attempts_total{result=\"Unschedulable\"} 1",
+           "scheduler_workload_preemption_attempts_total{result=\"Success\"} 1",
+           "scheduler_workload_preemption_victims_bucket{le=\"32\"} 1",
+           "scheduler_workload_preemption_victims_bucket{le=\"16\"} 0",
+           "phalanx_preemption_attempts_total{plugin=\"GangPreemption\",result=\"Success\"} 1",
+           "phalanx_preemption_victims_total{plugin=\"GangPreemption\"} 18",
+           "phalanx_preemption_victims_total{plugin=\"DefaultPreemption\"} 3",
+           "phalanx_preemption_pdb_violations_total{plugin=\"DefaultPreemption\"} 1",
+           "scheduler_preemption_goroutines_execution_total{result=\"error\"} 1",
+           "scheduler_preemption_goroutines_duration_seconds_bucket{result=\"error\",le=\"0.08\"} 1",
+       }) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  }
+}
+
 std::string Get(int port, const std::string& path) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

@@ -132,12 +132,15 @@ TEST(AsyncPreemptionTest, VictimsAreDeletedOffTheSchedulingThreadAndThePreemptor
 }
 
 TEST(AsyncPreemptionTest, FailedDeleteIsReportedSparesTheOtherVictimAndActivatesThePreemptor) {
-  AsyncEnv a(/*hold=*/false, /*fail=*/true);
+  // Held too, so that the failure (which activates the preemptor) comes after the
+  // scheduling thread is idle: no second attempt races with the checks below.
+  AsyncEnv a(/*hold=*/true, /*fail=*/true);
   a.FillNode();
   SchedulerTestEnv& env = *a.env;
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("high").Priority(1000).Req("cpu", "2").Obj()).ok());
   const std::string uid = env.store.GetPod("default", "high")->metadata.uid;
   env.RunUntilIdle();
+  a.client->Release();
   env.sched->WaitForBindings();
   // One delete was tried and failed; the other victim was spared, and neither got a
   // "Preempted" event.
@@ -161,6 +164,55 @@ TEST(AsyncPreemptionTest, FailedDeleteIsReportedSparesTheOtherVictimAndActivates
   auto q = env.sched->queue().Get("default/high");
   ASSERT_NE(q, nullptr);
   EXPECT_TRUE(q->gating_plugin.empty());
+}
+
+// What the executor reports, in order: "attempt Plugin Result", "victims Plugin N/PDB",
+// "done Plugin ok|error".
+class RecordingObserver final : public framework::PreemptionObserver {
+ public:
+  void PreemptionAttempt(std::string_view plugin, std::string_view result) override {
+    absl::MutexLock l(&mu_);
+    log_.push_back("attempt " + std::string(plugin) + " " + std::string(result));
+  }
+  void PreemptionVictims(std::string_view plugin, size_t victims, int64_t pdb) override {
+    absl::MutexLock l(&mu_);
+    log_.push_back("victims " + std::string(plugin) + " " + std::to_string(victims) + "/" +
+                   std::to_string(pdb));
+  }
+  void PreemptionWorkDone(std::string_view plugin, bool ok, double) override {
+    absl::MutexLock l(&mu_);
+    log_.push_back("done " + std::string(plugin) + (ok ? " ok" : " error"));
+  }
+  std::vector<std::string> Log() {
+    absl::MutexLock l(&mu_);
+    return log_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> log_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(AsyncPreemptionTest, ObserverCountsAttemptsVictimsAndWork) {
+  for (bool fail : {false, true}) {
+    AsyncEnv a(/*hold=*/true, fail);
+    RecordingObserver obs;
+    a.env->sched->preemption().SetObserver(&obs);
+    a.FillNode();
+    SchedulerTestEnv& env = *a.env;
+    ASSERT_TRUE(env.store.CreatePod(PodBuilder("high").Priority(1000).Req("cpu", "2").Obj()).ok());
+    env.RunUntilIdle();
+    a.client->Release();
+    env.sched->WaitForBindings();
+    // The work is held until the scheduling thread is idle, so the order is fixed.
+    const std::vector<std::string> want = {"victims DefaultPreemption 2/0",
+                                           "attempt DefaultPreemption Success",
+                                           fail ? "done DefaultPreemption error"
+                                                : "done DefaultPreemption ok"};
+    std::vector<std::string> got = obs.Log();
+    EXPECT_EQ(got, want) << "fail=" << fail;
+    a.env->sched->preemption().SetObserver(nullptr);
+  }
 }
 
 }  // namespace

@@ -237,6 +237,7 @@ void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
     fwk->RejectWaitingPod(v.metadata.uid);  // waiting at Permit: rejected, not deleted
     return true;
   };
+  req.num_pdb_violations = out->num_pdb_violations;
   // Off the scheduling thread (framework/preemption_executor.h); a failed API call is
   // reported there, on the members.
   sched_.preemption().Execute(std::move(req));
@@ -248,6 +249,10 @@ PodGroupPreemptionResult PodGroupPreemption::Run(const PodGroupPlacement& placem
   std::vector<PodGroupMember> saved = members_;
   PodGroupPreemptionResult out = Search(placement);
   members_ = std::move(saved);
+  if (out.attempted) {
+    sched_.preemption().RecordAttempt("GangPreemption",
+                                      out.victims.empty() ? "Unschedulable" : "Success");
+  }
   return out;
 }
 

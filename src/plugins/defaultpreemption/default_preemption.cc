@@ -577,6 +577,7 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& po
     }
     req.victims.push_back({victim, std::move(msg)});
   }
+  req.num_pdb_violations = c.num_pdb_violations;
   // Lower-priority pods nominated to this node may no longer fit there: their nomination
   // is cleared so that they look for another place sooner. (Upstream skips pods whose
   // cached object shows no nomination; the nominator here may hold a pod object older than
@@ -672,6 +673,7 @@ Status DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
     return Status::Success();
   };
   Status s = preempt();
+  executor_->RecordAttempt(kName, framework::CodeName(s.code()));
   if (s.IsSuccess()) return s;
   const std::string msg = s.Message();
   if (msg.empty()) return s;
