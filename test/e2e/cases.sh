@@ -496,6 +496,10 @@ case_pdb_preemption() {
   wait_until 60 "pod e2e/urgent bound" pod_bound e2e urgent
   [[ "$(pod_node e2e urgent)" == node-b ]] || fail "e2e/urgent bound to $(pod_node e2e urgent), expected node-b"
   log "bindings: $(pod_bindings e2e | tr '\n' ' ')"
+  metrics_match "$METRICS_PORT_main" '^scheduler_preemption_victims_count 1$' ||
+    fail "/metrics: scheduler_preemption_victims_count is not 1"
+  metrics_match "$METRICS_PORT_main" '^scheduler_preemption_attempts_total [1-9]' ||
+    fail "/metrics: no scheduler_preemption_attempts_total"
   stop_phalanx main
 }
 
@@ -608,6 +612,16 @@ case_gang_preemption() {
     fail "the watch does not show the 4 victims deleted: $(watch_summary | tr '\n' ';')"
   ((last_deleted < first_bound)) ||
     fail "a high gang member was bound before every victim was gone: $(watch_summary | tr '\n' ';')"
+  # /metrics: the gang's preemption under upstream's workload family and per plugin, and
+  # the asynchronous eviction that ran it.
+  local want
+  for want in 'scheduler_workload_preemption_attempts_total{result="Success"} 1' \
+              'phalanx_preemption_victims_total{plugin="GangPreemption"} 4' \
+              'scheduler_preemption_goroutines_execution_total{result="success"} 1'; do
+    metrics_match "$METRICS_PORT_main" "^$want\$" ||  # BRE: { } are literal
+      fail "/metrics lacks: $want"
+  done
+  log "metrics: $(http_get "$METRICS_PORT_main" /metrics | grep -E '^(scheduler_workload_preemption_attempts_total|phalanx_preemption_victims_total|scheduler_preemption_goroutines_execution_total)' | tr '\n' ' ')"
   stop_phalanx main
 }
 
