@@ -243,6 +243,46 @@ void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
   sched_.preemption().Execute(std::move(req));
 }
 
+void PodGroupPreemption::Reprieve(const std::vector<PreemptionVictimUnit>& units,
+                                  const std::vector<size_t>& order, std::vector<bool>* removed) {
+  auto set = [&](size_t from, size_t to, bool value) {
+    for (size_t k = from; k < to; ++k) (*removed)[order[k]] = value;
+  };
+  if (reprieve_one_by_one_for_tests.load()) {
+    for (size_t u : order) {
+      (*removed)[u] = false;
+      if (!FitsWithout(units, *removed)) (*removed)[u] = true;
+    }
+    return;
+  }
+  size_t i = 0, batch = 1;
+  while (i < order.size()) {
+    const size_t end = std::min(order.size(), i + batch);
+    set(i, end, false);
+    if (FitsWithout(units, *removed)) {  // the whole batch is reprieved
+      i = end;
+      batch *= 2;
+      continue;
+    }
+    set(i, end, true);
+    // order[i, i + good) can be reprieved, order[i, i + bad) cannot: bisect.
+    size_t good = 0, bad = end - i;
+    while (bad - good > 1) {
+      const size_t mid = good + (bad - good) / 2;
+      set(i, i + mid, false);
+      if (FitsWithout(units, *removed)) {
+        good = mid;
+      } else {
+        bad = mid;
+      }
+      set(i, i + mid, true);
+    }
+    set(i, i + good, false);  // reprieved; order[i + good] stays a victim
+    i += good + 1;
+    batch = 1;
+  }
+}
+
 PodGroupPreemptionResult PodGroupPreemption::Run(const PodGroupPlacement& placement) {
   // The dry runs overwrite the members' placement fields; the rejection reports the
   // gang's own attempt.
@@ -280,10 +320,7 @@ PodGroupPreemptionResult PodGroupPreemption::Search(const PodGroupPlacement& pla
   if (units.empty()) return out;
   if (!FitsWithout(units, removed)) return no_room();
   std::vector<std::vector<std::string>> violations;
-  for (size_t i : ReprieveOrder(units, &violations)) {
-    removed[i] = false;
-    if (!FitsWithout(units, removed)) removed[i] = true;
-  }
+  Reprieve(units, ReprieveOrder(units, &violations), &removed);
   // The final check, with exactly the victims that will be evicted gone: it also leaves
   // each member's node in its placement fields.
   if (!FitsWithout(units, removed)) return no_room();
