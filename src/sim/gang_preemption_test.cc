@@ -134,7 +134,7 @@ TEST(GangPreemptionSimTest, HighPriorityGangPreemptsFewestAndVictimGangsWhole) {
     EXPECT_EQ(single.bound, 16);
     EXPECT_EQ(r.preemption_victims, 18);
     EXPECT_EQ(r.pdb_violations, 0);
-    EXPECT_NE(FormatSummary(r).find("preemption victims: 18  PodDisruptionBudget violations: 0\n"),
+    EXPECT_NE(FormatSummary(r).find("preemptions: 1  preemption victims: 18  PodDisruptionBudget violations: 0\n"),
               std::string::npos)
         << FormatSummary(r);
   }

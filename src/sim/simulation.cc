@@ -106,6 +106,19 @@ class CountingClient final : public cluster::ClusterClient {
   store::Store& store_;
 };
 
+// Counts preemptions (one per eviction the scheduler's PreemptionExecutor runs: a pod's,
+// a gang's or a queue reclaim's) into the result; inline in a simulation.
+class PreemptionCounter final : public framework::PreemptionObserver {
+ public:
+  explicit PreemptionCounter(int64_t* preemptions) : preemptions_(preemptions) {}
+  void PreemptionAttempt(std::string_view, std::string_view) override {}
+  void PreemptionVictims(std::string_view, size_t, int64_t) override { ++*preemptions_; }
+  void PreemptionWorkDone(std::string_view, bool, double) override {}
+
+ private:
+  int64_t* preemptions_;
+};
+
 bool SameStatus(const api::PodDisruptionBudget::Status& a, const api::PodDisruptionBudget::Status& b) {
   return a.disruptions_allowed == b.disruptions_allowed && a.current_healthy == b.current_healthy &&
          a.desired_healthy == b.desired_healthy && a.expected_pods == b.expected_pods &&
@@ -236,6 +249,7 @@ class Driver {
 
   void InstallCallbacks() {
     sched_->on_bound = [this](const api::Pod& pod, const std::string& node) { OnBound(pod, node); };
+    sched_->preemption().SetObserver(&preemption_counter_);
     sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status&,
                                 scheduler::Scheduler::FailurePhase) {
       auto it = index_.find(qp.Pod().Key());
@@ -587,6 +601,7 @@ class Driver {
   CountingClient client_;  // the scheduler's ClusterClient: store_, counting preemptions
   bool pdbs_stale_ = true;  // pods changed since the PDB statuses were last computed
   InvariantChecker checker_;
+  PreemptionCounter preemption_counter_{&res_->preemptions};  // before sched_, which reports to it
   std::unique_ptr<scheduler::Scheduler> sched_;
   bool has_queues_ = false;
   std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> events_;
@@ -622,7 +637,7 @@ std::string FormatSummary(const SimulationResult& r) {
   if (r.prebound > 0) o << "  bound in the manifest: " << r.prebound;
   o << "\n";
   if (r.preemption_victims > 0 || r.pod_disruption_budgets > 0) {
-    o << "preemption victims: " << r.preemption_victims
+    o << "preemptions: " << r.preemptions << "  preemption victims: " << r.preemption_victims
       << "  PodDisruptionBudget violations: " << r.pdb_violations << "\n";
   }
   if (!r.pending_reasons.empty()) {
@@ -696,6 +711,7 @@ std::string ResultJson(const SimulationResult& r) {
   j["pending_at_end"] = r.pending_at_end;
   j["deleted_while_pending"] = r.deleted_while_pending;
   j["attempts"] = r.attempts;
+  j["preemptions"] = r.preemptions;
   j["preemption_victims"] = r.preemption_victims;
   j["pdb_violations"] = r.pdb_violations;
   j["virtual_seconds"] = r.virtual_seconds;

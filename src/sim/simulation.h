@@ -140,6 +140,8 @@ struct SimulationResult {
   // many of them violated a PodDisruptionBudget (the event notes the budget).
   int64_t preemption_victims = 0;
   int64_t pdb_violations = 0;
+  // Preemptions that evicted (a pod's, a gang's, a queue reclaim's), each with its victims.
+  int64_t preemptions = 0;
   size_t pod_disruption_budgets = 0;  // in the scenario
   GangSummary gangs;  // per-gang outcomes and waits (empty when no pod named a gang)
   // Allocation over time; GPU capacity in milli (devices of every node * 1000).
