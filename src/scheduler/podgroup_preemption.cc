@@ -92,13 +92,18 @@ std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPl
 
 std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectVictimUnits(int32_t priority) const {
   auto* ledger = fwk_.Service<gang::GangLedger>();
-  std::unordered_map<std::string, PodInfoPtr> by_key;  // every pod on a node
-  std::map<std::string, int64_t> per_node;             // victims per node
+  std::map<std::string, int64_t> per_node;  // victims per node
   for (const NodeInfo* ni : sched_.snapshot().List()) {
     for (const auto& p : ni->pods()) {
-      by_key.emplace(p->Pod().Key(), p);
       if (fwk_.PriorityOf(p->Pod()) < priority) ++per_node[ni->name()];
     }
+  }
+  // No pod of a lower priority (every failed cycle of a cluster of one priority): nothing
+  // to index.
+  if (per_node.empty()) return {};
+  std::unordered_map<std::string, PodInfoPtr> by_key;  // every pod on a node
+  for (const NodeInfo* ni : sched_.snapshot().List()) {
+    for (const auto& p : ni->pods()) by_key.emplace(p->Pod().Key(), p);
   }
   std::vector<PreemptionVictimUnit> units;
   std::unordered_set<std::string> seen_gangs;
