@@ -11,7 +11,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "api/labels.h"
+#include "framework/parallelize.h"
 #include "gang/ledger.h"
 #include "plugins/helper/args.h"
 
@@ -197,18 +200,22 @@ class DefaultPreemption::Context {
 
   // The running gang of `pod` (with its key in *key), or nullptr for a pod that is not in
   // a running gang.
-  const Gang* RunningGangOf(const api::Pod& pod, std::string* key) {
+  // Thread-safe (the dry run evaluates nodes in parallel); the Gang stays valid for the
+  // Context's life.
+  const Gang* RunningGangOf(const api::Pod& pod, std::string* key) ABSL_LOCKS_EXCLUDED(mu_) {
     if (gangs_ == nullptr) return nullptr;
     auto ref = gangs_->RefOf(pod);
     if (!ref) return nullptr;
     *key = ref->key;
+    absl::MutexLock l(&mu_);
     auto it = cache_.find(ref->key);
     if (it == cache_.end()) it = cache_.emplace(ref->key, Load(ref->key, pod)).first;
     return it->second ? &*it->second : nullptr;
   }
 
  private:
-  std::optional<Gang> Load(const std::string& gang_key, const api::Pod& pod) {
+  std::optional<Gang> Load(const std::string& gang_key, const api::Pod& pod)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!gangs_->Satisfied(gang_key)) return std::nullopt;
     auto info = gangs_->Info(gang_key);
     if (!info) return std::nullopt;
@@ -227,7 +234,7 @@ class DefaultPreemption::Context {
     return g;
   }
 
-  void BuildIndex() {
+  void BuildIndex() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (indexed_) return;
     indexed_ = true;
     for (const NodeInfo* ni : h_.SnapshotSharedLister().List()) {
@@ -238,9 +245,11 @@ class DefaultPreemption::Context {
   framework::Handle& h_;
   gang::GangLedger* gangs_;
   int32_t priority_;
-  bool indexed_ = false;
-  std::unordered_map<std::string, Member> by_key_;
-  std::unordered_map<std::string, std::optional<Gang>> cache_;  // nullopt: not running
+  absl::Mutex mu_;
+  bool indexed_ ABSL_GUARDED_BY(mu_) = false;
+  std::unordered_map<std::string, Member> by_key_ ABSL_GUARDED_BY(mu_);
+  // nullopt: not running. Node-based: a Gang's address survives rehashing.
+  std::unordered_map<std::string, std::optional<Gang>> cache_ ABSL_GUARDED_BY(mu_);
 };
 
 // Pods removed or reprieved together: one pod, or every placed member of a running gang.
@@ -460,41 +469,71 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
     const CycleState& state, const PodInfo& pod,
     const std::vector<const NodeInfo*>& potential_nodes, int32_t offset, int32_t num_candidates,
     std::vector<std::pair<std::string, Status>>* node_statuses, std::vector<std::string>* errors) {
-  // Upstream evaluates nodes in parallel and stops once enough are found; this runs them
-  // in rotation order, one at a time (its result with parallelism 1), so it is
-  // deterministic.
+  // Upstream evaluates nodes in parallel and stops once enough are found, so which nodes
+  // it evaluates depends on timing. Here nodes are evaluated in blocks (in parallel through
+  // the Handle's Parallelizer when there is one) and the results are taken in rotation
+  // order, stopping where a one-at-a-time run stops: the result is that of parallelism 1,
+  // whatever the parallelism (a block may evaluate a few nodes past the stop; they are
+  // dropped).
   const int32_t prio = handle_->PriorityOf(pod.Pod());
   Context ctx(*handle_, prio);
   const std::vector<api::PodDisruptionBudgetPtr> pdbs = handle_->PodDisruptionBudgets();
   const size_t cap = num_candidates > 0 ? static_cast<size_t>(num_candidates) : 0;
   std::vector<Candidate> non_violating, violating;
   const size_t n = potential_nodes.size();
-  for (size_t i = 0; i < n; ++i) {
-    const NodeInfo& src = *potential_nodes[(static_cast<size_t>(offset) + i) % n];
+  framework::Parallelizer* par = handle_->GetParallelizer();
+  const bool parallel = par != nullptr && par->parallelism() > 1;
+  // One node's dry run: Success with victims in c, or the node's status.
+  struct NodeResult {
+    Status s;
+    Candidate c;
+  };
+  auto evaluate = [&](const NodeInfo& src, NodeResult* r) {
     // Fast path, same outcome as SelectVictimsOnNode: a node without a lower-priority pod
     // has no victims; skip copying its NodeInfo and the CycleState.
     if (std::none_of(src.pods().begin(), src.pods().end(),
                      [&](const PodInfoPtr& p) { return handle_->PriorityOf(p->Pod()) < prio; })) {
-      node_statuses->emplace_back(
-          src.name(), Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims)));
-      continue;
+      r->s = Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
+      return;
     }
     NodeInfo node = src;
     auto state_copy = state.Clone();
-    Candidate c;
-    Status s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, &c);
-    if (s.IsSuccess() && !c.victims.empty()) {
-      c.node = node.name();
-      auto& list = c.num_pdb_violations == 0 ? non_violating : violating;
-      if (list.size() < cap) list.push_back(std::move(c));
-      if (!non_violating.empty() && non_violating.size() + violating.size() >= cap) break;
-      continue;
+    r->s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, &r->c);
+    if (r->s.IsSuccess() && r->c.victims.empty()) {
+      r->s = Status::Error("expected at least one victim pod on node \"" + node.name() + "\"");
     }
-    if (s.IsSuccess()) {
-      s = Status::Error("expected at least one victim pod on node \"" + node.name() + "\"");
+    r->c.node = node.name();
+  };
+  const size_t block = parallel ? std::max<size_t>(cap, 4 * static_cast<size_t>(par->parallelism()))
+                                : 1;
+  std::vector<NodeResult> results;
+  for (size_t first = 0; first < n; first += block) {
+    const size_t count = std::min(block, n - first);
+    results.assign(count, NodeResult{});
+    auto node_at = [&](size_t k) -> const NodeInfo& {
+      return *potential_nodes[(static_cast<size_t>(offset) + first + k) % n];
+    };
+    if (count == 1) {
+      evaluate(node_at(0), &results[0]);
+    } else {
+      framework::ParallelChunks(par, count, 1, [&](size_t, size_t b, size_t e) {
+        for (size_t k = b; k < e; ++k) evaluate(node_at(k), &results[k]);
+      });
     }
-    if (s.IsError()) errors->push_back(s.Message());
-    node_statuses->emplace_back(node.name(), std::move(s));
+    for (size_t k = 0; k < count; ++k) {
+      NodeResult& r = results[k];
+      if (r.s.IsSuccess()) {
+        auto& list = r.c.num_pdb_violations == 0 ? non_violating : violating;
+        if (list.size() < cap) list.push_back(std::move(r.c));
+        if (!non_violating.empty() && non_violating.size() + violating.size() >= cap) {
+          for (auto& c : violating) non_violating.push_back(std::move(c));
+          return non_violating;
+        }
+        continue;
+      }
+      if (r.s.IsError()) errors->push_back(r.s.Message());
+      node_statuses->emplace_back(node_at(k).name(), std::move(r.s));
+    }
   }
   for (auto& c : violating) non_violating.push_back(std::move(c));
   return non_violating;

@@ -177,7 +177,9 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   std::pair<int32_t, int32_t> GetOffsetAndNumCandidates(int32_t num_nodes);
   // Dry-runs preemption on potential_nodes[(offset + i) % n] in order until enough
   // candidates were found (see the header comment); candidates that violate no PDB come
-  // first. Nodes that yield no candidate get their status in *node_statuses; the messages
+  // first. With a Parallelizer of parallelism > 1, nodes are evaluated in blocks of
+  // max(numCandidates, 4 x parallelism) in parallel and taken in order: the same result as
+  // one at a time. Nodes that yield no candidate get their status in *node_statuses; the messages
   // of Error statuses are appended to *errors.
   std::vector<Candidate> DryRunPreemption(
       const framework::CycleState& state, const framework::PodInfo& pod,
