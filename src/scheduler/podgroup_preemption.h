@@ -42,17 +42,26 @@
 
 namespace phalanx::scheduler {
 
-// Pods evicted together: one pod, or every placed member of a running gang.
+// Pods evicted together: one pod, or every placed member of a running gang (priority
+// preemption), or a unit a PodGroupPlugin's victim policy offers (queue reclaim).
 struct PreemptionVictimUnit {
   std::vector<framework::PodInfoPtr> pods;
   const api::Pod* head = nullptr;  // the most important pod, for ordering
   int64_t crowding = 0;            // most victims on one of the unit's nodes
+  // Offered by a victim policy: the plugin (index in Framework::PodGroupPlugins()) and the
+  // unit (index in that plugin's VictimCandidates); -1: a lower-priority unit.
+  int policy = -1;
+  size_t policy_unit = 0;
+  // Reprieve order after priority, crowding and start time: higher is reprieved first (a
+  // policy's candidates in reverse of its victim order); 0 for lower-priority units.
+  int64_t keep_rank = 0;
 };
 
 // What gang preemption did.
 struct PodGroupPreemptionResult {
   // Whether the search ran (false: not eligible; `message` may say why).
   bool attempted = false;
+  int64_t reclaimed = 0;  // of `victims`, the pods a victim policy evicted (queue reclaim)
   // For the gang's reason, e.g. "preemption: 18 victims evicted for the gang" or
   // "preemption: preemption would not make room for the whole gang (12 lower-priority pods
   // considered)". Empty when preemption does not apply, or when no pod has a lower
@@ -89,9 +98,27 @@ class PodGroupPreemption {
   int32_t GangPriority() const;
   // Every eligible victim unit on the snapshot (pods of a priority below `priority`).
   std::vector<PreemptionVictimUnit> CollectVictimUnits(int32_t priority) const;
+  // Every unit the profile's PodGroupPlugins offer (PodGroupPlugin::VictimCandidates, kept
+  // in candidates_), mapped to the snapshot's pods (pods not on a node are left out);
+  // *why: the first plugin's reason when none offers any.
+  std::vector<PreemptionVictimUnit> CollectPolicyUnits(std::string* why);
 
  private:
   PodGroupPreemptionResult Search(const PodGroupPlacement& placement);
+  // The candidates of one search: the policies' units, then the lower-priority units that
+  // share no pod with them (when `by_priority`); *considered: lower-priority pods and
+  // policy pods.
+  std::vector<PreemptionVictimUnit> CollectAll(bool by_priority, int32_t priority,
+                                               size_t considered[2], std::string* why);
+  // "" when every victim policy allows evicting the units removed; else the first refusal.
+  std::string CheckPolicies(const std::vector<PreemptionVictimUnit>& units,
+                            const std::vector<bool>& removed);
+  // Evicts the units removed: lower-priority ones through Evict, the policies' through
+  // their plugins (PodGroupPlugin::EvictVictims). "" or the first error.
+  std::string EvictAll(const std::vector<PreemptionVictimUnit>& units,
+                       const std::vector<bool>& removed,
+                       const std::vector<std::vector<std::string>>& violations, int32_t priority,
+                       PodGroupPreemptionResult* out);
   // Whether every unit of the plan fits on the view with `units[i]` removed where
   // removed[i]; the members' placement fields hold the result.
   bool FitsWithout(const std::vector<PreemptionVictimUnit>& units,
@@ -112,6 +139,8 @@ class PodGroupPreemption {
   const framework::PodGroupPlan& plan_;
   std::vector<PodGroupMember>& members_;
   PodGroupAlgorithm& algorithm_;
+  // Per PodGroupPlugin, the units its VictimCandidates returned in this search.
+  std::vector<std::vector<framework::PodGroupVictimUnit>> candidates_;
 };
 
 // The members' own nominations (from an earlier gang preemption) are taken out of the

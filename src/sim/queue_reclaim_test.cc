@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -134,6 +135,39 @@ TEST(QueueReclaimSimTest, NoEvictionWhenReclaimWouldNotLetTheGangFit) {
     }
   }
   EXPECT_TRUE(reason_given) << FormatSummary(r);
+}
+
+// Verified reclaim does evict, and the gang binds: 4 nodes of 8 GPUs, queue `borrower` runs
+// eight 4-GPU pods, two on every node (the newest four one per node). Queue `train`
+// (guarantee 16) submits a gang of 2 x 8 GPUs. Reclaim by queue accounting alone took the
+// four newest pods — 4 GPUs on each node, room for no member. The verified search evicts
+// four pods too (the borrower keeps its deserved 16), but two whole nodes of them, and the
+// gang binds there; the victims get the reclaim event (counted as preemption victims).
+TEST(QueueReclaimSimTest, ReclaimEvictsWholeNodesAndTheGangBinds) {
+  std::string yaml = Nodes("n", 4) + Queue("train", 16) + Queue("borrower", 0);
+  for (int i = 0; i < 8; ++i) yaml += Pod("borrow-" + std::to_string(i), "borrower", 4, i * 0.01);
+  yaml += Gang("train", "train", 2, 8, 10);
+  Scenario sc;
+  ASSERT_EQ(Load("scattered", yaml, &sc), absl::OkStatus());
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  std::printf("%s", FormatSummary(r).c_str());
+  EXPECT_EQ(CountPrefix(r, "train-").bound, 2) << FormatSummary(r);
+  EXPECT_EQ(r.preemption_victims, 4);
+  EXPECT_EQ(CountPrefix(r, "borrow-").preempted, 4);
+  EXPECT_EQ(CountPrefix(r, "borrow-").bound, 4);
+  // The gang's nodes hold nothing of the borrower: the victims were two whole nodes.
+  std::set<std::string> gang_nodes;
+  for (const auto& o : r.outcomes) {
+    if (o.pod.starts_with("default/train-")) gang_nodes.insert(o.node);
+  }
+  EXPECT_EQ(gang_nodes.size(), 2u);
+  for (const auto& o : r.outcomes) {
+    if (o.pod.starts_with("default/borrow-") && !o.preempted) {
+      EXPECT_EQ(gang_nodes.count(o.node), 0u) << o.pod << " shares " << o.node << " with the gang";
+    }
+  }
 }
 
 }  // namespace
