@@ -169,6 +169,9 @@ class QueueManager final : public QueueLedger {
   // queues that are above their deserved share in a resource the request needs; whole
   // gangs (every allocated member) or single pods; lowest priority first, then the most
   // recently created; a victim queue never drops below its guarantee. All or nothing.
+  // Selection by cluster-wide totals only, unverified against placement: the Queues plugin
+  // uses ReclaimCandidates and CheckReclaimVictims instead (issue 20); kept for its tests and
+  // for callers that want the accounting view.
   std::vector<ReclaimUnit> SelectReclaimVictims(const std::string& queue,
                                                 const ResourceList& request,
                                                 const ResourceList& free,

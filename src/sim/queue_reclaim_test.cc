@@ -170,5 +170,58 @@ TEST(QueueReclaimSimTest, ReclaimEvictsWholeNodesAndTheGangBinds) {
   }
 }
 
+// A single pod (Queues' PostFilter) is verified too, by DefaultPreemption's per-node dry
+// run: the pod of queue `train` must run on pool a, the borrower's pods are on pool b.
+// Nothing is evicted, and the reason says why.
+TEST(QueueReclaimSimTest, SinglePodNoEvictionWhenReclaimWouldNotLetItFit) {
+  Scenario sc;
+  ASSERT_EQ(Load("single-unusable",
+                 Nodes("a", 1, "a") + Nodes("b", 1, "b") + Queue("train", 8) +
+                     Queue("fixed", 8, ", reclaimable: false") + Queue("borrower", 0) +
+                     Pod("fixed-0", "fixed", 8, 0, "", "a") +
+                     Pod("borrow-0", "borrower", 8, 0, "", "b") + Pod("w", "train", 8, 10, "", "a"),
+                 &sc),
+            absl::OkStatus());
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  std::printf("%s", FormatSummary(r).c_str());
+  EXPECT_EQ(r.preemption_victims, 0);
+  EXPECT_EQ(CountPrefix(r, "borrow-").bound, 1);
+  EXPECT_EQ(CountPrefix(r, "w").bound, 0);
+  std::string reason;  // the pod's last failure message (its FailedScheduling event)
+  for (const auto& o : r.outcomes) {
+    if (o.pod == "default/w") reason = o.reason;
+  }
+  std::printf("w: %s\n", reason.c_str());
+  EXPECT_NE(reason.find("reclaim for queue train would not make room for the pod (1 "
+                        "reclaimable pods considered)"),
+            std::string::npos)
+      << reason;
+}
+
+// A single pod that needs 8 GPUs on one node, two nodes each holding two 4-GPU pods of the
+// borrower: reclaim evicts the two pods of one node (not the two newest, one per node), and
+// the pod binds there.
+TEST(QueueReclaimSimTest, SinglePodReclaimEvictsOneNodeAndBinds) {
+  std::string yaml = Nodes("n", 2) + Queue("train", 8) + Queue("borrower", 0);
+  for (int i = 0; i < 4; ++i) yaml += Pod("borrow-" + std::to_string(i), "borrower", 4, i * 0.01);
+  yaml += Pod("w", "train", 8, 10);
+  Scenario sc;
+  ASSERT_EQ(Load("single-scattered", yaml, &sc), absl::OkStatus());
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  std::printf("%s", FormatSummary(r).c_str());
+  EXPECT_EQ(CountPrefix(r, "w").bound, 1) << FormatSummary(r);
+  EXPECT_EQ(r.preemption_victims, 2);
+  std::string node;
+  for (const auto& o : r.outcomes) {
+    if (o.pod == "default/w") node = o.node;
+  }
+  for (const auto& o : r.outcomes) {
+    if (o.pod.starts_with("default/borrow-") && !o.preempted) EXPECT_NE(o.node, node) << o.pod;
+  }
+}
+
 }  // namespace
 }  // namespace phalanx::sim

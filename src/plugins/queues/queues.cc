@@ -129,8 +129,8 @@ Status Queues::PostFilter(framework::CycleState& state, const framework::PodInfo
   defaultpreemption::Candidate c;
   Status s = dry_run.FindCandidate(state, pod, filtered, &reclaimable, &c);
   if (s.IsError()) return Status::Error("reclaim: " + s.Message());
-  const std::string no_room = "reclaim: queue " + a.queue + ": reclaim would not make room for " +
-                              "the pod (" + std::to_string(considered) +
+  const std::string no_room = "reclaim for queue " + a.queue +
+                              " would not make room for the pod (" + std::to_string(considered) +
                               " reclaimable pods considered)";
   if (!s.IsSuccess()) return Status::Unschedulable(no_room);
   // The node's victims, as whole units (a running gang's other members too).
