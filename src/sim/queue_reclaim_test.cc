@@ -58,13 +58,13 @@ std::string Queue(const std::string& name, int guarantee_gpus, const std::string
 // A pod of `gpus` GPUs and one CPU in `queue`, arriving at `arrival` s, in the KAI PodGroup
 // `group` when not empty, with nodeSelector pool=`pool` when not empty; runs until the end.
 std::string Pod(const std::string& name, const std::string& queue, int gpus, double arrival,
-                const std::string& group = "", const std::string& pool = "") {
+                const std::string& group = "", const std::string& pool = "", int priority = 0) {
   std::ostringstream o;
   o << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " << name
     << "\n  namespace: default\n  labels: {kai.scheduler/queue: " << queue << "}\n"
     << "  annotations: {simulation.phalanx.dev/arrival-seconds: \"" << arrival << "\"";
   if (!group.empty()) o << ", pod-group-name: " << group;
-  o << "}\nspec:\n";
+  o << "}\nspec:\n  priority: " << priority << "\n";
   if (!pool.empty()) o << "  nodeSelector: {pool: " << pool << "}\n";
   o << "  containers:\n  - {name: c, image: x, resources: {requests: {cpu: \"1\", "
        "nvidia.com/gpu: \""
@@ -74,12 +74,12 @@ std::string Pod(const std::string& name, const std::string& queue, int gpus, dou
 
 // A KAI PodGroup of `pods` pods of `gpus` GPUs in `queue`.
 std::string Gang(const std::string& name, const std::string& queue, int pods, int gpus,
-                 double arrival, const std::string& pool = "") {
+                 double arrival, const std::string& pool = "", int priority = 0) {
   std::string s = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: " +
                   name + ", namespace: default}\nspec: {minMember: " + std::to_string(pods) +
                   ", queue: " + queue + "}\n---\n";
   for (int k = 0; k < pods; ++k) {
-    s += Pod(name + "-" + std::to_string(k), queue, gpus, arrival, name, pool);
+    s += Pod(name + "-" + std::to_string(k), queue, gpus, arrival, name, pool, priority);
   }
   return s;
 }
@@ -221,6 +221,33 @@ TEST(QueueReclaimSimTest, SinglePodReclaimEvictsOneNodeAndBinds) {
   for (const auto& o : r.outcomes) {
     if (o.pod.starts_with("default/borrow-") && !o.preempted) EXPECT_NE(o.node, node) << o.pod;
   }
+}
+
+// Never below a queue's guarantee, for the lower-priority victims of the same search too:
+// 2 nodes of 8 GPUs, queue `b` (guarantee 8) runs two low-priority 8-GPU pods; a
+// high-priority gang of 2 x 8 GPUs of queue `a` (guarantee 8) would fit only with both gone,
+// which leaves `b` at 0. Nothing is evicted and the reason names the guarantee. (`a` asks
+// beyond its deserved share, so this is priority preemption, not reclaim.)
+TEST(QueueReclaimSimTest, PriorityPreemptionNeverTakesAnotherQueueBelowItsGuarantee) {
+  Scenario sc;
+  ASSERT_EQ(Load("guarantee",
+                 Nodes("n", 2) + Queue("a", 8) + Queue("b", 8) + Pod("low-0", "b", 8, 0) +
+                     Pod("low-1", "b", 8, 0) + Gang("high", "a", 2, 8, 10, "", 1000),
+                 &sc),
+            absl::OkStatus());
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  std::printf("%s", FormatSummary(r).c_str());
+  EXPECT_EQ(r.preemption_victims, 0);
+  EXPECT_EQ(CountPrefix(r, "low-").bound, 2);
+  EXPECT_EQ(CountPrefix(r, "high-").bound, 0);
+  bool reason_given = false;
+  for (const auto& [reason, n] : r.pending_reasons) {
+    reason_given = reason_given || reason.find("preemption: queue b would drop below its "
+                                               "guarantee (nvidia.com/gpu: 0 left, 8 "
+                                               "guaranteed)") != std::string::npos;
+  }
+  EXPECT_TRUE(reason_given) << FormatSummary(r);
 }
 
 }  // namespace
