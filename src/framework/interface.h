@@ -239,6 +239,14 @@ struct PodGroupPlan {
   bool empty() const { return units.empty(); }
 };
 
+// Pods that a PodGroupPlugin lets a failed plan evict besides lower-priority pods (a unit of
+// PodGroup preemption's victim policy; e.g. queue reclaim, src/plugins/queues): evicted
+// together or not at all.
+struct PodGroupVictimUnit {
+  std::vector<api::PodPtr> pods;  // on nodes (bound or assumed)
+  std::string owner;              // who gives them up, for messages (e.g. the victim queue)
+};
+
 // A plugin that asks the scheduler to place a pod together with its gang, as one
 // transaction: either at least `need` members of every unit fit on one copy-on-write view
 // of the snapshot and all of them are assumed, or nothing is.
@@ -258,6 +266,36 @@ class PodGroupPlugin : public virtual Plugin {
   // The outcome of the cycle for `plan`: committed, or rejected with `reason`.
   virtual void PodGroupCycleDone(const PodGroupPlan& plan, bool committed,
                                  const std::string& reason) {}
+
+  // ---- victim policy of PodGroup preemption (src/scheduler/podgroup_preemption.h) ----
+  // Called between a failed placement of an admitted `plan` and its rejection. The
+  // scheduler removes the candidates (with any lower-priority pods) from the snapshot view,
+  // places the whole plan, reprieves, and evicts only a set with which the plan fits.
+
+  // Units this plugin lets the plan evict besides lower-priority pods, the most preferred
+  // victim first (e.g. queue reclaim: pods of queues above their deserved share). Empty:
+  // none; *why may say why not (for the gang's reason).
+  virtual std::vector<PodGroupVictimUnit> VictimCandidates(const PodGroupPlan& plan,
+                                                           std::string* why) {
+    return {};
+  }
+  // "" when evicting `chosen` (units returned by VictimCandidates) together with
+  // `lower_priority` (the pods priority preemption chose) is allowed; else why not. The
+  // scheduler evicts nothing when a plugin refuses. Must hold for every subset of a set it
+  // allows (the reprieve only shrinks sets).
+  virtual std::string CheckVictims(const PodGroupPlan& plan,
+                                   const std::vector<const PodGroupVictimUnit*>& chosen,
+                                   const std::vector<const api::Pod*>& lower_priority) {
+    return "";
+  }
+  // Evicts `chosen` (units returned by VictimCandidates, after the plan was verified to fit
+  // without them) on behalf of `plan`: deletion, events, the plugin's own bookkeeping.
+  // Returns the pods evicted; *error: the client's first error ("" if none).
+  virtual int64_t EvictVictims(const PodGroupPlan& plan,
+                               const std::vector<const PodGroupVictimUnit*>& chosen,
+                               std::string* error) {
+    return 0;
+  }
 };
 
 class PreBindPlugin : public virtual Plugin {

@@ -150,6 +150,8 @@ class Framework final : public Handle {
   Status RunAdmitPodGroup(const PodGroupPlan& plan, const std::vector<const PodInfo*>& pods,
                           const std::vector<size_t>& unit_of);
   bool HasPodGroupPlugins() const { return !pod_group_.empty(); }
+  // The profile's PodGroupPlugins in order (e.g. for PodGroup preemption's victim policy).
+  const std::vector<PodGroupPlugin*>& PodGroupPlugins() const { return pod_group_; }
   Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);

@@ -414,51 +414,40 @@ ResourceList QueueManager::FreeCapacity() const {
   return f;
 }
 
-std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& queue,
-                                                            const ResourceList& request,
-                                                            const ResourceList& free,
-                                                            std::string* why) const {
-  absl::MutexLock l(&mu_);
-  why->clear();
-  if (!tree_.Usable(queue)) {
-    *why = "queue " + queue + " is not usable";
-    return {};
-  }
-  EnsureShareLocked();
+const ResourceList& QueueManager::AllocatedLocked(const std::string& q) const {
   static const ResourceList kEmpty;
-  static const Share kNone;
-  // Called only here, under mu_.
-  auto alloc_of = [&](const std::string& q)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> const ResourceList& {
-    auto it = allocated_.find(q);
-    return it == allocated_.end() ? kEmpty : it->second;
-  };
-  auto share_of = [&](const std::string& q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> const Share& {
-    auto it = share_.find(q);
-    return it == share_.end() ? kNone : it->second;
-  };
+  auto it = allocated_.find(q);
+  return it == allocated_.end() ? kEmpty : it->second;
+}
+
+double QueueManager::DeservedLocked(const std::string& q, const std::string& r) const {
+  auto it = share_.find(q);
+  if (it == share_.end()) return 0.0;
+  auto jt = it->second.find(r);
+  return jt == it->second.end() ? 0.0 : jt->second;
+}
+
+std::string QueueManager::ReclaimerCheckLocked(const std::string& queue,
+                                               const ResourceList& request) const {
+  if (!tree_.Usable(queue)) return "queue " + queue + " is not usable";
   // The reclaimer must stay within its deserved share (KAI reclaim: a queue below its fair
   // share takes back what it deserves, never more).
-  ResourceList needed;
   for (const auto& [r, want] : request) {
     if (want <= 0 || r == "pods") continue;
-    const double deserved = share_of(queue).count(r) ? share_of(queue).at(r) : 0.0;
-    if (static_cast<double>(Get(alloc_of(queue), r) + want) > deserved + kEps) {
+    const double deserved = DeservedLocked(queue, r);
+    const int64_t have = Get(AllocatedLocked(queue), r);
+    if (static_cast<double>(have + want) > deserved + kEps) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), "%.6g", deserved);
-      *why = "queue " + queue + " would exceed its deserved share of " + r + " (" +
-             std::to_string(Get(alloc_of(queue), r)) + " allocated + " + std::to_string(want) +
-             " > " + buf + ")";
-      return {};
+      return "queue " + queue + " would exceed its deserved share of " + r + " (" +
+             std::to_string(have) + " allocated + " + std::to_string(want) + " > " + buf + ")";
     }
-    const int64_t short_by = want - Get(free, r);
-    if (short_by > 0) needed[r] = short_by;
   }
-  if (needed.empty()) {
-    *why = "the cluster has room for the request; nothing to reclaim";
-    return {};
-  }
-  // Candidate units from other leaf-level queues above their deserved share.
+  return "";
+}
+
+std::vector<ReclaimUnit> QueueManager::VictimUnitsLocked(const std::string& queue) const {
+  // Every allocated unit of another reclaimable queue, in victim order.
   std::map<std::string, ReclaimUnit> units;
   std::map<std::string, api::Timestamp> newest;
   for (const auto& [k, e] : pods_) {
@@ -478,25 +467,49 @@ std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& q
     u.priority = std::max(u.priority, e.pod->spec.priority.value_or(0));
     newest[key] = std::max(newest[key], e.pod->metadata.creation_timestamp);
   }
-  std::vector<ReclaimUnit*> order;
-  for (auto& [k, u] : units) order.push_back(&u);
-  std::stable_sort(order.begin(), order.end(), [&](const ReclaimUnit* a, const ReclaimUnit* b) {
-    if (a->priority != b->priority) return a->priority < b->priority;
-    if (newest[a->key] != newest[b->key]) return newest[a->key] > newest[b->key];
-    return a->key < b->key;
+  std::vector<ReclaimUnit> order;
+  for (auto& [k, u] : units) order.push_back(std::move(u));
+  std::stable_sort(order.begin(), order.end(), [&](const ReclaimUnit& a, const ReclaimUnit& b) {
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (newest[a.key] != newest[b.key]) return newest[a.key] > newest[b.key];
+    return a.key < b.key;
   });
+  return order;
+}
+
+std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& queue,
+                                                            const ResourceList& request,
+                                                            const ResourceList& free,
+                                                            std::string* why) const {
+  absl::MutexLock l(&mu_);
+  why->clear();
+  EnsureShareLocked();
+  if (std::string no = ReclaimerCheckLocked(queue, request); !no.empty()) {
+    *why = std::move(no);
+    return {};
+  }
+  ResourceList needed;
+  for (const auto& [r, want] : request) {
+    if (want <= 0 || r == "pods") continue;
+    const int64_t short_by = want - Get(free, r);
+    if (short_by > 0) needed[r] = short_by;
+  }
+  if (needed.empty()) {
+    *why = "the cluster has room for the request; nothing to reclaim";
+    return {};
+  }
   std::map<std::string, ResourceList> left;  // victim queues' allocation as victims go
   std::vector<ReclaimUnit> out;
-  for (ReclaimUnit* u : order) {
+  for (ReclaimUnit& u : VictimUnitsLocked(queue)) {
     bool helps = false;
-    for (const auto& [r, n] : needed) helps = helps || (n > 0 && Get(u->request, r) > 0);
+    for (const auto& [r, n] : needed) helps = helps || (n > 0 && Get(u.request, r) > 0);
     if (!helps) continue;
-    const auto path = tree_.PathToRoot(u->queue);
+    const auto path = tree_.PathToRoot(u.queue);
     bool ok = true, above = false;
     for (const auto& q : path) {
-      if (!left.count(q)) left[q] = alloc_of(q);
+      if (!left.count(q)) left[q] = AllocatedLocked(q);
       const QueueSpec& spec = tree_.queues.at(q);
-      for (const auto& [r, amount] : u->request) {
+      for (const auto& [r, amount] : u.request) {
         if (r == "pods") continue;
         // Never below a queue's guarantee.
         if (Get(left[q], r) - amount < spec.GuaranteeOf(r)) ok = false;
@@ -504,13 +517,14 @@ std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& q
     }
     // Only from a queue above its deserved share in a needed resource.
     for (const auto& [r, n] : needed) {
-      const double deserved = share_of(u->queue).count(r) ? share_of(u->queue).at(r) : 0.0;
-      if (n > 0 && static_cast<double>(Get(left[u->queue], r)) > deserved + kEps) above = true;
+      if (n > 0 && static_cast<double>(Get(left[u.queue], r)) > DeservedLocked(u.queue, r) + kEps) {
+        above = true;
+      }
     }
     if (!ok || !above) continue;
-    for (const auto& q : path) AddTo(left[q], u->request, -1);
-    for (auto& [r, n] : needed) n -= Get(u->request, r);
-    out.push_back(*u);
+    for (const auto& q : path) AddTo(left[q], u.request, -1);
+    for (auto& [r, n] : needed) n -= Get(u.request, r);
+    out.push_back(std::move(u));
     bool done = true;
     for (const auto& [r, n] : needed) done = done && n <= 0;
     if (done) return out;
@@ -522,6 +536,69 @@ std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& q
   *why = "queues above their deserved share cannot free " + short_list +
          " without dropping below their guarantee";
   return {};
+}
+
+std::vector<ReclaimUnit> QueueManager::ReclaimCandidates(const std::string& queue,
+                                                         const ResourceList& request,
+                                                         std::string* why) const {
+  absl::MutexLock l(&mu_);
+  why->clear();
+  EnsureShareLocked();
+  if (std::string no = ReclaimerCheckLocked(queue, request); !no.empty()) {
+    *why = std::move(no);
+    return {};
+  }
+  std::vector<ReclaimUnit> out;
+  for (ReclaimUnit& u : VictimUnitsLocked(queue)) {
+    bool above = false;  // its queue is above its deserved share in a resource the request needs
+    for (const auto& [r, want] : request) {
+      if (want <= 0 || r == "pods" || Get(u.request, r) <= 0) continue;
+      above = above ||
+              static_cast<double>(Get(AllocatedLocked(u.queue), r)) > DeservedLocked(u.queue, r) + kEps;
+    }
+    if (above) out.push_back(std::move(u));
+  }
+  if (out.empty()) *why = "no other reclaimable queue is above its deserved share";
+  return out;
+}
+
+std::string QueueManager::CheckReclaimVictims(const std::vector<std::string>& queues,
+                                              const ResourceList& request,
+                                              const std::vector<ReclaimVictim>& victims) const {
+  absl::MutexLock l(&mu_);
+  EnsureShareLocked();
+  std::map<std::string, ResourceList> freed;    // per queue on a victim's path: all victims
+  std::map<std::string, ResourceList> largest;  // per victim queue: largest reclaim unit
+  for (const auto& v : victims) {
+    if (v.queue.empty() || !tree_.Has(v.queue)) continue;
+    if (std::find(queues.begin(), queues.end(), v.queue) != queues.end()) continue;
+    for (const auto& q : tree_.PathToRoot(v.queue)) AddTo(freed[q], v.request, +1);
+    if (!v.reclaim) continue;
+    ResourceList& big = largest[v.queue];
+    for (const auto& [r, n] : v.request) big[r] = std::max(Get(big, r), n);
+  }
+  for (const auto& [q, f] : freed) {
+    const QueueSpec& spec = tree_.queues.at(q);
+    for (const auto& [r, n] : f) {
+      if (r == "pods") continue;
+      const int64_t left = Get(AllocatedLocked(q), r) - n;
+      if (left < spec.GuaranteeOf(r)) {
+        return "queue " + q + " would drop below its guarantee (" + r + ": " +
+               std::to_string(left) + " left, " + std::to_string(spec.GuaranteeOf(r)) +
+               " guaranteed)";
+      }
+    }
+  }
+  for (const auto& [q, big] : largest) {
+    bool above = false;
+    for (const auto& [r, want] : request) {
+      if (want <= 0 || r == "pods" || Get(big, r) <= 0) continue;
+      const int64_t until_last = Get(AllocatedLocked(q), r) - Get(freed[q], r) + Get(big, r);
+      above = above || static_cast<double>(until_last) > DeservedLocked(q, r) + kEps;
+    }
+    if (!above) return "queue " + q + " would be reclaimed below its deserved share";
+  }
+  return "";
 }
 
 std::vector<QueueStatus> QueueManager::Status() const {

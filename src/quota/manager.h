@@ -74,6 +74,16 @@ struct ReclaimUnit {
   int32_t priority = 0;  // highest member priority
 };
 
+// One unit of a victim set that reclaim checks (CheckReclaimVictims): its queue, its
+// request (summed over its pods, QueueManager::RequestOf), and whether it is a reclaim
+// victim (from ReclaimCandidates) or another kind of victim in that queue (a lower-priority
+// pod that priority preemption evicts in the same set).
+struct ReclaimVictim {
+  std::string queue;
+  ResourceList request;
+  bool reclaim = true;
+};
+
 // What plugins see of queues and quotas (the Queues plugin): the narrow interface that
 // QueueManager implements and the scheduler hands to plugins through the framework Handle
 // (framework::ServiceRegistry). Each method is QueueManager's, documented there.
@@ -90,6 +100,12 @@ class QueueLedger {
                                                         const ResourceList& request,
                                                         const ResourceList& free,
                                                         std::string* why) const = 0;
+  virtual std::vector<ReclaimUnit> ReclaimCandidates(const std::string& queue,
+                                                     const ResourceList& request,
+                                                     std::string* why) const = 0;
+  virtual std::string CheckReclaimVictims(const std::vector<std::string>& queues,
+                                          const ResourceList& request,
+                                          const std::vector<ReclaimVictim>& victims) const = 0;
   virtual ResourceList FreeCapacity() const = 0;
   virtual void SetReclaimHold(const std::string& queue, api::Timestamp until) = 0;
   virtual bool HasReclaimHold(const std::string& queue, api::Timestamp now) const = 0;
@@ -153,10 +169,46 @@ class QueueManager final : public QueueLedger {
   // queues that are above their deserved share in a resource the request needs; whole
   // gangs (every allocated member) or single pods; lowest priority first, then the most
   // recently created; a victim queue never drops below its guarantee. All or nothing.
+  // Selection by cluster-wide totals only, unverified against placement: the Queues plugin
+  // uses ReclaimCandidates and CheckReclaimVictims instead (issue 20); kept for its tests and
+  // for callers that want the accounting view.
   std::vector<ReclaimUnit> SelectReclaimVictims(const std::string& queue,
                                                 const ResourceList& request,
                                                 const ResourceList& free,
                                                 std::string* why) const override;
+
+  // The verified reclaim (issue 20; the caller places the reclaimer with victims removed
+  // and evicts only a set that lets it fit, src/scheduler/podgroup_preemption.h and the
+  // Queues plugin's PostFilter): every unit that `queue` may reclaim for `request` (summed
+  // over a pod or a whole gang; ResourceList units, "pods" ignored), whatever the cluster's
+  // free capacity — the room may be there in total but scattered. A unit is a whole gang
+  // (every allocated member) or a single pod of another reclaimable queue (Volcano
+  // `reclaimable`) that is above its deserved share in a resource the request needs; pods
+  // being deleted are left out. Ordered as victims: lowest priority first, then the most
+  // recently created, then by key. Returns {} with *why set when reclaim does not apply: the
+  // queue is not usable, it would exceed its deserved share with the request (KAI: a queue
+  // below its fair share takes back what it deserves, never more), or no other queue is
+  // above its deserved share. Which candidates may go together: CheckReclaimVictims.
+  std::vector<ReclaimUnit> ReclaimCandidates(const std::string& queue,
+                                             const ResourceList& request,
+                                             std::string* why) const override;
+
+  // "" when evicting `victims` together is allowed on behalf of the reclaiming `queues`
+  // (the queues of the pod or gang) wanting `request`; else why, e.g. "queue team-b would
+  // drop below its guarantee (nvidia.com/gpu: 8 left, 16 guaranteed)". Rules, for victims of
+  // queues not in `queues` (the reclaimer's own pods are in-queue preemption):
+  //  1. no queue on a victim's path to the root drops below its guarantee in any resource
+  //     the victims free (KAI / Volcano / CapacityScheduling: guaranteed quota is never
+  //     reclaimed), for every kind of victim;
+  //  2. a queue that loses reclaim victims stays above its deserved share, in some resource
+  //     the request needs, until its last victim: allocated - all its victims + its largest
+  //     victim unit > deserved (the selection rule of SelectReclaimVictims: a unit is taken
+  //     only from a queue still above its deserved share).
+  // Both rules hold for every subset of a set that satisfies them (fewer victims leave more
+  // allocated), so a reprieve never breaks them.
+  std::string CheckReclaimVictims(const std::vector<std::string>& queues,
+                                  const ResourceList& request,
+                                  const std::vector<ReclaimVictim>& victims) const override;
 
   // Cluster allocatable minus everything allocated (every pod, in a queue or not).
   ResourceList FreeCapacity() const override;
@@ -186,6 +238,18 @@ class QueueManager final : public QueueLedger {
   void CountLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RefreshLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // re-resolve and re-count
   void EnsureShareLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Subtree allocation of `q` ({} for none) and its deserved share of `r` (0 for none).
+  const ResourceList& AllocatedLocked(const std::string& q) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  double DeservedLocked(const std::string& q, const std::string& r) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // "" when `queue` may reclaim for `request` (usable, and within its deserved share with
+  // it); else why. Needs EnsureShareLocked.
+  std::string ReclaimerCheckLocked(const std::string& queue, const ResourceList& request) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Every allocated unit (a gang's allocated members, or a pod) of a reclaimable queue other
+  // than `queue`, not being deleted, in victim order (lowest priority, newest, key).
+  std::vector<ReclaimUnit> VictimUnitsLocked(const std::string& queue) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const gang::GangLedger* const gangs_;  // thread-safe itself; set at construction
   mutable absl::Mutex mu_;

@@ -435,6 +435,56 @@ spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 8}}}
                  "below their guarantee");
 }
 
+// The verified reclaim's two halves (issue 20): ReclaimCandidates offers every unit of a
+// queue above its deserved share whatever the free capacity (the room may be scattered);
+// CheckReclaimVictims refuses a set that takes a queue below its guarantee or below its
+// deserved share by more than its last unit, and lower-priority victims count too.
+TEST(QueueManager, ReclaimCandidatesAndTheSetCheck) {
+  QueueManager m;
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: a}
+spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 8}}}
+)"));
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: b}
+spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 4}}}
+)"));
+  m.SetCapacity({{kGpu, 16}});
+  // b holds all 16 in four pods of 4 (created 0..3). a asks for 8: it deserves 8 (its
+  // guarantee, its demand), b the other 8.
+  for (int i = 0; i < 4; ++i) m.OnPodAdd(GpuPod("b-" + std::to_string(i), "b", 4, "n1", 0, i));
+  m.OnPodAdd(GpuPod("w", "a", 8));
+  std::string why;
+  // Every unit, not only enough for the request (SelectReclaimVictims would take two): which
+  // of them go is the caller's verified choice.
+  auto c = m.ReclaimCandidates("a", {{kGpu, 8}}, &why);
+  ASSERT_EQ(c.size(), 4u) << why;
+  EXPECT_EQ(c[0].key, "default/b-3");  // the newest first
+  EXPECT_EQ(c[3].key, "default/b-0");
+  const ResourceList four{{kGpu, 4}};
+  // Two units: b keeps 8 >= its guarantee 4, and was above its deserved 8 until the last
+  // (16 - 8 + 4 = 12 > 8).
+  EXPECT_EQ(m.CheckReclaimVictims({"a"}, {{kGpu, 8}}, {{"b", four, true}, {"b", four, true}}), "");
+  // Three: 16 - 12 + 4 = 8, not above 8 before the last one.
+  EXPECT_EQ(m.CheckReclaimVictims({"a"}, {{kGpu, 8}},
+                                  {{"b", four, true}, {"b", four, true}, {"b", four, true}}),
+            "queue b would be reclaimed below its deserved share");
+  // Four (three reclaimed, one lower-priority): b would keep 0 < its guarantee of 4.
+  EXPECT_EQ(m.CheckReclaimVictims(
+                {"a"}, {{kGpu, 8}},
+                {{"b", four, true}, {"b", four, true}, {"b", four, true}, {"b", four, false}}),
+            "queue b would drop below its guarantee (nvidia.com/gpu: 0 left, 4 guaranteed)");
+  // The reclaimer's own pods are not checked (in-queue preemption).
+  EXPECT_EQ(m.CheckReclaimVictims({"a"}, {{kGpu, 8}}, {{"a", four, false}}), "");
+  // Beyond its deserved share a queue reclaims nothing.
+  EXPECT_TRUE(m.ReclaimCandidates("a", {{kGpu, 12}}, &why).empty());
+  EXPECT_NE(why.find("would exceed its deserved share"), std::string::npos) << why;
+}
+
 TEST(QueueManager, PrometheusGauges) {
   QueueManager m;
   m.OnObjectAdd(Obj(R"(

@@ -166,7 +166,9 @@ std::string PodGroupAlgorithm::Admit(std::string* plugin) {
     *plugin = a.plugin();
     return a.Message();
   }
-  sched_.cache().UpdateSnapshot(&sched_.snapshot());  // admission may have freed capacity (reclaim)
+  // An admission plugin may have changed the cluster (none in tree evicts since reclaim
+  // moved to PodGroup preemption, issue 20).
+  sched_.cache().UpdateSnapshot(&sched_.snapshot());
   return "";
 }
 

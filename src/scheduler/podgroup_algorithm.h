@@ -6,7 +6,8 @@
 // reserves and binds the placement, or reverts it and reports one gang-level reason.
 //
 // Steps: minResources against the cluster's free capacity; admission of the whole plan
-// (PodGroupPlugin::AdmitPodGroup: queue quota, reclaim); placement, inside one domain of a
+// (PodGroupPlugin::AdmitPodGroup: queue quota; reclaim is PodGroup preemption's, after a
+// failed placement); placement, inside one domain of a
 // topology level when a unit asks for one (multi-level, scored: PlaceInTopology below).
 #pragma once
 

@@ -31,7 +31,8 @@ bool TerminatingByPreemption(const api::Pod& p) {
   return false;
 }
 
-constexpr std::string_view kNoRoom = "preemption would not make room for the whole gang";
+constexpr std::string_view kNoRoom = "would not make room for the whole gang";
+constexpr std::string_view kNoDefaultPreemption = "DefaultPreemption is not enabled";
 
 }  // namespace
 
@@ -68,7 +69,7 @@ std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPl
   const auto post_filter = fwk_.ListPlugins("PostFilter");
   if (std::find(post_filter.begin(), post_filter.end(), dp::DefaultPreemption::kName) ==
       post_filter.end()) {
-    return "DefaultPreemption is not enabled";
+    return std::string(kNoDefaultPreemption);
   }
   *silent = false;
   for (const auto& m : members_) {
@@ -149,7 +150,8 @@ bool PodGroupPreemption::MoreImportant(const PreemptionVictimUnit& a,
   const api::Timestamp now = fwk_.GetClock().Now();
   const api::Timestamp sa = a.head->status.start_time ? *a.head->status.start_time : now;
   const api::Timestamp sb = b.head->status.start_time ? *b.head->status.start_time : now;
-  return sa < sb;
+  if (sa != sb) return sa < sb;
+  return a.keep_rank > b.keep_rank;  // a victim policy's order (e.g. reclaim: newest first)
 }
 
 std::vector<size_t> PodGroupPreemption::ReprieveOrder(
@@ -301,42 +303,179 @@ PodGroupPreemptionResult PodGroupPreemption::Run(const PodGroupPlacement& placem
   return out;
 }
 
+std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectPolicyUnits(std::string* why) {
+  const auto& plugins = fwk_.PodGroupPlugins();
+  candidates_.assign(plugins.size(), {});
+  std::unordered_map<std::string, PodInfoPtr> by_key;  // every pod on a node
+  for (const NodeInfo* ni : sched_.snapshot().List()) {
+    for (const auto& p : ni->pods()) by_key.emplace(p->Pod().Key(), p);
+  }
+  std::vector<PreemptionVictimUnit> units;
+  std::unordered_set<std::string> taken;  // a pod offered twice counts once
+  for (size_t k = 0; k < plugins.size(); ++k) {
+    std::string w;
+    candidates_[k] = plugins[k]->VictimCandidates(plan_, &w);
+    if (candidates_[k].empty() && why->empty()) *why = std::move(w);
+    const auto& offered = candidates_[k];
+    for (size_t i = 0; i < offered.size(); ++i) {
+      PreemptionVictimUnit u;
+      u.policy = static_cast<int>(k);
+      u.policy_unit = i;
+      u.keep_rank = static_cast<int64_t>(i) + 1;  // the first offered is the first victim
+      for (const auto& p : offered[i].pods) {
+        auto it = by_key.find(p->Key());
+        if (it == by_key.end() || !taken.insert(p->Key()).second) continue;
+        u.pods.push_back(it->second);
+        if (u.head == nullptr || fwk_.PriorityOf(*p) > fwk_.PriorityOf(*u.head)) {
+          u.head = &it->second->Pod();
+        }
+      }
+      if (!u.pods.empty()) units.push_back(std::move(u));
+    }
+  }
+  return units;
+}
+
+std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectAll(bool by_priority,
+                                                                 int32_t priority,
+                                                                 size_t considered[2],
+                                                                 std::string* why) {
+  std::vector<PreemptionVictimUnit> units = CollectPolicyUnits(why);
+  std::unordered_set<std::string> offered;
+  for (const auto& u : units) {
+    considered[1] += u.pods.size();
+    for (const auto& p : u.pods) offered.insert(p->Pod().Key());
+  }
+  if (by_priority) {
+    for (auto& u : CollectVictimUnits(priority)) {
+      // A pod that a policy offers is that policy's victim (its event, its bookkeeping).
+      if (std::any_of(u.pods.begin(), u.pods.end(),
+                      [&](const PodInfoPtr& p) { return offered.count(p->Pod().Key()) > 0; })) {
+        continue;
+      }
+      considered[0] += u.pods.size();
+      units.push_back(std::move(u));
+    }
+  }
+  if (considered[1] == 0) return units;
+  // Crowding over every candidate (CollectVictimUnits counted lower-priority pods only).
+  std::map<std::string, int64_t> per_node;
+  for (const auto& u : units) {
+    for (const auto& p : u.pods) ++per_node[p->Pod().spec.node_name];
+  }
+  for (auto& u : units) {
+    u.crowding = 0;
+    for (const auto& p : u.pods) u.crowding = std::max(u.crowding, per_node[p->Pod().spec.node_name]);
+  }
+  return units;
+}
+
+std::string PodGroupPreemption::CheckPolicies(const std::vector<PreemptionVictimUnit>& units,
+                                              const std::vector<bool>& removed) {
+  const auto& plugins = fwk_.PodGroupPlugins();
+  std::vector<const api::Pod*> lower;
+  std::vector<std::vector<const framework::PodGroupVictimUnit*>> chosen(plugins.size());
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!removed[i]) continue;
+    if (units[i].policy < 0) {
+      for (const auto& p : units[i].pods) lower.push_back(&p->Pod());
+    } else {
+      chosen[units[i].policy].push_back(&candidates_[units[i].policy][units[i].policy_unit]);
+    }
+  }
+  for (size_t k = 0; k < plugins.size(); ++k) {
+    std::string why = plugins[k]->CheckVictims(plan_, chosen[k], lower);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+std::string PodGroupPreemption::EvictAll(const std::vector<PreemptionVictimUnit>& units,
+                                         const std::vector<bool>& removed,
+                                         const std::vector<std::vector<std::string>>& violations,
+                                         int32_t priority, PodGroupPreemptionResult* out) {
+  std::vector<bool> lower(units.size(), false);
+  for (size_t i = 0; i < units.size(); ++i) lower[i] = removed[i] && units[i].policy < 0;
+  Evict(units, lower, violations, priority, out);
+  std::string err;
+  const auto& plugins = fwk_.PodGroupPlugins();
+  for (size_t k = 0; k < plugins.size(); ++k) {
+    std::vector<const framework::PodGroupVictimUnit*> chosen;
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (!removed[i] || units[i].policy != static_cast<int>(k)) continue;
+      chosen.push_back(&candidates_[k][units[i].policy_unit]);
+      out->victims.insert(out->victims.end(), units[i].pods.begin(), units[i].pods.end());
+      if (!violations[i].empty()) out->num_pdb_violations += static_cast<int64_t>(units[i].pods.size());
+    }
+    if (chosen.empty()) continue;
+    std::string e;
+    out->reclaimed += plugins[k]->EvictVictims(plan_, chosen, &e);
+    if (err.empty()) err = std::move(e);
+  }
+  return err;
+}
+
 PodGroupPreemptionResult PodGroupPreemption::Search(const PodGroupPlacement& placement) {
   PodGroupPreemptionResult out;
   bool silent = false;
-  if (std::string why = PodGroupEligibleToPreemptOthers(placement, &silent); !why.empty()) {
+  const std::string why = PodGroupEligibleToPreemptOthers(placement, &silent);
+  // Lower-priority victims only when the gang may preempt; the victim policies' (queue
+  // reclaim) also without DefaultPreemption or with preemptionPolicy Never, but not for a
+  // failure preemption does not address nor while earlier victims are still terminating.
+  const bool by_priority = why.empty();
+  const bool by_policy = by_priority || why == kNoDefaultPreemption || why == dp::kNotEligibleNever;
+  if (!by_policy) {
     if (!silent) out.message = "preemption: " + why;
     return out;
   }
-  out.attempted = true;
   const int32_t prio = GangPriority();
-  std::vector<PreemptionVictimUnit> units = CollectVictimUnits(prio);
-  size_t considered = 0;
-  for (const auto& u : units) considered += u.pods.size();
+  size_t considered[2] = {0, 0};  // lower-priority pods, policy pods
+  std::string policy_why;
+  std::vector<PreemptionVictimUnit> units = CollectAll(by_priority, prio, considered, &policy_why);
+  // No candidate: nothing preemption could do, and nothing to say unless the gang may not
+  // preempt (the gang's own reason stands).
+  if (units.empty()) {
+    if (!by_priority && !silent) out.message = "preemption: " + why;
+    return out;
+  }
+  out.attempted = true;
   std::vector<bool> removed(units.size(), true);
   auto no_room = [&] {
     algorithm_.Revert();
-    out.message = "preemption: " + std::string(kNoRoom) + " (" + std::to_string(considered) +
-                  " lower-priority pods considered)";
+    const std::string who = considered[1] == 0   ? "preemption"
+                            : considered[0] == 0 ? "reclaim"
+                                                 : "preemption or reclaim";
+    std::string what;
+    if (considered[0] > 0) what = std::to_string(considered[0]) + " lower-priority";
+    if (considered[1] > 0) {
+      what += (what.empty() ? "" : " and ") + std::to_string(considered[1]) + " reclaimable";
+    }
+    out.message = "preemption: " + who + " " + std::string(kNoRoom) + " (" + what +
+                  " pods considered)";
     return out;
   };
-  // No pod of a lower priority: nothing preemption could do, and nothing to say (the
-  // gang's own reason stands).
-  if (units.empty()) return out;
   if (!FitsWithout(units, removed)) return no_room();
   std::vector<std::vector<std::string>> violations;
   Reprieve(units, ReprieveOrder(units, &violations), &removed);
+  // The victim policies' rules on the final set (e.g. never below a queue's guarantee).
+  if (std::string refused = CheckPolicies(units, removed); !refused.empty()) {
+    algorithm_.Revert();
+    out.message = "preemption: " + refused;
+    return out;
+  }
   // The final check, with exactly the victims that will be evicted gone: it also leaves
   // each member's node in its placement fields.
   if (!FitsWithout(units, removed)) return no_room();
-  Evict(units, removed, violations, prio, &out);
+  std::string err = EvictAll(units, removed, violations, prio, &out);
   out.nominated.assign(members_.size(), "");
   for (size_t i = 0; i < members_.size(); ++i) {
     if (members_[i].placed) out.nominated[i] = members_[i].host;
   }
   algorithm_.Revert();
   out.message = "preemption: " + std::to_string(out.victims.size()) +
-                " victims evicted for the gang";
+                " victims evicted for the gang" +
+                (out.reclaimed > 0 ? " (" + std::to_string(out.reclaimed) + " reclaimed)" : "") +
+                (err.empty() ? "" : " (error: " + err + ")");
   return out;
 }
 

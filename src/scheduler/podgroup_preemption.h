@@ -4,8 +4,19 @@
 // node the dry run found, so that the gang's retry (after the victims are gone) finds the
 // room and nobody of a lower priority takes it meanwhile.
 //
+// Queue reclaim (issue 20) takes the same path: every PodGroupPlugin of the profile may offer
+// a victim policy (framework::PodGroupPlugin::VictimCandidates / CheckVictims / EvictVictims;
+// the Queues plugin offers pods of queues above their deserved share, src/plugins/queues).
+// Its units join the lower-priority ones in the one search below, ordered after priority,
+// crowding and start time by the policy's own victim order; the final set must pass every
+// policy's CheckVictims (e.g. never below a queue's guarantee) or nothing is evicted; the
+// policy's chosen units are evicted by its EvictVictims (its own event and bookkeeping), the
+// others by Evict. A unit offered by a policy is never also a lower-priority unit.
+//
 // Rules and their sources:
-//  - Only a profile with DefaultPreemption enabled (a PostFilter plugin) preempts.
+//  - Only a profile with DefaultPreemption enabled (a PostFilter plugin) preempts by
+//    priority; a victim policy's units are searched without it too, and with
+//    preemptionPolicy Never (reclaim is a queue's right, not a priority's).
 //  - Only a placement failure preempts: not minResources, not admission (quota), and not a
 //    gang still gathering (fewer pending members than a unit needs).
 //  - No preemption when a member has preemptionPolicy Never, nor while a lower-priority
@@ -17,7 +28,9 @@
 //    that gang on a node: evicted whole or not at all, and eligible only when every such
 //    member has a lower priority (as DefaultPreemption does for a single preemptor).
 //  - Every eligible unit is taken off the snapshot view and the gang is placed: if it does
-//    not fit, nothing is evicted (KEP-4671: "avoid preemptions if these will not allow to
+//    not fit, nothing is evicted ("preemption would not make room for the whole gang",
+//    "reclaim would not ..." when only policy units were candidates, "preemption or
+//    reclaim would not ..." for both) (KEP-4671: "avoid preemptions if these will not allow to
 //    schedule the higher priority gang anyway"; KEP-5710 PodGroup-level preemption).
 //  - Otherwise units are reprieved greedily, each reprieve kept only if the whole gang
 //    still fits: PodDisruptionBudget-violating units first (defaultpreemption
@@ -45,20 +58,30 @@
 
 namespace phalanx::scheduler {
 
-// Pods evicted together: one pod, or every placed member of a running gang.
+// Pods evicted together: one pod, or every placed member of a running gang (priority
+// preemption), or a unit a PodGroupPlugin's victim policy offers (queue reclaim).
 struct PreemptionVictimUnit {
   std::vector<framework::PodInfoPtr> pods;
   const api::Pod* head = nullptr;  // the most important pod, for ordering
   int64_t crowding = 0;            // most victims on one of the unit's nodes
+  // Offered by a victim policy: the plugin (index in Framework::PodGroupPlugins()) and the
+  // unit (index in that plugin's VictimCandidates); -1: a lower-priority unit.
+  int policy = -1;
+  size_t policy_unit = 0;
+  // Reprieve order after priority, crowding and start time: higher is reprieved first (a
+  // policy's candidates in reverse of its victim order); 0 for lower-priority units.
+  int64_t keep_rank = 0;
 };
 
 // What gang preemption did.
 struct PodGroupPreemptionResult {
   // Whether the search ran (false: not eligible; `message` may say why).
   bool attempted = false;
-  // For the gang's reason, e.g. "preemption: 18 victims evicted for the gang" or
-  // "preemption: preemption would not make room for the whole gang (12 lower-priority pods
-  // considered)". Empty when preemption does not apply, or when no pod has a lower
+  int64_t reclaimed = 0;  // of `victims`, the pods a victim policy evicted (queue reclaim)
+  // For the gang's reason, e.g. "preemption: 18 victims evicted for the gang", "preemption:
+  // 4 victims evicted for the gang (4 reclaimed)" or "preemption: preemption would not make
+  // room for the whole gang (12 lower-priority pods considered)"; "preemption: " + a
+  // policy's refusal (CheckVictims). Empty when preemption does not apply, or when no pod has a lower
   // priority than the gang (the gang's own reason stands, as before preemption).
   std::string message;
   std::vector<framework::PodInfoPtr> victims;  // evicted
@@ -97,9 +120,27 @@ class PodGroupPreemption {
   int32_t GangPriority() const;
   // Every eligible victim unit on the snapshot (pods of a priority below `priority`).
   std::vector<PreemptionVictimUnit> CollectVictimUnits(int32_t priority) const;
+  // Every unit the profile's PodGroupPlugins offer (PodGroupPlugin::VictimCandidates, kept
+  // in candidates_), mapped to the snapshot's pods (pods not on a node are left out);
+  // *why: the first plugin's reason when none offers any.
+  std::vector<PreemptionVictimUnit> CollectPolicyUnits(std::string* why);
 
  private:
   PodGroupPreemptionResult Search(const PodGroupPlacement& placement);
+  // The candidates of one search: the policies' units, then the lower-priority units that
+  // share no pod with them (when `by_priority`); *considered: lower-priority pods and
+  // policy pods.
+  std::vector<PreemptionVictimUnit> CollectAll(bool by_priority, int32_t priority,
+                                               size_t considered[2], std::string* why);
+  // "" when every victim policy allows evicting the units removed; else the first refusal.
+  std::string CheckPolicies(const std::vector<PreemptionVictimUnit>& units,
+                            const std::vector<bool>& removed);
+  // Evicts the units removed: lower-priority ones through Evict, the policies' through
+  // their plugins (PodGroupPlugin::EvictVictims). "" or the first error.
+  std::string EvictAll(const std::vector<PreemptionVictimUnit>& units,
+                       const std::vector<bool>& removed,
+                       const std::vector<std::vector<std::string>>& violations, int32_t priority,
+                       PodGroupPreemptionResult* out);
   // Whether every unit of the plan fits on the view with `units[i]` removed where
   // removed[i]; the members' placement fields hold the result.
   bool FitsWithout(const std::vector<PreemptionVictimUnit>& units,
@@ -127,6 +168,8 @@ class PodGroupPreemption {
   const framework::PodGroupPlan& plan_;
   std::vector<PodGroupMember>& members_;
   PodGroupAlgorithm& algorithm_;
+  // Per PodGroupPlugin, the units its VictimCandidates returned in this search.
+  std::vector<std::vector<framework::PodGroupVictimUnit>> candidates_;
 };
 
 // The members' own nominations (from an earlier gang preemption) are taken out of the

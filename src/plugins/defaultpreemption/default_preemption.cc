@@ -195,8 +195,14 @@ class DefaultPreemption::Context {
     std::vector<Member> members;
   };
 
-  Context(framework::Handle& h, int32_t preemptor_priority)
-      : h_(h), gangs_(h.Service<gang::GangLedger>()), priority_(preemptor_priority) {}
+  // Victims: `is_victim`, or (nullptr) the pods of a priority below `preemptor_priority`.
+  Context(framework::Handle& h, int32_t preemptor_priority, const VictimFilter* is_victim)
+      : h_(h), gangs_(h.Service<gang::GangLedger>()), priority_(preemptor_priority),
+        is_victim_(is_victim) {}
+
+  bool IsVictim(const api::Pod& p) const {
+    return is_victim_ != nullptr ? (*is_victim_)(p) : h_.PriorityOf(p) < priority_;
+  }
 
   // The running gang of `pod` (with its key in *key), or nullptr for a pod that is not in
   // a running gang.
@@ -226,7 +232,7 @@ class DefaultPreemption::Context {
       auto m = by_key_.find(key);
       if (m == by_key_.end()) continue;  // pending: not on a node, nothing to evict
       has_pod = has_pod || key == pod.Key();
-      if (h_.PriorityOf(m->second.pod->Pod()) >= priority_) g.eligible = false;
+      if (!IsVictim(m->second.pod->Pod())) g.eligible = false;
       g.members.push_back(m->second);
     }
     // The gang state lags the snapshot: treat the pod on its own.
@@ -245,6 +251,7 @@ class DefaultPreemption::Context {
   framework::Handle& h_;
   gang::GangLedger* gangs_;
   int32_t priority_;
+  const VictimFilter* is_victim_;  // nullptr: by priority
   absl::Mutex mu_;
   bool indexed_ ABSL_GUARDED_BY(mu_) = false;
   std::unordered_map<std::string, Member> by_key_ ABSL_GUARDED_BY(mu_);
@@ -334,14 +341,14 @@ std::pair<int32_t, int32_t> DefaultPreemption::GetOffsetAndNumCandidates(int32_t
 }
 
 std::vector<DefaultPreemption::Unit> DefaultPreemption::CollectVictimUnits(Context& ctx,
-                                                                         int32_t prio,
                                                                          const NodeInfo& node) {
-  // Every pod of a lower priority is a potential victim; members of a running gang come
-  // as one unit with the gang's other placed members, or not at all.
+  // Every pod of a lower priority (or that the caller's filter accepts) is a potential
+  // victim; members of a running gang come as one unit with the gang's other placed
+  // members, or not at all.
   std::vector<Unit> units;
   std::unordered_set<std::string> seen_gangs;
   for (const auto& pi : node.pods()) {
-    if (handle_->PriorityOf(pi->Pod()) >= prio) continue;
+    if (!ctx.IsVictim(pi->Pod())) continue;
     Unit u;
     std::string gang_key;
     if (const Context::Gang* g = ctx.RunningGangOf(pi->Pod(), &gang_key)) {
@@ -366,7 +373,6 @@ std::vector<DefaultPreemption::Unit> DefaultPreemption::CollectVictimUnits(Conte
 Status DefaultPreemption::SelectVictimsOnNode(
     Context& ctx, CycleState& state, const PodInfo& pod, NodeInfo& node,
     const std::vector<api::PodDisruptionBudgetPtr>& pdbs, Candidate* c) {
-  const int32_t prio = handle_->PriorityOf(pod.Pod());
   auto remove_pod = [&](const PodInfoPtr& p) -> Status {
     if (!node.RemovePod(p->Pod())) {
       return Status::Error("pod " + p->Pod().Key() + " not found on node " + node.name());
@@ -400,7 +406,7 @@ Status DefaultPreemption::SelectVictimsOnNode(
     return Status::Success();
   };
 
-  std::vector<Unit> units = CollectVictimUnits(ctx, prio, node);
+  std::vector<Unit> units = CollectVictimUnits(ctx, node);
   // Nothing to remove: the node's state would not change.
   if (units.empty()) return Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
   for (const auto& u : units) {
@@ -468,31 +474,32 @@ Status DefaultPreemption::SelectVictimsOnNode(
 std::vector<Candidate> DefaultPreemption::DryRunPreemption(
     const CycleState& state, const PodInfo& pod,
     const std::vector<const NodeInfo*>& potential_nodes, int32_t offset, int32_t num_candidates,
-    std::vector<std::pair<std::string, Status>>* node_statuses, std::vector<std::string>* errors) {
+    std::vector<std::pair<std::string, Status>>* node_statuses, std::vector<std::string>* errors,
+    const VictimFilter* is_victim) {
   // Upstream evaluates nodes in parallel and stops once enough are found, so which nodes
   // it evaluates depends on timing. Here nodes are evaluated in blocks (in parallel through
   // the Handle's Parallelizer when there is one) and the results are taken in rotation
   // order, stopping where a one-at-a-time run stops: the result is that of parallelism 1,
   // whatever the parallelism (a block may evaluate a few nodes past the stop; they are
   // dropped).
-  const int32_t prio = handle_->PriorityOf(pod.Pod());
-  Context ctx(*handle_, prio);
+  Context ctx(*handle_, handle_->PriorityOf(pod.Pod()), is_victim);
   const std::vector<api::PodDisruptionBudgetPtr> pdbs = handle_->PodDisruptionBudgets();
   const size_t cap = num_candidates > 0 ? static_cast<size_t>(num_candidates) : 0;
   std::vector<Candidate> non_violating, violating;
   const size_t n = potential_nodes.size();
   framework::Parallelizer* par = handle_->GetParallelizer();
-  const bool parallel = par != nullptr && par->parallelism() > 1;
+  // A caller's victim filter (queue reclaim) is not required to be thread-safe.
+  const bool parallel = par != nullptr && par->parallelism() > 1 && is_victim == nullptr;
   // One node's dry run: Success with victims in c, or the node's status.
   struct NodeResult {
     Status s;
     Candidate c;
   };
   auto evaluate = [&](const NodeInfo& src, NodeResult* r) {
-    // Fast path, same outcome as SelectVictimsOnNode: a node without a lower-priority pod
-    // has no victims; skip copying its NodeInfo and the CycleState.
+    // Fast path, same outcome as SelectVictimsOnNode: a node without a victim (a
+    // lower-priority pod) has none to remove; skip copying its NodeInfo and the CycleState.
     if (std::none_of(src.pods().begin(), src.pods().end(),
-                     [&](const PodInfoPtr& p) { return handle_->PriorityOf(p->Pod()) < prio; })) {
+                     [&](const PodInfoPtr& p) { return ctx.IsVictim(p->Pod()); })) {
       r->s = Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
       return;
     }
@@ -654,6 +661,44 @@ std::vector<framework::ClusterEventWithHint> DefaultPreemption::EventsToRegister
            }}};
 }
 
+Status DefaultPreemption::FindCandidate(CycleState& state, const PodInfo& pod,
+                                        const framework::NodeToStatus& filtered,
+                                        const VictimFilter* is_victim, Candidate* out) {
+  const auto& all = handle_->SnapshotSharedLister().List();
+  if (all.empty()) return Status::Error("no nodes available");
+  std::vector<const NodeInfo*> potential;
+  if (filtered.absent_nodes_code == Code::kUnschedulable) {
+    std::unordered_set<std::string_view> listed;
+    for (const auto& [ni, st] : filtered.statuses) {
+      if (ni != nullptr) listed.insert(ni->name());
+    }
+    for (const NodeInfo* ni : all) {
+      if (!listed.count(ni->name())) potential.push_back(ni);
+    }
+  }
+  for (const auto& [ni, st] : filtered.statuses) {
+    if (ni != nullptr && st.code() == Code::kUnschedulable) potential.push_back(ni);
+  }
+  std::vector<std::pair<std::string, Status>> node_statuses;
+  std::vector<std::string> errors;
+  std::vector<Candidate> candidates;
+  if (!potential.empty()) {
+    auto [offset, num] = GetOffsetAndNumCandidates(static_cast<int32_t>(potential.size()));
+    candidates =
+        DryRunPreemption(state, pod, potential, offset, num, &node_statuses, &errors, is_victim);
+  }
+  if (candidates.empty() && !errors.empty()) return Status::Error(Aggregate(errors));
+  if (candidates.empty()) {
+    return Status::Unschedulable(FitErrorMessage(all.size(), node_statuses, kErrReasonNotHelpful));
+  }
+  const Candidate* best = SelectCandidate(candidates);
+  if (best == nullptr || best->node.empty()) {
+    return Status::Unschedulable("no candidate node for preemption");
+  }
+  *out = *best;
+  return Status::Success();
+}
+
 Status DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
                                      const framework::NodeToStatus& filtered,
                                      framework::PostFilterResult* result) {
@@ -671,44 +716,16 @@ Status DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
       return Status::Unschedulable(std::move(msg));
     }
 
-    // 2) Candidates, from the nodes whose rejection preemption may resolve.
-    const auto& all = handle_->SnapshotSharedLister().List();
-    if (all.empty()) return Status::Error("no nodes available");
-    std::vector<const NodeInfo*> potential;
-    if (filtered.absent_nodes_code == Code::kUnschedulable) {
-      std::unordered_set<std::string_view> listed;
-      for (const auto& [ni, st] : filtered.statuses) {
-        if (ni != nullptr) listed.insert(ni->name());
-      }
-      for (const NodeInfo* ni : all) {
-        if (!listed.count(ni->name())) potential.push_back(ni);
-      }
-    }
-    for (const auto& [ni, st] : filtered.statuses) {
-      if (ni != nullptr && st.code() == Code::kUnschedulable) potential.push_back(ni);
-    }
-    std::vector<std::pair<std::string, Status>> node_statuses;
-    std::vector<std::string> errors;
-    std::vector<Candidate> candidates;
-    if (!potential.empty()) {
-      auto [offset, num] = GetOffsetAndNumCandidates(static_cast<int32_t>(potential.size()));
-      candidates = DryRunPreemption(state, pod, potential, offset, num, &node_statuses, &errors);
-    }
-    if (candidates.empty() && !errors.empty()) return Status::Error(Aggregate(errors));
-    if (candidates.empty()) {
+    // 2) Candidates, from the nodes whose rejection preemption may resolve; 3) the best.
+    Candidate best;
+    if (Status s = FindCandidate(state, pod, filtered, nullptr, &best); !s.IsSuccess()) {
       // Clears a stale nomination (upstream NominatedNodeName "" in override mode).
-      result->nominated_node_name.clear();
-      return Status::Unschedulable(
-          FitErrorMessage(all.size(), node_statuses, kErrReasonNotHelpful));
+      if (s.IsRejected()) result->nominated_node_name.clear();
+      return s;
     }
-
-    // 3) The best candidate; 4) make room on it.
-    const Candidate* best = SelectCandidate(candidates);
-    if (best == nullptr || best->node.empty()) {
-      return Status::Unschedulable("no candidate node for preemption");
-    }
-    if (Status s = PrepareCandidate(*best, pod); !s.IsSuccess()) return s;
-    result->nominated_node_name = best->node;
+    // 4) Make room on it.
+    if (Status s = PrepareCandidate(best, pod); !s.IsSuccess()) return s;
+    result->nominated_node_name = best.node;
     return Status::Success();
   };
   Status s = preempt();

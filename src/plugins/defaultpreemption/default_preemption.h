@@ -65,6 +65,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -136,6 +137,10 @@ std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
     const std::vector<std::vector<const api::Pod*>>& units,
     const std::vector<api::PodDisruptionBudgetPtr>& pdbs);
 
+// Whether a pod on a node may be evicted for the preemptor (PostFilter: a priority lower
+// than the preemptor's; queue reclaim: a pod of a queue above its deserved share).
+using VictimFilter = std::function<bool(const api::Pod&)>;
+
 class DefaultPreemption final : public framework::PostFilterPlugin,
                                 public framework::PreEnqueuePlugin,
                                 public framework::EnqueueExtensions {
@@ -165,6 +170,21 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   // releases the gate when the eviction ends).
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
+  // PostFilter's steps 2-4 (see the header comment) for every caller: the candidate nodes
+  // from `filtered` (those whose status is Unschedulable), the per-node dry run
+  // (SelectVictimsOnNode: every victim of the node removed, Filter re-run with the
+  // nominated pods, the victims reprieved most important first) and the best node
+  // (SelectCandidate), with victims chosen by `is_victim` (nullptr: a priority lower than
+  // `pod`'s, PostFilter's rule). A running gang is a victim only whole, when every placed
+  // member passes `is_victim`. Queue reclaim (src/plugins/queues) uses it so that a single
+  // pod evicts only where it then passes Filter. Evicts nothing (PrepareCandidate does).
+  // Returns Success with *out filled; Unschedulable with upstream's message ("0/N nodes are
+  // available: 2 No preemption victims found for incoming pod, 1 Preemption is not helpful
+  // for scheduling") when no node would let the pod fit; Error with the plugins' errors.
+  framework::Status FindCandidate(framework::CycleState& state, const framework::PodInfo& pod,
+                                  const framework::NodeToStatus& filtered,
+                                  const VictimFilter* is_victim, Candidate* out);
+
   // ---- the steps, exposed for tests (upstream exports them as well) ----
 
   // (eligible, reason when not). `nominated_node_status` is the Filter status of the pod's
@@ -179,13 +199,14 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   // candidates were found (see the header comment); candidates that violate no PDB come
   // first. With a Parallelizer of parallelism > 1, nodes are evaluated in blocks of
   // max(numCandidates, 4 x parallelism) in parallel and taken in order: the same result as
-  // one at a time. Nodes that yield no candidate get their status in *node_statuses; the messages
-  // of Error statuses are appended to *errors.
+  // one at a time. Nodes that yield no candidate get their status in *node_statuses; the
+  // messages of Error statuses are appended to *errors. Victims: `is_victim` (nullptr: the
+  // pods of a lower priority than `pod`).
   std::vector<Candidate> DryRunPreemption(
       const framework::CycleState& state, const framework::PodInfo& pod,
       const std::vector<const framework::NodeInfo*>& potential_nodes, int32_t offset,
       int32_t num_candidates, std::vector<std::pair<std::string, framework::Status>>* node_statuses,
-      std::vector<std::string>* errors);
+      std::vector<std::string>* errors, const VictimFilter* is_victim = nullptr);
   // The best candidate by pickOneNodeForPreemption's criteria; nullptr when empty.
   const Candidate* SelectCandidate(const std::vector<Candidate>& candidates) const;
   // Evicts the candidate's victims and clears lower-priority nominations on its node.
@@ -199,8 +220,8 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
                                         const framework::PodInfo& pod, framework::NodeInfo& node,
                                         const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
                                         Candidate* c);
-  // The lower-priority pods of `node` as victim units (a running gang's members together).
-  std::vector<Unit> CollectVictimUnits(Context& ctx, int32_t prio, const framework::NodeInfo& node);
+  // The victims of `node` (Context::IsVictim) as units (a running gang's members together).
+  std::vector<Unit> CollectVictimUnits(Context& ctx, const framework::NodeInfo& node);
   // Filter on `node` as if higher-or-equal-priority pods nominated to it were running
   // there (upstream RunFilterPluginsWithNominatedPods).
   framework::Status FitsWithNominatedPods(const framework::CycleState& state,

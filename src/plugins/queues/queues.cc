@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <unordered_map>
 
 #include "api/resource.h"
+#include "plugins/defaultpreemption/default_preemption.h"
 #include "quota/manager.h"
 
 namespace phalanx::plugins::queues {
@@ -63,12 +66,16 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
   RefreshCapacity();
   quota::ResourceList want = quota::QueueManager::RequestOf(*pod.pod);
   if (in_cycle_) {
-    // Members let through earlier in this PodGroup cycle are not assumed yet.
-    quota::ResourceList with = in_cycle_used_[a.queue];
-    Add(with, want);
+    // Members let through earlier in this PodGroup cycle are not assumed yet. Keyed by pod:
+    // the cycle may place a member more than once (topology trials, preemption dry runs).
+    auto& used = in_cycle_used_[a.queue];
+    quota::ResourceList with = want;
+    for (const auto& [key, request] : used) {
+      if (key != pod.pod->Key()) Add(with, request);
+    }
     std::string reason = qm->CheckAdmission(a.queue, with, handle_.GetClock().Now());
     if (!reason.empty()) return Status::Unschedulable(reason);
-    in_cycle_used_[a.queue] = std::move(with);
+    used[pod.pod->Key()] = std::move(want);
     return Status::Success();
   }
   std::string reason = qm->CheckAdmission(a.queue, want, handle_.GetClock().Now());
@@ -76,11 +83,9 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
   return Status::Success();
 }
 
-int64_t Queues::Reclaim(const std::string& queue, const quota::ResourceList& request,
-                        const std::string& who, std::string* why) {
+int64_t Queues::Reclaim(const std::string& queue, const std::vector<quota::ReclaimUnit>& victims,
+                        const std::string& who) {
   quota::QueueLedger* qm = queues_;
-  RefreshCapacity();
-  auto victims = qm->SelectReclaimVictims(queue, request, qm->FreeCapacity(), why);
   int64_t n = 0;
   for (const auto& unit : victims) {
     for (const auto& p : unit.pods) {
@@ -96,18 +101,54 @@ int64_t Queues::Reclaim(const std::string& queue, const quota::ResourceList& req
   return n;
 }
 
-Status Queues::PostFilter(framework::CycleState&, const framework::PodInfo& pod,
-                          const framework::NodeToStatus&, framework::PostFilterResult*) {
+Status Queues::PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                          const framework::NodeToStatus& filtered,
+                          framework::PostFilterResult* result) {
   quota::QueueLedger* qm = queues_;
   if (!qm || !qm->HasQueues()) return Status(Code::kUnschedulable);
   const quota::Assignment a = qm->QueueOf(*pod.pod);
   if (a.queue.empty() || !a.error.empty()) return Status(Code::kUnschedulable);
   if (qm->HasReclaimHold(a.queue, handle_.GetClock().Now())) return Status(Code::kUnschedulable);
+  RefreshCapacity();
+  const quota::ResourceList request = quota::QueueManager::RequestOf(*pod.pod);
   std::string why;
-  int64_t n = Reclaim(a.queue, quota::QueueManager::RequestOf(*pod.pod), "pod " + pod.pod->Key(), &why);
-  if (n == 0) return Status(Code::kUnschedulable);
-  return Status::Unschedulable("queue " + a.queue + " reclaimed " + std::to_string(n) +
-                               " pod(s) from queues above their deserved share");
+  const std::vector<quota::ReclaimUnit> units = qm->ReclaimCandidates(a.queue, request, &why);
+  if (units.empty()) return Status(Code::kUnschedulable);
+  std::unordered_map<std::string, size_t> unit_of;  // candidate pod key -> unit
+  size_t considered = 0;
+  for (size_t i = 0; i < units.size(); ++i) {
+    for (const auto& p : units[i].pods) unit_of.emplace(p->Key(), i);
+    considered += units[i].pods.size();
+  }
+  // The per-node dry run of DefaultPreemption with the reclaim candidates as victims: evict
+  // only where the pod then passes Filter.
+  const defaultpreemption::VictimFilter reclaimable = [&](const api::Pod& p) {
+    return unit_of.count(p.Key()) > 0;
+  };
+  defaultpreemption::DefaultPreemption dry_run(defaultpreemption::DefaultPreemptionArgs{}, handle_);
+  defaultpreemption::Candidate c;
+  Status s = dry_run.FindCandidate(state, pod, filtered, &reclaimable, &c);
+  if (s.IsError()) return Status::Error("reclaim: " + s.Message());
+  const std::string no_room = "reclaim for queue " + a.queue +
+                              " would not make room for the pod (" + std::to_string(considered) +
+                              " reclaimable pods considered)";
+  if (!s.IsSuccess()) return Status::Unschedulable(no_room);
+  // The node's victims, as whole units (a running gang's other members too).
+  std::vector<quota::ReclaimUnit> chosen;
+  std::vector<quota::ReclaimVictim> check;
+  std::set<size_t> taken;
+  for (const auto& v : c.victims) {
+    auto it = unit_of.find(v->Pod().Key());
+    if (it == unit_of.end() || !taken.insert(it->second).second) continue;
+    chosen.push_back(units[it->second]);
+    check.push_back({units[it->second].queue, units[it->second].request, true});
+  }
+  if (std::string refused = qm->CheckReclaimVictims({a.queue}, request, check); !refused.empty()) {
+    return Status::Unschedulable("reclaim: " + refused);
+  }
+  if (Reclaim(a.queue, chosen, "pod " + pod.pod->Key()) == 0) return Status::Unschedulable(no_room);
+  result->nominated_node_name = c.node;
+  return Status::Success();
 }
 
 Status Queues::Reserve(framework::CycleState&, const framework::PodInfo& pod, const std::string&) {
@@ -141,6 +182,7 @@ Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
   in_cycle_used_.clear();
   admitted_request_.clear();
   admitted_display_.clear();
+  candidate_reclaimer_.clear();
   quota::QueueLedger* qm = queues_;
   if (!qm || !qm->HasQueues()) return Status::Success();
   RefreshCapacity();
@@ -164,15 +206,79 @@ Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
     if (!reason.empty()) return Status::Unschedulable(display[queue] + ": " + reason);
   }
   admitted_ = true;
-  admitted_display_ = plan.units.empty() ? "" : plan.units.front().display;
-  // Reclaim before placement, so that the gang can use what it freed in this very cycle
-  // (the scheduler refreshes the snapshot after admission).
-  for (const auto& [queue, request] : admitted_request_) {
-    if (qm->HasReclaimHold(queue, now)) continue;  // victims of an earlier reclaim still going
-    std::string why;
-    Reclaim(queue, request, display[queue], &why);
-  }
+  admitted_display_ = std::move(display);
+  // No reclaim here: if the placement fails, PodGroup preemption asks VictimCandidates and
+  // evicts only victims with which the whole plan fits.
   return Status::Success();
+}
+
+std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(
+    const framework::PodGroupPlan&, std::string* why) {
+  candidate_reclaimer_.clear();
+  quota::QueueLedger* qm = queues_;
+  if (!qm || !admitted_) return {};
+  RefreshCapacity();
+  const api::Timestamp now = handle_.GetClock().Now();
+  std::vector<framework::PodGroupVictimUnit> out;
+  std::set<std::string> seen;  // unit keys
+  for (const auto& [queue, request] : admitted_request_) {
+    if (qm->HasReclaimHold(queue, now)) {  // victims of an earlier reclaim still going
+      if (why->empty()) *why = "queue " + queue + " reclaimed recently; its victims may still be terminating";
+      continue;
+    }
+    std::string w;
+    for (auto& u : qm->ReclaimCandidates(queue, request, &w)) {
+      // Never a pod of a reclaiming queue (a GangGroup may span queues).
+      if (admitted_request_.count(u.queue) || !seen.insert(u.key).second) continue;
+      candidate_reclaimer_[u.pods.front()->Key()] = queue;
+      out.push_back({std::move(u.pods), u.queue});
+    }
+    if (why->empty()) *why = std::move(w);
+  }
+  return out;
+}
+
+std::string Queues::CheckVictims(const framework::PodGroupPlan&,
+                                 const std::vector<const framework::PodGroupVictimUnit*>& chosen,
+                                 const std::vector<const api::Pod*>& lower_priority) {
+  quota::QueueLedger* qm = queues_;
+  if (!qm || !admitted_) return "";
+  std::vector<std::string> reclaimers;
+  quota::ResourceList request;
+  for (const auto& [queue, r] : admitted_request_) {
+    reclaimers.push_back(queue);
+    Add(request, r);
+  }
+  std::vector<quota::ReclaimVictim> victims;
+  for (const auto* u : chosen) {
+    quota::ReclaimVictim v{u->owner, {}, true};
+    for (const auto& p : u->pods) Add(v.request, quota::QueueManager::RequestOf(*p));
+    victims.push_back(std::move(v));
+  }
+  for (const api::Pod* p : lower_priority) {
+    const quota::Assignment a = qm->QueueOf(*p);
+    if (!a.queue.empty()) victims.push_back({a.queue, quota::QueueManager::RequestOf(*p), false});
+  }
+  return qm->CheckReclaimVictims(reclaimers, request, victims);
+}
+
+int64_t Queues::EvictVictims(const framework::PodGroupPlan&,
+                             const std::vector<const framework::PodGroupVictimUnit*>& chosen,
+                             std::string* error) {
+  error->clear();
+  std::map<std::string, std::vector<quota::ReclaimUnit>> by_reclaimer;
+  for (const auto* u : chosen) {
+    if (u->pods.empty()) continue;
+    auto it = candidate_reclaimer_.find(u->pods.front()->Key());
+    if (it == candidate_reclaimer_.end()) continue;
+    quota::ReclaimUnit r;
+    r.queue = u->owner;
+    r.pods = u->pods;
+    by_reclaimer[it->second].push_back(std::move(r));
+  }
+  int64_t n = 0;
+  for (const auto& [queue, units] : by_reclaimer) n += Reclaim(queue, units, admitted_display_[queue]);
+  return n;
 }
 
 void Queues::PodGroupCycleDone(const framework::PodGroupPlan&, bool, const std::string&) {
@@ -180,6 +286,8 @@ void Queues::PodGroupCycleDone(const framework::PodGroupPlan&, bool, const std::
   admitted_ = false;
   in_cycle_used_.clear();
   admitted_request_.clear();
+  admitted_display_.clear();
+  candidate_reclaimer_.clear();
 }
 
 bool EnableQueuesInProfile(config::Profile* profile) {

@@ -16,21 +16,34 @@
 //              placed so far count against the quota too.
 //   PodGroup   AdmitPodGroup: the whole gang's request (its minMember members, summed per
 //              queue) against quota, inside the gang transaction — a gang never takes
-//              half of a quota; then, if the cluster lacks free capacity for the admitted
-//              gang, reclaim (below) runs before placement, and the scheduler refreshes the
-//              snapshot so that the gang can use what was freed in the same cycle.
+//              half of a quota. Nothing is evicted here. When the admitted gang's
+//              placement fails, PodGroup preemption (src/scheduler/podgroup_preemption.h)
+//              asks this plugin's victim policy (VictimCandidates, CheckVictims,
+//              EvictVictims) for reclaim (below).
 //   Reserve    the pod's request counts as its queue's allocation from Reserve on;
 //              Unreserve returns it.
 //   PostFilter reclaim for single pods (below).
 // Reclaim (KAI reclaim action, Volcano reclaim, CapacityScheduling preemption of borrowed
-// quota): a queue that stays within its deserved share with the request evicts victim
-// units from other reclaimable queues above their deserved share — whole gangs or single
-// pods, lowest priority first, then the newest — never taking a queue below its guarantee,
-// and only if the victims free enough (cluster-wide) for the request. Victims get a
-// "Preempted" event naming the reclaiming queue. The freed capacity is held for the
-// reclaiming queue for kReclaimHoldNs (or until one of its pods is placed): other queues
-// cannot go above their deserved share meanwhile, and the queue does not reclaim again
-// while its victims are still terminating.
+// quota), issue 20: a queue that stays within its deserved share with the request may evict
+// units of other reclaimable queues above their deserved share — whole gangs or single
+// pods (quota::QueueLedger::ReclaimCandidates) — and evicts only a set with which the
+// reclaimer is verified to fit:
+//  - a gang: the candidates go into the same search as priority preemption's victims
+//    (PodGroupPreemption: all removed from the snapshot view, the WHOLE gang placed, units
+//    reprieved greedily while it still fits — the newest, lowest-priority units stay
+//    victims longest — and the final set placed once more before anything is evicted);
+//  - a single pod: DefaultPreemption's per-node dry run (DefaultPreemption::FindCandidate)
+//    with the candidates as victims: the pod must pass Filter on the node with that node's
+//    victims gone; the node is nominated for it.
+// The final set never takes a queue below its guarantee nor below its deserved share by
+// more than its last unit, counting lower-priority victims of the same set too
+// (QueueLedger::CheckReclaimVictims), and never holds a pod of the reclaiming queue. If no
+// set fits, nothing is evicted and the reason says so ("reclaim would not make room for the
+// whole gang (2 reclaimable pods considered)"). Victims are deleted with a "Preempted" event
+// "Reclaimed by queue Q for WHO (queue V is above its deserved share)". The freed capacity
+// is held for the reclaiming queue for kReclaimHoldNs (or until one of its pods is placed):
+// other queues cannot go above their deserved share meanwhile, and the queue does not
+// reclaim again while its victims are still terminating.
 //
 // The plugin is inert for pods outside queues. `phalanx simulate` enables it when the
 // scenario has queue objects (EnableQueuesInProfile); otherwise enable it in the profile:
@@ -92,6 +105,20 @@ class Queues final : public framework::QueueSortPlugin,
                                   const std::vector<size_t>& unit_of) override;
   void PodGroupCycleDone(const framework::PodGroupPlan& plan, bool committed,
                          const std::string& reason) override;
+  // The reclaim victim policy of the admitted plan (framework::PodGroupPlugin; see the
+  // header comment). VictimCandidates: for each queue of the admitted gang without a
+  // reclaim hold, QueueLedger::ReclaimCandidates for its admitted request, in victim order,
+  // never a unit of one of the gang's own queues; owner = the victim queue. CheckVictims:
+  // QueueLedger::CheckReclaimVictims over the chosen units and the lower-priority pods that
+  // are in queues. EvictVictims: deletes the units with the reclaim event and sets the hold.
+  std::vector<framework::PodGroupVictimUnit> VictimCandidates(const framework::PodGroupPlan& plan,
+                                                              std::string* why) override;
+  std::string CheckVictims(const framework::PodGroupPlan& plan,
+                           const std::vector<const framework::PodGroupVictimUnit*>& chosen,
+                           const std::vector<const api::Pod*>& lower_priority) override;
+  int64_t EvictVictims(const framework::PodGroupPlan& plan,
+                       const std::vector<const framework::PodGroupVictimUnit*>& chosen,
+                       std::string* error) override;
 
   // Evicted pods so far (for reports and tests).
   int64_t reclaimed_pods() const { return reclaimed_pods_; }
@@ -99,20 +126,24 @@ class Queues final : public framework::QueueSortPlugin,
  private:
   // Pushes the snapshot's total allocatable to the QueueManager.
   void RefreshCapacity();
-  // Evicts the victims of a reclaim for `queue` on behalf of `who`; returns how many pods.
-  int64_t Reclaim(const std::string& queue, const quota::ResourceList& request,
-                  const std::string& who, std::string* why);
+  // Evicts `victims` (verified by the caller) for `queue` on behalf of `who` and sets the
+  // reclaim hold; returns how many pods.
+  int64_t Reclaim(const std::string& queue, const std::vector<quota::ReclaimUnit>& victims,
+                  const std::string& who);
 
   framework::Handle& handle_;
   quota::QueueLedger* queues_;  // nullptr: the scheduler runs without queues
   gangscheduling::GangPrioritySort gang_sort_;
-  // PodGroup cycle in progress (single scheduling thread): queue -> request of members
-  // PreFilter let through so far, and the admitted gang's queue and request.
+  // PodGroup cycle in progress (single scheduling thread): queue -> pod key -> request of
+  // members PreFilter let through so far, and the admitted gang's queues, their requests
+  // and the unit naming each (for events).
   bool in_cycle_ = false;
   bool admitted_ = false;
-  std::map<std::string, quota::ResourceList> in_cycle_used_;
+  std::map<std::string, std::map<std::string, quota::ResourceList>> in_cycle_used_;
   std::map<std::string, quota::ResourceList> admitted_request_;
-  std::string admitted_display_;
+  std::map<std::string, std::string> admitted_display_;
+  // VictimCandidates of this cycle: first pod key of a unit -> the reclaiming queue.
+  std::map<std::string, std::string> candidate_reclaimer_;
   int64_t reclaimed_pods_ = 0;
 };
 
