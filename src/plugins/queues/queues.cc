@@ -83,21 +83,44 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
   return Status::Success();
 }
 
+Queues::Queues(framework::Handle& h)
+    : handle_(h),
+      queues_(h.Service<quota::QueueLedger>()),
+      gang_sort_(h),
+      executor_(h.Service<framework::PreemptionExecutor>()) {
+  if (executor_ == nullptr) {
+    own_executor_ = std::make_unique<framework::PreemptionExecutor>(h.Client(), nullptr, nullptr);
+    executor_ = own_executor_.get();
+  }
+}
+
 int64_t Queues::Reclaim(const std::string& queue, const std::vector<quota::ReclaimUnit>& victims,
-                        const std::string& who) {
+                        const std::string& who, const framework::PodInfo* pod) {
   quota::QueueLedger* qm = queues_;
-  int64_t n = 0;
+  framework::PreemptionRequest req;
+  req.plugin = std::string(kName);
+  if (pod != nullptr) req.preemptors.push_back(std::make_shared<framework::PodInfo>(*pod));
+  std::string scheduler_name = pod != nullptr ? pod->Pod().spec.scheduler_name : std::string();
   for (const auto& unit : victims) {
     for (const auto& p : unit.pods) {
-      if (!handle_.Client().DeletePod(*p).ok()) continue;
-      handle_.Client().RecordEvent(*p, "Normal", "Preempted",
-                                   "Reclaimed by queue " + queue + " for " + who + " (queue " +
-                                       unit.queue + " is above its deserved share)");
-      ++n;
+      if (scheduler_name.empty()) scheduler_name = p->spec.scheduler_name;
+      req.victims.push_back({framework::PodInfo::Make(p),
+                             "Reclaimed by queue " + queue + " for " + who + " (queue " +
+                                 unit.queue + " is above its deserved share)"});
     }
   }
+  const int64_t n = static_cast<int64_t>(req.victims.size());
+  if (n == 0) return 0;
+  req.disruption_message = scheduler_name + ": reclaimed for queue " + queue;
+  framework::Handle* h = &handle_;
+  req.reject_if_waiting = [h](const api::Pod& v) {
+    if (h->GetWaitingPod(v.metadata.uid) == nullptr) return false;
+    h->RejectWaitingPod(v.metadata.uid);
+    return true;
+  };
+  executor_->Execute(std::move(req));
   reclaimed_pods_ += n;
-  if (n > 0) qm->SetReclaimHold(queue, handle_.GetClock().Now() + kReclaimHoldNs);
+  qm->SetReclaimHold(queue, handle_.GetClock().Now() + kReclaimHoldNs);
   return n;
 }
 
@@ -146,7 +169,9 @@ Status Queues::PostFilter(framework::CycleState& state, const framework::PodInfo
   if (std::string refused = qm->CheckReclaimVictims({a.queue}, request, check); !refused.empty()) {
     return Status::Unschedulable("reclaim: " + refused);
   }
-  if (Reclaim(a.queue, chosen, "pod " + pod.pod->Key()) == 0) return Status::Unschedulable(no_room);
+  if (Reclaim(a.queue, chosen, "pod " + pod.pod->Key(), &pod) == 0) {
+    return Status::Unschedulable(no_room);
+  }
   result->nominated_node_name = c.node;
   return Status::Success();
 }
@@ -277,7 +302,7 @@ int64_t Queues::EvictVictims(const framework::PodGroupPlan&,
     by_reclaimer[it->second].push_back(std::move(r));
   }
   int64_t n = 0;
-  for (const auto& [queue, units] : by_reclaimer) n += Reclaim(queue, units, admitted_display_[queue]);
+  for (const auto& [queue, units] : by_reclaimer) n += Reclaim(queue, units, admitted_display_[queue], nullptr);
   return n;
 }
 

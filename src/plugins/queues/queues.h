@@ -39,7 +39,9 @@
 // more than its last unit, counting lower-priority victims of the same set too
 // (QueueLedger::CheckReclaimVictims), and never holds a pod of the reclaiming queue. If no
 // set fits, nothing is evicted and the reason says so ("reclaim would not make room for the
-// whole gang (2 reclaimable pods considered)"). Victims are deleted with a "Preempted" event
+// whole gang (2 reclaimable pods considered)"). Victims are evicted as preemption evicts
+// (framework::PreemptionExecutor: waiting pods rejected, DisruptionTarget condition, delete;
+// off the scheduling thread in live mode) with a "Preempted" event
 // "Reclaimed by queue Q for WHO (queue V is above its deserved share)". The freed capacity
 // is held for the reclaiming queue for kReclaimHoldNs (or until one of its pods is placed):
 // other queues cannot go above their deserved share meanwhile, and the queue does not
@@ -59,6 +61,7 @@
 #include "framework/handle.h"
 #include "quota/manager.h"
 #include "framework/interface.h"
+#include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
 #include "quota/queue_tree.h"
@@ -77,8 +80,9 @@ class Queues final : public framework::QueueSortPlugin,
  public:
   static constexpr std::string_view kName = "Queues";
 
-  explicit Queues(framework::Handle& h)
-      : handle_(h), queues_(h.Service<quota::QueueLedger>()), gang_sort_(h) {}
+  // Evicts through the scheduler's framework::PreemptionExecutor service, or an inline one
+  // of its own on h.Client() when the handle has none (unit tests).
+  explicit Queues(framework::Handle& h);
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                       framework::Handle& h);
   std::string_view Name() const override { return kName; }
@@ -126,13 +130,18 @@ class Queues final : public framework::QueueSortPlugin,
  private:
   // Pushes the snapshot's total allocatable to the QueueManager.
   void RefreshCapacity();
-  // Evicts `victims` (verified by the caller) for `queue` on behalf of `who` and sets the
-  // reclaim hold; returns how many pods.
+  // Evicts `victims` (verified by the caller) for `queue` on behalf of `who` (the
+  // preemptor `pod`, or nullptr for a gang) through the PreemptionExecutor, as
+  // DefaultPreemption evicts (waiting pods rejected; DisruptionTarget condition, then
+  // delete; off the scheduling thread in live mode), and sets the reclaim hold; returns how
+  // many pods it set out to evict.
   int64_t Reclaim(const std::string& queue, const std::vector<quota::ReclaimUnit>& victims,
-                  const std::string& who);
+                  const std::string& who, const framework::PodInfo* pod);
 
   framework::Handle& handle_;
   quota::QueueLedger* queues_;  // nullptr: the scheduler runs without queues
+  std::unique_ptr<framework::PreemptionExecutor> own_executor_;  // when the handle has none
+  framework::PreemptionExecutor* executor_;
   gangscheduling::GangPrioritySort gang_sort_;
   // PodGroup cycle in progress (single scheduling thread): queue -> pod key -> request of
   // members PreFilter let through so far, and the admitted gang's queues, their requests
