@@ -980,6 +980,8 @@ def compare_preemption(worlds, up, ph):
                 counts[agree] += 1
                 if agree == "preempted":
                     counts["victims"] += len(u["victims"])
+                    counts["pdb_violating_cases"] += e["pdb_violations"] > 0
+                    counts["pdb_matters"] += e["pdb_matters"]
                     counts["criterion_%d" % e["criterion"]] += e["outcome"] == "bound"
                     counts["nominated_same"] += (u["nominated"] == u["outcome"][1] and
                                                  p["nominated"] == p["outcome"][1])
@@ -992,11 +994,16 @@ def compare_preemption(worlds, up, ph):
 def main_preemption(args):
     worlds = generate.generate_preemption(args.seed, args.worlds, args.pods_per_world)
     n_cases = sum(len(w["incoming"]) for w in worlds)
+    rejected = collections.Counter()
+    for w in worlds:
+        rejected.update(w["rejected"])
     log("seed %d: %d preemption worlds, %d nodes, %d bound pods, %d PDBs, %d preemption "
-        "cases; DefaultPreemption enabled in both schedulers"
+        "cases; DefaultPreemption enabled in both schedulers (generator left out %d pods "
+        "that fit without preemption, %d extra ones without a candidate, %d whose node "
+        "v1.20.2's rules do not define)"
         % (args.seed, len(worlds), sum(len(w["nodes"]) for w in worlds),
            sum(len(w["bound"]) for w in worlds), sum(len(w["pdbs"]) for w in worlds),
-           n_cases))
+           n_cases, rejected["fits"], rejected["unschedulable"], rejected["ambiguous"]))
     work = args.out or tempfile.mkdtemp(prefix="phalanx-diff-preemption.")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
@@ -1048,6 +1055,8 @@ def main_preemption(args):
     print("    same node, same deleted pods:         %d (%d victims in all; nominatedNodeName "
           "= that node in both: %d)" % (counts["preempted"], counts["victims"],
                                         counts["nominated_same"]))
+    print("      with PDB-violating victims:         %d (PDBs change node or victims: %d)"
+          % (counts["pdb_violating_cases"], counts["pdb_matters"]))
     for i, c in enumerate(generate.CRITERIA):
         print("      decided by %-35s %d" % (c + ":", counts["criterion_%d" % i]))
     print("    both unschedulable, nothing deleted:  %d" % counts["both_unschedulable"])

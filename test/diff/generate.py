@@ -709,8 +709,8 @@ def preemption_outcome(pod, nodes, bound, pdbs):
     """The outcome of one incoming pod on the world's fixed state under v1.20.2's rules:
       ("fits", None, [], 0)            it fits a node without preemption (no case);
       ("unschedulable", None, [], 0)   no node is a preemption candidate;
-      ("bound", node, victims, crit)   it preempts `victims` (names, sorted) on `node`,
-                                       picked by CRITERIA[crit];
+      ("bound", node, victims, crit, v) it preempts `victims` (names, sorted) on `node`,
+                                       picked by CRITERIA[crit]; v of them violate a PDB;
       ("ambiguous", None, [], crit)    the rules do not define one node: a tie after every
                                        criterion, or v1.20's reading of the highest-
                                        priority victim (PDB-violating victims first)
@@ -736,7 +736,8 @@ def preemption_outcome(pod, nodes, bound, pdbs):
     new, crit_new = pick_node(cands, sort_victims=True)
     if old is None or old != new:
         return ("ambiguous", None, [], max(crit, crit_new))
-    return ("bound", old, sorted(p["metadata"]["name"] for p in cands[old][0]), crit)
+    return ("bound", old, sorted(p["metadata"]["name"] for p in cands[old][0]), crit,
+            cands[old][1])
 
 
 P_SMALL = {"cpu": ["250m", "500m", "500m", "1", "1500m", "2"],
@@ -813,7 +814,7 @@ def gen_preemption_world(rng, world, cases, max_unschedulable=0.1):
     for pod, m in zip(bound, minutes):
         pod["status"] = {"startTime": iso_time(START_BASE + 60 * m)}
     pdbs = []
-    for i in range(_pick(rng, [0, 0, 1, 1, 2])):
+    for i in range(_pick(rng, [0, 1, 1, 2, 2, 3])):
         pdbs.append({
             "apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",
             "metadata": {"name": "%s-pdb%d" % (world, i),
@@ -824,6 +825,7 @@ def gen_preemption_world(rng, world, cases, max_unschedulable=0.1):
                        "desiredHealthy": 0, "expectedPods": 0, "observedGeneration": 1}})
     incoming, expected = [], {}
     n_unsched = 0
+    rejected = {"fits": 0, "ambiguous": 0, "unschedulable": 0}
     for k in range(cases):
         for _ in range(40):
             labels = {"app": _pick(rng, PDB_APPS)} if rng.random() < 0.8 else {}
@@ -848,10 +850,16 @@ def gen_preemption_world(rng, world, cases, max_unschedulable=0.1):
                 n_unsched += out[0] == "unschedulable"
                 incoming.append(pod)
                 expected[pod["metadata"]["name"]] = {
-                    "outcome": out[0], "node": out[1], "victims": out[2], "criterion": out[3]}
+                    "outcome": out[0], "node": out[1], "victims": out[2], "criterion": out[3],
+                    "pdb_violations": out[4] if len(out) > 4 else 0,
+                    # whether the PDBs change the node or the victims (vs. no PDB)
+                    "pdb_matters": bool(pdbs) and out[:3] != preemption_outcome(
+                        pod, nodes, bound, [])[:3]}
                 break
+            rejected[out[0]] += 1
     return {"name": world, "namespaces": namespaces, "nodes": nodes, "bound": bound,
-            "pdbs": pdbs, "incoming": incoming, "expected": expected, "preemption": True}
+            "pdbs": pdbs, "incoming": incoming, "expected": expected, "preemption": True,
+            "rejected": rejected}
 
 
 def generate_preemption(seed, worlds, cases_per_world):
