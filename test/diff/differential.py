@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Differential test: Phalanx vs upstream kube-scheduler v1.20.2 through the real API.
 
-Usage: differential.py --phalanx BIN [--seed N] [--worlds N] [--pods-per-world N]
-                       [--out DIR] [--keep] [--max-printed N] [--max-reduced N]
-                       [--reduce-budget SECONDS]
+Usage: differential.py --phalanx BIN [--preemption] [--seed N] [--worlds N]
+                       [--pods-per-world N] [--out DIR] [--keep] [--max-printed N]
+                       [--max-reduced N] [--reduce-budget SECONDS]
+
+With --preemption (e2e.differential_preemption) both schedulers run with DefaultPreemption
+enabled on preemption worlds (generate.generate_preemption), one preemptor per world at a
+time, and the node and the set of deleted pods per preemptor are compared; see
+judge_preemption_all and main_preemption. The rest of this text is about the default mode.
 
 For each scheduler in turn (upstream first, then Phalanx), on a fresh control plane
 (scripts/control-plane.sh start) holding the identical generated state (generate.py):
