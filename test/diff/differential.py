@@ -318,9 +318,11 @@ profiles:
 
 def create_priority_classes(api):
     for pc, value in sorted(generate.ALL_PRIORITY_CLASSES.items()):
-        api.call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
-                 {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                  "metadata": {"name": pc}, "value": value})
+        obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+               "metadata": {"name": pc}, "value": value}
+        if pc in generate.NEVER_CLASSES:
+            obj["preemptionPolicy"] = "Never"
+        api.call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", obj)
 
 
 def post_object(api, path, obj):
@@ -990,6 +992,9 @@ def compare_preemption(worlds, up, ph):
                     counts["criterion_%d" % e["criterion"]] += e["outcome"] == "bound"
                     counts["nominated_same"] += (u["nominated"] == u["outcome"][1] and
                                                  p["nominated"] == p["outcome"][1])
+                else:
+                    counts["never"] += (pod["spec"].get("priorityClassName") in
+                                        generate.NEVER_CLASSES)
             else:
                 counts["disagree"] += 1
                 repro.append(preemption_reproducer(w, pod, u, p))
@@ -1053,8 +1058,8 @@ def main_preemption(args):
               % (len(repro) - args.max_printed, work))
     print("differential preemption (seed %d, %d worlds x %d cases, %.0f s):"
           % (args.seed, len(worlds), args.pods_per_world, time.time() - t0))
-    print("  preemption cases compared:              %d (%d expected to preempt, %d with no "
-          "candidate node)" % (counts["compared"], counts["expect_bound"],
+    print("  preemption cases compared:              %d (%d expected to preempt, %d expected "
+          "unschedulable)" % (counts["compared"], counts["expect_bound"],
                                counts["expect_unschedulable"]))
     print("  agreements:                             %d" % counts["agree"])
     print("    same node, same deleted pods:         %d (%d victims in all; nominatedNodeName "
@@ -1064,7 +1069,8 @@ def main_preemption(args):
           % (counts["pdb_violating_cases"], counts["pdb_matters"]))
     for i, c in enumerate(generate.CRITERIA):
         print("      decided by %-35s %d" % (c + ":", counts["criterion_%d" % i]))
-    print("    both unschedulable, nothing deleted:  %d" % counts["both_unschedulable"])
+    print("    both unschedulable, nothing deleted:  %d (preemptionPolicy Never: %d)"
+          % (counts["both_unschedulable"], counts["never"]))
     print("  as the generator predicts (v1.20.2 rules): upstream %d, phalanx %d of %d%s"
           % (counts["upstream_as_model"], counts["phalanx_as_model"], counts["compared"],
              "" if counts["upstream_as_model"] == counts["compared"]

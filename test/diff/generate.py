@@ -533,8 +533,9 @@ def generate(seed, worlds, pods_per_world):
 # pods'), and -- as UnschedulableAndUnresolvable, i.e. nodes that are no preemption
 # candidates -- nodeSelector and NoSchedule taints. See preemption_outcome for the rules.
 
-PREEMPTION_CLASSES = {"diff-pre-10": 10, "diff-pre-50": 50, "diff-pre-200": 200,
-                      "diff-pre-500": 500}
+PREEMPTION_CLASSES = {"diff-pre-neg": -50, "diff-pre-10": 10, "diff-pre-50": 50,
+                      "diff-pre-200": 200, "diff-pre-500": 500, "diff-high-never": 1000}
+NEVER_CLASSES = {"diff-high-never"}  # preemptionPolicy: Never (the pods never preempt)
 ALL_PRIORITY_CLASSES = dict(PRIORITY_CLASSES, **PREEMPTION_CLASSES)
 START_BASE = 1610496000  # 2021-01-13T00:00:00Z; bound pods start at distinct minutes after it
 INFRA_TAINT = {"key": "diff.phalanx.dev/dedicated", "value": "infra", "effect": "NoSchedule"}
@@ -632,6 +633,8 @@ def pdb_violating(pods, pdbs):
     namespace with labels that its (non-empty) selector matches; each match takes one
     from status.disruptionsAllowed; the pod violates when a count drops below 0."""
     allowed = [p["status"]["disruptionsAllowed"] for p in pdbs]
+    # A pod listed in status.disruptedPods was already counted (its eviction went through
+    # the API): it takes nothing from the budget.
     violating, ok = [], []
     for pod in pods:
         hit = False
@@ -641,7 +644,8 @@ def pdb_violating(pods, pdbs):
                 sel = b["spec"].get("selector") or {}
                 if (b["metadata"]["namespace"] != pod["metadata"]["namespace"] or
                         not (sel.get("matchLabels") or sel.get("matchExpressions")) or
-                        not label_selector_matches(sel, labels)):
+                        not label_selector_matches(sel, labels) or
+                        pod["metadata"]["name"] in b["status"].get("disruptedPods", {})):
                     continue
                 allowed[i] -= 1
                 if allowed[i] < 0:
@@ -708,7 +712,8 @@ def pick_node(candidates, sort_victims):
 def preemption_outcome(pod, nodes, bound, pdbs):
     """The outcome of one incoming pod on the world's fixed state under v1.20.2's rules:
       ("fits", None, [], 0)            it fits a node without preemption (no case);
-      ("unschedulable", None, [], 0)   no node is a preemption candidate;
+      ("unschedulable", None, [], 0)   no node is a preemption candidate, or the pod's
+                                       preemptionPolicy is Never;
       ("bound", node, victims, crit, v) it preempts `victims` (names, sorted) on `node`,
                                        picked by CRITERIA[crit]; v of them violate a PDB;
       ("ambiguous", None, [], crit)    the rules do not define one node: a tie after every
@@ -720,13 +725,14 @@ def preemption_outcome(pod, nodes, bound, pdbs):
     on = {n["metadata"]["name"]: [] for n in nodes}
     for b in bound:
         on[b["spec"]["nodeName"]].append(b)
+    resolvable = [n for n in nodes if preemption_resolvable(pod, n)]
+    if any(preemption_fits(pod, n, on[n["metadata"]["name"]]) for n in resolvable):
+        return ("fits", None, [], 0)
+    if pod["spec"].get("priorityClassName") in NEVER_CLASSES:
+        return ("unschedulable", None, [], 0)  # v1.20 PodEligibleToPreemptOthers
     cands = {}
-    for n in nodes:
+    for n in resolvable:
         name = n["metadata"]["name"]
-        if not preemption_resolvable(pod, n):
-            continue
-        if preemption_fits(pod, n, on[name]):
-            return ("fits", None, [], 0)
         sel = select_victims(pod, n, on[name], pdbs)
         if sel is not None:
             cands[name] = sel
@@ -761,10 +767,11 @@ def _anti_term(app):
         {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": HOSTNAME}]}}
 
 
-def gen_preemption_world(rng, world, cases, max_unschedulable=0.1):
+def gen_preemption_world(rng, world, cases, max_unschedulable=0.12):
     """One preemption world: 3-8 nodes filled with bound pods, 0-2 PDBs, and up to
     `cases` incoming pods whose outcome preemption_outcome defines uniquely (at most
-    max_unschedulable of them without any candidate node; the rest preempt)."""
+    max_unschedulable of them unschedulable: no candidate node, or preemptionPolicy
+    Never; the rest preempt)."""
     namespaces = [namespace_of(world), namespace_of(world) + "-b"]
     nodes = []
     for j in range(rng.randrange(3, 9)):
@@ -783,8 +790,8 @@ def gen_preemption_world(rng, world, cases, max_unschedulable=0.1):
                        "conditions": [{"type": "Ready", "status": "True",
                                        "reason": "KubeletReady"}]}})
     bound = []
-    classes = [None, None, "diff-pre-10", "diff-pre-50", "diff-low", "diff-low",
-               "diff-pre-200", "diff-pre-500"]
+    classes = [None, None, "diff-pre-neg", "diff-pre-10", "diff-pre-50", "diff-low",
+               "diff-low", "diff-pre-200", "diff-pre-500"]
     for n in nodes:
         mine = []
         for _ in range(rng.randrange(3, 12)):
@@ -823,6 +830,14 @@ def gen_preemption_world(rng, world, cases, max_unschedulable=0.1):
                      "selector": {"matchLabels": {"app": _pick(rng, PDB_APPS)}}},
             "status": {"disruptionsAllowed": _pick(rng, [0, 0, 1, 2]), "currentHealthy": 0,
                        "desiredHealthy": 0, "expectedPods": 0, "observedGeneration": 1}})
+        if rng.random() < 0.3:
+            # Some matching pod already counted as disrupted (status.disruptedPods).
+            b = pdbs[-1]
+            match = [p["metadata"]["name"] for p in bound
+                     if p["metadata"]["namespace"] == b["metadata"]["namespace"] and
+                     label_selector_matches(b["spec"]["selector"], p["metadata"]["labels"])]
+            if match:
+                b["status"]["disruptedPods"] = {_pick(rng, match): iso_time(START_BASE)}
     incoming, expected = [], {}
     n_unsched = 0
     rejected = {"fits": 0, "ambiguous": 0, "unschedulable": 0}
@@ -831,7 +846,8 @@ def gen_preemption_world(rng, world, cases, max_unschedulable=0.1):
             labels = {"app": _pick(rng, PDB_APPS)} if rng.random() < 0.8 else {}
             labels[JUDGED_LABEL] = "true"
             ns = namespaces[0] if rng.random() < 0.85 else namespaces[1]
-            pc = _pick(rng, ["diff-high"] * 15 + ["diff-pre-500"] * 4 + ["diff-pre-200"])
+            pc = _pick(rng, ["diff-high"] * 15 + ["diff-pre-500"] * 4 + ["diff-pre-200"] +
+                       ["diff-high-never"])
             pod = _preemption_pod(rng, "%s-p%d" % (world, k), ns, labels, P_INCOMING, pc)
             spec = pod["spec"]
             spec["nodeSelector"] = {WORLD_LABEL: world}

@@ -205,6 +205,10 @@ class PreemptionGeneratorTest(unittest.TestCase):
         viol, ok = G.pdb_violating(pods, [pdb("ns", "db", 1)])
         self.assertEqual([p["metadata"]["name"] for p in viol], ["b"])
         self.assertEqual([p["metadata"]["name"] for p in ok], ["a", "c", "d"])
+        # A pod in status.disruptedPods takes nothing from the budget.
+        counted = pdb("ns", "db", 1)
+        counted["status"]["disruptedPods"] = {"a": G.iso_time(G.START_BASE)}
+        self.assertEqual(G.pdb_violating(pods, [counted])[0], [])
         empty = pdb("ns", "db", 0)
         empty["spec"]["selector"] = {}
         self.assertEqual(G.pdb_violating(pods, [empty])[0], [])
@@ -263,6 +267,14 @@ class PreemptionGeneratorTest(unittest.TestCase):
         # Without the budgets the highest victims are 200 and 50: n2, in both readings.
         self.assertEqual(G.preemption_outcome(pre, [n1, n2], bound, [])[:3],
                          ("bound", "n2", ["b1", "b2"]))
+
+    def test_preemption_policy_never_does_not_preempt(self):
+        n1 = pnode("n1", cpu="2")
+        bound = [ppod("a", None, 2000, 1, "n1")]
+        self.assertEqual(G.preemption_outcome(ppod("p", "diff-high", 1000), [n1], bound, [])[:3],
+                         ("bound", "n1", ["a"]))
+        self.assertEqual(G.preemption_outcome(ppod("p", "diff-high-never", 1000), [n1], bound,
+                                              [])[0], "unschedulable")
 
     def test_fits_and_unresolvable_nodes_are_no_case(self):
         n1 = pnode("n1", cpu="2")
