@@ -6,7 +6,8 @@
 #                                [--pods-per-world N] [--out DIR] [--keep]
 #   --phalanx BIN   the phalanx binary (default: build/phalanx, else the newest build-*/phalanx)
 #   --preemption    preemption cases instead (DefaultPreemption enabled; victims and node
-#                   per preemptor compared; e2e.differential_preemption)
+#                   per preemptor compared; e2e.differential_preemption); with
+#                   --excluded only the cases left out as a v1.20 / current difference
 #   --seed N        generator seed (default 20210113, the one CI uses)
 #   --worlds N      independent sub-clusters judged in parallel (default 40)
 #   --pods-per-world N  incoming pods per world (default 60; with --preemption: cases, 14)
@@ -22,7 +23,7 @@ args=()
 while (($#)); do
   case "$1" in
     --phalanx) phalanx=${2:?--phalanx needs a path}; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done

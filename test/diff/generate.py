@@ -709,6 +709,41 @@ def pick_node(candidates, sort_victims):
     return None, len(scores)
 
 
+def preemption_candidates(pod, nodes, bound, pdbs):
+    """"fits" when the pod fits a node as it is; else {node: select_victims(...)} over
+    the nodes where preemption might help (empty for a preemptionPolicy Never pod, which
+    v1.20 PodEligibleToPreemptOthers does not let preempt)."""
+    on = {n["metadata"]["name"]: [] for n in nodes}
+    for b in bound:
+        on[b["spec"]["nodeName"]].append(b)
+    resolvable = [n for n in nodes if preemption_resolvable(pod, n)]
+    if any(preemption_fits(pod, n, on[n["metadata"]["name"]]) for n in resolvable):
+        return "fits"
+    if pod["spec"].get("priorityClassName") in NEVER_CLASSES:
+        return {}
+    cands = {}
+    for n in resolvable:
+        name = n["metadata"]["name"]
+        sel = select_victims(pod, n, on[name], pdbs)
+        if sel is not None:
+            cands[name] = sel
+    return cands
+
+
+def excluded_outcome(pod, nodes, bound, pdbs):
+    """For a case preemption_outcome calls "ambiguous" because v1.20's and current
+    upstream's reading of the highest-priority victim pick different nodes (each
+    uniquely): ((v1.20 node, its victims), (current node, its victims)); else None."""
+    cands = preemption_candidates(pod, nodes, bound, pdbs)
+    if cands == "fits" or not cands:
+        return None
+    old, new = pick_node(cands, False)[0], pick_node(cands, True)[0]
+    if old is None or new is None or old == new:
+        return None
+    names = lambda n: sorted(p["metadata"]["name"] for p in cands[n][0])
+    return (old, names(old)), (new, names(new))
+
+
 def preemption_outcome(pod, nodes, bound, pdbs):
     """The outcome of one incoming pod on the world's fixed state under v1.20.2's rules:
       ("fits", None, [], 0)            it fits a node without preemption (no case);
@@ -722,20 +757,9 @@ def preemption_outcome(pod, nodes, bound, pdbs):
                                        picks another node than current upstream's
                                        (victims sorted) -- a documented upstream change.
     Victims per node are unique: the reprieve order is total (distinct start times)."""
-    on = {n["metadata"]["name"]: [] for n in nodes}
-    for b in bound:
-        on[b["spec"]["nodeName"]].append(b)
-    resolvable = [n for n in nodes if preemption_resolvable(pod, n)]
-    if any(preemption_fits(pod, n, on[n["metadata"]["name"]]) for n in resolvable):
+    cands = preemption_candidates(pod, nodes, bound, pdbs)
+    if cands == "fits":
         return ("fits", None, [], 0)
-    if pod["spec"].get("priorityClassName") in NEVER_CLASSES:
-        return ("unschedulable", None, [], 0)  # v1.20 PodEligibleToPreemptOthers
-    cands = {}
-    for n in resolvable:
-        name = n["metadata"]["name"]
-        sel = select_victims(pod, n, on[name], pdbs)
-        if sel is not None:
-            cands[name] = sel
     if not cands:
         return ("unschedulable", None, [], 0)
     old, crit = pick_node(cands, sort_victims=False)
@@ -767,11 +791,13 @@ def _anti_term(app):
         {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": HOSTNAME}]}}
 
 
-def gen_preemption_world(rng, world, cases, max_unschedulable=0.12):
+def gen_preemption_world(rng, world, cases, max_unschedulable=0.12, excluded=False):
     """One preemption world: 3-8 nodes filled with bound pods, 0-2 PDBs, and up to
     `cases` incoming pods whose outcome preemption_outcome defines uniquely (at most
     max_unschedulable of them unschedulable: no candidate node, or preemptionPolicy
-    Never; the rest preempt)."""
+    Never; the rest preempt). excluded=True: only the cases left out as the documented
+    v1.20 / current difference (excluded_outcome), expecting v1.20's node in "node" and
+    current upstream's in "current"."""
     namespaces = [namespace_of(world), namespace_of(world) + "-b"]
     nodes = []
     for j in range(rng.randrange(3, 9)):
@@ -860,6 +886,16 @@ def gen_preemption_world(rng, world, cases, max_unschedulable=0.12):
                 spec["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
             if rng.random() < 0.15:
                 spec["affinity"] = _anti_term(_pick(rng, PDB_APPS))
+            if excluded:
+                ex = excluded_outcome(pod, nodes, bound, pdbs)
+                if ex:
+                    incoming.append(pod)
+                    expected[pod["metadata"]["name"]] = {
+                        "outcome": "bound", "node": ex[0][0], "victims": ex[0][1],
+                        "criterion": 2, "pdb_violations": 0, "pdb_matters": True,
+                        "current": {"node": ex[1][0], "victims": ex[1][1]}}
+                    break
+                continue
             out = preemption_outcome(pod, nodes, bound, pdbs)
             if out[0] == "bound" or (out[0] == "unschedulable" and
                                      n_unsched + 1 <= max_unschedulable * cases):
@@ -878,9 +914,9 @@ def gen_preemption_world(rng, world, cases, max_unschedulable=0.12):
             "rejected": rejected}
 
 
-def generate_preemption(seed, worlds, cases_per_world):
-    """Preemption worlds; deterministic in (seed, worlds, cases_per_world)."""
+def generate_preemption(seed, worlds, cases_per_world, excluded=False):
+    """Preemption worlds; deterministic in (seed, worlds, cases_per_world, excluded)."""
     rng = random.Random(seed)
     return [gen_preemption_world(random.Random(rng.getrandbits(64)), "w%d" % i,
-                                 cases_per_world)
+                                 cases_per_world, excluded=excluded)
             for i in range(worlds)]

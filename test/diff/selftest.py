@@ -264,6 +264,9 @@ class PreemptionGeneratorTest(unittest.TestCase):
         pre = ppod("p", "diff-high", 2000)
         budgets = [pdb("ns", "db", 0), pdb("ns", "web", 0)]
         self.assertEqual(G.preemption_outcome(pre, [n1, n2], bound, budgets)[0], "ambiguous")
+        self.assertEqual(G.excluded_outcome(pre, [n1, n2], bound, budgets),
+                         (("n1", ["a1", "a2"]), ("n2", ["b1", "b2"])))
+        self.assertIsNone(G.excluded_outcome(pre, [n1, n2], bound, []))
         # Without the budgets the highest victims are 200 and 50: n2, in both readings.
         self.assertEqual(G.preemption_outcome(pre, [n1, n2], bound, [])[:3],
                          ("bound", "n2", ["b1", "b2"]))
