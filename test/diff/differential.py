@@ -1035,8 +1035,8 @@ def main_preemption(args):
         rejected.update(w["rejected"])
     log("seed %d: %d preemption worlds, %d nodes, %d bound pods, %d PDBs, %d preemption "
         "cases; DefaultPreemption enabled in both schedulers (generator left out %d pods "
-        "that fit without preemption, %d extra ones without a candidate, %d whose node "
-        "v1.20.2's rules do not define)"
+        "that fit without preemption, %d unschedulable ones over its 12%% share, %d whose "
+        "node v1.20.2's rules do not define)"
         % (args.seed, len(worlds), sum(len(w["nodes"]) for w in worlds),
            sum(len(w["bound"]) for w in worlds), sum(len(w["pdbs"]) for w in worlds),
            n_cases, rejected["fits"], rejected["unschedulable"], rejected["ambiguous"]))
