@@ -13,7 +13,8 @@
 #   --pods-per-world N  incoming pods per world (default 60; with --preemption: cases, 14)
 #   --out DIR       keep logs, outcomes.json and disagreements.txt in DIR
 #   --keep          leave both control planes running (in DIR) for inspection
-#   --max-reduced N, --reduce-budget SECONDS   ddmin reduction of disagreements (3, 300)
+#   --max-reduced N, --reduce-budget SECONDS   ddmin reduction of disagreements (3, 300;
+#                   placements only)
 # Builds kube-apiserver / kube-scheduler v1.20.2 first if they are not cached
 # (scripts/control-plane.sh build, ~7 min once). Exit 0 when there is no disagreement.
 set -euo pipefail
@@ -23,7 +24,7 @@ args=()
 while (($#)); do
   case "$1" in
     --phalanx) phalanx=${2:?--phalanx needs a path}; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done
