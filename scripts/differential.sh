@@ -2,15 +2,19 @@
 # Runs the differential test (Phalanx vs upstream kube-scheduler v1.20.2 through the real
 # API, test/diff/) by hand, e.g. with another seed or more pods than CI uses.
 #
-# Usage: scripts/differential.sh [--phalanx BIN] [--seed N] [--worlds N]
+# Usage: scripts/differential.sh [--phalanx BIN] [--preemption] [--seed N] [--worlds N]
 #                                [--pods-per-world N] [--out DIR] [--keep]
 #   --phalanx BIN   the phalanx binary (default: build/phalanx, else the newest build-*/phalanx)
+#   --preemption    preemption cases instead (DefaultPreemption enabled; victims and node
+#                   per preemptor compared; e2e.differential_preemption); with
+#                   --excluded only the cases left out as a v1.20 / current difference
 #   --seed N        generator seed (default 20210113, the one CI uses)
 #   --worlds N      independent sub-clusters judged in parallel (default 40)
-#   --pods-per-world N  incoming pods per world (default 60)
+#   --pods-per-world N  incoming pods per world (default 60; with --preemption: cases, 14)
 #   --out DIR       keep logs, outcomes.json and disagreements.txt in DIR
 #   --keep          leave both control planes running (in DIR) for inspection
-#   --max-reduced N, --reduce-budget SECONDS   ddmin reduction of disagreements (3, 300)
+#   --max-reduced N, --reduce-budget SECONDS   ddmin reduction of disagreements (3, 300;
+#                   placements only)
 # Builds kube-apiserver / kube-scheduler v1.20.2 first if they are not cached
 # (scripts/control-plane.sh build, ~7 min once). Exit 0 when there is no disagreement.
 set -euo pipefail
@@ -20,7 +24,7 @@ args=()
 while (($#)); do
   case "$1" in
     --phalanx) phalanx=${2:?--phalanx needs a path}; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Differential test: Phalanx vs upstream kube-scheduler v1.20.2 through the real API.
 
-Usage: differential.py --phalanx BIN [--seed N] [--worlds N] [--pods-per-world N]
-                       [--out DIR] [--keep] [--max-printed N] [--max-reduced N]
-                       [--reduce-budget SECONDS]
+Usage: differential.py --phalanx BIN [--preemption] [--seed N] [--worlds N]
+                       [--pods-per-world N] [--out DIR] [--keep] [--max-printed N]
+                       [--max-reduced N] [--reduce-budget SECONDS]
+
+With --preemption (e2e.differential_preemption) both schedulers run with DefaultPreemption
+enabled on preemption worlds (generate.generate_preemption), one preemptor per world at a
+time, and the node and the set of deleted pods per preemptor are compared; see
+judge_preemption_all and main_preemption. The rest of this text is about the default mode.
 
 For each scheduler in turn (upstream first, then Phalanx), on a fresh control plane
 (scripts/control-plane.sh start) holding the identical generated state (generate.py):
@@ -91,20 +96,22 @@ class Api:
         return http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
                                            timeout=timeout)
 
-    def headers(self, body):
+    def headers(self, body, content_type="application/json"):
         h = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
         if body is not None:
-            h["Content-Type"] = "application/json"
+            h["Content-Type"] = content_type
         return h
 
     def call(self, method, path, body=None, ok=(200, 201, 202), retries=3):
         data = None if body is None else json.dumps(body).encode()
+        ctype = ("application/merge-patch+json" if method == "PATCH"
+                 else "application/json")
         for attempt in range(retries + 1):
             conn = getattr(self.local, "conn", None)
             if conn is None:
                 conn = self.local.conn = self.connect()
             try:
-                conn.request(method, path, body=data, headers=self.headers(body))
+                conn.request(method, path, body=data, headers=self.headers(body, ctype))
                 resp = conn.getresponse()
                 raw = resp.read()
             except (OSError, http.client.HTTPException):
@@ -122,21 +129,23 @@ class Api:
 
 
 class PodWatch(threading.Thread):
-    """Watches pods with the judged label in all namespaces; puts (type, pod) on a queue.
-    Re-establishes the watch from the last resourceVersion if the stream ends."""
+    """Watches pods with the judged label (all pods with judged_only=False) in all
+    namespaces; puts (type, pod) on a queue. Re-establishes the watch from the last
+    resourceVersion if the stream ends."""
 
-    def __init__(self, api, rv, out):
+    def __init__(self, api, rv, out, judged_only=True):
         super().__init__(daemon=True)
         self.api, self.rv, self.out = api, rv, out
+        self.judged_only = judged_only
         self.stop = False
 
     def run(self):
-        sel = generate.JUDGED_LABEL + "%3Dtrue"
+        sel = ("&labelSelector=" + generate.JUDGED_LABEL + "%3Dtrue") if self.judged_only else ""
         while not self.stop:
             conn = self.api.connect(timeout=None)
             try:
                 conn.request("GET", "/api/v1/pods?watch=1&allowWatchBookmarks=true"
-                             "&timeoutSeconds=1800&labelSelector=%s&resourceVersion=%s"
+                             "&timeoutSeconds=1800%s&resourceVersion=%s"
                              % (sel, self.rv), headers=self.api.headers(None))
                 resp = conn.getresponse()
                 if resp.status != 200:
@@ -201,6 +210,7 @@ class Scheduler:
     def __init__(self):
         self.proc = None
         self.logfile = None
+        self.preemption = False  # True: DefaultPreemption (PostFilter) stays enabled
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -217,6 +227,13 @@ class Scheduler:
         return self.proc is not None and self.proc.poll() is None
 
 
+NO_PREEMPTION = """  plugins:
+    postFilter:
+      disabled:
+      - name: DefaultPreemption
+"""
+
+
 class Upstream(Scheduler):
     name = "kube-scheduler v1.20.2"
 
@@ -226,7 +243,8 @@ class Upstream(Scheduler):
         port = free_port()
         cfg = os.path.join(work, "upstream.yaml")
         # v1.20's default profile (closest v1beta1 profile to current upstream's default),
-        # with DefaultPreemption (the only PostFilter plugin) disabled.
+        # with DefaultPreemption (the only PostFilter plugin) disabled unless judging
+        # preemption.
         with open(cfg, "w") as f:
             f.write("""apiVersion: kubescheduler.config.k8s.io/v1beta1
 kind: KubeSchedulerConfiguration
@@ -241,16 +259,15 @@ metricsBindAddress: 127.0.0.1:%d
 percentageOfNodesToScore: 100
 profiles:
 - schedulerName: default-scheduler
-  plugins:
-    postFilter:
-      disabled:
-      - name: DefaultPreemption
 """ % (os.path.join(cp_dir, "admin.kubeconfig"), port, port))
+            if not self.preemption:
+                f.write(NO_PREEMPTION)
         self.log_path = os.path.join(work, "upstream-%s.log" % tag)
         self.logfile = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [os.path.join(cache, "kube-scheduler"), "--config", cfg, "--secure-port=0",
-             "--v=1", "--vmodule=generic_scheduler=10", "--logtostderr=true"],
+             "--v=1", "--logtostderr=true"] +
+            ([] if self.preemption else ["--vmodule=generic_scheduler=10"]),
             stdout=self.logfile, stderr=subprocess.STDOUT)
 
     def feasible_sets(self):
@@ -274,7 +291,8 @@ class Phalanx(Scheduler):
 
     def start(self, cp_dir, work, tag):
         cfg = os.path.join(work, "phalanx.yaml")
-        # Current upstream's default profile, DefaultPreemption disabled as for upstream.
+        # Current upstream's default profile, DefaultPreemption disabled as for upstream
+        # unless judging preemption.
         with open(cfg, "w") as f:
             f.write("""apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -286,11 +304,9 @@ leaderElection:
 percentageOfNodesToScore: 100
 profiles:
 - schedulerName: default-scheduler
-  plugins:
-    postFilter:
-      disabled:
-      - name: DefaultPreemption
 """)
+            if not self.preemption:
+                f.write(NO_PREEMPTION)
         self.log_path = os.path.join(work, "phalanx-%s.log" % tag)
         self.logfile = open(self.log_path, "w")
         self.proc = subprocess.Popen(
@@ -301,14 +317,27 @@ profiles:
 
 
 def create_priority_classes(api):
-    for pc, value in sorted(generate.PRIORITY_CLASSES.items()):
-        api.call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
-                 {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                  "metadata": {"name": pc}, "value": value})
+    for pc, value in sorted(generate.ALL_PRIORITY_CLASSES.items()):
+        obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+               "metadata": {"name": pc}, "value": value}
+        if pc in generate.NEVER_CLASSES:
+            obj["preemptionPolicy"] = "Never"
+        api.call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", obj)
+
+
+def post_object(api, path, obj):
+    """POST obj; a pod with a status (preemption worlds: status.startTime) or a
+    PodDisruptionBudget then gets its status through the status subresource, since the
+    API server drops the status on create and no kubelet or disruption controller runs."""
+    api.call("POST", path, obj)
+    if obj.get("status") and obj["kind"] in ("Pod", "PodDisruptionBudget"):
+        api.call("PATCH", "%s/%s/status" % (path, obj["metadata"]["name"]),
+                 {"status": obj["status"]})
 
 
 def create_state(api, worlds):
-    """Namespaces, nodes, then bound pods of the worlds (4 parallel request streams)."""
+    """Namespaces, nodes, bound pods, then PodDisruptionBudgets of the worlds (4 parallel
+    request streams)."""
     jobs = []
     for w in worlds:
         jobs += [("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
@@ -317,18 +346,22 @@ def create_state(api, worlds):
         jobs += [("/api/v1/nodes", n) for n in w["nodes"]]
         jobs += [("/api/v1/namespaces/%s/pods" % p["metadata"]["namespace"], p)
                  for p in w["bound"]]
+        # policy/v1beta1: the only version v1.20.2 serves (Phalanx discovers it).
+        jobs += [("/apis/policy/v1beta1/namespaces/%s/poddisruptionbudgets"
+                  % b["metadata"]["namespace"], b) for b in w.get("pdbs", [])]
     # The default ServiceAccount is not needed: the ServiceAccount admission plugin is off.
     errors = []
 
     def worker(chunk):
         try:
             for path, obj in chunk:
-                api.call("POST", path, obj)
+                post_object(api, path, obj)
         except Exception as e:  # reported below
             errors.append(e)
 
-    # Namespaces, then nodes (all of them), then bound pods, in 4 parallel streams each.
-    for kind in ("/api/v1/namespaces", "/api/v1/nodes", "/pods"):
+    # Namespaces, then nodes (all of them), then bound pods, then PDBs, in 4 parallel
+    # streams each.
+    for kind in ("/api/v1/namespaces", "/api/v1/nodes", "/pods", "/poddisruptionbudgets"):
         part = [j for j in jobs if j[0].endswith(kind)]
         threads = [threading.Thread(target=worker, args=(part[i::4],)) for i in range(4)]
         for t in threads:
@@ -414,6 +447,151 @@ def judge_all(api, sched, worlds):
     return results
 
 
+SETTLE = 3.0  # seconds a preemptor stays unschedulable, not nominated, without victims
+
+
+def judge_preemption_all(api, sched, worlds):
+    """Preemption worlds (generate.generate_preemption): runs every world's incoming pods
+    (preemptors) through the running scheduler, one per world at a time, and plays the
+    kubelet for the victims. Per case:
+      1. create the preemptor;
+      2. a bound pod of the world that gets a deletionTimestamp (both schedulers delete
+         victims gracefully; without a kubelet they would stay Terminating) is a victim of
+         the case: force-delete it (gracePeriodSeconds 0) -- the same for both schedulers;
+         a bound pod deleted outright is a victim too;
+      3. the case is decided when the preemptor is bound, or when it has stayed
+         PodScheduled=False without nominatedNodeName and without any victim for SETTLE
+         seconds (no candidate node), or after POD_TIMEOUT ("no decision");
+      4. delete the preemptor, wait until it and every victim are gone, recreate the
+         victims (same manifest, status.startTime set again), then start the world's next
+         case -- so every case meets the world's fixed state. The scheduler sees the
+         recreated pods before the next preemptor: one pod watch, in resourceVersion
+         order.
+    Returns {preemptor name: {"outcome": (kind, node or message), "victims": [names],
+    "nominated": last nominatedNodeName seen}}. A DisruptionTarget condition that Phalanx
+    patches onto victims first is only a status update and is ignored."""
+    _, lst = api.call("GET", "/api/v1/pods?limit=1")
+    events = queue.Queue()
+    watch = PodWatch(api, lst["metadata"]["resourceVersion"], events, judged_only=False)
+    watch.start()
+    pending = {w["name"]: collections.deque(w["incoming"]) for w in worlds}
+    world_of, bound_of = {}, {}
+    for w in worlds:
+        for p in w["incoming"]:
+            world_of[p["metadata"]["name"]] = w["name"]
+        for b in w["bound"]:
+            world_of[b["metadata"]["name"]] = w["name"]
+            bound_of[b["metadata"]["name"]] = b
+    cur = {}  # world -> the case in flight
+    results = {}
+    total = sum(len(w["incoming"]) for w in worlds)
+    last_report = time.time()
+
+    def pods_path(ns):
+        return "/api/v1/namespaces/%s/pods" % ns
+
+    def start_next(world):
+        if not pending[world]:
+            cur.pop(world, None)
+            return
+        pod = pending[world].popleft()
+        ns = pod["metadata"]["namespace"]
+        cur[world] = {"pod": pod["metadata"]["name"], "ns": ns, "phase": "scheduling",
+                      "deadline": time.time() + POD_TIMEOUT, "settle": None, "message": "",
+                      "victims": set(), "forced": set(), "gone": set(), "nominated": ""}
+        api.call("POST", pods_path(ns), pod)
+
+    def decide(world, outcome):
+        c = cur[world]
+        results[c["pod"]] = {"outcome": outcome, "victims": c["victims"],
+                             "nominated": c["nominated"]}
+        c["phase"] = "deleting"
+        c["deadline"] = time.time() + POD_TIMEOUT
+        api.call("DELETE", "%s/%s?gracePeriodSeconds=0" % (pods_path(c["ns"]), c["pod"]),
+                 ok=(200, 202, 404))
+
+    def maybe_restore(world):
+        c = cur[world]
+        if c["phase"] != "deleted" or not c["victims"] <= c["gone"]:
+            return
+        for name in sorted(c["victims"]):
+            b = bound_of[name]
+            post_object(api, pods_path(b["metadata"]["namespace"]), b)
+        start_next(world)
+
+    for world in sorted(pending):
+        start_next(world)
+    try:
+        while cur:
+            try:
+                typ, obj = events.get(timeout=0.5)
+            except queue.Empty:
+                typ, obj = None, None
+            now = time.time()
+            if typ == "ERROR":
+                raise HarnessError("pod watch failed: %s" % obj.get("message"))
+            name = obj["metadata"]["name"] if typ else None
+            world = world_of.get(name)
+            c = cur.get(world)
+            if c is not None and name in bound_of:
+                deleting = typ == "DELETED" or obj["metadata"].get("deletionTimestamp")
+                if deleting:
+                    if c["phase"] == "deleted" and name not in c["victims"]:
+                        raise HarnessError("bound pod %s deleted after its case %s ended"
+                                           % (name, c["pod"]))
+                    c["victims"].add(name)
+                    c["settle"] = None
+                if typ == "DELETED":
+                    c["gone"].add(name)
+                    maybe_restore(world)
+                elif deleting and name not in c["forced"]:
+                    c["forced"].add(name)
+                    api.call("DELETE", "%s/%s?gracePeriodSeconds=0"
+                             % (pods_path(obj["metadata"]["namespace"]), name),
+                             ok=(200, 202, 404))
+            elif c is not None and name == c["pod"]:
+                if typ == "DELETED":
+                    if c["phase"] != "deleting":
+                        raise HarnessError("preemptor %s deleted by someone else" % name)
+                    c["phase"] = "deleted"
+                    c["deadline"] = now + POD_TIMEOUT
+                    maybe_restore(world)
+                elif c["phase"] == "scheduling":
+                    c["nominated"] = obj.get("status", {}).get("nominatedNodeName") or c[
+                        "nominated"]
+                    out = pod_outcome(obj)
+                    if out and out[0] == "bound":
+                        decide(world, out)
+                    elif out and not c["nominated"] and not c["victims"]:
+                        c["settle"] = c["settle"] or now
+                        c["message"] = out[1]
+                    else:
+                        c["settle"] = None
+            for world, c in list(cur.items()):
+                if (c["phase"] == "scheduling" and c["settle"] is not None and
+                        now - c["settle"] > SETTLE):
+                    decide(world, ("unschedulable", c["message"]))
+                elif now > c["deadline"]:
+                    if c["phase"] == "scheduling":
+                        decide(world, ("no decision", "not bound, and not unschedulable "
+                                       "without nomination, within %d s" % POD_TIMEOUT))
+                    else:
+                        raise HarnessError("case %s: preemptor or victims (%s) not deleted "
+                                           "within %d s" % (c["pod"], ", ".join(
+                                               sorted(c["victims"] - c["gone"])), POD_TIMEOUT))
+            if not sched.alive():
+                raise HarnessError("%s exited with %s (log: %s)"
+                                   % (sched.name, sched.proc.returncode, sched.log_path))
+            if now - last_report > 15:
+                last_report = now
+                log("  %s: %d/%d preemption cases judged" % (sched.name, len(results), total))
+    finally:
+        watch.stop = True
+    for r in results.values():
+        r["victims"] = sorted(r["victims"])
+    return results
+
+
 class Session:
     """One scheduler kind on its own fresh control plane. judge(worlds) creates the
     worlds' state, then starts the scheduler (so its initial list holds the whole state),
@@ -440,7 +618,9 @@ class Session:
         t1 = time.time()
         self.sched.start(self.cp_dir, self.work, tag)
         try:
-            results = judge_all(self.api, self.sched, worlds)
+            judge = (judge_preemption_all if worlds and worlds[0].get("preemption")
+                     else judge_all)
+            results = judge(self.api, self.sched, worlds)
         finally:
             self.sched.stop()
         feasible = self.sched.feasible_sets() if hasattr(self.sched, "feasible_sets") else None
@@ -732,6 +912,208 @@ def compare(worlds, up, up_feasible, ph):
     return counts, repro, mismatches
 
 
+# ---- preemption mode (--preemption) ----------------------------------------------------
+
+def preemption_pair(u, p):
+    """Whether upstream's and Phalanx's results of one preemption case agree: both bound
+    to the same node with the same set of deleted (victim) pods, or both unschedulable
+    with no pod deleted. Returns "preempted", "both_unschedulable" or None."""
+    if not u or not p:
+        return None
+    uo, po = u["outcome"], p["outcome"]
+    if uo[0] != po[0] or u["victims"] != p["victims"]:
+        return None
+    if uo[0] == "bound" and uo[1] == po[1]:
+        return "preempted"
+    if uo[0] == "unschedulable" and not u["victims"]:
+        return "both_unschedulable"
+    return None
+
+
+def model_agrees(expected, r):
+    """Whether a scheduler's result is the generator's prediction (v1.20.2's rules)."""
+    if not r or r["outcome"][0] != expected["outcome"]:
+        return False
+    return r["victims"] == expected["victims"] and (
+        expected["outcome"] != "bound" or r["outcome"][1] == expected["node"])
+
+
+def fmt_preemption(r):
+    if r is None:
+        return "not judged"
+    return "%s; deleted: %s; nominatedNodeName: %s" % (
+        fmt_outcome(r["outcome"]), ", ".join(r["victims"]) or "none", r["nominated"] or "-")
+
+
+def preemption_reproducer(world, pod, u, p):
+    e = world["expected"][pod["metadata"]["name"]]
+    lines = ["---- DISAGREEMENT (preemption): pod %s/%s (world %s, %d nodes, %d bound pods, "
+             "%d PDBs)" % (pod["metadata"]["namespace"], pod["metadata"]["name"],
+                           world["name"], len(world["nodes"]), len(world["bound"]),
+                           len(world["pdbs"])),
+             "generator (v1.20.2 rules): %s%s; victims: %s" % (
+                 e["outcome"], " on " + e["node"] if e["node"] else "",
+                 ", ".join(e["victims"]) or "none") +
+             ("; decided by %s" % generate.CRITERIA[e["criterion"]]
+              if e["outcome"] == "bound" else ""),
+             "upstream v1.20.2: %s" % fmt_preemption(u),
+             "phalanx:          %s" % fmt_preemption(p),
+             "# reproducer: create these objects (bound pods' and PDBs' status through the "
+             "status subresource), then the pod, with each scheduler; force-delete pods "
+             "that get a deletionTimestamp",
+             to_yaml({"apiVersion": "v1", "kind": "List",
+                      "items": world["nodes"] + world["bound"] + world["pdbs"] + [pod]}).rstrip()]
+    return "\n".join(lines)
+
+
+def compare_preemption(worlds, up, ph):
+    counts = collections.Counter()
+    repro, model_mismatches = [], []
+    for w in worlds:
+        for pod in w["incoming"]:
+            name = pod["metadata"]["name"]
+            u, p, e = up.get(name), ph.get(name), w["expected"][name]
+            counts["compared"] += 1
+            counts["expect_" + e["outcome"]] += 1
+            if model_agrees(e, u):
+                counts["upstream_as_model"] += 1
+            else:
+                model_mismatches.append(preemption_reproducer(w, pod, u, p))
+            if model_agrees(e, p):
+                counts["phalanx_as_model"] += 1
+            agree = preemption_pair(u, p)
+            if agree:
+                counts["agree"] += 1
+                counts[agree] += 1
+                if agree == "preempted":
+                    counts["victims"] += len(u["victims"])
+                    counts["pdb_violating_cases"] += e["pdb_violations"] > 0
+                    counts["pdb_matters"] += e["pdb_matters"]
+                    counts["criterion_%d" % e["criterion"]] += e["outcome"] == "bound"
+                    counts["nominated_same"] += (u["nominated"] == u["outcome"][1] and
+                                                 p["nominated"] == p["outcome"][1])
+                else:
+                    counts["never"] += (pod["spec"].get("priorityClassName") in
+                                        generate.NEVER_CLASSES)
+            else:
+                counts["disagree"] += 1
+                repro.append(preemption_reproducer(w, pod, u, p))
+    return counts, repro, model_mismatches
+
+
+def report_excluded(worlds, up, ph, seconds, args):
+    """--excluded: the cases the generator leaves out as the documented v1.20 / current
+    difference (generate.excluded_outcome). Upstream v1.20.2 must take v1.20's node and
+    Phalanx current upstream's (each with that node's victims)."""
+    counts = collections.Counter()
+    for w in worlds:
+        for pod in w["incoming"]:
+            name = pod["metadata"]["name"]
+            e = w["expected"][name]
+            counts["judged"] += 1
+            counts["upstream_v120"] += model_agrees(e, up.get(name))
+            counts["phalanx_current"] += model_agrees(dict(e, **e["current"]), ph.get(name))
+            if not (model_agrees(e, up.get(name)) and
+                    model_agrees(dict(e, **e["current"]), ph.get(name))):
+                print(preemption_reproducer(w, pod, up.get(name), ph.get(name)) +
+                      "\n(current upstream's reading: %s; victims: %s)"
+                      % (e["current"]["node"], ", ".join(e["current"]["victims"])))
+    print("differential preemption, excluded cases only (seed %d, %d worlds x <= %d cases, %.0f s):"
+          % (args.seed, len(worlds), args.pods_per_world, seconds))
+    print("  cases judged:                           %d" % counts["judged"])
+    print("  upstream v1.20.2 took v1.20's node:     %d" % counts["upstream_v120"])
+    print("  phalanx took current upstream's node:   %d" % counts["phalanx_current"])
+    return 0 if counts["judged"] == counts["upstream_v120"] == counts["phalanx_current"] else 1
+
+
+def main_preemption(args):
+    worlds = generate.generate_preemption(args.seed, args.worlds, args.pods_per_world,
+                                          excluded=args.excluded)
+    n_cases = sum(len(w["incoming"]) for w in worlds)
+    rejected = collections.Counter()
+    for w in worlds:
+        rejected.update(w["rejected"])
+    log("seed %d: %d preemption worlds, %d nodes, %d bound pods, %d PDBs, %d preemption "
+        "cases; DefaultPreemption enabled in both schedulers (generator left out %d pods "
+        "that fit without preemption, %d unschedulable ones over its 12%% share, %d whose "
+        "node v1.20.2's rules do not define)"
+        % (args.seed, len(worlds), sum(len(w["nodes"]) for w in worlds),
+           sum(len(w["bound"]) for w in worlds), sum(len(w["pdbs"]) for w in worlds),
+           n_cases, rejected["fits"], rejected["unschedulable"], rejected["ambiguous"]))
+    work = args.out or tempfile.mkdtemp(prefix="phalanx-diff-preemption.")
+    os.makedirs(work, exist_ok=True)
+    t0 = time.time()
+    results, stopping = {}, []
+    try:
+        try:
+            for kind, sched in (("upstream", Upstream()),
+                                ("phalanx", Phalanx(os.path.abspath(args.phalanx)))):
+                sched.preemption = True
+                sess = Session(sched, work)
+                try:
+                    results[kind], _ = sess.judge(worlds, "main")
+                finally:
+                    # Upstream's control plane stops while Phalanx's starts.
+                    stopping.append(sess.close(args.keep))
+        finally:
+            for proc in stopping:
+                if proc:
+                    proc.wait()
+    except HarnessError as e:
+        print("FAIL: %s" % e, file=sys.stderr)
+        for f in ("upstream-main.log", "phalanx-main.log"):
+            p = os.path.join(work, f)
+            if os.path.exists(p):
+                with open(p, errors="replace") as fh:
+                    tail = fh.readlines()[-15:]
+                print("---- last lines of %s ----\n%s" % (f, "".join(tail)), file=sys.stderr)
+        print("(logs kept in %s)" % work, file=sys.stderr)
+        return 1
+    if args.excluded:
+        return report_excluded(worlds, results["upstream"], results["phalanx"],
+                               time.time() - t0, args)
+    counts, repro, model_mismatches = compare_preemption(worlds, results["upstream"],
+                                                         results["phalanx"])
+    with open(os.path.join(work, "outcomes.json"), "w") as f:
+        json.dump(results, f, indent=0, sort_keys=True)
+    with open(os.path.join(work, "disagreements.txt"), "w") as f:
+        f.write("\n\n".join(repro) + "\n")
+    with open(os.path.join(work, "model-mismatches.txt"), "w") as f:
+        f.write("\n\n".join(model_mismatches) + "\n")
+    for r in repro[:args.max_printed]:
+        print(r)
+    if len(repro) > args.max_printed:
+        print("(%d more reproducers in %s/disagreements.txt)"
+              % (len(repro) - args.max_printed, work))
+    print("differential preemption (seed %d, %d worlds x %d cases, %.0f s):"
+          % (args.seed, len(worlds), args.pods_per_world, time.time() - t0))
+    print("  preemption cases compared:              %d (%d expected to preempt, %d expected "
+          "unschedulable)" % (counts["compared"], counts["expect_bound"],
+                               counts["expect_unschedulable"]))
+    print("  agreements:                             %d" % counts["agree"])
+    print("    same node, same deleted pods:         %d (%d victims in all; nominatedNodeName "
+          "= that node in both: %d)" % (counts["preempted"], counts["victims"],
+                                        counts["nominated_same"]))
+    print("      with PDB-violating victims:         %d (PDBs change node or victims: %d)"
+          % (counts["pdb_violating_cases"], counts["pdb_matters"]))
+    for i, c in enumerate(generate.CRITERIA):
+        print("      decided by %-35s %d" % (c + ":", counts["criterion_%d" % i]))
+    print("    both unschedulable, nothing deleted:  %d (preemptionPolicy Never: %d)"
+          % (counts["both_unschedulable"], counts["never"]))
+    print("  as the generator predicts (v1.20.2 rules): upstream %d, phalanx %d of %d%s"
+          % (counts["upstream_as_model"], counts["phalanx_as_model"], counts["compared"],
+             "" if counts["upstream_as_model"] == counts["compared"]
+             else " (see model-mismatches.txt with --out)"))
+    print("  disagreements:                          %d" % counts["disagree"])
+    if counts["disagree"]:
+        print("FAIL: %d disagreements (reproducers, outcomes and scheduler logs in %s)"
+              % (counts["disagree"], work))
+        return 1
+    if not args.out and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def repro_needed_later(args):
     """The upstream control plane stays up for the reducer unless reduction is off."""
     return args.max_reduced > 0
@@ -742,7 +1124,15 @@ def main():
     ap.add_argument("--phalanx", required=True)
     ap.add_argument("--seed", type=int, default=20210113)
     ap.add_argument("--worlds", type=int, default=40)
-    ap.add_argument("--pods-per-world", type=int, default=60)
+    ap.add_argument("--pods-per-world", type=int, default=None,
+                    help="incoming pods per world (default 60; with --preemption 14)")
+    ap.add_argument("--preemption", action="store_true",
+                    help="judge preemption cases (DefaultPreemption enabled): victims and "
+                    "node per preemptor")
+    ap.add_argument("--excluded", action="store_true",
+                    help="with --preemption: judge only the cases the generator leaves out "
+                    "as the documented v1.20 / current difference (upstream must take "
+                    "v1.20's node, Phalanx current upstream's)")
     ap.add_argument("--out", help="directory for logs and reproducers (default: temp, removed)")
     ap.add_argument("--keep", action="store_true", help="keep the control planes running")
     ap.add_argument("--max-printed", type=int, default=20,
@@ -752,6 +1142,10 @@ def main():
     ap.add_argument("--reduce-budget", type=float, default=300,
                     help="seconds the reducer may take in all")
     args = ap.parse_args()
+    if args.pods_per_world is None:
+        args.pods_per_world = 14 if args.preemption else 60
+    if args.preemption:
+        return main_preemption(args)
 
     worlds = generate.generate(args.seed, args.worlds, args.pods_per_world)
     n_nodes = sum(len(w["nodes"]) for w in worlds)

@@ -27,7 +27,9 @@ Everything is a function of the seed (random.Random(seed)); no wall clock, no se
 iteration order.
 """
 
+import calendar
 import random
+import time
 
 WORLD_LABEL = "diff.phalanx.dev/world"
 JUDGED_LABEL = "diff.phalanx.dev/judged"
@@ -512,4 +514,409 @@ def generate(seed, worlds, pods_per_world):
     """The whole cluster: a list of worlds. Deterministic in (seed, worlds, pods_per_world)."""
     rng = random.Random(seed)
     return [gen_world(random.Random(rng.getrandbits(64)), "w%d" % i, pods_per_world)
+            for i in range(worlds)]
+
+
+# ---- preemption worlds (e2e.differential_preemption) ------------------------------------
+#
+# A preemption world is a small set of nodes full of bound pods of low and mid priorities
+# (with distinct status.startTime values, set through the status subresource by the
+# harness), optional PodDisruptionBudgets (status.disruptionsAllowed set by the harness:
+# no disruption controller runs), and incoming higher-priority pods that fit on no node
+# as it is. Each incoming pod is one case, judged alone against the world's fixed state
+# (the harness restores the victims after each case).
+#
+# Only features the generator can evaluate exactly are used, so that it can predict the
+# outcome under upstream v1.20.2's rules and keep only cases whose outcome those rules
+# define uniquely: NodeResourcesFit (cpu, memory, pod count), NodePorts (hostPort 8080),
+# required pod anti-affinity with topologyKey hostname (the incoming pod's and existing
+# pods'), and -- as UnschedulableAndUnresolvable, i.e. nodes that are no preemption
+# candidates -- nodeSelector and NoSchedule taints. See preemption_outcome for the rules.
+
+PREEMPTION_CLASSES = {"diff-pre-neg": -50, "diff-pre-10": 10, "diff-pre-50": 50,
+                      "diff-pre-200": 200, "diff-pre-500": 500, "diff-high-never": 1000}
+NEVER_CLASSES = {"diff-high-never"}  # preemptionPolicy: Never (the pods never preempt)
+ALL_PRIORITY_CLASSES = dict(PRIORITY_CLASSES, **PREEMPTION_CLASSES)
+START_BASE = 1610496000  # 2021-01-13T00:00:00Z; bound pods start at distinct minutes after it
+INFRA_TAINT = {"key": "diff.phalanx.dev/dedicated", "value": "infra", "effect": "NoSchedule"}
+PDB_APPS = ["web", "db", "cache", "batch"]
+# Which criterion of pickOneNodeForPreemption decided (index into this list; 0: only one
+# candidate node).
+CRITERIA = ["single candidate", "fewest PDB violations", "lowest highest-victim priority",
+            "smallest priority sum", "fewest victims", "latest start of top victims"]
+
+
+def pod_priority(pod):
+    """spec.priority as the Priority admission plugin sets it (no globalDefault class: 0)."""
+    return ALL_PRIORITY_CLASSES.get(pod["spec"].get("priorityClassName"), 0)
+
+
+def start_time(pod):
+    """status.startTime as seconds since the epoch (every bound pod of a preemption world
+    has one, all distinct)."""
+    s = pod.get("status", {}).get("startTime")
+    if s is None:
+        raise ValueError("pod %s has no status.startTime" % pod["metadata"]["name"])
+    return calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def iso_time(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _host_port_set(pod):
+    return {(p["hostPort"], p.get("protocol", "TCP"))
+            for c in pod["spec"]["containers"] for p in c.get("ports", []) if p.get("hostPort")}
+
+
+def _anti_terms(pod):
+    return (pod["spec"].get("affinity", {}).get("podAntiAffinity", {})
+            .get("requiredDuringSchedulingIgnoredDuringExecution", []))
+
+
+def preemption_resolvable(pod, node):
+    """False when the node fails a filter with UnschedulableAndUnresolvable (nodeSelector,
+    untolerated NoSchedule taint): then it is no preemption candidate (v1.20
+    nodesWherePreemptionMightHelp). These filters run before the Unschedulable ones in
+    both schedulers' default order, so the first failing status is theirs."""
+    if not pod_matches_node_selector_and_affinity(pod, node):
+        return False
+    for t in node["spec"].get("taints", []):
+        if t["effect"] not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(tol.get("key") == t["key"] and tol.get("effect", t["effect"]) == t["effect"]
+                   and (tol.get("operator") == "Exists" or tol.get("value") == t.get("value"))
+                   for tol in pod["spec"].get("tolerations", [])):
+            return False
+    return True
+
+
+def preemption_fits(pod, node, pods):
+    """The Unschedulable filters on a node holding `pods`: NodeResourcesFit (pod count,
+    cpu, memory), NodePorts, InterPodAffinity (required anti-affinity, hostname
+    topology, terms in the pod's own namespace: the incoming pod's terms against the
+    node's pods, and the node's pods' terms against the incoming pod)."""
+    alloc = node["status"]["allocatable"]
+    if len(pods) + 1 > int(alloc["pods"]):
+        return False
+    want = pod_requests(pod)
+    for k in ("cpu", "memory"):
+        used = sum(pod_requests(p)[k] for p in pods)
+        if used + want[k] > parse_quantity(alloc[k], milli=(k == "cpu")):
+            return False
+    ports = _host_port_set(pod)
+    if any(ports & _host_port_set(p) for p in pods):
+        return False
+    ns = pod["metadata"]["namespace"]
+    for t in _anti_terms(pod):
+        if any(p["metadata"]["namespace"] == ns and
+               label_selector_matches(t["labelSelector"], p["metadata"]["labels"])
+               for p in pods):
+            return False
+    for p in pods:
+        if p["metadata"]["namespace"] != ns:
+            continue
+        for t in _anti_terms(p):
+            if label_selector_matches(t["labelSelector"], pod["metadata"]["labels"]):
+                return False
+    return True
+
+
+def more_important_key(pod):
+    """util.MoreImportantPod as a sort key: higher priority first, then earlier start."""
+    return (-pod_priority(pod), start_time(pod))
+
+
+def pdb_violating(pods, pdbs):
+    """v1.20 filterPodsWithPDBViolation over pods (already in MoreImportantPod order):
+    (violating, non-violating), each in input order. A PDB matches a pod of its
+    namespace with labels that its (non-empty) selector matches; each match takes one
+    from status.disruptionsAllowed; the pod violates when a count drops below 0."""
+    allowed = [p["status"]["disruptionsAllowed"] for p in pdbs]
+    # A pod listed in status.disruptedPods was already counted (its eviction went through
+    # the API): it takes nothing from the budget.
+    violating, ok = [], []
+    for pod in pods:
+        hit = False
+        labels = pod["metadata"]["labels"]
+        if labels:
+            for i, b in enumerate(pdbs):
+                sel = b["spec"].get("selector") or {}
+                if (b["metadata"]["namespace"] != pod["metadata"]["namespace"] or
+                        not (sel.get("matchLabels") or sel.get("matchExpressions")) or
+                        not label_selector_matches(sel, labels) or
+                        pod["metadata"]["name"] in b["status"].get("disruptedPods", {})):
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    hit = True
+        (violating if hit else ok).append(pod)
+    return violating, ok
+
+
+def select_victims(pod, node, node_pods, pdbs):
+    """v1.20 selectVictimsOnNode: None when the node is no candidate, else (victims in
+    v1.20's order -- PDB-violating ones first, each group most important first --,
+    number of PDB-violating victims)."""
+    prio = pod_priority(pod)
+    potential = [p for p in node_pods if pod_priority(p) < prio]
+    if not potential:
+        return None
+    kept = [p for p in node_pods if pod_priority(p) >= prio]
+    if not preemption_fits(pod, node, kept):
+        return None
+    potential.sort(key=more_important_key)
+    violating, ok = pdb_violating(potential, pdbs)
+    victims, n_violating = [], 0
+    for group, counts in ((violating, True), (ok, False)):
+        for p in group:
+            kept.append(p)
+            if not preemption_fits(pod, node, kept):
+                kept.pop()
+                victims.append(p)
+                n_violating += counts
+    return victims, n_violating
+
+
+def pick_node(candidates, sort_victims):
+    """pickOneNodeForPreemption over {node: (victims, number of PDB violations)}:
+    (node, index into CRITERIA of the deciding criterion), or (None, 5) when criterion 5
+    still leaves a tie (then v1.20 takes whichever node its parallel dry run listed first:
+    undefined). sort_victims=False reads the highest-priority victim as v1.20 does
+    (victims[0] of selectVictimsOnNode's order, where PDB-violating victims come first);
+    True as current upstream does (victims re-sorted most important first, kubernetes PR
+    #128307)."""
+    if not candidates:
+        return None, 0
+    if len(candidates) == 1:
+        return next(iter(candidates)), 0
+    vic = {n: (sorted(v, key=more_important_key) if sort_victims else v)
+           for n, (v, _) in candidates.items()}
+    scores = [
+        lambda n: -candidates[n][1],
+        lambda n: -pod_priority(vic[n][0]),
+        lambda n: -sum(pod_priority(p) + 2**31 for p in vic[n]),
+        lambda n: -len(vic[n]),
+        lambda n: min(start_time(p) for p in vic[n]
+                      if pod_priority(p) == max(pod_priority(q) for q in vic[n])),
+    ]
+    left = sorted(candidates)
+    for i, f in enumerate(scores):
+        best = max(f(n) for n in left)
+        left = [n for n in left if f(n) == best]
+        if len(left) == 1:
+            return left[0], i + 1
+    return None, len(scores)
+
+
+def preemption_candidates(pod, nodes, bound, pdbs):
+    """"fits" when the pod fits a node as it is; else {node: select_victims(...)} over
+    the nodes where preemption might help (empty for a preemptionPolicy Never pod, which
+    v1.20 PodEligibleToPreemptOthers does not let preempt)."""
+    on = {n["metadata"]["name"]: [] for n in nodes}
+    for b in bound:
+        on[b["spec"]["nodeName"]].append(b)
+    resolvable = [n for n in nodes if preemption_resolvable(pod, n)]
+    if any(preemption_fits(pod, n, on[n["metadata"]["name"]]) for n in resolvable):
+        return "fits"
+    if pod["spec"].get("priorityClassName") in NEVER_CLASSES:
+        return {}
+    cands = {}
+    for n in resolvable:
+        name = n["metadata"]["name"]
+        sel = select_victims(pod, n, on[name], pdbs)
+        if sel is not None:
+            cands[name] = sel
+    return cands
+
+
+def excluded_outcome(pod, nodes, bound, pdbs):
+    """For a case preemption_outcome calls "ambiguous" because v1.20's and current
+    upstream's reading of the highest-priority victim pick different nodes (each
+    uniquely): ((v1.20 node, its victims), (current node, its victims)); else None."""
+    cands = preemption_candidates(pod, nodes, bound, pdbs)
+    if cands == "fits" or not cands:
+        return None
+    old, new = pick_node(cands, False)[0], pick_node(cands, True)[0]
+    if old is None or new is None or old == new:
+        return None
+    names = lambda n: sorted(p["metadata"]["name"] for p in cands[n][0])
+    return (old, names(old)), (new, names(new))
+
+
+def preemption_outcome(pod, nodes, bound, pdbs):
+    """The outcome of one incoming pod on the world's fixed state under v1.20.2's rules:
+      ("fits", None, [], 0)            it fits a node without preemption (no case);
+      ("unschedulable", None, [], 0)   no node is a preemption candidate, or the pod's
+                                       preemptionPolicy is Never;
+      ("bound", node, victims, crit, v) it preempts `victims` (names, sorted) on `node`,
+                                       picked by CRITERIA[crit]; v of them violate a PDB;
+      ("ambiguous", None, [], crit)    the rules do not define one node: a tie after every
+                                       criterion, or v1.20's reading of the highest-
+                                       priority victim (PDB-violating victims first)
+                                       picks another node than current upstream's
+                                       (victims sorted) -- a documented upstream change.
+    Victims per node are unique: the reprieve order is total (distinct start times)."""
+    cands = preemption_candidates(pod, nodes, bound, pdbs)
+    if cands == "fits":
+        return ("fits", None, [], 0)
+    if not cands:
+        return ("unschedulable", None, [], 0)
+    old, crit = pick_node(cands, sort_victims=False)
+    new, crit_new = pick_node(cands, sort_victims=True)
+    if old is None or old != new:
+        return ("ambiguous", None, [], max(crit, crit_new))
+    return ("bound", old, sorted(p["metadata"]["name"] for p in cands[old][0]), crit,
+            cands[old][1])
+
+
+P_SMALL = {"cpu": ["250m", "500m", "500m", "1", "1500m", "2"],
+           "memory": ["256Mi", "512Mi", "1Gi", "1Gi", "2Gi"]}
+P_INCOMING = {"cpu": ["100m", "1", "1500m", "2", "3", "4", "6"],
+              "memory": ["64Mi", "1Gi", "2Gi", "3Gi", "4Gi", "6Gi"]}
+
+
+def _preemption_pod(rng, name, ns, labels, scale, priority_class):
+    req = {"cpu": _pick(rng, scale["cpu"]), "memory": _pick(rng, scale["memory"])}
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.2",
+                            "resources": {"requests": req}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": spec}
+
+
+def _anti_term(app):
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": HOSTNAME}]}}
+
+
+def gen_preemption_world(rng, world, cases, max_unschedulable=0.12, excluded=False):
+    """One preemption world: 3-8 nodes filled with bound pods, 0-2 PDBs, and up to
+    `cases` incoming pods whose outcome preemption_outcome defines uniquely (at most
+    max_unschedulable of them unschedulable: no candidate node, or preemptionPolicy
+    Never; the rest preempt). excluded=True: only the cases left out as the documented
+    v1.20 / current difference (excluded_outcome), expecting v1.20's node in "node" and
+    current upstream's in "current"."""
+    namespaces = [namespace_of(world), namespace_of(world) + "-b"]
+    nodes = []
+    for j in range(rng.randrange(3, 9)):
+        name = "%s-n%d" % (world, j)
+        labels = {HOSTNAME: name, WORLD_LABEL: world}
+        if rng.random() < 0.5:
+            labels[POOL] = _pick(rng, ["a", "b"])
+        cap = {"cpu": _pick(rng, ["2", "4", "4", "8"]),
+               "memory": _pick(rng, ["4Gi", "8Gi", "8Gi", "16Gi"]),
+               "pods": str(_pick(rng, [3, 4, 5, 6, 8, 110, 110]))}
+        spec = {"taints": [dict(INFRA_TAINT)]} if rng.random() < 0.15 else {}
+        nodes.append({
+            "apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "spec": spec,
+            "status": {"capacity": dict(cap), "allocatable": dict(cap),
+                       "conditions": [{"type": "Ready", "status": "True",
+                                       "reason": "KubeletReady"}]}})
+    bound = []
+    classes = [None, None, "diff-pre-neg", "diff-pre-10", "diff-pre-50", "diff-low",
+               "diff-low", "diff-pre-200", "diff-pre-500"]
+    for n in nodes:
+        mine = []
+        for _ in range(rng.randrange(3, 12)):
+            labels = {"app": _pick(rng, PDB_APPS + ["solo"])} if rng.random() < 0.85 else {}
+            ns = namespaces[0] if rng.random() < 0.8 else namespaces[1]
+            pod = _preemption_pod(rng, "%s-b%d" % (world, len(bound)), ns, labels, P_SMALL,
+                                  _pick(rng, classes))
+            pod["spec"]["nodeName"] = n["metadata"]["name"]
+            if rng.random() < 0.1:
+                pod["spec"]["containers"][0]["ports"] = [{"containerPort": 8080,
+                                                          "hostPort": 8080}]
+            if rng.random() < 0.08:
+                pod["spec"]["affinity"] = _anti_term(_pick(rng, PDB_APPS))
+            # Bound pods never overcommit a node (see _fits); their own anti-affinity and
+            # ports are not checked against each other (no scheduler placed them).
+            alloc = n["status"]["allocatable"]
+            used = {k: sum(pod_requests(p)[k] for p in mine) for k in ("cpu", "memory")}
+            req = pod_requests(pod)
+            if (len(mine) + 1 > int(alloc["pods"]) or
+                    any(used[k] + req[k] > parse_quantity(alloc[k], milli=(k == "cpu"))
+                        for k in ("cpu", "memory")) or
+                    (_host_port_set(pod) & set().union(*[_host_port_set(p) for p in mine]))):
+                continue
+            mine.append(pod)
+            bound.append(pod)
+    minutes = rng.sample(range(3 * len(bound) + 1), len(bound))
+    for pod, m in zip(bound, minutes):
+        pod["status"] = {"startTime": iso_time(START_BASE + 60 * m)}
+    pdbs = []
+    for i in range(_pick(rng, [0, 1, 1, 2, 2, 3])):
+        pdbs.append({
+            "apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "%s-pdb%d" % (world, i),
+                         "namespace": namespaces[0] if rng.random() < 0.85 else namespaces[1]},
+            "spec": {"minAvailable": 1,
+                     "selector": {"matchLabels": {"app": _pick(rng, PDB_APPS)}}},
+            "status": {"disruptionsAllowed": _pick(rng, [0, 0, 1, 2]), "currentHealthy": 0,
+                       "desiredHealthy": 0, "expectedPods": 0, "observedGeneration": 1}})
+        if rng.random() < 0.3:
+            # Some matching pod already counted as disrupted (status.disruptedPods).
+            b = pdbs[-1]
+            match = [p["metadata"]["name"] for p in bound
+                     if p["metadata"]["namespace"] == b["metadata"]["namespace"] and
+                     label_selector_matches(b["spec"]["selector"], p["metadata"]["labels"])]
+            if match:
+                b["status"]["disruptedPods"] = {_pick(rng, match): iso_time(START_BASE)}
+    incoming, expected = [], {}
+    n_unsched = 0
+    rejected = {"fits": 0, "ambiguous": 0, "unschedulable": 0}
+    for k in range(cases):
+        for _ in range(40):
+            labels = {"app": _pick(rng, PDB_APPS)} if rng.random() < 0.8 else {}
+            labels[JUDGED_LABEL] = "true"
+            ns = namespaces[0] if rng.random() < 0.85 else namespaces[1]
+            pc = _pick(rng, ["diff-high"] * 15 + ["diff-pre-500"] * 4 + ["diff-pre-200"] +
+                       ["diff-high-never"])
+            pod = _preemption_pod(rng, "%s-p%d" % (world, k), ns, labels, P_INCOMING, pc)
+            spec = pod["spec"]
+            spec["nodeSelector"] = {WORLD_LABEL: world}
+            if rng.random() < 0.2:
+                spec["nodeSelector"][POOL] = _pick(rng, ["a", "b"])
+            if rng.random() < 0.3:
+                spec["tolerations"] = [{"key": INFRA_TAINT["key"], "operator": "Equal",
+                                        "value": "infra", "effect": "NoSchedule"}]
+            if rng.random() < 0.15:
+                spec["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
+            if rng.random() < 0.15:
+                spec["affinity"] = _anti_term(_pick(rng, PDB_APPS))
+            if excluded:
+                ex = excluded_outcome(pod, nodes, bound, pdbs)
+                if ex:
+                    incoming.append(pod)
+                    expected[pod["metadata"]["name"]] = {
+                        "outcome": "bound", "node": ex[0][0], "victims": ex[0][1],
+                        "criterion": 2, "pdb_violations": 0, "pdb_matters": True,
+                        "current": {"node": ex[1][0], "victims": ex[1][1]}}
+                    break
+                continue
+            out = preemption_outcome(pod, nodes, bound, pdbs)
+            if out[0] == "bound" or (out[0] == "unschedulable" and
+                                     n_unsched + 1 <= max_unschedulable * cases):
+                n_unsched += out[0] == "unschedulable"
+                incoming.append(pod)
+                expected[pod["metadata"]["name"]] = {
+                    "outcome": out[0], "node": out[1], "victims": out[2], "criterion": out[3],
+                    "pdb_violations": out[4] if len(out) > 4 else 0,
+                    # whether the PDBs change the node or the victims (vs. no PDB)
+                    "pdb_matters": bool(pdbs) and out[:3] != preemption_outcome(
+                        pod, nodes, bound, [])[:3]}
+                break
+            rejected[out[0]] += 1
+    return {"name": world, "namespaces": namespaces, "nodes": nodes, "bound": bound,
+            "pdbs": pdbs, "incoming": incoming, "expected": expected, "preemption": True,
+            "rejected": rejected}
+
+
+def generate_preemption(seed, worlds, cases_per_world, excluded=False):
+    """Preemption worlds; deterministic in (seed, worlds, cases_per_world, excluded)."""
+    rng = random.Random(seed)
+    return [gen_preemption_world(random.Random(rng.getrandbits(64)), "w%d" % i,
+                                 cases_per_world, excluded=excluded)
             for i in range(worlds)]

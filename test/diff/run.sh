@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CTest entry of the differential test (e2e.differential): Phalanx vs upstream
-# kube-scheduler v1.20.2 on identical generated clusters through the real API.
+# CTest entry of the differential tests (e2e.differential, and with --preemption
+# e2e.differential_preemption): Phalanx vs upstream kube-scheduler v1.20.2 on identical
+# generated clusters through the real API.
 # Usage: test/diff/run.sh PHALANX-BINARY [differential.py options...]
 # Exit 77 (skipped) when kube-apiserver / kube-scheduler v1.20.2 cannot be built and CI
 # is not "true" (the same rule as test/e2e); with CI=true that is a failure.

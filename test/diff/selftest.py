@@ -118,6 +118,179 @@ class GeneratorTest(unittest.TestCase):
         self.assertEqual(G.parse_quantity("8G"), 8 * 10**9)
 
 
+def ppod(name, prio_class, cpu, start_min=None, node_name=None, labels=None, ns="ns"):
+    """A pod for the preemption model: cpu request (millicores), 64Mi memory."""
+    spec = {"containers": [{"name": "c", "resources": {"requests": {
+        "cpu": "%dm" % cpu, "memory": "64Mi"}}}]}
+    if prio_class:
+        spec["priorityClassName"] = prio_class
+    if node_name:
+        spec["nodeName"] = node_name
+    p = {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels or {}},
+         "spec": spec}
+    if start_min is not None:
+        p["status"] = {"startTime": G.iso_time(G.START_BASE + 60 * start_min)}
+    return p
+
+
+def pnode(name, cpu="2", pods="110"):
+    cap = {"cpu": cpu, "memory": "8Gi", "pods": pods}
+    return {"kind": "Node", "metadata": {"name": name, "labels": {G.HOSTNAME: name}},
+            "spec": {}, "status": {"allocatable": cap, "capacity": cap}}
+
+
+def pdb(ns, app, allowed):
+    return {"kind": "PodDisruptionBudget", "metadata": {"name": "b-" + app, "namespace": ns},
+            "spec": {"selector": {"matchLabels": {"app": app}}},
+            "status": {"disruptionsAllowed": allowed}}
+
+
+class PreemptionGeneratorTest(unittest.TestCase):
+    """The preemption generator's model of v1.20.2 (selectVictimsOnNode,
+    pickOneNodeForPreemption) and its uniqueness rule."""
+    worlds = G.generate_preemption(20210113, 40, 14)  # the CI configuration
+
+    def test_ci_configuration_has_500_preemption_cases(self):
+        cases = [e for w in self.worlds for e in w["expected"].values()]
+        self.assertGreaterEqual(sum(e["outcome"] == "bound" for e in cases), 500)
+        self.assertTrue(all(e["victims"] for e in cases if e["outcome"] == "bound"))
+        self.assertEqual(json.dumps(G.generate_preemption(20210113, 40, 14)),
+                         json.dumps(self.worlds))
+
+    def test_every_case_is_defined_and_needs_preemption(self):
+        for w in self.worlds[:10]:
+            for p in w["incoming"]:
+                out = G.preemption_outcome(p, w["nodes"], w["bound"], w["pdbs"])
+                self.assertIn(out[0], ("bound", "unschedulable"))
+                e = w["expected"][p["metadata"]["name"]]
+                self.assertEqual((out[0], out[1], out[2]), (e["outcome"], e["node"], e["victims"]))
+                self.assertEqual(p["spec"]["nodeSelector"][G.WORLD_LABEL], w["name"])
+
+    def test_bound_pods_start_at_distinct_times_and_fit(self):
+        for w in self.worlds:
+            starts = [G.start_time(b) for b in w["bound"]]
+            self.assertEqual(len(starts), len(set(starts)))
+            for n in w["nodes"]:
+                mine = [b for b in w["bound"] if b["spec"]["nodeName"] == n["metadata"]["name"]]
+                self.assertLessEqual(len(mine), int(n["status"]["allocatable"]["pods"]))
+                for k in ("cpu", "memory"):
+                    self.assertLessEqual(sum(G.pod_requests(b)[k] for b in mine),
+                                         G.parse_quantity(n["status"]["allocatable"][k],
+                                                          milli=(k == "cpu")))
+
+    def test_victims_are_reprieved_most_important_first_pdb_violating_first(self):
+        n = pnode("n1", cpu="2")
+        on = [ppod("a", "diff-pre-10", 1000, 1, "n1", {"app": "db"}),
+              ppod("b", "diff-pre-50", 1000, 2, "n1")]
+        names = lambda sel: [v["metadata"]["name"] for v in sel[0]]
+        # Room for one: the more important b is reprieved first and stays.
+        pre = ppod("p", "diff-high", 1000)
+        self.assertEqual(names(G.select_victims(pre, n, on, [])), ["a"])
+        # a's eviction would violate a budget: it is reprieved first and stays, b goes.
+        self.assertEqual(G.select_victims(pre, n, on, [pdb("ns", "db", 0)]), ([on[1]], 0))
+        # Both must go: a is listed first (PDB-violating victims first) and counts.
+        big = ppod("p", "diff-high", 2000)
+        self.assertEqual(names(G.select_victims(big, n, on, [pdb("ns", "db", 0)])), ["a", "b"])
+        self.assertEqual(G.select_victims(big, n, on, [pdb("ns", "db", 0)])[1], 1)
+        self.assertEqual(G.select_victims(big, n, on, [pdb("ns", "db", 1)])[1], 0)
+        # Only pods of lower priority than the preemptor are victims.
+        self.assertIsNone(G.select_victims(ppod("q", "diff-pre-50", 2000), n, on, []))
+        self.assertIsNone(G.select_victims(ppod("q", "diff-pre-10", 1000), n, on, []))
+
+    def test_pdb_violating_counts_budgets_per_namespace(self):
+        pods = [ppod("a", None, 1, 1, labels={"app": "db"}),
+                ppod("b", None, 1, 2, labels={"app": "db"}),
+                ppod("c", None, 1, 3, labels={"app": "db"}, ns="other"),
+                ppod("d", None, 1, 4)]
+        viol, ok = G.pdb_violating(pods, [pdb("ns", "db", 1)])
+        self.assertEqual([p["metadata"]["name"] for p in viol], ["b"])
+        self.assertEqual([p["metadata"]["name"] for p in ok], ["a", "c", "d"])
+        # A pod in status.disruptedPods takes nothing from the budget.
+        counted = pdb("ns", "db", 1)
+        counted["status"]["disruptedPods"] = {"a": G.iso_time(G.START_BASE)}
+        self.assertEqual(G.pdb_violating(pods, [counted])[0], [])
+        empty = pdb("ns", "db", 0)
+        empty["spec"]["selector"] = {}
+        self.assertEqual(G.pdb_violating(pods, [empty])[0], [])
+
+    def cands(self, **nodes):
+        return {n: (v, k) for n, (v, k) in nodes.items()}
+
+    def test_pick_node_criteria_in_order(self):
+        v = lambda name, pc, m: ppod(name, pc, 1, m)
+        # 1. fewest PDB violations
+        self.assertEqual(G.pick_node(self.cands(
+            a=([v("a1", "diff-pre-10", 1)], 1), b=([v("b1", "diff-pre-200", 2)], 0)), False),
+            ("b", 1))
+        # 2. lowest highest-victim priority
+        self.assertEqual(G.pick_node(self.cands(
+            a=([v("a1", "diff-pre-50", 1)], 0),
+            b=([v("b1", "diff-pre-10", 2), v("b2", "diff-pre-10", 3)], 0)), False), ("b", 2))
+        # 3. smallest sum of priorities (+2^31 each, so fewer victims first too)
+        self.assertEqual(G.pick_node(self.cands(
+            a=([v("a1", "diff-pre-50", 1), v("a2", "diff-pre-10", 2)], 0),
+            b=([v("b1", "diff-pre-50", 3)], 0)), False), ("b", 3))
+        # 5. latest earliest start among the top-priority victims
+        self.assertEqual(G.pick_node(self.cands(
+            a=([v("a1", "diff-pre-50", 1)], 0), b=([v("b1", "diff-pre-50", 7)], 0)), False),
+            ("b", 5))
+        self.assertEqual(G.pick_node(self.cands(a=([v("a1", None, 1)], 0)), False), ("a", 0))
+
+    def test_tie_after_every_criterion_is_ambiguous(self):
+        v = lambda name, m: ppod(name, "diff-pre-50", 1, m)
+        self.assertEqual(G.pick_node(self.cands(a=([v("a1", 4)], 0), b=([v("b1", 4)], 0)),
+                         False), (None, 5))
+        # v1.20 GetPodStartTime: a pod without status.startTime reads as "now"; the
+        # generator never leaves one out.
+        with self.assertRaises(ValueError):
+            G.start_time(ppod("x", None, 1))
+
+    def test_v120_highest_victim_reading_is_ambiguous(self):
+        # Both nodes: one PDB-violating victim. v1.20 reads victims[0] -- the violating
+        # one, listed first -- as the highest-priority victim (a: 10, b: 50: a wins);
+        # current upstream re-sorts (a: 200, b: 60: b wins). The generator leaves such
+        # states out (preemption_outcome "ambiguous").
+        a = [ppod("a1", "diff-pre-10", 1, 1), ppod("a2", "diff-pre-200", 1, 2)]
+        b = [ppod("b1", "diff-pre-50", 1, 3), ppod("b2", "diff-pre-10", 1, 4)]
+        cands = self.cands(a=(a, 1), b=(b, 1))
+        self.assertEqual(G.pick_node(cands, False), ("a", 2))
+        self.assertEqual(G.pick_node(cands, True), ("b", 2))
+        # The same through preemption_outcome, on nodes where each pair must go.
+        n1, n2 = pnode("n1", cpu="2"), pnode("n2", cpu="2")
+        bound = [ppod("a1", "diff-pre-10", 1000, 1, "n1", {"app": "db"}),
+                 ppod("a2", "diff-pre-200", 1000, 2, "n1"),
+                 ppod("b1", "diff-pre-50", 1000, 3, "n2", {"app": "web"}),
+                 ppod("b2", "diff-pre-50", 1000, 4, "n2")]
+        pre = ppod("p", "diff-high", 2000)
+        budgets = [pdb("ns", "db", 0), pdb("ns", "web", 0)]
+        self.assertEqual(G.preemption_outcome(pre, [n1, n2], bound, budgets)[0], "ambiguous")
+        self.assertEqual(G.excluded_outcome(pre, [n1, n2], bound, budgets),
+                         (("n1", ["a1", "a2"]), ("n2", ["b1", "b2"])))
+        self.assertIsNone(G.excluded_outcome(pre, [n1, n2], bound, []))
+        # Without the budgets the highest victims are 200 and 50: n2, in both readings.
+        self.assertEqual(G.preemption_outcome(pre, [n1, n2], bound, [])[:3],
+                         ("bound", "n2", ["b1", "b2"]))
+
+    def test_preemption_policy_never_does_not_preempt(self):
+        n1 = pnode("n1", cpu="2")
+        bound = [ppod("a", None, 2000, 1, "n1")]
+        self.assertEqual(G.preemption_outcome(ppod("p", "diff-high", 1000), [n1], bound, [])[:3],
+                         ("bound", "n1", ["a"]))
+        self.assertEqual(G.preemption_outcome(ppod("p", "diff-high-never", 1000), [n1], bound,
+                                              [])[0], "unschedulable")
+
+    def test_fits_and_unresolvable_nodes_are_no_case(self):
+        n1 = pnode("n1", cpu="2")
+        bound = [ppod("a", None, 1000, 1, "n1")]
+        self.assertEqual(G.preemption_outcome(ppod("p", "diff-high", 500), [n1], bound, [])[0],
+                         "fits")
+        tainted = pnode("n2", cpu="2")
+        tainted["spec"]["taints"] = [dict(G.INFRA_TAINT)]
+        bound2 = [ppod("b", None, 2000, 2, "n2")]
+        self.assertEqual(G.preemption_outcome(ppod("p", "diff-high", 2000), [tainted], bound2,
+                                              [])[0], "unschedulable")
+
+
 class ComparisonTest(unittest.TestCase):
     def test_judge_pair(self):
         b = lambda n: ("bound", n)
@@ -143,6 +316,23 @@ class ComparisonTest(unittest.TestCase):
         self.assertNotEqual(D.reason_counts(up, True),
                             D.reason_counts(ph.replace("2 node(s) had", "1 node(s) had"),
                                             False))
+
+    def test_preemption_pair(self):
+        r = lambda kind, node, victims: {"outcome": (kind, node), "victims": victims,
+                                         "nominated": ""}
+        self.assertEqual(D.preemption_pair(r("bound", "n1", ["a", "b"]),
+                                           r("bound", "n1", ["a", "b"])), "preempted")
+        self.assertEqual(D.preemption_pair(r("unschedulable", "m", []),
+                                           r("unschedulable", "m2", [])),
+                         "both_unschedulable")
+        self.assertIsNone(D.preemption_pair(r("bound", "n1", ["a", "b"]),
+                                            r("bound", "n1", ["a"])))
+        self.assertIsNone(D.preemption_pair(r("bound", "n1", ["a"]), r("bound", "n2", ["a"])))
+        self.assertIsNone(D.preemption_pair(r("bound", "n1", ["a"]),
+                                            r("unschedulable", "m", [])))
+        self.assertIsNone(D.preemption_pair(r("no decision", "", []),
+                                            r("no decision", "", [])))
+        self.assertIsNone(D.preemption_pair(r("bound", "n1", ["a"]), None))
 
     def test_rename_world_leaves_no_old_name(self):
         w = G.generate(3, 2, 5)[1]
