@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "gang/reservation.h"
 #include "quota/manager.h"
 #include "replay/csv.h"
 #include "replay/openb.h"
@@ -122,6 +123,10 @@ void AddJobPods(const PhillyCluster& cl, PhillyJob* job, sim::Scenario* out) {
     p.metadata.annotations["gang.scheduling.koordinator.sh/name"] = "job-" + job->id;
     p.metadata.annotations["gang.scheduling.koordinator.sh/min-available"] =
         std::to_string(slices.size());
+    // The trace's duration, so that reservations can forecast when the job ends.
+    char runtime[32];
+    std::snprintf(runtime, sizeof(runtime), "%.0f", std::max(1.0, std::ceil(job->duration_s)));
+    p.metadata.annotations[std::string(gang::kExpectedRuntimeAnnotation)] = runtime;
     api::Container c;
     c.name = "worker";
     c.resources.requests["cpu"] = api::Quantity::FromMilli(cl.milli_cpu_per_gpu * slices[k] / 2);
