@@ -238,6 +238,11 @@ bool ReservationLedger::TakeTurn(const std::string& gang, api::Timestamp since,
     absl::MutexLock l(&mu_);
     waiting_[gang] = since;
     waiting = waiting_;
+    // Gangs that already hold a reservation are not competing for the next one.
+    for (const auto& r : active_) {
+      for (const auto& g : r.gangs) waiting.erase(g);
+    }
+    waiting[gang] = since;
   }
   // `gone` reads the gang state (its own lock): called without ours.
   std::vector<std::string> drop;

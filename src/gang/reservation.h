@@ -97,6 +97,7 @@ struct ReservationSettings {
   int64_t threshold_ns = 0;                    // reservationThresholdSeconds
   int64_t grace_ns = 600 * api::kNanosPerSecond;  // reservationGraceSeconds
   int32_t max_reservations = 1;                // maxReservations (1 = EASY backfill)
+  int32_t min_members = 2;                     // minMembers: smaller gangs never reserve
   bool enabled() const { return threshold_ns > 0; }
 };
 
@@ -154,8 +155,8 @@ class ReservationLedger {
       ABSL_LOCKS_EXCLUDED(mu_);
   // EASY backfill reserves for the head of the queue: the gang that has waited longest.
   // Records that `gang` (waiting since `since`, ns) is over the threshold, and returns
-  // whether it is the longest-waiting such gang that `gone` does not rule out (ties: the
-  // smaller key); gone gangs are forgotten. A gang is forgotten too when its reservation is
+  // whether it is the longest-waiting such gang that `gone` does not rule out and that holds
+  // no reservation yet (ties: the smaller key); gone gangs are forgotten. A gang is forgotten too when its reservation is
   // released as started or gone.
   bool TakeTurn(const std::string& gang, api::Timestamp since,
                 const std::function<bool(const std::string& gang)>& gone) ABSL_LOCKS_EXCLUDED(mu_);

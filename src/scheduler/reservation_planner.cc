@@ -21,12 +21,15 @@ namespace {
 // The snapshot's schedulable nodes as the forecast sees them: free room now and, per
 // running pod of known runtime, when it ends and what it gives back. A pod without
 // status.startTime is taken to start `now` (its end is then later than the real one).
+// Nodes another reservation holds are left out (`taken`, may be null).
 std::vector<gang::NodeForecast> ForecastNodes(const std::vector<const framework::NodeInfo*>& nodes,
+                                              const gang::ReservationView* taken,
                                               api::Timestamp now) {
   std::vector<gang::NodeForecast> out;
   out.reserve(nodes.size());
   for (const framework::NodeInfo* ni : nodes) {
     if (!ni->node() || ni->unschedulable()) continue;
+    if (taken && taken->node_to_reservation.count(ni->name())) continue;
     gang::NodeForecast f;
     f.name = ni->name();
     f.allocatable = ni->allocatable();
@@ -67,7 +70,9 @@ std::string Scheduler::PlanGangReservation(const framework::PodGroupPlan& plan,
   auto info = gangs_->Info(key, /*with_members=*/false);
   if (!info || !info->spec) return "";
   const api::Timestamp since = info->has_quorum ? info->quorum_time : info->spec->creation_timestamp;
-  if (now - since < settings.threshold_ns) return "";
+  if (now - since < settings.threshold_ns || info->spec->min_member < settings.min_members) {
+    return "";
+  }
   // The head of the queue only (EASY): the longest-waiting gang over the threshold.
   if (!reservations_->TakeTurn(key, since, [this](const std::string& g) { return GangGone(g); }) ||
       !reservations_->HasRoom()) {
@@ -84,7 +89,9 @@ std::string Scheduler::PlanGangReservation(const framework::PodGroupPlan& plan,
     ++taken[m.unit];
   }
   cache_.UpdateSnapshot(&snapshot_);  // the committed state, without this cycle's view
-  gang::ReservationPlan rp = gang::PlanReservation(ForecastNodes(snapshot_.List(), now), demand, now);
+  const auto reserved = reservations_->View();
+  gang::ReservationPlan rp =
+      gang::PlanReservation(ForecastNodes(snapshot_.List(), reserved.get(), now), demand, now);
   if (!rp.ok) {
     reservations_->CountNotMade();
     return "no node reservation after waiting " + Seconds(now - since) + ": " + rp.why_not;

@@ -55,6 +55,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangReservation::New(
         } else if (key == "maxReservations") {
           st = ReadSeconds(kv.second, key, 1, &v);
           s.max_reservations = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
+        } else if (key == "minMembers") {
+          st = ReadSeconds(kv.second, key, 1, &v);
+          s.min_members = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
         }
         if (!st.IsSuccess()) return st;
       }
