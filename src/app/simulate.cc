@@ -113,6 +113,9 @@ class SimulateCommand : public Command {
     c->add_option("--report", f_.report_path, "Write a self-contained HTML report to this file");
     c->add_option("--cluster", f_.cluster, "philly: NODESxGPUS, e.g. 32x8");
     c->add_option("--jobs", f_.jobs_csv, "philly: job CSV (job_id,submit_time,num_gpu,duration)");
+    c->add_option("--job-results", f_.job_results_path,
+                  "philly: write one CSV line per job (job_id,submit_s,start_s,end_s,gpus,queue_s,"
+                  "reserved_s,forecast_start_s) to this file (a single run)");
     c->add_flag("--gpu-sharing", f_.gpu_sharing,
                 "openb: GPU shares carry no nvidia.com/gpu request (GpuShare accounts per device)");
     c->add_option("--load", f_.load, "openb-paper: resample arrivals up to this multiple of GPU capacity");

@@ -23,6 +23,7 @@ struct SimulateFlags {
   std::string nodes_csv, pods_csv, jobs_csv;
   std::string results_path;  // one JSON line per pod (single runs)
   std::string json_path;     // the summary (single run) or the results document (experiments)
+  std::string job_results_path;  // philly: one CSV line per job (single run)
   uint64_t seed = 1;
   size_t max_pods = 0;  // openb / philly: first N pods / jobs (0 = all)
   bool untimed = false;

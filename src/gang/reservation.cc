@@ -184,6 +184,7 @@ bool ReservationLedger::Add(Reservation r) {
   if (std::find(r.gangs.begin(), r.gangs.end(), r.gang) == r.gangs.end()) r.gangs.push_back(r.gang);
   std::sort(r.nodes.begin(), r.nodes.end());
   r.expires = r.forecast_start + settings_.grace_ns;
+  if (history_.size() < kHistoryLimit) history_.push_back(r);
   active_.push_back(std::move(r));
   ++counters_.made;
   PublishLocked();
@@ -268,6 +269,11 @@ void ReservationLedger::CountNotMade() {
 ReservationCounters ReservationLedger::Counters() const {
   absl::MutexLock l(&mu_);
   return counters_;
+}
+
+std::vector<Reservation> ReservationLedger::History() const {
+  absl::MutexLock l(&mu_);
+  return history_;
 }
 
 size_t ReservationLedger::ActiveCount() const {

@@ -164,6 +164,9 @@ class ReservationLedger {
   void CountNotMade() ABSL_LOCKS_EXCLUDED(mu_);
 
   ReservationCounters Counters() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Every reservation made, in order (the first kHistoryLimit; reports and tests).
+  static constexpr size_t kHistoryLimit = 1 << 16;
+  std::vector<Reservation> History() const ABSL_LOCKS_EXCLUDED(mu_);
   size_t ActiveCount() const ABSL_LOCKS_EXCLUDED(mu_);
   // The earliest `expires` of the active reservations (ns); INT64_MAX when none — a wake-up
   // time for the simulator's virtual clock (Scheduler::NextWakeTime).
@@ -179,6 +182,7 @@ class ReservationLedger {
   std::shared_ptr<const ReservationView> view_ ABSL_GUARDED_BY(mu_);  // nullptr: none active
   std::map<std::string, api::Timestamp> waiting_ ABSL_GUARDED_BY(mu_);  // TakeTurn: gang -> since
   ReservationCounters counters_ ABSL_GUARDED_BY(mu_);
+  std::vector<Reservation> history_ ABSL_GUARDED_BY(mu_);
 };
 
 // "2026-11-26T01:02:03Z" for a timestamp (ns since the epoch), for reasons and Events.

@@ -706,6 +706,9 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   std::vector<PolicySpec> policies;
   bool as_given = false;
   if (auto s = ResolvePolicies(opts, &policies, &as_given); !s.ok()) return s;
+  if (!opts.job_results_path.empty() && (mode != "philly" || policies.size() * opts.seeds.size() != 1)) {
+    return absl::InvalidArgumentError("--job-results is for a single --trace philly run (one policy, one seed)");
+  }
   if (!opts.results_path.empty() && policies.size() * opts.seeds.size() != 1) {
     return absl::InvalidArgumentError("--results is for a single run (one policy, one seed), not " +
                                       std::to_string(policies.size() * opts.seeds.size()));
@@ -727,6 +730,11 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
       if (auto s = RunOne(opts, trace, workload, spec, &rec, &res); !s.ok()) return s;
       if (!opts.results_path.empty()) {
         if (auto s = sim::WriteOutcomesJsonl(res, opts.results_path); !s.ok()) return s;
+      }
+      if (!opts.job_results_path.empty()) {
+        if (auto s = WriteJobResultsCsv(JobOutcomes(trace.jobs, res), opts.job_results_path); !s.ok()) {
+          return s;
+        }
       }
       total_pods += static_cast<double>(res.pods);
       total_wall += res.wall_seconds;

@@ -529,6 +529,7 @@ class Driver {
     }
     res_->attempts = sched_->stats().attempts;
     res_->reservations = sched_->reservations().Counters();
+    res_->reservation_log = sched_->reservations().History();
     res_->virtual_seconds = Seconds(clock_.Now());
     res_->invariant_violations = checker_.violations();
     res_->gangs = CollectGangOutcomes(sched_->gangs());

@@ -147,6 +147,7 @@ struct SimulationResult {
   // Gang reservations (GangReservation plugin, gang/reservation.h): made, released when the
   // gang started / was gone, expired, and failed cycles over the threshold that got none.
   gang::ReservationCounters reservations;
+  std::vector<gang::Reservation> reservation_log;  // every reservation made, in order
   GangSummary gangs;  // per-gang outcomes and waits (empty when no pod named a gang)
   // Allocation over time; GPU capacity in milli (devices of every node * 1000).
   std::vector<UsageSample> timeline;
