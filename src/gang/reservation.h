@@ -87,8 +87,10 @@ struct ReservationPlan {
 // decreasing size order on nodes ordered by when they free (those free earliest first, then
 // by name), so that the chosen nodes are the ones that free soonest. forecast_start = T.
 // Not ok, with why_not, when the members do not fit even on the empty cluster, or when they
-// fit only once pods of unknown runtime end (no forecast). O(T x (nodes + members x nodes))
-// with T the distinct release times; runs once per reservation, not per cycle.
+// fit only once pods of unknown runtime end (no forecast). T is found by trying now, then the
+// last release, then bisecting (free room only grows with time; first fit makes that nearly,
+// not strictly, monotone, so T may be a little later than the earliest fit): O(log R x
+// (pods + members x nodes)) with R the distinct release times; once per reservation.
 ReservationPlan PlanReservation(const std::vector<NodeForecast>& nodes,
                                 const std::vector<api::Resource>& members, api::Timestamp now);
 
