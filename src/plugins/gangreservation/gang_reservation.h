@@ -16,7 +16,9 @@
 // non-backfill pod in, so preemption skips those nodes and cannot fight the reservation.
 //
 // Not in the default profile: enabling the plugin (with a threshold > 0) enables
-// reservations; without it, or with threshold 0, Phalanx behaves as before.
+// reservations; without it, or with threshold 0, Phalanx behaves as before. The scheduler
+// keeps one ledger for all profiles: with several profiles enabling the plugin, the args of
+// the last such profile of the configuration apply.
 //
 // Args (GangReservationArgs):
 //   reservationThresholdSeconds: int >= 0  (default 300; 0 = no reservations)
