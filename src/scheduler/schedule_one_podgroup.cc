@@ -111,6 +111,12 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       PodGroupPreemption(*this, *fwk, plan, members, algorithm).Run(placement);
   if (!pre.message.empty()) placement.reject_reason += "; " + pre.message;
   if (!pre.nominated.empty()) nominated = std::move(pre.nominated);
+  // Starvation guard (reservation_planner.cc): only when preemption is not making room.
+  if (pre.nominated.empty()) {
+    if (std::string r = PlanGangReservation(plan, members); !r.empty()) {
+      placement.reject_reason += "; " + r;
+    }
+  }
   RejectPodGroup(*fwk, plan, members, placement, cycle, nominated);
   algorithm.Revert();
 }
@@ -134,6 +140,7 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGr
     if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
   }
   gang_coordinator_->RecordCommitted(plan, placement.placed, placement.TopologySummary());
+  ReleaseGangReservation(plan);
   fwk->RunPodGroupCycleDone(plan, true, "");
   gang_coordinator_->WriteCommittedStatus(plan, last_bound);
   if (hold) {
