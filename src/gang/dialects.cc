@@ -102,6 +102,9 @@ constexpr std::string_view kVolcanoAnnAlias = "scheduling.volcano.sh/group-name"
 constexpr std::string_view kKaiAnn = "pod-group-name";
 constexpr std::string_view kKaiQueueLabel = "kai.scheduler/queue";
 constexpr std::string_view kKaiMinOverride = "kai.scheduler/batch-min-member";
+// KAI docs: "kai.scheduler/staleness-grace-period: \"1m\"" on the PodGroup, a Go duration;
+// negative: never evict the stale gang (staleness.h).
+constexpr std::string_view kKaiStalenessGrace = "kai.scheduler/staleness-grace-period";
 
 // API groups.
 constexpr std::string_view kGroupCosched = "scheduling.x-k8s.io";
@@ -519,6 +522,16 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
   s.priority_class_name = Str(spec, "priorityClassName");
   s.match_policy = MatchPolicy::kWaitingAndRunning;
   KaiTopology(Child(spec, "topologyConstraint"), &s);
+  if (const std::string* v = FindNonEmpty(obj.metadata.annotations, kKaiStalenessGrace)) {
+    // KAI ignores an invalid value; here it is an error on the gang, never a silent default.
+    api::StatusOr<int64_t> parsed = detail::ParseGoDuration(*v);
+    if (parsed.ok()) {
+      s.staleness_grace_ns = *parsed;
+    } else {
+      errs.Add("metadata.annotations." + std::string(kKaiStalenessGrace),
+               std::string(parsed.status().message()));
+    }
+  }
 
   std::vector<KaiSubGroup> subs;
   const YAML::Node sgs = Child(spec, "subGroups");

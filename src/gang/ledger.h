@@ -21,6 +21,7 @@ struct GangCounts {
   int32_t assumed = 0;  // assumed by the scheduler, binding not yet confirmed
   int32_t bound = 0;    // bound (running)
   bool satisfied_once = false;  // reached minMember assumed+bound at some point
+  int32_t succeeded = 0;  // members that ended Succeeded (a gang with one is never stale)
 };
 
 struct GangInfo {

@@ -134,6 +134,9 @@ void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod
   absl::MutexLock l(&mu_);
   const std::string pkey = new_pod->Key();
   if (Terminal(*new_pod)) {
+    if (new_pod->status.phase == "Succeeded") {
+      if (auto it = pods_.find(pkey); it != pods_.end()) ++gangs_[it->second.gang].counts.succeeded;
+    }
     RemovePodLocked(pkey);
     return;
   }

@@ -102,6 +102,9 @@ struct PodGroupSpec {
   api::Resource min_resources;  // Coscheduling/Volcano minResources (zero = none)
   bool has_min_resources = false;
   std::optional<int64_t> schedule_timeout_ns;  // scheduleTimeoutSeconds / waiting-time
+  // How long a running gang may stay below its minimum before its members are evicted
+  // (staleness.h): KAI annotation kai.scheduler/staleness-grace-period; negative: never.
+  std::optional<int64_t> staleness_grace_ns;
   GangMode mode = GangMode::kStrict;
   MatchPolicy match_policy = MatchPolicy::kOnceSatisfied;
   // Keys of every gang in the same GangGroup, including this one (Koordinator `groups`);
