@@ -93,7 +93,16 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
                                  const framework::PodGroupPlan& plan, int64_t cycle) {
   std::vector<PodGroupMember> members = TakeMembers(*queue_, popped, plan);
   CountAttempts(static_cast<int64_t>(members.size()) - 1);  // ScheduleOne counted the popped pod
+  const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
   cache_.UpdateSnapshot(&snapshot_);
+  // Nothing this attempt reads changed since the gang's last rejection: replay it.
+  if (queue_->nominator().Empty()) {
+    if (const PodGroupRejection* r =
+            rejection_memo_.Find(plan, members, snapshot_.generation(), epoch)) {
+      ReplayPodGroupRejection(*fwk, plan, members, *r, cycle);
+      return;
+    }
+  }
   std::vector<std::string> nominated = SuspendNominations(*queue_, members);
   PodGroupAlgorithm algorithm(*this, *fwk, plan, members);
   PodGroupPlacement placement = algorithm.Run();
@@ -102,6 +111,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     stats_.batched_placements += placement.batched;
   }
   if (placement.reject_reason.empty()) {
+    rejection_memo_.Forget(plan);
     CommitPodGroup(fwk, plan, members, placement, cycle);
     return;
   }
@@ -110,9 +120,23 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   PodGroupPreemptionResult pre =
       PodGroupPreemption(*this, *fwk, plan, members, algorithm).Run(placement);
   if (!pre.message.empty()) placement.reject_reason += "; " + pre.message;
+  const std::vector<std::string> nominated_before = nominated;
   if (!pre.nominated.empty()) nominated = std::move(pre.nominated);
-  RejectPodGroup(*fwk, plan, members, placement, cycle, nominated);
+  std::shared_ptr<PodGroupRejection> memo;
+  if (PodGroupRejectionMemo::Replayable(*fwk, plan, placement, nominated_before, nominated,
+                                        !pre.victims.empty() || pre.reclaimed != 0)) {
+    memo = PodGroupRejectionMemo::Describe(plan, members, 0, epoch);
+    memo->preemption_attempted = pre.attempted;
+    memo->batched = placement.batched;
+  }
+  RejectPodGroup(*fwk, plan, members, placement, cycle, nominated, memo.get());
   algorithm.Revert();
+  if (memo && queue_->nominator().Empty()) {
+    memo->generation = snapshot_.generation();  // the cache as this attempt left it
+    rejection_memo_.Remember(std::move(memo));
+  } else {
+    rejection_memo_.Forget(plan);
+  }
 }
 
 void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGroupPlan& plan,
@@ -144,12 +168,40 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGr
 void Scheduler::RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                                std::vector<PodGroupMember>& members,
                                const PodGroupPlacement& placement, int64_t cycle,
-                               const std::vector<std::string>& nominated) {
+                               const std::vector<std::string>& nominated,
+                               PodGroupRejection* out) {
   // Nothing is held: every member gets the gang's reason and waits for an event that one
   // of the rejecting plugins' queueing hints accepts.
   std::set<std::string> plugins;
   std::vector<std::string> reasons;
   Status s = GangRejection(members, placement, &plugins, &reasons);
+  ApplyPodGroupRejection(fwk, plan, members, s, plugins, reasons, cycle, nominated);
+  if (out) {
+    out->status = std::move(s);
+    out->plugins = std::move(plugins);
+    out->reasons = std::move(reasons);
+  }
+}
+
+void Scheduler::ReplayPodGroupRejection(framework::Framework& fwk,
+                                        const framework::PodGroupPlan& plan,
+                                        std::vector<PodGroupMember>& members,
+                                        const PodGroupRejection& r, int64_t cycle) {
+  {
+    absl::MutexLock l(&stats_mu_);
+    ++stats_.replayed_podgroup_rejections;
+    stats_.batched_placements += r.batched;
+  }
+  if (r.preemption_attempted) preemption().RecordAttempt("GangPreemption", "Unschedulable");
+  ApplyPodGroupRejection(fwk, plan, members, r.status, r.plugins, r.reasons, cycle, {});
+}
+
+void Scheduler::ApplyPodGroupRejection(framework::Framework& fwk,
+                                       const framework::PodGroupPlan& plan,
+                                       std::vector<PodGroupMember>& members, const Status& s,
+                                       const std::set<std::string>& plugins,
+                                       const std::vector<std::string>& reasons, int64_t cycle,
+                                       const std::vector<std::string>& nominated) {
   for (size_t i = 0; i < members.size(); ++i) {
     auto& m = members[i];
     m.qp->unschedulable_plugins = plugins;

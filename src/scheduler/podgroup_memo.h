@@ -1,0 +1,93 @@
+// Rejected PodGroup cycles, remembered so that an attempt that can only repeat one is
+// replayed instead of placing the gang again (the PodGroup cycle's early-out).
+//
+// Under a backlog most attempts of a pending gang repeat its last one exactly: the
+// 5-minute unschedulable flush (SchedulingQueue::FlushUnschedulablePodsLeftover, as
+// upstream: every pod that waited that long is moved, whatever the queueing hints say)
+// moves it back while nothing in the cluster has changed since, and the cycle —
+// minResources, admission, every member through SchedulePod, gang preemption's search —
+// recomputes the same rejection. A PodGroup cycle is a function of what it reads: the
+// plan (units, needs, pending members in order), the members' pods, the snapshot (the
+// cache's nodes and pods), the nominator, the cluster objects the plugins read
+// (namespaces, PriorityClasses, PDBs, PodGroups and other objects) and, when a member is
+// placed, the random tie-break. So when the plan and members are the same, the cache
+// generation is the same (Cache::UpdateSnapshot: any node or pod change moves it), no pod
+// is nominated, no object event arrived (the scheduler's object epoch), and the last
+// attempt placed no member (no random draw) and preempted nothing, the attempt is
+// replayed: every member gets the remembered status, plugins and reasons through the
+// same failure handling (queue, events, conditions, gang status, statistics), so the
+// queue, the results and every object the scheduler writes are what the full cycle gives.
+//
+// Scheduling thread only (not thread-safe; the Scheduler owns one).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/interface.h"
+#include "framework/runtime.h"
+#include "framework/status.h"
+
+namespace phalanx::scheduler {
+
+struct PodGroupMember;     // podgroup_algorithm.h
+struct PodGroupPlacement;  // podgroup_algorithm.h
+
+// What a replay needs: the rejection every member got, and what the attempt read.
+struct PodGroupRejection {
+  // What the attempt read (compared by PodGroupRejectionMemo::Find).
+  int64_t generation = 0;  // Snapshot::generation() after the attempt
+  uint64_t epoch = 0;      // the scheduler's object epoch when the attempt started
+  std::vector<std::string> unit_keys;
+  std::vector<int32_t> needs;
+  std::vector<std::vector<std::string>> pending;      // per unit, in placement order
+  std::vector<std::string> member_keys;               // the members taken, in order
+  std::vector<size_t> member_units;
+  // What every member got (Scheduler::RejectPodGroup).
+  framework::Status status;
+  std::set<std::string> plugins;
+  std::vector<std::string> reasons;
+  bool preemption_attempted = false;  // GangPreemption's "Unschedulable" attempt, again
+  int64_t batched = 0;                // PlacementBatch statistics of the attempt, again
+};
+
+class PodGroupRejectionMemo {
+ public:
+  // Whether a rejected attempt may be replayed later: a plan without topology levels,
+  // nested quorums or minResources (its free-capacity check reads only the snapshot, but
+  // is kept out for simplicity), whose placement failed with no member placed, no member
+  // nominated before or after, and no victim or nomination from preemption; and a
+  // profile whose only PodGroup plugin is GangScheduling (no admission or reclaim with
+  // state of its own, e.g. Queues' quota).
+  static bool Replayable(const framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                         const PodGroupPlacement& placement,
+                         const std::vector<std::string>& nominated_before,
+                         const std::vector<std::string>& nominated_after, bool preempted);
+
+  // Remembers `r` for every unit of the plan (replacing what was there).
+  void Remember(std::shared_ptr<const PodGroupRejection> r);
+  // Drops what was remembered for the plan's units (their cycle committed, or was not
+  // replayable).
+  void Forget(const framework::PodGroupPlan& plan);
+  // The rejection to replay for this attempt, or nullptr: same plan, same members (keys
+  // and units, in order), same generation and epoch.
+  const PodGroupRejection* Find(const framework::PodGroupPlan& plan,
+                                const std::vector<PodGroupMember>& members, int64_t generation,
+                                uint64_t epoch) const;
+  // Builds the record of a rejected attempt (what it read; the outcome fields are the
+  // caller's to fill).
+  static std::shared_ptr<PodGroupRejection> Describe(const framework::PodGroupPlan& plan,
+                                                     const std::vector<PodGroupMember>& members,
+                                                     int64_t generation, uint64_t epoch);
+
+  size_t size() const { return by_gang_.size(); }
+
+ private:
+  std::unordered_map<std::string, std::shared_ptr<const PodGroupRejection>> by_gang_;
+};
+
+}  // namespace phalanx::scheduler
