@@ -95,10 +95,10 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   CountAttempts(static_cast<int64_t>(members.size()) - 1);  // ScheduleOne counted the popped pod
   const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
   cache_.UpdateSnapshot(&snapshot_);
+  const int64_t generation = snapshot_.generation();
   // Nothing this attempt reads changed since the gang's last rejection: replay it.
-  if (queue_->nominator().Empty()) {
-    if (const PodGroupRejection* r =
-            rejection_memo_.Find(plan, members, snapshot_.generation(), epoch)) {
+  if (opts_.replay_podgroup_rejections && queue_->nominator().Empty()) {
+    if (const PodGroupRejection* r = rejection_memo_.Find(plan, members, generation, epoch)) {
       ReplayPodGroupRejection(*fwk, plan, members, *r, cycle);
       return;
     }
@@ -123,16 +123,20 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   const std::vector<std::string> nominated_before = nominated;
   if (!pre.nominated.empty()) nominated = std::move(pre.nominated);
   std::shared_ptr<PodGroupRejection> memo;
+  // Preemption that found victims, or ran its search with lower-priority pods (dry-run
+  // placements draw from the random tie-break), is not replayed.
+  const bool preempted = !pre.victims.empty() || pre.reclaimed != 0 || !pre.message.empty();
   if (PodGroupRejectionMemo::Replayable(*fwk, plan, placement, nominated_before, nominated,
-                                        !pre.victims.empty() || pre.reclaimed != 0)) {
-    memo = PodGroupRejectionMemo::Describe(plan, members, 0, epoch);
+                                        preempted)) {
+    memo = PodGroupRejectionMemo::Describe(plan, members, generation, epoch);
     memo->preemption_attempted = pre.attempted;
     memo->batched = placement.batched;
   }
   RejectPodGroup(*fwk, plan, members, placement, cycle, nominated, memo.get());
   algorithm.Revert();
-  if (memo && queue_->nominator().Empty()) {
-    memo->generation = snapshot_.generation();  // the cache as this attempt left it
+  // Remembered only if the cache did not move during the attempt (live mode: an event
+  // between the snapshot and now), so that the rejection is the one of `generation`.
+  if (memo && queue_->nominator().Empty() && snapshot_.generation() == generation) {
     rejection_memo_.Remember(std::move(memo));
   } else {
     rejection_memo_.Forget(plan);

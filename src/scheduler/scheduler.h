@@ -67,6 +67,9 @@ struct SchedulerOptions {
   // Further services for out-of-tree plugins (framework::ServiceRegistry); the scheduler
   // adds its gang and queue ledgers.
   framework::ServiceRegistry services;
+  // Replay a gang's remembered PodGroup rejection while nothing the cycle reads has
+  // changed (podgroup_memo.h); false runs every cycle in full (differential tests).
+  bool replay_podgroup_rejections = true;
 };
 
 // Why a pod could not be scheduled (upstream framework.Diagnosis + FitError).
