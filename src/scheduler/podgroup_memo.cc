@@ -83,4 +83,44 @@ std::shared_ptr<PodGroupRejection> PodGroupRejectionMemo::Describe(
   return r;
 }
 
+bool PodGroupRejectionMemo::UniformGang(const framework::Framework& fwk,
+                                        const framework::PodGroupPlan& plan,
+                                        const std::vector<PodGroupMember>& members) {
+  if (plan.units.size() != 1 || members.empty()) return false;
+  const auto& u = plan.units[0];
+  if (!u.topology_levels.empty() || u.check_sub_groups || u.has_min_resources) return false;
+  if (members.size() != u.pending_pods.size()) return false;
+  const framework::PodInfo& first = *members[0].qp->pod_info;
+  if (!fwk.SameSignature(first, first)) return false;
+  for (const auto& m : members) {
+    if (m.unit != 0 || m.qp->Pod().spec.preemption_policy != first.pod->spec.preemption_policy ||
+        !fwk.SameSignature(first, *m.qp->pod_info)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void PodGroupRejectionMemo::RememberShape(Shape s) {
+  if (!shapes_.empty() &&
+      (shapes_[0].generation != s.generation || shapes_[0].epoch != s.epoch)) {
+    shapes_.clear();
+  }
+  if (shapes_.size() < 64) shapes_.push_back(std::move(s));
+}
+
+const PodGroupRejectionMemo::Shape* PodGroupRejectionMemo::FindShape(
+    const framework::Framework& fwk, const framework::PodGroupPlan& plan,
+    const std::vector<PodGroupMember>& members, int64_t generation, uint64_t epoch) const {
+  for (const auto& s : shapes_) {
+    if (s.generation != generation || s.epoch != epoch) return nullptr;
+    if (s.need != plan.units[0].need || s.pending != members.size()) continue;
+    if (s.canonical->pod->spec.preemption_policy != members[0].qp->Pod().spec.preemption_policy) {
+      continue;
+    }
+    if (fwk.SameSignature(*s.canonical, *members[0].qp->pod_info)) return &s;
+  }
+  return nullptr;
+}
+
 }  // namespace phalanx::scheduler

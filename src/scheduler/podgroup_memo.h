@@ -86,8 +86,39 @@ class PodGroupRejectionMemo {
 
   size_t size() const { return by_gang_.size(); }
 
+  // Another gang of the same shape on the same state (a backlog of identical jobs after a
+  // job's end): a one-unit plan whose members all have the first member's pod signature
+  // (Framework::SameSignature: same Filter results on every node) and preemption policy,
+  // with the same need and number of pending members, rejected at this generation and
+  // epoch. Its members' attempt gives the same per-member status and node statuses, so
+  // only the names in the gang's reason differ.
+  struct Shape {
+    int64_t generation = 0;
+    uint64_t epoch = 0;
+    framework::PodInfoPtr canonical;   // the first member of the rejected gang
+    int32_t need = 0;
+    size_t pending = 0;
+    std::string reason_tail;           // the unit's reason after its display name
+    framework::Status member_status;   // the first member's SchedulePod result
+    std::vector<std::pair<std::string, framework::Status>> node_statuses;  // its Diagnosis'
+    std::set<std::string> plugins;     // its Diagnosis' unschedulable and pending plugins
+    bool preemption_attempted = false;
+    int64_t batched = 0;
+  };
+  // Whether `plan` and `members` form a one-unit gang whose members share a signature.
+  static bool UniformGang(const framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                          const std::vector<PodGroupMember>& members);
+  // Remembers a replayable rejection of a uniform gang (shapes of older states are dropped).
+  void RememberShape(Shape s);
+  // A shape `members` share at this generation and epoch, or nullptr (call only for a
+  // uniform gang).
+  const Shape* FindShape(const framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                         const std::vector<PodGroupMember>& members, int64_t generation,
+                         uint64_t epoch) const;
+
  private:
   std::unordered_map<std::string, std::shared_ptr<const PodGroupRejection>> by_gang_;
+  std::vector<Shape> shapes_;  // all of one generation and epoch
 };
 
 }  // namespace phalanx::scheduler

@@ -103,6 +103,14 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       return;
     }
   }
+  const bool uniform = opts_.replay_podgroup_rejections && queue_->nominator().Empty() &&
+                       PodGroupRejectionMemo::UniformGang(*fwk, plan, members);
+  if (uniform) {
+    if (const auto* shape = rejection_memo_.FindShape(*fwk, plan, members, generation, epoch)) {
+      ReplayShapeRejection(*fwk, plan, members, *shape, generation, epoch, cycle);
+      return;
+    }
+  }
   std::vector<std::string> nominated = SuspendNominations(*queue_, members);
   PodGroupAlgorithm algorithm(*this, *fwk, plan, members);
   PodGroupPlacement placement = algorithm.Run();
@@ -137,6 +145,25 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   // Remembered only if the cache did not move during the attempt (live mode: an event
   // between the snapshot and now), so that the rejection is the one of `generation`.
   if (memo && queue_->nominator().Empty() && snapshot_.generation() == generation) {
+    const std::string& display = plan.units[0].display;
+    if (uniform && placement.reject_reason.rfind(display, 0) == 0) {
+      PodGroupRejectionMemo::Shape shape;
+      shape.generation = generation;
+      shape.epoch = epoch;
+      shape.canonical = members[0].qp->pod_info;
+      shape.need = plan.units[0].need;
+      shape.pending = members.size();
+      shape.reason_tail = placement.reject_reason.substr(display.size());
+      shape.member_status = members[0].status;
+      shape.node_statuses = members[0].diag.node_statuses;
+      for (const auto& m : members) {
+        shape.plugins.insert(m.diag.unschedulable_plugins.begin(), m.diag.unschedulable_plugins.end());
+        shape.plugins.insert(m.diag.pending_plugins.begin(), m.diag.pending_plugins.end());
+      }
+      shape.preemption_attempted = memo->preemption_attempted;
+      shape.batched = memo->batched;
+      rejection_memo_.RememberShape(std::move(shape));
+    }
     rejection_memo_.Remember(std::move(memo));
   } else {
     rejection_memo_.Forget(plan);
@@ -198,6 +225,28 @@ void Scheduler::ReplayPodGroupRejection(framework::Framework& fwk,
   }
   if (r.preemption_attempted) preemption().RecordAttempt("GangPreemption", "Unschedulable");
   ApplyPodGroupRejection(fwk, plan, members, r.status, r.plugins, r.reasons, cycle, {});
+}
+
+void Scheduler::ReplayShapeRejection(framework::Framework& fwk,
+                                     const framework::PodGroupPlan& plan,
+                                     std::vector<PodGroupMember>& members,
+                                     const PodGroupRejectionMemo::Shape& shape,
+                                     int64_t generation, uint64_t epoch, int64_t cycle) {
+  // The first member fails as the shape's did; the others are not reached (or fail alike).
+  members[0].status = shape.member_status;
+  members[0].diag = Diagnosis{};
+  members[0].diag.node_statuses = shape.node_statuses;
+  members[0].diag.unschedulable_plugins = shape.plugins;
+  PodGroupPlacement placement;
+  placement.placed.assign(1, 0);
+  placement.placement_failed = true;
+  placement.reject_reason = plan.units[0].display + shape.reason_tail;
+  auto r = PodGroupRejectionMemo::Describe(plan, members, generation, epoch);
+  r->status = GangRejection(members, placement, &r->plugins, &r->reasons);
+  r->preemption_attempted = shape.preemption_attempted;
+  r->batched = shape.batched;
+  ReplayPodGroupRejection(fwk, plan, members, *r, cycle);
+  rejection_memo_.Remember(std::move(r));
 }
 
 void Scheduler::ApplyPodGroupRejection(framework::Framework& fwk,

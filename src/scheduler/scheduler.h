@@ -308,6 +308,12 @@ class Scheduler {
   void ReplayPodGroupRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                                std::vector<PodGroupMember>& members, const PodGroupRejection& r,
                                int64_t cycle);
+  // Gives every member of a uniform gang the rejection of another gang of its shape on the
+  // same state (PodGroupRejectionMemo::Shape), under its own names, and remembers it.
+  void ReplayShapeRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                            std::vector<PodGroupMember>& members,
+                            const PodGroupRejectionMemo::Shape& shape, int64_t generation,
+                            uint64_t epoch, int64_t cycle);
   // Everything but the placement of RejectPodGroup / ReplayPodGroupRejection.
   void ApplyPodGroupRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                               std::vector<PodGroupMember>& members, const framework::Status& s,
