@@ -68,14 +68,15 @@ std::string GpuNode(const std::string& name, int gpus) {
          std::to_string(gpus) + "\"}\n---\n";
 }
 
-std::string Gang(const std::string& name, int members, int gpus) {
+std::string Gang(const std::string& name, int members, int gpus, int priority = 0) {
   std::string y = "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: " +
                   name + ", namespace: ml}\nspec: {minMember: " + std::to_string(members) +
                   "}\n---\n";
   for (int i = 0; i < members; ++i) {
     y += "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "-" + std::to_string(i) +
          "\n  namespace: ml\n  labels: {scheduling.x-k8s.io/pod-group: " + name +
-         "}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"" +
+         "}\nspec:\n  priority: " + std::to_string(priority) +
+         "\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"" +
          std::to_string(gpus) + "\", nvidia.com/gpu: \"" + std::to_string(gpus) +
          "\"}}}]\n---\n";
   }
@@ -92,10 +93,11 @@ struct Trace {
   int64_t attempts = 0, unschedulable = 0, replayed = 0;
 };
 
-// Random gangs (1-4 members of 1-8 GPUs) arriving over time on 4 nodes of 8 GPUs; every
-// bound pod runs 10-40 minutes and is then deleted. Virtual time advances one minute at a
+// Random gangs (1-4 members of 1-8 GPUs; with `priorities`, priority 0 or 100, so that
+// gang preemption evicts) arriving over time on 4 nodes of 8 GPUs; every bound pod runs
+// 10-40 minutes and is then deleted. Virtual time advances one minute at a
 // time, so the 5-minute unschedulable flush and the deletions both requeue gangs.
-Trace RunRandomGangs(uint64_t seed, bool replay) {
+Trace RunRandomGangs(uint64_t seed, bool replay, bool priorities) {
   SchedulerTestOptions o;
   o.seed = seed;
   o.replay_podgroup_rejections = replay;
@@ -119,7 +121,8 @@ Trace RunRandomGangs(uint64_t seed, bool replay) {
     if (minute < 150 && rng() % 3 == 0) {
       const int members = 1 + static_cast<int>(rng() % 4);
       const int gpus = 1 + static_cast<int>(rng() % 8);
-      env.Apply(Gang("g" + std::to_string(minute), members, gpus));
+      const int priority = priorities ? static_cast<int>(rng() % 2) * 100 : 0;
+      env.Apply(Gang("g" + std::to_string(minute), members, gpus, priority));
     }
     for (auto it = ends.begin(); it != ends.end();) {
       if (it->second > env.clock.Now()) {
@@ -127,7 +130,8 @@ Trace RunRandomGangs(uint64_t seed, bool replay) {
         continue;
       }
       const auto slash = it->first.find('/');
-      EXPECT_TRUE(env.store.DeletePod(it->first.substr(0, slash), it->first.substr(slash + 1)).ok());
+      // A preemption victim is gone already.
+      (void)env.store.DeletePod(it->first.substr(0, slash), it->first.substr(slash + 1));
       it = ends.erase(it);
     }
     env.AdvanceAndRun(60 * api::kNanosPerSecond);
@@ -145,9 +149,10 @@ Trace RunRandomGangs(uint64_t seed, bool replay) {
 // recorded; the replayed run does fewer full PodGroup cycles.
 TEST(PodGroupRejectionMemoTest, RandomGangMixesReplayGivesIdenticalPlacements) {
   int64_t replayed = 0;
-  for (uint64_t seed = 1; seed <= 6; ++seed) {
-    const Trace full = RunRandomGangs(seed, false);
-    const Trace fast = RunRandomGangs(seed, true);
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const bool priorities = seed > 6;  // then gang preemption evicts, and is not replayed
+    const Trace full = RunRandomGangs(seed, false, priorities);
+    const Trace fast = RunRandomGangs(seed, true, priorities);
     EXPECT_EQ(full.replayed, 0);
     EXPECT_FALSE(full.bound.empty());
     EXPECT_EQ(fast.bound, full.bound) << "seed " << seed;
@@ -160,6 +165,7 @@ TEST(PodGroupRejectionMemoTest, RandomGangMixesReplayGivesIdenticalPlacements) {
   }
   EXPECT_GT(replayed, 0);
 }
+
 
 // A gang that cannot fit on an unchanging cluster is flushed back every 5 minutes; after
 // its first full cycle each attempt is a replay, and when the cluster changes the next
@@ -180,6 +186,37 @@ TEST(PodGroupRejectionMemoTest, UnchangedClusterReplaysTheFlushedGangsAttempts) 
   EXPECT_EQ(env.sched->stats().replayed_podgroup_rejections, 6);
   EXPECT_NE(env.NodeOf("big-0", "ml"), "");
   EXPECT_NE(env.NodeOf("big-1", "ml"), "");
+}
+
+// Two gangs of the same shape that do not fit: the first gang's attempt is a full cycle,
+// the second gang's replays it under its own names, and every member's condition is what
+// full cycles give.
+TEST(PodGroupRejectionMemoTest, SameShapeGangReplaysTheOthersRejectionUnderItsNames) {
+  auto conditions = [](bool replay, int64_t* replayed) {
+    SchedulerTestOptions o;
+    o.replay_podgroup_rejections = replay;
+    SchedulerTestEnv env(o);
+    env.Apply(GpuNode("n0", 4) + Gang("a", 2, 8) + Gang("b", 2, 8));
+    env.RunUntilIdle();
+    *replayed = env.sched->stats().replayed_podgroup_rejections;
+    std::map<std::string, std::string> out;
+    for (const auto& p : env.store.ListPods()) {
+      for (const auto& c : p->status.conditions) {
+        if (c.type == "PodScheduled") out[p->Key()] = c.message;
+      }
+    }
+    return out;
+  };
+  int64_t replayed_full = 0, replayed = 0;
+  const auto full = conditions(false, &replayed_full);
+  const auto fast = conditions(true, &replayed);
+  EXPECT_EQ(replayed_full, 0);
+  EXPECT_EQ(replayed, 1);
+  EXPECT_EQ(fast, full);
+  const std::string& b = fast.at("ml/b-0");
+  EXPECT_NE(b.find("pod group ml/b"), std::string::npos) << b;
+  EXPECT_NE(b.find("ml/b-0: 0/1 nodes are available"), std::string::npos) << b;
+  EXPECT_EQ(b.find("ml/a"), std::string::npos) << b;
 }
 
 }  // namespace
