@@ -146,7 +146,13 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   // between the snapshot and now), so that the rejection is the one of `generation`.
   if (memo && queue_->nominator().Empty() && snapshot_.generation() == generation) {
     const std::string& display = plan.units[0].display;
-    if (uniform && placement.reject_reason.rfind(display, 0) == 0) {
+    // Another gang's members get this member's status: only when it names no pod.
+    const std::string& name = members[0].qp->Pod().metadata.name;
+    bool names_pod = members[0].status.Message().find(name) != std::string::npos;
+    for (const auto& [node, st] : members[0].diag.node_statuses) {
+      for (const auto& r : st.reasons()) names_pod = names_pod || r.find(name) != std::string::npos;
+    }
+    if (uniform && !names_pod && placement.reject_reason.rfind(display, 0) == 0) {
       PodGroupRejectionMemo::Shape shape;
       shape.generation = generation;
       shape.epoch = epoch;
