@@ -18,6 +18,13 @@
 // same failure handling (queue, events, conditions, gang status, statistics), so the
 // queue, the results and every object the scheduler writes are what the full cycle gives.
 //
+// Second kind (Shape, below): after a job's end the backlog's gangs are tried one after
+// another on the same state once the freed room is taken; a one-unit gang whose members
+// share the pod signature (same Filter result on every node), preemption policy, need and
+// member count with a gang rejected on this generation and epoch gets that rejection under
+// its own names — the unit's reason after its display name, and the first member's status
+// and node statuses (not when they name the pod).
+//
 // Scheduling thread only (not thread-safe; the Scheduler owns one).
 #pragma once
 
