@@ -269,6 +269,30 @@ class LiveRun {
                                      double(end - g.quorum_time) / double(api::kNanosPerSecond)});
                      });
                    });
+    // Gang reservations (GangReservation plugin, gang/reservation.h).
+    reg_.GaugeFunc("phalanx_gang_reservations",
+                   "Gang reservations since start, by outcome (made; started, expired, gone: "
+                   "released; not_made: failed cycles over the threshold that got none)",
+                   {"outcome"}, [sched] {
+                     const gang::ReservationCounters c = sched->reservations().Counters();
+                     return GangRows{{{"made"}, double(c.made)},
+                                     {{"started"}, double(c.released_bound)},
+                                     {{"expired"}, double(c.expired)},
+                                     {{"gone"}, double(c.released_gone)},
+                                     {{"not_made"}, double(c.not_made)}};
+                   });
+    reg_.GaugeFunc("phalanx_gang_reservation_forecast_start_seconds",
+                   "Forecast start (Unix seconds) of each active gang reservation",
+                   {"gang", "nodes"}, [sched] {
+                     GangRows v;
+                     if (auto view = sched->reservations().View()) {
+                       for (const auto& r : view->reservations) {
+                         v.push_back({{r.gang, std::to_string(r.nodes.size())},
+                                      double(r.forecast_start) / double(api::kNanosPerSecond)});
+                       }
+                     }
+                     return v;
+                   });
   }
 
   // /healthz, /livez, /readyz and /metrics on --bind-address ("" = none).

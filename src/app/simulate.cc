@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
+
+#include <yaml-cpp/yaml.h>
 
 #include "app/app.h"
 
@@ -12,6 +15,21 @@ namespace phalanx::app {
 
 bool SimulateFlags::ShowProgress() const {
   return !no_progress && (progress || isatty(STDERR_FILENO));
+}
+
+void EnableGangReservation(int64_t threshold_s, std::optional<int64_t> grace_s,
+                           config::KubeSchedulerConfiguration* cfg) {
+  for (auto& prof : cfg->profiles) {
+    auto& mp = prof.plugins.multi_point.enabled;
+    if (std::none_of(mp.begin(), mp.end(), [](const auto& r) { return r.name == "GangReservation"; })) {
+      mp.push_back({"GangReservation", 0});
+    }
+    YAML::Node args;
+    args["reservationThresholdSeconds"] = threshold_s;
+    if (grace_s) args["reservationGraceSeconds"] = *grace_s;
+    std::erase_if(prof.plugin_config, [](const auto& pc) { return pc.name == "GangReservation"; });
+    prof.plugin_config.push_back({"GangReservation", std::make_shared<const YAML::Node>(args)});
+  }
 }
 
 namespace {
@@ -34,6 +52,10 @@ class SimulateCommand : public Command {
       return Fail(std::string(s.message()));
     }
     so.config_source = f_.config_path;
+    if (f_.reservation_threshold_s) {
+      if (!f_.policies.empty()) return Fail("--reservation-threshold and --policies exclude each other");
+      EnableGangReservation(*f_.reservation_threshold_s, f_.reservation_grace_s, &so.config);
+    }
     so.registry = std::move(registry);
     if (f_.Experiment()) {
       // --results with several (policy, seed) runs is refused by the experiment itself.
@@ -72,6 +94,14 @@ class SimulateCommand : public Command {
     c->add_option("--json", f_.json_path, "Write the summary as JSON to this file");
     c->add_flag("--progress", f_.progress, "Show a progress bar (default when stderr is a terminal)");
     c->add_flag("--no-progress", f_.no_progress, "Never show a progress bar");
+    c->add_option("--reservation-threshold", f_.reservation_threshold_s,
+                  "Enable gang reservations with backfill (GangReservation plugin) for gangs "
+                  "waiting at least this many seconds (0 = plugin on, reservations off)")
+        ->check(CLI::NonNegativeNumber);
+    c->add_option("--reservation-grace", f_.reservation_grace_s,
+                  "With --reservation-threshold: seconds after the forecast start before an "
+                  "unused reservation expires (default 600)")
+        ->check(CLI::NonNegativeNumber);
   }
 
   // Trace replay experiments (src/replay/experiment.h): policies x seeds, HTML report.
@@ -83,6 +113,9 @@ class SimulateCommand : public Command {
     c->add_option("--report", f_.report_path, "Write a self-contained HTML report to this file");
     c->add_option("--cluster", f_.cluster, "philly: NODESxGPUS, e.g. 32x8");
     c->add_option("--jobs", f_.jobs_csv, "philly: job CSV (job_id,submit_time,num_gpu,duration)");
+    c->add_option("--job-results", f_.job_results_path,
+                  "philly: write one CSV line per job (job_id,submit_s,start_s,end_s,gpus,queue_s,"
+                  "reserved_s,forecast_start_s) to this file (a single run)");
     c->add_flag("--gpu-sharing", f_.gpu_sharing,
                 "openb: GPU shares carry no nvidia.com/gpu request (GpuShare accounts per device)");
     c->add_option("--load", f_.load, "openb-paper: resample arrivals up to this multiple of GPU capacity");

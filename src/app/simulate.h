@@ -23,6 +23,7 @@ struct SimulateFlags {
   std::string nodes_csv, pods_csv, jobs_csv;
   std::string results_path;  // one JSON line per pod (single runs)
   std::string json_path;     // the summary (single run) or the results document (experiments)
+  std::string job_results_path;  // philly: one CSV line per job (single run)
   uint64_t seed = 1;
   size_t max_pods = 0;  // openb / philly: first N pods / jobs (0 = all)
   bool untimed = false;
@@ -33,6 +34,10 @@ struct SimulateFlags {
   bool gpu_sharing = false;
   std::optional<double> load;  // openb-paper: arrivals up to this multiple of GPU capacity
   size_t max_nodes = 0;        // openb-paper: first N GPU nodes (0 = all)
+  // Gang reservations: enables the GangReservation plugin in every profile with this
+  // reservationThresholdSeconds (and reservationGraceSeconds when given); unset = the
+  // configuration as given.
+  std::optional<int64_t> reservation_threshold_s, reservation_grace_s;
 
   // True when the flags ask for experiment mode (policies x seeds, results document).
   bool Experiment() const {
@@ -42,6 +47,12 @@ struct SimulateFlags {
   // --progress, or stderr is a terminal and not --no-progress.
   bool ShowProgress() const;
 };
+
+// Enables GangReservation (multiPoint) in every profile of `cfg` with args
+// reservationThresholdSeconds = threshold_s (and reservationGraceSeconds = *grace_s when
+// set), replacing args the configuration gave it. Used by --reservation-threshold.
+void EnableGangReservation(int64_t threshold_s, std::optional<int64_t> grace_s,
+                           config::KubeSchedulerConfiguration* cfg);
 
 // simulate's trace modes, from the replay module.
 struct TraceReplay {

@@ -42,6 +42,7 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   eo->untimed = f.untimed;
   eo->gpu_sharing = f.gpu_sharing;
   eo->results_path = f.results_path;
+  eo->job_results_path = f.job_results_path;
   eo->seeds = {f.seed};
   if (!f.seeds.empty()) {
     eo->seeds.clear();
@@ -83,6 +84,7 @@ int RunExperiments(const app::SimulateFlags& f, const sim::SimulationOptions& so
   if (auto s = replay::RunExperiments(eo, &results); !s.ok()) return app::Fail(std::string(s.message()));
   std::printf("%s", replay::FormatReportSummary(results).c_str());
   if (!f.results_path.empty()) std::printf("one JSON line per pod: %s\n", f.results_path.c_str());
+  if (!f.job_results_path.empty()) std::printf("one CSV line per job: %s\n", f.job_results_path.c_str());
   if (!f.json_path.empty()) {
     if (auto s = app::WriteTextFile(f.json_path, results.dump(1) + "\n"); !s.ok()) {
       return app::Fail(std::string(s.message()));

@@ -2,6 +2,7 @@
 
 #include "plugins/defaultbinder/default_binder.h"
 #include "plugins/defaultpreemption/default_preemption.h"
+#include "plugins/gangreservation/gang_reservation.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
 #include "plugins/gpupolicy/best_fit.h"
 #include "plugins/gpupolicy/dot_product.h"
@@ -55,6 +56,9 @@ framework::Registry NewInTreeRegistry() {
   Add<volumebinding::VolumeBinding>(r);
   Add<gangscheduling::GangScheduling>(r);
   Add<gangscheduling::GangPrioritySort>(r);
+  // Reservations with backfill for gangs that wait too long (issue 21); not in the default
+  // set: enabling it (threshold > 0) turns reservations on (docs/gangs.md).
+  Add<gangreservation::GangReservation>(r);
   // Queues and quotas (KAI / Volcano Queue, ElasticQuota); not in the default set (see
   // docs/queues.md; `phalanx simulate` enables it when the scenario has queue objects).
   Add<queues::Queues>(r);

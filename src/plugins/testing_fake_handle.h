@@ -134,8 +134,12 @@ class FakeHandle final : public framework::Handle {
   int32_t PriorityOf(const api::Pod& pod) const override { return pod.spec.priority.value_or(0); }
   uint64_t Random(uint64_t n) override { return n == 0 ? 0 : (rng_++) % n; }
   framework::Parallelizer* GetParallelizer() override { return parallelizer_; }
+  // Domain services for plugins that look them up (empty unless a test provides some).
+  framework::ServiceRegistry& services() { return services_; }
+  const framework::ServiceRegistry& Services() const override { return services_; }
 
  private:
+  framework::ServiceRegistry services_;
   framework::Parallelizer* parallelizer_ = nullptr;
   FakeNodeLister lister_;
   FakeClock clock_;

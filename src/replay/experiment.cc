@@ -303,6 +303,11 @@ json SummaryJson(const sim::SimulationResult& res) {
   s["pods_per_second"] =
       R2(res.wall_seconds > 0 ? static_cast<double>(res.pods) / res.wall_seconds : 0);
   s["invariant_violations"] = res.invariant_violations.size();
+  s["reservations"] = {{"made", res.reservations.made},
+                       {"released_started", res.reservations.released_bound},
+                       {"expired", res.reservations.expired},
+                       {"released_gone", res.reservations.released_gone},
+                       {"not_made", res.reservations.not_made}};
   s["unplaced_reasons"] = res.pending_reasons;  // reason of the last attempt -> pods
   s["gpu_capacity"] = R2(cap / 1000.0);
   s["scheduled_pct"] =
@@ -379,6 +384,39 @@ json QueuesJson(const sim::SimulationResult& res) {
   return qj;
 }
 
+// Queueing delay by job size (GPUs: 1, 2-4, 5-8, 16+ and the rest between): count, started,
+// mean and p95 in minutes, one object per non-empty bucket; and the log line's part.
+json DelayByGpus(const std::vector<JobOutcome>& outcomes, std::string* line) {
+  struct Bucket {
+    const char* name;
+    int32_t lo, hi;
+    std::vector<double> qd;
+    size_t count = 0;
+  };
+  std::vector<Bucket> b = {{"1", 1, 1, {}}, {"2-4", 2, 4, {}}, {"5-8", 5, 8, {}},
+                           {"9-15", 9, 15, {}}, {"16+", 16, INT32_MAX, {}}};
+  for (const auto& o : outcomes) {
+    for (auto& k : b) {
+      if (o.gpus < k.lo || o.gpus > k.hi) continue;
+      ++k.count;
+      if (o.start_s >= 0) k.qd.push_back(o.queue_delay_s());
+    }
+  }
+  json out = json::array();
+  for (auto& k : b) {
+    if (k.count == 0) continue;
+    std::sort(k.qd.begin(), k.qd.end());
+    out.push_back({{"gpus", k.name}, {"jobs", k.count}, {"started", k.qd.size()},
+                   {"mean_queue_delay_min", R2(Mean(k.qd) / 60.0)},
+                   {"p95_queue_delay_min", R2(Quantile(k.qd, 0.95) / 60.0)}});
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "%s %s GPUs: %zu jobs, p95 %.0f min", line->empty() ? "" : ";",
+                  k.name, k.count, Quantile(k.qd, 0.95) / 60.0);
+    *line += buf;
+  }
+  return out;
+}
+
 // Philly: the jobs' figures into j["jobs"], their queueing delays into *delays; returns the
 // log line's part about them.
 std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* j,
@@ -409,6 +447,13 @@ std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* 
   jb["mean_queue_delay_min"] = R2(Mean(qd) / 60.0);
   jb["p95_queue_delay_min"] = R2(Quantile(qd, 0.95) / 60.0);
   jb["gpu_util_avg_pct"] = (*j)["summary"]["gpu_alloc_avg_pct"];
+  std::string by_size;
+  jb["queue_delay_by_gpus"] = DelayByGpus(outcomes, &by_size);
+  double large_p95 = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& b : jb["queue_delay_by_gpus"]) {
+    if (b["gpus"] == "16+") large_p95 = b["p95_queue_delay_min"].get<double>();
+  }
+  jb["p95_queue_delay_16plus_min"] = large_p95;
   // Job start times, for determinism checks.
   json starts = json::array();
   for (const auto& o : outcomes) starts.push_back(o.start_s < 0 ? json(nullptr) : json(o.start_s));
@@ -418,7 +463,17 @@ std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* 
   std::snprintf(buf, sizeof(buf), "; jobs %zu/%zu started, mean JCT %.2f h, makespan %.2f h",
                 started, outcomes.size(), Mean(jct) / 3600.0,
                 started ? (last_finish - first_submit) / 3600.0 : 0.0);
-  return buf;
+  std::string line = buf;
+  line += "; queueing by size:" + by_size;
+  const auto& rv = (*j)["summary"]["reservations"];
+  if (rv["made"].get<int64_t>() > 0 || rv["not_made"].get<int64_t>() > 0) {
+    std::snprintf(buf, sizeof(buf), "; reservations %lld made, %lld started, %lld expired",
+                  static_cast<long long>(rv["made"].get<int64_t>()),
+                  static_cast<long long>(rv["released_started"].get<int64_t>()),
+                  static_cast<long long>(rv["expired"].get<int64_t>()));
+    line += buf;
+  }
+  return line;
 }
 
 // openb-paper: the load curve and the figures at 100 % load into *j; returns the log
@@ -547,6 +602,8 @@ std::vector<Col> Columns(const std::string& mode) {
       {"makespan_h", "Makespan (h)", "lower", "jobs", "makespan_h"},
       {"mean_queue_delay_min", "Mean queueing delay (min)", "lower", "jobs", "mean_queue_delay_min"},
       {"p95_queue_delay_min", "p95 queueing delay (min)", "lower", "jobs", "p95_queue_delay_min"},
+      {"p95_queue_delay_16plus_min", "p95 queueing delay, 16+ GPU jobs (min)", "lower", "jobs",
+       "p95_queue_delay_16plus_min"},
       {"gpu_util_avg_pct", "GPU utilization, mean (%)", "higher", "jobs", "gpu_util_avg_pct"}};
   static const Spec kOther[] = {
       {"gpu_alloc_avg_pct", "GPU allocation, mean (%)", "higher", "summary", "gpu_alloc_avg_pct"},
@@ -649,6 +706,9 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   std::vector<PolicySpec> policies;
   bool as_given = false;
   if (auto s = ResolvePolicies(opts, &policies, &as_given); !s.ok()) return s;
+  if (!opts.job_results_path.empty() && (mode != "philly" || policies.size() * opts.seeds.size() != 1)) {
+    return absl::InvalidArgumentError("--job-results is for a single --trace philly run (one policy, one seed)");
+  }
   if (!opts.results_path.empty() && policies.size() * opts.seeds.size() != 1) {
     return absl::InvalidArgumentError("--results is for a single run (one policy, one seed), not " +
                                       std::to_string(policies.size() * opts.seeds.size()));
@@ -670,6 +730,11 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
       if (auto s = RunOne(opts, trace, workload, spec, &rec, &res); !s.ok()) return s;
       if (!opts.results_path.empty()) {
         if (auto s = sim::WriteOutcomesJsonl(res, opts.results_path); !s.ok()) return s;
+      }
+      if (!opts.job_results_path.empty()) {
+        if (auto s = WriteJobResultsCsv(JobOutcomes(trace.jobs, res), opts.job_results_path); !s.ok()) {
+          return s;
+        }
       }
       total_pods += static_cast<double>(res.pods);
       total_wall += res.wall_seconds;

@@ -74,6 +74,8 @@ struct ExperimentOptions {
   // One JSON line per pod (sim::WriteOutcomesJsonl) of the run; only with a single
   // (policy, seed) run.
   std::string results_path;
+  // philly: one CSV line per job (WriteJobResultsCsv) of the run; only with a single run.
+  std::string job_results_path;
   // One line per finished run (for the terminal).
   std::function<void(const std::string&)> log;
   std::function<void(size_t, size_t, double)> progress;

@@ -3,10 +3,13 @@
 #include <charconv>
 #include <cmath>
 #include <climits>
+#include <cstdio>
+#include <fstream>
 #include <map>
 
 #include <yaml-cpp/yaml.h>
 
+#include "gang/reservation.h"
 #include "quota/manager.h"
 #include "replay/csv.h"
 #include "replay/openb.h"
@@ -122,6 +125,10 @@ void AddJobPods(const PhillyCluster& cl, PhillyJob* job, sim::Scenario* out) {
     p.metadata.annotations["gang.scheduling.koordinator.sh/name"] = "job-" + job->id;
     p.metadata.annotations["gang.scheduling.koordinator.sh/min-available"] =
         std::to_string(slices.size());
+    // The trace's duration, so that reservations can forecast when the job ends.
+    char runtime[32];
+    std::snprintf(runtime, sizeof(runtime), "%.0f", std::max(1.0, std::ceil(job->duration_s)));
+    p.metadata.annotations[std::string(gang::kExpectedRuntimeAnnotation)] = runtime;
     api::Container c;
     c.name = "worker";
     c.resources.requests["cpu"] = api::Quantity::FromMilli(cl.milli_cpu_per_gpu * slices[k] / 2);
@@ -225,7 +232,36 @@ std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const si
     }
     out.push_back(o);
   }
+  // The first reservation of each job's gang ("philly/job-<id>").
+  std::map<std::string, const gang::Reservation*> first;
+  for (const auto& rv : r.reservation_log) first.emplace(rv.gang, &rv);
+  for (auto& o : out) {
+    auto it = first.find("philly/job-" + o.id);
+    if (it == first.end()) continue;
+    o.reserved_s = static_cast<double>(it->second->made) / 1e9;
+    o.forecast_start_s = static_cast<double>(it->second->forecast_start) / 1e9;
+  }
   return out;
+}
+
+api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) return absl::InvalidArgumentError(path + ": cannot open for writing");
+  out << "job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,forecast_start_s\n";
+  auto cell = [](double v) {
+    if (v < 0) return std::string();
+    char b[32];
+    std::snprintf(b, sizeof(b), "%.3f", v);
+    return std::string(b);
+  };
+  for (const auto& j : jobs) {
+    const bool started = j.start_s >= 0;
+    out << j.id << "," << cell(j.submit_s) << "," << cell(j.start_s) << "," << cell(j.finish_s)
+        << "," << j.gpus << "," << (started ? cell(j.queue_delay_s()) : "") << ","
+        << cell(j.reserved_s) << "," << cell(j.forecast_start_s) << "\n";
+  }
+  if (!out) return absl::InternalError(path + ": write failed");
+  return absl::OkStatus();
 }
 
 }  // namespace phalanx::replay

@@ -58,9 +58,18 @@ struct JobOutcome {
   double submit_s = 0;
   double start_s = -1;   // when the last member was bound; -1 never started
   double finish_s = -1;  // start + duration
+  // The job's first gang reservation (GangReservation): when it was made and its forecast
+  // start (s); -1 when it had none.
+  double reserved_s = -1;
+  double forecast_start_s = -1;
   double queue_delay_s() const { return start_s - submit_s; }
   double jct_s() const { return finish_s - submit_s; }
 };
 std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const sim::SimulationResult& r);
+
+// One CSV line per job: job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,
+// forecast_start_s (empty cells for a job that never started / had no reservation).
+// Errors: "PATH: cannot open for writing", "PATH: write failed".
+api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::string& path);
 
 }  // namespace phalanx::replay

@@ -113,7 +113,7 @@ bool GangCoordinator::BindingsInFlight(const std::string& gang_key) const {
 // An Event on the gang's own object (dialects that have one), so that a Pending gang is
 // never opaque: "gang nlp/giant: 1 of 5 pending members fit, 5 needed; ...".
 void GangCoordinator::RecordEvent(const framework::PodGroupUnit& unit, bool ok,
-                                  const std::string& message) {
+                                  const std::string& message, const char* reason) {
   auto info = gangs_.SummaryOf(unit.key);
   if (!info || !info->spec) return;
   const gang::PodGroupSpec& spec = *info->spec;
@@ -131,7 +131,7 @@ void GangCoordinator::RecordEvent(const framework::PodGroupUnit& unit, bool ok,
   std::string name = spec.name;
   if (spec.dialect == gang::Dialect::kWorkload) name = name.substr(0, name.find('/'));
   client_.RecordObjectEvent(api_version, kind, spec.namespace_, name, ok ? "Normal" : "Warning",
-                            ok ? "Scheduled" : "FailedScheduling", message);
+                            *reason ? reason : (ok ? "Scheduled" : "FailedScheduling"), message);
 }
 
 }  // namespace phalanx::scheduler

@@ -69,12 +69,20 @@ class GangCoordinator {
   // After RecordRejected and PodGroupCycleDone: each unit's status (kUnschedulable).
   void WriteRejectedStatus(const framework::PodGroupPlan& plan, const std::string& message);
 
+  // A reservation was made for `unit`'s gang (reservation_planner.cc): a Normal/Reserved
+  // Event with `message` on the gang's own object (dialects that have one).
+  void RecordReserved(const framework::PodGroupUnit& unit, const std::string& message) {
+    RecordEvent(unit, true, message, "Reserved");
+  }
+
   // True while members of the gang are assumed (binding, held for the pool, or waiting in
   // Permit): their completion will write the gang's status.
   bool BindingsInFlight(const std::string& gang_key) const;
 
  private:
-  void RecordEvent(const framework::PodGroupUnit& unit, bool ok, const std::string& message);
+  // `reason` "": Scheduled when ok, else FailedScheduling.
+  void RecordEvent(const framework::PodGroupUnit& unit, bool ok, const std::string& message,
+                   const char* reason = "");
   std::string SubGroupTally(const framework::PodGroupUnit& unit) const;
   void WriteStatus(const std::string& gang_key, GangOutcome outcome, std::string_view message,
                    const api::Pod* member) {

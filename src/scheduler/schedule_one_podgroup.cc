@@ -96,14 +96,18 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
   cache_.UpdateSnapshot(&snapshot_);
   const int64_t generation = snapshot_.generation();
+  // Gang reservations (reservation_planner.cc) make a rejected cycle depend on the clock
+  // and on reservation state the memo does not record: no replay while they are enabled.
+  const bool replay =
+      opts_.replay_podgroup_rejections && !reservations_->Settings().enabled();
   // Nothing this attempt reads changed since the gang's last rejection: replay it.
-  if (opts_.replay_podgroup_rejections && queue_->nominator().Empty()) {
+  if (replay && queue_->nominator().Empty()) {
     if (const PodGroupRejection* r = rejection_memo_.Find(plan, members, generation, epoch)) {
       ReplayPodGroupRejection(*fwk, plan, members, *r, cycle);
       return;
     }
   }
-  const bool uniform = opts_.replay_podgroup_rejections && queue_->nominator().Empty() &&
+  const bool uniform = replay && queue_->nominator().Empty() &&
                        PodGroupRejectionMemo::UniformGang(*fwk, plan, members);
   if (uniform) {
     if (const auto* shape = rejection_memo_.FindShape(*fwk, plan, members, generation, epoch)) {
@@ -130,12 +134,18 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   if (!pre.message.empty()) placement.reject_reason += "; " + pre.message;
   const std::vector<std::string> nominated_before = nominated;
   if (!pre.nominated.empty()) nominated = std::move(pre.nominated);
+  // Starvation guard (reservation_planner.cc): only when preemption is not making room.
+  if (pre.nominated.empty()) {
+    if (std::string r = PlanGangReservation(plan, members); !r.empty()) {
+      placement.reject_reason += "; " + r;
+    }
+  }
   std::shared_ptr<PodGroupRejection> memo;
   // Preemption that found victims, or ran its search with lower-priority pods (dry-run
   // placements draw from the random tie-break), is not replayed.
   const bool preempted = !pre.victims.empty() || pre.reclaimed != 0 || !pre.message.empty();
-  if (PodGroupRejectionMemo::Replayable(*fwk, plan, placement, nominated_before, nominated,
-                                        preempted)) {
+  if (replay && PodGroupRejectionMemo::Replayable(*fwk, plan, placement, nominated_before,
+                                                  nominated, preempted)) {
     memo = PodGroupRejectionMemo::Describe(plan, members, generation, epoch);
     memo->preemption_attempted = pre.attempted;
     memo->batched = placement.batched;
@@ -195,6 +205,7 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGr
     if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
   }
   gang_coordinator_->RecordCommitted(plan, placement.placed, placement.TopologySummary());
+  ReleaseGangReservation(plan);
   fwk->RunPodGroupCycleDone(plan, true, "");
   gang_coordinator_->WriteCommittedStatus(plan, last_bound);
   if (hold) {

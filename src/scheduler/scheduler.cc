@@ -109,6 +109,7 @@ void Scheduler::Tick() {
   queue_->FlushBackoffQCompleted();
   queue_->FlushUnschedulablePodsLeftover();
   for (auto& [name, fw] : profiles_) fw->ExpireWaitingPods(now);
+  SweepReservations(now);
   auto expired = cache_.CleanupExpiredAssumedPods(now);
   if (!expired.empty()) {
     Requeue(framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete", {});
@@ -118,7 +119,7 @@ void Scheduler::Tick() {
 api::Timestamp Scheduler::NextWakeTime() const {
   api::Timestamp t = std::min(queue_->NextBackoffExpiry(), queue_->NextUnschedulableTimeout());
   for (const auto& [name, fw] : profiles_) t = std::min(t, fw->NextPermitDeadline());
-  return t;
+  return std::min(t, reservations_->NextExpiry());
 }
 
 void Scheduler::Run() {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "gang/reservation.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "backend/cache/cache.h"
@@ -189,6 +190,9 @@ class Scheduler {
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
   quota::QueueManager& queues() { return *queues_; }
+  // Node reservations of gangs that waited too long (gang/reservation.h; enabled by the
+  // GangReservation plugin's args); plugins reach it as the service gang::ReservationLedger.
+  gang::ReservationLedger& reservations() { return *reservations_; }
   // Evicts preemption victims off the scheduling thread (on the binding pool; inline when
   // binding_workers == 0); plugins reach it as the service framework::PreemptionExecutor.
   framework::PreemptionExecutor& preemption() { return *preemption_; }
@@ -321,6 +325,23 @@ class Scheduler {
                               const std::vector<std::string>& reasons, int64_t cycle,
                               const std::vector<std::string>& nominated);
 
+  // ---- reservation_planner.cc: gang reservations with backfill (gang/reservation.h) ----
+  // After a failed PodGroup cycle of `plan` (nothing nominated): when reservations are on
+  // and the gang (plan.units[0]) has waited the threshold since its quorum existed, plans
+  // and records a reservation for the members still needed (a Normal "Reserved" Event on
+  // the gang's object). Returns the line for the gang's reason ("" when nothing to say):
+  // the reservation made or held, or why none could be made.
+  std::string PlanGangReservation(const framework::PodGroupPlan& plan,
+                                  const std::vector<PodGroupMember>& members);
+  // A PodGroup cycle of `plan` committed: its reservation, if any, is released (kBound).
+  void ReleaseGangReservation(const framework::PodGroupPlan& plan);
+  // Releases expired reservations and those whose gang is gone or gated (fewer than
+  // minMember pods), and requeues the pods GangReservation rejected.
+  void SweepReservations(api::Timestamp now);
+  // True when a reservation of gang `key` can no longer be used: the gang is gone, gated
+  // (fewer than minMember pods exist) or already satisfied.
+  bool GangGone(const std::string& key) const;
+
   // ---- eventhandlers.cc ----
   void OnObjectAdd(const api::UnstructuredPtr& obj);
   void OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj);
@@ -362,6 +383,9 @@ class Scheduler {
   // PodGroups and other objects) and pending pods' scheduling-relevant updates. Atomic:
   // bumped by the event handlers, read by the scheduling thread.
   std::atomic<uint64_t> object_epoch_{0};
+  // Provided to plugins before the profiles are built; never null.
+  std::unique_ptr<gang::ReservationLedger> reservations_ =
+      std::make_unique<gang::ReservationLedger>();
   cache::Cache cache_;
   cache::Snapshot snapshot_;
   std::unique_ptr<framework::Parallelizer> parallelizer_;

@@ -528,6 +528,8 @@ class Driver {
       }
     }
     res_->attempts = sched_->stats().attempts;
+    res_->reservations = sched_->reservations().Counters();
+    res_->reservation_log = sched_->reservations().History();
     res_->virtual_seconds = Seconds(clock_.Now());
     res_->invariant_violations = checker_.violations();
     res_->gangs = CollectGangOutcomes(sched_->gangs());
@@ -661,6 +663,11 @@ std::string FormatSummary(const SimulationResult& r) {
     o << buf;
   }
   o << FormatGangSummary(r.gangs);
+  if (r.reservations.made > 0 || r.reservations.not_made > 0) {
+    o << "gang reservations: " << r.reservations.made << " made  (" << r.reservations.released_bound
+      << " started, " << r.reservations.expired << " expired, " << r.reservations.released_gone
+      << " gang gone)  " << r.reservations.not_made << " failed cycles over the threshold without one\n";
+  }
   if (!r.queues.empty()) {
     o << "queues (" << r.queue_resource << (r.queue_resource == "cpu" ? " cores" : "")
       << "; time-average allocated / deserved, peak, at end, pending pods at end):\n";
@@ -714,6 +721,11 @@ std::string ResultJson(const SimulationResult& r) {
   j["preemptions"] = r.preemptions;
   j["preemption_victims"] = r.preemption_victims;
   j["pdb_violations"] = r.pdb_violations;
+  j["reservations"] = {{"made", r.reservations.made},
+                       {"released_started", r.reservations.released_bound},
+                       {"expired", r.reservations.expired},
+                       {"released_gone", r.reservations.released_gone},
+                       {"not_made", r.reservations.not_made}};
   j["virtual_seconds"] = r.virtual_seconds;
   j["wall_seconds"] = r.wall_seconds;
   j["pending_reasons"] = r.pending_reasons;

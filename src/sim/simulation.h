@@ -19,6 +19,7 @@
 #include "api/resource.h"
 #include "api/status.h"
 #include "config/types.h"
+#include "gang/reservation.h"
 #include "framework/registry.h"
 #include "sim/gang_report.h"
 #include "sim/scenario.h"
@@ -143,6 +144,10 @@ struct SimulationResult {
   // Preemptions that evicted (a pod's, a gang's, a queue reclaim's), each with its victims.
   int64_t preemptions = 0;
   size_t pod_disruption_budgets = 0;  // in the scenario
+  // Gang reservations (GangReservation plugin, gang/reservation.h): made, released when the
+  // gang started / was gone, expired, and failed cycles over the threshold that got none.
+  gang::ReservationCounters reservations;
+  std::vector<gang::Reservation> reservation_log;  // every reservation made, in order
   GangSummary gangs;  // per-gang outcomes and waits (empty when no pod named a gang)
   // Allocation over time; GPU capacity in milli (devices of every node * 1000).
   std::vector<UsageSample> timeline;

@@ -122,6 +122,9 @@ api::Status Store::BindPod(const std::string& ns, const std::string& name,
   std::erase_if(p.status.conditions, [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
   p.status.conditions.push_back({"PodScheduled", "True", "", ""});
   p.status.nominated_node_name.clear();
+  // The in-process store plays the kubelet too: the pod starts when bound (status.startTime,
+  // which expected end times of running pods count from; gang/reservation.h).
+  if (!p.status.start_time) p.status.start_time = clock_.Now();
   p.metadata.resource_version = NextRV();
   api::PodPtr old = it->second;
   auto np = std::make_shared<const api::Pod>(std::move(p));

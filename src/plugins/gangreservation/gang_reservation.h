@@ -1,0 +1,78 @@
+// GangReservation: node reservations with backfill for gangs that wait too long (issue 21;
+// Slurm EASY backfill, KAI-Scheduler#1969, Volcano#947, kube-batch#821).
+//
+// Phalanx's transactional gangs hold nothing while they wait, so small pods can take every
+// node that frees while a large gang waits forever. With this plugin enabled, a gang whose
+// PodGroup cycle fails after it has waited `reservationThresholdSeconds` (since its quorum
+// of members existed) gets a reservation: the nodes that free soonest for it, from the
+// running pods' expected end times (gang/reservation.h), and a forecast start. The
+// scheduler plans and releases reservations (src/scheduler/reservation_planner.cc); this
+// plugin configures the shared gang::ReservationLedger from its args and enforces the
+// reservation at Filter: a reserved node is UnschedulableAndUnresolvable for a pod outside
+// the reserving gang (and its GangGroup) unless the pod's expected end — now + its
+// expected runtime (annotation scheduling.phalanx.dev/expected-runtime-seconds, else
+// activeDeadlineSeconds) — is no later than the forecast start (backfill). Pods of unknown
+// runtime never backfill. Unresolvable: evicting pods from a reserved node would not let a
+// non-backfill pod in, so preemption skips those nodes and cannot fight the reservation.
+//
+// Not in the default profile: enabling the plugin (with a threshold > 0) enables
+// reservations; without it, or with threshold 0, Phalanx behaves as before. The scheduler
+// keeps one ledger for all profiles: with several profiles enabling the plugin, the args of
+// the last such profile of the configuration apply.
+//
+// Args (GangReservationArgs):
+//   reservationThresholdSeconds: int >= 0  (default 300; 0 = no reservations)
+//   reservationGraceSeconds: int >= 0      (default 600: a reservation whose gang has not
+//                                           started by forecast start + grace expires and
+//                                           is planned again at the gang's next failure)
+//   maxReservations: int >= 1              (default 1: EASY backfill, one at a time)
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/handle.h"
+#include "framework/interface.h"
+#include "framework/registry.h"
+#include "gang/ledger.h"
+#include "gang/reservation.h"
+
+namespace phalanx::plugins::gangreservation {
+
+class GangReservation final : public framework::PreFilterPlugin,
+                              public framework::FilterPlugin,
+                              public framework::BatchablePlugin,
+                              public framework::EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "GangReservation";
+
+  GangReservation(framework::Handle& h, gang::ReservationLedger* ledger)
+      : handle_(h), gangs_(h.Service<gang::GangLedger>()), ledger_(ledger) {}
+  // Parses the args (errors name the field, as upstream's validation does) and configures
+  // the scheduler's ReservationLedger with them.
+  static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
+                                                                      framework::Handle& h);
+  std::string_view Name() const override { return kName; }
+
+  // Skip when no reservation bars this pod (the common case: one pointer load); otherwise
+  // records the barred nodes and their reasons for Filter.
+  framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                              framework::PreFilterResult* result) override;
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) override;
+  // Equal gang and equal expected runtime give equal verdicts on every node.
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
+  // Pods barred from reserved nodes retry when a pod is bound (the reserving gang started,
+  // its reservation is gone) or deleted (room freed).
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+ private:
+  framework::Handle& handle_;
+  gang::GangLedger* gangs_;          // nullptr: no gang state (then no pod is a gang member)
+  gang::ReservationLedger* ledger_;  // nullptr: the scheduler keeps no reservations
+};
+
+}  // namespace phalanx::plugins::gangreservation
