@@ -25,6 +25,9 @@
 // its own names — the unit's reason after its display name, and the first member's status
 // and node statuses (not when they name the pod).
 //
+// Not used while gang reservations are enabled (reservation_planner.cc: a rejected cycle
+// then depends on the clock and on reservation state).
+//
 // Scheduling thread only (not thread-safe; the Scheduler owns one).
 #pragma once
 
