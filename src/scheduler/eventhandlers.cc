@@ -56,11 +56,13 @@ void Scheduler::Requeue(framework::EventResource resource, uint32_t action, cons
 }
 
 void Scheduler::OnNamespaceSet(const api::Namespace& ns) {
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock l(&ns_mu_);
   namespace_labels_[ns.metadata.name] = ns.metadata.labels;
 }
 
 void Scheduler::OnNamespaceDelete(const api::Namespace& ns) {
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock l(&ns_mu_);
   namespace_labels_.erase(ns.metadata.name);
 }
@@ -68,11 +70,13 @@ void Scheduler::OnNamespaceDelete(const api::Namespace& ns) {
 // PDB changes requeue nothing: upstream registers no PDB event for any plugin (a PDB
 // only orders preemption victims, it never makes a pod fit).
 void Scheduler::OnPodDisruptionBudgetSet(const api::PodDisruptionBudgetPtr& pdb) {
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock l(&pdb_mu_);
   pdbs_[pdb->Key()] = pdb;
 }
 
 void Scheduler::OnPodDisruptionBudgetDelete(const api::PodDisruptionBudgetPtr& pdb) {
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock l(&pdb_mu_);
   pdbs_.erase(pdb->Key());
 }
@@ -86,6 +90,7 @@ std::vector<api::PodDisruptionBudgetPtr> Scheduler::ListPodDisruptionBudgets() c
 }
 
 void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   gangs_->OnObjectAdd(obj);
   queues_->OnObjectAdd(obj);
   framework::EventObjects objs;
@@ -105,6 +110,7 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::U
   }
   queues_->OnObjectUpdate(obj);
   if (status_only) return;
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   framework::EventObjects objs;
   objs.other_old = old_obj.get();
   objs.other_new = obj.get();
@@ -112,6 +118,7 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::U
 }
 
 void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) {
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   gangs_->OnObjectDelete(obj);
   queues_->OnObjectDelete(obj);
 }
@@ -174,6 +181,11 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
     queue_->Delete(*old_pod);
     return;
   }
+  // A pending pod's scheduling-relevant change: a remembered PodGroup rejection that read
+  // it may no longer hold (podgroup_memo.h).
+  if (framework::PodUpdateActions(*old_pod, *new_pod) != 0) {
+    object_epoch_.fetch_add(1, std::memory_order_acq_rel);
+  }
   auto info = PodInfo::Make(new_pod);
   if (new_pod->status.nominated_node_name != old_pod->status.nominated_node_name) {
     if (new_pod->status.nominated_node_name.empty()) {
@@ -230,11 +242,13 @@ void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& n
 void Scheduler::OnNodeDelete(const api::NodePtr& node) { cache_.RemoveNode(*node); }
 
 void Scheduler::OnPriorityClassAdd(const std::shared_ptr<const api::PriorityClass>& pc) {
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock l(&pc_mu_);
   priority_classes_[pc->metadata.name] = pc;
 }
 
 void Scheduler::OnPriorityClassDelete(const std::shared_ptr<const api::PriorityClass>& pc) {
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock l(&pc_mu_);
   priority_classes_.erase(pc->metadata.name);
 }

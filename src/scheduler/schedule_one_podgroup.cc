@@ -93,7 +93,28 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
                                  const framework::PodGroupPlan& plan, int64_t cycle) {
   std::vector<PodGroupMember> members = TakeMembers(*queue_, popped, plan);
   CountAttempts(static_cast<int64_t>(members.size()) - 1);  // ScheduleOne counted the popped pod
+  const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
   cache_.UpdateSnapshot(&snapshot_);
+  const int64_t generation = snapshot_.generation();
+  // Gang reservations (reservation_planner.cc) make a rejected cycle depend on the clock
+  // and on reservation state the memo does not record: no replay while they are enabled.
+  const bool replay =
+      opts_.replay_podgroup_rejections && !reservations_->Settings().enabled();
+  // Nothing this attempt reads changed since the gang's last rejection: replay it.
+  if (replay && queue_->nominator().Empty()) {
+    if (const PodGroupRejection* r = rejection_memo_.Find(plan, members, generation, epoch)) {
+      ReplayPodGroupRejection(*fwk, plan, members, *r, cycle);
+      return;
+    }
+  }
+  const bool uniform = replay && queue_->nominator().Empty() &&
+                       PodGroupRejectionMemo::UniformGang(*fwk, plan, members);
+  if (uniform) {
+    if (const auto* shape = rejection_memo_.FindShape(*fwk, plan, members, generation, epoch)) {
+      ReplayShapeRejection(*fwk, plan, members, *shape, generation, epoch, cycle);
+      return;
+    }
+  }
   std::vector<std::string> nominated = SuspendNominations(*queue_, members);
   PodGroupAlgorithm algorithm(*this, *fwk, plan, members);
   PodGroupPlacement placement = algorithm.Run();
@@ -102,6 +123,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     stats_.batched_placements += placement.batched;
   }
   if (placement.reject_reason.empty()) {
+    rejection_memo_.Forget(plan);
     CommitPodGroup(fwk, plan, members, placement, cycle);
     return;
   }
@@ -110,6 +132,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   PodGroupPreemptionResult pre =
       PodGroupPreemption(*this, *fwk, plan, members, algorithm).Run(placement);
   if (!pre.message.empty()) placement.reject_reason += "; " + pre.message;
+  const std::vector<std::string> nominated_before = nominated;
   if (!pre.nominated.empty()) nominated = std::move(pre.nominated);
   // Starvation guard (reservation_planner.cc): only when preemption is not making room.
   if (pre.nominated.empty()) {
@@ -117,8 +140,50 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       placement.reject_reason += "; " + r;
     }
   }
-  RejectPodGroup(*fwk, plan, members, placement, cycle, nominated);
+  std::shared_ptr<PodGroupRejection> memo;
+  // Preemption that found victims, or ran its search with lower-priority pods (dry-run
+  // placements draw from the random tie-break), is not replayed.
+  const bool preempted = !pre.victims.empty() || pre.reclaimed != 0 || !pre.message.empty();
+  if (replay && PodGroupRejectionMemo::Replayable(*fwk, plan, placement, nominated_before,
+                                                  nominated, preempted)) {
+    memo = PodGroupRejectionMemo::Describe(plan, members, generation, epoch);
+    memo->preemption_attempted = pre.attempted;
+    memo->batched = placement.batched;
+  }
+  RejectPodGroup(*fwk, plan, members, placement, cycle, nominated, memo.get());
   algorithm.Revert();
+  // Remembered only if the cache did not move during the attempt (live mode: an event
+  // between the snapshot and now), so that the rejection is the one of `generation`.
+  if (memo && queue_->nominator().Empty() && snapshot_.generation() == generation) {
+    const std::string& display = plan.units[0].display;
+    // Another gang's members get this member's status: only when it names no pod.
+    const std::string& name = members[0].qp->Pod().metadata.name;
+    bool names_pod = members[0].status.Message().find(name) != std::string::npos;
+    for (const auto& [node, st] : members[0].diag.node_statuses) {
+      for (const auto& r : st.reasons()) names_pod = names_pod || r.find(name) != std::string::npos;
+    }
+    if (uniform && !names_pod && placement.reject_reason.rfind(display, 0) == 0) {
+      PodGroupRejectionMemo::Shape shape;
+      shape.generation = generation;
+      shape.epoch = epoch;
+      shape.canonical = members[0].qp->pod_info;
+      shape.need = plan.units[0].need;
+      shape.pending = members.size();
+      shape.reason_tail = placement.reject_reason.substr(display.size());
+      shape.member_status = members[0].status;
+      shape.node_statuses = members[0].diag.node_statuses;
+      for (const auto& m : members) {
+        shape.plugins.insert(m.diag.unschedulable_plugins.begin(), m.diag.unschedulable_plugins.end());
+        shape.plugins.insert(m.diag.pending_plugins.begin(), m.diag.pending_plugins.end());
+      }
+      shape.preemption_attempted = memo->preemption_attempted;
+      shape.batched = memo->batched;
+      rejection_memo_.RememberShape(std::move(shape));
+    }
+    rejection_memo_.Remember(std::move(memo));
+  } else {
+    rejection_memo_.Forget(plan);
+  }
 }
 
 void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGroupPlan& plan,
@@ -151,12 +216,62 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGr
 void Scheduler::RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                                std::vector<PodGroupMember>& members,
                                const PodGroupPlacement& placement, int64_t cycle,
-                               const std::vector<std::string>& nominated) {
+                               const std::vector<std::string>& nominated,
+                               PodGroupRejection* out) {
   // Nothing is held: every member gets the gang's reason and waits for an event that one
   // of the rejecting plugins' queueing hints accepts.
   std::set<std::string> plugins;
   std::vector<std::string> reasons;
   Status s = GangRejection(members, placement, &plugins, &reasons);
+  ApplyPodGroupRejection(fwk, plan, members, s, plugins, reasons, cycle, nominated);
+  if (out) {
+    out->status = std::move(s);
+    out->plugins = std::move(plugins);
+    out->reasons = std::move(reasons);
+  }
+}
+
+void Scheduler::ReplayPodGroupRejection(framework::Framework& fwk,
+                                        const framework::PodGroupPlan& plan,
+                                        std::vector<PodGroupMember>& members,
+                                        const PodGroupRejection& r, int64_t cycle) {
+  {
+    absl::MutexLock l(&stats_mu_);
+    ++stats_.replayed_podgroup_rejections;
+    stats_.batched_placements += r.batched;
+  }
+  if (r.preemption_attempted) preemption().RecordAttempt("GangPreemption", "Unschedulable");
+  ApplyPodGroupRejection(fwk, plan, members, r.status, r.plugins, r.reasons, cycle, {});
+}
+
+void Scheduler::ReplayShapeRejection(framework::Framework& fwk,
+                                     const framework::PodGroupPlan& plan,
+                                     std::vector<PodGroupMember>& members,
+                                     const PodGroupRejectionMemo::Shape& shape,
+                                     int64_t generation, uint64_t epoch, int64_t cycle) {
+  // The first member fails as the shape's did; the others are not reached (or fail alike).
+  members[0].status = shape.member_status;
+  members[0].diag = Diagnosis{};
+  members[0].diag.node_statuses = shape.node_statuses;
+  members[0].diag.unschedulable_plugins = shape.plugins;
+  PodGroupPlacement placement;
+  placement.placed.assign(1, 0);
+  placement.placement_failed = true;
+  placement.reject_reason = plan.units[0].display + shape.reason_tail;
+  auto r = PodGroupRejectionMemo::Describe(plan, members, generation, epoch);
+  r->status = GangRejection(members, placement, &r->plugins, &r->reasons);
+  r->preemption_attempted = shape.preemption_attempted;
+  r->batched = shape.batched;
+  ReplayPodGroupRejection(fwk, plan, members, *r, cycle);
+  rejection_memo_.Remember(std::move(r));
+}
+
+void Scheduler::ApplyPodGroupRejection(framework::Framework& fwk,
+                                       const framework::PodGroupPlan& plan,
+                                       std::vector<PodGroupMember>& members, const Status& s,
+                                       const std::set<std::string>& plugins,
+                                       const std::vector<std::string>& reasons, int64_t cycle,
+                                       const std::vector<std::string>& nominated) {
   for (size_t i = 0; i < members.size(); ++i) {
     auto& m = members[i];
     m.qp->unschedulable_plugins = plugins;

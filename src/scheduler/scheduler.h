@@ -33,6 +33,7 @@
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "framework/runtime.h"
+#include "scheduler/podgroup_memo.h"
 #include "cluster/informer.h"
 
 namespace phalanx::gang {
@@ -67,6 +68,9 @@ struct SchedulerOptions {
   // Further services for out-of-tree plugins (framework::ServiceRegistry); the scheduler
   // adds its gang and queue ledgers.
   framework::ServiceRegistry services;
+  // Replay a gang's remembered PodGroup rejection while nothing the cycle reads has
+  // changed (podgroup_memo.h); false runs every cycle in full (differential tests).
+  bool replay_podgroup_rejections = true;
 };
 
 // Why a pod could not be scheduled (upstream framework.Diagnosis + FitError).
@@ -130,6 +134,8 @@ struct SchedulerStats {
   // PodGroup cycle placements taken from a PlacementBatch (no Filter and Score pass over
   // the nodes of their own), whether or not the gang then committed.
   int64_t batched_placements = 0;
+  // PodGroup attempts that replayed the gang's remembered rejection (podgroup_memo.h).
+  int64_t replayed_podgroup_rejections = 0;
 };
 
 class Scheduler {
@@ -296,9 +302,28 @@ class Scheduler {
   // The placement did not fit: one gang-level reason for every member, nothing held;
   // members[i] is nominated to nominated[i] when not empty (gang preemption,
   // podgroup_preemption.h).
+  // `out` (may be null) receives the status, plugins and reasons every member got.
   void RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                       std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
-                      int64_t cycle, const std::vector<std::string>& nominated);
+                      int64_t cycle, const std::vector<std::string>& nominated,
+                      PodGroupRejection* out = nullptr);
+  // Gives every member the rejection `r` again, as RejectPodGroup did when `r` was recorded
+  // (podgroup_memo.h), with GangPreemption's attempt counted again when it was.
+  void ReplayPodGroupRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                               std::vector<PodGroupMember>& members, const PodGroupRejection& r,
+                               int64_t cycle);
+  // Gives every member of a uniform gang the rejection of another gang of its shape on the
+  // same state (PodGroupRejectionMemo::Shape), under its own names, and remembers it.
+  void ReplayShapeRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                            std::vector<PodGroupMember>& members,
+                            const PodGroupRejectionMemo::Shape& shape, int64_t generation,
+                            uint64_t epoch, int64_t cycle);
+  // Everything but the placement of RejectPodGroup / ReplayPodGroupRejection.
+  void ApplyPodGroupRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+                              std::vector<PodGroupMember>& members, const framework::Status& s,
+                              const std::set<std::string>& plugins,
+                              const std::vector<std::string>& reasons, int64_t cycle,
+                              const std::vector<std::string>& nominated);
 
   // ---- reservation_planner.cc: gang reservations with backfill (gang/reservation.h) ----
   // After a failed PodGroup cycle of `plan` (nothing nominated): when reservations are on
@@ -350,6 +375,14 @@ class Scheduler {
   std::shared_ptr<gang::Manager> gangs_;
   std::shared_ptr<quota::QueueManager> queues_;  // fed like gangs_ (src/quota/manager.h)
   std::unique_ptr<GangCoordinator> gang_coordinator_;
+  // Rejected PodGroup cycles that a later attempt may replay (podgroup_memo.h); scheduling
+  // thread only.
+  PodGroupRejectionMemo rejection_memo_;
+  // Moves on every event that may change what a PodGroup cycle reads besides the cache,
+  // the plan and the nominator: cluster objects (namespaces, PriorityClasses, PDBs,
+  // PodGroups and other objects) and pending pods' scheduling-relevant updates. Atomic:
+  // bumped by the event handlers, read by the scheduling thread.
+  std::atomic<uint64_t> object_epoch_{0};
   // Provided to plugins before the profiles are built; never null.
   std::unique_ptr<gang::ReservationLedger> reservations_ =
       std::make_unique<gang::ReservationLedger>();

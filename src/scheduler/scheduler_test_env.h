@@ -28,6 +28,7 @@ struct SchedulerTestOptions {
   // The scheduler's ClusterClient, given the env's store (e.g. a wrapper that injects
   // failures); nullptr: the store itself. The client must outlive the env's scheduler.
   std::function<framework::ClusterClient*(store::Store&)> client;
+  bool replay_podgroup_rejections = true;  // SchedulerOptions::replay_podgroup_rejections
 };
 
 struct SchedulerTestEnv {
@@ -41,6 +42,7 @@ struct SchedulerTestEnv {
     o.client = opts.client ? opts.client(store) : &store;
     o.seed = opts.seed;
     o.binding_workers = opts.binding_workers;
+    o.replay_podgroup_rejections = opts.replay_podgroup_rejections;
     auto s = Scheduler::New(std::move(o));
     EXPECT_TRUE(s.ok()) << s.status().Message();
     sched = std::move(s).value();
