@@ -306,10 +306,9 @@ PodGroupPreemptionResult PodGroupPreemption::Run(const PodGroupPlacement& placem
 std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectPolicyUnits(std::string* why) {
   const auto& plugins = fwk_.PodGroupPlugins();
   candidates_.assign(plugins.size(), {});
-  std::unordered_map<std::string, PodInfoPtr> by_key;  // every pod on a node
-  for (const NodeInfo* ni : sched_.snapshot().List()) {
-    for (const auto& p : ni->pods()) by_key.emplace(p->Pod().Key(), p);
-  }
+  // Every pod on a node by key; built only once a policy offers a candidate (most failed
+  // cycles have none, and indexing every pod each time dominated a gang backlog's replay).
+  std::unordered_map<std::string, PodInfoPtr> by_key;
   std::vector<PreemptionVictimUnit> units;
   std::unordered_set<std::string> taken;  // a pod offered twice counts once
   for (size_t k = 0; k < plugins.size(); ++k) {
@@ -317,6 +316,11 @@ std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectPolicyUnits(std::st
     candidates_[k] = plugins[k]->VictimCandidates(plan_, &w);
     if (candidates_[k].empty() && why->empty()) *why = std::move(w);
     const auto& offered = candidates_[k];
+    if (!offered.empty() && by_key.empty()) {
+      for (const NodeInfo* ni : sched_.snapshot().List()) {
+        for (const auto& p : ni->pods()) by_key.emplace(p->Pod().Key(), p);
+      }
+    }
     for (size_t i = 0; i < offered.size(); ++i) {
       PreemptionVictimUnit u;
       u.policy = static_cast<int>(k);
