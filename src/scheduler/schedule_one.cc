@@ -539,6 +539,16 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
   api::PodCondition cond{"PodScheduled", "False",
                          status.IsRejected() ? "Unschedulable" : "SchedulerError", msg};
   const std::string* nnn = nominated.empty() ? nullptr : &nominated;
+  // Nothing to write when the pod already shows this condition and nomination (upstream
+  // updatePod: podutil.UpdatePodCondition reports no change and nominatedNodeName needs
+  // none): a pod that fails the same way again costs no API call.
+  const bool nnn_same = nnn == nullptr || pod.status.nominated_node_name == *nnn;
+  const bool cond_same = std::any_of(
+      pod.status.conditions.begin(), pod.status.conditions.end(), [&](const api::PodCondition& c) {
+        return c.type == cond.type && c.status == cond.status && c.reason == cond.reason &&
+               c.message == cond.message;
+      });
+  if (nnn_same && cond_same) return;
   // A pod deleted meanwhile has no status to write; anything else is logged.
   if (api::Status st = opts_.client->UpdatePodStatus(pod, &cond, nnn);
       !st.ok() && !absl::IsNotFound(st)) {
