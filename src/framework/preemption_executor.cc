@@ -57,7 +57,7 @@ std::string PreemptionExecutor::Evict(const PreemptionRequest& req) {
       if (absl::IsNotFound(s)) continue;  // already deleted
       if (!s.ok()) return "preempt " + v.Key() + ": " + std::string(s.message());
     }
-    client_.RecordEvent(v, "Normal", "Preempted", victim.event_message);
+    client_.RecordEvent(v, "Normal", victim.event_reason, victim.event_message);
   }
   // Lower-priority pods nominated to the freed nodes may no longer fit there: clearing
   // their nomination lets them look elsewhere sooner. Not critical (upstream logs it).

@@ -60,7 +60,8 @@ struct PreemptionRequest {
   std::string disruption_message;
   struct Victim {
     PodInfoPtr pod;
-    std::string event_message;  // the "Preempted" event
+    std::string event_message;  // the event's message
+    std::string event_reason = "Preempted";
   };
   std::vector<Victim> victims;  // in eviction order
   int64_t num_pdb_violations = 0;  // victims whose eviction violates a budget (for metrics)

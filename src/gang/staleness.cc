@@ -48,7 +48,11 @@ std::vector<StaleGangTracker::Action> StaleGangTracker::Check(const GangLedger& 
     auto it = stale_.find(key);
     if (why.empty()) {
       if (it != stale_.end()) {
-        out.push_back({Action::Kind::kRecovered, key, "gang " + key + " is whole again", {}});
+        // Whole again (a replacement bound), or no member left running (evicted, ended).
+        const int32_t active = info->counts.assumed + info->counts.bound;
+        if (active > 0 && info->spec && active >= info->spec->min_member) {
+          out.push_back({Action::Kind::kRecovered, key, "gang " + key + " is whole again", {}});
+        }
         stale_.erase(it);
       }
       continue;

@@ -75,6 +75,16 @@ class GangCoordinator {
     RecordEvent(unit, true, message, "Reserved");
   }
 
+  // A stale-gang finding (gang/staleness.h) for `gang_key`: an Event with `reason`
+  // ("StaleGang" Warning, "StaleGangEvicted" Warning, "GangWhole" Normal) on the gang's own
+  // object (dialects that have one).
+  void RecordStaleness(const std::string& gang_key, bool ok, const std::string& message,
+                       const char* reason) {
+    framework::PodGroupUnit unit;
+    unit.key = gang_key;
+    RecordEvent(unit, ok, message, reason);
+  }
+
   // True while members of the gang are assumed (binding, held for the pool, or waiting in
   // Permit): their completion will write the gang's status.
   bool BindingsInFlight(const std::string& gang_key) const;

@@ -35,6 +35,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.services.Provide<gang::GangLedger>(gangs_.get());
   fo.services.Provide<quota::QueueLedger>(queues_.get());
   fo.services.Provide<gang::ReservationLedger>(reservations_.get());
+  fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());
   fo.namespace_labels = [this](std::string_view name, std::map<std::string, std::string>* out) {
     absl::MutexLock l(&ns_mu_);

@@ -110,6 +110,7 @@ void Scheduler::Tick() {
   queue_->FlushUnschedulablePodsLeftover();
   for (auto& [name, fw] : profiles_) fw->ExpireWaitingPods(now);
   SweepReservations(now);
+  SweepStaleGangs(now);
   auto expired = cache_.CleanupExpiredAssumedPods(now);
   if (!expired.empty()) {
     Requeue(framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete", {});
@@ -119,6 +120,7 @@ void Scheduler::Tick() {
 api::Timestamp Scheduler::NextWakeTime() const {
   api::Timestamp t = std::min(queue_->NextBackoffExpiry(), queue_->NextUnschedulableTimeout());
   for (const auto& [name, fw] : profiles_) t = std::min(t, fw->NextPermitDeadline());
+  t = std::min(t, stale_gangs_->NextDeadline());
   return std::min(t, reservations_->NextExpiry());
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gang/reservation.h"
+#include "gang/staleness.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "backend/cache/cache.h"
@@ -338,6 +339,9 @@ class Scheduler {
   // Releases expired reservations and those whose gang is gone or gated (fewer than
   // minMember pods), and requeues the pods GangReservation rejected.
   void SweepReservations(api::Timestamp now);
+  // Reports running gangs that fell below their minimum and evicts the remaining members of
+  // those stale for their grace (gang/staleness.h), through the PreemptionExecutor.
+  void SweepStaleGangs(api::Timestamp now);
   // True when a reservation of gang `key` can no longer be used: the gang is gone, gated
   // (fewer than minMember pods exist) or already satisfied.
   bool GangGone(const std::string& key) const;
@@ -383,6 +387,9 @@ class Scheduler {
   // PodGroups and other objects) and pending pods' scheduling-relevant updates. Atomic:
   // bumped by the event handlers, read by the scheduling thread.
   std::atomic<uint64_t> object_epoch_{0};
+  // Running gangs below their minimum (gang/staleness.h), checked by Tick; provided to
+  // plugins (GangSchedulingArgs sets its default grace) before the profiles are built.
+  std::unique_ptr<gang::StaleGangTracker> stale_gangs_ = std::make_unique<gang::StaleGangTracker>();
   // Provided to plugins before the profiles are built; never null.
   std::unique_ptr<gang::ReservationLedger> reservations_ =
       std::make_unique<gang::ReservationLedger>();

@@ -1,13 +1,18 @@
 #include "plugins/gangscheduling/gang_scheduling.h"
 
+#include "gang/staleness.h"
+#include <optional>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "gang/ledger.h"
+#include "gang/staleness.h"
 #include "gang/subgroups.h"
 #include "gang/topology.h"
 
@@ -107,6 +112,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
     framework::PluginArgs args, framework::Handle& h) {
   Mode mode = Mode::kTransactional;
   int64_t wait = 300;
+  std::optional<int64_t> stale_grace;
   if (args != nullptr && args->IsMap()) {
     try {
       for (const auto& kv : *args) {
@@ -121,6 +127,8 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
             return Status::Error("GangSchedulingArgs: mode: Unsupported value: \"" + m +
                                  "\": supported values: \"Transactional\", \"Permit\"");
           }
+        } else if (key == "staleGangGracePeriodSeconds") {
+          stale_grace = kv.second.as<int64_t>();
         } else if (key == "permitWaitingTimeSeconds") {
           wait = kv.second.as<int64_t>();
           if (wait <= 0) {
@@ -131,6 +139,12 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
       }
     } catch (const YAML::Exception& e) {
       return Status::Error(std::string("GangSchedulingArgs: ") + e.what());
+    }
+  }
+  if (stale_grace) {
+    // One tracker per scheduler: with several profiles the last one's value applies.
+    if (auto* tracker = h.Service<gang::StaleGangTracker>()) {
+      tracker->SetDefaultGrace(*stale_grace < 0 ? -1 : *stale_grace * api::kNanosPerSecond);
     }
   }
   return std::unique_ptr<framework::Plugin>(

@@ -14,6 +14,11 @@
 // Args (GangSchedulingArgs):
 //   mode: Transactional | Permit               (default Transactional)
 //   permitWaitingTimeSeconds: int > 0          (default 300: upstream 1.35's fixed 5 min)
+//   staleGangGracePeriodSeconds: int           (default unset: KAI gangs 60 s as KAI's
+//       globalDefaultStalenessGracePeriod, other dialects never): how long a running gang
+//       may stay below its minimum before its remaining members are evicted; negative:
+//       never (the gang is reported and waits to be made whole). A KAI PodGroup's
+//       kai.scheduler/staleness-grace-period annotation overrides it (gang/staleness.h).
 #pragma once
 
 #include <memory>
