@@ -15,6 +15,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "api/decode.h"
 #include "config/config.h"
 #include "gang/reservation.h"
 #include "plugins/registry.h"
@@ -43,15 +44,32 @@ api::Node GpuNode(const std::string& name, int64_t gpus) {
 // `members` pods of `gpus` GPUs each, gang "t/<name>" (Koordinator annotations, as the
 // Philly replay writes them), arriving at `arrival_s` and running `run_s` seconds with
 // the expected-runtime annotation (`annotate`).
+// With `sub_a` > 0 the job is instead a KAI PodGroup (added to sc->objects) of two subgroups,
+// "a" (the first sub_a members, minMember sub_a) and "b" (the rest, minMember the rest).
 void AddJob(Scenario* sc, const std::string& name, int members, int64_t gpus, int64_t arrival_s,
-            int64_t run_s, bool annotate = true) {
+            int64_t run_s, bool annotate = true, int sub_a = 0) {
+  if (sub_a > 0) {
+    api::Manifests m;
+    const std::string y = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: "
+                          "{name: " + name + ", namespace: t}\nspec:\n  subGroups:\n  - {name: a, "
+                          "minMember: " + std::to_string(sub_a) + "}\n  - {name: b, minMember: " +
+                          std::to_string(members - sub_a) + "}\n";
+    ASSERT_TRUE(api::DecodeManifests(y, "kai.yaml", &m).ok());
+    for (auto& o : m.objects) sc->objects.push_back(std::move(o));
+  }
   for (int k = 0; k < members; ++k) {
     TimedPod tp;
     api::Pod& p = tp.pod;
     p.metadata.namespace_ = "t";
     p.metadata.name = name + "-" + std::to_string(k);
-    p.metadata.annotations["gang.scheduling.koordinator.sh/name"] = name;
-    p.metadata.annotations["gang.scheduling.koordinator.sh/min-available"] = std::to_string(members);
+    if (sub_a > 0) {
+      p.metadata.annotations["pod-group-name"] = name;
+      p.metadata.labels["kai.scheduler/subgroup-name"] = k < sub_a ? "a" : "b";
+    } else {
+      p.metadata.annotations["gang.scheduling.koordinator.sh/name"] = name;
+      p.metadata.annotations["gang.scheduling.koordinator.sh/min-available"] =
+          std::to_string(members);
+    }
     if (annotate) {
       p.metadata.annotations[std::string(gang::kExpectedRuntimeAnnotation)] = std::to_string(run_s);
     }
@@ -161,8 +179,12 @@ TEST(GangReservationSimTest, NoForecastWhileAPodOfUnknownRuntimeBlocksTheGang) {
 // Random clusters and mixes of gangs (some of unknown runtime, some never fitting), with
 // reservations on: checked with the simulator's hooks against state kept here from the pod
 // objects alone (not the scheduler's resource code).
-TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
-  std::mt19937_64 rng(2026);
+// Random clusters and gang mixes with reservations, checked against GPU accounting kept
+// from the pod objects; with `sub_groups`, some multi-member jobs are KAI PodGroups of two
+// subgroups, and no subgroup may ever run short of its minimum while its gang runs.
+void CheckRandomMixes(uint64_t seed, bool sub_groups) {
+  std::mt19937_64 rng(seed);
+  int reservations_seen = 0, split_gangs_run = 0;
   for (int iter = 0; iter < 25; ++iter) {
     Scenario sc;
     const int nodes = 2 + static_cast<int>(rng() % 5);
@@ -173,13 +195,16 @@ TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
       capacity["n" + std::to_string(i)] = gpus;
     }
     std::map<std::string, int> min_member;  // gang -> members
+    std::map<std::string, int> sub_a_of;    // KAI gang -> minMember of subgroup "a"
     for (int j = 0, jobs = 10 + static_cast<int>(rng() % 30); j < jobs; ++j) {
       const int members = rng() % 3 == 0 ? 1 + static_cast<int>(rng() % (nodes + 1)) : 1;
       const int64_t gpus = 1 + static_cast<int64_t>(rng() % 8);
       const std::string name = "j" + std::to_string(j);
       min_member["t/" + name] = members;
+      const int sub_a = sub_groups && members >= 2 && rng() % 2 ? 1 + static_cast<int>(rng() % (members - 1)) : 0;
+      if (sub_a > 0) sub_a_of["t/" + name] = sub_a;
       AddJob(&sc, name, members, gpus, static_cast<int64_t>(rng() % 3000),
-             10 + static_cast<int64_t>(rng() % 2000), /*annotate=*/rng() % 6 != 0);
+             10 + static_cast<int64_t>(rng() % 2000), /*annotate=*/rng() % 6 != 0, sub_a);
     }
     Finish(&sc);
     SimulationOptions o = Options(/*threshold_s=*/static_cast<int64_t>(rng() % 300),
@@ -190,7 +215,16 @@ TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
     std::map<std::string, int> bound_of, alive_of;        // gang -> members bound / existing
     std::vector<std::string> errors;
     auto gang_of = [&](size_t i) {
-      return "t/" + sc.pods[i].pod.metadata.annotations.at("gang.scheduling.koordinator.sh/name");
+      const auto& ann = sc.pods[i].pod.metadata.annotations;
+      auto it = ann.find("pod-group-name");
+      return "t/" + (it != ann.end() ? it->second : ann.at("gang.scheduling.koordinator.sh/name"));
+    };
+    // KAI gang -> subgroup -> members bound now
+    std::map<std::string, std::map<std::string, int>> bound_sub;
+    auto sub_of = [&](size_t i) {
+      const auto& l = sc.pods[i].pod.metadata.labels;
+      auto it = l.find("kai.scheduler/subgroup-name");
+      return it == l.end() ? std::string() : it->second;
     };
     auto gpus_of = [&](size_t i) {
       return sc.pods[i].pod.spec.containers[0].resources.requests.at(
@@ -202,6 +236,7 @@ TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
       used[node] += gpus_of(i);
       on_node[i] = {node, gpus_of(i)};
       ++bound_of[gang_of(i)];
+      if (!sub_of(i).empty()) ++bound_sub[gang_of(i)][sub_of(i)];
       if (used[node] > capacity[node]) errors.push_back("overcommit on " + node);
       // Backfill rule: outside the reserving gangs, a pod on a reserved node ends by the
       // forecast start.
@@ -224,10 +259,24 @@ TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
       if (it == on_node.end()) return;
       used[it->second.first] -= it->second.second;
       on_node.erase(it);
+      if (!sub_of(i).empty()) --bound_sub[gang_of(i)][sub_of(i)];
     };
     o.hooks.on_step = [&](double t) {
+      // Never a partial subgroup: a KAI gang with members running has each subgroup at its
+      // minimum (its members are bound together and end together).
+      for (const auto& [gang, subs] : bound_sub) {
+        const int a = subs.count("a") ? subs.at("a") : 0, b = subs.count("b") ? subs.at("b") : 0;
+        if (a + b == 0) continue;
+        const int need_a = sub_a_of[gang], need_b = min_member[gang] - sub_a_of[gang];
+        if (a < need_a || b < need_b) {
+          errors.push_back(gang + " runs subgroups a " + std::to_string(a) + "/" +
+                           std::to_string(need_a) + ", b " + std::to_string(b) + "/" +
+                           std::to_string(need_b) + " at " + std::to_string(t) + " s");
+        }
+      }
       auto view = sched->reservations().View();
       if (!view) return;
+      reservations_seen += static_cast<int>(view->reservations.size());
       for (const auto& r : view->reservations) {
         const int need = min_member[r.gang];
         if (alive_of[r.gang] < need || bound_of[r.gang] >= need) {
@@ -241,7 +290,19 @@ TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
     EXPECT_TRUE(res.invariant_violations.empty()) << "iteration " << iter;
     EXPECT_TRUE(errors.empty()) << "iteration " << iter << ": " << errors.size()
                                 << " errors, first: " << (errors.empty() ? "" : errors[0]);
+    for (const auto& [gang, subs] : bound_sub) split_gangs_run += bound_of[gang] > 0 ? 1 : 0;
   }
+  // The mixes must exercise what is checked.
+  EXPECT_GT(reservations_seen, 0);
+  if (sub_groups) EXPECT_GT(split_gangs_run, 5);
+}
+
+TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
+  CheckRandomMixes(2026, /*sub_groups=*/false);
+}
+
+TEST(GangReservationSimTest, RandomMixesWithSubGroupsNeverRunAPartialSubGroup) {
+  CheckRandomMixes(2027, /*sub_groups=*/true);
 }
 
 }  // namespace
