@@ -119,6 +119,9 @@ void Manager::RemovePodLocked(const std::string& pkey) {
       case PodEntry::kAssumed: --g.counts.assumed; break;
       case PodEntry::kBound: --g.counts.bound; break;
     }
+    if (it->second.state != PodEntry::kPending && g.counts.satisfied_once) {
+      running_losses_.insert(it->second.gang);
+    }
     // Finished gangs stay (their counts are zero) so that reports can still show them.
   }
   pods_.erase(it);
@@ -327,6 +330,7 @@ void Manager::MarkForgotten(const api::Pod& pod) {
   CountSubGroup(g, it->second, -1);
   it->second.state = PodEntry::kPending;
   CountSubGroup(g, it->second, 1);
+  if (g.counts.satisfied_once) running_losses_.insert(it->second.gang);
   // A gang that was satisfied only by assumed members that are now forgotten is not
   // satisfied any more (rollback).
   auto spec = SpecLocked(g, it->second.gang);
@@ -366,6 +370,13 @@ bool Manager::Satisfied(const std::string& key) const {
       return g.counts.assumed >= spec->min_member;
   }
   return false;
+}
+
+std::vector<std::string> Manager::TakeRunningLosses() {
+  absl::MutexLock l(&mu_);
+  std::vector<std::string> out(running_losses_.begin(), running_losses_.end());
+  running_losses_.clear();
+  return out;
 }
 
 std::vector<std::string> Manager::GangKeys() const {

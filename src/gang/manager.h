@@ -94,6 +94,9 @@ class Manager final : public GangLedger {
   bool Satisfied(const std::string& gang_key) const override;
 
   std::vector<std::string> GangKeys() const;
+  // Keys (sorted) of the gangs that ran (satisfied once) and lost an assumed or bound member
+  // since the last call: the only gangs that can have become stale (staleness.h).
+  std::vector<std::string> TakeRunningLosses();
 
  private:
   struct PodEntry {
@@ -132,6 +135,7 @@ class Manager final : public GangLedger {
   const DialectOptions opts_;
   mutable absl::Mutex mu_;
   std::map<std::string, Gang> gangs_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> running_losses_ ABSL_GUARDED_BY(mu_);  // TakeRunningLosses
   // Transparent hash/equality so that RefPtrOf finds a pod by a string_view key.
   struct KeyHash {
     using is_transparent = void;

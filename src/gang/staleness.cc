@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <set>
 
 #include "gang/subgroups.h"
 
@@ -37,13 +38,18 @@ int64_t StaleGangTracker::GraceOf(const GangInfo& g) const {
 }
 
 std::vector<StaleGangTracker::Action> StaleGangTracker::Check(const GangLedger& ledger,
-                                                             const std::vector<std::string>& keys,
+                                                             const std::vector<std::string>& candidates,
                                                              api::Timestamp now) {
   std::vector<Action> out;
   absl::MutexLock l(&mu_);
+  std::set<std::string> keys(candidates.begin(), candidates.end());
+  for (const auto& [key, spell] : stale_) keys.insert(key);
   for (const auto& key : keys) {
     auto info = ledger.Info(key);
-    if (!info) continue;
+    if (!info) {
+      stale_.erase(key);
+      continue;
+    }
     const std::string why = StaleReason(*info);
     auto it = stale_.find(key);
     if (why.empty()) {
@@ -82,10 +88,6 @@ std::vector<StaleGangTracker::Action> StaleGangTracker::Check(const GangLedger& 
     }
     s.evicted = true;
     out.push_back(std::move(a));
-  }
-  // Gangs that are gone (not in `keys`) leave no spell behind.
-  for (auto it = stale_.begin(); it != stale_.end();) {
-    it = std::find(keys.begin(), keys.end(), it->first) == keys.end() ? stale_.erase(it) : std::next(it);
   }
   return out;
 }

@@ -54,9 +54,11 @@ class StaleGangTracker {
     std::string message;  // for the event
     std::vector<std::string> pods;  // kEvict: pod keys (namespace/name)
   };
-  // Checks the gangs `keys` of `ledger` at `now`; returns what to do, in key order. A gang
-  // is evicted once per stale spell.
-  std::vector<Action> Check(const GangLedger& ledger, const std::vector<std::string>& keys,
+  // Checks, at `now`, the gangs `candidates` of `ledger` (those that may have become stale,
+  // e.g. Manager::TakeRunningLosses) and every gang already stale; returns what to do, in key
+  // order. A gang is evicted once per stale spell; a gang the ledger no longer knows ends
+  // its spell silently.
+  std::vector<Action> Check(const GangLedger& ledger, const std::vector<std::string>& candidates,
                             api::Timestamp now) ABSL_LOCKS_EXCLUDED(mu_);
   // The earliest time a stale gang's grace ends (INT64_MAX: none pending).
   api::Timestamp NextDeadline() const ABSL_LOCKS_EXCLUDED(mu_);

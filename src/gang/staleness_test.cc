@@ -93,7 +93,12 @@ TEST(StaleGangTrackerTest, ReportsEvictsOnceAfterTheGraceAndForgetsGoneGangs) {
   EXPECT_EQ(a[0].pods, std::vector<std::string>{"ml/train-0"});
   EXPECT_TRUE(t.Check(ledger, {"ml/train"}, 200 * kSec).empty());  // once per spell
   EXPECT_EQ(t.NextDeadline(), INT64_MAX);
-  EXPECT_TRUE(t.Check(ledger, {}, 201 * kSec).empty());  // gone: the spell is dropped
+  // An existing spell is checked without being a candidate again.
+  EXPECT_TRUE(t.Check(ledger, {}, 201 * kSec).empty());
+  ledger.gangs.erase("ml/train");
+  EXPECT_TRUE(t.Check(ledger, {}, 202 * kSec).empty());  // gone: the spell is dropped
+  ledger.gangs["ml/train"] = Running(Dialect::kKAI, 2, 1, 1);
+  EXPECT_TRUE(t.Check(ledger, {}, 250 * kSec).empty());  // no spell, not a candidate
   a = t.Check(ledger, {"ml/train"}, 300 * kSec);         // a new spell
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].kind, StaleGangTracker::Action::Kind::kStale);

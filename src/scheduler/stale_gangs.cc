@@ -26,7 +26,7 @@ framework::PodInfoPtr CachedPod(const cache::Cache& cache, const std::string& ke
 
 void Scheduler::SweepStaleGangs(api::Timestamp now) {
   using Kind = gang::StaleGangTracker::Action::Kind;
-  for (auto& a : stale_gangs_->Check(*gangs_, gangs_->GangKeys(), now)) {
+  for (auto& a : stale_gangs_->Check(*gangs_, gangs_->TakeRunningLosses(), now)) {
     if (a.kind == Kind::kRecovered) {
       gang_coordinator_->RecordStaleness(a.gang, true, a.message, "GangWhole");
       continue;
