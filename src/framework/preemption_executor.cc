@@ -7,6 +7,21 @@
 
 namespace phalanx::framework {
 
+std::function<bool(const api::Pod&)> RejectIfWaitingIn(Handle& h) {
+  Handle* handle = &h;
+  return [handle](const api::Pod& v) {
+    if (handle->GetWaitingPod(v.metadata.uid) == nullptr) return false;
+    handle->RejectWaitingPod(v.metadata.uid);
+    return true;
+  };
+}
+
+PreemptionExecutor* PreemptionExecutorOf(Handle& h, std::unique_ptr<PreemptionExecutor>* own) {
+  if (auto* ex = h.Service<PreemptionExecutor>()) return ex;
+  *own = std::make_unique<PreemptionExecutor>(h.Client(), nullptr, nullptr);
+  return own->get();
+}
+
 std::string DisruptionTargetMessage(std::string_view scheduler_name, std::string_view what) {
   return std::string(scheduler_name) + ": preempting to accommodate a higher priority " +
          std::string(what);

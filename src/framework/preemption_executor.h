@@ -128,6 +128,15 @@ class PreemptionExecutor {
   PreemptionObserver* observer_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
+// PreemptionRequest::reject_if_waiting for the pods waiting at Permit in `h`'s profile:
+// such a victim is rejected rather than deleted (upstream preemption.go). `h` must outlive
+// the request's work.
+std::function<bool(const api::Pod&)> RejectIfWaitingIn(Handle& h);
+
+// The scheduler's executor (the PreemptionExecutor service of `h`), or, when the handle
+// provides none (plugin unit tests), an inline one on h.Client() created in *own.
+PreemptionExecutor* PreemptionExecutorOf(Handle& h, std::unique_ptr<PreemptionExecutor>* own);
+
 // The DisruptionTarget condition's message for a victim of `what` ("pod", "gang"):
 // "<schedulerName>: preempting to accommodate a higher priority pod" (upstream
 // preemption.go).

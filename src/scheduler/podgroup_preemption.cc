@@ -238,12 +238,7 @@ void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
       if (fwk_.PriorityOf(p->Pod()) < priority) req.clear_nominations.push_back(p);
     }
   }
-  framework::Framework* fwk = &fwk_;
-  req.reject_if_waiting = [fwk](const api::Pod& v) {
-    if (fwk->GetWaitingPod(v.metadata.uid) == nullptr) return false;
-    fwk->RejectWaitingPod(v.metadata.uid);  // waiting at Permit: rejected, not deleted
-    return true;
-  };
+  req.reject_if_waiting = framework::RejectIfWaitingIn(fwk_);
   req.num_pdb_violations = out->num_pdb_violations;
   // Off the scheduling thread (framework/preemption_executor.h); a failed API call is
   // reported there, on the members.

@@ -165,13 +165,9 @@ framework::StatusOr<DefaultPreemptionArgs> ParseDefaultPreemptionArgs(framework:
 }
 
 DefaultPreemption::DefaultPreemption(DefaultPreemptionArgs args, framework::Handle& handle)
-    : args_(args), handle_(&handle), executor_(handle.Service<framework::PreemptionExecutor>()) {
-  if (executor_ == nullptr) {
-    own_executor_ =
-        std::make_unique<framework::PreemptionExecutor>(handle.Client(), nullptr, nullptr);
-    executor_ = own_executor_.get();
-  }
-}
+    : args_(args),
+      handle_(&handle),
+      executor_(framework::PreemptionExecutorOf(handle, &own_executor_)) {}
 
 framework::StatusOr<std::unique_ptr<framework::Plugin>> DefaultPreemption::New(
     framework::PluginArgs args, framework::Handle& h) {
@@ -633,13 +629,7 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& po
   for (const auto& p : handle_->NominatedPodsForNode(c.node)) {
     if (handle_->PriorityOf(p->Pod()) < prio) req.clear_nominations.push_back(p);
   }
-  framework::Handle* h = handle_;
-  req.reject_if_waiting = [h](const api::Pod& v) {
-    // A pod waiting at Permit is rejected rather than deleted.
-    if (h->GetWaitingPod(v.metadata.uid) == nullptr) return false;
-    h->RejectWaitingPod(v.metadata.uid);
-    return true;
-  };
+  req.reject_if_waiting = framework::RejectIfWaitingIn(*handle_);
   executor_->Execute(std::move(req));
   return Status::Success();
 }

@@ -86,13 +86,8 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
 Queues::Queues(framework::Handle& h)
     : handle_(h),
       queues_(h.Service<quota::QueueLedger>()),
-      gang_sort_(h),
-      executor_(h.Service<framework::PreemptionExecutor>()) {
-  if (executor_ == nullptr) {
-    own_executor_ = std::make_unique<framework::PreemptionExecutor>(h.Client(), nullptr, nullptr);
-    executor_ = own_executor_.get();
-  }
-}
+      executor_(framework::PreemptionExecutorOf(h, &own_executor_)),
+      gang_sort_(h) {}
 
 int64_t Queues::Reclaim(const std::string& queue, const std::vector<quota::ReclaimUnit>& victims,
                         const std::string& who, const framework::PodInfo* pod) {
@@ -112,12 +107,7 @@ int64_t Queues::Reclaim(const std::string& queue, const std::vector<quota::Recla
   const int64_t n = static_cast<int64_t>(req.victims.size());
   if (n == 0) return 0;
   req.disruption_message = scheduler_name + ": reclaimed for queue " + queue;
-  framework::Handle* h = &handle_;
-  req.reject_if_waiting = [h](const api::Pod& v) {
-    if (h->GetWaitingPod(v.metadata.uid) == nullptr) return false;
-    h->RejectWaitingPod(v.metadata.uid);
-    return true;
-  };
+  req.reject_if_waiting = framework::RejectIfWaitingIn(handle_);
   executor_->Execute(std::move(req));
   reclaimed_pods_ += n;
   qm->SetReclaimHold(queue, handle_.GetClock().Now() + kReclaimHoldNs);
