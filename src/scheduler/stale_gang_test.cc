@@ -146,5 +146,24 @@ TEST(StaleGangTest, InvalidGraceAnnotationIsAnErrorNamingTheField) {
       << q->last_failure_message;
 }
 
+TEST(StaleGangTest, UnknownGangSchedulingArgIsAnError) {
+  SchedulerOptions o;
+  o.config = config::DefaultConfiguration();
+  config::PluginConfig pc;
+  pc.name = "GangScheduling";
+  pc.args = std::make_shared<YAML::Node>(YAML::Load("{staleGangGraceSeconds: 30}"));
+  o.config.profiles[0].plugin_config.push_back(pc);
+  o.registry = plugins::NewInTreeRegistry();
+  framework::VirtualClock clock(0);
+  store::Store store(clock);
+  o.clock = &clock;
+  o.client = &store;
+  auto s = Scheduler::New(std::move(o));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().Message().find("GangSchedulingArgs: unknown field \"staleGangGraceSeconds\""),
+            std::string::npos)
+      << s.status().Message();
+}
+
 }  // namespace
 }  // namespace phalanx::scheduler

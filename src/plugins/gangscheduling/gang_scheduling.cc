@@ -15,6 +15,7 @@
 #include "gang/staleness.h"
 #include "gang/subgroups.h"
 #include "gang/topology.h"
+#include "plugins/helper/args.h"
 
 namespace phalanx::plugins::gangscheduling {
 
@@ -113,7 +114,16 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
   Mode mode = Mode::kTransactional;
   int64_t wait = 300;
   std::optional<int64_t> stale_grace;
-  if (args != nullptr && args->IsMap()) {
+  // Unknown fields are an error, as upstream's strict decoding (the loop below reads only
+  // the known ones).
+  helper::FieldErrors errs;
+  bool has_content = false;
+  if (!helper::CheckArgsMap(args, "GangSchedulingArgs",
+                            {"mode", "permitWaitingTimeSeconds", "staleGangGracePeriodSeconds"},
+                            &errs, &has_content)) {
+    return helper::ArgsError(errs, "GangSchedulingArgs");
+  }
+  if (has_content) {
     try {
       for (const auto& kv : *args) {
         const std::string key = kv.first.as<std::string>();
