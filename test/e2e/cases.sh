@@ -625,6 +625,12 @@ case_gang_preemption() {
   stop_phalanx main
 }
 
+# More cases live in cases_*.sh next to this file (one file per feature area).
+for _f in "$(dirname "$0")"/cases_*.sh; do
+  [[ -e "$_f" ]] || continue
+  # shellcheck source=/dev/null
+  source "$_f"
+done
 declare -F "case_$CASE" >/dev/null || { echo "unknown case $CASE" >&2; exit 2; }
 e2e_setup
 start=$SECONDS
