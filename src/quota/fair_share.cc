@@ -31,7 +31,14 @@ void Divide(double x, std::vector<Child>& kids, const QueueTree& tree, const std
   double sum_g = 0;
   std::vector<double> g(kids.size());
   for (size_t i = 0; i < kids.size(); ++i) {
-    g[i] = std::min(static_cast<double>(tree.queues.at(kids[i].name).GuaranteeOf(r)), kids[i].cap);
+    const QueueSpec& spec = tree.queues.at(kids[i].name);
+    const double quota = static_cast<double>(spec.GuaranteeOf(r));
+    g[i] = std::min(quota, kids[i].cap);
+    // lendingLimit: the part of the quota it may not lend stays its share even when idle.
+    auto lend = spec.lending_limit.find(r);
+    if (lend != spec.lending_limit.end()) {
+      g[i] = std::max(g[i], std::max(0.0, quota - static_cast<double>(lend->second)));
+    }
     sum_g += g[i];
   }
   const double scale = sum_g > x && sum_g > 0 ? x / sum_g : 1.0;

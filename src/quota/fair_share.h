@@ -5,8 +5,10 @@
 // is divided among its children c:
 //   1. cap_c = min(limit_c, demand_c), where demand_c is the subtree's requested amount
 //      (allocated + pending) — a queue never deserves more than it asks for or its limit.
-//   2. Quota first: each child gets g_c = min(guarantee_c, cap_c). If the guarantees do not
-//      fit in X they are scaled down in proportion to g_c.
+//   2. Quota first: each child gets g_c = min(guarantee_c, cap_c) — or, with a lendingLimit
+//      L_c (Kueue KEP-1224 semantics), max(min(guarantee_c, cap_c), guarantee_c - L_c): the
+//      part of its quota a queue may not lend is its share even when it does not ask for
+//      it. If the guarantees do not fit in X they are scaled down in proportion to g_c.
 //   3. Over quota: what is left of X is divided among children with cap_c > g_c in
 //      descending priority groups (KAI over-quota priority), within a group by
 //      over-quota weight (max-min water filling: a child that reaches cap_c leaves, the

@@ -385,6 +385,49 @@ std::string QueueManager::CheckAdmission(const std::string& queue,
       }
     }
   }
+  return LendingCheckLocked(queue, request);
+}
+
+int64_t QueueManager::KeptIdleLocked(const std::string& q, const std::string& r,
+                                     const std::set<std::string>& path) const {
+  int64_t kids = 0;
+  auto ch = tree_.children.find(q);
+  if (ch != tree_.children.end()) {
+    for (const auto& c : ch->second) kids += KeptIdleLocked(c, r, path);
+  }
+  if (path.count(q) || !tree_.Usable(q)) return kids;
+  const QueueSpec& spec = tree_.queues.at(q);
+  auto lend = spec.lending_limit.find(r);
+  if (lend == spec.lending_limit.end()) return kids;
+  auto a = allocated_.find(q);
+  const int64_t used = a == allocated_.end() ? 0 : Get(a->second, r);
+  return std::max(kids, std::max<int64_t>(0, spec.GuaranteeOf(r) - lend->second - used));
+}
+
+std::string QueueManager::LendingCheckLocked(const std::string& queue,
+                                             const ResourceList& request) const {
+  bool any = false;
+  for (const auto& [n, spec] : tree_.queues) any = any || !spec.lending_limit.empty();
+  if (!any) return "";
+  const auto p = tree_.PathToRoot(queue);
+  const std::set<std::string> path(p.begin(), p.end());
+  auto roots = tree_.children.find("");
+  for (const auto& [r, want] : request) {
+    if (r == "pods" || want <= 0 || !capacity_.count(r)) continue;
+    int64_t kept = 0;
+    if (roots != tree_.children.end()) {
+      for (const auto& q : roots->second) kept += KeptIdleLocked(q, r, path);
+    }
+    if (kept == 0) continue;
+    const int64_t free =
+        std::max<int64_t>(0, Get(capacity_, r) - Get(total_allocated_, r) - kept);
+    if (want > free) {
+      const std::string f = FormatAmount(r, free);
+      return "waiting for queue " + queue + ": needs " + FormatAmount(r, want) + ", " +
+             f.substr(0, f.find(' ')) + " free outside the idle quota other queues do not " +
+             "lend (lendingLimit: " + FormatAmount(r, kept) + " kept)";
+    }
+  }
   return "";
 }
 

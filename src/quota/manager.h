@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -149,6 +150,9 @@ class QueueManager final : public QueueLedger {
   // While another queue holds capacity it reclaimed (SetReclaimHold, not expired at `now`),
   // a queue that would go above its deserved share with `request` is refused too:
   // "waiting for queue team-b: capacity reclaimed by queue team-a is held for it".
+  // Idle quota that other queues do not lend (lendingLimit) is not free either:
+  // "waiting for queue b: needs 10 nvidia.com/gpu, 5 free outside the idle quota other
+  // queues do not lend (lendingLimit: 15 nvidia.com/gpu kept)".
   std::string CheckAdmission(const std::string& queue, const ResourceList& request,
                              api::Timestamp now = 0) const override;
 
@@ -241,6 +245,15 @@ class QueueManager final : public QueueLedger {
   // Subtree allocation of `q` ({} for none) and its deserved share of `r` (0 for none).
   const ResourceList& AllocatedLocked(const std::string& q) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double DeservedLocked(const std::string& q, const std::string& r) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // lendingLimit (Kueue KEP-1224 semantics, on any dialect that sets it): "" when `request`
+  // fits the cluster's free capacity minus the idle quota that queues off `queue`'s path
+  // keep for themselves — per queue max(0, quota - lendingLimit - allocated), a parent
+  // keeping the larger of its own and its children's sum; else why.
+  std::string LendingCheckLocked(const std::string& queue, const ResourceList& request) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t KeptIdleLocked(const std::string& q, const std::string& r,
+                         const std::set<std::string>& path) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // "" when `queue` may reclaim for `request` (usable, and within its deserved share with
   // it); else why. Needs EnsureShareLocked.

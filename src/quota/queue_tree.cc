@@ -158,6 +158,13 @@ void ParseKAI(const api::Unstructured& o, const YAML::Node& spec, QueueSpec* q, 
     if (g != q->guarantee.end() && l != q->limit.end() && l->second < g->second) {
       errs->Add(base + ".limit", "must be >= quota (" + std::to_string(g->second) + ")");
     }
+    auto ll = q->lending_limit.find(k.name);
+    if (ll != q->lending_limit.end()) {
+      const int64_t quota_amount = g == q->guarantee.end() ? 0 : g->second;
+      if (ll->second > quota_amount) {  // Kueue: lendingLimit <= nominalQuota
+        errs->Add(base + ".lendingLimit", "must be <= quota (" + std::to_string(quota_amount) + ")");
+      }
+    }
   }
   (void)o;
 }

@@ -306,6 +306,63 @@ spec: {parentQueue: dept, resources: {gpu: {quota: 8, limit: 16}}}
   EXPECT_EQ(st[0].allocated.at(kGpu), 8);  // dept: subtree sum
 }
 
+TEST(FairShare, LendingLimitKeepsTheUnlentQuota) {
+  // 100 GPUs; A quota 20, lendingLimit 5, asks for nothing; B no quota asks for 100.
+  // A keeps 20 - 5 = 15 idle; B gets the other 85. Without the limit B would get 100.
+  auto a = Q("a", "", {{kGpu, 20}}, {});
+  a.lending_limit[kGpu] = 5;
+  auto t = BuildQueueTree({a, Q("b", "", {}, {})});
+  auto s = ComputeFairShare(t, {{kGpu, 100}}, {{"b", {{kGpu, 100}}}});
+  EXPECT_NEAR(G(s, "a"), 15, 1e-9);
+  EXPECT_NEAR(G(s, "b"), 85, 1e-9);
+  auto t2 = BuildQueueTree({Q("a", "", {{kGpu, 20}}, {}), Q("b", "", {}, {})});
+  auto s2 = ComputeFairShare(t2, {{kGpu, 100}}, {{"b", {{kGpu, 100}}}});
+  EXPECT_NEAR(G(s2, "a"), 0, 1e-9);
+  EXPECT_NEAR(G(s2, "b"), 100, 1e-9);
+}
+
+TEST(QueueManager, LendingLimitKeepsIdleQuotaFromOtherQueues) {
+  QueueManager m;
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: a}
+spec: {resources: {gpu: {quota: 20, limit: -1, lendingLimit: 5}}}
+)"));
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: b}
+spec: {resources: {gpu: {quota: 0, limit: -1}}}
+)"));
+  m.SetCapacity({{kGpu, 100}});
+  for (int i = 0; i < 10; ++i) m.OnPodAdd(GpuPod("b-" + std::to_string(i), "b", 8, "n1"));
+  // 100 - 80 allocated - 15 kept by a = 5 free for b.
+  EXPECT_EQ(m.CheckAdmission("b", {{kGpu, 5}}), "");
+  EXPECT_EQ(m.CheckAdmission("b", {{kGpu, 10}}),
+            "waiting for queue b: needs 10 nvidia.com/gpu, 5 free outside the idle quota other "
+            "queues do not lend (lendingLimit: 15 nvidia.com/gpu kept)");
+  // a itself may use what it keeps.
+  EXPECT_EQ(m.CheckAdmission("a", {{kGpu, 20}}), "");
+  // Once a uses 12 of its quota it keeps only 20 - 5 - 12 = 3 idle.
+  m.OnPodAdd(GpuPod("a-0", "a", 12, "n2"));
+  EXPECT_EQ(m.CheckAdmission("b", {{kGpu, 5}}), "");
+  EXPECT_NE(m.CheckAdmission("b", {{kGpu, 6}}), "");
+}
+
+TEST(QueueTree, LendingLimitAboveQuotaIsAnError) {
+  auto t = BuildQueueTree({*QueueFromObject(*Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: a}
+spec: {resources: {gpu: {quota: 4, lendingLimit: 6}}}
+)"))});
+  ASSERT_TRUE(t.errors.count("a"));
+  EXPECT_NE(t.errors.at("a").find("spec.resources.gpu.lendingLimit: must be <= quota (4)"),
+            std::string::npos)
+      << t.errors.at("a");
+}
+
 TEST(QueueManager, MissingAndInvalidQueuesAreReported) {
   QueueManager m;
   m.OnObjectAdd(Obj(R"(
