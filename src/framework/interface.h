@@ -49,6 +49,19 @@ class QueueSortPlugin : public virtual Plugin {
   // calling Less through the pods' objects: the same pop order, without chasing pointers.
   virtual bool HasSortKey() const { return false; }
   virtual QueueSortKey SortKey(const QueuedPodInfo& /*p*/) const { return {}; }
+  // Optional: pods fall into partitions whose order changes while they wait (KAI's queue
+  // order: a queue's share moves with every allocation, and KAI re-sorts its queues every
+  // session, pkg/scheduler/actions/utils/jobs_order_by_queues.go). With HasPartitions()
+  // the queue keeps one heap per Partition(p) (read when p enters or is updated in
+  // activeQ); Less (or SortKey) must then be fixed between pods of one partition. Each Pop
+  // takes the head of the first non-empty partition by PartitionLess, evaluated at that
+  // moment; between partitions that tie, the heads' Less decides.
+  virtual bool HasPartitions() const { return false; }
+  virtual std::string Partition(const QueuedPodInfo& /*p*/) const { return {}; }
+  // Strict weak order of partitions by the current state: true if `a` goes first.
+  virtual bool PartitionLess(const std::string& /*a*/, const std::string& /*b*/) const {
+    return false;
+  }
 };
 
 // Events a plugin's rejection can be resolved by (upstream EnqueueExtensions).

@@ -341,6 +341,16 @@ QueueSortKey Framework::QueueSortKeyOf(const QueuedPodInfo& p) const {
   return queue_sort_->SortKey(p);
 }
 
+bool Framework::QueueSortHasPartitions() const { return queue_sort_->HasPartitions(); }
+
+std::string Framework::QueueSortPartitionOf(const QueuedPodInfo& p) const {
+  return queue_sort_->Partition(p);
+}
+
+bool Framework::QueueSortPartitionLess(const std::string& a, const std::string& b) const {
+  return queue_sort_->PartitionLess(a, b);
+}
+
 std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EventHints() const {
   std::vector<std::pair<std::string, ClusterEventWithHint>> out;
   for (auto* e : enqueue_ext_) {

@@ -88,6 +88,11 @@ class Framework final : public Handle {
   // The QueueSort plugin's integer key (QueueSortPlugin::HasSortKey / SortKey).
   bool QueueSortHasKey() const;
   QueueSortKey QueueSortKeyOf(const QueuedPodInfo& p) const;
+  // The QueueSort plugin's partitions (QueueSortPlugin::HasPartitions / Partition /
+  // PartitionLess).
+  bool QueueSortHasPartitions() const;
+  std::string QueueSortPartitionOf(const QueuedPodInfo& p) const;
+  bool QueueSortPartitionLess(const std::string& a, const std::string& b) const;
   // (plugin name, event with hint) of every plugin implementing EnqueueExtensions.
   std::vector<std::pair<std::string, ClusterEventWithHint>> EventHints() const;
 

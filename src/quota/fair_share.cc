@@ -24,10 +24,31 @@ struct Child {
   double share = 0;  // result
   double weight = 1;
   int32_t priority = 0;
+  double usage = 0;  // normalized historical usage (time-based fair share)
 };
 
+// Over-quota weights of the `active` children for one round: the over-quota weight, or with
+// time-based fair share KAI's calcShareWeights: nW = w / Σ_active w,
+// max(0, nW + k·(nW - usage)).
+std::vector<double> RoundWeights(const std::vector<Child>& kids, const std::vector<size_t>& active,
+                                 const double* k_value) {
+  std::vector<double> out;
+  double total = 0;
+  for (size_t i : active) total += kids[i].weight;
+  for (size_t i : active) {
+    if (!k_value || total <= 0) {
+      out.push_back(kids[i].weight);
+      continue;
+    }
+    const double nw = kids[i].weight / total;
+    out.push_back(std::max(0.0, nw + *k_value * (nw - kids[i].usage)));
+  }
+  return out;
+}
+
 // Steps 2 and 3 of the header comment for one resource among siblings.
-void Divide(double x, std::vector<Child>& kids, const QueueTree& tree, const std::string& r) {
+void Divide(double x, std::vector<Child>& kids, const QueueTree& tree, const std::string& r,
+            const double* k_value) {
   double sum_g = 0;
   std::vector<double> g(kids.size());
   for (size_t i = 0; i < kids.size(); ++i) {
@@ -55,13 +76,17 @@ void Divide(double x, std::vector<Child>& kids, const QueueTree& tree, const std
       }
     }
     while (left > kEps && !active.empty()) {
+      const std::vector<double> wt = RoundWeights(kids, active, k_value);
       double w = 0;
-      for (size_t i : active) w += kids[i].weight;
+      for (double v : wt) w += v;
+      if (w <= 0) break;
       std::vector<size_t> still;
+      std::vector<double> still_wt;
       double used = 0;
       bool saturated = false;
-      for (size_t i : active) {
-        double give = left * kids[i].weight / w;
+      for (size_t j = 0; j < active.size(); ++j) {
+        const size_t i = active[j];
+        double give = left * wt[j] / w;
         double room = kids[i].cap - kids[i].share;
         if (give >= room - kEps) {
           kids[i].share += room;
@@ -69,10 +94,11 @@ void Divide(double x, std::vector<Child>& kids, const QueueTree& tree, const std
           saturated = true;
         } else {
           still.push_back(i);
+          still_wt.push_back(wt[j]);
         }
       }
       if (!saturated) {
-        for (size_t i : still) kids[i].share += left * kids[i].weight / w;
+        for (size_t j = 0; j < still.size(); ++j) kids[still[j]].share += left * still_wt[j] / w;
         left = 0;
         break;
       }
@@ -85,7 +111,8 @@ void Divide(double x, std::vector<Child>& kids, const QueueTree& tree, const std
 }  // namespace
 
 std::map<std::string, Share> ComputeFairShare(const QueueTree& tree, const ResourceList& capacity,
-                                              const std::map<std::string, ResourceList>& demand) {
+                                              const std::map<std::string, ResourceList>& demand,
+                                              const NormalizedUsage* usage, double k_value) {
   std::map<std::string, Share> out;
   // Subtree demand per queue and resource (capped by each queue's limit).
   std::map<std::string, std::map<std::string, double>> sub;
@@ -123,9 +150,16 @@ std::map<std::string, Share> ComputeFairShare(const QueueTree& tree, const Resou
           c.cap = sub[n][r];
           c.weight = s.WeightOf(r);
           c.priority = s.priority;
+          if (usage) {
+            auto u = usage->find(n);
+            if (u != usage->end()) {
+              auto ur = u->second.find(r);
+              if (ur != u->second.end()) c.usage = ur->second;
+            }
+          }
           kids.push_back(c);
         }
-        Divide(x, kids, tree, r);
+        Divide(x, kids, tree, r, usage ? &k_value : nullptr);
         for (const auto& c : kids) {
           out[c.name][r] = c.share;
           auto ch = tree.children.find(c.name);

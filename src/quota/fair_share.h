@@ -25,6 +25,7 @@
 #include <string>
 
 #include "quota/queue_tree.h"
+#include "quota/usage.h"
 
 namespace phalanx::quota {
 
@@ -34,9 +35,15 @@ using Share = std::map<std::string, double>;
 // Deserved share of every usable queue of `tree` (queues listed in tree.errors get none).
 // `capacity`: the cluster's allocatable per resource; `demand`: per queue, its own pods'
 // requests (allocated + pending) — subtree sums are formed here. Resources considered are
-// those of `capacity`. Pure function.
+// those of `capacity`. With `usage` (time-based fair share, quota/usage.h), step 3's
+// weights become KAI's calcShareWeights in every round among the children still taking:
+// nW = w / Σ w, weight = max(0, nW + k_value·(nW - usage)) — a queue that used more than
+// its weight's part of the cluster gets less over quota; quota (step 2) is unaffected.
+// Pure function.
 std::map<std::string, Share> ComputeFairShare(const QueueTree& tree, const ResourceList& capacity,
-                                              const std::map<std::string, ResourceList>& demand);
+                                              const std::map<std::string, ResourceList>& demand,
+                                              const NormalizedUsage* usage = nullptr,
+                                              double k_value = 1.0);
 
 // max over resources r with deserved[r] > 0 of allocated[r] / deserved[r]; a queue that
 // holds some resource r it deserves none of gets +inf; 0 when it holds nothing.

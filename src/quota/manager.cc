@@ -81,6 +81,9 @@ void QueueManager::RebuildTreeLocked() {
     if (auto q = QueueFromObject(*o)) specs.push_back(std::move(*q));
   }
   tree_ = BuildQueueTree(specs);
+  bool min_runtime = false;
+  for (const auto& [n, q] : tree_.queues) min_runtime = min_runtime || q.preempt_min_runtime_ns;
+  any_preempt_min_runtime_.store(min_runtime, std::memory_order_release);
   for (auto& [k, e] : pods_) UncountLocked(e);
   allocated_.clear();
   pending_.clear();
@@ -162,6 +165,7 @@ Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
 
 void QueueManager::UncountLocked(Entry& e) {
   if (!e.counted) return;
+  if (e.counted_allocated) AccrueLocked();
   const int64_t n = e.counted_allocated ? 1 : 0;
   if (e.counted_allocated) AddTo(total_allocated_, e.request, -1);
   if (!e.counted_queue.empty()) {
@@ -180,6 +184,7 @@ void QueueManager::UncountLocked(Entry& e) {
 }
 
 void QueueManager::CountLocked(Entry& e) {
+  if (e.allocated) AccrueLocked();
   e.counted = true;
   e.counted_allocated = e.allocated;
   e.counted_queue.clear();
@@ -291,6 +296,7 @@ void QueueManager::MarkForgotten(const api::Pod& pod) {
 void QueueManager::SetCapacity(const ResourceList& capacity) {
   absl::MutexLock l(&mu_);
   if (capacity == capacity_) return;
+  AccrueLocked();
   capacity_ = capacity;
   ++generation_;
 }
@@ -431,12 +437,83 @@ std::string QueueManager::LendingCheckLocked(const std::string& queue,
   return "";
 }
 
+void QueueManager::AccrueLocked() const {
+  if (usage_) usage_->Accrue(now_(), allocated_, capacity_);
+}
+
+void QueueManager::UseClock(std::function<api::Timestamp()> now) {
+  absl::MutexLock l(&mu_);
+  if (usage_) AccrueLocked();
+  now_ = std::move(now);
+}
+
+bool QueueManager::PreemptProtected(const api::Pod& victim) const {
+  // Every preemption dry run asks for each victim: no lock while no queue sets one.
+  if (!any_preempt_min_runtime_.load(std::memory_order_acquire)) return false;
+  absl::MutexLock l(&mu_);
+  if (!now_ || !victim.status.start_time) return false;
+  auto it = pods_.find(victim.Key());
+  if (it == pods_.end() || it->second.counted_queue.empty()) return false;
+  for (const auto& q : tree_.PathToRoot(it->second.counted_queue)) {
+    const auto& min = tree_.queues.at(q).preempt_min_runtime_ns;
+    if (min) return *victim.status.start_time + *min > now_();
+  }
+  return false;
+}
+
+int64_t QueueManager::ReclaimMinRuntimeLocked(const std::string& reclaimer,
+                                              const std::string& victim_queue) const {
+  std::vector<std::string> rp = tree_.PathToRoot(reclaimer);
+  std::vector<std::string> vp = tree_.PathToRoot(victim_queue);
+  std::reverse(rp.begin(), rp.end());  // top level first, as KAI's getQueueHierarchyPath
+  std::reverse(vp.begin(), vp.end());
+  if (vp.empty()) return 0;
+  if (rp.empty() || rp[0] != vp[0]) {
+    return tree_.queues.at(vp[0]).reclaim_min_runtime_ns.value_or(0);
+  }
+  size_t lca = 0;
+  for (size_t i = 0; i < std::min(rp.size(), vp.size()) && rp[i] == vp[i]; ++i) lca = i;
+  if (lca + 1 < vp.size()) ++lca;
+  for (size_t i = lca + 1; i-- > 0;) {
+    const auto& min = tree_.queues.at(vp[i]).reclaim_min_runtime_ns;
+    if (min) return *min;
+  }
+  return 0;
+}
+
+void QueueManager::EnableTimeBasedFairShare(const UsageParams& params,
+                                            std::function<api::Timestamp()> now) {
+  absl::MutexLock l(&mu_);
+  now_ = std::move(now);
+  usage_ = std::make_unique<UsageTracker>(params);
+  usage_->Accrue(now_(), allocated_, capacity_);
+  share_epoch_ = -1;
+  ++generation_;
+}
+
+NormalizedUsage QueueManager::UsageNow() const {
+  absl::MutexLock l(&mu_);
+  if (!usage_) return {};
+  AccrueLocked();
+  return usage_->Normalized(now_());
+}
+
 void QueueManager::EnsureShareLocked() const {
-  if (share_generation_ == generation_) return;
+  // With time-based fair share the shares also move with time: recomputed once per usage
+  // bucket (window / 64) even when nothing else changed.
+  const int64_t epoch = usage_ ? usage_->Epoch(now_()) : -1;
+  if (share_generation_ == generation_ && share_epoch_ == epoch) return;
   std::map<std::string, ResourceList> demand;
   for (const auto& [q, d] : own_demand_) demand[q] = d;
-  share_ = ComputeFairShare(tree_, capacity_, demand);
+  if (usage_) {
+    AccrueLocked();
+    const NormalizedUsage u = usage_->Normalized(now_());
+    share_ = ComputeFairShare(tree_, capacity_, demand, &u, usage_->params().k_value);
+  } else {
+    share_ = ComputeFairShare(tree_, capacity_, demand);
+  }
   share_generation_ = generation_;
+  share_epoch_ = epoch;
 }
 
 double QueueManager::DominantShareOf(const std::string& queue) const {
@@ -493,6 +570,7 @@ std::vector<ReclaimUnit> QueueManager::VictimUnitsLocked(const std::string& queu
   // Every allocated unit of another reclaimable queue, in victim order.
   std::map<std::string, ReclaimUnit> units;
   std::map<std::string, api::Timestamp> newest;
+  std::map<std::string, api::Timestamp> last_start;  // unit -> latest member start
   for (const auto& [k, e] : pods_) {
     if (!e.allocated || !e.counted || e.counted_queue.empty() || e.counted_queue == queue) continue;
     if (e.pod->metadata.deletion_timestamp) continue;
@@ -509,9 +587,20 @@ std::vector<ReclaimUnit> QueueManager::VictimUnitsLocked(const std::string& queu
     AddTo(u.request, e.request, +1);
     u.priority = std::max(u.priority, e.pod->spec.priority.value_or(0));
     newest[key] = std::max(newest[key], e.pod->metadata.creation_timestamp);
+    if (e.pod->status.start_time) {
+      last_start[key] = std::max(last_start[key], *e.pod->status.start_time);
+    }
   }
   std::vector<ReclaimUnit> order;
-  for (auto& [k, u] : units) order.push_back(std::move(u));
+  const api::Timestamp now = now_ ? now_() : 0;
+  for (auto& [k, u] : units) {
+    auto ls = last_start.find(k);
+    if (now_ && ls != last_start.end() &&
+        ls->second + ReclaimMinRuntimeLocked(queue, u.queue) > now) {
+      continue;  // KAI minruntime: protected from reclaim until it has run that long
+    }
+    order.push_back(std::move(u));
+  }
   std::stable_sort(order.begin(), order.end(), [&](const ReclaimUnit& a, const ReclaimUnit& b) {
     if (a.priority != b.priority) return a.priority < b.priority;
     if (newest[a.key] != newest[b.key]) return newest[a.key] > newest[b.key];

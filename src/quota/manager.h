@@ -15,6 +15,8 @@
 //   delete / terminal phase: removed from either state.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,6 +31,7 @@
 #include "api/unstructured.h"
 #include "quota/fair_share.h"
 #include "quota/queue_tree.h"
+#include "quota/usage.h"
 
 namespace phalanx::gang {
 class GangLedger;
@@ -112,6 +115,10 @@ class QueueLedger {
   virtual bool HasReclaimHold(const std::string& queue, api::Timestamp now) const = 0;
   virtual void MarkAssumed(const api::Pod& pod) = 0;
   virtual void MarkForgotten(const api::Pod& pod) = 0;
+  virtual void EnableTimeBasedFairShare(const UsageParams& params,
+                                        std::function<api::Timestamp()> now) = 0;
+  virtual void UseClock(std::function<api::Timestamp()> now) = 0;
+  virtual bool PreemptProtected(const api::Pod& victim) const = 0;
 };
 
 class QueueManager final : public QueueLedger {
@@ -135,6 +142,23 @@ class QueueManager final : public QueueLedger {
   // Cluster allocatable per resource (fair share divides it). Set by the plugin from the
   // snapshot before decisions.
   void SetCapacity(const ResourceList& capacity) override;
+
+  // Time-based fair share (QueuesArgs.timeBasedFairShare, quota/usage.h): from now on the
+  // allocation is integrated over time on `now` (ns; the scheduler's clock) and fair share's
+  // over-quota weights follow KAI's calcShareWeights with the queues' normalized usage.
+  // Calling it again replaces the parameters and forgets the usage so far.
+  void EnableTimeBasedFairShare(const UsageParams& params,
+                                std::function<api::Timestamp()> now) override;
+  // Normalized usage per queue and resource at the clock's now ({} when not enabled).
+  NormalizedUsage UsageNow() const;
+  // The scheduler's clock (ns), for KAI's min runtimes (below) and time-based fair share.
+  // Without one no job is protected by a min runtime.
+  void UseClock(std::function<api::Timestamp()> now) override;
+  // KAI minruntime plugin, preemption (resolver.go resolvePreemptMinRuntime): true when
+  // `victim` belongs to a queue whose preemptMinRuntime (its own, else the nearest
+  // ancestor's) has not passed since the pod started (status.startTime; a gang is protected
+  // while any member is, i.e. from its last start, KAI's LastStartTimestamp).
+  bool PreemptProtected(const api::Pod& victim) const override;
 
   bool HasQueues() const override;
   // Changes with every queue object, pod or capacity event (for callers that cache).
@@ -259,8 +283,16 @@ class QueueManager final : public QueueLedger {
   // it); else why. Needs EnsureShareLocked.
   std::string ReclaimerCheckLocked(const std::string& queue, const ResourceList& request) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // KAI reclaimMinRuntime of a victim in `victim_queue` reclaimed by `reclaimer` (resolver.go
+  // resolveReclaimMinRuntimeLCA: different top-level queues -> the victim's top-level
+  // queue's value; else from the child of their lowest common ancestor towards the victim,
+  // walking up); 0 when none is set.
+  int64_t ReclaimMinRuntimeLocked(const std::string& reclaimer,
+                                  const std::string& victim_queue) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Every allocated unit (a gang's allocated members, or a pod) of a reclaimable queue other
-  // than `queue`, not being deleted, in victim order (lowest priority, newest, key).
+  // than `queue`, not being deleted, in victim order (lowest priority, newest, key). Units
+  // still inside their reclaimMinRuntime (from their last start) are left out.
   std::vector<ReclaimUnit> VictimUnitsLocked(const std::string& queue) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -281,6 +313,15 @@ class QueueManager final : public QueueLedger {
   ResourceList capacity_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, api::Timestamp> holds_ ABSL_GUARDED_BY(mu_);  // queue -> hold expiry
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 1;
+  // Time-based fair share: usage integrated over time (mutable: const readers accrue it up
+  // to now before they read shares), and the clock.
+  mutable std::unique_ptr<UsageTracker> usage_ ABSL_GUARDED_BY(mu_);
+  std::function<api::Timestamp()> now_ ABSL_GUARDED_BY(mu_);
+  mutable int64_t share_epoch_ ABSL_GUARDED_BY(mu_) = -1;
+  // Some queue of the tree sets preemptMinRuntime (PreemptProtected's lock-free early out).
+  std::atomic<bool> any_preempt_min_runtime_{false};
+  // Adds the allocation held since the last accrual (no-op when not enabled).
+  void AccrueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The fair-share cache, refreshed by EnsureShareLocked (const readers, hence mutable).
   mutable uint64_t share_generation_ ABSL_GUARDED_BY(mu_) = 0;
   mutable std::map<std::string, Share> share_ ABSL_GUARDED_BY(mu_);

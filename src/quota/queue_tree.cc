@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "api/duration.h"
 #include "api/field_errors.h"
 #include "api/quantity.h"
 
@@ -84,8 +85,31 @@ std::string Meta(const api::Unstructured& o) {
   return o.kind + " " + id + " (" + o.api_version + ")";
 }
 
+// A KAI metav1.Duration field ("20s", "10m"): unset leaves *out empty.
+void ParseMinRuntime(const YAML::Node& spec, const char* field, std::optional<int64_t>* out,
+                     Errors* errs) {
+  const YAML::Node n = Child(spec, field);
+  if (!Present(n)) return;
+  const std::string path = std::string("spec.") + field;
+  if (!n.IsScalar()) {
+    errs->Add(path, "must be a duration such as \"10m\"");
+    return;
+  }
+  auto d = api::ParseGoDuration(n.Scalar());
+  if (!d.ok()) {
+    errs->Add(path, "must be a duration such as \"10m\", got \"" + n.Scalar() + "\"");
+  } else if (*d < 0) {
+    errs->Add(path, "must not be negative, got \"" + n.Scalar() + "\"");
+  } else {
+    *out = *d;
+  }
+}
+
 void ParseKAI(const api::Unstructured& o, const YAML::Node& spec, QueueSpec* q, Errors* errs) {
   q->parent = Str(spec, "parentQueue");
+  q->priority = 100;  // KAI QueueSpec.Priority: "When not set, default is 100."
+  ParseMinRuntime(spec, "preemptMinRuntime", &q->preempt_min_runtime_ns, errs);
+  ParseMinRuntime(spec, "reclaimMinRuntime", &q->reclaim_min_runtime_ns, errs);
   double v = 0;
   const YAML::Node pr = Child(spec, "priority");
   if (Present(pr)) {

@@ -3,8 +3,10 @@
 //
 // Dialects (object -> QueueSpec):
 //   KAI      scheduling.run.ai/v2 Queue (cluster-scoped): spec.parentQueue, spec.priority,
-//            spec.resources.{cpu,memory,gpu}.{quota,limit,overQuotaWeight}, and
-//            spec.resources.*.lendingLimit. Units as KAI's: cpu in millicores, memory in
+//            spec.resources.{cpu,memory,gpu}.{quota,limit,overQuotaWeight},
+//            spec.preemptMinRuntime, spec.reclaimMinRuntime (Go durations), and
+//            spec.resources.*.lendingLimit (not a KAI field: Kueue's, see docs/queues.md).
+//            spec.priority defaults to 100 as KAI's (queue_types.go). Units as KAI's: cpu in millicores, memory in
 //            megabytes (10^6 bytes), gpu in devices (nvidia.com/gpu). quota -1: no
 //            guaranteed quota; limit -1: unlimited (KAI docs/queues).
 //   Volcano  scheduling.volcano.sh/v1beta1 Queue (cluster-scoped): spec.weight (over-quota
@@ -55,7 +57,7 @@ struct QueueSpec {
   QueueDialect dialect = QueueDialect::kKAI;
   std::string source;      // e.g. "Queue team-a (scheduling.run.ai/v2)", for messages
   std::string parent;      // "" = top level
-  int32_t priority = 0;    // KAI / Volcano priority: order among queues at equal share
+  int32_t priority = 0;    // KAI (default 100) / Volcano priority: over-quota order
   ResourceList guarantee;  // KAI quota, Volcano guarantee (or deserved), ElasticQuota min
   ResourceList limit;      // KAI limit, Volcano capability, ElasticQuota max; absent = none
   // Over-quota weight per resource; resources absent here use default_weight.
@@ -63,6 +65,11 @@ struct QueueSpec {
   double default_weight = 1.0;
   ResourceList lending_limit;  // KAI lendingLimit: most of its idle quota others may borrow
   bool reclaimable = true;     // Volcano reclaimable: false = never a reclaim victim
+  // KAI spec.preemptMinRuntime / spec.reclaimMinRuntime (ns; unset = inherit from the
+  // parent, KAI minruntime plugin): a job of the queue that (re)started less than this ago
+  // is not a victim of priority preemption / of reclaim.
+  std::optional<int64_t> preempt_min_runtime_ns;
+  std::optional<int64_t> reclaim_min_runtime_ns;
   bool borrows_idle_min = false;  // ElasticQuota: may use other quotas' idle min
   api::Timestamp creation_timestamp = 0;
   // Non-empty when a field is invalid, naming the object and field; pods of the queue

@@ -363,6 +363,101 @@ spec: {resources: {gpu: {quota: 4, lendingLimit: 6}}}
       << t.errors.at("a");
 }
 
+// ---- time-based fair share (quota/usage.h) ----
+
+constexpr int64_t kS = api::kNanosPerSecond;
+
+TEST(UsageTracker, NormalizesToTheClusterCapacityOverTheWindow) {
+  UsageParams p;
+  p.window_ns = 1000 * kS;
+  UsageTracker u(p);
+  u.Accrue(0, {}, {{kGpu, 16}});
+  u.Accrue(100 * kS, {{"a", {{kGpu, 8}}}}, {{kGpu, 16}});  // a held 8 of 16 for 100 s
+  auto n = u.Normalized(100 * kS);
+  EXPECT_NEAR(n["a"][kGpu], 0.5, 1e-9);
+  EXPECT_FALSE(n.count("b"));
+  // 100 s more with nothing allocated: 800 GPU-s of 3200.
+  u.Accrue(200 * kS, {}, {{kGpu, 16}});
+  EXPECT_NEAR(u.Normalized(200 * kS)["a"][kGpu], 0.25, 1e-9);
+  // Past the sliding window (1000 s) the usage is gone.
+  u.Accrue(1300 * kS, {}, {{kGpu, 16}});
+  EXPECT_FALSE(u.Normalized(1300 * kS).count("a"));
+}
+
+TEST(UsageTracker, HalfLifeDecayMatchesTheIntegral) {
+  UsageParams p;
+  p.window_ns = 6400 * kS;  // buckets of 100 s
+  p.half_life_ns = 1000 * kS;
+  UsageTracker u(p);
+  u.Accrue(0, {}, {{kGpu, 16}});
+  u.Accrue(1000 * kS, {{"a", {{kGpu, 8}}}}, {{kGpu, 16}});
+  u.Accrue(2000 * kS, {}, {{kGpu, 16}});
+  // Exact: ∫_0^1000 8·0.5^((2000-τ)/h) dτ / ∫_0^2000 16·0.5^((2000-τ)/h) dτ
+  //      = 8·(0.5^1 - 0.5^2) / (16·(1 - 0.5^2)) = 1/6.
+  EXPECT_NEAR(u.Normalized(2000 * kS)["a"][kGpu], 1.0 / 6.0, 0.002);
+}
+
+TEST(UsageTracker, TumblingWindowStartsAfresh) {
+  UsageParams p;
+  p.window_ns = 1000 * kS;
+  p.tumbling = true;
+  UsageTracker u(p);
+  u.Accrue(0, {}, {{kGpu, 16}});
+  u.Accrue(900 * kS, {{"a", {{kGpu, 16}}}}, {{kGpu, 16}});
+  EXPECT_NEAR(u.Normalized(900 * kS)["a"][kGpu], 1.0, 1e-9);
+  u.Accrue(1100 * kS, {{"a", {{kGpu, 16}}}, {"b", {{kGpu, 0}}}}, {{kGpu, 16}});
+  u.Accrue(1200 * kS, {{"b", {{kGpu, 16}}}}, {{kGpu, 16}});
+  auto n = u.Normalized(1200 * kS);  // since t = 1000: a 100 s, b 100 s, of 200 s
+  EXPECT_NEAR(n["a"][kGpu], 0.5, 1e-9);
+  EXPECT_NEAR(n["b"][kGpu], 0.5, 1e-9);
+}
+
+TEST(FairShare, UsageLowersTheOverQuotaWeight) {
+  // KAI calcShareWeights: two queues of weight 1 (nW 0.5 each), k = 1; a used half the
+  // cluster, b nothing: weights max(0, .5 + (.5 - .5)) = .5 and .5 + .5 = 1 -> 16 GPUs split
+  // 1:2. Without usage: 8 and 8.
+  auto t = BuildQueueTree({Q("a", "", {}, {}), Q("b", "", {}, {})});
+  const std::map<std::string, ResourceList> demand = {{"a", {{kGpu, 16}}}, {"b", {{kGpu, 16}}}};
+  NormalizedUsage usage = {{"a", {{kGpu, 0.5}}}};
+  auto s = ComputeFairShare(t, {{kGpu, 16}}, demand, &usage, 1.0);
+  EXPECT_NEAR(G(s, "a"), 16.0 / 3, 1e-9);
+  EXPECT_NEAR(G(s, "b"), 32.0 / 3, 1e-9);
+  auto plain = ComputeFairShare(t, {{kGpu, 16}}, demand);
+  EXPECT_NEAR(G(plain, "a"), 8, 1e-9);
+  // k = 0: usage has no weight.
+  auto k0 = ComputeFairShare(t, {{kGpu, 16}}, demand, &usage, 0.0);
+  EXPECT_NEAR(G(k0, "a"), 8, 1e-9);
+  // Quota is not touched by usage: a's quota of 4 stays, the 12 over quota go 1:2 again.
+  auto tq = BuildQueueTree({Q("a", "", {{kGpu, 4}}, {}), Q("b", "", {}, {})});
+  auto sq = ComputeFairShare(tq, {{kGpu, 16}}, demand, &usage, 1.0);
+  EXPECT_NEAR(G(sq, "a"), 4 + 12.0 / 3, 1e-9);
+}
+
+TEST(QueueManager, TimeBasedFairShareFollowsTheClock) {
+  api::Timestamp now = 0;
+  QueueManager m;
+  for (const char* q : {"a", "b"}) {
+    m.OnObjectAdd(Obj(std::string("apiVersion: scheduling.run.ai/v2\nkind: Queue\n"
+                                  "metadata: {name: ") + q + "}\nspec: {}\n"));
+  }
+  m.SetCapacity({{kGpu, 16}});
+  UsageParams p;
+  p.window_ns = 6400 * kS;
+  m.EnableTimeBasedFairShare(p, [&now] { return now; });
+  m.OnPodAdd(GpuPod("a-run", "a", 8, "n1"));
+  now = 100 * kS;  // a held 8 of 16 for 100 s
+  m.OnPodDelete(GpuPod("a-run", "a", 8, "n1"));
+  EXPECT_NEAR(m.UsageNow()["a"][kGpu], 0.5, 1e-9);
+  // Both now ask for 16: a gets a third of the cluster, b two thirds (see above); a's
+  // 8-GPU pod then puts it above its share while b's 8 does not.
+  m.OnPodAdd(GpuPod("a-0", "a", 16));
+  m.OnPodAdd(GpuPod("b-0", "b", 16));
+  m.OnPodAdd(GpuPod("a-1", "a", 8, "n1"));
+  m.OnPodAdd(GpuPod("b-1", "b", 8, "n2"));
+  EXPECT_GT(m.DominantShareOf("a"), 1.0);
+  EXPECT_LT(m.DominantShareOf("b"), 1.0);
+}
+
 TEST(QueueManager, MissingAndInvalidQueuesAreReported) {
   QueueManager m;
   m.OnObjectAdd(Obj(R"(
@@ -540,6 +635,111 @@ spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 4}}}
   // Beyond its deserved share a queue reclaims nothing.
   EXPECT_TRUE(m.ReclaimCandidates("a", {{kGpu, 12}}, &why).empty());
   EXPECT_NE(why.find("would exceed its deserved share"), std::string::npos) << why;
+}
+
+// KAI minruntime plugin (docs/plugins/minruntime.md, resolver.go): queue min runtimes.
+
+api::PodPtr Started(api::PodPtr p, api::Timestamp start) {
+  auto q = std::make_shared<api::Pod>(*p);
+  q->status.start_time = start;
+  return q;
+}
+
+TEST(QueueTree, KAIMinRuntimesAndDefaultPriority) {
+  auto q = QueueFromObject(*Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: prod}
+spec: {preemptMinRuntime: 20s, reclaimMinRuntime: 10m}
+)"));
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->invalid, "");
+  EXPECT_EQ(q->preempt_min_runtime_ns, 20 * kS);
+  EXPECT_EQ(q->reclaim_min_runtime_ns, 600 * kS);
+  EXPECT_EQ(q->priority, 100);  // KAI: "When not set, default is 100."
+  auto bad = QueueFromObject(*Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: x}
+spec: {preemptMinRuntime: soon, reclaimMinRuntime: -5s}
+)"));
+  ASSERT_TRUE(bad);
+  EXPECT_NE(bad->invalid.find("spec.preemptMinRuntime: must be a duration such as \"10m\", got "
+                              "\"soon\""),
+            std::string::npos)
+      << bad->invalid;
+  EXPECT_NE(bad->invalid.find("spec.reclaimMinRuntime: must not be negative"), std::string::npos)
+      << bad->invalid;
+}
+
+TEST(QueueManager, PreemptMinRuntimeIsInheritedAndEnds) {
+  api::Timestamp now = 0;
+  QueueManager m;
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: dept}
+spec: {preemptMinRuntime: 60s}
+)"));
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team}
+spec: {parentQueue: dept}
+)"));
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: other}
+spec: {}
+)"));
+  auto p = Started(GpuPod("p", "team", 1, "n1"), 0);
+  auto o = Started(GpuPod("o", "other", 1, "n1"), 0);
+  m.OnPodAdd(p);
+  m.OnPodAdd(o);
+  EXPECT_FALSE(m.PreemptProtected(*p));  // no clock: nothing protected
+  m.UseClock([&now] { return now; });
+  now = 30 * kS;
+  EXPECT_TRUE(m.PreemptProtected(*p));  // dept's 60 s, inherited by team
+  EXPECT_FALSE(m.PreemptProtected(*o));
+  now = 61 * kS;
+  EXPECT_FALSE(m.PreemptProtected(*p));
+}
+
+TEST(QueueManager, ReclaimMinRuntimeByLowestCommonAncestor) {
+  // root r { a (reclaimMinRuntime 10m) { a1, a2 }, b }, r reclaimMinRuntime 1m.
+  api::Timestamp now = 0;
+  QueueManager m;
+  m.OnObjectAdd(Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: r}\n"
+                    "spec: {reclaimMinRuntime: 1m}\n"));
+  m.OnObjectAdd(Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\n"
+                    "spec: {parentQueue: r, reclaimMinRuntime: 10m}\n"));
+  for (const char* q : {"a1", "a2"}) {
+    m.OnObjectAdd(Obj(std::string("apiVersion: scheduling.run.ai/v2\nkind: Queue\n"
+                                  "metadata: {name: ") + q + "}\nspec: {parentQueue: a}\n"));
+  }
+  m.OnObjectAdd(Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: b}\n"
+                    "spec: {parentQueue: r}\n"));
+  m.SetCapacity({{kGpu, 16}});
+  m.UseClock([&now] { return now; });
+  // a2 holds all 16 GPUs, started at 0. First a1 wants 8 (a1 and a2 deserve 8 each).
+  m.OnPodAdd(Started(GpuPod("v", "a2", 16, "n1"), 0));
+  auto w1 = GpuPod("w1", "a1", 8);
+  m.OnPodAdd(w1);
+  std::string why;
+  // a1: LCA a, one step down towards the victim is a2 (unset), then up to a: 10m.
+  now = 120 * kS;
+  EXPECT_TRUE(m.ReclaimCandidates("a1", {{kGpu, 8}}, &why).empty());
+  now = 601 * kS;
+  EXPECT_EQ(m.ReclaimCandidates("a1", {{kGpu, 8}}, &why).size(), 1u) << why;
+  // Then b wants 8 (a and b deserve 8 each): LCA r, one step down is a: 10m as well; a
+  // victim of r's own 1m would be free at 2 min.
+  m.OnPodDelete(w1);
+  m.OnPodAdd(GpuPod("wb", "b", 8));
+  now = 120 * kS;
+  EXPECT_TRUE(m.ReclaimCandidates("b", {{kGpu, 8}}, &why).empty());
+  now = 601 * kS;
+  EXPECT_EQ(m.ReclaimCandidates("b", {{kGpu, 8}}, &why).size(), 1u) << why;
 }
 
 TEST(QueueManager, PrometheusGauges) {

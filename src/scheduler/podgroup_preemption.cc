@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "gang/ledger.h"
 #include "plugins/defaultpreemption/default_preemption.h"
+#include "quota/manager.h"
 
 namespace phalanx::scheduler {
 
@@ -93,6 +94,9 @@ std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPl
 
 std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectVictimUnits(int32_t priority) const {
   auto* ledger = fwk_.Service<gang::GangLedger>();
+  // KAI preemptMinRuntime: a pod (a gang: any member) that started too recently is no victim.
+  auto* queues = fwk_.Service<quota::QueueLedger>();
+  auto shielded = [queues](const api::Pod& p) { return queues && queues->PreemptProtected(p); };
   std::map<std::string, int64_t> per_node;  // victims per node
   for (const NodeInfo* ni : sched_.snapshot().List()) {
     for (const auto& p : ni->pods()) {
@@ -123,13 +127,18 @@ std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectVictimUnits(int32_t
           auto it = by_key.find(key);
           if (it == by_key.end()) continue;  // pending: nothing to evict
           whole = whole || key == p->Pod().Key();
-          if (fwk_.PriorityOf(it->second->Pod()) >= priority) eligible = false;
+          if (fwk_.PriorityOf(it->second->Pod()) >= priority || shielded(it->second->Pod())) {
+            eligible = false;
+          }
           u.pods.push_back(it->second);
         }
         if (whole) seen_gangs.insert(ref->key);
         if (whole && !eligible) continue;
       }
-      if (!whole) u.pods = {p};  // not running, or the ledger lags the snapshot
+      if (!whole) {
+        if (shielded(p->Pod())) continue;
+        u.pods = {p};  // not running, or the ledger lags the snapshot
+      }
       for (const auto& v : u.pods) {
         const bool more = u.head == nullptr || fwk_.PriorityOf(v->Pod()) > fwk_.PriorityOf(*u.head);
         if (more) u.head = &v->Pod();

@@ -99,7 +99,16 @@ Status Scheduler::BuildQueue() {
       first->QueueSortHasKey()
           ? queue::SchedulingQueue::KeyFn(
                 [first](const framework::QueuedPodInfo& p) { return first->QueueSortKeyOf(p); })
-          : nullptr);
+          : nullptr,
+      first->QueueSortHasPartitions()
+          ? queue::SchedulingQueue::PartitionFns{
+                [first](const framework::QueuedPodInfo& p) {
+                  return first->QueueSortPartitionOf(p);
+                },
+                [first](const std::string& a, const std::string& b) {
+                  return first->QueueSortPartitionLess(a, b);
+                }}
+          : queue::SchedulingQueue::PartitionFns{});
   for (auto& [name, fw] : profiles_) {
     queue::ProfileHooks hooks;
     framework::Framework* f = fw.get();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 
 namespace phalanx::queue {
 
@@ -113,6 +114,87 @@ class SchedulingQueue::Heap {
   std::unordered_map<std::string, std::unique_ptr<Entry>> index_;
 };
 
+// activeQ: one Heap, or with partitions one Heap per partition and the pod -> partition
+// index. Pop asks the partition order afresh each time (the order moves while pods wait).
+class SchedulingQueue::ActiveQueue {
+ public:
+  ActiveQueue(LessFn less, KeyFn key, PartitionFns parts)
+      : less_(std::move(less)), key_(std::move(key)), parts_(std::move(parts)) {
+    if (!parts_.of) single_ = std::make_unique<Heap>(less_, key_);
+  }
+
+  bool Has(const std::string& key) const {
+    return single_ ? single_->Has(key) : where_.count(key) > 0;
+  }
+  QueuedPodInfoPtr Get(const std::string& key) const {
+    if (single_) return single_->Get(key);
+    auto it = where_.find(key);
+    return it == where_.end() ? nullptr : heaps_.at(it->second)->Get(key);
+  }
+  size_t size() const { return single_ ? single_->size() : where_.size(); }
+  bool empty() const { return size() == 0; }
+
+  void AddOrUpdate(const std::string& key, QueuedPodInfoPtr p) {
+    if (single_) return single_->AddOrUpdate(key, std::move(p));
+    std::string part = parts_.of(*p);
+    auto it = where_.find(key);
+    if (it != where_.end() && it->second != part) {
+      DeleteFrom(it->second, key);
+      it = where_.end();
+    }
+    auto& h = heaps_[part];
+    if (!h) h = std::make_unique<Heap>(less_, key_);
+    h->AddOrUpdate(key, std::move(p));
+    where_[key] = std::move(part);
+  }
+  QueuedPodInfoPtr Delete(const std::string& key) {
+    if (single_) return single_->Delete(key);
+    auto it = where_.find(key);
+    if (it == where_.end()) return nullptr;
+    const std::string part = std::move(it->second);
+    where_.erase(it);
+    return DeleteFrom(part, key);
+  }
+  QueuedPodInfoPtr Pop() {
+    if (single_) return single_->Pop();
+    auto best = heaps_.end();
+    for (auto it = heaps_.begin(); it != heaps_.end(); ++it) {
+      if (best == heaps_.end() || parts_.less(it->first, best->first) ||
+          (!parts_.less(best->first, it->first) &&
+           less_(*it->second->Peek(), *best->second->Peek()))) {
+        best = it;
+      }
+    }
+    if (best == heaps_.end()) return nullptr;
+    QueuedPodInfoPtr p = best->second->Pop();
+    where_.erase(p->Pod().Key());
+    if (best->second->empty()) heaps_.erase(best);
+    return p;
+  }
+  template <typename F>
+  void ForEach(F&& f) const {
+    if (single_) return single_->ForEach(f);
+    for (const auto& [part, h] : heaps_) h->ForEach(f);
+  }
+
+ private:
+  QueuedPodInfoPtr DeleteFrom(const std::string& part, const std::string& key) {
+    auto h = heaps_.find(part);
+    if (h == heaps_.end()) return nullptr;
+    QueuedPodInfoPtr p = h->second->Delete(key);
+    if (h->second->empty()) heaps_.erase(h);
+    return p;
+  }
+
+  LessFn less_;
+  KeyFn key_;
+  PartitionFns parts_;
+  std::unique_ptr<Heap> single_;  // without partitions
+  // With partitions: non-empty heaps by partition, and each queued pod's partition.
+  std::map<std::string, std::unique_ptr<Heap>> heaps_;
+  std::unordered_map<std::string, std::string> where_;
+};
+
 // ---- Nominator ----
 
 Nominator::Shard& Nominator::ShardOf(const std::string& node) const {
@@ -198,9 +280,9 @@ Nominator::PodList Nominator::ForNode(const std::string& node) const {
 // ---- SchedulingQueue ----
 
 SchedulingQueue::SchedulingQueue(LessFn less, const framework::Clock& clock, QueueOptions opts,
-                                 KeyFn key)
+                                 KeyFn key, PartitionFns partitions)
     : clock_(clock), opts_(opts) {
-  active_q_ = std::make_unique<Heap>(std::move(less), std::move(key));
+  active_q_ = std::make_unique<ActiveQueue>(std::move(less), std::move(key), std::move(partitions));
   backoff_q_ = std::make_unique<Heap>([this](const QueuedPodInfo& a, const QueuedPodInfo& b) {
     api::Timestamp ea = BackoffExpiry(a), eb = BackoffExpiry(b);
     if (ea != eb) return ea < eb;

@@ -10,7 +10,8 @@
 //      │   plugin's queueing hint says  │                    │
 //      └── may help, or the 5 min flush)┘◄───────────────────┘ Unschedulable
 //
-// activeQ is a heap ordered by the profile's QueueSort (all profiles share one); backoffQ
+// activeQ is a heap ordered by the profile's QueueSort (all profiles share one), or one heap
+// per partition when the QueueSort plugin has partitions (queues whose order moves); backoffQ
 // is a heap by backoff expiry; per-pod backoff = initial * 2^(attempts-1), capped at max.
 // Thread-safe (one mutex); Pop blocks on a condition variable until Close().
 #pragma once
@@ -102,10 +103,19 @@ class SchedulingQueue {
   // The QueueSort plugin's key (framework::QueueSortPlugin::SortKey), when it has one.
   using KeyFn = std::function<framework::QueueSortKey(const framework::QueuedPodInfo&)>;
 
+  // The QueueSort plugin's partitions (framework::QueueSortPlugin::HasPartitions): `of`
+  // names a pod's partition, `less` orders partitions by the current state.
+  struct PartitionFns {
+    std::function<std::string(const framework::QueuedPodInfo&)> of;
+    std::function<bool(const std::string&, const std::string&)> less;
+  };
+
   // activeQ pops in `less` order; with `key` set, the heap compares keys kept next to its
-  // entries instead (`key` must reproduce `less`).
+  // entries instead (`key` must reproduce `less`). With `partitions` set, activeQ keeps one
+  // heap per partition and each Pop takes the head of the first partition by
+  // partitions.less at that moment (ties: `less` between the heads).
   SchedulingQueue(LessFn less, const framework::Clock& clock, QueueOptions opts,
-                  KeyFn key = nullptr);
+                  KeyFn key = nullptr, PartitionFns partitions = {});
   ~SchedulingQueue();
 
   void SetProfileHooks(const std::string& scheduler_name, ProfileHooks hooks);
@@ -173,6 +183,7 @@ class SchedulingQueue {
 
  private:
   class Heap;
+  class ActiveQueue;
   bool IsBackingOff(const framework::QueuedPodInfo& p) const;
   api::Timestamp BackoffExpiry(const framework::QueuedPodInfo& p) const;
   // Runs PreEnqueue; true if the pod may enter activeQ.
@@ -192,7 +203,7 @@ class SchedulingQueue {
   const framework::Clock& clock_;
   const QueueOptions opts_;
   // The heaps are created by the constructor; their contents are guarded.
-  std::unique_ptr<Heap> active_q_ ABSL_PT_GUARDED_BY(mu_);
+  std::unique_ptr<ActiveQueue> active_q_ ABSL_PT_GUARDED_BY(mu_);
   std::unique_ptr<Heap> backoff_q_ ABSL_PT_GUARDED_BY(mu_);
   std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_
       ABSL_GUARDED_BY(mu_);

@@ -1070,5 +1070,93 @@ TEST_F(QueueTest, CountsPendingPodsAndNextTimes) {
   EXPECT_EQ(Locate("ns1/gated"), Where::kGated);
 }
 
+// Partitions (QueueSortPlugin::HasPartitions, issue 22): the partition order is read at
+// every Pop, so a partition whose rank changed while its pods waited is served by its
+// current rank. Oracle: over all queued pods, the lowest current rank of its partition,
+// then PriorityLess — recomputed from the pods themselves at each Pop.
+TEST(SchedulingQueuePartitions, PopFollowsTheCurrentPartitionOrder) {
+  framework::VirtualClock clock(kStart);
+  std::map<std::string, int> rank;
+  auto part = [](const QueuedPodInfo& p) { return p.Pod().metadata.name.substr(0, 1); };
+  SchedulingQueue q(PriorityLess, clock, QueueOptions{}, nullptr,
+                    {part, [&rank](const std::string& a, const std::string& b) {
+                       return rank[a] < rank[b];
+                     }});
+  rank = {{"a", 0}, {"b", 1}};
+  for (const auto& [name, prio] : std::vector<std::pair<std::string, int>>{
+           {"a1", 0}, {"a2", 0}, {"b1", 0}, {"b2", 5}}) {
+    q.Add(PodInfo::Make(MakePod(name, prio)));
+    clock.Advance(1);
+  }
+  EXPECT_EQ(q.Pop()->Pod().metadata.name, "a1");
+  rank["a"] = 2;  // a's share grew: b goes first now, its own order inside (b2 priority 5)
+  EXPECT_EQ(q.Pop()->Pod().metadata.name, "b2");
+  rank["a"] = 1;  // a tie: the heads' order decides (a2 was queued before b1)
+  EXPECT_EQ(q.Pop()->Pod().metadata.name, "a2");
+  EXPECT_EQ(q.Pop()->Pod().metadata.name, "b1");
+  EXPECT_EQ(q.TryPop(), nullptr);
+}
+
+TEST(SchedulingQueuePartitions, RandomOperationsMatchTheOracle) {
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    std::mt19937 rng(seed);
+    framework::VirtualClock clock(kStart);
+    std::map<std::string, int> rank;
+    auto part = [](const QueuedPodInfo& p) { return p.Pod().metadata.name.substr(0, 1); };
+    SchedulingQueue q(PriorityLess, clock, QueueOptions{}, nullptr,
+                      {part, [&rank](const std::string& a, const std::string& b) {
+                         return rank[a] < rank[b];
+                       }});
+    struct Queued {
+      api::PodPtr pod;
+      int priority;
+      api::Timestamp ts;
+    };
+    std::map<std::string, Queued> queued;  // oracle: pod key -> what it was queued with
+    int next = 0;
+    for (int step = 0; step < 300; ++step) {
+      const uint32_t op = rng() % 10;
+      if (op < 4) {
+        const std::string name = std::string(1, static_cast<char>('a' + rng() % 4)) +
+                                 std::to_string(next++);
+        const int prio = static_cast<int>(rng() % 3);
+        auto pod = MakePod(name, prio);
+        queued[pod->Key()] = {pod, prio, clock.Now()};
+        q.Add(PodInfo::Make(pod));
+        clock.Advance(1);
+      } else if (op < 5 && !queued.empty()) {
+        auto it = queued.begin();
+        std::advance(it, rng() % queued.size());
+        q.Delete(*it->second.pod);
+        queued.erase(it);
+      } else if (op < 7) {
+        rank[std::string(1, static_cast<char>('a' + rng() % 4))] = static_cast<int>(rng() % 3);
+      } else {
+        const Queued* want = nullptr;
+        for (const auto& [key, e] : queued) {
+          const int r = rank[e.pod->metadata.name.substr(0, 1)];
+          if (!want) {
+            want = &e;
+            continue;
+          }
+          const int rw = rank[want->pod->metadata.name.substr(0, 1)];
+          if (r < rw || (r == rw && (e.priority > want->priority ||
+                                     (e.priority == want->priority && e.ts < want->ts)))) {
+            want = &e;
+          }
+        }
+        auto got = q.TryPop();
+        if (!want) {
+          EXPECT_EQ(got, nullptr) << "seed " << seed << " step " << step;
+          continue;
+        }
+        ASSERT_NE(got, nullptr) << "seed " << seed << " step " << step;
+        ASSERT_EQ(got->Pod().Key(), want->pod->Key()) << "seed " << seed << " step " << step;
+        queued.erase(got->Pod().Key());
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace phalanx::queue

@@ -17,6 +17,7 @@
 #include "framework/parallelize.h"
 #include "gang/ledger.h"
 #include "plugins/helper/args.h"
+#include "quota/manager.h"
 
 namespace phalanx::plugins::defaultpreemption {
 
@@ -193,11 +194,13 @@ class DefaultPreemption::Context {
 
   // Victims: `is_victim`, or (nullptr) the pods of a priority below `preemptor_priority`.
   Context(framework::Handle& h, int32_t preemptor_priority, const VictimFilter* is_victim)
-      : h_(h), gangs_(h.Service<gang::GangLedger>()), priority_(preemptor_priority),
-        is_victim_(is_victim) {}
+      : h_(h), gangs_(h.Service<gang::GangLedger>()), queues_(h.Service<quota::QueueLedger>()),
+        priority_(preemptor_priority), is_victim_(is_victim) {}
 
+  // By priority, a pod still inside its queue's KAI preemptMinRuntime is no victim.
   bool IsVictim(const api::Pod& p) const {
-    return is_victim_ != nullptr ? (*is_victim_)(p) : h_.PriorityOf(p) < priority_;
+    if (is_victim_ != nullptr) return (*is_victim_)(p);
+    return h_.PriorityOf(p) < priority_ && (queues_ == nullptr || !queues_->PreemptProtected(p));
   }
 
   // The running gang of `pod` (with its key in *key), or nullptr for a pod that is not in
@@ -246,6 +249,7 @@ class DefaultPreemption::Context {
 
   framework::Handle& h_;
   gang::GangLedger* gangs_;
+  quota::QueueLedger* queues_;
   int32_t priority_;
   const VictimFilter* is_victim_;  // nullptr: by priority
   absl::Mutex mu_;

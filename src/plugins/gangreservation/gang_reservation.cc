@@ -6,6 +6,8 @@
 #include <map>
 #include <utility>
 
+#include "plugins/helper/args.h"
+
 namespace phalanx::plugins::gangreservation {
 
 using framework::Status;
@@ -40,7 +42,16 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangReservation::New(
     framework::PluginArgs args, framework::Handle& h) {
   gang::ReservationSettings s;
   s.threshold_ns = 300 * api::kNanosPerSecond;
-  if (args != nullptr && args->IsMap()) {
+  // Unknown fields are errors, as upstream's strict decoding (the loop reads known ones).
+  helper::FieldErrors errs;
+  bool has_content = false;
+  if (!helper::CheckArgsMap(args, "GangReservationArgs",
+                            {"reservationThresholdSeconds", "reservationGraceSeconds",
+                             "maxReservations", "minMembers"},
+                            &errs, &has_content)) {
+    return helper::ArgsError(errs, "GangReservationArgs");
+  }
+  if (has_content) {
     try {
       for (const auto& kv : *args) {
         const std::string key = kv.first.as<std::string>();

@@ -72,6 +72,11 @@ TEST(GangReservationTest, ArgsConfigureTheLedgerAndAreValidated) {
             "equal to 1");
   EXPECT_FALSE(NewWith("{reservationThresholdSeconds: -1}", h).ok());
   EXPECT_FALSE(NewWith("{reservationGraceSeconds: soon}", h).ok());
+  // A misspelt field is an error naming it, not a silently ignored setting.
+  auto typo = NewWith("{reservationTresholdSeconds: 60}", h);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().Message().find("reservationTresholdSeconds"), std::string::npos)
+      << typo.status().Message();
 }
 
 TEST(GangReservationTest, FilterKeepsReservedNodesForTheGangAndBackfill) {

@@ -1,12 +1,17 @@
 #include "plugins/queues/queues.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "api/resource.h"
 #include "plugins/defaultpreemption/default_preemption.h"
+#include "plugins/helper/args.h"
 #include "quota/manager.h"
 
 namespace phalanx::plugins::queues {
@@ -22,8 +27,78 @@ void Add(quota::ResourceList& to, const quota::ResourceList& v) {
 
 }  // namespace
 
-framework::StatusOr<std::unique_ptr<framework::Plugin>> Queues::New(framework::PluginArgs,
+namespace {
+
+// A non-negative number of seconds (integer, or a decimal string) into *ns.
+void ReadSeconds(const YAML::Node& n, const std::string& path, int64_t min_s, int64_t* ns,
+                 helper::FieldErrors* errs) {
+  if (!n.IsDefined() || n.IsNull()) return;
+  int64_t v = 0;
+  if (!helper::ReadInt(n, path, &v, errs)) return;
+  if (v < min_s) {
+    errs->Invalid(path, v, "must be greater than or equal to " + std::to_string(min_s));
+    return;
+  }
+  *ns = v * api::kNanosPerSecond;
+}
+
+}  // namespace
+
+framework::StatusOr<QueuesArgs> ParseQueuesArgs(framework::PluginArgs args) {
+  QueuesArgs out;
+  helper::FieldErrors errs;
+  bool has_content = false;
+  if (!helper::CheckArgsMap(args, "QueuesArgs", {"timeBasedFairShare"}, &errs, &has_content)) {
+    return helper::ArgsError(errs, "QueuesArgs");
+  }
+  if (!has_content) return out;
+  const YAML::Node t = (*args)["timeBasedFairShare"];
+  if (!helper::CheckMap(t, "timeBasedFairShare",
+                        {"windowSeconds", "windowType", "halfLifeSeconds", "kValue"}, &errs)) {
+    if (!errs.empty()) return helper::ArgsError(errs, "QueuesArgs");
+    return out;  // null: off
+  }
+  quota::UsageParams u;
+  ReadSeconds(t["windowSeconds"], "timeBasedFairShare.windowSeconds", 1, &u.window_ns, &errs);
+  ReadSeconds(t["halfLifeSeconds"], "timeBasedFairShare.halfLifeSeconds", 0, &u.half_life_ns,
+              &errs);
+  std::string type = "sliding";
+  helper::ReadString(t["windowType"], "timeBasedFairShare.windowType", &type, &errs);
+  if (type == "tumbling") {
+    u.tumbling = true;
+  } else if (type != "sliding") {
+    errs.NotSupported("timeBasedFairShare.windowType", type, {"sliding", "tumbling"});
+  }
+  const YAML::Node k = t["kValue"];
+  if (k.IsDefined() && !k.IsNull()) {
+    std::string text;
+    helper::ReadString(k, "timeBasedFairShare.kValue", &text, &errs);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !(v >= 0) || !std::isfinite(v)) {
+      errs.Invalid("timeBasedFairShare.kValue", text, "must be a number >= 0");
+    } else {
+      u.k_value = v;
+    }
+  }
+  if (!errs.empty()) return helper::ArgsError(errs, "QueuesArgs");
+  out.time_based_fair_share = u;
+  return out;
+}
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> Queues::New(framework::PluginArgs args,
                                                                      framework::Handle& h) {
+  auto a = ParseQueuesArgs(args);
+  if (!a.ok()) return a.status();
+  auto* ledger = h.Service<quota::QueueLedger>();
+  if (ledger) {
+    const framework::Clock* clock = &h.GetClock();
+    ledger->UseClock([clock] { return clock->Now(); });  // KAI min runtimes
+    if (a.value().time_based_fair_share) {
+      ledger->EnableTimeBasedFairShare(*a.value().time_based_fair_share,
+                                       [clock] { return clock->Now(); });
+    }
+  }
   return std::unique_ptr<framework::Plugin>(new Queues(h));
 }
 
@@ -38,6 +113,18 @@ bool Queues::Less(const framework::QueuedPodInfo& a, const framework::QueuedPodI
     }
   }
   return gang_sort_.Less(a, b);
+}
+
+std::string Queues::Partition(const framework::QueuedPodInfo& p) const {
+  quota::QueueLedger* qm = queues_;
+  if (!qm || !qm->HasQueues()) return "";
+  return qm->QueueOf(p.Pod()).queue;
+}
+
+bool Queues::PartitionLess(const std::string& a, const std::string& b) const {
+  quota::QueueLedger* qm = queues_;
+  if (!qm || a == b) return false;
+  return qm->DominantShareOf(a) < qm->DominantShareOf(b);
 }
 
 void Queues::RefreshCapacity() {

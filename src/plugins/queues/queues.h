@@ -4,7 +4,7 @@
 //
 // Extension points:
 //   QueueSort  the queue furthest below its fair share first (lowest dominant share,
-//              quota/fair_share.h); within a queue, or at equal shares, GangPrioritySort's
+//              quota/fair_share.h, as of each Pop: one activeQ heap per queue); within a queue, or at equal shares, GangPrioritySort's
 //              order (priority, then the gang's creation time, then the gang key), so gang
 //              members stay together.
 //   PreFilter  a pod naming a missing or invalid queue is UnschedulableAndUnresolvable with
@@ -53,6 +53,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,20 @@
 namespace phalanx::plugins::queues {
 
 inline constexpr int64_t kReclaimHoldNs = 30LL * 1000 * 1000 * 1000;  // 30 s
+
+// QueuesArgs (pluginConfig args, kind QueuesArgs):
+//   timeBasedFairShare:        # absent or null: off (KAI without a usage database)
+//     windowSeconds: 604800    # KAI usageParams.windowSize (default 1 week)
+//     windowType: sliding      # or tumbling (KAI windowType)
+//     halfLifeSeconds: 0       # KAI halfLifePeriod; 0 = no decay
+//     kValue: 1.0              # KAI proportion kValue: weight of the usage
+// Usage is the allocation Phalanx accounts itself, integrated on the scheduler's clock
+// (quota/usage.h). The queue ledger is shared by every profile: the last profile that sets
+// it wins. Errors: "QueuesArgs: timeBasedFairShare.kValue: Invalid value: ...".
+struct QueuesArgs {
+  std::optional<quota::UsageParams> time_based_fair_share;
+};
+framework::StatusOr<QueuesArgs> ParseQueuesArgs(framework::PluginArgs args);
 
 class Queues final : public framework::QueueSortPlugin,
                      public framework::PreFilterPlugin,
@@ -92,6 +107,13 @@ class Queues final : public framework::QueueSortPlugin,
                      const framework::PodInfo& pod) const override;
 
   bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
+  // activeQ keeps one heap per queue (its pods in GangPrioritySort's order) and each Pop
+  // serves the queue with the lowest dominant share at that moment, as KAI re-sorts its
+  // queues every session — not the share a pod saw when it was queued (issue 22).
+  // Partition: the pod's queue ("" for none). PartitionLess: lower dominant share first.
+  bool HasPartitions() const override { return true; }
+  std::string Partition(const framework::QueuedPodInfo& p) const override;
+  bool PartitionLess(const std::string& a, const std::string& b) const override;
   framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                               framework::PreFilterResult* result) override;
   framework::Status PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
