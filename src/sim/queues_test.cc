@@ -120,6 +120,38 @@ TEST(QueuesSimulation, KoordinatorQuotaTenThreeGangsOfFive) {
   }
 }
 
+// Queue order follows the shares at each Pop (issue 22), not the shares a pod saw when it
+// was queued: 12 one-GPU pods of queue a, then 12 of queue b, all queued at t = 0 with every
+// share 0, on 8 GPUs. Each placement raises its queue's share, so the next Pop serves the
+// other queue: 4 and 4 (equal weights), never a's whole burst first.
+TEST(QueuesSimulation, BurstIsSharedByTheCurrentShares) {
+  std::ostringstream y;
+  y << Nodes(1, 8);
+  for (const char* q : {"a", "b"}) {
+    y << "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: " << q
+      << "}\nspec: {}\n---\n";
+  }
+  for (const char* q : {"a", "b"}) {
+    for (int k = 0; k < 12; ++k) {
+      y << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " << q << "-" << k
+        << "\n  namespace: default\n  labels: {kai.scheduler/queue: " << q << "}\n"
+        << "  annotations: {simulation.phalanx.dev/duration-seconds: \"1000\"}\n"
+        << "spec:\n  containers:\n  - {name: c, image: x, resources: {requests: "
+        << "{cpu: \"1\", nvidia.com/gpu: \"1\"}}}\n---\n";
+    }
+  }
+  Scenario sc = Load("burst", y.str());
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  std::map<std::string, int> bound;
+  for (const auto& o : r.outcomes) {
+    if (o.scheduled_s && *o.scheduled_s < 1000) ++bound[o.pod.substr(8, 1)];  // "default/x-k"
+  }
+  EXPECT_EQ(bound["a"], 4);
+  EXPECT_EQ(bound["b"], 4);
+}
+
 // Two queues with over-quota weights 1:3 and a saturating backlog: allocations stay at
 // 8 : 24 GPUs (within one gang of 2 GPUs) while both queues have pending gangs.
 TEST(QueuesSimulation, WeightsOneToThreeConverge) {
