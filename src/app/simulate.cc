@@ -111,6 +111,9 @@ class SimulateCommand : public Command {
                   "lookahead, dotproduct, packing, clustering, default)");
     c->add_option("--seeds", f_.seeds, "Seeds to run, e.g. 42-51 or 1,2,3 (overrides --seed)");
     c->add_option("--report", f_.report_path, "Write a self-contained HTML report to this file");
+    c->add_option("--shard", f_.shard,
+                  "Run one slice INDEX/COUNT of the policies x seeds experiment (run k when "
+                  "k % COUNT == INDEX); combine the --json files with `phalanx report merge`");
     c->add_option("--cluster", f_.cluster, "philly: NODESxGPUS, e.g. 32x8");
     c->add_option("--jobs", f_.jobs_csv, "philly: job CSV (job_id,submit_time,num_gpu,duration)");
     c->add_option("--job-results", f_.job_results_path,

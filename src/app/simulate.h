@@ -38,11 +38,14 @@ struct SimulateFlags {
   // reservationThresholdSeconds (and reservationGraceSeconds when given); unset = the
   // configuration as given.
   std::optional<int64_t> reservation_threshold_s, reservation_grace_s;
+  // Sweeps: "INDEX/COUNT" runs one shard of the policies x seeds experiment (replay
+  // ExperimentOptions::shard_index); "" = every run.
+  std::string shard;
 
   // True when the flags ask for experiment mode (policies x seeds, results document).
   bool Experiment() const {
     return trace == "openb-paper" || trace == "philly" || !policies.empty() || !seeds.empty() ||
-           !report_path.empty() || gpu_sharing;
+           !report_path.empty() || gpu_sharing || !shard.empty();
   }
   // --progress, or stderr is a terminal and not --no-progress.
   bool ShowProgress() const;

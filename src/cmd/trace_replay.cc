@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cmd/bench.h"
+#include "cmd/sweep.h"
 #include "replay/experiment.h"
 #include "replay/openb.h"
 #include "replay/report.h"
@@ -50,6 +51,13 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   }
   if (!f.policies.empty()) {
     if (auto s = replay::ParsePolicies(f.policies, &eo->policies); !s.ok()) return s;
+  }
+  if (!f.shard.empty()) {
+    if (auto s = replay::ParseShard(f.shard, &eo->shard_index, &eo->shard_count); !s.ok()) return s;
+    if (!f.results_path.empty() || !f.job_results_path.empty()) {
+      return absl::InvalidArgumentError("--shard writes its runs with --json; --results and "
+                                        "--job-results are for a single run");
+    }
   }
   if (!f.config_path.empty() && !eo->policies.empty()) {
     return absl::InvalidArgumentError(
@@ -109,6 +117,8 @@ app::TraceReplay NewTraceReplay() { return {LoadOpenbScenario, RunExperiments}; 
 app::Extensions Extensions() {
   app::Extensions e;
   e.commands.push_back(NewBenchCommand);
+  e.commands.push_back(NewReportCommand);
+  e.commands.push_back(NewSweepCommand);
   e.trace_replay = NewTraceReplay();
   return e;
 }

@@ -649,13 +649,13 @@ std::vector<double> MarginsOverFgd(const std::string& policy, const std::vector<
 }
 
 // The value of a column without a per-run getter: the paper's figure or a margin over FGD.
-json DerivedCell(const ExperimentOptions& opts, const std::string& key, const PolicySpec& p,
+json DerivedCell(const std::string& pods_csv, const std::string& key, const std::string& display,
                  const std::vector<RunRecord>& runs) {
   if (key == "paper_unallocated_at_100_pct") {
-    auto v = PaperUnallocatedAt100(opts.pods_csv, p.display);
+    auto v = PaperUnallocatedAt100(pods_csv, display);
     return v ? json(R2(*v)) : json(nullptr);
   }
-  std::vector<double> d = MarginsOverFgd(p.display, runs);
+  std::vector<double> d = MarginsOverFgd(display, runs);
   if (d.empty()) return nullptr;
   std::sort(d.begin(), d.end());
   if (key == "vs_fgd_median_pts") return R2(Median(d));
@@ -664,26 +664,27 @@ json DerivedCell(const ExperimentOptions& opts, const std::string& key, const Po
 }
 
 // The per-policy comparison: medians over seeds of every column.
-json ComparisonJson(const ExperimentOptions& opts, const std::vector<PolicySpec>& policies,
-                    const std::vector<RunRecord>& runs) {
-  const std::vector<Col> cols = Columns(opts.trace);
+// `mode` is the trace ("" = manifests), `policies` the display names in order.
+json ComparisonJson(const std::string& mode, const std::string& pods_csv,
+                    const std::vector<std::string>& policies, const std::vector<RunRecord>& runs) {
+  const std::vector<Col> cols = Columns(mode);
   json jc = json::array();
   for (const auto& c : cols) jc.push_back({{"key", c.key}, {"label", c.label}, {"better", c.better}});
   json rows = json::array();
-  for (const auto& p : policies) {
+  for (const auto& display : policies) {
     json row;
-    row["policy"] = p.display;
+    row["policy"] = display;
     json m;
     size_t n = 0;
     for (const auto& c : cols) {
       if (!c.get) {
-        m[c.key] = DerivedCell(opts, c.key, p, runs);
+        m[c.key] = DerivedCell(pods_csv, c.key, display, runs);
         continue;
       }
       std::vector<double> vals;
       n = 0;
       for (const auto& r : runs) {
-        if (r.policy != p.display) continue;
+        if (r.policy != display) continue;
         vals.push_back(c.get(r.j));
         ++n;
       }
@@ -713,8 +714,13 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
     return absl::InvalidArgumentError("--results is for a single run (one policy, one seed), not " +
                                       std::to_string(policies.size() * opts.seeds.size()));
   }
+  if (opts.shard_count > 0 && opts.shard_index >= opts.shard_count) {
+    return absl::InvalidArgumentError("--shard " + std::to_string(opts.shard_index) + "/" +
+                                      std::to_string(opts.shard_count) + ": index out of range");
+  }
   std::vector<RunRecord> runs;
   double total_pods = 0, total_wall = 0;
+  size_t run_index = 0;
   for (const auto& pol : policies) {
     RunSpec spec{&pol, &opts.config, opts.config_source, 0};
     config::KubeSchedulerConfiguration cfg;
@@ -724,6 +730,8 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
       spec.config_source = "policy " + pol.display;
     }
     for (uint64_t seed : opts.seeds) {
+      const size_t k = run_index++;
+      if (opts.shard_count > 0 && k % opts.shard_count != opts.shard_index) continue;
       spec.seed = seed;
       RunRecord rec;
       sim::SimulationResult res;
@@ -738,6 +746,7 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
       }
       total_pods += static_cast<double>(res.pods);
       total_wall += res.wall_seconds;
+      rec.j["run_index"] = k;
       runs.push_back(std::move(rec));
     }
   }
@@ -746,10 +755,18 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   doc["version"] = 1;
   doc["mode"] = mode.empty() ? "manifests" : mode;
   doc["trace"] = trace.base.name.empty() ? opts.scenario_path : trace.base.name;
+  doc["pods_csv"] = opts.pods_csv;
   json pols = json::array();
-  for (const auto& p : policies) pols.push_back(p.display);
+  std::vector<std::string> displays;
+  for (const auto& p : policies) {
+    pols.push_back(p.display);
+    displays.push_back(p.display);
+  }
   doc["policies"] = pols;
   doc["seeds"] = opts.seeds;
+  if (opts.shard_count > 0) {
+    doc["shard"] = {{"index", opts.shard_index}, {"count", opts.shard_count}};
+  }
   if (mode == "philly") {
     doc["cluster"] = {{"nodes", opts.cluster.nodes}, {"gpus_per_node", opts.cluster.gpus_per_node}};
   }
@@ -757,9 +774,150 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   json jr = json::array();
   for (const auto& r : runs) jr.push_back(r.j);
   doc["runs"] = jr;
-  doc["comparison"] = ComparisonJson(opts, policies, runs);
+  doc["comparison"] = ComparisonJson(mode, opts.pods_csv, displays, runs);
   *results = std::move(doc);
   return absl::OkStatus();
+}
+
+api::Status ParseShard(const std::string& text, size_t* index, size_t* count) {
+  const auto slash = text.find('/');
+  auto number = [](const std::string& t, size_t* out) {
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    *out = std::stoul(t);
+    return true;
+  };
+  if (slash == std::string::npos || !number(text.substr(0, slash), index) ||
+      !number(text.substr(slash + 1), count) || *count == 0 || *index >= *count) {
+    return absl::InvalidArgumentError("--shard \"" + text +
+                                      "\": want INDEX/COUNT with 0 <= INDEX < COUNT, e.g. 0/6");
+  }
+  return absl::OkStatus();
+}
+
+api::Status MergeShardReports(const std::vector<json>& docs, const std::vector<std::string>& names,
+                              json* out) {
+  if (docs.empty()) return absl::InvalidArgumentError("report merge: no shard documents given");
+  auto name = [&](size_t i) { return i < names.size() ? names[i] : "document " + std::to_string(i); };
+  const json& first = docs[0];
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const json& d = docs[i];
+    if (!d.is_object() || d.value("kind", "") != "phalanx-replay-report") {
+      return absl::InvalidArgumentError(name(i) + ": not a phalanx-replay-report document");
+    }
+    if (!d.contains("shard") || !d["shard"].is_object()) {
+      return absl::InvalidArgumentError(name(i) + ": not a shard (written without --shard)");
+    }
+    for (const char* key : {"version", "mode", "trace", "pods_csv", "policies", "seeds", "cluster"}) {
+      const json a = first.contains(key) ? first[key] : json(nullptr);
+      const json b = d.contains(key) ? d[key] : json(nullptr);
+      if (a != b) {
+        return absl::InvalidArgumentError(name(i) + ": " + key + " differs from " + name(0));
+      }
+    }
+  }
+  const json count_j = first["shard"]["count"];
+  if (!count_j.is_number_unsigned()) return absl::InvalidArgumentError(name(0) + ": bad shard count");
+  const size_t count = count_j.get<size_t>();
+  std::vector<int> seen(count, -1);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const json& sh = docs[i]["shard"];
+    if (sh.value("count", size_t{0}) != count) {
+      return absl::InvalidArgumentError(name(i) + ": shard count " + sh["count"].dump() +
+                                        " differs from " + name(0) + "'s " + std::to_string(count));
+    }
+    const size_t idx = sh.value("index", count);
+    if (idx >= count) return absl::InvalidArgumentError(name(i) + ": bad shard index");
+    if (seen[idx] >= 0) {
+      return absl::InvalidArgumentError(name(i) + ": shard " + std::to_string(idx) +
+                                        " is also in " + name(static_cast<size_t>(seen[idx])));
+    }
+    seen[idx] = static_cast<int>(i);
+  }
+  for (size_t k = 0; k < count; ++k) {
+    if (seen[k] < 0) {
+      return absl::InvalidArgumentError("shard " + std::to_string(k) + " of " +
+                                        std::to_string(count) + " is missing");
+    }
+  }
+  std::vector<RunRecord> runs;
+  for (const json& d : docs) {
+    for (const json& r : d["runs"]) {
+      runs.push_back({r.value("policy", ""), r.value("seed", uint64_t{0}), r});
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return a.j.value("run_index", size_t{0}) < b.j.value("run_index", size_t{0});
+  });
+  const size_t expected = first["policies"].size() * first["seeds"].size();
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (runs[k].j.value("run_index", size_t{0}) != k) {
+      return absl::InvalidArgumentError("run " + std::to_string(k) + " is missing or repeated");
+    }
+  }
+  if (runs.size() != expected) {
+    return absl::InvalidArgumentError("the shards hold " + std::to_string(runs.size()) +
+                                      " runs; the experiment has " + std::to_string(expected));
+  }
+  json doc = first;
+  doc.erase("shard");
+  double pods = 0, wall = 0;
+  json jr = json::array();
+  std::vector<std::string> displays;
+  for (const auto& p : first["policies"]) displays.push_back(p.get<std::string>());
+  for (const auto& r : runs) {
+    pods += Num(r.j["summary"]["pods"]);
+    wall += Num(r.j["summary"]["wall_seconds"]);
+    jr.push_back(r.j);
+  }
+  doc["runs"] = jr;
+  doc["replay_pods_per_second"] = R2(wall > 0 ? pods / wall : 0);
+  const std::string mode = first.value("mode", "");
+  doc["comparison"] = ComparisonJson(mode == "manifests" ? "" : mode,
+                                     first.value("pods_csv", ""), displays, runs);
+  *out = std::move(doc);
+  return absl::OkStatus();
+}
+
+std::string SweepJobManifest(const std::string& name, const std::string& namespace_,
+                             const std::string& image, const std::string& claim,
+                             const std::string& data_claim, size_t shards,
+                             const std::vector<std::string>& simulate_args) {
+  std::vector<std::string> args = {"simulate"};
+  args.insert(args.end(), simulate_args.begin(), simulate_args.end());
+  const std::string n = std::to_string(shards);
+  for (std::string a : std::vector<std::string>{"--shard", "$(JOB_COMPLETION_INDEX)/" + n, "--json",
+                                                 "/results/shard-$(JOB_COMPLETION_INDEX).json",
+                                                 "--no-progress"}) {
+    args.push_back(std::move(a));
+  }
+  std::string y;
+  y += "# phalanx sweep: " + n + " shards; merge with\n";
+  y += "#   phalanx report merge shard-*.json --json merged.json --report merged.html\n";
+  y += "apiVersion: batch/v1\nkind: Job\nmetadata:\n";
+  y += "  name: " + json(name).dump() + "\n";
+  y += "  namespace: " + json(namespace_).dump() + "\n";
+  y += "  labels: {app.kubernetes.io/name: phalanx-sweep}\n";
+  y += "spec:\n  completionMode: Indexed\n";
+  y += "  completions: " + n + "\n  parallelism: " + n + "\n  backoffLimit: " + n + "\n";
+  y += "  template:\n    metadata:\n      labels: {app.kubernetes.io/name: phalanx-sweep}\n";
+  y += "    spec:\n      restartPolicy: Never\n      containers:\n      - name: simulate\n";
+  y += "        image: " + json(image).dump() + "\n        command: [\"phalanx\"]\n        args:\n";
+  for (const auto& a : args) y += "        - " + json(a).dump() + "\n";
+  y += "        volumeMounts:\n        - {name: results, mountPath: /results}\n";
+  if (!data_claim.empty()) y += "        - {name: data, mountPath: /data, readOnly: true}\n";
+  y += "      volumes:\n      - name: results\n";
+  if (claim.empty()) {
+    y += "        emptyDir: {}\n";
+  } else {
+    y += "        persistentVolumeClaim: {claimName: " + json(claim).dump() + "}\n";
+  }
+  if (!data_claim.empty()) {
+    y += "      - name: data\n        persistentVolumeClaim: {claimName: " +
+         json(data_claim).dump() + ", readOnly: true}\n";
+  }
+  return y;
 }
 
 }  // namespace phalanx::replay

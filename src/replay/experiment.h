@@ -76,6 +76,11 @@ struct ExperimentOptions {
   std::string results_path;
   // philly: one CSV line per job (WriteJobResultsCsv) of the run; only with a single run.
   std::string job_results_path;
+  // Sweeps (issue 23): with shard_count N > 0 only the runs k (policies x seeds in order,
+  // k = policy index * seeds + seed index) with k % N == shard_index are run; the document
+  // records "shard" {index, count} and each run's "run_index", and MergeShardReports
+  // combines the N documents into the document of the whole experiment.
+  size_t shard_index = 0, shard_count = 0;
   // One line per finished run (for the terminal).
   std::function<void(const std::string&)> log;
   std::function<void(size_t, size_t, double)> progress;
@@ -86,5 +91,29 @@ struct ExperimentOptions {
 // bad configurations, failed runs — the message names the file or the run; results_path
 // with more than one run.
 api::Status RunExperiments(const ExperimentOptions& opts, nlohmann::json* results);
+
+// "2/6" -> index 2, count 6 (0 <= index < count). Errors name the text.
+api::Status ParseShard(const std::string& text, size_t* index, size_t* count);
+
+// Combines the documents of shards 0..N-1 of one experiment (same mode, trace, pod list,
+// policies, seeds and cluster; every index exactly once) into the document one run of the
+// whole experiment writes: runs in run order, the comparison recomputed from them, the
+// replay speed from every run's pods and wall time. Errors name the file (`names`, one per
+// document) and what differs or is missing, e.g. "shard-3.json: policies differ from
+// shard-0.json", "shard 4 of 6 is missing".
+api::Status MergeShardReports(const std::vector<nlohmann::json>& docs,
+                              const std::vector<std::string>& names, nlohmann::json* out);
+
+// A Kubernetes Indexed Job (batch/v1, completionMode Indexed) that runs every shard of a
+// sweep on a cluster: `shards` completions and parallelism, container `image` running
+// `phalanx simulate ARGS --shard $(JOB_COMPLETION_INDEX)/N --json /results/shard-
+// $(JOB_COMPLETION_INDEX).json` (the kubelet expands $(VAR) from the Job controller's
+// JOB_COMPLETION_INDEX), results on the PersistentVolumeClaim `claim` mounted at /results
+// (empty: an emptyDir — collect the files before the pods go), and `data_claim` (when
+// given) mounted read-only at /data for the traces the arguments name. YAML text.
+std::string SweepJobManifest(const std::string& name, const std::string& namespace_,
+                             const std::string& image, const std::string& claim,
+                             const std::string& data_claim, size_t shards,
+                             const std::vector<std::string>& simulate_args);
 
 }  // namespace phalanx::replay

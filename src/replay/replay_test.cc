@@ -3,6 +3,7 @@
 // headless browser (Debian's chromium) against the JSON results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -425,6 +426,121 @@ TEST(PaperTest, MarginOverFgdIsPerSeed) {
   EXPECT_NEAR(m["vs_fgd_best_pts"].get<double>(), diffs[0], 0.006);
   EXPECT_NEAR(m["vs_fgd_worst_pts"].get<double>(), diffs[2], 0.006);
   EXPECT_NE(FormatReportSummary(r).find("vs FGD per seed: median [best, worst]"), std::string::npos);
+}
+
+// Issue 23, sweeps: an experiment split into shards (--shard i/N) and merged gives the
+// document of one run of the whole experiment — the same runs in the same order and the same
+// comparison table; only wall-clock figures (replay speed) differ.
+nlohmann::json WithoutWallClock(nlohmann::json d) {
+  d.erase("replay_pods_per_second");
+  for (auto& r : d["runs"]) {
+    r["summary"].erase("wall_seconds");
+    r["summary"].erase("pods_per_second");
+  }
+  for (auto& row : d["comparison"]["rows"]) row["metrics"].erase("pods_per_second");
+  return d;
+}
+
+TEST(SweepTest, ShardsMergeIntoTheWholeExperiment) {
+  const SmallTraces t = MakeSmallTraces();
+  ExperimentOptions o = Base();
+  o.trace = "openb-paper";
+  o.nodes_csv = t.nodes;
+  o.pods_csv = t.pods;
+  ASSERT_EQ(ParsePolicies("fgd,bestfit,random", &o.policies), absl::OkStatus());
+  o.seeds = {1, 2, 3, 4};
+  nlohmann::json whole;
+  ASSERT_EQ(RunExperiments(o, &whole), absl::OkStatus());
+  for (size_t n : {1, 3, 5}) {
+    std::vector<nlohmann::json> shards;
+    std::vector<std::string> names;
+    size_t runs = 0;
+    for (size_t i = 0; i < n; ++i) {
+      ExperimentOptions so = o;
+      so.shard_index = i;
+      so.shard_count = n;
+      nlohmann::json d;
+      ASSERT_EQ(RunExperiments(so, &d), absl::OkStatus());
+      EXPECT_EQ(d["shard"]["index"], i);
+      for (const auto& r : d["runs"]) EXPECT_EQ(r["run_index"].get<size_t>() % n, i);
+      runs += d["runs"].size();
+      shards.push_back(std::move(d));
+      names.push_back("shard-" + std::to_string(i) + ".json");
+    }
+    EXPECT_EQ(runs, 12u);
+    // Any order of the files.
+    std::reverse(shards.begin(), shards.end());
+    std::reverse(names.begin(), names.end());
+    nlohmann::json merged;
+    ASSERT_EQ(MergeShardReports(shards, names, &merged), absl::OkStatus()) << n;
+    EXPECT_FALSE(merged.contains("shard"));
+    EXPECT_EQ(WithoutWallClock(merged), WithoutWallClock(whole)) << n << " shards";
+  }
+}
+
+TEST(SweepTest, MergeRefusesIncompleteOrMismatchedShards) {
+  const SmallTraces t = MakeSmallTraces();
+  ExperimentOptions o = Base();
+  o.trace = "openb-paper";
+  o.nodes_csv = t.nodes;
+  o.pods_csv = t.pods;
+  ASSERT_EQ(ParsePolicies("fgd,random", &o.policies), absl::OkStatus());
+  o.seeds = {1, 2};
+  std::vector<nlohmann::json> d(3);
+  for (size_t i = 0; i < 3; ++i) {
+    ExperimentOptions so = o;
+    so.shard_index = i;
+    so.shard_count = 3;
+    ASSERT_EQ(RunExperiments(so, &d[i]), absl::OkStatus());
+  }
+  nlohmann::json out;
+  auto msg = [&](std::vector<nlohmann::json> docs) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < docs.size(); ++i) names.push_back("s" + std::to_string(i) + ".json");
+    return std::string(MergeShardReports(docs, names, &out).message());
+  };
+  EXPECT_EQ(msg({d[0], d[2]}), "shard 1 of 3 is missing");
+  EXPECT_EQ(msg({d[0], d[1], d[1]}), "s2.json: shard 1 is also in s1.json");
+  nlohmann::json other = d[1];
+  other["seeds"] = {1, 2, 3};
+  EXPECT_EQ(msg({d[0], other, d[2]}), "s1.json: seeds differs from s0.json");
+  nlohmann::json whole;
+  ASSERT_EQ(RunExperiments(o, &whole), absl::OkStatus());
+  EXPECT_EQ(msg({whole}), "s0.json: not a shard (written without --shard)");
+  size_t i = 0, n = 0;
+  EXPECT_EQ(ParseShard("2/6", &i, &n), absl::OkStatus());
+  EXPECT_EQ(i, 2u);
+  EXPECT_EQ(n, 6u);
+  for (const char* bad : {"6/6", "1", "a/2", "-1/3", "1/0", ""}) {
+    EXPECT_NE(ParseShard(bad, &i, &n), absl::OkStatus()) << bad;
+  }
+}
+
+TEST(SweepTest, IndexedJobManifestShape) {
+  const std::string y = SweepJobManifest("sweep", "exp", "phalanx:0.1.0", "results", "traces", 6,
+                                         {"--trace", "openb-paper", "--seeds", "42-51"});
+  const YAML::Node j = YAML::Load(y);
+  EXPECT_EQ(j["apiVersion"].as<std::string>(), "batch/v1");
+  EXPECT_EQ(j["kind"].as<std::string>(), "Job");
+  EXPECT_EQ(j["metadata"]["namespace"].as<std::string>(), "exp");
+  EXPECT_EQ(j["spec"]["completionMode"].as<std::string>(), "Indexed");
+  EXPECT_EQ(j["spec"]["completions"].as<int>(), 6);
+  EXPECT_EQ(j["spec"]["parallelism"].as<int>(), 6);
+  const YAML::Node pod = j["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["restartPolicy"].as<std::string>(), "Never");
+  const YAML::Node c = pod["containers"][0];
+  EXPECT_EQ(c["image"].as<std::string>(), "phalanx:0.1.0");
+  std::vector<std::string> args;
+  for (const auto& a : c["args"]) args.push_back(a.as<std::string>());
+  const std::vector<std::string> want = {"simulate", "--trace", "openb-paper", "--seeds", "42-51",
+                                         "--shard", "$(JOB_COMPLETION_INDEX)/6", "--json",
+                                         "/results/shard-$(JOB_COMPLETION_INDEX).json",
+                                         "--no-progress"};
+  EXPECT_EQ(args, want);
+  EXPECT_EQ(pod["volumes"][0]["persistentVolumeClaim"]["claimName"].as<std::string>(), "results");
+  EXPECT_EQ(pod["volumes"][1]["persistentVolumeClaim"]["claimName"].as<std::string>(), "traces");
+  EXPECT_TRUE(pod["volumes"][1]["persistentVolumeClaim"]["readOnly"].as<bool>());
+  EXPECT_EQ(c["volumeMounts"][1]["mountPath"].as<std::string>(), "/data");
 }
 
 TEST(PaperTest, OpenbSampleWithThePaperMethodology) {
