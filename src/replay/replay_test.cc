@@ -441,14 +441,21 @@ nlohmann::json WithoutWallClock(nlohmann::json d) {
   return d;
 }
 
-TEST(SweepTest, ShardsMergeIntoTheWholeExperiment) {
-  const SmallTraces t = MakeSmallTraces();
+// An openb-paper experiment on the small traces.
+ExperimentOptions SmallPaperExperiment(const SmallTraces& t, const std::string& policies,
+                                       std::vector<uint64_t> seeds) {
   ExperimentOptions o = Base();
   o.trace = "openb-paper";
   o.nodes_csv = t.nodes;
   o.pods_csv = t.pods;
-  ASSERT_EQ(ParsePolicies("fgd,bestfit,random", &o.policies), absl::OkStatus());
-  o.seeds = {1, 2, 3, 4};
+  EXPECT_EQ(ParsePolicies(policies, &o.policies), absl::OkStatus());
+  o.seeds = std::move(seeds);
+  return o;
+}
+
+TEST(SweepTest, ShardsMergeIntoTheWholeExperiment) {
+  const SmallTraces t = MakeSmallTraces();
+  const ExperimentOptions o = SmallPaperExperiment(t, "fgd,bestfit,random", {1, 2, 3, 4});
   nlohmann::json whole;
   ASSERT_EQ(RunExperiments(o, &whole), absl::OkStatus());
   for (size_t n : {1, 3, 5}) {
@@ -480,12 +487,7 @@ TEST(SweepTest, ShardsMergeIntoTheWholeExperiment) {
 
 TEST(SweepTest, MergeRefusesIncompleteOrMismatchedShards) {
   const SmallTraces t = MakeSmallTraces();
-  ExperimentOptions o = Base();
-  o.trace = "openb-paper";
-  o.nodes_csv = t.nodes;
-  o.pods_csv = t.pods;
-  ASSERT_EQ(ParsePolicies("fgd,random", &o.policies), absl::OkStatus());
-  o.seeds = {1, 2};
+  const ExperimentOptions o = SmallPaperExperiment(t, "fgd,random", {1, 2});
   std::vector<nlohmann::json> d(3);
   for (size_t i = 0; i < 3; ++i) {
     ExperimentOptions so = o;

@@ -1074,14 +1074,16 @@ TEST_F(QueueTest, CountsPendingPodsAndNextTimes) {
 // every Pop, so a partition whose rank changed while its pods waited is served by its
 // current rank. Oracle: over all queued pods, the lowest current rank of its partition,
 // then PriorityLess — recomputed from the pods themselves at each Pop.
+// Partition = the pod name's first letter, ordered by `rank` (read at each Pop).
+SchedulingQueue::PartitionFns ByFirstLetter(std::map<std::string, int>* rank) {
+  return {[](const QueuedPodInfo& p) { return p.Pod().metadata.name.substr(0, 1); },
+          [rank](const std::string& a, const std::string& b) { return (*rank)[a] < (*rank)[b]; }};
+}
+
 TEST(SchedulingQueuePartitions, PopFollowsTheCurrentPartitionOrder) {
   framework::VirtualClock clock(kStart);
   std::map<std::string, int> rank;
-  auto part = [](const QueuedPodInfo& p) { return p.Pod().metadata.name.substr(0, 1); };
-  SchedulingQueue q(PriorityLess, clock, QueueOptions{}, nullptr,
-                    {part, [&rank](const std::string& a, const std::string& b) {
-                       return rank[a] < rank[b];
-                     }});
+  SchedulingQueue q(PriorityLess, clock, QueueOptions{}, nullptr, ByFirstLetter(&rank));
   rank = {{"a", 0}, {"b", 1}};
   for (const auto& [name, prio] : std::vector<std::pair<std::string, int>>{
            {"a1", 0}, {"a2", 0}, {"b1", 0}, {"b2", 5}}) {
@@ -1102,11 +1104,7 @@ TEST(SchedulingQueuePartitions, RandomOperationsMatchTheOracle) {
     std::mt19937 rng(seed);
     framework::VirtualClock clock(kStart);
     std::map<std::string, int> rank;
-    auto part = [](const QueuedPodInfo& p) { return p.Pod().metadata.name.substr(0, 1); };
-    SchedulingQueue q(PriorityLess, clock, QueueOptions{}, nullptr,
-                      {part, [&rank](const std::string& a, const std::string& b) {
-                         return rank[a] < rank[b];
-                       }});
+    SchedulingQueue q(PriorityLess, clock, QueueOptions{}, nullptr, ByFirstLetter(&rank));
     struct Queued {
       api::PodPtr pod;
       int priority;

@@ -3,8 +3,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <unordered_map>
 
@@ -61,18 +59,8 @@ framework::StatusOr<FragLookaheadScoreArgs> ParseFragLookaheadScoreArgs(
       errs.NotSupported("tieBreak", tb, {"NodeOrder", "Random"});
     }
   }
-  const YAML::Node w = (*args)["lookaheadWeight"];
-  if (w.IsDefined() && !w.IsNull()) {
-    std::string text;
-    helper::ReadString(w, "lookaheadWeight", &text, &errs);
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !(v >= 0) || !std::isfinite(v)) {
-      errs.Invalid("lookaheadWeight", text, "must be a number >= 0");
-    } else {
-      out.lookahead_weight = v;
-    }
-  }
+  helper::ReadNonNegativeNumber((*args)["lookaheadWeight"], "lookaheadWeight",
+                                &out.lookahead_weight, &errs);
   const YAML::Node c = (*args)["candidates"];
   if (c.IsDefined() && !c.IsNull()) {
     int64_t n = 0;

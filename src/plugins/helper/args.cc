@@ -4,6 +4,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 namespace phalanx::plugins::helper {
 
@@ -123,6 +125,21 @@ bool ReadString(const YAML::Node& n, const std::string& path, std::string* out, 
   }
   errs->TypeInvalid(path, "must be a string");
   return false;
+}
+
+bool ReadNonNegativeNumber(const YAML::Node& n, const std::string& path, double* out,
+                           FieldErrors* errs) {
+  if (IsNullish(n)) return true;
+  std::string text;
+  if (!ReadString(n, path, &text, errs)) return false;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(v >= 0) || !std::isfinite(v)) {
+    errs->Invalid(path, text, "must be a number >= 0");
+    return false;
+  }
+  *out = v;
+  return true;
 }
 
 bool ReadStringList(const YAML::Node& n, const std::string& path, std::vector<std::string>* out,

@@ -40,6 +40,10 @@ bool ReadInt(const YAML::Node& n, const std::string& path, int64_t* out, FieldEr
 bool ReadString(const YAML::Node& n, const std::string& path, std::string* out, FieldErrors* errs);
 bool ReadStringList(const YAML::Node& n, const std::string& path, std::vector<std::string>* out,
                     FieldErrors* errs);
+// A finite number >= 0 (a YAML scalar such as 0.5 or "2"); else `<path>: Invalid value:
+// "<text>": must be a number >= 0`.
+bool ReadNonNegativeNumber(const YAML::Node& n, const std::string& path, double* out,
+                           FieldErrors* errs);
 
 // v1.NodeSelectorTerm / v1.NodeSelector / []v1.PreferredSchedulingTerm in API field
 // names (matchExpressions, matchFields, key, operator, values, nodeSelectorTerms, weight,

@@ -3,8 +3,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -69,18 +67,7 @@ framework::StatusOr<QueuesArgs> ParseQueuesArgs(framework::PluginArgs args) {
   } else if (type != "sliding") {
     errs.NotSupported("timeBasedFairShare.windowType", type, {"sliding", "tumbling"});
   }
-  const YAML::Node k = t["kValue"];
-  if (k.IsDefined() && !k.IsNull()) {
-    std::string text;
-    helper::ReadString(k, "timeBasedFairShare.kValue", &text, &errs);
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !(v >= 0) || !std::isfinite(v)) {
-      errs.Invalid("timeBasedFairShare.kValue", text, "must be a number >= 0");
-    } else {
-      u.k_value = v;
-    }
-  }
+  helper::ReadNonNegativeNumber(t["kValue"], "timeBasedFairShare.kValue", &u.k_value, &errs);
   if (!errs.empty()) return helper::ArgsError(errs, "QueuesArgs");
   out.time_based_fair_share = u;
   return out;

@@ -81,15 +81,20 @@ api::PodPtr GpuPod(const std::string& name, const std::string& queue, int gpus,
   return std::make_shared<api::Pod>(b.Obj());
 }
 
-TEST(QueuesTest, ArgsEnableTimeBasedFairShareOnTheLedgerWithTheSchedulersClock) {
-  fake::FakeHandle h;
-  quota::QueueManager m;
+// A handle serving `m` as the queue ledger, with KAI queues a and b on 16 GPUs.
+void TwoQueues(fake::FakeHandle& h, quota::QueueManager& m) {
   h.services().Provide<quota::QueueLedger>(&m);
   for (const char* q : {"a", "b"}) {
     m.OnObjectAdd(Obj(std::string("apiVersion: scheduling.run.ai/v2\nkind: Queue\n"
                                   "metadata: {name: ") + q + "}\nspec: {}\n"));
   }
   m.SetCapacity({{kGpu, 16}});
+}
+
+TEST(QueuesTest, ArgsEnableTimeBasedFairShareOnTheLedgerWithTheSchedulersClock) {
+  fake::FakeHandle h;
+  quota::QueueManager m;
+  TwoQueues(h, m);
   const YAML::Node args = YAML::Load("{timeBasedFairShare: {windowSeconds: 6400}}");
   ASSERT_TRUE(Queues::New(&args, h).ok());
   m.OnPodAdd(GpuPod("a-run", "a", 8, "n1"));
@@ -100,12 +105,7 @@ TEST(QueuesTest, ArgsEnableTimeBasedFairShareOnTheLedgerWithTheSchedulersClock) 
 TEST(QueuesTest, PartitionsAreQueuesOrderedByTheCurrentDominantShare) {
   fake::FakeHandle h;
   quota::QueueManager m;
-  h.services().Provide<quota::QueueLedger>(&m);
-  for (const char* q : {"a", "b"}) {
-    m.OnObjectAdd(Obj(std::string("apiVersion: scheduling.run.ai/v2\nkind: Queue\n"
-                                  "metadata: {name: ") + q + "}\nspec: {}\n"));
-  }
-  m.SetCapacity({{kGpu, 16}});
+  TwoQueues(h, m);
   auto made = Queues::New(nullptr, h);
   ASSERT_TRUE(made.ok());
   auto* plugin = dynamic_cast<Queues*>(made.value().get());
