@@ -268,6 +268,12 @@ api::PodPtr GpuPod(const std::string& name, const std::string& queue, int gpus,
   return std::make_shared<api::Pod>(b.Obj());
 }
 
+// A KAI Queue object named `name` with `spec` (YAML flow map).
+api::UnstructuredPtr KaiQueue(const std::string& name, const std::string& spec) {
+  return Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: " + name +
+             "}\nspec: " + spec + "\n");
+}
+
 TEST(QueueManager, AdmissionMessageAndParentLimit) {
   QueueManager m;
   m.OnObjectAdd(Obj(R"(
@@ -323,18 +329,8 @@ TEST(FairShare, LendingLimitKeepsTheUnlentQuota) {
 
 TEST(QueueManager, LendingLimitKeepsIdleQuotaFromOtherQueues) {
   QueueManager m;
-  m.OnObjectAdd(Obj(R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: a}
-spec: {resources: {gpu: {quota: 20, limit: -1, lendingLimit: 5}}}
-)"));
-  m.OnObjectAdd(Obj(R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: b}
-spec: {resources: {gpu: {quota: 0, limit: -1}}}
-)"));
+  m.OnObjectAdd(KaiQueue("a", "{resources: {gpu: {quota: 20, limit: -1, lendingLimit: 5}}}"));
+  m.OnObjectAdd(KaiQueue("b", "{resources: {gpu: {quota: 0, limit: -1}}}"));
   m.SetCapacity({{kGpu, 100}});
   for (int i = 0; i < 10; ++i) m.OnPodAdd(GpuPod("b-" + std::to_string(i), "b", 8, "n1"));
   // 100 - 80 allocated - 15 kept by a = 5 free for b.
@@ -351,12 +347,8 @@ spec: {resources: {gpu: {quota: 0, limit: -1}}}
 }
 
 TEST(QueueTree, LendingLimitAboveQuotaIsAnError) {
-  auto t = BuildQueueTree({*QueueFromObject(*Obj(R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: a}
-spec: {resources: {gpu: {quota: 4, lendingLimit: 6}}}
-)"))});
+  auto t = BuildQueueTree(
+      {*QueueFromObject(*KaiQueue("a", "{resources: {gpu: {quota: 4, lendingLimit: 6}}}"))});
   ASSERT_TRUE(t.errors.count("a"));
   EXPECT_NE(t.errors.at("a").find("spec.resources.gpu.lendingLimit: must be <= quota (4)"),
             std::string::npos)
@@ -436,10 +428,7 @@ TEST(FairShare, UsageLowersTheOverQuotaWeight) {
 TEST(QueueManager, TimeBasedFairShareFollowsTheClock) {
   api::Timestamp now = 0;
   QueueManager m;
-  for (const char* q : {"a", "b"}) {
-    m.OnObjectAdd(Obj(std::string("apiVersion: scheduling.run.ai/v2\nkind: Queue\n"
-                                  "metadata: {name: ") + q + "}\nspec: {}\n"));
-  }
+  for (const char* q : {"a", "b"}) m.OnObjectAdd(KaiQueue(q, "{}"));
   m.SetCapacity({{kGpu, 16}});
   UsageParams p;
   p.window_ns = 6400 * kS;
@@ -646,23 +635,13 @@ api::PodPtr Started(api::PodPtr p, api::Timestamp start) {
 }
 
 TEST(QueueTree, KAIMinRuntimesAndDefaultPriority) {
-  auto q = QueueFromObject(*Obj(R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: prod}
-spec: {preemptMinRuntime: 20s, reclaimMinRuntime: 10m}
-)"));
+  auto q = QueueFromObject(*KaiQueue("prod", "{preemptMinRuntime: 20s, reclaimMinRuntime: 10m}"));
   ASSERT_TRUE(q);
   EXPECT_EQ(q->invalid, "");
   EXPECT_EQ(q->preempt_min_runtime_ns, 20 * kS);
   EXPECT_EQ(q->reclaim_min_runtime_ns, 600 * kS);
   EXPECT_EQ(q->priority, 100);  // KAI: "When not set, default is 100."
-  auto bad = QueueFromObject(*Obj(R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: x}
-spec: {preemptMinRuntime: soon, reclaimMinRuntime: -5s}
-)"));
+  auto bad = QueueFromObject(*KaiQueue("x", "{preemptMinRuntime: soon, reclaimMinRuntime: -5s}"));
   ASSERT_TRUE(bad);
   EXPECT_NE(bad->invalid.find("spec.preemptMinRuntime: must be a duration such as \"10m\", got "
                               "\"soon\""),
@@ -675,24 +654,9 @@ spec: {preemptMinRuntime: soon, reclaimMinRuntime: -5s}
 TEST(QueueManager, PreemptMinRuntimeIsInheritedAndEnds) {
   api::Timestamp now = 0;
   QueueManager m;
-  m.OnObjectAdd(Obj(R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: dept}
-spec: {preemptMinRuntime: 60s}
-)"));
-  m.OnObjectAdd(Obj(R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: team}
-spec: {parentQueue: dept}
-)"));
-  m.OnObjectAdd(Obj(R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: other}
-spec: {}
-)"));
+  m.OnObjectAdd(KaiQueue("dept", "{preemptMinRuntime: 60s}"));
+  m.OnObjectAdd(KaiQueue("team", "{parentQueue: dept}"));
+  m.OnObjectAdd(KaiQueue("other", "{}"));
   auto p = Started(GpuPod("p", "team", 1, "n1"), 0);
   auto o = Started(GpuPod("o", "other", 1, "n1"), 0);
   m.OnPodAdd(p);
@@ -710,16 +674,12 @@ TEST(QueueManager, ReclaimMinRuntimeByLowestCommonAncestor) {
   // root r { a (reclaimMinRuntime 10m) { a1, a2 }, b }, r reclaimMinRuntime 1m.
   api::Timestamp now = 0;
   QueueManager m;
-  m.OnObjectAdd(Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: r}\n"
-                    "spec: {reclaimMinRuntime: 1m}\n"));
-  m.OnObjectAdd(Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\n"
-                    "spec: {parentQueue: r, reclaimMinRuntime: 10m}\n"));
+  m.OnObjectAdd(KaiQueue("r", "{reclaimMinRuntime: 1m}"));
+  m.OnObjectAdd(KaiQueue("a", "{parentQueue: r, reclaimMinRuntime: 10m}"));
   for (const char* q : {"a1", "a2"}) {
-    m.OnObjectAdd(Obj(std::string("apiVersion: scheduling.run.ai/v2\nkind: Queue\n"
-                                  "metadata: {name: ") + q + "}\nspec: {parentQueue: a}\n"));
+    m.OnObjectAdd(KaiQueue(q, "{parentQueue: a}"));
   }
-  m.OnObjectAdd(Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: b}\n"
-                    "spec: {parentQueue: r}\n"));
+  m.OnObjectAdd(KaiQueue("b", "{parentQueue: r}"));
   m.SetCapacity({{kGpu, 16}});
   m.UseClock([&now] { return now; });
   // a2 holds all 16 GPUs, started at 0. First a1 wants 8 (a1 and a2 deserve 8 each).
