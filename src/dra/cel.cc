@@ -138,6 +138,7 @@ absl::StatusOr<Value> DeviceValue(const DeviceView& d) {
   device->entries["driver"] = Value{d.driver};
   device->entries["attributes"] = Value{MapPtr(std::move(attributes))};
   device->entries["capacity"] = Value{MapPtr(std::move(capacity))};
+  device->entries["allowMultipleAllocations"] = Value{d.allow_multiple_allocations};
   return Value{MapPtr(std::move(device))};
 }
 

@@ -63,6 +63,9 @@ struct DeviceView {
   std::string driver;
   std::map<std::string, AttributeValue> attributes;
   std::map<std::string, api::Quantity> capacity;
+  // device.allowMultipleAllocations (DRAConsumableCapacity, Kubernetes 1.34); false when
+  // the device does not set it.
+  bool allow_multiple_allocations = false;
 };
 
 struct Node;  // the checked expression (cel_internal.h)

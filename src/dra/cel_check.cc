@@ -81,6 +81,7 @@ Type DeviceField(const std::string& field) {
   if (field == "driver") return Type::Of(Kind::kString);
   if (field == "attributes") return Type::MapOf(Type::MapOf(Type::Of(Kind::kDyn)));
   if (field == "capacity") return Type::MapOf(Type::MapOf(Type::Of(Kind::kQuantity)));
+  if (field == "allowMultipleAllocations") return Type::Of(Kind::kBool);
   return Type::Of(Kind::kError);
 }
 
@@ -143,7 +144,7 @@ class Checker {
       Type f = DeviceField(n.name);
       if (f.kind == Kind::kError) {
         Fail(n.pos, Cat("undefined field '", n.name,
-                                 "' (a device has 'driver', 'attributes' and 'capacity')"));
+                                 "' (a device has 'driver', 'attributes', 'capacity' and 'allowMultipleAllocations')"));
       }
       return f;
     }
