@@ -54,10 +54,9 @@ absl::Status PositionedError(std::string_view where, std::string_view expr, size
     }
   }
   const bool multiline = expr.find('\n') != std::string_view::npos;
-  return absl::InvalidArgumentError(
-      Cat(where, where.empty() ? "" : ": ",
-                   multiline ? Cat("line ", line, ", ") : std::string(), "column ", column,
-                   ": ", message));
+  return absl::InvalidArgumentError(Cat(where, where.empty() ? "" : ": ",
+                                        multiline ? Cat("line ", line, ", ") : std::string(),
+                                        "column ", column, ": ", message));
 }
 
 // The byte offset of the first invalid UTF-8 sequence, or npos.
@@ -109,13 +108,18 @@ MapData& Domain(MapData& outer, const std::string& domain) {
 
 absl::StatusOr<Value> AttributeToValue(const AttributeValue& a) {
   switch (a.kind) {
-    case AttributeValue::Kind::kInt: return Value{a.int_value};
-    case AttributeValue::Kind::kBool: return Value{a.bool_value};
-    case AttributeValue::Kind::kString: return Value{a.string_value};
-    case AttributeValue::Kind::kVersion: break;
+    case AttributeValue::Kind::kInt:
+      return Value{a.int_value};
+    case AttributeValue::Kind::kBool:
+      return Value{a.bool_value};
+    case AttributeValue::Kind::kString:
+      return Value{a.string_value};
+    case AttributeValue::Kind::kVersion:
+      break;
   }
   auto v = ParseSemver(a.string_value, /*normalize=*/false);
-  if (!v.ok()) return absl::InvalidArgumentError(Cat("parse semantic version: ", v.status().message()));
+  if (!v.ok())
+    return absl::InvalidArgumentError(Cat("parse semantic version: ", v.status().message()));
   return Value{std::shared_ptr<const Semver>(std::make_shared<Semver>(*std::move(v)))};
 }
 
@@ -124,7 +128,8 @@ absl::StatusOr<Value> DeviceValue(const DeviceView& d) {
   attributes->default_empty = true;
   for (const auto& [name, attr] : d.attributes) {
     auto v = AttributeToValue(attr);
-    if (!v.ok()) return absl::InvalidArgumentError(Cat("attribute ", name, ": ", v.status().message()));
+    if (!v.ok())
+      return absl::InvalidArgumentError(Cat("attribute ", name, ": ", v.status().message()));
     auto [domain, id] = SplitQualifiedName(name, d.driver);
     Domain(*attributes, domain).entries[id] = *std::move(v);
   }
@@ -167,9 +172,9 @@ std::vector<std::string_view> SplitN(std::string_view s, std::string_view sep, s
 
 absl::StatusOr<Selector> ParseSelector(std::string_view expression, std::string_view where) {
   if (expression.size() > kMaxExpressionLength) {
-    return absl::InvalidArgumentError(
-        Cat(where, where.empty() ? "" : ": ", "Too long: may not be more than ",
-                     kMaxExpressionLength, " bytes (the expression has ", expression.size(), ")"));
+    return absl::InvalidArgumentError(Cat(where, where.empty() ? "" : ": ",
+                                          "Too long: may not be more than ", kMaxExpressionLength,
+                                          " bytes (the expression has ", expression.size(), ")"));
   }
   if (const size_t bad = InvalidUtf8(expression); bad != std::string_view::npos) {
     return PositionedError(where, expression.substr(0, bad), bad, "invalid UTF-8");
@@ -182,9 +187,9 @@ absl::StatusOr<Selector> ParseSelector(std::string_view expression, std::string_
   int slots = 0;
   if (auto e = Check(*root, &slots)) return PositionedError(where, expression, e->pos, e->message);
   if (root->type.kind != Kind::kBool && root->type.kind != Kind::kDyn) {
-    return PositionedError(where, expression, root->pos,
-                           Cat("must evaluate to bool or the unknown type, not ",
-                                        root->type.Name()));
+    return PositionedError(
+        where, expression, root->pos,
+        Cat("must evaluate to bool or the unknown type, not ", root->type.Name()));
   }
   Selector s;
   s.expression_ = std::string(expression);
@@ -202,7 +207,8 @@ absl::StatusOr<bool> Selector::Matches(const DeviceView& device) const {
   ctx.slots.resize(static_cast<size_t>(slots_));
   const Value result = Evaluate(*root_, ctx);
   if (ctx.cancelled) return absl::ResourceExhaustedError(std::string(kCostExceeded));
-  if (const auto* err = std::get_if<ErrorValue>(&result.v)) return absl::InvalidArgumentError(err->message);
+  if (const auto* err = std::get_if<ErrorValue>(&result.v))
+    return absl::InvalidArgumentError(err->message);
   if (const auto* b = std::get_if<bool>(&result.v)) return *b;
   return absl::InvalidArgumentError(
       Cat("CEL result of type ", ValueTypeName(result), " could not be converted to bool"));

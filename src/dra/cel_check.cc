@@ -15,19 +15,32 @@ namespace phalanx::dra::cel {
 
 std::string_view KindName(Kind k) {
   switch (k) {
-    case Kind::kDyn: return "dyn";
-    case Kind::kNull: return "null_type";
-    case Kind::kBool: return "bool";
-    case Kind::kInt: return "int";
-    case Kind::kUint: return "uint";
-    case Kind::kDouble: return "double";
-    case Kind::kString: return "string";
-    case Kind::kList: return "list";
-    case Kind::kMap: return "map";
-    case Kind::kQuantity: return "kubernetes.Quantity";
-    case Kind::kSemver: return "kubernetes.Semver";
-    case Kind::kDevice: return "kubernetes.DRADevice";
-    case Kind::kError: return "error";
+    case Kind::kDyn:
+      return "dyn";
+    case Kind::kNull:
+      return "null_type";
+    case Kind::kBool:
+      return "bool";
+    case Kind::kInt:
+      return "int";
+    case Kind::kUint:
+      return "uint";
+    case Kind::kDouble:
+      return "double";
+    case Kind::kString:
+      return "string";
+    case Kind::kList:
+      return "list";
+    case Kind::kMap:
+      return "map";
+    case Kind::kQuantity:
+      return "kubernetes.Quantity";
+    case Kind::kSemver:
+      return "kubernetes.Semver";
+    case Kind::kDevice:
+      return "kubernetes.DRADevice";
+    case Kind::kError:
+      return "error";
   }
   return "?";
 }
@@ -40,17 +53,28 @@ std::string Type::Name() const {
 
 std::string_view BinOpName(BinOp op) {
   switch (op) {
-    case BinOp::kAdd: return "_+_";
-    case BinOp::kSub: return "_-_";
-    case BinOp::kMul: return "_*_";
-    case BinOp::kDiv: return "_/_";
-    case BinOp::kMod: return "_%_";
-    case BinOp::kEq: return "_==_";
-    case BinOp::kNe: return "_!=_";
-    case BinOp::kLt: return "_<_";
-    case BinOp::kLe: return "_<=_";
-    case BinOp::kGt: return "_>_";
-    case BinOp::kGe: return "_>=_";
+    case BinOp::kAdd:
+      return "_+_";
+    case BinOp::kSub:
+      return "_-_";
+    case BinOp::kMul:
+      return "_*_";
+    case BinOp::kDiv:
+      return "_/_";
+    case BinOp::kMod:
+      return "_%_";
+    case BinOp::kEq:
+      return "_==_";
+    case BinOp::kNe:
+      return "_!=_";
+    case BinOp::kLt:
+      return "_<_";
+    case BinOp::kLe:
+      return "_<=_";
+    case BinOp::kGt:
+      return "_>_";
+    case BinOp::kGe:
+      return "_>=_";
   }
   return "?";
 }
@@ -73,8 +97,7 @@ std::string NoOverload(std::string_view fn, const std::vector<Type>& args) {
   std::vector<std::string> names;
   names.reserve(args.size());
   for (const Type& t : args) names.push_back(t.Name());
-  return Cat("found no matching overload for '", fn, "' applied to '(",
-                      Join(names, ", "), ")'");
+  return Cat("found no matching overload for '", fn, "' applied to '(", Join(names, ", "), ")'");
 }
 
 Type DeviceField(const std::string& field) {
@@ -104,24 +127,40 @@ class Checker {
 
   Type CheckOp(Node& n) {
     switch (n.op) {
-      case Op::kLiteral: return Type::Of(KindOf(n.literal));
-      case Op::kIdent: return Ident(n);
-      case Op::kSelect: return Select(n, /*has=*/false);
-      case Op::kHas: Select(n, /*has=*/true); return Type::Of(Kind::kBool);
-      case Op::kIndex: return Index(n);
-      case Op::kList: return ListLiteral(n);
+      case Op::kLiteral:
+        return Type::Of(KindOf(n.literal));
+      case Op::kIdent:
+        return Ident(n);
+      case Op::kSelect:
+        return Select(n, /*has=*/false);
+      case Op::kHas:
+        Select(n, /*has=*/true);
+        return Type::Of(Kind::kBool);
+      case Op::kIndex:
+        return Index(n);
+      case Op::kList:
+        return ListLiteral(n);
       case Op::kAnd:
-      case Op::kOr: return Logical(n);
-      case Op::kNot: return Unary(n, "!_", Kind::kBool);
-      case Op::kNeg: return Unary(n, "-_", Kind::kDyn);
-      case Op::kTernary: return Ternary(n);
-      case Op::kBinary: return Binary(n);
-      case Op::kIn: return In(n);
+      case Op::kOr:
+        return Logical(n);
+      case Op::kNot:
+        return Unary(n, "!_", Kind::kBool);
+      case Op::kNeg:
+        return Unary(n, "-_", Kind::kDyn);
+      case Op::kTernary:
+        return Ternary(n);
+      case Op::kBinary:
+        return Binary(n);
+      case Op::kIn:
+        return In(n);
       case Op::kAll:
       case Op::kExists:
-      case Op::kExistsOne: return Comprehension(n);
-      case Op::kBind: return Bind(n);
-      case Op::kCall: return Call(n);
+      case Op::kExistsOne:
+        return Comprehension(n);
+      case Op::kBind:
+        return Bind(n);
+      case Op::kCall:
+        return Call(n);
     }
     Fail(n.pos, "internal error: unknown node");
   }
@@ -135,7 +174,7 @@ class Checker {
     }
     if (n.name == "device") return Type::Of(Kind::kDevice);
     Fail(n.pos, Cat("undeclared reference to '", n.name,
-                             "' (the only variable of a device selector is 'device')"));
+                    "' (the only variable of a device selector is 'device')"));
   }
 
   Type Select(Node& n, bool has) {
@@ -144,14 +183,15 @@ class Checker {
       Type f = DeviceField(n.name);
       if (f.kind == Kind::kError) {
         Fail(n.pos, Cat("undefined field '", n.name,
-                                 "' (a device has 'driver', 'attributes', 'capacity' and 'allowMultipleAllocations')"));
+                        "' (a device has 'driver', 'attributes', 'capacity' and "
+                        "'allowMultipleAllocations')"));
       }
       return f;
     }
     if (t.kind == Kind::kMap) return t.Elem();
     if (IsDyn(t)) return t;
-    Fail(n.pos, Cat("type '", t.Name(), "' does not support field selection",
-                             has ? " (in has())" : ""));
+    Fail(n.pos,
+         Cat("type '", t.Name(), "' does not support field selection", has ? " (in has())" : ""));
   }
 
   Type Index(Node& n) {
@@ -159,8 +199,8 @@ class Checker {
     const Type i = Check(*n.args[1]);
     if (t.kind == Kind::kList && (Admits(i, Kind::kInt) || i.kind == Kind::kUint)) return t.Elem();
     if (t.kind == Kind::kMap && Admits(i, Kind::kString)) return t.Elem();
-    if (IsDyn(t) && (IsDyn(i) || i.kind == Kind::kString || i.kind == Kind::kInt ||
-                     i.kind == Kind::kUint)) {
+    if (IsDyn(t) &&
+        (IsDyn(i) || i.kind == Kind::kString || i.kind == Kind::kInt || i.kind == Kind::kUint)) {
       return t;
     }
     Fail(n.pos, NoOverload("_[_]", {t, i}));
@@ -184,8 +224,8 @@ class Checker {
     for (auto& a : n.args) {
       const Type t = Check(*a);
       if (!Admits(t, Kind::kBool)) {
-        Fail(a->pos, Cat("found no matching overload for '", fn,
-                                  "': operand of type '", t.Name(), "' is not bool"));
+        Fail(a->pos, Cat("found no matching overload for '", fn, "': operand of type '", t.Name(),
+                         "' is not bool"));
       }
     }
     return Type::Of(Kind::kBool);
@@ -234,12 +274,14 @@ class Checker {
           return IsDyn(t) || IsNumeric(t.kind) || t.kind == Kind::kString || t.kind == Kind::kBool;
         };
         if (!orderable(l) || !orderable(r)) fail();
-        if (!IsDyn(l) && !IsDyn(r) && l.kind != r.kind && !(IsNumeric(l.kind) && IsNumeric(r.kind))) {
+        if (!IsDyn(l) && !IsDyn(r) && l.kind != r.kind &&
+            !(IsNumeric(l.kind) && IsNumeric(r.kind))) {
           fail();
         }
         return Type::Of(Kind::kBool);
       }
-      default: return Arithmetic(n, l, r, fail);
+      default:
+        return Arithmetic(n, l, r, fail);
     }
   }
 
@@ -291,15 +333,14 @@ class Checker {
       var = range;
     } else {
       Fail(n.pos, Cat("expression of type '", range.Name(),
-                               "' cannot be range of a comprehension (must be list, map, or dynamic)"));
+                      "' cannot be range of a comprehension (must be list, map, or dynamic)"));
     }
     n.slot = slots++;
     scope_.push_back(Var{n.name, var, n.slot});
     const Type pred = Check(*n.args[1]);
     scope_.pop_back();
     if (!Admits(pred, Kind::kBool)) {
-      Fail(n.args[1]->pos, Cat("the condition of a comprehension must be bool, not ",
-                                        pred.Name()));
+      Fail(n.args[1]->pos, Cat("the condition of a comprehension must be bool, not ", pred.Name()));
     }
     return Type::Of(Kind::kBool);
   }
@@ -332,7 +373,7 @@ Type Checker::Call(Node& n) {
   if (!named) {
     if (IsKnownUnsupportedFunction(n.name)) {
       Fail(n.pos, Cat("function '", n.name,
-                               "' is not supported by this CEL subset (see docs/dra-cel.md)"));
+                      "' is not supported by this CEL subset (see docs/dra-cel.md)"));
     }
     Fail(n.pos, Cat("undeclared reference to '", n.name, "'"));
   }

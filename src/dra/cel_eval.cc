@@ -16,17 +16,28 @@ namespace phalanx::dra::cel {
 
 Kind KindOf(const Value& v) {
   switch (v.v.index()) {
-    case 0: return Kind::kNull;
-    case 1: return Kind::kBool;
-    case 2: return Kind::kInt;
-    case 3: return Kind::kUint;
-    case 4: return Kind::kDouble;
-    case 5: return Kind::kString;
-    case 6: return Kind::kList;
-    case 7: return Kind::kMap;
-    case 8: return Kind::kQuantity;
-    case 9: return Kind::kSemver;
-    default: return Kind::kError;
+    case 0:
+      return Kind::kNull;
+    case 1:
+      return Kind::kBool;
+    case 2:
+      return Kind::kInt;
+    case 3:
+      return Kind::kUint;
+    case 4:
+      return Kind::kDouble;
+    case 5:
+      return Kind::kString;
+    case 6:
+      return Kind::kList;
+    case 7:
+      return Kind::kMap;
+    case 8:
+      return Kind::kQuantity;
+    case 9:
+      return Kind::kSemver;
+    default:
+      return Kind::kError;
   }
 }
 
@@ -34,15 +45,24 @@ std::string ValueTypeName(const Value& v) { return std::string(KindName(KindOf(v
 
 std::string_view GoTypeName(const Value& v) {
   switch (KindOf(v)) {
-    case Kind::kNull: return "types.Null";
-    case Kind::kBool: return "types.Bool";
-    case Kind::kInt: return "types.Int";
-    case Kind::kUint: return "types.Uint";
-    case Kind::kDouble: return "types.Double";
-    case Kind::kString: return "types.String";
-    case Kind::kQuantity: return "cel.Quantity";
-    case Kind::kSemver: return "cel.Semver";
-    default: return "types.Err";
+    case Kind::kNull:
+      return "types.Null";
+    case Kind::kBool:
+      return "types.Bool";
+    case Kind::kInt:
+      return "types.Int";
+    case Kind::kUint:
+      return "types.Uint";
+    case Kind::kDouble:
+      return "types.Double";
+    case Kind::kString:
+      return "types.String";
+    case Kind::kQuantity:
+      return "cel.Quantity";
+    case Kind::kSemver:
+      return "cel.Semver";
+    default:
+      return "types.Err";
   }
 }
 
@@ -65,8 +85,8 @@ int CompareNumbers(const Value& a, const Value& b) {
 }
 
 Value NoSuchOverload(std::string_view fn, const Value& a, const Value& b) {
-  return Value::Error(Cat("no such overload: ", fn, " applied to (", ValueTypeName(a),
-                                   ", ", ValueTypeName(b), ")"));
+  return Value::Error(Cat("no such overload: ", fn, " applied to (", ValueTypeName(a), ", ",
+                          ValueTypeName(b), ")"));
 }
 
 const MapPtr& EmptyMap() {
@@ -79,9 +99,15 @@ Value Overflow() { return Value::Error("return error for overflow"); }
 Value IntArith(BinOp op, int64_t a, int64_t b) {
   int64_t r = 0;
   switch (op) {
-    case BinOp::kAdd: if (__builtin_add_overflow(a, b, &r)) return Overflow(); break;
-    case BinOp::kSub: if (__builtin_sub_overflow(a, b, &r)) return Overflow(); break;
-    case BinOp::kMul: if (__builtin_mul_overflow(a, b, &r)) return Overflow(); break;
+    case BinOp::kAdd:
+      if (__builtin_add_overflow(a, b, &r)) return Overflow();
+      break;
+    case BinOp::kSub:
+      if (__builtin_sub_overflow(a, b, &r)) return Overflow();
+      break;
+    case BinOp::kMul:
+      if (__builtin_mul_overflow(a, b, &r)) return Overflow();
+      break;
     case BinOp::kDiv:
       if (b == 0) return Value::Error("division by zero");
       if (a == std::numeric_limits<int64_t>::min() && b == -1) return Overflow();
@@ -99,9 +125,15 @@ Value IntArith(BinOp op, int64_t a, int64_t b) {
 Value UintArith(BinOp op, uint64_t a, uint64_t b) {
   uint64_t r = 0;
   switch (op) {
-    case BinOp::kAdd: if (__builtin_add_overflow(a, b, &r)) return Overflow(); break;
-    case BinOp::kSub: if (__builtin_sub_overflow(a, b, &r)) return Overflow(); break;
-    case BinOp::kMul: if (__builtin_mul_overflow(a, b, &r)) return Overflow(); break;
+    case BinOp::kAdd:
+      if (__builtin_add_overflow(a, b, &r)) return Overflow();
+      break;
+    case BinOp::kSub:
+      if (__builtin_sub_overflow(a, b, &r)) return Overflow();
+      break;
+    case BinOp::kMul:
+      if (__builtin_mul_overflow(a, b, &r)) return Overflow();
+      break;
     case BinOp::kDiv:
       if (b == 0) return Value::Error("division by zero");
       r = a / b;
@@ -118,16 +150,23 @@ Value Arith(BinOp op, const Value& a, const Value& b, EvalContext& ctx) {
   const Kind ka = KindOf(a);
   if (ka != KindOf(b)) return NoSuchOverload(BinOpName(op), a, b);
   switch (ka) {
-    case Kind::kInt: return IntArith(op, std::get<int64_t>(a.v), std::get<int64_t>(b.v));
-    case Kind::kUint: return UintArith(op, std::get<uint64_t>(a.v), std::get<uint64_t>(b.v));
+    case Kind::kInt:
+      return IntArith(op, std::get<int64_t>(a.v), std::get<int64_t>(b.v));
+    case Kind::kUint:
+      return UintArith(op, std::get<uint64_t>(a.v), std::get<uint64_t>(b.v));
     case Kind::kDouble: {
       const double x = std::get<double>(a.v), y = std::get<double>(b.v);
       switch (op) {
-        case BinOp::kAdd: return Value{x + y};
-        case BinOp::kSub: return Value{x - y};
-        case BinOp::kMul: return Value{x * y};
-        case BinOp::kDiv: return Value{x / y};
-        default: break;
+        case BinOp::kAdd:
+          return Value{x + y};
+        case BinOp::kSub:
+          return Value{x - y};
+        case BinOp::kMul:
+          return Value{x * y};
+        case BinOp::kDiv:
+          return Value{x / y};
+        default:
+          break;
       }
       break;
     }
@@ -135,7 +174,8 @@ Value Arith(BinOp op, const Value& a, const Value& b, EvalContext& ctx) {
       if (op == BinOp::kAdd) {
         const auto& x = std::get<std::string>(a.v);
         const auto& y = std::get<std::string>(b.v);
-        if (!ctx.Charge((x.size() + y.size()) / 10 + 1)) return Value::Error(std::string(kCostExceeded));
+        if (!ctx.Charge((x.size() + y.size()) / 10 + 1))
+          return Value::Error(std::string(kCostExceeded));
         return Value{x + y};
       }
       break;
@@ -149,7 +189,8 @@ Value Arith(BinOp op, const Value& a, const Value& b, EvalContext& ctx) {
         return Value{ListPtr(std::move(out))};
       }
       break;
-    default: break;
+    default:
+      break;
   }
   return NoSuchOverload(BinOpName(op), a, b);
 }
@@ -169,10 +210,14 @@ Value Compare(BinOp op, const Value& a, const Value& b) {
     return NoSuchOverload(BinOpName(op), a, b);
   }
   switch (op) {
-    case BinOp::kLt: return Value{c < 0};
-    case BinOp::kLe: return Value{c <= 0};
-    case BinOp::kGt: return Value{c > 0};
-    default: return Value{c >= 0};
+    case BinOp::kLt:
+      return Value{c < 0};
+    case BinOp::kLe:
+      return Value{c <= 0};
+    case BinOp::kGt:
+      return Value{c > 0};
+    default:
+      return Value{c >= 0};
   }
 }
 
@@ -183,27 +228,41 @@ class Evaluator {
   Value Eval(const Node& n) {
     if (!ctx_.Charge(1)) return Cancelled();
     switch (n.op) {
-      case Op::kLiteral: return n.literal;
-      case Op::kIdent: return n.slot >= 0 ? ctx_.slots[static_cast<size_t>(n.slot)] : ctx_.device;
-      case Op::kSelect: return Select(n);
-      case Op::kHas: return Has(n);
-      case Op::kIndex: return Index(n);
-      case Op::kList: return ListLiteral(n);
+      case Op::kLiteral:
+        return n.literal;
+      case Op::kIdent:
+        return n.slot >= 0 ? ctx_.slots[static_cast<size_t>(n.slot)] : ctx_.device;
+      case Op::kSelect:
+        return Select(n);
+      case Op::kHas:
+        return Has(n);
+      case Op::kIndex:
+        return Index(n);
+      case Op::kList:
+        return ListLiteral(n);
       case Op::kAnd:
-      case Op::kOr: return Logical(n);
-      case Op::kNot: return Not(n);
-      case Op::kNeg: return Neg(n);
-      case Op::kTernary: return Ternary(n);
-      case Op::kBinary: return Binary(n);
-      case Op::kIn: return In(n);
+      case Op::kOr:
+        return Logical(n);
+      case Op::kNot:
+        return Not(n);
+      case Op::kNeg:
+        return Neg(n);
+      case Op::kTernary:
+        return Ternary(n);
+      case Op::kBinary:
+        return Binary(n);
+      case Op::kIn:
+        return In(n);
       case Op::kAll:
       case Op::kExists:
-      case Op::kExistsOne: return Comprehension(n);
+      case Op::kExistsOne:
+        return Comprehension(n);
       case Op::kBind: {
         ctx_.slots[static_cast<size_t>(n.slot)] = Eval(*n.args[0]);
         return Eval(*n.args[1]);
       }
-      case Op::kCall: return Call(n);
+      case Op::kCall:
+        return Call(n);
     }
     return Value::Error("internal error: unknown node");
   }
@@ -249,7 +308,9 @@ class Evaluator {
       if (const auto* x = std::get_if<int64_t>(&i.v)) {
         k = *x;
       } else if (const auto* u = std::get_if<uint64_t>(&i.v)) {
-        k = *u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? -1 : static_cast<int64_t>(*u);
+        k = *u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                ? -1
+                : static_cast<int64_t>(*u);
       } else {
         return NoSuchOverload("_[_]", c, i);
       }
@@ -286,7 +347,7 @@ class Evaluator {
       if (!error) {
         error = v.IsError() ? v
                             : Value::Error(Cat("no such overload: ", is_and ? "_&&_" : "_||_",
-                                                        " applied to ", ValueTypeName(v)));
+                                               " applied to ", ValueTypeName(v)));
       }
     }
     return error ? *error : Value{is_and};
@@ -323,13 +384,17 @@ class Evaluator {
     Value b = Eval(*n.args[1]);
     if (b.IsError()) return b;
     switch (n.bin) {
-      case BinOp::kEq: return Value{ValuesEqual(a, b)};
-      case BinOp::kNe: return Value{!ValuesEqual(a, b)};
+      case BinOp::kEq:
+        return Value{ValuesEqual(a, b)};
+      case BinOp::kNe:
+        return Value{!ValuesEqual(a, b)};
       case BinOp::kLt:
       case BinOp::kLe:
       case BinOp::kGt:
-      case BinOp::kGe: return Compare(n.bin, a, b);
-      default: return Arith(n.bin, a, b, ctx_);
+      case BinOp::kGe:
+        return Compare(n.bin, a, b);
+      default:
+        return Arith(n.bin, a, b, ctx_);
     }
   }
 
@@ -346,7 +411,8 @@ class Evaluator {
       return Value{false};
     }
     if (const auto* m = std::get_if<MapPtr>(&c.v)) {
-      if (const auto* key = std::get_if<std::string>(&e.v)) return Value{(*m)->entries.count(*key) > 0};
+      if (const auto* key = std::get_if<std::string>(&e.v))
+        return Value{(*m)->entries.count(*key) > 0};
       return Value{false};
     }
     return NoSuchOverload("@in", e, c);
@@ -377,8 +443,9 @@ Value Evaluator::Comprehension(const Node& n) {
     if (ctx_.cancelled) return Cancelled();
     const auto* b = std::get_if<bool>(&p.v);
     if (b == nullptr) {
-      Value err = p.IsError() ? p : Value::Error(Cat("no such overload: the condition is ",
-                                                              ValueTypeName(p), ", not bool"));
+      Value err = p.IsError() ? p
+                              : Value::Error(Cat("no such overload: the condition is ",
+                                                 ValueTypeName(p), ", not bool"));
       if (n.op == Op::kExistsOne) return err;  // exists_one is strict
       if (!error) error = std::move(err);
       continue;
@@ -423,10 +490,14 @@ bool ValuesEqual(const Value& a, const Value& b) {
   if (IsNumeric(ka) && IsNumeric(kb)) return CompareNumbers(a, b) == 0;
   if (ka != kb) return false;
   switch (ka) {
-    case Kind::kNull: return true;
-    case Kind::kBool: return std::get<bool>(a.v) == std::get<bool>(b.v);
-    case Kind::kString: return std::get<std::string>(a.v) == std::get<std::string>(b.v);
-    case Kind::kQuantity: return std::get<api::Quantity>(a.v).Compare(std::get<api::Quantity>(b.v)) == 0;
+    case Kind::kNull:
+      return true;
+    case Kind::kBool:
+      return std::get<bool>(a.v) == std::get<bool>(b.v);
+    case Kind::kString:
+      return std::get<std::string>(a.v) == std::get<std::string>(b.v);
+    case Kind::kQuantity:
+      return std::get<api::Quantity>(a.v).Compare(std::get<api::Quantity>(b.v)) == 0;
     case Kind::kSemver:
       return CompareSemver(*std::get<std::shared_ptr<const Semver>>(a.v),
                            *std::get<std::shared_ptr<const Semver>>(b.v)) == 0;
@@ -449,7 +520,8 @@ bool ValuesEqual(const Value& a, const Value& b) {
       }
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -16,15 +16,17 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "fmt/format.h"
 #include "dra/cel_internal.h"
+#include "fmt/format.h"
 
 namespace phalanx::dra::cel {
 namespace {
 
 const std::string& Str(const Value* a, int i) { return std::get<std::string>(a[i].v); }
 const api::Quantity& Qty(const Value* a, int i) { return std::get<api::Quantity>(a[i].v); }
-const Semver& Ver(const Value* a, int i) { return *std::get<std::shared_ptr<const Semver>>(a[i].v); }
+const Semver& Ver(const Value* a, int i) {
+  return *std::get<std::shared_ptr<const Semver>>(a[i].v);
+}
 Value Cancelled() { return Value::Error(std::string(kCostExceeded)); }
 
 // String work costs its length / 10 (cel-go's checker/cost.go uses 0.1 per character).
@@ -171,17 +173,25 @@ Value QuantityOf(const Value* a, EvalContext&) {
   if (!q.ok()) return Value::Error(std::string(q.status().message()));
   return Value{*q};
 }
-Value IsQuantity(const Value* a, EvalContext&) { return Value{api::Quantity::Parse(Str(a, 0)).ok()}; }
+Value IsQuantity(const Value* a, EvalContext&) {
+  return Value{api::Quantity::Parse(Str(a, 0)).ok()};
+}
 Value QuantitySign(const Value* a, EvalContext&) {
   const api::Quantity& q = Qty(a, 0);
   return Value{int64_t{q.IsZero() ? 0 : (q.IsNegative() ? -1 : 1)}};
 }
-Value QuantityGreater(const Value* a, EvalContext&) { return Value{Qty(a, 0).Compare(Qty(a, 1)) == 1}; }
-Value QuantityLess(const Value* a, EvalContext&) { return Value{Qty(a, 0).Compare(Qty(a, 1)) == -1}; }
+Value QuantityGreater(const Value* a, EvalContext&) {
+  return Value{Qty(a, 0).Compare(Qty(a, 1)) == 1};
+}
+Value QuantityLess(const Value* a, EvalContext&) {
+  return Value{Qty(a, 0).Compare(Qty(a, 1)) == -1};
+}
 Value QuantityCompare(const Value* a, EvalContext&) {
   return Value{int64_t{Qty(a, 0).Compare(Qty(a, 1))}};
 }
-Value QuantityFloat(const Value* a, EvalContext&) { return Value{Qty(a, 0).AsApproximateFloat64()}; }
+Value QuantityFloat(const Value* a, EvalContext&) {
+  return Value{Qty(a, 0).AsApproximateFloat64()};
+}
 Value QuantityInteger(const Value* a, EvalContext&) {
   int64_t v = 0;
   if (!Qty(a, 0).AsInt64(&v)) return Value::Error("cannot convert value to integer");
@@ -212,11 +222,21 @@ Value IsSemver1(const Value* a, EvalContext&) { return Value{ParseSemver(Str(a, 
 Value IsSemver2(const Value* a, EvalContext&) {
   return Value{ParseSemver(Str(a, 0), std::get<bool>(a[1].v)).ok()};
 }
-Value SemverMajor(const Value* a, EvalContext&) { return Value{static_cast<int64_t>(Ver(a, 0).major)}; }
-Value SemverMinor(const Value* a, EvalContext&) { return Value{static_cast<int64_t>(Ver(a, 0).minor)}; }
-Value SemverPatch(const Value* a, EvalContext&) { return Value{static_cast<int64_t>(Ver(a, 0).patch)}; }
-Value SemverGreater(const Value* a, EvalContext&) { return Value{CompareSemver(Ver(a, 0), Ver(a, 1)) == 1}; }
-Value SemverLess(const Value* a, EvalContext&) { return Value{CompareSemver(Ver(a, 0), Ver(a, 1)) == -1}; }
+Value SemverMajor(const Value* a, EvalContext&) {
+  return Value{static_cast<int64_t>(Ver(a, 0).major)};
+}
+Value SemverMinor(const Value* a, EvalContext&) {
+  return Value{static_cast<int64_t>(Ver(a, 0).minor)};
+}
+Value SemverPatch(const Value* a, EvalContext&) {
+  return Value{static_cast<int64_t>(Ver(a, 0).patch)};
+}
+Value SemverGreater(const Value* a, EvalContext&) {
+  return Value{CompareSemver(Ver(a, 0), Ver(a, 1)) == 1};
+}
+Value SemverLess(const Value* a, EvalContext&) {
+  return Value{CompareSemver(Ver(a, 0), Ver(a, 1)) == -1};
+}
 Value SemverCompare(const Value* a, EvalContext&) {
   return Value{int64_t{CompareSemver(Ver(a, 0), Ver(a, 1))}};
 }
@@ -286,14 +306,63 @@ const std::vector<Overload>& Overloads() {
 }
 
 bool IsKnownUnsupportedFunction(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "timestamp", "duration", "bytes", "dyn", "type", "getFullYear", "getMonth", "getDate",
-      "getDayOfWeek", "getHours", "getMinutes", "getSeconds", "getMilliseconds", "charAt",
-      "indexOf", "lastIndexOf", "replace", "substring", "trim", "join", "format", "quote",
-      "reverse", "find", "findAll", "includes", "url", "isURL", "ip", "isIP", "cidr",
-      "isCIDR", "sum", "min", "max", "distinct", "flatten", "slice", "sort", "indexOfLast",
-      "mul", "div", "divInt", "optional", "hasValue", "value", "orValue", "base64", "math",
-      "strings", "lists", "sets", "regex", "isSorted", "first", "last", "range"};
+  static constexpr std::string_view kNames[] = {"timestamp",
+                                                "duration",
+                                                "bytes",
+                                                "dyn",
+                                                "type",
+                                                "getFullYear",
+                                                "getMonth",
+                                                "getDate",
+                                                "getDayOfWeek",
+                                                "getHours",
+                                                "getMinutes",
+                                                "getSeconds",
+                                                "getMilliseconds",
+                                                "charAt",
+                                                "indexOf",
+                                                "lastIndexOf",
+                                                "replace",
+                                                "substring",
+                                                "trim",
+                                                "join",
+                                                "format",
+                                                "quote",
+                                                "reverse",
+                                                "find",
+                                                "findAll",
+                                                "includes",
+                                                "url",
+                                                "isURL",
+                                                "ip",
+                                                "isIP",
+                                                "cidr",
+                                                "isCIDR",
+                                                "sum",
+                                                "min",
+                                                "max",
+                                                "distinct",
+                                                "flatten",
+                                                "slice",
+                                                "sort",
+                                                "indexOfLast",
+                                                "mul",
+                                                "div",
+                                                "divInt",
+                                                "optional",
+                                                "hasValue",
+                                                "value",
+                                                "orValue",
+                                                "base64",
+                                                "math",
+                                                "strings",
+                                                "lists",
+                                                "sets",
+                                                "regex",
+                                                "isSorted",
+                                                "first",
+                                                "last",
+                                                "range"};
   for (std::string_view n : kNames) {
     if (n == name) return true;
   }

@@ -24,8 +24,9 @@ inline void AppendPiece(std::string& out, std::string_view s) { out.append(s); }
 inline void AppendPiece(std::string& out, const char* s) { out.append(s); }
 inline void AppendPiece(std::string& out, absl::string_view s) { out.append(s.data(), s.size()); }
 inline void AppendPiece(std::string& out, const std::string& s) { out.append(s); }
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, char> &&
-                                                  !std::is_same_v<T, bool>>>
+template <typename T,
+          typename = std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, char> &&
+                                      !std::is_same_v<T, bool>>>
 void AppendPiece(std::string& out, T v) {
   out.append(std::to_string(v));
 }
@@ -39,7 +40,8 @@ std::string Cat(const A&... pieces) {
 std::string Join(const std::vector<std::string>& pieces, std::string_view sep);
 // Splits `s` at `sep` (non-empty) into at most `max_parts` pieces (0: no limit), as Go's
 // strings.SplitN.
-std::vector<std::string_view> SplitN(std::string_view s, std::string_view sep, size_t max_parts = 0);
+std::vector<std::string_view> SplitN(std::string_view s, std::string_view sep,
+                                     size_t max_parts = 0);
 
 // ---- semantic versions (github.com/blang/semver/v4, as semverlib.go uses) ----
 struct Semver {
@@ -66,8 +68,8 @@ class Regex {
   struct Inst {
     enum Op : uint8_t { kChar, kClass, kAny, kAnyNotNL, kSplit, kJmp, kBol, kEol, kMatch };
     Op op;
-    uint32_t c = 0;   // kChar
-    int x = 0, y = 0; // kSplit / kJmp targets; kClass: index into classes_
+    uint32_t c = 0;    // kChar
+    int x = 0, y = 0;  // kSplit / kJmp targets; kClass: index into classes_
   };
   struct Class {
     bool negated = false;
@@ -110,7 +112,18 @@ struct MapData {
 
 // ---- static types ----
 enum class Kind : uint8_t {
-  kDyn, kNull, kBool, kInt, kUint, kDouble, kString, kList, kMap, kQuantity, kSemver, kDevice,
+  kDyn,
+  kNull,
+  kBool,
+  kInt,
+  kUint,
+  kDouble,
+  kString,
+  kList,
+  kMap,
+  kQuantity,
+  kSemver,
+  kDevice,
   kError  // runtime only
 };
 std::string_view KindName(Kind k);
@@ -128,8 +141,24 @@ struct Type {
 
 // ---- syntax tree ----
 enum class Op : uint8_t {
-  kLiteral, kIdent, kSelect, kHas, kIndex, kCall, kList, kAnd, kOr, kNot, kNeg, kTernary,
-  kBinary, kIn, kAll, kExists, kExistsOne, kBind
+  kLiteral,
+  kIdent,
+  kSelect,
+  kHas,
+  kIndex,
+  kCall,
+  kList,
+  kAnd,
+  kOr,
+  kNot,
+  kNeg,
+  kTernary,
+  kBinary,
+  kIn,
+  kAll,
+  kExists,
+  kExistsOne,
+  kBind
 };
 enum class BinOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod, kEq, kNe, kLt, kLe, kGt, kGe };
 std::string_view BinOpName(BinOp op);  // CEL's function name: "_+_", "_==_", ...
@@ -138,15 +167,15 @@ struct Overload;
 
 struct Node {
   Op op = Op::kLiteral;
-  size_t pos = 0;                    // byte offset into the expression
-  std::string name;                  // ident, field, function or bound variable
-  Value literal;                     // kLiteral
-  BinOp bin = BinOp::kAdd;           // kBinary
-  bool member = false;               // kCall: receiver-style call (args[0] is the receiver)
+  size_t pos = 0;           // byte offset into the expression
+  std::string name;         // ident, field, function or bound variable
+  Value literal;            // kLiteral
+  BinOp bin = BinOp::kAdd;  // kBinary
+  bool member = false;      // kCall: receiver-style call (args[0] is the receiver)
   std::vector<std::unique_ptr<Node>> args;
   // Filled by the checker:
   Type type;
-  int slot = -1;                     // kIdent of a bound variable; kAll..kBind: its slot
+  int slot = -1;                           // kIdent of a bound variable; kAll..kBind: its slot
   std::vector<const Overload*> overloads;  // kCall candidates
   std::shared_ptr<const Regex> regex;      // matches() with a literal pattern
 };
@@ -169,8 +198,8 @@ struct EvalContext;
 using Builtin = Value (*)(const Value* args, EvalContext& ctx);
 struct Overload {
   std::string_view name;
-  bool member;                // receiver-style: args[0] is the receiver
-  std::vector<Kind> params;   // receiver first for member overloads
+  bool member;               // receiver-style: args[0] is the receiver
+  std::vector<Kind> params;  // receiver first for member overloads
   Kind result;
   Builtin fn;
 };
@@ -182,8 +211,8 @@ struct EvalContext {
   uint64_t cost = 0;
   uint64_t cost_limit = kMaxCost;
   bool cancelled = false;
-  std::vector<Value> slots;  // macro variables, by Node::slot
-  Value device;              // the `device` variable
+  std::vector<Value> slots;    // macro variables, by Node::slot
+  Value device;                // the `device` variable
   const Node* call = nullptr;  // the kCall node being evaluated (for matches())
   // Adds `n` to the cost; false (and cancelled) once over the limit.
   bool Charge(uint64_t n) {

@@ -20,9 +20,9 @@ struct Token {
   enum T : uint8_t { kEof, kIdent, kInt, kUint, kDouble, kString, kPunct };
   T t = kEof;
   size_t pos = 0;
-  std::string text;      // identifier, decoded string, or punctuation
-  uint64_t u = 0;        // kInt (magnitude, may be 2^63 for a negated literal) / kUint
-  double d = 0;          // kDouble
+  std::string text;  // identifier, decoded string, or punctuation
+  uint64_t u = 0;    // kInt (magnitude, may be 2^63 for a negated literal) / kUint
+  double d = 0;      // kDouble
 };
 
 struct Failure {
@@ -130,13 +130,14 @@ class Lexer {
     }
     if (c == '=') Fail(i_, "Syntax error: token recognition error at: '=' (use '==')");
     if (c == '&' || c == '|') {
-      Fail(i_, Cat("Syntax error: token recognition error at: '", std::string(1, c),
-                            "' (use '", std::string(2, c), "')"));
+      Fail(i_, Cat("Syntax error: token recognition error at: '", std::string(1, c), "' (use '",
+                   std::string(2, c), "')"));
     }
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F) {
       static constexpr char kHex[] = "0123456789abcdef";
       const auto b = static_cast<unsigned char>(c);
-      Fail(i_, Cat("Syntax error: unexpected character (byte 0x", std::string{kHex[b >> 4], kHex[b & 15]}, ")"));
+      Fail(i_, Cat("Syntax error: unexpected character (byte 0x",
+                   std::string{kHex[b >> 4], kHex[b & 15]}, ")"));
     }
     Fail(i_, Cat("Syntax error: token recognition error at: '", std::string(1, c), "'"));
   }
@@ -233,15 +234,36 @@ class Lexer {
     const char e = At(i_ + 1);
     i_ += 2;
     switch (e) {
-      case 'a': out += '\a'; return;
-      case 'b': out += '\b'; return;
-      case 'f': out += '\f'; return;
-      case 'n': out += '\n'; return;
-      case 'r': out += '\r'; return;
-      case 't': out += '\t'; return;
-      case 'v': out += '\v'; return;
-      case '\\': case '\'': case '"': case '`': case '?': out += e; return;
-      default: break;
+      case 'a':
+        out += '\a';
+        return;
+      case 'b':
+        out += '\b';
+        return;
+      case 'f':
+        out += '\f';
+        return;
+      case 'n':
+        out += '\n';
+        return;
+      case 'r':
+        out += '\r';
+        return;
+      case 't':
+        out += '\t';
+        return;
+      case 'v':
+        out += '\v';
+        return;
+      case '\\':
+      case '\'':
+      case '"':
+      case '`':
+      case '?':
+        out += e;
+        return;
+      default:
+        break;
     }
     int digits = 0;
     int base = 16;
@@ -272,10 +294,9 @@ class Lexer {
   }
 };
 
-const char* const kReserved[] = {"as",     "break",   "const",  "continue", "else",
-                                 "for",    "function", "if",    "import",   "let",
-                                 "loop",   "package", "namespace", "return", "var",
-                                 "void",   "while"};
+const char* const kReserved[] = {"as",        "break",  "const",  "continue", "else", "for",
+                                 "function",  "if",     "import", "let",      "loop", "package",
+                                 "namespace", "return", "var",    "void",     "while"};
 
 class Parser {
  public:
@@ -334,8 +355,7 @@ class Parser {
         Fail(t.pos, Cat("Syntax error: missing '", p, "' at end of expression"));
       }
       Fail(t.pos, Cat("Syntax error: expected '", p, "', found '",
-                               t.t == Token::kPunct || t.t == Token::kIdent ? t.text : "literal",
-                               "'"));
+                      t.t == Token::kPunct || t.t == Token::kIdent ? t.text : "literal", "'"));
     }
   }
 
@@ -504,7 +524,8 @@ class Parser {
       } else if (IsPunct("[")) {
         Nest(pos, &links);
         ++k_;
-        if (IsPunct("?")) Fail(pos, "optional syntax ('?.' and '[?') is not supported by this CEL subset");
+        if (IsPunct("?"))
+          Fail(pos, "optional syntax ('?.' and '[?') is not supported by this CEL subset");
         auto n = Make(Op::kIndex, pos);
         n->args.push_back(std::move(e));
         n->args.push_back(Expr());
@@ -551,7 +572,8 @@ class Parser {
     if (target->op == Op::kIdent && target->name == "cel") {
       if (name != "bind") Fail(pos, Cat("cel.", name, "() is not supported by this CEL subset"));
       if (args.size() != 3) {
-        Fail(pos, "cel.bind() macro takes three arguments: a variable name, a value and an expression");
+        Fail(pos,
+             "cel.bind() macro takes three arguments: a variable name, a value and an expression");
       }
       auto n = Make(Op::kBind, pos);
       n->name = VariableName(*args[0], "cel.bind");

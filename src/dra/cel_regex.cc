@@ -167,7 +167,8 @@ class RegexCompiler {
     auto number = [&](int* out) {
       const size_t b = k;
       long v = 0;
-      while (k < p_.size() && p_[k] >= '0' && p_[k] <= '9' && v <= kMaxRepeat) v = v * 10 + (p_[k++] - '0');
+      while (k < p_.size() && p_[k] >= '0' && p_[k] <= '9' && v <= kMaxRepeat)
+        v = v * 10 + (p_[k++] - '0');
       if (k == b) return false;
       *out = static_cast<int>(v > kMaxRepeat ? kMaxRepeat + 1 : v);
       return true;
@@ -224,7 +225,9 @@ class RegexCompiler {
 
   static void Perl(char e, Regex::Class* cls) {
     switch (e | 0x20) {
-      case 'd': cls->ranges.push_back({'0', '9'}); break;
+      case 'd':
+        cls->ranges.push_back({'0', '9'});
+        break;
       case 's':
         for (uint32_t w : {'\t', '\n', '\f', '\r', ' '}) cls->ranges.push_back({w, w});
         break;
@@ -240,12 +243,27 @@ class RegexCompiler {
     ++i_;
     RNode lit{RNode::kLit};
     switch (e) {
-      case 'n': lit.c = '\n'; return lit;
-      case 't': lit.c = '\t'; return lit;
-      case 'r': lit.c = '\r'; return lit;
-      case 'f': lit.c = '\f'; return lit;
-      case 'v': lit.c = '\v'; return lit;
-      case 'd': case 'D': case 's': case 'S': case 'w': case 'W': {
+      case 'n':
+        lit.c = '\n';
+        return lit;
+      case 't':
+        lit.c = '\t';
+        return lit;
+      case 'r':
+        lit.c = '\r';
+        return lit;
+      case 'f':
+        lit.c = '\f';
+        return lit;
+      case 'v':
+        lit.c = '\v';
+        return lit;
+      case 'd':
+      case 'D':
+      case 's':
+      case 'S':
+      case 'w':
+      case 'W': {
         Regex::Class cls;
         Perl(e, &cls);
         cls.negated = e >= 'A' && e <= 'Z';
@@ -259,7 +277,8 @@ class RegexCompiler {
       case 'z':
         if (!in_class) return RNode(RNode::kEol);
         break;
-      default: break;
+      default:
+        break;
     }
     const bool punct = (e >= '!' && e <= '/') || (e >= ':' && e <= '@') || (e >= '[' && e <= '`') ||
                        (e >= '{' && e <= '~');
@@ -310,7 +329,8 @@ class RegexCompiler {
       if (i_ + 1 < p_.size() && Cur() == '-' && p_[i_ + 1] != ']') {
         ++i_;
         hi = ClassChar(&is_class, &cls);
-        if (is_class || hi < lo) Fail(Cat("invalid character class range: `", p_.substr(begin, i_ - begin), "`"));
+        if (is_class || hi < lo)
+          Fail(Cat("invalid character class range: `", p_.substr(begin, i_ - begin), "`"));
       }
       cls.ranges.push_back({lo, hi});
     }
@@ -330,17 +350,30 @@ class RegexCompiler {
 
   void Emit(const RNode& n) {
     switch (n.t) {
-      case RNode::kEmpty: return;
-      case RNode::kLit: Push({Regex::Inst::kChar, n.c}); return;
-      case RNode::kClass: Push({Regex::Inst::kClass, 0, n.cls}); return;
-      case RNode::kAny: Push({Regex::Inst::kAnyNotNL}); return;
-      case RNode::kBol: Push({Regex::Inst::kBol}); return;
-      case RNode::kEol: Push({Regex::Inst::kEol}); return;
+      case RNode::kEmpty:
+        return;
+      case RNode::kLit:
+        Push({Regex::Inst::kChar, n.c});
+        return;
+      case RNode::kClass:
+        Push({Regex::Inst::kClass, 0, n.cls});
+        return;
+      case RNode::kAny:
+        Push({Regex::Inst::kAnyNotNL});
+        return;
+      case RNode::kBol:
+        Push({Regex::Inst::kBol});
+        return;
+      case RNode::kEol:
+        Push({Regex::Inst::kEol});
+        return;
       case RNode::kCat:
         for (const RNode& k : n.kids) Emit(k);
         return;
-      case RNode::kAlt: return EmitAlt(n, 0);
-      case RNode::kRepeat: return EmitRepeat(n);
+      case RNode::kAlt:
+        return EmitAlt(n, 0);
+      case RNode::kRepeat:
+        return EmitRepeat(n);
     }
   }
 
@@ -403,8 +436,11 @@ bool Regex::Search(std::string_view text) const {
       mark[static_cast<size_t>(pc)] = gen;
       const Inst& in = prog_[static_cast<size_t>(pc)];
       switch (in.op) {
-        case Inst::kMatch: return true;
-        case Inst::kJmp: stack.push_back(in.x); break;
+        case Inst::kMatch:
+          return true;
+        case Inst::kJmp:
+          stack.push_back(in.x);
+          break;
         case Inst::kSplit:
           stack.push_back(in.y);
           stack.push_back(in.x);
@@ -415,7 +451,8 @@ bool Regex::Search(std::string_view text) const {
         case Inst::kEol:
           if (at == text.size()) stack.push_back(pc + 1);
           break;
-        default: list.push_back(pc);
+        default:
+          list.push_back(pc);
       }
     }
     return false;
@@ -433,11 +470,20 @@ bool Regex::Search(std::string_view text) const {
       const Inst& in = prog_[static_cast<size_t>(pc)];
       bool ok = false;
       switch (in.op) {
-        case Inst::kChar: ok = in.c == c; break;
-        case Inst::kAny: ok = true; break;
-        case Inst::kAnyNotNL: ok = c != '\n'; break;
-        case Inst::kClass: ok = classes_[static_cast<size_t>(in.x)].Contains(c); break;
-        default: break;
+        case Inst::kChar:
+          ok = in.c == c;
+          break;
+        case Inst::kAny:
+          ok = true;
+          break;
+        case Inst::kAnyNotNL:
+          ok = c != '\n';
+          break;
+        case Inst::kClass:
+          ok = classes_[static_cast<size_t>(in.x)].Contains(c);
+          break;
+        default:
+          break;
       }
       if (ok && add(next, pc + 1, after)) return true;
     }

@@ -32,9 +32,9 @@ bool HasLeadingZeroes(std::string_view s) { return s.size() > 1 && s[0] == '0'; 
 absl::Status ParseUint(std::string_view s, uint64_t* out) {
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size()) {
-    return absl::InvalidArgumentError(
-        Cat("strconv.ParseUint: parsing \"", s, "\": ",
-                     ec == std::errc::result_out_of_range ? "value out of range" : "invalid syntax"));
+    return absl::InvalidArgumentError(Cat(
+        "strconv.ParseUint: parsing \"", s,
+        "\": ", ec == std::errc::result_out_of_range ? "value out of range" : "invalid syntax"));
   }
   return absl::OkStatus();
 }
@@ -42,12 +42,12 @@ absl::Status ParseUint(std::string_view s, uint64_t* out) {
 absl::Status ParseNumber(std::string_view s, std::string_view what, std::string_view cap,
                          uint64_t* out) {
   if (!OnlyNumbers(s)) {
-    return absl::InvalidArgumentError(Cat("Invalid character(s) found in ", what,
-                                                   " number \"", s, "\""));
+    return absl::InvalidArgumentError(
+        Cat("Invalid character(s) found in ", what, " number \"", s, "\""));
   }
   if (HasLeadingZeroes(s)) {
-    return absl::InvalidArgumentError(Cat(cap, " number must not contain leading zeroes \"",
-                                                   s, "\""));
+    return absl::InvalidArgumentError(
+        Cat(cap, " number must not contain leading zeroes \"", s, "\""));
   }
   return ParseUint(s, out);
 }
@@ -56,8 +56,8 @@ absl::Status CheckPrerelease(std::string_view s) {
   if (s.empty()) return absl::InvalidArgumentError("Prerelease is empty");
   if (OnlyNumbers(s)) {
     if (HasLeadingZeroes(s)) {
-      return absl::InvalidArgumentError(Cat(
-          "Numeric PreRelease version must not contain leading zeroes \"", s, "\""));
+      return absl::InvalidArgumentError(
+          Cat("Numeric PreRelease version must not contain leading zeroes \"", s, "\""));
     }
     uint64_t ignored = 0;
     return ParseUint(s, &ignored);
@@ -93,7 +93,8 @@ absl::StatusOr<Semver> ParseStrict(std::string_view s) {
   for (std::string_view b : build) {
     if (b.empty()) return absl::InvalidArgumentError("Build meta data is empty");
     if (!OnlyAlnum(b)) {
-      return absl::InvalidArgumentError(Cat("Invalid character(s) found in build meta data \"", b, "\""));
+      return absl::InvalidArgumentError(
+          Cat("Invalid character(s) found in build meta data \"", b, "\""));
     }
     v.build.emplace_back(b);
   }

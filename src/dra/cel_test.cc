@@ -7,12 +7,12 @@
 // 4. Semantics: CEL language rules (error absorption, overflow, no int/double mixing, ...).
 #include "dra/cel.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "dra/cel_internal.h"
 
@@ -77,10 +77,14 @@ std::vector<Case> UpstreamCases() {
       {"syntax-error", "?!", {}, "Syntax error", "", false},
       {"type-error", "1", {}, "must evaluate to bool or the unknown type, not int", "", false},
       {"runtime-error-lookup-identifier",
-       R"(device.attributes["no-such-domain"].noSuchAttr.isGreaterThan(quantity("0")))", {}, "",
+       R"(device.attributes["no-such-domain"].noSuchAttr.isGreaterThan(quantity("0")))",
+       {},
+       "",
        "no such key: noSuchAttr"},
       {"runtime-error-lookup-map",
-       R"(device.attributes["no-such-domain"]["noSuchAttr"].isGreaterThan(quantity("0")))", {}, "",
+       R"(device.attributes["no-such-domain"]["noSuchAttr"].isGreaterThan(quantity("0")))",
+       {},
+       "",
        "no such key: noSuchAttr"},
       {"domain-check-negative", R"("no-such-domain" in device.attributes)", {}, "", "", false},
       {"domain-check-positive", R"("dra.example.com" in device.attributes)",
@@ -95,8 +99,8 @@ std::vector<Case> UpstreamCases() {
        Dev(d, {{"name", A::Bool(true)}}), "", "", true},
       {"qualified-attribute-name", R"(device.attributes["other.example.com"].name)",
        Dev(d, {{"other.example.com/name", A::Bool(true)}}), "", "", true},
-      {"bool", R"(device.attributes["dra.example.com"].name)", Dev(d, {{"name", A::Bool(true)}}), "",
-       "", true},
+      {"bool", R"(device.attributes["dra.example.com"].name)", Dev(d, {{"name", A::Bool(true)}}),
+       "", "", true},
       {"int", R"(device.attributes["dra.example.com"].name > 0)", Dev(d, {{"name", A::Int(1)}}), "",
        "", true},
       {"string", R"(device.attributes["dra.example.com"].name == "fish")",
@@ -123,7 +127,10 @@ std::vector<Case> UpstreamCases() {
        Dev(d, {}, {{"name", Q("1Mi")}}), "", "", true},
       {"check-negative",
        R"(!("name" in device.capacity["dra.example.com"]) || device.capacity["dra.example.com"].name.isGreaterThan(quantity("1Ki")))",
-       {}, "", "", true},
+       {},
+       "",
+       "",
+       true},
       {"all", R"(
 device.capacity["dra.example.com"].quantity.isGreaterThan(quantity("1Ki")) &&
 device.attributes["dra.example.com"].bool &&
@@ -148,7 +155,8 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
        Dev(d, {{"a", A::Bool(true)}, {"b", A::Bool(true)}, {"c", A::Bool(true)}}), "", "", true},
       {"check_attribute_domains", R"(device.attributes.exists_one(x, x == "dra.example.com"))",
        Dev(d, {{"services", A::String("some_example_value")}}), "", "", true},
-      {"check_attribute_ids", R"(device.attributes["dra.example.com"].exists_one(x, x == "services"))",
+      {"check_attribute_ids",
+       R"(device.attributes["dra.example.com"].exists_one(x, x == "services"))",
        Dev(d, {{"services", A::String("some_example_value")}}), "", "", true},
       {"split_attribute",
        R"(device.attributes["dra.example.com"].services.split("example").size() >= 2)",
@@ -180,7 +188,8 @@ TEST(UpstreamCompileTest, Table) {
 TEST(Examples, DriverSelectors) {
   const DeviceView example_gpu =  // kubernetes-sigs/dra-example-driver, profile gpu
       Dev("gpu.dra-example-driver.sigs.k8s.io",
-          {{"model", A::String("LATEST-GPU-MODEL")}, {"driverVersion", A::Version("1.0.0")},
+          {{"model", A::String("LATEST-GPU-MODEL")},
+           {"driverVersion", A::Version("1.0.0")},
            {"index", A::Int(0)}},
           {{"memory", Q("80Gi")}});
   const DeviceView a100 = Dev("gpu.nvidia.com",
@@ -189,57 +198,74 @@ TEST(Examples, DriverSelectors) {
                                {"cudaComputeCapability", A::Version("8.0.0")},
                                {"brand", A::String("Nvidia")}},
                               {{"memory", Q("80Gi")}});
-  const DeviceView a10g = Dev("gpu.nvidia.com",
-                              {{"productName", A::String("NVIDIA A10G")},
-                               {"cudaComputeCapability", A::Version("8.6.0")}},
-                              {{"memory", Q("24Gi")}});
-  const DeviceView mig = Dev("gpu.nvidia.com", {{"type", A::String("mig")}, {"profile", A::String("1g.5gb")}},
-                             {{"memory", Q("4864Mi")}});
-  const DeviceView flex = Dev("gpu.intel.com", {{"family", A::String("Flex")}, {"model", A::String("Flex 170")}},
-                              {{"memory", Q("16Gi")}, {"millicores", Q("1k")}});
+  const DeviceView a10g = Dev(
+      "gpu.nvidia.com",
+      {{"productName", A::String("NVIDIA A10G")}, {"cudaComputeCapability", A::Version("8.6.0")}},
+      {{"memory", Q("24Gi")}});
+  const DeviceView mig =
+      Dev("gpu.nvidia.com", {{"type", A::String("mig")}, {"profile", A::String("1g.5gb")}},
+          {{"memory", Q("4864Mi")}});
+  const DeviceView flex =
+      Dev("gpu.intel.com", {{"family", A::String("Flex")}, {"model", A::String("Flex 170")}},
+          {{"memory", Q("16Gi")}, {"millicores", Q("1k")}});
   const DeviceView nic = Dev("dra.net", {{"rdma", A::Bool(true)}, {"numaNode", A::Int(1)}});
   const std::vector<Case> cases = {
       // dra-example-driver demo/examples/cel-selector/cel-selector.yaml
-      {"example model", "device.attributes['gpu.dra-example-driver.sigs.k8s.io'].model == 'LATEST-GPU-MODEL'",
+      {"example model",
+       "device.attributes['gpu.dra-example-driver.sigs.k8s.io'].model == 'LATEST-GPU-MODEL'",
        example_gpu, "", "", true},
       {"example memory",
-       "device.capacity['gpu.dra-example-driver.sigs.k8s.io'].memory.compareTo(quantity('4Gi')) >= 0",
+       "device.capacity['gpu.dra-example-driver.sigs.k8s.io'].memory.compareTo(quantity('4Gi')) >= "
+       "0",
        example_gpu, "", "", true},
       // NVIDIA k8s-dra-driver-gpu style selectors
       {"a100 product+memory",
        R"(device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100 80GB"
           && device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0)",
        a100, "", "", true},
-      {"a10g memory too small", R"(device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0)",
-       a10g, "", "", false},
-      {"a10g class", R"(device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.matches(".*A10G.*"))",
+      {"a10g memory too small",
+       R"(device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0)", a10g, "", "",
+       false},
+      {"a10g class",
+       R"(device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.matches(".*A10G.*"))",
        a10g, "", "", true},
-      {"a100 is not a10g", R"(device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.matches(".*A10G.*"))",
+      {"a100 is not a10g",
+       R"(device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.matches(".*A10G.*"))",
        a100, "", "", false},
-      {"startsWith", R"(device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100"))", a100, "", "",
-       true},
-      {"compute capability", R"(device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("8.6.0")) >= 0)",
+      {"startsWith", R"(device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100"))",
+       a100, "", "", true},
+      {"compute capability",
+       R"(device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("8.6.0")) >= 0)",
        a100, "", "", false},
-      {"compute capability a10g", R"(device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("8.6.0")) >= 0)",
+      {"compute capability a10g",
+       R"(device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("8.6.0")) >= 0)",
        a10g, "", "", true},
       {"mig profile", "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'", mig, "", "", true},
-      {"mig type on full gpu", "device.attributes['gpu.nvidia.com'].type == 'mig'", a100, "", "", false},
-      {"mig profile missing on gpu", "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'", a100, "",
-       "no such key: profile"},
-      {"guarded profile", "has(device.attributes['gpu.nvidia.com'].profile) && device.attributes['gpu.nvidia.com'].profile == '1g.5gb'",
+      {"mig type on full gpu", "device.attributes['gpu.nvidia.com'].type == 'mig'", a100, "", "",
+       false},
+      {"mig profile missing on gpu", "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'",
+       a100, "", "no such key: profile"},
+      {"guarded profile",
+       "has(device.attributes['gpu.nvidia.com'].profile) && "
+       "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'",
        a100, "", "", false},
       // Intel resource-drivers-for-gpu deployments/gpu/examples
-      {"intel family", R"(device.attributes["gpu.intel.com"].family == 'Flex')", flex, "", "", true},
-      {"intel memory", R"(device.capacity["gpu.intel.com"].memory.compareTo(quantity("4Gi")) >= 0)", flex, "",
-       "", true},
+      {"intel family", R"(device.attributes["gpu.intel.com"].family == 'Flex')", flex, "", "",
+       true},
+      {"intel memory", R"(device.capacity["gpu.intel.com"].memory.compareTo(quantity("4Gi")) >= 0)",
+       flex, "", "", true},
       // DRANET
       {"dranet rdma", R"(device.attributes["dra.net"].rdma == true)", nic, "", "", true},
       // resourceapi.CELDeviceSelector's documentation
-      {"doc bind", R"(cel.bind(dra, device.attributes["dra.example.com"], dra.someBool && dra.anotherBool))",
-       Dev("dra.example.com", {{"someBool", A::Bool(true)}, {"anotherBool", A::Bool(false)}}), "", "", false},
+      {"doc bind",
+       R"(cel.bind(dra, device.attributes["dra.example.com"], dra.someBool && dra.anotherBool))",
+       Dev("dra.example.com", {{"someBool", A::Bool(true)}, {"anotherBool", A::Bool(false)}}), "",
+       "", false},
       // Seen in the wild, not valid CEL: quantities are compared with compareTo().
       {"quantity >=", R"(device.capacity["gpu.nvidia.com"].memory >= quantity("40Gi"))", a100,
-       "found no matching overload for '_>=_' applied to '(kubernetes.Quantity, kubernetes.Quantity)'", "", false},
+       "found no matching overload for '_>=_' applied to '(kubernetes.Quantity, "
+       "kubernetes.Quantity)'",
+       "", false},
   };
   for (const Case& c : cases) RunCase(c);
 }
@@ -254,59 +280,90 @@ TEST(Rejected, ExactErrors) {
   const std::vector<Rejected> cases = {
       {"?!", "ResourceClaim ns/c: column 1: Syntax error: unexpected '?'"},
       {"", "ResourceClaim ns/c: column 1: Syntax error: unexpected end of expression"},
-      {"device.driver = \"x\"", "ResourceClaim ns/c: column 15: Syntax error: token recognition error at: '=' (use '==')"},
+      {"device.driver = \"x\"",
+       "ResourceClaim ns/c: column 15: Syntax error: token recognition error at: '=' (use '==')"},
       {"device.driver == 'x' & true",
        "ResourceClaim ns/c: column 22: Syntax error: token recognition error at: '&' (use '&&')"},
-      {"(device.driver == 'x'", "ResourceClaim ns/c: column 22: Syntax error: missing ')' at end of expression"},
-      {"device.driver == 'x", "ResourceClaim ns/c: column 18: Syntax error: unterminated string literal"},
-      {"device.attributes[\"a\"].", "ResourceClaim ns/c: column 24: Syntax error: expected a field or method name after '.'"},
+      {"(device.driver == 'x'",
+       "ResourceClaim ns/c: column 22: Syntax error: missing ')' at end of expression"},
+      {"device.driver == 'x",
+       "ResourceClaim ns/c: column 18: Syntax error: unterminated string literal"},
+      {"device.attributes[\"a\"].",
+       "ResourceClaim ns/c: column 24: Syntax error: expected a field or method name after '.'"},
       {"device.attributes['gpu.nvidia.com'].memory >= 80.GiB",
        "ResourceClaim ns/c: column 50: type 'int' does not support field selection"},
       {"1 + 1", "ResourceClaim ns/c: column 3: must evaluate to bool or the unknown type, not int"},
-      {"device.driver", "ResourceClaim ns/c: column 8: must evaluate to bool or the unknown type, not string"},
+      {"device.driver",
+       "ResourceClaim ns/c: column 8: must evaluate to bool or the unknown type, not string"},
       {"devices.driver == 'x'",
-       "ResourceClaim ns/c: column 1: undeclared reference to 'devices' (the only variable of a device selector is 'device')"},
+       "ResourceClaim ns/c: column 1: undeclared reference to 'devices' (the only variable of a "
+       "device selector is 'device')"},
       {"device.name == 'gpu-0'",
-       "ResourceClaim ns/c: column 8: undefined field 'name' (a device has 'driver', 'attributes', 'capacity' and 'allowMultipleAllocations')"},
+       "ResourceClaim ns/c: column 8: undefined field 'name' (a device has 'driver', 'attributes', "
+       "'capacity' and 'allowMultipleAllocations')"},
       {"device.driver.foo('x')", "ResourceClaim ns/c: column 15: undeclared reference to 'foo'"},
       {"device.driver.indexOf('x') == 0",
-       "ResourceClaim ns/c: column 15: function 'indexOf' is not supported by this CEL subset (see docs/dra-cel.md)"},
+       "ResourceClaim ns/c: column 15: function 'indexOf' is not supported by this CEL subset (see "
+       "docs/dra-cel.md)"},
       {"timestamp('2024-01-01T00:00:00Z') < timestamp('2025-01-01T00:00:00Z')",
-       "ResourceClaim ns/c: column 1: function 'timestamp' is not supported by this CEL subset (see docs/dra-cel.md)"},
-      {"1 + 1.0 == 2.0", "ResourceClaim ns/c: column 3: found no matching overload for '_+_' applied to '(int, double)'"},
-      {"'a' == 1", "ResourceClaim ns/c: column 5: found no matching overload for '_==_' applied to '(string, int)'"},
+       "ResourceClaim ns/c: column 1: function 'timestamp' is not supported by this CEL subset "
+       "(see docs/dra-cel.md)"},
+      {"1 + 1.0 == 2.0",
+       "ResourceClaim ns/c: column 3: found no matching overload for '_+_' applied to '(int, "
+       "double)'"},
+      {"'a' == 1",
+       "ResourceClaim ns/c: column 5: found no matching overload for '_==_' applied to '(string, "
+       "int)'"},
       {"device.driver.startsWith(1)",
-       "ResourceClaim ns/c: column 15: found no matching overload for 'string.startsWith' applied to '(int)'"},
+       "ResourceClaim ns/c: column 15: found no matching overload for 'string.startsWith' applied "
+       "to '(int)'"},
       {"quantity('1Gi') > quantity('1Mi')",
-       "ResourceClaim ns/c: column 17: found no matching overload for '_>_' applied to '(kubernetes.Quantity, kubernetes.Quantity)'"},
+       "ResourceClaim ns/c: column 17: found no matching overload for '_>_' applied to "
+       "'(kubernetes.Quantity, kubernetes.Quantity)'"},
       {"device.driver && true",
-       "ResourceClaim ns/c: column 8: found no matching overload for '_&&_': operand of type 'string' is not bool"},
-      {"{'a': 1}.size() == 1", "ResourceClaim ns/c: column 1: map literals ('{...}') are not supported by this CEL subset"},
-      {"b'abc' == b'abc'", "ResourceClaim ns/c: column 1: bytes literals are not supported by this CEL subset"},
+       "ResourceClaim ns/c: column 8: found no matching overload for '_&&_': operand of type "
+       "'string' is not bool"},
+      {"{'a': 1}.size() == 1",
+       "ResourceClaim ns/c: column 1: map literals ('{...}') are not supported by this CEL subset"},
+      {"b'abc' == b'abc'",
+       "ResourceClaim ns/c: column 1: bytes literals are not supported by this CEL subset"},
       {"[1, 2].map(x, x * 2).size() == 2",
        "ResourceClaim ns/c: column 8: the 'map' macro is not supported by this CEL subset"},
       {"[1, 2].filter(x, x > 1).size() == 1",
        "ResourceClaim ns/c: column 8: the 'filter' macro is not supported by this CEL subset"},
       {"device.attributes[?'a'].hasValue()",
-       "ResourceClaim ns/c: column 18: optional syntax ('?.' and '[?') is not supported by this CEL subset"},
-      {"has(device)", "ResourceClaim ns/c: column 1: invalid argument to has() macro: it takes one field selection, e.g. has(a.b)"},
+       "ResourceClaim ns/c: column 18: optional syntax ('?.' and '[?') is not supported by this "
+       "CEL subset"},
+      {"has(device)",
+       "ResourceClaim ns/c: column 1: invalid argument to has() macro: it takes one field "
+       "selection, e.g. has(a.b)"},
       {"[1].all(1, true)", "ResourceClaim ns/c: column 9: all(): argument must be a simple name"},
-      {"[1].exists(x)", "ResourceClaim ns/c: column 5: exists() macro takes two arguments: a variable name and a condition"},
+      {"[1].exists(x)",
+       "ResourceClaim ns/c: column 5: exists() macro takes two arguments: a variable name and a "
+       "condition"},
       {"device.driver.matches('[a-')",
        "ResourceClaim ns/c: column 23: error parsing regexp: missing closing ]: `[a-`"},
       {"device.driver.matches('(?i)nvidia')",
-       "ResourceClaim ns/c: column 23: error parsing regexp: flags and named groups ('(?i)', '(?P<name>') are not supported"},
-      {"9223372036854775808 > 0", "ResourceClaim ns/c: column 1: invalid int literal: out of range"},
+       "ResourceClaim ns/c: column 23: error parsing regexp: flags and named groups ('(?i)', "
+       "'(?P<name>') are not supported"},
+      {"9223372036854775808 > 0",
+       "ResourceClaim ns/c: column 1: invalid int literal: out of range"},
       {"device.driver == 'a' ||\n  device.driver = 'b'",
-       "ResourceClaim ns/c: line 2, column 17: Syntax error: token recognition error at: '=' (use '==')"},
+       "ResourceClaim ns/c: line 2, column 17: Syntax error: token recognition error at: '=' (use "
+       "'==')"},
       {"if == 1", "ResourceClaim ns/c: column 1: reserved identifier: if"},
-      {"'\\q' == 'q'", "ResourceClaim ns/c: column 2: Syntax error: invalid escape sequence in string literal"},
-      {"device.driver == 'x' # comment", "ResourceClaim ns/c: column 22: Syntax error: token recognition error at: '#'"},
+      {"'\\q' == 'q'",
+       "ResourceClaim ns/c: column 2: Syntax error: invalid escape sequence in string literal"},
+      {"device.driver == 'x' # comment",
+       "ResourceClaim ns/c: column 22: Syntax error: token recognition error at: '#'"},
       {"size(device.attributes) == 1 ? 1 : 'a'",
-       "ResourceClaim ns/c: column 30: found no matching overload for '_?_:_' applied to '(bool, int, string)'"},
+       "ResourceClaim ns/c: column 30: found no matching overload for '_?_:_' applied to '(bool, "
+       "int, string)'"},
       {"1.exists(x, true)",
-       "ResourceClaim ns/c: column 3: expression of type 'int' cannot be range of a comprehension (must be list, map, or dynamic)"},
-      {"cel.index(1)", "ResourceClaim ns/c: column 5: cel.index() is not supported by this CEL subset"},
+       "ResourceClaim ns/c: column 3: expression of type 'int' cannot be range of a comprehension "
+       "(must be list, map, or dynamic)"},
+      {"cel.index(1)",
+       "ResourceClaim ns/c: column 5: cel.index() is not supported by this CEL subset"},
   };
   for (const Rejected& r : cases) {
     SCOPED_TRACE(r.expression);
@@ -324,7 +381,8 @@ TEST(Rejected, Limits) {
   deep += std::string(kMaxNesting + 1, ')');
   auto sel = ParseSelector(deep, "DeviceClass gpu");
   ASSERT_FALSE(sel.ok());
-  EXPECT_EQ(std::string(sel.status().message()), "DeviceClass gpu: column 251: expression nested deeper than 250 levels");
+  EXPECT_EQ(std::string(sel.status().message()),
+            "DeviceClass gpu: column 251: expression nested deeper than 250 levels");
 
   std::string long_chain = "device.driver == 'x'";
   while (long_chain.size() <= kMaxExpressionLength) long_chain += " || device.driver == 'x'";
@@ -342,7 +400,8 @@ TEST(Rejected, Limits) {
   for (int i = 0; i < 300; ++i) sum += "+1";
   sel = ParseSelector(sum + " > 0", "");
   ASSERT_FALSE(sel.ok());
-  EXPECT_THAT(std::string(sel.status().message()), HasSubstr("expression nested deeper than 250 levels"));
+  EXPECT_THAT(std::string(sel.status().message()),
+              HasSubstr("expression nested deeper than 250 levels"));
 
   sel = ParseSelector("device.driver == '\xff'", "x");
   ASSERT_FALSE(sel.ok());
@@ -389,11 +448,17 @@ TEST(Semantics, LogicalOperatorsAbsorbErrors) {
   ExpectError("device.attributes['d.example.com'].missing || false", "no such key: missing", kDev);
   ExpectError("!device.attributes['d.example.com'].missing", "no such key: missing", kDev);
   // A dynamic non-bool operand is an error, never true.
-  ExpectError("device.attributes['d.example.com'].int && true", "no such overload: _&&_ applied to int", kDev);
-  ExpectError("device.attributes['d.example.com'].str", "CEL result of type string could not be converted to bool",
-              kDev);
-  ExpectTrue("device.attributes['d.example.com'].flag ? true : device.attributes['d.example.com'].missing", kDev);
-  ExpectFalse("!device.attributes['d.example.com'].flag ? device.attributes['d.example.com'].missing : false", kDev);
+  ExpectError("device.attributes['d.example.com'].int && true",
+              "no such overload: _&&_ applied to int", kDev);
+  ExpectError("device.attributes['d.example.com'].str",
+              "CEL result of type string could not be converted to bool", kDev);
+  ExpectTrue(
+      "device.attributes['d.example.com'].flag ? true : device.attributes['d.example.com'].missing",
+      kDev);
+  ExpectFalse(
+      "!device.attributes['d.example.com'].flag ? device.attributes['d.example.com'].missing : "
+      "false",
+      kDev);
 }
 
 TEST(Semantics, IntegersAndDoubles) {
@@ -409,22 +474,33 @@ TEST(Semantics, IntegersAndDoubles) {
   ExpectError("device.attributes['d.example.com'].int + 1.0 > 0.0",
               "no such overload: _+_ applied to (int, double)", kDev);
   // ...but comparisons and equality across numeric types are defined.
-  ExpectTrue("device.attributes['d.example.com'].int > 4.5 && device.attributes['d.example.com'].int == 5.0", kDev);
+  ExpectTrue(
+      "device.attributes['d.example.com'].int > 4.5 && device.attributes['d.example.com'].int == "
+      "5.0",
+      kDev);
   ExpectTrue("double(device.attributes['d.example.com'].int) + 0.5 == 5.5", kDev);
   ExpectTrue("int('42') == 42 && string(42) == '42' && uint(3) == 3u");
   ExpectError("int('4x') == 4", "cannot convert string '4x' to int");
 }
 
 TEST(Semantics, InHasAndMaps) {
-  ExpectTrue("'int' in device.attributes['d.example.com'] && !('nope' in device.attributes['d.example.com'])", kDev);
+  ExpectTrue(
+      "'int' in device.attributes['d.example.com'] && !('nope' in "
+      "device.attributes['d.example.com'])",
+      kDev);
   ExpectTrue("device.attributes['other.com'].x == 7", kDev);  // qualified name -> its own domain
-  ExpectTrue("has(device.attributes['d.example.com'].int) && !has(device.attributes['d.example.com'].nope)", kDev);
+  ExpectTrue(
+      "has(device.attributes['d.example.com'].int) && "
+      "!has(device.attributes['d.example.com'].nope)",
+      kDev);
   ExpectFalse("has(device.attributes['unknown.com'].int)", kDev);
   ExpectFalse("'unknown.com' in device.attributes", kDev);
   ExpectTrue("size(device.attributes['unknown.com']) == 0", kDev);  // unknown domain = empty map
   ExpectTrue("2 in [1, 2, 3] && !(4 in [1, 2, 3]) && 'b' in ['a', 'b']");
-  ExpectTrue("device.attributes['d.example.com'].int in [1.0, 5.0]", kDev);  // dyn: numeric equality
-  ExpectTrue("[1, 2, 3].all(x, x > 0) && [1, 2, 3].exists(x, x == 2) && [1, 2, 3].exists_one(x, x > 2)");
+  ExpectTrue("device.attributes['d.example.com'].int in [1.0, 5.0]",
+             kDev);  // dyn: numeric equality
+  ExpectTrue(
+      "[1, 2, 3].all(x, x > 0) && [1, 2, 3].exists(x, x == 2) && [1, 2, 3].exists_one(x, x > 2)");
   ExpectFalse("[1, 2, 3].exists_one(x, x > 1)");
   ExpectError("[1, 2][2] == 1", "index out of range: 2");
   ExpectTrue("[1, 2][1] == 2 && [[1], [2, 3]][1].size() == 2 && [1] + [2] == [1, 2]");
@@ -438,8 +514,10 @@ TEST(Semantics, InHasAndMaps) {
 
 TEST(Semantics, Strings) {
   ExpectTrue("device.attributes['d.example.com'].str.size() == 12", kDev);  // characters, not bytes
-  ExpectTrue("device.attributes['d.example.com'].str.contains('Wö') && device.attributes['d.example.com'].str.endsWith('rld')",
-             kDev);
+  ExpectTrue(
+      "device.attributes['d.example.com'].str.contains('Wö') && "
+      "device.attributes['d.example.com'].str.endsWith('rld')",
+      kDev);
   ExpectTrue("'NVIDIA A100'.lowerAscii() == 'nvidia a100' && 'a-ö'.upperAscii() == 'A-ö'");
   ExpectTrue("'a,b,,c'.split(',') == ['a', 'b', '', 'c'] && 'ab'.split('') == ['a', 'b']");
   ExpectTrue("'abc' < 'abd' && 'b' > 'abc' && 'x' + 'y' == 'xy'");
@@ -482,7 +560,8 @@ TEST(Semantics, Regex) {
     ASSERT_TRUE(re.ok()) << r.pattern << ": " << re.status().message();
     EXPECT_EQ((*re)->Search(r.text), r.match) << r.text << " ~ " << r.pattern;
   }
-  for (const char* bad : {"(", ")", "a**", "*a", "[z-a]", "\\b", "a{1001}", "[[:alpha:]]", "\\1", "a\\"}) {
+  for (const char* bad :
+       {"(", ")", "a**", "*a", "[z-a]", "\\b", "a{1001}", "[[:alpha:]]", "\\1", "a\\"}) {
     EXPECT_FALSE(Regex::Compile(bad).ok()) << bad;
   }
   // Linear time: a pattern that makes backtracking engines explode.
@@ -500,42 +579,62 @@ TEST(Semantics, Regex) {
 TEST(Semantics, Quantity) {
   ExpectTrue("device.capacity['d.example.com'].mem.compareTo(quantity('1.5Gi')) == 0", kDev);
   ExpectTrue("quantity('1536Mi') == quantity('1.5Gi') && quantity('1k') != quantity('1Ki')");
-  ExpectTrue("quantity('50M').compareTo(quantity('50Mi')) == -1 && quantity('50Mi').compareTo(quantity('50M')) == 1");
-  ExpectTrue("quantity('150Mi').isGreaterThan(quantity('100Mi')) && quantity('50M').isLessThan(quantity('100M'))");
+  ExpectTrue(
+      "quantity('50M').compareTo(quantity('50Mi')) == -1 && "
+      "quantity('50Mi').compareTo(quantity('50M')) == 1");
+  ExpectTrue(
+      "quantity('150Mi').isGreaterThan(quantity('100Mi')) && "
+      "quantity('50M').isLessThan(quantity('100M'))");
   ExpectTrue("quantity('1n').isGreaterThan(quantity('0'))");  // exact, not rounded to milli
   ExpectTrue("device.capacity['d.example.com'].cores.asApproximateFloat() == 1.5", kDev);
-  ExpectError("device.capacity['d.example.com'].cores.asInteger() == 1", "cannot convert value to integer", kDev);
-  ExpectTrue("!device.capacity['d.example.com'].cores.isInteger() && quantity('2k').asInteger() == 2000", kDev);
-  ExpectTrue("quantity('1Gi').add(quantity('1Gi')) == quantity('2Gi') && quantity('1').add(2) == quantity('3')");
+  ExpectError("device.capacity['d.example.com'].cores.asInteger() == 1",
+              "cannot convert value to integer", kDev);
+  ExpectTrue(
+      "!device.capacity['d.example.com'].cores.isInteger() && quantity('2k').asInteger() == 2000",
+      kDev);
+  ExpectTrue(
+      "quantity('1Gi').add(quantity('1Gi')) == quantity('2Gi') && quantity('1').add(2) == "
+      "quantity('3')");
   ExpectTrue("quantity('1Gi').sub(quantity('1536Mi')).sign() == -1 && sign(quantity('0')) == 0");
   ExpectTrue("isQuantity('1.5Gi') && !isQuantity('1.5 Gi')");
-  ExpectError("quantity('1.5 Gi').sign() == 1", "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+  ExpectError("quantity('1.5 Gi').sign() == 1",
+              "quantities must match the regular expression "
+              "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
 }
 
 TEST(Semantics, Semver) {
-  ExpectTrue("semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3");
-  ExpectTrue("semver('1.2.3').compareTo(semver('1.2.3')) == 0 && semver('1.2.3').compareTo(semver('2.0.0')) == -1");
+  ExpectTrue(
+      "semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == "
+      "3");
+  ExpectTrue(
+      "semver('1.2.3').compareTo(semver('1.2.3')) == 0 && "
+      "semver('1.2.3').compareTo(semver('2.0.0')) == -1");
   ExpectTrue("semver('1.0.0-alpha').isLessThan(semver('1.0.0-alpha.1'))");
   ExpectTrue("semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))");
   ExpectTrue("semver('1.0.0-beta.2').isLessThan(semver('1.0.0-beta.11'))");
   ExpectTrue("semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))");
   ExpectTrue("semver('1.0.0+build.1') == semver('1.0.0+build.2')");
   ExpectTrue("semver('v1.0', true) == semver('1.0.0') && semver('01.01.01', true).minor() == 1");
-  ExpectTrue("isSemver('1.0.0') && !isSemver('v1.0') && isSemver('v1.0', true) && !isSemver('01.0.0')");
+  ExpectTrue(
+      "isSemver('1.0.0') && !isSemver('v1.0') && isSemver('v1.0', true) && !isSemver('01.0.0')");
   ExpectTrue("device.attributes['d.example.com'].ver.isLessThan(semver('1.2.3'))", kDev);
   ExpectError("semver('1.0').major() == 1", "No Major.Minor.Patch elements found");
-  ExpectError("semver('1.02.0').major() == 1", "Minor number must not contain leading zeroes \"02\"");
-  ExpectError("semver('1.0', true) == semver('1.0-rc', true)", "short version cannot contain PreRelease/Build meta data");
+  ExpectError("semver('1.02.0').major() == 1",
+              "Minor number must not contain leading zeroes \"02\"");
+  ExpectError("semver('1.0', true) == semver('1.0-rc', true)",
+              "short version cannot contain PreRelease/Build meta data");
   // A VersionValue attribute that is not a semantic version fails the device, as upstream.
-  ExpectError("true", "attribute bad: parse semantic version: Invalid character(s) found in patch number \"x\"",
-              Dev("d", {{"bad", A::Version("1.0.x")}}));
+  ExpectError(
+      "true",
+      "attribute bad: parse semantic version: Invalid character(s) found in patch number \"x\"",
+      Dev("d", {{"bad", A::Version("1.0.x")}}));
 }
 
 TEST(Semantics, CostLimit) {
   // compile_test.go "expensive", without find(): 10^7 iterations exceed the 10^6 budget.
   const std::string l = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
-  std::string expr = l + ".all(x, " + l + ".all(y, " + l + ".all(z, " + l + ".all(z2, " + l + ".all(z3, " + l +
-                     ".all(z4, " + l + ".all(z5, 1 < 100)))))))";
+  std::string expr = l + ".all(x, " + l + ".all(y, " + l + ".all(z, " + l + ".all(z2, " + l +
+                     ".all(z3, " + l + ".all(z4, " + l + ".all(z5, 1 < 100)))))))";
   auto r = Eval(expr);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(std::string(r.status().message()), "operation cancelled: actual cost limit exceeded");
@@ -546,7 +645,9 @@ TEST(Semantics, CostLimit) {
   EXPECT_EQ(std::string(r.status().message()), "operation cancelled: actual cost limit exceeded");
   // String doubling through cel.bind is bounded by the cost of the copies.
   std::string grow = "cel.bind(s0, 'abcdefghij', ";
-  for (int i = 1; i <= 40; ++i) grow += "cel.bind(s" + std::to_string(i) + ", s" + std::to_string(i - 1) + " + s" + std::to_string(i - 1) + ", ";
+  for (int i = 1; i <= 40; ++i)
+    grow += "cel.bind(s" + std::to_string(i) + ", s" + std::to_string(i - 1) + " + s" +
+            std::to_string(i - 1) + ", ";
   grow += "size(s40) > 0" + std::string(41, ')');
   r = Eval(grow);
   ASSERT_FALSE(r.ok());
