@@ -1,6 +1,6 @@
 // Tests of the CEL device-selector subset (src/dra/cel.h).
 //
-// 1. UpstreamCompileTest: the table of k8s.io/dynamic-resource-allocation/cel/compile_test.go
+// 1. CelUpstreamCompileTest: the table of k8s.io/dynamic-resource-allocation/cel/compile_test.go
 //    (every case this subset supports; the rest are listed below with the reason).
 // 2. Examples: selectors from the DRA drivers' published examples.
 // 3. Rejected: malformed and unsupported expressions, each with its exact error and position.
@@ -66,7 +66,7 @@ using A = AttributeValue;
 // DRAListTypeAttributes, are outside the subset): list-result-type-causes-match-error,
 // includes-*, list-of-*, macro-on-list-*, in-operator-on-list. allow_multiple_allocations_disabled
 // (a feature gate this subset does not model: the field is always declared). "expensive"
-// calls find(), which the subset rejects; Semantics.CostLimit runs the same nested loops
+// calls find(), which the subset rejects; CelSemantics.CostLimit runs the same nested loops
 // without it. expectCost (the static cost estimate) has no counterpart: this evaluator
 // enforces the runtime cost limit only.
 std::vector<Case> UpstreamCases() {
@@ -179,13 +179,13 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
   };
 }
 
-TEST(UpstreamCompileTest, Table) {
+TEST(CelUpstreamCompileTest, Table) {
   for (const Case& c : UpstreamCases()) RunCase(c);
 }
 
 // Selectors published with DRA drivers, evaluated against devices shaped like the ones
 // those drivers publish in their ResourceSlices.
-TEST(Examples, DriverSelectors) {
+TEST(CelExamples, DriverSelectors) {
   const DeviceView example_gpu =  // kubernetes-sigs/dra-example-driver, profile gpu
       Dev("gpu.dra-example-driver.sigs.k8s.io",
           {{"model", A::String("LATEST-GPU-MODEL")},
@@ -276,7 +276,7 @@ struct Rejected {
 };
 
 // Each malformed or unsupported expression fails to compile with this exact message.
-TEST(Rejected, ExactErrors) {
+TEST(CelRejected, ExactErrors) {
   const std::vector<Rejected> cases = {
       {"?!", "ResourceClaim ns/c: column 1: Syntax error: unexpected '?'"},
       {"", "ResourceClaim ns/c: column 1: Syntax error: unexpected end of expression"},
@@ -375,7 +375,7 @@ TEST(Rejected, ExactErrors) {
   EXPECT_GE(cases.size(), 20u);
 }
 
-TEST(Rejected, Limits) {
+TEST(CelRejected, Limits) {
   std::string deep(kMaxNesting + 1, '(');
   deep += "true";
   deep += std::string(kMaxNesting + 1, ')');
@@ -439,7 +439,7 @@ const DeviceView kDev = Dev("d.example.com",
                              {"other.com/x", A::Int(7)}},
                             {{"mem", Q("1536Mi")}, {"cores", Q("1500m")}});
 
-TEST(Semantics, LogicalOperatorsAbsorbErrors) {
+TEST(CelSemantics, LogicalOperatorsAbsorbErrors) {
   // cel-spec: && and || are commutative and an error loses to a deciding value.
   ExpectTrue("device.attributes['d.example.com'].missing || true", kDev);
   ExpectTrue("true || device.attributes['d.example.com'].missing", kDev);
@@ -461,7 +461,7 @@ TEST(Semantics, LogicalOperatorsAbsorbErrors) {
       kDev);
 }
 
-TEST(Semantics, IntegersAndDoubles) {
+TEST(CelSemantics, IntegersAndDoubles) {
   ExpectError("device.attributes['d.example.com'].big + 1 > 0", "return error for overflow", kDev);
   ExpectError("-9223372036854775808 - 1 < 0", "return error for overflow");
   ExpectTrue("-9223372036854775808 < 0");
@@ -483,7 +483,7 @@ TEST(Semantics, IntegersAndDoubles) {
   ExpectError("int('4x') == 4", "cannot convert string '4x' to int");
 }
 
-TEST(Semantics, InHasAndMaps) {
+TEST(CelSemantics, InHasAndMaps) {
   ExpectTrue(
       "'int' in device.attributes['d.example.com'] && !('nope' in "
       "device.attributes['d.example.com'])",
@@ -512,7 +512,7 @@ TEST(Semantics, InHasAndMaps) {
   ExpectTrue("cel.bind(a, device.attributes['d.example.com'], a.int == 5 && a.flag)", kDev);
 }
 
-TEST(Semantics, Strings) {
+TEST(CelSemantics, Strings) {
   ExpectTrue("device.attributes['d.example.com'].str.size() == 12", kDev);  // characters, not bytes
   ExpectTrue(
       "device.attributes['d.example.com'].str.contains('Wö') && "
@@ -525,7 +525,7 @@ TEST(Semantics, Strings) {
   ExpectTrue("matches('abc', '^a.c$') && !'abcd'.matches('^a.c$')");
 }
 
-TEST(Semantics, Regex) {
+TEST(CelSemantics, Regex) {
   struct R {
     const char* text;
     const char* pattern;
@@ -576,7 +576,7 @@ TEST(Semantics, Regex) {
               "error parsing regexp: missing closing ): `d.example.com(`", kDev);
 }
 
-TEST(Semantics, Quantity) {
+TEST(CelSemantics, Quantity) {
   ExpectTrue("device.capacity['d.example.com'].mem.compareTo(quantity('1.5Gi')) == 0", kDev);
   ExpectTrue("quantity('1536Mi') == quantity('1.5Gi') && quantity('1k') != quantity('1Ki')");
   ExpectTrue(
@@ -602,7 +602,7 @@ TEST(Semantics, Quantity) {
               "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
 }
 
-TEST(Semantics, Semver) {
+TEST(CelSemantics, Semver) {
   ExpectTrue(
       "semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == "
       "3");
@@ -630,7 +630,7 @@ TEST(Semantics, Semver) {
       Dev("d", {{"bad", A::Version("1.0.x")}}));
 }
 
-TEST(Semantics, CostLimit) {
+TEST(CelSemantics, CostLimit) {
   // compile_test.go "expensive", without find(): 10^7 iterations exceed the 10^6 budget.
   const std::string l = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
   std::string expr = l + ".all(x, " + l + ".all(y, " + l + ".all(z, " + l + ".all(z2, " + l +
@@ -654,7 +654,7 @@ TEST(Semantics, CostLimit) {
   EXPECT_EQ(std::string(r.status().message()), "operation cancelled: actual cost limit exceeded");
 }
 
-TEST(Semantics, SelectorIsReusable) {
+TEST(CelSemantics, SelectorIsReusable) {
   auto sel = ParseSelector("device.attributes['gpu.example.com'].index < 2", "DeviceClass gpu");
   ASSERT_TRUE(sel.ok());
   for (int64_t i = 0; i < 4; ++i) {
