@@ -362,6 +362,9 @@ TEST(CelRejected, ExactErrors) {
       {"1.exists(x, true)",
        "ResourceClaim ns/c: column 3: expression of type 'int' cannot be range of a comprehension "
        "(must be list, map, or dynamic)"},
+      {"'wörld' == devic",  // columns count characters, not bytes
+       "ResourceClaim ns/c: column 12: undeclared reference to 'devic' (the only variable of a "
+       "device selector is 'device')"},
       {"cel.index(1)",
        "ResourceClaim ns/c: column 5: cel.index() is not supported by this CEL subset"},
   };
@@ -481,6 +484,10 @@ TEST(CelSemantics, IntegersAndDoubles) {
   ExpectTrue("double(device.attributes['d.example.com'].int) + 0.5 == 5.5", kDev);
   ExpectTrue("int('42') == 42 && string(42) == '42' && uint(3) == 3u");
   ExpectError("int('4x') == 4", "cannot convert string '4x' to int");
+  ExpectTrue(".5 + .5 == 1.0");
+  // A dynamic receiver of the wrong type: a runtime error naming the function and types.
+  ExpectError("device.attributes['d.example.com'].int.startsWith('x')",
+              "no such overload: startsWith(int, string)", kDev);
 }
 
 TEST(CelSemantics, InHasAndMaps) {
