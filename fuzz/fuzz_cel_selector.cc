@@ -6,7 +6,7 @@
 // second domain and an invalid version. Checks the documented contract: ParseSelector
 // either fails with a message that names the place ("fuzz: ") or yields a selector whose
 // Matches returns a bool or an error with a non-empty message; evaluating twice gives the
-// same answer (no hidden state); nothing crashes, leaks, recurses without bound or runs
+// same answer, directly and through a PreparedDevice (no hidden state); nothing crashes, leaks, recurses without bound or runs
 // past the cost limit.
 #include <cstddef>
 #include <cstdint>
@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const DeviceView& d : *kDevices) {
     const auto first = sel->Matches(d);
-    const auto second = sel->Matches(d);
+    const auto prepared = phalanx::dra::cel::PreparedDevice::Prepare(d);
+    const auto second = prepared.ok() ? sel->Matches(*prepared) : prepared.status();
     if (first.ok() != second.ok()) std::abort();
     if (first.ok()) {
       if (*first != *second) std::abort();

@@ -198,12 +198,25 @@ absl::StatusOr<Selector> ParseSelector(std::string_view expression, std::string_
   return s;
 }
 
+absl::StatusOr<PreparedDevice> PreparedDevice::Prepare(const DeviceView& device) {
+  auto v = DeviceValue(device);
+  if (!v.ok()) return v.status();
+  PreparedDevice p;
+  p.value_ = std::make_shared<const Value>(*std::move(v));
+  return p;
+}
+
 absl::StatusOr<bool> Selector::Matches(const DeviceView& device) const {
+  auto prepared = PreparedDevice::Prepare(device);
+  if (!prepared.ok()) return prepared.status();
+  return Matches(*prepared);
+}
+
+absl::StatusOr<bool> Selector::Matches(const PreparedDevice& device) const {
   if (root_ == nullptr) return absl::FailedPreconditionError("empty CEL selector");
-  auto dev = DeviceValue(device);
-  if (!dev.ok()) return dev.status();
+  if (device.value_ == nullptr) return absl::FailedPreconditionError("device not prepared");
   EvalContext ctx;
-  ctx.device = *std::move(dev);
+  ctx.device = *device.value_;
   ctx.slots.resize(static_cast<size_t>(slots_));
   const Value result = Evaluate(*root_, ctx);
   if (ctx.cancelled) return absl::ResourceExhaustedError(std::string(kCostExceeded));

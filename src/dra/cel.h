@@ -19,6 +19,7 @@
 //                                      ".selectors[0].cel.expression");
 //   if (!sel.ok()) { /* sel.status().message(): "<where>: column 12: undeclared ..." */ }
 //   absl::StatusOr<bool> m = sel->Matches(device);  // error: the device does not match
+//   // several selectors, one device: PreparedDevice::Prepare(device) once, Matches(prepared)
 //
 // Thread safety: a Selector is immutable after ParseSelector; Matches is const and may run
 // concurrently on several threads.
@@ -68,7 +69,22 @@ struct DeviceView {
   bool allow_multiple_allocations = false;
 };
 
-struct Node;  // the checked expression (cel_internal.h)
+struct Node;   // the checked expression (cel_internal.h)
+struct Value;  // a CEL value (cel_internal.h)
+
+// A device converted once for evaluation by many selectors (the domain maps built, version
+// attributes parsed), e.g. one device of a ResourceSlice checked against a DeviceClass's
+// and a request's selectors. Immutable, cheap to copy, safe to share between threads.
+class PreparedDevice {
+ public:
+  // InvalidArgumentError "attribute NAME: parse semantic version: ..." for a VersionValue
+  // that is not a semantic version (compile.go getAttributeValue).
+  [[nodiscard]] static absl::StatusOr<PreparedDevice> Prepare(const DeviceView& device);
+
+ private:
+  friend class Selector;
+  std::shared_ptr<const Value> value_;
+};
 
 // A compiled selector. Copyable (shares the immutable tree).
 class Selector {
@@ -77,6 +93,8 @@ class Selector {
   // "CEL result of type int could not be converted to bool", "operation cancelled: actual
   // cost limit exceeded", "return error for overflow" (cel-go's wording).
   [[nodiscard]] absl::StatusOr<bool> Matches(const DeviceView& device) const;
+  // The same against a prepared device (no per-call conversion).
+  [[nodiscard]] absl::StatusOr<bool> Matches(const PreparedDevice& device) const;
   const std::string& expression() const { return expression_; }
 
  private:

@@ -108,6 +108,8 @@ Type DeviceField(const std::string& field) {
   return Type::Of(Kind::kError);
 }
 
+void FoldConstant(Node& n);
+
 class Checker {
  public:
   int slots = 0;
@@ -390,12 +392,33 @@ Type Checker::Call(Node& n) {
     if (!re.ok()) Fail(n.args[1]->pos, std::string(re.status().message()));
     n.regex = *std::move(re);
   }
+  FoldConstant(n);
   const Kind result = n.overloads[0]->result;
   for (const Overload* o : n.overloads) {
     if (o->result != result) return Type::Of(Kind::kDyn);
   }
   if (result == Kind::kList) return Type::ListOf(Type::Of(Kind::kString));  // split()
   return Type::Of(result);
+}
+
+// quantity("4Gi") and semver("1.2.3") with literal arguments are parsed once, here,
+// instead of at every evaluation. A literal that does not parse stays a call, so the
+// error happens at evaluation time as upstream (where `false && quantity("x")` is false).
+void FoldConstant(Node& n) {
+  if (n.name != "quantity" && n.name != "semver") return;
+  if (n.member || n.overloads.size() != 1) return;
+  std::vector<Value> args;
+  for (const auto& a : n.args) {
+    if (a->op != Op::kLiteral) return;
+    args.push_back(a->literal);
+  }
+  EvalContext ctx;
+  Value v = n.overloads[0]->fn(args.data(), ctx);
+  if (v.IsError()) return;
+  n.op = Op::kLiteral;
+  n.literal = std::move(v);
+  n.args.clear();
+  n.overloads.clear();
 }
 
 }  // namespace

@@ -604,6 +604,8 @@ TEST(CelSemantics, Quantity) {
       "quantity('3')");
   ExpectTrue("quantity('1Gi').sub(quantity('1536Mi')).sign() == -1 && sign(quantity('0')) == 0");
   ExpectTrue("isQuantity('1.5Gi') && !isQuantity('1.5 Gi')");
+  // A bad literal fails at evaluation, so a short-circuit can still skip it (as upstream).
+  ExpectFalse("false && quantity('1.5 Gi').sign() == 1");
   ExpectError("quantity('1.5 Gi').sign() == 1",
               "quantities must match the regular expression "
               "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
@@ -669,6 +671,14 @@ TEST(CelSemantics, SelectorIsReusable) {
     ASSERT_TRUE(m.ok());
     EXPECT_EQ(*m, i < 2);
   }
+  // One prepared device, several selectors.
+  auto prepared = PreparedDevice::Prepare(Dev("gpu.example.com", {{"index", A::Int(1)}}));
+  ASSERT_TRUE(prepared.ok());
+  auto other = ParseSelector("device.attributes['gpu.example.com'].index > 1", "");
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(*sel->Matches(*prepared));
+  EXPECT_FALSE(*other->Matches(*prepared));
+  EXPECT_FALSE(PreparedDevice::Prepare(Dev("d", {{"v", A::Version("1")}})).ok());
   auto m = sel->Matches(Dev("gpu.example.com"));
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(std::string(m.status().message()), "no such key: index");
