@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 c=fuzz/corpus
 rm -rf "$c"
-mkdir -p "$c"/{fuzz_manifest,fuzz_quantity,fuzz_label_selector,fuzz_kubeconfig,fuzz_scheduler_config,fuzz_objects}
+mkdir -p "$c"/{fuzz_manifest,fuzz_quantity,fuzz_label_selector,fuzz_kubeconfig,fuzz_scheduler_config,fuzz_objects,fuzz_cel_selector}
 
 small() { [[ $(stat -c %s "$1") -lt 8192 ]]; }
 name() { echo "$1" | tr '/' '_'; }
@@ -99,4 +99,30 @@ gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "t
 open(f"{out}/watch-gone", "wb").write(bytes([2 << 4]) + json.dumps(gone).encode())
 open(f"{out}/watch-bookmark", "wb").write(bytes([2 << 4]) + b'{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"7"}}}')
 PY
+# DRA CEL device selectors: upstream's and the drivers' examples plus edge cases, one
+# expression per file (see fuzz_cel_selector.cc for the devices they run against).
+i=0
+while IFS= read -r e; do
+  printf '%s' "$e" > "$c/fuzz_cel_selector/e$((i++))"
+done <<'CEL'
+device.driver == "gpu.example.com"
+device.attributes["gpu.example.com"].model == "A100" && device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0
+device.attributes['gpu.example.com'].driverVersion.isGreaterThan(semver("v1.0", true)) || isSemver("1.0.0")
+cel.bind(g, device.attributes["gpu.example.com"], g.index > 2 && g.mig)
+device.attributes.exists_one(x, x == "other.example.com") && device.attributes["other.example.com"].numa < 0
+has(device.attributes["gpu.example.com"].model) ? device.attributes["gpu.example.com"].model.matches("^A1[0-9]{2}$") : false
+"model" in device.attributes["gpu.example.com"] && !("x" in device.attributes["no.such"])
+device.attributes["gpu.example.com"].big + 1 > 0
+[1, 2, 3].all(x, x > 0) && [1u, 2u].exists(y, y == 2u) && 1.5 * 2.0 == 3.0
+device.capacity["gpu.example.com"].cores.add(1).sub(quantity("500m")).asApproximateFloat() == 2.0
+'\x41\u00e9\n'.size() == 3 && r'\d'.lowerAscii().upperAscii() == '\\D' && """a""".split('').size() == 1
+int('42') + 1 == 43 && string(1.5) == '1.5' && double(uint(3)) == 3.0 && -9223372036854775808 < 0
+device.attributes["gpu.example.com"].model.matches("(a*)*b|[^x-z]+\\.\\d\\s\\w(?:A|100)$")
+device.allowMultipleAllocations || device.attributes["gpu.example.com"].broken.major() == 1
+((((device.driver == '' || false) && true) ? 1 : 2) == 1) != (7 / 2 % 2 == 1)
+?!
+{'a': 1}
+device.attributes[?'x']
+CEL
+
 echo "seeds: $(find "$c" -type f | wc -l) files in $c"

@@ -29,7 +29,7 @@ while (($#)); do
   shift
 done
 all=(fuzz_manifest fuzz_quantity fuzz_label_selector fuzz_kubeconfig fuzz_scheduler_config
-     fuzz_objects)
+     fuzz_objects fuzz_cel_selector)
 ((${#targets[@]})) || targets=("${all[@]}")
 
 dir=${PHALANX_FUZZ_DIR:-build-fuzz}

@@ -85,6 +85,7 @@ declare -A fuzz_what=(
   [fuzz_kubeconfig]="kubeconfig loading"
   [fuzz_scheduler_config]="KubeSchedulerConfiguration decoding, defaulting, validation"
   [fuzz_objects]="live API objects: simdjson LIST pages, WATCH lines, objects"
+  [fuzz_cel_selector]="DRA CEL device selectors: parse, type-check, evaluate"
 )
 fuzz_lines=0
 while IFS= read -r line; do

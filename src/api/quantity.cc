@@ -287,4 +287,34 @@ int64_t NanoToScaledCeil(Int128 nano, int32_t scale_exponent) {
   return CeilScaled(negative, magnitude, int64_t{scale_exponent} - 9);
 }
 
+int Quantity::Compare(const Quantity& other) const {
+  const Int128 a = QuantityInternal::Nano(*this);
+  const Int128 b = QuantityInternal::Nano(other);
+  return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+Quantity Quantity::Plus(const Quantity& other) const {
+  return QuantityInternal::FromNano(QuantityInternal::Nano(*this) + QuantityInternal::Nano(other));
+}
+
+Quantity Quantity::Minus(const Quantity& other) const {
+  return QuantityInternal::FromNano(QuantityInternal::Nano(*this) - QuantityInternal::Nano(other));
+}
+
+double Quantity::AsApproximateFloat64() const {
+  return static_cast<double>(static_cast<long double>(QuantityInternal::Nano(*this)) / 1e9L);
+}
+
+bool Quantity::AsInt64(int64_t* out) const {
+  constexpr Int128 kNano = 1000000000;
+  const Int128 nano = QuantityInternal::Nano(*this);
+  if (nano % kNano != 0) return false;
+  const Int128 v = nano / kNano;
+  if (v > std::numeric_limits<int64_t>::max() || v < std::numeric_limits<int64_t>::min()) {
+    return false;
+  }
+  *out = static_cast<int64_t>(v);
+  return true;
+}
+
 }  // namespace phalanx::api

@@ -33,6 +33,19 @@ class Quantity {
   bool IsNegative() const { return negative_ && mantissa_ != 0; }
   bool IsZero() const { return mantissa_ == 0; }
 
+  // Exact comparison, as Quantity.Cmp: -1, 0 or 1 (e.g. "1Ki" vs "1024" -> 0). Used by
+  // the CEL quantity library (src/dra/cel.h: compareTo, isGreaterThan, ==).
+  int Compare(const Quantity& other) const;
+  // Exact sum / difference, as Quantity.Add / Quantity.Sub (saturating far outside the
+  // range Parse accepts, which only FromValue/FromMilli with extreme inputs can reach).
+  Quantity Plus(const Quantity& other) const;
+  Quantity Minus(const Quantity& other) const;
+  // The value as a double, as Quantity.AsApproximateFloat64 (may lose precision).
+  double AsApproximateFloat64() const;
+  // The value as int64 when it is a whole number that fits, as Quantity.AsInt64;
+  // false (and *out untouched) for "1500m" or values beyond int64.
+  bool AsInt64(int64_t* out) const;
+
   static Quantity FromMilli(int64_t milli);
   static Quantity FromValue(int64_t value);
 

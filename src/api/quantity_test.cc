@@ -205,5 +205,29 @@ TEST(QuantityTest, ExactNanoUnits) {
   EXPECT_EQ(QuantityInternal::Nano(Quantity::FromMilli(-7)), -7'000'000);
 }
 
+// Compare / Plus / Minus / AsInt64 / AsApproximateFloat64 (Quantity.Cmp, Add, Sub,
+// AsInt64, AsApproximateFloat64), used by the DRA CEL quantity library.
+TEST(QuantityTest, ExactArithmetic) {
+  auto q = [](const char* s) { return *Quantity::Parse(s); };
+  EXPECT_EQ(q("1Ki").Compare(q("1024")), 0);
+  EXPECT_EQ(q("200M").Compare(q("0.2G")), 0);
+  EXPECT_EQ(q("50M").Compare(q("50Mi")), -1);
+  EXPECT_EQ(q("50Mi").Compare(q("50M")), 1);
+  EXPECT_EQ(q("1n").Compare(q("0")), 1);  // below milli precision, still ordered
+  EXPECT_EQ(q("-1").Compare(q("1n")), -1);
+  EXPECT_EQ(q("1Gi").Plus(q("512Mi")).Compare(q("1.5Gi")), 0);
+  EXPECT_EQ(q("1").Minus(q("1500m")).MilliValue(), -500);
+  int64_t v = 0;
+  EXPECT_TRUE(q("2k").AsInt64(&v));
+  EXPECT_EQ(v, 2000);
+  EXPECT_FALSE(q("1500m").AsInt64(&v));
+  EXPECT_EQ(v, 2000);  // untouched
+  EXPECT_TRUE(Quantity::FromValue(std::numeric_limits<int64_t>::min()).AsInt64(&v));
+  EXPECT_EQ(v, -9223372036854775807 - 1);
+  EXPECT_FALSE(Quantity::FromValue(std::numeric_limits<int64_t>::max()).Plus(q("1")).AsInt64(&v));
+  EXPECT_DOUBLE_EQ(q("1500m").AsApproximateFloat64(), 1.5);
+  EXPECT_DOUBLE_EQ(q("1Gi").AsApproximateFloat64(), 1073741824.0);
+}
+
 }  // namespace
 }  // namespace phalanx::api
