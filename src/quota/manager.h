@@ -65,6 +65,35 @@ struct QueueStatus {
   std::string error;          // invalid queue
 };
 
+// Volcano-style counts of the units (PodGroups) whose pods name a queue directly (not its
+// children's): a gang counts once, a pod without a gang counts as a unit of minMember 1.
+// Classified from the members the QueueManager sees (pods allocated: bound or assumed):
+//   running  allocated members >= minMember (Volcano: a PodGroup with minAvailable
+//            allocated tasks is Running)
+//   inqueue  some but fewer than minMember allocated (being placed: binds in flight)
+//   pending  none allocated
+struct QueueUnitCounts {
+  int32_t pending = 0;
+  int32_t running = 0;
+  int32_t inqueue = 0;
+  bool operator==(const QueueUnitCounts& o) const {
+    return pending == o.pending && running == o.running && inqueue == o.inqueue;
+  }
+};
+
+// One queue object (KAI / Volcano Queue, ElasticQuota) with what its status reports; see
+// QueueManager::ObjectReports and quota/queue_status.h.
+struct QueueObjectReport {
+  api::UnstructuredPtr object;
+  QueueStatus status;                 // of the queue this object defines (status.error too)
+  std::vector<std::string> children;  // usable child queues, by name (KAI childQueues)
+  QueueUnitCounts units;              // own units (Volcano pending / running / inqueue)
+  // Non-empty when this object takes no part in scheduling: its spec is invalid, its parent
+  // is missing, it sits on a cycle or below an invalid ancestor, or another object defines
+  // the same queue name. Names the object and the field (queue_tree.h).
+  std::string error;
+};
+
 // A victim unit for reclaim: a whole gang (every allocated member) or a single pod.
 struct ReclaimUnit {
   std::string key;    // gang key or pod key
@@ -120,6 +149,9 @@ class QueueManager final : public QueueLedger {
 
   void OnObjectAdd(const api::UnstructuredPtr& obj);
   void OnObjectUpdate(const api::UnstructuredPtr& obj) { OnObjectAdd(obj); }
+  // An update that changed only the status (our own status writes come back this way, see
+  // scheduler::OnlyStatusChanged): the stored object is replaced, the tree is not rebuilt.
+  void OnObjectStatusUpdate(const api::UnstructuredPtr& obj);
   void OnObjectDelete(const api::UnstructuredPtr& obj);
   // All pods (bound or not); terminal pods count as deleted.
   void OnPodAdd(const api::PodPtr& pod);
@@ -215,6 +247,11 @@ class QueueManager final : public QueueLedger {
 
   std::vector<QueueStatus> Status() const;
 
+  // Every queue object, in key order, with its queue's figures, usable children, own unit
+  // counts and, for an object that takes no part in scheduling, why (QueueObjectReport).
+  // O(queue objects + pods); for the status writer (queue_status.h), about once a second.
+  std::vector<QueueObjectReport> ObjectReports() const;
+
   // The pod's request as a ResourceList: cpu (milli), memory, ephemeral-storage, extended
   // resources, and "pods": 1. Zero amounts are omitted.
   static ResourceList RequestOf(const api::Pod& pod);
@@ -238,6 +275,11 @@ class QueueManager final : public QueueLedger {
   void CountLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RefreshLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // re-resolve and re-count
   void EnsureShareLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Status() of one queue (needs EnsureShareLocked).
+  QueueStatus StatusOfLocked(const std::string& name, const QueueSpec& spec) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Own unit counts per queue (QueueUnitCounts).
+  std::map<std::string, QueueUnitCounts> UnitCountsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Subtree allocation of `q` ({} for none) and its deserved share of `r` (0 for none).
   const ResourceList& AllocatedLocked(const std::string& q) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double DeservedLocked(const std::string& q, const std::string& r) const
