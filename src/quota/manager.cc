@@ -93,6 +93,14 @@ void QueueManager::RebuildTreeLocked() {
     if (auto q = QueueFromObject(*o)) specs.push_back(std::move(*q));
   }
   tree_ = BuildQueueTree(specs);
+  invalid_quota_by_namespace_.clear();
+  for (const auto& [name, q] : tree_.queues) {
+    if (!q.namespace_.empty() && tree_.errors.count(name) &&
+        !tree_.quota_by_namespace.count(q.namespace_) &&
+        !invalid_quota_by_namespace_.count(q.namespace_)) {
+      invalid_quota_by_namespace_[q.namespace_] = name;
+    }
+  }
   for (auto& [k, e] : pods_) UncountLocked(e);
   allocated_.clear();
   pending_.clear();
@@ -155,12 +163,19 @@ Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
     }
   }
   if (a.queue.empty()) {
-    if (tree_.quota_by_namespace.empty()) return a;
+    if (tree_.quota_by_namespace.empty() && invalid_quota_by_namespace_.empty()) return a;
     const std::string ns = pod.metadata.namespace_.empty() ? "default" : pod.metadata.namespace_;
     auto it = tree_.quota_by_namespace.find(ns);
     if (it != tree_.quota_by_namespace.end()) {
       a.queue = it->second;
       a.via = "ElasticQuota of namespace " + ns;
+    } else if (auto bad = invalid_quota_by_namespace_.find(ns);
+               bad != invalid_quota_by_namespace_.end()) {
+      // The namespace's only ElasticQuotas are invalid: its pods wait (with the reason)
+      // rather than run as if the namespace had no quota.
+      a.queue = bad->second;
+      a.via = "ElasticQuota of namespace " + ns;
+      a.error = "queue " + a.queue + " is invalid: " + tree_.errors.at(a.queue);
     }
     return a;
   }

@@ -40,7 +40,8 @@ inline constexpr const char* kKAIQueueLabel = "kai.scheduler/queue";
 inline constexpr const char* kVolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name";
 inline constexpr const char* kKoordinatorQuotaLabel = "quota.scheduling.koordinator.sh/name";
 //   then the gang's PodGroup spec.queue (KAI / Volcano), then an ElasticQuota in the pod's
-//   namespace (CapacityScheduling).
+//   namespace (CapacityScheduling); when the namespace's only ElasticQuotas are invalid, the
+//   pod is assigned to one of them with its error (it waits, the quota is never dropped).
 
 // How a pod maps to a queue.
 struct Assignment {
@@ -298,6 +299,9 @@ class QueueManager final : public QueueLedger {
   // queue objects by Key()
   std::map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
   QueueTree tree_ ABSL_GUARDED_BY(mu_);
+  // Namespace -> an invalid ElasticQuota of it, for namespaces that have no valid one (their
+  // pods stay pending with its error instead of running outside any quota).
+  std::map<std::string, std::string> invalid_quota_by_namespace_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, Entry> pods_ ABSL_GUARDED_BY(mu_);  // pod key -> entry
   // Subtree sums per queue.
   std::map<std::string, ResourceList> allocated_ ABSL_GUARDED_BY(mu_);

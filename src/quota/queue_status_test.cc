@@ -253,6 +253,14 @@ spec: {min: {cpu: 8}, max: {cpu: 4}}
   ASSERT_EQ(sink.patches.size(), 1u);
   EXPECT_EQ(sink.patches[0].first, "scheduling.volcano.sh/v1beta1/Queue//research");
   EXPECT_EQ(m.CheckAdmission("research", {{"cpu", 1000}}), "");
+  // A pod of the namespace whose only ElasticQuota is invalid waits with its error: the
+  // quota is never silently dropped (the pod would otherwise run outside any quota).
+  testing::PodBuilder in_x("x-0", "team-x");
+  in_x.Req("cpu", "1");
+  const Assignment ax = m.QueueOf(in_x.Obj());
+  EXPECT_EQ(ax.queue, "inverted");
+  EXPECT_NE(ax.error.find("queue inverted is invalid: ElasticQuota team-x/inverted"), std::string::npos)
+      << ax.error;
   // The same problems at the next pass are not reported again.
   m.OnPodAdd(Pod("p", "research", "1", 0, "n1"));
   EXPECT_EQ(w.Sync(2 * kSecond).invalid_reports, 4);
