@@ -654,11 +654,13 @@ std::vector<QueueStatus> QueueManager::Status() const {
 }
 
 std::map<std::string, QueueUnitCounts> QueueManager::UnitCountsLocked() const {
-  // Per queue: unit key (gang key, or pod key) -> members seen, members allocated.
-  std::map<std::string, std::map<std::string, std::pair<int32_t, int32_t>>> units;
+  // Per queue: unit ({is a gang, gang key or pod key}: a pod may share its gang's name)
+  // -> members seen, members allocated.
+  using Unit = std::pair<bool, std::string>;
+  std::map<std::string, std::map<Unit, std::pair<int32_t, int32_t>>> units;
   for (const auto& [key, e] : pods_) {
     if (!e.counted || e.counted_queue.empty()) continue;
-    auto& u = units[e.counted_queue][e.gang.empty() ? key : e.gang];
+    auto& u = units[e.counted_queue][e.gang.empty() ? Unit{false, key} : Unit{true, e.gang}];
     u.first += 1;
     u.second += e.counted_allocated ? 1 : 0;
   }
@@ -667,8 +669,8 @@ std::map<std::string, QueueUnitCounts> QueueManager::UnitCountsLocked() const {
     QueueUnitCounts& c = out[queue];
     for (const auto& [unit, n] : by_unit) {
       int32_t min = 1;
-      if (gangs_ && pods_.count(unit) == 0) {  // a gang key
-        auto sum = gangs_->SummaryOf(unit);
+      if (gangs_ && unit.first) {
+        auto sum = gangs_->SummaryOf(unit.second);
         if (sum && sum->spec && sum->spec->min_member > 0) min = sum->spec->min_member;
       }
       if (n.second >= min) {
