@@ -108,12 +108,35 @@ case_queues_fair_share() {
       qpod e2e "$q-$i-1" 1 '{}' "{\"scheduling.k8s.io/group-name\":\"$q-$i\",\"scheduling.volcano.sh/queue-name\":\"q$q\"}"
     done
   done
-  converged() {
-    local a b
-    a=$(bound_count e2e a-) b=$(bound_count e2e b-)
-    ((a + b == 16 && a >= 2 && a <= 6 && b >= 10 && b <= 14))
+  # Settled: no eviction in flight (no pod terminating), whole gangs bound, the cluster full,
+  # qa:qb within one gang (2 CPUs) of 4:12; and the same two seconds later (reclaim moves
+  # through states such as 6:10 on its way).
+  snapshot() {
+    api GET /api/v1/namespaces/e2e/pods |
+      jq -r '([.items[] | select(.metadata.deletionTimestamp != null)] | length) as $t |
+             [.items[] | select((.spec.nodeName // "") != "")] as $b |
+             "\($t) \([$b[] | select(.metadata.name | startswith("a-"))] | length) \([$b[] | select(.metadata.name | startswith("b-"))] | length)"'
   }
-  wait_until 180 "qa:qb converge to 4:12 CPUs within 2 (now $(bound_count e2e a-):$(bound_count e2e b-))" converged
+  converged() {
+    local s1 s2 t a b
+    s1="$(snapshot)"
+    read -r t a b <<<"$s1"
+    ((t == 0 && a + b == 16 && a % 2 == 0 && a >= 2 && a <= 6 && b >= 10 && b <= 14)) || return 1
+    sleep 2
+    s2="$(snapshot)"
+    [[ "$s1" == "$s2" ]]
+  }
+  local deadline=$((SECONDS + 180))
+  until converged; do
+    if ((SECONDS >= deadline)); then
+      log "pods (terminating, qa bound, qb bound): $(snapshot)"
+      log "$(api GET /api/v1/namespaces/e2e/pods | jq -r '.items[] | "\(.metadata.name) node=\(.spec.nodeName // "-") nominated=\(.status.nominatedNodeName // "-") deleting=\(.metadata.deletionTimestamp // "-")"' | tr '\n' ' ')"
+      log "last events: $(api GET /api/v1/namespaces/e2e/events | jq -r '[.items[] | select(.reason != "Scheduled")] | sort_by(.lastTimestamp) | .[-12:][] | "\(.involvedObject.name) \(.reason) \(.message)"')"
+      log "queue metrics: $(http_get "$METRICS_PORT_main" /metrics | grep -E '^phalanx_(queue_(allocated|deserved|pending)\{[^}]*cpu|preemption)' | tr '\n' ' ')"
+      fail "timed out after 180s waiting for qa:qb to converge to 4:12 CPUs within 2"
+    fi
+    sleep 0.3
+  done
   log "converged: qa $(bound_count e2e a-) CPUs, qb $(bound_count e2e b-) CPUs bound"
   # Whole gangs only: every bound pod's gang partner is bound too (check_invariants checks
   # it as well); a gang evicted by reclaim is gone whole.
