@@ -213,9 +213,9 @@ case_queues_reclaim() {
   stop_phalanx main
 }
 
-# ElasticQuota (scheduling.x-k8s.io) max blocks a gang whole: min 2 / max 3 CPUs; a gang of
-# 4 x 1 CPU gets no pod bound and says why, a gang of 2 x 1 CPU is bound; status.used is
-# written and read back.
+# ElasticQuota (scheduling.x-k8s.io) max blocks a gang whole: min 2 / max 3 CPUs, with 8
+# CPUs of idle min to borrow from another quota; a gang of 4 x 1 CPU gets no pod bound and
+# says max leaves 3, a gang of 2 x 1 CPU is bound; status.used is written and read back.
 case_queues_elasticquota() {
   queues_install_crds
   create_namespace eq
@@ -224,6 +224,11 @@ case_queues_elasticquota() {
   local eq=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/eq/elasticquotas
   api POST "$eq" '{"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"ElasticQuota","metadata":{"name":"eq-quota","namespace":"eq"},"spec":{"min":{"cpu":"2"},"max":{"cpu":"3"}}}' \
     >/dev/null || fail "create ElasticQuota eq/eq-quota"
+  # Idle min to borrow (8 CPUs of another namespace's quota): only max stops the big gang.
+  create_namespace other
+  api POST /apis/scheduling.x-k8s.io/v1alpha1/namespaces/other/elasticquotas \
+    '{"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"ElasticQuota","metadata":{"name":"lender","namespace":"other"},"spec":{"min":{"cpu":"8"},"max":{"cpu":"8"}}}' \
+    >/dev/null || fail "create ElasticQuota other/lender"
   # Coscheduling PodGroups (scheduling.x-k8s.io, CapacityScheduling's companion): a Volcano
   # PodGroup would put its pods in Volcano's queue "default" (its spec.queue default).
   api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions \
@@ -242,7 +247,8 @@ case_queues_elasticquota() {
   local msg
   msg="$(events_for eq big-0 FailedScheduling | head -1)"
   log "big: $msg"
-  [[ "$msg" == *"quota"* ]] || fail "the gang's reason does not name the quota: $msg"
+  [[ "$msg" == *"waiting for queue eq-quota quota: needs 4 cpu, 3 free"* && "$msg" != *"(min"* ]] ||
+    fail "the gang's reason does not say that max (3 cpu) stops it: $msg"
   cpg small 2
   for j in 0 1; do qpod eq "small-$j" 1 '{"scheduling.x-k8s.io/pod-group":"small"}' '{}'; done
   for j in 0 1; do wait_until 60 "eq/small-$j bound" pod_bound eq "small-$j"; done
