@@ -4,6 +4,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "app/app.h"
+#include "app/queue_status_sink.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +35,7 @@
 #include "metrics/metrics.h"
 #include "metrics/scheduler_metrics.h"
 #include "quota/queue_metrics.h"
+#include "quota/queue_status.h"
 #include "scheduler/scheduler.h"
 
 namespace phalanx::app {
@@ -425,6 +427,17 @@ class LiveRun {
         }
       }
     });
+    // Queue status (quota/queue_status.h): written by the leader only, at most once a
+    // second, and only for queues whose figures changed; invalid queue objects are reported
+    // as Events on them.
+    queue_sink_ = std::make_unique<LiveQueueStatusSink>(*api_, *cluster_);
+    queue_status_ = std::make_unique<quota::QueueStatusWriter>(sched_->queues(), *queue_sink_);
+    queue_status_thread_ = std::thread([this] {
+      while (!loop_stop_.load()) {
+        queue_status_->Sync(clock_.Now());
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    });
     spdlog::info("scheduling (binding workers: {})", o_.binding_workers);
   }
 
@@ -448,16 +461,19 @@ class LiveRun {
     sched_->Stop();  // closes the queue (Pop returns) and waits for binding cycles
     loop_.join();
     ticker_.join();
+    queue_status_thread_.join();
     cluster_->Flush(std::chrono::seconds(5));
     if (elector_ && !lost_.load()) elector_->Release();
     informers_->Stop();
     http_.Stop();
     const auto st = sched_->stats();
     const auto cc = cluster_->counters();
+    const auto qc = queue_status_->counters();
     spdlog::info("stopped: {} attempts, {} scheduled, {} unschedulable, {} errors, {} binds, "
-                 "{} events, {} PodGroup status writes ({} skipped as unchanged)",
+                 "{} events, {} PodGroup status writes ({} skipped as unchanged), "
+                 "{} queue status writes ({} errors)",
                  st.attempts, st.scheduled, st.unschedulable, st.errors, cc.binds, cc.events,
-                 cc.podgroup_status_writes, cc.podgroup_status_skipped);
+                 cc.podgroup_status_writes, cc.podgroup_status_skipped, qc.writes, qc.errors);
     return code;
   }
 
@@ -491,6 +507,9 @@ class LiveRun {
   JoinOnExit waker_join_{waker_, [this] { shutdown_.Request(); }};
   std::atomic<bool> loop_stop_{false};
   std::thread ticker_, loop_;
+  std::unique_ptr<LiveQueueStatusSink> queue_sink_;
+  std::unique_ptr<quota::QueueStatusWriter> queue_status_;
+  std::thread queue_status_thread_;
 };
 
 }  // namespace

@@ -297,8 +297,13 @@ void LiveClusterClient::SendPodGroupStatus(const PodGroupWrite& w) {
 }
 
 void LiveClusterClient::ObserveObject(const api::Unstructured& obj, bool deleted) {
-  if (obj.kind != "PodGroup" && obj.kind != "Workload") return;
-  const std::string key = ObjKey(obj.api_version, obj.kind, obj.metadata.namespace_,
+  if (obj.kind != "PodGroup" && obj.kind != "Workload" && obj.kind != "Queue" &&
+      obj.kind != "ElasticQuota") {
+    return;
+  }
+  // Queues (KAI, Volcano) are cluster-scoped: no namespace, whatever the decoder defaulted.
+  const std::string key = ObjKey(obj.api_version, obj.kind,
+                                 obj.kind == "Queue" ? "" : obj.metadata.namespace_,
                                  obj.metadata.name);
   absl::MutexLock l(&mu_);
   if (deleted) {
@@ -379,7 +384,11 @@ void LiveClusterClient::EventLoop() {
 }
 
 void LiveClusterClient::SendEvent(const EventReq& e) {
-  const std::string base = "/api/v1/namespaces/" + e.ns + "/events";
+  // Events about cluster-scoped objects (KAI / Volcano Queues) live in "default", as
+  // client-go's recorder puts them (tools/record/event.go makeEvent: metav1.NamespaceDefault
+  // when the reference has no namespace); involvedObject.namespace stays empty.
+  const std::string ev_ns = e.ns.empty() ? "default" : e.ns;
+  const std::string base = "/api/v1/namespaces/" + ev_ns + "/events";
   const std::string corr = e.obj_kind + "/" + e.ns + "/" + e.pod_name + "/" + e.pod_uid + "\x1f" +
                            e.type + "\x1f" +
                            e.reason + "\x1f" + e.message;
@@ -404,7 +413,7 @@ void LiveClusterClient::SendEvent(const EventReq& e) {
   const std::string ts = JsonString(FormatTime(e.time));
   const std::string body =
       "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":" + JsonString(name) +
-      ",\"namespace\":" + JsonString(e.ns) +
+      ",\"namespace\":" + JsonString(ev_ns) +
       "},\"involvedObject\":{\"apiVersion\":" + JsonString(e.obj_api_version) +
       ",\"kind\":" + JsonString(e.obj_kind) + ",\"namespace\":" +
       JsonString(e.ns) + ",\"name\":" + JsonString(e.pod_name) +

@@ -69,8 +69,9 @@ class LiveClusterClient final : public cluster::ClusterClient {
   void UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
                             std::string_view ns, std::string_view name,
                             const PodGroupStatus& status) override;
-  // Learns (or forgets, `deleted`) the uid of a gang object (kinds PodGroup and Workload;
-  // others are ignored) for involvedObject.uid. Wire to the object informer.
+  // Learns (or forgets, `deleted`) the uid of a gang or queue object (kinds PodGroup,
+  // Workload, Queue, ElasticQuota; others are ignored) for involvedObject.uid. Wire to the
+  // object informer. Events on cluster-scoped objects (Queues) go to namespace "default".
   void ObserveObject(const api::Unstructured& obj, bool deleted);
   // The JSON `status` object written for `status` of an object of `group`
   // (scheduling.volcano.sh: phase + conditions; others: the Coscheduling fields).

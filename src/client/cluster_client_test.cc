@@ -237,5 +237,36 @@ TEST(LiveClusterClientFake, EventOnPodGroupNamesItWithItsUid) {
   EXPECT_NE(reqs[0].body.find("\"type\":\"Warning\""), std::string::npos);
 }
 
+// A cluster-scoped object (a KAI / Volcano Queue): the Event goes to namespace "default"
+// (client-go's recorder does the same), involvedObject has no namespace and the uid
+// learned from the informer even when the decoder defaulted a namespace on the Queue.
+TEST(LiveClusterClientFake, EventOnClusterScopedQueueGoesToDefault) {
+  FakeApiServer server([](const std::string&, const std::string&) { return 201; });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(5 * api::kNanosPerSecond);
+  LiveClusterClient c(api, events, clock);
+  api::Unstructured q;
+  q.api_version = "scheduling.volcano.sh/v1beta1";
+  q.kind = "Queue";
+  q.metadata.namespace_ = "default";
+  q.metadata.name = "cyc-a";
+  q.metadata.uid = "uid-q";
+  c.ObserveObject(q, false);
+  c.RecordObjectEvent("scheduling.volcano.sh/v1beta1", "Queue", "", "cyc-a", "Warning",
+                      "InvalidQueue", "Queue cyc-a: spec.parent: cycle in the queue tree");
+  server.WaitFor(1);
+  c.Flush(std::chrono::seconds(10));
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/default/events");
+  EXPECT_NE(reqs[0].body.find("\"involvedObject\":{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\","
+                              "\"kind\":\"Queue\",\"namespace\":\"\",\"name\":\"cyc-a\","
+                              "\"uid\":\"uid-q\"}"),
+            std::string::npos)
+      << reqs[0].body;
+  EXPECT_NE(reqs[0].body.find("\"metadata\":{\"name\":\"cyc-a."), std::string::npos) << reqs[0].body;
+  EXPECT_NE(reqs[0].body.find("\"namespace\":\"default\"}"), std::string::npos) << reqs[0].body;
+}
+
 }  // namespace
 }  // namespace phalanx::client

@@ -46,6 +46,12 @@ std::vector<ResourceType> OptionalObjectResources() {
       Obj("scheduling.sigs.k8s.io", "podgroups", "PodGroup"),   // Coscheduling (legacy)
       Obj("scheduling.volcano.sh", "podgroups", "PodGroup"),    // Volcano
       Obj("scheduling.run.ai", "podgroups", "PodGroup"),        // KAI
+      // Queues and quotas (quota/queue_tree.h): KAI Queue (scheduling.run.ai/v2), Volcano
+      // Queue, ElasticQuota of CapacityScheduling and of Koordinator.
+      Obj("scheduling.run.ai", "queues", "Queue"),
+      Obj("scheduling.volcano.sh", "queues", "Queue"),
+      Obj("scheduling.x-k8s.io", "elasticquotas", "ElasticQuota"),
+      Obj("scheduling.sigs.k8s.io", "elasticquotas", "ElasticQuota"),
       // KAI Topology (cluster-scoped; levels of a PodGroup's topologyConstraint), and the
       // Kueue Topology that KAI read before it had its own. Not served: a PodGroup naming
       // a Topology stays pending with `topology "x" not found` (gang/topology.h).

@@ -17,7 +17,9 @@
 // object kinds of the gang dialects and PodGrouper owners that the server serves
 // (discovered via /api and /apis; absent ones are skipped): PodGroups of
 // scheduling.x-k8s.io, scheduling.sigs.k8s.io, scheduling.volcano.sh, scheduling.run.ai,
-// Workloads/PodGroups of scheduling.k8s.io, Jobs, JobSets, PyTorchJobs, MPIJobs.
+// Workloads/PodGroups of scheduling.k8s.io, Jobs, JobSets, PyTorchJobs, MPIJobs; the queue
+// kinds (KAI and Volcano Queues, ElasticQuotas of scheduling.x-k8s.io and
+// scheduling.sigs.k8s.io).
 #pragma once
 
 #include <atomic>

@@ -70,6 +70,18 @@ void QueueManager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   }
 }
 
+void QueueManager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
+  {
+    absl::MutexLock l(&mu_);
+    auto it = objects_.find(obj->Key());
+    if (it != objects_.end() && IsQueueObject(*obj)) {
+      it->second = obj;  // spec unchanged: the tree and the counts stand
+      return;
+    }
+  }
+  OnObjectAdd(obj);  // not seen before (or not a queue kind): the full path
+}
+
 void QueueManager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   if (objects_.erase(obj->Key())) RebuildTreeLocked();
@@ -84,6 +96,14 @@ void QueueManager::RebuildTreeLocked() {
   bool min_runtime = false;
   for (const auto& [n, q] : tree_.queues) min_runtime = min_runtime || q.preempt_min_runtime_ns;
   any_preempt_min_runtime_.store(min_runtime, std::memory_order_release);
+  invalid_quota_by_namespace_.clear();
+  for (const auto& [name, q] : tree_.queues) {
+    if (!q.namespace_.empty() && tree_.errors.count(name) &&
+        !tree_.quota_by_namespace.count(q.namespace_) &&
+        !invalid_quota_by_namespace_.count(q.namespace_)) {
+      invalid_quota_by_namespace_[q.namespace_] = name;
+    }
+  }
   for (auto& [k, e] : pods_) UncountLocked(e);
   allocated_.clear();
   pending_.clear();
@@ -146,12 +166,19 @@ Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
     }
   }
   if (a.queue.empty()) {
-    if (tree_.quota_by_namespace.empty()) return a;
+    if (tree_.quota_by_namespace.empty() && invalid_quota_by_namespace_.empty()) return a;
     const std::string ns = pod.metadata.namespace_.empty() ? "default" : pod.metadata.namespace_;
     auto it = tree_.quota_by_namespace.find(ns);
     if (it != tree_.quota_by_namespace.end()) {
       a.queue = it->second;
       a.via = "ElasticQuota of namespace " + ns;
+    } else if (auto bad = invalid_quota_by_namespace_.find(ns);
+               bad != invalid_quota_by_namespace_.end()) {
+      // The namespace's only ElasticQuotas are invalid: its pods wait (with the reason)
+      // rather than run as if the namespace had no quota.
+      a.queue = bad->second;
+      a.via = "ElasticQuota of namespace " + ns;
+      a.error = "queue " + a.queue + " is invalid: " + tree_.errors.at(a.queue);
     }
     return a;
   }
@@ -733,25 +760,92 @@ std::string QueueManager::CheckReclaimVictims(const std::vector<std::string>& qu
   return "";
 }
 
+QueueStatus QueueManager::StatusOfLocked(const std::string& name, const QueueSpec& spec) const {
+  QueueStatus s;
+  s.name = name;
+  s.parent = spec.parent;
+  s.dialect = QueueDialectName(spec.dialect);
+  if (auto it = allocated_.find(name); it != allocated_.end()) s.allocated = it->second;
+  if (auto it = pending_.find(name); it != pending_.end()) s.pending = it->second;
+  s.guarantee = spec.guarantee;
+  s.limit = spec.limit;
+  if (auto it = share_.find(name); it != share_.end()) s.deserved = it->second;
+  s.dominant_share = DominantShare(s.allocated, s.deserved);
+  if (auto it = running_pods_.find(name); it != running_pods_.end()) s.running_pods = it->second;
+  if (auto it = pending_pods_.find(name); it != pending_pods_.end()) s.pending_pods = it->second;
+  if (auto it = tree_.errors.find(name); it != tree_.errors.end()) s.error = it->second;
+  return s;
+}
+
 std::vector<QueueStatus> QueueManager::Status() const {
   absl::MutexLock l(&mu_);
   EnsureShareLocked();
   std::vector<QueueStatus> out;
-  for (const auto& [name, spec] : tree_.queues) {
-    QueueStatus s;
-    s.name = name;
-    s.parent = spec.parent;
-    s.dialect = QueueDialectName(spec.dialect);
-    if (auto it = allocated_.find(name); it != allocated_.end()) s.allocated = it->second;
-    if (auto it = pending_.find(name); it != pending_.end()) s.pending = it->second;
-    s.guarantee = spec.guarantee;
-    s.limit = spec.limit;
-    if (auto it = share_.find(name); it != share_.end()) s.deserved = it->second;
-    s.dominant_share = DominantShare(s.allocated, s.deserved);
-    if (auto it = running_pods_.find(name); it != running_pods_.end()) s.running_pods = it->second;
-    if (auto it = pending_pods_.find(name); it != pending_pods_.end()) s.pending_pods = it->second;
-    if (auto it = tree_.errors.find(name); it != tree_.errors.end()) s.error = it->second;
-    out.push_back(std::move(s));
+  for (const auto& [name, spec] : tree_.queues) out.push_back(StatusOfLocked(name, spec));
+  return out;
+}
+
+std::map<std::string, QueueUnitCounts> QueueManager::UnitCountsLocked() const {
+  // Per queue: unit ({is a gang, gang key or pod key}: a pod may share its gang's name)
+  // -> members seen, members allocated.
+  using Unit = std::pair<bool, std::string>;
+  std::map<std::string, std::map<Unit, std::pair<int32_t, int32_t>>> units;
+  for (const auto& [key, e] : pods_) {
+    if (!e.counted || e.counted_queue.empty()) continue;
+    auto& u = units[e.counted_queue][e.gang.empty() ? Unit{false, key} : Unit{true, e.gang}];
+    u.first += 1;
+    u.second += e.counted_allocated ? 1 : 0;
+  }
+  std::map<std::string, QueueUnitCounts> out;
+  for (const auto& [queue, by_unit] : units) {
+    QueueUnitCounts& c = out[queue];
+    for (const auto& [unit, n] : by_unit) {
+      int32_t min = 1;
+      if (gangs_ && unit.first) {
+        auto sum = gangs_->SummaryOf(unit.second);
+        if (sum && sum->spec && sum->spec->min_member > 0) min = sum->spec->min_member;
+      }
+      if (n.second >= min) {
+        ++c.running;
+      } else if (n.second > 0) {
+        ++c.inqueue;
+      } else {
+        ++c.pending;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<QueueObjectReport> QueueManager::ObjectReports() const {
+  absl::MutexLock l(&mu_);
+  EnsureShareLocked();
+  const std::map<std::string, QueueUnitCounts> units = UnitCountsLocked();
+  std::vector<QueueObjectReport> out;
+  out.reserve(objects_.size());
+  for (const auto& [key, obj] : objects_) {
+    std::optional<QueueSpec> spec = QueueFromObject(*obj);
+    if (!spec) continue;
+    QueueObjectReport r;
+    r.object = obj;
+    auto kept = tree_.queues.find(spec->name);
+    if (kept == tree_.queues.end()) {
+      r.status.name = spec->name;
+      r.status.dialect = QueueDialectName(spec->dialect);
+      r.error = !spec->invalid.empty() ? spec->invalid : spec->source + ": not in the queue tree";
+    } else if (kept->second.source != spec->source) {
+      // Another object (another dialect) defines the same queue name and was kept.
+      r.status.name = spec->name;
+      r.status.dialect = QueueDialectName(spec->dialect);
+      r.error = spec->source + ": metadata.name: queue " + spec->name + " is also defined by " +
+                kept->second.source + "; queue names must be unique across dialects";
+    } else {
+      r.status = StatusOfLocked(spec->name, kept->second);
+      r.error = r.status.error;
+      if (auto c = tree_.children.find(spec->name); c != tree_.children.end()) r.children = c->second;
+      if (auto u = units.find(spec->name); u != units.end()) r.units = u->second;
+    }
+    out.push_back(std::move(r));
   }
   return out;
 }

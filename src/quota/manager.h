@@ -44,7 +44,8 @@ inline constexpr const char* kKAIQueueLabel = "kai.scheduler/queue";
 inline constexpr const char* kVolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name";
 inline constexpr const char* kKoordinatorQuotaLabel = "quota.scheduling.koordinator.sh/name";
 //   then the gang's PodGroup spec.queue (KAI / Volcano), then an ElasticQuota in the pod's
-//   namespace (CapacityScheduling).
+//   namespace (CapacityScheduling); when the namespace's only ElasticQuotas are invalid, the
+//   pod is assigned to one of them with its error (it waits, the quota is never dropped).
 
 // How a pod maps to a queue.
 struct Assignment {
@@ -67,6 +68,35 @@ struct QueueStatus {
   int64_t running_pods = 0;   // subtree
   int64_t pending_pods = 0;   // subtree
   std::string error;          // invalid queue
+};
+
+// Volcano-style counts of the units (PodGroups) whose pods name a queue directly (not its
+// children's): a gang counts once, a pod without a gang counts as a unit of minMember 1.
+// Classified from the members the QueueManager sees (pods allocated: bound or assumed):
+//   running  allocated members >= minMember (Volcano: a PodGroup with minAvailable
+//            allocated tasks is Running)
+//   inqueue  some but fewer than minMember allocated (being placed: binds in flight)
+//   pending  none allocated
+struct QueueUnitCounts {
+  int32_t pending = 0;
+  int32_t running = 0;
+  int32_t inqueue = 0;
+  bool operator==(const QueueUnitCounts& o) const {
+    return pending == o.pending && running == o.running && inqueue == o.inqueue;
+  }
+};
+
+// One queue object (KAI / Volcano Queue, ElasticQuota) with what its status reports; see
+// QueueManager::ObjectReports and quota/queue_status.h.
+struct QueueObjectReport {
+  api::UnstructuredPtr object;
+  QueueStatus status;                 // of the queue this object defines (status.error too)
+  std::vector<std::string> children;  // usable child queues, by name (KAI childQueues)
+  QueueUnitCounts units;              // own units (Volcano pending / running / inqueue)
+  // Non-empty when this object takes no part in scheduling: its spec is invalid, its parent
+  // is missing, it sits on a cycle or below an invalid ancestor, or another object defines
+  // the same queue name. Names the object and the field (queue_tree.h).
+  std::string error;
 };
 
 // A victim unit for reclaim: a whole gang (every allocated member) or a single pod.
@@ -128,6 +158,9 @@ class QueueManager final : public QueueLedger {
 
   void OnObjectAdd(const api::UnstructuredPtr& obj);
   void OnObjectUpdate(const api::UnstructuredPtr& obj) { OnObjectAdd(obj); }
+  // An update that changed only the status (our own status writes come back this way, see
+  // scheduler::OnlyStatusChanged): the stored object is replaced, the tree is not rebuilt.
+  void OnObjectStatusUpdate(const api::UnstructuredPtr& obj);
   void OnObjectDelete(const api::UnstructuredPtr& obj);
   // All pods (bound or not); terminal pods count as deleted.
   void OnPodAdd(const api::PodPtr& pod);
@@ -243,6 +276,11 @@ class QueueManager final : public QueueLedger {
 
   std::vector<QueueStatus> Status() const;
 
+  // Every queue object, in key order, with its queue's figures, usable children, own unit
+  // counts and, for an object that takes no part in scheduling, why (QueueObjectReport).
+  // O(queue objects + pods); for the status writer (queue_status.h), about once a second.
+  std::vector<QueueObjectReport> ObjectReports() const;
+
   // The pod's request as a ResourceList: cpu (milli), memory, ephemeral-storage, extended
   // resources, and "pods": 1. Zero amounts are omitted.
   static ResourceList RequestOf(const api::Pod& pod);
@@ -266,6 +304,11 @@ class QueueManager final : public QueueLedger {
   void CountLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RefreshLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // re-resolve and re-count
   void EnsureShareLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Status() of one queue (needs EnsureShareLocked).
+  QueueStatus StatusOfLocked(const std::string& name, const QueueSpec& spec) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Own unit counts per queue (QueueUnitCounts).
+  std::map<std::string, QueueUnitCounts> UnitCountsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Subtree allocation of `q` ({} for none) and its deserved share of `r` (0 for none).
   const ResourceList& AllocatedLocked(const std::string& q) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double DeservedLocked(const std::string& q, const std::string& r) const
@@ -301,6 +344,9 @@ class QueueManager final : public QueueLedger {
   // queue objects by Key()
   std::map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
   QueueTree tree_ ABSL_GUARDED_BY(mu_);
+  // Namespace -> an invalid ElasticQuota of it, for namespaces that have no valid one (their
+  // pods stay pending with its error instead of running outside any quota).
+  std::map<std::string, std::string> invalid_quota_by_namespace_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, Entry> pods_ ABSL_GUARDED_BY(mu_);  // pod key -> entry
   // Subtree sums per queue.
   std::map<std::string, ResourceList> allocated_ ABSL_GUARDED_BY(mu_);

@@ -108,8 +108,11 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::U
   } else {
     gangs_->OnObjectUpdate(obj);
   }
+  if (status_only) {
+    queues_->OnObjectStatusUpdate(obj);  // our own queue status writes: no tree rebuild
+    return;
+  }
   queues_->OnObjectUpdate(obj);
-  if (status_only) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   framework::EventObjects objs;
   objs.other_old = old_obj.get();
