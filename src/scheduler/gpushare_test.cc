@@ -98,5 +98,29 @@ TEST(GpuShareSchedulerTest, RestartCountsBoundPodsOnTheirAnnotatedDevices) {
   EXPECT_EQ(MilliPerDevice(env.store), (std::map<std::string, int>{{"0", 1000}, {"1", 500}}));
 }
 
+// The in-process store's side of ClusterClient::PatchPodAnnotations: merged into the pod's
+// annotations, no update when nothing changes, NotFound / Aborted (another UID) as the API
+// server answers.
+TEST(GpuShareSchedulerTest, StorePatchesPodAnnotations) {
+  SchedulerTestEnv env;
+  env.Apply(SharePod("p", 500));
+  api::PodPtr p = env.store.GetPod("default", "p");
+  ASSERT_NE(p, nullptr);
+  const std::map<std::string, std::string> ann = {{gpu::kGpuIndexAnnotation, "1"}};
+  ASSERT_TRUE(env.store.PatchPodAnnotations(*p, ann).ok());
+  api::PodPtr q = env.store.GetPod("default", "p");
+  EXPECT_EQ(q->metadata.annotations.at(gpu::kGpuIndexAnnotation), "1");
+  EXPECT_EQ(q->metadata.annotations.at(gpu::kGpuMilliAnnotation), "500");  // kept
+  EXPECT_NE(q->metadata.resource_version, p->metadata.resource_version);
+  ASSERT_TRUE(env.store.PatchPodAnnotations(*q, ann).ok());
+  EXPECT_EQ(env.store.GetPod("default", "p")->metadata.resource_version,
+            q->metadata.resource_version);  // unchanged: no update
+  api::Pod other = *q;
+  other.metadata.uid = "someone-else";
+  EXPECT_TRUE(absl::IsAborted(env.store.PatchPodAnnotations(other, ann)));
+  other.metadata.name = "gone";
+  EXPECT_TRUE(absl::IsNotFound(env.store.PatchPodAnnotations(other, ann)));
+}
+
 }  // namespace
 }  // namespace phalanx::scheduler
