@@ -121,8 +121,8 @@ api::Status LiveClusterClient::PatchPodAnnotations(
   }
   ++counters_.annotation_patch_errors;
   api::Status s = api_.ToStatus("PATCH", path, r);
-  return api::Status(s.code(),
-                     "patching the annotations of pod " + pod.Key() + ": " + std::string(s.message()));
+  return api::Status(
+      s.code(), "patching the annotations of pod " + pod.Key() + ": " + std::string(s.message()));
 }
 
 api::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,

@@ -91,9 +91,9 @@ class LiveClusterClient final : public cluster::ClusterClient {
   void Flush(std::chrono::milliseconds timeout);
 
   struct Counters {
-    int64_t binds = 0, bind_errors = 0, annotation_patches = 0, annotation_patch_errors = 0, status_patches = 0, status_errors = 0, events = 0,
-            events_dropped = 0, event_errors = 0, podgroup_status_writes = 0,
-            podgroup_status_skipped = 0, podgroup_status_errors = 0;
+    int64_t binds = 0, bind_errors = 0, annotation_patches = 0, annotation_patch_errors = 0,
+            status_patches = 0, status_errors = 0, events = 0, events_dropped = 0, event_errors = 0,
+            podgroup_status_writes = 0, podgroup_status_skipped = 0, podgroup_status_errors = 0;
   };
   Counters counters() const;
 

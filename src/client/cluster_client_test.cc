@@ -221,7 +221,7 @@ TEST(LiveClusterClientFake, PodAnnotationsArePatchedWithTheUidAndNotFoundIsRepor
   p.metadata.name = "w";
   p.metadata.uid = "u-1";
   const std::map<std::string, std::string> ann = {{"alibabacloud.com/gpu-index", "2"},
-                                                   {"ALIYUN_COM_GPU_MEM_IDX", "2"}};
+                                                  {"ALIYUN_COM_GPU_MEM_IDX", "2"}};
   ASSERT_TRUE(c.PatchPodAnnotations(p, ann).ok());
   api::Pod gone = p;
   gone.metadata.name = "gone";

@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "api/types.h"
 #include "api/status.h"
+#include "api/types.h"
 
 namespace phalanx::cluster {
 

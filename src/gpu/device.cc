@@ -226,8 +226,8 @@ NodeGpus ParseNodeGpus(const api::Node& node) {
 int32_t MilliOnNode(const GpuAsk& ask, const NodeGpus& gpus) {
   if (ask.source == AskSource::kAliyunMemory) {
     if (gpus.aliyun_mem_per_device <= 0) return 0;
-    const int64_t m =
-        (ask.aliyun_mem * kMilliPerGpu + gpus.aliyun_mem_per_device - 1) / gpus.aliyun_mem_per_device;
+    const int64_t m = (ask.aliyun_mem * kMilliPerGpu + gpus.aliyun_mem_per_device - 1) /
+                      gpus.aliyun_mem_per_device;
     return static_cast<int32_t>(std::clamp<int64_t>(m, 1, kMilliPerGpu));
   }
   if (ask.source != AskSource::kKaiMemory) return ask.milli;

@@ -1,6 +1,7 @@
 // The GPU device model (module phalanx_gpu) shared by the GpuShare plugin, the GPU score
-// policies (src/plugins/gpushare, src/plugins/gpupolicy), the simulator and trace replay: what a pod asks for (whole GPUs or a share of one GPU, in milli-GPU), what a
-// node offers (N GPUs of one model), and the per-device arithmetic.
+// policies (src/plugins/gpushare, src/plugins/gpupolicy), the simulator and trace replay: what a
+// pod asks for (whole GPUs or a share of one GPU, in milli-GPU), what a node offers (N GPUs of one
+// model), and the per-device arithmetic.
 //
 // Units: a GPU is 1000 milli-GPU; a share is 1..999 milli of one device. Memory asks
 // (KAI gpu-memory) are MiB of device memory and become milli on a node of a known model.

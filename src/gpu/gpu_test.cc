@@ -196,8 +196,10 @@ TEST(GpuAskTest, AliyunGpuMemDialect) {
   EXPECT_EQ(a.aliyun_mem, 4);  // 3 (limit) + 1 (request without a limit)
   EXPECT_TRUE(a.error.empty());
 
-  api::Node n = NodeBuilder("n").Capacity({{"cpu", "8"}, {kAliyunGpuMemResource, "30"},
-                                           {kAliyunGpuCountResource, "2"}}).Obj();
+  api::Node n =
+      NodeBuilder("n")
+          .Capacity({{"cpu", "8"}, {kAliyunGpuMemResource, "30"}, {kAliyunGpuCountResource, "2"}})
+          .Obj();
   NodeGpus g = ParseNodeGpus(n);
   EXPECT_EQ(g.count, 2);
   EXPECT_EQ(g.aliyun_mem_per_device, 15);
@@ -216,10 +218,10 @@ TEST(AssignmentAnnotationsTest, WrittenPerDialectAndReadBack) {
   share.count = 1;
   share.milli = 500;
   auto a = AssignmentAnnotations(share, gpus, "n1", {2}, 1234567890123);
-  EXPECT_EQ(a, (std::map<std::string, std::string>{
-                   {"alibabacloud.com/gpu-index", "2"},
-                   {"alibabacloud.com/assume-time", "1234567890123"},
-                   {"scheduling.phalanx.dev/gpu-node", "n1"}}));
+  EXPECT_EQ(a,
+            (std::map<std::string, std::string>{{"alibabacloud.com/gpu-index", "2"},
+                                                {"alibabacloud.com/assume-time", "1234567890123"},
+                                                {"scheduling.phalanx.dev/gpu-node", "n1"}}));
   GpuAsk whole = share;
   whole.count = 2;
   whole.milli = 1000;

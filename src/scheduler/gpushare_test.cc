@@ -40,8 +40,8 @@ std::string SharePod(const std::string& name, int milli, const std::string& extr
                      const std::string& node = "") {
   return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
          "\n  namespace: default\n  annotations:\n    alibabacloud.com/gpu-milli: \"" +
-         std::to_string(milli) + "\"\n    alibabacloud.com/gpu-count: \"1\"\n" + extra +
-         "spec:\n" + (node.empty() ? "" : "  nodeName: " + node + "\n") +
+         std::to_string(milli) + "\"\n    alibabacloud.com/gpu-count: \"1\"\n" + extra + "spec:\n" +
+         (node.empty() ? "" : "  nodeName: " + node + "\n") +
          "  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n";
 }
 
@@ -62,8 +62,8 @@ TEST(GpuShareSchedulerTest, BoundPodsCarryTheirDevices) {
   SchedulerTestOptions o;
   o.config = GpuShareConfig();
   SchedulerTestEnv env(std::move(o));
-  env.Apply(std::string(kGpuNode) + SharePod("a", 600) + SharePod("b", 600) +
-            SharePod("c", 300) + SharePod("d", 300) + SharePod("e", 300));
+  env.Apply(std::string(kGpuNode) + SharePod("a", 600) + SharePod("b", 600) + SharePod("c", 300) +
+            SharePod("d", 300) + SharePod("e", 300));
   env.RunUntilIdle();
   // 600 + 300 on each device; e (300) fits neither (100 free on each).
   EXPECT_EQ(MilliPerDevice(env.store), (std::map<std::string, int>{{"0", 900}, {"1", 900}}));

@@ -199,8 +199,8 @@ framework::Status GpuShare::PreBind(framework::CycleState& state, const framewor
     return framework::Status::Error("GpuShare: pod " + pod.Pod().Key() + " reserved devices on " +
                                     r->node + ", binding to " + node_name);
   }
-  auto want = gpu::AssignmentAnnotations(r->ask, r->gpus, node_name, r->devices,
-                                         handle_.GetClock().Now());
+  auto want =
+      gpu::AssignmentAnnotations(r->ask, r->gpus, node_name, r->devices, handle_.GetClock().Now());
   if (gpu::HasAssignmentAnnotations(pod.Pod(), want)) return framework::Status();
   api::Status s = handle_.Client().PatchPodAnnotations(pod.Pod(), want);
   if (!s.ok()) {

@@ -232,9 +232,12 @@ TEST_F(GpuShareTest, PreBindWritesTheReservedDevicesToThePod) {
 }
 
 TEST_F(GpuShareTest, PreBindWritesAlibabaGpushareAnnotationsForGpuMemPods) {
-  api::Node n = NodeBuilder("n").Capacity({{"cpu", "32"}, {"pods", "110"},
-                                           {gpu::kAliyunGpuMemResource, "32"},
-                                           {gpu::kAliyunGpuCountResource, "2"}}).Obj();
+  api::Node n = NodeBuilder("n")
+                    .Capacity({{"cpu", "32"},
+                               {"pods", "110"},
+                               {gpu::kAliyunGpuMemResource, "32"},
+                               {gpu::kAliyunGpuCountResource, "2"}})
+                    .Obj();
   h_.SetNodes({MakeNodeInfo(n, {})});
   h_.fake_clock().now = 7;
   auto pl = New();
@@ -259,8 +262,7 @@ TEST_F(GpuShareTest, PreBindFailsWhenTheWriteFailsAndSkipsWhenAlreadyWritten) {
   h_.fake_client().patch_status = absl::NotFoundError("pods \"p\" not found");
   auto s = ReserveAndPreBind(*pl, Share("p", 500), "n");
   EXPECT_EQ(s.code(), C::kError);
-  EXPECT_NE(s.Message().find("writing GPU devices 0 of node n to pod default/p"),
-            std::string::npos)
+  EXPECT_NE(s.Message().find("writing GPU devices 0 of node n to pod default/p"), std::string::npos)
       << s.Message();
   h_.fake_client().patch_status = absl::OkStatus();
   // Carrying this very assignment already (a retry after the write): no second write.
@@ -287,8 +289,7 @@ TEST_F(GpuShareTest, RestartCountsBoundPodsOnTheirAnnotatedDevices) {
   };
   auto pl = New();  // a fresh GpuContext: nothing assigned in this process
   auto ni = MakeNodeInfo(GpuNode("n", 2), {annotated("a", "0"), annotated("b", "1")});
-  EXPECT_EQ(pl->context().ComputeState(ni, "").shape.free_milli,
-            (std::vector<int32_t>{500, 500}));
+  EXPECT_EQ(pl->context().ComputeState(ni, "").shape.free_milli, (std::vector<int32_t>{500, 500}));
   framework::CycleState state;
   auto whole = framework::PodInfo::Make(std::make_shared<api::Pod>(Share("w", 1000)));
   ASSERT_TRUE(pl->PreFilter(state, *whole, nullptr).IsSuccess());
@@ -296,15 +297,13 @@ TEST_F(GpuShareTest, RestartCountsBoundPodsOnTheirAnnotatedDevices) {
   // Without the annotations (bound by a scheduler that records no device) the same pods
   // are placed best fit in pod order: both on device 0.
   auto bare = MakeNodeInfo(GpuNode("n", 2), {Share("a", 500), Share("b", 500)});
-  EXPECT_EQ(pl->context().ComputeState(bare, "").shape.free_milli,
-            (std::vector<int32_t>{0, 1000}));
+  EXPECT_EQ(pl->context().ComputeState(bare, "").shape.free_milli, (std::vector<int32_t>{0, 1000}));
   // An index written for another node (a binding that never happened) is not counted
   // there as that device.
   api::Pod moved = annotated("c", "1");
   moved.metadata.annotations[gpu::kGpuNodeAnnotation] = "other";
   auto ni2 = MakeNodeInfo(GpuNode("n", 2), {Share("x", 600, 1, "0"), moved});
-  EXPECT_EQ(pl->context().ComputeState(ni2, "").shape.free_milli,
-            (std::vector<int32_t>{400, 500}));
+  EXPECT_EQ(pl->context().ComputeState(ni2, "").shape.free_milli, (std::vector<int32_t>{400, 500}));
 }
 
 // An index Phalanx wrote for an attempt that never bound (crash between the patch and the
