@@ -24,8 +24,9 @@
 //              bound pods on the devices their annotations name (GpuContext::ComputeState).
 //
 // Not written: KAI's sharing is carried out by KAI's own binder (a BindRequest, then a
-// reservation pod in runai-reservation whose run.ai/reserve_for_gpu_index the device
-// plugin decides, and the runai-gpu-group label; NVIDIA/KAI-Scheduler
+// reservation pod asking for one whole nvidia.com/gpu, whose run.ai/reserve_for_gpu_index
+// the device side fills in, and the runai-gpu-group label on the fraction pods;
+// NVIDIA/KAI-Scheduler pkg/binder/binding/resourcereservation/resource_reservation.go,
 // pkg/common/constants/constants.go), so annotations from another scheduler cannot drive
 // it; HAMi's device plugin reads hami.io/vgpu-devices-to-allocate with device UUIDs from
 // the node's hami.io/node-nvidia-register and HAMi's node lock (Project-HAMi/HAMi
