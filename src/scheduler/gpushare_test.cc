@@ -98,6 +98,25 @@ TEST(GpuShareSchedulerTest, RestartCountsBoundPodsOnTheirAnnotatedDevices) {
   EXPECT_EQ(MilliPerDevice(env.store), (std::map<std::string, int>{{"0", 1000}, {"1", 500}}));
 }
 
+// A Coscheduling gang of GPU shares goes through the PodGroup cycle (members placed on one
+// view, then reserved and bound): every member carries its devices, none over-committed.
+TEST(GpuShareSchedulerTest, GangMembersCarryTheirDevices) {
+  SchedulerTestOptions o;
+  o.config = GpuShareConfig();
+  SchedulerTestEnv env(std::move(o));
+  const std::string member = "  labels: {scheduling.x-k8s.io/pod-group: g}\n";
+  env.Apply(std::string(kGpuNode) +
+            "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+            "metadata: {name: g, namespace: default}\nspec: {minMember: 4}\n" +
+            SharePod("m0", 600, member) + SharePod("m1", 300, member) +
+            SharePod("m2", 600, member) + SharePod("m3", 300, member));
+  env.RunUntilIdle();
+  for (const char* n : {"m0", "m1", "m2", "m3"}) {
+    EXPECT_EQ(env.store.GetPod("default", n)->spec.node_name, "g") << n;
+  }
+  EXPECT_EQ(MilliPerDevice(env.store), (std::map<std::string, int>{{"0", 900}, {"1", 900}}));
+}
+
 // The in-process store's side of ClusterClient::PatchPodAnnotations: merged into the pod's
 // annotations, no update when nothing changes, NotFound / Aborted (another UID) as the API
 // server answers.
