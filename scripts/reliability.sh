@@ -26,6 +26,7 @@ E2E_FAULT_CASES=(
   "apiserver_restart|kube-apiserver killed for 10 s mid-run, restarted (same Phalanx process resumes; nothing double-bound)"
   "leader_kill9|kill -9 of the leading replica (standby takes over the Lease and schedules)"
   "fault_phalanx_kill9|kill -9 of phalanx run 5 times at seeded random points, 3 of them right after the first binding of a Coscheduling gang; restart completes every gang (test/faults)"
+  "fault_gpushare_kill9|kill -9 of phalanx run 4 times while GPU-share pods are being bound (some between a pod's annotation PATCH and its binding); each restart rebuilds per-device GPU accounting from the pods' annotations; no device over 1000 milli by the annotations (test/faults)"
   "fault_apiserver_kill_gangs|kube-apiserver SIGKILLed right after the first binding of a gang, down 5 s, 3 times; the same Phalanx completes every gang (test/faults)"
   "fault_watch_cuts|a loopback TCP proxy cuts every connection (watch streams too) every 3 s and delays 30% of new ones (test/faults)"
   "fault_etcd_restart|etcd stopped and restarted with the same data dir twice mid-run (test/faults)"

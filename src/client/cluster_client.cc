@@ -95,6 +95,36 @@ api::Status LiveClusterClient::DeletePod(const api::Pod& pod) {
   return api::Status(s.code(), "deleting pod " + pod.Key() + ": " + std::string(s.message()));
 }
 
+std::string LiveClusterClient::AnnotationPatchJson(
+    const api::Pod& pod, const std::map<std::string, std::string>& annotations) {
+  std::string body = "{\"metadata\":{";
+  if (!pod.metadata.uid.empty()) body += "\"uid\":" + JsonString(pod.metadata.uid) + ",";
+  body += "\"annotations\":{";
+  bool first = true;
+  for (const auto& [k, v] : annotations) {
+    if (!first) body += ",";
+    first = false;
+    body += JsonString(k) + ":" + JsonString(v);
+  }
+  return body + "}}}";
+}
+
+api::Status LiveClusterClient::PatchPodAnnotations(
+    const api::Pod& pod, const std::map<std::string, std::string>& annotations) {
+  const std::string path = PodPath(pod);
+  Response r = api_.Do("PATCH", path, AnnotationPatchJson(pod, annotations),
+                       "application/strategic-merge-patch+json");
+  absl::MutexLock l(&mu_);
+  if (r.ok()) {
+    ++counters_.annotation_patches;
+    return absl::OkStatus();
+  }
+  ++counters_.annotation_patch_errors;
+  api::Status s = api_.ToStatus("PATCH", path, r);
+  return api::Status(
+      s.code(), "patching the annotations of pod " + pod.Key() + ": " + std::string(s.message()));
+}
+
 api::Status LiveClusterClient::UpdatePodStatus(const api::Pod& pod,
                                                const api::PodCondition* condition,
                                                const std::string* nominated) {

@@ -8,6 +8,10 @@
 //                   informer's update/delete removes it from the queue.
 //   DeletePod       DELETE the pod (preemption victim), with a UID precondition; 404 is
 //                   success (already gone).
+//   PatchPodAnnotations PATCH pods/{name} (strategic merge patch
+//                   {"metadata":{"uid":...,"annotations":{...}}}): GpuShare's device
+//                   assignment at PreBind. Synchronous; the uid makes the server refuse
+//                   a pod re-created under the same name. 404 returns NotFound.
 //   UpdatePodStatus PATCH pods/{name}/status (strategic merge patch): the PodScheduled
 //                   condition (merged by type) and status.nominatedNodeName (null clears
 //                   it). Asynchronous: queued, coalesced per pod (the latest wins), sent
@@ -59,6 +63,11 @@ class LiveClusterClient final : public cluster::ClusterClient {
 
   api::Status Bind(const api::Pod& pod, const std::string& node) override;
   api::Status DeletePod(const api::Pod& pod) override;
+  api::Status PatchPodAnnotations(const api::Pod& pod,
+                                  const std::map<std::string, std::string>& annotations) override;
+  // The strategic merge patch body PatchPodAnnotations sends.
+  static std::string AnnotationPatchJson(const api::Pod& pod,
+                                         const std::map<std::string, std::string>& annotations);
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                     const std::string* nominated_node_name) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
@@ -83,9 +92,9 @@ class LiveClusterClient final : public cluster::ClusterClient {
   void Flush(std::chrono::milliseconds timeout);
 
   struct Counters {
-    int64_t binds = 0, bind_errors = 0, status_patches = 0, status_errors = 0, events = 0,
-            events_dropped = 0, event_errors = 0, podgroup_status_writes = 0,
-            podgroup_status_skipped = 0, podgroup_status_errors = 0;
+    int64_t binds = 0, bind_errors = 0, annotation_patches = 0, annotation_patch_errors = 0,
+            status_patches = 0, status_errors = 0, events = 0, events_dropped = 0, event_errors = 0,
+            podgroup_status_writes = 0, podgroup_status_skipped = 0, podgroup_status_errors = 0;
   };
   Counters counters() const;
 

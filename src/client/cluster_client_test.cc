@@ -209,6 +209,36 @@ TEST(LiveClusterClientFake, NoStatusSubresourceFallsBackToTheMainResourceOnce) {
   EXPECT_EQ(c.counters().podgroup_status_errors, 0);
 }
 
+TEST(LiveClusterClientFake, PodAnnotationsArePatchedWithTheUidAndNotFoundIsReported) {
+  FakeApiServer server([](const std::string&, const std::string& path) {
+    return path.find("/pods/gone") != std::string::npos ? 404 : 200;
+  });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(1);
+  LiveClusterClient c(api, events, clock);
+  api::Pod p;
+  p.metadata.namespace_ = "ml";
+  p.metadata.name = "w";
+  p.metadata.uid = "u-1";
+  const std::map<std::string, std::string> ann = {{"alibabacloud.com/gpu-index", "2"},
+                                                  {"ALIYUN_COM_GPU_MEM_IDX", "2"}};
+  ASSERT_TRUE(c.PatchPodAnnotations(p, ann).ok());
+  api::Pod gone = p;
+  gone.metadata.name = "gone";
+  api::Status s = c.PatchPodAnnotations(gone, ann);
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("ml/gone"), std::string::npos) << s;
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].method, "PATCH");
+  EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/ml/pods/w");
+  EXPECT_EQ(reqs[0].body,
+            "{\"metadata\":{\"uid\":\"u-1\",\"annotations\":{\"ALIYUN_COM_GPU_MEM_IDX\":\"2\","
+            "\"alibabacloud.com/gpu-index\":\"2\"}}}");
+  EXPECT_EQ(c.counters().annotation_patches, 1);
+  EXPECT_EQ(c.counters().annotation_patch_errors, 1);
+}
+
 TEST(LiveClusterClientFake, EventOnPodGroupNamesItWithItsUid) {
   FakeApiServer server([](const std::string&, const std::string&) { return 201; });
   RestClient api(Config(server.url())), events(Config(server.url()));

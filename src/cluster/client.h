@@ -11,11 +11,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
-#include "api/types.h"
 #include "api/status.h"
+#include "api/types.h"
 
 namespace phalanx::cluster {
 
@@ -35,6 +36,18 @@ class ClusterClient {
   virtual api::Status Bind(const api::Pod& pod, const std::string& node) = 0;
   // DELETE a pod (preemption victim).
   virtual api::Status DeletePod(const api::Pod& pod) = 0;
+  // PATCH the pod's metadata.annotations: each key of `annotations` is added or replaced,
+  // the pod's other annotations are kept (strategic merge patch, as upstream's
+  // schedulerutil.PatchPod and the GPU-sharing extenders' PatchPodAnnotationSpec send).
+  // Synchronous (PreBind runs it on a binding worker). When the pod has a UID the patch
+  // carries it, so a pod re-created under the same name is not patched (Conflict or
+  // Invalid from the server). Errors: NotFound (pod gone), transport. Sources that cannot
+  // write annotations return Unimplemented.
+  virtual api::Status PatchPodAnnotations(const api::Pod& pod,
+                                          const std::map<std::string, std::string>& annotations) {
+    return api::Status(absl::StatusCode::kUnimplemented,
+                       "this cluster client cannot patch pod annotations");
+  }
   // PATCH status.nominatedNodeName (empty clears it) and/or the PodScheduled condition.
   virtual api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                       const std::string* nominated_node_name) = 0;

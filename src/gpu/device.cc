@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "api/resource.h"
@@ -130,6 +131,25 @@ GpuAsk ParseGpuAsk(const api::Pod& pod) {
     a.memory_mib = mib;
     return a;
   }
+  // aliyun.com/gpu-mem: the sum of the containers' limits (gpushare-scheduler-extender
+  // GetGPUMemoryFromPodResource), one device.
+  static const std::string kAliyunMem(kAliyunGpuMemResource);
+  int64_t aliyun = 0;
+  for (const auto& c : pod.spec.containers) {
+    auto it = c.resources.limits.find(kAliyunMem);
+    if (it != c.resources.limits.end()) {
+      aliyun += it->second.Value();
+      continue;
+    }
+    auto r = c.resources.requests.find(kAliyunMem);
+    if (r != c.resources.requests.end()) aliyun += r->second.Value();
+  }
+  if (aliyun > 0) {
+    a.source = AskSource::kAliyunMemory;
+    a.count = 1;
+    a.aliyun_mem = aliyun;
+    return a;
+  }
   // nvidia.com/gpu: max over init containers and sum over containers, as requests go.
   static const std::string kGpu(api::kResourceNvidiaGPU);
   // Extended resources: a limit without a request implies the request.
@@ -167,9 +187,20 @@ int64_t ModelMemoryMiB(std::string_view model) {
 NodeGpus ParseNodeGpus(const api::Node& node) {
   NodeGpus g;
   static const std::string kGpu(api::kResourceNvidiaGPU);
+  static const std::string kAliyunCount(kAliyunGpuCountResource);
+  static const std::string kAliyunMem(kAliyunGpuMemResource);
+  auto status_value = [&](const std::string& name) -> std::optional<int64_t> {
+    auto c = node.status.capacity.find(name);
+    if (c != node.status.capacity.end()) return c->second.Value();
+    auto a = node.status.allocatable.find(name);
+    if (a != node.status.allocatable.end()) return a->second.Value();
+    return std::nullopt;
+  };
   auto it = node.status.allocatable.find(kGpu);
   if (it != node.status.allocatable.end()) {
     g.count = static_cast<int32_t>(std::max<int64_t>(0, it->second.Value()));
+  } else if (auto ac = status_value(kAliyunCount)) {
+    g.count = static_cast<int32_t>(std::clamp<int64_t>(*ac, 0, 1024));
   } else {
     const std::string* c = Find(node.metadata.labels, kGpuCountAnnotation);
     if (!c) c = Find(node.metadata.annotations, kGpuCountAnnotation);
@@ -186,10 +217,19 @@ NodeGpus ParseNodeGpus(const api::Node& node) {
     if (!ParseInt64(*m, &mib) || mib < 0) mib = 0;
   }
   g.memory_mib = mib > 0 ? mib : ModelMemoryMiB(g.model);
+  if (auto total = status_value(kAliyunMem); total && *total > 0 && g.count > 0) {
+    g.aliyun_mem_per_device = *total / g.count;
+  }
   return g;
 }
 
 int32_t MilliOnNode(const GpuAsk& ask, const NodeGpus& gpus) {
+  if (ask.source == AskSource::kAliyunMemory) {
+    if (gpus.aliyun_mem_per_device <= 0) return 0;
+    const int64_t m = (ask.aliyun_mem * kMilliPerGpu + gpus.aliyun_mem_per_device - 1) /
+                      gpus.aliyun_mem_per_device;
+    return static_cast<int32_t>(std::clamp<int64_t>(m, 1, kMilliPerGpu));
+  }
   if (ask.source != AskSource::kKaiMemory) return ask.milli;
   if (gpus.memory_mib <= 0) return 0;
   const int64_t m = (ask.memory_mib * kMilliPerGpu + gpus.memory_mib - 1) / gpus.memory_mib;
@@ -217,6 +257,56 @@ bool ParseGpuIndex(std::string_view text, std::vector<int32_t>* out) {
     pos = dash + 1;
   }
   return !out->empty();
+}
+
+std::map<std::string, std::string> AssignmentAnnotations(const GpuAsk& ask, const NodeGpus& gpus,
+                                                         const std::string& node,
+                                                         const std::vector<int32_t>& devices,
+                                                         int64_t now_ns) {
+  std::map<std::string, std::string> a;
+  const std::string now = std::to_string(now_ns);
+  a[kGpuIndexAnnotation] = FormatGpuIndex(devices);
+  a[kAssumeTimeAnnotation] = now;
+  a[kGpuNodeAnnotation] = node;
+  if (ask.source == AskSource::kAliyunMemory && devices.size() == 1) {
+    a[kAliyunMemIdxAnnotation] = std::to_string(devices.front());
+    a[kAliyunMemPodAnnotation] = std::to_string(ask.aliyun_mem);
+    a[kAliyunMemDevAnnotation] = std::to_string(gpus.aliyun_mem_per_device);
+    a[kAliyunAssignedAnnotation] = "false";
+    a[kAliyunAssumeTimeAnnotation] = now;
+  }
+  return a;
+}
+
+bool HasAssignmentAnnotations(const api::Pod& pod, const std::map<std::string, std::string>& want) {
+  const auto& have = pod.metadata.annotations;
+  for (const auto& [k, v] : want) {
+    auto it = have.find(k);
+    if (it == have.end()) return false;
+    if (k == kAssumeTimeAnnotation || k == kAliyunAssumeTimeAnnotation) continue;
+    if (it->second != v) return false;
+  }
+  return true;
+}
+
+bool RecordedDevices(const api::Pod& pod, std::string_view node, std::vector<int32_t>* out) {
+  const auto& ann = pod.metadata.annotations;
+  const std::string* idx = Find(ann, kGpuIndexAnnotation);
+  const std::string* on = Find(ann, kGpuNodeAnnotation);
+  if (idx && (!on || *on == node) && ParseGpuIndex(*idx, out)) return true;
+  const std::string* aliyun = Find(ann, kAliyunMemIdxAnnotation);
+  int64_t v = 0;
+  if (aliyun && (!on || *on == node) && ParseInt64(*aliyun, &v) && v >= 0 && v <= 1023) {
+    out->assign(1, static_cast<int32_t>(v));
+    return true;
+  }
+  out->clear();
+  return false;
+}
+
+bool HasPredefinedGpuIndex(const api::Pod& pod) {
+  return Find(pod.metadata.annotations, kGpuIndexAnnotation) != nullptr &&
+         Find(pod.metadata.annotations, kGpuNodeAnnotation) == nullptr;
 }
 
 std::string FormatGpuIndex(const std::vector<int32_t>& devices) {

@@ -183,6 +183,90 @@ TEST(GpuAskTest, NodesAndMemoryAsks) {
   EXPECT_FALSE(ParseGpuIndex("", &idx));
 }
 
+// Alibaba gpushare: pods limit aliyun.com/gpu-mem; nodes report it with aliyun.com/gpu-count
+// in status.capacity (gpushare-scheduler-extender pkg/utils/node.go, pod.go).
+TEST(GpuAskTest, AliyunGpuMemDialect) {
+  api::Pod p = PodBuilder("p").Obj();
+  p.spec.containers.resize(2);
+  p.spec.containers[0].resources.limits[kAliyunGpuMemResource] = api::Quantity::FromValue(3);
+  p.spec.containers[1].resources.requests[kAliyunGpuMemResource] = api::Quantity::FromValue(1);
+  GpuAsk a = ParseGpuAsk(p);
+  EXPECT_EQ(a.source, AskSource::kAliyunMemory);
+  EXPECT_EQ(a.count, 1);
+  EXPECT_EQ(a.aliyun_mem, 4);  // 3 (limit) + 1 (request without a limit)
+  EXPECT_TRUE(a.error.empty());
+
+  api::Node n =
+      NodeBuilder("n")
+          .Capacity({{"cpu", "8"}, {kAliyunGpuMemResource, "30"}, {kAliyunGpuCountResource, "2"}})
+          .Obj();
+  NodeGpus g = ParseNodeGpus(n);
+  EXPECT_EQ(g.count, 2);
+  EXPECT_EQ(g.aliyun_mem_per_device, 15);
+  EXPECT_EQ(MilliOnNode(a, g), 267);  // ceil(4 * 1000 / 15)
+  a.aliyun_mem = 1;
+  EXPECT_EQ(MilliOnNode(a, g), 67);
+  a.aliyun_mem = 40;
+  EXPECT_EQ(MilliOnNode(a, g), 1000);  // more than a device: capped (Filter: no device fits)
+  EXPECT_EQ(MilliOnNode(a, ParseNodeGpus(GpuNode("v", 2))), 0);  // not a gpushare node
+}
+
+TEST(AssignmentAnnotationsTest, WrittenPerDialectAndReadBack) {
+  const NodeGpus gpus{4, "V100M16", 16160, 16};
+  GpuAsk share;
+  share.source = AskSource::kAlibaba;
+  share.count = 1;
+  share.milli = 500;
+  auto a = AssignmentAnnotations(share, gpus, "n1", {2}, 1234567890123);
+  EXPECT_EQ(a,
+            (std::map<std::string, std::string>{{"alibabacloud.com/gpu-index", "2"},
+                                                {"alibabacloud.com/assume-time", "1234567890123"},
+                                                {"scheduling.phalanx.dev/gpu-node", "n1"}}));
+  GpuAsk whole = share;
+  whole.count = 2;
+  whole.milli = 1000;
+  EXPECT_EQ(AssignmentAnnotations(whole, gpus, "n1", {0, 3}, 5).at(kGpuIndexAnnotation), "0-3");
+  GpuAsk aliyun;
+  aliyun.source = AskSource::kAliyunMemory;
+  aliyun.count = 1;
+  aliyun.aliyun_mem = 4;
+  a = AssignmentAnnotations(aliyun, gpus, "n1", {1}, 77);
+  EXPECT_EQ(a.at("ALIYUN_COM_GPU_MEM_IDX"), "1");
+  EXPECT_EQ(a.at("ALIYUN_COM_GPU_MEM_POD"), "4");
+  EXPECT_EQ(a.at("ALIYUN_COM_GPU_MEM_DEV"), "16");
+  EXPECT_EQ(a.at("ALIYUN_COM_GPU_MEM_ASSIGNED"), "false");
+  EXPECT_EQ(a.at("ALIYUN_COM_GPU_MEM_ASSUME_TIME"), "77");
+  EXPECT_EQ(a.at(kGpuIndexAnnotation), "1");
+
+  // Already written (at another time): nothing to write. Another device: write.
+  api::Pod p = PodBuilder("p").Obj();
+  for (const auto& [k, v] : AssignmentAnnotations(aliyun, gpus, "n1", {1}, 5)) {
+    p.metadata.annotations[k] = v;
+  }
+  EXPECT_TRUE(HasAssignmentAnnotations(p, a));
+  EXPECT_FALSE(HasAssignmentAnnotations(p, AssignmentAnnotations(aliyun, gpus, "n1", {0}, 77)));
+  EXPECT_FALSE(HasAssignmentAnnotations(p, AssignmentAnnotations(aliyun, gpus, "n2", {1}, 77)));
+
+  std::vector<int32_t> d;
+  EXPECT_TRUE(RecordedDevices(p, "n1", &d));
+  EXPECT_EQ(d, (std::vector<int32_t>{1}));
+  EXPECT_FALSE(RecordedDevices(p, "n2", &d)) << "written for n1: stale on n2";
+  EXPECT_FALSE(HasPredefinedGpuIndex(p));
+  // A manifest's own index (no gpu-node) is the user's choice on any node.
+  api::Pod user = PodBuilder("u").Annotation(kGpuIndexAnnotation, "0-2").Obj();
+  EXPECT_TRUE(HasPredefinedGpuIndex(user));
+  EXPECT_TRUE(RecordedDevices(user, "any", &d));
+  EXPECT_EQ(d, (std::vector<int32_t>{0, 2}));
+  // Bound by Alibaba's extender: only ALIYUN_COM_GPU_MEM_IDX.
+  api::Pod ext = PodBuilder("e").Annotation(kAliyunMemIdxAnnotation, "3").Obj();
+  EXPECT_TRUE(RecordedDevices(ext, "n", &d));
+  EXPECT_EQ(d, (std::vector<int32_t>{3}));
+  for (const char* bad : {"", "x", "-1", "1-", "2000"}) {
+    api::Pod b = PodBuilder("b").Annotation(kGpuIndexAnnotation, bad).Obj();
+    EXPECT_FALSE(RecordedDevices(b, "n", &d)) << bad;
+  }
+}
+
 TEST(DeviceChoiceTest, Table) {
   struct Case {
     std::string name;

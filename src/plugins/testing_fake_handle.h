@@ -91,8 +91,15 @@ class FakeClient final : public framework::ClusterClient {
                    std::string_view message) override {
     events.push_back(std::string(reason) + ": " + std::string(message));
   }
+  api::Status PatchPodAnnotations(const api::Pod& pod,
+                                  const std::map<std::string, std::string>& a) override {
+    annotation_patches.emplace_back(pod.Key(), a);
+    return patch_status;
+  }
 
   api::Status bind_status;
+  api::Status patch_status;
+  std::vector<std::pair<std::string, std::map<std::string, std::string>>> annotation_patches;
   std::vector<std::pair<std::string, std::string>> binds;  // (pod key, node)
   std::vector<std::string> deleted;
   std::vector<std::string> status_updates;

@@ -184,6 +184,9 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
     queue_->Delete(*old_pod);
     return;
   }
+  // An update of a pod in its binding cycle (e.g. the annotations a PreBind plugin writes)
+  // must not queue it again: upstream updatePodInSchedulingQueue returns for assumed pods.
+  if (cache_.IsAssumedPod(*new_pod)) return;
   // A pending pod's scheduling-relevant change: a remembered PodGroup rejection that read
   // it may no longer hold (podgroup_memo.h).
   if (framework::PodUpdateActions(*old_pod, *new_pod) != 0) {

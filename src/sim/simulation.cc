@@ -75,6 +75,10 @@ class CountingClient final : public cluster::ClusterClient {
     return store_.Bind(pod, node);
   }
   api::Status DeletePod(const api::Pod& pod) override { return store_.DeletePod(pod); }
+  api::Status PatchPodAnnotations(const api::Pod& pod,
+                                  const std::map<std::string, std::string>& annotations) override {
+    return store_.PatchPodAnnotations(pod, annotations);
+  }
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                               const std::string* nominated_node_name) override {
     return store_.UpdatePodStatus(pod, condition, nominated_node_name);

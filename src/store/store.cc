@@ -417,6 +417,32 @@ api::Status Store::DeletePod(const api::Pod& pod) {
   return r;
 }
 
+api::Status Store::PatchPodAnnotations(const api::Pod& pod,
+                                       const std::map<std::string, std::string>& annotations) {
+  RecursiveMutexLock l(&mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end()) return absl::NotFoundError("pods \"" + pod.metadata.name + "\" not found");
+  if (!pod.metadata.uid.empty() && it->second->metadata.uid != pod.metadata.uid) {
+    return absl::AbortedError("Precondition failed: UID in precondition: " + pod.metadata.uid +
+                              ", UID in object meta: " + it->second->metadata.uid);
+  }
+  api::Pod p = *it->second;
+  bool changed = false;
+  for (const auto& [k, v] : annotations) {
+    auto a = p.metadata.annotations.find(k);
+    if (a != p.metadata.annotations.end() && a->second == v) continue;
+    p.metadata.annotations[k] = v;
+    changed = true;
+  }
+  if (!changed) return absl::OkStatus();
+  p.metadata.resource_version = NextRV();
+  api::PodPtr old = it->second;
+  auto np = std::make_shared<const api::Pod>(std::move(p));
+  it->second = np;
+  Dispatch<api::Pod>(pod_handlers_, old, np);
+  return absl::OkStatus();
+}
+
 api::Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                    const std::string* nominated_node_name) {
   RecursiveMutexLock l(&mu_);

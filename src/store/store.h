@@ -127,6 +127,11 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   // ClusterClient (what the scheduler writes)
   api::Status Bind(const api::Pod& pod, const std::string& node) override;
   api::Status DeletePod(const api::Pod& pod) override;
+  // Merges `annotations` into the stored pod's and dispatches an update (none when every
+  // key already has that value). NotFound when the pod is gone; Aborted when the stored
+  // pod has another UID (re-created), as the API server rejects the UID in the patch.
+  api::Status PatchPodAnnotations(const api::Pod& pod,
+                                  const std::map<std::string, std::string>& annotations) override;
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                     const std::string* nominated_node_name) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,

@@ -12,7 +12,9 @@
 #   etcd_restart      etcd stopped and started again (same data dir) twice mid-run
 #   http_faults       a TLS-terminating proxy answers 409 on bindings, 429 / 503 with
 #                     Retry-After, 410 Gone on watches, and slows requests
-#   checker_selftest  check_invariants.py reports each of its 5 invariants broken on purpose
+#   checker_selftest  check_invariants.py reports each of its 6 invariants broken on purpose
+#   gpushare_kill9    kill -9 of `phalanx run` while GPU-share pods are being bound; each
+#                     restart rebuilds per-device accounting from the pods' annotations
 #   leader_kills      two replicas with leader election; the leader is kill -9'd 4 times in a row
 #   load_churn        10 waves of pods and gangs while nodes are added and removed (load_churn.sh)
 # Each fault case ends with test/faults/check_invariants.py (0 violations required) and prints
@@ -25,6 +27,8 @@ CASE=$2
 FAULTS_DIR="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=../e2e/lib.sh
 source "$FAULTS_DIR/../e2e/lib.sh"
+# shellcheck source=../e2e/cases_gpushare.sh
+source "$FAULTS_DIR/../e2e/cases_gpushare.sh"  # gpu_node, share_pod, GPUSHARE_PROFILE
 SEED=${FAULT_SEED:-8}
 RANDOM=$SEED
 PROXY_PID=""
@@ -173,6 +177,104 @@ case_phalanx_kill9() {
   report phalanx_kill9 "$kills"
 }
 
+# kill -9 of `phalanx run` with shared GPUs allocated (issue 22): 4 GPU nodes of 2 devices,
+# 4 rounds of 4 GPU-share pods (0.5, 0.5, 0.25, 0.25 of one device; 6 of the 8 devices'
+# worth in all, so every pod fits however the shares were spread: a 0.5 is stuck only if
+# every device had more than 0.5 taken). Each round's pods are created while phalanx is
+# down; odd rounds kill it right after a watch sees the round's first GPU pod bound (the
+# proxy holds each binding POST and each pod PATCH 150 ms, one at a time, so the kill falls
+# between the annotation PATCH and the binding of some pod, or between bindings: such a
+# pod carries a device of a node it never got and must be placed afresh), even rounds after a
+# random 0-2 s. Every restart knows no assignment of its own: it must count the bound pods
+# on the devices their annotations name. A final phalanx binds the rest, then a 0.75 share
+# that fits no device must stay pending. check_invariants.py's gpu invariant recomputes the
+# devices from the objects (node GPU count, pod shares, gpu-index): none over 1000 milli.
+case_gpushare_kill9() {
+  create_namespace e2e
+  local i r
+  for i in 0 1 2 3; do gpu_node "gpu-$i" 2; done
+  make_proxy_cert
+  local pport
+  pport=$(free_port)
+  start_proxy "$pport" http --cert "$STATE/proxy.crt" --key "$STATE/proxy.key" \
+    --upstream-ca "$CA" --bind-delay-ms 150 --patch-delay-ms 150
+  proxy_kubeconfig "$pport" "$STATE/proxy.crt" "$STATE/proxy.kubeconfig"
+  write_config "$STATE/sched.yaml" false "$GPUSHARE_PROFILE"
+  local rounds=4 kills=0 expected=0 bound_at_kill=0 stale=0
+  for ((r = 1; r <= rounds; r++)); do
+    share_pod e2e "r$r-half-0" 500 '{"app":"gpu"}'
+    share_pod e2e "r$r-half-1" 500 '{"app":"gpu"}'
+    share_pod e2e "r$r-quarter-0" 250 '{"app":"gpu"}'
+    share_pod e2e "r$r-quarter-1" 250 '{"app":"gpu"}'
+    expected=$((expected + 4))
+    local wpid=""
+    if ((r % 2 == 1)); then
+      python3 "$FAULTS_DIR/kill_on_bind.py" "@$STATE/phalanx.pid" e2e 60 app=gpu >"$STATE/kill-$r.out" 2>&1 &
+      wpid=$!
+      sleep 1  # the watcher's LIST and WATCH are in place (one round trip each on loopback)
+    fi
+    start_phalanx "run$r" "$STATE/proxy.kubeconfig" "$STATE/sched.yaml"
+    local pid=${PHALANX_PIDS[run$r]} how
+    echo "$pid" >"$STATE/phalanx.pid"
+    if ((r % 2 == 1)); then
+      wait "$wpid" || fail "round $r: no GPU pod was bound within 60 s: $(cat "$STATE/kill-$r.out")"
+      how="after the first GPU pod binding seen ($(cat "$STATE/kill-$r.out"))"
+    else
+      local ms=$((RANDOM % 2000))
+      sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+      kill -9 "$pid" || fail "round $r: phalanx exited before the kill"
+      how="after ${ms} ms"
+    fi
+    wait "$pid" 2>/dev/null || true
+    unset "PHALANX_PIDS[run$r]"
+    kills=$((kills + 1))
+    sleep 0.5  # a binding POST the proxy was holding lands now (a request in flight at the crash)
+    local out
+    out="$(python3 "$FAULTS_DIR/check_invariants.py" --namespace e2e || true)"
+    grep '^VIOLATION gpu:' <<<"$out" && fail "round $r: GPU devices over-committed after the kill (above)"
+    local n s
+    n=$(bound_count)
+    # Annotated for a node but not bound: the kill fell between the PATCH and the binding.
+    s=$(api GET /api/v1/namespaces/e2e/pods | jq '[.items[] | select((.spec.nodeName // "") == "" and
+      .metadata.annotations["scheduling.phalanx.dev/gpu-node"] != null)] | length')
+    bound_at_kill=$((bound_at_kill + n))
+    stale=$((stale + s))
+    log "round $r: kill -9 $how; $n GPU pods bound, $s annotated but unbound; $(tail -1 <<<"$out")"
+    pod_bindings e2e | awk '$2 != "-"' >>"$STATE/bound-at-kills"
+  done
+  ((bound_at_kill > 0)) || fail "no GPU pod was ever bound before a kill (the case did not test restarts)"
+  ((stale > 0)) || fail "no kill fell between a pod's annotation PATCH and its binding (the case did not test what it says)"
+  start_phalanx final "$STATE/proxy.kubeconfig" "$STATE/sched.yaml"
+  wait_until 120 "all $expected GPU-share pods bound after the restarts" bound_at_least "$expected"
+  # A 0.75 share: bound exactly when some device has 750 milli free by the annotations
+  # (recomputed here from the objects), else it must stay pending.
+  local free
+  free=$(api GET /api/v1/namespaces/e2e/pods | jq '[.items[] | select(.spec.nodeName) |
+    {k: (.spec.nodeName + "/" + .metadata.annotations["alibabacloud.com/gpu-index"]),
+     m: (.metadata.annotations["alibabacloud.com/gpu-milli"] | tonumber)}] |
+    group_by(.k) | map(1000 - (map(.m) | add)) | (. + [range(8 - length) | 1000]) | max')
+  share_pod e2e extra 750 '{"app":"gpu"}'
+  if ((free >= 750)); then
+    wait_until 60 "e2e/extra bound (a device has $free milli free)" pod_bound e2e extra
+    expected=$((expected + 1))
+  else
+    wait_until 60 "FailedScheduling for e2e/extra" has_event e2e extra FailedScheduling
+    pod_unbound e2e extra || fail "e2e/extra (0.75) was bound although the most free device has $free milli"
+  fi
+  local n
+  n=$(bound_count)
+  ((n == expected)) || fail "$n pods bound, expected $expected"
+  local moved
+  moved="$(comm -23 <(sort -u "$STATE/bound-at-kills") <(pod_bindings e2e))"
+  [[ -z "$moved" ]] || fail "pods bound before a kill changed their binding: $moved"
+  log "$kills kills ($stale pods left annotated but unbound by a kill), $n GPU-share pods bound; per device (node/index milli):" \
+      "$(api GET /api/v1/namespaces/e2e/pods | jq -r '[.items[] | select(.spec.nodeName) |
+        .spec.nodeName + "/" + .metadata.annotations["alibabacloud.com/gpu-index"] + "=" +
+        .metadata.annotations["alibabacloud.com/gpu-milli"]] | sort | join(" ")')"
+  stop_phalanx final
+  report gpushare_kill9 "$kills"
+}
+
 # kube-apiserver SIGKILLed while gangs are being bound (right after a watch sees the first
 # gang member bound; phalanx is SIGSTOPped while the gangs are created; the proxy holds each binding POST 150 ms, one at a time, so bindings of
 # one gang are in flight), down 5 s, restarted; 3 rounds. The same phalanx process completes
@@ -247,6 +349,13 @@ case_checker_selftest() {
   create_pod e2e over-1 800m; bind over-1 small      # 1.6 CPU on a 1-CPU node
   create_pod e2e ghost 100m; bind ghost no-such-node  # a node that does not exist
   gang half 2 2 100m; bind half-0 small                 # 1 of minMember 2 bound
+  gpu_node gpu 1
+  share_pod e2e gpu-a 600; share_pod e2e gpu-b 600
+  for p in gpu-a gpu-b; do                                # 1.2 of device 0
+    api PATCH "/api/v1/namespaces/e2e/pods/$p" '{"metadata":{"annotations":{"alibabacloud.com/gpu-index":"0"}}}' \
+      application/strategic-merge-patch+json >/dev/null || fail "annotate $p"
+    bind "$p" gpu
+  done
   local uid
   uid="$(api GET /api/v1/namespaces/e2e/pods/over-0 | jq -r .metadata.uid)"
   for i in 0 1; do
@@ -262,9 +371,11 @@ case_checker_selftest() {
   ((code == 1)) || fail "check_invariants.py exited $code on a broken cluster, expected 1"
   local kinds
   kinds="$(sed -n 's/^VIOLATION \([a-z]*\):.*/\1/p' <<<"$out" | sort -u | tr '\n' ' ')"
-  [[ "$kinds" == "capacity gang node reason twice " ]] || fail "violation kinds '$kinds', expected all 5"
+  [[ "$kinds" == "capacity gang gpu node reason twice " ]] || fail "violation kinds '$kinds', expected all 6"
   grep -q '^VIOLATION reason: pending pod e2e/half-1 ' <<<"$out" || fail "the pending pod half-1 was not reported"
-  echo "CHECKER-SELFTEST broken=5 reported=$(grep -c "^VIOLATION" <<<"$out") kinds: $kinds"
+  grep -q '^VIOLATION gpu: node gpu device 0 holds 1200 milli-GPU > 1000' <<<"$out" ||
+    fail "the over-committed GPU device was not reported"
+  echo "CHECKER-SELFTEST broken=6 reported=$(grep -c "^VIOLATION" <<<"$out") kinds: $kinds"
 }
 
 # Watch streams cut: a TCP proxy (TLS passes through) between phalanx and kube-apiserver

@@ -25,6 +25,17 @@ Invariants (each violation is one line starting with VIOLATION):
              minMember stays a violation (partially bound by the scheduler itself).
   reason     every pending pod of SCHEDULER has PodScheduled=False or a FailedScheduling
              event (upstream scheduler.recordSchedulingFailure records both).
+  gpu        GPU sharing, from the objects alone (no Phalanx code): every bound,
+             non-terminated pod that asks for GPU shares in open-gpu-share's annotations
+             (alibabacloud.com/gpu-milli per device, alibabacloud.com/gpu-count devices;
+             hkust-adsl/kubernetes-scheduler-simulator pkg/type/open-gpu-share/utils) or in
+             Alibaba gpushare's (a limit aliyun.com/gpu-mem; gpushare-scheduler-extender
+             pkg/utils) names its devices in alibabacloud.com/gpu-index ("0-2") or
+             ALIYUN_COM_GPU_MEM_IDX: gpu-count distinct indexes below the node's GPU count
+             (allocatable nvidia.com/gpu, else capacity aliyun.com/gpu-count, else the
+             alibabacloud.com/gpu-count label), scheduling.phalanx.dev/gpu-node (when
+             present) equal to spec.nodeName, and per device the shares add up to at most
+             1000 milli and the gpu-mem to at most the device's (aliyun.com/gpu-mem / count).
 Only namespace NS (default: all) is checked for pods, events and PodGroups.
 """
 import argparse
@@ -71,6 +82,91 @@ def pod_requests(pod):
         tot[k] = tot.get(k, 0) + quantity(v)
     tot["pods"] = 1
     return tot
+
+
+def node_gpus(n):
+    """(device count, aliyun.com/gpu-mem of one device or 0) of a node object."""
+    st = n.get("status", {})
+    alloc, cap = st.get("allocatable") or {}, st.get("capacity") or {}
+    labels = n["metadata"].get("labels") or {}
+    if "nvidia.com/gpu" in alloc:
+        count = int(quantity(alloc["nvidia.com/gpu"]))
+    elif "aliyun.com/gpu-count" in cap or "aliyun.com/gpu-count" in alloc:
+        count = int(quantity(cap.get("aliyun.com/gpu-count", alloc.get("aliyun.com/gpu-count"))))
+    else:
+        try:
+            count = int(labels.get("alibabacloud.com/gpu-count", "0"))
+        except ValueError:
+            count = 0
+    mem = cap.get("aliyun.com/gpu-mem", alloc.get("aliyun.com/gpu-mem"))
+    per = int(quantity(mem)) // count if mem is not None and count > 0 else 0
+    return count, per
+
+
+def gpu_ask(pod):
+    """(devices, milli per device, aliyun gpu-mem) a pod asks for; (0, 0, 0) for none."""
+    ann = pod["metadata"].get("annotations") or {}
+    if "alibabacloud.com/gpu-milli" in ann or "alibabacloud.com/gpu-count" in ann:
+        milli = int(ann.get("alibabacloud.com/gpu-milli", "1000"))
+        count = int(ann.get("alibabacloud.com/gpu-count", "1"))
+        return (count, milli, 0) if milli > 0 and count > 0 else (0, 0, 0)
+    mem = 0
+    for c in pod["spec"].get("containers", []):
+        res = c.get("resources", {})
+        v = (res.get("limits") or {}).get("aliyun.com/gpu-mem", (res.get("requests") or {}).get("aliyun.com/gpu-mem"))
+        if v is not None:
+            mem += int(quantity(v))
+    return (1, 0, mem) if mem > 0 else (0, 0, 0)
+
+
+def gpu_violations(nodes, pods):
+    """The gpu invariant (see the module doc): one line per violation."""
+    viol = []
+    gpus = {n["metadata"]["name"]: node_gpus(n) for n in nodes}
+    milli, mem = {}, {}  # (node, device) -> sum
+    for p in pods:
+        md, spec = p["metadata"], p["spec"]
+        node = spec.get("nodeName", "")
+        if not node or node not in gpus or p.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        try:
+            count, m, g = gpu_ask(p)
+        except ValueError as e:
+            viol.append(f"gpu: pod {md['namespace']}/{md['name']} has an unreadable GPU ask: {e}")
+            continue
+        if count == 0:
+            continue
+        key = f"{md['namespace']}/{md['name']}"
+        ann = md.get("annotations") or {}
+        idx = ann.get("alibabacloud.com/gpu-index", ann.get("ALIYUN_COM_GPU_MEM_IDX"))
+        if idx is None:
+            viol.append(f"gpu: pod {key} is bound to {node} without alibabacloud.com/gpu-index")
+            continue
+        on = ann.get("scheduling.phalanx.dev/gpu-node")
+        if on is not None and on != node:
+            viol.append(f"gpu: pod {key} is bound to {node} but its devices were chosen on {on}")
+        try:
+            devs = [int(x) for x in idx.split("-")]
+        except ValueError:
+            viol.append(f"gpu: pod {key}: gpu-index {idx!r} is not a list of device numbers")
+            continue
+        n, per = gpus[node]
+        if len(set(devs)) != count or any(d < 0 or d >= n for d in devs):
+            viol.append(f"gpu: pod {key} asks for {count} device(s) and has gpu-index {idx!r} "
+                        f"on {node} with {n} GPU(s)")
+            continue
+        for d in devs:
+            milli[(node, d)] = milli.get((node, d), 0) + (m if m else 0)
+            if g:
+                mem[(node, d)] = mem.get((node, d), 0) + g
+    for (node, d), v in sorted(milli.items()):
+        if v > 1000:
+            viol.append(f"gpu: node {node} device {d} holds {v} milli-GPU > 1000")
+    for (node, d), v in sorted(mem.items()):
+        per = gpus[node][1]
+        if per and v > per:
+            viol.append(f"gpu: node {node} device {d} holds {v} aliyun.com/gpu-mem > {per}")
+    return viol
 
 
 def main():
@@ -164,6 +260,7 @@ def main():
                 continue
             if v > cap + 1e-9:
                 viol.append(f"capacity: node {name}: {k} requested {v:g} > allocatable {cap:g}")
+    viol += gpu_violations(nodes, pods)
     for pg in pgs:
         gk = f"{pg['metadata']['namespace']}/{pg['metadata']['name']}"
         mm = int((pg.get("spec") or {}).get("minMember") or 1)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """SIGKILLs a process as soon as a watch sees the first gang member get bound.
 
-Usage: kill_on_bind.py PID|@PIDFILE NAMESPACE TIMEOUT-SECONDS
+Usage: kill_on_bind.py PID|@PIDFILE NAMESPACE TIMEOUT-SECONDS [LABEL-SELECTOR]
 (@PIDFILE: the pid is read from that file at the moment of the kill, so the watcher can be
 in place before the process starts.)
-Reads SERVER, CA, ADMIN_TOKEN from the environment. Lists the pods of NAMESPACE that carry
-the label scheduling.x-k8s.io/pod-group, remembers which are bound, then watches from the
+Reads SERVER, CA, ADMIN_TOKEN from the environment. Lists the pods of NAMESPACE that match
+LABEL-SELECTOR (default: the label scheduling.x-k8s.io/pod-group exists, i.e. gang members),
+remembers which are bound, then watches from the
 list's resourceVersion; the first pod that goes from unbound to bound triggers kill -9 PID.
 Prints "KILLED <pod> <node>" and exits 0, or prints "NO-BIND" and exits 1 after the timeout.
 """
@@ -15,6 +16,7 @@ import signal
 import ssl
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 
@@ -27,7 +29,8 @@ def open_(path, timeout):
 
 def main():
     target, ns, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    sel = "labelSelector=scheduling.x-k8s.io%2Fpod-group"
+    selector = sys.argv[4] if len(sys.argv) > 4 else "scheduling.x-k8s.io/pod-group"
+    sel = "labelSelector=" + urllib.parse.quote(selector, safe="")
     with open_(f"/api/v1/namespaces/{ns}/pods?{sel}", 30) as r:
         lst = json.load(r)
     bound = {p["metadata"]["name"] for p in lst["items"] if p["spec"].get("nodeName")}

@@ -10,7 +10,7 @@ Usage:
       MS before its first byte is relayed with probability P.
   proxy.py http --listen PORT --upstream HOST:PORT --cert CRT --key KEY --upstream-ca CA
                 [--p409 P] [--p429 P] [--p503 P] [--p410 P] [--pslow P] [--slow-ms MS]
-                [--bind-delay-ms MS] [--seed N] [--log FILE]
+                [--bind-delay-ms MS] [--patch-delay-ms MS] [--seed N] [--log FILE]
       TLS-terminating HTTP/1.1 proxy with its own certificate (ALPN http/1.1 only). One
       request per client connection (the upstream request gets Connection: close, so the
       apiserver's response says so too). Faults, each drawn independently per request:
@@ -24,6 +24,8 @@ Usage:
         --pslow the request is held MS before it is forwarded
       --bind-delay-ms holds every binding POST MS before forwarding, one at a time (so that
       the bindings of one gang are spread out in time and a kill can fall between them).
+      --patch-delay-ms does the same for PATCHes of a pod itself (not of a subresource:
+      GpuShare's annotation write before the binding), with a lock of its own.
 Every injected fault is one line "FAULT <kind> <method> <path> <body-sha1> <unix-time>" in
 --log (default stderr); in http mode every request is also logged as
 "REQ - <method> <path> <body-sha1> <unix-time>" (so that retries can be matched);
@@ -41,6 +43,7 @@ import time
 
 LOCK = threading.Lock()
 BIND_LOCK = threading.Lock()
+PATCH_LOCK = threading.Lock()
 
 
 class Log:
@@ -225,10 +228,17 @@ def run_http(a, log, rng):
                    if not ln.lower().startswith(("connection:", "expect:"))]
             out.append("Connection: close")
             data = ("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + body
-            lock = BIND_LOCK if is_bind and a.bind_delay_ms > 0 else None
+            parts = path.split("?")[0].split("/")
+            is_pod_patch = (method == "PATCH" and len(parts) == 7 and parts[1:3] == ["api", "v1"]
+                            and parts[3] == "namespaces" and parts[5] == "pods")
+            lock, delay = None, 0
+            if is_bind and a.bind_delay_ms > 0:
+                lock, delay = BIND_LOCK, a.bind_delay_ms
+            elif is_pod_patch and a.patch_delay_ms > 0:
+                lock, delay = PATCH_LOCK, a.patch_delay_ms
             if lock:
                 lock.acquire()
-                time.sleep(a.bind_delay_ms / 1000)
+                time.sleep(delay / 1000)
             try:
                 u = uctx.wrap_socket(socket.create_connection((host, int(port)), timeout=10),
                                      server_hostname=host)
@@ -280,6 +290,7 @@ def main():
         ap.add_argument("--" + p, type=float, default=0)
     ap.add_argument("--slow-ms", type=float, default=1000)
     ap.add_argument("--bind-delay-ms", type=float, default=0)
+    ap.add_argument("--patch-delay-ms", type=float, default=0)
     a = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     log = Log(a.log)

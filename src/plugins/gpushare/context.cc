@@ -150,11 +150,13 @@ NodeGpuState GpuContext::ComputeState(const framework::NodeInfo& ni,
       if (milli == 0) milli = gpu::kMilliPerGpu;  // memory ask on a model of unknown memory
       bool known = false;
       devs.clear();
-      auto ann = p.metadata.annotations.find(gpu::kGpuIndexAnnotation);
-      if (ann != p.metadata.annotations.end() && gpu::ParseGpuIndex(ann->second, &devs)) {
-        known = true;
-      } else if (auto it = assigned_.find(PodIdentity(p)); it != assigned_.end()) {
+      // This process's own choice first (an annotation on a pod it is binding may be a
+      // stale one from an attempt that never bound), then the pod's annotations (pods
+      // bound before a restart, or by another scheduler).
+      if (auto it = assigned_.find(PodIdentity(p)); it != assigned_.end()) {
         devs = it->second.devices;
+        known = true;
+      } else if (gpu::RecordedDevices(p, ni.name(), &devs)) {
         known = true;
       }
       if (!known || self) {

@@ -4,12 +4,15 @@
 // GpuContext::For(handle), and the simulator finds it with GpuContext::Find(handle).
 //
 // What a device holds is rebuilt from the NodeInfo on every change, so the state is always
-// that of the snapshot (pods added, bound, deleted): a pod's devices come from its
-// alibabacloud.com/gpu-index annotation when present, else from the assignment GpuShare
-// recorded at Reserve (keyed by pod UID), else — for pods nobody assigned, such as gang
-// members placed on the PodGroup cycle's view — from best fit in pod order. The framework
-// offers no pod update to plugins, so assignments are not written back to the pod; they
-// are exposed here (Assignment) instead.
+// that of the snapshot (pods added, bound, deleted): a pod's devices come from the
+// assignment GpuShare recorded at Reserve in this process (keyed by pod UID), else from
+// the pod's annotations (gpu::RecordedDevices: alibabacloud.com/gpu-index, which
+// GpuShare's PreBind writes, or ALIYUN_COM_GPU_MEM_IDX) — this is how the accounting
+// survives a restart: the new process counts every bound pod on exactly the devices its
+// annotations name — else, for pods nobody recorded (gang members placed on the PodGroup
+// cycle's view; pods bound by a scheduler that writes no index), from best fit in pod
+// order: they still take their share of the node, on the devices best fit would give
+// them, and a pod whose share fits no device counts as overcommitted.
 #pragma once
 
 #include "absl/base/thread_annotations.h"

@@ -20,6 +20,17 @@ struct PreFilterState final : framework::StateData {
   }
 };
 
+// What Reserve chose, for PreBind (which writes it to the pod).
+struct ReservedState final : framework::StateData {
+  gpu::GpuAsk ask;
+  gpu::NodeGpus gpus;
+  std::string node;
+  std::vector<int32_t> devices;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<ReservedState>(*this);
+  }
+};
+
 }  // namespace
 
 framework::StatusOr<GpuShareArgs> ParseGpuShareArgs(framework::PluginArgs args) {
@@ -137,7 +148,7 @@ framework::Status GpuShare::Reserve(framework::CycleState& state, const framewor
   if (milli == 0) milli = gpu::kMilliPerGpu;
   std::vector<int32_t> devices;
   auto ann = pod.Pod().metadata.annotations.find(gpu::kGpuIndexAnnotation);
-  if (ann != pod.Pod().metadata.annotations.end()) {
+  if (gpu::HasPredefinedGpuIndex(pod.Pod())) {
     // Devices fixed by the manifest (upstream: a predefined gpu-index is kept).
     if (!gpu::ParseGpuIndex(ann->second, &devices)) {
       return framework::Status::UnschedulableAndUnresolvable(
@@ -164,7 +175,39 @@ framework::Status GpuShare::Reserve(framework::CycleState& state, const framewor
                                             node_name + " at Reserve")
         .WithPlugin(kName);
   }
+  auto reserved = std::make_unique<ReservedState>();
+  reserved->ask = *ask;
+  reserved->gpus = st.gpus;
+  reserved->node = node_name;
+  reserved->devices = devices;
+  state.Write(kReservedKey, std::move(reserved));
   ctx_->Assign(id, node_name, std::move(devices));
+  return framework::Status();
+}
+
+framework::Status GpuShare::PreBind(framework::CycleState& state, const framework::PodInfo& pod,
+                                    const std::string& node_name) {
+  const auto* r = state.ReadAs<ReservedState>(kReservedKey);
+  if (r == nullptr) {
+    // No GPU ask (Reserve recorded nothing). A GPU pod always passes Reserve first.
+    const gpu::GpuAsk ask = gpu::ParseGpuAsk(pod.Pod());
+    if (!ask.has_gpu() || !ask.error.empty()) return framework::Status();
+    return framework::Status::Error("GpuShare: no devices reserved for pod " + pod.Pod().Key() +
+                                    " on node " + node_name);
+  }
+  if (r->node != node_name) {
+    return framework::Status::Error("GpuShare: pod " + pod.Pod().Key() + " reserved devices on " +
+                                    r->node + ", binding to " + node_name);
+  }
+  auto want =
+      gpu::AssignmentAnnotations(r->ask, r->gpus, node_name, r->devices, handle_.GetClock().Now());
+  if (gpu::HasAssignmentAnnotations(pod.Pod(), want)) return framework::Status();
+  api::Status s = handle_.Client().PatchPodAnnotations(pod.Pod(), want);
+  if (!s.ok()) {
+    return framework::Status::Error("GpuShare: writing GPU devices " +
+                                    gpu::FormatGpuIndex(r->devices) + " of node " + node_name +
+                                    " to pod " + pod.Pod().Key() + ": " + std::string(s.message()));
+  }
   return framework::Status();
 }
 

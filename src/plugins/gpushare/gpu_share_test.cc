@@ -199,6 +199,132 @@ TEST_F(GpuShareTest, GangMembersPlacedTogetherGetTheDevicesFilterAssumed) {
   EXPECT_EQ(pl->context().Assignment("uid-b"), (std::vector<int32_t>{0}));
 }
 
+// Runs PreFilter + Reserve + PreBind for `pod` on `node`; returns PreBind's status.
+framework::Status ReserveAndPreBind(GpuShare& pl, const api::Pod& pod, const std::string& node) {
+  framework::CycleState state;
+  auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(pod));
+  EXPECT_TRUE(pl.PreFilter(state, *pi, nullptr).IsSuccess()) << pod.metadata.name;
+  auto r = pl.Reserve(state, *pi, node);
+  EXPECT_TRUE(r.IsSuccess()) << r.ToString();
+  return pl.PreBind(state, *pi, node);
+}
+
+TEST_F(GpuShareTest, PreBindWritesTheReservedDevicesToThePod) {
+  h_.SetNodes({MakeNodeInfo(GpuNode("n", 4), {Share("a", 700, 1, "0")})});
+  h_.fake_clock().now = 42 * api::kNanosPerSecond;
+  auto pl = New();
+  ASSERT_TRUE(ReserveAndPreBind(*pl, Share("p", 300), "n").IsSuccess());
+  ASSERT_EQ(h_.fake_client().annotation_patches.size(), 1u);
+  const auto& [key, ann] = h_.fake_client().annotation_patches[0];
+  EXPECT_EQ(key, "default/p");
+  EXPECT_EQ(ann, (std::map<std::string, std::string>{
+                     {"alibabacloud.com/gpu-index", "0"},  // best fit: 300 free on device 0
+                     {"alibabacloud.com/assume-time", "42000000000"},
+                     {"scheduling.phalanx.dev/gpu-node", "n"}}));
+  // Whole devices: "1-2".
+  ASSERT_TRUE(ReserveAndPreBind(*pl, Share("w", 1000, 2), "n").IsSuccess());
+  EXPECT_EQ(h_.fake_client().annotation_patches.back().second.at(gpu::kGpuIndexAnnotation), "1-2");
+  // A pod without a GPU: nothing written.
+  framework::CycleState state;
+  auto cpu = PodBuilder("cpu").Req("cpu", "1").Info();
+  EXPECT_TRUE(pl->PreBind(state, *cpu, "n").IsSuccess());
+  EXPECT_EQ(h_.fake_client().annotation_patches.size(), 2u);
+}
+
+TEST_F(GpuShareTest, PreBindWritesAlibabaGpushareAnnotationsForGpuMemPods) {
+  api::Node n = NodeBuilder("n")
+                    .Capacity({{"cpu", "32"},
+                               {"pods", "110"},
+                               {gpu::kAliyunGpuMemResource, "32"},
+                               {gpu::kAliyunGpuCountResource, "2"}})
+                    .Obj();
+  h_.SetNodes({MakeNodeInfo(n, {})});
+  h_.fake_clock().now = 7;
+  auto pl = New();
+  api::Pod p = PodBuilder("m").UID("uid-m").Req("cpu", "1").Obj();
+  p.spec.containers[0].resources.limits[gpu::kAliyunGpuMemResource] = api::Quantity::FromValue(8);
+  ASSERT_TRUE(ReserveAndPreBind(*pl, p, "n").IsSuccess());
+  ASSERT_EQ(h_.fake_client().annotation_patches.size(), 1u);
+  EXPECT_EQ(h_.fake_client().annotation_patches[0].second,
+            (std::map<std::string, std::string>{{"ALIYUN_COM_GPU_MEM_ASSIGNED", "false"},
+                                                {"ALIYUN_COM_GPU_MEM_ASSUME_TIME", "7"},
+                                                {"ALIYUN_COM_GPU_MEM_DEV", "16"},
+                                                {"ALIYUN_COM_GPU_MEM_IDX", "0"},
+                                                {"ALIYUN_COM_GPU_MEM_POD", "8"},
+                                                {"alibabacloud.com/assume-time", "7"},
+                                                {"alibabacloud.com/gpu-index", "0"},
+                                                {"scheduling.phalanx.dev/gpu-node", "n"}}));
+}
+
+TEST_F(GpuShareTest, PreBindFailsWhenTheWriteFailsAndSkipsWhenAlreadyWritten) {
+  h_.SetNodes({MakeNodeInfo(GpuNode("n", 1), {})});
+  auto pl = New();
+  h_.fake_client().patch_status = absl::NotFoundError("pods \"p\" not found");
+  auto s = ReserveAndPreBind(*pl, Share("p", 500), "n");
+  EXPECT_EQ(s.code(), C::kError);
+  EXPECT_NE(s.Message().find("writing GPU devices 0 of node n to pod default/p"), std::string::npos)
+      << s.Message();
+  h_.fake_client().patch_status = absl::OkStatus();
+  // Carrying this very assignment already (a retry after the write): no second write.
+  api::Pod again = Share("q", 500);
+  again.metadata.annotations[gpu::kGpuIndexAnnotation] = "0";
+  again.metadata.annotations[gpu::kAssumeTimeAnnotation] = "1";
+  again.metadata.annotations[gpu::kGpuNodeAnnotation] = "n";
+  const size_t before = h_.fake_client().annotation_patches.size();
+  h_.SetNodes({MakeNodeInfo(GpuNode("n", 1), {})});
+  auto pl2 = New();
+  EXPECT_TRUE(ReserveAndPreBind(*pl2, again, "n").IsSuccess());
+  EXPECT_EQ(h_.fake_client().annotation_patches.size(), before);
+}
+
+// A restarted Phalanx has no assignments: it must count the bound pods on the devices their
+// annotations name. Best fit in pod order would put both halves on device 0 and leave
+// device 1 idle for a whole-GPU pod; the annotations say one half is on each device.
+TEST_F(GpuShareTest, RestartCountsBoundPodsOnTheirAnnotatedDevices) {
+  auto annotated = [](const std::string& name, const std::string& dev) {
+    api::Pod p = Share(name, 500, 1, dev);
+    p.metadata.annotations[gpu::kGpuNodeAnnotation] = "n";
+    p.spec.node_name = "n";
+    return p;
+  };
+  auto pl = New();  // a fresh GpuContext: nothing assigned in this process
+  auto ni = MakeNodeInfo(GpuNode("n", 2), {annotated("a", "0"), annotated("b", "1")});
+  EXPECT_EQ(pl->context().ComputeState(ni, "").shape.free_milli, (std::vector<int32_t>{500, 500}));
+  framework::CycleState state;
+  auto whole = framework::PodInfo::Make(std::make_shared<api::Pod>(Share("w", 1000)));
+  ASSERT_TRUE(pl->PreFilter(state, *whole, nullptr).IsSuccess());
+  EXPECT_EQ(pl->Filter(state, *whole, ni).code(), C::kUnschedulable);
+  // Without the annotations (bound by a scheduler that records no device) the same pods
+  // are placed best fit in pod order: both on device 0.
+  auto bare = MakeNodeInfo(GpuNode("n", 2), {Share("a", 500), Share("b", 500)});
+  EXPECT_EQ(pl->context().ComputeState(bare, "").shape.free_milli, (std::vector<int32_t>{0, 1000}));
+  // An index written for another node (a binding that never happened) is not counted
+  // there as that device.
+  api::Pod moved = annotated("c", "1");
+  moved.metadata.annotations[gpu::kGpuNodeAnnotation] = "other";
+  auto ni2 = MakeNodeInfo(GpuNode("n", 2), {Share("x", 600, 1, "0"), moved});
+  EXPECT_EQ(pl->context().ComputeState(ni2, "").shape.free_milli, (std::vector<int32_t>{400, 500}));
+}
+
+// An index Phalanx wrote for an attempt that never bound (crash between the patch and the
+// binding) is not a user's choice: Reserve chooses again. A manifest's own index is kept.
+TEST_F(GpuShareTest, ReserveIgnoresAStaleIndexButKeepsAPredefinedOne) {
+  h_.SetNodes({MakeNodeInfo(GpuNode("n", 2), {Share("x", 700, 1, "1")})});
+  auto pl = New();
+  api::Pod stale = Share("s", 300, 1, "0");
+  stale.metadata.annotations[gpu::kGpuNodeAnnotation] = "n";
+  framework::CycleState st1;
+  auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(stale));
+  ASSERT_TRUE(pl->PreFilter(st1, *pi, nullptr).IsSuccess());
+  ASSERT_TRUE(pl->Reserve(st1, *pi, "n").IsSuccess());
+  EXPECT_EQ(pl->context().Assignment("uid-s"), (std::vector<int32_t>{1}));  // best fit
+  framework::CycleState st2;
+  auto user = framework::PodInfo::Make(std::make_shared<api::Pod>(Share("u", 300, 1, "0")));
+  ASSERT_TRUE(pl->PreFilter(st2, *user, nullptr).IsSuccess());
+  ASSERT_TRUE(pl->Reserve(st2, *user, "n").IsSuccess());
+  EXPECT_EQ(pl->context().Assignment("uid-u"), (std::vector<int32_t>{0}));
+}
+
 TEST_F(GpuShareTest, ArgsAreValidated) {
   EXPECT_TRUE(GpuShare::New(nullptr, h_).ok());
   YAML::Node bad = YAML::Load("deviceSelection: Tightest");
