@@ -4,6 +4,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "app/app.h"
+#include "app/live_checks.h"
 #include "app/queue_status_sink.h"
 
 #include <pthread.h>
@@ -190,6 +191,9 @@ class LiveRun {
     }
     sched_ = std::move(made).value();
     sole_profile_ = cfg_.profiles.size() == 1 ? cfg_.profiles[0].scheduler_name : std::string();
+    if (std::string e = LiveProfileError(*sched_, cfg_); !e.empty()) {
+      return Fail((o_.config_path.empty() ? std::string() : o_.config_path + ": ") + e);
+    }
     return 0;
   }
 
