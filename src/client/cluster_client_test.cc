@@ -159,7 +159,9 @@ TEST(LiveClusterClientFake, PodGroupStatusIsCoalescedAndSkippedWhenUnchanged) {
   ASSERT_EQ(reqs.size(), 2u);  // the first, then only the latest of the four queued
   EXPECT_EQ(reqs[0].method, "PATCH");
   EXPECT_EQ(reqs[0].path, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/g/status");
-  EXPECT_EQ(reqs[1].body, "{\"status\":{\"phase\":\"Scheduling\",\"scheduled\":4}}");
+  EXPECT_EQ(reqs[1].body,
+            "{\"status\":{\"phase\":\"Scheduling\",\"scheduled\":4,\"running\":0,\"succeeded\":0,"
+            "\"failed\":0}}");
   EXPECT_EQ(c.counters().podgroup_status_writes, 2);
 }
 

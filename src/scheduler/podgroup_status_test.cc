@@ -476,3 +476,68 @@ TEST(PodGroupStatusTest, FinishedMemberIsCountedOnceWhicheverWatchReportsFirst) 
 
 }  // namespace
 }  // namespace phalanx::scheduler
+
+// Migration safety (issue 22): PodGrouper makes every Job with parallelism > 1 an
+// all-or-nothing gang; GangSchedulingArgs.podGrouper: false turns that off, so a cluster
+// moving from kube-scheduler / Coscheduling keeps its Jobs' pods scheduling one by one.
+namespace phalanx::scheduler {
+namespace {
+
+std::string JobWithTwoPods() {
+  std::string y =
+      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml, uid: job-uid}\n"
+      "spec:\n  parallelism: 2\n  template:\n    spec:\n      restartPolicy: Never\n"
+      "      containers: [{name: c, image: busybox}]\n---\n";
+  for (int i = 0; i < 2; ++i) {
+    y += "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train-" + std::to_string(i) +
+         "\n  namespace: ml\n  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: train, "
+         "uid: job-uid, controller: true}]\nspec:\n  containers: [{name: c, image: busybox, "
+         "resources: {requests: {cpu: 1500m}}}]\n---\n";
+  }
+  return y;
+}
+
+SchedulerTestOptions WithGangArgs(const std::string& args) {
+  SchedulerTestOptions o;
+  config::PluginConfig pc;
+  pc.name = "GangScheduling";
+  pc.args = std::make_shared<YAML::Node>(YAML::Load(args));
+  o.config.profiles[0].plugin_config.push_back(pc);
+  return o;
+}
+
+TEST(PodGrouperSwitchTest, JobIsAGangByDefaultAndNotWithPodGrouperFalse) {
+  {
+    SchedulerTestEnv env;  // default: PodGrouper on, the Job is a gang of 2 that cannot fit
+    env.Apply(Node("n1", 2) + JobWithTwoPods());
+    env.RunUntilIdle();
+    EXPECT_EQ(env.NodeOf("train-0", "ml"), "");
+    EXPECT_EQ(env.NodeOf("train-1", "ml"), "");
+    EXPECT_TRUE(env.sched->gangs().RefOf(*env.store.GetPod("ml", "train-0")).has_value());
+  }
+  SchedulerTestEnv env(WithGangArgs("{podGrouper: false}"));
+  env.Apply(Node("n1", 2) + JobWithTwoPods());
+  env.RunUntilIdle();
+  EXPECT_FALSE(env.sched->gangs().RefOf(*env.store.GetPod("ml", "train-0")).has_value());
+  const int bound = (env.NodeOf("train-0", "ml").empty() ? 0 : 1) +
+                    (env.NodeOf("train-1", "ml").empty() ? 0 : 1);
+  EXPECT_EQ(bound, 1);  // one by one: the first fits, the second does not
+}
+
+TEST(PodGrouperSwitchTest, NonBooleanPodGrouperIsAnErrorNamingTheField) {
+  SchedulerOptions o;
+  o.config = WithGangArgs("{podGrouper: sometimes}").config;
+  o.registry = plugins::NewInTreeRegistry();
+  framework::VirtualClock clock(0);
+  store::Store store(clock);
+  o.clock = &clock;
+  o.client = &store;
+  auto s = Scheduler::New(std::move(o));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().Message().find("GangSchedulingArgs: podGrouper: Invalid value: sometimes"),
+            std::string::npos)
+      << s.status().Message();
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler
