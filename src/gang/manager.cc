@@ -135,6 +135,15 @@ std::string Manager::FinishPodLocked(const api::PodPtr& pod) {
     auto ref = ResolveLocked(*pod);
     if (!ref) return "";
     key = ref->key;
+    // Only gangs that are known (members seen) or have an object: the terminal-pod list
+    // at startup holds every finished pod of the cluster, and old derived gangs (finished
+    // Jobs) must not come back as gang state and metrics.
+    auto known = gangs_.find(key);
+    if (known == gangs_.end() && !object_specs_.count(ref->spec_key.empty() ? key : ref->spec_key)) {
+      return "";
+    }
+    Gang& g = gangs_[key];
+    if (!g.ref) g.ref = std::make_shared<const GangRef>(*ref);
   }
   Gang& g = gangs_[key];
   const bool ok = pod->status.phase == "Succeeded";

@@ -65,8 +65,11 @@ class Manager final : public GangLedger {
   // counted once per pod key in its gang's counts.succeeded / failed; its gang is found
   // from the member entry or, for a pod already deleted from the members (live mode: the
   // pod watch filters terminal pods out, so their last change arrives as a delete before
-  // a second watch reports the phase), resolved again from the pod. Returns the gang key,
-  // "" for a pod outside gangs or a non-terminal pod. Idempotent.
+  // a second watch reports the phase), resolved again from the pod — counted only when
+  // that gang is known (members seen) or defined by an object, so that finished pods of
+  // long-gone derived gangs (the terminal-pod list at startup) create no gang state.
+  // Returns the gang key, "" for a pod outside (known) gangs or a non-terminal pod.
+  // Idempotent.
   std::string OnPodFinished(const api::PodPtr& pod);
 
   void EnablePodGrouper(bool enabled) override;

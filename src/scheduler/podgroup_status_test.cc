@@ -471,6 +471,11 @@ TEST(PodGroupStatusTest, FinishedMemberIsCountedOnceWhicheverWatchReportsFirst) 
     EXPECT_EQ(c.pods, 2);
     EXPECT_EQ(m.OnPodFinished(Member("other", "Succeeded", true)), "ml/g");  // never a member
     EXPECT_EQ(m.OnPodFinished(Member("g-1", "Running", true)), "");  // not terminal
+    // A finished pod of a gang never seen and without an object: no gang state.
+    auto stray = std::make_shared<api::Pod>(*Member("old-0", "Succeeded", true));
+    stray->metadata.labels["scheduling.x-k8s.io/pod-group"] = "long-gone";
+    EXPECT_EQ(m.OnPodFinished(stray), "");
+    EXPECT_FALSE(m.SummaryOf("ml/long-gone").has_value());
   }
 }
 
