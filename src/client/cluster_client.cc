@@ -207,7 +207,8 @@ std::string LiveClusterClient::PodGroupStatusJson(std::string_view group,
   const std::string condition_head =
       "{\"type\":" + JsonString(st.condition_type) + ",\"status\":" +
       JsonString(st.condition_status) + ",\"reason\":" + JsonString(st.condition_reason) +
-      ",\"message\":" + message + ",\"lastTransitionTime\":" + JsonString(FormatTime(now));
+      ",\"message\":" + message + ",\"lastTransitionTime\":" +
+      JsonString(FormatTime(st.condition_time != 0 ? st.condition_time : now));
   if (!st.phase.empty()) field("phase", JsonString(st.phase));
   if (group == "scheduling.volcano.sh") {
     if (!st.condition_type.empty()) field("conditions", "[" + condition_head + "}]");
@@ -262,6 +263,12 @@ void LiveClusterClient::UpdatePodGroupStatus(std::string_view api_version, std::
       if (merged.occupied_by.empty()) merged.occupied_by = base->occupied_by;
       if (merged.schedule_start_time == 0) merged.schedule_start_time = base->schedule_start_time;
     }
+    // The condition's transition time from the status last queued (a write in flight is
+    // in neither map yet).
+    auto cond = pg_condition_.find(key);
+    merged.MergeConditionTime(cond == pg_condition_.end() ? nullptr : &cond->second,
+                              clock_.Now());
+    pg_condition_[key] = merged;
     if (pend != pg_pending_.end()) {
       pend->second.status = std::move(merged);
       // A pending write that returns to what is already written is dropped on send.
@@ -328,6 +335,7 @@ void LiveClusterClient::ObserveObject(const api::Unstructured& obj, bool deleted
   if (deleted) {
     uids_.erase(key);
     pg_written_.erase(key);
+    pg_condition_.erase(key);
   } else {
     uids_[key] = obj.metadata.uid;
   }

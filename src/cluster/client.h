@@ -92,12 +92,25 @@ struct ClusterClient::PodGroupStatus {
   std::string condition_status = "True";
   std::string condition_reason;
   std::string condition_message;
+  // When the condition last changed type, status or reason (its lastTransitionTime, as
+  // metav1.Condition defines it); 0 = not known yet. Implementations keep it across
+  // writes that change only the message or the counts (MergeConditionTime).
+  api::Timestamp condition_time = 0;
   bool operator==(const PodGroupStatus& o) const {
     return phase == o.phase && scheduled == o.scheduled && pending == o.pending &&
            running == o.running && succeeded == o.succeeded && failed == o.failed &&
            schedule_start_time == o.schedule_start_time && occupied_by == o.occupied_by &&
            condition_type == o.condition_type && condition_status == o.condition_status &&
-           condition_reason == o.condition_reason && condition_message == o.condition_message;
+           condition_reason == o.condition_reason && condition_message == o.condition_message &&
+           condition_time == o.condition_time;
+  }
+  // Sets condition_time: `prev`'s when `prev` (the status last written, or nullptr) has
+  // the same condition type, status and reason, else `now`.
+  void MergeConditionTime(const PodGroupStatus* prev, api::Timestamp now) {
+    const bool same = prev && prev->condition_type == condition_type &&
+                      prev->condition_status == condition_status &&
+                      prev->condition_reason == condition_reason && prev->condition_time != 0;
+    condition_time = same ? prev->condition_time : now;
   }
 };
 

@@ -202,6 +202,7 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& ga
       }
       break;
     default:
+      s = cluster::ClusterClient::PodGroupStatus{};  // no counts: equal writes are skipped
       // KEP-5832 "PodGroup Status Lifecycle": PodGroupScheduled True once the gang is
       // bound, False with reason Unschedulable when a cycle rejects it; nothing while it
       // waits for members (its pods are gated at PreEnqueue, never attempted).

@@ -560,8 +560,10 @@ void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view 
     if (merged.schedule_start_time == 0) {
       merged.schedule_start_time = last->second.schedule_start_time;
     }
-    if (merged == last->second) return;
   }
+  merged.MergeConditionTime(last != podgroup_status_.end() ? &last->second : nullptr,
+                            clock_.Now());
+  if (last != podgroup_status_.end() && merged == last->second) return;
   podgroup_status_[key] = merged;
   ++podgroup_status_writes_;
   api::Unstructured obj = *it->second;
@@ -571,7 +573,7 @@ void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view 
     (*doc)["status"] = YAML::Node(YAML::NodeType::Map);
     st = (*doc)["status"];
   }
-  WriteStatusFields(probe.Group(), merged, Rfc3339(clock_.Now()), st);
+  WriteStatusFields(probe.Group(), merged, Rfc3339(merged.condition_time), st);
   obj.object = std::move(doc);
   (void)UpdateObject(std::move(obj));
 }
