@@ -392,27 +392,59 @@ TEST(LiveClusterClient, PodGroupStatusJsonPerDialect) {
   cluster::ClusterClient::PodGroupStatus st;
   st.phase = "Scheduled";
   st.scheduled = 4;
+  st.running = 3;
+  st.succeeded = 1;
+  st.pending = 0;
   st.schedule_start_time = 1000 * api::kNanosPerSecond;
   st.occupied_by = "ml/train-job";
   st.condition_type = "Scheduled";
   st.condition_reason = "Scheduled";
   st.condition_message = "4/4 members bound";
-  // Coscheduling (scheduler-plugins v1alpha1): no conditions field.
+  // Coscheduling (scheduler-plugins v1alpha1): counts, no conditions field.
   EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.x-k8s.io", st, 0),
-            "{\"phase\":\"Scheduled\",\"scheduled\":4,\"scheduleStartTime\":"
-            "\"1970-01-01T00:16:40Z\",\"occupiedBy\":\"ml/train-job\"}");
+            "{\"phase\":\"Scheduled\",\"scheduled\":4,\"running\":3,\"succeeded\":1,"
+            "\"failed\":0,\"scheduleStartTime\":\"1970-01-01T00:16:40Z\",\"occupiedBy\":"
+            "\"ml/train-job\"}");
   // Unknown start time and owner are omitted, so a merge patch keeps what is there.
   st.schedule_start_time = 0;
   st.occupied_by.clear();
   EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.sigs.k8s.io", st, 0),
-            "{\"phase\":\"Scheduled\",\"scheduled\":4}");
-  // Volcano v1beta1: phase + conditions, no scheduled count.
+            "{\"phase\":\"Scheduled\",\"scheduled\":4,\"running\":3,\"succeeded\":1,"
+            "\"failed\":0}");
+  // Volcano v1beta1: phase + conditions + counts, no scheduled count.
   st.phase = "Running";
   EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.volcano.sh", st,
                                                   2000 * api::kNanosPerSecond),
             "{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Scheduled\",\"status\":\"True\","
             "\"reason\":\"Scheduled\",\"message\":\"4/4 members bound\","
-            "\"lastTransitionTime\":\"1970-01-01T00:33:20Z\"}]}");
+            "\"lastTransitionTime\":\"1970-01-01T00:33:20Z\"}],\"running\":3,\"succeeded\":1,"
+            "\"failed\":0}");
+  // KAI v2alpha2: counts and schedulingConditions (with nodePool and reasons); [] clears it.
+  cluster::ClusterClient::PodGroupStatus kai;
+  kai.pending = 2;
+  kai.condition_type = "UnschedulableOnNodePool";
+  kai.condition_reason = "Unschedulable";
+  kai.condition_message = "1 of 2 pending members fit";
+  EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.run.ai", kai, 0),
+            "{\"pending\":2,\"running\":0,\"succeeded\":0,\"failed\":0,\"schedulingConditions\":"
+            "[{\"type\":\"UnschedulableOnNodePool\",\"status\":\"True\",\"reason\":"
+            "\"Unschedulable\",\"message\":\"1 of 2 pending members fit\",\"lastTransitionTime\":"
+            "\"1970-01-01T00:00:00Z\",\"nodePool\":\"default\",\"reasons\":[{\"reason\":"
+            "\"Unschedulable\",\"message\":\"1 of 2 pending members fit\"}]}]}");
+  kai.condition_type.clear();
+  EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.run.ai", kai, 0),
+            "{\"pending\":2,\"running\":0,\"succeeded\":0,\"failed\":0,"
+            "\"schedulingConditions\":[]}");
+  // scheduling.k8s.io PodGroup (KEP-5832): the PodGroupScheduled condition only.
+  cluster::ClusterClient::PodGroupStatus up;
+  up.condition_type = "PodGroupScheduled";
+  up.condition_status = "False";
+  up.condition_reason = "Unschedulable";
+  up.condition_message = "no fit";
+  EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.k8s.io", up, 0),
+            "{\"conditions\":[{\"type\":\"PodGroupScheduled\",\"status\":\"False\",\"reason\":"
+            "\"Unschedulable\",\"message\":\"no fit\",\"lastTransitionTime\":"
+            "\"1970-01-01T00:00:00Z\"}]}");
 }
 
 }  // namespace

@@ -228,22 +228,47 @@ void LiveClusterClient::StatusLoop() {
 
 std::string LiveClusterClient::PodGroupStatusJson(std::string_view group,
                                                   const PodGroupStatus& st, api::Timestamp now) {
-  std::string out = "{\"phase\":" + JsonString(st.phase);
+  std::string out;
+  auto field = [&out](std::string_view name, const std::string& json) {
+    out += (out.empty() ? "{\"" : ",\"") + std::string(name) + "\":" + json;
+  };
+  auto count = [&](std::string_view name, int32_t v) { field(name, std::to_string(v)); };
+  const std::string message = JsonString(st.condition_message.substr(0, kMaxEventMessage));
+  const std::string condition_head =
+      "{\"type\":" + JsonString(st.condition_type) + ",\"status\":" +
+      JsonString(st.condition_status) + ",\"reason\":" + JsonString(st.condition_reason) +
+      ",\"message\":" + message + ",\"lastTransitionTime\":" +
+      JsonString(FormatTime(st.condition_time != 0 ? st.condition_time : now));
+  if (!st.phase.empty()) field("phase", JsonString(st.phase));
   if (group == "scheduling.volcano.sh") {
-    if (!st.condition_type.empty()) {
-      out += ",\"conditions\":[{\"type\":" + JsonString(st.condition_type) +
-             ",\"status\":\"True\",\"reason\":" + JsonString(st.condition_reason) +
-             ",\"message\":" + JsonString(st.condition_message.substr(0, kMaxEventMessage)) +
-             ",\"lastTransitionTime\":" + JsonString(FormatTime(now)) + "}]";
-    }
+    if (!st.condition_type.empty()) field("conditions", "[" + condition_head + "}]");
+    count("running", st.running);
+    count("succeeded", st.succeeded);
+    count("failed", st.failed);
+  } else if (group == "scheduling.run.ai") {
+    count("pending", st.pending);
+    count("running", st.running);
+    count("succeeded", st.succeeded);
+    count("failed", st.failed);
+    // A merge patch replaces the list: [] clears the condition once the gang is placed.
+    field("schedulingConditions",
+          st.condition_type.empty()
+              ? "[]"
+              : "[" + condition_head + ",\"nodePool\":\"default\",\"reasons\":[{\"reason\":" +
+                    JsonString(st.condition_reason) + ",\"message\":" + message + "}]}]");
+  } else if (group == "scheduling.k8s.io") {
+    if (!st.condition_type.empty()) field("conditions", "[" + condition_head + "}]");
   } else {
-    out += ",\"scheduled\":" + std::to_string(st.scheduled);
+    count("scheduled", st.scheduled);
+    count("running", st.running);
+    count("succeeded", st.succeeded);
+    count("failed", st.failed);
     if (st.schedule_start_time != 0) {
-      out += ",\"scheduleStartTime\":" + JsonString(FormatTime(st.schedule_start_time));
+      field("scheduleStartTime", JsonString(FormatTime(st.schedule_start_time)));
     }
-    if (!st.occupied_by.empty()) out += ",\"occupiedBy\":" + JsonString(st.occupied_by);
+    if (!st.occupied_by.empty()) field("occupiedBy", JsonString(st.occupied_by));
   }
-  return out + "}";
+  return out.empty() ? "{}" : out + "}";
 }
 
 void LiveClusterClient::UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
@@ -268,6 +293,12 @@ void LiveClusterClient::UpdatePodGroupStatus(std::string_view api_version, std::
       if (merged.occupied_by.empty()) merged.occupied_by = base->occupied_by;
       if (merged.schedule_start_time == 0) merged.schedule_start_time = base->schedule_start_time;
     }
+    // The condition's transition time from the status last queued (a write in flight is
+    // in neither map yet).
+    auto cond = pg_condition_.find(key);
+    merged.MergeConditionTime(cond == pg_condition_.end() ? nullptr : &cond->second,
+                              clock_.Now());
+    pg_condition_[key] = merged;
     if (pend != pg_pending_.end()) {
       pend->second.status = std::move(merged);
       // A pending write that returns to what is already written is dropped on send.
@@ -339,6 +370,7 @@ void LiveClusterClient::ObserveObject(const api::Unstructured& obj, bool deleted
   if (deleted) {
     uids_.erase(key);
     pg_written_.erase(key);
+    pg_condition_.erase(key);
   } else {
     uids_[key] = obj.metadata.uid;
   }

@@ -133,6 +133,8 @@ class LiveClusterClient final : public cluster::ClusterClient {
   std::deque<std::string> pg_order_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, PodGroupWrite> pg_pending_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, PodGroupStatus> pg_written_ ABSL_GUARDED_BY(mu_);
+  // The status last queued per object, for its condition's lastTransitionTime.
+  std::unordered_map<std::string, PodGroupStatus> pg_condition_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> no_status_subresource_;  // api_versions (status thread only)
   // "<apiGroup>/<kind>/<ns>/<name>"
   std::unordered_map<std::string, std::string> uids_ ABSL_GUARDED_BY(mu_);

@@ -159,7 +159,9 @@ TEST(LiveClusterClientFake, PodGroupStatusIsCoalescedAndSkippedWhenUnchanged) {
   ASSERT_EQ(reqs.size(), 2u);  // the first, then only the latest of the four queued
   EXPECT_EQ(reqs[0].method, "PATCH");
   EXPECT_EQ(reqs[0].path, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/g/status");
-  EXPECT_EQ(reqs[1].body, "{\"status\":{\"phase\":\"Scheduling\",\"scheduled\":4}}");
+  EXPECT_EQ(reqs[1].body,
+            "{\"status\":{\"phase\":\"Scheduling\",\"scheduled\":4,\"running\":0,\"succeeded\":0,"
+            "\"failed\":0}}");
   EXPECT_EQ(c.counters().podgroup_status_writes, 2);
 }
 
@@ -179,6 +181,41 @@ TEST(LiveClusterClientFake, UnchangedStatusIsNotWrittenAgain) {
   EXPECT_EQ(server.requests().size(), 1u);
   EXPECT_EQ(c.counters().podgroup_status_writes, 1);
   EXPECT_EQ(c.counters().podgroup_status_skipped, 1);
+}
+
+// A condition's lastTransitionTime moves only when its type, status or reason changes
+// (metav1.Condition), not when counts or the message do.
+TEST(LiveClusterClientFake, ConditionTimeMovesOnlyOnTransitions) {
+  FakeApiServer server([](const std::string&, const std::string&) { return 200; });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(100 * api::kNanosPerSecond);
+  LiveClusterClient c(api, events, clock);
+  const char* kai = "scheduling.run.ai/v2alpha2";
+  cluster::ClusterClient::PodGroupStatus st;
+  st.pending = 2;
+  st.condition_type = "UnschedulableOnNodePool";
+  st.condition_reason = "Unschedulable";
+  st.condition_message = "1 of 2 pending members fit";
+  c.UpdatePodGroupStatus(kai, "PodGroup", "ml", "g", st);
+  server.WaitFor(1);
+  clock.Advance(30 * api::kNanosPerSecond);
+  st.pending = 3;
+  st.condition_message = "1 of 3 pending members fit";
+  c.UpdatePodGroupStatus(kai, "PodGroup", "ml", "g", st);
+  server.WaitFor(2);
+  clock.Advance(30 * api::kNanosPerSecond);
+  st.condition_reason = "OverLimit";
+  c.UpdatePodGroupStatus(kai, "PodGroup", "ml", "g", st);
+  server.WaitFor(3);
+  c.Flush(std::chrono::seconds(10));
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_NE(reqs[0].body.find("\"lastTransitionTime\":\"1970-01-01T00:01:40Z\""), std::string::npos)
+      << reqs[0].body;
+  EXPECT_NE(reqs[1].body.find("\"lastTransitionTime\":\"1970-01-01T00:01:40Z\""), std::string::npos)
+      << reqs[1].body;  // message and count changed: same transition
+  EXPECT_NE(reqs[2].body.find("\"lastTransitionTime\":\"1970-01-01T00:02:40Z\""), std::string::npos)
+      << reqs[2].body;  // reason changed
 }
 
 TEST(LiveClusterClientFake, NoStatusSubresourceFallsBackToTheMainResourceOnce) {

@@ -29,6 +29,12 @@ std::vector<ResourceType> CoreResources() {
   ResourceType pods{"", "v1", "pods", "Pod", Target::kPod,
                     "status.phase!=Succeeded,status.phase!=Failed"};
   v.push_back(pods);
+  // The complement, for gang status (Running -> Succeeded / Failed counts): a pod that
+  // ends leaves the first watch as a delete of its last state and enters this one with
+  // its terminal phase. Pending / Running / Unknown are the other phases (core/v1
+  // PodPhase; the API server sets Pending on create, so no pod has an empty phase).
+  v.push_back({"", "v1", "pods", "Pod", Target::kTerminalPod,
+               "status.phase!=Pending,status.phase!=Running,status.phase!=Unknown"});
   v.push_back({"", "v1", "nodes", "Node", Target::kNode, ""});
   v.push_back({"", "v1", "namespaces", "Namespace", Target::kNamespace, ""});
   v.push_back({"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass",
@@ -503,6 +509,7 @@ void LiveInformerFactory::Notify(Target t, Op op, const std::shared_ptr<const vo
     case Target::kPriorityClass: Call(pc_h_, o, old_obj, obj); break;
     case Target::kPodDisruptionBudget: Call(pdb_h_, o, old_obj, obj); break;
     case Target::kObject: Call(obj_h_, o, old_obj, obj); break;
+    case Target::kTerminalPod: Call(terminal_pod_h_, o, old_obj, obj); break;
   }
 }
 
@@ -566,6 +573,16 @@ void LiveInformerFactory::AddPodHandlers(cluster::EventHandlers<api::Pod> h) {
     pod_h_.push_back(h);
     for (auto& c : caches_) {
       if (c.type.target != Target::kPod || !h.on_add) continue;
+      for (auto& [k, o] : c.objects) h.on_add(std::static_pointer_cast<const api::Pod>(o.ptr));
+    }
+  });
+}
+
+void LiveInformerFactory::AddTerminalPodHandlers(cluster::EventHandlers<api::Pod> h) {
+  PostAndWait([this, h = std::move(h)] {
+    terminal_pod_h_.push_back(h);
+    for (auto& c : caches_) {
+      if (c.type.target != Target::kTerminalPod || !h.on_add) continue;
       for (auto& [k, o] : c.objects) h.on_add(std::static_pointer_cast<const api::Pod>(o.ptr));
     }
   });

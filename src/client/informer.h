@@ -13,7 +13,8 @@
 // each resource. A relist is diffed against the cache (adds, updates with a changed
 // resourceVersion, deletes of objects that are gone).
 //
-// Resources: pods (not Succeeded/Failed), nodes, namespaces, priorityclasses, and the
+// Resources: pods (not Succeeded/Failed), pods in Succeeded/Failed (a second watch, for gang
+// status only: AddTerminalPodHandlers), nodes, namespaces, priorityclasses, and the
 // object kinds of the gang dialects and PodGrouper owners that the server serves
 // (discovered via /api and /apis; absent ones are skipped): PodGroups of
 // scheduling.x-k8s.io, scheduling.sigs.k8s.io, scheduling.volcano.sh, scheduling.run.ai,
@@ -43,7 +44,7 @@ namespace phalanx::client {
 
 // The object kinds live mode may watch as api::Unstructured, in discovery order.
 std::vector<ResourceType> OptionalObjectResources();
-// pods, nodes, namespaces, priorityclasses.
+// pods, terminal pods, nodes, namespaces, priorityclasses.
 std::vector<ResourceType> CoreResources();
 
 struct InformerOptions {
@@ -92,6 +93,7 @@ class LiveInformerFactory final : public cluster::InformerFactory {
 
   // cluster::InformerFactory. Blocks until the dispatcher has replayed the cache into `h`.
   void AddPodHandlers(cluster::EventHandlers<api::Pod> h) override;
+  void AddTerminalPodHandlers(cluster::EventHandlers<api::Pod> h) override;
   void AddNodeHandlers(cluster::EventHandlers<api::Node> h) override;
   void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override;
   void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
@@ -146,6 +148,7 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   std::thread dispatcher_;
   std::vector<Cache> caches_;  // by resource index; dispatcher thread only
   std::vector<cluster::EventHandlers<api::Pod>> pod_h_;
+  std::vector<cluster::EventHandlers<api::Pod>> terminal_pod_h_;
   std::vector<cluster::EventHandlers<api::Node>> node_h_;
   std::vector<cluster::EventHandlers<api::PriorityClass>> pc_h_;
   std::vector<cluster::EventHandlers<api::Namespace>> ns_h_;

@@ -96,6 +96,11 @@ class FakeApiServer {
       if (watch) return Hold(c);
       return Json(c, R"({"metadata":{"resourceVersion":"1"},"items":[]})");
     }
+    // The terminal-pod watch (Succeeded / Failed): one finished pod, then nothing.
+    if (target.find("fieldSelector=status.phase%21%3DPending") != std::string::npos) {
+      if (watch) return Hold(c);
+      return Json(c, R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("done", "8") + "]}");
+    }
     if (!watch) {
       if (target.find("continue=c1") != std::string::npos) {
         return Json(c, R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("b", "9") + "]}");
@@ -175,6 +180,12 @@ TEST(Informer, ListWatchBookmarkRelistOn410) {
     EXPECT_EQ(events, want);
   }
   EXPECT_EQ(server.pod_lists(), 2);  // the initial list (2 pages) and one relist
+
+  // Terminal pods come from their own watch, to their own handlers only.
+  std::vector<std::string> terminal;
+  inf.AddTerminalPodHandlers({[&](const api::PodPtr& p) { terminal.push_back(p->metadata.name); },
+                              {}, {}});
+  EXPECT_EQ(terminal, (std::vector<std::string>{"done"}));
 
   // A late registration replays the cache (b and c) as adds.
   std::vector<std::string> replay;

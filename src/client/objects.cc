@@ -155,6 +155,7 @@ api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& el,
   Object o;
   switch (rt.target) {
     case Target::kPod:
+    case Target::kTerminalPod:
       if (m.pods.size() != 1) break;
       o.key = m.pods[0].Key();
       o.resource_version = m.pods[0].metadata.resource_version;

@@ -22,7 +22,17 @@ class element;
 namespace phalanx::client {
 
 // What a watched resource decodes into.
-enum class Target { kPod, kNode, kNamespace, kPriorityClass, kPodDisruptionBudget, kObject };
+// kTerminalPod: pods in phase Succeeded / Failed (a second pods watch; decoded as api::Pod,
+// delivered to cluster::InformerFactory::AddTerminalPodHandlers).
+enum class Target {
+  kPod,
+  kNode,
+  kNamespace,
+  kPriorityClass,
+  kPodDisruptionBudget,
+  kObject,
+  kTerminalPod
+};
 
 // One resource the informers list and watch, e.g. {"", "v1", "pods", "Pod"}.
 struct ResourceType {
@@ -36,8 +46,11 @@ struct ResourceType {
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
   // "/api/v1/pods", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups" (all namespaces).
   std::string CollectionPath() const;
-  // "pods", "podgroups.scheduling.x-k8s.io": for logs and errors.
-  std::string Name() const { return group.empty() ? resource : resource + "." + group; }
+  // "pods", "podgroups.scheduling.x-k8s.io", "pods(terminal)": for logs and errors.
+  std::string Name() const {
+    return (group.empty() ? resource : resource + "." + group) +
+           (target == Target::kTerminalPod ? "(terminal)" : "");
+  }
 };
 
 // A decoded object: one of api::Pod, Node, Namespace, PriorityClass, PodDisruptionBudget or

@@ -70,30 +70,60 @@ class ClusterClient {
 };
 
 // The scheduler's view of a gang, written to its PodGroup's status. Field names follow
-// the dialect's own API:
+// the dialect's own API (the object's API group picks which fields are written):
 //   scheduling.x-k8s.io/v1alpha1 (scheduler-plugins apis/scheduling/v1alpha1/types.go):
-//     status.phase (Pending | Scheduling | Scheduled | Running | Failed ...),
+//     status.phase (Pending | Scheduling | Scheduled | Running | Finished | Failed),
 //     status.scheduled (the pre-v0.23 field, kept for tools that read it),
+//     status.running / succeeded / failed (member pods by phase),
 //     status.scheduleStartTime (RFC 3339), status.occupiedBy ("ns/owner,...").
 //   scheduling.volcano.sh/v1beta1 (volcano pkg/apis/scheduling/v1beta1/types.go):
 //     status.phase (Pending | Inqueue | Running | Unknown | Completed),
+//     status.running / succeeded / failed,
 //     status.conditions[] {type Scheduled | Unschedulable, status, reason, message,
 //     lastTransitionTime}.
+//   scheduling.run.ai/v2alpha2 (KAI pkg/apis/scheduling/v2alpha2/podgroup_types.go):
+//     status.pending / running / succeeded / failed, and
+//     status.schedulingConditions[] {type UnschedulableOnNodePool, nodePool, status,
+//     reason, message, reasons[] {reason, message}, lastTransitionTime}: one while the
+//     gang is unschedulable, [] once it is placed. No phase (KAI defines no values).
+//   scheduling.k8s.io/v1alpha2 PodGroup (KEP-5832, 1.36): status.conditions[] (a
+//     metav1.Condition) {type PodGroupScheduled, status True | False, reason Scheduled |
+//     Unschedulable, message, lastTransitionTime}. No phase, no counts.
 struct ClusterClient::PodGroupStatus {
-  std::string phase;
-  int32_t scheduled = 0;                // members bound
+  std::string phase;                    // "" = not written (KAI, scheduling.k8s.io)
+  int32_t scheduled = 0;                // members bound (or finished after being bound)
+  int32_t pending = 0;                  // members not bound yet
+  int32_t running = 0;                  // members whose pod phase is Running
+  int32_t succeeded = 0;                // members that ended Succeeded
+  int32_t failed = 0;                   // members that ended Failed
   api::Timestamp schedule_start_time = 0;  // 0 = unknown (not written)
   std::string occupied_by;              // "" = not written
-  // The latest scheduling outcome (Volcano conditions): type "Scheduled" or
-  // "Unschedulable" ("" = none), reason (CamelCase) and message.
+  // The latest scheduling outcome as a condition: type ("" = none; "Scheduled" /
+  // "Unschedulable" for Volcano, "UnschedulableOnNodePool" for KAI, "PodGroupScheduled"
+  // for scheduling.k8s.io), status ("True" / "False"), reason (CamelCase) and message.
   std::string condition_type;
+  std::string condition_status = "True";
   std::string condition_reason;
   std::string condition_message;
+  // When the condition last changed type, status or reason (its lastTransitionTime, as
+  // metav1.Condition defines it); 0 = not known yet. Implementations keep it across
+  // writes that change only the message or the counts (MergeConditionTime).
+  api::Timestamp condition_time = 0;
   bool operator==(const PodGroupStatus& o) const {
-    return phase == o.phase && scheduled == o.scheduled &&
+    return phase == o.phase && scheduled == o.scheduled && pending == o.pending &&
+           running == o.running && succeeded == o.succeeded && failed == o.failed &&
            schedule_start_time == o.schedule_start_time && occupied_by == o.occupied_by &&
-           condition_type == o.condition_type && condition_reason == o.condition_reason &&
-           condition_message == o.condition_message;
+           condition_type == o.condition_type && condition_status == o.condition_status &&
+           condition_reason == o.condition_reason && condition_message == o.condition_message &&
+           condition_time == o.condition_time;
+  }
+  // Sets condition_time: `prev`'s when `prev` (the status last written, or nullptr) has
+  // the same condition type, status and reason, else `now`.
+  void MergeConditionTime(const PodGroupStatus* prev, api::Timestamp now) {
+    const bool same = prev && prev->condition_type == condition_type &&
+                      prev->condition_status == condition_status &&
+                      prev->condition_reason == condition_reason && prev->condition_time != 0;
+    condition_time = same ? prev->condition_time : now;
   }
 };
 

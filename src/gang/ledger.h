@@ -21,7 +21,13 @@ struct GangCounts {
   int32_t assumed = 0;  // assumed by the scheduler, binding not yet confirmed
   int32_t bound = 0;    // bound (running)
   bool satisfied_once = false;  // reached minMember assumed+bound at some point
-  int32_t succeeded = 0;  // members that ended Succeeded (a gang with one is never stale)
+  // Members that ended Succeeded / Failed (terminal pods are no longer in `pods`): each
+  // pod once, by key, for the gang's lifetime (a finished pod later deleted still counts);
+  // a new non-terminal pod of the same key takes its place. A gang with a succeeded member
+  // is never stale (staleness.h).
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+  int32_t running = 0;  // members whose status.phase is Running (the kubelet started them)
 };
 
 struct GangInfo {
@@ -84,6 +90,11 @@ class GangLedger {
   virtual void MarkAssumed(const api::Pod& pod, api::Timestamp now) = 0;
   virtual void MarkForgotten(const api::Pod& pod) = 0;
   virtual void RecordAttempt(const std::string& gang_key, const std::string& reason) = 0;
+
+  // PodGrouper (dialects.h DialectOptions::pod_grouper): false stops deriving gangs from
+  // pods' top owners (GangSchedulingArgs.podGrouper). Applies to pods seen afterwards:
+  // plugins are built before any pod arrives. Implementations without PodGrouper ignore it.
+  virtual void EnablePodGrouper(bool enabled) { (void)enabled; }
 };
 
 }  // namespace phalanx::gang

@@ -70,12 +70,24 @@ const api::Unstructured* Manager::OwnerLocked(const std::string& ns, const std::
   return it == objects_.end() ? nullptr : it->second.get();
 }
 
-void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
-  if (Terminal(*pod)) return;
-  auto ref = ResolvePodGang(
-      *pod, opts_,
+std::optional<GangRef> Manager::ResolveLocked(const api::Pod& pod) const {
+  return ResolvePodGang(
+      pod, opts_,
       [this](const std::string& ns, const std::string& kind, const std::string& name)
           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return OwnerLocked(ns, kind, name); });
+}
+
+void Manager::EnablePodGrouper(bool enabled) {
+  absl::MutexLock l(&mu_);
+  opts_.pod_grouper = enabled;
+}
+
+void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
+  if (Terminal(*pod)) {
+    FinishPodLocked(pod);
+    return;
+  }
+  auto ref = ResolveLocked(*pod);
   if (!ref) return;
   const std::string pkey = pod->Key();
   Gang& g = gangs_[ref->key];
@@ -84,11 +96,18 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
     g.inline_spec = std::make_shared<const PodGroupSpec>(*ref->inline_spec);
   }
   if (g.members.insert(pkey).second) {
+    // A new pod of a finished member's name (a recreated pod) takes its place.
+    if (auto f = g.finished.find(pkey); f != g.finished.end()) {
+      --(f->second ? g.counts.succeeded : g.counts.failed);
+      g.finished.erase(f);
+    }
     ++g.counts.pods;
     PodEntry e;
     e.gang = ref->key;
     e.sub_group = SubGroupNameOf(ref->dialect, *pod);
     e.state = pod->spec.node_name.empty() ? PodEntry::kPending : PodEntry::kBound;
+    e.running = pod->status.phase == "Running";
+    if (e.running) ++g.counts.running;
     if (e.state == PodEntry::kBound) {
       ++g.counts.bound;
     } else {
@@ -105,6 +124,44 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
   UpdateSatisfiedLocked(g, ref->key, now);
 }
 
+std::string Manager::FinishPodLocked(const api::PodPtr& pod) {
+  if (!Terminal(*pod)) return "";
+  const std::string pkey = pod->Key();
+  std::string key;
+  if (auto it = pods_.find(pkey); it != pods_.end()) {
+    key = it->second.gang;
+    RemovePodLocked(pkey);
+  } else {
+    auto ref = ResolveLocked(*pod);
+    if (!ref) return "";
+    key = ref->key;
+    // Only gangs that are known (members seen) or have an object: the terminal-pod list
+    // at startup holds every finished pod of the cluster, and old derived gangs (finished
+    // Jobs) must not come back as gang state and metrics.
+    auto known = gangs_.find(key);
+    if (known == gangs_.end() && !object_specs_.count(ref->spec_key.empty() ? key : ref->spec_key)) {
+      return "";
+    }
+    Gang& g = gangs_[key];
+    if (!g.ref) g.ref = std::make_shared<const GangRef>(*ref);
+  }
+  Gang& g = gangs_[key];
+  const bool ok = pod->status.phase == "Succeeded";
+  auto [f, inserted] = g.finished.emplace(pkey, ok);
+  if (!inserted) {
+    if (f->second == ok) return key;
+    --(f->second ? g.counts.succeeded : g.counts.failed);
+    f->second = ok;
+  }
+  ++(ok ? g.counts.succeeded : g.counts.failed);
+  return key;
+}
+
+std::string Manager::OnPodFinished(const api::PodPtr& pod) {
+  absl::MutexLock l(&mu_);
+  return FinishPodLocked(pod);
+}
+
 void Manager::RemovePodLocked(const std::string& pkey) {
   auto it = pods_.find(pkey);
   if (it == pods_.end()) return;
@@ -113,6 +170,7 @@ void Manager::RemovePodLocked(const std::string& pkey) {
     Gang& g = git->second;
     g.members.erase(pkey);
     --g.counts.pods;
+    if (it->second.running) --g.counts.running;
     CountSubGroup(g, it->second, -1);
     switch (it->second.state) {
       case PodEntry::kPending: --g.counts.pending; break;
@@ -137,16 +195,17 @@ void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod
   absl::MutexLock l(&mu_);
   const std::string pkey = new_pod->Key();
   if (Terminal(*new_pod)) {
-    if (new_pod->status.phase == "Succeeded") {
-      if (auto it = pods_.find(pkey); it != pods_.end()) ++gangs_[it->second.gang].counts.succeeded;
-    }
-    RemovePodLocked(pkey);
+    FinishPodLocked(new_pod);
     return;
   }
   auto it = pods_.find(pkey);
   if (it == pods_.end()) {
     AddPodLocked(new_pod, now);
     return;
+  }
+  if (const bool running = new_pod->status.phase == "Running"; running != it->second.running) {
+    gangs_[it->second.gang].counts.running += running ? 1 : -1;
+    it->second.running = running;
   }
   if (!new_pod->spec.node_name.empty() && it->second.state != PodEntry::kBound) {
     Gang& g = gangs_[it->second.gang];

@@ -56,10 +56,23 @@ class Manager final : public GangLedger {
   void OnObjectStatusUpdate(const api::UnstructuredPtr& obj);
   void OnObjectDelete(const api::UnstructuredPtr& obj);
 
-  // Pods (all pods, bound or not; terminal pods count as deleted).
+  // Pods (all pods, bound or not). A terminal pod (Succeeded / Failed) leaves its gang's
+  // members as a delete does and is counted in counts.succeeded / failed (OnPodFinished).
   void OnPodAdd(const api::PodPtr& pod, api::Timestamp now);
   void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod, api::Timestamp now);
   void OnPodDelete(const api::PodPtr& pod);
+  // `pod` reached Succeeded or Failed: it leaves the members (if it still is one) and is
+  // counted once per pod key in its gang's counts.succeeded / failed; its gang is found
+  // from the member entry or, for a pod already deleted from the members (live mode: the
+  // pod watch filters terminal pods out, so their last change arrives as a delete before
+  // a second watch reports the phase), resolved again from the pod — counted only when
+  // that gang is known (members seen) or defined by an object, so that finished pods of
+  // long-gone derived gangs (the terminal-pod list at startup) create no gang state.
+  // Returns the gang key, "" for a pod outside (known) gangs or a non-terminal pod.
+  // Idempotent.
+  std::string OnPodFinished(const api::PodPtr& pod);
+
+  void EnablePodGrouper(bool enabled) override;
 
   // The gang of a pod (cached per pod key), or nullopt.
   std::optional<GangRef> RefOf(const api::Pod& pod) const override;
@@ -103,12 +116,14 @@ class Manager final : public GangLedger {
     std::string gang;
     std::string sub_group;  // the subgroup the pod names under its gang's dialect
     enum State { kPending, kAssumed, kBound } state = kPending;
+    bool running = false;  // status.phase Running
   };
   struct Gang {
     std::shared_ptr<const PodGroupSpec> object_spec;  // from an object
     std::shared_ptr<const PodGroupSpec> inline_spec;  // from the first member's annotations
     std::shared_ptr<const GangRef> ref;  // set by the first member, never reset
     std::set<std::string> members;
+    std::map<std::string, bool> finished;  // pod key -> Succeeded (true) / Failed (false)
     GangCounts counts;
     SubGroupCounts sub_group_pods;    // per subgroup name: member pods
     SubGroupCounts sub_group_active;  // per subgroup name: assumed or bound members
@@ -124,6 +139,8 @@ class Manager final : public GangLedger {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AddPodLocked(const api::PodPtr& pod, api::Timestamp now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemovePodLocked(const std::string& pod_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string FinishPodLocked(const api::PodPtr& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<GangRef> ResolveLocked(const api::Pod& pod) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds (delta 1) or removes (-1) a member's share of its gang's subgroup counts.
@@ -132,8 +149,8 @@ class Manager final : public GangLedger {
                                        const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  const DialectOptions opts_;
   mutable absl::Mutex mu_;
+  DialectOptions opts_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Gang> gangs_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> running_losses_ ABSL_GUARDED_BY(mu_);  // TakeRunningLosses
   // Transparent hash/equality so that RefPtrOf finds a pod by a string_view key.

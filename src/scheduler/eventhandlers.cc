@@ -48,6 +48,16 @@ void Scheduler::AddEventHandlers(cluster::InformerFactory& inf) {
   inf.AddPodHandlers({[this](const api::PodPtr& p) { OnPodAdd(p); },
                       [this](const api::PodPtr& o, const api::PodPtr& n) { OnPodUpdate(o, n); },
                       [this](const api::PodPtr& p) { OnPodDelete(p); }});
+  // Sources whose pod events leave terminal pods out (live: the field selector, as
+  // upstream's) report them here; gang status counts them, nothing else does.
+  inf.AddTerminalPodHandlers({[this](const api::PodPtr& p) { OnPodFinished(p); },
+                              [this](const api::PodPtr&, const api::PodPtr& p) { OnPodFinished(p); },
+                              nullptr});
+}
+
+void Scheduler::OnPodFinished(const api::PodPtr& pod) {
+  const std::string gang = gangs_->OnPodFinished(pod);
+  if (!gang.empty()) gang_coordinator_->OnMemberPhase(*pod, gang);
 }
 
 void Scheduler::Requeue(framework::EventResource resource, uint32_t action, const char* label,
@@ -127,7 +137,10 @@ void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) {
 }
 
 void Scheduler::OnPodAdd(const api::PodPtr& pod) {
-  if (IsTerminal(*pod)) return;
+  if (IsTerminal(*pod)) {  // not in the cache or the queue; its gang counts it
+    OnPodFinished(pod);
+    return;
+  }
   gangs_->OnPodAdd(pod, opts_.clock->Now());
   queues_->OnPodAdd(pod);
   framework::EventObjects objs;
@@ -158,7 +171,15 @@ void Scheduler::OnPodAdd(const api::PodPtr& pod) {
 }
 
 void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
-  gangs_->OnPodUpdate(old_pod, new_pod, opts_.clock->Now());
+  // A phase change (Running / Succeeded / Failed) moves the gang's status counts and
+  // lifecycle phase; a terminal pod leaves the gang's members (OnPodFinished counts it).
+  const bool phase_changed = old_pod->status.phase != new_pod->status.phase;
+  if (phase_changed && IsTerminal(*new_pod)) {
+    OnPodFinished(new_pod);
+  } else {
+    gangs_->OnPodUpdate(old_pod, new_pod, opts_.clock->Now());
+    if (phase_changed) gang_coordinator_->OnMemberPhase(*new_pod, "");
+  }
   queues_->OnPodUpdate(old_pod, new_pod);
   if (IsAssigned(*old_pod)) {
     if (IsTerminal(*new_pod)) {

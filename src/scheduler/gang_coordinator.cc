@@ -33,6 +33,14 @@ void GangCoordinator::OnMemberBound(const api::PodPtr& pod) {
   if (!BindingsInFlight(ref->key)) WriteStatus(ref->key, GangOutcome::kNone, "", pod.get());
 }
 
+void GangCoordinator::OnMemberPhase(const api::Pod& pod, const std::string& gang_key) {
+  if (!gang_key.empty()) {
+    WriteStatus(gang_key, GangOutcome::kNone, "", nullptr);
+  } else if (auto ref = gangs_.RefPtrOf(pod)) {
+    WriteStatus(ref->key, GangOutcome::kNone, "", nullptr);
+  }
+}
+
 void GangCoordinator::OnBindingFailed(const api::Pod& pod) {
   if (auto ref = gangs_.RefPtrOf(pod); ref && !BindingsInFlight(ref->key)) {
     WriteStatus(ref->key, GangOutcome::kNone, "", nullptr);

@@ -40,6 +40,11 @@ class GangCoordinator {
 
   // A member of a gang was observed bound (`pod` has spec.nodeName).
   void OnMemberBound(const api::PodPtr& pod) ABSL_LOCKS_EXCLUDED(mu_);
+  // A member's pod phase changed (the kubelet started it: Running; it ended: Succeeded /
+  // Failed, already counted by gang::Manager::OnPodFinished): the gang's status counts
+  // and lifecycle phase (Running, Finished, Failed) follow. `gang_key` "" = the gang of
+  // `pod` as a current member.
+  void OnMemberPhase(const api::Pod& pod, const std::string& gang_key);
   // A member's binding cycle failed and it was forgotten: the members that bound before it
   // left the status write to the last binding, which this was.
   void OnBindingFailed(const api::Pod& pod);

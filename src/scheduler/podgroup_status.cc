@@ -52,6 +52,113 @@ std::string OccupiedBy(const api::Pod& pod) {
 
 }  // namespace
 
+namespace {
+
+// The scheduling side of a gang's status: where its placement stands.
+enum class Placement {
+  kPlaced,       // minMember bound (or finished after running), every subgroup too
+  kMissing,      // fewer than minMember members exist (`why` says which)
+  kRejected,     // the last PodGroup cycle could not place it (`why`: its message)
+  kInProgress,   // being placed, or its bindings are in flight
+};
+
+Placement PlacementOf(const gang::GangInfo& info, GangOutcome outcome, std::string_view message,
+                      std::string* why) {
+  const gang::PodGroupSpec& spec = *info.spec;
+  const gang::GangCounts& c = info.counts;
+  const int32_t min = spec.min_member;
+  // Nested quorums (KAI subGroups, Volcano minTaskMember): the gang is placed only when
+  // every subgroup is, and a status names the short subgroup (gang/subgroups.h).
+  const std::string sub_missing = gang::ShortSubGroup(spec, info.sub_group_pods, "exist");
+  const std::string sub_short = gang::ShortSubGroup(spec, info.sub_group_active, "placed");
+  const int32_t finished = c.succeeded + c.failed;
+  if ((c.bound >= min && sub_short.empty()) || (finished > 0 && c.bound + finished >= min)) {
+    *why = std::to_string(c.bound + finished) + "/" + std::to_string(min) + " members bound";
+    return Placement::kPlaced;
+  }
+  if (c.pods + finished < min || !sub_missing.empty()) {
+    *why = c.pods < min ? std::to_string(c.pods) + "/" + std::to_string(min) +
+                              " members exist, waiting for more"
+                        : sub_missing + ", waiting for more";
+    return Placement::kMissing;
+  }
+  const bool rejected = outcome == GangOutcome::kUnschedulable ||
+                        (outcome == GangOutcome::kNone && info.attempts > 0 &&
+                         !info.last_reason.empty());
+  if (rejected && (c.assumed + c.bound < min || !sub_short.empty())) {
+    *why = std::string(outcome == GangOutcome::kUnschedulable ? message : info.last_reason);
+    return Placement::kRejected;
+  }
+  return Placement::kInProgress;
+}
+
+// scheduler-plugins pkg/controllers/podgroup_controller.go Reconcile: Finished when
+// minMember succeeded; Failed when one failed and failed + running + succeeded reach
+// minMember; Running when running + succeeded do; else the scheduling phases.
+void CoschedulingStatus(const gang::GangCounts& c, int32_t min, Placement p,
+                        cluster::ClusterClient::PodGroupStatus* s) {
+  if (c.succeeded >= min) {
+    s->phase = "Finished";
+  } else if (c.failed > 0 && c.failed + c.running + c.succeeded >= min) {
+    s->phase = "Failed";
+  } else if (c.running + c.succeeded >= min) {
+    s->phase = "Running";
+  } else if (p == Placement::kPlaced) {
+    s->phase = "Scheduled";
+  } else if (p == Placement::kInProgress) {
+    s->phase = "Scheduling";
+  } else {
+    s->phase = "Pending";
+  }
+}
+
+// Volcano pkg/scheduler/framework/session.go jobStatus: Running when allocated and
+// succeeded tasks reach minMember, Pending (with an Unschedulable condition) otherwise,
+// Inqueue while being placed.
+void VolcanoStatus(Placement p, const std::string& why,
+                   cluster::ClusterClient::PodGroupStatus* s) {
+  switch (p) {
+    case Placement::kPlaced:
+      s->phase = "Running";
+      s->condition_type = "Scheduled";
+      s->condition_reason = "Scheduled";
+      break;
+    case Placement::kMissing:
+    case Placement::kRejected:
+      s->phase = "Pending";
+      s->condition_type = "Unschedulable";
+      s->condition_reason = p == Placement::kMissing ? "NotEnoughTasks" : "NotEnoughResources";
+      break;
+    case Placement::kInProgress:
+      s->phase = "Inqueue";
+      return;
+  }
+  s->condition_message = why;
+}
+
+// The object's API version for the dialects whose status we write, "" for the others.
+std::string StatusApiVersion(const gang::PodGroupSpec& spec) {
+  // The object's own apiVersion, as recorded in spec.source "Kind ns/name (apiVersion)".
+  std::string from_source;
+  if (auto open = spec.source.rfind('('); open != std::string::npos && spec.source.back() == ')') {
+    from_source = spec.source.substr(open + 1, spec.source.size() - open - 2);
+  }
+  auto or_default = [&](const char* v) { return from_source.empty() ? std::string(v) : from_source; };
+  switch (spec.dialect) {
+    case gang::Dialect::kCoscheduling: return or_default("scheduling.x-k8s.io/v1alpha1");
+    case gang::Dialect::kVolcano: return or_default("scheduling.volcano.sh/v1beta1");
+    case gang::Dialect::kKAI: return or_default("scheduling.run.ai/v2alpha2");
+    case gang::Dialect::kWorkload:
+      // The standalone PodGroup (1.36, KEP-5832) has a status; a 1.35 Workload's embedded
+      // pod groups have none.
+      return spec.source.rfind("PodGroup ", 0) == 0 ? or_default("scheduling.k8s.io/v1alpha2")
+                                                     : "";
+    default: return "";
+  }
+}
+
+}  // namespace
+
 std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& gangs,
                                                          const std::string& gang_key,
                                                          GangOutcome outcome,
@@ -62,58 +169,50 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& ga
   if (!info || !info->spec || !info->spec->invalid.empty()) return std::nullopt;
   const gang::PodGroupSpec& spec = *info->spec;
   PodGroupStatusWrite w;
-  // The object's own apiVersion, as recorded in spec.source "PodGroup ns/name (apiVersion)".
-  std::string from_source;
-  if (auto open = spec.source.rfind('('); open != std::string::npos && spec.source.back() == ')') {
-    from_source = spec.source.substr(open + 1, spec.source.size() - open - 2);
-  }
-  switch (spec.dialect) {
-    case gang::Dialect::kCoscheduling:
-      w.api_version = from_source.empty() ? "scheduling.x-k8s.io/v1alpha1" : from_source;
-      break;
-    case gang::Dialect::kVolcano:
-      w.api_version = from_source.empty() ? "scheduling.volcano.sh/v1beta1" : from_source;
-      break;
-    default: return std::nullopt;
-  }
+  w.api_version = StatusApiVersion(spec);
+  if (w.api_version.empty()) return std::nullopt;
   w.kind = "PodGroup";
   w.ns = spec.namespace_;
   w.name = spec.name;
   const gang::GangCounts& c = info->counts;
-  const int32_t min = spec.min_member;
-  const bool failed = outcome == GangOutcome::kUnschedulable ||
-                      (outcome == GangOutcome::kNone && info->attempts > 0 &&
-                       !info->last_reason.empty());
   auto& s = w.status;
-  s.scheduled = c.bound;
-  if (info->has_quorum) s.schedule_start_time = info->quorum_time;
-  if (member) s.occupied_by = OccupiedBy(*member);
-  const bool volcano = spec.dialect == gang::Dialect::kVolcano;
-  // Nested quorums (KAI subGroups, Volcano minTaskMember): the gang is Scheduled only when
-  // every subgroup is, and a status names the short subgroup (gang/subgroups.h).
-  const std::string sub_missing = gang::ShortSubGroup(spec, info->sub_group_pods, "exist");
-  const std::string sub_short = gang::ShortSubGroup(spec, info->sub_group_active, "placed");
-  if (c.bound >= min && sub_short.empty()) {
-    s.phase = volcano ? "Running" : "Scheduled";
-    s.condition_type = "Scheduled";
-    s.condition_reason = "Scheduled";
-    s.condition_message =
-        std::to_string(c.bound) + "/" + std::to_string(min) + " members bound";
-  } else if (c.pods < min || !sub_missing.empty()) {
-    s.phase = "Pending";
-    s.condition_type = "Unschedulable";
-    s.condition_reason = "NotEnoughTasks";
-    s.condition_message = c.pods < min ? std::to_string(c.pods) + "/" + std::to_string(min) +
-                                             " members exist, waiting for more"
-                                       : sub_missing + ", waiting for more";
-  } else if (failed && (c.assumed + c.bound < min || !sub_short.empty())) {
-    s.phase = "Pending";
-    s.condition_type = "Unschedulable";
-    s.condition_reason = "NotEnoughResources";
-    s.condition_message =
-        std::string(outcome == GangOutcome::kUnschedulable ? message : info->last_reason);
-  } else {
-    s.phase = volcano ? "Inqueue" : "Scheduling";
+  s.scheduled = c.bound + c.succeeded + c.failed;
+  s.pending = c.pods - c.running;
+  s.running = c.running;
+  s.succeeded = c.succeeded;
+  s.failed = c.failed;
+  std::string why;
+  const Placement p = PlacementOf(*info, outcome, message, &why);
+  switch (spec.dialect) {
+    case gang::Dialect::kCoscheduling:
+      if (info->has_quorum) s.schedule_start_time = info->quorum_time;
+      if (member) s.occupied_by = OccupiedBy(*member);
+      CoschedulingStatus(c, spec.min_member, p, &s);
+      break;
+    case gang::Dialect::kVolcano:
+      VolcanoStatus(p, why, &s);
+      break;
+    case gang::Dialect::kKAI:
+      // KAI's scheduler sets UnschedulableOnNodePool (reason Unschedulable) on a gang it
+      // cannot place and removes it once placed (v2alpha2 podgroup_types.go).
+      if (p == Placement::kMissing || p == Placement::kRejected) {
+        s.condition_type = "UnschedulableOnNodePool";
+        s.condition_reason = "Unschedulable";
+        s.condition_message = why;
+      }
+      break;
+    default:
+      s = cluster::ClusterClient::PodGroupStatus{};  // no counts: equal writes are skipped
+      // KEP-5832 "PodGroup Status Lifecycle": PodGroupScheduled True once the gang is
+      // bound, False with reason Unschedulable when a cycle rejects it; nothing while it
+      // waits for members (its pods are gated at PreEnqueue, never attempted).
+      if (p == Placement::kPlaced || p == Placement::kRejected) {
+        s.condition_type = "PodGroupScheduled";
+        s.condition_status = p == Placement::kPlaced ? "True" : "False";
+        s.condition_reason = p == Placement::kPlaced ? "Scheduled" : "Unschedulable";
+        s.condition_message = why;
+      }
+      break;
   }
   return w;
 }

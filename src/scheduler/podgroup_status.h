@@ -1,9 +1,10 @@
 // PodGroup status as the scheduler sees it, written to the gang's own object.
 //
-// Called at PodGroup cycle outcomes (podgroup_cycle.cc) and when a member's binding is
-// observed (Scheduler::OnPodUpdate). The ClusterClient coalesces and sends the write off
-// the scheduling thread; these functions only compute the status from the gang's counts
-// (no copy of its member list).
+// Called at PodGroup cycle outcomes (podgroup_cycle.cc), when a member's binding is
+// observed (Scheduler::OnPodUpdate) and when a member's pod phase changes (Running,
+// Succeeded, Failed; GangCoordinator::OnMemberPhase). The ClusterClient coalesces and
+// sends the write off the scheduling thread; these functions only compute the status from
+// the gang's counts (no copy of its member list).
 #pragma once
 
 #include <optional>
@@ -24,18 +25,29 @@ enum class GangOutcome {
   kUnschedulable,  // a PodGroup cycle rejected the gang (`message` says why)
 };
 
-// The status to write for the gang `gang_key`, or nullopt for dialects whose status we do
-// not write (Koordinator annotations, PodGrouper-derived gangs, KAI, Workload) or an
-// unknown gang. `api_version`/`kind`/`ns`/`name` receive the object's identity.
-// Phases (Coscheduling, scheduler-plugins apis/scheduling/v1alpha1):
-//   Pending     fewer than minMember members exist, or the last cycle could not place it
+// The status to write for the gang `gang_key`, or nullopt for gangs without a status of
+// their own (Koordinator annotations, PodGrouper-derived gangs, a 1.35 Workload's pod
+// groups), an invalid spec or an unknown gang. `api_version`/`kind`/`ns`/`name` receive
+// the object's identity; cluster/client.h ClusterClient::PodGroupStatus lists the fields
+// each dialect gets. Counts: scheduled = bound + finished members, pending = members whose
+// pod is not Running, running / succeeded / failed by pod phase (gang::GangCounts).
+// Phases (Coscheduling, scheduler-plugins pkg/controllers/podgroup_controller.go, values
+// from apis/scheduling/v1alpha1):
+//   Finished    minMember members succeeded
+//   Failed      a member failed and failed + running + succeeded >= minMember
+//   Running     running + succeeded >= minMember
+//   Scheduled   at least minMember members are bound
 //   Scheduling  minMember members exist and the gang is being placed / its binds are in
 //               flight
-//   Scheduled   at least minMember members are bound
-// Phases (Volcano v1beta1): Pending (same as above, with an Unschedulable condition whose
-// reason is NotEnoughTasks or NotEnoughResources), Inqueue (being placed), Running (at
-// least minMember bound; Volcano's own scheduler calls a gang with minAvailable allocated
-// tasks Running), with a Scheduled condition.
+//   Pending     fewer than minMember members exist, or the last cycle could not place it
+// Volcano v1beta1 (pkg/scheduler/framework/session.go jobStatus): Pending (with an
+// Unschedulable condition whose reason is NotEnoughTasks or NotEnoughResources), Inqueue
+// (being placed), Running (minMember bound or succeeded), with a Scheduled condition.
+// KAI v2alpha2: no phase; schedulingConditions UnschedulableOnNodePool (reason
+// Unschedulable, the same message) while unschedulable or short of members, none once
+// placed. scheduling.k8s.io PodGroup (KEP-5832): condition PodGroupScheduled True /
+// Scheduled once placed, False / Unschedulable when a cycle rejects it, none while it
+// waits for members.
 // `member` (optional) supplies status.occupiedBy from its owner references, as the
 // scheduler-plugins PodGroup controller does ("ns/owner" sorted, comma-joined).
 struct PodGroupStatusWrite {

@@ -253,3 +253,296 @@ TEST(PodGroupStatusTest, VolcanoShortTaskIsNamedInStatusAndEvent) {
 
 }  // namespace
 }  // namespace phalanx::scheduler
+
+// Pod phases (issue 22): the gang's status follows its members' pods as a kubelet runs
+// them — Coscheduling's Running / Finished / Failed phases and counts, KAI's counts and
+// schedulingConditions, the upstream PodGroup's PodGroupScheduled condition.
+namespace phalanx::scheduler {
+namespace {
+
+// Sets `phase` on pod ml/`name` as a kubelet would (status only).
+void SetPhase(Env& env, const std::string& name, const std::string& phase) {
+  auto p = env.store.GetPod("ml", name);
+  ASSERT_TRUE(p != nullptr) << name;
+  api::Pod copy = *p;
+  copy.status.phase = phase;
+  ASSERT_TRUE(env.store.UpdatePod(copy).ok()) << name;
+}
+
+std::string Phase(Env& env, const std::string& key) {
+  return env.Status(key)["phase"].as<std::string>("");
+}
+
+TEST(PodGroupStatusTest, CoschedulingGoesScheduledRunningFinishedAsItsPodsRunAndEnd) {
+  Env env;
+  const std::string key = std::string(kCosched) + "train";
+  env.Apply(Node("n1", 4) + PodGroup("scheduling.x-k8s.io/v1alpha1", "train", 2) +
+            Pod("train-0", "train", "1") + Pod("train-1", "train", "1"));
+  env.RunUntilIdle();
+  EXPECT_EQ(Phase(env, key), "Scheduled");
+  SetPhase(env, "train-0", "Running");
+  EXPECT_EQ(Phase(env, key), "Scheduled");  // 1 of minMember 2 running
+  EXPECT_EQ(env.Status(key)["running"].as<int>(-1), 1);
+  SetPhase(env, "train-1", "Running");
+  YAML::Node st = env.Status(key);
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Running");
+  EXPECT_EQ(st["running"].as<int>(-1), 2);
+  SetPhase(env, "train-0", "Succeeded");
+  st = env.Status(key);
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Running");  // running 1 + succeeded 1
+  EXPECT_EQ(st["running"].as<int>(-1), 1);
+  EXPECT_EQ(st["succeeded"].as<int>(-1), 1);
+  SetPhase(env, "train-1", "Succeeded");
+  st = env.Status(key);
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Finished");
+  EXPECT_EQ(st["succeeded"].as<int>(-1), 2);
+  EXPECT_EQ(st["running"].as<int>(-1), 0);
+  EXPECT_EQ(st["scheduled"].as<int>(-1), 2);  // finished members were scheduled
+}
+
+TEST(PodGroupStatusTest, CoschedulingWithAFailedMemberIsFailed) {
+  Env env;
+  const std::string key = std::string(kCosched) + "train";
+  env.Apply(Node("n1", 4) + PodGroup("scheduling.x-k8s.io/v1alpha1", "train", 2) +
+            Pod("train-0", "train", "1") + Pod("train-1", "train", "1"));
+  env.RunUntilIdle();
+  SetPhase(env, "train-0", "Running");
+  SetPhase(env, "train-1", "Running");
+  SetPhase(env, "train-1", "Failed");
+  YAML::Node st = env.Status(key);
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Failed");
+  EXPECT_EQ(st["failed"].as<int>(-1), 1);
+  EXPECT_EQ(st["running"].as<int>(-1), 1);
+}
+
+std::string KaiGroupYaml(const std::string& name, int min) {
+  return "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: " + name +
+         ", namespace: ml}\nspec: {minMember: " + std::to_string(min) + "}\n---\n";
+}
+
+std::string KaiPod(const std::string& name, const std::string& group, const std::string& cpu) {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+         "\n  namespace: ml\n  annotations: {pod-group-name: " + group +
+         "}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" +
+         cpu + "\"}}}]\n---\n";
+}
+
+TEST(PodGroupStatusTest, KaiGetsCountsAndUnschedulableOnNodePoolUntilPlaced) {
+  Env env;
+  const std::string key = "PodGroup.scheduling.run.ai/ml/train";
+  env.Apply(Node("n1", 2) + KaiGroupYaml("train", 2) + KaiPod("train-0", "train", "1500m") +
+            KaiPod("train-1", "train", "1500m"));
+  env.RunUntilIdle();
+  YAML::Node st = env.Status(key);
+  EXPECT_FALSE(st["phase"].IsDefined());  // KAI defines no phase values
+  ASSERT_TRUE(st["schedulingConditions"].IsSequence());
+  ASSERT_EQ(st["schedulingConditions"].size(), 1u);
+  const YAML::Node c = st["schedulingConditions"][0];
+  EXPECT_EQ(c["type"].as<std::string>(""), "UnschedulableOnNodePool");
+  EXPECT_EQ(c["status"].as<std::string>(""), "True");
+  EXPECT_EQ(c["reason"].as<std::string>(""), "Unschedulable");
+  EXPECT_EQ(c["nodePool"].as<std::string>(""), "default");
+  EXPECT_NE(c["message"].as<std::string>("").find("1 of 2 pending members fit"),
+            std::string::npos)
+      << c["message"].as<std::string>("");
+  EXPECT_EQ(c["reasons"][0]["message"].as<std::string>(""), c["message"].as<std::string>(""));
+  EXPECT_EQ(st["pending"].as<int>(-1), 2);
+  EXPECT_FALSE(st["scheduled"].IsDefined());  // not a KAI field
+
+  env.Apply(Node("n2", 2));
+  env.AdvanceAndRun(60 * kSec);
+  ASSERT_NE(env.NodeOf("train-0", "ml"), "");
+  ASSERT_NE(env.NodeOf("train-1", "ml"), "");
+  st = env.Status(key);
+  ASSERT_TRUE(st["schedulingConditions"].IsSequence());
+  EXPECT_EQ(st["schedulingConditions"].size(), 0u);  // cleared once placed
+  SetPhase(env, "train-0", "Running");
+  SetPhase(env, "train-1", "Succeeded");
+  st = env.Status(key);
+  EXPECT_EQ(st["running"].as<int>(-1), 1);
+  EXPECT_EQ(st["succeeded"].as<int>(-1), 1);
+  EXPECT_EQ(st["pending"].as<int>(-1), 0);
+  EXPECT_EQ(st["failed"].as<int>(-1), 0);
+}
+
+std::string UpstreamGroupYaml(const std::string& name, int min) {
+  return "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: " + name +
+         ", namespace: ml}\nspec:\n  schedulingPolicy: {gang: {minCount: " + std::to_string(min) +
+         "}}\n---\n";
+}
+
+std::string UpstreamPod(const std::string& name, const std::string& group, const std::string& cpu) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         ", namespace: ml}\nspec:\n  schedulingGroup: {podGroupName: " + group +
+         "}\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" + cpu +
+         "\"}}}]\n---\n";
+}
+
+TEST(PodGroupStatusTest, UpstreamPodGroupGetsPodGroupScheduledCondition) {
+  Env env;
+  const std::string key = "PodGroup.scheduling.k8s.io/ml/";
+  env.Apply(Node("n1", 2) + UpstreamGroupYaml("big", 2) + UpstreamGroupYaml("ok", 2) +
+            UpstreamPod("big-0", "big", "1500m") + UpstreamPod("big-1", "big", "1500m") +
+            UpstreamPod("ok-0", "ok", "100m") + UpstreamPod("ok-1", "ok", "100m"));
+  env.RunUntilIdle();
+  YAML::Node st = env.Status(key + "big");
+  EXPECT_FALSE(st["phase"].IsDefined());
+  ASSERT_TRUE(st["conditions"].IsSequence());
+  EXPECT_EQ(st["conditions"][0]["type"].as<std::string>(""), "PodGroupScheduled");
+  EXPECT_EQ(st["conditions"][0]["status"].as<std::string>(""), "False");
+  EXPECT_EQ(st["conditions"][0]["reason"].as<std::string>(""), "Unschedulable");
+  EXPECT_TRUE(st["conditions"][0]["lastTransitionTime"].IsDefined());
+  st = env.Status(key + "ok");
+  ASSERT_TRUE(st["conditions"].IsSequence());
+  EXPECT_EQ(st["conditions"][0]["type"].as<std::string>(""), "PodGroupScheduled");
+  EXPECT_EQ(st["conditions"][0]["status"].as<std::string>(""), "True");
+  EXPECT_EQ(st["conditions"][0]["reason"].as<std::string>(""), "Scheduled");
+  EXPECT_EQ(st["conditions"][0]["message"].as<std::string>(""), "2/2 members bound");
+  EXPECT_FALSE(st["running"].IsDefined());  // the upstream PodGroup has no counts
+  // Its members finish: still scheduled (True), not back to waiting for members.
+  SetPhase(env, "ok-0", "Succeeded");
+  SetPhase(env, "ok-1", "Succeeded");
+  EXPECT_EQ(env.Status(key + "ok")["conditions"][0]["status"].as<std::string>(""), "True");
+}
+
+// A 1.35 Workload's embedded pod groups have no status of their own: nothing is written.
+TEST(PodGroupStatusTest, WorkloadPodGroupsGetNoStatus) {
+  gang::Manager m;
+  api::Unstructured wl;
+  wl.api_version = "scheduling.k8s.io/v1alpha1";
+  wl.kind = "Workload";
+  wl.metadata.namespace_ = "ml";
+  wl.metadata.name = "train";
+  wl.object = std::make_shared<YAML::Node>(YAML::Load(
+      "{apiVersion: scheduling.k8s.io/v1alpha1, kind: Workload, metadata: {name: train, "
+      "namespace: ml}, spec: {podGroups: [{name: w, policy: {gang: {minCount: 2}}}]}}"));
+  m.OnObjectAdd(std::make_shared<api::Unstructured>(wl));
+  ASSERT_TRUE(m.Info("ml/train/w").has_value());
+  EXPECT_FALSE(ComputePodGroupStatus(m, "ml/train/w", GangOutcome::kPlaced, "", nullptr));
+}
+
+api::PodPtr Member(const std::string& name, const std::string& phase, bool bound) {
+  auto p = std::make_shared<api::Pod>();
+  p->metadata.namespace_ = "ml";
+  p->metadata.name = name;
+  p->metadata.labels["scheduling.x-k8s.io/pod-group"] = "g";
+  if (bound) p->spec.node_name = "n1";
+  p->status.phase = phase;
+  return p;
+}
+
+// Live mode sees a pod that ends twice, in either order: the filtered pod watch deletes
+// its last running state, the terminal-pod watch adds its final phase. Either way it is
+// counted once; a recreated pod of the same name replaces the finished one.
+TEST(PodGroupStatusTest, FinishedMemberIsCountedOnceWhicheverWatchReportsFirst) {
+  for (bool delete_first : {true, false}) {
+    gang::Manager m;
+    api::Unstructured pg;
+    pg.api_version = "scheduling.x-k8s.io/v1alpha1";
+    pg.kind = "PodGroup";
+    pg.metadata.namespace_ = "ml";
+    pg.metadata.name = "g";
+    pg.object = std::make_shared<YAML::Node>(YAML::Load(
+        "{apiVersion: scheduling.x-k8s.io/v1alpha1, kind: PodGroup, metadata: {name: g, "
+        "namespace: ml}, spec: {minMember: 2}}"));
+    m.OnObjectAdd(std::make_shared<api::Unstructured>(pg));
+    m.OnPodAdd(Member("g-0", "Running", true), 1);
+    m.OnPodAdd(Member("g-1", "Running", true), 1);
+    EXPECT_EQ(m.SummaryOf("ml/g")->counts.running, 2);
+    if (delete_first) {
+      m.OnPodDelete(Member("g-0", "Running", true));
+      EXPECT_EQ(m.OnPodFinished(Member("g-0", "Succeeded", true)), "ml/g");
+    } else {
+      EXPECT_EQ(m.OnPodFinished(Member("g-0", "Succeeded", true)), "ml/g");
+      m.OnPodDelete(Member("g-0", "Running", true));
+    }
+    EXPECT_EQ(m.OnPodFinished(Member("g-0", "Succeeded", true)), "ml/g");  // a relist
+    auto c = m.SummaryOf("ml/g")->counts;
+    EXPECT_EQ(c.succeeded, 1) << delete_first;
+    EXPECT_EQ(c.running, 1) << delete_first;
+    EXPECT_EQ(c.pods, 1) << delete_first;
+    auto w = ComputePodGroupStatus(m, "ml/g", GangOutcome::kNone, "", nullptr);
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->status.phase, "Running");
+    // The Job recreates g-0 (same name, pending): it is a member again, not finished.
+    m.OnPodAdd(Member("g-0", "Pending", false), 2);
+    c = m.SummaryOf("ml/g")->counts;
+    EXPECT_EQ(c.succeeded, 0);
+    EXPECT_EQ(c.pods, 2);
+    EXPECT_EQ(m.OnPodFinished(Member("other", "Succeeded", true)), "ml/g");  // never a member
+    EXPECT_EQ(m.OnPodFinished(Member("g-1", "Running", true)), "");  // not terminal
+    // A finished pod of a gang never seen and without an object: no gang state.
+    auto stray = std::make_shared<api::Pod>(*Member("old-0", "Succeeded", true));
+    stray->metadata.labels["scheduling.x-k8s.io/pod-group"] = "long-gone";
+    EXPECT_EQ(m.OnPodFinished(stray), "");
+    EXPECT_FALSE(m.SummaryOf("ml/long-gone").has_value());
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler
+
+// Migration safety (issue 22): PodGrouper makes every Job with parallelism > 1 an
+// all-or-nothing gang; GangSchedulingArgs.podGrouper: false turns that off, so a cluster
+// moving from kube-scheduler / Coscheduling keeps its Jobs' pods scheduling one by one.
+namespace phalanx::scheduler {
+namespace {
+
+std::string JobWithTwoPods() {
+  std::string y =
+      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml, uid: job-uid}\n"
+      "spec:\n  parallelism: 2\n  template:\n    spec:\n      restartPolicy: Never\n"
+      "      containers: [{name: c, image: busybox}]\n---\n";
+  for (int i = 0; i < 2; ++i) {
+    y += "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train-" + std::to_string(i) +
+         "\n  namespace: ml\n  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: train, "
+         "uid: job-uid, controller: true}]\nspec:\n  containers: [{name: c, image: busybox, "
+         "resources: {requests: {cpu: 1500m}}}]\n---\n";
+  }
+  return y;
+}
+
+SchedulerTestOptions WithGangArgs(const std::string& args) {
+  SchedulerTestOptions o;
+  config::PluginConfig pc;
+  pc.name = "GangScheduling";
+  pc.args = std::make_shared<YAML::Node>(YAML::Load(args));
+  o.config.profiles[0].plugin_config.push_back(pc);
+  return o;
+}
+
+TEST(PodGrouperSwitchTest, JobIsAGangByDefaultAndNotWithPodGrouperFalse) {
+  {
+    SchedulerTestEnv env;  // default: PodGrouper on, the Job is a gang of 2 that cannot fit
+    env.Apply(Node("n1", 2) + JobWithTwoPods());
+    env.RunUntilIdle();
+    EXPECT_EQ(env.NodeOf("train-0", "ml"), "");
+    EXPECT_EQ(env.NodeOf("train-1", "ml"), "");
+    EXPECT_TRUE(env.sched->gangs().RefOf(*env.store.GetPod("ml", "train-0")).has_value());
+  }
+  SchedulerTestEnv env(WithGangArgs("{podGrouper: false}"));
+  env.Apply(Node("n1", 2) + JobWithTwoPods());
+  env.RunUntilIdle();
+  EXPECT_FALSE(env.sched->gangs().RefOf(*env.store.GetPod("ml", "train-0")).has_value());
+  const int bound = (env.NodeOf("train-0", "ml").empty() ? 0 : 1) +
+                    (env.NodeOf("train-1", "ml").empty() ? 0 : 1);
+  EXPECT_EQ(bound, 1);  // one by one: the first fits, the second does not
+}
+
+TEST(PodGrouperSwitchTest, NonBooleanPodGrouperIsAnErrorNamingTheField) {
+  SchedulerOptions o;
+  o.config = WithGangArgs("{podGrouper: sometimes}").config;
+  o.registry = plugins::NewInTreeRegistry();
+  framework::VirtualClock clock(0);
+  store::Store store(clock);
+  o.clock = &clock;
+  o.client = &store;
+  auto s = Scheduler::New(std::move(o));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().Message().find("GangSchedulingArgs: podGrouper: Invalid value: sometimes"),
+            std::string::npos)
+      << s.status().Message();
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler

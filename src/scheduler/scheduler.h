@@ -153,6 +153,10 @@ class Scheduler {
   void OnPodAdd(const api::PodPtr& pod);
   void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
   void OnPodDelete(const api::PodPtr& pod);
+  // A pod reached Succeeded / Failed: its gang counts it (gang::Manager::OnPodFinished)
+  // and writes its status. Cache and queue are left to the pod events (a terminal pod is
+  // a delete there, as upstream).
+  void OnPodFinished(const api::PodPtr& pod);
   void OnNodeAdd(const api::NodePtr& node);
   void OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node);
   void OnNodeDelete(const api::NodePtr& node);

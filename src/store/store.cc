@@ -518,6 +518,53 @@ std::string Rfc3339(api::Timestamp ns) {
   return buf;
 }
 
+// The fields of `status` that the object's API group `group` has (cluster/client.h
+// ClusterClient::PodGroupStatus, the same per-group choice as LiveClusterClient's JSON).
+void WriteStatusFields(const std::string& group, const cluster::ClusterClient::PodGroupStatus& s,
+                       const std::string& now, YAML::Node st) {
+  auto condition = [&](bool kai) {
+    YAML::Node c(YAML::NodeType::Map);
+    c["type"] = s.condition_type;
+    c["status"] = s.condition_status;
+    c["reason"] = s.condition_reason;
+    c["message"] = s.condition_message;
+    c["lastTransitionTime"] = now;
+    if (kai) {
+      c["nodePool"] = "default";
+      YAML::Node r(YAML::NodeType::Map);
+      r["reason"] = s.condition_reason;
+      r["message"] = s.condition_message;
+      c["reasons"].push_back(r);
+    }
+    YAML::Node list(YAML::NodeType::Sequence);
+    list.push_back(c);
+    return list;
+  };
+  if (!s.phase.empty()) st["phase"] = s.phase;
+  if (group == "scheduling.volcano.sh") {
+    if (!s.condition_type.empty()) st["conditions"] = condition(false);
+    st["running"] = s.running;
+    st["succeeded"] = s.succeeded;
+    st["failed"] = s.failed;
+  } else if (group == "scheduling.run.ai") {
+    st["pending"] = s.pending;
+    st["running"] = s.running;
+    st["succeeded"] = s.succeeded;
+    st["failed"] = s.failed;
+    st["schedulingConditions"] =
+        s.condition_type.empty() ? YAML::Node(YAML::NodeType::Sequence) : condition(true);
+  } else if (group == "scheduling.k8s.io") {
+    if (!s.condition_type.empty()) st["conditions"] = condition(false);
+  } else {
+    st["scheduled"] = s.scheduled;
+    st["running"] = s.running;
+    st["succeeded"] = s.succeeded;
+    st["failed"] = s.failed;
+    if (s.schedule_start_time != 0) st["scheduleStartTime"] = Rfc3339(s.schedule_start_time);
+    if (!s.occupied_by.empty()) st["occupiedBy"] = s.occupied_by;
+  }
+}
+
 }  // namespace
 
 void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view kind,
@@ -539,8 +586,10 @@ void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view 
     if (merged.schedule_start_time == 0) {
       merged.schedule_start_time = last->second.schedule_start_time;
     }
-    if (merged == last->second) return;
   }
+  merged.MergeConditionTime(last != podgroup_status_.end() ? &last->second : nullptr,
+                            clock_.Now());
+  if (last != podgroup_status_.end() && merged == last->second) return;
   podgroup_status_[key] = merged;
   ++podgroup_status_writes_;
   api::Unstructured obj = *it->second;
@@ -550,27 +599,7 @@ void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view 
     (*doc)["status"] = YAML::Node(YAML::NodeType::Map);
     st = (*doc)["status"];
   }
-  st["phase"] = merged.phase;
-  const bool volcano = probe.Group() == "scheduling.volcano.sh";
-  if (volcano) {
-    if (!merged.condition_type.empty()) {
-      YAML::Node c(YAML::NodeType::Map);
-      c["type"] = merged.condition_type;
-      c["status"] = "True";
-      c["reason"] = merged.condition_reason;
-      c["message"] = merged.condition_message;
-      c["lastTransitionTime"] = Rfc3339(clock_.Now());
-      YAML::Node list(YAML::NodeType::Sequence);
-      list.push_back(c);
-      st["conditions"] = list;
-    }
-  } else {
-    st["scheduled"] = merged.scheduled;
-    if (merged.schedule_start_time != 0) {
-      st["scheduleStartTime"] = Rfc3339(merged.schedule_start_time);
-    }
-    if (!merged.occupied_by.empty()) st["occupiedBy"] = merged.occupied_by;
-  }
+  WriteStatusFields(probe.Group(), merged, Rfc3339(merged.condition_time), st);
   obj.object = std::move(doc);
   (void)UpdateObject(std::move(obj));
 }

@@ -114,12 +114,14 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
   Mode mode = Mode::kTransactional;
   int64_t wait = 300;
   std::optional<int64_t> stale_grace;
+  std::optional<bool> pod_grouper;
   // Unknown fields are an error, as upstream's strict decoding (the loop below reads only
   // the known ones).
   helper::FieldErrors errs;
   bool has_content = false;
   if (!helper::CheckArgsMap(args, "GangSchedulingArgs",
-                            {"mode", "permitWaitingTimeSeconds", "staleGangGracePeriodSeconds"},
+                            {"mode", "permitWaitingTimeSeconds", "staleGangGracePeriodSeconds",
+                             "podGrouper"},
                             &errs, &has_content)) {
     return helper::ArgsError(errs, "GangSchedulingArgs");
   }
@@ -137,6 +139,13 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
             return Status::Error("GangSchedulingArgs: mode: Unsupported value: \"" + m +
                                  "\": supported values: \"Transactional\", \"Permit\"");
           }
+        } else if (key == "podGrouper") {
+          bool v = false;
+          if (!kv.second.IsScalar() || !YAML::convert<bool>::decode(kv.second, v)) {
+            return Status::Error("GangSchedulingArgs: podGrouper: Invalid value: " +
+                                 YAML::Dump(kv.second) + ": must be true or false");
+          }
+          pod_grouper = v;
         } else if (key == "staleGangGracePeriodSeconds") {
           stale_grace = kv.second.as<int64_t>();
         } else if (key == "permitWaitingTimeSeconds") {
@@ -156,6 +165,10 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
     if (auto* tracker = h.Service<gang::StaleGangTracker>()) {
       tracker->SetDefaultGrace(*stale_grace < 0 ? -1 : *stale_grace * api::kNanosPerSecond);
     }
+  }
+  if (pod_grouper) {
+    // One gang state per scheduler: with several profiles the last one's value applies.
+    if (auto* gangs = h.Service<gang::GangLedger>()) gangs->EnablePodGrouper(*pod_grouper);
   }
   return std::unique_ptr<framework::Plugin>(
       new GangScheduling(h, mode, wait * api::kNanosPerSecond));

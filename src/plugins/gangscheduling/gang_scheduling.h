@@ -19,6 +19,11 @@
 //       may stay below its minimum before its remaining members are evicted; negative:
 //       never (the gang is reported and waits to be made whole). A KAI PodGroup's
 //       kai.scheduler/staleness-grace-period annotation overrides it (gang/staleness.h).
+//   podGrouper: bool                           (default true, KAI's pod-grouper): derive a
+//       gang from a pod's top owner (Job with parallelism > 1, JobSet, PyTorchJob, MPIJob;
+//       gang/dialects.h) when no PodGroup names it. false: such pods schedule one by one,
+//       as with kube-scheduler / Coscheduling (a migration from them keeps its Jobs
+//       non-gang). One gang state per scheduler: with several profiles the last applies.
 #pragma once
 
 #include <memory>
