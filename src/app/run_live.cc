@@ -4,6 +4,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "app/app.h"
+#include "app/live_metrics.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -80,25 +81,6 @@ struct JoinOnExit {
 // One `phalanx run`, phase by phase. Members are declared in the order the phases create
 // them, so that they are torn down in reverse: the leader-election waker first, the
 // signal thread last.
-// Preemption counts (framework::PreemptionObserver) into the scheduler's metrics.
-class PreemptionMetrics final : public framework::PreemptionObserver {
- public:
-  explicit PreemptionMetrics(metrics::SchedulerMetrics& m) : m_(m) {}
-  void PreemptionAttempt(std::string_view plugin, std::string_view result) override {
-    m_.PreemptionAttempt(std::string(plugin), std::string(result));
-  }
-  void PreemptionVictims(std::string_view plugin, size_t victims,
-                         int64_t pdb_violations) override {
-    m_.PreemptionVictims(std::string(plugin), double(victims), double(pdb_violations));
-  }
-  void PreemptionWorkDone(std::string_view, bool ok, double seconds) override {
-    m_.PreemptionWorkDone(ok ? "success" : "error", seconds);
-  }
-
- private:
-  metrics::SchedulerMetrics& m_;
-};
-
 class LiveRun {
  public:
   LiveRun(const LiveOptions& o, framework::Registry registry)
@@ -187,19 +169,14 @@ class LiveRun {
                   made.status().Message());
     }
     sched_ = std::move(made).value();
-    sole_profile_ = cfg_.profiles.size() == 1 ? cfg_.profiles[0].scheduler_name : std::string();
     return 0;
   }
 
   void RegisterMetrics() {
-    sm_ = std::make_unique<metrics::SchedulerMetrics>(reg_, [this] {
-      auto c = sched_->queue().Counts();
-      return metrics::PendingPods{double(c.active), double(c.backoff), double(c.unschedulable),
-                                  double(c.gated)};
-    });
+    // kube-scheduler's families (app/live_metrics.h), then Phalanx's own.
+    live_metrics_ = std::make_unique<LiveMetrics>(reg_, *sched_, clock_);
+    sm_ = &live_metrics_->scheduler_metrics();
     quota::RegisterQueueMetrics(reg_, sched_->queues());  // phalanx_queue_* (docs/queues.md)
-    preemption_metrics_ = std::make_unique<PreemptionMetrics>(*sm_);
-    sched_->preemption().SetObserver(preemption_metrics_.get());
     reg_.GaugeFunc("phalanx_informer_synced", "1 when the informer of a resource has synced",
                    {"resource"}, [this] {
                      std::vector<std::pair<metrics::Labels, double>> v;
@@ -326,20 +303,12 @@ class LiveRun {
 
   void InstallCallbacks() {
     sched_->on_bound = [this](const api::Pod& pod, const std::string& node) {
-      sm_->Attempt("scheduled", pod.spec.scheduler_name);
+      live_metrics_->OnBound(pod);
       spdlog::debug("bound {} to {}", pod.Key(), node);
     };
     sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status& st,
                                 scheduler::Scheduler::FailurePhase phase) {
-      const std::string result = st.IsRejected() ? "unschedulable" : "error";
-      sm_->Attempt(result, qp.Pod().spec.scheduler_name);
-      if (phase == scheduler::Scheduler::FailurePhase::kScheduling) {
-        // On the scheduling thread, inside the ScheduleOne that the loop times.
-        attempt_failure_result_ = result;
-        attempt_failure_profile_ = qp.Pod().spec.scheduler_name;
-      } else {
-        sm_->BindingFailure();
-      }
+      live_metrics_->OnFailure(qp, st, phase);
       spdlog::debug("could not schedule {}: {}", qp.Pod().Key(), st.Message());
     };
     // Gang objects' uids for the events recorded on them (registered first, so that the
@@ -351,7 +320,7 @@ class LiveRun {
            cluster->ObserveObject(*o, false);
          },
          [cluster](const api::UnstructuredPtr& o) { cluster->ObserveObject(*o, true); }});
-    sched_->AddEventHandlers(*informers_);
+    sched_->AddEventHandlers(live_metrics_->TimedInformers(*informers_));
   }
 
   // Starts the informers and waits for their caches; *stop when a shutdown came first.
@@ -411,18 +380,7 @@ class LiveRun {
     });
     loop_ = std::thread([this] {
       while (!loop_stop_.load()) {
-        const int64_t before = sched_->stats().attempts;
-        attempt_failure_result_.clear();
-        const auto t0 = std::chrono::steady_clock::now();
-        if (!sched_->ScheduleOne(/*blocking=*/true)) break;
-        if (sched_->stats().attempts == before) continue;  // skipped (deleted, assumed)
-        const double secs =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!attempt_failure_result_.empty()) {
-          sm_->AttemptDuration(attempt_failure_result_, attempt_failure_profile_, secs);
-        } else {
-          sm_->AttemptDuration("scheduled", sole_profile_, secs);
-        }
+        if (!live_metrics_->ScheduleOne(/*blocking=*/true)) break;
       }
     });
     spdlog::info("scheduling (binding workers: {})", o_.binding_workers);
@@ -475,17 +433,12 @@ class LiveRun {
   std::unique_ptr<client::LiveClusterClient> cluster_;
   // Declared before sched_, which reports to them until its binding pool has stopped.
   metrics::Registry reg_;
-  std::unique_ptr<metrics::SchedulerMetrics> sm_;
-  std::unique_ptr<PreemptionMetrics> preemption_metrics_;
+  std::unique_ptr<LiveMetrics> live_metrics_;  // installed on sched_: must outlive it
+  metrics::SchedulerMetrics* sm_ = nullptr;    // live_metrics_'s
   std::unique_ptr<scheduler::Scheduler> sched_;
-  std::string sole_profile_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> lost_{false};
   metrics::HttpServer http_;
-  // The failure of the attempt the scheduling loop is timing (set by on_failure in the
-  // scheduling phase; read and cleared by the loop; scheduling thread only).
-  std::string attempt_failure_result_;
-  std::string attempt_failure_profile_;
   std::unique_ptr<client::LeaderElector> elector_;
   std::thread waker_;
   JoinOnExit waker_join_{waker_, [this] { shutdown_.Request(); }};
