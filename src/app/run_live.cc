@@ -272,10 +272,10 @@ class LiveRun {
                    });
   }
 
-  // /healthz, /livez, /readyz and /metrics on --bind-address ("" = none).
+  // /healthz, /livez, /readyz and /metrics (app/serving.h: HTTPS with delegated auth on
+  // --bind-address:--secure-port, or plain HTTP on a host:port --bind-address).
   int StartHealthServer() {
-    if (o_.bind_address.empty()) return 0;
-    auto handler = [this](const std::string&, const std::string& path) {
+    auto handler = [this](const std::string& path) {
       metrics::HttpResponse r;
       if (path == "/healthz" || path == "/livez") {
         r.status = lost_.load() ? 500 : 200;
@@ -294,10 +294,23 @@ class LiveRun {
       }
       return r;
     };
-    if (auto s = http_.Start(o_.bind_address, handler); !s.ok()) {
-      return Fail("--bind-address: " + std::string(s.message()));
+    // TokenReviews and SubjectAccessReviews get their own connection and rate limiter, as
+    // upstream's delegated authn/authz clients do.
+    auth_api_ = std::make_unique<client::RestClient>(rc_);
+    if (auto s = http_.Start(o_.serving, auth_api_.get(), handler); !s.ok()) {
+      return Fail(std::string(s.message()));
     }
-    spdlog::info("serving /healthz, /readyz and /metrics on {}", o_.bind_address);
+    if (!http_.plan().plain_address.empty()) {
+      spdlog::info("serving /healthz, /readyz and /metrics over plain HTTP on {}",
+                   http_.plan().plain_address);
+    }
+    if (!http_.plan().secure_address.empty()) {
+      spdlog::info("serving /healthz, /readyz and /metrics over HTTPS on {} ({}; delegated "
+                   "authentication and authorization)",
+                   http_.plan().secure_address,
+                   o_.serving.tls_cert_file.empty() ? "self-signed certificate"
+                                                    : o_.serving.tls_cert_file);
+    }
     return 0;
   }
 
@@ -427,7 +440,7 @@ class LiveRun {
   Shutdown shutdown_;
   std::thread signal_thread_;
   JoinOnExit signal_join_{signal_thread_, [this] { shutdown_.done = true; }};
-  std::unique_ptr<client::RestClient> api_, events_api_;
+  std::unique_ptr<client::RestClient> api_, events_api_, auth_api_;
   std::unique_ptr<client::LiveInformerFactory> informers_;
   framework::RealClock clock_;
   std::unique_ptr<client::LiveClusterClient> cluster_;
@@ -438,7 +451,7 @@ class LiveRun {
   std::unique_ptr<scheduler::Scheduler> sched_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> lost_{false};
-  metrics::HttpServer http_;
+  Serving http_;
   std::unique_ptr<client::LeaderElector> elector_;
   std::thread waker_;
   JoinOnExit waker_join_{waker_, [this] { shutdown_.Request(); }};
@@ -464,8 +477,19 @@ class RunCommand : public Command {
                   "kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, "
                   "in-cluster, ~/.kube/config)");
     c->add_option("--context", o_.context, "kubeconfig context (default: current-context)");
-    c->add_option("--bind-address", o_.bind_address,
-                  "host:port for /healthz, /readyz and /metrics (\"\" disables)");
+    c->add_option("--bind-address", o_.serving.bind_address,
+                  "IP address for the HTTPS endpoint (/healthz, /readyz, /livez, /metrics) on "
+                  "--secure-port; host:port serves them over plain HTTP instead (\"\": none)");
+    secure_port_ = c->add_option("--secure-port", o_.serving.secure_port,
+                                 "HTTPS port with delegated authentication and authorization "
+                                 "(0: none)");
+    c->add_option("--tls-cert-file", o_.serving.tls_cert_file,
+                  "PEM serving certificate (default: a self-signed one made at start)");
+    c->add_option("--tls-private-key-file", o_.serving.tls_private_key_file,
+                  "PEM private key of --tls-cert-file");
+    c->add_option("--authorization-always-allow-paths", o_.serving.always_allow_paths,
+                  "Paths served without authorization on the HTTPS endpoint")
+        ->delimiter(',');
     c->add_option("--binding-workers", o_.binding_workers, "Concurrent binding cycles");
     c->add_option("--sync-timeout", o_.sync_timeout_seconds, "Seconds to wait for the informer caches");
     c->add_option("--identity", o_.identity, "Leader election identity (default: hostname_random)");
@@ -473,10 +497,14 @@ class RunCommand : public Command {
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
     return c;
   }
-  int Run(framework::Registry registry) override { return RunLive(o_, std::move(registry)); }
+  int Run(framework::Registry registry) override {
+    o_.serving.secure_port_set = secure_port_ && secure_port_->count() > 0;
+    return RunLive(o_, std::move(registry));
+  }
 
  private:
   LiveOptions o_;
+  CLI::Option* secure_port_ = nullptr;
 };
 
 }  // namespace
