@@ -22,18 +22,18 @@ metrics_reader_token() {
   api POST /api/v1/namespaces/monitoring/serviceaccounts \
     '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"prometheus"}}' >/dev/null ||
     fail "create ServiceAccount monitoring/prometheus"
-  local f="$STATE/metrics-reader.json" doc
-  # Each document of deploy/metrics-reader.yaml, as JSON.
+  local f="$STATE/metrics-reader.txt" resource doc
+  # Each document of deploy/metrics-reader.yaml: "<resource> <JSON>".
   python3 - "$ROOT/deploy/metrics-reader.yaml" "$f" <<'PY' || fail "read deploy/metrics-reader.yaml"
 import json, sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
-open(sys.argv[2], "w").write("\n".join(json.dumps(d) for d in docs) + "\n")
+with open(sys.argv[2], "w") as out:
+    for d in docs:
+        out.write(d["kind"].lower() + "s " + json.dumps(d) + "\n")
 PY
-  while IFS= read -r doc; do
-    case "$doc" in
-      *'"kind": "ClusterRole"'*) api POST /apis/rbac.authorization.k8s.io/v1/clusterroles "$doc" ;;
-      *) api POST /apis/rbac.authorization.k8s.io/v1/clusterrolebindings "$doc" ;;
-    esac >/dev/null || fail "create RBAC of deploy/metrics-reader.yaml"
+  while read -r resource doc; do
+    api POST "/apis/rbac.authorization.k8s.io/v1/$resource" "$doc" >/dev/null ||
+      fail "create $resource of deploy/metrics-reader.yaml"
   done <"$f"
   api POST /api/v1/namespaces/monitoring/serviceaccounts/prometheus/token \
     '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
