@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 
 #include "metrics/http_server.h"
@@ -102,6 +103,29 @@ TEST(HttpsServer, ServesOverTlsWithASelfSignedCertificateAndPassesHeaders) {
   EXPECT_TRUE(n <= 0 || std::string(buf, static_cast<size_t>(n)).rfind("HTTP/1.1 200", 0) != 0);
   ::close(fd);
   EXPECT_EQ(HttpsGet(s.port(), tls.cert_pem, "/metrics", "").rfind("HTTP/1.1 200 OK", 0), 0u);
+}
+
+TEST(HttpsServer, SilentClientDoesNotHoldTheServerPastTheHandshakeDeadline) {
+  TlsConfig tls;
+  ASSERT_TRUE(GenerateSelfSignedCert("", &tls).ok());
+  HttpServer s;
+  ASSERT_TRUE(s.Start("127.0.0.1:0", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "ok\n"}; },
+                      &tls)
+                  .ok());
+  // A client that connects and never starts the handshake (the single-connection server
+  // must drop it at the 2 s deadline, not wait for it).
+  int idle = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(s.port()));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(idle, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string r = HttpsGet(s.port(), tls.cert_pem, "/healthz", "");
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::close(idle);
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
+  EXPECT_LT(waited, 5.0);
 }
 
 TEST(HttpsServer, RejectsAKeyThatDoesNotMatchTheCertificate) {
