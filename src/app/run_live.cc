@@ -5,6 +5,7 @@
 
 #include "app/app.h"
 #include "app/live_checks.h"
+#include "app/live_metrics.h"
 #include "app/queue_status_sink.h"
 
 #include <pthread.h>
@@ -83,25 +84,6 @@ struct JoinOnExit {
 // One `phalanx run`, phase by phase. Members are declared in the order the phases create
 // them, so that they are torn down in reverse: the leader-election waker first, the
 // signal thread last.
-// Preemption counts (framework::PreemptionObserver) into the scheduler's metrics.
-class PreemptionMetrics final : public framework::PreemptionObserver {
- public:
-  explicit PreemptionMetrics(metrics::SchedulerMetrics& m) : m_(m) {}
-  void PreemptionAttempt(std::string_view plugin, std::string_view result) override {
-    m_.PreemptionAttempt(std::string(plugin), std::string(result));
-  }
-  void PreemptionVictims(std::string_view plugin, size_t victims,
-                         int64_t pdb_violations) override {
-    m_.PreemptionVictims(std::string(plugin), double(victims), double(pdb_violations));
-  }
-  void PreemptionWorkDone(std::string_view, bool ok, double seconds) override {
-    m_.PreemptionWorkDone(ok ? "success" : "error", seconds);
-  }
-
- private:
-  metrics::SchedulerMetrics& m_;
-};
-
 class LiveRun {
  public:
   LiveRun(const LiveOptions& o, framework::Registry registry)
@@ -190,7 +172,6 @@ class LiveRun {
                   made.status().Message());
     }
     sched_ = std::move(made).value();
-    sole_profile_ = cfg_.profiles.size() == 1 ? cfg_.profiles[0].scheduler_name : std::string();
     if (std::string e = LiveProfileError(*sched_, cfg_); !e.empty()) {
       return Fail((o_.config_path.empty() ? std::string() : o_.config_path + ": ") + e);
     }
@@ -198,14 +179,10 @@ class LiveRun {
   }
 
   void RegisterMetrics() {
-    sm_ = std::make_unique<metrics::SchedulerMetrics>(reg_, [this] {
-      auto c = sched_->queue().Counts();
-      return metrics::PendingPods{double(c.active), double(c.backoff), double(c.unschedulable),
-                                  double(c.gated)};
-    });
+    // kube-scheduler's families (app/live_metrics.h), then Phalanx's own.
+    live_metrics_ = std::make_unique<LiveMetrics>(reg_, *sched_, clock_);
+    sm_ = &live_metrics_->scheduler_metrics();
     quota::RegisterQueueMetrics(reg_, sched_->queues());  // phalanx_queue_* (docs/queues.md)
-    preemption_metrics_ = std::make_unique<PreemptionMetrics>(*sm_);
-    sched_->preemption().SetObserver(preemption_metrics_.get());
     reg_.GaugeFunc("phalanx_informer_synced", "1 when the informer of a resource has synced",
                    {"resource"}, [this] {
                      std::vector<std::pair<metrics::Labels, double>> v;
@@ -301,10 +278,10 @@ class LiveRun {
                    });
   }
 
-  // /healthz, /livez, /readyz and /metrics on --bind-address ("" = none).
+  // /healthz, /livez, /readyz and /metrics (app/serving.h: HTTPS with delegated auth on
+  // --bind-address:--secure-port, or plain HTTP on a host:port --bind-address).
   int StartHealthServer() {
-    if (o_.bind_address.empty()) return 0;
-    auto handler = [this](const std::string&, const std::string& path) {
+    auto handler = [this](const std::string& path) {
       metrics::HttpResponse r;
       if (path == "/healthz" || path == "/livez") {
         r.status = lost_.load() ? 500 : 200;
@@ -323,29 +300,34 @@ class LiveRun {
       }
       return r;
     };
-    if (auto s = http_.Start(o_.bind_address, handler); !s.ok()) {
-      return Fail("--bind-address: " + std::string(s.message()));
+    // TokenReviews and SubjectAccessReviews get their own connection and rate limiter, as
+    // upstream's delegated authn/authz clients do.
+    auth_api_ = std::make_unique<client::RestClient>(rc_);
+    if (auto s = http_.Start(o_.serving, auth_api_.get(), handler); !s.ok()) {
+      return Fail(std::string(s.message()));
     }
-    spdlog::info("serving /healthz, /readyz and /metrics on {}", o_.bind_address);
+    if (!http_.plan().plain_address.empty()) {
+      spdlog::info("serving /healthz, /readyz and /metrics over plain HTTP on {}",
+                   http_.plan().plain_address);
+    }
+    if (!http_.plan().secure_address.empty()) {
+      spdlog::info("serving /healthz, /readyz and /metrics over HTTPS on {} ({}; delegated "
+                   "authentication and authorization)",
+                   http_.plan().secure_address,
+                   o_.serving.tls_cert_file.empty() ? "self-signed certificate"
+                                                    : o_.serving.tls_cert_file);
+    }
     return 0;
   }
 
   void InstallCallbacks() {
     sched_->on_bound = [this](const api::Pod& pod, const std::string& node) {
-      sm_->Attempt("scheduled", pod.spec.scheduler_name);
+      live_metrics_->OnBound(pod);
       spdlog::debug("bound {} to {}", pod.Key(), node);
     };
     sched_->on_failure = [this](const framework::QueuedPodInfo& qp, const framework::Status& st,
                                 scheduler::Scheduler::FailurePhase phase) {
-      const std::string result = st.IsRejected() ? "unschedulable" : "error";
-      sm_->Attempt(result, qp.Pod().spec.scheduler_name);
-      if (phase == scheduler::Scheduler::FailurePhase::kScheduling) {
-        // On the scheduling thread, inside the ScheduleOne that the loop times.
-        attempt_failure_result_ = result;
-        attempt_failure_profile_ = qp.Pod().spec.scheduler_name;
-      } else {
-        sm_->BindingFailure();
-      }
+      live_metrics_->OnFailure(qp, st, phase);
       spdlog::debug("could not schedule {}: {}", qp.Pod().Key(), st.Message());
     };
     // Gang objects' uids for the events recorded on them (registered first, so that the
@@ -357,7 +339,7 @@ class LiveRun {
            cluster->ObserveObject(*o, false);
          },
          [cluster](const api::UnstructuredPtr& o) { cluster->ObserveObject(*o, true); }});
-    sched_->AddEventHandlers(*informers_);
+    sched_->AddEventHandlers(live_metrics_->TimedInformers(*informers_));
   }
 
   // Starts the informers and waits for their caches; *stop when a shutdown came first.
@@ -417,18 +399,7 @@ class LiveRun {
     });
     loop_ = std::thread([this] {
       while (!loop_stop_.load()) {
-        const int64_t before = sched_->stats().attempts;
-        attempt_failure_result_.clear();
-        const auto t0 = std::chrono::steady_clock::now();
-        if (!sched_->ScheduleOne(/*blocking=*/true)) break;
-        if (sched_->stats().attempts == before) continue;  // skipped (deleted, assumed)
-        const double secs =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!attempt_failure_result_.empty()) {
-          sm_->AttemptDuration(attempt_failure_result_, attempt_failure_profile_, secs);
-        } else {
-          sm_->AttemptDuration("scheduled", sole_profile_, secs);
-        }
+        if (!live_metrics_->ScheduleOne(/*blocking=*/true)) break;
       }
     });
     // Queue status (quota/queue_status.h): written by the leader only, at most once a
@@ -489,23 +460,18 @@ class LiveRun {
   Shutdown shutdown_;
   std::thread signal_thread_;
   JoinOnExit signal_join_{signal_thread_, [this] { shutdown_.done = true; }};
-  std::unique_ptr<client::RestClient> api_, events_api_;
+  std::unique_ptr<client::RestClient> api_, events_api_, auth_api_;
   std::unique_ptr<client::LiveInformerFactory> informers_;
   framework::RealClock clock_;
   std::unique_ptr<client::LiveClusterClient> cluster_;
   // Declared before sched_, which reports to them until its binding pool has stopped.
   metrics::Registry reg_;
-  std::unique_ptr<metrics::SchedulerMetrics> sm_;
-  std::unique_ptr<PreemptionMetrics> preemption_metrics_;
+  std::unique_ptr<LiveMetrics> live_metrics_;  // installed on sched_: must outlive it
+  metrics::SchedulerMetrics* sm_ = nullptr;    // live_metrics_'s
   std::unique_ptr<scheduler::Scheduler> sched_;
-  std::string sole_profile_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> lost_{false};
-  metrics::HttpServer http_;
-  // The failure of the attempt the scheduling loop is timing (set by on_failure in the
-  // scheduling phase; read and cleared by the loop; scheduling thread only).
-  std::string attempt_failure_result_;
-  std::string attempt_failure_profile_;
+  Serving http_;
   std::unique_ptr<client::LeaderElector> elector_;
   std::thread waker_;
   JoinOnExit waker_join_{waker_, [this] { shutdown_.Request(); }};
@@ -534,8 +500,19 @@ class RunCommand : public Command {
                   "kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, "
                   "in-cluster, ~/.kube/config)");
     c->add_option("--context", o_.context, "kubeconfig context (default: current-context)");
-    c->add_option("--bind-address", o_.bind_address,
-                  "host:port for /healthz, /readyz and /metrics (\"\" disables)");
+    c->add_option("--bind-address", o_.serving.bind_address,
+                  "IP address for the HTTPS endpoint (/healthz, /readyz, /livez, /metrics) on "
+                  "--secure-port; host:port serves them over plain HTTP instead (\"\": none)");
+    secure_port_ = c->add_option("--secure-port", o_.serving.secure_port,
+                                 "HTTPS port with delegated authentication and authorization "
+                                 "(0: none)");
+    c->add_option("--tls-cert-file", o_.serving.tls_cert_file,
+                  "PEM serving certificate (default: a self-signed one made at start)");
+    c->add_option("--tls-private-key-file", o_.serving.tls_private_key_file,
+                  "PEM private key of --tls-cert-file");
+    c->add_option("--authorization-always-allow-paths", o_.serving.always_allow_paths,
+                  "Paths served without authorization on the HTTPS endpoint")
+        ->delimiter(',');
     c->add_option("--binding-workers", o_.binding_workers, "Concurrent binding cycles");
     c->add_option("--sync-timeout", o_.sync_timeout_seconds, "Seconds to wait for the informer caches");
     c->add_option("--identity", o_.identity, "Leader election identity (default: hostname_random)");
@@ -543,10 +520,14 @@ class RunCommand : public Command {
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
     return c;
   }
-  int Run(framework::Registry registry) override { return RunLive(o_, std::move(registry)); }
+  int Run(framework::Registry registry) override {
+    o_.serving.secure_port_set = secure_port_ && secure_port_->count() > 0;
+    return RunLive(o_, std::move(registry));
+  }
 
  private:
   LiveOptions o_;
+  CLI::Option* secure_port_ = nullptr;
 };
 
 }  // namespace

@@ -2,12 +2,13 @@
 // cmd/kube-scheduler/app.Run).
 //
 //   phalanx run --config sched.yaml [--kubeconfig F] [--context C]
-//               [--bind-address 127.0.0.1:10259] [--binding-workers 16]
+//               [--bind-address 0.0.0.0] [--secure-port 10259]
+//               [--tls-cert-file F --tls-private-key-file F] [--binding-workers 16]
 //
 // Steps: load the KubeSchedulerConfiguration; resolve the API server (--kubeconfig, then
 // clientConnection.kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config) with
-// clientConnection.qps/burst; discover the served gang kinds; serve /healthz, /readyz and
-// /metrics; start the informers and wait for their caches; campaign for the Lease
+// clientConnection.qps/burst; discover the served gang kinds; serve /healthz, /livez,
+// /readyz and /metrics (HTTPS with delegated auth, or plain HTTP: app/serving.h); start the informers and wait for their caches; campaign for the Lease
 // leaderElection.resourceNamespace/resourceName (unless leaderElect is false); schedule
 // while leading. SIGTERM/SIGINT: stop popping pods, finish in-flight binding cycles, send
 // queued status patches and events (up to 5 s), release the Lease, exit 0. Losing the
@@ -16,6 +17,7 @@
 
 #include <string>
 
+#include "app/serving.h"
 #include "framework/registry.h"
 
 namespace phalanx::app {
@@ -24,7 +26,9 @@ struct LiveOptions {
   std::string config_path;     // "" = upstream defaults
   std::string kubeconfig;      // --kubeconfig
   std::string context;         // --context
-  std::string bind_address = "127.0.0.1:10259";  // /healthz /readyz /metrics; "" = off
+  // --bind-address, --secure-port, --tls-cert-file, --tls-private-key-file,
+  // --authorization-always-allow-paths (app/serving.h).
+  ServingOptions serving;
   int binding_workers = 16;
   int sync_timeout_seconds = 120;  // informer caches must sync within this time
   std::string identity;            // leader election identity; "" = <hostname>_<random>

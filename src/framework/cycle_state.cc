@@ -32,6 +32,7 @@ std::unique_ptr<CycleState> CycleState::Clone() const {
   c->skip_filter_plugins = skip_filter_plugins;
   c->skip_score_plugins = skip_score_plugins;
   c->skip_filter_mask = skip_filter_mask;
+  c->record_plugin_metrics = record_plugin_metrics;
   return c;
 }
 

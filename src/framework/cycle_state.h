@@ -52,6 +52,10 @@ class CycleState {
   // The same sets as bits over the profile's Filter plugin list, computed by the framework
   // after PreFilter so that the per-node loop tests a bit instead of comparing names.
   uint64_t skip_filter_mask = 0;
+  // This cycle's plugin calls are timed one by one for the framework's
+  // ExtensionPointObserver (set by the scheduler for a sample of the cycles; upstream
+  // CycleState.SetRecordPluginMetrics).
+  bool record_plugin_metrics = false;
 
  private:
   StateData* ReadByContent(std::string_view key) const;

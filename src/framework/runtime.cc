@@ -10,6 +10,34 @@
 
 namespace phalanx::framework {
 
+namespace {
+
+// Runs `body` (an extension point's plugins, returning the point's Status) and reports its
+// duration and code to `o` (nullptr: no clock read).
+template <typename F>
+Status TimedPoint(ExtensionPointObserver* o, ExtensionPoint point, F&& body) {
+  if (!o) return body();
+  const auto t0 = std::chrono::steady_clock::now();
+  Status s = body();
+  o->ObserveStatus(point, s.code(), NanosSince(t0));
+  return s;
+}
+
+// Runs one plugin call (`call` returns its Status); in a sampled cycle
+// (state.record_plugin_metrics) its duration goes to `o` (upstream
+// frameworkImpl.run*Plugin with state.ShouldRecordPluginMetrics()).
+template <typename F>
+Status TimedPlugin(ExtensionPointObserver* o, const CycleState& state, std::string_view plugin,
+                   ExtensionPoint point, F&& call) {
+  if (!state.record_plugin_metrics || !o) return call();
+  const auto t0 = std::chrono::steady_clock::now();
+  Status s = call();
+  o->ObservePlugin(plugin, point, s.code(), NanosSince(t0));
+  return s;
+}
+
+}  // namespace
+
 // ---- waiting pods ----
 
 class WaitingPodImpl : public WaitingPod {
@@ -331,6 +359,30 @@ Status Framework::RunPreEnqueuePlugins(const PodInfo& pod) {
   return Status::Success();
 }
 
+void Framework::SetExtensionPointObserver(ExtensionPointObserver* o) {
+  observer_ = o;
+  filter_evaluations_.reset();
+  score_evaluations_.reset();
+  if (o && o->WantsEvaluations()) {
+    filter_evaluations_ = std::make_unique<EvalCount[]>(filter_.size());
+    score_evaluations_ = std::make_unique<EvalCount[]>(score_.size());
+  }
+}
+
+void Framework::FlushPluginEvaluations() {
+  if (!observer_ || !filter_evaluations_) return;
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (uint64_t n = filter_evaluations_[i].n.exchange(0, std::memory_order_relaxed)) {
+      observer_->CountEvaluations(filter_[i]->Name(), ExtensionPoint::kFilter, n);
+    }
+  }
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (uint64_t n = score_evaluations_[i].n.exchange(0, std::memory_order_relaxed)) {
+      observer_->CountEvaluations(score_[i]->Name(), ExtensionPoint::kScore, n);
+    }
+  }
+}
+
 bool Framework::QueueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
   return queue_sort_->Less(a, b);
 }
@@ -362,7 +414,9 @@ std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EventHints(
 Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                       PreFilterResult* result) {
   ExtensionPointTimer timer(observer_, ExtensionPoint::kPreFilter);
+  FlushPluginEvaluations();
   Status s = RunPreFilterPluginsInternal(state, pod, result);
+  timer.set_code(s.code());
   state.skip_filter_mask = 0;
   for (size_t i = 0; i < filter_.size() && i < 64; ++i) {
     if (state.SkipFilter(filter_[i]->Name())) state.skip_filter_mask |= uint64_t{1} << i;
@@ -377,11 +431,13 @@ Status Framework::RunPreFilterPluginsInternal(CycleState& state, const PodInfo& 
   std::vector<std::string> with_nodes;
   for (auto* p : pre_filter_) {
     PreFilterResult r;
-    Status s = p->PreFilter(state, pod, &r);
+    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPreFilter,
+                           [&] { return p->PreFilter(state, pod, &r); });
     if (s.IsSkip()) {
       state.skip_filter_plugins.push_back(p->Name());
       continue;
     }
+    if (observer_) observer_->CountEvaluations(p->Name(), ExtensionPoint::kPreFilter, 1);
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
       if (s.code() == Code::kUnschedulableAndUnresolvable) return s;
@@ -427,7 +483,9 @@ PreFilterResult PreFilterResult::Merge(const PreFilterResult& other) const {
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& node) {
-  if (filter_.size() <= 64) {
+  // The hot loop stays as lean as without metrics: counting evaluations and sampled
+  // timing take the general loop below.
+  if (filter_.size() <= 64 && !filter_evaluations_ && !state.record_plugin_metrics) {
     // Only the plugins PreFilter did not skip, in profile order: one bit scan per plugin
     // run instead of a test per configured plugin (most are skipped for plain pods).
     uint64_t active = filter_.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << filter_.size()) - 1;
@@ -452,7 +510,9 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                : (!state.skip_filter_plugins.empty() && state.SkipFilter(p->Name()))) {
       continue;
     }
-    Status s = p->Filter(state, pod, node);
+    if (filter_evaluations_) filter_evaluations_[i].n.fetch_add(1, std::memory_order_relaxed);
+    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kFilter,
+                           [&] { return p->Filter(state, pod, node); });
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
         s = Status::Error("running \"" + std::string(p->Name()) + "\" filter plugin: " +
@@ -514,12 +574,13 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
 
 Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
                                        const NodeToStatus& f, PostFilterResult* result) {
-  ExtensionPointTimer timer(observer_, ExtensionPoint::kPostFilter);
+  return TimedPoint(observer_, ExtensionPoint::kPostFilter, [&]() -> Status {
   // upstream: the reasons of every rejecting plugin, with the first one as the rejector.
   std::vector<std::string> reasons;
   std::string rejector;
   for (auto* p : post_filter_) {
-    Status s = p->PostFilter(state, pod, f, result);
+    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPostFilter,
+                           [&] { return p->PostFilter(state, pod, f, result); });
     if (s.IsSuccess()) return s;
     if (s.code() == Code::kUnschedulableAndUnresolvable) {
       s.WithPlugin(p->Name());
@@ -535,17 +596,20 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
   Status out(Code::kUnschedulable, std::move(reasons));
   out.WithPlugin(rejector);
   return out;
+  });
 }
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
-  ExtensionPointTimer timer(observer_, ExtensionPoint::kPreScore);
+  return TimedPoint(observer_, ExtensionPoint::kPreScore, [&]() -> Status {
   for (auto* p : pre_score_) {
-    Status s = p->PreScore(state, pod, nodes);
+    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPreScore,
+                           [&] { return p->PreScore(state, pod, nodes); });
     if (s.IsSkip()) {
       state.skip_score_plugins.push_back(p->Name());
       continue;
     }
+    if (observer_) observer_->CountEvaluations(p->Name(), ExtensionPoint::kPreScore, 1);
     if (!s.IsSuccess()) {
       Status e = Status::Error("running PreScore plugin \"" + std::string(p->Name()) + "\": " +
                                s.Message());
@@ -554,6 +618,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
     }
   }
   return Status::Success();
+  });
 }
 
 namespace {
@@ -597,7 +662,16 @@ Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   std::vector<int64_t>* totals, ScoreTable* table) {
-  ExtensionPointTimer timer(observer_, ExtensionPoint::kScore);
+  return TimedPoint(observer_, ExtensionPoint::kScore, [&]() -> Status {
+  const Status s = RunScorePluginsInternal(state, pod, nodes, totals, table);
+  FlushPluginEvaluations();
+  return s;
+  });
+}
+
+Status Framework::RunScorePluginsInternal(const CycleState& state, const PodInfo& pod,
+                                          const std::vector<const NodeInfo*>& nodes,
+                                          std::vector<int64_t>* totals, ScoreTable* table) {
   const size_t n = nodes.size();
   totals->assign(n, 0);
   std::vector<ScorePlugin*> active;
@@ -625,7 +699,12 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     // Plugin-major within a chunk: one plugin's code and state stay hot across nodes.
     for (size_t j = 0; j < active.size(); ++j) {
       ScorePlugin* p = active[j];
-      Status s = p->ScoreNodes(state, pod, nodes, b, e, scores[j].data());
+      if (score_evaluations_) {
+        score_evaluations_[active_index[j]].n.fetch_add(e - b, std::memory_order_relaxed);
+      }
+      Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kScore, [&] {
+        return p->ScoreNodes(state, pod, nodes, b, e, scores[j].data());
+      });
       if (!s.IsSuccess()) {
         absl::MutexLock l(&err_mu);
         if (!failed) {
@@ -726,9 +805,10 @@ bool Framework::SameSignature(const PodInfo& canonical, const PodInfo& pod) cons
 
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node) {
-  ExtensionPointTimer timer(observer_, ExtensionPoint::kReserve);
+  return TimedPoint(observer_, ExtensionPoint::kReserve, [&]() -> Status {
   for (auto* p : reserve_) {
-    Status s = p->Reserve(state, pod, node);
+    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kReserve,
+                           [&] { return p->Reserve(state, pod, node); });
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
         s = Status::Error("running Reserve plugin \"" + std::string(p->Name()) + "\": " +
@@ -739,22 +819,29 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod
     }
   }
   return Status::Success();
+  });
 }
 
 void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node) {
   ExtensionPointTimer timer(observer_, ExtensionPoint::kUnreserve);
-  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
+    (void)TimedPlugin(observer_, state, (*it)->Name(), ExtensionPoint::kUnreserve, [&] {
+      (*it)->Unreserve(state, pod, node);
+      return Status::Success();
+    });
+  }
 }
 
 Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                    std::function<void(Status)> on_done) {
-  ExtensionPointTimer timer(observer_, ExtensionPoint::kPermit);
+  return TimedPoint(observer_, ExtensionPoint::kPermit, [&]() -> Status {
   std::vector<std::pair<std::string, api::Timestamp>> waiting_plugins;  // plugin, deadline
   const api::Timestamp now = opts_.clock->Now();
   for (auto* p : permit_) {
     int64_t timeout = 0;
-    Status s = p->Permit(state, pod, node, &timeout);
+    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPermit,
+                           [&] { return p->Permit(state, pod, node, &timeout); });
     if (s.IsSuccess()) continue;
     if (s.IsRejected()) {
       s.WithPlugin(p->Name());
@@ -774,6 +861,13 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const 
     return e;
   }
   if (waiting_plugins.empty()) return Status::Success();
+  if (observer_) {  // upstream scheduler_permit_wait_duration_seconds
+    on_done = [o = observer_, t0 = std::chrono::steady_clock::now(),
+               done = std::move(on_done)](Status outcome) {
+      o->ObservePermitWait(outcome.code(), NanosSince(t0));
+      done(std::move(outcome));
+    };
+  }
   auto wp = std::make_shared<WaitingPodImpl>(this, PodInfo::Make(pod.pod),
                                              std::move(waiting_plugins), std::move(on_done));
   {
@@ -781,6 +875,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const 
     waiting_[pod.pod->metadata.uid] = wp;
   }
   return Status(Code::kWait);
+  });
 }
 
 Status Framework::RunPlanPodGroup(const PodInfo& pod, PodGroupPlan* plan) {
@@ -816,9 +911,10 @@ void Framework::RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed,
 
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
                                     const std::string& node) {
-  ExtensionPointTimer timer(observer_, ExtensionPoint::kPreBind);
+  return TimedPoint(observer_, ExtensionPoint::kPreBind, [&]() -> Status {
   for (auto* p : pre_bind_) {
-    Status s = p->PreBind(state, pod, node);
+    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPreBind,
+                           [&] { return p->PreBind(state, pod, node); });
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
         s = Status::Error("running PreBind plugin \"" + std::string(p->Name()) + "\": " +
@@ -829,13 +925,15 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
     }
   }
   return Status::Success();
+  });
 }
 
 Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
-  ExtensionPointTimer timer(observer_, ExtensionPoint::kBind);
+  return TimedPoint(observer_, ExtensionPoint::kBind, [&]() -> Status {
   Status last(Code::kSkip);
   for (auto* p : bind_) {
-    Status s = p->Bind(state, pod, node);
+    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kBind,
+                           [&] { return p->Bind(state, pod, node); });
     if (s.IsSkip()) continue;
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
@@ -847,12 +945,18 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
     return s;
   }
   return last;
+  });
 }
 
 void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod,
                                    const std::string& node) {
   ExtensionPointTimer timer(observer_, ExtensionPoint::kPostBind);
-  for (auto* p : post_bind_) p->PostBind(state, pod, node);
+  for (auto* p : post_bind_) {
+    (void)TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPostBind, [&] {
+      p->PostBind(state, pod, node);
+      return Status::Success();
+    });
+  }
 }
 
 // ---- waiting pods ----

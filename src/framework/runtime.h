@@ -8,6 +8,7 @@
 //   profile "default-scheduler": plugins.score.enabled: Score plugin "Foo" does not exist
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -167,9 +168,10 @@ class Framework final : public Handle {
   api::Timestamp NextPermitDeadline() const;
   size_t NumWaitingPods() const;
 
-  // Benchmark latency hooks (extension_point_observer.h); nullptr (default) disables them.
-  // Set before scheduling starts or between cycles, not while a cycle runs.
-  void SetExtensionPointObserver(ExtensionPointObserver* o) { observer_ = o; }
+  // Latency and evaluation hooks for benchmarks and live metrics
+  // (extension_point_observer.h); nullptr (default) disables them. Set before scheduling
+  // starts or between cycles, not while a cycle runs.
+  void SetExtensionPointObserver(ExtensionPointObserver* o);
   ExtensionPointObserver* extension_point_observer() const { return observer_; }
 
   std::vector<std::string> ListPlugins(std::string_view extension_point) const;
@@ -221,6 +223,12 @@ class Framework final : public Handle {
                          const std::unordered_map<std::string, Plugin*>& plugins);
   friend class WaitingPodImpl;
   Status RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod, PreFilterResult* result);
+  Status RunScorePluginsInternal(const CycleState& state, const PodInfo& pod,
+                                 const std::vector<const NodeInfo*>& nodes,
+                                 std::vector<int64_t>* totals, ScoreTable* table);
+  // Hands the Filter and Score evaluations counted since the last call to the observer
+  // (scheduling thread: at PreFilter and after Score).
+  void FlushPluginEvaluations();
   void RemoveWaitingPod(const std::string& uid) ABSL_LOCKS_EXCLUDED(waiting_mu_);
 
   std::string profile_name_;
@@ -249,6 +257,12 @@ class Framework final : public Handle {
   bool batchable_ = false;
 
   ExtensionPointObserver* observer_ = nullptr;
+  // Per-node evaluation counts of each Filter / Score plugin (aligned with filter_ /
+  // score_), allocated when the observer WantsEvaluations; added to from the workers.
+  struct alignas(64) EvalCount {
+    std::atomic<uint64_t> n{0};
+  };
+  std::unique_ptr<EvalCount[]> filter_evaluations_, score_evaluations_;
 
   mutable absl::Mutex waiting_mu_;
   std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> waiting_

@@ -27,13 +27,18 @@ class BindingPool {
   void Submit(std::function<void()> fn) ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until no submitted function is queued or running.
   void WaitIdle() ABSL_LOCKS_EXCLUDED(mu_);
+  // Submitted functions queued or running now.
+  int InFlight() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock l(&mu_);
+    return in_flight_;
+  }
 
  private:
   void Work() ABSL_LOCKS_EXCLUDED(mu_);
   bool HasWorkOrStop() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !tasks_.empty(); }
   bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return in_flight_ == 0; }
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // queued + running
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

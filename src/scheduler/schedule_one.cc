@@ -3,6 +3,7 @@
 // PreScore / Score / NormalizeScore, selectHost, assume, Reserve, Permit; then WaitOnPermit,
 // PreBind, Bind, PostBind on the binding pool (or inline).
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "scheduler/binding_pool.h"
@@ -198,6 +199,7 @@ void Scheduler::FilterNodes(const FilterPass& pass, const std::vector<const Node
       if (fs.IsError()) {
         *pass.err = std::move(fs);
         failed = true;
+        timer.set_code(framework::Code::kError);
         break;
       }
       RecordRejection(pass.diag, fs);
@@ -364,7 +366,16 @@ bool Scheduler::ScheduleOne(bool blocking) {
   auto state = std::make_shared<CycleState>();
   ScheduleResult result;
   Diagnosis diag;
+  framework::ExtensionPointObserver* observer = fwk->extension_point_observer();
+  if (observer) {
+    // Upstream samples pluginMetricsSamplePercent of the cycles at random; every
+    // (100/percent)-th cycle here, so that the scheduler's random stream is not touched.
+    const int64_t percent = observer->PluginSamplePercent();
+    state->record_plugin_metrics = (plugin_sample_counter_++ * percent) % 100 < percent;
+  }
+  const auto algorithm_start = std::chrono::steady_clock::now();
   Status s = SchedulePod(*fwk, *state, *pod, &result, &diag);
+  if (observer) observer->ObserveAlgorithm(framework::NanosSince(algorithm_start));
   if (!s.IsSuccess()) {
     HandleFailedAttempt(*fwk, qp, *state, std::move(s), diag, cycle);
     return true;
@@ -479,6 +490,7 @@ void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<Cycle
     opts_.client->RecordEvent(*assumed->pod, "Normal", "Scheduled",
                               "Successfully assigned " + assumed->pod->Key() + " to " + host);
     if (on_bound) on_bound(*assumed->pod, host);
+    if (on_scheduled) on_scheduled(*qp, host);
     return;
   }
   // Binding cycle failed: undo and requeue (upstream handleBindingCycleError).

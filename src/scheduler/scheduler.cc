@@ -93,6 +93,10 @@ bool Scheduler::ResponsibleFor(const api::Pod& pod) const {
   return profiles_.count(pod.spec.scheduler_name) > 0;
 }
 
+int Scheduler::BindingCyclesInFlight() const {
+  return binding_pool_ ? binding_pool_->InFlight() : 0;
+}
+
 SchedulerStats Scheduler::stats() const {
   absl::MutexLock l(&stats_mu_);
   return stats_;

@@ -206,6 +206,9 @@ class Scheduler {
   framework::Framework* ProfileFor(const api::Pod& pod);
   framework::Framework* Profile(const std::string& scheduler_name);
   SchedulerStats stats() const;
+  // Binding cycles queued or running on the binding pool (0 with inline bindings); for
+  // scheduler_goroutines{operation="binding"}.
+  int BindingCyclesInFlight() const;
   const config::KubeSchedulerConfiguration& config() const { return opts_.config; }
 
   // Where a failure happened: in the scheduling cycle (on the scheduling thread: the
@@ -214,6 +217,10 @@ class Scheduler {
   enum class FailurePhase { kScheduling, kBinding };
   // Observers (called on the thread that made the decision).
   std::function<void(const api::Pod& pod, const std::string& node)> on_bound;
+  // After on_bound, with the pod's queue record (attempts, initial_attempt_timestamp: the
+  // scheduling SLI, upstream handleBindingCycleError's success path in schedule_one.go).
+  std::function<void(const framework::QueuedPodInfo& pod, const std::string& node)>
+      on_scheduled;
   std::function<void(const framework::QueuedPodInfo& pod, const framework::Status& status,
                      FailurePhase phase)>
       on_failure;
@@ -403,6 +410,7 @@ class Scheduler {
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::map<std::string, std::unique_ptr<framework::Framework>> profiles_;
   size_t next_start_node_index_ = 0;  // scheduling thread only
+  int64_t plugin_sample_counter_ = 0;  // cycles seen by a sampling observer; scheduling thread
 
   absl::Mutex rng_mu_;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(rng_mu_);

@@ -1,6 +1,7 @@
 #include "backend/queue/scheduling_queue.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <map>
 
@@ -292,6 +293,16 @@ SchedulingQueue::SchedulingQueue(LessFn less, const framework::Clock& clock, Que
 
 SchedulingQueue::~SchedulingQueue() = default;
 
+void SchedulingQueue::SetIncomingObserver(IncomingFn fn) {
+  absl::MutexLock l(&mu_);
+  incoming_ = std::move(fn);
+}
+
+void SchedulingQueue::SetHintObserver(HintFn fn) {
+  absl::MutexLock l(&mu_);
+  hint_observer_ = std::move(fn);
+}
+
 void SchedulingQueue::SetProfileHooks(const std::string& scheduler_name, ProfileHooks hooks) {
   absl::MutexLock l(&mu_);
   hooks_[scheduler_name] = std::move(hooks);
@@ -350,9 +361,11 @@ void SchedulingQueue::AddLocked(PodInfoPtr pod) {
   if (active_q_->Has(key) || backoff_q_->Has(key) || unschedulable_.count(key)) return;
   if (!RunPreEnqueue(*p)) {
     unschedulable_[key] = std::move(p);
+    Incoming("unschedulable", "PodAdd");
     return;
   }
   active_q_->AddOrUpdate(key, std::move(p));
+  Incoming("active", "PodAdd");
   cv_.Signal();
 }
 
@@ -381,7 +394,7 @@ void SchedulingQueue::Update(const api::Pod& old_pod, PodInfoPtr new_pod) {
     objs.new_pod = new_pod->pod.get();
     if (WorthRequeuing(*p, e, objs)) {
       unschedulable_.erase(it);
-      MoveToActiveOrBackoff(p);
+      MoveToActiveOrBackoff(p, e.label);
     }
     return;
   }
@@ -391,9 +404,11 @@ void SchedulingQueue::Update(const api::Pod& old_pod, PodInfoPtr new_pod) {
   p->timestamp = clock_.Now();
   if (!RunPreEnqueue(*p)) {
     unschedulable_[key] = std::move(p);
+    Incoming("unschedulable", "UnscheduledPodUpdate");
     return;
   }
   active_q_->AddOrUpdate(key, std::move(p));
+  Incoming("active", "UnscheduledPodUpdate");
   cv_.Signal();
 }
 
@@ -458,22 +473,27 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr p, int64_t c
   if (rejected_by_plugins) ++p->unschedulable_count;
   if (!rejected_by_plugins || move_request_cycle_ >= cycle) {
     backoff_q_->AddOrUpdate(key, std::move(p));
+    Incoming("backoff", "ScheduleAttemptFailure");
     return;
   }
   unschedulable_[key] = std::move(p);
+  Incoming("unschedulable", "ScheduleAttemptFailure");
 }
 
-void SchedulingQueue::MoveToActiveOrBackoff(QueuedPodInfoPtr p) {
+void SchedulingQueue::MoveToActiveOrBackoff(QueuedPodInfoPtr p, std::string_view event) {
   std::string key = p->Pod().Key();
   if (!RunPreEnqueue(*p)) {
     p->timestamp = clock_.Now();  // still gated: its unschedulable timer starts again
     unschedulable_[key] = std::move(p);
+    Incoming("unschedulable", event);
     return;
   }
   if (IsBackingOff(*p)) {
     backoff_q_->AddOrUpdate(key, std::move(p));
+    Incoming("backoff", event);
   } else {
     active_q_->AddOrUpdate(key, std::move(p));
+    Incoming("active", event);
     cv_.Signal();
   }
 }
@@ -496,7 +516,16 @@ bool SchedulingQueue::WorthRequeuing(const QueuedPodInfo& p, const ClusterEvent&
   for (const std::string* plugin : rejectors) {
     for (const auto& [name, h] : hit->second.hints) {
       if (name != *plugin || !h.event.Match(e)) continue;
-      if (!h.hint || h.hint(p.Pod(), objs) == framework::QueueingHint::kQueue) return true;
+      if (!h.hint) return true;
+      if (!hint_observer_) {
+        if (h.hint(p.Pod(), objs) == framework::QueueingHint::kQueue) return true;
+        continue;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      const bool queue = h.hint(p.Pod(), objs) == framework::QueueingHint::kQueue;
+      hint_observer_(name, e.label, queue ? "Queue" : "QueueSkip",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (queue) return true;
     }
   }
   return false;
@@ -507,7 +536,7 @@ void SchedulingQueue::MoveUnschedulable(const std::vector<QueuedPodInfoPtr>& pod
   for (const auto& p : pods) {
     if (!WorthRequeuing(*p, e, objs)) continue;
     unschedulable_.erase(p->Pod().Key());
-    MoveToActiveOrBackoff(p);
+    MoveToActiveOrBackoff(p, e.label);
   }
 }
 
@@ -532,7 +561,7 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
   });
   for (const auto& p : pods) {
     unschedulable_.erase(p->Pod().Key());
-    MoveToActiveOrBackoff(p);
+    MoveToActiveOrBackoff(p, e.label);
   }
   move_request_cycle_ = scheduling_cycle_;
 }
@@ -549,7 +578,7 @@ void SchedulingQueue::ReleaseGated(const std::vector<std::string>& keys) {
     if (it == unschedulable_.end() || it->second->gating_plugin.empty()) continue;
     QueuedPodInfoPtr p = it->second;
     unschedulable_.erase(it);
-    MoveToActiveOrBackoff(std::move(p));
+    MoveToActiveOrBackoff(std::move(p), "ForceActivate");
   }
 }
 
@@ -571,9 +600,11 @@ void SchedulingQueue::ActivateLocked(const std::vector<std::string>& keys) {
     }
     if (!RunPreEnqueue(*p)) {
       unschedulable_[key] = std::move(p);
+      Incoming("unschedulable", "ForceActivate");
       continue;
     }
     active_q_->AddOrUpdate(key, std::move(p));
+    Incoming("active", "ForceActivate");
     cv_.Signal();
   }
   if (missing) move_request_cycle_ = scheduling_cycle_;
@@ -591,9 +622,11 @@ void SchedulingQueue::FlushBackoffQCompleted() {
     // meanwhile waits in unschedulablePods for its gating plugin's events.
     if (!RunPreEnqueue(*p)) {
       unschedulable_[key] = std::move(p);
+      Incoming("unschedulable", "BackoffComplete");
       continue;
     }
     active_q_->AddOrUpdate(key, std::move(p));
+    Incoming("active", "BackoffComplete");
     cv_.Signal();
   }
 }
@@ -653,6 +686,21 @@ PendingCounts SchedulingQueue::Counts() const {
     }
   }
   return c;
+}
+
+std::map<std::pair<std::string, std::string>, int64_t> SchedulingQueue::UnschedulableByPlugin()
+    const {
+  absl::MutexLock l(&mu_);
+  std::map<std::pair<std::string, std::string>, int64_t> out;
+  for (const auto& [k, p] : unschedulable_) {
+    if (!p->gating_plugin.empty()) continue;
+    const std::string& profile = p->Pod().spec.scheduler_name;
+    for (const auto& plugin : p->unschedulable_plugins) ++out[{plugin, profile}];
+    for (const auto& plugin : p->pending_plugins) {
+      if (!p->unschedulable_plugins.count(plugin)) ++out[{plugin, profile}];
+    }
+  }
+  return out;
 }
 
 std::vector<QueuedPodInfoPtr> SchedulingQueue::PendingPods() const {

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -120,6 +121,21 @@ class SchedulingQueue {
 
   void SetProfileHooks(const std::string& scheduler_name, ProfileHooks hooks);
 
+  // Called (under the queue's lock: must not call back into the queue) each time a pod
+  // enters a sub-queue: queue "active" | "backoff" | "unschedulable" (PreEnqueue-gated
+  // pods wait in unschedulablePods), event the cluster event's label or one of upstream's
+  // queue events "PodAdd", "ScheduleAttemptFailure", "BackoffComplete", "ForceActivate",
+  // "UnschedulableTimeout" (upstream scheduler_queue_incoming_pods_total{queue,event},
+  // pkg/scheduler/backend/queue/scheduling_queue.go).
+  using IncomingFn = std::function<void(std::string_view queue, std::string_view event)>;
+  void SetIncomingObserver(IncomingFn fn);
+  // Called (under the queue's lock) after each queueing hint function ran: plugin, event
+  // label, hint "Queue" | "QueueSkip", seconds (upstream
+  // scheduler_queueing_hint_execution_duration_seconds). Unset: hints are not timed.
+  using HintFn = std::function<void(std::string_view plugin, std::string_view event,
+                                    std::string_view hint, double seconds)>;
+  void SetHintObserver(HintFn fn);
+
   // A new pending pod: PreEnqueue, then activeQ or (gated) unschedulablePods.
   void Add(framework::PodInfoPtr pod);
   // Add, then Activate(pod_keys), in one critical section: no Pop runs in between, so a
@@ -174,6 +190,10 @@ class SchedulingQueue {
 
   void Close();
   PendingCounts Counts() const;
+  // Pods in unschedulablePods (not gated) per (rejecting plugin, schedulerName), counting a
+  // pod once for each plugin of its last rejection (unschedulable and pending plugins;
+  // upstream scheduler_unschedulable_pods{plugin,profile}).
+  std::map<std::pair<std::string, std::string>, int64_t> UnschedulableByPlugin() const;
   // Snapshot of every pending pod (active, backoff, unschedulable).
   std::vector<framework::QueuedPodInfoPtr> PendingPods() const;
   // The queued entry of a pod, or nullptr.
@@ -188,7 +208,12 @@ class SchedulingQueue {
   api::Timestamp BackoffExpiry(const framework::QueuedPodInfo& p) const;
   // Runs PreEnqueue; true if the pod may enter activeQ.
   bool RunPreEnqueue(framework::QueuedPodInfo& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void MoveToActiveOrBackoff(framework::QueuedPodInfoPtr p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MoveToActiveOrBackoff(framework::QueuedPodInfoPtr p, std::string_view event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Incoming(std::string_view queue, std::string_view event) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (incoming_) incoming_(queue, event);
+  }
   void AddLocked(framework::PodInfoPtr pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ActivateLocked(const std::vector<std::string>& keys) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool WorthRequeuing(const framework::QueuedPodInfo& p, const framework::ClusterEvent& e,
@@ -208,6 +233,8 @@ class SchedulingQueue {
   std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_
       ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, ProfileHooks> hooks_ ABSL_GUARDED_BY(mu_);
+  IncomingFn incoming_ ABSL_GUARDED_BY(mu_);
+  HintFn hint_observer_ ABSL_GUARDED_BY(mu_);
   int64_t scheduling_cycle_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t move_request_cycle_ ABSL_GUARDED_BY(mu_) = -1;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
