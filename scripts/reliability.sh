@@ -32,6 +32,8 @@ E2E_FAULT_CASES=(
   "fault_etcd_restart|etcd stopped and restarted with the same data dir twice mid-run (test/faults)"
   "fault_http_faults|a TLS-terminating proxy: 409 on 30% of bindings (half after the bind happened), 429 / 503 with Retry-After on 5% / 5%, 410 Gone on 30% of watches, 800 ms delays on 10% (test/faults)"
   "fault_leader_kills|two replicas with leader election; the leader kill -9'd 4 times in a row (test/faults)"
+  "queues_bad_input|live queue objects that are wrong: a KAI Queue parent cycle, a negative quota, an ElasticQuota with min > max, a missing parent; each gets an InvalidQueue Warning event naming the field, its pods stay pending with the reason, the valid queue's pod binds, fixing the cycle lets its pod run"
+  "metrics_secure|scrapes of the HTTPS /metrics without a token, with a bad token and as a user without the nonResourceURL grant (403 / 401 / 403, TokenReview + SubjectAccessReview against the API server); an authorized ServiceAccount token 200; /healthz and /readyz open"
   "fault_load_churn|load: 2 rounds of 10,000 pods (1,000 Coscheduling gangs x 4 + 6,000 plain) in 10 waves while nodes are added and removed (scheduler_perf churn, recreate, 10 slots / 500 ms; pods of a removed node deleted as the pod GC does, lost gang members re-created as their Job would); VmRSS at the end of round 2 <= round 1 x 1.25 + 16 MiB; faults = node adds + removes (test/faults, LOAD_CHURN_SCALE=full)"
 )
 
