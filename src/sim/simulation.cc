@@ -175,6 +175,8 @@ class Driver {
     so.client = &client_;
     so.seed = opts_.seed;
     so.binding_workers = 0;
+    // A binder extender's bind is sent to it and then applied to the in-process store.
+    so.bind_after_extender_binding = true;
     auto sched_or = scheduler::Scheduler::New(std::move(so));
     if (!sched_or.ok()) {
       return absl::InvalidArgumentError(
