@@ -216,6 +216,28 @@ TEST(ExtenderTest, PreemptionExtenderThatKeepsNoCandidateStopsPreemption) {
   EXPECT_EQ(e.env->NominatedOf("high"), "");
 }
 
+// upstream buildExtenders: a managed resource with ignoredByScheduler: true is added to
+// NodeResourcesFit's ignoredResources, so a pod asking for it fits nodes without it.
+TEST(ExtenderTest, IgnoredBySchedulerResourcesAreNotCheckedByNodeResourcesFit) {
+  for (bool ignored : {false, true}) {
+    auto ext = std::make_shared<FakeExtender>();
+    SchedulerTestOptions o;
+    config::Extender cfg;
+    cfg.url_prefix = "http://fake";
+    cfg.managed_resources = {{"example.com/foo", ignored}};
+    o.config.extenders = {cfg};
+    o.extenders = {ext};
+    SchedulerTestEnv env(std::move(o));
+    env.Apply(Node("node-a") +
+              "apiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n"
+              "  containers: [{name: c, image: x, resources: {requests: {example.com/foo: \"1\"}, "
+              "limits: {example.com/foo: \"1\"}}}]\n");
+    env.RunUntilIdle();
+    EXPECT_EQ(env.NodeOf("p1"), ignored ? "node-a" : "") << "ignoredByScheduler " << ignored;
+    EXPECT_EQ(ext->filtered_pods.size(), ignored ? 1u : 0u);  // interested: it manages foo
+  }
+}
+
 TEST(ExtenderTest, PreemptionWithoutPreemptExtenderStillPreempts) {
   auto ext = std::make_shared<FakeExtender>();
   Env e({ext});

@@ -15,8 +15,8 @@ start_extender() {
 }
 
 # An extender that filters out all but node-b decides every placement: 4 pods (room for all
-# on any node) all bound to node-b; the extender saw each pod's filter call, and its
-# prioritize call.
+# on any node) all bound to node-b, and the extender saw each pod's filter call (with one
+# feasible node left there is nothing to prioritize).
 case_extender_filter() {
   create_namespace e2e
   create_node node-a 8 16Gi
