@@ -3,7 +3,9 @@
 
 POST <prefix>/filter keeps only the node named by --keep (ExtenderArgs with Nodes or
 NodeNames; the others go to FailedNodes with "fake extender keeps only <node>");
-POST <prefix>/prioritize scores --keep 10 and every other node 0. Every request is
+POST <prefix>/prioritize scores --keep 10 and every other node 0; POST <prefix>/bind
+(ExtenderBindingArgs) answers success for --keep and an Error otherwise, binding nothing
+(the simulator applies an extender's binding to its own store). Every request is
 appended to --log as one JSON line {"verb": ..., "pod": "<ns>/<name>"}.
 
 Listens on 127.0.0.1:--port (0: an ephemeral port) and writes the port it got to
@@ -43,6 +45,8 @@ def main():
             verb = self.path.rstrip("/").rsplit("/", 1)[-1]
             pod = field(req, "Pod") or {}
             meta = pod.get("metadata", {})
+            if field(req, "PodName") is not None:  # ExtenderBindingArgs
+                meta = {"namespace": field(req, "PodNamespace"), "name": field(req, "PodName")}
             if args.log:
                 with open(args.log, "a") as f:
                     f.write(json.dumps({"verb": verb, "pod": "%s/%s" % (
@@ -60,6 +64,10 @@ def main():
                                            if n["metadata"]["name"] == args.keep]}
                        if nodes is not None else None,
                        "FailedNodes": failed, "Error": ""}
+            elif verb == "bind":
+                # Records the binding only: a live test would have to POST pods/binding.
+                out = {"Error": "" if field(req, "Node") == args.keep else
+                       "fake extender binds only to %s" % args.keep}
             elif verb == "prioritize":
                 out = [{"Host": n, "Score": 10 if n == args.keep else 0} for n in names]
             else:
