@@ -29,6 +29,8 @@ class FakeExtender : public framework::Extender {
   std::vector<std::string> filtered_pods, bound;
   std::set<std::string> managed;              // IsInterested
   bool preempt = false;                       // ProcessPreemption keeps nothing
+  bool prioritize_error = false;              // Prioritize fails
+  std::set<std::string> unresolvable;         // Filter: UnschedulableAndUnresolvable nodes
 
   const std::string& Name() const override { return name; }
   bool IsIgnorable() const override { return ignorable; }
@@ -49,7 +51,10 @@ class FakeExtender : public framework::Extender {
     filtered_pods.push_back(pod.metadata.name);
     if (!error.empty()) return absl::UnavailableError(error);
     for (const auto* ni : nodes) {
-      if (keep.empty() || keep.count(ni->name())) {
+      if (unresolvable.count(ni->name())) {
+        out->unresolvable[ni->name()] = "unresolvable here";
+        out->failed[ni->name()] = fail_message;  // the unresolvable status wins
+      } else if (keep.empty() || keep.count(ni->name())) {
         out->nodes.push_back(ni);
       } else {
         out->failed[ni->name()] = fail_message;
@@ -59,6 +64,7 @@ class FakeExtender : public framework::Extender {
   }
   api::Status Prioritize(const api::Pod&, const std::vector<const framework::NodeInfo*>& nodes,
                          std::map<std::string, int64_t>* out, int64_t* w) override {
+    if (prioritize_error) return absl::UnavailableError("prioritize down");
     for (const auto* ni : nodes) (*out)[ni->name()] = scores.count(ni->name()) ? scores[ni->name()] : 0;
     *w = weight;
     return absl::OkStatus();
@@ -174,6 +180,38 @@ TEST(ExtenderTest, PrioritizeScoresTimesWeightTimesTenDecide) {
   e.env->RunUntilIdle();
   EXPECT_EQ(e.env->NodeOf("p1"), "node-c");
   EXPECT_EQ(e.env->NodeOf("p2"), "node-c");
+}
+
+TEST(ExtenderTest, PrioritizeErrorsAreIgnored) {
+  auto broken = std::make_shared<FakeExtender>();
+  broken->prioritize_error = true;
+  broken->scores = {{"node-a", 10}};
+  broken->weight = 100;
+  auto good = std::make_shared<FakeExtender>();
+  good->scores = {{"node-c", 10}};
+  Env e({broken, good});
+  e.env->Apply(Node("node-a") + Node("node-b") + Node("node-c") + Pod("p1"));
+  e.env->RunUntilIdle();
+  EXPECT_EQ(e.env->NodeOf("p1"), "node-c");
+}
+
+// FailedAndUnresolvableNodes (current upstream) take precedence over FailedNodes; such a node
+// is no preemption candidate.
+TEST(ExtenderTest, UnresolvableNodesAreNotPreemptionCandidates) {
+  auto ext = std::make_shared<FakeExtender>();
+  ext->unresolvable = {"node-a"};
+  ext->fail_message = "resolvable";
+  Env e({ext});
+  e.env->Apply(Node("node-a", 2) + Pod("low", "2", 0));
+  e.env->RunUntilIdle();
+  EXPECT_EQ(e.env->NodeOf("low"), "");  // the extender rejects node-a for every pod
+  e.env->Apply(Pod("high", "1", 100));
+  e.env->RunUntilIdle();
+  auto ev = e.env->EventsOf("default/high");
+  ASSERT_FALSE(ev.empty());
+  EXPECT_EQ(ev.back(),
+            "FailedScheduling: 0/1 nodes are available: 1 unresolvable here. preemption: 0/1 "
+            "nodes are available: 1 Preemption is not helpful for scheduling..");
 }
 
 TEST(ExtenderTest, BinderExtenderBindsInsteadOfThePlugins) {
