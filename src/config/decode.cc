@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "config/default_plugins.h"
 #include "config/internal.h"
 
@@ -184,6 +186,92 @@ class Decoder {
       return;
     }
     *out = nanos / 1000000000;
+  }
+
+  // A Go duration string (metav1.Duration) in nanoseconds.
+  void Nanos(const YAML::Node& n, const std::string& path, int64_t* out) {
+    if (Absent(n)) return;
+    if (!n.IsScalar()) {
+      Fail(n, Invalid(path, Render(n), "must be a duration string such as \"5s\""));
+      return;
+    }
+    const api::StatusOr<int64_t> parsed = ParseGoDuration(n.Scalar());
+    if (!parsed.ok()) {
+      Fail(n, Invalid(path, GoQuote(n.Scalar()), std::string(parsed.status().message())));
+      return;
+    }
+    *out = *parsed;
+  }
+
+  // A Go []byte field: a base64 string (standard encoding, as encoding/json writes it).
+  void Bytes(const YAML::Node& n, const std::string& path, std::string* out) {
+    if (Absent(n)) return;
+    if (!n.IsScalar() || !absl::Base64Unescape(n.Scalar(), out)) {
+      Fail(n, Invalid(path, Render(n), "must be a base64-encoded string"));
+    }
+  }
+
+  // Strict decoding of an object: a key outside `known` is an error naming it (upstream
+  // decodes the configuration strictly: `unknown field "extenders[0].foo"`).
+  void KnownFields(const YAML::Node& n, const std::string& path,
+                   std::initializer_list<std::string_view> known) {
+    for (const auto& kv : n) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
+      bool ok = false;
+      for (std::string_view k : known) ok = ok || k == key;
+      if (!ok) Fail(kv.first, FieldError::Message(Child(path, key), "unknown field"));
+    }
+  }
+
+  void ExtenderTLS(const YAML::Node& n, const std::string& path, ExtenderTLSConfig* o) {
+    KnownFields(n, path, {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData",
+                          "keyData", "caData"});
+    Bool(n["insecure"], Child(path, "insecure"), &o->insecure);
+    String(n["serverName"], Child(path, "serverName"), &o->server_name);
+    String(n["certFile"], Child(path, "certFile"), &o->cert_file);
+    String(n["keyFile"], Child(path, "keyFile"), &o->key_file);
+    String(n["caFile"], Child(path, "caFile"), &o->ca_file);
+    Bytes(n["certData"], Child(path, "certData"), &o->cert_data);
+    Bytes(n["keyData"], Child(path, "keyData"), &o->key_data);
+    Bytes(n["caData"], Child(path, "caData"), &o->ca_data);
+  }
+
+  // extenders[i] (upstream v1 Extender; field names from its JSON tags).
+  void ExtenderItem(const YAML::Node& n, const std::string& path, Extender* o) {
+    KnownFields(n, path, {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb",
+                          "weight", "enableHTTPS", "tlsConfig", "httpTimeout",
+                          "nodeCacheCapable", "managedResources", "ignorable"});
+    String(n["urlPrefix"], Child(path, "urlPrefix"), &o->url_prefix);
+    String(n["filterVerb"], Child(path, "filterVerb"), &o->filter_verb);
+    String(n["preemptVerb"], Child(path, "preemptVerb"), &o->preempt_verb);
+    String(n["prioritizeVerb"], Child(path, "prioritizeVerb"), &o->prioritize_verb);
+    String(n["bindVerb"], Child(path, "bindVerb"), &o->bind_verb);
+    Int64(n["weight"], Child(path, "weight"), &o->weight);
+    Bool(n["enableHTTPS"], Child(path, "enableHTTPS"), &o->enable_https);
+    const YAML::Node tls = n["tlsConfig"];
+    if (Map(tls, Child(path, "tlsConfig"))) {
+      o->tls_config.emplace();
+      ExtenderTLS(tls, Child(path, "tlsConfig"), &*o->tls_config);
+    }
+    Nanos(n["httpTimeout"], Child(path, "httpTimeout"), &o->http_timeout_ns);
+    Bool(n["nodeCacheCapable"], Child(path, "nodeCacheCapable"), &o->node_cache_capable);
+    Bool(n["ignorable"], Child(path, "ignorable"), &o->ignorable);
+    const YAML::Node mr = n["managedResources"];
+    const std::string mr_path = Child(path, "managedResources");
+    if (!Seq(mr, mr_path)) return;
+    for (size_t j = 0; j < mr.size(); ++j) {
+      const std::string rpath = Idx(mr_path, j);
+      if (!Map(mr[j], rpath)) {
+        if (Absent(mr[j])) Fail(mr, Invalid(rpath, "null", "must be an object"));
+        continue;
+      }
+      KnownFields(mr[j], rpath, {"name", "ignoredByScheduler"});
+      ExtenderManagedResource r;
+      String(mr[j]["name"], Child(rpath, "name"), &r.name);
+      Bool(mr[j]["ignoredByScheduler"], Child(rpath, "ignoredByScheduler"),
+           &r.ignored_by_scheduler);
+      o->managed_resources.push_back(std::move(r));
+    }
   }
 
   // True when `n` is a map; reports an error when it is present but not a map.
@@ -376,6 +464,20 @@ class Decoder {
         }
         c.profiles.push_back(std::move(p));
         d->scheduler_name_set.push_back(name_set);
+      }
+    }
+
+    const YAML::Node extenders = root["extenders"];
+    if (Seq(extenders, "extenders")) {
+      for (size_t i = 0; i < extenders.size(); ++i) {
+        const std::string path = Idx("extenders", i);
+        if (!Map(extenders[i], path)) {
+          if (Absent(extenders[i])) Fail(extenders, Invalid(path, "null", "must be an object"));
+          continue;
+        }
+        Extender e;
+        ExtenderItem(extenders[i], path, &e);
+        c.extenders.push_back(std::move(e));
       }
     }
   }

@@ -62,6 +62,50 @@ struct LeaderElection {
   std::string resource_namespace = "kube-system";
 };
 
+// extenders[].tlsConfig (upstream v1 ExtenderTLSConfig, a subset of client-go's
+// rest.TLSClientConfig). The *_data fields hold the decoded bytes of the base64 strings
+// the file gives (Go []byte in JSON).
+struct ExtenderTLSConfig {
+  bool insecure = false;
+  std::string server_name;
+  std::string cert_file, key_file, ca_file;  // PEM files
+  std::string cert_data, key_data, ca_data;  // PEM bytes
+};
+
+// extenders[].managedResources[] (upstream v1 ExtenderManagedResource): an extended
+// resource the extender manages; a pod asking for one of them (requests or limits) is
+// what makes the extender "interested" (IsInterested). ignoredByScheduler: true adds the
+// name to NodeResourcesFit's ignoredResources.
+struct ExtenderManagedResource {
+  std::string name;
+  bool ignored_by_scheduler = false;
+};
+
+// One HTTP extender (upstream pkg/scheduler/apis/config/v1 Extender; semantics in
+// pkg/scheduler/extender.go). Verbs are appended to urlPrefix ("<urlPrefix>/<verb>"); an
+// empty verb means the extender does not implement that call.
+struct Extender {
+  std::string url_prefix;
+  std::string filter_verb;
+  std::string preempt_verb;
+  std::string prioritize_verb;
+  std::string bind_verb;
+  // Multiplies the extender's 0..10 prioritize scores; must be > 0 when prioritizeVerb is
+  // set (validation).
+  int64_t weight = 0;
+  bool enable_https = false;
+  std::optional<ExtenderTLSConfig> tls_config;
+  // Timeout of one call in nanoseconds; 0 means upstream's DefaultExtenderTimeout (5 s,
+  // pkg/scheduler/extender.go NewHTTPExtender).
+  int64_t http_timeout_ns = 0;
+  // The extender caches nodes itself: calls send node names (ExtenderArgs.NodeNames)
+  // instead of whole Node objects.
+  bool node_cache_capable = false;
+  std::vector<ExtenderManagedResource> managed_resources;
+  // An unreachable or failing extender is skipped instead of failing the pod's cycle.
+  bool ignorable = false;
+};
+
 struct KubeSchedulerConfiguration {
   std::string api_version = "kubescheduler.config.k8s.io/v1";
   int32_t parallelism = 16;
@@ -76,6 +120,9 @@ struct KubeSchedulerConfiguration {
   std::string health_bind_address;   // "" = disabled; e.g. "0.0.0.0:10259"
   std::string metrics_bind_address;
   std::vector<Profile> profiles;
+  // HTTP extenders, called in this order after the Filter plugins (ignorable ones are moved
+  // behind the others when the scheduler is built, as upstream's buildExtenders does).
+  std::vector<Extender> extenders;
 };
 
 }  // namespace phalanx::config

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/labels_internal.h"
 #include "config/internal.h"
 
 namespace phalanx::config::internal {
@@ -184,6 +185,56 @@ void ValidateLeaderElection(const LeaderElection& le, FieldErrors* errs) {
   if (le.resource_name.empty()) errs->push_back(Required(p + ".resourceName"));
 }
 
+// upstream validateExtendedResourceName (validation.go): IsQualifiedName, then
+// v1helper.IsExtendedResourceName (a '/' outside the kubernetes.io/ namespace, no
+// "requests." prefix, and "requests.<name>" a qualified name). Empty when valid.
+std::vector<std::string> ExtendedResourceNameErrors(const std::string& name) {
+  if (std::string e = api::internal::QualifiedNameError(name); !e.empty()) return {e};
+  const bool native = name.find('/') == std::string::npos ||
+                      name.find("kubernetes.io/") != std::string::npos;
+  const bool extended = !native && name.rfind("requests.", 0) != 0 &&
+                        api::internal::QualifiedNameError("requests." + name).empty();
+  if (!extended) return {name + " is an invalid extended resource name"};
+  return {};
+}
+
+// upstream validateExtenders (pkg/scheduler/apis/config/validation/validation.go), plus a
+// required urlPrefix (upstream accepts an empty one and then posts to "/<verb>" on no host)
+// and a non-negative httpTimeout.
+void ValidateExtenders(const std::vector<Extender>& extenders, FieldErrors* errs) {
+  int binders = 0;
+  std::set<std::string> managed;
+  for (size_t i = 0; i < extenders.size(); ++i) {
+    const Extender& e = extenders[i];
+    const std::string path = Idx("extenders", i);
+    if (e.url_prefix.empty()) errs->push_back(Required(path + ".urlPrefix"));
+    if (!e.prioritize_verb.empty() && e.weight <= 0) {
+      errs->push_back(Invalid(path + ".weight", std::to_string(e.weight),
+                              "must have a positive weight applied to it"));
+    }
+    if (e.http_timeout_ns < 0) {
+      errs->push_back(Invalid(path + ".httpTimeout", FormatGoDuration(e.http_timeout_ns),
+                              "must be non-negative"));
+    }
+    if (!e.bind_verb.empty()) ++binders;
+    for (size_t j = 0; j < e.managed_resources.size(); ++j) {
+      const std::string name_path = Idx(path + ".managedResources", j) + ".name";
+      const std::string& name = e.managed_resources[j].name;
+      for (const std::string& msg : ExtendedResourceNameErrors(name)) {
+        errs->push_back(Invalid(name_path, GoQuote(name), msg));
+      }
+      if (!managed.insert(name).second) {
+        errs->push_back(Invalid(name_path, GoQuote(name), "duplicate extender managed resource name"));
+      }
+    }
+  }
+  if (binders > 1) {
+    errs->push_back(Invalid("extenders",
+                            GoQuote("found " + std::to_string(binders) + " extenders implementing bind"),
+                            "only one extender can implement bind"));
+  }
+}
+
 }  // namespace
 
 FieldErrors Validate(const KubeSchedulerConfiguration& cfg) {
@@ -219,6 +270,7 @@ FieldErrors Validate(const KubeSchedulerConfiguration& cfg) {
     ValidateCommonQueueSort(cfg.profiles, &errs);
   }
   ValidatePercentage("percentageOfNodesToScore", cfg.percentage_of_nodes_to_score, &errs);
+  ValidateExtenders(cfg.extenders, &errs);
   if (cfg.pod_initial_backoff_seconds <= 0) {
     errs.push_back(Invalid("podInitialBackoffSeconds",
                            std::to_string(cfg.pod_initial_backoff_seconds),

@@ -37,6 +37,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.services.Provide<gang::ReservationLedger>(reservations_.get());
   fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());
+  fo.services.Provide<framework::ExtenderList>(&extender_list_);
   fo.namespace_labels = [this](std::string_view name, std::map<std::string, std::string>* out) {
     absl::MutexLock l(&ns_mu_);
     auto it = namespace_labels_.find(std::string(name));
@@ -114,6 +115,11 @@ Status Scheduler::BuildQueue() {
     framework::Framework* f = fw.get();
     hooks.pre_enqueue = [f](const framework::PodInfo& p) { return f->RunPreEnqueuePlugins(p); };
     hooks.hints = f->EventHints();
+    // Extenders have no queueing hints: a pod one rejected is requeued by any event
+    // (upstream registers framework.ExtenderName for every event when extenders exist).
+    if (!extender_list_.extenders.empty()) {
+      hooks.hints.push_back({framework::kExtenderName, framework::ClusterEventWithHint{}});
+    }
     queue_->SetProfileHooks(name, std::move(hooks));
   }
   return Status::Success();

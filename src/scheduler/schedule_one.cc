@@ -114,7 +114,10 @@ void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* foll
   if (follow) follow->Reset();
   if (const NodeInfo* ni = EvaluateNominatedNode(pass, pfr)) {
     pass.feasible->push_back(ni);
-    return;
+    // upstream evaluateNominatedNode runs the extenders on the nominated node too; when they
+    // drop it, every node is filtered.
+    if (extender_list_.extenders.empty()) return;
+    if (!ExtendersPass(pass, pass.feasible) || !pass.feasible->empty()) return;
   }
   if (!pfr.all_nodes) {
     std::string names;
@@ -123,16 +126,17 @@ void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* foll
   }
   if (pfr.all_nodes && !pass.restriction) {
     FilterNodes(pass, all);
-    return;
-  }
-  std::vector<const NodeInfo*> subset;
-  for (const auto* ni : all) {
-    if ((pfr.all_nodes || pfr.node_names.count(ni->name())) &&
-        (!pass.restriction || pass.restriction->count(ni->name()))) {
-      subset.push_back(ni);
+  } else {
+    std::vector<const NodeInfo*> subset;
+    for (const auto* ni : all) {
+      if ((pfr.all_nodes || pfr.node_names.count(ni->name())) &&
+          (!pass.restriction || pass.restriction->count(ni->name()))) {
+        subset.push_back(ni);
+      }
     }
+    FilterNodes(pass, subset);
   }
-  FilterNodes(pass, subset);
+  if (!extender_list_.extenders.empty() && pass.err->IsSuccess()) ExtendersPass(pass, pass.feasible);
 }
 
 const NodeInfo* Scheduler::EvaluateNominatedNode(const FilterPass& pass,
@@ -288,6 +292,8 @@ Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, cons
   if (snapshot_.NumNodes() == 0) return Status::Error("no nodes available to schedule pods");
   // A pod of the batch's signature is placed from it (the restriction is fixed for the
   // batch's life: the PodGroup cycle makes one batch per placement attempt).
+  // Placements are never batched past an extender: its answer for the next pod is its own.
+  if (!extender_list_.extenders.empty()) batch = nullptr;
   PlacementBatch* follow =
       batch && batch->canonical && fwk.SameSignature(*batch->canonical, pod) ? batch : nullptr;
   std::vector<const NodeInfo*> feasible;
@@ -324,8 +330,10 @@ Status Scheduler::PrioritizeNodes(framework::Framework& fwk, CycleState& state, 
     s = fwk.RunScorePlugins(state, pod, feasible, &totals, batch ? &batch->table : nullptr);
     if (!s.IsSuccess()) return s;
   } else {
-    totals.assign(feasible.size(), 1);
+    // upstream: every node scores 1 only when there are neither score plugins nor extenders.
+    totals.assign(feasible.size(), extender_list_.extenders.empty() ? 1 : 0);
   }
+  if (!extender_list_.extenders.empty()) AddExtenderScores(pod, feasible, &totals);
   const size_t best = SelectHost(totals);
   result->suggested_host = feasible[best]->name();
   if (batch) {
@@ -475,7 +483,8 @@ void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<Cycle
     s = Status::Error("node " + host + " was deleted before pod " + assumed->pod->Key() +
                       " could be bound to it");
   }
-  if (s.IsSuccess()) {
+  // upstream bind: a binder extender interested in the pod binds it instead of the plugins.
+  if (s.IsSuccess() && !ExtendersBinding(*assumed->pod, host, &s)) {
     s = fwk->RunBindPlugins(*state, *assumed, host);
     if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
   }

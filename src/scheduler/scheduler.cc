@@ -48,6 +48,7 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
         }
       });
   s->parallelizer_ = std::make_unique<framework::Parallelizer>(s->opts_.config.parallelism);
+  if (Status st = s->BuildExtenders(); !st.IsSuccess()) return st;
   if (Status st = s->BuildProfiles(); !st.IsSuccess()) return st;
   if (Status st = s->BuildQueue(); !st.IsSuccess()) return st;
   if (s->opts_.binding_workers > 0) {

@@ -30,6 +30,7 @@
 #include "backend/cache/cache.h"
 #include "backend/queue/scheduling_queue.h"
 #include "config/types.h"
+#include "framework/extender.h"
 #include "framework/parallelize.h"
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
@@ -72,6 +73,14 @@ struct SchedulerOptions {
   // Replay a gang's remembered PodGroup rejection while nothing the cycle reads has
   // changed (podgroup_memo.h); false runs every cycle in full (differential tests).
   bool replay_podgroup_rejections = true;
+  // Scheduler extenders in call order (tests inject fakes); empty: the HTTP extenders of
+  // config.extenders (src/extender), non-ignorable first. With any extender, PodGroup
+  // rejections are never replayed and placements are never batched (an extender's answer
+  // is its own state).
+  std::vector<std::shared_ptr<framework::Extender>> extenders;
+  // After a binder extender bound a pod, also bind it through `client`: the simulator's
+  // in-process store is out of the extender's reach (it still gets the bind call).
+  bool bind_after_extender_binding = false;
 };
 
 // Why a pod could not be scheduled (upstream framework.Diagnosis + FitError).
@@ -251,6 +260,26 @@ class Scheduler {
     framework::Status* err;
     const std::set<std::string>* restriction;  // nullptr: every node
   };
+  // ---- extenders.cc ----
+  // Builds the extenders (opts_.extenders, else from config.extenders) and gives every
+  // profile's NodeResourcesFit the ignoredByScheduler resources (upstream buildExtenders).
+  // Before BuildProfiles. Errors name the extender.
+  framework::Status BuildExtenders();
+  // upstream findNodesThatPassExtenders: each interested extender filters *feasible in
+  // turn; its failed nodes get its message in the Diagnosis (FailedAndUnresolvableNodes as
+  // UnschedulableAndUnresolvable), and kExtenderName joins the unschedulable plugins when
+  // nodes were dropped. An error of a non-ignorable extender sets *pass.err (Error, the
+  // extender's message) and returns false; an ignorable one is skipped.
+  bool ExtendersPass(const FilterPass& pass, std::vector<const framework::NodeInfo*>* feasible);
+  // upstream prioritizeNodes, extender part: adds sum(score x weight) x (MaxNodeScore /
+  // MaxExtenderPriority) of the interested extenders to `totals` (aligned with feasible);
+  // prioritize errors are logged and ignored.
+  void AddExtenderScores(const framework::PodInfo& pod,
+                         const std::vector<const framework::NodeInfo*>& feasible,
+                         std::vector<int64_t>* totals);
+  // upstream extendersBinding: the first binder extender interested in the pod binds it
+  // (true, with the outcome in *out); false when none does (the Bind plugins then bind).
+  bool ExtendersBinding(const api::Pod& pod, const std::string& node, framework::Status* out);
   // PreFilter, then the nodes that pass Filter. With `follow`, a PreFilter that keeps every
   // node lets ScheduleFromBatch place the pod first; *placed then says whether it did
   // (result->suggested_host set, nothing else filled).
@@ -409,6 +438,8 @@ class Scheduler {
   std::unique_ptr<framework::Parallelizer> parallelizer_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::map<std::string, std::unique_ptr<framework::Framework>> profiles_;
+  // opts_.extenders as plain pointers; provided to plugins as a service. Fixed after New.
+  framework::ExtenderList extender_list_;
   size_t next_start_node_index_ = 0;  // scheduling thread only
   int64_t plugin_sample_counter_ = 0;  // cycles seen by a sampling observer; scheduling thread
 

@@ -29,6 +29,7 @@ struct SchedulerTestOptions {
   // failures); nullptr: the store itself. The client must outlive the env's scheduler.
   std::function<framework::ClusterClient*(store::Store&)> client;
   bool replay_podgroup_rejections = true;  // SchedulerOptions::replay_podgroup_rejections
+  std::vector<std::shared_ptr<framework::Extender>> extenders;  // SchedulerOptions::extenders
 };
 
 struct SchedulerTestEnv {
@@ -43,6 +44,7 @@ struct SchedulerTestEnv {
     o.seed = opts.seed;
     o.binding_workers = opts.binding_workers;
     o.replay_podgroup_rejections = opts.replay_podgroup_rejections;
+    o.extenders = std::move(opts.extenders);
     auto s = Scheduler::New(std::move(o));
     EXPECT_TRUE(s.ok()) << s.status().Message();
     sched = std::move(s).value();

@@ -179,6 +179,8 @@ class Driver {
     so.client = &client_;
     so.seed = opts_.seed;
     so.binding_workers = 0;
+    // A binder extender's bind is sent to it and then applied to the in-process store.
+    so.bind_after_extender_binding = true;
     auto sched_or = scheduler::Scheduler::New(std::move(so));
     if (!sched_or.ok()) {
       return absl::InvalidArgumentError(
@@ -343,9 +345,26 @@ class Driver {
       bool only_flush = c.active == 0 && c.backoff == 0 &&
                         other == sched_->queue().NextUnschedulableTimeout();
       if (wake == LLONG_MAX || only_flush) return true;
+      if (OnlyErrorsFor3MaxBackoffs()) return true;
     }
     *t = std::min(next_ev, wake);
     return false;
+  }
+
+  // Pods whose cycles end in an error (e.g. an unreachable non-ignorable extender) retry
+  // from backoffQ forever; with no scenario event left, the run ends once three
+  // podMaxBackoffSeconds of virtual time passed in which every attempt was an error.
+  bool OnlyErrorsFor3MaxBackoffs() {
+    const scheduler::SchedulerStats st = sched_->stats();
+    const int64_t non_errors = st.attempts - st.errors;
+    if (non_errors != quiet_non_errors_) {
+      quiet_non_errors_ = non_errors;
+      quiet_since_ = clock_.Now();
+      return false;
+    }
+    const int64_t period =
+        3 * std::max<int64_t>(1, opts_.config.pod_max_backoff_seconds) * api::kNanosPerSecond;
+    return clock_.Now() - quiet_since_ > period;
   }
 
   api::Status Loop() {
@@ -622,6 +641,8 @@ class Driver {
   std::string profile_names_;  // "default-scheduler, ..." for the unserved reason
   size_t arrived_ = 0;
   size_t steps_ = 0;
+  int64_t quiet_non_errors_ = -1;  // OnlyErrorsFor3MaxBackoffs
+  api::Timestamp quiet_since_ = 0;
 };
 
 }  // namespace

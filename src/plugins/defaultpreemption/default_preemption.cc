@@ -14,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "api/labels.h"
+#include "framework/extender.h"
 #include "framework/parallelize.h"
 #include "gang/ledger.h"
 #include "plugins/helper/args.h"
@@ -685,11 +686,62 @@ Status DefaultPreemption::FindCandidate(CycleState& state, const PodInfo& pod,
   if (candidates.empty()) {
     return Status::Unschedulable(FitErrorMessage(all.size(), node_statuses, kErrReasonNotHelpful));
   }
+  // 3) The extenders that support preemption narrow the candidates.
+  if (Status s = CallExtenders(pod, &candidates); !s.IsSuccess()) return s;
   const Candidate* best = SelectCandidate(candidates);
   if (best == nullptr || best->node.empty()) {
     return Status::Unschedulable("no candidate node for preemption");
   }
   *out = *best;
+  return Status::Success();
+}
+
+Status DefaultPreemption::CallExtenders(const PodInfo& pod, std::vector<Candidate>* candidates) {
+  const auto* list = handle_->Service<framework::ExtenderList>();
+  if (list == nullptr || list->extenders.empty() || candidates->empty()) return Status::Success();
+  std::map<std::string, const Candidate*> by_node;
+  framework::ExtenderVictimsMap victims;
+  for (const Candidate& c : *candidates) {
+    by_node[c.node] = &c;
+    victims[c.node] = framework::ExtenderVictims{c.victims, c.num_pdb_violations};
+  }
+  for (framework::Extender* ext : list->extenders) {
+    if (!ext->SupportsPreemption() || !ext->IsInterested(*pod.pod)) continue;
+    framework::ExtenderVictimsMap out;
+    api::Status s =
+        ext->ProcessPreemption(*pod.pod, victims, handle_->SnapshotSharedLister(), &out);
+    if (!s.ok()) {
+      if (ext->IsIgnorable()) continue;  // upstream: "Skipped extender as it returned error"
+      return Status::Error(std::string(s.message()));
+    }
+    for (auto it = out.begin(); it != out.end();) {
+      if (!it->second.pods.empty()) {
+        ++it;
+      } else if (ext->IsIgnorable()) {
+        it = out.erase(it);
+      } else {
+        return Status::Error("expected at least one victim pod on node \"" + it->first + "\"");
+      }
+    }
+    victims = std::move(out);
+    if (victims.empty()) break;
+  }
+  std::vector<Candidate> next;
+  for (auto& [node, v] : victims) {
+    Candidate c;
+    c.node = node;
+    c.victims = std::move(v.pods);
+    c.num_pdb_violations = v.num_pdb_violations;
+    // The budgets a kept victim violates, as the dry run found them.
+    if (auto it = by_node.find(node); it != by_node.end()) {
+      for (const auto& p : c.victims) {
+        auto pv = it->second->pdb_violations.find(p->pod->Key());
+        if (pv != it->second->pdb_violations.end()) c.pdb_violations.insert(*pv);
+      }
+    }
+    next.push_back(std::move(c));
+  }
+  *candidates = std::move(next);
   return Status::Success();
 }
 

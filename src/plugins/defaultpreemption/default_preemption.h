@@ -209,6 +209,13 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
       std::vector<std::string>* errors, const VictimFilter* is_victim = nullptr);
   // The best candidate by pickOneNodeForPreemption's criteria; nullptr when empty.
   const Candidate* SelectCandidate(const std::vector<Candidate>& candidates) const;
+  // upstream callExtenders (preemption.go): every extender with a preemptVerb interested in
+  // `pod` gets the candidates (node -> victims) in turn and returns the ones it keeps, with
+  // its victims; an ignorable extender's error skips it, another's is an Error. A node
+  // returned without victims is an error ("expected at least one victim pod on node") or,
+  // from an ignorable extender, dropped. The extender's victims are taken as returned (a
+  // running gang's members it leaves out stay).
+  framework::Status CallExtenders(const framework::PodInfo& pod, std::vector<Candidate>* candidates);
   // Evicts the candidate's victims and clears lower-priority nominations on its node.
   framework::Status PrepareCandidate(const Candidate& c, const framework::PodInfo& pod);
 
