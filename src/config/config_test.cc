@@ -209,8 +209,6 @@ TEST(DefaultsTest, EmptyV1File) {
   EXPECT_EQ(cfg.leader_election.resource_lock, "leases");
   EXPECT_EQ(cfg.leader_election.resource_name, "kube-scheduler");
   EXPECT_EQ(cfg.leader_election.resource_namespace, "kube-system");
-  EXPECT_EQ(cfg.health_bind_address, "");
-  EXPECT_EQ(cfg.metrics_bind_address, "");
   ASSERT_EQ(cfg.profiles.size(), 1u);
   const Profile& p = cfg.profiles[0];
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
@@ -466,9 +464,7 @@ TEST(ConversionTest, V1beta2UserPluginsMergedAndDisabledDropped) {
       MustDecode(std::string(kV1beta2Header) +
                  "profiles:\n"
                  "  - schedulerName: s\n"
-                 "    percentageOfNodesToScore: 10\n"  // not a v1beta2 field: ignored
                  "    plugins:\n"
-                 "      multiPoint: {enabled: [{name: Ignored}]}\n"  // not a v1beta2 field
                  "      score:\n"
                  "        disabled: [{name: '*'}]\n"
                  "        enabled: [{name: Custom, weight: 2}, {name: ImageLocality, weight: 3}]\n"
@@ -509,8 +505,6 @@ TEST(DecodeTest, AllFieldsFromFile) {
   EXPECT_EQ(cfg.percentage_of_nodes_to_score, 40);
   EXPECT_EQ(cfg.pod_initial_backoff_seconds, 2);
   EXPECT_EQ(cfg.pod_max_backoff_seconds, 20);
-  EXPECT_EQ(cfg.health_bind_address, "0.0.0.0:10259");
-  EXPECT_EQ(cfg.metrics_bind_address, "0.0.0.0:10260");
   EXPECT_EQ(cfg.client_connection.kubeconfig, "/etc/kubernetes/scheduler.conf");
   EXPECT_FLOAT_EQ(cfg.client_connection.qps, 12.5f);
   EXPECT_EQ(cfg.client_connection.burst, 30);
@@ -704,6 +698,36 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"DurationMissingUnit", V1("leaderElection:\n  leaseDuration: 15\n"),
                   "sched.yaml:4:18: leaderElection.leaseDuration: Invalid value: \"15\": time: "
                   "missing unit in duration \"15\""},
+        // Strict decoding, as upstream: every level names the unknown field.
+        ErrorCase{"UnknownTopLevel", V1("parallelizm: 4\n"),
+                  "sched.yaml:3:1: parallelizm: unknown field"},
+        ErrorCase{"RemovedHealthzBindAddress", V1("healthzBindAddress: 0.0.0.0:10251\n"),
+                  "sched.yaml:3:1: healthzBindAddress: unknown field"},
+        ErrorCase{"UnknownClientConnection", V1("clientConnection: {qsp: 5}\n"),
+                  "sched.yaml:3:20: clientConnection.qsp: unknown field"},
+        ErrorCase{"UnknownLeaderElection", V1("leaderElection:\n  leaseDurationSeconds: 15\n"),
+                  "sched.yaml:4:3: leaderElection.leaseDurationSeconds: unknown field"},
+        ErrorCase{"UnknownProfileField", V1("profiles:\n- schedulerName: a\n  plugin: {}\n"),
+                  "sched.yaml:5:3: profiles[0].plugin: unknown field"},
+        ErrorCase{"UnknownExtensionPoint",
+                  V1("profiles:\n- plugins:\n    prefilter: {enabled: [{name: A}]}\n"),
+                  "sched.yaml:5:5: profiles[0].plugins.prefilter: unknown field"},
+        ErrorCase{"UnknownPluginSetField",
+                  V1("profiles:\n- plugins:\n    score: {enable: [{name: A}]}\n"),
+                  "sched.yaml:5:13: profiles[0].plugins.score.enable: unknown field"},
+        ErrorCase{"UnknownPluginField",
+                  V1("profiles:\n- plugins:\n    score: {enabled: [{name: A, wieght: 2}]}\n"),
+                  "sched.yaml:5:33: profiles[0].plugins.score.enabled[0].wieght: unknown field"},
+        ErrorCase{"UnknownPluginConfigField",
+                  V1("profiles:\n- pluginConfig:\n  - {name: NodeAffinity, arg: {}}\n"),
+                  "sched.yaml:5:26: profiles[0].pluginConfig[0].arg: unknown field"},
+        ErrorCase{"V1beta2MultiPoint",
+                  std::string(kV1beta2Header) +
+                      "profiles:\n- plugins:\n    multiPoint: {enabled: [{name: A}]}\n",
+                  "sched.yaml:5:5: profiles[0].plugins.multiPoint: unknown field"},
+        ErrorCase{"V1beta2ProfilePercentage",
+                  std::string(kV1beta2Header) + "profiles:\n- percentageOfNodesToScore: 10\n",
+                  "sched.yaml:4:3: profiles[0].percentageOfNodesToScore: unknown field"},
         ErrorCase{"DurationUnknownUnit", V1("leaderElection:\n  renewDeadline: 1d\n"),
                   "sched.yaml:4:18: leaderElection.renewDeadline: Invalid value: \"1d\": time: "
                   "unknown unit \"d\" in duration \"1d\""},

@@ -303,6 +303,7 @@ class Decoder {
         if (Absent(item)) Fail(n, Invalid(ipath, "null", "must be an object"));
         continue;
       }
+      KnownFields(item, ipath, {"name", "weight"});
       PluginRef ref;
       String(item["name"], Child(ipath, "name"), &ref.name);
       const YAML::Node weight = item["weight"];
@@ -320,13 +321,23 @@ class Decoder {
 
   void PluginSetField(const YAML::Node& n, const std::string& path, PluginSet* out) {
     if (!Map(n, path)) return;
+    KnownFields(n, path, {"enabled", "disabled"});
     PluginList(n["enabled"], Child(path, "enabled"), true, &out->enabled);
     PluginList(n["disabled"], Child(path, "disabled"), false, &out->disabled);
   }
 
   void PluginsField(const YAML::Node& n, const std::string& path, Plugins* out) {
     if (!Map(n, path)) return;
-    // v1beta2 has no multiPoint field; like every unknown field it is ignored.
+    // v1beta2 has no multiPoint field: there it is an unknown field, an error.
+    if (version_ == ApiVersion::kV1beta2) {
+      KnownFields(n, path, {"preEnqueue", "queueSort", "preFilter", "filter", "postFilter",
+                            "preScore", "score", "reserve", "permit", "preBind", "bind",
+                            "postBind"});
+    } else {
+      KnownFields(n, path, {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter",
+                            "postFilter", "preScore", "score", "reserve", "permit", "preBind",
+                            "bind", "postBind"});
+    }
     if (version_ != ApiVersion::kV1beta2) {
       PluginSetField(n["multiPoint"], Child(path, "multiPoint"), &out->multi_point);
     }
@@ -348,6 +359,7 @@ class Decoder {
   // struct must be an object of kind "<Name>Args" in group kubescheduler.config.k8s.io
   // (apiVersion and kind may be omitted). Others are kept as given.
   void PluginConfigItem(const YAML::Node& item, const std::string& path, PluginConfig* out) {
+    KnownFields(item, path, {"name", "args"});
     String(item["name"], Child(path, "name"), &out->name);
     const YAML::Node args = item["args"];
     const std::string args_path = Child(path, "args");
@@ -390,7 +402,11 @@ class Decoder {
       String(name, Child(path, "schedulerName"), &out->scheduler_name);
     }
     // Per-profile percentageOfNodesToScore exists in v1 and v1beta3 only.
-    if (version_ != ApiVersion::kV1beta2) {
+    if (version_ == ApiVersion::kV1beta2) {
+      KnownFields(n, path, {"schedulerName", "plugins", "pluginConfig"});
+    } else {
+      KnownFields(n, path,
+                  {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"});
       OptInt32(n["percentageOfNodesToScore"], Child(path, "percentageOfNodesToScore"),
                &out->percentage_of_nodes_to_score);
     }
@@ -412,19 +428,28 @@ class Decoder {
     }
   }
 
+  // Upstream decodes the file strictly (a field outside the version's
+  // KubeSchedulerConfiguration is `strict decoding error: unknown field "..."`,
+  // k8s.io/kube-scheduler/config/v1 types.go; DebuggingConfiguration is inlined).
+  // healthzBindAddress / metricsBindAddress left the API in v1beta2 (kubernetes#96345).
   void Root(const YAML::Node& root, Decoded* d) {
     KubeSchedulerConfiguration& c = d->cfg;
+    KnownFields(root, "", {"apiVersion", "kind", "parallelism", "leaderElection",
+                           "clientConnection", "enableProfiling", "enableContentionProfiling",
+                           "percentageOfNodesToScore", "podInitialBackoffSeconds",
+                           "podMaxBackoffSeconds", "profiles", "extenders",
+                           "delayCacheUntilActive"});
     Int32(root["parallelism"], "parallelism", &c.parallelism);
     Int32(root["percentageOfNodesToScore"], "percentageOfNodesToScore",
           &c.percentage_of_nodes_to_score);
     Int64(root["podInitialBackoffSeconds"], "podInitialBackoffSeconds",
           &c.pod_initial_backoff_seconds);
     Int64(root["podMaxBackoffSeconds"], "podMaxBackoffSeconds", &c.pod_max_backoff_seconds);
-    String(root["healthzBindAddress"], "healthzBindAddress", &c.health_bind_address);
-    String(root["metricsBindAddress"], "metricsBindAddress", &c.metrics_bind_address);
 
     const YAML::Node cc = root["clientConnection"];
     if (Map(cc, "clientConnection")) {
+      KnownFields(cc, "clientConnection",
+                  {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"});
       ClientConnection& o = c.client_connection;
       String(cc["kubeconfig"], "clientConnection.kubeconfig", &o.kubeconfig);
       String(cc["acceptContentTypes"], "clientConnection.acceptContentTypes",
@@ -436,6 +461,9 @@ class Decoder {
 
     const YAML::Node le = root["leaderElection"];
     if (Map(le, "leaderElection")) {
+      KnownFields(le, "leaderElection",
+                  {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
+                   "resourceName", "resourceNamespace"});
       LeaderElection& o = c.leader_election;
       Bool(le["leaderElect"], "leaderElection.leaderElect", &o.leader_elect);
       Seconds(le["leaseDuration"], "leaderElection.leaseDuration", &o.lease_duration_seconds);

@@ -117,8 +117,6 @@ struct KubeSchedulerConfiguration {
   int64_t pod_max_in_unschedulable_pods_duration_seconds = 300;
   ClientConnection client_connection;
   LeaderElection leader_election;
-  std::string health_bind_address;   // "" = disabled; e.g. "0.0.0.0:10259"
-  std::string metrics_bind_address;
   std::vector<Profile> profiles;
   // HTTP extenders, called in this order after the Filter plugins (ignorable ones are moved
   // behind the others when the scheduler is built, as upstream's buildExtenders does).
