@@ -3,8 +3,9 @@
 # end-to-end tests and for trying `phalanx run` by hand. See ../shared/docs/control-plane.md.
 #
 # Usage:
-#   scripts/control-plane.sh build          Build kube-apiserver and kube-scheduler v1.20.2
-#                                           from Debian's `kubernetes` source package, once;
+#   scripts/control-plane.sh build          Build kube-apiserver, kube-scheduler and
+#                                           kube-controller-manager v1.20.2 from Debian's
+#                                           `kubernetes` source package, once;
 #                                           cached in ~/.cache/phalanx-k8s/<version>/
 #                                           ($PHALANX_K8S_CACHE overrides ~/.cache/phalanx-k8s).
 #                                           Prints the cache dir. Exit 0 when the binaries
@@ -15,8 +16,17 @@
 #                                           DIR/admin.kubeconfig, DIR/phalanx.kubeconfig
 #                                           (the `phalanx` user, bound to deploy/rbac.yaml's
 #                                           ClusterRole), DIR/ca.crt, and waits for /readyz.
-#   scripts/control-plane.sh stop DIR       Stop the processes started by `start DIR` (by
-#                                           the PIDs it recorded) and remove DIR.
+#   scripts/control-plane.sh controllers DIR [LIST]
+#                                           Start kube-controller-manager against the
+#                                           control plane of `start DIR` (admin credentials,
+#                                           no leader election, no serving ports) running
+#                                           the controllers in LIST (comma-separated; default
+#                                           persistentvolume-binder, pv-protection,
+#                                           pvc-protection, statefulset, namespace,
+#                                           garbagecollector), and wait until it has synced.
+#   scripts/control-plane.sh stop DIR       Stop the processes started by `start DIR` and
+#                                           `controllers DIR` (by the PIDs they recorded)
+#                                           and remove DIR.
 #   scripts/control-plane.sh fetch-source DIR
 #                                           Fetch Debian's kubernetes source package into DIR
 #                                           (vendored reflect2 replaced by Debian's 1.0.2) and
@@ -39,7 +49,8 @@ die() { echo "control-plane: error: $*" >&2; exit 1; }
 # the vendored reflect2 1.0.1, whose JSON decoding panics under Go >= 1.18) are rebuilt.
 BUILD_INFO="reflect2 1.0.2 (Debian golang-github-modern-go-reflect2-dev)"
 have_binaries() {
-  [[ -x "$CACHE/kube-apiserver" && -x "$CACHE/kube-scheduler" ]] &&
+  [[ -x "$CACHE/kube-apiserver" && -x "$CACHE/kube-scheduler" &&
+     -x "$CACHE/kube-controller-manager" ]] &&
     [[ "$(cat "$CACHE/BUILD-INFO" 2>/dev/null)" == "$BUILD_INFO" ]]
 }
 
@@ -97,7 +108,7 @@ cmd_build() {
   trap 'rm -rf "${BUILD_WORK:-}"' EXIT
   local work="$BUILD_WORK" src
   src="$(fetch_source "$work")"
-  log "building kube-apiserver and kube-scheduler v$K8S_VERSION (GOPATH mode, ~7 min on 2 cores)"
+  log "building kube-apiserver, kube-scheduler and kube-controller-manager v$K8S_VERSION (GOPATH mode, ~10 min on 2 cores)"
   local start=$SECONDS
   (
     cd "$src"
@@ -105,13 +116,15 @@ cmd_build() {
     mkdir -p .go/src/k8s.io
     ln -sfn ../../.. .go/src/k8s.io/kubernetes
     cd .go/src/k8s.io/kubernetes
-    make WHAT="cmd/kube-apiserver cmd/kube-scheduler" GOFLAGS="" KUBE_VERBOSE=0 >&2
+    make WHAT="cmd/kube-apiserver cmd/kube-scheduler cmd/kube-controller-manager" GOFLAGS="" \
+      KUBE_VERBOSE=0 >&2
   ) || die "kube-apiserver build failed (see the output above)"
   local out="$src/_output/local/bin/linux/amd64"
   [[ -x "$out/kube-apiserver" ]] || out="$(dirname "$(find "$src/_output" -name kube-apiserver -type f | head -1)")"
-  [[ -x "$out/kube-apiserver" && -x "$out/kube-scheduler" ]] || die "binaries not found under $src/_output"
+  [[ -x "$out/kube-apiserver" && -x "$out/kube-scheduler" && -x "$out/kube-controller-manager" ]] ||
+    die "binaries not found under $src/_output"
   mkdir -p "$CACHE.tmp"
-  cp "$out/kube-apiserver" "$out/kube-scheduler" "$CACHE.tmp/"
+  cp "$out/kube-apiserver" "$out/kube-scheduler" "$out/kube-controller-manager" "$CACHE.tmp/"
   echo "$BUILD_INFO" >"$CACHE.tmp/BUILD-INFO"
   rm -rf "$CACHE" && mv "$CACHE.tmp" "$CACHE"
   log "built in $((SECONDS - start)) s; cached in $CACHE"
@@ -263,11 +276,49 @@ apply_rbac() {  # SERVER TOKEN CA DIR
   api POST "$1/apis/rbac.authorization.k8s.io/v1/clusterroles" "$2" "$3" "$f"
 }
 
+# kube-controller-manager v1.20 with the controllers that live tests need: the PV binder
+# (completes the bindings VolumeBinding's PreBind starts), PV/PVC protection, StatefulSets
+# (pods and claims from volumeClaimTemplates), namespace deletion and garbage collection.
+# The controller names are v1.20's (cmd/kube-controller-manager/app/controllermanager.go,
+# NewControllerInitializers).
+DEFAULT_CONTROLLERS="persistentvolume-binder,pv-protection,pvc-protection,statefulset,namespace,garbagecollector"
+
+cmd_controllers() {
+  local dir=${1:?controllers needs the state directory of 'start'} list=${2:-$DEFAULT_CONTROLLERS}
+  [[ -f "$dir/env" ]] || die "$dir/env missing: run '$0 start $dir' first"
+  [[ -x "$CACHE/kube-controller-manager" ]] ||
+    die "no kube-controller-manager in $CACHE: run '$0 build' first"
+  dir="$(cd "$dir" && pwd)"
+  # --port=0 / --secure-port=0: no serving ports (nothing here scrapes them, and fixed
+  # ports would collide between parallel tests).
+  "$CACHE/kube-controller-manager" \
+    --kubeconfig="$dir/admin.kubeconfig" \
+    --controllers="$list" \
+    --leader-elect=false --use-service-account-credentials=false \
+    --port=0 --secure-port=0 \
+    --service-account-private-key-file="$dir/sa.key" \
+    --root-ca-file="$dir/ca.crt" \
+    >"$dir/controller-manager.log" 2>&1 &
+  echo $! >"$dir/controller-manager.pid"
+  # Ready when every informer has synced ("Caches are synced" for the last controller
+  # started); a process that exits is reported with its log.
+  local deadline=$((SECONDS + 90))
+  until grep -q "Caches are synced for" "$dir/controller-manager.log" 2>/dev/null; do
+    if ! kill -0 "$(cat "$dir/controller-manager.pid")" 2>/dev/null; then
+      tail -20 "$dir/controller-manager.log" >&2
+      die "kube-controller-manager exited (log: $dir/controller-manager.log)"
+    fi
+    ((SECONDS < deadline)) || die "kube-controller-manager not synced after 90 s (log: $dir/controller-manager.log)"
+    sleep 0.5
+  done
+  log "kube-controller-manager running ($list; log $dir/controller-manager.log)"
+}
+
 cmd_stop() {
   local dir=${1:?stop needs the state directory}
   [[ -d "$dir" ]] || return 0
   local f pid
-  for f in apiserver etcd; do
+  for f in controller-manager apiserver etcd; do
     [[ -f "$dir/$f.pid" ]] || continue
     pid=$(cat "$dir/$f.pid")
     if kill "$pid" 2>/dev/null; then
@@ -296,9 +347,10 @@ cmd_kubectl() {
 case "${1:-}" in
   build) cmd_build ;;
   start) shift; cmd_start "$@" ;;
+  controllers) shift; cmd_controllers "$@" ;;
   stop) shift; cmd_stop "$@" ;;
   kubectl) shift; cmd_kubectl "$@" ;;
   cache-dir) echo "$CACHE" ;;
   fetch-source) shift; mkdir -p "${1:?fetch-source needs a directory}"; fetch_source "$(cd "$1" && pwd)" ;;
-  *) sed -n '2,26p' "$0"; exit 2 ;;
+  *) sed -n '2,37p' "$0"; exit 2 ;;
 esac
