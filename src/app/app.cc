@@ -71,6 +71,7 @@ int Run(int argc, char** argv, std::vector<Option> options, Extensions extension
   commands.push_back(NewVersionCommand());
   commands.push_back(NewRunCommand());
   commands.push_back(NewLoadCommand());
+  commands.push_back(NewSnapshotCommand());
   std::vector<CLI::App*> subs;
   for (auto& c : commands) subs.push_back(c->Declare(app));
 

@@ -65,5 +65,6 @@ std::unique_ptr<Command> NewSimulateCommand(TraceReplay trace_replay);
 std::unique_ptr<Command> NewRunCommand();      // run_live.cc
 std::unique_ptr<Command> NewLoadCommand();     // live_load.cc
 std::unique_ptr<Command> NewVersionCommand();  // version.cc
+std::unique_ptr<Command> NewSnapshotCommand();  // snapshot.cc
 
 }  // namespace phalanx::app

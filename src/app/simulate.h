@@ -41,6 +41,10 @@ struct SimulateFlags {
   // Sweeps: "INDEX/COUNT" runs one shard of the policies x seeds experiment (replay
   // ExperimentOptions::shard_index); "" = every run.
   std::string shard;
+  // --from-cluster: the scenario is the live cluster's state (app/cluster_import.h), read
+  // with this kubeconfig / context (resolved as `phalanx run` does).
+  bool from_cluster = false;
+  std::string kubeconfig, context;
 
   // True when the flags ask for experiment mode (policies x seeds, results document).
   bool Experiment() const {

@@ -77,6 +77,9 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   api::Status Discover();
   // The resources Start() watches (core + discovered), e.g. "podgroups.scheduling.x-k8s.io".
   std::vector<std::string> Resources() const;
+  // The resource types Start() watches (core + discovered), for one-shot listing
+  // (app/cluster_import.h).
+  const std::vector<ResourceType>& Types() const { return types_; }
 
   // Starts one reflector thread per resource. Call after the handlers are registered, or
   // register later (registration replays the cache).
