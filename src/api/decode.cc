@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -184,6 +185,66 @@ const char* TypeName(const YAML::Node& n) {
 
 // A field is absent when missing or null (JSON null / YAML ~ or empty value).
 bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+// ---- Node Declared Features (KEP-5328) --------------------------------------------------
+// The features of upstream's registry (k8s.io/component-helpers v0.36.3
+// nodedeclaredfeatures/features/registry.go, AllFeatures) whose InferForScheduling can be
+// true; the others (GuaranteedQoSPodCPUResize, PodLevelResourcesResize, ...) are inferred on
+// pod updates only, which do not reach the scheduler. The rules read the raw spec (the
+// fields are not otherwise part of Phalanx's model) and never fail: a malformed field
+// infers nothing, as upstream's typed decoding would have rejected the pod earlier.
+
+// restartallcontainers/restart_all_containers.go: a container or init container with a
+// restartPolicyRules entry whose action is RestartAllContainers.
+// yaml-cpp: a missing key of a const map is an invalid node whose type queries throw.
+bool IsSeq(const YAML::Node& n) { return n.IsDefined() && n.IsSequence(); }
+bool IsMapNode(const YAML::Node& n) { return n.IsDefined() && n.IsMap(); }
+bool ScalarIs(const YAML::Node& n, std::string_view v) {
+  return n.IsDefined() && n.IsScalar() && n.Scalar() == v;
+}
+
+bool NeedsRestartAllContainers(const YAML::Node& spec) {
+  for (const char* list : {"containers", "initContainers"}) {
+    const YAML::Node cs = spec[list];
+    if (!IsSeq(cs)) continue;
+    for (const auto& c : cs) {
+      if (!IsMapNode(c)) continue;
+      const YAML::Node rules = c["restartPolicyRules"];
+      if (!IsSeq(rules)) continue;
+      for (const auto& r : rules) {
+        if (IsMapNode(r) && ScalarIs(r["action"], "RestartAllContainers")) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// usernamespaceshostnetwork/user_namespaces_host_network.go: hostNetwork true with
+// hostUsers false.
+bool NeedsUserNamespacesHostNetwork(const YAML::Node& spec) {
+  const YAML::Node hn = spec["hostNetwork"], hu = spec["hostUsers"];
+  auto is = [](const YAML::Node& n, std::string_view lower) {
+    if (!n.IsDefined() || !n.IsScalar() || n.Scalar().size() != lower.size()) return false;
+    for (size_t i = 0; i < lower.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(n.Scalar()[i])) != lower[i]) return false;
+    }
+    return true;
+  };
+  return is(hn, "true") && is(hu, "false");
+}
+
+}  // namespace
+
+std::vector<std::string> InferNodeFeatures(const YAML::Node& spec) {
+  std::vector<std::string> out;
+  if (!IsMapNode(spec)) return out;
+  // Sorted by name, as upstream's FeatureSet prints them.
+  if (NeedsRestartAllContainers(spec)) out.emplace_back("RestartAllContainersOnContainerExits");
+  if (NeedsUserNamespacesHostNetwork(spec)) out.emplace_back("UserNamespacesHostNetworkSupport");
+  return out;
+}
+
+namespace {
 
 // The first error of an object: an api::FieldError whose detail is "<field path>:
 // <cause>" (kMessage), at the line and column of the offending node when it has one.
@@ -866,6 +927,7 @@ class ObjectDecoder {
       return false;
     }
     DefaultPodLevelResources(pod);
+    pod->spec.required_node_features = InferNodeFeatures(spec);
     return true;
   }
 
@@ -890,6 +952,7 @@ class ObjectDecoder {
                 [this](const YAML::Node& x, const std::string& p, NodeCondition* c) {
                   return Str(x, "type", p, &c->type) && Str(x, "status", p, &c->status);
                 }) ||
+          !StringList(status, "declaredFeatures", "status", &st.declared_features) ||
           !List(status, "images", "status", &st.images,
                 [this](const YAML::Node& x, const std::string& p, ContainerImage* img) {
                   std::optional<int64_t> size;
@@ -905,6 +968,9 @@ class ObjectDecoder {
     }
     // The kubelet reports allocatable; manifests often give capacity only.
     if (node->status.allocatable.empty()) node->status.allocatable = node->status.capacity;
+    auto& df = node->status.declared_features;
+    std::sort(df.begin(), df.end());
+    df.erase(std::unique(df.begin(), df.end()), df.end());
     return true;
   }
 

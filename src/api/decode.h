@@ -45,6 +45,14 @@ Status DecodeManifests(std::string_view text, const std::string& source, Manifes
 // Errors as DecodeManifests (without line/column when the node has no position).
 Status DecodeManifestNode(const YAML::Node& doc, const std::string& source, Manifests* out);
 
+// The node features (KEP-5328) a pod with this `spec` needs in order to be scheduled, as
+// upstream's nodedeclaredfeatures registry infers them (k8s.io/component-helpers v0.36.3,
+// features/registry.go): RestartAllContainersOnContainerExits (a container or init
+// container restart rule with action RestartAllContainers), UserNamespacesHostNetworkSupport
+// (hostNetwork true and hostUsers false). Sorted; empty when `spec` is not a map. The pod
+// decoder stores it in PodSpec::required_node_features.
+std::vector<std::string> InferNodeFeatures(const YAML::Node& spec);
+
 // Reads a file, or every *.yaml/*.yml/*.json file of a directory in name order, and
 // decodes them, all-or-nothing across the files. Errors as above, or "path: cannot read:
 // <reason>" (the errno's code, e.g. NotFound).

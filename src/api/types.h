@@ -184,6 +184,10 @@ struct PodSpec {
   std::optional<int64_t> active_deadline_seconds;
   std::optional<WorkloadReference> workload_ref;  // 1.35 spec.workloadRef
   std::string scheduling_group_pod_group_name;    // 1.36+ spec.schedulingGroup.podGroupName
+  // Node features the pod needs (KEP-5328 Node Declared Features), inferred on decode
+  // from the spec as upstream's k8s.io/component-helpers/nodedeclaredfeatures registry
+  // does for scheduling (api::InferNodeFeatures in decode.cc); sorted, unique.
+  std::vector<std::string> required_node_features;
   // spec.resources (KEP-2837 pod-level resources, beta in 1.34); nullopt when absent.
   // Requests are defaulted on decode as upstream's SetDefaults_Pod (defaultPodRequests).
   std::optional<ResourceRequirements> resources;
@@ -243,6 +247,7 @@ struct Node {
     ResourceList allocatable;
     std::vector<NodeCondition> conditions;
     std::vector<ContainerImage> images;
+    std::vector<std::string> declared_features;  // status.declaredFeatures (KEP-5328), sorted
   } status;
 };
 

@@ -56,7 +56,7 @@ Flat Impl(const Flat& full) {
 // filtered by ImplementedInTreePlugins().
 const Flat kV1Full = {
     {"SchedulingGates", 0},   {"PrioritySort", 0},       {"NodeUnschedulable", 0},
-    {"NodeName", 0},          {"TaintToleration", 3},    {"NodeAffinity", 2},
+    {"NodeName", 0},          {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},    {"NodeAffinity", 2},
     {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
     {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
     {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DefaultPreemption", 0},
@@ -100,13 +100,14 @@ TEST(DefaultPluginsTest, ImplementedSet) {
                                    "NodeResourcesFit", "NodeResourcesBalancedAllocation",
                                    "ImageLocality", "DefaultBinder", "GangScheduling",
                                    "PodTopologySpread", "InterPodAffinity",
-                                   "DefaultPreemption", "VolumeBinding"}));
+                                   "DefaultPreemption", "VolumeBinding",
+                                   "NodeDeclaredFeatures"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {
   const Flat want = {
       {"SchedulingGates", 0},   {"PrioritySort", 0},       {"NodeUnschedulable", 0},
-      {"NodeName", 0},          {"TaintToleration", 3},    {"NodeAffinity", 2},
+      {"NodeName", 0},          {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},    {"NodeAffinity", 2},
       {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
       {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
       {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DefaultPreemption", 0},
@@ -394,10 +395,13 @@ TEST(ConversionTest, V1beta3DefaultsMatchUpstream) {
                   {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
                   {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
   EXPECT_TRUE(AllEmptyExceptMultiPoint(p));
-  // Same effective plugins and weights as v1 (which also enables GangScheduling).
+  // Same effective plugins and weights as v1 (which also enables GangScheduling and
+  // NodeDeclaredFeatures, GA after v1beta3 was removed).
   Flat v1_without_gang;
   for (const auto& e : kV1Defaults) {
-    if (e.first != "GangScheduling") v1_without_gang.push_back(e);
+    if (e.first != "GangScheduling" && e.first != "NodeDeclaredFeatures") {
+      v1_without_gang.push_back(e);
+    }
   }
   EXPECT_EQ(Sorted(Flatten(p.multi_point.enabled)), Sorted(v1_without_gang));
 }

@@ -26,6 +26,7 @@ const std::set<std::string>& ImplementedInTreePlugins() {
       "ImageLocality",     "DefaultBinder",   "GangScheduling",  "VolumeBinding",
       "PodTopologySpread",
       "InterPodAffinity",
+      "NodeDeclaredFeatures",
       "DefaultPreemption",
   };
   return kImplemented;
@@ -62,11 +63,14 @@ Plugins UpstreamDefaultPlugins(ApiVersion version) {
     case ApiVersion::kV1:
       // v1 getDefaultPlugins (current releases; the in-tree EBS/GCE PD/Azure Disk volume
       // limit plugins are gone, DynamicResources is feature-gated and not listed here).
+      // NodeDeclaredFeatures (KEP-5328, GA in 1.37, a PreFilter/Filter plugin with no
+      // score) sits after NodeName; its place in the list does not change placements.
       p.multi_point.enabled = Refs({
           {"SchedulingGates", 0},
           {"PrioritySort", 0},
           {"NodeUnschedulable", 0},
           {"NodeName", 0},
+          {"NodeDeclaredFeatures", 0},
           {"TaintToleration", 3},
           {"NodeAffinity", 2},
           {"NodePorts", 0},

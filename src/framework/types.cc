@@ -167,6 +167,7 @@ uint32_t NodeUpdateActions(const api::Node& o, const api::Node& n) {
   }
   if (!SameConditions(o.status.conditions, n.status.conditions)) a |= kUpdateNodeCondition;
   if (o.metadata.annotations != n.metadata.annotations) a |= kUpdateNodeAnnotation;
+  if (o.status.declared_features != n.status.declared_features) a |= kUpdateNodeDeclaredFeature;
   return a;
 }
 

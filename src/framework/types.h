@@ -267,8 +267,10 @@ enum ActionType : uint32_t {
   kUpdatePodSchedulingGatesEliminated = 1 << 10,
   kUpdatePodGeneratedResourceClaim = 1 << 11,
   kUpdateOther = 1 << 12,  // an update not covered by a finer flag
+  kUpdateNodeDeclaredFeature = 1 << 13,  // status.declaredFeatures changed (KEP-5328)
   kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint |
-            kUpdateNodeCondition | kUpdateNodeAnnotation | kUpdatePodLabel |
+            kUpdateNodeCondition | kUpdateNodeAnnotation | kUpdateNodeDeclaredFeature |
+            kUpdatePodLabel |
             kUpdatePodScaleDown | kUpdatePodTolerations |
             kUpdatePodSchedulingGatesEliminated | kUpdatePodGeneratedResourceClaim |
             kUpdateOther,

@@ -15,6 +15,7 @@
 #include "plugins/imagelocality/image_locality.h"
 #include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/nodeaffinity/node_affinity.h"
+#include "plugins/nodedeclaredfeatures/node_declared_features.h"
 #include "plugins/nodename/node_name.h"
 #include "plugins/nodeports/node_ports.h"
 #include "plugins/noderesources/balanced_allocation.h"
@@ -43,6 +44,7 @@ framework::Registry NewInTreeRegistry() {
   Add<schedulinggates::SchedulingGates>(r);
   Add<nodeunschedulable::NodeUnschedulable>(r);
   Add<nodename::NodeName>(r);
+  Add<nodedeclaredfeatures::NodeDeclaredFeatures>(r);
   Add<tainttoleration::TaintToleration>(r);
   Add<nodeaffinity::NodeAffinity>(r);
   Add<nodeports::NodePorts>(r);
