@@ -104,6 +104,7 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
     ++g.counts.pods;
     PodEntry e;
     e.gang = ref->key;
+    e.gang_state = &g;
     e.sub_group = SubGroupNameOf(ref->dialect, *pod);
     e.state = pod->spec.node_name.empty() ? PodEntry::kPending : PodEntry::kBound;
     e.running = pod->status.phase == "Running";
@@ -264,10 +265,14 @@ std::shared_ptr<const GangRef> Manager::RefPtrOf(const api::Pod& pod) const {
   absl::MutexLock l(&mu_);
   auto it = pods_.find(key);
   if (it == pods_.end()) return nullptr;
-  auto git = gangs_.find(it->second.gang);
-  if (git == gangs_.end()) return nullptr;
-  if (!git->second.ref) return std::make_shared<const GangRef>();
-  return git->second.ref;
+  const Gang* g = it->second.gang_state;
+  if (!g) {
+    auto git = gangs_.find(it->second.gang);
+    if (git == gangs_.end()) return nullptr;
+    g = &git->second;
+  }
+  if (!g->ref) return std::make_shared<const GangRef>();
+  return g->ref;
 }
 
 std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g, const std::string& key) const {

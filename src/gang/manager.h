@@ -115,8 +115,12 @@ class Manager final : public GangLedger {
   std::vector<std::string> TakeRunningLosses();
 
  private:
+  struct Gang;
   struct PodEntry {
     std::string gang;
+    // gangs_[gang], found once when the entry is made: gangs are never erased and the
+    // hashed map's nodes do not move, so RefPtrOf needs no second lookup.
+    const Gang* gang_state = nullptr;
     std::string sub_group;  // the subgroup the pod names under its gang's dialect
     enum State { kPending, kAssumed, kBound } state = kPending;
     bool running = false;  // status.phase Running

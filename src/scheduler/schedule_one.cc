@@ -539,7 +539,8 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
   }
   std::string msg = status.Message();
   qp->last_failure_message = msg;
-  qp->last_failure_reasons.clear();
+  // Replaced in place (assignment keeps the strings' storage: a backlog's pods fail with
+  // the same reasons again and again).
   if (diag) {
     std::set<std::string> distinct;
     if (!diag->pre_filter_msg.empty()) distinct.insert(diag->pre_filter_msg);
@@ -550,7 +551,7 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
   } else if (reasons) {
     qp->last_failure_reasons = *reasons;
   } else {
-    qp->last_failure_reasons.push_back(msg);
+    qp->last_failure_reasons.assign(1, msg);
   }
   const api::Pod& pod = qp->Pod();
   queue_->AddUnschedulableIfNotPresent(qp, cycle);
