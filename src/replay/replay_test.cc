@@ -837,7 +837,7 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
   ASSERT_EQ(philly["runs"][0]["jobs"]["queue_delay_by_gpus"].size(), 3u);
   CheckDelayByGpus(dom2, philly);
   // openb-paper has no jobs: no such chart.
-  EXPECT_EQ(DumpDom(chromium, html, t.dir / "profile").find("chart-delay-by-gpus"),
+  EXPECT_EQ(DumpDom(chromium, html, t.dir / "profile").find("id=\"chart-delay-by-gpus\""),
             std::string::npos);
 }
 
