@@ -71,6 +71,14 @@ class GangLedger {
   // member list, O(members); with_members = false leaves it empty (O(1)).
   virtual std::optional<GangInfo> Info(const std::string& gang_key,
                                        bool with_members = true) const = 0;
+  // What a PodGroup plan reads (GangScheduling::PlanPodGroup, once per attempt): Info's
+  // key, spec, counts and member_pods; member_sub_groups, member_active and the subgroup
+  // counts only when the spec has subgroups (empty otherwise); ref, attempts, last_reason
+  // and the times left default (ref holds a whole inline spec: copying it on every attempt
+  // of a backlog cost more than the plan). O(members). Defaults to Info.
+  virtual std::optional<GangInfo> PlanningInfo(const std::string& gang_key) const {
+    return Info(gang_key);
+  }
   // Spec and counts only, O(1) apart from the map lookup.
   virtual std::optional<GangSummary> SummaryOf(const std::string& gang_key) const = 0;
   // Keys of the gangs that must be placed together with `gang_key` (its GangGroup),

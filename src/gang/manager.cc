@@ -104,6 +104,7 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
     ++g.counts.pods;
     PodEntry e;
     e.gang = ref->key;
+    e.gang_state = &g;
     e.sub_group = SubGroupNameOf(ref->dialect, *pod);
     e.state = pod->spec.node_name.empty() ? PodEntry::kPending : PodEntry::kBound;
     e.running = pod->status.phase == "Running";
@@ -264,10 +265,14 @@ std::shared_ptr<const GangRef> Manager::RefPtrOf(const api::Pod& pod) const {
   absl::MutexLock l(&mu_);
   auto it = pods_.find(key);
   if (it == pods_.end()) return nullptr;
-  auto git = gangs_.find(it->second.gang);
-  if (git == gangs_.end()) return nullptr;
-  if (!git->second.ref) return std::make_shared<const GangRef>();
-  return git->second.ref;
+  const Gang* g = it->second.gang_state;
+  if (!g) {
+    auto git = gangs_.find(it->second.gang);
+    if (git == gangs_.end()) return nullptr;
+    g = &git->second;
+  }
+  if (!g->ref) return std::make_shared<const GangRef>();
+  return g->ref;
 }
 
 std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g, const std::string& key) const {
@@ -307,25 +312,51 @@ std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members)
     info.spec = sit->second;
     return info;
   }
-  const Gang& g = it->second;
+  return InfoLocked(it->second, key, with_members, /*planning_only=*/false);
+}
+
+std::optional<GangInfo> Manager::PlanningInfo(const std::string& key) const {
+  absl::MutexLock l(&mu_);
+  auto it = gangs_.find(key);
+  if (it == gangs_.end()) {
+    auto sit = object_specs_.find(key);
+    if (sit == object_specs_.end()) return std::nullopt;
+    GangInfo info;
+    info.key = key;
+    info.spec = sit->second;
+    return info;
+  }
+  return InfoLocked(it->second, key, /*with_members=*/true, /*planning_only=*/true);
+}
+
+GangInfo Manager::InfoLocked(const Gang& g, const std::string& key, bool with_members,
+                             bool planning_only) const {
   GangInfo info;
   info.key = key;
   info.spec = SpecLocked(g, key);
-  if (g.ref) info.ref = *g.ref;
   info.counts = g.counts;
+  // Planning reads the per-member subgroups and the subgroup counts only for a spec with
+  // subgroups (GangScheduling's PlanSubGroups).
+  const bool sub_groups = !planning_only || (info.spec && !info.spec->sub_groups.empty());
   if (with_members) {
     info.member_pods.assign(g.members.begin(), g.members.end());
-    info.member_sub_groups.reserve(info.member_pods.size());
-    info.member_active.reserve(info.member_pods.size());
-    for (const auto& m : info.member_pods) {
-      auto pit = pods_.find(m);
-      const bool known = pit != pods_.end();
-      info.member_sub_groups.push_back(known ? pit->second.sub_group : std::string());
-      info.member_active.push_back(known && pit->second.state != PodEntry::kPending);
+    if (sub_groups) {
+      info.member_sub_groups.reserve(info.member_pods.size());
+      info.member_active.reserve(info.member_pods.size());
+      for (const auto& m : info.member_pods) {
+        auto pit = pods_.find(m);
+        const bool known = pit != pods_.end();
+        info.member_sub_groups.push_back(known ? pit->second.sub_group : std::string());
+        info.member_active.push_back(known && pit->second.state != PodEntry::kPending);
+      }
     }
   }
-  info.sub_group_pods = g.sub_group_pods;
-  info.sub_group_active = g.sub_group_active;
+  if (sub_groups) {
+    info.sub_group_pods = g.sub_group_pods;
+    info.sub_group_active = g.sub_group_active;
+  }
+  if (planning_only) return info;
+  if (g.ref) info.ref = *g.ref;
   info.attempts = g.attempts;
   info.last_reason = g.last_reason;
   info.quorum_time = g.quorum_time;
@@ -441,7 +472,9 @@ std::vector<std::string> Manager::TakeRunningLosses() {
 std::vector<std::string> Manager::GangKeys() const {
   absl::MutexLock l(&mu_);
   std::vector<std::string> out;
+  out.reserve(gangs_.size());
   for (const auto& [k, g] : gangs_) out.push_back(k);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -84,6 +84,8 @@ class Manager final : public GangLedger {
   // Copies the member list: O(members). Hot paths use Summary.
   // with_members = false leaves member_pods empty (O(1) instead of O(members)).
   std::optional<GangInfo> Info(const std::string& gang_key, bool with_members = true) const override;
+  // Info's planning subset (GangLedger::PlanningInfo).
+  std::optional<GangInfo> PlanningInfo(const std::string& gang_key) const override;
   // Spec and counts only (no member list), O(1) apart from the map lookup.
   using Summary = GangSummary;
   std::optional<Summary> SummaryOf(const std::string& gang_key) const override;
@@ -106,14 +108,19 @@ class Manager final : public GangLedger {
   // meet every subgroup's too (once-satisfied and waiting-and-running).
   bool Satisfied(const std::string& gang_key) const override;
 
+  // Every gang's key, sorted.
   std::vector<std::string> GangKeys() const;
   // Keys (sorted) of the gangs that ran (satisfied once) and lost an assumed or bound member
   // since the last call: the only gangs that can have become stale (staleness.h).
   std::vector<std::string> TakeRunningLosses();
 
  private:
+  struct Gang;
   struct PodEntry {
     std::string gang;
+    // gangs_[gang], found once when the entry is made: gangs are never erased and the
+    // hashed map's nodes do not move, so RefPtrOf needs no second lookup.
+    const Gang* gang_state = nullptr;
     std::string sub_group;  // the subgroup the pod names under its gang's dialect
     enum State { kPending, kAssumed, kBound } state = kPending;
     bool running = false;  // status.phase Running
@@ -135,6 +142,9 @@ class Manager final : public GangLedger {
     bool has_quorum = false;
     bool running = false;
   };
+  // Info (planning_only = false) and PlanningInfo (true) of gang `g` under `key`.
+  GangInfo InfoLocked(const Gang& g, const std::string& key, bool with_members,
+                      bool planning_only) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::shared_ptr<const PodGroupSpec> SpecLocked(const Gang& g, const std::string& key) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AddPodLocked(const api::PodPtr& pod, api::Timestamp now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -151,7 +161,10 @@ class Manager final : public GangLedger {
 
   mutable absl::Mutex mu_;
   DialectOptions opts_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, Gang> gangs_ ABSL_GUARDED_BY(mu_);
+  // By gang key. Hashed (every PodGroup cycle looks gangs up several times; keys of a
+  // trace share long prefixes, which an ordered map compares again and again); nothing
+  // iterates it in an order that matters (GangKeys sorts). Gangs are never erased.
+  std::unordered_map<std::string, Gang> gangs_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> running_losses_ ABSL_GUARDED_BY(mu_);  // TakeRunningLosses
   // Transparent hash/equality so that RefPtrOf finds a pod by a string_view key.
   struct KeyHash {

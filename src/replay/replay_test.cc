@@ -759,6 +759,39 @@ void CheckDom(const std::string& dom, const nlohmann::json& r,
   }
 }
 
+// The philly report's queueing delay by gang size: for every policy and every GPU-size
+// bucket of its run (jobs.queue_delay_by_gpus; one seed, so the median is that run's), a
+// bar with the bucket's p95 and a tick with its mean, in minutes, and nothing else.
+void CheckDelayByGpus(const std::string& dom, const nlohmann::json& r) {
+  const std::regex svg("<svg class=\"chart\" id=\"chart-delay-by-gpus\"[^>]*>([\\s\\S]*?)</svg>");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, svg)) << "chart chart-delay-by-gpus missing";
+  const std::string body = m[1].str();
+  size_t want_bars = 0;
+  for (const auto& run : r["runs"]) {
+    const std::string policy = run["policy"];
+    ASSERT_TRUE(run["jobs"]["queue_delay_by_gpus"].is_array()) << policy;
+    for (const auto& b : run["jobs"]["queue_delay_by_gpus"]) {
+      const std::string g = b["gpus"];
+      ++want_bars;
+      const std::regex bar("<rect class=\"gbar\"[^>]*data-policy=\"" + policy +
+                           "\" data-group=\"" + g + "\" data-value=\"([^\"]*)\"");
+      std::smatch bm;
+      ASSERT_TRUE(std::regex_search(body, bm, bar)) << "no bar for " << policy << " " << g;
+      EXPECT_EQ(bm[1].str(), Fmt2(b["p95_queue_delay_min"])) << policy << " " << g;
+      const std::regex mark("<line class=\"gmark\"[^>]*data-policy=\"" + policy +
+                            "\" data-group=\"" + g + "\" data-value=\"([^\"]*)\"");
+      std::smatch mm;
+      ASSERT_TRUE(std::regex_search(body, mm, mark)) << "no mean tick for " << policy << " " << g;
+      EXPECT_EQ(mm[1].str(), Fmt2(b["mean_queue_delay_min"])) << policy << " " << g;
+    }
+  }
+  const std::regex any_bar("<rect class=\"gbar\"");
+  const auto bars = std::distance(std::sregex_iterator(body.begin(), body.end(), any_bar),
+                                  std::sregex_iterator());
+  EXPECT_EQ(static_cast<size_t>(bars), want_bars);
+}
+
 TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
   const std::string chromium = FindChromium();
   if (chromium.empty()) {
@@ -798,8 +831,14 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
   ASSERT_EQ(RunExperiments(p, &philly), absl::OkStatus());
   const fs::path html2 = t.dir / "philly.html";
   Write(html2.string(), RenderHtmlReport(philly));
-  CheckDom(DumpDom(chromium, html2, t.dir / "profile"), philly,
-           {"chart-alloc", "chart-frag", "chart-delay-cdf", "chart-compare"});
+  const std::string dom2 = DumpDom(chromium, html2, t.dir / "profile");
+  CheckDom(dom2, philly, {"chart-alloc", "chart-frag", "chart-delay-cdf", "chart-compare"});
+  // Jobs of 1, 2, 4 and 8 GPUs: three size buckets, each with a bar per policy.
+  ASSERT_EQ(philly["runs"][0]["jobs"]["queue_delay_by_gpus"].size(), 3u);
+  CheckDelayByGpus(dom2, philly);
+  // openb-paper has no jobs: no such chart.
+  EXPECT_EQ(DumpDom(chromium, html, t.dir / "profile").find("id=\"chart-delay-by-gpus\""),
+            std::string::npos);
 }
 
 }  // namespace

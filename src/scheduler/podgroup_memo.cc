@@ -31,8 +31,35 @@ bool PodGroupRejectionMemo::Replayable(const framework::Framework& fwk,
   return true;
 }
 
-void PodGroupRejectionMemo::Remember(std::shared_ptr<const PodGroupRejection> r) {
+namespace {
+
+// key == pod.Key() ("namespace/name") without building the pod's key.
+bool IsKeyOf(const std::string& key, const api::Pod& pod) {
+  const std::string& ns = pod.metadata.namespace_;
+  const std::string& name = pod.metadata.name;
+  return key.size() == ns.size() + 1 + name.size() && key.compare(0, ns.size(), ns) == 0 &&
+         key[ns.size()] == '/' && key.compare(ns.size() + 1, name.size(), name) == 0;
+}
+
+// *out = pod.Key(), reusing out's storage.
+void AssignKey(const api::Pod& pod, std::string* out) {
+  out->assign(pod.metadata.namespace_).append(1, '/').append(pod.metadata.name);
+}
+
+}  // namespace
+
+void PodGroupRejectionMemo::Remember(std::shared_ptr<PodGroupRejection> r) {
   for (const auto& k : r->unit_keys) by_gang_[k] = r;
+}
+
+std::shared_ptr<PodGroupRejection> PodGroupRejectionMemo::Reusable(
+    const framework::PodGroupPlan& plan) {
+  if (plan.units.size() != 1) return nullptr;
+  auto it = by_gang_.find(plan.units[0].key);
+  if (it == by_gang_.end() || it->second.use_count() != 1 || it->second->unit_keys.size() != 1) {
+    return nullptr;
+  }
+  return it->second;
 }
 
 void PodGroupRejectionMemo::Forget(const framework::PodGroupPlan& plan) {
@@ -58,7 +85,7 @@ const PodGroupRejection* PodGroupRejectionMemo::Find(const framework::PodGroupPl
     }
   }
   for (size_t i = 0; i < members.size(); ++i) {
-    if (members[i].unit != r.member_units[i] || members[i].qp->Pod().Key() != r.member_keys[i]) {
+    if (members[i].unit != r.member_units[i] || !IsKeyOf(r.member_keys[i], members[i].qp->Pod())) {
       return nullptr;
     }
   }
@@ -69,18 +96,45 @@ std::shared_ptr<PodGroupRejection> PodGroupRejectionMemo::Describe(
     const framework::PodGroupPlan& plan, const std::vector<PodGroupMember>& members,
     int64_t generation, uint64_t epoch) {
   auto r = std::make_shared<PodGroupRejection>();
+  Describe(plan, members, generation, epoch, r.get());
+  return r;
+}
+
+void PodGroupRejectionMemo::Describe(const framework::PodGroupPlan& plan,
+                                     const std::vector<PodGroupMember>& members,
+                                     int64_t generation, uint64_t epoch, PodGroupRejection* r) {
   r->generation = generation;
   r->epoch = epoch;
-  for (const auto& u : plan.units) {
-    r->unit_keys.push_back(u.key);
-    r->needs.push_back(u.need);
-    r->pending.push_back(u.pending_pods);
+  const size_t n = plan.units.size();
+  r->unit_keys.resize(n);
+  r->needs.resize(n);
+  r->pending.resize(n);
+  for (size_t u = 0; u < n; ++u) {
+    r->unit_keys[u] = plan.units[u].key;
+    r->needs[u] = plan.units[u].need;
+    r->pending[u] = plan.units[u].pending_pods;
   }
-  for (const auto& m : members) {
-    r->member_keys.push_back(m.qp->Pod().Key());
-    r->member_units.push_back(m.unit);
+  r->member_keys.resize(members.size());
+  r->member_units.resize(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    AssignKey(members[i].qp->Pod(), &r->member_keys[i]);
+    r->member_units[i] = members[i].unit;
   }
-  return r;
+}
+
+void PodGroupRejectionMemo::Shape::Complete() {
+  rejection_plugins = plugins;
+  rejection_plugins.insert("GangScheduling");
+  has_member_message = member_status.IsRejected() && !member_status.reasons().empty();
+  member_message.clear();
+  member_reasons.clear();
+  if (!has_member_message) return;
+  member_message = member_status.Message();
+  std::set<std::string> distinct;
+  for (const auto& [node, st] : node_statuses) {
+    for (const auto& r : st.reasons()) distinct.insert(r);
+  }
+  member_reasons.assign(distinct.begin(), distinct.end());
 }
 
 bool PodGroupRejectionMemo::UniformGang(const framework::Framework& fwk,
@@ -106,7 +160,10 @@ void PodGroupRejectionMemo::RememberShape(Shape s) {
       (shapes_[0].generation != s.generation || shapes_[0].epoch != s.epoch)) {
     shapes_.clear();
   }
-  if (shapes_.size() < 64) shapes_.push_back(std::move(s));
+  if (shapes_.size() < 64) {
+    s.Complete();
+    shapes_.push_back(std::move(s));
+  }
 }
 
 const PodGroupRejectionMemo::Shape* PodGroupRejectionMemo::FindShape(

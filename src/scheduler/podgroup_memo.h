@@ -79,7 +79,12 @@ class PodGroupRejectionMemo {
                          const std::vector<std::string>& nominated_after, bool preempted);
 
   // Remembers `r` for every unit of the plan (replacing what was there).
-  void Remember(std::shared_ptr<const PodGroupRejection> r);
+  void Remember(std::shared_ptr<PodGroupRejection> r);
+  // The record remembered for a one-unit plan's gang when only this memo holds it and it
+  // describes that gang alone, for the caller to refill in place (Describe's `into`; its
+  // strings and vectors keep their storage, so that a backlog's replays do not allocate
+  // and free a record each); nullptr otherwise. It stays remembered under the gang's key.
+  std::shared_ptr<PodGroupRejection> Reusable(const framework::PodGroupPlan& plan);
   // Drops what was remembered for the plan's units (their cycle committed, or was not
   // replayable).
   void Forget(const framework::PodGroupPlan& plan);
@@ -93,6 +98,10 @@ class PodGroupRejectionMemo {
   static std::shared_ptr<PodGroupRejection> Describe(const framework::PodGroupPlan& plan,
                                                      const std::vector<PodGroupMember>& members,
                                                      int64_t generation, uint64_t epoch);
+  // The same into an existing record (its read fields replaced; the outcome fields kept).
+  static void Describe(const framework::PodGroupPlan& plan,
+                       const std::vector<PodGroupMember>& members, int64_t generation,
+                       uint64_t epoch, PodGroupRejection* into);
 
   size_t size() const { return by_gang_.size(); }
 
@@ -114,6 +123,15 @@ class PodGroupRejectionMemo {
     std::set<std::string> plugins;     // its Diagnosis' unschedulable and pending plugins
     bool preemption_attempted = false;
     int64_t batched = 0;
+    // What the gang-level rejection (schedule_one_podgroup.cc GangRejection) takes from
+    // the above, computed once by Complete(): "GangScheduling" and `plugins`; when the
+    // member status is a rejection with reasons, its Message() (after "<pod key>: ") and
+    // the distinct reasons of `node_statuses`, sorted.
+    std::set<std::string> rejection_plugins;
+    bool has_member_message = false;
+    std::string member_message;
+    std::vector<std::string> member_reasons;
+    void Complete();
   };
   // Whether `plan` and `members` form a one-unit gang whose members share a signature.
   static bool UniformGang(const framework::Framework& fwk, const framework::PodGroupPlan& plan,
@@ -127,7 +145,7 @@ class PodGroupRejectionMemo {
                          uint64_t epoch) const;
 
  private:
-  std::unordered_map<std::string, std::shared_ptr<const PodGroupRejection>> by_gang_;
+  std::unordered_map<std::string, std::shared_ptr<PodGroupRejection>> by_gang_;
   std::vector<Shape> shapes_;  // all of one generation and epoch
 };
 

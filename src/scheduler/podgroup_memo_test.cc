@@ -61,6 +61,40 @@ TEST(PodGroupRejectionMemoTest, FindsOnlyTheSameAttemptOnTheSameState) {
   EXPECT_EQ(memo.Find(plan, members, 7, 3), nullptr);
 }
 
+// The shape replay refills a gang's remembered record in place: only a one-unit record
+// that nothing else holds is handed out, and refilled it is found for the new attempt only.
+TEST(PodGroupRejectionMemoTest, ReusableRecordIsTheGangsOwnAndRefilledInPlace) {
+  PodGroupRejectionMemo memo;
+  const auto plan = Plan("ml/train", 2, {"ml/a", "ml/b"});
+  const auto members = Members({"a", "b"});
+  EXPECT_EQ(memo.Reusable(plan), nullptr);  // nothing remembered
+  memo.Remember(PodGroupRejectionMemo::Describe(plan, members, 7, 3));
+  auto r = memo.Reusable(plan);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(memo.Reusable(plan), nullptr);  // r holds it too now
+  const PodGroupRejection* before = r.get();
+  const auto longer = Members({"a-with-a-name-longer-than-sso", "b"});
+  PodGroupRejectionMemo::Describe(Plan("ml/train", 1, {"ml/a-with-a-name-longer-than-sso", "ml/b"}),
+                                  longer, 9, 4, r.get());
+  r.reset();
+  EXPECT_EQ(memo.Find(plan, members, 7, 3), nullptr);
+  const auto* found =
+      memo.Find(Plan("ml/train", 1, {"ml/a-with-a-name-longer-than-sso", "ml/b"}), longer, 9, 4);
+  ASSERT_EQ(found, before);
+  EXPECT_EQ(found->member_keys, (std::vector<std::string>{"ml/a-with-a-name-longer-than-sso", "ml/b"}));
+  // A record shared by two units (a GangGroup) is not handed out for either.
+  framework::PodGroupPlan group = plan;
+  framework::PodGroupUnit second = plan.units[0];
+  second.key = "ml/eval";
+  second.pending_pods = {"ml/c"};
+  group.units.push_back(second);
+  auto both = Members({"a", "b", "c"});
+  both[2].unit = 1;
+  memo.Remember(PodGroupRejectionMemo::Describe(group, both, 9, 4));
+  EXPECT_EQ(memo.Reusable(plan), nullptr);
+  EXPECT_EQ(memo.Reusable(group), nullptr);
+}
+
 std::string GpuNode(const std::string& name, int gpus) {
   return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
          ", labels: {kubernetes.io/hostname: " + name + "}}\nstatus:\n  capacity: {cpu: \"" +

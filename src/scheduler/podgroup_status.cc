@@ -164,13 +164,17 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& ga
                                                          GangOutcome outcome,
                                                          std::string_view message,
                                                          const api::Pod* member) {
-  // Called on every member binding: no member list copy (a 1,000-pod gang made it O(n^2)).
+  // Called on every member binding and every rejected attempt: a gang without a status
+  // of its own (annotation-defined, derived) is told from its spec alone (SummaryOf), and
+  // the rest reads Info without the member list (a 1,000-pod gang made it O(n^2)).
+  auto sum = gangs.SummaryOf(gang_key);
+  if (!sum || !sum->spec || !sum->spec->invalid.empty()) return std::nullopt;
+  PodGroupStatusWrite w;
+  w.api_version = StatusApiVersion(*sum->spec);
+  if (w.api_version.empty()) return std::nullopt;
   auto info = gangs.Info(gang_key, /*with_members=*/false);
   if (!info || !info->spec || !info->spec->invalid.empty()) return std::nullopt;
   const gang::PodGroupSpec& spec = *info->spec;
-  PodGroupStatusWrite w;
-  w.api_version = StatusApiVersion(spec);
-  if (w.api_version.empty()) return std::nullopt;
   w.kind = "PodGroup";
   w.ns = spec.namespace_;
   w.name = spec.name;

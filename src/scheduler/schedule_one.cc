@@ -539,7 +539,8 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
   }
   std::string msg = status.Message();
   qp->last_failure_message = msg;
-  qp->last_failure_reasons.clear();
+  // Replaced in place (assignment keeps the strings' storage: a backlog's pods fail with
+  // the same reasons again and again).
   if (diag) {
     std::set<std::string> distinct;
     if (!diag->pre_filter_msg.empty()) distinct.insert(diag->pre_filter_msg);
@@ -550,26 +551,27 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
   } else if (reasons) {
     qp->last_failure_reasons = *reasons;
   } else {
-    qp->last_failure_reasons.push_back(msg);
+    qp->last_failure_reasons.assign(1, msg);
   }
   const api::Pod& pod = qp->Pod();
   queue_->AddUnschedulableIfNotPresent(qp, cycle);
   if (!nominated.empty()) queue_->nominator().Add(qp->pod_info, nominated);
   if (on_failure) on_failure(*qp, status, phase);
   opts_.client->RecordEvent(pod, "Warning", "FailedScheduling", msg);
-  api::PodCondition cond{"PodScheduled", "False",
-                         status.IsRejected() ? "Unschedulable" : "SchedulerError", msg};
+  const char* cond_reason = status.IsRejected() ? "Unschedulable" : "SchedulerError";
   const std::string* nnn = nominated.empty() ? nullptr : &nominated;
   // Nothing to write when the pod already shows this condition and nomination (upstream
   // updatePod: podutil.UpdatePodCondition reports no change and nominatedNodeName needs
-  // none): a pod that fails the same way again costs no API call.
+  // none): a pod that fails the same way again costs no API call (nor a condition built
+  // to find that out).
   const bool nnn_same = nnn == nullptr || pod.status.nominated_node_name == *nnn;
   const bool cond_same = std::any_of(
       pod.status.conditions.begin(), pod.status.conditions.end(), [&](const api::PodCondition& c) {
-        return c.type == cond.type && c.status == cond.status && c.reason == cond.reason &&
-               c.message == cond.message;
+        return c.type == "PodScheduled" && c.status == "False" && c.reason == cond_reason &&
+               c.message == msg;
       });
   if (nnn_same && cond_same) return;
+  api::PodCondition cond{"PodScheduled", "False", cond_reason, msg};
   // A pod deleted meanwhile has no status to write; anything else is logged.
   if (api::Status st = opts_.client->UpdatePodStatus(pod, &cond, nnn);
       !st.ok() && !absl::IsNotFound(st)) {

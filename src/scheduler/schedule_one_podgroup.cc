@@ -7,6 +7,7 @@
 // reserved — or reverts the view and gives every member one gang-level reason. Because no
 // partial gang ever holds resources, gangs cannot deadlock each other (design.md; contrast
 // Coscheduling's Permit-only flow). Events and status go through the GangCoordinator.
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -249,21 +250,36 @@ void Scheduler::ReplayShapeRejection(framework::Framework& fwk,
                                      std::vector<PodGroupMember>& members,
                                      const PodGroupRejectionMemo::Shape& shape,
                                      int64_t generation, uint64_t epoch, int64_t cycle) {
-  // The first member fails as the shape's did; the others are not reached (or fail alike).
-  members[0].status = shape.member_status;
-  members[0].diag = Diagnosis{};
-  members[0].diag.node_statuses = shape.node_statuses;
-  members[0].diag.unschedulable_plugins = shape.plugins;
-  PodGroupPlacement placement;
-  placement.placed.assign(1, 0);
-  placement.placement_failed = true;
-  placement.reject_reason = plan.units[0].display + shape.reason_tail;
-  auto r = PodGroupRejectionMemo::Describe(plan, members, generation, epoch);
-  r->status = GangRejection(members, placement, &r->plugins, &r->reasons);
+  // GangRejection of this gang with its first member failing as the shape's did and the
+  // others not reached (no status, no diagnosis): the unit's reason under this gang's
+  // display name, then "<first member's key>: <the shape's member message>" and the
+  // distinct node reasons; the plugins are GangScheduling's and the diagnosis'. The
+  // shape's parts are computed once (Shape::Complete); the record is the gang's last one,
+  // refilled in place when nothing else holds it.
+  std::shared_ptr<PodGroupRejection> r = rejection_memo_.Reusable(plan);
+  const bool reused = r != nullptr;
+  if (!reused) r = std::make_shared<PodGroupRejection>();
+  PodGroupRejectionMemo::Describe(plan, members, generation, epoch, r.get());
+  r->plugins = shape.rejection_plugins;
+  r->reasons.resize(1 + (shape.has_member_message ? shape.member_reasons.size() : 0));
+  r->reasons[0].assign(plan.units[0].display).append(shape.reason_tail);
+  std::string msg = r->reasons[0];
+  if (shape.has_member_message) {
+    std::copy(shape.member_reasons.begin(), shape.member_reasons.end(), r->reasons.begin() + 1);
+    const api::Pod& first = members[0].qp->Pod();
+    msg.append("; ")
+        .append(first.metadata.namespace_)
+        .append(1, '/')
+        .append(first.metadata.name)
+        .append(": ")
+        .append(shape.member_message);
+  }
+  r->status = Status(framework::Code::kUnschedulable, std::move(msg));
+  r->status.WithPlugin("GangScheduling");
   r->preemption_attempted = shape.preemption_attempted;
   r->batched = shape.batched;
   ReplayPodGroupRejection(fwk, plan, members, *r, cycle);
-  rejection_memo_.Remember(std::move(r));
+  if (!reused) rejection_memo_.Remember(std::move(r));
 }
 
 void Scheduler::ApplyPodGroupRejection(framework::Framework& fwk,

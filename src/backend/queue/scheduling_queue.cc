@@ -13,6 +13,37 @@ using framework::PodInfoPtr;
 using framework::QueuedPodInfo;
 using framework::QueuedPodInfoPtr;
 
+namespace {
+
+// a.Key() < b.Key() ("namespace/name", compared as strings) without building either key:
+// the order of every tie-break below, as before, but no allocation per comparison.
+bool KeyLess(const api::Pod& a, const api::Pod& b) {
+  const std::string& na = a.metadata.namespace_;
+  const std::string& nb = b.metadata.namespace_;
+  if (na == nb) return a.metadata.name < b.metadata.name;
+  // Different namespaces: compare "na/" + name_a with "nb/" + name_b character by
+  // character up to the first difference (it lies within min(|na|, |nb|) + 1 characters,
+  // since the shorter namespace's '/' meets a character of the longer one, or the
+  // namespaces differ earlier).
+  auto at = [](const api::Pod& p, size_t i) -> unsigned char {
+    const std::string& ns = p.metadata.namespace_;
+    if (i < ns.size()) return static_cast<unsigned char>(ns[i]);
+    if (i == ns.size()) return '/';
+    const std::string& name = p.metadata.name;
+    i -= ns.size() + 1;
+    return i < name.size() ? static_cast<unsigned char>(name[i]) : 0;
+  };
+  const size_t la = na.size() + 1 + a.metadata.name.size();
+  const size_t lb = nb.size() + 1 + b.metadata.name.size();
+  for (size_t i = 0; i < std::min(la, lb); ++i) {
+    const unsigned char ca = at(a, i), cb = at(b, i);
+    if (ca != cb) return ca < cb;
+  }
+  return la < lb;
+}
+
+}  // namespace
+
 // Binary heap with an index by pod key, so entries can be updated or deleted in O(log n).
 // Each entry records its heap position, so sifting moves pointers and positions without
 // hashing keys (only Has/Get/AddOrUpdate/Delete look a key up, once).
@@ -287,7 +318,7 @@ SchedulingQueue::SchedulingQueue(LessFn less, const framework::Clock& clock, Que
   backoff_q_ = std::make_unique<Heap>([this](const QueuedPodInfo& a, const QueuedPodInfo& b) {
     api::Timestamp ea = BackoffExpiry(a), eb = BackoffExpiry(b);
     if (ea != eb) return ea < eb;
-    return a.Pod().Key() < b.Pod().Key();
+    return KeyLess(a.Pod(), b.Pod());
   });
 }
 
@@ -551,17 +582,17 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
     for (const auto& [plugin, h] : hooks.hints) interesting = interesting || h.event.Match(e);
   }
   if (!interesting) return;
-  std::vector<QueuedPodInfoPtr> pods;
+  // By the map's key (the pod's key), sorted: a deterministic order regardless of
+  // hash-map iteration, without building a key string per comparison.
+  std::vector<std::pair<const std::string*, QueuedPodInfoPtr>> pods;
   for (const auto& [k, p] : unschedulable_) {
-    if (WorthRequeuing(*p, e, objs)) pods.push_back(p);
+    if (WorthRequeuing(*p, e, objs)) pods.emplace_back(&k, p);
   }
-  // Deterministic order regardless of hash-map iteration.
-  std::sort(pods.begin(), pods.end(), [](const QueuedPodInfoPtr& a, const QueuedPodInfoPtr& b) {
-    return a->Pod().Key() < b->Pod().Key();
-  });
-  for (const auto& p : pods) {
-    unschedulable_.erase(p->Pod().Key());
-    MoveToActiveOrBackoff(p, e.label);
+  std::sort(pods.begin(), pods.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  for (auto& [k, p] : pods) {
+    unschedulable_.erase(unschedulable_.find(*k));  // k points into that node: unused after
+    MoveToActiveOrBackoff(std::move(p), e.label);
   }
   move_request_cycle_ = scheduling_cycle_;
 }
@@ -639,7 +670,7 @@ void SchedulingQueue::FlushUnschedulablePodsLeftover() {
     if (now - p->timestamp > opts_.max_in_unschedulable_ns) pods.push_back(p);
   }
   std::sort(pods.begin(), pods.end(), [](const QueuedPodInfoPtr& a, const QueuedPodInfoPtr& b) {
-    return a->Pod().Key() < b->Pod().Key();
+    return KeyLess(a->Pod(), b->Pod());
   });
   ClusterEvent e{framework::EventResource::kWildCard, framework::kAll, "UnschedulableTimeout"};
   MoveUnschedulable(pods, e, EventObjects{});

@@ -232,7 +232,7 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
   // A satisfied gang's remaining members schedule alone (Koordinator's "after gang").
   if (gangs->Satisfied(ref->key)) return Status::Success();
   for (const auto& key : gangs->GroupOf(ref->key)) {
-    auto info = gangs->Info(key);
+    auto info = gangs->PlanningInfo(key);
     if (!info || !info->spec) {
       return Status::UnschedulableAndUnresolvable("gang group of " + ref->key + ": pod group " +
                                                   key + " not found");
