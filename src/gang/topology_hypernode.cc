@@ -96,7 +96,7 @@ void DecodeMember(const YAML::Node& item, const std::string& path, HyperNode* h,
     return;
   }
   if (type != "Node" && type != "HyperNode") {
-    errs->NotSupported(path + ".type", api::GoQuote(type), {"Node", "HyperNode"});
+    errs->NotSupported(path + ".type", type, {"Node", "HyperNode"});
     return;
   }
   m.hyper_node = type == "HyperNode";
@@ -122,7 +122,7 @@ void DecodeMember(const YAML::Node& item, const std::string& path, HyperNode* h,
       try {
         std::regex compiled(m.regex);
       } catch (const std::regex_error& e) {
-        errs->Invalid(sp + ".regexMatch.pattern", api::GoQuote(m.regex),
+        errs->Invalid(sp + ".regexMatch.pattern", m.regex,
                       std::string("invalid regular expression: ") + e.what());
       }
     }
@@ -218,7 +218,7 @@ HyperNode HyperNodeFromObject(const api::Unstructured& obj) {
     } else if (!tier.IsScalar() || !detail::ParseInt64(tier.Scalar(), &t)) {
       errs.TypeInvalid("spec.tier", "must be an integer");
     } else if (t < 0 || t > std::numeric_limits<int32_t>::max()) {
-      errs.Invalid("spec.tier", std::to_string(t), "must be >= 0");
+      errs.Invalid("spec.tier", t, "must be >= 0");
     } else {
       h.tier = static_cast<int32_t>(t);
     }
