@@ -258,6 +258,10 @@ struct PodGroupUnit {
     bool required = false;            // the last level is hard
     std::string topology;             // the KAI Topology object, for messages
     std::vector<std::string> pods;    // pending members in the scope (pod keys)
+    // Members of the scope already assumed or bound (pod keys): a required scope stays in
+    // a domain that holds their nodes (KAI job_filtering.go: a job with active allocated
+    // tasks keeps to their domain at the required level).
+    std::vector<std::string> active_pods;
     // Given the keys of the scope's pods placed so far, "" when the subgroup's quorum is met
     // (with its members already assumed or bound), else why not (subgroups.h wording).
     std::function<std::string(const std::vector<std::string>& placed_pods)> check;

@@ -469,6 +469,17 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
     scope_domains_ = std::move(d);
     RebuildView();
   };
+  // Nodes of the scope's members already assumed or bound: a required level keeps to the
+  // domain that holds them.
+  std::set<std::string> active_nodes;
+  if (scope.required && !scope.active_pods.empty()) {
+    const std::set<std::string> keys(scope.active_pods.begin(), scope.active_pods.end());
+    for (const auto* ni : sched_.snapshot().List()) {
+      for (const auto& p : ni->pods()) {
+        if (keys.count(p->pod->Key())) active_nodes.insert(ni->name());
+      }
+    }
+  }
   std::string level_reason;
   for (const auto& level : scope.levels) {
     auto domains = DomainsOf(sched_.snapshot(), level);
@@ -476,7 +487,14 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
       if (restriction) {
         std::erase_if(it->second, [&](const std::string& n) { return !restriction->count(n); });
       }
-      it = it->second.empty() ? domains.erase(it) : std::next(it);
+      const bool holds_active = std::all_of(active_nodes.begin(), active_nodes.end(),
+                                            [&](const std::string& n) { return it->second.count(n); });
+      it = it->second.empty() || !holds_active ? domains.erase(it) : std::next(it);
+    }
+    if (domains.empty() && !active_nodes.empty()) {
+      level_reason = "no " + level + " domain " + (restriction ? "of the parent domain " : "") +
+                     "holds the nodes of the members already running";
+      continue;
     }
     if (domains.empty()) {
       level_reason = "no node " + std::string(restriction ? "of the parent domain " : "") +

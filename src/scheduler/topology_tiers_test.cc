@@ -316,6 +316,25 @@ TEST(SubGroupTopologyTest, SubgroupBlocksInsideTheGangsRack) {
   EXPECT_NE(ev->message.find("rack=r1: does not fit"), std::string::npos) << ev->message;
 }
 
+// A subgroup member already bound in r2 (n23) keeps the subgroup's required rack there: its
+// second member joins it in r2, although r1 comes first by name and fits as well.
+TEST(SubGroupTopologyTest, RequiredSubgroupStaysWithItsRunningMembers) {
+  Env env;
+  std::string y = RackCluster() + KaiSubGroups("pd", "", "{topology: dc, requiredTopologyLevel: rack}");
+  std::string bound = KaiMember("pd-a9", "pd", "a", 8);
+  bound.insert(bound.find("spec:\n") + 6, "  nodeName: n23\n");
+  y += bound;
+  y += KaiMember("pd-a0", "pd", "a", 8);
+  for (int i = 0; i < 2; ++i) y += KaiMember("pd-b" + std::to_string(i), "pd", "b", 8);
+  env.Apply(y);
+  env.RunUntilIdle();
+  auto nodes = Nodes(env, "pd");
+  ASSERT_EQ(nodes.size(), 4u) << Condition(env, "pd-a0");
+  EXPECT_EQ(nodes["pd-a9"], "n23");
+  EXPECT_EQ(LabelOf(env, nodes["pd-a0"], "rack"), "r2") << nodes["pd-a0"];
+  EXPECT_EQ(LabelOf(env, nodes["pd-b0"], "rack"), LabelOf(env, nodes["pd-b1"], "rack"));
+}
+
 // A subgroup level that the Topology lacks is reported on the members, naming the field.
 TEST(SubGroupTopologyTest, BadSubgroupLevelIsReportedNotIgnored) {
   Env env;

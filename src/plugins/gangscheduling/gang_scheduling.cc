@@ -132,6 +132,11 @@ Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo&
       auto it = sub_of->find(key);
       if (it != sub_of->end() && InSubGroup(spec, it->second, s.name)) t.pods.push_back(key);
     }
+    for (size_t i = 0; i < info.member_pods.size(); ++i) {
+      if (info.member_active[i] && InSubGroup(spec, info.member_sub_groups[i], s.name)) {
+        t.active_pods.push_back(info.member_pods[i]);
+      }
+    }
     t.check = [spec = info.spec, active = info.sub_group_active, sub_of,
                name = s.name](const std::vector<std::string>& placed) {
       gang::SubGroupCounts counts = active;
