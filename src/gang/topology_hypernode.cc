@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <regex>
 
 #include "api/field_errors.h"
@@ -61,7 +62,8 @@ bool DecodeLabelSelector(const YAML::Node& n, const std::string& path, api::Labe
     }
   }
   const YAML::Node me = Child(n, "matchExpressions");
-  if (Present(me) && !me.IsSequence()) errs->TypeInvalid(path + ".matchExpressions", "must be a list");
+  if (Present(me) && !me.IsSequence())
+    errs->TypeInvalid(path + ".matchExpressions", "must be a list");
   if (Present(me) && me.IsSequence()) {
     for (size_t i = 0; i < me.size(); ++i) {
       const std::string p = path + ".matchExpressions[" + std::to_string(i) + "]";
@@ -139,25 +141,29 @@ void DecodeMember(const YAML::Node& item, const std::string& path, HyperNode* h,
   h->members.push_back(std::move(m));
 }
 
-// Leaves of `name` into *out; `chain` guards against cycles.
+// Leaves of `name` into *out (`names`: the names of `nodes`, for exactMatch); `chain`
+// guards against cycles.
 void CollectLeaves(const std::map<std::string, const HyperNode*>& by_name, const std::string& name,
-                   const std::vector<const api::Node*>& nodes, std::set<std::string>* chain,
-                   std::set<std::string>* out) {
+                   const std::vector<const api::Node*>& nodes, const std::set<std::string>& names,
+                   std::set<std::string>* chain, std::set<std::string>* out) {
   auto it = by_name.find(name);
   if (it == by_name.end() || !chain->insert(name).second) return;
   for (const auto& m : it->second->members) {
     if (m.hyper_node) {
-      CollectLeaves(by_name, m.exact, nodes, chain, out);
+      CollectLeaves(by_name, m.exact, nodes, names, chain, out);
+      continue;
+    }
+    if (!m.exact.empty()) {
+      if (names.count(m.exact)) out->insert(m.exact);
       continue;
     }
     std::optional<std::regex> re;
     if (!m.regex.empty()) re.emplace(m.regex);
     for (const api::Node* n : nodes) {
       const std::string& nn = n->metadata.name;
-      const bool match = !m.exact.empty() ? nn == m.exact
-                         : re             ? std::regex_search(nn, *re)
-                         : m.labels       ? api::LabelSelectorMatches(*m.labels, n->metadata.labels)
-                                          : false;
+      const bool match = re         ? std::regex_search(nn, *re)
+                         : m.labels ? api::LabelSelectorMatches(*m.labels, n->metadata.labels)
+                                    : false;
       if (match) out->insert(nn);
     }
   }
@@ -189,7 +195,8 @@ std::string CheckForest(const HyperNodeList& all) {
       walk.push_back(p->second);
       if (p->second == name) {
         std::string path;
-        for (auto w = walk.rbegin(); w != walk.rend(); ++w) path += (path.empty() ? "" : " -> ") + *w;
+        for (auto w = walk.rbegin(); w != walk.rend(); ++w)
+          path += (path.empty() ? "" : " -> ") + *w;
         return "HyperNode " + name + ": cycle " + path + " through spec.members";
       }
       if (walk.size() > by_name.size() + 1) break;
@@ -223,7 +230,8 @@ HyperNode HyperNodeFromObject(const api::Unstructured& obj) {
       h.tier = static_cast<int32_t>(t);
     }
     h.tier_name = StrField(spec, "tierName", "spec.tierName", &errs);
-    if (h.tier_name.size() > 253) errs.Invalid("spec.tierName", "", "must be at most 253 characters");
+    if (h.tier_name.size() > 253)
+      errs.Invalid("spec.tierName", "", "must be at most 253 characters");
     const YAML::Node members = Child(spec, "members");
     if (Present(members) && !members.IsSequence()) {
       errs.TypeInvalid("spec.members", "must be a list");
@@ -271,8 +279,9 @@ std::string ResolveHyperNodeLevels(const TopologyConstraint& c, const HyperNodeL
   if (c.highest_tier) {
     highest = *c.highest_tier;
     if (*tiers.begin() > highest) {
-      return what + "highestTierAllowed " + std::to_string(highest) + ": no HyperNode has tier <= " +
-             std::to_string(highest) + " (tiers: " + tier_list + ")";
+      return what + "highestTierAllowed " + std::to_string(highest) +
+             ": no HyperNode has tier <= " + std::to_string(highest) + " (tiers: " + tier_list +
+             ")";
     }
   } else if (!c.highest_tier_name.empty()) {
     auto it = named.find(c.highest_tier_name);
@@ -297,11 +306,13 @@ DomainMap HyperNodeDomains(const HyperNodeList& all, int32_t tier,
                            const std::vector<const api::Node*>& nodes) {
   std::map<std::string, const HyperNode*> by_name;
   for (const auto& h : all) by_name[h->name] = h.get();
+  std::set<std::string> names;
+  for (const api::Node* n : nodes) names.insert(n->metadata.name);
   DomainMap out;
   for (const auto& h : all) {
     if (h->tier != tier || !h->invalid.empty()) continue;
     std::set<std::string> chain, leaves;
-    CollectLeaves(by_name, h->name, nodes, &chain, &leaves);
+    CollectLeaves(by_name, h->name, nodes, names, &chain, &leaves);
     if (!leaves.empty()) out[h->name] = std::move(leaves);
   }
   return out;

@@ -410,7 +410,8 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
   if (smallest_gpu_member_ == 0) {  // for MeasureDomain's stranded GPUs
     for (const auto& m : members_) {
       const int64_t g = m.qp->pod_info->requests.Scalar(kGpu);
-      if (g > 0 && (smallest_gpu_member_ == 0 || g < smallest_gpu_member_)) smallest_gpu_member_ = g;
+      if (g > 0 && (smallest_gpu_member_ == 0 || g < smallest_gpu_member_))
+        smallest_gpu_member_ = g;
     }
   }
   // Each member's innermost scope: scopes list parents first, so the last one holding it.
@@ -420,7 +421,8 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
     const std::string& key = members_[i].qp->Pod().Key();
     for (size_t s = 0; s < scopes.size(); ++s) {
       const auto& pods = scopes[s].pods;
-      if (std::find(pods.begin(), pods.end(), key) != pods.end()) member_scope_[i] = static_cast<int>(s);
+      if (std::find(pods.begin(), pods.end(), key) != pods.end())
+        member_scope_[i] = static_cast<int>(s);
     }
   }
   std::string reason;
@@ -487,8 +489,9 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
       if (restriction) {
         std::erase_if(it->second, [&](const std::string& n) { return !restriction->count(n); });
       }
-      const bool holds_active = std::all_of(active_nodes.begin(), active_nodes.end(),
-                                            [&](const std::string& n) { return it->second.count(n); });
+      const bool holds_active =
+          std::all_of(active_nodes.begin(), active_nodes.end(),
+                      [&](const std::string& n) { return it->second.count(n); });
       it = it->second.empty() || !holds_active ? domains.erase(it) : std::next(it);
     }
     if (domains.empty() && !active_nodes.empty()) {

@@ -5,6 +5,7 @@
 //   - KAI spec.subGroups[].topologyConstraint: each subgroup inside one domain of its own
 //     level, within the gang's domain.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <iostream>
 #include <map>
@@ -57,7 +58,8 @@ std::string HyperNodeCluster() {
   y += HyperNode("s0", 1, "leaf", NodeMember("n1") + NodeMember("n2") + NodeMember("n9"));
   y += HyperNode("s1", 1, "leaf", NodeMember("n3") + NodeMember("n4"));
   y += HyperNode("s2", 1, "leaf", NodeMember("n5") + NodeMember("n6"));
-  y += HyperNode("s3", 1, "leaf", "  - {type: Node, selector: {regexMatch: {pattern: \"^n[78]$\"}}}\n");
+  y += HyperNode("s3", 1, "leaf",
+                 "  - {type: Node, selector: {regexMatch: {pattern: \"^n[78]$\"}}}\n");
   y += HyperNode("s4", 2, "spine", ChildMember("s0") + ChildMember("s1"));
   y += HyperNode("s5", 2, "spine", ChildMember("s2") + ChildMember("s3"));
   return y;
@@ -65,8 +67,8 @@ std::string HyperNodeCluster() {
 
 std::string VolcanoPodGroup(const std::string& name, int min, const std::string& nt) {
   return "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: " + name +
-         ", namespace: ml}\nspec: {minMember: " + std::to_string(min) +
-         ", networkTopology: " + nt + "}\n---\n";
+         ", namespace: ml}\nspec: {minMember: " + std::to_string(min) + ", networkTopology: " + nt +
+         "}\n---\n";
 }
 
 // A member of Volcano pod group `group` asking 1 cpu and `gpus` GPUs.
@@ -114,9 +116,9 @@ TEST(HyperNodeTopologyTest, HardTierOneGangLandsInTheTightestTierOneHyperNode) {
   ASSERT_TRUE(ev.has_value());
   std::cout << ev->message << "\n";
   EXPECT_EQ(ev->reason, "Scheduled");
-  for (const char* row : {"topology: tier 1=s1;", "tier 1=s0: fits, free GPUs 4",
-                          "tier 1=s1: fits, free GPUs 0", "tier 1=s2: fits, free GPUs 0",
-                          "tier 1=s3: does not fit"}) {
+  for (const char* row :
+       {"topology: tier 1=s1;", "tier 1=s0: fits, free GPUs 4", "tier 1=s1: fits, free GPUs 0",
+        "tier 1=s2: fits, free GPUs 0", "tier 1=s3: does not fit"}) {
     EXPECT_NE(ev->message.find(row), std::string::npos) << row << "\nin: " << ev->message;
   }
   EXPECT_EQ(ev->message.find("tier 2="), std::string::npos) << "tier 2 not tried";
@@ -139,7 +141,8 @@ TEST(HyperNodeTopologyTest, SoftFallsBackToTheNextTierHardStaysPending) {
     env.Apply(y);
     env.RunUntilIdle();
     auto nodes = Nodes(env, "wide");
-    const bool tier1_only = nt.find("1}") != std::string::npos || nt.find("leaf") != std::string::npos;
+    const bool tier1_only =
+        nt.find("1}") != std::string::npos || nt.find("leaf") != std::string::npos;
     if (tier1_only) {
       EXPECT_TRUE(nodes.empty()) << nt;
       const std::string c = Condition(env, "wide-0");
@@ -177,9 +180,9 @@ TEST(HyperNodeTopologyTest, MissingOrInvalidHyperNodesKeepTheGangPendingWithTheR
   env.clock.Advance(60 * api::kNanosPerSecond);
   env.RunUntilIdle();
   EXPECT_TRUE(Nodes(env, "g").empty());
-  EXPECT_NE(Condition(env, "g-0").find(
-                "invalid HyperNode bad: spec.members[0].selector: exactly one of exactMatch, "
-                "regexMatch, labelMatch must be set, got 0"),
+  EXPECT_NE(Condition(env, "g-0")
+                .find("invalid HyperNode bad: spec.members[0].selector: exactly one of exactMatch, "
+                      "regexMatch, labelMatch must be set, got 0"),
             std::string::npos)
       << Condition(env, "g-0");
   api::Manifests fixed;  // the same HyperNode, corrected (an update of the object)
@@ -239,7 +242,8 @@ std::string LabelOf(Env& env, const std::string& node, const std::string& label)
 // racks, and the event names each subgroup's rack.
 TEST(SubGroupTopologyTest, EachSubgroupRequiredOnARackLandsInOneRack) {
   Env env;
-  std::string y = RackCluster() + KaiSubGroups("pd", "", "{topology: dc, requiredTopologyLevel: rack}");
+  std::string y =
+      RackCluster() + KaiSubGroups("pd", "", "{topology: dc, requiredTopologyLevel: rack}");
   for (const std::string r : {"1", "2"}) y += Running("n" + r + "3", 4) + Running("n" + r + "4", 4);
   for (const std::string sub : {"a", "b"}) {
     for (int i = 0; i < 2; ++i) y += KaiMember("pd-" + sub + std::to_string(i), "pd", sub, 8);
@@ -268,7 +272,8 @@ TEST(SubGroupTopologyTest, EachSubgroupRequiredOnARackLandsInOneRack) {
 // names subgroup b's required level. Across racks (n11, n12, n13, n21) the gang would fit.
 TEST(SubGroupTopologyTest, UnsatisfiableSubgroupLevelBindsNothingAndNamesTheSubgroup) {
   Env env;
-  std::string y = RackCluster() + KaiSubGroups("pd", "", "{topology: dc, requiredTopologyLevel: rack}");
+  std::string y =
+      RackCluster() + KaiSubGroups("pd", "", "{topology: dc, requiredTopologyLevel: rack}");
   y += Running("n14", 4) + Running("n22", 8) + Running("n23", 4) + Running("n24", 4);
   for (const std::string sub : {"a", "b"}) {
     for (int i = 0; i < 2; ++i) y += KaiMember("pd-" + sub + std::to_string(i), "pd", sub, 8);
@@ -291,8 +296,9 @@ TEST(SubGroupTopologyTest, UnsatisfiableSubgroupLevelBindsNothingAndNamesTheSubg
 // take one block of r2.
 TEST(SubGroupTopologyTest, SubgroupBlocksInsideTheGangsRack) {
   Env env;
-  std::string y = RackCluster() + KaiSubGroups("nest", "{topology: dc, requiredTopologyLevel: rack}",
-                                               "{requiredTopologyLevel: block}");
+  std::string y =
+      RackCluster() + KaiSubGroups("nest", "{topology: dc, requiredTopologyLevel: rack}",
+                                   "{requiredTopologyLevel: block}");
   y += Running("n14", 8);
   for (const std::string sub : {"a", "b"}) {
     for (int i = 0; i < 2; ++i) y += KaiMember("nest-" + sub + std::to_string(i), "nest", sub, 8);
@@ -320,7 +326,8 @@ TEST(SubGroupTopologyTest, SubgroupBlocksInsideTheGangsRack) {
 // second member joins it in r2, although r1 comes first by name and fits as well.
 TEST(SubGroupTopologyTest, RequiredSubgroupStaysWithItsRunningMembers) {
   Env env;
-  std::string y = RackCluster() + KaiSubGroups("pd", "", "{topology: dc, requiredTopologyLevel: rack}");
+  std::string y =
+      RackCluster() + KaiSubGroups("pd", "", "{topology: dc, requiredTopologyLevel: rack}");
   std::string bound = KaiMember("pd-a9", "pd", "a", 8);
   bound.insert(bound.find("spec:\n") + 6, "  nodeName: n23\n");
   y += bound;
@@ -335,10 +342,33 @@ TEST(SubGroupTopologyTest, RequiredSubgroupStaysWithItsRunningMembers) {
   EXPECT_EQ(LabelOf(env, nodes["pd-b0"], "rack"), LabelOf(env, nodes["pd-b1"], "rack"));
 }
 
+// GangScheduling's Permit mode cannot keep a subgroup in a domain: reported, not dropped.
+TEST(SubGroupTopologyTest, PermitModeReportsASubgroupConstraint) {
+  auto cfg = config::DefaultConfiguration();
+  config::PluginConfig pc;
+  pc.name = "GangScheduling";
+  pc.args = std::make_shared<YAML::Node>(YAML::Load("{mode: Permit}"));
+  cfg.profiles[0].plugin_config.push_back(pc);
+  Env env(SchedulerTestOptions{cfg});
+  std::string y =
+      RackCluster() + KaiSubGroups("pm", "", "{topology: dc, requiredTopologyLevel: rack}");
+  for (const std::string sub : {"a", "b"}) {
+    for (int i = 0; i < 2; ++i) y += KaiMember("pm-" + sub + std::to_string(i), "pm", sub, 1);
+  }
+  env.Apply(y);
+  env.RunUntilIdle();
+  EXPECT_TRUE(Nodes(env, "pm").empty());
+  EXPECT_NE(
+      Condition(env, "pm-a0").find("topology constraints need GangScheduling mode Transactional"),
+      std::string::npos)
+      << Condition(env, "pm-a0");
+}
+
 // A subgroup level that the Topology lacks is reported on the members, naming the field.
 TEST(SubGroupTopologyTest, BadSubgroupLevelIsReportedNotIgnored) {
   Env env;
-  std::string y = RackCluster() + KaiSubGroups("odd", "", "{topology: dc, requiredTopologyLevel: row}");
+  std::string y =
+      RackCluster() + KaiSubGroups("odd", "", "{topology: dc, requiredTopologyLevel: row}");
   for (const std::string sub : {"a", "b"}) {
     for (int i = 0; i < 2; ++i) y += KaiMember("odd-" + sub + std::to_string(i), "odd", sub, 1);
   }
