@@ -63,6 +63,10 @@ std::vector<ResourceType> OptionalObjectResources() {
       // a Topology stays pending with `topology "x" not found` (gang/topology.h).
       Obj("kai.scheduler", "topologies", "Topology"),
       Obj("kueue.x-k8s.io", "topologies", "Topology"),
+      // Volcano HyperNodes (cluster-scoped; the tiers of a Volcano PodGroup's
+      // spec.networkTopology). Not served: such a gang stays pending with `no HyperNode
+      // exists` (gang/topology_hypernode.h).
+      Obj("topology.volcano.sh", "hypernodes", "HyperNode"),
       Obj("scheduling.k8s.io", "workloads", "Workload"),  // 1.35+ Workload API
       Obj("scheduling.k8s.io", "podgroups", "PodGroup"),  // 1.36+
       Obj("batch", "jobs", "Job"),                        // PodGrouper owners

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -239,6 +240,33 @@ struct PodGroupUnit {
   std::vector<std::string> topology_levels;
   bool topology_required = false;
   std::string topology_name;  // the KAI Topology object, for messages ("" = none)
+  // Domains of topology_levels[level] over `nodes` (domain name -> node names). Empty
+  // function: the nodes' values of the node label topology_levels[level]. Set for Volcano
+  // HyperNode tiers (src/gang/topology_hypernode.h: the HyperNodes of a tier and their
+  // leaf nodes).
+  std::function<std::map<std::string, std::set<std::string>>(
+      size_t level, const std::vector<const api::Node*>& nodes)>
+      topology_domains;
+  // Nested topology (KAI spec.subGroups[].topologyConstraint; src/gang/topology.h): each
+  // scope keeps the pending members of one subgroup (the leaves below it) inside one domain
+  // of its levels, within the domain of its `parent` scope (-1: the gang's domain, or the
+  // whole cluster). Parents come before their children. Empty: none.
+  struct TopologyScope {
+    std::string name;                 // the subgroup, for messages
+    int parent = -1;                  // index in topology_scopes
+    std::vector<std::string> levels;  // node label keys, narrowest first
+    bool required = false;            // the last level is hard
+    std::string topology;             // the KAI Topology object, for messages
+    std::vector<std::string> pods;    // pending members in the scope (pod keys)
+    // Members of the scope already assumed or bound (pod keys): a required scope stays in
+    // a domain that holds their nodes (KAI job_filtering.go: a job with active allocated
+    // tasks keeps to their domain at the required level).
+    std::vector<std::string> active_pods;
+    // Given the keys of the scope's pods placed so far, "" when the subgroup's quorum is met
+    // (with its members already assumed or bound), else why not (subgroups.h wording).
+    std::function<std::string(const std::vector<std::string>& placed_pods)> check;
+  };
+  std::vector<TopologyScope> topology_scopes;
   // Nested quorums (KAI subGroups, Volcano minTaskMember; src/gang/subgroups.h): given the
   // keys of the pending_pods placed in this cycle, "" when they and the members already
   // assumed or bound meet every subgroup's minimum, else the short subgroup, e.g.

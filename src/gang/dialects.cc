@@ -35,8 +35,9 @@
 //   minSubGroup is used), spec.minSubGroup, spec.queue, spec.priorityClassName,
 //   spec.topologyConstraint{requiredTopologyLevel, preferredTopologyLevel, topology} (the
 //   topology names a cluster-scoped kai.scheduler/v1alpha1 Topology{spec.levels[].nodeLabel}),
-//   spec.subGroups[]{name, minMember, minSubGroup, parent}}; pods annotate pod-group-name
-//   and name their subgroup with label kai.scheduler/subgroup-name (quorums: subgroups.h);
+//   spec.subGroups[]{name, minMember, minSubGroup, parent, topologyConstraint}}; pods
+//   annotate pod-group-name and name their subgroup with label kai.scheduler/subgroup-name
+//   (quorums: subgroups.h; per-subgroup topology: podgroup.h SubGroup::topology);
 //   queue label kai.scheduler/queue.
 // PodGrouper (KAI pkg/podgrouper): gangs derived from a pod's top owner. Min-member
 //   override annotation kai.scheduler/batch-min-member on the owner; PyTorchJob/MPIJob
@@ -415,20 +416,36 @@ PodGroupSpec CoschedulingSpec(const api::Unstructured& obj) {
 
 // Volcano spec.networkTopology{mode: hard|soft (default hard), highestTierAllowed,
 // highestTierName} (volcano.sh/apis pkg/apis/scheduling/v1beta1/types.go
-// NetworkTopologySpec) refers to HyperNode objects (topology.volcano.sh/v1alpha1), whose
-// tiers Phalanx does not build: a hard constraint keeps the gang pending with this reason
-// rather than placing it across tiers; soft is best effort in Volcano too and is placed
-// without the constraint.
-void VolcanoNetworkTopology(const YAML::Node& nt, PodGroupSpec* s) {
+// NetworkTopologySpec; the user guide docs/user-guide/how_to_use_network_topology_aware_
+// scheduling.md: the two tier fields cannot both be set). The tiers are those of the
+// HyperNode objects, resolved at planning time (topology_hypernode.h).
+void VolcanoNetworkTopology(const YAML::Node& nt, PodGroupSpec* s, Errors* errs) {
   if (!Present(nt)) return;
-  std::string mode = Str(nt, "mode");
-  if (mode.empty()) mode = "hard";
-  if (mode == "soft") return;
-  std::string tier = Str(nt, "highestTierName");
-  if (tier.empty()) tier = Str(nt, "highestTierAllowed");
-  s->topology.unsupported = "spec.networkTopology: mode " + Quote(mode) +
-                            (tier.empty() ? "" : " with highest tier " + Quote(tier)) +
-                            " needs Volcano HyperNode tiers, which Phalanx does not support";
+  if (!nt.IsMap()) {
+    errs->Add("spec.networkTopology", "must be an object, got " + Describe(nt));
+    return;
+  }
+  TopologyConstraint& c = s->topology;
+  c.hyper_node_tiers = true;
+  const std::string mode = Str(nt, "mode");
+  if (mode == "soft") {
+    c.hard = false;
+  } else if (!mode.empty() && mode != "hard") {
+    errs->Add("spec.networkTopology.mode",
+              "Unsupported value: " + Quote(mode) + ": supported values: \"hard\", \"soft\"");
+  }
+  bool present = false;
+  int32_t tier = 0;
+  if (CountField(nt, "highestTierAllowed", "spec.networkTopology.highestTierAllowed", 0, &tier,
+                 &present, errs) &&
+      present) {
+    c.highest_tier = tier;
+  }
+  c.highest_tier_name = Str(nt, "highestTierName");
+  if (c.highest_tier && !c.highest_tier_name.empty()) {
+    errs->Add("spec.networkTopology",
+              "highestTierAllowed and highestTierName cannot both be set");
+  }
 }
 
 PodGroupSpec VolcanoSpec(const api::Unstructured& obj) {
@@ -441,7 +458,7 @@ PodGroupSpec VolcanoSpec(const api::Unstructured& obj) {
   if (s.queue.empty()) s.queue = "default";  // Volcano's default queue
   s.priority_class_name = Str(spec, "priorityClassName");
   s.match_policy = MatchPolicy::kWaitingAndRunning;
-  VolcanoNetworkTopology(Child(spec, "networkTopology"), &s);
+  VolcanoNetworkTopology(Child(spec, "networkTopology"), &s, &errs);
   const YAML::Node tasks = Child(spec, "minTaskMember");
   if (Present(tasks)) {
     if (!tasks.IsMap()) {
@@ -505,6 +522,20 @@ int64_t KaiQuorum(const std::vector<KaiSubGroup>& all, const std::string& parent
 // KAI spec.topologyConstraint{topology, requiredTopologyLevel, preferredTopologyLevel}
 // (pkg/apis/scheduling/v2alpha2/podgroup_types.go TopologyConstraint); the levels are
 // resolved against the named Topology at planning time (topology.h).
+// The same struct on a subgroup (spec.subGroups[].topologyConstraint) fills `*c`; `path`
+// names the field for errors (a non-object value).
+void KaiTopologyInto(const YAML::Node& tc, const std::string& path, TopologyConstraint* c,
+                     Errors* errs) {
+  if (!Present(tc)) return;
+  if (!tc.IsMap()) {
+    errs->Add(path, "must be an object, got " + Describe(tc));
+    return;
+  }
+  c->topology = Str(tc, "topology");
+  c->required_level = Str(tc, "requiredTopologyLevel");
+  c->preferred_level = Str(tc, "preferredTopologyLevel");
+}
+
 void KaiTopology(const YAML::Node& tc, PodGroupSpec* s) {
   s->topology.topology = Str(tc, "topology");
   s->topology.required_level = Str(tc, "requiredTopologyLevel");
@@ -545,6 +576,8 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
       k.g.name = Str(item, "name");
       k.g.parent = Str(item, "parent");
       if (k.g.name.empty()) errs.Add(path + ".name", "required");
+      KaiTopologyInto(Child(item, "topologyConstraint"), path + ".topologyConstraint",
+                      &k.g.topology, &errs);
       bool present = false;
       int32_t v = 0;
       if (CountField(item, "minMember", path + ".minMember", 0, &v, &present, &errs) && present) {

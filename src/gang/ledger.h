@@ -92,6 +92,9 @@ class GangLedger {
   // that name), nullptr when none exists: the levels a TopologyConstraint refers to
   // (topology.h ResolvePlacementLevels).
   virtual std::shared_ptr<const Topology> TopologyOf(const std::string& name) const = 0;
+  // Every Volcano HyperNode (topology.volcano.sh/v1alpha1), by name: the tiers a Volcano
+  // networkTopology refers to (topology_hypernode.h). Implementations without them: none.
+  virtual std::vector<std::shared_ptr<const HyperNode>> HyperNodes() const { return {}; }
 
   // Bookkeeping of the scheduling cycle: a member was assumed (Reserve) / forgotten
   // (Unreserve); a PodGroup cycle or Permit round ended ("" reason: it succeeded).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "gang/topology_hypernode.h"
+
 namespace phalanx::gang {
 
 namespace {
@@ -20,6 +22,10 @@ void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   if (IsTopologyObject(*obj)) {
     topologies_[obj->Group() + "/" + obj->metadata.name] =
         std::make_shared<const Topology>(TopologyFromObject(*obj));
+    return;
+  }
+  if (IsHyperNodeObject(*obj)) {
+    hyper_nodes_[obj->metadata.name] = std::make_shared<const HyperNode>(HyperNodeFromObject(*obj));
     return;
   }
   if (!IsGangObject(*obj)) return;
@@ -49,6 +55,7 @@ void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   objects_.erase(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
   if (IsTopologyObject(*obj)) topologies_.erase(obj->Group() + "/" + obj->metadata.name);
+  if (IsHyperNodeObject(*obj)) hyper_nodes_.erase(obj->metadata.name);
   auto it = specs_by_object_.find(obj->Key());
   if (it == specs_by_object_.end()) return;
   for (const auto& k : it->second) object_specs_.erase(k);
@@ -62,6 +69,14 @@ std::shared_ptr<const Topology> Manager::TopologyOf(const std::string& name) con
     if (it != topologies_.end()) return it->second;
   }
   return nullptr;
+}
+
+std::vector<std::shared_ptr<const HyperNode>> Manager::HyperNodes() const {
+  absl::MutexLock l(&mu_);
+  std::vector<std::shared_ptr<const HyperNode>> out;
+  out.reserve(hyper_nodes_.size());
+  for (const auto& [name, h] : hyper_nodes_) out.push_back(h);
+  return out;
 }
 
 const api::Unstructured* Manager::OwnerLocked(const std::string& ns, const std::string& kind,

@@ -95,6 +95,8 @@ class Manager final : public GangLedger {
 
   // Topology objects (kind Topology, IsTopologyObject) arrive through OnObjectAdd / Delete.
   std::shared_ptr<const Topology> TopologyOf(const std::string& name) const override;
+  // HyperNode objects (IsHyperNodeObject) arrive through OnObjectAdd / Delete too.
+  std::vector<std::shared_ptr<const HyperNode>> HyperNodes() const override;
 
   // Scheduler bookkeeping: a member was assumed (Reserve) / forgotten (Unreserve).
   void MarkAssumed(const api::Pod& pod, api::Timestamp now) override;
@@ -182,6 +184,7 @@ class Manager final : public GangLedger {
   std::map<std::string, std::vector<std::string>> specs_by_object_ ABSL_GUARDED_BY(mu_);
   // KAI / Kueue Topology objects by "<group>/<name>" (cluster-scoped).
   std::map<std::string, std::shared_ptr<const Topology>> topologies_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const HyperNode>> hyper_nodes_ ABSL_GUARDED_BY(mu_);
   // Every object by "<ns>/<kind>/<name>", for PodGrouper owner lookups.
   std::unordered_map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
 };

@@ -39,6 +39,34 @@ enum class MatchPolicy : uint8_t {
   kWaitingAndRunning  // waiting plus already running (bound) members count
 };
 
+// Where a gang must / should be kept together: KAI PodGroup spec.topologyConstraint
+// (pkg/apis/scheduling/v2alpha2/podgroup_types.go TopologyConstraint), the upstream
+// Workload schedulingConstraints.topologyConstraints[].topologyKey (required) and Phalanx's
+// scheduling.phalanx.dev/topology-key / topology-policy annotations. Levels are node label
+// keys (e.g. "cloud.provider.com/topology-rack").
+struct TopologyConstraint {
+  // KAI spec.topologyConstraint.topology: the name of a cluster-scoped kai.scheduler/v1alpha1
+  // Topology whose spec.levels order the labels top → bottom. Empty: no Topology object;
+  // only the levels named below are used.
+  std::string topology;
+  std::string required_level;   // the whole gang within one domain of it (hard); "" = none
+  std::string preferred_level;  // try one domain of it first, then the levels above; "" = none
+  // Volcano spec.networkTopology (volcano.sh/apis pkg/apis/scheduling/v1beta1 types.go
+  // NetworkTopologySpec): the levels are the tiers of the topology.volcano.sh/v1alpha1
+  // HyperNode objects (topology_hypernode.h), not node labels.
+  bool hyper_node_tiers = false;
+  bool hard = true;                     // mode: hard (the default) / soft
+  std::optional<int32_t> highest_tier;  // highestTierAllowed
+  std::string highest_tier_name;        // highestTierName (matches HyperNode spec.tierName)
+  // Set when the gang asks for a topology that Phalanx does not honour: the reason its
+  // members stay pending (no dialect sets it today).
+  std::string unsupported;
+  bool empty() const {
+    return topology.empty() && required_level.empty() && preferred_level.empty() &&
+           !hyper_node_tiers && unsupported.empty();
+  }
+};
+
 // A nested quorum inside a gang: a KAI PodGroup subGroup (scheduling.run.ai/v2alpha2
 // SubGroup{name, minMember, minSubGroup, parent}) or a Volcano task of
 // spec.minTaskMember (then top-level, min_member = the task's count). Pods name theirs with
@@ -53,27 +81,13 @@ struct SubGroup {
   // KAI minSubGroup: how many direct child subgroups must meet their quorum (unset: all;
   // KAI docs/developer/designs/min-subgroups).
   std::optional<int32_t> min_sub_group;
-};
-
-// Where a gang must / should be kept together: KAI PodGroup spec.topologyConstraint
-// (pkg/apis/scheduling/v2alpha2/podgroup_types.go TopologyConstraint), the upstream
-// Workload schedulingConstraints.topologyConstraints[].topologyKey (required) and Phalanx's
-// scheduling.phalanx.dev/topology-key / topology-policy annotations. Levels are node label
-// keys (e.g. "cloud.provider.com/topology-rack").
-struct TopologyConstraint {
-  // KAI spec.topologyConstraint.topology: the name of a cluster-scoped kai.scheduler/v1alpha1
-  // Topology whose spec.levels order the labels top → bottom. Empty: no Topology object;
-  // only the levels named below are used.
-  std::string topology;
-  std::string required_level;   // the whole gang within one domain of it (hard); "" = none
-  std::string preferred_level;  // try one domain of it first, then the levels above; "" = none
-  // Set when the gang asks for a topology that Phalanx does not honour (Volcano
-  // spec.networkTopology, HyperNode tiers): the reason its members stay pending.
-  std::string unsupported;
-  bool empty() const {
-    return topology.empty() && required_level.empty() && preferred_level.empty() &&
-           unsupported.empty();
-  }
+  // KAI spec.subGroups[].topologyConstraint (v2alpha2 SubGroup.TopologyConstraint): every
+  // member of this subgroup (the leaves below it) within one domain of its level, inside
+  // the domain its nearest constrained ancestor (or the gang) was given (KAI
+  // pkg/scheduler/api/podgroup_info/subgroup_info/factory.go, plugins/topology
+  // job_filtering.go subSetNodesFn). An empty `topology` name inherits the nearest
+  // ancestor's, then the PodGroup's (KAI would ignore the constraint). Empty: none.
+  TopologyConstraint topology;
 };
 
 // A KAI Topology object (kai.scheduler/v1alpha1 Topology, cluster-scoped;
@@ -85,6 +99,30 @@ struct Topology {
   std::vector<std::string> levels;  // node label keys, top → bottom
   // Set when the object is malformed (e.g. "Topology cluster-topology: spec.levels: must have
   // at least 1 item"); gangs that name it stay pending with this reason.
+  std::string invalid;
+};
+
+// A Volcano HyperNode (topology.volcano.sh/v1alpha1, cluster-scoped; volcano.sh/apis
+// pkg/apis/topology/v1alpha1/hypernode_types.go): a network performance domain of tier
+// spec.tier (an integer >= 0, lower = tighter, e.g. 1 = a ToR switch), optionally named
+// spec.tierName, whose spec.members are nodes (selector exactMatch{name},
+// regexMatch{pattern} on the node name, or labelMatch, a metav1.LabelSelector) or other
+// HyperNodes (selector exactMatch{name}). HyperNodes form a tree; its nodes are the leaves
+// (Volcano pkg/scheduler/api/hyper_node_info.go). topology_hypernode.h decodes and
+// resolves them.
+struct HyperNodeMember {
+  bool hyper_node = false;   // type HyperNode (else Node)
+  std::string exact;         // exactMatch.name ("" = not this selector)
+  std::string regex;         // regexMatch.pattern ("" = not this selector)
+  std::optional<api::LabelSelector> labels;  // labelMatch
+};
+struct HyperNode {
+  std::string name;
+  int32_t tier = 0;
+  std::string tier_name;
+  std::vector<HyperNodeMember> members;
+  // Set when the object is malformed (e.g. "HyperNode s0: spec.tier: required"); gangs
+  // whose networkTopology would use it stay pending with this reason.
   std::string invalid;
 };
 

@@ -136,6 +136,17 @@ std::string ShortSubGroup(const PodGroupSpec& spec, const SubGroupCounts& member
   return e.met ? "" : e.short_reason;
 }
 
+std::string ShortSubGroupWithin(const PodGroupSpec& spec, const SubGroupCounts& members,
+                                const std::string& name, const std::string& what) {
+  if (!HasSubGroupQuorums(spec)) return "";
+  for (const auto& g : spec.sub_groups) {
+    if (g.name != name) continue;
+    Eval e = EvalNode(spec, &g, members, what, 0);
+    return e.met ? "" : e.short_reason;
+  }
+  return "";
+}
+
 int32_t LeafQuorum(const PodGroupSpec& spec, const std::string& name) {
   if (name.empty() || !HasSubGroupQuorums(spec)) return 0;
   for (const auto& g : spec.sub_groups) {

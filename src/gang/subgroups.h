@@ -65,6 +65,12 @@ using SubGroupCounts = std::map<std::string, int32_t>;
 std::string ShortSubGroup(const PodGroupSpec& spec, const SubGroupCounts& members,
                           const std::string& what);
 
+// The same for subgroup `name` alone (its own quorum, the subtree below it; "" when it
+// is met or no such subgroup exists): a subgroup with its own topology is placed, and
+// checked, before the rest of the gang (topology.h ResolveSubGroupScopes).
+std::string ShortSubGroupWithin(const PodGroupSpec& spec, const SubGroupCounts& members,
+                                const std::string& name, const std::string& what);
+
 // The members a pod's subgroup needs (its leaf quorum as ShortSubGroup counts it), 0 for
 // a pod in no subgroup or a gang without subgroup quorums. Used to place each subgroup's
 // minimum before any extra members.

@@ -66,4 +66,52 @@ std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* 
   return "";
 }
 
+namespace {
+
+// Depth-first from the children of `parent_name` ("" = top level), `parent_scope` the
+// nearest constrained ancestor's index, `inherited` its Topology name.
+std::string ScopesBelow(
+    const PodGroupSpec& spec, const std::string& parent_name, int parent_scope,
+    const std::string& inherited,
+    const std::function<std::shared_ptr<const Topology>(const std::string&)>& topology_of,
+    size_t depth, std::vector<SubGroupScope>* out) {
+  if (depth > spec.sub_groups.size()) return "";  // parent cycles are rejected by the parser
+  for (size_t i = 0; i < spec.sub_groups.size(); ++i) {
+    const SubGroup& g = spec.sub_groups[i];
+    if (g.parent != parent_name) continue;
+    int scope = parent_scope;
+    std::string topology_name = inherited;
+    TopologyConstraint c = g.topology;
+    if (!c.topology.empty()) topology_name = c.topology;
+    c.topology = topology_name;
+    if (!c.required_level.empty() || !c.preferred_level.empty()) {
+      std::shared_ptr<const Topology> t;
+      if (!c.topology.empty()) t = topology_of(c.topology);
+      SubGroupScope s;
+      s.name = g.name;
+      s.parent = parent_scope;
+      std::string err = ResolvePlacementLevels(c, t.get(), &s.levels);
+      if (!err.empty()) {
+        return "spec.subGroups[" + std::to_string(i) + "].topologyConstraint: " + err;
+      }
+      out->push_back(std::move(s));
+      scope = static_cast<int>(out->size()) - 1;
+    }
+    std::string err =
+        ScopesBelow(spec, g.name, scope, topology_name, topology_of, depth + 1, out);
+    if (!err.empty()) return err;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string ResolveSubGroupScopes(
+    const PodGroupSpec& spec,
+    const std::function<std::shared_ptr<const Topology>(const std::string&)>& topology_of,
+    std::vector<SubGroupScope>* out) {
+  out->clear();
+  return ScopesBelow(spec, "", -1, spec.topology.topology, topology_of, 0, out);
+}
+
 }  // namespace phalanx::gang

@@ -10,6 +10,8 @@
 // (preferred, then required).
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,8 +34,29 @@ struct PlacementLevels {
 //   `topology constraint: required level "rack" is not a level of topology "t" (zone, block)`
 //   `topology constraint: preferred level "zone" is above required level "rack" in topology "t"`
 // (KAI's newTopologyConstraintConfigError says the same of a missing level), the Topology's
-// own `invalid`, or c.unsupported (Volcano networkTopology).
+// own `invalid`, or c.unsupported. A Volcano networkTopology (c.hyper_node_tiers) is
+// resolved by topology_hypernode.h ResolveHyperNodeLevels instead.
 std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* topology,
                                    PlacementLevels* out);
+
+// One subgroup with its own topology (KAI spec.subGroups[].topologyConstraint).
+struct SubGroupScope {
+  std::string name;    // the subgroup
+  int parent = -1;     // index of the nearest ancestor scope in the list; -1: the gang
+  PlacementLevels levels;
+};
+
+// The subgroups of `spec` whose topologyConstraint asks for a level, parents before their
+// children, each resolved as ResolvePlacementLevels does (`topology_of` looks a Topology up
+// by name, nullptr when none exists). An empty `topology` name inherits the nearest
+// constrained ancestor's, then the PodGroup's spec.topologyConstraint.topology (KAI
+// subgroup_info/factory.go would leave such a subgroup unconstrained; here a level is
+// never ignored). Returns "" or the first error, naming the field, e.g.
+//   `spec.subGroups[1].topologyConstraint: required level "rck" is not a level of
+//    topology "dc" (rack, block)`
+std::string ResolveSubGroupScopes(
+    const PodGroupSpec& spec,
+    const std::function<std::shared_ptr<const Topology>(const std::string&)>& topology_of,
+    std::vector<SubGroupScope>* out);
 
 }  // namespace phalanx::gang

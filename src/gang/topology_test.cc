@@ -7,6 +7,7 @@
 #include "api/decode.h"
 #include "gang/dialects.h"
 #include "gang/manager.h"
+#include "gang/topology_hypernode.h"
 
 namespace phalanx::gang {
 namespace {
@@ -99,9 +100,9 @@ TEST(ResolvePlacementLevelsTest, Table) {
     EXPECT_EQ(out.required, tc.required) << tc.name;
   }
   TopologyConstraint unsupported;
-  unsupported.unsupported = "spec.networkTopology: ...";
+  unsupported.unsupported = "not honoured: ...";
   PlacementLevels out;
-  EXPECT_EQ(ResolvePlacementLevels(unsupported, nullptr, &out), "spec.networkTopology: ...");
+  EXPECT_EQ(ResolvePlacementLevels(unsupported, nullptr, &out), "not honoured: ...");
   Topology bad = Dc();
   bad.invalid = "Topology dc: spec.levels: must have at least 1 item";
   EXPECT_EQ(ResolvePlacementLevels(Tc("dc", "rack", ""), &bad, &out),
@@ -146,23 +147,260 @@ TEST(TopologyObjectTest, ManagerKeepsTopologiesByName) {
   EXPECT_EQ(m.TopologyOf("dc"), nullptr);
 }
 
-TEST(TopologyDialectTest, VolcanoHardNetworkTopologyIsUnsupportedSoftIsNot) {
+TEST(TopologyDialectTest, VolcanoNetworkTopologyIsDecodedStrictly) {
   auto pg = [](const std::string& nt) {
-    return Object(
+    return SpecsFromObject(*Object(
         "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: v, "
         "namespace: ml}\nspec: {minMember: 2, networkTopology: " +
-        nt + "}\n");
+        nt + "}\n"))[0];
   };
-  auto hard = SpecsFromObject(*pg("{mode: hard, highestTierAllowed: 2}"));
-  ASSERT_EQ(hard.size(), 1u);
-  EXPECT_EQ(hard[0].topology.unsupported,
-            "spec.networkTopology: mode \"hard\" with highest tier \"2\" needs Volcano HyperNode "
-            "tiers, which Phalanx does not support");
-  EXPECT_EQ(hard[0].invalid, "");
-  auto dflt = SpecsFromObject(*pg("{highestTierAllowed: 1}"));  // mode defaults to hard
-  EXPECT_NE(dflt[0].topology.unsupported, "");
-  auto soft = SpecsFromObject(*pg("{mode: soft}"));
-  EXPECT_TRUE(soft[0].topology.empty());
+  auto hard = pg("{mode: hard, highestTierAllowed: 2}");
+  EXPECT_EQ(hard.invalid, "");
+  EXPECT_TRUE(hard.topology.hyper_node_tiers);
+  EXPECT_TRUE(hard.topology.hard);
+  EXPECT_EQ(hard.topology.highest_tier, 2);
+  auto dflt = pg("{highestTierName: rack}");  // mode defaults to hard
+  EXPECT_TRUE(dflt.topology.hard);
+  EXPECT_EQ(dflt.topology.highest_tier_name, "rack");
+  EXPECT_FALSE(dflt.topology.highest_tier.has_value());
+  auto soft = pg("{mode: soft}");
+  EXPECT_TRUE(soft.topology.hyper_node_tiers);
+  EXPECT_FALSE(soft.topology.hard);
+  EXPECT_FALSE(soft.topology.empty());
+  EXPECT_EQ(pg("{mode: strict}").invalid,
+            "PodGroup ml/v (scheduling.volcano.sh/v1beta1): spec.networkTopology.mode: "
+            "Unsupported value: \"strict\": supported values: \"hard\", \"soft\"");
+  EXPECT_NE(pg("{highestTierAllowed: -1}").invalid.find(
+                "spec.networkTopology.highestTierAllowed: must be >= 0, got -1"),
+            std::string::npos);
+  EXPECT_NE(pg("{highestTierAllowed: two}").invalid.find(
+                "spec.networkTopology.highestTierAllowed: must be an integer, got \"two\""),
+            std::string::npos);
+  EXPECT_NE(pg("{highestTierAllowed: 1, highestTierName: rack}")
+                .invalid.find("highestTierAllowed and highestTierName cannot both be set"),
+            std::string::npos);
+  EXPECT_NE(pg("hard").invalid.find("spec.networkTopology: must be an object"), std::string::npos);
+}
+
+// ---- Volcano HyperNodes (topology_hypernode.h) ----
+
+std::shared_ptr<const HyperNode> Hn(const std::string& yaml) {
+  auto obj = Object("apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\n" + yaml);
+  EXPECT_TRUE(IsHyperNodeObject(*obj));
+  return std::make_shared<const HyperNode>(HyperNodeFromObject(*obj));
+}
+
+api::Node NodeNamed(const std::string& name, std::map<std::string, std::string> labels = {}) {
+  api::Node n;
+  n.metadata.name = name;
+  n.metadata.labels = std::move(labels);
+  return n;
+}
+
+TEST(HyperNodeTest, DecodesEverySelectorKind) {
+  auto h = Hn(
+      "metadata: {name: s0}\nspec:\n  tier: 1\n  tierName: rack\n  members:\n"
+      "  - {type: Node, selector: {exactMatch: {name: n1}}}\n"
+      "  - {type: Node, selector: {regexMatch: {pattern: \"^gpu-[0-9]+$\"}}}\n"
+      "  - {type: Node, selector: {labelMatch: {matchLabels: {rack: r1}}}}\n");
+  EXPECT_EQ(h->invalid, "");
+  EXPECT_EQ(h->tier, 1);
+  EXPECT_EQ(h->tier_name, "rack");
+  ASSERT_EQ(h->members.size(), 3u);
+  EXPECT_EQ(h->members[0].exact, "n1");
+  EXPECT_EQ(h->members[1].regex, "^gpu-[0-9]+$");
+  ASSERT_TRUE(h->members[2].labels.has_value());
+  EXPECT_EQ(h->members[2].labels->match_labels.at("rack"), "r1");
+  auto other = Object("apiVersion: example.com/v1\nkind: HyperNode\nmetadata: {name: x}\n");
+  EXPECT_FALSE(IsHyperNodeObject(*other));
+}
+
+TEST(HyperNodeTest, BadFieldsAreNamed) {
+  struct Case {
+    const char* spec;
+    const char* error;
+  } cases[] = {
+      {"{members: [{type: Node, selector: {exactMatch: {name: n1}}}]}", "spec.tier: Required value"},
+      {"{tier: x, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}",
+       "spec.tier: Invalid value: must be an integer"},
+      {"{tier: -1, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}",
+       "spec.tier: Invalid value: -1: must be >= 0"},
+      {"{tier: 1}", "spec.members: Required value: must have at least 1 item"},
+      {"{tier: 1, members: [{selector: {exactMatch: {name: n1}}}]}",
+       "spec.members[0].type: Required value"},
+      {"{tier: 1, members: [{type: Switch, selector: {exactMatch: {name: n1}}}]}",
+       "spec.members[0].type: Unsupported value: \"Switch\""},
+      {"{tier: 1, members: [{type: Node, selector: {}}]}",
+       "spec.members[0].selector: exactly one of exactMatch, regexMatch, labelMatch must be set, "
+       "got 0"},
+      {"{tier: 1, members: [{type: Node, selector: {exactMatch: {name: a}, regexMatch: {pattern: "
+       "b}}}]}",
+       "got 2"},
+      {"{tier: 1, members: [{type: Node, selector: {regexMatch: {pattern: \"([\"}}}]}",
+       "spec.members[0].selector.regexMatch.pattern: Invalid value: \"([\": invalid regular "
+       "expression"},
+      {"{tier: 1, members: [{type: Node, selector: {labelMatch: {matchExpressions: [{key: k, "
+       "operator: Gt, values: [\"1\"]}]}}}]}",
+       "spec.members[0].selector.labelMatch.matchExpressions[0].operator"},
+      {"{tier: 2, members: [{type: HyperNode, selector: {regexMatch: {pattern: s}}}]}",
+       "spec.members[0].selector: a member of type HyperNode is selected by exactMatch only"},
+  };
+  for (const auto& c : cases) {
+    auto h = Hn(std::string("metadata: {name: bad}\nspec: ") + c.spec + "\n");
+    EXPECT_NE(h->invalid.find("HyperNode bad: "), std::string::npos) << c.spec;
+    EXPECT_NE(h->invalid.find(c.error), std::string::npos) << c.spec << "\n  got: " << h->invalid;
+  }
+}
+
+// Two tiers: s0 {n1, n2} and s1 {gpu-3, gpu-4 by regex} under s2 (tier 2); s3 by label.
+HyperNodeList Tree() {
+  return {
+      Hn("metadata: {name: s0}\nspec: {tier: 1, tierName: rack, members: [{type: Node, "
+         "selector: {exactMatch: {name: n1}}}, {type: Node, selector: {exactMatch: {name: n2}}}]}"),
+      Hn("metadata: {name: s1}\nspec: {tier: 1, tierName: rack, members: [{type: Node, "
+         "selector: {regexMatch: {pattern: \"gpu-\"}}}]}"),
+      Hn("metadata: {name: s2}\nspec: {tier: 2, tierName: spine, members: [{type: HyperNode, "
+         "selector: {exactMatch: {name: s0}}}, {type: HyperNode, selector: {exactMatch: {name: "
+         "s1}}}]}"),
+      Hn("metadata: {name: s3}\nspec: {tier: 1, members: [{type: Node, selector: {labelMatch: "
+         "{matchLabels: {rack: r9}}}}]}"),
+  };
+}
+
+TEST(HyperNodeTest, DomainsAreEachHyperNodesLeafNodes) {
+  const api::Node n1 = NodeNamed("n1"), n2 = NodeNamed("n2"), g3 = NodeNamed("gpu-3"),
+                  g4 = NodeNamed("gpu-4"), x = NodeNamed("x", {{"rack", "r9"}}),
+                  lone = NodeNamed("lone");
+  const std::vector<const api::Node*> nodes{&n1, &n2, &g3, &g4, &x, &lone};
+  DomainMap t1 = HyperNodeDomains(Tree(), 1, nodes);
+  EXPECT_EQ(t1, (DomainMap{{"s0", {"n1", "n2"}}, {"s1", {"gpu-3", "gpu-4"}}, {"s3", {"x"}}}));
+  DomainMap t2 = HyperNodeDomains(Tree(), 2, nodes);
+  EXPECT_EQ(t2, (DomainMap{{"s2", {"n1", "n2", "gpu-3", "gpu-4"}}}));
+  // A HyperNode without a matching node is no candidate.
+  EXPECT_EQ(HyperNodeDomains(Tree(), 1, {&n1}), (DomainMap{{"s0", {"n1"}}}));
+}
+
+TEST(HyperNodeTest, ResolvesTiersFromTheConstraint) {
+  auto tc = [](bool hard, std::optional<int32_t> tier, std::string name) {
+    TopologyConstraint c;
+    c.hyper_node_tiers = true;
+    c.hard = hard;
+    c.highest_tier = tier;
+    c.highest_tier_name = std::move(name);
+    return c;
+  };
+  PlacementLevels out;
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), Tree(), &out), "");
+  EXPECT_EQ(out.levels, (std::vector<std::string>{"tier 1"}));
+  EXPECT_TRUE(out.required);
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 2, ""), Tree(), &out), "");
+  EXPECT_EQ(out.levels, (std::vector<std::string>{"tier 1", "tier 2"}));
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, std::nullopt, "rack"), Tree(), &out), "");
+  EXPECT_EQ(out.levels, (std::vector<std::string>{"tier 1"}));
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(false, std::nullopt, ""), Tree(), &out), "");
+  EXPECT_EQ(out.levels, (std::vector<std::string>{"tier 1", "tier 2"}));
+  EXPECT_FALSE(out.required);
+  EXPECT_EQ(LevelTier("tier 2"), 2);
+  EXPECT_EQ(LevelTier("rack"), -1);
+
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 0, ""), Tree(), &out),
+            "spec.networkTopology: highestTierAllowed 0: no HyperNode has tier <= 0 (tiers: 1, 2)");
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, std::nullopt, "zone"), Tree(), &out),
+            "spec.networkTopology: highestTierName \"zone\" is no HyperNode's spec.tierName "
+            "(rack, spine)");
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), {}, &out),
+            "spec.networkTopology: no HyperNode exists (topology.volcano.sh/v1alpha1)");
+  HyperNodeList bad = Tree();
+  bad.push_back(Hn("metadata: {name: s9}\nspec: {tier: 1}"));
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), bad, &out),
+            "invalid HyperNode s9: spec.members: Required value: must have at least 1 item");
+  HyperNodeList two_parents = Tree();
+  two_parents.push_back(Hn("metadata: {name: s5}\nspec: {tier: 2, members: [{type: HyperNode, "
+                           "selector: {exactMatch: {name: s1}}}]}"));
+  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), two_parents, &out),
+            "HyperNode s1: member of both s2 and s5 (a HyperNode has one parent)");
+  HyperNodeList cycle = {
+      Hn("metadata: {name: a}\nspec: {tier: 1, members: [{type: HyperNode, selector: "
+         "{exactMatch: {name: b}}}]}"),
+      Hn("metadata: {name: b}\nspec: {tier: 2, members: [{type: HyperNode, selector: "
+         "{exactMatch: {name: a}}}]}"),
+  };
+  const std::string err = ResolveHyperNodeLevels(tc(true, 2, ""), cycle, &out);
+  EXPECT_NE(err.find("cycle"), std::string::npos) << err;
+  EXPECT_NE(err.find("through spec.members"), std::string::npos) << err;
+  // The guard still stops a walk over a cycle.
+  const api::Node n1 = NodeNamed("n1");
+  EXPECT_TRUE(HyperNodeDomains(cycle, 1, {&n1}).empty());
+}
+
+TEST(HyperNodeTest, ManagerKeepsHyperNodesByName) {
+  Manager m;
+  auto obj = Object(
+      "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: s0}\n"
+      "spec: {tier: 1, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}\n");
+  EXPECT_TRUE(m.HyperNodes().empty());
+  m.OnObjectAdd(obj);
+  ASSERT_EQ(m.HyperNodes().size(), 1u);
+  EXPECT_EQ(m.HyperNodes()[0]->name, "s0");
+  m.OnObjectDelete(obj);
+  EXPECT_TRUE(m.HyperNodes().empty());
+}
+
+// ---- KAI per-subgroup topology ----
+
+TEST(SubGroupScopesTest, ParentsFirstInheritingTheTopologyName) {
+  auto specs = SpecsFromObject(*Object(
+      "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: k, namespace: "
+      "ml}\nspec:\n  minMember: 4\n  topologyConstraint: {topology: dc, requiredTopologyLevel: "
+      "zone}\n  subGroups:\n"
+      "  - {name: serve, minMember: 4, topologyConstraint: {requiredTopologyLevel: rack}}\n"
+      "  - {name: prefill, parent: serve, minMember: 2, topologyConstraint: "
+      "{preferredTopologyLevel: block}}\n"
+      "  - {name: decode, parent: serve, minMember: 2, topologyConstraint: "
+      "{requiredTopologyLevel: block}}\n"
+      "  - {name: router, minMember: 1}\n"));
+  ASSERT_EQ(specs.size(), 1u);
+  ASSERT_EQ(specs[0].invalid, "");
+  EXPECT_EQ(specs[0].sub_groups[0].topology.required_level, "rack");
+  const Topology dc = Dc();
+  auto lookup = [&](const std::string& name) -> std::shared_ptr<const Topology> {
+    return name == "dc" ? std::make_shared<const Topology>(dc) : nullptr;
+  };
+  std::vector<SubGroupScope> scopes;
+  ASSERT_EQ(ResolveSubGroupScopes(specs[0], lookup, &scopes), "");
+  ASSERT_EQ(scopes.size(), 3u);
+  EXPECT_EQ(scopes[0].name, "serve");
+  EXPECT_EQ(scopes[0].parent, -1);
+  EXPECT_EQ(scopes[0].levels.levels, (std::vector<std::string>{"rack"}));
+  EXPECT_TRUE(scopes[0].levels.required);
+  EXPECT_EQ(scopes[0].levels.topology, "dc");
+  EXPECT_EQ(scopes[1].name, "prefill");
+  EXPECT_EQ(scopes[1].parent, 0);
+  // Preferred only: block, then each level above it (KAI calculateRelevantDomainLevels).
+  EXPECT_EQ(scopes[1].levels.levels, (std::vector<std::string>{"block", "rack", "zone"}));
+  EXPECT_FALSE(scopes[1].levels.required);
+  EXPECT_EQ(scopes[2].name, "decode");
+  EXPECT_EQ(scopes[2].parent, 0);
+  EXPECT_EQ(scopes[2].levels.levels, (std::vector<std::string>{"block"}));
+
+  // A level the Topology lacks names the subgroup's field.
+  auto bad = specs[0];
+  bad.sub_groups[2].topology.required_level = "blok";
+  EXPECT_EQ(ResolveSubGroupScopes(bad, lookup, &scopes),
+            "spec.subGroups[2].topologyConstraint: topology constraint: required level \"blok\" "
+            "is not a level of topology \"dc\" (zone, rack, block, kubernetes.io/hostname)");
+  bad.sub_groups[2].topology.topology = "nope";
+  bad.sub_groups[2].topology.required_level = "block";
+  EXPECT_EQ(ResolveSubGroupScopes(bad, lookup, &scopes),
+            "spec.subGroups[2].topologyConstraint: topology \"nope\" not found "
+            "(kai.scheduler/v1alpha1 Topology)");
+  auto non_object = SpecsFromObject(*Object(
+      "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: k, namespace: "
+      "ml}\nspec:\n  minMember: 1\n  subGroups: [{name: a, minMember: 1, topologyConstraint: "
+      "rack}]\n"));
+  EXPECT_NE(non_object[0].invalid.find("spec.subGroups[0].topologyConstraint: must be an object"),
+            std::string::npos)
+      << non_object[0].invalid;
 }
 
 TEST(TopologyDialectTest, KaiConstraintKeepsTopologyAndBothLevels) {

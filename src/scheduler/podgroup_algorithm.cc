@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -89,11 +90,16 @@ std::string FormatTopologyCandidate(const TopologyCandidate& c) {
 }
 
 std::string PodGroupPlacement::TopologySummary() const {
-  if (topology_candidates.empty()) return "";
-  std::string out = "topology: " + (topology_domain.empty() ? "no domain fits" : topology_domain);
-  out += "; candidates: ";
-  for (size_t i = 0; i < topology_candidates.size(); ++i) {
-    out += (i ? "; " : "") + FormatTopologyCandidate(topology_candidates[i]);
+  std::string out;
+  if (!topology_candidates.empty()) {
+    out = "topology: " + (topology_domain.empty() ? "no domain fits" : topology_domain);
+    out += "; candidates: ";
+    for (size_t i = 0; i < topology_candidates.size(); ++i) {
+      out += (i ? "; " : "") + FormatTopologyCandidate(topology_candidates[i]);
+    }
+  }
+  for (size_t i = 0; i < sub_group_domains.size(); ++i) {
+    out += (i ? ", " : out.empty() ? "subgroups: " : "; subgroups: ") + sub_group_domains[i];
   }
   return out;
 }
@@ -120,12 +126,16 @@ std::string PodGroupAlgorithm::Place(std::vector<int32_t>* placed) {
 
 std::string PodGroupAlgorithm::PlaceIn(PodGroupPlacement* out) {
   out->placed.assign(plan_.units.size(), 0);
+  scope_domains_.clear();
   // The first unit that asks for a topology decides it for the whole plan (a GangGroup
   // is placed in one domain together).
-  for (const auto& u : plan_.units) {
-    if (!u.topology_levels.empty()) return PlaceInTopology(u, out);
-  }
-  return PlaceMembers(nullptr, &out->placed);
+  std::string reason;
+  const auto topo = std::find_if(plan_.units.begin(), plan_.units.end(),
+                                 [](const auto& u) { return !u.topology_levels.empty(); });
+  reason = topo != plan_.units.end() ? PlaceInTopology(*topo, out)
+                                     : PlaceMembers(nullptr, &out->placed);
+  out->sub_group_domains = scope_domains_;
+  return reason;
 }
 
 void PodGroupAlgorithm::Revert() {
@@ -172,8 +182,31 @@ std::string PodGroupAlgorithm::Admit(std::string* plugin) {
   return "";
 }
 
+bool PodGroupAlgorithm::PlaceOne(PodGroupMember& m, PlacementBatch* batch,
+                                 const std::set<std::string>* restriction, std::string* reason) {
+  m.state = std::make_shared<CycleState>();
+  ScheduleResult r;
+  m.status = sched_.SchedulePod(fwk_, *m.state, *m.qp->pod_info, &r, &m.diag, batch, restriction);
+  if (m.status.IsSuccess()) {
+    auto ap = std::make_shared<api::Pod>(*m.qp->pod_info->pod);
+    ap->spec.node_name = r.suggested_host;
+    m.assumed = PodInfo::Make(std::move(ap));
+    sched_.snapshot().AddPodToView(m.assumed);
+    m.host = r.suggested_host;
+    m.placed = true;
+  } else if (!m.status.IsRejected()) {
+    *reason = "error placing " + m.qp->Pod().Key() + ": " + m.status.Message();
+    return false;
+  }
+  return true;
+}
+
 std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restriction,
                                             std::vector<int32_t>* placed) {
+  if (std::any_of(plan_.units.begin(), plan_.units.end(),
+                  [](const auto& u) { return !u.topology_scopes.empty(); })) {
+    return PlaceScoped(restriction, placed);
+  }
   std::vector<int32_t> pending(plan_.units.size(), 0);
   for (const auto& m : members_) ++pending[m.unit];
   std::vector<int32_t> remaining = pending;
@@ -187,21 +220,8 @@ std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restric
   PlacementBatch batch;  // members of one signature share the first one's nodes and scores
   for (auto& m : members_) {
     --remaining[m.unit];
-    m.state = std::make_shared<CycleState>();
-    ScheduleResult r;
-    m.status = sched_.SchedulePod(fwk_, *m.state, *m.qp->pod_info, &r, &m.diag, &batch, restriction);
-    if (m.status.IsSuccess()) {
-      auto ap = std::make_shared<api::Pod>(*m.qp->pod_info->pod);
-      ap->spec.node_name = r.suggested_host;
-      m.assumed = PodInfo::Make(std::move(ap));
-      sched_.snapshot().AddPodToView(m.assumed);
-      m.host = r.suggested_host;
-      m.placed = true;
-      ++(*placed)[m.unit];
-    } else if (!m.status.IsRejected()) {
-      reason = "error placing " + m.qp->Pod().Key() + ": " + m.status.Message();
-      break;
-    }
+    if (!PlaceOne(m, &batch, restriction, &reason)) break;
+    if (m.placed) ++(*placed)[m.unit];
     // Give up early once a unit can no longer reach its need.
     if ((*placed)[m.unit] + remaining[m.unit] < plan_.units[m.unit].need) break;
   }
@@ -309,6 +329,7 @@ int PodGroupAlgorithm::ScoreLevel(const std::string& level,
       // differently (selectHost's RNG) and need not reproduce what was scored.
       best_members_ = members_;
       best_placed_ = placed;
+      best_scope_domains_ = scope_domains_;
     }
   }
   return best;
@@ -318,6 +339,7 @@ void PodGroupAlgorithm::RestoreBestTrial(std::vector<int32_t>* placed) {
   for (size_t i = 0; i < members_.size(); ++i) members_[i] = std::move(best_members_[i]);
   best_members_.clear();
   *placed = std::move(best_placed_);
+  scope_domains_ = std::move(best_scope_domains_);
   for (const auto& m : members_) {
     if (m.placed) sched_.snapshot().AddPodToView(m.assumed);
   }
@@ -333,10 +355,19 @@ std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupUnit& un
   const std::string of_topology =
       unit.topology_name.empty() ? "" : " (topology " + unit.topology_name + ")";
   std::string level_reason;  // the last level's, for the required case
-  for (const auto& level : unit.topology_levels) {
-    const auto domains = DomainsOf(sched_.snapshot(), level);
+  std::vector<const api::Node*> nodes;
+  if (unit.topology_domains) {
+    for (const auto* ni : sched_.snapshot().List()) {
+      if (ni->node()) nodes.push_back(ni->node());
+    }
+  }
+  for (size_t li = 0; li < unit.topology_levels.size(); ++li) {
+    const std::string& level = unit.topology_levels[li];
+    const auto domains = unit.topology_domains ? unit.topology_domains(li, nodes)
+                                               : DomainsOf(sched_.snapshot(), level);
     if (domains.empty()) {
-      level_reason = "no node has the label " + level;
+      level_reason = unit.topology_domains ? "no HyperNode of " + level + " has a node"
+                                           : "no node has the label " + level;
       continue;
     }
     const size_t first = out->topology_candidates.size();
@@ -357,6 +388,173 @@ std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupUnit& un
   if (!unit.topology_required) return PlaceMembers(nullptr, &out->placed);
   return "required topology level " + Quote(unit.topology_levels.back()) + of_topology + ": " +
          level_reason;
+}
+
+// ---- Nested topology: subgroups with their own topologyConstraint ----
+
+void PodGroupAlgorithm::RebuildView() {
+  Revert();
+  for (const auto& m : members_) {
+    if (m.placed) sched_.snapshot().AddPodToView(m.assumed);
+  }
+}
+
+std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restriction,
+                                           std::vector<int32_t>* placed) {
+  for (auto& m : members_) {
+    m.placed = false;
+    m.host.clear();
+    m.diag = Diagnosis{};
+  }
+  scope_domains_.clear();
+  if (smallest_gpu_member_ == 0) {  // for MeasureDomain's stranded GPUs
+    for (const auto& m : members_) {
+      const int64_t g = m.qp->pod_info->requests.Scalar(kGpu);
+      if (g > 0 && (smallest_gpu_member_ == 0 || g < smallest_gpu_member_))
+        smallest_gpu_member_ = g;
+    }
+  }
+  // Each member's innermost scope: scopes list parents first, so the last one holding it.
+  member_scope_.assign(members_.size(), -1);
+  for (size_t i = 0; i < members_.size(); ++i) {
+    const auto& scopes = plan_.units[members_[i].unit].topology_scopes;
+    const std::string& key = members_[i].qp->Pod().Key();
+    for (size_t s = 0; s < scopes.size(); ++s) {
+      const auto& pods = scopes[s].pods;
+      if (std::find(pods.begin(), pods.end(), key) != pods.end())
+        member_scope_[i] = static_cast<int>(s);
+    }
+  }
+  std::string reason;
+  for (size_t u = 0; reason.empty() && u < plan_.units.size(); ++u) {
+    reason = PlaceScope(u, -1, restriction);
+  }
+  std::vector<int32_t> pending(plan_.units.size(), 0);
+  std::fill(placed->begin(), placed->end(), 0);
+  for (const auto& m : members_) {
+    ++pending[m.unit];
+    if (m.placed) ++(*placed)[m.unit];
+  }
+  for (size_t u = 0; reason.empty() && u < plan_.units.size(); ++u) {
+    reason = UnitShortfall(u, pending[u], (*placed)[u]);
+  }
+  return reason;
+}
+
+std::string PodGroupAlgorithm::PlaceScope(size_t u, int s,
+                                          const std::set<std::string>* restriction) {
+  const auto& scopes = plan_.units[u].topology_scopes;
+  for (size_t c = 0; c < scopes.size(); ++c) {
+    if (scopes[c].parent != s || scopes[c].pods.empty()) continue;
+    std::string reason = ChooseScopeDomain(u, static_cast<int>(c), restriction);
+    if (!reason.empty()) return reason;
+  }
+  std::string reason;
+  PlacementBatch batch;  // one restriction: members of one signature share filtered nodes
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (members_[i].unit != u || member_scope_[i] != s) continue;
+    if (!PlaceOne(members_[i], &batch, restriction, &reason)) break;
+  }
+  batched_ += batch.batched_pods;
+  return reason;
+}
+
+std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
+                                                 const std::set<std::string>* restriction) {
+  const framework::PodGroupUnit& unit = plan_.units[u];
+  const auto& scope = unit.topology_scopes[static_cast<size_t>(s)];
+  const std::string who = "subgroup " + Quote(scope.name);
+  const std::vector<PodGroupMember> saved = members_;
+  const std::vector<std::string> saved_domains = scope_domains_;
+  auto restore = [&](std::vector<PodGroupMember> m, std::vector<std::string> d) {
+    members_ = std::move(m);
+    scope_domains_ = std::move(d);
+    RebuildView();
+  };
+  // Nodes of the scope's members already assumed or bound: a required level keeps to the
+  // domain that holds them.
+  std::set<std::string> active_nodes;
+  if (scope.required && !scope.active_pods.empty()) {
+    const std::set<std::string> keys(scope.active_pods.begin(), scope.active_pods.end());
+    for (const auto* ni : sched_.snapshot().List()) {
+      for (const auto& p : ni->pods()) {
+        if (keys.count(p->pod->Key())) active_nodes.insert(ni->name());
+      }
+    }
+  }
+  std::string level_reason;
+  for (const auto& level : scope.levels) {
+    auto domains = DomainsOf(sched_.snapshot(), level);
+    for (auto it = domains.begin(); it != domains.end();) {  // inside the parent's domain
+      if (restriction) {
+        std::erase_if(it->second, [&](const std::string& n) { return !restriction->count(n); });
+      }
+      const bool holds_active =
+          std::all_of(active_nodes.begin(), active_nodes.end(),
+                      [&](const std::string& n) { return it->second.count(n); });
+      it = it->second.empty() || !holds_active ? domains.erase(it) : std::next(it);
+    }
+    if (domains.empty() && !active_nodes.empty()) {
+      level_reason = "no " + level + " domain " + (restriction ? "of the parent domain " : "") +
+                     "holds the nodes of the members already running";
+      continue;
+    }
+    if (domains.empty()) {
+      level_reason = "no node " + std::string(restriction ? "of the parent domain " : "") +
+                     "has the label " + level;
+      continue;
+    }
+    std::optional<TopologyCandidate> best;
+    std::vector<PodGroupMember> best_members;
+    std::vector<std::string> best_domains;
+    level_reason = "no " + level + " domain fits " + who + " (";
+    bool first = true;
+    for (const auto& [value, nodes] : domains) {
+      if (!first) restore(saved, saved_domains);  // drop the previous trial
+      TopologyCandidate c;
+      c.level = level;
+      c.domain = value;
+      c.nodes = static_cast<int32_t>(nodes.size());
+      c.reason = PlaceScope(u, s, &nodes);
+      if (c.reason.empty()) {
+        std::vector<std::string> keys;
+        for (size_t i = 0; i < members_.size(); ++i) {
+          const auto& m = members_[i];
+          if (m.unit == u && m.placed &&
+              std::find(scope.pods.begin(), scope.pods.end(), m.qp->Pod().Key()) !=
+                  scope.pods.end()) {
+            keys.push_back(m.qp->Pod().Key());
+          }
+        }
+        c.reason = scope.check(keys);
+      }
+      c.fits = c.reason.empty();
+      if (c.fits) MeasureDomain(nodes, &c);
+      if (c.fits && (!best || BetterTopologyCandidate(c, *best))) {
+        best = c;
+        best_members = members_;
+        best_domains = scope_domains_;
+        best_domains.insert(best_domains.begin() + static_cast<std::ptrdiff_t>(saved_domains.size()),
+                            who + ": " + level + "=" + value);
+      }
+      if (!c.fits) level_reason += (first ? "" : "; ") + level + "=" + value + ": " + c.reason;
+      first = false;
+    }
+    if (best) {
+      restore(std::move(best_members), std::move(best_domains));
+      return "";
+    }
+    restore(saved, saved_domains);
+    level_reason += ")";
+  }
+  if (!scope.required) {
+    // Preferred levels only: the parent's domain (the whole cluster for a top scope).
+    scope_domains_.push_back(who + ": anywhere in the parent domain");
+    return PlaceScope(u, s, restriction);
+  }
+  const std::string of = scope.topology.empty() ? "" : " (topology " + scope.topology + ")";
+  return unit.display + ": " + who + ": required topology level " + Quote(scope.levels.back()) +
+         of + ": " + level_reason;
 }
 
 }  // namespace phalanx::scheduler

@@ -82,8 +82,12 @@ struct PodGroupPlacement {
   // cluster or has no topology).
   std::vector<TopologyCandidate> topology_candidates;
   std::string topology_domain;
-  // For the gang's Scheduled Event: "topology cluster-topology: rack=r2; candidates: ..."
-  // ("" without topology).
+  // Subgroups with their own topology (PodGroupUnit::topology_scopes): the domain each one
+  // got, e.g. `subgroup "decode": rack=r1` (`... : anywhere in the parent domain` when its
+  // preferred levels did not fit).
+  std::vector<std::string> sub_group_domains;
+  // For the gang's Scheduled Event: "topology: rack=r2; candidates: ...", then
+  // "; subgroups: subgroup \"decode\": rack=r1, ..." ("" without topology).
   std::string TopologySummary() const;
   // minResources and admission passed and the placement fell short: the failure that
   // gang preemption may resolve (podgroup_preemption.h).
@@ -116,8 +120,27 @@ class PodGroupAlgorithm {
   // "" when the plan's plugins admit it (*plugin names the one that did not).
   std::string Admit(std::string* plugin);
   // Places every member (inside `restriction` when given); "" when every unit reached its
-  // need, else the first short unit's reason.
+  // need, else the first short unit's reason. Units with topology scopes go through
+  // PlaceScoped.
   std::string PlaceMembers(const std::set<std::string>* restriction, std::vector<int32_t>* placed);
+  // One member through SchedulePod inside `restriction`, put on the view when it fits;
+  // false on an error that is not a rejection (*reason says it).
+  bool PlaceOne(PodGroupMember& m, PlacementBatch* batch, const std::set<std::string>* restriction,
+                std::string* reason);
+  // Nested topology (PodGroupUnit::topology_scopes, KAI subGroups[].topologyConstraint):
+  // every unit's scopes, parents first, each inside one domain of its levels chosen as
+  // PlaceInTopology chooses (a trial per domain inside the parent's domain, scored by
+  // BetterTopologyCandidate, the best trial kept), then the members outside any scope.
+  // A required scope with no fitting domain fails the placement, naming the subgroup, e.g.
+  // `pod group ml/serve (...): subgroup "decode": required topology level "rack" (topology
+  // dc): no rack domain fits (rack=r1: subgroup "decode": 1/2 members placeable; ...)`; a
+  // preferred one falls back to its parent's domain.
+  std::string PlaceScoped(const std::set<std::string>* restriction, std::vector<int32_t>* placed);
+  // Scope `s` of unit `u` (-1: the unit's members in no scope) and the scopes below it.
+  std::string PlaceScope(size_t u, int s, const std::set<std::string>* restriction);
+  std::string ChooseScopeDomain(size_t u, int s, const std::set<std::string>* restriction);
+  // Refreshes the view from the cache and puts every placed member back on it.
+  void RebuildView();
   // The placement step into `out` (placed per unit; the topology candidates when a unit
   // asks for a topology): "" when every unit reached its need.
   std::string PlaceIn(PodGroupPlacement* out);
@@ -158,6 +181,9 @@ class PodGroupAlgorithm {
   int64_t smallest_gpu_member_ = 0;  // smallest whole-GPU request among members (0 = none)
   std::vector<PodGroupMember> best_members_;  // ScoreLevel's best trial so far
   std::vector<int32_t> best_placed_;          // and its members placed per unit
+  std::vector<std::string> best_scope_domains_;  // and its subgroups' domains
+  std::vector<int> member_scope_;             // per member: innermost scope (-1: none)
+  std::vector<std::string> scope_domains_;    // PodGroupPlacement::sub_group_domains so far
   std::function<void(cache::Snapshot&)> view_edit_;
 };
 

@@ -15,6 +15,7 @@
 #include "gang/staleness.h"
 #include "gang/subgroups.h"
 #include "gang/topology.h"
+#include "gang/topology_hypernode.h"
 #include "plugins/helper/args.h"
 
 namespace phalanx::plugins::gangscheduling {
@@ -51,23 +52,102 @@ Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRe
 // member, and sets the unit's check_sub_groups. Unschedulable("waiting for members of pod
 // group ns/pg (...): subgroup "decode": 1/2 members exist") while a subgroup lacks pods.
 // Sets the unit's topology levels from the gang's TopologyConstraint and the KAI Topology
-// it names (gang/topology.h). UnschedulableAndUnresolvable when the constraint cannot be
-// honoured — the Topology does not exist or lacks the level, or a Volcano networkTopology
-// asks for HyperNode tiers — e.g. `pod group ml/train (...): topology "t" not found
-// (kai.scheduler/v1alpha1 Topology)`: the members stay pending with that reason instead of
-// being placed without the constraint. Adding the Topology requeues them (PodGroupChange).
+// it names (gang/topology.h), or from a Volcano networkTopology and the HyperNode tiers
+// (gang/topology_hypernode.h). UnschedulableAndUnresolvable when the constraint cannot be
+// honoured — the Topology does not exist or lacks the level, no HyperNode of an allowed
+// tier exists, a HyperNode is invalid — e.g. `pod group ml/train (...): topology "t" not
+// found (kai.scheduler/v1alpha1 Topology)`: the members stay pending with that reason
+// instead of being placed without the constraint. Adding the Topology or HyperNode
+// requeues them (PodGroupChange).
 Status PlanTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
                     framework::PodGroupUnit* u) {
   const gang::TopologyConstraint& c = info.spec->topology;
   if (c.empty()) return Status::Success();
-  std::shared_ptr<const gang::Topology> topology;
-  if (!c.topology.empty()) topology = gangs.TopologyOf(c.topology);
   gang::PlacementLevels levels;
-  std::string err = gang::ResolvePlacementLevels(c, topology.get(), &levels);
+  std::string err;
+  if (c.hyper_node_tiers) {
+    // Volcano networkTopology: the levels are HyperNode tiers, each domain a HyperNode and
+    // its leaf nodes (gang/topology_hypernode.h), resolved on the nodes of the cycle.
+    gang::HyperNodeList all = gangs.HyperNodes();
+    err = gang::ResolveHyperNodeLevels(c, all, &levels);
+    if (err.empty()) {
+      std::vector<int32_t> tiers;
+      for (const auto& l : levels.levels) tiers.push_back(gang::LevelTier(l));
+      u->topology_domains = [all = std::move(all), tiers = std::move(tiers)](
+                                size_t level, const std::vector<const api::Node*>& nodes) {
+        return gang::HyperNodeDomains(all, tiers.at(level), nodes);
+      };
+    }
+  } else {
+    std::shared_ptr<const gang::Topology> topology;
+    if (!c.topology.empty()) topology = gangs.TopologyOf(c.topology);
+    err = gang::ResolvePlacementLevels(c, topology.get(), &levels);
+  }
   if (!err.empty()) return Status::UnschedulableAndUnresolvable(u->display + ": " + err);
   u->topology_levels = std::move(levels.levels);
   u->topology_required = levels.required;
   u->topology_name = std::move(levels.topology);
+  return Status::Success();
+}
+
+// True when leaf subgroup `leaf` is `name` or below it.
+bool InSubGroup(const gang::PodGroupSpec& spec, const std::string& leaf, const std::string& name) {
+  std::string at = leaf;
+  for (size_t depth = 0; depth <= spec.sub_groups.size() && !at.empty(); ++depth) {
+    if (at == name) return true;
+    auto it = std::find_if(spec.sub_groups.begin(), spec.sub_groups.end(),
+                           [&](const gang::SubGroup& g) { return g.name == at; });
+    if (it == spec.sub_groups.end()) return false;
+    at = it->parent;
+  }
+  return false;
+}
+
+// KAI spec.subGroups[].topologyConstraint (gang/topology.h ResolveSubGroupScopes): one
+// scope per constrained subgroup with its pending members (after PlanSubGroups ordered
+// them) and its own quorum check. UnschedulableAndUnresolvable naming the field when a
+// level cannot be resolved, e.g. `pod group ml/serve (...): spec.subGroups[1]
+// .topologyConstraint: topology "dc" not found (kai.scheduler/v1alpha1 Topology)`.
+Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
+                            framework::PodGroupUnit* u) {
+  const gang::PodGroupSpec& spec = *info.spec;
+  if (spec.sub_groups.empty()) return Status::Success();
+  std::vector<gang::SubGroupScope> scopes;
+  const std::string err = gang::ResolveSubGroupScopes(
+      spec, [&gangs](const std::string& name) { return gangs.TopologyOf(name); }, &scopes);
+  if (!err.empty()) return Status::UnschedulableAndUnresolvable(u->display + ": " + err);
+  if (scopes.empty()) return Status::Success();
+  auto sub_of = std::make_shared<std::map<std::string, std::string>>();
+  for (size_t i = 0; i < info.member_pods.size(); ++i) {
+    (*sub_of)[info.member_pods[i]] = info.member_sub_groups[i];
+  }
+  for (auto& s : scopes) {
+    framework::PodGroupUnit::TopologyScope t;
+    t.name = s.name;
+    t.parent = s.parent;
+    t.levels = std::move(s.levels.levels);
+    t.required = s.levels.required;
+    t.topology = std::move(s.levels.topology);
+    for (const auto& key : u->pending_pods) {
+      auto it = sub_of->find(key);
+      if (it != sub_of->end() && InSubGroup(spec, it->second, s.name)) t.pods.push_back(key);
+    }
+    for (size_t i = 0; i < info.member_pods.size(); ++i) {
+      if (info.member_active[i] && InSubGroup(spec, info.member_sub_groups[i], s.name)) {
+        t.active_pods.push_back(info.member_pods[i]);
+      }
+    }
+    t.check = [spec = info.spec, active = info.sub_group_active, sub_of,
+               name = s.name](const std::vector<std::string>& placed) {
+      gang::SubGroupCounts counts = active;
+      for (const auto& key : placed) {
+        auto it = sub_of->find(key);
+        if (it != sub_of->end()) ++counts[it->second];
+      }
+      return gang::ShortSubGroupWithin(*spec, counts, name, "placeable");
+    };
+    u->topology_scopes.push_back(std::move(t));
+  }
   return Status::Success();
 }
 
@@ -222,7 +302,12 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
     // Permit mode places members pod by pod: a topology constraint cannot be kept there,
     // and is reported rather than ignored.
     auto summary = gangs->SummaryOf(ref->key);
-    if (summary && summary->spec && !summary->spec->topology.empty()) {
+    const auto subgroup_topology = [](const gang::PodGroupSpec& spec) {
+      return std::any_of(spec.sub_groups.begin(), spec.sub_groups.end(),
+                         [](const gang::SubGroup& g) { return !g.topology.empty(); });
+    };
+    if (summary && summary->spec &&
+        (!summary->spec->topology.empty() || subgroup_topology(*summary->spec))) {
       return Status::UnschedulableAndUnresolvable(
           "pod group " + ref->key +
           ": topology constraints need GangScheduling mode Transactional (the PodGroup cycle)");
@@ -257,6 +342,7 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
     u.min_resources = info->spec->min_resources;
     if (Status s = PlanTopology(*gangs, *info, &u); !s.IsSuccess()) return s;
     if (Status s = PlanSubGroups(*info, &u); !s.IsSuccess()) return s;
+    if (Status s = PlanSubGroupTopology(*gangs, *info, &u); !s.IsSuccess()) return s;
     plan->units.push_back(std::move(u));
   }
   return Status::Success();
