@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "app/app.h"
+#include "sim/whatif.h"
 
 namespace phalanx::app {
 
@@ -58,6 +59,7 @@ class SimulateCommand : public Command {
     }
     so.registry = std::move(registry);
     if (f_.Experiment()) {
+      if (!f_.add_nodes.empty()) return Fail("--add-nodes is for a single run of manifests or --trace openb");
       // --results with several (policy, seed) runs is refused by the experiment itself.
       if (!replay_.run_experiments) return NoReplay();
       return replay_.run_experiments(f_, so);
@@ -73,6 +75,11 @@ class SimulateCommand : public Command {
       if (auto s = sim::LoadManifestScenario(f_.scenario_path, &sc); !s.ok()) {
         return Fail(std::string(s.message()));
       }
+    }
+    for (const auto& spec : f_.add_nodes) {
+      sim::AddNodes add;
+      if (auto s = sim::ParseAddNodes(spec, &add); !s.ok()) return Fail(std::string(s.message()));
+      if (auto s = sim::AddNodeCopies(add, &sc); !s.ok()) return Fail(std::string(s.message()));
     }
     return RunOnce(sc, std::move(so));
   }
@@ -92,6 +99,9 @@ class SimulateCommand : public Command {
     c->add_option("--seed", f_.seed, "Seed for tie-breaking (same seed, same placements)");
     c->add_option("--results", f_.results_path, "Write one JSON line per pod to this file (a single run: one policy, one seed)");
     c->add_option("--json", f_.json_path, "Write the summary as JSON to this file");
+    c->add_option("--add-nodes", f_.add_nodes,
+                  "What-if: COUNTxNODE more copies of an existing node, present from the start "
+                  "(e.g. 2xgpu-1; repeatable; manifests and --trace openb)");
     c->add_flag("--progress", f_.progress, "Show a progress bar (default when stderr is a terminal)");
     c->add_flag("--no-progress", f_.no_progress, "Never show a progress bar");
     c->add_option("--reservation-threshold", f_.reservation_threshold_s,

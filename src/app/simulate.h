@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/status.h"
 #include "sim/scenario.h"
@@ -41,6 +42,8 @@ struct SimulateFlags {
   // Sweeps: "INDEX/COUNT" runs one shard of the policies x seeds experiment (replay
   // ExperimentOptions::shard_index); "" = every run.
   std::string shard;
+  // What-if: "COUNTxNODE" entries, each adding COUNT copies of node NODE (sim/whatif.h).
+  std::vector<std::string> add_nodes;
 
   // True when the flags ask for experiment mode (policies x seeds, results document).
   bool Experiment() const {
