@@ -129,6 +129,9 @@ class SimulateCommand : public Command {
     c->add_option("--job-results", f_.job_results_path,
                   "philly: write one CSV line per job (job_id,submit_s,start_s,end_s,gpus,queue_s,"
                   "reserved_s,forecast_start_s) to this file (a single run)");
+    c->add_flag("--forecast-accuracy", f_.forecast_accuracy,
+                "philly: forecast each job's start at its submission (as phalanx explain does) and "
+                "report the absolute error against the simulated start (median, mean, p90)");
     c->add_flag("--gpu-sharing", f_.gpu_sharing,
                 "openb: GPU shares carry no nvidia.com/gpu request (GpuShare accounts per device)");
     c->add_option("--load", f_.load, "openb-paper: resample arrivals up to this multiple of GPU capacity");

@@ -25,6 +25,7 @@ struct SimulateFlags {
   std::string results_path;  // one JSON line per pod (single runs)
   std::string json_path;     // the summary (single run) or the results document (experiments)
   std::string job_results_path;  // philly: one CSV line per job (single run)
+  bool forecast_accuracy = false;  // philly: forecasts at submission vs simulated starts
   uint64_t seed = 1;
   size_t max_pods = 0;  // openb / philly: first N pods / jobs (0 = all)
   bool untimed = false;

@@ -44,6 +44,7 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   eo->gpu_sharing = f.gpu_sharing;
   eo->results_path = f.results_path;
   eo->job_results_path = f.job_results_path;
+  eo->forecast_accuracy = f.forecast_accuracy;
   eo->seeds = {f.seed};
   if (!f.seeds.empty()) {
     eo->seeds.clear();

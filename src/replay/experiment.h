@@ -76,6 +76,10 @@ struct ExperimentOptions {
   std::string results_path;
   // philly: one CSV line per job (WriteJobResultsCsv) of the run; only with a single run.
   std::string job_results_path;
+  // philly: forecast every job's start at its submission (SubmissionForecasts) and record
+  // the accuracy against the simulated starts in each run's "jobs"."forecast_at_submission"
+  // {jobs, forecasts, measured, exact, late, median/mean/p90_abs_error_s} and its log line.
+  bool forecast_accuracy = false;
   // Sweeps (issue 23): with shard_count N > 0 only the runs k (policies x seeds in order,
   // k = policy index * seeds + seed index) with k % N == shard_index are run; the document
   // records "shard" {index, count} and each run's "run_index", and MergeShardReports

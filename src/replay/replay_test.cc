@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
@@ -591,6 +592,62 @@ TEST(PhillyTest, WholeTraceReplaysWithGangsAndIsDeterministicPerSeed) {
   EXPECT_EQ(ja["start_s"], b["runs"][0]["jobs"]["start_s"]);
   const std::string text = FormatReportSummary(a);
   EXPECT_NE(text.find("Mean JCT (h)"), std::string::npos) << text;
+}
+
+// Forecasts at submission (issue 23) on 2 nodes of 8 GPUs: A (job 1, 16 GPUs, t=0, 100 s) takes
+// both nodes; B (job 2, 8 GPUs, t=10, 50 s) is forecast for t=100 and starts then; C (job 3, 16
+// GPUs, t=20) is forecast for t=100 too (A's end; the forecast does not know that B, ahead in the
+// queue, takes a node then) and starts at 150 when B ends: errors 0, 0, 50.
+TEST(PhillyTest, ForecastAtSubmissionAgainstSimulatedStarts) {
+  auto dir = TempDir("forecast");
+  Write(dir / "jobs.csv",
+        "job_id,submit_time,num_gpu,duration\n"
+        "1,0,16,100\n"
+        "2,10,8,50\n"
+        "3,20,16,10\n");
+  PhillyCluster c;
+  c.nodes = 2;
+  c.gpus_per_node = 8;
+  sim::Scenario sc;
+  std::vector<PhillyJob> jobs;
+  size_t too_large = 0;
+  ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large), absl::OkStatus());
+  ASSERT_EQ(jobs.size(), 3u);
+  SubmissionForecasts fc(sc, jobs);
+  sim::SimulationOptions so;
+  so.config = config::DefaultConfiguration();
+  so.registry = plugins::NewInTreeRegistry();
+  fc.Install(&so.hooks);
+  sim::SimulationResult res;
+  ASSERT_EQ(sim::RunSimulation(sc, so, &res), absl::OkStatus());
+  const auto outcomes = JobOutcomes(jobs, res);
+  std::map<std::string, std::pair<double, double>> by_id;  // id -> (forecast, start)
+  for (size_t j = 0; j < jobs.size(); ++j) by_id[jobs[j].id] = {fc.forecast_s()[j], outcomes[j].start_s};
+  EXPECT_EQ(by_id["1"], std::make_pair(0.0, 0.0));      // A
+  EXPECT_EQ(by_id["2"], std::make_pair(100.0, 100.0));  // B
+  EXPECT_EQ(by_id["3"], std::make_pair(100.0, 150.0));  // C
+  const ForecastAccuracy a = MeasureForecastAccuracy(outcomes, fc.forecast_s());
+  EXPECT_EQ(a.forecasts, 3u);
+  EXPECT_EQ(a.measured, 3u);
+  EXPECT_EQ(a.exact, 2u);
+  EXPECT_EQ(a.late, 1u);
+  EXPECT_DOUBLE_EQ(a.median_abs_error_s, 0);
+  EXPECT_NEAR(a.mean_abs_error_s, 50.0 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(a.p90_abs_error_s, 50);
+  EXPECT_EQ(a.waiting, 2u);  // B and C did not start at submission
+  EXPECT_DOUBLE_EQ(a.median_abs_error_waiting_s, 25);
+  // Through the experiment: the same figures in the run's JSON.
+  ExperimentOptions o = Base();
+  o.trace = "philly";
+  o.jobs_csv = (dir / "jobs.csv").string();
+  o.cluster = c;
+  o.forecast_accuracy = true;
+  nlohmann::json doc;
+  ASSERT_EQ(RunExperiments(o, &doc), absl::OkStatus());
+  const auto& f = doc["runs"][0]["jobs"]["forecast_at_submission"];
+  EXPECT_EQ(f["measured"], 3);
+  EXPECT_EQ(f["late"], 1);
+  EXPECT_DOUBLE_EQ(f["mean_abs_error_s"].get<double>(), 16.67);
 }
 
 // Gang reservations (GangReservation, issue 21) on the Philly trace 2869ce, 8x8: off vs on in
