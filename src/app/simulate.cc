@@ -54,7 +54,9 @@ class SimulateCommand : public Command {
     }
     so.config_source = f_.config_path;
     if (f_.reservation_threshold_s) {
-      if (!f_.policies.empty()) return Fail("--reservation-threshold and --policies exclude each other");
+      if (!f_.policies.empty() || !f_.compare.empty()) {
+        return Fail("--reservation-threshold and --policies / --compare exclude each other");
+      }
       EnableGangReservation(*f_.reservation_threshold_s, f_.reservation_grace_s, &so.config);
     }
     so.registry = std::move(registry);
@@ -121,6 +123,9 @@ class SimulateCommand : public Command {
                   "lookahead, dotproduct, packing, clustering, default)");
     c->add_option("--seeds", f_.seeds, "Seeds to run, e.g. 42-51 or 1,2,3 (overrides --seed)");
     c->add_option("--report", f_.report_path, "Write a self-contained HTML report to this file");
+    c->add_option("--compare", f_.compare,
+                  "Compare scheduler configurations on the same input, e.g. a.yaml,b.yaml (one "
+                  "run per configuration and seed; the report shows them side by side)");
     c->add_option("--shard", f_.shard,
                   "Run one slice INDEX/COUNT of the policies x seeds experiment (run k when "
                   "k % COUNT == INDEX); combine the --json files with `phalanx report merge`");

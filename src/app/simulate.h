@@ -26,6 +26,8 @@ struct SimulateFlags {
   std::string json_path;     // the summary (single run) or the results document (experiments)
   std::string job_results_path;  // philly: one CSV line per job (single run)
   bool forecast_accuracy = false;  // philly: forecasts at submission vs simulated starts
+  // "A.yaml,B.yaml": scheduler configurations compared on the same input (experiment mode).
+  std::string compare;
   uint64_t seed = 1;
   size_t max_pods = 0;  // openb / philly: first N pods / jobs (0 = all)
   bool untimed = false;
@@ -49,7 +51,7 @@ struct SimulateFlags {
   // True when the flags ask for experiment mode (policies x seeds, results document).
   bool Experiment() const {
     return trace == "openb-paper" || trace == "philly" || !policies.empty() || !seeds.empty() ||
-           !report_path.empty() || gpu_sharing || !shard.empty();
+           !report_path.empty() || gpu_sharing || !shard.empty() || !compare.empty();
   }
   // --progress, or stderr is a terminal and not --no-progress.
   bool ShowProgress() const;

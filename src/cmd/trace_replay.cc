@@ -1,7 +1,11 @@
 #include "cmd/trace_replay.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <set>
 
+#include "app/command.h"
 #include "cmd/bench.h"
 #include "cmd/sweep.h"
 #include "replay/experiment.h"
@@ -23,6 +27,38 @@ api::Status LoadOpenbScenario(const app::SimulateFlags& f, sim::Scenario* sc) {
   oo.max_pods = f.max_pods;
   if (auto s = replay::LoadOpenbPods(f.pods_csv, oo, &sc->pods); !s.ok()) return s;
   sc->name = "openb " + f.pods_csv;
+  return absl::OkStatus();
+}
+
+// --compare A.yaml,B.yaml: each file's configuration, named by its stem ("-2", "-3" ...
+// appended to a name taken). Errors: "--compare: want at least two configuration files,
+// got ...", a file's own errors (config::LoadConfiguration: file, field).
+api::Status CompareConfigs(const app::SimulateFlags& f, replay::ExperimentOptions* eo) {
+  std::vector<std::string> paths;
+  size_t start = 0;
+  while (start <= f.compare.size()) {
+    const size_t comma = std::min(f.compare.find(',', start), f.compare.size());
+    if (comma > start) paths.push_back(f.compare.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (paths.size() < 2) {
+    return absl::InvalidArgumentError("--compare: want at least two configuration files, got \"" +
+                                      f.compare + "\"");
+  }
+  if (!f.config_path.empty()) return absl::InvalidArgumentError("--compare and --config exclude each other");
+  std::set<std::string> names;
+  for (const auto& path : paths) {
+    replay::ExperimentOptions::CompareConfig c;
+    c.source = path;
+    if (auto s = app::LoadConfigOrDefault(path, &c.config); !s.ok()) return s;
+    std::string name = std::filesystem::path(path).stem().string();
+    if (name.empty()) name = "config";
+    std::string unique = name;
+    for (int k = 2; names.count(unique); ++k) unique = name + "-" + std::to_string(k);
+    names.insert(unique);
+    c.name = unique;
+    eo->compare.push_back(std::move(c));
+  }
   return absl::OkStatus();
 }
 
@@ -52,6 +88,9 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   }
   if (!f.policies.empty()) {
     if (auto s = replay::ParsePolicies(f.policies, &eo->policies); !s.ok()) return s;
+  }
+  if (!f.compare.empty()) {
+    if (auto s = CompareConfigs(f, eo); !s.ok()) return s;
   }
   if (!f.shard.empty()) {
     if (auto s = replay::ParseShard(f.shard, &eo->shard_index, &eo->shard_count); !s.ok()) return s;

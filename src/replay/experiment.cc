@@ -266,6 +266,13 @@ api::Status LoadTrace(const ExperimentOptions& opts, Trace* t) {
 // scorers plus GpuShare; a given configuration must enable it itself.
 api::Status ResolvePolicies(const ExperimentOptions& opts, std::vector<PolicySpec>* policies,
                             bool* as_given) {
+  if (!opts.compare.empty()) {
+    if (!opts.policies.empty()) return absl::InvalidArgumentError("--compare and --policies exclude each other");
+    policies->clear();
+    for (const auto& c : opts.compare) policies->push_back({c.name, ""});
+    *as_given = false;
+    return absl::OkStatus();
+  }
   *policies = opts.policies;
   const bool shares = opts.trace == "openb-paper" || (opts.trace == "openb" && opts.gpu_sharing);
   if (policies->empty() && shares) {
@@ -752,10 +759,14 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   std::vector<RunRecord> runs;
   double total_pods = 0, total_wall = 0;
   size_t run_index = 0;
-  for (const auto& pol : policies) {
+  for (size_t pi = 0; pi < policies.size(); ++pi) {
+    const PolicySpec& pol = policies[pi];
     RunSpec spec{&pol, &opts.config, opts.config_source, 0};
     config::KubeSchedulerConfiguration cfg;
-    if (!as_given) {
+    if (!opts.compare.empty()) {
+      spec.config = &opts.compare[pi].config;
+      spec.config_source = opts.compare[pi].source;
+    } else if (!as_given) {
       if (auto s = PolicyConfiguration(pol, mode == "openb-paper", &cfg); !s.ok()) return s;
       spec.config = &cfg;
       spec.config_source = "policy " + pol.display;
@@ -794,6 +805,11 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
     displays.push_back(p.display);
   }
   doc["policies"] = pols;
+  if (!opts.compare.empty()) {
+    json cmp = json::array();
+    for (const auto& c : opts.compare) cmp.push_back({{"name", c.name}, {"config", c.source}});
+    doc["compare"] = cmp;
+  }
   doc["seeds"] = opts.seeds;
   if (opts.shard_count > 0) {
     doc["shard"] = {{"index", opts.shard_index}, {"count", opts.shard_count}};
@@ -840,7 +856,7 @@ api::Status MergeShardReports(const std::vector<json>& docs, const std::vector<s
     if (!d.contains("shard") || !d["shard"].is_object()) {
       return absl::InvalidArgumentError(name(i) + ": not a shard (written without --shard)");
     }
-    for (const char* key : {"version", "mode", "trace", "pods_csv", "policies", "seeds", "cluster"}) {
+    for (const char* key : {"version", "mode", "trace", "pods_csv", "policies", "seeds", "cluster", "compare"}) {
       const json a = first.contains(key) ? first[key] : json(nullptr);
       const json b = d.contains(key) ? d[key] : json(nullptr);
       if (a != b) {

@@ -62,6 +62,15 @@ struct ExperimentOptions {
   std::string trace;  // "openb", "openb-paper", "philly" or "" (manifests)
   std::string nodes_csv, pods_csv, jobs_csv, scenario_path;
   std::vector<PolicySpec> policies;  // empty: `config` as given ("config" in the results)
+  // --compare A.yaml,B.yaml: scheduler configurations run on the same input instead of
+  // `policies` (each a "policy" named by its file's stem, deduplicated with -2, -3 ...);
+  // the document then has "compare": [{name, config}] and the report a side-by-side table.
+  struct CompareConfig {
+    std::string name;    // e.g. "fgd" for configs/fgd.yaml
+    std::string source;  // the file
+    config::KubeSchedulerConfiguration config;
+  };
+  std::vector<CompareConfig> compare;
   std::vector<uint64_t> seeds = {1};
   config::KubeSchedulerConfiguration config;
   std::string config_source;

@@ -859,5 +859,78 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
            {"chart-alloc", "chart-frag", "chart-delay-cdf", "chart-compare"});
 }
 
+// --compare (issue 23): the default profile and an FGD profile from files on the same openb
+// input; one report whose side-by-side table has one column per configuration holding the
+// document's figures, and their difference.
+TEST(ReportBrowserTest, CompareShowsConfigurationsSideBySide) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) {
+    const char* ci = std::getenv("CI");
+    if (ci && std::string(ci) == "true")
+      FAIL() << "chromium not found in CI (scripts/install-deps.sh)";
+    GTEST_SKIP() << "needs chromium (scripts/install-deps.sh installs it)";
+  }
+  const SmallTraces t = MakeSmallTraces();
+  ExperimentOptions o = Base();
+  o.trace = "openb";
+  o.untimed = true;  // all at t=0, on 3 of the 12 nodes: the cluster is contended
+  const std::string nodes = (t.dir / "nodes-3.csv").string();
+  Write(nodes, "sn,cpu_milli,memory_mib,gpu,model\nnode-0,64000,524288,8,V100M16\n"
+               "node-1,64000,524288,8,T4\nnode-2,16000,524288,8,V100M16\n");
+  o.nodes_csv = nodes;
+  o.pods_csv = t.pods;
+  PolicySpec fgd = *LookupPolicy("fgd");
+  ExperimentOptions::CompareConfig a, b;
+  a.name = "default";
+  a.source = "default.yaml";
+  a.config = config::DefaultConfiguration();
+  b.name = "fgd";
+  b.source = "fgd.yaml";
+  ASSERT_EQ(PolicyConfiguration(fgd, false, &b.config), absl::OkStatus());
+  o.compare = {a, b};
+  nlohmann::json doc;
+  ASSERT_EQ(RunExperiments(o, &doc), absl::OkStatus());
+  ASSERT_EQ(doc["compare"].size(), 2u);
+  EXPECT_EQ(doc["policies"], nlohmann::json({"default", "fgd"}));
+  const fs::path html = t.dir / "compare.html";
+  Write(html.string(), RenderHtmlReport(doc));
+  const std::string dom = DumpDom(chromium, html, t.dir / "profile-compare");
+  CheckDom(dom, doc, {"chart-delay-cdf", "chart-compare"});
+  const std::regex table("<table id=\"side-by-side\">([\\s\\S]*?)</table>");
+  std::smatch tm;
+  ASSERT_TRUE(std::regex_search(dom, tm, table)) << "no side-by-side table";
+  const std::string body = tm[1].str();
+  EXPECT_NE(body.find("data-config=\"default\""), std::string::npos);
+  EXPECT_NE(body.find("data-config=\"fgd\""), std::string::npos);
+  const auto& cmp = doc["comparison"];
+  ASSERT_EQ(cmp["rows"].size(), 2u);
+  for (const auto& col : cmp["columns"]) {
+    const std::string key = col["key"];
+    const std::regex tr("<tr data-key=\"" + key + "\">([\\s\\S]*?)</tr>");
+    std::smatch rm;
+    ASSERT_TRUE(std::regex_search(body, rm, tr)) << "no row for " << key;
+    const std::string cells = rm[1].str();
+    std::vector<double> vals;
+    for (const auto& row : cmp["rows"]) {
+      const std::string name = row["policy"];
+      const std::regex td("<td data-config=\"" + name + "\"[^>]*>([^<]*)</td>");
+      std::smatch dm;
+      ASSERT_TRUE(std::regex_search(cells, dm, td)) << key << " " << name;
+      EXPECT_EQ(dm[1].str(), Fmt2(row["metrics"][key])) << key << " " << name;
+      vals.push_back(row["metrics"][key].is_number() ? row["metrics"][key].get<double>() : NAN);
+    }
+    const std::regex diff("<td data-diff=\"1\">([^<]*)</td>");
+    std::smatch xm;
+    ASSERT_TRUE(std::regex_search(cells, xm, diff)) << key;
+    if (std::isfinite(vals[0]) && std::isfinite(vals[1])) {
+      EXPECT_EQ(xm[1].str(), Fmt2(vals[1] - vals[0])) << key;
+    }
+  }
+  // The policies differ on this contended input in what they placed, not only in speed.
+  nlohmann::json m0 = cmp["rows"][0]["metrics"], m1 = cmp["rows"][1]["metrics"];
+  for (auto* m : {&m0, &m1}) m->erase("pods_per_second");
+  EXPECT_NE(m0, m1) << m0.dump() << " " << m1.dump();
+}
+
 }  // namespace
 }  // namespace phalanx::replay
