@@ -15,6 +15,13 @@ echo "$out" | grep -q 'ml/train-1: 0/4 node(s) feasible' || fail "member 1"
 echo "$out" | grep -q 'rejected by NodeResourcesFit on 3 node(s): Insufficient nvidia.com/gpu (cpu-1, gpu-a, gpu-b)' || fail "member 1 resources"
 [ "$(echo "$out" | grep -c 'rejected by TaintToleration on 1 node(s): .*(gpu-c)')" = 2 ] || fail "taint per member"
 echo "$out" | grep -q 'short by 1 member' || fail "shortfall"
+# The feasible node's total and its Score plugins' weighted scores, which add up to it.
+score=$(echo "$out" | sed -n 's/^ *score gpu-b: \([0-9]*\) (\(.*\))$/\1 \2/p')
+[ -n "$score" ] || fail "no scores for gpu-b"
+total=${score%% *}
+sum=$(echo "${score#* }" | tr ',' '\n' | awk '{s += $NF} END {print s}')
+echo "$score" | grep -q 'NodeResourcesFit' || fail "NodeResourcesFit score missing"
+[ "$total" = "$sum" ] || fail "score total $total != sum of plugin scores $sum"
 echo "$out" | grep -q 'forecast start: t=600s' || fail "forecast"
 fix=$(echo "$out" | sed -n 's/^smallest fix: add \([0-9]*\) node(s) like \([a-z0-9-]*\) .*/\1x\2/p')
 [ "$fix" = "1xgpu-a" ] || fail "smallest fix is '$fix'"
