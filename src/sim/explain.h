@@ -4,9 +4,11 @@
 // The scenario runs through the real scheduler (RunSimulation) up to --at (or to its end);
 // then, on the scheduler's snapshot as it is at that moment, every pending member is
 // diagnosed with its profile's plugins as a scheduling cycle would: PreFilter, Filter on
-// every node (upstream framework.Diagnosis / NodeToStatus: the rejecting plugin and its
-// reasons per node), PreScore and Score on the feasible nodes (each Score plugin's
-// weighted normalized score, upstream's framework.NodePluginScores). A gang's pending
+// every node (upstream framework.Diagnosis / NodeToStatus in
+// pkg/scheduler/framework/types.go: the rejecting plugin and its reasons per node; filled
+// by findNodesThatFitPod in pkg/scheduler/schedule_one.go), PreScore and Score on the
+// feasible nodes (each Score plugin's weighted normalized score, as upstream's
+// NodePluginScores / PluginScore in pkg/scheduler/framework/interface.go). A gang's pending
 // members are placed one after another on the best node of their own pass (each sees the
 // ones placed before it, as the PodGroup cycle does, without its topology step and without
 // extenders), which tells which members fit where and how many are short.
