@@ -1,5 +1,6 @@
 #include "replay/philly.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <climits>
@@ -156,6 +157,18 @@ api::Status ParseJob(const CsvRow& row, PhillyJob* job) {
   }
   if (!ParseNumber(row.Get("duration"), &job->duration_s)) return bad("duration");
   job->id = row.Get("job_id");
+  // The id names the gang and its pods (job-ID, job-ID-K): a DNS-1123 label's characters,
+  // short enough for a 63-character pod name. Else the pods could never be created or
+  // grouped (an upper-case id left the gang pending, issue 23).
+  const auto label_char = [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  };
+  if (job->id.empty() || job->id.size() > 50 || job->id.front() == '-' || job->id.back() == '-' ||
+      !std::all_of(job->id.begin(), job->id.end(), label_char)) {
+    return absl::InvalidArgumentError(row.Where("job_id") + "invalid value \"" + job->id +
+                                      "\": want at most 50 lower-case letters, digits and '-' "
+                                      "(it names the job's pods job-ID-K)");
+  }
   job->gpus = gpus > INT32_MAX ? INT32_MAX : static_cast<int32_t>(gpus);
   return absl::OkStatus();
 }

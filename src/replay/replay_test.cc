@@ -232,6 +232,12 @@ TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
   Write(dir / "bad.csv", "job_id,num_gpu,submit_time,duration\n0,two,5,100\n");
   err = std::string(LoadPhillyTrace((dir / "bad.csv").string(), c, 0, &sc, &jobs, &too_large).message());
   EXPECT_EQ(err, (dir / "bad.csv").string() + ":2: column num_gpu: invalid value \"two\"");
+  // Upper-case ids would name pods and gangs no API server accepts (issue 23).
+  Write(dir / "upper.csv", "job_id,num_gpu,submit_time,duration\n0,1,5,100\nJob_A,2,5,100\n");
+  err = std::string(LoadPhillyTrace((dir / "upper.csv").string(), c, 0, &sc, &jobs, &too_large).message());
+  EXPECT_EQ(err, (dir / "upper.csv").string() +
+                     ":3: column job_id: invalid value \"Job_A\": want at most 50 lower-case "
+                     "letters, digits and '-' (it names the job's pods job-ID-K)");
 }
 
 // The Philly replay split into queues (--cluster 2x8,queues=1:3, 16 GPUs so that the
