@@ -29,6 +29,7 @@ class ExplainCommand : public Command {
     c->add_option("--max-add-nodes", max_add_nodes_,
                   "Fix search: try adding up to this many nodes of each existing shape (0: no search)")
         ->check(CLI::Range(0, 64));
+    c->add_option("--json", json_path_, "Also write the explanation as JSON to this file");
     return c;
   }
 
@@ -53,11 +54,16 @@ class ExplainCommand : public Command {
     sim::Explanation e;
     if (auto s = sim::Explain(sc, so, req, &e); !s.ok()) return Fail(std::string(s.message()));
     std::printf("%s", sim::FormatExplanation(e).c_str());
+    if (!json_path_.empty()) {
+      if (auto s = WriteTextFile(json_path_, sim::ExplanationJson(e) + "\n"); !s.ok()) {
+        return Fail(std::string(s.message()));
+      }
+    }
     return 0;
   }
 
  private:
-  std::string pod_, gang_, scenario_, config_path_;
+  std::string pod_, gang_, scenario_, config_path_, json_path_;
   uint64_t seed_ = 1;
   std::optional<double> at_s_;
   std::vector<std::string> add_nodes_;

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/cycle_state.h"
 #include "framework/runtime.h"
 #include "gang/manager.h"
@@ -473,6 +475,40 @@ std::string FormatExplanation(const Explanation& e) {
   }
   if (!e.fixes.empty() && !e.search_note.empty()) o << "note: " << e.search_note << "\n";
   return o.str();
+}
+
+std::string ExplanationJson(const Explanation& e) {
+  using nlohmann::json;
+  json members = json::array();
+  for (const auto& m : e.members) {
+    json nodes = json::array();
+    for (const auto& v : m.nodes) {
+      json scores = json::object();
+      for (const auto& [plugin, score] : v.scores) scores[plugin] = score;
+      nodes.push_back({{"node", v.node}, {"feasible", v.feasible}, {"plugin", v.plugin},
+                       {"reason", v.reason}, {"total", v.total}, {"scores", scores}});
+    }
+    json jm = {{"pod", m.pod}, {"bound", m.bound}, {"node", m.node}, {"unserved", m.unserved},
+               {"last_attempt", m.last_attempt}, {"nodes", nodes}};
+    jm["prefilter"] = m.prefilter_plugin.empty()
+                          ? json(nullptr)
+                          : json{{"plugin", m.prefilter_plugin}, {"reason", m.prefilter_reason}};
+    members.push_back(std::move(jm));
+  }
+  json fixes = json::array();
+  for (const auto& f : e.fixes) {
+    fixes.push_back({{"kind", f.kind}, {"count", f.count}, {"node_template", f.node_template},
+                     {"constraint", f.constraint}, {"what_if", f.what_if}, {"bound_s", f.bound_s},
+                     {"others_pending", f.others_pending}});
+  }
+  json j = {{"target", e.target}, {"gang", e.is_gang}, {"at_s", e.at_s},
+            {"min_member", e.min_member}, {"active", e.active}, {"pending", e.pending},
+            {"fit", e.fit}, {"satisfied", e.satisfied()}, {"others_pending", e.others_pending},
+            {"members", members}, {"fixes", fixes}, {"search_note", e.search_note}};
+  j["forecast"] = e.forecast ? json{{"ok", e.forecast->ok}, {"start_s", e.forecast->start_s},
+                                    {"nodes", e.forecast->nodes}, {"why_not", e.forecast->why_not}}
+                             : json(nullptr);
+  return j.dump(2);
 }
 
 }  // namespace phalanx::sim

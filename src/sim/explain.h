@@ -97,8 +97,16 @@ struct Explanation {
 api::Status Explain(const Scenario& sc, const SimulationOptions& base, const ExplainRequest& req,
                     Explanation* out);
 
-// The explanation for a terminal (several lines). `command` is how the scenario was run
-// ("phalanx simulate examples/gangs"), used in the what-if hints.
+// The explanation for a terminal (several lines).
 std::string FormatExplanation(const Explanation& e);
+
+// The explanation as one JSON document (`phalanx explain --json F`): {"target", "gang",
+// "at_s", "min_member", "active", "pending", "fit", "satisfied", "others_pending",
+// "members": [{"pod", "bound", "node", "unserved", "prefilter": {plugin, reason},
+// "last_attempt", "nodes": [{"node", "feasible", "plugin", "reason", "total",
+// "scores": {plugin: score}}]}], "forecast": {ok, start_s, nodes, why_not} | null,
+// "fixes": [{kind, count, node_template, constraint, what_if, bound_s, others_pending}],
+// "search_note"}.
+std::string ExplanationJson(const Explanation& e);
 
 }  // namespace phalanx::sim

@@ -6,7 +6,7 @@
 set -eu
 P=$1 S=$2 W=$3
 mkdir -p "$W"
-out=$("$P" explain --gang ml/train --scenario "$S" --at 10)
+out=$("$P" explain --gang ml/train --scenario "$S" --at 10 --json "$W/explain.json")
 echo "$out"
 fail() { echo "FAIL: $*"; exit 1; }
 echo "$out" | grep -q '^gang ml/train at t=10s: minMember 2, 0 bound, 2 pending' || fail "header"
@@ -26,6 +26,17 @@ echo "$out" | grep -q 'forecast start: t=600s' || fail "forecast"
 fix=$(echo "$out" | sed -n 's/^smallest fix: add \([0-9]*\) node(s) like \([a-z0-9-]*\) .*/\1x\2/p')
 [ "$fix" = "1xgpu-a" ] || fail "smallest fix is '$fix'"
 echo "$out" | grep -q '^also fixes it: drop node taints' || fail "constraint fix"
+# --json carries the same: the fix, the forecast, the member that does not fit.
+python3 - "$W/explain.json" <<'PY' || fail "json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gang"] and d["fit"] == 1 and d["min_member"] == 2, d
+assert d["fixes"][0]["what_if"] == "--add-nodes 1xgpu-a", d["fixes"]
+assert d["forecast"]["ok"] and d["forecast"]["start_s"] == 600.0, d["forecast"]
+m1 = [m for m in d["members"] if m["pod"] == "ml/train-1"][0]
+assert not any(n["feasible"] for n in m1["nodes"]), m1
+assert {n["node"]: n["plugin"] for n in m1["nodes"]}["gpu-c"] == "TaintToleration", m1
+PY
 start_of() {  # scheduled time of ml/train-1 in a --results file
   grep '"pod":"ml/train-1"' "$1" | sed 's/.*"scheduled":\([0-9.]*\).*/\1/'
 }
