@@ -157,8 +157,21 @@ class Diagnoser {
     }
     s.cache().UpdateSnapshot(&s.snapshot());  // drops the greedy placements
     if (!out_->satisfied() && !demand.empty()) {
-      out_->forecast = ForecastStart(RoomOnlyNodes(s), std::move(demand), ends_.Fn(),
+      const auto nodes = RoomOnlyNodes(s);
+      if (nodes.empty()) {
+        out_->forecast = StartForecast{};
+        out_->forecast->why_not =
+            "no node rejects it only for want of room (the other rejections do not end when "
+            "running pods do)";
+        return;
+      }
+      out_->forecast = ForecastStart(nodes, std::move(demand), ends_.Fn(),
                                      static_cast<api::Timestamp>(std::llround(now_s * 1e9)));
+      if (!out_->is_gang) {
+        // PlanReservation speaks of gangs; a single pod is a gang of one there.
+        std::string& w = out_->forecast->why_not;
+        for (size_t at; (at = w.find("the gang")) != std::string::npos;) w.replace(at, 8, "the pod");
+      }
     }
   }
 

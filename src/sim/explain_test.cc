@@ -69,6 +69,9 @@ TEST(ExplainTest, NodeSelectorPodNamesThePluginPerNodeAndTheConstraintToDrop) {
   // No forecast: no node is short of room only.
   ASSERT_TRUE(e.forecast.has_value());
   EXPECT_FALSE(e.forecast->ok);
+  EXPECT_EQ(e.forecast->why_not,
+            "no node rejects it only for want of room (the other rejections do not end when "
+            "running pods do)");
 }
 
 TEST(ExplainTest, BoundPodNeedsNoFixAndTooBigPodHasNone) {
@@ -88,7 +91,7 @@ TEST(ExplainTest, BoundPodNeedsNoFixAndTooBigPodHasNone) {
   ASSERT_EQ(Explain(sc, Options(), req, &e), absl::OkStatus());
   for (const auto& v : e.members[0].nodes) EXPECT_EQ(v.plugin, "NodeResourcesFit");
   EXPECT_TRUE(e.fixes.empty());
-  EXPECT_EQ(e.forecast->why_not, "the gang does not fit even on the empty cluster");
+  EXPECT_EQ(e.forecast->why_not, "the pod does not fit even on the empty cluster");
 }
 
 TEST(ExplainTest, FewestNodesOfTheShapeThatHelps) {
