@@ -26,6 +26,8 @@ class ExplainCommand : public Command {
         ->check(CLI::NonNegativeNumber);
     c->add_option("--add-nodes", add_nodes_,
                   "What-if: COUNTxNODE more copies of an existing node (e.g. 2xgpu-1), repeatable");
+    c->add_option("--cordon-nodes", cordon_nodes_, "What-if: mark these nodes unschedulable, e.g. gpu-1,gpu-2");
+    c->add_option("--remove-nodes", remove_nodes_, "What-if: leave these nodes out, e.g. gpu-1,gpu-2");
     c->add_option("--max-add-nodes", max_add_nodes_,
                   "Fix search: try adding up to this many nodes of each existing shape (0: no search)")
         ->check(CLI::Range(0, 64));
@@ -41,10 +43,8 @@ class ExplainCommand : public Command {
     so.registry = std::move(registry);
     sim::Scenario sc;
     if (auto s = sim::LoadManifestScenario(scenario_, &sc); !s.ok()) return Fail(std::string(s.message()));
-    for (const auto& spec : add_nodes_) {
-      sim::AddNodes add;
-      if (auto s = sim::ParseAddNodes(spec, &add); !s.ok()) return Fail(std::string(s.message()));
-      if (auto s = sim::AddNodeCopies(add, &sc); !s.ok()) return Fail(std::string(s.message()));
+    if (auto s = sim::ApplyNodeEdits({add_nodes_, cordon_nodes_, remove_nodes_}, &sc); !s.ok()) {
+      return Fail(std::string(s.message()));
     }
     sim::ExplainRequest req;
     req.pod = pod_;
@@ -67,6 +67,7 @@ class ExplainCommand : public Command {
   uint64_t seed_ = 1;
   std::optional<double> at_s_;
   std::vector<std::string> add_nodes_;
+  std::string cordon_nodes_, remove_nodes_;
   int max_add_nodes_ = 8;
 };
 

@@ -61,7 +61,9 @@ class SimulateCommand : public Command {
     }
     so.registry = std::move(registry);
     if (f_.Experiment()) {
-      if (!f_.add_nodes.empty()) return Fail("--add-nodes is for a single run of manifests or --trace openb");
+      if (!f_.add_nodes.empty() || !f_.cordon_nodes.empty() || !f_.remove_nodes.empty()) {
+        return Fail("--add-nodes, --cordon-nodes and --remove-nodes are for a single run of manifests or --trace openb");
+      }
       // --results with several (policy, seed) runs is refused by the experiment itself.
       if (!replay_.run_experiments) return NoReplay();
       return replay_.run_experiments(f_, so);
@@ -78,10 +80,8 @@ class SimulateCommand : public Command {
         return Fail(std::string(s.message()));
       }
     }
-    for (const auto& spec : f_.add_nodes) {
-      sim::AddNodes add;
-      if (auto s = sim::ParseAddNodes(spec, &add); !s.ok()) return Fail(std::string(s.message()));
-      if (auto s = sim::AddNodeCopies(add, &sc); !s.ok()) return Fail(std::string(s.message()));
+    if (auto s = sim::ApplyNodeEdits({f_.add_nodes, f_.cordon_nodes, f_.remove_nodes}, &sc); !s.ok()) {
+      return Fail(std::string(s.message()));
     }
     return RunOnce(sc, std::move(so));
   }
@@ -104,6 +104,9 @@ class SimulateCommand : public Command {
     c->add_option("--add-nodes", f_.add_nodes,
                   "What-if: COUNTxNODE more copies of an existing node, present from the start "
                   "(e.g. 2xgpu-1; repeatable; manifests and --trace openb)");
+    c->add_option("--cordon-nodes", f_.cordon_nodes,
+                  "What-if: mark these nodes unschedulable from the start, e.g. gpu-1,gpu-2");
+    c->add_option("--remove-nodes", f_.remove_nodes, "What-if: leave these nodes out, e.g. gpu-1,gpu-2");
     c->add_flag("--progress", f_.progress, "Show a progress bar (default when stderr is a terminal)");
     c->add_flag("--no-progress", f_.no_progress, "Never show a progress bar");
     c->add_option("--reservation-threshold", f_.reservation_threshold_s,

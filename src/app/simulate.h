@@ -47,6 +47,7 @@ struct SimulateFlags {
   std::string shard;
   // What-if: "COUNTxNODE" entries, each adding COUNT copies of node NODE (sim/whatif.h).
   std::vector<std::string> add_nodes;
+  std::string cordon_nodes, remove_nodes;  // "a,b"
 
   // True when the flags ask for experiment mode (policies x seeds, results document).
   bool Experiment() const {

@@ -104,6 +104,63 @@ api::Status AddNodeCopies(const AddNodes& add, Scenario* sc) {
   return absl::OkStatus();
 }
 
+namespace {
+
+std::vector<std::string> SplitNames(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string name = Trim(list.substr(start, comma - start));
+    if (!name.empty()) out.push_back(name);
+    start = comma + 1;
+  }
+  return out;
+}
+
+api::Node* FindMutableNode(Scenario* sc, const std::string& name) {
+  return const_cast<api::Node*>(FindNode(*sc, name));
+}
+
+}  // namespace
+
+api::Status CordonNodes(const std::string& names, Scenario* sc) {
+  for (const auto& name : SplitNames(names)) {
+    api::Node* n = FindMutableNode(sc, name);
+    if (!n) return absl::InvalidArgumentError("--cordon-nodes: no node named \"" + name + "\" in the scenario");
+    n->spec.unschedulable = true;
+  }
+  return absl::OkStatus();
+}
+
+api::Status RemoveNodes(const std::string& names, Scenario* sc) {
+  for (const auto& name : SplitNames(names)) {
+    if (!FindNode(*sc, name)) {
+      return absl::InvalidArgumentError("--remove-nodes: no node named \"" + name + "\" in the scenario");
+    }
+    for (const auto& tp : sc->pods) {
+      if (tp.pod.spec.node_name == name) {
+        return absl::InvalidArgumentError("--remove-nodes: pod " + tp.pod.Key() + " is bound to node \"" +
+                                          name + "\" in the manifest");
+      }
+    }
+    std::erase_if(sc->nodes, [&](const api::Node& n) { return n.metadata.name == name; });
+    std::erase_if(sc->later_nodes, [&](const TimedNode& n) { return n.node.metadata.name == name; });
+  }
+  return absl::OkStatus();
+}
+
+api::Status ApplyNodeEdits(const NodeEdits& edits, Scenario* sc) {
+  if (auto s = RemoveNodes(edits.remove, sc); !s.ok()) return s;
+  if (auto s = CordonNodes(edits.cordon, sc); !s.ok()) return s;
+  for (const auto& spec : edits.add) {
+    AddNodes add;
+    if (auto s = ParseAddNodes(spec, &add); !s.ok()) return s;
+    if (auto s = AddNodeCopies(add, sc); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 std::vector<std::string> NodeShapeTemplates(const Scenario& sc) {
   std::vector<std::string> out;
   std::set<std::string> seen;

@@ -30,6 +30,20 @@ api::Status ParseAddNodes(const std::string& spec, AddNodes* out);
 // "X" in the scenario (nodes: a, b, ...)`.
 api::Status AddNodeCopies(const AddNodes& add, Scenario* sc);
 
+// `names` ("a,b"): cordons those nodes (spec.unschedulable = true, as `kubectl cordon`),
+// or removes them from the scenario. Errors: `--cordon-nodes: no node named "X" in the
+// scenario`, `--remove-nodes: pod NS/NAME is bound to node "X" in the manifest`.
+api::Status CordonNodes(const std::string& names, Scenario* sc);
+api::Status RemoveNodes(const std::string& names, Scenario* sc);
+
+// The what-if flags of `simulate` and `explain` in order: --remove-nodes, --cordon-nodes,
+// then every --add-nodes entry. Errors as the functions above.
+struct NodeEdits {
+  std::vector<std::string> add;  // "COUNTxNODE" entries
+  std::string cordon, remove;    // "a,b"
+};
+api::Status ApplyNodeEdits(const NodeEdits& edits, Scenario* sc);
+
 // The distinct node shapes of `sc` (allocatable or capacity, labels other than the
 // hostname, taints): the name of the first node of each, in scenario order.
 std::vector<std::string> NodeShapeTemplates(const Scenario& sc);
