@@ -2,6 +2,7 @@
 // subcommand declares its own flags in its own file:
 //   phalanx simulate SCENARIO [--config sched.yaml] [--seed N] [--results out.jsonl]   simulate.cc
 //   phalanx simulate --trace openb|openb-paper|philly ... [--policies ...] [--report ...] (src/cmd)
+//   phalanx explain NS/POD | --gang NS/NAME --scenario DIR [--at S] ...                 explain.cc
 //   phalanx bench [WORKLOAD.yaml] ...                                                    (src/cmd)
 //   phalanx run --config sched.yaml [--kubeconfig F] ...                                 run_live.cc
 //   phalanx load create|bind|watch --kubeconfig F [...]                                  live_load.cc
@@ -67,6 +68,7 @@ int Run(int argc, char** argv, std::vector<Option> options, Extensions extension
   app.require_subcommand(1);
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(NewSimulateCommand(std::move(extensions.trace_replay)));
+  commands.push_back(NewExplainCommand());
   for (const auto& make : extensions.commands) commands.push_back(make());
   commands.push_back(NewVersionCommand());
   commands.push_back(NewRunCommand());

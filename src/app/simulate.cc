@@ -12,6 +12,7 @@
 
 #include "app/app.h"
 #include "app/cluster_import.h"
+#include "sim/whatif.h"
 
 namespace phalanx::app {
 
@@ -55,11 +56,16 @@ class SimulateCommand : public Command {
     }
     so.config_source = f_.config_path;
     if (f_.reservation_threshold_s) {
-      if (!f_.policies.empty()) return Fail("--reservation-threshold and --policies exclude each other");
+      if (!f_.policies.empty() || !f_.compare.empty()) {
+        return Fail("--reservation-threshold and --policies / --compare exclude each other");
+      }
       EnableGangReservation(*f_.reservation_threshold_s, f_.reservation_grace_s, &so.config);
     }
     so.registry = std::move(registry);
     if (f_.Experiment()) {
+      if (!f_.add_nodes.empty() || !f_.cordon_nodes.empty() || !f_.remove_nodes.empty()) {
+        return Fail("--add-nodes, --cordon-nodes and --remove-nodes are for a single run of manifests or --trace openb");
+      }
       // --results with several (policy, seed) runs is refused by the experiment itself.
       if (!replay_.run_experiments) return NoReplay();
       return replay_.run_experiments(f_, so);
@@ -80,6 +86,9 @@ class SimulateCommand : public Command {
         return Fail(std::string(s.message()));
       }
     }
+    if (auto s = sim::ApplyNodeEdits({f_.add_nodes, f_.cordon_nodes, f_.remove_nodes}, &sc); !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
     return RunOnce(sc, std::move(so));
   }
 
@@ -98,6 +107,12 @@ class SimulateCommand : public Command {
     c->add_option("--seed", f_.seed, "Seed for tie-breaking (same seed, same placements)");
     c->add_option("--results", f_.results_path, "Write one JSON line per pod to this file (a single run: one policy, one seed)");
     c->add_option("--json", f_.json_path, "Write the summary as JSON to this file");
+    c->add_option("--add-nodes", f_.add_nodes,
+                  "What-if: COUNTxNODE more copies of an existing node, present from the start "
+                  "(e.g. 2xgpu-1; repeatable; manifests and --trace openb)");
+    c->add_option("--cordon-nodes", f_.cordon_nodes,
+                  "What-if: mark these nodes unschedulable from the start, e.g. gpu-1,gpu-2");
+    c->add_option("--remove-nodes", f_.remove_nodes, "What-if: leave these nodes out, e.g. gpu-1,gpu-2");
     c->add_flag("--progress", f_.progress, "Show a progress bar (default when stderr is a terminal)");
     c->add_flag("--no-progress", f_.no_progress, "Never show a progress bar");
     c->add_option("--reservation-threshold", f_.reservation_threshold_s,
@@ -147,6 +162,9 @@ class SimulateCommand : public Command {
                   "lookahead, dotproduct, packing, clustering, default)");
     c->add_option("--seeds", f_.seeds, "Seeds to run, e.g. 42-51 or 1,2,3 (overrides --seed)");
     c->add_option("--report", f_.report_path, "Write a self-contained HTML report to this file");
+    c->add_option("--compare", f_.compare,
+                  "Compare scheduler configurations on the same input, e.g. a.yaml,b.yaml (one "
+                  "run per configuration and seed; the report shows them side by side)");
     c->add_option("--shard", f_.shard,
                   "Run one slice INDEX/COUNT of the policies x seeds experiment (run k when "
                   "k % COUNT == INDEX); combine the --json files with `phalanx report merge`");
@@ -155,6 +173,9 @@ class SimulateCommand : public Command {
     c->add_option("--job-results", f_.job_results_path,
                   "philly: write one CSV line per job (job_id,submit_s,start_s,end_s,gpus,queue_s,"
                   "reserved_s,forecast_start_s) to this file (a single run)");
+    c->add_flag("--forecast-accuracy", f_.forecast_accuracy,
+                "philly: forecast each job's start at its submission (as phalanx explain does) and "
+                "report the absolute error against the simulated start (median, mean, p90)");
     c->add_flag("--gpu-sharing", f_.gpu_sharing,
                 "openb: GPU shares carry no nvidia.com/gpu request (GpuShare accounts per device)");
     c->add_option("--load", f_.load, "openb-paper: resample arrivals up to this multiple of GPU capacity");

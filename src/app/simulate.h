@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/status.h"
 #include "sim/scenario.h"
@@ -24,6 +25,9 @@ struct SimulateFlags {
   std::string results_path;  // one JSON line per pod (single runs)
   std::string json_path;     // the summary (single run) or the results document (experiments)
   std::string job_results_path;  // philly: one CSV line per job (single run)
+  bool forecast_accuracy = false;  // philly: forecasts at submission vs simulated starts
+  // "A.yaml,B.yaml": scheduler configurations compared on the same input (experiment mode).
+  std::string compare;
   uint64_t seed = 1;
   size_t max_pods = 0;  // openb / philly: first N pods / jobs (0 = all)
   bool untimed = false;
@@ -45,11 +49,14 @@ struct SimulateFlags {
   // with this kubeconfig / context (resolved as `phalanx run` does).
   bool from_cluster = false;
   std::string kubeconfig, context;
+  // What-if: "COUNTxNODE" entries, each adding COUNT copies of node NODE (sim/whatif.h).
+  std::vector<std::string> add_nodes;
+  std::string cordon_nodes, remove_nodes;  // "a,b"
 
   // True when the flags ask for experiment mode (policies x seeds, results document).
   bool Experiment() const {
     return trace == "openb-paper" || trace == "philly" || !policies.empty() || !seeds.empty() ||
-           !report_path.empty() || gpu_sharing || !shard.empty();
+           !report_path.empty() || gpu_sharing || !shard.empty() || !compare.empty();
   }
   // --progress, or stderr is a terminal and not --no-progress.
   bool ShowProgress() const;

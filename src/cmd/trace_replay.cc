@@ -1,7 +1,11 @@
 #include "cmd/trace_replay.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <set>
 
+#include "app/command.h"
 #include "cmd/bench.h"
 #include "cmd/sweep.h"
 #include "replay/experiment.h"
@@ -26,6 +30,38 @@ api::Status LoadOpenbScenario(const app::SimulateFlags& f, sim::Scenario* sc) {
   return absl::OkStatus();
 }
 
+// --compare A.yaml,B.yaml: each file's configuration, named by its stem ("-2", "-3" ...
+// appended to a name taken). Errors: "--compare: want at least two configuration files,
+// got ...", a file's own errors (config::LoadConfiguration: file, field).
+api::Status CompareConfigs(const app::SimulateFlags& f, replay::ExperimentOptions* eo) {
+  std::vector<std::string> paths;
+  size_t start = 0;
+  while (start <= f.compare.size()) {
+    const size_t comma = std::min(f.compare.find(',', start), f.compare.size());
+    if (comma > start) paths.push_back(f.compare.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (paths.size() < 2) {
+    return absl::InvalidArgumentError("--compare: want at least two configuration files, got \"" +
+                                      f.compare + "\"");
+  }
+  if (!f.config_path.empty()) return absl::InvalidArgumentError("--compare and --config exclude each other");
+  std::set<std::string> names;
+  for (const auto& path : paths) {
+    replay::ExperimentOptions::CompareConfig c;
+    c.source = path;
+    if (auto s = app::LoadConfigOrDefault(path, &c.config); !s.ok()) return s;
+    std::string name = std::filesystem::path(path).stem().string();
+    if (name.empty()) name = "config";
+    std::string unique = name;
+    for (int k = 2; names.count(unique); ++k) unique = name + "-" + std::to_string(k);
+    names.insert(unique);
+    c.name = unique;
+    eo->compare.push_back(std::move(c));
+  }
+  return absl::OkStatus();
+}
+
 // The experiment's options from the flags. Errors name the flag.
 api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::SimulationOptions& so,
                                   replay::ExperimentOptions* eo) {
@@ -44,6 +80,7 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   eo->gpu_sharing = f.gpu_sharing;
   eo->results_path = f.results_path;
   eo->job_results_path = f.job_results_path;
+  eo->forecast_accuracy = f.forecast_accuracy;
   eo->seeds = {f.seed};
   if (!f.seeds.empty()) {
     eo->seeds.clear();
@@ -51,6 +88,9 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   }
   if (!f.policies.empty()) {
     if (auto s = replay::ParsePolicies(f.policies, &eo->policies); !s.ok()) return s;
+  }
+  if (!f.compare.empty()) {
+    if (auto s = CompareConfigs(f, eo); !s.ok()) return s;
   }
   if (!f.shard.empty()) {
     if (auto s = replay::ParseShard(f.shard, &eo->shard_index, &eo->shard_count); !s.ok()) return s;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <array>
 #include <map>
+#include <optional>
 #include <memory>
 
 #include "config/config.h"
@@ -265,6 +266,13 @@ api::Status LoadTrace(const ExperimentOptions& opts, Trace* t) {
 // scorers plus GpuShare; a given configuration must enable it itself.
 api::Status ResolvePolicies(const ExperimentOptions& opts, std::vector<PolicySpec>* policies,
                             bool* as_given) {
+  if (!opts.compare.empty()) {
+    if (!opts.policies.empty()) return absl::InvalidArgumentError("--compare and --policies exclude each other");
+    policies->clear();
+    for (const auto& c : opts.compare) policies->push_back({c.name, ""});
+    *as_given = false;
+    return absl::OkStatus();
+  }
   *policies = opts.policies;
   const bool shares = opts.trace == "openb-paper" || (opts.trace == "openb" && opts.gpu_sharing);
   if (policies->empty() && shares) {
@@ -417,6 +425,27 @@ json DelayByGpus(const std::vector<JobOutcome>& outcomes, std::string* line) {
   return out;
 }
 
+// Philly with --forecast-accuracy: j["jobs"]["forecast_at_submission"]; returns the log
+// line's part about it.
+std::string AddForecastAccuracy(const Trace& trace, const sim::SimulationResult& res,
+                                const std::vector<double>& forecast_s, json* j) {
+  const ForecastAccuracy a = MeasureForecastAccuracy(JobOutcomes(trace.jobs, res), forecast_s);
+  (*j)["jobs"]["forecast_at_submission"] = {
+      {"jobs", a.jobs},         {"forecasts", a.forecasts},
+      {"measured", a.measured}, {"exact", a.exact},
+      {"late", a.late},         {"median_abs_error_s", R2(a.median_abs_error_s)},
+      {"mean_abs_error_s", R2(a.mean_abs_error_s)}, {"p90_abs_error_s", R2(a.p90_abs_error_s)},
+      {"waiting", a.waiting},   {"median_abs_error_waiting_s", R2(a.median_abs_error_waiting_s)}};
+  char buf[300];
+  std::snprintf(buf, sizeof(buf),
+                "; forecast at submission: median |error| %.0f s, mean %.0f s, p90 %.0f s over %zu "
+                "jobs (%zu exact, %zu late; %zu of %zu jobs had a forecast); median |error| of the "
+                "%zu jobs that waited %.0f s",
+                a.median_abs_error_s, a.mean_abs_error_s, a.p90_abs_error_s, a.measured, a.exact,
+                a.late, a.forecasts, a.jobs, a.waiting, a.median_abs_error_waiting_s);
+  return buf;
+}
+
 // Philly: the jobs' figures into j["jobs"], their queueing delays into *delays; returns the
 // log line's part about them.
 std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* j,
@@ -451,7 +480,10 @@ std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* 
   jb["queue_delay_by_gpus"] = DelayByGpus(outcomes, &by_size);
   double large_p95 = std::numeric_limits<double>::quiet_NaN();
   for (const auto& b : jb["queue_delay_by_gpus"]) {
-    if (b["gpus"] == "16+") large_p95 = b["p95_queue_delay_min"].get<double>();
+    // null (NaN) when no job of the bucket started
+    if (b["gpus"] == "16+" && b["p95_queue_delay_min"].is_number()) {
+      large_p95 = b["p95_queue_delay_min"].get<double>();
+    }
   }
   jb["p95_queue_delay_16plus_min"] = large_p95;
   // Job start times, for determinism checks.
@@ -533,6 +565,11 @@ api::Status RunOne(const ExperimentOptions& opts, const Trace& trace,
   so.registry = opts.registry;
   so.progress = opts.progress;
   so.hooks = metrics.Hooks();
+  std::optional<SubmissionForecasts> forecasts;
+  if (mode == "philly" && opts.forecast_accuracy) {
+    forecasts.emplace(*sc, trace.jobs);
+    forecasts->Install(&so.hooks);
+  }
   so.delete_unschedulable = mode == "openb-paper";
   if (auto s = sim::RunSimulation(*sc, so, res); !s.ok()) {
     return absl::Status(s.code(), name + ": " + std::string(s.message()));
@@ -549,6 +586,7 @@ api::Status RunOne(const ExperimentOptions& opts, const Trace& trace,
                      std::to_string(res->scheduled) + " bound";
   if (mode == "philly") {
     line += AddJobs(trace, *res, &j, &delays);
+    if (forecasts) line += AddForecastAccuracy(trace, *res, forecasts->forecast_s(), &j);
   } else {
     for (const auto& o : res->outcomes) {
       if (o.scheduled_s) delays.push_back(*o.scheduled_s - o.arrival_s);
@@ -721,10 +759,14 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   std::vector<RunRecord> runs;
   double total_pods = 0, total_wall = 0;
   size_t run_index = 0;
-  for (const auto& pol : policies) {
+  for (size_t pi = 0; pi < policies.size(); ++pi) {
+    const PolicySpec& pol = policies[pi];
     RunSpec spec{&pol, &opts.config, opts.config_source, 0};
     config::KubeSchedulerConfiguration cfg;
-    if (!as_given) {
+    if (!opts.compare.empty()) {
+      spec.config = &opts.compare[pi].config;
+      spec.config_source = opts.compare[pi].source;
+    } else if (!as_given) {
       if (auto s = PolicyConfiguration(pol, mode == "openb-paper", &cfg); !s.ok()) return s;
       spec.config = &cfg;
       spec.config_source = "policy " + pol.display;
@@ -763,6 +805,11 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
     displays.push_back(p.display);
   }
   doc["policies"] = pols;
+  if (!opts.compare.empty()) {
+    json cmp = json::array();
+    for (const auto& c : opts.compare) cmp.push_back({{"name", c.name}, {"config", c.source}});
+    doc["compare"] = cmp;
+  }
   doc["seeds"] = opts.seeds;
   if (opts.shard_count > 0) {
     doc["shard"] = {{"index", opts.shard_index}, {"count", opts.shard_count}};
@@ -809,7 +856,7 @@ api::Status MergeShardReports(const std::vector<json>& docs, const std::vector<s
     if (!d.contains("shard") || !d["shard"].is_object()) {
       return absl::InvalidArgumentError(name(i) + ": not a shard (written without --shard)");
     }
-    for (const char* key : {"version", "mode", "trace", "pods_csv", "policies", "seeds", "cluster"}) {
+    for (const char* key : {"version", "mode", "trace", "pods_csv", "policies", "seeds", "cluster", "compare"}) {
       const json a = first.contains(key) ? first[key] : json(nullptr);
       const json b = d.contains(key) ? d[key] : json(nullptr);
       if (a != b) {

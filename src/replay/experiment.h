@@ -62,6 +62,15 @@ struct ExperimentOptions {
   std::string trace;  // "openb", "openb-paper", "philly" or "" (manifests)
   std::string nodes_csv, pods_csv, jobs_csv, scenario_path;
   std::vector<PolicySpec> policies;  // empty: `config` as given ("config" in the results)
+  // --compare A.yaml,B.yaml: scheduler configurations run on the same input instead of
+  // `policies` (each a "policy" named by its file's stem, deduplicated with -2, -3 ...);
+  // the document then has "compare": [{name, config}] and the report a side-by-side table.
+  struct CompareConfig {
+    std::string name;    // e.g. "fgd" for configs/fgd.yaml
+    std::string source;  // the file
+    config::KubeSchedulerConfiguration config;
+  };
+  std::vector<CompareConfig> compare;
   std::vector<uint64_t> seeds = {1};
   config::KubeSchedulerConfiguration config;
   std::string config_source;
@@ -76,6 +85,10 @@ struct ExperimentOptions {
   std::string results_path;
   // philly: one CSV line per job (WriteJobResultsCsv) of the run; only with a single run.
   std::string job_results_path;
+  // philly: forecast every job's start at its submission (SubmissionForecasts) and record
+  // the accuracy against the simulated starts in each run's "jobs"."forecast_at_submission"
+  // {jobs, forecasts, measured, exact, late, median/mean/p90_abs_error_s} and its log line.
+  bool forecast_accuracy = false;
   // Sweeps (issue 23): with shard_count N > 0 only the runs k (policies x seeds in order,
   // k = policy index * seeds + seed index) with k % N == shard_index are run; the document
   // records "shard" {index, count} and each run's "run_index", and MergeShardReports

@@ -1,5 +1,6 @@
 #include "replay/philly.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <climits>
@@ -10,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gang/reservation.h"
+#include "scheduler/scheduler.h"
 #include "quota/manager.h"
 #include "replay/csv.h"
 #include "replay/openb.h"
@@ -155,6 +157,18 @@ api::Status ParseJob(const CsvRow& row, PhillyJob* job) {
   }
   if (!ParseNumber(row.Get("duration"), &job->duration_s)) return bad("duration");
   job->id = row.Get("job_id");
+  // The id names the gang and its pods (job-ID, job-ID-K): a DNS-1123 label's characters,
+  // short enough for a 63-character pod name. Else the pods could never be created or
+  // grouped (an upper-case id left the gang pending, issue 23).
+  const auto label_char = [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  };
+  if (job->id.empty() || job->id.size() > 50 || job->id.front() == '-' || job->id.back() == '-' ||
+      !std::all_of(job->id.begin(), job->id.end(), label_char)) {
+    return absl::InvalidArgumentError(row.Where("job_id") + "invalid value \"" + job->id +
+                                      "\": want at most 50 lower-case letters, digits and '-' "
+                                      "(it names the job's pods job-ID-K)");
+  }
   job->gpus = gpus > INT32_MAX ? INT32_MAX : static_cast<int32_t>(gpus);
   return absl::OkStatus();
 }
@@ -262,6 +276,83 @@ api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::s
   }
   if (!out) return absl::InternalError(path + ": write failed");
   return absl::OkStatus();
+}
+
+SubmissionForecasts::SubmissionForecasts(const sim::Scenario& sc, const std::vector<PhillyJob>& jobs)
+    : sc_(sc), jobs_(jobs), job_of_pod_(sc.pods.size(), SIZE_MAX), demand_(jobs.size()),
+      forecast_s_(jobs.size(), -1), ends_(sc) {
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    for (size_t i : jobs[j].pods) {
+      if (i >= sc.pods.size()) continue;
+      job_of_pod_[i] = j;
+      demand_[j].push_back(framework::PodInfo::Make(std::make_shared<api::Pod>(sc.pods[i].pod))->requests);
+    }
+  }
+}
+
+void SubmissionForecasts::Install(sim::SimulationHooks* hooks) {
+  auto start = hooks->on_start;
+  hooks->on_start = [this, start](scheduler::Scheduler& s) {
+    if (start) start(s);
+    sched_ = &s;
+  };
+  auto bound = hooks->on_bound;
+  hooks->on_bound = [this, bound](size_t i, const api::Pod& p, const std::string& n, double t) {
+    if (bound) bound(i, p, n, t);
+    ends_.OnBound(i, t);
+  };
+  auto arrival = hooks->on_arrival;
+  hooks->on_arrival = [this, arrival](size_t i, double t) {
+    if (arrival) arrival(i, t);
+    OnArrival(i, t);
+  };
+}
+
+void SubmissionForecasts::OnArrival(size_t pod, double t) {
+  if (!sched_ || pod >= job_of_pod_.size() || job_of_pod_[pod] == SIZE_MAX) return;
+  const size_t j = job_of_pod_[pod];
+  if (jobs_[j].pods.empty() || jobs_[j].pods.front() != pod) return;  // once, at the first pod
+  // The scheduling thread is this one (binding is inline in a simulation): the snapshot
+  // may be refreshed here as a scheduling cycle would.
+  sched_->cache().UpdateSnapshot(&sched_->snapshot());
+  const sim::StartForecast f =
+      sim::ForecastStart(sched_->snapshot().List(), demand_[j], ends_.Fn(),
+                         static_cast<api::Timestamp>(std::llround(t * 1e9)));
+  if (f.ok) forecast_s_[j] = f.start_s;
+}
+
+ForecastAccuracy MeasureForecastAccuracy(const std::vector<JobOutcome>& outcomes,
+                                         const std::vector<double>& forecast_s) {
+  ForecastAccuracy a;
+  a.jobs = outcomes.size();
+  std::vector<double> err, waiting;
+  for (size_t j = 0; j < outcomes.size() && j < forecast_s.size(); ++j) {
+    if (forecast_s[j] < 0) continue;
+    ++a.forecasts;
+    if (outcomes[j].start_s < 0) continue;
+    const double e = outcomes[j].start_s - forecast_s[j];
+    err.push_back(std::abs(e));
+    if (outcomes[j].start_s - outcomes[j].submit_s >= 1) waiting.push_back(std::abs(e));
+    if (std::abs(e) < 1) ++a.exact;
+    if (e >= 1) ++a.late;
+  }
+  a.measured = err.size();
+  a.waiting = waiting.size();
+  if (err.empty()) return a;
+  auto median = [](std::vector<double>& v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  a.median_abs_error_waiting_s = median(waiting);
+  a.median_abs_error_s = median(err);
+  const size_t n = err.size();
+  double sum = 0;
+  for (double e : err) sum += e;
+  a.mean_abs_error_s = sum / static_cast<double>(n);
+  a.p90_abs_error_s = err[std::min(n - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1)];
+  return a;
 }
 
 }  // namespace phalanx::replay

@@ -9,11 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "api/status.h"
 #include "sim/scenario.h"
+#include "sim/forecast.h"
 #include "sim/simulation.h"
 
 namespace phalanx::replay {
@@ -71,5 +74,47 @@ std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const si
 // forecast_start_s (empty cells for a job that never started / had no reservation).
 // Errors: "PATH: cannot open for writing", "PATH: write failed".
 api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::string& path);
+
+// Start forecasts made at each job's submission (issue 23), to measure how good
+// `phalanx explain`'s forecast is: when the first pod of a job is created, the forecast is
+// sim::ForecastStart for the job's members over the scheduler's snapshot at that moment
+// (running pods end at their bind time + the expected runtime the trace gives), i.e. what
+// `explain` would print for the job right after submission. Install before the run; the
+// hooks already in *hooks are still called, first.
+class SubmissionForecasts {
+ public:
+  SubmissionForecasts(const sim::Scenario& sc, const std::vector<PhillyJob>& jobs);
+  void Install(sim::SimulationHooks* hooks);
+  // Per job (in `jobs` order): the forecast start in virtual seconds, -1 when none
+  // (the job does not fit the empty cluster, or pods of unknown runtime hold the room).
+  const std::vector<double>& forecast_s() const { return forecast_s_; }
+
+ private:
+  void OnArrival(size_t pod, double t);
+  const sim::Scenario& sc_;
+  const std::vector<PhillyJob>& jobs_;
+  std::vector<size_t> job_of_pod_;  // job index per scenario pod (SIZE_MAX: none)
+  std::vector<std::vector<api::Resource>> demand_;  // per job, its members' requests
+  std::vector<double> forecast_s_;
+  sim::ExpectedEnds ends_;
+  scheduler::Scheduler* sched_ = nullptr;
+};
+
+// Forecast accuracy over the jobs that had a forecast at submission and started:
+// |forecast - actual start| in seconds.
+struct ForecastAccuracy {
+  size_t jobs = 0;           // jobs in the trace
+  size_t forecasts = 0;      // jobs with a forecast at submission
+  size_t measured = 0;       // of those, jobs that started (errors below are over these)
+  size_t exact = 0;          // error < 1 s
+  size_t late = 0;           // the job started later than forecast
+  double median_abs_error_s = 0, mean_abs_error_s = 0, p90_abs_error_s = 0;
+  // Over the measured jobs that did not start at their submission (they waited): the
+  // forecast is exact by construction for a job that fits at once.
+  size_t waiting = 0;
+  double median_abs_error_waiting_s = 0;
+};
+ForecastAccuracy MeasureForecastAccuracy(const std::vector<JobOutcome>& outcomes,
+                                         const std::vector<double>& forecast_s);
 
 }  // namespace phalanx::replay

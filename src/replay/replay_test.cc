@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
@@ -231,6 +232,12 @@ TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
   Write(dir / "bad.csv", "job_id,num_gpu,submit_time,duration\n0,two,5,100\n");
   err = std::string(LoadPhillyTrace((dir / "bad.csv").string(), c, 0, &sc, &jobs, &too_large).message());
   EXPECT_EQ(err, (dir / "bad.csv").string() + ":2: column num_gpu: invalid value \"two\"");
+  // Upper-case ids would name pods and gangs no API server accepts (issue 23).
+  Write(dir / "upper.csv", "job_id,num_gpu,submit_time,duration\n0,1,5,100\nJob_A,2,5,100\n");
+  err = std::string(LoadPhillyTrace((dir / "upper.csv").string(), c, 0, &sc, &jobs, &too_large).message());
+  EXPECT_EQ(err, (dir / "upper.csv").string() +
+                     ":3: column job_id: invalid value \"Job_A\": want at most 50 lower-case "
+                     "letters, digits and '-' (it names the job's pods job-ID-K)");
 }
 
 // The Philly replay split into queues (--cluster 2x8,queues=1:3, 16 GPUs so that the
@@ -593,6 +600,62 @@ TEST(PhillyTest, WholeTraceReplaysWithGangsAndIsDeterministicPerSeed) {
   EXPECT_NE(text.find("Mean JCT (h)"), std::string::npos) << text;
 }
 
+// Forecasts at submission (issue 23) on 2 nodes of 8 GPUs: A (job 1, 16 GPUs, t=0, 100 s) takes
+// both nodes; B (job 2, 8 GPUs, t=10, 50 s) is forecast for t=100 and starts then; C (job 3, 16
+// GPUs, t=20) is forecast for t=100 too (A's end; the forecast does not know that B, ahead in the
+// queue, takes a node then) and starts at 150 when B ends: errors 0, 0, 50.
+TEST(PhillyTest, ForecastAtSubmissionAgainstSimulatedStarts) {
+  auto dir = TempDir("forecast");
+  Write(dir / "jobs.csv",
+        "job_id,submit_time,num_gpu,duration\n"
+        "1,0,16,100\n"
+        "2,10,8,50\n"
+        "3,20,16,10\n");
+  PhillyCluster c;
+  c.nodes = 2;
+  c.gpus_per_node = 8;
+  sim::Scenario sc;
+  std::vector<PhillyJob> jobs;
+  size_t too_large = 0;
+  ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large), absl::OkStatus());
+  ASSERT_EQ(jobs.size(), 3u);
+  SubmissionForecasts fc(sc, jobs);
+  sim::SimulationOptions so;
+  so.config = config::DefaultConfiguration();
+  so.registry = plugins::NewInTreeRegistry();
+  fc.Install(&so.hooks);
+  sim::SimulationResult res;
+  ASSERT_EQ(sim::RunSimulation(sc, so, &res), absl::OkStatus());
+  const auto outcomes = JobOutcomes(jobs, res);
+  std::map<std::string, std::pair<double, double>> by_id;  // id -> (forecast, start)
+  for (size_t j = 0; j < jobs.size(); ++j) by_id[jobs[j].id] = {fc.forecast_s()[j], outcomes[j].start_s};
+  EXPECT_EQ(by_id["1"], std::make_pair(0.0, 0.0));      // A
+  EXPECT_EQ(by_id["2"], std::make_pair(100.0, 100.0));  // B
+  EXPECT_EQ(by_id["3"], std::make_pair(100.0, 150.0));  // C
+  const ForecastAccuracy a = MeasureForecastAccuracy(outcomes, fc.forecast_s());
+  EXPECT_EQ(a.forecasts, 3u);
+  EXPECT_EQ(a.measured, 3u);
+  EXPECT_EQ(a.exact, 2u);
+  EXPECT_EQ(a.late, 1u);
+  EXPECT_DOUBLE_EQ(a.median_abs_error_s, 0);
+  EXPECT_NEAR(a.mean_abs_error_s, 50.0 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(a.p90_abs_error_s, 50);
+  EXPECT_EQ(a.waiting, 2u);  // B and C did not start at submission
+  EXPECT_DOUBLE_EQ(a.median_abs_error_waiting_s, 25);
+  // Through the experiment: the same figures in the run's JSON.
+  ExperimentOptions o = Base();
+  o.trace = "philly";
+  o.jobs_csv = (dir / "jobs.csv").string();
+  o.cluster = c;
+  o.forecast_accuracy = true;
+  nlohmann::json doc;
+  ASSERT_EQ(RunExperiments(o, &doc), absl::OkStatus());
+  const auto& f = doc["runs"][0]["jobs"]["forecast_at_submission"];
+  EXPECT_EQ(f["measured"], 3);
+  EXPECT_EQ(f["late"], 1);
+  EXPECT_DOUBLE_EQ(f["mean_abs_error_s"].get<double>(), 16.67);
+}
+
 // Gang reservations (GangReservation, issue 21) on the Philly trace 2869ce, 8x8: off vs on in
 // one binary. Large gangs (16+ GPUs) wait far less at p95, utilization does not move, every
 // job still runs, and the per-job CSV shows each reserved job starting at its forecast
@@ -839,6 +902,79 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
   // openb-paper has no jobs: no such chart.
   EXPECT_EQ(DumpDom(chromium, html, t.dir / "profile").find("id=\"chart-delay-by-gpus\""),
             std::string::npos);
+}
+
+// --compare (issue 23): the default profile and an FGD profile from files on the same openb
+// input; one report whose side-by-side table has one column per configuration holding the
+// document's figures, and their difference.
+TEST(ReportBrowserTest, CompareShowsConfigurationsSideBySide) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) {
+    const char* ci = std::getenv("CI");
+    if (ci && std::string(ci) == "true")
+      FAIL() << "chromium not found in CI (scripts/install-deps.sh)";
+    GTEST_SKIP() << "needs chromium (scripts/install-deps.sh installs it)";
+  }
+  const SmallTraces t = MakeSmallTraces();
+  ExperimentOptions o = Base();
+  o.trace = "openb";
+  o.untimed = true;  // all at t=0, on 3 of the 12 nodes: the cluster is contended
+  const std::string nodes = (t.dir / "nodes-3.csv").string();
+  Write(nodes, "sn,cpu_milli,memory_mib,gpu,model\nnode-0,64000,524288,8,V100M16\n"
+               "node-1,64000,524288,8,T4\nnode-2,16000,524288,8,V100M16\n");
+  o.nodes_csv = nodes;
+  o.pods_csv = t.pods;
+  PolicySpec fgd = *LookupPolicy("fgd");
+  ExperimentOptions::CompareConfig a, b;
+  a.name = "default";
+  a.source = "default.yaml";
+  a.config = config::DefaultConfiguration();
+  b.name = "fgd";
+  b.source = "fgd.yaml";
+  ASSERT_EQ(PolicyConfiguration(fgd, false, &b.config), absl::OkStatus());
+  o.compare = {a, b};
+  nlohmann::json doc;
+  ASSERT_EQ(RunExperiments(o, &doc), absl::OkStatus());
+  ASSERT_EQ(doc["compare"].size(), 2u);
+  EXPECT_EQ(doc["policies"], nlohmann::json({"default", "fgd"}));
+  const fs::path html = t.dir / "compare.html";
+  Write(html.string(), RenderHtmlReport(doc));
+  const std::string dom = DumpDom(chromium, html, t.dir / "profile-compare");
+  CheckDom(dom, doc, {"chart-delay-cdf", "chart-compare"});
+  const std::regex table("<table id=\"side-by-side\">([\\s\\S]*?)</table>");
+  std::smatch tm;
+  ASSERT_TRUE(std::regex_search(dom, tm, table)) << "no side-by-side table";
+  const std::string body = tm[1].str();
+  EXPECT_NE(body.find("data-config=\"default\""), std::string::npos);
+  EXPECT_NE(body.find("data-config=\"fgd\""), std::string::npos);
+  const auto& cmp = doc["comparison"];
+  ASSERT_EQ(cmp["rows"].size(), 2u);
+  for (const auto& col : cmp["columns"]) {
+    const std::string key = col["key"];
+    const std::regex tr("<tr data-key=\"" + key + "\">([\\s\\S]*?)</tr>");
+    std::smatch rm;
+    ASSERT_TRUE(std::regex_search(body, rm, tr)) << "no row for " << key;
+    const std::string cells = rm[1].str();
+    std::vector<double> vals;
+    for (const auto& row : cmp["rows"]) {
+      const std::string name = row["policy"];
+      const std::regex td("<td data-config=\"" + name + "\"[^>]*>([^<]*)</td>");
+      std::smatch dm;
+      ASSERT_TRUE(std::regex_search(cells, dm, td)) << key << " " << name;
+      EXPECT_EQ(dm[1].str(), Fmt2(row["metrics"][key])) << key << " " << name;
+      vals.push_back(row["metrics"][key].is_number() ? row["metrics"][key].get<double>() : NAN);
+    }
+    const std::regex diff("<td data-diff=\"1\">([^<]*)</td>");
+    std::smatch xm;
+    ASSERT_TRUE(std::regex_search(cells, xm, diff)) << key;
+    if (std::isfinite(vals[0]) && std::isfinite(vals[1])) {
+      EXPECT_EQ(xm[1].str(), Fmt2(vals[1] - vals[0])) << key;
+    }
+  }
+  // The policies differ on this contended input in what they placed, not only in speed.
+  nlohmann::json m0 = cmp["rows"][0]["metrics"], m1 = cmp["rows"][1]["metrics"];
+  for (auto* m : {&m0, &m1}) m->erase("pods_per_second");
+  EXPECT_NE(m0, m1) << m0.dump() << " " << m1.dump();
 }
 
 }  // namespace

@@ -158,6 +158,7 @@ class Driver {
     InstallCallbacks();
     if (has_queues_) res_->queue_resource = HasGpus() ? std::string(api::kResourceNvidiaGPU) : "cpu";
     if (auto s = Loop(); !s.ok()) return s;
+    if (opts_.hooks.on_end) opts_.hooks.on_end(*sched_, store_);
     Finish();
     res_->wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -369,7 +370,10 @@ class Driver {
 
   api::Status Loop() {
     api::Timestamp t = 0;
+    const api::Timestamp stop =
+        opts_.stop_at_s ? static_cast<api::Timestamp>(*opts_.stop_at_s * 1e9) : LLONG_MAX;
     while (!Done(&t)) {
+      if (t > stop) break;
       clock_.AdvanceTo(t);
       if (auto s = ApplyDueEvents(); !s.ok()) return s;
       sched_->Tick();

@@ -27,6 +27,9 @@
 namespace phalanx::scheduler {
 class Scheduler;
 }
+namespace phalanx::store {
+class Store;
+}
 
 namespace phalanx::sim {
 
@@ -43,6 +46,10 @@ struct SimulationHooks {
   std::function<void(size_t pod, double t)> on_deleted;
   // After the events due at `t` were applied and the scheduler has nothing left to do.
   std::function<void(double t)> on_step;
+  // Once the loop stopped (the run ended, or SimulationOptions::stop_at_s was reached),
+  // before the result is summarized: the scheduler and the store as they are then
+  // (`phalanx explain` diagnoses pending pods there).
+  std::function<void(scheduler::Scheduler&, store::Store&)> on_end;
 };
 
 struct SimulationOptions {
@@ -56,6 +63,10 @@ struct SimulationOptions {
   // Delete a pod as soon as an attempt to schedule it fails (the FGD paper's methodology:
   // a pod that does not fit on arrival is dropped, never retried).
   bool delete_unschedulable = false;
+  // Stop the run before the first event or wake-up later than this many virtual seconds
+  // (`phalanx explain --at`); unset = run to the end. Pods still pending then count as
+  // pending at end.
+  std::optional<double> stop_at_s;
 };
 
 // Cluster allocation after a step (recorded when it changed).
