@@ -13,6 +13,14 @@ std::string ClaimObjKey(const std::string& ns, const std::string& name) {
 }
 std::string PVObjKey(const std::string& name) { return "PersistentVolume.//" + name; }
 
+// n[key] when n is a map that has it, else an undefined node (a missing key of a const
+// yaml-cpp node is an invalid node whose type queries throw).
+YAML::Node Field(const YAML::Node& n, const char* key) {
+  if (!n.IsDefined() || !n.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node v = n[key];
+  return v.IsDefined() ? v : YAML::Node(YAML::NodeType::Undefined);
+}
+
 // A catalog of every storage object in the store (for class lookups and PV matching).
 volume::ViewPtr StorageView(const store::Store& store) {
   volume::Catalog c;
@@ -49,9 +57,9 @@ void VolumeControllers::OnPod(const api::Pod& pod) {
     doc["kind"] = "PersistentVolumeClaim";
     doc["metadata"]["name"] = name;
     doc["metadata"]["namespace"] = pod.metadata.namespace_;
-    const YAML::Node meta = tpl["metadata"];
+    const YAML::Node meta = Field(tpl, "metadata");
     for (const char* field : {"labels", "annotations"}) {
-      if (!meta.IsMap() || !meta[field].IsMap()) continue;
+      if (!Field(meta, field).IsMap()) continue;
       doc["metadata"][field] = YAML::Clone(meta[field]);
       for (const auto& kv : meta[field]) {
         auto& m = std::string(field) == "labels" ? u.metadata.labels : u.metadata.annotations;
@@ -65,7 +73,7 @@ void VolumeControllers::OnPod(const api::Pod& pod) {
     owner["uid"] = pod.metadata.uid;
     owner["controller"] = true;
     doc["metadata"]["ownerReferences"].push_back(owner);
-    if (tpl["spec"].IsDefined()) doc["spec"] = YAML::Clone(tpl["spec"]);
+    if (Field(tpl, "spec").IsDefined()) doc["spec"] = YAML::Clone(Field(tpl, "spec"));
     u.object = std::make_shared<const YAML::Node>(doc);
     (void)store_.CreateObject(std::move(u));  // AlreadyExists: a concurrent creation
   }
@@ -104,9 +112,9 @@ void VolumeControllers::BindClaim(const api::Unstructured& pv_obj, const std::st
     u = volume::WithField(u, {"status", "phase"}, "Bound");
     (void)store_.UpdateObject(std::move(u));
   }
-  api::UnstructuredPtr pv = store_.GetObject(PVObjKey(pv_obj.metadata.name));
+  api::UnstructuredPtr pv = store_.GetObject(pv_obj.Key());  // (manifests may give it a namespace)
   if (!pv) return;
-  const YAML::Node phase = (*pv->object)["status"]["phase"];
+  const YAML::Node phase = Field(Field(*pv->object, "status"), "phase");
   if (!phase.IsScalar() || phase.Scalar() != "Bound") {
     (void)store_.UpdateObject(volume::WithField(*pv, {"status", "phase"}, "Bound"));
   }

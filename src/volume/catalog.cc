@@ -14,6 +14,19 @@ bool BoundToClaim(const PersistentVolume& pv, const PersistentVolumeClaim& c) {
   return pv.claim_ref->uid.empty() || pv.claim_ref->uid == c.uid;
 }
 
+// True when resourceVersion `a` is older than `b`, both integers (etcd revisions, and the
+// in-process store's counter). A write made from inside another object's event handler (the
+// simulator's controllers) reaches later handlers before the event that caused it, so a
+// handler can see an object's versions out of order; the older one is ignored.
+bool OlderVersion(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty() || a.size() > 18 || b.size() > 18) return false;
+  if (a.find_first_not_of("0123456789") != std::string::npos ||
+      b.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  return std::stoll(a) < std::stoll(b);
+}
+
 std::string ObjKey(const api::Unstructured& obj) {
   const std::string ns = obj.metadata.namespace_.empty() ? "default" : obj.metadata.namespace_;
   return ns + "/" + obj.metadata.name;
@@ -47,6 +60,11 @@ std::string Catalog::OnObjectAdd(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   switch (kind) {
     case Kind::kPV: {
+      auto old = pvs_.find(obj->metadata.name);
+      if (old != pvs_.end() && OlderVersion(obj->metadata.resource_version,
+                                            old->second->object->metadata.resource_version)) {
+        return "";
+      }
       auto pv = std::make_shared<const PersistentVolume>(DecodePersistentVolume(obj));
       error = pv->error;
       // The cluster now says who holds the PV: an assumption for it is superseded.
@@ -55,6 +73,11 @@ std::string Catalog::OnObjectAdd(const api::UnstructuredPtr& obj) {
       break;
     }
     case Kind::kPVC: {
+      auto old = pvcs_.find(ObjKey(*obj));
+      if (old != pvcs_.end() && OlderVersion(obj->metadata.resource_version,
+                                             old->second->object->metadata.resource_version)) {
+        return "";
+      }
       auto c = std::make_shared<const PersistentVolumeClaim>(DecodePersistentVolumeClaim(obj));
       error = c->error;
       if (!c->volume_name.empty()) assumed_provision_.erase(c->Key());

@@ -14,9 +14,12 @@ namespace {
 
 bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
 
+// n[key], or an undefined node (never yaml-cpp's invalid "zombie" node, whose type
+// queries throw) when n is not a map or has no such key.
 YAML::Node At(const YAML::Node& n, const char* key) {
-  if (!n.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  return n[key];
+  if (!n.IsDefined() || !n.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node v = n[key];
+  return v.IsDefined() ? v : YAML::Node(YAML::NodeType::Undefined);
 }
 
 // Reads fields of one object, keeping the first error as "<field path>: <cause>".
