@@ -194,6 +194,58 @@ spec:
   EXPECT_EQ(pv->claim_ref->Key(), "default/web-scratch");
 }
 
+TEST(VolumeSimTest, ImmediateClaimsAreBoundByThePVControllerStandIn) {
+  // Before the PV controller binds it the pod would be rejected ("pod has unbound immediate
+  // PersistentVolumeClaims"); the stand-in binds it at creation to the smallest PV that
+  // fits, and the pod follows the PV's node affinity.
+  const std::string m = Nodes() + R"(---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: manual}
+provisioner: kubernetes.io/no-provisioner
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-big}
+spec:
+  capacity: {storage: 500Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-fit}
+spec:
+  capacity: {storage: 20Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: kubernetes.io/hostname, operator: In, values: [node-b]}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual
+  resources: {requests: {storage: 10Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: app, namespace: default}
+spec:
+  containers: [{name: w, image: busybox}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
+)";
+  SimRun r = Simulate("immediate", m);
+  ASSERT_EQ(r.result.outcomes.size(), 1u);
+  EXPECT_EQ(r.result.outcomes[0].node, "node-b") << r.result.outcomes[0].reason;
+  EXPECT_EQ(r.view->PVC("default/data")->volume_name, "pv-fit");
+}
+
 TEST(VolumeSimTest, BadInputLeavesPodsPendingWithClearReasons) {
   const std::string m = Nodes() + LocalPVs() + R"(---
 apiVersion: v1
