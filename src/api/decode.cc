@@ -776,6 +776,16 @@ class ObjectDecoder {
 
   bool VolumeObj(const YAML::Node& n, const std::string& path, Volume* v) {
     if (!Str(n, "name", path, &v->name)) return false;
+    if (const YAML::Node eph = Get(n, "ephemeral"); Present(eph)) {  // generic ephemeral volume
+      const std::string ep = Child(path, "ephemeral");
+      const YAML::Node tpl = Get(eph, "volumeClaimTemplate");
+      if (!ExpectMap(eph, ep)) return false;
+      if (!Present(tpl)) {
+        return Fail(eph, FieldRequired(Child(ep, "volumeClaimTemplate"), "must be specified"));
+      }
+      if (!ExpectMap(tpl, Child(ep, "volumeClaimTemplate"))) return false;
+      v->ephemeral_claim_template = std::make_shared<const YAML::Node>(YAML::Clone(tpl));
+    }
     const YAML::Node pvc = Get(n, "persistentVolumeClaim");
     if (!Present(pvc)) return true;
     const std::string pp = Child(path, "persistentVolumeClaim");

@@ -14,6 +14,10 @@
 
 #include "api/quantity.h"
 
+namespace YAML {
+class Node;
+}
+
 namespace phalanx::api {
 
 using Timestamp = int64_t;  // nanoseconds since the Unix epoch
@@ -156,6 +160,10 @@ struct PodSchedulingGate {
 struct Volume {
   std::string name;
   std::string persistent_volume_claim;  // claimName; empty when not a PVC volume
+  // volumes[].ephemeral.volumeClaimTemplate (generic ephemeral volume, KEP-1698), the whole
+  // template ({metadata, spec}) as decoded; null when not an ephemeral volume. The claim is
+  // "<pod name>-<volume name>" (upstream k8s.io/component-helpers/storage/ephemeral).
+  std::shared_ptr<const YAML::Node> ephemeral_claim_template;
 };
 
 // spec.workloadRef (Kubernetes 1.35, KEP-4671): the pod's gang in a Workload.

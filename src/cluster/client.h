@@ -17,6 +17,7 @@
 
 #include "api/status.h"
 #include "api/types.h"
+#include "api/unstructured.h"
 
 namespace phalanx::cluster {
 
@@ -47,6 +48,17 @@ class ClusterClient {
                                           const std::map<std::string, std::string>& annotations) {
     return api::Status(absl::StatusCode::kUnimplemented,
                        "this cluster client cannot patch pod annotations");
+  }
+  // PUT (replace) an object of a kind the core model does not type: `obj.object` is the
+  // whole new object, its metadata.resourceVersion the version it was read at (the API
+  // server answers Conflict, Aborted here, when the object changed since). VolumeBinding's
+  // PreBind writes PersistentVolumes (spec.claimRef) and PersistentVolumeClaims (the
+  // selected-node annotation) through it, as upstream's binder does with Update
+  // (pkg/controller/volume/scheduling/scheduler_binder.go bindAPIUpdate). Errors: NotFound,
+  // Aborted, transport. Sources that cannot write objects return Unimplemented.
+  virtual api::Status PutObject(const api::Unstructured& obj) {
+    return api::Status(absl::StatusCode::kUnimplemented,
+                       "this cluster client cannot update " + obj.kind + " objects");
   }
   // PATCH status.nominatedNodeName (empty clears it) and/or the PodScheduled condition.
   virtual api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,

@@ -16,8 +16,8 @@ const std::set<std::string>& ImplementedInTreePlugins() {
   // Upstream's v1 default set also has VolumeRestrictions, NodeVolumeLimits and VolumeZone
   // (and DynamicResources, before DefaultPreemption, when the DynamicResourceAllocation
   // feature gate is on). This build does not implement them yet, so they are missing from
-  // every default set until their names are added here. VolumeBinding only rejects pods
-  // that use PersistentVolumeClaims, with a clear reason. EBSLimits, GCEPDLimits,
+  // every default set until their names are added here. VolumeBinding binds claims
+  // (src/plugins/volumebinding, src/volume). EBSLimits, GCEPDLimits,
   // AzureDiskLimits (defaults of v1beta2/v1beta3) were removed upstream and will not land.
   static const std::set<std::string> kImplemented = {
       "SchedulingGates",   "PrioritySort",    "NodeUnschedulable",

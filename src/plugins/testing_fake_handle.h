@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -97,8 +98,19 @@ class FakeClient final : public framework::ClusterClient {
     return patch_status;
   }
 
+  // Records the object and calls on_put (e.g. a test's PV controller), then returns
+  // put_status.
+  api::Status PutObject(const api::Unstructured& obj) override {
+    puts.push_back(obj);
+    if (on_put) on_put(obj);
+    return put_status;
+  }
+
   api::Status bind_status;
   api::Status patch_status;
+  api::Status put_status;
+  std::function<void(const api::Unstructured&)> on_put;
+  std::vector<api::Unstructured> puts;
   std::vector<std::pair<std::string, std::map<std::string, std::string>>> annotation_patches;
   std::vector<std::pair<std::string, std::string>> binds;  // (pod key, node)
   std::vector<std::string> deleted;

@@ -4,6 +4,8 @@
 // to queueing hints.
 #include "gang/manager.h"
 #include "quota/manager.h"
+#include "spdlog/spdlog.h"
+#include "volume/catalog.h"
 #include "scheduler/gang_coordinator.h"
 #include "scheduler/podgroup_status.h"
 #include "scheduler/scheduler.h"
@@ -99,7 +101,29 @@ std::vector<api::PodDisruptionBudgetPtr> Scheduler::ListPodDisruptionBudgets() c
   return out;
 }
 
+// Storage objects (src/volume/objects.h) go to the volume catalog, and every change of one
+// is reported as a PersistentVolumeClaim event: VolumeBinding registers it (the framework
+// has one event resource for the storage kinds). Returns false for other objects.
+bool Scheduler::OnStorageObject(const api::UnstructuredPtr& obj, uint32_t action) {
+  if (volume::KindOf(*obj) == volume::Kind::kNone) return false;
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
+  if (action == framework::kDelete) {
+    volumes_->OnObjectDelete(*obj);
+  } else if (std::string err = volumes_->OnObjectAdd(obj); !err.empty()) {
+    spdlog::warn("{}", err);
+  }
+  framework::EventObjects objs;
+  objs.other_new = obj.get();
+  Requeue(framework::EventResource::kPersistentVolumeClaim, action,
+          action == framework::kAdd ? "StorageObjectAdd"
+                                    : action == framework::kDelete ? "StorageObjectDelete"
+                                                                   : "StorageObjectUpdate",
+          objs);
+  return true;
+}
+
 void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
+  if (OnStorageObject(obj, framework::kAdd)) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   gangs_->OnObjectAdd(obj);
   queues_->OnObjectAdd(obj);
@@ -109,6 +133,7 @@ void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
 }
 
 void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj) {
+  if (OnStorageObject(obj, framework::kUpdate)) return;
   // Status-only updates (our own PodGroup status writes among them) carry nothing that
   // could make a pod schedulable: the gang keeps its parsed spec, and no requeue, so they
   // cannot churn gated pods.
@@ -131,6 +156,7 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::U
 }
 
 void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) {
+  if (OnStorageObject(obj, framework::kDelete)) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   gangs_->OnObjectDelete(obj);
   queues_->OnObjectDelete(obj);

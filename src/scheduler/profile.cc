@@ -4,6 +4,7 @@
 
 #include "gang/manager.h"
 #include "quota/manager.h"
+#include "volume/catalog.h"
 #include "scheduler/scheduler.h"
 
 namespace phalanx::scheduler {
@@ -34,6 +35,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.services = opts_.services;
   fo.services.Provide<gang::GangLedger>(gangs_.get());
   fo.services.Provide<quota::QueueLedger>(queues_.get());
+  fo.services.Provide<volume::Catalog>(volumes_.get());
   fo.services.Provide<gang::ReservationLedger>(reservations_.get());
   fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());

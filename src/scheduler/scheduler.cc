@@ -10,6 +10,7 @@
 
 #include "gang/manager.h"
 #include "quota/manager.h"
+#include "volume/catalog.h"
 #include "scheduler/binding_pool.h"
 #include "scheduler/gang_coordinator.h"
 
@@ -21,6 +22,7 @@ Scheduler::Scheduler(SchedulerOptions opts)
     : opts_(std::move(opts)),
       gangs_(opts_.gangs ? opts_.gangs : std::make_shared<gang::Manager>()),
       queues_(opts_.queues ? opts_.queues : std::make_shared<quota::QueueManager>(gangs_.get())),
+      volumes_(opts_.volumes ? opts_.volumes : std::make_shared<volume::Catalog>()),
       cache_(opts_.assumed_pod_ttl_ns),
       rng_(opts_.seed) {}
 

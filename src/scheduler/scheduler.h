@@ -44,6 +44,9 @@ class Manager;
 namespace phalanx::quota {
 class QueueManager;
 }
+namespace phalanx::volume {
+class Catalog;
+}
 
 namespace phalanx::scheduler {
 
@@ -67,6 +70,10 @@ struct SchedulerOptions {
   // and hands them to plugins as gang::GangLedger and quota::QueueLedger.
   std::shared_ptr<gang::Manager> gangs;
   std::shared_ptr<quota::QueueManager> queues;
+  // The storage objects and assumed volume bindings (src/volume/catalog.h), fed from the
+  // object events and provided to plugins as the service volume::Catalog; nullptr: the
+  // scheduler makes its own.
+  std::shared_ptr<volume::Catalog> volumes;
   // Further services for out-of-tree plugins (framework::ServiceRegistry); the scheduler
   // adds its gang and queue ledgers.
   framework::ServiceRegistry services;
@@ -204,6 +211,7 @@ class Scheduler {
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
   quota::QueueManager& queues() { return *queues_; }
+  volume::Catalog& volumes() { return *volumes_; }
   // Node reservations of gangs that waited too long (gang/reservation.h; enabled by the
   // GangReservation plugin's args); plugins reach it as the service gang::ReservationLedger.
   gang::ReservationLedger& reservations() { return *reservations_; }
@@ -388,6 +396,7 @@ class Scheduler {
 
   // ---- eventhandlers.cc ----
   void OnObjectAdd(const api::UnstructuredPtr& obj);
+  bool OnStorageObject(const api::UnstructuredPtr& obj, uint32_t action);
   void OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj);
   void OnObjectDelete(const api::UnstructuredPtr& obj);
   void OnNamespaceSet(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
@@ -418,6 +427,7 @@ class Scheduler {
   SchedulerOptions opts_;
   std::shared_ptr<gang::Manager> gangs_;
   std::shared_ptr<quota::QueueManager> queues_;  // fed like gangs_ (src/quota/manager.h)
+  std::shared_ptr<volume::Catalog> volumes_;     // fed from the object events too
   std::unique_ptr<GangCoordinator> gang_coordinator_;
   // Rejected PodGroup cycles that a later attempt may replay (podgroup_memo.h); scheduling
   // thread only.

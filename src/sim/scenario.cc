@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <yaml-cpp/yaml.h>
+
 #include "api/decode.h"
 #include "api/resource.h"
 
@@ -18,6 +20,83 @@ bool ParseSeconds(const std::string& s, int64_t* ns) {
   }
   *ns = static_cast<int64_t>(std::llround(v * 1e9));
   return true;
+}
+
+// The StatefulSet controller's claims (pkg/controller/statefulset/stateful_set_utils.go
+// getPersistentVolumeClaims / updateStorage): for each spec.volumeClaimTemplates[] entry
+// and each replica pod, the claim "<template>-<pod>" (the template's labels and spec, in
+// the set's namespace) is added to `objects` unless one of that name exists, and the pod's
+// volume named after the template (replacing one of that name) uses the claim.
+api::Status AddVolumeClaimTemplates(const std::string& path, const api::WorkloadController& c,
+                                    std::vector<api::Pod>* pods,
+                                    std::vector<api::Unstructured>* objects) {
+  if (c.kind != "StatefulSet") return absl::OkStatus();
+  const api::Unstructured* sts = nullptr;
+  for (const auto& o : *objects) {
+    if (o.kind == c.kind && o.metadata.name == c.metadata.name &&
+        o.metadata.namespace_ == c.metadata.namespace_) {
+      sts = &o;
+    }
+  }
+  if (!sts || !sts->object) return absl::OkStatus();
+  // (Each lookup checks IsDefined first: a missing key of a const node is invalid.)
+  const YAML::Node spec = (*sts->object)["spec"];
+  if (!spec.IsDefined() || !spec.IsMap()) return absl::OkStatus();
+  const YAML::Node tpls = spec["volumeClaimTemplates"];
+  if (!tpls.IsDefined() || tpls.IsNull()) return absl::OkStatus();
+  const std::string ns = c.metadata.namespace_.empty() ? "default" : c.metadata.namespace_;
+  auto fail = [&](size_t i, const std::string& what) {
+    return absl::InvalidArgumentError(path + ": StatefulSet " + ns + "/" + c.metadata.name +
+                                      ": spec.volumeClaimTemplates[" + std::to_string(i) +
+                                      "]" + what);
+  };
+  if (!tpls.IsSequence()) {
+    return absl::InvalidArgumentError(path + ": StatefulSet " + ns + "/" + c.metadata.name +
+                                      ": spec.volumeClaimTemplates: Invalid value: must be a list");
+  }
+  for (size_t i = 0; i < tpls.size(); ++i) {
+    const YAML::Node meta = tpls[i].IsMap() ? tpls[i]["metadata"] : YAML::Node();
+    const YAML::Node name = meta.IsDefined() && meta.IsMap() ? meta["name"] : YAML::Node();
+    if (!name.IsDefined() || !name.IsScalar() || name.Scalar().empty()) {
+      return fail(i, ".metadata.name: Required value");
+    }
+    const std::string tname = name.Scalar();
+    for (auto& pod : *pods) {
+      const std::string claim = tname + "-" + pod.metadata.name;
+      bool exists = false;
+      for (const auto& o : *objects) {
+        exists = exists || (o.kind == "PersistentVolumeClaim" && o.metadata.name == claim &&
+                            (o.metadata.namespace_.empty() ? "default" : o.metadata.namespace_) == ns);
+      }
+      if (!exists) {
+        YAML::Node doc;
+        doc["apiVersion"] = "v1";
+        doc["kind"] = "PersistentVolumeClaim";
+        doc["metadata"]["name"] = claim;
+        doc["metadata"]["namespace"] = ns;
+        api::Unstructured u;
+        u.api_version = "v1";
+        u.kind = "PersistentVolumeClaim";
+        u.metadata.name = claim;
+        u.metadata.namespace_ = ns;
+        const YAML::Node labels = meta["labels"];
+        if (labels.IsDefined() && labels.IsMap()) {
+          doc["metadata"]["labels"] = YAML::Clone(labels);
+          for (const auto& kv : labels) u.metadata.labels[kv.first.Scalar()] = kv.second.Scalar();
+        }
+        if (tpls[i]["spec"].IsDefined()) doc["spec"] = YAML::Clone(tpls[i]["spec"]);
+        u.metadata.uid = u.Key();
+        u.object = std::make_shared<const YAML::Node>(doc);
+        objects->push_back(std::move(u));
+      }
+      auto& vols = pod.spec.volumes;
+      vols.erase(std::remove_if(vols.begin(), vols.end(),
+                                [&](const api::Volume& v) { return v.name == tname; }),
+                 vols.end());
+      vols.push_back(api::Volume{tname, claim, nullptr});
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -50,6 +129,7 @@ api::Status LoadManifestScenario(const std::string& path, Scenario* out) {
   for (const auto& c : m.controllers) {
     if (c.kind != "Job") out->controller_replicas[c.metadata.uid] = c.replicas;
     auto expanded = api::ExpandController(c);
+    if (auto s = AddVolumeClaimTemplates(path, c, &expanded, &out->objects); !s.ok()) return s;
     for (auto& p : expanded) {
       // Controller-level simulation annotations apply to every pod.
       for (const char* k : {kArrivalAnnotation, kDurationAnnotation}) {

@@ -18,6 +18,8 @@
 #include "scheduler/scheduler.h"
 #include "plugins/defaultpreemption/default_preemption.h"
 #include "sim/disruption.h"
+#include "sim/volume_controllers.h"
+#include "volume/objects.h"
 #include "sim/invariants.h"
 #include "store/store.h"
 
@@ -83,6 +85,7 @@ class CountingClient final : public cluster::ClusterClient {
                               const std::string* nominated_node_name) override {
     return store_.UpdatePodStatus(pod, condition, nominated_node_name);
   }
+  api::Status PutObject(const api::Unstructured& obj) override { return store_.PutObject(obj); }
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override {
     if (reason == "Preempted" && on_preempted) {
@@ -140,6 +143,7 @@ class Driver {
     const auto wall_start = std::chrono::steady_clock::now();
     store_.set_keep_all_events(false);
     checker_.Attach(store_);
+    volume_controllers_.Attach();  // before any object or pod exists
     if (auto s = NewScheduler(); !s.ok()) return s;
     if (auto s = CreateObjects(); !s.ok()) return s;
     sched_->AddEventHandlers(store_);
@@ -203,7 +207,13 @@ class Driver {
       if (!r.ok()) return absl::InvalidArgumentError("PriorityClass " + pc.metadata.name + ": " + std::string(r.message()));
     }
     for (const auto& ns : sc_.namespaces) (void)store_.CreateNamespace(ns);
-    for (const auto& o : sc_.objects) {
+    for (auto o : sc_.objects) {
+      // Namespaced storage objects default to "default", as the API server does.
+      const volume::Kind vk = volume::KindOf(o);
+      if ((vk == volume::Kind::kPVC || vk == volume::Kind::kCSIStorageCapacity) &&
+          o.metadata.namespace_.empty()) {
+        o.metadata.namespace_ = "default";
+      }
       auto r = store_.CreateObject(o);
       if (!r.ok()) {
         return absl::InvalidArgumentError(o.kind + " " + o.metadata.namespace_ + "/" +
@@ -628,6 +638,7 @@ class Driver {
   framework::VirtualClock clock_;
   store::Store store_;
   CountingClient client_;  // the scheduler's ClusterClient: store_, counting preemptions
+  VolumeControllers volume_controllers_{store_};  // PV binder, provisioner, ephemeral claims
   bool pdbs_stale_ = true;  // pods changed since the PDB statuses were last computed
   InvariantChecker checker_;
   PreemptionCounter preemption_counter_{&res_->preemptions};  // before sched_, which reports to it

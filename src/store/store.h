@@ -134,6 +134,8 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
                                   const std::map<std::string, std::string>& annotations) override;
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                     const std::string* nominated_node_name) override;
+  // UpdateObject (the store keeps no older versions: the write always applies).
+  api::Status PutObject(const api::Unstructured& obj) override { return UpdateObject(obj); }
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,
