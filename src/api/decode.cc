@@ -1304,6 +1304,11 @@ class StreamDecoder {
     u.kind = id.kind;
     u.metadata = std::move(um);
     u.metadata.namespace_ = id.ns;
+    // Namespaced DRA kinds (resource.k8s.io) default to "default", as the API server does.
+    if (u.metadata.namespace_.empty() && u.Group() == "resource.k8s.io" &&
+        (id.kind == "ResourceClaim" || id.kind == "ResourceClaimTemplate")) {
+      u.metadata.namespace_ = "default";
+    }
     if (u.metadata.name.empty()) u.metadata.name = id.name;
     if (u.metadata.uid.empty()) u.metadata.uid = u.Key();
     u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));

@@ -165,15 +165,17 @@ std::vector<ResourceSlicePtr> Manager::Slices() const {
   return out;
 }
 
-std::set<DeviceId> Manager::AllocatedDevices() const {
+std::set<DeviceId> Manager::AllocatedDevicesExcept(const std::set<std::string>& uids) const {
   absl::MutexLock l(&mu_);
   std::set<DeviceId> out;
   for (const auto& [nn, c] : claims_) {
-    if (pending_.count(c->metadata.uid)) continue;
+    if (pending_.count(c->metadata.uid) || uids.count(c->metadata.uid)) continue;
     auto w = written_.find(nn);
     AddDevices(w != written_.end() ? *w->second : *c, &out);
   }
-  for (const auto& [uid, c] : pending_) AddDevices(*c, &out);
+  for (const auto& [uid, c] : pending_) {
+    if (!uids.count(uid)) AddDevices(*c, &out);
+  }
   return out;
 }
 

@@ -52,7 +52,9 @@ class Manager {
   std::string ClassError(const std::string& name) const;
   std::vector<ResourceSlicePtr> Slices() const;
   // Devices allocated (not for admin access) by any claim, including allocations in flight.
-  std::set<DeviceId> AllocatedDevices() const;
+  std::set<DeviceId> AllocatedDevices() const { return AllocatedDevicesExcept({}); }
+  // The same, leaving out the claims (and allocations in flight) whose UID is in `uids`.
+  std::set<DeviceId> AllocatedDevicesExcept(const std::set<std::string>& uids) const;
   // Parse errors of the objects currently stored, e.g. a ResourceSlice with a bad quantity.
   std::vector<std::string> Errors() const;
 
