@@ -59,8 +59,8 @@ const Flat kV1Full = {
     {"NodeName", 0},          {"TaintToleration", 3},    {"NodeAffinity", 2},
     {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
     {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
-    {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DefaultPreemption", 0},
-    {"NodeResourcesBalancedAllocation", 1},              {"ImageLocality", 1},
+    {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DynamicResources", 0},
+    {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
     {"DefaultBinder", 0},     {"GangScheduling", 0},
 };
 const Flat kV1Defaults = Impl(kV1Full);
@@ -100,7 +100,7 @@ TEST(DefaultPluginsTest, ImplementedSet) {
                                    "NodeResourcesFit", "NodeResourcesBalancedAllocation",
                                    "ImageLocality", "DefaultBinder", "GangScheduling",
                                    "PodTopologySpread", "InterPodAffinity",
-                                   "DefaultPreemption", "VolumeBinding"}));
+                                   "DynamicResources", "DefaultPreemption", "VolumeBinding"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {
@@ -109,8 +109,8 @@ TEST(DefaultPluginsTest, UpstreamV1List) {
       {"NodeName", 0},          {"TaintToleration", 3},    {"NodeAffinity", 2},
       {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
       {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
-      {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DefaultPreemption", 0},
-      {"NodeResourcesBalancedAllocation", 1},              {"ImageLocality", 1},
+      {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DynamicResources", 0},
+      {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
       {"DefaultBinder", 0},     {"GangScheduling", 0},
   };
   const Plugins p = internal::UpstreamDefaultPlugins(ApiVersion::kV1);
@@ -396,10 +396,11 @@ TEST(ConversionTest, V1beta3DefaultsMatchUpstream) {
                   {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
                   {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
   EXPECT_TRUE(AllEmptyExceptMultiPoint(p));
-  // Same effective plugins and weights as v1 (which also enables GangScheduling).
+  // Same effective plugins and weights as v1 (which also enables GangScheduling, and
+  // DynamicResources: its feature gate was off by default while v1beta3 was served).
   Flat v1_without_gang;
   for (const auto& e : kV1Defaults) {
-    if (e.first != "GangScheduling") v1_without_gang.push_back(e);
+    if (e.first != "GangScheduling" && e.first != "DynamicResources") v1_without_gang.push_back(e);
   }
   EXPECT_EQ(Sorted(Flatten(p.multi_point.enabled)), Sorted(v1_without_gang));
 }

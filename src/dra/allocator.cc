@@ -9,7 +9,6 @@ namespace phalanx::dra {
 
 namespace {
 
-using CounterMap = std::map<std::string, std::map<std::string, api::Quantity>>;  // set -> c -> q
 
 std::string PoolKey(const std::string& driver, const std::string& pool) {
   return driver + "/" + pool;
@@ -65,7 +64,8 @@ struct Taken {
 class Search {
  public:
   Search(const std::vector<ResourceClaimPtr>& claims, std::vector<Cand> cands,
-         std::vector<Slot> slots, CounterMap counters_left)
+         std::vector<Slot> slots,
+         std::map<std::string, std::map<std::string, api::Quantity>> counters_left)
       : claims_(claims), cands_(std::move(cands)), slots_(std::move(slots)),
         counters_(std::move(counters_left)), taken_(slots_.size()),
         constraint_values_(claims.size()) {
@@ -286,50 +286,118 @@ api::StatusOr<AllocationOutcome> Allocator::Allocate(const api::Node& node) cons
   return AllocateOn(nodes);
 }
 
-api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
-    const std::vector<const api::Node*>& nodes) const {
-  AllocationOutcome out;
-  // Devices reachable from the attempt's nodes, and per node which of them.
-  std::vector<Cand> cands;
-  std::map<DeviceId, size_t> index;
-  std::map<const api::Node*, std::vector<size_t>> by_node;
-  CounterMap unused;
-  std::map<std::string, std::map<std::string, api::Quantity>> counters;  // pool/set -> left
-  for (const auto& s : current_) {
+namespace {
+
+using Counters = std::map<std::string, std::map<std::string, api::Quantity>>;  // pool/set -> left
+
+// The shared counters of the current slices, less what the allocated devices consume.
+Counters CountersLeft(const std::vector<ResourceSlicePtr>& current, const std::set<DeviceId>& in_use) {
+  Counters counters;
+  for (const auto& s : current) {
     for (const auto& [set, cs] : s->shared_counters) {
       auto& left = counters[PoolKey(s->driver, s->pool) + "/" + set];
       for (const auto& [name, q] : cs) left[name] = q;
     }
   }
-  for (const auto& s : current_) {
+  for (const auto& s : current) {
     for (const auto& d : s->devices) {
       if (d.consumes_counters.empty()) continue;
-      if (!in_.in_use.count(DeviceId{s->driver, s->pool, d.name})) continue;
+      if (!in_use.count(DeviceId{s->driver, s->pool, d.name})) continue;
       for (const auto& [set, cs] : d.consumes_counters) {
         auto& left = counters[PoolKey(s->driver, s->pool) + "/" + set];
         for (const auto& [name, q] : cs) left[name] = left[name].Minus(q);
       }
     }
   }
+  return counters;
+}
+
+// Devices reachable from the attempt's nodes (each once), and per node which of them.
+void GatherCandidates(const std::vector<ResourceSlicePtr>& current,
+                      const std::vector<const api::Node*>& nodes, std::vector<Cand>* cands,
+                      std::map<const api::Node*, std::vector<size_t>>* by_node) {
+  std::map<DeviceId, size_t> index;
   for (const api::Node* node : nodes) {
-    if (by_node.count(node)) continue;
-    auto& list = by_node[node];
-    for (const auto& s : current_) {
+    if (by_node->count(node)) continue;
+    auto& list = (*by_node)[node];
+    for (const auto& s : current) {
       const int reach = Reach(*s, *node);
       if (reach < 0) continue;
       for (const auto& d : s->devices) {
         DeviceId id{s->driver, s->pool, d.name};
-        auto [it, inserted] = index.emplace(id, cands.size());
-        if (inserted) cands.push_back(Cand{id, s.get(), &d, reach});
+        auto [it, inserted] = index.emplace(id, cands->size());
+        if (inserted) cands->push_back(Cand{id, s.get(), &d, reach});
         list.push_back(it->second);
       }
     }
   }
+}
+
+// The candidates of one way to satisfy a request among `node_cands`. allocationMode All
+// keeps every matching device and none when one of them is in use.
+api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
+                            const ResourceClaim& claim, const std::vector<Cand>& cands,
+                            const std::vector<size_t>& node_cands,
+                            const std::set<DeviceId>& in_use) {
+  Alt alt;
+  alt.spec = &spec;
+  bool any_used = false;
+  for (size_t c : node_cands) {
+    const bool used = !spec.admin_access && in_use.count(cands[c].id);
+    if (used && !spec.all) continue;
+    auto m = Selectable(*cands[c].device, cls, spec, claim);
+    if (!m.ok()) return m.status();
+    if (!*m) continue;
+    any_used = any_used || used;
+    alt.cands.push_back(c);
+  }
+  if (spec.all && any_used) alt.cands.clear();  // not every matching device is free
+  return alt;
+}
+
+// The allocation results of a successful search, with each claim's node selector.
+std::vector<AllocationResult> Results(const Search& search, const std::vector<ResourceClaimPtr>& claims,
+                                      const std::vector<const api::Node*>& nodes) {
+  std::vector<AllocationResult> results(claims.size());
+  size_t slot = 0;  // slots were built claim by claim, request by request
+  for (size_t ci = 0; ci < claims.size(); ++ci) {
+    int best_reach = 3;
+    const ResourceSlice* selector_slice = nullptr;
+    for (size_t r = 0; r < claims[ci]->spec.requests.size(); ++r, ++slot) {
+      for (const Taken& t : search.taken()[slot]) {
+        const Cand& c = search.cands()[t.cand];
+        results[ci].devices.push_back(
+            DeviceResult{t.request, c.id.driver, c.id.pool, c.id.device, t.admin});
+        if (c.reach < best_reach) {
+          best_reach = c.reach;
+          if (c.reach == 1) selector_slice = c.slice;
+        }
+      }
+    }
+    if (best_reach == 0) {
+      api::NodeSelector sel;
+      sel.node_selector_terms.push_back(api::NodeSelectorTerm{
+          {}, {api::NodeSelectorRequirement{"metadata.name", "In", {nodes[ci]->metadata.name}}}});
+      results[ci].node_selector = std::move(sel);
+    } else if (best_reach == 1) {
+      results[ci].node_selector = selector_slice->node_selector;
+    }
+  }
+  return results;
+}
+
+}  // namespace
+
+api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
+    const std::vector<const api::Node*>& nodes) const {
+  AllocationOutcome out;
+  std::vector<Cand> cands;
+  std::map<const api::Node*, std::vector<size_t>> by_node;
+  GatherCandidates(current_, nodes, &cands, &by_node);
   // Slots: one per request of each claim, with the candidates of each alternative.
   std::vector<Slot> slots;
   for (size_t ci = 0; ci < in_.claims.size(); ++ci) {
     const ResourceClaim& claim = *in_.claims[ci];
-    const auto& node_cands = by_node[nodes[ci]];
     for (const auto& req : claim.spec.requests) {
       Slot slot;
       slot.claim = ci;
@@ -338,66 +406,19 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
       if (req.exactly) specs.push_back(&*req.exactly);
       for (const auto& sub : req.first_available) specs.push_back(&sub);
       for (const RequestSpec* spec : specs) {
-        Alt alt;
-        alt.spec = spec;
-        const DeviceClass& cls = in_.classes->at(spec->device_class_name);
-        for (size_t c : node_cands) {
-          if (!spec->admin_access && in_.in_use.count(cands[c].id)) {
-            if (spec->all) alt.cands.push_back(c);  // All needs every matching device free
-            continue;
-          }
-          auto m = Selectable(*cands[c].device, cls, *spec, claim);
-          if (!m.ok()) return m.status();
-          if (*m) alt.cands.push_back(c);
-        }
-        if (spec->all) {
-          // In-use devices were kept above only to make All fail; drop the non-matching.
-          std::vector<size_t> kept;
-          for (size_t c : alt.cands) {
-            auto m = Selectable(*cands[c].device, cls, *spec, claim);
-            if (!m.ok()) return m.status();
-            if (*m) kept.push_back(c);
-          }
-          alt.cands = std::move(kept);
-          bool any_used = false;
-          for (size_t c : alt.cands) any_used = any_used || in_.in_use.count(cands[c].id);
-          if (any_used) alt.cands.clear();  // not every matching device is free
-        }
-        slot.alts.push_back(std::move(alt));
+        auto alt = BuildAlt(*spec, in_.classes->at(spec->device_class_name), claim, cands,
+                            by_node[nodes[ci]], in_.in_use);
+        if (!alt.ok()) return alt.status();
+        slot.alts.push_back(std::move(*alt));
       }
       slots.push_back(std::move(slot));
     }
   }
-  Search search(in_.claims, std::move(cands), std::move(slots), std::move(counters));
+  Search search(in_.claims, std::move(cands), std::move(slots), CountersLeft(current_, in_.in_use));
   out.ok = search.Run();
   out.steps = search.steps();
   if (out.ok) {
-    out.results.resize(in_.claims.size());
-    std::vector<int> best_reach(in_.claims.size(), 3);
-    std::vector<const ResourceSlice*> selector_slice(in_.claims.size(), nullptr);
-    // Slots were built claim by claim, request by request: walk them in the same order.
-    size_t slot = 0;
-    for (size_t ci = 0; ci < in_.claims.size(); ++ci) {
-      for (size_t r = 0; r < in_.claims[ci]->spec.requests.size(); ++r, ++slot) {
-        for (const Taken& t : search.taken()[slot]) {
-          const Cand& c = search.cands()[t.cand];
-          out.results[ci].devices.push_back(
-              DeviceResult{t.request, c.id.driver, c.id.pool, c.id.device, t.admin});
-          if (c.reach < best_reach[ci]) {
-            best_reach[ci] = c.reach;
-            if (c.reach == 1) selector_slice[ci] = c.slice;
-          }
-        }
-      }
-      if (best_reach[ci] == 0) {
-        api::NodeSelector sel;
-        sel.node_selector_terms.push_back(api::NodeSelectorTerm{
-            {}, {api::NodeSelectorRequirement{"metadata.name", "In", {nodes[ci]->metadata.name}}}});
-        out.results[ci].node_selector = std::move(sel);
-      } else if (best_reach[ci] == 1) {
-        out.results[ci].node_selector = selector_slice[ci]->node_selector;
-      }
-    }
+    out.results = Results(search, in_.claims, nodes);
     return out;
   }
   // Which claim cannot be allocated even alone?

@@ -97,6 +97,12 @@ class PodGroupAlgorithm {
   PodGroupAlgorithm(Scheduler& sched, framework::Framework& fwk,
                     const framework::PodGroupPlan& plan, std::vector<PodGroupMember>& members)
       : sched_(sched), fwk_(fwk), plan_(plan), members_(members) {}
+  // Tells the PodGroupPlacementPlugins that the cycle's trial placements are gone.
+  ~PodGroupAlgorithm();
+  PodGroupAlgorithm(const PodGroupAlgorithm&) = delete;
+  PodGroupAlgorithm& operator=(const PodGroupAlgorithm&) = delete;
+  // Placements that needed the joint pass (PlaceMembers), for tests and statistics.
+  int64_t joint_placements() const { return joint_placements_; }
 
   // Runs every step; fills the members' placement fields.
   PodGroupPlacement Run();
@@ -116,8 +122,15 @@ class PodGroupAlgorithm {
   // "" when the plan's plugins admit it (*plugin names the one that did not).
   std::string Admit(std::string* plugin);
   // Places every member (inside `restriction` when given); "" when every unit reached its
-  // need, else the first short unit's reason.
+  // need, else the first short unit's reason. Member by member first; when that falls short
+  // and a PodGroupPlacementPlugin concerns a member (DRA claims), a second pass places each
+  // member as if alone and the plugins choose jointly (PodGroupPlacementPlugin::PlaceJointly:
+  // DynamicResources allocates every member's claims together, backtracking over device
+  // choices); its failure is appended to the reason ("...; placed jointly: ...").
   std::string PlaceMembers(const std::set<std::string>* restriction, std::vector<int32_t>* placed);
+  // One member-by-member pass (PlaceMembers' first).
+  std::string PlaceMembersInOrder(const std::set<std::string>* restriction,
+                                  std::vector<int32_t>* placed);
   // The placement step into `out` (placed per unit; the topology candidates when a unit
   // asks for a topology): "" when every unit reached its need.
   std::string PlaceIn(PodGroupPlacement* out);
@@ -155,6 +168,7 @@ class PodGroupAlgorithm {
   const framework::PodGroupPlan& plan_;
   std::vector<PodGroupMember>& members_;
   int64_t batched_ = 0;
+  int64_t joint_placements_ = 0;
   int64_t smallest_gpu_member_ = 0;  // smallest whole-GPU request among members (0 = none)
   std::vector<PodGroupMember> best_members_;  // ScoreLevel's best trial so far
   std::vector<int32_t> best_placed_;          // and its members placed per unit

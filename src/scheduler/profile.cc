@@ -34,6 +34,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.services = opts_.services;
   fo.services.Provide<gang::GangLedger>(gangs_.get());
   fo.services.Provide<quota::QueueLedger>(queues_.get());
+  fo.services.Provide<dra::Manager>(dra_.get());
   fo.services.Provide<gang::ReservationLedger>(reservations_.get());
   fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());
