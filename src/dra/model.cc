@@ -421,6 +421,10 @@ bool ParseClaimSpec(Reader& r, const YAML::Node& spec, const std::string& path, 
           !r.Str(cons[i], "matchAttribute", ip, &c.match_attribute)) {
         return false;
       }
+      if (Present(cons[i]["distinctAttribute"])) {
+        return r.Fail(Reader::Child(ip, "distinctAttribute"),
+                      "Forbidden: not supported by this scheduler (consumable capacity)");
+      }
       if (c.match_attribute.empty()) {
         return r.Fail(Reader::Child(ip, "matchAttribute"), "Required value");
       }

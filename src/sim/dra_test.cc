@@ -206,5 +206,51 @@ TEST(DraGangTest, GangSharesOneClaimAndALateMemberJoinsIt) {
             "for worker-0, worker-1, worker-2)");
 }
 
+// The resourceclaim controller's part: when the last consumer of a claim is gone the claim is
+// deallocated and its devices serve the next pod; a pod's generated claim is deleted.
+TEST(DraSimulationTest, DevicesAreFreedWhenTheLastConsumerGoes) {
+  auto pod = [](const std::string& name, const std::string& claim, const std::string& annotations) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+           ", namespace: default, annotations: {" + annotations +
+           "}}\nspec:\n  resourceClaims: [{name: gpus, " + claim +
+           "}]\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
+           "[{name: gpus}]}}]\n---\n";
+  };
+  const std::string h100 = "device.attributes['gpu.example.com'].model == 'H100'";
+  const std::string tmpl =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: pair, "
+      "namespace: default}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: pair\n"
+      "        exactly: {deviceClassName: gpu, count: 2, selectors: [{cel: {expression: \"" +
+      h100 + "\"}}]}\n---\n";
+  Scenario sc = LoadText(
+      "dealloc",
+      kNvlinkNode + PairClaim("first", h100) + PairClaim("second", h100) + tmpl +
+          pod("a", "resourceClaimName: first", "simulation.phalanx.dev/duration-seconds: \"10\"") +
+          pod("b", "resourceClaimName: second",
+              "simulation.phalanx.dev/arrival-seconds: \"5\", "
+              "simulation.phalanx.dev/duration-seconds: \"20\"") +
+          pod("c", "resourceClaimTemplateName: pair",
+              "simulation.phalanx.dev/arrival-seconds: \"6\", "
+              "simulation.phalanx.dev/duration-seconds: \"1\""));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  const PodOutcome* a = Find(r, "default/a");
+  const PodOutcome* b = Find(r, "default/b");
+  const PodOutcome* c = Find(r, "default/c");
+  ASSERT_TRUE(a->scheduled_s && b->scheduled_s && c->scheduled_s) << FormatSummary(r);
+  // One H100 pair: a holds it 0..10 s, then b (20 s) and c (1 s) one after the other.
+  EXPECT_EQ(*a->scheduled_s, 0.0);
+  const double first = std::min(*b->scheduled_s, *c->scheduled_s);
+  const double second = std::max(*b->scheduled_s, *c->scheduled_s);
+  EXPECT_GE(first, 10.0);
+  EXPECT_GE(second, first + (*b->scheduled_s < *c->scheduled_s ? 20.0 : 1.0));
+  // Every consumer is gone: the plain claims are deallocated, c's generated one deleted.
+  EXPECT_EQ(Claim(r, "default/first"), "default/first: not allocated");
+  EXPECT_EQ(Claim(r, "default/second"), "default/second: not allocated");
+  EXPECT_EQ(Claim(r, "default/c-gpus-"), "");
+  EXPECT_EQ(r.dra_claims.size(), 2u) << FormatSummary(r);
+}
+
 }  // namespace
 }  // namespace phalanx::sim
