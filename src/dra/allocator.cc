@@ -34,6 +34,10 @@ bool SameValue(const cel::AttributeValue& a, const cel::AttributeValue& b) {
   }
 }
 
+// Defined below (AllocateOn's helpers).
+std::map<std::string, std::map<std::string, api::Quantity>> CountersLeft(
+    const std::vector<ResourceSlicePtr>& current, const std::set<DeviceId>& in_use);
+
 // One device reachable from a node of the attempt.
 struct Cand {
   DeviceId id;
@@ -275,8 +279,15 @@ api::StatusOr<Allocator> Allocator::New(AllocatorInput in) {
     if (!inserted) it->second = std::max(it->second, s->pool_generation);
   }
   for (const auto& s : in.slices) {
-    if (s->pool_generation == newest[PoolKey(s->driver, s->pool)]) a.current_.push_back(s);
+    if (s->pool_generation != newest[PoolKey(s->driver, s->pool)]) continue;
+    a.current_.push_back(s);
+    if (!s->node_name.empty()) {
+      a.node_local_[s->node_name].push_back(s);
+    } else {
+      a.not_node_local_.push_back(s);
+    }
   }
+  a.counters_left_ = CountersLeft(a.current_, in.in_use);
   a.in_ = std::move(in);
   return a;
 }
@@ -313,21 +324,26 @@ Counters CountersLeft(const std::vector<ResourceSlicePtr>& current, const std::s
 }
 
 // Devices reachable from the attempt's nodes (each once), and per node which of them.
-void GatherCandidates(const std::vector<ResourceSlicePtr>& current,
+void GatherCandidates(const std::map<std::string, std::vector<ResourceSlicePtr>>& node_local,
+                      const std::vector<ResourceSlicePtr>& not_node_local,
                       const std::vector<const api::Node*>& nodes, std::vector<Cand>* cands,
                       std::map<const api::Node*, std::vector<size_t>>* by_node) {
   std::map<DeviceId, size_t> index;
+  static const std::vector<ResourceSlicePtr> kNone;
   for (const api::Node* node : nodes) {
     if (by_node->count(node)) continue;
     auto& list = (*by_node)[node];
-    for (const auto& s : current) {
-      const int reach = Reach(*s, *node);
-      if (reach < 0) continue;
-      for (const auto& d : s->devices) {
-        DeviceId id{s->driver, s->pool, d.name};
-        auto [it, inserted] = index.emplace(id, cands->size());
-        if (inserted) cands->push_back(Cand{id, s.get(), &d, reach});
-        list.push_back(it->second);
+    auto local = node_local.find(node->metadata.name);
+    for (const auto* slices : {local == node_local.end() ? &kNone : &local->second, &not_node_local}) {
+      for (const auto& s : *slices) {
+        const int reach = Reach(*s, *node);
+        if (reach < 0) continue;
+        for (const auto& d : s->devices) {
+          DeviceId id{s->driver, s->pool, d.name};
+          auto [it, inserted] = index.emplace(id, cands->size());
+          if (inserted) cands->push_back(Cand{id, s.get(), &d, reach});
+          list.push_back(it->second);
+        }
       }
     }
   }
@@ -393,7 +409,7 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
   AllocationOutcome out;
   std::vector<Cand> cands;
   std::map<const api::Node*, std::vector<size_t>> by_node;
-  GatherCandidates(current_, nodes, &cands, &by_node);
+  GatherCandidates(node_local_, not_node_local_, nodes, &cands, &by_node);
   // Slots: one per request of each claim, with the candidates of each alternative.
   std::vector<Slot> slots;
   for (size_t ci = 0; ci < in_.claims.size(); ++ci) {
@@ -414,7 +430,7 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
       slots.push_back(std::move(slot));
     }
   }
-  Search search(in_.claims, std::move(cands), std::move(slots), CountersLeft(current_, in_.in_use));
+  Search search(in_.claims, std::move(cands), std::move(slots), counters_left_);
   out.ok = search.Run();
   out.steps = search.steps();
   if (out.ok) {

@@ -92,8 +92,14 @@ class Allocator {
 
  private:
   AllocatorInput in_;
-  // The newest generation of each pool (driver/pool), with its slices.
+  // The newest generation of each pool (driver/pool), with its slices; and the same slices
+  // indexed: node-local ones by node name, the others (node selector, all nodes) apart.
   std::vector<ResourceSlicePtr> current_;
+  std::map<std::string, std::vector<ResourceSlicePtr>> node_local_;
+  std::vector<ResourceSlicePtr> not_node_local_;
+  // Shared counters left after the devices in use consume theirs: "driver/pool/set" ->
+  // counter -> amount (computed once in New).
+  std::map<std::string, std::map<std::string, api::Quantity>> counters_left_;
 };
 
 // The device identity's fully qualified attribute lookup used by matchAttribute: `name`
