@@ -712,7 +712,11 @@ class ObjectDecoder {
     if (Present(res)) {
       const std::string rp = Child(path, "resources");
       if (!ExpectMap(res, rp) || !Resources(res, "limits", rp, &c->resources.limits) ||
-          !Resources(res, "requests", rp, &c->resources.requests)) {
+          !Resources(res, "requests", rp, &c->resources.requests) ||
+          !List(res, "claims", rp, &c->resource_claims,
+                [this](const YAML::Node& x, const std::string& p, std::string* name) {
+                  return ExpectMap(x, p) && Str(x, "name", p, name);
+                })) {
         return false;
       }
     }
@@ -792,6 +796,22 @@ class ObjectDecoder {
     return ExpectMap(pvc, pp) && Str(pvc, "claimName", pp, &v->persistent_volume_claim);
   }
 
+  // spec.resourceClaims[]: exactly one source (core validation validatePodResourceClaim).
+  bool PodClaim(const YAML::Node& n, const std::string& path, PodResourceClaim* c) {
+    if (!ExpectMap(n, path) || !Str(n, "name", path, &c->name) ||
+        !Str(n, "resourceClaimName", path, &c->resource_claim_name) ||
+        !Str(n, "resourceClaimTemplateName", path, &c->resource_claim_template_name)) {
+      return false;
+    }
+    if (c->name.empty()) return Fail(n, FieldRequired(Child(path, "name"), ""));
+    if (c->resource_claim_name.empty() == c->resource_claim_template_name.empty()) {
+      return Fail(n, FieldInvalid(path, "",
+                                  "must specify one of: `resourceClaimName`, "
+                                  "`resourceClaimTemplateName`"));
+    }
+    return true;
+  }
+
   // spec.resources: only cpu, memory and hugepages-* may be set at pod level
   // (pkg/apis/core/validation validatePodResourceName).
   bool PodLevelResources(const YAML::Node& n, const std::string& path, ResourceRequirements* r) {
@@ -869,6 +889,10 @@ class ObjectDecoder {
               [this](const YAML::Node& x, const std::string& p, Volume* v) {
                 return VolumeObj(x, p, v);
               }) ||
+        !List(n, "resourceClaims", path, &s->resource_claims,
+              [this](const YAML::Node& x, const std::string& p, PodResourceClaim* c) {
+                return PodClaim(x, p, c);
+              }) ||
         !Str(n, "restartPolicy", path, &s->restart_policy) ||
         !OptInt64(n, "activeDeadlineSeconds", path, &s->active_deadline_seconds) ||
         !Object(n, "workloadRef", path, &s->workload_ref,
@@ -912,6 +936,11 @@ class ObjectDecoder {
                        Str(x, "reason", p, &c->reason) && Str(x, "message", p, &c->message);
               }) ||
         !Str(n, "nominatedNodeName", path, &st->nominated_node_name) ||
+        !List(n, "resourceClaimStatuses", path, &st->resource_claim_statuses,
+              [this](const YAML::Node& x, const std::string& p, PodResourceClaimStatus* c) {
+                return ExpectMap(x, p) && Str(x, "name", p, &c->name) &&
+                       Str(x, "resourceClaimName", p, &c->resource_claim_name);
+              }) ||
         !Time(n, "startTime", path, &st->start_time) ||
         !List(n, "containerStatuses", path, &st->container_statuses,
               [this](const YAML::Node& x, const std::string& p, ContainerStatus* cs) {
@@ -1351,6 +1380,11 @@ class StreamDecoder {
     u.kind = id.kind;
     u.metadata = std::move(um);
     u.metadata.namespace_ = id.ns;
+    // Namespaced DRA kinds (resource.k8s.io) default to "default", as the API server does.
+    if (u.metadata.namespace_.empty() && u.Group() == "resource.k8s.io" &&
+        (id.kind == "ResourceClaim" || id.kind == "ResourceClaimTemplate")) {
+      u.metadata.namespace_ = "default";
+    }
     if (u.metadata.name.empty()) u.metadata.name = id.name;
     if (u.metadata.uid.empty()) u.metadata.uid = u.Key();
     u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));

@@ -138,6 +138,8 @@ struct Container {
   std::string name;
   std::string image;
   ResourceRequirements resources;
+  // resources.claims[].name: entries of spec.resourceClaims this container uses (DRA).
+  std::vector<std::string> resource_claims;
   std::vector<ContainerPort> ports;
   std::string restart_policy;  // init containers only: "Always" makes a native sidecar
 };
@@ -166,6 +168,23 @@ struct Volume {
   std::shared_ptr<const YAML::Node> ephemeral_claim_template;
 };
 
+// spec.resourceClaims[] (core/v1 PodResourceClaim, Dynamic Resource Allocation): a name
+// local to the pod and exactly one of resourceClaimName (an existing ResourceClaim in the
+// pod's namespace) or resourceClaimTemplateName (the resourceclaim controller creates a
+// claim for the pod from the template and records it in status.resourceClaimStatuses).
+struct PodResourceClaim {
+  std::string name;
+  std::string resource_claim_name;
+  std::string resource_claim_template_name;
+};
+// status.resourceClaimStatuses[] (core/v1 PodResourceClaimStatus): the generated claim of
+// a template entry; empty resource_claim_name: none was needed.
+struct PodResourceClaimStatus {
+  std::string name;
+  std::string resource_claim_name;
+  bool operator==(const PodResourceClaimStatus&) const = default;
+};
+
 // spec.workloadRef (Kubernetes 1.35, KEP-4671): the pod's gang in a Workload.
 struct WorkloadReference {
   std::string name;                    // Workload in the pod's namespace
@@ -188,6 +207,7 @@ struct PodSpec {
   std::vector<PodSchedulingGate> scheduling_gates;
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::vector<Volume> volumes;
+  std::vector<PodResourceClaim> resource_claims;  // spec.resourceClaims (DRA)
   std::string restart_policy;
   std::optional<int64_t> active_deadline_seconds;
   std::optional<WorkloadReference> workload_ref;  // 1.35 spec.workloadRef
@@ -223,6 +243,7 @@ struct PodStatus {
   std::vector<ContainerStatus> init_container_statuses;
   std::string nominated_node_name;
   std::optional<Timestamp> start_time;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;  // DRA, generated claims
 };
 
 struct Pod {

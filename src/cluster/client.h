@@ -63,6 +63,15 @@ class ClusterClient {
   // PATCH status.nominatedNodeName (empty clears it) and/or the PodScheduled condition.
   virtual api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                       const std::string* nominated_node_name) = 0;
+  // Replaces the status of a resource.k8s.io ResourceClaim (PUT resourceclaims/NAME/status
+  // with `claim`, the stored object whose status holds the new allocation and reservedFor,
+  // as the DynamicResources plugin's PreBind writes it; upstream bindClaim). Synchronous.
+  // Errors: NotFound (claim gone), Aborted (409 Conflict: a newer version exists),
+  // transport. Sources that cannot write claims return Unimplemented.
+  virtual api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) {
+    return api::Status(absl::StatusCode::kUnimplemented,
+                       "this cluster client cannot write ResourceClaim status");
+  }
   // Records an Event (reason Scheduled / FailedScheduling / Preempted ...).
   virtual void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                            std::string_view message) = 0;

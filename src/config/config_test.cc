@@ -56,11 +56,12 @@ Flat Impl(const Flat& full) {
 // filtered by ImplementedInTreePlugins().
 const Flat kV1Full = {
     {"SchedulingGates", 0},   {"PrioritySort", 0},       {"NodeUnschedulable", 0},
-    {"NodeName", 0},          {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},    {"NodeAffinity", 2},
+    {"NodeName", 0},          {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},
+    {"NodeAffinity", 2},
     {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
     {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
-    {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DefaultPreemption", 0},
-    {"NodeResourcesBalancedAllocation", 1},              {"ImageLocality", 1},
+    {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DynamicResources", 0},
+    {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
     {"DefaultBinder", 0},     {"GangScheduling", 0},
 };
 const Flat kV1Defaults = Impl(kV1Full);
@@ -100,18 +101,19 @@ TEST(DefaultPluginsTest, ImplementedSet) {
                                    "NodeResourcesFit", "NodeResourcesBalancedAllocation",
                                    "ImageLocality", "DefaultBinder", "GangScheduling",
                                    "PodTopologySpread", "InterPodAffinity",
-                                   "DefaultPreemption", "VolumeBinding",
+                                   "DynamicResources", "DefaultPreemption", "VolumeBinding",
                                    "NodeDeclaredFeatures"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {
   const Flat want = {
       {"SchedulingGates", 0},   {"PrioritySort", 0},       {"NodeUnschedulable", 0},
-      {"NodeName", 0},          {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},    {"NodeAffinity", 2},
+      {"NodeName", 0},          {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},
+    {"NodeAffinity", 2},
       {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
       {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
-      {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DefaultPreemption", 0},
-      {"NodeResourcesBalancedAllocation", 1},              {"ImageLocality", 1},
+      {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DynamicResources", 0},
+      {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
       {"DefaultBinder", 0},     {"GangScheduling", 0},
   };
   const Plugins p = internal::UpstreamDefaultPlugins(ApiVersion::kV1);
@@ -395,11 +397,13 @@ TEST(ConversionTest, V1beta3DefaultsMatchUpstream) {
                   {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
                   {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
   EXPECT_TRUE(AllEmptyExceptMultiPoint(p));
-  // Same effective plugins and weights as v1 (which also enables GangScheduling and
-  // NodeDeclaredFeatures, GA after v1beta3 was removed).
+  // Same effective plugins and weights as v1 (which also enables GangScheduling,
+  // NodeDeclaredFeatures, GA after v1beta3 was removed, and DynamicResources: its feature
+  // gate was off by default while v1beta3 was served).
   Flat v1_without_gang;
   for (const auto& e : kV1Defaults) {
-    if (e.first != "GangScheduling" && e.first != "NodeDeclaredFeatures") {
+    if (e.first != "GangScheduling" && e.first != "NodeDeclaredFeatures" &&
+        e.first != "DynamicResources") {
       v1_without_gang.push_back(e);
     }
   }

@@ -13,11 +13,10 @@
 namespace phalanx::config {
 
 const std::set<std::string>& ImplementedInTreePlugins() {
-  // Upstream's v1 default set also has VolumeRestrictions, NodeVolumeLimits and VolumeZone
-  // (and DynamicResources, before DefaultPreemption, when the DynamicResourceAllocation
-  // feature gate is on). This build does not implement them yet, so they are missing from
-  // every default set until their names are added here. VolumeBinding binds claims
-  // (src/plugins/volumebinding, src/volume). EBSLimits, GCEPDLimits,
+  // Upstream's v1 default set also has VolumeRestrictions, NodeVolumeLimits and VolumeZone.
+  // This build does not implement them yet, so they are missing from every default set
+  // until their names are added here. VolumeBinding binds claims (src/plugins/volumebinding,
+  // src/volume). EBSLimits, GCEPDLimits,
   // AzureDiskLimits (defaults of v1beta2/v1beta3) were removed upstream and will not land.
   static const std::set<std::string> kImplemented = {
       "SchedulingGates",   "PrioritySort",    "NodeUnschedulable",
@@ -27,6 +26,7 @@ const std::set<std::string>& ImplementedInTreePlugins() {
       "PodTopologySpread",
       "InterPodAffinity",
       "NodeDeclaredFeatures",
+      "DynamicResources",
       "DefaultPreemption",
   };
   return kImplemented;
@@ -62,7 +62,9 @@ Plugins UpstreamDefaultPlugins(ApiVersion version) {
   switch (version) {
     case ApiVersion::kV1:
       // v1 getDefaultPlugins (current releases; the in-tree EBS/GCE PD/Azure Disk volume
-      // limit plugins are gone, DynamicResources is feature-gated and not listed here).
+      // limit plugins are gone), with DynamicResources inserted before DefaultPreemption as
+      // applyFeatureGates does while DynamicResourceAllocation is on (GA and on by default
+      // since 1.34; pkg/scheduler/apis/config/v1/default_plugins.go).
       // NodeDeclaredFeatures (KEP-5328, GA in 1.37, a PreFilter/Filter plugin with no
       // score) sits after NodeName; its place in the list does not change placements.
       p.multi_point.enabled = Refs({
@@ -81,6 +83,7 @@ Plugins UpstreamDefaultPlugins(ApiVersion version) {
           {"VolumeZone", 0},
           {"PodTopologySpread", 2},
           {"InterPodAffinity", 2},
+          {"DynamicResources", 0},
           {"DefaultPreemption", 0},
           {"NodeResourcesBalancedAllocation", 1},
           {"ImageLocality", 1},

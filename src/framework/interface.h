@@ -339,6 +339,33 @@ class PodGroupPlugin : public virtual Plugin {
   }
 };
 
+// A plugin whose state must follow the trial placements of a PodGroup cycle on its
+// snapshot view (DynamicResources: the devices a placed member's claims take), and that can
+// revise them for the whole gang at once. Upstream has no such point: it places a gang's
+// members one at a time and so "ignores possible ways to allocate DRA devices when
+// scheduling a gang" (kubernetes/kubernetes#138765). Called by the PodGroup algorithm
+// (src/scheduler/podgroup_algorithm.cc) on the scheduling thread.
+class PodGroupPlacementPlugin : public virtual Plugin {
+ public:
+  // Whether the plugin has anything to do for `pod` (e.g. it has resource claims).
+  virtual bool ConcernsPodGroupMember(const PodInfo& pod) const = 0;
+  // `pod` was placed on `node` on the view; `state` is its CycleState from SchedulePod.
+  // Later members' scheduling must see what it takes.
+  virtual void PlacedOnView(const CycleState& state, const PodInfo& pod,
+                            const std::string& node) = 0;
+  // The view was refreshed or the cycle ended: forget every PlacedOnView.
+  virtual void ViewReset() = 0;
+  // Joint mode on: members are placed as if alone (earlier members' PlacedOnView ignored),
+  // to be reconciled by PlaceJointly. Off: the normal, member-by-member mode.
+  virtual void SetJointMode(bool joint) = 0;
+  // The members `pods` were placed in joint mode on `nodes` (states[i] from scheduling
+  // pods[i]): choose, for all of them together, what each takes (a search), and leave each
+  // choice in its state for Reserve. Success, or Unschedulable with the reason.
+  virtual Status PlaceJointly(const std::vector<CycleState*>& states,
+                              const std::vector<const PodInfo*>& pods,
+                              const std::vector<std::string>& nodes) = 0;
+};
+
 class PreBindPlugin : public virtual Plugin {
  public:
   virtual Status PreBind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;

@@ -325,6 +325,11 @@ void Framework::CollectExtensions(const config::Plugins& ps, const std::vector<s
       for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
       if (!disabled) pod_group_.push_back(pg);
     }
+    if (auto* pp = dynamic_cast<PodGroupPlacementPlugin*>(plugins.at(name))) {
+      bool disabled = false;
+      for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
+      if (!disabled) pod_group_placement_.push_back(pp);
+    }
   }
   // Batching (KEP-5598) needs a signature from every plugin that filters or scores.
   std::set<const Plugin*> seen;

@@ -158,6 +158,10 @@ class Framework final : public Handle {
   bool HasPodGroupPlugins() const { return !pod_group_.empty(); }
   // The profile's PodGroupPlugins in order (e.g. for PodGroup preemption's victim policy).
   const std::vector<PodGroupPlugin*>& PodGroupPlugins() const { return pod_group_; }
+  // The profile's PodGroupPlacementPlugins (enabled for any point), in order.
+  const std::vector<PodGroupPlacementPlugin*>& PodGroupPlacementPlugins() const {
+    return pod_group_placement_;
+  }
   Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
@@ -251,6 +255,7 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_ext_;
   std::vector<PodGroupPlugin*> pod_group_;
+  std::vector<PodGroupPlacementPlugin*> pod_group_placement_;
   // Distinct PreFilter/Filter/PreScore/Score plugins; batchable_ is false when one of them
   // is not a BatchablePlugin.
   std::vector<const BatchablePlugin*> batchable_plugins_;

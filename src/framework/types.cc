@@ -187,6 +187,10 @@ uint32_t PodUpdateActions(const api::Pod& o, const api::Pod& n) {
   if (!o.spec.scheduling_gates.empty() && n.spec.scheduling_gates.empty()) {
     a |= kUpdatePodSchedulingGatesEliminated;
   }
+  // upstream: extractPodGeneratedResourceClaimChange (pod.status.resourceClaimStatuses).
+  if (o.status.resource_claim_statuses != n.status.resource_claim_statuses) {
+    a |= kUpdatePodGeneratedResourceClaim;
+  }
   if (a == 0 && (o.metadata.annotations != n.metadata.annotations ||
                  o.spec.node_selector != n.spec.node_selector)) {
     a = kUpdateOther;

@@ -249,6 +249,9 @@ enum class EventResource : uint8_t {
   kPodGroup,       // gang objects of any dialect
   kWorkload,
   kPersistentVolumeClaim,
+  kResourceClaim,   // resource.k8s.io (DynamicResources)
+  kResourceSlice,
+  kDeviceClass,
   kWildCard,
 };
 

@@ -2,6 +2,7 @@
 
 #include "plugins/defaultbinder/default_binder.h"
 #include "plugins/defaultpreemption/default_preemption.h"
+#include "plugins/dynamicresources/dynamic_resources.h"
 #include "plugins/gangreservation/gang_reservation.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
 #include "plugins/gpupolicy/best_fit.h"
@@ -51,6 +52,7 @@ framework::Registry NewInTreeRegistry() {
   Add<noderesources::Fit>(r);
   Add<podtopologyspread::PodTopologySpread>(r);
   Add<interpodaffinity::InterPodAffinity>(r);
+  Add<dynamicresources::DynamicResources>(r);
   Add<defaultpreemption::DefaultPreemption>(r);
   Add<noderesources::BalancedAllocation>(r);
   Add<imagelocality::ImageLocality>(r);

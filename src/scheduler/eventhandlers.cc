@@ -2,6 +2,7 @@
 // (assigned pods, nodes), the queue (pending pods of our profiles), the gang and queue
 // state, and turn changes into cluster events that move unschedulable pods back according
 // to queueing hints.
+#include "dra/manager.h"
 #include "gang/manager.h"
 #include "quota/manager.h"
 #include "spdlog/spdlog.h"
@@ -122,8 +123,38 @@ bool Scheduler::OnStorageObject(const api::UnstructuredPtr& obj, uint32_t action
   return true;
 }
 
+namespace {
+
+// The cluster event of a resource.k8s.io object (DynamicResources' registrations).
+framework::EventResource DraResource(const api::Unstructured& obj) {
+  switch (dra::KindOf(obj)) {
+    case dra::Kind::kResourceClaim: return framework::EventResource::kResourceClaim;
+    case dra::Kind::kResourceSlice: return framework::EventResource::kResourceSlice;
+    case dra::Kind::kDeviceClass: return framework::EventResource::kDeviceClass;
+    default: return framework::EventResource::kWildCard;  // templates: nothing waits on them
+  }
+}
+
+}  // namespace
+
+bool Scheduler::OnDraObject(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj,
+                            uint32_t action) {
+  const bool handled = action == framework::kDelete ? dra_->OnObjectDelete(obj)
+                                                    : dra_->OnObjectAdd(obj);
+  if (!handled) return false;
+  object_epoch_.fetch_add(1, std::memory_order_acq_rel);
+  const framework::EventResource r = DraResource(*obj);
+  if (r == framework::EventResource::kWildCard || action == framework::kDelete) return true;
+  framework::EventObjects objs;
+  objs.other_old = old_obj.get();
+  objs.other_new = obj.get();
+  Requeue(r, action, action == framework::kAdd ? "DraObjectAdd" : "DraObjectUpdate", objs);
+  return true;
+}
+
 void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
   if (OnStorageObject(obj, framework::kAdd)) return;
+  if (OnDraObject(nullptr, obj, framework::kAdd)) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   gangs_->OnObjectAdd(obj);
   queues_->OnObjectAdd(obj);
@@ -134,6 +165,7 @@ void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
 
 void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj) {
   if (OnStorageObject(obj, framework::kUpdate)) return;
+  if (OnDraObject(old_obj, obj, framework::kUpdateOther)) return;
   // Status-only updates (our own PodGroup status writes among them) carry nothing that
   // could make a pod schedulable: the gang keeps its parsed spec, and no requeue, so they
   // cannot churn gated pods.
@@ -157,6 +189,7 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::U
 
 void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) {
   if (OnStorageObject(obj, framework::kDelete)) return;
+  if (OnDraObject(nullptr, obj, framework::kDelete)) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   gangs_->OnObjectDelete(obj);
   queues_->OnObjectDelete(obj);

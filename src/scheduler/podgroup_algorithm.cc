@@ -141,6 +141,7 @@ std::string PodGroupAlgorithm::PlaceIn(PodGroupPlacement* out) {
 void PodGroupAlgorithm::Revert() {
   sched_.cache().UpdateSnapshot(&sched_.snapshot());
   if (view_edit_) view_edit_(sched_.snapshot());
+  for (auto* p : fwk_.PodGroupPlacementPlugins()) p->ViewReset();
 }
 
 std::string PodGroupAlgorithm::CheckMinResources() const {
@@ -194,11 +195,16 @@ bool PodGroupAlgorithm::PlaceOne(PodGroupMember& m, PlacementBatch* batch,
     sched_.snapshot().AddPodToView(m.assumed);
     m.host = r.suggested_host;
     m.placed = true;
+    for (auto* p : fwk_.PodGroupPlacementPlugins()) p->PlacedOnView(*m.state, *m.assumed, m.host);
   } else if (!m.status.IsRejected()) {
     *reason = "error placing " + m.qp->Pod().Key() + ": " + m.status.Message();
     return false;
   }
   return true;
+}
+
+PodGroupAlgorithm::~PodGroupAlgorithm() {
+  for (auto* p : fwk_.PodGroupPlacementPlugins()) p->ViewReset();
 }
 
 std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restriction,
@@ -207,6 +213,49 @@ std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restric
                   [](const auto& u) { return !u.topology_scopes.empty(); })) {
     return PlaceScoped(restriction, placed);
   }
+  std::string reason = PlaceMembersInOrder(restriction, placed);
+  const auto& plugins = fwk_.PodGroupPlacementPlugins();
+  if (reason.empty() || plugins.empty()) return reason;
+  bool concerned = false;
+  for (const auto& m : members_) {
+    for (auto* p : plugins) concerned = concerned || p->ConcernsPodGroupMember(*m.qp->pod_info);
+  }
+  if (!concerned) return reason;
+  // Member-by-member placement fell short and a plugin keeps per-member choices (DRA
+  // devices): place again with each member as if alone, then let the plugins choose for
+  // all members together (a search over device choices, e.g. DynamicResources'
+  // PlaceJointly), instead of keeping what first fit took for the earlier members.
+  Revert();
+  for (auto* p : plugins) p->SetJointMode(true);
+  std::vector<int32_t> joint_placed(placed->size(), 0);
+  std::string joint = PlaceMembersInOrder(restriction, &joint_placed);
+  if (joint.empty()) {
+    std::vector<framework::CycleState*> states;
+    std::vector<const PodInfo*> pods;
+    std::vector<std::string> nodes;
+    for (auto& m : members_) {
+      if (!m.placed) continue;
+      states.push_back(m.state.get());
+      pods.push_back(m.qp->pod_info.get());
+      nodes.push_back(m.host);
+    }
+    for (auto* p : plugins) {
+      Status s = p->PlaceJointly(states, pods, nodes);
+      if (!s.IsSuccess()) {
+        joint = s.Message();
+        break;
+      }
+    }
+  }
+  for (auto* p : plugins) p->SetJointMode(false);
+  if (!joint.empty()) return reason + "; placed jointly: " + joint;
+  *placed = std::move(joint_placed);
+  ++joint_placements_;
+  return "";
+}
+
+std::string PodGroupAlgorithm::PlaceMembersInOrder(const std::set<std::string>* restriction,
+                                                   std::vector<int32_t>* placed) {
   std::vector<int32_t> pending(plan_.units.size(), 0);
   for (const auto& m : members_) ++pending[m.unit];
   std::vector<int32_t> remaining = pending;
@@ -341,7 +390,9 @@ void PodGroupAlgorithm::RestoreBestTrial(std::vector<int32_t>* placed) {
   *placed = std::move(best_placed_);
   scope_domains_ = std::move(best_scope_domains_);
   for (const auto& m : members_) {
-    if (m.placed) sched_.snapshot().AddPodToView(m.assumed);
+    if (!m.placed) continue;
+    sched_.snapshot().AddPodToView(m.assumed);
+    for (auto* p : fwk_.PodGroupPlacementPlugins()) p->PlacedOnView(*m.state, *m.assumed, m.host);
   }
 }
 

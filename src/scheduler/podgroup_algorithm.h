@@ -101,6 +101,12 @@ class PodGroupAlgorithm {
   PodGroupAlgorithm(Scheduler& sched, framework::Framework& fwk,
                     const framework::PodGroupPlan& plan, std::vector<PodGroupMember>& members)
       : sched_(sched), fwk_(fwk), plan_(plan), members_(members) {}
+  // Tells the PodGroupPlacementPlugins that the cycle's trial placements are gone.
+  ~PodGroupAlgorithm();
+  PodGroupAlgorithm(const PodGroupAlgorithm&) = delete;
+  PodGroupAlgorithm& operator=(const PodGroupAlgorithm&) = delete;
+  // Placements that needed the joint pass (PlaceMembers), for tests and statistics.
+  int64_t joint_placements() const { return joint_placements_; }
 
   // Runs every step; fills the members' placement fields.
   PodGroupPlacement Run();
@@ -120,9 +126,16 @@ class PodGroupAlgorithm {
   // "" when the plan's plugins admit it (*plugin names the one that did not).
   std::string Admit(std::string* plugin);
   // Places every member (inside `restriction` when given); "" when every unit reached its
-  // need, else the first short unit's reason. Units with topology scopes go through
-  // PlaceScoped.
+  // need, else the first short unit's reason. Member by member first; when that falls short
+  // and a PodGroupPlacementPlugin concerns a member (DRA claims), a second pass places each
+  // member as if alone and the plugins choose jointly (PodGroupPlacementPlugin::PlaceJointly:
+  // DynamicResources allocates every member's claims together, backtracking over device
+  // choices); its failure is appended to the reason ("...; placed jointly: ..."). Units
+  // with topology scopes go through PlaceScoped (no joint pass).
   std::string PlaceMembers(const std::set<std::string>* restriction, std::vector<int32_t>* placed);
+  // One member-by-member pass (PlaceMembers' first).
+  std::string PlaceMembersInOrder(const std::set<std::string>* restriction,
+                                  std::vector<int32_t>* placed);
   // One member through SchedulePod inside `restriction`, put on the view when it fits;
   // false on an error that is not a rejection (*reason says it).
   bool PlaceOne(PodGroupMember& m, PlacementBatch* batch, const std::set<std::string>* restriction,
@@ -178,6 +191,7 @@ class PodGroupAlgorithm {
   const framework::PodGroupPlan& plan_;
   std::vector<PodGroupMember>& members_;
   int64_t batched_ = 0;
+  int64_t joint_placements_ = 0;
   int64_t smallest_gpu_member_ = 0;  // smallest whole-GPU request among members (0 = none)
   std::vector<PodGroupMember> best_members_;  // ScoreLevel's best trial so far
   std::vector<int32_t> best_placed_;          // and its members placed per unit

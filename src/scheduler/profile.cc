@@ -36,6 +36,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.services.Provide<gang::GangLedger>(gangs_.get());
   fo.services.Provide<quota::QueueLedger>(queues_.get());
   fo.services.Provide<volume::Catalog>(volumes_.get());
+  fo.services.Provide<dra::Manager>(dra_.get());
   fo.services.Provide<gang::ReservationLedger>(reservations_.get());
   fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());

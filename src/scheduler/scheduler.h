@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "dra/manager.h"
 #include "gang/reservation.h"
 #include "gang/staleness.h"
 #include "absl/base/thread_annotations.h"
@@ -210,6 +211,7 @@ class Scheduler {
 
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
+  dra::Manager& dra() { return *dra_; }
   quota::QueueManager& queues() { return *queues_; }
   volume::Catalog& volumes() { return *volumes_; }
   // Node reservations of gangs that waited too long (gang/reservation.h; enabled by the
@@ -399,6 +401,10 @@ class Scheduler {
   bool OnStorageObject(const api::UnstructuredPtr& obj, uint32_t action);
   void OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj);
   void OnObjectDelete(const api::UnstructuredPtr& obj);
+  // resource.k8s.io objects go to dra_ and requeue as ResourceClaim / ResourceSlice /
+  // DeviceClass events; false for other kinds.
+  bool OnDraObject(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj,
+                   uint32_t action);
   void OnNamespaceSet(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
   void OnNamespaceDelete(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
   void OnPodDisruptionBudgetSet(const api::PodDisruptionBudgetPtr& pdb) ABSL_LOCKS_EXCLUDED(pdb_mu_);
@@ -428,6 +434,9 @@ class Scheduler {
   std::shared_ptr<gang::Manager> gangs_;
   std::shared_ptr<quota::QueueManager> queues_;  // fed like gangs_ (src/quota/manager.h)
   std::shared_ptr<volume::Catalog> volumes_;     // fed from the object events too
+  // DRA objects and allocations in flight (src/dra/manager.h), fed like gangs_; the
+  // DynamicResources plugin reads it as the dra::Manager service.
+  std::unique_ptr<dra::Manager> dra_ = std::make_unique<dra::Manager>();
   std::unique_ptr<GangCoordinator> gang_coordinator_;
   // Rejected PodGroup cycles that a later attempt may replay (podgroup_memo.h); scheduling
   // thread only.

@@ -1,4 +1,6 @@
 #include "sim/simulation.h"
+#include "sim/dra_claims.h"
+#include "dra/model.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +29,7 @@ namespace phalanx::sim {
 
 namespace {
 
-enum class EvKind { kCreatePod, kDeletePod, kCreateNode };
+enum class EvKind { kCreatePod, kDeletePod, kCreateNode, kReleaseClaims };
 struct Ev {
   api::Timestamp t;
   uint64_t seq;
@@ -103,6 +105,9 @@ class CountingClient final : public cluster::ClusterClient {
                             std::string_view ns, std::string_view name,
                             const PodGroupStatus& status) override {
     store_.UpdatePodGroupStatus(api_version, kind, ns, name, status);
+  }
+  api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override {
+    return store_.UpdateResourceClaimStatus(claim);
   }
 
   // (victim, whether its eviction violated a PodDisruptionBudget); called on the
@@ -291,6 +296,12 @@ class Driver {
                              auto it = index_.find(p->Key());
                              if (it == index_.end()) return;
                              ReleaseGpuMilli(it->second);
+                             // The resourceclaim controller's part, after this event (a
+                             // handler does not write back to the store).
+                             if (!p->spec.resource_claims.empty()) {
+                               gone_with_claims_[it->second] = *p;
+                               Push(clock_.Now(), EvKind::kReleaseClaims, it->second);
+                             }
                            }});
   }
 
@@ -431,6 +442,12 @@ class Driver {
         if (auto s = CreatePod(e.pod); !s.ok()) return s;
       } else if (e.kind == EvKind::kCreateNode) {
         if (auto s = CreateLaterNode(e.pod); !s.ok()) return s;
+      } else if (e.kind == EvKind::kReleaseClaims) {
+        auto it = gone_with_claims_.find(e.pod);
+        if (it != gone_with_claims_.end()) {
+          dra_claims_.OnPodGone(it->second);
+          gone_with_claims_.erase(it);
+        }
       } else {
         DeletePod(e.pod);
       }
@@ -458,7 +475,13 @@ class Driver {
     auto r = store_.CreatePod(std::move(p));
     if (!r.ok()) return absl::InvalidArgumentError("Pod " + tp.pod.Key() + ": " + std::string(r.message()));
     index_[tp.pod.Key()] = i;
+    // The resourceclaim controller: claims from the pod's templates.
+    const api::Status claims =
+        dra_claims_.OnPodCreated(tp.pod.metadata.namespace_.empty() ? "default"
+                                                                    : tp.pod.metadata.namespace_,
+                                 tp.pod.metadata.name);
     PodOutcome& o = res_->outcomes[i];
+    if (!claims.ok()) o.reason = std::string(claims.message());
     o.pod = tp.pod.Key();
     o.arrival_s = Seconds(clock_.Now());
     ++arrived_;
@@ -572,6 +595,31 @@ class Driver {
     res_->gangs = CollectGangOutcomes(sched_->gangs());
     if (has_queues_) SummarizeQueues();
     SummarizeUsage();
+    SummarizeClaims();
+  }
+
+  // The DRA claims' allocations at the end (as `kubectl get resourceclaims` would show).
+  void SummarizeClaims() {
+    for (const auto& obj : store_.ListObjects()) {
+      if (dra::KindOf(*obj) != dra::Kind::kResourceClaim) continue;
+      auto c = dra::ParseResourceClaim(*obj);
+      if (!c.ok()) continue;  // listed in dra_errors
+      std::string line = c->Key() + ": ";
+      if (!c->allocation) {
+        line += "not allocated";
+      } else {
+        for (size_t i = 0; i < c->allocation->devices.size(); ++i) {
+          const auto& d = c->allocation->devices[i];
+          line += (i ? ", " : "") + d.driver + "/" + d.pool + "/" + d.device;
+        }
+        std::string by;
+        for (const auto& r : c->reserved_for) by += (by.empty() ? "" : ", ") + r.name;
+        if (!by.empty()) line += " (reserved for " + by + ")";
+      }
+      res_->dra_claims.push_back(std::move(line));
+    }
+    std::sort(res_->dra_claims.begin(), res_->dra_claims.end());
+    res_->dra_errors = sched_->dra().Errors();
   }
 
   // Time-weighted means per queue over the sampled span.
@@ -637,6 +685,8 @@ class Driver {
   SimulationResult* res_;
   framework::VirtualClock clock_;
   store::Store store_;
+  DraClaimController dra_claims_{store_};
+  std::map<size_t, api::Pod> gone_with_claims_;  // deleted pods whose claims await release
   CountingClient client_;  // the scheduler's ClusterClient: store_, counting preemptions
   VolumeControllers volume_controllers_{store_};  // PV binder, provisioner, ephemeral claims
   bool pdbs_stale_ = true;  // pods changed since the PDB statuses were last computed
@@ -720,6 +770,11 @@ std::string FormatSummary(const SimulationResult& r) {
       if (!q.error.empty()) o << "    invalid: " << q.error << "\n";
     }
   }
+  if (!r.dra_claims.empty()) {
+    o << "DRA claims (allocated devices: driver/pool/device):\n";
+    for (const auto& c : r.dra_claims) o << "  " << c << "\n";
+  }
+  for (const auto& e : r.dra_errors) o << "invalid DRA object: " << e << "\n";
   o << "invariant violations: " << r.invariant_violations.size() << "\n";
   for (size_t i = 0; i < r.invariant_violations.size() && i < 10; ++i) {
     o << "  " << r.invariant_violations[i] << "\n";

@@ -168,6 +168,12 @@ struct SimulationResult {
   std::string queue_resource;
   std::vector<QueueSample> queue_timeline;
   std::vector<QueueSummary> queues;
+  // DRA ResourceClaims at the end of the run, in namespace/name order (empty when none), e.g.
+  // "default/trainer-gpus-x7k2q: gpu.example.com/node-b/gpu-1, gpu.example.com/node-b/gpu-2
+  // (reserved for trainer)" or "default/c: not allocated"; and the DRA objects that failed
+  // to parse (their error, naming the object and field).
+  std::vector<std::string> dra_claims;
+  std::vector<std::string> dra_errors;
 };
 
 // Runs the scenario. Errors: scheduler construction (bad profile/plugin), objects the

@@ -136,6 +136,11 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
                                     const std::string* nominated_node_name) override;
   // UpdateObject (the store keeps no older versions: the write always applies).
   api::Status PutObject(const api::Unstructured& obj) override { return UpdateObject(obj); }
+  // UpdateObject of the claim (NotFound when it is gone); the update is dispatched to the
+  // object handlers before this returns.
+  api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override {
+    return UpdateObject(claim);
+  }
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,

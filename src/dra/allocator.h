@@ -1,0 +1,109 @@
+// Structured allocation of DRA devices (upstream k8s.io/dynamic-resource-allocation/
+// structured/allocator.go, the "stable" allocator of Kubernetes 1.34): given the claims that
+// still need an allocation, the device classes, the ResourceSlices and the devices already
+// allocated, find devices for every request of every claim on a node, or report that there
+// are none.
+//
+// Semantics carried over:
+//   - a ResourceSlice offers its devices to a node when spec.nodeName is the node,
+//     spec.nodeSelector matches it, or spec.allNodes is set; only the slices of a pool's
+//     newest generation count (allocator.go GatherPools: "pool.generation");
+//   - a device fits a request when every selector of the request's DeviceClass and of the
+//     request matches (CEL, dra/cel.h); a selector that fails at runtime (e.g. "no such
+//     key") is an error that aborts the attempt, as upstream's isSelectable ("claim %s:
+//     selector #%d: CEL runtime error: ..." / "class %s: ...");
+//   - allocationMode ExactCount takes `count` devices, All takes every matching device on the
+//     node (at least one, all of them free); firstAvailable subrequests are tried in order,
+//     the first that lets the whole allocation succeed wins (result request "req/sub");
+//   - a device is used by at most one claim, unless the request asks for adminAccess (such
+//     a device may be in use and does not count as used, KEP-5018);
+//   - matchAttribute constraints: every device allocated for the constraint's requests (all
+//     requests of the claim when it lists none) has the attribute, with one value;
+//   - partitionable devices (KEP-4815): a device's consumesCounters must fit the counters
+//     left in its pool's sharedCounters after the devices already allocated;
+//   - the search backtracks over device choices (allocator.go allocateOne is a depth-first
+//     search too); devices of one request are chosen in slice order without permutations.
+//     A budget of kMaxSearchSteps device trials bounds pathological inputs (upstream has
+//     none; a search that exceeds it counts as "cannot allocate").
+// The allocation's node selector (AllocationResult.nodeSelector) is the node's name
+// (matchFields metadata.name) when a device comes from a node-local slice, the slice's
+// selector when one comes from a nodeSelector slice, and none for allNodes devices only.
+//
+// Thread safety: an Allocator is immutable; Allocate is const and runs concurrently for
+// many nodes (Filter is parallel over nodes).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "api/status.h"
+#include "api/types.h"
+#include "dra/model.h"
+
+namespace phalanx::dra {
+
+inline constexpr int64_t kMaxSearchSteps = 200000;
+
+// A device by identity: driver, pool, device name.
+struct DeviceId {
+  std::string driver, pool, device;
+  bool operator<(const DeviceId& o) const {
+    return std::tie(driver, pool, device) < std::tie(o.driver, o.pool, o.device);
+  }
+  bool operator==(const DeviceId& o) const = default;
+};
+
+// The inputs of one allocation attempt; the pointers must outlive the Allocator.
+struct AllocatorInput {
+  std::vector<ResourceClaimPtr> claims;              // claims to allocate, in order
+  const std::map<std::string, DeviceClass>* classes = nullptr;  // by name
+  std::vector<ResourceSlicePtr> slices;              // every slice of the cluster
+  std::set<DeviceId> in_use;                         // devices allocated (non-admin)
+};
+
+// The outcome of one attempt.
+struct AllocationOutcome {
+  bool ok = false;                       // every claim got an allocation
+  std::vector<AllocationResult> results;  // one per claim, when ok
+  // When !ok: the first claim (ns/name) that cannot be allocated even alone on the node(s),
+  // or "" when each fits alone but not all together.
+  std::string failed_claim;
+  int64_t steps = 0;                     // device trials made (statistics, tests)
+};
+
+class Allocator {
+ public:
+  // NotFound "request R: device class C does not exist" when a class is missing (the
+  // plugin checks classes in PreFilter first, with upstream's wording).
+  static api::StatusOr<Allocator> New(AllocatorInput in);
+
+  // Every claim on `node`. Error: a selector failed at runtime.
+  api::StatusOr<AllocationOutcome> Allocate(const api::Node& node) const;
+  // Claim i on *nodes[i] (a gang's claims on its members' nodes), all jointly; `nodes` has
+  // one entry per claim. Error as Allocate.
+  api::StatusOr<AllocationOutcome> AllocateOn(const std::vector<const api::Node*>& nodes) const;
+
+  const std::vector<ResourceClaimPtr>& claims() const { return in_.claims; }
+
+ private:
+  AllocatorInput in_;
+  // The newest generation of each pool (driver/pool), with its slices; and the same slices
+  // indexed: node-local ones by node name, the others (node selector, all nodes) apart.
+  std::vector<ResourceSlicePtr> current_;
+  std::map<std::string, std::vector<ResourceSlicePtr>> node_local_;
+  std::vector<ResourceSlicePtr> not_node_local_;
+  // Shared counters left after the devices in use consume theirs: "driver/pool/set" ->
+  // counter -> amount (computed once in New).
+  std::map<std::string, std::map<std::string, api::Quantity>> counters_left_;
+};
+
+// The device identity's fully qualified attribute lookup used by matchAttribute: `name`
+// is "domain/id"; a device attribute "id" belongs to the driver's domain. nullptr: absent.
+const cel::AttributeValue* LookupAttribute(const Device& d, const std::string& qualified_name);
+
+}  // namespace phalanx::dra

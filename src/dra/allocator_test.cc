@@ -1,0 +1,251 @@
+// The resource.k8s.io object parsers (model.h) and the structured allocator (allocator.h).
+#include "dra/allocator.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <memory>
+#include <string>
+
+#include "dra/manager.h"
+#include "dra/model.h"
+
+namespace phalanx::dra {
+namespace {
+
+api::Unstructured Obj(const std::string& yaml) {
+  YAML::Node doc = YAML::Load(yaml);
+  api::Unstructured u;
+  u.api_version = doc["apiVersion"].Scalar();
+  u.kind = doc["kind"].Scalar();
+  u.metadata.name = doc["metadata"]["name"].Scalar();
+  if (doc["metadata"]["namespace"]) u.metadata.namespace_ = doc["metadata"]["namespace"].Scalar();
+  u.metadata.uid = "uid-" + u.metadata.name;
+  u.object = std::make_shared<const YAML::Node>(doc);
+  return u;
+}
+
+std::string ClaimErr(const std::string& spec) {
+  auto c = ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                                  "metadata: {name: c, namespace: ns}\n" + spec));
+  return c.ok() ? "" : std::string(c.status().message());
+}
+
+TEST(DraModelTest, ClaimErrorsNameTheObjectAndTheField) {
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, "
+                     "count: 0}}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].exactly.count: Invalid value: 0: must "
+            "be greater than zero");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, "
+                     "allocationMode: Some}}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].exactly.allocationMode: Unsupported "
+            "value: \"Some\": supported values: \"All\", \"ExactCount\"");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {count: 1}}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].exactly.deviceClassName: Required value");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g}}], "
+                     "constraints: [{requests: [x], matchAttribute: a.com/b}]}}"),
+            "ResourceClaim ns/c: spec.devices.constraints[0].requests[0]: Invalid value: \"x\": "
+            "must be the name of a request in the claim");
+  // A selector outside the CEL subset: the error names the claim, the field and the column.
+  const std::string cel = ClaimErr(
+      "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, selectors: "
+      "[{cel: {expression: 'device.driver.indexOf(\"x\") == 0'}}]}}]}}");
+  EXPECT_EQ(cel.rfind("ResourceClaim ns/c: spec.devices.requests[0].exactly.selectors[0].cel."
+                      "expression: column ",
+                      0),
+            0u)
+      << cel;
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g}}]}}\n"
+                     "status: {reservedFor: [{resource: pods, name: p, uid: u}]}"),
+            "ResourceClaim ns/c: status.reservedFor: Forbidden: may not be specified when "
+            "`allocated` is not set");
+}
+
+TEST(DraModelTest, SliceErrorsNameTheObjectAndTheField) {
+  auto bad_quantity = ParseResourceSlice(Obj(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+      "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
+      "  devices: [{name: g, capacity: {memory: {value: 12XB}}}]\n"));
+  ASSERT_FALSE(bad_quantity.ok());
+  EXPECT_EQ(std::string(bad_quantity.status().message()).rfind(
+                "ResourceSlice s: spec.devices[0].capacity[\"memory\"].value: Invalid value: "
+                "\"12XB\": ",
+                0),
+            0u)
+      << bad_quantity.status();
+  auto two_sources = ParseResourceSlice(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: d\n  nodeName: n\n  allNodes: true\n  pool: {name: p}\n"));
+  EXPECT_EQ(two_sources.status().message(),
+            "ResourceSlice s: spec: Invalid value: exactly one of `nodeName`, `nodeSelector`, "
+            "`allNodes` is required");
+  auto attr = ParseResourceSlice(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
+          "  devices: [{name: g, attributes: {x: {int: 1, string: a}}}]\n"));
+  EXPECT_EQ(attr.status().message(),
+            "ResourceSlice s: spec.devices[0].attributes[\"x\"]: Invalid value: exactly one "
+            "value must be specified");
+  auto counter = ParseResourceSlice(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
+          "  devices: [{name: g, consumesCounters: [{counterSet: nope, counters: {m: {value: "
+          "1}}}]}]\n"));
+  EXPECT_EQ(counter.status().message(),
+            "ResourceSlice s: spec.devices[0].consumesCounters: Invalid value: \"nope\": must "
+            "reference a counter set defined in the ResourceSlice sharedCounters");
+}
+
+TEST(DraModelTest, GeneratedClaimNameFollowsTheController) {
+  EXPECT_EQ(GeneratedClaimName("trainer", "gpus", "x7k2q"), "trainer-gpus-x7k2q");
+  // Longer than 57: both parts cut in proportion, no trailing hyphen (controller.go).
+  const std::string pod(50, 'p'), claim(20, 'c');
+  const std::string name = GeneratedClaimName(pod, claim, "bcdfg");
+  // generateName is 72 long: 50*57/72 = 39, 20*57/72 = 15.
+  EXPECT_EQ(name, std::string(39, 'p') + "-" + std::string(15, 'c') + "bcdfg");
+}
+
+// A small cluster: one node-local slice per node plus the classes.
+class AllocatorTest : public ::testing::Test {
+ protected:
+  void Slice(const std::string& node, const std::string& devices,
+             const std::string& extra = "") {
+    auto s = ParseResourceSlice(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+                                    "metadata: {name: " + node + "}\nspec:\n  driver: gpu.x.com\n"
+                                    "  nodeName: " + node + "\n  pool: {name: " + node + "}\n" +
+                                    extra + "  devices: " + devices + "\n"));
+    ASSERT_TRUE(s.ok()) << s.status();
+    slices_.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
+  }
+  ResourceClaimPtr Claim(const std::string& name, const std::string& devices) {
+    auto c = ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                                    "metadata: {name: " + name + ", namespace: ns}\n"
+                                    "spec: {devices: " + devices + "}\n"));
+    EXPECT_TRUE(c.ok()) << c.status();
+    return std::make_shared<const ResourceClaim>(std::move(*c));
+  }
+  AllocationOutcome Run(std::vector<ResourceClaimPtr> claims, const std::string& node,
+                        std::set<DeviceId> in_use = {}) {
+    AllocatorInput in;
+    in.claims = std::move(claims);
+    in.classes = &classes_;
+    in.slices = slices_;
+    in.in_use = std::move(in_use);
+    auto a = Allocator::New(std::move(in));
+    EXPECT_TRUE(a.ok()) << a.status();
+    api::Node n;
+    n.metadata.name = node;
+    auto r = a->Allocate(n);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : AllocationOutcome{};
+  }
+  static std::string Devices(const AllocationResult& r) {
+    std::string out;
+    for (const auto& d : r.devices) out += (out.empty() ? "" : ",") + d.request + "=" + d.device;
+    return out;
+  }
+  void SetUp() override {
+    DeviceClass gpu;
+    gpu.name = "gpu";
+    classes_["gpu"] = gpu;
+  }
+  std::map<std::string, DeviceClass> classes_;
+  std::vector<ResourceSlicePtr> slices_;
+};
+
+TEST_F(AllocatorTest, MatchAttributeBacktracksOverDeviceChoices) {
+  // First fit would take g0 (numa 0) and then find no second numa-0 device; the search
+  // moves on to g1+g2 (numa 1).
+  Slice("n1", "[{name: g0, attributes: {numa: {int: 0}}}, {name: g1, attributes: {numa: {int: 1}}},"
+              " {name: g2, attributes: {numa: {int: 1}}}]");
+  auto r = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, count: 2}}], "
+                           "constraints: [{matchAttribute: gpu.x.com/numa}]}")},
+               "n1");
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(Devices(r.results[0]), "r=g1,r=g2");
+  ASSERT_TRUE(r.results[0].node_selector.has_value());
+  EXPECT_EQ(r.results[0].node_selector->node_selector_terms[0].match_fields[0].values[0], "n1");
+}
+
+TEST_F(AllocatorTest, FirstAvailableTakesTheFirstSubrequestThatFits) {
+  Slice("n1", "[{name: small, capacity: {memory: {value: 40Gi}}}]");
+  const std::string req =
+      "{requests: [{name: r, firstAvailable: ["
+      "{name: big, deviceClassName: gpu, selectors: [{cel: {expression: \"device.capacity['gpu.x.com']"
+      ".memory.compareTo(quantity('80Gi')) >= 0\"}}]},"
+      "{name: any, deviceClassName: gpu}]}]}";
+  auto r = Run({Claim("c", req)}, "n1");
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(Devices(r.results[0]), "r/any=small");
+}
+
+TEST_F(AllocatorTest, AllocationModeAllNeedsEveryMatchingDeviceFree) {
+  Slice("n1", "[{name: g0}, {name: g1}]");
+  const std::string all = "{requests: [{name: r, exactly: {deviceClassName: gpu, allocationMode: All}}]}";
+  auto r = Run({Claim("c", all)}, "n1");
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(Devices(r.results[0]), "r=g0,r=g1");
+  auto used = Run({Claim("c", all)}, "n1", {DeviceId{"gpu.x.com", "n1", "g1"}});
+  EXPECT_FALSE(used.ok);
+  EXPECT_EQ(used.failed_claim, "ns/c");
+  // No device on another node.
+  EXPECT_FALSE(Run({Claim("c", all)}, "n2").ok);
+}
+
+TEST_F(AllocatorTest, DevicesInUseAreSkippedUnlessAdminAccess) {
+  Slice("n1", "[{name: g0}]");
+  std::set<DeviceId> used = {DeviceId{"gpu.x.com", "n1", "g0"}};
+  EXPECT_FALSE(Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}")}, "n1",
+                   used)
+                   .ok);
+  auto admin = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, "
+                               "adminAccess: true}}]}")},
+                   "n1", used);
+  ASSERT_TRUE(admin.ok);
+  EXPECT_TRUE(admin.results[0].devices[0].admin_access);
+}
+
+TEST_F(AllocatorTest, TwoClaimsOfOnePodNeverShareADevice) {
+  Slice("n1", "[{name: g0}, {name: g1}]");
+  const std::string one = "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}";
+  auto r = Run({Claim("a", one), Claim("b", one)}, "n1");
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(Devices(r.results[0]), "r=g0");
+  EXPECT_EQ(Devices(r.results[1]), "r=g1");
+  auto three = Run({Claim("a", one), Claim("b", one), Claim("c", one)}, "n1");
+  EXPECT_FALSE(three.ok);
+  EXPECT_EQ(three.failed_claim, "");  // each fits alone, not all together
+}
+
+TEST_F(AllocatorTest, PartitionsShareTheirCounters) {
+  // One 80Gi GPU sold as a whole device or as two 40Gi partitions (KEP-4815).
+  Slice("n1",
+        "[{name: whole, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 80Gi}}}]},"
+        " {name: half-0, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 40Gi}}}]},"
+        " {name: half-1, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 40Gi}}}]}]",
+        "  sharedCounters: [{name: gpu0, counters: {memory: {value: 80Gi}}}]\n");
+  const std::string one = "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}";
+  auto r = Run({Claim("a", one), Claim("b", one)}, "n1");
+  ASSERT_TRUE(r.ok);  // whole + a half would need 120Gi: the search takes the two halves
+  EXPECT_EQ(Devices(r.results[0]) + " " + Devices(r.results[1]), "r=half-0 r=half-1");
+  EXPECT_FALSE(Run({Claim("a", one)}, "n1", {DeviceId{"gpu.x.com", "n1", "whole"}}).ok);
+}
+
+TEST_F(AllocatorTest, CelRuntimeErrorAbortsWithTheClaimNamed) {
+  Slice("n1", "[{name: g0}]");
+  AllocatorInput in;
+  in.claims = {Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, selectors: "
+                          "[{cel: {expression: \"device.attributes['gpu.x.com'].model == 'x'\"}}]}}]}")};
+  in.classes = &classes_;
+  in.slices = slices_;
+  auto a = Allocator::New(std::move(in));
+  ASSERT_TRUE(a.ok());
+  api::Node n;
+  n.metadata.name = "n1";
+  auto r = a->Allocate(n);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "claim ns/c: selector #0: CEL runtime error: no such key: model");
+}
+
+}  // namespace
+}  // namespace phalanx::dra

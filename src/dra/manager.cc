@@ -1,0 +1,229 @@
+#include "dra/manager.h"
+
+#include <utility>
+
+namespace phalanx::dra {
+
+namespace {
+
+std::string NsName(const api::ObjectMeta& m) { return m.namespace_ + "/" + m.name; }
+
+void AddDevices(const ResourceClaim& c, std::set<DeviceId>* out) {
+  if (!c.allocation) return;
+  for (const auto& d : c.allocation->devices) {
+    if (!d.admin_access) out->insert(DeviceId{d.driver, d.pool, d.device});
+  }
+}
+
+}  // namespace
+
+bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
+  const Kind kind = KindOf(*obj);
+  if (kind == Kind::kNone) return false;
+  absl::MutexLock l(&mu_);
+  ++generation_;
+  const std::string key = obj->Key();
+  errors_.erase(key);
+  auto fail = [&](const api::Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    errors_[key] = std::string(s.message());
+  };
+  switch (kind) {
+    case Kind::kDeviceClass: {
+      auto c = ParseDeviceClass(*obj);
+      classes_.erase(obj->metadata.name);
+      if (c.ok()) {
+        classes_[obj->metadata.name] = std::move(*c);
+      } else {
+        fail(c.status());
+      }
+      classes_view_.reset();
+      break;
+    }
+    case Kind::kResourceSlice: {
+      auto s = ParseResourceSlice(*obj);
+      slices_.erase(obj->metadata.name);
+      if (s.ok()) {
+        slices_[obj->metadata.name] = std::make_shared<const ResourceSlice>(std::move(*s));
+      } else {
+        fail(s.status());
+      }
+      break;
+    }
+    case Kind::kResourceClaim: {
+      const std::string nn = NsName(obj->metadata);
+      auto c = ParseResourceClaim(*obj);
+      claims_.erase(nn);
+      claim_objects_[nn] = obj;
+      written_.erase(nn);  // the informer caught up with our write (or a newer change)
+      if (c.ok()) {
+        claims_[nn] = std::make_shared<const ResourceClaim>(std::move(*c));
+      } else {
+        fail(c.status());
+      }
+      break;
+    }
+    case Kind::kResourceClaimTemplate: {
+      const std::string nn = NsName(obj->metadata);
+      auto t = ParseResourceClaimTemplate(*obj);
+      templates_.erase(nn);
+      if (t.ok()) {
+        templates_[nn] = std::move(*t);
+      } else {
+        fail(t.status());
+      }
+      break;
+    }
+    case Kind::kNone:
+      break;
+  }
+  return true;
+}
+
+bool Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
+  const Kind kind = KindOf(*obj);
+  if (kind == Kind::kNone) return false;
+  absl::MutexLock l(&mu_);
+  ++generation_;
+  errors_.erase(obj->Key());
+  const std::string nn = NsName(obj->metadata);
+  switch (kind) {
+    case Kind::kDeviceClass:
+      classes_.erase(obj->metadata.name);
+      classes_view_.reset();
+      break;
+    case Kind::kResourceSlice:
+      slices_.erase(obj->metadata.name);
+      break;
+    case Kind::kResourceClaim:
+      claims_.erase(nn);
+      claim_objects_.erase(nn);
+      written_.erase(nn);
+      break;
+    case Kind::kResourceClaimTemplate:
+      templates_.erase(nn);
+      break;
+    case Kind::kNone:
+      break;
+  }
+  return true;
+}
+
+api::StatusOr<ResourceClaimPtr> Manager::GetClaim(const std::string& ns,
+                                                  const std::string& name) const {
+  absl::MutexLock l(&mu_);
+  const std::string nn = ns + "/" + name;
+  auto it = claims_.find(nn);
+  if (it == claims_.end()) {
+    auto obj = claim_objects_.find(nn);
+    if (obj != claim_objects_.end()) {
+      auto err = errors_.find(obj->second->Key());
+      if (err != errors_.end()) return absl::InvalidArgumentError(err->second);
+    }
+    return absl::NotFoundError("resourceclaim \"" + name + "\" not found");
+  }
+  if (auto p = pending_.find(it->second->metadata.uid); p != pending_.end()) return p->second;
+  if (auto w = written_.find(nn); w != written_.end()) return w->second;
+  return it->second;
+}
+
+api::UnstructuredPtr Manager::ClaimObject(const std::string& ns, const std::string& name) const {
+  absl::MutexLock l(&mu_);
+  auto it = claim_objects_.find(ns + "/" + name);
+  return it == claim_objects_.end() ? nullptr : it->second;
+}
+
+api::StatusOr<ResourceClaimTemplate> Manager::GetTemplate(const std::string& ns,
+                                                          const std::string& name) const {
+  absl::MutexLock l(&mu_);
+  auto it = templates_.find(ns + "/" + name);
+  if (it == templates_.end()) {
+    const std::string key = std::string("ResourceClaimTemplate.") + kGroup + "/" + ns + "/" + name;
+    auto err = errors_.find(key);
+    if (err != errors_.end()) return absl::InvalidArgumentError(err->second);
+    return absl::NotFoundError("resourceclaimtemplate \"" + name + "\" not found");
+  }
+  return it->second;
+}
+
+std::shared_ptr<const std::map<std::string, DeviceClass>> Manager::Classes() const {
+  absl::MutexLock l(&mu_);
+  if (!classes_view_) {
+    classes_view_ = std::make_shared<const std::map<std::string, DeviceClass>>(classes_);
+  }
+  return classes_view_;
+}
+
+std::string Manager::ClassError(const std::string& name) const {
+  absl::MutexLock l(&mu_);
+  auto it = errors_.find(std::string("DeviceClass.") + kGroup + "//" + name);
+  return it == errors_.end() ? "" : it->second;
+}
+
+std::vector<ResourceSlicePtr> Manager::Slices() const {
+  absl::MutexLock l(&mu_);
+  std::vector<ResourceSlicePtr> out;
+  out.reserve(slices_.size());
+  for (const auto& [n, s] : slices_) out.push_back(s);
+  return out;
+}
+
+std::set<DeviceId> Manager::AllocatedDevicesExcept(const std::set<std::string>& uids) const {
+  absl::MutexLock l(&mu_);
+  std::set<DeviceId> out;
+  for (const auto& [nn, c] : claims_) {
+    if (pending_.count(c->metadata.uid) || uids.count(c->metadata.uid)) continue;
+    auto w = written_.find(nn);
+    AddDevices(w != written_.end() ? *w->second : *c, &out);
+  }
+  for (const auto& [uid, c] : pending_) {
+    if (!uids.count(uid)) AddDevices(*c, &out);
+  }
+  return out;
+}
+
+std::vector<std::string> Manager::Errors() const {
+  absl::MutexLock l(&mu_);
+  std::vector<std::string> out;
+  for (const auto& [k, e] : errors_) out.push_back(e);
+  return out;
+}
+
+bool Manager::HasPendingAllocation(const std::string& uid) const {
+  absl::MutexLock l(&mu_);
+  return pending_.count(uid) > 0;
+}
+
+void Manager::SignalPendingAllocation(const ResourceClaim& claim) {
+  absl::MutexLock l(&mu_);
+  ++generation_;
+  pending_[claim.metadata.uid] = std::make_shared<const ResourceClaim>(claim);
+}
+
+bool Manager::RemovePendingAllocation(const std::string& uid) {
+  absl::MutexLock l(&mu_);
+  ++generation_;
+  return pending_.erase(uid) > 0;
+}
+
+void Manager::AssumeWritten(const ResourceClaim& claim) {
+  absl::MutexLock l(&mu_);
+  ++generation_;
+  pending_.erase(claim.metadata.uid);
+  const std::string nn = claim.Key();
+  // In-process stores deliver the write's event before the write returns: the informer's
+  // version is already this one.
+  auto it = claims_.find(nn);
+  if (it != claims_.end() && it->second->allocation == claim.allocation &&
+      it->second->reserved_for == claim.reserved_for) {
+    written_.erase(nn);
+    return;
+  }
+  written_[nn] = std::make_shared<const ResourceClaim>(claim);
+}
+
+uint64_t Manager::generation() const {
+  absl::MutexLock l(&mu_);
+  return generation_;
+}
+
+}  // namespace phalanx::dra

@@ -1,0 +1,88 @@
+// The scheduler's DRA state (upstream framework.SharedDRAManager with its listers and the
+// claim assume cache, pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go):
+// DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates parsed from the
+// informers' objects and kept current by the object handlers, plus the allocations in
+// flight between Reserve and the claim status write in PreBind.
+//
+// Objects that fail to parse (model.h) are not used; their error is kept under the object
+// and given as the reason to pods that reference them (a claim, a class) and listed by
+// Errors() (a slice).
+//
+// Thread safety: every method takes the internal absl::Mutex; returned objects are
+// immutable snapshots (shared_ptr to const).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "api/status.h"
+#include "api/unstructured.h"
+#include "dra/allocator.h"
+#include "dra/model.h"
+
+namespace phalanx::dra {
+
+// Upstream's ResourceClaimReservedForMaxSize (k8s.io/api/resource/v1 types.go).
+inline constexpr size_t kReservedForMaxSize = 256;
+
+class Manager {
+ public:
+  // Object handlers: true when `obj` is a resource.k8s.io kind of this module (handled).
+  bool OnObjectAdd(const api::UnstructuredPtr& obj);
+  bool OnObjectUpdate(const api::UnstructuredPtr& obj) { return OnObjectAdd(obj); }
+  bool OnObjectDelete(const api::UnstructuredPtr& obj);
+
+  // The claim ns/name as the scheduler sees it: an allocation in flight (Reserve .. PreBind)
+  // or just written replaces the informer's status. NotFound "resourceclaim \"NAME\" not
+  // found" (upstream's lister error) or the claim's parse error.
+  api::StatusOr<ResourceClaimPtr> GetClaim(const std::string& ns, const std::string& name) const;
+  // The stored object of a claim (for the status write), nullptr when unknown.
+  api::UnstructuredPtr ClaimObject(const std::string& ns, const std::string& name) const;
+  api::StatusOr<ResourceClaimTemplate> GetTemplate(const std::string& ns,
+                                                   const std::string& name) const;
+  // Every valid DeviceClass by name; a class that failed to parse is absent and its error
+  // is ClassError(name) ("" when none).
+  std::shared_ptr<const std::map<std::string, DeviceClass>> Classes() const;
+  std::string ClassError(const std::string& name) const;
+  std::vector<ResourceSlicePtr> Slices() const;
+  // Devices allocated (not for admin access) by any claim, including allocations in flight.
+  std::set<DeviceId> AllocatedDevices() const { return AllocatedDevicesExcept({}); }
+  // The same, leaving out the claims (and allocations in flight) whose UID is in `uids`.
+  std::set<DeviceId> AllocatedDevicesExcept(const std::set<std::string>& uids) const;
+  // Parse errors of the objects currently stored, e.g. a ResourceSlice with a bad quantity.
+  std::vector<std::string> Errors() const;
+
+  // The assume cache: Reserve signals an allocation in flight (upstream
+  // SignalClaimPendingAllocation); Unreserve removes it (RemoveClaimPendingAllocation).
+  bool HasPendingAllocation(const std::string& uid) const;
+  void SignalPendingAllocation(const ResourceClaim& claim);
+  bool RemovePendingAllocation(const std::string& uid);
+  // After PreBind wrote `claim`'s status: the scheduler's view is `claim` until the
+  // informer delivers a version of the object after the write (AssumeClaimAfterAPICall).
+  void AssumeWritten(const ResourceClaim& claim);
+
+  // Monotonic counter bumped by every change of the DRA objects (cycle memo invalidation).
+  uint64_t generation() const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<std::string, DeviceClass> classes_ ABSL_GUARDED_BY(mu_);
+  mutable std::shared_ptr<const std::map<std::string, DeviceClass>> classes_view_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);         // by name
+  std::map<std::string, ResourceClaimPtr> claims_ ABSL_GUARDED_BY(mu_);         // ns/name
+  std::map<std::string, api::UnstructuredPtr> claim_objects_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ResourceClaimTemplate> templates_ ABSL_GUARDED_BY(mu_);  // ns/name
+  std::map<std::string, std::string> errors_ ABSL_GUARDED_BY(mu_);  // Unstructured key -> msg
+  std::map<std::string, ResourceClaimPtr> pending_ ABSL_GUARDED_BY(mu_);  // by uid
+  std::map<std::string, ResourceClaimPtr> written_ ABSL_GUARDED_BY(mu_);  // by ns/name
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace phalanx::dra

@@ -1,0 +1,752 @@
+// Parsers of the resource.k8s.io objects (model.h), strict on the fields they keep.
+#include "dra/model.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "api/labels.h"
+
+namespace phalanx::dra {
+
+namespace {
+
+bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+// Reads fields of one object; the first error is kept with the object's name in front.
+class Reader {
+ public:
+  explicit Reader(std::string object) : object_(std::move(object)) {}
+
+  bool Fail(const std::string& path, const std::string& what) {
+    if (error_.empty()) error_ = object_ + ": " + path + ": " + what;
+    return false;
+  }
+  // A message that already names the object and field (a CEL selector's error).
+  bool FailRaw(const std::string& msg) {
+    if (error_.empty()) error_ = msg;
+    return false;
+  }
+  api::Status Error() const { return absl::InvalidArgumentError(error_); }
+  const std::string& object() const { return object_; }
+
+  bool Map(const YAML::Node& n, const std::string& path) {
+    return n.IsMap() || Fail(path, "Invalid value: must be an object");
+  }
+  bool Seq(const YAML::Node& n, const std::string& path) {
+    return n.IsSequence() || Fail(path, "Invalid value: must be a list");
+  }
+  bool Str(const YAML::Node& map, const char* key, const std::string& path, std::string* out) {
+    const YAML::Node n = map[key];
+    if (!Present(n)) return true;
+    if (!n.IsScalar()) return Fail(Child(path, key), "Invalid value: must be a string");
+    *out = n.Scalar();
+    return true;
+  }
+  bool Int(const YAML::Node& map, const char* key, const std::string& path,
+           std::optional<int64_t>* out) {
+    const YAML::Node n = map[key];
+    if (!Present(n)) return true;
+    int64_t v = 0;
+    if (!n.IsScalar() || !ParseInt(n.Scalar(), &v)) {
+      return Fail(Child(path, key), "Invalid value: \"" + (n.IsScalar() ? n.Scalar() : "") +
+                                        "\": must be an integer");
+    }
+    *out = v;
+    return true;
+  }
+  bool Bool(const YAML::Node& map, const char* key, const std::string& path, bool* out) {
+    const YAML::Node n = map[key];
+    if (!Present(n)) return true;
+    if (!n.IsScalar() || (n.Scalar() != "true" && n.Scalar() != "false")) {
+      return Fail(Child(path, key), "Invalid value: must be a boolean");
+    }
+    *out = n.Scalar() == "true";
+    return true;
+  }
+  bool Strings(const YAML::Node& map, const char* key, const std::string& path,
+               std::vector<std::string>* out) {
+    const YAML::Node n = map[key];
+    if (!Present(n)) return true;
+    const std::string p = Child(path, key);
+    if (!Seq(n, p)) return false;
+    for (size_t i = 0; i < n.size(); ++i) {
+      if (!n[i].IsScalar()) return Fail(Index(p, i), "Invalid value: must be a string");
+      out->push_back(n[i].Scalar());
+    }
+    return true;
+  }
+  bool Quantity(const YAML::Node& n, const std::string& path, api::Quantity* out) {
+    if (!n.IsScalar()) return Fail(path, "Invalid value: must be a quantity");
+    auto q = api::Quantity::Parse(n.Scalar());
+    if (!q.ok()) {
+      return Fail(path, "Invalid value: \"" + n.Scalar() + "\": " + std::string(q.status().message()));
+    }
+    *out = *q;
+    return true;
+  }
+
+  static std::string Child(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string Index(const std::string& path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+  static std::string KeyOf(const std::string& path, const std::string& key) {
+    return path + "[\"" + key + "\"]";
+  }
+
+ private:
+  static bool ParseInt(const std::string& s, int64_t* out) {
+    if (s.empty()) return false;
+    size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
+    if (i == s.size()) return false;
+    __int128 v = 0;
+    for (; i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      v = v * 10 + (s[i] - '0');
+      if (v > (static_cast<__int128>(1) << 63)) return false;
+    }
+    if (s[0] == '-') v = -v;
+    if (v > INT64_MAX || v < INT64_MIN) return false;
+    *out = static_cast<int64_t>(v);
+    return true;
+  }
+
+  std::string object_;
+  std::string error_;
+};
+
+std::string ObjectName(const char* kind, const api::Unstructured& obj) {
+  std::string out = std::string(kind) + " ";
+  if (!obj.metadata.namespace_.empty()) out += obj.metadata.namespace_ + "/";
+  return out + obj.metadata.name;
+}
+
+// spec.selectors[] (DeviceSelector: only `cel` exists in v1).
+bool ParseSelectors(Reader& r, const YAML::Node& map, const std::string& path, Selectors* out) {
+  const YAML::Node n = map["selectors"];
+  if (!Present(n)) return true;
+  const std::string p = Reader::Child(path, "selectors");
+  if (!r.Seq(n, p)) return false;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string ip = Reader::Index(p, i);
+    if (!r.Map(n[i], ip)) return false;
+    const YAML::Node cel = n[i]["cel"];
+    if (!Present(cel)) return r.Fail(Reader::Child(ip, "cel"), "Required value");
+    std::string expr;
+    if (!r.Map(cel, Reader::Child(ip, "cel")) ||
+        !r.Str(cel, "expression", Reader::Child(ip, "cel"), &expr)) {
+      return false;
+    }
+    const std::string ep = Reader::Child(ip, "cel.expression");
+    if (expr.empty()) return r.Fail(ep, "Required value");
+    auto sel = cel::ParseSelector(expr, r.object() + ": " + ep);
+    // The selector's own message names the object, the field and the column.
+    if (!sel.ok()) return r.FailRaw(std::string(sel.status().message()));
+    out->push_back(std::move(*sel));
+  }
+  return true;
+}
+
+
+bool ParseRequirements(Reader& r, const YAML::Node& term, const char* key, const std::string& path,
+                       std::vector<api::NodeSelectorRequirement>* out) {
+  const YAML::Node n = term[key];
+  if (!Present(n)) return true;
+  const std::string p = Reader::Child(path, key);
+  if (!r.Seq(n, p)) return false;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string ip = Reader::Index(p, i);
+    api::NodeSelectorRequirement req;
+    if (!r.Map(n[i], ip) || !r.Str(n[i], "key", ip, &req.key) ||
+        !r.Str(n[i], "operator", ip, &req.op) || !r.Strings(n[i], "values", ip, &req.values)) {
+      return false;
+    }
+    out->push_back(std::move(req));
+  }
+  return true;
+}
+
+// v1.NodeSelector (a slice's spec.nodeSelector, an allocation's nodeSelector).
+bool ParseNodeSelector(Reader& r, const YAML::Node& n, const std::string& path,
+                       api::NodeSelector* out) {
+  if (!r.Map(n, path)) return false;
+  const YAML::Node terms = n["nodeSelectorTerms"];
+  const std::string tp = Reader::Child(path, "nodeSelectorTerms");
+  if (!Present(terms)) return r.Fail(tp, "Required value: must have at least one node selector term");
+  if (!r.Seq(terms, tp)) return false;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const std::string ip = Reader::Index(tp, i);
+    api::NodeSelectorTerm term;
+    if (!r.Map(terms[i], ip) ||
+        !ParseRequirements(r, terms[i], "matchExpressions", ip, &term.match_expressions) ||
+        !ParseRequirements(r, terms[i], "matchFields", ip, &term.match_fields)) {
+      return false;
+    }
+    if (auto s = api::ValidateNodeSelectorTerm(term); !s.ok()) {
+      return r.Fail(ip, std::string(s.message()));
+    }
+    out->node_selector_terms.push_back(std::move(term));
+  }
+  if (out->node_selector_terms.empty()) {
+    return r.Fail(tp, "Required value: must have at least one node selector term");
+  }
+  return true;
+}
+
+// One DeviceAttribute: exactly one of int, bool, string, version.
+bool ParseAttribute(Reader& r, const YAML::Node& n, const std::string& path,
+                    cel::AttributeValue* out) {
+  if (!r.Map(n, path)) return false;
+  int set = 0;
+  if (Present(n["int"])) {
+    std::optional<int64_t> v;
+    if (!r.Int(n, "int", path, &v)) return false;
+    *out = cel::AttributeValue::Int(*v);
+    ++set;
+  }
+  if (Present(n["bool"])) {
+    bool v = false;
+    if (!r.Bool(n, "bool", path, &v)) return false;
+    *out = cel::AttributeValue::Bool(v);
+    ++set;
+  }
+  if (Present(n["string"])) {
+    std::string v;
+    if (!r.Str(n, "string", path, &v)) return false;
+    *out = cel::AttributeValue::String(std::move(v));
+    ++set;
+  }
+  if (Present(n["version"])) {
+    std::string v;
+    if (!r.Str(n, "version", path, &v)) return false;
+    *out = cel::AttributeValue::Version(std::move(v));
+    ++set;
+  }
+  if (set != 1) return r.Fail(path, "Invalid value: exactly one value must be specified");
+  return true;
+}
+
+bool ParseCounters(Reader& r, const YAML::Node& n, const std::string& path,
+                   std::map<std::string, api::Quantity>* out) {
+  if (!Present(n)) return r.Fail(path, "Required value");
+  if (!r.Map(n, path)) return false;
+  for (const auto& kv : n) {
+    const std::string name = kv.first.Scalar();
+    const std::string cp = Reader::KeyOf(path, name);
+    if (!r.Map(kv.second, cp)) return false;
+    api::Quantity q;
+    if (!Present(kv.second["value"])) return r.Fail(Reader::Child(cp, "value"), "Required value");
+    if (!r.Quantity(kv.second["value"], Reader::Child(cp, "value"), &q)) return false;
+    (*out)[name] = q;
+  }
+  return true;
+}
+
+bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path, const std::string& driver,
+                 Device* d) {
+  if (!r.Map(in, path) || !r.Str(in, "name", path, &d->name)) return false;
+  if (d->name.empty()) return r.Fail(Reader::Child(path, "name"), "Required value");
+  // v1beta1: the device's fields under `basic`.
+  const YAML::Node n = Present(in["basic"]) ? in["basic"] : in;
+  const std::string base = Present(in["basic"]) ? Reader::Child(path, "basic") : path;
+  if (!r.Map(n, base)) return false;
+  d->view.driver = driver;
+  if (const YAML::Node attrs = n["attributes"]; Present(attrs)) {
+    const std::string ap = Reader::Child(base, "attributes");
+    if (!r.Map(attrs, ap)) return false;
+    for (const auto& kv : attrs) {
+      cel::AttributeValue v;
+      if (!ParseAttribute(r, kv.second, Reader::KeyOf(ap, kv.first.Scalar()), &v)) return false;
+      d->view.attributes[kv.first.Scalar()] = std::move(v);
+    }
+  }
+  if (const YAML::Node caps = n["capacity"]; Present(caps)) {
+    const std::string cp = Reader::Child(base, "capacity");
+    if (!r.Map(caps, cp)) return false;
+    for (const auto& kv : caps) {
+      const std::string ip = Reader::KeyOf(cp, kv.first.Scalar());
+      api::Quantity q;
+      if (kv.second.IsMap()) {  // v1beta1+: {value: quantity}
+        if (!Present(kv.second["value"])) return r.Fail(Reader::Child(ip, "value"), "Required value");
+        if (!r.Quantity(kv.second["value"], Reader::Child(ip, "value"), &q)) return false;
+      } else if (!r.Quantity(kv.second, ip, &q)) {
+        return false;
+      }
+      d->view.capacity[kv.first.Scalar()] = q;
+    }
+  }
+  if (!r.Bool(n, "allowMultipleAllocations", base, &d->view.allow_multiple_allocations)) {
+    return false;
+  }
+  if (const YAML::Node cc = n["consumesCounters"]; Present(cc)) {
+    const std::string cp = Reader::Child(base, "consumesCounters");
+    if (!r.Seq(cc, cp)) return false;
+    for (size_t i = 0; i < cc.size(); ++i) {
+      const std::string ip = Reader::Index(cp, i);
+      std::string set;
+      if (!r.Map(cc[i], ip) || !r.Str(cc[i], "counterSet", ip, &set)) return false;
+      if (set.empty()) return r.Fail(Reader::Child(ip, "counterSet"), "Required value");
+      if (!ParseCounters(r, cc[i]["counters"], Reader::Child(ip, "counters"),
+                         &d->consumes_counters[set])) {
+        return false;
+      }
+    }
+  }
+  for (const char* unsupported : {"nodeName", "nodeSelector", "allNodes", "taints"}) {
+    if (Present(n[unsupported])) {
+      return r.Fail(Reader::Child(base, unsupported),
+                    "Forbidden: per-device node selection and device taints are not supported "
+                    "by this scheduler");
+    }
+  }
+  auto prepared = cel::PreparedDevice::Prepare(d->view);
+  if (!prepared.ok()) return r.Fail(base, std::string(prepared.status().message()));
+  d->prepared = std::move(*prepared);
+  return true;
+}
+
+// A request's or a subrequest's fields (ExactDeviceRequest / DeviceSubRequest).
+bool ParseRequestSpec(Reader& r, const YAML::Node& n, const std::string& path, RequestSpec* s) {
+  std::string mode;
+  std::optional<int64_t> count;
+  if (!r.Map(n, path) || !r.Str(n, "deviceClassName", path, &s->device_class_name) ||
+      !ParseSelectors(r, n, path, &s->selectors) || !r.Str(n, "allocationMode", path, &mode) ||
+      !r.Int(n, "count", path, &count) || !r.Bool(n, "adminAccess", path, &s->admin_access)) {
+    return false;
+  }
+  if (s->device_class_name.empty()) {
+    return r.Fail(Reader::Child(path, "deviceClassName"), "Required value");
+  }
+  if (mode.empty() || mode == "ExactCount") {
+    s->count = count.value_or(1);
+    if (s->count <= 0) {
+      return r.Fail(Reader::Child(path, "count"),
+                    "Invalid value: " + std::to_string(s->count) + ": must be greater than zero");
+    }
+    if (s->count > kAllocationResultsMaxSize) {
+      return r.Fail(Reader::Child(path, "count"),
+                    "Invalid value: " + std::to_string(s->count) + ": must not be more than " +
+                        std::to_string(kAllocationResultsMaxSize));
+    }
+  } else if (mode == "All") {
+    s->all = true;
+    if (count) {
+      return r.Fail(Reader::Child(path, "count"),
+                    "Invalid value: " + std::to_string(*count) +
+                        ": must not be specified when allocationMode is 'All'");
+    }
+  } else {
+    return r.Fail(Reader::Child(path, "allocationMode"),
+                  "Unsupported value: \"" + mode + "\": supported values: \"All\", \"ExactCount\"");
+  }
+  if (Present(n["tolerations"]) || Present(n["capacity"])) {
+    return r.Fail(Reader::Child(path, Present(n["tolerations"]) ? "tolerations" : "capacity"),
+                  "Forbidden: device taints and consumable capacity are not supported by this "
+                  "scheduler");
+  }
+  return true;
+}
+
+bool ParseClaimSpec(Reader& r, const YAML::Node& spec, const std::string& path, ClaimSpec* out) {
+  if (!Present(spec)) return true;
+  if (!r.Map(spec, path)) return false;
+  const YAML::Node devices = spec["devices"];
+  if (!Present(devices)) return true;
+  const std::string dp = Reader::Child(path, "devices");
+  if (!r.Map(devices, dp)) return false;
+  std::set<std::string> names;
+  if (const YAML::Node reqs = devices["requests"]; Present(reqs)) {
+    const std::string rp = Reader::Child(dp, "requests");
+    if (!r.Seq(reqs, rp)) return false;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const std::string ip = Reader::Index(rp, i);
+      DeviceRequest req;
+      if (!r.Map(reqs[i], ip) || !r.Str(reqs[i], "name", ip, &req.name)) return false;
+      if (req.name.empty()) return r.Fail(Reader::Child(ip, "name"), "Required value");
+      if (!names.insert(req.name).second) {
+        return r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + req.name + "\"");
+      }
+      const YAML::Node exactly = reqs[i]["exactly"];
+      const YAML::Node first = reqs[i]["firstAvailable"];
+      if (Present(exactly) && Present(first)) {
+        return r.Fail(ip, "Invalid value: exactly one of `exactly` or `firstAvailable` is required");
+      }
+      if (Present(first)) {
+        const std::string fp = Reader::Child(ip, "firstAvailable");
+        if (!r.Seq(first, fp)) return false;
+        if (first.size() == 0) return r.Fail(fp, "Required value");
+        std::set<std::string> subnames;
+        for (size_t j = 0; j < first.size(); ++j) {
+          const std::string sp = Reader::Index(fp, j);
+          RequestSpec sub;
+          std::string subname;
+          if (!r.Map(first[j], sp) || !r.Str(first[j], "name", sp, &subname)) return false;
+          if (subname.empty()) return r.Fail(Reader::Child(sp, "name"), "Required value");
+          if (!subnames.insert(subname).second) {
+            return r.Fail(Reader::Child(sp, "name"), "Duplicate value: \"" + subname + "\"");
+          }
+          if (!ParseRequestSpec(r, first[j], sp, &sub)) return false;
+          if (sub.admin_access) {
+            return r.Fail(Reader::Child(sp, "adminAccess"),
+                          "Forbidden: not supported in a subrequest");
+          }
+          sub.name = req.name + "/" + subname;
+          req.first_available.push_back(std::move(sub));
+        }
+      } else {
+        // v1: `exactly`; v1beta1/v1beta2: the fields on the request itself.
+        const bool v1 = Present(exactly);
+        RequestSpec spec_one;
+        if (!ParseRequestSpec(r, v1 ? exactly : reqs[i], v1 ? Reader::Child(ip, "exactly") : ip,
+                              &spec_one)) {
+          return false;
+        }
+        spec_one.name = req.name;
+        req.exactly = std::move(spec_one);
+      }
+      out->requests.push_back(std::move(req));
+    }
+  }
+  if (const YAML::Node cons = devices["constraints"]; Present(cons)) {
+    const std::string cp = Reader::Child(dp, "constraints");
+    if (!r.Seq(cons, cp)) return false;
+    for (size_t i = 0; i < cons.size(); ++i) {
+      const std::string ip = Reader::Index(cp, i);
+      DeviceConstraint c;
+      if (!r.Map(cons[i], ip) || !r.Strings(cons[i], "requests", ip, &c.requests) ||
+          !r.Str(cons[i], "matchAttribute", ip, &c.match_attribute)) {
+        return false;
+      }
+      if (Present(cons[i]["distinctAttribute"])) {
+        return r.Fail(Reader::Child(ip, "distinctAttribute"),
+                      "Forbidden: not supported by this scheduler (consumable capacity)");
+      }
+      if (c.match_attribute.empty()) {
+        return r.Fail(Reader::Child(ip, "matchAttribute"), "Required value");
+      }
+      if (c.match_attribute.find('/') == std::string::npos) {
+        return r.Fail(Reader::Child(ip, "matchAttribute"),
+                      "Invalid value: \"" + c.match_attribute +
+                          "\": a fully qualified name must be a domain and a name separated by "
+                          "a slash");
+      }
+      for (size_t j = 0; j < c.requests.size(); ++j) {
+        const std::string& name = c.requests[j];
+        const std::string parent = name.substr(0, name.find('/'));
+        if (!names.count(parent)) {
+          return r.Fail(Reader::Index(Reader::Child(ip, "requests"), j),
+                        "Invalid value: \"" + name + "\": must be the name of a request in the claim");
+        }
+      }
+      out->constraints.push_back(std::move(c));
+    }
+  }
+  return true;
+}
+
+bool ParseAllocation(Reader& r, const YAML::Node& n, const std::string& path,
+                     AllocationResult* out) {
+  if (!r.Map(n, path)) return false;
+  if (const YAML::Node devs = n["devices"]; Present(devs)) {
+    const std::string dp = Reader::Child(path, "devices");
+    if (!r.Map(devs, dp)) return false;
+    if (const YAML::Node results = devs["results"]; Present(results)) {
+      const std::string rp = Reader::Child(dp, "results");
+      if (!r.Seq(results, rp)) return false;
+      for (size_t i = 0; i < results.size(); ++i) {
+        const std::string ip = Reader::Index(rp, i);
+        DeviceResult d;
+        if (!r.Map(results[i], ip) || !r.Str(results[i], "request", ip, &d.request) ||
+            !r.Str(results[i], "driver", ip, &d.driver) || !r.Str(results[i], "pool", ip, &d.pool) ||
+            !r.Str(results[i], "device", ip, &d.device) ||
+            !r.Bool(results[i], "adminAccess", ip, &d.admin_access)) {
+          return false;
+        }
+        for (const auto* f : {&d.request, &d.driver, &d.pool, &d.device}) {
+          if (f->empty()) return r.Fail(ip, "Required value: request, driver, pool and device");
+        }
+        out->devices.push_back(std::move(d));
+      }
+    }
+  }
+  if (const YAML::Node ns = n["nodeSelector"]; Present(ns)) {
+    api::NodeSelector sel;
+    if (!ParseNodeSelector(r, ns, Reader::Child(path, "nodeSelector"), &sel)) return false;
+    out->node_selector = std::move(sel);
+  }
+  return true;
+}
+
+}  // namespace
+
+Kind KindOf(const api::Unstructured& obj) {
+  if (obj.Group() != kGroup) return Kind::kNone;
+  if (obj.kind == "DeviceClass") return Kind::kDeviceClass;
+  if (obj.kind == "ResourceSlice") return Kind::kResourceSlice;
+  if (obj.kind == "ResourceClaim") return Kind::kResourceClaim;
+  if (obj.kind == "ResourceClaimTemplate") return Kind::kResourceClaimTemplate;
+  return Kind::kNone;
+}
+
+api::StatusOr<DeviceClass> ParseDeviceClass(const api::Unstructured& obj) {
+  Reader r(ObjectName("DeviceClass", obj));
+  DeviceClass c;
+  c.name = obj.metadata.name;
+  const YAML::Node spec = (*obj.object)["spec"];
+  if (Present(spec) && (!r.Map(spec, "spec") || !ParseSelectors(r, spec, "spec", &c.selectors))) {
+    return r.Error();
+  }
+  return c;
+}
+
+api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
+  Reader r(ObjectName("ResourceSlice", obj));
+  ResourceSlice s;
+  s.name = obj.metadata.name;
+  const YAML::Node spec = (*obj.object)["spec"];
+  if (!Present(spec)) return (r.Fail("spec", "Required value"), r.Error());
+  if (!r.Map(spec, "spec") || !r.Str(spec, "driver", "spec", &s.driver) ||
+      !r.Str(spec, "nodeName", "spec", &s.node_name) ||
+      !r.Bool(spec, "allNodes", "spec", &s.all_nodes)) {
+    return r.Error();
+  }
+  if (s.driver.empty()) return (r.Fail("spec.driver", "Required value"), r.Error());
+  const YAML::Node pool = spec["pool"];
+  if (!Present(pool)) return (r.Fail("spec.pool", "Required value"), r.Error());
+  std::optional<int64_t> gen, count;
+  if (!r.Map(pool, "spec.pool") || !r.Str(pool, "name", "spec.pool", &s.pool) ||
+      !r.Int(pool, "generation", "spec.pool", &gen) ||
+      !r.Int(pool, "resourceSliceCount", "spec.pool", &count)) {
+    return r.Error();
+  }
+  if (s.pool.empty()) return (r.Fail("spec.pool.name", "Required value"), r.Error());
+  s.pool_generation = gen.value_or(0);
+  s.resource_slice_count = count.value_or(1);
+  if (s.resource_slice_count <= 0) {
+    return (r.Fail("spec.pool.resourceSliceCount",
+                   "Invalid value: " + std::to_string(s.resource_slice_count) +
+                       ": must be greater than zero"),
+            r.Error());
+  }
+  if (const YAML::Node ns = spec["nodeSelector"]; Present(ns)) {
+    api::NodeSelector sel;
+    if (!ParseNodeSelector(r, ns, "spec.nodeSelector", &sel)) return r.Error();
+    s.node_selector = std::move(sel);
+  }
+  if (Present(spec["perDeviceNodeSelection"])) {
+    return (r.Fail("spec.perDeviceNodeSelection",
+                   "Forbidden: per-device node selection is not supported by this scheduler"),
+            r.Error());
+  }
+  const int sources = !s.node_name.empty() + s.node_selector.has_value() + s.all_nodes;
+  if (sources != 1) {
+    return (r.Fail("spec", "Invalid value: exactly one of `nodeName`, `nodeSelector`, "
+                           "`allNodes` is required"),
+            r.Error());
+  }
+  if (const YAML::Node devs = spec["devices"]; Present(devs)) {
+    if (!r.Seq(devs, "spec.devices")) return r.Error();
+    std::set<std::string> names;
+    for (size_t i = 0; i < devs.size(); ++i) {
+      Device d;
+      const std::string dp = Reader::Index("spec.devices", i);
+      if (!ParseDevice(r, devs[i], dp, s.driver, &d)) return r.Error();
+      if (!names.insert(d.name).second) {
+        return (r.Fail(Reader::Child(dp, "name"), "Duplicate value: \"" + d.name + "\""), r.Error());
+      }
+      s.devices.push_back(std::move(d));
+    }
+  }
+  if (const YAML::Node sc = spec["sharedCounters"]; Present(sc)) {
+    if (!r.Seq(sc, "spec.sharedCounters")) return r.Error();
+    for (size_t i = 0; i < sc.size(); ++i) {
+      const std::string ip = Reader::Index("spec.sharedCounters", i);
+      std::string name;
+      if (!r.Map(sc[i], ip) || !r.Str(sc[i], "name", ip, &name)) return r.Error();
+      if (name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
+      if (!ParseCounters(r, sc[i]["counters"], Reader::Child(ip, "counters"),
+                         &s.shared_counters[name])) {
+        return r.Error();
+      }
+    }
+  }
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    for (const auto& [set, counters] : s.devices[i].consumes_counters) {
+      auto it = s.shared_counters.find(set);
+      const std::string p = Reader::Index("spec.devices", i) + ".consumesCounters";
+      if (it == s.shared_counters.end()) {
+        return (r.Fail(p, "Invalid value: \"" + set + "\": must reference a counter set defined "
+                          "in the ResourceSlice sharedCounters"),
+                r.Error());
+      }
+      for (const auto& [c, q] : counters) {
+        if (!it->second.count(c)) {
+          return (r.Fail(p, "Invalid value: \"" + c + "\": must reference a counter defined in "
+                            "the counter set \"" + set + "\""),
+                  r.Error());
+        }
+      }
+    }
+  }
+  return s;
+}
+
+namespace {
+
+bool ParseClaimStatus(Reader& r, const YAML::Node& status, ResourceClaim* c) {
+  if (!Present(status)) return true;
+  if (!r.Map(status, "status")) return false;
+  if (const YAML::Node a = status["allocation"]; Present(a)) {
+    AllocationResult res;
+    if (!ParseAllocation(r, a, "status.allocation", &res)) return false;
+    c->allocation = std::move(res);
+  }
+  if (const YAML::Node rf = status["reservedFor"]; Present(rf)) {
+    if (!r.Seq(rf, "status.reservedFor")) return false;
+    for (size_t i = 0; i < rf.size(); ++i) {
+      const std::string ip = Reader::Index("status.reservedFor", i);
+      ConsumerReference ref;
+      if (!r.Map(rf[i], ip) || !r.Str(rf[i], "resource", ip, &ref.resource) ||
+          !r.Str(rf[i], "name", ip, &ref.name) || !r.Str(rf[i], "uid", ip, &ref.uid)) {
+        return false;
+      }
+      if (ref.uid.empty()) return r.Fail(Reader::Child(ip, "uid"), "Required value");
+      c->reserved_for.push_back(std::move(ref));
+    }
+    if (!c->reserved_for.empty() && !c->allocation) {
+      return r.Fail("status.reservedFor",
+                    "Forbidden: may not be specified when `allocated` is not set");
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+api::StatusOr<ResourceClaim> ParseResourceClaim(const api::Unstructured& obj) {
+  Reader r(ObjectName("ResourceClaim", obj));
+  ResourceClaim c;
+  c.metadata = obj.metadata;
+  if (!ParseClaimSpec(r, (*obj.object)["spec"], "spec", &c.spec) ||
+      !ParseClaimStatus(r, (*obj.object)["status"], &c)) {
+    return r.Error();
+  }
+  return c;
+}
+
+api::StatusOr<ResourceClaimTemplate> ParseResourceClaimTemplate(const api::Unstructured& obj) {
+  Reader r(ObjectName("ResourceClaimTemplate", obj));
+  ResourceClaimTemplate t;
+  t.metadata = obj.metadata;
+  const YAML::Node spec = (*obj.object)["spec"];
+  if (!Present(spec)) return (r.Fail("spec", "Required value"), r.Error());
+  if (!r.Map(spec, "spec")) return r.Error();
+  if (const YAML::Node meta = spec["metadata"]; Present(meta)) {
+    if (!r.Map(meta, "spec.metadata")) return r.Error();
+    for (const char* key : {"labels", "annotations"}) {
+      const YAML::Node m = meta[key];
+      if (!Present(m)) continue;
+      const std::string p = std::string("spec.metadata.") + key;
+      if (!r.Map(m, p)) return r.Error();
+      auto& out = std::string(key) == "labels" ? t.claim_metadata.labels : t.claim_metadata.annotations;
+      for (const auto& kv : m) {
+        if (!kv.second.IsScalar()) {
+          return (r.Fail(Reader::KeyOf(p, kv.first.Scalar()), "Invalid value: must be a string"),
+                  r.Error());
+        }
+        out[kv.first.Scalar()] = kv.second.Scalar();
+      }
+    }
+  }
+  if (!ParseClaimSpec(r, spec["spec"], "spec.spec", &t.spec)) return r.Error();
+  return t;
+}
+
+namespace {
+
+YAML::Node NodeSelectorYaml(const api::NodeSelector& sel) {
+  YAML::Node out;
+  YAML::Node terms(YAML::NodeType::Sequence);
+  for (const auto& t : sel.node_selector_terms) {
+    YAML::Node term(YAML::NodeType::Map);
+    auto reqs = [](const std::vector<api::NodeSelectorRequirement>& rs) {
+      YAML::Node seq(YAML::NodeType::Sequence);
+      for (const auto& r : rs) {
+        YAML::Node n;
+        n["key"] = r.key;
+        n["operator"] = r.op;
+        YAML::Node vals(YAML::NodeType::Sequence);
+        for (const auto& v : r.values) vals.push_back(v);
+        n["values"] = vals;
+        seq.push_back(n);
+      }
+      return seq;
+    };
+    if (!t.match_expressions.empty()) term["matchExpressions"] = reqs(t.match_expressions);
+    if (!t.match_fields.empty()) term["matchFields"] = reqs(t.match_fields);
+    terms.push_back(term);
+  }
+  out["nodeSelectorTerms"] = terms;
+  return out;
+}
+
+}  // namespace
+
+api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceClaim& claim) {
+  api::Unstructured out = obj;
+  YAML::Node doc = YAML::Clone(*obj.object);
+  YAML::Node status(YAML::NodeType::Map);
+  if (claim.allocation) {
+    YAML::Node alloc;
+    YAML::Node results(YAML::NodeType::Sequence);
+    for (const auto& d : claim.allocation->devices) {
+      YAML::Node n;
+      n["request"] = d.request;
+      n["driver"] = d.driver;
+      n["pool"] = d.pool;
+      n["device"] = d.device;
+      if (d.admin_access) n["adminAccess"] = true;
+      results.push_back(n);
+    }
+    alloc["devices"]["results"] = results;
+    if (claim.allocation->node_selector) {
+      alloc["nodeSelector"] = NodeSelectorYaml(*claim.allocation->node_selector);
+    }
+    status["allocation"] = alloc;
+  }
+  if (!claim.reserved_for.empty()) {
+    YAML::Node rf(YAML::NodeType::Sequence);
+    for (const auto& c : claim.reserved_for) {
+      YAML::Node n;
+      n["resource"] = c.resource;
+      n["name"] = c.name;
+      n["uid"] = c.uid;
+      rf.push_back(n);
+    }
+    status["reservedFor"] = rf;
+  }
+  doc["status"] = status;
+  out.object = std::make_shared<const YAML::Node>(doc);
+  return out;
+}
+
+std::string GeneratedClaimName(const std::string& pod_name, const std::string& pod_claim_name,
+                               const std::string& suffix) {
+  // controller.go: generateName := pod.Name + "-" + podClaim.Name + "-"; maxBaseLen := 57;
+  // when longer, pod.Name[0:len(pod.Name)*maxBaseLen/len(generateName)] + "-" +
+  // podClaim.Name[0:len(podClaim.Name)*maxBaseLen/len(generateName)].
+  constexpr size_t kMaxBaseLen = 57;
+  std::string generate = pod_name + "-" + pod_claim_name + "-";
+  if (generate.size() > kMaxBaseLen) {
+    const size_t len = generate.size();
+    generate = pod_name.substr(0, pod_name.size() * kMaxBaseLen / len) + "-" +
+               pod_claim_name.substr(0, pod_claim_name.size() * kMaxBaseLen / len);
+  }
+  return generate + suffix;
+}
+
+}  // namespace phalanx::dra

@@ -1,0 +1,513 @@
+#include "plugins/dynamicresources/dynamic_resources.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "api/labels.h"
+#include "framework/handle.h"
+#include "framework/types.h"
+
+namespace phalanx::plugins::dynamicresources {
+
+using framework::Status;
+
+namespace {
+
+constexpr std::string_view kStateKey = "PreFilterDynamicResources";
+
+// What PreFilter learned, shared by the cycle's points (upstream stateData; Clone shares it,
+// as upstream's Clone returns the same pointer).
+struct Data {
+  std::vector<dra::ResourceClaimPtr> claims;                 // per spec.resourceClaims entry
+  std::vector<std::optional<api::NodeSelector>> available_on;  // allocated claims' selectors
+  std::vector<size_t> to_allocate;                           // indices of unallocated claims
+  std::shared_ptr<const dra::Allocator> allocator;           // when to_allocate is not empty
+  std::vector<std::optional<dra::AllocationResult>> reserved;  // set by Reserve, per claim
+  mutable absl::Mutex mu;
+  // Filter's allocation for each feasible node (one result per to_allocate entry).
+  mutable std::map<std::string, std::vector<dra::AllocationResult>> node_allocations
+      ABSL_GUARDED_BY(mu);
+  std::vector<size_t> unavailable;  // allocated claims whose selector failed on some node
+};
+
+struct State final : framework::StateData {
+  std::shared_ptr<Data> d;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    auto s = std::make_unique<State>();
+    s->d = d;
+    return s;
+  }
+};
+
+Data* Read(const framework::CycleState& cs) {
+  auto* s = cs.ReadAs<State>(kStateKey);
+  return s ? s->d.get() : nullptr;
+}
+
+bool ReservedForPod(const dra::ResourceClaim& c, const api::Pod& pod) {
+  for (const auto& r : c.reserved_for) {
+    if (r.resource == "pods" && r.uid == pod.metadata.uid) return true;
+  }
+  return false;
+}
+
+std::string ClaimKey(const dra::ResourceClaim& c) { return c.Key(); }
+
+}  // namespace
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> DynamicResources::New(
+    framework::PluginArgs, framework::Handle& h) {
+  return std::unique_ptr<framework::Plugin>(new DynamicResources(h, h.Service<dra::Manager>()));
+}
+
+api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::PodClaims(
+    const dra::Manager& m, const api::Pod& pod) {
+  std::vector<dra::ResourceClaimPtr> out;
+  for (const auto& pc : pod.spec.resource_claims) {
+    // k8s.io/dynamic-resource-allocation/resourceclaim.Name: the claim's own name, or the
+    // generated one from the pod's status (ErrClaimNotFound until the controller wrote it).
+    std::string name = pc.resource_claim_name;
+    const bool generated = name.empty();
+    if (generated) {
+      const api::PodResourceClaimStatus* st = nullptr;
+      for (const auto& s : pod.status.resource_claim_statuses) {
+        if (s.name == pc.name) st = &s;
+      }
+      if (!st) {
+        return absl::NotFoundError("pod \"" + pod.Key() + "\": ResourceClaim not created yet");
+      }
+      if (st->resource_claim_name.empty()) continue;  // no claim was needed
+      name = st->resource_claim_name;
+    }
+    auto claim = m.GetClaim(pod.metadata.namespace_, name);
+    if (!claim.ok()) return claim.status();
+    const dra::ResourceClaim& c = **claim;
+    if (c.metadata.deletion_timestamp) {
+      return absl::FailedPreconditionError("resourceclaim \"" + c.metadata.name +
+                                           "\" is being deleted");
+    }
+    if (generated) {
+      // resourceclaim.IsForPod: the pod must be the claim's controlling owner.
+      bool owned = false;
+      for (const auto& o : c.metadata.owner_references) {
+        owned = owned || (o.controller && o.uid == pod.metadata.uid);
+      }
+      if (!owned) {
+        return absl::FailedPreconditionError("ResourceClaim " + c.Key() +
+                                             " was not created for pod " + pod.Key() +
+                                             " (pod is not owner)");
+      }
+    }
+    out.push_back(*claim);
+  }
+  return out;
+}
+
+Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
+  if (pod.Pod().spec.resource_claims.empty()) return Status::Success();
+  if (!dra_) {
+    return Status::UnschedulableAndUnresolvable(
+        "DynamicResources: this scheduler has no DRA state (dra::Manager service)");
+  }
+  auto claims = PodClaims(*dra_, pod.Pod());
+  if (!claims.ok()) return Status::UnschedulableAndUnresolvable(std::string(claims.status().message()));
+  return Status::Success();
+}
+
+Status DynamicResources::PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                   framework::PreFilterResult*) {
+  if (pod.Pod().spec.resource_claims.empty()) return Status(framework::Code::kSkip);
+  if (!dra_) {
+    return Status::UnschedulableAndUnresolvable(
+        "DynamicResources: this scheduler has no DRA state (dra::Manager service)");
+  }
+  auto st = std::make_unique<State>();
+  st->d = std::make_shared<Data>();
+  Data& d = *st->d;
+  auto claims = CycleClaims(pod.Pod());
+  if (!claims.ok()) return Status::UnschedulableAndUnresolvable(std::string(claims.status().message()));
+  if (claims->empty()) return Status(framework::Code::kSkip);
+  d.claims = std::move(*claims);
+  d.available_on.resize(d.claims.size());
+  d.reserved.resize(d.claims.size());
+  auto classes = dra_->Classes();
+  for (size_t i = 0; i < d.claims.size(); ++i) {
+    const dra::ResourceClaim& c = *d.claims[i];
+    if (c.allocation) {
+      if (c.reserved_for.size() >= dra::kReservedForMaxSize && !ReservedForPod(c, pod.Pod())) {
+        return Status::UnschedulableAndUnresolvable("resourceclaim in use");
+      }
+      d.available_on[i] = c.allocation->node_selector;
+      continue;
+    }
+    d.to_allocate.push_back(i);
+    if (dra_->HasPendingAllocation(c.metadata.uid)) {
+      return Status::UnschedulableAndUnresolvable("resource claim " + ClaimKey(c) +
+                                                  " is in the process of being allocated");
+    }
+    for (const auto& req : c.spec.requests) {
+      std::vector<const dra::RequestSpec*> specs;
+      if (req.exactly) specs.push_back(&*req.exactly);
+      for (const auto& sub : req.first_available) specs.push_back(&sub);
+      for (const auto* s : specs) {
+        if (classes->count(s->device_class_name)) continue;
+        if (std::string err = dra_->ClassError(s->device_class_name); !err.empty()) {
+          return Status::UnschedulableAndUnresolvable("request " + s->name + ": " + err);
+        }
+        return Status::UnschedulableAndUnresolvable("request " + s->name + ": device class " +
+                                                    s->device_class_name + " does not exist");
+      }
+    }
+  }
+  if (!d.to_allocate.empty()) {
+    dra::AllocatorInput in;
+    for (size_t i : d.to_allocate) in.claims.push_back(d.claims[i]);
+    in.classes = classes.get();
+    in.slices = dra_->Slices();
+    in.in_use = dra_->AllocatedDevices();
+    if (!joint_mode_) {  // devices a gang member placed on the view took
+      for (const auto& [uid, c] : tentative_) {
+        for (const auto& dev : c->allocation->devices) {
+          if (!dev.admin_access) in.in_use.insert(dra::DeviceId{dev.driver, dev.pool, dev.device});
+        }
+      }
+    }
+    auto a = dra::Allocator::New(std::move(in));
+    if (!a.ok()) return Status::UnschedulableAndUnresolvable(std::string(a.status().message()));
+    // Keep the class map alive with the allocator.
+    struct Owned {
+      std::shared_ptr<const std::map<std::string, dra::DeviceClass>> classes;
+      dra::Allocator allocator;
+    };
+    auto owned = std::make_shared<Owned>(Owned{classes, std::move(*a)});
+    d.allocator = std::shared_ptr<const dra::Allocator>(owned, &owned->allocator);
+  }
+  state.Write(kStateKey, std::move(st));
+  return Status::Success();
+}
+
+Status DynamicResources::Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                                const framework::NodeInfo& node_info) {
+  Data* d = Read(state);
+  if (!d || d->claims.empty()) return Status::Success();
+  const api::Node& node = *node_info.node();
+  for (size_t i = 0; i < d->claims.size(); ++i) {
+    const auto& sel = d->available_on[i];
+    if (sel && !api::NodeSelectorMatches(*sel, node.metadata.labels, node.metadata.name)) {
+      return Status::UnschedulableAndUnresolvable("resourceclaim not available on the node");
+    }
+  }
+  if (!d->allocator) return Status::Success();
+  auto r = d->allocator->Allocate(node);
+  if (!r.ok()) return Status::Error(std::string(r.status().message()));
+  if (!r->ok) {
+    std::string reason = "cannot allocate all claims";
+    if (!r->failed_claim.empty()) reason += " (claim " + r->failed_claim + ")";
+    return Status::UnschedulableAndUnresolvable(reason);
+  }
+  absl::MutexLock l(&d->mu);
+  d->node_allocations[node.metadata.name] = std::move(r->results);
+  return Status::Success();
+}
+
+Status DynamicResources::PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                    const framework::NodeToStatus&, framework::PostFilterResult*) {
+  // Pods without claims: Unschedulable without a reason, as upstream's fast path.
+  if (pod.Pod().spec.resource_claims.empty()) return Status(framework::Code::kUnschedulable);
+  Data* d = Read(state);
+  if (!d || d->claims.empty()) return Status::Unschedulable("no new claims to deallocate");
+  // An allocated claim that no node can use and that only this pod (or nobody) reserved:
+  // deallocate it (upstream PostFilter), so that the next attempt can allocate it anew.
+  for (size_t i = 0; i < d->claims.size(); ++i) {
+    const dra::ResourceClaim& c = *d->claims[i];
+    if (!c.allocation || !d->available_on[i]) continue;
+    bool usable = false;
+    for (const auto* ni : h_.SnapshotSharedLister().List()) {
+      const api::Node& n = *ni->node();
+      usable = usable || api::NodeSelectorMatches(*d->available_on[i], n.metadata.labels,
+                                                  n.metadata.name);
+    }
+    if (usable) continue;
+    if (c.reserved_for.empty() ||
+        (c.reserved_for.size() == 1 && c.reserved_for[0].uid == pod.Pod().metadata.uid)) {
+      auto obj = dra_->ClaimObject(c.metadata.namespace_, c.metadata.name);
+      if (!obj) continue;
+      dra::ResourceClaim cleared = c;
+      cleared.allocation.reset();
+      cleared.reserved_for.clear();
+      if (auto s = h_.Client().UpdateResourceClaimStatus(dra::WithClaimStatus(*obj, cleared));
+          !s.ok()) {
+        return Status::Error(std::string(s.message()));
+      }
+      dra_->AssumeWritten(cleared);
+      return Status::Unschedulable("deallocation of ResourceClaim completed");
+    }
+  }
+  return Status::Unschedulable("still not schedulable");
+}
+
+Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo& pod,
+                                 const std::string& node) {
+  Data* d = Read(state);
+  if (!d || d->to_allocate.empty()) return Status::Success();
+  std::vector<dra::AllocationResult> results;
+  {
+    absl::MutexLock l(&d->mu);
+    auto it = d->node_allocations.find(node);
+    if (it == d->node_allocations.end()) {
+      return Status::Error("claim allocation not found for node");
+    }
+    results = it->second;
+  }
+  // Devices taken since Filter (another pod's Reserve, a gang member reserved before this
+  // one): allocate again on the node against the current state.
+  // A claim shared by gang members may be in flight from an earlier member's Reserve with
+  // this very allocation: its own devices are no conflict.
+  std::set<std::string> own;
+  for (size_t i : d->to_allocate) own.insert(d->claims[i]->metadata.uid);
+  const std::set<dra::DeviceId> in_use = dra_->AllocatedDevicesExcept(own);
+  bool conflict = false;
+  for (const auto& r : results) {
+    for (const auto& dev : r.devices) {
+      conflict = conflict || (!dev.admin_access &&
+                              in_use.count(dra::DeviceId{dev.driver, dev.pool, dev.device}));
+    }
+  }
+  if (conflict) {
+    const framework::NodeInfo* ni = h_.SnapshotSharedLister().Get(node);
+    if (!ni) return Status::Error("node " + node + " not in the snapshot");
+    auto classes = dra_->Classes();
+    dra::AllocatorInput in;
+    for (size_t i : d->to_allocate) in.claims.push_back(d->claims[i]);
+    in.classes = classes.get();
+    in.slices = dra_->Slices();
+    in.in_use = in_use;
+    auto a = dra::Allocator::New(std::move(in));
+    if (!a.ok()) return Status::UnschedulableAndUnresolvable(std::string(a.status().message()));
+    auto r = a->Allocate(*ni->node());
+    if (!r.ok()) return Status::Error(std::string(r.status().message()));
+    if (!r->ok) {
+      return Status::Unschedulable("cannot allocate all claims" +
+                                   (r->failed_claim.empty() ? std::string()
+                                                            : " (claim " + r->failed_claim + ")"));
+    }
+    results = std::move(r->results);
+  }
+  for (size_t k = 0; k < d->to_allocate.size(); ++k) {
+    const size_t i = d->to_allocate[k];
+    d->reserved[i] = results[k];
+    dra::ResourceClaim c = *d->claims[i];
+    c.allocation = results[k];
+    dra_->SignalPendingAllocation(c);
+  }
+  return Status::Success();
+}
+
+void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
+                                 const std::string&) {
+  Data* d = Read(state);
+  if (!d) return;
+  for (size_t i = 0; i < d->claims.size(); ++i) {
+    const dra::ResourceClaim& c = *d->claims[i];
+    dra_->RemovePendingAllocation(c.metadata.uid);
+    d->reserved[i].reset();
+    // A reservation PreBind wrote: take the pod out of reservedFor again.
+    auto now = dra_->GetClaim(c.metadata.namespace_, c.metadata.name);
+    if (!now.ok() || !ReservedForPod(**now, pod.Pod())) continue;
+    auto obj = dra_->ClaimObject(c.metadata.namespace_, c.metadata.name);
+    if (!obj) continue;
+    dra::ResourceClaim updated = **now;
+    std::erase_if(updated.reserved_for, [&](const dra::ConsumerReference& r) {
+      return r.uid == pod.Pod().metadata.uid;
+    });
+    if (h_.Client().UpdateResourceClaimStatus(dra::WithClaimStatus(*obj, updated)).ok()) {
+      dra_->AssumeWritten(updated);
+    }
+  }
+}
+
+Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod,
+                                 const std::string&) {
+  Data* d = Read(state);
+  if (!d) return Status::Success();
+  for (size_t i = 0; i < d->claims.size(); ++i) {
+    const dra::ResourceClaim& orig = *d->claims[i];
+    // The claim as it is now (another member of a shared claim may have written it).
+    auto now = dra_->GetClaim(orig.metadata.namespace_, orig.metadata.name);
+    if (!now.ok()) return Status::Error(std::string(now.status().message()));
+    dra::ResourceClaim c = **now;
+    if (c.metadata.uid != orig.metadata.uid) {
+      return Status::Error("resourceclaim " + c.Key() + " was replaced (UID changed)");
+    }
+    if (ReservedForPod(c, pod.Pod()) && c.allocation) continue;
+    if (d->reserved[i]) {
+      if (c.allocation && !(*c.allocation == *d->reserved[i])) {
+        return Status::Error("resourceclaim " + c.Key() + " got allocated elsewhere meanwhile");
+      }
+      c.allocation = d->reserved[i];
+    }
+    if (!c.allocation) return Status::Error("resourceclaim " + c.Key() + " is not allocated");
+    if (c.reserved_for.size() >= dra::kReservedForMaxSize) {
+      return Status::Error("resourceclaim " + c.Key() + ": reservedFor is full");
+    }
+    c.reserved_for.push_back(dra::ConsumerReference{"pods", pod.Pod().metadata.name,
+                                                    pod.Pod().metadata.uid});
+    auto obj = dra_->ClaimObject(c.metadata.namespace_, c.metadata.name);
+    if (!obj) return Status::Error("resourceclaim " + c.Key() + " not found");
+    if (auto s = h_.Client().UpdateResourceClaimStatus(dra::WithClaimStatus(*obj, c)); !s.ok()) {
+      return Status::Error("resourceclaim " + c.Key() + ": " + std::string(s.message()));
+    }
+    dra_->AssumeWritten(c);
+  }
+  return Status::Success();
+}
+
+api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::CycleClaims(
+    const api::Pod& pod) const {
+  auto claims = PodClaims(*dra_, pod);
+  if (!claims.ok() || joint_mode_ || tentative_.empty()) return claims;
+  for (auto& c : *claims) {
+    if (c->allocation) continue;
+    auto it = tentative_.find(c->metadata.uid);
+    if (it != tentative_.end()) c = it->second;
+  }
+  return claims;
+}
+
+bool DynamicResources::SameSignature(const framework::PodInfo& canonical,
+                                     const framework::PodInfo& pod) const {
+  return canonical.Pod().spec.resource_claims.empty() && pod.Pod().spec.resource_claims.empty();
+}
+
+void DynamicResources::PlacedOnView(const framework::CycleState& state,
+                                    const framework::PodInfo&, const std::string& node) {
+  Data* d = Read(state);
+  if (!d || d->to_allocate.empty() || joint_mode_) return;
+  absl::MutexLock l(&d->mu);
+  auto it = d->node_allocations.find(node);
+  if (it == d->node_allocations.end()) return;
+  for (size_t k = 0; k < d->to_allocate.size(); ++k) {
+    auto c = std::make_shared<dra::ResourceClaim>(*d->claims[d->to_allocate[k]]);
+    c->allocation = it->second[k];
+    tentative_[c->metadata.uid] = std::move(c);
+  }
+}
+
+void DynamicResources::ViewReset() { tentative_.clear(); }
+
+void DynamicResources::SetJointMode(bool joint) {
+  joint_mode_ = joint;
+  tentative_.clear();
+}
+
+Status DynamicResources::PlaceJointly(const std::vector<framework::CycleState*>& states,
+                                      const std::vector<const framework::PodInfo*>& pods,
+                                      const std::vector<std::string>& nodes) {
+  if (!dra_) return Status::Success();
+  // Every member's unallocated claims, each claim once (a claim the gang shares is
+  // allocated on its first member's node and must be usable on the others').
+  dra::AllocatorInput in;
+  std::vector<const api::Node*> claim_nodes;
+  std::map<std::string, size_t> index;  // claim UID -> position in in.claims
+  std::vector<std::vector<size_t>> member_claims(pods.size());
+  for (size_t m = 0; m < pods.size(); ++m) {
+    Data* d = Read(*states[m]);
+    if (!d || d->to_allocate.empty()) continue;
+    const framework::NodeInfo* ni = h_.SnapshotSharedLister().Get(nodes[m]);
+    if (!ni) return Status::Error("node " + nodes[m] + " not in the snapshot");
+    for (size_t i : d->to_allocate) {
+      const auto& c = d->claims[i];
+      auto [it, inserted] = index.emplace(c->metadata.uid, in.claims.size());
+      if (inserted) {
+        in.claims.push_back(c);
+        claim_nodes.push_back(ni->node());
+      }
+      member_claims[m].push_back(it->second);
+    }
+  }
+  if (in.claims.empty()) return Status::Success();
+  auto classes = dra_->Classes();
+  in.classes = classes.get();
+  in.slices = dra_->Slices();
+  in.in_use = dra_->AllocatedDevices();
+  auto a = dra::Allocator::New(std::move(in));
+  if (!a.ok()) return Status::UnschedulableAndUnresolvable(std::string(a.status().message()));
+  auto r = a->AllocateOn(claim_nodes);
+  if (!r.ok()) return Status::Error(std::string(r.status().message()));
+  if (!r->ok) {
+    return Status::Unschedulable(
+        "cannot allocate all claims of the pod group's members together" +
+        (r->failed_claim.empty() ? std::string() : " (claim " + r->failed_claim + ")"));
+  }
+  for (size_t m = 0; m < pods.size(); ++m) {
+    if (member_claims[m].empty()) continue;
+    const framework::NodeInfo* ni = h_.SnapshotSharedLister().Get(nodes[m]);
+    std::vector<dra::AllocationResult> results;
+    for (size_t k : member_claims[m]) {
+      const dra::AllocationResult& res = r->results[k];
+      if (res.node_selector &&
+          !api::NodeSelectorMatches(*res.node_selector, ni->node()->metadata.labels, nodes[m])) {
+        return Status::Unschedulable("resourceclaim " + a->claims()[k]->Key() +
+                                     " shared by the pod group is not available on node " +
+                                     nodes[m]);
+      }
+      results.push_back(res);
+    }
+    Data* d = Read(*states[m]);
+    absl::MutexLock l(&d->mu);
+    d->node_allocations[nodes[m]] = std::move(results);
+  }
+  return Status::Success();
+}
+
+std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister() const {
+  using framework::EventResource;
+  using framework::QueueingHint;
+  dra::Manager* m = dra_;
+  // isSchedulableAfterClaimChange: a deallocation frees devices for anyone; otherwise only a
+  // claim of this pod that was created or whose status changed.
+  auto claim_hint = [m](const api::Pod& pod, const framework::EventObjects& objs) {
+    const auto* n = static_cast<const api::Unstructured*>(objs.other_new);
+    const auto* o = static_cast<const api::Unstructured*>(objs.other_old);
+    if (!n || !m) return QueueingHint::kQueue;
+    if (o) {
+      auto oc = dra::ParseResourceClaim(*o);
+      auto nc = dra::ParseResourceClaim(*n);
+      if (oc.ok() && nc.ok() && oc->allocation && !nc->allocation) return QueueingHint::kQueue;
+      if (oc.ok() && nc.ok() && oc->allocation == nc->allocation &&
+          oc->reserved_for == nc->reserved_for) {
+        return QueueingHint::kQueueSkip;
+      }
+    }
+    auto claims = PodClaims(*m, pod);
+    if (!claims.ok()) return QueueingHint::kQueueSkip;
+    for (const auto& c : *claims) {
+      if (c->metadata.uid == n->metadata.uid) return QueueingHint::kQueue;
+    }
+    return QueueingHint::kQueueSkip;
+  };
+  auto pod_hint = [m](const api::Pod& pod, const framework::EventObjects& objs) {
+    if (!objs.new_pod || objs.new_pod->metadata.uid != pod.metadata.uid) {
+      return QueueingHint::kQueueSkip;
+    }
+    if (!m) return QueueingHint::kQueue;
+    return PodClaims(*m, *objs.new_pod).ok() ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+  };
+  return {
+      {{EventResource::kNode, framework::kAdd | framework::kUpdateNodeLabel, "NodeAdd"}, nullptr},
+      {{EventResource::kResourceClaim, framework::kAdd | framework::kUpdate, "ResourceClaimChange"},
+       claim_hint},
+      {{EventResource::kUnscheduledPod, framework::kUpdatePodGeneratedResourceClaim,
+        "PodGeneratedResourceClaim"},
+       pod_hint},
+      {{EventResource::kDeviceClass, framework::kAdd | framework::kUpdate, "DeviceClassChange"},
+       nullptr},
+      {{EventResource::kResourceSlice, framework::kAdd | framework::kUpdate, "ResourceSliceChange"},
+       nullptr},
+  };
+}
+
+}  // namespace phalanx::plugins::dynamicresources

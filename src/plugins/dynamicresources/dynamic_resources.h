@@ -1,0 +1,122 @@
+// DynamicResources: Dynamic Resource Allocation with structured parameters (upstream
+// pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go, resource.k8s.io/v1).
+// Pods name ResourceClaims in spec.resourceClaims; this plugin makes sure that every claim
+// is allocated — devices from ResourceSlices picked by the structured allocator
+// (dra/allocator.h) — and reserved for the pod before it is bound.
+//
+//   PreEnqueue  every claim exists (a template's claim recorded in the pod's
+//               status.resourceClaimStatuses), is not being deleted, and a generated claim
+//               is owned by the pod; otherwise the pod waits (upstream's wording, e.g.
+//               `pod "ns/p": ResourceClaim not created yet`, `resourceclaim "c" not found`).
+//   PreFilter   the claims; an allocated claim that is reserved for 256 consumers already is
+//               "resourceclaim in use"; for unallocated claims the device classes must exist
+//               ("request R: device class C does not exist"), no allocation may be in flight
+//               ("resource claim ns/c is in the process of being allocated"), and an
+//               Allocator is built with the devices already allocated. Pods without claims:
+//               Skip.
+//   Filter      an allocated claim's node selector must match the node ("resourceclaim not
+//               available on the node"); unallocated claims must all be allocatable on the
+//               node ("cannot allocate all claims", followed here by the claim that cannot
+//               be satisfied even alone: `cannot allocate all claims (claim ns/c)`). The
+//               allocation per node is kept for Reserve. A CEL runtime error aborts (Error).
+//   PostFilter  an allocated claim unavailable on every node, reserved for nobody else, is
+//               deallocated (its status cleared) so that the next attempt can move it.
+//   Reserve     the node's allocation becomes the claims' allocation in flight (the
+//               Manager's assume cache), re-checked against devices taken meanwhile (a
+//               gang's members are reserved one after the other).
+//   Unreserve   the allocation in flight is dropped; a reservation written in PreBind is
+//               removed from reservedFor.
+//   PreBind     each claim's status gets the allocation and the pod in reservedFor, written
+//               through ClusterClient::UpdateResourceClaimStatus (the store in simulate).
+//   Events      Node Add / UpdateNodeLabel; ResourceClaim Add / Update (hint: a claim of the
+//               pod was created or its status changed, or any claim was deallocated);
+//               Pod UpdatePodGeneratedResourceClaim (hint: this pod's claims now exist);
+//               DeviceClass and ResourceSlice Add / Update.
+//
+// Gangs (PodGroup cycles): PodGroupPlacement places a gang's members one by one on a view;
+// this plugin keeps each placed member's devices tentatively taken (TakeOnView) so that later
+// members do not count on them, and when member-by-member placement fails the joint search
+// (JointAllocate, podgroup_algorithm.cc) allocates every member's claims together.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dra/manager.h"
+#include "framework/interface.h"
+#include "framework/registry.h"
+
+namespace phalanx::plugins::dynamicresources {
+
+class DynamicResources final : public framework::PreEnqueuePlugin,
+                               public framework::PreFilterPlugin,
+                               public framework::FilterPlugin,
+                               public framework::PostFilterPlugin,
+                               public framework::ReservePlugin,
+                               public framework::PreBindPlugin,
+                               public framework::EnqueueExtensions,
+                               public framework::BatchablePlugin,
+                               public framework::PodGroupPlacementPlugin {
+ public:
+  static constexpr std::string_view kName = "DynamicResources";
+  // Needs the dra::Manager service (the scheduler provides it); without one, every pod
+  // with claims is rejected with a clear reason.
+  static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
+                                                                      framework::Handle& h);
+  DynamicResources(framework::Handle& h, dra::Manager* manager) : h_(h), dra_(manager) {}
+  std::string_view Name() const override { return kName; }
+
+  framework::Status PreEnqueue(const framework::PodInfo& pod) override;
+  framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                              framework::PreFilterResult* result) override;
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) override;
+  framework::Status PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeToStatus& statuses,
+                               framework::PostFilterResult* result) override;
+  framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
+                            const std::string& node) override;
+  void Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
+                 const std::string& node) override;
+  framework::Status PreBind(framework::CycleState& state, const framework::PodInfo& pod,
+                            const std::string& node) override;
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // KEP-5598 pod signature: pods without resource claims are alike for this plugin (upstream
+  // marks pods with claims unsignable).
+  bool SameSignature(const framework::PodInfo& canonical,
+                     const framework::PodInfo& pod) const override;
+
+  // PodGroupPlacementPlugin (see the file comment).
+  bool ConcernsPodGroupMember(const framework::PodInfo& pod) const override {
+    return !pod.Pod().spec.resource_claims.empty();
+  }
+  void PlacedOnView(const framework::CycleState& state, const framework::PodInfo& pod,
+                    const std::string& node) override;
+  void ViewReset() override;
+  void SetJointMode(bool joint) override;
+  framework::Status PlaceJointly(const std::vector<framework::CycleState*>& states,
+                                 const std::vector<const framework::PodInfo*>& pods,
+                                 const std::vector<std::string>& nodes) override;
+
+  // The claims of `pod` in spec.resourceClaims order (entries whose template needed no claim
+  // left out). Errors: the PreEnqueue reasons above.
+  static api::StatusOr<std::vector<dra::ResourceClaimPtr>> PodClaims(const dra::Manager& m,
+                                                                     const api::Pod& pod);
+
+ private:
+  // The claims of the pod as this cycle sees them: a claim a gang member placed on the view
+  // took (tentative_) counts as allocated so. Error as PodClaims.
+  api::StatusOr<std::vector<dra::ResourceClaimPtr>> CycleClaims(const api::Pod& pod) const;
+
+  framework::Handle& h_;
+  dra::Manager* dra_;
+  // Trial placements of the current PodGroup cycle (scheduling thread only): claim UID ->
+  // the claim with the allocation a placed member's Filter chose for it.
+  std::map<std::string, dra::ResourceClaimPtr> tentative_;
+  bool joint_mode_ = false;
+};
+
+}  // namespace phalanx::plugins::dynamicresources

@@ -1,0 +1,110 @@
+// DynamicResources' extension points on a fake handle: the allocation made in Reserve is an
+// allocation in flight (devices taken for the next pod) until Unreserve reverts it; the
+// PreEnqueue / PreFilter reasons. (PreBind's status write: src/sim/dra_test.cc.)
+#include "plugins/dynamicresources/dynamic_resources.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <memory>
+#include <string>
+
+#include "framework/cycle_state.h"
+#include "plugins/testing_fake_handle.h"
+
+namespace phalanx::plugins::dynamicresources {
+namespace {
+
+api::UnstructuredPtr Obj(const std::string& yaml) {
+  YAML::Node doc = YAML::Load(yaml);
+  auto u = std::make_shared<api::Unstructured>();
+  u->api_version = doc["apiVersion"].Scalar();
+  u->kind = doc["kind"].Scalar();
+  u->metadata.name = doc["metadata"]["name"].Scalar();
+  if (doc["metadata"]["namespace"]) u->metadata.namespace_ = doc["metadata"]["namespace"].Scalar();
+  u->metadata.uid = "uid-" + u->metadata.name;
+  u->object = std::make_shared<const YAML::Node>(doc);
+  return u;
+}
+
+framework::PodInfoPtr Pod(const std::string& name, const std::string& claim) {
+  auto p = std::make_shared<api::Pod>();
+  p->metadata.name = name;
+  p->metadata.namespace_ = "ns";
+  p->metadata.uid = "uid-" + name;
+  p->spec.resource_claims.push_back(api::PodResourceClaim{"gpu", claim, ""});
+  return framework::PodInfo::Make(p);
+}
+
+TEST(DynamicResourcesTest, ReserveTakesDevicesUnreserveGivesThemBack) {
+  dra::Manager m;
+  m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"));
+  m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+                    "spec: {driver: d, nodeName: n1, pool: {name: n1}, devices: [{name: g0}]}\n"));
+  for (const char* c : {"a", "b"}) {
+    m.OnObjectAdd(Obj(std::string("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                                  "metadata: {name: ") + c + ", namespace: ns}\n"
+                      "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\n"));
+  }
+  ASSERT_TRUE(m.Errors().empty()) << m.Errors()[0];
+  fake::FakeHandle h;
+  h.services().Provide<dra::Manager>(&m);
+  auto node = std::make_shared<api::Node>();
+  node->metadata.name = "n1";
+  std::vector<framework::NodeInfo> nodes;
+  nodes.emplace_back(node);
+  h.SetNodes(std::move(nodes));
+  DynamicResources pl(h, &m);
+  const framework::NodeInfo& ni = *h.SnapshotSharedLister().Get("n1");
+
+  auto pa = Pod("pa", "a");
+  framework::CycleState sa;
+  ASSERT_TRUE(pl.PreFilter(sa, *pa, nullptr).IsSuccess());
+  ASSERT_TRUE(pl.Filter(sa, *pa, ni).IsSuccess());
+  ASSERT_TRUE(pl.Reserve(sa, *pa, "n1").IsSuccess());
+  EXPECT_TRUE(m.HasPendingAllocation("uid-a"));
+  EXPECT_EQ(m.AllocatedDevices().size(), 1u);
+
+  // The only device is in flight for pa: pb's claim cannot be allocated, and names itself.
+  auto pb = Pod("pb", "b");
+  framework::CycleState sb;
+  ASSERT_TRUE(pl.PreFilter(sb, *pb, nullptr).IsSuccess());
+  framework::Status fb = pl.Filter(sb, *pb, ni);
+  EXPECT_EQ(fb.code(), framework::Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(fb.Message(), "cannot allocate all claims (claim ns/b)");
+
+  // Unreserve reverts the allocation: pb fits again.
+  pl.Unreserve(sa, *pa, "n1");
+  EXPECT_FALSE(m.HasPendingAllocation("uid-a"));
+  EXPECT_TRUE(m.AllocatedDevices().empty());
+  framework::CycleState sb2;
+  ASSERT_TRUE(pl.PreFilter(sb2, *pb, nullptr).IsSuccess());
+  EXPECT_TRUE(pl.Filter(sb2, *pb, ni).IsSuccess());
+}
+
+TEST(DynamicResourcesTest, PreEnqueueWaitsForTheClaimAndClassErrorsAreReasons) {
+  dra::Manager m;
+  fake::FakeHandle h;
+  DynamicResources pl(h, &m);
+  EXPECT_EQ(pl.PreEnqueue(*Pod("p", "missing")).Message(), "resourceclaim \"missing\" not found");
+  auto tmpl = Pod("t", "");
+  auto tp = std::make_shared<api::Pod>(*tmpl->pod);
+  tp->spec.resource_claims[0].resource_claim_template_name = "tmpl";
+  EXPECT_EQ(pl.PreEnqueue(*framework::PodInfo::Make(tp)).Message(),
+            "pod \"ns/t\": ResourceClaim not created yet");
+  m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                    "metadata: {name: c, namespace: ns}\n"
+                    "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: nope}}]}}\n"));
+  framework::CycleState s;
+  framework::Status st = pl.PreFilter(s, *Pod("p", "c"), nullptr);
+  EXPECT_EQ(st.code(), framework::Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(st.Message(), "request r: device class nope does not exist");
+  // Pods without claims are not the plugin's business.
+  auto plain = std::make_shared<api::Pod>();
+  plain->metadata.name = "plain";
+  EXPECT_EQ(pl.PreFilter(s, *framework::PodInfo::Make(plain), nullptr).code(),
+            framework::Code::kSkip);
+}
+
+}  // namespace
+}  // namespace phalanx::plugins::dynamicresources

@@ -1,0 +1,117 @@
+#include "sim/dra_claims.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "dra/model.h"
+
+namespace phalanx::sim {
+
+namespace {
+
+std::string Key(const std::string& kind, const std::string& ns, const std::string& name) {
+  return kind + "." + dra::kGroup + "/" + ns + "/" + name;
+}
+
+// Five characters of names.SimpleNameGenerator's alphabet (k8s.io/apiserver
+// pkg/storage/names/generate.go: "bcdfghjklmnpqrstvwxz2456789"), from a hash of `seed`.
+std::string Suffix(const std::string& seed) {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : seed) h = (h ^ c) * 1099511628211ull;
+  std::string out;
+  for (int i = 0; i < 5; ++i) {
+    out.push_back(kAlphabet[h % 27]);
+    h /= 27;
+  }
+  return out;
+}
+
+}  // namespace
+
+api::Status DraClaimController::OnPodCreated(const std::string& ns, const std::string& name) {
+  api::PodPtr pod = store_.GetPod(ns, name);
+  if (!pod) return absl::NotFoundError("pod " + ns + "/" + name + " not found");
+  std::vector<api::PodResourceClaimStatus> statuses = pod->status.resource_claim_statuses;
+  bool changed = false;
+  for (const auto& pc : pod->spec.resource_claims) {
+    if (pc.resource_claim_template_name.empty()) continue;
+    bool recorded = false;
+    for (const auto& s : statuses) recorded = recorded || s.name == pc.name;
+    if (recorded) continue;
+    api::UnstructuredPtr tobj =
+        store_.GetObject(Key("ResourceClaimTemplate", ns, pc.resource_claim_template_name));
+    if (!tobj) {
+      return absl::NotFoundError("Pod " + pod->Key() + ": spec.resourceClaims \"" + pc.name +
+                                 "\": resource claim template \"" +
+                                 pc.resource_claim_template_name + "\" not found");
+    }
+    auto tmpl = dra::ParseResourceClaimTemplate(*tobj);
+    if (!tmpl.ok()) return tmpl.status();
+    api::Unstructured claim;
+    claim.api_version = "resource.k8s.io/v1";
+    claim.kind = "ResourceClaim";
+    claim.metadata.namespace_ = ns;
+    claim.metadata.name =
+        dra::GeneratedClaimName(pod->metadata.name, pc.name, Suffix(pod->metadata.uid + "/" + pc.name));
+    claim.metadata.labels = tmpl->claim_metadata.labels;
+    claim.metadata.annotations = tmpl->claim_metadata.annotations;
+    claim.metadata.annotations[dra::kPodClaimNameAnnotation] = pc.name;
+    claim.metadata.owner_references.push_back(
+        api::OwnerReference{"v1", "Pod", pod->metadata.name, pod->metadata.uid, true});
+    YAML::Node doc;
+    doc["apiVersion"] = claim.api_version;
+    doc["kind"] = claim.kind;
+    doc["metadata"]["name"] = claim.metadata.name;
+    doc["metadata"]["namespace"] = ns;
+    doc["metadata"]["annotations"][dra::kPodClaimNameAnnotation] = pc.name;
+    const YAML::Node tspec = (*tobj->object)["spec"]["spec"];
+    doc["spec"] = tspec.IsDefined() ? YAML::Clone(tspec) : YAML::Node(YAML::NodeType::Map);
+    claim.object = std::make_shared<const YAML::Node>(doc);
+    const std::string claim_name = claim.metadata.name;
+    if (auto s = store_.CreateObject(std::move(claim)); !s.ok() && !absl::IsAlreadyExists(s)) {
+      return s;
+    }
+    statuses.push_back(api::PodResourceClaimStatus{pc.name, claim_name});
+    changed = true;
+  }
+  if (!changed) return absl::OkStatus();
+  api::Pod updated = *pod;
+  updated.status.resource_claim_statuses = std::move(statuses);
+  return store_.UpdatePod(std::move(updated));
+}
+
+void DraClaimController::OnPodGone(const api::Pod& pod) {
+  for (const auto& pc : pod.spec.resource_claims) {
+    std::string name = pc.resource_claim_name;
+    if (name.empty()) {
+      for (const auto& s : pod.status.resource_claim_statuses) {
+        if (s.name == pc.name) name = s.resource_claim_name;
+      }
+    }
+    if (name.empty()) continue;
+    api::UnstructuredPtr obj = store_.GetObject(Key("ResourceClaim", pod.metadata.namespace_, name));
+    if (!obj) continue;
+    bool owned = false;
+    for (const auto& o : obj->metadata.owner_references) {
+      owned = owned || (o.controller && o.uid == pod.metadata.uid);
+    }
+    if (owned) {  // the garbage collector deletes the pod's generated claim
+      (void)store_.DeleteObject(*obj);
+      continue;
+    }
+    auto claim = dra::ParseResourceClaim(*obj);
+    if (!claim.ok()) continue;
+    const size_t before = claim->reserved_for.size();
+    std::erase_if(claim->reserved_for,
+                  [&](const dra::ConsumerReference& r) { return r.uid == pod.metadata.uid; });
+    if (claim->reserved_for.size() == before) continue;
+    if (claim->reserved_for.empty()) claim->allocation.reset();  // the last consumer went
+    (void)store_.UpdateObject(dra::WithClaimStatus(*obj, *claim));
+  }
+}
+
+}  // namespace phalanx::sim

@@ -1,0 +1,256 @@
+// Dynamic Resource Allocation end to end in the simulator: the DynamicResources plugin,
+// the structured allocator, the simulated resourceclaim controller (issue 19, Must show).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "config/config.h"
+#include "dra/manager.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+
+namespace phalanx::sim {
+namespace {
+
+SimulationOptions Options() {
+  SimulationOptions o;
+  o.seed = 1;
+  o.config = config::DefaultConfiguration();
+  o.registry = plugins::NewInTreeRegistry();
+  return o;
+}
+
+const PodOutcome* Find(const SimulationResult& r, const std::string& pod) {
+  for (const auto& o : r.outcomes) {
+    if (o.pod == pod) return &o;
+  }
+  return nullptr;
+}
+
+std::string Claim(const SimulationResult& r, const std::string& prefix) {
+  for (const auto& c : r.dra_claims) {
+    if (c.rfind(prefix, 0) == 0) return c;
+  }
+  return "";
+}
+
+// examples/dra: two 80Gi GPUs exist together only on node-b; the template's claim gets
+// exactly those; the claim asking for three 80Gi GPUs on one node is named in the reason.
+TEST(DraSimulationTest, TwoBigGpusGoToTheNodeThatHasThem) {
+  Scenario sc;
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/dra", &sc),
+            absl::OkStatus());
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  EXPECT_TRUE(r.dra_errors.empty()) << r.dra_errors[0];
+  const PodOutcome* trainer = Find(r, "default/trainer");
+  ASSERT_NE(trainer, nullptr);
+  EXPECT_EQ(trainer->node, "node-b") << trainer->reason;
+  // The generated claim: "<pod>-<entry>-" + 5 characters, allocated node-b's 80Gi GPUs.
+  const std::string claim = Claim(r, "default/trainer-gpus-");
+  ASSERT_FALSE(claim.empty()) << FormatSummary(r);
+  EXPECT_EQ(claim.size(), std::string("default/trainer-gpus-xxxxx").size() +
+                              std::string(": gpu.example.com/node-b/gpu-1, "
+                                          "gpu.example.com/node-b/gpu-2 (reserved for trainer)")
+                                  .size())
+      << claim;
+  EXPECT_NE(claim.find(": gpu.example.com/node-b/gpu-1, gpu.example.com/node-b/gpu-2 "
+                       "(reserved for trainer)"),
+            std::string::npos)
+      << claim;
+  const PodOutcome* big = Find(r, "default/too-big");
+  ASSERT_NE(big, nullptr);
+  EXPECT_TRUE(big->node.empty());
+  EXPECT_NE(big->reason.find("cannot allocate all claims (claim default/three-big-gpus)"),
+            std::string::npos)
+      << big->reason;
+  EXPECT_EQ(Claim(r, "default/three-big-gpus"), "default/three-big-gpus: not allocated");
+}
+
+}  // namespace
+}  // namespace phalanx::sim
+
+namespace phalanx::sim {
+namespace {
+
+Scenario LoadText(const std::string& name, const std::string& yaml) {
+  Scenario sc;
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("dra_test_" + name + ".yaml");
+  {
+    std::ofstream out(path);
+    out << yaml;
+  }
+  const api::Status s = LoadManifestScenario(path.string(), &sc);
+  EXPECT_TRUE(s.ok()) << s;
+  return sc;
+}
+
+// One node, four GPUs in two NVLink domains; the H100 pair comes first in the slice.
+const std::string kNvlinkNode = R"(apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {capacity: {cpu: "32", memory: 256Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec: {selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1}
+  devices:
+  - {name: h100-0, attributes: {model: {string: H100}, nvlink: {int: 0}}}
+  - {name: h100-1, attributes: {model: {string: H100}, nvlink: {int: 0}}}
+  - {name: a100-0, attributes: {model: {string: A100}, nvlink: {int: 1}}}
+  - {name: a100-1, attributes: {model: {string: A100}, nvlink: {int: 1}}}
+---
+)";
+
+// A claim for 2 GPUs of one NVLink domain; `selector` (CEL) restricts the model.
+std::string PairClaim(const std::string& name, const std::string& selector) {
+  std::string sel = selector.empty() ? "" : "        selectors: [{cel: {expression: \"" + selector + "\"}}]\n";
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+         ", namespace: default}\nspec:\n  devices:\n    requests:\n    - name: pair\n      exactly:\n"
+         "        deviceClassName: gpu\n        count: 2\n" + sel +
+         "    constraints: [{matchAttribute: gpu.example.com/nvlink}]\n---\n";
+}
+
+// A pod using claim `claim`; `labels` e.g. the gang label.
+std::string ClaimPod(const std::string& name, const std::string& claim, const std::string& labels) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: default, labels: {" +
+         labels + "}}\nspec:\n  resourceClaims: [{name: gpus, resourceClaimName: " + claim +
+         "}]\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
+         "[{name: gpus}]}}]\n---\n";
+}
+
+const std::string kGang =
+    "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: train, "
+    "namespace: default}\nspec: {minMember: 2}\n---\n";
+const std::string kGangLabel = "scheduling.x-k8s.io/pod-group: train";
+
+// The gang case member-by-member first fit misses (kubernetes/kubernetes#138765): worker-0
+// takes any NVLink pair, worker-1 needs the H100 pair. First fit gives worker-0 the H100s
+// (first in the slice) and strands worker-1; the PodGroup transaction allocates both
+// members' claims jointly and binds both.
+const std::string kStrandingClaims =
+    PairClaim("any-pair", "") +
+    PairClaim("h100-pair", "device.attributes['gpu.example.com'].model == 'H100'");
+
+TEST(DraGangTest, FirstFitStrandsTheSecondMember) {
+  // The same input without a gang: each pod on its own, in order (upstream's behaviour for a
+  // gang too, whose members are placed one at a time).
+  Scenario sc = LoadText("firstfit", kNvlinkNode + kStrandingClaims +
+                                         ClaimPod("worker-0", "any-pair", "app: train") +
+                                         ClaimPod("worker-1", "h100-pair", "app: train"));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_EQ(Find(r, "default/worker-0")->node, "n1");
+  EXPECT_EQ(Claim(r, "default/any-pair"),
+            "default/any-pair: gpu.example.com/n1/h100-0, gpu.example.com/n1/h100-1 (reserved "
+            "for worker-0)");
+  const PodOutcome* w1 = Find(r, "default/worker-1");
+  EXPECT_TRUE(w1->node.empty());
+  EXPECT_NE(w1->reason.find("cannot allocate all claims (claim default/h100-pair)"),
+            std::string::npos)
+      << w1->reason;
+}
+
+TEST(DraGangTest, PodGroupAllocatesTheMembersClaimsJointly) {
+  Scenario sc = LoadText("joint", kNvlinkNode + kStrandingClaims + kGang +
+                                      ClaimPod("worker-0", "any-pair", kGangLabel) +
+                                      ClaimPod("worker-1", "h100-pair", kGangLabel));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  EXPECT_EQ(Find(r, "default/worker-0")->node, "n1") << Find(r, "default/worker-0")->reason;
+  EXPECT_EQ(Find(r, "default/worker-1")->node, "n1") << Find(r, "default/worker-1")->reason;
+  EXPECT_EQ(Claim(r, "default/any-pair"),
+            "default/any-pair: gpu.example.com/n1/a100-0, gpu.example.com/n1/a100-1 (reserved "
+            "for worker-0)");
+  EXPECT_EQ(Claim(r, "default/h100-pair"),
+            "default/h100-pair: gpu.example.com/n1/h100-0, gpu.example.com/n1/h100-1 (reserved "
+            "for worker-1)");
+}
+
+// A claim shared by the whole gang (a plain ResourceClaim every member references): one
+// allocation, every member in reservedFor; a member arriving later joins it.
+TEST(DraGangTest, GangSharesOneClaimAndALateMemberJoinsIt) {
+  const std::string late =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: worker-2, namespace: default, labels: {" +
+      kGangLabel + "}, annotations: {simulation.phalanx.dev/arrival-seconds: \"30\"}}\nspec:\n"
+      "  resourceClaims: [{name: gpus, resourceClaimName: shared}]\n  containers: [{name: c, "
+      "image: x, resources: {requests: {cpu: \"1\"}, claims: [{name: gpus}]}}]\n---\n";
+  Scenario sc = LoadText("shared", kNvlinkNode + PairClaim("shared", "") + kGang +
+                                       ClaimPod("worker-0", "shared", kGangLabel) +
+                                       ClaimPod("worker-1", "shared", kGangLabel) + late);
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  for (const char* p : {"default/worker-0", "default/worker-1", "default/worker-2"}) {
+    EXPECT_EQ(Find(r, p)->node, "n1") << p << ": " << Find(r, p)->reason;
+  }
+  EXPECT_GT(Find(r, "default/worker-2")->arrival_s, Find(r, "default/worker-0")->scheduled_s.value_or(1e9));
+  EXPECT_EQ(Claim(r, "default/shared"),
+            "default/shared: gpu.example.com/n1/h100-0, gpu.example.com/n1/h100-1 (reserved "
+            "for worker-0, worker-1, worker-2)");
+}
+
+// The resourceclaim controller's part: when the last consumer of a claim is gone the claim is
+// deallocated and its devices serve the next pod; a pod's generated claim is deleted.
+TEST(DraSimulationTest, DevicesAreFreedWhenTheLastConsumerGoes) {
+  auto pod = [](const std::string& name, const std::string& claim, const std::string& annotations) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+           ", namespace: default, annotations: {" + annotations +
+           "}}\nspec:\n  resourceClaims: [{name: gpus, " + claim +
+           "}]\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
+           "[{name: gpus}]}}]\n---\n";
+  };
+  const std::string h100 = "device.attributes['gpu.example.com'].model == 'H100'";
+  const std::string tmpl =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: pair, "
+      "namespace: default}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: pair\n"
+      "        exactly: {deviceClassName: gpu, count: 2, selectors: [{cel: {expression: \"" +
+      h100 + "\"}}]}\n---\n";
+  Scenario sc = LoadText(
+      "dealloc",
+      kNvlinkNode + PairClaim("first", h100) + PairClaim("second", h100) + tmpl +
+          pod("a", "resourceClaimName: first", "simulation.phalanx.dev/duration-seconds: \"10\"") +
+          pod("b", "resourceClaimName: second",
+              "simulation.phalanx.dev/arrival-seconds: \"5\", "
+              "simulation.phalanx.dev/duration-seconds: \"20\"") +
+          pod("c", "resourceClaimTemplateName: pair",
+              "simulation.phalanx.dev/arrival-seconds: \"6\", "
+              "simulation.phalanx.dev/duration-seconds: \"1\""));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  const PodOutcome* a = Find(r, "default/a");
+  const PodOutcome* b = Find(r, "default/b");
+  const PodOutcome* c = Find(r, "default/c");
+  ASSERT_TRUE(a->scheduled_s && b->scheduled_s && c->scheduled_s) << FormatSummary(r);
+  // One H100 pair: a holds it 0..10 s, then b (20 s) and c (1 s) one after the other.
+  EXPECT_EQ(*a->scheduled_s, 0.0);
+  const double first = std::min(*b->scheduled_s, *c->scheduled_s);
+  const double second = std::max(*b->scheduled_s, *c->scheduled_s);
+  EXPECT_GE(first, 10.0);
+  EXPECT_GE(second, first + (*b->scheduled_s < *c->scheduled_s ? 20.0 : 1.0));
+  // Every consumer is gone: the plain claims are deallocated, c's generated one deleted.
+  EXPECT_EQ(Claim(r, "default/first"), "default/first: not allocated");
+  EXPECT_EQ(Claim(r, "default/second"), "default/second: not allocated");
+  EXPECT_EQ(Claim(r, "default/c-gpus-"), "");
+  EXPECT_EQ(r.dra_claims.size(), 2u) << FormatSummary(r);
+}
+
+}  // namespace
+}  // namespace phalanx::sim
