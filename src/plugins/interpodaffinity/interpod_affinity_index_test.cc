@@ -76,7 +76,10 @@ std::optional<api::PodAffinity> RandomPodAffinity(Rng& rng) {
     if (Coin(rng, 0.5)) pa.required.push_back(RandomTerm(rng));
   }
   for (size_t i = Pick(rng, 3); i > 0; --i) {
-    pa.preferred.push_back({static_cast<int32_t>(1 + Pick(rng, 100)), RandomTerm(rng)});
+    // Small weights often: an affinity and an anti-affinity term of one key then cancel,
+    // and the zero-sum entries still count (upstream's scoreMap).
+    const size_t w = Coin(rng, 0.6) ? 1 + Pick(rng, 2) : 1 + Pick(rng, 100);
+    pa.preferred.push_back({static_cast<int32_t>(w), RandomTerm(rng)});
   }
   return pa;
 }

@@ -344,8 +344,9 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& state,
   if (use_index_ && (has_constraints || !snapshot.HavePodsWithAffinityList().empty())) {
     index = snapshot.AffinityIndex();
   }
+  std::shared_ptr<std::vector<DomainRef>> refs;  // outlives `found`, which points into it
   if (index != nullptr) {
-    auto refs = std::make_shared<std::vector<DomainRef>>(
+    refs = std::make_shared<std::vector<DomainRef>>(
         RefsWithIndex(ctx, *index, snapshot.List(), has_constraints));
     if (refs->empty()) return framework::Status(framework::Code::kSkip);
     if (refs->size() <= kMaxDomainRefs) {
