@@ -19,6 +19,7 @@
 namespace phalanx::framework {
 
 class Parallelizer;
+class PodAffinityIndex;
 
 // Read access to the cycle's Snapshot (upstream SharedLister / NodeInfoLister).
 class NodeInfoLister {
@@ -33,6 +34,11 @@ class NodeInfoLister {
   // status.images; -1 when this lister does not keep the count (callers then look at
   // each node). The Snapshot keeps it (upstream: ImageStateSummary.NumNodes).
   virtual int32_t NumNodesWithImage(const std::string& /*image*/) const { return -1; }
+  // The listed pods grouped by inter-pod affinity class with per-topology-domain counts
+  // (framework/pod_affinity_index.h), built on the first call and kept in step with the
+  // list from then on; nullptr when this lister keeps none (callers then walk the pods).
+  // Scheduling thread only.
+  virtual PodAffinityIndex* AffinityIndex() const { return nullptr; }
 };
 
 // Clock and ClusterClient are the seam interfaces of src/cluster/client.h, named here as

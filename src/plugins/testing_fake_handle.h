@@ -126,7 +126,13 @@ class FakeHandle final : public framework::Handle {
   // The pool plugins get from GetParallelizer() (default none: chunks run inline).
   void SetParallelizer(framework::Parallelizer* p) { parallelizer_ = p; }
 
-  const framework::NodeInfoLister& SnapshotSharedLister() const override { return lister_; }
+  // Serves `lister` (not owned; e.g. a cache::Snapshot) instead of the SetNodes list;
+  // nullptr restores the latter.
+  void SetLister(const framework::NodeInfoLister* lister) { external_lister_ = lister; }
+
+  const framework::NodeInfoLister& SnapshotSharedLister() const override {
+    return external_lister_ != nullptr ? *external_lister_ : lister_;
+  }
   const framework::Clock& GetClock() const override { return clock_; }
   framework::ClusterClient& Client() override { return client_; }
   void IterateOverWaitingPods(const std::function<void(framework::WaitingPod&)>&) override {}
@@ -161,6 +167,7 @@ class FakeHandle final : public framework::Handle {
   framework::ServiceRegistry services_;
   framework::Parallelizer* parallelizer_ = nullptr;
   FakeNodeLister lister_;
+  const framework::NodeInfoLister* external_lister_ = nullptr;
   FakeClock clock_;
   FakeClient client_;
   uint64_t rng_ = 0;

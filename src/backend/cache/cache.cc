@@ -200,10 +200,10 @@ void Cache::UpdateSnapshot(Snapshot* s) {
   for (const auto& name : dirty_) {
     auto it = nodes_.find(name);
     auto sit = s->map_.find(name);
-    bool had_affinity = sit != s->map_.end() && (!sit->second->pods_with_affinity().empty() ||
-                                                 !sit->second->pods_with_required_anti_affinity().empty());
+    framework::PodAffinityIndex& index = s->affinity_index_;
     if (it == nodes_.end() || it->second->node() == nullptr) {
       if (sit != s->map_.end()) {
+        index.RemoveNodePods(*sit->second);
         s->map_.erase(sit);
         rebuild = true;
       }
@@ -213,15 +213,29 @@ void Cache::UpdateSnapshot(Snapshot* s) {
     framework::NodeInfo* copy;
     if (sit == s->map_.end()) {
       copy = s->map_.emplace(name, std::make_unique<framework::NodeInfo>(src)).first->second.get();
+      index.AddNodePods(*copy);
       rebuild = true;
     } else {
       copy = sit->second.get();
-      *copy = src;
+      if (!index.enabled()) {
+        *copy = src;
+      } else if (copy->node() != src.node()) {
+        // A new Node object (labels may differ): recount the node's pods under it.
+        index.RemoveNodePods(*copy);
+        *copy = src;
+        index.AddNodePods(*copy);
+      } else {
+        std::vector<const framework::PodInfo*> before;
+        before.reserve(copy->pods().size());
+        for (const auto& p : copy->pods()) before.push_back(p.get());
+        *copy = src;
+        index.SyncPods(std::move(before), *copy);
+      }
     }
     if (!copy->image_states().empty()) s->ApplyImageCounts(copy);
-    bool has_affinity =
-        !src.pods_with_affinity().empty() || !src.pods_with_required_anti_affinity().empty();
-    if (had_affinity || has_affinity) rebuild = true;
+    // The NodeInfo kept its address: the lists stay valid, only its membership in the
+    // affinity lists may have changed (unknown position: a new node, rebuilt below).
+    if (!rebuild && !s->UpdateAffinityFlags(*copy)) rebuild = true;
   }
   // clear() walks the whole bucket array: after a full resync (thousands of buckets) that
   // was a 40 KB memset on every later cycle. Drop the big table instead.
@@ -230,7 +244,11 @@ void Cache::UpdateSnapshot(Snapshot* s) {
   } else {
     dirty_.clear();
   }
-  if (rebuild) s->RebuildLists(node_order_);
+  if (rebuild) {
+    s->RebuildLists(node_order_);
+  } else if (s->affinity_lists_stale_) {
+    s->RebuildAffinityLists();
+  }
   if (images_changed_ || order_changed_ || full) s->RefreshImageCounts();
   order_changed_ = false;
   images_changed_ = false;

@@ -28,49 +28,71 @@ framework::NodeInfo* Snapshot::GetMutable(std::string_view node_name) {
 
 void Snapshot::RebuildLists(const std::vector<std::string>& order) {
   list_.clear();
-  have_affinity_.clear();
-  have_required_anti_affinity_.clear();
+  flags_.clear();
+  position_.clear();
   list_.reserve(order.size());
+  flags_.reserve(order.size());
+  position_.reserve(order.size());
   for (const auto& name : order) {
     auto it = map_.find(name);
     if (it == map_.end()) continue;
     const framework::NodeInfo* ni = it->second.get();
+    position_.emplace(ni, static_cast<uint32_t>(list_.size()));
     list_.push_back(ni);
-    if (!ni->pods_with_affinity().empty()) have_affinity_.push_back(ni);
-    if (!ni->pods_with_required_anti_affinity().empty()) {
-      have_required_anti_affinity_.push_back(ni);
-    }
+    flags_.push_back(AffinityFlags(*ni));
   }
+  RebuildAffinityLists();
+}
+
+bool Snapshot::UpdateAffinityFlags(const framework::NodeInfo& ni) {
+  auto it = position_.find(&ni);
+  if (it == position_.end()) return false;
+  const uint8_t f = AffinityFlags(ni);
+  if (flags_[it->second] != f) {
+    flags_[it->second] = f;
+    affinity_lists_stale_ = true;
+  }
+  return true;
 }
 
 bool Snapshot::AddPodToView(const framework::PodInfoPtr& pod) {
   framework::NodeInfo* ni = GetMutable(pod->pod->spec.node_name);
   if (ni == nullptr) return false;
-  const bool had = !ni->pods_with_affinity().empty() || !ni->pods_with_required_anti_affinity().empty();
   ni->AddPod(pod);
+  if (affinity_index_.enabled() && ni->node() != nullptr) affinity_index_.AddPod(pod, *ni->node());
   stale_.push_back(pod->pod->spec.node_name);
-  if (!had && (pod->has_affinity || pod->has_required_anti_affinity)) RebuildAffinityLists();
+  if (UpdateAffinityFlags(*ni) && affinity_lists_stale_) RebuildAffinityLists();
   return true;
 }
 
 bool Snapshot::RemovePodFromView(const api::Pod& pod) {
   framework::NodeInfo* ni = GetMutable(pod.spec.node_name);
   if (ni == nullptr) return false;
-  const bool had =
-      !ni->pods_with_affinity().empty() || !ni->pods_with_required_anti_affinity().empty();
+  framework::PodInfoPtr held;  // the PodInfo leaving, kept alive for the index
+  if (affinity_index_.enabled()) {
+    for (const auto& p : ni->pods()) {  // NodeInfo::RemovePod's match: namespace and name
+      if (p->pod->metadata.name == pod.metadata.name &&
+          p->pod->metadata.namespace_ == pod.metadata.namespace_) {
+        held = p;
+        break;
+      }
+    }
+  }
   if (!ni->RemovePod(pod)) return false;
+  if (held != nullptr && ni->node() != nullptr) affinity_index_.RemovePod(*held, *ni->node());
   stale_.push_back(pod.spec.node_name);
-  if (had) RebuildAffinityLists();
+  if (UpdateAffinityFlags(*ni) && affinity_lists_stale_) RebuildAffinityLists();
   return true;
 }
 
 void Snapshot::RebuildAffinityLists() {
   have_affinity_.clear();
   have_required_anti_affinity_.clear();
-  for (const auto* ni : list_) {
-    if (!ni->pods_with_affinity().empty()) have_affinity_.push_back(ni);
-    if (!ni->pods_with_required_anti_affinity().empty()) have_required_anti_affinity_.push_back(ni);
+  for (size_t i = 0; i < list_.size(); ++i) {
+    if (flags_[i] & 1) have_affinity_.push_back(list_[i]);
+    if (flags_[i] & 2) have_required_anti_affinity_.push_back(list_[i]);
   }
+  affinity_lists_stale_ = false;
 }
 
 void Snapshot::RefreshImageCounts() {

@@ -3,6 +3,7 @@
 // Cache::UpdateSnapshot: only NodeInfos whose generation moved are copied.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "framework/handle.h"
+#include "framework/pod_affinity_index.h"
 #include "framework/types.h"
 
 namespace phalanx::cache {
@@ -37,6 +39,12 @@ class Snapshot : public framework::NodeInfoLister {
     auto it = image_counts_.find(image);
     return it == image_counts_.end() ? 0 : it->second;
   }
+  // Enabled on the first call (a walk of every pod), then maintained by Cache::UpdateSnapshot
+  // and the view edits below.
+  framework::PodAffinityIndex* AffinityIndex() const override {
+    if (!affinity_index_.enabled()) affinity_index_.Enable(list_);
+    return &affinity_index_;
+  }
   int64_t generation() const { return generation_; }
   size_t NumNodes() const { return list_.size(); }
 
@@ -57,7 +65,15 @@ class Snapshot : public framework::NodeInfoLister {
  private:
   friend class Cache;
   void RebuildLists(const std::vector<std::string>& order);
+  // Rebuilds have_affinity_ / have_required_anti_affinity_ from flags_ (no NodeInfo read).
   void RebuildAffinityLists();
+  // Refreshes `ni`'s flags (bit 0: pods with affinity, bit 1: with required anti-affinity)
+  // and marks the affinity lists stale when they changed; false when `ni` is not in list_.
+  bool UpdateAffinityFlags(const framework::NodeInfo& ni);
+  static uint8_t AffinityFlags(const framework::NodeInfo& ni) {
+    return static_cast<uint8_t>((ni.pods_with_affinity().empty() ? 0 : 1) |
+                                (ni.pods_with_required_anti_affinity().empty() ? 0 : 2));
+  }
   void RefreshImageCounts();
   void ApplyImageCounts(framework::NodeInfo* ni);
 
@@ -65,8 +81,16 @@ class Snapshot : public framework::NodeInfoLister {
   std::vector<const framework::NodeInfo*> list_;
   std::vector<const framework::NodeInfo*> have_affinity_;
   std::vector<const framework::NodeInfo*> have_required_anti_affinity_;
+  // Parallel to list_: AffinityFlags of each node, and each NodeInfo's position in list_,
+  // so that a node gaining or losing its first pod with affinity costs a walk of bytes,
+  // not a rebuild of every list by name.
+  std::vector<uint8_t> flags_;
+  std::unordered_map<const framework::NodeInfo*, uint32_t> position_;
+  bool affinity_lists_stale_ = false;
   std::unordered_map<std::string, int32_t> image_counts_;  // image -> nodes having it
   std::vector<std::string> stale_;  // nodes changed by AddPodToView
+  // Lazily enabled by AffinityIndex() (a const lister call on the scheduling thread).
+  mutable framework::PodAffinityIndex affinity_index_;
   int64_t generation_ = 0;
 };
 

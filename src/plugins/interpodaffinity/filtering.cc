@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "framework/parallelize.h"
+#include "framework/pod_affinity_index.h"
 #include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/interpodaffinity/terms.h"
 
@@ -120,38 +121,18 @@ PreFilterCounts::Map ToMap(const TopologyCounts& c) {
   return m;
 }
 
-}  // namespace
-
-framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
-                                              const framework::PodInfo& pod_info,
-                                              framework::PreFilterResult* /*result*/) {
-  const api::Pod& pod = pod_info.Pod();
-  if (std::string err = internal::ParseErrors(pod); !err.empty()) {
-    return framework::Status::UnschedulableAndUnresolvable("parsing pod: " + err);
-  }
-  auto in = std::make_shared<IncomingPod>();
-  in->pod = pod_info.pod;
-  const NamespaceLister* lister = ns_lister_.get();
-  if (const auto* terms = internal::RequiredAffinityTerms(pod)) {
-    for (const auto& t : *terms) in->affinity.push_back(internal::BindTerm(t, pod, 0, lister));
-  }
-  if (const auto* terms = internal::RequiredAntiAffinityTerms(pod)) {
-    for (const auto& t : *terms) {
-      in->anti_affinity.push_back(internal::BindTerm(t, pod, 0, lister));
-    }
-  }
-  if (lister != nullptr) lister->GetLabels(pod.metadata.namespace_, &in->ns_labels);
-  in->matches_own_affinity = internal::MatchesAll(in->affinity, pod, pod);
-
-  const framework::NodeInfoLister& snapshot = handle_->SnapshotSharedLister();
-  auto s = std::make_unique<PreFilterState>();
+// The counts by walking every pod of the snapshot (upstream's algorithm).
+void CountByWalking(const framework::NodeInfoLister& snapshot, framework::Parallelizer* par,
+                    const IncomingPod& incoming, PreFilterState* s) {
+  const IncomingPod* in = &incoming;
+  const api::Pod& pod = *in->pod;
 
   // Existing pods' required anti-affinity against the incoming pod.
   {
     const auto& nodes = snapshot.HavePodsWithRequiredAntiAffinityList();
     const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
     std::vector<std::vector<PairDelta>> found(chunks);
-    framework::ParallelChunks(handle_->GetParallelizer(), nodes.size(), internal::kNodesPerChunk,
+    framework::ParallelChunks(par, nodes.size(), internal::kNodesPerChunk,
                              [&](size_t c, size_t b, size_t e) {
       // Filled locally and moved in once: the headers of found[c] and found[c + 1] share a
       // cache line, and pushing into them from two threads thrashes it (false sharing).
@@ -183,7 +164,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
     const auto& nodes = snapshot.List();
     const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
     std::vector<std::vector<PairDelta>> aff(chunks), anti(chunks);
-    framework::ParallelChunks(handle_->GetParallelizer(), nodes.size(), internal::kNodesPerChunk,
+    framework::ParallelChunks(par, nodes.size(), internal::kNodesPerChunk,
                              [&](size_t c, size_t b, size_t e) {
       std::vector<PairDelta> local_aff, local_anti;  // see above: no false sharing
       NodePairAccumulator aff_acc, anti_acc;
@@ -211,6 +192,86 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
       for (const PairDelta& p : aff[c]) s->affinity.Add(*p.key, *p.value, p.delta);
       for (const PairDelta& p : anti[c]) s->anti_affinity.Add(*p.key, *p.value, p.delta);
     }
+  }
+
+}
+
+// The same counts from the snapshot's PodAffinityIndex: each class of alike pods is matched
+// once and adds its members per topology domain (the walk adds 1 per member per matching
+// term on a node with the key; a class's DomainCounts are those sums).
+void CountWithIndex(framework::PodAffinityIndex& index, const framework::NodeInfoLister& snapshot,
+                    const IncomingPod& in, PreFilterState* s) {
+  const api::Pod& pod = *in.pod;
+  const auto& nodes = snapshot.List();
+  auto add_all = [&](TopologyCounts& counts, const std::string& key, size_t slot,
+                     const framework::PodAffinityIndex::Class& c) {
+    for (const auto& [value, n] : c.counts(slot)) counts.Add(key, value, n);
+  };
+  if (!snapshot.HavePodsWithRequiredAntiAffinityList().empty()) {
+    for (const auto* c : index.ClassesWithRequiredAntiAffinity()) {
+      const api::Pod& ep = c->representative->Pod();
+      const auto* terms = internal::RequiredAntiAffinityTerms(ep);
+      if (terms == nullptr) continue;
+      for (const api::PodAffinityTerm& t : *terms) {
+        if (!internal::TermMatches(t, ep, pod, in.ns_labels)) continue;
+        add_all(s->existing_anti_affinity, t.topology_key, index.Track(t.topology_key, nodes), *c);
+      }
+    }
+  }
+  if (in.affinity.empty() && in.anti_affinity.empty()) return;
+  std::vector<size_t> aff_slots, anti_slots;
+  for (const BoundTerm& t : in.affinity) aff_slots.push_back(index.Track(t.topology_key(), nodes));
+  for (const BoundTerm& t : in.anti_affinity) {
+    anti_slots.push_back(index.Track(t.topology_key(), nodes));
+  }
+  for (const auto* c : index.Classes()) {
+    const api::Pod& ep = c->representative->Pod();
+    if (internal::MatchesAll(in.affinity, pod, ep)) {
+      for (size_t i = 0; i < in.affinity.size(); ++i) {
+        add_all(s->affinity, in.affinity[i].topology_key(), aff_slots[i], *c);
+      }
+    }
+    for (size_t i = 0; i < in.anti_affinity.size(); ++i) {
+      if (in.anti_affinity[i].Matches(pod, ep)) {
+        add_all(s->anti_affinity, in.anti_affinity[i].topology_key(), anti_slots[i], *c);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
+                                              const framework::PodInfo& pod_info,
+                                              framework::PreFilterResult* /*result*/) {
+  const api::Pod& pod = pod_info.Pod();
+  if (std::string err = internal::ParseErrors(pod); !err.empty()) {
+    return framework::Status::UnschedulableAndUnresolvable("parsing pod: " + err);
+  }
+  auto in = std::make_shared<IncomingPod>();
+  in->pod = pod_info.pod;
+  const NamespaceLister* lister = ns_lister_.get();
+  if (const auto* terms = internal::RequiredAffinityTerms(pod)) {
+    for (const auto& t : *terms) in->affinity.push_back(internal::BindTerm(t, pod, 0, lister));
+  }
+  if (const auto* terms = internal::RequiredAntiAffinityTerms(pod)) {
+    for (const auto& t : *terms) {
+      in->anti_affinity.push_back(internal::BindTerm(t, pod, 0, lister));
+    }
+  }
+  if (lister != nullptr) lister->GetLabels(pod.metadata.namespace_, &in->ns_labels);
+  in->matches_own_affinity = internal::MatchesAll(in->affinity, pod, pod);
+
+  const framework::NodeInfoLister& snapshot = handle_->SnapshotSharedLister();
+  auto s = std::make_unique<PreFilterState>();
+  const bool needs_pods = !snapshot.HavePodsWithRequiredAntiAffinityList().empty() ||
+                          !in->affinity.empty() || !in->anti_affinity.empty();
+  framework::PodAffinityIndex* index =
+      use_index_ && needs_pods ? snapshot.AffinityIndex() : nullptr;
+  if (index != nullptr) {
+    CountWithIndex(*index, snapshot, *in, s.get());
+  } else {
+    CountByWalking(snapshot, handle_->GetParallelizer(), *in, s.get());
   }
 
   if (s->existing_anti_affinity.size() == 0 && in->affinity.empty() &&

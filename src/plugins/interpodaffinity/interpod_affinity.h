@@ -74,6 +74,11 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     ns_lister_ = std::move(lister);
   }
   const InterPodAffinityArgs& args() const { return args_; }
+  // Whether PreFilter and PreScore read the snapshot's PodAffinityIndex (match each class of
+  // alike pods once, add its per-domain counts) when the lister keeps one (default), or walk
+  // every pod as upstream does. Both give the same counts and scores
+  // (interpod_affinity_index_test.cc compares them on random clusters).
+  void SetUseIndex(bool use) { use_index_ = use; }
 
   // UnschedulableAndUnresolvable "parsing pod: ..." for an invalid selector; Skip when no
   // existing pod's required anti-affinity matches the pod and the pod has no required
@@ -119,6 +124,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   InterPodAffinityArgs args_;
   framework::Handle* handle_;
   std::shared_ptr<const NamespaceLister> ns_lister_;
+  bool use_index_ = true;
 };
 
 // For tests: PreFilter's counters as {(topologyKey, value) -> count}; nullopt when the state

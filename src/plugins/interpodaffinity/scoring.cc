@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "framework/parallelize.h"
+#include "framework/pod_affinity_index.h"
 #include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/interpodaffinity/terms.h"
 
@@ -131,8 +132,23 @@ class TopologyScore {
   size_t size_ = 0;
 };
 
+// One class's contribution kept by reference (the index path, few classes): every
+// (key, v) of `counts` adds weight × count. The map is the index's copy-on-write one, so it
+// stays as PreScore saw it while this state lives.
+struct DomainRef {
+  std::string key;
+  int64_t weight = 0;
+  std::shared_ptr<const framework::PodAffinityIndex::DomainCounts> counts;  // non-empty
+};
+
+// At most this many references are kept; beyond, PreScore sums them into a TopologyScore
+// (Score then looks each key up once instead of once per reference).
+constexpr size_t kMaxDomainRefs = 16;
+
 struct PreScoreState final : framework::StateData {
+  // Exactly one of the two is set: the summed map, or (index path) references sorted by key.
   std::shared_ptr<const TopologyScore> topology_score;
+  std::shared_ptr<const std::vector<DomainRef>> refs;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreScoreState>(*this);
   }
@@ -146,9 +162,30 @@ struct ScoringContext {
   int32_t hard_weight;
 };
 
+// Summed weight per topology key touched by one pod's terms (no node: the index applies
+// them to every domain of the pod's class). Entries are added even when the sum is 0.
+class KeyWeights {
+ public:
+  void Reset() { entries_.clear(); }
+  void Add(const std::string& key, int64_t delta) {
+    for (auto& e : entries_) {
+      if (e.first == &key || *e.first == key) {
+        e.second += delta;
+        return;
+      }
+    }
+    entries_.emplace_back(&key, delta);
+  }
+  const std::vector<std::pair<const std::string*, int64_t>>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::pair<const std::string*, int64_t>> entries_;
+};
+
 // processTerm for a bound (incoming) term matched against an existing pod.
+template <typename Acc>
 void ProcessIncoming(const std::vector<BoundTerm>& terms, const api::Pod& owner,
-                     const api::Pod& existing, int64_t multiplier, NodePairAccumulator* out) {
+                     const api::Pod& existing, int64_t multiplier, Acc* out) {
   for (const BoundTerm& t : terms) {
     if (!t.Matches(owner, existing)) continue;
     out->Add(t.topology_key(), static_cast<int64_t>(t.weight) * multiplier);
@@ -156,16 +193,18 @@ void ProcessIncoming(const std::vector<BoundTerm>& terms, const api::Pod& owner,
 }
 
 // processTerm for an existing pod's term matched against the incoming pod.
+template <typename Acc>
 void ProcessExistingTerm(const api::PodAffinityTerm& t, int32_t weight, const api::Pod& owner,
                          const ScoringContext& ctx, int64_t multiplier,
-                         NodePairAccumulator* out) {
+                         Acc* out) {
   if (!internal::TermMatches(t, owner, *ctx.pod, ctx.ns_labels)) return;
   out->Add(t.topology_key, static_cast<int64_t>(weight) * multiplier);
 }
 
-// processExistingPod; `out` is reset to the existing pod's node, which has labels.
-void ProcessExistingPod(const ScoringContext& ctx, const api::Pod& existing,
-                        NodePairAccumulator* out) {
+// processExistingPod; `out` is reset to the existing pod's node, which has labels (or is a
+// KeyWeights).
+template <typename Acc>
+void ProcessExistingPod(const ScoringContext& ctx, const api::Pod& existing, Acc* out) {
   ProcessIncoming(ctx.preferred_affinity, *ctx.pod, existing, 1, out);
   ProcessIncoming(ctx.preferred_anti_affinity, *ctx.pod, existing, -1, out);
   if (ctx.hard_weight > 0) {
@@ -185,6 +224,73 @@ void ProcessExistingPod(const ScoringContext& ctx, const api::Pod& existing,
       ProcessExistingTerm(wt.pod_affinity_term, wt.weight, existing, ctx, -1, out);
     }
   }
+}
+
+// The topology pairs by walking every pod (upstream's algorithm), one list per chunk.
+std::vector<std::vector<PairDelta>> PairsByWalking(const ScoringContext& ctx,
+                                                   const framework::NodeInfoLister& snapshot,
+                                                   framework::Parallelizer* par,
+                                                   bool has_constraints) {
+  const auto& all_nodes = has_constraints ? snapshot.List() : snapshot.HavePodsWithAffinityList();
+  const size_t chunks =
+      (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
+  std::vector<std::vector<PairDelta>> found(chunks);
+  framework::ParallelChunks(par, all_nodes.size(), internal::kNodesPerChunk,
+                           [&](size_t c, size_t b, size_t e) {
+    // Filled locally and moved in once: adjacent found[] headers share a cache line, and
+    // pushing into them from two threads thrashes it (false sharing).
+    std::vector<PairDelta> local;
+    NodePairAccumulator acc;
+    for (size_t i = b; i < e; ++i) {
+      const framework::NodeInfo& ni = *all_nodes[i];
+      const api::Node* node = ni.node();
+      if (node == nullptr || node->metadata.labels.empty()) continue;
+      acc.Reset(*node);
+      const auto& pods = has_constraints ? ni.pods() : ni.pods_with_affinity();
+      for (const framework::PodInfoPtr& existing : pods) {
+        ProcessExistingPod(ctx, existing->Pod(), &acc);
+      }
+      acc.Flush(&local);
+    }
+    found[c] = std::move(local);
+  });
+
+  return found;
+}
+
+// The same contributions from the snapshot's PodAffinityIndex: ProcessExistingPod runs once
+// per class on its representative (into a KeyWeights: no node) to find which topology keys
+// the class touches and with which summed weight; each member on a node with value v of
+// such a key contributes that weight to (key, v), so the class adds weight × members per
+// domain. A touched key whose weights sum to 0 still creates its entries (upstream's
+// scoreMap), as the walk does; a class with no member on a node with the key adds nothing.
+std::vector<DomainRef> RefsWithIndex(const ScoringContext& ctx, framework::PodAffinityIndex& index,
+                                     const std::vector<const framework::NodeInfo*>& nodes,
+                                     bool has_constraints) {
+  std::vector<DomainRef> out;
+  KeyWeights acc;
+  const auto& classes = has_constraints ? index.Classes() : index.ClassesWithAffinity();
+  for (const auto* c : classes) {
+    acc.Reset();
+    ProcessExistingPod(ctx, c->representative->Pod(), &acc);
+    for (const auto& [key, weight] : acc.entries()) {
+      const size_t slot = index.Track(*key, nodes);
+      if (c->counts(slot).empty()) continue;
+      out.push_back(DomainRef{*key, weight, c->Shared(slot)});
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const DomainRef& a, const DomainRef& b) { return a.key < b.key; });
+  return out;
+}
+
+// The pairs of `refs`, for TopologyScore::Build.
+std::vector<PairDelta> PairsOf(const std::vector<DomainRef>& refs) {
+  std::vector<PairDelta> out;
+  for (const DomainRef& r : refs) {
+    for (const auto& [value, n] : *r.counts) out.push_back(PairDelta{&r.key, &value, r.weight * n});
+  }
+  return out;
 }
 
 const PreScoreState* ReadState(const framework::CycleState& state) {
@@ -233,29 +339,26 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& state,
 
   // Unless the pod has preferred terms, only pods with affinity can contribute.
   const framework::NodeInfoLister& snapshot = handle_->SnapshotSharedLister();
-  const auto& all_nodes = has_constraints ? snapshot.List() : snapshot.HavePodsWithAffinityList();
-  const size_t chunks =
-      (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
-  std::vector<std::vector<PairDelta>> found(chunks);
-  framework::ParallelChunks(handle_->GetParallelizer(), all_nodes.size(), internal::kNodesPerChunk,
-                           [&](size_t c, size_t b, size_t e) {
-    // Filled locally and moved in once: adjacent found[] headers share a cache line, and
-    // pushing into them from two threads thrashes it (false sharing).
-    std::vector<PairDelta> local;
-    NodePairAccumulator acc;
-    for (size_t i = b; i < e; ++i) {
-      const framework::NodeInfo& ni = *all_nodes[i];
-      const api::Node* node = ni.node();
-      if (node == nullptr || node->metadata.labels.empty()) continue;
-      acc.Reset(*node);
-      const auto& pods = has_constraints ? ni.pods() : ni.pods_with_affinity();
-      for (const framework::PodInfoPtr& existing : pods) {
-        ProcessExistingPod(ctx, existing->Pod(), &acc);
-      }
-      acc.Flush(&local);
+  std::vector<std::vector<PairDelta>> found;
+  framework::PodAffinityIndex* index = nullptr;
+  if (use_index_ && (has_constraints || !snapshot.HavePodsWithAffinityList().empty())) {
+    index = snapshot.AffinityIndex();
+  }
+  std::shared_ptr<std::vector<DomainRef>> refs;  // outlives `found`, which points into it
+  if (index != nullptr) {
+    refs = std::make_shared<std::vector<DomainRef>>(
+        RefsWithIndex(ctx, *index, snapshot.List(), has_constraints));
+    if (refs->empty()) return framework::Status(framework::Code::kSkip);
+    if (refs->size() <= kMaxDomainRefs) {
+      auto s = std::make_unique<PreScoreState>();
+      s->refs = std::move(refs);
+      state.Write(kPreScoreStateKey, std::move(s));
+      return framework::Status();
     }
-    found[c] = std::move(local);
-  });
+    found.push_back(PairsOf(*refs));
+  } else {
+    found = PairsByWalking(ctx, snapshot, handle_->GetParallelizer(), has_constraints);
+  }
 
   auto score = std::make_shared<TopologyScore>();
   score->Build(found);
@@ -274,6 +377,21 @@ framework::Status InterPodAffinity::Score(const framework::CycleState& state,
   const api::Node* node = node_info.node();
   if (node == nullptr) return framework::Status::Error("node not found");
   int64_t sum = 0;
+  if (s->refs != nullptr) {
+    const std::string* key = nullptr;
+    const std::string* v = nullptr;
+    for (const DomainRef& r : *s->refs) {
+      if (key == nullptr || r.key != *key) {
+        key = &r.key;
+        v = NodeLabel(*node, r.key);
+      }
+      if (v == nullptr) continue;
+      auto it = r.counts->find(std::string_view(*v));
+      if (it != r.counts->end()) sum += r.weight * it->second;
+    }
+    *score = sum;
+    return framework::Status();
+  }
   for (const TopologyScore::Key& k : s->topology_score->keys()) {
     const std::string* v = NodeLabel(*node, k.key);
     if (v == nullptr) continue;
@@ -289,7 +407,7 @@ framework::Status InterPodAffinity::NormalizeScore(const framework::CycleState& 
                                                    std::vector<int64_t>& scores) {
   const PreScoreState* s = ReadState(state);
   if (s == nullptr) return NotFound();
-  if (s->topology_score->size() == 0) return framework::Status();
+  if (s->refs == nullptr && s->topology_score->size() == 0) return framework::Status();
   int64_t min_count = std::numeric_limits<int64_t>::max();
   int64_t max_count = -std::numeric_limits<int64_t>::max();
   for (int64_t v : scores) {
