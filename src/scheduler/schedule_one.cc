@@ -425,7 +425,8 @@ PlacementBatch* Scheduler::PlainBatchFor(framework::Framework* fwk, int64_t cycl
         mark.object_epoch == was.object_epoch &&
         mark.snapshot_generation - was.snapshot_generation ==
             1 + (mark.confirmations - was.confirmations);
-    if (plain_batch_fwk_ != fwk || cycle != plain_batch_cycle_ + 1 || !unchanged) {
+    if (plain_batch_fwk_ != fwk || cycle != plain_batch_cycle_ + 1 || !unchanged ||
+        plain_batch_uses_ >= plain_batch_limit_) {
       plain_batch_.Reset();
     }
   }
@@ -442,7 +443,13 @@ void Scheduler::AfterPlainCycle(framework::Framework* fwk, const PodInfoPtr& pod
     return;
   }
   // A batch the pod started holds its canonical pod (the queue may drop it).
-  if (plain_batch_.canonical == pod.get()) plain_batch_.canonical_ref = pod;
+  if (plain_batch_.canonical == pod.get()) {
+    plain_batch_.canonical_ref = pod;
+    plain_batch_uses_ = 0;
+    plain_batch_limit_ = plain_batch_.nodes.size();
+  } else {
+    ++plain_batch_uses_;
+  }
   plain_batch_fwk_ = fwk;
   plain_batch_cycle_ = cycle;
   plain_batch_mark_ = mark;

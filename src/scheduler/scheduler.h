@@ -512,6 +512,12 @@ class Scheduler {
   framework::Framework* plain_batch_fwk_ = nullptr;
   int64_t plain_batch_cycle_ = -1;  // the cycle that last used or started plain_batch_
   ClusterMark plain_batch_mark_;    // the cluster as that cycle saw it
+  // Pods placed from plain_batch_ and the most it may place: the number of nodes it
+  // started with, as upstream's batch hands out each of its nodes once (batch.go
+  // GetNodeHint pops the list's head), so pods of one signature spread over the cluster
+  // as the rotating start index moves, instead of filling one sample of nodes.
+  size_t plain_batch_uses_ = 0;
+  size_t plain_batch_limit_ = 0;
   // Held around Cache::UpdateSnapshot on the scheduling thread and around the cache's
   // confirmation of one of our assumed pods (OnPodBound) with its count.
   mutable absl::Mutex batch_mu_;
