@@ -208,7 +208,9 @@ class Scheduler {
   // With `batch`: a pod whose signature matches batch->canonical is placed from the batch
   // (see PlacementBatch); any other pod is scheduled in full and, when it is signable,
   // becomes the batch's canonical pod. The caller adds the chosen node's pod to the
-  // snapshot view before the next call with the same batch.
+  // snapshot view before the next call with the same batch (the PodGroup cycle through
+  // Snapshot::AddPodToView; ScheduleOne by assuming it and updating the snapshot, with
+  // PlainBatchFor dropping the batch when anything else changed).
   // With `restriction`, only those nodes are considered (as a PreFilterResult would keep
   // them): the PodGroup cycle places a gang inside one topology domain so. It must stay the
   // same for a batch's whole life.
