@@ -2,6 +2,7 @@
 // (assigned pods, nodes), the queue (pending pods of our profiles), the gang and queue
 // state, and turn changes into cluster events that move unschedulable pods back according
 // to queueing hints.
+#include "api/pod_resources.h"
 #include "dra/manager.h"
 #include "gang/manager.h"
 #include "quota/manager.h"
@@ -22,6 +23,14 @@ bool IsTerminal(const api::Pod& p) {
   return p.status.phase == "Succeeded" || p.status.phase == "Failed";
 }
 bool IsAssigned(const api::Pod& p) { return !p.spec.node_name.empty(); }
+
+// Whether the API's bound pod is the pod we assumed, for every plugin that reads it on
+// its node: same node, labels, annotations, node selector, tolerations and requests.
+bool ConfirmsAssumedUnchanged(const api::Pod& assumed, const api::Pod& bound) {
+  return assumed.spec.node_name == bound.spec.node_name &&
+         framework::PodUpdateActions(assumed, bound) == 0 &&
+         api::PodRequests(assumed) == api::PodRequests(bound);
+}
 
 }  // namespace
 
@@ -288,7 +297,19 @@ void Scheduler::OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_po
   queue_->Delete(*old_pod);
   gang_coordinator_->OnMemberBound(new_pod);
   if (IsTerminal(*new_pod)) return;
-  LogCacheError("add", *new_pod, cache_.AddPod(PodInfo::Make(new_pod)));
+  {
+    // Confirming our own assumed pod unchanged is no cluster change for a plain-pod
+    // placement batch: counted with the cache update, under the lock the scheduling thread
+    // holds while it takes its snapshot (UpdateSnapshotAndMark).
+    absl::MutexLock l(&batch_mu_);
+    framework::PodInfoPtr assumed =
+        cache_.IsAssumedPod(*new_pod) ? cache_.GetPod(*new_pod) : nullptr;
+    Status st = cache_.AddPod(PodInfo::Make(new_pod));
+    if (st.IsSuccess() && assumed && ConfirmsAssumedUnchanged(*assumed->pod, *new_pod)) {
+      confirmed_assumed_touches_ += 2;  // Cache::AddPod removes and adds it again
+    }
+    LogCacheError("add", *new_pod, st);
+  }
   framework::EventObjects objs;
   objs.new_pod = new_pod.get();
   Requeue(framework::EventResource::kAssignedPod, framework::kAdd, "AssignedPodAdd", objs);

@@ -73,22 +73,27 @@ int Scheduler::NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) con
   return n;
 }
 
-void Scheduler::SyncNominatedLookups() {
+bool Scheduler::SyncNominatedLookups() {
   changed_nominations_.clear();
   if (queue_->nominator().DrainChanged(&changed_nominations_)) {
     for (const auto& name : changed_nominations_) {
       if (const NodeInfo* ni = snapshot_.Get(name)) ni->reset_nominated_lookup();
     }
-  } else {
-    for (const NodeInfo* ni : snapshot_.List()) ni->reset_nominated_lookup();
+    return !changed_nominations_.empty();
   }
+  for (const NodeInfo* ni : snapshot_.List()) ni->reset_nominated_lookup();
+  return true;
 }
 
 void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* follow,
                                     ScheduleResult* result, bool* placed) {
   if (placed) *placed = false;
   pass.feasible->clear();
-  SyncNominatedLookups();
+  // Pods nominated onto the batch's nodes changed their Filter results: start afresh.
+  if (SyncNominatedLookups() && follow) {
+    follow->Reset();
+    follow = nullptr;
+  }
   const auto& all = snapshot_.List();
   Diagnosis* diag = pass.diag;
   diag->num_all_nodes = static_cast<int>(all.size());
@@ -370,7 +375,8 @@ bool Scheduler::ScheduleOne(bool blocking) {
       return true;
     }
   }
-  cache_.UpdateSnapshot(&snapshot_);
+  const ClusterMark mark = UpdateSnapshotAndMark();
+  PlacementBatch* batch = PlainBatchFor(fwk, cycle, mark);
   auto state = std::make_shared<CycleState>();
   ScheduleResult result;
   Diagnosis diag;
@@ -382,14 +388,71 @@ bool Scheduler::ScheduleOne(bool blocking) {
     state->record_plugin_metrics = (plugin_sample_counter_++ * percent) % 100 < percent;
   }
   const auto algorithm_start = std::chrono::steady_clock::now();
-  Status s = SchedulePod(*fwk, *state, *pod, &result, &diag);
+  const int64_t batched_before = batch ? batch->batched_pods : 0;
+  Status s = SchedulePod(*fwk, *state, *pod, &result, &diag, batch);
   if (observer) observer->ObserveAlgorithm(framework::NanosSince(algorithm_start));
   if (!s.IsSuccess()) {
+    AfterPlainCycle(fwk, pod, cycle, mark, false);
     HandleFailedAttempt(*fwk, qp, *state, std::move(s), diag, cycle);
     return true;
   }
-  CommitPod(fwk, qp, std::move(state), result.suggested_host, cycle);
+  if (batch && batch->batched_pods != batched_before) {
+    absl::MutexLock l(&stats_mu_);
+    ++stats_.batched_plain_pods;
+  }
+  const bool assumed = CommitPod(fwk, qp, std::move(state), result.suggested_host, cycle);
+  AfterPlainCycle(fwk, pod, cycle, mark, assumed);
   return true;
+}
+
+// ---- opportunistic batching of plain pods ----
+
+Scheduler::ClusterMark Scheduler::UpdateSnapshotAndMark() {
+  absl::MutexLock l(&batch_mu_);
+  cache_.UpdateSnapshot(&snapshot_);
+  return {snapshot_.generation(), confirmed_assumed_touches_,
+          object_epoch_.load(std::memory_order_acquire)};
+}
+
+PlacementBatch* Scheduler::PlainBatchFor(framework::Framework* fwk, int64_t cycle,
+                                         const ClusterMark& mark) {
+  if (!opts_.opportunistic_batching || !extender_list_.extenders.empty()) return nullptr;
+  if (plain_batch_.canonical) {
+    // Between the batch's last cycle and this one the cache saw that cycle's assume (one
+    // touch of the chosen node) and confirmations of our own assumed pods, nothing else.
+    const ClusterMark& was = plain_batch_mark_;
+    const bool unchanged =
+        mark.object_epoch == was.object_epoch &&
+        mark.snapshot_generation - was.snapshot_generation ==
+            1 + (mark.confirmations - was.confirmations);
+    if (plain_batch_fwk_ != fwk || cycle != plain_batch_cycle_ + 1 || !unchanged ||
+        plain_batch_uses_ >= plain_batch_limit_) {
+      plain_batch_.Reset();
+    }
+  }
+  plain_batch_fwk_ = fwk;
+  return &plain_batch_;
+}
+
+void Scheduler::AfterPlainCycle(framework::Framework* fwk, const PodInfoPtr& pod, int64_t cycle,
+                                const ClusterMark& mark, bool assumed) {
+  if (!opts_.opportunistic_batching) return;
+  // upstream StoreScheduleResults / batchStateCompatible: a failed cycle ends the batch.
+  if (!assumed || !plain_batch_.canonical) {
+    plain_batch_.Reset();
+    return;
+  }
+  // A batch the pod started holds its canonical pod (the queue may drop it).
+  if (plain_batch_.canonical == pod.get()) {
+    plain_batch_.canonical_ref = pod;
+    plain_batch_uses_ = 0;
+    plain_batch_limit_ = plain_batch_.nodes.size();
+  } else {
+    ++plain_batch_uses_;
+  }
+  plain_batch_fwk_ = fwk;
+  plain_batch_cycle_ = cycle;
+  plain_batch_mark_ = mark;
 }
 
 void Scheduler::HandleFailedAttempt(framework::Framework& fwk, const QueuedPodInfoPtr& qp,
@@ -412,7 +475,7 @@ void Scheduler::HandleFailedAttempt(framework::Framework& fwk, const QueuedPodIn
   HandleSchedulingFailure(fwk, qp, s, s.IsRejected() ? &diag : nullptr, nominated, cycle);
 }
 
-void Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
+bool Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
                           std::shared_ptr<CycleState> state, const std::string& host,
                           int64_t cycle, PodInfoPtr assumed, std::shared_ptr<BindingBatch> hold) {
   // Assume: the pod counts on its node before the binding is confirmed.
@@ -426,7 +489,7 @@ void Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
   Status as = cache_.AssumePod(assumed);
   if (!as.IsSuccess()) {
     HandleSchedulingFailure(*fwk, qp, as, nullptr, "", cycle);
-    return;
+    return false;
   }
   queue_->nominator().Delete(*pod->pod);
   auto undo = [&](const Status& st) {
@@ -438,7 +501,7 @@ void Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
   Status rs = fwk->RunReservePluginsReserve(*state, *assumed, host);
   if (!rs.IsSuccess()) {
     undo(rs);
-    return;
+    return false;
   }
   Status ps = fwk->RunPermitPlugins(
       *state, *assumed, host, [this, fwk, state, qp, assumed, cycle, hold](Status outcome) {
@@ -448,16 +511,17 @@ void Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
             },
             hold.get());
       });
-  if (ps.IsWait()) return;
+  if (ps.IsWait()) return true;
   if (!ps.IsSuccess()) {
     undo(ps);
-    return;
+    return false;
   }
   SubmitBinding(
       [this, fwk, state, qp, assumed, cycle]() {
         RunBindingCycle(fwk, state, qp, assumed, cycle, Status::Success());
       },
       hold.get());
+  return true;
 }
 
 void Scheduler::SubmitBinding(std::function<void()> fn, BindingBatch* hold) {

@@ -86,6 +86,13 @@ struct SchedulerOptions {
   // rejections are never replayed and placements are never batched (an extender's answer
   // is its own state).
   std::vector<std::shared_ptr<framework::Extender>> extenders;
+  // Opportunistic batching of plain pods (KEP-5598, upstream feature gate
+  // OpportunisticBatching, beta and on by default in v1.35): a pod of the previous cycle's
+  // signature is placed from that cycle's filtered and scored nodes (PlacementBatch) while
+  // nothing but the scheduler's own assume changed the cluster in between. false
+  // schedules every plain pod in full (differential tests, comparisons). The PodGroup
+  // cycle's batches do not depend on it.
+  bool opportunistic_batching = true;
   // After a binder extender bound a pod, also bind it through `client`: the simulator's
   // in-process store is out of the extender's reach (it still gets the bind call).
   bool bind_after_extender_binding = false;
@@ -124,10 +131,16 @@ struct ScheduleResult {
 // scheduled the normal way and starts a new batch. So a gang of one signature is placed
 // on the first member's feasible nodes (percentageOfNodesToScore of the cluster), each
 // member seeing the members placed before it.
+//
+// Plain pods (ScheduleOne, opportunistic batching) use the same batch across consecutive
+// scheduling cycles; the scheduler then also checks that the cluster did not change
+// between the cycles other than by its own assume (see PlainBatchFor in schedule_one.cc).
 struct PlacementBatch {
   // The pod the nodes were filtered and scored for; nullptr: no batch. Must outlive the
-  // batch's use (the PodGroup cycle holds its members).
+  // batch's use (the PodGroup cycle holds its members; a plain-pod batch holds it in
+  // `canonical_ref`).
   const framework::PodInfo* canonical = nullptr;
+  framework::PodInfoPtr canonical_ref;  // plain-pod batches only
   std::vector<const framework::NodeInfo*> nodes;  // feasible nodes, in filter order
   framework::ScoreTable table;
   std::vector<int64_t> totals;  // aligned with nodes
@@ -136,6 +149,7 @@ struct PlacementBatch {
   int64_t batched_pods = 0;     // pods placed from the batch without a full cycle
   void Reset() {
     canonical = nullptr;
+    canonical_ref.reset();
     nodes.clear();
     totals.clear();
     scored = false;
@@ -152,6 +166,8 @@ struct SchedulerStats {
   // PodGroup cycle placements taken from a PlacementBatch (no Filter and Score pass over
   // the nodes of their own), whether or not the gang then committed.
   int64_t batched_placements = 0;
+  // Plain pods placed from the previous cycle's PlacementBatch (opportunistic batching).
+  int64_t batched_plain_pods = 0;
   // PodGroup attempts that replayed the gang's remembered rejection (podgroup_memo.h).
   int64_t replayed_podgroup_rejections = 0;
 };
@@ -200,7 +216,9 @@ class Scheduler {
   // With `batch`: a pod whose signature matches batch->canonical is placed from the batch
   // (see PlacementBatch); any other pod is scheduled in full and, when it is signable,
   // becomes the batch's canonical pod. The caller adds the chosen node's pod to the
-  // snapshot view before the next call with the same batch.
+  // snapshot view before the next call with the same batch (the PodGroup cycle through
+  // Snapshot::AddPodToView; ScheduleOne by assuming it and updating the snapshot, with
+  // PlainBatchFor dropping the batch when anything else changed).
   // With `restriction`, only those nodes are considered (as a PreFilterResult would keep
   // them): the PodGroup cycle places a gang inside one topology domain so. It must stay the
   // same for a batch's whole life.
@@ -258,8 +276,31 @@ class Scheduler {
   // ---- schedule_one.cc ----
   // Resets the NominatedLookup cached on the snapshot's NodeInfos whose nominations
   // changed since the last call (every NodeInfo when the nominator lost count). Called on
-  // the scheduling thread before each Filter pass, never during one.
-  void SyncNominatedLookups();
+  // the scheduling thread before each Filter pass, never during one. Returns whether any
+  // nomination changed (a placement batch is then not followed).
+  bool SyncNominatedLookups();
+  // ---- opportunistic batching of plain pods (schedule_one.cc) ----
+  // What the cluster looked like when a plain-pod cycle took its snapshot.
+  struct ClusterMark {
+    int64_t snapshot_generation = 0;  // snapshot_.generation() after UpdateSnapshot
+    int64_t confirmations = 0;        // confirmed_assumed_touches_ read with it
+    uint64_t object_epoch = 0;        // object_epoch_
+  };
+  // Cache::UpdateSnapshot, and the mark of the cluster it synced (under batch_mu_, so
+  // that confirmations counted by OnPodBound are exactly those in the snapshot).
+  ClusterMark UpdateSnapshotAndMark() ABSL_LOCKS_EXCLUDED(batch_mu_);
+  // The plain-pod batch `pod` may follow in `cycle` (nullptr: batching off, or an
+  // extender), after dropping a batch that no longer describes the cluster: it was made
+  // by another profile or not in the previous cycle, that cycle's pod was not assumed, or
+  // the cluster changed since beyond that assume (a cache generation other than the
+  // assume's single touch plus the confirmations of our own assumed pods, an object
+  // event). Upstream's rules: pkg/scheduler/framework/runtime/batch.go
+  // batchStateCompatible (consecutive cycle, last pod succeeded, same signature).
+  PlacementBatch* PlainBatchFor(framework::Framework* fwk, int64_t cycle, const ClusterMark& mark);
+  // After a plain-pod cycle: keeps the batch for the next cycle when the pod was assumed
+  // on `host` (assumed == true), drops it otherwise.
+  void AfterPlainCycle(framework::Framework* fwk, const framework::PodInfoPtr& pod,
+                       int64_t cycle, const ClusterMark& mark, bool assumed);
   // One Filter pass of one pod (upstream findNodesThatFitPod), its inputs and results.
   struct FilterPass {
     framework::Framework& fwk;
@@ -330,8 +371,9 @@ class Scheduler {
                                FailurePhase phase = FailurePhase::kScheduling);
   // Assume, Reserve, Permit and hand the pod to its binding cycle. `assumed`, when given,
   // is the pod already copied with spec.nodeName = host. With `hold`, the binding waits
-  // in that batch (a PodGroup commit) instead of starting now.
-  void CommitPod(framework::Framework* fwk, const framework::QueuedPodInfoPtr& qp,
+  // in that batch (a PodGroup commit) instead of starting now. Returns whether the pod
+  // stayed assumed (false: assume, Reserve or Permit failed and the failure was handled).
+  bool CommitPod(framework::Framework* fwk, const framework::QueuedPodInfoPtr& qp,
                  std::shared_ptr<framework::CycleState> state, const std::string& host,
                  int64_t cycle, framework::PodInfoPtr assumed = nullptr,
                  std::shared_ptr<BindingBatch> hold = nullptr);
@@ -486,6 +528,23 @@ class Scheduler {
 
   // Reused per cycle to avoid allocation on the hot path (scheduling thread only).
   std::vector<std::string> changed_nominations_;  // SyncNominatedLookups' scratch
+  // Opportunistic batching of plain pods (scheduling thread only, but for the counter).
+  PlacementBatch plain_batch_;
+  framework::Framework* plain_batch_fwk_ = nullptr;
+  int64_t plain_batch_cycle_ = -1;  // the cycle that last used or started plain_batch_
+  ClusterMark plain_batch_mark_;    // the cluster as that cycle saw it
+  // Pods placed from plain_batch_ and the most it may place: the number of nodes it
+  // started with, as upstream's batch hands out each of its nodes once (batch.go
+  // GetNodeHint pops the list's head), so pods of one signature spread over the cluster
+  // as the rotating start index moves, instead of filling one sample of nodes.
+  size_t plain_batch_uses_ = 0;
+  size_t plain_batch_limit_ = 0;
+  // Held around Cache::UpdateSnapshot on the scheduling thread and around the cache's
+  // confirmation of one of our assumed pods (OnPodBound) with its count.
+  mutable absl::Mutex batch_mu_;
+  // Cache generations taken by confirming our own assumed pods unchanged (2 each: the
+  // cache removes and adds the pod again); not a change for a placement batch.
+  int64_t confirmed_assumed_touches_ ABSL_GUARDED_BY(batch_mu_) = 0;
   std::vector<framework::Status> statuses_;
   std::vector<uint8_t> fits_;
 };

@@ -30,6 +30,7 @@ struct SchedulerTestOptions {
   std::function<framework::ClusterClient*(store::Store&)> client;
   bool replay_podgroup_rejections = true;  // SchedulerOptions::replay_podgroup_rejections
   std::vector<std::shared_ptr<framework::Extender>> extenders;  // SchedulerOptions::extenders
+  bool opportunistic_batching = true;  // SchedulerOptions::opportunistic_batching
 };
 
 struct SchedulerTestEnv {
@@ -45,6 +46,7 @@ struct SchedulerTestEnv {
     o.binding_workers = opts.binding_workers;
     o.replay_podgroup_rejections = opts.replay_podgroup_rejections;
     o.extenders = std::move(opts.extenders);
+    o.opportunistic_batching = opts.opportunistic_batching;
     auto s = Scheduler::New(std::move(o));
     EXPECT_TRUE(s.ok()) << s.status().Message();
     sched = std::move(s).value();

@@ -1,0 +1,254 @@
+// Opportunistic batching of plain pods (KEP-5598; Scheduler::PlainBatchFor): a pod of the
+// previous cycle's signature is placed from that cycle's filtered and scored nodes. The
+// property test schedules random plain-pod sequences on random clusters twice, batching
+// on and off, with the same seed, and requires identical placements: every cluster here
+// has fewer than 100 nodes, so every cycle evaluates every node (percentageOfNodesToScore
+// samples nothing) and the batch holds exactly the nodes a full cycle would filter.
+// Cluster changes (pods bound by others, node updates, deletions) are made between
+// cycles, the same in both runs: the batch must be dropped for them.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_env.h"
+#include "testing/builders.h"
+
+namespace phalanx::scheduler {
+namespace {
+
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+struct Scenario {
+  std::vector<api::Node> nodes;
+  std::vector<api::Pod> pods;
+  // Before pod i's cycle: a cluster change to make (index into pods -> change kind).
+  std::map<size_t, int> changes;
+};
+
+api::Node RandomNode(std::mt19937_64& rng, int i) {
+  NodeBuilder b("n" + std::to_string(i));
+  b.Capacity({{"cpu", std::to_string(2 + rng() % 14)},
+              {"memory", std::to_string(4 + rng() % 5 * 8) + "Gi"},
+              {"pods", std::to_string(3 + rng() % 20)}});
+  b.Label("zone", "z" + std::to_string(rng() % 3));
+  if (rng() % 3 == 0) b.Label("fast", "true");
+  if (rng() % 4 == 0) b.Taint("spot", "true", "PreferNoSchedule");
+  if (rng() % 9 == 0) b.Taint("gpu", "true", "NoSchedule");
+  if (rng() % 5 == 0) b.Image("train:v1", 600LL * 1024 * 1024);
+  return b.Obj();
+}
+
+// Pod templates: most are signable (requests, preferred node affinity, tolerations,
+// images, host ports: one pod per node, upstream's own batching case); the last two are
+// not (inter-pod anti-affinity, a topology spread constraint) and break batches.
+api::Pod TemplatePod(int kind, const std::string& name) {
+  PodBuilder b(name);
+  switch (kind) {
+    case 0:
+      b.Container({{"cpu", "500m"}, {"memory", "1Gi"}});
+      break;
+    case 1:
+      b.Container({{"cpu", "2"}, {"memory", "4Gi"}}, "train:v1")
+          .PreferredNodeAffinity(10, "zone", {"z0"})
+          .PreferredNodeAffinity(30, "fast", {"true"});
+      break;
+    case 2:
+      b.Container({{"cpu", "1"}, {"memory", "2Gi"}}).HostPort(8080);
+      break;
+    case 3:
+      b.Container({{"cpu", "3"}, {"memory", "8Gi"}})
+          .Toleration("gpu", "Equal", "true", "NoSchedule")
+          .NodeAffinityIn("zone", {"z1", "z2"});
+      break;
+    case 4:
+      b.Container({{"cpu", "250m"}, {"memory", "512Mi"}})
+          .Label("app", "web")
+          .PodAntiAffinityIn("app", "kubernetes.io/hostname", {"web"});
+      break;
+    default:
+      b.Container({{"cpu", "250m"}, {"memory", "256Mi"}})
+          .Label("app", "spread")
+          .SpreadConstraint(1, "zone", "DoNotSchedule",
+                            api::LabelSelector{{{"app", "spread"}}, {}});
+      break;
+  }
+  return b.Obj();
+}
+
+Scenario RandomScenario(uint64_t seed, bool with_changes) {
+  std::mt19937_64 rng(seed);
+  Scenario sc;
+  const int num_nodes = 3 + static_cast<int>(rng() % 60);
+  for (int i = 0; i < num_nodes; ++i) sc.nodes.push_back(RandomNode(rng, i));
+  const int num_pods = 20 + static_cast<int>(rng() % 80);
+  int kind = 0;
+  for (int i = 0; i < num_pods; ++i) {
+    // Runs of one template (batches), broken at random.
+    if (i == 0 || rng() % 4 == 0) kind = static_cast<int>(rng() % 6);
+    if (kind >= 4 && rng() % 2 == 0) kind = static_cast<int>(rng() % 4);
+    sc.pods.push_back(TemplatePod(kind, "p" + std::to_string(i)));
+    if (with_changes && i > 0 && rng() % 6 == 0) sc.changes[i] = static_cast<int>(rng() % 4);
+  }
+  return sc;
+}
+
+// A change of the cluster made by someone else between two cycles.
+void MakeChange(SchedulerTestEnv& env, int kind, size_t at, size_t num_nodes) {
+  const std::string node = "n" + std::to_string(at * 7 % num_nodes);
+  const std::string name = "other" + std::to_string(at);
+  switch (kind) {
+    case 0:  // a pod bound by another scheduler
+      ASSERT_TRUE(env.store
+                      .CreatePod(PodBuilder(name)
+                                     .Container({{"cpu", "1"}, {"memory", "1Gi"}})
+                                     .NodeName(node)
+                                     .SchedulerName("other")
+                                     .Obj())
+                      .ok());
+      break;
+    case 1: {  // a node label change (preferred node affinity scores it differently)
+      api::Node n = *env.store.GetNode(node);
+      n.metadata.labels["fast"] = n.metadata.labels.count("fast") ? "no" : "true";
+      ASSERT_TRUE(env.store.UpdateNode(n).ok());
+      break;
+    }
+    case 2: {  // one of our scheduled pods deleted (frees room on its node)
+      for (size_t j = at; j-- > 0;) {
+        auto p = env.store.GetPod("default", "p" + std::to_string(j));
+        if (p && !p->spec.node_name.empty()) {
+          ASSERT_TRUE(env.store.DeletePod("default", p->metadata.name).ok());
+          break;
+        }
+      }
+      break;
+    }
+    default: {  // a node gets cordoned
+      api::Node n = *env.store.GetNode(node);
+      n.spec.unschedulable = !n.spec.unschedulable;
+      ASSERT_TRUE(env.store.UpdateNode(n).ok());
+      break;
+    }
+  }
+}
+
+struct Outcome {
+  std::vector<std::string> placements;  // node per pod, "" when not scheduled
+  int64_t batched = 0;
+};
+
+Outcome RunScenario(const Scenario& sc, uint64_t seed, bool batching, int binding_workers = 0) {
+  SchedulerTestOptions o;
+  o.seed = seed;
+  o.opportunistic_batching = batching;
+  o.binding_workers = binding_workers;
+  SchedulerTestEnv env(std::move(o));
+  for (const auto& n : sc.nodes) EXPECT_TRUE(env.store.CreateNode(n).ok());
+  for (const auto& p : sc.pods) {
+    EXPECT_TRUE(env.store.CreatePod(p).ok());
+    env.clock.Advance(1'000'000);
+  }
+  // One cycle per pod in queue order (creation order: equal priority); changes come
+  // between cycles, before the cycle of the pod they are keyed on.
+  for (size_t i = 0; i < sc.pods.size(); ++i) {
+    if (auto it = sc.changes.find(i); it != sc.changes.end()) {
+      MakeChange(env, it->second, i, sc.nodes.size());
+    }
+    if (!env.sched->ScheduleOne(false)) break;
+  }
+  env.sched->WaitForBindings();
+  Outcome out;
+  for (const auto& p : sc.pods) {
+    auto got = env.store.GetPod("default", p.metadata.name);
+    out.placements.push_back(got ? got->spec.node_name : "<deleted>");
+  }
+  out.batched = env.sched->stats().batched_plain_pods;
+  return out;
+}
+
+void ExpectSamePlacements(bool with_changes) {
+  int64_t batched = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Scenario sc = RandomScenario(seed * 7919, with_changes);
+    Outcome on = RunScenario(sc, seed, true);
+    Outcome off = RunScenario(sc, seed, false);
+    EXPECT_EQ(off.batched, 0);
+    batched += on.batched;
+    ASSERT_EQ(on.placements.size(), off.placements.size());
+    for (size_t i = 0; i < on.placements.size(); ++i) {
+      EXPECT_EQ(on.placements[i], off.placements[i])
+          << "seed " << seed << " pod p" << i << " (" << sc.nodes.size() << " nodes, "
+          << on.batched << " pods batched)";
+    }
+  }
+  // The comparison means something only if pods were batched.
+  EXPECT_GT(batched, 200);
+}
+
+TEST(PlainBatchTest, RandomSequencesPlaceAsOneByOne) { ExpectSamePlacements(false); }
+
+TEST(PlainBatchTest, RandomSequencesWithClusterChangesPlaceAsOneByOne) {
+  ExpectSamePlacements(true);
+}
+
+// With a binding pool the store's bound events (the cache's confirmations of our assumed
+// pods) arrive on binding workers while the next cycles run: counted under batch_mu_ with
+// the cache update, they never let a batch outlive a real change nor end it wrongly.
+TEST(PlainBatchTest, RandomSequencesWithBindingPoolPlaceAsOneByOne) {
+  int64_t batched = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Scenario sc = RandomScenario(seed * 104729, false);
+    Outcome on = RunScenario(sc, seed, true, 2);
+    Outcome off = RunScenario(sc, seed, false, 2);
+    batched += on.batched;
+    EXPECT_EQ(on.placements, off.placements) << "seed " << seed;
+  }
+  EXPECT_GT(batched, 50);
+}
+
+// Consecutive pods of one signature are batched; a pod of another signature, a failed
+// cycle or a cluster change in between starts a new batch.
+TEST(PlainBatchTest, BatchesConsecutivePodsOfOneSignatureOnly) {
+  SchedulerTestEnv env;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(env.store
+                    .CreateNode(NodeBuilder("n" + std::to_string(i))
+                                    .Capacity({{"cpu", "8"}, {"memory", "16Gi"}, {"pods", "110"}})
+                                    .Obj())
+                    .ok());
+  }
+  auto add = [&](const std::string& name, const char* cpu) {
+    ASSERT_TRUE(
+        env.store.CreatePod(PodBuilder(name).Container({{"cpu", cpu}, {"memory", "1Gi"}}).Obj())
+            .ok());
+    env.clock.Advance(1'000'000);
+  };
+  for (int i = 0; i < 4; ++i) add("a" + std::to_string(i), "1");  // a0 full, a1..a3 batched
+  add("b0", "2");                                                 // another signature: full
+  add("b1", "2");                                                 // batched
+  add("huge", "64");                                              // fails: ends the batch
+  add("b2", "2");                                                 // full again
+  add("b3", "2");                                                 // batched
+  add("b4", "2");                                                 // after a node change: full
+  add("b5", "2");                                                 // batched
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(env.sched->ScheduleOne(false));
+  EXPECT_EQ(env.sched->stats().batched_plain_pods, 5);  // a1, a2, a3, b1, b3
+  api::Node n = *env.store.GetNode("n3");
+  n.metadata.labels["x"] = "y";
+  ASSERT_TRUE(env.store.UpdateNode(n).ok());
+  ASSERT_TRUE(env.sched->ScheduleOne(false));  // b4
+  EXPECT_EQ(env.sched->stats().batched_plain_pods, 5);
+  ASSERT_TRUE(env.sched->ScheduleOne(false));  // b5
+  EXPECT_EQ(env.sched->stats().batched_plain_pods, 6);
+  EXPECT_TRUE(env.store.GetPod("default", "huge")->spec.node_name.empty());
+  for (const char* p : {"a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3", "b4", "b5"}) {
+    EXPECT_FALSE(env.store.GetPod("default", p)->spec.node_name.empty()) << p;
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler
