@@ -1,6 +1,10 @@
 #include "app/cluster_import.h"
 
 #include <simdjson.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -149,6 +153,29 @@ api::Status SnapshotClusterFromKubeconfig(const std::string& kubeconfig,
   if (api::Status s = client::ResolveRestConfig(kubeconfig, "", context, &cfg); !s.ok()) return s;
   client::RestClient client(std::move(cfg));
   return SnapshotCluster(client, out);
+}
+
+api::Status LoadClusterScenario(const std::string& kubeconfig, const std::string& context,
+                                sim::Scenario* sc) {
+  ClusterSnapshot snap;
+  if (api::Status s = SnapshotClusterFromKubeconfig(kubeconfig, context, &snap); !s.ok()) {
+    return s;
+  }
+  std::string counts;
+  for (const auto& c : snap.counts) counts += (counts.empty() ? "" : ", ") + c;
+  std::fprintf(stderr, "from cluster: %zu objects (%s)\n", snap.objects, counts.c_str());
+  for (const auto& w : snap.skipped) std::fprintf(stderr, "from cluster: skipped %s\n", w.c_str());
+  char path[] = "/tmp/phalanx-cluster-XXXXXX.yaml";
+  const int fd = mkstemps(path, 5);
+  if (fd < 0) return absl::InternalError("cannot create a temporary file for the cluster state");
+  const bool written =
+      write(fd, snap.yaml.data(), snap.yaml.size()) == static_cast<ssize_t>(snap.yaml.size());
+  close(fd);
+  api::Status s = written ? sim::LoadManifestScenario(path, sc)
+                          : absl::InternalError(std::string(path) + ": write failed");
+  unlink(path);
+  if (s.ok()) sc->name = "cluster";
+  return s;
 }
 
 }  // namespace phalanx::app

@@ -7,6 +7,7 @@
 
 #include "api/status.h"
 #include "client/rest_client.h"
+#include "sim/scenario.h"
 
 namespace phalanx::app {
 
@@ -38,5 +39,12 @@ api::Status SnapshotCluster(client::RestClient& client, ClusterSnapshot* out);
 // ~/.kube/config; `context` picks a context) and calls SnapshotCluster.
 api::Status SnapshotClusterFromKubeconfig(const std::string& kubeconfig,
                                           const std::string& context, ClusterSnapshot* out);
+
+// The live cluster's state as a simulation scenario (`simulate --from-cluster`,
+// `explain --from-cluster`): SnapshotClusterFromKubeconfig's manifests written to a
+// temporary file and loaded as any manifest file is (sim::LoadManifestScenario); the
+// counts and skipped objects are printed to stderr. Errors as those two.
+api::Status LoadClusterScenario(const std::string& kubeconfig, const std::string& context,
+                                sim::Scenario* out);
 
 }  // namespace phalanx::app

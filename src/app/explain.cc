@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/app.h"
+#include "app/cluster_import.h"
 #include "sim/explain.h"
 #include "sim/whatif.h"
 
@@ -19,7 +20,12 @@ class ExplainCommand : public Command {
         "explain", "Why a pod or gang is pending in a simulation, its forecast start, and the smallest fix");
     c->add_option("pod", pod_, "The pod, NAMESPACE/NAME (or --gang)");
     c->add_option("--gang", gang_, "The gang, NAMESPACE/NAME (its PodGroup / Workload / gang name)");
-    c->add_option("--scenario", scenario_, "Manifest file or directory, as for phalanx simulate")->required();
+    c->add_option("--scenario", scenario_, "Manifest file or directory, as for phalanx simulate");
+    c->add_flag("--from-cluster", from_cluster_,
+                "Diagnose on the live cluster's state instead of --scenario (as simulate "
+                "--from-cluster: bound pods in place, pending ones queued)");
+    c->add_option("--kubeconfig", kubeconfig_, "With --from-cluster: kubeconfig file");
+    c->add_option("--context", context_, "With --from-cluster: kubeconfig context");
     c->add_option("--config", config_path_, "KubeSchedulerConfiguration file");
     c->add_option("--seed", seed_, "Seed for tie-breaking, as for phalanx simulate");
     c->add_option("--at", at_s_, "Diagnose at this virtual second (default: the end of the run)")
@@ -42,7 +48,12 @@ class ExplainCommand : public Command {
     so.config_source = config_path_;
     so.registry = std::move(registry);
     sim::Scenario sc;
-    if (auto s = sim::LoadManifestScenario(scenario_, &sc); !s.ok()) return Fail(std::string(s.message()));
+    if (from_cluster_ == !scenario_.empty()) return Fail("explain needs exactly one of --scenario and --from-cluster");
+    if (auto s = from_cluster_ ? LoadClusterScenario(kubeconfig_, context_, &sc)
+                               : sim::LoadManifestScenario(scenario_, &sc);
+        !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
     if (auto s = sim::ApplyNodeEdits({add_nodes_, cordon_nodes_, remove_nodes_}, &sc); !s.ok()) {
       return Fail(std::string(s.message()));
     }
@@ -63,7 +74,8 @@ class ExplainCommand : public Command {
   }
 
  private:
-  std::string pod_, gang_, scenario_, config_path_, json_path_;
+  std::string pod_, gang_, scenario_, config_path_, json_path_, kubeconfig_, context_;
+  bool from_cluster_ = false;
   uint64_t seed_ = 1;
   std::optional<double> at_s_;
   std::vector<std::string> add_nodes_;

@@ -76,7 +76,7 @@ class SimulateCommand : public Command {
       if (auto s = replay_.load_trace(f_, &sc); !s.ok()) return Fail(std::string(s.message()));
     } else if (f_.from_cluster) {
       if (!f_.scenario_path.empty()) return Fail("--from-cluster and a SCENARIO exclude each other");
-      if (auto s = LoadClusterScenario(&sc); !s.ok()) return Fail(std::string(s.message()));
+      if (auto s = LoadClusterScenario(f_.kubeconfig, f_.context, &sc); !s.ok()) return Fail(std::string(s.message()));
     } else {
       if (f_.scenario_path.empty()) {
         return Fail("simulate needs a SCENARIO (manifest file or directory), --from-cluster or "
@@ -131,29 +131,6 @@ class SimulateCommand : public Command {
     c->add_option("--context", f_.context, "With --from-cluster: kubeconfig context");
   }
 
-  // The live cluster's state as a scenario (--from-cluster): the snapshot's manifests are
-  // written to a temporary file and loaded as any manifest file is.
-  api::Status LoadClusterScenario(sim::Scenario* sc) {
-    ClusterSnapshot snap;
-    if (api::Status s = SnapshotClusterFromKubeconfig(f_.kubeconfig, f_.context, &snap); !s.ok()) {
-      return s;
-    }
-    std::string counts;
-    for (const auto& c : snap.counts) counts += (counts.empty() ? "" : ", ") + c;
-    std::fprintf(stderr, "from cluster: %zu objects (%s)\n", snap.objects, counts.c_str());
-    for (const auto& w : snap.skipped) std::fprintf(stderr, "from cluster: skipped %s\n", w.c_str());
-    char path[] = "/tmp/phalanx-cluster-XXXXXX.yaml";
-    const int fd = mkstemps(path, 5);
-    if (fd < 0) return absl::InternalError("cannot create a temporary file for the cluster state");
-    const bool written = write(fd, snap.yaml.data(), snap.yaml.size()) ==
-                         static_cast<ssize_t>(snap.yaml.size());
-    close(fd);
-    api::Status s = written ? sim::LoadManifestScenario(path, sc)
-                            : absl::InternalError(std::string(path) + ": write failed");
-    unlink(path);
-    if (s.ok()) sc->name = "cluster";
-    return s;
-  }
 
   // Trace replay experiments (src/replay/experiment.h): policies x seeds, HTML report.
   void DeclareExperimentFlags(CLI::App* c) {

@@ -73,4 +73,13 @@ case_snapshot_from_cluster() {
   [[ "$a" == "$b" ]] || fail "snapshot -> simulate placements differ from --from-cluster:
 $(diff <(echo "$a") <(echo "$b"))"
   log "snapshot -> simulate: the same $(wc -l <<<"$a") placements as --from-cluster"
+  # `explain` on the live state: the pending pod's blocking plugin and reason on every node.
+  "$PHALANX" explain e2e/huge --from-cluster --kubeconfig "$kc" >"$STATE/explain.out" 2>&1 ||
+    { cat "$STATE/explain.out"; fail "phalanx explain --from-cluster failed"; }
+  cat "$STATE/explain.out"
+  local n
+  for n in node-a node-b node-c; do
+    grep "NodeResourcesFit" "$STATE/explain.out" | grep "Insufficient cpu" | grep -q "$n" ||
+      fail "explain does not name NodeResourcesFit / Insufficient cpu on $n"
+  done
 }
