@@ -1170,8 +1170,17 @@ class ObjectDecoder {
   FieldError err_;
 };
 
+// Cluster-scoped kinds the decoder knows: they get no namespace (a live PUT goes to their
+// cluster-scoped path). Other kinds default to "default". The storage and DRA kinds are
+// cluster-scoped in core/v1, storage.k8s.io/v1 and resource.k8s.io/v1.
 bool IsNamespaced(std::string_view kind) {
-  return kind != "Node" && kind != "Namespace" && kind != "PriorityClass";
+  static constexpr std::string_view kClusterScoped[] = {
+      "Node",      "Namespace", "PriorityClass", "PersistentVolume", "StorageClass",
+      "CSINode",   "CSIDriver", "DeviceClass",   "ResourceSlice"};
+  for (std::string_view k : kClusterScoped) {
+    if (kind == k) return false;
+  }
+  return true;
 }
 
 

@@ -95,6 +95,34 @@ api::Status LiveClusterClient::DeletePod(const api::Pod& pod) {
   return api::Status(s.code(), "deleting pod " + pod.Key() + ": " + std::string(s.message()));
 }
 
+namespace {
+
+api::Status PutWhole(RestClient& api, const api::Unstructured& obj, const std::string& suffix) {
+  const std::string base = UnstructuredPath(obj);
+  if (base.empty() || !obj.object) {
+    return absl::InvalidArgumentError("cannot write " + obj.kind + " " + obj.metadata.name +
+                                      ": no API path for kind " + obj.kind + " of " +
+                                      obj.api_version);
+  }
+  const std::string path = base + suffix;
+  Response r = api.Do("PUT", path, YamlToJson(*obj.object));
+  if (r.ok()) return absl::OkStatus();
+  api::Status s = api.ToStatus("PUT", path, r);
+  std::string id = obj.metadata.namespace_.empty() ? obj.metadata.name
+                                                   : obj.metadata.namespace_ + "/" + obj.metadata.name;
+  return api::Status(s.code(), "updating " + obj.kind + " " + id + ": " + std::string(s.message()));
+}
+
+}  // namespace
+
+api::Status LiveClusterClient::PutObject(const api::Unstructured& obj) {
+  return PutWhole(api_, obj, "");
+}
+
+api::Status LiveClusterClient::UpdateResourceClaimStatus(const api::Unstructured& claim) {
+  return PutWhole(api_, claim, "/status");
+}
+
 std::string LiveClusterClient::AnnotationPatchJson(
     const api::Pod& pod, const std::map<std::string, std::string>& annotations) {
   std::string body = "{\"metadata\":{";

@@ -70,6 +70,13 @@ class LiveClusterClient final : public cluster::ClusterClient {
                                          const std::map<std::string, std::string>& annotations);
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                                     const std::string* nominated_node_name) override;
+  // PUT of the whole object (VolumeBinding's PreBind: a PV's claimRef, a claim's
+  // selected-node annotation) to client::UnstructuredPath(obj), its body client::YamlToJson of
+  // the stored object as changed (metadata.resourceVersion kept: a newer version on the
+  // server is a 409, Aborted). Synchronous. InvalidArgument for a kind without a path.
+  api::Status PutObject(const api::Unstructured& obj) override;
+  // PUT .../resourceclaims/NAME/status with the claim (DynamicResources' PreBind).
+  api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,

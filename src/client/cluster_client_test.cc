@@ -16,6 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "client/objects.h"
+#include "dra/model.h"
 #include "framework/clock.h"
 
 namespace phalanx::client {
@@ -333,6 +338,122 @@ TEST(LiveClusterClientFake, EventOnClusterScopedQueueGoesToDefault) {
       << reqs[0].body;
   EXPECT_NE(reqs[0].body.find("\"metadata\":{\"name\":\"cyc-a."), std::string::npos) << reqs[0].body;
   EXPECT_NE(reqs[0].body.find("\"namespace\":\"default\"}"), std::string::npos) << reqs[0].body;
+}
+
+// ---- DRA and storage objects through the live client (issue 19 / 18) -----------------
+// The v1.20 test API server cannot store resource.k8s.io objects, so these tests feed the
+// real decoding and writing code the JSON the API server sends and expects, in the shape of
+// the resource.k8s.io/v1 API reference (ResourceClaim, ResourceSlice, DeviceClass) and
+// core/v1 (PersistentVolume): LIST items decode into the objects the scheduler reads, and a
+// PUT sends the object back with strings still strings (resourceVersion "123", a pool
+// named "7") and numbers still numbers.
+
+constexpr const char* kClaimJson = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",
+"metadata":{"name":"gpus","namespace":"ml","uid":"c-1","resourceVersion":"123",
+ "annotations":{"note":"42"}},
+"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.example.com",
+ "allocationMode":"ExactCount","count":2,
+ "selectors":[{"cel":{"expression":"device.capacity['gpu.example.com'].memory.compareTo(quantity('80Gi')) >= 0"}}]}}],
+ "constraints":[{"requests":["gpu"],"matchAttribute":"gpu.example.com/nvlinkDomain"}]}},
+"status":{"allocation":{"devices":{"results":[
+ {"request":"gpu","driver":"gpu.example.com","pool":"7","device":"gpu-1"},
+ {"request":"gpu","driver":"gpu.example.com","pool":"7","device":"gpu-2"}]},
+ "nodeSelector":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In","values":["node-b"]}]}]}},
+ "reservedFor":[{"resource":"pods","name":"trainer","uid":"p-1"}]}})";
+
+constexpr const char* kSliceJson = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+"metadata":{"name":"node-b-gpus","resourceVersion":"9"},
+"spec":{"driver":"gpu.example.com","nodeName":"node-b",
+ "pool":{"name":"7","generation":1,"resourceSliceCount":1},
+ "devices":[{"name":"gpu-1","attributes":{"model":{"string":"H100"},"index":{"int":0},
+   "nvlinkDomain":{"string":"d0"},"driverVersion":{"version":"1.2.3"},"mig":{"bool":false}},
+  "capacity":{"memory":{"value":"80Gi"}}}]}})";
+
+api::Unstructured DecodeUnstructured(const char* json, const ResourceType& rt) {
+  api::StatusOr<Object> o = DecodeObjectJson(json, rt);
+  EXPECT_TRUE(o.ok()) << o.status();
+  if (!o.ok()) return {};
+  return *std::static_pointer_cast<const api::Unstructured>(o->ptr);
+}
+
+TEST(LiveObjects, DraObjectsFromApiJsonDecodeIntoTheSchedulersModel) {
+  const ResourceType claims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
+                            Target::kObject, ""};
+  const ResourceType slices{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice",
+                            Target::kObject, ""};
+  const api::Unstructured c = DecodeUnstructured(kClaimJson, claims);
+  api::StatusOr<dra::ResourceClaim> claim = dra::ParseResourceClaim(c);
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  ASSERT_EQ(claim->spec.requests.size(), 1u);
+  ASSERT_TRUE(claim->spec.requests[0].exactly.has_value());
+  EXPECT_EQ(claim->spec.requests[0].exactly->count, 2);
+  EXPECT_EQ(claim->spec.constraints.at(0).match_attribute, "gpu.example.com/nvlinkDomain");
+  ASSERT_TRUE(claim->allocation.has_value());
+  ASSERT_EQ(claim->allocation->devices.size(), 2u);
+  EXPECT_EQ(claim->allocation->devices[0].pool, "7");  // a numeric-looking string stays one
+  EXPECT_EQ(claim->allocation->devices[1].device, "gpu-2");
+  ASSERT_EQ(claim->reserved_for.size(), 1u);
+  EXPECT_EQ(claim->reserved_for[0].uid, "p-1");
+  api::StatusOr<dra::ResourceSlice> slice =
+      dra::ParseResourceSlice(DecodeUnstructured(kSliceJson, slices));
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  EXPECT_EQ(slice->pool, "7");
+  EXPECT_EQ(slice->node_name, "node-b");
+  ASSERT_EQ(slice->devices.size(), 1u);
+  EXPECT_EQ(slice->devices[0].name, "gpu-1");
+}
+
+TEST(LiveObjects, ClaimStatusAndPvAreWrittenBackAsTheApiServerSentThem) {
+  FakeApiServer server([](const std::string&, const std::string& path) {
+    return path.find("/conflict") != std::string::npos ? 409 : 200;
+  });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(1);
+  LiveClusterClient c(api, events, clock);
+  const ResourceType claims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
+                            Target::kObject, ""};
+  ASSERT_TRUE(c.UpdateResourceClaimStatus(DecodeUnstructured(kClaimJson, claims)).ok());
+  const ResourceType pvs{"", "v1", "persistentvolumes", "PersistentVolume", Target::kObject, ""};
+  const char* pv_json = R"({"apiVersion":"v1","kind":"PersistentVolume",
+"metadata":{"name":"local-a","resourceVersion":"55"},
+"spec":{"capacity":{"storage":"10Gi"},"accessModes":["ReadWriteOnce"],
+ "storageClassName":"local","local":{"path":"/mnt/disk"},
+ "claimRef":{"kind":"PersistentVolumeClaim","namespace":"db","name":"data-db-0","uid":"u-9"},
+ "nodeAffinity":{"required":{"nodeSelectorTerms":[{"matchExpressions":[
+  {"key":"kubernetes.io/hostname","operator":"In","values":["node-a"]}]}]}}},
+"status":{"phase":"Available"}})";
+  ASSERT_TRUE(c.PutObject(DecodeUnstructured(pv_json, pvs)).ok());
+  std::string conflict_json = pv_json;
+  conflict_json.replace(conflict_json.find("local-a"), 7, "conflict");
+  api::Status s = c.PutObject(DecodeUnstructured(conflict_json.c_str(), pvs));
+  EXPECT_TRUE(absl::IsAborted(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("PersistentVolume conflict"), std::string::npos) << s;
+
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].method, "PUT");
+  EXPECT_EQ(reqs[0].path, "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/gpus/status");
+  EXPECT_EQ(reqs[1].path, "/api/v1/persistentvolumes/local-a");
+  // The bodies are the objects as sent (an independent JSON parser compares them).
+  EXPECT_EQ(nlohmann::json::parse(reqs[0].body), nlohmann::json::parse(kClaimJson));
+  EXPECT_EQ(nlohmann::json::parse(reqs[1].body), nlohmann::json::parse(pv_json));
+  EXPECT_EQ(nlohmann::json::parse(reqs[0].body)["metadata"]["resourceVersion"], "123");
+  EXPECT_EQ(nlohmann::json::parse(reqs[0].body)["status"]["allocation"]["devices"]["results"][0]["pool"], "7");
+}
+
+TEST(LiveObjects, UnknownKindHasNoPath) {
+  FakeApiServer server([](const std::string&, const std::string&) { return 200; });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(1);
+  LiveClusterClient c(api, events, clock);
+  api::Unstructured u;
+  u.api_version = "example.com/v1";
+  u.kind = "Widget";
+  u.metadata.name = "w";
+  u.object = std::make_shared<const YAML::Node>(YAML::Load("{kind: Widget}"));
+  api::Status s = c.PutObject(u);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_TRUE(server.requests().empty());
 }
 
 }  // namespace

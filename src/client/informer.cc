@@ -39,6 +39,10 @@ std::vector<ResourceType> CoreResources() {
   v.push_back({"", "v1", "namespaces", "Namespace", Target::kNamespace, ""});
   v.push_back({"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass",
                Target::kPriorityClass, ""});
+  // Storage objects for VolumeBinding (src/volume; upstream's scheduler watches the same
+  // and deploy/rbac.yaml grants them as kube-scheduler's ClusterRole does).
+  v.push_back({"", "v1", "persistentvolumes", "PersistentVolume", Target::kObject, ""});
+  v.push_back({"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", Target::kObject, ""});
   return v;
 }
 
@@ -48,6 +52,17 @@ std::vector<ResourceType> OptionalObjectResources() {
       // servers, policy/v1beta1 (discovery takes the preferred served version).
       ResourceType{"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget",
                    Target::kPodDisruptionBudget, ""},
+      // storage.k8s.io (src/volume): classes, CSI drivers and nodes, capacities.
+      Obj("storage.k8s.io", "storageclasses", "StorageClass"),
+      Obj("storage.k8s.io", "csinodes", "CSINode"),
+      Obj("storage.k8s.io", "csidrivers", "CSIDriver"),
+      Obj("storage.k8s.io", "csistoragecapacities", "CSIStorageCapacity"),
+      // resource.k8s.io (src/dra; DynamicResources): discovery takes the preferred served
+      // version (v1 since 1.34; dra/model.h also reads v1beta1's request shape).
+      Obj("resource.k8s.io", "deviceclasses", "DeviceClass"),
+      Obj("resource.k8s.io", "resourceslices", "ResourceSlice"),
+      Obj("resource.k8s.io", "resourceclaims", "ResourceClaim"),
+      Obj("resource.k8s.io", "resourceclaimtemplates", "ResourceClaimTemplate"),
       Obj("scheduling.x-k8s.io", "podgroups", "PodGroup"),      // Coscheduling
       Obj("scheduling.sigs.k8s.io", "podgroups", "PodGroup"),   // Coscheduling (legacy)
       Obj("scheduling.volcano.sh", "podgroups", "PodGroup"),    // Volcano

@@ -1,5 +1,9 @@
 #include "client/objects.h"
 
+#include <cctype>
+
+#include "client/informer.h"
+
 #include <simdjson.h>
 #include <yaml-cpp/yaml.h>
 
@@ -77,7 +81,11 @@ YAML::Node ToYaml(const simdjson::dom::element& el, int depth, bool* too_deep) {
     case simdjson::dom::element_type::STRING: {
       std::string_view v;
       if (el.get(v)) return YAML::Node();
-      return YAML::Node(std::string(v));
+      // Tagged as a quoted scalar: a JSON string stays a string (IntOrPercent reads "2"
+      // as a string; YamlToJson writes it back quoted).
+      YAML::Node n{std::string(v)};
+      n.SetTag("!");
+      return n;
     }
     case simdjson::dom::element_type::BOOL: {
       bool v = false;
@@ -133,6 +141,91 @@ std::string Identity(const simdjson::dom::element& obj) {
 std::string ResourceType::CollectionPath() const {
   if (group.empty()) return "/api/" + version + "/" + resource;
   return "/apis/" + group + "/" + version + "/" + resource;
+}
+
+namespace {
+
+// A JSON number as Go's encoding/json writes one (no leading '+', no hex, no inf/nan).
+bool IsJsonNumber(const std::string& s) {
+  size_t i = 0;
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  if (s[i] == '0' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+    return false;
+  }
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  return i == s.size();
+}
+
+void WriteJson(const YAML::Node& n, std::string* out) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      *out += '{';
+      bool first = true;
+      for (const auto& kv : n) {
+        if (!first) *out += ',';
+        first = false;
+        *out += JsonString(kv.first.Scalar());
+        *out += ':';
+        WriteJson(kv.second, out);
+      }
+      *out += '}';
+      return;
+    }
+    case YAML::NodeType::Sequence: {
+      *out += '[';
+      for (size_t i = 0; i < n.size(); ++i) {
+        if (i) *out += ',';
+        WriteJson(n[i], out);
+      }
+      *out += ']';
+      return;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = n.Scalar();
+      if (n.Tag() != "!" && (s == "true" || s == "false" || s == "null" || IsJsonNumber(s))) {
+        *out += s;
+      } else {
+        *out += JsonString(s);
+      }
+      return;
+    }
+    default:  // Null, Undefined
+      *out += "null";
+  }
+}
+
+}  // namespace
+
+std::string YamlToJson(const YAML::Node& n) {
+  std::string out;
+  WriteJson(n, &out);
+  return out;
+}
+
+std::string UnstructuredPath(const api::Unstructured& obj) {
+  std::vector<ResourceType> types = CoreResources();
+  for (auto& t : OptionalObjectResources()) types.push_back(std::move(t));
+  const std::string group = obj.Group();
+  for (const ResourceType& t : types) {
+    if (t.kind != obj.kind || t.group != group) continue;
+    const std::string version = obj.api_version.substr(obj.api_version.find('/') + 1);
+    std::string base = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+    if (!obj.metadata.namespace_.empty()) base += "/namespaces/" + obj.metadata.namespace_;
+    return base + "/" + t.resource + "/" + obj.metadata.name;
+  }
+  return "";
 }
 
 api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& el,

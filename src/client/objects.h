@@ -18,6 +18,9 @@
 namespace simdjson::dom {
 class element;
 }
+namespace YAML {
+class Node;
+}
 
 namespace phalanx::client {
 
@@ -68,6 +71,18 @@ struct Object {
 api::StatusOr<Object> DecodeObjectJson(std::string_view json, const ResourceType& rt);
 api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& obj,
                                           const ResourceType& rt);
+
+// JSON text of a YAML tree (an object as the live decoder or a manifest built it): quoted
+// scalars (tag "!", which the live decoder gives every JSON string) are strings; plain
+// scalars that read as a JSON number, true, false or null are written as such; other
+// plain scalars are strings. Used to send a whole object back (PUT).
+std::string YamlToJson(const YAML::Node& n);
+
+// The API path of one object of a kind the informers know (CoreResources and
+// OptionalObjectResources, matched by kind and group; version from its apiVersion):
+// "/api/v1/persistentvolumes/pv-1",
+// "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/c". "" for another kind.
+std::string UnstructuredPath(const api::Unstructured& obj);
 
 // A page of a LIST response.
 struct ListPage {
