@@ -55,127 +55,133 @@ void ForEachPoint(P& p, F&& f) {
   f(p.post_bind);
 }
 
+void V1Defaults(Plugins& p) {
+  // v1 getDefaultPlugins (current releases; the in-tree EBS/GCE PD/Azure Disk volume
+  // limit plugins are gone), with DynamicResources inserted before DefaultPreemption as
+  // applyFeatureGates does while DynamicResourceAllocation is on (GA and on by default
+  // since 1.34; pkg/scheduler/apis/config/v1/default_plugins.go).
+  // NodeDeclaredFeatures (KEP-5328, GA in 1.37, a PreFilter/Filter plugin with no
+  // score) sits after NodeName; its place in the list does not change placements.
+  p.multi_point.enabled = Refs({
+      {"SchedulingGates", 0},
+      {"PrioritySort", 0},
+      {"NodeUnschedulable", 0},
+      {"NodeName", 0},
+      {"NodeDeclaredFeatures", 0},
+      {"TaintToleration", 3},
+      {"NodeAffinity", 2},
+      {"NodePorts", 0},
+      {"NodeResourcesFit", 1},
+      {"VolumeRestrictions", 0},
+      {"NodeVolumeLimits", 0},
+      {"VolumeBinding", 0},
+      {"VolumeZone", 0},
+      {"PodTopologySpread", 2},
+      {"InterPodAffinity", 2},
+      {"DynamicResources", 0},
+      {"DefaultPreemption", 0},
+      {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},
+      {"DefaultBinder", 0},
+      // Upstream adds GangScheduling with the GenericWorkload / GangScheduling feature
+      // gates (alpha, off by default in 1.35); Phalanx exists for gangs and enables it.
+      // It does nothing for pods that name no gang.
+      {"GangScheduling", 0},
+  });
+}
+
+void V1beta3Defaults(Plugins& p) {
+  // v1beta3 getDefaultPlugins (last served by 1.28): same weights as v1; the volume
+  // limit plugins were still listed; SchedulingGates was appended at the end by
+  // applyFeatureGates (PodSchedulingReadiness, on by default since 1.27).
+  p.multi_point.enabled = Refs({
+      {"PrioritySort", 0},
+      {"NodeUnschedulable", 0},
+      {"NodeName", 0},
+      {"TaintToleration", 3},
+      {"NodeAffinity", 2},
+      {"NodePorts", 0},
+      {"NodeResourcesFit", 1},
+      {"VolumeRestrictions", 0},
+      {"EBSLimits", 0},
+      {"GCEPDLimits", 0},
+      {"NodeVolumeLimits", 0},
+      {"AzureDiskLimits", 0},
+      {"VolumeBinding", 0},
+      {"VolumeZone", 0},
+      {"PodTopologySpread", 2},
+      {"InterPodAffinity", 2},
+      {"DefaultPreemption", 0},
+      {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},
+      {"DefaultBinder", 0},
+      {"SchedulingGates", 0},
+  });
+}
+
+void V1beta2Defaults(Plugins& p) {
+  // v1beta2 getDefaultPlugins (last served by 1.27): per-extension-point sets, every
+  // score weight 1 except PodTopologySpread 2; PreEnqueue SchedulingGates from
+  // applyFeatureGates (PodSchedulingReadiness, on by default in 1.27).
+  p.pre_enqueue.enabled = Refs({{"SchedulingGates", 0}});
+  p.queue_sort.enabled = Refs({{"PrioritySort", 0}});
+  p.pre_filter.enabled = Refs({
+      {"NodeResourcesFit", 0},
+      {"NodePorts", 0},
+      {"VolumeRestrictions", 0},
+      {"PodTopologySpread", 0},
+      {"InterPodAffinity", 0},
+      {"VolumeBinding", 0},
+      {"VolumeZone", 0},
+      {"NodeAffinity", 0},
+      {"TaintToleration", 0},
+  });
+  p.filter.enabled = Refs({
+      {"NodeUnschedulable", 0},
+      {"NodeName", 0},
+      {"TaintToleration", 0},
+      {"NodeAffinity", 0},
+      {"NodePorts", 0},
+      {"NodeResourcesFit", 0},
+      {"VolumeRestrictions", 0},
+      {"EBSLimits", 0},
+      {"GCEPDLimits", 0},
+      {"NodeVolumeLimits", 0},
+      {"AzureDiskLimits", 0},
+      {"VolumeBinding", 0},
+      {"VolumeZone", 0},
+      {"PodTopologySpread", 0},
+      {"InterPodAffinity", 0},
+  });
+  p.post_filter.enabled = Refs({{"DefaultPreemption", 0}});
+  p.pre_score.enabled = Refs({
+      {"InterPodAffinity", 0},
+      {"PodTopologySpread", 0},
+      {"TaintToleration", 0},
+      {"NodeAffinity", 0},
+  });
+  p.score.enabled = Refs({
+      {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},
+      {"InterPodAffinity", 1},
+      {"NodeResourcesFit", 1},
+      {"NodeAffinity", 1},
+      {"PodTopologySpread", 2},
+      {"TaintToleration", 1},
+  });
+  p.reserve.enabled = Refs({{"VolumeBinding", 0}});
+  p.pre_bind.enabled = Refs({{"VolumeBinding", 0}});
+  p.bind.enabled = Refs({{"DefaultBinder", 0}});
+}
+
 }  // namespace
 
 Plugins UpstreamDefaultPlugins(ApiVersion version) {
   Plugins p;
   switch (version) {
-    case ApiVersion::kV1:
-      // v1 getDefaultPlugins (current releases; the in-tree EBS/GCE PD/Azure Disk volume
-      // limit plugins are gone), with DynamicResources inserted before DefaultPreemption as
-      // applyFeatureGates does while DynamicResourceAllocation is on (GA and on by default
-      // since 1.34; pkg/scheduler/apis/config/v1/default_plugins.go).
-      // NodeDeclaredFeatures (KEP-5328, GA in 1.37, a PreFilter/Filter plugin with no
-      // score) sits after NodeName; its place in the list does not change placements.
-      p.multi_point.enabled = Refs({
-          {"SchedulingGates", 0},
-          {"PrioritySort", 0},
-          {"NodeUnschedulable", 0},
-          {"NodeName", 0},
-          {"NodeDeclaredFeatures", 0},
-          {"TaintToleration", 3},
-          {"NodeAffinity", 2},
-          {"NodePorts", 0},
-          {"NodeResourcesFit", 1},
-          {"VolumeRestrictions", 0},
-          {"NodeVolumeLimits", 0},
-          {"VolumeBinding", 0},
-          {"VolumeZone", 0},
-          {"PodTopologySpread", 2},
-          {"InterPodAffinity", 2},
-          {"DynamicResources", 0},
-          {"DefaultPreemption", 0},
-          {"NodeResourcesBalancedAllocation", 1},
-          {"ImageLocality", 1},
-          {"DefaultBinder", 0},
-          // Upstream adds GangScheduling with the GenericWorkload / GangScheduling feature
-          // gates (alpha, off by default in 1.35); Phalanx exists for gangs and enables it.
-          // It does nothing for pods that name no gang.
-          {"GangScheduling", 0},
-      });
-      break;
-    case ApiVersion::kV1beta3:
-      // v1beta3 getDefaultPlugins (last served by 1.28): same weights as v1; the volume
-      // limit plugins were still listed; SchedulingGates was appended at the end by
-      // applyFeatureGates (PodSchedulingReadiness, on by default since 1.27).
-      p.multi_point.enabled = Refs({
-          {"PrioritySort", 0},
-          {"NodeUnschedulable", 0},
-          {"NodeName", 0},
-          {"TaintToleration", 3},
-          {"NodeAffinity", 2},
-          {"NodePorts", 0},
-          {"NodeResourcesFit", 1},
-          {"VolumeRestrictions", 0},
-          {"EBSLimits", 0},
-          {"GCEPDLimits", 0},
-          {"NodeVolumeLimits", 0},
-          {"AzureDiskLimits", 0},
-          {"VolumeBinding", 0},
-          {"VolumeZone", 0},
-          {"PodTopologySpread", 2},
-          {"InterPodAffinity", 2},
-          {"DefaultPreemption", 0},
-          {"NodeResourcesBalancedAllocation", 1},
-          {"ImageLocality", 1},
-          {"DefaultBinder", 0},
-          {"SchedulingGates", 0},
-      });
-      break;
-    case ApiVersion::kV1beta2:
-      // v1beta2 getDefaultPlugins (last served by 1.27): per-extension-point sets, every
-      // score weight 1 except PodTopologySpread 2; PreEnqueue SchedulingGates from
-      // applyFeatureGates (PodSchedulingReadiness, on by default in 1.27).
-      p.pre_enqueue.enabled = Refs({{"SchedulingGates", 0}});
-      p.queue_sort.enabled = Refs({{"PrioritySort", 0}});
-      p.pre_filter.enabled = Refs({
-          {"NodeResourcesFit", 0},
-          {"NodePorts", 0},
-          {"VolumeRestrictions", 0},
-          {"PodTopologySpread", 0},
-          {"InterPodAffinity", 0},
-          {"VolumeBinding", 0},
-          {"VolumeZone", 0},
-          {"NodeAffinity", 0},
-          {"TaintToleration", 0},
-      });
-      p.filter.enabled = Refs({
-          {"NodeUnschedulable", 0},
-          {"NodeName", 0},
-          {"TaintToleration", 0},
-          {"NodeAffinity", 0},
-          {"NodePorts", 0},
-          {"NodeResourcesFit", 0},
-          {"VolumeRestrictions", 0},
-          {"EBSLimits", 0},
-          {"GCEPDLimits", 0},
-          {"NodeVolumeLimits", 0},
-          {"AzureDiskLimits", 0},
-          {"VolumeBinding", 0},
-          {"VolumeZone", 0},
-          {"PodTopologySpread", 0},
-          {"InterPodAffinity", 0},
-      });
-      p.post_filter.enabled = Refs({{"DefaultPreemption", 0}});
-      p.pre_score.enabled = Refs({
-          {"InterPodAffinity", 0},
-          {"PodTopologySpread", 0},
-          {"TaintToleration", 0},
-          {"NodeAffinity", 0},
-      });
-      p.score.enabled = Refs({
-          {"NodeResourcesBalancedAllocation", 1},
-          {"ImageLocality", 1},
-          {"InterPodAffinity", 1},
-          {"NodeResourcesFit", 1},
-          {"NodeAffinity", 1},
-          {"PodTopologySpread", 2},
-          {"TaintToleration", 1},
-      });
-      p.reserve.enabled = Refs({{"VolumeBinding", 0}});
-      p.pre_bind.enabled = Refs({{"VolumeBinding", 0}});
-      p.bind.enabled = Refs({{"DefaultBinder", 0}});
-      break;
+    case ApiVersion::kV1: V1Defaults(p); break;
+    case ApiVersion::kV1beta3: V1beta3Defaults(p); break;
+    case ApiVersion::kV1beta2: V1beta2Defaults(p); break;
   }
   return p;
 }
