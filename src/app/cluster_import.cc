@@ -1,10 +1,8 @@
 #include "app/cluster_import.h"
 
 #include <simdjson.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -70,9 +68,7 @@ void ListType(client::RestClient& client, const client::ResourceType& t, std::ve
   size_t n = 0;
   simdjson::dom::parser parser;
   for (;;) {
-    std::string path = t.CollectionPath() + "?limit=500";
-    if (!t.field_selector.empty()) path += "&fieldSelector=" + client::UrlEncode(t.field_selector);
-    if (!cont.empty()) path += "&continue=" + client::UrlEncode(cont);
+    const std::string path = t.ListPath(500, cont);
     client::Response r = client.Do("GET", path);
     if (r.status == 410 && !cont.empty()) {  // continue token expired: start over
       docs->erase(docs->end() - static_cast<std::ptrdiff_t>(n), docs->end());
@@ -165,17 +161,9 @@ api::Status LoadClusterScenario(const std::string& kubeconfig, const std::string
   for (const auto& c : snap.counts) counts += (counts.empty() ? "" : ", ") + c;
   std::fprintf(stderr, "from cluster: %zu objects (%s)\n", snap.objects, counts.c_str());
   for (const auto& w : snap.skipped) std::fprintf(stderr, "from cluster: skipped %s\n", w.c_str());
-  char path[] = "/tmp/phalanx-cluster-XXXXXX.yaml";
-  const int fd = mkstemps(path, 5);
-  if (fd < 0) return absl::InternalError("cannot create a temporary file for the cluster state");
-  const bool written =
-      write(fd, snap.yaml.data(), snap.yaml.size()) == static_cast<ssize_t>(snap.yaml.size());
-  close(fd);
-  api::Status s = written ? sim::LoadManifestScenario(path, sc)
-                          : absl::InternalError(std::string(path) + ": write failed");
-  unlink(path);
-  if (s.ok()) sc->name = "cluster";
-  return s;
+  api::Manifests m;
+  if (api::Status s = api::DecodeManifests(snap.yaml, "cluster", &m); !s.ok()) return s;
+  return sim::ScenarioFromManifests(std::move(m), "cluster", sc);
 }
 
 }  // namespace phalanx::app

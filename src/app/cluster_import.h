@@ -41,9 +41,9 @@ api::Status SnapshotClusterFromKubeconfig(const std::string& kubeconfig,
                                           const std::string& context, ClusterSnapshot* out);
 
 // The live cluster's state as a simulation scenario (`simulate --from-cluster`,
-// `explain --from-cluster`): SnapshotClusterFromKubeconfig's manifests written to a
-// temporary file and loaded as any manifest file is (sim::LoadManifestScenario); the
-// counts and skipped objects are printed to stderr. Errors as those two.
+// `explain --from-cluster`): SnapshotClusterFromKubeconfig's manifests decoded and built
+// as any manifest file is (api::DecodeManifests, sim::ScenarioFromManifests; errors name
+// the source "cluster"); the counts and skipped objects are printed to stderr.
 api::Status LoadClusterScenario(const std::string& kubeconfig, const std::string& context,
                                 sim::Scenario* out);
 

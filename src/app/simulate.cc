@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstdio>
 #include <algorithm>
 #include <fstream>

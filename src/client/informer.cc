@@ -276,11 +276,7 @@ bool LiveInformerFactory::ListAll(Reflector* r, std::string* rv, bool* gone) {
   std::string list_rv;
   size_t skipped = 0;
   for (;;) {
-    std::string path = r->type.CollectionPath() + "?limit=" + std::to_string(opts_.page_size);
-    if (!r->type.field_selector.empty()) {
-      path += "&fieldSelector=" + UrlEncode(r->type.field_selector);
-    }
-    if (!cont.empty()) path += "&continue=" + UrlEncode(cont);
+    const std::string path = r->type.ListPath(opts_.page_size, cont);
     Response resp = client_.Do("GET", path);
     if (stop_.load()) return false;
     if (resp.status == 410 && !cont.empty()) {

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "client/informer.h"
+#include "client/rest_client.h"
 
 #include <simdjson.h>
 #include <yaml-cpp/yaml.h>
@@ -137,6 +138,13 @@ std::string Identity(const simdjson::dom::element& obj) {
 }
 
 }  // namespace
+
+std::string ResourceType::ListPath(size_t limit, const std::string& continue_token) const {
+  std::string path = CollectionPath() + "?limit=" + std::to_string(limit);
+  if (!field_selector.empty()) path += "&fieldSelector=" + UrlEncode(field_selector);
+  if (!continue_token.empty()) path += "&continue=" + UrlEncode(continue_token);
+  return path;
+}
 
 std::string ResourceType::CollectionPath() const {
   if (group.empty()) return "/api/" + version + "/" + resource;

@@ -49,6 +49,9 @@ struct ResourceType {
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
   // "/api/v1/pods", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups" (all namespaces).
   std::string CollectionPath() const;
+  // One page of a paged LIST: CollectionPath()?limit=N, with the field selector and the
+  // continue token (when not empty), URL-encoded.
+  std::string ListPath(size_t limit, const std::string& continue_token) const;
   // "pods", "podgroups.scheduling.x-k8s.io", "pods(terminal)": for logs and errors.
   std::string Name() const {
     return (group.empty() ? resource : resource + "." + group) +

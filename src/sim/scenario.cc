@@ -104,6 +104,10 @@ api::Status AddVolumeClaimTemplates(const std::string& path, const api::Workload
 api::Status LoadManifestScenario(const std::string& path, Scenario* out) {
   api::Manifests m;
   if (auto s = api::LoadManifests(path, &m); !s.ok()) return s;
+  return ScenarioFromManifests(std::move(m), path, out);
+}
+
+api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Scenario* out) {
   out->name = path;
   for (auto& n : m.nodes) {
     auto a = n.metadata.annotations.find(kArrivalAnnotation);

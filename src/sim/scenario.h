@@ -12,6 +12,10 @@
 #include "api/types.h"
 #include "api/unstructured.h"
 
+namespace phalanx::api {
+struct Manifests;  // api/decode.h
+}
+
 namespace phalanx::sim {
 
 // Annotations a manifest may carry to drive the simulation (seconds, decimal):
@@ -59,5 +63,9 @@ struct Scenario {
 // annotation: "PATH: Pod NS/NAME: metadata.annotations[...]: Invalid value: ...".
 // (Trace scenarios: src/replay.)
 api::Status LoadManifestScenario(const std::string& path, Scenario* out);
+
+// The same from manifests already decoded (e.g. api::DecodeManifests of a cluster
+// snapshot's text); `source` names the scenario and prefixes the errors as `path` does.
+api::Status ScenarioFromManifests(api::Manifests m, const std::string& source, Scenario* out);
 
 }  // namespace phalanx::sim
