@@ -88,6 +88,7 @@ std::string PodAffinityIndex::ClassKey(const api::Pod& pod) {
     Put(&key, "-");
     Put(&key, "-");
   }
+  Put(&key, pod.metadata.deletion_timestamp ? "T" : "-");
   return key;
 }
 
@@ -100,6 +101,7 @@ void PodAffinityIndex::Enable(const std::vector<const NodeInfo*>& nodes) {
 void PodAffinityIndex::Disable() {
   enabled_ = false;
   keys_.clear();
+  node_domains_.clear();
   pods_.clear();
   all_.clear();
   with_affinity_.clear();
@@ -113,12 +115,14 @@ size_t PodAffinityIndex::Track(std::string_view key, const std::vector<const Nod
   }
   const size_t slot = keys_.size();
   keys_.emplace_back(key);
+  node_domains_.emplace_back();
   for (Class* c : all_) c->domains.push_back(std::make_shared<DomainCounts>());
   for (const NodeInfo* ni : nodes) {
     const api::Node* node = ni->node();
     if (node == nullptr) continue;
     auto lit = node->metadata.labels.find(keys_[slot]);
     if (lit == node->metadata.labels.end()) continue;
+    ++node_domains_[slot][lit->second];
     for (const PodInfoPtr& p : ni->pods()) {
       auto it = pods_.find(p.get());
       if (it == pods_.end()) continue;
@@ -140,6 +144,20 @@ void PodAffinityIndex::Count(Class& c, const api::Node& node, int64_t delta) {
     auto lit = node.metadata.labels.find(keys_[i]);
     if (lit == node.metadata.labels.end()) continue;
     DomainCounts& d = Mutable(c, i);
+    auto it = d.find(std::string_view(lit->second));
+    if (it == d.end()) {
+      d.emplace(lit->second, delta);
+    } else if ((it->second += delta) == 0) {
+      d.erase(it);
+    }
+  }
+}
+
+void PodAffinityIndex::CountNode(const api::Node& node, int64_t delta) {
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    auto lit = node.metadata.labels.find(keys_[i]);
+    if (lit == node.metadata.labels.end()) continue;
+    DomainCounts& d = node_domains_[i];
     auto it = d.find(std::string_view(lit->second));
     if (it == d.end()) {
       d.emplace(lit->second, delta);
@@ -201,11 +219,13 @@ bool PodAffinityIndex::RemovePod(const PodInfo& pod, const api::Node& node) {
 
 void PodAffinityIndex::RemoveNodePods(const NodeInfo& ni) {
   if (!enabled_ || ni.node() == nullptr) return;
+  CountNode(*ni.node(), -1);
   for (const PodInfoPtr& p : ni.pods()) RemovePod(*p, *ni.node());
 }
 
 void PodAffinityIndex::AddNodePods(const NodeInfo& ni) {
   if (!enabled_ || ni.node() == nullptr) return;
+  CountNode(*ni.node(), 1);
   for (const PodInfoPtr& p : ni.pods()) AddPod(p, *ni.node());
 }
 

@@ -4,16 +4,20 @@
 // (issue 24; the results are upstream's, pkg/scheduler/framework/plugins/interpodaffinity/
 // {filtering,scoring}.go, where every existing pod is matched per cycle).
 //
-// A class is (namespace, labels, spec.affinity.podAffinity, spec.affinity.podAntiAffinity):
+// A class is (namespace, labels, spec.affinity.podAffinity, spec.affinity.podAntiAffinity,
+// whether metadata.deletionTimestamp is set):
 // whether a term matches a pod reads only the pod's namespace and labels
 // (AffinityTerm.Matches), and an existing pod's own terms (with matchLabelKeys merged from
-// its labels) are the same for every member. Node affinity and everything else of the pod
-// do not enter.
+// its labels) are the same for every member. Terminating pods form classes of their own
+// because PodTopologySpread does not count them (kubernetes#87621). Node affinity and
+// everything else of the pod do not enter.
 //
 // Counts: for each tracked topology key K (Track), each class keeps
 // {value of K on the member's node -> members on nodes with that value}; members on nodes
 // without K are not counted, as upstream skips such nodes. Keys are tracked on first use and
-// stay tracked (a cluster uses few topology keys: hostname, zone, region).
+// stay tracked (a cluster uses few topology keys: hostname, zone, region). Per tracked key
+// the index also counts nodes per value (NodeDomains), so that PodTopologySpread can list
+// the domains, empty ones included, without walking the nodes.
 //
 // Maintenance: the Snapshot that owns the index keeps it in step with its NodeInfos
 // (Cache::UpdateSnapshot for nodes whose generation moved, AddPodToView / RemovePodFromView),
@@ -76,6 +80,9 @@ class PodAffinityIndex {
   // (the snapshot's list) the first time the key is asked for.
   size_t Track(std::string_view key, const std::vector<const NodeInfo*>& nodes);
   const std::vector<std::string>& keys() const { return keys_; }
+  // Topology value of key slot `slot` -> nodes (with a Node object) carrying that value;
+  // nodes without the key are not counted. Valid until the next maintenance call.
+  const DomainCounts& NodeDomains(size_t slot) const { return node_domains_[slot]; }
 
   // Every class / classes whose members have pod (anti-)affinity terms / required
   // anti-affinity terms; order unspecified.
@@ -88,8 +95,9 @@ class PodAffinityIndex {
   void AddPod(const PodInfoPtr& pod, const api::Node& node);
   // Removes a pod added before (by PodInfo identity); false when it is not indexed.
   bool RemovePod(const PodInfo& pod, const api::Node& node);
-  // Removes every pod of `ni` counted on ni.node() (before the NodeInfo is dropped or its
-  // Node replaced).
+  // Removes the node and every pod of `ni` counted on ni.node() (before the NodeInfo is
+  // dropped or its Node replaced); AddNodePods counts a node new to the index (or its new
+  // Node object) and its pods. Each node is added once and removed once.
   void RemoveNodePods(const NodeInfo& ni);
   void AddNodePods(const NodeInfo& ni);
   // `ni` now holds `now` on the same Node object as before; `before` are the PodInfos it
@@ -105,11 +113,13 @@ class PodAffinityIndex {
     Class* cls;
   };
   void Count(Class& c, const api::Node& node, int64_t delta);
+  void CountNode(const api::Node& node, int64_t delta);
   static DomainCounts& Mutable(Class& c, size_t slot);
   void Unlist(Class* c);
 
   bool enabled_ = false;
   std::vector<std::string> keys_;
+  std::vector<DomainCounts> node_domains_;  // parallel to keys_
   std::unordered_map<std::string, std::unique_ptr<Class>> classes_;
   std::unordered_map<const PodInfo*, Indexed> pods_;
   std::vector<Class*> all_, with_affinity_, with_anti_;

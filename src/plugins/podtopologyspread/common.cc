@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <algorithm>
-
 #include "plugins/helper/taints.h"
 #include "plugins/nodeaffinity/node_affinity.h"
 
@@ -159,6 +157,13 @@ bool NodeHasAllKeys(const api::Labels& node_labels, const std::vector<Constraint
 
 bool MatchesNodeAffinity(const api::Pod& pod, const api::Node& node) {
   return nodeaffinity::MatchesRequiredNodeAffinity(pod, node);
+}
+
+bool HasRequiredNodeAffinity(const api::Pod& pod) {
+  if (!pod.spec.node_selector.empty()) return true;
+  const auto& aff = pod.spec.affinity;
+  return aff && aff->node_affinity &&
+         aff->node_affinity->required_during_scheduling_ignored_during_execution.has_value();
 }
 
 bool ToleratesNodeTaints(const api::Pod& pod, const api::Node& node) {

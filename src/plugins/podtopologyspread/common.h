@@ -16,6 +16,10 @@
 #include "framework/status.h"
 #include "framework/types.h"
 
+namespace phalanx::framework {
+class PodAffinityIndex;
+}  // namespace phalanx::framework
+
 namespace phalanx::plugins::podtopologyspread::internal {
 
 inline constexpr std::string_view kLabelHostname = "kubernetes.io/hostname";
@@ -96,6 +100,21 @@ bool NodeHasAllKeys(const api::Labels& node_labels, const std::vector<Constraint
 // matchNodeInclusionPolicies helpers: the pod's nodeSelector/required node affinity and its
 // tolerations of NoSchedule/NoExecute taints.
 bool MatchesNodeAffinity(const api::Pod& pod, const api::Node& node);
+// Whether the pod has a nodeSelector or required node affinity (else MatchesNodeAffinity
+// holds for every node).
+bool HasRequiredNodeAffinity(const api::Pod& pod);
+
+// Whether the per-domain counts of `constraints` can be read from the snapshot's
+// PodAffinityIndex instead of walking every node: one topology key for all constraints and
+// no node inclusion policy that depends on the node for this pod (nodeTaintsPolicy Honor,
+// or nodeAffinityPolicy Honor with a nodeSelector / required node affinity, fall back).
+bool CountsFromIndexApply(const api::Pod& pod, const std::vector<Constraint>& constraints);
+// Calls add(value, n) for every topology value of key slot `slot` with n > 0 pods of a
+// class that `selector` counts for `pod` (same namespace, not terminating, labels match;
+// an empty or nil selector counts nothing), once per matching class.
+void AddClassCounts(framework::PodAffinityIndex& index, size_t slot, const api::Pod& pod,
+                    const Selector& selector,
+                    const std::function<void(const std::string&, int64_t)>& add);
 bool ToleratesNodeTaints(const api::Pod& pod, const api::Node& node);
 
 // countPodsMatchSelectors into counts[0..constraints.size()): same namespace, not

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/parallelize.h"
+#include "framework/pod_affinity_index.h"
 #include "plugins/podtopologyspread/common.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 
@@ -83,6 +84,31 @@ struct PreFilterState final : framework::StateData {
   }
 };
 
+// The critical paths of a fresh TpValueToMatchNum: upstream updates them while iterating a
+// Go map (random order); this takes the order sorted by (match number, value), so that [0]
+// is the smallest pair and [1] the next one, whatever order the map was filled in.
+void InitPaths(const internal::StringMap<int64_t>& m, CriticalPaths& p) {
+  const std::string* v0 = nullptr;
+  const std::string* v1 = nullptr;
+  int64_t n0 = 0, n1 = 0;
+  auto less = [](int64_t a, const std::string& av, int64_t b, const std::string& bv) {
+    return a < b || (a == b && av < bv);
+  };
+  for (const auto& [v, n] : m) {
+    if (v0 == nullptr || less(n, v, n0, *v0)) {
+      v1 = v0;
+      n1 = n0;
+      v0 = &v;
+      n0 = n;
+    } else if (v1 == nullptr || less(n, v, n1, *v1)) {
+      v1 = &v;
+      n1 = n;
+    }
+  }
+  if (v0 != nullptr) p[0] = {*v0, n0};
+  if (v1 != nullptr) p[1] = {*v1, n1};
+}
+
 struct Entry {
   uint32_t constraint;
   const std::string* value;
@@ -126,28 +152,71 @@ void UpdateWithPod(PreFilterState* s, const api::Pod& updated, const api::Pod& p
 
 }  // namespace
 
-framework::Status PodTopologySpread::PreFilter(framework::CycleState& state,
-                                               const framework::PodInfo& pod_info,
-                                               framework::PreFilterResult* /*result*/) {
-  const api::Pod& pod = pod_info.Pod();
-  auto cs = internal::PodConstraints(pod, default_constraints_, internal::kDoNotSchedule);
-  if (!cs.ok()) {
-    return framework::Status::Error("get constraints from pod: " + cs.status().Message());
-  }
-  if (cs->empty()) return framework::Status(framework::Code::kSkip);
+namespace internal {
 
-  auto shared = std::make_shared<Shared>();
-  shared->constraints = std::move(cs.value());
-  const auto& constraints = shared->constraints;
-  const size_t n_constraints = constraints.size();
+bool CountsFromIndexApply(const api::Pod& pod, const std::vector<Constraint>& constraints) {
+  if (constraints.empty()) return false;
+  const bool restricted = internal::HasRequiredNodeAffinity(pod);
   for (const Constraint& c : constraints) {
-    shared->self_match.push_back(c.selector.Matches(pod.metadata.labels) ? 1 : 0);
+    if (c.topology_key != constraints[0].topology_key) return false;
+    if (c.honor_node_taints || (c.honor_node_affinity && restricted)) return false;
   }
+  return true;
+}
 
-  const auto& nodes = handle_->SnapshotSharedLister().List();
+void AddClassCounts(framework::PodAffinityIndex& index, size_t slot, const api::Pod& pod,
+                    const Selector& selector,
+                    const std::function<void(const std::string&, int64_t)>& add) {
+  // An empty selector counts nothing (countPodsMatchSelector), nor does a nil one.
+  if (selector.Empty() || selector.nothing()) return;
+  for (const framework::PodAffinityIndex::Class* c : index.Classes()) {
+    const api::Pod& rep = c->representative->Pod();
+    // Terminating pods (kubernetes#87621) and other namespaces are not counted.
+    if (rep.metadata.deletion_timestamp || rep.metadata.namespace_ != pod.metadata.namespace_) {
+      continue;
+    }
+    if (!selector.Matches(rep.metadata.labels)) continue;
+    for (const auto& [value, n] : c->counts(slot)) add(value, n);
+  }
+}
+
+}  // namespace internal
+
+namespace {
+
+// TpValueToMatchNum from the snapshot's PodAffinityIndex (issue 24) when
+// internal::CountsFromIndexApply: every node carrying the key is eligible, so the domains
+// are the index's node domains (zeros included) and each constraint adds the per-domain
+// counts of the classes of alike pods its selector matches — the same numbers as walking
+// every pod of every node (pod_topology_spread_index_test.cc compares the two).
+void MatchNumFromIndex(framework::PodAffinityIndex& index,
+                       const std::vector<const framework::NodeInfo*>& nodes,
+                       const api::Pod& pod, const std::vector<Constraint>& constraints,
+                       PreFilterState* s) {
+  const size_t slot = index.Track(constraints[0].topology_key, nodes);
+  const auto& domains = index.NodeDomains(slot);
+  for (size_t i = 0; i < constraints.size(); ++i) {
+    auto& m = s->match_num[i];
+    m.reserve(domains.size());
+    for (const auto& [value, nodes_in_domain] : domains) m.emplace(value, 0);
+    internal::AddClassCounts(index, slot, pod, constraints[i].selector,
+                             [&m](const std::string& value, int64_t n) {
+      auto it = m.find(std::string_view(value));
+      if (it != m.end()) it->second += n;
+    });
+  }
+}
+
+// TpValueToMatchNum as upstream computes it: every node with all the constraints' keys (and
+// passing the node inclusion policies), every pod on it matched against each selector.
+void MatchNumByWalking(framework::Parallelizer* parallelizer,
+                       const std::vector<const framework::NodeInfo*>& nodes,
+                       const api::Pod& pod, const std::vector<Constraint>& constraints,
+                       PreFilterState* s) {
+  const size_t n_constraints = constraints.size();
   const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
   std::vector<std::vector<Entry>> found(chunks);
-  framework::ParallelChunks(handle_->GetParallelizer(), nodes.size(), internal::kNodesPerChunk,
+  framework::ParallelChunks(parallelizer, nodes.size(), internal::kNodesPerChunk,
                            [&](size_t chunk, size_t b, size_t e) {
     std::vector<int64_t> counts(n_constraints);
     for (size_t n = b; n < e; ++n) {
@@ -175,9 +244,6 @@ framework::Status PodTopologySpread::PreFilter(framework::CycleState& state,
     }
   });
 
-  auto s = std::make_unique<PreFilterState>();
-  s->match_num.resize(n_constraints);
-  s->paths.resize(n_constraints);
   for (size_t i = 0; i < n_constraints; ++i) {
     if (constraints[i].topology_key == internal::kLabelHostname) {
       s->match_num[i].reserve(nodes.size());
@@ -194,9 +260,42 @@ framework::Status PodTopologySpread::PreFilter(framework::CycleState& state,
       }
     }
   }
-  for (size_t i = 0; i < n_constraints; ++i) {
-    for (const auto& [value, num] : s->match_num[i]) UpdatePaths(s->paths[i], value, num);
+}
+
+}  // namespace
+
+framework::Status PodTopologySpread::PreFilter(framework::CycleState& state,
+                                               const framework::PodInfo& pod_info,
+                                               framework::PreFilterResult* /*result*/) {
+  const api::Pod& pod = pod_info.Pod();
+  auto cs = internal::PodConstraints(pod, default_constraints_, internal::kDoNotSchedule);
+  if (!cs.ok()) {
+    return framework::Status::Error("get constraints from pod: " + cs.status().Message());
   }
+  if (cs->empty()) return framework::Status(framework::Code::kSkip);
+
+  auto shared = std::make_shared<Shared>();
+  shared->constraints = std::move(cs.value());
+  const auto& constraints = shared->constraints;
+  const size_t n_constraints = constraints.size();
+  for (const Constraint& c : constraints) {
+    shared->self_match.push_back(c.selector.Matches(pod.metadata.labels) ? 1 : 0);
+  }
+
+  const auto& lister = handle_->SnapshotSharedLister();
+  const auto& nodes = lister.List();
+  auto s = std::make_unique<PreFilterState>();
+  s->match_num.resize(n_constraints);
+  s->paths.resize(n_constraints);
+  framework::PodAffinityIndex* index =
+      use_index_ && internal::CountsFromIndexApply(pod, constraints) ? lister.AffinityIndex()
+                                                                      : nullptr;
+  if (index != nullptr) {
+    MatchNumFromIndex(*index, nodes, pod, constraints, s.get());
+  } else {
+    MatchNumByWalking(handle_->GetParallelizer(), nodes, pod, constraints, s.get());
+  }
+  for (size_t i = 0; i < n_constraints; ++i) InitPaths(s->match_num[i], s->paths[i]);
   s->shared = std::move(shared);
   state.Write(kPreFilterStateKey, std::move(s));
   return framework::Status();

@@ -107,6 +107,12 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
 
+  // Whether PreFilter and PreScore read per-domain counts from the snapshot's
+  // PodAffinityIndex when internal::CountsFromIndexApply holds and the lister keeps one
+  // (default), or walk every pod of every node as upstream does. Both give the same states
+  // (pod_topology_spread_index_test.cc compares them on random clusters).
+  void SetUseIndex(bool use) { use_index_ = use; }
+
   bool system_defaulted() const { return system_defaulted_; }
   const std::vector<api::TopologySpreadConstraint>& default_constraints() const {
     return default_constraints_;
@@ -116,6 +122,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   framework::Handle* handle_;
   std::vector<api::TopologySpreadConstraint> default_constraints_;
   bool system_defaulted_ = false;
+  bool use_index_ = true;
 };
 
 // For tests: PreFilter's per-constraint counts and critical paths; nullopt when absent.

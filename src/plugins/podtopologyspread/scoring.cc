@@ -1,4 +1,5 @@
 // PodTopologySpread PreScore / Score / NormalizeScore (upstream scoring.go).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "framework/parallelize.h"
+#include "framework/pod_affinity_index.h"
 #include "plugins/podtopologyspread/common.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 
@@ -67,6 +69,49 @@ struct Entry {
   int64_t count;
 };
 
+// TopologyValueToPodCounts as upstream computes it: every pod of every eligible node matched
+// against each selector.
+void CountByWalking(framework::Parallelizer* parallelizer,
+                    const std::vector<const framework::NodeInfo*>& all_nodes, const api::Pod& pod,
+                    ScoreData* data) {
+  const auto& constraints = data->constraints;
+  const size_t n_constraints = constraints.size();
+  const size_t chunks =
+      (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
+  std::vector<std::vector<Entry>> found(chunks);
+  const ScoreData& d = *data;
+  framework::ParallelChunks(parallelizer, all_nodes.size(), internal::kNodesPerChunk,
+                           [&](size_t chunk, size_t b, size_t e) {
+    std::vector<int64_t> counts(n_constraints);
+    for (size_t n = b; n < e; ++n) {
+      const framework::NodeInfo& ni = *all_nodes[n];
+      const api::Node* node = ni.node();
+      if (node == nullptr || d.Ignored(*node)) continue;
+      internal::CountPodsMatch(ni.pods(), constraints, pod.metadata.namespace_, counts.data());
+      std::optional<bool> affinity, taints;
+      for (size_t i = 0; i < n_constraints; ++i) {
+        const Constraint& c = constraints[i];
+        if (c.honor_node_affinity) {
+          if (!affinity) affinity = internal::MatchesNodeAffinity(pod, *node);
+          if (!*affinity) continue;
+        }
+        if (c.honor_node_taints) {
+          if (!taints) taints = internal::ToleratesNodeTaints(pod, *node);
+          if (!*taints) continue;
+        }
+        const std::string& v = LabelOrEmpty(node->metadata.labels, c.topology_key);
+        auto it = d.domain_index[i].find(std::string_view(v));
+        // Topology values without candidate nodes do not matter.
+        if (it == d.domain_index[i].end()) continue;
+        if (counts[i] != 0) found[chunk].push_back({static_cast<uint32_t>(i), it->second, counts[i]});
+      }
+    }
+  });
+  for (const auto& chunk : found) {
+    for (const Entry& en : chunk) data->counts[en.constraint][en.domain] += en.count;
+  }
+}
+
 }  // namespace
 
 framework::Status PodTopologySpread::PreScore(
@@ -117,40 +162,31 @@ framework::Status PodTopologySpread::PreScore(
     data->weights[i] = TopologyNormalizingWeight(size);
   }
 
-  // Matching pods of every node (not only candidates) per candidate topology value.
-  const size_t chunks =
-      (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
-  std::vector<std::vector<Entry>> found(chunks);
-  const ScoreData& d = *data;
-  framework::ParallelChunks(handle_->GetParallelizer(), all_nodes.size(), internal::kNodesPerChunk,
-                           [&](size_t chunk, size_t b, size_t e) {
-    std::vector<int64_t> counts(n_constraints);
-    for (size_t n = b; n < e; ++n) {
-      const framework::NodeInfo& ni = *all_nodes[n];
-      const api::Node* node = ni.node();
-      if (node == nullptr || d.Ignored(*node)) continue;
-      internal::CountPodsMatch(ni.pods(), constraints, pod.metadata.namespace_, counts.data());
-      std::optional<bool> affinity, taints;
-      for (size_t i = 0; i < n_constraints; ++i) {
-        const Constraint& c = constraints[i];
-        if (c.honor_node_affinity) {
-          if (!affinity) affinity = internal::MatchesNodeAffinity(pod, *node);
-          if (!*affinity) continue;
-        }
-        if (c.honor_node_taints) {
-          if (!taints) taints = internal::ToleratesNodeTaints(pod, *node);
-          if (!*taints) continue;
-        }
-        const std::string& v = LabelOrEmpty(node->metadata.labels, c.topology_key);
-        auto it = d.domain_index[i].find(std::string_view(v));
-        // Topology values without candidate nodes do not matter.
-        if (it == d.domain_index[i].end()) continue;
-        if (counts[i] != 0) found[chunk].push_back({static_cast<uint32_t>(i), it->second, counts[i]});
-      }
-    }
+  // Matching pods of every node (not only candidates) per candidate topology value: none when
+  // no selector counts anything; from the index's classes when it applies (one key, every
+  // node with it eligible); else by walking every node's pods as upstream does.
+  const bool counts_nothing = std::all_of(constraints.begin(), constraints.end(),
+                                          [](const Constraint& c) {
+    return c.selector.Empty() || c.selector.nothing();
   });
-  for (const auto& chunk : found) {
-    for (const Entry& en : chunk) data->counts[en.constraint][en.domain] += en.count;
+  framework::PodAffinityIndex* index = nullptr;
+  if (!counts_nothing && use_index_ && data->require_all_topologies &&
+      internal::CountsFromIndexApply(pod, constraints)) {
+    index = handle_->SnapshotSharedLister().AffinityIndex();
+  }
+  if (index != nullptr) {
+    const size_t slot = index->Track(constraints[0].topology_key, all_nodes);
+    for (size_t i = 0; i < n_constraints; ++i) {
+      const auto& domains = data->domain_index[i];
+      auto& counts = data->counts[i];
+      internal::AddClassCounts(*index, slot, pod, constraints[i].selector,
+                               [&](const std::string& value, int64_t n) {
+        auto it = domains.find(std::string_view(value));
+        if (it != domains.end()) counts[it->second] += n;
+      });
+    }
+  } else if (!counts_nothing) {
+    CountByWalking(handle_->GetParallelizer(), all_nodes, pod, data.get());
   }
 
   auto s = std::make_unique<PreScoreState>();
