@@ -315,7 +315,7 @@ TEST(CSILimitsTest, TranslationAndKeys) {
   EXPECT_EQ(Sha1Hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
   const std::string long_driver = "a-very-long-csi-driver-name.storage.example.com";
   const std::string key = CSIAttachLimitKey(long_driver);
-  EXPECT_EQ(key, "attachable-volumes-csi-a-very-long-csi-drive" + Sha1Hex(long_driver).substr(0, 16));
+  EXPECT_EQ(key, "attachable-volumes-csi-a-very-long-csi-driver-" + Sha1Hex(long_driver).substr(0, 16));
   EXPECT_LT(key.size(), 63u);
 }
 

@@ -105,6 +105,7 @@ Status VolumeRestrictions::PreFilter(framework::CycleState& state, const framewo
     needs_check = needs_check || NeedsCheck(v);
     has_claims = has_claims || !v.persistent_volume_claim.empty();
   }
+  if (!needs_check && !has_claims) return Status(framework::Code::kSkip);
   auto d = std::make_unique<StateData>();
   if (has_claims) {
     volume::ViewPtr view = catalog_ ? catalog_->Snapshot() : std::make_shared<volume::View>();

@@ -29,10 +29,17 @@ Status Unresolvable(std::string msg) {
   return Status(framework::Code::kUnschedulableAndUnresolvable, std::move(msg));
 }
 
+// The four keys as strings, so that Filter's label lookups do not allocate.
+const std::string (&TopologyKeys())[4] {
+  static const std::string kKeys[4] = {kBetaZone, kBetaRegion, kZone, kRegion};
+  return kKeys;
+}
+
 // upstream translateToGALabel.
-std::string ToGALabel(const std::string& key) {
-  if (key == kBetaRegion) return kRegion;
-  if (key == kBetaZone) return kZone;
+const std::string& ToGALabel(const std::string& key) {
+  const auto& k = TopologyKeys();
+  if (key == k[1]) return k[3];
+  if (key == k[0]) return k[2];
   return key;
 }
 
@@ -135,7 +142,7 @@ Status VolumeZone::Filter(const framework::CycleState& state, const framework::P
   }
   const auto& labels = node->metadata.labels;
   bool constrained = false;
-  for (const char* key : kTopologyLabels) constrained = constrained || labels.count(key) != 0;
+  for (const std::string& key : TopologyKeys()) constrained = constrained || labels.count(key) != 0;
   if (!constrained) return Status::Success();  // single-zone cluster without labels
   for (const auto& t : *topologies) {
     auto it = labels.find(t.key);

@@ -190,10 +190,10 @@ volumeBindingMode: Immediate
 }
 
 TEST_F(VolumeZoneTest, MalformedZoneLabelIsIgnoredAsUpstream) {
-  // "us-west1-a__" has an empty element: upstream LabelZonesToSet fails and the label is
-  // skipped, so the PV constrains nothing.
-  Add(PV("vol-bad", {{kZone, "us-west1-a__"}}) + Claim("pvc-bad", "vol-bad", ""));
-  Check({{"empty zone element", {"pvc-bad"}, {{kZone, "us-west1-b"}}, Code::kSuccess, "", true}});
+  // "us-west1-a____us-west1-b" has an empty element: upstream LabelZonesToSet fails and
+  // the label is skipped, so the PV constrains nothing.
+  Add(PV("vol-bad", {{kZone, "us-west1-a____us-west1-b"}}) + Claim("pvc-bad", "vol-bad", ""));
+  Check({{"empty zone element", {"pvc-bad"}, {{kZone, "us-west1-c"}}, Code::kSuccess, "", true}});
   volume::PersistentVolume pv;
   pv.name = "x";
   pv.labels = {{kZone, " a __b"}, {kRegion, "r"}};
