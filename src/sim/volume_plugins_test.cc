@@ -61,20 +61,20 @@ std::string TwoNodes() {
 }
 
 TEST(VolumePluginsSimTest, CSINodeLimitAndSharedEBSVolume) {
-  // node-a's CSINode allows no ebs.csi.aws.com volume and node-b has no CSINode (no
+  // node-a's CSINode allows no csi.example.com volume and node-b has no CSINode (no
   // limit): both CSI pods go to node-b. Two pods using one inline EBS volume may not share
-  // a node (VolumeRestrictions).
+  // a node (VolumeRestrictions), so they are on different nodes.
   std::string m = TwoNodes() + R"(---
 apiVersion: storage.k8s.io/v1
 kind: CSINode
 metadata: {name: node-a}
 spec:
-  drivers: [{name: ebs.csi.aws.com, nodeID: i-a, allocatable: {count: 0}}]
+  drivers: [{name: csi.example.com, nodeID: i-a, allocatable: {count: 0}}]
 )";
   for (const char* n : {"1", "2"}) {
     m += std::string("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-") + n +
          "}\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n"
-         "  storageClassName: \"\"\n  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-" + n +
+         "  storageClassName: \"\"\n  csi: {driver: csi.example.com, volumeHandle: vol-" + n +
          "}\n  claimRef: {namespace: default, name: c-" + n + "}\n---\napiVersion: v1\n"
          "kind: PersistentVolumeClaim\nmetadata: {name: c-" + n + ", namespace: default}\n"
          "spec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: \"\"\n  volumeName: pv-" +
@@ -92,8 +92,8 @@ spec:
   EXPECT_EQ(out["default/csi-1"].node, "node-b") << out["default/csi-1"].reason;
   EXPECT_EQ(out["default/csi-2"].node, "node-b") << out["default/csi-2"].reason;
   // The two EBS pods are on different nodes.
-  ASSERT_NE(out["default/ebs-1"].node, "");
-  ASSERT_NE(out["default/ebs-2"].node, "");
+  ASSERT_NE(out["default/ebs-1"].node, "") << out["default/ebs-1"].reason;
+  ASSERT_NE(out["default/ebs-2"].node, "") << out["default/ebs-2"].reason;
   EXPECT_NE(out["default/ebs-1"].node, out["default/ebs-2"].node);
 }
 
@@ -133,6 +133,38 @@ spec:
   EXPECT_EQ(out["default/p"].node, "");
   EXPECT_NE(out["default/p"].reason.find("2 node(s) exceed max volume count"), std::string::npos)
       << out["default/p"].reason;
+}
+
+TEST(VolumePluginsSimTest, MigratedInlineEBSCountsAgainstTheCSINodeLimit) {
+  // node-a has a CSINode, so its inline EBS volumes are migrated to ebs.csi.aws.com, whose
+  // count is 0 there; node-b has none. Two pods share one EBS volume: the first goes to
+  // node-b, the second fits nowhere (limit on node-a, disk conflict on node-b).
+  std::string m = TwoNodes() + R"(---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: node-a}
+spec:
+  drivers: [{name: ebs.csi.aws.com, nodeID: i-a, allocatable: {count: 0}}]
+)";
+  for (const char* n : {"1", "2"}) {
+    m += std::string("---\napiVersion: v1\nkind: Pod\nmetadata: {name: ebs-") + n +
+         ", namespace: default}\nspec:\n  containers: [{name: c, image: busybox}]\n"
+         "  volumes: [{name: d, awsElasticBlockStore: {volumeID: vol-shared}}]\n";
+  }
+  auto out = Simulate("migrated", m);
+  int bound = 0;
+  for (const char* p : {"default/ebs-1", "default/ebs-2"}) {
+    if (out[p].node.empty()) {
+      EXPECT_NE(out[p].reason.find("1 node(s) exceed max volume count"), std::string::npos)
+          << out[p].reason;
+      EXPECT_NE(out[p].reason.find("1 node(s) had no available disk"), std::string::npos)
+          << out[p].reason;
+    } else {
+      EXPECT_EQ(out[p].node, "node-b");
+      ++bound;
+    }
+  }
+  EXPECT_EQ(bound, 1);
 }
 
 }  // namespace
