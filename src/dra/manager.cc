@@ -125,6 +125,34 @@ bool Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   return true;
 }
 
+void Manager::OnPodGroup(const api::UnstructuredPtr& obj, bool deleted) {
+  if (!IsWorkloadPodGroup(*obj)) return;
+  const std::string nn = NsName(obj->metadata);
+  absl::MutexLock l(&mu_);
+  ++generation_;
+  pod_groups_.erase(nn);
+  pod_group_errors_.erase(nn);
+  if (deleted) return;
+  auto pg = ParsePodGroupClaims(*obj);
+  if (pg.ok()) {
+    pod_groups_[nn] = std::make_shared<const PodGroupClaims>(std::move(*pg));
+  } else {
+    pod_group_errors_[nn] = std::string(pg.status().message());
+  }
+}
+
+api::StatusOr<std::shared_ptr<const PodGroupClaims>> Manager::PodGroupClaimsOf(
+    const std::string& ns, const std::string& name) const {
+  absl::MutexLock l(&mu_);
+  const std::string nn = ns + "/" + name;
+  if (auto e = pod_group_errors_.find(nn); e != pod_group_errors_.end()) {
+    return absl::InvalidArgumentError(e->second);
+  }
+  auto it = pod_groups_.find(nn);
+  if (it == pod_groups_.end()) return absl::NotFoundError("podgroup \"" + name + "\" not found");
+  return it->second;
+}
+
 api::StatusOr<ResourceClaimPtr> Manager::GetClaim(const std::string& ns,
                                                   const std::string& name) const {
   absl::MutexLock l(&mu_);

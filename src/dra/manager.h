@@ -38,6 +38,16 @@ class Manager {
   bool OnObjectUpdate(const api::UnstructuredPtr& obj) { return OnObjectAdd(obj); }
   bool OnObjectDelete(const api::UnstructuredPtr& obj);
 
+  // scheduling.k8s.io PodGroups (KEP-5729: their spec.resourceClaims and
+  // status.resourceClaimStatuses). Fed the same objects as the gang module (the scheduler's
+  // object handlers call it besides gang::Manager); other objects are ignored. No requeue:
+  // the pods learn their PodGroup claims through their own status update.
+  void OnPodGroup(const api::UnstructuredPtr& obj, bool deleted);
+  // The PodGroup ns/name's claims. NotFound when no such PodGroup is known; its parse error
+  // (InvalidArgument naming the PodGroup and field).
+  api::StatusOr<std::shared_ptr<const PodGroupClaims>> PodGroupClaimsOf(
+      const std::string& ns, const std::string& name) const;
+
   // The claim ns/name as the scheduler sees it: an allocation in flight (Reserve .. PreBind)
   // or just written replaces the informer's status. NotFound "resourceclaim \"NAME\" not
   // found" (upstream's lister error) or the claim's parse error.
@@ -86,6 +96,9 @@ class Manager {
 
   std::map<std::string, ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);         // by name
   std::map<std::string, DeviceTaintRule> taint_rules_ ABSL_GUARDED_BY(mu_);     // by name
+  // PodGroups by ns/name: parsed, or the parse error.
+  std::map<std::string, std::shared_ptr<const PodGroupClaims>> pod_groups_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> pod_group_errors_ ABSL_GUARDED_BY(mu_);
   // slices_ with the rules' taints added, by name (filled lazily by Slices()).
   mutable std::map<std::string, ResourceSlicePtr> tainted_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ResourceClaimPtr> claims_ ABSL_GUARDED_BY(mu_);         // ns/name

@@ -766,7 +766,8 @@ bool ParseClaimStatus(Reader& r, const YAML::Node& status, ResourceClaim* c) {
     for (size_t i = 0; i < rf.size(); ++i) {
       const std::string ip = Reader::Index("status.reservedFor", i);
       ConsumerReference ref;
-      if (!r.Map(rf[i], ip) || !r.Str(rf[i], "resource", ip, &ref.resource) ||
+      if (!r.Map(rf[i], ip) || !r.Str(rf[i], "apiGroup", ip, &ref.api_group) ||
+          !r.Str(rf[i], "resource", ip, &ref.resource) ||
           !r.Str(rf[i], "name", ip, &ref.name) || !r.Str(rf[i], "uid", ip, &ref.uid)) {
         return false;
       }
@@ -878,6 +879,7 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
     YAML::Node rf(YAML::NodeType::Sequence);
     for (const auto& c : claim.reserved_for) {
       YAML::Node n;
+      if (!c.api_group.empty()) n["apiGroup"] = c.api_group;
       n["resource"] = c.resource;
       n["name"] = c.name;
       n["uid"] = c.uid;
@@ -887,6 +889,74 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
   }
   doc["status"] = status;
   out.object = std::make_shared<const YAML::Node>(doc);
+  return out;
+}
+
+const PodGroupResourceClaim* PodGroupClaims::Match(const api::PodResourceClaim& pc) const {
+  for (const auto& c : claims) {
+    if (c.name == pc.name && c.resource_claim_name == pc.resource_claim_name &&
+        c.resource_claim_template_name == pc.resource_claim_template_name) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+bool IsWorkloadPodGroup(const api::Unstructured& obj) {
+  return obj.kind == "PodGroup" && obj.Group() == kPodGroupApiGroup;
+}
+
+api::StatusOr<PodGroupClaims> ParsePodGroupClaims(const api::Unstructured& obj) {
+  Reader r(ObjectName("PodGroup", obj));
+  PodGroupClaims out;
+  out.metadata = obj.metadata;
+  const YAML::Node spec = (*obj.object)["spec"];
+  const YAML::Node list = Present(spec) && spec.IsMap() ? spec["resourceClaims"] : YAML::Node();
+  if (Present(list)) {
+    const std::string lp = "spec.resourceClaims";
+    if (!r.Seq(list, lp)) return r.Error();
+    if (list.size() > 4) {
+      return (r.Fail(lp, "Too many: " + std::to_string(list.size()) + ": must have at most 4 items"),
+              r.Error());
+    }
+    std::set<std::string> names;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string ip = Reader::Index(lp, i);
+      PodGroupResourceClaim c;
+      if (!r.Map(list[i], ip) || !r.Str(list[i], "name", ip, &c.name) ||
+          !r.Str(list[i], "resourceClaimName", ip, &c.resource_claim_name) ||
+          !r.Str(list[i], "resourceClaimTemplateName", ip, &c.resource_claim_template_name)) {
+        return r.Error();
+      }
+      if (c.name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
+      if (!names.insert(c.name).second) {
+        return (r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + c.name + "\""), r.Error());
+      }
+      if (c.resource_claim_name.empty() == c.resource_claim_template_name.empty()) {
+        return (r.Fail(ip, "Invalid value: exactly one of `resourceClaimName` or "
+                           "`resourceClaimTemplateName` is required"),
+                r.Error());
+      }
+      out.claims.push_back(std::move(c));
+    }
+  }
+  const YAML::Node status = (*obj.object)["status"];
+  const YAML::Node st = Present(status) && status.IsMap() ? status["resourceClaimStatuses"]
+                                                          : YAML::Node();
+  if (Present(st)) {
+    const std::string sp = "status.resourceClaimStatuses";
+    if (!r.Seq(st, sp)) return r.Error();
+    for (size_t i = 0; i < st.size(); ++i) {
+      const std::string ip = Reader::Index(sp, i);
+      std::string name, claim;
+      if (!r.Map(st[i], ip) || !r.Str(st[i], "name", ip, &name) ||
+          !r.Str(st[i], "resourceClaimName", ip, &claim)) {
+        return r.Error();
+      }
+      if (name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
+      out.statuses[name] = claim;
+    }
+  }
   return out;
 }
 

@@ -152,8 +152,10 @@ struct AllocationResult {
   bool operator==(const AllocationResult&) const = default;
 };
 
-// status.reservedFor[] (ResourceClaimConsumerReference; resource "pods" for pods).
+// status.reservedFor[] (ResourceClaimConsumerReference; resource "pods" for pods, apiGroup
+// "scheduling.k8s.io" / resource "podgroups" for a PodGroup-owned claim, KEP-5729).
 struct ConsumerReference {
+  std::string api_group;  // "" = core
   std::string resource = "pods";
   std::string name;
   std::string uid;
@@ -195,6 +197,41 @@ struct DeviceTaintRule {
   bool Matches(const std::string& driver_name, const std::string& pool_name,
                const std::string& device_name) const;
 };
+
+// KEP-5729 (DRA: ResourceClaim support for workloads; keps/sig-scheduling/
+// 5729-resourceclaim-support-for-workloads): a scheduling.k8s.io PodGroup (1.36+,
+// v1alpha2 / v1beta1) lists spec.resourceClaims[] {name, resourceClaimName |
+// resourceClaimTemplateName} (at most 4, names unique). A pod of the group whose
+// spec.resourceClaims entry matches one exactly (all three fields) uses the PodGroup's claim:
+// for a template, the one claim the resourceclaim controller generated for the PodGroup
+// (owned by it, named in the PodGroup's and the pod's status.resourceClaimStatuses), and
+// the claim is reserved for the PodGroup as a whole (reservedFor {apiGroup
+// scheduling.k8s.io, resource podgroups, name, uid}) instead of for each pod.
+inline constexpr char kPodGroupApiGroup[] = "scheduling.k8s.io";
+struct PodGroupResourceClaim {
+  std::string name;
+  std::string resource_claim_name;
+  std::string resource_claim_template_name;
+};
+struct PodGroupClaims {
+  api::ObjectMeta metadata;  // the PodGroup's
+  std::vector<PodGroupResourceClaim> claims;
+  // status.resourceClaimStatuses[]: entry name -> generated claim name ("" = none needed).
+  std::map<std::string, std::string> statuses;
+  // The entry a pod's spec.resourceClaims entry matches exactly; nullptr: none (the claim
+  // is the pod's own, KEP-5729 "Pod").
+  const PodGroupResourceClaim* Match(const api::PodResourceClaim& pc) const;
+  // reservedFor entry of this PodGroup.
+  ConsumerReference Consumer() const {
+    return ConsumerReference{kPodGroupApiGroup, "podgroups", metadata.name, metadata.uid};
+  }
+};
+// True for a scheduling.k8s.io PodGroup object (any version).
+bool IsWorkloadPodGroup(const api::Unstructured& obj);
+// InvalidArgument "PodGroup ns/name: spec.resourceClaims[i].<field>: <what>" as the other
+// parsers (validation after KEP-5729's API: name required, exactly one of
+// resourceClaimName and resourceClaimTemplateName, at most 4 entries, unique names).
+api::StatusOr<PodGroupClaims> ParsePodGroupClaims(const api::Unstructured& obj);
 
 // The kinds of this module; "" for other objects.
 enum class Kind {
