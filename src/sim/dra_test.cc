@@ -253,6 +253,46 @@ TEST(DraSimulationTest, DevicesAreFreedWhenTheLastConsumerGoes) {
 }
 
 
+// KEP-5055 end to end: a DeviceTaintRule from the manifests taints n1's h100-0; a claim
+// for an NVLink pair without a toleration gets the A100 pair (the H100 pair comes first in
+// the slice), one tolerating the taint gets the H100s; alone, a claim for the H100 pair
+// without the toleration stays pending with the claim named.
+TEST(DraSimulationTest, DeviceTaintRuleKeepsUntoleratingClaimsOffTheDevices) {
+  const std::string rule =
+      "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {name: h100-ecc}\n"
+      "spec: {deviceSelector: {driver: gpu.example.com, pool: n1, device: h100-0},\n"
+      "       taint: {key: gpu.example.com/ecc, value: \"true\", effect: NoSchedule}}\n---\n";
+  const std::string tolerant =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: tolerant, namespace: "
+      "default}\nspec:\n  devices:\n    requests:\n    - name: pair\n      exactly:\n"
+      "        deviceClassName: gpu\n        count: 2\n        tolerations: [{key: "
+      "gpu.example.com/ecc, operator: Exists}]\n"
+      "    constraints: [{matchAttribute: gpu.example.com/nvlink}]\n---\n";
+  Scenario sc = LoadText("taintrule", kNvlinkNode + rule + PairClaim("plain", "") + tolerant +
+                                          ClaimPod("a", "plain", "app: x") +
+                                          ClaimPod("b", "tolerant", "app: x"));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.dra_errors.empty()) << r.dra_errors[0];
+  EXPECT_EQ(Claim(r, "default/plain"),
+            "default/plain: gpu.example.com/n1/a100-0, gpu.example.com/n1/a100-1 (reserved for a)");
+  EXPECT_EQ(Claim(r, "default/tolerant"),
+            "default/tolerant: gpu.example.com/n1/h100-0, gpu.example.com/n1/h100-1 (reserved "
+            "for b)");
+  Scenario alone = LoadText(
+      "taintrule-alone",
+      kNvlinkNode + rule +
+          PairClaim("h100-only", "device.attributes['gpu.example.com'].model == 'H100'") +
+          ClaimPod("c", "h100-only", "app: x"));
+  SimulationResult r2;
+  ASSERT_EQ(RunSimulation(alone, Options(), &r2), absl::OkStatus());
+  const PodOutcome* c = Find(r2, "default/c");
+  EXPECT_TRUE(c->node.empty());
+  EXPECT_NE(c->reason.find("cannot allocate all claims (claim default/h100-only)"),
+            std::string::npos)
+      << c->reason;
+}
+
 // ---- KEP-5729: claims owned by a Workload API PodGroup ----
 
 // A scheduling.k8s.io/v1alpha2 PodGroup (gang of `min`) whose claim `gpus` comes from
