@@ -1176,11 +1176,12 @@ class ObjectDecoder {
 
 // Cluster-scoped kinds the decoder knows: they get no namespace (a live PUT goes to their
 // cluster-scoped path). Other kinds default to "default". The storage and DRA kinds are
-// cluster-scoped in core/v1, storage.k8s.io/v1 and resource.k8s.io/v1.
+// cluster-scoped in core/v1, storage.k8s.io/v1 and resource.k8s.io (DeviceTaintRule:
+// v1alpha3 / v1beta2).
 bool IsNamespaced(std::string_view kind) {
   static constexpr std::string_view kClusterScoped[] = {
       "Node",      "Namespace", "PriorityClass", "PersistentVolume", "StorageClass",
-      "CSINode",   "CSIDriver", "DeviceClass",   "ResourceSlice"};
+      "CSINode",   "CSIDriver", "DeviceClass",   "ResourceSlice", "DeviceTaintRule"};
   for (std::string_view k : kClusterScoped) {
     if (kind == k) return false;
   }

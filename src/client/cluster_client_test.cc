@@ -403,6 +403,73 @@ TEST(LiveObjects, DraObjectsFromApiJsonDecodeIntoTheSchedulersModel) {
   EXPECT_EQ(slice->devices[0].name, "gpu-1");
 }
 
+// Device taints (KEP-5055) and PodGroup-owned claims (KEP-5729) in the JSON shape of the API
+// reference: resource.k8s.io/v1 devices[].taints[] and request tolerations[], a v1beta2
+// DeviceTaintRule (cluster-scoped), a claim reserved for a PodGroup, and the
+// scheduling.k8s.io PodGroup's spec.resourceClaims / status.resourceClaimStatuses.
+TEST(LiveObjects, DeviceTaintsAndPodGroupClaimsDecodeIntoTheSchedulersModel) {
+  const ResourceType slices{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice",
+                            Target::kObject, ""};
+  const ResourceType rules{"resource.k8s.io", "v1beta2", "devicetaintrules", "DeviceTaintRule",
+                           Target::kObject, ""};
+  const ResourceType claims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
+                            Target::kObject, ""};
+  const ResourceType pgs{"scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup",
+                         Target::kObject, ""};
+  auto slice = dra::ParseResourceSlice(DecodeUnstructured(R"({"apiVersion":"resource.k8s.io/v1",
+"kind":"ResourceSlice","metadata":{"name":"node-b-gpus"},
+"spec":{"driver":"gpu.example.com","nodeName":"node-b","pool":{"name":"node-b","generation":3,
+ "resourceSliceCount":1},"devices":[{"name":"gpu-0","taints":[{"key":"gpu.example.com/unhealthy",
+ "value":"ecc","effect":"NoSchedule","timeAdded":"2025-09-01T10:00:00Z"}]}]}})", slices));
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  ASSERT_EQ(slice->devices[0].taints.size(), 1u);
+  EXPECT_EQ(slice->devices[0].taints[0],
+            (dra::DeviceTaint{"gpu.example.com/unhealthy", "ecc", "NoSchedule",
+                              "2025-09-01T10:00:00Z"}));
+  const api::Unstructured rule_obj = DecodeUnstructured(R"({"apiVersion":"resource.k8s.io/v1beta2",
+"kind":"DeviceTaintRule","metadata":{"name":"drain-node-b","resourceVersion":"5"},
+"spec":{"deviceSelector":{"driver":"gpu.example.com","pool":"node-b"},
+ "taint":{"key":"example.com/maintenance","value":"true","effect":"NoExecute"}}})", rules);
+  EXPECT_EQ(rule_obj.metadata.namespace_, "");  // cluster-scoped
+  auto rule = dra::ParseDeviceTaintRule(rule_obj);
+  ASSERT_TRUE(rule.ok()) << rule.status();
+  EXPECT_TRUE(rule->Matches("gpu.example.com", "node-b", "gpu-0"));
+  EXPECT_FALSE(rule->Matches("gpu.example.com", "node-c", "gpu-0"));
+  EXPECT_EQ(rule->taint.effect, "NoExecute");
+  auto claim = dra::ParseResourceClaim(DecodeUnstructured(R"({"apiVersion":"resource.k8s.io/v1",
+"kind":"ResourceClaim","metadata":{"name":"train-gpus-x7k2q","namespace":"ml","uid":"c-2",
+ "ownerReferences":[{"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","name":"train",
+  "uid":"pg-1","controller":true}]},
+"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.example.com",
+ "tolerations":[{"key":"gpu.example.com/unhealthy","operator":"Exists","effect":"NoSchedule"},
+  {"key":"example.com/maintenance","operator":"Equal","value":"true","effect":"NoExecute",
+   "tolerationSeconds":300}]}}]}},
+"status":{"allocation":{"devices":{"results":[{"request":"gpu","driver":"gpu.example.com",
+ "pool":"node-b","device":"gpu-0"}]}},
+ "reservedFor":[{"apiGroup":"scheduling.k8s.io","resource":"podgroups","name":"train","uid":"pg-1"}]}})",
+                                                          claims));
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  const auto& tol = claim->spec.requests[0].exactly->tolerations;
+  ASSERT_EQ(tol.size(), 2u);
+  EXPECT_EQ(tol[1].toleration_seconds, 300);
+  std::vector<dra::DeviceTaint> taints = slice->devices[0].taints;
+  taints.push_back(rule->taint);
+  EXPECT_TRUE(dra::AllTaintsTolerated(taints, tol));
+  EXPECT_EQ(claim->reserved_for.at(0),
+            (dra::ConsumerReference{"scheduling.k8s.io", "podgroups", "train", "pg-1"}));
+  auto pg = dra::ParsePodGroupClaims(DecodeUnstructured(R"({"apiVersion":"scheduling.k8s.io/v1alpha2",
+"kind":"PodGroup","metadata":{"name":"train","namespace":"ml","uid":"pg-1"},
+"spec":{"schedulingPolicy":{"gang":{"minCount":4}},
+ "resourceClaims":[{"name":"gpus","resourceClaimTemplateName":"pair"}]},
+"status":{"resourceClaimStatuses":[{"name":"gpus","resourceClaimName":"train-gpus-x7k2q"}]}})",
+                                                         pgs));
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  EXPECT_EQ(pg->statuses.at("gpus"), "train-gpus-x7k2q");
+  ASSERT_NE(pg->Match(api::PodResourceClaim{"gpus", "", "pair"}), nullptr);
+  EXPECT_EQ(pg->Match(api::PodResourceClaim{"gpus", "", "other"}), nullptr);
+  EXPECT_EQ(pg->Consumer(), claim->reserved_for.at(0));
+}
+
 TEST(LiveObjects, ClaimStatusAndPvAreWrittenBackAsTheApiServerSentThem) {
   FakeApiServer server([](const std::string&, const std::string& path) {
     return path.find("/conflict") != std::string::npos ? 409 : 200;

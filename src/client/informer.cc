@@ -63,6 +63,9 @@ std::vector<ResourceType> OptionalObjectResources() {
       Obj("resource.k8s.io", "resourceslices", "ResourceSlice"),
       Obj("resource.k8s.io", "resourceclaims", "ResourceClaim"),
       Obj("resource.k8s.io", "resourceclaimtemplates", "ResourceClaimTemplate"),
+      // DeviceTaintRule (KEP-5055): v1alpha3 (1.33) / v1beta2 (1.35), served when the
+      // DRADeviceTaintRules feature gate is on; the first served version is used.
+      Obj("resource.k8s.io", "devicetaintrules", "DeviceTaintRule"),
       Obj("scheduling.x-k8s.io", "podgroups", "PodGroup"),      // Coscheduling
       Obj("scheduling.sigs.k8s.io", "podgroups", "PodGroup"),   // Coscheduling (legacy)
       Obj("scheduling.volcano.sh", "podgroups", "PodGroup"),    // Volcano

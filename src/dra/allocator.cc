@@ -350,7 +350,10 @@ void GatherCandidates(const std::map<std::string, std::vector<ResourceSlicePtr>>
 }
 
 // The candidates of one way to satisfy a request among `node_cands`. allocationMode All
-// keeps every matching device and none when one of them is in use.
+// keeps every matching device and none when one of them is in use or has a taint the
+// request does not tolerate (allocator.go: allocateDevice fails for such a device, and
+// All takes every matching device or none). A device whose NoSchedule / NoExecute taints
+// the request does not all tolerate is never a candidate (allTaintsTolerated, KEP-5055).
 api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
                             const ResourceClaim& claim, const std::vector<Cand>& cands,
                             const std::vector<size_t>& node_cands,
@@ -364,7 +367,9 @@ api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
     auto m = Selectable(*cands[c].device, cls, spec, claim);
     if (!m.ok()) return m.status();
     if (!*m) continue;
-    any_used = any_used || used;
+    const bool untolerated = !AllTaintsTolerated(cands[c].device->taints, spec.tolerations);
+    if (untolerated && !spec.all) continue;
+    any_used = any_used || used || untolerated;
     alt.cands.push_back(c);
   }
   if (spec.all && any_used) alt.cands.clear();  // not every matching device is free

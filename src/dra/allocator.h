@@ -15,6 +15,9 @@
 //   - allocationMode ExactCount takes `count` devices, All takes every matching device on the
 //     node (at least one, all of them free); firstAvailable subrequests are tried in order,
 //     the first that lets the whole allocation succeed wins (result request "req/sub");
+//   - a device with a NoSchedule or NoExecute taint (its slice's devices[].taints[] and the
+//     DeviceTaintRules dra::Manager::Slices adds) is allocated only for a request whose
+//     tolerations tolerate every such taint (allocator.go allTaintsTolerated, KEP-5055);
 //   - a device is used by at most one claim, unless the request asks for adminAccess (such
 //     a device may be in use and does not count as used, KEP-5018);
 //   - matchAttribute constraints: every device allocated for the constraint's requests (all

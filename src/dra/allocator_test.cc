@@ -247,5 +247,192 @@ TEST_F(AllocatorTest, CelRuntimeErrorAbortsWithTheClaimNamed) {
   EXPECT_EQ(r.status().message(), "claim ns/c: selector #0: CEL runtime error: no such key: model");
 }
 
+
+// ---- Device taints and tolerations (KEP-5055) ----
+// The cases of upstream's structured allocator tests (k8s.io/dynamic-resource-allocation/
+// structured/internal/allocatortesting allocator_testing.go, "tainted-*"), on this model.
+
+TEST(DraTaintTest, ToleratesTaintAsUpstream) {
+  const DeviceTaint taint{"example.com/taint", "bad", "NoSchedule", ""};
+  auto tol = [](std::string key, std::string op, std::string value, std::string effect) {
+    DeviceToleration t;
+    t.key = std::move(key);
+    t.op = std::move(op);
+    t.value = std::move(value);
+    t.effect = std::move(effect);
+    return t;
+  };
+  EXPECT_TRUE(ToleratesTaint(tol("example.com/taint", "Equal", "bad", "NoSchedule"), taint));
+  EXPECT_TRUE(ToleratesTaint(tol("example.com/taint", "Equal", "bad", ""), taint));
+  EXPECT_TRUE(ToleratesTaint(tol("example.com/taint", "Exists", "", ""), taint));
+  EXPECT_TRUE(ToleratesTaint(tol("", "Exists", "", ""), taint));  // tolerates everything
+  EXPECT_FALSE(ToleratesTaint(tol("example.com/taint", "Equal", "good", "NoSchedule"), taint));
+  EXPECT_FALSE(ToleratesTaint(tol("example.com/taint", "Equal", "bad", "NoExecute"), taint));
+  EXPECT_FALSE(ToleratesTaint(tol("example.com/other", "Exists", "", ""), taint));
+  EXPECT_FALSE(ToleratesTaint(tol("", "Exists", "", "NoExecute"), taint));
+  // Every NoSchedule / NoExecute taint needs its own toleration; None needs none.
+  const std::vector<DeviceTaint> two = {taint, {"example.com/taint", "bad", "NoExecute", ""}};
+  EXPECT_FALSE(AllTaintsTolerated(two, {tol("example.com/taint", "Equal", "bad", "NoExecute")}));
+  EXPECT_TRUE(AllTaintsTolerated(two, {tol("example.com/taint", "Equal", "bad", "NoExecute"),
+                                       tol("example.com/taint", "Equal", "bad", "NoSchedule")}));
+  EXPECT_TRUE(AllTaintsTolerated({{"example.com/info", "", "None", ""}}, {}));
+  EXPECT_TRUE(AllTaintsTolerated({}, {}));
+}
+
+constexpr char kTwoTainted[] =
+    "[{name: g0, taints: [{key: example.com/taint, value: bad, effect: NoSchedule}]},"
+    " {name: g1, taints: [{key: example.com/taint, value: bad, effect: NoSchedule}]}]";
+constexpr char kToleration[] =
+    "tolerations: [{key: example.com/taint, operator: Equal, value: bad, effect: NoSchedule}]";
+
+TEST_F(AllocatorTest, TaintedDevicesAreNotAllocated) {
+  Slice("n1", kTwoTainted);
+  // tainted-two-devices: no toleration, no allocation.
+  auto r = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}")}, "n1");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failed_claim, "ns/c");
+  // tainted-two-devices-tolerated.
+  auto ok = Run({Claim("c", std::string("{requests: [{name: r, exactly: {deviceClassName: gpu, ") +
+                                kToleration + "}}]}")},
+                "n1");
+  ASSERT_TRUE(ok.ok);
+  EXPECT_EQ(Devices(ok.results[0]), "r=g0");
+}
+
+TEST_F(AllocatorTest, EveryTaintOfADeviceMustBeTolerated) {
+  // tainted-one-device-two-taints / -both-tolerated.
+  Slice("n1", "[{name: g0, taints: [{key: example.com/taint, value: bad, effect: NoSchedule},"
+              " {key: example.com/taint, value: bad, effect: NoExecute}]}]");
+  auto one = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, tolerations: "
+                             "[{key: example.com/taint, value: bad, effect: NoExecute}]}}]}")},
+                 "n1");
+  EXPECT_FALSE(one.ok);  // a NoExecute toleration does not imply NoSchedule
+  auto both = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, tolerations: "
+                              "[{key: example.com/taint, value: bad, effect: NoExecute},"
+                              " {key: example.com/taint, value: bad, effect: NoSchedule}]}}]}")},
+                  "n1");
+  EXPECT_TRUE(both.ok);
+  // An untainted device is taken when the tainted one is not tolerated.
+  Slice("n1b", "[{name: t, taints: [{key: k, effect: NoSchedule}]}, {name: clean}]");
+  auto clean = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}")}, "n1b");
+  ASSERT_TRUE(clean.ok);
+  EXPECT_EQ(Devices(clean.results[0]), "r=clean");
+  // effect None is informational (1.35+): no toleration needed.
+  Slice("n1c", "[{name: info, taints: [{key: k, effect: None}]}]");
+  EXPECT_TRUE(Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}")}, "n1c").ok);
+}
+
+TEST_F(AllocatorTest, TaintsWithFirstAvailableAdminAccessAndAll) {
+  Slice("n1", kTwoTainted);
+  // tainted-prioritized-list: the first subrequest does not tolerate, the second does.
+  auto pl = Run({Claim("c", std::string("{requests: [{name: r, firstAvailable: ["
+                                        "{name: plain, deviceClassName: gpu},"
+                                        "{name: tolerant, deviceClassName: gpu, ") +
+                                kToleration + "}]}]}")},
+                "n1");
+  ASSERT_TRUE(pl.ok);
+  EXPECT_EQ(Devices(pl.results[0]), "r/tolerant=g0");
+  // tainted-admin-access: admin access does not bypass taints.
+  EXPECT_FALSE(Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, "
+                               "adminAccess: true}}]}")},
+                   "n1")
+                   .ok);
+  EXPECT_TRUE(Run({Claim("c", std::string("{requests: [{name: r, exactly: {deviceClassName: gpu, "
+                                          "adminAccess: true, ") +
+                                  kToleration + "}}]}")},
+                  "n1")
+                  .ok);
+  // tainted-all-devices-single: All needs every matching device, tainted ones included.
+  Slice("n2", "[{name: clean}, {name: t, taints: [{key: example.com/taint, value: bad, "
+              "effect: NoSchedule}]}]");
+  const std::string all = "{requests: [{name: r, exactly: {deviceClassName: gpu, allocationMode: All";
+  EXPECT_FALSE(Run({Claim("c", all + "}}]}")}, "n2").ok);
+  auto tolerated = Run({Claim("c", all + ", " + kToleration + "}}]}")}, "n2");
+  ASSERT_TRUE(tolerated.ok);
+  EXPECT_EQ(Devices(tolerated.results[0]), "r=clean,r=t");
+}
+
+TEST(DraTaintTest, ParseErrorsNameTheObjectAndTheField) {
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, "
+                     "tolerations: [{key: k, operator: Maybe}]}}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].exactly.tolerations[0].operator: "
+            "Unsupported value: \"Maybe\": supported values: \"Equal\", \"Exists\"");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, "
+                     "tolerations: [{value: v}]}}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].exactly.tolerations[0].operator: "
+            "Invalid value: \"Equal\": value must be Exists when `key` is empty, which means "
+            "\"match all values and all keys\"");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, "
+                     "tolerations: [{key: k, operator: Exists, value: v}]}}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].exactly.tolerations[0].operator: "
+            "Invalid value: \"v\": value must be empty when `operator` is 'Exists'");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, firstAvailable: [{name: s, "
+                     "deviceClassName: g, tolerations: [{key: k, effect: PreferNoSchedule}]}]}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].firstAvailable[0].tolerations[0].effect: "
+            "Unsupported value: \"PreferNoSchedule\": supported values: \"NoExecute\", "
+            "\"NoSchedule\", \"None\"");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, "
+                     "tolerations: [{key: k, tolerationSeconds: soon}]}}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].exactly.tolerations[0]."
+            "tolerationSeconds: Invalid value: \"soon\": must be an integer");
+  auto no_effect = ParseResourceSlice(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
+          "  devices: [{name: g, taints: [{key: k}]}]\n"));
+  EXPECT_EQ(no_effect.status().message(),
+            "ResourceSlice s: spec.devices[0].taints[0].effect: Required value: supported "
+            "values: \"NoExecute\", \"NoSchedule\", \"None\"");
+  auto no_key = ParseResourceSlice(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
+          "  devices: [{name: g, taints: [{effect: NoSchedule}]}]\n"));
+  EXPECT_EQ(no_key.status().message(), "ResourceSlice s: spec.devices[0].taints[0].key: Required value");
+  auto rule = ParseDeviceTaintRule(
+      Obj("apiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: r}\n"
+          "spec: {deviceSelector: {driver: d}}\n"));
+  EXPECT_EQ(rule.status().message(), "DeviceTaintRule r: spec.taint: Required value");
+  auto old = ParseDeviceTaintRule(
+      Obj("apiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: r}\n"
+          "spec: {deviceSelector: {deviceClassName: gpu}, taint: {key: k, effect: NoSchedule}}\n"));
+  EXPECT_EQ(old.status().message(),
+            "DeviceTaintRule r: spec.deviceSelector.deviceClassName: Forbidden: removed from "
+            "DeviceTaintSelector upstream (1.35); select devices by driver, pool and device");
+}
+
+TEST(DraTaintTest, DeviceTaintRulesTaintTheDevicesTheySelect) {
+  Manager m;
+  auto add = [&](const std::string& yaml) {
+    ASSERT_TRUE(m.OnObjectAdd(std::make_shared<const api::Unstructured>(Obj(yaml))));
+  };
+  add("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s1}\nspec:\n"
+      "  driver: gpu.x.com\n  nodeName: n1\n  pool: {name: n1}\n"
+      "  devices: [{name: g0}, {name: g1, taints: [{key: own, effect: NoExecute}]}]\n");
+  ASSERT_EQ(m.Slices().size(), 1u);
+  EXPECT_TRUE(m.Slices()[0]->devices[0].taints.empty());
+  add("apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {name: broken-g1}\n"
+      "spec: {deviceSelector: {driver: gpu.x.com, pool: n1, device: g1},\n"
+      "       taint: {key: example.com/broken, value: 'true', effect: NoSchedule}}\n");
+  add("apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {name: none}\n"
+      "spec: {taint: {key: k, effect: NoSchedule}}\n");  // no selector: no device
+  auto slices = m.Slices();
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_TRUE(slices[0]->devices[0].taints.empty());
+  ASSERT_EQ(slices[0]->devices[1].taints.size(), 2u);  // cumulative: own, then the rule's
+  EXPECT_EQ(slices[0]->devices[1].taints[1].key, "example.com/broken");
+  // An empty selector matches every device.
+  add("apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {name: all}\n"
+      "spec: {deviceSelector: {}, taint: {key: maintenance, effect: NoSchedule}}\n");
+  EXPECT_EQ(m.Slices()[0]->devices[0].taints.size(), 1u);
+  // Deleting the rules removes their taints.
+  for (const char* name : {"broken-g1", "all", "none"}) {
+    m.OnObjectDelete(std::make_shared<const api::Unstructured>(
+        Obj(std::string("apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\n"
+                        "metadata: {name: ") + name + "}\n")));
+  }
+  EXPECT_TRUE(m.Slices()[0]->devices[0].taints.empty());
+  EXPECT_EQ(m.Slices()[0]->devices[1].taints.size(), 1u);
+  EXPECT_EQ(m.TaintRules().size(), 0u);
+}
+
 }  // namespace
 }  // namespace phalanx::dra

@@ -42,6 +42,7 @@ bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
     case Kind::kResourceSlice: {
       auto s = ParseResourceSlice(*obj);
       slices_.erase(obj->metadata.name);
+      tainted_.erase(obj->metadata.name);
       if (s.ok()) {
         slices_[obj->metadata.name] = std::make_shared<const ResourceSlice>(std::move(*s));
       } else {
@@ -73,6 +74,17 @@ bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
       }
       break;
     }
+    case Kind::kDeviceTaintRule: {
+      auto t = ParseDeviceTaintRule(*obj);
+      taint_rules_.erase(obj->metadata.name);
+      tainted_.clear();
+      if (t.ok()) {
+        taint_rules_[obj->metadata.name] = std::move(*t);
+      } else {
+        fail(t.status());
+      }
+      break;
+    }
     case Kind::kNone:
       break;
   }
@@ -93,6 +105,11 @@ bool Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
       break;
     case Kind::kResourceSlice:
       slices_.erase(obj->metadata.name);
+      tainted_.erase(obj->metadata.name);
+      break;
+    case Kind::kDeviceTaintRule:
+      taint_rules_.erase(obj->metadata.name);
+      tainted_.clear();
       break;
     case Kind::kResourceClaim:
       claims_.erase(nn);
@@ -106,6 +123,34 @@ bool Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
       break;
   }
   return true;
+}
+
+void Manager::OnPodGroup(const api::UnstructuredPtr& obj, bool deleted) {
+  if (!IsWorkloadPodGroup(*obj)) return;
+  const std::string nn = NsName(obj->metadata);
+  absl::MutexLock l(&mu_);
+  ++generation_;
+  pod_groups_.erase(nn);
+  pod_group_errors_.erase(nn);
+  if (deleted) return;
+  auto pg = ParsePodGroupClaims(*obj);
+  if (pg.ok()) {
+    pod_groups_[nn] = std::make_shared<const PodGroupClaims>(std::move(*pg));
+  } else {
+    pod_group_errors_[nn] = std::string(pg.status().message());
+  }
+}
+
+api::StatusOr<std::shared_ptr<const PodGroupClaims>> Manager::PodGroupClaimsOf(
+    const std::string& ns, const std::string& name) const {
+  absl::MutexLock l(&mu_);
+  const std::string nn = ns + "/" + name;
+  if (auto e = pod_group_errors_.find(nn); e != pod_group_errors_.end()) {
+    return absl::InvalidArgumentError(e->second);
+  }
+  auto it = pod_groups_.find(nn);
+  if (it == pod_groups_.end()) return absl::NotFoundError("podgroup \"" + name + "\" not found");
+  return it->second;
 }
 
 api::StatusOr<ResourceClaimPtr> Manager::GetClaim(const std::string& ns,
@@ -163,7 +208,34 @@ std::vector<ResourceSlicePtr> Manager::Slices() const {
   absl::MutexLock l(&mu_);
   std::vector<ResourceSlicePtr> out;
   out.reserve(slices_.size());
-  for (const auto& [n, s] : slices_) out.push_back(s);
+  for (const auto& [n, s] : slices_) {
+    if (taint_rules_.empty()) {
+      out.push_back(s);
+      continue;
+    }
+    auto it = tainted_.find(n);
+    if (it == tainted_.end()) it = tainted_.emplace(n, WithRuleTaints(s)).first;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+ResourceSlicePtr Manager::WithRuleTaints(const ResourceSlicePtr& s) const {
+  std::shared_ptr<ResourceSlice> copy;
+  for (size_t i = 0; i < s->devices.size(); ++i) {
+    for (const auto& [name, rule] : taint_rules_) {
+      if (!rule.Matches(s->driver, s->pool, s->devices[i].name)) continue;
+      if (!copy) copy = std::make_shared<ResourceSlice>(*s);
+      copy->devices[i].taints.push_back(rule.taint);
+    }
+  }
+  return copy ? ResourceSlicePtr(std::move(copy)) : s;
+}
+
+std::vector<DeviceTaintRule> Manager::TaintRules() const {
+  absl::MutexLock l(&mu_);
+  std::vector<DeviceTaintRule> out;
+  for (const auto& [n, r] : taint_rules_) out.push_back(r);
   return out;
 }
 

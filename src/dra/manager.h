@@ -1,7 +1,7 @@
 // The scheduler's DRA state (upstream framework.SharedDRAManager with its listers and the
 // claim assume cache, pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go):
-// DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates parsed from the
-// informers' objects and kept current by the object handlers, plus the allocations in
+// DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates and DeviceTaintRules
+// parsed from the informers' objects and kept current by the object handlers, plus the allocations in
 // flight between Reserve and the claim status write in PreBind.
 //
 // Objects that fail to parse (model.h) are not used; their error is kept under the object
@@ -38,6 +38,16 @@ class Manager {
   bool OnObjectUpdate(const api::UnstructuredPtr& obj) { return OnObjectAdd(obj); }
   bool OnObjectDelete(const api::UnstructuredPtr& obj);
 
+  // scheduling.k8s.io PodGroups (KEP-5729: their spec.resourceClaims and
+  // status.resourceClaimStatuses). Fed the same objects as the gang module (the scheduler's
+  // object handlers call it besides gang::Manager); other objects are ignored. No requeue:
+  // the pods learn their PodGroup claims through their own status update.
+  void OnPodGroup(const api::UnstructuredPtr& obj, bool deleted);
+  // The PodGroup ns/name's claims. NotFound when no such PodGroup is known; its parse error
+  // (InvalidArgument naming the PodGroup and field).
+  api::StatusOr<std::shared_ptr<const PodGroupClaims>> PodGroupClaimsOf(
+      const std::string& ns, const std::string& name) const;
+
   // The claim ns/name as the scheduler sees it: an allocation in flight (Reserve .. PreBind)
   // or just written replaces the informer's status. NotFound "resourceclaim \"NAME\" not
   // found" (upstream's lister error) or the claim's parse error.
@@ -50,7 +60,13 @@ class Manager {
   // is ClassError(name) ("" when none).
   std::shared_ptr<const std::map<std::string, DeviceClass>> Classes() const;
   std::string ClassError(const std::string& name) const;
+  // Every valid ResourceSlice; a device matched by DeviceTaintRules carries their taints
+  // after its own (KEP-5055: taints are cumulative; upstream's scheduler gets the same
+  // from k8s.io/dynamic-resource-allocation/resourceslice/tracker). The patched copies are
+  // cached until the slice or any rule changes.
   std::vector<ResourceSlicePtr> Slices() const;
+  // The valid DeviceTaintRules (by name).
+  std::vector<DeviceTaintRule> TaintRules() const;
   // Devices allocated (not for admin access) by any claim, including allocations in flight.
   std::set<DeviceId> AllocatedDevices() const { return AllocatedDevicesExcept({}); }
   // The same, leaving out the claims (and allocations in flight) whose UID is in `uids`.
@@ -75,7 +91,16 @@ class Manager {
   std::map<std::string, DeviceClass> classes_ ABSL_GUARDED_BY(mu_);
   mutable std::shared_ptr<const std::map<std::string, DeviceClass>> classes_view_
       ABSL_GUARDED_BY(mu_);
+  ResourceSlicePtr WithRuleTaints(const ResourceSlicePtr& s) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   std::map<std::string, ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);         // by name
+  std::map<std::string, DeviceTaintRule> taint_rules_ ABSL_GUARDED_BY(mu_);     // by name
+  // PodGroups by ns/name: parsed, or the parse error.
+  std::map<std::string, std::shared_ptr<const PodGroupClaims>> pod_groups_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> pod_group_errors_ ABSL_GUARDED_BY(mu_);
+  // slices_ with the rules' taints added, by name (filled lazily by Slices()).
+  mutable std::map<std::string, ResourceSlicePtr> tainted_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ResourceClaimPtr> claims_ ABSL_GUARDED_BY(mu_);         // ns/name
   std::map<std::string, api::UnstructuredPtr> claim_objects_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ResourceClaimTemplate> templates_ ABSL_GUARDED_BY(mu_);  // ns/name

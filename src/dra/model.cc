@@ -246,6 +246,96 @@ bool ParseCounters(Reader& r, const YAML::Node& n, const std::string& path,
   return true;
 }
 
+// Taints and tolerations (KEP-5055). Validation as pkg/apis/resource/validation
+// validateDeviceTaint / validateDeviceToleration: key required (a toleration's may be empty
+// with Exists), operator Equal or Exists, Exists without a value, effect of a taint
+// required; at most 16 taints per device and 16 tolerations per request
+// (DeviceTaintsMaxLength, DeviceTolerationsMaxLength).
+constexpr size_t kMaxTaints = 16;
+constexpr size_t kMaxTolerations = 16;
+
+bool ParseTaint(Reader& r, const YAML::Node& n, const std::string& path, DeviceTaint* t) {
+  if (!r.Map(n, path) || !r.Str(n, "key", path, &t->key) || !r.Str(n, "value", path, &t->value) ||
+      !r.Str(n, "effect", path, &t->effect) || !r.Str(n, "timeAdded", path, &t->time_added)) {
+    return false;
+  }
+  if (t->key.empty()) return r.Fail(Reader::Child(path, "key"), "Required value");
+  // Unknown effects (a newer API server's) are kept and treated like None (model.h).
+  if (t->effect.empty()) {
+    return r.Fail(Reader::Child(path, "effect"),
+                  "Required value: supported values: \"NoExecute\", \"NoSchedule\", \"None\"");
+  }
+  return true;
+}
+
+bool ParseTaints(Reader& r, const YAML::Node& map, const std::string& path,
+                 std::vector<DeviceTaint>* out) {
+  const YAML::Node n = map["taints"];
+  if (!Present(n)) return true;
+  const std::string p = Reader::Child(path, "taints");
+  if (!r.Seq(n, p)) return false;
+  if (n.size() > kMaxTaints) {
+    return r.Fail(p, "Too many: " + std::to_string(n.size()) + ": must have at most " +
+                         std::to_string(kMaxTaints) + " items");
+  }
+  for (size_t i = 0; i < n.size(); ++i) {
+    DeviceTaint t;
+    if (!ParseTaint(r, n[i], Reader::Index(p, i), &t)) return false;
+    out->push_back(std::move(t));
+  }
+  return true;
+}
+
+bool ParseToleration(Reader& r, const YAML::Node& n, const std::string& path,
+                     DeviceToleration* t) {
+  std::string op;
+  if (!r.Map(n, path) || !r.Str(n, "key", path, &t->key) || !r.Str(n, "operator", path, &op) ||
+      !r.Str(n, "value", path, &t->value) || !r.Str(n, "effect", path, &t->effect) ||
+      !r.Int(n, "tolerationSeconds", path, &t->toleration_seconds)) {
+    return false;
+  }
+  if (!op.empty()) t->op = op;
+  if (t->op != "Equal" && t->op != "Exists") {
+    return r.Fail(Reader::Child(path, "operator"),
+                  "Unsupported value: \"" + op + "\": supported values: \"Equal\", \"Exists\"");
+  }
+  if (t->key.empty() && t->op != "Exists") {
+    return r.Fail(Reader::Child(path, "operator"),
+                  "Invalid value: \"" + t->op + "\": value must be Exists when `key` is empty, "
+                  "which means \"match all values and all keys\"");
+  }
+  if (t->op == "Exists" && !t->value.empty()) {
+    return r.Fail(Reader::Child(path, "operator"),
+                  "Invalid value: \"" + t->value + "\": value must be empty when `operator` is "
+                  "'Exists'");
+  }
+  if (!t->effect.empty() && t->effect != "NoSchedule" && t->effect != "NoExecute" &&
+      t->effect != "None") {
+    return r.Fail(Reader::Child(path, "effect"),
+                  "Unsupported value: \"" + t->effect +
+                      "\": supported values: \"NoExecute\", \"NoSchedule\", \"None\"");
+  }
+  return true;
+}
+
+bool ParseTolerations(Reader& r, const YAML::Node& map, const std::string& path,
+                      std::vector<DeviceToleration>* out) {
+  const YAML::Node n = map["tolerations"];
+  if (!Present(n)) return true;
+  const std::string p = Reader::Child(path, "tolerations");
+  if (!r.Seq(n, p)) return false;
+  if (n.size() > kMaxTolerations) {
+    return r.Fail(p, "Too many: " + std::to_string(n.size()) + ": must have at most " +
+                         std::to_string(kMaxTolerations) + " items");
+  }
+  for (size_t i = 0; i < n.size(); ++i) {
+    DeviceToleration t;
+    if (!ParseToleration(r, n[i], Reader::Index(p, i), &t)) return false;
+    out->push_back(std::move(t));
+  }
+  return true;
+}
+
 bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path, const std::string& driver,
                  Device* d) {
   if (!r.Map(in, path) || !r.Str(in, "name", path, &d->name)) return false;
@@ -296,13 +386,13 @@ bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path, const
       }
     }
   }
-  for (const char* unsupported : {"nodeName", "nodeSelector", "allNodes", "taints"}) {
+  for (const char* unsupported : {"nodeName", "nodeSelector", "allNodes"}) {
     if (Present(n[unsupported])) {
       return r.Fail(Reader::Child(base, unsupported),
-                    "Forbidden: per-device node selection and device taints are not supported "
-                    "by this scheduler");
+                    "Forbidden: per-device node selection is not supported by this scheduler");
     }
   }
+  if (!ParseTaints(r, n, base, &d->taints)) return false;
   auto prepared = cel::PreparedDevice::Prepare(d->view);
   if (!prepared.ok()) return r.Fail(base, std::string(prepared.status().message()));
   d->prepared = std::move(*prepared);
@@ -343,12 +433,11 @@ bool ParseRequestSpec(Reader& r, const YAML::Node& n, const std::string& path, R
     return r.Fail(Reader::Child(path, "allocationMode"),
                   "Unsupported value: \"" + mode + "\": supported values: \"All\", \"ExactCount\"");
   }
-  if (Present(n["tolerations"]) || Present(n["capacity"])) {
-    return r.Fail(Reader::Child(path, Present(n["tolerations"]) ? "tolerations" : "capacity"),
-                  "Forbidden: device taints and consumable capacity are not supported by this "
-                  "scheduler");
+  if (Present(n["capacity"])) {
+    return r.Fail(Reader::Child(path, "capacity"),
+                  "Forbidden: consumable capacity is not supported by this scheduler");
   }
-  return true;
+  return ParseTolerations(r, n, path, &s->tolerations);
 }
 
 bool ParseClaimSpec(Reader& r, const YAML::Node& spec, const std::string& path, ClaimSpec* out) {
@@ -489,7 +578,74 @@ Kind KindOf(const api::Unstructured& obj) {
   if (obj.kind == "ResourceSlice") return Kind::kResourceSlice;
   if (obj.kind == "ResourceClaim") return Kind::kResourceClaim;
   if (obj.kind == "ResourceClaimTemplate") return Kind::kResourceClaimTemplate;
+  if (obj.kind == "DeviceTaintRule") return Kind::kDeviceTaintRule;
   return Kind::kNone;
+}
+
+bool ToleratesTaint(const DeviceToleration& toleration, const DeviceTaint& taint) {
+  if (!toleration.effect.empty() && toleration.effect != taint.effect) return false;
+  if (!toleration.key.empty() && toleration.key != taint.key) return false;
+  if (toleration.op == "Exists") return true;
+  if (toleration.op == "Equal" || toleration.op.empty()) return toleration.value == taint.value;
+  return false;
+}
+
+bool AllTaintsTolerated(const std::vector<DeviceTaint>& taints,
+                        const std::vector<DeviceToleration>& tolerations) {
+  for (const DeviceTaint& taint : taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;  // None, unknown
+    bool tolerated = false;
+    for (const DeviceToleration& t : tolerations) {
+      if (ToleratesTaint(t, taint)) {
+        tolerated = true;
+        break;
+      }
+    }
+    if (!tolerated) return false;
+  }
+  return true;
+}
+
+bool DeviceTaintRule::Matches(const std::string& driver_name, const std::string& pool_name,
+                              const std::string& device_name) const {
+  if (!has_selector) return false;
+  return (!driver || *driver == driver_name) && (!pool || *pool == pool_name) &&
+         (!device || *device == device_name);
+}
+
+api::StatusOr<DeviceTaintRule> ParseDeviceTaintRule(const api::Unstructured& obj) {
+  Reader r(ObjectName("DeviceTaintRule", obj));
+  DeviceTaintRule rule;
+  rule.name = obj.metadata.name;
+  const YAML::Node spec = (*obj.object)["spec"];
+  if (!Present(spec)) return (r.Fail("spec", "Required value"), r.Error());
+  if (!r.Map(spec, "spec")) return r.Error();
+  if (const YAML::Node sel = spec["deviceSelector"]; Present(sel)) {
+    const std::string sp = "spec.deviceSelector";
+    if (!r.Map(sel, sp)) return r.Error();
+    rule.has_selector = true;
+    for (const char* removed : {"deviceClassName", "selectors"}) {
+      if (Present(sel[removed])) {
+        return (r.Fail(Reader::Child(sp, removed),
+                       "Forbidden: removed from DeviceTaintSelector upstream (1.35); select "
+                       "devices by driver, pool and device"),
+                r.Error());
+      }
+    }
+    std::optional<std::string>* fields[] = {&rule.driver, &rule.pool, &rule.device};
+    const char* keys[] = {"driver", "pool", "device"};
+    for (int i = 0; i < 3; ++i) {
+      if (!Present(sel[keys[i]])) continue;
+      std::string v;
+      if (!r.Str(sel, keys[i], sp, &v)) return r.Error();
+      if (v.empty()) return (r.Fail(Reader::Child(sp, keys[i]), "Required value"), r.Error());
+      *fields[i] = std::move(v);
+    }
+  }
+  const YAML::Node taint = spec["taint"];
+  if (!Present(taint)) return (r.Fail("spec.taint", "Required value"), r.Error());
+  if (!ParseTaint(r, taint, "spec.taint", &rule.taint)) return r.Error();
+  return rule;
 }
 
 api::StatusOr<DeviceClass> ParseDeviceClass(const api::Unstructured& obj) {
@@ -610,7 +766,8 @@ bool ParseClaimStatus(Reader& r, const YAML::Node& status, ResourceClaim* c) {
     for (size_t i = 0; i < rf.size(); ++i) {
       const std::string ip = Reader::Index("status.reservedFor", i);
       ConsumerReference ref;
-      if (!r.Map(rf[i], ip) || !r.Str(rf[i], "resource", ip, &ref.resource) ||
+      if (!r.Map(rf[i], ip) || !r.Str(rf[i], "apiGroup", ip, &ref.api_group) ||
+          !r.Str(rf[i], "resource", ip, &ref.resource) ||
           !r.Str(rf[i], "name", ip, &ref.name) || !r.Str(rf[i], "uid", ip, &ref.uid)) {
         return false;
       }
@@ -722,6 +879,7 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
     YAML::Node rf(YAML::NodeType::Sequence);
     for (const auto& c : claim.reserved_for) {
       YAML::Node n;
+      if (!c.api_group.empty()) n["apiGroup"] = c.api_group;
       n["resource"] = c.resource;
       n["name"] = c.name;
       n["uid"] = c.uid;
@@ -731,6 +889,74 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
   }
   doc["status"] = status;
   out.object = std::make_shared<const YAML::Node>(doc);
+  return out;
+}
+
+const PodGroupResourceClaim* PodGroupClaims::Match(const api::PodResourceClaim& pc) const {
+  for (const auto& c : claims) {
+    if (c.name == pc.name && c.resource_claim_name == pc.resource_claim_name &&
+        c.resource_claim_template_name == pc.resource_claim_template_name) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+bool IsWorkloadPodGroup(const api::Unstructured& obj) {
+  return obj.kind == "PodGroup" && obj.Group() == kPodGroupApiGroup;
+}
+
+api::StatusOr<PodGroupClaims> ParsePodGroupClaims(const api::Unstructured& obj) {
+  Reader r(ObjectName("PodGroup", obj));
+  PodGroupClaims out;
+  out.metadata = obj.metadata;
+  const YAML::Node spec = (*obj.object)["spec"];
+  const YAML::Node list = Present(spec) && spec.IsMap() ? spec["resourceClaims"] : YAML::Node();
+  if (Present(list)) {
+    const std::string lp = "spec.resourceClaims";
+    if (!r.Seq(list, lp)) return r.Error();
+    if (list.size() > 4) {
+      return (r.Fail(lp, "Too many: " + std::to_string(list.size()) + ": must have at most 4 items"),
+              r.Error());
+    }
+    std::set<std::string> names;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string ip = Reader::Index(lp, i);
+      PodGroupResourceClaim c;
+      if (!r.Map(list[i], ip) || !r.Str(list[i], "name", ip, &c.name) ||
+          !r.Str(list[i], "resourceClaimName", ip, &c.resource_claim_name) ||
+          !r.Str(list[i], "resourceClaimTemplateName", ip, &c.resource_claim_template_name)) {
+        return r.Error();
+      }
+      if (c.name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
+      if (!names.insert(c.name).second) {
+        return (r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + c.name + "\""), r.Error());
+      }
+      if (c.resource_claim_name.empty() == c.resource_claim_template_name.empty()) {
+        return (r.Fail(ip, "Invalid value: exactly one of `resourceClaimName` or "
+                           "`resourceClaimTemplateName` is required"),
+                r.Error());
+      }
+      out.claims.push_back(std::move(c));
+    }
+  }
+  const YAML::Node status = (*obj.object)["status"];
+  const YAML::Node st = Present(status) && status.IsMap() ? status["resourceClaimStatuses"]
+                                                          : YAML::Node();
+  if (Present(st)) {
+    const std::string sp = "status.resourceClaimStatuses";
+    if (!r.Seq(st, sp)) return r.Error();
+    for (size_t i = 0; i < st.size(); ++i) {
+      const std::string ip = Reader::Index(sp, i);
+      std::string name, claim;
+      if (!r.Map(st[i], ip) || !r.Str(st[i], "name", ip, &name) ||
+          !r.Str(st[i], "resourceClaimName", ip, &claim)) {
+        return r.Error();
+      }
+      if (name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
+      out.statuses[name] = claim;
+    }
+  }
   return out;
 }
 

@@ -47,6 +47,41 @@ struct DeviceClass {
   Selectors selectors;
 };
 
+// A device taint (KEP-5055, resource.k8s.io/v1 DeviceTaint; k8s.io/api/resource/v1
+// types.go): in a ResourceSlice's devices[].taints[] or a DeviceTaintRule's spec.taint.
+// effect is "NoSchedule", "NoExecute" or "None" (1.35+; informational). The API server
+// keeps unknown effects of newer releases and consumers treat them like None (KEP-5055
+// "Consumers must treat unknown effects like None"), so the parser accepts any non-empty
+// effect; only NoSchedule and NoExecute keep a device from being allocated.
+struct DeviceTaint {
+  std::string key;
+  std::string value;
+  std::string effect;
+  std::string time_added;  // RFC 3339 as given ("" when unset); not used for allocation
+  bool operator==(const DeviceTaint&) const = default;
+};
+
+// A request's tolerations[] (v1 DeviceToleration). op is "Equal" (default) or "Exists";
+// toleration_seconds only matters for NoExecute eviction, which a scheduler does not do.
+struct DeviceToleration {
+  std::string key;
+  std::string op = "Equal";
+  std::string value;
+  std::string effect;  // "" = every effect
+  std::optional<int64_t> toleration_seconds;
+};
+
+// k8s.io/dynamic-resource-allocation/resourceclaim/devicetoleration.go ToleratesTaint:
+// the effects match (an empty toleration effect matches all), the keys match (an empty
+// toleration key matches all; validation requires Exists then), and Equal compares the
+// values while Exists matches any value.
+bool ToleratesTaint(const DeviceToleration& toleration, const DeviceTaint& taint);
+// Whether a device with `taints` may be allocated for a request with `tolerations`: every
+// NoSchedule / NoExecute taint is tolerated by one of them (structured/allocator.go
+// allTaintsTolerated; None and unknown effects are skipped as KEP-5055 says).
+bool AllTaintsTolerated(const std::vector<DeviceTaint>& taints,
+                        const std::vector<DeviceToleration>& tolerations);
+
 // One device of a ResourceSlice (v1 Device). `view` is what CEL sees.
 struct Device {
   std::string name;
@@ -54,6 +89,9 @@ struct Device {
   cel::PreparedDevice prepared;     // view, converted once for evaluation
   // consumesCounters (partitionable devices, KEP-4815): counter set -> counter -> amount.
   std::map<std::string, std::map<std::string, api::Quantity>> consumes_counters;
+  // taints[] from the slice, plus those of matching DeviceTaintRules (added by
+  // dra::Manager::Slices, as upstream's ResourceSlice tracker does for the scheduler).
+  std::vector<DeviceTaint> taints;
 };
 
 // ResourceSlice (cluster-scoped). Exactly one of node_name, node_selector, all_nodes
@@ -81,6 +119,7 @@ struct RequestSpec {
   bool all = false;  // allocationMode All (every matching device, at least one)
   int64_t count = 1;  // allocationMode ExactCount (default), count >= 1
   bool admin_access = false;
+  std::vector<DeviceToleration> tolerations;  // at most 16 (DeviceTolerationsMaxLength)
 };
 
 // spec.devices.requests[]: `exactly` (alternatives empty) or firstAvailable (tried in order).
@@ -113,8 +152,10 @@ struct AllocationResult {
   bool operator==(const AllocationResult&) const = default;
 };
 
-// status.reservedFor[] (ResourceClaimConsumerReference; resource "pods" for pods).
+// status.reservedFor[] (ResourceClaimConsumerReference; resource "pods" for pods, apiGroup
+// "scheduling.k8s.io" / resource "podgroups" for a PodGroup-owned claim, KEP-5729).
 struct ConsumerReference {
+  std::string api_group;  // "" = core
   std::string resource = "pods";
   std::string name;
   std::string uid;
@@ -142,8 +183,65 @@ struct ResourceClaimTemplate {
   ClaimSpec spec;
 };
 
+// DeviceTaintRule (cluster-scoped; resource.k8s.io/v1alpha3 since 1.33, v1beta2 since
+// 1.35; KEP-5055): spec.taint applies to every device matching spec.deviceSelector
+// {driver, pool, device} (each optional; all set ones must match; an empty selector
+// matches every device, no selector none). DeviceTaintSelector's older fields
+// (deviceClassName, selectors) were removed upstream and are rejected here.
+struct DeviceTaintRule {
+  std::string name;
+  bool has_selector = false;
+  std::optional<std::string> driver, pool, device;
+  DeviceTaint taint;
+  // Whether the rule applies to device `device` of pool `pool` of `driver`.
+  bool Matches(const std::string& driver_name, const std::string& pool_name,
+               const std::string& device_name) const;
+};
+
+// KEP-5729 (DRA: ResourceClaim support for workloads; keps/sig-scheduling/
+// 5729-resourceclaim-support-for-workloads): a scheduling.k8s.io PodGroup (1.36+,
+// v1alpha2 / v1beta1) lists spec.resourceClaims[] {name, resourceClaimName |
+// resourceClaimTemplateName} (at most 4, names unique). A pod of the group whose
+// spec.resourceClaims entry matches one exactly (all three fields) uses the PodGroup's claim:
+// for a template, the one claim the resourceclaim controller generated for the PodGroup
+// (owned by it, named in the PodGroup's and the pod's status.resourceClaimStatuses), and
+// the claim is reserved for the PodGroup as a whole (reservedFor {apiGroup
+// scheduling.k8s.io, resource podgroups, name, uid}) instead of for each pod.
+inline constexpr char kPodGroupApiGroup[] = "scheduling.k8s.io";
+struct PodGroupResourceClaim {
+  std::string name;
+  std::string resource_claim_name;
+  std::string resource_claim_template_name;
+};
+struct PodGroupClaims {
+  api::ObjectMeta metadata;  // the PodGroup's
+  std::vector<PodGroupResourceClaim> claims;
+  // status.resourceClaimStatuses[]: entry name -> generated claim name ("" = none needed).
+  std::map<std::string, std::string> statuses;
+  // The entry a pod's spec.resourceClaims entry matches exactly; nullptr: none (the claim
+  // is the pod's own, KEP-5729 "Pod").
+  const PodGroupResourceClaim* Match(const api::PodResourceClaim& pc) const;
+  // reservedFor entry of this PodGroup.
+  ConsumerReference Consumer() const {
+    return ConsumerReference{kPodGroupApiGroup, "podgroups", metadata.name, metadata.uid};
+  }
+};
+// True for a scheduling.k8s.io PodGroup object (any version).
+bool IsWorkloadPodGroup(const api::Unstructured& obj);
+// InvalidArgument "PodGroup ns/name: spec.resourceClaims[i].<field>: <what>" as the other
+// parsers (validation after KEP-5729's API: name required, exactly one of
+// resourceClaimName and resourceClaimTemplateName, at most 4 entries, unique names).
+api::StatusOr<PodGroupClaims> ParsePodGroupClaims(const api::Unstructured& obj);
+
 // The kinds of this module; "" for other objects.
-enum class Kind { kNone, kDeviceClass, kResourceSlice, kResourceClaim, kResourceClaimTemplate };
+enum class Kind {
+  kNone,
+  kDeviceClass,
+  kResourceSlice,
+  kResourceClaim,
+  kResourceClaimTemplate,
+  kDeviceTaintRule
+};
 Kind KindOf(const api::Unstructured& obj);
 
 // Parsers. InvalidArgumentError "<Kind> <ns/name>: <field>: <what>" (see file comment).
@@ -151,6 +249,7 @@ api::StatusOr<DeviceClass> ParseDeviceClass(const api::Unstructured& obj);
 api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj);
 api::StatusOr<ResourceClaim> ParseResourceClaim(const api::Unstructured& obj);
 api::StatusOr<ResourceClaimTemplate> ParseResourceClaimTemplate(const api::Unstructured& obj);
+api::StatusOr<DeviceTaintRule> ParseDeviceTaintRule(const api::Unstructured& obj);
 
 // Writes `claim`'s status (allocation and reservedFor, in the v1 field names) into a copy
 // of `obj` (the claim's stored object): what PreBind sends as the status update.

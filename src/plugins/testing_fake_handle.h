@@ -106,6 +106,13 @@ class FakeClient final : public framework::ClusterClient {
     return put_status;
   }
 
+  // Records the claim whose status is written (DynamicResources' PreBind / Unreserve).
+  api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override {
+    claim_status_writes.push_back(claim);
+    return absl::OkStatus();
+  }
+
+  std::vector<api::Unstructured> claim_status_writes;
   api::Status bind_status;
   api::Status patch_status;
   api::Status put_status;

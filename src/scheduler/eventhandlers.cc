@@ -140,6 +140,9 @@ framework::EventResource DraResource(const api::Unstructured& obj) {
     case dra::Kind::kResourceClaim: return framework::EventResource::kResourceClaim;
     case dra::Kind::kResourceSlice: return framework::EventResource::kResourceSlice;
     case dra::Kind::kDeviceClass: return framework::EventResource::kDeviceClass;
+    // A DeviceTaintRule changes the taints of slices' devices: upstream's scheduler sees it
+    // as updates of those ResourceSlices (resourceslice/tracker), so it is one here too.
+    case dra::Kind::kDeviceTaintRule: return framework::EventResource::kResourceSlice;
     default: return framework::EventResource::kWildCard;  // templates: nothing waits on them
   }
 }
@@ -153,6 +156,8 @@ bool Scheduler::OnDraObject(const api::UnstructuredPtr& old_obj, const api::Unst
   if (!handled) return false;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   const framework::EventResource r = DraResource(*obj);
+  // A DeviceTaintRule's removal frees its devices: a slice update, not a delete.
+  if (dra::KindOf(*obj) == dra::Kind::kDeviceTaintRule) action = framework::kUpdateOther;
   if (r == framework::EventResource::kWildCard || action == framework::kDelete) return true;
   framework::EventObjects objs;
   objs.other_old = old_obj.get();
@@ -165,6 +170,7 @@ void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
   if (OnStorageObject(obj, framework::kAdd)) return;
   if (OnDraObject(nullptr, obj, framework::kAdd)) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
+  dra_->OnPodGroup(obj, /*deleted=*/false);  // KEP-5729 PodGroup claims
   gangs_->OnObjectAdd(obj);
   queues_->OnObjectAdd(obj);
   framework::EventObjects objs;
@@ -179,6 +185,7 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::U
   // could make a pod schedulable: the gang keeps its parsed spec, and no requeue, so they
   // cannot churn gated pods.
   const bool status_only = old_obj && OnlyStatusChanged(*old_obj, *obj);
+  dra_->OnPodGroup(obj, /*deleted=*/false);  // its status.resourceClaimStatuses too
   if (status_only) {
     gangs_->OnObjectStatusUpdate(obj);
   } else {
@@ -200,6 +207,7 @@ void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) {
   if (OnStorageObject(obj, framework::kDelete)) return;
   if (OnDraObject(nullptr, obj, framework::kDelete)) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
+  dra_->OnPodGroup(obj, /*deleted=*/true);
   gangs_->OnObjectDelete(obj);
   queues_->OnObjectDelete(obj);
 }

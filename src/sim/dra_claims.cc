@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <utility>
 
@@ -32,50 +33,100 @@ std::string Suffix(const std::string& seed) {
 
 }  // namespace
 
+// A claim from template ns/`tmpl_name` for owner `owner` (named after it, as the
+// controller's generateName "<owner>-<entry>-"), created in the store unless it exists.
+// Returns the claim's name. Errors: the template is missing or invalid.
+api::StatusOr<std::string> DraClaimController::ClaimFromTemplate(
+    const std::string& ns, const std::string& what, const std::string& entry,
+    const std::string& tmpl_name, const api::OwnerReference& owner) {
+  api::UnstructuredPtr tobj = store_.GetObject(Key("ResourceClaimTemplate", ns, tmpl_name));
+  if (!tobj) {
+    return absl::NotFoundError(what + ": spec.resourceClaims \"" + entry +
+                               "\": resource claim template \"" + tmpl_name + "\" not found");
+  }
+  auto tmpl = dra::ParseResourceClaimTemplate(*tobj);
+  if (!tmpl.ok()) return tmpl.status();
+  api::Unstructured claim;
+  claim.api_version = "resource.k8s.io/v1";
+  claim.kind = "ResourceClaim";
+  claim.metadata.namespace_ = ns;
+  claim.metadata.name = dra::GeneratedClaimName(owner.name, entry, Suffix(owner.uid + "/" + entry));
+  claim.metadata.labels = tmpl->claim_metadata.labels;
+  claim.metadata.annotations = tmpl->claim_metadata.annotations;
+  claim.metadata.annotations[dra::kPodClaimNameAnnotation] = entry;
+  claim.metadata.owner_references.push_back(owner);
+  YAML::Node doc;
+  doc["apiVersion"] = claim.api_version;
+  doc["kind"] = claim.kind;
+  doc["metadata"]["name"] = claim.metadata.name;
+  doc["metadata"]["namespace"] = ns;
+  doc["metadata"]["annotations"][dra::kPodClaimNameAnnotation] = entry;
+  const YAML::Node tspec = (*tobj->object)["spec"]["spec"];
+  doc["spec"] = tspec.IsDefined() ? YAML::Clone(tspec) : YAML::Node(YAML::NodeType::Map);
+  claim.object = std::make_shared<const YAML::Node>(doc);
+  std::string name = claim.metadata.name;
+  if (auto s = store_.CreateObject(std::move(claim)); !s.ok() && !absl::IsAlreadyExists(s)) {
+    return s;
+  }
+  return name;
+}
+
+// KEP-5729 "Create": the PodGroup's claim for entry `entry` (generated once, owned by the
+// PodGroup, recorded in its status.resourceClaimStatuses). Returns the claim's name.
+api::StatusOr<std::string> DraClaimController::PodGroupClaim(
+    const api::UnstructuredPtr& pg_obj, const dra::PodGroupClaims& pg,
+    const dra::PodGroupResourceClaim& entry) {
+  if (auto it = pg.statuses.find(entry.name); it != pg.statuses.end()) return it->second;
+  const std::string& ns = pg.metadata.namespace_;
+  auto name = ClaimFromTemplate(
+      ns, "PodGroup " + ns + "/" + pg.metadata.name, entry.name,
+      entry.resource_claim_template_name,
+      api::OwnerReference{pg_obj->api_version, "PodGroup", pg.metadata.name, pg.metadata.uid,
+                          true});
+  if (!name.ok()) return name;
+  api::Unstructured updated = *pg_obj;
+  YAML::Node doc = YAML::Clone(*pg_obj->object);
+  YAML::Node st;
+  st["name"] = entry.name;
+  st["resourceClaimName"] = *name;
+  doc["status"]["resourceClaimStatuses"].push_back(st);
+  updated.object = std::make_shared<const YAML::Node>(doc);
+  if (auto s = store_.UpdateObject(std::move(updated)); !s.ok()) return s;
+  return name;
+}
+
 api::Status DraClaimController::OnPodCreated(const std::string& ns, const std::string& name) {
   api::PodPtr pod = store_.GetPod(ns, name);
   if (!pod) return absl::NotFoundError("pod " + ns + "/" + name + " not found");
   std::vector<api::PodResourceClaimStatus> statuses = pod->status.resource_claim_statuses;
+  // The pod's scheduling.k8s.io PodGroup (KEP-5729), when it exists and lists claims.
+  api::UnstructuredPtr pg_obj;
+  if (const std::string& pg = pod->spec.scheduling_group_pod_group_name; !pg.empty()) {
+    pg_obj = store_.GetObject(std::string("PodGroup.") + dra::kPodGroupApiGroup + "/" + ns + "/" + pg);
+  }
   bool changed = false;
   for (const auto& pc : pod->spec.resource_claims) {
     if (pc.resource_claim_template_name.empty()) continue;
     bool recorded = false;
     for (const auto& s : statuses) recorded = recorded || s.name == pc.name;
     if (recorded) continue;
-    api::UnstructuredPtr tobj =
-        store_.GetObject(Key("ResourceClaimTemplate", ns, pc.resource_claim_template_name));
-    if (!tobj) {
-      return absl::NotFoundError("Pod " + pod->Key() + ": spec.resourceClaims \"" + pc.name +
-                                 "\": resource claim template \"" +
-                                 pc.resource_claim_template_name + "\" not found");
+    api::StatusOr<std::string> claim_name = std::string();
+    std::optional<dra::PodGroupClaims> group;
+    if (pg_obj) {
+      auto g = dra::ParsePodGroupClaims(*pg_obj);
+      if (!g.ok()) return g.status();
+      group = std::move(*g);
     }
-    auto tmpl = dra::ParseResourceClaimTemplate(*tobj);
-    if (!tmpl.ok()) return tmpl.status();
-    api::Unstructured claim;
-    claim.api_version = "resource.k8s.io/v1";
-    claim.kind = "ResourceClaim";
-    claim.metadata.namespace_ = ns;
-    claim.metadata.name =
-        dra::GeneratedClaimName(pod->metadata.name, pc.name, Suffix(pod->metadata.uid + "/" + pc.name));
-    claim.metadata.labels = tmpl->claim_metadata.labels;
-    claim.metadata.annotations = tmpl->claim_metadata.annotations;
-    claim.metadata.annotations[dra::kPodClaimNameAnnotation] = pc.name;
-    claim.metadata.owner_references.push_back(
-        api::OwnerReference{"v1", "Pod", pod->metadata.name, pod->metadata.uid, true});
-    YAML::Node doc;
-    doc["apiVersion"] = claim.api_version;
-    doc["kind"] = claim.kind;
-    doc["metadata"]["name"] = claim.metadata.name;
-    doc["metadata"]["namespace"] = ns;
-    doc["metadata"]["annotations"][dra::kPodClaimNameAnnotation] = pc.name;
-    const YAML::Node tspec = (*tobj->object)["spec"]["spec"];
-    doc["spec"] = tspec.IsDefined() ? YAML::Clone(tspec) : YAML::Node(YAML::NodeType::Map);
-    claim.object = std::make_shared<const YAML::Node>(doc);
-    const std::string claim_name = claim.metadata.name;
-    if (auto s = store_.CreateObject(std::move(claim)); !s.ok() && !absl::IsAlreadyExists(s)) {
-      return s;
+    if (const dra::PodGroupResourceClaim* entry = group ? group->Match(pc) : nullptr) {
+      claim_name = PodGroupClaim(pg_obj, *group, *entry);
+      pg_obj = store_.GetObject(pg_obj->Key());  // with the status just written
+    } else {
+      claim_name = ClaimFromTemplate(
+          ns, "Pod " + pod->Key(), pc.name, pc.resource_claim_template_name,
+          api::OwnerReference{"v1", "Pod", pod->metadata.name, pod->metadata.uid, true});
     }
-    statuses.push_back(api::PodResourceClaimStatus{pc.name, claim_name});
+    if (!claim_name.ok()) return claim_name.status();
+    statuses.push_back(api::PodResourceClaimStatus{pc.name, *claim_name});
     changed = true;
   }
   if (!changed) return absl::OkStatus();

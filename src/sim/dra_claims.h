@@ -15,6 +15,14 @@
 //     (status.allocation cleared: controller.go syncClaim "deallocate"), and a claim
 //     generated for the pod is deleted (the garbage collector follows the owner
 //     reference).
+//   - KEP-5729 (Workload API): a template entry of a pod that matches one of its
+//     scheduling.k8s.io PodGroup's spec.resourceClaims exactly gets the PodGroup's claim:
+//     generated once per PodGroup ("<podgroup>-<entry>-" plus 5 characters from the
+//     PodGroup's UID), owned by the PodGroup, recorded in the PodGroup's
+//     status.resourceClaimStatuses and in every member's. It is made when the first member
+//     arrives (upstream's controller makes it when the PodGroup appears; the outcome is the
+//     same claim). Members leaving do not touch it: it is reserved for the PodGroup, and
+//     stays allocated while the PodGroup exists (the simulator never deletes PodGroups).
 // Missing templates: the pod stays pending with DynamicResources' reason, and the error is
 // returned to the caller (the simulation records it in the pod's outcome reason).
 #pragma once
@@ -23,6 +31,8 @@
 
 #include "api/status.h"
 #include "api/types.h"
+#include "api/unstructured.h"
+#include "dra/model.h"
 #include "store/store.h"
 
 namespace phalanx::sim {
@@ -38,6 +48,14 @@ class DraClaimController {
   void OnPodGone(const api::Pod& pod);
 
  private:
+  api::StatusOr<std::string> ClaimFromTemplate(const std::string& ns, const std::string& what,
+                                               const std::string& entry,
+                                               const std::string& tmpl_name,
+                                               const api::OwnerReference& owner);
+  api::StatusOr<std::string> PodGroupClaim(const api::UnstructuredPtr& pg_obj,
+                                           const dra::PodGroupClaims& pg,
+                                           const dra::PodGroupResourceClaim& entry);
+
   store::Store& store_;
 };
 

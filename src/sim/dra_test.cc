@@ -252,5 +252,142 @@ TEST(DraSimulationTest, DevicesAreFreedWhenTheLastConsumerGoes) {
   EXPECT_EQ(r.dra_claims.size(), 2u) << FormatSummary(r);
 }
 
+
+// KEP-5055 end to end: a DeviceTaintRule from the manifests taints n1's h100-0; a claim
+// for an NVLink pair without a toleration gets the A100 pair (the H100 pair comes first in
+// the slice), one tolerating the taint gets the H100s; alone, a claim for the H100 pair
+// without the toleration stays pending with the claim named.
+TEST(DraSimulationTest, DeviceTaintRuleKeepsUntoleratingClaimsOffTheDevices) {
+  const std::string rule =
+      "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {name: h100-ecc}\n"
+      "spec: {deviceSelector: {driver: gpu.example.com, pool: n1, device: h100-0},\n"
+      "       taint: {key: gpu.example.com/ecc, value: \"true\", effect: NoSchedule}}\n---\n";
+  const std::string tolerant =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: tolerant, namespace: "
+      "default}\nspec:\n  devices:\n    requests:\n    - name: pair\n      exactly:\n"
+      "        deviceClassName: gpu\n        count: 2\n        tolerations: [{key: "
+      "gpu.example.com/ecc, operator: Exists}]\n"
+      "    constraints: [{matchAttribute: gpu.example.com/nvlink}]\n---\n";
+  Scenario sc = LoadText("taintrule", kNvlinkNode + rule + PairClaim("plain", "") + tolerant +
+                                          ClaimPod("a", "plain", "app: x") +
+                                          ClaimPod("b", "tolerant", "app: x"));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.dra_errors.empty()) << r.dra_errors[0];
+  EXPECT_EQ(Claim(r, "default/plain"),
+            "default/plain: gpu.example.com/n1/a100-0, gpu.example.com/n1/a100-1 (reserved for a)");
+  EXPECT_EQ(Claim(r, "default/tolerant"),
+            "default/tolerant: gpu.example.com/n1/h100-0, gpu.example.com/n1/h100-1 (reserved "
+            "for b)");
+  Scenario alone = LoadText(
+      "taintrule-alone",
+      kNvlinkNode + rule +
+          PairClaim("h100-only", "device.attributes['gpu.example.com'].model == 'H100'") +
+          ClaimPod("c", "h100-only", "app: x"));
+  SimulationResult r2;
+  ASSERT_EQ(RunSimulation(alone, Options(), &r2), absl::OkStatus());
+  const PodOutcome* c = Find(r2, "default/c");
+  EXPECT_TRUE(c->node.empty());
+  EXPECT_NE(c->reason.find("cannot allocate all claims (claim default/h100-only)"),
+            std::string::npos)
+      << c->reason;
+}
+
+// ---- KEP-5729: claims owned by a Workload API PodGroup ----
+
+// A scheduling.k8s.io/v1alpha2 PodGroup (gang of `min`) whose claim `gpus` comes from
+// template `pair` (2 GPUs of one NVLink domain, `selector` on the model).
+std::string WorkloadGang(int min, const std::string& selector) {
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: pair, "
+         "namespace: default}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: pair\n"
+         "        exactly: {deviceClassName: gpu, count: 2" +
+         (selector.empty() ? std::string() : ", selectors: [{cel: {expression: \"" + selector + "\"}}]") +
+         "}\n      constraints: [{matchAttribute: gpu.example.com/nvlink}]\n---\n"
+         "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: train, "
+         "namespace: default}\nspec:\n  schedulingPolicy: {gang: {minCount: " +
+         std::to_string(min) + "}}\n  resourceClaims: [{name: gpus, resourceClaimTemplateName: "
+         "pair}]\n---\n";
+}
+
+// A member of PodGroup train using its claim `gpus` (the entry matches the PodGroup's).
+std::string WorkloadMember(const std::string& name, const std::string& annotations = "") {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         ", namespace: default, annotations: {" + annotations + "}}\nspec:\n"
+         "  schedulingGroup: {podGroupName: train}\n"
+         "  resourceClaims: [{name: gpus, resourceClaimTemplateName: pair}]\n"
+         "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
+         "[{name: gpus}]}}]\n---\n";
+}
+
+// One claim generated for the PodGroup, allocated once in the gang's transaction, reserved
+// for the PodGroup; every member uses it, and a member arriving later joins it.
+TEST(DraWorkloadClaimTest, PodGroupClaimIsSharedByTheGangAndALateMember) {
+  std::string members;
+  for (int i = 0; i < 4; ++i) members += WorkloadMember("worker-" + std::to_string(i));
+  members += WorkloadMember("late", "simulation.phalanx.dev/arrival-seconds: \"30\"");
+  Scenario sc = LoadText("pgclaim", kNvlinkNode +
+                                        WorkloadGang(4, "device.attributes['gpu.example.com']"
+                                                        ".model == 'A100'") +
+                                        members);
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  EXPECT_TRUE(r.dra_errors.empty()) << r.dra_errors[0];
+  for (const char* p : {"default/worker-0", "default/worker-1", "default/worker-2",
+                        "default/worker-3", "default/late"}) {
+    ASSERT_NE(Find(r, p), nullptr) << p;
+    EXPECT_EQ(Find(r, p)->node, "n1") << p << ": " << Find(r, p)->reason;
+  }
+  EXPECT_GT(Find(r, "default/late")->scheduled_s.value_or(0),
+            Find(r, "default/worker-0")->scheduled_s.value_or(1e9));
+  // Exactly one claim: the PodGroup's ("train-gpus-" + 5 characters), the A100 pair, one
+  // reservedFor entry for the whole group; no claim per pod.
+  ASSERT_EQ(r.dra_claims.size(), 1u) << FormatSummary(r);
+  const std::string& claim = r.dra_claims[0];
+  EXPECT_EQ(claim.rfind("default/train-gpus-", 0), 0u) << claim;
+  EXPECT_EQ(claim.substr(std::string("default/train-gpus-xxxxx").size()),
+            ": gpu.example.com/n1/a100-0, gpu.example.com/n1/a100-1 (reserved for PodGroup train)");
+}
+
+// No node has the devices: the gang stays pending and the reason names the PodGroup's claim.
+TEST(DraWorkloadClaimTest, UnsatisfiablePodGroupClaimKeepsTheGangPendingWithTheClaimNamed) {
+  std::string members;
+  for (int i = 0; i < 4; ++i) members += WorkloadMember("worker-" + std::to_string(i));
+  Scenario sc = LoadText("pgclaim-none",
+                         kNvlinkNode +
+                             WorkloadGang(4, "device.attributes['gpu.example.com'].model == 'B200'") +
+                             members);
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  ASSERT_EQ(r.dra_claims.size(), 1u) << FormatSummary(r);
+  const std::string claim = r.dra_claims[0].substr(0, r.dra_claims[0].find(':'));
+  EXPECT_EQ(r.dra_claims[0], claim + ": not allocated");
+  for (int i = 0; i < 4; ++i) {
+    const PodOutcome* o = Find(r, "default/worker-" + std::to_string(i));
+    ASSERT_NE(o, nullptr);
+    EXPECT_TRUE(o->node.empty());
+    EXPECT_NE(o->reason.find("(claim " + claim + ")"), std::string::npos) << o->reason;
+  }
+}
+
+// The PodGroup's claim must be the PodGroup's: a claim of that name owned by someone else
+// is refused with upstream-style wording; a pod entry that does not match the PodGroup's
+// entry exactly gets a claim of its own (KEP-5729 "Pod").
+TEST(DraWorkloadClaimTest, OnlyExactlyMatchingEntriesUseThePodGroupClaim) {
+  const std::string own =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: solo, namespace: default}\nspec:\n"
+      "  schedulingGroup: {podGroupName: train}\n"
+      "  resourceClaims: [{name: mine, resourceClaimTemplateName: pair}]\n"
+      "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
+      "[{name: mine}]}}]\n---\n";
+  Scenario sc = LoadText("pgclaim-own", kNvlinkNode + WorkloadGang(1, "") + own);
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_EQ(Find(r, "default/solo")->node, "n1") << Find(r, "default/solo")->reason;
+  ASSERT_EQ(r.dra_claims.size(), 1u) << FormatSummary(r);
+  EXPECT_EQ(r.dra_claims[0].rfind("default/solo-mine-", 0), 0u) << r.dra_claims[0];
+  EXPECT_NE(r.dra_claims[0].find("(reserved for solo)"), std::string::npos) << r.dra_claims[0];
+}
+
 }  // namespace
 }  // namespace phalanx::sim

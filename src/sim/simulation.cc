@@ -613,7 +613,10 @@ class Driver {
           line += (i ? ", " : "") + d.driver + "/" + d.pool + "/" + d.device;
         }
         std::string by;
-        for (const auto& r : c->reserved_for) by += (by.empty() ? "" : ", ") + r.name;
+        for (const auto& r : c->reserved_for) {
+          by += std::string(by.empty() ? "" : ", ") + (r.resource == "podgroups" ? "PodGroup " : "") +
+                r.name;
+        }
         if (!by.empty()) line += " (reserved for " + by + ")";
       }
       res_->dra_claims.push_back(std::move(line));

@@ -22,6 +22,10 @@ constexpr std::string_view kStateKey = "PreFilterDynamicResources";
 // as upstream's Clone returns the same pointer).
 struct Data {
   std::vector<dra::ResourceClaimPtr> claims;                 // per spec.resourceClaims entry
+  // Who each claim is reserved for: the pod, or its PodGroup (KEP-5729).
+  std::vector<dra::ConsumerReference> consumers;
+  // Set by PreBind when it added a PodGroup to the claim's reservedFor (Unreserve undoes it).
+  std::vector<bool> wrote_group;
   std::vector<std::optional<api::NodeSelector>> available_on;  // allocated claims' selectors
   std::vector<size_t> to_allocate;                           // indices of unallocated claims
   std::shared_ptr<const dra::Allocator> allocator;           // when to_allocate is not empty
@@ -47,11 +51,18 @@ Data* Read(const framework::CycleState& cs) {
   return s ? s->d.get() : nullptr;
 }
 
-bool ReservedForPod(const dra::ResourceClaim& c, const api::Pod& pod) {
+// Whether `c` is reserved for `consumer`: the pod by UID; a PodGroup by UID, or by name when
+// the PodGroup's UID is unknown (KEP-5729 "only the name in the reference must match").
+bool ReservedFor(const dra::ResourceClaim& c, const dra::ConsumerReference& consumer) {
   for (const auto& r : c.reserved_for) {
-    if (r.resource == "pods" && r.uid == pod.metadata.uid) return true;
+    if (r.resource != consumer.resource || r.api_group != consumer.api_group) continue;
+    if (consumer.uid.empty() ? r.name == consumer.name : r.uid == consumer.uid) return true;
   }
   return false;
+}
+
+dra::ConsumerReference PodConsumer(const api::Pod& pod) {
+  return dra::ConsumerReference{"", "pods", pod.metadata.name, pod.metadata.uid};
 }
 
 std::string ClaimKey(const dra::ResourceClaim& c) { return c.Key(); }
@@ -64,23 +75,40 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> DynamicResources::New(
 }
 
 api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::PodClaims(
-    const dra::Manager& m, const api::Pod& pod) {
+    const dra::Manager& m, const api::Pod& pod, std::vector<dra::ConsumerReference>* consumers) {
   std::vector<dra::ResourceClaimPtr> out;
+  // KEP-5729: the pod's PodGroup (spec.schedulingGroup.podGroupName) and its claims. An
+  // unknown PodGroup owns no claims (the gang plugins keep such a pod waiting anyway).
+  std::shared_ptr<const dra::PodGroupClaims> group;
+  if (const std::string& pg = pod.spec.scheduling_group_pod_group_name; !pg.empty()) {
+    auto g = m.PodGroupClaimsOf(pod.metadata.namespace_, pg);
+    if (g.ok()) {
+      group = *g;
+    } else if (!absl::IsNotFound(g.status())) {
+      return g.status();
+    }
+  }
   for (const auto& pc : pod.spec.resource_claims) {
+    const dra::PodGroupResourceClaim* group_claim = group ? group->Match(pc) : nullptr;
     // k8s.io/dynamic-resource-allocation/resourceclaim.Name: the claim's own name, or the
-    // generated one from the pod's status (ErrClaimNotFound until the controller wrote it).
+    // generated one from the pod's status (ErrClaimNotFound until the controller wrote it);
+    // for a PodGroup's claim, the PodGroup's status names it too (KEP-5729 "Create").
     std::string name = pc.resource_claim_name;
     const bool generated = name.empty();
     if (generated) {
-      const api::PodResourceClaimStatus* st = nullptr;
+      const std::string* claim_name = nullptr;
       for (const auto& s : pod.status.resource_claim_statuses) {
-        if (s.name == pc.name) st = &s;
+        if (s.name == pc.name) claim_name = &s.resource_claim_name;
       }
-      if (!st) {
+      if (!claim_name && group_claim) {
+        auto it = group->statuses.find(pc.name);
+        if (it != group->statuses.end()) claim_name = &it->second;
+      }
+      if (!claim_name) {
         return absl::NotFoundError("pod \"" + pod.Key() + "\": ResourceClaim not created yet");
       }
-      if (st->resource_claim_name.empty()) continue;  // no claim was needed
-      name = st->resource_claim_name;
+      if (claim_name->empty()) continue;  // no claim was needed
+      name = *claim_name;
     }
     auto claim = m.GetClaim(pod.metadata.namespace_, name);
     if (!claim.ok()) return claim.status();
@@ -89,7 +117,20 @@ api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::PodClaims(
       return absl::FailedPreconditionError("resourceclaim \"" + c.metadata.name +
                                            "\" is being deleted");
     }
-    if (generated) {
+    if (generated && group_claim) {
+      // KEP-5729: a claim generated for the PodGroup is owned by it.
+      bool owned = false;
+      for (const auto& o : c.metadata.owner_references) {
+        owned = owned || (o.controller && o.kind == "PodGroup" &&
+                          (group->metadata.uid.empty() ? o.name == group->metadata.name
+                                                       : o.uid == group->metadata.uid));
+      }
+      if (!owned) {
+        return absl::FailedPreconditionError(
+            "ResourceClaim " + c.Key() + " was not created for pod group " +
+            pod.metadata.namespace_ + "/" + group->metadata.name + " (pod group is not owner)");
+      }
+    } else if (generated) {
       // resourceclaim.IsForPod: the pod must be the claim's controlling owner.
       bool owned = false;
       for (const auto& o : c.metadata.owner_references) {
@@ -101,6 +142,7 @@ api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::PodClaims(
                                              " (pod is not owner)");
       }
     }
+    if (consumers) consumers->push_back(group_claim ? group->Consumer() : PodConsumer(pod));
     out.push_back(*claim);
   }
   return out;
@@ -127,17 +169,18 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
   auto st = std::make_unique<State>();
   st->d = std::make_shared<Data>();
   Data& d = *st->d;
-  auto claims = CycleClaims(pod.Pod());
+  auto claims = CycleClaims(pod.Pod(), &d.consumers);
   if (!claims.ok()) return Status::UnschedulableAndUnresolvable(std::string(claims.status().message()));
   if (claims->empty()) return Status(framework::Code::kSkip);
   d.claims = std::move(*claims);
   d.available_on.resize(d.claims.size());
   d.reserved.resize(d.claims.size());
+  d.wrote_group.resize(d.claims.size());
   auto classes = dra_->Classes();
   for (size_t i = 0; i < d.claims.size(); ++i) {
     const dra::ResourceClaim& c = *d.claims[i];
     if (c.allocation) {
-      if (c.reserved_for.size() >= dra::kReservedForMaxSize && !ReservedForPod(c, pod.Pod())) {
+      if (c.reserved_for.size() >= dra::kReservedForMaxSize && !ReservedFor(c, d.consumers[i])) {
         return Status::UnschedulableAndUnresolvable("resourceclaim in use");
       }
       d.available_on[i] = c.allocation->node_selector;
@@ -314,15 +357,23 @@ void DynamicResources::Unreserve(framework::CycleState& state, const framework::
     const dra::ResourceClaim& c = *d->claims[i];
     dra_->RemovePendingAllocation(c.metadata.uid);
     d->reserved[i].reset();
-    // A reservation PreBind wrote: take the pod out of reservedFor again.
+    // A reservation PreBind wrote: take the pod out of reservedFor again. A PodGroup's
+    // reservation only when this pod's PreBind added it (the first member of the group to
+    // get there; the members bound before keep it, KEP-5729 "Deallocate").
+    const dra::ConsumerReference& consumer = d->consumers[i];
+    if (consumer.resource != "pods" && !d->wrote_group[i]) continue;
+    d->wrote_group[i] = false;
     auto now = dra_->GetClaim(c.metadata.namespace_, c.metadata.name);
-    if (!now.ok() || !ReservedForPod(**now, pod.Pod())) continue;
+    if (!now.ok() || !ReservedFor(**now, consumer)) continue;
     auto obj = dra_->ClaimObject(c.metadata.namespace_, c.metadata.name);
     if (!obj) continue;
     dra::ResourceClaim updated = **now;
     std::erase_if(updated.reserved_for, [&](const dra::ConsumerReference& r) {
-      return r.uid == pod.Pod().metadata.uid;
+      return r.resource == consumer.resource && r.api_group == consumer.api_group &&
+             r.uid == consumer.uid && r.name == consumer.name;
     });
+    // Nobody left: the allocation goes too (as the resourceclaim controller would).
+    if (updated.reserved_for.empty() && consumer.resource != "pods") updated.allocation.reset();
     if (h_.Client().UpdateResourceClaimStatus(dra::WithClaimStatus(*obj, updated)).ok()) {
       dra_->AssumeWritten(updated);
     }
@@ -342,7 +393,7 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
     if (c.metadata.uid != orig.metadata.uid) {
       return Status::Error("resourceclaim " + c.Key() + " was replaced (UID changed)");
     }
-    if (ReservedForPod(c, pod.Pod()) && c.allocation) continue;
+    if (ReservedFor(c, d->consumers[i]) && c.allocation) continue;
     if (d->reserved[i]) {
       if (c.allocation && !(*c.allocation == *d->reserved[i])) {
         return Status::Error("resourceclaim " + c.Key() + " got allocated elsewhere meanwhile");
@@ -353,21 +404,21 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
     if (c.reserved_for.size() >= dra::kReservedForMaxSize) {
       return Status::Error("resourceclaim " + c.Key() + ": reservedFor is full");
     }
-    c.reserved_for.push_back(dra::ConsumerReference{"pods", pod.Pod().metadata.name,
-                                                    pod.Pod().metadata.uid});
+    c.reserved_for.push_back(d->consumers[i]);
     auto obj = dra_->ClaimObject(c.metadata.namespace_, c.metadata.name);
     if (!obj) return Status::Error("resourceclaim " + c.Key() + " not found");
     if (auto s = h_.Client().UpdateResourceClaimStatus(dra::WithClaimStatus(*obj, c)); !s.ok()) {
       return Status::Error("resourceclaim " + c.Key() + ": " + std::string(s.message()));
     }
     dra_->AssumeWritten(c);
+    d->wrote_group[i] = d->consumers[i].resource != "pods";
   }
   return Status::Success();
 }
 
 api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::CycleClaims(
-    const api::Pod& pod) const {
-  auto claims = PodClaims(*dra_, pod);
+    const api::Pod& pod, std::vector<dra::ConsumerReference>* consumers) const {
+  auto claims = PodClaims(*dra_, pod, consumers);
   if (!claims.ok() || joint_mode_ || tentative_.empty()) return claims;
   for (auto& c : *claims) {
     if (c->allocation) continue;

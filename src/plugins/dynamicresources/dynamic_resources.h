@@ -33,6 +33,14 @@
 //               Pod UpdatePodGeneratedResourceClaim (hint: this pod's claims now exist);
 //               DeviceClass and ResourceSlice Add / Update.
 //
+// Workload API claims (KEP-5729): a claim entry that matches one of the pod's
+// scheduling.k8s.io PodGroup's spec.resourceClaims is the PodGroup's claim: allocated once
+// (the first member's cycle, or jointly in the gang's transaction, as any claim the members
+// share), reserved for the PodGroup (one reservedFor entry however many members; a member
+// arriving later finds it reserved and only checks the allocation's node selector), and
+// kept allocated while the PodGroup lives. Unreserve takes the PodGroup out of reservedFor
+// (and deallocates) only when this pod's PreBind put it there.
+//
 // Gangs (PodGroup cycles): PodGroupPlacement places a gang's members one by one on a view;
 // this plugin keeps each placed member's devices tentatively taken (TakeOnView) so that later
 // members do not count on them, and when member-by-member placement fails the joint search
@@ -102,14 +110,20 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                                  const std::vector<std::string>& nodes) override;
 
   // The claims of `pod` in spec.resourceClaims order (entries whose template needed no claim
-  // left out). Errors: the PreEnqueue reasons above.
-  static api::StatusOr<std::vector<dra::ResourceClaimPtr>> PodClaims(const dra::Manager& m,
-                                                                     const api::Pod& pod);
+  // left out). `consumers` (optional) gets, per claim, whom it is reserved for: the pod, or
+  // for an entry that matches one of its PodGroup's spec.resourceClaims exactly, the
+  // PodGroup (KEP-5729; such a generated claim must be owned by the PodGroup: `ResourceClaim
+  // ns/c was not created for pod group ns/pg (pod group is not owner)`). Errors: the
+  // PreEnqueue reasons above, or the PodGroup's parse error.
+  static api::StatusOr<std::vector<dra::ResourceClaimPtr>> PodClaims(
+      const dra::Manager& m, const api::Pod& pod,
+      std::vector<dra::ConsumerReference>* consumers = nullptr);
 
  private:
   // The claims of the pod as this cycle sees them: a claim a gang member placed on the view
   // took (tentative_) counts as allocated so. Error as PodClaims.
-  api::StatusOr<std::vector<dra::ResourceClaimPtr>> CycleClaims(const api::Pod& pod) const;
+  api::StatusOr<std::vector<dra::ResourceClaimPtr>> CycleClaims(
+      const api::Pod& pod, std::vector<dra::ConsumerReference>* consumers = nullptr) const;
 
   framework::Handle& h_;
   dra::Manager* dra_;
