@@ -742,11 +742,12 @@ Status Framework::RunScorePluginsInternal(const CycleState& state, const PodInfo
 
 Status Framework::RunScorePluginsCached(const CycleState& state, const PodInfo& pod,
                                         const std::vector<const NodeInfo*>& nodes,
-                                        const std::vector<uint32_t>& slots, size_t num_slots,
+                                        const std::vector<uint32_t>& slots,
+                                        const std::vector<int64_t>& generations,
                                         RawScoreCache* cache, std::vector<int64_t>* totals) {
   return TimedPoint(observer_, ExtensionPoint::kScore, [&]() -> Status {
     const Status s =
-        RunScorePluginsCachedInternal(state, pod, nodes, slots, num_slots, cache, totals);
+        RunScorePluginsCachedInternal(state, pod, nodes, slots, generations, cache, totals);
     FlushPluginEvaluations();
     return s;
   });
@@ -755,9 +756,11 @@ Status Framework::RunScorePluginsCached(const CycleState& state, const PodInfo& 
 Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const PodInfo& pod,
                                                 const std::vector<const NodeInfo*>& nodes,
                                                 const std::vector<uint32_t>& slots,
-                                                size_t num_slots, RawScoreCache* cache,
+                                                const std::vector<int64_t>& generations,
+                                                RawScoreCache* cache,
                                                 std::vector<int64_t>* totals) {
   const size_t n = nodes.size();
+  const size_t num_slots = generations.size();
   totals->assign(n, 0);
   std::vector<size_t> active_index;  // into score_
   for (size_t j = 0; j < score_.size(); ++j) {
@@ -779,7 +782,7 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
   std::vector<uint32_t> missing_slots;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t slot = slots[i];
-    if (cache->node[slot] != nodes[i] || cache->generation[slot] != nodes[i]->generation()) {
+    if (cache->node[slot] != nodes[i] || cache->generation[slot] != generations[slot]) {
       missing.push_back(nodes[i]);
       missing_slots.push_back(slot);
     }
@@ -820,7 +823,8 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
     }
     cache->computed += static_cast<int64_t>(m);
   }
-  std::vector<int64_t> row(n);
+  thread_local std::vector<int64_t> row;  // reused across cycles (the scheduling thread)
+  row.resize(n);
   for (size_t j = 0; j < k; ++j) {
     ScorePlugin* p = score_[active_index[j]];
     const std::vector<int64_t>& raw = cache->raw[j];

@@ -150,15 +150,18 @@ class Framework final : public Handle {
                          const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals,
                          ScoreTable* table = nullptr);
   // RunScorePlugins for a pod of the signature `cache` holds results for: `slots[i]` is
-  // nodes[i]'s slot (< num_slots). Nodes with valid cached raw scores are not scored
+  // nodes[i]'s slot (< generations.size(), the number of slots), `generations[slot]` the
+  // current NodeInfo::generation() of the node in that slot (read from a contiguous array
+  // instead of the NodeInfos). Nodes with valid cached raw scores are not scored
   // again; the others are scored (in parallel) and cached. Every plugin's raw row over
   // `nodes` is then normalized and weighted exactly as RunScorePlugins does, so *totals
   // equal RunScorePlugins(state, pod, nodes). A cache made for another set of active
   // Score plugins (PreScore skips) is cleared first. Errors as RunScorePlugins.
   Status RunScorePluginsCached(const CycleState& state, const PodInfo& pod,
                                const std::vector<const NodeInfo*>& nodes,
-                               const std::vector<uint32_t>& slots, size_t num_slots,
-                               RawScoreCache* cache, std::vector<int64_t>* totals);
+                               const std::vector<uint32_t>& slots,
+                               const std::vector<int64_t>& generations, RawScoreCache* cache,
+                               std::vector<int64_t>* totals);
   // Brings `table` (made by RunScorePlugins for `nodes`, possibly for another pod of the
   // same signature) and `totals` up to date for `pod` after one node changed: with
   // `removed`, the node that was at index `i` has been erased from `nodes` (it no longer
@@ -262,7 +265,8 @@ class Framework final : public Handle {
   Status RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod, PreFilterResult* result);
   Status RunScorePluginsCachedInternal(const CycleState& state, const PodInfo& pod,
                                        const std::vector<const NodeInfo*>& nodes,
-                                       const std::vector<uint32_t>& slots, size_t num_slots,
+                                       const std::vector<uint32_t>& slots,
+                                       const std::vector<int64_t>& generations,
                                        RawScoreCache* cache, std::vector<int64_t>* totals);
   Status RunScorePluginsInternal(const CycleState& state, const PodInfo& pod,
                                  const std::vector<const NodeInfo*>& nodes,

@@ -243,8 +243,9 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
   const size_t start = next_start_node_index_ % n;
   const bool has_filters = fwk.HasFilterPlugins();
   const bool check_nominated = !queue_->nominator().Empty();
+  const std::vector<int64_t>& generations = snapshot_.NodeGenerations();
   auto valid = [&](size_t slot) {
-    return c.node[slot] == nodes[slot] && c.generation[slot] == nodes[slot]->generation();
+    return c.node[slot] == nodes[slot] && c.generation[slot] == generations[slot];
   };
   auto evaluate = [&](size_t slot) {
     const NodeInfo& ni = *nodes[slot];
@@ -262,7 +263,7 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
   // (in parallel when there are many), then the block is taken in node order.
   const size_t block = std::max<size_t>(to_find, 256);
   size_t processed = 0;
-  std::vector<uint32_t> stale;
+  std::vector<uint32_t>& stale = c.stale;
   for (size_t b = 0; b < n && c.feasible_slots.size() < to_find; b += block) {
     const size_t e = std::min(n, b + block);
     stale.clear();
@@ -437,7 +438,7 @@ Status Scheduler::PrioritizeNodes(framework::Framework& fwk, CycleState& state, 
   std::vector<int64_t> totals;
   if (fwk.HasScorePlugins() && cache) {
     s = fwk.RunScorePluginsCached(state, pod, feasible, cache->feasible_slots,
-                                  snapshot_.List().size(), &cache->scores, &totals);
+                                  snapshot_.NodeGenerations(), &cache->scores, &totals);
     if (!s.IsSuccess()) return s;
   } else if (fwk.HasScorePlugins()) {
     s = fwk.RunScorePlugins(state, pod, feasible, &totals, batch ? &batch->table : nullptr);

@@ -183,6 +183,7 @@ struct NodeResultCache {
   bool walked = false;
   std::vector<uint32_t> feasible_slots;
   int evaluated = 0;
+  std::vector<uint32_t> stale;  // FilterNodesCached's scratch
   void ClearNodes() {
     node.clear();
     generation.clear();
