@@ -32,10 +32,14 @@ class BenchCommand : public app::Command {
     c->add_option("--parallelism", bo_.parallelism, "Filter/Score parallelism");
     c->add_option("--config", bo_.config_path, "KubeSchedulerConfiguration file");
     c->add_option("--json", bo_.json_path, "Write the result as JSON to this file");
+    c->add_flag("--no-opportunistic-batching", no_batching_,
+                "Schedule every plain pod in full (no reuse of per-node Filter/Score results "
+                "across cycles of one pod signature; KEP-5598 opportunistic batching off)");
     return c;
   }
 
   int Run(framework::Registry registry) override {
+    bo_.opportunistic_batching = !no_batching_;
     if (!po_.workload_file.empty()) return RunWorkloads(std::move(registry));
     if (!po_.workload_selector.empty() || !po_.label_filter.empty()) {
       return app::Fail("--workload and --label need a WORKLOAD.yaml file");
@@ -53,6 +57,7 @@ class BenchCommand : public app::Command {
     po_.config_path = bo_.config_path;
     po_.json_path = bo_.json_path;
     po_.parallelism = bo_.parallelism;
+    po_.opportunistic_batching = bo_.opportunistic_batching;
     po_.registry = std::move(registry);
     po_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
     std::vector<perf::PerfResult> results;
@@ -69,6 +74,7 @@ class BenchCommand : public app::Command {
 
   perf::BasicOptions bo_;
   perf::PerfOptions po_;
+  bool no_batching_ = false;
 };
 
 }  // namespace

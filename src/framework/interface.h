@@ -198,7 +198,11 @@ class BatchablePlugin : public virtual Plugin {
   // results for the other on no other node (upstream: the plugin's signature elements
   // are equal; false where upstream marks a pod unsignable). Called with the same pod
   // twice, it says whether the pod is signable at all. Must not depend on node state
-  // other than what stays fixed while a PodGroup cycle places its members.
+  // other than what stays fixed while a PodGroup cycle places its members. For a signable
+  // pod, a node's Filter verdict and raw (pre-NormalizeScore) Score must depend only on
+  // the pod, that node and the cluster, not on which other nodes PreScore got: plain-pod
+  // batching caches them per node across cycles (Scheduler's NodeResultCache); a plugin
+  // whose per-node score reads window-wide PreScore state must mark such pods unsignable.
   virtual bool SameSignature(const PodInfo& canonical, const PodInfo& pod) const = 0;
 };
 

@@ -740,6 +740,105 @@ Status Framework::RunScorePluginsInternal(const CycleState& state, const PodInfo
   return Status::Success();
 }
 
+Status Framework::RunScorePluginsCached(const CycleState& state, const PodInfo& pod,
+                                        const std::vector<const NodeInfo*>& nodes,
+                                        const std::vector<uint32_t>& slots,
+                                        const std::vector<int64_t>& generations,
+                                        RawScoreCache* cache, std::vector<int64_t>* totals) {
+  return TimedPoint(observer_, ExtensionPoint::kScore, [&]() -> Status {
+    const Status s =
+        RunScorePluginsCachedInternal(state, pod, nodes, slots, generations, cache, totals);
+    FlushPluginEvaluations();
+    return s;
+  });
+}
+
+Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const PodInfo& pod,
+                                                const std::vector<const NodeInfo*>& nodes,
+                                                const std::vector<uint32_t>& slots,
+                                                const std::vector<int64_t>& generations,
+                                                RawScoreCache* cache,
+                                                std::vector<int64_t>* totals) {
+  const size_t n = nodes.size();
+  const size_t num_slots = generations.size();
+  totals->assign(n, 0);
+  std::vector<size_t> active_index;  // into score_
+  for (size_t j = 0; j < score_.size(); ++j) {
+    if (!state.skip_score_plugins.empty() && state.SkipScore(score_[j]->Name())) continue;
+    active_index.push_back(j);
+  }
+  if (!cache->initialized || cache->plugins != active_index || cache->node.size() != num_slots) {
+    cache->Clear();
+    cache->initialized = true;
+    cache->plugins = active_index;
+    cache->raw.assign(active_index.size(), std::vector<int64_t>(num_slots, 0));
+    cache->node.assign(num_slots, nullptr);
+    cache->generation.assign(num_slots, 0);
+  }
+  const size_t k = active_index.size();
+  if (k == 0) return Status::Success();
+  // The nodes without valid raw scores, scored as RunScorePlugins would (in parallel).
+  std::vector<const NodeInfo*> missing;
+  std::vector<uint32_t> missing_slots;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t slot = slots[i];
+    if (cache->node[slot] != nodes[i] || cache->generation[slot] != generations[slot]) {
+      missing.push_back(nodes[i]);
+      missing_slots.push_back(slot);
+    }
+  }
+  if (!missing.empty()) {
+    const size_t m = missing.size();
+    std::vector<std::vector<int64_t>> fresh(k, std::vector<int64_t>(m, 0));
+    absl::Mutex err_mu;
+    Status err;
+    bool failed = false;
+    opts_.parallelizer->Until(m, 64, [&](size_t b, size_t e) {
+      for (size_t j = 0; j < k; ++j) {
+        ScorePlugin* p = score_[active_index[j]];
+        if (score_evaluations_) {
+          score_evaluations_[active_index[j]].n.fetch_add(e - b, std::memory_order_relaxed);
+        }
+        Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kScore, [&] {
+          return p->ScoreNodes(state, pod, missing, b, e, fresh[j].data());
+        });
+        if (!s.IsSuccess()) {
+          absl::MutexLock l(&err_mu);
+          if (!failed) {
+            failed = true;
+            err = ScoreError(*p, s);
+          }
+        }
+      }
+    });
+    if (failed) {
+      cache->Clear();
+      return err;
+    }
+    for (size_t q = 0; q < m; ++q) {
+      const uint32_t slot = missing_slots[q];
+      for (size_t j = 0; j < k; ++j) cache->raw[j][slot] = fresh[j][q];
+      cache->node[slot] = missing[q];
+      cache->generation[slot] = missing[q]->generation();
+    }
+    cache->computed += static_cast<int64_t>(m);
+  }
+  thread_local std::vector<int64_t> row;  // reused across cycles (the scheduling thread)
+  row.resize(n);
+  for (size_t j = 0; j < k; ++j) {
+    ScorePlugin* p = score_[active_index[j]];
+    const std::vector<int64_t>& raw = cache->raw[j];
+    for (size_t i = 0; i < n; ++i) row[i] = raw[slots[i]];
+    if (auto* ext = p->GetScoreExtensions()) {
+      Status s = ext->NormalizeScore(state, pod, nodes, row);
+      if (!s.IsSuccess()) return NormalizeError(*p, s);
+    }
+    Status s = AddWeightedRow(*p, row, score_weights_[active_index[j]], totals);
+    if (!s.IsSuccess()) return s;
+  }
+  return Status::Success();
+}
+
 bool Framework::RescoreScoreTable(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes, size_t i,
                                   bool removed, ScoreTable* table, std::vector<int64_t>* totals,

@@ -72,6 +72,29 @@ struct ScoreTable {
   std::vector<std::vector<int64_t>> normalized;  // [plugin][node] after it
 };
 
+// Raw (pre-NormalizeScore) Score plugin results kept per node across the scheduling
+// cycles of pods of one signature (opportunistic batching of plain pods, KEP-5598;
+// Scheduler's NodeResultCache). Indexed by a slot per node (the node's position in the
+// snapshot's node list); a slot's scores are valid while its NodeInfo is the same object
+// at the same generation (NodeInfo::generation()). Relies on the BatchablePlugin
+// contract: a signable pod's raw Score on a node depends on the pod, that node and the
+// cluster, not on which other nodes PreScore got.
+struct RawScoreCache {
+  bool initialized = false;
+  std::vector<size_t> plugins;             // indices of the Score plugins that ran
+  std::vector<std::vector<int64_t>> raw;   // [plugin][slot]
+  std::vector<const NodeInfo*> node;       // [slot] the NodeInfo scored, nullptr: none
+  std::vector<int64_t> generation;         // [slot] its generation then
+  int64_t computed = 0;                    // nodes scored (statistics, tests)
+  void Clear() {
+    initialized = false;
+    plugins.clear();
+    raw.clear();
+    node.clear();
+    generation.clear();
+  }
+};
+
 class Framework final : public Handle {
  public:
   [[nodiscard]] static StatusOr<std::unique_ptr<Framework>> New(const Registry& registry,
@@ -126,6 +149,19 @@ class Framework final : public Handle {
   Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
                          const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals,
                          ScoreTable* table = nullptr);
+  // RunScorePlugins for a pod of the signature `cache` holds results for: `slots[i]` is
+  // nodes[i]'s slot (< generations.size(), the number of slots), `generations[slot]` the
+  // current NodeInfo::generation() of the node in that slot (read from a contiguous array
+  // instead of the NodeInfos). Nodes with valid cached raw scores are not scored
+  // again; the others are scored (in parallel) and cached. Every plugin's raw row over
+  // `nodes` is then normalized and weighted exactly as RunScorePlugins does, so *totals
+  // equal RunScorePlugins(state, pod, nodes). A cache made for another set of active
+  // Score plugins (PreScore skips) is cleared first. Errors as RunScorePlugins.
+  Status RunScorePluginsCached(const CycleState& state, const PodInfo& pod,
+                               const std::vector<const NodeInfo*>& nodes,
+                               const std::vector<uint32_t>& slots,
+                               const std::vector<int64_t>& generations, RawScoreCache* cache,
+                               std::vector<int64_t>* totals);
   // Brings `table` (made by RunScorePlugins for `nodes`, possibly for another pod of the
   // same signature) and `totals` up to date for `pod` after one node changed: with
   // `removed`, the node that was at index `i` has been erased from `nodes` (it no longer
@@ -227,6 +263,11 @@ class Framework final : public Handle {
                          const std::unordered_map<std::string, Plugin*>& plugins);
   friend class WaitingPodImpl;
   Status RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod, PreFilterResult* result);
+  Status RunScorePluginsCachedInternal(const CycleState& state, const PodInfo& pod,
+                                       const std::vector<const NodeInfo*>& nodes,
+                                       const std::vector<uint32_t>& slots,
+                                       const std::vector<int64_t>& generations,
+                                       RawScoreCache* cache, std::vector<int64_t>* totals);
   Status RunScorePluginsInternal(const CycleState& state, const PodInfo& pod,
                                  const std::vector<const NodeInfo*>& nodes,
                                  std::vector<int64_t>* totals, ScoreTable* table);

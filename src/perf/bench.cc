@@ -92,6 +92,7 @@ api::Status RunBasic(const BasicOptions& opts, BasicResult* res) {
   so.clock = &clock;
   so.client = &store;
   so.binding_workers = opts.binding_workers;
+  so.opportunistic_batching = opts.opportunistic_batching;
   auto s = scheduler::Scheduler::New(std::move(so));
   if (!s.ok()) return absl::InvalidArgumentError(s.status().Message());
   auto sched = std::move(s).value();

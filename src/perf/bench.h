@@ -25,6 +25,7 @@ struct BasicOptions {
   int gangs = 0;
   int gang_size = 0;
   int parallelism = 0;      // 0: from config (default 16)
+  bool opportunistic_batching = true;  // SchedulerOptions::opportunistic_batching
   uint64_t seed = 1;
   std::string config_path;
   std::string json_path;

@@ -348,6 +348,7 @@ api::Status WorkloadRun::Setup() {
   so.clock = &clock_;
   so.client = &store_;
   so.binding_workers = 0;
+  so.opportunistic_batching = opts_.opportunistic_batching;
   std::vector<std::string> names;
   for (const auto& p : so.config.profiles) names.push_back(p.scheduler_name);
   auto s = scheduler::Scheduler::New(std::move(so));

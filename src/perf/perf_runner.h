@@ -70,6 +70,9 @@ struct PerfOptions {
   std::optional<framework::Registry> registry;  // unset: in-tree plugins
   uint64_t seed = 1;
   int parallelism = 0;            // 0: from the configuration
+  // SchedulerOptions::opportunistic_batching (false: every plain pod in full, for
+  // comparisons; `phalanx bench --no-opportunistic-batching`).
+  bool opportunistic_batching = true;
   double throughput_window_ms = 0;  // 0: automatic (see above)
   std::function<void(const std::string&)> log;  // progress lines; may be empty
 };

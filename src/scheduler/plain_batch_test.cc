@@ -1,11 +1,13 @@
-// Opportunistic batching of plain pods (KEP-5598; Scheduler::PlainBatchFor): a pod of the
-// previous cycle's signature is placed from that cycle's filtered and scored nodes. The
-// property test schedules random plain-pod sequences on random clusters twice, batching
-// on and off, with the same seed, and requires identical placements: every cluster here
-// has fewer than 100 nodes, so every cycle evaluates every node (percentageOfNodesToScore
-// samples nothing) and the batch holds exactly the nodes a full cycle would filter.
-// Cluster changes (pods bound by others, node updates, deletions) are made between
-// cycles, the same in both runs: the batch must be dropped for them.
+// Opportunistic batching of plain pods (KEP-5598; Scheduler::PlainBatchFor and
+// NodeResultCache): a pod of the previous cycle's signature reuses the Filter verdicts and
+// raw scores cached for the nodes that did not change since. The property tests schedule
+// random plain-pod sequences on random clusters twice, batching on and off, with the same
+// seed, and require identical placements pod by pod: small clusters (every node evaluated)
+// and clusters of 100-2,000 nodes with node sampling (percentageOfNodesToScore 5-50 and
+// the default adaptive percentage), where every cycle filters its own window of nodes from
+// the rotating start index. Cluster changes (pods bound by others, node updates,
+// deletions) are made between cycles, the same in both runs: the cache must be dropped
+// for them.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -30,11 +32,12 @@ struct Scenario {
   std::map<size_t, int> changes;
 };
 
-api::Node RandomNode(std::mt19937_64& rng, int i) {
+api::Node RandomNode(std::mt19937_64& rng, int i, bool one_pod = false) {
   NodeBuilder b("n" + std::to_string(i));
+  const uint64_t pods = 3 + rng() % 20;
   b.Capacity({{"cpu", std::to_string(2 + rng() % 14)},
               {"memory", std::to_string(4 + rng() % 5 * 8) + "Gi"},
-              {"pods", std::to_string(3 + rng() % 20)}});
+              {"pods", one_pod ? "1" : std::to_string(pods)}});
   b.Label("zone", "z" + std::to_string(rng() % 3));
   if (rng() % 3 == 0) b.Label("fast", "true");
   if (rng() % 4 == 0) b.Taint("spot", "true", "PreferNoSchedule");
@@ -80,12 +83,33 @@ api::Pod TemplatePod(int kind, const std::string& name) {
   return b.Obj();
 }
 
-Scenario RandomScenario(uint64_t seed, bool with_changes) {
+// Nodes [min_nodes, max_nodes), pods [min_pods, max_pods).
+struct ScenarioShape {
+  int min_nodes = 3, max_nodes = 63;
+  int min_pods = 20, max_pods = 100;
+  bool uniform_nodes = false;  // identical nodes: every score ties, the random draw decides
+  bool one_pod_per_node = false;  // every node holds one pod (upstream's batching case)
+};
+
+// Identical nodes but for the zone label.
+api::Node UniformNode(int i, bool one_pod) {
+  return NodeBuilder("n" + std::to_string(i))
+      .Capacity({{"cpu", "4"}, {"memory", "32Gi"}, {"pods", one_pod ? "1" : "110"}})
+      .Label("zone", "z" + std::to_string(i % 3))
+      .Obj();
+}
+
+Scenario RandomScenario(uint64_t seed, bool with_changes, const ScenarioShape& shape = {}) {
   std::mt19937_64 rng(seed);
   Scenario sc;
-  const int num_nodes = 3 + static_cast<int>(rng() % 60);
-  for (int i = 0; i < num_nodes; ++i) sc.nodes.push_back(RandomNode(rng, i));
-  const int num_pods = 20 + static_cast<int>(rng() % 80);
+  const int num_nodes =
+      shape.min_nodes + static_cast<int>(rng() % (shape.max_nodes - shape.min_nodes));
+  for (int i = 0; i < num_nodes; ++i) {
+    sc.nodes.push_back(shape.uniform_nodes ? UniformNode(i, shape.one_pod_per_node)
+                                           : RandomNode(rng, i, shape.one_pod_per_node));
+  }
+  const int num_pods =
+      shape.min_pods + static_cast<int>(rng() % (shape.max_pods - shape.min_pods));
   int kind = 0;
   for (int i = 0; i < num_pods; ++i) {
     // Runs of one template (batches), broken at random.
@@ -141,8 +165,10 @@ struct Outcome {
   int64_t batched = 0;
 };
 
-Outcome RunScenario(const Scenario& sc, uint64_t seed, bool batching, int binding_workers = 0) {
+Outcome RunScenario(const Scenario& sc, uint64_t seed, bool batching, int binding_workers = 0,
+                    int32_t percentage = 0) {
   SchedulerTestOptions o;
+  o.config.percentage_of_nodes_to_score = percentage;
   o.seed = seed;
   o.opportunistic_batching = batching;
   o.binding_workers = binding_workers;
@@ -208,6 +234,66 @@ TEST(PlainBatchTest, RandomSequencesWithBindingPoolPlaceAsOneByOne) {
     EXPECT_EQ(on.placements, off.placements) << "seed " << seed;
   }
   EXPECT_GT(batched, 50);
+}
+
+// Random plain-pod sequences on clusters of 100-2,000 nodes with node sampling: each cycle
+// filters only its window (numFeasibleNodesToFind nodes that fit, from the rotating start
+// index), so a batch that reused one pod's window for the next would place differently.
+// Percentages 5-50 and 0 (the adaptive default: 50 - nodes/125, at least 5).
+void ExpectSamePlacementsSampled(uint64_t salt, bool with_changes, ScenarioShape shape,
+                                 int64_t min_batched, int scenarios = 8) {
+  static constexpr int32_t kPercentages[] = {0, 5, 10, 30, 50, 0};
+  int64_t batched = 0;
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(scenarios); ++seed) {
+    Scenario sc = RandomScenario(seed * salt, with_changes, shape);
+    const int32_t percentage = kPercentages[(seed + salt) % 6];
+    Outcome on = RunScenario(sc, seed, true, 0, percentage);
+    Outcome off = RunScenario(sc, seed, false, 0, percentage);
+    EXPECT_EQ(off.batched, 0);
+    batched += on.batched;
+    ASSERT_EQ(on.placements.size(), off.placements.size());
+    int differing = 0;
+    for (size_t i = 0; i < on.placements.size() && differing < 5; ++i) {
+      if (on.placements[i] == off.placements[i]) continue;
+      ++differing;
+      ADD_FAILURE() << "seed " << seed << " pod p" << i << ": batched " << on.placements[i]
+                    << ", one by one " << off.placements[i] << " (" << sc.nodes.size()
+                    << " nodes, percentageOfNodesToScore " << percentage << ")";
+    }
+  }
+  EXPECT_GT(batched, min_batched);
+}
+
+ScenarioShape LargeShape(bool uniform, bool one_pod_per_node) {
+  ScenarioShape s;
+  s.min_nodes = 100;
+  s.max_nodes = 2001;
+  s.min_pods = 150;
+  s.max_pods = 400;
+  s.uniform_nodes = uniform;
+  s.one_pod_per_node = one_pod_per_node;
+  return s;
+}
+
+TEST(PlainBatchTest, SampledNodesRandomClustersPlaceAsOneByOne) {
+  ExpectSamePlacementsSampled(104723, false, LargeShape(false, false), 400);
+}
+
+TEST(PlainBatchTest, SampledNodesWithClusterChangesPlaceAsOneByOne) {
+  ExpectSamePlacementsSampled(7907, true, LargeShape(false, false), 200);
+}
+
+// Identical nodes: scores tie across the window and the random draw picks; the draws must
+// come in the same order and over the same ties.
+TEST(PlainBatchTest, SampledUniformNodesPlaceAsOneByOne) {
+  ExpectSamePlacementsSampled(3571, false, LargeShape(true, false), 600);
+}
+
+// One pod per node (upstream's own batching case): every placement fills its node, the
+// next pod's window moves past it.
+TEST(PlainBatchTest, SampledOnePodPerNodePlaceAsOneByOne) {
+  ExpectSamePlacementsSampled(6133, false, LargeShape(true, true), 600);
+  ExpectSamePlacementsSampled(9311, false, LargeShape(false, true), 300);
 }
 
 // Consecutive pods of one signature are batched; a pod of another signature, a failed

@@ -90,9 +90,10 @@ void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* foll
   if (placed) *placed = false;
   pass.feasible->clear();
   // Pods nominated onto the batch's nodes changed their Filter results: start afresh.
-  if (SyncNominatedLookups() && follow) {
-    follow->Reset();
+  if (SyncNominatedLookups()) {
+    if (follow) follow->Reset();
     follow = nullptr;
+    if (pass.cache) pass.cache->ClearNodes();
   }
   const auto& all = snapshot_.List();
   Diagnosis* diag = pass.diag;
@@ -130,6 +131,10 @@ void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* foll
     diag->absent_nodes_reason = "node(s) didn't satisfy plugin(s) [" + names + "]";
   }
   if (pfr.all_nodes && !pass.restriction) {
+    if (pass.cache) {
+      FilterNodesCached(pass);
+      if (pass.cache->walked || !pass.err->IsSuccess()) return;
+    }
     FilterNodes(pass, all);
   } else {
     std::vector<const NodeInfo*> subset;
@@ -218,6 +223,89 @@ void Scheduler::FilterNodes(const FilterPass& pass, const std::vector<const Node
   next_start_node_index_ = (start + processed) % n;
 }
 
+void Scheduler::FilterNodesCached(const FilterPass& pass) {
+  framework::Framework& fwk = pass.fwk;
+  NodeResultCache& c = *pass.cache;
+  const auto& nodes = snapshot_.List();
+  const size_t n = nodes.size();
+  c.walked = false;
+  c.feasible_slots.clear();
+  if (n == 0) return;
+  if (c.node.size() != n) {
+    c.ClearNodes();
+    c.node.assign(n, nullptr);
+    c.generation.assign(n, 0);
+    c.fits.assign(n, 0);
+    c.status.assign(n, Status());
+  }
+  const size_t to_find =
+      static_cast<size_t>(NumFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), static_cast<int>(n)));
+  const size_t start = next_start_node_index_ % n;
+  const bool has_filters = fwk.HasFilterPlugins();
+  const bool check_nominated = !queue_->nominator().Empty();
+  const std::vector<int64_t>& generations = snapshot_.NodeGenerations();
+  auto valid = [&](size_t slot) {
+    return c.node[slot] == nodes[slot] && c.generation[slot] == generations[slot];
+  };
+  auto evaluate = [&](size_t slot) {
+    const NodeInfo& ni = *nodes[slot];
+    Status fs;
+    if (has_filters) {
+      fs = check_nominated ? fwk.RunFilterPluginsWithNominatedPods(pass.state, pass.pod, ni)
+                           : fwk.RunFilterPlugins(pass.state, pass.pod, ni);
+    }
+    c.fits[slot] = fs.IsSuccess() ? 1 : 0;
+    c.status[slot] = fs.IsSuccess() ? Status() : std::move(fs);
+    c.node[slot] = &ni;
+    c.generation[slot] = ni.generation();
+  };
+  // The same blocks as FilterNodes; only the nodes without a valid verdict are filtered
+  // (in parallel when there are many), then the block is taken in node order.
+  const size_t block = std::max<size_t>(to_find, 256);
+  size_t processed = 0;
+  std::vector<uint32_t>& stale = c.stale;
+  for (size_t b = 0; b < n && c.feasible_slots.size() < to_find; b += block) {
+    const size_t e = std::min(n, b + block);
+    stale.clear();
+    for (size_t k = b; k < e; ++k) {
+      const size_t slot = (start + k) % n;
+      if (!valid(slot)) stale.push_back(static_cast<uint32_t>(slot));
+    }
+    if (!stale.empty()) {
+      framework::ExtensionPointTimer timer(fwk.extension_point_observer(),
+                                           framework::ExtensionPoint::kFilter);
+      if (stale.size() < 16) {
+        for (uint32_t slot : stale) evaluate(slot);
+      } else {
+        parallelizer_->Until(stale.size(), 16, [&](size_t lo, size_t hi) {
+          for (size_t q = lo; q < hi; ++q) evaluate(stale[q]);
+        });
+      }
+      c.filtered += static_cast<int64_t>(stale.size());
+    }
+    for (size_t k = b; k < e; ++k) {
+      ++processed;
+      const size_t slot = (start + k) % n;
+      if (c.fits[slot]) {
+        pass.feasible->push_back(nodes[slot]);
+        c.feasible_slots.push_back(static_cast<uint32_t>(slot));
+        if (c.feasible_slots.size() >= to_find) break;
+      } else if (c.status[slot].IsError()) {
+        *pass.err = c.status[slot];
+        c.ClearNodes();
+        pass.feasible->clear();
+        c.feasible_slots.clear();
+        next_start_node_index_ = (start + processed) % n;
+        return;
+      }
+    }
+  }
+  if (pass.feasible->empty()) return;  // FilterNodes runs again for the Diagnosis
+  c.walked = true;
+  c.evaluated = static_cast<int>(processed);
+  next_start_node_index_ = (start + processed) % n;
+}
+
 bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state,
                                   const PodInfo& pod, PlacementBatch* batch,
                                   ScheduleResult* result, Status* err) {
@@ -293,25 +381,41 @@ size_t Scheduler::SelectHost(const std::vector<int64_t>& totals) {
 
 Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, const PodInfo& pod,
                               ScheduleResult* result, Diagnosis* diag, PlacementBatch* batch,
-                              const std::set<std::string>* restriction) {
+                              const std::set<std::string>* restriction, NodeResultCache* cache) {
   if (snapshot_.NumNodes() == 0) return Status::Error("no nodes available to schedule pods");
   // A pod of the batch's signature is placed from it (the restriction is fixed for the
   // batch's life: the PodGroup cycle makes one batch per placement attempt).
   // Placements are never batched past an extender: its answer for the next pod is its own.
-  if (!extender_list_.extenders.empty()) batch = nullptr;
+  if (!extender_list_.extenders.empty()) {
+    batch = nullptr;
+    cache = nullptr;
+  }
+  if (cache) {
+    cache->walked = false;
+    if (!cache->canonical || !fwk.SameSignature(*cache->canonical, pod)) {
+      cache->Reset();
+      if (fwk.SameSignature(pod, pod)) {
+        cache->canonical = &pod;
+      } else {
+        cache = nullptr;
+      }
+    }
+  }
   PlacementBatch* follow =
       batch && batch->canonical && fwk.SameSignature(*batch->canonical, pod) ? batch : nullptr;
   std::vector<const NodeInfo*> feasible;
   Status err;
   bool placed = false;
-  FindNodesThatFitPod({fwk, state, pod, diag, &feasible, &err, restriction}, follow, result,
-                      &placed);
+  FindNodesThatFitPod({fwk, state, pod, diag, &feasible, &err, restriction, cache}, follow,
+                      result, &placed);
   if (placed) return Status::Success();
   if (batch) batch->Reset();
   if (!err.IsSuccess()) return err;
   if (feasible.empty()) return Status(Code::kUnschedulable, diag->Message());
   result->feasible_nodes = static_cast<int>(feasible.size());
-  result->evaluated_nodes = static_cast<int>(feasible.size() + diag->node_statuses.size());
+  const bool walked = cache && cache->walked;
+  result->evaluated_nodes = walked ? cache->evaluated
+                                   : static_cast<int>(feasible.size() + diag->node_statuses.size());
   const bool start_batch = batch && fwk.SameSignature(pod, pod);
   if (feasible.size() == 1) {
     result->suggested_host = feasible[0]->name();
@@ -322,16 +426,21 @@ Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, cons
     }
     return Status::Success();
   }
-  return PrioritizeNodes(fwk, state, pod, feasible, result, start_batch ? batch : nullptr);
+  return PrioritizeNodes(fwk, state, pod, feasible, result, start_batch ? batch : nullptr,
+                         walked ? cache : nullptr);
 }
 
 Status Scheduler::PrioritizeNodes(framework::Framework& fwk, CycleState& state, const PodInfo& pod,
                                   std::vector<const NodeInfo*>& feasible, ScheduleResult* result,
-                                  PlacementBatch* batch) {
+                                  PlacementBatch* batch, NodeResultCache* cache) {
   Status s = fwk.RunPreScorePlugins(state, pod, feasible);
   if (!s.IsSuccess()) return s;
   std::vector<int64_t> totals;
-  if (fwk.HasScorePlugins()) {
+  if (fwk.HasScorePlugins() && cache) {
+    s = fwk.RunScorePluginsCached(state, pod, feasible, cache->feasible_slots,
+                                  snapshot_.NodeGenerations(), &cache->scores, &totals);
+    if (!s.IsSuccess()) return s;
+  } else if (fwk.HasScorePlugins()) {
     s = fwk.RunScorePlugins(state, pod, feasible, &totals, batch ? &batch->table : nullptr);
     if (!s.IsSuccess()) return s;
   } else {
@@ -376,7 +485,7 @@ bool Scheduler::ScheduleOne(bool blocking) {
     }
   }
   const ClusterMark mark = UpdateSnapshotAndMark();
-  PlacementBatch* batch = PlainBatchFor(fwk, cycle, mark);
+  NodeResultCache* batch = PlainBatchFor(fwk, cycle, mark);
   auto state = std::make_shared<CycleState>();
   ScheduleResult result;
   Diagnosis diag;
@@ -388,15 +497,15 @@ bool Scheduler::ScheduleOne(bool blocking) {
     state->record_plugin_metrics = (plugin_sample_counter_++ * percent) % 100 < percent;
   }
   const auto algorithm_start = std::chrono::steady_clock::now();
-  const int64_t batched_before = batch ? batch->batched_pods : 0;
-  Status s = SchedulePod(*fwk, *state, *pod, &result, &diag, batch);
+  Status s = SchedulePod(*fwk, *state, *pod, &result, &diag, nullptr, nullptr, batch);
   if (observer) observer->ObserveAlgorithm(framework::NanosSince(algorithm_start));
   if (!s.IsSuccess()) {
     AfterPlainCycle(fwk, pod, cycle, mark, false);
     HandleFailedAttempt(*fwk, qp, *state, std::move(s), diag, cycle);
     return true;
   }
-  if (batch && batch->batched_pods != batched_before) {
+  // The pod followed a cache an earlier pod started.
+  if (batch && batch->canonical && batch->canonical != pod.get()) {
     absl::MutexLock l(&stats_mu_);
     ++stats_.batched_plain_pods;
   }
@@ -414,8 +523,8 @@ Scheduler::ClusterMark Scheduler::UpdateSnapshotAndMark() {
           object_epoch_.load(std::memory_order_acquire)};
 }
 
-PlacementBatch* Scheduler::PlainBatchFor(framework::Framework* fwk, int64_t cycle,
-                                         const ClusterMark& mark) {
+NodeResultCache* Scheduler::PlainBatchFor(framework::Framework* fwk, int64_t cycle,
+                                          const ClusterMark& mark) {
   if (!opts_.opportunistic_batching || !extender_list_.extenders.empty()) return nullptr;
   if (plain_batch_.canonical) {
     // Between the batch's last cycle and this one the cache saw that cycle's assume (one
@@ -425,8 +534,7 @@ PlacementBatch* Scheduler::PlainBatchFor(framework::Framework* fwk, int64_t cycl
         mark.object_epoch == was.object_epoch &&
         mark.snapshot_generation - was.snapshot_generation ==
             1 + (mark.confirmations - was.confirmations);
-    if (plain_batch_fwk_ != fwk || cycle != plain_batch_cycle_ + 1 || !unchanged ||
-        plain_batch_uses_ >= plain_batch_limit_) {
+    if (plain_batch_fwk_ != fwk || cycle != plain_batch_cycle_ + 1 || !unchanged) {
       plain_batch_.Reset();
     }
   }
@@ -443,13 +551,7 @@ void Scheduler::AfterPlainCycle(framework::Framework* fwk, const PodInfoPtr& pod
     return;
   }
   // A batch the pod started holds its canonical pod (the queue may drop it).
-  if (plain_batch_.canonical == pod.get()) {
-    plain_batch_.canonical_ref = pod;
-    plain_batch_uses_ = 0;
-    plain_batch_limit_ = plain_batch_.nodes.size();
-  } else {
-    ++plain_batch_uses_;
-  }
+  if (plain_batch_.canonical == pod.get()) plain_batch_.canonical_ref = pod;
   plain_batch_fwk_ = fwk;
   plain_batch_cycle_ = cycle;
   plain_batch_mark_ = mark;

@@ -132,9 +132,7 @@ struct ScheduleResult {
 // on the first member's feasible nodes (percentageOfNodesToScore of the cluster), each
 // member seeing the members placed before it.
 //
-// Plain pods (ScheduleOne, opportunistic batching) use the same batch across consecutive
-// scheduling cycles; the scheduler then also checks that the cluster did not change
-// between the cycles other than by its own assume (see PlainBatchFor in schedule_one.cc).
+// Plain pods (ScheduleOne, opportunistic batching) use NodeResultCache instead.
 struct PlacementBatch {
   // The pod the nodes were filtered and scored for; nullptr: no batch. Must outlive the
   // batch's use (the PodGroup cycle holds its members; a plain-pod batch holds it in
@@ -156,6 +154,50 @@ struct PlacementBatch {
   }
 };
 
+// Opportunistic batching of plain pods (KEP-5598), exact under node sampling: the Filter
+// verdict and raw Score values each node got for a pod of one signature, kept across
+// consecutive plain-pod cycles of that signature. Each pod's cycle still runs its own
+// PreFilter, walks its own window of nodes from the rotating start index until
+// numFeasibleNodesToFind nodes fit (as one-by-one scheduling does), runs its own PreScore,
+// normalizes the raw scores over its own feasible nodes and selects the host with the
+// same random draw; only nodes whose results are cached (same NodeInfo object at the same
+// generation) are not filtered or scored again. So the placement is the one-by-one
+// placement. Valid because the signature (framework::BatchablePlugin) guarantees that a
+// pod of the signature placed on a node changes the results of the next pod of the
+// signature on that node only (its NodeInfo generation moves, so it is evaluated again),
+// and the scheduler drops the cache on any other cluster change (PlainBatchFor).
+struct NodeResultCache {
+  // The pod that started the cache; nullptr: none. `canonical_ref` keeps it alive.
+  const framework::PodInfo* canonical = nullptr;
+  framework::PodInfoPtr canonical_ref;
+  // Per slot (position in the snapshot's node list): the NodeInfo filtered (nullptr:
+  // none), its generation then, whether it fit, and its Filter status when it did not.
+  std::vector<const framework::NodeInfo*> node;
+  std::vector<int64_t> generation;
+  std::vector<uint8_t> fits;
+  std::vector<framework::Status> status;
+  framework::RawScoreCache scores;
+  int64_t filtered = 0;  // Filter evaluations the cache ran (statistics, tests)
+  // Set by the cycle's Filter walk when it used the cache: the feasible nodes' slots and
+  // the number of nodes it looked at.
+  bool walked = false;
+  std::vector<uint32_t> feasible_slots;
+  int evaluated = 0;
+  std::vector<uint32_t> stale;  // FilterNodesCached's scratch
+  void ClearNodes() {
+    node.clear();
+    generation.clear();
+    fits.clear();
+    status.clear();
+    scores.Clear();
+  }
+  void Reset() {
+    canonical = nullptr;
+    canonical_ref.reset();
+    ClearNodes();
+  }
+};
+
 // Counters for reports and metrics.
 struct SchedulerStats {
   int64_t attempts = 0;
@@ -166,7 +208,8 @@ struct SchedulerStats {
   // PodGroup cycle placements taken from a PlacementBatch (no Filter and Score pass over
   // the nodes of their own), whether or not the gang then committed.
   int64_t batched_placements = 0;
-  // Plain pods placed from the previous cycle's PlacementBatch (opportunistic batching).
+  // Plain pods scheduled with an earlier cycle's cached node results (NodeResultCache,
+  // opportunistic batching).
   int64_t batched_plain_pods = 0;
   // PodGroup attempts that replayed the gang's remembered rejection (podgroup_memo.h).
   int64_t replayed_podgroup_rejections = 0;
@@ -222,10 +265,15 @@ class Scheduler {
   // With `restriction`, only those nodes are considered (as a PreFilterResult would keep
   // them): the PodGroup cycle places a gang inside one topology domain so. It must stay the
   // same for a batch's whole life.
+  // With `cache` (plain pods, not with `batch`): a pod of cache->canonical's signature
+  // reuses its cached per-node results, a signable pod of another signature restarts the
+  // cache, an unsignable one clears it (NodeResultCache); the placement is the one
+  // without.
   framework::Status SchedulePod(framework::Framework& fwk, framework::CycleState& state,
                                 const framework::PodInfo& pod, ScheduleResult* result,
                                 Diagnosis* diag, PlacementBatch* batch = nullptr,
-                                const std::set<std::string>* restriction = nullptr);
+                                const std::set<std::string>* restriction = nullptr,
+                                NodeResultCache* cache = nullptr);
 
   queue::SchedulingQueue& queue() { return *queue_; }
   gang::Manager& gangs() { return *gangs_; }
@@ -296,7 +344,8 @@ class Scheduler {
   // assume's single touch plus the confirmations of our own assumed pods, an object
   // event). Upstream's rules: pkg/scheduler/framework/runtime/batch.go
   // batchStateCompatible (consecutive cycle, last pod succeeded, same signature).
-  PlacementBatch* PlainBatchFor(framework::Framework* fwk, int64_t cycle, const ClusterMark& mark);
+  NodeResultCache* PlainBatchFor(framework::Framework* fwk, int64_t cycle,
+                                 const ClusterMark& mark);
   // After a plain-pod cycle: keeps the batch for the next cycle when the pod was assumed
   // on `host` (assumed == true), drops it otherwise.
   void AfterPlainCycle(framework::Framework* fwk, const framework::PodInfoPtr& pod,
@@ -310,6 +359,7 @@ class Scheduler {
     std::vector<const framework::NodeInfo*>* feasible;
     framework::Status* err;
     const std::set<std::string>* restriction;  // nullptr: every node
+    NodeResultCache* cache = nullptr;           // plain-pod batching (FilterNodesCached)
   };
   // ---- extenders.cc ----
   // Builds the extenders (opts_.extenders, else from config.extenders) and gives every
@@ -343,6 +393,12 @@ class Scheduler {
   // Filter over `nodes` from the rotating start index, in parallel blocks, until
   // numFeasibleNodesToFind nodes fit; failures go to the Diagnosis.
   void FilterNodes(const FilterPass& pass, const std::vector<const framework::NodeInfo*>& nodes);
+  // FilterNodes over every node of the snapshot for a pod of pass.cache's signature: the
+  // same window, stop and start-index update, but nodes with a valid cached verdict are
+  // not filtered again (the others are, and are cached). Sets cache->walked,
+  // feasible_slots and evaluated when it found a feasible node; with none it leaves the
+  // start index and the Diagnosis alone (the caller then runs FilterNodes for them).
+  void FilterNodesCached(const FilterPass& pass);
   // Places `pod` (PreFilter already run on `state`) from `batch`; false when the batch has
   // no node left for it (or cannot be kept up to date), with *err set on a plugin error.
   bool ScheduleFromBatch(framework::Framework& fwk, framework::CycleState& state,
@@ -353,7 +409,8 @@ class Scheduler {
   framework::Status PrioritizeNodes(framework::Framework& fwk, framework::CycleState& state,
                                     const framework::PodInfo& pod,
                                     std::vector<const framework::NodeInfo*>& feasible,
-                                    ScheduleResult* result, PlacementBatch* batch);
+                                    ScheduleResult* result, PlacementBatch* batch,
+                                    NodeResultCache* cache = nullptr);
   // upstream selectHost: the index of the highest total; ties uniformly at random (one
   // draw of Random(ties) per call, where upstream draws once per tie). `totals` is not
   // empty.
@@ -529,16 +586,10 @@ class Scheduler {
   // Reused per cycle to avoid allocation on the hot path (scheduling thread only).
   std::vector<std::string> changed_nominations_;  // SyncNominatedLookups' scratch
   // Opportunistic batching of plain pods (scheduling thread only, but for the counter).
-  PlacementBatch plain_batch_;
+  NodeResultCache plain_batch_;
   framework::Framework* plain_batch_fwk_ = nullptr;
   int64_t plain_batch_cycle_ = -1;  // the cycle that last used or started plain_batch_
   ClusterMark plain_batch_mark_;    // the cluster as that cycle saw it
-  // Pods placed from plain_batch_ and the most it may place: the number of nodes it
-  // started with, as upstream's batch hands out each of its nodes once (batch.go
-  // GetNodeHint pops the list's head), so pods of one signature spread over the cluster
-  // as the rotating start index moves, instead of filling one sample of nodes.
-  size_t plain_batch_uses_ = 0;
-  size_t plain_batch_limit_ = 0;
   // Held around Cache::UpdateSnapshot on the scheduling thread and around the cache's
   // confirmation of one of our assumed pods (OnPodBound) with its count.
   mutable absl::Mutex batch_mu_;

@@ -29,9 +29,11 @@ framework::NodeInfo* Snapshot::GetMutable(std::string_view node_name) {
 void Snapshot::RebuildLists(const std::vector<std::string>& order) {
   list_.clear();
   flags_.clear();
+  generations_.clear();
   position_.clear();
   list_.reserve(order.size());
   flags_.reserve(order.size());
+  generations_.reserve(order.size());
   position_.reserve(order.size());
   for (const auto& name : order) {
     auto it = map_.find(name);
@@ -40,6 +42,7 @@ void Snapshot::RebuildLists(const std::vector<std::string>& order) {
     position_.emplace(ni, static_cast<uint32_t>(list_.size()));
     list_.push_back(ni);
     flags_.push_back(AffinityFlags(*ni));
+    generations_.push_back(ni->generation());
   }
   RebuildAffinityLists();
 }
@@ -47,6 +50,7 @@ void Snapshot::RebuildLists(const std::vector<std::string>& order) {
 bool Snapshot::UpdateAffinityFlags(const framework::NodeInfo& ni) {
   auto it = position_.find(&ni);
   if (it == position_.end()) return false;
+  generations_[it->second] = ni.generation();
   const uint8_t f = AffinityFlags(ni);
   if (flags_[it->second] != f) {
     flags_[it->second] = f;

@@ -47,6 +47,10 @@ class Snapshot : public framework::NodeInfoLister {
   }
   int64_t generation() const { return generation_; }
   size_t NumNodes() const { return list_.size(); }
+  // NodeInfo::generation() of each node of List(), at the same positions: a contiguous
+  // array, so that a pass over thousands of nodes can tell which changed without loading
+  // their NodeInfos (plain-pod batching, Scheduler::FilterNodesCached).
+  const std::vector<int64_t>& NodeGenerations() const { return generations_; }
 
   // Mutable access for the PodGroup cycle's copy-on-write placement and for the cache.
   framework::NodeInfo* GetMutable(std::string_view node_name);
@@ -68,7 +72,8 @@ class Snapshot : public framework::NodeInfoLister {
   // Rebuilds have_affinity_ / have_required_anti_affinity_ from flags_ (no NodeInfo read).
   void RebuildAffinityLists();
   // Refreshes `ni`'s flags (bit 0: pods with affinity, bit 1: with required anti-affinity)
-  // and marks the affinity lists stale when they changed; false when `ni` is not in list_.
+  // and its generations_ entry, and marks the affinity lists stale when the flags changed;
+  // false when `ni` is not in list_.
   bool UpdateAffinityFlags(const framework::NodeInfo& ni);
   static uint8_t AffinityFlags(const framework::NodeInfo& ni) {
     return static_cast<uint8_t>((ni.pods_with_affinity().empty() ? 0 : 1) |
@@ -85,6 +90,7 @@ class Snapshot : public framework::NodeInfoLister {
   // so that a node gaining or losing its first pod with affinity costs a walk of bytes,
   // not a rebuild of every list by name.
   std::vector<uint8_t> flags_;
+  std::vector<int64_t> generations_;  // NodeGenerations()
   std::unordered_map<const framework::NodeInfo*, uint32_t> position_;
   bool affinity_lists_stale_ = false;
   std::unordered_map<std::string, int32_t> image_counts_;  // image -> nodes having it
