@@ -70,6 +70,11 @@ Status Classify(const volume::View& v, const api::Pod& pod, const PodClaim& pc, 
     if (volume::PVPtr pv = v.PV(c->volume_name); pv && !pv->error.empty()) {
       return Unresolvable(pv->error);
     }
+    // Pre-bound (spec.volumeName) but not bind-completed: the PV controller has not
+    // bound it (yet, or ever: its PV may be missing or held by another claim). Upstream
+    // treats it as an unbound Immediate claim (binder.go GetPodVolumeClaims: "Prebound
+    // PVCs are treated as unbound immediate binding").
+    if (!c->FullyBound()) return Unresolvable(kReasonUnboundImmediate);
     d->bound.push_back(c);
     return Status::Success();
   }
