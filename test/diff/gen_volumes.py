@@ -147,7 +147,7 @@ def _pv(rng, world, i, size_mi, cls, nodes, zones, kind):
     if rng.random() < 0.1:
         spec["volumeMode"] = "Block"
     aff = _pv_affinity(rng, nodes, zones)
-    if kind == "zones" and rng.random() < 0.6:
+    if kind == "zones" and rng.random() < 0.8:
         zone, region = G._pick(rng, zones)
         r = rng.random()
         if r < 0.5:
@@ -156,10 +156,12 @@ def _pv(rng, world, i, size_mi, cls, nodes, zones, kind):
             labels[ZONE_BETA] = zone
         else:
             labels[G.REGION] = region
-        if rng.random() < 0.5:
+        if rng.random() < 0.6:
             aff = None  # only the zone label constrains it (VolumeZone)
     if cls.endswith("-csi"):
         spec["csi"] = {"driver": driver_of(world), "volumeHandle": name}
+        if rng.random() < 0.7:
+            aff = None  # attachable anywhere: only the node's limit constrains it
     else:
         spec["hostPath"] = {"path": "/mnt/diff/" + name}
     if aff:
@@ -220,7 +222,9 @@ def gen_template(rng, world, kind):
     pv_classes = [c for c in names if not c.endswith("-imm")] + ["%s-imm" % world]
     n_pvs = rng.randrange(5, 15)
     sizes = rng.sample(range(1, 64), n_pvs)  # distinct capacities: 1..63 x 256Mi
-    pvs = [_pv(rng, world, i, 256 * s, G._pick(rng, pv_classes), nodes, zones, kind)
+    pvs = [_pv(rng, world, i, 256 * s,
+               "%s-csi" % world if kind == "limits" and rng.random() < 0.5
+               else G._pick(rng, pv_classes), nodes, zones, kind)
            for i, s in enumerate(sizes)]
     claims, bound, csinodes = [], [], []
     # Some PVs are taken by claims of the world (pre-bound; not available to others).
@@ -314,6 +318,15 @@ def _wffc_claim(rng, w, cname, ns, size_slot, free):
                   _selector(rng) if rng.random() < 0.3 else None)
 
 
+def _plugin_pv(w, pv):
+    """Whether pv is one VolumeZone (zone worlds: zone / region labels) or
+    NodeVolumeLimits (limits worlds: CSI) looks at."""
+    if w["kind"] == "zones":
+        return any(k in pv["metadata"].get("labels", {})
+                   for k in (G.ZONE, ZONE_BETA, G.REGION, REGION_BETA))
+    return w["kind"] == "limits" and "csi" in pv["spec"]
+
+
 def add_incoming(rng, w, k):
     """Adds incoming pod k's claims to world w (in place) and returns the pod. Claim kinds:
     unbound WaitForFirstConsumer (class, size, access modes, sometimes a selector or
@@ -327,10 +340,20 @@ def add_incoming(rng, w, k):
     for j in range(rng.choice([1, 1, 1, 2, 2, 3])):
         cname = "%s-p%d-c%d" % (world, k, j)
         r = rng.random()
+        # Zones and limits worlds: more bound claims (VolumeZone and NodeVolumeLimits
+        # judge bound claims), on the PVs those plugins look at when there are some.
+        if w["kind"] != "affinity":
+            # WFFC on [0, 0.27) instead of [0, 0.62), bound on [0.27, 0.85).
+            if r < 0.27:
+                r = r * 0.62 / 0.27
+            elif r < 0.85:
+                r = 0.62 + (r - 0.27) * 0.23 / 0.58
         if r < 0.62 or not free and r < 0.85:
             c = _wffc_claim(rng, w, cname, ns, sizes[j], free)
         elif r < 0.85:
-            pv = free.pop(rng.randrange(len(free)))
+            pool = [p for p in free if _plugin_pv(w, p)] or free
+            pv = pool[rng.randrange(len(pool))]
+            free.remove(pv)
             c = _satisfying_claim(rng, pv, cname, ns)
             _prebind(pv, c)
         elif r < 0.89 and held:
