@@ -155,6 +155,15 @@ TEST_F(VolumeBindingTest, PreBoundClaimNotBindCompletedIsUnboundImmediate) {
     EXPECT_EQ(pre.code(), Code::kUnschedulableAndUnresolvable) << claim;
     EXPECT_EQ(pre.Message(), kReasonUnboundImmediate) << claim;
   }
+  // A claim that does not exist is reported before any claim is classified, wherever it
+  // is in the pod (upstream PreFilter: podHasPVCs first; kube-scheduler v1.20.2 in the
+  // differential test reported the missing second claim, Phalanx the first one's
+  // "unbound immediate").
+  framework::CycleState st;
+  framework::Status pre;
+  Run(st, *Pod("p", {"held", "nonexistent"}), &pre);
+  EXPECT_EQ(pre.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(pre.Message(), "persistentvolumeclaim \"nonexistent\" not found");
 }
 
 TEST_F(VolumeBindingTest, UnboundImmediateClaimIsUnresolvable) {
