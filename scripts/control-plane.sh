@@ -290,9 +290,12 @@ cmd_controllers() {
     die "no kube-controller-manager in $CACHE: run '$0 build' first"
   dir="$(cd "$dir" && pwd)"
   # --port=0 / --secure-port=0: no serving ports (nothing here scrapes them, and fixed
-  # ports would collide between parallel tests).
+  # ports would collide between parallel tests). --kube-api-qps/burst: the default 20/30
+  # makes the PV controller take minutes over the differential test's ~1000 PVs
+  # (test/diff --volumes); the API server is on loopback.
   "$CACHE/kube-controller-manager" \
     --kubeconfig="$dir/admin.kubeconfig" \
+    --kube-api-qps=1000 --kube-api-burst=2000 \
     --controllers="$list" \
     --leader-elect=false --use-service-account-credentials=false \
     --port=0 --secure-port=0 \

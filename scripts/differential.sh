@@ -2,9 +2,14 @@
 # Runs the differential test (Phalanx vs upstream kube-scheduler v1.20.2 through the real
 # API, test/diff/) by hand, e.g. with another seed or more pods than CI uses.
 #
-# Usage: scripts/differential.sh [--phalanx BIN] [--preemption] [--seed N] [--worlds N]
-#                                [--pods-per-world N] [--out DIR] [--keep]
+# Usage: scripts/differential.sh [--phalanx BIN] [--preemption | --volumes] [--seed N]
+#                                [--worlds N] [--pods-per-world N] [--out DIR] [--keep]
 #   --phalanx BIN   the phalanx binary (default: build/phalanx, else the newest build-*/phalanx)
+#   --volumes       volume worlds instead (test/diff/gen_volumes.py; e2e.differential_volumes):
+#                   StorageClasses, static PVs, claims, CSINodes, kube-controller-manager in
+#                   both control planes; one world per incoming pod, placement and the PV
+#                   per claim compared; --worlds = templates (default 40), --pods-per-world
+#                   = pods per template (default 8); --volume-kinds affinity,zones,limits
 #   --preemption    preemption cases instead (DefaultPreemption enabled; victims and node
 #                   per preemptor compared; e2e.differential_preemption); with
 #                   --excluded only the cases left out as a v1.20 / current difference
@@ -24,7 +29,7 @@ args=()
 while (($#)); do
   case "$1" in
     --phalanx) phalanx=${2:?--phalanx needs a path}; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done

@@ -90,7 +90,11 @@ void VolumeControllers::OnObject(const api::Unstructured& obj) {
   if (kind != volume::Kind::kPVC) return;
   auto self = std::make_shared<const api::Unstructured>(obj);
   volume::PersistentVolumeClaim c = volume::DecodePersistentVolumeClaim(self);
-  if (!c.error.empty() || !c.volume_name.empty() || c.deleting) return;
+  if (!c.error.empty() || c.deleting || c.FullyBound()) return;
+  if (!c.volume_name.empty()) {
+    CompletePreBound(c);
+    return;
+  }
   auto sel = c.annotations.find(volume::kAnnSelectedNode);
   if (sel != c.annotations.end()) {
     Provision(obj, sel->second);
@@ -106,7 +110,7 @@ void VolumeControllers::BindClaim(const api::Unstructured& pv_obj, const std::st
   if (!claim) return;
   volume::PersistentVolumeClaim c = volume::DecodePersistentVolumeClaim(claim);
   if (!c.error.empty()) return;
-  if (c.volume_name.empty()) {
+  if (c.volume_name.empty() || (c.volume_name == pv_obj.metadata.name && !c.FullyBound())) {
     api::Unstructured u = volume::WithField(*claim, {"spec", "volumeName"}, pv_obj.metadata.name);
     u = volume::WithAnnotation(u, volume::kAnnBindCompleted, "yes");
     u = volume::WithField(u, {"status", "phase"}, "Bound");
@@ -118,6 +122,29 @@ void VolumeControllers::BindClaim(const api::Unstructured& pv_obj, const std::st
   if (!phase.IsScalar() || phase.Scalar() != "Bound") {
     (void)store_.UpdateObject(volume::WithField(*pv, {"status", "phase"}, "Bound"));
   }
+}
+
+void VolumeControllers::CompletePreBound(const volume::PersistentVolumeClaim& c) {
+  api::UnstructuredPtr pv_obj = store_.GetObject(PVObjKey(c.volume_name));
+  if (!pv_obj) return;  // a PV that does not exist: the claim stays Pending
+  volume::PersistentVolume pv = volume::DecodePersistentVolume(pv_obj);
+  if (!pv.error.empty()) return;
+  if (!pv.claim_ref) {
+    // checkVolumeSatisfyClaim: class, capacity, access modes, volume mode.
+    volume::ViewPtr v = StorageView(store_);
+    if (pv.storage_class != v->ClassOf(c) || pv.capacity < c.request ||
+        !volume::HasAccessModes(pv.access_modes, c.access_modes) ||
+        pv.volume_mode != c.volume_mode) {
+      return;
+    }
+    // The PV's update comes back through OnObject, which completes the claim.
+    (void)store_.UpdateObject(volume::WithClaimRef(*pv_obj, c));
+    return;
+  }
+  if (pv.claim_ref->Key() == c.Key() && (pv.claim_ref->uid.empty() || pv.claim_ref->uid == c.uid)) {
+    BindClaim(*pv_obj, c.Key());
+  }
+  // Held by another claim: the claim stays Pending (the user asked for a taken PV).
 }
 
 void VolumeControllers::Provision(const api::Unstructured& claim_obj, const std::string& node) {

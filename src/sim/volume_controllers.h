@@ -13,6 +13,10 @@
 //    (capacity = the request, the claim's access modes and volumeMode, the class, node
 //    affinity kubernetes.io/hostname In [the node's hostname label, or its name]), bound as
 //    above;
+//  - pre-bound claims (syncUnboundClaim, claim.spec.volumeName set): a claim naming a PV
+//    gets that PV if the PV is free and satisfies it (class, capacity, access modes,
+//    volume mode; the PV gets the claimRef) or already names the claim, and is then bound
+//    as above; a claim naming a missing PV, or one held by another claim, stays Pending;
 //  - Immediate binding (syncUnboundClaim): an unbound claim whose class binds Immediately
 //    is bound to the smallest matching PV (volume::FindMatchingVolume without a node);
 //  - the ephemeral volume controller (pkg/controller/volume/ephemeral): for every pod with
@@ -23,6 +27,7 @@
 #pragma once
 
 #include "store/store.h"
+#include "volume/objects.h"
 
 namespace phalanx::sim {
 
@@ -38,6 +43,7 @@ class VolumeControllers {
   void BindClaim(const api::Unstructured& pv_obj, const std::string& claim_key);
   void Provision(const api::Unstructured& claim_obj, const std::string& node);
   void BindImmediate(const api::Unstructured& claim_obj);
+  void CompletePreBound(const volume::PersistentVolumeClaim& c);
 
   store::Store& store_;
 };

@@ -246,6 +246,45 @@ spec:
   EXPECT_EQ(r.view->PVC("default/data")->volume_name, "pv-fit");
 }
 
+// Pre-bound claims (spec.volumeName written by the user): the simulator's PV controller
+// completes a claim naming a free PV that satisfies it (the PV gets the claimRef, the claim
+// bind-completed) and the pod follows the PV's node affinity; a claim naming a PV that
+// another claim holds stays Pending, and its pod is unschedulable as an unbound Immediate
+// claim, as kube-scheduler leaves it (binder.go: prebound PVCs are treated as unbound
+// immediate binding).
+TEST(VolumeSimTest, PreBoundClaimsBindOnlyWhenTheirPVIsFree) {
+  std::string m = Nodes() + LocalPVs();
+  for (const char* c : {"want-a", "held-a", "also-a"}) {
+    m += std::string("---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: ") + c +
+         ", namespace: default}\nspec:\n  accessModes: [ReadWriteOnce]\n"
+         "  storageClassName: local-storage\n  volumeName: local-pv-" +
+         (std::string(c) == "want-a" ? "b" : "a") +
+         "\n  resources: {requests: {storage: 1Gi}}\n";
+  }
+  for (const char* c : {"want-a", "held-a", "also-a"}) {
+    m += std::string("---\napiVersion: v1\nkind: Pod\nmetadata: {name: p-") + c +
+         ", namespace: default}\nspec:\n  containers: [{name: w, image: busybox}]\n"
+         "  volumes: [{name: v, persistentVolumeClaim: {claimName: " + c + "}}]\n";
+  }
+  SimRun r = Simulate("prebound", m);
+  ASSERT_EQ(r.by_pod.size(), 3u);
+  EXPECT_EQ(r.by_pod.at("default/p-want-a")->node, "node-b")
+      << r.by_pod.at("default/p-want-a")->reason;
+  EXPECT_TRUE(r.view->PVC("default/want-a")->FullyBound());
+  // held-a and also-a both name local-pv-a: the first one the controller sees gets it.
+  const bool held_first = r.view->PVC("default/held-a")->FullyBound();
+  const std::string winner = held_first ? "held-a" : "also-a";
+  const std::string loser = held_first ? "also-a" : "held-a";
+  EXPECT_TRUE(r.view->PVC("default/" + winner)->FullyBound());
+  EXPECT_FALSE(r.view->PVC("default/" + loser)->FullyBound());
+  EXPECT_EQ(r.by_pod.at("default/p-" + winner)->node, "node-a");
+  EXPECT_EQ(r.by_pod.at("default/p-" + loser)->node, "");
+  EXPECT_NE(r.by_pod.at("default/p-" + loser)->reason.find(
+                "pod has unbound immediate PersistentVolumeClaims"),
+            std::string::npos)
+      << r.by_pod.at("default/p-" + loser)->reason;
+}
+
 TEST(VolumeSimTest, BadInputLeavesPodsPendingWithClearReasons) {
   const std::string m = Nodes() + LocalPVs() + R"(---
 apiVersion: v1

@@ -237,7 +237,9 @@ bool Catalog::CompleteLocked(const PodVolumes& vols, std::string* error) const {
       *error = "persistentvolume \"" + b.pv + "\" was deleted";
       return false;
     }
-    if (c->second->volume_name != b.pv) return false;
+    // Done when the PV controller has bound the claim to this PV (upstream checkBindings:
+    // the PV's claimRef and a fully bound claim).
+    if (c->second->volume_name != b.pv || !c->second->FullyBound()) return false;
   }
   for (const auto& claim : vols.provisions) {
     auto c = pvcs_.find(claim);
@@ -245,7 +247,7 @@ bool Catalog::CompleteLocked(const PodVolumes& vols, std::string* error) const {
       *error = "persistentvolumeclaim \"" + claim + "\" was deleted";
       return false;
     }
-    if (c->second->volume_name.empty()) return false;
+    if (!c->second->FullyBound()) return false;
   }
   return true;
 }

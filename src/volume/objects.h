@@ -78,6 +78,12 @@ struct PersistentVolumeClaim {
   std::string error;
   api::UnstructuredPtr object;
   std::string Key() const { return namespace_ + "/" + name; }
+  // Bound as the scheduler counts it: spec.volumeName set and the PV controller's
+  // pv.kubernetes.io/bind-completed annotation present (upstream's binder,
+  // pkg/scheduler/framework/plugins/volumebinding/binder.go isPVCFullyBound; v1.20's
+  // pkg/controller/volume/scheduling/scheduler_binder.go the same). A claim with only
+  // spec.volumeName ("pre-bound") is not bound yet.
+  bool FullyBound() const { return !volume_name.empty() && annotations.count(kAnnBindCompleted); }
 };
 
 // storage.k8s.io/v1 StorageClass.

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Differential test: Phalanx vs upstream kube-scheduler v1.20.2 through the real API.
 
-Usage: differential.py --phalanx BIN [--preemption] [--seed N] [--worlds N]
+Usage: differential.py --phalanx BIN [--preemption | --volumes [--volume-kinds K,..]]
+                       [--seed N] [--worlds N]
                        [--pods-per-world N] [--out DIR] [--keep] [--max-printed N]
                        [--max-reduced N] [--reduce-budget SECONDS]
 
 With --preemption (e2e.differential_preemption) both schedulers run with DefaultPreemption
 enabled on preemption worlds (generate.generate_preemption), one preemptor per world at a
 time, and the node and the set of deleted pods per preemptor are compared; see
-judge_preemption_all and main_preemption. The rest of this text is about the default mode.
+judge_preemption_all and main_preemption. With --volumes (e2e.differential_volumes) the
+worlds are gen_volumes.py's (storage objects, one world per incoming pod) and both control
+planes run kube-controller-manager (PV binder); the judging below is the same, and the PVs
+bound per claim are compared as well (compare_volume_choices). The rest of this text is
+about the default mode.
 
 For each scheduler in turn (upstream first, then Phalanx), on a fresh control plane
 (scripts/control-plane.sh start) holding the identical generated state (generate.py):
@@ -66,6 +71,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import generate  # noqa: E402
+import gen_volumes  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CP = os.path.join(ROOT, "scripts", "control-plane.sh")
@@ -336,19 +342,25 @@ def post_object(api, path, obj):
 
 
 def create_state(api, worlds):
-    """Namespaces, nodes, bound pods, then PodDisruptionBudgets of the worlds (4 parallel
-    request streams)."""
-    jobs = []
+    """The worlds' state, in dependency order, 4 parallel request streams per step:
+    StorageClasses and PersistentVolumes (volume worlds), namespaces, nodes, CSINodes,
+    PersistentVolumeClaims, bound pods, then PodDisruptionBudgets."""
+    steps = [[] for _ in range(8)]
     for w in worlds:
-        jobs += [("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                          "metadata": {"name": ns}})
-                 for ns in w["namespaces"]]
-        jobs += [("/api/v1/nodes", n) for n in w["nodes"]]
-        jobs += [("/api/v1/namespaces/%s/pods" % p["metadata"]["namespace"], p)
-                 for p in w["bound"]]
+        steps[0] += [("/apis/storage.k8s.io/v1/storageclasses", c) for c in w.get("classes", [])]
+        steps[1] += [("/api/v1/persistentvolumes", v) for v in w.get("pvs", [])]
+        steps[2] += [("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                              "metadata": {"name": ns}})
+                     for ns in w["namespaces"]]
+        steps[3] += [("/api/v1/nodes", n) for n in w["nodes"]]
+        steps[4] += [("/apis/storage.k8s.io/v1/csinodes", c) for c in w.get("csinodes", [])]
+        steps[5] += [("/api/v1/namespaces/%s/persistentvolumeclaims" % c["metadata"]["namespace"],
+                      c) for c in w.get("pvcs", [])]
+        steps[6] += [("/api/v1/namespaces/%s/pods" % p["metadata"]["namespace"], p)
+                     for p in w["bound"]]
         # policy/v1beta1: the only version v1.20.2 serves (Phalanx discovers it).
-        jobs += [("/apis/policy/v1beta1/namespaces/%s/poddisruptionbudgets"
-                  % b["metadata"]["namespace"], b) for b in w.get("pdbs", [])]
+        steps[7] += [("/apis/policy/v1beta1/namespaces/%s/poddisruptionbudgets"
+                      % b["metadata"]["namespace"], b) for b in w.get("pdbs", [])]
     # The default ServiceAccount is not needed: the ServiceAccount admission plugin is off.
     errors = []
 
@@ -359,10 +371,7 @@ def create_state(api, worlds):
         except Exception as e:  # reported below
             errors.append(e)
 
-    # Namespaces, then nodes (all of them), then bound pods, then PDBs, in 4 parallel
-    # streams each.
-    for kind in ("/api/v1/namespaces", "/api/v1/nodes", "/pods", "/poddisruptionbudgets"):
-        part = [j for j in jobs if j[0].endswith(kind)]
+    for part in steps:
         threads = [threading.Thread(target=worker, args=(part[i::4],)) for i in range(4)]
         for t in threads:
             t.start()
@@ -370,6 +379,62 @@ def create_state(api, worlds):
             t.join()
         if errors:
             raise HarnessError("creating the cluster state: %s" % errors[0])
+
+
+STORAGE_SETTLE_TIMEOUT = 120.0
+
+
+def wait_storage_settled(api, worlds):
+    """Volume worlds: waits until kube-controller-manager's PV controller has finished
+    with the generated state -- every PV with a claimRef Bound, every other PV
+    Available, every pre-bound claim (spec.volumeName) Bound with
+    pv.kubernetes.io/bind-completed -- so that the scheduler, started next, sees settled
+    and identical inputs in both control planes. Unbound claims stay Pending (nothing
+    binds them: WaitForFirstConsumer, or Immediate with no PV large enough; a claim
+    pre-bound to a PV that another claim holds stays Pending too)."""
+    want_pv = {}
+    want_pvc = set()
+    for w in worlds:
+        for v in w.get("pvs", []):
+            want_pv[v["metadata"]["name"]] = "Bound" if v["spec"].get("claimRef") else "Available"
+        want_pvc |= gen_volumes.prebound_pairs(w)
+    if not want_pv and not want_pvc:
+        return
+    deadline = time.time() + STORAGE_SETTLE_TIMEOUT
+    while True:
+        _, pvs = api.call("GET", "/api/v1/persistentvolumes")
+        _, pvcs = api.call("GET", "/api/v1/persistentvolumeclaims")
+        phase = {v["metadata"]["name"]: v.get("status", {}).get("phase") for v in pvs["items"]}
+        bad = sorted(n for n, ph in want_pv.items() if phase.get(n) != ph)
+        done = {"%s/%s" % (c["metadata"]["namespace"], c["metadata"]["name"])
+                for c in pvcs["items"]
+                if c.get("status", {}).get("phase") == "Bound" and
+                gen_volumes.ANN_BIND_COMPLETED in (c["metadata"].get("annotations") or {})}
+        bad += sorted(want_pvc - done)
+        if not bad:
+            return
+        if time.time() > deadline:
+            raise HarnessError("the PV controller did not settle the volume state within %d s "
+                               "(%d objects, e.g. %s)" % (STORAGE_SETTLE_TIMEOUT, len(bad),
+                                                          ", ".join(bad[:5])))
+        time.sleep(0.5)
+
+
+def claim_volumes(api, worlds):
+    """{namespace/claim: spec.volumeName} for the judged pods' claims (volume worlds)."""
+    want = set()
+    for w in worlds:
+        for c in w.get("pvcs", []):
+            want.add("%s/%s" % (c["metadata"]["namespace"], c["metadata"]["name"]))
+    if not want:
+        return {}
+    _, pvcs = api.call("GET", "/api/v1/persistentvolumeclaims")
+    out = {}
+    for c in pvcs["items"]:
+        key = "%s/%s" % (c["metadata"]["namespace"], c["metadata"]["name"])
+        if key in want:
+            out[key] = c["spec"].get("volumeName", "")
+    return out
 
 
 def judge_all(api, sched, worlds):
@@ -593,28 +658,38 @@ def judge_preemption_all(api, sched, worlds):
 
 
 class Session:
-    """One scheduler kind on its own fresh control plane. judge(worlds) creates the
+    """One scheduler kind on its own fresh control plane (with kube-controller-manager
+    when controllers=True: volume worlds need the PV binder). judge(worlds) creates the
     worlds' state, then starts the scheduler (so its initial list holds the whole state),
     judges the worlds' incoming pods and stops the scheduler. Later judge() calls add
     further worlds to the same control plane (used by the reducer); earlier worlds stay,
     isolated by their world label and namespaces."""
 
-    def __init__(self, sched, work):
+    def __init__(self, sched, work, controllers=False):
         self.sched, self.work = sched, work
         self.cp_dir = os.path.join(work, "cp-" + sched.name.split()[0])
         t0 = time.time()
         r = subprocess.run([CP, "start", self.cp_dir], capture_output=True, text=True)
         if r.returncode != 0:
             raise HarnessError("control plane did not start:\n%s" % r.stderr[-2000:])
+        if controllers:
+            r = subprocess.run([CP, "controllers", self.cp_dir], capture_output=True, text=True)
+            if r.returncode != 0:
+                subprocess.run([CP, "stop", self.cp_dir], capture_output=True)
+                raise HarnessError("kube-controller-manager did not start:\n%s"
+                                   % r.stderr[-2000:])
         env = read_env(os.path.join(self.cp_dir, "env"))
         self.api = Api(env["SERVER"], env["CA"], env["ADMIN_TOKEN"])
         create_priority_classes(self.api)
         self.startup = time.time() - t0
+        self.claims = {}  # volume worlds: namespace/claim -> volumeName after judging
 
     def judge(self, worlds, tag):
-        """Returns ({pod name: outcome}, {pod name: upstream feasible nodes} or None)."""
+        """Returns ({pod name: outcome}, {pod name: upstream feasible nodes} or None); for
+        volume worlds self.claims gets the claims' volumeName afterwards."""
         t0 = time.time()
         create_state(self.api, worlds)
+        wait_storage_settled(self.api, worlds)
         t1 = time.time()
         self.sched.start(self.cp_dir, self.work, tag)
         try:
@@ -623,6 +698,7 @@ class Session:
             results = judge(self.api, self.sched, worlds)
         finally:
             self.sched.stop()
+        self.claims.update(claim_volumes(self.api, worlds))
         feasible = self.sched.feasible_sets() if hasattr(self.sched, "feasible_sets") else None
         if tag == "main":
             log("%s: %d pods judged in %.1f s (control plane %.1f s, state %.1f s)"
@@ -658,8 +734,15 @@ def subset_world(world, pod, keep):
     names = {x["metadata"]["name"] for x in nodes}
     bound = [x for i, x in enumerate(world["bound"])
              if n + i in keep and x["spec"]["nodeName"] in names]
-    return {"name": world["name"], "namespaces": world["namespaces"], "nodes": nodes,
-            "bound": bound, "incoming": [pod]}
+    out = {"name": world["name"], "namespaces": world["namespaces"], "nodes": nodes,
+           "bound": bound, "incoming": [pod]}
+    for k in STORAGE_KEYS:  # volume worlds: the storage objects stay whole
+        if k in world:
+            out[k] = world[k]
+    return out
+
+
+STORAGE_KEYS = ("kind", "classes", "pvs", "pvcs", "csinodes")
 
 
 def _split(objs, n):
@@ -789,7 +872,9 @@ def reproducer(world, pod, up, feasible, ph, note=""):
              "phalanx:          %s" % fmt_outcome(ph),
              "# reproducer: create these objects, then the pod, with each scheduler",
              to_yaml({"apiVersion": "v1", "kind": "List",
-                      "items": world["nodes"] + world["bound"] + [pod]}).rstrip()]
+                      "items": (world.get("classes", []) + world.get("pvs", []) +
+                                world["nodes"] + world.get("csinodes", []) +
+                                world.get("pvcs", []) + world["bound"] + [pod])}).rstrip()]
     return "\n".join(lines)
 
 
@@ -815,10 +900,16 @@ def reason_counts(message, upstream):
     affinity/anti-affinity" (ErrReasonAffinityNotMatch, dropped upstream since) is left
     out."""
     body = message.split(":", 1)[-1].strip().rstrip(".")
+    total = re.match(r"0/(\d+) nodes", message)
     out = collections.Counter()
     for part in re.split(r", (?=\d+ )", body):
         n, _, r = part.partition(" ")
         if not n.isdigit():
+            # Current upstream gives a PreFilter rejection without a node count
+            # ("0/N nodes are available: pod has unbound immediate ..."); v1.20 counts it
+            # on all N nodes.
+            if total and part:
+                out[part] += int(total.group(1))
             continue
         if upstream and r == "node(s) didn't match pod affinity/anti-affinity":
             continue
@@ -1114,6 +1205,75 @@ def main_preemption(args):
     return 0
 
 
+def compare_volume_choices(worlds, up, up_claims, ph, ph_claims):
+    """Volume worlds: the PVs bound to each judged pod's unbound WaitForFirstConsumer
+    claims. With distinct PV capacities and claim requests upstream's binder has one
+    choice per node (gen_volumes), so: both bound to the same node -> the same PV per
+    claim, else a disagreement; and every bound pod's PVs against the generator's model
+    of FindMatchingVolume (gen_volumes.expected_pvs) -- for upstream informational (it
+    checks the model), for Phalanx a disagreement when upstream matched the model.
+    Returns (counts, [reproducer text])."""
+    counts = collections.Counter()
+    repro = []
+    for w in worlds:
+        nodes = {n["metadata"]["name"]: n for n in w["nodes"]}
+        for pod in w["incoming"]:
+            name, ns = pod["metadata"]["name"], pod["metadata"]["namespace"]
+            u, p = up.get(name), ph.get(name)
+            got = {}
+            for kind, out, claims in (("upstream", u, up_claims), ("phalanx", p, ph_claims)):
+                if not out or out[0] != "bound":
+                    continue
+                model = gen_volumes.expected_pvs(w, pod, nodes[out[1]]) or {}
+                got[kind] = {c: claims.get("%s/%s" % (ns, c), "") for c in model}
+                counts["%s_bound_claims" % kind] += len(model)
+                counts["%s_as_model" % kind] += got[kind] == model
+                counts["%s_bound" % kind] += 1
+                if kind == "phalanx" and got[kind] != model and u and u[0] == "bound" and \
+                        got.get("upstream") == gen_volumes.expected_pvs(w, pod, nodes[u[1]]):
+                    counts["disagree"] += 1
+                    repro.append(reproducer(w, pod, u, [], p,
+                                            "; PVs: phalanx %s, v1.20.2's rule on its node %s"
+                                            % (got[kind], model)))
+                    got[kind] = None  # counted once
+            if u and p and u[0] == p[0] == "bound" and u[1] == p[1] and got.get("phalanx"):
+                counts["same_node_pvs_compared"] += 1
+                if got["upstream"] == got["phalanx"]:
+                    counts["same_node_same_pvs"] += 1
+                else:
+                    counts["disagree"] += 1
+                    repro.append(reproducer(w, pod, u, [], p, "; same node, other PVs: "
+                                            "upstream %s, phalanx %s" % (got["upstream"],
+                                                                         got["phalanx"])))
+    return counts, repro
+
+
+def volume_census(worlds):
+    """What the volume worlds hold: world kinds and the judged pods' claim kinds."""
+    c = collections.Counter()
+    for w in worlds:
+        c["kind_" + w["kind"]] += 1
+        by_name = {x["metadata"]["name"]: x for x in w["pvcs"]}
+        paired = gen_volumes.prebound_pairs(w)
+        c["pvs"] += len(w["pvs"])
+        c["csinodes"] += len(w["csinodes"])
+        for pod in w["incoming"]:
+            for v in pod["spec"].get("volumes", []):
+                claim = by_name.get(v["persistentVolumeClaim"]["claimName"])
+                if claim is None:
+                    c["claim_missing"] += 1
+                elif claim["spec"].get("volumeName"):
+                    c["claim_bound" if "%s/%s" % (claim["metadata"]["namespace"],
+                                                  claim["metadata"]["name"]) in paired
+                      else "claim_prebound_taken"] += 1
+                elif claim["spec"]["storageClassName"].endswith("-imm"):
+                    c["claim_immediate_unbound"] += 1
+                else:
+                    c["claim_wffc"] += 1
+                    c["claim_wffc_selector"] += "selector" in claim["spec"]
+    return c
+
+
 def repro_needed_later(args):
     """The upstream control plane stays up for the reducer unless reduction is off."""
     return args.max_reduced > 0
@@ -1129,6 +1289,13 @@ def main():
     ap.add_argument("--preemption", action="store_true",
                     help="judge preemption cases (DefaultPreemption enabled): victims and "
                     "node per preemptor")
+    ap.add_argument("--volumes", action="store_true",
+                    help="volume worlds (gen_volumes): StorageClasses, static PVs, claims, "
+                    "CSINodes; kube-controller-manager in both control planes; placements "
+                    "and the PVs bound per claim compared")
+    ap.add_argument("--volume-kinds", default=",".join(gen_volumes.KINDS),
+                    help="with --volumes: template world kinds in turn (comma-separated "
+                    "from %s)" % ", ".join(gen_volumes.KINDS))
     ap.add_argument("--excluded", action="store_true",
                     help="with --preemption: judge only the cases the generator leaves out "
                     "as the documented v1.20 / current difference (upstream must take "
@@ -1143,24 +1310,35 @@ def main():
                     help="seconds the reducer may take in all")
     args = ap.parse_args()
     if args.pods_per_world is None:
-        args.pods_per_world = 14 if args.preemption else 60
+        args.pods_per_world = 14 if args.preemption else 8 if args.volumes else 60
     if args.preemption:
         return main_preemption(args)
 
-    worlds = generate.generate(args.seed, args.worlds, args.pods_per_world)
+    if args.volumes:
+        kinds = tuple(k for k in args.volume_kinds.split(",") if k)
+        bad = [k for k in kinds if k not in gen_volumes.KINDS]
+        if bad or not kinds:
+            ap.error("--volume-kinds: unknown kind(s) %s (known: %s)"
+                     % (", ".join(bad) or "(none)", ", ".join(gen_volumes.KINDS)))
+        worlds = gen_volumes.generate_volumes(args.seed, args.worlds, args.pods_per_world,
+                                              kinds)
+    else:
+        worlds = generate.generate(args.seed, args.worlds, args.pods_per_world)
     n_nodes = sum(len(w["nodes"]) for w in worlds)
     n_bound = sum(len(w["bound"]) for w in worlds)
     n_pods = sum(len(w["incoming"]) for w in worlds)
     log("seed %d: %d worlds, %d nodes, %d bound pods, %d incoming pods; preemption "
-        "(PostFilter DefaultPreemption) disabled in both schedulers"
-        % (args.seed, len(worlds), n_nodes, n_bound, n_pods))
+        "(PostFilter DefaultPreemption) disabled in both schedulers%s"
+        % (args.seed, len(worlds), n_nodes, n_bound, n_pods,
+           "; volume worlds (one per pod, from %d templates), kube-controller-manager "
+           "running" % args.worlds if args.volumes else ""))
     work = args.out or tempfile.mkdtemp(prefix="phalanx-diff.")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
     sessions = []
     try:
         try:
-            up_s = Session(Upstream(), work)
+            up_s = Session(Upstream(), work, controllers=args.volumes)
             sessions.append(up_s)
             up, up_feasible = up_s.judge(worlds, "main")
             if not repro_needed_later(args):
@@ -1168,10 +1346,15 @@ def main():
                 sessions.remove(up_s)
                 if stopping:
                     stopping.wait()
-            ph_s = Session(Phalanx(os.path.abspath(args.phalanx)), work)
+            ph_s = Session(Phalanx(os.path.abspath(args.phalanx)), work,
+                           controllers=args.volumes)
             sessions.append(ph_s)
             ph, _ = ph_s.judge(worlds, "main")
             counts, disagreements, mismatches = compare(worlds, up, up_feasible, ph)
+            vol_counts, vol_repro = collections.Counter(), []
+            if args.volumes:
+                vol_counts, vol_repro = compare_volume_choices(worlds, up, up_s.claims, ph,
+                                                               ph_s.claims)
             with open(os.path.join(work, "reason-mismatches.txt"), "w") as f:
                 f.write("\n".join(mismatches) + "\n")
             with open(os.path.join(work, "outcomes.json"), "w") as f:
@@ -1223,6 +1406,8 @@ def main():
                                                                len(w["bound"]))))
                 else:
                     repro.append(reproducer(w, pod, u, feasible, p, ", not reduced"))
+            repro += vol_repro
+            counts["disagree"] += vol_counts["disagree"]
         finally:
             for proc in [sess.close(args.keep) for sess in sessions]:
                 if proc:
@@ -1257,6 +1442,8 @@ def main():
     print("  tie-break-free pods (<= 1 feasible):    %d" % counts["tiebreak_free"])
     print("  reverse checks (an upstream-feasible node, others cordoned, Phalanx binds "
           "there): %d of %d" % (counts["reverse_ok"], counts["reverse_checked"]))
+    if args.volumes:
+        print_volume_counts(worlds, vol_counts)
     print("  disagreements:                          %d" % counts["disagree"])
     if counts["disagree"]:
         print("FAIL: %d disagreements (reproducers, outcomes and scheduler logs in %s)"
@@ -1265,6 +1452,24 @@ def main():
     if not args.out and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def print_volume_counts(worlds, vc):
+    c = volume_census(worlds)
+    print("  volume worlds:                          %s; %d PVs, %d CSINodes"
+          % (", ".join("%d %s" % (c["kind_" + k], k) for k in gen_volumes.KINDS
+                       if c["kind_" + k]), c["pvs"], c["csinodes"]))
+    print("  judged pods' claims:                    %d unbound WaitForFirstConsumer (%d with "
+          "a selector), %d bound, %d unbound Immediate, %d pre-bound to a PV another claim "
+          "holds, %d missing"
+          % (c["claim_wffc"], c["claim_wffc_selector"], c["claim_bound"],
+             c["claim_immediate_unbound"], c["claim_prebound_taken"], c["claim_missing"]))
+    print("  bound pods' PVs as v1.20.2's binder rule (gen_volumes.expected_pvs): upstream "
+          "%d of %d, phalanx %d of %d (%d and %d claims)"
+          % (vc["upstream_as_model"], vc["upstream_bound"], vc["phalanx_as_model"],
+             vc["phalanx_bound"], vc["upstream_bound_claims"], vc["phalanx_bound_claims"]))
+    print("  same node, same PVs per claim:          %d of %d"
+          % (vc["same_node_same_pvs"], vc["same_node_pvs_compared"]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CTest entry of the differential tests (e2e.differential, and with --preemption
-# e2e.differential_preemption): Phalanx vs upstream kube-scheduler v1.20.2 on identical
+# CTest entry of the differential tests (e2e.differential, with --preemption
+# e2e.differential_preemption, with --volumes e2e.differential_volumes): Phalanx vs upstream kube-scheduler v1.20.2 on identical
 # generated clusters through the real API.
 # Usage: test/diff/run.sh PHALANX-BINARY [differential.py options...]
 # Exit 77 (skipped) when kube-apiserver / kube-scheduler v1.20.2 cannot be built and CI

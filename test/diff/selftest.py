@@ -12,6 +12,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import differential as D  # noqa: E402
 import generate as G  # noqa: E402
+import gen_volumes as V  # noqa: E402
 
 
 def node(name, labels=None, unschedulable=False):
@@ -374,6 +375,63 @@ class ComparisonTest(unittest.TestCase):
                 else:
                     self.assertTrue(n["spec"].get("unschedulable"))
             self.assertFalse(D.tolerates_cordon(p))
+
+
+class VolumeGeneratorTest(unittest.TestCase):
+    worlds = V.generate_volumes(11, 6, 5)
+
+    def test_deterministic_in_the_seed(self):
+        self.assertEqual(json.dumps(V.generate_volumes(11, 6, 5)), json.dumps(self.worlds))
+        self.assertNotEqual(json.dumps(V.generate_volumes(12, 6, 5)), json.dumps(self.worlds))
+
+    def test_one_world_per_pod_and_every_name_is_the_worlds(self):
+        self.assertEqual(len(self.worlds), 30)
+        self.assertEqual({w["kind"] for w in self.worlds}, set(V.KINDS))
+        for w in self.worlds:
+            self.assertEqual(len(w["incoming"]), 1)
+            prefix = w["name"] + "-"
+            for obj in w["classes"] + w["pvs"] + w["nodes"]:
+                self.assertTrue(obj["metadata"]["name"].startswith(prefix), obj["metadata"])
+            for pv in w["pvs"]:
+                if "csi" in pv["spec"]:
+                    self.assertTrue(pv["spec"]["csi"]["driver"].startswith(prefix))
+            for c in w["pvcs"]:
+                self.assertIn(c["metadata"]["namespace"], w["namespaces"])
+
+    def test_pv_capacities_and_a_pods_requests_are_distinct(self):
+        # What makes upstream's binder choice unique per node (see gen_volumes).
+        for w in self.worlds:
+            caps = [pv["spec"]["capacity"]["storage"] for pv in w["pvs"]]
+            self.assertEqual(len(caps), len(set(caps)))
+            names = {v["persistentVolumeClaim"]["claimName"]
+                     for v in w["incoming"][0]["spec"].get("volumes", [])}
+            reqs = [c["spec"]["resources"]["requests"]["storage"] for c in w["pvcs"]
+                    if c["metadata"]["name"] in names]
+            self.assertEqual(len(reqs), len(set(reqs)))
+
+    def test_expected_pvs_smallest_fit_by_increasing_request(self):
+        n = {"metadata": {"name": "w-n0", "labels": {G.HOSTNAME: "w-n0"}}}
+        other = {"metadata": {"name": "w-n1", "labels": {G.HOSTNAME: "w-n1"}}}
+
+        def pv(name, mi, modes=("ReadWriteOnce",), host=None):
+            spec = {"capacity": {"storage": "%dMi" % mi}, "accessModes": list(modes),
+                    "storageClassName": "w-wffc"}
+            if host:
+                spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
+                    {"matchExpressions": [V._in(G.HOSTNAME, [host])]}]}}
+            return {"metadata": {"name": name}, "spec": spec}
+        w = {"classes": [{"metadata": {"name": "w-wffc"},
+                          "volumeBindingMode": "WaitForFirstConsumer"}],
+             "pvs": [pv("big", 900), pv("mid", 500, host="w-n0"), pv("small", 300),
+                     pv("rox", 200, modes=("ReadOnlyMany",))],
+             "pvcs": [V._claim("c1", "ns", "w-wffc", 400, ["ReadWriteOnce"]),
+                      V._claim("c2", "ns", "w-wffc", 250, ["ReadWriteOnce"])]}
+        pod = V._pod("p", "ns", None, "1", ["c1", "c2"])
+        # c2 (250Mi) first takes small; c1 then the smallest left that fits: mid on n0.
+        self.assertEqual(V.expected_pvs(w, pod, n), {"c2": "small", "c1": "mid"})
+        self.assertEqual(V.expected_pvs(w, pod, other), {"c2": "small", "c1": "big"})
+        w["pvs"] = w["pvs"][1:]  # without big: nothing left for c1 on n1
+        self.assertIsNone(V.expected_pvs(w, pod, other))
 
 
 if __name__ == "__main__":

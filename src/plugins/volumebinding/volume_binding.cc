@@ -49,8 +49,10 @@ Status Unresolvable(std::string msg) {
   return Status(framework::Code::kUnschedulableAndUnresolvable, std::move(msg));
 }
 
-// Classifies one claim of `pod` into *d; a non-success status rejects the pod.
-Status Classify(const volume::View& v, const api::Pod& pod, const PodClaim& pc, StateData* d) {
+// Whether the claim exists, is not being deleted and (ephemeral) belongs to the pod; run
+// on every claim of the pod before any is classified, so that these reasons come first,
+// as upstream's PreFilter checks them all (podHasPVCs) before GetPodVolumeClaims.
+Status CheckExists(const volume::View& v, const api::Pod& pod, const PodClaim& pc) {
   const std::string key = pod.metadata.namespace_ + "/" + pc.name;
   volume::PVCPtr c = v.PVC(key);
   if (!c) {
@@ -60,16 +62,29 @@ Status Classify(const volume::View& v, const api::Pod& pod, const PodClaim& pc, 
     }
     return Unresolvable("persistentvolumeclaim \"" + pc.name + "\" not found");
   }
+  if (c->deleting) return Unresolvable("persistentvolumeclaim \"" + pc.name + "\" is being deleted");
   if (pc.ephemeral && !OwnedBy(*c, pod)) {
     return Unresolvable("PVC " + key + " was not created for pod " + pod.Key() +
                         " (pod is not owner)");
   }
+  return Status::Success();
+}
+
+// Classifies one claim of `pod` (CheckExists passed) into *d; a non-success status
+// rejects the pod.
+Status Classify(const volume::View& v, const api::Pod& pod, const PodClaim& pc, StateData* d) {
+  const std::string key = pod.metadata.namespace_ + "/" + pc.name;
+  volume::PVCPtr c = v.PVC(key);
   if (!c->error.empty()) return Unresolvable(c->error);
-  if (c->deleting) return Unresolvable("persistentvolumeclaim \"" + pc.name + "\" is being deleted");
   if (!c->volume_name.empty()) {
     if (volume::PVPtr pv = v.PV(c->volume_name); pv && !pv->error.empty()) {
       return Unresolvable(pv->error);
     }
+    // Pre-bound (spec.volumeName) but not bind-completed: the PV controller has not
+    // bound it (yet, or ever: its PV may be missing or held by another claim). Upstream
+    // treats it as an unbound Immediate claim (binder.go GetPodVolumeClaims: "Prebound
+    // PVCs are treated as unbound immediate binding").
+    if (!c->FullyBound()) return Unresolvable(kReasonUnboundImmediate);
     d->bound.push_back(c);
     return Status::Success();
   }
@@ -163,6 +178,9 @@ Status VolumeBinding::PreFilter(framework::CycleState& state, const framework::P
   if (claims.empty()) return Status(framework::Code::kSkip);
   auto d = std::make_unique<StateData>();
   d->view = catalog_ ? catalog_->Snapshot() : std::make_shared<volume::View>();
+  for (const auto& pc : claims) {
+    if (Status s = CheckExists(*d->view, pod.Pod(), pc); !s.IsSuccess()) return s;
+  }
   for (const auto& pc : claims) {
     if (Status s = Classify(*d->view, pod.Pod(), pc, d.get()); !s.IsSuccess()) return s;
   }

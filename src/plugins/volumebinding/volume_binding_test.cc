@@ -64,6 +64,14 @@ class VolumeBindingTest : public ::testing::Test {
            ", namespace: default}\nspec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: " +
            cls + "\n  resources: {requests: {storage: " + size + "}}\n" + extra;
   }
+  // A claim the PV controller has bound to pv (spec.volumeName and bind-completed).
+  static std::string BoundClaim(const std::string& name, const std::string& cls,
+                                const std::string& size, const std::string& pv) {
+    return "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " + name +
+           ", namespace: default, annotations: {pv.kubernetes.io/bind-completed: \"yes\"}}\n"
+           "spec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: " + cls +
+           "\n  resources: {requests: {storage: " + size + "}}\n  volumeName: " + pv + "\n";
+  }
   static constexpr const char* kLocalClass = R"(---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -113,7 +121,7 @@ TEST_F(VolumeBindingTest, PodsWithoutClaimsSkip) {
 
 TEST_F(VolumeBindingTest, BoundClaimFiltersByThePVsNodeAffinity) {
   ASSERT_EQ(Add(std::string(kLocalClass) + LocalPV("pv-a", "node-a", "10Gi") +
-                Claim("data", "local", "5Gi", "  volumeName: pv-a\n")),
+                BoundClaim("data", "local", "5Gi", "pv-a")),
             "");
   framework::CycleState st;
   auto got = Run(st, *Pod("p", {"data"}));
@@ -123,9 +131,39 @@ TEST_F(VolumeBindingTest, BoundClaimFiltersByThePVsNodeAffinity) {
 }
 
 TEST_F(VolumeBindingTest, ClaimBoundToAMissingPV) {
-  ASSERT_EQ(Add(Claim("data", "local", "5Gi", "  volumeName: gone\n")), "");
+  ASSERT_EQ(Add(BoundClaim("data", "local", "5Gi", "gone")), "");
   framework::CycleState st;
   EXPECT_EQ(Run(st, *Pod("p", {"data"}))["node-a"], kReasonPVNotExist);
+}
+
+// A claim with spec.volumeName that the PV controller has not bound (no
+// pv.kubernetes.io/bind-completed: its PV is missing, held by another claim, or the
+// controller has not got to it) is an unbound Immediate claim for the scheduler, as
+// upstream's binder ("Prebound PVCs are treated as unbound immediate binding"): the pod
+// is UnschedulableAndUnresolvable at PreFilter, even when the PV would admit a node. Found
+// by the differential test (test/diff, --volumes): kube-scheduler v1.20.2 left such pods
+// pending, Phalanx bound them.
+TEST_F(VolumeBindingTest, PreBoundClaimNotBindCompletedIsUnboundImmediate) {
+  ASSERT_EQ(Add(std::string(kLocalClass) + LocalPV("pv-a", "node-a", "10Gi") +
+                Claim("held", "local", "5Gi", "  volumeName: pv-a\n") +
+                Claim("missing", "local", "5Gi", "  volumeName: gone\n")),
+            "");
+  for (const char* claim : {"held", "missing"}) {
+    framework::CycleState st;
+    framework::Status pre;
+    Run(st, *Pod("p", {claim}), &pre);
+    EXPECT_EQ(pre.code(), Code::kUnschedulableAndUnresolvable) << claim;
+    EXPECT_EQ(pre.Message(), kReasonUnboundImmediate) << claim;
+  }
+  // A claim that does not exist is reported before any claim is classified, wherever it
+  // is in the pod (upstream PreFilter: podHasPVCs first; kube-scheduler v1.20.2 in the
+  // differential test reported the missing second claim, Phalanx the first one's
+  // "unbound immediate").
+  framework::CycleState st;
+  framework::Status pre;
+  Run(st, *Pod("p", {"held", "nonexistent"}), &pre);
+  EXPECT_EQ(pre.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(pre.Message(), "persistentvolumeclaim \"nonexistent\" not found");
 }
 
 TEST_F(VolumeBindingTest, UnboundImmediateClaimIsUnresolvable) {
@@ -222,8 +260,9 @@ capacity: 1Gi
             "node-a");
   // PreBind writes the claim's selected-node annotation and waits for the provisioner.
   handle_.fake_client().on_put = [&](const api::Unstructured& o) {
-    catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(
-        volume::WithField(o, {"spec", "volumeName"}, "pvc-new")));
+    catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(volume::WithAnnotation(
+        volume::WithField(o, {"spec", "volumeName"}, "pvc-new"), volume::kAnnBindCompleted,
+        "yes")));
   };
   EXPECT_TRUE(plugin_->PreBind(st, *pod, "node-a").IsSuccess());
   ASSERT_EQ(handle_.fake_client().puts.size(), 1u);
@@ -262,8 +301,9 @@ TEST_F(VolumeBindingTest, PreBindWritesClaimRefAndFailsWhenTheControllerNeverBin
     handle_.fake_client().on_put = [&](const api::Unstructured& pv) {  // the PV controller
       catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(pv));
       auto claim = catalog_.Snapshot()->PVC("default/data");
-      catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(
-          volume::WithField(*claim->object, {"spec", "volumeName"}, pv.metadata.name)));
+      catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(volume::WithAnnotation(
+          volume::WithField(*claim->object, {"spec", "volumeName"}, pv.metadata.name),
+          volume::kAnnBindCompleted, "yes")));
     };
     framework::CycleState st;
     Run(st, *pod);
