@@ -11,7 +11,7 @@ PHALANX=${1:-build/phalanx}
 NODES=${2:-1000}
 PODS=${3:-5000}
 DIR=$(mktemp -d)
-trap 'rm -rf "$DIR"' EXIT
+[ -n "${KEEP_DIR:-}" ] || trap 'rm -rf "$DIR"' EXIT; echo "dir: $DIR" >&2
 python3 - "$DIR" "$NODES" "$PODS" <<'PY'
 import sys
 d, nodes, pods = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
