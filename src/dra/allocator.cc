@@ -361,6 +361,9 @@ absl::StatusOr<bool> SelectorMemo::Matches(const ResourceSlicePtr& slice, size_t
   }
   auto m = sel.Matches(slice->devices[device].prepared);
   absl::MutexLock l(&mu_);
+  // Bounded: distinct request selectors (one per claim when claims carry their own) would
+  // otherwise grow the memo until the next slice change.
+  if (memo_.size() >= kMaxMemoExpressions && !memo_.contains(sel.expression())) memo_.clear();
   Entry& e = memo_[sel.expression()][slice.get()];
   if (!e.slice) {
     e.slice = slice;

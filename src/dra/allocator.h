@@ -102,6 +102,8 @@ struct InUseIndex {
 // slices nobody else holds. Thread-safe (Filter runs in parallel over nodes).
 class SelectorMemo {
  public:
+  // Distinct expressions kept; inserting one more starts the memo afresh.
+  static constexpr size_t kMaxMemoExpressions = 1024;
   // `sel` on device `device` (an index into slice->devices): true / false, or the CEL
   // runtime error's message as an InvalidArgumentError.
   absl::StatusOr<bool> Matches(const ResourceSlicePtr& slice, size_t device,
