@@ -43,11 +43,19 @@ with open(f"{d}/ext.yaml", "w") as f:
 PY
 run() {
   local out
-  out=$("$PHALANX" simulate "$DIR/$1.yaml")
-  local wall sched
+  # CPU seconds of the whole process too (user + system, from /usr/bin/time when present):
+  # on a shared machine the wall time depends on the load, the CPU time much less.
+  if [ -x /usr/bin/time ]; then
+    out=$(/usr/bin/time -f 'cpu: %U %S' -o "$DIR/time.txt" "$PHALANX" simulate "$DIR/$1.yaml")
+  else
+    out=$("$PHALANX" simulate "$DIR/$1.yaml")
+    echo "cpu: 0 0" >"$DIR/time.txt"
+  fi
+  local wall sched cpu
   wall=$(sed -n 's/.*wall time: \([0-9.e+-]*\) s.*/\1/p' <<<"$out")
   sched=$(sed -n 's/^scheduled: \([0-9]*\).*/\1/p' <<<"$out")
-  python3 -c "print(f'$2: {${NODES}} nodes x 8 GPUs, {$sched} of {${PODS}} pods scheduled in {$wall:.2f} s wall: {$sched/$wall:.0f} pods/s')"
+  cpu=$(awk '/^cpu:/ {print $2 + $3}' "$DIR/time.txt")
+  python3 -c "print(f'$2: {${NODES}} nodes x 8 GPUs, {$sched} of {${PODS}} pods scheduled in {$wall:.2f} s wall: {$sched/$wall:.0f} pods/s (process CPU {$cpu:.1f} s)')"
 }
 run dra "DRA (ResourceSlices, one claim per pod)"
 run ext "extended resource nvidia.com/gpu      "

@@ -154,12 +154,17 @@ class SimulateCommand : public Command {
                 "report the absolute error against the simulated start (median, mean, p90)");
     c->add_flag("--gpu-sharing", f_.gpu_sharing,
                 "openb: GPU shares carry no nvidia.com/gpu request (GpuShare accounts per device)");
+    c->add_option("--gpu-model", f_.gpu_model,
+                  "openb, openb-paper: GPUs as the nvidia.com/gpu extended resource (extended, the "
+                  "default) or as DRA devices (dra: a ResourceSlice per node, a ResourceClaim per "
+                  "GPU pod; GPU shares take a whole device)")
+        ->check(CLI::IsMember({"extended", "dra"}));
     c->add_option("--load", f_.load, "openb-paper: resample arrivals up to this multiple of GPU capacity");
     c->add_option("--max-nodes", f_.max_nodes, "openb-paper: use only the first N GPU nodes");
   }
 
   int NoReplay() const {
-    return Fail("simulate: --trace, --policies, --seeds, --report and --gpu-sharing need trace "
+    return Fail("simulate: --trace, --policies, --seeds, --report, --gpu-sharing and --gpu-model need trace "
                 "replay (src/replay), which this program was built without");
   }
 

@@ -36,6 +36,7 @@ struct SimulateFlags {
   std::string policies, seeds, report_path;
   std::string cluster = "32x8";  // philly: NODESxGPUS[,queues=W1:W2...]
   bool gpu_sharing = false;
+  std::string gpu_model;  // openb / openb-paper: "" or "extended" (nvidia.com/gpu), "dra"
   std::optional<double> load;  // openb-paper: arrivals up to this multiple of GPU capacity
   size_t max_nodes = 0;        // openb-paper: first N GPU nodes (0 = all)
   // Gang reservations: enables the GangReservation plugin in every profile with this
@@ -56,7 +57,8 @@ struct SimulateFlags {
   // True when the flags ask for experiment mode (policies x seeds, results document).
   bool Experiment() const {
     return trace == "openb-paper" || trace == "philly" || !policies.empty() || !seeds.empty() ||
-           !report_path.empty() || gpu_sharing || !shard.empty() || !compare.empty();
+           !report_path.empty() || gpu_sharing || !shard.empty() || !compare.empty() ||
+           !gpu_model.empty();
   }
   // --progress, or stderr is a terminal and not --no-progress.
   bool ShowProgress() const;

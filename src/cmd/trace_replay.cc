@@ -78,6 +78,7 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   eo->max_pods = f.max_pods;
   eo->untimed = f.untimed;
   eo->gpu_sharing = f.gpu_sharing;
+  if (!f.gpu_model.empty()) eo->gpu_model = f.gpu_model;
   eo->results_path = f.results_path;
   eo->job_results_path = f.job_results_path;
   eo->forecast_accuracy = f.forecast_accuracy;

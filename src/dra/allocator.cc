@@ -1,7 +1,10 @@
 #include "dra/allocator.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "api/labels.h"
 
@@ -36,7 +39,7 @@ bool SameValue(const cel::AttributeValue& a, const cel::AttributeValue& b) {
 
 // Defined below (AllocateOn's helpers).
 std::map<std::string, std::map<std::string, api::Quantity>> CountersLeft(
-    const std::vector<ResourceSlicePtr>& current, const std::set<DeviceId>& in_use);
+    const SliceIndex& index, const std::function<bool(const DeviceId&)>& in_use);
 
 // One device reachable from a node of the attempt.
 struct Cand {
@@ -44,6 +47,7 @@ struct Cand {
   const ResourceSlice* slice = nullptr;
   const Device* device = nullptr;
   int reach = 2;
+  const ResourceSlicePtr* owner = nullptr;  // the slice's pointer (SelectorMemo keys)
 };
 
 // One way to satisfy a request, with its candidate devices (indices into Search::cands_).
@@ -216,12 +220,19 @@ class Search {
   bool aborted_ = false;
 };
 
-// Whether `dev` matches the class's and the request's selectors; a runtime error names the
+// One selector on a candidate: from the memo when there is one.
+absl::StatusOr<bool> MatchOne(const cel::Selector& sel, const Cand& cand, SelectorMemo* memo) {
+  if (!memo || !cand.owner) return sel.Matches(cand.device->prepared);
+  return memo->Matches(*cand.owner, static_cast<size_t>(cand.device - cand.slice->devices.data()),
+                       sel);
+}
+
+// Whether `cand` matches the class's and the request's selectors; a runtime error names the
 // class or the claim and the selector's index (allocator.go isSelectable).
-api::StatusOr<bool> Selectable(const Device& dev, const DeviceClass& cls, const RequestSpec& spec,
-                               const ResourceClaim& claim) {
+api::StatusOr<bool> Selectable(const Cand& cand, const DeviceClass& cls, const RequestSpec& spec,
+                               const ResourceClaim& claim, SelectorMemo* memo) {
   for (size_t i = 0; i < cls.selectors.size(); ++i) {
-    auto m = cls.selectors[i].Matches(dev.prepared);
+    auto m = MatchOne(cls.selectors[i], cand, memo);
     if (!m.ok()) {
       return absl::InvalidArgumentError("class " + cls.name + ": selector #" + std::to_string(i) +
                                         ": CEL runtime error: " + std::string(m.status().message()));
@@ -229,7 +240,7 @@ api::StatusOr<bool> Selectable(const Device& dev, const DeviceClass& cls, const 
     if (!*m) return false;
   }
   for (size_t i = 0; i < spec.selectors.size(); ++i) {
-    auto m = spec.selectors[i].Matches(dev.prepared);
+    auto m = MatchOne(spec.selectors[i], cand, memo);
     if (!m.ok()) {
       return absl::InvalidArgumentError("claim " + claim.Key() + ": selector #" +
                                         std::to_string(i) + ": CEL runtime error: " +
@@ -272,24 +283,124 @@ api::StatusOr<Allocator> Allocator::New(AllocatorInput in) {
       }
     }
   }
+  a.index_ = in.slice_index ? in.slice_index : SliceIndex::Build(in.slices);
+  a.in_ = std::move(in);
+  a.counters_left_ = CountersLeft(*a.index_, [&a](const DeviceId& id) { return a.InUse(id); });
+  return a;
+}
+
+std::shared_ptr<const SliceIndex> SliceIndex::Build(const std::vector<ResourceSlicePtr>& slices) {
+  auto x = std::make_shared<SliceIndex>();
   // The newest generation of each pool.
   std::map<std::string, int64_t> newest;
-  for (const auto& s : in.slices) {
+  for (const auto& s : slices) {
     auto [it, inserted] = newest.emplace(PoolKey(s->driver, s->pool), s->pool_generation);
     if (!inserted) it->second = std::max(it->second, s->pool_generation);
   }
-  for (const auto& s : in.slices) {
+  for (const auto& s : slices) {
     if (s->pool_generation != newest[PoolKey(s->driver, s->pool)]) continue;
-    a.current_.push_back(s);
+    x->current.push_back(s);
     if (!s->node_name.empty()) {
-      a.node_local_[s->node_name].push_back(s);
+      x->node_local[s->node_name].push_back(s);
     } else {
-      a.not_node_local_.push_back(s);
+      x->not_node_local.push_back(s);
+    }
+    for (const auto& d : s->devices) {
+      if (!d.consumes_counters.empty()) x->consuming.emplace_back(s.get(), &d);
     }
   }
-  a.counters_left_ = CountersLeft(a.current_, in.in_use);
-  a.in_ = std::move(in);
-  return a;
+  return x;
+}
+
+bool InUseIndex::Contains(const DeviceId& id) const {
+  auto d = pools.find(id.driver);
+  if (d == pools.end()) return false;
+  auto p = d->second.find(id.pool);
+  return p != d->second.end() && p->second->count(id.device) > 0;
+}
+
+void InUseIndex::Add(const DeviceId& id, int delta) {
+  auto& driver = pools[id.driver];
+  auto& pool = driver[id.pool];
+  auto copy = pool ? std::make_shared<Pool>(*pool) : std::make_shared<Pool>();
+  if ((((*copy)[id.device] += delta)) <= 0) copy->erase(id.device);
+  if (copy->empty()) {
+    driver.erase(id.pool);
+    if (driver.empty()) pools.erase(id.driver);
+    return;
+  }
+  pool = std::move(copy);
+}
+
+std::set<DeviceId> InUseIndex::ToSet() const {
+  std::set<DeviceId> out;
+  for (const auto& [driver, ps] : pools) {
+    for (const auto& [pool, devices] : ps) {
+      for (const auto& [device, n] : *devices) out.insert(DeviceId{driver, pool, device});
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<bool> SelectorMemo::Matches(const ResourceSlicePtr& slice, size_t device,
+                                           const cel::Selector& sel) {
+  {
+    absl::ReaderMutexLock l(&mu_);
+    auto e = memo_.find(sel.expression());
+    if (e != memo_.end()) {
+      auto s = e->second.find(slice.get());
+      if (s != e->second.end()) {
+        switch (s->second.result[device]) {
+          case 1: return false;
+          case 2: return true;
+          case 3: return absl::InvalidArgumentError(s->second.errors.at(device));
+          default: break;
+        }
+      }
+    }
+  }
+  auto m = sel.Matches(slice->devices[device].prepared);
+  absl::MutexLock l(&mu_);
+  // Bounded: distinct request selectors (one per claim when claims carry their own) would
+  // otherwise grow the memo until the next slice change.
+  if (memo_.size() >= kMaxMemoExpressions && !memo_.contains(sel.expression())) memo_.clear();
+  Entry& e = memo_[sel.expression()][slice.get()];
+  if (!e.slice) {
+    e.slice = slice;
+    e.result.assign(slice->devices.size(), 0);
+  }
+  if (m.ok()) {
+    e.result[device] = *m ? 2 : 1;
+  } else {
+    e.result[device] = 3;
+    e.errors[device] = std::string(m.status().message());
+  }
+  return m;
+}
+
+void SelectorMemo::Prune() {
+  absl::MutexLock l(&mu_);
+  // A slice is held by the memo once per expression that has an entry for it.
+  absl::flat_hash_map<const ResourceSlice*, long> held;
+  for (const auto& [expr, slices] : memo_) {
+    for (const auto& [s, e] : slices) ++held[s];
+  }
+  for (auto it = memo_.begin(); it != memo_.end();) {
+    absl::erase_if(it->second,
+                   [&](const auto& kv) { return kv.second.slice.use_count() <= held[kv.first]; });
+    if (it->second.empty()) {
+      memo_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+size_t SelectorMemo::size() const {
+  absl::ReaderMutexLock l(&mu_);
+  size_t n = 0;
+  for (const auto& [expr, slices] : memo_) n += slices.size();
+  return n;
 }
 
 api::StatusOr<AllocationOutcome> Allocator::Allocate(const api::Node& node) const {
@@ -302,22 +413,19 @@ namespace {
 using Counters = std::map<std::string, std::map<std::string, api::Quantity>>;  // pool/set -> left
 
 // The shared counters of the current slices, less what the allocated devices consume.
-Counters CountersLeft(const std::vector<ResourceSlicePtr>& current, const std::set<DeviceId>& in_use) {
+Counters CountersLeft(const SliceIndex& index, const std::function<bool(const DeviceId&)>& in_use) {
   Counters counters;
-  for (const auto& s : current) {
+  for (const auto& s : index.current) {
     for (const auto& [set, cs] : s->shared_counters) {
       auto& left = counters[PoolKey(s->driver, s->pool) + "/" + set];
       for (const auto& [name, q] : cs) left[name] = q;
     }
   }
-  for (const auto& s : current) {
-    for (const auto& d : s->devices) {
-      if (d.consumes_counters.empty()) continue;
-      if (!in_use.count(DeviceId{s->driver, s->pool, d.name})) continue;
-      for (const auto& [set, cs] : d.consumes_counters) {
-        auto& left = counters[PoolKey(s->driver, s->pool) + "/" + set];
-        for (const auto& [name, q] : cs) left[name] = left[name].Minus(q);
-      }
+  for (const auto& [s, d] : index.consuming) {
+    if (!in_use(DeviceId{s->driver, s->pool, d->name})) continue;
+    for (const auto& [set, cs] : d->consumes_counters) {
+      auto& left = counters[PoolKey(s->driver, s->pool) + "/" + set];
+      for (const auto& [name, q] : cs) left[name] = left[name].Minus(q);
     }
   }
   return counters;
@@ -328,6 +436,9 @@ void GatherCandidates(const std::map<std::string, std::vector<ResourceSlicePtr>>
                       const std::vector<ResourceSlicePtr>& not_node_local,
                       const std::vector<const api::Node*>& nodes, std::vector<Cand>* cands,
                       std::map<const api::Node*, std::vector<size_t>>* by_node) {
+  // One node (every Filter call): a device appears once, no identity index is needed.
+  const bool one_node = std::all_of(nodes.begin(), nodes.end(),
+                                    [&](const api::Node* n) { return n == nodes.front(); });
   std::map<DeviceId, size_t> index;
   static const std::vector<ResourceSlicePtr> kNone;
   for (const api::Node* node : nodes) {
@@ -339,9 +450,14 @@ void GatherCandidates(const std::map<std::string, std::vector<ResourceSlicePtr>>
         const int reach = Reach(*s, *node);
         if (reach < 0) continue;
         for (const auto& d : s->devices) {
+          if (one_node) {
+            list.push_back(cands->size());
+            cands->push_back(Cand{DeviceId{s->driver, s->pool, d.name}, s.get(), &d, reach, &s});
+            continue;
+          }
           DeviceId id{s->driver, s->pool, d.name};
           auto [it, inserted] = index.emplace(id, cands->size());
-          if (inserted) cands->push_back(Cand{id, s.get(), &d, reach});
+          if (inserted) cands->push_back(Cand{id, s.get(), &d, reach, &s});
           list.push_back(it->second);
         }
       }
@@ -357,14 +473,15 @@ void GatherCandidates(const std::map<std::string, std::vector<ResourceSlicePtr>>
 api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
                             const ResourceClaim& claim, const std::vector<Cand>& cands,
                             const std::vector<size_t>& node_cands,
-                            const std::set<DeviceId>& in_use) {
+                            const std::function<bool(const DeviceId&)>& in_use,
+                            SelectorMemo* memo) {
   Alt alt;
   alt.spec = &spec;
   bool any_used = false;
   for (size_t c : node_cands) {
-    const bool used = !spec.admin_access && in_use.count(cands[c].id);
+    const bool used = !spec.admin_access && in_use(cands[c].id);
     if (used && !spec.all) continue;
-    auto m = Selectable(*cands[c].device, cls, spec, claim);
+    auto m = Selectable(cands[c], cls, spec, claim, memo);
     if (!m.ok()) return m.status();
     if (!*m) continue;
     const bool untolerated = !AllTaintsTolerated(cands[c].device->taints, spec.tolerations);
@@ -414,7 +531,10 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
   AllocationOutcome out;
   std::vector<Cand> cands;
   std::map<const api::Node*, std::vector<size_t>> by_node;
-  GatherCandidates(node_local_, not_node_local_, nodes, &cands, &by_node);
+  GatherCandidates(index_->node_local, index_->not_node_local, nodes, &cands, &by_node);
+  const std::function<bool(const DeviceId&)> in_use = [this](const DeviceId& id) {
+    return InUse(id);
+  };
   // Slots: one per request of each claim, with the candidates of each alternative.
   std::vector<Slot> slots;
   for (size_t ci = 0; ci < in_.claims.size(); ++ci) {
@@ -428,7 +548,7 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
       for (const auto& sub : req.first_available) specs.push_back(&sub);
       for (const RequestSpec* spec : specs) {
         auto alt = BuildAlt(*spec, in_.classes->at(spec->device_class_name), claim, cands,
-                            by_node[nodes[ci]], in_.in_use);
+                            by_node[nodes[ci]], in_use, in_.memo.get());
         if (!alt.ok()) return alt.status();
         slot.alts.push_back(std::move(*alt));
       }
@@ -450,8 +570,10 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
       AllocatorInput one;
       one.claims = {in_.claims[ci]};
       one.classes = in_.classes;
-      one.slices = current_;
+      one.slice_index = index_;
       one.in_use = in_.in_use;
+      one.in_use_index = in_.in_use_index;
+      one.memo = in_.memo;
       auto alone = Allocator::New(std::move(one));
       if (!alone.ok()) return alone.status();
       auto r = alone->AllocateOn({nodes[ci]});

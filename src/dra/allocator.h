@@ -34,16 +34,29 @@
 //
 // Thread safety: an Allocator is immutable; Allocate is const and runs concurrently for
 // many nodes (Filter is parallel over nodes).
+//
+// Speed (bench/dra/run.sh; docs/performance.md): what does not change from one pod to the
+// next is computed once and shared by the cycles, not recomputed per pod and node — the
+// slice index (SliceIndex: newest generations, slices by node), the devices in use
+// (InUseIndex, kept incrementally by dra::Manager) and the selectors' results per device
+// (SelectorMemo). They are caches only: an Allocator given none of them (as the tests do)
+// computes the same outcome from `slices` and `in_use` (allocator_test.cc
+// FastPathMatchesRecomputationOnRandomStates).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "api/status.h"
 #include "api/types.h"
 #include "dra/model.h"
@@ -61,12 +74,69 @@ struct DeviceId {
   bool operator==(const DeviceId& o) const = default;
 };
 
+// The slices an attempt considers, indexed: only each pool's newest generation
+// (allocator.go GatherPools), node-local slices by node name, the others (node selector,
+// all nodes) apart, and the devices that consume shared counters. Immutable once built;
+// dra::Manager rebuilds it when a slice changes.
+struct SliceIndex {
+  std::vector<ResourceSlicePtr> current;
+  std::map<std::string, std::vector<ResourceSlicePtr>> node_local;
+  std::vector<ResourceSlicePtr> not_node_local;
+  std::vector<std::pair<const ResourceSlice*, const Device*>> consuming;  // consumesCounters
+  static std::shared_ptr<const SliceIndex> Build(const std::vector<ResourceSlicePtr>& slices);
+};
+
+// Devices in use (allocated, not for admin access), by driver and pool, each with the
+// number of claims that hold it. Copy-on-write per pool: a copy shares the pools' maps, so
+// a snapshot per cycle costs one pointer per pool (dra::Manager::InUse).
+struct InUseIndex {
+  using Pool = std::map<std::string, int>;  // device name -> claims holding it (> 0)
+  std::map<std::string, std::map<std::string, std::shared_ptr<const Pool>>> pools;  // driver, pool
+  bool Contains(const DeviceId& id) const;
+  // Adds `delta` claims holding `id` (a count that reaches 0 removes the device).
+  void Add(const DeviceId& id, int delta);
+  std::set<DeviceId> ToSet() const;
+};
+
+// Results of selectors per device, kept across cycles: a selector's result depends only on
+// its expression and the device (cel.h: evaluation is deterministic), and a ResourceSlice
+// object is immutable (a changed slice is a new object). Entries hold their slice, so a
+// slice's address is never reused while an entry names it; Prune drops the entries of
+// slices nobody else holds. Thread-safe (Filter runs in parallel over nodes).
+class SelectorMemo {
+ public:
+  // Distinct expressions kept; inserting one more starts the memo afresh.
+  static constexpr size_t kMaxMemoExpressions = 1024;
+  // `sel` on device `device` (an index into slice->devices): true / false, or the CEL
+  // runtime error's message as an InvalidArgumentError.
+  absl::StatusOr<bool> Matches(const ResourceSlicePtr& slice, size_t device,
+                               const cel::Selector& sel);
+  void Prune();
+  size_t size() const;
+
+ private:
+  struct Entry {
+    ResourceSlicePtr slice;
+    std::vector<int8_t> result;  // per device: 0 not evaluated, 1 false, 2 true, 3 error
+    std::map<size_t, std::string> errors;
+  };
+  mutable absl::Mutex mu_;
+  // expression -> slice -> results
+  absl::flat_hash_map<std::string, absl::flat_hash_map<const ResourceSlice*, Entry>> memo_
+      ABSL_GUARDED_BY(mu_);
+};
+
 // The inputs of one allocation attempt; the pointers must outlive the Allocator.
 struct AllocatorInput {
   std::vector<ResourceClaimPtr> claims;              // claims to allocate, in order
   const std::map<std::string, DeviceClass>* classes = nullptr;  // by name
-  std::vector<ResourceSlicePtr> slices;              // every slice of the cluster
+  std::vector<ResourceSlicePtr> slices;              // every slice (unused with slice_index)
   std::set<DeviceId> in_use;                         // devices allocated (non-admin)
+  // Caches (see the file comment); each may be null. A device is in use when it is in
+  // `in_use` or in `in_use_index`.
+  std::shared_ptr<const SliceIndex> slice_index;     // built from `slices` when null
+  std::shared_ptr<const InUseIndex> in_use_index;
+  std::shared_ptr<SelectorMemo> memo;
 };
 
 // The outcome of one attempt.
@@ -94,12 +164,12 @@ class Allocator {
   const std::vector<ResourceClaimPtr>& claims() const { return in_.claims; }
 
  private:
+  bool InUse(const DeviceId& id) const {
+    return in_.in_use.count(id) || (in_.in_use_index && in_.in_use_index->Contains(id));
+  }
+
   AllocatorInput in_;
-  // The newest generation of each pool (driver/pool), with its slices; and the same slices
-  // indexed: node-local ones by node name, the others (node selector, all nodes) apart.
-  std::vector<ResourceSlicePtr> current_;
-  std::map<std::string, std::vector<ResourceSlicePtr>> node_local_;
-  std::vector<ResourceSlicePtr> not_node_local_;
+  std::shared_ptr<const SliceIndex> index_;
   // Shared counters left after the devices in use consume theirs: "driver/pool/set" ->
   // counter -> amount (computed once in New).
   std::map<std::string, std::map<std::string, api::Quantity>> counters_left_;

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <memory>
+#include <random>
 #include <string>
 
 #include "dra/manager.h"
@@ -432,6 +433,188 @@ TEST(DraTaintTest, DeviceTaintRulesTaintTheDevicesTheySelect) {
   EXPECT_TRUE(m.Slices()[0]->devices[0].taints.empty());
   EXPECT_EQ(m.Slices()[0]->devices[1].taints.size(), 1u);
   EXPECT_EQ(m.TaintRules().size(), 0u);
+}
+
+// The caches (SliceIndex, InUseIndex, SelectorMemo shared across attempts) against a plain
+// recomputation from the slices and a std::set of devices in use, on random clusters,
+// claims and allocations: same outcome (ok, devices, node selectors, failed claim, steps).
+TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
+  std::mt19937 rng(19);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  auto memo = std::make_shared<SelectorMemo>();
+  const char* kSelectors[] = {
+      "device.attributes['gpu.x.com'].numa == 1",
+      "device.capacity['gpu.x.com'].memory.compareTo(quantity('60Gi')) >= 0",
+      "device.attributes['gpu.x.com'].model == 'a100'",  // runtime error where absent
+      "device.driver == 'gpu.x.com'"};
+  int compared = 0, allocated = 0;
+  for (int round = 0; round < 60; ++round) {
+    slices_.clear();
+    for (int n = 0; n < 3; ++n) {
+      std::string devs = "[";
+      const int count = 1 + pick(4);
+      for (int g = 0; g < count; ++g) {
+        devs += std::string(g ? ", " : "") + "{name: g" + std::to_string(g) +
+                ", attributes: {numa: {int: " + std::to_string(pick(2)) + "}" +
+                (pick(3) ? ", model: {string: " + std::string(pick(2) ? "a100" : "h100") + "}" : "") +
+                "}, capacity: {memory: {value: " + std::to_string(40 * (1 + pick(2))) + "Gi}}" +
+                (pick(4) == 0 ? ", consumesCounters: [{counterSet: s, counters: {mem: {value: 40Gi}}}]"
+                              : "") +
+                "}";
+      }
+      Slice("n" + std::to_string(n), devs + "]",
+            "  sharedCounters: [{name: s, counters: {mem: {value: 80Gi}}}]\n");
+    }
+    std::vector<ResourceClaimPtr> claims;
+    const int nclaims = 1 + pick(2);
+    for (int c = 0; c < nclaims; ++c) {
+      std::string sel;
+      if (pick(2)) {
+        sel = std::string(", selectors: [{cel: {expression: \"") + kSelectors[pick(4)] + "\"}}]";
+      }
+      std::string mode = pick(5) == 0 ? ", allocationMode: All" : ", count: " + std::to_string(1 + pick(2));
+      std::string cons = pick(3) == 0 ? ", constraints: [{matchAttribute: gpu.x.com/numa}]" : "";
+      claims.push_back(Claim("c" + std::to_string(c),
+                             "{requests: [{name: r, exactly: {deviceClassName: gpu" + mode + sel +
+                                 "}}]" + cons + "}"));
+    }
+    std::set<DeviceId> used;
+    auto index = std::make_shared<InUseIndex>();
+    for (const auto& s : slices_) {
+      for (const auto& d : s->devices) {
+        if (pick(3) == 0) {
+          used.insert(DeviceId{s->driver, s->pool, d.name});
+          index->Add(DeviceId{s->driver, s->pool, d.name}, +1);
+        }
+      }
+    }
+    ASSERT_EQ(index->ToSet(), used);
+    for (int n = 0; n < 3; ++n) {
+      api::Node node;
+      node.metadata.name = "n" + std::to_string(n);
+      AllocatorInput plain;
+      plain.claims = claims;
+      plain.classes = &classes_;
+      plain.slices = slices_;
+      plain.in_use = used;
+      AllocatorInput fast;
+      fast.claims = claims;
+      fast.classes = &classes_;
+      fast.slice_index = SliceIndex::Build(slices_);
+      fast.in_use_index = index;
+      fast.memo = memo;
+      auto a = Allocator::New(std::move(plain));
+      auto b = Allocator::New(std::move(fast));
+      ASSERT_TRUE(a.ok() && b.ok());
+      for (int twice = 0; twice < 2; ++twice) {  // the second time from a warm memo
+        auto ra = a->Allocate(node);
+        auto rb = b->Allocate(node);
+        ASSERT_EQ(ra.ok(), rb.ok()) << round;
+        if (!ra.ok()) {
+          EXPECT_EQ(ra.status().message(), rb.status().message());
+          continue;
+        }
+        EXPECT_EQ(ra->ok, rb->ok) << round;
+        EXPECT_EQ(ra->failed_claim, rb->failed_claim);
+        EXPECT_EQ(ra->steps, rb->steps);
+        EXPECT_EQ(ra->results, rb->results);
+        allocated += ra->ok;
+        ++compared;
+      }
+    }
+  }
+  // The random states cover both outcomes and the memo was used.
+  EXPECT_GT(allocated, 20);
+  EXPECT_LT(allocated, compared);
+  EXPECT_GT(memo->size(), 0u);
+  slices_.clear();
+  memo->Prune();  // only the memo held the slices: every entry goes
+  EXPECT_EQ(memo->size(), 0u);
+}
+
+// dra::Manager's incremental devices-in-use against the set recomputed from its claims
+// (informer claims, allocations in flight, written statuses) after each random event.
+TEST(DraManagerTest, IncrementalInUseMatchesRecomputation) {
+  std::mt19937 rng(7);
+  Manager m;
+  std::map<std::string, std::string> informer_dev;  // claim name -> device ("" unallocated)
+  std::map<std::string, std::string> pending_dev;   // claim name -> device in flight
+  std::map<std::string, std::string> written_dev;
+  auto claim_obj = [](const std::string& name, const std::string& dev) {
+    std::string y = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " +
+                    name + ", namespace: ns}\nspec: {devices: {requests: [{name: r, exactly: "
+                    "{deviceClassName: gpu}}]}}\n";
+    if (!dev.empty()) {
+      y += "status: {allocation: {devices: {results: [{request: r, driver: d, pool: p, device: " +
+           dev + "}]}}}\n";
+    }
+    return std::make_shared<const api::Unstructured>(Obj(y));
+  };
+  auto claim_with = [&](const std::string& name, const std::string& dev) {
+    auto c = ParseResourceClaim(*claim_obj(name, ""));
+    EXPECT_TRUE(c.ok());
+    if (!dev.empty()) c->allocation = AllocationResult{{DeviceResult{"r", "d", "p", dev, false}}, {}};
+    return *c;
+  };
+  for (int step = 0; step < 400; ++step) {
+    const std::string name = "c" + std::to_string(rng() % 6);
+    const std::string dev = rng() % 3 ? "g" + std::to_string(rng() % 4) : "";
+    switch (rng() % 5) {
+      case 0:
+        ASSERT_TRUE(m.OnObjectAdd(claim_obj(name, dev)));
+        informer_dev[name] = dev;
+        written_dev.erase(name);
+        break;
+      case 1:
+        ASSERT_TRUE(m.OnObjectDelete(claim_obj(name, "")));
+        informer_dev.erase(name);
+        written_dev.erase(name);
+        break;
+      case 2:
+        m.SignalPendingAllocation(claim_with(name, dev));
+        pending_dev[name] = dev;
+        break;
+      case 3:
+        m.RemovePendingAllocation("uid-" + name);
+        pending_dev.erase(name);
+        break;
+      case 4:
+        m.AssumeWritten(claim_with(name, dev));
+        pending_dev.erase(name);
+        if (informer_dev.count(name) && informer_dev[name] == dev) {
+          written_dev.erase(name);
+        } else {
+          written_dev[name] = dev;
+        }
+        break;
+    }
+    std::map<std::string, int> want;  // what the plain recomputation counts
+    for (const auto& [n, d] : informer_dev) {
+      if (pending_dev.count(n)) continue;
+      const std::string eff = written_dev.count(n) ? written_dev[n] : d;
+      if (!eff.empty()) ++want[eff];
+    }
+    for (const auto& [n, d] : pending_dev) {
+      if (!d.empty()) ++want[d];
+    }
+    std::set<DeviceId> want_set;
+    for (const auto& [d, k] : want) want_set.insert(DeviceId{"d", "p", d});
+    ASSERT_EQ(m.InUse()->ToSet(), want_set) << "step " << step;
+    ASSERT_EQ(m.AllocatedDevices(), want_set);
+    // Leaving one claim out drops its devices unless another claim holds them too.
+    std::map<std::string, int> except = want;
+    const std::string out = "c0";
+    if (!pending_dev.count(out) && informer_dev.count(out)) {
+      const std::string eff = written_dev.count(out) ? written_dev[out] : informer_dev[out];
+      if (!eff.empty()) --except[eff];
+    }
+    if (pending_dev.count(out) && !pending_dev[out].empty()) --except[pending_dev[out]];
+    std::set<DeviceId> except_set;
+    for (const auto& [d, k] : except) {
+      if (k > 0) except_set.insert(DeviceId{"d", "p", d});
+    }
+    ASSERT_EQ(m.AllocatedDevicesExcept({"uid-c0"}), except_set) << "step " << step;
+  }
 }
 
 }  // namespace

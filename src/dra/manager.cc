@@ -8,14 +8,55 @@ namespace {
 
 std::string NsName(const api::ObjectMeta& m) { return m.namespace_ + "/" + m.name; }
 
-void AddDevices(const ResourceClaim& c, std::set<DeviceId>* out) {
-  if (!c.allocation) return;
-  for (const auto& d : c.allocation->devices) {
-    if (!d.admin_access) out->insert(DeviceId{d.driver, d.pool, d.device});
+std::vector<DeviceId> DevicesOf(const ResourceClaim* c) {
+  std::vector<DeviceId> out;
+  if (!c || !c->allocation) return out;
+  for (const auto& d : c->allocation->devices) {
+    if (!d.admin_access) out.push_back(DeviceId{d.driver, d.pool, d.device});
   }
+  return out;
 }
 
 }  // namespace
+
+void Manager::SetContribution(std::map<std::string, std::vector<DeviceId>>* by,
+                              const std::string& key, const ResourceClaim* c) {
+  std::vector<DeviceId> now = DevicesOf(c);
+  auto it = by->find(key);
+  if (it == by->end() && now.empty()) return;
+  if (it != by->end() && it->second == now) return;
+  if (it != by->end()) {
+    for (const auto& id : it->second) in_use_.Add(id, -1);
+  }
+  for (const auto& id : now) in_use_.Add(id, +1);
+  if (now.empty()) {
+    by->erase(key);
+  } else {
+    (*by)[key] = std::move(now);
+  }
+  in_use_view_.reset();
+}
+
+void Manager::RecountClaim(const std::string& nn) {
+  const ResourceClaim* c = nullptr;
+  auto it = claims_.find(nn);
+  if (it != claims_.end() && !pending_.count(it->second->metadata.uid)) {
+    auto w = written_.find(nn);
+    c = w != written_.end() ? w->second.get() : it->second.get();
+  }
+  SetContribution(&claim_devices_, nn, c);
+}
+
+void Manager::RecountPending(const std::string& uid) {
+  auto p = pending_.find(uid);
+  SetContribution(&pending_devices_, uid, p == pending_.end() ? nullptr : p->second.get());
+  if (auto u = uid_to_nn_.find(uid); u != uid_to_nn_.end()) RecountClaim(u->second);
+}
+
+void Manager::SlicesChanged() {
+  slice_index_.reset();
+  memo_->Prune();
+}
 
 bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   const Kind kind = KindOf(*obj);
@@ -48,19 +89,25 @@ bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
       } else {
         fail(s.status());
       }
+      SlicesChanged();
       break;
     }
     case Kind::kResourceClaim: {
       const std::string nn = NsName(obj->metadata);
       auto c = ParseResourceClaim(*obj);
+      if (auto old = claims_.find(nn); old != claims_.end()) {
+        uid_to_nn_.erase(old->second->metadata.uid);
+      }
       claims_.erase(nn);
       claim_objects_[nn] = obj;
       written_.erase(nn);  // the informer caught up with our write (or a newer change)
       if (c.ok()) {
+        uid_to_nn_[c->metadata.uid] = nn;
         claims_[nn] = std::make_shared<const ResourceClaim>(std::move(*c));
       } else {
         fail(c.status());
       }
+      RecountClaim(nn);
       break;
     }
     case Kind::kResourceClaimTemplate: {
@@ -83,6 +130,7 @@ bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
       } else {
         fail(t.status());
       }
+      SlicesChanged();  // the allocator's index holds the patched slices
       break;
     }
     case Kind::kNone:
@@ -106,15 +154,21 @@ bool Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
     case Kind::kResourceSlice:
       slices_.erase(obj->metadata.name);
       tainted_.erase(obj->metadata.name);
+      SlicesChanged();
       break;
     case Kind::kDeviceTaintRule:
       taint_rules_.erase(obj->metadata.name);
       tainted_.clear();
+      SlicesChanged();
       break;
     case Kind::kResourceClaim:
+      if (auto old = claims_.find(nn); old != claims_.end()) {
+        uid_to_nn_.erase(old->second->metadata.uid);
+      }
       claims_.erase(nn);
       claim_objects_.erase(nn);
       written_.erase(nn);
+      RecountClaim(nn);
       break;
     case Kind::kResourceClaimTemplate:
       templates_.erase(nn);
@@ -206,6 +260,10 @@ std::string Manager::ClassError(const std::string& name) const {
 
 std::vector<ResourceSlicePtr> Manager::Slices() const {
   absl::MutexLock l(&mu_);
+  return SlicesLocked();
+}
+
+std::vector<ResourceSlicePtr> Manager::SlicesLocked() const {
   std::vector<ResourceSlicePtr> out;
   out.reserve(slices_.size());
   for (const auto& [n, s] : slices_) {
@@ -240,17 +298,37 @@ std::vector<DeviceTaintRule> Manager::TaintRules() const {
 }
 
 std::set<DeviceId> Manager::AllocatedDevicesExcept(const std::set<std::string>& uids) const {
+  return InUseExcept(uids)->ToSet();
+}
+
+std::shared_ptr<const InUseIndex> Manager::InUse() const {
   absl::MutexLock l(&mu_);
-  std::set<DeviceId> out;
-  for (const auto& [nn, c] : claims_) {
-    if (pending_.count(c->metadata.uid) || uids.count(c->metadata.uid)) continue;
-    auto w = written_.find(nn);
-    AddDevices(w != written_.end() ? *w->second : *c, &out);
-  }
-  for (const auto& [uid, c] : pending_) {
-    if (!uids.count(uid)) AddDevices(*c, &out);
+  if (!in_use_view_) in_use_view_ = std::make_shared<const InUseIndex>(in_use_);
+  return in_use_view_;
+}
+
+std::shared_ptr<const InUseIndex> Manager::InUseExcept(const std::set<std::string>& uids) const {
+  if (uids.empty()) return InUse();
+  absl::MutexLock l(&mu_);
+  auto out = std::make_shared<InUseIndex>(in_use_);
+  for (const auto& uid : uids) {
+    if (auto p = pending_devices_.find(uid); p != pending_devices_.end()) {
+      for (const auto& id : p->second) out->Add(id, -1);
+    }
+    auto u = uid_to_nn_.find(uid);
+    if (u == uid_to_nn_.end()) continue;
+    if (auto c = claim_devices_.find(u->second); c != claim_devices_.end()) {
+      for (const auto& id : c->second) out->Add(id, -1);
+    }
   }
   return out;
+}
+
+std::shared_ptr<const SliceIndex> Manager::SliceIndexView() const {
+  absl::MutexLock l(&mu_);
+  // Built from the slices as Slices() returns them: DeviceTaintRules' taints included.
+  if (!slice_index_) slice_index_ = SliceIndex::Build(SlicesLocked());
+  return slice_index_;
 }
 
 std::vector<std::string> Manager::Errors() const {
@@ -269,12 +347,15 @@ void Manager::SignalPendingAllocation(const ResourceClaim& claim) {
   absl::MutexLock l(&mu_);
   ++generation_;
   pending_[claim.metadata.uid] = std::make_shared<const ResourceClaim>(claim);
+  RecountPending(claim.metadata.uid);
 }
 
 bool Manager::RemovePendingAllocation(const std::string& uid) {
   absl::MutexLock l(&mu_);
   ++generation_;
-  return pending_.erase(uid) > 0;
+  const bool erased = pending_.erase(uid) > 0;
+  RecountPending(uid);
+  return erased;
 }
 
 void Manager::AssumeWritten(const ResourceClaim& claim) {
@@ -288,9 +369,11 @@ void Manager::AssumeWritten(const ResourceClaim& claim) {
   if (it != claims_.end() && it->second->allocation == claim.allocation &&
       it->second->reserved_for == claim.reserved_for) {
     written_.erase(nn);
-    return;
+  } else {
+    written_[nn] = std::make_shared<const ResourceClaim>(claim);
   }
-  written_[nn] = std::make_shared<const ResourceClaim>(claim);
+  RecountPending(claim.metadata.uid);
+  RecountClaim(nn);
 }
 
 uint64_t Manager::generation() const {

@@ -67,10 +67,20 @@ class Manager {
   std::vector<ResourceSlicePtr> Slices() const;
   // The valid DeviceTaintRules (by name).
   std::vector<DeviceTaintRule> TaintRules() const;
+  // The current slices indexed for the allocator (AllocatorInput::slice_index); rebuilt on
+  // the first call after a slice changed.
+  std::shared_ptr<const SliceIndex> SliceIndexView() const;
+  // Selector results per device, shared by every cycle (AllocatorInput::memo); entries of
+  // replaced or deleted slices are pruned when slices change.
+  std::shared_ptr<SelectorMemo> Memo() const { return memo_; }
   // Devices allocated (not for admin access) by any claim, including allocations in flight.
   std::set<DeviceId> AllocatedDevices() const { return AllocatedDevicesExcept({}); }
   // The same, leaving out the claims (and allocations in flight) whose UID is in `uids`.
   std::set<DeviceId> AllocatedDevicesExcept(const std::set<std::string>& uids) const;
+  // The same sets as snapshots for AllocatorInput::in_use_index, kept incrementally (no
+  // pass over every claim per cycle): O(pools) per call after a change.
+  std::shared_ptr<const InUseIndex> InUse() const;
+  std::shared_ptr<const InUseIndex> InUseExcept(const std::set<std::string>& uids) const;
   // Parse errors of the objects currently stored, e.g. a ResourceSlice with a bad quantity.
   std::vector<std::string> Errors() const;
 
@@ -93,6 +103,8 @@ class Manager {
       ABSL_GUARDED_BY(mu_);
   ResourceSlicePtr WithRuleTaints(const ResourceSlicePtr& s) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Slices() under mu_ (the patched copies cached in tainted_).
+  std::vector<ResourceSlicePtr> SlicesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::map<std::string, ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);         // by name
   std::map<std::string, DeviceTaintRule> taint_rules_ ABSL_GUARDED_BY(mu_);     // by name
@@ -108,6 +120,21 @@ class Manager {
   std::map<std::string, ResourceClaimPtr> pending_ ABSL_GUARDED_BY(mu_);  // by uid
   std::map<std::string, ResourceClaimPtr> written_ ABSL_GUARDED_BY(mu_);  // by ns/name
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // Incremental devices-in-use: what each informer claim (by ns/name; nothing while an
+  // allocation of it is in flight) and each allocation in flight (by UID) contributes.
+  void RecountClaim(const std::string& nn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RecountPending(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetContribution(std::map<std::string, std::vector<DeviceId>>* by, const std::string& key,
+                       const ResourceClaim* c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SlicesChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::map<std::string, std::string> uid_to_nn_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<DeviceId>> claim_devices_ ABSL_GUARDED_BY(mu_);    // ns/name
+  std::map<std::string, std::vector<DeviceId>> pending_devices_ ABSL_GUARDED_BY(mu_);  // uid
+  InUseIndex in_use_ ABSL_GUARDED_BY(mu_);
+  mutable std::shared_ptr<const InUseIndex> in_use_view_ ABSL_GUARDED_BY(mu_);
+  mutable std::shared_ptr<const SliceIndex> slice_index_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<SelectorMemo> memo_ = std::make_shared<SelectorMemo>();
 };
 
 }  // namespace phalanx::dra

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "config/config.h"
+#include "replay/dra_gpus.h"
 #include "replay/openb.h"
 #include "sim/simulation.h"
 
@@ -238,6 +239,13 @@ struct Trace {
 
 api::Status LoadTrace(const ExperimentOptions& opts, Trace* t) {
   const std::string& mode = opts.trace;
+  if (opts.gpu_model != "extended" && opts.gpu_model != "dra") {
+    return absl::InvalidArgumentError("--gpu-model: want extended or dra, got \"" +
+                                      opts.gpu_model + "\"");
+  }
+  if (opts.gpu_model == "dra" && mode != "openb" && mode != "openb-paper") {
+    return absl::InvalidArgumentError("--gpu-model dra is for --trace openb and openb-paper");
+  }
   if (mode == "openb-paper" || mode == "openb") {
     if (opts.nodes_csv.empty() || opts.pods_csv.empty()) {
       return absl::InvalidArgumentError("--trace " + mode + " needs --nodes and --pods");
@@ -557,6 +565,13 @@ api::Status RunOne(const ExperimentOptions& opts, const Trace& trace,
     }
     sc = &paper_sc;
   }
+  sim::Scenario dra_sc;
+  DraGpuStats dra_stats;
+  if (opts.gpu_model == "dra") {
+    dra_sc = *sc;
+    if (auto s = ToDraGpus(&dra_sc, &dra_stats); !s.ok()) return s;
+    sc = &dra_sc;
+  }
   PaperMetrics metrics(*sc, workload);
   sim::SimulationOptions so;
   so.seed = spec.seed;
@@ -577,6 +592,13 @@ api::Status RunOne(const ExperimentOptions& opts, const Trace& trace,
   json& j = out->j;
   j["policy"] = spec.policy->display;
   j["seed"] = spec.seed;
+  j["gpu_model"] = opts.gpu_model;
+  if (opts.gpu_model == "dra") {
+    j["dra"] = {{"nodes", dra_stats.nodes},
+                {"devices", dra_stats.devices},
+                {"pods", dra_stats.pods},
+                {"shares_as_whole", dra_stats.shares_as_whole}};
+  }
   j["summary"] = SummaryJson(*res);
   j["timeline"] = TimelineJson(*res);
   j["frag_timeline"] = FragTimelineJson(metrics);
@@ -594,6 +616,10 @@ api::Status RunOne(const ExperimentOptions& opts, const Trace& trace,
   }
   j["queue_delay"] = DelayJson(delays);
   if (mode == "openb-paper") line += AddLoadCurve(metrics, *res, &j);
+  if (opts.gpu_model == "dra") {
+    line += ", GPUs as DRA devices (" + std::to_string(dra_stats.shares_as_whole) +
+            " GPU shares took whole devices)";
+  }
   char buf[120];
   std::snprintf(buf, sizeof(buf), " (%.1f s wall, %.0f pods/s)", res->wall_seconds,
                 res->wall_seconds > 0 ? static_cast<double>(res->pods) / res->wall_seconds : 0.0);

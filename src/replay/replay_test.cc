@@ -19,8 +19,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/config.h"
+#include "dra/model.h"
 #include "plugins/registry.h"
 #include "replay/experiment.h"
+#include "replay/dra_gpus.h"
 #include "replay/openb.h"
 #include "replay/paper.h"
 #include "replay/philly.h"
@@ -379,6 +381,103 @@ TEST(PaperTest, SmallTraceReachesTheTargetLoadAndIsDeterministic) {
 
 // Issue 23: the "Paper (%)" column shows the paper's figures only for the pod list they
 // are of (openb_pod_list_default.csv), "-" for any other list.
+// --gpu-model dra (issue 19): the nodes' GPUs become one ResourceSlice each, GPU pods get a
+// claim from a per-count template, nvidia.com/gpu goes from nodes and pods.
+TEST(DraGpusTest, NodesBecomeSlicesAndGpuPodsClaims) {
+  const SmallTraces t = MakeSmallTraces();
+  sim::Scenario sc;
+  ASSERT_EQ(LoadOpenbNodes(t.nodes, &sc.nodes), absl::OkStatus());
+  OpenbOptions oo;
+  oo.timed = false;
+  ASSERT_EQ(LoadOpenbPods(t.pods, oo, &sc.pods), absl::OkStatus());
+  DraGpuStats st;
+  ASSERT_EQ(ToDraGpus(&sc, &st), absl::OkStatus());
+  EXPECT_EQ(st.nodes, 12u);
+  EXPECT_EQ(st.devices, 96u);
+  // 24 pods, shares {300,500,700,250,1000,1000,0,500}: every 8th has no GPU; 15 ask
+  // for less than a whole device (one of them, pod-16, for 2 devices of 300 milli each).
+  EXPECT_EQ(st.pods, 21u);
+  EXPECT_EQ(st.shares_as_whole, 15u);
+  for (const auto& n : sc.nodes) {
+    EXPECT_EQ(n.status.capacity.count("nvidia.com/gpu"), 0u);
+    EXPECT_EQ(n.metadata.labels.at("alibabacloud.com/gpu-count"), "8");
+  }
+  std::map<std::string, int> kinds;
+  for (const auto& o : sc.objects) ++kinds[o.kind];
+  EXPECT_EQ(kinds["DeviceClass"], 1);
+  EXPECT_EQ(kinds["ResourceSlice"], 12);
+  EXPECT_EQ(kinds["ResourceClaimTemplate"], 2);  // gpu-1 and gpu-2
+  auto slice = dra::ParseResourceSlice(sc.objects[1]);
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  EXPECT_EQ(slice->driver, "gpu.nvidia.com");
+  ASSERT_EQ(slice->devices.size(), 8u);
+  EXPECT_EQ(slice->devices[7].name, "gpu-7");
+  EXPECT_EQ(slice->devices[0].view.attributes.at("productName").string_value, "V100M16");
+  for (const auto& o : sc.objects) {
+    if (o.kind == "ResourceClaimTemplate") {
+      auto tmpl = dra::ParseResourceClaimTemplate(o);
+      EXPECT_TRUE(tmpl.ok()) << tmpl.status();
+    }
+  }
+  int with_claims = 0;
+  for (const auto& tp : sc.pods) {
+    const auto& c = tp.pod.spec.containers[0];
+    EXPECT_EQ(c.resources.limits.count("nvidia.com/gpu") + c.resources.requests.count("nvidia.com/gpu"), 0u);
+    if (tp.pod.spec.resource_claims.empty()) continue;
+    ++with_claims;
+    EXPECT_EQ(c.resource_claims, std::vector<std::string>{"gpu"});
+    EXPECT_EQ(tp.pod.metadata.annotations.at("alibabacloud.com/gpu-milli"), "1000");
+  }
+  EXPECT_EQ(with_claims, 21);
+}
+
+// The same openb-paper input and seed with GPUs as nvidia.com/gpu (shares accounted by
+// GpuShare) and as DRA devices (shares take a whole device): both runs are clean and
+// deterministic, and the DRA run places GPU pods only on free devices, so it binds fewer
+// pods than the sharing model at 130 % load. Prints the side-by-side figures.
+TEST(DraGpusTest, PaperModeDraAgainstExtendedResourcesSameSeed) {
+  const SmallTraces t = MakeSmallTraces();
+  std::map<std::string, nlohmann::json> runs;
+  for (const std::string model : {"extended", "dra", "dra"}) {
+    ExperimentOptions o = Base();
+    o.trace = "openb-paper";
+    o.nodes_csv = t.nodes;
+    o.pods_csv = t.pods;
+    o.gpu_model = model;
+    ASSERT_EQ(ParsePolicies("fgd,bestfit", &o.policies), absl::OkStatus());
+    o.seeds = {3};
+    nlohmann::json r;
+    ASSERT_EQ(RunExperiments(o, &r), absl::OkStatus());
+    ASSERT_EQ(r["runs"].size(), 2u);
+    if (runs.count(model)) {  // the second DRA run: same seed, same outcome
+      for (size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(r["runs"][i]["load_curve"], runs[model]["runs"][i]["load_curve"]);
+        EXPECT_EQ(r["runs"][i]["summary"]["scheduled"], runs[model]["runs"][i]["summary"]["scheduled"]);
+      }
+      continue;
+    }
+    runs[model] = r;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& ext = runs["extended"]["runs"][i];
+    const auto& dra = runs["dra"]["runs"][i];
+    EXPECT_EQ(ext["gpu_model"], "extended");
+    EXPECT_EQ(dra["gpu_model"], "dra");
+    EXPECT_EQ(dra["summary"]["invariant_violations"], 0);
+    EXPECT_EQ(ext["summary"]["invariant_violations"], 0);
+    EXPECT_GT(dra["dra"]["shares_as_whole"].get<int>(), 0);
+    EXPECT_LT(dra["summary"]["scheduled"].get<int>(), ext["summary"]["scheduled"].get<int>())
+        << dra["policy"];
+    std::printf("%-8s extended: %d bound, unallocated GPU at 100%% load %.2f%%, %.0f pods/s | "
+                "dra: %d bound, unallocated %.2f%%, %.0f pods/s\n",
+                ext["policy"].get<std::string>().c_str(), ext["summary"]["scheduled"].get<int>(),
+                ext["unallocated_at_100_pct"].get<double>(),
+                ext["summary"]["pods_per_second"].get<double>(),
+                dra["summary"]["scheduled"].get<int>(), dra["unallocated_at_100_pct"].get<double>(),
+                dra["summary"]["pods_per_second"].get<double>());
+  }
+}
+
 TEST(PaperTest, PaperFiguresOnlyForTheDefaultPodList) {
   const SmallTraces t = MakeSmallTraces();
   ExperimentOptions o = Base();

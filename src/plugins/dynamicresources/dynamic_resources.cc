@@ -209,8 +209,9 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
     dra::AllocatorInput in;
     for (size_t i : d.to_allocate) in.claims.push_back(d.claims[i]);
     in.classes = classes.get();
-    in.slices = dra_->Slices();
-    in.in_use = dra_->AllocatedDevices();
+    in.slice_index = dra_->SliceIndexView();
+    in.in_use_index = dra_->InUse();
+    in.memo = dra_->Memo();
     if (!joint_mode_) {  // devices a gang member placed on the view took
       for (const auto& [uid, c] : tentative_) {
         for (const auto& dev : c->allocation->devices) {
@@ -311,12 +312,12 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
   // this very allocation: its own devices are no conflict.
   std::set<std::string> own;
   for (size_t i : d->to_allocate) own.insert(d->claims[i]->metadata.uid);
-  const std::set<dra::DeviceId> in_use = dra_->AllocatedDevicesExcept(own);
+  const std::shared_ptr<const dra::InUseIndex> in_use = dra_->InUseExcept(own);
   bool conflict = false;
   for (const auto& r : results) {
     for (const auto& dev : r.devices) {
       conflict = conflict || (!dev.admin_access &&
-                              in_use.count(dra::DeviceId{dev.driver, dev.pool, dev.device}));
+                              in_use->Contains(dra::DeviceId{dev.driver, dev.pool, dev.device}));
     }
   }
   if (conflict) {
@@ -326,8 +327,9 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     dra::AllocatorInput in;
     for (size_t i : d->to_allocate) in.claims.push_back(d->claims[i]);
     in.classes = classes.get();
-    in.slices = dra_->Slices();
-    in.in_use = in_use;
+    in.slice_index = dra_->SliceIndexView();
+    in.in_use_index = in_use;
+    in.memo = dra_->Memo();
     auto a = dra::Allocator::New(std::move(in));
     if (!a.ok()) return Status::UnschedulableAndUnresolvable(std::string(a.status().message()));
     auto r = a->Allocate(*ni->node());
@@ -482,8 +484,9 @@ Status DynamicResources::PlaceJointly(const std::vector<framework::CycleState*>&
   if (in.claims.empty()) return Status::Success();
   auto classes = dra_->Classes();
   in.classes = classes.get();
-  in.slices = dra_->Slices();
-  in.in_use = dra_->AllocatedDevices();
+  in.slice_index = dra_->SliceIndexView();
+  in.in_use_index = dra_->InUse();
+  in.memo = dra_->Memo();
   auto a = dra::Allocator::New(std::move(in));
   if (!a.ok()) return Status::UnschedulableAndUnresolvable(std::string(a.status().message()));
   auto r = a->AllocateOn(claim_nodes);
