@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace phalanx::perf {
 namespace {
@@ -242,6 +244,40 @@ TEST(PerfRunner, BadVolumeTemplatesAreErrors) {
                          "  resources: {requests: {storage: -1Gi}}\n"}}));
   EXPECT_NE(err.find("pvc.yaml: PersistentVolumeClaim"), std::string::npos) << err;
   EXPECT_NE(err.find("spec.resources.requests[storage]"), std::string::npos) << err;
+}
+
+// The CSINodes and PVs reach NodeVolumeLimits as upstream's do: with the driver's
+// allocatable count 1 on 2 nodes, the third pod's volume fits nowhere — for CSI PVs and
+// for in-tree EBS PVs migrated to ebs.csi.aws.com (migratedPlugins).
+TEST(PerfRunner, CSINodeCountsLimitThePodsVolumes) {
+  const std::string dir = ::testing::TempDir() + "/perf_runner_limits";
+  auto workload = [](const std::string& pv, const std::string& migrated) {
+    return "- name: Limits\n  workloadTemplate:\n  - opcode: createNodes\n    count: 2\n"
+           "    nodeAllocatableStrategy:\n      csiNodeAllocatable:\n"
+           "        ebs.csi.aws.com: {count: 1}\n" + migrated +
+           "  - opcode: createPods\n    count: 3\n    collectMetrics: true\n"
+           "    persistentVolumeTemplatePath: config/" + pv + "\n"
+           "    persistentVolumeClaimTemplatePath: config/pvc.yaml\n"
+           "  workloads: [{name: w}]\n";
+  };
+  const std::string csi_pv =
+      "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
+      "  capacity: {storage: 1Gi}\n  csi: {driver: ebs.csi.aws.com}\n";
+  const std::string aws_pv =
+      "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
+      "  capacity: {storage: 1Gi}\n  awsElasticBlockStore: {volumeID: x}\n";
+  for (const auto& [pv, migrated] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"pv-csi.yaml", ""},
+           {"pv-aws.yaml", "      migratedPlugins: [kubernetes.io/aws-ebs]\n"}}) {
+    const std::string err = RunError(WriteConfig(
+        dir, {{"w.yaml", workload(pv, migrated)},
+              {"pvc.yaml", kPVCTemplate},
+              {"pv-csi.yaml", csi_pv},
+              {"pv-aws.yaml", aws_pv}}));
+    EXPECT_NE(err.find("only 2 of 3 pods scheduled"), std::string::npos) << pv << ": " << err;
+    EXPECT_NE(err.find("node(s) exceed max volume count"), std::string::npos) << pv << ": " << err;
+  }
 }
 
 }  // namespace
