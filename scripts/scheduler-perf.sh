@@ -39,9 +39,10 @@
 #                                            samples in a benchmark log, as a dataItems FILE.
 #   scripts/scheduler-perf.sh --help
 #
-# Default workloads: every case of upstream's performance-config.yaml that needs no
-# PersistentVolumes (SchedulingInTreePVs, SchedulingMigratedInTreePVs and SchedulingCSIPVs are
-# left out), at 5000 nodes. Running upstream at 5000 nodes takes minutes per workload.
+# Default workloads: every case of upstream's performance-config.yaml (the PersistentVolume
+# cases SchedulingInTreePVs, SchedulingMigratedInTreePVs and SchedulingCSIPVs included: Phalanx
+# creates their PVs, claims and CSINodes as upstream's harness does), at 5000 nodes. Running
+# upstream at 5000 nodes takes minutes per workload.
 # v1.20.2's benchmark never finishes the Unschedulable workloads (see upstream_stuck_namespace):
 # the script stops it at its final barrier and reads the measured samples from its log.
 set -euo pipefail
@@ -137,19 +138,17 @@ cmd_build() {
 
 # Prints "Case/Workload" for every workload of CONFIG (upstream's performance-config.yaml
 # layout: a list of cases, each with `name`, `workloadTemplate` and `workloads[].name`) whose
-# case needs no PersistentVolumes (no persistentVolume*TemplatePath op), whose workload name
-# starts with "<NODES>Nodes" (NODES=all: any) and whose full name matches REGEX.
+# workload name starts with "<NODES>Nodes" (NODES=all: any) and whose full name matches REGEX.
 list_workloads() {  # CONFIG NODES REGEX
   local config=$1 nodes=$2 regex=$3
   [[ -f "$config" ]] || die "$config: no such file"
   local all
   all="$(awk -v f="$config" '
-    function flush() { if (c != "" && !pv) for (i = 1; i <= n; i++) print c "/" w[i]; n = 0; pv = 0 }
+    function flush() { if (c != "") for (i = 1; i <= n; i++) print c "/" w[i]; n = 0 }
     /^- name:/ { flush(); c = $3; inw = 0; next }
     /^[^ #-]/ && !/^- / { next }
     /^  workloads:/ { inw = 1; next }
     /^  [a-zA-Z]/ { inw = 0 }
-    /persistentVolume[A-Za-z]*TemplatePath/ { pv = 1 }
     inw && /^  - name:/ { w[++n] = $3 }
     END { flush() }' "$config")"
   [[ -n "$all" ]] || die "$config: no cases with workloads found (expected upstream's performance-config.yaml layout)"
@@ -331,7 +330,7 @@ upstream_figures() {  # DIR NAME
 }
 
 # Phalanx's figures for NAME from DIR/phalanx/result.json (`phalanx bench --json`:
-# {"results":[{"name":..,"skipped":bool,"skip_reason":..,"measured_pods":N,"seconds":S,
+# {"results":[{"name":..,"measured_pods":N,"seconds":S,
 # "throughput":{"average":..,"p50":..,"p90":..,"p99":..},"peak_rss_kib":K}]}).
 # Prints "avg p50 p90 p99", or "! reason".
 phalanx_figures() {  # DIR NAME
@@ -350,7 +349,6 @@ phalanx_figures() {  # DIR NAME
   out="$(jq -r --arg n "$name" --arg why "$why" '
     [.results[] | select(.name == $n)] |
     if length == 0 then "! \($why)"
-    elif .[0].skipped then "! skipped: \(.[0].skip_reason)"
     else .[0].throughput | "\(.average) \(.p50) \(.p90) \(.p99)" end' "$f" 2>&1)" ||
     die "$f: not a phalanx bench JSON file: $out"
   echo "$out"

@@ -41,9 +41,14 @@
 //                  before each workload through /proc/self/clear_refs).
 // Several collectMetrics ops in one workload are pooled into one result.
 //
-// Workloads that need PersistentVolumes / PersistentVolumeClaims are skipped with a reason
-// (Phalanx does not implement VolumeBinding's volume placement); featureGates are noted
-// and not applied.
+// Storage (createNodes nodeAllocatableStrategy, createPods persistentVolume(Claim)
+// TemplatePath): objects as upstream creates them (perf_objects.h) — a CSINode per node with
+// the strategy's driver counts and migrated-plugins annotation; per pod a PV pre-bound to
+// its claim (claimRef, phase Bound) and a claim (phase Bound) that upstream's fake PV
+// controller binds (spec.volumeName, bind-completed) — so VolumeBinding and the volume
+// limits plugins see what upstream's scheduler sees. These writes are part of the measured
+// op, as upstream's API calls are. featureGates are noted and not applied (Phalanx has no
+// feature gates).
 #pragma once
 
 #include <cstdint>
@@ -94,8 +99,6 @@ struct ExtensionPointSummary {  // microseconds per call
 
 struct PerfResult {
   std::string name;  // "Case/Workload"
-  bool skipped = false;
-  std::string skip_reason;
   int64_t measured_pods = 0;   // pods of the collectMetrics ops
   int64_t scheduled_measured = 0;
   double seconds = 0;
@@ -111,8 +114,7 @@ struct PerfResult {
   std::vector<std::string> notes;
 };
 
-// Loads opts.workload_file, runs the selected workloads and fills *results (skipped ones
-// included). Errors: a file error, a scheduler construction error, or
+// Loads opts.workload_file, runs the selected workloads and fills *results. Errors: a file error, a scheduler construction error, or
 // a workload whose pods could not all be scheduled ("<file>: Case/Workload: op 2
 // (createPods): only 990 of 1000 pods scheduled ..."); results of earlier workloads stay
 // in *results. An empty selection is an error naming the filters.
@@ -123,10 +125,10 @@ api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const
                             const PerfOptions& opts, PerfResult* result);
 
 // The human table: one row per workload (pods, seconds, throughput average / p50 / p90 /
-// p99, Filter and Score p50 / p99, peak RSS) and the skip reasons and notes below it.
+// p99, Filter and Score p50 / p99, peak RSS) and the notes below it.
 std::string FormatPerfTable(const std::vector<PerfResult>& results);
 
-// {"results":[{"name","skipped","skip_reason","measured_pods","seconds","throughput":
+// {"results":[{"name","measured_pods","seconds","throughput":
 // {"average","p50","p90","p99"},"peak_rss_kib","extension_points":{"Filter":{"count",
 // "p50_us","p99_us",...}}, ...}]}: the contract scripts/scheduler-perf.sh parses.
 nlohmann::json PerfResultsJson(const std::vector<PerfResult>& results);

@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace phalanx::perf {
 namespace {
@@ -20,22 +23,24 @@ const PerfResult* Find(const std::vector<PerfResult>& rs, const std::string& nam
   return nullptr;
 }
 
-// End to end on the small testdata file: every measured pod is bound, workloads that need
-// PersistentVolumeClaims are skipped with a reason, and the JSON has the contract keys.
+// End to end on the small testdata file: every measured pod is bound (the three PV
+// workloads included: each pod's claim is bound to its own PV), and the JSON has the
+// contract keys.
 TEST(PerfRunner, RunsTestdataWorkloadsAndBindsEveryMeasuredPod) {
   PerfOptions opts;
   opts.workload_file = kConfig;
   std::vector<PerfResult> results;
   std::string err;
   ASSERT_EQ(RunPerfWorkloads(opts, &results), absl::OkStatus());
-  ASSERT_EQ(results.size(), 9u);
+  ASSERT_EQ(results.size(), 10u);
 
   for (const char* name : {"SchedulingBasic/50Nodes", "SchedulingBasic/100Nodes",
                            "SchedulingPodAntiAffinity/60Nodes", "TopologySpreading/30Nodes",
-                           "Preemption/10Nodes", "Unschedulable/20Nodes/5InitPods", "Gangs/40Nodes"}) {
+                           "Preemption/10Nodes", "Unschedulable/20Nodes/5InitPods", "Gangs/40Nodes",
+                           "SchedulingInTreePVs/10Nodes", "SchedulingMigratedInTreePVs/10Nodes",
+                           "SchedulingCSIPVs/10Nodes"}) {
     const PerfResult* r = Find(results, name);
     ASSERT_NE(r, nullptr) << name;
-    EXPECT_FALSE(r->skipped) << name;
     EXPECT_GT(r->measured_pods, 0) << name;
     EXPECT_EQ(r->scheduled_measured, r->measured_pods) << name;
     EXPECT_GT(r->seconds, 0) << name;
@@ -57,21 +62,17 @@ TEST(PerfRunner, RunsTestdataWorkloadsAndBindsEveryMeasuredPod) {
   // Unschedulable: the large pods never fit and are left pending, not waited for.
   EXPECT_EQ(Find(results, "Unschedulable/20Nodes/5InitPods")->pending_at_end, 5);
 
-  const PerfResult* csi = Find(results, "SchedulingCSIPVs/10Nodes");
-  ASSERT_NE(csi, nullptr);
-  EXPECT_TRUE(csi->skipped);
-  EXPECT_NE(csi->skip_reason.find("PersistentVolumeClaims"), std::string::npos) << csi->skip_reason;
-  EXPECT_NE(csi->skip_reason.find("VolumeBinding"), std::string::npos) << csi->skip_reason;
-  const PerfResult* claim = Find(results, "PodTemplateWithClaim/5Nodes");
-  ASSERT_NE(claim, nullptr);
-  EXPECT_TRUE(claim->skipped);
-  EXPECT_NE(claim->skip_reason.find("mounts PersistentVolumeClaim \"data\""), std::string::npos)
-      << claim->skip_reason;
+  for (const char* name : {"SchedulingInTreePVs/10Nodes", "SchedulingMigratedInTreePVs/10Nodes",
+                           "SchedulingCSIPVs/10Nodes"}) {
+    const PerfResult* r = Find(results, name);
+    EXPECT_EQ(r->measured_pods, 10) << name;
+    EXPECT_EQ(r->pending_at_end, 0) << name;  // the 5 init pods were bound too
+  }
 
   nlohmann::json j = PerfResultsJson(results);
   ASSERT_TRUE(j.contains("results"));
   const auto& first = j["results"][0];
-  for (const char* k : {"name", "skipped", "skip_reason", "measured_pods", "seconds", "throughput",
+  for (const char* k : {"name", "measured_pods", "seconds", "throughput",
                         "peak_rss_kib", "extension_points"}) {
     EXPECT_TRUE(first.contains(k)) << k;
   }
@@ -80,8 +81,10 @@ TEST(PerfRunner, RunsTestdataWorkloadsAndBindsEveryMeasuredPod) {
     EXPECT_TRUE(first["extension_points"]["Filter"].contains(k)) << k;
   }
   const std::string table = FormatPerfTable(results);
-  EXPECT_NE(table.find("SchedulingCSIPVs/10Nodes: skipped:"), std::string::npos) << table;
-  EXPECT_NE(table.find("featureGates.CSIMigration=true ignored"), std::string::npos) << table;
+  EXPECT_NE(table.find("SchedulingCSIPVs/10Nodes "), std::string::npos) << table;
+  EXPECT_NE(table.find("SchedulingMigratedInTreePVs/10Nodes: featureGates.CSIMigrationAWS=true"),
+            std::string::npos)
+      << table;
 }
 
 TEST(PerfRunner, SelectionByWorkloadAndLabel) {
@@ -150,6 +153,131 @@ TEST(PerfRunner, SetupOpWaitsForNamespaceCountAsUpstream) {
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].scheduled_measured, 6);
   EXPECT_EQ(results[0].pending_at_end, 4);
+}
+
+// Writes `files` (name -> content) into DIR/config and returns DIR/config/w.yaml's path.
+std::string WriteConfig(const std::string& dir, const std::map<std::string, std::string>& files) {
+  fs::create_directories(dir + "/config");
+  for (const auto& [name, text] : files) {
+    std::ofstream f(dir + "/config/" + name);
+    f << text;
+  }
+  return dir + "/config/w.yaml";
+}
+
+std::string RunError(const std::string& workload_file) {
+  PerfOptions opts;
+  opts.workload_file = workload_file;
+  std::vector<PerfResult> results;
+  api::Status s = RunPerfWorkloads(opts, &results);
+  EXPECT_FALSE(s.ok());
+  return std::string(s.message());
+}
+
+constexpr const char* kPVCTemplate =
+    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  annotations:\n"
+    "    pv.kubernetes.io/bind-completed: \"true\"\nspec:\n  accessModes: [ReadOnlyMany]\n"
+    "  resources: {requests: {storage: 1Gi}}\n";
+constexpr const char* kPVWorkload =
+    "- name: PVs\n  workloadTemplate:\n  - {opcode: createNodes, count: 3}\n"
+    "  - opcode: createPods\n    count: 2\n    collectMetrics: true\n"
+    "    persistentVolumeTemplatePath: config/pv.yaml\n"
+    "    persistentVolumeClaimTemplatePath: config/pvc.yaml\n"
+    "  workloads: [{name: w}]\n";
+
+// The scheduler really reads each pod's PV: a PV template whose node affinity admits no
+// node leaves every pod pending with VolumeBinding's reason.
+TEST(PerfRunner, PodsPVsGoThroughVolumeBinding) {
+  const std::string file = WriteConfig(
+      ::testing::TempDir() + "/perf_runner_pv_affinity",
+      {{"w.yaml", kPVWorkload},
+       {"pvc.yaml", kPVCTemplate},
+       {"pv.yaml",
+        "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
+        "  capacity: {storage: 1Gi}\n  csi: {driver: ebs.csi.aws.com}\n  nodeAffinity:\n"
+        "    required:\n      nodeSelectorTerms:\n      - matchExpressions:\n"
+        "        - {key: kubernetes.io/hostname, operator: In, values: [nowhere]}\n"}});
+  const std::string err = RunError(file);
+  EXPECT_NE(err.find("PVs/w: op 1 (createPods): only 0 of 2 pods scheduled"), std::string::npos) << err;
+  EXPECT_NE(err.find("node(s) had volume node affinity conflict"), std::string::npos) << err;
+}
+
+// Without the harness's objects a claim the pod template names does not exist: the pods
+// stay pending with VolumeBinding's reason, as upstream's would.
+TEST(PerfRunner, PodTemplateClaimWithoutObjectsIsUnschedulable) {
+  const std::string file = WriteConfig(
+      ::testing::TempDir() + "/perf_runner_pod_claim",
+      {{"w.yaml",
+        "- name: Claim\n  workloadTemplate:\n  - {opcode: createNodes, count: 2}\n"
+        "  - {opcode: createPods, count: 2, podTemplatePath: config/pod.yaml, collectMetrics: true}\n"
+        "  workloads: [{name: w}]\n"},
+       {"pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {generateName: p-}\nspec:\n  containers:\n"
+        "  - {name: c, image: pause}\n  volumes:\n  - name: data\n"
+        "    persistentVolumeClaim: {claimName: data}\n"}});
+  const std::string err = RunError(file);
+  EXPECT_NE(err.find("only 0 of 2 pods scheduled"), std::string::npos) << err;
+  EXPECT_NE(err.find("persistentvolumeclaim \"data\" not found"), std::string::npos) << err;
+}
+
+// Bad volume templates fail the workload before it runs, naming the file and the field.
+TEST(PerfRunner, BadVolumeTemplatesAreErrors) {
+  const std::string dir = ::testing::TempDir() + "/perf_runner_bad_pv";
+  std::string err = RunError(WriteConfig(
+      dir, {{"w.yaml", kPVWorkload},
+            {"pvc.yaml", kPVCTemplate},
+            {"pv.yaml", "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"}}));
+  EXPECT_NE(err.find("PVs/w: op 1 (createPods): persistentVolume(Claim)TemplatePath: "),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("pv.yaml: PersistentVolume"), std::string::npos) << err;
+  EXPECT_NE(err.find("spec.capacity[storage]: Required value"), std::string::npos) << err;
+  err = RunError(WriteConfig(
+      dir, {{"pv.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nspec: {}\n"}}));
+  EXPECT_NE(err.find("pv.yaml: kind: expected PersistentVolume, got \"PersistentVolumeClaim\""),
+            std::string::npos)
+      << err;
+  err = RunError(WriteConfig(
+      dir, {{"pv.yaml", "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
+                        "  capacity: {storage: 1Gi}\n"},
+            {"pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nspec:\n  accessModes: [ReadOnlyMany]\n"
+                         "  resources: {requests: {storage: -1Gi}}\n"}}));
+  EXPECT_NE(err.find("pvc.yaml: PersistentVolumeClaim"), std::string::npos) << err;
+  EXPECT_NE(err.find("spec.resources.requests[storage]"), std::string::npos) << err;
+}
+
+// The CSINodes and PVs reach NodeVolumeLimits as upstream's do: with the driver's
+// allocatable count 1 on 2 nodes, the third pod's volume fits nowhere — for CSI PVs and
+// for in-tree EBS PVs migrated to ebs.csi.aws.com (migratedPlugins).
+TEST(PerfRunner, CSINodeCountsLimitThePodsVolumes) {
+  const std::string dir = ::testing::TempDir() + "/perf_runner_limits";
+  auto workload = [](const std::string& pv, const std::string& migrated) {
+    return "- name: Limits\n  workloadTemplate:\n  - opcode: createNodes\n    count: 2\n"
+           "    nodeAllocatableStrategy:\n      csiNodeAllocatable:\n"
+           "        ebs.csi.aws.com: {count: 1}\n" + migrated +
+           "  - opcode: createPods\n    count: 3\n    collectMetrics: true\n"
+           "    persistentVolumeTemplatePath: config/" + pv + "\n"
+           "    persistentVolumeClaimTemplatePath: config/pvc.yaml\n"
+           "  workloads: [{name: w}]\n";
+  };
+  const std::string csi_pv =
+      "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
+      "  capacity: {storage: 1Gi}\n  csi: {driver: ebs.csi.aws.com}\n";
+  const std::string aws_pv =
+      "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
+      "  capacity: {storage: 1Gi}\n  awsElasticBlockStore: {volumeID: x}\n";
+  for (const auto& [pv, migrated] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"pv-csi.yaml", ""},
+           {"pv-aws.yaml", "      migratedPlugins: [kubernetes.io/aws-ebs]\n"}}) {
+    const std::string err = RunError(WriteConfig(
+        dir, {{"w.yaml", workload(pv, migrated)},
+              {"pvc.yaml", kPVCTemplate},
+              {"pv-csi.yaml", csi_pv},
+              {"pv-aws.yaml", aws_pv}}));
+    EXPECT_NE(err.find("only 2 of 3 pods scheduled"), std::string::npos) << pv << ": " << err;
+    EXPECT_NE(err.find("node(s) exceed max volume count"), std::string::npos) << pv << ": " << err;
+  }
 }
 
 }  // namespace

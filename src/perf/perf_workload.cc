@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -226,6 +227,43 @@ api::Status CheckCount(const Ctx& c, int64_t count, const std::string& param, co
                                     " (\"$name\") is required");
 }
 
+// nodeAllocatableStrategy.csiNodeAllocatable: driver name -> VolumeNodeResources {count}
+// (upstream storagev1beta1.VolumeNodeResources; strict like yaml.UnmarshalStrict; count as
+// the CSINode validation: an int32 >= 0).
+api::Status ParseCSINodeAllocatable(const Ctx& c, const YAML::Node& csi, NodeStrategy* s) {
+  api::Status st;
+  if (!csi.IsDefined() || csi.IsNull()) return absl::OkStatus();
+  const std::string field = "nodeAllocatableStrategy.csiNodeAllocatable";
+  if (!csi.IsMap()) return c.Fail(field, "must be a map of CSI driver name to {count: N}");
+  for (auto it = csi.begin(); it != csi.end(); ++it) {
+    if (!it->first.IsScalar() || it->first.Scalar().empty()) {
+      return c.Fail(field, "driver names must be non-empty strings" + Line(it->first));
+    }
+    const std::string driver = it->first.Scalar();
+    const std::string df = field + "." + driver;
+    std::optional<int32_t> count;
+    if (!it->second.IsNull()) {
+      if (!it->second.IsMap()) return c.Fail(df, "must be an object ({count: N})" + Line(it->second));
+      Ctx dc = c;  // errors name "...csiNodeAllocatable.<driver>: count: ..."
+      dc.where += (dc.where.empty() ? "" : ": ") + df;
+      int64_t n = -1;
+      if (!Ok(CheckFields(dc, it->second, {"count"}), &st) ||
+          !Ok(GetInt(dc, it->second, "count", &n), &st)) {
+        return st;
+      }
+      if (it->second["count"].IsDefined() && !it->second["count"].IsNull()) {
+        if (n < 0 || n > INT32_MAX) {
+          return c.Fail(df + ".count", "must be between 0 and " + std::to_string(INT32_MAX) +
+                                           ", got " + std::to_string(n));
+        }
+        count = static_cast<int32_t>(n);
+      }
+    }
+    s->csi_node_allocatable[driver] = count;
+  }
+  return absl::OkStatus();
+}
+
 api::Status ParseNodeStrategy(const Ctx& c, const YAML::Node& op, NodeStrategy* s) {
   api::Status st;
   // Precedence as upstream getNodePreparer: nodeAllocatable, label, unique label.
@@ -250,8 +288,10 @@ api::Status ParseNodeStrategy(const Ctx& c, const YAML::Node& op, NodeStrategy* 
         s->allocatable[it->first.Scalar()] = it->second.Scalar();
       }
     }
-    YAML::Node csi = na["csiNodeAllocatable"];
-    s->csi_node_allocatable = csi.IsDefined() && !csi.IsNull();
+    if (!Ok(ParseCSINodeAllocatable(c, na["csiNodeAllocatable"], s), &st) ||
+        !Ok(GetStringList(c, na, "migratedPlugins", &s->migrated_plugins), &st)) {
+      return st;
+    }
     return absl::OkStatus();
   }
   if (lb.IsDefined() && !lb.IsNull()) {

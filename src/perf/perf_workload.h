@@ -19,8 +19,9 @@
 //
 // Ops (upstream v1.20 scheduler_perf_test.go, plus the later upstream additions churn,
 // createNamespaces and sleep, plus Phalanx's createPodGroups):
-//   createNodes      count | countParam, nodeTemplatePath, nodeAllocatableStrategy,
-//                    labelNodePrepareStrategy, uniqueNodeLabelStrategy
+//   createNodes      count | countParam, nodeTemplatePath, nodeAllocatableStrategy
+//                    (nodeAllocatable, csiNodeAllocatable {driver: {count}},
+//                    migratedPlugins), labelNodePrepareStrategy, uniqueNodeLabelStrategy
 //   createPods       count | countParam, podTemplatePath, namespace, collectMetrics,
 //                    skipWaitToCompletion, persistentVolumeTemplatePath,
 //                    persistentVolumeClaimTemplatePath
@@ -76,7 +77,13 @@ struct NodeStrategy {
   std::string label_key;                             // label / unique label
   std::vector<std::string> label_values;             // label: round robin over nodes
   std::map<std::string, std::string> allocatable;    // nodeAllocatable: resource -> quantity
-  bool csi_node_allocatable = false;                 // csiNodeAllocatable given (no CSINode here)
+  // nodeAllocatable only (upstream NodeAllocatableStrategy.PrepareDependentObjects): a CSINode
+  // named as the node is created for every node, with one driver per csiNodeAllocatable
+  // entry (driver name -> allocatable.count; nullopt: the entry has no count, i.e. no
+  // limit) and the annotation storage.alpha.kubernetes.io/migrated-plugins =
+  // migratedPlugins joined with ",".
+  std::map<std::string, std::optional<int32_t>> csi_node_allocatable;
+  std::vector<std::string> migrated_plugins;  // e.g. "kubernetes.io/aws-ebs"
 };
 
 struct PerfOp {

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
+#include <map>
 #include <set>
 
 namespace phalanx::perf {
@@ -13,8 +15,20 @@ namespace fs = std::filesystem;
 
 const std::string kTestdata = std::string(PHALANX_SOURCE_DIR) + "/src/perf/testdata";
 const std::string kConfig = kTestdata + "/config/performance-config.yaml";
-const std::string kUpstream =
-    "/work/k8s-src/kubernetes-1.20.5+really1.20.2/test/integration/scheduler_perf/config";
+// Upstream's config/ directory: the copy scripts/scheduler-perf.sh caches, or a source tree.
+std::string UpstreamConfigDir() {
+  std::vector<std::string> dirs = {
+      "/tmp/k8ssrc/kubernetes-1.20.5+really1.20.2/test/integration/scheduler_perf/config",
+      "/work/k8s-src/kubernetes-1.20.5+really1.20.2/test/integration/scheduler_perf/config"};
+  if (const char* home = std::getenv("HOME")) {
+    dirs.insert(dirs.begin(), std::string(home) + "/.cache/phalanx-k8s/1.20.2/scheduler_perf/config");
+  }
+  for (const auto& d : dirs) {
+    if (fs::exists(d + "/performance-config.yaml")) return d;
+  }
+  return dirs.back();
+}
+const std::string kUpstream = UpstreamConfigDir();
 
 // Parses `text` as if it were a file in testdata/perf/config (so templates resolve).
 api::Status Parse(const std::string& text, PerfConfig* cfg) {
@@ -39,7 +53,7 @@ TEST(PerfWorkload, ParsesTestdataFile) {
   PerfConfig cfg;
   std::string err;
   ASSERT_EQ(LoadPerfConfig(kConfig, &cfg), absl::OkStatus());
-  ASSERT_EQ(cfg.cases.size(), 8u);
+  ASSERT_EQ(cfg.cases.size(), 9u);
 
   const PerfTestCase* basic = Case(cfg, "SchedulingBasic");
   ASSERT_NE(basic, nullptr);
@@ -72,14 +86,32 @@ TEST(PerfWorkload, ParsesTestdataFile) {
             (std::vector<std::string>{"moon-1", "moon-2", "moon-3"}));
   EXPECT_FALSE(spread->ops[0].node_template_path.empty());
 
+  // The three PV workloads, as upstream's performance-config.yaml writes them.
   const PerfTestCase* csi = Case(cfg, "SchedulingCSIPVs");
   ASSERT_NE(csi, nullptr);
-  EXPECT_EQ(csi->feature_gates.at("CSIMigration"), true);
+  EXPECT_TRUE(csi->feature_gates.empty());
   EXPECT_EQ(csi->ops[0].strategy.kind, NodeStrategy::Kind::kNodeAllocatable);
   EXPECT_EQ(csi->ops[0].strategy.allocatable.at("attachable-volumes-csi-ebs.csi.aws.com"), "39");
-  EXPECT_TRUE(csi->ops[0].strategy.csi_node_allocatable);
-  EXPECT_FALSE(csi->ops[1].pvc_template_path.empty());
-  EXPECT_FALSE(csi->ops[1].pv_template_path.empty());
+  ASSERT_EQ(csi->ops[0].strategy.csi_node_allocatable.size(), 1u);
+  EXPECT_EQ(csi->ops[0].strategy.csi_node_allocatable.at("ebs.csi.aws.com"), 39);
+  EXPECT_TRUE(csi->ops[0].strategy.migrated_plugins.empty());
+  for (int i : {1, 2}) {
+    EXPECT_EQ(fs::path(csi->ops[i].pv_template_path).filename(), "pv-csi.yaml");
+    EXPECT_EQ(fs::path(csi->ops[i].pvc_template_path).filename(), "pvc.yaml");
+  }
+  EXPECT_TRUE(csi->ops[2].collect_metrics);
+  const PerfTestCase* migrated = Case(cfg, "SchedulingMigratedInTreePVs");
+  ASSERT_NE(migrated, nullptr);
+  EXPECT_EQ(migrated->feature_gates,
+            (std::map<std::string, bool>{{"CSIMigration", true}, {"CSIMigrationAWS", true}}));
+  EXPECT_EQ(migrated->ops[0].strategy.csi_node_allocatable.at("ebs.csi.aws.com"), 39);
+  EXPECT_EQ(migrated->ops[0].strategy.migrated_plugins,
+            (std::vector<std::string>{"kubernetes.io/aws-ebs"}));
+  EXPECT_EQ(fs::path(migrated->ops[1].pv_template_path).filename(), "pv-aws.yaml");
+  const PerfTestCase* intree = Case(cfg, "SchedulingInTreePVs");
+  ASSERT_NE(intree, nullptr);
+  EXPECT_EQ(intree->ops[0].strategy.kind, NodeStrategy::Kind::kTrivial);
+  EXPECT_EQ(fs::path(intree->ops[2].pv_template_path).filename(), "pv-aws.yaml");
 
   const PerfTestCase* gangs = Case(cfg, "Gangs");
   ASSERT_NE(gangs, nullptr);
@@ -309,6 +341,38 @@ TEST(PerfWorkload, BenchWorkloadFilesLoad) {
     }
   }
   EXPECT_GE(files, 3u);
+}
+
+TEST(PerfWorkload, CSINodeAllocatableErrorsNameTheField) {
+  const std::string head =
+      "- name: Bad\n  workloads: [{name: w}]\n  workloadTemplate:\n  - opcode: createNodes\n"
+      "    count: 1\n    nodeAllocatableStrategy:\n";
+  const std::string pods = "  - {opcode: createPods, count: 1, collectMetrics: true}\n";
+  auto err = ParseError(head + "      csiNodeAllocatable:\n        ebs.csi.aws.com: {count: -1}\n" + pods);
+  EXPECT_NE(err.find("workloadTemplate[0] (createNodes): "
+                     "nodeAllocatableStrategy.csiNodeAllocatable.ebs.csi.aws.com.count: must be "
+                     "between 0 and 2147483647, got -1"),
+            std::string::npos)
+      << err;
+  err = ParseError(head + "      csiNodeAllocatable:\n        ebs.csi.aws.com: {cont: 3}\n" + pods);
+  EXPECT_NE(err.find("nodeAllocatableStrategy.csiNodeAllocatable.ebs.csi.aws.com: cont: unknown field"),
+            std::string::npos)
+      << err;
+  err = ParseError(head + "      csiNodeAllocatable:\n        ebs.csi.aws.com: {count: many}\n" + pods);
+  EXPECT_NE(err.find("ebs.csi.aws.com: count: must be an integer"), std::string::npos) << err;
+  err = ParseError(head + "      csiNodeAllocatable: [ebs.csi.aws.com]\n" + pods);
+  EXPECT_NE(err.find("nodeAllocatableStrategy.csiNodeAllocatable: must be a map"), std::string::npos)
+      << err;
+  err = ParseError(head + "      migratedPlugins: kubernetes.io/aws-ebs\n" + pods);
+  EXPECT_NE(err.find("migratedPlugins: must be a list of strings"), std::string::npos) << err;
+  // A driver without a count: no limit (count absent), as upstream's VolumeNodeResources.
+  PerfConfig cfg;
+  ASSERT_EQ(Parse(head + "      csiNodeAllocatable:\n        a.csi: {}\n        b.csi:\n" + pods, &cfg),
+            absl::OkStatus());
+  const auto& alloc = cfg.cases[0].ops[0].strategy.csi_node_allocatable;
+  ASSERT_EQ(alloc.size(), 2u);
+  EXPECT_FALSE(alloc.at("a.csi").has_value());
+  EXPECT_FALSE(alloc.at("b.csi").has_value());
 }
 
 // Every file of upstream's config/ directory loads unchanged (when the source tree exists;

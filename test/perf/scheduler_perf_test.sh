@@ -25,15 +25,15 @@ help="$("$SCRIPT" --help)"
 check "--help shows usage" contains "$help" "scripts/scheduler-perf.sh build"
 check "--help lists --workloads" contains "$help" "--workloads REGEX"
 
-# Workload selection: PersistentVolume cases left out, node filter, regex filter.
+# Workload selection: every case (PersistentVolume ones included), node filter, regex filter.
 list() { "$SCRIPT" list --config "$DATA/performance-config.yaml" "$@"; }
-check "5000-node workloads without PVs" \
-  [ "$(list | tr '\n' ' ')" == "SchedulingBasic/5000Nodes Preemption/5000Nodes Unschedulable/5000Nodes/200InitPods Unschedulable/5000Nodes/2000InitPods " ]
+check "5000-node workloads" \
+  [ "$(list | tr '\n' ' ')" == "SchedulingBasic/5000Nodes SchedulingInTreePVs/5000Nodes Preemption/5000Nodes Unschedulable/5000Nodes/200InitPods Unschedulable/5000Nodes/2000InitPods " ]
 check "500-node workloads" \
-  [ "$(list --nodes 500 | tr '\n' ' ')" == "SchedulingBasic/500Nodes Preemption/500Nodes Unschedulable/500Nodes/200InitPods " ]
+  [ "$(list --nodes 500 | tr '\n' ' ')" == "SchedulingBasic/500Nodes SchedulingInTreePVs/500Nodes Preemption/500Nodes Unschedulable/500Nodes/200InitPods " ]
 check "--workloads regex" [ "$(list --nodes all --workloads 'Basic|Preemption/500N' | tr '\n' ' ')" == \
   "SchedulingBasic/500Nodes SchedulingBasic/5000Nodes Preemption/500Nodes " ]
-check "no PV case listed" lacks "$(list --nodes all)" "InTreePVs"
+check "PV case listed" contains "$(list --nodes all --workloads PVs)" "SchedulingInTreePVs/500Nodes"
 if out="$("$SCRIPT" list --config "$TMP/none.yaml" 2>&1)"; then
   check "missing config fails" false
 else
@@ -54,7 +54,7 @@ check "failure reason from the benchmark log" contains "$table" \
 check "partial run: figures from the log" contains "$table" "| Preemption/5000Nodes | 1.0 [3] | 1.0 | 2.0 | see [4] | — | — | — (partial) |"
 check "timeout note" contains "$table" \
   "[3] Preemption/5000Nodes, upstream: timed out after 45m with 3 of 5000 measured pods scheduled: the figures are its own 1 s samples up to then"
-check "skip note" contains "$table" "[4] Preemption/5000Nodes, Phalanx: skipped: fixture: preemption not modelled"
+check "phalanx failure note" contains "$table" "[4] Preemption/5000Nodes, Phalanx: failed (exit 1): phalanx: error: fixture: only 3 of 5000 pods scheduled"
 check "workload name with '/', figures from the log" contains "$table" \
   "| Unschedulable/5000Nodes/200InitPods | 25.0 [5] | 10.0 | 60.0 | 2456 | 2000 | 2200 | 98.2× |"
 check "from-log note" contains "$table" "[5] Unschedulable/5000Nodes/200InitPods, upstream: v1.20.2's benchmark measures this workload but never finishes it"
