@@ -111,6 +111,7 @@ std::string Catalog::OnObjectAdd(const api::UnstructuredPtr& obj) {
     case Kind::kNone:
       break;
   }
+  if (kind == Kind::kCSINode) csi_nodes_view_.reset();
   view_.reset();
   return error;
 }
@@ -131,6 +132,7 @@ void Catalog::OnObjectDelete(const api::Unstructured& obj) {
       break;
     case Kind::kCSINode:
       csi_nodes_.erase(obj.metadata.name);
+      csi_nodes_view_.reset();
       break;
     case Kind::kCSIDriver:
       csi_drivers_.erase(obj.metadata.name);
@@ -150,7 +152,10 @@ void Catalog::Rebuild() {
     if (sc.is_default && sc.error.empty() && v->default_class.empty()) v->default_class = name;
   }
   v->classes = classes_;
-  v->csi_nodes = csi_nodes_;
+  if (!csi_nodes_view_) {
+    csi_nodes_view_ = std::make_shared<const std::map<std::string, CSINode>>(csi_nodes_);
+  }
+  v->csi_nodes = csi_nodes_view_;
   v->csi_drivers = csi_drivers_;
   for (const auto& [k, c] : capacities_) v->capacities.push_back(c);
   v->pvcs = pvcs_;
@@ -177,6 +182,12 @@ void Catalog::Rebuild() {
     if (p->error.empty()) v->pvs_by_class[p->storage_class].push_back(p);
   }
   view_ = std::move(v);
+}
+
+const CSINode* View::CSINodeOf(const std::string& node_name) const {
+  if (!csi_nodes) return nullptr;
+  auto it = csi_nodes->find(node_name);
+  return it == csi_nodes->end() ? nullptr : &it->second;
 }
 
 ViewPtr Catalog::Snapshot() {

@@ -171,11 +171,9 @@ Status CSILimits::Filter(const framework::CycleState& state, const framework::Po
   volume::ViewPtr view = d ? d->view
                            : (catalog_ ? catalog_->Snapshot() : std::make_shared<volume::View>());
   const volume::CSINode* csi_node = nullptr;
-  if (auto it = view->csi_nodes.find(node->metadata.name); it != view->csi_nodes.end()) {
-    if (!it->second.error.empty()) {
-      return Status(framework::Code::kUnschedulableAndUnresolvable, it->second.error);
-    }
-    csi_node = &it->second;
+  if (const volume::CSINode* c = view->CSINodeOf(node->metadata.name)) {
+    if (!c->error.empty()) return Status(framework::Code::kUnschedulableAndUnresolvable, c->error);
+    csi_node = c;
   }
   std::map<std::string, std::string> new_volumes;
   if (Status s = AttachableVolumes(*view, pod.Pod(), csi_node, true, &new_volumes);
