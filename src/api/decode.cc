@@ -791,6 +791,10 @@ class ObjectDecoder {
       if (!ExpectMap(tpl, Child(ep, "volumeClaimTemplate"))) return false;
       v->ephemeral_claim_template = std::make_shared<const YAML::Node>(YAML::Clone(tpl));
     }
+    if (std::string err = DecodeVolumeSource(n, path, /*persistent=*/false, &v->source);
+        !err.empty()) {
+      return Fail(n, err);
+    }
     const YAML::Node pvc = Get(n, "persistentVolumeClaim");
     if (!Present(pvc)) return true;
     const std::string pp = Child(path, "persistentVolumeClaim");

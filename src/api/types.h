@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/quantity.h"
+#include "api/volume_source.h"
 
 namespace YAML {
 class Node;
@@ -166,6 +167,9 @@ struct Volume {
   // template ({metadata, spec}) as decoded; null when not an ephemeral volume. The claim is
   // "<pod name>-<volume name>" (upstream k8s.io/component-helpers/storage/ephemeral).
   std::shared_ptr<const YAML::Node> ephemeral_claim_template;
+  // The in-tree block-device and csi sources the volume plugins read (api/volume_source.h);
+  // type kOther for every other source.
+  VolumeSource source;
 };
 
 // spec.resourceClaims[] (core/v1 PodResourceClaim, Dynamic Resource Allocation): a name

@@ -102,6 +102,7 @@ TEST(DefaultPluginsTest, ImplementedSet) {
                                    "ImageLocality", "DefaultBinder", "GangScheduling",
                                    "PodTopologySpread", "InterPodAffinity",
                                    "DynamicResources", "DefaultPreemption", "VolumeBinding",
+                                   "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits",
                                    "NodeDeclaredFeatures"}));
 }
 

@@ -13,16 +13,16 @@
 namespace phalanx::config {
 
 const std::set<std::string>& ImplementedInTreePlugins() {
-  // Upstream's v1 default set also has VolumeRestrictions, NodeVolumeLimits and VolumeZone.
-  // This build does not implement them yet, so they are missing from every default set
-  // until their names are added here. VolumeBinding binds claims (src/plugins/volumebinding,
-  // src/volume). EBSLimits, GCEPDLimits,
-  // AzureDiskLimits (defaults of v1beta2/v1beta3) were removed upstream and will not land.
+  // VolumeBinding binds claims (src/plugins/volumebinding, src/volume); VolumeZone,
+  // NodeVolumeLimits and VolumeRestrictions check the claims' PVs and the in-tree volumes.
+  // EBSLimits, GCEPDLimits, AzureDiskLimits (defaults of v1beta2/v1beta3) were removed
+  // upstream and will not land (NodeVolumeLimits honours their node allocatable keys).
   static const std::set<std::string> kImplemented = {
       "SchedulingGates",   "PrioritySort",    "NodeUnschedulable",
       "NodeName",          "TaintToleration", "NodeAffinity",
       "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
       "ImageLocality",     "DefaultBinder",   "GangScheduling",  "VolumeBinding",
+      "VolumeZone",      "VolumeRestrictions", "NodeVolumeLimits",
       "PodTopologySpread",
       "InterPodAffinity",
       "NodeDeclaredFeatures",

@@ -22,12 +22,15 @@
 #include "plugins/noderesources/balanced_allocation.h"
 #include "plugins/noderesources/fit.h"
 #include "plugins/nodeunschedulable/node_unschedulable.h"
+#include "plugins/nodevolumelimits/csi.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 #include "plugins/prioritysort/priority_sort.h"
 #include "plugins/queues/queues.h"
 #include "plugins/schedulinggates/scheduling_gates.h"
 #include "plugins/tainttoleration/taint_toleration.h"
 #include "plugins/volumebinding/volume_binding.h"
+#include "plugins/volumerestrictions/volume_restrictions.h"
+#include "plugins/volumezone/volume_zone.h"
 
 namespace phalanx::plugins {
 
@@ -58,6 +61,9 @@ framework::Registry NewInTreeRegistry() {
   Add<imagelocality::ImageLocality>(r);
   Add<defaultbinder::DefaultBinder>(r);
   Add<volumebinding::VolumeBinding>(r);
+  Add<volumezone::VolumeZone>(r);
+  Add<volumerestrictions::VolumeRestrictions>(r);
+  Add<nodevolumelimits::CSILimits>(r);
   Add<gangscheduling::GangScheduling>(r);
   Add<gangscheduling::GangPrioritySort>(r);
   // Reservations with backfill for gangs that wait too long (issue 21); not in the default

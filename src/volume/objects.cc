@@ -7,6 +7,7 @@
 
 #include "api/labels.h"
 #include "api/quantity.h"
+#include "api/volume_source.h"
 
 namespace phalanx::volume {
 
@@ -243,7 +244,11 @@ PersistentVolume DecodePersistentVolume(const api::UnstructuredPtr& obj) {
     if (ref.namespace_.empty()) ref.namespace_ = "default";
     pv.claim_ref = ref;
   }
-  r.Str(At(At(spec, "csi"), "driver"), "spec.csi.driver", &pv.csi_driver);
+  if (std::string err = api::DecodeVolumeSource(spec, "spec", /*persistent=*/true, &pv.source);
+      !err.empty()) {
+    r.Fail(err.substr(0, err.find(": ")), err.substr(err.find(": ") + 2));
+  }
+  if (pv.source.type == api::VolumeSource::Type::kCSI) pv.csi_driver = pv.source.driver;
   r.Str(At(At(Doc(*obj), "status"), "phase"), "status.phase", &pv.phase);
   if (!r.ok()) pv.error = Label("PersistentVolume", "", pv.name) + r.error();
   return pv;

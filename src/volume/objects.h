@@ -54,6 +54,7 @@ struct PersistentVolume {
   std::optional<ClaimRef> claim_ref;      // spec.claimRef
   std::string phase;                      // status.phase: Available | Bound | Released | Failed
   std::string csi_driver;                 // spec.csi.driver, "" when not a CSI volume
+  api::VolumeSource source;               // spec's in-tree / csi source (api/volume_source.h)
   bool deleting = false;                  // metadata.deletionTimestamp set
   std::string error;                      // non-empty: invalid, never matched
   api::UnstructuredPtr object;
