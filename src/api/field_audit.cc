@@ -5,9 +5,7 @@
 namespace phalanx::api {
 
 const std::vector<std::string_view>& UnsupportedVolumeSources() {
-  static const std::vector<std::string_view> kSources = {
-      "awsElasticBlockStore", "azureDisk", "azureFile",      "cinder",       "gcePersistentDisk",
-      "iscsi",                "portworxVolume", "rbd",       "vsphereVolume"};
+  static const std::vector<std::string_view> kSources = {"portworxVolume"};
   return kSources;
 }
 

@@ -18,15 +18,17 @@ class Node;
 namespace phalanx::api {
 
 // Volume sources of spec.volumes[] that upstream's plugins read and Phalanx does not:
-//   VolumeRestrictions (pkg/scheduler/framework/plugins/volumerestrictions/
-//     volume_restrictions.go isVolumeConflict): gcePersistentDisk, awsElasticBlockStore,
-//     iscsi, rbd (the same disk read-write on one node conflicts);
-//   NodeVolumeLimits (plugins/nodevolumelimits/csi.go PreFilter / checkAttachableInlineVolume,
-//     csi-translation-lib IsInlineMigratable): the inline in-tree volumes migrated to CSI,
-//     gcePersistentDisk, awsElasticBlockStore, azureDisk, azureFile, cinder, vsphereVolume,
-//     portworxVolume, counted against the node's CSINode allocatable.count.
-// Sorted. Other sources (configMap, secret, emptyDir, hostPath, nfs, csi inline, ...) are
-// not read by kube-scheduler.
+//   portworxVolume: NodeVolumeLimits (plugins/nodevolumelimits/csi.go
+//     checkAttachableInlineVolume, utils.go isCSIMigrationOn) counts an inline Portworx volume
+//     against the pxd.portworx.com limit of the node's CSINode when the CSIMigrationPortworx
+//     gate is on and the CSINode lists kubernetes.io/portworx-volume as migrated; Phalanx's
+//     NodeVolumeLimits translates only aws-ebs, gce-pd, azure-disk and cinder.
+// The sources VolumeRestrictions and NodeVolumeLimits honour (awsElasticBlockStore,
+// gcePersistentDisk, azureDisk, cinder, iscsi, rbd: api/volume_source.h) are not listed;
+// azureFile and vsphereVolume are read only to not skip NodeVolumeLimits' Filter, which
+// counts nothing for them (isCSIMigrationOn is false for their plugins). Other sources
+// (configMap, secret, emptyDir, hostPath, nfs, csi inline, ...) are not read by
+// kube-scheduler. Sorted.
 const std::vector<std::string_view>& UnsupportedVolumeSources();
 
 // The unsupported fields set in a pod spec node (a YAML/JSON map; anything else gives

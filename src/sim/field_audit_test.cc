@@ -9,8 +9,6 @@
 //   kUnsupported  decoded as present but not honoured: the pod is unschedulable with
 //                 "<field>: not supported by this scheduler" (api/field_audit.h), checked
 //                 through the simulator (the real decoder, queue and scheduler).
-//   kPending      decoded, but the plugin that reads it upstream is not in Phalanx yet; the
-//                 owner of that work is named (checked: the decoder keeps the field).
 //   kNotRead      a core/v1 field kube-scheduler does not read for placement (listed where
 //                 users often expect otherwise); a pod with it is scheduled normally.
 // docs/compatibility.md's "Field audit" section must list every row as this table says
@@ -25,6 +23,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/decode.h"
@@ -38,13 +37,12 @@
 namespace phalanx::sim {
 namespace {
 
-enum class Audit { kHonoured, kUnsupported, kPending, kNotRead };
+enum class Audit { kHonoured, kUnsupported, kNotRead };
 
 const char* AuditWord(Audit a) {
   switch (a) {
     case Audit::kHonoured: return "honoured";
     case Audit::kUnsupported: return "unschedulable, reason names the field";
-    case Audit::kPending: return "decoded, plugin pending";
     case Audit::kNotRead: return "not read by kube-scheduler";
   }
   return "";
@@ -404,20 +402,54 @@ std::vector<Row<api::Pod>> PodRows() {
        }},
   };
   for (auto& r : more) rows.push_back(std::move(r));
-  // Volume sources upstream's VolumeRestrictions / NodeVolumeLimits read (field_audit.h).
+  // In-tree block devices: VolumeRestrictions (isVolumeConflict: gcePersistentDisk,
+  // awsElasticBlockStore, iscsi, rbd) and NodeVolumeLimits (inline volumes migrated to CSI:
+  // aws-ebs, gce-pd, azure-disk, cinder), api/volume_source.h.
+  auto source_type = [](P p) {
+    return p.spec.volumes.empty() ? std::string("none")
+                                  : std::to_string(static_cast<int>(p.spec.volumes[0].source.type)) +
+                                        "/" + p.spec.volumes[0].source.id;
+  };
+  const std::vector<std::pair<const char*, const char*>> devices = {
+      {"awsElasticBlockStore", "{volumeID: vol-1}"},
+      {"gcePersistentDisk", "{pdName: pd-1}"},
+      {"azureDisk", "{diskName: d, diskURI: uri-1}"},
+      {"cinder", "{volumeID: c-1}"},
+      {"iscsi", "{targetPortal: \"10.0.0.1:3260\", iqn: iqn-1, lun: 0}"},
+      {"rbd", "{monitors: [m], image: img-1}"}};
+  for (const auto& [src, body] : devices) {
+    const std::string s = src;
+    const char* by = s == "awsElasticBlockStore" || s == "gcePersistentDisk"
+                         ? "VolumeRestrictions (disk conflicts), NodeVolumeLimits (CSI migration)"
+                     : s == "azureDisk" || s == "cinder" ? "NodeVolumeLimits (CSI migration)"
+                                                         : "VolumeRestrictions (disk conflicts)";
+    rows.push_back({src, Audit::kHonoured, by,
+                    PodWith(WithContainer("volumes: [{name: v, " + s + ": " + body + "}]")),
+                    source_type});
+  }
+  // Volume sources upstream reads and Phalanx does not (field_audit.h).
   for (std::string_view src : api::UnsupportedVolumeSources()) {
     rows.push_back({nullptr, Audit::kUnsupported,
-                    "VolumeRestrictions / NodeVolumeLimits upstream; pending (h-volplug)",
+                    "NodeVolumeLimits upstream (inline Portworx migrated to CSI under "
+                    "CSIMigrationPortworx); not ported",
                     PodWith(WithContainer("volumes: [{name: v, " + std::string(src) +
                                           ": {volumeID: x}}]")),
                     nullptr});
     rows.back().field = src.data();  // static storage
   }
-  // Not read by kube-scheduler: the pod is scheduled as without them.
+  // Not read by kube-scheduler for placement: the pod is scheduled as without them.
   for (const char* src : {"configMap", "secret", "emptyDir", "hostPath", "nfs", "csi"}) {
     rows.push_back({src, Audit::kNotRead, "no scheduler plugin reads this volume source",
                     PodWith(WithContainer(std::string("volumes: [{name: v, ") + src +
                                           ": {path: /x, server: s, name: n, driver: d}}]")),
+                    nullptr});
+  }
+  for (const char* src : {"azureFile", "vsphereVolume"}) {
+    rows.push_back({src, Audit::kNotRead,
+                    "NodeVolumeLimits counts nothing for it (isCSIMigrationOn is false for "
+                    "its plugin)",
+                    PodWith(WithContainer(std::string("volumes: [{name: v, ") + src +
+                                          ": {shareName: s, secretName: x, volumePath: /p}}]")),
                     nullptr});
   }
   rows.push_back({"spec.hostIPC", Audit::kNotRead, "kubelet only",
@@ -550,12 +582,12 @@ spec:
     metadata: {labels: {app: web}}
     spec:
       containers: [{name: c, image: nginx}]
-      volumes: [{name: d, rbd: {image: x, monitors: [m]}}]
+      volumes: [{name: d, portworxVolume: {volumeID: x}}]
 )");
   ASSERT_EQ(res.outcomes.size(), 2u);
   for (const auto& o : res.outcomes) {
     EXPECT_EQ(o.node, "") << o.pod;
-    EXPECT_NE(o.reason.find("spec.template.spec.volumes[0].rbd: not supported by this scheduler"),
+    EXPECT_NE(o.reason.find("spec.template.spec.volumes[0].portworxVolume: not supported by this scheduler"),
               std::string::npos)
         << o.reason;
   }
@@ -654,18 +686,28 @@ std::vector<StorageRow> StorageRows() {
        Pv(""), Pv("", ", deletionTimestamp: \"2024-01-01T00:00:00Z\""),
        [pv](U o) { return std::to_string(pv(o).deleting); }},
       {"PersistentVolume", "metadata.labels (topology.kubernetes.io/zone, region)",
-       Audit::kPending, "VolumeZone (h-volplug)", Pv(""),
+       Audit::kHonoured, "VolumeZone", Pv(""),
        Pv("", ", labels: {topology.kubernetes.io/zone: a}"),
        [pv](U o) { return std::to_string(pv(o).labels.size()); }},
-      {"PersistentVolume", "spec.csi.driver", Audit::kPending, "NodeVolumeLimits (h-volplug)",
+      {"PersistentVolume", "spec.csi.driver", Audit::kHonoured, "NodeVolumeLimits",
        Pv(""), Pv(", csi: {driver: d, volumeHandle: h}"), [pv](U o) { return pv(o).csi_driver; }},
+      {"PersistentVolume", "spec.csi.volumeHandle", Audit::kHonoured,
+       "NodeVolumeLimits (unique volumes)", Pv(", csi: {driver: d, volumeHandle: h}"),
+       Pv(", csi: {driver: d, volumeHandle: h2}"), [pv](U o) { return pv(o).source.id; }},
+      {"PersistentVolume", "spec.gcePersistentDisk (and the other in-tree sources)",
+       Audit::kHonoured, "NodeVolumeLimits (CSI migration)", Pv(""),
+       Pv(", gcePersistentDisk: {pdName: pd-1}"),
+       [pv](U o) { return std::to_string(static_cast<int>(pv(o).source.type)); }},
+      {"PersistentVolume", "spec.volumeAttributesClassName", Audit::kHonoured,
+       "VolumeBinding (static PV matching)", Pv(""), Pv(", volumeAttributesClassName: gold"),
+       [pv](U o) { return pv(o).volume_attributes_class; }},
       {"PersistentVolumeClaim", "spec.storageClassName", Audit::kHonoured, "VolumeBinding", Pvc(""),
        Pvc(", storageClassName: fast"),
        [pvc](U o) { return pvc(o).storage_class.value_or("nil"); }},
       {"PersistentVolumeClaim", "spec.volumeName", Audit::kHonoured, "VolumeBinding", Pvc(""),
        Pvc(", volumeName: pv"), [pvc](U o) { return pvc(o).volume_name; }},
       {"PersistentVolumeClaim", "spec.accessModes", Audit::kHonoured,
-       "VolumeBinding (ReadWriteOncePod: VolumeRestrictions, h-volplug)", Pvc(""),
+       "VolumeBinding, VolumeRestrictions (ReadWriteOncePod)", Pvc(""),
        Pvc(", accessModes: [ReadWriteOncePod]"), [pvc](U o) { return Join(pvc(o).access_modes); }},
       {"PersistentVolumeClaim", "spec.volumeMode", Audit::kHonoured, "VolumeBinding", Pvc(""),
        Pvc(", volumeMode: Block"), [pvc](U o) { return pvc(o).volume_mode; }},
@@ -673,6 +715,9 @@ std::vector<StorageRow> StorageRows() {
        "VolumeBinding", Pvc(""),
        Pvc("").replace(Pvc("").find("storage: 1Gi"), 12, "storage: 5Gi"),
        [pvc](U o) { return std::to_string(pvc(o).request); }},
+      {"PersistentVolumeClaim", "spec.volumeAttributesClassName", Audit::kHonoured,
+       "VolumeBinding (static PV matching)", Pvc(""), Pvc(", volumeAttributesClassName: gold"),
+       [pvc](U o) { return pvc(o).volume_attributes_class; }},
       {"PersistentVolumeClaim", "spec.selector", Audit::kHonoured, "VolumeBinding", Pvc(""),
        Pvc(", selector: {matchLabels: {a: b}}"), [pvc](U o) { return Sel(pvc(o).selector); }},
       {"PersistentVolumeClaim", "status.phase", Audit::kHonoured, "VolumeBinding", Pvc(""),
@@ -693,8 +738,7 @@ std::vector<StorageRow> StorageRows() {
       {"StorageClass", "provisioner", Audit::kHonoured, "VolumeBinding",
        Sc("").replace(Sc("").find("provisioner: p"), 14, "provisioner: q"), Sc(""),
        [](U o) { return volume::DecodeStorageClass(*o).provisioner; }},
-      {"CSINode", "spec.drivers[].allocatable.count", Audit::kPending,
-       "NodeVolumeLimits (h-volplug)",
+      {"CSINode", "spec.drivers[].allocatable.count", Audit::kHonoured, "NodeVolumeLimits",
        "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\n"
        "spec: {drivers: [{name: d, nodeID: n1}]}\n",
        "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\n"
@@ -734,14 +778,71 @@ std::vector<StorageRow> StorageRows() {
   };
 }
 
-// Honoured and pending storage fields alike must survive decoding: a pending one is read by
-// a plugin another branch adds, which needs the decoded value.
+// Every audited storage field survives decoding.
 TEST(FieldAuditTest, StorageFieldsChangeTheDecodedObject) {
   for (const auto& r : StorageRows()) {
     const std::string with = r.probe(DecodeObject(r.manifest));
     const std::string without = r.probe(DecodeObject(r.base));
     EXPECT_NE(with, without) << r.kind << " " << r.field << " is dropped by the decoder";
   }
+}
+
+// volumeAttributesClassName in the binder: a WaitForFirstConsumer claim of class "gold" takes
+// the larger PV of that class on node-2, not the smallest PV (node-1, no class), as
+// upstream's FindMatchingVolume with VolumeAttributesClass on; a claim without a class does
+// not take the gold PV.
+TEST(FieldAuditTest, VolumeAttributesClassMustMatchForStaticPVs) {
+  std::string m = R"(---
+apiVersion: v1
+kind: Node
+metadata: {name: node-2, labels: {zone: b}}
+status:
+  capacity: {cpu: "4", memory: 16Gi, pods: "110"}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+)";
+  for (const auto& [name, node, extra] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"pv-plain", "a", "  capacity: {storage: 1Gi}\n"},
+           {"pv-gold", "b", "  capacity: {storage: 2Gi}\n  volumeAttributesClassName: gold\n"}}) {
+    m += "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: " + name + "}\nspec:\n" +
+         extra + "  accessModes: [ReadWriteOnce]\n  storageClassName: local\n"
+         "  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: zone, "
+         "operator: In, values: [" + node + "]}]}]}}\n";
+  }
+  m += R"(---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: gold, namespace: default}
+spec: {accessModes: [ReadWriteOnce], storageClassName: local, volumeAttributesClassName: gold, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gold, namespace: default}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: v, persistentVolumeClaim: {claimName: gold}}]
+)";
+  SimulationResult res = Simulate("vac", m);
+  ASSERT_EQ(res.outcomes.size(), 1u);
+  EXPECT_EQ(res.outcomes[0].node, "node-2") << res.outcomes[0].reason;
+
+  // Only the gold PV and a claim without a class: nothing to bind.
+  std::string plain = m.substr(0, m.find("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-plain"));
+  plain += m.substr(m.find("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-gold"));
+  const size_t at = plain.find(", volumeAttributesClassName: gold,");
+  ASSERT_NE(at, std::string::npos);
+  plain.erase(at, std::string(", volumeAttributesClassName: gold").size());
+  SimulationResult none = Simulate("vac-none", plain);
+  ASSERT_EQ(none.outcomes.size(), 1u);
+  EXPECT_EQ(none.outcomes[0].node, "") << "a claim without a class took the gold PV";
+  EXPECT_NE(none.outcomes[0].reason.find("didn't find available persistent volumes to bind"),
+            std::string::npos)
+      << none.outcomes[0].reason;
 }
 
 // ---- docs -----------------------------------------------------------------------------
