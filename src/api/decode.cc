@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/field_audit.h"
 #include "api/field_errors.h"
 #include "api/labels.h"
 #include "api/labels_internal.h"
@@ -856,6 +857,18 @@ class ObjectDecoder {
     return ExpectMap(res, rp) && OptResources(res, "requests", rp, &cs->resources_requests);
   }
 
+  // SetDefaults_PodSpec (pkg/apis/core/v1/defaults.go defaultHostNetworkPorts): with host
+  // networking every container port without a hostPort takes hostPort = containerPort.
+  static void DefaultHostNetworkPorts(PodSpec* s) {
+    for (auto* list : {&s->containers, &s->init_containers}) {
+      for (auto& c : *list) {
+        for (auto& port : c.ports) {
+          if (port.host_port == 0) port.host_port = port.container_port;
+        }
+      }
+    }
+  }
+
   bool Spec(const YAML::Node& n, const std::string& path, PodSpec* s) {
     if (!ExpectMap(n, path)) return false;
     if (!Str(n, "nodeName", path, &s->node_name) ||
@@ -920,6 +933,9 @@ class ObjectDecoder {
         return false;
       }
     }
+    if (!Bool(n, "hostNetwork", path, &s->host_network)) return false;
+    if (s->host_network) DefaultHostNetworkPorts(s);
+    s->unsupported_fields = UnsupportedPodFields(n, path);
     if (s->scheduler_name.empty()) s->scheduler_name = "default-scheduler";
     if (s->restart_policy.empty()) s->restart_policy = "Always";
     if (!s->preemption_policy.empty() && s->preemption_policy != "PreemptLowerPriority" &&

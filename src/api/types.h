@@ -223,6 +223,16 @@ struct PodSpec {
   // spec.resources (KEP-2837 pod-level resources, beta in 1.34); nullopt when absent.
   // Requests are defaulted on decode as upstream's SetDefaults_Pod (defaultPodRequests).
   std::optional<ResourceRequirements> resources;
+  // spec.hostNetwork. On decode, as upstream's SetDefaults_PodSpec (pkg/apis/core/v1/
+  // defaults.go defaultHostNetworkPorts), every container port without a hostPort gets
+  // hostPort = containerPort, so NodePorts sees the ports the pod takes on the node.
+  bool host_network = false;
+  // Fields kube-scheduler reads for placement that Phalanx decodes but does not honour
+  // (api::UnsupportedPodFields, field_audit.h), as paths from the manifest, e.g.
+  // "spec.volumes[2].gcePersistentDisk". Non-empty: every scheduling attempt of the pod is
+  // UnschedulableAndUnresolvable with a reason naming them (framework PreFilter), never a
+  // placement that ignores them.
+  std::vector<std::string> unsupported_fields;
 };
 
 struct PodCondition {

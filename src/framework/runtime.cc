@@ -6,6 +6,7 @@
 #include <climits>
 #include <set>
 
+#include "api/field_audit.h"
 #include "config/types.h"
 
 namespace phalanx::framework {
@@ -432,6 +433,11 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
 Status Framework::RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod,
                                               PreFilterResult* result) {
   *result = PreFilterResult{};
+  // The field audit (api/field_audit.h): a pod that sets a field upstream reads for
+  // placement and Phalanx does not honour is never placed as if the field were absent.
+  if (const auto& fields = pod.Pod().spec.unsupported_fields; !fields.empty()) {
+    return Status(Code::kUnschedulableAndUnresolvable, api::UnsupportedFieldsReason(fields));
+  }
   Status ret;
   std::vector<std::string> with_nodes;
   for (auto* p : pre_filter_) {
@@ -897,6 +903,10 @@ bool Framework::RescoreScoreTable(const CycleState& state, const PodInfo& pod,
 bool Framework::SameSignature(const PodInfo& canonical, const PodInfo& pod) const {
   if (!batchable_) return false;
   if (canonical.priority != pod.priority) return false;
+  if (!canonical.pod->spec.unsupported_fields.empty() ||
+      !pod.pod->spec.unsupported_fields.empty()) {
+    return false;
+  }
   if (!canonical.pod->status.nominated_node_name.empty() ||
       !pod.pod->status.nominated_node_name.empty()) {
     return false;

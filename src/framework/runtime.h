@@ -122,7 +122,10 @@ class Framework final : public Handle {
 
   // Upstream semantics: UnschedulableAndUnresolvable stops at once, Unschedulable is
   // returned after running the rest; an empty merged PreFilterResult is
-  // UnschedulableAndUnresolvable "node(s) didn't satisfy plugin X".
+  // UnschedulableAndUnresolvable "node(s) didn't satisfy plugin X". Before any plugin, a
+  // pod with PodSpec::unsupported_fields (the field audit, api/field_audit.h) is
+  // UnschedulableAndUnresolvable "<field>: not supported by this scheduler", whatever the
+  // profile's plugins.
   Status RunPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult* result);
   // First failing Filter's status (plugin() set); non-rejection codes become Error.
   Status RunFilterPlugins(const CycleState& state, const PodInfo& pod,
@@ -175,7 +178,8 @@ class Framework final : public Handle {
                          ScoreTable* table, std::vector<int64_t>* totals, Status* status);
   // Whether `pod` may reuse the nodes filtered and scored for `canonical` (KEP-5598 pod
   // signature): every PreFilter/Filter/PreScore/Score plugin is a BatchablePlugin that
-  // finds them the same, they have equal priority and neither has a nominated node.
+  // finds them the same, they have equal priority and neither has a nominated node nor
+  // unsupported fields.
   // SameSignature(p, p) says whether `p` can start a batch. False for a profile with a
   // plugin that is not batchable.
   bool SameSignature(const PodInfo& canonical, const PodInfo& pod) const;

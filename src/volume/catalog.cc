@@ -317,6 +317,9 @@ PVPtr FindMatchingVolume(const View& v, const PersistentVolumeClaim& claim, cons
     if (pv->claim_ref && !bound_here) continue;
     if (pv->capacity < claim.request) continue;
     if (pv->volume_mode != claim.volume_mode) continue;
+    // pvutil.FindMatchingVolume with vacEnabled: the claim's and the PV's
+    // volumeAttributesClassName must be equal ("" for unset), pre-bound PVs included.
+    if (pv->volume_attributes_class != claim.volume_attributes_class) continue;
     if (pv->deleting) continue;
     const bool affinity = !node || NodeAffinityAdmits(*pv, *node);
     if (bound_here) return affinity ? pv : nullptr;  // pre-bound: this PV or none

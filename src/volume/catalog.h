@@ -127,7 +127,8 @@ class Catalog {
 // ---- the binder's matching, on a View (upstream scheduler_binder.go / pv_util) ----
 
 // The smallest valid PV that can bind `claim` on `node` (upstream
-// pvutil.FindMatchingVolume with delayBinding): same class, volumeMode, access modes a
+// pvutil.FindMatchingVolume with delayBinding): same class, volumeMode,
+// volumeAttributesClassName (pre-bound PVs too; vacEnabled, GA in 1.34), access modes a
 // superset of the claim's, capacity >= request, the claim's selector matches the PV's
 // labels, node affinity admits the node (not checked when `node` is null: the PV
 // controller's Immediate binding), not being deleted, unbound (or pre-bound to this

@@ -225,6 +225,8 @@ PersistentVolume DecodePersistentVolume(const api::UnstructuredPtr& obj) {
   if (auto b = r.Bytes(storage, "spec.capacity[storage]", /*positive=*/true)) pv.capacity = *b;
   r.AccessModes(At(spec, "accessModes"), "spec.accessModes", &pv.access_modes);
   r.VolumeMode(At(spec, "volumeMode"), "spec.volumeMode", &pv.volume_mode);
+  r.Str(At(spec, "volumeAttributesClassName"), "spec.volumeAttributesClassName",
+        &pv.volume_attributes_class);
   const YAML::Node na = At(spec, "nodeAffinity");
   if (Present(na)) {
     const YAML::Node req = At(na, "required");
@@ -270,6 +272,8 @@ PersistentVolumeClaim DecodePersistentVolumeClaim(const api::UnstructuredPtr& ob
   r.Str(At(spec, "volumeName"), "spec.volumeName", &c.volume_name);
   r.AccessModes(At(spec, "accessModes"), "spec.accessModes", &c.access_modes);
   r.VolumeMode(At(spec, "volumeMode"), "spec.volumeMode", &c.volume_mode);
+  r.Str(At(spec, "volumeAttributesClassName"), "spec.volumeAttributesClassName",
+        &c.volume_attributes_class);
   const YAML::Node storage = At(At(At(spec, "resources"), "requests"), "storage");
   if (!Present(storage)) r.Fail("spec.resources.requests[storage]", "Required value");
   if (auto b = r.Bytes(storage, "spec.resources.requests[storage]", /*positive=*/true)) {

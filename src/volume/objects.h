@@ -54,6 +54,8 @@ struct PersistentVolume {
   std::optional<ClaimRef> claim_ref;      // spec.claimRef
   std::string phase;                      // status.phase: Available | Bound | Released | Failed
   std::string csi_driver;                 // spec.csi.driver, "" when not a CSI volume
+  // spec.volumeAttributesClassName ("" when unset or null, as upstream's ptr.Deref).
+  std::string volume_attributes_class;
   api::VolumeSource source;               // spec's in-tree / csi source (api/volume_source.h)
   bool deleting = false;                  // metadata.deletionTimestamp set
   std::string error;                      // non-empty: invalid, never matched
@@ -72,6 +74,9 @@ struct PersistentVolumeClaim {
   std::vector<std::string> access_modes;
   std::string volume_mode = "Filesystem";
   int64_t request = 0;                       // spec.resources.requests[storage], bytes
+  // spec.volumeAttributesClassName ("" when unset or null). A static PV matches only with
+  // the same class (VolumeAttributesClass is GA and on since 1.34).
+  std::string volume_attributes_class;
   std::optional<api::LabelSelector> selector;  // spec.selector
   std::string phase;                         // status.phase: Pending | Bound | Lost
   bool deleting = false;
