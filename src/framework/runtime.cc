@@ -538,15 +538,14 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
 
 Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                                     const NodeInfo& node) {
-  std::vector<PodInfoPtr> nominated;
-  if (auto view = NominatedPodsViewForNode(node)) {
-    for (const auto& p : *view) {
-      if (p->priority >= pod.priority && p->pod->metadata.uid != pod.pod->metadata.uid) {
-        nominated.push_back(p);
-      }
-    }
+  // The nominated pods to add: at least the pod's priority, not the pod itself.
+  auto view = NominatedPodsViewForNode(node);
+  auto to_add = [&](const PodInfoPtr& p) {
+    return p->priority >= pod.priority && p->pod->metadata.uid != pod.pod->metadata.uid;
+  };
+  if (!view || std::none_of(view->begin(), view->end(), to_add)) {
+    return RunFilterPlugins(state, pod, node);
   }
-  if (nominated.empty()) return RunFilterPlugins(state, pod, node);
   // First pass: with the nominated pods added; second: without (upstream, for affinity).
   bool extensions = false;
   for (auto* p : pre_filter_with_extensions_) {
@@ -556,13 +555,24 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
     }
   }
   if (!extensions) {
-    // Only the NodeInfo changes: reuse the overlay built for the same nominated pods.
+    // Only the NodeInfo changes: reuse the overlay built for the same nominated pods
+    // (compared in place: a Filter pass asks this of every node holding nominations).
     auto overlay = node.nominated_overlay();
-    if (!overlay || overlay->pods != nominated) {
+    bool same = overlay != nullptr;
+    size_t j = 0;
+    for (auto it = view->begin(); same && it != view->end(); ++it) {
+      if (!to_add(*it)) continue;
+      same = j < overlay->pods.size() && overlay->pods[j] == *it;
+      ++j;
+    }
+    if (!same || j != overlay->pods.size()) {
       auto with = std::make_shared<NodeInfo>(node);
-      for (const auto& p : nominated) with->AddPod(p);
       auto o = std::make_shared<NominatedOverlay>();
-      o->pods = std::move(nominated);
+      for (const auto& p : *view) {
+        if (!to_add(p)) continue;
+        with->AddPod(p);
+        o->pods.push_back(p);
+      }
       o->with = std::move(with);
       node.set_nominated_overlay(o);
       overlay = std::move(o);
@@ -573,7 +583,8 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
   }
   NodeInfo with = node;
   auto state_copy = state.Clone();
-  for (const auto& p : nominated) {
+  for (const auto& p : *view) {
+    if (!to_add(p)) continue;
     with.AddPod(p);
     Status s = RunPreFilterExtensionAddPod(*state_copy, pod, p, with);
     if (!s.IsSuccess()) return s;

@@ -360,12 +360,14 @@ void Scheduler::OnPriorityClassAdd(const std::shared_ptr<const api::PriorityClas
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock l(&pc_mu_);
   priority_classes_[pc->metadata.name] = pc;
+  UpdateDefaultPriorityLocked();
 }
 
 void Scheduler::OnPriorityClassDelete(const std::shared_ptr<const api::PriorityClass>& pc) {
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock l(&pc_mu_);
   priority_classes_.erase(pc->metadata.name);
+  UpdateDefaultPriorityLocked();
 }
 
 }  // namespace phalanx::scheduler

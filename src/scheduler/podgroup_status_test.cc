@@ -544,5 +544,48 @@ TEST(PodGrouperSwitchTest, NonBooleanPodGrouperIsAnErrorNamingTheField) {
       << s.status().Message();
 }
 
+
+// Scheduler::PriorityOf (what plugins get as Handle::PriorityOf): spec.priority, else the
+// named class, else the globalDefault class's value (0 without one), following
+// PriorityClass adds and deletes (the default is kept outside the class map's lock).
+TEST(SchedulerPriorityTest, PriorityOfFollowsTheGlobalDefaultClass) {
+  SchedulerOptions o;
+  o.config = config::DefaultConfiguration();
+  o.registry = plugins::NewInTreeRegistry();
+  framework::VirtualClock clock(0);
+  store::Store store(clock);
+  o.clock = &clock;
+  o.client = &store;
+  auto s = Scheduler::New(std::move(o));
+  ASSERT_TRUE(s.ok()) << s.status().Message();
+  Scheduler& sched = **s;
+  framework::Framework* fw = sched.Profile("default-scheduler");
+  ASSERT_NE(fw, nullptr);
+  auto pc = [](const std::string& name, int32_t value, bool global_default) {
+    auto c = std::make_shared<api::PriorityClass>();
+    c->metadata.name = name;
+    c->value = value;
+    c->global_default = global_default;
+    return std::shared_ptr<const api::PriorityClass>(c);
+  };
+  api::Pod plain, named, missing, explicit_prio;
+  named.spec.priority_class_name = "high";
+  missing.spec.priority_class_name = "absent";
+  explicit_prio.spec.priority = 7;
+  EXPECT_EQ(fw->PriorityOf(plain), 0);
+  sched.OnPriorityClassAdd(pc("high", 1000, false));
+  sched.OnPriorityClassAdd(pc("default", 50, true));
+  EXPECT_EQ(fw->PriorityOf(plain), 50);
+  EXPECT_EQ(fw->PriorityOf(named), 1000);
+  EXPECT_EQ(fw->PriorityOf(missing), 50);
+  EXPECT_EQ(fw->PriorityOf(explicit_prio), 7);
+  sched.OnPriorityClassAdd(pc("default", 60, true));  // updated value
+  EXPECT_EQ(fw->PriorityOf(plain), 60);
+  sched.OnPriorityClassDelete(pc("default", 60, true));
+  EXPECT_EQ(fw->PriorityOf(plain), 0);
+  EXPECT_EQ(fw->PriorityOf(missing), 0);
+  EXPECT_EQ(fw->PriorityOf(named), 1000);
+}
+
 }  // namespace
 }  // namespace phalanx::scheduler

@@ -61,15 +61,27 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
 
 int32_t Scheduler::PriorityOf(const api::Pod& pod) const {
   if (pod.spec.priority) return *pod.spec.priority;
+  // No class named: the global default, read without pc_mu_ (preemption's dry run asks
+  // for every pod on thousands of nodes, from every Filter worker).
+  if (pod.spec.priority_class_name.empty()) return default_priority_.load(std::memory_order_acquire);
   absl::MutexLock l(&pc_mu_);
-  if (!pod.spec.priority_class_name.empty()) {
-    auto it = priority_classes_.find(pod.spec.priority_class_name);
-    if (it != priority_classes_.end()) return it->second->value;
-  }
+  auto it = priority_classes_.find(pod.spec.priority_class_name);
+  if (it != priority_classes_.end()) return it->second->value;
+  return default_priority_.load(std::memory_order_acquire);
+}
+
+void Scheduler::UpdateDefaultPriorityLocked() {
+  // upstream admission (plugin/pkg/admission/priority): the globalDefault class's value, or
+  // 0 without one; with several (which the API server's admission refuses), the first by
+  // name, as the map iterates.
+  int32_t value = 0;
   for (const auto& [n, pc] : priority_classes_) {
-    if (pc->global_default) return pc->value;
+    if (pc->global_default) {
+      value = pc->value;
+      break;
+    }
   }
-  return 0;
+  default_priority_.store(value, std::memory_order_release);
 }
 
 uint64_t Scheduler::Random(uint64_t n) {

@@ -525,7 +525,12 @@ class Scheduler {
   // the cache disagree. Nothing can be undone there, so they are logged, never dropped.
   static void LogCacheError(const char* op, const api::Pod& pod, const framework::Status& s);
 
+  // spec.priority, else the named PriorityClass's value, else the globalDefault class's
+  // value (0 without one): upstream's priority admission resolves the same at creation.
+  // Thread-safe; pods without a class name take no lock.
   int32_t PriorityOf(const api::Pod& pod) const ABSL_LOCKS_EXCLUDED(pc_mu_);
+  // Recomputes default_priority_ from priority_classes_ (after each change).
+  void UpdateDefaultPriorityLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pc_mu_);
   uint64_t Random(uint64_t n) ABSL_LOCKS_EXCLUDED(rng_mu_);
   void CountAttempts(int64_t n) ABSL_LOCKS_EXCLUDED(stats_mu_);
 
@@ -574,6 +579,9 @@ class Scheduler {
   mutable absl::Mutex pc_mu_;
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_
       ABSL_GUARDED_BY(pc_mu_);
+  // The globalDefault class's value (0 without one), written under pc_mu_ with every
+  // change of priority_classes_, read without it by PriorityOf.
+  std::atomic<int32_t> default_priority_{0};
 
   // Declared before binding_pool_: work still queued on the pool at destruction uses it.
   std::unique_ptr<framework::PreemptionExecutor> preemption_;

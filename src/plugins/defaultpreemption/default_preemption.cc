@@ -210,7 +210,7 @@ class DefaultPreemption::Context {
   // Context's life.
   const Gang* RunningGangOf(const api::Pod& pod, std::string* key) ABSL_LOCKS_EXCLUDED(mu_) {
     if (gangs_ == nullptr) return nullptr;
-    auto ref = gangs_->RefOf(pod);
+    auto ref = gangs_->RefPtrOf(pod);
     if (!ref) return nullptr;
     *key = ref->key;
     absl::MutexLock l(&mu_);
@@ -280,11 +280,13 @@ bool DefaultPreemption::MoreImportantPod(const api::Pod& a, const api::Pod& b) c
   return StartTime(a) < StartTime(b);
 }
 
-Status DefaultPreemption::FitsWithNominatedPods(const CycleState& state, const PodInfo& pod,
-                                                const NodeInfo& node) {
-  const int32_t prio = handle_->PriorityOf(pod.Pod());
+std::vector<PodInfoPtr> DefaultPreemption::NominatedToAdd(const PodInfo& pod,
+                                                          const NodeInfo& node) const {
+  // upstream addNominatedPods: the pods nominated to the node with a priority at least the
+  // preemptor's, other than the preemptor itself.
   std::vector<PodInfoPtr> nominated;
   if (auto view = handle_->NominatedPodsViewForNode(node)) {
+    const int32_t prio = handle_->PriorityOf(pod.Pod());
     for (const auto& p : *view) {
       if (handle_->PriorityOf(p->Pod()) >= prio &&
           p->Pod().metadata.uid != pod.Pod().metadata.uid) {
@@ -292,6 +294,12 @@ Status DefaultPreemption::FitsWithNominatedPods(const CycleState& state, const P
       }
     }
   }
+  return nominated;
+}
+
+Status DefaultPreemption::FitsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                const NodeInfo& node,
+                                                const std::vector<PodInfoPtr>& nominated) {
   if (!nominated.empty()) {
     // First pass with the nominated pods added, then (for affinity) without them.
     NodeInfo with = node;
@@ -373,7 +381,8 @@ std::vector<DefaultPreemption::Unit> DefaultPreemption::CollectVictimUnits(Conte
 
 Status DefaultPreemption::SelectVictimsOnNode(
     Context& ctx, CycleState& state, const PodInfo& pod, NodeInfo& node,
-    const std::vector<api::PodDisruptionBudgetPtr>& pdbs, Candidate* c) {
+    const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+    const std::vector<PodInfoPtr>& nominated, Candidate* c) {
   auto remove_pod = [&](const PodInfoPtr& p) -> Status {
     if (!node.RemovePod(p->Pod())) {
       return Status::Error("pod " + p->Pod().Key() + " not found on node " + node.name());
@@ -417,7 +426,7 @@ Status DefaultPreemption::SelectVictimsOnNode(
   // If the pod does not fit even with every potential victim gone, the node is no
   // candidate. (As upstream, a pod failing for inter-pod affinity to a victim is not
   // worked around.)
-  if (Status s = FitsWithNominatedPods(state, pod, node); !s.IsSuccess()) return s;
+  if (Status s = FitsWithNominatedPods(state, pod, node, nominated); !s.IsSuccess()) return s;
 
   // Reprieve as many units as possible, most important first.
   std::stable_sort(units.begin(), units.end(), [&](const Unit& a, const Unit& b) {
@@ -451,7 +460,7 @@ Status DefaultPreemption::SelectVictimsOnNode(
   for (size_t k = 0; k < order.size(); ++k) {
     const Unit& u = units[order[k]];
     if (Status s = add_unit(u); !s.IsSuccess()) return s;
-    if (FitsWithNominatedPods(state, pod, node).IsSuccess()) continue;  // reprieved
+    if (FitsWithNominatedPods(state, pod, node, nominated).IsSuccess()) continue;  // reprieved
     if (Status s = remove_unit(u); !s.IsSuccess()) return s;
     victims->insert(victims->end(), u.local.begin(), u.local.end());
     for (const auto& [ni, p] : u.remote) victims->push_back(p);
@@ -504,9 +513,12 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
       r->s = Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
       return;
     }
+    // The nominated pods are looked up once per node, through the snapshot NodeInfo (whose
+    // lookup the scheduler caches), not through the copy.
+    const std::vector<PodInfoPtr> nominated = NominatedToAdd(pod, src);
     NodeInfo node = src;
     auto state_copy = state.Clone();
-    r->s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, &r->c);
+    r->s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, nominated, &r->c);
     if (r->s.IsSuccess() && r->c.victims.empty()) {
       r->s = Status::Error("expected at least one victim pod on node \"" + node.name() + "\"");
     }

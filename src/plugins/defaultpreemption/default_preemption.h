@@ -223,17 +223,24 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   class Context;
   struct Unit;
   // Fills c->victims, c->num_pdb_violations and c->pdb_violations (not c->node).
+  // `nominated`: NominatedToAdd(pod, node), looked up once by the caller.
   framework::Status SelectVictimsOnNode(Context& ctx, framework::CycleState& state,
                                         const framework::PodInfo& pod, framework::NodeInfo& node,
                                         const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                                        const std::vector<framework::PodInfoPtr>& nominated,
                                         Candidate* c);
   // The victims of `node` (Context::IsVictim) as units (a running gang's members together).
   std::vector<Unit> CollectVictimUnits(Context& ctx, const framework::NodeInfo& node);
-  // Filter on `node` as if higher-or-equal-priority pods nominated to it were running
-  // there (upstream RunFilterPluginsWithNominatedPods).
+  // The pods nominated to `node` that upstream's addNominatedPods adds for `pod`: priority
+  // (PriorityOf) at least the pod's, other than the pod itself, in the nominator's order.
+  std::vector<framework::PodInfoPtr> NominatedToAdd(const framework::PodInfo& pod,
+                                                    const framework::NodeInfo& node) const;
+  // Filter on `node` as if the `nominated` pods (NominatedToAdd) were running there, then
+  // without them (upstream RunFilterPluginsWithNominatedPods).
   framework::Status FitsWithNominatedPods(const framework::CycleState& state,
                                           const framework::PodInfo& pod,
-                                          const framework::NodeInfo& node);
+                                          const framework::NodeInfo& node,
+                                          const std::vector<framework::PodInfoPtr>& nominated);
   // upstream util.MoreImportantPod: higher priority, then earlier start time.
   bool MoreImportantPod(const api::Pod& a, const api::Pod& b) const;
   api::Timestamp StartTime(const api::Pod& p) const;

@@ -1476,5 +1476,81 @@ TEST(DefaultPreemptionPDBTest, PodDisruptionBudgetViolationsCountsAcrossUnits) {
   EXPECT_EQ(v[1], std::vector<std::string>{"default/db"});
 }
 
+
+// The whole PostFilter (the dry run's parallel blocks, pickOneNodeForPreemption, the
+// eviction) chooses the same node and victims with parallelism 1 and 16 for a seed: random
+// clusters of 120 nodes with pods at four priorities, random start times and a
+// PodDisruptionBudget over some of them, pods nominated to random nodes (some of a
+// priority at least the preemptor's, so they count in the dry run), a seeded offset and
+// random candidate limits; every other round with a PreFilter plugin that has extensions.
+TEST(DefaultPreemptionPDBTest, PostFilterChoosesTheSameVictimsWithParallelism1And16) {
+  std::mt19937_64 rng(24);
+  const Res sizes[] = {kSmall, kMedium, kLarge};
+  const int32_t prios[] = {kNeg, kLow, kMid, kVeryHigh};
+  const char* apps[] = {"db", "web", ""};
+  int preempted = 0;
+  std::set<std::string> chosen;
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::vector<api::Node> nodes;
+    std::vector<api::Pod> pods;
+    std::map<std::string, Code> statuses;
+    for (int i = 0; i < 120; ++i) {
+      const std::string node = "node" + std::to_string(i);
+      nodes.push_back(MakeNode(node));
+      statuses[node] = Code::kUnschedulable;
+      int used = 0;
+      for (int k = 0; k < 4; ++k) {
+        const size_t sz = rng() % 3;
+        if (used + 100 * static_cast<int>(sz + 1) > 500) break;
+        used += 100 * static_cast<int>(sz + 1);
+        pods.push_back(WithStart(App(node + "-p" + std::to_string(k), apps[rng() % 3],
+                                     prios[rng() % 4], sizes[sz], node),
+                                 static_cast<api::Timestamp>(rng() % 50)));
+      }
+    }
+    std::map<std::string, std::vector<PodInfoPtr>> nominated;
+    for (int k = 0; k < 20; ++k) {
+      const int32_t prio = k % 3 == 0 ? kLow : (k % 3 == 1 ? kHigh : kVeryHigh);
+      nominated["node" + std::to_string(rng() % 120)].push_back(
+          Pod("nom" + std::to_string(k), prio, sizes[rng() % 3]).Info());
+    }
+    const api::Pod preemptor = Pod("p", kHigh, rng() % 2 ? kLarge : kVeryLarge).Obj();
+    const uint64_t seed = rng();
+    const DefaultPreemptionArgs args{static_cast<int32_t>(rng() % 40),
+                                     static_cast<int32_t>(1 + rng() % 20)};
+    const std::vector<api::PodDisruptionBudgetPtr> pdbs = {
+        Pdb("db", "db", static_cast<int32_t>(rng() % 3))};
+    std::vector<std::string> outcome;  // per parallelism: code, message, node, victims, events
+    for (int parallelism : {1, 16}) {
+      std::vector<std::string> plugins = {"NodeResourcesFit"};
+      if (round % 2 == 1) plugins.push_back("test-plugin");
+      Harness h(plugins, parallelism);
+      h.pdbs = pdbs;
+      h.SetCluster(nodes, pods);
+      h.nominated = nominated;
+      h.random_value = seed;
+      auto pl = h.Plugin(args);
+      PodInfoPtr pod = PodInfo::Make(std::make_shared<api::Pod>(preemptor));
+      auto state = h.PreFilter(*pod);
+      framework::PostFilterResult result;
+      Status s = pl->PostFilter(*state, *pod, h.Statuses(statuses), &result);
+      std::string got = s.ToString() + " | " + result.nominated_node_name + " |";
+      for (const auto& d : h.client.deleted) got += " " + d;
+      got += " |";
+      for (const auto& e : h.client.events) got += " " + e;
+      outcome.push_back(got);
+      if (parallelism == 1 && s.IsSuccess()) {
+        ++preempted;
+        chosen.insert(result.nominated_node_name);
+      }
+    }
+    EXPECT_EQ(outcome[0], outcome[1]);
+  }
+  // The rounds exercise the choice: most preempt, on many different nodes.
+  EXPECT_GE(preempted, 30);
+  EXPECT_GE(chosen.size(), 10u);
+}
+
 }  // namespace
 }  // namespace phalanx::plugins::defaultpreemption
