@@ -11,6 +11,9 @@
 #include <gtest/gtest.h>
 
 #include "api/decode.h"
+#include "config/config.h"
+#include "framework/runtime.h"
+#include "plugins/registry.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -669,6 +672,40 @@ TEST(VolumeBindingArgsTest, Shape) {
   YAML::Node n = YAML::Load("{shape: [{utilization: 0, score: 11}]}");
   fake::FakeHandle h;
   EXPECT_FALSE(VolumeBinding::New(&n, h).ok());  // the plugin refuses what the parser refuses
+}
+
+// A KubeSchedulerConfiguration file's VolumeBindingArgs through the framework's plugin
+// construction: a bad shape fails the profile with an error naming the profile, the plugin
+// and the field; a good one puts VolumeBinding at PreScore and Score.
+TEST(VolumeBindingArgsTest, FromKubeSchedulerConfiguration) {
+  auto build = [](const std::string& shape) {
+    const std::string text =
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: vol\n  pluginConfig:\n  - name: VolumeBinding\n"
+        "    args:\n      kind: VolumeBindingArgs\n      shape: " + shape + "\n";
+    config::KubeSchedulerConfiguration cfg;
+    std::string error;
+    EXPECT_TRUE(api::MoveOrMessage(config::DecodeConfiguration(text, "sched.yaml"), &cfg, &error))
+        << error;
+    config::Profile prof;
+    prof.scheduler_name = cfg.profiles.at(0).scheduler_name;
+    prof.plugin_config = cfg.profiles.at(0).plugin_config;
+    prof.plugins.multi_point.enabled = {{"PrioritySort", 0}, {"DefaultBinder", 0},
+                                        {"VolumeBinding", 0}};
+    volume::Catalog catalog;
+    framework::FrameworkOptions o;
+    o.services.Provide<volume::Catalog>(&catalog);
+    return framework::Framework::New(NewInTreeRegistry(), prof, std::move(o));
+  };
+  auto bad = build("[{utilization: 0, score: 0}, {utilization: 120, score: 10}]");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().Message(),
+            "profile \"vol\": initializing plugin \"VolumeBinding\": VolumeBindingArgs: "
+            "shape[1].utilization: Invalid value: 120: not in valid range [0, 100]");
+  auto good = build("[{utilization: 0, score: 0}, {utilization: 100, score: 10}]");
+  ASSERT_TRUE(good.ok()) << good.status().Message();
+  EXPECT_EQ(good.value()->ListPlugins("Score"), std::vector<std::string>{"VolumeBinding"});
+  EXPECT_EQ(good.value()->ListPlugins("PreScore"), std::vector<std::string>{"VolumeBinding"});
 }
 
 }  // namespace
