@@ -14,6 +14,7 @@ namespace {
 
 constexpr const char* kStateKey = "PreFilterVolumeBinding";
 constexpr const char* kArgsKind = "VolumeBindingArgs";
+constexpr int64_t kMaxCustomPriorityScore = 10;  // upstream config.MaxCustomPriorityScore
 
 using framework::Status;
 
@@ -115,30 +116,122 @@ std::vector<PodClaim> PodClaims(const api::Pod& pod) {
   return out;
 }
 
-framework::StatusOr<std::unique_ptr<framework::Plugin>> VolumeBinding::New(
-    framework::PluginArgs args, framework::Handle& h) {
+namespace {
+
+// Decodes `shape` (a list of {utilization, score}) into *out; type errors into *errs.
+void ReadShape(const YAML::Node& n, std::vector<noderesources::UtilizationShapePoint>* out,
+               helper::FieldErrors* errs) {
+  if (!n.IsSequence()) {
+    errs->TypeInvalid("shape", "must be a list");
+    return;
+  }
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string p = "shape[" + std::to_string(i) + "]";
+    noderesources::UtilizationShapePoint pt;
+    if (helper::CheckMap(n[i], p, {"utilization", "score"}, errs)) {
+      helper::ReadInt(n[i]["utilization"], p + ".utilization", &pt.utilization, errs);
+      helper::ReadInt(n[i]["score"], p + ".score", &pt.score, errs);
+    }  // a null entry is a zero point, as upstream's decoding makes it
+    out->push_back(pt);
+  }
+}
+
+// Upstream validation.go validateFunctionShape (path "shape").
+void ValidateShape(const std::vector<noderesources::UtilizationShapePoint>& shape,
+                   helper::FieldErrors* errs) {
+  if (shape.empty()) {
+    errs->Required("shape", "at least one point must be specified");
+    return;
+  }
+  for (size_t i = 1; i < shape.size(); ++i) {
+    if (shape[i - 1].utilization >= shape[i].utilization) {
+      errs->Invalid("shape[" + std::to_string(i) + "].utilization", shape[i].utilization,
+                    "utilization values must be sorted in increasing order");
+      break;
+    }
+  }
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const std::string p = "shape[" + std::to_string(i) + "]";
+    if (shape[i].utilization < 0 || shape[i].utilization > 100) {
+      errs->Invalid(p + ".utilization", shape[i].utilization, "not in valid range [0, 100]");
+    }
+    if (shape[i].score < 0 || shape[i].score > kMaxCustomPriorityScore) {
+      errs->Invalid(p + ".score", shape[i].score, "not in valid range [0, 10]");
+    }
+  }
+}
+
+}  // namespace
+
+framework::StatusOr<VolumeBindingArgs> ParseVolumeBindingArgs(framework::PluginArgs args) {
+  VolumeBindingArgs out;
   helper::FieldErrors errs;
   bool has_content = false;
-  int64_t timeout = 600;
   if (!helper::CheckArgsMap(args, kArgsKind, {"bindTimeoutSeconds", "shape"}, &errs,
                             &has_content)) {
     return helper::ArgsError(errs, kArgsKind);
   }
-  if (has_content) {
-    helper::ReadInt((*args)["bindTimeoutSeconds"], "bindTimeoutSeconds", &timeout, &errs);
-    if (errs.empty() && timeout < 0) {
-      return Status::Error(std::string(kArgsKind) + ": bindTimeoutSeconds: Invalid value: " +
-                           std::to_string(timeout) + ": must be greater than or equal to 0");
+  if (!has_content) return out;
+  helper::ReadInt((*args)["bindTimeoutSeconds"], "bindTimeoutSeconds", &out.bind_timeout_seconds,
+                  &errs);
+  if (errs.empty() && out.bind_timeout_seconds < 0) {
+    return Status::Error(std::string(kArgsKind) + ": bindTimeoutSeconds: Invalid value: " +
+                         std::to_string(out.bind_timeout_seconds) +
+                         ": must be greater than or equal to 0");
+  }
+  const YAML::Node shape = (*args)["shape"];
+  if (shape.IsDefined() && !shape.IsNull()) {
+    std::vector<noderesources::UtilizationShapePoint> points;
+    ReadShape(shape, &points, &errs);
+    if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
+    if (points.empty()) {
+      // SetDefaults_VolumeBindingArgs with StorageCapacityScoring on: most free capacity first.
+      points = {{0, kMaxCustomPriorityScore}, {100, 0}};
     }
-    if (errs.empty() && (*args)["shape"].IsDefined() && !(*args)["shape"].IsNull()) {
-      return Status::Error(std::string(kArgsKind) +
-                           ": shape: capacity scoring (feature gate VolumeCapacityPriority) is "
-                           "not supported by this scheduler");
-    }
+    ValidateShape(points, &errs);
+    out.shape = std::move(points);
   }
   if (!errs.empty()) return helper::ArgsError(errs, kArgsKind);
+  return out;
+}
+
+namespace {
+std::vector<noderesources::UtilizationShapePoint> ScaleShape(
+    const std::vector<noderesources::UtilizationShapePoint>& shape) {
+  std::vector<noderesources::UtilizationShapePoint> out;
+  for (const auto& p : shape) {
+    out.push_back({p.utilization,
+                   p.score * (framework::kMaxNodeScore / kMaxCustomPriorityScore)});
+  }
+  return out;
+}
+}  // namespace
+
+CapacityScorer::CapacityScorer(const std::vector<noderesources::UtilizationShapePoint>& shape)
+    : f_(ScaleShape(shape)) {}
+
+int64_t CapacityScorer::operator()(const std::map<std::string, StorageResource>& classes) const {
+  constexpr int64_t kMaxUtilization = 100;
+  int64_t sum = 0;
+  int64_t n = 0;
+  for (const auto& [cls, r] : classes) {
+    if (r.capacity <= 0 || r.requested > r.capacity) {
+      sum += f_(kMaxUtilization);
+    } else {
+      sum += f_(noderesources::ScaledUtilization(r.requested, r.capacity, kMaxUtilization));
+    }
+    ++n;
+  }
+  if (n == 0) return 0;
+  return (2 * sum + n) / (2 * n);  // math.Round of a non-negative mean
+}
+
+framework::StatusOr<std::unique_ptr<framework::Plugin>> VolumeBinding::New(
+    framework::PluginArgs args, framework::Handle& h) {
+  auto parsed = ParseVolumeBindingArgs(args);
+  if (!parsed.ok()) return parsed.status();
   return std::unique_ptr<framework::Plugin>(
-      new VolumeBinding(h.Service<volume::Catalog>(), &h, timeout));
+      new VolumeBinding(h.Service<volume::Catalog>(), &h, parsed.value()));
 }
 
 std::set<std::string> VolumeBinding::TakenByInFlight(const std::string& self_uid) {
@@ -250,6 +343,82 @@ Status VolumeBinding::Filter(const framework::CycleState& state, const framework
     absl::MutexLock l(&d->choices->mu);
     d->choices->by_node[vols.node] = std::move(vols);
   }
+  return Status::Success();
+}
+
+namespace {
+
+// The CSIStorageCapacity upstream's hasEnoughCapacity settles on for `claim` on `node`: the
+// first object (in the view's order) of the claim's class whose topology admits the node
+// and whose maximumVolumeSize (else capacity) holds the request; nullptr when the class's
+// driver publishes no capacity. Mirrors volume::CheckProvision's capacity loop.
+const volume::CSIStorageCapacity* ChosenCapacity(const volume::View& v,
+                                                 const volume::PersistentVolumeClaim& claim,
+                                                 const api::Node& node) {
+  const volume::StorageClass* sc = v.Class(v.ClassOf(claim));
+  if (!sc) return nullptr;
+  auto d = v.csi_drivers.find(sc->provisioner);
+  if (d == v.csi_drivers.end() || !d->second.storage_capacity) return nullptr;
+  for (const auto& cap : v.capacities) {
+    if (!cap.error.empty() || cap.storage_class != sc->name || !cap.node_topology) continue;
+    const std::optional<int64_t>& size =
+        cap.maximum_volume_size ? cap.maximum_volume_size : cap.capacity;
+    if (!size || *size < claim.request) continue;
+    if (api::LabelSelectorMatches(*cap.node_topology, node.metadata.labels)) return &cap;
+  }
+  return nullptr;
+}
+
+// Upstream Score's classResources for the node's choice `vols`.
+std::map<std::string, StorageResource> ClassResources(const volume::View& v,
+                                                      const volume::PodVolumes& vols,
+                                                      const api::Node& node) {
+  std::map<std::string, StorageResource> out;
+  if (!vols.static_bindings.empty()) {
+    for (const auto& b : vols.static_bindings) {
+      volume::PVPtr pv = v.PV(b.pv);
+      volume::PVCPtr c = v.PVC(b.claim);
+      if (!pv || !c) continue;
+      StorageResource& r = out[pv->storage_class];
+      r.requested += c->request;
+      r.capacity += pv->capacity;
+    }
+    return out;
+  }
+  for (const auto& key : vols.provisions) {
+    volume::PVCPtr c = v.PVC(key);
+    if (!c) continue;
+    const volume::CSIStorageCapacity* cap = ChosenCapacity(v, *c, node);
+    // Upstream reads capacity.capacity (a nil one would crash it); absent: left out here.
+    if (!cap || !cap->capacity) continue;
+    StorageResource& r = out[v.ClassOf(*c)];
+    r.capacity = *cap->capacity;
+    r.requested += c->request;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status VolumeBinding::PreScore(framework::CycleState& state, const framework::PodInfo&,
+                               const std::vector<const framework::NodeInfo*>&) {
+  if (!scorer_ || !state.ReadAs<StateData>(kStateKey)) return Status(framework::Code::kSkip);
+  return Status::Success();
+}
+
+Status VolumeBinding::Score(const framework::CycleState& state, const framework::PodInfo&,
+                            const framework::NodeInfo& ni, int64_t* score) {
+  *score = 0;
+  const auto* d = state.ReadAs<StateData>(kStateKey);
+  if (!scorer_ || !d || !ni.node()) return Status::Success();
+  volume::PodVolumes vols;
+  {
+    absl::MutexLock l(&d->choices->mu);
+    auto it = d->choices->by_node.find(ni.node()->metadata.name);
+    if (it == d->choices->by_node.end()) return Status::Success();
+    vols = it->second;
+  }
+  *score = (*scorer_)(ClassResources(*d->view, vols, *ni.node()));
   return Status::Success();
 }
 

@@ -3,12 +3,17 @@
 // unbound Immediate claims, WaitForFirstConsumer static matching and provisioning with
 // allowedTopologies and CSIStorageCapacity), the assume / revert cycle, the in-flight
 // exclusion that keeps two gang members off one PV, PreBind's writes, ephemeral claims, and
-// bad input (malformed node affinity, missing class, negative request).
+// bad input (malformed node affinity, missing class, negative request); capacity scoring
+// (upstream TestVolumeBinding's "... with close capacity are preferred" cases and the
+// StorageCapacityScoring provisioning case) and VolumeBindingArgs.shape validation.
 #include "plugins/volumebinding/volume_binding.h"
 
 #include <gtest/gtest.h>
 
 #include "api/decode.h"
+#include "config/config.h"
+#include "framework/runtime.h"
+#include "plugins/registry.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -448,6 +453,299 @@ TEST_F(VolumeBindingTest, ArgsAreStrict) {
   EXPECT_FALSE(VolumeBinding::New(&bad, handle_).ok());
   YAML::Node neg = YAML::Load("{bindTimeoutSeconds: -1}");
   EXPECT_FALSE(VolumeBinding::New(&neg, handle_).ok());
+}
+
+// --- Capacity scoring (upstream volume_binding.go Score, scorer.go) ---------------------
+
+class VolumeBindingScoreTest : public VolumeBindingTest {
+ protected:
+  // Replaces the plugin with one built from `args` (YAML); fails the test on an error.
+  void UseArgs(const std::string& args) {
+    YAML::Node a = YAML::Load(args);
+    auto p = VolumeBinding::New(&a, handle_);
+    ASSERT_TRUE(p.ok()) << p.status().Message();
+    plugin_.reset(dynamic_cast<VolumeBinding*>(p.value().release()));
+  }
+  // Nodes with region/zone labels (upstream's "zonal volumes" cases).
+  void UseZonalNodes() {
+    std::vector<framework::NodeInfo> nodes;
+    for (const char* zone : {"a", "b", "c"}) {
+      for (const char* n : {"node-a", "node-b"}) {
+        const std::string name = std::string("zone-") + zone + "-" + n;
+        nodes.emplace_back(std::make_shared<api::Node>(
+            testing::NodeBuilder(name)
+                .Label("kubernetes.io/hostname", name)
+                .Label("topology.kubernetes.io/region", std::string("region-") + zone)
+                .Label("topology.kubernetes.io/zone", std::string("zone-") + zone)
+                .Obj()));
+        zonal_.push_back(name);
+      }
+    }
+    handle_.SetNodes(std::move(nodes));
+  }
+  static std::string ZonalPV(const std::string& name, const std::string& zone,
+                             const std::string& size) {
+    return "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: " + name +
+           "}\nspec:\n  capacity: {storage: " + size +
+           "}\n  accessModes: [ReadWriteOnce]\n  storageClassName: local\n  nodeAffinity:\n"
+           "    required:\n      nodeSelectorTerms:\n      - matchExpressions:\n"
+           "        - {key: topology.kubernetes.io/region, operator: In, values: [region-" +
+           zone + "]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [zone-" +
+           zone + "]}\n";
+  }
+  // PreFilter, Filter on `nodes`, PreScore and Score: the scores in node order (a node
+  // that fails Filter scores 0, as in upstream's table). *prescore gets PreScore's code.
+  std::vector<int64_t> Scores(const framework::PodInfo& pod, const std::vector<std::string>& nodes,
+                              framework::Code* prescore = nullptr) {
+    framework::CycleState st;
+    framework::PreFilterResult r;
+    framework::Status pre = plugin_->PreFilter(st, pod, &r);
+    std::vector<const framework::NodeInfo*> infos;
+    for (const auto& n : nodes) {
+      infos.push_back(&Node(n));
+      if (pre.IsSuccess()) plugin_->Filter(st, pod, Node(n));
+    }
+    framework::Status ps = plugin_->PreScore(st, pod, infos);
+    if (prescore) *prescore = ps.code();
+    std::vector<int64_t> out;
+    for (const auto* ni : infos) {
+      int64_t score = -1;
+      EXPECT_TRUE(plugin_->Score(st, pod, *ni, &score).IsSuccess());
+      out.push_back(score);
+    }
+    return out;
+  }
+  static constexpr const char* kUpstreamTestShape =  // volume_binding_test.go defaultShapePoint
+      "{shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}";
+  static constexpr const char* kHDDClass = R"(---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-hdd}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+)";
+  std::vector<std::string> zonal_;
+};
+
+TEST_F(VolumeBindingScoreTest, LocalVolumesWithCloseCapacityArePreferred) {
+  UseArgs(kUpstreamTestShape);
+  ASSERT_EQ(Add(std::string(kLocalClass) + LocalPV("pv-a-0", "node-a", "200Gi") +
+                LocalPV("pv-a-1", "node-a", "200Gi") + LocalPV("pv-b-0", "node-b", "100Gi") +
+                LocalPV("pv-b-1", "node-b", "100Gi") + Claim("pvc-a", "local", "50Gi")),
+            "");
+  framework::Code pre;
+  EXPECT_EQ(Scores(*Pod("p", {"pvc-a"}), {"node-a", "node-b", "node-c"}, &pre),
+            (std::vector<int64_t>{25, 50, 0}));
+  EXPECT_EQ(pre, Code::kSuccess);
+}
+
+TEST_F(VolumeBindingScoreTest, LocalVolumesWithCloseCapacityArePreferredMultiplePVCs) {
+  UseArgs(kUpstreamTestShape);
+  std::string objs = std::string(kLocalClass) + kHDDClass;
+  for (const char* n : {"0", "1"}) objs += LocalPV(std::string("pv-a-") + n, "node-a", "200Gi");
+  for (const char* n : {"2", "3"}) {
+    objs += LocalPV(std::string("pv-a-") + n, "node-a", "200Gi", "local-hdd");
+  }
+  for (const char* n : {"0", "1"}) objs += LocalPV(std::string("pv-b-") + n, "node-b", "100Gi");
+  for (const char* n : {"2", "3"}) {
+    objs += LocalPV(std::string("pv-b-") + n, "node-b", "100Gi", "local-hdd");
+  }
+  ASSERT_EQ(Add(objs + Claim("pvc-0", "local", "50Gi") + Claim("pvc-1", "local-hdd", "100Gi")),
+            "");
+  // node-a: (25 + 50) / 2 = 37.5 -> 38; node-b: (50 + 100) / 2 = 75.
+  EXPECT_EQ(Scores(*Pod("p", {"pvc-0", "pvc-1"}), {"node-a", "node-b", "node-c"}),
+            (std::vector<int64_t>{38, 75, 0}));
+}
+
+TEST_F(VolumeBindingScoreTest, ZonalVolumesWithCloseCapacityArePreferred) {
+  UseZonalNodes();
+  ASSERT_EQ(Add(std::string(kLocalClass) + ZonalPV("pv-a-0", "a", "200Gi") +
+                ZonalPV("pv-a-1", "a", "200Gi") + ZonalPV("pv-b-0", "b", "100Gi") +
+                ZonalPV("pv-b-1", "b", "100Gi") + Claim("pvc-a", "local", "50Gi")),
+            "");
+  UseArgs(kUpstreamTestShape);
+  EXPECT_EQ(Scores(*Pod("p", {"pvc-a"}), zonal_), (std::vector<int64_t>{25, 25, 50, 50, 0, 0}));
+  // "(custom shape)": {0: 0, 50: 3, 100: 5} -> 15 at 25%, 30 at 50%.
+  UseArgs("{bindTimeoutSeconds: 300, shape: [{utilization: 0, score: 0}, "
+          "{utilization: 50, score: 3}, {utilization: 100, score: 5}]}");
+  EXPECT_EQ(Scores(*Pod("p", {"pvc-a"}), zonal_), (std::vector<int64_t>{15, 15, 30, 30, 0, 0}));
+}
+
+constexpr const char* kCSIWithCapacity = R"(---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: csi}
+provisioner: csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: csi.example.com}
+spec: {storageCapacity: true}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-a, namespace: kube-system}
+storageClassName: csi
+nodeTopology: {matchLabels: {kubernetes.io/hostname: node-a}}
+capacity: 100Gi
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-b, namespace: kube-system}
+storageClassName: csi
+nodeTopology: {matchLabels: {kubernetes.io/hostname: node-b}}
+capacity: 200Gi
+)";
+
+TEST_F(VolumeBindingScoreTest, DynamicProvisioningScoresTheChosenStorageCapacity) {
+  ASSERT_EQ(Add(std::string(kCSIWithCapacity) + Claim("data", "csi", "50Gi")), "");
+  auto pod = Pod("p", {"data"});
+  // shape: [] takes upstream's StorageCapacityScoring default {0: 10, 100: 0}: the node
+  // with the most free capacity wins (node-a 50% used -> 50, node-b 25% -> 75).
+  UseArgs("{shape: []}");
+  EXPECT_EQ(Scores(*pod, {"node-a", "node-b", "node-c"}), (std::vector<int64_t>{50, 75, 0}));
+  // The opposite shape packs: the least free capacity wins.
+  UseArgs(kUpstreamTestShape);
+  EXPECT_EQ(Scores(*pod, {"node-a", "node-b", "node-c"}), (std::vector<int64_t>{50, 25, 0}));
+}
+
+TEST_F(VolumeBindingScoreTest, StaticBindingsTakePrecedenceOverProvisioning) {
+  // node-a: a static 100Gi PV for "local" (80% used -> 80) and a provisioned "csi" claim
+  // (10% of cap-a); only the static binding counts, as upstream scores DynamicProvisions
+  // only without StaticBindings (counting both would give (80 + 10) / 2 = 45). node-b has
+  // no PV for "local" (not provisionable) and fails Filter.
+  ASSERT_EQ(Add(std::string(kLocalClass) + kCSIWithCapacity + LocalPV("pv-a", "node-a", "100Gi") +
+                Claim("loc", "local", "80Gi") + Claim("data", "csi", "10Gi")),
+            "");
+  UseArgs(kUpstreamTestShape);
+  EXPECT_EQ(Scores(*Pod("p", {"loc", "data"}), {"node-a", "node-b"}),
+            (std::vector<int64_t>{80, 0}));
+}
+
+TEST_F(VolumeBindingScoreTest, PreScoreSkipsWithoutShapeOrClaims) {
+  ASSERT_EQ(Add(std::string(kLocalClass) + LocalPV("pv-a", "node-a", "200Gi") +
+                Claim("pvc-a", "local", "50Gi")),
+            "");
+  framework::Code pre;
+  // Default args: no capacity scoring (upstream's VolumeCapacityPriority gate is off).
+  EXPECT_EQ(Scores(*Pod("p", {"pvc-a"}), {"node-a"}, &pre), (std::vector<int64_t>{0}));
+  EXPECT_EQ(pre, Code::kSkip);
+  UseArgs(kUpstreamTestShape);
+  EXPECT_EQ(Scores(*Pod("p", {"pvc-a"}), {"node-a"}, &pre), (std::vector<int64_t>{25}));
+  EXPECT_EQ(pre, Code::kSuccess);
+  EXPECT_EQ(Scores(*Pod("q", {}), {"node-a"}, &pre), (std::vector<int64_t>{0}));
+  EXPECT_EQ(pre, Code::kSkip);
+}
+
+TEST(CapacityScorerTest, UtilizationAndRounding) {
+  const CapacityScorer f({{0, 0}, {100, 10}});
+  EXPECT_EQ(f({}), 0);
+  EXPECT_EQ(f({{"a", {50, 200}}}), 25);
+  EXPECT_EQ(f({{"a", {0, 0}}}), 100);     // capacity 0: f(100)
+  EXPECT_EQ(f({{"a", {300, 200}}}), 100);  // over capacity: f(100)
+  EXPECT_EQ(f({{"a", {1, 3}}, {"b", {0, 1}}}), 17);  // (33 + 0) / 2 = 16.5 -> 17
+  // Petabyte-scale bytes do not overflow requested * 100.
+  const int64_t big = int64_t{1} << 60;
+  EXPECT_EQ(f({{"a", {big / 2, big}}}), 50);
+  const CapacityScorer g({{0, 10}, {100, 0}});
+  EXPECT_EQ(g({{"a", {50, 100}}}), 50);
+  EXPECT_EQ(g({{"a", {25, 100}}}), 75);
+}
+
+TEST(VolumeBindingArgsTest, Shape) {
+  auto parse = [](const std::string& text) {
+    YAML::Node n = YAML::Load(text);
+    return ParseVolumeBindingArgs(&n);
+  };
+  {
+    auto a = parse("{}");
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a.value().bind_timeout_seconds, 600);
+    EXPECT_FALSE(a.value().shape.has_value());
+  }
+  {
+    auto a = parse("{shape: null}");
+    ASSERT_TRUE(a.ok());
+    EXPECT_FALSE(a.value().shape.has_value());
+  }
+  {
+    auto a = parse("{kind: VolumeBindingArgs, bindTimeoutSeconds: 30, shape: "
+                   "[{utilization: 0, score: 0}, {utilization: 80, score: 7}, "
+                   "{utilization: 100, score: 10}]}");
+    ASSERT_TRUE(a.ok()) << a.status().Message();
+    EXPECT_EQ(a.value().bind_timeout_seconds, 30);
+    EXPECT_EQ(*a.value().shape,
+              (std::vector<noderesources::UtilizationShapePoint>{{0, 0}, {80, 7}, {100, 10}}));
+  }
+  {
+    auto a = parse("{shape: []}");  // SetDefaults_VolumeBindingArgs (StorageCapacityScoring)
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(*a.value().shape,
+              (std::vector<noderesources::UtilizationShapePoint>{{0, 10}, {100, 0}}));
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{shape: [{utilization: 50, score: 1}, {utilization: 50, score: 2}]}",
+       "VolumeBindingArgs: shape[1].utilization: Invalid value: 50: utilization values must be "
+       "sorted in increasing order"},
+      {"{shape: [{utilization: 60, score: 1}, {utilization: 10, score: 2}]}",
+       "VolumeBindingArgs: shape[1].utilization: Invalid value: 10: utilization values must be "
+       "sorted in increasing order"},
+      {"{shape: [{utilization: 0, score: 11}]}",
+       "VolumeBindingArgs: shape[0].score: Invalid value: 11: not in valid range [0, 10]"},
+      {"{shape: [{utilization: 0, score: -1}]}",
+       "VolumeBindingArgs: shape[0].score: Invalid value: -1: not in valid range [0, 10]"},
+      {"{shape: [{utilization: -1, score: 1}, {utilization: 101, score: 2}]}",
+       "VolumeBindingArgs: [shape[0].utilization: Invalid value: -1: not in valid range [0, 100], "
+       "shape[1].utilization: Invalid value: 101: not in valid range [0, 100]]"},
+      {"{shape: 5}", "shape"},
+      {"{shape: [{utilization: 1, score: x}]}", "shape[0].score"},
+      {"{shape: [{utilization: 1, weight: 2}]}", "shape[0].weight"},
+      {"{shape: [7]}", "shape[0]"},
+  };
+  for (const auto& [text, want] : bad) {
+    auto a = parse(text);
+    ASSERT_FALSE(a.ok()) << text;
+    EXPECT_NE(a.status().Message().find(want), std::string::npos)
+        << text << ": " << a.status().Message();
+  }
+  YAML::Node n = YAML::Load("{shape: [{utilization: 0, score: 11}]}");
+  fake::FakeHandle h;
+  EXPECT_FALSE(VolumeBinding::New(&n, h).ok());  // the plugin refuses what the parser refuses
+}
+
+// A KubeSchedulerConfiguration file's VolumeBindingArgs through the framework's plugin
+// construction: a bad shape fails the profile with an error naming the profile, the plugin
+// and the field; a good one puts VolumeBinding at PreScore and Score.
+TEST(VolumeBindingArgsTest, FromKubeSchedulerConfiguration) {
+  auto build = [](const std::string& shape) {
+    const std::string text =
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: vol\n  pluginConfig:\n  - name: VolumeBinding\n"
+        "    args:\n      kind: VolumeBindingArgs\n      shape: " + shape + "\n";
+    config::KubeSchedulerConfiguration cfg;
+    std::string error;
+    EXPECT_TRUE(api::MoveOrMessage(config::DecodeConfiguration(text, "sched.yaml"), &cfg, &error))
+        << error;
+    config::Profile prof;
+    prof.scheduler_name = cfg.profiles.at(0).scheduler_name;
+    prof.plugin_config = cfg.profiles.at(0).plugin_config;
+    prof.plugins.multi_point.enabled = {{"PrioritySort", 0}, {"DefaultBinder", 0},
+                                        {"VolumeBinding", 0}};
+    volume::Catalog catalog;
+    framework::FrameworkOptions o;
+    o.services.Provide<volume::Catalog>(&catalog);
+    return framework::Framework::New(NewInTreeRegistry(), prof, std::move(o));
+  };
+  auto bad = build("[{utilization: 0, score: 0}, {utilization: 120, score: 10}]");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().Message(),
+            "profile \"vol\": initializing plugin \"VolumeBinding\": VolumeBindingArgs: "
+            "shape[1].utilization: Invalid value: 120: not in valid range [0, 100]");
+  auto good = build("[{utilization: 0, score: 0}, {utilization: 100, score: 10}]");
+  ASSERT_TRUE(good.ok()) << good.status().Message();
+  EXPECT_EQ(good.value()->ListPlugins("Score"), std::vector<std::string>{"VolumeBinding"});
+  EXPECT_EQ(good.value()->ListPlugins("PreScore"), std::vector<std::string>{"VolumeBinding"});
 }
 
 }  // namespace
