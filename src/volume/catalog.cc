@@ -348,14 +348,20 @@ Provision CheckProvision(const View& v, const PersistentVolumeClaim& claim, cons
   // Capacity: only for CSI drivers that publish it (upstream hasEnoughCapacity).
   auto d = v.csi_drivers.find(sc->provisioner);
   if (d == v.csi_drivers.end() || !d->second.storage_capacity) return Provision::kOk;
+  return MatchingCapacity(v, *sc, claim, node) ? Provision::kOk : Provision::kNoCapacity;
+}
+
+const CSIStorageCapacity* MatchingCapacity(const View& v, const StorageClass& sc,
+                                           const PersistentVolumeClaim& claim,
+                                           const api::Node& node) {
   for (const auto& cap : v.capacities) {
-    if (!cap.error.empty() || cap.storage_class != sc->name || !cap.node_topology) continue;
+    if (!cap.error.empty() || cap.storage_class != sc.name || !cap.node_topology) continue;
     const std::optional<int64_t>& size =
         cap.maximum_volume_size ? cap.maximum_volume_size : cap.capacity;
     if (!size || *size < claim.request) continue;
-    if (api::LabelSelectorMatches(*cap.node_topology, node.metadata.labels)) return Provision::kOk;
+    if (api::LabelSelectorMatches(*cap.node_topology, node.metadata.labels)) return &cap;
   }
-  return Provision::kNoCapacity;
+  return nullptr;
 }
 
 }  // namespace phalanx::volume

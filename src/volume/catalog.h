@@ -147,5 +147,12 @@ PVPtr FindMatchingVolume(const View& v, const PersistentVolumeClaim& claim, cons
 //                 ("did not have enough free storage", upstream hasEnoughCapacity).
 enum class Provision { kOk, kNoProvision, kNoCapacity };
 Provision CheckProvision(const View& v, const PersistentVolumeClaim& claim, const api::Node& node);
+// The first valid CSIStorageCapacity of class `sc` whose nodeTopology selects `node` and
+// whose maximumVolumeSize (else capacity) holds the claim's request (upstream
+// hasEnoughCapacity's loop); nullptr when none. Only meaningful when the class's CSI driver
+// publishes capacity (CSIDriver.spec.storageCapacity).
+const CSIStorageCapacity* MatchingCapacity(const View& v, const StorageClass& sc,
+                                           const PersistentVolumeClaim& claim,
+                                           const api::Node& node);
 
 }  // namespace phalanx::volume

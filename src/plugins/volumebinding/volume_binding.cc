@@ -351,7 +351,7 @@ namespace {
 // The CSIStorageCapacity upstream's hasEnoughCapacity settles on for `claim` on `node`: the
 // first object (in the view's order) of the claim's class whose topology admits the node
 // and whose maximumVolumeSize (else capacity) holds the request; nullptr when the class's
-// driver publishes no capacity. Mirrors volume::CheckProvision's capacity loop.
+// driver publishes no capacity (volume::MatchingCapacity, shared with CheckProvision).
 const volume::CSIStorageCapacity* ChosenCapacity(const volume::View& v,
                                                  const volume::PersistentVolumeClaim& claim,
                                                  const api::Node& node) {
@@ -359,14 +359,7 @@ const volume::CSIStorageCapacity* ChosenCapacity(const volume::View& v,
   if (!sc) return nullptr;
   auto d = v.csi_drivers.find(sc->provisioner);
   if (d == v.csi_drivers.end() || !d->second.storage_capacity) return nullptr;
-  for (const auto& cap : v.capacities) {
-    if (!cap.error.empty() || cap.storage_class != sc->name || !cap.node_topology) continue;
-    const std::optional<int64_t>& size =
-        cap.maximum_volume_size ? cap.maximum_volume_size : cap.capacity;
-    if (!size || *size < claim.request) continue;
-    if (api::LabelSelectorMatches(*cap.node_topology, node.metadata.labels)) return &cap;
-  }
-  return nullptr;
+  return volume::MatchingCapacity(v, *sc, claim, node);
 }
 
 // Upstream Score's classResources for the node's choice `vols`.
