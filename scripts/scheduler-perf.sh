@@ -64,7 +64,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 # BUILD-INFO keys the cached test binary: a different recipe or Go toolchain rebuilds it.
 build_info() {
   echo "scheduler_perf.test v$K8S_VERSION; reflect2 1.0.2 (Debian); GOPATH mode, CGO_ENABLED=0;" \
-       "test/utils create retries on 429/timeouts;" \
+       "test/utils create and PV/PVC status retries on 429/timeouts;" \
        "$(go version 2>/dev/null || echo 'no go')"
 }
 have_test_binary() {
@@ -99,6 +99,40 @@ func phalanxRetryable(err error) bool {
 }
 EOF
   log "patched $f ($n create functions retry 429/timeouts)"
+  # The PV workloads' object factory (runners.go CreatePodWithPersistentVolume) sets the PV's
+  # and the claim's status with one UpdateStatus each, outside the *WithRetries helpers:
+  # SchedulingCSIPVs/5000Nodes failed there on a 429. Retry those the same way.
+  local r="$1/test/utils/runners.go"
+  [[ -f "$r" ]] || die "$r: missing"
+  grep -q "phalanxUpdateStatus" "$r" && return 0
+  sed -i -e 's|if _, err := client.CoreV1().PersistentVolumes().UpdateStatus(context.TODO(), pv, metav1.UpdateOptions{}); err != nil {|if err := phalanxUpdateStatus(func() error { _, e := client.CoreV1().PersistentVolumes().UpdateStatus(context.TODO(), pv, metav1.UpdateOptions{}); return e }); err != nil {|' \
+         -e 's|if _, err := client.CoreV1().PersistentVolumeClaims(namespace).UpdateStatus(context.TODO(), pvc, metav1.UpdateOptions{}); err != nil {|if err := phalanxUpdateStatus(func() error { _, e := client.CoreV1().PersistentVolumeClaims(namespace).UpdateStatus(context.TODO(), pvc, metav1.UpdateOptions{}); return e }); err != nil {|' "$r"
+  n=$(grep -c "phalanxUpdateStatus(func" "$r" || true)
+  ((n == 2)) || die "$r: expected 2 PV/PVC UpdateStatus calls to patch, found $n"
+  cat >>"$r" <<'EOF'
+
+// phalanxUpdateStatus retries a status update on the errors phalanxRetryable accepts, with
+// the exponential backoff of the *WithRetries helpers (RetryWithExponentialBackOff; added by Phalanx's
+// scripts/scheduler-perf.sh).
+func phalanxUpdateStatus(update func() error) error {
+	var last error
+	err := RetryWithExponentialBackOff(func() (bool, error) {
+		last = update()
+		if last == nil {
+			return true, nil
+		}
+		if phalanxRetryable(last) {
+			return false, nil
+		}
+		return false, last
+	})
+	if err == wait.ErrWaitTimeout && last != nil {
+		return last
+	}
+	return err
+}
+EOF
+  log "patched $r (PV/PVC status updates retry 429/timeouts)"
 }
 
 cmd_build() {
