@@ -153,12 +153,15 @@ void Catalog::Rebuild() {
   }
   v->classes = classes_;
   if (!csi_nodes_view_) {
-    csi_nodes_view_ = std::make_shared<const std::map<std::string, CSINode>>(csi_nodes_);
+    csi_nodes_view_ = std::make_shared<const std::unordered_map<std::string, CSINode>>(
+        csi_nodes_.begin(), csi_nodes_.end());
   }
   v->csi_nodes = csi_nodes_view_;
   v->csi_drivers = csi_drivers_;
   for (const auto& [k, c] : capacities_) v->capacities.push_back(c);
-  v->pvcs = pvcs_;
+  v->pvcs.reserve(pvcs_.size());
+  v->pvcs.insert(pvcs_.begin(), pvcs_.end());
+  v->pvs.reserve(pvs_.size());
   for (const auto& [claim, node] : assumed_provision_) {
     auto it = v->pvcs.find(claim);
     if (it == v->pvcs.end()) continue;

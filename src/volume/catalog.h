@@ -16,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -50,13 +51,15 @@ struct PodVolumes {
 // PV has claim_ref set (and phase "Bound"), an assumed provisioned claim has the
 // selected-node annotation. Immutable once built.
 struct View {
-  std::map<std::string, PVPtr> pvs;                    // by name
+  // Hashed: NodeVolumeLimits looks up every existing pod's claim and PV per node it
+  // filters, and nothing iterates these two.
+  std::unordered_map<std::string, PVPtr> pvs;           // by name
   std::map<std::string, std::vector<PVPtr>> pvs_by_class;  // valid PVs by storageClassName
-  std::map<std::string, PVCPtr> pvcs;                  // by "ns/name"
+  std::unordered_map<std::string, PVCPtr> pvcs;         // by "ns/name"
   std::map<std::string, StorageClass> classes;         // by name
   // By node name; shared between views until a CSINode changes (a cluster has one per node,
   // and claims change far more often than CSINodes).
-  std::shared_ptr<const std::map<std::string, CSINode>> csi_nodes;
+  std::shared_ptr<const std::unordered_map<std::string, CSINode>> csi_nodes;
   // The CSINode of `node_name`, nullptr when there is none.
   const CSINode* CSINodeOf(const std::string& node_name) const;
   std::map<std::string, CSIDriver> csi_drivers;        // by driver name
@@ -114,7 +117,8 @@ class Catalog {
   std::map<std::string, StorageClass> classes_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, CSINode> csi_nodes_ ABSL_GUARDED_BY(mu_);
   // The copy views share; reset when a CSINode changes.
-  std::shared_ptr<const std::map<std::string, CSINode>> csi_nodes_view_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const std::unordered_map<std::string, CSINode>> csi_nodes_view_
+      ABSL_GUARDED_BY(mu_);
   std::map<std::string, CSIDriver> csi_drivers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, CSIStorageCapacity> capacities_ ABSL_GUARDED_BY(mu_);  // ns/name
   // Assumptions: PV name -> claim key; claim key -> selected node; per pod, what it holds.

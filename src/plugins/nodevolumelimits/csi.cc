@@ -1,5 +1,7 @@
 #include "plugins/nodevolumelimits/csi.h"
 
+#include <array>
+
 #include "framework/handle.h"
 #include "plugins/nodevolumelimits/translation.h"
 
@@ -15,6 +17,10 @@ constexpr const char* kAttachablePrefix = "attachable-volumes-";
 
 struct StateData final : framework::StateData {
   volume::ViewPtr view;
+  // The incoming pod's volumes, computed once in PreFilter for nodes without ([0]) and with
+  // ([1]) a CSINode (all AttachableVolumes reads of the node), and their status.
+  std::array<std::map<std::string, std::string>, 2> new_volumes;
+  std::array<Status, 2> new_status;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<StateData>(*this);
   }
@@ -158,6 +164,12 @@ Status CSILimits::PreFilter(framework::CycleState& state, const framework::PodIn
   if (!HasCountedVolumes(pod.Pod())) return Status(framework::Code::kSkip);
   auto d = std::make_unique<StateData>();
   d->view = catalog_ ? catalog_->Snapshot() : std::make_shared<volume::View>();
+  const volume::CSINode any_csi_node;
+  for (int with_csi = 0; with_csi < 2; ++with_csi) {
+    d->new_status[with_csi] = AttachableVolumes(*d->view, pod.Pod(),
+                                                with_csi ? &any_csi_node : nullptr, true,
+                                                &d->new_volumes[with_csi]);
+  }
   state.Write(kStateKey, std::move(d));
   return Status::Success();
 }
@@ -176,8 +188,12 @@ Status CSILimits::Filter(const framework::CycleState& state, const framework::Po
     csi_node = c;
   }
   std::map<std::string, std::string> new_volumes;
-  if (Status s = AttachableVolumes(*view, pod.Pod(), csi_node, true, &new_volumes);
-      !s.IsSuccess()) {
+  if (d != nullptr) {
+    const int with_csi = csi_node != nullptr ? 1 : 0;
+    if (!d->new_status[with_csi].IsSuccess()) return d->new_status[with_csi];
+    new_volumes = d->new_volumes[with_csi];
+  } else if (Status s = AttachableVolumes(*view, pod.Pod(), csi_node, true, &new_volumes);
+             !s.IsSuccess()) {
     return s;
   }
   if (new_volumes.empty()) return Status::Success();
