@@ -122,9 +122,8 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> CSILimits::New(framework
 }
 
 Status CSILimits::AttachableVolumes(const volume::View& view, const api::Pod& pod,
-                                    const volume::CSINode* csi_node, bool new_pod,
+                                    bool has_csi_node, bool new_pod,
                                     std::map<std::string, std::string>* out) const {
-  const bool has_csi_node = csi_node != nullptr;
   for (const auto& v : pod.spec.volumes) {
     std::string claim = v.persistent_volume_claim;
     const bool ephemeral = v.ephemeral_claim_template != nullptr;
@@ -164,11 +163,9 @@ Status CSILimits::PreFilter(framework::CycleState& state, const framework::PodIn
   if (!HasCountedVolumes(pod.Pod())) return Status(framework::Code::kSkip);
   auto d = std::make_unique<StateData>();
   d->view = catalog_ ? catalog_->Snapshot() : std::make_shared<volume::View>();
-  const volume::CSINode any_csi_node;
   for (int with_csi = 0; with_csi < 2; ++with_csi) {
-    d->new_status[with_csi] = AttachableVolumes(*d->view, pod.Pod(),
-                                                with_csi ? &any_csi_node : nullptr, true,
-                                                &d->new_volumes[with_csi]);
+    d->new_status[with_csi] =
+        AttachableVolumes(*d->view, pod.Pod(), with_csi == 1, true, &d->new_volumes[with_csi]);
   }
   state.Write(kStateKey, std::move(d));
   return Status::Success();
@@ -192,7 +189,8 @@ Status CSILimits::Filter(const framework::CycleState& state, const framework::Po
     const int with_csi = csi_node != nullptr ? 1 : 0;
     if (!d->new_status[with_csi].IsSuccess()) return d->new_status[with_csi];
     new_volumes = d->new_volumes[with_csi];
-  } else if (Status s = AttachableVolumes(*view, pod.Pod(), csi_node, true, &new_volumes);
+  } else if (Status s =
+                 AttachableVolumes(*view, pod.Pod(), csi_node != nullptr, true, &new_volumes);
              !s.IsSuccess()) {
     return s;
   }
@@ -201,7 +199,8 @@ Status CSILimits::Filter(const framework::CycleState& state, const framework::Po
   if (limits.empty()) return Status::Success();
   std::map<std::string, std::string> attached;
   for (const auto& existing : ni.pods()) {
-    if (Status s = AttachableVolumes(*view, *existing->pod, csi_node, false, &attached);
+    if (Status s = AttachableVolumes(*view, *existing->pod, csi_node != nullptr, false,
+                                        &attached);
         !s.IsSuccess()) {
       return s;
     }

@@ -77,7 +77,7 @@ class CSILimits final : public framework::PreFilterPlugin,
   // Adds `pod`'s attachable volumes to *out (unique name -> limit key), as upstream
   // filterAttachableVolumes. `new_pod`: a missing claim is an error (else not counted).
   framework::Status AttachableVolumes(const volume::View& view, const api::Pod& pod,
-                                      const volume::CSINode* csi_node, bool new_pod,
+                                      bool has_csi_node, bool new_pod,
                                       std::map<std::string, std::string>* out) const;
 
  private:
