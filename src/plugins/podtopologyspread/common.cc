@@ -159,6 +159,18 @@ bool MatchesNodeAffinity(const api::Pod& pod, const api::Node& node) {
   return nodeaffinity::MatchesRequiredNodeAffinity(pod, node);
 }
 
+bool NodeInclusion::Includes(const Constraint& c) {
+  if (c.honor_node_affinity) {
+    if (!affinity_) affinity_ = MatchesNodeAffinity(pod_, node_);
+    if (!*affinity_) return false;
+  }
+  if (c.honor_node_taints) {
+    if (!taints_) taints_ = ToleratesNodeTaints(pod_, node_);
+    if (!*taints_) return false;
+  }
+  return true;
+}
+
 bool HasRequiredNodeAffinity(const api::Pod& pod) {
   if (!pod.spec.node_selector.empty()) return true;
   const auto& aff = pod.spec.affinity;

@@ -100,6 +100,21 @@ bool NodeHasAllKeys(const api::Labels& node_labels, const std::vector<Constraint
 // matchNodeInclusionPolicies helpers: the pod's nodeSelector/required node affinity and its
 // tolerations of NoSchedule/NoExecute taints.
 bool MatchesNodeAffinity(const api::Pod& pod, const api::Node& node);
+// Upstream matchNodeInclusionPolicies for one pod and one node, each policy evaluated at
+// most once: nodeAffinityPolicy Honor needs the pod's required node affinity to match the
+// node, nodeTaintsPolicy Honor needs the pod to tolerate the node's NoSchedule/NoExecute
+// taints.
+class NodeInclusion {
+ public:
+  NodeInclusion(const api::Pod& pod, const api::Node& node) : pod_(pod), node_(node) {}
+  bool Includes(const Constraint& c);
+
+ private:
+  const api::Pod& pod_;
+  const api::Node& node_;
+  std::optional<bool> affinity_, taints_;
+};
+
 // Whether the pod has a nodeSelector or required node affinity (else MatchesNodeAffinity
 // holds for every node).
 bool HasRequiredNodeAffinity(const api::Pod& pod);

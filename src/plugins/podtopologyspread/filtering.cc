@@ -134,18 +134,11 @@ void UpdateWithPod(PreFilterState* s, const api::Pod& updated, const api::Pod& p
   const auto& cs = s->shared->constraints;
   const api::Labels& labels = node->metadata.labels;
   if (!internal::NodeHasAllKeys(labels, cs)) return;
-  std::optional<bool> affinity, taints;
+  internal::NodeInclusion inclusion(preemptor, *node);
   for (size_t i = 0; i < cs.size(); ++i) {
     const Constraint& c = cs[i];
     if (!c.selector.Matches(updated.metadata.labels)) continue;
-    if (c.honor_node_affinity) {
-      if (!affinity) affinity = internal::MatchesNodeAffinity(preemptor, *node);
-      if (!*affinity) continue;
-    }
-    if (c.honor_node_taints) {
-      if (!taints) taints = internal::ToleratesNodeTaints(preemptor, *node);
-      if (!*taints) continue;
-    }
+    if (!inclusion.Includes(c)) continue;
     s->Add(i, labels.find(c.topology_key)->second, delta);
   }
 }
@@ -227,17 +220,10 @@ void MatchNumByWalking(framework::Parallelizer* parallelizer,
       // The node must have every constraint's topology key.
       if (!internal::NodeHasAllKeys(labels, constraints)) continue;
       internal::CountPodsMatch(ni.pods(), constraints, pod.metadata.namespace_, counts.data());
-      std::optional<bool> affinity, taints;
+      internal::NodeInclusion inclusion(pod, *node);
       for (size_t i = 0; i < n_constraints; ++i) {
         const Constraint& c = constraints[i];
-        if (c.honor_node_affinity) {
-          if (!affinity) affinity = internal::MatchesNodeAffinity(pod, *node);
-          if (!*affinity) continue;
-        }
-        if (c.honor_node_taints) {
-          if (!taints) taints = internal::ToleratesNodeTaints(pod, *node);
-          if (!*taints) continue;
-        }
+        if (!inclusion.Includes(c)) continue;
         found[chunk].push_back(
             {static_cast<uint32_t>(i), &labels.find(c.topology_key)->second, counts[i]});
       }

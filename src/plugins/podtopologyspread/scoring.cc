@@ -88,17 +88,10 @@ void CountByWalking(framework::Parallelizer* parallelizer,
       const api::Node* node = ni.node();
       if (node == nullptr || d.Ignored(*node)) continue;
       internal::CountPodsMatch(ni.pods(), constraints, pod.metadata.namespace_, counts.data());
-      std::optional<bool> affinity, taints;
+      internal::NodeInclusion inclusion(pod, *node);
       for (size_t i = 0; i < n_constraints; ++i) {
         const Constraint& c = constraints[i];
-        if (c.honor_node_affinity) {
-          if (!affinity) affinity = internal::MatchesNodeAffinity(pod, *node);
-          if (!*affinity) continue;
-        }
-        if (c.honor_node_taints) {
-          if (!taints) taints = internal::ToleratesNodeTaints(pod, *node);
-          if (!*taints) continue;
-        }
+        if (!inclusion.Includes(c)) continue;
         const std::string& v = LabelOrEmpty(node->metadata.labels, c.topology_key);
         auto it = d.domain_index[i].find(std::string_view(v));
         // Topology values without candidate nodes do not matter.
