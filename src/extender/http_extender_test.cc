@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/decode.h"
 #include "extender/wire.h"
 #include "framework/handle.h"
 #include "testing/builders.h"
@@ -239,4 +240,128 @@ TEST(HTTPExtender, RefusedConnectionGivesUpstreamsMessage) {
 }
 
 }  // namespace
+
+// The pod an extender gets carries every scheduling field the model keeps. Oracle: the
+// project's manifest decoder (api/decode.cc, separate code) reads the sent JSON back, and
+// the fields must equal those decoded from the original manifest, named as core/v1 names them.
+TEST(ExtenderWire, PodJsonCarriesTheWorkloadFieldsExtendersRead) {
+  const std::string manifest = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: web-0, namespace: shop, labels: {app: web}}
+spec:
+  hostNetwork: true
+  activeDeadlineSeconds: 3600
+  schedulingGates: [{name: example.com/wait}]
+  resources: {requests: {cpu: "2", memory: 1Gi}, limits: {cpu: "2", memory: 1Gi}}
+  affinity:
+    podAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 30
+        podAffinityTerm:
+          topologyKey: topology.kubernetes.io/zone
+          labelSelector: {matchLabels: {app: cache}}
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchExpressions: [{key: app, operator: In, values: [web]}]
+        namespaces: [shop]
+  topologySpreadConstraints:
+  - maxSkew: 2
+    topologyKey: topology.kubernetes.io/zone
+    whenUnsatisfiable: DoNotSchedule
+    labelSelector: {matchLabels: {app: web}}
+    minDomains: 3
+    nodeTaintsPolicy: Honor
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: one-gpu}
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: data-web-0}
+  - name: scratch
+    ephemeral:
+      volumeClaimTemplate:
+        spec:
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: 5Gi}}
+  - name: disk
+    gcePersistentDisk: {pdName: pd-1, readOnly: true}
+  - name: config
+    configMap: {name: settings}
+  containers:
+  - name: web
+    image: nginx
+    ports: [{containerPort: 8080}]
+    resources:
+      requests: {cpu: 500m}
+      claims: [{name: gpu}]
+)";
+  const auto milli = [](const api::ResourceList& rl) {
+    std::map<std::string, int64_t> m;
+    for (const auto& [k, q] : rl) m[k] = q.MilliValue();
+    return m;
+  };
+  api::Manifests in;
+  const auto in_st = api::DecodeManifests(manifest, "pod.yaml", &in);
+  ASSERT_TRUE(in_st.ok()) << in_st.ToString();
+  ASSERT_EQ(in.pods.size(), 1u);
+  const json sent = PodJson(in.pods[0]);
+  EXPECT_EQ(sent["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+                ["topologyKey"],
+            "kubernetes.io/hostname");
+  EXPECT_EQ(sent["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"], "data-web-0");
+  EXPECT_EQ(sent["spec"]["volumes"][1]["ephemeral"]["volumeClaimTemplate"]["spec"]["resources"]["requests"]
+                ["storage"],
+            "5Gi");
+  EXPECT_EQ(sent["spec"]["volumes"][3], json({{"name", "config"}}));  // a source the model does not keep
+
+  api::Manifests back;
+  const auto st = api::DecodeManifests(sent.dump(), "sent.json", &back);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(back.pods.size(), 1u);
+  const api::PodSpec& a = in.pods[0].spec;
+  const api::PodSpec& b = back.pods[0].spec;
+  EXPECT_EQ(b.host_network, a.host_network);
+  EXPECT_EQ(b.active_deadline_seconds, a.active_deadline_seconds);
+  ASSERT_EQ(b.scheduling_gates.size(), 1u);
+  EXPECT_EQ(b.scheduling_gates[0].name, "example.com/wait");
+  ASSERT_TRUE(b.resources.has_value());
+  EXPECT_EQ(milli(b.resources->requests), milli(a.resources->requests));
+  EXPECT_EQ(milli(b.resources->limits), milli(a.resources->limits));
+  ASSERT_TRUE(b.affinity && b.affinity->pod_affinity && b.affinity->pod_anti_affinity);
+  const auto& pref = b.affinity->pod_affinity->preferred;
+  ASSERT_EQ(pref.size(), 1u);
+  EXPECT_EQ(pref[0].weight, 30);
+  EXPECT_EQ(pref[0].pod_affinity_term.topology_key, "topology.kubernetes.io/zone");
+  EXPECT_EQ(pref[0].pod_affinity_term.label_selector->match_labels,
+            (std::map<std::string, std::string>{{"app", "cache"}}));
+  const auto& anti = b.affinity->pod_anti_affinity->required;
+  ASSERT_EQ(anti.size(), 1u);
+  EXPECT_EQ(anti[0].namespaces, std::vector<std::string>{"shop"});
+  ASSERT_EQ(anti[0].label_selector->match_expressions.size(), 1u);
+  EXPECT_EQ(anti[0].label_selector->match_expressions[0].values, std::vector<std::string>{"web"});
+  ASSERT_EQ(b.topology_spread_constraints.size(), 1u);
+  const auto& tsc = b.topology_spread_constraints[0];
+  EXPECT_EQ(tsc.max_skew, 2);
+  EXPECT_EQ(tsc.when_unsatisfiable, "DoNotSchedule");
+  EXPECT_EQ(tsc.min_domains, std::optional<int32_t>(3));
+  EXPECT_EQ(tsc.node_taints_policy, "Honor");
+  ASSERT_EQ(b.resource_claims.size(), 1u);
+  EXPECT_EQ(b.resource_claims[0].resource_claim_template_name, "one-gpu");
+  ASSERT_EQ(b.containers.size(), 1u);
+  EXPECT_EQ(b.containers[0].resource_claims, std::vector<std::string>{"gpu"});
+  EXPECT_EQ(milli(b.containers[0].resources.requests), milli(a.containers[0].resources.requests));
+  EXPECT_EQ(milli(b.containers[0].resources.requests).at("cpu"), 500);
+  ASSERT_EQ(b.volumes.size(), 4u);
+  EXPECT_EQ(b.volumes[0].persistent_volume_claim, "data-web-0");
+  ASSERT_TRUE(b.volumes[1].ephemeral_claim_template);
+  EXPECT_EQ((*b.volumes[1].ephemeral_claim_template)["spec"]["resources"]["requests"]["storage"].as<std::string>(),
+            "5Gi");
+  EXPECT_EQ(b.volumes[2].source.type, api::VolumeSource::Type::kGCEPersistentDisk);
+  EXPECT_EQ(b.volumes[2].source.id, "pd-1");
+  EXPECT_TRUE(b.volumes[2].source.read_only);
+  EXPECT_EQ(b.volumes[3].name, "config");
+}
+
 }  // namespace phalanx::extender

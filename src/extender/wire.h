@@ -16,9 +16,14 @@ namespace phalanx::extender {
 
 // core/v1 Pod JSON: metadata (name, namespace, uid, resourceVersion, labels, annotations,
 // ownerReferences, creationTimestamp), spec (nodeName, schedulerName, nodeSelector,
-// affinity.nodeAffinity, tolerations, containers and initContainers with resources and
-// ports, overhead, priority, priorityClassName, preemptionPolicy, restartPolicy),
-// status (phase, nominatedNodeName, conditions). Quantities are rendered in whole units
+// affinity (node, pod and pod anti-affinity), topologySpreadConstraints, tolerations,
+// containers and initContainers with resources (and their DRA claims) and ports,
+// pod-level resources, volumes, resourceClaims, schedulingGates, hostNetwork, overhead,
+// priority, priorityClassName, preemptionPolicy, restartPolicy, activeDeadlineSeconds),
+// status (phase, nominatedNodeName, conditions). Volumes carry their name and the source
+// the model keeps: persistentVolumeClaim, ephemeral (the claim template), the in-tree block
+// devices and csi of api/volume_source.h; other sources (configMap, secret, emptyDir, ...)
+// are sent by name only. Quantities are rendered in whole units
 // when exact, else in milli-units ("1500m"); sub-milli values are rounded up to a milli.
 nlohmann::json PodJson(const api::Pod& pod);
 // core/v1 Node JSON: metadata, spec (unschedulable, taints), status (capacity,
