@@ -418,7 +418,7 @@ api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
 api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, int op_index,
                                    const std::string& group, const std::string& claim) {
   api::Pod p = tmpl;
-  if (!claim.empty()) p.spec.volumes = {api::Volume{"vol", claim, nullptr}};
+  if (!claim.empty()) p.spec.volumes = {api::Volume{"vol", claim, nullptr, {}}};
   const std::string prefix = group.empty() ? NamePrefix(tmpl.metadata, "pod-") : group + "-";
   int64_t& seq = name_seq_[ns + "/" + prefix];
   p.metadata.name = prefix + std::to_string(seq++);

@@ -93,7 +93,7 @@ api::Status AddVolumeClaimTemplates(const std::string& path, const api::Workload
       vols.erase(std::remove_if(vols.begin(), vols.end(),
                                 [&](const api::Volume& v) { return v.name == tname; }),
                  vols.end());
-      vols.push_back(api::Volume{tname, claim, nullptr});
+      vols.push_back(api::Volume{tname, claim, nullptr, {}});
     }
   }
   return absl::OkStatus();
