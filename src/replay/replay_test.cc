@@ -790,7 +790,7 @@ TEST(PhillyTest, ReservationsCutLargeGangQueueingOn2869ce) {
   std::ifstream in(o.job_results_path);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,forecast_start_s");
+  EXPECT_EQ(line, "job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,forecast_start_s,restarts");
   int64_t reserved = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
