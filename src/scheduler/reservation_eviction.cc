@@ -35,6 +35,21 @@
 
 namespace phalanx::scheduler {
 
+namespace {
+
+// upstream podTerminatingByPreemption (as podgroup_preemption.cc): evicted, still going.
+bool TerminatingByPreemption(const api::Pod& p) {
+  if (!p.metadata.deletion_timestamp) return false;
+  for (const auto& c : p.status.conditions) {
+    if (c.type == "DisruptionTarget") {
+      return c.status == "True" && c.reason == "PreemptionByScheduler";
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectReservationUnits(
     const gang::Reservation& r, int32_t min_members, int32_t priority) const {
   auto* ledger = fwk_.Service<gang::GangLedger>();
@@ -96,6 +111,20 @@ PodGroupPreemptionResult PodGroupPreemption::SearchReservation(const gang::Reser
                                                                int32_t min_members) {
   PodGroupPreemptionResult out;
   const int32_t prio = GangPriority();
+  // Victims of an earlier eviction still terminating on a member's nominated node: wait for
+  // them (upstream PodEligibleToPreemptOthers), do not evict again (live mode; the
+  // simulator deletes at once).
+  for (const auto& m : members_) {
+    const std::string& nominated = m.qp->Pod().status.nominated_node_name;
+    const framework::NodeInfo* ni = nominated.empty() ? nullptr : sched_.snapshot().Get(nominated);
+    if (ni == nullptr) continue;
+    for (const auto& v : ni->pods()) {
+      if (TerminatingByPreemption(v->Pod())) {
+        out.message = "waiting for the victims of an earlier eviction to terminate";
+        return out;
+      }
+    }
+  }
   // The reserved nodes first; when evicting there cannot make room (they hold other large
   // gangs, which are never victims), every node.
   std::vector<PreemptionVictimUnit> units = CollectReservationUnits(r, min_members, prio);
