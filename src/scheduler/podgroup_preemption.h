@@ -108,16 +108,17 @@ class PodGroupPreemption {
 
   // Starvation eviction (GangReservation preemptAfterSeconds; reservation_eviction.cc): the
   // gang holds reservation `r` and has starved long enough. Victims are the pods on r.nodes
-  // — or on every node when evicting on r.nodes cannot make room (they hold members of
-  // other large gangs) —
-  // (each with its whole job: every placed pod of its gang) that are not in a gang of
-  // >= `min_members` (never another reserving-class gang), not of a higher priority than
+  // (on every node when evicting on r.nodes cannot make room: they hold members of other
+  // large gangs), each with its whole job (every placed pod of its gang), that are not in a
+  // gang of >= `min_members` (never another reserving-class gang), not of a higher priority than
   // the gang, not in `r`'s own gangs and not shielded by a queue's preemptMinRuntime. As in
   // Search: every candidate off the view, the gang must fit (else nothing is evicted), then
   // units are reprieved greedily in MoreImportant order (priority, crowded nodes, earlier
   // start: the most recently started are evicted first, the least work lost), and the rest
   // are evicted through the same PreemptionExecutor, each with a "Preempted" Event
   // "Preempted by gang NS/NAME (<note>) on node N". Nominates the members like Search.
+  // Evicts nothing while victims of an earlier eviction still terminate on a member's
+  // nominated node. `placement` is the failed attempt (unused: the search places again).
   PodGroupPreemptionResult RunForReservation(const PodGroupPlacement& placement,
                                              const gang::Reservation& r, int32_t min_members,
                                              const std::string& note);
