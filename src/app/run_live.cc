@@ -255,14 +255,17 @@ class LiveRun {
     // Gang reservations (GangReservation plugin, gang/reservation.h).
     reg_.GaugeFunc("phalanx_gang_reservations",
                    "Gang reservations since start, by outcome (made; started, expired, gone: "
-                   "released; not_made: failed cycles over the threshold that got none)",
+                   "released; not_made: failed cycles over the threshold that got none; evictions, "
+                   "evicted_pods: starvation evictions of preemptAfterSeconds and their victims)",
                    {"outcome"}, [sched] {
                      const gang::ReservationCounters c = sched->reservations().Counters();
                      return GangRows{{{"made"}, double(c.made)},
                                      {{"started"}, double(c.released_bound)},
                                      {{"expired"}, double(c.expired)},
                                      {{"gone"}, double(c.released_gone)},
-                                     {{"not_made"}, double(c.not_made)}};
+                                     {{"not_made"}, double(c.not_made)},
+                                     {{"evictions"}, double(c.evictions)},
+                                     {{"evicted_pods"}, double(c.evicted_pods)}};
                    });
     reg_.GaugeFunc("phalanx_gang_reservation_forecast_start_seconds",
                    "Forecast start (Unix seconds) of each active gang reservation",

@@ -20,7 +20,8 @@ bool SimulateFlags::ShowProgress() const {
 }
 
 void EnableGangReservation(int64_t threshold_s, std::optional<int64_t> grace_s,
-                           config::KubeSchedulerConfiguration* cfg) {
+                           config::KubeSchedulerConfiguration* cfg,
+                           std::optional<int64_t> preempt_after_s) {
   for (auto& prof : cfg->profiles) {
     auto& mp = prof.plugins.multi_point.enabled;
     if (std::none_of(mp.begin(), mp.end(), [](const auto& r) { return r.name == "GangReservation"; })) {
@@ -29,6 +30,7 @@ void EnableGangReservation(int64_t threshold_s, std::optional<int64_t> grace_s,
     YAML::Node args;
     args["reservationThresholdSeconds"] = threshold_s;
     if (grace_s) args["reservationGraceSeconds"] = *grace_s;
+    if (preempt_after_s) args["preemptAfterSeconds"] = *preempt_after_s;
     std::erase_if(prof.plugin_config, [](const auto& pc) { return pc.name == "GangReservation"; });
     prof.plugin_config.push_back({"GangReservation", std::make_shared<const YAML::Node>(args)});
   }
@@ -58,7 +60,10 @@ class SimulateCommand : public Command {
       if (!f_.policies.empty() || !f_.compare.empty()) {
         return Fail("--reservation-threshold and --policies / --compare exclude each other");
       }
-      EnableGangReservation(*f_.reservation_threshold_s, f_.reservation_grace_s, &so.config);
+      EnableGangReservation(*f_.reservation_threshold_s, f_.reservation_grace_s, &so.config,
+                            f_.reservation_preempt_after_s);
+    } else if (f_.reservation_grace_s || f_.reservation_preempt_after_s) {
+      return Fail("--reservation-grace and --reservation-preempt-after need --reservation-threshold");
     }
     so.registry = std::move(registry);
     if (f_.Experiment()) {
@@ -122,6 +127,11 @@ class SimulateCommand : public Command {
                   "With --reservation-threshold: seconds after the forecast start before an "
                   "unused reservation expires (default 600)")
         ->check(CLI::NonNegativeNumber);
+    c->add_option("--reservation-preempt-after", f_.reservation_preempt_after_s,
+                  "With --reservation-threshold: a gang holding a reservation that has waited "
+                  "this many seconds, its forecast start still ahead, evicts the small jobs on "
+                  "its reserved nodes (GangReservation preemptAfterSeconds; 0 = off, default)")
+        ->check(CLI::NonNegativeNumber);
     c->add_flag("--from-cluster", f_.from_cluster,
                 "Start from the live cluster's state: its nodes, pods (bound ones in place, "
                 "pending ones queued), namespaces, priority classes, PDBs, gang, queue and "
@@ -148,7 +158,7 @@ class SimulateCommand : public Command {
     c->add_option("--jobs", f_.jobs_csv, "philly: job CSV (job_id,submit_time,num_gpu,duration)");
     c->add_option("--job-results", f_.job_results_path,
                   "philly: write one CSV line per job (job_id,submit_s,start_s,end_s,gpus,queue_s,"
-                  "reserved_s,forecast_start_s) to this file (a single run)");
+                  "reserved_s,forecast_start_s,restarts) to this file (a single run)");
     c->add_flag("--forecast-accuracy", f_.forecast_accuracy,
                 "philly: forecast each job's start at its submission (as phalanx explain does) and "
                 "report the absolute error against the simulated start (median, mean, p90)");

@@ -43,6 +43,8 @@ struct SimulateFlags {
   // reservationThresholdSeconds (and reservationGraceSeconds when given); unset = the
   // configuration as given.
   std::optional<int64_t> reservation_threshold_s, reservation_grace_s;
+  // With reservation_threshold_s: GangReservation preemptAfterSeconds (starvation eviction).
+  std::optional<int64_t> reservation_preempt_after_s;
   // Sweeps: "INDEX/COUNT" runs one shard of the policies x seeds experiment (replay
   // ExperimentOptions::shard_index); "" = every run.
   std::string shard;
@@ -66,9 +68,12 @@ struct SimulateFlags {
 
 // Enables GangReservation (multiPoint) in every profile of `cfg` with args
 // reservationThresholdSeconds = threshold_s (and reservationGraceSeconds = *grace_s when
-// set), replacing args the configuration gave it. Used by --reservation-threshold.
+// set, and preemptAfterSeconds = *preempt_after_s when set), replacing args the
+// configuration gave it. Used by --reservation-threshold (--reservation-grace,
+// --reservation-preempt-after).
 void EnableGangReservation(int64_t threshold_s, std::optional<int64_t> grace_s,
-                           config::KubeSchedulerConfiguration* cfg);
+                           config::KubeSchedulerConfiguration* cfg,
+                           std::optional<int64_t> preempt_after_s = std::nullopt);
 
 // simulate's trace modes, from the replay module.
 struct TraceReplay {

@@ -284,6 +284,12 @@ void ReservationLedger::CountNotMade() {
   ++counters_.not_made;
 }
 
+void ReservationLedger::CountEviction(int64_t pods) {
+  absl::MutexLock l(&mu_);
+  ++counters_.evictions;
+  counters_.evicted_pods += pods;
+}
+
 ReservationCounters ReservationLedger::Counters() const {
   absl::MutexLock l(&mu_);
   return counters_;

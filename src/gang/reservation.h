@@ -100,7 +100,14 @@ struct ReservationSettings {
   int64_t grace_ns = 600 * api::kNanosPerSecond;  // reservationGraceSeconds
   int32_t max_reservations = 1;                // maxReservations (1 = EASY backfill)
   int32_t min_members = 2;                     // minMembers: smaller gangs never reserve
+  // preemptAfterSeconds (0 = off): a gang that holds a reservation, has waited this long
+  // (since its quorum, as threshold_ns) and whose forecast start is still in the future
+  // evicts the pods on its reserved nodes that keep it from starting now
+  // (scheduler/reservation_eviction.cc). Victims are never members of a gang of
+  // >= min_members members.
+  int64_t preempt_after_ns = 0;
   bool enabled() const { return threshold_ns > 0; }
+  bool evicts() const { return enabled() && preempt_after_ns > 0; }
 };
 
 struct Reservation {
@@ -128,6 +135,10 @@ struct ReservationCounters {
   int64_t released_gone = 0;    // the gang was deleted or can no longer use it
   int64_t expired = 0;          // not started within grace after the forecast start
   int64_t not_made = 0;         // a gang over the threshold for which PlanReservation failed
+  // preemptAfterSeconds: evictions a starving gang started on its reserved nodes, and the
+  // pods they evicted (whole jobs).
+  int64_t evictions = 0;
+  int64_t evicted_pods = 0;
 };
 
 // The active reservations of one scheduler. Thread-safe: written by the scheduling thread
@@ -164,6 +175,8 @@ class ReservationLedger {
                 const std::function<bool(const std::string& gang)>& gone) ABSL_LOCKS_EXCLUDED(mu_);
   // Counts a gang over the threshold that got no reservation (PlanReservation not ok).
   void CountNotMade() ABSL_LOCKS_EXCLUDED(mu_);
+  // Counts one eviction for a starving gang that evicted `pods` pods (preemptAfterSeconds).
+  void CountEviction(int64_t pods) ABSL_LOCKS_EXCLUDED(mu_);
 
   ReservationCounters Counters() const ABSL_LOCKS_EXCLUDED(mu_);
   // Every reservation made, in order (the first kHistoryLimit; reports and tests).

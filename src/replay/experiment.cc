@@ -323,7 +323,11 @@ json SummaryJson(const sim::SimulationResult& res) {
                        {"released_started", res.reservations.released_bound},
                        {"expired", res.reservations.expired},
                        {"released_gone", res.reservations.released_gone},
-                       {"not_made", res.reservations.not_made}};
+                       {"not_made", res.reservations.not_made},
+                       {"evictions", res.reservations.evictions},
+                       {"evicted_pods", res.reservations.evicted_pods}};
+  s["restarts"] = res.restarts;
+  s["lost_gpu_hours"] = R2(res.lost_gpu_seconds / 3600.0);
   s["unplaced_reasons"] = res.pending_reasons;  // reason of the last attempt -> pods
   s["gpu_capacity"] = R2(cap / 1000.0);
   s["scheduled_pct"] =
@@ -484,6 +488,18 @@ std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* 
   jb["mean_queue_delay_min"] = R2(Mean(qd) / 60.0);
   jb["p95_queue_delay_min"] = R2(Quantile(qd, 0.95) / 60.0);
   jb["gpu_util_avg_pct"] = (*j)["summary"]["gpu_alloc_avg_pct"];
+  // Evicted jobs restarted by their controller (restart_on_eviction): the GPU time they had
+  // run is lost. gpu_util_avg_pct counts it as allocated; the useful figure takes it out
+  // (over the same span and capacity as gpu_alloc_avg_pct).
+  const double cap_gpus = res.gpu_milli_capacity / 1000.0;
+  const double span =
+      res.timeline.size() > 1 ? res.timeline.back().t - res.timeline.front().t : 0.0;
+  const double lost_pct = cap_gpus > 0 && span > 0 ? 100.0 * res.lost_gpu_seconds / (cap_gpus * span) : 0.0;
+  jb["restarts"] = res.restarts;
+  jb["lost_gpu_hours"] = R2(res.lost_gpu_seconds / 3600.0);
+  if ((*j)["summary"]["gpu_alloc_avg_pct"].is_number()) {
+    jb["gpu_util_useful_pct"] = R2((*j)["summary"]["gpu_alloc_avg_pct"].get<double>() - lost_pct);
+  }
   std::string by_size;
   jb["queue_delay_by_gpus"] = DelayByGpus(outcomes, &by_size);
   double large_p95 = std::numeric_limits<double>::quiet_NaN();
@@ -512,6 +528,13 @@ std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* 
                   static_cast<long long>(rv["released_started"].get<int64_t>()),
                   static_cast<long long>(rv["expired"].get<int64_t>()));
     line += buf;
+    if (rv["evictions"].get<int64_t>() > 0 || res.restarts > 0) {
+      std::snprintf(buf, sizeof(buf), "; starvation evictions %lld (%lld pods), restarts %lld, lost %.1f GPU-h",
+                    static_cast<long long>(rv["evictions"].get<int64_t>()),
+                    static_cast<long long>(rv["evicted_pods"].get<int64_t>()),
+                    static_cast<long long>(res.restarts), res.lost_gpu_seconds / 3600.0);
+      line += buf;
+    }
   }
   return line;
 }

@@ -140,6 +140,8 @@ void AddJobPods(const PhillyCluster& cl, PhillyJob* job, sim::Scenario* out) {
     p.spec.containers.push_back(std::move(c));
     tp.arrival = static_cast<api::Timestamp>(std::llround(job->submit_s * 1e9));
     tp.run_duration_ns = static_cast<int64_t>(std::llround(job->duration_s * 1e9));
+    // The job's controller restarts an evicted job (new pods, the full duration again).
+    tp.restart_on_eviction = true;
     job->pods.push_back(out->pods.size());
     out->pods.push_back(std::move(tp));
   }
@@ -240,6 +242,9 @@ std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const si
       }
       start = std::max(start, *r.outcomes[p].scheduled_s);
     }
+    for (size_t p : j.pods) {
+      if (p < r.outcomes.size()) o.restarts = std::max(o.restarts, r.outcomes[p].restarts);
+    }
     if (all) {
       o.start_s = start;
       o.finish_s = start + j.duration_s;
@@ -261,7 +266,7 @@ std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const si
 api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::string& path) {
   std::ofstream out(path);
   if (!out) return absl::InvalidArgumentError(path + ": cannot open for writing");
-  out << "job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,forecast_start_s\n";
+  out << "job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,forecast_start_s,restarts\n";
   auto cell = [](double v) {
     if (v < 0) return std::string();
     char b[32];
@@ -272,7 +277,7 @@ api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::s
     const bool started = j.start_s >= 0;
     out << j.id << "," << cell(j.submit_s) << "," << cell(j.start_s) << "," << cell(j.finish_s)
         << "," << j.gpus << "," << (started ? cell(j.queue_delay_s()) : "") << ","
-        << cell(j.reserved_s) << "," << cell(j.forecast_start_s) << "\n";
+        << cell(j.reserved_s) << "," << cell(j.forecast_start_s) << "," << j.restarts << "\n";
   }
   if (!out) return absl::InternalError(path + ": write failed");
   return absl::OkStatus();

@@ -65,13 +65,16 @@ struct JobOutcome {
   // start (s); -1 when it had none.
   double reserved_s = -1;
   double forecast_start_s = -1;
+  // Times the job was evicted and restarted by its controller (starvation eviction,
+  // preemption); start_s is then its last start, and JCT still counts from submit_s.
+  int restarts = 0;
   double queue_delay_s() const { return start_s - submit_s; }
   double jct_s() const { return finish_s - submit_s; }
 };
 std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const sim::SimulationResult& r);
 
 // One CSV line per job: job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,
-// forecast_start_s (empty cells for a job that never started / had no reservation).
+// forecast_start_s,restarts (empty cells for a job that never started / had no reservation).
 // Errors: "PATH: cannot open for writing", "PATH: write failed".
 api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::string& path);
 

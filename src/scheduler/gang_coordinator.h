@@ -80,6 +80,12 @@ class GangCoordinator {
     RecordEvent(unit, true, message, "Reserved");
   }
 
+  // A starving gang evicted pods on its reserved nodes (reservation_eviction.cc): a
+  // Warning/StarvationEviction Event with `message` on the gang's own object.
+  void RecordReservationEviction(const framework::PodGroupUnit& unit, const std::string& message) {
+    RecordEvent(unit, false, message, "StarvationEviction");
+  }
+
   // A stale-gang finding (gang/staleness.h) for `gang_key`: an Event with `reason`
   // ("StaleGang" Warning, "StaleGangEvicted" Warning, "GangWhole" Normal) on the gang's own
   // object (dialects that have one).

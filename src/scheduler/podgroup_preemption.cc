@@ -219,7 +219,7 @@ void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
                                       int32_t priority, PodGroupPreemptionResult* out) {
   const std::string gang = GangName();
   framework::PreemptionRequest req;
-  req.plugin = "GangPreemption";
+  req.plugin = plugin_;
   for (const auto& m : members_) req.preemptors.push_back(m.qp->pod_info);
   req.disruption_message =
       framework::DisruptionTargetMessage(members_.front().qp->Pod().spec.scheduler_name, "gang");
@@ -231,7 +231,8 @@ void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
       const api::Pod& v = victim->Pod();
       out->victims.push_back(victim);
       if (!budgets.empty()) ++out->num_pdb_violations;
-      std::string msg = "Preempted by gang " + gang + " (priority " + std::to_string(priority) +
+      std::string msg = "Preempted by gang " + gang + " (" +
+                        (victim_note_.empty() ? "priority " + std::to_string(priority) : victim_note_) +
                         ") on node " + v.spec.node_name;
       if (!budgets.empty()) msg += std::string(dp::kPDBViolationNote) + budgets;
       req.victims.push_back({victim, std::move(msg)});

@@ -53,6 +53,7 @@
 
 #include "framework/interface.h"
 #include "framework/runtime.h"
+#include "gang/reservation.h"
 #include "scheduler/podgroup_algorithm.h"
 #include "scheduler/scheduler.h"
 
@@ -105,6 +106,28 @@ class PodGroupPreemption {
   // Leaves the snapshot view refreshed from the cache (no view edit installed).
   PodGroupPreemptionResult Run(const PodGroupPlacement& placement);
 
+  // Starvation eviction (GangReservation preemptAfterSeconds; reservation_eviction.cc): the
+  // gang holds reservation `r` and has starved long enough. Victims are the pods on r.nodes
+  // (on every node when evicting on r.nodes cannot make room: they hold members of other
+  // large gangs), each with its whole job (every placed pod of its gang), that are not in a
+  // gang of >= `min_members` (never another reserving-class gang), not of a higher priority than
+  // the gang, not in `r`'s own gangs and not shielded by a queue's preemptMinRuntime. As in
+  // Search: every candidate off the view, the gang must fit (else nothing is evicted), then
+  // units are reprieved greedily in MoreImportant order (priority, crowded nodes, earlier
+  // start: the most recently started are evicted first, the least work lost), and the rest
+  // are evicted through the same PreemptionExecutor, each with a "Preempted" Event
+  // "Preempted by gang NS/NAME (<note>) on node N". Nominates the members like Search.
+  // Evicts nothing while victims of an earlier eviction still terminate on a member's
+  // nominated node. `placement` is the failed attempt (unused: the search places again).
+  PodGroupPreemptionResult RunForReservation(const PodGroupPlacement& placement,
+                                             const gang::Reservation& r, int32_t min_members,
+                                             const std::string& note);
+  // The candidate units of RunForReservation (see there) on r.nodes (every node when
+  // r.nodes is empty), for `priority` (GangPriority()).
+  std::vector<PreemptionVictimUnit> CollectReservationUnits(const gang::Reservation& r,
+                                                            int32_t min_members,
+                                                            int32_t priority) const;
+
   // Tests only: reprieve one unit per placement (the plain greedy loop that Reprieve's
   // batches must reproduce).
   static inline std::atomic<bool> reprieve_one_by_one_for_tests{false};
@@ -127,6 +150,7 @@ class PodGroupPreemption {
 
  private:
   PodGroupPreemptionResult Search(const PodGroupPlacement& placement);
+  PodGroupPreemptionResult SearchReservation(const gang::Reservation& r, int32_t min_members);
   // The candidates of one search: the policies' units, then the lower-priority units that
   // share no pod with them (when `by_priority`); *considered: lower-priority pods and
   // policy pods.
@@ -168,6 +192,9 @@ class PodGroupPreemption {
   const framework::PodGroupPlan& plan_;
   std::vector<PodGroupMember>& members_;
   PodGroupAlgorithm& algorithm_;
+  // Evict's request plugin and, when set, the Event's note in place of "(priority P)".
+  std::string plugin_ = "GangPreemption";
+  std::string victim_note_;
   // Per PodGroupPlugin, the units its VictimCandidates returned in this search.
   std::vector<std::vector<framework::PodGroupVictimUnit>> candidates_;
 };

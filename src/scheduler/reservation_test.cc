@@ -131,5 +131,128 @@ TEST(GangReservationTest, ExpiresWhenTheGangDoesNotStartWithinGrace) {
   EXPECT_EQ(env.sched->reservations().Counters().expired, 1);
 }
 
+
+// ---- preemptAfterSeconds: starvation eviction (reservation_eviction.cc) ----
+
+std::string GpuNodeN(const std::string& name, int gpus) {
+  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
+         ", labels: {kubernetes.io/hostname: " + name +
+         "}}\nstatus:\n  capacity: {cpu: \"16\", memory: 64Gi, pods: \"110\", nvidia.com/gpu: \"" +
+         std::to_string(gpus) + "\"}\n---\n";
+}
+
+// A pod of `gpus` GPUs on `node` (nodeSelector), in PodGroup `group` when not empty.
+std::string PinnedPod(const std::string& name, const std::string& group, int gpus,
+                      const std::string& node, int runtime_s) {
+  std::string y = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: ml\n";
+  if (!group.empty()) y += "  labels: {scheduling.x-k8s.io/pod-group: " + group + "}\n";
+  y += "  annotations: {scheduling.phalanx.dev/expected-runtime-seconds: \"" +
+       std::to_string(runtime_s) + "\"}\nspec:\n";
+  if (!node.empty()) y += "  nodeSelector: {kubernetes.io/hostname: " + node + "}\n";
+  return y + "  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"1\", "
+             "nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}}}]\n---\n";
+}
+
+std::string Group(const std::string& name, int min_member) {
+  return "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: " + name +
+         ", namespace: ml}\nspec: {minMember: " + std::to_string(min_member) + "}\n---\n";
+}
+
+// n1 (8 GPUs): "old" (2 GPUs, started first), job "newjob" member new-0 (2 GPUs, started
+// 100 s later; its PodGroup has minMember 1 and a second member new-1 on n2) and keep-0 of
+// PodGroup "keep" (minMember 2; keep-1 on n2). n2 (8 GPUs): keep-1 (4) and new-1 (2) and a
+// 2-GPU "other". Every pod runs 5,000 s. Then gang ml/big (2 x 2 GPUs) arrives: it fits
+// nowhere until "old" ends, so its reservation is n1 (frees first), forecast ~5,000 s.
+void StartGangStarvedBySmallJobs(SchedulerTestEnv& env) {
+  env.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\n" + GpuNodeN("n1", 8) +
+            GpuNodeN("n2", 8) + PinnedPod("old", "", 2, "n1", 5000) +
+            PinnedPod("other", "", 2, "n2", 5100));
+  env.RunUntilIdle();
+  env.AdvanceAndRun(100 * kSec);
+  env.Apply(Group("newjob", 1) + PinnedPod("new-0", "newjob", 2, "n1", 5000) +
+            PinnedPod("new-1", "newjob", 2, "n2", 5000) + Group("keep", 2) +
+            PinnedPod("keep-0", "keep", 4, "n1", 5000) + PinnedPod("keep-1", "keep", 4, "n2", 5000));
+  env.RunUntilIdle();
+  for (const char* p : {"old", "other", "new-0", "new-1", "keep-0", "keep-1"}) {
+    ASSERT_FALSE(env.NodeOf(p, "ml").empty()) << p;
+  }
+  env.Apply(Group("big", 2) + PinnedPod("big-0", "big", 1, "", 100) +
+            PinnedPod("big-1", "big", 1, "", 100));
+  env.RunUntilIdle();
+  ASSERT_EQ(env.NodeOf("big-0", "ml"), "");
+}
+
+TEST(GangReservationEvictionTest, StarvingGangEvictsTheNewestSmallJobWholeNeverAGang) {
+  SchedulerTestEnv env({ReservationConfig(
+      "{reservationThresholdSeconds: 60, preemptAfterSeconds: 120}")});
+  StartGangStarvedBySmallJobs(env);
+  env.AdvanceAndRun(400 * kSec);  // the unschedulable flush retries the gang: reserve, evict
+  const auto history = env.sched->reservations().History();
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].gang, "ml/big");
+  EXPECT_EQ(history[0].nodes, (std::vector<std::string>{"n1"}));
+  // The newest job goes (both its pods: the job is evicted whole, also new-1 on n2); the
+  // older small pod and the members of the 2-member gang "keep" stay.
+  EXPECT_EQ(env.NodeOf("new-0", "ml"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("new-1", "ml"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("old", "ml"), "n1");
+  EXPECT_EQ(env.NodeOf("keep-0", "ml"), "n1");
+  EXPECT_EQ(env.NodeOf("keep-1", "ml"), "n2");
+  EXPECT_EQ(env.NodeOf("other", "ml"), "n2");
+  const auto c = env.sched->reservations().Counters();
+  EXPECT_EQ(c.evictions, 1);
+  EXPECT_EQ(c.evicted_pods, 2);
+  // The victims' Preempted Event, through the preemption path, names the gang and why.
+  std::vector<std::string> ev = env.EventsOf("ml/new-0");
+  ASSERT_FALSE(ev.empty());
+  EXPECT_EQ(ev.back().rfind("Preempted: Preempted by gang ml/big (starving: waited ", 0), 0u)
+      << ev.back();
+  EXPECT_NE(ev.back().find(") on node n1"), std::string::npos) << ev.back();
+  // The gang's StarvationEviction Event names the victims.
+  bool named = false;
+  for (const auto& e : env.store.Events()) {
+    if (e.reason != "StarvationEviction") continue;
+    named = e.message.find("gang ml/big") != std::string::npos &&
+            e.message.find("ml/new-0") != std::string::npos &&
+            e.message.find("ml/new-1") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  // The gang starts once the victims are gone, and its reservation ends.
+  env.AdvanceAndRun(30 * kSec);
+  EXPECT_FALSE(env.NodeOf("big-0", "ml").empty());
+  EXPECT_FALSE(env.NodeOf("big-1", "ml").empty());
+  EXPECT_EQ(env.sched->reservations().ActiveCount(), 0u);
+}
+
+TEST(GangReservationEvictionTest, NothingEvictedWhenOffOrOnlyGangsHoldTheReservedNodes) {
+  {  // off (the default): the reservation holds, nothing is evicted
+    SchedulerTestEnv env({ReservationConfig("{reservationThresholdSeconds: 60}")});
+    StartGangStarvedBySmallJobs(env);
+    env.AdvanceAndRun(400 * kSec);
+    EXPECT_TRUE(env.sched->reservations().HeldBy("ml/big").has_value());
+    EXPECT_EQ(env.NodeOf("new-0", "ml"), "n1");
+    EXPECT_EQ(env.sched->reservations().Counters().evictions, 0);
+  }
+  {  // on, but n1 and n2 hold only members of 2-member gangs: no victim, the gang's reason says so
+    SchedulerTestEnv env({ReservationConfig(
+        "{reservationThresholdSeconds: 60, preemptAfterSeconds: 120}")});
+    env.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\n" +
+              GpuNodeN("n1", 8) + GpuNodeN("n2", 8) + Group("g", 2) +
+              PinnedPod("g-0", "g", 8, "n1", 5000) + PinnedPod("g-1", "g", 8, "n2", 6000));
+    env.RunUntilIdle();
+    env.Apply(Group("big", 2) + PinnedPod("big-0", "big", 1, "", 100) +
+              PinnedPod("big-1", "big", 1, "", 100));
+    env.RunUntilIdle();
+    env.AdvanceAndRun(400 * kSec);
+    EXPECT_TRUE(env.sched->reservations().HeldBy("ml/big").has_value());
+    EXPECT_EQ(env.NodeOf("g-0", "ml"), "n1");
+    EXPECT_EQ(env.NodeOf("g-1", "ml"), "n2");
+    EXPECT_EQ(env.sched->reservations().Counters().evictions, 0);
+    EXPECT_NE(Condition(env, "big-0").find("starvation eviction: no evictable pod"),
+              std::string::npos)
+        << Condition(env, "big-0");
+  }
+}
+
 }  // namespace
 }  // namespace phalanx::scheduler

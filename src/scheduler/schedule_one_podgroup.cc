@@ -139,6 +139,10 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   if (pre.nominated.empty()) {
     if (std::string r = PlanGangReservation(plan, members); !r.empty()) {
       placement.reject_reason += "; " + r;
+      // A starving gang holding a reservation may evict (preemptAfterSeconds).
+      std::vector<std::string> ev =
+          EvictForReservation(*fwk, plan, members, algorithm, placement, &placement.reject_reason);
+      if (!ev.empty()) nominated = std::move(ev);
     }
   }
   std::shared_ptr<PodGroupRejection> memo;

@@ -56,6 +56,7 @@ class BindingPool;      // binding_pool.h
 class GangCoordinator;  // gang_coordinator.h
 struct PodGroupMember;     // podgroup_algorithm.h
 struct PodGroupPlacement;  // podgroup_algorithm.h
+class PodGroupAlgorithm;   // podgroup_algorithm.h
 
 struct SchedulerOptions {
   config::KubeSchedulerConfiguration config;
@@ -483,6 +484,19 @@ class Scheduler {
   // the reservation made or held, or why none could be made.
   std::string PlanGangReservation(const framework::PodGroupPlan& plan,
                                   const std::vector<PodGroupMember>& members);
+  // ---- reservation_eviction.cc: GangReservation preemptAfterSeconds ----
+  // After PlanGangReservation, for a gang that holds a reservation, has waited
+  // preemptAfterSeconds since its quorum and whose forecast start is ahead: evicts the pods
+  // on its reserved nodes that keep it from starting now (PodGroupPreemption::
+  // RunForReservation), with a Warning "StarvationEviction" Event on the gang naming the
+  // victims and ReservationCounters::evictions. Returns each member's nominated node (empty
+  // when nothing was evicted); appends the outcome to *reason.
+  std::vector<std::string> EvictForReservation(framework::Framework& fwk,
+                                               const framework::PodGroupPlan& plan,
+                                               std::vector<PodGroupMember>& members,
+                                               PodGroupAlgorithm& algorithm,
+                                               const PodGroupPlacement& placement,
+                                               std::string* reason);
   // A PodGroup cycle of `plan` committed: its reservation, if any, is released (kBound).
   void ReleaseGangReservation(const framework::PodGroupPlan& plan);
   // Releases expired reservations and those whose gang is gone or gated (fewer than

@@ -91,8 +91,10 @@ void Finish(Scenario* sc) {
                    [](const TimedPod& a, const TimedPod& b) { return a.arrival < b.arrival; });
 }
 
-// The default configuration, with GangReservation enabled when threshold_s >= 0.
-SimulationOptions Options(int64_t threshold_s, int32_t max_reservations = 1) {
+// The default configuration, with GangReservation enabled when threshold_s >= 0
+// (preemptAfterSeconds = preempt_after_s when > 0).
+SimulationOptions Options(int64_t threshold_s, int32_t max_reservations = 1,
+                          int64_t preempt_after_s = 0) {
   SimulationOptions o;
   o.config = config::DefaultConfiguration();
   o.registry = plugins::NewInTreeRegistry();
@@ -103,6 +105,7 @@ SimulationOptions Options(int64_t threshold_s, int32_t max_reservations = 1) {
       args["reservationThresholdSeconds"] = threshold_s;
       args["reservationGraceSeconds"] = 60;
       args["maxReservations"] = max_reservations;
+      if (preempt_after_s > 0) args["preemptAfterSeconds"] = preempt_after_s;
       prof.plugin_config.push_back({"GangReservation", std::make_shared<const YAML::Node>(args)});
     }
   }
@@ -182,9 +185,12 @@ TEST(GangReservationSimTest, NoForecastWhileAPodOfUnknownRuntimeBlocksTheGang) {
 // Random clusters and gang mixes with reservations, checked against GPU accounting kept
 // from the pod objects; with `sub_groups`, some multi-member jobs are KAI PodGroups of two
 // subgroups, and no subgroup may ever run short of its minimum while its gang runs.
-void CheckRandomMixes(uint64_t seed, bool sub_groups) {
+// With `evict`, GangReservation's preemptAfterSeconds is on and every pod restarts when
+// evicted (TimedPod::restart_on_eviction): no victim may be a member of a gang of >= 2
+// (minMembers), and evictions must happen.
+void CheckRandomMixes(uint64_t seed, bool sub_groups, bool evict = false) {
   std::mt19937_64 rng(seed);
-  int reservations_seen = 0, split_gangs_run = 0;
+  int reservations_seen = 0, split_gangs_run = 0, evictions = 0;
   for (int iter = 0; iter < 25; ++iter) {
     Scenario sc;
     const int nodes = 2 + static_cast<int>(rng() % 5);
@@ -207,8 +213,10 @@ void CheckRandomMixes(uint64_t seed, bool sub_groups) {
              10 + static_cast<int64_t>(rng() % 2000), /*annotate=*/rng() % 6 != 0, sub_a);
     }
     Finish(&sc);
+    for (auto& tp : sc.pods) tp.restart_on_eviction = evict;
     SimulationOptions o = Options(/*threshold_s=*/static_cast<int64_t>(rng() % 300),
-                                  /*max_reservations=*/1 + static_cast<int32_t>(rng() % 2));
+                                  /*max_reservations=*/1 + static_cast<int32_t>(rng() % 2),
+                                  /*preempt_after_s=*/evict ? 1 + static_cast<int64_t>(rng() % 600) : 0);
     scheduler::Scheduler* sched = nullptr;
     std::map<std::string, int64_t> used;                 // node -> GPUs of bound pods
     std::map<size_t, std::pair<std::string, int64_t>> on_node;  // pod -> node, GPUs
@@ -261,6 +269,22 @@ void CheckRandomMixes(uint64_t seed, bool sub_groups) {
       on_node.erase(it);
       if (!sub_of(i).empty()) --bound_sub[gang_of(i)][sub_of(i)];
     };
+    // The scheduler evicted pod i: it gives its GPUs back; restarted, it is pending again.
+    o.hooks.on_evicted = [&](size_t i, double t, bool restarts) {
+      ++evictions;
+      if (min_member[gang_of(i)] >= 2) {
+        errors.push_back(sc.pods[i].pod.Key() + " of a " + std::to_string(min_member[gang_of(i)]) +
+                         "-member gang evicted at " + std::to_string(t) + " s");
+      }
+      auto it = on_node.find(i);
+      if (it != on_node.end()) {
+        used[it->second.first] -= it->second.second;
+        on_node.erase(it);
+        --bound_of[gang_of(i)];
+        if (!sub_of(i).empty()) --bound_sub[gang_of(i)][sub_of(i)];
+      }
+      if (!restarts) --alive_of[gang_of(i)];
+    };
     o.hooks.on_step = [&](double t) {
       // Never a partial subgroup: a KAI gang with members running has each subgroup at its
       // minimum (its members are bound together and end together).
@@ -288,6 +312,13 @@ void CheckRandomMixes(uint64_t seed, bool sub_groups) {
     SimulationResult res;
     ASSERT_EQ(RunSimulation(sc, o, &res), absl::OkStatus());
     EXPECT_TRUE(res.invariant_violations.empty()) << "iteration " << iter;
+    if (evict) {
+      // Every evicted pod restarted and ran to its end: all pods that ever started end.
+      EXPECT_EQ(res.reservations.evicted_pods, res.restarts) << "iteration " << iter;
+      for (const auto& out : res.outcomes) {
+        if (out.restarts > 0) EXPECT_TRUE(out.scheduled_s.has_value()) << out.pod;
+      }
+    }
     EXPECT_TRUE(errors.empty()) << "iteration " << iter << ": " << errors.size()
                                 << " errors, first: " << (errors.empty() ? "" : errors[0]);
     for (const auto& [gang, subs] : bound_sub) split_gangs_run += bound_of[gang] > 0 ? 1 : 0;
@@ -295,6 +326,7 @@ void CheckRandomMixes(uint64_t seed, bool sub_groups) {
   // The mixes must exercise what is checked.
   EXPECT_GT(reservations_seen, 0);
   if (sub_groups) EXPECT_GT(split_gangs_run, 5);
+  if (evict) EXPECT_GT(evictions, 0);
 }
 
 TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
@@ -303,6 +335,74 @@ TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
 
 TEST(GangReservationSimTest, RandomMixesWithSubGroupsNeverRunAPartialSubGroup) {
   CheckRandomMixes(2027, /*sub_groups=*/true);
+}
+
+TEST(GangReservationSimTest, RandomMixesWithStarvationEvictionKeepEveryInvariant) {
+  CheckRandomMixes(2028, /*sub_groups=*/true, /*evict=*/true);
+}
+
+// Node a (8 GPUs) runs "old" (4 GPUs, from 0 s) and "new" (4 GPUs, from 5 s), both 3,000 s;
+// node b (4 GPUs) runs "pair" (a 2-member gang of 2 GPUs each), 10,000 s; all pinned by
+// nodeSelector. Gang "big" (2 x 2 GPUs, 100 s) arrives at 10 s and fits
+// only once a frees: its reservation is node a, forecast 3,000 s. With preemptAfterSeconds
+// 120 it evicts "new" — the newest, and one victim is enough — which its controller
+// restarts: "new" runs its 3,000 s again once "big" is done and ends; "old" and the
+// gang "pair" are never touched. Off, nothing is evicted and "big" starts at 3,000 s.
+Scenario EvictionScenario() {
+  Scenario sc;
+  sc.nodes = {GpuNode("a", 8), GpuNode("b", 4)};
+  AddJob(&sc, "pair", 2, 2, 0, 10000);
+  AddJob(&sc, "old", 1, 4, 0, 3000);
+  AddJob(&sc, "new", 1, 4, 5, 3000);
+  AddJob(&sc, "big", 2, 2, 10, 100);
+  for (auto& tp : sc.pods) {
+    tp.restart_on_eviction = true;
+    const std::string& n = tp.pod.metadata.name;
+    if (n.rfind("pair-", 0) == 0) tp.pod.spec.node_selector["kubernetes.io/hostname"] = "b";
+    if (n == "old-0" || n == "new-0") tp.pod.spec.node_selector["kubernetes.io/hostname"] = "a";
+  }
+  Finish(&sc);
+  return sc;
+}
+
+TEST(GangReservationSimTest, StarvingGangEvictsTheNewestSmallJobWhichRestartsAndCompletes) {
+  const Scenario sc = EvictionScenario();
+  SimulationResult off, on;
+  ASSERT_EQ(RunSimulation(sc, Options(60), &off), absl::OkStatus());
+  ASSERT_EQ(RunSimulation(sc, Options(60, 1, /*preempt_after_s=*/120), &on), absl::OkStatus());
+  EXPECT_TRUE(off.invariant_violations.empty());
+  EXPECT_TRUE(on.invariant_violations.empty());
+  auto a = Starts(off), b = Starts(on);
+  // Off: the reservation holds, nobody is evicted, the gang starts when "old" ends.
+  EXPECT_EQ(a["t/big-0"], 3000);
+  EXPECT_EQ(off.reservations.evictions, 0);
+  EXPECT_EQ(off.restarts, 0);
+  // On: one eviction of one pod, "new"; the gang starts long before 3,000 s.
+  EXPECT_EQ(on.reservations.evictions, 1);
+  EXPECT_EQ(on.reservations.evicted_pods, 1);
+  EXPECT_EQ(on.restarts, 1);
+  EXPECT_EQ(on.preemption_victims, 1);
+  ASSERT_GT(b["t/big-0"], 0);
+  EXPECT_LT(b["t/big-0"], 3000);
+  EXPECT_EQ(b["t/big-0"], b["t/big-1"]);
+  std::map<std::string, const PodOutcome*> out;
+  for (const auto& o : on.outcomes) out[o.pod] = &o;
+  EXPECT_EQ(out["t/new-0"]->restarts, 1);
+  EXPECT_TRUE(out["t/new-0"]->preempted);
+  EXPECT_EQ(out["t/old-0"]->restarts, 0);
+  EXPECT_EQ(out["t/pair-0"]->restarts, 0);
+  EXPECT_EQ(out["t/pair-1"]->restarts, 0);
+  EXPECT_EQ(b["t/old-0"], 0);
+  EXPECT_EQ(b["t/pair-0"], 0);
+  // "new" ran from 5 s until the eviction, 4 GPUs: that work is lost.
+  // The gang binds after its backoff once the victim is gone: within 30 s of the eviction.
+  EXPECT_LE(on.lost_gpu_seconds, 4 * (b["t/big-0"] - 5));
+  EXPECT_GE(on.lost_gpu_seconds, 4 * (b["t/big-0"] - 5 - 30));
+  // Restarted, it starts again (after the gang's 100 s on a) and runs its full 3,000 s.
+  ASSERT_TRUE(out["t/new-0"]->scheduled_s.has_value());
+  EXPECT_GE(*out["t/new-0"]->scheduled_s, b["t/big-0"]);
+  ASSERT_TRUE(out["t/new-0"]->deleted_s.has_value());
+  EXPECT_EQ(*out["t/new-0"]->deleted_s, *out["t/new-0"]->scheduled_s + 3000);
 }
 
 }  // namespace

@@ -32,6 +32,12 @@ struct TimedPod {
   api::Timestamp arrival = 0;                // virtual ns
   std::optional<api::Timestamp> deletion;    // absolute virtual ns (trace deletion_time)
   std::optional<int64_t> run_duration_ns;    // deleted this long after it is bound
+  // Owned by a controller that recreates it when the scheduler evicts it (preemption,
+  // reclaim, starvation eviction) while it runs: the simulator creates the pod again under
+  // its name (a new object, new UID; as the Kubeflow training operator and StatefulSets
+  // recreate their pods by name) at once, and it runs its full run_duration_ns again once
+  // bound. The work it lost counts in SimulationResult::restarts / lost_gpu_seconds.
+  bool restart_on_eviction = false;
 };
 
 // A node that joins the cluster during the run (a later event of the simulation).

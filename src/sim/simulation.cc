@@ -29,12 +29,13 @@ namespace phalanx::sim {
 
 namespace {
 
-enum class EvKind { kCreatePod, kDeletePod, kCreateNode, kReleaseClaims };
+enum class EvKind { kCreatePod, kDeletePod, kCreateNode, kReleaseClaims, kRecreatePod };
 struct Ev {
   api::Timestamp t;
   uint64_t seq;
   EvKind kind;
   size_t pod;  // index into scenario.pods (kCreateNode: into scenario.later_nodes)
+  uint32_t incarnation = 0;  // kDeletePod: of the pod's incarnation it was pushed for
   bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
@@ -247,6 +248,7 @@ class Driver {
       res_->gpu_milli_capacity += 1000.0 * node_gpus_[n.metadata.name].count;
     }
     pod_gpu_milli_.assign(sc_.pods.size(), 0.0);
+    incarnation_.assign(sc_.pods.size(), 0);
   }
 
   bool HasGpus() const {
@@ -267,7 +269,10 @@ class Driver {
     return sched_->Profile(pod.spec.scheduler_name) != nullptr;
   }
 
-  void Push(api::Timestamp t, EvKind kind, size_t pod) { events_.push({t, seq_++, kind, pod}); }
+  void Push(api::Timestamp t, EvKind kind, size_t pod) {
+    const uint32_t inc = kind == EvKind::kDeletePod && pod < incarnation_.size() ? incarnation_[pod] : 0;
+    events_.push({t, seq_++, kind, pod, inc});
+  }
 
   void InstallCallbacks() {
     sched_->on_bound = [this](const api::Pod& pod, const std::string& node) { OnBound(pod, node); };
@@ -295,6 +300,7 @@ class Driver {
                              pdbs_stale_ = true;
                              auto it = index_.find(p->Key());
                              if (it == index_.end()) return;
+                             if (!in_sim_delete_) EvictedByScheduler(it->second);
                              ReleaseGpuMilli(it->second);
                              // The resourceclaim controller's part, after this event (a
                              // handler does not write back to the store).
@@ -332,6 +338,39 @@ class Driver {
     if (opts_.hooks.on_bound) opts_.hooks.on_bound(i, pod, node, Seconds(clock_.Now()));
     const TimedPod& tp = sc_.pods[i];
     if (tp.run_duration_ns) Push(clock_.Now() + *tp.run_duration_ns, EvKind::kDeletePod, i);
+  }
+
+  // The scheduler deleted pod i (preemption, reclaim, starvation eviction): a running pod
+  // whose controller restarts it (TimedPod::restart_on_eviction) is created again now and
+  // its lost work counted; its pending departure no longer applies (incarnation).
+  void EvictedByScheduler(size_t i) {
+    PodOutcome& o = res_->outcomes[i];
+    const bool restarts = sc_.pods[i].restart_on_eviction && o.scheduled_s && !o.deleted_s;
+    if (opts_.hooks.on_evicted) opts_.hooks.on_evicted(i, Seconds(clock_.Now()), restarts);
+    if (!restarts) return;
+    const double ran = Seconds(clock_.Now()) - *o.scheduled_s;
+    res_->lost_gpu_seconds += ran * pod_gpu_milli_[i] / 1000.0;
+    ++res_->restarts;
+    ++o.restarts;
+    o.scheduled_s.reset();
+    o.node.clear();
+    ++incarnation_[i];
+    Push(clock_.Now(), EvKind::kRecreatePod, i);
+  }
+
+  // Pod i again, as its controller creates it after an eviction (same name, new UID).
+  api::Status RecreatePod(size_t i) {
+    const TimedPod& tp = sc_.pods[i];
+    auto r = store_.CreatePod(api::Pod(tp.pod));
+    if (!r.ok()) {
+      return absl::InvalidArgumentError("Pod " + tp.pod.Key() + " (restart): " +
+                                        std::string(r.message()));
+    }
+    const api::Status claims = dra_claims_.OnPodCreated(
+        tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_,
+        tp.pod.metadata.name);
+    if (!claims.ok()) res_->outcomes[i].reason = std::string(claims.message());
+    return absl::OkStatus();
   }
 
   void ReleaseGpuMilli(size_t i) {
@@ -448,8 +487,10 @@ class Driver {
           dra_claims_.OnPodGone(it->second);
           gone_with_claims_.erase(it);
         }
-      } else {
-        DeletePod(e.pod);
+      } else if (e.kind == EvKind::kRecreatePod) {
+        if (auto s = RecreatePod(e.pod); !s.ok()) return s;
+      } else if (e.incarnation == incarnation_[e.pod]) {  // a departure of an evicted
+        DeletePod(e.pod);                                  // incarnation no longer applies
       }
     }
     return absl::OkStatus();
@@ -505,9 +546,11 @@ class Driver {
     const TimedPod& tp = sc_.pods[i];
     PodOutcome& o = res_->outcomes[i];
     if (o.deleted_s) return;
+    in_sim_delete_ = true;
     auto r = store_.DeletePod(
         tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_,
         tp.pod.metadata.name);
+    in_sim_delete_ = false;
     if (!r.ok()) return;
     o.deleted_s = Seconds(clock_.Now());
     if (!o.scheduled_s) {
@@ -702,6 +745,8 @@ class Driver {
   std::unordered_map<std::string, size_t> index_;  // pod key -> scenario index
   std::unordered_map<std::string, gpu::NodeGpus> node_gpus_;
   std::vector<double> pod_gpu_milli_;  // GPU milli held per pod
+  std::vector<uint32_t> incarnation_;  // per pod: restarts after eviction (Ev::incarnation)
+  bool in_sim_delete_ = false;         // DeletePod is deleting (a departure, not an eviction)
   UsageSample cur_;                    // its gpu_milli: held by bound pods now
   UsageTracker usage_;
   std::unordered_map<size_t, std::vector<std::string>> last_reasons_;
@@ -735,6 +780,10 @@ std::string FormatSummary(const SimulationResult& r) {
     o << "preemptions: " << r.preemptions << "  preemption victims: " << r.preemption_victims
       << "  PodDisruptionBudget violations: " << r.pdb_violations << "\n";
   }
+  if (r.restarts > 0) {
+    std::snprintf(buf, sizeof(buf), "%.1f", r.lost_gpu_seconds / 3600.0);
+    o << "restarts after eviction: " << r.restarts << " pods  lost GPU-hours: " << buf << "\n";
+  }
   if (!r.pending_reasons.empty()) {
     o << "never-scheduled pods by reason of their last attempt:\n";
     std::vector<std::pair<size_t, std::string>> v;
@@ -760,6 +809,10 @@ std::string FormatSummary(const SimulationResult& r) {
     o << "gang reservations: " << r.reservations.made << " made  (" << r.reservations.released_bound
       << " started, " << r.reservations.expired << " expired, " << r.reservations.released_gone
       << " gang gone)  " << r.reservations.not_made << " failed cycles over the threshold without one\n";
+    if (r.reservations.evictions > 0) {
+      o << "starvation evictions: " << r.reservations.evictions << " (" << r.reservations.evicted_pods
+        << " pods evicted)\n";
+    }
   }
   if (!r.queues.empty()) {
     o << "queues (" << r.queue_resource << (r.queue_resource == "cpu" ? " cores" : "")
@@ -799,6 +852,7 @@ api::Status WriteOutcomesJsonl(const SimulationResult& r, const std::string& pat
     j["reason"] = o.scheduled_s ? nlohmann::json(nullptr) : nlohmann::json(o.reason);
     if (o.prebound) j["prebound"] = true;
     if (o.preempted) j["preempted"] = true;
+    if (o.restarts > 0) j["restarts"] = o.restarts;
     out << j.dump() << "\n";
   }
   if (!out) return absl::InternalError(path + ": write failed");
@@ -823,7 +877,11 @@ std::string ResultJson(const SimulationResult& r) {
                        {"released_started", r.reservations.released_bound},
                        {"expired", r.reservations.expired},
                        {"released_gone", r.reservations.released_gone},
-                       {"not_made", r.reservations.not_made}};
+                       {"not_made", r.reservations.not_made},
+                       {"evictions", r.reservations.evictions},
+                       {"evicted_pods", r.reservations.evicted_pods}};
+  j["restarts"] = r.restarts;
+  j["lost_gpu_hours"] = r.lost_gpu_seconds / 3600.0;
   j["virtual_seconds"] = r.virtual_seconds;
   j["wall_seconds"] = r.wall_seconds;
   j["pending_reasons"] = r.pending_reasons;

@@ -42,8 +42,11 @@ struct SimulationHooks {
   std::function<void(size_t pod, double t)> on_arrival;
   std::function<void(size_t pod, const api::Pod& pod_obj, const std::string& node, double t)>
       on_bound;
-  // The pod was deleted (bound or not).
+  // The pod was deleted (bound or not) by the scenario (its departure or deletion time).
   std::function<void(size_t pod, double t)> on_deleted;
+  // The scheduler deleted the pod (preemption, reclaim, starvation eviction); `restarts`:
+  // its controller creates it again at once (TimedPod::restart_on_eviction, it was running).
+  std::function<void(size_t pod, double t, bool restarts)> on_evicted;
   // After the events due at `t` were applied and the scheduler has nothing left to do.
   std::function<void(double t)> on_step;
   // Once the loop stopped (the run ended, or SimulationOptions::stop_at_s was reached),
@@ -95,6 +98,9 @@ struct PodOutcome {
   bool prebound = false;
   // Evicted by preemption (DefaultPreemption's "Preempted" event).
   bool preempted = false;
+  // TimedPod::restart_on_eviction: times the pod was evicted while running and recreated
+  // (scheduled_s / node are then those of its last incarnation).
+  int restarts = 0;
 };
 
 struct ResourceUsage {
@@ -155,6 +161,11 @@ struct SimulationResult {
   // Preemptions that evicted (a pod's, a gang's, a queue reclaim's), each with its victims.
   int64_t preemptions = 0;
   size_t pod_disruption_budgets = 0;  // in the scenario
+  // Pods evicted while running and recreated by their controller
+  // (TimedPod::restart_on_eviction), and the GPU time they had run and lost (GPUs x
+  // seconds from their bind to their eviction; counted in the GPU allocation figures too).
+  int64_t restarts = 0;
+  double lost_gpu_seconds = 0;
   // Gang reservations (GangReservation plugin, gang/reservation.h): made, released when the
   // gang started / was gone, expired, and failed cycles over the threshold that got none.
   gang::ReservationCounters reservations;

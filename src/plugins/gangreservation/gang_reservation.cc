@@ -47,7 +47,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangReservation::New(
   bool has_content = false;
   if (!helper::CheckArgsMap(args, "GangReservationArgs",
                             {"reservationThresholdSeconds", "reservationGraceSeconds",
-                             "maxReservations", "minMembers"},
+                             "maxReservations", "minMembers", "preemptAfterSeconds"},
                             &errs, &has_content)) {
     return helper::ArgsError(errs, "GangReservationArgs");
   }
@@ -66,6 +66,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangReservation::New(
         } else if (key == "maxReservations") {
           st = ReadSeconds(kv.second, key, 1, &v);
           s.max_reservations = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
+        } else if (key == "preemptAfterSeconds") {
+          st = ReadSeconds(kv.second, key, 0, &v);
+          s.preempt_after_ns = std::min<int64_t>(v, int64_t{1} << 32) * api::kNanosPerSecond;
         } else if (key == "minMembers") {
           st = ReadSeconds(kv.second, key, 1, &v);
           s.min_members = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));

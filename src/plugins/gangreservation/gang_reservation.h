@@ -26,6 +26,15 @@
 //                                           started by forecast start + grace expires and
 //                                           is planned again at the gang's next failure)
 //   maxReservations: int >= 1              (default 1: EASY backfill, one at a time)
+//   minMembers: int >= 1                   (default 2: smaller gangs never reserve, and are
+//                                           the only possible victims of preemptAfterSeconds)
+//   preemptAfterSeconds: int >= 0          (default 0 = off: a gang holding a reservation
+//                                           that has waited this long, its forecast start
+//                                           still ahead, evicts the pods on its reserved
+//                                           nodes that keep it from starting now — whole
+//                                           jobs, never a member of a gang of >= minMembers,
+//                                           never a higher priority, the fewest and most
+//                                           recently started first; reservation_eviction.cc)
 #pragma once
 
 #include <memory>

@@ -65,6 +65,19 @@ TEST(GangReservationTest, ArgsConfigureTheLedgerAndAreValidated) {
   EXPECT_EQ(s.grace_ns, 5 * kS);
   EXPECT_EQ(s.max_reservations, 2);
   EXPECT_EQ(s.min_members, 3);
+  EXPECT_EQ(s.preempt_after_ns, 0);  // eviction off by default
+  EXPECT_FALSE(s.evicts());
+  ASSERT_TRUE(NewWith("{reservationThresholdSeconds: 60, preemptAfterSeconds: 3600}", h).ok());
+  EXPECT_EQ(ledger.Settings().preempt_after_ns, 3600 * kS);
+  EXPECT_TRUE(ledger.Settings().evicts());
+  // Eviction needs reservations: with threshold 0 nothing is reserved, so nothing evicts.
+  ASSERT_TRUE(NewWith("{reservationThresholdSeconds: 0, preemptAfterSeconds: 3600}", h).ok());
+  EXPECT_FALSE(ledger.Settings().evicts());
+  auto neg = NewWith("{preemptAfterSeconds: -5}", h);
+  ASSERT_FALSE(neg.ok());
+  EXPECT_EQ(neg.status().Message(),
+            "GangReservationArgs: preemptAfterSeconds: Invalid value: -5: must be greater than "
+            "or equal to 0");
   auto bad = NewWith("{maxReservations: 0}", h);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().Message(),
