@@ -216,7 +216,7 @@ std::vector<std::string> Scheduler::EvictForReservation(framework::Framework& fw
   for (size_t i = 0; i < names.size() && i < 8; ++i) list += (i ? ", " : "") + names[i];
   if (names.size() > 8) list += ", ... (" + std::to_string(names.size() - 8) + " more)";
   const std::string msg = "Evicted " + std::to_string(names.size()) +
-                          " pod(s) on the nodes reserved for gang " + key + " (" + note +
+                          " pod(s) so that gang " + key + " can start (on its reserved nodes, else anywhere; " + note +
                           "): " + list;
   gang_coordinator_->RecordReservationEviction(plan.units[0], msg);
   reservations_->CountEviction(static_cast<int64_t>(names.size()));
