@@ -316,7 +316,9 @@ void CheckRandomMixes(uint64_t seed, bool sub_groups, bool evict = false) {
       // Every evicted pod restarted and ran to its end: all pods that ever started end.
       EXPECT_EQ(res.reservations.evicted_pods, res.restarts) << "iteration " << iter;
       for (const auto& out : res.outcomes) {
-        if (out.restarts > 0) EXPECT_TRUE(out.scheduled_s.has_value()) << out.pod;
+        if (out.restarts > 0) {
+          EXPECT_TRUE(out.scheduled_s.has_value()) << out.pod;
+        }
       }
     }
     EXPECT_TRUE(errors.empty()) << "iteration " << iter << ": " << errors.size()
@@ -325,8 +327,12 @@ void CheckRandomMixes(uint64_t seed, bool sub_groups, bool evict = false) {
   }
   // The mixes must exercise what is checked.
   EXPECT_GT(reservations_seen, 0);
-  if (sub_groups) EXPECT_GT(split_gangs_run, 5);
-  if (evict) EXPECT_GT(evictions, 0);
+  if (sub_groups) {
+    EXPECT_GT(split_gangs_run, 5);
+  }
+  if (evict) {
+    EXPECT_GT(evictions, 0);
+  }
 }
 
 TEST(GangReservationSimTest, RandomMixesNeverOvercommitNorHoldForGoneGangs) {
