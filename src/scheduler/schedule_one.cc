@@ -107,7 +107,10 @@ void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* foll
     }
     diag->pre_filter_msg = s.Message();
     RecordRejection(diag, s);
-    for (const auto* ni : all) diag->node_statuses.emplace_back(ni->name(), s);
+    for (const auto* ni : all) {
+      diag->node_statuses.emplace_back(ni->name(), s);
+      diag->node_infos.push_back(ni);
+    }
     return;
   }
   if (follow && pfr.all_nodes) {
@@ -218,6 +221,7 @@ void Scheduler::FilterNodes(const FilterPass& pass, const std::vector<const Node
       }
       RecordRejection(pass.diag, fs);
       pass.diag->node_statuses.emplace_back(ni->name(), std::move(fs));
+      pass.diag->node_infos.push_back(ni);
     }
   }
   next_start_node_index_ = (start + processed) % n;
@@ -300,7 +304,20 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
       }
     }
   }
-  if (pass.feasible->empty()) return;  // FilterNodes runs again for the Diagnosis
+  if (pass.feasible->empty()) {
+    // Every node was looked at and none fits: the Diagnosis FilterNodes would build (each
+    // node's status in walk order; the start index stays) comes from the verdicts just
+    // taken, instead of filtering every node a second time.
+    for (size_t k = 0; k < n; ++k) {
+      const size_t slot = (start + k) % n;
+      RecordRejection(pass.diag, c.status[slot]);
+      pass.diag->node_statuses.emplace_back(nodes[slot]->name(), c.status[slot]);
+      pass.diag->node_infos.push_back(nodes[slot]);
+    }
+    c.walked = true;
+    c.evaluated = static_cast<int>(n);
+    return;
+  }
   c.walked = true;
   c.evaluated = static_cast<int>(processed);
   next_start_node_index_ = (start + processed) % n;
@@ -562,8 +579,13 @@ void Scheduler::HandleFailedAttempt(framework::Framework& fwk, const QueuedPodIn
   std::string nominated;
   if (s.IsRejected() && fwk.HasPostFilterPlugins()) {
     framework::NodeToStatus m;
-    for (auto& [name, st] : diag.node_statuses) {
-      if (const NodeInfo* ni = snapshot_.Get(name)) m.statuses.emplace_back(ni, st);
+    const bool aligned = diag.node_infos.size() == diag.node_statuses.size();
+    m.statuses.reserve(diag.node_statuses.size());
+    for (size_t i = 0; i < diag.node_statuses.size(); ++i) {
+      const auto& [name, st] = diag.node_statuses[i];
+      if (const NodeInfo* ni = aligned ? diag.node_infos[i] : snapshot_.Get(name)) {
+        m.statuses.emplace_back(ni, st);
+      }
     }
     framework::PostFilterResult pr;
     Status ps = fwk.RunPostFilterPlugins(state, *qp->pod_info, m, &pr);

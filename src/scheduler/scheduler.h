@@ -102,6 +102,10 @@ struct SchedulerOptions {
 struct Diagnosis {
   int num_all_nodes = 0;
   std::vector<std::pair<std::string, framework::Status>> node_statuses;  // failed nodes
+  // The snapshot's NodeInfo of each entry of node_statuses, when every path that added
+  // one (the Filter walks, a PreFilter rejection) also added it here; a different size
+  // means unknown (look the names up). Saves PostFilter a lookup per failed node.
+  std::vector<const framework::NodeInfo*> node_infos;
   std::set<std::string> unschedulable_plugins;
   std::set<std::string> pending_plugins;
   std::string pre_filter_msg;
@@ -396,8 +400,9 @@ class Scheduler {
   // FilterNodes over every node of the snapshot for a pod of pass.cache's signature: the
   // same window, stop and start-index update, but nodes with a valid cached verdict are
   // not filtered again (the others are, and are cached). Sets cache->walked,
-  // feasible_slots and evaluated when it found a feasible node; with none it leaves the
-  // start index and the Diagnosis alone (the caller then runs FilterNodes for them).
+  // feasible_slots and evaluated when it walked the nodes without an error; when no node
+  // fits it fills the Diagnosis as FilterNodes would (every node's status in walk order)
+  // and leaves the start index.
   void FilterNodesCached(const FilterPass& pass);
   // Places `pod` (PreFilter already run on `state`) from `batch`; false when the batch has
   // no node left for it (or cannot be kept up to date), with *err set on a plugin error.
