@@ -180,6 +180,20 @@ struct NodeResultCache {
   std::vector<int64_t> generation;
   std::vector<uint8_t> fits;
   std::vector<framework::Status> status;
+  // Per slot, with `node_local`: the node's list of nominated pods when it was filtered
+  // (Handle::NominatedPodsViewForNode; the nominator makes a new list object when the
+  // node's nominations change), part of the slot's validity.
+  std::vector<std::shared_ptr<const std::vector<framework::PodInfoPtr>>> nominated;
+  // Kept after a failed cycle of the canonical's signature (preemptors that fit nowhere,
+  // one after another): while no pod in the cluster has (anti-)affinity terms, no gang
+  // reservation exists and the scheduler's object epoch stays `epoch`, a signable pod's
+  // Filter verdict on a node depends only on that node's NodeInfo and nominated pods
+  // (framework::BatchablePlugin, Handle::ClusterObjectEpoch), so each slot stays valid
+  // while its NodeInfo, generation and nominated list are unchanged, whatever else
+  // changed; raw scores are dropped. Pods of other signatures bypass such a cache.
+  bool keep_failed = false;
+  bool node_local = false;  // slots are checked against `nominated` too
+  uint64_t epoch = 0;
   framework::RawScoreCache scores;
   int64_t filtered = 0;  // Filter evaluations the cache ran (statistics, tests)
   // Set by the cycle's Filter walk when it used the cache: the feasible nodes' slots and
@@ -193,11 +207,14 @@ struct NodeResultCache {
     generation.clear();
     fits.clear();
     status.clear();
+    nominated.clear();
     scores.Clear();
   }
   void Reset() {
     canonical = nullptr;
     canonical_ref.reset();
+    keep_failed = false;
+    node_local = false;
     ClearNodes();
   }
 };
@@ -350,6 +367,9 @@ class Scheduler {
   // batchStateCompatible (consecutive cycle, last pod succeeded, same signature).
   NodeResultCache* PlainBatchFor(framework::Framework* fwk, int64_t cycle,
                                  const ClusterMark& mark);
+  // Whether Filter verdicts of signable pods are node-local now (NodeResultCache
+  // keep_failed): no pod with (anti-)affinity terms in the snapshot, no gang reservation.
+  bool FilterVerdictsNodeLocal() const;
   // After a plain-pod cycle: keeps the batch for the next cycle when the pod was assumed
   // on `host` (assumed == true), drops it otherwise.
   void AfterPlainCycle(framework::Framework* fwk, const framework::PodInfoPtr& pod,
