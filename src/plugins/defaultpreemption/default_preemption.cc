@@ -531,6 +531,60 @@ std::pair<int64_t, int64_t> DefaultPreemption::MemoHitsAndMisses() {
   return {memo_.hits, memo_.misses};
 }
 
+void DefaultPreemption::DryRunNode(Context& ctx, const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& src,
+                                   const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                                   bool memo, NodeOutcome* r) {
+  const std::string& uid = pod.Pod().metadata.uid;
+  // The memo: an outcome kept for this NodeInfo at this generation with the same list of
+  // nominated pods (the scheduler's cached list object; a list that names the preemptor
+  // itself is never keyed on, as NominatedToAdd leaves the preemptor out).
+  std::shared_ptr<const std::vector<PodInfoPtr>> view;
+  bool keyable = false;
+  if (memo) {
+    view = handle_->NominatedPodsViewForNode(src);
+    keyable = view == nullptr ||
+              std::none_of(view->begin(), view->end(),
+                           [&](const PodInfoPtr& p) { return p->Pod().metadata.uid == uid; });
+  }
+  if (keyable) {
+    absl::ReaderMutexLock l(&memo_.mu);
+    auto it = memo_.nodes.find(&src);
+    if (it != memo_.nodes.end() && it->second.generation == src.generation() &&
+        it->second.nominated == view) {
+      r->s = it->second.status;
+      r->c = it->second.candidate;
+      r->hit = true;
+      return;
+    }
+  }
+  auto keep = [&] {
+    if (!keyable || r->s.IsError() || !Memoizable(src)) return;
+    r->store = true;
+    r->generation = src.generation();
+    r->nominated = std::move(view);
+  };
+  // Fast path, same outcome as SelectVictimsOnNode: a node without a victim (a
+  // lower-priority pod) has none to remove; skip copying its NodeInfo and the CycleState.
+  if (std::none_of(src.pods().begin(), src.pods().end(),
+                   [&](const PodInfoPtr& p) { return ctx.IsVictim(p->Pod()); })) {
+    r->s = Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
+    keep();
+    return;
+  }
+  // The nominated pods are looked up once per node, through the snapshot NodeInfo (whose
+  // lookup the scheduler caches), not through the copy.
+  const std::vector<PodInfoPtr> nominated = NominatedToAdd(pod, src);
+  NodeInfo node = src;
+  auto state_copy = state.Clone();
+  r->s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, nominated, &r->c);
+  if (r->s.IsSuccess() && r->c.victims.empty()) {
+    r->s = Status::Error("expected at least one victim pod on node \"" + node.name() + "\"");
+  }
+  r->c.node = node.name();
+  keep();
+}
+
 std::vector<Candidate> DefaultPreemption::DryRunPreemption(
     const CycleState& state, const PodInfo& pod,
     const std::vector<const NodeInfo*>& potential_nodes, int32_t offset, int32_t num_candidates,
@@ -552,72 +606,16 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
   framework::Parallelizer* par = handle_->GetParallelizer();
   // A caller's victim filter (queue reclaim) is not required to be thread-safe.
   const bool parallel = par != nullptr && par->parallelism() > 1 && is_victim == nullptr;
-  // One node's dry run: Success with victims in c, or the node's status.
-  struct NodeResult {
-    Status s;
-    Candidate c;
-    bool hit = false;    // the outcome came from the memo
-    bool store = false;  // a memo miss to keep: its NodeInfo's generation and nominated pods
-    int64_t generation = 0;
-    std::shared_ptr<const std::vector<PodInfoPtr>> nominated;
-  };
-  std::vector<NodeResult> results;
-  const std::string& uid = pod.Pod().metadata.uid;
-  auto evaluate = [&](const NodeInfo& src, NodeResult* r) {
-    // The memo: an outcome kept for this NodeInfo at this generation with the same list of
-    // nominated pods (the scheduler's cached list object; a list that names the preemptor
-    // itself is never keyed on, as NominatedToAdd leaves the preemptor out).
-    std::shared_ptr<const std::vector<PodInfoPtr>> view;
-    bool keyable = false;
-    if (memo) {
-      view = handle_->NominatedPodsViewForNode(src);
-      keyable = view == nullptr ||
-                std::none_of(view->begin(), view->end(),
-                             [&](const PodInfoPtr& p) { return p->Pod().metadata.uid == uid; });
-    }
-    if (keyable) {
-      absl::ReaderMutexLock l(&memo_.mu);
-      auto it = memo_.nodes.find(&src);
-      if (it != memo_.nodes.end() && it->second.generation == src.generation() &&
-          it->second.nominated == view) {
-        r->s = it->second.status;
-        r->c = it->second.candidate;
-        r->hit = true;
-        return;
-      }
-    }
-    auto keep = [&] {
-      if (!keyable || r->s.IsError() || !Memoizable(src)) return;
-      r->store = true;
-      r->generation = src.generation();
-      r->nominated = std::move(view);
-    };
-    // Fast path, same outcome as SelectVictimsOnNode: a node without a victim (a
-    // lower-priority pod) has none to remove; skip copying its NodeInfo and the CycleState.
-    if (std::none_of(src.pods().begin(), src.pods().end(),
-                     [&](const PodInfoPtr& p) { return ctx.IsVictim(p->Pod()); })) {
-      r->s = Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
-      keep();
-      return;
-    }
-    // The nominated pods are looked up once per node, through the snapshot NodeInfo (whose
-    // lookup the scheduler caches), not through the copy.
-    const std::vector<PodInfoPtr> nominated = NominatedToAdd(pod, src);
-    NodeInfo node = src;
-    auto state_copy = state.Clone();
-    r->s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, nominated, &r->c);
-    if (r->s.IsSuccess() && r->c.victims.empty()) {
-      r->s = Status::Error("expected at least one victim pod on node \"" + node.name() + "\"");
-    }
-    r->c.node = node.name();
-    keep();
+  std::vector<NodeOutcome> results;
+  auto evaluate = [&](const NodeInfo& src, NodeOutcome* r) {
+    DryRunNode(ctx, state, pod, src, pdbs, memo, r);
   };
   // After a block: keeps its misses' outcomes (before the results are moved out).
   auto remember = [&](size_t first, size_t count) {
     if (!memo) return;
     absl::MutexLock l(&memo_.mu);
     for (size_t k = 0; k < count; ++k) {
-      NodeResult& r = results[k];
+      NodeOutcome& r = results[k];
       if (r.hit) ++memo_.hits;
       if (!r.store) continue;
       ++memo_.misses;
@@ -632,7 +630,7 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
                                 : 1;
   for (size_t first = 0; first < n; first += block) {
     const size_t count = std::min(block, n - first);
-    results.assign(count, NodeResult{});
+    results.assign(count, NodeOutcome{});
     auto node_at = [&](size_t k) -> const NodeInfo& {
       return *potential_nodes[(static_cast<size_t>(offset) + first + k) % n];
     };
@@ -645,7 +643,7 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
     }
     remember(first, count);
     for (size_t k = 0; k < count; ++k) {
-      NodeResult& r = results[k];
+      NodeOutcome& r = results[k];
       if (r.s.IsSuccess()) {
         auto& list = r.c.num_pdb_violations == 0 ? non_violating : violating;
         if (list.size() < cap) list.push_back(std::move(r.c));

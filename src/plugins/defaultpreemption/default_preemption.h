@@ -296,6 +296,21 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   bool PrepareMemo(const framework::PodInfo& pod, int32_t priority,
                    const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
                    const VictimFilter* is_victim) ABSL_LOCKS_EXCLUDED(memo_.mu);
+  // One node's dry run (DryRunPreemption): Success with victims in c, or the node's
+  // status; from the memo when `memo` and the node's entry is valid (hit), else computed
+  // and marked for the memo when it may be kept (store).
+  struct NodeOutcome {
+    framework::Status s;
+    Candidate c;
+    bool hit = false;
+    bool store = false;
+    int64_t generation = 0;  // with store: the NodeInfo's generation and nominated list
+    std::shared_ptr<const std::vector<framework::PodInfoPtr>> nominated;
+  };
+  void DryRunNode(Context& ctx, const framework::CycleState& state, const framework::PodInfo& pod,
+                  const framework::NodeInfo& src,
+                  const std::vector<api::PodDisruptionBudgetPtr>& pdbs, bool memo,
+                  NodeOutcome* r) ABSL_LOCKS_EXCLUDED(memo_.mu);
   // Whether `node`'s outcome may be kept: no pod of a gang, no start time after now.
   bool Memoizable(const framework::NodeInfo& node) const;
 
