@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeindex>
@@ -143,6 +144,16 @@ class Handle {
   // Every PodDisruptionBudget of the scheduler's PDB informer, in namespace/name order
   // (upstream's pdbLister.List, read by DefaultPreemption); empty when none is wired.
   virtual std::vector<api::PodDisruptionBudgetPtr> PodDisruptionBudgets() const { return {}; }
+  // The KEP-5598 pod signature of this profile (Framework::SameSignature: every
+  // PreFilter/Filter/PreScore/Score plugin is a BatchablePlugin that finds the two pods the
+  // same). False by default: a handle that does not know is never batched on.
+  virtual bool SameSignature(const PodInfo& canonical, const PodInfo& pod) const { return false; }
+  // A counter that moves with every event of a cluster object other than pods and nodes
+  // that a plugin may read (PriorityClasses, PodDisruptionBudgets, namespaces, storage and
+  // DRA objects, PodGroups and queues; the scheduler's object epoch, also bumped by
+  // scheduling-relevant updates of pending pods), for callers that cache results across
+  // cycles. nullopt: not tracked (such callers must not cache).
+  virtual std::optional<uint64_t> ClusterObjectEpoch() const { return std::nullopt; }
 };
 
 }  // namespace phalanx::framework

@@ -54,6 +54,8 @@ struct FrameworkOptions {
       for_each_namespace;
   // PodDisruptionBudgets (nullptr: no PDB informer, none).
   std::function<std::vector<api::PodDisruptionBudgetPtr>()> pod_disruption_budgets;
+  // Handle::ClusterObjectEpoch (nullptr: not tracked).
+  std::function<uint64_t()> cluster_object_epoch;
   int32_t percentage_of_nodes_to_score = 0;  // global value; the profile may override
 };
 
@@ -182,7 +184,7 @@ class Framework final : public Handle {
   // unsupported fields.
   // SameSignature(p, p) says whether `p` can start a batch. False for a profile with a
   // plugin that is not batchable.
-  bool SameSignature(const PodInfo& canonical, const PodInfo& pod) const;
+  bool SameSignature(const PodInfo& canonical, const PodInfo& pod) const override;
   Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node);
   void RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node);
   // Success, rejection, or Wait: then the pod is registered as waiting and `on_done` runs
@@ -253,6 +255,10 @@ class Framework final : public Handle {
   std::vector<api::PodDisruptionBudgetPtr> PodDisruptionBudgets() const override {
     return opts_.pod_disruption_budgets ? opts_.pod_disruption_budgets()
                                         : std::vector<api::PodDisruptionBudgetPtr>{};
+  }
+  std::optional<uint64_t> ClusterObjectEpoch() const override {
+    if (!opts_.cluster_object_epoch) return std::nullopt;
+    return opts_.cluster_object_epoch();
   }
 
  private:

@@ -41,6 +41,41 @@ class FakeNodeLister final : public framework::NodeInfoLister {
       if (!n->pods_with_required_anti_affinity().empty()) anti_affinity_.push_back(n.get());
     }
   }
+  // Like Set, but keeps the NodeInfo object of each node whose name and (nonzero)
+  // generation are those of a node already listed, as the scheduler's snapshot keeps the
+  // NodeInfos of unchanged nodes (caches keyed by NodeInfo and generation see them again).
+  void Update(std::vector<framework::NodeInfo> nodes) {
+    std::map<std::string, std::unique_ptr<framework::NodeInfo>> old;
+    for (auto& n : storage_) {
+      std::string name = n->name();
+      old[name] = std::move(n);
+    }
+    std::vector<std::unique_ptr<framework::NodeInfo>> kept;
+    for (auto& n : nodes) {
+      auto it = old.find(n.name());
+      if (n.generation() != 0 && it != old.end() && it->second->generation() == n.generation()) {
+        kept.push_back(std::move(it->second));
+        old.erase(it);
+      } else {
+        kept.push_back(std::make_unique<framework::NodeInfo>(std::move(n)));
+      }
+    }
+    storage_.clear();
+    list_.clear();
+    affinity_.clear();
+    anti_affinity_.clear();
+    image_counts_.clear();
+    storage_ = std::move(kept);
+    for (auto& n : storage_) {
+      for (const auto& [name, st] : n->image_states()) ++image_counts_[name];
+    }
+    for (auto& n : storage_) {
+      for (auto& [name, st] : n->image_states()) st.num_nodes = image_counts_[name];
+      list_.push_back(n.get());
+      if (!n->pods_with_affinity().empty()) affinity_.push_back(n.get());
+      if (!n->pods_with_required_anti_affinity().empty()) anti_affinity_.push_back(n.get());
+    }
+  }
   const std::vector<const framework::NodeInfo*>& List() const override { return list_; }
   const std::vector<const framework::NodeInfo*>& HavePodsWithAffinityList() const override {
     return affinity_;

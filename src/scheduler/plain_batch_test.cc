@@ -336,5 +336,120 @@ TEST(PlainBatchTest, BatchesConsecutivePodsOfOneSignatureOnly) {
   }
 }
 
+// Preemptors one after another (issue 24; NodeResultCache keep_failed): nodes full of
+// low-priority pods, then high-priority pods that fit nowhere until they evict. Each
+// preemptor's failed cycle keeps the Filter verdicts for the next one of its signature
+// across the evictions, nominations, bindings and other changes in between (pods bound by
+// another scheduler, cordons, deleted pods, a pod with anti-affinity that makes verdicts
+// non-local). With batching on and off the same pods must be evicted, nominated to the
+// same nodes and placed on the same nodes, attempt by attempt.
+struct PreemptionOutcome {
+  std::vector<std::string> trace;  // after each scheduling attempt: every pod's state
+  int64_t batched = 0;
+};
+
+PreemptionOutcome RunPreemptionScenario(uint64_t seed, bool batching) {
+  std::mt19937_64 rng(seed);
+  SchedulerTestOptions o;
+  o.seed = seed;
+  o.opportunistic_batching = batching;
+  SchedulerTestEnv env(std::move(o));
+  const int num_nodes = 8 + static_cast<int>(rng() % 40);
+  std::vector<std::string> pods;
+  for (int i = 0; i < num_nodes; ++i) {
+    const std::string node = "n" + std::to_string(i);
+    EXPECT_TRUE(env.store
+                    .CreateNode(NodeBuilder(node)
+                                    .Capacity({{"cpu", "4"}, {"memory", "16Gi"}, {"pods", "110"}})
+                                    .Obj())
+                    .ok());
+    for (int k = 0, n = 2 + static_cast<int>(rng() % 3); k < n; ++k) {
+      const std::string name = "low-" + node + "-" + std::to_string(k);
+      EXPECT_TRUE(env.store
+                      .CreatePod(PodBuilder(name)
+                                     .Priority(static_cast<int32_t>(rng() % 3))
+                                     .Req("cpu", "900m")
+                                     .NodeName(node)
+                                     .Obj())
+                      .ok());
+      pods.push_back(name);
+    }
+  }
+  const int num_high = 10 + static_cast<int>(rng() % 30);
+  for (int i = 0; i < num_high; ++i) {
+    const std::string name = "high" + std::to_string(i);
+    PodBuilder b(name);
+    b.Priority(rng() % 8 == 0 ? 5 : 10).Req("cpu", rng() % 6 == 0 ? "2" : "3");
+    if (rng() % 15 == 0) b.Label("app", "web").PodAntiAffinityIn("app", "kubernetes.io/hostname", {"web"});
+    EXPECT_TRUE(env.store.CreatePod(b.Obj()).ok());
+    pods.push_back(name);
+    env.clock.Advance(1'000'000);
+  }
+  PreemptionOutcome out;
+  auto record = [&] {
+    std::string t;
+    for (const auto& p : pods) t += p + "=" + env.NodeOf(p) + "/" + env.NominatedOf(p) + " ";
+    out.trace.push_back(std::move(t));
+  };
+  for (int round = 0; round < 12; ++round) {
+    for (int attempt = 0; attempt < 400; ++attempt) {
+      if (rng() % 7 == 0) {
+        const std::string node = "n" + std::to_string(rng() % num_nodes);
+        switch (rng() % 3) {
+          case 0:
+            EXPECT_TRUE(env.store
+                            .CreatePod(PodBuilder("other" + std::to_string(round) + "-" +
+                                                  std::to_string(attempt))
+                                           .Req("cpu", "300m")
+                                           .NodeName(node)
+                                           .SchedulerName("other")
+                                           .Obj())
+                            .ok());
+            break;
+          case 1: {
+            api::Node n = *env.store.GetNode(node);
+            n.spec.unschedulable = !n.spec.unschedulable;
+            EXPECT_TRUE(env.store.UpdateNode(n).ok());
+            break;
+          }
+          default:
+            (void)env.store.DeletePod("default", "low-" + node + "-0");
+            break;
+        }
+      }
+      env.sched->Tick();
+      if (!env.sched->ScheduleOne(false)) break;
+      record();
+    }
+    env.AdvanceAndRun(20 * api::kNanosPerSecond);
+    record();
+  }
+  out.batched = env.sched->stats().batched_plain_pods;
+  return out;
+}
+
+TEST(PlainBatchTest, PreemptorsOneAfterAnotherAsWithoutBatching) {
+  size_t evicted = 0, placed = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    PreemptionOutcome on = RunPreemptionScenario(seed * 31337, true);
+    PreemptionOutcome off = RunPreemptionScenario(seed * 31337, false);
+    EXPECT_EQ(off.batched, 0);
+    ASSERT_FALSE(on.trace.empty());
+    const std::string& last = on.trace.back();
+    for (size_t at = 0; (at = last.find("=<deleted>", at)) != std::string::npos; ++at) ++evicted;
+    for (size_t at = 0; (at = last.find("high", at)) != std::string::npos; ++at) {
+      const size_t eq = last.find('=', at);
+      if (eq != std::string::npos && last[eq + 1] == 'n') ++placed;
+    }
+    ASSERT_EQ(on.trace.size(), off.trace.size()) << "seed " << seed;
+    for (size_t i = 0; i < on.trace.size(); ++i) {
+      ASSERT_EQ(on.trace[i], off.trace[i]) << "seed " << seed << " attempt " << i;
+    }
+  }
+  // The comparison means something only if preemptors evicted and were placed.
+  EXPECT_GT(evicted, 100u);
+  EXPECT_GT(placed, 100u);
+}
+
 }  // namespace
 }  // namespace phalanx::scheduler

@@ -49,6 +49,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
     return true;
   };
   fo.pod_disruption_budgets = [this] { return ListPodDisruptionBudgets(); };
+  fo.cluster_object_epoch = [this] { return object_epoch_.load(std::memory_order_acquire); };
   fo.for_each_namespace =
       [this](const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
                  fn) {

@@ -93,7 +93,8 @@ void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* foll
   if (SyncNominatedLookups()) {
     if (follow) follow->Reset();
     follow = nullptr;
-    if (pass.cache) pass.cache->ClearNodes();
+    // A node-local cache checks each node's nominations itself.
+    if (pass.cache && !pass.cache->node_local) pass.cache->ClearNodes();
   }
   const auto& all = snapshot_.List();
   Diagnosis* diag = pass.diag;
@@ -107,7 +108,10 @@ void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* foll
     }
     diag->pre_filter_msg = s.Message();
     RecordRejection(diag, s);
-    for (const auto* ni : all) diag->node_statuses.emplace_back(ni->name(), s);
+    for (const auto* ni : all) {
+      diag->node_statuses.emplace_back(ni->name(), s);
+      diag->node_infos.push_back(ni);
+    }
     return;
   }
   if (follow && pfr.all_nodes) {
@@ -218,6 +222,7 @@ void Scheduler::FilterNodes(const FilterPass& pass, const std::vector<const Node
       }
       RecordRejection(pass.diag, fs);
       pass.diag->node_statuses.emplace_back(ni->name(), std::move(fs));
+      pass.diag->node_infos.push_back(ni);
     }
   }
   next_start_node_index_ = (start + processed) % n;
@@ -237,6 +242,7 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
     c.generation.assign(n, 0);
     c.fits.assign(n, 0);
     c.status.assign(n, Status());
+    c.nominated.assign(n, nullptr);
   }
   const size_t to_find =
       static_cast<size_t>(NumFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), static_cast<int>(n)));
@@ -244,8 +250,12 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
   const bool has_filters = fwk.HasFilterPlugins();
   const bool check_nominated = !queue_->nominator().Empty();
   const std::vector<int64_t>& generations = snapshot_.NodeGenerations();
+  auto view_of = [&](size_t slot) {
+    return check_nominated ? fwk.NominatedPodsViewForNode(*nodes[slot]) : nullptr;
+  };
   auto valid = [&](size_t slot) {
-    return c.node[slot] == nodes[slot] && c.generation[slot] == generations[slot];
+    return c.node[slot] == nodes[slot] && c.generation[slot] == generations[slot] &&
+           (!c.node_local || c.nominated[slot] == view_of(slot));
   };
   auto evaluate = [&](size_t slot) {
     const NodeInfo& ni = *nodes[slot];
@@ -258,6 +268,7 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
     c.status[slot] = fs.IsSuccess() ? Status() : std::move(fs);
     c.node[slot] = &ni;
     c.generation[slot] = ni.generation();
+    c.nominated[slot] = view_of(slot);
   };
   // The same blocks as FilterNodes; only the nodes without a valid verdict are filtered
   // (in parallel when there are many), then the block is taken in node order.
@@ -300,7 +311,20 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
       }
     }
   }
-  if (pass.feasible->empty()) return;  // FilterNodes runs again for the Diagnosis
+  if (pass.feasible->empty()) {
+    // Every node was looked at and none fits: the Diagnosis FilterNodes would build (each
+    // node's status in walk order; the start index stays) comes from the verdicts just
+    // taken, instead of filtering every node a second time.
+    for (size_t k = 0; k < n; ++k) {
+      const size_t slot = (start + k) % n;
+      RecordRejection(pass.diag, c.status[slot]);
+      pass.diag->node_statuses.emplace_back(nodes[slot]->name(), c.status[slot]);
+      pass.diag->node_infos.push_back(nodes[slot]);
+    }
+    c.walked = true;
+    c.evaluated = static_cast<int>(n);
+    return;
+  }
   c.walked = true;
   c.evaluated = static_cast<int>(processed);
   next_start_node_index_ = (start + processed) % n;
@@ -388,6 +412,11 @@ Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, cons
   // Placements are never batched past an extender: its answer for the next pod is its own.
   if (!extender_list_.extenders.empty()) {
     batch = nullptr;
+    cache = nullptr;
+  }
+  // A pod of another signature passes a cache kept after failed cycles by (an unsignable
+  // pod: a preemptor retrying on its nominated node) or restarts it (a signable one).
+  if (cache && cache->keep_failed && cache->canonical && !fwk.SameSignature(pod, pod)) {
     cache = nullptr;
   }
   if (cache) {
@@ -526,7 +555,12 @@ Scheduler::ClusterMark Scheduler::UpdateSnapshotAndMark() {
 NodeResultCache* Scheduler::PlainBatchFor(framework::Framework* fwk, int64_t cycle,
                                           const ClusterMark& mark) {
   if (!opts_.opportunistic_batching || !extender_list_.extenders.empty()) return nullptr;
-  if (plain_batch_.canonical) {
+  if (plain_batch_.canonical && plain_batch_.keep_failed) {
+    if (plain_batch_fwk_ != fwk || mark.object_epoch != plain_batch_.epoch ||
+        !FilterVerdictsNodeLocal()) {
+      plain_batch_.Reset();
+    }
+  } else if (plain_batch_.canonical) {
     // Between the batch's last cycle and this one the cache saw that cycle's assume (one
     // touch of the chosen node) and confirmations of our own assumed pods, nothing else.
     const ClusterMark& was = plain_batch_mark_;
@@ -545,11 +579,28 @@ NodeResultCache* Scheduler::PlainBatchFor(framework::Framework* fwk, int64_t cyc
 void Scheduler::AfterPlainCycle(framework::Framework* fwk, const PodInfoPtr& pod, int64_t cycle,
                                 const ClusterMark& mark, bool assumed) {
   if (!opts_.opportunistic_batching) return;
+  const bool used = plain_batch_.canonical != nullptr && fwk == plain_batch_fwk_ &&
+                    fwk->SameSignature(*plain_batch_.canonical, *pod);
+  // A pod that passed a cache kept after failed cycles by leaves it as it was.
+  if (plain_batch_.keep_failed && !used) return;
+  // A failed cycle of the cache's signature: the verdicts are kept for the next such pod
+  // when they are node-local (NodeResultCache::keep_failed), without raw scores.
+  if (!assumed && used && FilterVerdictsNodeLocal()) {
+    if (plain_batch_.canonical == pod.get()) plain_batch_.canonical_ref = pod;
+    plain_batch_.keep_failed = true;
+    plain_batch_.node_local = true;
+    plain_batch_.epoch = mark.object_epoch;
+    plain_batch_.scores.Clear();
+    return;
+  }
   // upstream StoreScheduleResults / batchStateCompatible: a failed cycle ends the batch.
   if (!assumed || !plain_batch_.canonical) {
     plain_batch_.Reset();
     return;
   }
+  // Placed from a cache kept after failed cycles: from here it goes on under the ordinary
+  // rules (its slots still check their nominations).
+  plain_batch_.keep_failed = false;
   // A batch the pod started holds its canonical pod (the queue may drop it).
   if (plain_batch_.canonical == pod.get()) plain_batch_.canonical_ref = pod;
   plain_batch_fwk_ = fwk;
@@ -557,13 +608,24 @@ void Scheduler::AfterPlainCycle(framework::Framework* fwk, const PodInfoPtr& pod
   plain_batch_mark_ = mark;
 }
 
+bool Scheduler::FilterVerdictsNodeLocal() const {
+  return snapshot_.HavePodsWithAffinityList().empty() &&
+         snapshot_.HavePodsWithRequiredAntiAffinityList().empty() &&
+         reservations_->View() == nullptr;
+}
+
 void Scheduler::HandleFailedAttempt(framework::Framework& fwk, const QueuedPodInfoPtr& qp,
                                     CycleState& state, Status s, Diagnosis& diag, int64_t cycle) {
   std::string nominated;
   if (s.IsRejected() && fwk.HasPostFilterPlugins()) {
     framework::NodeToStatus m;
-    for (auto& [name, st] : diag.node_statuses) {
-      if (const NodeInfo* ni = snapshot_.Get(name)) m.statuses.emplace_back(ni, st);
+    const bool aligned = diag.node_infos.size() == diag.node_statuses.size();
+    m.statuses.reserve(diag.node_statuses.size());
+    for (size_t i = 0; i < diag.node_statuses.size(); ++i) {
+      const auto& [name, st] = diag.node_statuses[i];
+      if (const NodeInfo* ni = aligned ? diag.node_infos[i] : snapshot_.Get(name)) {
+        m.statuses.emplace_back(ni, st);
+      }
     }
     framework::PostFilterResult pr;
     Status ps = fwk.RunPostFilterPlugins(state, *qp->pod_info, m, &pr);

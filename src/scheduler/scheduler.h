@@ -103,6 +103,10 @@ struct SchedulerOptions {
 struct Diagnosis {
   int num_all_nodes = 0;
   std::vector<std::pair<std::string, framework::Status>> node_statuses;  // failed nodes
+  // The snapshot's NodeInfo of each entry of node_statuses, when every path that added
+  // one (the Filter walks, a PreFilter rejection) also added it here; a different size
+  // means unknown (look the names up). Saves PostFilter a lookup per failed node.
+  std::vector<const framework::NodeInfo*> node_infos;
   std::set<std::string> unschedulable_plugins;
   std::set<std::string> pending_plugins;
   std::string pre_filter_msg;
@@ -177,6 +181,20 @@ struct NodeResultCache {
   std::vector<int64_t> generation;
   std::vector<uint8_t> fits;
   std::vector<framework::Status> status;
+  // Per slot, with `node_local`: the node's list of nominated pods when it was filtered
+  // (Handle::NominatedPodsViewForNode; the nominator makes a new list object when the
+  // node's nominations change), part of the slot's validity.
+  std::vector<std::shared_ptr<const std::vector<framework::PodInfoPtr>>> nominated;
+  // Kept after a failed cycle of the canonical's signature (preemptors that fit nowhere,
+  // one after another): while no pod in the cluster has (anti-)affinity terms, no gang
+  // reservation exists and the scheduler's object epoch stays `epoch`, a signable pod's
+  // Filter verdict on a node depends only on that node's NodeInfo and nominated pods
+  // (framework::BatchablePlugin, Handle::ClusterObjectEpoch), so each slot stays valid
+  // while its NodeInfo, generation and nominated list are unchanged, whatever else
+  // changed; raw scores are dropped. Pods of other signatures bypass such a cache.
+  bool keep_failed = false;
+  bool node_local = false;  // slots are checked against `nominated` too
+  uint64_t epoch = 0;
   framework::RawScoreCache scores;
   int64_t filtered = 0;  // Filter evaluations the cache ran (statistics, tests)
   // Set by the cycle's Filter walk when it used the cache: the feasible nodes' slots and
@@ -190,11 +208,14 @@ struct NodeResultCache {
     generation.clear();
     fits.clear();
     status.clear();
+    nominated.clear();
     scores.Clear();
   }
   void Reset() {
     canonical = nullptr;
     canonical_ref.reset();
+    keep_failed = false;
+    node_local = false;
     ClearNodes();
   }
 };
@@ -347,6 +368,9 @@ class Scheduler {
   // batchStateCompatible (consecutive cycle, last pod succeeded, same signature).
   NodeResultCache* PlainBatchFor(framework::Framework* fwk, int64_t cycle,
                                  const ClusterMark& mark);
+  // Whether Filter verdicts of signable pods are node-local now (NodeResultCache
+  // keep_failed): no pod with (anti-)affinity terms in the snapshot, no gang reservation.
+  bool FilterVerdictsNodeLocal() const;
   // After a plain-pod cycle: keeps the batch for the next cycle when the pod was assumed
   // on `host` (assumed == true), drops it otherwise.
   void AfterPlainCycle(framework::Framework* fwk, const framework::PodInfoPtr& pod,
@@ -397,8 +421,9 @@ class Scheduler {
   // FilterNodes over every node of the snapshot for a pod of pass.cache's signature: the
   // same window, stop and start-index update, but nodes with a valid cached verdict are
   // not filtered again (the others are, and are cached). Sets cache->walked,
-  // feasible_slots and evaluated when it found a feasible node; with none it leaves the
-  // start index and the Diagnosis alone (the caller then runs FilterNodes for them).
+  // feasible_slots and evaluated when it walked the nodes without an error; when no node
+  // fits it fills the Diagnosis as FilterNodes would (every node's status in walk order)
+  // and leaves the start index.
   void FilterNodesCached(const FilterPass& pass);
   // Places `pod` (PreFilter already run on `state`) from `batch`; false when the batch has
   // no node left for it (or cannot be kept up to date), with *err set on a plugin error.

@@ -17,6 +17,7 @@
 #include "framework/extender.h"
 #include "framework/parallelize.h"
 #include "gang/ledger.h"
+#include "gang/reservation.h"
 #include "plugins/helper/args.h"
 #include "quota/manager.h"
 
@@ -481,6 +482,109 @@ Status DefaultPreemption::SelectVictimsOnNode(
   return Status::Success();
 }
 
+bool DefaultPreemption::PrepareMemo(const PodInfo& pod, int32_t priority,
+                                    const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                                    const VictimFilter* is_victim) {
+  const std::optional<uint64_t> epoch = handle_->ClusterObjectEpoch();
+  const auto* queues = handle_->Service<quota::QueueLedger>();
+  const auto* reservations = handle_->Service<gang::ReservationLedger>();
+  const framework::NodeInfoLister& lister = handle_->SnapshotSharedLister();
+  const bool usable = is_victim == nullptr && epoch.has_value() &&
+                      (queues == nullptr || !queues->HasQueues()) &&
+                      (reservations == nullptr || reservations->View() == nullptr) &&
+                      lister.HavePodsWithAffinityList().empty() &&
+                      lister.HavePodsWithRequiredAntiAffinityList().empty() &&
+                      handle_->SameSignature(pod, pod);
+  absl::MutexLock l(&memo_.mu);
+  const bool same_key = usable && memo_.canonical != nullptr && memo_.priority == priority &&
+                        memo_.epoch == *epoch && memo_.pdbs == pdbs &&
+                        handle_->SameSignature(*memo_.canonical, pod);
+  // Entries of NodeInfos that left the snapshot are never hit again: drop them all when
+  // they outnumber the nodes.
+  if (!same_key || memo_.nodes.size() > 2 * lister.List().size() + 16) memo_.nodes.clear();
+  if (!usable) {
+    memo_.canonical.reset();
+    return false;
+  }
+  if (!same_key) {
+    memo_.canonical = std::make_shared<PodInfo>(pod);
+    memo_.priority = priority;
+    memo_.epoch = *epoch;
+    memo_.pdbs = pdbs;
+  }
+  return true;
+}
+
+bool DefaultPreemption::Memoizable(const NodeInfo& node) const {
+  const auto* gangs = handle_->Service<gang::GangLedger>();
+  const api::Timestamp now = handle_->GetClock().Now();
+  for (const auto& p : node.pods()) {
+    const api::Pod& pod = p->Pod();
+    if (pod.status.start_time && *pod.status.start_time > now) return false;
+    if (gangs != nullptr && gangs->RefPtrOf(pod) != nullptr) return false;
+  }
+  return true;
+}
+
+std::pair<int64_t, int64_t> DefaultPreemption::MemoHitsAndMisses() {
+  absl::MutexLock l(&memo_.mu);
+  return {memo_.hits, memo_.misses};
+}
+
+void DefaultPreemption::DryRunNode(Context& ctx, const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& src,
+                                   const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                                   bool memo, NodeOutcome* r) {
+  const std::string& uid = pod.Pod().metadata.uid;
+  // The memo: an outcome kept for this NodeInfo at this generation with the same list of
+  // nominated pods (the scheduler's cached list object; a list that names the preemptor
+  // itself is never keyed on, as NominatedToAdd leaves the preemptor out).
+  std::shared_ptr<const std::vector<PodInfoPtr>> view;
+  bool keyable = false;
+  if (memo) {
+    view = handle_->NominatedPodsViewForNode(src);
+    keyable = view == nullptr ||
+              std::none_of(view->begin(), view->end(),
+                           [&](const PodInfoPtr& p) { return p->Pod().metadata.uid == uid; });
+  }
+  if (keyable) {
+    absl::ReaderMutexLock l(&memo_.mu);
+    auto it = memo_.nodes.find(&src);
+    if (it != memo_.nodes.end() && it->second.generation == src.generation() &&
+        it->second.nominated == view) {
+      r->s = it->second.status;
+      r->c = it->second.candidate;
+      r->hit = true;
+      return;
+    }
+  }
+  auto keep = [&] {
+    if (!keyable || r->s.IsError() || !Memoizable(src)) return;
+    r->store = true;
+    r->generation = src.generation();
+    r->nominated = std::move(view);
+  };
+  // Fast path, same outcome as SelectVictimsOnNode: a node without a victim (a
+  // lower-priority pod) has none to remove; skip copying its NodeInfo and the CycleState.
+  if (std::none_of(src.pods().begin(), src.pods().end(),
+                   [&](const PodInfoPtr& p) { return ctx.IsVictim(p->Pod()); })) {
+    r->s = Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
+    keep();
+    return;
+  }
+  // The nominated pods are looked up once per node, through the snapshot NodeInfo (whose
+  // lookup the scheduler caches), not through the copy.
+  const std::vector<PodInfoPtr> nominated = NominatedToAdd(pod, src);
+  NodeInfo node = src;
+  auto state_copy = state.Clone();
+  r->s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, nominated, &r->c);
+  if (r->s.IsSuccess() && r->c.victims.empty()) {
+    r->s = Status::Error("expected at least one victim pod on node \"" + node.name() + "\"");
+  }
+  r->c.node = node.name();
+  keep();
+}
+
 std::vector<Candidate> DefaultPreemption::DryRunPreemption(
     const CycleState& state, const PodInfo& pod,
     const std::vector<const NodeInfo*>& potential_nodes, int32_t offset, int32_t num_candidates,
@@ -492,44 +596,41 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
   // order, stopping where a one-at-a-time run stops: the result is that of parallelism 1,
   // whatever the parallelism (a block may evaluate a few nodes past the stop; they are
   // dropped).
-  Context ctx(*handle_, handle_->PriorityOf(pod.Pod()), is_victim);
+  const int32_t priority = handle_->PriorityOf(pod.Pod());
+  Context ctx(*handle_, priority, is_victim);
   const std::vector<api::PodDisruptionBudgetPtr> pdbs = handle_->PodDisruptionBudgets();
+  const bool memo = PrepareMemo(pod, priority, pdbs, is_victim);
   const size_t cap = num_candidates > 0 ? static_cast<size_t>(num_candidates) : 0;
   std::vector<Candidate> non_violating, violating;
   const size_t n = potential_nodes.size();
   framework::Parallelizer* par = handle_->GetParallelizer();
   // A caller's victim filter (queue reclaim) is not required to be thread-safe.
   const bool parallel = par != nullptr && par->parallelism() > 1 && is_victim == nullptr;
-  // One node's dry run: Success with victims in c, or the node's status.
-  struct NodeResult {
-    Status s;
-    Candidate c;
+  std::vector<NodeOutcome> results;
+  auto evaluate = [&](const NodeInfo& src, NodeOutcome* r) {
+    DryRunNode(ctx, state, pod, src, pdbs, memo, r);
   };
-  auto evaluate = [&](const NodeInfo& src, NodeResult* r) {
-    // Fast path, same outcome as SelectVictimsOnNode: a node without a victim (a
-    // lower-priority pod) has none to remove; skip copying its NodeInfo and the CycleState.
-    if (std::none_of(src.pods().begin(), src.pods().end(),
-                     [&](const PodInfoPtr& p) { return ctx.IsVictim(p->Pod()); })) {
-      r->s = Status::UnschedulableAndUnresolvable(std::string(kErrReasonNoVictims));
-      return;
+  // After a block: keeps its misses' outcomes (before the results are moved out).
+  auto remember = [&](size_t first, size_t count) {
+    if (!memo) return;
+    absl::MutexLock l(&memo_.mu);
+    for (size_t k = 0; k < count; ++k) {
+      NodeOutcome& r = results[k];
+      if (r.hit) ++memo_.hits;
+      if (!r.store) continue;
+      ++memo_.misses;
+      MemoEntry& e = memo_.nodes[potential_nodes[(static_cast<size_t>(offset) + first + k) % n]];
+      e.generation = r.generation;
+      e.nominated = std::move(r.nominated);
+      e.status = r.s;
+      e.candidate = r.c;
     }
-    // The nominated pods are looked up once per node, through the snapshot NodeInfo (whose
-    // lookup the scheduler caches), not through the copy.
-    const std::vector<PodInfoPtr> nominated = NominatedToAdd(pod, src);
-    NodeInfo node = src;
-    auto state_copy = state.Clone();
-    r->s = SelectVictimsOnNode(ctx, *state_copy, pod, node, pdbs, nominated, &r->c);
-    if (r->s.IsSuccess() && r->c.victims.empty()) {
-      r->s = Status::Error("expected at least one victim pod on node \"" + node.name() + "\"");
-    }
-    r->c.node = node.name();
   };
   const size_t block = parallel ? std::max<size_t>(cap, 4 * static_cast<size_t>(par->parallelism()))
                                 : 1;
-  std::vector<NodeResult> results;
   for (size_t first = 0; first < n; first += block) {
     const size_t count = std::min(block, n - first);
-    results.assign(count, NodeResult{});
+    results.assign(count, NodeOutcome{});
     auto node_at = [&](size_t k) -> const NodeInfo& {
       return *potential_nodes[(static_cast<size_t>(offset) + first + k) % n];
     };
@@ -540,8 +641,9 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
         for (size_t k = b; k < e; ++k) evaluate(node_at(k), &results[k]);
       });
     }
+    remember(first, count);
     for (size_t k = 0; k < count; ++k) {
-      NodeResult& r = results[k];
+      NodeOutcome& r = results[k];
       if (r.s.IsSuccess()) {
         auto& list = r.c.num_pdb_violations == 0 ? non_violating : violating;
         if (list.size() < cap) list.push_back(std::move(r.c));

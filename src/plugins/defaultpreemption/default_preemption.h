@@ -34,6 +34,26 @@
 //     keeps the preemptor out of activeQ: "waiting for the preemption for this pod to be
 //     finished". A failed API call spares the remaining victims, is reported (log, Warning
 //     event "FailedPreemption" on the preemptor) and activates the preemptor.
+// Dry-run memo (Phalanx; no upstream counterpart, same results). Between two preemptors of
+// one pod signature (Handle::SameSignature, equal priority) most nodes do not change, and
+// a node's dry-run outcome -- no candidate with a status, or a candidate with its victims
+// and PDB violations -- is a function of the preemptor's signature, that node's NodeInfo,
+// the pods nominated to it, the PodDisruptionBudgets and the cluster objects. So each
+// node's outcome is kept and reused while all of these are unchanged: the same NodeInfo
+// object at the same generation (any pod or node change moves it), the same list object of
+// nominated pods (Handle::NominatedPodsViewForNode; the scheduler makes a new one when the
+// node's nominations change; one naming the preemptor is not used), the same budget
+// objects, the same
+// Handle::ClusterObjectEpoch and a signature-equal preemptor of the same priority. Only
+// where a node's outcome cannot depend on other nodes or on time: off for queue reclaim
+// (`is_victim`), with queues (KAI preemptMinRuntime reads the clock), with a gang
+// reservation (gang::ReservationLedger), while any pod in the snapshot has (anti-)affinity
+// terms (InterPodAffinity reads other nodes), for an unsignable preemptor (the signature
+// excludes topology spread constraints, volumes and claims read across nodes), and for a
+// node holding a gang member or a pod whose start time is in the future (victim order
+// compares it with now). The order of evaluation, the random offset, numCandidates and the
+// chosen candidate are those without the memo.
+//
 // Failures read as upstream's: "preemption: 0/N nodes are available: 2 No preemption
 // victims found for incoming pod, 1 Preemption is not helpful for scheduling." (the
 // scheduler appends its own "." after the PostFilter message, as upstream does).
@@ -70,9 +90,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -209,6 +232,9 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
       std::vector<std::string>* errors, const VictimFilter* is_victim = nullptr);
   // The best candidate by pickOneNodeForPreemption's criteria; nullptr when empty.
   const Candidate* SelectCandidate(const std::vector<Candidate>& candidates) const;
+  // Dry-run memo statistics (see the header comment): nodes whose outcome was reused, and
+  // nodes evaluated while the memo was on.
+  std::pair<int64_t, int64_t> MemoHitsAndMisses() ABSL_LOCKS_EXCLUDED(memo_.mu);
   // upstream callExtenders (preemption.go): every extender with a preemptVerb interested in
   // `pod` gets the candidates (node -> victims) in turn and returns the ones it keeps, with
   // its victims; an ignorable extender's error skips it, another's is an Error. A node
@@ -245,8 +271,52 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   bool MoreImportantPod(const api::Pod& a, const api::Pod& b) const;
   api::Timestamp StartTime(const api::Pod& p) const;
 
+  // The dry-run memo (see the header comment): per node, the outcome for preemptors of
+  // `canonical`'s signature.
+  struct MemoEntry {
+    int64_t generation = 0;                         // the NodeInfo's generation then
+    // Handle::NominatedPodsViewForNode then (the list object; held, so that its address
+    // is not reused), which did not name the preemptor.
+    std::shared_ptr<const std::vector<framework::PodInfoPtr>> nominated;
+    framework::Status status;                       // the outcome: not Success ...
+    Candidate candidate;                            // ... or Success with this candidate
+  };
+  struct Memo {
+    absl::Mutex mu;
+    framework::PodInfoPtr canonical ABSL_GUARDED_BY(mu);  // nullptr: empty
+    int32_t priority ABSL_GUARDED_BY(mu) = 0;
+    uint64_t epoch ABSL_GUARDED_BY(mu) = 0;
+    std::vector<api::PodDisruptionBudgetPtr> pdbs ABSL_GUARDED_BY(mu);
+    std::unordered_map<const framework::NodeInfo*, MemoEntry> nodes ABSL_GUARDED_BY(mu);
+    int64_t hits ABSL_GUARDED_BY(mu) = 0;
+    int64_t misses ABSL_GUARDED_BY(mu) = 0;
+  };
+  // Whether this dry run may use the memo; resets it when its key (signature, priority,
+  // epoch, budgets) no longer matches `pod`.
+  bool PrepareMemo(const framework::PodInfo& pod, int32_t priority,
+                   const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                   const VictimFilter* is_victim) ABSL_LOCKS_EXCLUDED(memo_.mu);
+  // One node's dry run (DryRunPreemption): Success with victims in c, or the node's
+  // status; from the memo when `memo` and the node's entry is valid (hit), else computed
+  // and marked for the memo when it may be kept (store).
+  struct NodeOutcome {
+    framework::Status s;
+    Candidate c;
+    bool hit = false;
+    bool store = false;
+    int64_t generation = 0;  // with store: the NodeInfo's generation and nominated list
+    std::shared_ptr<const std::vector<framework::PodInfoPtr>> nominated;
+  };
+  void DryRunNode(Context& ctx, const framework::CycleState& state, const framework::PodInfo& pod,
+                  const framework::NodeInfo& src,
+                  const std::vector<api::PodDisruptionBudgetPtr>& pdbs, bool memo,
+                  NodeOutcome* r) ABSL_LOCKS_EXCLUDED(memo_.mu);
+  // Whether `node`'s outcome may be kept: no pod of a gang, no start time after now.
+  bool Memoizable(const framework::NodeInfo& node) const;
+
   DefaultPreemptionArgs args_;
   framework::Handle* handle_;
+  Memo memo_;
   std::unique_ptr<framework::PreemptionExecutor> own_executor_;  // when the handle has none
   framework::PreemptionExecutor* executor_;
 };

@@ -146,7 +146,11 @@ api::Pod InGang(api::Pod p, const std::string& gang, int min) {
 // ---- the harness: a Framework as the plugin's Handle ----
 
 struct Harness {
-  explicit Harness(std::vector<std::string> plugins = {"NodeResourcesFit"}, int parallelism = 1)
+  // track_epoch: the Handle reports a ClusterObjectEpoch (`epoch`) and gives nominated
+  // pods from `nominated_views` (stable list objects), as the scheduler does, so that the
+  // dry-run memo is on.
+  explicit Harness(std::vector<std::string> plugins = {"NodeResourcesFit"}, int parallelism = 1,
+                   bool track_epoch = false)
       : parallelizer(parallelism) {
     registry = NewInTreeRegistry();
     (void)registry.Register(
@@ -182,6 +186,14 @@ struct Harness {
     o.random = [this](uint64_t n) { return n == 0 ? 0 : random_value % n; };
     o.services.Provide<gang::GangLedger>(&gangs);
     o.pod_disruption_budgets = [this] { return pdbs; };
+    if (track_epoch) {
+      o.cluster_object_epoch = [this] { return epoch; };
+      o.nominated_pods_view =
+          [this](const NodeInfo& ni) -> std::shared_ptr<const std::vector<PodInfoPtr>> {
+        auto it = nominated_views.find(ni.name());
+        return it == nominated_views.end() ? nullptr : it->second;
+      };
+    }
     auto f = framework::Framework::New(registry, prof, std::move(o));
     EXPECT_TRUE(f.ok()) << f.status().Message();
     fw = std::move(f).value();
@@ -235,6 +247,8 @@ struct Harness {
   gang::Manager gangs;
   FakeFilterState fake_filter;
   std::vector<api::PodDisruptionBudgetPtr> pdbs;  // what Handle::PodDisruptionBudgets lists
+  uint64_t epoch = 0;                             // Handle::ClusterObjectEpoch (track_epoch)
+  std::map<std::string, std::shared_ptr<const std::vector<PodInfoPtr>>> nominated_views;
   std::unique_ptr<framework::Framework> fw;
 };
 
@@ -1550,6 +1564,145 @@ TEST(DefaultPreemptionPDBTest, PostFilterChoosesTheSameVictimsWithParallelism1An
   // The rounds exercise the choice: most preempt, on many different nodes.
   EXPECT_GE(preempted, 30);
   EXPECT_GE(chosen.size(), 10u);
+}
+
+// The dry-run memo against a fresh dry run: random clusters, a sequence of preemption
+// attempts with a cluster change between each two (a pod removed or added on a node, a
+// node's nominations replaced, the budgets replaced, an object epoch bump, a preemptor of
+// another size or priority), on a plugin that keeps its memo across the attempts and on a
+// new plugin without one. Every candidate (node, victims in order, PDB violations), every
+// node status and the chosen candidate must be the same; the memo must have been used.
+TEST(DefaultPreemptionMemoTest, MemoGivesTheOutcomeOfAFreshDryRun) {
+  std::mt19937_64 rng(2026);
+  const Res sizes[] = {kSmall, kMedium, kLarge};
+  const int32_t prios[] = {kNeg, kLow, kMid, kVeryHigh};
+  const char* apps[] = {"db", "web", ""};
+  constexpr int kNodes = 60;
+  for (int parallelism : {1, 16}) {
+    SCOPED_TRACE("parallelism " + std::to_string(parallelism));
+    Harness memo_h({"NodeResourcesFit"}, parallelism, /*track_epoch=*/true);
+    memo_h.clock.now = 100;
+    auto memo_pl = memo_h.Plugin();
+    struct NodeModel {
+      api::Node node;
+      std::vector<api::Pod> pods;
+      int64_t generation = 0;
+    };
+    int64_t next_generation = 1;
+    int seq = 0;
+    auto random_pod = [&](const std::string& node) {
+      api::Pod p = App(node + "-q" + std::to_string(seq++), apps[rng() % 3], prios[rng() % 4],
+                       sizes[rng() % 3], node);
+      // Some pods have not started (their start time is "now" for the victim order).
+      return rng() % 4 == 0 ? p : WithStart(std::move(p), static_cast<api::Timestamp>(rng() % 50));
+    };
+    std::vector<NodeModel> model(kNodes);
+    for (int i = 0; i < kNodes; ++i) {
+      model[i].node = MakeNode("node" + std::to_string(i));
+      for (int k = 0, n = static_cast<int>(rng() % 4); k < n; ++k) {
+        model[i].pods.push_back(random_pod(model[i].node.metadata.name));
+      }
+      model[i].generation = next_generation++;
+    }
+    std::map<std::string, std::shared_ptr<const std::vector<PodInfoPtr>>> views;
+    std::vector<api::PodDisruptionBudgetPtr> pdbs = {Pdb("db", "db", 1)};
+    auto load = [&](Harness& h, bool keep_unchanged) {
+      std::vector<NodeInfo> infos;
+      for (const auto& m : model) {
+        NodeInfo ni = phalanx::testing::MakeNodeInfo(m.node, m.pods);
+        ni.set_generation(m.generation);
+        infos.push_back(std::move(ni));
+      }
+      if (keep_unchanged) {
+        h.lister.Update(std::move(infos));
+      } else {
+        h.lister.Set(std::move(infos));
+      }
+      h.pdbs = pdbs;
+      h.nominated_views = views;
+      h.nominated.clear();
+      for (const auto& [node, v] : views) h.nominated[node] = *v;
+    };
+    // A preemption's outcome: candidates, node statuses, errors, and the chosen node.
+    auto outcome = [&](Harness& h, DefaultPreemption& pl, const PodInfo& pod, int32_t offset,
+                       int32_t num) {
+      std::vector<const NodeInfo*> potential(h.lister.List().begin(), h.lister.List().end());
+      auto state = h.PreFilter(pod);
+      std::vector<std::pair<std::string, Status>> statuses;
+      std::vector<std::string> errors;
+      auto cs = pl.DryRunPreemption(*state, pod, potential, offset, num, &statuses, &errors);
+      std::string out;
+      for (const auto& c : cs) {
+        out += c.node + ":" + std::to_string(c.num_pdb_violations) + "[";
+        for (const auto& v : c.victims) out += v->Pod().metadata.name + " ";
+        for (const auto& [k, names] : c.pdb_violations) out += k + "=" + names + " ";
+        out += "] ";
+      }
+      out += "| ";
+      for (const auto& [node, st] : statuses) out += node + "=" + st.ToString() + " ";
+      for (const auto& e : errors) out += "error " + e;
+      std::map<std::string, Code> all;
+      for (const auto* ni : h.lister.List()) all[ni->name()] = Code::kUnschedulable;
+      Candidate best;
+      Status s = pl.FindCandidate(*state, pod, h.Statuses(all), nullptr, &best);
+      out += "| " + s.ToString() + " " + best.node + " " + std::to_string(best.victims.size());
+      return out;
+    };
+    int candidates = 0;
+    for (int step = 0; step < 80; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      const Res& req = step % 9 == 8 ? kMedium : kLarge;
+      const int32_t prio = step % 13 == 12 ? kMid : kHigh;
+      PodInfoPtr preemptor = Pod("p" + std::to_string(step), prio, req).Info();
+      const auto offset = static_cast<int32_t>(rng() % kNodes);
+      const auto num = static_cast<int32_t>(1 + rng() % 20);
+      load(memo_h, true);
+      Harness fresh_h({"NodeResourcesFit"}, parallelism);
+      fresh_h.clock.now = 100;
+      load(fresh_h, false);
+      auto fresh_pl = fresh_h.Plugin();
+      const std::string got = outcome(memo_h, *memo_pl, *preemptor, offset, num);
+      const std::string want = outcome(fresh_h, *fresh_pl, *preemptor, offset, num);
+      ASSERT_EQ(got, want);
+      if (want.find(":0[") != std::string::npos || want.find(":1[") != std::string::npos) {
+        ++candidates;
+      }
+      // One change before the next attempt.
+      NodeModel& m = model[rng() % kNodes];
+      const std::string& name = m.node.metadata.name;
+      switch (rng() % 6) {
+        case 0:  // a pod leaves the node
+          if (!m.pods.empty()) m.pods.erase(m.pods.begin() + static_cast<long>(rng() % m.pods.size()));
+          m.generation = next_generation++;
+          break;
+        case 1:  // a pod arrives
+          m.pods.push_back(random_pod(name));
+          m.generation = next_generation++;
+          break;
+        case 2: {  // the node's nominations are replaced (a new list object)
+          auto v = std::make_shared<std::vector<PodInfoPtr>>();
+          if (rng() % 3 != 0) {
+            v->push_back(Pod("nom" + std::to_string(seq++), rng() % 2 ? kHigh : kVeryHigh,
+                             sizes[rng() % 3]).Info());
+          }
+          views[name] = std::move(v);
+          break;
+        }
+        case 3:  // the budgets change
+          pdbs = {Pdb("db", "db", static_cast<int32_t>(rng() % 3))};
+          break;
+        case 4:  // some other cluster object changed
+          ++memo_h.epoch;
+          break;
+        default:  // nothing: the next attempt reuses every node's outcome
+          break;
+      }
+    }
+    const auto [hits, misses] = memo_pl->MemoHitsAndMisses();
+    EXPECT_GT(hits, 500) << "misses " << misses;
+    EXPECT_GT(misses, 0);
+    EXPECT_GE(candidates, 40);
+  }
 }
 
 }  // namespace
