@@ -779,7 +779,12 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
   const size_t n = nodes.size();
   const size_t num_slots = generations.size();
   totals->assign(n, 0);
-  std::vector<size_t> active_index;  // into score_
+  // Scratch reused across cycles (one set per thread: a cycle runs on one thread).
+  thread_local std::vector<size_t> tl_active_index;
+  thread_local std::vector<const NodeInfo*> tl_missing;
+  thread_local std::vector<uint32_t> tl_missing_slots;
+  std::vector<size_t>& active_index = tl_active_index;  // into score_
+  active_index.clear();
   for (size_t j = 0; j < score_.size(); ++j) {
     if (!state.skip_score_plugins.empty() && state.SkipScore(score_[j]->Name())) continue;
     active_index.push_back(j);
@@ -795,11 +800,15 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
   const size_t k = active_index.size();
   if (k == 0) return Status::Success();
   // The nodes without valid raw scores, scored as RunScorePlugins would (in parallel).
-  std::vector<const NodeInfo*> missing;
-  std::vector<uint32_t> missing_slots;
+  std::vector<const NodeInfo*>& missing = tl_missing;
+  std::vector<uint32_t>& missing_slots = tl_missing_slots;
+  missing.clear();
+  missing_slots.clear();
+  const NodeInfo* const* cached_node = cache->node.data();
+  const int64_t* cached_generation = cache->generation.data();
   for (size_t i = 0; i < n; ++i) {
     const uint32_t slot = slots[i];
-    if (cache->node[slot] != nodes[i] || cache->generation[slot] != generations[slot]) {
+    if (cached_node[slot] != nodes[i] || cached_generation[slot] != generations[slot]) {
       missing.push_back(nodes[i]);
       missing_slots.push_back(slot);
     }

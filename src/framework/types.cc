@@ -44,6 +44,12 @@ std::shared_ptr<const PodInfo> PodInfo::Make(api::PodPtr pod) {
   return pi;
 }
 
+std::shared_ptr<const PodInfo> PodInfo::WithPod(const PodInfo& from, api::PodPtr pod) {
+  auto pi = std::make_shared<PodInfo>(from);
+  pi->pod = std::move(pod);
+  return pi;
+}
+
 const std::string& NodeInfo::name() const {
   static const std::string kEmpty;
   return node_ ? node_->metadata.name : kEmpty;

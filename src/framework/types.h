@@ -41,6 +41,10 @@ struct PodInfo {
 
   // Builds a PodInfo from a pod (computes requests, ports, flags).
   static std::shared_ptr<const PodInfo> Make(api::PodPtr pod);
+  // A PodInfo for `pod`, which must equal `from.pod` in every field Make reads (it may
+  // differ in others, e.g. the scheduler's assumed copy sets only spec.nodeName): the
+  // derived fields are copied from `from` instead of computed again. Equals Make(pod).
+  static std::shared_ptr<const PodInfo> WithPod(const PodInfo& from, api::PodPtr pod);
   const api::Pod& Pod() const { return *pod; }
 };
 using PodInfoPtr = std::shared_ptr<const PodInfo>;

@@ -26,10 +26,11 @@ bool IsAssigned(const api::Pod& p) { return !p.spec.node_name.empty(); }
 
 // Whether the API's bound pod is the pod we assumed, for every plugin that reads it on
 // its node: same node, labels, annotations, node selector, tolerations and requests.
-bool ConfirmsAssumedUnchanged(const api::Pod& assumed, const api::Pod& bound) {
-  return assumed.spec.node_name == bound.spec.node_name &&
-         framework::PodUpdateActions(assumed, bound) == 0 &&
-         api::PodRequests(assumed) == api::PodRequests(bound);
+// (PodInfo::requests is api::PodRequests, computed once per PodInfo.)
+bool ConfirmsAssumedUnchanged(const PodInfo& assumed, const PodInfo& bound) {
+  return assumed.pod->spec.node_name == bound.pod->spec.node_name &&
+         framework::PodUpdateActions(*assumed.pod, *bound.pod) == 0 &&
+         assumed.requests == bound.requests;
 }
 
 }  // namespace
@@ -310,10 +311,10 @@ void Scheduler::OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_po
     // placement batch: counted with the cache update, under the lock the scheduling thread
     // holds while it takes its snapshot (UpdateSnapshotAndMark).
     absl::MutexLock l(&batch_mu_);
-    framework::PodInfoPtr assumed =
-        cache_.IsAssumedPod(*new_pod) ? cache_.GetPod(*new_pod) : nullptr;
-    Status st = cache_.AddPod(PodInfo::Make(new_pod));
-    if (st.IsSuccess() && assumed && ConfirmsAssumedUnchanged(*assumed->pod, *new_pod)) {
+    framework::PodInfoPtr assumed;
+    framework::PodInfoPtr bound = PodInfo::Make(new_pod);
+    Status st = cache_.AddPod(bound, &assumed);
+    if (st.IsSuccess() && assumed && ConfirmsAssumedUnchanged(*assumed, *bound)) {
       confirmed_assumed_touches_ += 2;  // Cache::AddPod removes and adds it again
     }
     LogCacheError("add", *new_pod, st);

@@ -49,8 +49,12 @@ class Cache {
   // Drops an assumed pod (binding failed). Error if the pod is not assumed.
   framework::Status ForgetPod(const api::Pod& pod);
   // An assigned pod reported by the informer. Confirms an assumed pod (moving it to the
-  // node the API says, if different) or adds a new one (e.g. after expiry).
-  framework::Status AddPod(framework::PodInfoPtr pod);
+  // node the API says, if different) or adds a new one (e.g. after expiry). When it
+  // confirms an assumed pod and `confirmed` is not null, *confirmed is set to the assumed
+  // PodInfo it replaced (else to nullptr): one lookup instead of IsAssumedPod + GetPod.
+  // Either way the pod's node is touched twice (removed, added: its generation grows by 2).
+  framework::Status AddPod(framework::PodInfoPtr pod,
+                           framework::PodInfoPtr* confirmed = nullptr);
   framework::Status UpdatePod(const api::Pod& old_pod, framework::PodInfoPtr new_pod);
   framework::Status RemovePod(const api::Pod& pod);
   bool IsAssumedPod(const api::Pod& pod) const;
