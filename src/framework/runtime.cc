@@ -665,16 +665,34 @@ Status NormalizeError(const ScorePlugin& p, const Status& s) {
 // outside [kMinNodeScore, kMaxNodeScore] (totals then partly updated).
 Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int64_t weight,
                       std::vector<int64_t>* totals) {
-  for (size_t i = 0; i < totals->size(); ++i) {
-    int64_t v = row[i];
+  const size_t n = totals->size();
+  const int64_t* r = row.data();
+  int64_t* t = totals->data();
+  // The common case (every score in range) in one branch-free pass the compiler can
+  // vectorize; the first invalid score is looked up only when there is one (the rows
+  // before it are then added, as the loop that stopped at it left them).
+  // (Unsigned arithmetic: an out-of-range score added and taken away again wraps instead
+  // of overflowing.)
+  const uint64_t w = static_cast<uint64_t>(weight);
+  bool bad = false;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = r[i];
+    bad |= (v < kMinNodeScore) | (v > kMaxNodeScore);
+    t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) + static_cast<uint64_t>(v) * w);
+  }
+  if (!bad) return Status::Success();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = r[i];
     if (v < kMinNodeScore || v > kMaxNodeScore) {
+      for (size_t q = i; q < n; ++q) {  // not added from the invalid one on
+        t[q] = static_cast<int64_t>(static_cast<uint64_t>(t[q]) - static_cast<uint64_t>(r[q]) * w);
+      }
       Status e = Status::Error("plugin \"" + std::string(p.Name()) + "\" returns an invalid score " +
                                std::to_string(v) +
                                ", it should in the range of [0, 100] after normalizing");
       e.WithPlugin(p.Name());
       return e;
     }
-    (*totals)[i] += v * weight;
   }
   return Status::Success();
 }
@@ -853,8 +871,10 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
   row.resize(n);
   for (size_t j = 0; j < k; ++j) {
     ScorePlugin* p = score_[active_index[j]];
-    const std::vector<int64_t>& raw = cache->raw[j];
-    for (size_t i = 0; i < n; ++i) row[i] = raw[slots[i]];
+    const int64_t* raw = cache->raw[j].data();
+    const uint32_t* slot = slots.data();
+    int64_t* out = row.data();
+    for (size_t i = 0; i < n; ++i) out[i] = raw[slot[i]];
     if (auto* ext = p->GetScoreExtensions()) {
       Status s = ext->NormalizeScore(state, pod, nodes, row);
       if (!s.IsSuccess()) return NormalizeError(*p, s);

@@ -320,5 +320,7 @@ uint32_t NodeUpdateActions(const api::Node& old_node, const api::Node& new_node)
 // 0 when nothing a scheduler looks at changed (e.g. a status-only update, upstream
 // isPodUpdated).
 uint32_t PodUpdateActions(const api::Pod& old_pod, const api::Pod& new_pod);
+// The same for two PodInfos, reading their precomputed requests (PodInfo::requests).
+uint32_t PodUpdateActions(const PodInfo& old_pod, const PodInfo& new_pod);
 
 }  // namespace phalanx::framework
