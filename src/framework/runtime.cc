@@ -812,6 +812,7 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
     cache->initialized = true;
     cache->plugins = active_index;
     cache->raw.assign(active_index.size(), std::vector<int64_t>(num_slots, 0));
+    cache->nonzero.assign(active_index.size(), 0);
     cache->node.assign(num_slots, nullptr);
     cache->generation.assign(num_slots, 0);
   }
@@ -861,7 +862,11 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
     }
     for (size_t q = 0; q < m; ++q) {
       const uint32_t slot = missing_slots[q];
-      for (size_t j = 0; j < k; ++j) cache->raw[j][slot] = fresh[j][q];
+      for (size_t j = 0; j < k; ++j) {
+        int64_t& r = cache->raw[j][slot];
+        cache->nonzero[j] += static_cast<size_t>(fresh[j][q] != 0) - static_cast<size_t>(r != 0);
+        r = fresh[j][q];
+      }
       cache->node[slot] = missing[q];
       cache->generation[slot] = missing[q]->generation();
     }
@@ -871,11 +876,19 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
   row.resize(n);
   for (size_t j = 0; j < k; ++j) {
     ScorePlugin* p = score_[active_index[j]];
-    const int64_t* raw = cache->raw[j].data();
-    const uint32_t* slot = slots.data();
-    int64_t* out = row.data();
-    for (size_t i = 0; i < n; ++i) out[i] = raw[slot[i]];
-    if (auto* ext = p->GetScoreExtensions()) {
+    auto* ext = p->GetScoreExtensions();
+    if (cache->nonzero[j] == 0) {
+      // Every raw score is 0: nothing to add unless NormalizeScore maps the zeros to
+      // something else (e.g. TaintToleration's reverse normalization, to 100).
+      if (ext == nullptr) continue;
+      row.assign(n, 0);
+    } else {
+      const int64_t* raw = cache->raw[j].data();
+      const uint32_t* slot = slots.data();
+      int64_t* out = row.data();
+      for (size_t i = 0; i < n; ++i) out[i] = raw[slot[i]];
+    }
+    if (ext) {
       Status s = ext->NormalizeScore(state, pod, nodes, row);
       if (!s.IsSuccess()) return NormalizeError(*p, s);
     }

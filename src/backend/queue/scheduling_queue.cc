@@ -5,6 +5,8 @@
 #include <climits>
 #include <map>
 
+#include "absl/container/node_hash_map.h"
+
 namespace phalanx::queue {
 
 using framework::ClusterEvent;
@@ -143,7 +145,9 @@ class SchedulingQueue::Heap {
   LessFn less_;
   KeyFn key_;
   std::vector<Slot> items_;
-  std::unordered_map<std::string, std::unique_ptr<Entry>> index_;
+  // Never iterated (order-free); node-based (Entry::key points at a key), and a lookup
+  // masks the hash instead of dividing by the bucket count.
+  absl::node_hash_map<std::string, std::unique_ptr<Entry>> index_;
 };
 
 // activeQ: one Heap, or with partitions one Heap per partition and the pod -> partition
