@@ -461,6 +461,9 @@ Status Framework::RunPreFilterPluginsInternal(CycleState& state, const PodInfo& 
       e.WithPlugin(p->Name());
       return e;
     }
+    // A plugin that keeps every node changes nothing (Merge would copy the result onto
+    // itself, and narrowed_by onto itself).
+    if (r.all_nodes && r.node_names.empty() && result->all_nodes) continue;
     if (!r.all_nodes) with_nodes.emplace_back(p->Name());
     *result = result->Merge(r);
     result->narrowed_by = with_nodes;
@@ -697,6 +700,29 @@ Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int
   return Status::Success();
 }
 
+// AddWeightedRow of the row raw[slots[0..n)] without writing the row out (a plugin with no
+// NormalizeScore: its raw scores are added as they are), in one pass.
+Status AddWeightedGather(const ScorePlugin& p, const int64_t* raw, const uint32_t* slots,
+                         int64_t weight, std::vector<int64_t>* totals) {
+  const size_t n = totals->size();
+  int64_t* t = totals->data();
+  const uint64_t w = static_cast<uint64_t>(weight);
+  bool bad = false;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = raw[slots[i]];
+    bad |= (v < kMinNodeScore) | (v > kMaxNodeScore);
+    t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) + static_cast<uint64_t>(v) * w);
+  }
+  if (!bad) return Status::Success();
+  // Taken away again; AddWeightedRow reports the first invalid score (as it would have).
+  std::vector<int64_t> row(n);
+  for (size_t i = 0; i < n; ++i) {
+    row[i] = raw[slots[i]];
+    t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) - static_cast<uint64_t>(row[i]) * w);
+  }
+  return AddWeightedRow(p, row, weight, totals);
+}
+
 }  // namespace
 
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
@@ -882,6 +908,11 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
       // something else (e.g. TaintToleration's reverse normalization, to 100).
       if (ext == nullptr) continue;
       row.assign(n, 0);
+    } else if (ext == nullptr) {
+      Status s = AddWeightedGather(*p, cache->raw[j].data(), slots.data(),
+                                   score_weights_[active_index[j]], totals);
+      if (!s.IsSuccess()) return s;
+      continue;
     } else {
       const int64_t* raw = cache->raw[j].data();
       const uint32_t* slot = slots.data();
