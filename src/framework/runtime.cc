@@ -461,6 +461,9 @@ Status Framework::RunPreFilterPluginsInternal(CycleState& state, const PodInfo& 
       e.WithPlugin(p->Name());
       return e;
     }
+    // A plugin that keeps every node changes nothing (Merge would copy the result onto
+    // itself, and narrowed_by onto itself).
+    if (r.all_nodes && r.node_names.empty() && result->all_nodes) continue;
     if (!r.all_nodes) with_nodes.emplace_back(p->Name());
     *result = result->Merge(r);
     result->narrowed_by = with_nodes;
@@ -665,18 +668,59 @@ Status NormalizeError(const ScorePlugin& p, const Status& s) {
 // outside [kMinNodeScore, kMaxNodeScore] (totals then partly updated).
 Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int64_t weight,
                       std::vector<int64_t>* totals) {
-  for (size_t i = 0; i < totals->size(); ++i) {
-    int64_t v = row[i];
+  const size_t n = totals->size();
+  const int64_t* r = row.data();
+  int64_t* t = totals->data();
+  // The common case (every score in range) in one branch-free pass the compiler can
+  // vectorize; the first invalid score is looked up only when there is one (the rows
+  // before it are then added, as the loop that stopped at it left them).
+  // (Unsigned arithmetic: an out-of-range score added and taken away again wraps instead
+  // of overflowing.)
+  const uint64_t w = static_cast<uint64_t>(weight);
+  bool bad = false;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = r[i];
+    bad |= (v < kMinNodeScore) | (v > kMaxNodeScore);
+    t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) + static_cast<uint64_t>(v) * w);
+  }
+  if (!bad) return Status::Success();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = r[i];
     if (v < kMinNodeScore || v > kMaxNodeScore) {
+      for (size_t q = i; q < n; ++q) {  // not added from the invalid one on
+        t[q] = static_cast<int64_t>(static_cast<uint64_t>(t[q]) - static_cast<uint64_t>(r[q]) * w);
+      }
       Status e = Status::Error("plugin \"" + std::string(p.Name()) + "\" returns an invalid score " +
                                std::to_string(v) +
                                ", it should in the range of [0, 100] after normalizing");
       e.WithPlugin(p.Name());
       return e;
     }
-    (*totals)[i] += v * weight;
   }
   return Status::Success();
+}
+
+// AddWeightedRow of the row raw[slots[0..n)] without writing the row out (a plugin with no
+// NormalizeScore: its raw scores are added as they are), in one pass.
+Status AddWeightedGather(const ScorePlugin& p, const int64_t* raw, const uint32_t* slots,
+                         int64_t weight, std::vector<int64_t>* totals) {
+  const size_t n = totals->size();
+  int64_t* t = totals->data();
+  const uint64_t w = static_cast<uint64_t>(weight);
+  bool bad = false;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = raw[slots[i]];
+    bad |= (v < kMinNodeScore) | (v > kMaxNodeScore);
+    t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) + static_cast<uint64_t>(v) * w);
+  }
+  if (!bad) return Status::Success();
+  // Taken away again; AddWeightedRow reports the first invalid score (as it would have).
+  std::vector<int64_t> row(n);
+  for (size_t i = 0; i < n; ++i) {
+    row[i] = raw[slots[i]];
+    t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) - static_cast<uint64_t>(row[i]) * w);
+  }
+  return AddWeightedRow(p, row, weight, totals);
 }
 
 }  // namespace
@@ -779,7 +823,12 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
   const size_t n = nodes.size();
   const size_t num_slots = generations.size();
   totals->assign(n, 0);
-  std::vector<size_t> active_index;  // into score_
+  // Scratch reused across cycles (one set per thread: a cycle runs on one thread).
+  thread_local std::vector<size_t> tl_active_index;
+  thread_local std::vector<const NodeInfo*> tl_missing;
+  thread_local std::vector<uint32_t> tl_missing_slots;
+  std::vector<size_t>& active_index = tl_active_index;  // into score_
+  active_index.clear();
   for (size_t j = 0; j < score_.size(); ++j) {
     if (!state.skip_score_plugins.empty() && state.SkipScore(score_[j]->Name())) continue;
     active_index.push_back(j);
@@ -789,17 +838,22 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
     cache->initialized = true;
     cache->plugins = active_index;
     cache->raw.assign(active_index.size(), std::vector<int64_t>(num_slots, 0));
+    cache->nonzero.assign(active_index.size(), 0);
     cache->node.assign(num_slots, nullptr);
     cache->generation.assign(num_slots, 0);
   }
   const size_t k = active_index.size();
   if (k == 0) return Status::Success();
   // The nodes without valid raw scores, scored as RunScorePlugins would (in parallel).
-  std::vector<const NodeInfo*> missing;
-  std::vector<uint32_t> missing_slots;
+  std::vector<const NodeInfo*>& missing = tl_missing;
+  std::vector<uint32_t>& missing_slots = tl_missing_slots;
+  missing.clear();
+  missing_slots.clear();
+  const NodeInfo* const* cached_node = cache->node.data();
+  const int64_t* cached_generation = cache->generation.data();
   for (size_t i = 0; i < n; ++i) {
     const uint32_t slot = slots[i];
-    if (cache->node[slot] != nodes[i] || cache->generation[slot] != generations[slot]) {
+    if (cached_node[slot] != nodes[i] || cached_generation[slot] != generations[slot]) {
       missing.push_back(nodes[i]);
       missing_slots.push_back(slot);
     }
@@ -834,7 +888,11 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
     }
     for (size_t q = 0; q < m; ++q) {
       const uint32_t slot = missing_slots[q];
-      for (size_t j = 0; j < k; ++j) cache->raw[j][slot] = fresh[j][q];
+      for (size_t j = 0; j < k; ++j) {
+        int64_t& r = cache->raw[j][slot];
+        cache->nonzero[j] += static_cast<size_t>(fresh[j][q] != 0) - static_cast<size_t>(r != 0);
+        r = fresh[j][q];
+      }
       cache->node[slot] = missing[q];
       cache->generation[slot] = missing[q]->generation();
     }
@@ -844,9 +902,24 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
   row.resize(n);
   for (size_t j = 0; j < k; ++j) {
     ScorePlugin* p = score_[active_index[j]];
-    const std::vector<int64_t>& raw = cache->raw[j];
-    for (size_t i = 0; i < n; ++i) row[i] = raw[slots[i]];
-    if (auto* ext = p->GetScoreExtensions()) {
+    auto* ext = p->GetScoreExtensions();
+    if (cache->nonzero[j] == 0) {
+      // Every raw score is 0: nothing to add unless NormalizeScore maps the zeros to
+      // something else (e.g. TaintToleration's reverse normalization, to 100).
+      if (ext == nullptr) continue;
+      row.assign(n, 0);
+    } else if (ext == nullptr) {
+      Status s = AddWeightedGather(*p, cache->raw[j].data(), slots.data(),
+                                   score_weights_[active_index[j]], totals);
+      if (!s.IsSuccess()) return s;
+      continue;
+    } else {
+      const int64_t* raw = cache->raw[j].data();
+      const uint32_t* slot = slots.data();
+      int64_t* out = row.data();
+      for (size_t i = 0; i < n; ++i) out[i] = raw[slot[i]];
+    }
+    if (ext) {
       Status s = ext->NormalizeScore(state, pod, nodes, row);
       if (!s.IsSuccess()) return NormalizeError(*p, s);
     }

@@ -85,6 +85,9 @@ struct RawScoreCache {
   bool initialized = false;
   std::vector<size_t> plugins;             // indices of the Score plugins that ran
   std::vector<std::vector<int64_t>> raw;   // [plugin][slot]
+  // [plugin] how many slots hold a non-zero raw score: a plugin at 0 scores every node 0,
+  // and its row needs no gathering from `raw` (e.g. TaintToleration without taints).
+  std::vector<size_t> nonzero;
   std::vector<const NodeInfo*> node;       // [slot] the NodeInfo scored, nullptr: none
   std::vector<int64_t> generation;         // [slot] its generation then
   int64_t computed = 0;                    // nodes scored (statistics, tests)
@@ -92,6 +95,7 @@ struct RawScoreCache {
     initialized = false;
     plugins.clear();
     raw.clear();
+    nonzero.clear();
     node.clear();
     generation.clear();
   }

@@ -44,6 +44,12 @@ std::shared_ptr<const PodInfo> PodInfo::Make(api::PodPtr pod) {
   return pi;
 }
 
+std::shared_ptr<const PodInfo> PodInfo::WithPod(const PodInfo& from, api::PodPtr pod) {
+  auto pi = std::make_shared<PodInfo>(from);
+  pi->pod = std::move(pod);
+  return pi;
+}
+
 const std::string& NodeInfo::name() const {
   static const std::string kEmpty;
   return node_ ? node_->metadata.name : kEmpty;
@@ -171,10 +177,12 @@ uint32_t NodeUpdateActions(const api::Node& o, const api::Node& n) {
   return a;
 }
 
-uint32_t PodUpdateActions(const api::Pod& o, const api::Pod& n) {
+namespace {
+// PodUpdateActions with the pods' requests (api::PodRequests) given.
+uint32_t UpdateActions(const api::Pod& o, const api::Pod& n, const api::Resource& ro,
+                       const api::Resource& rn) {
   uint32_t a = 0;
   if (o.metadata.labels != n.metadata.labels) a |= kUpdatePodLabel;
-  api::Resource ro = api::PodRequests(o), rn = api::PodRequests(n);
   if (ro != rn) {
     // upstream extractPodScaleDown: any request that decreased or was removed frees room,
     // whatever the other requests did.
@@ -196,6 +204,15 @@ uint32_t PodUpdateActions(const api::Pod& o, const api::Pod& n) {
     a = kUpdateOther;
   }
   return a;
+}
+}  // namespace
+
+uint32_t PodUpdateActions(const api::Pod& o, const api::Pod& n) {
+  return UpdateActions(o, n, api::PodRequests(o), api::PodRequests(n));
+}
+
+uint32_t PodUpdateActions(const PodInfo& o, const PodInfo& n) {
+  return UpdateActions(*o.pod, *n.pod, o.requests, n.requests);
 }
 
 }  // namespace phalanx::framework

@@ -41,6 +41,10 @@ struct PodInfo {
 
   // Builds a PodInfo from a pod (computes requests, ports, flags).
   static std::shared_ptr<const PodInfo> Make(api::PodPtr pod);
+  // A PodInfo for `pod`, which must equal `from.pod` in every field Make reads (it may
+  // differ in others, e.g. the scheduler's assumed copy sets only spec.nodeName): the
+  // derived fields are copied from `from` instead of computed again. Equals Make(pod).
+  static std::shared_ptr<const PodInfo> WithPod(const PodInfo& from, api::PodPtr pod);
   const api::Pod& Pod() const { return *pod; }
 };
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
@@ -316,5 +320,7 @@ uint32_t NodeUpdateActions(const api::Node& old_node, const api::Node& new_node)
 // 0 when nothing a scheduler looks at changed (e.g. a status-only update, upstream
 // isPodUpdated).
 uint32_t PodUpdateActions(const api::Pod& old_pod, const api::Pod& new_pod);
+// The same for two PodInfos, reading their precomputed requests (PodInfo::requests).
+uint32_t PodUpdateActions(const PodInfo& old_pod, const PodInfo& new_pod);
 
 }  // namespace phalanx::framework

@@ -103,6 +103,20 @@ TEST(PodInfoTest, Make) {
   EXPECT_FALSE(pi->has_affinity);
   EXPECT_FALSE(pi->has_required_anti_affinity);
   EXPECT_EQ(Info(MakePod("q"))->priority, 0) << "unset priority is 0";
+
+  // WithPod (the scheduler's assumed copy: spec.nodeName set) derives what Make derives.
+  auto assumed = std::make_shared<api::Pod>(p);
+  assumed->spec.node_name = "node-1";
+  PodInfoPtr with = PodInfo::WithPod(*pi, assumed);
+  PodInfoPtr made = PodInfo::Make(assumed);
+  EXPECT_EQ(with->pod, assumed);
+  EXPECT_EQ(with->requests, made->requests);
+  EXPECT_EQ(with->non_zero_requests, made->non_zero_requests);
+  EXPECT_EQ(with->scoring_non_zero_requests, made->scoring_non_zero_requests);
+  EXPECT_EQ(with->host_ports, made->host_ports);
+  EXPECT_EQ(with->priority, made->priority);
+  EXPECT_EQ(with->has_affinity, made->has_affinity);
+  EXPECT_EQ(with->has_required_anti_affinity, made->has_required_anti_affinity);
 }
 
 TEST(PodInfoTest, AffinityFlags) {
@@ -376,6 +390,8 @@ TEST(PodUpdateActionsTest, Table) {
     api::Pod new_pod = old_pod;
     tc.change(new_pod);
     EXPECT_EQ(PodUpdateActions(old_pod, new_pod), tc.want) << tc.name;
+    // The PodInfo overload (precomputed requests) answers the same.
+    EXPECT_EQ(PodUpdateActions(*Info(old_pod), *Info(new_pod)), tc.want) << tc.name << " (PodInfo)";
   }
   // A scalar resource scaled down.
   api::Pod with_gpu = base;

@@ -40,7 +40,10 @@ constexpr double kEps = 1e-6;
 QueueManager::QueueManager(const gang::GangLedger* gangs) : gangs_(gangs) {}
 
 ResourceList QueueManager::RequestOf(const api::Pod& pod) {
-  api::Resource r = api::PodRequests(pod);
+  return RequestOf(api::PodRequests(pod));
+}
+
+ResourceList QueueManager::RequestOf(const api::Resource& r) {
   ResourceList out;
   if (r.milli_cpu) out["cpu"] = r.milli_cpu;
   if (r.memory) out["memory"] = r.memory;
@@ -239,13 +242,14 @@ void QueueManager::RefreshLocked(Entry& e) {
   CountLocked(e);
 }
 
-void QueueManager::OnPodAdd(const api::PodPtr& pod) {
+void QueueManager::OnPodAdd(const api::PodPtr& pod, const api::Resource* requests) {
   if (Terminal(*pod)) return;
+  ResourceList request = requests ? RequestOf(*requests) : RequestOf(*pod);
   absl::MutexLock l(&mu_);
   Entry& e = pods_[pod->Key()];
   UncountLocked(e);
   e.pod = pod;
-  e.request = RequestOf(*pod);
+  e.request = std::move(request);
   e.allocated = !pod->spec.node_name.empty();
   std::string g, gs;
   e.assignment = ResolveLocked(*pod, &g, &gs);
@@ -255,17 +259,19 @@ void QueueManager::OnPodAdd(const api::PodPtr& pod) {
   ++generation_;
 }
 
-void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod,
+                               const api::Resource* requests) {
   if (Terminal(*new_pod)) {
     OnPodDelete(old_pod);
     return;
   }
+  ResourceList request = requests ? RequestOf(*requests) : RequestOf(*new_pod);
   absl::MutexLock l(&mu_);
   auto it = pods_.find(new_pod->Key());
   if (it == pods_.end()) {
     Entry& e = pods_[new_pod->Key()];
     e.pod = new_pod;
-    e.request = RequestOf(*new_pod);
+    e.request = std::move(request);
     e.allocated = !new_pod->spec.node_name.empty();
     std::string g, gs;
     e.assignment = ResolveLocked(*new_pod, &g, &gs);
@@ -276,7 +282,7 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     Entry& e = it->second;
     UncountLocked(e);
     e.pod = new_pod;
-    e.request = RequestOf(*new_pod);
+    e.request = std::move(request);
     if (!new_pod->spec.node_name.empty() && !e.allocated) {
       e.allocated = true;
       holds_.erase(e.assignment.queue);  // the reclaiming queue got its capacity

@@ -27,6 +27,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/resource.h"
 #include "api/types.h"
 #include "api/unstructured.h"
 #include "quota/fair_share.h"
@@ -162,9 +163,12 @@ class QueueManager final : public QueueLedger {
   // scheduler::OnlyStatusChanged): the stored object is replaced, the tree is not rebuilt.
   void OnObjectStatusUpdate(const api::UnstructuredPtr& obj);
   void OnObjectDelete(const api::UnstructuredPtr& obj);
-  // All pods (bound or not); terminal pods count as deleted.
-  void OnPodAdd(const api::PodPtr& pod);
-  void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
+  // All pods (bound or not); terminal pods count as deleted. `requests`, when not null,
+  // is api::PodRequests of the added / new pod as the caller already has it
+  // (framework::PodInfo::requests), so that it is not computed again.
+  void OnPodAdd(const api::PodPtr& pod, const api::Resource* requests = nullptr);
+  void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod,
+                   const api::Resource* requests = nullptr);
   void OnPodDelete(const api::PodPtr& pod);
   // Scheduler bookkeeping (Reserve / Unreserve of the Queues plugin): the pod's request
   // counts as allocated from Reserve on, so that quota is taken inside the scheduling (or
@@ -284,6 +288,8 @@ class QueueManager final : public QueueLedger {
   // The pod's request as a ResourceList: cpu (milli), memory, ephemeral-storage, extended
   // resources, and "pods": 1. Zero amounts are omitted.
   static ResourceList RequestOf(const api::Pod& pod);
+  // The same from the pod's api::PodRequests.
+  static ResourceList RequestOf(const api::Resource& requests);
 
  private:
   struct Entry {

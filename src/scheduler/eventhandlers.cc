@@ -26,10 +26,11 @@ bool IsAssigned(const api::Pod& p) { return !p.spec.node_name.empty(); }
 
 // Whether the API's bound pod is the pod we assumed, for every plugin that reads it on
 // its node: same node, labels, annotations, node selector, tolerations and requests.
-bool ConfirmsAssumedUnchanged(const api::Pod& assumed, const api::Pod& bound) {
-  return assumed.spec.node_name == bound.spec.node_name &&
+// (PodInfo::requests is api::PodRequests, computed once per PodInfo.)
+bool ConfirmsAssumedUnchanged(const PodInfo& assumed, const PodInfo& bound) {
+  return assumed.pod->spec.node_name == bound.pod->spec.node_name &&
          framework::PodUpdateActions(assumed, bound) == 0 &&
-         api::PodRequests(assumed) == api::PodRequests(bound);
+         assumed.requests == bound.requests;
 }
 
 }  // namespace
@@ -218,16 +219,17 @@ void Scheduler::OnPodAdd(const api::PodPtr& pod) {
     return;
   }
   gangs_->OnPodAdd(pod, opts_.clock->Now());
-  queues_->OnPodAdd(pod);
+  // One PodInfo for the queue manager's request, the cache and the scheduling queue.
+  auto info = PodInfo::Make(pod);
+  queues_->OnPodAdd(pod, &info->requests);
   framework::EventObjects objs;
   objs.new_pod = pod.get();
   if (IsAssigned(*pod)) {
-    LogCacheError("add", *pod, cache_.AddPod(PodInfo::Make(pod)));
+    LogCacheError("add", *pod, cache_.AddPod(std::move(info)));
     Requeue(framework::EventResource::kAssignedPod, framework::kAdd, "AssignedPodAdd", objs);
     return;
   }
   if (!ResponsibleFor(*pod)) return;
-  auto info = PodInfo::Make(pod);
   // A nomination from an earlier preemption (ours, or before a restart) is honoured.
   if (!pod->status.nominated_node_name.empty()) {
     queue_->nominator().Add(info, pod->status.nominated_node_name);
@@ -256,13 +258,16 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
     gangs_->OnPodUpdate(old_pod, new_pod, opts_.clock->Now());
     if (phase_changed) gang_coordinator_->OnMemberPhase(*new_pod, "");
   }
-  queues_->OnPodUpdate(old_pod, new_pod);
+  // One PodInfo of the new pod for the queue manager's request and whichever of the cache
+  // or the scheduling queue takes it below (none for a terminal pod).
+  framework::PodInfoPtr info = IsTerminal(*new_pod) ? nullptr : PodInfo::Make(new_pod);
+  queues_->OnPodUpdate(old_pod, new_pod, info ? &info->requests : nullptr);
   if (IsAssigned(*old_pod)) {
     if (IsTerminal(*new_pod)) {
       OnPodDelete(old_pod);
       return;
     }
-    LogCacheError("update", *new_pod, cache_.UpdatePod(*old_pod, PodInfo::Make(new_pod)));
+    LogCacheError("update", *new_pod, cache_.UpdatePod(*old_pod, info));
     uint32_t actions = framework::PodUpdateActions(*old_pod, *new_pod);
     if (actions != 0) {
       framework::EventObjects objs;
@@ -273,7 +278,7 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
     return;
   }
   if (IsAssigned(*new_pod)) {
-    OnPodBound(old_pod, new_pod);
+    OnPodBound(old_pod, new_pod, std::move(info));
     return;
   }
   if (!ResponsibleFor(*new_pod)) return;
@@ -289,7 +294,6 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
   if (framework::PodUpdateActions(*old_pod, *new_pod) != 0) {
     object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   }
-  auto info = PodInfo::Make(new_pod);
   if (new_pod->status.nominated_node_name != old_pod->status.nominated_node_name) {
     if (new_pod->status.nominated_node_name.empty()) {
       queue_->nominator().Delete(*new_pod);
@@ -300,7 +304,8 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
   queue_->Update(*old_pod, std::move(info));
 }
 
-void Scheduler::OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+void Scheduler::OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_pod,
+                           framework::PodInfoPtr bound) {
   // The pod was bound (by us or by someone else).
   queue_->Delete(*old_pod);
   gang_coordinator_->OnMemberBound(new_pod);
@@ -310,10 +315,9 @@ void Scheduler::OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_po
     // placement batch: counted with the cache update, under the lock the scheduling thread
     // holds while it takes its snapshot (UpdateSnapshotAndMark).
     absl::MutexLock l(&batch_mu_);
-    framework::PodInfoPtr assumed =
-        cache_.IsAssumedPod(*new_pod) ? cache_.GetPod(*new_pod) : nullptr;
-    Status st = cache_.AddPod(PodInfo::Make(new_pod));
-    if (st.IsSuccess() && assumed && ConfirmsAssumedUnchanged(*assumed->pod, *new_pod)) {
+    framework::PodInfoPtr assumed;
+    Status st = cache_.AddPod(bound, &assumed);
+    if (st.IsSuccess() && assumed && ConfirmsAssumedUnchanged(*assumed, *bound)) {
       confirmed_assumed_touches_ += 2;  // Cache::AddPod removes and adds it again
     }
     LogCacheError("add", *new_pod, st);

@@ -554,7 +554,9 @@ class Scheduler {
       ABSL_LOCKS_EXCLUDED(pdb_mu_);
   // A pod became bound (OnPodUpdate): leaves the queue, reports to the gang side, enters
   // the cache.
-  void OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
+  // `bound`: PodInfo::Make(new_pod) (OnPodUpdate's).
+  void OnPodBound(const api::PodPtr& old_pod, const api::PodPtr& new_pod,
+                  framework::PodInfoPtr bound);
   // Moves unschedulable pods whose queueing hints accept the event.
   void Requeue(framework::EventResource resource, uint32_t action, const char* label,
                const framework::EventObjects& objs);

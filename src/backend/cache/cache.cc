@@ -77,15 +77,29 @@ Status Cache::ForgetPod(const api::Pod& pod) {
   return Status::Success();
 }
 
-Status Cache::AddPod(PodInfoPtr pod) {
+Status Cache::AddPod(PodInfoPtr pod, PodInfoPtr* confirmed) {
+  if (confirmed) confirmed->reset();
   absl::MutexLock l(&mu_);
   std::string key = pod->pod->Key();
   auto it = pods_.find(key);
   if (it != pods_.end()) {
     if (!it->second.assumed) return Status::Error("pod " + key + " was already in added state");
     // Confirm the assumed pod; the API's node wins if it differs.
-    RemovePodFromNode(*it->second.pod->pod);
-    AddPodToNode(pod);
+    const api::Pod& was = *it->second.pod->pod;
+    auto nit = nodes_.find(was.spec.node_name);
+    if (nit != nodes_.end() && was.spec.node_name == pod->pod->spec.node_name) {
+      // Same node (the usual confirmation): one node lookup; removed and added as below
+      // (two touches), and the entry stays (it holds the pod).
+      framework::NodeInfo& ni = *nit->second;
+      ni.RemovePod(was);
+      Touch(ni, nit->first);
+      ni.AddPod(pod);
+      Touch(ni, nit->first);
+    } else {
+      RemovePodFromNode(was);
+      AddPodToNode(pod);
+    }
+    if (confirmed) *confirmed = std::move(it->second.pod);
     it->second = PodState{std::move(pod), false, false, 0};
     assumed_.erase(key);
     return Status::Success();

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "backend/cache/snapshot.h"
 #include "framework/status.h"
@@ -49,8 +50,12 @@ class Cache {
   // Drops an assumed pod (binding failed). Error if the pod is not assumed.
   framework::Status ForgetPod(const api::Pod& pod);
   // An assigned pod reported by the informer. Confirms an assumed pod (moving it to the
-  // node the API says, if different) or adds a new one (e.g. after expiry).
-  framework::Status AddPod(framework::PodInfoPtr pod);
+  // node the API says, if different) or adds a new one (e.g. after expiry). When it
+  // confirms an assumed pod and `confirmed` is not null, *confirmed is set to the assumed
+  // PodInfo it replaced (else to nullptr): one lookup instead of IsAssumedPod + GetPod.
+  // Either way the pod's node is touched twice (removed, added: its generation grows by 2).
+  framework::Status AddPod(framework::PodInfoPtr pod,
+                           framework::PodInfoPtr* confirmed = nullptr);
   framework::Status UpdatePod(const api::Pod& old_pod, framework::PodInfoPtr new_pod);
   framework::Status RemovePod(const api::Pod& pod);
   bool IsAssumedPod(const api::Pod& pod) const;
@@ -100,7 +105,9 @@ class Cache {
   bool order_changed_ ABSL_GUARDED_BY(mu_) = false;
   bool images_changed_ ABSL_GUARDED_BY(mu_) = false;
   std::unordered_set<std::string> dirty_ ABSL_GUARDED_BY(mu_);
-  std::unordered_map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);  // key: namespace/name
+  // key: namespace/name. Never iterated (order-free), so a SwissTable: a lookup masks the
+  // hash instead of dividing by the bucket count (several lookups per scheduled pod).
+  absl::flat_hash_map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
   std::unordered_set<std::string> assumed_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "framework/handle.h"
 #include "framework/pod_affinity_index.h"
 #include "framework/types.h"
@@ -91,7 +92,7 @@ class Snapshot : public framework::NodeInfoLister {
   // not a rebuild of every list by name.
   std::vector<uint8_t> flags_;
   std::vector<int64_t> generations_;  // NodeGenerations()
-  std::unordered_map<const framework::NodeInfo*, uint32_t> position_;
+  absl::flat_hash_map<const framework::NodeInfo*, uint32_t> position_;  // never iterated
   bool affinity_lists_stale_ = false;
   std::unordered_map<std::string, int32_t> image_counts_;  // image -> nodes having it
   std::vector<std::string> stale_;  // nodes changed by AddPodToView

@@ -5,6 +5,8 @@
 #include <climits>
 #include <map>
 
+#include "absl/container/node_hash_map.h"
+
 namespace phalanx::queue {
 
 using framework::ClusterEvent;
@@ -143,7 +145,9 @@ class SchedulingQueue::Heap {
   LessFn less_;
   KeyFn key_;
   std::vector<Slot> items_;
-  std::unordered_map<std::string, std::unique_ptr<Entry>> index_;
+  // Never iterated (order-free); node-based (Entry::key points at a key), and a lookup
+  // masks the hash instead of dividing by the bucket count.
+  absl::node_hash_map<std::string, std::unique_ptr<Entry>> index_;
 };
 
 // activeQ: one Heap, or with partitions one Heap per partition and the pod -> partition
@@ -337,6 +341,7 @@ void SchedulingQueue::SetHintObserver(HintFn fn) {
 void SchedulingQueue::SetProfileHooks(const std::string& scheduler_name, ProfileHooks hooks) {
   absl::MutexLock l(&mu_);
   hooks_[scheduler_name] = std::move(hooks);
+  event_interest_.clear();
 }
 
 api::Timestamp SchedulingQueue::BackoffExpiry(const QueuedPodInfo& p) const {
@@ -576,12 +581,18 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
   absl::MutexLock l(&mu_);
   // Fast path: an event no plugin registered for moves nothing (pods rejected without a
   // plugin never wait in unschedulablePods; they go to backoffQ).
-  bool wildcard = e.resource == framework::EventResource::kWildCard && e.action == framework::kAll;
-  bool interesting = wildcard;
-  for (const auto& [name, hooks] : hooks_) {
-    for (const auto& [plugin, h] : hooks.hints) interesting = interesting || h.event.Match(e);
+  // (ClusterEvent::Match reads only the resource and the action.)
+  const uint64_t kind = (static_cast<uint64_t>(e.resource) << 32) | e.action;
+  auto [known, added] = event_interest_.try_emplace(kind, false);
+  if (added) {
+    bool wildcard = e.resource == framework::EventResource::kWildCard && e.action == framework::kAll;
+    bool interesting = wildcard;
+    for (const auto& [name, hooks] : hooks_) {
+      for (const auto& [plugin, h] : hooks.hints) interesting = interesting || h.event.Match(e);
+    }
+    known->second = interesting;
   }
-  if (!interesting) return;
+  if (!known->second) return;
   // By the map's key (the pod's key), sorted: a deterministic order regardless of
   // hash-map iteration, without building a key string per comparison.
   std::vector<std::pair<const std::string*, QueuedPodInfoPtr>> pods;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "framework/handle.h"
 #include "framework/status.h"
@@ -233,6 +234,10 @@ class SchedulingQueue {
   std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_
       ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, ProfileHooks> hooks_ ABSL_GUARDED_BY(mu_);
+  // MoveAllToActiveOrBackoffQueue's fast path, per event (resource << 32 | action): whether
+  // any registered hint matches it (a wildcard kAll event always does). Cleared when the
+  // hooks change; an event kind is matched against every hint once, not per event.
+  absl::flat_hash_map<uint64_t, bool> event_interest_ ABSL_GUARDED_BY(mu_);
   IncomingFn incoming_ ABSL_GUARDED_BY(mu_);
   HintFn hint_observer_ ABSL_GUARDED_BY(mu_);
   int64_t scheduling_cycle_ ABSL_GUARDED_BY(mu_) = 0;

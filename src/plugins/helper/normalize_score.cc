@@ -1,12 +1,24 @@
 #include "plugins/helper/normalize_score.h"
 
+#include <algorithm>
+
 namespace phalanx::plugins::helper {
 
 void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::vector<int64_t>& scores) {
-  int64_t max_count = 0;
-  for (int64_t s : scores) {
-    if (s > max_count) max_count = s;
+  // The maximum (at least 0) with four independent running maxima, so that the scan is
+  // not one long dependency chain (it runs over every feasible node of every cycle).
+  const int64_t* v = scores.data();
+  const size_t n = scores.size();
+  int64_t m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    m0 = std::max(m0, v[i]);
+    m1 = std::max(m1, v[i + 1]);
+    m2 = std::max(m2, v[i + 2]);
+    m3 = std::max(m3, v[i + 3]);
   }
+  for (; i < n; ++i) m0 = std::max(m0, v[i]);
+  const int64_t max_count = std::max(std::max(m0, m1), std::max(m2, m3));
   if (max_count == 0) {
     if (reverse) {
       for (int64_t& s : scores) s = max_priority;
