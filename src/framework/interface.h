@@ -203,6 +203,12 @@ class BatchablePlugin : public virtual Plugin {
   // the pod, that node and the cluster, not on which other nodes PreScore got: plain-pod
   // batching caches them per node across cycles (Scheduler's NodeResultCache); a plugin
   // whose per-node score reads window-wide PreScore state must mark such pods unsignable.
+  // Also relied on: while no pod in the snapshot has (anti-)affinity terms and no gang
+  // reservation exists, a signable pod's Filter verdict on a node (and DefaultPreemption's
+  // dry run there) depends only on that node's NodeInfo, the pods nominated to it and the
+  // objects counted by Handle::ClusterObjectEpoch, not on other nodes (NodeResultCache
+  // keep_failed, DefaultPreemption's dry-run memo); a plugin whose Filter reads other
+  // nodes' pods must mark such pods unsignable.
   virtual bool SameSignature(const PodInfo& canonical, const PodInfo& pod) const = 0;
 };
 
