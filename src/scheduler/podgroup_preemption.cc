@@ -21,17 +21,6 @@ namespace dp = plugins::defaultpreemption;
 
 namespace {
 
-// upstream podTerminatingByPreemption.
-bool TerminatingByPreemption(const api::Pod& p) {
-  if (!p.metadata.deletion_timestamp) return false;
-  for (const auto& c : p.status.conditions) {
-    if (c.type == "DisruptionTarget") {
-      return c.status == "True" && c.reason == "PreemptionByScheduler";
-    }
-  }
-  return false;
-}
-
 constexpr std::string_view kNoRoom = "would not make room for the whole gang";
 constexpr std::string_view kNoDefaultPreemption = "DefaultPreemption is not enabled";
 
@@ -84,7 +73,7 @@ std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPl
     const NodeInfo* ni = sched_.snapshot().Get(nominated);
     if (ni == nullptr) continue;
     for (const auto& v : ni->pods()) {
-      if (fwk_.PriorityOf(v->Pod()) < prio && TerminatingByPreemption(v->Pod())) {
+      if (fwk_.PriorityOf(v->Pod()) < prio && plugins::defaultpreemption::TerminatingByPreemption(v->Pod())) {
         return std::string(dp::kNotEligibleTerminating);
       }
     }

@@ -28,27 +28,13 @@
 #include <vector>
 
 #include "gang/ledger.h"
+#include "plugins/defaultpreemption/default_preemption.h"
 #include "quota/manager.h"
 #include "scheduler/gang_coordinator.h"
 #include "scheduler/podgroup_algorithm.h"
 #include "scheduler/podgroup_preemption.h"
 
 namespace phalanx::scheduler {
-
-namespace {
-
-// upstream podTerminatingByPreemption (as podgroup_preemption.cc): evicted, still going.
-bool TerminatingByPreemption(const api::Pod& p) {
-  if (!p.metadata.deletion_timestamp) return false;
-  for (const auto& c : p.status.conditions) {
-    if (c.type == "DisruptionTarget") {
-      return c.status == "True" && c.reason == "PreemptionByScheduler";
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectReservationUnits(
     const gang::Reservation& r, int32_t min_members, int32_t priority) const {
@@ -119,7 +105,7 @@ PodGroupPreemptionResult PodGroupPreemption::SearchReservation(const gang::Reser
     const framework::NodeInfo* ni = nominated.empty() ? nullptr : sched_.snapshot().Get(nominated);
     if (ni == nullptr) continue;
     for (const auto& v : ni->pods()) {
-      if (TerminatingByPreemption(v->Pod())) {
+      if (plugins::defaultpreemption::TerminatingByPreemption(v->Pod())) {
         out.message = "waiting for the victims of an earlier eviction to terminate";
         return out;
       }

@@ -36,18 +36,6 @@ constexpr std::string_view kArgsKind = "DefaultPreemptionArgs";
 constexpr std::string_view kPercentage = "minCandidateNodesPercentage";
 constexpr std::string_view kAbsolute = "minCandidateNodesAbsolute";
 
-// upstream podTerminatingByPreemption: deleting, with DisruptionTarget=True set by the
-// scheduler's preemption.
-bool TerminatingByPreemption(const api::Pod& p) {
-  if (!p.metadata.deletion_timestamp) return false;
-  for (const auto& c : p.status.conditions) {
-    if (c.type == "DisruptionTarget") {
-      return c.status == "True" && c.reason == "PreemptionByScheduler";
-    }
-  }
-  return false;
-}
-
 // utilerrors.NewAggregate(errs).Error(): one message as is, several deduplicated in "[...]".
 std::string Aggregate(const std::vector<std::string>& errs) {
   if (errs.size() == 1) return errs[0];
@@ -78,6 +66,16 @@ std::string FitErrorMessage(size_t num_all_nodes,
 
 
 }  // namespace
+
+bool TerminatingByPreemption(const api::Pod& p) {
+  if (!p.metadata.deletion_timestamp) return false;
+  for (const auto& c : p.status.conditions) {
+    if (c.type == "DisruptionTarget") {
+      return c.status == "True" && c.reason == "PreemptionByScheduler";
+    }
+  }
+  return false;
+}
 
 // ---- PodDisruptionBudgets ----
 

@@ -164,6 +164,12 @@ std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
 // than the preemptor's; queue reclaim: a pod of a queue above its deserved share).
 using VictimFilter = std::function<bool(const api::Pod&)>;
 
+// upstream podTerminatingByPreemption (pkg/scheduler/framework/preemption/preemption.go):
+// `p` is being deleted and carries DisruptionTarget=True with reason PreemptionByScheduler,
+// i.e. it is a victim of an earlier preemption still terminating. Read by DefaultPreemption
+// and by the PodGroup preemption and starvation eviction of src/scheduler.
+bool TerminatingByPreemption(const api::Pod& p);
+
 class DefaultPreemption final : public framework::PostFilterPlugin,
                                 public framework::PreEnqueuePlugin,
                                 public framework::EnqueueExtensions {
