@@ -63,7 +63,10 @@ json Meta(const api::ObjectMeta& m) {
   return out;
 }
 
-json Requirements(const std::vector<api::NodeSelectorRequirement>& reqs) {
+// A selector's matchExpressions: NodeSelectorRequirement or LabelSelectorRequirement (the
+// same {key, operator, values} in core/v1 and metav1 JSON).
+template <class Requirement>
+json Requirements(const std::vector<Requirement>& reqs) {
   json out = json::array();
   for (const auto& r : reqs) {
     json o = {{"key", r.key}, {"operator", r.op}};
@@ -132,15 +135,7 @@ json Containers(const std::vector<api::Container>& cs) {
 json LabelSelectorJson(const api::LabelSelector& ls) {
   json o = json::object();
   if (!ls.match_labels.empty()) o["matchLabels"] = ls.match_labels;
-  if (!ls.match_expressions.empty()) {
-    json exprs = json::array();
-    for (const auto& r : ls.match_expressions) {
-      json e = {{"key", r.key}, {"operator", r.op}};
-      if (!r.values.empty()) e["values"] = r.values;
-      exprs.push_back(std::move(e));
-    }
-    o["matchExpressions"] = std::move(exprs);
-  }
+  if (!ls.match_expressions.empty()) o["matchExpressions"] = Requirements(ls.match_expressions);
   return o;
 }
 
