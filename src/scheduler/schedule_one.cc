@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 
+#include "plugins/helper/normalize_score.h"
 #include "scheduler/binding_pool.h"
 #include "scheduler/gang_coordinator.h"
 #include "scheduler/scheduler.h"
@@ -393,19 +394,10 @@ bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state,
 size_t Scheduler::SelectHost(const std::vector<int64_t>& totals) {
   // Uniform among the highest totals, as upstream's reservoir sampling (one draw per
   // tie), with one draw per call: count the ties, draw which one, find it. The maximum and
-  // the count are separate branch-free passes (four running maxima: no dependency chain).
+  // the count are separate branch-free passes (helper::MaxWithFloor: no dependency chain).
   const int64_t* t = totals.data();
   const size_t n = totals.size();
-  int64_t m0 = t[0], m1 = t[0], m2 = t[0], m3 = t[0];
-  size_t i = 1;
-  for (; i + 4 <= n; i += 4) {
-    m0 = std::max(m0, t[i]);
-    m1 = std::max(m1, t[i + 1]);
-    m2 = std::max(m2, t[i + 2]);
-    m3 = std::max(m3, t[i + 3]);
-  }
-  for (; i < n; ++i) m0 = std::max(m0, t[i]);
-  const int64_t max_score = std::max(std::max(m0, m1), std::max(m2, m3));
+  const int64_t max_score = plugins::helper::MaxWithFloor(t + 1, n - 1, t[0]);
   uint64_t count = 0;
   for (size_t k = 0; k < n; ++k) count += t[k] == max_score ? 1 : 0;
   uint64_t pick = count == 1 ? 0 : Random(count);

@@ -4,12 +4,8 @@
 
 namespace phalanx::plugins::helper {
 
-void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::vector<int64_t>& scores) {
-  // The maximum (at least 0) with four independent running maxima, so that the scan is
-  // not one long dependency chain (it runs over every feasible node of every cycle).
-  const int64_t* v = scores.data();
-  const size_t n = scores.size();
-  int64_t m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+int64_t MaxWithFloor(const int64_t* v, size_t n, int64_t floor) {
+  int64_t m0 = floor, m1 = floor, m2 = floor, m3 = floor;
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
     m0 = std::max(m0, v[i]);
@@ -18,7 +14,12 @@ void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::vector<int64
     m3 = std::max(m3, v[i + 3]);
   }
   for (; i < n; ++i) m0 = std::max(m0, v[i]);
-  const int64_t max_count = std::max(std::max(m0, m1), std::max(m2, m3));
+  return std::max(std::max(m0, m1), std::max(m2, m3));
+}
+
+void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::vector<int64_t>& scores) {
+  // The maximum, at least 0 (upstream starts its running maximum at 0).
+  const int64_t max_count = MaxWithFloor(scores.data(), scores.size(), 0);
   if (max_count == 0) {
     if (reverse) {
       for (int64_t& s : scores) s = max_priority;
