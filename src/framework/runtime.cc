@@ -664,31 +664,31 @@ Status NormalizeError(const ScorePlugin& p, const Status& s) {
   return e;
 }
 
-// Adds row[i] * weight to (*totals)[i] for every node; Error for a normalized score
-// outside [kMinNodeScore, kMaxNodeScore] (totals then partly updated).
-Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int64_t weight,
-                      std::vector<int64_t>* totals) {
+// Adds value_at(i) * weight to (*totals)[i] for every node i; Error for a normalized score
+// outside [kMinNodeScore, kMaxNodeScore], with the totals then updated up to the first
+// invalid score only (as a loop stopping there would leave them). The common case (every
+// score in range) is one branch-free pass the compiler can vectorize; the first invalid
+// score is looked up only when there is one. (Unsigned arithmetic: an out-of-range score
+// added and taken away again wraps instead of overflowing.)
+template <class ValueAt>
+Status AddWeighted(const ScorePlugin& p, ValueAt value_at, int64_t weight,
+                   std::vector<int64_t>* totals) {
   const size_t n = totals->size();
-  const int64_t* r = row.data();
   int64_t* t = totals->data();
-  // The common case (every score in range) in one branch-free pass the compiler can
-  // vectorize; the first invalid score is looked up only when there is one (the rows
-  // before it are then added, as the loop that stopped at it left them).
-  // (Unsigned arithmetic: an out-of-range score added and taken away again wraps instead
-  // of overflowing.)
   const uint64_t w = static_cast<uint64_t>(weight);
   bool bad = false;
   for (size_t i = 0; i < n; ++i) {
-    const int64_t v = r[i];
+    const int64_t v = value_at(i);
     bad |= (v < kMinNodeScore) | (v > kMaxNodeScore);
     t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) + static_cast<uint64_t>(v) * w);
   }
   if (!bad) return Status::Success();
   for (size_t i = 0; i < n; ++i) {
-    const int64_t v = r[i];
+    const int64_t v = value_at(i);
     if (v < kMinNodeScore || v > kMaxNodeScore) {
       for (size_t q = i; q < n; ++q) {  // not added from the invalid one on
-        t[q] = static_cast<int64_t>(static_cast<uint64_t>(t[q]) - static_cast<uint64_t>(r[q]) * w);
+        t[q] = static_cast<int64_t>(static_cast<uint64_t>(t[q]) -
+                                    static_cast<uint64_t>(value_at(q)) * w);
       }
       Status e = Status::Error("plugin \"" + std::string(p.Name()) + "\" returns an invalid score " +
                                std::to_string(v) +
@@ -700,27 +700,18 @@ Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int
   return Status::Success();
 }
 
-// AddWeightedRow of the row raw[slots[0..n)] without writing the row out (a plugin with no
-// NormalizeScore: its raw scores are added as they are), in one pass.
+// AddWeighted of a normalized row.
+Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int64_t weight,
+                      std::vector<int64_t>* totals) {
+  const int64_t* r = row.data();
+  return AddWeighted(p, [r](size_t i) { return r[i]; }, weight, totals);
+}
+
+// AddWeighted of the row raw[slots[0..n)] without writing the row out (a plugin with no
+// NormalizeScore: its raw scores are added as they are).
 Status AddWeightedGather(const ScorePlugin& p, const int64_t* raw, const uint32_t* slots,
                          int64_t weight, std::vector<int64_t>* totals) {
-  const size_t n = totals->size();
-  int64_t* t = totals->data();
-  const uint64_t w = static_cast<uint64_t>(weight);
-  bool bad = false;
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t v = raw[slots[i]];
-    bad |= (v < kMinNodeScore) | (v > kMaxNodeScore);
-    t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) + static_cast<uint64_t>(v) * w);
-  }
-  if (!bad) return Status::Success();
-  // Taken away again; AddWeightedRow reports the first invalid score (as it would have).
-  std::vector<int64_t> row(n);
-  for (size_t i = 0; i < n; ++i) {
-    row[i] = raw[slots[i]];
-    t[i] = static_cast<int64_t>(static_cast<uint64_t>(t[i]) - static_cast<uint64_t>(row[i]) * w);
-  }
-  return AddWeightedRow(p, row, weight, totals);
+  return AddWeighted(p, [raw, slots](size_t i) { return raw[slots[i]]; }, weight, totals);
 }
 
 }  // namespace
