@@ -358,14 +358,21 @@ class Driver {
     Push(clock_.Now(), EvKind::kRecreatePod, i);
   }
 
-  // Pod i again, as its controller creates it after an eviction (same name, new UID).
-  api::Status RecreatePod(size_t i) {
+  // Pod i again, as its controller creates it after an eviction (same name).
+  api::Status RecreatePod(size_t i) { return CreateInStore(i, " (restart)"); }
+
+  // Creates scenario pod i in the store, indexes it by key (pod events map back to i) and,
+  // as the resourceclaim controller would, creates the claims of its templates (a claim
+  // error becomes the pod's outcome reason: it stays pending with it). `what` follows the
+  // pod's key in a store error.
+  api::Status CreateInStore(size_t i, const char* what) {
     const TimedPod& tp = sc_.pods[i];
     auto r = store_.CreatePod(api::Pod(tp.pod));
     if (!r.ok()) {
-      return absl::InvalidArgumentError("Pod " + tp.pod.Key() + " (restart): " +
+      return absl::InvalidArgumentError("Pod " + tp.pod.Key() + what + ": " +
                                         std::string(r.message()));
     }
+    index_[tp.pod.Key()] = i;
     const api::Status claims = dra_claims_.OnPodCreated(
         tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_,
         tp.pod.metadata.name);
@@ -512,17 +519,8 @@ class Driver {
 
   api::Status CreatePod(size_t i) {
     const TimedPod& tp = sc_.pods[i];
-    api::Pod p = tp.pod;
-    auto r = store_.CreatePod(std::move(p));
-    if (!r.ok()) return absl::InvalidArgumentError("Pod " + tp.pod.Key() + ": " + std::string(r.message()));
-    index_[tp.pod.Key()] = i;
-    // The resourceclaim controller: claims from the pod's templates.
-    const api::Status claims =
-        dra_claims_.OnPodCreated(tp.pod.metadata.namespace_.empty() ? "default"
-                                                                    : tp.pod.metadata.namespace_,
-                                 tp.pod.metadata.name);
+    if (api::Status s = CreateInStore(i, ""); !s.ok()) return s;
     PodOutcome& o = res_->outcomes[i];
-    if (!claims.ok()) o.reason = std::string(claims.message());
     o.pod = tp.pod.Key();
     o.arrival_s = Seconds(clock_.Now());
     ++arrived_;
