@@ -7,6 +7,7 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache pkg-config
       libyaml-cpp-dev libsimdjson-dev libcli11-dev libspdlog-dev libfmt-dev libtbb-dev
       nlohmann-json3-dev libcurl4-openssl-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+      libmimalloc-dev  # the allocator of build/phalanx (CMakeLists.txt PHALANX_MALLOC)
       libssl-dev  # OpenSSL: the HTTPS metrics endpoint (src/metrics/http_server.cc)
       chromium  # chromium: the HTML report test renders the report headless
       clang libclang-rt-14-dev llvm  # libFuzzer, sanitizer runtimes, symbolizer (scripts/fuzz.sh)

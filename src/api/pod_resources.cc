@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "api/quantity_internal.h"
 
 namespace phalanx::api {
@@ -59,10 +60,12 @@ class ExactList {
       }
     }
   }
-  const std::vector<std::pair<std::string_view, Int128>>& entries() const { return entries_; }
+  const auto& entries() const { return entries_; }
 
  private:
-  std::vector<std::pair<std::string_view, Int128>> entries_;
+  // Inline room for cpu, memory, ephemeral-storage and one more: no allocation per
+  // container for the common pod (PodRequests runs on every pod event).
+  absl::InlinedVector<std::pair<std::string_view, Int128>, 4> entries_;
 };
 
 ExactList FromResourceList(const ResourceList& list) {

@@ -1,5 +1,7 @@
 #include "backend/cache/cache.h"
 
+#include <algorithm>
+
 namespace phalanx::cache {
 
 using framework::PodInfoPtr;
@@ -207,8 +209,14 @@ void Cache::UpdateSnapshot(Snapshot* s) {
   // node, as upstream does by comparing NodeInfo generations with the snapshot's.
   const bool full = s->generation_ != synced_generation_;
   if (full) {
-    for (const auto& [name, ni] : nodes_) dirty_.insert(name);
-    for (const auto& [name, ni] : s->map_) dirty_.insert(name);
+    // Both maps iterate in a per-process order (SwissTables): the names go in sorted, so
+    // that the affinity index sees the nodes in the same order on every run.
+    std::vector<std::string> names;
+    names.reserve(nodes_.size() + s->map_.size());
+    for (const auto& [name, ni] : nodes_) names.push_back(name);
+    for (const auto& [name, ni] : s->map_) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    for (auto& name : names) dirty_.insert(std::move(name));
     rebuild = true;
   }
   for (const auto& name : dirty_) {

@@ -98,7 +98,9 @@ class Cache {
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   // generation of the snapshot the last UpdateSnapshot synced
   int64_t synced_generation_ ABSL_GUARDED_BY(mu_) = 0;
-  std::unordered_map<std::string, std::unique_ptr<framework::NodeInfo>> nodes_
+  // SwissTable (one probe, no chained nodes): looked up by name on every assume, bind
+  // confirmation and snapshot update. Never iterated where the order matters.
+  absl::flat_hash_map<std::string, std::unique_ptr<framework::NodeInfo>> nodes_
       ABSL_GUARDED_BY(mu_);
   // nodes with a Node object, insertion order
   std::vector<std::string> node_order_ ABSL_GUARDED_BY(mu_);

@@ -17,12 +17,12 @@ std::unique_ptr<Snapshot> Snapshot::FromObjects(const std::vector<api::NodePtr>&
 }
 
 const framework::NodeInfo* Snapshot::Get(std::string_view node_name) const {
-  auto it = map_.find(std::string(node_name));
+  auto it = map_.find(absl::string_view(node_name.data(), node_name.size()));
   return it == map_.end() ? nullptr : it->second.get();
 }
 
 framework::NodeInfo* Snapshot::GetMutable(std::string_view node_name) {
-  auto it = map_.find(std::string(node_name));
+  auto it = map_.find(absl::string_view(node_name.data(), node_name.size()));
   return it == map_.end() ? nullptr : it->second.get();
 }
 

@@ -83,7 +83,9 @@ class Snapshot : public framework::NodeInfoLister {
   void RefreshImageCounts();
   void ApplyImageCounts(framework::NodeInfo* ni);
 
-  std::unordered_map<std::string, std::unique_ptr<framework::NodeInfo>> map_;
+  // By name; SwissTable with heterogeneous lookup (Get takes a string_view without a copy).
+  // Never iterated where the order matters (list_ keeps the cache's node order).
+  absl::flat_hash_map<std::string, std::unique_ptr<framework::NodeInfo>> map_;
   std::vector<const framework::NodeInfo*> list_;
   std::vector<const framework::NodeInfo*> have_affinity_;
   std::vector<const framework::NodeInfo*> have_required_anti_affinity_;
