@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -26,6 +27,29 @@ void AddTo(ResourceList& to, const ResourceList& v, int sign) {
     x += sign * a;
     if (x == 0) to.erase(r);
   }
+}
+
+// Whether `list` is RequestOf(r), without building it (a pod's bind leaves its request as
+// it was: OnPodUpdate keeps the entry's list then).
+bool SameRequest(const ResourceList& list, const api::Resource& r) {
+  size_t n = 1;  // "pods": 1
+  auto has = [&](const std::string& name, int64_t v) {
+    if (v == 0) return true;
+    ++n;
+    auto it = list.find(name);
+    return it != list.end() && it->second == v;
+  };
+  static const std::string kCpu = "cpu", kMemory = "memory", kEphemeral = "ephemeral-storage",
+                           kPods = "pods";
+  if (!has(kCpu, r.milli_cpu) || !has(kMemory, r.memory) ||
+      !has(kEphemeral, r.ephemeral_storage)) {
+    return false;
+  }
+  for (const auto& [id, v] : r.scalar) {
+    if (!has(api::ScalarResourceName(id), v)) return false;
+  }
+  auto pods = list.find(kPods);
+  return pods != list.end() && pods->second == 1 && list.size() == n;
 }
 
 int64_t Get(const ResourceList& l, const std::string& r) {
@@ -265,13 +289,14 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     OnPodDelete(old_pod);
     return;
   }
-  ResourceList request = requests ? RequestOf(*requests) : RequestOf(*new_pod);
+  std::optional<api::Resource> computed;
+  if (requests == nullptr) requests = &computed.emplace(api::PodRequests(*new_pod));
   absl::MutexLock l(&mu_);
   auto it = pods_.find(new_pod->Key());
   if (it == pods_.end()) {
     Entry& e = pods_[new_pod->Key()];
     e.pod = new_pod;
-    e.request = std::move(request);
+    e.request = RequestOf(*requests);
     e.allocated = !new_pod->spec.node_name.empty();
     std::string g, gs;
     e.assignment = ResolveLocked(*new_pod, &g, &gs);
@@ -282,7 +307,7 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     Entry& e = it->second;
     UncountLocked(e);
     e.pod = new_pod;
-    e.request = std::move(request);
+    if (!SameRequest(e.request, *requests)) e.request = RequestOf(*requests);
     if (!new_pod->spec.node_name.empty() && !e.allocated) {
       e.allocated = true;
       holds_.erase(e.assignment.queue);  // the reclaiming queue got its capacity

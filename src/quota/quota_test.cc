@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "api/decode.h"
+#include "api/pod_resources.h"
 #include "gang/manager.h"
 #include "quota/fair_share.h"
 #include "quota/manager.h"
@@ -310,6 +311,50 @@ spec: {parentQueue: dept, resources: {gpu: {quota: 8, limit: 16}}}
   EXPECT_EQ(st[1].allocated.at(kGpu), 8);
   EXPECT_EQ(st[1].pending.at(kGpu), 4);
   EXPECT_EQ(st[0].allocated.at(kGpu), 8);  // dept: subtree sum
+}
+
+// An update keeps the entry's request only while the pod's request is unchanged (the bind
+// fast path): a resize, a new extended resource or a dropped cpu request is counted anew,
+// given as the caller's PodRequests or computed from the pod. Expected sums from the pods'
+// own numbers.
+TEST(QueueManager, UpdateCountsTheNewRequestUnlessUnchanged) {
+  QueueManager m;
+  m.OnObjectAdd(KaiQueue("team-a", "{resources: {gpu: {quota: 8}}}"));
+  auto pending = GpuPod("p", "team-a", 2);
+  m.OnPodAdd(pending);
+  auto status = [&] { return m.Status().at(0); };
+  EXPECT_EQ(status().pending.at(kGpu), 2);
+  // Bound, same request: allocated, pending empty.
+  auto bound = GpuPod("p", "team-a", 2, "n1");
+  const api::Resource bound_req = api::PodRequests(*bound);
+  m.OnPodUpdate(pending, bound, &bound_req);
+  EXPECT_EQ(status().allocated.at(kGpu), 2);
+  EXPECT_EQ(status().pending.count(kGpu), 0u);
+  // Resized to 3 GPUs (requests passed in).
+  auto resized = GpuPod("p", "team-a", 3, "n1");
+  const api::Resource resized_req = api::PodRequests(*resized);
+  m.OnPodUpdate(bound, resized, &resized_req);
+  EXPECT_EQ(status().allocated.at(kGpu), 3);
+  // Resized back to 1 GPU, requests computed from the pod.
+  auto smaller = GpuPod("p", "team-a", 1, "n1");
+  m.OnPodUpdate(resized, smaller);
+  EXPECT_EQ(status().allocated.at(kGpu), 1);
+  // A cpu request added, then the GPU dropped: both resources follow.
+  testing::PodBuilder b("p");
+  b.Req("cpu", "500m").Label(kKAIQueueLabel, "team-a").NodeName("n1");
+  auto cpu_only = std::make_shared<api::Pod>(b.Obj());
+  const api::Resource cpu_req = api::PodRequests(*cpu_only);
+  m.OnPodUpdate(smaller, cpu_only, &cpu_req);
+  EXPECT_EQ(status().allocated.count(kGpu), 0u);
+  EXPECT_EQ(status().allocated.at("cpu"), 500);
+  // Every request dropped: only the pod count is left.
+  testing::PodBuilder e("p");
+  e.Label(kKAIQueueLabel, "team-a").NodeName("n1");
+  auto empty = std::make_shared<api::Pod>(e.Obj());
+  m.OnPodUpdate(cpu_only, empty);
+  EXPECT_EQ(status().allocated.count("cpu"), 0u);
+  EXPECT_EQ(status().allocated.at("pods"), 1);
+  EXPECT_EQ(status().running_pods, 1);
 }
 
 TEST(FairShare, LendingLimitKeepsTheUnlentQuota) {
