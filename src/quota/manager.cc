@@ -137,7 +137,17 @@ void QueueManager::RebuildTreeLocked() {
   running_pods_.clear();
   pending_pods_.clear();
   own_demand_.clear();
+  if (objects_.empty()) {
+    // No queue object: nothing is counted until one arrives (Entry::stale).
+    for (auto& [k, e] : pods_) e.stale = true;
+    ++generation_;
+    return;
+  }
   for (auto& [k, e] : pods_) {
+    if (e.stale) {
+      e.request = RequestOf(*e.pod);
+      e.stale = false;
+    }
     std::string g, gs;
     e.assignment = ResolveLocked(*e.pod, &g, &gs);
     e.gang = std::move(g);
@@ -238,6 +248,7 @@ void QueueManager::UncountLocked(Entry& e) {
 }
 
 void QueueManager::CountLocked(Entry& e) {
+  if (e.stale) return;  // no queue object yet: counted when one arrives
   if (e.allocated) AccrueLocked();
   e.counted = true;
   e.counted_allocated = e.allocated;
@@ -259,6 +270,14 @@ void QueueManager::CountLocked(Entry& e) {
 
 void QueueManager::RefreshLocked(Entry& e) {
   UncountLocked(e);
+  if (objects_.empty()) {
+    e.stale = true;
+    return;
+  }
+  if (e.stale) {
+    e.request = RequestOf(*e.pod);
+    e.stale = false;
+  }
   std::string g, gs;
   e.assignment = ResolveLocked(*e.pod, &g, &gs);
   e.gang = std::move(g);
@@ -268,13 +287,19 @@ void QueueManager::RefreshLocked(Entry& e) {
 
 void QueueManager::OnPodAdd(const api::PodPtr& pod, const api::Resource* requests) {
   if (Terminal(*pod)) return;
-  ResourceList request = requests ? RequestOf(*requests) : RequestOf(*pod);
   absl::MutexLock l(&mu_);
   Entry& e = pods_[pod->Key()];
   UncountLocked(e);
   e.pod = pod;
-  e.request = std::move(request);
   e.allocated = !pod->spec.node_name.empty();
+  if (objects_.empty()) {
+    // No queue object: the pod is only remembered (Entry::stale).
+    e.stale = true;
+    ++generation_;
+    return;
+  }
+  e.stale = false;
+  e.request = requests ? RequestOf(*requests) : RequestOf(*pod);
   std::string g, gs;
   e.assignment = ResolveLocked(*pod, &g, &gs);
   e.gang = std::move(g);
@@ -289,10 +314,20 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     OnPodDelete(old_pod);
     return;
   }
-  std::optional<api::Resource> computed;
-  if (requests == nullptr) requests = &computed.emplace(api::PodRequests(*new_pod));
   absl::MutexLock l(&mu_);
   auto it = pods_.find(new_pod->Key());
+  if (objects_.empty()) {
+    // No queue object: the pod is only remembered (Entry::stale).
+    Entry& e = it == pods_.end() ? pods_[new_pod->Key()] : it->second;
+    UncountLocked(e);
+    e.pod = new_pod;
+    e.allocated = e.allocated || !new_pod->spec.node_name.empty();
+    e.stale = true;
+    ++generation_;
+    return;
+  }
+  std::optional<api::Resource> computed;
+  if (requests == nullptr) requests = &computed.emplace(api::PodRequests(*new_pod));
   if (it == pods_.end()) {
     Entry& e = pods_[new_pod->Key()];
     e.pod = new_pod;
@@ -307,7 +342,8 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     Entry& e = it->second;
     UncountLocked(e);
     e.pod = new_pod;
-    if (!SameRequest(e.request, *requests)) e.request = RequestOf(*requests);
+    if (e.stale || !SameRequest(e.request, *requests)) e.request = RequestOf(*requests);
+    e.stale = false;
     if (!new_pod->spec.node_name.empty() && !e.allocated) {
       e.allocated = true;
       holds_.erase(e.assignment.queue);  // the reclaiming queue got its capacity
@@ -372,7 +408,7 @@ uint64_t QueueManager::Generation() const {
 Assignment QueueManager::QueueOf(const api::Pod& pod) const {
   absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
-  if (it != pods_.end()) return it->second.assignment;
+  if (it != pods_.end() && !it->second.stale) return it->second.assignment;
   std::string g, gs;
   return ResolveLocked(pod, &g, &gs);
 }

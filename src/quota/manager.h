@@ -292,6 +292,11 @@ class QueueManager final : public QueueLedger {
   static ResourceList RequestOf(const api::Resource& requests);
 
  private:
+  // A pod the manager has seen. While there is no queue object (objects_ empty) an entry is
+  // `stale`: only pod and allocated are kept, nothing is counted (no queue to count for,
+  // and no reader of the sums without one), so that a cluster without queues pays one map
+  // entry per pod. RebuildTreeLocked computes and counts every stale entry when the first
+  // queue object arrives, and makes every entry stale again when the last one goes.
   struct Entry {
     api::PodPtr pod;
     Assignment assignment;
@@ -302,6 +307,7 @@ class QueueManager final : public QueueLedger {
     bool counted = false;   // contributes to the sums under `counted_queue`
     std::string counted_queue;
     bool counted_allocated = false;
+    bool stale = false;     // request, assignment and gang not computed; never counted
   };
   void RebuildTreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Assignment ResolveLocked(const api::Pod& pod, std::string* gang, std::string* gang_spec) const

@@ -357,6 +357,81 @@ TEST(QueueManager, UpdateCountsTheNewRequestUnlessUnchanged) {
   EXPECT_EQ(status().running_pods, 1);
 }
 
+// Without a queue object the manager only remembers pods (Entry::stale); the first queue
+// object counts every one of them as if they had arrived after it, and the last one's
+// delete stops counting. The expected sums are recomputed from the pods' own GPU counts and
+// states, not from the manager.
+TEST(QueueManager, PodsSeenBeforeAnyQueueAreCountedWhenTheFirstQueueArrives) {
+  QueueManager m;
+  struct Seen {
+    api::PodPtr pod;
+    bool allocated;
+  };
+  std::map<std::string, Seen> pods;  // the oracle: each pod's last state
+  auto add = [&](api::PodPtr p) {
+    m.OnPodAdd(p);
+    pods[p->metadata.name] = {p, !p->spec.node_name.empty()};
+  };
+  auto update = [&](api::PodPtr p) {
+    Seen& was = pods.at(p->metadata.name);
+    m.OnPodUpdate(was.pod, p);
+    was = {p, was.allocated || !p->spec.node_name.empty()};
+  };
+  add(GpuPod("a-pending", "team-a", 2));
+  add(GpuPod("a-bound", "team-a", 4, "n1"));
+  add(GpuPod("a-binds", "team-a", 1));
+  update(GpuPod("a-binds", "team-a", 1, "n2"));
+  add(GpuPod("a-resized", "team-a", 1));
+  update(GpuPod("a-resized", "team-a", 3));  // pending, now 3 GPUs
+  auto assumed = GpuPod("a-assumed", "team-a", 5);
+  add(assumed);
+  m.MarkAssumed(*assumed);
+  pods.at("a-assumed").allocated = true;
+  auto gone = GpuPod("a-gone", "team-a", 7, "n3");
+  add(gone);
+  m.OnPodDelete(gone);
+  pods.erase("a-gone");
+  add(GpuPod("b-pending", "team-b", 6));
+  // No queue yet: a pod naming one is told it does not exist, and nothing is reported.
+  EXPECT_EQ(m.QueueOf(*pods.at("a-pending").pod).error,
+            "queue team-a does not exist (named by label kai.scheduler/queue)");
+  EXPECT_TRUE(m.Status().empty());
+  auto expected = [&](const std::string& queue, bool allocated) {
+    int64_t gpus = 0;
+    for (const auto& [name, s] : pods) {
+      if (s.pod->metadata.labels.at(kKAIQueueLabel) != queue || s.allocated != allocated) continue;
+      gpus += api::PodRequests(*s.pod).Scalar(api::InternScalarResource(kGpu));
+    }
+    return gpus;
+  };
+  auto gpus_of = [](const ResourceList& l) {
+    auto it = l.find(kGpu);
+    return it == l.end() ? int64_t{0} : it->second;
+  };
+  m.OnObjectAdd(KaiQueue("team-a", "{resources: {gpu: {quota: 8}}}"));
+  auto st = m.Status();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(gpus_of(st[0].allocated), expected("team-a", true));   // 4 + 1 + 5
+  EXPECT_EQ(gpus_of(st[0].pending), expected("team-a", false));    // 2 + 3
+  EXPECT_EQ(st[0].running_pods, 3);
+  EXPECT_EQ(st[0].pending_pods, 2);
+  EXPECT_EQ(m.QueueOf(*pods.at("a-pending").pod).queue, "team-a");
+  EXPECT_EQ(m.QueueOf(*pods.at("a-pending").pod).error, "");
+  // The second queue counts its pod too; after the last queue goes and comes back, the
+  // same sums.
+  m.OnObjectAdd(KaiQueue("team-b", "{resources: {gpu: {quota: 8}}}"));
+  EXPECT_EQ(gpus_of(m.Status().at(1).pending), expected("team-b", false));
+  m.OnObjectDelete(KaiQueue("team-a", "{}"));
+  m.OnObjectDelete(KaiQueue("team-b", "{}"));
+  EXPECT_TRUE(m.Status().empty());
+  add(GpuPod("a-late", "team-a", 2, "n4"));
+  m.OnObjectAdd(KaiQueue("team-a", "{resources: {gpu: {quota: 8}}}"));
+  st = m.Status();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(gpus_of(st[0].allocated), expected("team-a", true));
+  EXPECT_EQ(gpus_of(st[0].pending), expected("team-a", false));
+}
+
 TEST(FairShare, LendingLimitKeepsTheUnlentQuota) {
   // 100 GPUs; A quota 20, lendingLimit 5, asks for nothing; B no quota asks for 100.
   // A keeps 20 - 5 = 15 idle; B gets the other 85. Without the limit B would get 100.
