@@ -29,27 +29,34 @@ void AddTo(ResourceList& to, const ResourceList& v, int sign) {
   }
 }
 
+// Calls f(name, amount) for each entry of QueueManager::RequestOf(r): the non-zero cpu
+// (milli), memory, ephemeral-storage and extended resources, then "pods": 1. The one list
+// of what a request holds, for RequestOf and SameRequest.
+template <typename F>
+void ForEachRequestEntry(const api::Resource& r, F&& f) {
+  static const std::string kCpu = "cpu", kMemory = "memory", kEphemeral = "ephemeral-storage",
+                           kPods = "pods";
+  if (r.milli_cpu) f(kCpu, r.milli_cpu);
+  if (r.memory) f(kMemory, r.memory);
+  if (r.ephemeral_storage) f(kEphemeral, r.ephemeral_storage);
+  for (const auto& [id, v] : r.scalar) {
+    if (v) f(api::ScalarResourceName(id), v);
+  }
+  f(kPods, int64_t{1});
+}
+
 // Whether `list` is RequestOf(r), without building it (a pod's bind leaves its request as
 // it was: OnPodUpdate keeps the entry's list then).
 bool SameRequest(const ResourceList& list, const api::Resource& r) {
-  size_t n = 1;  // "pods": 1
-  auto has = [&](const std::string& name, int64_t v) {
-    if (v == 0) return true;
+  size_t n = 0;
+  bool same = true;
+  ForEachRequestEntry(r, [&](const std::string& name, int64_t v) {
     ++n;
+    if (!same) return;
     auto it = list.find(name);
-    return it != list.end() && it->second == v;
-  };
-  static const std::string kCpu = "cpu", kMemory = "memory", kEphemeral = "ephemeral-storage",
-                           kPods = "pods";
-  if (!has(kCpu, r.milli_cpu) || !has(kMemory, r.memory) ||
-      !has(kEphemeral, r.ephemeral_storage)) {
-    return false;
-  }
-  for (const auto& [id, v] : r.scalar) {
-    if (!has(api::ScalarResourceName(id), v)) return false;
-  }
-  auto pods = list.find(kPods);
-  return pods != list.end() && pods->second == 1 && list.size() == n;
+    same = it != list.end() && it->second == v;
+  });
+  return same && list.size() == n;
 }
 
 int64_t Get(const ResourceList& l, const std::string& r) {
@@ -69,13 +76,7 @@ ResourceList QueueManager::RequestOf(const api::Pod& pod) {
 
 ResourceList QueueManager::RequestOf(const api::Resource& r) {
   ResourceList out;
-  if (r.milli_cpu) out["cpu"] = r.milli_cpu;
-  if (r.memory) out["memory"] = r.memory;
-  if (r.ephemeral_storage) out["ephemeral-storage"] = r.ephemeral_storage;
-  for (const auto& [id, v] : r.scalar) {
-    if (v) out[api::ScalarResourceName(id)] = v;
-  }
-  out["pods"] = 1;
+  ForEachRequestEntry(r, [&](const std::string& name, int64_t v) { out[name] = v; });
   return out;
 }
 
