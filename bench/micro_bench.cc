@@ -1,4 +1,4 @@
-// Google Benchmark micro benchmarks of the scheduler's hot paths (issue 7):
+// Google Benchmark micro benchmarks of the scheduler's hot paths:
 //   BM_Filter/<plugin>, BM_Score/<plugin>  one Filter / Score call on one node (5,000-node
 //                                         cluster with 5,000 bound pods; PreFilter /
 //                                         PreScore run once outside the timed loop)
@@ -11,8 +11,6 @@
 //                                         nodes, including its binding cycles
 // Timings are never asserted; CTest (label bench) only proves each one runs.
 #include <benchmark/benchmark.h>
-
-#include "absl/synchronization/mutex.h"
 #include <yaml-cpp/yaml.h>
 
 #include <memory>
@@ -20,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "api/types.h"
 #include "config/config.h"
 #include "framework/clock.h"
@@ -148,8 +147,7 @@ framework::PodInfoPtr PodFor(const std::string& plugin) {
   } else if (plugin == "InterPodAffinity") {
     api::Affinity a;
     a.pod_anti_affinity.emplace();
-    a.pod_anti_affinity->required.push_back(
-        Term("app", "app-7", "kubernetes.io/hostname"));
+    a.pod_anti_affinity->required.push_back(Term("app", "app-7", "kubernetes.io/hostname"));
     a.pod_affinity.emplace();
     api::WeightedPodAffinityTerm w;
     w.weight = 5;
@@ -316,7 +314,8 @@ void BM_PodGroupCycle(benchmark::State& state) {
 void Register() {
   for (const char* p : {"NodeResourcesFit", "TaintToleration", "NodeAffinity", "InterPodAffinity",
                         "PodTopologySpread"}) {
-    benchmark::RegisterBenchmark((std::string("BM_Filter/") + p).c_str(), BM_Filter, std::string(p));
+    benchmark::RegisterBenchmark((std::string("BM_Filter/") + p).c_str(), BM_Filter,
+                                 std::string(p));
     benchmark::RegisterBenchmark((std::string("BM_Score/") + p).c_str(), BM_Score, std::string(p));
   }
   benchmark::RegisterBenchmark("BM_SnapshotUpdate", BM_SnapshotUpdate);

@@ -6,8 +6,8 @@
 // second domain and an invalid version. Checks the documented contract: ParseSelector
 // either fails with a message that names the place ("fuzz: ") or yields a selector whose
 // Matches returns a bool or an error with a non-empty message; evaluating twice gives the
-// same answer, directly and through a PreparedDevice (no hidden state); nothing crashes, leaks, recurses without bound or runs
-// past the cost limit.
+// same answer, directly and through a PreparedDevice (no hidden state); nothing crashes, leaks,
+// recurses without bound or runs past the cost limit.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

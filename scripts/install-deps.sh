@@ -10,6 +10,7 @@ pkgs=(cmake ninja-build g++ ccache pkg-config
       libmimalloc-dev  # the allocator of build/phalanx (CMakeLists.txt PHALANX_MALLOC)
       libssl-dev  # OpenSSL: the HTTPS metrics endpoint (src/metrics/http_server.cc)
       chromium  # chromium: the HTML report test renders the report headless
+      clang-format  # scripts/format-check.sh (scripts/test.sh)
       clang libclang-rt-14-dev llvm  # libFuzzer, sanitizer runtimes, symbolizer (scripts/fuzz.sh)
       jq  # test/perf: scripts/scheduler-perf.sh reads benchmark JSON
       python3-yaml)  # fuzz/seed_corpus.sh, scripts/reliability.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Live benchmark (issues 4 and 7): pods bound per second through a real kube-apiserver
+# Live benchmark: pods bound per second through a real kube-apiserver
 # v1.20.2, side by side in one run, for
 #   phalanx    `phalanx run` (default profile, leaderElect false)
 #   upstream   kube-scheduler v1.20.2 built from the same source package (v1beta1 config,
@@ -13,7 +13,7 @@
 # timed by `phalanx load watch` (a watch on the pods, started before the client), as
 #   pods/s (first->last)  = (bound - 1) / (last bind - first bind)
 #   pods/s (from start)   = bound / (last bind - client start)
-# Issue 7's target for phalanx: at least min(3 x upstream, 0.8 x bind-only) pods/s.
+# The target for phalanx: at least min(3 x upstream, 0.8 x bind-only) pods/s.
 # With --rounds R the three clients run in turn R times (interleaved, so that other load on
 # the machine hits all of them alike); the table shows every round and the median.
 #
@@ -204,7 +204,7 @@ awk -v pods="$PODS" '
     if (("phalanx" in mfl) && ("upstream" in mfl) && ("bind-only" in mfl)) {
       t1 = 3 * mfl["upstream"]; t2 = 0.8 * mfl["bind-only"]; t = (t1 < t2) ? t1 : t2
       met = (mfl["phalanx"] >= t) ? "met" : "NOT met"
-      printf "issue 7 target (medians, first->last): min(3 x upstream = %.0f, 0.8 x bind-only = %.0f) = %.0f pods/s: phalanx %.0f -> %s\n",
+      printf "target (medians, first->last): min(3 x upstream = %.0f, 0.8 x bind-only = %.0f) = %.0f pods/s: phalanx %.0f -> %s\n",
              t1, t2, t, mfl["phalanx"], met
     }
   }' "$WORK/results"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Phalanx vs upstream kube-scheduler v1.20.2 on the same scheduler_perf workloads, side by
-# side in one run on this machine (issue 7). Upstream's numbers come from its own benchmark,
+# side in one run on this machine. Upstream's numbers come from its own benchmark,
 # BenchmarkPerfScheduling in test/integration/scheduler_perf (kube-scheduler + a real
 # kube-apiserver + etcd in one process, SchedulingThroughput = pods bound per 1 s sample);
 # Phalanx's from `phalanx bench` on the same performance-config.yaml and templates.

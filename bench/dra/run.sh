@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DRA scheduling throughput (issue 19): 1,000 nodes with 8 GPUs each, 5,000 pods of one GPU,
+# DRA scheduling throughput: 1,000 nodes with 8 GPUs each, 5,000 pods of one GPU,
 # scheduled once with the GPUs as DRA devices (one ResourceSlice per node, one claim per pod
 # from a ResourceClaimTemplate, a CEL class selector) and once with the same GPUs as the
 # nvidia.com/gpu extended resource, in one run of this script. Prints pods/s of each

@@ -57,12 +57,11 @@ std::vector<fw::ClusterEventWithHint> NodeNumber::EventsToRegister() const {
 }
 
 fw::StatusOr<std::unique_ptr<fw::Plugin>> NodeNumber::New(fw::PluginArgs args,
-                                                         fw::Handle& /*handle*/) {
+                                                          fw::Handle& /*handle*/) {
   phalanx::plugins::helper::FieldErrors errs;
   bool has_content = false;
   bool reverse = false;
-  if (phalanx::plugins::helper::CheckArgsMap(args, kArgsKind, {"reverse"}, &errs,
-                                             &has_content) &&
+  if (phalanx::plugins::helper::CheckArgsMap(args, kArgsKind, {"reverse"}, &errs, &has_content) &&
       has_content) {
     const YAML::Node r = (*args)["reverse"];
     if (r && !r.IsNull() && !YAML::convert<bool>::decode(r, reverse)) {

@@ -1071,9 +1071,8 @@ class ObjectDecoder {
     } else {
       v.is_string = true;
       v.str_value = text;
-      const std::string digits = text.size() > 1 && text.back() == '%'
-                                     ? text.substr(0, text.size() - 1)
-                                     : std::string();
+      const std::string digits =
+          text.size() > 1 && text.back() == '%' ? text.substr(0, text.size() - 1) : std::string();
       if (digits.empty() ||
           !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         return Fail(n, FieldInvalid(p, text,
@@ -1130,7 +1129,8 @@ class ObjectDecoder {
     if (!Present(status)) return true;
     auto& st = pdb->status;
     std::optional<int64_t> generation;
-    if (!ExpectMap(status, "status") || !OptInt64(status, "observedGeneration", "status", &generation) ||
+    if (!ExpectMap(status, "status") ||
+        !OptInt64(status, "observedGeneration", "status", &generation) ||
         !Int32(status, "disruptionsAllowed", "status", &st.disruptions_allowed) ||
         !Int32(status, "currentHealthy", "status", &st.current_healthy) ||
         !Int32(status, "desiredHealthy", "status", &st.desired_healthy) ||
@@ -1196,14 +1196,13 @@ class ObjectDecoder {
 // v1alpha3 / v1beta2).
 bool IsNamespaced(std::string_view kind) {
   static constexpr std::string_view kClusterScoped[] = {
-      "Node",      "Namespace", "PriorityClass", "PersistentVolume", "StorageClass",
-      "CSINode",   "CSIDriver", "DeviceClass",   "ResourceSlice", "DeviceTaintRule"};
+      "Node",    "Namespace", "PriorityClass", "PersistentVolume", "StorageClass",
+      "CSINode", "CSIDriver", "DeviceClass",   "ResourceSlice",    "DeviceTaintRule"};
   for (std::string_view k : kClusterScoped) {
     if (kind == k) return false;
   }
   return true;
 }
-
 
 // API group of an apiVersion ("apps/v1" -> "apps", "v1" -> "").
 std::string_view GroupOf(std::string_view api_version) {
@@ -1437,9 +1436,10 @@ class StreamDecoder {
     }
     if (m->name.empty()) {
       if (m->generate_name.empty()) {
-        return ObjectError(id.label, path_prefix,
-                           Located(Present(meta) ? meta : doc,
-                                   FieldRequired("metadata.name", "name or generateName is required")));
+        return ObjectError(
+            id.label, path_prefix,
+            Located(Present(meta) ? meta : doc,
+                    FieldRequired("metadata.name", "name or generateName is required")));
       }
       m->name = m->generate_name +
                 StableSuffix(source_ + "#" + std::to_string(doc_number_) + "#" + prefix);
@@ -1474,7 +1474,8 @@ class StreamDecoder {
       PodDisruptionBudget pdb;
       pdb.api_version = id.api_version.empty() ? "policy/v1" : id.api_version;
       pdb.metadata = std::move(m);
-      if (!d.PodDisruptionBudgetObj(doc, &pdb)) return ObjectError(id.label, path_prefix, d.error());
+      if (!d.PodDisruptionBudgetObj(doc, &pdb))
+        return ObjectError(id.label, path_prefix, d.error());
       if (pdb.metadata.uid.empty()) pdb.metadata.uid = pdb.Key();
       staged_.pod_disruption_budgets.push_back(std::move(pdb));
     } else {

@@ -27,11 +27,11 @@ struct Manifests {
   std::vector<Namespace> namespaces;
   std::vector<PriorityClass> priority_classes;
   std::vector<PodDisruptionBudget> pod_disruption_budgets;  // policy/v1 and v1beta1
-  std::vector<WorkloadController> controllers;  // Deployment/ReplicaSet/StatefulSet/Job
+  std::vector<WorkloadController> controllers;              // Deployment/ReplicaSet/StatefulSet/Job
   // Named objects of other kinds (CRDs: PodGroups, Workloads, Queues, JobSets, ...) and
   // the typed controllers above too, kept whole for adapters (gang dialects, PodGrouper).
   std::vector<Unstructured> objects;
-  std::vector<std::string> ignored;             // "kind name" of objects without a type here
+  std::vector<std::string> ignored;  // "kind name" of objects without a type here
 };
 
 // Decodes `text` (YAML or JSON; documents separated by '---'; `kind: List` expanded)

@@ -1,4 +1,4 @@
-// Hostile manifests (issue 8): 10^5 levels of nesting, 100k labels, oversized strings and
+// Hostile manifests: 10^5 levels of nesting, 100k labels, oversized strings and
 // many documents. Each gives a clear error naming the file (and object and field where
 // there is one) or decodes correctly; none overflows the stack or corrupts *out.
 #include <gtest/gtest.h>
@@ -31,8 +31,9 @@ bool Decode(const std::string& text, Manifests* m, std::string* err) {
 // malformed YAML at the line and column where it happened.
 TEST(DecodeHostileTest, DeeplyNestedYamlFlowIsAClearError) {
   for (const auto& [open, close] : {std::pair{"[", "]"}, std::pair{"{a: ", "}"}}) {
-    const std::string text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: " +
-                             Repeat(open, kDeep) + Repeat(close, kDeep) + "\n";
+    const std::string text =
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: " + Repeat(open, kDeep) +
+        Repeat(close, kDeep) + "\n";
     Manifests m;
     std::string err;
     ASSERT_FALSE(Decode(text, &m, &err));
@@ -72,10 +73,11 @@ TEST(DecodeHostileTest, StrayCommaIsAnErrorNotAnEndlessLoop) {
     std::string text;
     std::string want;
   };
-  for (const Case& c : {Case{",", "hostile.yaml: malformed YAML at line 1, column 1: unexpected ','"},
-                        Case{"[a],", "hostile.yaml: malformed YAML at line 1, column 4: unexpected ','"},
-                        Case{"apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n,\n",
-                             "hostile.yaml: malformed YAML at line 5, column 1: unexpected ','"}}) {
+  for (const Case& c :
+       {Case{",", "hostile.yaml: malformed YAML at line 1, column 1: unexpected ','"},
+        Case{"[a],", "hostile.yaml: malformed YAML at line 1, column 4: unexpected ','"},
+        Case{"apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n,\n",
+             "hostile.yaml: malformed YAML at line 5, column 1: unexpected ','"}}) {
     Manifests m;
     std::string err;
     ASSERT_FALSE(Decode(c.text, &m, &err)) << c.text;
@@ -116,15 +118,13 @@ TEST(DecodeHostileTest, OversizedStringsAreFieldErrors) {
   Manifests m;
   std::string err;
   // A 2 MB label value: IsValidLabelValue allows 63 characters.
-  ASSERT_FALSE(Decode("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {k: " + big +
-                          "}}\n",
+  ASSERT_FALSE(Decode("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {k: " + big + "}}\n",
                       &m, &err));
   EXPECT_EQ(err.rfind("hostile.yaml: Node n: metadata.labels", 0), 0u) << err.substr(0, 200);
   EXPECT_NE(err.find("must be no more than 63 characters"), std::string::npos)
       << err.substr(0, 200);
   // A 2 MB label key: YAML allows implicit keys of 1024 characters, so yaml-cpp rejects it.
-  ASSERT_FALSE(Decode("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {" + big +
-                          ": v}}\n",
+  ASSERT_FALSE(Decode("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {" + big + ": v}}\n",
                       &m, &err));
   EXPECT_EQ(err.rfind("hostile.yaml: malformed YAML at line 3", 0), 0u) << err.substr(0, 200);
   // A 300-character key (valid YAML): the name part of a qualified name allows 63.
@@ -136,16 +136,14 @@ TEST(DecodeHostileTest, OversizedStringsAreFieldErrors) {
   EXPECT_TRUE(m.nodes.empty());
   // A 2 MB name is not validated by the decoder (the API server would refuse it); it is
   // carried whole, without truncation or a crash.
-  ASSERT_TRUE(Decode("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + big + "}\n", &m,
-                     &err))
+  ASSERT_TRUE(Decode("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + big + "}\n", &m, &err))
       << err.substr(0, 200);
   ASSERT_EQ(m.namespaces.size(), 1u);
   EXPECT_EQ(m.namespaces[0].metadata.name.size(), big.size());
   // A 2 MB annotation value is legal for a scheduler (the API server caps the total at
   // 256 KiB; a manifest is trusted input) and decodes.
-  ASSERT_TRUE(Decode("apiVersion: v1\nkind: Node\nmetadata: {name: n, annotations: {k: " + big +
-                         "}}\n",
-                     &m, &err))
+  ASSERT_TRUE(Decode(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n, annotations: {k: " + big + "}}\n", &m, &err))
       << err.substr(0, 200);
   ASSERT_EQ(m.nodes.size(), 1u);
   EXPECT_EQ(m.nodes[0].metadata.annotations.at("k").size(), big.size());
@@ -157,8 +155,8 @@ TEST(DecodeHostileTest, ManyDocumentsAndEmptyInput) {
   ASSERT_TRUE(Decode("", &m, &err)) << err;
   ASSERT_TRUE(Decode(Repeat("---\n", 20000), &m, &err)) << err;
   EXPECT_TRUE(m.pods.empty() && m.nodes.empty());
-  ASSERT_TRUE(Decode(Repeat("---\napiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n", 5000),
-                     &m, &err))
+  ASSERT_TRUE(
+      Decode(Repeat("---\napiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n", 5000), &m, &err))
       << err;
   EXPECT_EQ(m.namespaces.size(), 5000u);
   // Binary garbage (NUL and invalid UTF-8) is a YAML error, not a crash.

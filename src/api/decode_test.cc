@@ -941,7 +941,9 @@ metadata: {name: p}
 spec:
   resources: {requests: {ephemeral-storage: 1Gi}}
   containers: [{name: app}]
-)", "x.yaml", &bad), &err));
+)",
+                                           "x.yaml", &bad),
+                           &err));
   EXPECT_NE(err.find("spec.resources.requests.ephemeral-storage"), std::string::npos) << err;
 }
 
@@ -1006,8 +1008,9 @@ TEST(DecodePodDisruptionBudgetTest, PercentWithLeadingZeros) {
 
 TEST(DecodePodDisruptionBudgetTest, QuotedIntegerIsAStringAndBetaIsTyped) {
   Manifests m;
-  ASSERT_FALSE(DecodeManifests(std::string(kPdbHead) + "spec: {minAvailable: \"2\"}\n", "p.yaml", &m)
-                   .ok());  // "2" is a string, not a percent
+  ASSERT_FALSE(
+      DecodeManifests(std::string(kPdbHead) + "spec: {minAvailable: \"2\"}\n", "p.yaml", &m)
+          .ok());  // "2" is a string, not a percent
   const std::string beta =
       "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: old}\n";
   ASSERT_TRUE(DecodeManifests(beta, "p.yaml", &m).ok());

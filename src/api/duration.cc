@@ -10,15 +10,33 @@ std::string GoQuote(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\v': out += "\\v"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\v':
+        out += "\\v";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           out += "\\x";
@@ -47,9 +65,13 @@ constexpr uint64_t kMaxMagnitude = uint64_t{1} << 63;
 
 bool UnitValue(std::string_view unit, uint64_t* value) {
   static const std::pair<std::string_view, uint64_t> kUnits[] = {
-      {"ns", kNanosecond},      {"us", kMicrosecond}, {"\xC2\xB5s", kMicrosecond},  // U+00B5
-      {"\xCE\xBCs", kMicrosecond},                                                    // U+03BC
-      {"ms", kMillisecond},     {"s", kSecond},       {"m", kMinute},
+      {"ns", kNanosecond},
+      {"us", kMicrosecond},
+      {"\xC2\xB5s", kMicrosecond},  // U+00B5
+      {"\xCE\xBCs", kMicrosecond},  // U+03BC
+      {"ms", kMillisecond},
+      {"s", kSecond},
+      {"m", kMinute},
       {"h", kHour},
   };
   for (const auto& [name, v] : kUnits) {

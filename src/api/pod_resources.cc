@@ -110,8 +110,7 @@ const ContainerStatus* FindContainerStatus(const Pod& pod, const std::string& na
   return nullptr;
 }
 
-const ResourceList* ContainerView(const Pod& pod, const Container& c, View view,
-                                  bool infeasible) {
+const ResourceList* ContainerView(const Pod& pod, const Container& c, View view, bool infeasible) {
   if (view == View::kSpec) return &c.resources.requests;
   if (view == View::kSpecLimits) return &c.resources.limits;
   const ContainerStatus* cs = FindContainerStatus(pod, c.name);

@@ -280,8 +280,7 @@ Container Named(const std::string& name, const std::map<std::string, std::string
 }
 
 // status.containerStatuses[] entry; an empty map argument means the field is absent (nil).
-ContainerStatus Status(const std::string& name,
-                       const std::map<std::string, std::string>& allocated,
+ContainerStatus Status(const std::string& name, const std::map<std::string, std::string>& allocated,
                        const std::map<std::string, std::string>& actuated) {
   ContainerStatus cs;
   cs.name = name;
@@ -343,8 +342,8 @@ TEST(PodRequestsTest, PodLevelResourcesUpstreamTable) {
       {"hugepage page sizes split between pod-level and container-level",
        PodLevel({{"cpu", "1"}, {"hugepages-2Mi", "10Mi"}},
                 {C({{"memory", "4Mi"}, {"hugepages-1Gi", "1Gi"}})}),
-       Want({{"cpu", "1"}, {"memory", "4Mi"}, {"hugepages-2Mi", "10Mi"},
-             {"hugepages-1Gi", "1Gi"}})},
+       Want(
+           {{"cpu", "1"}, {"memory", "4Mi"}, {"hugepages-2Mi", "10Mi"}, {"hugepages-1Gi", "1Gi"}})},
       // Not in upstream's table: overhead is added on top of the pod-level figure.
       {"pod-level cpu with overhead",
        [] {
@@ -379,8 +378,8 @@ TEST(PodRequestsTest, InPlaceResizeUpstreamTable) {
     cases.push_back({"resized, no resize status", p, Want({{"cpu", "4"}})});
   }
   {
-    Pod p = MakePod({Named("container-1",
-                           {{"cpu", "30m"}, {"memory", "20M"}, {"ephemeral-storage", "10G"}})});
+    Pod p = MakePod(
+        {Named("container-1", {{"cpu", "30m"}, {"memory", "20M"}, {"ephemeral-storage", "10G"}})});
     p.status.container_statuses = {
         Status("container-1", {{"cpu", "20m"}, {"memory", "10M"}, {"ephemeral-storage", "30G"}},
                {{"cpu", "10m"}, {"memory", "30M"}, {"ephemeral-storage", "20G"}})};
@@ -393,28 +392,27 @@ TEST(PodRequestsTest, InPlaceResizeUpstreamTable) {
     Pod no_status = p;
     MarkInfeasible(&p);
     cases.push_back({"resized, restartable init container, infeasible", p, Want({{"cpu", "2"}})});
-    cases.push_back({"resized, restartable init container, no resize status", no_status,
-                     Want({{"cpu", "4"}})});
+    cases.push_back(
+        {"resized, restartable init container, no resize status", no_status, Want({{"cpu", "4"}})});
   }
   cases.push_back({"restartable init container",
                    MakePod({Named("container-1", {{"cpu", "1"}})},
                            {Named("restartable-init-1", {{"cpu", "1"}}, true)}),
                    Want({{"cpu", "2"}})});
-  cases.push_back({"multiple restartable init containers",
-                   MakePod({Named("container-1", {{"cpu", "1"}})},
-                           {Named("init-1", {{"cpu", "5"}}),
-                            Named("restartable-init-1", {{"cpu", "1"}}, true),
-                            Named("restartable-init-2", {{"cpu", "2"}}, true),
-                            Named("restartable-init-3", {{"cpu", "3"}}, true)}),
-                   Want({{"cpu", "7"}})});
-  cases.push_back({"multiple restartable and regular init containers",
-                   MakePod({Named("container-1", {{"cpu", "1"}})},
-                           {Named("init-1", {{"cpu", "5"}}),
-                            Named("restartable-init-1", {{"cpu", "1"}}, true),
-                            Named("restartable-init-2", {{"cpu", "2"}}, true),
-                            Named("init-2", {{"cpu", "5"}}),
-                            Named("restartable-init-3", {{"cpu", "3"}}, true)}),
-                   Want({{"cpu", "8"}})});
+  cases.push_back(
+      {"multiple restartable init containers",
+       MakePod({Named("container-1", {{"cpu", "1"}})},
+               {Named("init-1", {{"cpu", "5"}}), Named("restartable-init-1", {{"cpu", "1"}}, true),
+                Named("restartable-init-2", {{"cpu", "2"}}, true),
+                Named("restartable-init-3", {{"cpu", "3"}}, true)}),
+       Want({{"cpu", "7"}})});
+  cases.push_back(
+      {"multiple restartable and regular init containers",
+       MakePod({Named("container-1", {{"cpu", "1"}})},
+               {Named("init-1", {{"cpu", "5"}}), Named("restartable-init-1", {{"cpu", "1"}}, true),
+                Named("restartable-init-2", {{"cpu", "2"}}, true), Named("init-2", {{"cpu", "5"}}),
+                Named("restartable-init-3", {{"cpu", "3"}}, true)}),
+       Want({{"cpu", "8"}})});
   cases.push_back({"restartable-init, init and regular",
                    MakePod({Named("container-1", {{"cpu", "100"}})},
                            {Named("restartable-init-1", {{"cpu", "10"}}, true),
@@ -433,8 +431,7 @@ TEST(PodRequestsTest, InPlaceResizeUpstreamTable) {
 // pkg/scheduler/framework/types.go calculateResource with pod-level requests: only a
 // resource missing from the pod's requests altogether gets the non-zero default.
 TEST(PodNonZeroRequestsTest, PodLevelResources) {
-  EXPECT_EQ(PodNonZeroRequests(PodLevel({{"cpu", "2"}}, {C({})})),
-            R(2000, kDefaultMemoryRequest));
+  EXPECT_EQ(PodNonZeroRequests(PodLevel({{"cpu", "2"}}, {C({})})), R(2000, kDefaultMemoryRequest));
   EXPECT_EQ(PodNonZeroRequests(PodLevel({{"cpu", "2"}, {"memory", "1Gi"}}, {C({}), C({})})),
             R(2000, int64_t{1} << 30));
   // A container memory request is present: no memory default for the other container.

@@ -1,4 +1,4 @@
-// Hostile quantities (issue 8): absurd magnitudes, huge exponents and 10 MB strings are
+// Hostile quantities: absurd magnitudes, huge exponents and 10 MB strings are
 // rejected with upstream's messages or parsed exactly, never crash, overflow or hang.
 // Pod requests that are negative or out of range are errors naming the field.
 #include <gtest/gtest.h>
@@ -63,8 +63,8 @@ TEST(QuantityHostileTest, HugeExponentsDoNotOverflow) {
 TEST(QuantityHostileTest, TenMegabyteStrings) {
   const size_t n = 10 << 20;
   EXPECT_EQ(ParseError(std::string(n, '9')), kOutOfRange);
-  EXPECT_EQ(ParseError(std::string(n, 'x')), kFormat + std::string(
-      " '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"));
+  EXPECT_EQ(ParseError(std::string(n, 'x')),
+            kFormat + std::string(" '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"));
   EXPECT_EQ(ParseError("1" + std::string(n, 'e')), "unable to parse quantity's suffix");
 
   // Leading zeros and a long fraction are exact: 0...01 is 1, 0.000...1 rounds up to 1n.
@@ -84,11 +84,13 @@ TEST(QuantityHostileTest, PodRequestsNameTheField) {
     std::string cpu;
     std::string want;
   };
-  for (const Case& c : {Case{"1e308", kOutOfRange}, Case{"-1", "must be greater than or equal to 0"},
-                        Case{std::string(1 << 20, '7'), kOutOfRange}}) {
+  for (const Case& c :
+       {Case{"1e308", kOutOfRange}, Case{"-1", "must be greater than or equal to 0"},
+        Case{std::string(1 << 20, '7'), kOutOfRange}}) {
     const std::string text =
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n  containers:\n"
-        "  - name: c\n    resources: {requests: {cpu: \"" + c.cpu + "\"}}\n";
+        "  - name: c\n    resources: {requests: {cpu: \"" +
+        c.cpu + "\"}}\n";
     Manifests m;
     std::string err;
     ASSERT_FALSE(OkOrMessage(DecodeManifests(text, "hostile.yaml", &m), &err))

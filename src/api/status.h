@@ -1,4 +1,4 @@
-// The general error vocabulary of Phalanx (issue 17): absl::Status and absl::StatusOr<T>
+// The general error vocabulary of Phalanx: absl::Status and absl::StatusOr<T>
 // from Debian's libabsl-dev, for every fallible call outside the scheduling framework —
 // decoding manifests and configs, loading traces, API calls, the object store, the CLI.
 //

@@ -99,7 +99,7 @@ struct WeightedPodAffinityTerm {
   PodAffinityTerm pod_affinity_term;
 };
 struct PodAffinity {
-  std::vector<PodAffinityTerm> required;   // requiredDuringSchedulingIgnoredDuringExecution
+  std::vector<PodAffinityTerm> required;  // requiredDuringSchedulingIgnoredDuringExecution
   std::vector<WeightedPodAffinityTerm> preferred;
 };
 struct Affinity {
@@ -191,9 +191,9 @@ struct PodResourceClaimStatus {
 
 // spec.workloadRef (Kubernetes 1.35, KEP-4671): the pod's gang in a Workload.
 struct WorkloadReference {
-  std::string name;                    // Workload in the pod's namespace
-  std::string pod_group;               // entry of spec.podGroups
-  std::string pod_group_replica_key;   // splits one pod group into independent gangs
+  std::string name;                   // Workload in the pod's namespace
+  std::string pod_group;              // entry of spec.podGroups
+  std::string pod_group_replica_key;  // splits one pod group into independent gangs
 };
 
 struct PodSpec {
@@ -251,7 +251,7 @@ struct ContainerStatus {
 };
 
 struct PodStatus {
-  std::string phase = "Pending";  // Pending | Running | Succeeded | Failed | Unknown
+  std::string phase = "Pending";         // Pending | Running | Succeeded | Failed | Unknown
   std::vector<PodCondition> conditions;  // incl. PodResizePending (reason Infeasible|Deferred)
   std::vector<ContainerStatus> container_statuses;
   std::vector<ContainerStatus> init_container_statuses;

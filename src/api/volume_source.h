@@ -38,12 +38,12 @@ struct VolumeSource {
   // inline csi volume, which has none).
   std::string id;
   bool read_only = false;
-  std::string driver;                     // csi.driver
-  std::string disk_name;                  // azureDisk.diskName
-  std::vector<std::string> monitors;      // rbd.monitors
-  std::string pool;                       // rbd.pool (defaulted to "rbd" as the API server does)
-  std::string target_portal;              // iscsi.targetPortal
-  int32_t lun = 0;                        // iscsi.lun
+  std::string driver;                 // csi.driver
+  std::string disk_name;              // azureDisk.diskName
+  std::vector<std::string> monitors;  // rbd.monitors
+  std::string pool;                   // rbd.pool (defaulted to "rbd" as the API server does)
+  std::string target_portal;          // iscsi.targetPortal
+  int32_t lun = 0;                    // iscsi.lun
 };
 
 // Decodes the source fields of `n` (a pod volume or a PersistentVolume's spec) into *out.

@@ -4,12 +4,9 @@
 //   phalanx simulate --trace openb|openb-paper|philly ... [--policies ...] [--report ...] (src/cmd)
 //   phalanx explain NS/POD | --gang NS/NAME --scenario DIR [--at S] ...                 explain.cc
 //   phalanx bench [WORKLOAD.yaml] ...                                                    (src/cmd)
-//   phalanx run --config sched.yaml [--kubeconfig F] ...                                 run_live.cc
-//   phalanx load create|bind|watch --kubeconfig F [...]                                  live_load.cc
-//   phalanx version                                                                      version.cc
+//   phalanx run --config sched.yaml [--kubeconfig F] ... run_live.cc phalanx load create|bind|watch
+//   --kubeconfig F [...]                                  live_load.cc phalanx version version.cc
 #include "app/app.h"
-
-#include "absl/synchronization/mutex.h"
 
 #include <pthread.h>
 
@@ -17,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "plugins/registry.h"
 
 namespace phalanx::app {

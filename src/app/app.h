@@ -13,10 +13,10 @@
 // schedules (simulate, run, bench); a KubeSchedulerConfiguration then enables them by name.
 //
 // Subcommands, one file each: simulate.cc (manifest scenarios; trace replay through
-// TraceReplay), explain.cc (explain), run_live.cc (run), live_load.cc (load), version.cc. phalanx_app links only
-// the scheduler and the simulation engine (src/sim); the `phalanx` binary adds `bench`
-// (src/perf) and simulate's trace replay and experiments (src/replay) through Extensions,
-// from src/cmd (phalanx_cmd): `app::Run(argc, argv, {}, cmd::Extensions())`.
+// TraceReplay), explain.cc (explain), run_live.cc (run), live_load.cc (load), version.cc.
+// phalanx_app links only the scheduler and the simulation engine (src/sim); the `phalanx` binary
+// adds `bench` (src/perf) and simulate's trace replay and experiments (src/replay) through
+// Extensions, from src/cmd (phalanx_cmd): `app::Run(argc, argv, {}, cmd::Extensions())`.
 #pragma once
 
 #include <functional>
@@ -62,10 +62,10 @@ int Run(int argc, char** argv, std::vector<Option> options = {}, Extensions exte
 
 // The built-in subcommands (one file each).
 std::unique_ptr<Command> NewSimulateCommand(TraceReplay trace_replay);
-std::unique_ptr<Command> NewRunCommand();      // run_live.cc
-std::unique_ptr<Command> NewLoadCommand();     // live_load.cc
-std::unique_ptr<Command> NewVersionCommand();  // version.cc
+std::unique_ptr<Command> NewRunCommand();       // run_live.cc
+std::unique_ptr<Command> NewLoadCommand();      // live_load.cc
+std::unique_ptr<Command> NewVersionCommand();   // version.cc
 std::unique_ptr<Command> NewSnapshotCommand();  // snapshot.cc
-std::unique_ptr<Command> NewExplainCommand();  // explain.cc
+std::unique_ptr<Command> NewExplainCommand();   // explain.cc
 
 }  // namespace phalanx::app

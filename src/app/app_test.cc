@@ -39,12 +39,16 @@ TEST(AppTest, DuplicateNamesAreErrors) {
     std::string want;
   };
   const Case cases[] = {
-      {"shadows an in-tree plugin", {WithPlugin("NodeResourcesFit", NoPlugin)},
+      {"shadows an in-tree plugin",
+       {WithPlugin("NodeResourcesFit", NoPlugin)},
        "out-of-tree plugin NodeResourcesFit: a plugin named NodeResourcesFit already exists"},
-      {"registered twice", {WithPlugin("NodeNumber", NoPlugin), WithPlugin("NodeNumber", NoPlugin)},
+      {"registered twice",
+       {WithPlugin("NodeNumber", NoPlugin), WithPlugin("NodeNumber", NoPlugin)},
        "out-of-tree plugin NodeNumber: a plugin named NodeNumber already exists"},
       {"empty name", {WithPlugin("", NoPlugin)}, "out-of-tree plugin with an empty name"},
-      {"no factory", {WithPlugin("NodeNumber", nullptr)}, "out-of-tree plugin NodeNumber: no factory"},
+      {"no factory",
+       {WithPlugin("NodeNumber", nullptr)},
+       "out-of-tree plugin NodeNumber: no factory"},
   };
   for (const auto& c : cases) {
     auto r = NewRegistry(c.options);

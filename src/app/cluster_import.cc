@@ -2,12 +2,10 @@
 
 #include <simdjson.h>
 
-#include <cstdio>
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "api/decode.h"
@@ -29,13 +27,20 @@ struct Doc {
 
 int Rank(client::Target t) {
   switch (t) {
-    case client::Target::kNamespace: return 0;
-    case client::Target::kPriorityClass: return 1;
-    case client::Target::kNode: return 2;
-    case client::Target::kPodDisruptionBudget: return 3;
-    case client::Target::kObject: return 4;
-    case client::Target::kPod: return 5;
-    case client::Target::kTerminalPod: return 6;
+    case client::Target::kNamespace:
+      return 0;
+    case client::Target::kPriorityClass:
+      return 1;
+    case client::Target::kNode:
+      return 2;
+    case client::Target::kPodDisruptionBudget:
+      return 3;
+    case client::Target::kObject:
+      return 4;
+    case client::Target::kPod:
+      return 5;
+    case client::Target::kTerminalPod:
+      return 6;
   }
   return 6;
 }
@@ -97,7 +102,8 @@ void ListType(client::RestClient& client, const client::ResourceType& t, std::ve
       d.key = decoded->key;
       std::string_view s;
       if (!item["metadata"]["creationTimestamp"].get(s)) d.created = std::string(s);
-      if (t.target == client::Target::kPod) d.bound = !item["spec"]["nodeName"].get(s) && !s.empty();
+      if (t.target == client::Target::kPod)
+        d.bound = !item["spec"]["nodeName"].get(s) && !s.empty();
       d.yaml = Manifest(item, t);
       docs->push_back(std::move(d));
       ++n;
@@ -116,9 +122,8 @@ api::Status SnapshotCluster(client::RestClient& client, ClusterSnapshot* out) {
   client::LiveInformerFactory factory(client);
   if (api::Status s = factory.Discover(); !s.ok()) return s;
   std::vector<client::ResourceType> types = factory.Types();
-  std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) {
-    return Rank(a.target) < Rank(b.target);
-  });
+  std::stable_sort(types.begin(), types.end(),
+                   [](const auto& a, const auto& b) { return Rank(a.target) < Rank(b.target); });
   for (const client::ResourceType& t : types) {
     if (t.target == client::Target::kTerminalPod) continue;  // ended pods hold no room
     std::vector<Doc> docs;
@@ -140,8 +145,8 @@ api::Status SnapshotCluster(client::RestClient& client, ClusterSnapshot* out) {
   return absl::OkStatus();
 }
 
-api::Status SnapshotClusterFromKubeconfig(const std::string& kubeconfig,
-                                          const std::string& context, ClusterSnapshot* out) {
+api::Status SnapshotClusterFromKubeconfig(const std::string& kubeconfig, const std::string& context,
+                                          ClusterSnapshot* out) {
   client::RestConfig cfg;
   cfg.qps = 50;
   cfg.burst = 100;

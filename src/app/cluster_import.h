@@ -1,4 +1,4 @@
-// Importing a live cluster's scheduling state (issue 23): `phalanx snapshot` writes it as
+// Importing a live cluster's scheduling state: `phalanx snapshot` writes it as
 // manifests, `phalanx simulate --from-cluster` replays it on the virtual clock.
 #pragma once
 
@@ -37,8 +37,8 @@ api::Status SnapshotCluster(client::RestClient& client, ClusterSnapshot* out);
 
 // Resolves the kubeconfig as `phalanx run` does (--kubeconfig, $KUBECONFIG, in-cluster,
 // ~/.kube/config; `context` picks a context) and calls SnapshotCluster.
-api::Status SnapshotClusterFromKubeconfig(const std::string& kubeconfig,
-                                          const std::string& context, ClusterSnapshot* out);
+api::Status SnapshotClusterFromKubeconfig(const std::string& kubeconfig, const std::string& context,
+                                          ClusterSnapshot* out);
 
 // The live cluster's state as a simulation scenario (`simulate --from-cluster`,
 // `explain --from-cluster`): SnapshotClusterFromKubeconfig's manifests decoded and built

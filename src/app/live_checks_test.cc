@@ -34,21 +34,20 @@ TEST(LiveChecksTest, GpuShareNeedsPreBindInLiveMode) {
       "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
       "profiles:\n- schedulerName: gpu\n  plugins:\n";
   EXPECT_EQ(ErrorFor(head + "    multiPoint: {enabled: [{name: GpuShare}]}\n"), "");
-  EXPECT_EQ(ErrorFor(head +
-                     "    preFilter: {enabled: [{name: GpuShare}]}\n"
-                     "    filter: {enabled: [{name: GpuShare}]}\n"
-                     "    reserve: {enabled: [{name: GpuShare}]}\n"
-                     "    preBind: {enabled: [{name: GpuShare}]}\n"),
+  EXPECT_EQ(ErrorFor(head + "    preFilter: {enabled: [{name: GpuShare}]}\n"
+                            "    filter: {enabled: [{name: GpuShare}]}\n"
+                            "    reserve: {enabled: [{name: GpuShare}]}\n"
+                            "    preBind: {enabled: [{name: GpuShare}]}\n"),
             "");
-  EXPECT_EQ(ErrorFor(head +
-                     "    preFilter: {enabled: [{name: GpuShare}]}\n"
-                     "    filter: {enabled: [{name: GpuShare}]}\n"
-                     "    reserve: {enabled: [{name: GpuShare}]}\n"),
+  EXPECT_EQ(ErrorFor(head + "    preFilter: {enabled: [{name: GpuShare}]}\n"
+                            "    filter: {enabled: [{name: GpuShare}]}\n"
+                            "    reserve: {enabled: [{name: GpuShare}]}\n"),
             "profile gpu: GpuShare is enabled at reserve but not at preBind; in phalanx run the "
             "chosen GPU devices must be written to the pod (enable GpuShare at preBind, or in "
             "multiPoint)");
-  EXPECT_EQ(ErrorFor("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"),
-            "");
+  EXPECT_EQ(
+      ErrorFor("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"),
+      "");
 }
 
 }  // namespace

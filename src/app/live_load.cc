@@ -1,9 +1,5 @@
 #include "app/live_load.h"
 
-#include "absl/synchronization/mutex.h"
-
-#include "app/app.h"
-
 #include <simdjson.h>
 
 #include <atomic>
@@ -16,6 +12,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+#include "app/app.h"
 #include "client/objects.h"
 #include "client/rest_client.h"
 #include "client/rest_config.h"
@@ -87,7 +85,8 @@ int Create(const LoadOptions& o, client::RestClient& api) {
   {
     client::Response r = api.Do("POST", "/api/v1/namespaces",
                                 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{"
-                                "\"name\":\"" + ns + "\"}}");
+                                "\"name\":\"" +
+                                    ns + "\"}}");
     if (!r.ok() && r.status != 409) {
       return Fail(api.Describe("POST", "/api/v1/namespaces", r));
     }
@@ -104,9 +103,8 @@ int Create(const LoadOptions& o, client::RestClient& api) {
   if (!err.empty()) return Fail(err);
   auto t1 = std::chrono::steady_clock::now();
   const std::string pods_path = "/api/v1/namespaces/" + ns + "/pods";
-  err = ParallelFor(o.pods, o.workers, [&](int i) {
-    return create(pods_path, PodJson(ns, Name("pod", i)));
-  });
+  err = ParallelFor(o.pods, o.workers,
+                    [&](int i) { return create(pods_path, PodJson(ns, Name("pod", i))); });
   if (!err.empty()) return Fail(err);
   auto t2 = std::chrono::steady_clock::now();
   const double dn = std::chrono::duration<double>(t1 - t0).count();
@@ -168,8 +166,10 @@ int Bind(const LoadOptions& o, client::RestClient& api) {
     const std::string& node = nodes[i % nodes.size()];
     const std::string path = "/api/v1/namespaces/" + o.namespace_ + "/pods/" + pod + "/binding";
     const std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":" +
-                             client::JsonString(pod) + "},\"target\":{\"apiVersion\":\"v1\","
-                             "\"kind\":\"Node\",\"name\":" + client::JsonString(node) + "}}";
+                             client::JsonString(pod) +
+                             "},\"target\":{\"apiVersion\":\"v1\","
+                             "\"kind\":\"Node\",\"name\":" +
+                             client::JsonString(node) + "}}";
     client::Response r = api.Do("POST", path, body);
     if (r.ok()) return "";
     if (r.status == 409) {
@@ -216,8 +216,9 @@ int Watch(const LoadOptions& o, client::RestClient& api) {
                                             deadline - std::chrono::steady_clock::now())
                                             .count()) +
                       1;
-    const std::string path = base + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
-                             client::UrlEncode(rv) + "&timeoutSeconds=" + std::to_string(left);
+    const std::string path =
+        base + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + client::UrlEncode(rv) +
+        "&timeoutSeconds=" + std::to_string(left);
     bool gone = false;
     client::Response r = api.Stream(
         path,
@@ -292,8 +293,9 @@ namespace {
 class LoadCommand : public Command {
  public:
   CLI::App* Declare(CLI::App& app) override {
-    auto* c = app.add_subcommand("load", "Create objects, bind-only client, or watch binds "
-                                         "against a kube-apiserver (live benchmarks)");
+    auto* c = app.add_subcommand("load",
+                                 "Create objects, bind-only client, or watch binds "
+                                 "against a kube-apiserver (live benchmarks)");
     c->add_option("mode", o_.mode, "create | bind | watch")->required();
     c->add_option("--kubeconfig", o_.kubeconfig, "kubeconfig");
     c->add_option("--context", o_.context, "kubeconfig context");

@@ -36,7 +36,7 @@ struct LoadOptions {
   int workers = 32;
   double qps = 0;  // bind: client rate limit (<= 0: none)
   int burst = 0;
-  int expect = 0;            // watch: bound pods to wait for (0: --pods)
+  int expect = 0;             // watch: bound pods to wait for (0: --pods)
   int timeout_seconds = 900;  // watch
   std::string ready_file;     // watch
 };

@@ -47,15 +47,15 @@ class LiveMetrics::ProfileObserver final : public framework::ExtensionPointObser
     if (i >= kSeries) return;
     metrics::HistogramValue* h = points_[i].load(std::memory_order_acquire);
     if (!h) {  // racing threads get the same series from the family
-      h = &sm_.ExtensionPointSeries(framework::ExtensionPointName(point),
-                                    framework::CodeName(code), profile_);
+      h = &sm_.ExtensionPointSeries(framework::ExtensionPointName(point), framework::CodeName(code),
+                                    profile_);
       points_[i].store(h, std::memory_order_release);
     }
     h->Observe(Seconds(nanos));
   }
   int PluginSamplePercent() const override { return sample_percent_; }
-  void ObservePlugin(std::string_view plugin, framework::ExtensionPoint point,
-                     framework::Code code, int64_t nanos) override {
+  void ObservePlugin(std::string_view plugin, framework::ExtensionPoint point, framework::Code code,
+                     int64_t nanos) override {
     const size_t i = SeriesIndex(point, code);
     if (i >= kSeries) return;
     metrics::HistogramValue* h = nullptr;
@@ -100,8 +100,7 @@ class LiveMetrics::PreemptionObserver final : public framework::PreemptionObserv
   void PreemptionAttempt(std::string_view plugin, std::string_view result) override {
     m_.PreemptionAttempt(std::string(plugin), std::string(result));
   }
-  void PreemptionVictims(std::string_view plugin, size_t victims,
-                         int64_t pdb_violations) override {
+  void PreemptionVictims(std::string_view plugin, size_t victims, int64_t pdb_violations) override {
     m_.PreemptionVictims(std::string(plugin), double(victims), double(pdb_violations));
   }
   void PreemptionWorkDone(std::string_view, bool ok, double seconds) override {
@@ -121,8 +120,7 @@ class LiveMetrics::TimingInformers final : public cluster::InformerFactory {
   void AddPodHandlers(cluster::EventHandlers<api::Pod> h) override {
     // Upstream labels pods by whether they are assigned (eventhandlers.go).
     auto kind = [](const api::Pod& p) {
-      return p.spec.node_name.empty() ? std::string("UnscheduledPod")
-                                      : std::string("AssignedPod");
+      return p.spec.node_name.empty() ? std::string("UnscheduledPod") : std::string("AssignedPod");
     };
     inner_.AddPodHandlers(Wrap(std::move(h), kind));
   }
@@ -131,7 +129,8 @@ class LiveMetrics::TimingInformers final : public cluster::InformerFactory {
         Wrap(std::move(h), [](const api::Pod&) { return std::string("TerminalPod"); }));
   }
   void AddNodeHandlers(cluster::EventHandlers<api::Node> h) override {
-    inner_.AddNodeHandlers(Wrap(std::move(h), [](const api::Node&) { return std::string("Node"); }));
+    inner_.AddNodeHandlers(
+        Wrap(std::move(h), [](const api::Node&) { return std::string("Node"); }));
   }
   void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override {
     inner_.AddPriorityClassHandlers(
@@ -142,13 +141,12 @@ class LiveMetrics::TimingInformers final : public cluster::InformerFactory {
         Wrap(std::move(h), [](const api::Namespace&) { return std::string("Namespace"); }));
   }
   void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override {
-    inner_.AddObjectHandlers(
-        Wrap(std::move(h), [](const api::Unstructured& u) { return u.kind; }));
+    inner_.AddObjectHandlers(Wrap(std::move(h), [](const api::Unstructured& u) { return u.kind; }));
   }
-  void AddPodDisruptionBudgetHandlers(
-      cluster::EventHandlers<api::PodDisruptionBudget> h) override {
-    inner_.AddPodDisruptionBudgetHandlers(Wrap(
-        std::move(h), [](const api::PodDisruptionBudget&) { return std::string("PodDisruptionBudget"); }));
+  void AddPodDisruptionBudgetHandlers(cluster::EventHandlers<api::PodDisruptionBudget> h) override {
+    inner_.AddPodDisruptionBudgetHandlers(Wrap(std::move(h), [](const api::PodDisruptionBudget&) {
+      return std::string("PodDisruptionBudget");
+    }));
   }
 
  private:
@@ -168,8 +166,7 @@ class LiveMetrics::TimingInformers final : public cluster::InformerFactory {
       };
     }
     if (h.on_update) {
-      out.on_update = [timed, kind, f = std::move(h.on_update)](const Ptr& old_obj,
-                                                                const Ptr& o) {
+      out.on_update = [timed, kind, f = std::move(h.on_update)](const Ptr& old_obj, const Ptr& o) {
         timed(kind(*o) + "Update", [&] { f(old_obj, o); });
       };
     }
@@ -219,10 +216,10 @@ LiveMetrics::LiveMetrics(metrics::Registry& reg, scheduler::Scheduler& sched,
   metrics::SchedulerMetrics* sm = sm_.get();
   sched.queue().SetIncomingObserver(
       [sm](std::string_view queue, std::string_view event) { sm->QueueIncoming(queue, event); });
-  sched.queue().SetHintObserver([sm](std::string_view plugin, std::string_view event,
-                                     std::string_view hint, double seconds) {
-    sm->QueueingHint(plugin, event, hint, seconds);
-  });
+  sched.queue().SetHintObserver(
+      [sm](std::string_view plugin, std::string_view event, std::string_view hint, double seconds) {
+        sm->QueueingHint(plugin, event, hint, seconds);
+      });
   preemption_ = std::make_unique<PreemptionObserver>(*sm_);
   sched.preemption().SetObserver(preemption_.get());
   const framework::Clock* c = &clock;

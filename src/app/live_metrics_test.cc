@@ -5,6 +5,7 @@
 #include "app/live_metrics.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <map>
@@ -12,8 +13,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "api/decode.h"
 #include "config/config.h"
@@ -79,8 +78,8 @@ std::string Pod(const std::string& name, const std::string& cpu, int priority,
                 const std::string& group = "") {
   std::string labels = group.empty() ? "{}" : "{scheduling.x-k8s.io/pod-group: " + group + "}";
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-         "\n  namespace: default\n  labels: " + labels + "\nspec:\n  priority: " +
-         std::to_string(priority) +
+         "\n  namespace: default\n  labels: " + labels +
+         "\nspec:\n  priority: " + std::to_string(priority) +
          "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" + cpu +
          "\"}}}]\n---\n";
 }
@@ -195,18 +194,21 @@ TEST(LiveMetrics, ServesEveryUpstreamFamilyWithUpstreamLabels) {
   // g-0 waits for its gang at PreEnqueue (unschedulablePods) until g-1 arrives.
   EXPECT_NE(text.find("scheduler_queue_incoming_pods_total{queue=\"active\",event=\"PodAdd\"} 4\n"),
             std::string::npos);
-  EXPECT_NE(text.find("scheduler_queue_incoming_pods_total{queue=\"unschedulable\",event=\"PodAdd\"} "
-                      "1\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("scheduler_queue_incoming_pods_total{queue=\"active\",event=\"AssignedPodDelete\"} "
-                      "1\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("scheduler_queue_incoming_pods_total{queue=\"unschedulable\",event=\"PodAdd\"} "
+                "1\n"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find("scheduler_queue_incoming_pods_total{queue=\"active\",event=\"AssignedPodDelete\"} "
+                "1\n"),
+      std::string::npos);
   EXPECT_NE(text.find("scheduler_scheduler_cache_size{type=\"nodes\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("scheduler_permit_wait_duration_seconds_count{result=\"Success\"} 1\n"),
             std::string::npos);
-  EXPECT_NE(text.find("scheduler_plugin_execution_duration_seconds_count{plugin=\"NodeResourcesFit\","
-                      "extension_point=\"Filter\",status=\"Unschedulable\"}"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("scheduler_plugin_execution_duration_seconds_count{plugin=\"NodeResourcesFit\","
+                "extension_point=\"Filter\",status=\"Unschedulable\"}"),
+      std::string::npos);
   EXPECT_NE(text.find("scheduler_framework_extension_point_duration_seconds_count{extension_point="
                       "\"Bind\",status=\"Success\",profile=\"default-scheduler\"} 4\n"),
             std::string::npos);

@@ -31,7 +31,8 @@ class LiveQueueStatusSink final : public quota::QueueStatusSink {
   LiveQueueStatusSink(client::RestClient& api, cluster::ClusterClient& events)
       : api_(api), events_(events) {}
 
-  api::Status PatchStatus(const quota::QueueObjectRef& ref, const std::string& status_json) override;
+  api::Status PatchStatus(const quota::QueueObjectRef& ref,
+                          const std::string& status_json) override;
   void ReportInvalid(const quota::QueueObjectRef& ref, const std::string& message) override;
 
   // "/apis/scheduling.volcano.sh/v1beta1/queues/team-a",

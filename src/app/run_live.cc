@@ -1,13 +1,5 @@
 #include "app/run_live.h"
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-
-#include "app/app.h"
-#include "app/live_checks.h"
-#include "app/live_metrics.h"
-#include "app/queue_status_sink.h"
-
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -17,13 +9,19 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <memory>
-#include <cstdio>
 #include <mutex>
 #include <random>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "app/app.h"
+#include "app/live_checks.h"
+#include "app/live_metrics.h"
+#include "app/queue_status_sink.h"
 #include "client/cluster_client.h"
 #include "client/credential_files.h"
 #include "client/informer.h"
@@ -66,10 +64,10 @@ struct Shutdown {
   }
   void Wait() ABSL_LOCKS_EXCLUDED(mu) {
     absl::MutexLock l(&mu);
-    mu.Await(absl::Condition(+[](std::atomic<bool>* r) { return r->load(); }, &requested));
+    mu.Await(absl::Condition(
+        +[](std::atomic<bool>* r) { return r->load(); }, &requested));
   }
 };
-
 
 // Joins `t` on destruction after `before` (e.g. asking the thread to stop).
 struct JoinOnExit {
@@ -292,8 +290,9 @@ class LiveRun {
       } else if (path == "/readyz") {
         const bool ok = ready_.load() && !shutdown_.requested.load();
         r.status = ok ? 200 : 503;
-        r.body = ok ? "ok\n" : (shutdown_.requested.load() ? "shutting down\n"
-                                                           : "informer caches not synced\n");
+        r.body =
+            ok ? "ok\n"
+               : (shutdown_.requested.load() ? "shutting down\n" : "informer caches not synced\n");
       } else if (path == "/metrics") {
         r.content_type = "text/plain; version=0.0.4; charset=utf-8";
         r.body = reg_.Render();
@@ -314,11 +313,11 @@ class LiveRun {
                    http_.plan().plain_address);
     }
     if (!http_.plan().secure_address.empty()) {
-      spdlog::info("serving /healthz, /readyz and /metrics over HTTPS on {} ({}; delegated "
-                   "authentication and authorization)",
-                   http_.plan().secure_address,
-                   o_.serving.tls_cert_file.empty() ? "self-signed certificate"
-                                                    : o_.serving.tls_cert_file);
+      spdlog::info(
+          "serving /healthz, /readyz and /metrics over HTTPS on {} ({}; delegated "
+          "authentication and authorization)",
+          http_.plan().secure_address,
+          o_.serving.tls_cert_file.empty() ? "self-signed certificate" : o_.serving.tls_cert_file);
     }
     return 0;
   }
@@ -375,8 +374,8 @@ class LiveRun {
     lc.retry_period = std::chrono::seconds(le.retry_period_seconds);
     elector_ = std::make_unique<client::LeaderElector>(*api_, lc, clock_);
     sm_->SetLeader(lc.lease_name, false);
-    spdlog::info("leader election: {} campaigning for lease {}/{}", lc.identity,
-                 lc.lease_namespace, lc.lease_name);
+    spdlog::info("leader election: {} campaigning for lease {}/{}", lc.identity, lc.lease_namespace,
+                 lc.lease_name);
     waker_ = std::thread([this] {  // wakes the elector when a shutdown is requested
       shutdown_.Wait();
       elector_->Wake();
@@ -447,11 +446,12 @@ class LiveRun {
     const auto st = sched_->stats();
     const auto cc = cluster_->counters();
     const auto qc = queue_status_->counters();
-    spdlog::info("stopped: {} attempts, {} scheduled, {} unschedulable, {} errors, {} binds, "
-                 "{} events, {} PodGroup status writes ({} skipped as unchanged), "
-                 "{} queue status writes ({} errors)",
-                 st.attempts, st.scheduled, st.unschedulable, st.errors, cc.binds, cc.events,
-                 cc.podgroup_status_writes, cc.podgroup_status_skipped, qc.writes, qc.errors);
+    spdlog::info(
+        "stopped: {} attempts, {} scheduled, {} unschedulable, {} errors, {} binds, "
+        "{} events, {} PodGroup status writes ({} skipped as unchanged), "
+        "{} queue status writes ({} errors)",
+        st.attempts, st.scheduled, st.unschedulable, st.errors, cc.binds, cc.events,
+        cc.podgroup_status_writes, cc.podgroup_status_skipped, qc.writes, qc.errors);
     return code;
   }
 
@@ -517,7 +517,8 @@ class RunCommand : public Command {
                   "Paths served without authorization on the HTTPS endpoint")
         ->delimiter(',');
     c->add_option("--binding-workers", o_.binding_workers, "Concurrent binding cycles");
-    c->add_option("--sync-timeout", o_.sync_timeout_seconds, "Seconds to wait for the informer caches");
+    c->add_option("--sync-timeout", o_.sync_timeout_seconds,
+                  "Seconds to wait for the informer caches");
     c->add_option("--identity", o_.identity, "Leader election identity (default: hostname_random)");
     c->add_option("--log-level", o_.log_level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));

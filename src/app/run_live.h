@@ -8,7 +8,8 @@
 // Steps: load the KubeSchedulerConfiguration; resolve the API server (--kubeconfig, then
 // clientConnection.kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config) with
 // clientConnection.qps/burst; discover the served gang kinds; serve /healthz, /livez,
-// /readyz and /metrics (HTTPS with delegated auth, or plain HTTP: app/serving.h); start the informers and wait for their caches; campaign for the Lease
+// /readyz and /metrics (HTTPS with delegated auth, or plain HTTP: app/serving.h); start the
+// informers and wait for their caches; campaign for the Lease
 // leaderElection.resourceNamespace/resourceName (unless leaderElect is false); schedule
 // while leading. SIGTERM/SIGINT: stop popping pods, finish in-flight binding cycles, send
 // queued status patches and events (up to 5 s), release the Lease, exit 0. Losing the
@@ -23,9 +24,9 @@
 namespace phalanx::app {
 
 struct LiveOptions {
-  std::string config_path;     // "" = upstream defaults
-  std::string kubeconfig;      // --kubeconfig
-  std::string context;         // --context
+  std::string config_path;  // "" = upstream defaults
+  std::string kubeconfig;   // --kubeconfig
+  std::string context;      // --context
   // --bind-address, --secure-port, --tls-cert-file, --tls-private-key-file,
   // --authorization-always-allow-paths (app/serving.h).
   ServingOptions serving;

@@ -53,7 +53,8 @@ api::StatusOr<ServingPlan> PlanServing(const ServingOptions& o) {
   ServingPlan p;
   const std::string& b = o.bind_address;
   if (b.empty()) {
-    if (o.secure_port_set && o.secure_port > 0) p.secure_address = HostPort("0.0.0.0", o.secure_port);
+    if (o.secure_port_set && o.secure_port > 0)
+      p.secure_address = HostPort("0.0.0.0", o.secure_port);
     return p;
   }
   if (IsIp(b)) {  // upstream's form

@@ -2,12 +2,11 @@
 #include "app/simulate.h"
 
 #include <unistd.h>
-
-#include <cstdio>
-#include <algorithm>
-#include <fstream>
-
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include "app/app.h"
 #include "app/cluster_import.h"
@@ -24,7 +23,8 @@ void EnableGangReservation(int64_t threshold_s, std::optional<int64_t> grace_s,
                            std::optional<int64_t> preempt_after_s) {
   for (auto& prof : cfg->profiles) {
     auto& mp = prof.plugins.multi_point.enabled;
-    if (std::none_of(mp.begin(), mp.end(), [](const auto& r) { return r.name == "GangReservation"; })) {
+    if (std::none_of(mp.begin(), mp.end(),
+                     [](const auto& r) { return r.name == "GangReservation"; })) {
       mp.push_back({"GangReservation", 0});
     }
     YAML::Node args;
@@ -63,12 +63,15 @@ class SimulateCommand : public Command {
       EnableGangReservation(*f_.reservation_threshold_s, f_.reservation_grace_s, &so.config,
                             f_.reservation_preempt_after_s);
     } else if (f_.reservation_grace_s || f_.reservation_preempt_after_s) {
-      return Fail("--reservation-grace and --reservation-preempt-after need --reservation-threshold");
+      return Fail(
+          "--reservation-grace and --reservation-preempt-after need --reservation-threshold");
     }
     so.registry = std::move(registry);
     if (f_.Experiment()) {
       if (!f_.add_nodes.empty() || !f_.cordon_nodes.empty() || !f_.remove_nodes.empty()) {
-        return Fail("--add-nodes, --cordon-nodes and --remove-nodes are for a single run of manifests or --trace openb");
+        return Fail(
+            "--add-nodes, --cordon-nodes and --remove-nodes are for a single run of manifests or "
+            "--trace openb");
       }
       // --results with several (policy, seed) runs is refused by the experiment itself.
       if (!replay_.run_experiments) return NoReplay();
@@ -79,18 +82,22 @@ class SimulateCommand : public Command {
       if (!replay_.load_trace) return NoReplay();
       if (auto s = replay_.load_trace(f_, &sc); !s.ok()) return Fail(std::string(s.message()));
     } else if (f_.from_cluster) {
-      if (!f_.scenario_path.empty()) return Fail("--from-cluster and a SCENARIO exclude each other");
-      if (auto s = LoadClusterScenario(f_.kubeconfig, f_.context, &sc); !s.ok()) return Fail(std::string(s.message()));
+      if (!f_.scenario_path.empty())
+        return Fail("--from-cluster and a SCENARIO exclude each other");
+      if (auto s = LoadClusterScenario(f_.kubeconfig, f_.context, &sc); !s.ok())
+        return Fail(std::string(s.message()));
     } else {
       if (f_.scenario_path.empty()) {
-        return Fail("simulate needs a SCENARIO (manifest file or directory), --from-cluster or "
-                    "--trace");
+        return Fail(
+            "simulate needs a SCENARIO (manifest file or directory), --from-cluster or "
+            "--trace");
       }
       if (auto s = sim::LoadManifestScenario(f_.scenario_path, &sc); !s.ok()) {
         return Fail(std::string(s.message()));
       }
     }
-    if (auto s = sim::ApplyNodeEdits({f_.add_nodes, f_.cordon_nodes, f_.remove_nodes}, &sc); !s.ok()) {
+    if (auto s = sim::ApplyNodeEdits({f_.add_nodes, f_.cordon_nodes, f_.remove_nodes}, &sc);
+        !s.ok()) {
       return Fail(std::string(s.message()));
     }
     return RunOnce(sc, std::move(so));
@@ -98,7 +105,8 @@ class SimulateCommand : public Command {
 
  private:
   void DeclareRunFlags(CLI::App* c) {
-    c->add_option("scenario", f_.scenario_path, "Manifest file or directory (Nodes, Pods, workloads)");
+    c->add_option("scenario", f_.scenario_path,
+                  "Manifest file or directory (Nodes, Pods, workloads)");
     c->add_option("--config", f_.config_path, "KubeSchedulerConfiguration file");
     c->add_option("--trace", f_.trace,
                   "Trace instead of manifests: openb (arrivals and departures), openb-paper "
@@ -109,15 +117,18 @@ class SimulateCommand : public Command {
     c->add_flag("--untimed", f_.untimed, "openb: all pods at t=0, no departures");
     c->add_option("--max-pods", f_.max_pods, "openb: use only the first N pods");
     c->add_option("--seed", f_.seed, "Seed for tie-breaking (same seed, same placements)");
-    c->add_option("--results", f_.results_path, "Write one JSON line per pod to this file (a single run: one policy, one seed)");
+    c->add_option("--results", f_.results_path,
+                  "Write one JSON line per pod to this file (a single run: one policy, one seed)");
     c->add_option("--json", f_.json_path, "Write the summary as JSON to this file");
     c->add_option("--add-nodes", f_.add_nodes,
                   "What-if: COUNTxNODE more copies of an existing node, present from the start "
                   "(e.g. 2xgpu-1; repeatable; manifests and --trace openb)");
     c->add_option("--cordon-nodes", f_.cordon_nodes,
                   "What-if: mark these nodes unschedulable from the start, e.g. gpu-1,gpu-2");
-    c->add_option("--remove-nodes", f_.remove_nodes, "What-if: leave these nodes out, e.g. gpu-1,gpu-2");
-    c->add_flag("--progress", f_.progress, "Show a progress bar (default when stderr is a terminal)");
+    c->add_option("--remove-nodes", f_.remove_nodes,
+                  "What-if: leave these nodes out, e.g. gpu-1,gpu-2");
+    c->add_flag("--progress", f_.progress,
+                "Show a progress bar (default when stderr is a terminal)");
     c->add_flag("--no-progress", f_.no_progress, "Never show a progress bar");
     c->add_option("--reservation-threshold", f_.reservation_threshold_s,
                   "Enable gang reservations with backfill (GangReservation plugin) for gangs "
@@ -139,7 +150,6 @@ class SimulateCommand : public Command {
     c->add_option("--kubeconfig", f_.kubeconfig, "With --from-cluster: kubeconfig file");
     c->add_option("--context", f_.context, "With --from-cluster: kubeconfig context");
   }
-
 
   // Trace replay experiments (src/replay/experiment.h): policies x seeds, HTML report.
   void DeclareExperimentFlags(CLI::App* c) {
@@ -169,13 +179,16 @@ class SimulateCommand : public Command {
                   "default) or as DRA devices (dra: a ResourceSlice per node, a ResourceClaim per "
                   "GPU pod; GPU shares take a whole device)")
         ->check(CLI::IsMember({"extended", "dra"}));
-    c->add_option("--load", f_.load, "openb-paper: resample arrivals up to this multiple of GPU capacity");
+    c->add_option("--load", f_.load,
+                  "openb-paper: resample arrivals up to this multiple of GPU capacity");
     c->add_option("--max-nodes", f_.max_nodes, "openb-paper: use only the first N GPU nodes");
   }
 
   int NoReplay() const {
-    return Fail("simulate: --trace, --policies, --seeds, --report, --gpu-sharing and --gpu-model need trace "
-                "replay (src/replay), which this program was built without");
+    return Fail(
+        "simulate: --trace, --policies, --seeds, --report, --gpu-sharing and --gpu-model need "
+        "trace "
+        "replay (src/replay), which this program was built without");
   }
 
   // One run: the summary on stdout, --results and --json files.

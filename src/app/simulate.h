@@ -22,9 +22,9 @@ struct SimulateFlags {
   std::string config_path;    // KubeSchedulerConfiguration ("" = defaults)
   std::string trace;          // "", openb, openb-paper, philly
   std::string nodes_csv, pods_csv, jobs_csv;
-  std::string results_path;  // one JSON line per pod (single runs)
-  std::string json_path;     // the summary (single run) or the results document (experiments)
-  std::string job_results_path;  // philly: one CSV line per job (single run)
+  std::string results_path;        // one JSON line per pod (single runs)
+  std::string json_path;           // the summary (single run) or the results document (experiments)
+  std::string job_results_path;    // philly: one CSV line per job (single run)
   bool forecast_accuracy = false;  // philly: forecasts at submission vs simulated starts
   // "A.yaml,B.yaml": scheduler configurations compared on the same input (experiment mode).
   std::string compare;
@@ -36,7 +36,7 @@ struct SimulateFlags {
   std::string policies, seeds, report_path;
   std::string cluster = "32x8";  // philly: NODESxGPUS[,queues=W1:W2...]
   bool gpu_sharing = false;
-  std::string gpu_model;  // openb / openb-paper: "" or "extended" (nvidia.com/gpu), "dra"
+  std::string gpu_model;       // openb / openb-paper: "" or "extended" (nvidia.com/gpu), "dra"
   std::optional<double> load;  // openb-paper: arrivals up to this multiple of GPU capacity
   size_t max_nodes = 0;        // openb-paper: first N GPU nodes (0 = all)
   // Gang reservations: enables the GangReservation plugin in every profile with this

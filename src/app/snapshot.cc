@@ -1,4 +1,4 @@
-// `phalanx snapshot`: the live cluster's scheduling state as manifests (issue 23), for
+// `phalanx snapshot`: the live cluster's scheduling state as manifests, for
 // `phalanx simulate FILE` later and for bug reports. See app/cluster_import.h.
 #include <cstdio>
 #include <fstream>

@@ -11,7 +11,9 @@ constexpr const char* kVersion = "0.1.0";
 
 class VersionCommand : public Command {
  public:
-  CLI::App* Declare(CLI::App& app) override { return app.add_subcommand("version", "Print the version"); }
+  CLI::App* Declare(CLI::App& app) override {
+    return app.add_subcommand("version", "Print the version");
+  }
   bool Schedules() const override { return false; }
   int Run(framework::Registry) override {
     std::printf("phalanx %s\n", kVersion);

@@ -1,4 +1,4 @@
-// Hostile input to the API client (issue 8): malformed LIST / WATCH bodies, 10^5 levels of
+// Hostile input to the API client: malformed LIST / WATCH bodies, 10^5 levels of
 // JSON nesting, broken kubeconfigs (regressions found by fuzz/), and the security rules of
 // docs/security.md: tokens and keys never appear in error messages, credential files that
 // others can read are reported.
@@ -65,8 +65,8 @@ TEST(ClientHostileTest, ListBodyThatIsNotAnObject) {
 }
 
 TEST(ClientHostileTest, WatchLinesThatAreNotEvents) {
-  for (const std::string line : {"0", "[]", R"({"type": 1})", R"({"type":"ADDED","object":7})",
-                                 R"({"type":"ADDED"})", ""}) {
+  for (const std::string line :
+       {"0", "[]", R"({"type": 1})", R"({"type":"ADDED","object":7})", R"({"type":"ADDED"})", ""}) {
     WatchEvent ev;
     std::string err;
     EXPECT_FALSE(api::OkOrMessage(DecodeWatchEvent(line, kPods, &ev), &err)) << line;
@@ -97,10 +97,12 @@ TEST(ClientHostileTest, HugeListOfObjectsSkipsOnlyTheBadOnes) {
   std::string body = R"({"metadata":{"resourceVersion":"9"},"items":[)";
   for (int i = 0; i < 20000; ++i) {
     if (i) body += ",";
-    body += i % 1000 == 7 ? R"({"metadata":{"name":"bad)" + std::to_string(i) +
-                                R"("},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1e308"}}}]}})"
-                          : R"({"metadata":{"name":"p)" + std::to_string(i) +
-                                R"(","namespace":"d"},"spec":{"containers":[{"name":"c"}]}})";
+    body +=
+        i % 1000 == 7
+            ? R"({"metadata":{"name":"bad)" + std::to_string(i) +
+                  R"("},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1e308"}}}]}})"
+            : R"({"metadata":{"name":"p)" + std::to_string(i) +
+                  R"(","namespace":"d"},"spec":{"containers":[{"name":"c"}]}})";
   }
   body += "]}";
   ListPage page;
@@ -203,7 +205,8 @@ TEST(ClientHostileTest, CredentialFilesReadableByOthersAreReported) {
   c.token = "tok";
   auto w = CredentialFileWarnings(c);
   ASSERT_EQ(w.size(), 2u);
-  EXPECT_EQ(w[0], "client-key " + key + " is readable by group and others (mode 0644); run: chmod 600 " + key);
+  EXPECT_EQ(w[0], "client-key " + key +
+                      " is readable by group and others (mode 0644); run: chmod 600 " + key);
   EXPECT_EQ(w[1], "tokenFile " + tok + " is readable by group (mode 0640); run: chmod 600 " + tok);
   for (const auto& m : w) EXPECT_EQ(m.find("KEY"), std::string::npos);
 

@@ -110,8 +110,9 @@ TEST(Kubeconfig, ErrorsNameFileAndField) {
   RestConfig c;
   std::string err;
   EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(kc, "nope", &c), &err));
-  EXPECT_NE(err.find(kc + ": context \"nope\" not found (contexts: ctx-a, ctx-b, ctx-c, ctx-missing)"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find(kc + ": context \"nope\" not found (contexts: ctx-a, ctx-b, ctx-c, ctx-missing)"),
+      std::string::npos)
       << err;
   EXPECT_FALSE(api::OkOrMessage(LoadKubeconfig(kc, "ctx-missing", &c), &err));
   EXPECT_NE(err.find("cluster \"nope\" not found"), std::string::npos) << err;
@@ -215,9 +216,7 @@ TEST(TokenBucket, BurstThenRate) {
   for (int i = 0; i < 1000; ++i) EXPECT_TRUE(unlimited.TryAccept());
 }
 
-ResourceType Pods() {
-  return {"", "v1", "pods", "Pod", Target::kPod, ""};
-}
+ResourceType Pods() { return {"", "v1", "pods", "Pod", Target::kPod, ""}; }
 
 TEST(Objects, DecodesPodListWithoutKinds) {
   // List items carry no kind/apiVersion; managedFields are dropped.
@@ -307,8 +306,12 @@ TEST(Objects, DecodesCustomObjectsAsUnstructured) {
 TEST(Objects, DecodesPodDisruptionBudgets) {
   for (const char* version : {"v1", "v1beta1"}) {
     SCOPED_TRACE(version);
-    ResourceType rt{"policy", version, "poddisruptionbudgets", "PodDisruptionBudget",
-                    Target::kPodDisruptionBudget, ""};
+    ResourceType rt{"policy",
+                    version,
+                    "poddisruptionbudgets",
+                    "PodDisruptionBudget",
+                    Target::kPodDisruptionBudget,
+                    ""};
     ListPage page;
     std::string err;
     ASSERT_TRUE(api::OkOrMessage(
@@ -331,8 +334,9 @@ TEST(Objects, DecodesPodDisruptionBudgets) {
     EXPECT_EQ(pdb->status.disruptions_allowed, 1);
     EXPECT_EQ(pdb->status.disrupted_pods.count("db-0"), 1u);
     ASSERT_EQ(page.skipped.size(), 1u);
-    EXPECT_NE(page.skipped[0].find("PodDisruptionBudget prod/bad: spec.minAvailable: Invalid value"),
-              std::string::npos)
+    EXPECT_NE(
+        page.skipped[0].find("PodDisruptionBudget prod/bad: spec.minAvailable: Invalid value"),
+        std::string::npos)
         << page.skipped[0];
   }
 }
@@ -358,12 +362,14 @@ TEST(RestClient, DescribesErrors) {
   RestClient rc(c);
   Response r;
   r.status = 401;
-  EXPECT_EQ(rc.Describe("GET", "/apis?x=1", r),
-            "Unauthorized: check the token in /k/config (GET https://127.0.0.1:6443/apis: HTTP 401)");
+  EXPECT_EQ(
+      rc.Describe("GET", "/apis?x=1", r),
+      "Unauthorized: check the token in /k/config (GET https://127.0.0.1:6443/apis: HTTP 401)");
   r.status = 403;
   r.body = R"({"kind":"Status","message":"pods is forbidden: User \"u\" cannot list","code":403})";
   EXPECT_EQ(rc.Describe("GET", "/api/v1/pods", r),
-            "Forbidden: pods is forbidden: User \"u\" cannot list (GET https://127.0.0.1:6443/api/v1/pods)");
+            "Forbidden: pods is forbidden: User \"u\" cannot list (GET "
+            "https://127.0.0.1:6443/api/v1/pods)");
   r = Response{};
   r.curl_code = 60;  // CURLE_PEER_FAILED_VERIFICATION
   r.curl_error = "SSL certificate problem: self-signed certificate";

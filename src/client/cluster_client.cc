@@ -23,7 +23,8 @@ std::string PodPath(const api::Pod& pod) {
 
 std::string GroupOf(std::string_view api_version) {
   auto slash = api_version.find('/');
-  return slash == std::string_view::npos ? std::string() : std::string(api_version.substr(0, slash));
+  return slash == std::string_view::npos ? std::string()
+                                         : std::string(api_version.substr(0, slash));
 }
 
 std::string ObjKey(std::string_view api_version, std::string_view kind, std::string_view ns,
@@ -79,8 +80,8 @@ api::Status LiveClusterClient::Bind(const api::Pod& pod, const std::string& node
     return api::Status(code, "binding pod " + pod.Key() + " to " + node +
                                  ": conflict (already bound, or recreated): " + msg);
   }
-  return api::Status(code, "binding pod " + pod.Key() + " to " + node + ": " +
-                               api_.Describe("POST", path, r));
+  return api::Status(
+      code, "binding pod " + pod.Key() + " to " + node + ": " + api_.Describe("POST", path, r));
 }
 
 api::Status LiveClusterClient::DeletePod(const api::Pod& pod) {
@@ -108,8 +109,9 @@ api::Status PutWhole(RestClient& api, const api::Unstructured& obj, const std::s
   Response r = api.Do("PUT", path, YamlToJson(*obj.object));
   if (r.ok()) return absl::OkStatus();
   api::Status s = api.ToStatus("PUT", path, r);
-  std::string id = obj.metadata.namespace_.empty() ? obj.metadata.name
-                                                   : obj.metadata.namespace_ + "/" + obj.metadata.name;
+  std::string id = obj.metadata.namespace_.empty()
+                       ? obj.metadata.name
+                       : obj.metadata.namespace_ + "/" + obj.metadata.name;
   return api::Status(s.code(), "updating " + obj.kind + " " + id + ": " + std::string(s.message()));
 }
 
@@ -236,8 +238,7 @@ void LiveClusterClient::StatusLoop() {
       cv_.SignalAll();
       continue;
     }
-    const std::string path =
-        "/api/v1/namespaces/" + p.ns + "/pods/" + p.name + "/status";
+    const std::string path = "/api/v1/namespaces/" + p.ns + "/pods/" + p.name + "/status";
     Response r = api_.Do("PATCH", path, p.body, "application/strategic-merge-patch+json");
     {
       absl::MutexLock l(&mu_);
@@ -254,8 +255,8 @@ void LiveClusterClient::StatusLoop() {
   }
 }
 
-std::string LiveClusterClient::PodGroupStatusJson(std::string_view group,
-                                                  const PodGroupStatus& st, api::Timestamp now) {
+std::string LiveClusterClient::PodGroupStatusJson(std::string_view group, const PodGroupStatus& st,
+                                                  api::Timestamp now) {
   std::string out;
   auto field = [&out](std::string_view name, const std::string& json) {
     out += (out.empty() ? "{\"" : ",\"") + std::string(name) + "\":" + json;
@@ -263,9 +264,10 @@ std::string LiveClusterClient::PodGroupStatusJson(std::string_view group,
   auto count = [&](std::string_view name, int32_t v) { field(name, std::to_string(v)); };
   const std::string message = JsonString(st.condition_message.substr(0, kMaxEventMessage));
   const std::string condition_head =
-      "{\"type\":" + JsonString(st.condition_type) + ",\"status\":" +
-      JsonString(st.condition_status) + ",\"reason\":" + JsonString(st.condition_reason) +
-      ",\"message\":" + message + ",\"lastTransitionTime\":" +
+      "{\"type\":" + JsonString(st.condition_type) +
+      ",\"status\":" + JsonString(st.condition_status) +
+      ",\"reason\":" + JsonString(st.condition_reason) + ",\"message\":" + message +
+      ",\"lastTransitionTime\":" +
       JsonString(FormatTime(st.condition_time != 0 ? st.condition_time : now));
   if (!st.phase.empty()) field("phase", JsonString(st.phase));
   if (group == "scheduling.volcano.sh") {
@@ -324,8 +326,7 @@ void LiveClusterClient::UpdatePodGroupStatus(std::string_view api_version, std::
     // The condition's transition time from the status last queued (a write in flight is
     // in neither map yet).
     auto cond = pg_condition_.find(key);
-    merged.MergeConditionTime(cond == pg_condition_.end() ? nullptr : &cond->second,
-                              clock_.Now());
+    merged.MergeConditionTime(cond == pg_condition_.end() ? nullptr : &cond->second, clock_.Now());
     pg_condition_[key] = merged;
     if (pend != pg_pending_.end()) {
       pend->second.status = std::move(merged);
@@ -336,8 +337,8 @@ void LiveClusterClient::UpdatePodGroupStatus(std::string_view api_version, std::
       ++counters_.podgroup_status_skipped;
       return;
     }
-    pg_pending_[key] = PodGroupWrite{std::string(api_version), std::string(kind),
-                                     std::string(ns), std::string(name), std::move(merged)};
+    pg_pending_[key] = PodGroupWrite{std::string(api_version), std::string(kind), std::string(ns),
+                                     std::string(name), std::move(merged)};
     pg_order_.push_back(key);
   }
   cv_.SignalAll();
@@ -391,9 +392,9 @@ void LiveClusterClient::ObserveObject(const api::Unstructured& obj, bool deleted
     return;
   }
   // Queues (KAI, Volcano) are cluster-scoped: no namespace, whatever the decoder defaulted.
-  const std::string key = ObjKey(obj.api_version, obj.kind,
-                                 obj.kind == "Queue" ? "" : obj.metadata.namespace_,
-                                 obj.metadata.name);
+  const std::string key =
+      ObjKey(obj.api_version, obj.kind, obj.kind == "Queue" ? "" : obj.metadata.namespace_,
+             obj.metadata.name);
   absl::MutexLock l(&mu_);
   if (deleted) {
     uids_.erase(key);
@@ -480,8 +481,7 @@ void LiveClusterClient::SendEvent(const EventReq& e) {
   const std::string ev_ns = e.ns.empty() ? "default" : e.ns;
   const std::string base = "/api/v1/namespaces/" + ev_ns + "/events";
   const std::string corr = e.obj_kind + "/" + e.ns + "/" + e.pod_name + "/" + e.pod_uid + "\x1f" +
-                           e.type + "\x1f" +
-                           e.reason + "\x1f" + e.message;
+                           e.type + "\x1f" + e.reason + "\x1f" + e.message;
   auto it = seen_.find(corr);
   if (it != seen_.end() && e.time - it->second.first < kCorrelationWindowNs) {
     Seen& s = it->second;
@@ -505,13 +505,12 @@ void LiveClusterClient::SendEvent(const EventReq& e) {
       "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":" + JsonString(name) +
       ",\"namespace\":" + JsonString(ev_ns) +
       "},\"involvedObject\":{\"apiVersion\":" + JsonString(e.obj_api_version) +
-      ",\"kind\":" + JsonString(e.obj_kind) + ",\"namespace\":" +
-      JsonString(e.ns) + ",\"name\":" + JsonString(e.pod_name) +
-      ",\"uid\":" + JsonString(e.pod_uid) + "},\"reason\":" + JsonString(e.reason) +
-      ",\"message\":" + JsonString(e.message) + ",\"type\":" + JsonString(e.type) +
-      ",\"source\":{\"component\":" + JsonString(component_) +
-      "},\"reportingComponent\":" + JsonString(component_) +
-      ",\"firstTimestamp\":" + ts + ",\"lastTimestamp\":" + ts + ",\"count\":1}";
+      ",\"kind\":" + JsonString(e.obj_kind) + ",\"namespace\":" + JsonString(e.ns) +
+      ",\"name\":" + JsonString(e.pod_name) + ",\"uid\":" + JsonString(e.pod_uid) +
+      "},\"reason\":" + JsonString(e.reason) + ",\"message\":" + JsonString(e.message) +
+      ",\"type\":" + JsonString(e.type) + ",\"source\":{\"component\":" + JsonString(component_) +
+      "},\"reportingComponent\":" + JsonString(component_) + ",\"firstTimestamp\":" + ts +
+      ",\"lastTimestamp\":" + ts + ",\"count\":1}";
   Response r = events_.Do("POST", base, body);
   absl::MutexLock l(&mu_);
   if (!r.ok()) {

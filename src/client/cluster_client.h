@@ -69,7 +69,7 @@ class LiveClusterClient final : public cluster::ClusterClient {
   static std::string AnnotationPatchJson(const api::Pod& pod,
                                          const std::map<std::string, std::string>& annotations);
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
-                                    const std::string* nominated_node_name) override;
+                              const std::string* nominated_node_name) override;
   // PUT of the whole object (VolumeBinding's PreBind: a PV's claimRef, a claim's
   // selected-node annotation) to client::UnstructuredPath(obj), its body client::YamlToJson of
   // the stored object as changed (metadata.resourceVersion kept: a newer version on the

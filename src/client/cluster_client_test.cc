@@ -8,16 +8,15 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "client/objects.h"
 #include "dra/model.h"
@@ -111,9 +110,10 @@ class FakeApiServer {
         cv_.wait(l, [&] { return !hold_; });
       }
       const std::string body = "{}";
-      const std::string resp = "HTTP/1.1 " + std::to_string(status) +
-                               " X\r\nContent-Type: application/json\r\nContent-Length: " +
-                               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      const std::string resp =
+          "HTTP/1.1 " + std::to_string(status) +
+          " X\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+          "\r\nConnection: close\r\n\r\n" + body;
       (void)!write(c, resp.data(), resp.size());
       close(c);
     }
@@ -331,16 +331,18 @@ TEST(LiveClusterClientFake, EventOnClusterScopedQueueGoesToDefault) {
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 1u);
   EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/default/events");
-  EXPECT_NE(reqs[0].body.find("\"involvedObject\":{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\","
-                              "\"kind\":\"Queue\",\"namespace\":\"\",\"name\":\"cyc-a\","
-                              "\"uid\":\"uid-q\"}"),
-            std::string::npos)
+  EXPECT_NE(
+      reqs[0].body.find("\"involvedObject\":{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\","
+                        "\"kind\":\"Queue\",\"namespace\":\"\",\"name\":\"cyc-a\","
+                        "\"uid\":\"uid-q\"}"),
+      std::string::npos)
       << reqs[0].body;
-  EXPECT_NE(reqs[0].body.find("\"metadata\":{\"name\":\"cyc-a."), std::string::npos) << reqs[0].body;
+  EXPECT_NE(reqs[0].body.find("\"metadata\":{\"name\":\"cyc-a."), std::string::npos)
+      << reqs[0].body;
   EXPECT_NE(reqs[0].body.find("\"namespace\":\"default\"}"), std::string::npos) << reqs[0].body;
 }
 
-// ---- DRA and storage objects through the live client (issue 19 / 18) -----------------
+// ---- DRA and storage objects through the live client -----------------
 // The v1.20 test API server cannot store resource.k8s.io objects, so these tests feed the
 // real decoding and writing code the JSON the API server sends and expects, in the shape of
 // the resource.k8s.io/v1 API reference (ResourceClaim, ResourceSlice, DeviceClass) and
@@ -378,9 +380,9 @@ api::Unstructured DecodeUnstructured(const char* json, const ResourceType& rt) {
 
 TEST(LiveObjects, DraObjectsFromApiJsonDecodeIntoTheSchedulersModel) {
   const ResourceType claims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
-                            Target::kObject, ""};
+                            Target::kObject,   ""};
   const ResourceType slices{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice",
-                            Target::kObject, ""};
+                            Target::kObject,   ""};
   const api::Unstructured c = DecodeUnstructured(kClaimJson, claims);
   api::StatusOr<dra::ResourceClaim> claim = dra::ParseResourceClaim(c);
   ASSERT_TRUE(claim.ok()) << claim.status();
@@ -409,27 +411,28 @@ TEST(LiveObjects, DraObjectsFromApiJsonDecodeIntoTheSchedulersModel) {
 // scheduling.k8s.io PodGroup's spec.resourceClaims / status.resourceClaimStatuses.
 TEST(LiveObjects, DeviceTaintsAndPodGroupClaimsDecodeIntoTheSchedulersModel) {
   const ResourceType slices{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice",
-                            Target::kObject, ""};
-  const ResourceType rules{"resource.k8s.io", "v1beta2", "devicetaintrules", "DeviceTaintRule",
-                           Target::kObject, ""};
+                            Target::kObject,   ""};
+  const ResourceType rules{"resource.k8s.io", "v1beta2",       "devicetaintrules",
+                           "DeviceTaintRule", Target::kObject, ""};
   const ResourceType claims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
-                            Target::kObject, ""};
-  const ResourceType pgs{"scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup",
-                         Target::kObject, ""};
+                            Target::kObject,   ""};
+  const ResourceType pgs{"scheduling.k8s.io", "v1alpha2",      "podgroups",
+                         "PodGroup",          Target::kObject, ""};
   auto slice = dra::ParseResourceSlice(DecodeUnstructured(R"({"apiVersion":"resource.k8s.io/v1",
 "kind":"ResourceSlice","metadata":{"name":"node-b-gpus"},
 "spec":{"driver":"gpu.example.com","nodeName":"node-b","pool":{"name":"node-b","generation":3,
  "resourceSliceCount":1},"devices":[{"name":"gpu-0","taints":[{"key":"gpu.example.com/unhealthy",
- "value":"ecc","effect":"NoSchedule","timeAdded":"2025-09-01T10:00:00Z"}]}]}})", slices));
+ "value":"ecc","effect":"NoSchedule","timeAdded":"2025-09-01T10:00:00Z"}]}]}})",
+                                                          slices));
   ASSERT_TRUE(slice.ok()) << slice.status();
   ASSERT_EQ(slice->devices[0].taints.size(), 1u);
-  EXPECT_EQ(slice->devices[0].taints[0],
-            (dra::DeviceTaint{"gpu.example.com/unhealthy", "ecc", "NoSchedule",
-                              "2025-09-01T10:00:00Z"}));
+  EXPECT_EQ(slice->devices[0].taints[0], (dra::DeviceTaint{"gpu.example.com/unhealthy", "ecc",
+                                                           "NoSchedule", "2025-09-01T10:00:00Z"}));
   const api::Unstructured rule_obj = DecodeUnstructured(R"({"apiVersion":"resource.k8s.io/v1beta2",
 "kind":"DeviceTaintRule","metadata":{"name":"drain-node-b","resourceVersion":"5"},
 "spec":{"deviceSelector":{"driver":"gpu.example.com","pool":"node-b"},
- "taint":{"key":"example.com/maintenance","value":"true","effect":"NoExecute"}}})", rules);
+ "taint":{"key":"example.com/maintenance","value":"true","effect":"NoExecute"}}})",
+                                                        rules);
   EXPECT_EQ(rule_obj.metadata.namespace_, "");  // cluster-scoped
   auto rule = dra::ParseDeviceTaintRule(rule_obj);
   ASSERT_TRUE(rule.ok()) << rule.status();
@@ -457,12 +460,13 @@ TEST(LiveObjects, DeviceTaintsAndPodGroupClaimsDecodeIntoTheSchedulersModel) {
   EXPECT_TRUE(dra::AllTaintsTolerated(taints, tol));
   EXPECT_EQ(claim->reserved_for.at(0),
             (dra::ConsumerReference{"scheduling.k8s.io", "podgroups", "train", "pg-1"}));
-  auto pg = dra::ParsePodGroupClaims(DecodeUnstructured(R"({"apiVersion":"scheduling.k8s.io/v1alpha2",
+  auto pg =
+      dra::ParsePodGroupClaims(DecodeUnstructured(R"({"apiVersion":"scheduling.k8s.io/v1alpha2",
 "kind":"PodGroup","metadata":{"name":"train","namespace":"ml","uid":"pg-1"},
 "spec":{"schedulingPolicy":{"gang":{"minCount":4}},
  "resourceClaims":[{"name":"gpus","resourceClaimTemplateName":"pair"}]},
 "status":{"resourceClaimStatuses":[{"name":"gpus","resourceClaimName":"train-gpus-x7k2q"}]}})",
-                                                         pgs));
+                                                  pgs));
   ASSERT_TRUE(pg.ok()) << pg.status();
   EXPECT_EQ(pg->statuses.at("gpus"), "train-gpus-x7k2q");
   ASSERT_NE(pg->Match(api::PodResourceClaim{"gpus", "", "pair"}), nullptr);
@@ -478,7 +482,7 @@ TEST(LiveObjects, ClaimStatusAndPvAreWrittenBackAsTheApiServerSentThem) {
   framework::VirtualClock clock(1);
   LiveClusterClient c(api, events, clock);
   const ResourceType claims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
-                            Target::kObject, ""};
+                            Target::kObject,   ""};
   ASSERT_TRUE(c.UpdateResourceClaimStatus(DecodeUnstructured(kClaimJson, claims)).ok());
   const ResourceType pvs{"", "v1", "persistentvolumes", "PersistentVolume", Target::kObject, ""};
   const char* pv_json = R"({"apiVersion":"v1","kind":"PersistentVolume",
@@ -505,7 +509,9 @@ TEST(LiveObjects, ClaimStatusAndPvAreWrittenBackAsTheApiServerSentThem) {
   EXPECT_EQ(nlohmann::json::parse(reqs[0].body), nlohmann::json::parse(kClaimJson));
   EXPECT_EQ(nlohmann::json::parse(reqs[1].body), nlohmann::json::parse(pv_json));
   EXPECT_EQ(nlohmann::json::parse(reqs[0].body)["metadata"]["resourceVersion"], "123");
-  EXPECT_EQ(nlohmann::json::parse(reqs[0].body)["status"]["allocation"]["devices"]["results"][0]["pool"], "7");
+  EXPECT_EQ(
+      nlohmann::json::parse(reqs[0].body)["status"]["allocation"]["devices"]["results"][0]["pool"],
+      "7");
 }
 
 TEST(LiveObjects, UnknownKindHasNoPath) {

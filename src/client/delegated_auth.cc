@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-
 #include <nlohmann/json.hpp>
 
 #include "client/rest_client.h"
@@ -117,8 +116,7 @@ AuthDecision DelegatedAuth::Check(const std::string& authorization, const std::s
   return d;
 }
 
-bool DelegatedAuth::Authenticate(const std::string& token, UserInfo* user,
-                                 std::string* message) {
+bool DelegatedAuth::Authenticate(const std::string& token, UserInfo* user, std::string* message) {
   const auto now = Now();
   {
     absl::MutexLock l(&mu_);
@@ -203,9 +201,8 @@ bool DelegatedAuth::Authorize(const UserInfo& user, const std::string& verb,
                {"groups", user.groups}};
   if (!user.uid.empty()) spec["uid"] = user.uid;
   if (!user.extra.empty()) spec["extra"] = user.extra;
-  json req = {{"apiVersion", "authorization.k8s.io/v1"},
-              {"kind", "SubjectAccessReview"},
-              {"spec", spec}};
+  json req = {
+      {"apiVersion", "authorization.k8s.io/v1"}, {"kind", "SubjectAccessReview"}, {"spec", spec}};
   std::string body;
   const int code = post_("/apis/authorization.k8s.io/v1/subjectaccessreviews", req.dump(), &body);
   {
@@ -215,8 +212,8 @@ bool DelegatedAuth::Authorize(const UserInfo& user, const std::string& verb,
   json resp = code >= 200 && code < 300 ? json::parse(body, nullptr, false) : json();
   if (!resp.is_object()) {
     *status = 500;
-    *message = "Internal Server Error: SubjectAccessReview failed (HTTP " + std::to_string(code) +
-               ")";
+    *message =
+        "Internal Server Error: SubjectAccessReview failed (HTTP " + std::to_string(code) + ")";
     return false;
   }
   const json st = resp.value("status", json::object());

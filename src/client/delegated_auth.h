@@ -64,8 +64,9 @@ struct UserInfo {
 
 struct AuthDecision {
   bool allowed = false;
-  int status = 200;     // when not allowed: 401, 403 or 500
-  std::string message;  // why not, e.g. `forbidden: User "system:anonymous" cannot get path "/metrics"`
+  int status = 200;  // when not allowed: 401, 403 or 500
+  std::string
+      message;  // why not, e.g. `forbidden: User "system:anonymous" cannot get path "/metrics"`
   UserInfo user;
 };
 

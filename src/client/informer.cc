@@ -26,8 +26,8 @@ ResourceType Obj(std::string group, std::string resource, std::string kind) {
 
 std::vector<ResourceType> CoreResources() {
   std::vector<ResourceType> v;
-  ResourceType pods{"", "v1", "pods", "Pod", Target::kPod,
-                    "status.phase!=Succeeded,status.phase!=Failed"};
+  ResourceType pods{"",    "v1",         "pods",
+                    "Pod", Target::kPod, "status.phase!=Succeeded,status.phase!=Failed"};
   v.push_back(pods);
   // The complement, for gang status (Running -> Succeeded / Failed counts): a pod that
   // ends leaves the first watch as a delete of its last state and enters this one with
@@ -37,8 +37,8 @@ std::vector<ResourceType> CoreResources() {
                "status.phase!=Pending,status.phase!=Running,status.phase!=Unknown"});
   v.push_back({"", "v1", "nodes", "Node", Target::kNode, ""});
   v.push_back({"", "v1", "namespaces", "Namespace", Target::kNamespace, ""});
-  v.push_back({"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass",
-               Target::kPriorityClass, ""});
+  v.push_back(
+      {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", Target::kPriorityClass, ""});
   // Storage objects for VolumeBinding (src/volume; upstream's scheduler watches the same
   // and deploy/rbac.yaml grants them as kube-scheduler's ClusterRole does).
   v.push_back({"", "v1", "persistentvolumes", "PersistentVolume", Target::kObject, ""});
@@ -66,10 +66,10 @@ std::vector<ResourceType> OptionalObjectResources() {
       // DeviceTaintRule (KEP-5055): v1alpha3 (1.33) / v1beta2 (1.35), served when the
       // DRADeviceTaintRules feature gate is on; the first served version is used.
       Obj("resource.k8s.io", "devicetaintrules", "DeviceTaintRule"),
-      Obj("scheduling.x-k8s.io", "podgroups", "PodGroup"),      // Coscheduling
-      Obj("scheduling.sigs.k8s.io", "podgroups", "PodGroup"),   // Coscheduling (legacy)
-      Obj("scheduling.volcano.sh", "podgroups", "PodGroup"),    // Volcano
-      Obj("scheduling.run.ai", "podgroups", "PodGroup"),        // KAI
+      Obj("scheduling.x-k8s.io", "podgroups", "PodGroup"),     // Coscheduling
+      Obj("scheduling.sigs.k8s.io", "podgroups", "PodGroup"),  // Coscheduling (legacy)
+      Obj("scheduling.volcano.sh", "podgroups", "PodGroup"),   // Volcano
+      Obj("scheduling.run.ai", "podgroups", "PodGroup"),       // KAI
       // Queues and quotas (quota/queue_tree.h): KAI Queue (scheduling.run.ai/v2), Volcano
       // Queue, ElasticQuota of CapacityScheduling and of Koordinator.
       Obj("scheduling.run.ai", "queues", "Queue"),
@@ -254,8 +254,8 @@ void LiveInformerFactory::RunReflector(Reflector* r) {
     if (stop_.load()) break;
     if (gone) {
       // The resourceVersion is too old (compacted): relist at once.
-      spdlog::info("informer {}: resourceVersion {} expired (410 Gone); relisting",
-                   r->type.Name(), rv);
+      spdlog::info("informer {}: resourceVersion {} expired (410 Gone); relisting", r->type.Name(),
+                   rv);
       need_list = true;
       continue;
     }
@@ -326,14 +326,14 @@ bool LiveInformerFactory::ListAll(Reflector* r, std::string* rv, bool* gone) {
     }
     synced_cv_.SignalAll();
   });
-  spdlog::debug("informer {}: listed {} objects at resourceVersion {} ({} skipped)",
-                r->type.Name(), n, list_rv, skipped);
+  spdlog::debug("informer {}: listed {} objects at resourceVersion {} ({} skipped)", r->type.Name(),
+                n, list_rv, skipped);
   return true;
 }
 
 bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
   std::uniform_int_distribution<int64_t> dist(opts_.min_watch_timeout_seconds,
-                                               2 * opts_.min_watch_timeout_seconds - 1);
+                                              2 * opts_.min_watch_timeout_seconds - 1);
   thread_local std::mt19937_64 rng(std::random_device{}());
   const int64_t timeout = dist(rng);
   std::string path = r->type.CollectionPath() + "?watch=1&allowWatchBookmarks=true" +
@@ -369,9 +369,7 @@ bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
     }
     if (!ev.resource_version.empty()) *rv = ev.resource_version;
     if (ev.type == "BOOKMARK") return true;
-    Op op = ev.type == "ADDED"     ? Op::kAdd
-            : ev.type == "DELETED" ? Op::kDelete
-                                   : Op::kUpdate;
+    Op op = ev.type == "ADDED" ? Op::kAdd : ev.type == "DELETED" ? Op::kDelete : Op::kUpdate;
     ++events;
     Post([this, idx, op, obj = std::move(ev.object)]() mutable { Apply(idx, op, std::move(obj)); });
     return true;
@@ -521,13 +519,27 @@ void LiveInformerFactory::Notify(Target t, Op op, const std::shared_ptr<const vo
                                  const std::shared_ptr<const void>& obj) {
   const int o = op == Op::kAdd ? 0 : op == Op::kUpdate ? 1 : 2;
   switch (t) {
-    case Target::kPod: Call(pod_h_, o, old_obj, obj); break;
-    case Target::kNode: Call(node_h_, o, old_obj, obj); break;
-    case Target::kNamespace: Call(ns_h_, o, old_obj, obj); break;
-    case Target::kPriorityClass: Call(pc_h_, o, old_obj, obj); break;
-    case Target::kPodDisruptionBudget: Call(pdb_h_, o, old_obj, obj); break;
-    case Target::kObject: Call(obj_h_, o, old_obj, obj); break;
-    case Target::kTerminalPod: Call(terminal_pod_h_, o, old_obj, obj); break;
+    case Target::kPod:
+      Call(pod_h_, o, old_obj, obj);
+      break;
+    case Target::kNode:
+      Call(node_h_, o, old_obj, obj);
+      break;
+    case Target::kNamespace:
+      Call(ns_h_, o, old_obj, obj);
+      break;
+    case Target::kPriorityClass:
+      Call(pc_h_, o, old_obj, obj);
+      break;
+    case Target::kPodDisruptionBudget:
+      Call(pdb_h_, o, old_obj, obj);
+      break;
+    case Target::kObject:
+      Call(obj_h_, o, old_obj, obj);
+      break;
+    case Target::kTerminalPod:
+      Call(terminal_pod_h_, o, old_obj, obj);
+      break;
   }
 }
 

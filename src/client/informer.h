@@ -102,8 +102,7 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
   void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
   // PodDisruptionBudgets, when discovery found them served (policy/v1 or v1beta1).
-  void AddPodDisruptionBudgetHandlers(
-      cluster::EventHandlers<api::PodDisruptionBudget> h) override;
+  void AddPodDisruptionBudgetHandlers(cluster::EventHandlers<api::PodDisruptionBudget> h) override;
 
  private:
   struct Reflector;

@@ -1,9 +1,10 @@
 // The reflector/informer against a scripted fake API server (plain HTTP on loopback):
 // paged LIST, WATCH from the list's resourceVersion, bookmarks, relist on 410 Gone with
 // the relist diffed into adds/updates/deletes, and handler registration replaying the cache.
-#include <gtest/gtest.h>
+#include "client/informer.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,8 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "client/informer.h"
 
 namespace phalanx::client {
 namespace {
@@ -67,7 +66,9 @@ class FakeApiServer {
       });
     }
   }
-  static void Send(int c, const std::string& s) { (void)!::send(c, s.data(), s.size(), MSG_NOSIGNAL); }
+  static void Send(int c, const std::string& s) {
+    (void)!::send(c, s.data(), s.size(), MSG_NOSIGNAL);
+  }
   static void Json(int c, const std::string& body) {
     Send(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
                 std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
@@ -85,7 +86,8 @@ class FakeApiServer {
       req.append(buf, static_cast<size_t>(n));
     }
     const std::string line = req.substr(0, req.find("\r\n"));
-    const std::string target = line.substr(line.find(' ') + 1, line.rfind(' ') - line.find(' ') - 1);
+    const std::string target =
+        line.substr(line.find(' ') + 1, line.rfind(' ') - line.find(' ') - 1);
     {
       std::lock_guard<std::mutex> l(mu_);
       requests_.push_back(target);
@@ -99,11 +101,13 @@ class FakeApiServer {
     // The terminal-pod watch (Succeeded / Failed): one finished pod, then nothing.
     if (target.find("fieldSelector=status.phase%21%3DPending") != std::string::npos) {
       if (watch) return Hold(c);
-      return Json(c, R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("done", "8") + "]}");
+      return Json(
+          c, R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("done", "8") + "]}");
     }
     if (!watch) {
       if (target.find("continue=c1") != std::string::npos) {
-        return Json(c, R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("b", "9") + "]}");
+        return Json(c,
+                    R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("b", "9") + "]}");
       }
       if (pod_lists_++ == 0) {
         // First page of the first list.
@@ -111,16 +115,20 @@ class FakeApiServer {
                            PodJson("a", "5") + "]}");
       }
       // The relist after 410: a is gone, b unchanged, c modified.
-      return Json(c, R"({"metadata":{"resourceVersion":"20"},"items":[)" + PodJson("b", "9") +
-                         "," + PodJson("c", "15") + "]}");
+      return Json(c, R"({"metadata":{"resourceVersion":"20"},"items":[)" + PodJson("b", "9") + "," +
+                         PodJson("c", "15") + "]}");
     }
     if (target.find("resourceVersion=10&") != std::string::npos) {
       Send(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n");
       Send(c, R"({"type":"ADDED","object":)" + PodJson("c", "11") + "}\n");
-      Send(c, R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12"}}})"
-              "\n");
-      Send(c, R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","code":410,"reason":"Expired","message":"too old resource version"}})"
-              "\n");
+      Send(
+          c,
+          R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12"}}})"
+          "\n");
+      Send(
+          c,
+          R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","code":410,"reason":"Expired","message":"too old resource version"}})"
+          "\n");
       return;
     }
     Hold(c);  // the watch from the relist's resourceVersion
@@ -164,8 +172,7 @@ TEST(Informer, ListWatchBookmarkRelistOn410) {
   inf.Start();
   ASSERT_TRUE(api::OkOrMessage(inf.WaitForCacheSync(std::chrono::seconds(10), nullptr), &err))
       << err;
-  const std::vector<std::string> want = {"add a", "add b", "add c", "delete a",
-                                         "update c 11->15"};
+  const std::vector<std::string> want = {"add a", "add b", "add c", "delete a", "update c 11->15"};
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (;;) {
     {
@@ -183,8 +190,8 @@ TEST(Informer, ListWatchBookmarkRelistOn410) {
 
   // Terminal pods come from their own watch, to their own handlers only.
   std::vector<std::string> terminal;
-  inf.AddTerminalPodHandlers({[&](const api::PodPtr& p) { terminal.push_back(p->metadata.name); },
-                              {}, {}});
+  inf.AddTerminalPodHandlers(
+      {[&](const api::PodPtr& p) { terminal.push_back(p->metadata.name); }, {}, {}});
   EXPECT_EQ(terminal, (std::vector<std::string>{"done"}));
 
   // A late registration replays the cache (b and c) as adds.

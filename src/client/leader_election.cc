@@ -96,8 +96,8 @@ bool LeaderElector::Write(const LeaseRecord& rec, bool create) {
 
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string now = FormatTime(clock_.Now(), /*micro=*/true);
-  const int32_t duration_s =
-      static_cast<int32_t>(std::chrono::duration_cast<std::chrono::seconds>(cfg_.lease_duration).count());
+  const int32_t duration_s = static_cast<int32_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(cfg_.lease_duration).count());
   LeaseRecord cur;
   bool exists = false;
   if (!Get(&cur, &exists)) return false;
@@ -150,8 +150,8 @@ bool LeaderElector::Acquire(const std::atomic<bool>& stop) {
   while (!stop.load()) {
     if (TryAcquireOrRenew()) {
       leader_ = true;
-      spdlog::info("leader election: {} acquired lease {}/{}", cfg_.identity,
-                   cfg_.lease_namespace, cfg_.lease_name);
+      spdlog::info("leader election: {} acquired lease {}/{}", cfg_.identity, cfg_.lease_namespace,
+                   cfg_.lease_name);
       return true;
     }
     const std::string e = last_error();

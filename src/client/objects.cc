@@ -1,17 +1,15 @@
 #include "client/objects.h"
 
-#include <cctype>
-
-#include "client/informer.h"
-#include "client/rest_client.h"
-
 #include <simdjson.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 
 #include "api/decode.h"
+#include "client/informer.h"
+#include "client/rest_client.h"
 
 namespace phalanx::client {
 
@@ -26,13 +24,27 @@ void AppendEscaped(std::string* out, std::string_view s) {
   out->push_back('"');
   for (char c : s) {
     switch (c) {
-      case '"': *out += "\\\""; break;
-      case '\\': *out += "\\\\"; break;
-      case '\n': *out += "\\n"; break;
-      case '\r': *out += "\\r"; break;
-      case '\t': *out += "\\t"; break;
-      case '\b': *out += "\\b"; break;
-      case '\f': *out += "\\f"; break;
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      case '\b':
+        *out += "\\b";
+        break;
+      case '\f':
+        *out += "\\f";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -284,8 +296,8 @@ api::StatusOr<Object> DecodeObjectElement(const simdjson::dom::element& el,
       if (m.pod_disruption_budgets.size() != 1) break;
       o.key = m.pod_disruption_budgets[0].Key();
       o.resource_version = m.pod_disruption_budgets[0].metadata.resource_version;
-      o.ptr = std::make_shared<const api::PodDisruptionBudget>(
-          std::move(m.pod_disruption_budgets[0]));
+      o.ptr =
+          std::make_shared<const api::PodDisruptionBudget>(std::move(m.pod_disruption_budgets[0]));
       break;
     case Target::kObject:
       if (m.objects.size() != 1) break;

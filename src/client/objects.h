@@ -102,8 +102,8 @@ api::Status DecodeList(std::string_view json, const ResourceType& rt, ListPage* 
 struct WatchEvent {
   std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
   std::string resource_version;
-  Object object;          // ADDED / MODIFIED / DELETED (decoded)
-  int error_code = 0;     // ERROR: the Status code (410 = Gone: relist)
+  Object object;       // ADDED / MODIFIED / DELETED (decoded)
+  int error_code = 0;  // ERROR: the Status code (410 = Gone: relist)
   std::string error_message;
 };
 // InvalidArgument when the line is not a watch event or the object does not decode (for

@@ -82,20 +82,34 @@ bool ReadFile(const std::string& path, std::string* out) {
 
 const char* ReasonPhrase(long code) {
   switch (code) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 415:
+      return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Entity";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "";
   }
 }
 
@@ -412,8 +426,8 @@ std::string RestClient::Describe(std::string_view method, const std::string& pat
         return "TLS handshake with " + cfg_.server + " failed: " + r.curl_error + " (" + ca + ")";
       }
       if (r.curl_code == CURLE_SSL_CERTPROBLEM) {
-        return "TLS client certificate rejected for " + cfg_.server + ": " + r.curl_error +
-               " (" + cfg_.source + ")";
+        return "TLS client certificate rejected for " + cfg_.server + ": " + r.curl_error + " (" +
+               cfg_.source + ")";
       }
       return "TLS verification failed for " + cfg_.server + ": " + r.curl_error + " (" + ca + ")";
     }
@@ -432,7 +446,8 @@ std::string RestClient::Describe(std::string_view method, const std::string& pat
     } else if (!cfg_.client_cert_file.empty() || !cfg_.client_cert_pem.empty()) {
       what = "check the client certificate in " + cfg_.source_file;
     } else {
-      what = "no credentials configured in " + (cfg_.source_file.empty() ? cfg_.source : cfg_.source_file);
+      what = "no credentials configured in " +
+             (cfg_.source_file.empty() ? cfg_.source : cfg_.source_file);
     }
     return "Unauthorized: " + what + " (" + req + ": HTTP 401)";
   }

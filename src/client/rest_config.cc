@@ -27,7 +27,8 @@ bool ReadWholeFile(const std::string& path, std::string* out) {
 }
 
 std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
+  while (!s.empty() &&
+         (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
     s.pop_back();
   size_t i = 0;
   while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')) ++i;
@@ -43,8 +44,8 @@ std::string Scalar(const YAML::Node& map, const char* key) {
 
 // Finds the entry named `name` in a kubeconfig list (clusters, users, contexts) and
 // returns its `field` map (cluster, user, context).
-bool FindNamed(const YAML::Node& root, const char* list, const char* field,
-               const std::string& name, YAML::Node* out, std::string* names) {
+bool FindNamed(const YAML::Node& root, const char* list, const char* field, const std::string& name,
+               YAML::Node* out, std::string* names) {
   YAML::Node seq = root[list];
   if (!seq || !seq.IsSequence()) return false;
   for (const auto& e : seq) {

@@ -111,14 +111,14 @@ class ClusterClient {
 //     metav1.Condition) {type PodGroupScheduled, status True | False, reason Scheduled |
 //     Unschedulable, message, lastTransitionTime}. No phase, no counts.
 struct ClusterClient::PodGroupStatus {
-  std::string phase;                    // "" = not written (KAI, scheduling.k8s.io)
-  int32_t scheduled = 0;                // members bound (or finished after being bound)
-  int32_t pending = 0;                  // members not bound yet
-  int32_t running = 0;                  // members whose pod phase is Running
-  int32_t succeeded = 0;                // members that ended Succeeded
-  int32_t failed = 0;                   // members that ended Failed
+  std::string phase;                       // "" = not written (KAI, scheduling.k8s.io)
+  int32_t scheduled = 0;                   // members bound (or finished after being bound)
+  int32_t pending = 0;                     // members not bound yet
+  int32_t running = 0;                     // members whose pod phase is Running
+  int32_t succeeded = 0;                   // members that ended Succeeded
+  int32_t failed = 0;                      // members that ended Failed
   api::Timestamp schedule_start_time = 0;  // 0 = unknown (not written)
-  std::string occupied_by;              // "" = not written
+  std::string occupied_by;                 // "" = not written
   // The latest scheduling outcome as a condition: type ("" = none; "Scheduled" /
   // "Unschedulable" for Volcano, "UnschedulableOnNodePool" for KAI, "PodGroupScheduled"
   // for scheduling.k8s.io), status ("True" / "False"), reason (CamelCase) and message.

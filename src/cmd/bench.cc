@@ -13,8 +13,9 @@ class BenchCommand : public app::Command {
  public:
   CLI::App* Declare(CLI::App& app) override {
     auto* c = app.add_subcommand(
-        "bench", "In-process scheduling throughput: scheduler_perf workload files, or the "
-                 "SchedulingBasic shape (--nodes/--init-pods/--pods)");
+        "bench",
+        "In-process scheduling throughput: scheduler_perf workload files, or the "
+        "SchedulingBasic shape (--nodes/--init-pods/--pods)");
     c->add_option("workload", po_.workload_file,
                   "scheduler_perf workload file (e.g. upstream's performance-config.yaml)");
     c->add_option("--workload", po_.workload_selector,
@@ -27,7 +28,8 @@ class BenchCommand : public app::Command {
     c->add_option("--init-pods", bo_.init_pods, "Pods bound before measuring");
     c->add_option("--pods", bo_.measured_pods, "Measured pods");
     c->add_option("--binding-workers", bo_.binding_workers, "Binding pool size (0 = inline)");
-    c->add_option("--gangs", bo_.gangs, "Gang workload: number of PodGroups (minMember = --gang-size)");
+    c->add_option("--gangs", bo_.gangs,
+                  "Gang workload: number of PodGroups (minMember = --gang-size)");
     c->add_option("--gang-size", bo_.gang_size, "Gang workload: pods per PodGroup");
     c->add_option("--parallelism", bo_.parallelism, "Filter/Score parallelism");
     c->add_option("--config", bo_.config_path, "KubeSchedulerConfiguration file");

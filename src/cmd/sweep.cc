@@ -75,12 +75,14 @@ class SweepCommand : public app::Command {
  public:
   CLI::App* Declare(CLI::App& app) override {
     auto* c = app.add_subcommand(
-        "sweep", "Print a Kubernetes Indexed Job that runs the shards of a simulate experiment "
-                 "(arguments after --)");
+        "sweep",
+        "Print a Kubernetes Indexed Job that runs the shards of a simulate experiment "
+        "(arguments after --)");
     c->add_option("--shards", shards_, "Number of shards (Job completions)")->required();
     c->add_option("--image", image_, "Container image with the phalanx binary")->required();
-    c->add_option("--results-claim", results_claim_,
-                  "PersistentVolumeClaim mounted at /results for the shard files (default: emptyDir)");
+    c->add_option(
+        "--results-claim", results_claim_,
+        "PersistentVolumeClaim mounted at /results for the shard files (default: emptyDir)");
     c->add_option("--data-claim", data_claim_, "PersistentVolumeClaim with the traces, at /data");
     c->add_option("--name", name_, "Job name");
     c->add_option("--namespace", namespace_, "Job namespace");

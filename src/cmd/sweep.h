@@ -1,4 +1,4 @@
-// Sweeps of trace-replay experiments across machines (issue 23):
+// Sweeps of trace-replay experiments across machines:
 //   phalanx report merge SHARD.json... --json OUT.json [--report OUT.html]
 //       combines the --json documents of `phalanx simulate ... --shard i/N` runs into the
 //       document (and HTML report) of the whole experiment (replay::MergeShardReports);

@@ -45,7 +45,8 @@ api::Status CompareConfigs(const app::SimulateFlags& f, replay::ExperimentOption
     return absl::InvalidArgumentError("--compare: want at least two configuration files, got \"" +
                                       f.compare + "\"");
   }
-  if (!f.config_path.empty()) return absl::InvalidArgumentError("--compare and --config exclude each other");
+  if (!f.config_path.empty())
+    return absl::InvalidArgumentError("--compare and --config exclude each other");
   std::set<std::string> names;
   for (const auto& path : paths) {
     replay::ExperimentOptions::CompareConfig c;
@@ -96,8 +97,9 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
   if (!f.shard.empty()) {
     if (auto s = replay::ParseShard(f.shard, &eo->shard_index, &eo->shard_count); !s.ok()) return s;
     if (!f.results_path.empty() || !f.job_results_path.empty()) {
-      return absl::InvalidArgumentError("--shard writes its runs with --json; --results and "
-                                        "--job-results are for a single run");
+      return absl::InvalidArgumentError(
+          "--shard writes its runs with --json; --results and "
+          "--job-results are for a single run");
     }
   }
   if (!f.config_path.empty() && !eo->policies.empty()) {
@@ -108,7 +110,8 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
     if (auto s = replay::ParseClusterSpec(f.cluster, &eo->cluster); !s.ok()) return s;
   }
   if (f.trace.empty() && f.scenario_path.empty()) {
-    return absl::InvalidArgumentError("simulate needs a SCENARIO (manifest file or directory) or --trace");
+    return absl::InvalidArgumentError(
+        "simulate needs a SCENARIO (manifest file or directory) or --trace");
   }
   return absl::OkStatus();
 }
@@ -117,7 +120,8 @@ api::Status ExperimentOptionsFrom(const app::SimulateFlags& f, const sim::Simula
 // found invariant violations.
 int RunExperiments(const app::SimulateFlags& f, const sim::SimulationOptions& so) {
   replay::ExperimentOptions eo;
-  if (auto s = ExperimentOptionsFrom(f, so, &eo); !s.ok()) return app::Fail(std::string(s.message()));
+  if (auto s = ExperimentOptionsFrom(f, so, &eo); !s.ok())
+    return app::Fail(std::string(s.message()));
   eo.log = [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
@@ -130,10 +134,12 @@ int RunExperiments(const app::SimulateFlags& f, const sim::SimulationOptions& so
     };
   }
   nlohmann::json results;
-  if (auto s = replay::RunExperiments(eo, &results); !s.ok()) return app::Fail(std::string(s.message()));
+  if (auto s = replay::RunExperiments(eo, &results); !s.ok())
+    return app::Fail(std::string(s.message()));
   std::printf("%s", replay::FormatReportSummary(results).c_str());
   if (!f.results_path.empty()) std::printf("one JSON line per pod: %s\n", f.results_path.c_str());
-  if (!f.job_results_path.empty()) std::printf("one CSV line per job: %s\n", f.job_results_path.c_str());
+  if (!f.job_results_path.empty())
+    std::printf("one CSV line per job: %s\n", f.job_results_path.c_str());
   if (!f.json_path.empty()) {
     if (auto s = app::WriteTextFile(f.json_path, results.dump(1) + "\n"); !s.ok()) {
       return app::Fail(std::string(s.message()));
@@ -147,7 +153,8 @@ int RunExperiments(const app::SimulateFlags& f, const sim::SimulationOptions& so
     std::printf("report: %s\n", f.report_path.c_str());
   }
   size_t violations = 0;
-  for (const auto& r : results["runs"]) violations += r["summary"]["invariant_violations"].get<size_t>();
+  for (const auto& r : results["runs"])
+    violations += r["summary"]["invariant_violations"].get<size_t>();
   return violations == 0 ? 0 : 3;
 }
 

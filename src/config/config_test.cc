@@ -1,4 +1,6 @@
 // Tests of KubeSchedulerConfiguration decode, conversion, defaulting and validation.
+#include "config/config.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -11,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "config/config.h"
 #include "config/default_plugins.h"
 #include "config/internal.h"
 
@@ -55,14 +56,17 @@ Flat Impl(const Flat& full) {
 // Upstream v1 default multiPoint list (plus GangScheduling, which Phalanx enables)
 // filtered by ImplementedInTreePlugins().
 const Flat kV1Full = {
-    {"SchedulingGates", 0},   {"PrioritySort", 0},       {"NodeUnschedulable", 0},
-    {"NodeName", 0},          {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},
-    {"NodeAffinity", 2},
-    {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
-    {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
-    {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DynamicResources", 0},
-    {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
-    {"DefaultBinder", 0},     {"GangScheduling", 0},
+    {"SchedulingGates", 0},      {"PrioritySort", 0},
+    {"NodeUnschedulable", 0},    {"NodeName", 0},
+    {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},
+    {"NodeAffinity", 2},         {"NodePorts", 0},
+    {"NodeResourcesFit", 1},     {"VolumeRestrictions", 0},
+    {"NodeVolumeLimits", 0},     {"VolumeBinding", 0},
+    {"VolumeZone", 0},           {"PodTopologySpread", 2},
+    {"InterPodAffinity", 2},     {"DynamicResources", 0},
+    {"DefaultPreemption", 0},    {"NodeResourcesBalancedAllocation", 1},
+    {"ImageLocality", 1},        {"DefaultBinder", 0},
+    {"GangScheduling", 0},
 };
 const Flat kV1Defaults = Impl(kV1Full);
 
@@ -83,9 +87,9 @@ std::string DecodeError(const std::string& text) {
 }
 
 bool AllEmptyExceptMultiPoint(const Plugins& p) {
-  for (const PluginSet* s : {&p.pre_enqueue, &p.queue_sort, &p.pre_filter, &p.filter,
-                             &p.post_filter, &p.pre_score, &p.score, &p.reserve, &p.permit,
-                             &p.pre_bind, &p.bind, &p.post_bind}) {
+  for (const PluginSet* s :
+       {&p.pre_enqueue, &p.queue_sort, &p.pre_filter, &p.filter, &p.post_filter, &p.pre_score,
+        &p.score, &p.reserve, &p.permit, &p.pre_bind, &p.bind, &p.post_bind}) {
     if (!s->enabled.empty() || !s->disabled.empty()) return false;
   }
   return true;
@@ -96,26 +100,29 @@ bool AllEmptyExceptMultiPoint(const Plugins& p) {
 
 TEST(DefaultPluginsTest, ImplementedSet) {
   EXPECT_EQ(ImplementedInTreePlugins(),
-            (std::set<std::string>{"SchedulingGates", "PrioritySort", "NodeUnschedulable",
-                                   "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                                   "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-                                   "ImageLocality", "DefaultBinder", "GangScheduling",
-                                   "PodTopologySpread", "InterPodAffinity",
-                                   "DynamicResources", "DefaultPreemption", "VolumeBinding",
-                                   "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits",
-                                   "NodeDeclaredFeatures"}));
+            (std::set<std::string>{
+                "SchedulingGates",    "PrioritySort",     "NodeUnschedulable",
+                "NodeName",           "TaintToleration",  "NodeAffinity",
+                "NodePorts",          "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+                "ImageLocality",      "DefaultBinder",    "GangScheduling",
+                "PodTopologySpread",  "InterPodAffinity", "DynamicResources",
+                "DefaultPreemption",  "VolumeBinding",    "VolumeZone",
+                "VolumeRestrictions", "NodeVolumeLimits", "NodeDeclaredFeatures"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {
   const Flat want = {
-      {"SchedulingGates", 0},   {"PrioritySort", 0},       {"NodeUnschedulable", 0},
-      {"NodeName", 0},          {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},
-    {"NodeAffinity", 2},
-      {"NodePorts", 0},         {"NodeResourcesFit", 1},   {"VolumeRestrictions", 0},
-      {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},      {"VolumeZone", 0},
-      {"PodTopologySpread", 2}, {"InterPodAffinity", 2},   {"DynamicResources", 0},
-      {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
-      {"DefaultBinder", 0},     {"GangScheduling", 0},
+      {"SchedulingGates", 0},      {"PrioritySort", 0},
+      {"NodeUnschedulable", 0},    {"NodeName", 0},
+      {"NodeDeclaredFeatures", 0}, {"TaintToleration", 3},
+      {"NodeAffinity", 2},         {"NodePorts", 0},
+      {"NodeResourcesFit", 1},     {"VolumeRestrictions", 0},
+      {"NodeVolumeLimits", 0},     {"VolumeBinding", 0},
+      {"VolumeZone", 0},           {"PodTopologySpread", 2},
+      {"InterPodAffinity", 2},     {"DynamicResources", 0},
+      {"DefaultPreemption", 0},    {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},        {"DefaultBinder", 0},
+      {"GangScheduling", 0},
   };
   const Plugins p = internal::UpstreamDefaultPlugins(ApiVersion::kV1);
   EXPECT_EQ(Flatten(p.multi_point.enabled), want);
@@ -133,10 +140,13 @@ TEST(DefaultPluginsTest, DefaultMultiPointIsUpstreamFilteredByImplemented) {
 
 TEST(DefaultPluginsTest, UpstreamV1beta2Score) {
   const Plugins p = internal::UpstreamDefaultPlugins(ApiVersion::kV1beta2);
-  EXPECT_EQ(Flatten(p.score.enabled),
-            (Flat{{"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
-                  {"InterPodAffinity", 1}, {"NodeResourcesFit", 1}, {"NodeAffinity", 1},
-                  {"PodTopologySpread", 2}, {"TaintToleration", 1}}));
+  EXPECT_EQ(Flatten(p.score.enabled), (Flat{{"NodeResourcesBalancedAllocation", 1},
+                                            {"ImageLocality", 1},
+                                            {"InterPodAffinity", 1},
+                                            {"NodeResourcesFit", 1},
+                                            {"NodeAffinity", 1},
+                                            {"PodTopologySpread", 2},
+                                            {"TaintToleration", 1}}));
   EXPECT_TRUE(p.multi_point.enabled.empty());
 }
 
@@ -167,28 +177,60 @@ TEST_P(MergePluginSetTest, Merge) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, MergePluginSetTest,
-    ::testing::Values(
-        MergeCase{"AppendCustomPlugin", {{{"D1", 0}, {"D2", 0}}, {}}, {{{"C", 0}}, {}}, true,
-                  {{"D1", 0}, {"D2", 0}, {"C", 0}}, {}},
-        MergeCase{"DisableAll", {{{"D1", 0}, {"D2", 0}}, {}}, {{{"C", 4}}, {{"*", 0}}}, true,
-                  {{"C", 4}}, {"*"}},
-        MergeCase{"DisableOne", {{{"D1", 0}, {"D2", 0}, {"D3", 0}}, {}}, {{}, {{"D2", 0}}}, true,
-                  {{"D1", 0}, {"D3", 0}}, {"D2"}},
-        MergeCase{"ReplaceDefaultKeepsPositionAndCustomWeight",
-                  {{{"P1", 1}, {"P2", 2}, {"P3", 3}}, {}}, {{{"P3", 30}, {"P1", 10}}, {}}, true,
-                  {{"P1", 10}, {"P2", 2}, {"P3", 30}}, {}},
-        MergeCase{"DisabledThenReEnabledMovesToEnd", {{{"D1", 0}, {"D2", 0}}, {}},
-                  {{{"C", 0}, {"D2", 0}}, {{"D2", 0}}}, true, {{"D1", 0}, {"C", 0}, {"D2", 0}},
-                  {"D2"}},
-        MergeCase{"ReorderWithStar", {{{"D1", 0}, {"D2", 0}}, {}},
-                  {{{"D2", 0}, {"D1", 0}}, {{"*", 0}}}, true, {{"D2", 0}, {"D1", 0}}, {"*"}},
-        MergeCase{"RepeatedCustomPluginLastReplaces", {{{"P1", 0}, {"P2", 0}, {"P3", 0}}, {}},
-                  {{{"P1", 0}, {"P2", 2}, {"P3", 0}, {"P2", 4}}, {}}, true,
-                  {{"P1", 0}, {"P2", 4}, {"P3", 0}, {"P2", 2}}, {}},
-        MergeCase{"DefaultDisabledCarriedAfterCustom", {{{"D1", 0}}, {{"X", 0}}},
-                  {{}, {{"Y", 0}}}, true, {{"D1", 0}}, {"Y", "X"}},
-        MergeCase{"V1beta2DropsDisabled", {{{"D1", 0}, {"D2", 0}}, {}},
-                  {{{"C", 0}}, {{"D1", 0}}}, false, {{"D2", 0}, {"C", 0}}, {}}),
+    ::testing::Values(MergeCase{"AppendCustomPlugin",
+                                {{{"D1", 0}, {"D2", 0}}, {}},
+                                {{{"C", 0}}, {}},
+                                true,
+                                {{"D1", 0}, {"D2", 0}, {"C", 0}},
+                                {}},
+                      MergeCase{"DisableAll",
+                                {{{"D1", 0}, {"D2", 0}}, {}},
+                                {{{"C", 4}}, {{"*", 0}}},
+                                true,
+                                {{"C", 4}},
+                                {"*"}},
+                      MergeCase{"DisableOne",
+                                {{{"D1", 0}, {"D2", 0}, {"D3", 0}}, {}},
+                                {{}, {{"D2", 0}}},
+                                true,
+                                {{"D1", 0}, {"D3", 0}},
+                                {"D2"}},
+                      MergeCase{"ReplaceDefaultKeepsPositionAndCustomWeight",
+                                {{{"P1", 1}, {"P2", 2}, {"P3", 3}}, {}},
+                                {{{"P3", 30}, {"P1", 10}}, {}},
+                                true,
+                                {{"P1", 10}, {"P2", 2}, {"P3", 30}},
+                                {}},
+                      MergeCase{"DisabledThenReEnabledMovesToEnd",
+                                {{{"D1", 0}, {"D2", 0}}, {}},
+                                {{{"C", 0}, {"D2", 0}}, {{"D2", 0}}},
+                                true,
+                                {{"D1", 0}, {"C", 0}, {"D2", 0}},
+                                {"D2"}},
+                      MergeCase{"ReorderWithStar",
+                                {{{"D1", 0}, {"D2", 0}}, {}},
+                                {{{"D2", 0}, {"D1", 0}}, {{"*", 0}}},
+                                true,
+                                {{"D2", 0}, {"D1", 0}},
+                                {"*"}},
+                      MergeCase{"RepeatedCustomPluginLastReplaces",
+                                {{{"P1", 0}, {"P2", 0}, {"P3", 0}}, {}},
+                                {{{"P1", 0}, {"P2", 2}, {"P3", 0}, {"P2", 4}}, {}},
+                                true,
+                                {{"P1", 0}, {"P2", 4}, {"P3", 0}, {"P2", 2}},
+                                {}},
+                      MergeCase{"DefaultDisabledCarriedAfterCustom",
+                                {{{"D1", 0}}, {{"X", 0}}},
+                                {{}, {{"Y", 0}}},
+                                true,
+                                {{"D1", 0}},
+                                {"Y", "X"}},
+                      MergeCase{"V1beta2DropsDisabled",
+                                {{{"D1", 0}, {"D2", 0}}, {}},
+                                {{{"C", 0}}, {{"D1", 0}}},
+                                false,
+                                {{"D2", 0}, {"C", 0}},
+                                {}}),
     [](const ::testing::TestParamInfo<MergeCase>& info) { return info.param.name; });
 
 // ---------------------------------------------------------------------------------------
@@ -389,14 +431,17 @@ TEST(ConversionTest, V1beta3DefaultsMatchUpstream) {
   const Plugins& p = cfg.profiles[0].plugins;
   // v1beta3 appended SchedulingGates (PodSchedulingReadiness) at the end.
   EXPECT_EQ(Flatten(p.multi_point.enabled),
-            Impl({{"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
-                  {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodePorts", 0},
-                  {"NodeResourcesFit", 1}, {"VolumeRestrictions", 0}, {"EBSLimits", 0},
-                  {"GCEPDLimits", 0}, {"NodeVolumeLimits", 0}, {"AzureDiskLimits", 0},
-                  {"VolumeBinding", 0}, {"VolumeZone", 0}, {"PodTopologySpread", 2},
-                  {"InterPodAffinity", 2}, {"DefaultPreemption", 0},
-                  {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
-                  {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
+            Impl({{"PrioritySort", 0},      {"NodeUnschedulable", 0},
+                  {"NodeName", 0},          {"TaintToleration", 3},
+                  {"NodeAffinity", 2},      {"NodePorts", 0},
+                  {"NodeResourcesFit", 1},  {"VolumeRestrictions", 0},
+                  {"EBSLimits", 0},         {"GCEPDLimits", 0},
+                  {"NodeVolumeLimits", 0},  {"AzureDiskLimits", 0},
+                  {"VolumeBinding", 0},     {"VolumeZone", 0},
+                  {"PodTopologySpread", 2}, {"InterPodAffinity", 2},
+                  {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
+                  {"ImageLocality", 1},     {"DefaultBinder", 0},
+                  {"SchedulingGates", 0}}));
   EXPECT_TRUE(AllEmptyExceptMultiPoint(p));
   // Same effective plugins and weights as v1 (which also enables GangScheduling,
   // NodeDeclaredFeatures, GA after v1beta3 was removed, and DynamicResources: its feature
@@ -422,13 +467,23 @@ TEST(ConversionTest, V1beta3UserPluginsMerged) {
                  "        enabled: [{name: ImageLocality, weight: 4}]\n"
                  "        disabled: [{name: NodePorts}]\n");
   const Plugins& p = cfg.profiles[0].plugins;
-  EXPECT_EQ(Flatten(p.multi_point.enabled),
-            Impl({{"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
-                  {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodeResourcesFit", 1},
-                  {"VolumeRestrictions", 0}, {"NodeVolumeLimits", 0}, {"VolumeBinding", 0},
-                  {"VolumeZone", 0}, {"PodTopologySpread", 2}, {"InterPodAffinity", 2},
-                  {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
-                  {"ImageLocality", 4}, {"DefaultBinder", 0}, {"SchedulingGates", 0}}));
+  EXPECT_EQ(Flatten(p.multi_point.enabled), Impl({{"PrioritySort", 0},
+                                                  {"NodeUnschedulable", 0},
+                                                  {"NodeName", 0},
+                                                  {"TaintToleration", 3},
+                                                  {"NodeAffinity", 2},
+                                                  {"NodeResourcesFit", 1},
+                                                  {"VolumeRestrictions", 0},
+                                                  {"NodeVolumeLimits", 0},
+                                                  {"VolumeBinding", 0},
+                                                  {"VolumeZone", 0},
+                                                  {"PodTopologySpread", 2},
+                                                  {"InterPodAffinity", 2},
+                                                  {"DefaultPreemption", 0},
+                                                  {"NodeResourcesBalancedAllocation", 1},
+                                                  {"ImageLocality", 4},
+                                                  {"DefaultBinder", 0},
+                                                  {"SchedulingGates", 0}}));
   ASSERT_EQ(p.multi_point.disabled.size(), 1u);
   EXPECT_EQ(p.multi_point.disabled[0].name, "NodePorts");
   EXPECT_EQ(cfg.profiles[0].percentage_of_nodes_to_score, 10);
@@ -442,25 +497,43 @@ TEST(ConversionTest, V1beta2DefaultsArePerExtensionPoint) {
   EXPECT_TRUE(p.multi_point.enabled.empty());
   EXPECT_EQ(Flatten(p.pre_enqueue.enabled), (Flat{{"SchedulingGates", 0}}));
   EXPECT_EQ(Flatten(p.queue_sort.enabled), (Flat{{"PrioritySort", 0}}));
-  EXPECT_EQ(Flatten(p.pre_filter.enabled),
-            Impl({{"NodeResourcesFit", 0}, {"NodePorts", 0}, {"VolumeRestrictions", 0},
-                  {"PodTopologySpread", 0}, {"InterPodAffinity", 0}, {"VolumeBinding", 0},
-                  {"VolumeZone", 0}, {"NodeAffinity", 0}, {"TaintToleration", 0}}));
-  EXPECT_EQ(Flatten(p.filter.enabled),
-            Impl({{"NodeUnschedulable", 0}, {"NodeName", 0}, {"TaintToleration", 0},
-                  {"NodeAffinity", 0}, {"NodePorts", 0}, {"NodeResourcesFit", 0},
-                  {"VolumeRestrictions", 0}, {"EBSLimits", 0}, {"GCEPDLimits", 0},
-                  {"NodeVolumeLimits", 0}, {"AzureDiskLimits", 0}, {"VolumeBinding", 0},
-                  {"VolumeZone", 0}, {"PodTopologySpread", 0}, {"InterPodAffinity", 0}}));
+  EXPECT_EQ(Flatten(p.pre_filter.enabled), Impl({{"NodeResourcesFit", 0},
+                                                 {"NodePorts", 0},
+                                                 {"VolumeRestrictions", 0},
+                                                 {"PodTopologySpread", 0},
+                                                 {"InterPodAffinity", 0},
+                                                 {"VolumeBinding", 0},
+                                                 {"VolumeZone", 0},
+                                                 {"NodeAffinity", 0},
+                                                 {"TaintToleration", 0}}));
+  EXPECT_EQ(Flatten(p.filter.enabled), Impl({{"NodeUnschedulable", 0},
+                                             {"NodeName", 0},
+                                             {"TaintToleration", 0},
+                                             {"NodeAffinity", 0},
+                                             {"NodePorts", 0},
+                                             {"NodeResourcesFit", 0},
+                                             {"VolumeRestrictions", 0},
+                                             {"EBSLimits", 0},
+                                             {"GCEPDLimits", 0},
+                                             {"NodeVolumeLimits", 0},
+                                             {"AzureDiskLimits", 0},
+                                             {"VolumeBinding", 0},
+                                             {"VolumeZone", 0},
+                                             {"PodTopologySpread", 0},
+                                             {"InterPodAffinity", 0}}));
   EXPECT_EQ(Flatten(p.post_filter.enabled), Impl({{"DefaultPreemption", 0}}));
-  EXPECT_EQ(Flatten(p.pre_score.enabled),
-            Impl({{"InterPodAffinity", 0}, {"PodTopologySpread", 0}, {"TaintToleration", 0},
-                  {"NodeAffinity", 0}}));
+  EXPECT_EQ(Flatten(p.pre_score.enabled), Impl({{"InterPodAffinity", 0},
+                                                {"PodTopologySpread", 0},
+                                                {"TaintToleration", 0},
+                                                {"NodeAffinity", 0}}));
   // v1beta2 weights: all 1 (PodTopologySpread 2) — not v1's 3/2.
-  EXPECT_EQ(Flatten(p.score.enabled),
-            Impl({{"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
-                  {"InterPodAffinity", 1}, {"NodeResourcesFit", 1}, {"NodeAffinity", 1},
-                  {"PodTopologySpread", 2}, {"TaintToleration", 1}}));
+  EXPECT_EQ(Flatten(p.score.enabled), Impl({{"NodeResourcesBalancedAllocation", 1},
+                                            {"ImageLocality", 1},
+                                            {"InterPodAffinity", 1},
+                                            {"NodeResourcesFit", 1},
+                                            {"NodeAffinity", 1},
+                                            {"PodTopologySpread", 2},
+                                            {"TaintToleration", 1}}));
   EXPECT_EQ(Flatten(p.reserve.enabled), Impl({{"VolumeBinding", 0}}));
   EXPECT_TRUE(p.permit.enabled.empty());
   EXPECT_EQ(Flatten(p.pre_bind.enabled), Impl({{"VolumeBinding", 0}}));
@@ -486,16 +559,29 @@ TEST(ConversionTest, V1beta2UserPluginsMergedAndDisabledDropped) {
   EXPECT_FALSE(cfg.profiles[0].percentage_of_nodes_to_score.has_value());
   EXPECT_EQ(Flatten(p.score.enabled), (Flat{{"Custom", 2}, {"ImageLocality", 3}}));
   EXPECT_TRUE(p.score.disabled.empty());
-  EXPECT_EQ(Flatten(p.filter.enabled),
-            Impl({{"NodeUnschedulable", 0}, {"NodeName", 0}, {"TaintToleration", 0},
-                  {"NodeAffinity", 0}, {"NodeResourcesFit", 0}, {"VolumeRestrictions", 0},
-                  {"EBSLimits", 0}, {"GCEPDLimits", 0}, {"NodeVolumeLimits", 0},
-                  {"AzureDiskLimits", 0}, {"VolumeBinding", 0}, {"VolumeZone", 0},
-                  {"PodTopologySpread", 0}, {"InterPodAffinity", 0}}));
+  EXPECT_EQ(Flatten(p.filter.enabled), Impl({{"NodeUnschedulable", 0},
+                                             {"NodeName", 0},
+                                             {"TaintToleration", 0},
+                                             {"NodeAffinity", 0},
+                                             {"NodeResourcesFit", 0},
+                                             {"VolumeRestrictions", 0},
+                                             {"EBSLimits", 0},
+                                             {"GCEPDLimits", 0},
+                                             {"NodeVolumeLimits", 0},
+                                             {"AzureDiskLimits", 0},
+                                             {"VolumeBinding", 0},
+                                             {"VolumeZone", 0},
+                                             {"PodTopologySpread", 0},
+                                             {"InterPodAffinity", 0}}));
   EXPECT_TRUE(p.filter.disabled.empty());
-  Flat pre_filter = Impl({{"NodeResourcesFit", 0}, {"NodePorts", 0}, {"VolumeRestrictions", 0},
-                          {"PodTopologySpread", 0}, {"InterPodAffinity", 0},
-                          {"VolumeBinding", 0}, {"VolumeZone", 0}, {"NodeAffinity", 0},
+  Flat pre_filter = Impl({{"NodeResourcesFit", 0},
+                          {"NodePorts", 0},
+                          {"VolumeRestrictions", 0},
+                          {"PodTopologySpread", 0},
+                          {"InterPodAffinity", 0},
+                          {"VolumeBinding", 0},
+                          {"VolumeZone", 0},
+                          {"NodeAffinity", 0},
                           {"TaintToleration", 0}});
   pre_filter.emplace_back("Custom", 0);
   EXPECT_EQ(Flatten(p.pre_filter.enabled), pre_filter);
@@ -607,8 +693,8 @@ TEST(DecodeTest, ArgsKept) {
 }
 
 TEST(DecodeTest, ArgsAreIndependentCopies) {
-  const std::string text = std::string(kV1Header) +
-                           "profiles:\n  - pluginConfig: [{name: A, args: {x: 1}}]\n";
+  const std::string text =
+      std::string(kV1Header) + "profiles:\n  - pluginConfig: [{name: A, args: {x: 1}}]\n";
   const KubeSchedulerConfiguration a = MustDecode(text);
   const KubeSchedulerConfiguration b = MustDecode(text);
   EXPECT_NE(a.profiles[0].ArgsFor("A"), b.profiles[0].ArgsFor("A"));
@@ -658,7 +744,8 @@ std::string V1(const std::string& body) { return std::string(kV1Header) + body; 
 INSTANTIATE_TEST_SUITE_P(
     Header, ErrorTest,
     ::testing::Values(
-        ErrorCase{"Empty", "", "sched.yaml: apiVersion: Required value\nsched.yaml: kind: Required value"},
+        ErrorCase{"Empty", "",
+                  "sched.yaml: apiVersion: Required value\nsched.yaml: kind: Required value"},
         ErrorCase{"MissingApiVersion", "kind: KubeSchedulerConfiguration\n",
                   "sched.yaml: apiVersion: Required value"},
         ErrorCase{"MissingKind", "apiVersion: kubescheduler.config.k8s.io/v1\n",
@@ -681,11 +768,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     Syntax, ErrorTest,
-    ::testing::Values(
-        ErrorCase{"UnclosedFlowSequence", V1("profiles: [a, b\n"),
-                  "sched.yaml:4:1: end of sequence flow not found"},
-        ErrorCase{"BadIndentation", V1("leaderElection:\n  leaderElect: true\n bad: 1\n"),
-                  "sched.yaml:5:2: end of map not found"}),
+    ::testing::Values(ErrorCase{"UnclosedFlowSequence", V1("profiles: [a, b\n"),
+                                "sched.yaml:4:1: end of sequence flow not found"},
+                      ErrorCase{"BadIndentation",
+                                V1("leaderElection:\n  leaderElect: true\n bad: 1\n"),
+                                "sched.yaml:5:2: end of map not found"}),
     [](const ::testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -838,11 +925,12 @@ INSTANTIATE_TEST_SUITE_P(
                   "sched.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: "
                   "\"EBSLimits\": was invalid in version \"kubescheduler.config.k8s.io/v1\" "
                   "(KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1\")"},
-        ErrorCase{"RemovedPluginConfigured",
-                  std::string(kV1beta3Header) + "profiles: [{pluginConfig: [{name: GCEPDLimits}]}]\n",
-                  "sched.yaml: profiles[0].pluginConfig[0]: Invalid value: \"GCEPDLimits\": was "
-                  "invalid in version \"kubescheduler.config.k8s.io/v1\" "
-                  "(KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1beta3\")"},
+        ErrorCase{
+            "RemovedPluginConfigured",
+            std::string(kV1beta3Header) + "profiles: [{pluginConfig: [{name: GCEPDLimits}]}]\n",
+            "sched.yaml: profiles[0].pluginConfig[0]: Invalid value: \"GCEPDLimits\": was "
+            "invalid in version \"kubescheduler.config.k8s.io/v1\" "
+            "(KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1beta3\")"},
         ErrorCase{"QueueSortDiffers",
                   V1("profiles:\n"
                      "  - schedulerName: a\n"
@@ -865,8 +953,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "    pluginConfig: [{name: MySort, args: {order: desc}}]\n"),
                   "sched.yaml: profiles[1].pluginConfig.args: Invalid value: {\"order\": "
                   "\"desc\"}: queueSort must be the same for all profiles"},
-        ErrorCase{"SeveralErrorsOneLineEach",
-                  V1("parallelism: -3\npodInitialBackoffSeconds: 0\n"),
+        ErrorCase{"SeveralErrorsOneLineEach", V1("parallelism: -3\npodInitialBackoffSeconds: 0\n"),
                   "sched.yaml: parallelism: Invalid value: -3: should be an integer value "
                   "greater than zero\n"
                   "sched.yaml: podInitialBackoffSeconds: Invalid value: 0: must be greater than "
@@ -942,28 +1029,26 @@ TEST_P(ParseDurationTest, Parse) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, ParseDurationTest,
-    ::testing::Values(
-        DurationCase{"15s", true, 15'000'000'000, ""},
-        DurationCase{"1m30s", true, 90'000'000'000, ""},
-        DurationCase{"1.5h", true, 5'400'000'000'000, ""},
-        DurationCase{"300ms", true, 300'000'000, ""},
-        DurationCase{"-1s", true, -1'000'000'000, ""},
-        DurationCase{"+2s", true, 2'000'000'000, ""},
-        DurationCase{"0", true, 0, ""},
-        DurationCase{"1.s", true, 1'000'000'000, ""},
-        DurationCase{".5s", true, 500'000'000, ""},
-        DurationCase{"1h2m3s4ms5us6ns", true, 3'723'004'005'006, ""},
-        DurationCase{"7\xC2\xB5s", true, 7'000, ""},
-        DurationCase{"9223372036854775807ns", true, INT64_MAX, ""},
-        DurationCase{"-9223372036854775808ns", true, INT64_MIN, ""},
-        DurationCase{"9223372036854775808ns", false, 0,
-                     "time: invalid duration \"9223372036854775808ns\""},
-        DurationCase{"", false, 0, "time: invalid duration \"\""},
-        DurationCase{"-", false, 0, "time: invalid duration \"-\""},
-        DurationCase{"s", false, 0, "time: invalid duration \"s\""},
-        DurationCase{".s", false, 0, "time: invalid duration \".s\""},
-        DurationCase{"15", false, 0, "time: missing unit in duration \"15\""},
-        DurationCase{"1d", false, 0, "time: unknown unit \"d\" in duration \"1d\""}));
+    ::testing::Values(DurationCase{"15s", true, 15'000'000'000, ""},
+                      DurationCase{"1m30s", true, 90'000'000'000, ""},
+                      DurationCase{"1.5h", true, 5'400'000'000'000, ""},
+                      DurationCase{"300ms", true, 300'000'000, ""},
+                      DurationCase{"-1s", true, -1'000'000'000, ""},
+                      DurationCase{"+2s", true, 2'000'000'000, ""}, DurationCase{"0", true, 0, ""},
+                      DurationCase{"1.s", true, 1'000'000'000, ""},
+                      DurationCase{".5s", true, 500'000'000, ""},
+                      DurationCase{"1h2m3s4ms5us6ns", true, 3'723'004'005'006, ""},
+                      DurationCase{"7\xC2\xB5s", true, 7'000, ""},
+                      DurationCase{"9223372036854775807ns", true, INT64_MAX, ""},
+                      DurationCase{"-9223372036854775808ns", true, INT64_MIN, ""},
+                      DurationCase{"9223372036854775808ns", false, 0,
+                                   "time: invalid duration \"9223372036854775808ns\""},
+                      DurationCase{"", false, 0, "time: invalid duration \"\""},
+                      DurationCase{"-", false, 0, "time: invalid duration \"-\""},
+                      DurationCase{"s", false, 0, "time: invalid duration \"s\""},
+                      DurationCase{".s", false, 0, "time: invalid duration \".s\""},
+                      DurationCase{"15", false, 0, "time: missing unit in duration \"15\""},
+                      DurationCase{"1d", false, 0, "time: unknown unit \"d\" in duration \"1d\""}));
 
 TEST(FormatDurationTest, GoFormat) {
   EXPECT_EQ(internal::FormatGoDuration(0), "0s");

@@ -24,9 +24,7 @@
 namespace phalanx::config::internal {
 namespace {
 
-std::string Idx(const std::string& base, size_t i) {
-  return base + "[" + std::to_string(i) + "]";
-}
+std::string Idx(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
 std::string Child(const std::string& base, std::string_view name) {
   std::string out = base;
   if (!out.empty()) out += '.';
@@ -48,9 +46,14 @@ std::string Render(const YAML::Node& n) {
 // must be objects of that kind. Args of any other plugin are passed through untouched.
 bool HasTypedArgs(const std::string& plugin) {
   static const std::set<std::string> kTyped = {
-      "DefaultPreemption",  "DynamicResources",  "InterPodAffinity",
-      "NodeAffinity",       "NodeResourcesBalancedAllocation",
-      "NodeResourcesFit",   "PodTopologySpread", "VolumeBinding",
+      "DefaultPreemption",
+      "DynamicResources",
+      "InterPodAffinity",
+      "NodeAffinity",
+      "NodeResourcesBalancedAllocation",
+      "NodeResourcesFit",
+      "PodTopologySpread",
+      "VolumeBinding",
   };
   return kTyped.count(plugin) != 0;
 }
@@ -74,8 +77,7 @@ class Decoder {
   // JSON (upstream decodes YAML by converting it to JSON).
   bool PlainScalar(const YAML::Node& n) { return n.IsScalar() && n.Tag() != "!"; }
 
-  bool Int(const YAML::Node& n, const std::string& path, int64_t min, int64_t max,
-           int64_t* out) {
+  bool Int(const YAML::Node& n, const std::string& path, int64_t min, int64_t max, int64_t* out) {
     const std::string& s = n.IsScalar() ? n.Scalar() : std::string();
     bool ok = PlainScalar(n) && !s.empty();
     size_t i = 0;
@@ -128,8 +130,8 @@ class Decoder {
     const std::string& s = n.IsScalar() ? n.Scalar() : std::string();
     char* end = nullptr;
     double v = 0;
-    bool ok = PlainScalar(n) && !s.empty() &&
-              s.find_first_not_of("0123456789+-.eE") == std::string::npos;
+    bool ok =
+        PlainScalar(n) && !s.empty() && s.find_first_not_of("0123456789+-.eE") == std::string::npos;
     if (ok) {
       errno = 0;
       v = std::strtod(s.c_str(), &end);
@@ -148,7 +150,7 @@ class Decoder {
     // YAML 1.1 booleans, as accepted by upstream's YAML-to-JSON conversion.
     static const std::set<std::string> kTrue = {"true", "True", "TRUE", "yes", "Yes", "YES",
                                                 "y",    "Y",    "on",   "On",  "ON"};
-    static const std::set<std::string> kFalse = {"false", "False", "FALSE", "no", "No", "NO",
+    static const std::set<std::string> kFalse = {"false", "False", "FALSE", "no",  "No", "NO",
                                                  "n",     "N",     "off",   "Off", "OFF"};
     if (PlainScalar(n) && kTrue.count(n.Scalar()) != 0) {
       *out = true;
@@ -224,8 +226,9 @@ class Decoder {
   }
 
   void ExtenderTLS(const YAML::Node& n, const std::string& path, ExtenderTLSConfig* o) {
-    KnownFields(n, path, {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData",
-                          "keyData", "caData"});
+    KnownFields(n, path,
+                {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData",
+                 "caData"});
     Bool(n["insecure"], Child(path, "insecure"), &o->insecure);
     String(n["serverName"], Child(path, "serverName"), &o->server_name);
     String(n["certFile"], Child(path, "certFile"), &o->cert_file);
@@ -238,9 +241,10 @@ class Decoder {
 
   // extenders[i] (upstream v1 Extender; field names from its JSON tags).
   void ExtenderItem(const YAML::Node& n, const std::string& path, Extender* o) {
-    KnownFields(n, path, {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb",
-                          "weight", "enableHTTPS", "tlsConfig", "httpTimeout",
-                          "nodeCacheCapable", "managedResources", "ignorable"});
+    KnownFields(n, path,
+                {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb", "weight",
+                 "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
+                 "ignorable"});
     String(n["urlPrefix"], Child(path, "urlPrefix"), &o->url_prefix);
     String(n["filterVerb"], Child(path, "filterVerb"), &o->filter_verb);
     String(n["preemptVerb"], Child(path, "preemptVerb"), &o->preempt_verb);
@@ -330,13 +334,13 @@ class Decoder {
     if (!Map(n, path)) return;
     // v1beta2 has no multiPoint field: there it is an unknown field, an error.
     if (version_ == ApiVersion::kV1beta2) {
-      KnownFields(n, path, {"preEnqueue", "queueSort", "preFilter", "filter", "postFilter",
-                            "preScore", "score", "reserve", "permit", "preBind", "bind",
-                            "postBind"});
+      KnownFields(n, path,
+                  {"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+                   "score", "reserve", "permit", "preBind", "bind", "postBind"});
     } else {
-      KnownFields(n, path, {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter",
-                            "postFilter", "preScore", "score", "reserve", "permit", "preBind",
-                            "bind", "postBind"});
+      KnownFields(n, path,
+                  {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter",
+                   "preScore", "score", "reserve", "permit", "preBind", "bind", "postBind"});
     }
     if (version_ != ApiVersion::kV1beta2) {
       PluginSetField(n["multiPoint"], Child(path, "multiPoint"), &out->multi_point);
@@ -377,8 +381,8 @@ class Decoder {
       const std::string want_kind = out->name + "Args";
       if (!Absent(kind) && (!kind.IsScalar() || kind.Scalar() != want_kind)) {
         Fail(kind, Invalid(Child(args_path, "kind"), Render(kind),
-                           "args for plugin " + out->name + " were not of type " + want_kind +
-                               "." + std::string(kGroup)));
+                           "args for plugin " + out->name + " were not of type " + want_kind + "." +
+                               std::string(kGroup)));
       }
       const YAML::Node api_version = args["apiVersion"];
       if (!Absent(api_version)) {
@@ -434,11 +438,11 @@ class Decoder {
   // healthzBindAddress / metricsBindAddress left the API in v1beta2 (kubernetes#96345).
   void Root(const YAML::Node& root, Decoded* d) {
     KubeSchedulerConfiguration& c = d->cfg;
-    KnownFields(root, "", {"apiVersion", "kind", "parallelism", "leaderElection",
-                           "clientConnection", "enableProfiling", "enableContentionProfiling",
-                           "percentageOfNodesToScore", "podInitialBackoffSeconds",
-                           "podMaxBackoffSeconds", "profiles", "extenders",
-                           "delayCacheUntilActive"});
+    KnownFields(root, "",
+                {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
+                 "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
+                 "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
+                 "delayCacheUntilActive"});
     Int32(root["parallelism"], "parallelism", &c.parallelism);
     Int32(root["percentageOfNodesToScore"], "percentageOfNodesToScore",
           &c.percentage_of_nodes_to_score);
@@ -471,8 +475,7 @@ class Decoder {
       Seconds(le["retryPeriod"], "leaderElection.retryPeriod", &o.retry_period_seconds);
       String(le["resourceLock"], "leaderElection.resourceLock", &o.resource_lock);
       String(le["resourceName"], "leaderElection.resourceName", &o.resource_name);
-      String(le["resourceNamespace"], "leaderElection.resourceNamespace",
-             &o.resource_namespace);
+      String(le["resourceNamespace"], "leaderElection.resourceNamespace", &o.resource_namespace);
     }
 
     const YAML::Node profiles = root["profiles"];
@@ -566,9 +569,15 @@ bool Decode(std::string_view text, Decoded* out, FieldErrors* errors) {
     if (errors->size() != before) return false;
 
     switch (out->version) {
-      case ApiVersion::kV1: out->cfg.api_version = std::string(kV1); break;
-      case ApiVersion::kV1beta3: out->cfg.api_version = std::string(kV1beta3); break;
-      case ApiVersion::kV1beta2: out->cfg.api_version = std::string(kV1beta2); break;
+      case ApiVersion::kV1:
+        out->cfg.api_version = std::string(kV1);
+        break;
+      case ApiVersion::kV1beta3:
+        out->cfg.api_version = std::string(kV1beta3);
+        break;
+      case ApiVersion::kV1beta2:
+        out->cfg.api_version = std::string(kV1beta2);
+        break;
     }
     Decoder fields(out->version, errors);
     fields.Root(croot, out);

@@ -18,11 +18,22 @@ const std::set<std::string>& ImplementedInTreePlugins() {
   // EBSLimits, GCEPDLimits, AzureDiskLimits (defaults of v1beta2/v1beta3) were removed
   // upstream and will not land (NodeVolumeLimits honours their node allocatable keys).
   static const std::set<std::string> kImplemented = {
-      "SchedulingGates",   "PrioritySort",    "NodeUnschedulable",
-      "NodeName",          "TaintToleration", "NodeAffinity",
-      "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-      "ImageLocality",     "DefaultBinder",   "GangScheduling",  "VolumeBinding",
-      "VolumeZone",      "VolumeRestrictions", "NodeVolumeLimits",
+      "SchedulingGates",
+      "PrioritySort",
+      "NodeUnschedulable",
+      "NodeName",
+      "TaintToleration",
+      "NodeAffinity",
+      "NodePorts",
+      "NodeResourcesFit",
+      "NodeResourcesBalancedAllocation",
+      "ImageLocality",
+      "DefaultBinder",
+      "GangScheduling",
+      "VolumeBinding",
+      "VolumeZone",
+      "VolumeRestrictions",
+      "NodeVolumeLimits",
       "PodTopologySpread",
       "InterPodAffinity",
       "NodeDeclaredFeatures",
@@ -95,27 +106,13 @@ void V1beta3Defaults(Plugins& p) {
   // limit plugins were still listed; SchedulingGates was appended at the end by
   // applyFeatureGates (PodSchedulingReadiness, on by default since 1.27).
   p.multi_point.enabled = Refs({
-      {"PrioritySort", 0},
-      {"NodeUnschedulable", 0},
-      {"NodeName", 0},
-      {"TaintToleration", 3},
-      {"NodeAffinity", 2},
-      {"NodePorts", 0},
-      {"NodeResourcesFit", 1},
-      {"VolumeRestrictions", 0},
-      {"EBSLimits", 0},
-      {"GCEPDLimits", 0},
-      {"NodeVolumeLimits", 0},
-      {"AzureDiskLimits", 0},
-      {"VolumeBinding", 0},
-      {"VolumeZone", 0},
-      {"PodTopologySpread", 2},
-      {"InterPodAffinity", 2},
-      {"DefaultPreemption", 0},
-      {"NodeResourcesBalancedAllocation", 1},
-      {"ImageLocality", 1},
-      {"DefaultBinder", 0},
-      {"SchedulingGates", 0},
+      {"PrioritySort", 0},     {"NodeUnschedulable", 0},  {"NodeName", 0},
+      {"TaintToleration", 3},  {"NodeAffinity", 2},       {"NodePorts", 0},
+      {"NodeResourcesFit", 1}, {"VolumeRestrictions", 0}, {"EBSLimits", 0},
+      {"GCEPDLimits", 0},      {"NodeVolumeLimits", 0},   {"AzureDiskLimits", 0},
+      {"VolumeBinding", 0},    {"VolumeZone", 0},         {"PodTopologySpread", 2},
+      {"InterPodAffinity", 2}, {"DefaultPreemption", 0},  {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},    {"DefaultBinder", 0},      {"SchedulingGates", 0},
   });
 }
 
@@ -179,9 +176,15 @@ void V1beta2Defaults(Plugins& p) {
 Plugins UpstreamDefaultPlugins(ApiVersion version) {
   Plugins p;
   switch (version) {
-    case ApiVersion::kV1: V1Defaults(p); break;
-    case ApiVersion::kV1beta3: V1beta3Defaults(p); break;
-    case ApiVersion::kV1beta2: V1beta2Defaults(p); break;
+    case ApiVersion::kV1:
+      V1Defaults(p);
+      break;
+    case ApiVersion::kV1beta3:
+      V1beta3Defaults(p);
+      break;
+    case ApiVersion::kV1beta2:
+      V1beta2Defaults(p);
+      break;
   }
   return p;
 }

@@ -26,8 +26,8 @@ struct PluginSet {
 };
 
 struct Plugins {
-  PluginSet pre_enqueue, queue_sort, pre_filter, filter, post_filter, pre_score, score,
-      reserve, permit, pre_bind, bind, post_bind, multi_point;
+  PluginSet pre_enqueue, queue_sort, pre_filter, filter, post_filter, pre_score, score, reserve,
+      permit, pre_bind, bind, post_bind, multi_point;
 };
 
 struct PluginConfig {

@@ -18,9 +18,7 @@
 namespace phalanx::config::internal {
 namespace {
 
-std::string Idx(const std::string& base, size_t i) {
-  return base + "[" + std::to_string(i) + "]";
-}
+std::string Idx(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
 
 // Plugins removed upstream; naming them is invalid in every version (upstream
 // invalidPluginsByVersion lists them under v1, and isPluginInvalid checks the names
@@ -41,10 +39,18 @@ std::string RemovedDetail(const std::string& api_version) {
 // leaves multiPoint out).
 std::vector<std::pair<const char*, const PluginSet*>> Stages(const Plugins& p) {
   return {
-      {"preEnqueue", &p.pre_enqueue}, {"queueSort", &p.queue_sort}, {"preFilter", &p.pre_filter},
-      {"filter", &p.filter},          {"postFilter", &p.post_filter}, {"preScore", &p.pre_score},
-      {"score", &p.score},            {"reserve", &p.reserve},      {"permit", &p.permit},
-      {"preBind", &p.pre_bind},       {"bind", &p.bind},            {"postBind", &p.post_bind},
+      {"preEnqueue", &p.pre_enqueue},
+      {"queueSort", &p.queue_sort},
+      {"preFilter", &p.pre_filter},
+      {"filter", &p.filter},
+      {"postFilter", &p.post_filter},
+      {"preScore", &p.pre_score},
+      {"score", &p.score},
+      {"reserve", &p.reserve},
+      {"permit", &p.permit},
+      {"preBind", &p.pre_bind},
+      {"bind", &p.bind},
+      {"postBind", &p.post_bind},
   };
 }
 
@@ -141,8 +147,8 @@ void ValidateCommonQueueSort(const std::vector<Profile>& profiles, FieldErrors* 
     }
     for (const PluginConfig& pc : profiles[i].plugin_config) {
       if (pc.name != queue_sort_name) continue;
-      const bool equal = queue_sort_args != nullptr && pc.args &&
-                         YamlEqual(*queue_sort_args, *pc.args);
+      const bool equal =
+          queue_sort_args != nullptr && pc.args && YamlEqual(*queue_sort_args, *pc.args);
       if (!equal) {
         errs->push_back(Invalid(path + ".pluginConfig.args", RenderArgs(pc.args.get()),
                                 "queueSort must be the same for all profiles"));
@@ -167,9 +173,9 @@ void ValidateLeaderElection(const LeaderElection& le, FieldErrors* errs) {
                             "must be greater than zero"));
   }
   if (le.lease_duration_seconds <= le.renew_deadline_seconds) {
-    errs->push_back(Invalid(p + ".leaseDuration", FormatSeconds(le.lease_duration_seconds),
-                            "must be greater than `RenewDeadline` (" +
-                                FormatSeconds(le.renew_deadline_seconds) + ")"));
+    errs->push_back(Invalid(
+        p + ".leaseDuration", FormatSeconds(le.lease_duration_seconds),
+        "must be greater than `RenewDeadline` (" + FormatSeconds(le.renew_deadline_seconds) + ")"));
   }
   // client-go leaderelection.NewLeaderElector refuses RenewDeadline <= JitterFactor (1.2) *
   // RetryPeriod when the scheduler starts; report it with the other config errors.
@@ -190,8 +196,8 @@ void ValidateLeaderElection(const LeaderElection& le, FieldErrors* errs) {
 // "requests." prefix, and "requests.<name>" a qualified name). Empty when valid.
 std::vector<std::string> ExtendedResourceNameErrors(const std::string& name) {
   if (std::string e = api::internal::QualifiedNameError(name); !e.empty()) return {e};
-  const bool native = name.find('/') == std::string::npos ||
-                      name.find("kubernetes.io/") != std::string::npos;
+  const bool native =
+      name.find('/') == std::string::npos || name.find("kubernetes.io/") != std::string::npos;
   const bool extended = !native && name.rfind("requests.", 0) != 0 &&
                         api::internal::QualifiedNameError("requests." + name).empty();
   if (!extended) return {name + " is an invalid extended resource name"};
@@ -224,14 +230,15 @@ void ValidateExtenders(const std::vector<Extender>& extenders, FieldErrors* errs
         errs->push_back(Invalid(name_path, GoQuote(name), msg));
       }
       if (!managed.insert(name).second) {
-        errs->push_back(Invalid(name_path, GoQuote(name), "duplicate extender managed resource name"));
+        errs->push_back(
+            Invalid(name_path, GoQuote(name), "duplicate extender managed resource name"));
       }
     }
   }
   if (binders > 1) {
-    errs->push_back(Invalid("extenders",
-                            GoQuote("found " + std::to_string(binders) + " extenders implementing bind"),
-                            "only one extender can implement bind"));
+    errs->push_back(Invalid(
+        "extenders", GoQuote("found " + std::to_string(binders) + " extenders implementing bind"),
+        "only one extender can implement bind"));
   }
 }
 

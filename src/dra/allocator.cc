@@ -5,13 +5,11 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "api/labels.h"
 
 namespace phalanx::dra {
 
 namespace {
-
 
 std::string PoolKey(const std::string& driver, const std::string& pool) {
   return driver + "/" + pool;
@@ -31,9 +29,12 @@ int Reach(const ResourceSlice& s, const api::Node& node) {
 bool SameValue(const cel::AttributeValue& a, const cel::AttributeValue& b) {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
-    case cel::AttributeValue::Kind::kInt: return a.int_value == b.int_value;
-    case cel::AttributeValue::Kind::kBool: return a.bool_value == b.bool_value;
-    default: return a.string_value == b.string_value;
+    case cel::AttributeValue::Kind::kInt:
+      return a.int_value == b.int_value;
+    case cel::AttributeValue::Kind::kBool:
+      return a.bool_value == b.bool_value;
+    default:
+      return a.string_value == b.string_value;
   }
 }
 
@@ -74,8 +75,11 @@ class Search {
   Search(const std::vector<ResourceClaimPtr>& claims, std::vector<Cand> cands,
          std::vector<Slot> slots,
          std::map<std::string, std::map<std::string, api::Quantity>> counters_left)
-      : claims_(claims), cands_(std::move(cands)), slots_(std::move(slots)),
-        counters_(std::move(counters_left)), taken_(slots_.size()),
+      : claims_(claims),
+        cands_(std::move(cands)),
+        slots_(std::move(slots)),
+        counters_(std::move(counters_left)),
+        taken_(slots_.size()),
         constraint_values_(claims.size()) {
     for (size_t c = 0; c < claims.size(); ++c) {
       constraint_values_[c].resize(claims[c]->spec.constraints.size());
@@ -234,17 +238,18 @@ api::StatusOr<bool> Selectable(const Cand& cand, const DeviceClass& cls, const R
   for (size_t i = 0; i < cls.selectors.size(); ++i) {
     auto m = MatchOne(cls.selectors[i], cand, memo);
     if (!m.ok()) {
-      return absl::InvalidArgumentError("class " + cls.name + ": selector #" + std::to_string(i) +
-                                        ": CEL runtime error: " + std::string(m.status().message()));
+      return absl::InvalidArgumentError(
+          "class " + cls.name + ": selector #" + std::to_string(i) +
+          ": CEL runtime error: " + std::string(m.status().message()));
     }
     if (!*m) return false;
   }
   for (size_t i = 0; i < spec.selectors.size(); ++i) {
     auto m = MatchOne(spec.selectors[i], cand, memo);
     if (!m.ok()) {
-      return absl::InvalidArgumentError("claim " + claim.Key() + ": selector #" +
-                                        std::to_string(i) + ": CEL runtime error: " +
-                                        std::string(m.status().message()));
+      return absl::InvalidArgumentError(
+          "claim " + claim.Key() + ": selector #" + std::to_string(i) +
+          ": CEL runtime error: " + std::string(m.status().message()));
     }
     if (!*m) return false;
   }
@@ -270,8 +275,8 @@ api::StatusOr<Allocator> Allocator::New(AllocatorInput in) {
     for (const auto& req : claim->spec.requests) {
       auto check = [&](const RequestSpec& s) -> api::Status {
         if (!in.classes || !in.classes->count(s.device_class_name)) {
-          return absl::NotFoundError("request " + s.name + ": device class " +
-                                     s.device_class_name + " does not exist");
+          return absl::NotFoundError("request " + s.name + ": device class " + s.device_class_name +
+                                     " does not exist");
         }
         return absl::OkStatus();
       };
@@ -351,10 +356,14 @@ absl::StatusOr<bool> SelectorMemo::Matches(const ResourceSlicePtr& slice, size_t
       auto s = e->second.find(slice.get());
       if (s != e->second.end()) {
         switch (s->second.result[device]) {
-          case 1: return false;
-          case 2: return true;
-          case 3: return absl::InvalidArgumentError(s->second.errors.at(device));
-          default: break;
+          case 1:
+            return false;
+          case 2:
+            return true;
+          case 3:
+            return absl::InvalidArgumentError(s->second.errors.at(device));
+          default:
+            break;
         }
       }
     }
@@ -445,7 +454,8 @@ void GatherCandidates(const std::map<std::string, std::vector<ResourceSlicePtr>>
     if (by_node->count(node)) continue;
     auto& list = (*by_node)[node];
     auto local = node_local.find(node->metadata.name);
-    for (const auto* slices : {local == node_local.end() ? &kNone : &local->second, &not_node_local}) {
+    for (const auto* slices :
+         {local == node_local.end() ? &kNone : &local->second, &not_node_local}) {
       for (const auto& s : *slices) {
         const int reach = Reach(*s, *node);
         if (reach < 0) continue;
@@ -494,7 +504,8 @@ api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
 }
 
 // The allocation results of a successful search, with each claim's node selector.
-std::vector<AllocationResult> Results(const Search& search, const std::vector<ResourceClaimPtr>& claims,
+std::vector<AllocationResult> Results(const Search& search,
+                                      const std::vector<ResourceClaimPtr>& claims,
                                       const std::vector<const api::Node*>& nodes) {
   std::vector<AllocationResult> results(claims.size());
   size_t slot = 0;  // slots were built claim by claim, request by request

@@ -128,25 +128,25 @@ class SelectorMemo {
 
 // The inputs of one allocation attempt; the pointers must outlive the Allocator.
 struct AllocatorInput {
-  std::vector<ResourceClaimPtr> claims;              // claims to allocate, in order
+  std::vector<ResourceClaimPtr> claims;                         // claims to allocate, in order
   const std::map<std::string, DeviceClass>* classes = nullptr;  // by name
-  std::vector<ResourceSlicePtr> slices;              // every slice (unused with slice_index)
-  std::set<DeviceId> in_use;                         // devices allocated (non-admin)
+  std::vector<ResourceSlicePtr> slices;  // every slice (unused with slice_index)
+  std::set<DeviceId> in_use;             // devices allocated (non-admin)
   // Caches (see the file comment); each may be null. A device is in use when it is in
   // `in_use` or in `in_use_index`.
-  std::shared_ptr<const SliceIndex> slice_index;     // built from `slices` when null
+  std::shared_ptr<const SliceIndex> slice_index;  // built from `slices` when null
   std::shared_ptr<const InUseIndex> in_use_index;
   std::shared_ptr<SelectorMemo> memo;
 };
 
 // The outcome of one attempt.
 struct AllocationOutcome {
-  bool ok = false;                       // every claim got an allocation
+  bool ok = false;                        // every claim got an allocation
   std::vector<AllocationResult> results;  // one per claim, when ok
   // When !ok: the first claim (ns/name) that cannot be allocated even alone on the node(s),
   // or "" when each fits alone but not all together.
   std::string failed_claim;
-  int64_t steps = 0;                     // device trials made (statistics, tests)
+  int64_t steps = 0;  // device trials made (statistics, tests)
 };
 
 class Allocator {

@@ -27,8 +27,10 @@ api::Unstructured Obj(const std::string& yaml) {
 }
 
 std::string ClaimErr(const std::string& spec) {
-  auto c = ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
-                                  "metadata: {name: c, namespace: ns}\n" + spec));
+  auto c =
+      ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                             "metadata: {name: c, namespace: ns}\n" +
+                             spec));
   return c.ok() ? "" : std::string(c.status().message());
 }
 
@@ -63,16 +65,17 @@ TEST(DraModelTest, ClaimErrorsNameTheObjectAndTheField) {
 }
 
 TEST(DraModelTest, SliceErrorsNameTheObjectAndTheField) {
-  auto bad_quantity = ParseResourceSlice(Obj(
-      "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
-      "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
-      "  devices: [{name: g, capacity: {memory: {value: 12XB}}}]\n"));
+  auto bad_quantity = ParseResourceSlice(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
+          "  devices: [{name: g, capacity: {memory: {value: 12XB}}}]\n"));
   ASSERT_FALSE(bad_quantity.ok());
-  EXPECT_EQ(std::string(bad_quantity.status().message()).rfind(
-                "ResourceSlice s: spec.devices[0].capacity[\"memory\"].value: Invalid value: "
-                "\"12XB\": ",
-                0),
-            0u)
+  EXPECT_EQ(
+      std::string(bad_quantity.status().message())
+          .rfind("ResourceSlice s: spec.devices[0].capacity[\"memory\"].value: Invalid value: "
+                 "\"12XB\": ",
+                 0),
+      0u)
       << bad_quantity.status();
   auto two_sources = ParseResourceSlice(
       Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
@@ -109,19 +112,25 @@ TEST(DraModelTest, GeneratedClaimNameFollowsTheController) {
 // A small cluster: one node-local slice per node plus the classes.
 class AllocatorTest : public ::testing::Test {
  protected:
-  void Slice(const std::string& node, const std::string& devices,
-             const std::string& extra = "") {
-    auto s = ParseResourceSlice(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
-                                    "metadata: {name: " + node + "}\nspec:\n  driver: gpu.x.com\n"
-                                    "  nodeName: " + node + "\n  pool: {name: " + node + "}\n" +
-                                    extra + "  devices: " + devices + "\n"));
+  void Slice(const std::string& node, const std::string& devices, const std::string& extra = "") {
+    auto s = ParseResourceSlice(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+            "metadata: {name: " +
+            node +
+            "}\nspec:\n  driver: gpu.x.com\n"
+            "  nodeName: " +
+            node + "\n  pool: {name: " + node + "}\n" + extra + "  devices: " + devices + "\n"));
     ASSERT_TRUE(s.ok()) << s.status();
     slices_.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
   }
   ResourceClaimPtr Claim(const std::string& name, const std::string& devices) {
-    auto c = ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
-                                    "metadata: {name: " + name + ", namespace: ns}\n"
-                                    "spec: {devices: " + devices + "}\n"));
+    auto c =
+        ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                               "metadata: {name: " +
+                               name +
+                               ", namespace: ns}\n"
+                               "spec: {devices: " +
+                               devices + "}\n"));
     EXPECT_TRUE(c.ok()) << c.status();
     return std::make_shared<const ResourceClaim>(std::move(*c));
   }
@@ -157,10 +166,12 @@ class AllocatorTest : public ::testing::Test {
 TEST_F(AllocatorTest, MatchAttributeBacktracksOverDeviceChoices) {
   // First fit would take g0 (numa 0) and then find no second numa-0 device; the search
   // moves on to g1+g2 (numa 1).
-  Slice("n1", "[{name: g0, attributes: {numa: {int: 0}}}, {name: g1, attributes: {numa: {int: 1}}},"
-              " {name: g2, attributes: {numa: {int: 1}}}]");
-  auto r = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, count: 2}}], "
-                           "constraints: [{matchAttribute: gpu.x.com/numa}]}")},
+  Slice("n1",
+        "[{name: g0, attributes: {numa: {int: 0}}}, {name: g1, attributes: {numa: {int: 1}}},"
+        " {name: g2, attributes: {numa: {int: 1}}}]");
+  auto r = Run({Claim("c",
+                      "{requests: [{name: r, exactly: {deviceClassName: gpu, count: 2}}], "
+                      "constraints: [{matchAttribute: gpu.x.com/numa}]}")},
                "n1");
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(Devices(r.results[0]), "r=g1,r=g2");
@@ -172,7 +183,8 @@ TEST_F(AllocatorTest, FirstAvailableTakesTheFirstSubrequestThatFits) {
   Slice("n1", "[{name: small, capacity: {memory: {value: 40Gi}}}]");
   const std::string req =
       "{requests: [{name: r, firstAvailable: ["
-      "{name: big, deviceClassName: gpu, selectors: [{cel: {expression: \"device.capacity['gpu.x.com']"
+      "{name: big, deviceClassName: gpu, selectors: [{cel: {expression: "
+      "\"device.capacity['gpu.x.com']"
       ".memory.compareTo(quantity('80Gi')) >= 0\"}}]},"
       "{name: any, deviceClassName: gpu}]}]}";
   auto r = Run({Claim("c", req)}, "n1");
@@ -182,7 +194,8 @@ TEST_F(AllocatorTest, FirstAvailableTakesTheFirstSubrequestThatFits) {
 
 TEST_F(AllocatorTest, AllocationModeAllNeedsEveryMatchingDeviceFree) {
   Slice("n1", "[{name: g0}, {name: g1}]");
-  const std::string all = "{requests: [{name: r, exactly: {deviceClassName: gpu, allocationMode: All}}]}";
+  const std::string all =
+      "{requests: [{name: r, exactly: {deviceClassName: gpu, allocationMode: All}}]}";
   auto r = Run({Claim("c", all)}, "n1");
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(Devices(r.results[0]), "r=g0,r=g1");
@@ -196,11 +209,11 @@ TEST_F(AllocatorTest, AllocationModeAllNeedsEveryMatchingDeviceFree) {
 TEST_F(AllocatorTest, DevicesInUseAreSkippedUnlessAdminAccess) {
   Slice("n1", "[{name: g0}]");
   std::set<DeviceId> used = {DeviceId{"gpu.x.com", "n1", "g0"}};
-  EXPECT_FALSE(Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}")}, "n1",
-                   used)
-                   .ok);
-  auto admin = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, "
-                               "adminAccess: true}}]}")},
+  EXPECT_FALSE(
+      Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}")}, "n1", used).ok);
+  auto admin = Run({Claim("c",
+                          "{requests: [{name: r, exactly: {deviceClassName: gpu, "
+                          "adminAccess: true}}]}")},
                    "n1", used);
   ASSERT_TRUE(admin.ok);
   EXPECT_TRUE(admin.results[0].devices[0].admin_access);
@@ -220,11 +233,12 @@ TEST_F(AllocatorTest, TwoClaimsOfOnePodNeverShareADevice) {
 
 TEST_F(AllocatorTest, PartitionsShareTheirCounters) {
   // One 80Gi GPU sold as a whole device or as two 40Gi partitions (KEP-4815).
-  Slice("n1",
-        "[{name: whole, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 80Gi}}}]},"
-        " {name: half-0, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 40Gi}}}]},"
-        " {name: half-1, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 40Gi}}}]}]",
-        "  sharedCounters: [{name: gpu0, counters: {memory: {value: 80Gi}}}]\n");
+  Slice(
+      "n1",
+      "[{name: whole, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 80Gi}}}]},"
+      " {name: half-0, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 40Gi}}}]},"
+      " {name: half-1, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 40Gi}}}]}]",
+      "  sharedCounters: [{name: gpu0, counters: {memory: {value: 80Gi}}}]\n");
   const std::string one = "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}";
   auto r = Run({Claim("a", one), Claim("b", one)}, "n1");
   ASSERT_TRUE(r.ok);  // whole + a half would need 120Gi: the search takes the two halves
@@ -235,8 +249,9 @@ TEST_F(AllocatorTest, PartitionsShareTheirCounters) {
 TEST_F(AllocatorTest, CelRuntimeErrorAbortsWithTheClaimNamed) {
   Slice("n1", "[{name: g0}]");
   AllocatorInput in;
-  in.claims = {Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, selectors: "
-                          "[{cel: {expression: \"device.attributes['gpu.x.com'].model == 'x'\"}}]}}]}")};
+  in.claims = {Claim("c",
+                     "{requests: [{name: r, exactly: {deviceClassName: gpu, selectors: "
+                     "[{cel: {expression: \"device.attributes['gpu.x.com'].model == 'x'\"}}]}}]}")};
   in.classes = &classes_;
   in.slices = slices_;
   auto a = Allocator::New(std::move(in));
@@ -247,7 +262,6 @@ TEST_F(AllocatorTest, CelRuntimeErrorAbortsWithTheClaimNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "claim ns/c: selector #0: CEL runtime error: no such key: model");
 }
-
 
 // ---- Device taints and tolerations (KEP-5055) ----
 // The cases of upstream's structured allocator tests (k8s.io/dynamic-resource-allocation/
@@ -302,15 +316,18 @@ TEST_F(AllocatorTest, TaintedDevicesAreNotAllocated) {
 
 TEST_F(AllocatorTest, EveryTaintOfADeviceMustBeTolerated) {
   // tainted-one-device-two-taints / -both-tolerated.
-  Slice("n1", "[{name: g0, taints: [{key: example.com/taint, value: bad, effect: NoSchedule},"
-              " {key: example.com/taint, value: bad, effect: NoExecute}]}]");
-  auto one = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, tolerations: "
-                             "[{key: example.com/taint, value: bad, effect: NoExecute}]}}]}")},
+  Slice("n1",
+        "[{name: g0, taints: [{key: example.com/taint, value: bad, effect: NoSchedule},"
+        " {key: example.com/taint, value: bad, effect: NoExecute}]}]");
+  auto one = Run({Claim("c",
+                        "{requests: [{name: r, exactly: {deviceClassName: gpu, tolerations: "
+                        "[{key: example.com/taint, value: bad, effect: NoExecute}]}}]}")},
                  "n1");
   EXPECT_FALSE(one.ok);  // a NoExecute toleration does not imply NoSchedule
-  auto both = Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, tolerations: "
-                              "[{key: example.com/taint, value: bad, effect: NoExecute},"
-                              " {key: example.com/taint, value: bad, effect: NoSchedule}]}}]}")},
+  auto both = Run({Claim("c",
+                         "{requests: [{name: r, exactly: {deviceClassName: gpu, tolerations: "
+                         "[{key: example.com/taint, value: bad, effect: NoExecute},"
+                         " {key: example.com/taint, value: bad, effect: NoSchedule}]}}]}")},
                   "n1");
   EXPECT_TRUE(both.ok);
   // An untainted device is taken when the tainted one is not tolerated.
@@ -320,7 +337,8 @@ TEST_F(AllocatorTest, EveryTaintOfADeviceMustBeTolerated) {
   EXPECT_EQ(Devices(clean.results[0]), "r=clean");
   // effect None is informational (1.35+): no toleration needed.
   Slice("n1c", "[{name: info, taints: [{key: k, effect: None}]}]");
-  EXPECT_TRUE(Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}")}, "n1c").ok);
+  EXPECT_TRUE(
+      Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}")}, "n1c").ok);
 }
 
 TEST_F(AllocatorTest, TaintsWithFirstAvailableAdminAccessAndAll) {
@@ -334,8 +352,9 @@ TEST_F(AllocatorTest, TaintsWithFirstAvailableAdminAccessAndAll) {
   ASSERT_TRUE(pl.ok);
   EXPECT_EQ(Devices(pl.results[0]), "r/tolerant=g0");
   // tainted-admin-access: admin access does not bypass taints.
-  EXPECT_FALSE(Run({Claim("c", "{requests: [{name: r, exactly: {deviceClassName: gpu, "
-                               "adminAccess: true}}]}")},
+  EXPECT_FALSE(Run({Claim("c",
+                          "{requests: [{name: r, exactly: {deviceClassName: gpu, "
+                          "adminAccess: true}}]}")},
                    "n1")
                    .ok);
   EXPECT_TRUE(Run({Claim("c", std::string("{requests: [{name: r, exactly: {deviceClassName: gpu, "
@@ -344,9 +363,11 @@ TEST_F(AllocatorTest, TaintsWithFirstAvailableAdminAccessAndAll) {
                   "n1")
                   .ok);
   // tainted-all-devices-single: All needs every matching device, tainted ones included.
-  Slice("n2", "[{name: clean}, {name: t, taints: [{key: example.com/taint, value: bad, "
-              "effect: NoSchedule}]}]");
-  const std::string all = "{requests: [{name: r, exactly: {deviceClassName: gpu, allocationMode: All";
+  Slice("n2",
+        "[{name: clean}, {name: t, taints: [{key: example.com/taint, value: bad, "
+        "effect: NoSchedule}]}]");
+  const std::string all =
+      "{requests: [{name: r, exactly: {deviceClassName: gpu, allocationMode: All";
   EXPECT_FALSE(Run({Claim("c", all + "}}]}")}, "n2").ok);
   auto tolerated = Run({Claim("c", all + ", " + kToleration + "}}]}")}, "n2");
   ASSERT_TRUE(tolerated.ok);
@@ -387,7 +408,8 @@ TEST(DraTaintTest, ParseErrorsNameTheObjectAndTheField) {
       Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
           "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
           "  devices: [{name: g, taints: [{effect: NoSchedule}]}]\n"));
-  EXPECT_EQ(no_key.status().message(), "ResourceSlice s: spec.devices[0].taints[0].key: Required value");
+  EXPECT_EQ(no_key.status().message(),
+            "ResourceSlice s: spec.devices[0].taints[0].key: Required value");
   auto rule = ParseDeviceTaintRule(
       Obj("apiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: r}\n"
           "spec: {deviceSelector: {driver: d}}\n"));
@@ -428,7 +450,8 @@ TEST(DraTaintTest, DeviceTaintRulesTaintTheDevicesTheySelect) {
   for (const char* name : {"broken-g1", "all", "none"}) {
     m.OnObjectDelete(std::make_shared<const api::Unstructured>(
         Obj(std::string("apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\n"
-                        "metadata: {name: ") + name + "}\n")));
+                        "metadata: {name: ") +
+            name + "}\n")));
   }
   EXPECT_TRUE(m.Slices()[0]->devices[0].taints.empty());
   EXPECT_EQ(m.Slices()[0]->devices[1].taints.size(), 1u);
@@ -454,13 +477,14 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
       std::string devs = "[";
       const int count = 1 + pick(4);
       for (int g = 0; g < count; ++g) {
-        devs += std::string(g ? ", " : "") + "{name: g" + std::to_string(g) +
-                ", attributes: {numa: {int: " + std::to_string(pick(2)) + "}" +
-                (pick(3) ? ", model: {string: " + std::string(pick(2) ? "a100" : "h100") + "}" : "") +
-                "}, capacity: {memory: {value: " + std::to_string(40 * (1 + pick(2))) + "Gi}}" +
-                (pick(4) == 0 ? ", consumesCounters: [{counterSet: s, counters: {mem: {value: 40Gi}}}]"
-                              : "") +
-                "}";
+        devs +=
+            std::string(g ? ", " : "") + "{name: g" + std::to_string(g) +
+            ", attributes: {numa: {int: " + std::to_string(pick(2)) + "}" +
+            (pick(3) ? ", model: {string: " + std::string(pick(2) ? "a100" : "h100") + "}" : "") +
+            "}, capacity: {memory: {value: " + std::to_string(40 * (1 + pick(2))) + "Gi}}" +
+            (pick(4) == 0 ? ", consumesCounters: [{counterSet: s, counters: {mem: {value: 40Gi}}}]"
+                          : "") +
+            "}";
       }
       Slice("n" + std::to_string(n), devs + "]",
             "  sharedCounters: [{name: s, counters: {mem: {value: 80Gi}}}]\n");
@@ -472,11 +496,12 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
       if (pick(2)) {
         sel = std::string(", selectors: [{cel: {expression: \"") + kSelectors[pick(4)] + "\"}}]";
       }
-      std::string mode = pick(5) == 0 ? ", allocationMode: All" : ", count: " + std::to_string(1 + pick(2));
+      std::string mode =
+          pick(5) == 0 ? ", allocationMode: All" : ", count: " + std::to_string(1 + pick(2));
       std::string cons = pick(3) == 0 ? ", constraints: [{matchAttribute: gpu.x.com/numa}]" : "";
-      claims.push_back(Claim("c" + std::to_string(c),
-                             "{requests: [{name: r, exactly: {deviceClassName: gpu" + mode + sel +
-                                 "}}]" + cons + "}"));
+      claims.push_back(
+          Claim("c" + std::to_string(c), "{requests: [{name: r, exactly: {deviceClassName: gpu" +
+                                             mode + sel + "}}]" + cons + "}"));
     }
     std::set<DeviceId> used;
     auto index = std::make_shared<InUseIndex>();
@@ -541,9 +566,10 @@ TEST(DraManagerTest, IncrementalInUseMatchesRecomputation) {
   std::map<std::string, std::string> pending_dev;   // claim name -> device in flight
   std::map<std::string, std::string> written_dev;
   auto claim_obj = [](const std::string& name, const std::string& dev) {
-    std::string y = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " +
-                    name + ", namespace: ns}\nspec: {devices: {requests: [{name: r, exactly: "
-                    "{deviceClassName: gpu}}]}}\n";
+    std::string y =
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+        ", namespace: ns}\nspec: {devices: {requests: [{name: r, exactly: "
+        "{deviceClassName: gpu}}]}}\n";
     if (!dev.empty()) {
       y += "status: {allocation: {devices: {results: [{request: r, driver: d, pool: p, device: " +
            dev + "}]}}}\n";
@@ -553,7 +579,8 @@ TEST(DraManagerTest, IncrementalInUseMatchesRecomputation) {
   auto claim_with = [&](const std::string& name, const std::string& dev) {
     auto c = ParseResourceClaim(*claim_obj(name, ""));
     EXPECT_TRUE(c.ok());
-    if (!dev.empty()) c->allocation = AllocationResult{{DeviceResult{"r", "d", "p", dev, false}}, {}};
+    if (!dev.empty())
+      c->allocation = AllocationResult{{DeviceResult{"r", "d", "p", dev, false}}, {}};
     return *c;
   };
   for (int step = 0; step < 400; ++step) {

@@ -65,9 +65,8 @@ bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   ++generation_;
   const std::string key = obj->Key();
   errors_.erase(key);
-  auto fail = [&](const api::Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    errors_[key] = std::string(s.message());
-  };
+  auto fail = [&](const api::Status& s)
+                  ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { errors_[key] = std::string(s.message()); };
   switch (kind) {
     case Kind::kDeviceClass: {
       auto c = ParseDeviceClass(*obj);

@@ -1,8 +1,8 @@
 // The scheduler's DRA state (upstream framework.SharedDRAManager with its listers and the
 // claim assume cache, pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go):
 // DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates and DeviceTaintRules
-// parsed from the informers' objects and kept current by the object handlers, plus the allocations in
-// flight between Reserve and the claim status write in PreBind.
+// parsed from the informers' objects and kept current by the object handlers, plus the allocations
+// in flight between Reserve and the claim status write in PreBind.
 //
 // Objects that fail to parse (model.h) are not used; their error is kept under the object
 // and given as the reason to pods that reference them (a claim, a class) and listed by
@@ -106,17 +106,17 @@ class Manager {
   // Slices() under mu_ (the patched copies cached in tainted_).
   std::vector<ResourceSlicePtr> SlicesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::map<std::string, ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);         // by name
-  std::map<std::string, DeviceTaintRule> taint_rules_ ABSL_GUARDED_BY(mu_);     // by name
+  std::map<std::string, ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);      // by name
+  std::map<std::string, DeviceTaintRule> taint_rules_ ABSL_GUARDED_BY(mu_);  // by name
   // PodGroups by ns/name: parsed, or the parse error.
   std::map<std::string, std::shared_ptr<const PodGroupClaims>> pod_groups_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> pod_group_errors_ ABSL_GUARDED_BY(mu_);
   // slices_ with the rules' taints added, by name (filled lazily by Slices()).
   mutable std::map<std::string, ResourceSlicePtr> tainted_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, ResourceClaimPtr> claims_ ABSL_GUARDED_BY(mu_);         // ns/name
+  std::map<std::string, ResourceClaimPtr> claims_ ABSL_GUARDED_BY(mu_);  // ns/name
   std::map<std::string, api::UnstructuredPtr> claim_objects_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ResourceClaimTemplate> templates_ ABSL_GUARDED_BY(mu_);  // ns/name
-  std::map<std::string, std::string> errors_ ABSL_GUARDED_BY(mu_);  // Unstructured key -> msg
+  std::map<std::string, std::string> errors_ ABSL_GUARDED_BY(mu_);        // Unstructured key -> msg
   std::map<std::string, ResourceClaimPtr> pending_ ABSL_GUARDED_BY(mu_);  // by uid
   std::map<std::string, ResourceClaimPtr> written_ ABSL_GUARDED_BY(mu_);  // by ns/name
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -82,7 +82,8 @@ class Reader {
     if (!n.IsScalar()) return Fail(path, "Invalid value: must be a quantity");
     auto q = api::Quantity::Parse(n.Scalar());
     if (!q.ok()) {
-      return Fail(path, "Invalid value: \"" + n.Scalar() + "\": " + std::string(q.status().message()));
+      return Fail(path,
+                  "Invalid value: \"" + n.Scalar() + "\": " + std::string(q.status().message()));
     }
     *out = *q;
     return true;
@@ -151,7 +152,6 @@ bool ParseSelectors(Reader& r, const YAML::Node& map, const std::string& path, S
   return true;
 }
 
-
 bool ParseRequirements(Reader& r, const YAML::Node& term, const char* key, const std::string& path,
                        std::vector<api::NodeSelectorRequirement>* out) {
   const YAML::Node n = term[key];
@@ -176,7 +176,8 @@ bool ParseNodeSelector(Reader& r, const YAML::Node& n, const std::string& path,
   if (!r.Map(n, path)) return false;
   const YAML::Node terms = n["nodeSelectorTerms"];
   const std::string tp = Reader::Child(path, "nodeSelectorTerms");
-  if (!Present(terms)) return r.Fail(tp, "Required value: must have at least one node selector term");
+  if (!Present(terms))
+    return r.Fail(tp, "Required value: must have at least one node selector term");
   if (!r.Seq(terms, tp)) return false;
   for (size_t i = 0; i < terms.size(); ++i) {
     const std::string ip = Reader::Index(tp, i);
@@ -286,8 +287,7 @@ bool ParseTaints(Reader& r, const YAML::Node& map, const std::string& path,
   return true;
 }
 
-bool ParseToleration(Reader& r, const YAML::Node& n, const std::string& path,
-                     DeviceToleration* t) {
+bool ParseToleration(Reader& r, const YAML::Node& n, const std::string& path, DeviceToleration* t) {
   std::string op;
   if (!r.Map(n, path) || !r.Str(n, "key", path, &t->key) || !r.Str(n, "operator", path, &op) ||
       !r.Str(n, "value", path, &t->value) || !r.Str(n, "effect", path, &t->effect) ||
@@ -301,13 +301,14 @@ bool ParseToleration(Reader& r, const YAML::Node& n, const std::string& path,
   }
   if (t->key.empty() && t->op != "Exists") {
     return r.Fail(Reader::Child(path, "operator"),
-                  "Invalid value: \"" + t->op + "\": value must be Exists when `key` is empty, "
-                  "which means \"match all values and all keys\"");
+                  "Invalid value: \"" + t->op +
+                      "\": value must be Exists when `key` is empty, "
+                      "which means \"match all values and all keys\"");
   }
   if (t->op == "Exists" && !t->value.empty()) {
-    return r.Fail(Reader::Child(path, "operator"),
-                  "Invalid value: \"" + t->value + "\": value must be empty when `operator` is "
-                  "'Exists'");
+    return r.Fail(Reader::Child(path, "operator"), "Invalid value: \"" + t->value +
+                                                       "\": value must be empty when `operator` is "
+                                                       "'Exists'");
   }
   if (!t->effect.empty() && t->effect != "NoSchedule" && t->effect != "NoExecute" &&
       t->effect != "None") {
@@ -336,8 +337,8 @@ bool ParseTolerations(Reader& r, const YAML::Node& map, const std::string& path,
   return true;
 }
 
-bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path, const std::string& driver,
-                 Device* d) {
+bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
+                 const std::string& driver, Device* d) {
   if (!r.Map(in, path) || !r.Str(in, "name", path, &d->name)) return false;
   if (d->name.empty()) return r.Fail(Reader::Child(path, "name"), "Required value");
   // v1beta1: the device's fields under `basic`.
@@ -361,7 +362,8 @@ bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path, const
       const std::string ip = Reader::KeyOf(cp, kv.first.Scalar());
       api::Quantity q;
       if (kv.second.IsMap()) {  // v1beta1+: {value: quantity}
-        if (!Present(kv.second["value"])) return r.Fail(Reader::Child(ip, "value"), "Required value");
+        if (!Present(kv.second["value"]))
+          return r.Fail(Reader::Child(ip, "value"), "Required value");
         if (!r.Quantity(kv.second["value"], Reader::Child(ip, "value"), &q)) return false;
       } else if (!r.Quantity(kv.second, ip, &q)) {
         return false;
@@ -418,9 +420,9 @@ bool ParseRequestSpec(Reader& r, const YAML::Node& n, const std::string& path, R
                     "Invalid value: " + std::to_string(s->count) + ": must be greater than zero");
     }
     if (s->count > kAllocationResultsMaxSize) {
-      return r.Fail(Reader::Child(path, "count"),
-                    "Invalid value: " + std::to_string(s->count) + ": must not be more than " +
-                        std::to_string(kAllocationResultsMaxSize));
+      return r.Fail(Reader::Child(path, "count"), "Invalid value: " + std::to_string(s->count) +
+                                                      ": must not be more than " +
+                                                      std::to_string(kAllocationResultsMaxSize));
     }
   } else if (mode == "All") {
     s->all = true;
@@ -462,7 +464,8 @@ bool ParseClaimSpec(Reader& r, const YAML::Node& spec, const std::string& path, 
       const YAML::Node exactly = reqs[i]["exactly"];
       const YAML::Node first = reqs[i]["firstAvailable"];
       if (Present(exactly) && Present(first)) {
-        return r.Fail(ip, "Invalid value: exactly one of `exactly` or `firstAvailable` is required");
+        return r.Fail(ip,
+                      "Invalid value: exactly one of `exactly` or `firstAvailable` is required");
       }
       if (Present(first)) {
         const std::string fp = Reader::Child(ip, "firstAvailable");
@@ -527,8 +530,9 @@ bool ParseClaimSpec(Reader& r, const YAML::Node& spec, const std::string& path, 
         const std::string& name = c.requests[j];
         const std::string parent = name.substr(0, name.find('/'));
         if (!names.count(parent)) {
-          return r.Fail(Reader::Index(Reader::Child(ip, "requests"), j),
-                        "Invalid value: \"" + name + "\": must be the name of a request in the claim");
+          return r.Fail(
+              Reader::Index(Reader::Child(ip, "requests"), j),
+              "Invalid value: \"" + name + "\": must be the name of a request in the claim");
         }
       }
       out->constraints.push_back(std::move(c));
@@ -550,7 +554,8 @@ bool ParseAllocation(Reader& r, const YAML::Node& n, const std::string& path,
         const std::string ip = Reader::Index(rp, i);
         DeviceResult d;
         if (!r.Map(results[i], ip) || !r.Str(results[i], "request", ip, &d.request) ||
-            !r.Str(results[i], "driver", ip, &d.driver) || !r.Str(results[i], "pool", ip, &d.pool) ||
+            !r.Str(results[i], "driver", ip, &d.driver) ||
+            !r.Str(results[i], "pool", ip, &d.pool) ||
             !r.Str(results[i], "device", ip, &d.device) ||
             !r.Bool(results[i], "adminAccess", ip, &d.admin_access)) {
           return false;
@@ -700,8 +705,9 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
   }
   const int sources = !s.node_name.empty() + s.node_selector.has_value() + s.all_nodes;
   if (sources != 1) {
-    return (r.Fail("spec", "Invalid value: exactly one of `nodeName`, `nodeSelector`, "
-                           "`allNodes` is required"),
+    return (r.Fail("spec",
+                   "Invalid value: exactly one of `nodeName`, `nodeSelector`, "
+                   "`allNodes` is required"),
             r.Error());
   }
   if (const YAML::Node devs = spec["devices"]; Present(devs)) {
@@ -712,7 +718,8 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
       const std::string dp = Reader::Index("spec.devices", i);
       if (!ParseDevice(r, devs[i], dp, s.driver, &d)) return r.Error();
       if (!names.insert(d.name).second) {
-        return (r.Fail(Reader::Child(dp, "name"), "Duplicate value: \"" + d.name + "\""), r.Error());
+        return (r.Fail(Reader::Child(dp, "name"), "Duplicate value: \"" + d.name + "\""),
+                r.Error());
       }
       s.devices.push_back(std::move(d));
     }
@@ -735,14 +742,17 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
       auto it = s.shared_counters.find(set);
       const std::string p = Reader::Index("spec.devices", i) + ".consumesCounters";
       if (it == s.shared_counters.end()) {
-        return (r.Fail(p, "Invalid value: \"" + set + "\": must reference a counter set defined "
-                          "in the ResourceSlice sharedCounters"),
+        return (r.Fail(p, "Invalid value: \"" + set +
+                              "\": must reference a counter set defined "
+                              "in the ResourceSlice sharedCounters"),
                 r.Error());
       }
       for (const auto& [c, q] : counters) {
         if (!it->second.count(c)) {
-          return (r.Fail(p, "Invalid value: \"" + c + "\": must reference a counter defined in "
-                            "the counter set \"" + set + "\""),
+          return (r.Fail(p, "Invalid value: \"" + c +
+                                "\": must reference a counter defined in "
+                                "the counter set \"" +
+                                set + "\""),
                   r.Error());
         }
       }
@@ -767,8 +777,8 @@ bool ParseClaimStatus(Reader& r, const YAML::Node& status, ResourceClaim* c) {
       const std::string ip = Reader::Index("status.reservedFor", i);
       ConsumerReference ref;
       if (!r.Map(rf[i], ip) || !r.Str(rf[i], "apiGroup", ip, &ref.api_group) ||
-          !r.Str(rf[i], "resource", ip, &ref.resource) ||
-          !r.Str(rf[i], "name", ip, &ref.name) || !r.Str(rf[i], "uid", ip, &ref.uid)) {
+          !r.Str(rf[i], "resource", ip, &ref.resource) || !r.Str(rf[i], "name", ip, &ref.name) ||
+          !r.Str(rf[i], "uid", ip, &ref.uid)) {
         return false;
       }
       if (ref.uid.empty()) return r.Fail(Reader::Child(ip, "uid"), "Required value");
@@ -809,7 +819,8 @@ api::StatusOr<ResourceClaimTemplate> ParseResourceClaimTemplate(const api::Unstr
       if (!Present(m)) continue;
       const std::string p = std::string("spec.metadata.") + key;
       if (!r.Map(m, p)) return r.Error();
-      auto& out = std::string(key) == "labels" ? t.claim_metadata.labels : t.claim_metadata.annotations;
+      auto& out =
+          std::string(key) == "labels" ? t.claim_metadata.labels : t.claim_metadata.annotations;
       for (const auto& kv : m) {
         if (!kv.second.IsScalar()) {
           return (r.Fail(Reader::KeyOf(p, kv.first.Scalar()), "Invalid value: must be a string"),
@@ -916,8 +927,9 @@ api::StatusOr<PodGroupClaims> ParsePodGroupClaims(const api::Unstructured& obj) 
     const std::string lp = "spec.resourceClaims";
     if (!r.Seq(list, lp)) return r.Error();
     if (list.size() > 4) {
-      return (r.Fail(lp, "Too many: " + std::to_string(list.size()) + ": must have at most 4 items"),
-              r.Error());
+      return (
+          r.Fail(lp, "Too many: " + std::to_string(list.size()) + ": must have at most 4 items"),
+          r.Error());
     }
     std::set<std::string> names;
     for (size_t i = 0; i < list.size(); ++i) {
@@ -930,19 +942,21 @@ api::StatusOr<PodGroupClaims> ParsePodGroupClaims(const api::Unstructured& obj) 
       }
       if (c.name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
       if (!names.insert(c.name).second) {
-        return (r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + c.name + "\""), r.Error());
+        return (r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + c.name + "\""),
+                r.Error());
       }
       if (c.resource_claim_name.empty() == c.resource_claim_template_name.empty()) {
-        return (r.Fail(ip, "Invalid value: exactly one of `resourceClaimName` or "
-                           "`resourceClaimTemplateName` is required"),
+        return (r.Fail(ip,
+                       "Invalid value: exactly one of `resourceClaimName` or "
+                       "`resourceClaimTemplateName` is required"),
                 r.Error());
       }
       out.claims.push_back(std::move(c));
     }
   }
   const YAML::Node status = (*obj.object)["status"];
-  const YAML::Node st = Present(status) && status.IsMap() ? status["resourceClaimStatuses"]
-                                                          : YAML::Node();
+  const YAML::Node st =
+      Present(status) && status.IsMap() ? status["resourceClaimStatuses"] : YAML::Node();
   if (Present(st)) {
     const std::string sp = "status.resourceClaimStatuses";
     if (!r.Seq(st, sp)) return r.Error();

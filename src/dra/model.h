@@ -85,8 +85,8 @@ bool AllTaintsTolerated(const std::vector<DeviceTaint>& taints,
 // One device of a ResourceSlice (v1 Device). `view` is what CEL sees.
 struct Device {
   std::string name;
-  cel::DeviceView view;             // driver, attributes, capacity
-  cel::PreparedDevice prepared;     // view, converted once for evaluation
+  cel::DeviceView view;          // driver, attributes, capacity
+  cel::PreparedDevice prepared;  // view, converted once for evaluation
   // consumesCounters (partitionable devices, KEP-4815): counter set -> counter -> amount.
   std::map<std::string, std::map<std::string, api::Quantity>> consumes_counters;
   // taints[] from the slice, plus those of matching DeviceTaintRules (added by
@@ -116,7 +116,7 @@ struct RequestSpec {
   std::string name;  // the request's name; "request/subrequest" for a subrequest
   std::string device_class_name;
   Selectors selectors;
-  bool all = false;  // allocationMode All (every matching device, at least one)
+  bool all = false;   // allocationMode All (every matching device, at least one)
   int64_t count = 1;  // allocationMode ExactCount (default), count >= 1
   bool admin_access = false;
   std::vector<DeviceToleration> tolerations;  // at most 16 (DeviceTolerationsMaxLength)

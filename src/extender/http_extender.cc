@@ -4,8 +4,8 @@
 
 #include <curl/curl.h>
 
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -185,7 +185,8 @@ bool HasManaged(const std::set<std::string>& managed, const std::vector<api::Con
 }
 
 // A map of node name -> string (FailedNodesMap); absent or null gives an empty map.
-api::Status ReadFailedMap(const json* v, const char* field, std::map<std::string, std::string>* out) {
+api::Status ReadFailedMap(const json* v, const char* field,
+                          std::map<std::string, std::string>* out) {
   if (v == nullptr || v->is_null()) return api::Status();
   if (!v->is_object()) return absl::InvalidArgumentError(std::string(field) + " must be an object");
   for (auto it = v->begin(); it != v->end(); ++it) {
@@ -261,7 +262,8 @@ api::Status HTTPExtender::Filter(const api::Pod& pod,
   }
   json result;
   if (api::Status s = Send(cfg_.filter_verb, ArgsJson(pod, nodes), &result); !s.ok()) return s;
-  if (const json* e = Field(result, "Error"); e && e->is_string() && !e->get<std::string>().empty()) {
+  if (const json* e = Field(result, "Error");
+      e && e->is_string() && !e->get<std::string>().empty()) {
     return absl::UnknownError(e->get<std::string>());
   }
   std::map<std::string, const framework::NodeInfo*> by_name;
@@ -343,7 +345,8 @@ api::Status HTTPExtender::Bind(const api::Pod& pod, const std::string& node) {
                {"Node", node}};
   json result;
   if (api::Status s = Send(cfg_.bind_verb, args.dump(), &result); !s.ok()) return s;
-  if (const json* e = Field(result, "Error"); e && e->is_string() && !e->get<std::string>().empty()) {
+  if (const json* e = Field(result, "Error");
+      e && e->is_string() && !e->get<std::string>().empty()) {
     return absl::UnknownError(e->get<std::string>());
   }
   return api::Status();
@@ -370,8 +373,10 @@ api::Status HTTPExtender::ProcessPreemption(const api::Pod& pod,
     }
     victims[node] = {{"Pods", std::move(pods)}, {"NumPDBViolations", v.num_pdb_violations}};
   }
-  json args = {{"Pod", PodJson(pod)}, {"NodeNameToVictims", nullptr}, {"NodeNameToMetaVictims", nullptr}};
-  args[cfg_.node_cache_capable ? "NodeNameToMetaVictims" : "NodeNameToVictims"] = std::move(victims);
+  json args = {
+      {"Pod", PodJson(pod)}, {"NodeNameToVictims", nullptr}, {"NodeNameToMetaVictims", nullptr}};
+  args[cfg_.node_cache_capable ? "NodeNameToMetaVictims" : "NodeNameToVictims"] =
+      std::move(victims);
   json result;
   if (api::Status s = Send(cfg_.preempt_verb, args.dump(), &result); !s.ok()) return s;
   const json* meta = Field(result, "NodeNameToMetaVictims");
@@ -399,9 +404,9 @@ api::Status HTTPExtender::ProcessPreemption(const api::Pod& pod,
         if (p->pod->metadata.uid == want) found = p;
       }
       if (!found) {
-        return absl::NotFoundError("extender: " + cfg_.url_prefix + " claims to preempt pod (UID: &{" +
-                                   want + "}) on node: " + it.key() +
-                                   ", but the pod is not found on that node");
+        return absl::NotFoundError(
+            "extender: " + cfg_.url_prefix + " claims to preempt pod (UID: &{" + want +
+            "}) on node: " + it.key() + ", but the pod is not found on that node");
       }
       v.pods.push_back(std::move(found));
     }
@@ -417,7 +422,8 @@ api::StatusOr<std::vector<std::unique_ptr<framework::Extender>>> BuildExtenders(
     auto t = NewCurlTransport(cfgs[i]);
     if (!t.ok()) {
       return absl::InvalidArgumentError("extenders[" + std::to_string(i) + "] (" +
-                                        cfgs[i].url_prefix + "): " + std::string(t.status().message()));
+                                        cfgs[i].url_prefix +
+                                        "): " + std::string(t.status().message()));
     }
     auto e = std::make_unique<HTTPExtender>(cfgs[i], std::move(t).value());
     (cfgs[i].ignorable ? ignorable : out).push_back(std::move(e));

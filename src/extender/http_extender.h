@@ -15,11 +15,10 @@
 // flight, connections kept alive); tests inject a fake Transport.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -72,7 +71,8 @@ class HTTPExtender final : public framework::Extender {
   api::Status Prioritize(const api::Pod& pod, const std::vector<const framework::NodeInfo*>& nodes,
                          std::map<std::string, int64_t>* scores, int64_t* weight) override;
   api::Status Bind(const api::Pod& pod, const std::string& node) override;
-  api::Status ProcessPreemption(const api::Pod& pod, const framework::ExtenderVictimsMap& candidates,
+  api::Status ProcessPreemption(const api::Pod& pod,
+                                const framework::ExtenderVictimsMap& candidates,
                                 const framework::NodeInfoLister& nodes,
                                 framework::ExtenderVictimsMap* out) override;
 
@@ -81,7 +81,8 @@ class HTTPExtender final : public framework::Extender {
   // send). Errors: `Post "<url>": <transport error>`, `failed <verb> with extender at URL
   // <url>, code <status>`, and a body that is not JSON.
   api::Status Send(const std::string& verb, const std::string& args, nlohmann::json* result);
-  std::string ArgsJson(const api::Pod& pod, const std::vector<const framework::NodeInfo*>& nodes) const;
+  std::string ArgsJson(const api::Pod& pod,
+                       const std::vector<const framework::NodeInfo*>& nodes) const;
 
   config::Extender cfg_;
   std::unique_ptr<Transport> transport_;

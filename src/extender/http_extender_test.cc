@@ -38,8 +38,11 @@ class Lister : public framework::NodeInfoLister {
  public:
   explicit Lister(std::vector<const framework::NodeInfo*> n) : nodes_(std::move(n)) {}
   const std::vector<const framework::NodeInfo*>& List() const override { return nodes_; }
-  const std::vector<const framework::NodeInfo*>& HavePodsWithAffinityList() const override { return empty_; }
-  const std::vector<const framework::NodeInfo*>& HavePodsWithRequiredAntiAffinityList() const override {
+  const std::vector<const framework::NodeInfo*>& HavePodsWithAffinityList() const override {
+    return empty_;
+  }
+  const std::vector<const framework::NodeInfo*>& HavePodsWithRequiredAntiAffinityList()
+      const override {
     return empty_;
   }
   const framework::NodeInfo* Get(std::string_view name) const override {
@@ -177,13 +180,17 @@ TEST(HTTPExtender, BindSendsBindingArgs) {
   const api::Pod pod = PodBuilder("p", "ns1").UID("u-1").Obj();
   ASSERT_TRUE(f.ext->Bind(pod, "node-a").ok());
   const json& body = f.transport->bodies[0];
-  EXPECT_EQ(body, json({{"PodName", "p"}, {"PodNamespace", "ns1"}, {"PodUID", "u-1"}, {"Node", "node-a"}}));
+  EXPECT_EQ(
+      body,
+      json({{"PodName", "p"}, {"PodNamespace", "ns1"}, {"PodUID", "u-1"}, {"Node", "node-a"}}));
   f.transport->response = Ok(R"({"Error":"no quota"})");
   EXPECT_EQ(f.ext->Bind(pod, "node-a").message(), "no quota");
 }
 
 TEST(HTTPExtender, ProcessPreemptionResolvesVictimsByUID) {
-  Fixture f(Cfg(), Ok(R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[{"UID":"uid-v"}],"NumPDBViolations":1}}})"));
+  Fixture f(
+      Cfg(),
+      Ok(R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[{"UID":"uid-v"}],"NumPDBViolations":1}}})"));
   framework::ExtenderVictimsMap in, out;
   in["node-b"].pods = f.b.pods();
   Lister lister(f.nodes);
@@ -192,9 +199,9 @@ TEST(HTTPExtender, ProcessPreemptionResolvesVictimsByUID) {
   ASSERT_EQ(out["node-b"].pods.size(), 1u);
   EXPECT_EQ(out["node-b"].pods[0]->pod->metadata.name, "victim");
   EXPECT_EQ(out["node-b"].num_pdb_violations, 1);
-  EXPECT_EQ(f.transport->bodies[0]["NodeNameToVictims"]["node-b"]["Pods"][0]["metadata"]["uid"], "uid-v");
-  f.transport->response =
-      Ok(R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[{"UID":"nope"}]}}})");
+  EXPECT_EQ(f.transport->bodies[0]["NodeNameToVictims"]["node-b"]["Pods"][0]["metadata"]["uid"],
+            "uid-v");
+  f.transport->response = Ok(R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[{"UID":"nope"}]}}})");
   EXPECT_EQ(f.ext->ProcessPreemption(PodBuilder("p").Obj(), in, lister, &out).message(),
             "extender: http://ext:8888/scheduler/ claims to preempt pod (UID: &{nope}) on node: "
             "node-b, but the pod is not found on that node");
@@ -235,8 +242,9 @@ TEST(HTTPExtender, RefusedConnectionGivesUpstreamsMessage) {
   HTTPExtender ext(c, std::move(t).value());
   auto a = testing::MakeNodeInfo(NodeBuilder("node-a").Obj());
   framework::ExtenderFilterResult r;
-  EXPECT_EQ(ext.Filter(PodBuilder("p").Obj(), {&a}, &r).message(),
-            "Post \"http://127.0.0.1:1/filter\": dial tcp 127.0.0.1:1: connect: connection refused");
+  EXPECT_EQ(
+      ext.Filter(PodBuilder("p").Obj(), {&a}, &r).message(),
+      "Post \"http://127.0.0.1:1/filter\": dial tcp 127.0.0.1:1: connect: connection refused");
 }
 
 }  // namespace
@@ -307,14 +315,15 @@ spec:
   ASSERT_TRUE(in_st.ok()) << in_st.ToString();
   ASSERT_EQ(in.pods.size(), 1u);
   const json sent = PodJson(in.pods[0]);
-  EXPECT_EQ(sent["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
-                ["topologyKey"],
+  EXPECT_EQ(sent["spec"]["affinity"]["podAntiAffinity"]
+                ["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"],
             "kubernetes.io/hostname");
   EXPECT_EQ(sent["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"], "data-web-0");
-  EXPECT_EQ(sent["spec"]["volumes"][1]["ephemeral"]["volumeClaimTemplate"]["spec"]["resources"]["requests"]
-                ["storage"],
+  EXPECT_EQ(sent["spec"]["volumes"][1]["ephemeral"]["volumeClaimTemplate"]["spec"]["resources"]
+                ["requests"]["storage"],
             "5Gi");
-  EXPECT_EQ(sent["spec"]["volumes"][3], json({{"name", "config"}}));  // a source the model does not keep
+  EXPECT_EQ(sent["spec"]["volumes"][3],
+            json({{"name", "config"}}));  // a source the model does not keep
 
   api::Manifests back;
   const auto st = api::DecodeManifests(sent.dump(), "sent.json", &back);
@@ -356,7 +365,8 @@ spec:
   ASSERT_EQ(b.volumes.size(), 4u);
   EXPECT_EQ(b.volumes[0].persistent_volume_claim, "data-web-0");
   ASSERT_TRUE(b.volumes[1].ephemeral_claim_template);
-  EXPECT_EQ((*b.volumes[1].ephemeral_claim_template)["spec"]["resources"]["requests"]["storage"].as<std::string>(),
+  EXPECT_EQ((*b.volumes[1].ephemeral_claim_template)["spec"]["resources"]["requests"]["storage"]
+                .as<std::string>(),
             "5Gi");
   EXPECT_EQ(b.volumes[2].source.type, api::VolumeSource::Type::kGCEPersistentDisk);
   EXPECT_EQ(b.volumes[2].source.id, "pd-1");

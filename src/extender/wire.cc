@@ -87,7 +87,8 @@ json NodeAffinityJson(const api::NodeAffinity& na) {
   json o = json::object();
   if (na.required_during_scheduling_ignored_during_execution) {
     json terms = json::array();
-    for (const auto& t : na.required_during_scheduling_ignored_during_execution->node_selector_terms) {
+    for (const auto& t :
+         na.required_during_scheduling_ignored_during_execution->node_selector_terms) {
       terms.push_back(Term(t));
     }
     o["requiredDuringSchedulingIgnoredDuringExecution"] = {{"nodeSelectorTerms", terms}};
@@ -131,7 +132,6 @@ json Containers(const std::vector<api::Container>& cs) {
   return out;
 }
 
-
 json LabelSelectorJson(const api::LabelSelector& ls) {
   json o = json::object();
   if (!ls.match_labels.empty()) o["matchLabels"] = ls.match_labels;
@@ -159,7 +159,8 @@ json PodAffinityJson(const api::PodAffinity& a) {
   if (!a.preferred.empty()) {
     json terms = json::array();
     for (const auto& w : a.preferred) {
-      terms.push_back({{"weight", w.weight}, {"podAffinityTerm", PodAffinityTermJson(w.pod_affinity_term)}});
+      terms.push_back(
+          {{"weight", w.weight}, {"podAffinityTerm", PodAffinityTermJson(w.pod_affinity_term)}});
     }
     o["preferredDuringSchedulingIgnoredDuringExecution"] = std::move(terms);
   }
@@ -222,15 +223,25 @@ void VolumeSourceJson(const api::VolumeSource& s, json* v) {
   json o = json::object();
   if (s.read_only) o["readOnly"] = true;
   switch (s.type) {
-    case T::kOther: return;
-    case T::kAWSElasticBlockStore: o["volumeID"] = s.id; (*v)["awsElasticBlockStore"] = o; return;
-    case T::kGCEPersistentDisk: o["pdName"] = s.id; (*v)["gcePersistentDisk"] = o; return;
+    case T::kOther:
+      return;
+    case T::kAWSElasticBlockStore:
+      o["volumeID"] = s.id;
+      (*v)["awsElasticBlockStore"] = o;
+      return;
+    case T::kGCEPersistentDisk:
+      o["pdName"] = s.id;
+      (*v)["gcePersistentDisk"] = o;
+      return;
     case T::kAzureDisk:
       o["diskName"] = s.disk_name;
       o["diskURI"] = s.id;
       (*v)["azureDisk"] = o;
       return;
-    case T::kCinder: o["volumeID"] = s.id; (*v)["cinder"] = o; return;
+    case T::kCinder:
+      o["volumeID"] = s.id;
+      (*v)["cinder"] = o;
+      return;
     case T::kRBD:
       o["monitors"] = s.monitors;
       o["pool"] = s.pool;
@@ -243,7 +254,10 @@ void VolumeSourceJson(const api::VolumeSource& s, json* v) {
       o["lun"] = s.lun;
       (*v)["iscsi"] = o;
       return;
-    case T::kCSI: o["driver"] = s.driver; (*v)["csi"] = o; return;
+    case T::kCSI:
+      o["driver"] = s.driver;
+      (*v)["csi"] = o;
+      return;
   }
 }
 
@@ -358,7 +372,8 @@ json NodeJson(const api::Node& node) {
                  {"allocatable", Resources(node.status.allocatable)}};
   if (!node.status.conditions.empty()) {
     json conds = json::array();
-    for (const auto& c : node.status.conditions) conds.push_back({{"type", c.type}, {"status", c.status}});
+    for (const auto& c : node.status.conditions)
+      conds.push_back({{"type", c.type}, {"status", c.status}});
     status["conditions"] = std::move(conds);
   }
   return {{"kind", "Node"},

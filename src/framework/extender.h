@@ -38,9 +38,9 @@ using ExtenderVictimsMap = std::map<std::string, ExtenderVictims>;  // node name
 // The outcome of Filter (upstream: filtered nodes, FailedNodesMap,
 // FailedAndUnresolvableNodes).
 struct ExtenderFilterResult {
-  std::vector<const NodeInfo*> nodes;              // nodes that pass, a subset of the input
-  std::map<std::string, std::string> failed;       // node -> reason (Unschedulable)
-  std::map<std::string, std::string> unresolvable; // node -> reason (UnschedulableAndUnresolvable)
+  std::vector<const NodeInfo*> nodes;               // nodes that pass, a subset of the input
+  std::map<std::string, std::string> failed;        // node -> reason (Unschedulable)
+  std::map<std::string, std::string> unresolvable;  // node -> reason (UnschedulableAndUnresolvable)
 };
 
 // One extender. Methods that call out may block for up to the extender's httpTimeout and
@@ -59,9 +59,9 @@ class Extender {
   // True when the extender manages no resources, or the pod requests or limits one of
   // them in a container or init container (upstream IsInterested).
   virtual bool IsInterested(const api::Pod& pod) const = 0;
-  virtual bool IsBinder() const = 0;           // bindVerb set
-  virtual bool SupportsPreemption() const = 0; // preemptVerb set
-  virtual bool IsPrioritizer() const = 0;      // prioritizeVerb set
+  virtual bool IsBinder() const = 0;            // bindVerb set
+  virtual bool SupportsPreemption() const = 0;  // preemptVerb set
+  virtual bool IsPrioritizer() const = 0;       // prioritizeVerb set
 
   // The nodes among `nodes` the extender accepts, and why the others fail. An extender
   // without filterVerb returns every node. Errors: transport, non-200 status, a body that

@@ -37,18 +37,30 @@ enum class ExtensionPoint : uint8_t {
 // Upstream's extension point label ("PreFilter", "Filter", ...).
 inline const char* ExtensionPointName(ExtensionPoint p) {
   switch (p) {
-    case ExtensionPoint::kPreFilter: return "PreFilter";
-    case ExtensionPoint::kFilter: return "Filter";
-    case ExtensionPoint::kPostFilter: return "PostFilter";
-    case ExtensionPoint::kPreScore: return "PreScore";
-    case ExtensionPoint::kScore: return "Score";
-    case ExtensionPoint::kReserve: return "Reserve";
-    case ExtensionPoint::kUnreserve: return "Unreserve";
-    case ExtensionPoint::kPermit: return "Permit";
-    case ExtensionPoint::kPreBind: return "PreBind";
-    case ExtensionPoint::kBind: return "Bind";
-    case ExtensionPoint::kPostBind: return "PostBind";
-    case ExtensionPoint::kCount: break;
+    case ExtensionPoint::kPreFilter:
+      return "PreFilter";
+    case ExtensionPoint::kFilter:
+      return "Filter";
+    case ExtensionPoint::kPostFilter:
+      return "PostFilter";
+    case ExtensionPoint::kPreScore:
+      return "PreScore";
+    case ExtensionPoint::kScore:
+      return "Score";
+    case ExtensionPoint::kReserve:
+      return "Reserve";
+    case ExtensionPoint::kUnreserve:
+      return "Unreserve";
+    case ExtensionPoint::kPermit:
+      return "Permit";
+    case ExtensionPoint::kPreBind:
+      return "PreBind";
+    case ExtensionPoint::kBind:
+      return "Bind";
+    case ExtensionPoint::kPostBind:
+      return "PostBind";
+    case ExtensionPoint::kCount:
+      break;
   }
   return "?";
 }
@@ -93,8 +105,7 @@ class ExtensionPointObserver {
 
 // Nanoseconds on the steady clock since `t0`.
 inline int64_t NanosSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                              t0)
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
       .count();
 }
 

@@ -139,8 +139,8 @@ class Handle {
     return false;
   }
   virtual void ForEachNamespace(
-      const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
-          fn) const {}
+      const std::function<void(const std::string&, const std::map<std::string, std::string>&)>& fn)
+      const {}
   // Every PodDisruptionBudget of the scheduler's PDB informer, in namespace/name order
   // (upstream's pdbLister.List, read by DefaultPreemption); empty when none is wired.
   virtual std::vector<api::PodDisruptionBudgetPtr> PodDisruptionBudgets() const { return {}; }

@@ -122,8 +122,8 @@ struct PostFilterResult {
 class PostFilterPlugin : public virtual Plugin {
  public:
   // Runs when no node passed Filter (typically preemption).
-  virtual Status PostFilter(CycleState& state, const PodInfo& pod,
-                            const NodeToStatus& filtered, PostFilterResult* result) = 0;
+  virtual Status PostFilter(CycleState& state, const PodInfo& pod, const NodeToStatus& filtered,
+                            PostFilterResult* result) = 0;
 };
 
 class PreScorePlugin : public virtual Plugin {

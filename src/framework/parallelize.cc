@@ -1,8 +1,8 @@
 #include "framework/parallelize.h"
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/info.h>
+#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -24,8 +24,7 @@ Parallelizer::Parallelizer(int parallelism) : parallelism_(parallelism < 1 ? 1 :
 
 Parallelizer::~Parallelizer() = default;
 
-void Parallelizer::Until(size_t n, size_t chunk,
-                         const std::function<void(size_t, size_t)>& fn) {
+void Parallelizer::Until(size_t n, size_t chunk, const std::function<void(size_t, size_t)>& fn) {
   if (n == 0) return;
   if (chunk == 0) chunk = 1;
   if (!arena_ || n <= chunk) {
@@ -56,9 +55,10 @@ void Parallelizer::Until(size_t n, size_t chunk,
   }
   skipped_.store(0, std::memory_order_relaxed);
   arena_->arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<size_t>(probe, n, chunk),
-                      [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); },
-                      tbb::simple_partitioner());
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(probe, n, chunk),
+        [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); },
+        tbb::simple_partitioner());
   });
   const double par_ns = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t1)

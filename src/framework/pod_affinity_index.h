@@ -1,7 +1,7 @@
 // PodAffinityIndex: the snapshot's pods grouped into classes of pods that every inter-pod
 // (anti-)affinity term treats alike, with per-topology-domain member counts, so that
 // InterPodAffinity's PreFilter and PreScore match each class once instead of each pod
-// (issue 24; the results are upstream's, pkg/scheduler/framework/plugins/interpodaffinity/
+// (the results are upstream's, pkg/scheduler/framework/plugins/interpodaffinity/
 // {filtering,scoring}.go, where every existing pod is matched per cycle).
 //
 // A class is (namespace, labels, spec.affinity.podAffinity, spec.affinity.podAntiAffinity,
@@ -60,7 +60,7 @@ class PodAffinityIndex {
     std::vector<std::shared_ptr<DomainCounts>> domains;
     const DomainCounts& counts(size_t slot) const { return *domains[slot]; }
     std::shared_ptr<const DomainCounts> Shared(size_t slot) const { return domains[slot]; }
-    bool has_affinity = false;          // PodInfo::has_affinity of the members
+    bool has_affinity = false;  // PodInfo::has_affinity of the members
     bool has_required_anti_affinity = false;
     size_t pos_all = 0, pos_affinity = 0, pos_anti = 0;  // positions in the lists below
   };

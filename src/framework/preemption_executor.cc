@@ -1,9 +1,9 @@
 #include "framework/preemption_executor.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 
 namespace phalanx::framework {
 

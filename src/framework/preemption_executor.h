@@ -63,7 +63,7 @@ struct PreemptionRequest {
     std::string event_message;  // the event's message
     std::string event_reason = "Preempted";
   };
-  std::vector<Victim> victims;  // in eviction order
+  std::vector<Victim> victims;     // in eviction order
   int64_t num_pdb_violations = 0;  // victims whose eviction violates a budget (for metrics)
   // Pods whose nomination is cleared after the victims are gone (lower-priority pods
   // nominated to the freed nodes).

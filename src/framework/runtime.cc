@@ -122,17 +122,16 @@ Status BuildList(const std::string& profile, const char* point_name, const char*
   for (const auto& p : set.enabled) {
     auto it = plugins.find(p.name);
     if (it == plugins.end()) {
-      return Status::Error("profile \"" + profile + "\": plugins." + field + ".enabled: " +
-                           point_name + " plugin \"" + p.name + "\" does not exist");
+      return Status::Error("profile \"" + profile + "\": plugins." + field +
+                           ".enabled: " + point_name + " plugin \"" + p.name + "\" does not exist");
     }
     if (dynamic_cast<T*>(it->second) == nullptr) {
       return Status::Error("profile \"" + profile + "\": plugins." + field + ".enabled: plugin \"" +
                            p.name + "\" does not extend " + point_name + " plugin");
     }
     if (std::find(enabled.begin(), enabled.end(), p.name) != enabled.end()) {
-      return Status::Error("profile \"" + profile + "\": plugins." + field +
-                           ".enabled: plugin \"" + p.name + "\" already registered as " +
-                           point_name);
+      return Status::Error("profile \"" + profile + "\": plugins." + field + ".enabled: plugin \"" +
+                           p.name + "\" already registered as " + point_name);
     }
     enabled.push_back(p.name);
   }
@@ -214,7 +213,7 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
   std::vector<PreBindPlugin*> pre_bind_tmp;
   std::vector<BindPlugin*> bind_tmp;
   std::vector<PostBindPlugin*> post_bind_tmp;
-#define PHALANX_BUILD(T, point, field, member)                                            \
+#define PHALANX_BUILD(T, point, field, member)                                           \
   s = BuildList<T>(pn, point, field, ps.member, ps.multi_point, plugins, &member##_tmp); \
   if (!s.IsSuccess()) return s;
   PHALANX_BUILD(PreEnqueuePlugin, "PreEnqueue", "preEnqueue", pre_enqueue)
@@ -509,8 +508,8 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
       Status s = p->Filter(state, pod, node);
       if (!s.IsSuccess()) {
         if (!s.IsRejected()) {
-          s = Status::Error("running \"" + std::string(p->Name()) + "\" filter plugin: " +
-                            s.Message());
+          s = Status::Error("running \"" + std::string(p->Name()) +
+                            "\" filter plugin: " + s.Message());
         }
         s.WithPlugin(p->Name());
         return s;
@@ -529,8 +528,8 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                            [&] { return p->Filter(state, pod, node); });
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
-        s = Status::Error("running \"" + std::string(p->Name()) + "\" filter plugin: " +
-                          s.Message());
+        s = Status::Error("running \"" + std::string(p->Name()) +
+                          "\" filter plugin: " + s.Message());
       }
       s.WithPlugin(p->Name());
       return s;
@@ -597,52 +596,52 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
   return RunFilterPlugins(state, pod, node);
 }
 
-Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
-                                       const NodeToStatus& f, PostFilterResult* result) {
+Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod, const NodeToStatus& f,
+                                       PostFilterResult* result) {
   return TimedPoint(observer_, ExtensionPoint::kPostFilter, [&]() -> Status {
-  // upstream: the reasons of every rejecting plugin, with the first one as the rejector.
-  std::vector<std::string> reasons;
-  std::string rejector;
-  for (auto* p : post_filter_) {
-    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPostFilter,
-                           [&] { return p->PostFilter(state, pod, f, result); });
-    if (s.IsSuccess()) return s;
-    if (s.code() == Code::kUnschedulableAndUnresolvable) {
-      s.WithPlugin(p->Name());
-      return s;
+    // upstream: the reasons of every rejecting plugin, with the first one as the rejector.
+    std::vector<std::string> reasons;
+    std::string rejector;
+    for (auto* p : post_filter_) {
+      Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPostFilter,
+                             [&] { return p->PostFilter(state, pod, f, result); });
+      if (s.IsSuccess()) return s;
+      if (s.code() == Code::kUnschedulableAndUnresolvable) {
+        s.WithPlugin(p->Name());
+        return s;
+      }
+      if (!s.IsRejected()) {
+        s.WithPlugin(p->Name());
+        return s;
+      }
+      reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
+      if (rejector.empty()) rejector = std::string(p->Name());
     }
-    if (!s.IsRejected()) {
-      s.WithPlugin(p->Name());
-      return s;
-    }
-    reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
-    if (rejector.empty()) rejector = std::string(p->Name());
-  }
-  Status out(Code::kUnschedulable, std::move(reasons));
-  out.WithPlugin(rejector);
-  return out;
+    Status out(Code::kUnschedulable, std::move(reasons));
+    out.WithPlugin(rejector);
+    return out;
   });
 }
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
   return TimedPoint(observer_, ExtensionPoint::kPreScore, [&]() -> Status {
-  for (auto* p : pre_score_) {
-    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPreScore,
-                           [&] { return p->PreScore(state, pod, nodes); });
-    if (s.IsSkip()) {
-      state.skip_score_plugins.push_back(p->Name());
-      continue;
+    for (auto* p : pre_score_) {
+      Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPreScore,
+                             [&] { return p->PreScore(state, pod, nodes); });
+      if (s.IsSkip()) {
+        state.skip_score_plugins.push_back(p->Name());
+        continue;
+      }
+      if (observer_) observer_->CountEvaluations(p->Name(), ExtensionPoint::kPreScore, 1);
+      if (!s.IsSuccess()) {
+        Status e = Status::Error("running PreScore plugin \"" + std::string(p->Name()) +
+                                 "\": " + s.Message());
+        e.WithPlugin(p->Name());
+        return e;
+      }
     }
-    if (observer_) observer_->CountEvaluations(p->Name(), ExtensionPoint::kPreScore, 1);
-    if (!s.IsSuccess()) {
-      Status e = Status::Error("running PreScore plugin \"" + std::string(p->Name()) + "\": " +
-                               s.Message());
-      e.WithPlugin(p->Name());
-      return e;
-    }
-  }
-  return Status::Success();
+    return Status::Success();
   });
 }
 
@@ -650,16 +649,16 @@ namespace {
 
 // The Error a failing Score plugin becomes (upstream runScorePlugins' wording).
 Status ScoreError(const ScorePlugin& p, const Status& s) {
-  Status e = Status::Error("running Score plugin \"" + std::string(p.Name()) + "\": " +
-                           s.Message());
+  Status e =
+      Status::Error("running Score plugin \"" + std::string(p.Name()) + "\": " + s.Message());
   e.WithPlugin(p.Name());
   return e;
 }
 
 // The Error a failing NormalizeScore becomes.
 Status NormalizeError(const ScorePlugin& p, const Status& s) {
-  Status e = Status::Error("running Normalize on Score plugins: plugin \"" +
-                           std::string(p.Name()) + "\": " + s.Message());
+  Status e = Status::Error("running Normalize on Score plugins: plugin \"" + std::string(p.Name()) +
+                           "\": " + s.Message());
   e.WithPlugin(p.Name());
   return e;
 }
@@ -690,8 +689,8 @@ Status AddWeighted(const ScorePlugin& p, ValueAt value_at, int64_t weight,
         t[q] = static_cast<int64_t>(static_cast<uint64_t>(t[q]) -
                                     static_cast<uint64_t>(value_at(q)) * w);
       }
-      Status e = Status::Error("plugin \"" + std::string(p.Name()) + "\" returns an invalid score " +
-                               std::to_string(v) +
+      Status e = Status::Error("plugin \"" + std::string(p.Name()) +
+                               "\" returns an invalid score " + std::to_string(v) +
                                ", it should in the range of [0, 100] after normalizing");
       e.WithPlugin(p.Name());
       return e;
@@ -704,14 +703,16 @@ Status AddWeighted(const ScorePlugin& p, ValueAt value_at, int64_t weight,
 Status AddWeightedRow(const ScorePlugin& p, const std::vector<int64_t>& row, int64_t weight,
                       std::vector<int64_t>* totals) {
   const int64_t* r = row.data();
-  return AddWeighted(p, [r](size_t i) { return r[i]; }, weight, totals);
+  return AddWeighted(
+      p, [r](size_t i) { return r[i]; }, weight, totals);
 }
 
 // AddWeighted of the row raw[slots[0..n)] without writing the row out (a plugin with no
 // NormalizeScore: its raw scores are added as they are).
 Status AddWeightedGather(const ScorePlugin& p, const int64_t* raw, const uint32_t* slots,
                          int64_t weight, std::vector<int64_t>* totals) {
-  return AddWeighted(p, [raw, slots](size_t i) { return raw[slots[i]]; }, weight, totals);
+  return AddWeighted(
+      p, [raw, slots](size_t i) { return raw[slots[i]]; }, weight, totals);
 }
 
 }  // namespace
@@ -720,9 +721,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   std::vector<int64_t>* totals, ScoreTable* table) {
   return TimedPoint(observer_, ExtensionPoint::kScore, [&]() -> Status {
-  const Status s = RunScorePluginsInternal(state, pod, nodes, totals, table);
-  FlushPluginEvaluations();
-  return s;
+    const Status s = RunScorePluginsInternal(state, pod, nodes, totals, table);
+    FlushPluginEvaluations();
+    return s;
   });
 }
 
@@ -921,9 +922,8 @@ Status Framework::RunScorePluginsCachedInternal(const CycleState& state, const P
 }
 
 bool Framework::RescoreScoreTable(const CycleState& state, const PodInfo& pod,
-                                  const std::vector<const NodeInfo*>& nodes, size_t i,
-                                  bool removed, ScoreTable* table, std::vector<int64_t>* totals,
-                                  Status* status) {
+                                  const std::vector<const NodeInfo*>& nodes, size_t i, bool removed,
+                                  ScoreTable* table, std::vector<int64_t>* totals, Status* status) {
   *status = Status::Success();
   // The plugins that run for `pod` must be the table's (PreScore may skip some).
   size_t k = 0;
@@ -969,8 +969,8 @@ bool Framework::RescoreScoreTable(const CycleState& state, const PodInfo& pod,
   }
   totals->assign(n, 0);
   for (size_t j = 0; j < k && status->IsSuccess(); ++j) {
-    *status = AddWeightedRow(*score_[table->plugins[j]], table->normalized[j], table->weights[j],
-                             totals);
+    *status =
+        AddWeightedRow(*score_[table->plugins[j]], table->normalized[j], table->weights[j], totals);
   }
   return true;
 }
@@ -995,19 +995,19 @@ bool Framework::SameSignature(const PodInfo& canonical, const PodInfo& pod) cons
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node) {
   return TimedPoint(observer_, ExtensionPoint::kReserve, [&]() -> Status {
-  for (auto* p : reserve_) {
-    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kReserve,
-                           [&] { return p->Reserve(state, pod, node); });
-    if (!s.IsSuccess()) {
-      if (!s.IsRejected()) {
-        s = Status::Error("running Reserve plugin \"" + std::string(p->Name()) + "\": " +
-                          s.Message());
+    for (auto* p : reserve_) {
+      Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kReserve,
+                             [&] { return p->Reserve(state, pod, node); });
+      if (!s.IsSuccess()) {
+        if (!s.IsRejected()) {
+          s = Status::Error("running Reserve plugin \"" + std::string(p->Name()) +
+                            "\": " + s.Message());
+        }
+        s.WithPlugin(p->Name());
+        return s;
       }
-      s.WithPlugin(p->Name());
-      return s;
     }
-  }
-  return Status::Success();
+    return Status::Success();
   });
 }
 
@@ -1025,45 +1025,46 @@ void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod
 Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                    std::function<void(Status)> on_done) {
   return TimedPoint(observer_, ExtensionPoint::kPermit, [&]() -> Status {
-  std::vector<std::pair<std::string, api::Timestamp>> waiting_plugins;  // plugin, deadline
-  const api::Timestamp now = opts_.clock->Now();
-  for (auto* p : permit_) {
-    int64_t timeout = 0;
-    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPermit,
-                           [&] { return p->Permit(state, pod, node, &timeout); });
-    if (s.IsSuccess()) continue;
-    if (s.IsRejected()) {
-      s.WithPlugin(p->Name());
-      return s;
+    std::vector<std::pair<std::string, api::Timestamp>> waiting_plugins;  // plugin, deadline
+    const api::Timestamp now = opts_.clock->Now();
+    for (auto* p : permit_) {
+      int64_t timeout = 0;
+      Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPermit,
+                             [&] { return p->Permit(state, pod, node, &timeout); });
+      if (s.IsSuccess()) continue;
+      if (s.IsRejected()) {
+        s.WithPlugin(p->Name());
+        return s;
+      }
+      if (s.IsWait()) {
+        // Upstream caps a plugin's wait at 15 minutes (maxTimeout).
+        constexpr int64_t kMaxTimeout = 15 * 60 * api::kNanosPerSecond;
+        // Each plugin's wait times out on its own (upstream newWaitingPod: a timer per plugin).
+        waiting_plugins.emplace_back(
+            p->Name(),
+            now + (p->PermitTimeoutUncapped() ? timeout : std::min(timeout, kMaxTimeout)));
+        continue;
+      }
+      Status e =
+          Status::Error("running Permit plugin \"" + std::string(p->Name()) + "\": " + s.Message());
+      e.WithPlugin(p->Name());
+      return e;
     }
-    if (s.IsWait()) {
-      // Upstream caps a plugin's wait at 15 minutes (maxTimeout).
-      constexpr int64_t kMaxTimeout = 15 * 60 * api::kNanosPerSecond;
-      // Each plugin's wait times out on its own (upstream newWaitingPod: a timer per plugin).
-      waiting_plugins.emplace_back(
-          p->Name(), now + (p->PermitTimeoutUncapped() ? timeout : std::min(timeout, kMaxTimeout)));
-      continue;
+    if (waiting_plugins.empty()) return Status::Success();
+    if (observer_) {  // upstream scheduler_permit_wait_duration_seconds
+      on_done = [o = observer_, t0 = std::chrono::steady_clock::now(),
+                 done = std::move(on_done)](Status outcome) {
+        o->ObservePermitWait(outcome.code(), NanosSince(t0));
+        done(std::move(outcome));
+      };
     }
-    Status e = Status::Error("running Permit plugin \"" + std::string(p->Name()) + "\": " +
-                             s.Message());
-    e.WithPlugin(p->Name());
-    return e;
-  }
-  if (waiting_plugins.empty()) return Status::Success();
-  if (observer_) {  // upstream scheduler_permit_wait_duration_seconds
-    on_done = [o = observer_, t0 = std::chrono::steady_clock::now(),
-               done = std::move(on_done)](Status outcome) {
-      o->ObservePermitWait(outcome.code(), NanosSince(t0));
-      done(std::move(outcome));
-    };
-  }
-  auto wp = std::make_shared<WaitingPodImpl>(this, PodInfo::Make(pod.pod),
-                                             std::move(waiting_plugins), std::move(on_done));
-  {
-    absl::MutexLock l(&waiting_mu_);
-    waiting_[pod.pod->metadata.uid] = wp;
-  }
-  return Status(Code::kWait);
+    auto wp = std::make_shared<WaitingPodImpl>(this, PodInfo::Make(pod.pod),
+                                               std::move(waiting_plugins), std::move(on_done));
+    {
+      absl::MutexLock l(&waiting_mu_);
+      waiting_[pod.pod->metadata.uid] = wp;
+    }
+    return Status(Code::kWait);
   });
 }
 
@@ -1101,44 +1102,44 @@ void Framework::RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed,
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
                                     const std::string& node) {
   return TimedPoint(observer_, ExtensionPoint::kPreBind, [&]() -> Status {
-  for (auto* p : pre_bind_) {
-    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPreBind,
-                           [&] { return p->PreBind(state, pod, node); });
-    if (!s.IsSuccess()) {
-      if (!s.IsRejected()) {
-        s = Status::Error("running PreBind plugin \"" + std::string(p->Name()) + "\": " +
-                          s.Message());
+    for (auto* p : pre_bind_) {
+      Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPreBind,
+                             [&] { return p->PreBind(state, pod, node); });
+      if (!s.IsSuccess()) {
+        if (!s.IsRejected()) {
+          s = Status::Error("running PreBind plugin \"" + std::string(p->Name()) +
+                            "\": " + s.Message());
+        }
+        s.WithPlugin(p->Name());
+        return s;
       }
-      s.WithPlugin(p->Name());
-      return s;
     }
-  }
-  return Status::Success();
+    return Status::Success();
   });
 }
 
 Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
   return TimedPoint(observer_, ExtensionPoint::kBind, [&]() -> Status {
-  Status last(Code::kSkip);
-  for (auto* p : bind_) {
-    Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kBind,
-                           [&] { return p->Bind(state, pod, node); });
-    if (s.IsSkip()) continue;
-    if (!s.IsSuccess()) {
-      if (!s.IsRejected()) {
-        s = Status::Error("binding \"" + pod.pod->Key() + "\" to \"" + node + "\": " + s.Message());
+    Status last(Code::kSkip);
+    for (auto* p : bind_) {
+      Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kBind,
+                             [&] { return p->Bind(state, pod, node); });
+      if (s.IsSkip()) continue;
+      if (!s.IsSuccess()) {
+        if (!s.IsRejected()) {
+          s = Status::Error("binding \"" + pod.pod->Key() + "\" to \"" + node +
+                            "\": " + s.Message());
+        }
+        s.WithPlugin(p->Name());
+        return s;
       }
-      s.WithPlugin(p->Name());
       return s;
     }
-    return s;
-  }
-  return last;
+    return last;
   });
 }
 
-void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod,
-                                   const std::string& node) {
+void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
   ExtensionPointTimer timer(observer_, ExtensionPoint::kPostBind);
   for (auto* p : post_bind_) {
     (void)TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPostBind, [&] {
@@ -1163,9 +1164,8 @@ int Framework::ExpireWaitingPods(api::Timestamp now) {
       if (wp->deadline() <= now) expired.push_back(wp);
     }
   }
-  std::sort(expired.begin(), expired.end(), [](const auto& a, const auto& b) {
-    return a->GetPod().Key() < b->GetPod().Key();
-  });
+  std::sort(expired.begin(), expired.end(),
+            [](const auto& a, const auto& b) { return a->GetPod().Key() < b->GetPod().Key(); });
   for (auto& wp : expired) {
     // The plugin whose timeout passed rejects the pod.
     wp->Reject(wp->NextDeadline().first, "rejected due to timeout after waiting at permit");

@@ -28,7 +28,7 @@
 namespace phalanx::config {
 struct Plugins;
 struct Profile;
-}
+}  // namespace phalanx::config
 
 namespace phalanx::framework {
 
@@ -83,14 +83,14 @@ struct ScoreTable {
 // cluster, not on which other nodes PreScore got.
 struct RawScoreCache {
   bool initialized = false;
-  std::vector<size_t> plugins;             // indices of the Score plugins that ran
-  std::vector<std::vector<int64_t>> raw;   // [plugin][slot]
+  std::vector<size_t> plugins;            // indices of the Score plugins that ran
+  std::vector<std::vector<int64_t>> raw;  // [plugin][slot]
   // [plugin] how many slots hold a non-zero raw score: a plugin at 0 scores every node 0,
   // and its row needs no gathering from `raw` (e.g. TaintToleration without taints).
   std::vector<size_t> nonzero;
-  std::vector<const NodeInfo*> node;       // [slot] the NodeInfo scored, nullptr: none
-  std::vector<int64_t> generation;         // [slot] its generation then
-  int64_t computed = 0;                    // nodes scored (statistics, tests)
+  std::vector<const NodeInfo*> node;  // [slot] the NodeInfo scored, nullptr: none
+  std::vector<int64_t> generation;    // [slot] its generation then
+  int64_t computed = 0;               // nodes scored (statistics, tests)
   void Clear() {
     initialized = false;
     plugins.clear();
@@ -237,8 +237,7 @@ class Framework final : public Handle {
   Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
                                      const PodInfoPtr& to_add, const NodeInfo& node) override;
   Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
-                                        const PodInfoPtr& to_remove,
-                                        const NodeInfo& node) override;
+                                        const PodInfoPtr& to_remove, const NodeInfo& node) override;
   std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const override;
   std::shared_ptr<const std::vector<PodInfoPtr>> NominatedPodsViewForNode(
       const NodeInfo& node) const override;
@@ -252,8 +251,8 @@ class Framework final : public Handle {
     return opts_.namespace_labels && opts_.namespace_labels(name, out);
   }
   void ForEachNamespace(
-      const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
-          fn) const override {
+      const std::function<void(const std::string&, const std::map<std::string, std::string>&)>& fn)
+      const override {
     if (opts_.for_each_namespace) opts_.for_each_namespace(fn);
   }
   std::vector<api::PodDisruptionBudgetPtr> PodDisruptionBudgets() const override {
@@ -276,7 +275,8 @@ class Framework final : public Handle {
   void CollectExtensions(const config::Plugins& ps, const std::vector<std::string>& needed,
                          const std::unordered_map<std::string, Plugin*>& plugins);
   friend class WaitingPodImpl;
-  Status RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod, PreFilterResult* result);
+  Status RunPreFilterPluginsInternal(CycleState& state, const PodInfo& pod,
+                                     PreFilterResult* result);
   Status RunScorePluginsCachedInternal(const CycleState& state, const PodInfo& pod,
                                        const std::vector<const NodeInfo*>& nodes,
                                        const std::vector<uint32_t>& slots,

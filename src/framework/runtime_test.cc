@@ -182,8 +182,11 @@ class PostFilterer final : public PostFilterMixin {};
 class Gate final : public PreEnqueueMixin, public EnqueueMixin {};
 class BindPhases final : public PreBindMixin, public BindMixin, public PostBindMixin {};
 // Implements many points, for multiPoint expansion.
-class MultiA final : public PreFilterMixin, public FilterMixin, public ScoreMixin,
-                     public ReserveMixin, public EnqueueMixin {};
+class MultiA final : public PreFilterMixin,
+                     public FilterMixin,
+                     public ScoreMixin,
+                     public ReserveMixin,
+                     public EnqueueMixin {};
 class MultiB final : public FilterMixin, public ScoreMixin {};
 
 template <typename T>
@@ -248,7 +251,8 @@ class RuntimeTest : public ::testing::Test {
     FrameworkOptions o;
     o.clock = &clock_;
     o.parallelizer = &par_;
-    if (nominated) o.nominated_pods_for_node = [nominated](const std::string&) { return *nominated; };
+    if (nominated)
+      o.nominated_pods_for_node = [nominated](const std::string&) { return *nominated; };
     auto f = Framework::New(registry_, p, o);
     EXPECT_TRUE(f.ok()) << f.status().ToString();
     if (!f.ok()) return nullptr;
@@ -300,13 +304,21 @@ TEST_F(RuntimeTest, PluginListsFromProfile) {
          p.filter = Set({"PF1", "FilterOnly", "PF2"});
          p.score = Set({"S2", "S1"});
        },
-       {{"PreFilter", {"PF2", "PF1"}}, {"Filter", {"PF1", "FilterOnly", "PF2"}},
-        {"Score", {"S2", "S1"}}, {"PreScore", {}}, {"QueueSort", {"QSort"}},
+       {{"PreFilter", {"PF2", "PF1"}},
+        {"Filter", {"PF1", "FilterOnly", "PF2"}},
+        {"Score", {"S2", "S1"}},
+        {"PreScore", {}},
+        {"QueueSort", {"QSort"}},
         {"Bind", {"Binder"}}}},
       {"multiPoint expands to every point a plugin implements",
-       [](config::Plugins& p) { p.multi_point = Set({"MultiA", "MultiB"}); },
-       {{"PreFilter", {"MultiA"}}, {"Filter", {"MultiA", "MultiB"}},
-        {"Score", {"MultiA", "MultiB"}}, {"Reserve", {"MultiA"}}, {"Permit", {}}}},
+       [](config::Plugins& p) {
+         p.multi_point = Set({"MultiA", "MultiB"});
+       },
+       {{"PreFilter", {"MultiA"}},
+        {"Filter", {"MultiA", "MultiB"}},
+        {"Score", {"MultiA", "MultiB"}},
+        {"Reserve", {"MultiA"}},
+        {"Permit", {}}}},
       {"multiPoint plugins come before the point's own, overrides first",
        [](config::Plugins& p) {
          p.multi_point = Set({"MultiA", "MultiB"});
@@ -334,9 +346,14 @@ TEST_F(RuntimeTest, PluginListsFromProfile) {
          p.bind = {};
          p.multi_point = Set({"QSort", "Binder", "BindPhases"});
        },
-       {{"QueueSort", {"QSort"}}, {"Bind", {"Binder", "BindPhases"}}, {"PreBind", {"BindPhases"}},
+       {{"QueueSort", {"QSort"}},
+        {"Bind", {"Binder", "BindPhases"}},
+        {"PreBind", {"BindPhases"}},
         {"PostBind", {"BindPhases"}}}},
-      {"PreEnqueue", [](config::Plugins& p) { p.pre_enqueue = Set({"Gate2", "Gate"}); },
+      {"PreEnqueue",
+       [](config::Plugins& p) {
+         p.pre_enqueue = Set({"Gate2", "Gate"});
+       },
        {{"PreEnqueue", {"Gate2", "Gate"}}}},
   };
   for (const auto& tc : cases) {
@@ -359,23 +376,32 @@ TEST_F(RuntimeTest, ConstructionErrors) {
   const std::vector<Case> cases = {
       {"unknown plugin", [](config::Profile& p) { p.plugins.filter = Set({"Nope"}); },
        "profile \"test\": plugin \"Nope\" is not registered (known plugins: Alpha, BindPhases, "},
-      {"unknown multiPoint plugin", [](config::Profile& p) { p.plugins.multi_point = Set({"Nope"}); },
+      {"unknown multiPoint plugin",
+       [](config::Profile& p) { p.plugins.multi_point = Set({"Nope"}); },
        "plugin \"Nope\" is not registered"},
       {"plugin does not extend the point",
        [](config::Profile& p) { p.plugins.score = Set({"FilterOnly"}); },
-       "profile \"test\": plugins.score.enabled: plugin \"FilterOnly\" does not extend Score plugin"},
+       "profile \"test\": plugins.score.enabled: plugin \"FilterOnly\" does not extend Score "
+       "plugin"},
       {"does not extend QueueSort",
        [](config::Profile& p) { p.plugins.queue_sort = Set({"Binder"}); },
        "plugins.queueSort.enabled: plugin \"Binder\" does not extend QueueSort plugin"},
       {"registered twice at a point",
-       [](config::Profile& p) { p.plugins.filter = Set({"FilterOnly", "FilterOnly"}); },
+       [](config::Profile& p) {
+         p.plugins.filter = Set({"FilterOnly", "FilterOnly"});
+       },
        "plugins.filter.enabled: plugin \"FilterOnly\" already registered as Filter"},
       {"registered twice in multiPoint",
-       [](config::Profile& p) { p.plugins.multi_point = Set({"MultiB", "MultiB"}); },
+       [](config::Profile& p) {
+         p.plugins.multi_point = Set({"MultiB", "MultiB"});
+       },
        "plugins.multiPoint.enabled: plugin \"MultiB\" already registered as Filter"},
       {"no queue sort", [](config::Profile& p) { p.plugins.queue_sort = {}; },
        "profile \"test\": only one queue sort plugin required for profile, but got 0"},
-      {"two queue sorts", [](config::Profile& p) { p.plugins.queue_sort = Set({"QSort", "QSort2"}); },
+      {"two queue sorts",
+       [](config::Profile& p) {
+         p.plugins.queue_sort = Set({"QSort", "QSort2"});
+       },
        "only one queue sort plugin required for profile, but got 2"},
       {"queue sort twice via multiPoint and the point",
        [](config::Profile& p) { p.plugins.multi_point = Set({"QSort2"}); },
@@ -395,8 +421,7 @@ TEST_F(RuntimeTest, ConstructionErrors) {
          p.plugin_config = {{"FilterOnly", nullptr}, {"FilterOnly", nullptr}};
        },
        "pluginConfig: repeated config for plugin FilterOnly"},
-      {"factory error",
-       [](config::Profile& p) { p.plugins.filter = Set({"Broken"}); },
+      {"factory error", [](config::Profile& p) { p.plugins.filter = Set({"Broken"}); },
        "profile \"test\": initializing plugin \"Broken\": BrokenArgs: foo: Invalid value"},
   };
   for (const auto& tc : cases) {
@@ -420,7 +445,9 @@ TEST_F(RuntimeTest, ScoreWeights) {
       {"explicit weight", {{"S1", 3}}, {}, {{"S1", 3}}},
       {"multiPoint weight", {}, {{"S1", 5}}, {{"S1", 5}}},
       {"the score point's weight wins over multiPoint", {{"S1", 2}}, {{"S1", 7}}, {{"S1", 2}}},
-      {"a score entry without weight still wins (and means 1)", {{"S1", 0}}, {{"S1", 7}},
+      {"a score entry without weight still wins (and means 1)",
+       {{"S1", 0}},
+       {{"S1", 7}},
        {{"S1", 1}}},
       {"several", {{"S2", 4}}, {{"S1", 0}, {"S2", 9}}, {{"S1", 1}, {"S2", 4}, {"S3", 0}}},
   };
@@ -508,29 +535,77 @@ TEST_F(RuntimeTest, PreFilter) {
   };
   const std::vector<Case> cases = {
       {"all succeed", {"PF1", "PF2"}, {}, {}, Code::kSuccess, "", "", {"PF1", "PF2"}},
-      {"Skip marks the plugin's Filter skipped", {"PF1", "PF2"}, {{"PF1", Status(Code::kSkip)}},
-       {}, Code::kSuccess, "", "", {"PF1", "PF2"}, true, {}, {"PF1"}},
-      {"Unschedulable: the others still run", {"PF1", "PF2", "PF3"},
-       {{"PF1", Status::Unschedulable("no luck")}}, {}, Code::kUnschedulable, "PF1", "no luck",
+      {"Skip marks the plugin's Filter skipped",
+       {"PF1", "PF2"},
+       {{"PF1", Status(Code::kSkip)}},
+       {},
+       Code::kSuccess,
+       "",
+       "",
+       {"PF1", "PF2"},
+       true,
+       {},
+       {"PF1"}},
+      {"Unschedulable: the others still run",
+       {"PF1", "PF2", "PF3"},
+       {{"PF1", Status::Unschedulable("no luck")}},
+       {},
+       Code::kUnschedulable,
+       "PF1",
+       "no luck",
        {"PF1", "PF2", "PF3"}},
-      {"UnschedulableAndUnresolvable stops at once", {"PF1", "PF2"},
-       {{"PF1", Status::UnschedulableAndUnresolvable("never")}}, {},
-       Code::kUnschedulableAndUnresolvable, "PF1", "never", {"PF1"}},
-      {"UnschedulableAndUnresolvable after an Unschedulable wins", {"PF1", "PF2", "PF3"},
+      {"UnschedulableAndUnresolvable stops at once",
+       {"PF1", "PF2"},
+       {{"PF1", Status::UnschedulableAndUnresolvable("never")}},
+       {},
+       Code::kUnschedulableAndUnresolvable,
+       "PF1",
+       "never",
+       {"PF1"}},
+      {"UnschedulableAndUnresolvable after an Unschedulable wins",
+       {"PF1", "PF2", "PF3"},
        {{"PF1", Status::Unschedulable("u")}, {"PF2", Status::UnschedulableAndUnresolvable("uu")}},
-       {}, Code::kUnschedulableAndUnresolvable, "PF2", "uu", {"PF1", "PF2"}},
-      {"an error is wrapped and stops", {"PF1", "PF2"}, {{"PF1", Status::Error("boom")}}, {},
-       Code::kError, "PF1", "running PreFilter plugin \"PF1\": boom", {"PF1"}},
-      {"results are intersected", {"PF1", "PF2", "PF3"}, {},
-       {{"PF1", nodes({"a", "b", "c"})}, {"PF3", nodes({"b", "c", "d"})}}, Code::kSuccess, "", "",
-       {"PF1", "PF2", "PF3"}, false, {"b", "c"}},
-      {"an empty result: didn't satisfy plugin", {"PF1", "PF2"}, {}, {{"PF1", nodes({})}},
-       Code::kUnschedulableAndUnresolvable, "", "node(s) didn't satisfy plugin PF1", {"PF1"},
+       {},
+       Code::kUnschedulableAndUnresolvable,
+       "PF2",
+       "uu",
+       {"PF1", "PF2"}},
+      {"an error is wrapped and stops",
+       {"PF1", "PF2"},
+       {{"PF1", Status::Error("boom")}},
+       {},
+       Code::kError,
+       "PF1",
+       "running PreFilter plugin \"PF1\": boom",
+       {"PF1"}},
+      {"results are intersected",
+       {"PF1", "PF2", "PF3"},
+       {},
+       {{"PF1", nodes({"a", "b", "c"})}, {"PF3", nodes({"b", "c", "d"})}},
+       Code::kSuccess,
+       "",
+       "",
+       {"PF1", "PF2", "PF3"},
+       false,
+       {"b", "c"}},
+      {"an empty result: didn't satisfy plugin",
+       {"PF1", "PF2"},
+       {},
+       {{"PF1", nodes({})}},
+       Code::kUnschedulableAndUnresolvable,
+       "",
+       "node(s) didn't satisfy plugin PF1",
+       {"PF1"},
        false},
       // upstream lists the plugins sorted (sets.List).
-      {"disjoint results: didn't satisfy plugins simultaneously", {"Zeta", "PF2", "Alpha"}, {},
-       {{"Zeta", nodes({"a"})}, {"Alpha", nodes({"b"})}}, Code::kUnschedulableAndUnresolvable, "",
-       "node(s) didn't satisfy plugin(s) [Alpha Zeta] simultaneously", {"Zeta", "PF2", "Alpha"},
+      {"disjoint results: didn't satisfy plugins simultaneously",
+       {"Zeta", "PF2", "Alpha"},
+       {},
+       {{"Zeta", nodes({"a"})}, {"Alpha", nodes({"b"})}},
+       Code::kUnschedulableAndUnresolvable,
+       "",
+       "node(s) didn't satisfy plugin(s) [Alpha Zeta] simultaneously",
+       {"Zeta", "PF2", "Alpha"},
        false},
   };
   for (const auto& tc : cases) {
@@ -601,15 +676,31 @@ TEST_F(RuntimeTest, FilterReturnsFirstFailure) {
   };
   const std::vector<Case> cases = {
       {"all pass", {}, Code::kSuccess, "", "", {"PF1", "PF2", "PF3"}},
-      {"first failure stops", {{"PF2", Status::Unschedulable("Insufficient cpu")},
-                               {"PF3", Status::UnschedulableAndUnresolvable("x")}},
-       Code::kUnschedulable, "PF2", "Insufficient cpu", {"PF1", "PF2"}},
-      {"UnschedulableAndUnresolvable kept", {{"PF1", Status::UnschedulableAndUnresolvable("taint")}},
-       Code::kUnschedulableAndUnresolvable, "PF1", "taint", {"PF1"}},
-      {"an error is wrapped", {{"PF1", Status::Error("boom")}}, Code::kError, "PF1",
-       "running \"PF1\" filter plugin: boom", {"PF1"}},
-      {"Skip from Filter is not allowed: an error", {{"PF2", Status(Code::kSkip, "skip")}},
-       Code::kError, "PF2", "running \"PF2\" filter plugin: skip", {"PF1", "PF2"}},
+      {"first failure stops",
+       {{"PF2", Status::Unschedulable("Insufficient cpu")},
+        {"PF3", Status::UnschedulableAndUnresolvable("x")}},
+       Code::kUnschedulable,
+       "PF2",
+       "Insufficient cpu",
+       {"PF1", "PF2"}},
+      {"UnschedulableAndUnresolvable kept",
+       {{"PF1", Status::UnschedulableAndUnresolvable("taint")}},
+       Code::kUnschedulableAndUnresolvable,
+       "PF1",
+       "taint",
+       {"PF1"}},
+      {"an error is wrapped",
+       {{"PF1", Status::Error("boom")}},
+       Code::kError,
+       "PF1",
+       "running \"PF1\" filter plugin: boom",
+       {"PF1"}},
+      {"Skip from Filter is not allowed: an error",
+       {{"PF2", Status(Code::kSkip, "skip")}},
+       Code::kError,
+       "PF2",
+       "running \"PF2\" filter plugin: skip",
+       {"PF1", "PF2"}},
   };
   config::Profile p = BaseProfile();
   p.plugins.filter = Set({"PF1", "PF2", "PF3"});
@@ -720,17 +811,39 @@ TEST_F(RuntimeTest, PostFilter) {
   };
   const std::vector<Case> cases = {
       {"first success wins", {}, {{"PostF1", "n1"}}, Code::kSuccess, "", "", "n1", {"PostF1"}},
-      {"Unschedulable then success", {{"PostF1", Status::Unschedulable("no victims")}},
-       {{"PostF2", "n2"}}, Code::kSuccess, "", "", "n2", {"PostF1", "PostF2"}},
-      {"UnschedulableAndUnresolvable stops", {{"PostF1", Status::UnschedulableAndUnresolvable("no")}},
-       {}, Code::kUnschedulableAndUnresolvable, "PostF1", "no", "", {"PostF1"}},
-      {"an error stops", {{"PostF1", Status::Error("boom")}}, {}, Code::kError, "PostF1", "boom",
-       "", {"PostF1"}},
+      {"Unschedulable then success",
+       {{"PostF1", Status::Unschedulable("no victims")}},
+       {{"PostF2", "n2"}},
+       Code::kSuccess,
+       "",
+       "",
+       "n2",
+       {"PostF1", "PostF2"}},
+      {"UnschedulableAndUnresolvable stops",
+       {{"PostF1", Status::UnschedulableAndUnresolvable("no")}},
+       {},
+       Code::kUnschedulableAndUnresolvable,
+       "PostF1",
+       "no",
+       "",
+       {"PostF1"}},
+      {"an error stops",
+       {{"PostF1", Status::Error("boom")}},
+       {},
+       Code::kError,
+       "PostF1",
+       "boom",
+       "",
+       {"PostF1"}},
       // upstream: reasons of every rejecting plugin, the first one as the rejector.
       {"all reject: reasons of all, first plugin",
        {{"PostF1", Status::Unschedulable("0/3 nodes are available: a")},
         {"PostF2", Status::Unschedulable("b")}},
-       {}, Code::kUnschedulable, "PostF1", "0/3 nodes are available: a, b", "",
+       {},
+       Code::kUnschedulable,
+       "PostF1",
+       "0/3 nodes are available: a, b",
+       "",
        {"PostF1", "PostF2"}},
   };
   config::Profile p = BaseProfile();
@@ -791,27 +904,44 @@ TEST_F(RuntimeTest, ScoreNormalizationAndWeights) {
     std::vector<int64_t> want_totals;
   };
   const std::vector<Case> cases = {
-      {"weighted sum of normalized scores", [](Env&) {}, {"S1", "S2"}, Code::kSuccess, "",
+      {"weighted sum of normalized scores",
+       [](Env&) {},
+       {"S1", "S2"},
+       Code::kSuccess,
+       "",
        {0 * 2 + 50, 25 * 2 + 50, 50 * 2 + 50, 75 * 2 + 50, 100 * 2 + 50}},
       {"PreScore Skip skips the plugin's Score",
-       [](Env& e) { e.pre_score["S1"] = Status(Code::kSkip); }, {"S1", "S2"}, Code::kSuccess, "",
+       [](Env& e) { e.pre_score["S1"] = Status(Code::kSkip); },
+       {"S1", "S2"},
+       Code::kSuccess,
+       "",
        {50, 50, 50, 50, 50}},
       {"a Score error",
-       [](Env& e) { e.score["S2"] = Status::Error("boom"); }, {"S1", "S2"}, Code::kError,
-       "running Score plugin \"S2\": boom", {}},
+       [](Env& e) { e.score["S2"] = Status::Error("boom"); },
+       {"S1", "S2"},
+       Code::kError,
+       "running Score plugin \"S2\": boom",
+       {}},
       {"a NormalizeScore error",
        [](Env& e) {
          e.normalize["S2"] = [](std::vector<int64_t>&) { return Status::Error("bad"); };
        },
-       {"S1", "S2"}, Code::kError, "running Normalize on Score plugins: plugin \"S2\": bad", {}},
+       {"S1", "S2"},
+       Code::kError,
+       "running Normalize on Score plugins: plugin \"S2\": bad",
+       {}},
       {"a score above 100 after normalizing",
-       [&](Env& e) { e.score_fn["S3"] = [&](const NodeInfo& n) { return index(n) == 3 ? 101 : 0; }; },
-       {"S2", "S3"}, Code::kError,
+       [&](Env& e) {
+         e.score_fn["S3"] = [&](const NodeInfo& n) { return index(n) == 3 ? 101 : 0; };
+       },
+       {"S2", "S3"},
+       Code::kError,
        "plugin \"S3\" returns an invalid score 101, it should in the range of [0, 100] after "
        "normalizing",
        {}},
       {"a negative score",
-       [](Env& e) { e.score_fn["S3"] = [](const NodeInfo&) { return -1; }; }, {"S3"},
+       [](Env& e) { e.score_fn["S3"] = [](const NodeInfo&) { return -1; }; },
+       {"S3"},
        Code::kError,
        "plugin \"S3\" returns an invalid score -1, it should in the range of [0, 100] after "
        "normalizing",
@@ -932,9 +1062,15 @@ TEST_F(PermitTest, SuccessRejectionAndError) {
   const std::vector<Case> cases = {
       {"all allow", {}, Code::kSuccess, "", ""},
       {"a rejection", {{"P2", Status::Unschedulable("nope")}}, Code::kUnschedulable, "P2", "nope"},
-      {"a rejection after a Wait", {{"P1", Status(Code::kWait)}, {"P2", Status::Unschedulable("nope")}},
-       Code::kUnschedulable, "P2", "nope"},
-      {"an error", {{"P3", Status::Error("boom")}}, Code::kError, "P3",
+      {"a rejection after a Wait",
+       {{"P1", Status(Code::kWait)}, {"P2", Status::Unschedulable("nope")}},
+       Code::kUnschedulable,
+       "P2",
+       "nope"},
+      {"an error",
+       {{"P3", Status::Error("boom")}},
+       Code::kError,
+       "P3",
        "running Permit plugin \"P3\": boom"},
   };
   for (const auto& tc : cases) {
@@ -996,8 +1132,8 @@ TEST_F(PermitTest, WaitThenRejectedByAnotherPlugin) {
   env_.permit_timeout = {{"P1", 10 * kSec}};
   std::vector<Status> done;
   CycleState state;
-  ASSERT_TRUE(f->RunPermitPlugins(state, *Pod("p"), "n1", [&](Status st) { done.push_back(st); })
-                  .IsWait());
+  ASSERT_TRUE(
+      f->RunPermitPlugins(state, *Pod("p"), "n1", [&](Status st) { done.push_back(st); }).IsWait());
   f->GetWaitingPod("uid-p")->Reject("Coscheduling", "gang member failed");
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].code(), Code::kUnschedulable);
@@ -1006,8 +1142,8 @@ TEST_F(PermitTest, WaitThenRejectedByAnotherPlugin) {
   EXPECT_EQ(f->NumWaitingPods(), 0u);
 
   // RejectWaitingPod by UID (e.g. the pod was deleted).
-  ASSERT_TRUE(f->RunPermitPlugins(state, *Pod("q"), "n1", [&](Status st) { done.push_back(st); })
-                  .IsWait());
+  ASSERT_TRUE(
+      f->RunPermitPlugins(state, *Pod("q"), "n1", [&](Status st) { done.push_back(st); }).IsWait());
   f->RejectWaitingPod("uid-q");
   f->RejectWaitingPod("uid-q");  // already gone: no-op
   ASSERT_EQ(done.size(), 2u);
@@ -1023,9 +1159,11 @@ TEST_F(PermitTest, TimeoutOnVirtualClock) {
   const api::Timestamp t0 = clock_.Now();
   std::map<std::string, Status> done;
   CycleState state;
-  ASSERT_TRUE(f->RunPermitPlugins(state, *Pod("a"), "n1", [&](Status st) { done["a"] = st; }).IsWait());
+  ASSERT_TRUE(
+      f->RunPermitPlugins(state, *Pod("a"), "n1", [&](Status st) { done["a"] = st; }).IsWait());
   clock_.Advance(5 * kSec);
-  ASSERT_TRUE(f->RunPermitPlugins(state, *Pod("b"), "n1", [&](Status st) { done["b"] = st; }).IsWait());
+  ASSERT_TRUE(
+      f->RunPermitPlugins(state, *Pod("b"), "n1", [&](Status st) { done["b"] = st; }).IsWait());
 
   // Each waiting plugin has its own timeout (upstream: a timer per plugin): "a" is rejected
   // by P2 after 10 s unless P2 allows it.
@@ -1079,15 +1217,32 @@ TEST_F(RuntimeTest, PreBindBindPostBind) {
   };
   const std::vector<Case> cases = {
       {"the first binder binds", {}, Code::kSuccess, "", "", {"Binder"}},
-      {"Skip falls through to the next binder", {{"Binder", Status(Code::kSkip)}}, Code::kSuccess,
-       "", "", {"Binder", "Binder2"}},
-      {"every binder skips", {{"Binder", Status(Code::kSkip)}, {"Binder2", Status(Code::kSkip)},
-                              {"Binder3", Status(Code::kSkip)}},
-       Code::kSkip, "", "", {"Binder", "Binder2", "Binder3"}},
-      {"a rejection stops", {{"Binder", Status(Code::kSkip)}, {"Binder2", Status::Unschedulable("gone")}},
-       Code::kUnschedulable, "Binder2", "gone", {"Binder", "Binder2"}},
-      {"an error stops", {{"Binder", Status::Error("conflict")}}, Code::kError, "Binder",
-       "binding \"ns/p\" to \"n1\": conflict", {"Binder"}},
+      {"Skip falls through to the next binder",
+       {{"Binder", Status(Code::kSkip)}},
+       Code::kSuccess,
+       "",
+       "",
+       {"Binder", "Binder2"}},
+      {"every binder skips",
+       {{"Binder", Status(Code::kSkip)},
+        {"Binder2", Status(Code::kSkip)},
+        {"Binder3", Status(Code::kSkip)}},
+       Code::kSkip,
+       "",
+       "",
+       {"Binder", "Binder2", "Binder3"}},
+      {"a rejection stops",
+       {{"Binder", Status(Code::kSkip)}, {"Binder2", Status::Unschedulable("gone")}},
+       Code::kUnschedulable,
+       "Binder2",
+       "gone",
+       {"Binder", "Binder2"}},
+      {"an error stops",
+       {{"Binder", Status::Error("conflict")}},
+       Code::kError,
+       "Binder",
+       "binding \"ns/p\" to \"n1\": conflict",
+       {"Binder"}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -6,13 +6,20 @@ namespace phalanx::framework {
 
 std::string_view CodeName(Code c) {
   switch (c) {
-    case Code::kSuccess: return "Success";
-    case Code::kError: return "Error";
-    case Code::kUnschedulable: return "Unschedulable";
-    case Code::kUnschedulableAndUnresolvable: return "UnschedulableAndUnresolvable";
-    case Code::kWait: return "Wait";
-    case Code::kSkip: return "Skip";
-    case Code::kPending: return "Pending";
+    case Code::kSuccess:
+      return "Success";
+    case Code::kError:
+      return "Error";
+    case Code::kUnschedulable:
+      return "Unschedulable";
+    case Code::kUnschedulableAndUnresolvable:
+      return "UnschedulableAndUnresolvable";
+    case Code::kWait:
+      return "Wait";
+    case Code::kSkip:
+      return "Skip";
+    case Code::kPending:
+      return "Pending";
   }
   return "Unknown";
 }

@@ -148,8 +148,7 @@ bool SameConditions(const std::vector<api::NodeCondition>& a,
   }
   return true;
 }
-bool SameTolerations(const std::vector<api::Toleration>& a,
-                     const std::vector<api::Toleration>& b) {
+bool SameTolerations(const std::vector<api::Toleration>& a, const std::vector<api::Toleration>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].value != b[i].value ||

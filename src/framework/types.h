@@ -35,7 +35,7 @@ struct PodInfo {
   // from non_zero_requests only with pod-level requests set.
   api::Resource scoring_non_zero_requests;
   std::vector<HostPort> host_ports;
-  bool has_affinity = false;               // pod (anti-)affinity of any kind
+  bool has_affinity = false;  // pod (anti-)affinity of any kind
   bool has_required_anti_affinity = false;
   int32_t priority = 0;  // resolved spec.priority (0 when unset)
 
@@ -215,7 +215,7 @@ inline void NodeInfo::Prefetch() const {
 // A pod in the scheduling queue (upstream QueuedPodInfo).
 struct QueuedPodInfo {
   PodInfoPtr pod_info;
-  api::Timestamp timestamp = 0;  // last time added to the queue
+  api::Timestamp timestamp = 0;                  // last time added to the queue
   api::Timestamp initial_attempt_timestamp = 0;  // 0 until the first attempt
   int32_t attempts = 0;
   int32_t unschedulable_count = 0;  // consecutive unschedulable attempts (for backoff)
@@ -246,14 +246,14 @@ struct QueueSortKey {
 // ---- Cluster events and queueing hints (upstream framework/types.go, KEP-4247) ----
 
 enum class EventResource : uint8_t {
-  kPod,            // any pod
-  kAssignedPod,    // a pod bound to a node
-  kUnscheduledPod, // a pending pod
+  kPod,             // any pod
+  kAssignedPod,     // a pod bound to a node
+  kUnscheduledPod,  // a pending pod
   kNode,
-  kPodGroup,       // gang objects of any dialect
+  kPodGroup,  // gang objects of any dialect
   kWorkload,
   kPersistentVolumeClaim,
-  kResourceClaim,   // resource.k8s.io (DynamicResources)
+  kResourceClaim,  // resource.k8s.io (DynamicResources)
   kResourceSlice,
   kDeviceClass,
   kWildCard,
@@ -273,14 +273,12 @@ enum ActionType : uint32_t {
   kUpdatePodTolerations = 1 << 9,
   kUpdatePodSchedulingGatesEliminated = 1 << 10,
   kUpdatePodGeneratedResourceClaim = 1 << 11,
-  kUpdateOther = 1 << 12,  // an update not covered by a finer flag
+  kUpdateOther = 1 << 12,                // an update not covered by a finer flag
   kUpdateNodeDeclaredFeature = 1 << 13,  // status.declaredFeatures changed (KEP-5328)
-  kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint |
-            kUpdateNodeCondition | kUpdateNodeAnnotation | kUpdateNodeDeclaredFeature |
-            kUpdatePodLabel |
-            kUpdatePodScaleDown | kUpdatePodTolerations |
-            kUpdatePodSchedulingGatesEliminated | kUpdatePodGeneratedResourceClaim |
-            kUpdateOther,
+  kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint | kUpdateNodeCondition |
+            kUpdateNodeAnnotation | kUpdateNodeDeclaredFeature | kUpdatePodLabel |
+            kUpdatePodScaleDown | kUpdatePodTolerations | kUpdatePodSchedulingGatesEliminated |
+            kUpdatePodGeneratedResourceClaim | kUpdateOther,
   kAll = kAdd | kDelete | kUpdate,
 };
 

@@ -1,6 +1,5 @@
 // Tests of framework/types: PodInfo, NodeInfo bookkeeping, ClusterEvent::Match and the
 // update-action extractors (upstream framework/types_test.go, events_test.go).
-#include "framework/status.h"
 #include "framework/types.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "api/pod_resources.h"
+#include "framework/status.h"
 
 namespace phalanx::framework {
 namespace {
@@ -82,23 +82,23 @@ std::vector<std::string> Ports(const NodeInfo& ni) {
 TEST(PodInfoTest, Make) {
   api::Pod p = MakePod("p", {{"cpu", "500m"}, {"memory", "1Gi"}});
   p.spec.priority = 7;
-  AddHostPort(p, 80);                       // defaults: 0.0.0.0 / TCP
+  AddHostPort(p, 80);  // defaults: 0.0.0.0 / TCP
   AddHostPort(p, 53, "UDP", "10.0.0.1");
   api::ContainerPort no_host;
-  no_host.container_port = 8080;            // no hostPort: not a host port
+  no_host.container_port = 8080;  // no hostPort: not a host port
   p.spec.containers[0].ports.push_back(no_host);
   api::Container sidecar;
   sidecar.restart_policy = "Always";
   sidecar.ports.push_back({"", 9090, 9090, "TCP", ""});
-  api::Container init;                      // a regular init container's ports don't count
+  api::Container init;  // a regular init container's ports don't count
   init.ports.push_back({"", 7070, 7070, "TCP", ""});
   p.spec.init_containers = {sidecar, init};
   PodInfoPtr pi = Info(p);
   EXPECT_EQ(pi->priority, 7);
   EXPECT_EQ(pi->requests.milli_cpu, 500);
   EXPECT_EQ(pi->requests.memory, 1024LL * 1024 * 1024);
-  std::vector<HostPort> want = {{"0.0.0.0", "TCP", 9090}, {"0.0.0.0", "TCP", 80},
-                                {"10.0.0.1", "UDP", 53}};
+  std::vector<HostPort> want = {
+      {"0.0.0.0", "TCP", 9090}, {"0.0.0.0", "TCP", 80}, {"10.0.0.1", "UDP", 53}};
   EXPECT_EQ(pi->host_ports, want);
   EXPECT_FALSE(pi->has_affinity);
   EXPECT_FALSE(pi->has_required_anti_affinity);
@@ -131,7 +131,9 @@ TEST(PodInfoTest, AffinityFlags) {
       {"required pod affinity",
        [](api::Affinity& a) { a.pod_affinity.emplace().required.push_back(Term()); }, true, false},
       {"preferred pod anti-affinity",
-       [](api::Affinity& a) { a.pod_anti_affinity.emplace().preferred.push_back({10, Term()}); },
+       [](api::Affinity& a) {
+         a.pod_anti_affinity.emplace().preferred.push_back({10, Term()});
+       },
        true, false},
       {"required pod anti-affinity",
        [](api::Affinity& a) { a.pod_anti_affinity.emplace().required.push_back(Term()); }, true,
@@ -154,8 +156,8 @@ TEST(PodInfoTest, AffinityFlags) {
 TEST(NodeInfoTest, SetNodeAllocatableAndImages) {
   api::Node n;
   n.metadata.name = "n1";
-  n.status.allocatable = List({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"},
-                               {"example.com/gpu", "2"}});
+  n.status.allocatable =
+      List({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}, {"example.com/gpu", "2"}});
   n.status.images.push_back({{"img:a", "img@sha256:1"}, 100});
   n.status.images.push_back({{"img:b"}, 200});
   NodeInfo ni(std::make_shared<api::Node>(n));
@@ -201,8 +203,8 @@ TEST(NodeInfoTest, AddAndRemovePods) {
   EXPECT_EQ(ni.non_zero_requested().milli_cpu, 100 + api::kDefaultMilliCPURequest + 200 + 1000);
   EXPECT_EQ(ni.non_zero_requested().memory,
             500 + api::kDefaultMemoryRequest + 1024 + api::kDefaultMemoryRequest);
-  EXPECT_EQ(Ports(ni), (std::vector<std::string>{"0.0.0.0/TCP/8080", "127.0.0.1/TCP/80",
-                                                 "127.0.0.1/TCP/80"}));
+  EXPECT_EQ(Ports(ni),
+            (std::vector<std::string>{"0.0.0.0/TCP/8080", "127.0.0.1/TCP/80", "127.0.0.1/TCP/80"}));
 
   struct Step {
     std::string remove;
@@ -212,11 +214,32 @@ TEST(NodeInfoTest, AddAndRemovePods) {
     std::vector<std::string> ports;
   };
   const std::vector<Step> steps = {
-      {"d", true, {"a", "b", "c"}, {"c"}, {}, 300, 500 + api::kDefaultMemoryRequest + 1024, 3,
+      {"d",
+       true,
+       {"a", "b", "c"},
+       {"c"},
+       {},
+       300,
+       500 + api::kDefaultMemoryRequest + 1024,
+       3,
        {"0.0.0.0/TCP/8080", "127.0.0.1/TCP/80"}},
-      {"d", false, {"a", "b", "c"}, {"c"}, {}, 300, 500 + api::kDefaultMemoryRequest + 1024, 3,
+      {"d",
+       false,
+       {"a", "b", "c"},
+       {"c"},
+       {},
+       300,
+       500 + api::kDefaultMemoryRequest + 1024,
+       3,
        {"0.0.0.0/TCP/8080", "127.0.0.1/TCP/80"}},
-      {"a", true, {"b", "c"}, {"c"}, {}, 200, api::kDefaultMemoryRequest + 1024, 0,
+      {"a",
+       true,
+       {"b", "c"},
+       {"c"},
+       {},
+       200,
+       api::kDefaultMemoryRequest + 1024,
+       0,
        {"0.0.0.0/TCP/8080"}},
       {"c", true, {"b"}, {}, {}, 0, api::kDefaultMemoryRequest, 0, {"0.0.0.0/TCP/8080"}},
       {"b", true, {}, {}, {}, 0, 0, 0, {}},
@@ -258,7 +281,8 @@ TEST(ClusterEventTest, Match) {
     bool want;
   };
   const std::vector<Case> cases = {
-      {"same resource and action", E(EventResource::kNode, kAdd), E(EventResource::kNode, kAdd), true},
+      {"same resource and action", E(EventResource::kNode, kAdd), E(EventResource::kNode, kAdd),
+       true},
       {"same resource, other action", E(EventResource::kNode, kAdd),
        E(EventResource::kNode, kUpdateNodeLabel), false},
       {"action bits intersect", E(EventResource::kNode, kAdd | kUpdateNodeLabel),
@@ -308,15 +332,16 @@ TEST(NodeUpdateActionsTest, Table) {
   };
   const std::vector<Case> cases = {
       {"no change", [](api::Node&) {}, 0},
-      {"capacity and images only", [](api::Node& n) {
+      {"capacity and images only",
+       [](api::Node& n) {
          n.status.capacity = List({{"cpu", "8"}});
          n.status.images.push_back({{"img"}, 1});
-       }, 0},
+       },
+       0},
       {"allocatable", [](api::Node& n) { n.status.allocatable["cpu"] = Q("3"); },
        kUpdateNodeAllocatable},
-      {"allocatable, same value other spelling", [](api::Node& n) {
-         n.status.allocatable["cpu"] = Q("4000m");
-       }, 0},
+      {"allocatable, same value other spelling",
+       [](api::Node& n) { n.status.allocatable["cpu"] = Q("4000m"); }, 0},
       {"label added", [](api::Node& n) { n.metadata.labels["gpu"] = "true"; }, kUpdateNodeLabel},
       {"label value", [](api::Node& n) { n.metadata.labels["zone"] = "b"; }, kUpdateNodeLabel},
       {"taint removed", [](api::Node& n) { n.spec.taints.clear(); }, kUpdateNodeTaint},
@@ -327,10 +352,12 @@ TEST(NodeUpdateActionsTest, Table) {
        kUpdateNodeCondition},
       {"annotation", [](api::Node& n) { n.metadata.annotations["note"] = "2"; },
        kUpdateNodeAnnotation},
-      {"several at once", [](api::Node& n) {
+      {"several at once",
+       [](api::Node& n) {
          n.metadata.labels["zone"] = "b";
          n.status.allocatable["memory"] = Q("4Gi");
-       }, kUpdateNodeLabel | kUpdateNodeAllocatable},
+       },
+       kUpdateNodeLabel | kUpdateNodeAllocatable},
   };
   for (const auto& tc : cases) {
     api::Node n = base;
@@ -353,32 +380,45 @@ TEST(PodUpdateActionsTest, Table) {
     bool gated = false;  // start from a pod with a scheduling gate
   };
   const std::vector<Case> cases = {
-      {"status only", [](api::Pod& p) {
+      {"status only",
+       [](api::Pod& p) {
          p.status.conditions.push_back({"PodScheduled", "False", "Unschedulable", "msg"});
          p.status.nominated_node_name = "n1";
-       }, 0},
+       },
+       0},
       {"label", [](api::Pod& p) { p.metadata.labels["app"] = "y"; }, kUpdatePodLabel},
-      {"cpu scaled down", [](api::Pod& p) { p.spec.containers[0].resources.requests["cpu"] = Q("500m"); },
+      {"cpu scaled down",
+       [](api::Pod& p) { p.spec.containers[0].resources.requests["cpu"] = Q("500m"); },
        kUpdatePodScaleDown},
-      {"cpu scaled up", [](api::Pod& p) { p.spec.containers[0].resources.requests["cpu"] = Q("2"); }, 0},
+      {"cpu scaled up",
+       [](api::Pod& p) { p.spec.containers[0].resources.requests["cpu"] = Q("2"); }, 0},
       // upstream extractPodScaleDown: any request that decreases (or disappears) frees room.
-      {"cpu down, memory up", [](api::Pod& p) {
+      {"cpu down, memory up",
+       [](api::Pod& p) {
          p.spec.containers[0].resources.requests["cpu"] = Q("500m");
          p.spec.containers[0].resources.requests["memory"] = Q("2Gi");
-       }, kUpdatePodScaleDown},
-      {"request removed", [](api::Pod& p) { p.spec.containers[0].resources.requests.erase("memory"); },
+       },
        kUpdatePodScaleDown},
-      {"scalar request added", [](api::Pod& p) { p.spec.containers[0].resources.requests["example.com/gpu"] = Q("1"); },
-       0},
-      {"toleration added", [](api::Pod& p) { p.spec.tolerations.push_back({"k2", "Exists", "", "", std::nullopt}); },
+      {"request removed",
+       [](api::Pod& p) { p.spec.containers[0].resources.requests.erase("memory"); },
+       kUpdatePodScaleDown},
+      {"scalar request added",
+       [](api::Pod& p) { p.spec.containers[0].resources.requests["example.com/gpu"] = Q("1"); }, 0},
+      {"toleration added",
+       [](api::Pod& p) {
+         p.spec.tolerations.push_back({"k2", "Exists", "", "", std::nullopt});
+       },
        kUpdatePodTolerations},
-      {"toleration value", [](api::Pod& p) { p.spec.tolerations[0].value = "w"; }, kUpdatePodTolerations},
+      {"toleration value", [](api::Pod& p) { p.spec.tolerations[0].value = "w"; },
+       kUpdatePodTolerations},
       {"annotation only", [](api::Pod& p) { p.metadata.annotations["a"] = "b"; }, kUpdateOther},
       {"node selector only", [](api::Pod& p) { p.spec.node_selector["zone"] = "a"; }, kUpdateOther},
-      {"label and annotation: only the label", [](api::Pod& p) {
+      {"label and annotation: only the label",
+       [](api::Pod& p) {
          p.metadata.labels["app"] = "y";
          p.metadata.annotations["a"] = "b";
-       }, kUpdatePodLabel},
+       },
+       kUpdatePodLabel},
       {"gates eliminated", [](api::Pod& p) { p.spec.scheduling_gates.clear(); },
        kUpdatePodSchedulingGatesEliminated, true},
       {"gate removed, another remains", [](api::Pod& p) { p.spec.scheduling_gates.pop_back(); }, 0,

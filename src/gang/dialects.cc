@@ -443,8 +443,7 @@ void VolcanoNetworkTopology(const YAML::Node& nt, PodGroupSpec* s, Errors* errs)
   }
   c.highest_tier_name = Str(nt, "highestTierName");
   if (c.highest_tier && !c.highest_tier_name.empty()) {
-    errs->Add("spec.networkTopology",
-              "highestTierAllowed and highestTierName cannot both be set");
+    errs->Add("spec.networkTopology", "highestTierAllowed and highestTierName cannot both be set");
   }
 }
 

@@ -31,9 +31,8 @@ struct DialectOptions {
 //   PodGrouper: the pod's top owner (looked up with `owner`), if its kind is enabled.
 // Returns nullopt for a pod that is not in a gang. Invalid annotation values yield a
 // ref whose inline_spec has `invalid` set (never an exception).
-using OwnerLookup =
-    std::function<const api::Unstructured*(const std::string& ns, const std::string& kind,
-                                           const std::string& name)>;
+using OwnerLookup = std::function<const api::Unstructured*(
+    const std::string& ns, const std::string& kind, const std::string& name)>;
 std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions& opts,
                                       const OwnerLookup& owner);
 

@@ -1,8 +1,8 @@
 #include "gang/dialects_parse.h"
 
-#include "api/duration.h"
-
 #include <limits>
+
+#include "api/duration.h"
 
 namespace phalanx::gang::detail {
 

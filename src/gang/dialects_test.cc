@@ -6,12 +6,11 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <ostream>
-
 #include <functional>
 #include <limits>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 

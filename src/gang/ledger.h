@@ -16,10 +16,10 @@
 namespace phalanx::gang {
 
 struct GangCounts {
-  int32_t pods = 0;     // member pods that exist (any state, not terminal)
-  int32_t pending = 0;  // not yet assumed or bound
-  int32_t assumed = 0;  // assumed by the scheduler, binding not yet confirmed
-  int32_t bound = 0;    // bound (running)
+  int32_t pods = 0;             // member pods that exist (any state, not terminal)
+  int32_t pending = 0;          // not yet assumed or bound
+  int32_t assumed = 0;          // assumed by the scheduler, binding not yet confirmed
+  int32_t bound = 0;            // bound (running)
   bool satisfied_once = false;  // reached minMember assumed+bound at some point
   // Members that ended Succeeded / Failed (terminal pods are no longer in `pods`): each
   // pod once, by key, for the gang's lifetime (a finished pod later deleted still counts);
@@ -35,7 +35,7 @@ struct GangInfo {
   std::shared_ptr<const PodGroupSpec> spec;  // nullptr: the gang object does not exist
   GangRef ref;                               // how the first member named it
   GangCounts counts;
-  std::vector<std::string> member_pods;      // pod keys, sorted
+  std::vector<std::string> member_pods;  // pod keys, sorted
   // The subgroup each member names (subgroups.h SubGroupNameOf), parallel to member_pods.
   std::vector<std::string> member_sub_groups;
   // Whether each member is assumed or bound (else pending), parallel to member_pods.
@@ -43,13 +43,13 @@ struct GangInfo {
   // Per subgroup name ("" = none): member pods that exist, and those assumed or bound.
   SubGroupCounts sub_group_pods;
   SubGroupCounts sub_group_active;
-  int32_t attempts = 0;                      // PodGroup cycles or Permit rounds
+  int32_t attempts = 0;  // PodGroup cycles or Permit rounds
   std::string last_reason;
-  api::Timestamp quorum_time = 0;            // when minMember pods existed
-  api::Timestamp satisfied_time = 0;         // when minMember were assumed/bound
-  api::Timestamp running_time = 0;           // when minMember were bound
-  bool has_quorum = false;                   // quorum_time is valid
-  bool running = false;                      // running_time is valid
+  api::Timestamp quorum_time = 0;     // when minMember pods existed
+  api::Timestamp satisfied_time = 0;  // when minMember were assumed/bound
+  api::Timestamp running_time = 0;    // when minMember were bound
+  bool has_quorum = false;            // quorum_time is valid
+  bool running = false;               // running_time is valid
 };
 
 // Spec and counts of one gang, without its member list.

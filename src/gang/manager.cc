@@ -8,7 +8,9 @@
 namespace phalanx::gang {
 
 namespace {
-bool Terminal(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
+bool Terminal(const api::Pod& p) {
+  return p.status.phase == "Succeeded" || p.status.phase == "Failed";
+}
 std::string ObjKey(const std::string& ns, const std::string& kind, const std::string& name) {
   return ns + "/" + kind + "/" + name;
 }
@@ -155,7 +157,8 @@ std::string Manager::FinishPodLocked(const api::PodPtr& pod) {
     // at startup holds every finished pod of the cluster, and old derived gangs (finished
     // Jobs) must not come back as gang state and metrics.
     auto known = gangs_.find(key);
-    if (known == gangs_.end() && !object_specs_.count(ref->spec_key.empty() ? key : ref->spec_key)) {
+    if (known == gangs_.end() &&
+        !object_specs_.count(ref->spec_key.empty() ? key : ref->spec_key)) {
       return "";
     }
     Gang& g = gangs_[key];
@@ -189,9 +192,15 @@ void Manager::RemovePodLocked(const std::string& pkey) {
     if (it->second.running) --g.counts.running;
     CountSubGroup(g, it->second, -1);
     switch (it->second.state) {
-      case PodEntry::kPending: --g.counts.pending; break;
-      case PodEntry::kAssumed: --g.counts.assumed; break;
-      case PodEntry::kBound: --g.counts.bound; break;
+      case PodEntry::kPending:
+        --g.counts.pending;
+        break;
+      case PodEntry::kAssumed:
+        --g.counts.assumed;
+        break;
+      case PodEntry::kBound:
+        --g.counts.bound;
+        break;
     }
     if (it->second.state != PodEntry::kPending && g.counts.satisfied_once) {
       running_losses_.insert(it->second.gang);
@@ -290,7 +299,8 @@ std::shared_ptr<const GangRef> Manager::RefPtrOf(const api::Pod& pod) const {
   return g->ref;
 }
 
-std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g, const std::string& key) const {
+std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g,
+                                                        const std::string& key) const {
   auto it = object_specs_.find(!g.ref || g.ref->spec_key.empty() ? key : g.ref->spec_key);
   if (it != object_specs_.end()) {
     if (it->second->key == key) return it->second;
@@ -439,8 +449,8 @@ void Manager::MarkForgotten(const api::Pod& pod) {
   // A gang that was satisfied only by assumed members that are now forgotten is not
   // satisfied any more (rollback).
   auto spec = SpecLocked(g, it->second.gang);
-  if (spec && g.counts.bound < spec->min_member && g.counts.assumed + g.counts.bound < spec->min_member &&
-      g.counts.bound == 0) {
+  if (spec && g.counts.bound < spec->min_member &&
+      g.counts.assumed + g.counts.bound < spec->min_member && g.counts.bound == 0) {
     g.counts.satisfied_once = false;
   }
 }

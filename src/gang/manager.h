@@ -83,7 +83,8 @@ class Manager final : public GangLedger {
   // Snapshot of a gang's state; nullopt if no pod or object mentions the key.
   // Copies the member list: O(members). Hot paths use Summary.
   // with_members = false leaves member_pods empty (O(1) instead of O(members)).
-  std::optional<GangInfo> Info(const std::string& gang_key, bool with_members = true) const override;
+  std::optional<GangInfo> Info(const std::string& gang_key,
+                               bool with_members = true) const override;
   // Info's planning subset (GangLedger::PlanningInfo).
   std::optional<GangInfo> PlanningInfo(const std::string& gang_key) const override;
   // Spec and counts only (no member list), O(1) apart from the map lookup.
@@ -130,7 +131,7 @@ class Manager final : public GangLedger {
   struct Gang {
     std::shared_ptr<const PodGroupSpec> object_spec;  // from an object
     std::shared_ptr<const PodGroupSpec> inline_spec;  // from the first member's annotations
-    std::shared_ptr<const GangRef> ref;  // set by the first member, never reset
+    std::shared_ptr<const GangRef> ref;               // set by the first member, never reset
     std::set<std::string> members;
     std::map<std::string, bool> finished;  // pod key -> Succeeded (true) / Failed (false)
     GangCounts counts;
@@ -152,7 +153,8 @@ class Manager final : public GangLedger {
   void AddPodLocked(const api::PodPtr& pod, api::Timestamp now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemovePodLocked(const std::string& pod_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string FinishPodLocked(const api::PodPtr& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::optional<GangRef> ResolveLocked(const api::Pod& pod) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<GangRef> ResolveLocked(const api::Pod& pod) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds (delta 1) or removes (-1) a member's share of its gang's subgroup counts.

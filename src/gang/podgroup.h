@@ -111,9 +111,9 @@ struct Topology {
 // (Volcano pkg/scheduler/api/hyper_node_info.go). topology_hypernode.h decodes and
 // resolves them.
 struct HyperNodeMember {
-  bool hyper_node = false;   // type HyperNode (else Node)
-  std::string exact;         // exactMatch.name ("" = not this selector)
-  std::string regex;         // regexMatch.pattern ("" = not this selector)
+  bool hyper_node = false;                   // type HyperNode (else Node)
+  std::string exact;                         // exactMatch.name ("" = not this selector)
+  std::string regex;                         // regexMatch.pattern ("" = not this selector)
   std::optional<api::LabelSelector> labels;  // labelMatch
 };
 struct HyperNode {
@@ -135,8 +135,8 @@ struct PodGroupSpec {
   Dialect dialect = Dialect::kCoscheduling;
   std::string source;  // object kind/apiVersion or annotation the spec came from (for messages)
 
-  int32_t min_member = 1;    // quorum; the dialect's minMember / minCount / min-available
-  int32_t total_member = 0;  // Koordinator total-number; 0 = unknown
+  int32_t min_member = 1;       // quorum; the dialect's minMember / minCount / min-available
+  int32_t total_member = 0;     // Koordinator total-number; 0 = unknown
   api::Resource min_resources;  // Coscheduling/Volcano minResources (zero = none)
   bool has_min_resources = false;
   std::optional<int64_t> schedule_timeout_ns;  // scheduleTimeoutSeconds / waiting-time
@@ -148,8 +148,8 @@ struct PodGroupSpec {
   // Keys of every gang in the same GangGroup, including this one (Koordinator `groups`);
   // empty = a group of its own.
   std::vector<std::string> gang_group;
-  std::string queue;                // KAI / Volcano queue name
-  std::string priority_class_name;  // KAI PodGroup priorityClassName
+  std::string queue;                 // KAI / Volcano queue name
+  std::string priority_class_name;   // KAI PodGroup priorityClassName
   std::vector<SubGroup> sub_groups;  // nested quorums, in spec order (subgroups.h)
   // KAI spec.minSubGroup: how many top-level subgroups must meet their quorum (unset: all).
   std::optional<int32_t> min_sub_group;
@@ -164,8 +164,8 @@ struct PodGroupSpec {
 
 // How a pod names its gang.
 struct GangRef {
-  std::string key;  // identity of this gang (PodGroupSpec::key of its spec, or for a
-                    // Workload pod group with podGroupReplicaKey: spec_key + "/" + replica)
+  std::string key;       // identity of this gang (PodGroupSpec::key of its spec, or for a
+                         // Workload pod group with podGroupReplicaKey: spec_key + "/" + replica)
   std::string spec_key;  // key of the PodGroupSpec that defines it
   Dialect dialect = Dialect::kCoscheduling;
   std::string namespace_;
@@ -173,7 +173,8 @@ struct GangRef {
   // Set when the pod itself defines the gang (Koordinator annotations, PodGrouper): no
   // separate object needs to exist.
   std::optional<PodGroupSpec> inline_spec;
-  // Where on the pod the reference was found, for messages (e.g. "label scheduling.x-k8s.io/pod-group").
+  // Where on the pod the reference was found, for messages (e.g. "label
+  // scheduling.x-k8s.io/pod-group").
   std::string via;
 };
 

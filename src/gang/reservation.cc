@@ -110,9 +110,8 @@ ReservationPlan PlanReservation(const std::vector<NodeForecast>& nodes,
   }
   std::vector<size_t> order(members.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return SizeKey(members[a]) > SizeKey(members[b]);
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return SizeKey(members[a]) > SizeKey(members[b]); });
   // The empty cluster first: a gang that never fits gets no reservation.
   std::vector<NodeForecast> empty = nodes;
   for (auto& n : empty) {
@@ -132,7 +131,9 @@ ReservationPlan PlanReservation(const std::vector<NodeForecast>& nodes,
   // Free room only grows with t, so feasibility is (nearly: first fit is a heuristic)
   // monotone in t: try now, then the last release time, then bisect between them —
   // O(log T) first-fit passes instead of T on clusters with many running pods.
-  auto try_at = [&](size_t i) { return FirstFit(nodes, FreeAt(nodes, times[i], now), members, order); };
+  auto try_at = [&](size_t i) {
+    return FirstFit(nodes, FreeAt(nodes, times[i], now), members, order);
+  };
   auto found = [&](size_t i, std::set<std::string>&& used) {
     plan.ok = true;
     plan.nodes.assign(used.begin(), used.end());
@@ -328,9 +329,15 @@ void ReservationLedger::PublishLocked() {
 
 void ReservationLedger::CountLocked(ReleaseCause c) {
   switch (c) {
-    case ReleaseCause::kBound: ++counters_.released_bound; break;
-    case ReleaseCause::kGone: ++counters_.released_gone; break;
-    case ReleaseCause::kExpired: ++counters_.expired; break;
+    case ReleaseCause::kBound:
+      ++counters_.released_bound;
+      break;
+    case ReleaseCause::kGone:
+      ++counters_.released_gone;
+      break;
+    case ReleaseCause::kExpired:
+      ++counters_.expired;
+      break;
   }
 }
 

@@ -1,4 +1,4 @@
-// Node reservations for gangs that wait too long, with backfill (issue 21).
+// Node reservations for gangs that wait too long, with backfill.
 //
 // Phalanx's PodGroup cycle holds nothing for a gang that does not fit, which keeps gangs
 // deadlock-free but lets small pods take every GPU that frees while a large gang waits
@@ -76,7 +76,7 @@ bool FitsIn(const api::Resource& request, const api::Resource& free);
 // The outcome of PlanReservation.
 struct ReservationPlan {
   bool ok = false;
-  std::vector<std::string> nodes;  // the nodes chosen, sorted by name
+  std::vector<std::string> nodes;     // the nodes chosen, sorted by name
   api::Timestamp forecast_start = 0;  // when the chosen nodes can host every member (ns)
   std::string why_not;                // !ok: why no reservation, for the gang's reason
 };
@@ -96,10 +96,10 @@ ReservationPlan PlanReservation(const std::vector<NodeForecast>& nodes,
 
 // Plugin args of GangReservation (GangReservationArgs). threshold_ns 0 = reservations off.
 struct ReservationSettings {
-  int64_t threshold_ns = 0;                    // reservationThresholdSeconds
+  int64_t threshold_ns = 0;                       // reservationThresholdSeconds
   int64_t grace_ns = 600 * api::kNanosPerSecond;  // reservationGraceSeconds
-  int32_t max_reservations = 1;                // maxReservations (1 = EASY backfill)
-  int32_t min_members = 2;                     // minMembers: smaller gangs never reserve
+  int32_t max_reservations = 1;                   // maxReservations (1 = EASY backfill)
+  int32_t min_members = 2;                        // minMembers: smaller gangs never reserve
   // preemptAfterSeconds (0 = off): a gang that holds a reservation, has waited this long
   // (since its quorum, as threshold_ns) and whose forecast start is still in the future
   // evicts the pods on its reserved nodes that keep it from starting now
@@ -111,13 +111,13 @@ struct ReservationSettings {
 };
 
 struct Reservation {
-  std::string gang;                 // the gang key ("ns/name") that holds it
-  std::vector<std::string> gangs;   // every gang of its GangGroup (they see the nodes freely)
-  std::vector<std::string> nodes;   // sorted
+  std::string gang;                // the gang key ("ns/name") that holds it
+  std::vector<std::string> gangs;  // every gang of its GangGroup (they see the nodes freely)
+  std::vector<std::string> nodes;  // sorted
   api::Timestamp made = 0;
   api::Timestamp forecast_start = 0;
-  api::Timestamp expires = 0;       // forecast_start + grace
-  int32_t members = 0;              // members it was planned for
+  api::Timestamp expires = 0;  // forecast_start + grace
+  int32_t members = 0;         // members it was planned for
 };
 
 // Read-only view for the Filter hot path: the active reservations and, per node, which one
@@ -131,10 +131,10 @@ enum class ReleaseCause { kBound, kGone, kExpired };
 
 struct ReservationCounters {
   int64_t made = 0;
-  int64_t released_bound = 0;   // the gang started
-  int64_t released_gone = 0;    // the gang was deleted or can no longer use it
-  int64_t expired = 0;          // not started within grace after the forecast start
-  int64_t not_made = 0;         // a gang over the threshold for which PlanReservation failed
+  int64_t released_bound = 0;  // the gang started
+  int64_t released_gone = 0;   // the gang was deleted or can no longer use it
+  int64_t expired = 0;         // not started within grace after the forecast start
+  int64_t not_made = 0;        // a gang over the threshold for which PlanReservation failed
   // preemptAfterSeconds: evictions a starving gang started on its reserved nodes, and the
   // pods they evicted (whole jobs).
   int64_t evictions = 0;
@@ -169,8 +169,8 @@ class ReservationLedger {
   // EASY backfill reserves for the head of the queue: the gang that has waited longest.
   // Records that `gang` (waiting since `since`, ns) is over the threshold, and returns
   // whether it is the longest-waiting such gang that `gone` does not rule out and that holds
-  // no reservation yet (ties: the smaller key); gone gangs are forgotten. A gang is forgotten too when its reservation is
-  // released as started or gone.
+  // no reservation yet (ties: the smaller key); gone gangs are forgotten. A gang is forgotten too
+  // when its reservation is released as started or gone.
   bool TakeTurn(const std::string& gang, api::Timestamp since,
                 const std::function<bool(const std::string& gang)>& gone) ABSL_LOCKS_EXCLUDED(mu_);
   // Counts a gang over the threshold that got no reservation (PlanReservation not ok).
@@ -194,7 +194,7 @@ class ReservationLedger {
   mutable absl::Mutex mu_;
   ReservationSettings settings_ ABSL_GUARDED_BY(mu_);
   std::vector<Reservation> active_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<const ReservationView> view_ ABSL_GUARDED_BY(mu_);  // nullptr: none active
+  std::shared_ptr<const ReservationView> view_ ABSL_GUARDED_BY(mu_);    // nullptr: none active
   std::map<std::string, api::Timestamp> waiting_ ABSL_GUARDED_BY(mu_);  // TakeTurn: gang -> since
   ReservationCounters counters_ ABSL_GUARDED_BY(mu_);
   std::vector<Reservation> history_ ABSL_GUARDED_BY(mu_);

@@ -232,7 +232,7 @@ TEST(ReservationLedgerTest, TurnsGoToTheLongestWaitingLiveGang) {
   EXPECT_FALSE(l.TakeTurn("ns/young", 50, is_gone));  // now behind ns/old
   ASSERT_TRUE(l.Add(R("ns/old", {"a"}, 5)));          // a holder does not compete
   EXPECT_TRUE(l.TakeTurn("ns/young", 50, is_gone));
-  EXPECT_TRUE(l.TakeTurn("ns/mid", 30, is_gone));     // older than ns/young
+  EXPECT_TRUE(l.TakeTurn("ns/mid", 30, is_gone));  // older than ns/young
   EXPECT_FALSE(l.TakeTurn("ns/young", 50, is_gone));
   gone.insert("ns/mid");
   EXPECT_TRUE(l.TakeTurn("ns/young", 50, is_gone));  // ns/mid is gone: forgotten

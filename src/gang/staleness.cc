@@ -37,9 +37,8 @@ int64_t StaleGangTracker::GraceOf(const GangInfo& g) const {
   return GraceLocked(g);
 }
 
-std::vector<StaleGangTracker::Action> StaleGangTracker::Check(const GangLedger& ledger,
-                                                             const std::vector<std::string>& candidates,
-                                                             api::Timestamp now) {
+std::vector<StaleGangTracker::Action> StaleGangTracker::Check(
+    const GangLedger& ledger, const std::vector<std::string>& candidates, api::Timestamp now) {
   std::vector<Action> out;
   absl::MutexLock l(&mu_);
   std::set<std::string> keys(candidates.begin(), candidates.end());
@@ -65,19 +64,19 @@ std::vector<StaleGangTracker::Action> StaleGangTracker::Check(const GangLedger& 
     }
     if (it == stale_.end()) {
       Spell s{now, GraceLocked(*info), false};
-      std::string next =
-          s.grace_ns < 0
-              ? "waiting to be made whole (stale-gang eviction is off for it)"
-              : "its running members are evicted in " +
-                    std::to_string(s.grace_ns / api::kNanosPerSecond) +
-                    " s unless it is made whole";
-      out.push_back({Action::Kind::kStale, key, "gang " + key + " is stale: " + why + "; " + next,
-                     {}});
+      std::string next = s.grace_ns < 0
+                             ? "waiting to be made whole (stale-gang eviction is off for it)"
+                             : "its running members are evicted in " +
+                                   std::to_string(s.grace_ns / api::kNanosPerSecond) +
+                                   " s unless it is made whole";
+      out.push_back(
+          {Action::Kind::kStale, key, "gang " + key + " is stale: " + why + "; " + next, {}});
       it = stale_.emplace(key, s).first;
     }
     Spell& s = it->second;
     if (s.evicted || s.grace_ns < 0 || now - s.since < s.grace_ns) continue;
-    Action a{Action::Kind::kEvict, key,
+    Action a{Action::Kind::kEvict,
+             key,
              "Evicted: gang " + key + " stayed below its minimum for " +
                  std::to_string((now - s.since) / api::kNanosPerSecond) + " s (" + why + ")",
              {}};

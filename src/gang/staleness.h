@@ -50,8 +50,8 @@ class StaleGangTracker {
       kRecovered,  // whole again
     };
     Kind kind = Kind::kStale;
-    std::string gang;     // gang key
-    std::string message;  // for the event
+    std::string gang;               // gang key
+    std::string message;            // for the event
     std::vector<std::string> pods;  // kEvict: pod keys (namespace/name)
   };
   // Checks, at `now`, the gangs `candidates` of `ledger` (those that may have become stale,

@@ -59,8 +59,7 @@ class FixedLedger final : public GangLedger {
 };
 
 TEST(StaleReasonTest, KaisRules) {
-  EXPECT_EQ(StaleReason(Running(Dialect::kKAI, 4, 3, 3)),
-            "3 of 3 members running (minMember 4)");
+  EXPECT_EQ(StaleReason(Running(Dialect::kKAI, 4, 3, 3)), "3 of 3 members running (minMember 4)");
   EXPECT_EQ(StaleReason(Running(Dialect::kKAI, 4, 4, 4)), "");  // whole
   EXPECT_EQ(StaleReason(Running(Dialect::kKAI, 4, 4, 0)), "");  // nothing running
   GangInfo never = Running(Dialect::kKAI, 4, 3, 3);
@@ -69,7 +68,8 @@ TEST(StaleReasonTest, KaisRules) {
   // Enough members in all, but a subgroup short of its own minimum.
   GangInfo split = Running(Dialect::kKAI, 3, 3, 3);
   auto spec = std::make_shared<PodGroupSpec>(*split.spec);
-  spec->sub_groups = {SubGroup{"prefill", 2, "", std::nullopt}, SubGroup{"decode", 2, "", std::nullopt}};
+  spec->sub_groups = {SubGroup{"prefill", 2, "", std::nullopt, {}},
+                      SubGroup{"decode", 2, "", std::nullopt, {}}};
   split.spec = spec;
   split.sub_group_active = {{"prefill", 2}, {"decode", 1}};
   EXPECT_EQ(StaleReason(split), "subgroup \"decode\": 1/2 members running");

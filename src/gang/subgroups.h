@@ -1,6 +1,6 @@
 // Nested gang quorums: KAI PodGroup subGroups and Volcano spec.minTaskMember. A gang with
 // subgroups commits only when every subgroup's own minimum is met, not just the summed
-// minMember (issue 21): "prefill >= 2, decode >= 2" never binds 4 prefill and 0 decode.
+// minMember: "prefill >= 2, decode >= 2" never binds 4 prefill and 0 decode.
 //
 // Which subgroup a pod is in:
 //   KAI: label kai.scheduler/subgroup-name (KAI pkg/common/constants/constants.go

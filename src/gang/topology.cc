@@ -97,8 +97,7 @@ std::string ScopesBelow(
       out->push_back(std::move(s));
       scope = static_cast<int>(out->size()) - 1;
     }
-    std::string err =
-        ScopesBelow(spec, g.name, scope, topology_name, topology_of, depth + 1, out);
+    std::string err = ScopesBelow(spec, g.name, scope, topology_name, topology_of, depth + 1, out);
     if (!err.empty()) return err;
   }
   return "";

@@ -41,8 +41,8 @@ std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* 
 
 // One subgroup with its own topology (KAI spec.subGroups[].topologyConstraint).
 struct SubGroupScope {
-  std::string name;    // the subgroup
-  int parent = -1;     // index of the nearest ancestor scope in the list; -1: the gang
+  std::string name;  // the subgroup
+  int parent = -1;   // index of the nearest ancestor scope in the list; -1: the gang
   PlacementLevels levels;
 };
 

@@ -1,4 +1,4 @@
-// Volcano HyperNode tiers as topology levels (issue 21): a Volcano PodGroup's
+// Volcano HyperNode tiers as topology levels: a Volcano PodGroup's
 // spec.networkTopology keeps the gang inside one HyperNode of a tier at or below its
 // highest allowed tier; each tier is a level whose domains are its HyperNodes, generated
 // and scored exactly like the node-label levels of a KAI Topology

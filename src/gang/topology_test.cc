@@ -149,10 +149,10 @@ TEST(TopologyObjectTest, ManagerKeepsTopologiesByName) {
 
 TEST(TopologyDialectTest, VolcanoNetworkTopologyIsDecodedStrictly) {
   auto pg = [](const std::string& nt) {
-    return SpecsFromObject(*Object(
-        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: v, "
-        "namespace: ml}\nspec: {minMember: 2, networkTopology: " +
-        nt + "}\n"))[0];
+    return SpecsFromObject(
+        *Object("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: v, "
+                "namespace: ml}\nspec: {minMember: 2, networkTopology: " +
+                nt + "}\n"))[0];
   };
   auto hard = pg("{mode: hard, highestTierAllowed: 2}");
   EXPECT_EQ(hard.invalid, "");
@@ -170,12 +170,13 @@ TEST(TopologyDialectTest, VolcanoNetworkTopologyIsDecodedStrictly) {
   EXPECT_EQ(pg("{mode: strict}").invalid,
             "PodGroup ml/v (scheduling.volcano.sh/v1beta1): spec.networkTopology.mode: "
             "Unsupported value: \"strict\": supported values: \"hard\", \"soft\"");
-  EXPECT_NE(pg("{highestTierAllowed: -1}").invalid.find(
-                "spec.networkTopology.highestTierAllowed: must be >= 0, got -1"),
+  EXPECT_NE(pg("{highestTierAllowed: -1}")
+                .invalid.find("spec.networkTopology.highestTierAllowed: must be >= 0, got -1"),
             std::string::npos);
-  EXPECT_NE(pg("{highestTierAllowed: two}").invalid.find(
-                "spec.networkTopology.highestTierAllowed: must be an integer, got \"two\""),
-            std::string::npos);
+  EXPECT_NE(
+      pg("{highestTierAllowed: two}")
+          .invalid.find("spec.networkTopology.highestTierAllowed: must be an integer, got \"two\""),
+      std::string::npos);
   EXPECT_NE(pg("{highestTierAllowed: 1, highestTierName: rack}")
                 .invalid.find("highestTierAllowed and highestTierName cannot both be set"),
             std::string::npos);
@@ -198,11 +199,11 @@ api::Node NodeNamed(const std::string& name, std::map<std::string, std::string> 
 }
 
 TEST(HyperNodeTest, DecodesEverySelectorKind) {
-  auto h = Hn(
-      "metadata: {name: s0}\nspec:\n  tier: 1\n  tierName: rack\n  members:\n"
-      "  - {type: Node, selector: {exactMatch: {name: n1}}}\n"
-      "  - {type: Node, selector: {regexMatch: {pattern: \"^gpu-[0-9]+$\"}}}\n"
-      "  - {type: Node, selector: {labelMatch: {matchLabels: {rack: r1}}}}\n");
+  auto h =
+      Hn("metadata: {name: s0}\nspec:\n  tier: 1\n  tierName: rack\n  members:\n"
+         "  - {type: Node, selector: {exactMatch: {name: n1}}}\n"
+         "  - {type: Node, selector: {regexMatch: {pattern: \"^gpu-[0-9]+$\"}}}\n"
+         "  - {type: Node, selector: {labelMatch: {matchLabels: {rack: r1}}}}\n");
   EXPECT_EQ(h->invalid, "");
   EXPECT_EQ(h->tier, 1);
   EXPECT_EQ(h->tier_name, "rack");
@@ -220,7 +221,8 @@ TEST(HyperNodeTest, BadFieldsAreNamed) {
     const char* spec;
     const char* error;
   } cases[] = {
-      {"{members: [{type: Node, selector: {exactMatch: {name: n1}}}]}", "spec.tier: Required value"},
+      {"{members: [{type: Node, selector: {exactMatch: {name: n1}}}]}",
+       "spec.tier: Required value"},
       {"{tier: x, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}",
        "spec.tier: Invalid value: must be an integer"},
       {"{tier: -1, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}",
@@ -315,8 +317,9 @@ TEST(HyperNodeTest, ResolvesTiersFromTheConstraint) {
   EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), bad, &out),
             "invalid HyperNode s9: spec.members: Required value: must have at least 1 item");
   HyperNodeList two_parents = Tree();
-  two_parents.push_back(Hn("metadata: {name: s5}\nspec: {tier: 2, members: [{type: HyperNode, "
-                           "selector: {exactMatch: {name: s1}}}]}"));
+  two_parents.push_back(
+      Hn("metadata: {name: s5}\nspec: {tier: 2, members: [{type: HyperNode, "
+         "selector: {exactMatch: {name: s1}}}]}"));
   EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), two_parents, &out),
             "HyperNode s1: member of both s2 and s5 (a HyperNode has one parent)");
   HyperNodeList cycle = {

@@ -63,7 +63,8 @@ void LearnedWorkload::Observe(const PodShape& shape) {
   shapes_.push_back(shape);
   const size_t n = shapes_.size();
   if ((n & (n - 1)) == 0 || n % 1024 == 0) {
-    current_ = std::make_shared<const TargetWorkload>(TargetWorkload::FromShapes(shapes_, popularity_));
+    current_ =
+        std::make_shared<const TargetWorkload>(TargetWorkload::FromShapes(shapes_, popularity_));
   }
 }
 

@@ -14,9 +14,6 @@
 // Units: CPU in milli-cores, GPU in milli-GPU (1000 = one device).
 #pragma once
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -24,6 +21,9 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace phalanx::gpu {
 

@@ -1,19 +1,18 @@
 #include "metrics/http_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <fcntl.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -29,14 +28,22 @@ namespace {
 
 const char* StatusText(int code) {
   switch (code) {
-    case 200: return "OK";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
+    case 200:
+      return "OK";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Unknown";
   }
 }
 
@@ -202,7 +209,8 @@ api::Status NewServerContext(const TlsConfig& cfg, SSL_CTX** out) {
   const bool key_used = SSL_CTX_use_PrivateKey(ctx, key) == 1;
   EVP_PKEY_free(key);
   if (!key_used) return fail("private key not usable (does it match the certificate?)");
-  if (SSL_CTX_check_private_key(ctx) != 1) return fail("private key does not match the certificate");
+  if (SSL_CTX_check_private_key(ctx) != 1)
+    return fail("private key does not match the certificate");
   *out = ctx;
   return absl::OkStatus();
 }
@@ -391,18 +399,17 @@ api::Status GenerateSelfSignedCert(const std::string& host, TlsConfig* out) {
   std::string san = "DNS:localhost,IP:127.0.0.1";
   if (!host.empty() && host != "localhost" && host != "127.0.0.1") {
     unsigned char ip[16];
-    const bool is_ip = inet_pton(AF_INET, host.c_str(), ip) == 1 ||
-                       inet_pton(AF_INET6, host.c_str(), ip) == 1;
+    const bool is_ip =
+        inet_pton(AF_INET, host.c_str(), ip) == 1 || inet_pton(AF_INET6, host.c_str(), ip) == 1;
     san += (is_ip ? ",IP:" : ",DNS:") + host;
   }
   X509V3_CTX v3;
   X509V3_set_ctx_nodb(&v3);
   X509V3_set_ctx(&v3, x, x, nullptr, nullptr, 0);
-  for (const auto& [nid, value] :
-       {std::pair<int, std::string>{NID_subject_alt_name, san},
-        {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
-        {NID_ext_key_usage, "serverAuth"},
-        {NID_basic_constraints, "critical,CA:FALSE"}}) {
+  for (const auto& [nid, value] : {std::pair<int, std::string>{NID_subject_alt_name, san},
+                                   {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
+                                   {NID_ext_key_usage, "serverAuth"},
+                                   {NID_basic_constraints, "critical,CA:FALSE"}}) {
     X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &v3, nid, value.c_str());
     if (!ext) return fail("extension");
     X509_add_ext(x, ext, -1);

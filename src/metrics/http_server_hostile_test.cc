@@ -1,4 +1,4 @@
-// Hostile clients of the /healthz /readyz /metrics server (issue 8). The server handles one
+// Hostile clients of the /healthz /readyz /metrics server. The server handles one
 // connection at a time, so a client that trickles its request must not keep it (and the
 // kubelet's liveness probe) waiting; oversized and garbage requests are dropped.
 #include <arpa/inet.h>
@@ -39,7 +39,8 @@ std::string Exchange(int port, const std::string& req, int timeout_s) {
   ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
   ::close(fd);
   return out;
 }
@@ -91,10 +92,12 @@ TEST_F(HttpServerHostileTest, TricklingClientDoesNotBlockTheProbe) {
 
 TEST_F(HttpServerHostileTest, OversizedAndGarbageRequestsAreDropped) {
   // 1 MB of header: the server stops reading at 16 KiB and answers or closes.
-  const std::string big = "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(1 << 20, 'b') + "\r\n\r\n";
+  const std::string big =
+      "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(1 << 20, 'b') + "\r\n\r\n";
   (void)Exchange(server_.port(), big, 5);
   EXPECT_EQ(Exchange(server_.port(), std::string("\x00\xff\r\n\r\n", 6), 5), "");
-  EXPECT_EQ(Exchange(server_.port(), "POST /healthz HTTP/1.1\r\n\r\n", 5).rfind("HTTP/1.1 405", 0), 0u);
+  EXPECT_EQ(Exchange(server_.port(), "POST /healthz HTTP/1.1\r\n\r\n", 5).rfind("HTTP/1.1 405", 0),
+            0u);
   // Still serving.
   EXPECT_EQ(Exchange(server_.port(), "GET /healthz HTTP/1.1\r\n\r\n", 5).rfind("HTTP/1.1 200", 0),
             0u);

@@ -38,8 +38,8 @@ std::string HttpsGet(int port, const std::string& ca_pem, const std::string& pat
     SSL_set_fd(ssl, fd);
     SSL_set1_host(ssl, "localhost");
     if (SSL_connect(ssl) == 1) {
-      const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n" + extra_headers +
-                              "\r\n";
+      const std::string req =
+          "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n" + extra_headers + "\r\n";
       SSL_write(ssl, req.data(), static_cast<int>(req.size()));
       char buf[4096];
       int n;
@@ -60,20 +60,21 @@ TEST(HttpsServer, ServesOverTlsWithASelfSignedCertificateAndPassesHeaders) {
   HttpServer s;
   std::string seen_auth;
   std::string err;
-  ASSERT_TRUE(api::OkOrMessage(s.Start("127.0.0.1:0",
-                                       [&](const HttpRequest& r) {
-                                         auto it = r.headers.find("authorization");
-                                         seen_auth = it == r.headers.end() ? "-" : it->second;
-                                         HttpResponse resp;
-                                         if (r.path != "/metrics") {
-                                           resp.status = 403;
-                                           resp.body = "forbidden\n";
-                                         } else {
-                                           resp.body = "m 1\n";
-                                         }
-                                         return resp;
-                                       },
-                                       &tls),
+  ASSERT_TRUE(api::OkOrMessage(s.Start(
+                                   "127.0.0.1:0",
+                                   [&](const HttpRequest& r) {
+                                     auto it = r.headers.find("authorization");
+                                     seen_auth = it == r.headers.end() ? "-" : it->second;
+                                     HttpResponse resp;
+                                     if (r.path != "/metrics") {
+                                       resp.status = 403;
+                                       resp.body = "forbidden\n";
+                                     } else {
+                                       resp.body = "m 1\n";
+                                     }
+                                     return resp;
+                                   },
+                                   &tls),
                                &err))
       << err;
   std::string r = HttpsGet(s.port(), tls.cert_pem, "/metrics", "Authorization: Bearer abc\r\n");
@@ -109,8 +110,12 @@ TEST(HttpsServer, SilentClientDoesNotHoldTheServerPastTheHandshakeDeadline) {
   TlsConfig tls;
   ASSERT_TRUE(GenerateSelfSignedCert("", &tls).ok());
   HttpServer s;
-  ASSERT_TRUE(s.Start("127.0.0.1:0", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "ok\n"}; },
-                      &tls)
+  ASSERT_TRUE(s.Start(
+                   "127.0.0.1:0",
+                   [](const HttpRequest&) {
+                     return HttpResponse{200, "text/plain", "ok\n"};
+                   },
+                   &tls)
                   .ok());
   // A client that connects and never starts the handshake (the single-connection server
   // must drop it at the 2 s deadline, not wait for it).
@@ -122,7 +127,8 @@ TEST(HttpsServer, SilentClientDoesNotHoldTheServerPastTheHandshakeDeadline) {
   ASSERT_EQ(::connect(idle, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string r = HttpsGet(s.port(), tls.cert_pem, "/healthz", "");
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ::close(idle);
   EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
   EXPECT_LT(waited, 5.0);
@@ -136,8 +142,9 @@ TEST(HttpsServer, RejectsAKeyThatDoesNotMatchTheCertificate) {
   HttpServer s;
   std::string err;
   EXPECT_FALSE(api::OkOrMessage(s.Start("127.0.0.1:0", RequestHandler(), &mixed), &err));
-  EXPECT_NE(err.find("TLS serving certificate: private key not usable (does it match the certificate?)"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find("TLS serving certificate: private key not usable (does it match the certificate?)"),
+      std::string::npos)
       << err;
   TlsConfig garbage{"not a certificate", "nor a key"};
   EXPECT_FALSE(api::OkOrMessage(s.Start("127.0.0.1:0", RequestHandler(), &garbage), &err));

@@ -133,8 +133,7 @@ std::string LabelSet(const std::vector<std::string>& names, const Labels& values
   return out + "}";
 }
 
-void Header(std::string* out, const std::string& name, const std::string& help,
-            const char* type) {
+void Header(std::string* out, const std::string& name, const std::string& help, const char* type) {
   *out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
@@ -160,8 +159,8 @@ Family<HistogramValue>& Registry::Histogram(const std::string& name, const std::
                                             std::vector<std::string> label_names,
                                             std::vector<double> bounds) {
   absl::MutexLock l(&mu_);
-  histograms_.push_back(std::make_unique<Family<HistogramValue>>(
-      name, help, std::move(label_names), std::move(bounds)));
+  histograms_.push_back(std::make_unique<Family<HistogramValue>>(name, help, std::move(label_names),
+                                                                 std::move(bounds)));
   order_.push_back({2, histograms_.size() - 1});
   return *histograms_.back();
 }
@@ -207,8 +206,8 @@ std::string Registry::Render() const {
                  std::to_string(cum[i]) + "\n";
         }
         out += f.name_ + "_sum" + LabelSet(f.label_names_, labels) + " " + FormatValue(sum) + "\n";
-        out += f.name_ + "_count" + LabelSet(f.label_names_, labels) + " " +
-               std::to_string(count) + "\n";
+        out += f.name_ + "_count" + LabelSet(f.label_names_, labels) + " " + std::to_string(count) +
+               "\n";
       }
     } else {
       const auto& g = funcs_[e.index];

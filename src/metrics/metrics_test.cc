@@ -1,11 +1,11 @@
-#include <gtest/gtest.h>
+#include "metrics/metrics.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "metrics/http_server.h"
-#include "metrics/metrics.h"
 #include "metrics/scheduler_metrics.h"
 
 namespace phalanx::metrics {
@@ -46,7 +46,8 @@ TEST(SchedulerMetrics, UpstreamNames) {
   sm.Attempt("scheduled", "default-scheduler");
   sm.AttemptDuration("scheduled", "default-scheduler", 0.003);
   const std::string text = reg.Render();
-  EXPECT_NE(text.find("scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"default-scheduler\"} 1"),
+  EXPECT_NE(text.find("scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"default-"
+                      "scheduler\"} 1"),
             std::string::npos);
   EXPECT_NE(text.find("scheduler_pending_pods{queue=\"unschedulable\"} 3"), std::string::npos);
   EXPECT_NE(text.find("scheduler_scheduling_attempt_duration_seconds_bucket{result=\"scheduled\","
@@ -78,7 +79,8 @@ TEST(SchedulerMetrics, PreemptionFamiliesUseUpstreamNamesAndPluginLabels) {
            "phalanx_preemption_victims_total{plugin=\"DefaultPreemption\"} 3",
            "phalanx_preemption_pdb_violations_total{plugin=\"DefaultPreemption\"} 1",
            "scheduler_preemption_goroutines_execution_total{result=\"error\"} 1",
-           "scheduler_preemption_goroutines_duration_seconds_bucket{result=\"error\",le=\"0.08\"} 1",
+           "scheduler_preemption_goroutines_duration_seconds_bucket{result=\"error\",le=\"0.08\"} "
+           "1",
        }) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   }

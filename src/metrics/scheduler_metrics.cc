@@ -154,21 +154,19 @@ SchedulerMetrics::SchedulerMetrics(Registry& reg, SchedulerSources sources)
                 {"operation"}, [fn = std::move(sources.binding_goroutines)] {
                   return Rows{{{"binding"}, fn ? fn() : 0.0}};
                 });
-  reg.GaugeFunc("scheduler_scheduler_cache_size",
-                "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-                {"type"}, [fn = std::move(sources.cache_size)] {
-                  CacheSize c = fn ? fn() : CacheSize{};
-                  return Rows{{{"assumed_pods"}, c.assumed_pods},
-                              {{"pods"}, c.pods},
-                              {{"nodes"}, c.nodes}};
-                });
+  reg.GaugeFunc(
+      "scheduler_scheduler_cache_size",
+      "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", {"type"},
+      [fn = std::move(sources.cache_size)] {
+        CacheSize c = fn ? fn() : CacheSize{};
+        return Rows{{{"assumed_pods"}, c.assumed_pods}, {{"pods"}, c.pods}, {{"nodes"}, c.nodes}};
+      });
   reg.GaugeFunc("scheduler_unschedulable_pods",
                 "The number of unschedulable pods broken down by plugin name. A pod will "
                 "increment the gauge for all plugins that caused it to not schedule and so this "
                 "metric have meaning only when broken down by plugin.",
-                {"plugin", "profile"}, [fn = std::move(sources.unschedulable_by_plugin)] {
-                  return fn ? fn() : Rows{};
-                });
+                {"plugin", "profile"},
+                [fn = std::move(sources.unschedulable_by_plugin)] { return fn ? fn() : Rows{}; });
 }
 
 void SchedulerMetrics::Attempt(const std::string& result, const std::string& profile) {

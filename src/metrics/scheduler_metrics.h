@@ -29,9 +29,9 @@ struct CacheSize {
 
 // Values read at scrape time; a null function serves zeros (or no series).
 struct SchedulerSources {
-  std::function<PendingPods()> pending;            // scheduler_pending_pods{queue}
-  std::function<CacheSize()> cache_size;           // scheduler_scheduler_cache_size{type}
-  std::function<double()> binding_goroutines;      // scheduler_goroutines{operation="binding"}
+  std::function<PendingPods()> pending;        // scheduler_pending_pods{queue}
+  std::function<CacheSize()> cache_size;       // scheduler_scheduler_cache_size{type}
+  std::function<double()> binding_goroutines;  // scheduler_goroutines{operation="binding"}
   // (plugin, profile) -> pods waiting after a rejection by that plugin
   // (scheduler_unschedulable_pods{plugin,profile}).
   std::function<std::vector<std::pair<Labels, double>>()> unschedulable_by_plugin;

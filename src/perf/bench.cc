@@ -1,13 +1,12 @@
 #include "perf/bench.h"
 
 #include <sys/resource.h>
+#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
+#include <sstream>
 
 #include "config/config.h"
 #include "framework/clock.h"
@@ -68,8 +67,8 @@ api::Unstructured CoschedulingPodGroup(const std::string& name, int min_member) 
 }
 
 api::Status BenchSchedulerOptions(const std::string& config_path, int parallelism,
-                                  const std::optional<framework::Registry>& registry,
-                                  uint64_t seed, scheduler::SchedulerOptions* so) {
+                                  const std::optional<framework::Registry>& registry, uint64_t seed,
+                                  scheduler::SchedulerOptions* so) {
   auto loaded = config::LoadConfigurationOrDefault(config_path);
   if (!loaded.ok()) return loaded.status();
   so->config = *std::move(loaded);
@@ -85,7 +84,8 @@ api::Status RunBasic(const BasicOptions& opts, BasicResult* res) {
   store::Store store(clock);
   store.set_keep_all_events(false);
   scheduler::SchedulerOptions so;
-  if (auto st = BenchSchedulerOptions(opts.config_path, opts.parallelism, opts.registry, opts.seed, &so);
+  if (auto st =
+          BenchSchedulerOptions(opts.config_path, opts.parallelism, opts.registry, opts.seed, &so);
       !st.ok()) {
     return st;
   }
@@ -170,9 +170,10 @@ std::string FormatBasic(const BasicResult& r) {
     o << "SchedulingBasic: " << r.opts.nodes << " nodes, " << r.opts.init_pods << " init pods, "
       << r.opts.measured_pods << " measured pods\n";
   }
-  o << "scheduled " << r.scheduled << " pods in " << r.seconds << " s: " << static_cast<int64_t>(r.pods_per_second)
-    << " pods/s (" << r.per_pod_us << " us/pod), attempts " << r.attempts << ", peak RSS "
-    << r.peak_rss_kib / 1024 << " MiB, longest cycle " << r.largest_cycle_ms << " ms\n";
+  o << "scheduled " << r.scheduled << " pods in " << r.seconds
+    << " s: " << static_cast<int64_t>(r.pods_per_second) << " pods/s (" << r.per_pod_us
+    << " us/pod), attempts " << r.attempts << ", peak RSS " << r.peak_rss_kib / 1024
+    << " MiB, longest cycle " << r.largest_cycle_ms << " ms\n";
   return o.str();
 }
 

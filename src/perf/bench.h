@@ -24,7 +24,7 @@ struct BasicOptions {
   // gang_size) of `gang_size` pods each; measured pods = gangs * gang_size.
   int gangs = 0;
   int gang_size = 0;
-  int parallelism = 0;      // 0: from config (default 16)
+  int parallelism = 0;                 // 0: from config (default 16)
   bool opportunistic_batching = true;  // SchedulerOptions::opportunistic_batching
   uint64_t seed = 1;
   std::string config_path;

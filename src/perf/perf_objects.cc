@@ -121,7 +121,8 @@ api::Status LoadVolumeTemplates(const std::string& pv_path, const std::string& p
   PodVolumeObjects probe = MakePodVolumeObjects(*out, "namespace", 0);
   auto pv = volume::DecodePersistentVolume(std::make_shared<const api::Unstructured>(probe.pv));
   if (!pv.error.empty()) return absl::InvalidArgumentError(pv_path + ": " + pv.error);
-  auto pvc = volume::DecodePersistentVolumeClaim(std::make_shared<const api::Unstructured>(probe.pvc));
+  auto pvc =
+      volume::DecodePersistentVolumeClaim(std::make_shared<const api::Unstructured>(probe.pvc));
   if (!pvc.error.empty()) return absl::InvalidArgumentError(pvc_path + ": " + pvc.error);
   return absl::OkStatus();
 }
@@ -145,13 +146,13 @@ PodVolumeObjects MakePodVolumeObjects(const VolumeTemplates& t, const std::strin
   ref["name"] = o.claim_name;
   spec["claimRef"] = ref;
   pv.remove("status");
-  o.pv_created = WithPhase(Object("PersistentVolume", t.pv_meta, "", ns + "-" + volume_id, pv),
-                           "Pending");
+  o.pv_created =
+      WithPhase(Object("PersistentVolume", t.pv_meta, "", ns + "-" + volume_id, pv), "Pending");
   o.pv = WithPhase(o.pv_created, "Bound");
   YAML::Node pvc = YAML::Clone(t.pvc);
   pvc.remove("status");
-  o.pvc_created = WithPhase(Object("PersistentVolumeClaim", t.pvc_meta, ns, o.claim_name, pvc),
-                            "Pending");
+  o.pvc_created =
+      WithPhase(Object("PersistentVolumeClaim", t.pvc_meta, ns, o.claim_name, pvc), "Pending");
   o.pvc = WithPhase(o.pvc_created, "Bound");
   return o;
 }

@@ -12,10 +12,10 @@
 //   test/integration/util/util.go StartFakePVController — the claim's binding.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <memory>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
 
 #include "api/status.h"
 #include "api/unstructured.h"
@@ -40,9 +40,9 @@ api::Unstructured MakeCSINode(const std::string& node_name, const NodeStrategy& 
 struct VolumeTemplates {
   std::string pv_path;
   std::string pvc_path;
-  YAML::Node pv;             // the PersistentVolume document
-  YAML::Node pvc;            // the PersistentVolumeClaim document
-  api::ObjectMeta pv_meta;   // their metadata, decoded (labels, annotations)
+  YAML::Node pv;            // the PersistentVolume document
+  YAML::Node pvc;           // the PersistentVolumeClaim document
+  api::ObjectMeta pv_meta;  // their metadata, decoded (labels, annotations)
   api::ObjectMeta pvc_meta;
 };
 

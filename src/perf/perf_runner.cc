@@ -1,9 +1,6 @@
 // In-process scheduler_perf runner (see perf_runner.h).
 #include "perf/perf_runner.h"
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-
 #include <malloc.h>
 #include <sys/resource.h>
 #include <yaml-cpp/yaml.h>
@@ -11,9 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <ctime>
 #include <climits>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -21,6 +18,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "api/decode.h"
 #include "config/config.h"
 #include "framework/clock.h"
@@ -139,10 +138,12 @@ api::Status Prefixed(const std::string& prefix, const api::Status& s) {
 // A template file holding exactly one object of `kind`.
 api::Status LoadTemplate(const std::string& path, const std::string& kind, api::Manifests* m) {
   if (auto s = api::LoadManifests(path, m); !s.ok()) return s;
-  size_t n = kind == "Node" ? m->nodes.size() : kind == "Pod" ? m->pods.size()
-                                                             : m->namespaces.size();
+  size_t n = kind == "Node"  ? m->nodes.size()
+             : kind == "Pod" ? m->pods.size()
+                             : m->namespaces.size();
   if (n != 1) {
-    return absl::InvalidArgumentError(path + ": expected one " + kind + ", found " + std::to_string(n));
+    return absl::InvalidArgumentError(path + ": expected one " + kind + ", found " +
+                                      std::to_string(n));
   }
   return absl::OkStatus();
 }
@@ -204,7 +205,11 @@ class WorkloadRun {
  public:
   WorkloadRun(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
               const PerfOptions& opts, PerfResult* res)
-      : cfg_(cfg), tc_(tc), w_(w), opts_(opts), res_(res),
+      : cfg_(cfg),
+        tc_(tc),
+        w_(w),
+        opts_(opts),
+        res_(res),
         clock_(std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count()),
@@ -239,8 +244,9 @@ class WorkloadRun {
   // The virtual clock follows wall time while the scheduler works, plus the idle time
   // skipped (see perf_runner.h).
   void SyncClock() {
-    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             SteadyClock::now() - wall_base_).count();
+    const int64_t wall =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - wall_base_)
+            .count();
     clock_.AdvanceTo(clock_start_ + wall + skipped_ns_);
   }
   // Runs scheduling cycles until done() holds. False when no progress is possible.
@@ -268,13 +274,13 @@ class WorkloadRun {
   std::vector<framework::Framework*> profiles_;
 
   int64_t node_seq_ = 0;
-  std::map<std::string, int64_t> name_seq_;      // namespace/prefix -> next index
-  std::vector<int64_t> created_per_op_;         // pods created by op
-  std::vector<int64_t> bound_per_op_;           // pods bound by op
+  std::map<std::string, int64_t> name_seq_;  // namespace/prefix -> next index
+  std::vector<int64_t> created_per_op_;      // pods created by op
+  std::vector<int64_t> bound_per_op_;        // pods bound by op
   std::map<std::string, int64_t> created_per_ns_;
   // Pods with a node per namespace now (bound minus deleted): upstream's getScheduledPods.
   std::unordered_map<std::string, int64_t> scheduled_per_ns_;
-  std::map<std::string, int64_t> waiting_ns_;   // skipWaitToCompletion namespaces -> count
+  std::map<std::string, int64_t> waiting_ns_;  // skipWaitToCompletion namespaces -> count
   int64_t total_bound_ = 0;
   int measuring_op_ = -1;
   std::vector<SteadyClock::time_point> bind_times_;
@@ -344,8 +350,9 @@ api::Status WorkloadRun::Setup() {
   for (const auto& p : so.config.profiles) names.push_back(p.scheduler_name);
   auto s = scheduler::Scheduler::New(std::move(so));
   if (!s.ok()) {
-    return absl::InvalidArgumentError((opts_.config_path.empty() ? std::string("default configuration") : opts_.config_path) +
-           ": " + s.status().Message());
+    return absl::InvalidArgumentError(
+        (opts_.config_path.empty() ? std::string("default configuration") : opts_.config_path) +
+        ": " + s.status().Message());
   }
   sched_ = std::move(s).value();
   for (const auto& n : names) {
@@ -354,7 +361,8 @@ api::Status WorkloadRun::Setup() {
   sched_->on_bound = [this](const api::Pod& pod, const std::string&) { OnBound(pod); };
   sched_->AddEventHandlers(store_);
   store_.AddPodHandlers({nullptr, nullptr, [this](const api::PodPtr& p) {
-                           if (!p->spec.node_name.empty()) --scheduled_per_ns_[p->metadata.namespace_];
+                           if (!p->spec.node_name.empty())
+                             --scheduled_per_ns_[p->metadata.namespace_];
                          }});
   return absl::OkStatus();
 }
@@ -387,7 +395,8 @@ api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
     n.metadata.uid.clear();
     n.metadata.resource_version.clear();
     switch (st.kind) {
-      case NodeStrategy::Kind::kTrivial: break;
+      case NodeStrategy::Kind::kTrivial:
+        break;
       case NodeStrategy::Kind::kNodeAllocatable:
         for (const auto& [k, q] : alloc) n.status.allocatable[k] = q;
         break;
@@ -424,7 +433,8 @@ api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, 
   p.metadata.name = prefix + std::to_string(seq++);
   p.metadata.generate_name.clear();
   p.metadata.namespace_ = ns;
-  p.metadata.uid = "perf-" + std::to_string(op_index) + "-" + std::to_string(created_per_op_[op_index]);
+  p.metadata.uid =
+      "perf-" + std::to_string(op_index) + "-" + std::to_string(created_per_op_[op_index]);
   p.metadata.resource_version.clear();
   if (!group.empty()) p.metadata.labels[kPodGroupLabel] = group;
   // 1 ns of virtual time per pod: creation order is the queue's FIFO order at equal
@@ -432,7 +442,8 @@ api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, 
   clock_.Advance(1);
   auto r = store_.CreatePod(std::move(p));
   if (!r.ok()) {
-    return absl::InvalidArgumentError("creating pod in namespace " + ns + ": " + std::string(r.message()));
+    return absl::InvalidArgumentError("creating pod in namespace " + ns + ": " +
+                                      std::string(r.message()));
   }
   ++created_per_op_[op_index];
   ++created_per_ns_[ns];
@@ -469,7 +480,8 @@ api::Status WorkloadRun::CreatePods(const PerfOp& op) {
       std::string name = "group-" + std::to_string(op.index) + "-" + std::to_string(g);
       auto r = store_.CreateObject(MakePodGroup(ns, name, op.min_member));
       if (!r.ok()) {
-        return absl::InvalidArgumentError(Where(op) + ": creating PodGroup " + ns + "/" + name + ": " + std::string(r.message()));
+        return absl::InvalidArgumentError(Where(op) + ": creating PodGroup " + ns + "/" + name +
+                                          ": " + std::string(r.message()));
       }
       group_names.push_back(std::move(name));
     }
@@ -537,10 +549,10 @@ api::Status WorkloadRun::CreatePods(const PerfOp& op) {
     samples_.insert(samples_.end(), counts.begin(), counts.end());
   }
   if (!ok) {
-    std::string err = Where(op) + ": only " +
-                      std::to_string(op.collect_metrics ? bound_per_op_[idx] : scheduled_per_ns_[ns]) +
-                      " of " + std::to_string(total) + " pods scheduled in namespace " + ns +
-                      " (no progress possible)";
+    std::string err =
+        Where(op) + ": only " +
+        std::to_string(op.collect_metrics ? bound_per_op_[idx] : scheduled_per_ns_[ns]) + " of " +
+        std::to_string(total) + " pods scheduled in namespace " + ns + " (no progress possible)";
     if (auto ev = store_.Events(); !ev.empty()) {
       for (auto it = ev.rbegin(); it != ev.rend(); ++it) {
         if (it->reason == "FailedScheduling") {
@@ -570,13 +582,15 @@ api::Status WorkloadRun::CreatePodVolumes(const PerfOp& op, const std::string& n
                                       std::string(s.message()));
   };
   const std::string pvc_name = ns + "/" + o.claim_name;
-  api::Status s = write("creating PersistentVolume", o.pv.metadata.name,
-                        store_.CreateObject(o.pv_created));
-  if (s.ok()) s = write("updating the status of PersistentVolume", o.pv.metadata.name,
-                        store_.UpdateObject(o.pv));
-  if (s.ok()) s = write("creating PersistentVolumeClaim", pvc_name, store_.CreateObject(o.pvc_created));
-  if (s.ok()) s = write("updating the status of PersistentVolumeClaim", pvc_name,
-                        store_.UpdateObject(o.pvc));
+  api::Status s =
+      write("creating PersistentVolume", o.pv.metadata.name, store_.CreateObject(o.pv_created));
+  if (s.ok())
+    s = write("updating the status of PersistentVolume", o.pv.metadata.name,
+              store_.UpdateObject(o.pv));
+  if (s.ok())
+    s = write("creating PersistentVolumeClaim", pvc_name, store_.CreateObject(o.pvc_created));
+  if (s.ok())
+    s = write("updating the status of PersistentVolumeClaim", pvc_name, store_.UpdateObject(o.pvc));
   if (!s.ok()) return s;
   api::UnstructuredPtr stored = store_.GetObject(o.pvc.Key());
   api::Unstructured bound;
@@ -624,7 +638,8 @@ api::Status WorkloadRun::StartChurn(const PerfOp& op) {
     }
     if (m.nodes.size() + m.pods.size() + m.namespaces.size() == 0 &&
         (!raw.IsMap() || !raw["kind"].IsScalar() || !raw["apiVersion"].IsScalar())) {
-      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + path + ": expected one object with kind and apiVersion");
+      return absl::InvalidArgumentError(Where(op) + ": templatePaths: " + path +
+                                        ": expected one object with kind and apiVersion");
     }
     c.templates.push_back(std::move(m));
     c.raw.push_back(raw);
@@ -648,8 +663,10 @@ void WorkloadRun::ChurnTick() {
         const api::Manifests& m = c.templates[t];
         std::string* live = c.op.mode == "recreate" ? &c.live[t][slot] : nullptr;
         if (live && !live->empty()) {  // recreate: delete the slot's object
-          if (!m.nodes.empty()) (void)store_.DeleteNode(*live);
-          else if (!m.pods.empty()) (void)store_.DeletePod(c.ns, *live);
+          if (!m.nodes.empty())
+            (void)store_.DeleteNode(*live);
+          else if (!m.pods.empty())
+            (void)store_.DeletePod(c.ns, *live);
           else if (m.namespaces.empty()) {
             api::Unstructured u;
             u.api_version = c.raw[t]["apiVersion"].Scalar();
@@ -661,7 +678,8 @@ void WorkloadRun::ChurnTick() {
           live->clear();
           continue;
         }
-        std::string name = "churn-" + std::to_string(c.op.index) + "-" + std::to_string(churn_seq_++);
+        std::string name =
+            "churn-" + std::to_string(c.op.index) + "-" + std::to_string(churn_seq_++);
         if (!m.nodes.empty()) {
           api::Node n = m.nodes[0];
           n.metadata.name = name;
@@ -753,7 +771,7 @@ api::Status WorkloadRun::Barrier(const PerfOp& op) {
   for (const auto& ns : nss) {
     if (!waiting_ns_.count(ns)) {
       return absl::InvalidArgumentError(Where(op) + ": namespaces: unknown namespace " + ns +
-             " (no earlier skipWaitToCompletion op created pods there)");
+                                        " (no earlier skipWaitToCompletion op created pods there)");
     }
   }
   if (nss.empty()) {
@@ -770,8 +788,9 @@ api::Status WorkloadRun::Barrier(const PerfOp& op) {
   if (!ok) {
     for (const auto& ns : nss) {
       if (scheduled_per_ns_[ns] < waiting_ns_[ns]) {
-        return absl::InvalidArgumentError(Where(op) + ": namespace " + ns + ": only " + std::to_string(scheduled_per_ns_[ns]) +
-               " of " + std::to_string(waiting_ns_[ns]) + " pods scheduled (no progress possible)");
+        return absl::InvalidArgumentError(
+            Where(op) + ": namespace " + ns + ": only " + std::to_string(scheduled_per_ns_[ns]) +
+            " of " + std::to_string(waiting_ns_[ns]) + " pods scheduled (no progress possible)");
       }
     }
   }
@@ -810,13 +829,25 @@ api::Status WorkloadRun::Run() {
   for (const auto& op : ops) {
     api::Status st;
     switch (op.kind) {
-      case PerfOpKind::kCreateNodes: st = CreateNodes(op); break;
+      case PerfOpKind::kCreateNodes:
+        st = CreateNodes(op);
+        break;
       case PerfOpKind::kCreatePods:
-      case PerfOpKind::kCreatePodGroups: st = CreatePods(op); break;
-      case PerfOpKind::kBarrier: st = Barrier(op); break;
-      case PerfOpKind::kChurn: st = StartChurn(op); break;
-      case PerfOpKind::kCreateNamespaces: st = CreateNamespaces(op); break;
-      case PerfOpKind::kSleep: Sleep(op); break;
+      case PerfOpKind::kCreatePodGroups:
+        st = CreatePods(op);
+        break;
+      case PerfOpKind::kBarrier:
+        st = Barrier(op);
+        break;
+      case PerfOpKind::kChurn:
+        st = StartChurn(op);
+        break;
+      case PerfOpKind::kCreateNamespaces:
+        st = CreateNamespaces(op);
+        break;
+      case PerfOpKind::kSleep:
+        Sleep(op);
+        break;
     }
     if (!st.ok()) return st;
   }
@@ -849,7 +880,7 @@ api::Status WorkloadRun::Run() {
 }  // namespace
 
 api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
-                     const PerfOptions& opts, PerfResult* result) {
+                            const PerfOptions& opts, PerfResult* result) {
   *result = PerfResult{};
   result->name = tc.name + "/" + w.name;
   // The run (Store + Scheduler) is destroyed before returning: the next workload starts clean.
@@ -901,7 +932,8 @@ std::string FormatPerfTable(const std::vector<PerfResult>& results) {
       std::snprintf(b, sizeof b, "%.0fus", it->second.p99_us);
       return std::string(b);
     };
-    std::snprintf(buf, sizeof buf, "%-52s %7lld %8.3f %9.0f %9.0f %9.0f %9.0f %9.0f %10s %10s %8ld\n",
+    std::snprintf(buf, sizeof buf,
+                  "%-52s %7lld %8.3f %9.0f %9.0f %9.0f %9.0f %9.0f %10s %10s %8ld\n",
                   r.name.c_str(), static_cast<long long>(r.measured_pods), r.seconds,
                   r.throughput.average, r.throughput.p50, r.throughput.p90, r.throughput.p99,
                   r.cpu_seconds > 0 ? r.scheduled_measured / r.cpu_seconds : 0.0,

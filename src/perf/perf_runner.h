@@ -12,10 +12,10 @@
 //   the zone label, stay pending as they do upstream); an op with collectMetrics waits for
 //   its own pods; skipWaitToCompletion pods are left for later ops; barrier runs cycles
 //   until the named namespaces (default: all skipped-wait ones) have as many scheduled
-//   pods as their skipWaitToCompletion ops created; sleep keeps scheduling (and churning) for the duration; churn creates /
-//   deletes objects from its templates every intervalMilliseconds of wall time while
-//   later ops run. As in later upstream there is no implicit barrier at the end: pods still
-//   pending when the last op is done (e.g. the Unschedulable workloads' large pods) are
+//   pods as their skipWaitToCompletion ops created; sleep keeps scheduling (and churning) for the
+//   duration; churn creates / deletes objects from its templates every intervalMilliseconds of wall
+//   time while later ops run. As in later upstream there is no implicit barrier at the end: pods
+//   still pending when the last op is done (e.g. the Unschedulable workloads' large pods) are
 //   reported as pending, not waited for.
 //
 // Time: the scheduler runs on a virtual clock that follows wall time while the scheduler
@@ -54,11 +54,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "api/status.h"
 #include "framework/registry.h"
@@ -68,17 +67,17 @@ namespace phalanx::perf {
 
 struct PerfOptions {
   std::string workload_file;
-  std::string workload_selector;  // --workload CASE[/WORKLOAD]; "" = all
-  std::string label_filter;       // --label; "" = all
-  std::string config_path;        // KubeSchedulerConfiguration; "" = defaults
-  std::string json_path;          // write the results as JSON ("" = no)
+  std::string workload_selector;                // --workload CASE[/WORKLOAD]; "" = all
+  std::string label_filter;                     // --label; "" = all
+  std::string config_path;                      // KubeSchedulerConfiguration; "" = defaults
+  std::string json_path;                        // write the results as JSON ("" = no)
   std::optional<framework::Registry> registry;  // unset: in-tree plugins
   uint64_t seed = 1;
-  int parallelism = 0;            // 0: from the configuration
+  int parallelism = 0;  // 0: from the configuration
   // SchedulerOptions::opportunistic_batching (false: every plain pod in full, for
   // comparisons; `phalanx bench --no-opportunistic-batching`).
   bool opportunistic_batching = true;
-  double throughput_window_ms = 0;  // 0: automatic (see above)
+  double throughput_window_ms = 0;              // 0: automatic (see above)
   std::function<void(const std::string&)> log;  // progress lines; may be empty
 };
 
@@ -98,8 +97,8 @@ struct ExtensionPointSummary {  // microseconds per call
 };
 
 struct PerfResult {
-  std::string name;  // "Case/Workload"
-  int64_t measured_pods = 0;   // pods of the collectMetrics ops
+  std::string name;           // "Case/Workload"
+  int64_t measured_pods = 0;  // pods of the collectMetrics ops
   int64_t scheduled_measured = 0;
   double seconds = 0;
   // Process CPU time (all threads) over the same interval: on a shared machine,
@@ -114,10 +113,10 @@ struct PerfResult {
   std::vector<std::string> notes;
 };
 
-// Loads opts.workload_file, runs the selected workloads and fills *results. Errors: a file error, a scheduler construction error, or
-// a workload whose pods could not all be scheduled ("<file>: Case/Workload: op 2
-// (createPods): only 990 of 1000 pods scheduled ..."); results of earlier workloads stay
-// in *results. An empty selection is an error naming the filters.
+// Loads opts.workload_file, runs the selected workloads and fills *results. Errors: a file error, a
+// scheduler construction error, or a workload whose pods could not all be scheduled ("<file>:
+// Case/Workload: op 2 (createPods): only 990 of 1000 pods scheduled ..."); results of earlier
+// workloads stay in *results. An empty selection is an error naming the filters.
 api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results);
 
 // Runs one workload (params already valid for it). Same errors as above.

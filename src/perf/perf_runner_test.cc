@@ -34,11 +34,11 @@ TEST(PerfRunner, RunsTestdataWorkloadsAndBindsEveryMeasuredPod) {
   ASSERT_EQ(RunPerfWorkloads(opts, &results), absl::OkStatus());
   ASSERT_EQ(results.size(), 10u);
 
-  for (const char* name : {"SchedulingBasic/50Nodes", "SchedulingBasic/100Nodes",
-                           "SchedulingPodAntiAffinity/60Nodes", "TopologySpreading/30Nodes",
-                           "Preemption/10Nodes", "Unschedulable/20Nodes/5InitPods", "Gangs/40Nodes",
-                           "SchedulingInTreePVs/10Nodes", "SchedulingMigratedInTreePVs/10Nodes",
-                           "SchedulingCSIPVs/10Nodes"}) {
+  for (const char* name :
+       {"SchedulingBasic/50Nodes", "SchedulingBasic/100Nodes", "SchedulingPodAntiAffinity/60Nodes",
+        "TopologySpreading/30Nodes", "Preemption/10Nodes", "Unschedulable/20Nodes/5InitPods",
+        "Gangs/40Nodes", "SchedulingInTreePVs/10Nodes", "SchedulingMigratedInTreePVs/10Nodes",
+        "SchedulingCSIPVs/10Nodes"}) {
     const PerfResult* r = Find(results, name);
     ASSERT_NE(r, nullptr) << name;
     EXPECT_GT(r->measured_pods, 0) << name;
@@ -72,11 +72,12 @@ TEST(PerfRunner, RunsTestdataWorkloadsAndBindsEveryMeasuredPod) {
   nlohmann::json j = PerfResultsJson(results);
   ASSERT_TRUE(j.contains("results"));
   const auto& first = j["results"][0];
-  for (const char* k : {"name", "measured_pods", "seconds", "throughput",
-                        "peak_rss_kib", "extension_points"}) {
+  for (const char* k :
+       {"name", "measured_pods", "seconds", "throughput", "peak_rss_kib", "extension_points"}) {
     EXPECT_TRUE(first.contains(k)) << k;
   }
-  for (const char* k : {"average", "p50", "p90", "p99"}) EXPECT_TRUE(first["throughput"].contains(k)) << k;
+  for (const char* k : {"average", "p50", "p90", "p99"})
+    EXPECT_TRUE(first["throughput"].contains(k)) << k;
   for (const char* k : {"count", "p50_us", "p99_us"}) {
     EXPECT_TRUE(first["extension_points"]["Filter"].contains(k)) << k;
   }
@@ -110,12 +111,13 @@ TEST(PerfRunner, SelectionByWorkloadAndLabel) {
 TEST(PerfRunner, UnschedulableMeasuredPodsAreAnError) {
   const std::string dir = ::testing::TempDir() + "/perf_runner_unsched";
   fs::create_directories(dir + "/config");
-  fs::copy_file(fs::path(kConfig).parent_path() / "pod-large-cpu.yaml", dir + "/config/pod-large-cpu.yaml",
-                fs::copy_options::overwrite_existing);
+  fs::copy_file(fs::path(kConfig).parent_path() / "pod-large-cpu.yaml",
+                dir + "/config/pod-large-cpu.yaml", fs::copy_options::overwrite_existing);
   {
     std::ofstream f(dir + "/config/w.yaml");
     f << "- name: TooBig\n  workloadTemplate:\n  - {opcode: createNodes, count: 3}\n"
-         "  - {opcode: createPods, count: 2, podTemplatePath: config/pod-large-cpu.yaml, collectMetrics: true}\n"
+         "  - {opcode: createPods, count: 2, podTemplatePath: config/pod-large-cpu.yaml, "
+         "collectMetrics: true}\n"
          "  workloads: [{name: w}]\n";
   }
   PerfOptions opts;
@@ -124,7 +126,8 @@ TEST(PerfRunner, UnschedulableMeasuredPodsAreAnError) {
   std::string err;
   err = std::string(RunPerfWorkloads(opts, &results).message());
   EXPECT_FALSE(err.empty());
-  EXPECT_NE(err.find("w.yaml: TooBig/w: op 1 (createPods): only 0 of 2 pods scheduled"), std::string::npos)
+  EXPECT_NE(err.find("w.yaml: TooBig/w: op 1 (createPods): only 0 of 2 pods scheduled"),
+            std::string::npos)
       << err;
   EXPECT_NE(err.find("Insufficient cpu"), std::string::npos) << err;
 }
@@ -135,13 +138,14 @@ TEST(PerfRunner, UnschedulableMeasuredPodsAreAnError) {
 TEST(PerfRunner, SetupOpWaitsForNamespaceCountAsUpstream) {
   const std::string dir = ::testing::TempDir() + "/perf_runner_nswait";
   fs::create_directories(dir + "/config");
-  fs::copy_file(fs::path(kConfig).parent_path() / "pod-large-cpu.yaml", dir + "/config/pod-large-cpu.yaml",
-                fs::copy_options::overwrite_existing);
+  fs::copy_file(fs::path(kConfig).parent_path() / "pod-large-cpu.yaml",
+                dir + "/config/pod-large-cpu.yaml", fs::copy_options::overwrite_existing);
   {
     std::ofstream f(dir + "/config/w.yaml");
     f << "- name: Mixed\n  workloadTemplate:\n  - {opcode: createNodes, count: 3}\n"
          "  - {opcode: createPods, count: 4, namespace: setup}\n"
-         "  - {opcode: createPods, count: 4, namespace: setup, podTemplatePath: config/pod-large-cpu.yaml}\n"
+         "  - {opcode: createPods, count: 4, namespace: setup, podTemplatePath: "
+         "config/pod-large-cpu.yaml}\n"
          "  - {opcode: createPods, count: 6, collectMetrics: true}\n"
          "  workloads: [{name: w}]\n";
   }
@@ -198,7 +202,8 @@ TEST(PerfRunner, PodsPVsGoThroughVolumeBinding) {
         "    required:\n      nodeSelectorTerms:\n      - matchExpressions:\n"
         "        - {key: kubernetes.io/hostname, operator: In, values: [nowhere]}\n"}});
   const std::string err = RunError(file);
-  EXPECT_NE(err.find("PVs/w: op 1 (createPods): only 0 of 2 pods scheduled"), std::string::npos) << err;
+  EXPECT_NE(err.find("PVs/w: op 1 (createPods): only 0 of 2 pods scheduled"), std::string::npos)
+      << err;
   EXPECT_NE(err.find("node(s) had volume node affinity conflict"), std::string::npos) << err;
 }
 
@@ -209,7 +214,8 @@ TEST(PerfRunner, PodTemplateClaimWithoutObjectsIsUnschedulable) {
       ::testing::TempDir() + "/perf_runner_pod_claim",
       {{"w.yaml",
         "- name: Claim\n  workloadTemplate:\n  - {opcode: createNodes, count: 2}\n"
-        "  - {opcode: createPods, count: 2, podTemplatePath: config/pod.yaml, collectMetrics: true}\n"
+        "  - {opcode: createPods, count: 2, podTemplatePath: config/pod.yaml, collectMetrics: "
+        "true}\n"
         "  workloads: [{name: w}]\n"},
        {"pod.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {generateName: p-}\nspec:\n  containers:\n"
@@ -226,22 +232,25 @@ TEST(PerfRunner, BadVolumeTemplatesAreErrors) {
   std::string err = RunError(WriteConfig(
       dir, {{"w.yaml", kPVWorkload},
             {"pvc.yaml", kPVCTemplate},
-            {"pv.yaml", "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"}}));
+            {"pv.yaml",
+             "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"}}));
   EXPECT_NE(err.find("PVs/w: op 1 (createPods): persistentVolume(Claim)TemplatePath: "),
             std::string::npos)
       << err;
   EXPECT_NE(err.find("pv.yaml: PersistentVolume"), std::string::npos) << err;
   EXPECT_NE(err.find("spec.capacity[storage]: Required value"), std::string::npos) << err;
-  err = RunError(WriteConfig(
-      dir, {{"pv.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nspec: {}\n"}}));
+  err = RunError(
+      WriteConfig(dir, {{"pv.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nspec: {}\n"}}));
   EXPECT_NE(err.find("pv.yaml: kind: expected PersistentVolume, got \"PersistentVolumeClaim\""),
             std::string::npos)
       << err;
   err = RunError(WriteConfig(
-      dir, {{"pv.yaml", "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
-                        "  capacity: {storage: 1Gi}\n"},
-            {"pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nspec:\n  accessModes: [ReadOnlyMany]\n"
-                         "  resources: {requests: {storage: -1Gi}}\n"}}));
+      dir, {{"pv.yaml",
+             "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
+             "  capacity: {storage: 1Gi}\n"},
+            {"pvc.yaml",
+             "apiVersion: v1\nkind: PersistentVolumeClaim\nspec:\n  accessModes: [ReadOnlyMany]\n"
+             "  resources: {requests: {storage: -1Gi}}\n"}}));
   EXPECT_NE(err.find("pvc.yaml: PersistentVolumeClaim"), std::string::npos) << err;
   EXPECT_NE(err.find("spec.resources.requests[storage]"), std::string::npos) << err;
 }
@@ -254,9 +263,12 @@ TEST(PerfRunner, CSINodeCountsLimitThePodsVolumes) {
   auto workload = [](const std::string& pv, const std::string& migrated) {
     return "- name: Limits\n  workloadTemplate:\n  - opcode: createNodes\n    count: 2\n"
            "    nodeAllocatableStrategy:\n      csiNodeAllocatable:\n"
-           "        ebs.csi.aws.com: {count: 1}\n" + migrated +
+           "        ebs.csi.aws.com: {count: 1}\n" +
+           migrated +
            "  - opcode: createPods\n    count: 3\n    collectMetrics: true\n"
-           "    persistentVolumeTemplatePath: config/" + pv + "\n"
+           "    persistentVolumeTemplatePath: config/" +
+           pv +
+           "\n"
            "    persistentVolumeClaimTemplatePath: config/pvc.yaml\n"
            "  workloads: [{name: w}]\n";
   };
@@ -266,15 +278,13 @@ TEST(PerfRunner, CSINodeCountsLimitThePodsVolumes) {
   const std::string aws_pv =
       "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
       "  capacity: {storage: 1Gi}\n  awsElasticBlockStore: {volumeID: x}\n";
-  for (const auto& [pv, migrated] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [pv, migrated] : std::vector<std::pair<std::string, std::string>>{
            {"pv-csi.yaml", ""},
            {"pv-aws.yaml", "      migratedPlugins: [kubernetes.io/aws-ebs]\n"}}) {
-    const std::string err = RunError(WriteConfig(
-        dir, {{"w.yaml", workload(pv, migrated)},
-              {"pvc.yaml", kPVCTemplate},
-              {"pv-csi.yaml", csi_pv},
-              {"pv-aws.yaml", aws_pv}}));
+    const std::string err = RunError(WriteConfig(dir, {{"w.yaml", workload(pv, migrated)},
+                                                       {"pvc.yaml", kPVCTemplate},
+                                                       {"pv-csi.yaml", csi_pv},
+                                                       {"pv-aws.yaml", aws_pv}}));
     EXPECT_NE(err.find("only 2 of 3 pods scheduled"), std::string::npos) << pv << ": " << err;
     EXPECT_NE(err.find("node(s) exceed max volume count"), std::string::npos) << pv << ": " << err;
   }

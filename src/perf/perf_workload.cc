@@ -23,13 +23,20 @@ namespace fs = std::filesystem;
 
 const char* PerfOpcodeName(PerfOpKind k) {
   switch (k) {
-    case PerfOpKind::kCreateNodes: return "createNodes";
-    case PerfOpKind::kCreatePods: return "createPods";
-    case PerfOpKind::kBarrier: return "barrier";
-    case PerfOpKind::kChurn: return "churn";
-    case PerfOpKind::kCreateNamespaces: return "createNamespaces";
-    case PerfOpKind::kSleep: return "sleep";
-    case PerfOpKind::kCreatePodGroups: return "createPodGroups";
+    case PerfOpKind::kCreateNodes:
+      return "createNodes";
+    case PerfOpKind::kCreatePods:
+      return "createPods";
+    case PerfOpKind::kBarrier:
+      return "barrier";
+    case PerfOpKind::kChurn:
+      return "churn";
+    case PerfOpKind::kCreateNamespaces:
+      return "createNamespaces";
+    case PerfOpKind::kSleep:
+      return "sleep";
+    case PerfOpKind::kCreatePodGroups:
+      return "createPodGroups";
   }
   return "?";
 }
@@ -89,7 +96,7 @@ struct Ctx {
   std::string file;
   std::string test_case;  // "" before the name is known
   int case_index = -1;
-  std::string where;      // "workloadTemplate[2] (createPods)" / "workloads[1]" / ""
+  std::string where;  // "workloadTemplate[2] (createPods)" / "workloads[1]" / ""
 
   std::string Prefix() const {
     std::string s = file + ":";
@@ -103,7 +110,8 @@ struct Ctx {
   }
   // The error "FILE: test case "NAME": WHERE: FIELD: MSG".
   api::Status Fail(const std::string& field, const std::string& msg) const {
-    return absl::InvalidArgumentError(Prefix() + (field.empty() ? "" : " " + field + ":") + " " + msg);
+    return absl::InvalidArgumentError(Prefix() + (field.empty() ? "" : " " + field + ":") + " " +
+                                      msg);
   }
 };
 
@@ -133,7 +141,8 @@ api::Status CheckFields(const Ctx& c, const YAML::Node& m, const std::set<std::s
   return absl::OkStatus();
 }
 
-api::Status GetString(const Ctx& c, const YAML::Node& m, const char* key, std::string* out, bool* present = nullptr) {
+api::Status GetString(const Ctx& c, const YAML::Node& m, const char* key, std::string* out,
+                      bool* present = nullptr) {
   YAML::Node n = m[key];
   if (present) *present = n.IsDefined() && !n.IsNull();
   if (!n.IsDefined() || n.IsNull()) return absl::OkStatus();
@@ -154,7 +163,7 @@ api::Status GetInt(const Ctx& c, const YAML::Node& m, const char* key, int64_t* 
   if (!n.IsDefined() || n.IsNull()) return absl::OkStatus();
   if (!n.IsScalar() || !ParseInt(n.Scalar(), out)) {
     return c.Fail(key, "must be an integer" + Line(n) + ", got \"" +
-                                (n.IsScalar() ? n.Scalar() : std::string("<non-scalar>")) + "\"");
+                           (n.IsScalar() ? n.Scalar() : std::string("<non-scalar>")) + "\"");
   }
   return absl::OkStatus();
 }
@@ -177,7 +186,7 @@ api::Status GetBool(const Ctx& c, const YAML::Node& m, const char* key, bool* ou
 }
 
 api::Status GetStringList(const Ctx& c, const YAML::Node& m, const char* key,
-                   std::vector<std::string>* out) {
+                          std::vector<std::string>* out) {
   YAML::Node n = m[key];
   if (!n.IsDefined() || n.IsNull()) return absl::OkStatus();
   if (!n.IsSequence()) return c.Fail(key, "must be a list of strings" + Line(n));
@@ -201,7 +210,7 @@ api::Status GetParam(const Ctx& c, const YAML::Node& m, const char* key, std::st
 }
 
 api::Status GetTemplate(const Ctx& c, const YAML::Node& m, const char* key, const std::string& file,
-                 std::string* out) {
+                        std::string* out) {
   api::Status st;
   std::string raw;
   bool present = false;
@@ -211,20 +220,19 @@ api::Status GetTemplate(const Ctx& c, const YAML::Node& m, const char* key, cons
   *out = ResolveTemplatePath(file, raw);
   if (out->empty()) {
     fs::path dir = fs::path(file).parent_path();
-    return c.Fail(key,
-                  "template \"" + raw + "\" not found (tried relative to " +
-                      (dir.empty() ? std::string(".") : dir.string()) + " and its parent)");
+    return c.Fail(key, "template \"" + raw + "\" not found (tried relative to " +
+                           (dir.empty() ? std::string(".") : dir.string()) + " and its parent)");
   }
   return absl::OkStatus();
 }
 
 // Either count > 0 or countParam "$x" (upstream isValid(true)).
 api::Status CheckCount(const Ctx& c, int64_t count, const std::string& param, const char* count_key,
-                const char* param_key) {
+                       const char* param_key) {
   if (count > 0 || !param.empty()) return absl::OkStatus();
   if (count < 0) return c.Fail(count_key, "must be positive, got " + std::to_string(count));
   return c.Fail(count_key, std::string("one of ") + count_key + " (> 0) or " + param_key +
-                                    " (\"$name\") is required");
+                               " (\"$name\") is required");
 }
 
 // nodeAllocatableStrategy.csiNodeAllocatable: driver name -> VolumeNodeResources {count}
@@ -243,7 +251,8 @@ api::Status ParseCSINodeAllocatable(const Ctx& c, const YAML::Node& csi, NodeStr
     const std::string df = field + "." + driver;
     std::optional<int32_t> count;
     if (!it->second.IsNull()) {
-      if (!it->second.IsMap()) return c.Fail(df, "must be an object ({count: N})" + Line(it->second));
+      if (!it->second.IsMap())
+        return c.Fail(df, "must be an object ({count: N})" + Line(it->second));
       Ctx dc = c;  // errors name "...csiNodeAllocatable.<driver>: count: ..."
       dc.where += (dc.where.empty() ? "" : ": ") + df;
       int64_t n = -1;
@@ -273,7 +282,8 @@ api::Status ParseNodeStrategy(const Ctx& c, const YAML::Node& op, NodeStrategy* 
   if (na.IsDefined() && !na.IsNull()) {
     Ctx cc = c;
     if (!na.IsMap()) return c.Fail("nodeAllocatableStrategy", "must be an object");
-    if (!Ok(CheckFields(c, na, {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}), &st)) {
+    if (!Ok(CheckFields(c, na, {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}),
+            &st)) {
       return st;
     }
     s->kind = NodeStrategy::Kind::kNodeAllocatable;
@@ -319,13 +329,17 @@ api::Status ParseNodeStrategy(const Ctx& c, const YAML::Node& op, NodeStrategy* 
 }
 
 // createNodes: count | countParam, nodeTemplatePath, a node strategy.
-api::Status ParseCreateNodesOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op) {
+api::Status ParseCreateNodesOp(const Ctx& c, const YAML::Node& n, const std::string& file,
+                               PerfOp* op) {
   api::Status st;
   op->kind = PerfOpKind::kCreateNodes;
-  if (!Ok(CheckFields(c, n,
-                   {"opcode", "count", "countParam", "nodeTemplatePath", "nodeAllocatableStrategy",
-                    "labelNodePrepareStrategy", "uniqueNodeLabelStrategy"}), &st) ||
-      !Ok(GetInt(c, n, "count", &op->count), &st) || !Ok(GetParam(c, n, "countParam", &op->count_param), &st) ||
+  if (!Ok(CheckFields(
+              c, n,
+              {"opcode", "count", "countParam", "nodeTemplatePath", "nodeAllocatableStrategy",
+               "labelNodePrepareStrategy", "uniqueNodeLabelStrategy"}),
+          &st) ||
+      !Ok(GetInt(c, n, "count", &op->count), &st) ||
+      !Ok(GetParam(c, n, "countParam", &op->count_param), &st) ||
       !Ok(GetTemplate(c, n, "nodeTemplatePath", file, &op->node_template_path), &st) ||
       !Ok(ParseNodeStrategy(c, n, &op->strategy), &st)) {
     return st;
@@ -336,13 +350,13 @@ api::Status ParseCreateNodesOp(const Ctx& c, const YAML::Node& n, const std::str
 // createPods / createPodGroups (`groups`): count | countParam, namespace, podTemplatePath,
 // collectMetrics, skipWaitToCompletion; groups: podsPerGroup, minMember; pods: PV / PVC
 // templates.
-api::Status ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::string& file, bool groups,
-                       PerfOp* op) {
+api::Status ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::string& file,
+                              bool groups, PerfOp* op) {
   api::Status st;
   op->kind = groups ? PerfOpKind::kCreatePodGroups : PerfOpKind::kCreatePods;
-  std::set<std::string> fields = {"opcode",         "count",           "countParam",
-                                  "collectMetrics", "namespace",       "podTemplatePath",
-                                  "skipWaitToCompletion"};
+  std::set<std::string> fields = {
+      "opcode",    "count",           "countParam",          "collectMetrics",
+      "namespace", "podTemplatePath", "skipWaitToCompletion"};
   if (groups) {
     fields.insert({"podsPerGroup", "podsPerGroupParam", "minMember", "minMemberParam"});
   } else {
@@ -376,14 +390,16 @@ api::Status ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::stri
       return st;
     }
     if (!Ok(CheckCount(c, op->pods_per_group, op->pods_per_group_param, "podsPerGroup",
-                    "podsPerGroupParam"), &st)) {
+                       "podsPerGroupParam"),
+            &st)) {
       return st;
     }
     if (op->min_member < 0) return c.Fail("minMember", "must not be negative");
     return absl::OkStatus();
   }
   if (!Ok(GetTemplate(c, n, "persistentVolumeTemplatePath", file, &op->pv_template_path), &st) ||
-      !Ok(GetTemplate(c, n, "persistentVolumeClaimTemplatePath", file, &op->pvc_template_path), &st)) {
+      !Ok(GetTemplate(c, n, "persistentVolumeClaimTemplatePath", file, &op->pvc_template_path),
+          &st)) {
     return st;
   }
   if (!op->pvc_template_path.empty() && op->pv_template_path.empty()) {
@@ -407,8 +423,12 @@ api::Status ParseChurnOp(const Ctx& c, const YAML::Node& n, const std::string& f
   op->kind = PerfOpKind::kChurn;
   std::string ns;
   bool has_ns = false;
-  if (!Ok(CheckFields(c, n, {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"}), &st) ||
-      !Ok(GetString(c, n, "mode", &op->mode), &st) || !Ok(GetInt(c, n, "number", &op->number), &st) ||
+  if (!Ok(CheckFields(
+              c, n,
+              {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"}),
+          &st) ||
+      !Ok(GetString(c, n, "mode", &op->mode), &st) ||
+      !Ok(GetInt(c, n, "number", &op->number), &st) ||
       !Ok(GetInt(c, n, "intervalMilliseconds", &op->interval_ms), &st) ||
       !Ok(GetString(c, n, "namespace", &ns, &has_ns), &st)) {
     return st;
@@ -440,11 +460,13 @@ api::Status ParseChurnOp(const Ctx& c, const YAML::Node& n, const std::string& f
 
 // createNamespaces: prefix, count | countParam, namespaceTemplatePath.
 api::Status ParseCreateNamespacesOp(const Ctx& c, const YAML::Node& n, const std::string& file,
-                             PerfOp* op) {
+                                    PerfOp* op) {
   api::Status st;
   op->kind = PerfOpKind::kCreateNamespaces;
-  if (!Ok(CheckFields(c, n, {"opcode", "prefix", "count", "countParam", "namespaceTemplatePath"}), &st) ||
-      !Ok(GetString(c, n, "prefix", &op->prefix), &st) || !Ok(GetInt(c, n, "count", &op->count), &st) ||
+  if (!Ok(CheckFields(c, n, {"opcode", "prefix", "count", "countParam", "namespaceTemplatePath"}),
+          &st) ||
+      !Ok(GetString(c, n, "prefix", &op->prefix), &st) ||
+      !Ok(GetInt(c, n, "count", &op->count), &st) ||
       !Ok(GetParam(c, n, "countParam", &op->count_param), &st) ||
       !Ok(GetTemplate(c, n, "namespaceTemplatePath", file, &op->namespace_template_path), &st)) {
     return st;
@@ -459,7 +481,8 @@ api::Status ParseSleepOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
   op->kind = PerfOpKind::kSleep;
   std::string d;
   if (!Ok(CheckFields(c, n, {"opcode", "duration", "durationParam"}), &st) ||
-      !Ok(GetString(c, n, "duration", &d), &st) || !Ok(GetParam(c, n, "durationParam", &op->duration_param), &st)) {
+      !Ok(GetString(c, n, "duration", &d), &st) ||
+      !Ok(GetParam(c, n, "durationParam", &op->duration_param), &st)) {
     return st;
   }
   if (!d.empty()) {
@@ -500,8 +523,9 @@ api::Status ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfT
   c.test_case = tc->name;
   if (tc->name.empty()) return c.Fail("name", "required");
   if (!Ok(CheckFields(c, n,
-                   {"name", "featureGates", "labels", "metricsCollectorConfig", "workloadTemplate",
-                    "workloads"}), &st) ||
+                      {"name", "featureGates", "labels", "metricsCollectorConfig",
+                       "workloadTemplate", "workloads"}),
+          &st) ||
       !Ok(GetStringList(c, n, "labels", &tc->labels), &st)) {
     return st;
   }
@@ -553,7 +577,8 @@ api::Status ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfT
         return st;
       }
       if (pw.name.empty()) return wc.Fail("name", "required");
-      if (!names.insert(pw.name).second) return wc.Fail("name", "duplicate workload \"" + pw.name + "\"");
+      if (!names.insert(pw.name).second)
+        return wc.Fail("name", "duplicate workload \"" + pw.name + "\"");
       YAML::Node p = w["params"];
       if (p.IsDefined() && !p.IsNull()) {
         if (!p.IsMap()) return wc.Fail("params", "must be a map of name to value");
@@ -620,7 +645,7 @@ api::Status LoadPerfConfig(const std::string& path, PerfConfig* out) {
 }
 
 api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
-                 std::vector<PerfOp>* out) {
+                        std::vector<PerfOp>* out) {
   api::Status st;
   out->clear();
   for (const auto& op0 : tc.ops) {
@@ -629,9 +654,9 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
     c.file = cfg.path;
     c.test_case = tc.name + "/" + w.name;
     c.case_index = 0;
-    c.where = "workloadTemplate[" + std::to_string(op.index) + "] (" + PerfOpcodeName(op.kind) + ")";
-    auto patch_int = [&](const std::string& param, const char* field,
-                         int64_t* v) -> api::Status {
+    c.where =
+        "workloadTemplate[" + std::to_string(op.index) + "] (" + PerfOpcodeName(op.kind) + ")";
+    auto patch_int = [&](const std::string& param, const char* field, int64_t* v) -> api::Status {
       if (param.empty()) return absl::OkStatus();
       auto it = w.params.find(param.substr(1));
       if (it == w.params.end()) return c.Fail(field, "parameter " + param + " is undefined");
@@ -653,19 +678,19 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
       }
       auto dur = api::ParseGoDuration(it->second);
       if (!dur.ok()) {
-        return c.Fail("durationParam",
-                      "parameter " + op.duration_param + ": " + std::string(dur.status().message()));
+        return c.Fail("durationParam", "parameter " + op.duration_param + ": " +
+                                           std::string(dur.status().message()));
       }
       op.duration_ns = *dur;
     }
     // Upstream isValid(false): counts must be positive once parameters are applied.
-    const bool counted = op.kind == PerfOpKind::kCreateNodes || op.kind == PerfOpKind::kCreatePods ||
-                         op.kind == PerfOpKind::kCreateNamespaces ||
-                         op.kind == PerfOpKind::kCreatePodGroups;
+    const bool counted =
+        op.kind == PerfOpKind::kCreateNodes || op.kind == PerfOpKind::kCreatePods ||
+        op.kind == PerfOpKind::kCreateNamespaces || op.kind == PerfOpKind::kCreatePodGroups;
     if (counted && op.count <= 0) {
-      return c.Fail(op.count_param.empty() ? "count" : "countParam",
-                    "invalid Count=" + std::to_string(op.count) + " / CountParam=\"" +
-                        op.count_param + "\"");
+      return c.Fail(
+          op.count_param.empty() ? "count" : "countParam",
+          "invalid Count=" + std::to_string(op.count) + " / CountParam=\"" + op.count_param + "\"");
     }
     if (op.kind == PerfOpKind::kCreatePodGroups) {
       if (op.pods_per_group <= 0) {
@@ -673,9 +698,9 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
       }
       if (op.min_member == 0) op.min_member = op.pods_per_group;
       if (op.min_member < 0 || op.min_member > op.pods_per_group) {
-        return c.Fail("minMember",
-                      "must be between 1 and podsPerGroup (" + std::to_string(op.pods_per_group) +
-                          "), got " + std::to_string(op.min_member));
+        return c.Fail("minMember", "must be between 1 and podsPerGroup (" +
+                                       std::to_string(op.pods_per_group) + "), got " +
+                                       std::to_string(op.min_member));
       }
     }
     out->push_back(std::move(op));

@@ -74,9 +74,9 @@ const char* PerfOpcodeName(PerfOpKind k);
 struct NodeStrategy {
   enum class Kind { kTrivial, kNodeAllocatable, kLabel, kUniqueLabel };
   Kind kind = Kind::kTrivial;
-  std::string label_key;                             // label / unique label
-  std::vector<std::string> label_values;             // label: round robin over nodes
-  std::map<std::string, std::string> allocatable;    // nodeAllocatable: resource -> quantity
+  std::string label_key;                           // label / unique label
+  std::vector<std::string> label_values;           // label: round robin over nodes
+  std::map<std::string, std::string> allocatable;  // nodeAllocatable: resource -> quantity
   // nodeAllocatable only (upstream NodeAllocatableStrategy.PrepareDependentObjects): a CSINode
   // named as the node is created for every node, with one driver per csiNodeAllocatable
   // entry (driver name -> allocatable.count; nullopt: the entry has no count, i.e. no

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -21,7 +21,8 @@ std::string UpstreamConfigDir() {
       "/tmp/k8ssrc/kubernetes-1.20.5+really1.20.2/test/integration/scheduler_perf/config",
       "/work/k8s-src/kubernetes-1.20.5+really1.20.2/test/integration/scheduler_perf/config"};
   if (const char* home = std::getenv("HOME")) {
-    dirs.insert(dirs.begin(), std::string(home) + "/.cache/phalanx-k8s/1.20.2/scheduler_perf/config");
+    dirs.insert(dirs.begin(),
+                std::string(home) + "/.cache/phalanx-k8s/1.20.2/scheduler_perf/config");
   }
   for (const auto& d : dirs) {
     if (fs::exists(d + "/performance-config.yaml")) return d;
@@ -149,7 +150,7 @@ TEST(PerfWorkload, PatchParamsSubstitutes) {
   EXPECT_EQ(ops[6].count, 10);
   EXPECT_EQ(ops[6].pods_per_group, 4);
   EXPECT_EQ(ops[6].min_member, 4);  // defaults to podsPerGroup
-  EXPECT_EQ(ops[1].count, 2);        // literal count untouched
+  EXPECT_EQ(ops[1].count, 2);       // literal count untouched
 }
 
 TEST(PerfWorkload, PatchParamsErrors) {
@@ -196,77 +197,105 @@ TEST(PerfWorkload, PatchParamsErrors) {
       << err;
   err = std::string(PatchParams(cfg, tc, tc.workloads[3], &ops).message());
   EXPECT_FALSE(err.empty());
-  EXPECT_NE(err.find("durationParam: parameter $wait: time: unknown unit"), std::string::npos) << err;
+  EXPECT_NE(err.find("durationParam: parameter $wait: time: unknown unit"), std::string::npos)
+      << err;
   ASSERT_EQ(PatchParams(cfg, tc, tc.workloads[4], &ops), absl::OkStatus());
   EXPECT_EQ(ops[2].duration_ns, 250'000'000);
 }
 
 TEST(PerfWorkload, BadInputErrorsNameFileCaseOpAndField) {
-  const std::string head = "- name: Bad\n  workloads: [{name: w, params: {n: 1}}]\n  workloadTemplate:\n";
-  auto err = ParseError(head + "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n    podTemplatPath: x\n");
+  const std::string head =
+      "- name: Bad\n  workloads: [{name: w, params: {n: 1}}]\n  workloadTemplate:\n";
+  auto err = ParseError(
+      head +
+      "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n    podTemplatPath: x\n");
   EXPECT_NE(err.find("inline.yaml: test case \"Bad\": workloadTemplate[0] (createPods): "
                      "podTemplatPath: unknown field"),
             std::string::npos)
       << err;
 
-  err = ParseError(head + "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n  - opcode: deletePods\n");
+  err = ParseError(
+      head +
+      "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n  - opcode: deletePods\n");
   EXPECT_NE(err.find("workloadTemplate[1] (deletePods): opcode: unknown opcode \"deletePods\""),
             std::string::npos)
       << err;
 
-  err = ParseError(head + "  - opcode: createPods\n    countParam: pods\n    collectMetrics: true\n");
-  EXPECT_NE(err.find("workloadTemplate[0] (createPods): countParam: \"pods\" must start with \"$\""),
-            std::string::npos)
+  err =
+      ParseError(head + "  - opcode: createPods\n    countParam: pods\n    collectMetrics: true\n");
+  EXPECT_NE(
+      err.find("workloadTemplate[0] (createPods): countParam: \"pods\" must start with \"$\""),
+      std::string::npos)
       << err;
 
   err = ParseError(head + "  - opcode: createPods\n    collectMetrics: true\n");
   EXPECT_NE(err.find("count: one of count (> 0) or countParam"), std::string::npos) << err;
 
-  err = ParseError(head + "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n    skipWaitToCompletion: true\n");
+  err = ParseError(head +
+                   "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n    "
+                   "skipWaitToCompletion: true\n");
   EXPECT_NE(err.find("collectMetrics and skipWaitToCompletion cannot be true at the same time"),
             std::string::npos)
       << err;
 
   err = ParseError(head + "  - opcode: createPods\n    count: 1\n");
-  EXPECT_NE(err.find("test case \"Bad\": workloadTemplate: no op in the workload template collects metrics"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find(
+          "test case \"Bad\": workloadTemplate: no op in the workload template collects metrics"),
+      std::string::npos)
       << err;
 
-  err = ParseError(head + "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n    podTemplatePath: config/nope.yaml\n");
+  err = ParseError(head +
+                   "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n    "
+                   "podTemplatePath: config/nope.yaml\n");
   EXPECT_NE(err.find("podTemplatePath: template \"config/nope.yaml\" not found"), std::string::npos)
       << err;
 
   err = ParseError(head + "  - opcode: createPods\n    count: two\n    collectMetrics: true\n");
-  EXPECT_NE(err.find("workloadTemplate[0] (createPods): count: must be an integer"), std::string::npos)
+  EXPECT_NE(err.find("workloadTemplate[0] (createPods): count: must be an integer"),
+            std::string::npos)
       << err;
 
   err = ParseError(head + "  - opcode: createPods\n    count: 1\n    collectMetrics: maybe\n");
   EXPECT_NE(err.find("collectMetrics: must be true or false"), std::string::npos) << err;
 
-  err = ParseError(head + "  - opcode: createNodes\n    count: 1\n    labelNodePrepareStrategy: {labelKey: zone}\n"
-                          "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n");
+  err = ParseError(
+      head +
+      "  - opcode: createNodes\n    count: 1\n    labelNodePrepareStrategy: {labelKey: zone}\n"
+      "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n");
   EXPECT_NE(err.find("workloadTemplate[0] (createNodes): labelNodePrepareStrategy.labelValues"),
             std::string::npos)
       << err;
 
-  err = ParseError(head + "  - opcode: churn\n    mode: sometimes\n    templatePaths: [config/service.yaml]\n"
-                          "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n");
-  EXPECT_NE(err.find("workloadTemplate[0] (churn): mode: must be create or recreate"), std::string::npos)
-      << err;
-
-  err = ParseError(head + "  - opcode: sleep\n    duration: 3 days\n  - opcode: createPods\n    count: 1\n    collectMetrics: true\n");
-  EXPECT_NE(err.find("workloadTemplate[0] (sleep): duration: time:"), std::string::npos) << err;
-
-  err = ParseError(head + "  - opcode: createPodGroups\n    count: 2\n    collectMetrics: true\n");
-  EXPECT_NE(err.find("(createPodGroups): podsPerGroup: one of podsPerGroup (> 0) or podsPerGroupParam"),
+  err = ParseError(
+      head +
+      "  - opcode: churn\n    mode: sometimes\n    templatePaths: [config/service.yaml]\n"
+      "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n");
+  EXPECT_NE(err.find("workloadTemplate[0] (churn): mode: must be create or recreate"),
             std::string::npos)
       << err;
 
-  err = ParseError("- name: NoWorkloads\n  workloadTemplate:\n  - {opcode: createPods, count: 1, collectMetrics: true}\n");
-  EXPECT_NE(err.find("test case \"NoWorkloads\": workloads: no workloads defined"), std::string::npos) << err;
+  err = ParseError(head +
+                   "  - opcode: sleep\n    duration: 3 days\n  - opcode: createPods\n    count: "
+                   "1\n    collectMetrics: true\n");
+  EXPECT_NE(err.find("workloadTemplate[0] (sleep): duration: time:"), std::string::npos) << err;
 
-  err = ParseError("- name: Dup\n  workloadTemplate:\n  - {opcode: createPods, count: 1, collectMetrics: true}\n"
-                   "  workloads: [{name: a}, {name: a}]\n");
+  err = ParseError(head + "  - opcode: createPodGroups\n    count: 2\n    collectMetrics: true\n");
+  EXPECT_NE(
+      err.find("(createPodGroups): podsPerGroup: one of podsPerGroup (> 0) or podsPerGroupParam"),
+      std::string::npos)
+      << err;
+
+  err = ParseError(
+      "- name: NoWorkloads\n  workloadTemplate:\n  - {opcode: createPods, count: 1, "
+      "collectMetrics: true}\n");
+  EXPECT_NE(err.find("test case \"NoWorkloads\": workloads: no workloads defined"),
+            std::string::npos)
+      << err;
+
+  err = ParseError(
+      "- name: Dup\n  workloadTemplate:\n  - {opcode: createPods, count: 1, collectMetrics: true}\n"
+      "  workloads: [{name: a}, {name: a}]\n");
   EXPECT_NE(err.find("workloads[1]: name: duplicate workload \"a\""), std::string::npos) << err;
 
   err = ParseError("- name: A\n  unknownKey: 1\n");
@@ -294,13 +323,15 @@ TEST(PerfWorkload, TemplatePathRule) {
             fs::path(kTestdata + "/config/pod-default.yaml").lexically_normal());
   EXPECT_EQ(fs::path(ResolveTemplatePath(file, "config/pod-default.yaml")),
             fs::path(kTestdata + "/config/pod-default.yaml").lexically_normal());
-  EXPECT_EQ(ResolveTemplatePath(file, kTestdata + "/config/pvc.yaml"), kTestdata + "/config/pvc.yaml");
+  EXPECT_EQ(ResolveTemplatePath(file, kTestdata + "/config/pvc.yaml"),
+            kTestdata + "/config/pvc.yaml");
   EXPECT_EQ(ResolveTemplatePath(file, "nothing.yaml"), "");
   // A relative workload path one directory deep, as upstream's own run uses it from
   // scheduler_perf/: "config/..." templates resolve against the working directory.
   const fs::path cwd = fs::current_path();
   fs::current_path(kTestdata);
-  const std::string got = ResolveTemplatePath("config/performance-config.yaml", "config/pod-default.yaml");
+  const std::string got =
+      ResolveTemplatePath("config/performance-config.yaml", "config/pod-default.yaml");
   fs::current_path(cwd);
   EXPECT_EQ(fs::path(got), fs::path("config/pod-default.yaml"));
 }
@@ -319,7 +350,8 @@ TEST(PerfWorkload, LabelFilterAndSelection) {
   EXPECT_TRUE(WorkloadSelected("A", "A", "w"));
   EXPECT_TRUE(WorkloadSelected("Unschedulable/5000Nodes/200InitPods", "Unschedulable",
                                "5000Nodes/200InitPods"));
-  EXPECT_FALSE(WorkloadSelected("Unschedulable/5000Nodes", "Unschedulable", "5000Nodes/200InitPods"));
+  EXPECT_FALSE(
+      WorkloadSelected("Unschedulable/5000Nodes", "Unschedulable", "5000Nodes/200InitPods"));
   EXPECT_FALSE(WorkloadSelected("B", "A", "w"));
 }
 
@@ -348,27 +380,32 @@ TEST(PerfWorkload, CSINodeAllocatableErrorsNameTheField) {
       "- name: Bad\n  workloads: [{name: w}]\n  workloadTemplate:\n  - opcode: createNodes\n"
       "    count: 1\n    nodeAllocatableStrategy:\n";
   const std::string pods = "  - {opcode: createPods, count: 1, collectMetrics: true}\n";
-  auto err = ParseError(head + "      csiNodeAllocatable:\n        ebs.csi.aws.com: {count: -1}\n" + pods);
+  auto err =
+      ParseError(head + "      csiNodeAllocatable:\n        ebs.csi.aws.com: {count: -1}\n" + pods);
   EXPECT_NE(err.find("workloadTemplate[0] (createNodes): "
                      "nodeAllocatableStrategy.csiNodeAllocatable.ebs.csi.aws.com.count: must be "
                      "between 0 and 2147483647, got -1"),
             std::string::npos)
       << err;
   err = ParseError(head + "      csiNodeAllocatable:\n        ebs.csi.aws.com: {cont: 3}\n" + pods);
-  EXPECT_NE(err.find("nodeAllocatableStrategy.csiNodeAllocatable.ebs.csi.aws.com: cont: unknown field"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find("nodeAllocatableStrategy.csiNodeAllocatable.ebs.csi.aws.com: cont: unknown field"),
+      std::string::npos)
       << err;
-  err = ParseError(head + "      csiNodeAllocatable:\n        ebs.csi.aws.com: {count: many}\n" + pods);
+  err = ParseError(head + "      csiNodeAllocatable:\n        ebs.csi.aws.com: {count: many}\n" +
+                   pods);
   EXPECT_NE(err.find("ebs.csi.aws.com: count: must be an integer"), std::string::npos) << err;
   err = ParseError(head + "      csiNodeAllocatable: [ebs.csi.aws.com]\n" + pods);
-  EXPECT_NE(err.find("nodeAllocatableStrategy.csiNodeAllocatable: must be a map"), std::string::npos)
+  EXPECT_NE(err.find("nodeAllocatableStrategy.csiNodeAllocatable: must be a map"),
+            std::string::npos)
       << err;
   err = ParseError(head + "      migratedPlugins: kubernetes.io/aws-ebs\n" + pods);
   EXPECT_NE(err.find("migratedPlugins: must be a list of strings"), std::string::npos) << err;
   // A driver without a count: no limit (count absent), as upstream's VolumeNodeResources.
   PerfConfig cfg;
-  ASSERT_EQ(Parse(head + "      csiNodeAllocatable:\n        a.csi: {}\n        b.csi:\n" + pods, &cfg),
-            absl::OkStatus());
+  ASSERT_EQ(
+      Parse(head + "      csiNodeAllocatable:\n        a.csi: {}\n        b.csi:\n" + pods, &cfg),
+      absl::OkStatus());
   const auto& alloc = cfg.cases[0].ops[0].strategy.csi_node_allocatable;
   ASSERT_EQ(alloc.size(), 2u);
   EXPECT_FALSE(alloc.at("a.csi").has_value());

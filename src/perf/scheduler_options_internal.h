@@ -15,7 +15,7 @@ namespace phalanx::perf {
 // overrides), `registry` (in-tree plugins when unset) and `seed`; clock, client and binding
 // workers are the caller's. Errors as config::LoadConfiguration (file, field).
 api::Status BenchSchedulerOptions(const std::string& config_path, int parallelism,
-                                  const std::optional<framework::Registry>& registry,
-                                  uint64_t seed, scheduler::SchedulerOptions* so);
+                                  const std::optional<framework::Registry>& registry, uint64_t seed,
+                                  scheduler::SchedulerOptions* so);
 
 }  // namespace phalanx::perf

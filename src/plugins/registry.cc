@@ -66,7 +66,7 @@ framework::Registry NewInTreeRegistry() {
   Add<nodevolumelimits::CSILimits>(r);
   Add<gangscheduling::GangScheduling>(r);
   Add<gangscheduling::GangPrioritySort>(r);
-  // Reservations with backfill for gangs that wait too long (issue 21); not in the default
+  // Reservations with backfill for gangs that wait too long; not in the default
   // set: enabling it (threshold > 0) turns reservations on (docs/gangs.md).
   Add<gangreservation::GangReservation>(r);
   // Queues and quotas (KAI / Volcano Queue, ElasticQuota); not in the default set (see

@@ -169,7 +169,8 @@ Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
   }
   // Non-empty value of `k` in `m`. Pods carry few labels/annotations: scan small maps
   // instead of building a std::string key for find (the comparator is not transparent).
-  auto lookup = [](const std::map<std::string, std::string>& m, const char* k) -> const std::string* {
+  auto lookup = [](const std::map<std::string, std::string>& m,
+                   const char* k) -> const std::string* {
     const std::string* v = nullptr;
     if (m.size() <= 8) {
       const std::string_view key(k);
@@ -199,8 +200,8 @@ Assignment QueueManager::ResolveLocked(const api::Pod& pod, std::string* gang,
     auto sum = gangs_->SummaryOf(ref->key);
     if (sum && sum->spec && !sum->spec->queue.empty()) {
       a.queue = sum->spec->queue;
-      a.via = "spec.queue of " + std::string(gang::DialectName(sum->spec->dialect)) +
-              " PodGroup " + sum->spec->namespace_ + "/" + sum->spec->name;
+      a.via = "spec.queue of " + std::string(gang::DialectName(sum->spec->dialect)) + " PodGroup " +
+              sum->spec->namespace_ + "/" + sum->spec->name;
     }
   }
   if (a.queue.empty()) {
@@ -425,8 +426,8 @@ bool QueueManager::HasReclaimHold(const std::string& queue, api::Timestamp now) 
   return it != holds_.end() && it->second > now;
 }
 
-std::string QueueManager::CheckAdmission(const std::string& queue,
-                                         const ResourceList& request, api::Timestamp now) const {
+std::string QueueManager::CheckAdmission(const std::string& queue, const ResourceList& request,
+                                         api::Timestamp now) const {
   absl::MutexLock l(&mu_);
   if (!tree_.Usable(queue)) return "";
   for (const auto& [holder, until] : holds_) {
@@ -437,8 +438,7 @@ std::string QueueManager::CheckAdmission(const std::string& queue,
     for (const auto& [r, want] : request) {
       if (r == "pods" || want <= 0) continue;
       const double have = a == allocated_.end() ? 0.0 : static_cast<double>(Get(a->second, r));
-      const double deserved =
-          s == share_.end() || !s->second.count(r) ? 0.0 : s->second.at(r);
+      const double deserved = s == share_.end() || !s->second.count(r) ? 0.0 : s->second.at(r);
       if (have + static_cast<double>(want) > deserved + kEps) {
         return "waiting for queue " + queue + ": capacity reclaimed by queue " + holder +
                " is held for it";
@@ -471,8 +471,8 @@ std::string QueueManager::CheckAdmission(const std::string& queue,
           auto a = allocated_.find(n);
           if (a != allocated_.end()) sum_used += Get(a->second, r);
         }
-        const int64_t borrowable = std::max<int64_t>(
-            {int64_t{0}, spec.GuaranteeOf(r) - u, sum_min - sum_used});
+        const int64_t borrowable =
+            std::max<int64_t>({int64_t{0}, spec.GuaranteeOf(r) - u, sum_min - sum_used});
         if (named && borrowable < free) {
           free = borrowable;
           detail = " (min " + FormatAmount(r, spec.GuaranteeOf(r)) + ", idle min of all quotas " +
@@ -520,8 +520,7 @@ std::string QueueManager::LendingCheckLocked(const std::string& queue,
       for (const auto& q : roots->second) kept += KeptIdleLocked(q, r, path);
     }
     if (kept == 0) continue;
-    const int64_t free =
-        std::max<int64_t>(0, Get(capacity_, r) - Get(total_allocated_, r) - kept);
+    const int64_t free = std::max<int64_t>(0, Get(capacity_, r) - Get(total_allocated_, r) - kept);
     if (want > free) {
       const std::string f = FormatAmount(r, free);
       return "waiting for queue " + queue + ": needs " + FormatAmount(r, want) + ", " +
@@ -780,8 +779,8 @@ std::vector<ReclaimUnit> QueueManager::ReclaimCandidates(const std::string& queu
     bool above = false;  // its queue is above its deserved share in a resource the request needs
     for (const auto& [r, want] : request) {
       if (want <= 0 || r == "pods" || Get(u.request, r) <= 0) continue;
-      above = above ||
-              static_cast<double>(Get(AllocatedLocked(u.queue), r)) > DeservedLocked(u.queue, r) + kEps;
+      above = above || static_cast<double>(Get(AllocatedLocked(u.queue), r)) >
+                           DeservedLocked(u.queue, r) + kEps;
     }
     if (above) out.push_back(std::move(u));
   }
@@ -910,7 +909,8 @@ std::vector<QueueObjectReport> QueueManager::ObjectReports() const {
     } else {
       r.status = StatusOfLocked(spec->name, kept->second);
       r.error = r.status.error;
-      if (auto c = tree_.children.find(spec->name); c != tree_.children.end()) r.children = c->second;
+      if (auto c = tree_.children.find(spec->name); c != tree_.children.end())
+        r.children = c->second;
       if (auto u = units.find(spec->name); u != units.end()) r.units = u->second;
     }
     out.push_back(std::move(r));

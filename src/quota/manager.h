@@ -63,8 +63,8 @@ struct QueueStatus {
   ResourceList allocated;  // subtree: assumed + bound pods
   ResourceList pending;    // subtree: requests of pods not yet placed
   ResourceList guarantee;
-  ResourceList limit;      // absent = unlimited
-  Share deserved;          // fair share (fair_share.h)
+  ResourceList limit;         // absent = unlimited
+  Share deserved;             // fair share (fair_share.h)
   double dominant_share = 0;  // allocated / deserved, dominant resource
   int64_t running_pods = 0;   // subtree
   int64_t pending_pods = 0;   // subtree
@@ -102,7 +102,7 @@ struct QueueObjectReport {
 
 // A victim unit for reclaim: a whole gang (every allocated member) or a single pod.
 struct ReclaimUnit {
-  std::string key;    // gang key or pod key
+  std::string key;  // gang key or pod key
   std::string queue;
   std::vector<api::PodPtr> pods;
   ResourceList request;
@@ -235,14 +235,14 @@ class QueueManager final : public QueueLedger {
   // gangs (every allocated member) or single pods; lowest priority first, then the most
   // recently created; a victim queue never drops below its guarantee. All or nothing.
   // Selection by cluster-wide totals only, unverified against placement: the Queues plugin
-  // uses ReclaimCandidates and CheckReclaimVictims instead (issue 20); kept for its tests and
+  // uses ReclaimCandidates and CheckReclaimVictims instead; kept for its tests and
   // for callers that want the accounting view.
   std::vector<ReclaimUnit> SelectReclaimVictims(const std::string& queue,
                                                 const ResourceList& request,
                                                 const ResourceList& free,
                                                 std::string* why) const override;
 
-  // The verified reclaim (issue 20; the caller places the reclaimer with victims removed
+  // The verified reclaim (the caller places the reclaimer with victims removed
   // and evicts only a set that lets it fit, src/scheduler/podgroup_preemption.h and the
   // Queues plugin's PostFilter): every unit that `queue` may reclaim for `request` (summed
   // over a pod or a whole gang; ResourceList units, "pods" ignored), whatever the cluster's
@@ -254,8 +254,7 @@ class QueueManager final : public QueueLedger {
   // queue is not usable, it would exceed its deserved share with the request (KAI: a queue
   // below its fair share takes back what it deserves, never more), or no other queue is
   // above its deserved share. Which candidates may go together: CheckReclaimVictims.
-  std::vector<ReclaimUnit> ReclaimCandidates(const std::string& queue,
-                                             const ResourceList& request,
+  std::vector<ReclaimUnit> ReclaimCandidates(const std::string& queue, const ResourceList& request,
                                              std::string* why) const override;
 
   // "" when evicting `victims` together is allowed on behalf of the reclaiming `queues`
@@ -304,10 +303,10 @@ class QueueManager final : public QueueLedger {
     std::string gang_spec;  // spec key of the gang
     ResourceList request;
     bool allocated = false;
-    bool counted = false;   // contributes to the sums under `counted_queue`
+    bool counted = false;  // contributes to the sums under `counted_queue`
     std::string counted_queue;
     bool counted_allocated = false;
-    bool stale = false;     // request, assignment and gang not computed; never counted
+    bool stale = false;  // request, assignment and gang not computed; never counted
   };
   void RebuildTreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Assignment ResolveLocked(const api::Pod& pod, std::string* gang, std::string* gang_spec) const
@@ -320,9 +319,11 @@ class QueueManager final : public QueueLedger {
   QueueStatus StatusOfLocked(const std::string& name, const QueueSpec& spec) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Own unit counts per queue (QueueUnitCounts).
-  std::map<std::string, QueueUnitCounts> UnitCountsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::map<std::string, QueueUnitCounts> UnitCountsLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Subtree allocation of `q` ({} for none) and its deserved share of `r` (0 for none).
-  const ResourceList& AllocatedLocked(const std::string& q) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const ResourceList& AllocatedLocked(const std::string& q) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double DeservedLocked(const std::string& q, const std::string& r) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // lendingLimit (Kueue KEP-1224 semantics, on any dialect that sets it): "" when `request`

@@ -8,7 +8,8 @@ void RegisterQueueMetrics(metrics::Registry& reg, const QueueManager& qm) {
     return [&qm, pick] {
       Samples v;
       for (const auto& s : qm.Status()) {
-        for (const auto& [r, amount] : pick(s)) v.push_back({{s.name, r}, static_cast<double>(amount)});
+        for (const auto& [r, amount] : pick(s))
+          v.push_back({{s.name, r}, static_cast<double>(amount)});
       }
       return v;
     };
@@ -21,8 +22,7 @@ void RegisterQueueMetrics(metrics::Registry& reg, const QueueManager& qm) {
                 {"queue", "resource"},
                 per_resource([](const QueueStatus& s) { return s.deserved; }));
   reg.GaugeFunc("phalanx_queue_pending",
-                "Requests of pending pods of the queue and its descendants",
-                {"queue", "resource"},
+                "Requests of pending pods of the queue and its descendants", {"queue", "resource"},
                 per_resource([](const QueueStatus& s) { return s.pending; }));
   reg.GaugeFunc("phalanx_queue_pods", "Pods of the queue and its descendants, by state",
                 {"queue", "state"}, [&qm] {

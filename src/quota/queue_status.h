@@ -106,9 +106,9 @@ class QueueStatusWriter {
 
  private:
   struct Written {
-    std::string json;             // the last status written
-    std::set<std::string> keys;   // resources it has ever written (zero_keys)
-    std::string reported;         // the last invalid message reported ("" = none)
+    std::string json;            // the last status written
+    std::set<std::string> keys;  // resources it has ever written (zero_keys)
+    std::string reported;        // the last invalid message reported ("" = none)
   };
   const QueueManager& queues_;
   QueueStatusSink& sink_;

@@ -22,8 +22,8 @@ api::UnstructuredPtr Obj(const std::string& yaml) {
   return std::make_shared<api::Unstructured>(m.objects.at(0));
 }
 
-api::PodPtr Pod(const std::string& name, const std::string& queue, const std::string& cpu,
-                int gpus, const std::string& node, const std::string& gang = "") {
+api::PodPtr Pod(const std::string& name, const std::string& queue, const std::string& cpu, int gpus,
+                const std::string& node, const std::string& gang = "") {
   testing::PodBuilder b(name);
   b.Req("cpu", cpu).Req("memory", "1Gi");
   if (gpus) b.Req(kGpu, std::to_string(gpus));
@@ -99,8 +99,9 @@ spec: {minMember: 2}
   EXPECT_EQ(research->units.pending, 1);
   EXPECT_EQ(research->units.inqueue, 0);
   // allocated: 3 + 0.5 cpu, 3Gi memory, 1 GPU (vision is research's child).
-  EXPECT_EQ(QueueStatusJson(*research),
-            R"({"state":"Open","pending":1,"running":1,"inqueue":0,"allocated":{"cpu":"3500m","memory":"3221225472","nvidia.com/gpu":"1"}})");
+  EXPECT_EQ(
+      QueueStatusJson(*research),
+      R"({"state":"Open","pending":1,"running":1,"inqueue":0,"allocated":{"cpu":"3500m","memory":"3221225472","nvidia.com/gpu":"1"}})");
   // One member of the gang goes (deleted): 1 of 2 allocated -> inqueue.
   m.OnPodDelete(Pod("g-1", "research", "1500m", 0, "n1", "g"));
   for (const auto& r : m.ObjectReports()) {
@@ -108,8 +109,9 @@ spec: {minMember: 2}
       EXPECT_EQ(r.units.inqueue, 1);
       EXPECT_EQ(r.units.running, 0);
       // A resource written before and gone now is written as "0".
-      EXPECT_EQ(QueueStatusJson(r, {"cpu", "memory", "nvidia.com/gpu", "example.com/foo"}),
-                R"({"state":"Open","pending":1,"running":0,"inqueue":1,"allocated":{"cpu":"2","example.com/foo":"0","memory":"2147483648","nvidia.com/gpu":"1"}})");
+      EXPECT_EQ(
+          QueueStatusJson(r, {"cpu", "memory", "nvidia.com/gpu", "example.com/foo"}),
+          R"({"state":"Open","pending":1,"running":0,"inqueue":1,"allocated":{"cpu":"2","example.com/foo":"0","memory":"2147483648","nvidia.com/gpu":"1"}})");
     }
   }
 }
@@ -142,8 +144,9 @@ spec: {parentQueue: dept, resources: {gpu: {quota: 2}}}
   m.OnPodAdd(std::make_shared<api::Pod>(wait.Obj()));
   for (const auto& r : m.ObjectReports()) {
     if (r.status.name != "dept") continue;
-    EXPECT_EQ(QueueStatusJson(r),
-              R"({"childQueues":["team-a","team-b"],"allocated":{"cpu":"1","nvidia.com/gpu":"2"},"requested":{"cpu":"3","nvidia.com/gpu":"6"}})");
+    EXPECT_EQ(
+        QueueStatusJson(r),
+        R"({"childQueues":["team-a","team-b"],"allocated":{"cpu":"1","nvidia.com/gpu":"2"},"requested":{"cpu":"3","nvidia.com/gpu":"6"}})");
     return;
   }
   FAIL() << "no report for dept";
@@ -166,7 +169,8 @@ spec: {min: {cpu: 2}, max: {cpu: 6}}
   auto reports = m.ObjectReports();
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(QueueStatusJson(reports[0]), R"({"used":{"cpu":"2500m"}})");
-  EXPECT_EQ(RefOf(*reports[0].object).Key(), "scheduling.x-k8s.io/v1alpha1/ElasticQuota/team-a/quota-a");
+  EXPECT_EQ(RefOf(*reports[0].object).Key(),
+            "scheduling.x-k8s.io/v1alpha1/ElasticQuota/team-a/quota-a");
 }
 
 TEST(QueueStatusWriter, WritesOnlyChangesAtMostOncePerIntervalAndRetriesFailures) {
@@ -177,14 +181,16 @@ TEST(QueueStatusWriter, WritesOnlyChangesAtMostOncePerIntervalAndRetriesFailures
   const std::string key = "scheduling.volcano.sh/v1beta1/Queue//research";
   auto c = w.Sync(0);
   EXPECT_EQ(c.writes, 1);
-  EXPECT_EQ(sink.Last(key), R"({"state":"Open","pending":0,"running":0,"inqueue":0,"allocated":{}})");
+  EXPECT_EQ(sink.Last(key),
+            R"({"state":"Open","pending":0,"running":0,"inqueue":0,"allocated":{}})");
   // Ten pod changes within the interval: no pass; after it, one write with the latest.
   for (int i = 0; i < 10; ++i) m.OnPodAdd(Pod("p" + std::to_string(i), "research", "1", 0, "n1"));
   EXPECT_EQ(w.Sync(kSecond / 2).writes, 1);
   c = w.Sync(kSecond);
   EXPECT_EQ(c.writes, 2);
-  EXPECT_EQ(sink.Last(key),
-            R"({"state":"Open","pending":0,"running":10,"inqueue":0,"allocated":{"cpu":"10","memory":"10737418240"}})");
+  EXPECT_EQ(
+      sink.Last(key),
+      R"({"state":"Open","pending":0,"running":10,"inqueue":0,"allocated":{"cpu":"10","memory":"10737418240"}})");
   // Nothing changed: no pass at all.
   EXPECT_EQ(w.Sync(3 * kSecond).passes, c.passes);
   // A change whose status is the same (a pod of no queue): a pass, no write.
@@ -202,8 +208,9 @@ TEST(QueueStatusWriter, WritesOnlyChangesAtMostOncePerIntervalAndRetriesFailures
   sink.fail = false;
   c = w.Sync(6 * kSecond);
   EXPECT_EQ(c.writes, 3);
-  EXPECT_EQ(sink.Last(key),
-            R"({"state":"Open","pending":0,"running":9,"inqueue":0,"allocated":{"cpu":"9","memory":"9663676416"}})");
+  EXPECT_EQ(
+      sink.Last(key),
+      R"({"state":"Open","pending":0,"running":9,"inqueue":0,"allocated":{"cpu":"9","memory":"9663676416"}})");
 }
 
 TEST(QueueStatusWriter, InvalidObjectsAreReportedOnceAndTheRestOfTheTreeWorks) {
@@ -242,7 +249,8 @@ spec: {min: {cpu: 8}, max: {cpu: 4}}
   std::map<std::string, std::string> msgs(sink.invalid.begin(), sink.invalid.end());
   EXPECT_NE(msgs["scheduling.volcano.sh/v1beta1/Queue//cyc-a"].find("cycle in the queue tree"),
             std::string::npos);
-  EXPECT_NE(msgs["scheduling.volcano.sh/v1beta1/Queue//cyc-b"].find("spec.parent"), std::string::npos);
+  EXPECT_NE(msgs["scheduling.volcano.sh/v1beta1/Queue//cyc-b"].find("spec.parent"),
+            std::string::npos);
   EXPECT_NE(msgs["scheduling.run.ai/v2/Queue//negative"].find("spec.resources.cpu.quota"),
             std::string::npos);
   EXPECT_NE(msgs["scheduling.x-k8s.io/v1alpha1/ElasticQuota/team-x/inverted"].find(
@@ -259,7 +267,8 @@ spec: {min: {cpu: 8}, max: {cpu: 4}}
   in_x.Req("cpu", "1");
   const Assignment ax = m.QueueOf(in_x.Obj());
   EXPECT_EQ(ax.queue, "inverted");
-  EXPECT_NE(ax.error.find("queue inverted is invalid: ElasticQuota team-x/inverted"), std::string::npos)
+  EXPECT_NE(ax.error.find("queue inverted is invalid: ElasticQuota team-x/inverted"),
+            std::string::npos)
       << ax.error;
   // The same problems at the next pass are not reported again.
   m.OnPodAdd(Pod("p", "research", "1", 0, "n1"));

@@ -50,8 +50,7 @@ int64_t Clamp(double v) {
 }
 
 // A v1.ResourceList of quantities ({cpu: "4", memory: 32Gi, nvidia.com/gpu: 8}).
-void QuantityList(const YAML::Node& n, const std::string& field, ResourceList* out,
-                  Errors* errs) {
+void QuantityList(const YAML::Node& n, const std::string& field, ResourceList* out, Errors* errs) {
   if (!Present(n)) return;
   if (!n.IsMap()) {
     errs->Add(field, "must be a map of resource name to quantity");
@@ -80,8 +79,9 @@ void QuantityList(const YAML::Node& n, const std::string& field, ResourceList* o
 
 std::string Meta(const api::Unstructured& o) {
   // Queues are cluster-scoped (the decoder may default a namespace); ElasticQuotas are not.
-  std::string id = o.metadata.namespace_.empty() || o.kind == "Queue" ? o.metadata.name
-                                                 : o.metadata.namespace_ + "/" + o.metadata.name;
+  std::string id = o.metadata.namespace_.empty() || o.kind == "Queue"
+                       ? o.metadata.name
+                       : o.metadata.namespace_ + "/" + o.metadata.name;
   return o.kind + " " + id + " (" + o.api_version + ")";
 }
 
@@ -130,9 +130,8 @@ void ParseKAI(const api::Unstructured& o, const YAML::Node& spec, QueueSpec* q, 
     const char* name;
     double scale;  // KAI unit -> canonical unit
   };
-  static const Kind kKinds[] = {{"cpu", "cpu", 1.0},
-                                {"memory", "memory", 1e6},
-                                {"gpu", "nvidia.com/gpu", 1.0}};
+  static const Kind kKinds[] = {
+      {"cpu", "cpu", 1.0}, {"memory", "memory", 1e6}, {"gpu", "nvidia.com/gpu", 1.0}};
   for (const Kind& k : kKinds) {
     const YAML::Node r = Child(res, k.key);
     if (!Present(r)) continue;
@@ -186,7 +185,8 @@ void ParseKAI(const api::Unstructured& o, const YAML::Node& spec, QueueSpec* q, 
     if (ll != q->lending_limit.end()) {
       const int64_t quota_amount = g == q->guarantee.end() ? 0 : g->second;
       if (ll->second > quota_amount) {  // Kueue: lendingLimit <= nominalQuota
-        errs->Add(base + ".lendingLimit", "must be <= quota (" + std::to_string(quota_amount) + ")");
+        errs->Add(base + ".lendingLimit",
+                  "must be <= quota (" + std::to_string(quota_amount) + ")");
       }
     }
   }
@@ -216,7 +216,8 @@ void ParseVolcano(const YAML::Node& spec, QueueSpec* q, Errors* errs) {
   QuantityList(Child(spec, "capability"), "spec.capability", &q->limit, errs);
   QuantityList(Child(Child(spec, "guarantee"), "resource"), "spec.guarantee.resource",
                &q->guarantee, errs);
-  if (q->guarantee.empty()) QuantityList(Child(spec, "deserved"), "spec.deserved", &q->guarantee, errs);
+  if (q->guarantee.empty())
+    QuantityList(Child(spec, "deserved"), "spec.deserved", &q->guarantee, errs);
   const YAML::Node rec = Child(spec, "reclaimable");
   if (Present(rec)) {
     if (rec.IsScalar() && (rec.Scalar() == "true" || rec.Scalar() == "false")) {
@@ -252,7 +253,8 @@ void ParseElasticQuota(const api::Unstructured& o, const YAML::Node& spec, Queue
         errs->Add(std::string("metadata.annotations[") + kKoordinatorSharedWeightAnnotation + "]",
                   "must be a JSON resource list");
       }
-      QuantityList(n, std::string("metadata.annotations[") + kKoordinatorSharedWeightAnnotation + "]",
+      QuantityList(n,
+                   std::string("metadata.annotations[") + kKoordinatorSharedWeightAnnotation + "]",
                    &weights, errs);
     } else {
       weights = q->limit;
@@ -265,10 +267,14 @@ void ParseElasticQuota(const api::Unstructured& o, const YAML::Node& spec, Queue
 
 const char* QueueDialectName(QueueDialect d) {
   switch (d) {
-    case QueueDialect::kKAI: return "KAI";
-    case QueueDialect::kVolcano: return "Volcano";
-    case QueueDialect::kCapacityScheduling: return "CapacityScheduling";
-    case QueueDialect::kKoordinator: return "Koordinator";
+    case QueueDialect::kKAI:
+      return "KAI";
+    case QueueDialect::kVolcano:
+      return "Volcano";
+    case QueueDialect::kCapacityScheduling:
+      return "CapacityScheduling";
+    case QueueDialect::kKoordinator:
+      return "Koordinator";
   }
   return "?";
 }
@@ -291,7 +297,8 @@ int64_t QueueSpec::GuaranteeOf(const std::string& resource) const {
 bool IsQueueObject(const api::Unstructured& obj) {
   const std::string g = obj.Group();
   if (obj.kind == "Queue") return g == "scheduling.run.ai" || g == "scheduling.volcano.sh";
-  if (obj.kind == "ElasticQuota") return g == "scheduling.x-k8s.io" || g == "scheduling.sigs.k8s.io";
+  if (obj.kind == "ElasticQuota")
+    return g == "scheduling.x-k8s.io" || g == "scheduling.sigs.k8s.io";
   return false;
 }
 
@@ -306,8 +313,8 @@ std::optional<QueueSpec> QueueFromObject(const api::Unstructured& obj) {
     q.dialect = g == "scheduling.run.ai" ? QueueDialect::kKAI : QueueDialect::kVolcano;
   } else {
     q.namespace_ = obj.metadata.namespace_.empty() ? "default" : obj.metadata.namespace_;
-    q.dialect = g == "scheduling.x-k8s.io" ? QueueDialect::kCapacityScheduling
-                                           : QueueDialect::kKoordinator;
+    q.dialect =
+        g == "scheduling.x-k8s.io" ? QueueDialect::kCapacityScheduling : QueueDialect::kKoordinator;
   }
   Errors errs(q.source);
   const YAML::Node spec = obj.object ? Child(*obj.object, "spec") : YAML::Node();
@@ -315,9 +322,15 @@ std::optional<QueueSpec> QueueFromObject(const api::Unstructured& obj) {
     errs.Add("spec", "must be a map");
   } else {
     switch (q.dialect) {
-      case QueueDialect::kKAI: ParseKAI(obj, spec, &q, &errs); break;
-      case QueueDialect::kVolcano: ParseVolcano(spec, &q, &errs); break;
-      default: ParseElasticQuota(obj, spec, &q, &errs); break;
+      case QueueDialect::kKAI:
+        ParseKAI(obj, spec, &q, &errs);
+        break;
+      case QueueDialect::kVolcano:
+        ParseVolcano(spec, &q, &errs);
+        break;
+      default:
+        ParseElasticQuota(obj, spec, &q, &errs);
+        break;
     }
   }
   if (q.name.empty()) errs.Add("metadata.name", "is required");
@@ -365,9 +378,10 @@ QueueTree BuildQueueTree(const std::vector<QueueSpec>& specs_in) {
   // Missing parents and cycles.
   for (const auto& [name, q] : t.queues) {
     if (q.parent.empty()) continue;
-    const char* field = q.dialect == QueueDialect::kKAI       ? "spec.parentQueue"
-                        : q.dialect == QueueDialect::kVolcano ? "spec.parent"
-                                                              : "metadata.labels[quota.scheduling.koordinator.sh/parent]";
+    const char* field = q.dialect == QueueDialect::kKAI ? "spec.parentQueue"
+                        : q.dialect == QueueDialect::kVolcano
+                            ? "spec.parent"
+                            : "metadata.labels[quota.scheduling.koordinator.sh/parent]";
     if (!t.queues.count(q.parent)) {
       t.errors[name] = q.source + ": " + field + ": parent queue " + q.parent + " does not exist";
       continue;
@@ -394,7 +408,8 @@ QueueTree BuildQueueTree(const std::vector<QueueSpec>& specs_in) {
     while (!cur.empty()) {
       if (!seen.insert(cur).second || !t.queues.count(cur)) break;
       if (t.errors.count(cur)) {
-        t.errors[name] = q.source + ": ancestor queue " + cur + " is invalid (" + t.errors.at(cur) + ")";
+        t.errors[name] =
+            q.source + ": ancestor queue " + cur + " is invalid (" + t.errors.at(cur) + ")";
         break;
       }
       cur = t.queues.at(cur).parent;

@@ -6,9 +6,9 @@
 //            spec.resources.{cpu,memory,gpu}.{quota,limit,overQuotaWeight},
 //            spec.preemptMinRuntime, spec.reclaimMinRuntime (Go durations), and
 //            spec.resources.*.lendingLimit (not a KAI field: Kueue's, see docs/queues.md).
-//            spec.priority defaults to 100 as KAI's (queue_types.go). Units as KAI's: cpu in millicores, memory in
-//            megabytes (10^6 bytes), gpu in devices (nvidia.com/gpu). quota -1: no
-//            guaranteed quota; limit -1: unlimited (KAI docs/queues).
+//            spec.priority defaults to 100 as KAI's (queue_types.go). Units as KAI's: cpu in
+//            millicores, memory in megabytes (10^6 bytes), gpu in devices (nvidia.com/gpu). quota
+//            -1: no guaranteed quota; limit -1: unlimited (KAI docs/queues).
 //   Volcano  scheduling.volcano.sh/v1beta1 Queue (cluster-scoped): spec.weight (over-quota
 //            weight of every resource), spec.capability (limit), spec.guarantee.resource
 //            (guarantee), spec.deserved (used as the guarantee when no guarantee is
@@ -40,10 +40,10 @@ namespace phalanx::quota {
 using ResourceList = std::map<std::string, int64_t>;
 
 enum class QueueDialect : uint8_t {
-  kKAI,              // scheduling.run.ai/v2 Queue
-  kVolcano,          // scheduling.volcano.sh/v1beta1 Queue
+  kKAI,                 // scheduling.run.ai/v2 Queue
+  kVolcano,             // scheduling.volcano.sh/v1beta1 Queue
   kCapacityScheduling,  // scheduling.x-k8s.io/v1alpha1 ElasticQuota
-  kKoordinator,      // scheduling.sigs.k8s.io/v1alpha1 ElasticQuota
+  kKoordinator,         // scheduling.sigs.k8s.io/v1alpha1 ElasticQuota
 };
 const char* QueueDialectName(QueueDialect d);
 
@@ -94,7 +94,7 @@ std::optional<QueueSpec> QueueFromObject(const api::Unstructured& obj);
 // (queue name -> message naming the object and field) and take no part in fair share or
 // admission; their pods stay pending with the message.
 struct QueueTree {
-  std::map<std::string, QueueSpec> queues;                  // every queue by name
+  std::map<std::string, QueueSpec> queues;                   // every queue by name
   std::map<std::string, std::vector<std::string>> children;  // parent -> children ("" = roots)
   std::map<std::string, std::string> errors;
   // Queues by name for ElasticQuota lookups by namespace (first by name).

@@ -94,8 +94,8 @@ TEST(FairShare, ParentLimitCapsChildren) {
   // Top level: dept capped at 8, other gets 24; dept's 8 split 4 / 4.
   auto t = BuildQueueTree({Q("dept", "", {}, {{kGpu, 8}}), Q("x", "dept", {}, {}),
                            Q("y", "dept", {}, {}), Q("other", "", {}, {})});
-  auto s = ComputeFairShare(
-      t, {{kGpu, 32}}, {{"x", {{kGpu, 100}}}, {"y", {{kGpu, 100}}}, {"other", {{kGpu, 100}}}});
+  auto s = ComputeFairShare(t, {{kGpu, 32}},
+                            {{"x", {{kGpu, 100}}}, {"y", {{kGpu, 100}}}, {"other", {{kGpu, 100}}}});
   EXPECT_NEAR(G(s, "dept"), 8, 1e-9);
   EXPECT_NEAR(G(s, "other"), 24, 1e-9);
   EXPECT_NEAR(G(s, "x"), 4, 1e-9);
@@ -228,7 +228,8 @@ TEST(QueueTree, CyclesMissingParentsAndDescendants) {
                            Q("d", "nope", {}, {}), Q("ok", "", {}, {})});
   EXPECT_EQ(t.errors.at("a"), "Queue a: spec.parentQueue: cycle in the queue tree: a -> b -> a");
   EXPECT_EQ(t.errors.at("b"), "Queue b: spec.parentQueue: cycle in the queue tree: b -> a -> b");
-  EXPECT_NE(t.errors.at("c").find("ancestor queue a is invalid"), std::string::npos) << t.errors.at("c");
+  EXPECT_NE(t.errors.at("c").find("ancestor queue a is invalid"), std::string::npos)
+      << t.errors.at("c");
   EXPECT_EQ(t.errors.at("d"), "Queue d: spec.parentQueue: parent queue nope does not exist");
   EXPECT_TRUE(t.Usable("ok"));
   ASSERT_EQ(t.children.at("").size(), 1u);
@@ -245,9 +246,10 @@ TEST(QueueTree, DuplicateNamesAcrossDialects) {
   QueueSpec k = Q("team", "", {}, {});
   k.source = "Queue team (scheduling.run.ai/v2)";
   auto t = BuildQueueTree({v, k});
-  EXPECT_EQ(t.errors.at("team"),
-            "Queue team (scheduling.run.ai/v2): metadata.name: queue team is also defined by "
-            "Queue team (scheduling.volcano.sh/v1beta1); queue names must be unique across dialects");
+  EXPECT_EQ(
+      t.errors.at("team"),
+      "Queue team (scheduling.run.ai/v2): metadata.name: queue team is also defined by "
+      "Queue team (scheduling.volcano.sh/v1beta1); queue names must be unique across dialects");
 }
 
 // ---- QueueManager ----
@@ -411,8 +413,8 @@ TEST(QueueManager, PodsSeenBeforeAnyQueueAreCountedWhenTheFirstQueueArrives) {
   m.OnObjectAdd(KaiQueue("team-a", "{resources: {gpu: {quota: 8}}}"));
   auto st = m.Status();
   ASSERT_EQ(st.size(), 1u);
-  EXPECT_EQ(gpus_of(st[0].allocated), expected("team-a", true));   // 4 + 1 + 5
-  EXPECT_EQ(gpus_of(st[0].pending), expected("team-a", false));    // 2 + 3
+  EXPECT_EQ(gpus_of(st[0].allocated), expected("team-a", true));  // 4 + 1 + 5
+  EXPECT_EQ(gpus_of(st[0].pending), expected("team-a", false));   // 2 + 3
   EXPECT_EQ(st[0].running_pods, 3);
   EXPECT_EQ(st[0].pending_pods, 2);
   EXPECT_EQ(m.QueueOf(*pods.at("a-pending").pod).queue, "team-a");
@@ -611,11 +613,13 @@ spec: {min: {cpu: "4"}, max: {cpu: "10"}}
   EXPECT_EQ(m.QueueOf(*a0).via, "ElasticQuota of namespace a");
   // qb's 4 cpu of min are idle: qa may borrow them, not more.
   EXPECT_EQ(m.CheckAdmission("qa", {{"cpu", 4000}}), "");
-  EXPECT_EQ(m.CheckAdmission("qa", {{"cpu", 5000}}),
-            "waiting for queue qa quota: needs 5 cpu, 4 free (min 4 cpu, idle min of all quotas 4 cpu)");
+  EXPECT_EQ(
+      m.CheckAdmission("qa", {{"cpu", 5000}}),
+      "waiting for queue qa quota: needs 5 cpu, 4 free (min 4 cpu, idle min of all quotas 4 cpu)");
   m.OnPodAdd(pod("b0", "b", "4", "n1"));
-  EXPECT_EQ(m.CheckAdmission("qa", {{"cpu", 1000}}),
-            "waiting for queue qa quota: needs 1 cpu, 0 free (min 4 cpu, idle min of all quotas 0 cpu)");
+  EXPECT_EQ(
+      m.CheckAdmission("qa", {{"cpu", 1000}}),
+      "waiting for queue qa quota: needs 1 cpu, 0 free (min 4 cpu, idle min of all quotas 0 cpu)");
 }
 
 TEST(QueueManager, ReclaimTakesWholeGangsLowestPriorityFirstNeverBelowGuarantee) {
@@ -642,8 +646,12 @@ spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 2}}}
   };
   for (int i = 0; i < 2; ++i) {
     testing::PodBuilder b("g-" + std::to_string(i));
-    b.Req(kGpu, "4").NodeName("n1").Label(kKAIQueueLabel, "borrower").Priority(0)
-        .Annotation("scheduling.k8s.io/group-name", "g").CreationTimestamp(10);
+    b.Req(kGpu, "4")
+        .NodeName("n1")
+        .Label(kKAIQueueLabel, "borrower")
+        .Priority(0)
+        .Annotation("scheduling.k8s.io/group-name", "g")
+        .CreationTimestamp(10);
     add(std::make_shared<api::Pod>(b.Obj()));
   }
   gangs.OnObjectAdd(Obj(R"(
@@ -692,11 +700,12 @@ spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 8}}}
   std::string why;
   auto v = m.SelectReclaimVictims("a", {{kGpu, 8}}, m.FreeCapacity(), &why);
   EXPECT_TRUE(v.empty());
-  EXPECT_EQ(why, "queues above their deserved share cannot free 2 nvidia.com/gpu without dropping "
-                 "below their guarantee");
+  EXPECT_EQ(why,
+            "queues above their deserved share cannot free 2 nvidia.com/gpu without dropping "
+            "below their guarantee");
 }
 
-// The verified reclaim's two halves (issue 20): ReclaimCandidates offers every unit of a
+// The verified reclaim's two halves: ReclaimCandidates offers every unit of a
 // queue above its deserved share whatever the free capacity (the room may be scattered);
 // CheckReclaimVictims refuses a set that takes a queue below its guarantee or below its
 // deserved share by more than its last unit, and lower-priority victims count too.
@@ -836,11 +845,12 @@ spec: {resources: {gpu: {quota: 4, limit: 8}}}
   metrics::Registry reg;
   RegisterQueueMetrics(reg, m);
   const std::string text = reg.Render();
-  for (const char* line : {"phalanx_queue_allocated{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 3",
-                           "phalanx_queue_pending{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 2",
-                           "phalanx_queue_deserved{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 5",
-                           "phalanx_queue_pods{queue=\"team-a\",state=\"running\"} 1",
-                           "phalanx_queue_pods{queue=\"team-a\",state=\"pending\"} 1"}) {
+  for (const char* line :
+       {"phalanx_queue_allocated{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 3",
+        "phalanx_queue_pending{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 2",
+        "phalanx_queue_deserved{queue=\"team-a\",resource=\"nvidia.com/gpu\"} 5",
+        "phalanx_queue_pods{queue=\"team-a\",state=\"running\"} 1",
+        "phalanx_queue_pods{queue=\"team-a\",state=\"pending\"} 1"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
 }

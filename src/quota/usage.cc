@@ -29,7 +29,8 @@ void UsageTracker::Accrue(api::Timestamp now, const std::map<std::string, Resour
     const api::Timestamp start = t - t % w;
     const api::Timestamp end = std::min<api::Timestamp>(now, start + w);
     const double secs = static_cast<double>(end - t) / static_cast<double>(api::kNanosPerSecond);
-    if (buckets_.empty() || buckets_.back().start != start) buckets_.push_back(Bucket{start, {}, {}});
+    if (buckets_.empty() || buckets_.back().start != start)
+      buckets_.push_back(Bucket{start, {}, {}});
     Bucket& b = buckets_.back();
     for (const auto& [q, list] : allocated) {
       for (const auto& [r, a] : list) {
@@ -46,8 +47,7 @@ void UsageTracker::Accrue(api::Timestamp now, const std::map<std::string, Resour
 }
 
 void UsageTracker::Prune(api::Timestamp now) {
-  const api::Timestamp from =
-      p_.tumbling ? now - now % p_.window_ns : now - p_.window_ns - Width();
+  const api::Timestamp from = p_.tumbling ? now - now % p_.window_ns : now - p_.window_ns - Width();
   while (!buckets_.empty() && buckets_.front().start + Width() <= from) buckets_.pop_front();
 }
 

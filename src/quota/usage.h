@@ -27,9 +27,9 @@ namespace phalanx::quota {
 // proportion plugin's kValue). Durations in ns.
 struct UsageParams {
   int64_t window_ns = 7 * 24 * 3600 * api::kNanosPerSecond;  // KAI windowSize default 1w
-  bool tumbling = false;                                      // KAI windowType, default sliding
-  int64_t half_life_ns = 0;                                   // KAI halfLifePeriod, 0 = off
-  double k_value = 1.0;                                       // KAI kValue, default 1.0
+  bool tumbling = false;                                     // KAI windowType, default sliding
+  int64_t half_life_ns = 0;                                  // KAI halfLifePeriod, 0 = off
+  double k_value = 1.0;                                      // KAI kValue, default 1.0
 };
 
 // Queue -> resource -> normalized usage in [0, 1] (0 for a resource without capacity).

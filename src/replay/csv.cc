@@ -30,9 +30,7 @@ std::vector<std::string> SplitCsv(const std::string& line) {
   return out;
 }
 
-
-api::Status ReadCsv(const std::string& path, const std::vector<std::string>& required,
-                    Csv* csv) {
+api::Status ReadCsv(const std::string& path, const std::vector<std::string>& required, Csv* csv) {
   std::ifstream in(path);
   if (!in) return absl::InvalidArgumentError(path + ": cannot read file");
   std::string line;

@@ -74,7 +74,8 @@ api::Unstructured TemplateObject(const std::string& ns, int32_t count) {
 }
 
 // The node's GPUs as a slice; false when it has none.
-api::StatusOr<bool> ConvertNode(api::Node* node, DraGpuStats* st, std::vector<api::Unstructured>* out) {
+api::StatusOr<bool> ConvertNode(api::Node* node, DraGpuStats* st,
+                                std::vector<api::Unstructured>* out) {
   auto& cap = node->status.capacity;
   auto& alloc = node->status.allocatable;
   const api::ResourceList* from = alloc.count(kExtendedGpu) ? &alloc : &cap;

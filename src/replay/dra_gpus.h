@@ -1,4 +1,4 @@
-// `--gpu-model dra` (issue 19): a trace scenario's GPUs as Dynamic Resource Allocation
+// `--gpu-model dra`: a trace scenario's GPUs as Dynamic Resource Allocation
 // devices instead of the nvidia.com/gpu extended resource, so that the placement policies
 // can be compared on DRA.
 //
@@ -16,7 +16,8 @@
 //     [{name: gpu, resourceClaimTemplateName: gpu-<N>}], its first container
 //     resources.claims [{name: gpu}], and loses its nvidia.com/gpu request and limit. The
 //     simulator's resourceclaim controller creates the claims (sim/dra_claims.h).
-//   - GPU shares (alibabacloud.com/gpu-milli < 1000, of one or more devices): the DRA allocator of this project
+//   - GPU shares (alibabacloud.com/gpu-milli < 1000, of one or more devices): the DRA allocator of
+//   this project
 //     has whole devices and partitionable devices (KEP-4815, shared counters) but not
 //     consumable capacity (KEP-5075, `allowMultipleAllocations` devices with capacity
 //     requests; alpha in Kubernetes 1.34), the upstream way to hand one GPU to several
@@ -41,10 +42,10 @@ inline constexpr const char* kDraGpuDriver = "gpu.nvidia.com";
 inline constexpr const char* kDraGpuClass = "gpu";
 
 struct DraGpuStats {
-  size_t nodes = 0;             // nodes that got a ResourceSlice
-  size_t devices = 0;           // devices published
-  size_t pods = 0;              // pods that got a claim
-  size_t shares_as_whole = 0;   // of them, GPU shares that ask for a whole device
+  size_t nodes = 0;            // nodes that got a ResourceSlice
+  size_t devices = 0;          // devices published
+  size_t pods = 0;             // pods that got a claim
+  size_t shares_as_whole = 0;  // of them, GPU shares that ask for a whole device
 };
 
 // Rewrites *sc in place as described above. Errors: a node whose nvidia.com/gpu is not a

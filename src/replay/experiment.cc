@@ -1,17 +1,17 @@
 #include "replay/experiment.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <functional>
-#include <array>
+#include <limits>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 
 #include "config/config.h"
 #include "replay/dra_gpus.h"
@@ -195,7 +195,8 @@ api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
   return absl::OkStatus();
 }
 
-std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv, const std::string& display) {
+std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv,
+                                            const std::string& display) {
   // Medians over seeds 42-51, in the order Random, DotProduct, GpuClustering, GpuPacking,
   // BestFit, FGD (analysis_allo_discrete.csv; 100 - the "100" column).
   static const std::map<std::string, std::array<double, 6>> kPaper = {
@@ -218,8 +219,8 @@ std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv, const s
       {"openb_pod_list_multigpu50", {18.61, 5.245, 4.355, 3.93, 4.425, 2.905}},
   };
   static const std::map<std::string, size_t> kColumn = {
-      {"Random", 0}, {"DotProduct", 1}, {"GpuClustering", 2},
-      {"GpuPacking", 3}, {"BestFit", 4}, {"FGD", 5},
+      {"Random", 0},     {"DotProduct", 1}, {"GpuClustering", 2},
+      {"GpuPacking", 3}, {"BestFit", 4},    {"FGD", 5},
   };
   const auto row = kPaper.find(std::filesystem::path(pods_csv).stem().string());
   const auto col = kColumn.find(display);
@@ -240,8 +241,8 @@ struct Trace {
 api::Status LoadTrace(const ExperimentOptions& opts, Trace* t) {
   const std::string& mode = opts.trace;
   if (opts.gpu_model != "extended" && opts.gpu_model != "dra") {
-    return absl::InvalidArgumentError("--gpu-model: want extended or dra, got \"" +
-                                      opts.gpu_model + "\"");
+    return absl::InvalidArgumentError("--gpu-model: want extended or dra, got \"" + opts.gpu_model +
+                                      "\"");
   }
   if (opts.gpu_model == "dra" && mode != "openb" && mode != "openb-paper") {
     return absl::InvalidArgumentError("--gpu-model dra is for --trace openb and openb-paper");
@@ -262,7 +263,8 @@ api::Status LoadTrace(const ExperimentOptions& opts, Trace* t) {
   }
   if (mode == "philly") {
     const std::string& path = opts.jobs_csv.empty() ? opts.pods_csv : opts.jobs_csv;
-    if (path.empty()) return absl::InvalidArgumentError("--trace philly needs --jobs (a Philly job CSV)");
+    if (path.empty())
+      return absl::InvalidArgumentError("--trace philly needs --jobs (a Philly job CSV)");
     return LoadPhillyTrace(path, opts.cluster, opts.max_pods, &t->base, &t->jobs, &t->too_large);
   }
   if (mode.empty()) return sim::LoadManifestScenario(opts.scenario_path, &t->base);
@@ -275,7 +277,8 @@ api::Status LoadTrace(const ExperimentOptions& opts, Trace* t) {
 api::Status ResolvePolicies(const ExperimentOptions& opts, std::vector<PolicySpec>* policies,
                             bool* as_given) {
   if (!opts.compare.empty()) {
-    if (!opts.policies.empty()) return absl::InvalidArgumentError("--compare and --policies exclude each other");
+    if (!opts.policies.empty())
+      return absl::InvalidArgumentError("--compare and --policies exclude each other");
     policies->clear();
     for (const auto& c : opts.compare) policies->push_back({c.name, ""});
     *as_given = false;
@@ -331,8 +334,7 @@ json SummaryJson(const sim::SimulationResult& res) {
   s["unplaced_reasons"] = res.pending_reasons;  // reason of the last attempt -> pods
   s["gpu_capacity"] = R2(cap / 1000.0);
   s["scheduled_pct"] =
-      R2(res.pods ? 100.0 * static_cast<double>(res.scheduled) / static_cast<double>(res.pods)
-                  : 0);
+      R2(res.pods ? 100.0 * static_cast<double>(res.scheduled) / static_cast<double>(res.pods) : 0);
   double peak = 0, integral = 0;
   for (size_t i = 0; i < res.timeline.size(); ++i) {
     peak = std::max(peak, res.timeline[i].gpu_milli);
@@ -342,11 +344,10 @@ json SummaryJson(const sim::SimulationResult& res) {
   }
   const double span = res.timeline.size() > 1 ? res.timeline.back().t - res.timeline.front().t : 0;
   s["gpu_alloc_peak_pct"] = R2(cap > 0 ? 100.0 * peak / cap : 0);
-  s["gpu_alloc_avg_pct"] =
-      R2(cap > 0 && span > 0
-             ? 100.0 * integral / span / cap
-             : (cap > 0 && !res.timeline.empty() ? 100.0 * res.timeline.back().gpu_milli / cap
-                                                 : 0));
+  s["gpu_alloc_avg_pct"] = R2(
+      cap > 0 && span > 0
+          ? 100.0 * integral / span / cap
+          : (cap > 0 && !res.timeline.empty() ? 100.0 * res.timeline.back().gpu_milli / cap : 0));
   return s;
 }
 
@@ -368,7 +369,8 @@ json TimelineJson(const sim::SimulationResult& res) {
 }
 
 json FragTimelineJson(const PaperMetrics& metrics) {
-  json ft = {{"t_hours", json::array()}, {"alloc_pct", json::array()}, {"frag_ratio_pct", json::array()}};
+  json ft = {
+      {"t_hours", json::array()}, {"alloc_pct", json::array()}, {"frag_ratio_pct", json::array()}};
   for (size_t i : Spread(metrics.samples().size(), 300)) {
     const auto& f = metrics.samples()[i];
     ft["t_hours"].push_back(R2(f.t / 3600.0));
@@ -386,12 +388,16 @@ json QueuesJson(const sim::SimulationResult& res) {
     if (times.empty() || times.back() != q.t) times.push_back(q.t);
     by_queue[q.queue][q.t] = {q.allocated, q.deserved};
   }
-  json qj = {{"resource", res.queue_resource}, {"t_hours", json::array()}, {"series", json::array()}};
+  json qj = {
+      {"resource", res.queue_resource}, {"t_hours", json::array()}, {"series", json::array()}};
   const auto idx = Spread(times.size(), 300);
   for (size_t i : idx) qj["t_hours"].push_back(R2(times[i] / 3600.0));
   for (const auto& s : res.queues) {
-    json one = {{"name", s.name}, {"parent", s.parent}, {"allocated_avg", R2(s.allocated_avg)},
-                {"deserved_avg", R2(s.deserved_avg)}, {"allocated", json::array()},
+    json one = {{"name", s.name},
+                {"parent", s.parent},
+                {"allocated_avg", R2(s.allocated_avg)},
+                {"deserved_avg", R2(s.deserved_avg)},
+                {"allocated", json::array()},
                 {"deserved", json::array()}};
     const auto& m = by_queue[s.name];
     for (size_t i : idx) {
@@ -413,8 +419,11 @@ json DelayByGpus(const std::vector<JobOutcome>& outcomes, std::string* line) {
     std::vector<double> qd;
     size_t count = 0;
   };
-  std::vector<Bucket> b = {{"1", 1, 1, {}}, {"2-4", 2, 4, {}}, {"5-8", 5, 8, {}},
-                           {"9-15", 9, 15, {}}, {"16+", 16, INT32_MAX, {}}};
+  std::vector<Bucket> b = {{"1", 1, 1, {}},
+                           {"2-4", 2, 4, {}},
+                           {"5-8", 5, 8, {}},
+                           {"9-15", 9, 15, {}},
+                           {"16+", 16, INT32_MAX, {}}};
   for (const auto& o : outcomes) {
     for (auto& k : b) {
       if (o.gpus < k.lo || o.gpus > k.hi) continue;
@@ -426,7 +435,9 @@ json DelayByGpus(const std::vector<JobOutcome>& outcomes, std::string* line) {
   for (auto& k : b) {
     if (k.count == 0) continue;
     std::sort(k.qd.begin(), k.qd.end());
-    out.push_back({{"gpus", k.name}, {"jobs", k.count}, {"started", k.qd.size()},
+    out.push_back({{"gpus", k.name},
+                   {"jobs", k.count},
+                   {"started", k.qd.size()},
                    {"mean_queue_delay_min", R2(Mean(k.qd) / 60.0)},
                    {"p95_queue_delay_min", R2(Quantile(k.qd, 0.95) / 60.0)}});
     char buf[96];
@@ -443,11 +454,16 @@ std::string AddForecastAccuracy(const Trace& trace, const sim::SimulationResult&
                                 const std::vector<double>& forecast_s, json* j) {
   const ForecastAccuracy a = MeasureForecastAccuracy(JobOutcomes(trace.jobs, res), forecast_s);
   (*j)["jobs"]["forecast_at_submission"] = {
-      {"jobs", a.jobs},         {"forecasts", a.forecasts},
-      {"measured", a.measured}, {"exact", a.exact},
-      {"late", a.late},         {"median_abs_error_s", R2(a.median_abs_error_s)},
-      {"mean_abs_error_s", R2(a.mean_abs_error_s)}, {"p90_abs_error_s", R2(a.p90_abs_error_s)},
-      {"waiting", a.waiting},   {"median_abs_error_waiting_s", R2(a.median_abs_error_waiting_s)}};
+      {"jobs", a.jobs},
+      {"forecasts", a.forecasts},
+      {"measured", a.measured},
+      {"exact", a.exact},
+      {"late", a.late},
+      {"median_abs_error_s", R2(a.median_abs_error_s)},
+      {"mean_abs_error_s", R2(a.mean_abs_error_s)},
+      {"p90_abs_error_s", R2(a.p90_abs_error_s)},
+      {"waiting", a.waiting},
+      {"median_abs_error_waiting_s", R2(a.median_abs_error_waiting_s)}};
   char buf[300];
   std::snprintf(buf, sizeof(buf),
                 "; forecast at submission: median |error| %.0f s, mean %.0f s, p90 %.0f s over %zu "
@@ -494,7 +510,8 @@ std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* 
   const double cap_gpus = res.gpu_milli_capacity / 1000.0;
   const double span =
       res.timeline.size() > 1 ? res.timeline.back().t - res.timeline.front().t : 0.0;
-  const double lost_pct = cap_gpus > 0 && span > 0 ? 100.0 * res.lost_gpu_seconds / (cap_gpus * span) : 0.0;
+  const double lost_pct =
+      cap_gpus > 0 && span > 0 ? 100.0 * res.lost_gpu_seconds / (cap_gpus * span) : 0.0;
   jb["restarts"] = res.restarts;
   jb["lost_gpu_hours"] = R2(res.lost_gpu_seconds / 3600.0);
   if ((*j)["summary"]["gpu_alloc_avg_pct"].is_number()) {
@@ -529,7 +546,8 @@ std::string AddJobs(const Trace& trace, const sim::SimulationResult& res, json* 
                   static_cast<long long>(rv["expired"].get<int64_t>()));
     line += buf;
     if (rv["evictions"].get<int64_t>() > 0 || res.restarts > 0) {
-      std::snprintf(buf, sizeof(buf), "; starvation evictions %lld (%lld pods), restarts %lld, lost %.1f GPU-h",
+      std::snprintf(buf, sizeof(buf),
+                    "; starvation evictions %lld (%lld pods), restarts %lld, lost %.1f GPU-h",
                     static_cast<long long>(rv["evictions"].get<int64_t>()),
                     static_cast<long long>(rv["evicted_pods"].get<int64_t>()),
                     static_cast<long long>(res.restarts), res.lost_gpu_seconds / 3600.0);
@@ -677,17 +695,20 @@ std::vector<Col> Columns(const std::string& mode) {
     const char *key, *label, *better, *a, *b;
   };
   static const Spec kOpenbPaper[] = {
-      {"unallocated_at_100_pct", "Unallocated GPU at 100% load (%)", "lower", "unallocated_at_100_pct", nullptr},
+      {"unallocated_at_100_pct", "Unallocated GPU at 100% load (%)", "lower",
+       "unallocated_at_100_pct", nullptr},
       {"paper_unallocated_at_100_pct", "Paper (%)", "lower", nullptr, nullptr},
       {"vs_fgd_median_pts", "vs FGD per seed, median (points)", "lower", nullptr, nullptr},
       {"vs_fgd_best_pts", "vs FGD, best seed", "lower", nullptr, nullptr},
       {"vs_fgd_worst_pts", "vs FGD, worst seed", "lower", nullptr, nullptr},
-      {"frag_ratio_at_100_pct", "Fragmented idle GPU at 100% load (%)", "lower", "frag_ratio_at_100_pct", nullptr},
+      {"frag_ratio_at_100_pct", "Fragmented idle GPU at 100% load (%)", "lower",
+       "frag_ratio_at_100_pct", nullptr},
       {"dropped", "Pods not placed", "lower", "summary", "dropped"}};
   static const Spec kPhilly[] = {
       {"mean_jct_h", "Mean JCT (h)", "lower", "jobs", "mean_jct_h"},
       {"makespan_h", "Makespan (h)", "lower", "jobs", "makespan_h"},
-      {"mean_queue_delay_min", "Mean queueing delay (min)", "lower", "jobs", "mean_queue_delay_min"},
+      {"mean_queue_delay_min", "Mean queueing delay (min)", "lower", "jobs",
+       "mean_queue_delay_min"},
       {"p95_queue_delay_min", "p95 queueing delay (min)", "lower", "jobs", "p95_queue_delay_min"},
       {"p95_queue_delay_16plus_min", "p95 queueing delay, 16+ GPU jobs (min)", "lower", "jobs",
        "p95_queue_delay_16plus_min"},
@@ -756,7 +777,8 @@ json ComparisonJson(const std::string& mode, const std::string& pods_csv,
                     const std::vector<std::string>& policies, const std::vector<RunRecord>& runs) {
   const std::vector<Col> cols = Columns(mode);
   json jc = json::array();
-  for (const auto& c : cols) jc.push_back({{"key", c.key}, {"label", c.label}, {"better", c.better}});
+  for (const auto& c : cols)
+    jc.push_back({{"key", c.key}, {"label", c.label}, {"better", c.better}});
   json rows = json::array();
   for (const auto& display : policies) {
     json row;
@@ -794,8 +816,10 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
   std::vector<PolicySpec> policies;
   bool as_given = false;
   if (auto s = ResolvePolicies(opts, &policies, &as_given); !s.ok()) return s;
-  if (!opts.job_results_path.empty() && (mode != "philly" || policies.size() * opts.seeds.size() != 1)) {
-    return absl::InvalidArgumentError("--job-results is for a single --trace philly run (one policy, one seed)");
+  if (!opts.job_results_path.empty() &&
+      (mode != "philly" || policies.size() * opts.seeds.size() != 1)) {
+    return absl::InvalidArgumentError(
+        "--job-results is for a single --trace philly run (one policy, one seed)");
   }
   if (!opts.results_path.empty() && policies.size() * opts.seeds.size() != 1) {
     return absl::InvalidArgumentError("--results is for a single run (one policy, one seed), not " +
@@ -831,7 +855,8 @@ api::Status RunExperiments(const ExperimentOptions& opts, json* results) {
         if (auto s = sim::WriteOutcomesJsonl(res, opts.results_path); !s.ok()) return s;
       }
       if (!opts.job_results_path.empty()) {
-        if (auto s = WriteJobResultsCsv(JobOutcomes(trace.jobs, res), opts.job_results_path); !s.ok()) {
+        if (auto s = WriteJobResultsCsv(JobOutcomes(trace.jobs, res), opts.job_results_path);
+            !s.ok()) {
           return s;
         }
       }
@@ -895,7 +920,9 @@ api::Status ParseShard(const std::string& text, size_t* index, size_t* count) {
 api::Status MergeShardReports(const std::vector<json>& docs, const std::vector<std::string>& names,
                               json* out) {
   if (docs.empty()) return absl::InvalidArgumentError("report merge: no shard documents given");
-  auto name = [&](size_t i) { return i < names.size() ? names[i] : "document " + std::to_string(i); };
+  auto name = [&](size_t i) {
+    return i < names.size() ? names[i] : "document " + std::to_string(i);
+  };
   const json& first = docs[0];
   for (size_t i = 0; i < docs.size(); ++i) {
     const json& d = docs[i];
@@ -905,7 +932,8 @@ api::Status MergeShardReports(const std::vector<json>& docs, const std::vector<s
     if (!d.contains("shard") || !d["shard"].is_object()) {
       return absl::InvalidArgumentError(name(i) + ": not a shard (written without --shard)");
     }
-    for (const char* key : {"version", "mode", "trace", "pods_csv", "policies", "seeds", "cluster", "compare"}) {
+    for (const char* key :
+         {"version", "mode", "trace", "pods_csv", "policies", "seeds", "cluster", "compare"}) {
       const json a = first.contains(key) ? first[key] : json(nullptr);
       const json b = d.contains(key) ? d[key] : json(nullptr);
       if (a != b) {
@@ -914,7 +942,8 @@ api::Status MergeShardReports(const std::vector<json>& docs, const std::vector<s
     }
   }
   const json count_j = first["shard"]["count"];
-  if (!count_j.is_number_unsigned()) return absl::InvalidArgumentError(name(0) + ": bad shard count");
+  if (!count_j.is_number_unsigned())
+    return absl::InvalidArgumentError(name(0) + ": bad shard count");
   const size_t count = count_j.get<size_t>();
   std::vector<int> seen(count, -1);
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -970,8 +999,8 @@ api::Status MergeShardReports(const std::vector<json>& docs, const std::vector<s
   doc["runs"] = jr;
   doc["replay_pods_per_second"] = R2(wall > 0 ? pods / wall : 0);
   const std::string mode = first.value("mode", "");
-  doc["comparison"] = ComparisonJson(mode == "manifests" ? "" : mode,
-                                     first.value("pods_csv", ""), displays, runs);
+  doc["comparison"] =
+      ComparisonJson(mode == "manifests" ? "" : mode, first.value("pods_csv", ""), displays, runs);
   *out = std::move(doc);
   return absl::OkStatus();
 }
@@ -983,9 +1012,9 @@ std::string SweepJobManifest(const std::string& name, const std::string& namespa
   std::vector<std::string> args = {"simulate"};
   args.insert(args.end(), simulate_args.begin(), simulate_args.end());
   const std::string n = std::to_string(shards);
-  for (std::string a : std::vector<std::string>{"--shard", "$(JOB_COMPLETION_INDEX)/" + n, "--json",
-                                                 "/results/shard-$(JOB_COMPLETION_INDEX).json",
-                                                 "--no-progress"}) {
+  for (std::string a :
+       std::vector<std::string>{"--shard", "$(JOB_COMPLETION_INDEX)/" + n, "--json",
+                                "/results/shard-$(JOB_COMPLETION_INDEX).json", "--no-progress"}) {
     args.push_back(std::move(a));
   }
   std::string y;

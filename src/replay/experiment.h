@@ -56,7 +56,8 @@ api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
 // experiments/analysis/expected_results/analysis_allo_discrete.csv (hkust-adsl/kubernetes-
 // scheduler-simulator), column "100". nullopt for another file name or policy (the
 // figures are of that trace only; new policies have no paper figure).
-std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv, const std::string& display);
+std::optional<double> PaperUnallocatedAt100(const std::string& pods_csv,
+                                            const std::string& display);
 
 struct ExperimentOptions {
   std::string trace;  // "openb", "openb-paper", "philly" or "" (manifests)
@@ -93,7 +94,7 @@ struct ExperimentOptions {
   // the accuracy against the simulated starts in each run's "jobs"."forecast_at_submission"
   // {jobs, forecasts, measured, exact, late, median/mean/p90_abs_error_s} and its log line.
   bool forecast_accuracy = false;
-  // Sweeps (issue 23): with shard_count N > 0 only the runs k (policies x seeds in order,
+  // Sweeps: with shard_count N > 0 only the runs k (policies x seeds in order,
   // k = policy index * seeds + seed index) with k % N == shard_index are run; the document
   // records "shard" {index, count} and each run's "run_index", and MergeShardReports
   // combines the N documents into the document of the whole experiment.

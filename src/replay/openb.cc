@@ -17,8 +17,10 @@ api::Quantity Qty(int64_t value) { return api::Quantity::FromValue(value); }
 // The pod of one line of the pod list (namespace default, one container "main").
 api::Status OpenbPod(const CsvRow& row, const OpenbOptions& opts, api::Pod* out) {
   int64_t cpu = 0, mem = 0, num_gpu = 0, gpu_milli = 0;
-  for (auto [col, v] : {std::pair{"cpu_milli", &cpu}, {"memory_mib", &mem},
-                        {"num_gpu", &num_gpu}, {"gpu_milli", &gpu_milli}}) {
+  for (auto [col, v] : {std::pair{"cpu_milli", &cpu},
+                        {"memory_mib", &mem},
+                        {"num_gpu", &num_gpu},
+                        {"gpu_milli", &gpu_milli}}) {
     if (auto s = row.Int(col, v, false); !s.ok()) return s;
   }
   api::Pod& p = *out;
@@ -35,7 +37,8 @@ api::Status OpenbPod(const CsvRow& row, const OpenbOptions& opts, api::Pod* out)
   if (gpus > 0 && !(share && opts.gpu_sharing)) {
     c.resources.requests[std::string(api::kResourceNvidiaGPU)] = Qty(gpus);
   }
-  if (gpu_milli > 0) p.metadata.annotations["alibabacloud.com/gpu-milli"] = std::to_string(gpu_milli);
+  if (gpu_milli > 0)
+    p.metadata.annotations["alibabacloud.com/gpu-milli"] = std::to_string(gpu_milli);
   if (gpus > 0) p.metadata.annotations["alibabacloud.com/gpu-count"] = std::to_string(gpus);
   p.spec.containers.push_back(std::move(c));
   if (row.csv.col.count("gpu_spec") && !row.Get("gpu_spec").empty()) {
@@ -70,7 +73,8 @@ api::Status LoadOpenbNodes(const std::string& path, std::vector<api::Node>* out)
     }
     api::Node n;
     n.metadata.name = row.Get("sn");
-    if (n.metadata.name.empty()) return absl::InvalidArgumentError(row.Where("sn") + "empty node name");
+    if (n.metadata.name.empty())
+      return absl::InvalidArgumentError(row.Where("sn") + "empty node name");
     n.metadata.labels["kubernetes.io/hostname"] = n.metadata.name;
     const std::string& model = row.Get("model");
     if (!model.empty()) n.metadata.labels[kGpuModelLabel] = model;
@@ -105,7 +109,8 @@ api::Status LoadOpenbPods(const std::string& path, const OpenbOptions& opts,
       tp.arrival = created * api::kNanosPerSecond;
       if (deleted >= 0) {
         if (deleted < created) {
-          return absl::InvalidArgumentError(row.Where("deletion_time") + "deletion before creation");
+          return absl::InvalidArgumentError(row.Where("deletion_time") +
+                                            "deletion before creation");
         }
         tp.deletion = deleted * api::kNanosPerSecond;
       }

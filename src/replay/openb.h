@@ -20,7 +20,7 @@
 namespace phalanx::replay {
 
 struct OpenbOptions {
-  bool timed = true;  // arrivals and departures from the trace; false: all at t=0, no departures
+  bool timed = true;    // arrivals and departures from the trace; false: all at t=0, no departures
   size_t max_pods = 0;  // 0 = all
   // GPU sharing (the GpuShare plugin does the per-device accounting): a pod asking for a
   // share of one GPU (gpu_milli < 1000) carries only the alibabacloud.com/gpu-* annotations

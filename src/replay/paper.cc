@@ -9,8 +9,8 @@
 
 #include "api/pod_resources.h"
 #include "framework/types.h"
-#include "plugins/gpushare/context.h"
 #include "gpu/device.h"
+#include "plugins/gpushare/context.h"
 #include "scheduler/scheduler.h"
 
 namespace phalanx::replay {
@@ -49,16 +49,19 @@ api::Status BuildPaperScenario(const std::vector<api::Node>& nodes,
     out->nodes.push_back(n);
     capacity += 1000.0 * g.count;
   }
-  if (out->nodes.empty()) return absl::InvalidArgumentError("openb-paper: no GPU nodes in the node list");
+  if (out->nodes.empty())
+    return absl::InvalidArgumentError("openb-paper: no GPU nodes in the node list");
   std::vector<const sim::TimedPod*> sorted;
   sorted.reserve(trace_pods.size());
   for (const auto& p : trace_pods) sorted.push_back(&p);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const sim::TimedPod* a, const sim::TimedPod* b) {
-    return a->pod.metadata.name < b->pod.metadata.name;
-  });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const sim::TimedPod* a, const sim::TimedPod* b) {
+                     return a->pod.metadata.name < b->pod.metadata.name;
+                   });
   double requested = 0;
   for (const auto* p : sorted) requested += AskMilli(gpu::ParseGpuAsk(p->pod));
-  if (requested <= 0) return absl::InvalidArgumentError("openb-paper: the pod list asks for no GPUs");
+  if (requested <= 0)
+    return absl::InvalidArgumentError("openb-paper: the pod list asks for no GPUs");
   std::mt19937_64 rng(seed);
   std::vector<const sim::TimedPod*> order = sorted;
   // Fisher-Yates, as Go's rand.Shuffle (the sequence differs from Go's generator).

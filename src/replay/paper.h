@@ -37,8 +37,7 @@ api::Status BuildPaperScenario(const std::vector<api::Node>& nodes,
                                const PaperOptions& opts, sim::Scenario* out);
 
 // FGD's target workload for a trace: the popular shapes of all its pods (GetTypicalPods).
-std::shared_ptr<const gpu::TargetWorkload> TraceWorkload(
-    const std::vector<sim::TimedPod>& pods);
+std::shared_ptr<const gpu::TargetWorkload> TraceWorkload(const std::vector<sim::TimedPod>& pods);
 
 // One sample per arrival, in % of the cluster's GPU capacity (frag_ratio: % of idle GPU
 // milli that is fragmented).

@@ -1,20 +1,20 @@
 #include "replay/philly.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
 
-#include <yaml-cpp/yaml.h>
-
 #include "gang/reservation.h"
-#include "scheduler/scheduler.h"
 #include "quota/manager.h"
 #include "replay/csv.h"
 #include "replay/openb.h"
+#include "scheduler/scheduler.h"
 
 namespace phalanx::replay {
 
@@ -97,11 +97,11 @@ void AddQueues(const PhillyCluster& cl, sim::Scenario* out) {
     u.api_version = "scheduling.run.ai/v2";
     u.kind = "Queue";
     u.metadata.name = name;
-    u.object = std::make_shared<YAML::Node>(YAML::Load(
-        "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: " + name +
-        "}\nspec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: " + weight +
-        "}, cpu: {quota: 0, limit: -1, overQuotaWeight: " + weight +
-        "}, memory: {quota: 0, limit: -1, overQuotaWeight: " + weight + "}}}\n"));
+    u.object = std::make_shared<YAML::Node>(
+        YAML::Load("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: " + name +
+                   "}\nspec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: " + weight +
+                   "}, cpu: {quota: 0, limit: -1, overQuotaWeight: " + weight +
+                   "}, memory: {quota: 0, limit: -1, overQuotaWeight: " + weight + "}}}\n"));
     out->objects.push_back(std::move(u));
   }
 }
@@ -136,7 +136,8 @@ void AddJobPods(const PhillyCluster& cl, PhillyJob* job, sim::Scenario* out) {
     c.resources.requests["cpu"] = api::Quantity::FromMilli(cl.milli_cpu_per_gpu * slices[k] / 2);
     c.resources.requests["memory"] =
         api::Quantity::FromValue(cl.memory_gib_per_gpu * slices[k] / 2 * (int64_t{1} << 30));
-    c.resources.requests[std::string(api::kResourceNvidiaGPU)] = api::Quantity::FromValue(slices[k]);
+    c.resources.requests[std::string(api::kResourceNvidiaGPU)] =
+        api::Quantity::FromValue(slices[k]);
     p.spec.containers.push_back(std::move(c));
     tp.arrival = static_cast<api::Timestamp>(std::llround(job->submit_s * 1e9));
     tp.run_duration_ns = static_cast<int64_t>(std::llround(job->duration_s * 1e9));
@@ -161,7 +162,7 @@ api::Status ParseJob(const CsvRow& row, PhillyJob* job) {
   job->id = row.Get("job_id");
   // The id names the gang and its pods (job-ID, job-ID-K): a DNS-1123 label's characters,
   // short enough for a 63-character pod name. Else the pods could never be created or
-  // grouped (an upper-case id left the gang pending, issue 23).
+  // grouped (an upper-case id left the gang pending).
   const auto label_char = [](char ch) {
     return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
   };
@@ -225,7 +226,8 @@ api::Status LoadPhillyTrace(const std::string& path, const PhillyCluster& cl, si
   return absl::OkStatus();
 }
 
-std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const sim::SimulationResult& r) {
+std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs,
+                                    const sim::SimulationResult& r) {
   std::vector<JobOutcome> out;
   out.reserve(jobs.size());
   for (const auto& j : jobs) {
@@ -283,14 +285,20 @@ api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::s
   return absl::OkStatus();
 }
 
-SubmissionForecasts::SubmissionForecasts(const sim::Scenario& sc, const std::vector<PhillyJob>& jobs)
-    : sc_(sc), jobs_(jobs), job_of_pod_(sc.pods.size(), SIZE_MAX), demand_(jobs.size()),
-      forecast_s_(jobs.size(), -1), ends_(sc) {
+SubmissionForecasts::SubmissionForecasts(const sim::Scenario& sc,
+                                         const std::vector<PhillyJob>& jobs)
+    : sc_(sc),
+      jobs_(jobs),
+      job_of_pod_(sc.pods.size(), SIZE_MAX),
+      demand_(jobs.size()),
+      forecast_s_(jobs.size(), -1),
+      ends_(sc) {
   for (size_t j = 0; j < jobs.size(); ++j) {
     for (size_t i : jobs[j].pods) {
       if (i >= sc.pods.size()) continue;
       job_of_pod_[i] = j;
-      demand_[j].push_back(framework::PodInfo::Make(std::make_shared<api::Pod>(sc.pods[i].pod))->requests);
+      demand_[j].push_back(
+          framework::PodInfo::Make(std::make_shared<api::Pod>(sc.pods[i].pod))->requests);
     }
   }
 }
@@ -356,7 +364,8 @@ ForecastAccuracy MeasureForecastAccuracy(const std::vector<JobOutcome>& outcomes
   double sum = 0;
   for (double e : err) sum += e;
   a.mean_abs_error_s = sum / static_cast<double>(n);
-  a.p90_abs_error_s = err[std::min(n - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1)];
+  a.p90_abs_error_s =
+      err[std::min(n - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1)];
   return a;
 }
 

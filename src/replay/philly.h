@@ -8,15 +8,15 @@
 // binds all members together).
 #pragma once
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "api/status.h"
-#include "sim/scenario.h"
 #include "sim/forecast.h"
+#include "sim/scenario.h"
 #include "sim/simulation.h"
 
 namespace phalanx::replay {
@@ -48,11 +48,10 @@ struct PhillyJob {
 
 // Loads the job CSV into nodes and pods of `out` (namespace "philly", pods
 // "job-<id>-<k>", gang "job-<id>"). Jobs asking more GPUs than the cluster has are left out
-// and counted in *too_large. `max_jobs` 0 = all. Errors: "FILE:LINE: column X: ..." (the whole file is read,
-// so a malformed line after the first `max_jobs` jobs is an error too).
-api::Status LoadPhillyTrace(const std::string& path, const PhillyCluster& cluster,
-                            size_t max_jobs, sim::Scenario* out, std::vector<PhillyJob>* jobs,
-                            size_t* too_large);
+// and counted in *too_large. `max_jobs` 0 = all. Errors: "FILE:LINE: column X: ..." (the whole file
+// is read, so a malformed line after the first `max_jobs` jobs is an error too).
+api::Status LoadPhillyTrace(const std::string& path, const PhillyCluster& cluster, size_t max_jobs,
+                            sim::Scenario* out, std::vector<PhillyJob>* jobs, size_t* too_large);
 
 // Per-job outcome of a run.
 struct JobOutcome {
@@ -71,14 +70,15 @@ struct JobOutcome {
   double queue_delay_s() const { return start_s - submit_s; }
   double jct_s() const { return finish_s - submit_s; }
 };
-std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs, const sim::SimulationResult& r);
+std::vector<JobOutcome> JobOutcomes(const std::vector<PhillyJob>& jobs,
+                                    const sim::SimulationResult& r);
 
 // One CSV line per job: job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,
 // forecast_start_s,restarts (empty cells for a job that never started / had no reservation).
 // Errors: "PATH: cannot open for writing", "PATH: write failed".
 api::Status WriteJobResultsCsv(const std::vector<JobOutcome>& jobs, const std::string& path);
 
-// Start forecasts made at each job's submission (issue 23), to measure how good
+// Start forecasts made at each job's submission, to measure how good
 // `phalanx explain`'s forecast is: when the first pod of a job is created, the forecast is
 // sim::ForecastStart for the job's members over the scheduler's snapshot at that moment
 // (running pods end at their bind time + the expected runtime the trace gives), i.e. what
@@ -96,7 +96,7 @@ class SubmissionForecasts {
   void OnArrival(size_t pod, double t);
   const sim::Scenario& sc_;
   const std::vector<PhillyJob>& jobs_;
-  std::vector<size_t> job_of_pod_;  // job index per scenario pod (SIZE_MAX: none)
+  std::vector<size_t> job_of_pod_;                  // job index per scenario pod (SIZE_MAX: none)
   std::vector<std::vector<api::Resource>> demand_;  // per job, its members' requests
   std::vector<double> forecast_s_;
   sim::ExpectedEnds ends_;
@@ -106,11 +106,11 @@ class SubmissionForecasts {
 // Forecast accuracy over the jobs that had a forecast at submission and started:
 // |forecast - actual start| in seconds.
 struct ForecastAccuracy {
-  size_t jobs = 0;           // jobs in the trace
-  size_t forecasts = 0;      // jobs with a forecast at submission
-  size_t measured = 0;       // of those, jobs that started (errors below are over these)
-  size_t exact = 0;          // error < 1 s
-  size_t late = 0;           // the job started later than forecast
+  size_t jobs = 0;       // jobs in the trace
+  size_t forecasts = 0;  // jobs with a forecast at submission
+  size_t measured = 0;   // of those, jobs that started (errors below are over these)
+  size_t exact = 0;      // error < 1 s
+  size_t late = 0;       // the job started later than forecast
   double median_abs_error_s = 0, mean_abs_error_s = 0, p90_abs_error_s = 0;
   // Over the measured jobs that did not start at their submission (they waited): the
   // forecast is exact by construction for a job that fits at once.

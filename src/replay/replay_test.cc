@@ -2,6 +2,7 @@
 // paper methodology on small samples, determinism, and the report checked in a real
 // headless browser (Debian's chromium) against the JSON results.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
@@ -16,13 +17,11 @@
 #include <set>
 #include <sstream>
 
-#include <yaml-cpp/yaml.h>
-
 #include "config/config.h"
 #include "dra/model.h"
 #include "plugins/registry.h"
-#include "replay/experiment.h"
 #include "replay/dra_gpus.h"
+#include "replay/experiment.h"
 #include "replay/openb.h"
 #include "replay/paper.h"
 #include "replay/philly.h"
@@ -66,7 +65,8 @@ TEST(ReplayParseTest, SeedsPoliciesAndClusters) {
   err = std::string(ParseSeeds("9-3", &seeds).message());
   EXPECT_NE(err.find("\"9-3\""), std::string::npos) << err;
   std::vector<PolicySpec> p;
-  ASSERT_EQ(ParsePolicies("fgd, BestFit,dotprod,packing,clustering,random,default", &p), absl::OkStatus());
+  ASSERT_EQ(ParsePolicies("fgd, BestFit,dotprod,packing,clustering,random,default", &p),
+            absl::OkStatus());
   ASSERT_EQ(p.size(), 7u);
   EXPECT_EQ(p[0].score_plugin, "FGDScore");
   EXPECT_EQ(p[1].display, "BestFit");
@@ -211,7 +211,8 @@ TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
   std::vector<PhillyJob> jobs;
   size_t too_large = 0;
   std::string err;
-  ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large), absl::OkStatus());
+  ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large),
+            absl::OkStatus());
   EXPECT_EQ(too_large, 1u);  // 64 GPUs > 16
   ASSERT_EQ(jobs.size(), 2u);
   ASSERT_EQ(sc.nodes.size(), 4u);
@@ -232,11 +233,13 @@ TEST(PhillyLoaderTest, JobsBecomeGangsOfNodeSizedPods) {
   }
   EXPECT_EQ(sizes, (std::multiset<int64_t>{2, 4, 4}));
   Write(dir / "bad.csv", "job_id,num_gpu,submit_time,duration\n0,two,5,100\n");
-  err = std::string(LoadPhillyTrace((dir / "bad.csv").string(), c, 0, &sc, &jobs, &too_large).message());
+  err = std::string(
+      LoadPhillyTrace((dir / "bad.csv").string(), c, 0, &sc, &jobs, &too_large).message());
   EXPECT_EQ(err, (dir / "bad.csv").string() + ":2: column num_gpu: invalid value \"two\"");
-  // Upper-case ids would name pods and gangs no API server accepts (issue 23).
+  // Upper-case ids would name pods and gangs no API server accepts.
   Write(dir / "upper.csv", "job_id,num_gpu,submit_time,duration\n0,1,5,100\nJob_A,2,5,100\n");
-  err = std::string(LoadPhillyTrace((dir / "upper.csv").string(), c, 0, &sc, &jobs, &too_large).message());
+  err = std::string(
+      LoadPhillyTrace((dir / "upper.csv").string(), c, 0, &sc, &jobs, &too_large).message());
   EXPECT_EQ(err, (dir / "upper.csv").string() +
                      ":3: column job_id: invalid value \"Job_A\": want at most 50 lower-case "
                      "letters, digits and '-' (it names the job's pods job-ID-K)");
@@ -285,10 +288,11 @@ TEST(PhillyTest, SplitIntoQueuesSharesGpusByWeight) {
   }
   ASSERT_GT(t_both, 3600.0);  // the split must produce real contention
   const double ratio = alloc_b / alloc_a;
-  std::printf("philly 300 jobs on 2x8, queues 1:3: %.1f h contended; GPUs held there %.2f : %.2f "
-              "(ratio %.2f); whole-run averages %.2f / %.2f\n",
-              t_both / 3600, alloc_a / t_both, alloc_b / t_both, ratio, r.queues[0].allocated_avg,
-              r.queues[1].allocated_avg);
+  std::printf(
+      "philly 300 jobs on 2x8, queues 1:3: %.1f h contended; GPUs held there %.2f : %.2f "
+      "(ratio %.2f); whole-run averages %.2f / %.2f\n",
+      t_both / 3600, alloc_a / t_both, alloc_b / t_both, ratio, r.queues[0].allocated_avg,
+      r.queues[1].allocated_avg);
   EXPECT_GT(ratio, 2.0);
   EXPECT_LT(ratio, 4.5);
 }
@@ -379,9 +383,9 @@ TEST(PaperTest, SmallTraceReachesTheTargetLoadAndIsDeterministic) {
   }
 }
 
-// Issue 23: the "Paper (%)" column shows the paper's figures only for the pod list they
+// The "Paper (%)" column shows the paper's figures only for the pod list they
 // are of (openb_pod_list_default.csv), "-" for any other list.
-// --gpu-model dra (issue 19): the nodes' GPUs become one ResourceSlice each, GPU pods get a
+// --gpu-model dra: the nodes' GPUs become one ResourceSlice each, GPU pods get a
 // claim from a per-count template, nvidia.com/gpu goes from nodes and pods.
 TEST(DraGpusTest, NodesBecomeSlicesAndGpuPodsClaims) {
   const SmallTraces t = MakeSmallTraces();
@@ -422,7 +426,9 @@ TEST(DraGpusTest, NodesBecomeSlicesAndGpuPodsClaims) {
   int with_claims = 0;
   for (const auto& tp : sc.pods) {
     const auto& c = tp.pod.spec.containers[0];
-    EXPECT_EQ(c.resources.limits.count("nvidia.com/gpu") + c.resources.requests.count("nvidia.com/gpu"), 0u);
+    EXPECT_EQ(
+        c.resources.limits.count("nvidia.com/gpu") + c.resources.requests.count("nvidia.com/gpu"),
+        0u);
     if (tp.pod.spec.resource_claims.empty()) continue;
     ++with_claims;
     EXPECT_EQ(c.resource_claims, std::vector<std::string>{"gpu"});
@@ -452,7 +458,8 @@ TEST(DraGpusTest, PaperModeDraAgainstExtendedResourcesSameSeed) {
     if (runs.count(model)) {  // the second DRA run: same seed, same outcome
       for (size_t i = 0; i < 2; ++i) {
         EXPECT_EQ(r["runs"][i]["load_curve"], runs[model]["runs"][i]["load_curve"]);
-        EXPECT_EQ(r["runs"][i]["summary"]["scheduled"], runs[model]["runs"][i]["summary"]["scheduled"]);
+        EXPECT_EQ(r["runs"][i]["summary"]["scheduled"],
+                  runs[model]["runs"][i]["summary"]["scheduled"]);
       }
       continue;
     }
@@ -468,13 +475,14 @@ TEST(DraGpusTest, PaperModeDraAgainstExtendedResourcesSameSeed) {
     EXPECT_GT(dra["dra"]["shares_as_whole"].get<int>(), 0);
     EXPECT_LT(dra["summary"]["scheduled"].get<int>(), ext["summary"]["scheduled"].get<int>())
         << dra["policy"];
-    std::printf("%-8s extended: %d bound, unallocated GPU at 100%% load %.2f%%, %.0f pods/s | "
-                "dra: %d bound, unallocated %.2f%%, %.0f pods/s\n",
-                ext["policy"].get<std::string>().c_str(), ext["summary"]["scheduled"].get<int>(),
-                ext["unallocated_at_100_pct"].get<double>(),
-                ext["summary"]["pods_per_second"].get<double>(),
-                dra["summary"]["scheduled"].get<int>(), dra["unallocated_at_100_pct"].get<double>(),
-                dra["summary"]["pods_per_second"].get<double>());
+    std::printf(
+        "%-8s extended: %d bound, unallocated GPU at 100%% load %.2f%%, %.0f pods/s | "
+        "dra: %d bound, unallocated %.2f%%, %.0f pods/s\n",
+        ext["policy"].get<std::string>().c_str(), ext["summary"]["scheduled"].get<int>(),
+        ext["unallocated_at_100_pct"].get<double>(),
+        ext["summary"]["pods_per_second"].get<double>(), dra["summary"]["scheduled"].get<int>(),
+        dra["unallocated_at_100_pct"].get<double>(),
+        dra["summary"]["pods_per_second"].get<double>());
   }
 }
 
@@ -501,7 +509,7 @@ TEST(PaperTest, PaperFiguresOnlyForTheDefaultPodList) {
   EXPECT_NE(text.find("next to the paper's figures"), std::string::npos) << text;
 }
 
-// Issue 25: each policy's margin over FGD is taken per seed (same shuffled trace), and the
+// Each policy's margin over FGD is taken per seed (same shuffled trace), and the
 // table shows its median and spread. Recomputed here from the runs' own figures.
 TEST(PaperTest, MarginOverFgdIsPerSeed) {
   const SmallTraces t = MakeSmallTraces();
@@ -520,7 +528,8 @@ TEST(PaperTest, MarginOverFgdIsPerSeed) {
   }
   for (const auto& run : r["runs"]) {
     if (run["policy"] != "Random") continue;
-    diffs.push_back(run["unallocated_at_100_pct"].get<double>() - fgd.at(run["seed"].get<uint64_t>()));
+    diffs.push_back(run["unallocated_at_100_pct"].get<double>() -
+                    fgd.at(run["seed"].get<uint64_t>()));
   }
   ASSERT_EQ(diffs.size(), 3u);
   std::sort(diffs.begin(), diffs.end());
@@ -531,10 +540,11 @@ TEST(PaperTest, MarginOverFgdIsPerSeed) {
   EXPECT_NEAR(m["vs_fgd_median_pts"].get<double>(), diffs[1], 0.006);
   EXPECT_NEAR(m["vs_fgd_best_pts"].get<double>(), diffs[0], 0.006);
   EXPECT_NEAR(m["vs_fgd_worst_pts"].get<double>(), diffs[2], 0.006);
-  EXPECT_NE(FormatReportSummary(r).find("vs FGD per seed: median [best, worst]"), std::string::npos);
+  EXPECT_NE(FormatReportSummary(r).find("vs FGD per seed: median [best, worst]"),
+            std::string::npos);
 }
 
-// Issue 23, sweeps: an experiment split into shards (--shard i/N) and merged gives the
+// Sweeps: an experiment split into shards (--shard i/N) and merged gives the
 // document of one run of the whole experiment — the same runs in the same order and the same
 // comparison table; only wall-clock figures (replay speed) differ.
 nlohmann::json WithoutWallClock(nlohmann::json d) {
@@ -640,8 +650,14 @@ TEST(SweepTest, IndexedJobManifestShape) {
   EXPECT_EQ(c["image"].as<std::string>(), "phalanx:0.1.0");
   std::vector<std::string> args;
   for (const auto& a : c["args"]) args.push_back(a.as<std::string>());
-  const std::vector<std::string> want = {"simulate", "--trace", "openb-paper", "--seeds", "42-51",
-                                         "--shard", "$(JOB_COMPLETION_INDEX)/6", "--json",
+  const std::vector<std::string> want = {"simulate",
+                                         "--trace",
+                                         "openb-paper",
+                                         "--seeds",
+                                         "42-51",
+                                         "--shard",
+                                         "$(JOB_COMPLETION_INDEX)/6",
+                                         "--json",
                                          "/results/shard-$(JOB_COMPLETION_INDEX).json",
                                          "--no-progress"};
   EXPECT_EQ(args, want);
@@ -699,7 +715,7 @@ TEST(PhillyTest, WholeTraceReplaysWithGangsAndIsDeterministicPerSeed) {
   EXPECT_NE(text.find("Mean JCT (h)"), std::string::npos) << text;
 }
 
-// Forecasts at submission (issue 23) on 2 nodes of 8 GPUs: A (job 1, 16 GPUs, t=0, 100 s) takes
+// Forecasts at submission on 2 nodes of 8 GPUs: A (job 1, 16 GPUs, t=0, 100 s) takes
 // both nodes; B (job 2, 8 GPUs, t=10, 50 s) is forecast for t=100 and starts then; C (job 3, 16
 // GPUs, t=20) is forecast for t=100 too (A's end; the forecast does not know that B, ahead in the
 // queue, takes a node then) and starts at 150 when B ends: errors 0, 0, 50.
@@ -716,7 +732,8 @@ TEST(PhillyTest, ForecastAtSubmissionAgainstSimulatedStarts) {
   sim::Scenario sc;
   std::vector<PhillyJob> jobs;
   size_t too_large = 0;
-  ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large), absl::OkStatus());
+  ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large),
+            absl::OkStatus());
   ASSERT_EQ(jobs.size(), 3u);
   SubmissionForecasts fc(sc, jobs);
   sim::SimulationOptions so;
@@ -727,7 +744,8 @@ TEST(PhillyTest, ForecastAtSubmissionAgainstSimulatedStarts) {
   ASSERT_EQ(sim::RunSimulation(sc, so, &res), absl::OkStatus());
   const auto outcomes = JobOutcomes(jobs, res);
   std::map<std::string, std::pair<double, double>> by_id;  // id -> (forecast, start)
-  for (size_t j = 0; j < jobs.size(); ++j) by_id[jobs[j].id] = {fc.forecast_s()[j], outcomes[j].start_s};
+  for (size_t j = 0; j < jobs.size(); ++j)
+    by_id[jobs[j].id] = {fc.forecast_s()[j], outcomes[j].start_s};
   EXPECT_EQ(by_id["1"], std::make_pair(0.0, 0.0));      // A
   EXPECT_EQ(by_id["2"], std::make_pair(100.0, 100.0));  // B
   EXPECT_EQ(by_id["3"], std::make_pair(100.0, 150.0));  // C
@@ -755,7 +773,7 @@ TEST(PhillyTest, ForecastAtSubmissionAgainstSimulatedStarts) {
   EXPECT_DOUBLE_EQ(f["mean_abs_error_s"].get<double>(), 16.67);
 }
 
-// Gang reservations (GangReservation, issue 21) on the Philly trace 2869ce, 8x8: off vs on in
+// Gang reservations (GangReservation) on the Philly trace 2869ce, 8x8: off vs on in
 // one binary. Large gangs (16+ GPUs) wait far less at p95, utilization does not move, every
 // job still runs, and the per-job CSV shows each reserved job starting at its forecast
 // (the trace's durations are exact) — docs/performance.md has the full table.
@@ -769,9 +787,8 @@ TEST(PhillyTest, ReservationsCutLargeGangQueueingOn2869ce) {
   ASSERT_EQ(RunExperiments(o, &off), absl::OkStatus());
   for (auto& prof : o.config.profiles) {
     prof.plugins.multi_point.enabled.push_back({"GangReservation", 0});
-    prof.plugin_config.push_back(
-        {"GangReservation",
-         std::make_shared<const YAML::Node>(YAML::Load("{reservationThresholdSeconds: 600}"))});
+    prof.plugin_config.push_back({"GangReservation", std::make_shared<const YAML::Node>(YAML::Load(
+                                                         "{reservationThresholdSeconds: 600}"))});
   }
   auto dir = TempDir("philly-res");
   o.job_results_path = (dir / "jobs.csv").string();
@@ -783,14 +800,16 @@ TEST(PhillyTest, ReservationsCutLargeGangQueueingOn2869ce) {
   const double before = a["jobs"]["p95_queue_delay_16plus_min"].get<double>();
   const double after = b["jobs"]["p95_queue_delay_16plus_min"].get<double>();
   EXPECT_LE(after * 5, before) << before << " -> " << after;
-  EXPECT_NEAR(b["jobs"]["gpu_util_avg_pct"].get<double>(), a["jobs"]["gpu_util_avg_pct"].get<double>(), 5);
+  EXPECT_NEAR(b["jobs"]["gpu_util_avg_pct"].get<double>(),
+              a["jobs"]["gpu_util_avg_pct"].get<double>(), 5);
   EXPECT_EQ(a["summary"]["reservations"]["made"], 0);
   const int64_t made = b["summary"]["reservations"]["made"].get<int64_t>();
   EXPECT_GT(made, 0);
   std::ifstream in(o.job_results_path);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,forecast_start_s,restarts");
+  EXPECT_EQ(line,
+            "job_id,submit_s,start_s,end_s,gpus,queue_s,reserved_s,forecast_start_s,restarts");
   int64_t reserved = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
@@ -799,12 +818,12 @@ TEST(PhillyTest, ReservationsCutLargeGangQueueingOn2869ce) {
     if (f.size() < 8 || f[6].empty()) continue;
     ++reserved;
     EXPECT_EQ(std::stod(f[2]), std::stod(f[7])) << line;  // started at its forecast
-    EXPECT_GT(std::stoi(f[4]), 8) << line;  // minMembers 2: multi-node gangs only
+    EXPECT_GT(std::stoi(f[4]), 8) << line;                // minMembers 2: multi-node gangs only
   }
   EXPECT_EQ(reserved, made);  // one reservation per job here (none expired)
 }
 
-// Starvation eviction (GangReservation preemptAfterSeconds, issue 21) on b436b2, 31x8, where
+// Starvation eviction (GangReservation preemptAfterSeconds) on b436b2, 31x8, where
 // reservations alone cannot help (the reserved nodes hold other large gangs and long
 // single-pod jobs): off vs threshold + eviction in one binary. 16+ GPU p95 at least 5x lower,
 // evicted jobs restart and every job completes, the lost GPU time is counted, and the
@@ -840,7 +859,8 @@ TEST(PhillyTest, StarvationEvictionCutsLargeGangQueueingOnB436b2) {
               a["jobs"]["gpu_util_avg_pct"].get<double>(), 0.1);
   EXPECT_NEAR(b["jobs"]["gpu_util_avg_pct"].get<double>(),
               a["jobs"]["gpu_util_avg_pct"].get<double>(), 5);
-  EXPECT_GT(b["jobs"]["gpu_util_avg_pct"].get<double>(), b["jobs"]["gpu_util_useful_pct"].get<double>());
+  EXPECT_GT(b["jobs"]["gpu_util_avg_pct"].get<double>(),
+            b["jobs"]["gpu_util_useful_pct"].get<double>());
 }
 
 TEST(PhillyTest, TiresiasGangsSpanNodesAndStartTogether) {
@@ -975,8 +995,8 @@ void CheckDelayByGpus(const std::string& dom, const nlohmann::json& r) {
     for (const auto& b : run["jobs"]["queue_delay_by_gpus"]) {
       const std::string g = b["gpus"];
       ++want_bars;
-      const std::regex bar("<rect class=\"gbar\"[^>]*data-policy=\"" + policy +
-                           "\" data-group=\"" + g + "\" data-value=\"([^\"]*)\"");
+      const std::regex bar("<rect class=\"gbar\"[^>]*data-policy=\"" + policy + "\" data-group=\"" +
+                           g + "\" data-value=\"([^\"]*)\"");
       std::smatch bm;
       ASSERT_TRUE(std::regex_search(body, bm, bar)) << "no bar for " << policy << " " << g;
       EXPECT_EQ(bm[1].str(), Fmt2(b["p95_queue_delay_min"])) << policy << " " << g;
@@ -1042,7 +1062,7 @@ TEST(ReportBrowserTest, ChartsExistAndShowTheJsonNumbers) {
             std::string::npos);
 }
 
-// --compare (issue 23): the default profile and an FGD profile from files on the same openb
+// --compare: the default profile and an FGD profile from files on the same openb
 // input; one report whose side-by-side table has one column per configuration holding the
 // document's figures, and their difference.
 TEST(ReportBrowserTest, CompareShowsConfigurationsSideBySide) {
@@ -1058,8 +1078,9 @@ TEST(ReportBrowserTest, CompareShowsConfigurationsSideBySide) {
   o.trace = "openb";
   o.untimed = true;  // all at t=0, on 3 of the 12 nodes: the cluster is contended
   const std::string nodes = (t.dir / "nodes-3.csv").string();
-  Write(nodes, "sn,cpu_milli,memory_mib,gpu,model\nnode-0,64000,524288,8,V100M16\n"
-               "node-1,64000,524288,8,T4\nnode-2,16000,524288,8,V100M16\n");
+  Write(nodes,
+        "sn,cpu_milli,memory_mib,gpu,model\nnode-0,64000,524288,8,V100M16\n"
+        "node-1,64000,524288,8,T4\nnode-2,16000,524288,8,V100M16\n");
   o.nodes_csv = nodes;
   o.pods_csv = t.pods;
   PolicySpec fgd = *LookupPolicy("fgd");

@@ -119,8 +119,10 @@ std::string FormatReportSummary(const json& r) {
   }
   if (r.value("mode", "") == "openb-paper") {
     bool has_paper = false;
-    for (const auto& row : c["rows"]) has_paper |= row["metrics"]["paper_unallocated_at_100_pct"].is_number();
-    o << (has_paper ? "unallocated GPU share at 100% load, median over seeds, next to the paper's figures\n"
+    for (const auto& row : c["rows"])
+      has_paper |= row["metrics"]["paper_unallocated_at_100_pct"].is_number();
+    o << (has_paper ? "unallocated GPU share at 100% load, median over seeds, next to the paper's "
+                      "figures\n"
                       "(Weng et al., USENIX ATC 2023; artifact expected_results, seeds 42-51):\n"
                     : "unallocated GPU share at 100% load, median over seeds (the paper's artifact "
                       "has no figures for this pod list or these policies):\n");

@@ -25,7 +25,8 @@ constexpr int64_t kSec = api::kNanosPerSecond;
 // The store, with DeletePod held until Release() (when `hold`), or failing (when `fail`).
 class GatedClient final : public framework::ClusterClient {
  public:
-  GatedClient(store::Store& store, bool hold, bool fail) : store_(store), hold_(hold), fail_(fail) {}
+  GatedClient(store::Store& store, bool hold, bool fail)
+      : store_(store), hold_(hold), fail_(fail) {}
   api::Status Bind(const api::Pod& pod, const std::string& node) override {
     return store_.Bind(pod, node);
   }
@@ -78,11 +79,11 @@ struct AsyncEnv {
   }
   // Two 1-cpu victims of priority 10 on a 2-cpu node, bound.
   void FillNode() {
-    ASSERT_TRUE(env->store
-                    .CreateNode(NodeBuilder("n1")
-                                    .Capacity({{"cpu", "2"}, {"memory", "4Gi"}, {"pods", "10"}})
-                                    .Obj())
-                    .ok());
+    ASSERT_TRUE(
+        env->store
+            .CreateNode(
+                NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj())
+            .ok());
     for (const char* name : {"low-a", "low-b"}) {
       ASSERT_TRUE(env->store.CreatePod(PodBuilder(name).Priority(10).Req("cpu", "1").Obj()).ok());
       env->clock.Advance(1'000'000);
@@ -205,10 +206,9 @@ TEST(AsyncPreemptionTest, ObserverCountsAttemptsVictimsAndWork) {
     a.client->Release();
     env.sched->WaitForBindings();
     // The work is held until the scheduling thread is idle, so the order is fixed.
-    const std::vector<std::string> want = {"victims DefaultPreemption 2/0",
-                                           "attempt DefaultPreemption Success",
-                                           fail ? "done DefaultPreemption error"
-                                                : "done DefaultPreemption ok"};
+    const std::vector<std::string> want = {
+        "victims DefaultPreemption 2/0", "attempt DefaultPreemption Success",
+        fail ? "done DefaultPreemption error" : "done DefaultPreemption ok"};
     std::vector<std::string> got = obs.Log();
     EXPECT_EQ(got, want) << "fail=" << fail;
     a.env->sched->preemption().SetObserver(nullptr);

@@ -141,9 +141,10 @@ TEST(PlacementBatchTest, TotalsEqualAFreshScoreOfTheBatchsNodesAfterEveryPlaceme
 TEST(PlacementBatchTest, ExhaustedBatchFallsBackToAFullCycle) {
   Env env;
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n" + std::to_string(i))
-                                         .Capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}})
-                                         .Obj())
+    ASSERT_TRUE(env.store
+                    .CreateNode(NodeBuilder("n" + std::to_string(i))
+                                    .Capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}})
+                                    .Obj())
                     .ok());
   }
   env.sched->cache().UpdateSnapshot(&env.sched->snapshot());
@@ -182,7 +183,10 @@ TEST(PlacementBatchTest, DefaultPluginsSignatures) {
   };
   auto a = base().Info();
   EXPECT_TRUE(fwk->SameSignature(*a, *a));
-  EXPECT_TRUE(fwk->SameSignature(*a, *PodBuilder("b").Container({{"cpu", "1"}, {"memory", "1Gi"}}, "img:1").Label("app", "x").Info()));
+  EXPECT_TRUE(fwk->SameSignature(*a, *PodBuilder("b")
+                                          .Container({{"cpu", "1"}, {"memory", "1Gi"}}, "img:1")
+                                          .Label("app", "x")
+                                          .Info()));
   // No pod in the cluster has affinity terms, so labels do not matter.
   EXPECT_TRUE(fwk->SameSignature(*a, *base().Label("index", "3").Info()));
   struct Case {
@@ -192,11 +196,14 @@ TEST(PlacementBatchTest, DefaultPluginsSignatures) {
   api::Pod pvc = base().Obj();
   pvc.spec.volumes.push_back({"data", "claim-1"});
   const Case differ[] = {
-      {"requests (NodeResourcesFit)", PodBuilder("b").Container({{"cpu", "2"}, {"memory", "1Gi"}}, "img:1").Info()},
-      {"image (ImageLocality)", PodBuilder("b").Container({{"cpu", "1"}, {"memory", "1Gi"}}, "img:2").Info()},
+      {"requests (NodeResourcesFit)",
+       PodBuilder("b").Container({{"cpu", "2"}, {"memory", "1Gi"}}, "img:1").Info()},
+      {"image (ImageLocality)",
+       PodBuilder("b").Container({{"cpu", "1"}, {"memory", "1Gi"}}, "img:2").Info()},
       {"toleration (TaintToleration)", base().Toleration("k", "Exists", "", "NoSchedule").Info()},
       {"nodeSelector (NodeAffinity)", base().NodeSelector({{"zone", "a"}}).Info()},
-      {"preferred node affinity (NodeAffinity)", base().PreferredNodeAffinity(5, "zone", {"a"}).Info()},
+      {"preferred node affinity (NodeAffinity)",
+       base().PreferredNodeAffinity(5, "zone", {"a"}).Info()},
       {"host port (NodePorts)", base().HostPort(8080).Info()},
       {"priority", base().Priority(10).Info()},
   };
@@ -205,9 +212,15 @@ TEST(PlacementBatchTest, DefaultPluginsSignatures) {
     EXPECT_TRUE(fwk->SameSignature(*c.pod, *c.pod)) << c.name << " is signable";
   }
   const Case unsignable[] = {
-      {"pod anti-affinity (InterPodAffinity)", base().PodAntiAffinityExists("app", "kubernetes.io/hostname").Info()},
-      {"spread constraint (PodTopologySpread)", base().SpreadConstraint(1, "zone", "ScheduleAnyway", testing::MakeLabelSelector({{"app", "x"}})).Info()},
-      {"ReplicaSet owner: system default spreading (PodTopologySpread)", base().OwnerReference("ReplicaSet", "rs").Info()},
+      {"pod anti-affinity (InterPodAffinity)",
+       base().PodAntiAffinityExists("app", "kubernetes.io/hostname").Info()},
+      {"spread constraint (PodTopologySpread)",
+       base()
+           .SpreadConstraint(1, "zone", "ScheduleAnyway",
+                             testing::MakeLabelSelector({{"app", "x"}}))
+           .Info()},
+      {"ReplicaSet owner: system default spreading (PodTopologySpread)",
+       base().OwnerReference("ReplicaSet", "rs").Info()},
       {"PersistentVolumeClaim (VolumeBinding)", PodInfo::Make(std::make_shared<api::Pod>(pvc))},
   };
   for (const auto& c : unsignable) {
@@ -223,14 +236,24 @@ TEST(PlacementBatchTest, DefaultPluginsSignatures) {
 // labels then differ.
 TEST(PlacementBatchTest, LabelsMatterOnceAPodHasAffinityTerms) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}}).Obj()).ok());
-  ASSERT_TRUE(env.store.CreatePod(PodBuilder("web").Req("cpu", "1").NodeName("n1")
-                                      .PodAntiAffinityIn("job", "kubernetes.io/hostname", {"train"}).Obj())
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}}).Obj())
+          .ok());
+  ASSERT_TRUE(env.store
+                  .CreatePod(PodBuilder("web")
+                                 .Req("cpu", "1")
+                                 .NodeName("n1")
+                                 .PodAntiAffinityIn("job", "kubernetes.io/hostname", {"train"})
+                                 .Obj())
                   .ok());
   env.sched->cache().UpdateSnapshot(&env.sched->snapshot());
   auto a = PodBuilder("a").Req("cpu", "1").Label("job", "train").Info();
-  EXPECT_TRUE(env.fwk()->SameSignature(*a, *PodBuilder("b").Req("cpu", "1").Label("job", "train").Info()));
-  EXPECT_FALSE(env.fwk()->SameSignature(*a, *PodBuilder("b").Req("cpu", "1").Label("job", "eval").Info()));
+  EXPECT_TRUE(
+      env.fwk()->SameSignature(*a, *PodBuilder("b").Req("cpu", "1").Label("job", "train").Info()));
+  EXPECT_FALSE(
+      env.fwk()->SameSignature(*a, *PodBuilder("b").Req("cpu", "1").Label("job", "eval").Info()));
   EXPECT_FALSE(env.fwk()->SameSignature(
       *a, *PodBuilder("b", "other").Req("cpu", "1").Label("job", "train").Info()));
 }
@@ -260,18 +283,22 @@ void CreatePodGroup(Env& env, const std::string& name, int min) {
 TEST(PlacementBatchTest, GangOfOnePodPerNodeWorkersIsPlacedFromOneBatch) {
   Env env;
   for (int i = 0; i < 12; ++i) {
-    ASSERT_TRUE(env.store.CreateNode(NodeBuilder("g" + std::to_string(i))
-                                         .Capacity({{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"},
-                                                    {"nvidia.com/gpu", "8"}})
-                                         .Obj())
+    ASSERT_TRUE(env.store
+                    .CreateNode(NodeBuilder("g" + std::to_string(i))
+                                    .Capacity({{"cpu", "64"},
+                                               {"memory", "512Gi"},
+                                               {"pods", "110"},
+                                               {"nvidia.com/gpu", "8"}})
+                                    .Obj())
                     .ok());
   }
   CreatePodGroup(env, "llm", 9);
   ASSERT_TRUE(env.store.CreatePod(Member("launcher", "llm", {{"cpu", "1"}})).ok());
   env.clock.Advance(1000);
   for (int i = 0; i < 8; ++i) {
-    ASSERT_TRUE(env.store.CreatePod(Member("worker-" + std::to_string(i), "llm",
-                                           {{"cpu", "32"}, {"nvidia.com/gpu", "8"}}))
+    ASSERT_TRUE(env.store
+                    .CreatePod(Member("worker-" + std::to_string(i), "llm",
+                                      {{"cpu", "32"}, {"nvidia.com/gpu", "8"}}))
                     .ok());
     env.clock.Advance(1000);
   }
@@ -292,10 +319,11 @@ TEST(PlacementBatchTest, GangOfOnePodPerNodeWorkersIsPlacedFromOneBatch) {
 TEST(PlacementBatchTest, AntiAffinityGangIsNotBatchedAndSpreads) {
   Env env;
   for (int i = 0; i < 6; ++i) {
-    ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n" + std::to_string(i))
-                                         .Label("kubernetes.io/hostname", "n" + std::to_string(i))
-                                         .Capacity({{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}})
-                                         .Obj())
+    ASSERT_TRUE(env.store
+                    .CreateNode(NodeBuilder("n" + std::to_string(i))
+                                    .Label("kubernetes.io/hostname", "n" + std::to_string(i))
+                                    .Capacity({{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}})
+                                    .Obj())
                     .ok());
   }
   CreatePodGroup(env, "spread", 5);
@@ -343,9 +371,10 @@ TEST(PlacementBatchTest, PluginWithoutSignatureTurnsBatchingOff) {
   cfg.profiles[0].plugins.filter.enabled.push_back({"PlainFilter", 0});
   Env env(cfg, extra);
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n" + std::to_string(i))
-                                         .Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}})
-                                         .Obj())
+    ASSERT_TRUE(env.store
+                    .CreateNode(NodeBuilder("n" + std::to_string(i))
+                                    .Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}})
+                                    .Obj())
                     .ok());
   }
   auto a = PodBuilder("a").Req("cpu", "1").Info();

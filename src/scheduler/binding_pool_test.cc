@@ -2,11 +2,11 @@
 // a PodGroup commit's bindings until Release and lets later ones through.
 #include "scheduler/binding_pool.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <functional>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace phalanx::scheduler {
 namespace {

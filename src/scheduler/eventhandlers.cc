@@ -6,11 +6,11 @@
 #include "dra/manager.h"
 #include "gang/manager.h"
 #include "quota/manager.h"
-#include "spdlog/spdlog.h"
-#include "volume/catalog.h"
 #include "scheduler/gang_coordinator.h"
 #include "scheduler/podgroup_status.h"
 #include "scheduler/scheduler.h"
+#include "spdlog/spdlog.h"
+#include "volume/catalog.h"
 
 namespace phalanx::scheduler {
 
@@ -29,17 +29,15 @@ bool IsAssigned(const api::Pod& p) { return !p.spec.node_name.empty(); }
 // (PodInfo::requests is api::PodRequests, computed once per PodInfo.)
 bool ConfirmsAssumedUnchanged(const PodInfo& assumed, const PodInfo& bound) {
   return assumed.pod->spec.node_name == bound.pod->spec.node_name &&
-         framework::PodUpdateActions(assumed, bound) == 0 &&
-         assumed.requests == bound.requests;
+         framework::PodUpdateActions(assumed, bound) == 0 && assumed.requests == bound.requests;
 }
 
 }  // namespace
 
 void Scheduler::AddEventHandlers(cluster::InformerFactory& inf) {
-  inf.AddPriorityClassHandlers(
-      {[this](const auto& pc) { OnPriorityClassAdd(pc); },
-       [this](const auto&, const auto& pc) { OnPriorityClassAdd(pc); },
-       [this](const auto& pc) { OnPriorityClassDelete(pc); }});
+  inf.AddPriorityClassHandlers({[this](const auto& pc) { OnPriorityClassAdd(pc); },
+                                [this](const auto&, const auto& pc) { OnPriorityClassAdd(pc); },
+                                [this](const auto& pc) { OnPriorityClassDelete(pc); }});
   inf.AddNamespaceHandlers(
       {[this](const std::shared_ptr<const api::Namespace>& n) { OnNamespaceSet(*n); },
        [this](const std::shared_ptr<const api::Namespace>&,
@@ -51,10 +49,11 @@ void Scheduler::AddEventHandlers(cluster::InformerFactory& inf) {
          OnPodDisruptionBudgetSet(p);
        },
        [this](const api::PodDisruptionBudgetPtr& p) { OnPodDisruptionBudgetDelete(p); }});
-  inf.AddObjectHandlers(
-      {[this](const api::UnstructuredPtr& o) { OnObjectAdd(o); },
-       [this](const api::UnstructuredPtr& o, const api::UnstructuredPtr& n) { OnObjectUpdate(o, n); },
-       [this](const api::UnstructuredPtr& o) { OnObjectDelete(o); }});
+  inf.AddObjectHandlers({[this](const api::UnstructuredPtr& o) { OnObjectAdd(o); },
+                         [this](const api::UnstructuredPtr& o, const api::UnstructuredPtr& n) {
+                           OnObjectUpdate(o, n);
+                         },
+                         [this](const api::UnstructuredPtr& o) { OnObjectDelete(o); }});
   inf.AddNodeHandlers({[this](const api::NodePtr& n) { OnNodeAdd(n); },
                        [this](const api::NodePtr& o, const api::NodePtr& n) { OnNodeUpdate(o, n); },
                        [this](const api::NodePtr& n) { OnNodeDelete(n); }});
@@ -63,9 +62,9 @@ void Scheduler::AddEventHandlers(cluster::InformerFactory& inf) {
                       [this](const api::PodPtr& p) { OnPodDelete(p); }});
   // Sources whose pod events leave terminal pods out (live: the field selector, as
   // upstream's) report them here; gang status counts them, nothing else does.
-  inf.AddTerminalPodHandlers({[this](const api::PodPtr& p) { OnPodFinished(p); },
-                              [this](const api::PodPtr&, const api::PodPtr& p) { OnPodFinished(p); },
-                              nullptr});
+  inf.AddTerminalPodHandlers(
+      {[this](const api::PodPtr& p) { OnPodFinished(p); },
+       [this](const api::PodPtr&, const api::PodPtr& p) { OnPodFinished(p); }, nullptr});
 }
 
 void Scheduler::OnPodFinished(const api::PodPtr& pod) {
@@ -126,9 +125,9 @@ bool Scheduler::OnStorageObject(const api::UnstructuredPtr& obj, uint32_t action
   framework::EventObjects objs;
   objs.other_new = obj.get();
   Requeue(framework::EventResource::kPersistentVolumeClaim, action,
-          action == framework::kAdd ? "StorageObjectAdd"
-                                    : action == framework::kDelete ? "StorageObjectDelete"
-                                                                   : "StorageObjectUpdate",
+          action == framework::kAdd      ? "StorageObjectAdd"
+          : action == framework::kDelete ? "StorageObjectDelete"
+                                         : "StorageObjectUpdate",
           objs);
   return true;
 }
@@ -138,13 +137,18 @@ namespace {
 // The cluster event of a resource.k8s.io object (DynamicResources' registrations).
 framework::EventResource DraResource(const api::Unstructured& obj) {
   switch (dra::KindOf(obj)) {
-    case dra::Kind::kResourceClaim: return framework::EventResource::kResourceClaim;
-    case dra::Kind::kResourceSlice: return framework::EventResource::kResourceSlice;
-    case dra::Kind::kDeviceClass: return framework::EventResource::kDeviceClass;
+    case dra::Kind::kResourceClaim:
+      return framework::EventResource::kResourceClaim;
+    case dra::Kind::kResourceSlice:
+      return framework::EventResource::kResourceSlice;
+    case dra::Kind::kDeviceClass:
+      return framework::EventResource::kDeviceClass;
     // A DeviceTaintRule changes the taints of slices' devices: upstream's scheduler sees it
     // as updates of those ResourceSlices (resourceslice/tracker), so it is one here too.
-    case dra::Kind::kDeviceTaintRule: return framework::EventResource::kResourceSlice;
-    default: return framework::EventResource::kWildCard;  // templates: nothing waits on them
+    case dra::Kind::kDeviceTaintRule:
+      return framework::EventResource::kResourceSlice;
+    default:
+      return framework::EventResource::kWildCard;  // templates: nothing waits on them
   }
 }
 
@@ -152,8 +156,8 @@ framework::EventResource DraResource(const api::Unstructured& obj) {
 
 bool Scheduler::OnDraObject(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj,
                             uint32_t action) {
-  const bool handled = action == framework::kDelete ? dra_->OnObjectDelete(obj)
-                                                    : dra_->OnObjectAdd(obj);
+  const bool handled =
+      action == framework::kDelete ? dra_->OnObjectDelete(obj) : dra_->OnObjectAdd(obj);
   if (!handled) return false;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   const framework::EventResource r = DraResource(*obj);
@@ -179,7 +183,8 @@ void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
   Requeue(framework::EventResource::kPodGroup, framework::kAdd, "PodGroupAdd", objs);
 }
 
-void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj, const api::UnstructuredPtr& obj) {
+void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj,
+                               const api::UnstructuredPtr& obj) {
   if (OnStorageObject(obj, framework::kUpdate)) return;
   if (OnDraObject(old_obj, obj, framework::kUpdateOther)) return;
   // Status-only updates (our own PodGroup status writes among them) carry nothing that

@@ -20,17 +20,17 @@ class FakeExtender : public framework::Extender {
  public:
   std::string name = "http://fake";
   bool ignorable = false;
-  std::set<std::string> keep;                 // Filter keeps these nodes (empty: all)
-  std::string fail_message;                   // the reason of the dropped nodes
-  std::string error;                          // Filter fails with this
-  std::map<std::string, int64_t> scores;      // Prioritize
+  std::set<std::string> keep;             // Filter keeps these nodes (empty: all)
+  std::string fail_message;               // the reason of the dropped nodes
+  std::string error;                      // Filter fails with this
+  std::map<std::string, int64_t> scores;  // Prioritize
   int64_t weight = 1;
-  store::Store* binder = nullptr;             // Bind through this store
+  store::Store* binder = nullptr;  // Bind through this store
   std::vector<std::string> filtered_pods, bound;
-  std::set<std::string> managed;              // IsInterested
-  bool preempt = false;                       // ProcessPreemption keeps nothing
-  bool prioritize_error = false;              // Prioritize fails
-  std::set<std::string> unresolvable;         // Filter: UnschedulableAndUnresolvable nodes
+  std::set<std::string> managed;       // IsInterested
+  bool preempt = false;                // ProcessPreemption keeps nothing
+  bool prioritize_error = false;       // Prioritize fails
+  std::set<std::string> unresolvable;  // Filter: UnschedulableAndUnresolvable nodes
 
   const std::string& Name() const override { return name; }
   bool IsIgnorable() const override { return ignorable; }
@@ -65,7 +65,8 @@ class FakeExtender : public framework::Extender {
   api::Status Prioritize(const api::Pod&, const std::vector<const framework::NodeInfo*>& nodes,
                          std::map<std::string, int64_t>* out, int64_t* w) override {
     if (prioritize_error) return absl::UnavailableError("prioritize down");
-    for (const auto* ni : nodes) (*out)[ni->name()] = scores.count(ni->name()) ? scores[ni->name()] : 0;
+    for (const auto* ni : nodes)
+      (*out)[ni->name()] = scores.count(ni->name()) ? scores[ni->name()] : 0;
     *w = weight;
     return absl::OkStatus();
   }
@@ -90,8 +91,8 @@ std::string Node(const std::string& name, int cpu = 4) {
 std::string Pod(const std::string& name, const std::string& cpu = "1", int priority = 0,
                 const std::string& extra_labels = "") {
   return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
-         ", namespace: default, labels: {app: x" + extra_labels + "}}\nspec:\n  priority: " +
-         std::to_string(priority) +
+         ", namespace: default, labels: {app: x" + extra_labels +
+         "}}\nspec:\n  priority: " + std::to_string(priority) +
          "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" + cpu +
          "\"}}}]\n---\n";
 }
@@ -110,7 +111,8 @@ TEST(ExtenderTest, FilterThatKeepsOneNodeDecidesEveryPlacement) {
   ext->keep = {"node-b"};
   ext->fail_message = "not my node";
   Env e({ext});
-  e.env->Apply(Node("node-a") + Node("node-b") + Node("node-c") + Pod("p1") + Pod("p2") + Pod("p3"));
+  e.env->Apply(Node("node-a") + Node("node-b") + Node("node-c") + Pod("p1") + Pod("p2") +
+               Pod("p3"));
   e.env->RunUntilIdle();
   for (const char* p : {"p1", "p2", "p3"}) EXPECT_EQ(e.env->NodeOf(p), "node-b") << p;
   EXPECT_EQ(ext->filtered_pods.size(), 3u);
@@ -134,7 +136,8 @@ TEST(ExtenderTest, FailedNodesMessagesMakeTheFitError) {
 
 TEST(ExtenderTest, NonIgnorableErrorFailsTheCycleWithItsMessage) {
   auto ext = std::make_shared<FakeExtender>();
-  ext->error = "Post \"http://127.0.0.1:1/filter\": dial tcp 127.0.0.1:1: connect: connection refused";
+  ext->error =
+      "Post \"http://127.0.0.1:1/filter\": dial tcp 127.0.0.1:1: connect: connection refused";
   Env e({ext});
   e.env->Apply(Node("node-a") + Pod("p1"));
   e.env->RunUntilIdle();

@@ -41,8 +41,8 @@ Status Scheduler::BuildExtenders() {
       p.plugin_config.push_back({"NodeResourcesFit", nullptr});
       fit = &p.plugin_config.back();
     }
-    YAML::Node args = fit->args && fit->args->IsMap() ? YAML::Clone(*fit->args)
-                                                      : YAML::Node(YAML::NodeType::Map);
+    YAML::Node args =
+        fit->args && fit->args->IsMap() ? YAML::Clone(*fit->args) : YAML::Node(YAML::NodeType::Map);
     YAML::Node list(YAML::NodeType::Sequence);
     for (const std::string& r : ignored) list.push_back(r);
     args["ignoredResources"] = list;

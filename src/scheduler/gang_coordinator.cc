@@ -12,7 +12,8 @@ std::vector<std::string> GangCoordinator::MembersToActivate(const api::Pod& pod)
   auto sum = gangs_.SummaryOf(ref->key);
   if (!sum || !sum->spec || sum->counts.pods != sum->spec->min_member) return keys;
   for (const auto& g : gangs_.GroupOf(ref->key)) {
-    if (auto gi = gangs_.Info(g)) keys.insert(keys.end(), gi->member_pods.begin(), gi->member_pods.end());
+    if (auto gi = gangs_.Info(g))
+      keys.insert(keys.end(), gi->member_pods.begin(), gi->member_pods.end());
   }
   return keys;
 }
@@ -100,17 +101,20 @@ void GangCoordinator::WriteCommittedStatus(const framework::PodGroupPlan& plan,
   for (const auto& u : plan.units) {
     if (BindingsInFlight(u.key)) continue;
     auto it = last_bound.find(u.key);
-    WriteStatus(u.key, GangOutcome::kPlaced, "", it == last_bound.end() ? nullptr : it->second.get());
+    WriteStatus(u.key, GangOutcome::kPlaced, "",
+                it == last_bound.end() ? nullptr : it->second.get());
   }
 }
 
-void GangCoordinator::RecordRejected(const framework::PodGroupPlan& plan, const std::string& message) {
+void GangCoordinator::RecordRejected(const framework::PodGroupPlan& plan,
+                                     const std::string& message) {
   for (const auto& u : plan.units) RecordEvent(u, false, "gang " + message);
 }
 
 void GangCoordinator::WriteRejectedStatus(const framework::PodGroupPlan& plan,
                                           const std::string& message) {
-  for (const auto& u : plan.units) WriteStatus(u.key, GangOutcome::kUnschedulable, message, nullptr);
+  for (const auto& u : plan.units)
+    WriteStatus(u.key, GangOutcome::kUnschedulable, message, nullptr);
 }
 
 bool GangCoordinator::BindingsInFlight(const std::string& gang_key) const {
@@ -127,14 +131,21 @@ void GangCoordinator::RecordEvent(const framework::PodGroupUnit& unit, bool ok,
   const gang::PodGroupSpec& spec = *info->spec;
   std::string api_version, kind = "PodGroup";
   switch (spec.dialect) {
-    case gang::Dialect::kCoscheduling: api_version = "scheduling.x-k8s.io/v1alpha1"; break;
-    case gang::Dialect::kVolcano: api_version = "scheduling.volcano.sh/v1beta1"; break;
-    case gang::Dialect::kKAI: api_version = "scheduling.run.ai/v2alpha2"; break;
+    case gang::Dialect::kCoscheduling:
+      api_version = "scheduling.x-k8s.io/v1alpha1";
+      break;
+    case gang::Dialect::kVolcano:
+      api_version = "scheduling.volcano.sh/v1beta1";
+      break;
+    case gang::Dialect::kKAI:
+      api_version = "scheduling.run.ai/v2alpha2";
+      break;
     case gang::Dialect::kWorkload:
       api_version = "scheduling.k8s.io/v1alpha1";
       kind = "Workload";
       break;
-    default: return;  // annotation-defined or derived gangs have no object of their own
+    default:
+      return;  // annotation-defined or derived gangs have no object of their own
   }
   std::string name = spec.name;
   if (spec.dialect == gang::Dialect::kWorkload) name = name.substr(0, name.find('/'));

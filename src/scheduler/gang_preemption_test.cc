@@ -187,7 +187,8 @@ TEST(GangPreemptionTest, BatchedReprieveChoosesTheSameVictimsAsOneByOne) {
       gang += "apiVersion: v1\nkind: Pod\nmetadata:\n  name: hg-" + std::to_string(m) +
               "\n  namespace: default\n  labels: {scheduling.x-k8s.io/pod-group: hg}\nspec:\n"
               "  priority: 1000\n  containers: [{name: c, image: busybox, resources: {requests: "
-              "{cpu: \"" + std::to_string(cpu) + "\"}}}]\n---\n";
+              "{cpu: \"" +
+              std::to_string(cpu) + "\"}}}]\n---\n";
     }
     std::set<std::string> deleted[2];
     for (int one_by_one = 0; one_by_one < 2; ++one_by_one) {

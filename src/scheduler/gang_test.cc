@@ -59,8 +59,9 @@ struct Env : SchedulerTestEnv {
 
 std::string Node(const std::string& name, int cpu, int pods = 110, int gpus = 0) {
   std::string s = "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
-                  ", labels: {kubernetes.io/hostname: " + name + "}}\nstatus:\n  capacity: {cpu: \"" +
-                  std::to_string(cpu) + "\", memory: 64Gi, pods: \"" + std::to_string(pods) + "\"";
+                  ", labels: {kubernetes.io/hostname: " + name +
+                  "}}\nstatus:\n  capacity: {cpu: \"" + std::to_string(cpu) +
+                  "\", memory: 64Gi, pods: \"" + std::to_string(pods) + "\"";
   if (gpus) s += ", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"";
   return s + "}\n---\n";
 }
@@ -70,8 +71,8 @@ std::string CoschedulingPodGroup(const std::string& ns, const std::string& name,
          ", namespace: " + ns + "}\nspec: {minMember: " + std::to_string(min) + "}\n---\n";
 }
 
-std::string CoschedulingPod(const std::string& ns, const std::string& name, const std::string& group,
-                            const std::string& cpu, int gpus = 0) {
+std::string CoschedulingPod(const std::string& ns, const std::string& name,
+                            const std::string& group, const std::string& cpu, int gpus = 0) {
   std::string req = "cpu: \"" + cpu + "\"";
   if (gpus) req += ", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"";
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
@@ -88,7 +89,8 @@ std::string KoordPod(const std::string& name, const std::string& gang, int min,
          "\n    gang.scheduling.koordinator.sh/min-available: \"" + std::to_string(min) +
          "\"\n    gang.scheduling.koordinator.sh/mode: " + mode +
          "\n    gang.scheduling.koordinator.sh/waiting-time: " + waiting +
-         "\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"1\"}}}]\n---\n";
+         "\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: "
+         "\"1\"}}}]\n---\n";
 }
 
 // Koordinator's design doc example: room for 10 pods, three gangs of 5 arriving
@@ -97,7 +99,8 @@ TEST(GangTest, KoordinatorExampleTransactionalTwoGangsRunThirdWaitsNoDeadlock) {
   Env env;
   std::string y = Node("n1", 10);
   for (int i = 0; i < 5; ++i) {
-    for (const char* g : {"a", "b", "c"}) y += KoordPod(std::string(g) + "-" + std::to_string(i), g, 5, "Strict", "600s");
+    for (const char* g : {"a", "b", "c"})
+      y += KoordPod(std::string(g) + "-" + std::to_string(i), g, 5, "Strict", "600s");
   }
   env.Apply(y);
   env.RunUntilIdle();
@@ -113,13 +116,15 @@ TEST(GangTest, KoordinatorExampleTransactionalTwoGangsRunThirdWaitsNoDeadlock) {
   // The waiting gang's pods say why.
   for (const char* g : {"a", "b", "c"}) {
     if (bound[g] != 0) continue;
-    EXPECT_NE(env.Condition("default", std::string(g) + "-0").find("pending members fit"), std::string::npos)
+    EXPECT_NE(env.Condition("default", std::string(g) + "-0").find("pending members fit"),
+              std::string::npos)
         << env.Condition("default", std::string(g) + "-0");
   }
   // When one running gang finishes, the third runs.
   for (const char* g : {"a", "b", "c"}) {
     if (bound[g] != 5) continue;
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(env.store.DeletePod("default", std::string(g) + "-" + std::to_string(i)).ok());
+    for (int i = 0; i < 5; ++i)
+      ASSERT_TRUE(env.store.DeletePod("default", std::string(g) + "-" + std::to_string(i)).ok());
     break;
   }
   env.AdvanceAndRun(60 * kSec);
@@ -136,14 +141,15 @@ TEST(GangTest, KoordinatorExamplePermitNonStrictReproducesDeadlock) {
   Env env(PermitModeConfig());
   std::string y = Node("n1", 10);
   for (int i = 0; i < 5; ++i) {
-    for (const char* g : {"a", "b", "c"}) y += KoordPod(std::string(g) + "-" + std::to_string(i), g, 5, "NonStrict", "600s");
+    for (const char* g : {"a", "b", "c"})
+      y += KoordPod(std::string(g) + "-" + std::to_string(i), g, 5, "NonStrict", "600s");
   }
   env.Apply(y);
   env.RunUntilIdle();
   EXPECT_EQ(env.sched->cache().AssumedPodCount(), 10u);  // every slot held...
   auto bound = env.BoundByLabel("gang");
-  EXPECT_TRUE(bound.empty());                            // ...and no gang can start
-  env.AdvanceAndRun(300 * kSec);                         // still stuck before the waiting time
+  EXPECT_TRUE(bound.empty());     // ...and no gang can start
+  env.AdvanceAndRun(300 * kSec);  // still stuck before the waiting time
   EXPECT_EQ(env.sched->cache().AssumedPodCount(), 10u);
   EXPECT_TRUE(env.BoundByLabel("gang").empty());
   // After the 600 s waiting time the waiting pods are rejected and their slots released
@@ -167,16 +173,20 @@ TEST(GangTest, GangThatNeverFitsHoldsNothingAndItsRoomIsUsableAtOnce) {
   env.RunUntilIdle();
   EXPECT_TRUE(env.BoundByLabel("gang").empty());
   EXPECT_EQ(env.sched->cache().AssumedPodCount(), 0u);
-  EXPECT_NE(env.Condition("ml", "big-0").find("pod group ml/big"), std::string::npos) << env.Condition("ml", "big-0");
+  EXPECT_NE(env.Condition("ml", "big-0").find("pod group ml/big"), std::string::npos)
+      << env.Condition("ml", "big-0");
   EXPECT_NE(env.Condition("ml", "big-2").find("Insufficient nvidia.com/gpu"), std::string::npos)
       << env.Condition("ml", "big-2");
   // The PodGroup itself carries the gang-level event.
   auto ev = env.store.LastObjectEvent("PodGroup", "ml", "big");
   ASSERT_TRUE(ev.has_value());
   EXPECT_EQ(ev->reason, "FailedScheduling");
-  EXPECT_NE(ev->message.find("2 of 3 pending members fit, 3 needed"), std::string::npos) << ev->message;
+  EXPECT_NE(ev->message.find("2 of 3 pending members fit, 3 needed"), std::string::npos)
+      << ev->message;
   // A single pod wanting all of n1's GPUs schedules in the same instant.
-  ASSERT_TRUE(env.store.CreatePod(PodBuilder("solo").Req("cpu", "1").Req("nvidia.com/gpu", "4").Obj()).ok());
+  ASSERT_TRUE(
+      env.store.CreatePod(PodBuilder("solo").Req("cpu", "1").Req("nvidia.com/gpu", "4").Obj())
+          .ok());
   env.RunUntilIdle();
   EXPECT_FALSE(env.store.GetPod("default", "solo")->spec.node_name.empty());
 }
@@ -185,7 +195,8 @@ TEST(GangTest, GangBindsWhenItFitsAndOnlyThen) {
   Env env;
   std::string y = Node("n1", 8, 110, 8) + Node("n2", 8, 110, 8);
   y += CoschedulingPodGroup("ml", "train", 4);
-  for (int i = 0; i < 3; ++i) y += CoschedulingPod("ml", "train-" + std::to_string(i), "train", "1", 4);
+  for (int i = 0; i < 3; ++i)
+    y += CoschedulingPod("ml", "train-" + std::to_string(i), "train", "1", 4);
   env.Apply(y);
   env.RunUntilIdle();
   // Three of four members exist: gated at PreEnqueue, nothing attempted.
@@ -224,18 +235,20 @@ TEST(GangTest, MemberWhoseNodeIsDeletedBeforeBindingIsPlacedAgain) {
   cfg.profiles[0].plugins.pre_bind.enabled.push_back({"DeleteFirstNodeAtPreBind", 0});
   store::Store* store_ptr = nullptr;
   framework::Registry extra;
-  ASSERT_TRUE(extra.Register("DeleteFirstNodeAtPreBind",
-                             [&store_ptr](framework::PluginArgs, framework::Handle&)
-                                 -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
-                               return std::unique_ptr<framework::Plugin>(
-                                   new DeleteFirstNodeAtPreBind(&store_ptr));
-                             })
+  ASSERT_TRUE(extra
+                  .Register("DeleteFirstNodeAtPreBind",
+                            [&store_ptr](framework::PluginArgs, framework::Handle&)
+                                -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
+                              return std::unique_ptr<framework::Plugin>(
+                                  new DeleteFirstNodeAtPreBind(&store_ptr));
+                            })
                   .IsSuccess());
   Env env(cfg, 1, extra);
   store_ptr = &env.store;
   std::string y = Node("n1", 1) + Node("n2", 1) + Node("n3", 1) + Node("n4", 1);
   y += CoschedulingPodGroup("ml", "train", 4);
-  for (int i = 0; i < 4; ++i) y += CoschedulingPod("ml", "train-" + std::to_string(i), "train", "1");
+  for (int i = 0; i < 4; ++i)
+    y += CoschedulingPod("ml", "train-" + std::to_string(i), "train", "1");
   env.Apply(y);
   env.RunUntilIdle();
   EXPECT_EQ(env.BoundByLabel("gang")["train"], 3);
@@ -245,22 +258,29 @@ TEST(GangTest, MemberWhoseNodeIsDeletedBeforeBindingIsPlacedAgain) {
   EXPECT_EQ(env.BoundByLabel("gang")["train"], 4);
   for (int i = 0; i < 4; ++i) {
     auto p = env.store.GetPod("ml", "train-" + std::to_string(i));
-    EXPECT_FALSE(p->spec.node_name.empty()) << p->Key() << ": " << env.Condition("ml", p->metadata.name);
+    EXPECT_FALSE(p->spec.node_name.empty())
+        << p->Key() << ": " << env.Condition("ml", p->metadata.name);
   }
 }
 
 TEST(GangTest, GangGroupAcrossNamespacesBindsOnlyWhenBothFit) {
-  auto group_pod = [](const std::string& ns, const std::string& name, const std::string& gang, int gpus) {
+  auto group_pod = [](const std::string& ns, const std::string& name, const std::string& gang,
+                      int gpus) {
     return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
-           "\n  labels: {gang: " + gang + "}\n  annotations:\n    gang.scheduling.koordinator.sh/name: " + gang +
-           "\n    gang.scheduling.koordinator.sh/min-available: \"2\"\n    gang.scheduling.koordinator.sh/groups: "
-           "'[\"team-a/driver\", \"team-b/workers\"]'\nspec:\n  containers: [{name: c, image: x, resources: "
-           "{requests: {cpu: \"1\", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}}}]\n---\n";
+           "\n  labels: {gang: " + gang +
+           "}\n  annotations:\n    gang.scheduling.koordinator.sh/name: " + gang +
+           "\n    gang.scheduling.koordinator.sh/min-available: \"2\"\n    "
+           "gang.scheduling.koordinator.sh/groups: "
+           "'[\"team-a/driver\", \"team-b/workers\"]'\nspec:\n  containers: [{name: c, image: x, "
+           "resources: "
+           "{requests: {cpu: \"1\", nvidia.com/gpu: \"" +
+           std::to_string(gpus) + "\"}}}]\n---\n";
   };
   Env env;
   std::string y = Node("n1", 16, 110, 8);
   y += group_pod("team-a", "driver-0", "driver", 1) + group_pod("team-a", "driver-1", "driver", 1);
-  y += group_pod("team-b", "workers-0", "workers", 4) + group_pod("team-b", "workers-1", "workers", 4);
+  y += group_pod("team-b", "workers-0", "workers", 4) +
+       group_pod("team-b", "workers-1", "workers", 4);
   env.Apply(y);
   env.RunUntilIdle();
   // driver fits (2 GPUs) but workers need 8 more: 10 > 8. Nothing binds.
@@ -278,7 +298,8 @@ TEST(GangTest, PermitModeTimesOutOnVirtualClockAndRollsBack) {
   Env env(PermitModeConfig());
   std::string y = Node("n1", 8);
   y += CoschedulingPodGroup("ml", "g", 3);
-  y += "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: unused, namespace: ml}\nspec: {minMember: 1}\n---\n";
+  y += "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: unused, "
+       "namespace: ml}\nspec: {minMember: 1}\n---\n";
   env.Apply(y);
   // Members exist but one of them cannot fit (needs 9 cpus): the others wait at Permit.
   env.Apply(CoschedulingPod("ml", "g-0", "g", "1") + CoschedulingPod("ml", "g-1", "g", "1") +
@@ -319,10 +340,14 @@ TEST(GangTest, BadInputGivesClearReasonsAndNoCrash) {
     auto q = env.sched->queue().Get(p->Key());
     return q ? q->last_failure_message : std::string("<not queued>");
   };
-  EXPECT_NE(pending_reason("ml", "orphan").find("ml/missing"), std::string::npos) << pending_reason("ml", "orphan");
-  EXPECT_NE(pending_reason("ml", "toobig-0").find("1/5"), std::string::npos) << pending_reason("ml", "toobig-0");
-  EXPECT_NE(pending_reason("default", "zero-0").find("invalid"), std::string::npos) << pending_reason("default", "zero-0");
-  EXPECT_NE(pending_reason("default", "weird-0").find("invalid"), std::string::npos) << pending_reason("default", "weird-0");
+  EXPECT_NE(pending_reason("ml", "orphan").find("ml/missing"), std::string::npos)
+      << pending_reason("ml", "orphan");
+  EXPECT_NE(pending_reason("ml", "toobig-0").find("1/5"), std::string::npos)
+      << pending_reason("ml", "toobig-0");
+  EXPECT_NE(pending_reason("default", "zero-0").find("invalid"), std::string::npos)
+      << pending_reason("default", "zero-0");
+  EXPECT_NE(pending_reason("default", "weird-0").find("invalid"), std::string::npos)
+      << pending_reason("default", "weird-0");
 }
 
 // Property: random clusters and gang mixes; no gang ever has between 1 and minMember-1
@@ -334,7 +359,8 @@ TEST(GangTest, PropertyNoPartialGangsNoOvercommit) {
     Env env(config::DefaultConfiguration(), seed);
     int nodes = 1 + rng() % 6;
     std::string y;
-    for (int n = 0; n < nodes; ++n) y += Node("n" + std::to_string(n), 2 + rng() % 8, 110, rng() % 5);
+    for (int n = 0; n < nodes; ++n)
+      y += Node("n" + std::to_string(n), 2 + rng() % 8, 110, rng() % 5);
     int gangs = 1 + rng() % 5;
     std::map<std::string, int> min_of;
     for (int g = 0; g < gangs; ++g) {
@@ -361,7 +387,8 @@ TEST(GangTest, PropertyNoPartialGangsNoOvercommit) {
       // Over-allocation: per node, bound requests <= allocatable.
       std::map<std::string, api::Resource> used;
       for (const auto& p : env.store.ListPods()) {
-        if (!p->spec.node_name.empty()) used[p->spec.node_name].Add(framework::PodInfo::Make(p)->requests);
+        if (!p->spec.node_name.empty())
+          used[p->spec.node_name].Add(framework::PodInfo::Make(p)->requests);
       }
       for (const auto& [node, u] : used) {
         auto alloc = api::ResourceListToResource(env.store.GetNode(node)->status.allocatable);
@@ -389,23 +416,28 @@ namespace phalanx::scheduler {
 namespace {
 
 std::string ZoneNode(const std::string& name, const std::string& zone, int gpus) {
-  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name + ", labels: {kubernetes.io/hostname: " +
-         name + ", topology.kubernetes.io/zone: " + zone + "}}\nstatus:\n  capacity: {cpu: \"32\", memory: 64Gi, "
-         "pods: \"110\", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}\n---\n";
+  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
+         ", labels: {kubernetes.io/hostname: " + name + ", topology.kubernetes.io/zone: " + zone +
+         "}}\nstatus:\n  capacity: {cpu: \"32\", memory: 64Gi, "
+         "pods: \"110\", nvidia.com/gpu: \"" +
+         std::to_string(gpus) + "\"}\n---\n";
 }
 
 std::string TopologyPodGroup(const std::string& name, int min, const std::string& policy) {
   return "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: " + name +
-         "\n  namespace: ml\n  annotations:\n    scheduling.phalanx.dev/topology-key: topology.kubernetes.io/zone\n"
-         "    scheduling.phalanx.dev/topology-policy: " + policy + "\nspec: {minMember: " +
-         std::to_string(min) + "}\n---\n";
+         "\n  namespace: ml\n  annotations:\n    scheduling.phalanx.dev/topology-key: "
+         "topology.kubernetes.io/zone\n"
+         "    scheduling.phalanx.dev/topology-policy: " +
+         policy + "\nspec: {minMember: " + std::to_string(min) + "}\n---\n";
 }
 
 std::map<std::string, std::string> ZonesOf(Env& env, const std::string& gang) {
   std::map<std::string, std::string> out;
   for (const auto& p : env.store.ListPods()) {
-    if (p->metadata.labels.count("gang") && p->metadata.labels.at("gang") == gang && !p->spec.node_name.empty()) {
-      out[p->metadata.name] = env.store.GetNode(p->spec.node_name)->metadata.labels.at("topology.kubernetes.io/zone");
+    if (p->metadata.labels.count("gang") && p->metadata.labels.at("gang") == gang &&
+        !p->spec.node_name.empty()) {
+      out[p->metadata.name] =
+          env.store.GetNode(p->spec.node_name)->metadata.labels.at("topology.kubernetes.io/zone");
     }
   }
   return out;
@@ -426,7 +458,7 @@ constexpr char kKaiServe[] =
     "ml}\nspec:\n  subGroups:\n  - {name: prefill, minMember: 2}\n  - {name: decode, minMember: "
     "2}\n---\n";
 
-// Issue 21 in the Permit compatibility mode: members wait at Permit until the gang is
+// Nested quorums in the Permit compatibility mode: members wait at Permit until the gang is
 // Satisfied, which with KAI subGroups means every subgroup's minimum, not the summed
 // minMember that four prefill members reach alone. Nothing binds until decode fits.
 TEST(GangTest, PermitModeKaiSubGroupsWaitForEverySubGroup) {
@@ -464,9 +496,11 @@ TEST(GangTest, TransactionalKaiSubGroupShortNamesIt) {
 
 TEST(GangTopologyTest, RequiredTopologyPlacesTheWholeGangInOneZone) {
   Env env;
-  std::string y = ZoneNode("a1", "a", 4) + ZoneNode("a2", "a", 4) + ZoneNode("b1", "b", 8) + ZoneNode("b2", "b", 8);
+  std::string y = ZoneNode("a1", "a", 4) + ZoneNode("a2", "a", 4) + ZoneNode("b1", "b", 8) +
+                  ZoneNode("b2", "b", 8);
   y += TopologyPodGroup("ring", 4, "Required");
-  for (int i = 0; i < 4; ++i) y += CoschedulingPod("ml", "ring-" + std::to_string(i), "ring", "1", 4);
+  for (int i = 0; i < 4; ++i)
+    y += CoschedulingPod("ml", "ring-" + std::to_string(i), "ring", "1", 4);
   env.Apply(y);
   env.RunUntilIdle();
   auto zones = ZonesOf(env, "ring");
@@ -479,14 +513,16 @@ TEST(GangTopologyTest, RequiredTopologyThatNoZoneFitsHoldsNothingPreferredSpread
     Env env;
     std::string y = ZoneNode("a1", "a", 8) + ZoneNode("b1", "b", 8);
     y += TopologyPodGroup("wide", 3, policy);
-    for (int i = 0; i < 3; ++i) y += CoschedulingPod("ml", "wide-" + std::to_string(i), "wide", "1", 4);
+    for (int i = 0; i < 3; ++i)
+      y += CoschedulingPod("ml", "wide-" + std::to_string(i), "wide", "1", 4);
     env.Apply(y);
     env.RunUntilIdle();
     auto zones = ZonesOf(env, "wide");
     if (policy == "Required") {
       EXPECT_TRUE(zones.empty());
       EXPECT_EQ(env.sched->cache().AssumedPodCount(), 0u);
-      EXPECT_NE(env.Condition("ml", "wide-0").find("topology.kubernetes.io/zone"), std::string::npos)
+      EXPECT_NE(env.Condition("ml", "wide-0").find("topology.kubernetes.io/zone"),
+                std::string::npos)
           << env.Condition("ml", "wide-0");
     } else {
       EXPECT_EQ(zones.size(), 3u);

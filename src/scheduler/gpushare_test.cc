@@ -1,4 +1,4 @@
-// GpuShare through the whole scheduler on the in-process store (issue 22): the devices
+// GpuShare through the whole scheduler on the in-process store: the devices
 // chosen at Reserve are on the bound pods' annotations (PreBind), and a scheduler that
 // starts on a cluster of bound, annotated pods counts them on exactly those devices.
 #include <gtest/gtest.h>

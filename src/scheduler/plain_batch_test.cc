@@ -87,7 +87,7 @@ api::Pod TemplatePod(int kind, const std::string& name) {
 struct ScenarioShape {
   int min_nodes = 3, max_nodes = 63;
   int min_pods = 20, max_pods = 100;
-  bool uniform_nodes = false;  // identical nodes: every score ties, the random draw decides
+  bool uniform_nodes = false;     // identical nodes: every score ties, the random draw decides
   bool one_pod_per_node = false;  // every node holds one pod (upstream's batching case)
 };
 
@@ -108,8 +108,7 @@ Scenario RandomScenario(uint64_t seed, bool with_changes, const ScenarioShape& s
     sc.nodes.push_back(shape.uniform_nodes ? UniformNode(i, shape.one_pod_per_node)
                                            : RandomNode(rng, i, shape.one_pod_per_node));
   }
-  const int num_pods =
-      shape.min_pods + static_cast<int>(rng() % (shape.max_pods - shape.min_pods));
+  const int num_pods = shape.min_pods + static_cast<int>(rng() % (shape.max_pods - shape.min_pods));
   int kind = 0;
   for (int i = 0; i < num_pods; ++i) {
     // Runs of one template (batches), broken at random.
@@ -207,8 +206,8 @@ void ExpectSamePlacements(bool with_changes) {
     ASSERT_EQ(on.placements.size(), off.placements.size());
     for (size_t i = 0; i < on.placements.size(); ++i) {
       EXPECT_EQ(on.placements[i], off.placements[i])
-          << "seed " << seed << " pod p" << i << " (" << sc.nodes.size() << " nodes, "
-          << on.batched << " pods batched)";
+          << "seed " << seed << " pod p" << i << " (" << sc.nodes.size() << " nodes, " << on.batched
+          << " pods batched)";
     }
   }
   // The comparison means something only if pods were batched.
@@ -336,7 +335,7 @@ TEST(PlainBatchTest, BatchesConsecutivePodsOfOneSignatureOnly) {
   }
 }
 
-// Preemptors one after another (issue 24; NodeResultCache keep_failed): nodes full of
+// Preemptors one after another (NodeResultCache keep_failed): nodes full of
 // low-priority pods, then high-priority pods that fit nowhere until they evict. Each
 // preemptor's failed cycle keeps the Filter verdicts for the next one of its signature
 // across the evictions, nominations, bindings and other changes in between (pods bound by
@@ -380,7 +379,8 @@ PreemptionOutcome RunPreemptionScenario(uint64_t seed, bool batching) {
     const std::string name = "high" + std::to_string(i);
     PodBuilder b(name);
     b.Priority(rng() % 8 == 0 ? 5 : 10).Req("cpu", rng() % 6 == 0 ? "2" : "3");
-    if (rng() % 15 == 0) b.Label("app", "web").PodAntiAffinityIn("app", "kubernetes.io/hostname", {"web"});
+    if (rng() % 15 == 0)
+      b.Label("app", "web").PodAntiAffinityIn("app", "kubernetes.io/hostname", {"web"});
     EXPECT_TRUE(env.store.CreatePod(b.Obj()).ok());
     pods.push_back(name);
     env.clock.Advance(1'000'000);

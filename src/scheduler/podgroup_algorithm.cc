@@ -132,8 +132,8 @@ std::string PodGroupAlgorithm::PlaceIn(PodGroupPlacement* out) {
   std::string reason;
   const auto topo = std::find_if(plan_.units.begin(), plan_.units.end(),
                                  [](const auto& u) { return !u.topology_levels.empty(); });
-  reason = topo != plan_.units.end() ? PlaceInTopology(*topo, out)
-                                     : PlaceMembers(nullptr, &out->placed);
+  reason =
+      topo != plan_.units.end() ? PlaceInTopology(*topo, out) : PlaceMembers(nullptr, &out->placed);
   out->sub_group_domains = scope_domains_;
   return reason;
 }
@@ -178,7 +178,7 @@ std::string PodGroupAlgorithm::Admit(std::string* plugin) {
     return a.Message();
   }
   // An admission plugin may have changed the cluster (none in tree evicts since reclaim
-  // moved to PodGroup preemption, issue 20).
+  // moved to PodGroup preemption).
   sched_.cache().UpdateSnapshot(&sched_.snapshot());
   return "";
 }
@@ -585,8 +585,9 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
         best = c;
         best_members = members_;
         best_domains = scope_domains_;
-        best_domains.insert(best_domains.begin() + static_cast<std::ptrdiff_t>(saved_domains.size()),
-                            who + ": " + level + "=" + value);
+        best_domains.insert(
+            best_domains.begin() + static_cast<std::ptrdiff_t>(saved_domains.size()),
+            who + ": " + level + "=" + value);
       }
       if (!c.fits) level_reason += (first ? "" : "; ") + level + "=" + value + ": " + c.reason;
       first = false;

@@ -31,11 +31,11 @@ struct PodGroupMember {
   framework::QueuedPodInfoPtr qp;
   size_t unit = 0;  // index in plan.units
   std::shared_ptr<framework::CycleState> state;
-  std::string host;                // the chosen node, when placed
-  framework::PodInfoPtr assumed;   // the pod with spec.nodeName = host, shared by the view
-                                   // and (after commit) the cache
+  std::string host;               // the chosen node, when placed
+  framework::PodInfoPtr assumed;  // the pod with spec.nodeName = host, shared by the view
+                                  // and (after commit) the cache
   bool placed = false;
-  framework::Status status;        // SchedulePod's result
+  framework::Status status;  // SchedulePod's result
   Diagnosis diag;
 };
 
@@ -192,12 +192,12 @@ class PodGroupAlgorithm {
   std::vector<PodGroupMember>& members_;
   int64_t batched_ = 0;
   int64_t joint_placements_ = 0;
-  int64_t smallest_gpu_member_ = 0;  // smallest whole-GPU request among members (0 = none)
+  int64_t smallest_gpu_member_ = 0;           // smallest whole-GPU request among members (0 = none)
   std::vector<PodGroupMember> best_members_;  // ScoreLevel's best trial so far
   std::vector<int32_t> best_placed_;          // and its members placed per unit
   std::vector<std::string> best_scope_domains_;  // and its subgroups' domains
-  std::vector<int> member_scope_;             // per member: innermost scope (-1: none)
-  std::vector<std::string> scope_domains_;    // PodGroupPlacement::sub_group_domains so far
+  std::vector<int> member_scope_;                // per member: innermost scope (-1: none)
+  std::vector<std::string> scope_domains_;       // PodGroupPlacement::sub_group_domains so far
   std::function<void(cache::Snapshot&)> view_edit_;
 };
 

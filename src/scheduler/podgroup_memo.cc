@@ -79,8 +79,9 @@ const PodGroupRejection* PodGroupRejectionMemo::Find(const framework::PodGroupPl
   }
   for (size_t u = 0; u < plan.units.size(); ++u) {
     const auto& unit = plan.units[u];
-    if (unit.key != r.unit_keys[u] || unit.need != r.needs[u] || unit.pending_pods != r.pending[u] ||
-        !unit.topology_levels.empty() || unit.check_sub_groups || unit.has_min_resources) {
+    if (unit.key != r.unit_keys[u] || unit.need != r.needs[u] ||
+        unit.pending_pods != r.pending[u] || !unit.topology_levels.empty() ||
+        unit.check_sub_groups || unit.has_min_resources) {
       return nullptr;
     }
   }
@@ -101,8 +102,8 @@ std::shared_ptr<PodGroupRejection> PodGroupRejectionMemo::Describe(
 }
 
 void PodGroupRejectionMemo::Describe(const framework::PodGroupPlan& plan,
-                                     const std::vector<PodGroupMember>& members,
-                                     int64_t generation, uint64_t epoch, PodGroupRejection* r) {
+                                     const std::vector<PodGroupMember>& members, int64_t generation,
+                                     uint64_t epoch, PodGroupRejection* r) {
   r->generation = generation;
   r->epoch = epoch;
   const size_t n = plan.units.size();
@@ -156,8 +157,7 @@ bool PodGroupRejectionMemo::UniformGang(const framework::Framework& fwk,
 }
 
 void PodGroupRejectionMemo::RememberShape(Shape s) {
-  if (!shapes_.empty() &&
-      (shapes_[0].generation != s.generation || shapes_[0].epoch != s.epoch)) {
+  if (!shapes_.empty() && (shapes_[0].generation != s.generation || shapes_[0].epoch != s.epoch)) {
     shapes_.clear();
   }
   if (shapes_.size() < 64) {

@@ -54,8 +54,8 @@ struct PodGroupRejection {
   uint64_t epoch = 0;      // the scheduler's object epoch when the attempt started
   std::vector<std::string> unit_keys;
   std::vector<int32_t> needs;
-  std::vector<std::vector<std::string>> pending;      // per unit, in placement order
-  std::vector<std::string> member_keys;               // the members taken, in order
+  std::vector<std::vector<std::string>> pending;  // per unit, in placement order
+  std::vector<std::string> member_keys;           // the members taken, in order
   std::vector<size_t> member_units;
   // What every member got (Scheduler::RejectPodGroup).
   framework::Status status;
@@ -114,13 +114,13 @@ class PodGroupRejectionMemo {
   struct Shape {
     int64_t generation = 0;
     uint64_t epoch = 0;
-    framework::PodInfoPtr canonical;   // the first member of the rejected gang
+    framework::PodInfoPtr canonical;  // the first member of the rejected gang
     int32_t need = 0;
     size_t pending = 0;
-    std::string reason_tail;           // the unit's reason after its display name
-    framework::Status member_status;   // the first member's SchedulePod result
+    std::string reason_tail;          // the unit's reason after its display name
+    framework::Status member_status;  // the first member's SchedulePod result
     std::vector<std::pair<std::string, framework::Status>> node_statuses;  // its Diagnosis'
-    std::set<std::string> plugins;     // its Diagnosis' unschedulable and pending plugins
+    std::set<std::string> plugins;  // its Diagnosis' unschedulable and pending plugins
     bool preemption_attempted = false;
     int64_t batched = 0;
     // What the gang-level rejection (schedule_one_podgroup.cc GangRejection) takes from

@@ -81,7 +81,8 @@ TEST(PodGroupRejectionMemoTest, ReusableRecordIsTheGangsOwnAndRefilledInPlace) {
   const auto* found =
       memo.Find(Plan("ml/train", 1, {"ml/a-with-a-name-longer-than-sso", "ml/b"}), longer, 9, 4);
   ASSERT_EQ(found, before);
-  EXPECT_EQ(found->member_keys, (std::vector<std::string>{"ml/a-with-a-name-longer-than-sso", "ml/b"}));
+  EXPECT_EQ(found->member_keys,
+            (std::vector<std::string>{"ml/a-with-a-name-longer-than-sso", "ml/b"}));
   // A record shared by two units (a GangGroup) is not handed out for either.
   framework::PodGroupPlan group = plan;
   framework::PodGroupUnit second = plan.units[0];
@@ -103,16 +104,15 @@ std::string GpuNode(const std::string& name, int gpus) {
 }
 
 std::string Gang(const std::string& name, int members, int gpus, int priority = 0) {
-  std::string y = "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: " +
-                  name + ", namespace: ml}\nspec: {minMember: " + std::to_string(members) +
-                  "}\n---\n";
+  std::string y =
+      "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: " + name +
+      ", namespace: ml}\nspec: {minMember: " + std::to_string(members) + "}\n---\n";
   for (int i = 0; i < members; ++i) {
     y += "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "-" + std::to_string(i) +
          "\n  namespace: ml\n  labels: {scheduling.x-k8s.io/pod-group: " + name +
          "}\nspec:\n  priority: " + std::to_string(priority) +
          "\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"" +
-         std::to_string(gpus) + "\", nvidia.com/gpu: \"" + std::to_string(gpus) +
-         "\"}}}]\n---\n";
+         std::to_string(gpus) + "\", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}}}]\n---\n";
   }
   return y;
 }
@@ -141,7 +141,8 @@ Trace RunRandomGangs(uint64_t seed, bool replay, bool priorities) {
   std::mt19937_64 rng(seed);
   env.sched->on_bound = [&](const api::Pod& pod, const std::string& node) {
     t.bound[pod.Key()] = node + "@" + std::to_string(env.clock.Now() / api::kNanosPerSecond);
-    ends[pod.Key()] = env.clock.Now() + static_cast<int64_t>(600 + rng() % 1800) * api::kNanosPerSecond;
+    ends[pod.Key()] =
+        env.clock.Now() + static_cast<int64_t>(600 + rng() % 1800) * api::kNanosPerSecond;
   };
   env.sched->on_failure = [&](const framework::QueuedPodInfo& qp, const framework::Status&,
                               Scheduler::FailurePhase) {
@@ -170,7 +171,8 @@ Trace RunRandomGangs(uint64_t seed, bool replay, bool priorities) {
     }
     env.AdvanceAndRun(60 * api::kNanosPerSecond);
   }
-  for (const auto& e : env.store.Events()) t.events.push_back(e.pod_key + " " + e.reason + ": " + e.message);
+  for (const auto& e : env.store.Events())
+    t.events.push_back(e.pod_key + " " + e.reason + ": " + e.message);
   const SchedulerStats s = env.sched->stats();
   t.attempts = s.attempts;
   t.unschedulable = s.unschedulable;
@@ -199,7 +201,6 @@ TEST(PodGroupRejectionMemoTest, RandomGangMixesReplayGivesIdenticalPlacements) {
   }
   EXPECT_GT(replayed, 0);
 }
-
 
 // A gang that cannot fit on an unchanging cluster is flushed back every 5 minutes; after
 // its first full cycle each attempt is a replay, and when the cluster changes the next

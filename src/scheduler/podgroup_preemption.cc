@@ -73,7 +73,8 @@ std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPl
     const NodeInfo* ni = sched_.snapshot().Get(nominated);
     if (ni == nullptr) continue;
     for (const auto& v : ni->pods()) {
-      if (fwk_.PriorityOf(v->Pod()) < prio && plugins::defaultpreemption::TerminatingByPreemption(v->Pod())) {
+      if (fwk_.PriorityOf(v->Pod()) < prio &&
+          plugins::defaultpreemption::TerminatingByPreemption(v->Pod())) {
         return std::string(dp::kNotEligibleTerminating);
       }
     }
@@ -203,9 +204,9 @@ std::string PodGroupPreemption::GangName() const {
 }
 
 void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
-                                      const std::vector<bool>& removed,
-                                      const std::vector<std::vector<std::string>>& violations,
-                                      int32_t priority, PodGroupPreemptionResult* out) {
+                               const std::vector<bool>& removed,
+                               const std::vector<std::vector<std::string>>& violations,
+                               int32_t priority, PodGroupPreemptionResult* out) {
   const std::string gang = GangName();
   framework::PreemptionRequest req;
   req.plugin = plugin_;
@@ -220,9 +221,10 @@ void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,
       const api::Pod& v = victim->Pod();
       out->victims.push_back(victim);
       if (!budgets.empty()) ++out->num_pdb_violations;
-      std::string msg = "Preempted by gang " + gang + " (" +
-                        (victim_note_.empty() ? "priority " + std::to_string(priority) : victim_note_) +
-                        ") on node " + v.spec.node_name;
+      std::string msg =
+          "Preempted by gang " + gang + " (" +
+          (victim_note_.empty() ? "priority " + std::to_string(priority) : victim_note_) +
+          ") on node " + v.spec.node_name;
       if (!budgets.empty()) msg += std::string(dp::kPDBViolationNote) + budgets;
       req.victims.push_back({victim, std::move(msg)});
     }
@@ -334,8 +336,7 @@ std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectPolicyUnits(std::st
   return units;
 }
 
-std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectAll(bool by_priority,
-                                                                 int32_t priority,
+std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectAll(bool by_priority, int32_t priority,
                                                                  size_t considered[2],
                                                                  std::string* why) {
   std::vector<PreemptionVictimUnit> units = CollectPolicyUnits(why);
@@ -363,7 +364,8 @@ std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectAll(bool by_priorit
   }
   for (auto& u : units) {
     u.crowding = 0;
-    for (const auto& p : u.pods) u.crowding = std::max(u.crowding, per_node[p->Pod().spec.node_name]);
+    for (const auto& p : u.pods)
+      u.crowding = std::max(u.crowding, per_node[p->Pod().spec.node_name]);
   }
   return units;
 }
@@ -403,7 +405,8 @@ std::string PodGroupPreemption::EvictAll(const std::vector<PreemptionVictimUnit>
       if (!removed[i] || units[i].policy != static_cast<int>(k)) continue;
       chosen.push_back(&candidates_[k][units[i].policy_unit]);
       out->victims.insert(out->victims.end(), units[i].pods.begin(), units[i].pods.end());
-      if (!violations[i].empty()) out->num_pdb_violations += static_cast<int64_t>(units[i].pods.size());
+      if (!violations[i].empty())
+        out->num_pdb_violations += static_cast<int64_t>(units[i].pods.size());
     }
     if (chosen.empty()) continue;
     std::string e;
@@ -448,8 +451,8 @@ PodGroupPreemptionResult PodGroupPreemption::Search(const PodGroupPlacement& pla
     if (considered[1] > 0) {
       what += (what.empty() ? "" : " and ") + std::to_string(considered[1]) + " reclaimable";
     }
-    out.message = "preemption: " + who + " " + std::string(kNoRoom) + " (" + what +
-                  " pods considered)";
+    out.message =
+        "preemption: " + who + " " + std::string(kNoRoom) + " (" + what + " pods considered)";
     return out;
   };
   if (!FitsWithout(units, removed)) return no_room();

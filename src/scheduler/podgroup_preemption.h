@@ -1,10 +1,10 @@
-// A gang as preemptor in the PodGroup cycle (issue 20): when the PodGroup transaction fails
+// A gang as preemptor in the PodGroup cycle: when the PodGroup transaction fails
 // to place the whole gang (every unit of a GangGroup), find lower-priority victims across
 // nodes whose eviction lets the WHOLE gang fit, evict them, and nominate each member to the
 // node the dry run found, so that the gang's retry (after the victims are gone) finds the
 // room and nobody of a lower priority takes it meanwhile.
 //
-// Queue reclaim (issue 20) takes the same path: every PodGroupPlugin of the profile may offer
+// Queue reclaim takes the same path: every PodGroupPlugin of the profile may offer
 // a victim policy (framework::PodGroupPlugin::VictimCandidates / CheckVictims / EvictVictims;
 // the Queues plugin offers pods of queues above their deserved share, src/plugins/queues).
 // Its units join the lower-priority ones in the one search below, ordered after priority,
@@ -82,8 +82,8 @@ struct PodGroupPreemptionResult {
   // For the gang's reason, e.g. "preemption: 18 victims evicted for the gang", "preemption:
   // 4 victims evicted for the gang (4 reclaimed)" or "preemption: preemption would not make
   // room for the whole gang (12 lower-priority pods considered)"; "preemption: " + a
-  // policy's refusal (CheckVictims). Empty when preemption does not apply, or when no pod has a lower
-  // priority than the gang (the gang's own reason stands, as before preemption).
+  // policy's refusal (CheckVictims). Empty when preemption does not apply, or when no pod has a
+  // lower priority than the gang (the gang's own reason stands, as before preemption).
   std::string message;
   std::vector<framework::PodInfoPtr> victims;  // evicted
   int64_t num_pdb_violations = 0;
@@ -181,10 +181,9 @@ class PodGroupPreemption {
   void Reprieve(const std::vector<PreemptionVictimUnit>& units, const std::vector<size_t>& order,
                 std::vector<bool>* removed);
   // Starts the eviction of the removed units (their events and the nominations to clear).
-  void Evict(const std::vector<PreemptionVictimUnit>& units,
-                    const std::vector<bool>& removed,
-                    const std::vector<std::vector<std::string>>& violations, int32_t priority,
-                    PodGroupPreemptionResult* out);
+  void Evict(const std::vector<PreemptionVictimUnit>& units, const std::vector<bool>& removed,
+             const std::vector<std::vector<std::string>>& violations, int32_t priority,
+             PodGroupPreemptionResult* out);
   std::string GangName() const;
 
   Scheduler& sched_;

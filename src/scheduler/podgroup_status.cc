@@ -56,10 +56,10 @@ namespace {
 
 // The scheduling side of a gang's status: where its placement stands.
 enum class Placement {
-  kPlaced,       // minMember bound (or finished after running), every subgroup too
-  kMissing,      // fewer than minMember members exist (`why` says which)
-  kRejected,     // the last PodGroup cycle could not place it (`why`: its message)
-  kInProgress,   // being placed, or its bindings are in flight
+  kPlaced,      // minMember bound (or finished after running), every subgroup too
+  kMissing,     // fewer than minMember members exist (`why` says which)
+  kRejected,    // the last PodGroup cycle could not place it (`why`: its message)
+  kInProgress,  // being placed, or its bindings are in flight
 };
 
 Placement PlacementOf(const gang::GangInfo& info, GangOutcome outcome, std::string_view message,
@@ -82,9 +82,9 @@ Placement PlacementOf(const gang::GangInfo& info, GangOutcome outcome, std::stri
                         : sub_missing + ", waiting for more";
     return Placement::kMissing;
   }
-  const bool rejected = outcome == GangOutcome::kUnschedulable ||
-                        (outcome == GangOutcome::kNone && info.attempts > 0 &&
-                         !info.last_reason.empty());
+  const bool rejected =
+      outcome == GangOutcome::kUnschedulable ||
+      (outcome == GangOutcome::kNone && info.attempts > 0 && !info.last_reason.empty());
   if (rejected && (c.assumed + c.bound < min || !sub_short.empty())) {
     *why = std::string(outcome == GangOutcome::kUnschedulable ? message : info.last_reason);
     return Placement::kRejected;
@@ -115,8 +115,7 @@ void CoschedulingStatus(const gang::GangCounts& c, int32_t min, Placement p,
 // Volcano pkg/scheduler/framework/session.go jobStatus: Running when allocated and
 // succeeded tasks reach minMember, Pending (with an Unschedulable condition) otherwise,
 // Inqueue while being placed.
-void VolcanoStatus(Placement p, const std::string& why,
-                   cluster::ClusterClient::PodGroupStatus* s) {
+void VolcanoStatus(Placement p, const std::string& why, cluster::ClusterClient::PodGroupStatus* s) {
   switch (p) {
     case Placement::kPlaced:
       s->phase = "Running";
@@ -143,17 +142,22 @@ std::string StatusApiVersion(const gang::PodGroupSpec& spec) {
   if (auto open = spec.source.rfind('('); open != std::string::npos && spec.source.back() == ')') {
     from_source = spec.source.substr(open + 1, spec.source.size() - open - 2);
   }
-  auto or_default = [&](const char* v) { return from_source.empty() ? std::string(v) : from_source; };
+  auto or_default = [&](const char* v) {
+    return from_source.empty() ? std::string(v) : from_source;
+  };
   switch (spec.dialect) {
-    case gang::Dialect::kCoscheduling: return or_default("scheduling.x-k8s.io/v1alpha1");
-    case gang::Dialect::kVolcano: return or_default("scheduling.volcano.sh/v1beta1");
-    case gang::Dialect::kKAI: return or_default("scheduling.run.ai/v2alpha2");
+    case gang::Dialect::kCoscheduling:
+      return or_default("scheduling.x-k8s.io/v1alpha1");
+    case gang::Dialect::kVolcano:
+      return or_default("scheduling.volcano.sh/v1beta1");
+    case gang::Dialect::kKAI:
+      return or_default("scheduling.run.ai/v2alpha2");
     case gang::Dialect::kWorkload:
       // The standalone PodGroup (1.36, KEP-5832) has a status; a 1.35 Workload's embedded
       // pod groups have none.
-      return spec.source.rfind("PodGroup ", 0) == 0 ? or_default("scheduling.k8s.io/v1alpha2")
-                                                     : "";
-    default: return "";
+      return spec.source.rfind("PodGroup ", 0) == 0 ? or_default("scheduling.k8s.io/v1alpha2") : "";
+    default:
+      return "";
   }
 }
 
@@ -222,15 +226,14 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& ga
 }
 
 void WritePodGroupStatus(const gang::Manager& gangs, framework::ClusterClient& client,
-                         const std::string& gang_key, GangOutcome outcome,
-                         std::string_view message, const api::Pod* member) {
+                         const std::string& gang_key, GangOutcome outcome, std::string_view message,
+                         const api::Pod* member) {
   auto w = ComputePodGroupStatus(gangs, gang_key, outcome, message, member);
   if (w) client.UpdatePodGroupStatus(w->api_version, w->kind, w->ns, w->name, w->status);
 }
 
 bool OnlyStatusChanged(const api::Unstructured& a, const api::Unstructured& b) {
-  if (a.metadata.labels != b.metadata.labels ||
-      a.metadata.annotations != b.metadata.annotations ||
+  if (a.metadata.labels != b.metadata.labels || a.metadata.annotations != b.metadata.annotations ||
       a.metadata.owner_references.size() != b.metadata.owner_references.size() ||
       a.metadata.deletion_timestamp != b.metadata.deletion_timestamp) {
     return false;

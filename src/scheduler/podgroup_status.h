@@ -62,8 +62,8 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& ga
 
 // ComputePodGroupStatus + client.UpdatePodGroupStatus.
 void WritePodGroupStatus(const gang::Manager& gangs, framework::ClusterClient& client,
-                         const std::string& gang_key, GangOutcome outcome,
-                         std::string_view message, const api::Pod* member);
+                         const std::string& gang_key, GangOutcome outcome, std::string_view message,
+                         const api::Pod* member);
 
 // True if `a` and `b` differ only in status and server-maintained metadata
 // (resourceVersion, generation, managedFields): the update carries no new scheduling

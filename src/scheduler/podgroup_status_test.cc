@@ -49,7 +49,8 @@ std::string Pod(const std::string& name, const std::string& group, const std::st
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: ml\n" + ref +
          "  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: " + group +
          "-job, uid: u1}]\nspec:\n  containers: [{name: c, image: busybox, resources: "
-         "{requests: {cpu: \"" + cpu + "\"}}}]\n---\n";
+         "{requests: {cpu: \"" +
+         cpu + "\"}}}]\n---\n";
 }
 
 const char* kCosched = "PodGroup.scheduling.x-k8s.io/ml/";
@@ -57,7 +58,8 @@ const char* kVolcano = "PodGroup.scheduling.volcano.sh/ml/";
 
 TEST(PodGroupStatusTest, CoschedulingGangThatFitsIsScheduledWithMinMemberBound) {
   Env env;
-  std::string y = Node("n1", 4) + Node("n2", 4) + PodGroup("scheduling.x-k8s.io/v1alpha1", "train", 3);
+  std::string y =
+      Node("n1", 4) + Node("n2", 4) + PodGroup("scheduling.x-k8s.io/v1alpha1", "train", 3);
   for (int i = 0; i < 4; ++i) y += Pod("train-" + std::to_string(i), "train", "1");
   env.Apply(y);
   env.RunUntilIdle();
@@ -97,7 +99,8 @@ TEST(PodGroupStatusTest, BindingPoolWritesEachGangsStatusOnceItsBindingsAreDone)
 
 TEST(PodGroupStatusTest, UnschedulableGangIsPendingAndItsOwnStatusWriteDoesNotRequeueIt) {
   Env env;
-  std::string y = Node("n1", 2) + Node("n2", 2) + PodGroup("scheduling.x-k8s.io/v1alpha1", "big", 3);
+  std::string y =
+      Node("n1", 2) + Node("n2", 2) + PodGroup("scheduling.x-k8s.io/v1alpha1", "big", 3);
   for (int i = 0; i < 3; ++i) y += Pod("big-" + std::to_string(i), "big", "1500m");
   env.Apply(y);
   env.RunUntilIdle();
@@ -154,9 +157,9 @@ TEST(PodGroupStatusTest, GangBelowMinMemberIsPendingNotEnoughTasks) {
   pg.kind = "PodGroup";
   pg.metadata.namespace_ = "ml";
   pg.metadata.name = "g";
-  pg.object = std::make_shared<YAML::Node>(YAML::Load(
-      "{apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: g, "
-      "namespace: ml}, spec: {minMember: 3}}"));
+  pg.object = std::make_shared<YAML::Node>(
+      YAML::Load("{apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: g, "
+                 "namespace: ml}, spec: {minMember: 3}}"));
   m.OnObjectAdd(std::make_shared<api::Unstructured>(pg));
   auto pod = std::make_shared<api::Pod>();
   pod->metadata.namespace_ = "ml";
@@ -211,7 +214,7 @@ std::string TaskPod(const std::string& name, const std::string& group, const std
          "\"}}}]\n---\n";
 }
 
-// Issue 21: the status condition and the Event on the PodGroup name the short task
+// Nested quorums: the status condition and the Event on the PodGroup name the short task
 // (minTaskMember), not only the summed count; once it fits, the Scheduled Event counts the
 // members per task.
 TEST(PodGroupStatusTest, VolcanoShortTaskIsNamedInStatusAndEvent) {
@@ -254,7 +257,7 @@ TEST(PodGroupStatusTest, VolcanoShortTaskIsNamedInStatusAndEvent) {
 }  // namespace
 }  // namespace phalanx::scheduler
 
-// Pod phases (issue 22): the gang's status follows its members' pods as a kubelet runs
+// Pod phases: the gang's status follows its members' pods as a kubelet runs
 // them — Coscheduling's Running / Finished / Failed phases and counts, KAI's counts and
 // schedulingConditions, the upstream PodGroup's PodGroupScheduled condition.
 namespace phalanx::scheduler {
@@ -323,8 +326,8 @@ std::string KaiGroupYaml(const std::string& name, int min) {
 std::string KaiPod(const std::string& name, const std::string& group, const std::string& cpu) {
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
          "\n  namespace: ml\n  annotations: {pod-group-name: " + group +
-         "}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" +
-         cpu + "\"}}}]\n---\n";
+         "}\nspec:\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" + cpu +
+         "\"}}}]\n---\n";
 }
 
 TEST(PodGroupStatusTest, KaiGetsCountsAndUnschedulableOnNodePoolUntilPlaced) {
@@ -342,8 +345,7 @@ TEST(PodGroupStatusTest, KaiGetsCountsAndUnschedulableOnNodePoolUntilPlaced) {
   EXPECT_EQ(c["status"].as<std::string>(""), "True");
   EXPECT_EQ(c["reason"].as<std::string>(""), "Unschedulable");
   EXPECT_EQ(c["nodePool"].as<std::string>(""), "default");
-  EXPECT_NE(c["message"].as<std::string>("").find("1 of 2 pending members fit"),
-            std::string::npos)
+  EXPECT_NE(c["message"].as<std::string>("").find("1 of 2 pending members fit"), std::string::npos)
       << c["message"].as<std::string>("");
   EXPECT_EQ(c["reasons"][0]["message"].as<std::string>(""), c["message"].as<std::string>(""));
   EXPECT_EQ(st["pending"].as<int>(-1), 2);
@@ -413,9 +415,9 @@ TEST(PodGroupStatusTest, WorkloadPodGroupsGetNoStatus) {
   wl.kind = "Workload";
   wl.metadata.namespace_ = "ml";
   wl.metadata.name = "train";
-  wl.object = std::make_shared<YAML::Node>(YAML::Load(
-      "{apiVersion: scheduling.k8s.io/v1alpha1, kind: Workload, metadata: {name: train, "
-      "namespace: ml}, spec: {podGroups: [{name: w, policy: {gang: {minCount: 2}}}]}}"));
+  wl.object = std::make_shared<YAML::Node>(
+      YAML::Load("{apiVersion: scheduling.k8s.io/v1alpha1, kind: Workload, metadata: {name: train, "
+                 "namespace: ml}, spec: {podGroups: [{name: w, policy: {gang: {minCount: 2}}}]}}"));
   m.OnObjectAdd(std::make_shared<api::Unstructured>(wl));
   ASSERT_TRUE(m.Info("ml/train/w").has_value());
   EXPECT_FALSE(ComputePodGroupStatus(m, "ml/train/w", GangOutcome::kPlaced, "", nullptr));
@@ -442,9 +444,9 @@ TEST(PodGroupStatusTest, FinishedMemberIsCountedOnceWhicheverWatchReportsFirst) 
     pg.kind = "PodGroup";
     pg.metadata.namespace_ = "ml";
     pg.metadata.name = "g";
-    pg.object = std::make_shared<YAML::Node>(YAML::Load(
-        "{apiVersion: scheduling.x-k8s.io/v1alpha1, kind: PodGroup, metadata: {name: g, "
-        "namespace: ml}, spec: {minMember: 2}}"));
+    pg.object = std::make_shared<YAML::Node>(
+        YAML::Load("{apiVersion: scheduling.x-k8s.io/v1alpha1, kind: PodGroup, metadata: {name: g, "
+                   "namespace: ml}, spec: {minMember: 2}}"));
     m.OnObjectAdd(std::make_shared<api::Unstructured>(pg));
     m.OnPodAdd(Member("g-0", "Running", true), 1);
     m.OnPodAdd(Member("g-1", "Running", true), 1);
@@ -470,7 +472,7 @@ TEST(PodGroupStatusTest, FinishedMemberIsCountedOnceWhicheverWatchReportsFirst) 
     EXPECT_EQ(c.succeeded, 0);
     EXPECT_EQ(c.pods, 2);
     EXPECT_EQ(m.OnPodFinished(Member("other", "Succeeded", true)), "ml/g");  // never a member
-    EXPECT_EQ(m.OnPodFinished(Member("g-1", "Running", true)), "");  // not terminal
+    EXPECT_EQ(m.OnPodFinished(Member("g-1", "Running", true)), "");          // not terminal
     // A finished pod of a gang never seen and without an object: no gang state.
     auto stray = std::make_shared<api::Pod>(*Member("old-0", "Succeeded", true));
     stray->metadata.labels["scheduling.x-k8s.io/pod-group"] = "long-gone";
@@ -482,7 +484,7 @@ TEST(PodGroupStatusTest, FinishedMemberIsCountedOnceWhicheverWatchReportsFirst) 
 }  // namespace
 }  // namespace phalanx::scheduler
 
-// Migration safety (issue 22): PodGrouper makes every Job with parallelism > 1 an
+// Migration safety: PodGrouper makes every Job with parallelism > 1 an
 // all-or-nothing gang; GangSchedulingArgs.podGrouper: false turns that off, so a cluster
 // moving from kube-scheduler / Coscheduling keeps its Jobs' pods scheduling one by one.
 namespace phalanx::scheduler {
@@ -524,8 +526,8 @@ TEST(PodGrouperSwitchTest, JobIsAGangByDefaultAndNotWithPodGrouperFalse) {
   env.Apply(Node("n1", 2) + JobWithTwoPods());
   env.RunUntilIdle();
   EXPECT_FALSE(env.sched->gangs().RefOf(*env.store.GetPod("ml", "train-0")).has_value());
-  const int bound = (env.NodeOf("train-0", "ml").empty() ? 0 : 1) +
-                    (env.NodeOf("train-1", "ml").empty() ? 0 : 1);
+  const int bound =
+      (env.NodeOf("train-0", "ml").empty() ? 0 : 1) + (env.NodeOf("train-1", "ml").empty() ? 0 : 1);
   EXPECT_EQ(bound, 1);  // one by one: the first fits, the second does not
 }
 
@@ -543,7 +545,6 @@ TEST(PodGrouperSwitchTest, NonBooleanPodGrouperIsAnErrorNamingTheField) {
             std::string::npos)
       << s.status().Message();
 }
-
 
 // Scheduler::PriorityOf (what plugins get as Handle::PriorityOf): spec.priority, else the
 // named class, else the globalDefault class's value (0 without one), following

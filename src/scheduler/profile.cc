@@ -4,8 +4,8 @@
 
 #include "gang/manager.h"
 #include "quota/manager.h"
-#include "volume/catalog.h"
 #include "scheduler/scheduler.h"
+#include "volume/catalog.h"
 
 namespace phalanx::scheduler {
 
@@ -51,8 +51,9 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.pod_disruption_budgets = [this] { return ListPodDisruptionBudgets(); };
   fo.cluster_object_epoch = [this] { return object_epoch_.load(std::memory_order_acquire); };
   fo.for_each_namespace =
-      [this](const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
-                 fn) {
+      [this](
+          const std::function<void(const std::string&, const std::map<std::string, std::string>&)>&
+              fn) {
         std::map<std::string, std::map<std::string, std::string>> copy;
         {
           absl::MutexLock l(&ns_mu_);
@@ -105,15 +106,14 @@ Status Scheduler::BuildQueue() {
           ? queue::SchedulingQueue::KeyFn(
                 [first](const framework::QueuedPodInfo& p) { return first->QueueSortKeyOf(p); })
           : nullptr,
-      first->QueueSortHasPartitions()
-          ? queue::SchedulingQueue::PartitionFns{
-                [first](const framework::QueuedPodInfo& p) {
-                  return first->QueueSortPartitionOf(p);
-                },
-                [first](const std::string& a, const std::string& b) {
-                  return first->QueueSortPartitionLess(a, b);
-                }}
-          : queue::SchedulingQueue::PartitionFns{});
+      first->QueueSortHasPartitions() ? queue::SchedulingQueue::PartitionFns{
+                                            [first](const framework::QueuedPodInfo& p) {
+                                              return first->QueueSortPartitionOf(p);
+                                            },
+                                            [first](const std::string& a, const std::string& b) {
+                                              return first->QueueSortPartitionLess(a, b);
+                                            }}
+                                      : queue::SchedulingQueue::PartitionFns{});
   for (auto& [name, fw] : profiles_) {
     queue::ProfileHooks hooks;
     framework::Framework* f = fw.get();

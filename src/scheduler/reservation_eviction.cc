@@ -1,4 +1,4 @@
-// Starvation eviction for gang reservations (issue 21; GangReservation preemptAfterSeconds).
+// Starvation eviction for gang reservations (GangReservation preemptAfterSeconds).
 //
 // A reservation with backfill never evicts: on a trace where long single-pod jobs hold the
 // reserved nodes, a large gang still waits until they end (docs/performance.md, "Gang
@@ -88,7 +88,8 @@ std::vector<PreemptionVictimUnit> PodGroupPreemption::CollectReservationUnits(
     for (const auto& p : u.pods) ++per_node[p->Pod().spec.node_name];
   }
   for (auto& u : units) {
-    for (const auto& p : u.pods) u.crowding = std::max(u.crowding, per_node[p->Pod().spec.node_name]);
+    for (const auto& p : u.pods)
+      u.crowding = std::max(u.crowding, per_node[p->Pod().spec.node_name]);
   }
   return units;
 }
@@ -135,8 +136,8 @@ PodGroupPreemptionResult PodGroupPreemption::SearchReservation(const gang::Reser
   out.attempted = true;
   auto no_room = [&] {
     algorithm_.Revert();
-    out.message = "eviction would not make room for the whole gang (" +
-                  std::to_string(considered) + " evictable pods " + where + ")";
+    out.message = "eviction would not make room for the whole gang (" + std::to_string(considered) +
+                  " evictable pods " + where + ")";
     return out;
   };
   if (!FitsWithout(units, removed)) return no_room();
@@ -182,7 +183,8 @@ std::vector<std::string> Scheduler::EvictForReservation(framework::Framework& fw
   if (!held || held->forecast_start <= now) return {};
   auto info = gangs_->Info(key, /*with_members=*/false);
   if (!info || !info->spec) return {};
-  const api::Timestamp since = info->has_quorum ? info->quorum_time : info->spec->creation_timestamp;
+  const api::Timestamp since =
+      info->has_quorum ? info->quorum_time : info->spec->creation_timestamp;
   if (now - since < settings.preempt_after_ns) return {};
   const std::string waited = std::to_string((now - since) / api::kNanosPerSecond) + "s";
   const std::string note = "starving: waited " + waited + ", reservation's forecast start " +
@@ -201,8 +203,8 @@ std::vector<std::string> Scheduler::EvictForReservation(framework::Framework& fw
   std::string list;
   for (size_t i = 0; i < names.size() && i < 8; ++i) list += (i ? ", " : "") + names[i];
   if (names.size() > 8) list += ", ... (" + std::to_string(names.size() - 8) + " more)";
-  const std::string msg = "Evicted " + std::to_string(names.size()) +
-                          " pod(s) so that gang " + key + " can start (on its reserved nodes, else anywhere; " + note +
+  const std::string msg = "Evicted " + std::to_string(names.size()) + " pod(s) so that gang " +
+                          key + " can start (on its reserved nodes, else anywhere; " + note +
                           "): " + list;
   gang_coordinator_->RecordReservationEviction(plan.units[0], msg);
   reservations_->CountEviction(static_cast<int64_t>(names.size()));

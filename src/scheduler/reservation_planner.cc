@@ -1,4 +1,4 @@
-// Gang reservations with backfill, the scheduler's side (issue 21; Slurm EASY backfill): a
+// Gang reservations with backfill, the scheduler's side (Slurm EASY backfill): a
 // gang whose PodGroup cycle fails after waiting reservationThresholdSeconds gets the nodes
 // that free soonest for it (gang::PlanReservation over the snapshot's running pods and their
 // expected end times); the GangReservation plugin keeps other pods off those nodes unless
@@ -69,7 +69,8 @@ std::string Scheduler::PlanGangReservation(const framework::PodGroupPlan& plan,
   if (auto held = reservations_->HeldBy(key)) return HeldLine(*held);
   auto info = gangs_->Info(key, /*with_members=*/false);
   if (!info || !info->spec) return "";
-  const api::Timestamp since = info->has_quorum ? info->quorum_time : info->spec->creation_timestamp;
+  const api::Timestamp since =
+      info->has_quorum ? info->quorum_time : info->spec->creation_timestamp;
   if (now - since < settings.threshold_ns || info->spec->min_member < settings.min_members) {
     return "";
   }
@@ -105,9 +106,9 @@ std::string Scheduler::PlanGangReservation(const framework::PodGroupPlan& plan,
   r.members = static_cast<int32_t>(demand.size());
   if (!reservations_->Add(r)) return "";
   const std::string msg = "Reserved " + std::to_string(rp.nodes.size()) + " node(s) for gang " +
-                          key + " (" + std::to_string(demand.size()) +
-                          " members) after waiting " + Seconds(now - since) +
-                          ", forecast start " + gang::FormatReservationTime(rp.forecast_start) +
+                          key + " (" + std::to_string(demand.size()) + " members) after waiting " +
+                          Seconds(now - since) + ", forecast start " +
+                          gang::FormatReservationTime(rp.forecast_start) +
                           " (backfill only for pods ending before it)";
   gang_coordinator_->RecordReserved(plan.units[0], msg);
   return msg;

@@ -2,6 +2,8 @@
 // plugin) on the in-process Store: the Reserved Event on the PodGroup, the reservation in the
 // gang's reason, the Filter's message for a pod that may not backfill, a short pod that may,
 // and the reservation's end when the gang is deleted or does not start in time.
+#include "gang/reservation.h"
+
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -9,7 +11,6 @@
 #include <string>
 
 #include "config/config.h"
-#include "gang/reservation.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduler_test_env.h"
 
@@ -29,12 +30,14 @@ config::KubeSchedulerConfiguration ReservationConfig(const std::string& args) {
 std::string GpuNode(const std::string& name) {
   return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
          ", labels: {kubernetes.io/hostname: " + name +
-         "}}\nstatus:\n  capacity: {cpu: \"8\", memory: 64Gi, pods: \"110\", nvidia.com/gpu: \"4\"}\n---\n";
+         "}}\nstatus:\n  capacity: {cpu: \"8\", memory: 64Gi, pods: \"110\", nvidia.com/gpu: "
+         "\"4\"}\n---\n";
 }
 
 // A pod of 4 GPUs; `group` "": no gang; `runtime_s` 0: no expected runtime.
 std::string GpuPod(const std::string& name, const std::string& group, int runtime_s) {
-  std::string meta = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: ml\n";
+  std::string meta =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: ml\n";
   if (!group.empty()) meta += "  labels: {scheduling.x-k8s.io/pod-group: " + group + "}\n";
   if (runtime_s > 0) {
     meta += "  annotations: {scheduling.phalanx.dev/expected-runtime-seconds: \"" +
@@ -61,9 +64,10 @@ void StartStarvedGang(SchedulerTestEnv& env) {
             GpuNode("n2") + GpuPod("fill-1", "", 500) + GpuPod("fill-2", "", 800));
   env.RunUntilIdle();
   ASSERT_EQ(env.NodeOf("fill-1", "ml").empty(), false);
-  env.Apply("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: big, "
-            "namespace: ml}\nspec: {minMember: 2}\n---\n" +
-            GpuPod("big-0", "big", 100) + GpuPod("big-1", "big", 100));
+  env.Apply(
+      "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: big, "
+      "namespace: ml}\nspec: {minMember: 2}\n---\n" +
+      GpuPod("big-0", "big", 100) + GpuPod("big-1", "big", 100));
   env.RunUntilIdle();
 }
 
@@ -119,7 +123,8 @@ TEST(GangReservationTest, ReleasedWhenTheGangIsDeleted) {
 }
 
 TEST(GangReservationTest, ExpiresWhenTheGangDoesNotStartWithinGrace) {
-  SchedulerTestEnv env({ReservationConfig("{reservationThresholdSeconds: 60, reservationGraceSeconds: 30}")});
+  SchedulerTestEnv env(
+      {ReservationConfig("{reservationThresholdSeconds: 60, reservationGraceSeconds: 30}")});
   StartStarvedGang(env);
   env.AdvanceAndRun(400 * kSec);
   auto held = env.sched->reservations().HeldBy("ml/big");
@@ -130,7 +135,6 @@ TEST(GangReservationTest, ExpiresWhenTheGangDoesNotStartWithinGrace) {
   env.AdvanceAndRun(expires - env.clock.Now() + kSec);
   EXPECT_EQ(env.sched->reservations().Counters().expired, 1);
 }
-
 
 // ---- preemptAfterSeconds: starvation eviction (reservation_eviction.cc) ----
 
@@ -149,8 +153,10 @@ std::string PinnedPod(const std::string& name, const std::string& group, int gpu
   y += "  annotations: {scheduling.phalanx.dev/expected-runtime-seconds: \"" +
        std::to_string(runtime_s) + "\"}\nspec:\n";
   if (!node.empty()) y += "  nodeSelector: {kubernetes.io/hostname: " + node + "}\n";
-  return y + "  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"1\", "
-             "nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}}}]\n---\n";
+  return y +
+         "  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"1\", "
+         "nvidia.com/gpu: \"" +
+         std::to_string(gpus) + "\"}}}]\n---\n";
 }
 
 std::string Group(const std::string& name, int min_member) {
@@ -171,7 +177,8 @@ void StartGangStarvedBySmallJobs(SchedulerTestEnv& env) {
   env.AdvanceAndRun(100 * kSec);
   env.Apply(Group("newjob", 1) + PinnedPod("new-0", "newjob", 2, "n1", 5000) +
             PinnedPod("new-1", "newjob", 2, "n2", 5000) + Group("keep", 2) +
-            PinnedPod("keep-0", "keep", 4, "n1", 5000) + PinnedPod("keep-1", "keep", 4, "n2", 5000));
+            PinnedPod("keep-0", "keep", 4, "n1", 5000) +
+            PinnedPod("keep-1", "keep", 4, "n2", 5000));
   env.RunUntilIdle();
   for (const char* p : {"old", "other", "new-0", "new-1", "keep-0", "keep-1"}) {
     ASSERT_FALSE(env.NodeOf(p, "ml").empty()) << p;
@@ -183,8 +190,8 @@ void StartGangStarvedBySmallJobs(SchedulerTestEnv& env) {
 }
 
 TEST(GangReservationEvictionTest, StarvingGangEvictsTheNewestSmallJobWholeNeverAGang) {
-  SchedulerTestEnv env({ReservationConfig(
-      "{reservationThresholdSeconds: 60, preemptAfterSeconds: 120}")});
+  SchedulerTestEnv env(
+      {ReservationConfig("{reservationThresholdSeconds: 60, preemptAfterSeconds: 120}")});
   StartGangStarvedBySmallJobs(env);
   env.AdvanceAndRun(400 * kSec);  // the unschedulable flush retries the gang: reserve, evict
   const auto history = env.sched->reservations().History();
@@ -234,11 +241,11 @@ TEST(GangReservationEvictionTest, NothingEvictedWhenOffOrOnlyGangsHoldTheReserve
     EXPECT_EQ(env.sched->reservations().Counters().evictions, 0);
   }
   {  // on, but n1 and n2 hold only members of 2-member gangs: no victim, the gang's reason says so
-    SchedulerTestEnv env({ReservationConfig(
-        "{reservationThresholdSeconds: 60, preemptAfterSeconds: 120}")});
-    env.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\n" +
-              GpuNodeN("n1", 8) + GpuNodeN("n2", 8) + Group("g", 2) +
-              PinnedPod("g-0", "g", 8, "n1", 5000) + PinnedPod("g-1", "g", 8, "n2", 6000));
+    SchedulerTestEnv env(
+        {ReservationConfig("{reservationThresholdSeconds: 60, preemptAfterSeconds: 120}")});
+    env.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\n" + GpuNodeN("n1", 8) +
+              GpuNodeN("n2", 8) + Group("g", 2) + PinnedPod("g-0", "g", 8, "n1", 5000) +
+              PinnedPod("g-1", "g", 8, "n2", 6000));
     env.RunUntilIdle();
     env.Apply(Group("big", 2) + PinnedPod("big-0", "big", 1, "", 100) +
               PinnedPod("big-1", "big", 1, "", 100));

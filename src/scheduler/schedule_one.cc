@@ -67,7 +67,8 @@ int Scheduler::NumFeasibleNodesToFind(int32_t percentage, int num_all_nodes) con
   if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
   if (percentage == 0) {
     percentage = 50 - num_all_nodes / 125;
-    if (percentage < kMinFeasibleNodesPercentageToFind) percentage = kMinFeasibleNodesPercentageToFind;
+    if (percentage < kMinFeasibleNodesPercentageToFind)
+      percentage = kMinFeasibleNodesPercentageToFind;
   }
   int n = static_cast<int>(static_cast<int64_t>(num_all_nodes) * percentage / 100);
   if (n < kMinFeasibleNodesToFind) return kMinFeasibleNodesToFind;
@@ -151,7 +152,8 @@ void Scheduler::FindNodesThatFitPod(const FilterPass& pass, PlacementBatch* foll
     }
     FilterNodes(pass, subset);
   }
-  if (!extender_list_.extenders.empty() && pass.err->IsSuccess()) ExtendersPass(pass, pass.feasible);
+  if (!extender_list_.extenders.empty() && pass.err->IsSuccess())
+    ExtendersPass(pass, pass.feasible);
 }
 
 const NodeInfo* Scheduler::EvaluateNominatedNode(const FilterPass& pass,
@@ -171,8 +173,8 @@ void Scheduler::FilterNodes(const FilterPass& pass, const std::vector<const Node
   std::vector<const NodeInfo*>* feasible = pass.feasible;
   const size_t n = nodes.size();
   if (n == 0) return;
-  const size_t to_find =
-      static_cast<size_t>(NumFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), static_cast<int>(n)));
+  const size_t to_find = static_cast<size_t>(
+      NumFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), static_cast<int>(n)));
   const size_t start = next_start_node_index_ % n;
   if (!fwk.HasFilterPlugins()) {
     for (size_t i = 0; i < std::min(n, to_find); ++i) feasible->push_back(nodes[(start + i) % n]);
@@ -196,8 +198,9 @@ void Scheduler::FilterNodes(const FilterPass& pass, const std::vector<const Node
       for (size_t k = b + lo; k < end; ++k) {
         if (k + kPrefetchDistance < end) nodes[(start + k + kPrefetchDistance) % n]->Prefetch();
         const NodeInfo& ni = *nodes[(start + k) % n];
-        Status fs = check_nominated ? fwk.RunFilterPluginsWithNominatedPods(pass.state, pass.pod, ni)
-                                    : fwk.RunFilterPlugins(pass.state, pass.pod, ni);
+        Status fs = check_nominated
+                        ? fwk.RunFilterPluginsWithNominatedPods(pass.state, pass.pod, ni)
+                        : fwk.RunFilterPlugins(pass.state, pass.pod, ni);
         if (fs.IsSuccess()) {
           fits_[k] = 1;  // statuses_[k] is not read for feasible nodes
         } else {
@@ -245,8 +248,8 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
     c.status.assign(n, Status());
     c.nominated.assign(n, nullptr);
   }
-  const size_t to_find =
-      static_cast<size_t>(NumFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), static_cast<int>(n)));
+  const size_t to_find = static_cast<size_t>(
+      NumFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), static_cast<int>(n)));
   const size_t start = next_start_node_index_ % n;
   const bool has_filters = fwk.HasFilterPlugins();
   const bool check_nominated = !queue_->nominator().Empty();
@@ -337,9 +340,8 @@ void Scheduler::FilterNodesCached(const FilterPass& pass) {
   next_start_node_index_ = (start + processed) % n;
 }
 
-bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state,
-                                  const PodInfo& pod, PlacementBatch* batch,
-                                  ScheduleResult* result, Status* err) {
+bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state, const PodInfo& pod,
+                                  PlacementBatch* batch, ScheduleResult* result, Status* err) {
   auto& nodes = batch->nodes;
   if (nodes.empty() || batch->chosen >= nodes.size()) return false;
   // Only the node the previous pod took has changed for this pod (the signature).
@@ -438,16 +440,16 @@ Status Scheduler::SchedulePod(framework::Framework& fwk, CycleState& state, cons
   std::vector<const NodeInfo*> feasible;
   Status err;
   bool placed = false;
-  FindNodesThatFitPod({fwk, state, pod, diag, &feasible, &err, restriction, cache}, follow,
-                      result, &placed);
+  FindNodesThatFitPod({fwk, state, pod, diag, &feasible, &err, restriction, cache}, follow, result,
+                      &placed);
   if (placed) return Status::Success();
   if (batch) batch->Reset();
   if (!err.IsSuccess()) return err;
   if (feasible.empty()) return Status(Code::kUnschedulable, diag->Message());
   result->feasible_nodes = static_cast<int>(feasible.size());
   const bool walked = cache && cache->walked;
-  result->evaluated_nodes = walked ? cache->evaluated
-                                   : static_cast<int>(feasible.size() + diag->node_statuses.size());
+  result->evaluated_nodes =
+      walked ? cache->evaluated : static_cast<int>(feasible.size() + diag->node_statuses.size());
   const bool start_batch = batch && fwk.SameSignature(pod, pod);
   if (feasible.size() == 1) {
     result->suggested_host = feasible[0]->name();
@@ -567,10 +569,9 @@ NodeResultCache* Scheduler::PlainBatchFor(framework::Framework* fwk, int64_t cyc
     // Between the batch's last cycle and this one the cache saw that cycle's assume (one
     // touch of the chosen node) and confirmations of our own assumed pods, nothing else.
     const ClusterMark& was = plain_batch_mark_;
-    const bool unchanged =
-        mark.object_epoch == was.object_epoch &&
-        mark.snapshot_generation - was.snapshot_generation ==
-            1 + (mark.confirmations - was.confirmations);
+    const bool unchanged = mark.object_epoch == was.object_epoch &&
+                           mark.snapshot_generation - was.snapshot_generation ==
+                               1 + (mark.confirmations - was.confirmations);
     if (plain_batch_fwk_ != fwk || cycle != plain_batch_cycle_ + 1 || !unchanged) {
       plain_batch_.Reset();
     }
@@ -643,8 +644,8 @@ void Scheduler::HandleFailedAttempt(framework::Framework& fwk, const QueuedPodIn
 }
 
 bool Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
-                          std::shared_ptr<CycleState> state, const std::string& host,
-                          int64_t cycle, PodInfoPtr assumed, std::shared_ptr<BindingBatch> hold) {
+                          std::shared_ptr<CycleState> state, const std::string& host, int64_t cycle,
+                          PodInfoPtr assumed, std::shared_ptr<BindingBatch> hold) {
   // Assume: the pod counts on its node before the binding is confirmed.
   const PodInfoPtr& pod = qp->pod_info;
   if (!assumed) {
@@ -683,11 +684,9 @@ bool Scheduler::CommitPod(framework::Framework* fwk, const QueuedPodInfoPtr& qp,
     undo(ps);
     return false;
   }
-  SubmitBinding(
-      [this, fwk, state, qp, assumed, cycle]() {
-        RunBindingCycle(fwk, state, qp, assumed, cycle, Status::Success());
-      },
-      hold.get());
+  SubmitBinding([this, fwk, state, qp, assumed,
+                 cycle]() { RunBindingCycle(fwk, state, qp, assumed, cycle, Status::Success()); },
+                hold.get());
   return true;
 }
 
@@ -796,11 +795,11 @@ void Scheduler::HandleSchedulingFailure(framework::Framework& fwk, const QueuedP
   // none): a pod that fails the same way again costs no API call (nor a condition built
   // to find that out).
   const bool nnn_same = nnn == nullptr || pod.status.nominated_node_name == *nnn;
-  const bool cond_same = std::any_of(
-      pod.status.conditions.begin(), pod.status.conditions.end(), [&](const api::PodCondition& c) {
-        return c.type == "PodScheduled" && c.status == "False" && c.reason == cond_reason &&
-               c.message == msg;
-      });
+  const bool cond_same = std::any_of(pod.status.conditions.begin(), pod.status.conditions.end(),
+                                     [&](const api::PodCondition& c) {
+                                       return c.type == "PodScheduled" && c.status == "False" &&
+                                              c.reason == cond_reason && c.message == msg;
+                                     });
   if (nnn_same && cond_same) return;
   api::PodCondition cond{"PodScheduled", "False", cond_reason, msg};
   // A pod deleted meanwhile has no status to write; anything else is logged.

@@ -41,7 +41,8 @@ std::vector<PodGroupMember> TakeMembers(queue::SchedulingQueue& queue,
         popped_included = true;
       } else {
         auto queued = queue.Get(key);
-        if (!queued || queued->Pod().spec.scheduler_name != popped->Pod().spec.scheduler_name) continue;
+        if (!queued || queued->Pod().spec.scheduler_name != popped->Pod().spec.scheduler_name)
+          continue;
         qp = queue.Extract(key);
         if (!qp) continue;
       }
@@ -62,9 +63,8 @@ std::vector<PodGroupMember> TakeMembers(queue::SchedulingQueue& queue,
 // The rejection every member gets: the gang's reason, then the first rejected member's own
 // message ("ns/pod: 0/8 nodes are available: ..."); its distinct per-node reasons follow the
 // gang's in *reasons, and *plugins collects every member's rejecting plugins.
-Status GangRejection(const std::vector<PodGroupMember>& members,
-                     const PodGroupPlacement& placement, std::set<std::string>* plugins,
-                     std::vector<std::string>* reasons) {
+Status GangRejection(const std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
+                     std::set<std::string>* plugins, std::vector<std::string>* reasons) {
   plugins->insert("GangScheduling");
   if (!placement.admit_plugin.empty()) plugins->insert(placement.admit_plugin);
   reasons->push_back(placement.reject_reason);
@@ -99,8 +99,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   const int64_t generation = snapshot_.generation();
   // Gang reservations (reservation_planner.cc) make a rejected cycle depend on the clock
   // and on reservation state the memo does not record: no replay while they are enabled.
-  const bool replay =
-      opts_.replay_podgroup_rejections && !reservations_->Settings().enabled();
+  const bool replay = opts_.replay_podgroup_rejections && !reservations_->Settings().enabled();
   // Nothing this attempt reads changed since the gang's last rejection: replay it.
   if (replay && queue_->nominator().Empty()) {
     if (const PodGroupRejection* r = rejection_memo_.Find(plan, members, generation, epoch)) {
@@ -178,7 +177,8 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       shape.member_status = members[0].status;
       shape.node_statuses = members[0].diag.node_statuses;
       for (const auto& m : members) {
-        shape.plugins.insert(m.diag.unschedulable_plugins.begin(), m.diag.unschedulable_plugins.end());
+        shape.plugins.insert(m.diag.unschedulable_plugins.begin(),
+                             m.diag.unschedulable_plugins.end());
         shape.plugins.insert(m.diag.pending_plugins.begin(), m.diag.pending_plugins.end());
       }
       shape.preemption_attempted = memo->preemption_attempted;
@@ -221,8 +221,7 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGr
 void Scheduler::RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                                std::vector<PodGroupMember>& members,
                                const PodGroupPlacement& placement, int64_t cycle,
-                               const std::vector<std::string>& nominated,
-                               PodGroupRejection* out) {
+                               const std::vector<std::string>& nominated, PodGroupRejection* out) {
   // Nothing is held: every member gets the gang's reason and waits for an event that one
   // of the rejecting plugins' queueing hints accepts.
   std::set<std::string> plugins;
@@ -249,11 +248,10 @@ void Scheduler::ReplayPodGroupRejection(framework::Framework& fwk,
   ApplyPodGroupRejection(fwk, plan, members, r.status, r.plugins, r.reasons, cycle, {});
 }
 
-void Scheduler::ReplayShapeRejection(framework::Framework& fwk,
-                                     const framework::PodGroupPlan& plan,
+void Scheduler::ReplayShapeRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
                                      std::vector<PodGroupMember>& members,
-                                     const PodGroupRejectionMemo::Shape& shape,
-                                     int64_t generation, uint64_t epoch, int64_t cycle) {
+                                     const PodGroupRejectionMemo::Shape& shape, int64_t generation,
+                                     uint64_t epoch, int64_t cycle) {
   // GangRejection of this gang with its first member failing as the shape's did and the
   // others not reached (no status, no diagnosis): the unit's reason under this gang's
   // display name, then "<first member's key>: <the shape's member message>" and the

@@ -10,9 +10,9 @@
 
 #include "gang/manager.h"
 #include "quota/manager.h"
-#include "volume/catalog.h"
 #include "scheduler/binding_pool.h"
 #include "scheduler/gang_coordinator.h"
+#include "volume/catalog.h"
 
 namespace phalanx::scheduler {
 
@@ -63,7 +63,8 @@ int32_t Scheduler::PriorityOf(const api::Pod& pod) const {
   if (pod.spec.priority) return *pod.spec.priority;
   // No class named: the global default, read without pc_mu_ (preemption's dry run asks
   // for every pod on thousands of nodes, from every Filter worker).
-  if (pod.spec.priority_class_name.empty()) return default_priority_.load(std::memory_order_acquire);
+  if (pod.spec.priority_class_name.empty())
+    return default_priority_.load(std::memory_order_acquire);
   absl::MutexLock l(&pc_mu_);
   auto it = priority_classes_.find(pod.spec.priority_class_name);
   if (it != priority_classes_.end()) return it->second->value;

@@ -23,21 +23,21 @@
 #include <string>
 #include <vector>
 
-#include "dra/manager.h"
-#include "gang/reservation.h"
-#include "gang/staleness.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "backend/cache/cache.h"
 #include "backend/queue/scheduling_queue.h"
+#include "cluster/informer.h"
 #include "config/types.h"
+#include "dra/manager.h"
 #include "framework/extender.h"
 #include "framework/parallelize.h"
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "framework/runtime.h"
+#include "gang/reservation.h"
+#include "gang/staleness.h"
 #include "scheduler/podgroup_memo.h"
-#include "cluster/informer.h"
 
 namespace phalanx::gang {
 class Manager;
@@ -51,9 +51,9 @@ class Catalog;
 
 namespace phalanx::scheduler {
 
-class BindingBatch;     // binding_pool.h
-class BindingPool;      // binding_pool.h
-class GangCoordinator;  // gang_coordinator.h
+class BindingBatch;        // binding_pool.h
+class BindingPool;         // binding_pool.h
+class GangCoordinator;     // gang_coordinator.h
 struct PodGroupMember;     // podgroup_algorithm.h
 struct PodGroupPlacement;  // podgroup_algorithm.h
 class PodGroupAlgorithm;   // podgroup_algorithm.h
@@ -143,7 +143,7 @@ struct PlacementBatch {
   // batch's use (the PodGroup cycle holds its members; a plain-pod batch holds it in
   // `canonical_ref`).
   const framework::PodInfo* canonical = nullptr;
-  framework::PodInfoPtr canonical_ref;  // plain-pod batches only
+  framework::PodInfoPtr canonical_ref;            // plain-pod batches only
   std::vector<const framework::NodeInfo*> nodes;  // feasible nodes, in filter order
   framework::ScoreTable table;
   std::vector<int64_t> totals;  // aligned with nodes
@@ -326,8 +326,7 @@ class Scheduler {
   std::function<void(const api::Pod& pod, const std::string& node)> on_bound;
   // After on_bound, with the pod's queue record (attempts, initial_attempt_timestamp: the
   // scheduling SLI, upstream handleBindingCycleError's success path in schedule_one.go).
-  std::function<void(const framework::QueuedPodInfo& pod, const std::string& node)>
-      on_scheduled;
+  std::function<void(const framework::QueuedPodInfo& pod, const std::string& node)> on_scheduled;
   std::function<void(const framework::QueuedPodInfo& pod, const framework::Status& status,
                      FailurePhase phase)>
       on_failure;
@@ -366,15 +365,14 @@ class Scheduler {
   // assume's single touch plus the confirmations of our own assumed pods, an object
   // event). Upstream's rules: pkg/scheduler/framework/runtime/batch.go
   // batchStateCompatible (consecutive cycle, last pod succeeded, same signature).
-  NodeResultCache* PlainBatchFor(framework::Framework* fwk, int64_t cycle,
-                                 const ClusterMark& mark);
+  NodeResultCache* PlainBatchFor(framework::Framework* fwk, int64_t cycle, const ClusterMark& mark);
   // Whether Filter verdicts of signable pods are node-local now (NodeResultCache
   // keep_failed): no pod with (anti-)affinity terms in the snapshot, no gang reservation.
   bool FilterVerdictsNodeLocal() const;
   // After a plain-pod cycle: keeps the batch for the next cycle when the pod was assumed
   // on `host` (assumed == true), drops it otherwise.
-  void AfterPlainCycle(framework::Framework* fwk, const framework::PodInfoPtr& pod,
-                       int64_t cycle, const ClusterMark& mark, bool assumed);
+  void AfterPlainCycle(framework::Framework* fwk, const framework::PodInfoPtr& pod, int64_t cycle,
+                       const ClusterMark& mark, bool assumed);
   // One Filter pass of one pod (upstream findNodesThatFitPod), its inputs and results.
   struct FilterPass {
     framework::Framework& fwk;
@@ -384,7 +382,7 @@ class Scheduler {
     std::vector<const framework::NodeInfo*>* feasible;
     framework::Status* err;
     const std::set<std::string>* restriction;  // nullptr: every node
-    NodeResultCache* cache = nullptr;           // plain-pod batching (FilterNodesCached)
+    NodeResultCache* cache = nullptr;          // plain-pod batching (FilterNodesCached)
   };
   // ---- extenders.cc ----
   // Builds the extenders (opts_.extenders, else from config.extenders) and gives every
@@ -461,8 +459,8 @@ class Scheduler {
                  int64_t cycle, framework::PodInfoPtr assumed = nullptr,
                  std::shared_ptr<BindingBatch> hold = nullptr);
   void RunBindingCycle(framework::Framework* fwk, std::shared_ptr<framework::CycleState> state,
-                       framework::QueuedPodInfoPtr qp, framework::PodInfoPtr assumed,
-                       int64_t cycle, framework::Status permit_status);
+                       framework::QueuedPodInfoPtr qp, framework::PodInfoPtr assumed, int64_t cycle,
+                       framework::Status permit_status);
   // Runs `fn` inline (no binding pool), holds it in `hold` while that batch is open, or
   // submits it to the pool.
   void SubmitBinding(std::function<void()> fn, BindingBatch* hold = nullptr);
@@ -545,7 +543,8 @@ class Scheduler {
                    uint32_t action);
   void OnNamespaceSet(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
   void OnNamespaceDelete(const api::Namespace& ns) ABSL_LOCKS_EXCLUDED(ns_mu_);
-  void OnPodDisruptionBudgetSet(const api::PodDisruptionBudgetPtr& pdb) ABSL_LOCKS_EXCLUDED(pdb_mu_);
+  void OnPodDisruptionBudgetSet(const api::PodDisruptionBudgetPtr& pdb)
+      ABSL_LOCKS_EXCLUDED(pdb_mu_);
   void OnPodDisruptionBudgetDelete(const api::PodDisruptionBudgetPtr& pdb)
       ABSL_LOCKS_EXCLUDED(pdb_mu_);
   // Every PodDisruptionBudget the informer holds, in namespace/name order (upstream
@@ -604,7 +603,7 @@ class Scheduler {
   std::map<std::string, std::unique_ptr<framework::Framework>> profiles_;
   // opts_.extenders as plain pointers; provided to plugins as a service. Fixed after New.
   framework::ExtenderList extender_list_;
-  size_t next_start_node_index_ = 0;  // scheduling thread only
+  size_t next_start_node_index_ = 0;   // scheduling thread only
   int64_t plugin_sample_counter_ = 0;  // cycles seen by a sampling observer; scheduling thread
 
   absl::Mutex rng_mu_;

@@ -1,6 +1,5 @@
 // End-to-end tests of the Scheduler against the in-process Store on a virtual clock.
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_test_env.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +8,7 @@
 #include "config/config.h"
 #include "framework/clock.h"
 #include "plugins/registry.h"
+#include "scheduler/scheduler_test_env.h"
 #include "store/store.h"
 #include "testing/builders.h"
 
@@ -35,8 +35,16 @@ struct Env : SchedulerTestEnv {
 
 TEST(SchedulerTest, BindsPodToFeasibleNode) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("small").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj()).ok());
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("big").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(env.store
+                  .CreateNode(NodeBuilder("small")
+                                  .Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}})
+                                  .Obj())
+                  .ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("big").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("p").Req("cpu", "2").Obj()).ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("p"), "big");
@@ -49,10 +57,22 @@ TEST(SchedulerTest, BindsPodToFeasibleNode) {
 
 TEST(SchedulerTest, FailureMessageAggregatesReasonsLikeUpstream) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj()).ok());
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n2").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj()).ok());
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n3").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}})
-                                       .Taint("dedicated", "gpu", "NoSchedule").Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj())
+          .ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n2").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj())
+          .ok());
+  ASSERT_TRUE(env.store
+                  .CreateNode(NodeBuilder("n3")
+                                  .Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}})
+                                  .Taint("dedicated", "gpu", "NoSchedule")
+                                  .Obj())
+                  .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("p").Req("cpu", "2").Obj()).ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("p"), "");
@@ -74,10 +94,15 @@ TEST(SchedulerTest, FailureMessageAggregatesReasonsLikeUpstream) {
 TEST(SchedulerTest, FailureMessageCountsNodesLeftOutByPreFilterResult) {
   Env env;
   for (const char* n : {"n1", "n2", "n3"}) {
-    ASSERT_TRUE(env.store.CreateNode(NodeBuilder(n).Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj()).ok());
+    ASSERT_TRUE(
+        env.store
+            .CreateNode(
+                NodeBuilder(n).Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj())
+            .ok());
   }
   api::Pod pod = PodBuilder("p").Req("cpu", "2").NodeAffinityIn("unused", {}).Obj();
-  auto& term = pod.spec.affinity->node_affinity->required_during_scheduling_ignored_during_execution->node_selector_terms[0];
+  auto& term = pod.spec.affinity->node_affinity->required_during_scheduling_ignored_during_execution
+                   ->node_selector_terms[0];
   term.match_expressions.clear();
   term.match_fields.push_back({"metadata.name", "In", {"n1"}});
   ASSERT_TRUE(env.store.CreatePod(pod).ok());
@@ -92,20 +117,32 @@ TEST(SchedulerTest, FailureMessageCountsNodesLeftOutByPreFilterResult) {
 
 TEST(SchedulerTest, NodeAddRequeuesOnlyPodsItCanHelp) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("big").Req("cpu", "4").Obj()).ok());
   env.RunUntilIdle();
   ASSERT_EQ(env.NodeOf("big"), "");
   // Adding a node that fits moves the pod back; it binds there.
   env.clock.Advance(30 * kSec);  // past backoff
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n2").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n2").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("big"), "n2");
 }
 
 TEST(SchedulerTest, AssignedPodDeleteFreesRoomForPendingPod) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("a").Req("cpu", "2").Obj()).ok());
   env.RunUntilIdle();
   ASSERT_EQ(env.NodeOf("a"), "n1");
@@ -121,7 +158,11 @@ TEST(SchedulerTest, AssignedPodDeleteFreesRoomForPendingPod) {
 TEST(SchedulerTest, BackoffDelaysRetryUntilExpiry) {
   auto cfg = config::DefaultConfiguration();
   Env env(cfg);
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("a").Req("cpu", "2").Obj()).ok());
   env.RunUntilIdle();
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("b").Req("cpu", "1").Obj()).ok());
@@ -141,8 +182,14 @@ TEST(SchedulerTest, BackoffDelaysRetryUntilExpiry) {
 
 TEST(SchedulerTest, SchedulingGatesHoldPodUntilRemoved) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
-  ASSERT_TRUE(env.store.CreatePod(PodBuilder("g").Req("cpu", "1").SchedulingGate("example.com/wait").Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
+  ASSERT_TRUE(
+      env.store.CreatePod(PodBuilder("g").Req("cpu", "1").SchedulingGate("example.com/wait").Obj())
+          .ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("g"), "");
   EXPECT_EQ(env.sched->queue().Counts().gated, 1u);
@@ -156,7 +203,11 @@ TEST(SchedulerTest, SchedulingGatesHoldPodUntilRemoved) {
 
 TEST(SchedulerTest, HigherPriorityPodScheduledFirst) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("low").Req("cpu", "2").Priority(1).Obj()).ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("high").Req("cpu", "2").Priority(100).Obj()).ok());
   env.RunUntilIdle();
@@ -167,11 +218,19 @@ TEST(SchedulerTest, HigherPriorityPodScheduledFirst) {
 TEST(SchedulerTest, ScoringPrefersLeastAllocatedNode) {
   Env env;
   for (const char* n : {"n1", "n2", "n3"}) {
-    ASSERT_TRUE(env.store.CreateNode(NodeBuilder(n).Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj()).ok());
+    ASSERT_TRUE(
+        env.store
+            .CreateNode(
+                NodeBuilder(n).Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj())
+            .ok());
   }
   // Three pods spread over three empty equal nodes with LeastAllocated.
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(env.store.CreatePod(PodBuilder("p" + std::to_string(i)).Req("cpu", "1").Req("memory", "1Gi").Obj()).ok());
+    ASSERT_TRUE(
+        env.store
+            .CreatePod(
+                PodBuilder("p" + std::to_string(i)).Req("cpu", "1").Req("memory", "1Gi").Obj())
+            .ok());
   }
   env.RunUntilIdle();
   std::map<std::string, int> per_node;
@@ -183,7 +242,9 @@ TEST(SchedulerTest, SameSeedSamePlacements) {
   auto run = [](uint64_t seed) {
     Env env(config::DefaultConfiguration(), seed);
     for (int i = 0; i < 50; ++i) {
-      (void)env.store.CreateNode(NodeBuilder("n" + std::to_string(i)).Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}}).Obj());
+      (void)env.store.CreateNode(NodeBuilder("n" + std::to_string(i))
+                                     .Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}})
+                                     .Obj());
     }
     for (int i = 0; i < 200; ++i) {
       (void)env.store.CreatePod(PodBuilder("p" + std::to_string(i)).Req("cpu", "100m").Obj());
@@ -206,12 +267,25 @@ TEST(SchedulerTest, TiesAreBrokenUniformlyAmongTheBestNodes) {
   for (int seed = 1; seed <= kSeeds; ++seed) {
     Env env(config::DefaultConfiguration(), static_cast<uint64_t>(seed));
     for (const char* n : {"a", "b", "c", "d"}) {
-      ASSERT_TRUE(env.store.CreateNode(NodeBuilder(n).Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj()).ok());
+      ASSERT_TRUE(
+          env.store
+              .CreateNode(
+                  NodeBuilder(n).Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj())
+              .ok());
     }
     // "busy" has a pod already, so LeastAllocated scores it below the four.
-    ASSERT_TRUE(env.store.CreateNode(NodeBuilder("busy").Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj()).ok());
-    ASSERT_TRUE(env.store.CreatePod(PodBuilder("running").NodeName("busy").Req("cpu", "2").Req("memory", "2Gi").Obj()).ok());
-    ASSERT_TRUE(env.store.CreatePod(PodBuilder("p").Req("cpu", "1").Req("memory", "1Gi").Obj()).ok());
+    ASSERT_TRUE(env.store
+                    .CreateNode(NodeBuilder("busy")
+                                    .Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}})
+                                    .Obj())
+                    .ok());
+    ASSERT_TRUE(
+        env.store
+            .CreatePod(
+                PodBuilder("running").NodeName("busy").Req("cpu", "2").Req("memory", "2Gi").Obj())
+            .ok());
+    ASSERT_TRUE(
+        env.store.CreatePod(PodBuilder("p").Req("cpu", "1").Req("memory", "1Gi").Obj()).ok());
     env.RunUntilIdle();
     ++per_node[env.NodeOf("p")];
   }
@@ -229,7 +303,9 @@ TEST(SchedulerTest, PercentageOfNodesToScoreLimitsEvaluatedNodes) {
   cfg.percentage_of_nodes_to_score = 10;
   Env env(cfg);
   for (int i = 0; i < 1000; ++i) {
-    (void)env.store.CreateNode(NodeBuilder("n" + std::to_string(i)).Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}}).Obj());
+    (void)env.store.CreateNode(NodeBuilder("n" + std::to_string(i))
+                                   .Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}})
+                                   .Obj());
   }
   env.sched->cache().UpdateSnapshot(&env.sched->snapshot());
   auto* fwk = env.sched->Profile("default-scheduler");
@@ -243,8 +319,13 @@ TEST(SchedulerTest, PercentageOfNodesToScoreLimitsEvaluatedNodes) {
 
 TEST(SchedulerTest, PodForOtherSchedulerIsIgnored) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
-  ASSERT_TRUE(env.store.CreatePod(PodBuilder("other").Req("cpu", "1").SchedulerName("volcano").Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
+  ASSERT_TRUE(
+      env.store.CreatePod(PodBuilder("other").Req("cpu", "1").SchedulerName("volcano").Obj()).ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("other"), "");
   EXPECT_EQ(env.sched->stats().attempts, 0);
@@ -252,8 +333,16 @@ TEST(SchedulerTest, PodForOtherSchedulerIsIgnored) {
 
 TEST(SchedulerTest, PodsBoundByOthersCountInCache) {
   Env env;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
-  ASSERT_TRUE(env.store.CreatePod(PodBuilder("theirs").Req("cpu", "2").SchedulerName("volcano").NodeName("n1").Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
+  ASSERT_TRUE(
+      env.store
+          .CreatePod(
+              PodBuilder("theirs").Req("cpu", "2").SchedulerName("volcano").NodeName("n1").Obj())
+          .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("ours").Req("cpu", "1").Obj()).ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("ours"), "");
@@ -274,12 +363,19 @@ TEST(SchedulerTest, PermitWaitTimesOutOnVirtualClockAndReleasesResources) {
   auto cfg = config::DefaultConfiguration();
   cfg.profiles[0].plugins.permit.enabled.push_back({"WaitPermit", 0});
   framework::Registry extra;
-  ASSERT_TRUE(extra.Register("WaitPermit", [](framework::PluginArgs, framework::Handle&)
-                                               -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
-                    return std::unique_ptr<framework::Plugin>(new WaitPermit());
-                  }).IsSuccess());
+  ASSERT_TRUE(extra
+                  .Register("WaitPermit",
+                            [](framework::PluginArgs, framework::Handle&)
+                                -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
+                              return std::unique_ptr<framework::Plugin>(new WaitPermit());
+                            })
+                  .IsSuccess());
   Env env(cfg, 1, extra);
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("n1").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("w").Req("cpu", "2").Obj()).ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("w"), "");
@@ -320,16 +416,21 @@ TEST(SchedulerTest, NodeDeletedBeforeBindFailsTheBindingAndRequeues) {
   cfg.profiles[0].plugins.pre_bind.enabled.push_back({"DeleteNodeAtPreBind", 0});
   store::Store* store_ptr = nullptr;
   framework::Registry extra;
-  ASSERT_TRUE(extra.Register("DeleteNodeAtPreBind",
-                             [&store_ptr](framework::PluginArgs, framework::Handle&)
-                                 -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
-                               return std::unique_ptr<framework::Plugin>(
-                                   new DeleteNodeAtPreBind(&store_ptr));
-                             })
+  ASSERT_TRUE(extra
+                  .Register("DeleteNodeAtPreBind",
+                            [&store_ptr](framework::PluginArgs, framework::Handle&)
+                                -> framework::StatusOr<std::unique_ptr<framework::Plugin>> {
+                              return std::unique_ptr<framework::Plugin>(
+                                  new DeleteNodeAtPreBind(&store_ptr));
+                            })
                   .IsSuccess());
   Env env(cfg, 1, extra);
   store_ptr = &env.store;
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("gone").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("gone").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   ASSERT_TRUE(env.store.CreatePod(PodBuilder("p").Req("cpu", "1").Obj()).ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("p"), "");  // never bound to the deleted node
@@ -339,7 +440,11 @@ TEST(SchedulerTest, NodeDeletedBeforeBindFailsTheBindingAndRequeues) {
             std::string::npos)
       << env.ConditionMessage("p");
   // A new node: the requeued pod binds there once its backoff expires.
-  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("new").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreateNode(
+              NodeBuilder("new").Capacity({{"cpu", "2"}, {"memory", "2Gi"}, {"pods", "10"}}).Obj())
+          .ok());
   env.clock.Advance(20 * kSec);
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("p"), "new");
@@ -359,9 +464,12 @@ TEST(SchedulerTest, AsyncBindingPoolBindsEverything) {
   auto sched = std::move(s).value();
   sched->AddEventHandlers(store);
   for (int i = 0; i < 20; ++i) {
-    (void)store.CreateNode(NodeBuilder("n" + std::to_string(i)).Capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}}).Obj());
+    (void)store.CreateNode(NodeBuilder("n" + std::to_string(i))
+                               .Capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}})
+                               .Obj());
   }
-  for (int i = 0; i < 300; ++i) (void)store.CreatePod(PodBuilder("p" + std::to_string(i)).Req("cpu", "200m").Obj());
+  for (int i = 0; i < 300; ++i)
+    (void)store.CreatePod(PodBuilder("p" + std::to_string(i)).Req("cpu", "200m").Obj());
   while (sched->ScheduleOne(false)) {
   }
   sched->WaitForBindings();
@@ -395,13 +503,21 @@ namespace {
 TEST(SchedulerTest, PodAffinityNamespaceSelectorUsesNamespaceLabels) {
   Env env;
   for (const char* n : {"n1", "n2", "n3"}) {
-    ASSERT_TRUE(env.store.CreateNode(NodeBuilder(n).Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj()).ok());
+    ASSERT_TRUE(
+        env.store
+            .CreateNode(
+                NodeBuilder(n).Capacity({{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}).Obj())
+            .ok());
   }
   api::Namespace team_a;
   team_a.metadata.name = "team-a";
   team_a.metadata.labels["team"] = "a";
   ASSERT_TRUE(env.store.CreateNamespace(team_a).ok());
-  ASSERT_TRUE(env.store.CreatePod(PodBuilder("db", "team-a").Label("app", "db").Req("cpu", "1").NodeName("n2").Obj()).ok());
+  ASSERT_TRUE(
+      env.store
+          .CreatePod(
+              PodBuilder("db", "team-a").Label("app", "db").Req("cpu", "1").NodeName("n2").Obj())
+          .ok());
   api::Pod web = PodBuilder("web").Req("cpu", "1").Obj();
   api::PodAffinityTerm term;
   term.label_selector.emplace();

@@ -2,11 +2,10 @@
 // that loses a member is reported on its PodGroup, then evicted after its grace or left to
 // be made whole, per KAI's stale-gang eviction and the user's settings.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <memory>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
 
 #include "gang/staleness.h"
 #include "scheduler/scheduler_test_env.h"
@@ -27,9 +26,11 @@ std::string Nodes() {
 
 // A KAI PodGroup (annotation `grace` when not empty) of minMember 2.
 std::string KaiGroup(const std::string& grace) {
-  std::string y = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: train\n"
-                  "  namespace: ml\n";
-  if (!grace.empty()) y += "  annotations: {kai.scheduler/staleness-grace-period: \"" + grace + "\"}\n";
+  std::string y =
+      "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: train\n"
+      "  namespace: ml\n";
+  if (!grace.empty())
+    y += "  annotations: {kai.scheduler/staleness-grace-period: \"" + grace + "\"}\n";
   return y + "spec: {minMember: 2}\n---\n";
 }
 
@@ -111,8 +112,8 @@ TEST(StaleGangTest, NegativeGraceWaitsToBeMadeWholeAndAReplacementEndsTheSpell) 
 TEST(StaleGangTest, OtherDialectsWaitByDefaultAndGangSchedulingArgsTurnEvictionOn) {
   {
     SchedulerTestEnv env;
-    RunThenLoseAMember(env, CoschedulingGroup() + CoschedulingMember("train-0") +
-                                CoschedulingMember("train-1"));
+    RunThenLoseAMember(
+        env, CoschedulingGroup() + CoschedulingMember("train-0") + CoschedulingMember("train-1"));
     EXPECT_NE(LastGangEvent(env).find("waiting to be made whole"), std::string::npos)
         << LastGangEvent(env);
     env.AdvanceAndRun(600 * kSec);
@@ -124,8 +125,8 @@ TEST(StaleGangTest, OtherDialectsWaitByDefaultAndGangSchedulingArgsTurnEvictionO
   pc.args = std::make_shared<YAML::Node>(YAML::Load("{staleGangGracePeriodSeconds: 30}"));
   o.config.profiles[0].plugin_config.push_back(pc);
   SchedulerTestEnv env(std::move(o));
-  RunThenLoseAMember(env, CoschedulingGroup() + CoschedulingMember("train-0") +
-                              CoschedulingMember("train-1"));
+  RunThenLoseAMember(
+      env, CoschedulingGroup() + CoschedulingMember("train-0") + CoschedulingMember("train-1"));
   EXPECT_NE(LastGangEvent(env).find("evicted in 30 s"), std::string::npos) << LastGangEvent(env);
   env.AdvanceAndRun(30 * kSec);
   env.sched->WaitForBindings();
@@ -140,9 +141,9 @@ TEST(StaleGangTest, InvalidGraceAnnotationIsAnErrorNamingTheField) {
   // PreEnqueue holds the members with the gang's error (the gang is invalid).
   auto q = env.sched->queue().Get("ml/train-0");
   ASSERT_NE(q, nullptr);
-  EXPECT_NE(q->last_failure_message.find(
-                "metadata.annotations.kai.scheduler/staleness-grace-period"),
-            std::string::npos)
+  EXPECT_NE(
+      q->last_failure_message.find("metadata.annotations.kai.scheduler/staleness-grace-period"),
+      std::string::npos)
       << q->last_failure_message;
 }
 
@@ -160,8 +161,9 @@ TEST(StaleGangTest, UnknownGangSchedulingArgIsAnError) {
   o.client = &store;
   auto s = Scheduler::New(std::move(o));
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().Message().find("GangSchedulingArgs: unknown field \"staleGangGraceSeconds\""),
-            std::string::npos)
+  EXPECT_NE(
+      s.status().Message().find("GangSchedulingArgs: unknown field \"staleGangGraceSeconds\""),
+      std::string::npos)
       << s.status().Message();
 }
 

@@ -1,4 +1,4 @@
-// Multi-level topology with scored placements, end to end (issue 21): KAI Topology objects
+// Multi-level topology with scored placements, end to end: KAI Topology objects
 // (kai.scheduler/v1alpha1, levels rack > block) referenced by a KAI PodGroup's
 // topologyConstraint, on the in-process Store with a virtual clock.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Issue 21, end to end on the in-process Store with a virtual clock:
+// Multi-level topology tiers, end to end on the in-process Store with a virtual clock:
 //   - Volcano HyperNode tiers (topology.volcano.sh/v1alpha1) and a Volcano PodGroup's
 //     spec.networkTopology (hard / soft, highestTierAllowed / highestTierName): the gang
 //     inside one HyperNode, candidates scored like KAI Topology levels;

@@ -3,8 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "dra/model.h"
@@ -36,9 +36,11 @@ std::string Suffix(const std::string& seed) {
 // A claim from template ns/`tmpl_name` for owner `owner` (named after it, as the
 // controller's generateName "<owner>-<entry>-"), created in the store unless it exists.
 // Returns the claim's name. Errors: the template is missing or invalid.
-api::StatusOr<std::string> DraClaimController::ClaimFromTemplate(
-    const std::string& ns, const std::string& what, const std::string& entry,
-    const std::string& tmpl_name, const api::OwnerReference& owner) {
+api::StatusOr<std::string> DraClaimController::ClaimFromTemplate(const std::string& ns,
+                                                                 const std::string& what,
+                                                                 const std::string& entry,
+                                                                 const std::string& tmpl_name,
+                                                                 const api::OwnerReference& owner) {
   api::UnstructuredPtr tobj = store_.GetObject(Key("ResourceClaimTemplate", ns, tmpl_name));
   if (!tobj) {
     return absl::NotFoundError(what + ": spec.resourceClaims \"" + entry +
@@ -78,11 +80,10 @@ api::StatusOr<std::string> DraClaimController::PodGroupClaim(
     const dra::PodGroupResourceClaim& entry) {
   if (auto it = pg.statuses.find(entry.name); it != pg.statuses.end()) return it->second;
   const std::string& ns = pg.metadata.namespace_;
-  auto name = ClaimFromTemplate(
-      ns, "PodGroup " + ns + "/" + pg.metadata.name, entry.name,
-      entry.resource_claim_template_name,
-      api::OwnerReference{pg_obj->api_version, "PodGroup", pg.metadata.name, pg.metadata.uid,
-                          true});
+  auto name = ClaimFromTemplate(ns, "PodGroup " + ns + "/" + pg.metadata.name, entry.name,
+                                entry.resource_claim_template_name,
+                                api::OwnerReference{pg_obj->api_version, "PodGroup",
+                                                    pg.metadata.name, pg.metadata.uid, true});
   if (!name.ok()) return name;
   api::Unstructured updated = *pg_obj;
   YAML::Node doc = YAML::Clone(*pg_obj->object);
@@ -102,7 +103,8 @@ api::Status DraClaimController::OnPodCreated(const std::string& ns, const std::s
   // The pod's scheduling.k8s.io PodGroup (KEP-5729), when it exists and lists claims.
   api::UnstructuredPtr pg_obj;
   if (const std::string& pg = pod->spec.scheduling_group_pod_group_name; !pg.empty()) {
-    pg_obj = store_.GetObject(std::string("PodGroup.") + dra::kPodGroupApiGroup + "/" + ns + "/" + pg);
+    pg_obj =
+        store_.GetObject(std::string("PodGroup.") + dra::kPodGroupApiGroup + "/" + ns + "/" + pg);
   }
   bool changed = false;
   for (const auto& pc : pod->spec.resource_claims) {
@@ -144,7 +146,8 @@ void DraClaimController::OnPodGone(const api::Pod& pod) {
       }
     }
     if (name.empty()) continue;
-    api::UnstructuredPtr obj = store_.GetObject(Key("ResourceClaim", pod.metadata.namespace_, name));
+    api::UnstructuredPtr obj =
+        store_.GetObject(Key("ResourceClaim", pod.metadata.namespace_, name));
     if (!obj) continue;
     bool owned = false;
     for (const auto& o : obj->metadata.owner_references) {

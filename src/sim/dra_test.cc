@@ -1,5 +1,5 @@
 // Dynamic Resource Allocation end to end in the simulator: the DynamicResources plugin,
-// the structured allocator, the simulated resourceclaim controller (issue 19, Must show).
+// the structured allocator, the simulated resourceclaim controller (Must show).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,11 +119,13 @@ spec:
 
 // A claim for 2 GPUs of one NVLink domain; `selector` (CEL) restricts the model.
 std::string PairClaim(const std::string& name, const std::string& selector) {
-  std::string sel = selector.empty() ? "" : "        selectors: [{cel: {expression: \"" + selector + "\"}}]\n";
+  std::string sel =
+      selector.empty() ? "" : "        selectors: [{cel: {expression: \"" + selector + "\"}}]\n";
   return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
-         ", namespace: default}\nspec:\n  devices:\n    requests:\n    - name: pair\n      exactly:\n"
-         "        deviceClassName: gpu\n        count: 2\n" + sel +
-         "    constraints: [{matchAttribute: gpu.example.com/nvlink}]\n---\n";
+         ", namespace: default}\nspec:\n  devices:\n    requests:\n    - name: pair\n      "
+         "exactly:\n"
+         "        deviceClassName: gpu\n        count: 2\n" +
+         sel + "    constraints: [{matchAttribute: gpu.example.com/nvlink}]\n---\n";
 }
 
 // A pod using claim `claim`; `labels` e.g. the gang label.
@@ -188,7 +190,8 @@ TEST(DraGangTest, PodGroupAllocatesTheMembersClaimsJointly) {
 TEST(DraGangTest, GangSharesOneClaimAndALateMemberJoinsIt) {
   const std::string late =
       "apiVersion: v1\nkind: Pod\nmetadata: {name: worker-2, namespace: default, labels: {" +
-      kGangLabel + "}, annotations: {simulation.phalanx.dev/arrival-seconds: \"30\"}}\nspec:\n"
+      kGangLabel +
+      "}, annotations: {simulation.phalanx.dev/arrival-seconds: \"30\"}}\nspec:\n"
       "  resourceClaims: [{name: gpus, resourceClaimName: shared}]\n  containers: [{name: c, "
       "image: x, resources: {requests: {cpu: \"1\"}, claims: [{name: gpus}]}}]\n---\n";
   Scenario sc = LoadText("shared", kNvlinkNode + PairClaim("shared", "") + kGang +
@@ -200,7 +203,8 @@ TEST(DraGangTest, GangSharesOneClaimAndALateMemberJoinsIt) {
   for (const char* p : {"default/worker-0", "default/worker-1", "default/worker-2"}) {
     EXPECT_EQ(Find(r, p)->node, "n1") << p << ": " << Find(r, p)->reason;
   }
-  EXPECT_GT(Find(r, "default/worker-2")->arrival_s, Find(r, "default/worker-0")->scheduled_s.value_or(1e9));
+  EXPECT_GT(Find(r, "default/worker-2")->arrival_s,
+            Find(r, "default/worker-0")->scheduled_s.value_or(1e9));
   EXPECT_EQ(Claim(r, "default/shared"),
             "default/shared: gpu.example.com/n1/h100-0, gpu.example.com/n1/h100-1 (reserved "
             "for worker-0, worker-1, worker-2)");
@@ -252,7 +256,6 @@ TEST(DraSimulationTest, DevicesAreFreedWhenTheLastConsumerGoes) {
   EXPECT_EQ(r.dra_claims.size(), 2u) << FormatSummary(r);
 }
 
-
 // KEP-5055 end to end: a DeviceTaintRule from the manifests taints n1's h100-0; a claim
 // for an NVLink pair without a toleration gets the A100 pair (the H100 pair comes first in
 // the slice), one tolerating the taint gets the H100s; alone, a claim for the H100 pair
@@ -279,11 +282,11 @@ TEST(DraSimulationTest, DeviceTaintRuleKeepsUntoleratingClaimsOffTheDevices) {
   EXPECT_EQ(Claim(r, "default/tolerant"),
             "default/tolerant: gpu.example.com/n1/h100-0, gpu.example.com/n1/h100-1 (reserved "
             "for b)");
-  Scenario alone = LoadText(
-      "taintrule-alone",
-      kNvlinkNode + rule +
-          PairClaim("h100-only", "device.attributes['gpu.example.com'].model == 'H100'") +
-          ClaimPod("c", "h100-only", "app: x"));
+  Scenario alone =
+      LoadText("taintrule-alone",
+               kNvlinkNode + rule +
+                   PairClaim("h100-only", "device.attributes['gpu.example.com'].model == 'H100'") +
+                   ClaimPod("c", "h100-only", "app: x"));
   SimulationResult r2;
   ASSERT_EQ(RunSimulation(alone, Options(), &r2), absl::OkStatus());
   const PodOutcome* c = Find(r2, "default/c");
@@ -301,18 +304,21 @@ std::string WorkloadGang(int min, const std::string& selector) {
   return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: pair, "
          "namespace: default}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: pair\n"
          "        exactly: {deviceClassName: gpu, count: 2" +
-         (selector.empty() ? std::string() : ", selectors: [{cel: {expression: \"" + selector + "\"}}]") +
+         (selector.empty() ? std::string()
+                           : ", selectors: [{cel: {expression: \"" + selector + "\"}}]") +
          "}\n      constraints: [{matchAttribute: gpu.example.com/nvlink}]\n---\n"
          "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: train, "
          "namespace: default}\nspec:\n  schedulingPolicy: {gang: {minCount: " +
-         std::to_string(min) + "}}\n  resourceClaims: [{name: gpus, resourceClaimTemplateName: "
+         std::to_string(min) +
+         "}}\n  resourceClaims: [{name: gpus, resourceClaimTemplateName: "
          "pair}]\n---\n";
 }
 
 // A member of PodGroup train using its claim `gpus` (the entry matches the PodGroup's).
 std::string WorkloadMember(const std::string& name, const std::string& annotations = "") {
   return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
-         ", namespace: default, annotations: {" + annotations + "}}\nspec:\n"
+         ", namespace: default, annotations: {" + annotations +
+         "}}\nspec:\n"
          "  schedulingGroup: {podGroupName: train}\n"
          "  resourceClaims: [{name: gpus, resourceClaimTemplateName: pair}]\n"
          "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
@@ -326,8 +332,9 @@ TEST(DraWorkloadClaimTest, PodGroupClaimIsSharedByTheGangAndALateMember) {
   for (int i = 0; i < 4; ++i) members += WorkloadMember("worker-" + std::to_string(i));
   members += WorkloadMember("late", "simulation.phalanx.dev/arrival-seconds: \"30\"");
   Scenario sc = LoadText("pgclaim", kNvlinkNode +
-                                        WorkloadGang(4, "device.attributes['gpu.example.com']"
-                                                        ".model == 'A100'") +
+                                        WorkloadGang(4,
+                                                     "device.attributes['gpu.example.com']"
+                                                     ".model == 'A100'") +
                                         members);
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
@@ -353,10 +360,10 @@ TEST(DraWorkloadClaimTest, PodGroupClaimIsSharedByTheGangAndALateMember) {
 TEST(DraWorkloadClaimTest, UnsatisfiablePodGroupClaimKeepsTheGangPendingWithTheClaimNamed) {
   std::string members;
   for (int i = 0; i < 4; ++i) members += WorkloadMember("worker-" + std::to_string(i));
-  Scenario sc = LoadText("pgclaim-none",
-                         kNvlinkNode +
-                             WorkloadGang(4, "device.attributes['gpu.example.com'].model == 'B200'") +
-                             members);
+  Scenario sc = LoadText(
+      "pgclaim-none", kNvlinkNode +
+                          WorkloadGang(4, "device.attributes['gpu.example.com'].model == 'B200'") +
+                          members);
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
   ASSERT_EQ(r.dra_claims.size(), 1u) << FormatSummary(r);

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "framework/cycle_state.h"
 #include "framework/runtime.h"
@@ -43,7 +42,8 @@ std::string Join(const std::vector<std::string>& v, const char* sep = ", ") {
 
 // Score plugins' weighted scores of the feasible nodes into their verdicts.
 void ScoreFeasible(framework::Framework& fwk, framework::CycleState& state,
-                   const framework::PodInfo& pi, const std::vector<const framework::NodeInfo*>& feasible,
+                   const framework::PodInfo& pi,
+                   const std::vector<const framework::NodeInfo*>& feasible,
                    std::vector<NodeVerdict>* verdicts) {
   if (feasible.empty() || !fwk.RunPreScorePlugins(state, pi, feasible).IsSuccess()) return;
   if (!fwk.HasScorePlugins()) return;
@@ -170,7 +170,8 @@ class Diagnoser {
       if (!out_->is_gang) {
         // PlanReservation speaks of gangs; a single pod is a gang of one there.
         std::string& w = out_->forecast->why_not;
-        for (size_t at; (at = w.find("the gang")) != std::string::npos;) w.replace(at, 8, "the pod");
+        for (size_t at; (at = w.find("the gang")) != std::string::npos;)
+          w.replace(at, 8, "the pod");
       }
     }
   }
@@ -213,12 +214,13 @@ class Diagnoser {
     if (!info) {
       const auto keys = s.gangs().GangKeys();
       std::vector<std::string> some(keys.begin(), keys.begin() + std::min<size_t>(keys.size(), 20));
-      status = absl::NotFoundError("no gang " + req_.gang + when + " (gangs: " +
-                                   (some.empty() ? "none" : Join(some)) +
+      status = absl::NotFoundError("no gang " + req_.gang + when +
+                                   " (gangs: " + (some.empty() ? "none" : Join(some)) +
                                    (keys.size() > some.size() ? ", ..." : "") + ")");
       return false;
     }
-    out_->min_member = info->spec ? info->spec->min_member : static_cast<int>(info->member_pods.size());
+    out_->min_member =
+        info->spec ? info->spec->min_member : static_cast<int>(info->member_pods.size());
     for (const auto& key : info->member_pods) {
       std::string ns, name;
       if (!SplitKey(key, &ns, &name)) continue;
@@ -333,23 +335,24 @@ api::Status SearchFixes(const Scenario& sc, const SimulationOptions& base,
 }  // namespace
 
 int MemberExplanation::feasible_nodes() const {
-  return static_cast<int>(std::count_if(nodes.begin(), nodes.end(),
-                                        [](const NodeVerdict& v) { return v.feasible; }));
+  return static_cast<int>(
+      std::count_if(nodes.begin(), nodes.end(), [](const NodeVerdict& v) { return v.feasible; }));
 }
 
 api::Status Explain(const Scenario& sc, const SimulationOptions& base, const ExplainRequest& req,
                     Explanation* out) {
   if (req.pod.empty() == req.gang.empty()) {
-    return absl::InvalidArgumentError("explain: give either a pod NAMESPACE/NAME or --gang NAMESPACE/NAME");
+    return absl::InvalidArgumentError(
+        "explain: give either a pod NAMESPACE/NAME or --gang NAMESPACE/NAME");
   }
   std::string ns, name;
   if (!SplitKey(req.pod.empty() ? req.gang : req.pod, &ns, &name)) {
     return absl::InvalidArgumentError("explain: \"" + (req.pod.empty() ? req.gang : req.pod) +
                                       "\": want NAMESPACE/NAME");
   }
-  if (!req.pod.empty() &&
-      std::none_of(sc.pods.begin(), sc.pods.end(), [&](const TimedPod& tp) {
-        return (tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_) == ns &&
+  if (!req.pod.empty() && std::none_of(sc.pods.begin(), sc.pods.end(), [&](const TimedPod& tp) {
+        return (tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_) ==
+                   ns &&
                tp.pod.metadata.name == name;
       })) {
     return absl::NotFoundError("pod " + req.pod + " is not in the scenario");
@@ -363,7 +366,9 @@ api::Status Explain(const Scenario& sc, const SimulationOptions& base, const Exp
   so.progress = nullptr;
   so.stop_at_s = req.at_s;
   so.hooks = {};
-  so.hooks.on_bound = [&](size_t i, const api::Pod&, const std::string&, double t) { ends.OnBound(i, t); };
+  so.hooks.on_bound = [&](size_t i, const api::Pod&, const std::string&, double t) {
+    ends.OnBound(i, t);
+  };
   so.hooks.on_step = [&](double t) { d.now_s = t; };
   so.hooks.on_end = [&](scheduler::Scheduler& s, store::Store& st) {
     if (req.at_s) d.now_s = std::max(d.now_s, *req.at_s);
@@ -397,10 +402,11 @@ void FormatRejections(const MemberExplanation& m, std::ostringstream& o) {
     if (!v.feasible) groups[{v.plugin, v.reason}].push_back(v.node);
   }
   for (const auto& [pr, nodes] : groups) {
-    std::vector<std::string> shown(nodes.begin(), nodes.begin() + std::min<size_t>(nodes.size(), 8));
+    std::vector<std::string> shown(nodes.begin(),
+                                   nodes.begin() + std::min<size_t>(nodes.size(), 8));
     o << "      rejected by " << (pr.first.empty() ? "?" : pr.first) << " on " << nodes.size()
-      << " node(s): " << pr.second << " (" << Join(shown) << (nodes.size() > shown.size() ? ", ..." : "")
-      << ")\n";
+      << " node(s): " << pr.second << " (" << Join(shown)
+      << (nodes.size() > shown.size() ? ", ..." : "") << ")\n";
   }
 }
 
@@ -418,7 +424,8 @@ void FormatMember(const MemberExplanation& m, bool show_last_attempt, std::ostri
   if (!m.node.empty()) o << ", would go to " << m.node;
   o << "\n";
   if (!m.prefilter_plugin.empty()) {
-    o << "      PreFilter " << m.prefilter_plugin << " rejected every node: " << m.prefilter_reason << "\n";
+    o << "      PreFilter " << m.prefilter_plugin << " rejected every node: " << m.prefilter_reason
+      << "\n";
   } else {
     FormatRejections(m, o);
   }
@@ -431,7 +438,8 @@ void FormatMember(const MemberExplanation& m, bool show_last_attempt, std::ostri
     }
     o << (v.scores.empty() ? "" : ")") << "\n";
   }
-  if (show_last_attempt && !m.last_attempt.empty()) o << "      last attempt: " << m.last_attempt << "\n";
+  if (show_last_attempt && !m.last_attempt.empty())
+    o << "      last attempt: " << m.last_attempt << "\n";
 }
 
 }  // namespace
@@ -452,14 +460,17 @@ std::string FormatExplanation(const Explanation& e) {
   }
   const bool shared = e.is_gang && attempts.size() == 1;
   for (const auto& m : e.members) FormatMember(m, !shared, o);
-  if (shared && !attempts.begin()->empty()) o << "  last attempt (every pending member): " << *attempts.begin() << "\n";
+  if (shared && !attempts.begin()->empty())
+    o << "  last attempt (every pending member): " << *attempts.begin() << "\n";
   if (e.satisfied()) {
-    o << "nothing blocks it: " << (e.is_gang ? "minMember members are bound" : "it is bound") << "\n";
+    o << "nothing blocks it: " << (e.is_gang ? "minMember members are bound" : "it is bound")
+      << "\n";
     return o.str();
   }
   const int short_by = e.min_member - e.active - e.fit;
   if (e.is_gang) {
-    o << "pending members that fit now (placed one after another): " << e.fit << " of " << e.pending;
+    o << "pending members that fit now (placed one after another): " << e.fit << " of "
+      << e.pending;
     if (short_by > 0) o << "; short by " << short_by << " member(s)";
     o << "\n";
   }
@@ -471,7 +482,8 @@ std::string FormatExplanation(const Explanation& e) {
       o << "forecast start: none (" << e.forecast->why_not << ")\n";
     }
   }
-  if (e.fixes.empty()) o << "smallest fix: none found" << (e.search_note.empty() ? "" : ": " + e.search_note) << "\n";
+  if (e.fixes.empty())
+    o << "smallest fix: none found" << (e.search_note.empty() ? "" : ": " + e.search_note) << "\n";
   for (size_t i = 0; i < e.fixes.size(); ++i) {
     const ExplainFix& f = e.fixes[i];
     o << (i == 0 ? "smallest fix: " : "also fixes it: ");
@@ -498,11 +510,19 @@ std::string ExplanationJson(const Explanation& e) {
     for (const auto& v : m.nodes) {
       json scores = json::object();
       for (const auto& [plugin, score] : v.scores) scores[plugin] = score;
-      nodes.push_back({{"node", v.node}, {"feasible", v.feasible}, {"plugin", v.plugin},
-                       {"reason", v.reason}, {"total", v.total}, {"scores", scores}});
+      nodes.push_back({{"node", v.node},
+                       {"feasible", v.feasible},
+                       {"plugin", v.plugin},
+                       {"reason", v.reason},
+                       {"total", v.total},
+                       {"scores", scores}});
     }
-    json jm = {{"pod", m.pod}, {"bound", m.bound}, {"node", m.node}, {"unserved", m.unserved},
-               {"last_attempt", m.last_attempt}, {"nodes", nodes}};
+    json jm = {{"pod", m.pod},
+               {"bound", m.bound},
+               {"node", m.node},
+               {"unserved", m.unserved},
+               {"last_attempt", m.last_attempt},
+               {"nodes", nodes}};
     jm["prefilter"] = m.prefilter_plugin.empty()
                           ? json(nullptr)
                           : json{{"plugin", m.prefilter_plugin}, {"reason", m.prefilter_reason}};
@@ -510,16 +530,30 @@ std::string ExplanationJson(const Explanation& e) {
   }
   json fixes = json::array();
   for (const auto& f : e.fixes) {
-    fixes.push_back({{"kind", f.kind}, {"count", f.count}, {"node_template", f.node_template},
-                     {"constraint", f.constraint}, {"what_if", f.what_if}, {"bound_s", f.bound_s},
+    fixes.push_back({{"kind", f.kind},
+                     {"count", f.count},
+                     {"node_template", f.node_template},
+                     {"constraint", f.constraint},
+                     {"what_if", f.what_if},
+                     {"bound_s", f.bound_s},
                      {"others_pending", f.others_pending}});
   }
-  json j = {{"target", e.target}, {"gang", e.is_gang}, {"at_s", e.at_s},
-            {"min_member", e.min_member}, {"active", e.active}, {"pending", e.pending},
-            {"fit", e.fit}, {"satisfied", e.satisfied()}, {"others_pending", e.others_pending},
-            {"members", members}, {"fixes", fixes}, {"search_note", e.search_note}};
-  j["forecast"] = e.forecast ? json{{"ok", e.forecast->ok}, {"start_s", e.forecast->start_s},
-                                    {"nodes", e.forecast->nodes}, {"why_not", e.forecast->why_not}}
+  json j = {{"target", e.target},
+            {"gang", e.is_gang},
+            {"at_s", e.at_s},
+            {"min_member", e.min_member},
+            {"active", e.active},
+            {"pending", e.pending},
+            {"fit", e.fit},
+            {"satisfied", e.satisfied()},
+            {"others_pending", e.others_pending},
+            {"members", members},
+            {"fixes", fixes},
+            {"search_note", e.search_note}};
+  j["forecast"] = e.forecast ? json{{"ok", e.forecast->ok},
+                                    {"start_s", e.forecast->start_s},
+                                    {"nodes", e.forecast->nodes},
+                                    {"why_not", e.forecast->why_not}}
                              : json(nullptr);
   return j.dump(2);
 }

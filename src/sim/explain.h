@@ -1,5 +1,5 @@
 // `phalanx explain`: why a pod or gang is pending in a simulation, when it would start,
-// and the smallest change that lets it bind (issue 23).
+// and the smallest change that lets it bind.
 //
 // The scenario runs through the real scheduler (RunSimulation) up to --at (or to its end);
 // then, on the scheduler's snapshot as it is at that moment, every pending member is
@@ -33,10 +33,10 @@
 namespace phalanx::sim {
 
 struct ExplainRequest {
-  std::string pod;              // "NAMESPACE/NAME", or
-  std::string gang;             // a gang key "NAMESPACE/NAME" (gang::Manager's)
-  std::optional<double> at_s;   // diagnose at this virtual second (unset: the run's end)
-  int max_add_nodes = 8;        // fix search: at most this many nodes added (0: no search)
+  std::string pod;             // "NAMESPACE/NAME", or
+  std::string gang;            // a gang key "NAMESPACE/NAME" (gang::Manager's)
+  std::optional<double> at_s;  // diagnose at this virtual second (unset: the run's end)
+  int max_add_nodes = 8;       // fix search: at most this many nodes added (0: no search)
   bool search_constraints = true;
 };
 
@@ -73,21 +73,21 @@ struct ExplainFix {
 };
 
 struct Explanation {
-  std::string target;   // "pod ns/name" or "gang ns/name"
+  std::string target;  // "pod ns/name" or "gang ns/name"
   bool is_gang = false;
-  double at_s = 0;      // virtual time of the diagnosis
-  int min_member = 1;   // gang: minMember (pod: 1)
-  int active = 0;       // members bound or assumed then
-  int pending = 0;      // members pending then
-  int fit = 0;          // pending members placed by the greedy pass
+  double at_s = 0;     // virtual time of the diagnosis
+  int min_member = 1;  // gang: minMember (pod: 1)
+  int active = 0;      // members bound or assumed then
+  int pending = 0;     // members pending then
+  int fit = 0;         // pending members placed by the greedy pass
   bool satisfied() const { return active >= min_member; }
   std::vector<MemberExplanation> members;  // bound members first, then pending in order
   // Pending targets only: ForecastStart over the nodes where some pending member is feasible
   // or rejected only for want of room (NodeResourcesFit, GpuShare, GangReservation).
   std::optional<StartForecast> forecast;
-  size_t others_pending = 0;  // other pods pending at the diagnosis time
-  std::vector<ExplainFix> fixes;           // smallest add-nodes fix first, then constraints
-  std::string search_note;                 // e.g. "no fix with up to 8 added nodes"
+  size_t others_pending = 0;      // other pods pending at the diagnosis time
+  std::vector<ExplainFix> fixes;  // smallest add-nodes fix first, then constraints
+  std::string search_note;        // e.g. "no fix with up to 8 added nodes"
 };
 
 // Runs the diagnosis and the fix search. `base` is the run's configuration (seed, config,

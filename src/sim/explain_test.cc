@@ -1,4 +1,4 @@
-// phalanx explain and the what-if edits (issue 23): a pod's per-node rejections and scores,
+// phalanx explain and the what-if edits: a pod's per-node rejections and scores,
 // the constraint whose removal lets it bind, the fewest nodes to add, and the edits alone.
 #include "sim/explain.h"
 
@@ -23,7 +23,8 @@ SimulationOptions Options() {
 
 Scenario LoadYaml(const std::string& name, const std::string& yaml) {
   Scenario sc;
-  const auto path = std::filesystem::path(::testing::TempDir()) / ("explain_test_" + name + ".yaml");
+  const auto path =
+      std::filesystem::path(::testing::TempDir()) / ("explain_test_" + name + ".yaml");
   {
     std::ofstream out(path);
     out << yaml;
@@ -98,12 +99,15 @@ TEST(ExplainTest, FewestNodesOfTheShapeThatHelps) {
   // Pods of 2 CPU arriving at t=0, 1, 2, 3 on one 2-CPU node: p3 is last in the queue, so
   // only 3 more nodes let it bind (one more is taken by p1, two by p1 and p2).
   std::string y =
-      "apiVersion: v1\nkind: Node\nmetadata: {name: small, labels: {kubernetes.io/hostname: small}}\n"
+      "apiVersion: v1\nkind: Node\nmetadata: {name: small, labels: {kubernetes.io/hostname: "
+      "small}}\n"
       "status: {capacity: {cpu: \"2\", memory: 8Gi, pods: \"10\"}}\n---\n";
   for (int i = 0; i < 4; ++i) {
     y += "apiVersion: v1\nkind: Pod\nmetadata: {name: p" + std::to_string(i) +
          ", namespace: d, annotations: {simulation.phalanx.dev/arrival-seconds: \"" +
-         std::to_string(i) + "\"}}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"2\"}}}]\n---\n";
+         std::to_string(i) +
+         "\"}}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: "
+         "\"2\"}}}]\n---\n";
   }
   const Scenario sc = LoadYaml("fewest", y);
   ExplainRequest req;
@@ -161,7 +165,7 @@ TEST(WhatIfTest, AddNodesParsesAndCopies) {
             "--add-nodes: no node named \"n-z\" in the scenario (nodes: n-a, n-b, n-a-whatif-1, "
             "n-a-whatif-2, n-a-whatif-3)");
   EXPECT_FALSE(DropConstraint("spec.nodeSelector", {"shop/big"}, &sc));  // it has none
-  EXPECT_FALSE(DropConstraint("node taints", {"shop/web"}, &sc));       // no node is tainted
+  EXPECT_FALSE(DropConstraint("node taints", {"shop/web"}, &sc));        // no node is tainted
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The field audit (issue 18): every field of core/v1 Pod and Node and of the storage objects
+// The field audit: every field of core/v1 Pod and Node and of the storage objects
 // that current kube-scheduler (master, 1.35/1.36: pkg/scheduler and its plugins,
 // k8s.io/component-helpers resource and storage helpers, pkg/api/v1/resource,
 // pkg/controller/volume/persistentvolume's binder) reads, as data, each with what Phalanx
@@ -13,6 +13,8 @@
 //                 users often expect otherwise); a pod with it is scheduled normally.
 // docs/compatibility.md's "Field audit" section must list every row as this table says
 // (FieldAuditTest.DocsListEveryRow prints the expected lines when it does not).
+#include "api/field_audit.h"
+
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -27,7 +29,6 @@
 #include <vector>
 
 #include "api/decode.h"
-#include "api/field_audit.h"
 #include "config/config.h"
 #include "plugins/registry.h"
 #include "sim/scenario.h"
@@ -41,9 +42,12 @@ enum class Audit { kHonoured, kUnsupported, kNotRead };
 
 const char* AuditWord(Audit a) {
   switch (a) {
-    case Audit::kHonoured: return "honoured";
-    case Audit::kUnsupported: return "unschedulable, reason names the field";
-    case Audit::kNotRead: return "not read by kube-scheduler";
+    case Audit::kHonoured:
+      return "honoured";
+    case Audit::kUnsupported:
+      return "unschedulable, reason names the field";
+    case Audit::kNotRead:
+      return "not read by kube-scheduler";
   }
   return "";
 }
@@ -67,8 +71,8 @@ const std::string kBasePod =
 // A pod whose spec is `spec` (flow YAML, without braces) and optional status / labels.
 std::string PodWith(const std::string& spec, const std::string& status = "",
                     const std::string& meta = "") {
-  std::string out = std::string(kPodHead) + (meta.empty() ? "" : ", " + meta) + "}\nspec: {" +
-                    spec + "}\n";
+  std::string out =
+      std::string(kPodHead) + (meta.empty() ? "" : ", " + meta) + "}\nspec: {" + spec + "}\n";
   if (!status.empty()) out += "status: {" + status + "}\n";
   return out;
 }
@@ -195,9 +199,9 @@ std::vector<Row<api::Pod>> PodRows() {
                              "Execution: {nodeSelectorTerms: [{matchExpressions: [{key: z, "
                              "operator: Exists}]}]}}}")),
        [](P p) {
-         return std::to_string(p.spec.affinity && p.spec.affinity->node_affinity &&
-                               p.spec.affinity->node_affinity
-                                   ->required_during_scheduling_ignored_during_execution);
+         return std::to_string(
+             p.spec.affinity && p.spec.affinity->node_affinity &&
+             p.spec.affinity->node_affinity->required_during_scheduling_ignored_during_execution);
        }},
       {"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
        Audit::kHonoured, "NodeAffinity (score)",
@@ -211,36 +215,42 @@ std::vector<Row<api::Pod>> PodRows() {
                        ->preferred_during_scheduling_ignored_during_execution.size()
                  : 0);
        }},
-      {"spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-       Audit::kHonoured, "InterPodAffinity",
+      {"spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution", Audit::kHonoured,
+       "InterPodAffinity",
        PodWith(WithContainer("affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuring"
-                             "Execution: [" + kTerm + "]}}")),
+                             "Execution: [" +
+                             kTerm + "]}}")),
        [](P p) { return std::to_string(PodAff(p, false).required.size()); }},
       {"spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution",
        Audit::kHonoured, "InterPodAffinity (score)",
        PodWith(WithContainer("affinity: {podAffinity: {preferredDuringSchedulingIgnoredDuring"
-                             "Execution: [{weight: 5, podAffinityTerm: " + kTerm + "}]}}")),
+                             "Execution: [{weight: 5, podAffinityTerm: " +
+                             kTerm + "}]}}")),
        [](P p) { return std::to_string(PodAff(p, false).preferred.size()); }},
       {"spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
        Audit::kHonoured, "InterPodAffinity",
        PodWith(WithContainer("affinity: {podAntiAffinity: {requiredDuringSchedulingIgnored"
-                             "DuringExecution: [" + kTerm + "]}}")),
+                             "DuringExecution: [" +
+                             kTerm + "]}}")),
        [](P p) { return std::to_string(PodAff(p, true).required.size()); }},
       {"spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
        Audit::kHonoured, "InterPodAffinity (score)",
        PodWith(WithContainer("affinity: {podAntiAffinity: {preferredDuringSchedulingIgnored"
-                             "DuringExecution: [{weight: 5, podAffinityTerm: " + kTerm + "}]}}")),
+                             "DuringExecution: [{weight: 5, podAffinityTerm: " +
+                             kTerm + "}]}}")),
        [](P p) { return std::to_string(PodAff(p, true).preferred.size()); }},
   };
   // The fields of a pod affinity term, each against a term that lacks it.
   auto term = [](const std::string& extra) {
-    return PodWith(WithContainer(
-        "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
-        "[{topologyKey: zone" + extra + "}]}}"));
+    return PodWith(
+        WithContainer("affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                      "[{topologyKey: zone" +
+                      extra + "}]}}"));
   };
   auto term_rows = std::vector<Row<api::Pod>>{
       {"podAffinityTerm.labelSelector", Audit::kHonoured, "InterPodAffinity",
-       term(", labelSelector: {matchLabels: {a: b}}"), [](P p) { return Sel(Term0(p).label_selector); }},
+       term(", labelSelector: {matchLabels: {a: b}}"),
+       [](P p) { return Sel(Term0(p).label_selector); }},
       {"podAffinityTerm.namespaces", Audit::kHonoured, "InterPodAffinity",
        term(", namespaces: [ns1]"), [](P p) { return Join(Term0(p).namespaces); }},
       {"podAffinityTerm.namespaceSelector", Audit::kHonoured, "InterPodAffinity",
@@ -262,10 +272,9 @@ std::vector<Row<api::Pod>> PodRows() {
       {"spec.tolerations", Audit::kHonoured, "TaintToleration",
        PodWith(WithContainer("tolerations: [{key: k, operator: Exists, effect: NoSchedule}]")),
        [](P p) {
-         return p.spec.tolerations.empty()
-                    ? std::string()
-                    : p.spec.tolerations[0].key + p.spec.tolerations[0].op +
-                          p.spec.tolerations[0].effect;
+         return p.spec.tolerations.empty() ? std::string()
+                                           : p.spec.tolerations[0].key + p.spec.tolerations[0].op +
+                                                 p.spec.tolerations[0].effect;
        }},
       {"spec.topologySpreadConstraints", Audit::kHonoured, "PodTopologySpread", tsc(""),
        [](P p) { return std::to_string(p.spec.topology_spread_constraints.size()); }},
@@ -282,7 +291,8 @@ std::vector<Row<api::Pod>> PodRows() {
        [](P p) { return Join(Tsc0(p).match_label_keys); }},
       {"spec.overhead", Audit::kHonoured, "NodeResourcesFit (pod requests)",
        PodWith(WithContainer("overhead: {cpu: 250m}")), [](P p) { return List(p.spec.overhead); }},
-      {"spec.containers[].resources.requests", Audit::kHonoured, "NodeResourcesFit, "
+      {"spec.containers[].resources.requests", Audit::kHonoured,
+       "NodeResourcesFit, "
        "NodeResourcesBalancedAllocation",
        PodWith("containers: [{name: c, resources: {requests: {cpu: \"2\"}}}]"),
        [](P p) { return List(C0(p).resources.requests); }},
@@ -406,9 +416,10 @@ std::vector<Row<api::Pod>> PodRows() {
   // awsElasticBlockStore, iscsi, rbd) and NodeVolumeLimits (inline volumes migrated to CSI:
   // aws-ebs, gce-pd, azure-disk, cinder), api/volume_source.h.
   auto source_type = [](P p) {
-    return p.spec.volumes.empty() ? std::string("none")
-                                  : std::to_string(static_cast<int>(p.spec.volumes[0].source.type)) +
-                                        "/" + p.spec.volumes[0].source.id;
+    return p.spec.volumes.empty()
+               ? std::string("none")
+               : std::to_string(static_cast<int>(p.spec.volumes[0].source.type)) + "/" +
+                     p.spec.volumes[0].source.id;
   };
   const std::vector<std::pair<const char*, const char*>> devices = {
       {"awsElasticBlockStore", "{volumeID: vol-1}"},
@@ -429,12 +440,12 @@ std::vector<Row<api::Pod>> PodRows() {
   }
   // Volume sources upstream reads and Phalanx does not (field_audit.h).
   for (std::string_view src : api::UnsupportedVolumeSources()) {
-    rows.push_back({nullptr, Audit::kUnsupported,
-                    "NodeVolumeLimits upstream (inline Portworx migrated to CSI under "
-                    "CSIMigrationPortworx); not ported",
-                    PodWith(WithContainer("volumes: [{name: v, " + std::string(src) +
-                                          ": {volumeID: x}}]")),
-                    nullptr});
+    rows.push_back(
+        {nullptr, Audit::kUnsupported,
+         "NodeVolumeLimits upstream (inline Portworx migrated to CSI under "
+         "CSIMigrationPortworx); not ported",
+         PodWith(WithContainer("volumes: [{name: v, " + std::string(src) + ": {volumeID: x}}]")),
+         nullptr});
     rows.back().field = src.data();  // static storage
   }
   // Not read by kube-scheduler for placement: the pod is scheduled as without them.
@@ -481,12 +492,12 @@ TEST(FieldAuditTest, HonouredPodFieldsChangeTheDecodedPod) {
     // Pod-affinity-term rows compare against a term without the field.
     std::string base_text = r.probe(base);
     if (std::string(r.field).rfind("podAffinityTerm.", 0) == 0) {
-      base_text = r.probe(DecodePod(PodWith(WithContainer(
-          "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
-          "[{topologyKey: zone}]}}"))));
+      base_text = r.probe(DecodePod(PodWith(
+          WithContainer("affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                        "[{topologyKey: zone}]}}"))));
     } else if (std::string(r.field).rfind("topologySpreadConstraints.", 0) == 0) {
-      base_text = r.probe(
-          DecodePod(PodWith(WithContainer("topologySpreadConstraints: [" + kTsc + "}]"))));
+      base_text =
+          r.probe(DecodePod(PodWith(WithContainer("topologySpreadConstraints: [" + kTsc + "}]"))));
     }
     EXPECT_NE(r.probe(with), base_text) << PodField(r) << " is dropped by the decoder\n"
                                         << r.manifest;
@@ -554,8 +565,8 @@ TEST(FieldAuditTest, UnsupportedPodFieldsMakeThePodUnschedulableNamingTheField) 
       EXPECT_EQ(o.node, "node-1") << "the pod without any audited field: " << o.reason;
       continue;
     }
-    const auto it = std::find_if(expect.begin(), expect.end(),
-                                 [&](const auto& e) { return e.first == o.pod; });
+    const auto it =
+        std::find_if(expect.begin(), expect.end(), [&](const auto& e) { return e.first == o.pod; });
     ASSERT_NE(it, expect.end()) << o.pod;
     const std::string field = PodField(it->second);
     if (it->second.audit == Audit::kNotRead) {
@@ -563,7 +574,8 @@ TEST(FieldAuditTest, UnsupportedPodFieldsMakeThePodUnschedulableNamingTheField) 
       continue;
     }
     EXPECT_EQ(o.node, "") << field << " was placed as if absent";
-    const std::string want = "spec.volumes[0]." + field.substr(std::string("spec.volumes[].").size()) +
+    const std::string want = "spec.volumes[0]." +
+                             field.substr(std::string("spec.volumes[].").size()) +
                              ": not supported by this scheduler";
     EXPECT_NE(o.reason.find(want), std::string::npos) << field << ": " << o.reason;
   }
@@ -587,7 +599,8 @@ spec:
   ASSERT_EQ(res.outcomes.size(), 2u);
   for (const auto& o : res.outcomes) {
     EXPECT_EQ(o.node, "") << o.pod;
-    EXPECT_NE(o.reason.find("spec.template.spec.volumes[0].portworxVolume: not supported by this scheduler"),
+    EXPECT_NE(o.reason.find(
+                  "spec.template.spec.volumes[0].portworxVolume: not supported by this scheduler"),
               std::string::npos)
         << o.reason;
   }
@@ -605,12 +618,14 @@ std::vector<Row<api::Node>> NodeRows() {
        "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {zone: a}}\n",
        [](N n) { return std::to_string(n.metadata.labels.size()); }},
       {"spec.unschedulable", Audit::kHonoured, "NodeUnschedulable",
-       node("spec: {unschedulable: true}\n"), [](N n) { return std::to_string(n.spec.unschedulable); }},
+       node("spec: {unschedulable: true}\n"),
+       [](N n) { return std::to_string(n.spec.unschedulable); }},
       {"spec.taints", Audit::kHonoured, "TaintToleration",
        node("spec: {taints: [{key: k, effect: NoSchedule}]}\n"),
        [](N n) { return std::to_string(n.spec.taints.size()); }},
       {"status.allocatable", Audit::kHonoured, "NodeResourcesFit",
-       node("status: {allocatable: {cpu: \"2\"}}\n"), [](N n) { return List(n.status.allocatable); }},
+       node("status: {allocatable: {cpu: \"2\"}}\n"),
+       [](N n) { return List(n.status.allocatable); }},
       {"status.capacity", Audit::kHonoured, "NodeResourcesFit when allocatable is absent",
        node("status: {capacity: {cpu: \"8\"}}\n"), [](N n) { return List(n.status.allocatable); }},
       {"status.images", Audit::kHonoured, "ImageLocality",
@@ -656,7 +671,8 @@ std::string Pvc(const std::string& spec, const std::string& meta = "") {
 }
 std::string Sc(const std::string& rest) {
   return "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: sc}\n"
-         "provisioner: p\n" + rest;
+         "provisioner: p\n" +
+         rest;
 }
 
 std::vector<StorageRow> StorageRows() {
@@ -682,15 +698,14 @@ std::vector<StorageRow> StorageRows() {
        [pv](U o) { return pv(o).claim_ref ? pv(o).claim_ref->Key() : "nil"; }},
       {"PersistentVolume", "status.phase", Audit::kHonoured, "VolumeBinding", Pv(""),
        Pv("") + "status: {phase: Bound}\n", [pv](U o) { return pv(o).phase; }},
-      {"PersistentVolume", "metadata.deletionTimestamp", Audit::kHonoured, "VolumeBinding",
-       Pv(""), Pv("", ", deletionTimestamp: \"2024-01-01T00:00:00Z\""),
+      {"PersistentVolume", "metadata.deletionTimestamp", Audit::kHonoured, "VolumeBinding", Pv(""),
+       Pv("", ", deletionTimestamp: \"2024-01-01T00:00:00Z\""),
        [pv](U o) { return std::to_string(pv(o).deleting); }},
       {"PersistentVolume", "metadata.labels (topology.kubernetes.io/zone, region)",
-       Audit::kHonoured, "VolumeZone", Pv(""),
-       Pv("", ", labels: {topology.kubernetes.io/zone: a}"),
+       Audit::kHonoured, "VolumeZone", Pv(""), Pv("", ", labels: {topology.kubernetes.io/zone: a}"),
        [pv](U o) { return std::to_string(pv(o).labels.size()); }},
-      {"PersistentVolume", "spec.csi.driver", Audit::kHonoured, "NodeVolumeLimits",
-       Pv(""), Pv(", csi: {driver: d, volumeHandle: h}"), [pv](U o) { return pv(o).csi_driver; }},
+      {"PersistentVolume", "spec.csi.driver", Audit::kHonoured, "NodeVolumeLimits", Pv(""),
+       Pv(", csi: {driver: d, volumeHandle: h}"), [pv](U o) { return pv(o).csi_driver; }},
       {"PersistentVolume", "spec.csi.volumeHandle", Audit::kHonoured,
        "NodeVolumeLimits (unique volumes)", Pv(", csi: {driver: d, volumeHandle: h}"),
        Pv(", csi: {driver: d, volumeHandle: h2}"), [pv](U o) { return pv(o).source.id; }},
@@ -712,8 +727,7 @@ std::vector<StorageRow> StorageRows() {
       {"PersistentVolumeClaim", "spec.volumeMode", Audit::kHonoured, "VolumeBinding", Pvc(""),
        Pvc(", volumeMode: Block"), [pvc](U o) { return pvc(o).volume_mode; }},
       {"PersistentVolumeClaim", "spec.resources.requests.storage", Audit::kHonoured,
-       "VolumeBinding", Pvc(""),
-       Pvc("").replace(Pvc("").find("storage: 1Gi"), 12, "storage: 5Gi"),
+       "VolumeBinding", Pvc(""), Pvc("").replace(Pvc("").find("storage: 1Gi"), 12, "storage: 5Gi"),
        [pvc](U o) { return std::to_string(pvc(o).request); }},
       {"PersistentVolumeClaim", "spec.volumeAttributesClassName", Audit::kHonoured,
        "VolumeBinding (static PV matching)", Pvc(""), Pvc(", volumeAttributesClassName: gold"),
@@ -734,7 +748,9 @@ std::vector<StorageRow> StorageRows() {
        [](U o) { return volume::DecodeStorageClass(*o).volume_binding_mode; }},
       {"StorageClass", "allowedTopologies", Audit::kHonoured, "VolumeBinding", Sc(""),
        Sc("allowedTopologies: [{matchLabelExpressions: [{key: zone, values: [a]}]}]\n"),
-       [](U o) { return std::to_string(volume::DecodeStorageClass(*o).allowed_topologies.size()); }},
+       [](U o) {
+         return std::to_string(volume::DecodeStorageClass(*o).allowed_topologies.size());
+       }},
       {"StorageClass", "provisioner", Audit::kHonoured, "VolumeBinding",
        Sc("").replace(Sc("").find("provisioner: p"), 14, "provisioner: q"), Sc(""),
        [](U o) { return volume::DecodeStorageClass(*o).provisioner; }},
@@ -745,7 +761,8 @@ std::vector<StorageRow> StorageRows() {
        "spec: {drivers: [{name: d, nodeID: n1, allocatable: {count: 3}}]}\n",
        [](U o) {
          const auto n = volume::DecodeCSINode(*o);
-         return n.drivers.empty() ? "" : std::to_string(n.drivers[0].allocatable_count.value_or(-1));
+         return n.drivers.empty() ? ""
+                                  : std::to_string(n.drivers[0].allocatable_count.value_or(-1));
        }},
       {"CSIDriver", "spec.storageCapacity", Audit::kHonoured, "VolumeBinding (provisioning)",
        "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\nspec: {}\n",
@@ -810,9 +827,11 @@ volumeBindingMode: WaitForFirstConsumer
            {"pv-plain", "a", "  capacity: {storage: 1Gi}\n"},
            {"pv-gold", "b", "  capacity: {storage: 2Gi}\n  volumeAttributesClassName: gold\n"}}) {
     m += "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: " + name + "}\nspec:\n" +
-         extra + "  accessModes: [ReadWriteOnce]\n  storageClassName: local\n"
+         extra +
+         "  accessModes: [ReadWriteOnce]\n  storageClassName: local\n"
          "  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: zone, "
-         "operator: In, values: [" + node + "]}]}]}}\n";
+         "operator: In, values: [" +
+         node + "]}]}]}}\n";
   }
   m += R"(---
 apiVersion: v1
@@ -832,8 +851,10 @@ spec:
   EXPECT_EQ(res.outcomes[0].node, "node-2") << res.outcomes[0].reason;
 
   // Only the gold PV and a claim without a class: nothing to bind.
-  std::string plain = m.substr(0, m.find("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-plain"));
-  plain += m.substr(m.find("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-gold"));
+  std::string plain =
+      m.substr(0, m.find("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-plain"));
+  plain +=
+      m.substr(m.find("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-gold"));
   const size_t at = plain.find(", volumeAttributesClassName: gold,");
   ASSERT_NE(at, std::string::npos);
   plain.erase(at, std::string(", volumeAttributesClassName: gold").size());
@@ -853,8 +874,8 @@ std::vector<std::string> ExpectedDocLines() {
     out.push_back("| Pod | `" + PodField(r) + "` | " + AuditWord(r.audit) + " | " + r.by + " |");
   }
   for (const auto& r : NodeRows()) {
-    out.push_back("| Node | `" + std::string(r.field) + "` | " + AuditWord(r.audit) + " | " +
-                  r.by + " |");
+    out.push_back("| Node | `" + std::string(r.field) + "` | " + AuditWord(r.audit) + " | " + r.by +
+                  " |");
   }
   for (const auto& r : StorageRows()) {
     out.push_back("| " + std::string(r.kind) + " | `" + r.field + "` | " + AuditWord(r.audit) +

@@ -43,7 +43,8 @@ StartForecast ForecastStart(const std::vector<const framework::NodeInfo*>& nodes
 
 namespace {
 std::string KeyOf(const api::Pod& p) {
-  return (p.metadata.namespace_.empty() ? "default" : p.metadata.namespace_) + "/" + p.metadata.name;
+  return (p.metadata.namespace_.empty() ? "default" : p.metadata.namespace_) + "/" +
+         p.metadata.name;
 }
 }  // namespace
 

@@ -1,4 +1,4 @@
-// When will a pending pod or gang start? (issue 23: `phalanx explain`'s forecast, and its
+// When will a pending pod or gang start? (`phalanx explain`'s forecast, and its
 // accuracy on a trace.) The forecast is EASY backfill's shadow time (gang/reservation.h
 // PlanReservation, the same computation the GangReservation plugin's reservations use):
 // the earliest time at which the members' requests fit on the capacity that is free now

@@ -1,4 +1,4 @@
-// A 100,000-pod gang in the simulator (issue 8): the gang cannot fit, so nothing is held,
+// A 100,000-pod gang in the simulator: the gang cannot fit, so nothing is held,
 // every member gets the one gang-level reason, the run ends (no retry loop) and memory stays
 // bounded (peak resident size well below what 100k copies of the cluster state would take).
 #include <gtest/gtest.h>

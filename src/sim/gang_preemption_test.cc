@@ -1,4 +1,4 @@
-// A gang as preemptor in the PodGroup cycle (issue 20, src/scheduler/podgroup_preemption.h),
+// A gang as preemptor in the PodGroup cycle (src/scheduler/podgroup_preemption.h),
 // in `phalanx simulate`: the whole gang or no eviction at all; running victim gangs whole or
 // not at all; never equal-priority victims; preemptionPolicy Never respected.
 #include <gtest/gtest.h>
@@ -105,7 +105,7 @@ Counts CountPrefix(const SimulationResult& r, const std::string& prefix) {
   return c;
 }
 
-// Must-show (issue 20): 6 nodes x 8 GPUs, full: a low-priority gang of 2 x 8 GPUs on two
+// Must-show: 6 nodes x 8 GPUs, full: a low-priority gang of 2 x 8 GPUs on two
 // nodes and 32 one-GPU low-priority pods on the other four. A high-priority gang of 4 x 8
 // GPUs arrives. It binds whole after evicting the fewest pods: the low gang (2 pods, whole)
 // and two nodes of single pods (16), 18 rather than the 32 single pods of four nodes; the
@@ -134,7 +134,8 @@ TEST(GangPreemptionSimTest, HighPriorityGangPreemptsFewestAndVictimGangsWhole) {
     EXPECT_EQ(single.bound, 16);
     EXPECT_EQ(r.preemption_victims, 18);
     EXPECT_EQ(r.pdb_violations, 0);
-    EXPECT_NE(FormatSummary(r).find("preemptions: 1  preemption victims: 18  PodDisruptionBudget violations: 0\n"),
+    EXPECT_NE(FormatSummary(r).find(
+                  "preemptions: 1  preemption victims: 18  PodDisruptionBudget violations: 0\n"),
               std::string::npos)
         << FormatSummary(r);
   }

@@ -52,8 +52,8 @@ std::string FormatGangSummary(const GangSummary& s) {
     << "  never started: " << s.never_started << "  PodGroup attempts: " << s.attempts_total
     << "\n";
   if (s.started > 0) {
-    o << "  quorum -> running (s): mean " << s.wait_mean_s << "  p50 " << s.wait_p50_s
-      << "  max " << s.wait_max_s << "\n";
+    o << "  quorum -> running (s): mean " << s.wait_mean_s << "  p50 " << s.wait_p50_s << "  max "
+      << s.wait_max_s << "\n";
   }
   return o.str();
 }

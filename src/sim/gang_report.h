@@ -15,9 +15,9 @@ namespace phalanx::sim {
 struct GangOutcome {
   std::string key;
   int min_member = 0;
-  int pods = 0;                  // members that existed at the end
-  int bound = 0;                 // members bound at the end
-  bool started = false;          // reached minMember bound at some point
+  int pods = 0;                     // members that existed at the end
+  int bound = 0;                    // members bound at the end
+  bool started = false;             // reached minMember bound at some point
   double quorum_to_running_s = -1;  // -1 when it never started
   int attempts = 0;
   std::string last_reason;

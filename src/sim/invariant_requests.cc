@@ -119,8 +119,7 @@ std::string FirstExceeded(const OracleAmounts& used, const OracleAmounts& alloc)
     auto it = m.find(name);
     return it == m.end() ? int64_t{0} : it->second;
   };
-  static const std::array<std::string, 4> kFirst = {"cpu", "memory", "ephemeral-storage",
-                                                    "pods"};
+  static const std::array<std::string, 4> kFirst = {"cpu", "memory", "ephemeral-storage", "pods"};
   for (const std::string& name : kFirst) {
     const int64_t u = get(used, name);
     if (u > get(alloc, name) && u > 0) return name;

@@ -5,29 +5,30 @@
 namespace phalanx::sim {
 
 namespace {
-bool Terminal(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
+bool Terminal(const api::Pod& p) {
+  return p.status.phase == "Succeeded" || p.status.phase == "Failed";
+}
 }  // namespace
 
 void InvariantChecker::Attach(cluster::InformerFactory& inf) {
-  inf.AddNodeHandlers(
-      {[this](const api::NodePtr& n) {
-         absl::MutexLock l(&mu_);
-         OracleAmounts r = OracleAllocatable(*n);
-         AddAmounts(&capacity_, r, 1);
-         node_alloc_[n->metadata.name] = std::move(r);
-       },
-       [this](const api::NodePtr& o, const api::NodePtr& n) {
-         absl::MutexLock l(&mu_);
-         AddAmounts(&capacity_, node_alloc_[o->metadata.name], -1);
-         OracleAmounts r = OracleAllocatable(*n);
-         AddAmounts(&capacity_, r, 1);
-         node_alloc_[n->metadata.name] = std::move(r);
-       },
-       [this](const api::NodePtr& n) {
-         absl::MutexLock l(&mu_);
-         AddAmounts(&capacity_, node_alloc_[n->metadata.name], -1);
-         node_alloc_.erase(n->metadata.name);
-       }});
+  inf.AddNodeHandlers({[this](const api::NodePtr& n) {
+                         absl::MutexLock l(&mu_);
+                         OracleAmounts r = OracleAllocatable(*n);
+                         AddAmounts(&capacity_, r, 1);
+                         node_alloc_[n->metadata.name] = std::move(r);
+                       },
+                       [this](const api::NodePtr& o, const api::NodePtr& n) {
+                         absl::MutexLock l(&mu_);
+                         AddAmounts(&capacity_, node_alloc_[o->metadata.name], -1);
+                         OracleAmounts r = OracleAllocatable(*n);
+                         AddAmounts(&capacity_, r, 1);
+                         node_alloc_[n->metadata.name] = std::move(r);
+                       },
+                       [this](const api::NodePtr& n) {
+                         absl::MutexLock l(&mu_);
+                         AddAmounts(&capacity_, node_alloc_[n->metadata.name], -1);
+                         node_alloc_.erase(n->metadata.name);
+                       }});
   inf.AddPodHandlers({[this](const api::PodPtr& p) {
                         if (!p->spec.node_name.empty() && !Terminal(*p)) OnBound(*p);
                       },
@@ -93,7 +94,8 @@ void InvariantChecker::CheckPendingReasons(const std::vector<api::PodPtr>& pods)
     for (const auto& c : p->status.conditions) {
       if (c.type == "PodScheduled" && c.status == "False" && !c.message.empty()) has_reason = true;
     }
-    if (!has_reason) Violation("pending pod " + p->Key() + " has no reason (PodScheduled condition)");
+    if (!has_reason)
+      Violation("pending pod " + p->Key() + " has no reason (PodScheduled condition)");
   }
 }
 

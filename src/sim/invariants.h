@@ -7,17 +7,16 @@
 //    with a message), checked by CheckPendingReasons at quiescent points.
 #pragma once
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "api/resource.h"
-#include "sim/invariant_requests.h"
 #include "cluster/informer.h"
+#include "sim/invariant_requests.h"
 
 namespace phalanx::sim {
 

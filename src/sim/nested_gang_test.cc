@@ -1,4 +1,4 @@
-// Nested gang quorums (issue 21) end to end through the simulator: KAI PodGroup subGroups
+// Nested gang quorums end to end through the simulator: KAI PodGroup subGroups
 // and Volcano minTaskMember commit only when every subgroup's own minimum fits, and a
 // property test over random clusters recomputes, from the pods' labels and the PodGroup
 // specs alone (not the gang model), that no subgroup is ever bound below its minimum and no
@@ -134,7 +134,7 @@ const std::vector<std::string> kPrefill = {"ml/prefill-0", "ml/prefill-1", "ml/p
                                            "ml/prefill-3"};
 const std::vector<std::string> kDecode = {"ml/decode-0", "ml/decode-1"};
 
-// Issue 21: four prefill pods reach the summed minMember (4) on their own; decode needs a
+// Four prefill pods reach the summed minMember (4) on their own; decode needs a
 // GPU no node has. Nothing may be bound, and the reason names decode.
 TEST(NestedGangSimTest, KaiDecodeShortBindsNothing) {
   SimulationResult r = Simulate("kai-short", KaiScenario(/*gpu_node_joins=*/false));

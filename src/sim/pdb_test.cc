@@ -1,5 +1,5 @@
 // PodDisruptionBudgets in `phalanx simulate`: the simulator's disruption controller
-// (sim/disruption.h) and preemption choosing victims with them (issue 20).
+// (sim/disruption.h) and preemption choosing victims with them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -89,7 +89,7 @@ std::string Labelled(std::string node_yaml, const std::string& name) {
   return node_yaml;
 }
 
-// Must-show scenario (issue 20): two equally good victim sets on two nodes, one of them
+// Must-show scenario: two equally good victim sets on two nodes, one of them
 // protected by a PDB with maxUnavailable 0. The unprotected one is preempted, whatever the
 // seed (without PDBs the choice between them follows the seeded candidate offset).
 TEST(SimulationPDBTest, UnprotectedVictimIsChosen) {

@@ -24,8 +24,7 @@ status:
 )";
 
 SimulationResult Simulate(const std::string& name, const std::string& manifests) {
-  const std::filesystem::path path =
-      std::filesystem::path(::testing::TempDir()) / (name + ".yaml");
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / (name + ".yaml");
   std::ofstream(path) << kNode << manifests;
   Scenario sc;
   EXPECT_EQ(LoadManifestScenario(path.string(), &sc), absl::OkStatus());
@@ -38,7 +37,7 @@ SimulationResult Simulate(const std::string& name, const std::string& manifests)
   return r;
 }
 
-// Issue 18: a pod with only pod-level resources asking for 64 cpus on a single 4-cpu node
+// A pod with only pod-level resources asking for 64 cpus on a single 4-cpu node
 // used to be bound; it is unschedulable with upstream's reason.
 TEST(PodLevelResourcesSimTest, SixtyFourCpusDoNotFitFourCpuNode) {
   SimulationResult r = Simulate("pod-level-64", R"(---
@@ -131,8 +130,7 @@ TEST(InvariantOracleTest, RequestsByTheKubernetesRules) {
   EXPECT_EQ(OracleRequests(r)["cpu"], 6000);
   EXPECT_EQ(FirstExceeded({{"cpu", 4001}}, {{"cpu", 4000}}), "cpu");
   EXPECT_EQ(FirstExceeded({{"example.com/x", 1}}, {}), "example.com/x");
-  EXPECT_EQ(FirstExceeded({{"cpu", 4000}, {"pods", 1000}}, {{"cpu", 4000}, {"pods", 110000}}),
-            "");
+  EXPECT_EQ(FirstExceeded({{"cpu", 4000}, {"pods", 1000}}, {{"cpu", 4000}, {"pods", 110000}}), "");
 }
 
 }  // namespace

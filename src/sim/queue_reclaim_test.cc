@@ -1,4 +1,4 @@
-// Queue reclaim through the verified path of gang preemption (issue 20, "Reclaim"): a queue
+// Queue reclaim through the verified path of gang preemption ("Reclaim"): a queue
 // under its deserved share evicts pods of queues above theirs only when the whole reclaiming
 // gang fits on the cluster with those victims gone (src/scheduler/podgroup_preemption.h,
 // src/plugins/queues/queues.h), and never takes a victim queue below its guarantee.
@@ -47,8 +47,9 @@ std::string Nodes(const std::string& prefix, int n, const std::string& pool = ""
 
 // A Volcano queue; `extra` is appended to its spec (e.g. ", reclaimable: false").
 std::string Queue(const std::string& name, int guarantee_gpus, const std::string& extra = "") {
-  std::string s = "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: " +
-                  name + "}\nspec: {weight: 1";
+  std::string s =
+      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: " + name +
+      "}\nspec: {weight: 1";
   if (guarantee_gpus > 0) {
     s += ", guarantee: {resource: {nvidia.com/gpu: \"" + std::to_string(guarantee_gpus) + "\"}}";
   }
@@ -75,9 +76,10 @@ std::string Pod(const std::string& name, const std::string& queue, int gpus, dou
 // A KAI PodGroup of `pods` pods of `gpus` GPUs in `queue`.
 std::string Gang(const std::string& name, const std::string& queue, int pods, int gpus,
                  double arrival, const std::string& pool = "", int priority = 0) {
-  std::string s = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: " +
-                  name + ", namespace: default}\nspec: {minMember: " + std::to_string(pods) +
-                  ", queue: " + queue + "}\n---\n";
+  std::string s =
+      "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: " + name +
+      ", namespace: default}\nspec: {minMember: " + std::to_string(pods) + ", queue: " + queue +
+      "}\n---\n";
   for (int k = 0; k < pods; ++k) {
     s += Pod(name + "-" + std::to_string(k), queue, gpus, arrival, name, pool, priority);
   }
@@ -99,7 +101,7 @@ Counts CountPrefix(const SimulationResult& r, const std::string& prefix) {
   return c;
 }
 
-// Must-show (issue 20, "Reclaim: the old failure"): 4 nodes of 8 GPUs, a0 a1 labelled
+// Must-show ("Reclaim: the old failure"): 4 nodes of 8 GPUs, a0 a1 labelled
 // pool=a and b0 b1 pool=b. Queue `fixed` (guarantee 16 GPUs, not reclaimable) runs two
 // 8-GPU pods on pool a; queue `borrower` (no guarantee) runs two 8-GPU pods on pool b. Queue
 // `train` (guarantee 16 GPUs) then submits a gang of 2 x 8 GPUs that must run on pool a.
@@ -109,15 +111,15 @@ Counts CountPrefix(const SimulationResult& r, const std::string& prefix) {
 // that says reclaim would not make room for it.
 TEST(QueueReclaimSimTest, NoEvictionWhenReclaimWouldNotLetTheGangFit) {
   Scenario sc;
-  ASSERT_EQ(Load("unusable",
-                 Nodes("a", 2, "a") + Nodes("b", 2, "b") + Queue("train", 16) +
-                     Queue("fixed", 16, ", reclaimable: false") + Queue("borrower", 0) +
-                     Pod("fixed-0", "fixed", 8, 0, "", "a") +
-                     Pod("fixed-1", "fixed", 8, 0, "", "a") +
-                     Pod("borrow-0", "borrower", 8, 0, "", "b") +
-                     Pod("borrow-1", "borrower", 8, 0, "", "b") + Gang("train", "train", 2, 8, 10, "a"),
-                 &sc),
-            absl::OkStatus());
+  ASSERT_EQ(
+      Load("unusable",
+           Nodes("a", 2, "a") + Nodes("b", 2, "b") + Queue("train", 16) +
+               Queue("fixed", 16, ", reclaimable: false") + Queue("borrower", 0) +
+               Pod("fixed-0", "fixed", 8, 0, "", "a") + Pod("fixed-1", "fixed", 8, 0, "", "a") +
+               Pod("borrow-0", "borrower", 8, 0, "", "b") +
+               Pod("borrow-1", "borrower", 8, 0, "", "b") + Gang("train", "train", 2, 8, 10, "a"),
+           &sc),
+      absl::OkStatus());
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
@@ -219,7 +221,9 @@ TEST(QueueReclaimSimTest, SinglePodReclaimEvictsOneNodeAndBinds) {
     if (o.pod == "default/w") node = o.node;
   }
   for (const auto& o : r.outcomes) {
-    if (o.pod.starts_with("default/borrow-") && !o.preempted) EXPECT_NE(o.node, node) << o.pod;
+    if (o.pod.starts_with("default/borrow-") && !o.preempted) {
+      EXPECT_NE(o.node, node) << o.pod;
+    }
   }
 }
 
@@ -243,9 +247,10 @@ TEST(QueueReclaimSimTest, PriorityPreemptionNeverTakesAnotherQueueBelowItsGuaran
   EXPECT_EQ(CountPrefix(r, "high-").bound, 0);
   bool reason_given = false;
   for (const auto& [reason, n] : r.pending_reasons) {
-    reason_given = reason_given || reason.find("preemption: queue b would drop below its "
-                                               "guarantee (nvidia.com/gpu: 0 left, 8 "
-                                               "guaranteed)") != std::string::npos;
+    reason_given = reason_given || reason.find(
+                                       "preemption: queue b would drop below its "
+                                       "guarantee (nvidia.com/gpu: 0 left, 8 "
+                                       "guaranteed)") != std::string::npos;
   }
   EXPECT_TRUE(reason_given) << FormatSummary(r);
 }

@@ -1,7 +1,8 @@
-// Queues and quotas end to end in the simulator (docs/queues.md, issue 9 "Must show"):
+// Queues and quotas end to end in the simulator (docs/queues.md):
 // Koordinator's quota-10 / three-gangs-of-5 example, 1:3 weights converging, a guaranteed
-// queue reclaiming whole gangs for its gang (verified reclaim: src/sim/queue_reclaim_test.cc), a parent limit capping its children, bad
-// input (cycles, missing queue, negative quota) (the Philly replay split into queues: src/replay/replay_test.cc).
+// queue reclaiming whole gangs for its gang (verified reclaim: src/sim/queue_reclaim_test.cc), a
+// parent limit capping its children, bad input (cycles, missing queue, negative quota) (the Philly
+// replay split into queues: src/replay/replay_test.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,7 +61,8 @@ std::string KaiGang(const std::string& name, const std::string& queue, int pods,
       << "  annotations: {pod-group-name: " << name
       << ", simulation.phalanx.dev/arrival-seconds: \"" << arrival
       << "\", simulation.phalanx.dev/duration-seconds: \"" << duration << "\"}\n"
-      << "spec:\n  priority: " << priority << "\n  containers:\n  - {name: c, image: x, resources: {requests: "
+      << "spec:\n  priority: " << priority
+      << "\n  containers:\n  - {name: c, image: x, resources: {requests: "
       << "{cpu: \"1\", nvidia.com/gpu: \"" << gpus << "\"}}}\n---\n";
   }
   return o.str();
@@ -86,8 +88,9 @@ const PodOutcome* Outcome(const SimulationResult& r, const std::string& pod) {
 // clear reason and holds nothing; when the first finishes the third runs (no deadlock).
 TEST(QueuesSimulation, KoordinatorQuotaTenThreeGangsOfFive) {
   Scenario sc;
-  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/queues/koordinator", &sc),
-            absl::OkStatus());
+  ASSERT_EQ(
+      LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/queues/koordinator", &sc),
+      absl::OkStatus());
   SimulationOptions o = Options();
   scheduler::Scheduler* sched = nullptr;
   std::string waiting_reason;
@@ -116,11 +119,13 @@ TEST(QueuesSimulation, KoordinatorQuotaTenThreeGangsOfFive) {
   // The quota is never exceeded, and gang-c never holds part of it while waiting.
   for (const auto& [t, s] : Series(r, "team-a")) {
     EXPECT_LE(s.allocated, 10.0) << "t=" << t;
-    if (t >= 2 && t < 600) EXPECT_EQ(s.allocated, 10.0) << "t=" << t;
+    if (t >= 2 && t < 600) {
+      EXPECT_EQ(s.allocated, 10.0) << "t=" << t;
+    }
   }
 }
 
-// Queue order follows the shares at each Pop (issue 22), not the shares a pod saw when it
+// Queue order follows the shares at each Pop, not the shares a pod saw when it
 // was queued: 12 one-GPU pods of queue a, then 12 of queue b, all queued at t = 0 with every
 // share 0, on 8 GPUs. Each placement raises its queue's share, so the next Pop serves the
 // other queue: 4 and 4 (equal weights), never a's whole burst first.
@@ -175,13 +180,14 @@ TEST(QueuesSimulation, WeightsOneToThreeConverge) {
     EXPECT_NEAR(sb.deserved, 24.0, 1e-6) << "t=" << t;
   }
   EXPECT_GT(both_backlogged, 10);
-  std::printf("samples with both queues backlogged: %d; team-a/team-b time-average %.2f / %.2f GPUs\n",
-              both_backlogged, r.queues[0].allocated_avg, r.queues[1].allocated_avg);
+  std::printf(
+      "samples with both queues backlogged: %d; team-a/team-b time-average %.2f / %.2f GPUs\n",
+      both_backlogged, r.queues[0].allocated_avg, r.queues[1].allocated_avg);
 }
 
 // A queue with a guaranteed quota takes it back from a borrowing queue as soon as its gang
 // arrives; whole gangs are reclaimed, the newest first, and the borrower keeps the rest.
-// Since issue 20 reclaim is verified (the gang's placement fails, the victims are chosen so
+// Reclaim is verified (the gang's placement fails, the victims are chosen so
 // that the whole gang fits without them, evicted, and the members nominated), so the gang
 // binds on its retry, after the pods' initial backoff of 1 s — as after priority
 // preemption — where reclaim before placement had let it bind in the round it arrived.
@@ -213,14 +219,14 @@ spec: {weight: 1}
   }
   auto g = Series(r, "guaranteed"), b = Series(r, "borrower");
   EXPECT_EQ(b.at(0.07).allocated, 32.0);  // the borrower held every GPU
-  EXPECT_EQ(b.at(100).allocated, 24.0);  // two whole gangs of 4 GPUs were reclaimed at once
+  EXPECT_EQ(b.at(100).allocated, 24.0);   // two whole gangs of 4 GPUs were reclaimed at once
   EXPECT_EQ(g.at(101).allocated, 8.0);
   EXPECT_EQ(b.at(101).allocated, 24.0);
   // borrow-0..7 ran (8 gangs x 4 GPUs); the two newest of them, borrow-7 and borrow-6, were
   // reclaimed whole (deleted by the scheduler, so the trace's own deletion finds nothing);
   // the older ones ran to the end of their duration.
-  for (const std::string victim : {"default/borrow-7-0", "default/borrow-7-1", "default/borrow-6-0",
-                                   "default/borrow-6-1"}) {
+  for (const std::string victim :
+       {"default/borrow-7-0", "default/borrow-7-1", "default/borrow-6-0", "default/borrow-6-1"}) {
     const PodOutcome* o = Outcome(r, victim);
     ASSERT_TRUE(o && o->scheduled_s) << victim;
     EXPECT_FALSE(o->deleted_s) << victim << ": should have been reclaimed";

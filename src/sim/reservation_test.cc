@@ -1,10 +1,13 @@
-// Gang reservations with backfill in the simulator (issue 21; gang/reservation.h, the
+// Gang reservations with backfill in the simulator (gang/reservation.h, the
 // GangReservation plugin, scheduler/reservation_planner.cc): a gang starved by a stream of
 // long jobs starts at its forecast with a reservation while a short job backfills into the
 // reserved room and a long one does not; and random clusters / gang mixes never overcommit,
 // never keep a reservation for a gang that is gone, and never let a pod outside the gang end
 // after the forecast start on a reserved node.
+#include "gang/reservation.h"
+
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <map>
 #include <memory>
@@ -13,11 +16,8 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "api/decode.h"
 #include "config/config.h"
-#include "gang/reservation.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "sim/scenario.h"
@@ -50,10 +50,14 @@ void AddJob(Scenario* sc, const std::string& name, int members, int64_t gpus, in
             int64_t run_s, bool annotate = true, int sub_a = 0) {
   if (sub_a > 0) {
     api::Manifests m;
-    const std::string y = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: "
-                          "{name: " + name + ", namespace: t}\nspec:\n  subGroups:\n  - {name: a, "
-                          "minMember: " + std::to_string(sub_a) + "}\n  - {name: b, minMember: " +
-                          std::to_string(members - sub_a) + "}\n";
+    const std::string y =
+        "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: "
+        "{name: " +
+        name +
+        ", namespace: t}\nspec:\n  subGroups:\n  - {name: a, "
+        "minMember: " +
+        std::to_string(sub_a) + "}\n  - {name: b, minMember: " + std::to_string(members - sub_a) +
+        "}\n";
     ASSERT_TRUE(api::DecodeManifests(y, "kai.yaml", &m).ok());
     for (auto& o : m.objects) sc->objects.push_back(std::move(o));
   }
@@ -207,20 +211,22 @@ void CheckRandomMixes(uint64_t seed, bool sub_groups, bool evict = false) {
       const int64_t gpus = 1 + static_cast<int64_t>(rng() % 8);
       const std::string name = "j" + std::to_string(j);
       min_member["t/" + name] = members;
-      const int sub_a = sub_groups && members >= 2 && rng() % 2 ? 1 + static_cast<int>(rng() % (members - 1)) : 0;
+      const int sub_a =
+          sub_groups && members >= 2 && rng() % 2 ? 1 + static_cast<int>(rng() % (members - 1)) : 0;
       if (sub_a > 0) sub_a_of["t/" + name] = sub_a;
       AddJob(&sc, name, members, gpus, static_cast<int64_t>(rng() % 3000),
              10 + static_cast<int64_t>(rng() % 2000), /*annotate=*/rng() % 6 != 0, sub_a);
     }
     Finish(&sc);
     for (auto& tp : sc.pods) tp.restart_on_eviction = evict;
-    SimulationOptions o = Options(/*threshold_s=*/static_cast<int64_t>(rng() % 300),
-                                  /*max_reservations=*/1 + static_cast<int32_t>(rng() % 2),
-                                  /*preempt_after_s=*/evict ? 1 + static_cast<int64_t>(rng() % 600) : 0);
+    SimulationOptions o =
+        Options(/*threshold_s=*/static_cast<int64_t>(rng() % 300),
+                /*max_reservations=*/1 + static_cast<int32_t>(rng() % 2),
+                /*preempt_after_s=*/evict ? 1 + static_cast<int64_t>(rng() % 600) : 0);
     scheduler::Scheduler* sched = nullptr;
-    std::map<std::string, int64_t> used;                 // node -> GPUs of bound pods
+    std::map<std::string, int64_t> used;                        // node -> GPUs of bound pods
     std::map<size_t, std::pair<std::string, int64_t>> on_node;  // pod -> node, GPUs
-    std::map<std::string, int> bound_of, alive_of;        // gang -> members bound / existing
+    std::map<std::string, int> bound_of, alive_of;              // gang -> members bound / existing
     std::vector<std::string> errors;
     auto gang_of = [&](size_t i) {
       const auto& ann = sc.pods[i].pod.metadata.annotations;
@@ -235,8 +241,10 @@ void CheckRandomMixes(uint64_t seed, bool sub_groups, bool evict = false) {
       return it == l.end() ? std::string() : it->second;
     };
     auto gpus_of = [&](size_t i) {
-      return sc.pods[i].pod.spec.containers[0].resources.requests.at(
-          std::string(api::kResourceNvidiaGPU)).Value();
+      return sc.pods[i]
+          .pod.spec.containers[0]
+          .resources.requests.at(std::string(api::kResourceNvidiaGPU))
+          .Value();
     };
     o.hooks.on_start = [&](scheduler::Scheduler& s) { sched = &s; };
     o.hooks.on_arrival = [&](size_t i, double) { ++alive_of[gang_of(i)]; };

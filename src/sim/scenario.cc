@@ -1,9 +1,9 @@
 #include "sim/scenario.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <yaml-cpp/yaml.h>
 
 #include "api/decode.h"
 #include "api/resource.h"
@@ -47,8 +47,8 @@ api::Status AddVolumeClaimTemplates(const std::string& path, const api::Workload
   const std::string ns = c.metadata.namespace_.empty() ? "default" : c.metadata.namespace_;
   auto fail = [&](size_t i, const std::string& what) {
     return absl::InvalidArgumentError(path + ": StatefulSet " + ns + "/" + c.metadata.name +
-                                      ": spec.volumeClaimTemplates[" + std::to_string(i) +
-                                      "]" + what);
+                                      ": spec.volumeClaimTemplates[" + std::to_string(i) + "]" +
+                                      what);
   };
   if (!tpls.IsSequence()) {
     return absl::InvalidArgumentError(path + ": StatefulSet " + ns + "/" + c.metadata.name +
@@ -65,8 +65,9 @@ api::Status AddVolumeClaimTemplates(const std::string& path, const api::Workload
       const std::string claim = tname + "-" + pod.metadata.name;
       bool exists = false;
       for (const auto& o : *objects) {
-        exists = exists || (o.kind == "PersistentVolumeClaim" && o.metadata.name == claim &&
-                            (o.metadata.namespace_.empty() ? "default" : o.metadata.namespace_) == ns);
+        exists =
+            exists || (o.kind == "PersistentVolumeClaim" && o.metadata.name == claim &&
+                       (o.metadata.namespace_.empty() ? "default" : o.metadata.namespace_) == ns);
       }
       if (!exists) {
         YAML::Node doc;
@@ -158,9 +159,9 @@ api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Sce
     auto a = p.metadata.annotations.find(kArrivalAnnotation);
     if (a != p.metadata.annotations.end()) {
       if (!ParseSeconds(a->second, &tp.arrival)) {
-        return absl::InvalidArgumentError(
-            path + ": Pod " + p.Key() + ": metadata.annotations[" + kArrivalAnnotation +
-                 "]: Invalid value: \"" + a->second + "\": must be a non-negative number of seconds");
+        return absl::InvalidArgumentError(path + ": Pod " + p.Key() + ": metadata.annotations[" +
+                                          kArrivalAnnotation + "]: Invalid value: \"" + a->second +
+                                          "\": must be a non-negative number of seconds");
       }
     } else if (p.metadata.creation_timestamp != 0) {
       tp.arrival = p.metadata.creation_timestamp - earliest;
@@ -169,9 +170,9 @@ api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Sce
     if (d != p.metadata.annotations.end()) {
       int64_t ns = 0;
       if (!ParseSeconds(d->second, &ns)) {
-        return absl::InvalidArgumentError(
-            path + ": Pod " + p.Key() + ": metadata.annotations[" + kDurationAnnotation +
-                 "]: Invalid value: \"" + d->second + "\": must be a non-negative number of seconds");
+        return absl::InvalidArgumentError(path + ": Pod " + p.Key() + ": metadata.annotations[" +
+                                          kDurationAnnotation + "]: Invalid value: \"" + d->second +
+                                          "\": must be a non-negative number of seconds");
       }
       tp.run_duration_ns = ns;
     }

@@ -29,9 +29,9 @@ inline constexpr const char* kDurationAnnotation = "simulation.phalanx.dev/durat
 
 struct TimedPod {
   api::Pod pod;
-  api::Timestamp arrival = 0;                // virtual ns
-  std::optional<api::Timestamp> deletion;    // absolute virtual ns (trace deletion_time)
-  std::optional<int64_t> run_duration_ns;    // deleted this long after it is bound
+  api::Timestamp arrival = 0;              // virtual ns
+  std::optional<api::Timestamp> deletion;  // absolute virtual ns (trace deletion_time)
+  std::optional<int64_t> run_duration_ns;  // deleted this long after it is bound
   // Owned by a controller that recreates it when the scheduler evicts it (preemption,
   // reclaim, starvation eviction) while it runs: the simulator creates the pod again under
   // its name (a new object, new UID; as the Kubeflow training operator and StatefulSets

@@ -1,29 +1,28 @@
 #include "sim/simulation.h"
-#include "sim/dra_claims.h"
-#include "dra/model.h"
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <climits>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <queue>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
+#include "dra/model.h"
 #include "framework/clock.h"
-#include "gpu/device.h"
 #include "gang/manager.h"
+#include "gpu/device.h"
+#include "plugins/defaultpreemption/default_preemption.h"
 #include "plugins/queues/queues.h"
 #include "quota/manager.h"
 #include "scheduler/scheduler.h"
-#include "plugins/defaultpreemption/default_preemption.h"
 #include "sim/disruption.h"
-#include "sim/volume_controllers.h"
-#include "volume/objects.h"
+#include "sim/dra_claims.h"
 #include "sim/invariants.h"
+#include "sim/volume_controllers.h"
 #include "store/store.h"
+#include "volume/objects.h"
 
 namespace phalanx::sim {
 
@@ -34,7 +33,7 @@ struct Ev {
   api::Timestamp t;
   uint64_t seq;
   EvKind kind;
-  size_t pod;  // index into scenario.pods (kCreateNode: into scenario.later_nodes)
+  size_t pod;                // index into scenario.pods (kCreateNode: into scenario.later_nodes)
   uint32_t incarnation = 0;  // kDeletePod: of the pod's incarnation it was pushed for
   bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
@@ -132,7 +131,8 @@ class PreemptionCounter final : public framework::PreemptionObserver {
   int64_t* preemptions_;
 };
 
-bool SameStatus(const api::PodDisruptionBudget::Status& a, const api::PodDisruptionBudget::Status& b) {
+bool SameStatus(const api::PodDisruptionBudget::Status& a,
+                const api::PodDisruptionBudget::Status& b) {
   return a.disruptions_allowed == b.disruptions_allowed && a.current_healthy == b.current_healthy &&
          a.desired_healthy == b.desired_healthy && a.expected_pods == b.expected_pods &&
          a.disrupted_pods == b.disrupted_pods;
@@ -166,7 +166,8 @@ class Driver {
       Push(sc_.later_nodes[i].arrival, EvKind::kCreateNode, i);
     }
     InstallCallbacks();
-    if (has_queues_) res_->queue_resource = HasGpus() ? std::string(api::kResourceNvidiaGPU) : "cpu";
+    if (has_queues_)
+      res_->queue_resource = HasGpus() ? std::string(api::kResourceNvidiaGPU) : "cpu";
     if (auto s = Loop(); !s.ok()) return s;
     if (opts_.hooks.on_end) opts_.hooks.on_end(*sched_, store_);
     Finish();
@@ -210,7 +211,9 @@ class Driver {
   api::Status CreateObjects() {
     for (const auto& pc : sc_.priority_classes) {
       auto r = store_.CreatePriorityClass(pc);
-      if (!r.ok()) return absl::InvalidArgumentError("PriorityClass " + pc.metadata.name + ": " + std::string(r.message()));
+      if (!r.ok())
+        return absl::InvalidArgumentError("PriorityClass " + pc.metadata.name + ": " +
+                                          std::string(r.message()));
     }
     for (const auto& ns : sc_.namespaces) (void)store_.CreateNamespace(ns);
     for (auto o : sc_.objects) {
@@ -236,7 +239,9 @@ class Driver {
     res_->pod_disruption_budgets = sc_.pod_disruption_budgets.size();
     for (const auto& n : sc_.nodes) {
       auto r = store_.CreateNode(n);
-      if (!r.ok()) return absl::InvalidArgumentError("Node " + n.metadata.name + ": " + std::string(r.message()));
+      if (!r.ok())
+        return absl::InvalidArgumentError("Node " + n.metadata.name + ": " +
+                                          std::string(r.message()));
     }
     return absl::OkStatus();
   }
@@ -270,7 +275,8 @@ class Driver {
   }
 
   void Push(api::Timestamp t, EvKind kind, size_t pod) {
-    const uint32_t inc = kind == EvKind::kDeletePod && pod < incarnation_.size() ? incarnation_[pod] : 0;
+    const uint32_t inc =
+        kind == EvKind::kDeletePod && pod < incarnation_.size() ? incarnation_[pod] : 0;
     events_.push({t, seq_++, kind, pod, inc});
   }
 
@@ -410,8 +416,8 @@ class Driver {
     if (next_ev == LLONG_MAX) {
       auto c = sched_->queue().Counts();
       api::Timestamp other = std::min(sched_->queue().NextBackoffExpiry(), wake);
-      bool only_flush = c.active == 0 && c.backoff == 0 &&
-                        other == sched_->queue().NextUnschedulableTimeout();
+      bool only_flush =
+          c.active == 0 && c.backoff == 0 && other == sched_->queue().NextUnschedulableTimeout();
       if (wake == LLONG_MAX || only_flush) return true;
       if (OnlyErrorsFor3MaxBackoffs()) return true;
     }
@@ -466,7 +472,8 @@ class Driver {
     if (!pdbs_stale_ || sc_.pod_disruption_budgets.empty()) return;
     pdbs_stale_ = false;
     const std::vector<api::PodPtr> pods = store_.ListPods();
-    auto scale = [this](const api::OwnerReference& ref, const std::string&) -> std::optional<int32_t> {
+    auto scale = [this](const api::OwnerReference& ref,
+                        const std::string&) -> std::optional<int32_t> {
       auto it = sc_.controller_replicas.find(ref.uid);
       if (it == sc_.controller_replicas.end()) return std::nullopt;
       return it->second;
@@ -497,7 +504,7 @@ class Driver {
       } else if (e.kind == EvKind::kRecreatePod) {
         if (auto s = RecreatePod(e.pod); !s.ok()) return s;
       } else if (e.incarnation == incarnation_[e.pod]) {  // a departure of an evicted
-        DeletePod(e.pod);                                  // incarnation no longer applies
+        DeletePod(e.pod);                                 // incarnation no longer applies
       }
     }
     return absl::OkStatus();
@@ -655,8 +662,8 @@ class Driver {
         }
         std::string by;
         for (const auto& r : c->reserved_for) {
-          by += std::string(by.empty() ? "" : ", ") + (r.resource == "podgroups" ? "PodGroup " : "") +
-                r.name;
+          by += std::string(by.empty() ? "" : ", ") +
+                (r.resource == "podgroups" ? "PodGroup " : "") + r.name;
         }
         if (!by.empty()) line += " (reserved for " + by + ")";
       }
@@ -716,7 +723,8 @@ class Driver {
     const double span = u.started ? static_cast<double>(u.last_t - u.first_t) : 0;
     auto avg = [&](double integral) { return span > 0 ? integral / span : 0.0; };
     const double gib = 1024.0 * 1024 * 1024;
-    res_->usage.push_back({"cpu", cap.milli_cpu / 1000.0, u.peak.milli_cpu / 1000.0, avg(u.cpu) / 1000.0});
+    res_->usage.push_back(
+        {"cpu", cap.milli_cpu / 1000.0, u.peak.milli_cpu / 1000.0, avg(u.cpu) / 1000.0});
     res_->usage.push_back({"memory(GiB)", cap.memory / gib, u.peak.memory / gib, avg(u.mem) / gib});
     res_->usage.push_back({"nvidia.com/gpu", static_cast<double>(cap.Scalar(u.gpu_id)),
                            static_cast<double>(u.peak.Scalar(u.gpu_id)), avg(u.gpu)});
@@ -806,18 +814,21 @@ std::string FormatSummary(const SimulationResult& r) {
   if (r.reservations.made > 0 || r.reservations.not_made > 0) {
     o << "gang reservations: " << r.reservations.made << " made  (" << r.reservations.released_bound
       << " started, " << r.reservations.expired << " expired, " << r.reservations.released_gone
-      << " gang gone)  " << r.reservations.not_made << " failed cycles over the threshold without one\n";
+      << " gang gone)  " << r.reservations.not_made
+      << " failed cycles over the threshold without one\n";
     if (r.reservations.evictions > 0) {
-      o << "starvation evictions: " << r.reservations.evictions << " (" << r.reservations.evicted_pods
-        << " pods evicted)\n";
+      o << "starvation evictions: " << r.reservations.evictions << " ("
+        << r.reservations.evicted_pods << " pods evicted)\n";
     }
   }
   if (!r.queues.empty()) {
     o << "queues (" << r.queue_resource << (r.queue_resource == "cpu" ? " cores" : "")
       << "; time-average allocated / deserved, peak, at end, pending pods at end):\n";
     for (const auto& q : r.queues) {
-      std::snprintf(buf, sizeof(buf), "  %-16s %-18s avg %8.2f / %8.2f  peak %8.2f  end %8.2f  pending %lld\n",
-                    q.name.c_str(), (q.parent.empty() ? q.dialect : q.dialect + " < " + q.parent).c_str(),
+      std::snprintf(buf, sizeof(buf),
+                    "  %-16s %-18s avg %8.2f / %8.2f  peak %8.2f  end %8.2f  pending %lld\n",
+                    q.name.c_str(),
+                    (q.parent.empty() ? q.dialect : q.dialect + " < " + q.parent).c_str(),
                     q.allocated_avg, q.deserved_avg, q.allocated_peak, q.allocated_end,
                     static_cast<long long>(q.pending_pods_end));
       o << buf;
@@ -883,7 +894,8 @@ std::string ResultJson(const SimulationResult& r) {
   j["virtual_seconds"] = r.virtual_seconds;
   j["wall_seconds"] = r.wall_seconds;
   j["pending_reasons"] = r.pending_reasons;
-  if (!r.unserved_scheduler_names.empty()) j["unserved_scheduler_names"] = r.unserved_scheduler_names;
+  if (!r.unserved_scheduler_names.empty())
+    j["unserved_scheduler_names"] = r.unserved_scheduler_names;
   for (const auto& u : r.usage) {
     j["usage"][u.resource] = {{"capacity", u.capacity}, {"peak", u.peak}, {"time_avg", u.time_avg}};
   }
@@ -892,14 +904,22 @@ std::string ResultJson(const SimulationResult& r) {
     nlohmann::json q;
     q["resource"] = r.queue_resource;
     for (const auto& s : r.queues) {
-      q["queues"].push_back({{"name", s.name}, {"parent", s.parent}, {"dialect", s.dialect},
-                             {"allocated_avg", s.allocated_avg}, {"deserved_avg", s.deserved_avg},
-                             {"allocated_peak", s.allocated_peak}, {"allocated_end", s.allocated_end},
-                             {"pending_pods_end", s.pending_pods_end}, {"error", s.error}});
+      q["queues"].push_back({{"name", s.name},
+                             {"parent", s.parent},
+                             {"dialect", s.dialect},
+                             {"allocated_avg", s.allocated_avg},
+                             {"deserved_avg", s.deserved_avg},
+                             {"allocated_peak", s.allocated_peak},
+                             {"allocated_end", s.allocated_end},
+                             {"pending_pods_end", s.pending_pods_end},
+                             {"error", s.error}});
     }
     for (const auto& s : r.queue_timeline) {
-      q["timeline"].push_back({{"t", s.t}, {"queue", s.queue}, {"allocated", s.allocated},
-                               {"deserved", s.deserved}, {"demand", s.demand},
+      q["timeline"].push_back({{"t", s.t},
+                               {"queue", s.queue},
+                               {"allocated", s.allocated},
+                               {"deserved", s.deserved},
+                               {"demand", s.demand},
                                {"running_pods", s.running_pods},
                                {"pending_pods", s.pending_pods}});
     }
@@ -911,13 +931,17 @@ std::string ResultJson(const SimulationResult& r) {
     g["started"] = r.gangs.started;
     g["never_started"] = r.gangs.never_started;
     g["attempts"] = r.gangs.attempts_total;
-    g["quorum_to_running_s"] = {{"mean", r.gangs.wait_mean_s}, {"p50", r.gangs.wait_p50_s},
-                                {"max", r.gangs.wait_max_s}};
+    g["quorum_to_running_s"] = {
+        {"mean", r.gangs.wait_mean_s}, {"p50", r.gangs.wait_p50_s}, {"max", r.gangs.wait_max_s}};
     for (const auto& o : r.gangs.outcomes) {
-      g["outcomes"].push_back({{"gang", o.key}, {"min_member", o.min_member}, {"pods", o.pods},
-                               {"bound", o.bound}, {"started", o.started},
+      g["outcomes"].push_back({{"gang", o.key},
+                               {"min_member", o.min_member},
+                               {"pods", o.pods},
+                               {"bound", o.bound},
+                               {"started", o.started},
                                {"quorum_to_running_s", o.quorum_to_running_s},
-                               {"attempts", o.attempts}, {"last_reason", o.last_reason}});
+                               {"attempts", o.attempts},
+                               {"last_reason", o.last_reason}});
     }
     j["gangs"] = g;
   }

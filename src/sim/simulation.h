@@ -19,8 +19,8 @@
 #include "api/resource.h"
 #include "api/status.h"
 #include "config/types.h"
-#include "gang/reservation.h"
 #include "framework/registry.h"
+#include "gang/reservation.h"
 #include "sim/gang_report.h"
 #include "sim/scenario.h"
 
@@ -74,16 +74,16 @@ struct SimulationOptions {
 
 // Cluster allocation after a step (recorded when it changed).
 struct UsageSample {
-  double t = 0;           // virtual seconds
-  double gpu_milli = 0;   // GPU milli held by bound pods (shares included)
-  double gpus = 0;        // nvidia.com/gpu requested by bound pods
+  double t = 0;          // virtual seconds
+  double gpu_milli = 0;  // GPU milli held by bound pods (shares included)
+  double gpus = 0;       // nvidia.com/gpu requested by bound pods
   double milli_cpu = 0;
-  size_t running = 0;     // bound pods
-  size_t pending = 0;     // arrived, not bound, not deleted
+  size_t running = 0;  // bound pods
+  size_t pending = 0;  // arrived, not bound, not deleted
 };
 
 struct PodOutcome {
-  std::string pod;  // namespace/name
+  std::string pod;   // namespace/name
   std::string node;  // empty if never bound
   double arrival_s = 0;
   std::optional<double> scheduled_s;
@@ -138,9 +138,9 @@ struct SimulationResult {
   uint64_t seed = 0;
   size_t nodes = 0;
   size_t pods = 0;
-  size_t scheduled = 0;           // pods the scheduler bound at some point
-  size_t prebound = 0;            // pods bound in the manifest (spec.nodeName), not in scheduled
-  size_t pending_at_end = 0;      // never bound, still present at the end
+  size_t scheduled = 0;       // pods the scheduler bound at some point
+  size_t prebound = 0;        // pods bound in the manifest (spec.nodeName), not in scheduled
+  size_t pending_at_end = 0;  // never bound, still present at the end
   size_t deleted_while_pending = 0;
   // Pods whose spec.schedulerName no profile serves (counted in pending_at_end or
   // deleted_while_pending too), by scheduler name.

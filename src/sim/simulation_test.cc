@@ -6,8 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 
 #include "config/config.h"
 #include "plugins/registry.h"
@@ -48,7 +48,8 @@ void ExpectInvariants(const SimulationResult& r) {
 
 TEST(SimulationTest, ExampleScenarioRunsDeterministically) {
   Scenario sc;
-  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gpu-cluster", &sc), absl::OkStatus());
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gpu-cluster", &sc),
+            absl::OkStatus());
   SimulationResult a, b;
   ASSERT_EQ(RunSimulation(sc, Options(3), &a), absl::OkStatus());
   ASSERT_EQ(RunSimulation(sc, Options(3), &b), absl::OkStatus());
@@ -76,7 +77,8 @@ TEST(SimulationTest, ExampleScenarioRunsDeterministically) {
 // the one that cannot fit holds nothing, and every pod of it has the gang-level reason.
 TEST(SimulationTest, MixedGangDialectsExample) {
   Scenario sc;
-  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gangs", &sc), absl::OkStatus());
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/gangs", &sc),
+            absl::OkStatus());
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, Options(1), &r), absl::OkStatus());
   ExpectInvariants(r);
@@ -86,8 +88,8 @@ TEST(SimulationTest, MixedGangDialectsExample) {
     ++gangs[gang].second;
     if (o.scheduled_s) ++gangs[gang].first;
   }
-  for (const char* g : {"nlp/bert", "vision/vit", "ads/rec", "physics/sim", "genai/llama",
-                        "vision/resnet"}) {
+  for (const char* g :
+       {"nlp/bert", "vision/vit", "ads/rec", "physics/sim", "genai/llama", "vision/resnet"}) {
     EXPECT_EQ(gangs[g].first, gangs[g].second) << g << " did not start whole";
     EXPECT_GT(gangs[g].second, 0) << g;
   }
@@ -103,7 +105,8 @@ TEST(SimulationTest, MixedGangDialectsExample) {
 // Writes `yaml` to a fresh file and loads it as a scenario.
 Scenario LoadYaml(const std::string& name, const std::string& yaml) {
   Scenario sc;
-  const auto path = std::filesystem::path(::testing::TempDir()) / ("simulation_test_" + name + ".yaml");
+  const auto path =
+      std::filesystem::path(::testing::TempDir()) / ("simulation_test_" + name + ".yaml");
   {
     std::ofstream out(path);
     out << yaml;
@@ -131,7 +134,7 @@ const PodOutcome* FindOutcome(const SimulationResult& r, const std::string& pod)
   return nullptr;
 }
 
-// Issue 23: pods for a scheduler no profile serves are not ours (kube-scheduler ignores
+// Pods for a scheduler no profile serves are not ours (kube-scheduler ignores
 // them): pending with a reason naming the scheduler name, no invariant violation.
 // examples/topology: a KAI Topology object in the manifests (kind Topology) and a PodGroup
 // whose rack level is required and block level preferred; no block fits, and the rack that
@@ -154,8 +157,8 @@ TEST(SimulationTest, KaiTopologyExamplePlacesTheGangInTheBestRack) {
 }
 
 TEST(SimulationTest, PodsForAnotherSchedulerArePendingNotOurs) {
-  Scenario sc = LoadYaml("unserved", kOneNode + PodYaml("ours") +
-                                         PodYaml("theirs", "  schedulerName: phalanx\n"));
+  Scenario sc = LoadYaml(
+      "unserved", kOneNode + PodYaml("ours") + PodYaml("theirs", "  schedulerName: phalanx\n"));
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, Options(1), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty()) << r.invariant_violations[0];
@@ -165,7 +168,8 @@ TEST(SimulationTest, PodsForAnotherSchedulerArePendingNotOurs) {
   ASSERT_NE(o, nullptr);
   EXPECT_TRUE(o->unserved);
   EXPECT_EQ(o->attempts, 0);
-  const std::string want = "no profile serves schedulerName \"phalanx\" (profiles: default-scheduler)";
+  const std::string want =
+      "no profile serves schedulerName \"phalanx\" (profiles: default-scheduler)";
   EXPECT_EQ(o->reason, want);
   EXPECT_EQ(r.pending_reasons.count("not attempted before deletion"), 0u);
   EXPECT_EQ(r.pending_reasons[want], 1u);
@@ -176,10 +180,11 @@ TEST(SimulationTest, PodsForAnotherSchedulerArePendingNotOurs) {
       << summary;
 }
 
-// Issue 23: a pod bound in the manifest (spec.nodeName) is listed with its node, bound at
+// A pod bound in the manifest (spec.nodeName) is listed with its node, bound at
 // arrival with no attempt, and counted apart from the pods the scheduler bound.
 TEST(SimulationTest, PodsBoundInTheManifestAreListedWithTheirNode) {
-  Scenario sc = LoadYaml("prebound", kOneNode + PodYaml("pre", "  nodeName: n1\n") + PodYaml("ours"));
+  Scenario sc =
+      LoadYaml("prebound", kOneNode + PodYaml("pre", "  nodeName: n1\n") + PodYaml("ours"));
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, Options(1), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty()) << r.invariant_violations[0];
@@ -203,8 +208,10 @@ TEST(SimulationTest, PodsBoundInTheManifestAreListedWithTheirNode) {
   std::ifstream in(path);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
-  EXPECT_EQ(line, "{\"arrival\":0.0,\"attempts\":0,\"deleted\":null,\"node\":\"n1\",\"pod\":\"default/pre\","
-                  "\"prebound\":true,\"reason\":null,\"scheduled\":0.0}");
+  EXPECT_EQ(
+      line,
+      "{\"arrival\":0.0,\"attempts\":0,\"deleted\":null,\"node\":\"n1\",\"pod\":\"default/pre\","
+      "\"prebound\":true,\"reason\":null,\"scheduled\":0.0}");
 }
 
 TEST(SimulationTest, UnknownPriorityClassIsAnErrorNamingThePod) {

@@ -1,5 +1,5 @@
-// Issue 21 in the simulator, from the manifests of examples/ (objects decoded from YAML,
-// `phalanx simulate` semantics): Volcano HyperNode tiers and KAI per-subgroup topology.
+// Multi-level topology tiers in the simulator, from the manifests of examples/ (objects decoded
+// from YAML, `phalanx simulate` semantics): Volcano HyperNode tiers and KAI per-subgroup topology.
 #include <gtest/gtest.h>
 
 #include <map>

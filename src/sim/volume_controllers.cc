@@ -31,11 +31,10 @@ volume::ViewPtr StorageView(const store::Store& store) {
 }  // namespace
 
 void VolumeControllers::Attach() {
-  store_.AddObjectHandlers({[this](const api::UnstructuredPtr& o) { OnObject(*o); },
-                            [this](const api::UnstructuredPtr&, const api::UnstructuredPtr& o) {
-                              OnObject(*o);
-                            },
-                            nullptr});
+  store_.AddObjectHandlers(
+      {[this](const api::UnstructuredPtr& o) { OnObject(*o); },
+       [this](const api::UnstructuredPtr&, const api::UnstructuredPtr& o) { OnObject(*o); },
+       nullptr});
   store_.AddPodHandlers({[this](const api::PodPtr& p) { OnPod(*p); }, nullptr, nullptr});
 }
 

@@ -18,8 +18,7 @@ namespace phalanx::sim {
 namespace {
 
 std::map<std::string, PodOutcome> Simulate(const std::string& name, const std::string& text) {
-  const std::filesystem::path path =
-      std::filesystem::path(::testing::TempDir()) / (name + ".yaml");
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / (name + ".yaml");
   std::ofstream(path) << text;
   Scenario sc;
   EXPECT_EQ(LoadManifestScenario(path.string(), &sc), absl::OkStatus());
@@ -74,14 +73,21 @@ spec:
   for (const char* n : {"1", "2"}) {
     m += std::string("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-") + n +
          "}\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n"
-         "  storageClassName: \"\"\n  csi: {driver: csi.example.com, volumeHandle: vol-" + n +
-         "}\n  claimRef: {namespace: default, name: c-" + n + "}\n---\napiVersion: v1\n"
-         "kind: PersistentVolumeClaim\nmetadata: {name: c-" + n + ", namespace: default}\n"
+         "  storageClassName: \"\"\n  csi: {driver: csi.example.com, volumeHandle: vol-" +
+         n + "}\n  claimRef: {namespace: default, name: c-" + n +
+         "}\n---\napiVersion: v1\n"
+         "kind: PersistentVolumeClaim\nmetadata: {name: c-" +
+         n +
+         ", namespace: default}\n"
          "spec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: \"\"\n  volumeName: pv-" +
-         n + "\n  resources: {requests: {storage: 1Gi}}\n---\napiVersion: v1\nkind: Pod\n"
-         "metadata: {name: csi-" + n + ", namespace: default}\nspec:\n"
+         n +
+         "\n  resources: {requests: {storage: 1Gi}}\n---\napiVersion: v1\nkind: Pod\n"
+         "metadata: {name: csi-" +
+         n +
+         ", namespace: default}\nspec:\n"
          "  containers: [{name: c, image: busybox}]\n"
-         "  volumes: [{name: d, persistentVolumeClaim: {claimName: c-" + n + "}}]\n";
+         "  volumes: [{name: d, persistentVolumeClaim: {claimName: c-" +
+         n + "}}]\n";
     m += std::string("---\napiVersion: v1\nkind: Pod\nmetadata: {name: ebs-") + n +
          ", namespace: default}\nspec:\n  containers: [{name: c, image: busybox}]\n"
          "  volumes: [{name: d, awsElasticBlockStore: {volumeID: vol-shared}}]\n";
@@ -101,7 +107,8 @@ TEST(VolumePluginsSimTest, ExceedingTheVolumeLimitEverywhereGivesUpstreamsReason
   std::string m = TwoNodes();
   for (const char* node : {"node-a", "node-b"}) {
     m += std::string("---\napiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: ") +
-         node + "}\nspec:\n  drivers: [{name: ebs.csi.aws.com, nodeID: x, allocatable: {count: 0}}]\n";
+         node +
+         "}\nspec:\n  drivers: [{name: ebs.csi.aws.com, nodeID: x, allocatable: {count: 0}}]\n";
   }
   m += R"(---
 apiVersion: v1

@@ -1,4 +1,4 @@
-// Volumes end to end through the simulator (issue 18, Must show): a StatefulSet with
+// Volumes end to end through the simulator (Must show): a StatefulSet with
 // WaitForFirstConsumer local PVs on 4 nodes of which 3 have a PV; a Coscheduling gang of 4
 // that needs one local PV each with only 3 available (binds nothing, holds no PV); dynamic
 // provisioning and generic ephemeral volumes completed by the simulator's controllers
@@ -57,8 +57,7 @@ struct SimRun {
 };
 
 SimRun Simulate(const std::string& name, const std::string& manifests) {
-  const std::filesystem::path path =
-      std::filesystem::path(::testing::TempDir()) / (name + ".yaml");
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / (name + ".yaml");
   std::ofstream(path) << manifests;
   Scenario sc;
   EXPECT_EQ(LoadManifestScenario(path.string(), &sc), absl::OkStatus());
@@ -126,7 +125,8 @@ spec: {minMember: 4}
     m += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: worker-" + n +
          "\n  namespace: default\n  labels: {scheduling.x-k8s.io/pod-group: train}\n"
          "spec:\n  containers: [{name: w, image: busybox, resources: {requests: {cpu: \"1\"}}}]\n"
-         "  volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt-" + n + "}}]\n";
+         "  volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt-" +
+         n + "}}]\n";
   }
   SimRun r = Simulate("gang", m);
   ASSERT_EQ(r.result.outcomes.size(), 4u);
@@ -144,7 +144,8 @@ spec: {minMember: 4}
 
   // With a 4th PV the same gang binds, every member on the node of a distinct PV.
   std::string pv_d = LocalPVs().substr(LocalPVs().rfind("---"));
-  for (std::string::size_type p; (p = pv_d.find("-c")) != std::string::npos;) pv_d.replace(p, 2, "-d");
+  for (std::string::size_type p; (p = pv_d.find("-c")) != std::string::npos;)
+    pv_d.replace(p, 2, "-d");
   SimRun ok = Simulate("gang-fits", m + pv_d);
   std::set<std::string> pvs;
   for (const auto& o : ok.result.outcomes) {
@@ -258,13 +259,13 @@ TEST(VolumeSimTest, PreBoundClaimsBindOnlyWhenTheirPVIsFree) {
     m += std::string("---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: ") + c +
          ", namespace: default}\nspec:\n  accessModes: [ReadWriteOnce]\n"
          "  storageClassName: local-storage\n  volumeName: local-pv-" +
-         (std::string(c) == "want-a" ? "b" : "a") +
-         "\n  resources: {requests: {storage: 1Gi}}\n";
+         (std::string(c) == "want-a" ? "b" : "a") + "\n  resources: {requests: {storage: 1Gi}}\n";
   }
   for (const char* c : {"want-a", "held-a", "also-a"}) {
     m += std::string("---\napiVersion: v1\nkind: Pod\nmetadata: {name: p-") + c +
          ", namespace: default}\nspec:\n  containers: [{name: w, image: busybox}]\n"
-         "  volumes: [{name: v, persistentVolumeClaim: {claimName: " + c + "}}]\n";
+         "  volumes: [{name: v, persistentVolumeClaim: {claimName: " +
+         c + "}}]\n";
   }
   SimRun r = Simulate("prebound", m);
   ASSERT_EQ(r.by_pod.size(), 3u);
@@ -279,8 +280,8 @@ TEST(VolumeSimTest, PreBoundClaimsBindOnlyWhenTheirPVIsFree) {
   EXPECT_FALSE(r.view->PVC("default/" + loser)->FullyBound());
   EXPECT_EQ(r.by_pod.at("default/p-" + winner)->node, "node-a");
   EXPECT_EQ(r.by_pod.at("default/p-" + loser)->node, "");
-  EXPECT_NE(r.by_pod.at("default/p-" + loser)->reason.find(
-                "pod has unbound immediate PersistentVolumeClaims"),
+  EXPECT_NE(r.by_pod.at("default/p-" + loser)
+                ->reason.find("pod has unbound immediate PersistentVolumeClaims"),
             std::string::npos)
       << r.by_pod.at("default/p-" + loser)->reason;
 }
@@ -325,7 +326,8 @@ spec:
   for (const char* c : {"on-bad", "negative", "no-class"}) {
     pods += std::string("---\napiVersion: v1\nkind: Pod\nmetadata: {name: p-") + c +
             ", namespace: default}\nspec:\n  containers: [{name: w, image: busybox}]\n"
-            "  volumes: [{name: v, persistentVolumeClaim: {claimName: " + c + "}}]\n";
+            "  volumes: [{name: v, persistentVolumeClaim: {claimName: " +
+            c + "}}]\n";
   }
   SimRun r = Simulate("bad", m + pods);
   const std::map<std::string, std::string> want = {

@@ -64,7 +64,8 @@ api::Status ParseAddNodes(const std::string& spec, AddNodes* out) {
     name = Trim(name.substr(1, name.size() - 2));
   }
   if (count.empty() || count.size() > 5 || name.empty() ||
-      !std::all_of(count.begin(), count.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      !std::all_of(count.begin(), count.end(),
+                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     return bad();
   }
   const int n = std::stoi(count);
@@ -127,7 +128,9 @@ api::Node* FindMutableNode(Scenario* sc, const std::string& name) {
 api::Status CordonNodes(const std::string& names, Scenario* sc) {
   for (const auto& name : SplitNames(names)) {
     api::Node* n = FindMutableNode(sc, name);
-    if (!n) return absl::InvalidArgumentError("--cordon-nodes: no node named \"" + name + "\" in the scenario");
+    if (!n)
+      return absl::InvalidArgumentError("--cordon-nodes: no node named \"" + name +
+                                        "\" in the scenario");
     n->spec.unschedulable = true;
   }
   return absl::OkStatus();
@@ -136,16 +139,18 @@ api::Status CordonNodes(const std::string& names, Scenario* sc) {
 api::Status RemoveNodes(const std::string& names, Scenario* sc) {
   for (const auto& name : SplitNames(names)) {
     if (!FindNode(*sc, name)) {
-      return absl::InvalidArgumentError("--remove-nodes: no node named \"" + name + "\" in the scenario");
+      return absl::InvalidArgumentError("--remove-nodes: no node named \"" + name +
+                                        "\" in the scenario");
     }
     for (const auto& tp : sc->pods) {
       if (tp.pod.spec.node_name == name) {
-        return absl::InvalidArgumentError("--remove-nodes: pod " + tp.pod.Key() + " is bound to node \"" +
-                                          name + "\" in the manifest");
+        return absl::InvalidArgumentError("--remove-nodes: pod " + tp.pod.Key() +
+                                          " is bound to node \"" + name + "\" in the manifest");
       }
     }
     std::erase_if(sc->nodes, [&](const api::Node& n) { return n.metadata.name == name; });
-    std::erase_if(sc->later_nodes, [&](const TimedNode& n) { return n.node.metadata.name == name; });
+    std::erase_if(sc->later_nodes,
+                  [&](const TimedNode& n) { return n.node.metadata.name == name; });
   }
   return absl::OkStatus();
 }
@@ -205,7 +210,7 @@ bool DropFromPod(const std::string& c, const std::vector<api::Taint>& any_taints
       c == "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution") {
     if (!s->affinity) return false;
     auto& pa = c.find("podAnti") != std::string::npos ? s->affinity->pod_anti_affinity
-                                                       : s->affinity->pod_affinity;
+                                                      : s->affinity->pod_affinity;
     if (!pa || pa->required.empty()) return false;
     pa->required.clear();
     return true;
@@ -234,13 +239,15 @@ bool DropFromPod(const std::string& c, const std::vector<api::Taint>& any_taints
 bool DropConstraint(const std::string& constraint, const std::vector<std::string>& pod_keys,
                     Scenario* sc) {
   std::vector<api::Taint> taints;
-  for (const auto& n : sc->nodes) taints.insert(taints.end(), n.spec.taints.begin(), n.spec.taints.end());
+  for (const auto& n : sc->nodes)
+    taints.insert(taints.end(), n.spec.taints.begin(), n.spec.taints.end());
   for (const auto& tn : sc->later_nodes) {
     taints.insert(taints.end(), tn.node.spec.taints.begin(), tn.node.spec.taints.end());
   }
   bool any = false;
   for (const auto& key : pod_keys) {
-    if (TimedPod* tp = FindPod(sc, key)) any = DropFromPod(constraint, taints, &tp->pod.spec) || any;
+    if (TimedPod* tp = FindPod(sc, key))
+      any = DropFromPod(constraint, taints, &tp->pod.spec) || any;
   }
   return any;
 }

@@ -1,4 +1,4 @@
-// What-if edits of a scenario before it runs (issue 23): `phalanx simulate --add-nodes
+// What-if edits of a scenario before it runs: `phalanx simulate --add-nodes
 // 4xgpu-1` adds four copies of an existing node, and `phalanx explain` searches such edits
 // (more nodes of an existing shape, a pod constraint dropped) for the smallest one that
 // lets a pending pod or gang bind.

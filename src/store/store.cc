@@ -6,7 +6,6 @@
 
 namespace phalanx::store {
 
-
 namespace {
 std::string PodKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 bool IsTerminal(const api::Pod& p) {
@@ -20,8 +19,8 @@ Store::~Store() = default;
 std::string Store::NextRV() { return std::to_string(++rv_); }
 
 template <typename T>
-void Store::Dispatch(const std::vector<cluster::EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
-                     const std::shared_ptr<const T>& n) {
+void Store::Dispatch(const std::vector<cluster::EventHandlers<T>>& hs,
+                     const std::shared_ptr<const T>& o, const std::shared_ptr<const T>& n) {
   for (const auto& h : hs) {
     if (o && n) {
       if (h.on_update) h.on_update(o, n);
@@ -55,8 +54,8 @@ api::Status Store::CreatePod(api::Pod pod) {
                                           "\" is forbidden: no PriorityClass with name " +
                                           pod.spec.priority_class_name + " was found");
       }
-      pod.spec.priority = pod.spec.priority_class_name == "system-node-critical" ? 2000001000
-                                                                                  : 2000000000;
+      pod.spec.priority =
+          pod.spec.priority_class_name == "system-node-critical" ? 2000001000 : 2000000000;
     } else {
       pod.spec.priority = it->second->value;
       if (pod.spec.preemption_policy.empty()) {
@@ -119,7 +118,8 @@ api::Status Store::BindPod(const std::string& ns, const std::string& name,
   api::Pod p = *it->second;
   p.spec.node_name = node;
   // The binding sets PodScheduled=True, as the API server's binding REST does.
-  std::erase_if(p.status.conditions, [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
+  std::erase_if(p.status.conditions,
+                [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
   p.status.conditions.push_back({"PodScheduled", "True", "", ""});
   p.status.nominated_node_name.clear();
   // The in-process store plays the kubelet too: the pod starts when bound (status.startTime,
@@ -587,8 +587,7 @@ void Store::UpdatePodGroupStatus(std::string_view api_version, std::string_view 
       merged.schedule_start_time = last->second.schedule_start_time;
     }
   }
-  merged.MergeConditionTime(last != podgroup_status_.end() ? &last->second : nullptr,
-                            clock_.Now());
+  merged.MergeConditionTime(last != podgroup_status_.end() ? &last->second : nullptr, clock_.Now());
   if (last != podgroup_status_.end() && merged == last->second) return;
   podgroup_status_[key] = merged;
   ++podgroup_status_writes_;

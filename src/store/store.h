@@ -121,8 +121,7 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   void AddPriorityClassHandlers(cluster::EventHandlers<api::PriorityClass> h) override;
   void AddNamespaceHandlers(cluster::EventHandlers<api::Namespace> h) override;
   void AddObjectHandlers(cluster::EventHandlers<api::Unstructured> h) override;
-  void AddPodDisruptionBudgetHandlers(
-      cluster::EventHandlers<api::PodDisruptionBudget> h) override;
+  void AddPodDisruptionBudgetHandlers(cluster::EventHandlers<api::PodDisruptionBudget> h) override;
 
   // ClusterClient (what the scheduler writes)
   api::Status Bind(const api::Pod& pod, const std::string& node) override;
@@ -133,7 +132,7 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   api::Status PatchPodAnnotations(const api::Pod& pod,
                                   const std::map<std::string, std::string>& annotations) override;
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
-                                    const std::string* nominated_node_name) override;
+                              const std::string* nominated_node_name) override;
   // UpdateObject (the store keeps no older versions: the write always applies).
   api::Status PutObject(const api::Unstructured& obj) override { return UpdateObject(obj); }
   // UpdateObject of the claim (NotFound when it is gone); the update is dispatched to the
@@ -180,8 +179,7 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   std::vector<cluster::EventHandlers<api::PriorityClass>> pc_handlers_ ABSL_GUARDED_BY(mu_);
   std::vector<cluster::EventHandlers<api::Namespace>> ns_handlers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, api::PodDisruptionBudgetPtr> pdbs_ ABSL_GUARDED_BY(mu_);  // ns/name
-  std::vector<cluster::EventHandlers<api::PodDisruptionBudget>> pdb_handlers_
-      ABSL_GUARDED_BY(mu_);
+  std::vector<cluster::EventHandlers<api::PodDisruptionBudget>> pdb_handlers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
   std::vector<cluster::EventHandlers<api::Unstructured>> obj_handlers_ ABSL_GUARDED_BY(mu_);
   bool keep_all_events_ ABSL_GUARDED_BY(mu_) = true;

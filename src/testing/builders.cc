@@ -112,8 +112,7 @@ PodBuilder& PodBuilder::NodeAffinityIn(std::string key, std::vector<std::string>
   return *this;
 }
 PodBuilder& PodBuilder::NodeAffinityNotIn(std::string key, std::vector<std::string> values) {
-  FirstRequiredTerm(pod_).match_expressions.push_back(
-      {std::move(key), "NotIn", std::move(values)});
+  FirstRequiredTerm(pod_).match_expressions.push_back({std::move(key), "NotIn", std::move(values)});
   return *this;
 }
 PodBuilder& PodBuilder::PreferredNodeAffinity(int32_t weight, std::string key,
@@ -124,8 +123,7 @@ PodBuilder& PodBuilder::PreferredNodeAffinity(int32_t weight, std::string key,
   api::PreferredSchedulingTerm t;
   t.weight = weight;
   t.preference.match_expressions.push_back({std::move(key), "In", std::move(values)});
-  aff->node_affinity->preferred_during_scheduling_ignored_during_execution.push_back(
-      std::move(t));
+  aff->node_affinity->preferred_during_scheduling_ignored_during_execution.push_back(std::move(t));
   return *this;
 }
 PodBuilder& PodBuilder::Toleration(std::string key, std::string op, std::string value,
@@ -195,8 +193,8 @@ PodBuilder& PodBuilder::PreferredPodAntiAffinity(int32_t weight, api::PodAffinit
 }
 PodBuilder& PodBuilder::PodAffinityIn(std::string label_key, std::string topology_key,
                                       std::vector<std::string> values) {
-  return PodAffinity(AffinityTerm({SelectorIn(std::move(label_key), std::move(values))},
-                                  std::move(topology_key)));
+  return PodAffinity(
+      AffinityTerm({SelectorIn(std::move(label_key), std::move(values))}, std::move(topology_key)));
 }
 PodBuilder& PodBuilder::PodAffinityNotIn(std::string label_key, std::string topology_key,
                                          std::vector<std::string> values) {
@@ -204,18 +202,17 @@ PodBuilder& PodBuilder::PodAffinityNotIn(std::string label_key, std::string topo
                                   std::move(topology_key)));
 }
 PodBuilder& PodBuilder::PodAffinityExists(std::string label_key, std::string topology_key) {
-  return PodAffinity(
-      AffinityTerm({SelectorExists(std::move(label_key))}, std::move(topology_key)));
+  return PodAffinity(AffinityTerm({SelectorExists(std::move(label_key))}, std::move(topology_key)));
 }
 PodBuilder& PodBuilder::PodAntiAffinityIn(std::string label_key, std::string topology_key,
                                           std::vector<std::string> values) {
-  return PodAntiAffinity(AffinityTerm({SelectorIn(std::move(label_key), std::move(values))},
-                                      std::move(topology_key)));
+  return PodAntiAffinity(
+      AffinityTerm({SelectorIn(std::move(label_key), std::move(values))}, std::move(topology_key)));
 }
 PodBuilder& PodBuilder::PodAntiAffinityNotIn(std::string label_key, std::string topology_key,
                                              std::vector<std::string> values) {
-  return PodAntiAffinity(AffinityTerm(
-      {SelectorNotIn(std::move(label_key), std::move(values))}, std::move(topology_key)));
+  return PodAntiAffinity(AffinityTerm({SelectorNotIn(std::move(label_key), std::move(values))},
+                                      std::move(topology_key)));
 }
 PodBuilder& PodBuilder::PodAntiAffinityExists(std::string label_key, std::string topology_key) {
   return PodAntiAffinity(

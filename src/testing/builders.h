@@ -26,8 +26,7 @@ class PodBuilder {
   PodBuilder& Label(std::string k, std::string v);
   PodBuilder& Annotation(std::string k, std::string v);
   // Adds a container named "c<N>" with these requests (e.g. {{"cpu","1"},{"memory","1Gi"}}).
-  PodBuilder& Container(const std::map<std::string, std::string>& requests,
-                        std::string image = "");
+  PodBuilder& Container(const std::map<std::string, std::string>& requests, std::string image = "");
   // Shorthand: one request on the first container (created if needed).
   PodBuilder& Req(const std::string& resource, const std::string& quantity);
   PodBuilder& InitContainer(const std::map<std::string, std::string>& requests,
@@ -42,8 +41,7 @@ class PodBuilder {
   PodBuilder& NodeAffinityNotIn(std::string key, std::vector<std::string> values);
   PodBuilder& PreferredNodeAffinity(int32_t weight, std::string key,
                                     std::vector<std::string> values);
-  PodBuilder& Toleration(std::string key, std::string op, std::string value,
-                         std::string effect);
+  PodBuilder& Toleration(std::string key, std::string op, std::string value, std::string effect);
   PodBuilder& SchedulingGate(std::string name);
   PodBuilder& CreationTimestamp(api::Timestamp t);
   PodBuilder& Phase(std::string phase);

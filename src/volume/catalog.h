@@ -16,11 +16,11 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -53,18 +53,18 @@ struct PodVolumes {
 struct View {
   // Hashed: NodeVolumeLimits looks up every existing pod's claim and PV per node it
   // filters, and nothing iterates these two.
-  std::unordered_map<std::string, PVPtr> pvs;           // by name
+  std::unordered_map<std::string, PVPtr> pvs;              // by name
   std::map<std::string, std::vector<PVPtr>> pvs_by_class;  // valid PVs by storageClassName
-  std::unordered_map<std::string, PVCPtr> pvcs;         // by "ns/name"
-  std::map<std::string, StorageClass> classes;         // by name
+  std::unordered_map<std::string, PVCPtr> pvcs;            // by "ns/name"
+  std::map<std::string, StorageClass> classes;             // by name
   // By node name; shared between views until a CSINode changes (a cluster has one per node,
   // and claims change far more often than CSINodes).
   std::shared_ptr<const std::unordered_map<std::string, CSINode>> csi_nodes;
   // The CSINode of `node_name`, nullptr when there is none.
   const CSINode* CSINodeOf(const std::string& node_name) const;
-  std::map<std::string, CSIDriver> csi_drivers;        // by driver name
+  std::map<std::string, CSIDriver> csi_drivers;  // by driver name
   std::vector<CSIStorageCapacity> capacities;
-  std::string default_class;                           // "" when none is marked default
+  std::string default_class;  // "" when none is marked default
 
   // The claim's effective class: spec.storageClassName, or the default class when the
   // field is absent (the DefaultStorageClass admission plugin sets it at creation).

@@ -99,7 +99,8 @@ class Reader {
   }
   void VolumeMode(const YAML::Node& n, const std::string& path, std::string* out) {
     if (Str(n, path, out) && *out != "Filesystem" && *out != "Block") {
-      Fail(path, "Unsupported value: \"" + *out + "\": supported values: \"Block\", \"Filesystem\"");
+      Fail(path,
+           "Unsupported value: \"" + *out + "\": supported values: \"Block\", \"Filesystem\"");
     }
   }
   std::vector<api::NodeSelectorRequirement> Requirements(const YAML::Node& n,
@@ -118,7 +119,8 @@ class Reader {
         continue;
       }
       if (!Str(At(n[i], "key"), p + ".key", &r.key)) Fail(p + ".key", "Required value");
-      if (!Str(At(n[i], "operator"), p + ".operator", &r.op)) Fail(p + ".operator", "Required value");
+      if (!Str(At(n[i], "operator"), p + ".operator", &r.op))
+        Fail(p + ".operator", "Required value");
       r.values = StrList(At(n[i], "values"), p + ".values");
       out.push_back(std::move(r));
     }
@@ -231,7 +233,8 @@ PersistentVolume DecodePersistentVolume(const api::UnstructuredPtr& obj) {
   if (Present(na)) {
     const YAML::Node req = At(na, "required");
     if (!Present(req)) {
-      r.Fail("spec.nodeAffinity.required", "Required value: must specify required node constraints");
+      r.Fail("spec.nodeAffinity.required",
+             "Required value: must specify required node constraints");
     } else {
       pv.node_affinity = r.NodeSelector(req, "spec.nodeAffinity.required");
     }
@@ -297,8 +300,9 @@ StorageClass DecodeStorageClass(const api::Unstructured& obj) {
   }
   if (r.Str(At(doc, "volumeBindingMode"), "volumeBindingMode", &sc.volume_binding_mode) &&
       sc.volume_binding_mode != "Immediate" && sc.volume_binding_mode != "WaitForFirstConsumer") {
-    r.Fail("volumeBindingMode", "Unsupported value: \"" + sc.volume_binding_mode +
-                                    "\": supported values: \"Immediate\", \"WaitForFirstConsumer\"");
+    r.Fail("volumeBindingMode",
+           "Unsupported value: \"" + sc.volume_binding_mode +
+               "\": supported values: \"Immediate\", \"WaitForFirstConsumer\"");
   }
   const YAML::Node at = At(doc, "allowedTopologies");
   if (Present(at)) {
@@ -315,7 +319,8 @@ StorageClass DecodeStorageClass(const api::Unstructured& obj) {
         const std::string ep = p + "[" + std::to_string(j) + "]";
         api::NodeSelectorRequirement req;
         req.op = "In";
-        if (!r.Str(At(exprs[j], "key"), ep + ".key", &req.key)) r.Fail(ep + ".key", "Required value");
+        if (!r.Str(At(exprs[j], "key"), ep + ".key", &req.key))
+          r.Fail(ep + ".key", "Required value");
         req.values = r.StrList(At(exprs[j], "values"), ep + ".values");
         if (r.ok() && req.values.empty()) {
           r.Fail(ep + ".values", "Required value: must specify as least one value");
@@ -334,7 +339,8 @@ CSINode DecodeCSINode(const api::Unstructured& obj) {
   n.name = obj.metadata.name;
   Reader r;
   const YAML::Node drivers = At(At(Doc(obj), "spec"), "drivers");
-  if (Present(drivers) && !drivers.IsSequence()) r.Fail("spec.drivers", "Invalid value: must be a list");
+  if (Present(drivers) && !drivers.IsSequence())
+    r.Fail("spec.drivers", "Invalid value: must be a list");
   for (size_t i = 0; r.ok() && Present(drivers) && i < drivers.size(); ++i) {
     const std::string p = "spec.drivers[" + std::to_string(i) + "]";
     CSINodeDriver d;

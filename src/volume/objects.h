@@ -46,19 +46,20 @@ struct ClaimRef {
 struct PersistentVolume {
   std::string name;
   api::Labels labels;
-  std::string storage_class;              // spec.storageClassName ("" = none)
-  int64_t capacity = 0;                   // spec.capacity[storage], bytes
-  std::vector<std::string> access_modes;  // ReadWriteOnce | ReadOnlyMany | ReadWriteMany | ReadWriteOncePod
-  std::string volume_mode = "Filesystem"; // spec.volumeMode
+  std::string storage_class;  // spec.storageClassName ("" = none)
+  int64_t capacity = 0;       // spec.capacity[storage], bytes
+  std::vector<std::string>
+      access_modes;  // ReadWriteOnce | ReadOnlyMany | ReadWriteMany | ReadWriteOncePod
+  std::string volume_mode = "Filesystem";          // spec.volumeMode
   std::optional<api::NodeSelector> node_affinity;  // spec.nodeAffinity.required
-  std::optional<ClaimRef> claim_ref;      // spec.claimRef
-  std::string phase;                      // status.phase: Available | Bound | Released | Failed
-  std::string csi_driver;                 // spec.csi.driver, "" when not a CSI volume
+  std::optional<ClaimRef> claim_ref;               // spec.claimRef
+  std::string phase;       // status.phase: Available | Bound | Released | Failed
+  std::string csi_driver;  // spec.csi.driver, "" when not a CSI volume
   // spec.volumeAttributesClassName ("" when unset or null, as upstream's ptr.Deref).
   std::string volume_attributes_class;
-  api::VolumeSource source;               // spec's in-tree / csi source (api/volume_source.h)
-  bool deleting = false;                  // metadata.deletionTimestamp set
-  std::string error;                      // non-empty: invalid, never matched
+  api::VolumeSource source;  // spec's in-tree / csi source (api/volume_source.h)
+  bool deleting = false;     // metadata.deletionTimestamp set
+  std::string error;         // non-empty: invalid, never matched
   api::UnstructuredPtr object;
 };
 
@@ -73,12 +74,12 @@ struct PersistentVolumeClaim {
   std::string volume_name;                   // spec.volumeName ("" = unbound)
   std::vector<std::string> access_modes;
   std::string volume_mode = "Filesystem";
-  int64_t request = 0;                       // spec.resources.requests[storage], bytes
+  int64_t request = 0;  // spec.resources.requests[storage], bytes
   // spec.volumeAttributesClassName ("" when unset or null). A static PV matches only with
   // the same class (VolumeAttributesClass is GA and on since 1.34).
   std::string volume_attributes_class;
   std::optional<api::LabelSelector> selector;  // spec.selector
-  std::string phase;                         // status.phase: Pending | Bound | Lost
+  std::string phase;                           // status.phase: Pending | Bound | Lost
   bool deleting = false;
   std::string error;
   api::UnstructuredPtr object;
@@ -130,8 +131,8 @@ struct CSIStorageCapacity {
   std::string name;
   std::string storage_class;
   std::optional<api::LabelSelector> node_topology;  // absent: matches no node
-  std::optional<int64_t> capacity;             // bytes; absent: unknown (no space)
-  std::optional<int64_t> maximum_volume_size;  // bytes; when set, compared instead
+  std::optional<int64_t> capacity;                  // bytes; absent: unknown (no space)
+  std::optional<int64_t> maximum_volume_size;       // bytes; when set, compared instead
   std::string error;
 };
 

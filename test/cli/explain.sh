@@ -1,5 +1,5 @@
 #!/bin/sh
-# `phalanx explain` on a pending gang (issue 23): it names the blocking plugin per member
+# `phalanx explain` on a pending gang: it names the blocking plugin per member
 # and the smallest fix, and `phalanx simulate --add-nodes` with that fix binds the gang at
 # its arrival (t=10 s) instead of when the filler job ends (t=600 s).
 # Usage: explain.sh PHALANX SCENARIO WORKDIR

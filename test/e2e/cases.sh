@@ -413,7 +413,7 @@ case_live_bench_smoke() {
     grep -Eq "^\| $c \| 1 \| 200/200 \| [0-9.]+ \| [0-9]+ \|" <<<"$out" || fail "no complete row for $c in the table"
   done
   grep -q "^phalanx / upstream: " <<<"$out" || fail "no phalanx / upstream ratio"
-  grep -q "^issue 7 target" <<<"$out" || fail "no issue 7 target line"
+  grep -q "^target " <<<"$out" || fail "no target line"
 }
 
 # A kubeconfig with a CA that did not sign the server's certificate: refused, clearly.
@@ -445,7 +445,7 @@ case_bad_token() {
     fail "unclear 401 error: $err"
 }
 
-# PodDisruptionBudgets in preemption (issue 20), against the real API server: db-0 (lowest
+# PodDisruptionBudgets in preemption, against the real API server: db-0 (lowest
 # priority, so the best victim by priority alone) is protected by a PDB with maxUnavailable
 # 0; web-0 (higher priority, unprotected) on the other node is preempted instead. Both are
 # created bound (spec.nodeName) and the PDB before Phalanx starts, so its informers' initial
@@ -503,7 +503,7 @@ case_pdb_preemption() {
   stop_phalanx main
 }
 
-# A gang as preemptor (issue 20), against the real API server: 4 nodes of 2 CPU; a
+# A gang as preemptor, against the real API server: 4 nodes of 2 CPU; a
 # low-priority Coscheduling gang of 4 x 2 CPU (minMember 4) is scheduled by Phalanx, one
 # member per node; then a high-priority gang of 4 x 2 CPU (minMember 4) arrives. It can
 # only fit with the whole low gang gone: every low member gets a deletionTimestamp and a
@@ -635,7 +635,7 @@ declare -F "case_$CASE" >/dev/null || { echo "unknown case $CASE" >&2; exit 2; }
 e2e_setup
 start=$SECONDS
 "case_$CASE"
-# Every case ends with the invariant checker (issue 8) on its control plane, once the case
+# Every case ends with the invariant checker on its control plane, once the case
 # is done (Phalanx stopped, or never started: tls_wrong_ca and bad_token create no pods and
 # must show pods=0), 0 violations required.
 check_invariants

@@ -1,4 +1,4 @@
-# Real kube-controller-manager v1.20.2 next to phalanx (issue 18: "the test control plane
+# Real kube-controller-manager v1.20.2 next to phalanx ("the test control plane
 # gains kube-controller-manager ... so live tests see real claim binding and namespace
 # deletion"). scripts/control-plane.sh `controllers DIR` starts it.
 # e2e-cases: statefulset_controllers

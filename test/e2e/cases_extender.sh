@@ -1,4 +1,4 @@
-# HTTP scheduler extenders in `phalanx run` (issue 18), with test/extender/fake_extender.py
+# HTTP scheduler extenders in `phalanx run`, with test/extender/fake_extender.py
 # on loopback as the extender. Sourced by cases.sh.
 # e2e-cases: extender_filter extender_unreachable
 

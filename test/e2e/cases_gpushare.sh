@@ -1,4 +1,4 @@
-# GPU sharing against a real API server (issue 22, live parity): GpuShare's PreBind writes
+# GPU sharing against a real API server (live parity): GpuShare's PreBind writes
 # the chosen device into the pod's annotations before the binding, as the user's
 # least-privileged `phalanx` (deploy/rbac.yaml: patch pods).
 # e2e-cases: gpushare_annotations

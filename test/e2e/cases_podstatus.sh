@@ -1,4 +1,4 @@
-# PodGroup status that follows its members' pod phases (issue 22), against a real API server.
+# PodGroup status that follows its members' pod phases, against a real API server.
 # e2e-cases: podgroup_lifecycle
 # Sourced by cases.sh (lib.sh helpers; $E2E_DIR, $STATE).
 

@@ -1,4 +1,4 @@
-# Queues and quotas in `phalanx run` (issue 22): KAI / Volcano Queues and ElasticQuotas
+# Queues and quotas in `phalanx run`: KAI / Volcano Queues and ElasticQuotas
 # watched live, the Queues plugin enforcing them, their status written back in each
 # dialect's fields, and invalid queue objects reported as Events on them. Sourced by
 # cases.sh (lib.sh helpers); phalanx runs as the least-privileged user of deploy/rbac.yaml.

@@ -1,4 +1,4 @@
-# Importing a live cluster into the simulator (issue 23): `phalanx simulate --from-cluster`
+# Importing a live cluster into the simulator: `phalanx simulate --from-cluster`
 # and `phalanx snapshot` against a real API server whose pods `phalanx run` bound.
 # e2e-cases: snapshot_from_cluster
 # Sourced by cases.sh (lib.sh helpers; $E2E_DIR, $STATE).

@@ -1,4 +1,4 @@
-# Starvation eviction in `phalanx run` (issue 21; GangReservation preemptAfterSeconds): a
+# Starvation eviction in `phalanx run` (GangReservation preemptAfterSeconds): a
 # gang that holds a reservation and has waited past preemptAfterSeconds evicts a small job
 # on its reserved node through the preemption path (Preempted Event on the victim,
 # StarvationEviction Event on the PodGroup, the evictions counter in /metrics), and starts.

@@ -1,4 +1,4 @@
-# VolumeBinding against a real API server and the real PV controller (issue 18): local
+# VolumeBinding against a real API server and the real PV controller: local
 # PersistentVolumes with WaitForFirstConsumer, kube-controller-manager v1.20.2 completing
 # the bindings that phalanx's PreBind starts (control-plane.sh controllers).
 # e2e-cases: statefulset_local_pvs

@@ -231,7 +231,7 @@ restart_apiserver() {
   log "kube-apiserver restarted (pid $(cat "$dir/apiserver.pid")) at $SERVER"
 }
 
-# The scheduling invariants of issue 8 (capacity, node, twice, gang, reason), checked by the
+# The scheduling invariants (capacity, node, twice, gang, reason), checked by the
 # one checker the fault tests use too: test/faults/check_invariants.py (its docstring says
 # what each one means). cases.sh runs check_invariants after every case.
 INVARIANTS_CHECKER="$ROOT/test/faults/check_invariants.py"

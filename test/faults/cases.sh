@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault-injection end-to-end cases (issue 8, reliability) of `phalanx run` against a real
+# Fault-injection end-to-end cases (reliability) of `phalanx run` against a real
 # kube-apiserver v1.20.2 + etcd on loopback (test/e2e/lib.sh starts one per case).
 # Usage: test/faults/cases.sh PHALANX-BINARY CASE
 # Cases:
@@ -177,7 +177,7 @@ case_phalanx_kill9() {
   report phalanx_kill9 "$kills"
 }
 
-# kill -9 of `phalanx run` with shared GPUs allocated (issue 22): 4 GPU nodes of 2 devices,
+# kill -9 of `phalanx run` with shared GPUs allocated: 4 GPU nodes of 2 devices,
 # 4 rounds of 4 GPU-share pods (0.5, 0.5, 0.25, 0.25 of one device; 6 of the 8 devices'
 # worth in all, so every pod fits however the shares were spread: a 0.5 is stuck only if
 # every device had more than 0.5 taken). Each round's pods are created while phalanx is

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scheduling invariants of a live cluster, read from kube-apiserver (issue 8, faults).
+"""Scheduling invariants of a live cluster, read from kube-apiserver (faults).
 
 Usage: check_invariants.py [--namespace NS] [--scheduler NAME] [--quiet]
 Reads SERVER, CA and ADMIN_TOKEN from the environment (scripts/control-plane.sh writes them

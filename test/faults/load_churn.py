@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load with node churn against a live kube-apiserver (issue 8, "Load" fault item).
+"""Load with node churn against a live kube-apiserver ("Load" fault item).
 
 Usage: load_churn.py --pid PHALANX-PID [--namespace e2e] [--pods 2000] [--gangs 200]
                      [--gang-size 4] [--rounds 2] [--churn-slots 4] [--churn-interval-ms 500]

@@ -1,5 +1,5 @@
 # Case load_churn of test/faults/cases.sh (sourced by it; uses its helpers and test/e2e/lib.sh):
-# issue 8's "Load" fault item. Two equal rounds of pods and Coscheduling gangs arrive in 10
+# the "Load" fault case. Two equal rounds of pods and Coscheduling gangs arrive in 10
 # waves while nodes are added and removed (scheduler_perf churn op, mode recreate), with the
 # pod GC's deletion of the pods bound to a removed node (test/faults/load_churn.py does the
 # load, the churn, the per-round invariant check and the VmRSS sampling of `phalanx run`).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fault-injecting loopback proxy between Phalanx and kube-apiserver (issue 8, faults).
+"""Fault-injecting loopback proxy between Phalanx and kube-apiserver (faults).
 
 Usage:
   proxy.py tcp  --listen PORT --upstream HOST:PORT [--cut-every S] [--delay-prob P]

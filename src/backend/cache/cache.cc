@@ -69,9 +69,8 @@ Status Cache::ForgetPod(const api::Pod& pod) {
     return Status::Error("pod " + key + " wasn't assumed so cannot be forgotten");
   }
   if (it->second.pod->pod->spec.node_name != pod.spec.node_name) {
-    return Status::Error("pod " + key + " was assumed on " +
-                         it->second.pod->pod->spec.node_name + " but assigned to " +
-                         pod.spec.node_name);
+    return Status::Error("pod " + key + " was assumed on " + it->second.pod->pod->spec.node_name +
+                         " but assigned to " + pod.spec.node_name);
   }
   RemovePodFromNode(*it->second.pod->pod);
   pods_.erase(it);

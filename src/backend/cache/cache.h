@@ -54,8 +54,7 @@ class Cache {
   // confirms an assumed pod and `confirmed` is not null, *confirmed is set to the assumed
   // PodInfo it replaced (else to nullptr): one lookup instead of IsAssumedPod + GetPod.
   // Either way the pod's node is touched twice (removed, added: its generation grows by 2).
-  framework::Status AddPod(framework::PodInfoPtr pod,
-                           framework::PodInfoPtr* confirmed = nullptr);
+  framework::Status AddPod(framework::PodInfoPtr pod, framework::PodInfoPtr* confirmed = nullptr);
   framework::Status UpdatePod(const api::Pod& old_pod, framework::PodInfoPtr new_pod);
   framework::Status RemovePod(const api::Pod& pod);
   bool IsAssumedPod(const api::Pod& pod) const;

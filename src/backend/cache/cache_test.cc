@@ -134,10 +134,11 @@ struct WantNodeInfo {
   };
   if (a.name() != b.name()) return ::testing::AssertionFailure() << a.name() << " vs " << b.name();
   if (a.generation() != b.generation()) {
-    return ::testing::AssertionFailure() << a.name() << ": generation " << a.generation()
-                                         << " vs " << b.generation();
+    return ::testing::AssertionFailure()
+           << a.name() << ": generation " << a.generation() << " vs " << b.generation();
   }
-  if (keys(a.pods()) != keys(b.pods())) return ::testing::AssertionFailure() << a.name() << ": pods";
+  if (keys(a.pods()) != keys(b.pods()))
+    return ::testing::AssertionFailure() << a.name() << ": pods";
   if (keys(a.pods_with_affinity()) != keys(b.pods_with_affinity()) ||
       keys(a.pods_with_required_anti_affinity()) != keys(b.pods_with_required_anti_affinity())) {
     return ::testing::AssertionFailure() << a.name() << ": affinity pods";
@@ -146,7 +147,8 @@ struct WantNodeInfo {
       !(a.allocatable() == b.allocatable())) {
     return ::testing::AssertionFailure() << a.name() << ": resources";
   }
-  if (a.used_ports() != b.used_ports()) return ::testing::AssertionFailure() << a.name() << ": ports";
+  if (a.used_ports() != b.used_ports())
+    return ::testing::AssertionFailure() << a.name() << ": ports";
   if (images(a) != images(b)) return ::testing::AssertionFailure() << a.name() << ": images";
   return ::testing::AssertionSuccess();
 }
@@ -208,15 +210,25 @@ TEST(CacheTest, AssumePodScheduled) {
        {300, 1524, {}, 300, 1524, {p[1]->metadata.name, p[2]->metadata.name}, {80, 8080}}},
       {"assumed pod without resource request",
        {p[3]},
-       {0, 0, {}, api::kDefaultMilliCPURequest, api::kDefaultMemoryRequest,
-        {p[3]->metadata.name}, {80}}},
+       {0,
+        0,
+        {},
+        api::kDefaultMilliCPURequest,
+        api::kDefaultMemoryRequest,
+        {p[3]->metadata.name},
+        {80}}},
       {"assumed one pod with extended resource",
        {p[4]},
        {100, 500, {{"example.com/foo", 3}}, 100, 500, {p[4]->metadata.name}, {80}}},
       {"assumed two pods with extended resources",
        {p[4], p[5]},
-       {300, 1524, {{"example.com/foo", 8}}, 300, 1524,
-        {p[4]->metadata.name, p[5]->metadata.name}, {80, 8080}}},
+       {300,
+        1524,
+        {{"example.com/foo", 8}},
+        300,
+        1524,
+        {p[4]->metadata.name, p[5]->metadata.name},
+        {80, 8080}}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -271,7 +283,12 @@ TEST(CacheTest, ExpirePod) {
     std::vector<std::string> want_expired;
   };
   const std::vector<Case> cases = {
-      {"assumed pod would expire", {{pods[0], true, now}}, now + 2 * ttl, ttl, {}, {"node_info_cache_test/test-1"}},
+      {"assumed pod would expire",
+       {{pods[0], true, now}},
+       now + 2 * ttl,
+       ttl,
+       {},
+       {"node_info_cache_test/test-1"}},
       {"first one would expire, second and third would not",
        {{pods[0], true, now}, {pods[1], true, now + 3 * ttl / 2}, {pods[2], false, 0}},
        now + 2 * ttl,
@@ -279,14 +296,30 @@ TEST(CacheTest, ExpirePod) {
        // Order gets altered when removing pods (swap with the last one, as upstream).
        {400, 2048, {}, 400, 2048, {"test-3", "test-2"}, {8080, 8080}},
        {"node_info_cache_test/test-1"}},
-      {"assumed pod would never expire", {{pods[0], true, now}}, now + 3 * ttl, 0,
-       {100, 500, {}, 100, 500, {"test-1"}, {80}}, {}},
-      {"binding not finished: never expires", {{pods[0], false, 0}}, now + 100 * ttl, ttl,
-       {100, 500, {}, 100, 500, {"test-1"}, {80}}, {}},
-      {"expires strictly after the deadline", {{pods[0], true, now}}, now + ttl, ttl,
-       {100, 500, {}, 100, 500, {"test-1"}, {80}}, {}},
-      {"expires one nanosecond after the deadline", {{pods[0], true, now}}, now + ttl + 1, ttl,
-       {}, {"node_info_cache_test/test-1"}},
+      {"assumed pod would never expire",
+       {{pods[0], true, now}},
+       now + 3 * ttl,
+       0,
+       {100, 500, {}, 100, 500, {"test-1"}, {80}},
+       {}},
+      {"binding not finished: never expires",
+       {{pods[0], false, 0}},
+       now + 100 * ttl,
+       ttl,
+       {100, 500, {}, 100, 500, {"test-1"}, {80}},
+       {}},
+      {"expires strictly after the deadline",
+       {{pods[0], true, now}},
+       now + ttl,
+       ttl,
+       {100, 500, {}, 100, 500, {"test-1"}, {80}},
+       {}},
+      {"expires one nanosecond after the deadline",
+       {{pods[0], true, now}},
+       now + ttl + 1,
+       ttl,
+       {},
+       {"node_info_cache_test/test-1"}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -616,7 +649,7 @@ TEST(CacheTest, NodeOperators) {
     for (const auto& n : tc.nodes) c.AddNode(n);
     for (const auto& p : tc.pods) ASSERT_TRUE(c.AddPod(Info(p)).IsSuccess());
     const size_t n_nodes = tc.nodes.size();
-    const int32_t with_80 = static_cast<int32_t>(n_nodes);          // every node has 80:latest
+    const int32_t with_80 = static_cast<int32_t>(n_nodes);             // every node has 80:latest
     const int32_t with_300 = static_cast<int32_t>((n_nodes + 1) / 2);  // nodes 1, 3
 
     // Step 1+2: the node is in the cache and in a snapshot, with its pods and images.
@@ -769,11 +802,15 @@ TEST(CacheTest, UpdateSnapshot) {
   auto update_node = [&](int i) {
     return Op{[&, i](Cache& c) { c.UpdateNode(e.updated_nodes[i]); }};
   };
-  auto add_pod = [&](int i) { return Op{[&, i](Cache& c) { expect_ok(c.AddPod(Info(e.pods[i]))); }}; };
+  auto add_pod = [&](int i) {
+    return Op{[&, i](Cache& c) { expect_ok(c.AddPod(Info(e.pods[i]))); }};
+  };
   auto assume_pod = [&](int i) {
     return Op{[&, i](Cache& c) { expect_ok(c.AssumePod(Info(e.pods[i]))); }};
   };
-  auto forget_pod = [&](int i) { return Op{[&, i](Cache& c) { expect_ok(c.ForgetPod(*e.pods[i])); }}; };
+  auto forget_pod = [&](int i) {
+    return Op{[&, i](Cache& c) { expect_ok(c.ForgetPod(*e.pods[i])); }};
+  };
   auto add_aff = [&](int i) {
     return Op{[&, i](Cache& c) { expect_ok(c.AddPod(Info(e.pods_with_affinity[i]))); }};
   };
@@ -786,7 +823,9 @@ TEST(CacheTest, UpdateSnapshot) {
   auto remove_anti = [&](int i) {
     return Op{[&, i](Cache& c) { expect_ok(c.RemovePod(*e.pods_with_anti_affinity[i])); }};
   };
-  auto remove_pod = [&](int i) { return Op{[&, i](Cache& c) { expect_ok(c.RemovePod(*e.pods[i])); }}; };
+  auto remove_pod = [&](int i) {
+    return Op{[&, i](Cache& c) { expect_ok(c.RemovePod(*e.pods[i])); }};
+  };
   auto update_pod = [&](int i) {
     return Op{[&, i](Cache& c) { expect_ok(c.UpdatePod(*e.pods[i], Info(e.updated_pods[i]))); }};
   };
@@ -808,15 +847,18 @@ TEST(CacheTest, UpdateSnapshot) {
       {"Empty cache", {}, names({})},
       {"Single node", {add_node(1)}, names({1})},
       {"Add node, remove it, add it again",
-       {add_node(1), update_snapshot(), remove_node(1), add_node(1)}, names({1})},
+       {add_node(1), update_snapshot(), remove_node(1), add_node(1)},
+       names({1})},
       {"Add node and remove it in the same cycle, add it again",
-       {add_node(1), update_snapshot(), add_node(2), remove_node(1)}, names({2})},
+       {add_node(1), update_snapshot(), add_node(2), remove_node(1)},
+       names({2})},
       {"Add a few nodes, and snapshot in the middle",
        {add_node(0), update_snapshot(), add_node(1), update_snapshot(), add_node(2),
         update_snapshot(), add_node(3)},
        names({0, 1, 2, 3})},
       {"Add a few nodes, and snapshot in the end",
-       {add_node(0), add_node(2), add_node(5), add_node(6)}, names({0, 2, 5, 6})},
+       {add_node(0), add_node(2), add_node(5), add_node(6)},
+       names({0, 2, 5, 6})},
       {"Update some nodes",
        {add_node(0), add_node(1), add_node(5), update_snapshot(), update_node(1)},
        names({0, 1, 5})},
@@ -839,28 +881,37 @@ TEST(CacheTest, UpdateSnapshot) {
        {add_node(0), add_node(2), add_node(8), update_snapshot(), add_pod(8), add_pod(2)},
        names({0, 2, 8})},
       {"Updating a pod",
-       {add_node(0), add_pod(0), add_node(2), add_node(4), update_pod(0)}, names({0, 2, 4})},
-      {"Add pod before its node", {add_node(0), add_pod(1), update_pod(1), add_node(1)},
+       {add_node(0), add_pod(0), add_node(2), add_node(4), update_pod(0)},
+       names({0, 2, 4})},
+      {"Add pod before its node",
+       {add_node(0), add_pod(1), update_pod(1), add_node(1)},
        names({0, 1})},
       {"Remove node before its pods",
        {add_node(0), add_node(1), add_pod(1), add_pod(11), update_snapshot(), remove_node(1),
         update_snapshot(), update_pod(1), update_pod(11), remove_pod(1), remove_pod(11)},
        names({0})},
-      {"Add Pods with affinity", {add_node(0), add_aff(0), update_snapshot(), add_node(1)},
-       names({0, 1}), 1},
+      {"Add Pods with affinity",
+       {add_node(0), add_aff(0), update_snapshot(), add_node(1)},
+       names({0, 1}),
+       1},
       {"Add multiple nodes with pods with affinity",
        {add_node(0), add_aff(0), update_snapshot(), add_node(1), add_aff(1), update_snapshot()},
-       names({0, 1}), 2},
+       names({0, 1}),
+       2},
       {"Add then Remove pods with affinity",
-       {add_node(0), add_node(1), add_aff(0), update_snapshot(), remove_aff(0),
-        update_snapshot()},
-       names({0, 1}), 0},
+       {add_node(0), add_node(1), add_aff(0), update_snapshot(), remove_aff(0), update_snapshot()},
+       names({0, 1}),
+       0},
       {"Add pods with required anti-affinity between snapshots",
        {add_node(0), add_node(1), update_snapshot(), add_anti(1), update_snapshot(), add_anti(0)},
-       names({0, 1}), 2, 2},  // anti-affinity pods count as pods with affinity too
+       names({0, 1}),
+       2,
+       2},  // anti-affinity pods count as pods with affinity too
       {"Remove the last pod with required anti-affinity of a node",
        {add_node(0), add_node(1), add_anti(0), add_anti(1), update_snapshot(), remove_anti(0)},
-       names({0, 1}), 1, 1},
+       names({0, 1}),
+       1,
+       1},
       {"Assume and forget in cache",
        {add_node(0), add_node(2), add_node(4), add_node(8), update_snapshot(), assume_pod(8),
         assume_pod(4), assume_pod(0), forget_pod(0), update_snapshot(), forget_pod(4)},

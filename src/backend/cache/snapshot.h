@@ -93,11 +93,11 @@ class Snapshot : public framework::NodeInfoLister {
   // so that a node gaining or losing its first pod with affinity costs a walk of bytes,
   // not a rebuild of every list by name.
   std::vector<uint8_t> flags_;
-  std::vector<int64_t> generations_;  // NodeGenerations()
+  std::vector<int64_t> generations_;                                    // NodeGenerations()
   absl::flat_hash_map<const framework::NodeInfo*, uint32_t> position_;  // never iterated
   bool affinity_lists_stale_ = false;
   std::unordered_map<std::string, int32_t> image_counts_;  // image -> nodes having it
-  std::vector<std::string> stale_;  // nodes changed by AddPodToView
+  std::vector<std::string> stale_;                         // nodes changed by AddPodToView
   // Lazily enabled by AffinityIndex() (a const lister call on the scheduling thread).
   mutable framework::PodAffinityIndex affinity_index_;
   int64_t generation_ = 0;

@@ -585,7 +585,8 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& e,
   const uint64_t kind = (static_cast<uint64_t>(e.resource) << 32) | e.action;
   auto [known, added] = event_interest_.try_emplace(kind, false);
   if (added) {
-    bool wildcard = e.resource == framework::EventResource::kWildCard && e.action == framework::kAll;
+    bool wildcard =
+        e.resource == framework::EventResource::kWildCard && e.action == framework::kAll;
     bool interesting = wildcard;
     for (const auto& [name, hooks] : hooks_) {
       for (const auto& [plugin, h] : hooks.hints) interesting = interesting || h.event.Match(e);

@@ -100,7 +100,8 @@ class Nominator {
 
 class SchedulingQueue {
  public:
-  using LessFn = std::function<bool(const framework::QueuedPodInfo&, const framework::QueuedPodInfo&)>;
+  using LessFn =
+      std::function<bool(const framework::QueuedPodInfo&, const framework::QueuedPodInfo&)>;
 
   // The QueueSort plugin's key (framework::QueueSortPlugin::SortKey), when it has one.
   using KeyFn = std::function<framework::QueueSortKey(const framework::QueuedPodInfo&)>;
@@ -218,8 +219,7 @@ class SchedulingQueue {
   void AddLocked(framework::PodInfoPtr pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ActivateLocked(const std::vector<std::string>& keys) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool WorthRequeuing(const framework::QueuedPodInfo& p, const framework::ClusterEvent& e,
-                      const framework::EventObjects& objs) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                      const framework::EventObjects& objs) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MoveUnschedulable(const std::vector<framework::QueuedPodInfoPtr>& pods,
                          const framework::ClusterEvent& e, const framework::EventObjects& objs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -231,8 +231,7 @@ class SchedulingQueue {
   // The heaps are created by the constructor; their contents are guarded.
   std::unique_ptr<ActiveQueue> active_q_ ABSL_PT_GUARDED_BY(mu_);
   std::unique_ptr<Heap> backoff_q_ ABSL_PT_GUARDED_BY(mu_);
-  std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_
-      ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, ProfileHooks> hooks_ ABSL_GUARDED_BY(mu_);
   // MoveAllToActiveOrBackoffQueue's fast path, per event (resource << 32 | action): whether
   // any registered hint matches it (a wildcard kAll event always does). Cleared when the

@@ -58,7 +58,7 @@ framework::QueueingHintFn ReturnSkip() {
 }
 
 std::pair<std::string, ClusterEventWithHint> Hint(std::string plugin, ClusterEvent e,
-                                                 framework::QueueingHintFn fn) {
+                                                  framework::QueueingHintFn fn) {
   return {std::move(plugin), ClusterEventWithHint{std::move(e), std::move(fn)}};
 }
 
@@ -90,11 +90,16 @@ enum class Where { kNone, kActive, kBackoff, kUnschedulable, kGated };
 
 std::string WhereName(Where w) {
   switch (w) {
-    case Where::kNone: return "none";
-    case Where::kActive: return "activeQ";
-    case Where::kBackoff: return "backoffQ";
-    case Where::kUnschedulable: return "unschedulablePods";
-    case Where::kGated: return "unschedulablePods (gated)";
+    case Where::kNone:
+      return "none";
+    case Where::kActive:
+      return "activeQ";
+    case Where::kBackoff:
+      return "backoffQ";
+    case Where::kUnschedulable:
+      return "unschedulablePods";
+    case Where::kGated:
+      return "unschedulablePods (gated)";
   }
   return "?";
 }
@@ -180,11 +185,14 @@ TEST_F(QueueTest, ActiveQOrderIsPriorityThenTimestamp) {
     std::vector<std::string> want;
   };
   const std::vector<Case> cases = {
-      {"higher priority first", {{"mpp", 500, 0}, {"up", 0, 1}, {"hpp", 1000, 2}},
+      {"higher priority first",
+       {{"mpp", 500, 0}, {"up", 0, 1}, {"hpp", 1000, 2}},
        {"hpp", "mpp", "up"}},
-      {"equal priority: earlier timestamp first", {{"p1", 0, 3}, {"p2", 0, 1}, {"p3", 0, 2}},
+      {"equal priority: earlier timestamp first",
+       {{"p1", 0, 3}, {"p2", 0, 1}, {"p3", 0, 2}},
        {"p2", "p3", "p1"}},
-      {"priority beats timestamp", {{"old-low", 0, 0}, {"new-high", 10, 5}, {"mid", 5, 1}},
+      {"priority beats timestamp",
+       {{"old-low", 0, 0}, {"new-high", 10, 5}, {"mid", 5, 1}},
        {"new-high", "mid", "old-low"}},
       {"negative priorities", {{"neg", -5, 0}, {"zero", 0, 1}}, {"zero", "neg"}},
   };
@@ -244,7 +252,8 @@ TEST(QueueSortKeyTest, KeyedHeapPopsInTheSameOrderAsLess) {
       if (!a) continue;
       popped_less.push_back(a->Pod().metadata.name);
       popped_key.push_back(b->Pod().metadata.name);
-      std::erase_if(live, [&](const api::PodPtr& p) { return p->metadata.name == popped_less.back(); });
+      std::erase_if(live,
+                    [&](const api::PodPtr& p) { return p->metadata.name == popped_less.back(); });
     }
   }
   while (auto a = by_less.TryPop()) {
@@ -312,10 +321,14 @@ TEST_F(QueueTest, BackoffDurationDoublesPerAttemptUpToMax) {
     int64_t want;
   };
   const std::vector<Case> cases = {
-      {1 * kSec, 10 * kSec, 1, 1 * kSec},  {1 * kSec, 10 * kSec, 2, 2 * kSec},
-      {1 * kSec, 10 * kSec, 3, 4 * kSec},  {1 * kSec, 10 * kSec, 4, 8 * kSec},
-      {1 * kSec, 10 * kSec, 5, 10 * kSec}, {1 * kSec, 10 * kSec, 6, 10 * kSec},
-      {2 * kSec, 60 * kSec, 5, 32 * kSec}, {2 * kSec, 60 * kSec, 6, 60 * kSec},
+      {1 * kSec, 10 * kSec, 1, 1 * kSec},
+      {1 * kSec, 10 * kSec, 2, 2 * kSec},
+      {1 * kSec, 10 * kSec, 3, 4 * kSec},
+      {1 * kSec, 10 * kSec, 4, 8 * kSec},
+      {1 * kSec, 10 * kSec, 5, 10 * kSec},
+      {1 * kSec, 10 * kSec, 6, 10 * kSec},
+      {2 * kSec, 60 * kSec, 5, 32 * kSec},
+      {2 * kSec, 60 * kSec, 6, 60 * kSec},
       // No overflow with many attempts and a huge max.
       {1 * kSec, INT64_MAX / 2, 200, INT64_MAX / 2},
       {5 * kSec, 5 * kSec, 3, 5 * kSec},
@@ -368,7 +381,8 @@ TEST_F(QueueTest, BackOffFlow) {
 // A backoffQ pod is released exactly when its expiry is reached, in expiry order.
 TEST_F(QueueTest, FlushBackoffQCompletedReleasesInExpiryOrder) {
   // a: 1 attempt (1s), b: 3 attempts (4s), c: 2 attempts (2s), all failing with Error now.
-  for (auto [name, attempts] : std::vector<std::pair<std::string, int>>{{"a", 1}, {"b", 3}, {"c", 2}}) {
+  for (auto [name, attempts] :
+       std::vector<std::pair<std::string, int>>{{"a", 1}, {"b", 3}, {"c", 2}}) {
     auto qp = std::make_shared<QueuedPodInfo>();
     qp->pod_info = PodInfo::Make(MakePod(name));
     qp->attempts = attempts;
@@ -411,20 +425,50 @@ TEST_F(QueueTest, AddUnschedulableIfNotPresent) {
     int32_t want_unschedulable_count;
   };
   const std::vector<Case> cases = {
-      {"rejected by a plugin: unschedulablePods", {"fooPlugin"}, {}, nullptr, nullptr,
-       Where::kUnschedulable, 1},
-      {"rejected with Pending: unschedulablePods", {}, {"gang"}, nullptr, nullptr,
-       Where::kUnschedulable, 1},
+      {"rejected by a plugin: unschedulablePods",
+       {"fooPlugin"},
+       {},
+       nullptr,
+       nullptr,
+       Where::kUnschedulable,
+       1},
+      {"rejected with Pending: unschedulablePods",
+       {},
+       {"gang"},
+       nullptr,
+       nullptr,
+       Where::kUnschedulable,
+       1},
       {"Error (no rejecting plugin): backoffQ", {}, {}, nullptr, nullptr, Where::kBackoff, 0},
       // The event need not be one the pod's plugins registered: the pod may have missed it.
-      {"rejected, but a move request arrived during its cycle: backoffQ", {"fooPlugin"}, {},
-       &kNodeAdd, nullptr, Where::kBackoff, 1},
-      {"rejected, move request before its cycle started: unschedulablePods", {"fooPlugin"}, {},
-       nullptr, &kNodeAdd, Where::kUnschedulable, 1},
-      {"an event no plugin registered is not a move request", {"fooPlugin"}, {}, &kPvcAdd,
-       nullptr, Where::kUnschedulable, 1},
-      {"a wildcard event is a move request", {"fooPlugin"}, {}, &kWildCard, nullptr,
-       Where::kBackoff, 1},
+      {"rejected, but a move request arrived during its cycle: backoffQ",
+       {"fooPlugin"},
+       {},
+       &kNodeAdd,
+       nullptr,
+       Where::kBackoff,
+       1},
+      {"rejected, move request before its cycle started: unschedulablePods",
+       {"fooPlugin"},
+       {},
+       nullptr,
+       &kNodeAdd,
+       Where::kUnschedulable,
+       1},
+      {"an event no plugin registered is not a move request",
+       {"fooPlugin"},
+       {},
+       &kPvcAdd,
+       nullptr,
+       Where::kUnschedulable,
+       1},
+      {"a wildcard event is a move request",
+       {"fooPlugin"},
+       {},
+       &kWildCard,
+       nullptr,
+       Where::kBackoff,
+       1},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -486,42 +530,112 @@ TEST_F(QueueTest, MoveAllWithQueueingHints) {
     Where want;
   };
   const std::vector<Case> cases = {
-      {"Queue moves a backing-off pod to backoffQ", {"foo"}, {},
-       {Hint("foo", kNodeAdd, ReturnQueue())}, kNodeAdd, 0, Where::kBackoff},
-      {"Queue moves a pod whose backoff expired to activeQ", {"foo"}, {},
-       {Hint("foo", kNodeAdd, ReturnQueue())}, kNodeAdd, 1 * kSec + 1, Where::kActive},
-      {"backoff expiry == now is expired", {"foo"}, {},
-       {Hint("foo", kNodeAdd, ReturnQueue())}, kNodeAdd, 1 * kSec, Where::kActive},
-      {"QueueSkip keeps the pod", {"foo"}, {}, {Hint("foo", kNodeAdd, ReturnSkip())}, kNodeAdd,
-       100 * kSec, Where::kUnschedulable},
-      {"an empty hint function means Queue", {"foo"}, {}, {Hint("foo", kNodeAdd, nullptr)},
-       kNodeAdd, 0, Where::kBackoff},
-      {"event registered only by a plugin that did not reject the pod", {"bar"}, {},
-       {Hint("foo", kNodeAdd, ReturnQueue())}, kNodeAdd, 100 * kSec, Where::kUnschedulable},
-      {"event nobody registered", {"foo"}, {}, {Hint("foo", kNodeAdd, ReturnQueue())},
-       kAssignedPodDelete, 100 * kSec, Where::kUnschedulable},
-      {"same resource, other action", {"foo"}, {}, {Hint("foo", kNodeAdd, ReturnQueue())},
-       kNodeLabel, 100 * kSec, Where::kUnschedulable},
-      {"registered Node/Update covers a label update", {"foo"}, {},
+      {"Queue moves a backing-off pod to backoffQ",
+       {"foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnQueue())},
+       kNodeAdd,
+       0,
+       Where::kBackoff},
+      {"Queue moves a pod whose backoff expired to activeQ",
+       {"foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnQueue())},
+       kNodeAdd,
+       1 * kSec + 1,
+       Where::kActive},
+      {"backoff expiry == now is expired",
+       {"foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnQueue())},
+       kNodeAdd,
+       1 * kSec,
+       Where::kActive},
+      {"QueueSkip keeps the pod",
+       {"foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnSkip())},
+       kNodeAdd,
+       100 * kSec,
+       Where::kUnschedulable},
+      {"an empty hint function means Queue",
+       {"foo"},
+       {},
+       {Hint("foo", kNodeAdd, nullptr)},
+       kNodeAdd,
+       0,
+       Where::kBackoff},
+      {"event registered only by a plugin that did not reject the pod",
+       {"bar"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnQueue())},
+       kNodeAdd,
+       100 * kSec,
+       Where::kUnschedulable},
+      {"event nobody registered",
+       {"foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnQueue())},
+       kAssignedPodDelete,
+       100 * kSec,
+       Where::kUnschedulable},
+      {"same resource, other action",
+       {"foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnQueue())},
+       kNodeLabel,
+       100 * kSec,
+       Where::kUnschedulable},
+      {"registered Node/Update covers a label update",
+       {"foo"},
+       {},
        {Hint("foo", {EventResource::kNode, framework::kUpdate, "NodeUpdate"}, ReturnQueue())},
-       kNodeLabel, 100 * kSec, Where::kActive},
-      {"registered Pod covers an assigned pod event", {"foo"}, {},
+       kNodeLabel,
+       100 * kSec,
+       Where::kActive},
+      {"registered Pod covers an assigned pod event",
+       {"foo"},
+       {},
        {Hint("foo", {EventResource::kPod, framework::kDelete, "PodDelete"}, ReturnQueue())},
-       kAssignedPodDelete, 100 * kSec, Where::kActive},
-      {"one of two rejecting plugins says Queue", {"bar", "foo"}, {},
-       {Hint("foo", kNodeAdd, ReturnSkip()), Hint("bar", kNodeAdd, ReturnQueue())}, kNodeAdd,
-       100 * kSec, Where::kActive},
-      {"both rejecting plugins say Skip", {"bar", "foo"}, {},
-       {Hint("foo", kNodeAdd, ReturnSkip()), Hint("bar", kNodeAdd, ReturnSkip())}, kNodeAdd,
-       100 * kSec, Where::kUnschedulable},
-      {"a plugin registering the event twice: any Queue wins", {"foo"}, {},
+       kAssignedPodDelete,
+       100 * kSec,
+       Where::kActive},
+      {"one of two rejecting plugins says Queue",
+       {"bar", "foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnSkip()), Hint("bar", kNodeAdd, ReturnQueue())},
+       kNodeAdd,
+       100 * kSec,
+       Where::kActive},
+      {"both rejecting plugins say Skip",
+       {"bar", "foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnSkip()), Hint("bar", kNodeAdd, ReturnSkip())},
+       kNodeAdd,
+       100 * kSec,
+       Where::kUnschedulable},
+      {"a plugin registering the event twice: any Queue wins",
+       {"foo"},
+       {},
        {Hint("foo", kNodeAdd, ReturnSkip()),
         Hint("foo", {EventResource::kNode, framework::kAll, "Node"}, ReturnQueue())},
-       kNodeAdd, 100 * kSec, Where::kActive},
-      {"Pending plugin hints are consulted too", {}, {"gang"},
-       {Hint("gang", kPvcAdd, ReturnQueue())}, kPvcAdd, 100 * kSec, Where::kActive},
-      {"wildcard event moves regardless of hints", {"foo"}, {},
-       {Hint("foo", kNodeAdd, ReturnSkip())}, kWildCard, 0, Where::kBackoff},
+       kNodeAdd,
+       100 * kSec,
+       Where::kActive},
+      {"Pending plugin hints are consulted too",
+       {},
+       {"gang"},
+       {Hint("gang", kPvcAdd, ReturnQueue())},
+       kPvcAdd,
+       100 * kSec,
+       Where::kActive},
+      {"wildcard event moves regardless of hints",
+       {"foo"},
+       {},
+       {Hint("foo", kNodeAdd, ReturnSkip())},
+       kWildCard,
+       0,
+       Where::kBackoff},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -539,13 +653,12 @@ TEST_F(QueueTest, MoveAllWithQueueingHints) {
 TEST_F(QueueTest, HintReceivesPodAndEventObjects) {
   std::vector<std::string> seen;
   q_->SetProfileHooks(
-      kProfile, {nullptr,
-                 {Hint("foo", kNodeAdd, [&](const api::Pod& pod, const EventObjects& objs) {
-                   seen.push_back(pod.metadata.name + "@" +
-                                  (objs.new_node ? objs.new_node->metadata.name : "null"));
-                   return pod.metadata.name == "b" ? QueueingHint::kQueue
-                                                   : QueueingHint::kQueueSkip;
-                 })}});
+      kProfile,
+      {nullptr, {Hint("foo", kNodeAdd, [&](const api::Pod& pod, const EventObjects& objs) {
+         seen.push_back(pod.metadata.name + "@" +
+                        (objs.new_node ? objs.new_node->metadata.name : "null"));
+         return pod.metadata.name == "b" ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+       })}});
   AddPopFail(MakePod("b"), {"foo"});
   AddPopFail(MakePod("a"), {"foo"});
   AddPopFail(MakePod("c"), {"bar"});  // not rejected by foo: its hint is not called
@@ -617,8 +730,10 @@ TEST_F(QueueTest, MoveAllToActiveOrBackoffQueueScenario) {
 // PreEnqueue gating (scheduling gates)
 
 TEST_F(QueueTest, GatedPodWaitsForItsGatesToBeRemoved) {
-  q_->SetProfileHooks(kProfile, {GatesPreEnqueue, {GatesHint(), Hint("foo", kNodeAdd, ReturnQueue())}});
-  api::Pod gated = PodBuilder("gated", "ns1").UID("gated-uid").SchedulingGate("example.com/gate").Obj();
+  q_->SetProfileHooks(kProfile,
+                      {GatesPreEnqueue, {GatesHint(), Hint("foo", kNodeAdd, ReturnQueue())}});
+  api::Pod gated =
+      PodBuilder("gated", "ns1").UID("gated-uid").SchedulingGate("example.com/gate").Obj();
   auto gated_ptr = std::make_shared<api::Pod>(gated);
   q_->Add(PodInfo::Make(gated_ptr));
   q_->Add(PodInfo::Make(MakePod("free")));
@@ -639,7 +754,10 @@ TEST_F(QueueTest, GatedPodWaitsForItsGatesToBeRemoved) {
     Where want;
   };
   const std::vector<Step> steps = {
-      {"status-only update", [](api::Pod& p) { p.status.conditions.push_back({"PodScheduled", "False", "", ""}); },
+      {"status-only update",
+       [](api::Pod& p) {
+         p.status.conditions.push_back({"PodScheduled", "False", "", ""});
+       },
        Where::kGated},
       {"label update", [](api::Pod& p) { p.metadata.labels["a"] = "b"; }, Where::kGated},
       {"gates removed", [](api::Pod& p) { p.spec.scheduling_gates.clear(); }, Where::kActive},
@@ -856,7 +974,8 @@ TEST_F(QueueTest, Delete) {
   const std::vector<Case> cases = {
       {"from activeQ", [](QueueTest& t, const api::PodPtr& p) { t.q_->Add(PodInfo::Make(p)); }},
       {"from backoffQ", [](QueueTest& t, const api::PodPtr& p) { t.AddPopFail(p, {}); }},
-      {"from unschedulablePods", [](QueueTest& t, const api::PodPtr& p) { t.AddPopFail(p, {"x"}); }},
+      {"from unschedulablePods",
+       [](QueueTest& t, const api::PodPtr& p) { t.AddPopFail(p, {"x"}); }},
       {"not queued", [](QueueTest&, const api::PodPtr&) {}},
   };
   for (const auto& tc : cases) {
@@ -886,9 +1005,11 @@ TEST_F(QueueTest, Activate) {
     size_t want_active;
   };
   const std::vector<Case> cases = {
-      {"pod already in activeQ", [](QueueTest& t, const api::PodPtr& p) { t.q_->Add(PodInfo::Make(p)); }, 1},
+      {"pod already in activeQ",
+       [](QueueTest& t, const api::PodPtr& p) { t.q_->Add(PodInfo::Make(p)); }, 1},
       {"pod not in unschedulablePods/backoffQ", [](QueueTest&, const api::PodPtr&) {}, 0},
-      {"pod in unschedulablePods", [](QueueTest& t, const api::PodPtr& p) { t.AddPopFail(p, {"x"}); }, 1},
+      {"pod in unschedulablePods",
+       [](QueueTest& t, const api::PodPtr& p) { t.AddPopFail(p, {"x"}); }, 1},
       {"pod in backoffQ", [](QueueTest& t, const api::PodPtr& p) { t.AddPopFail(p, {}); }, 1},
   };
   for (const auto& tc : cases) {
@@ -1061,8 +1182,7 @@ TEST_F(QueueTest, CountsPendingPodsAndNextTimes) {
   EXPECT_EQ(q_->PendingPods().size(), 4u);
   EXPECT_EQ(q_->NextBackoffExpiry(), kStart + kSec);
   // The gated pod entered unschedulablePods at the same time as "unsched".
-  EXPECT_EQ(q_->NextUnschedulableTimeout(),
-            kStart + kSec / 2 + opts_.max_in_unschedulable_ns + 1);
+  EXPECT_EQ(q_->NextUnschedulableTimeout(), kStart + kSec / 2 + opts_.max_in_unschedulable_ns + 1);
   EXPECT_EQ(q_->Get("ns1/missing"), nullptr);
   EXPECT_EQ(Locate("ns1/active"), Where::kActive);
   EXPECT_EQ(Locate("ns1/backoff"), Where::kBackoff);
@@ -1070,7 +1190,7 @@ TEST_F(QueueTest, CountsPendingPodsAndNextTimes) {
   EXPECT_EQ(Locate("ns1/gated"), Where::kGated);
 }
 
-// Partitions (QueueSortPlugin::HasPartitions, issue 22): the partition order is read at
+// Partitions (QueueSortPlugin::HasPartitions): the partition order is read at
 // every Pop, so a partition whose rank changed while its pods waited is served by its
 // current rank. Oracle: over all queued pods, the lowest current rank of its partition,
 // then PriorityLess — recomputed from the pods themselves at each Pop.
@@ -1085,8 +1205,8 @@ TEST(SchedulingQueuePartitions, PopFollowsTheCurrentPartitionOrder) {
   std::map<std::string, int> rank;
   SchedulingQueue q(PriorityLess, clock, QueueOptions{}, nullptr, ByFirstLetter(&rank));
   rank = {{"a", 0}, {"b", 1}};
-  for (const auto& [name, prio] : std::vector<std::pair<std::string, int>>{
-           {"a1", 0}, {"a2", 0}, {"b1", 0}, {"b2", 5}}) {
+  for (const auto& [name, prio] :
+       std::vector<std::pair<std::string, int>>{{"a1", 0}, {"a2", 0}, {"b1", 0}, {"b2", 5}}) {
     q.Add(PodInfo::Make(MakePod(name, prio)));
     clock.Advance(1);
   }
@@ -1115,8 +1235,8 @@ TEST(SchedulingQueuePartitions, RandomOperationsMatchTheOracle) {
     for (int step = 0; step < 300; ++step) {
       const uint32_t op = rng() % 10;
       if (op < 4) {
-        const std::string name = std::string(1, static_cast<char>('a' + rng() % 4)) +
-                                 std::to_string(next++);
+        const std::string name =
+            std::string(1, static_cast<char>('a' + rng() % 4)) + std::to_string(next++);
         const int prio = static_cast<int>(rng() % 3);
         auto pod = MakePod(name, prio);
         queued[pod->Key()] = {pod, prio, clock.Now()};

@@ -3,4 +3,6 @@
 #include "app/app.h"
 #include "cmd/trace_replay.h"
 
-int main(int argc, char** argv) { return phalanx::app::Run(argc, argv, {}, phalanx::cmd::Extensions()); }
+int main(int argc, char** argv) {
+  return phalanx::app::Run(argc, argv, {}, phalanx::cmd::Extensions());
+}

@@ -64,7 +64,6 @@ std::string FitErrorMessage(size_t num_all_nodes,
   return framework::NodesAvailableMessage(num_all_nodes, hist);
 }
 
-
 }  // namespace
 
 bool TerminatingByPreemption(const api::Pod& p) {
@@ -194,8 +193,11 @@ class DefaultPreemption::Context {
 
   // Victims: `is_victim`, or (nullptr) the pods of a priority below `preemptor_priority`.
   Context(framework::Handle& h, int32_t preemptor_priority, const VictimFilter* is_victim)
-      : h_(h), gangs_(h.Service<gang::GangLedger>()), queues_(h.Service<quota::QueueLedger>()),
-        priority_(preemptor_priority), is_victim_(is_victim) {}
+      : h_(h),
+        gangs_(h.Service<gang::GangLedger>()),
+        queues_(h.Service<quota::QueueLedger>()),
+        priority_(preemptor_priority),
+        is_victim_(is_victim) {}
 
   // By priority, a pod still inside its queue's KAI preemptMinRuntime is no victim.
   bool IsVictim(const api::Pod& p) const {
@@ -349,7 +351,7 @@ std::pair<int32_t, int32_t> DefaultPreemption::GetOffsetAndNumCandidates(int32_t
 }
 
 std::vector<DefaultPreemption::Unit> DefaultPreemption::CollectVictimUnits(Context& ctx,
-                                                                         const NodeInfo& node) {
+                                                                           const NodeInfo& node) {
   // Every pod of a lower priority (or that the caller's filter accepts) is a potential
   // victim; members of a running gang come as one unit with the gang's other placed
   // members, or not at all.
@@ -378,10 +380,11 @@ std::vector<DefaultPreemption::Unit> DefaultPreemption::CollectVictimUnits(Conte
   return units;
 }
 
-Status DefaultPreemption::SelectVictimsOnNode(
-    Context& ctx, CycleState& state, const PodInfo& pod, NodeInfo& node,
-    const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
-    const std::vector<PodInfoPtr>& nominated, Candidate* c) {
+Status DefaultPreemption::SelectVictimsOnNode(Context& ctx, CycleState& state, const PodInfo& pod,
+                                              NodeInfo& node,
+                                              const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                                              const std::vector<PodInfoPtr>& nominated,
+                                              Candidate* c) {
   auto remove_pod = [&](const PodInfoPtr& p) -> Status {
     if (!node.RemovePod(p->Pod())) {
       return Status::Error("pod " + p->Pod().Key() + " not found on node " + node.name());
@@ -487,12 +490,11 @@ bool DefaultPreemption::PrepareMemo(const PodInfo& pod, int32_t priority,
   const auto* queues = handle_->Service<quota::QueueLedger>();
   const auto* reservations = handle_->Service<gang::ReservationLedger>();
   const framework::NodeInfoLister& lister = handle_->SnapshotSharedLister();
-  const bool usable = is_victim == nullptr && epoch.has_value() &&
-                      (queues == nullptr || !queues->HasQueues()) &&
-                      (reservations == nullptr || reservations->View() == nullptr) &&
-                      lister.HavePodsWithAffinityList().empty() &&
-                      lister.HavePodsWithRequiredAntiAffinityList().empty() &&
-                      handle_->SameSignature(pod, pod);
+  const bool usable =
+      is_victim == nullptr && epoch.has_value() && (queues == nullptr || !queues->HasQueues()) &&
+      (reservations == nullptr || reservations->View() == nullptr) &&
+      lister.HavePodsWithAffinityList().empty() &&
+      lister.HavePodsWithRequiredAntiAffinityList().empty() && handle_->SameSignature(pod, pod);
   absl::MutexLock l(&memo_.mu);
   const bool same_key = usable && memo_.canonical != nullptr && memo_.priority == priority &&
                         memo_.epoch == *epoch && memo_.pdbs == pdbs &&
@@ -531,8 +533,8 @@ std::pair<int64_t, int64_t> DefaultPreemption::MemoHitsAndMisses() {
 
 void DefaultPreemption::DryRunNode(Context& ctx, const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& src,
-                                   const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
-                                   bool memo, NodeOutcome* r) {
+                                   const std::vector<api::PodDisruptionBudgetPtr>& pdbs, bool memo,
+                                   NodeOutcome* r) {
   const std::string& uid = pod.Pod().metadata.uid;
   // The memo: an outcome kept for this NodeInfo at this generation with the same list of
   // nominated pods (the scheduler's cached list object; a list that names the preemptor
@@ -541,9 +543,9 @@ void DefaultPreemption::DryRunNode(Context& ctx, const CycleState& state, const 
   bool keyable = false;
   if (memo) {
     view = handle_->NominatedPodsViewForNode(src);
-    keyable = view == nullptr ||
-              std::none_of(view->begin(), view->end(),
-                           [&](const PodInfoPtr& p) { return p->Pod().metadata.uid == uid; });
+    keyable = view == nullptr || std::none_of(view->begin(), view->end(), [&](const PodInfoPtr& p) {
+                return p->Pod().metadata.uid == uid;
+              });
   }
   if (keyable) {
     absl::ReaderMutexLock l(&memo_.mu);
@@ -624,8 +626,8 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(
       e.candidate = r.c;
     }
   };
-  const size_t block = parallel ? std::max<size_t>(cap, 4 * static_cast<size_t>(par->parallelism()))
-                                : 1;
+  const size_t block =
+      parallel ? std::max<size_t>(cap, 4 * static_cast<size_t>(par->parallelism())) : 1;
   for (size_t first = 0; first < n; first += block) {
     const size_t count = std::min(block, n - first);
     results.assign(count, NodeOutcome{});
@@ -763,8 +765,9 @@ std::vector<framework::ClusterEventWithHint> DefaultPreemption::EventsToRegister
   framework::PreemptionExecutor* ex = executor_;
   return {{{framework::EventResource::kAssignedPod, framework::kDelete, "AssignedPodDelete"},
            [ex](const api::Pod& pod, const framework::EventObjects&) {
-             return ex->IsPodRunningPreemption(pod.metadata.uid) ? framework::QueueingHint::kQueueSkip
-                                                                 : framework::QueueingHint::kQueue;
+             return ex->IsPodRunningPreemption(pod.metadata.uid)
+                        ? framework::QueueingHint::kQueueSkip
+                        : framework::QueueingHint::kQueue;
            }}};
 }
 

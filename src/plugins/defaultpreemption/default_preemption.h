@@ -58,7 +58,7 @@
 // victims found for incoming pod, 1 Preemption is not helpful for scheduling." (the
 // scheduler appends its own "." after the PostFilter message, as upstream does).
 //
-// Gangs (Phalanx extension, issue 3). A victim that belongs to a running gang (one that
+// Gangs (Phalanx extension). A victim that belongs to a running gang (one that
 // gang::Manager::Satisfied reports) is never split from its gang:
 //  - the gang is one victim unit: every member of the gang that is on a node (bound or
 //    assumed), on this node or any other, is removed together or reprieved together, and
@@ -247,7 +247,8 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   // returned without victims is an error ("expected at least one victim pod on node") or,
   // from an ignorable extender, dropped. The extender's victims are taken as returned (a
   // running gang's members it leaves out stay).
-  framework::Status CallExtenders(const framework::PodInfo& pod, std::vector<Candidate>* candidates);
+  framework::Status CallExtenders(const framework::PodInfo& pod,
+                                  std::vector<Candidate>* candidates);
   // Evicts the candidate's victims and clears lower-priority nominations on its node.
   framework::Status PrepareCandidate(const Candidate& c, const framework::PodInfo& pod);
 
@@ -280,12 +281,12 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   // The dry-run memo (see the header comment): per node, the outcome for preemptors of
   // `canonical`'s signature.
   struct MemoEntry {
-    int64_t generation = 0;                         // the NodeInfo's generation then
+    int64_t generation = 0;  // the NodeInfo's generation then
     // Handle::NominatedPodsViewForNode then (the list object; held, so that its address
     // is not reused), which did not name the preemptor.
     std::shared_ptr<const std::vector<framework::PodInfoPtr>> nominated;
-    framework::Status status;                       // the outcome: not Success ...
-    Candidate candidate;                            // ... or Success with this candidate
+    framework::Status status;  // the outcome: not Success ...
+    Candidate candidate;       // ... or Success with this candidate
   };
   struct Memo {
     absl::Mutex mu;
@@ -315,8 +316,8 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   };
   void DryRunNode(Context& ctx, const framework::CycleState& state, const framework::PodInfo& pod,
                   const framework::NodeInfo& src,
-                  const std::vector<api::PodDisruptionBudgetPtr>& pdbs, bool memo,
-                  NodeOutcome* r) ABSL_LOCKS_EXCLUDED(memo_.mu);
+                  const std::vector<api::PodDisruptionBudgetPtr>& pdbs, bool memo, NodeOutcome* r)
+      ABSL_LOCKS_EXCLUDED(memo_.mu);
   // Whether `node`'s outcome may be kept: no pod of a gang, no start time after now.
   bool Memoizable(const framework::NodeInfo& node) const;
 

@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <map>
-#include <random>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -725,9 +725,8 @@ TEST(DefaultPreemptionTest, DryRunPreemptionIsTheSameWithAnyParallelism) {
         const size_t sz = rng() % 3;
         if (used + 100 * static_cast<int>(sz + 1) > 500) break;
         used += 100 * static_cast<int>(sz + 1);
-        pods.push_back(Pod(node + "-p" + std::to_string(k), prios[rng() % 3], sizes[sz])
-                           .NodeName(node)
-                           .Obj());
+        pods.push_back(
+            Pod(node + "-p" + std::to_string(k), prios[rng() % 3], sizes[sz]).NodeName(node).Obj());
       }
     }
     const api::Pod preemptor = Pod("p", kHigh, rng() % 2 ? kLarge : kVeryLarge).Obj();
@@ -1342,17 +1341,16 @@ TEST(DefaultPreemptionPDBTest, ViolatingVictimIsReprievedFirst) {
 TEST(DefaultPreemptionPDBTest, PostFilterPrefersTheNodeWithoutViolations) {
   Harness h;
   h.pdbs = {Pdb("db", "db", 0)};
-  h.SetCluster({MakeNode("node1", kNodeRes), MakeNode("node2", kNodeRes)},
-               {App("db-0", "db", kLow, kMedium, "node1"),
-                App("web-0", "web", kMid, kMedium, "node2")});
+  h.SetCluster(
+      {MakeNode("node1", kNodeRes), MakeNode("node2", kNodeRes)},
+      {App("db-0", "db", kLow, kMedium, "node1"), App("web-0", "web", kMid, kMedium, "node2")});
   auto pl = h.Plugin();
   PodInfoPtr pod = PodInfo::Make(std::make_shared<api::Pod>(Pod("p", kHigh, kMedium).Obj()));
   auto state = h.PreFilter(*pod);
   framework::PostFilterResult result;
-  Status s = pl->PostFilter(*state, *pod,
-                            h.Statuses({{"node1", Code::kUnschedulable},
-                                        {"node2", Code::kUnschedulable}}),
-                            &result);
+  Status s = pl->PostFilter(
+      *state, *pod, h.Statuses({{"node1", Code::kUnschedulable}, {"node2", Code::kUnschedulable}}),
+      &result);
   ASSERT_TRUE(s.IsSuccess()) << s.ToString();
   EXPECT_EQ(result.nominated_node_name, "node2");
   EXPECT_EQ(h.client.deleted, std::vector<std::string>{"default/web-0"});
@@ -1489,7 +1487,6 @@ TEST(DefaultPreemptionPDBTest, PodDisruptionBudgetViolationsCountsAcrossUnits) {
   EXPECT_TRUE(v[0].empty());
   EXPECT_EQ(v[1], std::vector<std::string>{"default/db"});
 }
-
 
 // The whole PostFilter (the dry run's parallel blocks, pickOneNodeForPreemption, the
 // eviction) chooses the same node and victims with parallelism 1 and 16 for a seed: random
@@ -1672,7 +1669,8 @@ TEST(DefaultPreemptionMemoTest, MemoGivesTheOutcomeOfAFreshDryRun) {
       const std::string& name = m.node.metadata.name;
       switch (rng() % 6) {
         case 0:  // a pod leaves the node
-          if (!m.pods.empty()) m.pods.erase(m.pods.begin() + static_cast<long>(rng() % m.pods.size()));
+          if (!m.pods.empty())
+            m.pods.erase(m.pods.begin() + static_cast<long>(rng() % m.pods.size()));
           m.generation = next_generation++;
           break;
         case 1:  // a pod arrives
@@ -1682,8 +1680,9 @@ TEST(DefaultPreemptionMemoTest, MemoGivesTheOutcomeOfAFreshDryRun) {
         case 2: {  // the node's nominations are replaced (a new list object)
           auto v = std::make_shared<std::vector<PodInfoPtr>>();
           if (rng() % 3 != 0) {
-            v->push_back(Pod("nom" + std::to_string(seq++), rng() % 2 ? kHigh : kVeryHigh,
-                             sizes[rng() % 3]).Info());
+            v->push_back(
+                Pod("nom" + std::to_string(seq++), rng() % 2 ? kHigh : kVeryHigh, sizes[rng() % 3])
+                    .Info());
           }
           views[name] = std::move(v);
           break;

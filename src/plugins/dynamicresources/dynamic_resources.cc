@@ -21,14 +21,14 @@ constexpr std::string_view kStateKey = "PreFilterDynamicResources";
 // What PreFilter learned, shared by the cycle's points (upstream stateData; Clone shares it,
 // as upstream's Clone returns the same pointer).
 struct Data {
-  std::vector<dra::ResourceClaimPtr> claims;                 // per spec.resourceClaims entry
+  std::vector<dra::ResourceClaimPtr> claims;  // per spec.resourceClaims entry
   // Who each claim is reserved for: the pod, or its PodGroup (KEP-5729).
   std::vector<dra::ConsumerReference> consumers;
   // Set by PreBind when it added a PodGroup to the claim's reservedFor (Unreserve undoes it).
   std::vector<bool> wrote_group;
   std::vector<std::optional<api::NodeSelector>> available_on;  // allocated claims' selectors
-  std::vector<size_t> to_allocate;                           // indices of unallocated claims
-  std::shared_ptr<const dra::Allocator> allocator;           // when to_allocate is not empty
+  std::vector<size_t> to_allocate;                             // indices of unallocated claims
+  std::shared_ptr<const dra::Allocator> allocator;             // when to_allocate is not empty
   std::vector<std::optional<dra::AllocationResult>> reserved;  // set by Reserve, per claim
   mutable absl::Mutex mu;
   // Filter's allocation for each feasible node (one result per to_allocate entry).
@@ -155,7 +155,8 @@ Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
         "DynamicResources: this scheduler has no DRA state (dra::Manager service)");
   }
   auto claims = PodClaims(*dra_, pod.Pod());
-  if (!claims.ok()) return Status::UnschedulableAndUnresolvable(std::string(claims.status().message()));
+  if (!claims.ok())
+    return Status::UnschedulableAndUnresolvable(std::string(claims.status().message()));
   return Status::Success();
 }
 
@@ -170,7 +171,8 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
   st->d = std::make_shared<Data>();
   Data& d = *st->d;
   auto claims = CycleClaims(pod.Pod(), &d.consumers);
-  if (!claims.ok()) return Status::UnschedulableAndUnresolvable(std::string(claims.status().message()));
+  if (!claims.ok())
+    return Status::UnschedulableAndUnresolvable(std::string(claims.status().message()));
   if (claims->empty()) return Status(framework::Code::kSkip);
   d.claims = std::move(*claims);
   d.available_on.resize(d.claims.size());
@@ -271,8 +273,8 @@ Status DynamicResources::PostFilter(framework::CycleState& state, const framewor
     bool usable = false;
     for (const auto* ni : h_.SnapshotSharedLister().List()) {
       const api::Node& n = *ni->node();
-      usable = usable || api::NodeSelectorMatches(*d->available_on[i], n.metadata.labels,
-                                                  n.metadata.name);
+      usable = usable ||
+               api::NodeSelectorMatches(*d->available_on[i], n.metadata.labels, n.metadata.name);
     }
     if (usable) continue;
     if (c.reserved_for.empty() ||
@@ -335,9 +337,9 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     auto r = a->Allocate(*ni->node());
     if (!r.ok()) return Status::Error(std::string(r.status().message()));
     if (!r->ok) {
-      return Status::Unschedulable("cannot allocate all claims" +
-                                   (r->failed_claim.empty() ? std::string()
-                                                            : " (claim " + r->failed_claim + ")"));
+      return Status::Unschedulable(
+          "cannot allocate all claims" +
+          (r->failed_claim.empty() ? std::string() : " (claim " + r->failed_claim + ")"));
     }
     results = std::move(r->results);
   }
@@ -435,8 +437,8 @@ bool DynamicResources::SameSignature(const framework::PodInfo& canonical,
   return canonical.Pod().spec.resource_claims.empty() && pod.Pod().spec.resource_claims.empty();
 }
 
-void DynamicResources::PlacedOnView(const framework::CycleState& state,
-                                    const framework::PodInfo&, const std::string& node) {
+void DynamicResources::PlacedOnView(const framework::CycleState& state, const framework::PodInfo&,
+                                    const std::string& node) {
   Data* d = Read(state);
   if (!d || d->to_allocate.empty() || joint_mode_) return;
   absl::MutexLock l(&d->mu);

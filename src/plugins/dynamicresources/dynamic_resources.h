@@ -73,7 +73,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // Needs the dra::Manager service (the scheduler provides it); without one, every pod
   // with claims is rejected with a clear reason.
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   DynamicResources(framework::Handle& h, dra::Manager* manager) : h_(h), dra_(manager) {}
   std::string_view Name() const override { return kName; }
 

@@ -39,12 +39,16 @@ framework::PodInfoPtr Pod(const std::string& name, const std::string& claim) {
 TEST(DynamicResourcesTest, ReserveTakesDevicesUnreserveGivesThemBack) {
   dra::Manager m;
   m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"));
-  m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
-                    "spec: {driver: d, nodeName: n1, pool: {name: n1}, devices: [{name: g0}]}\n"));
+  m.OnObjectAdd(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+          "spec: {driver: d, nodeName: n1, pool: {name: n1}, devices: [{name: g0}]}\n"));
   for (const char* c : {"a", "b"}) {
-    m.OnObjectAdd(Obj(std::string("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
-                                  "metadata: {name: ") + c + ", namespace: ns}\n"
-                      "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\n"));
+    m.OnObjectAdd(
+        Obj(std::string("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                        "metadata: {name: ") +
+            c +
+            ", namespace: ns}\n"
+            "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\n"));
   }
   ASSERT_TRUE(m.Errors().empty()) << m.Errors()[0];
   fake::FakeHandle h;
@@ -92,9 +96,10 @@ TEST(DynamicResourcesTest, PreEnqueueWaitsForTheClaimAndClassErrorsAreReasons) {
   tp->spec.resource_claims[0].resource_claim_template_name = "tmpl";
   EXPECT_EQ(pl.PreEnqueue(*framework::PodInfo::Make(tp)).Message(),
             "pod \"ns/t\": ResourceClaim not created yet");
-  m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
-                    "metadata: {name: c, namespace: ns}\n"
-                    "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: nope}}]}}\n"));
+  m.OnObjectAdd(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+          "metadata: {name: c, namespace: ns}\n"
+          "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: nope}}]}}\n"));
   framework::CycleState s;
   framework::Status st = pl.PreFilter(s, *Pod("p", "c"), nullptr);
   EXPECT_EQ(st.code(), framework::Code::kUnschedulableAndUnresolvable);
@@ -106,20 +111,21 @@ TEST(DynamicResourcesTest, PreEnqueueWaitsForTheClaimAndClassErrorsAreReasons) {
             framework::Code::kSkip);
 }
 
-
 // KEP-5729: a claim generated for the pod's PodGroup must be owned by it; it is reserved for
 // the PodGroup once (the second member writes nothing), and Unreserve of the member that
 // wrote the reservation takes it back and deallocates.
 TEST(DynamicResourcesTest, PodGroupClaimIsReservedForThePodGroup) {
   dra::Manager m;
   m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"));
-  m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
-                    "spec: {driver: d, nodeName: n1, pool: {name: n1}, devices: [{name: g0}]}\n"));
-  m.OnPodGroup(Obj("apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\n"
-                   "metadata: {name: train, namespace: ns}\n"
-                   "spec: {resourceClaims: [{name: gpu, resourceClaimTemplateName: tmpl}]}\n"
-                   "status: {resourceClaimStatuses: [{name: gpu, resourceClaimName: train-gpu-x}]}\n"),
-               /*deleted=*/false);
+  m.OnObjectAdd(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+          "spec: {driver: d, nodeName: n1, pool: {name: n1}, devices: [{name: g0}]}\n"));
+  m.OnPodGroup(
+      Obj("apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\n"
+          "metadata: {name: train, namespace: ns}\n"
+          "spec: {resourceClaims: [{name: gpu, resourceClaimTemplateName: tmpl}]}\n"
+          "status: {resourceClaimStatuses: [{name: gpu, resourceClaimName: train-gpu-x}]}\n"),
+      /*deleted=*/false);
   const std::string claim =
       "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
       "metadata: {name: train-gpu-x, namespace: ns}\n"

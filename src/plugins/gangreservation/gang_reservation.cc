@@ -29,9 +29,9 @@ struct BarredNodes final : framework::StateData {
 Status ReadSeconds(const YAML::Node& v, const std::string& field, int64_t min, int64_t* out) {
   *out = v.as<int64_t>();
   if (*out < min) {
-    return Status::Error("GangReservationArgs: " + field + ": Invalid value: " +
-                         std::to_string(*out) + ": must be greater than or equal to " +
-                         std::to_string(min));
+    return Status::Error("GangReservationArgs: " + field +
+                         ": Invalid value: " + std::to_string(*out) +
+                         ": must be greater than or equal to " + std::to_string(min));
   }
   return Status::Success();
 }

@@ -1,5 +1,5 @@
-// GangReservation: node reservations with backfill for gangs that wait too long (issue 21;
-// Slurm EASY backfill, KAI-Scheduler#1969, Volcano#947, kube-batch#821).
+// GangReservation: node reservations with backfill for gangs that wait too long
+// (Slurm EASY backfill, KAI-Scheduler#1969, Volcano#947, kube-batch#821).
 //
 // Phalanx's transactional gangs hold nothing while they wait, so small pods can take every
 // node that frees while a large gang waits forever. With this plugin enabled, a gang whose
@@ -62,7 +62,7 @@ class GangReservation final : public framework::PreFilterPlugin,
   // Parses the args (errors name the field, as upstream's validation does) and configures
   // the scheduler's ReservationLedger with them.
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   std::string_view Name() const override { return kName; }
 
   // Skip when no reservation bars this pod (the common case: one pointer load); otherwise

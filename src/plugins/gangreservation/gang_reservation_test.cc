@@ -20,7 +20,7 @@ constexpr int64_t kS = api::kNanosPerSecond;
 
 // GangReservation::New with args from YAML text (kept alive for the call).
 framework::StatusOr<std::unique_ptr<framework::Plugin>> NewWith(const std::string& yaml,
-                                                                 framework::Handle& h) {
+                                                                framework::Handle& h) {
   const YAML::Node args = YAML::Load(yaml);
   return GangReservation::New(&args, h);
 }
@@ -58,7 +58,8 @@ TEST(GangReservationTest, ArgsConfigureTheLedgerAndAreValidated) {
   ASSERT_TRUE(NewWith("{reservationThresholdSeconds: 0}", h).ok());
   EXPECT_FALSE(ledger.Settings().enabled());
   ASSERT_TRUE(NewWith("{reservationThresholdSeconds: 60, reservationGraceSeconds: "
-                                        "5, maxReservations: 2, minMembers: 3}", h)
+                      "5, maxReservations: 2, minMembers: 3}",
+                      h)
                   .ok());
   auto s = ledger.Settings();
   EXPECT_EQ(s.threshold_ns, 60 * kS);

@@ -1,8 +1,5 @@
 #include "plugins/gangscheduling/gang_scheduling.h"
 
-#include "gang/staleness.h"
-#include <optional>
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -199,10 +196,10 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
   // the known ones).
   helper::FieldErrors errs;
   bool has_content = false;
-  if (!helper::CheckArgsMap(args, "GangSchedulingArgs",
-                            {"mode", "permitWaitingTimeSeconds", "staleGangGracePeriodSeconds",
-                             "podGrouper"},
-                            &errs, &has_content)) {
+  if (!helper::CheckArgsMap(
+          args, "GangSchedulingArgs",
+          {"mode", "permitWaitingTimeSeconds", "staleGangGracePeriodSeconds", "podGrouper"}, &errs,
+          &has_content)) {
     return helper::ArgsError(errs, "GangSchedulingArgs");
   }
   if (has_content) {
@@ -357,8 +354,7 @@ void GangScheduling::PodGroupCycleDone(const framework::PodGroupPlan& plan, bool
 
 Status GangScheduling::Reserve(framework::CycleState&, const framework::PodInfo& pod,
                                const std::string&) {
-  if (gang::GangLedger* gangs = gangs_)
-    gangs->MarkAssumed(*pod.pod, handle_.GetClock().Now());
+  if (gang::GangLedger* gangs = gangs_) gangs->MarkAssumed(*pod.pod, handle_.GetClock().Now());
   return Status::Success();
 }
 

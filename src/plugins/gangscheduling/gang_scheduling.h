@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "framework/handle.h"
-#include "gang/ledger.h"
 #include "framework/interface.h"
 #include "framework/registry.h"
+#include "gang/ledger.h"
 
 namespace phalanx::plugins::gangscheduling {
 
@@ -48,10 +48,12 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
   enum class Mode { kTransactional, kPermit };
 
   GangScheduling(framework::Handle& h, Mode mode, int64_t permit_wait_ns)
-      : handle_(h), gangs_(h.Service<gang::GangLedger>()), mode_(mode),
+      : handle_(h),
+        gangs_(h.Service<gang::GangLedger>()),
+        mode_(mode),
         permit_wait_ns_(permit_wait_ns) {}
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   std::string_view Name() const override { return kName; }
 
   framework::Status PreEnqueue(const framework::PodInfo& pod) override;
@@ -86,7 +88,7 @@ class GangPrioritySort final : public framework::QueueSortPlugin {
   explicit GangPrioritySort(framework::Handle& h)
       : handle_(h), gangs_(h.Service<gang::GangLedger>()) {}
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   std::string_view Name() const override { return kName; }
   bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
 

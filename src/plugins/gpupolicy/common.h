@@ -20,15 +20,15 @@
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/registry.h"
-#include "plugins/gpushare/context.h"
 #include "gpu/device.h"
+#include "plugins/gpushare/context.h"
 
 namespace phalanx::plugins::gpupolicy {
 
 using gpu::GpuAsk;
+using gpu::PodShape;
 using gpushare::GpuContext;
 using gpushare::NodeGpuState;
-using gpu::PodShape;
 
 inline constexpr int64_t kMaxSpecCpu = 128000;  // milli CPU (MaxSpecCpu)
 inline constexpr int64_t kMaxSpecGpu = 8000;    // milli GPU (MaxSpecGpu)
@@ -43,7 +43,7 @@ struct AskState final : framework::StateData {
 
 // The ask stored under `key` by PreScore, else parsed into *scratch.
 inline const gpu::GpuAsk& AskOf(const framework::CycleState& state, std::string_view key,
-                           const framework::PodInfo& pod, gpu::GpuAsk* scratch) {
+                                const framework::PodInfo& pod, gpu::GpuAsk* scratch) {
   if (const auto* s = state.ReadAs<AskState>(key)) return s->ask;
   *scratch = gpu::ParseGpuAsk(pod.Pod());
   return *scratch;

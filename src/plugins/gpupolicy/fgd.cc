@@ -78,8 +78,7 @@ framework::StatusOr<FGDScoreArgs> ParseFGDScoreArgs(framework::PluginArgs args) 
   return out;
 }
 
-FGDScore::FGDScore(FGDScoreArgs args, framework::Handle& h)
-    : PolicyScorePlugin(args.policy, h) {
+FGDScore::FGDScore(FGDScoreArgs args, framework::Handle& h) : PolicyScorePlugin(args.policy, h) {
   if (!args.target_workload.empty()) {
     fixed_ = std::make_shared<const gpu::TargetWorkload>(std::move(args.target_workload));
   }

@@ -16,15 +16,15 @@
 //                     frequency: 0.3}, ...]   (frequencies are renormalized to sum to 1)
 #pragma once
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string_view>
 
-#include "plugins/gpupolicy/common.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "gpu/frag.h"
+#include "plugins/gpupolicy/common.h"
 
 namespace phalanx::plugins::gpupolicy {
 

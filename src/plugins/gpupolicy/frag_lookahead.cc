@@ -161,11 +161,11 @@ std::shared_ptr<const TargetDeltas> FragLookaheadScore::DeltasOf(const gpu::Node
   return deltas_memo_.emplace(std::move(key), std::move(d)).first->second;
 }
 
-void FragLookaheadScore::LookAhead(
-    const framework::PodInfo& pod, const gpu::GpuAsk& ask,
-    const std::vector<const framework::NodeInfo*>& nodes,
-    const std::vector<std::shared_ptr<const NodeGpuState>>& states,
-    const std::vector<size_t>& candidates, gpu::FragMemo& memo, std::vector<double>* cost) {
+void FragLookaheadScore::LookAhead(const framework::PodInfo& pod, const gpu::GpuAsk& ask,
+                                   const std::vector<const framework::NodeInfo*>& nodes,
+                                   const std::vector<std::shared_ptr<const NodeGpuState>>& states,
+                                   const std::vector<size_t>& candidates, gpu::FragMemo& memo,
+                                   std::vector<double>* cost) {
   const auto& w = memo.workload()->pods();
   const size_t T = w.size();
   if (look_memo_ != &memo) {  // a new workload: every delta changes
@@ -252,8 +252,8 @@ framework::Status FragLookaheadScore::PreScore(
     if (none) continue;
     states[i] = ctx_->State(*nodes[i]);
     int32_t device;
-    cost[i] = Delta(states[i]->shape, gpushare::PodShapeOf(pod, ask, &states[i]->gpus), *memo,
-                    &device);
+    cost[i] =
+        Delta(states[i]->shape, gpushare::PodShapeOf(pod, ask, &states[i]->gpus), *memo, &device);
     bucket[i] = Bucket(cost[i]);
   }
   // FGD's ranking (bucket, then the node order); its best `candidates` are looked ahead from.
@@ -262,8 +262,8 @@ framework::Status FragLookaheadScore::PreScore(
   auto before = [&key](const std::vector<int64_t>& b) {
     return [&b, &key](size_t x, size_t y) { return b[x] != b[y] ? b[x] > b[y] : key[x] < key[y]; };
   };
-  const size_t m = none ? std::min<size_t>(n, 1)
-                        : std::min(n, static_cast<size_t>(la_args_.candidates));
+  const size_t m =
+      none ? std::min<size_t>(n, 1) : std::min(n, static_cast<size_t>(la_args_.candidates));
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(m), order.end(),
                     before(bucket));
   order.resize(m);

@@ -13,7 +13,7 @@
 //                when no node can host t, t's GPU milli (what it would leave unallocated)
 //   cost(i)    = dF_i(pod) + lookaheadWeight * sum_t f_t * best_t(i)
 // i.e. a two-step greedy rollout in expectation (the "FGD with a short lookahead on the
-// scheduler's own view" direction of issue 25; one-step lookahead as in rollout policies,
+// scheduler's own view" direction; one-step lookahead as in rollout policies,
 // Bertsekas, "Rollout Algorithms for Discrete Optimization", 2013). Like FGD, the cost is
 // scored as sigmoid(-cost / 1000) * 100 truncated and ties go to the first node in a
 // seed-dependent order: that coarse bucketing packs pods onto the same nodes and is worth
@@ -38,22 +38,21 @@
 //   candidates: 16 (>= 1)
 #pragma once
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "gpu/frag.h"
 #include "plugins/gpupolicy/common.h"
 
 namespace phalanx::plugins::gpupolicy {
 
 struct FragLookaheadScoreArgs {
-  PolicyArgs policy;  // tieBreak; NodeOrder unless the args say Random
+  PolicyArgs policy;              // tieBreak; NodeOrder unless the args say Random
   double lookahead_weight = 4.0;  // chosen on openb gpushare40 (see docs/performance.md)
   int32_t candidates = 16;
 };

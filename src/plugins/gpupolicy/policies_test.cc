@@ -276,7 +276,7 @@ api::Node SmallGpuNode(const std::string& name, int gpus) {
       .Obj();
 }
 
-// Issue 25: where FragLookahead and FGD choose differently, and why.
+// Where FragLookahead and FGD choose differently, and why.
 // Workload (learned from 8 pods: 4 shares of 500m, 2 whole GPUs, 2 pods of 2 whole GPUs,
 // 1 CPU each): 0.5 / 0.25 / 0.25. Nodes (4 CPUs): n0 [0, 1000] (device 0 taken by a
 // whole GPU), n1 [1000, 700] (a 300m share on device 1). The pod: a 500m share.
@@ -315,8 +315,10 @@ TEST(FragLookaheadTest, PairsSharesWhereFgdStrandsAFragment) {
   h2.SetNodes({MakeNodeInfo(SmallGpuNode("n0", 2), {whole_a}),
                MakeNodeInfo(SmallGpuNode("n1", 2), {Share("b", 300, 1, "1")})});
   auto flat = Make<FragLookaheadScore>(h2, "lookaheadWeight: 0");
-  for (int i = 0; i < 4; ++i) ScoreAll(flat.get(), flat.get(), h2, Share("s" + std::to_string(i), 500));
-  for (int i = 0; i < 2; ++i) ScoreAll(flat.get(), flat.get(), h2, Share("w" + std::to_string(i), 1000));
+  for (int i = 0; i < 4; ++i)
+    ScoreAll(flat.get(), flat.get(), h2, Share("s" + std::to_string(i), 500));
+  for (int i = 0; i < 2; ++i)
+    ScoreAll(flat.get(), flat.get(), h2, Share("w" + std::to_string(i), 1000));
   for (int i = 0; i < 2; ++i) {
     ScoreAll(flat.get(), flat.get(), h2, Share("d" + std::to_string(i), 1000, 2));
   }

@@ -8,14 +8,16 @@ namespace phalanx::plugins::gpushare {
 namespace {
 
 absl::Mutex g_registry_mu(absl::kConstInit);
-std::map<const void*, std::weak_ptr<GpuContext>>& Registry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_registry_mu) {
+std::map<const void*, std::weak_ptr<GpuContext>>& Registry()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_registry_mu) {
   static auto* m = new std::map<const void*, std::weak_ptr<GpuContext>>();
   return *m;
 }
 
 }  // namespace
 
-gpu::PodShape PodShapeOf(const framework::PodInfo& pod, const gpu::GpuAsk& ask, const gpu::NodeGpus* gpus) {
+gpu::PodShape PodShapeOf(const framework::PodInfo& pod, const gpu::GpuAsk& ask,
+                         const gpu::NodeGpus* gpus) {
   gpu::PodShape s;
   s.milli_cpu = pod.non_zero_requests.milli_cpu;
   if (ask.has_gpu()) {

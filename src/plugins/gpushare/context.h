@@ -15,9 +15,6 @@
 // them, and a pod whose share fits no device counts as overcommitted.
 #pragma once
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -28,6 +25,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "framework/handle.h"
 #include "framework/types.h"
 #include "gpu/device.h"
@@ -70,7 +69,8 @@ class DevicePolicy {
 
 // The PodShape of a pod for the GPU policies: non-zero CPU request, GPU ask (memory asks
 // resolved with `gpus` when given, else counted as a whole device per 1000 milli).
-gpu::PodShape PodShapeOf(const framework::PodInfo& pod, const gpu::GpuAsk& ask, const gpu::NodeGpus* gpus);
+gpu::PodShape PodShapeOf(const framework::PodInfo& pod, const gpu::GpuAsk& ask,
+                         const gpu::NodeGpus* gpus);
 
 // GpuClustering's tag of an ask ("" for pods without GPU).
 std::string AffinityTag(const gpu::GpuAsk& ask);

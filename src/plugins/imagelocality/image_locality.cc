@@ -96,7 +96,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> ImageLocality::New(
 }
 
 bool ImageLocality::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                                  const framework::PodInfo& pod) const {
   const auto& a = canonical.pod->spec;
   const auto& b = pod.pod->spec;
   auto same = [](const std::vector<api::Container>& x, const std::vector<api::Container>& y) {

@@ -31,8 +31,9 @@ int64_t ScaledImageScore(int64_t size, int32_t num_nodes, size_t total_nodes);
 // 100 * (clamp(sum, min, max) - min) / (max - min) with max = 1000 MiB * num_containers.
 int64_t CalculatePriority(int64_t sum_scores, int64_t num_containers);
 
-class ImageLocality final : public framework::PreScorePlugin, public framework::ScorePlugin,
-    public framework::BatchablePlugin {
+class ImageLocality final : public framework::PreScorePlugin,
+                            public framework::ScorePlugin,
+                            public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "ImageLocality";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreImageLocality";
@@ -40,7 +41,8 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
   explicit ImageLocality(framework::Handle& h) : handle_(h) {}
 
   std::string_view Name() const override { return kName; }
-  // KEP-5598 pod signature: equal for pods with the same its container images (a node's image counts stay fixed in a cycle).
+  // KEP-5598 pod signature: equal for pods with the same its container images (a node's image
+  // counts stay fixed in a cycle).
   bool SameSignature(const framework::PodInfo& canonical,
                      const framework::PodInfo& pod) const override;
   // Precomputes the normalized image names of init and app containers (not upstream:

@@ -51,7 +51,9 @@ struct Fixture {
   framework::PreScorePlugin* pre_score() const {
     return dynamic_cast<framework::PreScorePlugin*>(plugin.get());
   }
-  framework::ScorePlugin* score() const { return dynamic_cast<framework::ScorePlugin*>(plugin.get()); }
+  framework::ScorePlugin* score() const {
+    return dynamic_cast<framework::ScorePlugin*>(plugin.get());
+  }
   const std::vector<const framework::NodeInfo*>& nodes() const {
     return h.SnapshotSharedLister().List();
   }
@@ -159,13 +161,19 @@ TEST(ImageLocalityTest, PreScoreSkipsWhenNoNodeHasTheImages) {
     bool skip;
   };
   const Case cases[] = {
-      {"nodes without images", ImagePod({"gcr.io/300"}),
-       {ImageNode("machine1", {}), ImageNode("machine2", {})}, true},
+      {"nodes without images",
+       ImagePod({"gcr.io/300"}),
+       {ImageNode("machine1", {}), ImageNode("machine2", {})},
+       true},
       {"other images only", ImagePod({"gcr.io/40"}), {ImageNode("machine1", has300)}, true},
-      {"one of two images on one node", ImagePod({"gcr.io/40", "gcr.io/300"}),
-       {ImageNode("machine1", {}), ImageNode("machine2", has300)}, false},
-      {"an init container's image", ImagePod({"gcr.io/40"}, {"gcr.io/300"}),
-       {ImageNode("machine1", has300)}, false},
+      {"one of two images on one node",
+       ImagePod({"gcr.io/40", "gcr.io/300"}),
+       {ImageNode("machine1", {}), ImageNode("machine2", has300)},
+       false},
+      {"an init container's image",
+       ImagePod({"gcr.io/40"}, {"gcr.io/300"}),
+       {ImageNode("machine1", has300)},
+       false},
   };
   for (const auto& c : cases) {
     Fixture f(c.nodes);

@@ -21,10 +21,10 @@ using internal::TopologyCounts;
 
 // What the incoming pod contributes to the cycle; immutable, shared by clones.
 struct IncomingPod {
-  api::PodPtr pod;  // keeps the terms alive
+  api::PodPtr pod;                  // keeps the terms alive
   std::vector<BoundTerm> affinity;  // required affinity terms, namespaces merged
   std::vector<BoundTerm> anti_affinity;
-  api::Labels ns_labels;  // labels of the pod's namespace
+  api::Labels ns_labels;              // labels of the pod's namespace
   bool matches_own_affinity = false;  // podMatchesAllAffinityTerms(affinity, pod)
 };
 
@@ -133,27 +133,30 @@ void CountByWalking(const framework::NodeInfoLister& snapshot, framework::Parall
     const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
     std::vector<std::vector<PairDelta>> found(chunks);
     framework::ParallelChunks(par, nodes.size(), internal::kNodesPerChunk,
-                             [&](size_t c, size_t b, size_t e) {
-      // Filled locally and moved in once: the headers of found[c] and found[c + 1] share a
-      // cache line, and pushing into them from two threads thrashes it (false sharing).
-      std::vector<PairDelta> local;
-      NodePairAccumulator acc;
-      for (size_t i = b; i < e; ++i) {
-        const api::Node* node = nodes[i]->node();
-        if (node == nullptr) continue;
-        acc.Reset(*node);
-        for (const framework::PodInfoPtr& existing : nodes[i]->pods_with_required_anti_affinity()) {
-          const api::Pod& ep = existing->Pod();
-          const auto* terms = internal::RequiredAntiAffinityTerms(ep);
-          if (terms == nullptr) continue;
-          for (const api::PodAffinityTerm& t : *terms) {
-            if (internal::TermMatches(t, ep, pod, in->ns_labels)) acc.Add(t.topology_key, 1);
-          }
-        }
-        acc.Flush(&local);
-      }
-      found[c] = std::move(local);
-    });
+                              [&](size_t c, size_t b, size_t e) {
+                                // Filled locally and moved in once: the headers of found[c] and
+                                // found[c + 1] share a cache line, and pushing into them from two
+                                // threads thrashes it (false sharing).
+                                std::vector<PairDelta> local;
+                                NodePairAccumulator acc;
+                                for (size_t i = b; i < e; ++i) {
+                                  const api::Node* node = nodes[i]->node();
+                                  if (node == nullptr) continue;
+                                  acc.Reset(*node);
+                                  for (const framework::PodInfoPtr& existing :
+                                       nodes[i]->pods_with_required_anti_affinity()) {
+                                    const api::Pod& ep = existing->Pod();
+                                    const auto* terms = internal::RequiredAntiAffinityTerms(ep);
+                                    if (terms == nullptr) continue;
+                                    for (const api::PodAffinityTerm& t : *terms) {
+                                      if (internal::TermMatches(t, ep, pod, in->ns_labels))
+                                        acc.Add(t.topology_key, 1);
+                                    }
+                                  }
+                                  acc.Flush(&local);
+                                }
+                                found[c] = std::move(local);
+                              });
     for (const auto& chunk : found) {
       for (const PairDelta& p : chunk) s->existing_anti_affinity.Add(*p.key, *p.value, p.delta);
     }
@@ -164,36 +167,35 @@ void CountByWalking(const framework::NodeInfoLister& snapshot, framework::Parall
     const auto& nodes = snapshot.List();
     const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
     std::vector<std::vector<PairDelta>> aff(chunks), anti(chunks);
-    framework::ParallelChunks(par, nodes.size(), internal::kNodesPerChunk,
-                             [&](size_t c, size_t b, size_t e) {
-      std::vector<PairDelta> local_aff, local_anti;  // see above: no false sharing
-      NodePairAccumulator aff_acc, anti_acc;
-      for (size_t i = b; i < e; ++i) {
-        const api::Node* node = nodes[i]->node();
-        if (node == nullptr) continue;
-        aff_acc.Reset(*node);
-        anti_acc.Reset(*node);
-        for (const framework::PodInfoPtr& existing : nodes[i]->pods()) {
-          const api::Pod& ep = existing->Pod();
-          if (internal::MatchesAll(in->affinity, pod, ep)) {
-            for (const BoundTerm& t : in->affinity) aff_acc.Add(t.topology_key(), 1);
+    framework::ParallelChunks(
+        par, nodes.size(), internal::kNodesPerChunk, [&](size_t c, size_t b, size_t e) {
+          std::vector<PairDelta> local_aff, local_anti;  // see above: no false sharing
+          NodePairAccumulator aff_acc, anti_acc;
+          for (size_t i = b; i < e; ++i) {
+            const api::Node* node = nodes[i]->node();
+            if (node == nullptr) continue;
+            aff_acc.Reset(*node);
+            anti_acc.Reset(*node);
+            for (const framework::PodInfoPtr& existing : nodes[i]->pods()) {
+              const api::Pod& ep = existing->Pod();
+              if (internal::MatchesAll(in->affinity, pod, ep)) {
+                for (const BoundTerm& t : in->affinity) aff_acc.Add(t.topology_key(), 1);
+              }
+              for (const BoundTerm& t : in->anti_affinity) {
+                if (t.Matches(pod, ep)) anti_acc.Add(t.topology_key(), 1);
+              }
+            }
+            aff_acc.Flush(&local_aff);
+            anti_acc.Flush(&local_anti);
           }
-          for (const BoundTerm& t : in->anti_affinity) {
-            if (t.Matches(pod, ep)) anti_acc.Add(t.topology_key(), 1);
-          }
-        }
-        aff_acc.Flush(&local_aff);
-        anti_acc.Flush(&local_anti);
-      }
-      aff[c] = std::move(local_aff);
-      anti[c] = std::move(local_anti);
-    });
+          aff[c] = std::move(local_aff);
+          anti[c] = std::move(local_anti);
+        });
     for (size_t c = 0; c < chunks; ++c) {
       for (const PairDelta& p : aff[c]) s->affinity.Add(*p.key, *p.value, p.delta);
       for (const PairDelta& p : anti[c]) s->anti_affinity.Add(*p.key, *p.value, p.delta);
     }
   }
-
 }
 
 // The same counts from the snapshot's PodAffinityIndex: each class of alike pods is matched
@@ -274,8 +276,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
     CountByWalking(snapshot, handle_->GetParallelizer(), *in, s.get());
   }
 
-  if (s->existing_anti_affinity.size() == 0 && in->affinity.empty() &&
-      in->anti_affinity.empty()) {
+  if (s->existing_anti_affinity.size() == 0 && in->affinity.empty() && in->anti_affinity.empty()) {
     return framework::Status(framework::Code::kSkip);
   }
   s->incoming = std::move(in);

@@ -12,8 +12,7 @@ namespace {
 
 constexpr std::string_view kArgsKind = "InterPodAffinityArgs";
 
-bool ReadBool(const YAML::Node& n, const std::string& path, bool* out,
-              helper::FieldErrors* errs) {
+bool ReadBool(const YAML::Node& n, const std::string& path, bool* out, helper::FieldErrors* errs) {
   if (!n.IsDefined() || n.IsNull()) return true;
   if (n.IsScalar() && n.Tag() != "!") {
     const std::string& s = n.Scalar();
@@ -80,8 +79,7 @@ framework::QueueingHint AfterAssignedPodChange(const api::Pod& pod,
     return QueueingHint::kQueueSkip;
   }
   if (modified != nullptr) {
-    return MatchesAllTerms(terms, pod, *modified) ? QueueingHint::kQueue
-                                                  : QueueingHint::kQueueSkip;
+    return MatchesAllTerms(terms, pod, *modified) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
   }
   if (original == nullptr) return QueueingHint::kQueue;
   // Deleted: it matched the pod's anti-affinity, or the pod matched its anti-affinity.
@@ -174,8 +172,8 @@ std::vector<framework::ClusterEventWithHint> InterPodAffinity::EventsToRegister(
     return objs.new_pod->metadata.uid == pod.metadata.uid ? framework::QueueingHint::kQueue
                                                           : framework::QueueingHint::kQueueSkip;
   };
-  events[2].event = {framework::EventResource::kNode,
-                     framework::kAdd | framework::kUpdateNodeLabel, "NodeAdd|NodeLabelChange"};
+  events[2].event = {framework::EventResource::kNode, framework::kAdd | framework::kUpdateNodeLabel,
+                     "NodeAdd|NodeLabelChange"};
   events[2].hint = AfterNodeChange;
   return events;
 }
@@ -190,7 +188,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> InterPodAffinity::New(
 }
 
 bool InterPodAffinity::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                                     const framework::PodInfo& pod) const {
   if (canonical.has_affinity || pod.has_affinity) return false;
   if (&canonical == &pod) return true;
   const framework::NodeInfoLister& snapshot = handle_->SnapshotSharedLister();

@@ -52,7 +52,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
                                public framework::ScorePlugin,
                                public framework::ScoreExtensions,
                                public framework::EnqueueExtensions,
-    public framework::BatchablePlugin {
+                               public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "InterPodAffinity";
   static constexpr std::string_view kPreFilterStateKey = "PreFilterInterPodAffinity";

@@ -1,4 +1,4 @@
-// Differential property test (issue 24): InterPodAffinity with the snapshot's
+// Differential property test: InterPodAffinity with the snapshot's
 // PodAffinityIndex (classes of alike pods, per-topology-domain counts maintained by
 // Cache::UpdateSnapshot and the snapshot's view edits) against the same plugin walking every
 // pod (upstream's algorithm, SetUseIndex(false)), on random clusters changed step by step:
@@ -41,11 +41,20 @@ api::NodePtr RandomNode(Rng& rng, const std::string& name) {
 api::LabelSelector RandomSelector(Rng& rng) {
   api::LabelSelector s;
   switch (Pick(rng, 5)) {
-    case 0: s.match_labels["app"] = std::string(1, static_cast<char>('a' + Pick(rng, 3))); break;
-    case 1: s.match_expressions.push_back({"app", "In", {"a", "b"}}); break;
-    case 2: s.match_expressions.push_back({"tier", "Exists", {}}); break;
-    case 3: s.match_expressions.push_back({"app", "NotIn", {"c"}}); break;
-    default: break;  // empty selector: matches every pod
+    case 0:
+      s.match_labels["app"] = std::string(1, static_cast<char>('a' + Pick(rng, 3)));
+      break;
+    case 1:
+      s.match_expressions.push_back({"app", "In", {"a", "b"}});
+      break;
+    case 2:
+      s.match_expressions.push_back({"tier", "Exists", {}});
+      break;
+    case 3:
+      s.match_expressions.push_back({"app", "NotIn", {"c"}});
+      break;
+    default:
+      break;  // empty selector: matches every pod
   }
   return s;
 }
@@ -87,7 +96,8 @@ std::optional<api::PodAffinity> RandomPodAffinity(Rng& rng) {
 // A template: pods made from one share labels and affinity (so classes have many members).
 api::Pod RandomTemplate(Rng& rng) {
   api::Pod p;
-  if (Coin(rng, 0.8)) p.metadata.labels["app"] = std::string(1, static_cast<char>('a' + Pick(rng, 3)));
+  if (Coin(rng, 0.8))
+    p.metadata.labels["app"] = std::string(1, static_cast<char>('a' + Pick(rng, 3)));
   if (Coin(rng, 0.5)) p.metadata.labels["tier"] = Coin(rng, 0.5) ? "x" : "y";
   if (Coin(rng, 0.7)) {
     api::Affinity a;
@@ -169,13 +179,27 @@ class Harness {
   // One random change of the cluster, then the snapshot update.
   void Step() {
     switch (Pick(rng_, 9)) {
-      case 0: AddNode(); break;
-      case 1: RelabelNode(); break;
-      case 2: RemoveNode(); break;
-      case 3: AddPod(/*assume=*/true); break;
-      case 4: RemovePod(); break;
-      case 5: ViewEdit(); return;  // the view edit is the change; the next Step restores it
-      default: AddPod(/*assume=*/false); break;
+      case 0:
+        AddNode();
+        break;
+      case 1:
+        RelabelNode();
+        break;
+      case 2:
+        RemoveNode();
+        break;
+      case 3:
+        AddPod(/*assume=*/true);
+        break;
+      case 4:
+        RemovePod();
+        break;
+      case 5:
+        ViewEdit();
+        return;  // the view edit is the change; the next Step restores it
+      default:
+        AddPod(/*assume=*/false);
+        break;
     }
     cache_.UpdateSnapshot(&snap_);
   }

@@ -77,9 +77,8 @@ struct Env {
   std::unique_ptr<InterPodAffinity> pl;
 };
 
-std::unique_ptr<Env> MakeEnv(const std::vector<api::Node>& nodes,
-                             const std::vector<api::Pod>& pods, InterPodAffinityArgs args = {},
-                             bool with_namespaces = true) {
+std::unique_ptr<Env> MakeEnv(const std::vector<api::Node>& nodes, const std::vector<api::Pod>& pods,
+                             InterPodAffinityArgs args = {}, bool with_namespaces = true) {
   auto env = std::make_unique<Env>();
   env->handle.SetNodes(NodeInfos(nodes, pods));
   env->pl = std::make_unique<InterPodAffinity>(args, env->handle);
@@ -99,9 +98,7 @@ Want Ok() { return {}; }
 Want AffFail() {
   return {Code::kUnschedulableAndUnresolvable, std::string(kErrReasonAffinityRulesNotMatch)};
 }
-Want AntiFail() {
-  return {Code::kUnschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch)};
-}
+Want AntiFail() { return {Code::kUnschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch)}; }
 Want ExistingFail() {
   return {Code::kUnschedulable, std::string(kErrReasonExistingAntiAffinityRulesNotMatch)};
 }
@@ -152,7 +149,9 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
   std::vector<SingleNodeCase> cases = {
       {"A pod that has no required pod affinity scheduling rules can schedule onto a node with "
        "no existing pods",
-       P().Obj(), {}, Code::kSkip},
+       P().Obj(),
+       {},
+       Code::kSkip},
       {"satisfies with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using In "
        "operator that matches the existing pod",
        P("p", kPodLabel2).PodAffinityIn("service", "region", {"securityscan", "value2"}).Obj(),
@@ -163,30 +162,36 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
        {existing}},
       {"Does not satisfy the PodAffinity with labelSelector because of diff Namespace",
        P("p", kPodLabel2).PodAffinity(Term({in_service}, "", {"DiffNameSpace"})).Obj(),
-       {P("e", kPodLabel).Namespace("ns").NodeName("node1").Obj()}, Code::kSuccess, AffFail()},
+       {P("e", kPodLabel).Namespace("ns").NodeName("node1").Obj()},
+       Code::kSuccess,
+       AffFail()},
       {"Doesn't satisfy the PodAffinity because of unmatching labelSelector with the existing pod",
        P("p", kPodLabel).PodAffinityIn("service", "", {"antivirusscan", "value2"}).Obj(),
-       {existing}, Code::kSuccess, AffFail()},
+       {existing},
+       Code::kSuccess,
+       AffFail()},
       {"satisfies the PodAffinity with different label Operators in multiple "
        "RequiredDuringSchedulingIgnoredDuringExecution",
        P("p", kPodLabel2)
-           .PodAffinity(Term({SelectorExists("service"), SelectorDoesNotExist("wrongkey")},
-                             "region"))
-           .PodAffinity(Term({SelectorIn("service", {"securityscan"}),
-                              SelectorNotIn("service", {"WrongValue"})},
-                             "region"))
+           .PodAffinity(
+               Term({SelectorExists("service"), SelectorDoesNotExist("wrongkey")}, "region"))
+           .PodAffinity(Term(
+               {SelectorIn("service", {"securityscan"}), SelectorNotIn("service", {"WrongValue"})},
+               "region"))
            .Obj(),
        {existing}},
       {"The labelSelector requirements(items of matchExpressions) are ANDed, the pod cannot "
        "schedule onto the node because one of the matchExpression item don't match.",
        P("p", kPodLabel2)
-           .PodAffinity(Term({SelectorExists("service"), SelectorDoesNotExist("wrongkey")},
-                             "region"))
-           .PodAffinity(Term({SelectorIn("service", {"securityscan2"}),
-                              SelectorNotIn("service", {"WrongValue"})},
-                             "region"))
+           .PodAffinity(
+               Term({SelectorExists("service"), SelectorDoesNotExist("wrongkey")}, "region"))
+           .PodAffinity(Term(
+               {SelectorIn("service", {"securityscan2"}), SelectorNotIn("service", {"WrongValue"})},
+               "region"))
            .Obj(),
-       {existing}, Code::kSuccess, AffFail()},
+       {existing},
+       Code::kSuccess,
+       AffFail()},
       {"satisfies the PodAffinity and PodAntiAffinity with the existing pod",
        P("p", kPodLabel2)
            .PodAffinityIn("service", "region", {"securityscan", "value2"})
@@ -208,7 +213,9 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
            .PodAffinityIn("service", "region", {"securityscan", "value2"})
            .PodAntiAffinityIn("service", "zone", {"securityscan", "value2"})
            .Obj(),
-       {existing}, Code::kSuccess, AntiFail()},
+       {existing},
+       Code::kSuccess,
+       AntiFail()},
       {"satisfies the PodAffinity and PodAntiAffinity but doesn't satisfy PodAntiAffinity "
        "symmetry with the existing pod",
        P("p", kPodLabel)
@@ -219,10 +226,13 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
             .NodeName("node1")
             .PodAntiAffinityIn("service", "zone", {"securityscan", "value2"})
             .Obj()},
-       Code::kSuccess, ExistingFail()},
+       Code::kSuccess,
+       ExistingFail()},
       {"pod matches its own Label in PodAffinity and that matches the existing pod Labels",
        P("p", kPodLabel).PodAffinityNotIn("service", "region", {"securityscan", "value2"}).Obj(),
-       {P("e", kPodLabel).NodeName("node2").Obj()}, Code::kSuccess, AffFail()},
+       {P("e", kPodLabel).NodeName("node2").Obj()},
+       Code::kSuccess,
+       AffFail()},
       {"verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity "
        "constraints. doesn't satisfy PodAntiAffinity symmetry with the existing pod",
        P("p", kPodLabel).Obj(),
@@ -230,7 +240,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
             .NodeName("node1")
             .PodAntiAffinityIn("service", "zone", {"securityscan", "value2"})
             .Obj()},
-       Code::kSuccess, ExistingFail()},
+       Code::kSuccess,
+       ExistingFail()},
       {"verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity "
        "constraints. satisfy PodAntiAffinity symmetry with the existing pod",
        P("p", kPodLabel).Obj(),
@@ -246,7 +257,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
            .PodAntiAffinityExists("security", "region")
            .Obj(),
        {P("e", kPodLabel2).NodeName("node1").PodAntiAffinityExists("security", "zone").Obj()},
-       Code::kSuccess, AntiFail()},
+       Code::kSuccess,
+       AntiFail()},
       {"PodAntiAffinity symmetry check a1: incoming pod and existing pod partially match each "
        "other on AffinityTerms",
        P("p", kPodLabel)
@@ -254,7 +266,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
            .PodAntiAffinityExists("security", "zone")
            .Obj(),
        {P("e", kPodLabel2).NodeName("node1").PodAntiAffinityExists("security", "zone").Obj()},
-       Code::kSuccess, AntiFail()},
+       Code::kSuccess,
+       AntiFail()},
       {"PodAntiAffinity symmetry check a2: incoming pod and existing pod partially match each "
        "other on AffinityTerms",
        P("p", kPodLabel2).PodAntiAffinityExists("security", "zone").Obj(),
@@ -263,7 +276,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
             .PodAntiAffinityExists("service", "zone")
             .PodAntiAffinityExists("security", "zone")
             .Obj()},
-       Code::kSuccess, ExistingFail()},
+       Code::kSuccess,
+       ExistingFail()},
       {"PodAntiAffinity symmetry check b1: incoming pod and existing pod partially match each "
        "other on AffinityTerms",
        P("p", {{"abc", ""}, {"xyz", ""}})
@@ -275,7 +289,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
             .PodAntiAffinityExists("abc", "zone")
             .PodAntiAffinityExists("def", "zone")
             .Obj()},
-       Code::kSuccess, AntiFail()},
+       Code::kSuccess,
+       AntiFail()},
       {"PodAntiAffinity symmetry check b2: incoming pod and existing pod partially match each "
        "other on AffinityTerms",
        P("p", {{"def", ""}, {"xyz", ""}})
@@ -287,13 +302,16 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
             .PodAntiAffinityExists("abc", "zone")
             .PodAntiAffinityExists("def", "zone")
             .Obj()},
-       Code::kSuccess, AntiFail()},
+       Code::kSuccess,
+       AntiFail()},
       {"PodAffinity fails PreFilter with an invalid affinity label syntax",
        P("p", kPodLabel)
            .PodAffinityIn("service", "region", {"{{.bad-value.}}"})
            .PodAffinityIn("service", "node", {"antivirusscan", "value2"})
            .Obj(),
-       {}, Code::kUnschedulableAndUnresolvable, Ok(),
+       {},
+       Code::kUnschedulableAndUnresolvable,
+       Ok(),
        "parsing pod: requiredAffinityTerms: matchExpressions[0].values[0]: Invalid value: "
        "\"{{.bad-value.}}\""},
       {"PodAntiAffinity fails PreFilter with an invalid antiaffinity label syntax",
@@ -301,7 +319,9 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
            .PodAntiAffinityIn("service", "region", {"foo"})
            .PodAntiAffinityIn("service", "node", {"{{.bad-value.}}"})
            .Obj(),
-       {}, Code::kUnschedulableAndUnresolvable, Ok(),
+       {},
+       Code::kUnschedulableAndUnresolvable,
+       Ok(),
        "parsing pod: requiredAntiAffinityTerms: matchExpressions[0].values[0]: Invalid value: "
        "\"{{.bad-value.}}\""},
       {"affinity with NamespaceSelector",
@@ -309,21 +329,24 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
        {P("e", kPodLabel).Namespace("subteam1.team1").NodeName("node1").Obj()}},
       {"affinity with non-matching NamespaceSelector",
        P("p", kPodLabel2).PodAffinity(Term({in_service}, "region", {}, team1)).Obj(),
-       {P("e", kPodLabel).Namespace("subteam1.team2").NodeName("node1").Obj()}, Code::kSuccess,
+       {P("e", kPodLabel).Namespace("subteam1.team2").NodeName("node1").Obj()},
+       Code::kSuccess,
        AffFail()},
       {"anti-affinity with matching NamespaceSelector",
        P("p", kPodLabel2)
            .Namespace("subteam1.team1")
            .PodAntiAffinity(Term({in_service}, "zone", {}, team1))
            .Obj(),
-       {P("e", kPodLabel).Namespace("subteam2.team1").NodeName("node1").Obj()}, Code::kSuccess,
+       {P("e", kPodLabel).Namespace("subteam2.team1").NodeName("node1").Obj()},
+       Code::kSuccess,
        AntiFail()},
       {"anti-affinity with matching all NamespaceSelector",
        P("p", kPodLabel2)
            .Namespace("subteam1.team1")
            .PodAntiAffinity(Term({in_service}, "zone", {}, api::LabelSelector{}))
            .Obj(),
-       {P("e", kPodLabel).Namespace("subteam2.team1").NodeName("node1").Obj()}, Code::kSuccess,
+       {P("e", kPodLabel).Namespace("subteam2.team1").NodeName("node1").Obj()},
+       Code::kSuccess,
        AntiFail()},
       {"anti-affinity with non-matching NamespaceSelector",
        P("p", kPodLabel2)
@@ -339,7 +362,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinitySingleNode) {
             .NodeName("node1")
             .PodAntiAffinity(Term({SelectorExists("service")}, "zone", {}, team1))
             .Obj()},
-       Code::kSuccess, ExistingFail()},
+       Code::kSuccess,
+       ExistingFail()},
       {"existing pod's anti-affinity with namespaceSelector doesn't match the incoming pod's "
        "namespace labels",
        P("p", kPodLabel).Namespace("subteam1.team2").Obj(),
@@ -438,7 +462,11 @@ TEST(InterPodAffinityFilterTest, RequiredAffinityMultipleNodes) {
        "affinity rule but in different namespace)",
        P("p", {{"foo", "123"}}).Namespace("NS1").PodAntiAffinityIn("foo", "region", {"bar"}).Obj(),
        {P("e1", {{"foo", "bar"}}).Namespace("NS1").NodeName("nodeA").Obj(),
-        P("e2").Namespace("NS2").NodeName("nodeC").PodAntiAffinityIn("foo", "region", {"123"}).Obj()},
+        P("e2")
+            .Namespace("NS2")
+            .NodeName("nodeC")
+            .PodAntiAffinityIn("foo", "region", {"123"})
+            .Obj()},
        {Node("nodeA", rg_china), Node("nodeB", rg_china_az1), Node("nodeC", rg_india)},
        {AntiFail(), AntiFail(), Ok()}},
       {"Test existing pod's anti-affinity: if an existing pod has a term with invalid "
@@ -447,7 +475,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinityMultipleNodes) {
        P("p", {{"foo", ""}}).Obj(),
        {P("e").NodeName("nodeA").PodAntiAffinityExists("foo", "invalid-node-label").Obj()},
        {Node("nodeA", rzh("r1", "z1", "nodeA")), Node("nodeB", rzh("r1", "z1", "nodeB"))},
-       {Ok(), Ok()}, Code::kSkip},
+       {Ok(), Ok()},
+       Code::kSkip},
       {"Test incoming pod's anti-affinity: even if labelSelector matches, we still check if "
        "topologyKey matches",
        P().NodeName("nodeA").PodAntiAffinityExists("foo", "invalid-node-label").Obj(),
@@ -471,7 +500,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinityMultipleNodes) {
       {"Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, "
        "it's counted as a single term match - case when one term has invalid topologyKey",
        P("p", {{"foo", ""}, {"bar", ""}}).Obj(),
-       {P("e").NodeName("nodeA")
+       {P("e")
+            .NodeName("nodeA")
             .PodAntiAffinityExists("foo", "invalid-node-label")
             .PodAntiAffinityExists("bar", "zone")
             .Obj()},
@@ -488,7 +518,8 @@ TEST(InterPodAffinityFilterTest, RequiredAffinityMultipleNodes) {
       {"Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, "
        "it's counted as a single term match - case when all terms have valid topologyKey",
        P("p", {{"foo", ""}, {"bar", ""}}).Obj(),
-       {P("e").NodeName("nodeA")
+       {P("e")
+            .NodeName("nodeA")
             .PodAntiAffinityExists("foo", "region")
             .PodAntiAffinityExists("bar", "zone")
             .Obj()},
@@ -503,11 +534,13 @@ TEST(InterPodAffinityFilterTest, RequiredAffinityMultipleNodes) {
       {"Test existing pod's anti-affinity: existingPod on nodeA and nodeB has at least one "
        "anti-affinity term matches incoming pod, so incoming pod can only be scheduled to nodeC",
        P("p", {{"foo", ""}, {"bar", ""}}).Obj(),
-       {P("e1").NodeName("nodeA")
+       {P("e1")
+            .NodeName("nodeA")
             .PodAntiAffinityExists("foo", "zone")
             .PodAntiAffinityExists("labelA", "zone")
             .Obj(),
-        P("e2").NodeName("nodeB")
+        P("e2")
+            .NodeName("nodeB")
             .PodAntiAffinityExists("bar", "zone")
             .PodAntiAffinityExists("labelB", "zone")
             .Obj()},
@@ -532,13 +565,12 @@ TEST(InterPodAffinityFilterTest, RequiredAffinityMultipleNodes) {
   {
     api::PodAffinityTerm t = Term({SelectorExists("app")}, "region");
     t.match_label_keys = {"version"};
-    cases.push_back(
-        {"matchLabelKeys: only pods with the same version count",
-         P("p", {{"app", "web"}, {"version", "v1"}}).PodAffinity(t).Obj(),
-         {P("e1", {{"app", "web"}, {"version", "v2"}}).NodeName("node1").Obj(),
-          P("e2", {{"app", "web"}, {"version", "v1"}}).NodeName("node2").Obj()},
-         {Node("node1", {{"region", "r1"}}), Node("node2", {{"region", "r2"}})},
-         {AffFail(), Ok()}});
+    cases.push_back({"matchLabelKeys: only pods with the same version count",
+                     P("p", {{"app", "web"}, {"version", "v1"}}).PodAffinity(t).Obj(),
+                     {P("e1", {{"app", "web"}, {"version", "v2"}}).NodeName("node1").Obj(),
+                      P("e2", {{"app", "web"}, {"version", "v1"}}).NodeName("node2").Obj()},
+                     {Node("node1", {{"region", "r1"}}), Node("node2", {{"region", "r2"}})},
+                     {AffFail(), Ok()}});
     api::PodAffinityTerm a = Term({SelectorExists("app")}, "hostname");
     a.mismatch_label_keys = {"tenant"};
     cases.push_back(
@@ -592,7 +624,8 @@ TEST(InterPodAffinityFilterTest, NamespaceSelectorWithoutLister) {
     SCOPED_TRACE(tc.name);
     auto env = MakeEnv({node1}, {existing}, {}, /*with_namespaces=*/false);
     framework::CycleState state;
-    auto pi = Info(P("p", kPodLabel2).PodAffinity(Term({in_service}, "region", {}, tc.ns_selector)).Obj());
+    auto pi = Info(
+        P("p", kPodLabel2).PodAffinity(Term({in_service}, "region", {}, tc.ns_selector)).Obj());
     ASSERT_TRUE(env->pl->PreFilter(state, *pi, nullptr).IsSuccess());
     ExpectStatus(env->pl->Filter(state, *pi, *env->handle.SnapshotSharedLister().Get("node1")),
                  tc.want, "node1");
@@ -791,8 +824,8 @@ TEST(InterPodAffinityScoreTest, PreferredAffinity) {
       Preferred({{8, Term({SelectorIn("security", {"S1"})}, "region")}},
                 {{5, Term({SelectorIn("security", {"S2"})}, "az")}});
   const api::LabelSelector team1 = MakeLabelSelector({}, {SelectorIn("team", {"team1"})});
-  const api::Affinity affinity_ns_selector = Preferred(
-      {{5, Term({SelectorIn("security", {"S1"})}, "region", {"subteam2.team2"}, team1)}});
+  const api::Affinity affinity_ns_selector =
+      Preferred({{5, Term({SelectorIn("security", {"S1"})}, "region", {"subteam2.team2"}, team1)}});
   const api::Affinity anti_affinity_ns_selector = Preferred(
       {}, {{5, Term({SelectorIn("security", {"S1"})}, "region", {"subteam2.team2"}, team1)}});
   const api::Affinity invalid_affinity =
@@ -811,16 +844,22 @@ TEST(InterPodAffinityScoreTest, PreferredAffinity) {
   ignore_existing.ignore_preferred_terms_of_existing_pods = true;
 
   std::vector<ScoreCase> cases = {
-      {"all nodes are same priority as Affinity is nil", pod(s1), {},
-       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)}, {}, Code::kSkip},
+      {"all nodes are same priority as Affinity is nil",
+       pod(s1),
+       {},
+       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)},
+       {},
+       Code::kSkip},
       {"Affinity: pod that matches topology key & pods in nodes will get high score comparing "
        "to others which doesn't match either pods in nodes or in topology key",
        pod(s1, stay_with_s1_in_region),
        {pod(s1, {}, "node1"), pod(s2, {}, "node2"), pod(s1, {}, "node3")},
-       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)}, {100, 0, 0}},
+       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)},
+       {100, 0, 0}},
       {"All the nodes that have the same topology key & label value with one of them has an "
        "existing pod that match the affinity rules, have the same score",
-       pod({}, stay_with_s1_in_region), {pod(s1, {}, "node1")},
+       pod({}, stay_with_s1_in_region),
+       {pod(s1, {}, "node1")},
        {Node("node1", rg_china), Node("node2", rg_china_az1), Node("node3", rg_india)},
        {100, 100, 0}},
       {"Affinity: nodes in one region has more matching pods comparing to other region, so the "
@@ -833,44 +872,61 @@ TEST(InterPodAffinityScoreTest, PreferredAffinity) {
        {100, 0, 100, 100, 0}},
       {"Affinity: different Label operators and values for pod affinity scheduling preference, "
        "including some match failures",
-       pod(s1, affinity3), {pod(s1, {}, "node1"), pod(s2, {}, "node2"), pod(s1, {}, "node3")},
-       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)}, {20, 100, 0}},
+       pod(s1, affinity3),
+       {pod(s1, {}, "node1"), pod(s2, {}, "node2"), pod(s1, {}, "node3")},
+       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)},
+       {20, 100, 0}},
       {"Affinity symmetry: considered only the preferredDuringSchedulingIgnoredDuringExecution "
        "in pod affinity symmetry",
        pod(s2),
        {pod(s1, stay_with_s1_in_region, "node1"), pod(s2, stay_with_s2_in_region, "node2")},
-       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)}, {0, 100, 0}},
-      {"Affinity symmetry with namespace selector", pod(s1, {}, "", "subteam1.team1"),
+       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)},
+       {0, 100, 0}},
+      {"Affinity symmetry with namespace selector",
+       pod(s1, {}, "", "subteam1.team1"),
        {pod(s1, affinity_ns_selector, "node1"), pod(s2, stay_with_s2_in_region, "node2")},
-       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)}, {100, 0, 0}},
-      {"AntiAffinity symmetry with namespace selector", pod(s1, {}, "", "subteam1.team1"),
+       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)},
+       {100, 0, 0}},
+      {"AntiAffinity symmetry with namespace selector",
+       pod(s1, {}, "", "subteam1.team1"),
        {pod(s1, anti_affinity_ns_selector, "node1"), pod(s2, stay_with_s2_in_region, "node2")},
-       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)}, {0, 100, 100}},
+       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)},
+       {0, 100, 100}},
       {"Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution in pod "
        "affinity symmetry",
-       pod(s1), {pod(s1, hard_affinity, "node1"), pod(s2, hard_affinity, "node2")},
-       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)}, {100, 100, 0}},
+       pod(s1),
+       {pod(s1, hard_affinity, "node1"), pod(s2, hard_affinity, "node2")},
+       {Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)},
+       {100, 100, 0}},
       {"Anti Affinity: pod that does not match existing pods in node will get high score",
-       pod(s1, away_from_s1_in_az), {pod(s1, {}, "node1"), pod(s2, {}, "node2")},
-       {Node("node1", az1), Node("node2", rg_china)}, {0, 100}},
+       pod(s1, away_from_s1_in_az),
+       {pod(s1, {}, "node1"), pod(s2, {}, "node2")},
+       {Node("node1", az1), Node("node2", rg_china)},
+       {0, 100}},
       {"Anti Affinity: pod that does not match topology key & match the pods in nodes will get "
        "higher score comparing to others",
-       pod(s1, away_from_s1_in_az), {pod(s1, {}, "node1"), pod(s1, {}, "node2")},
-       {Node("node1", az1), Node("node2", rg_china)}, {0, 100}},
+       pod(s1, away_from_s1_in_az),
+       {pod(s1, {}, "node1"), pod(s1, {}, "node2")},
+       {Node("node1", az1), Node("node2", rg_china)},
+       {0, 100}},
       {"Anti Affinity: one node has more matching pods comparing to other node, so the node "
        "which has more unmatches will get high score",
        pod(s1, away_from_s1_in_az),
        {pod(s1, {}, "node1"), pod(s1, {}, "node1"), pod(s2, {}, "node2")},
-       {Node("node1", az1), Node("node2", rg_india)}, {0, 100}},
+       {Node("node1", az1), Node("node2", rg_india)},
+       {0, 100}},
       {"Anti Affinity symmetry: the existing pods in node which has anti affinity match will "
        "get high score",
-       pod(s2), {pod(s1, away_from_s2_in_az, "node1"), pod(s2, away_from_s1_in_az, "node2")},
-       {Node("node1", az1), Node("node2", az2)}, {0, 100}},
+       pod(s2),
+       {pod(s1, away_from_s2_in_az, "node1"), pod(s2, away_from_s1_in_az, "node2")},
+       {Node("node1", az1), Node("node2", az2)},
+       {0, 100}},
       {"Affinity and Anti Affinity: considered only preferredDuringSchedulingIgnoredDuring"
        "Execution in both pod affinity & anti affinity",
        pod(s1, stay_with_s1_in_region_away_from_s2_in_az),
        {pod(s1, {}, "node1"), pod(s1, {}, "node2")},
-       {Node("node1", rg_china), Node("node2", az1)}, {100, 0}},
+       {Node("node1", rg_china), Node("node2", az1)},
+       {100, 0}},
       {"Affinity and Anti Affinity: considering both affinity and anti-affinity, the pod to "
        "schedule and existing pods have the same labels",
        pod(s1, stay_with_s1_in_region_away_from_s2_in_az),
@@ -887,43 +943,64 @@ TEST(InterPodAffinityScoreTest, PreferredAffinity) {
         pod({}, away_from_s1_in_az, "node4")},
        {Node("node1", rg_china), Node("node2", az1), Node("node3", rg_india), Node("node4", az2)},
        {100, 0, 100, 0}},
-      {"Avoid panic when partial nodes in a topology don't have pods with affinity", pod(s1),
+      {"Avoid panic when partial nodes in a topology don't have pods with affinity",
+       pod(s1),
        {pod(s1, {}, "node1"), pod({}, stay_with_s1_in_region_away_from_s2_in_az, "node2")},
-       {Node("node1", rg_china), Node("node2", rg_china)}, {0, 0}},
-      {"invalid Affinity fails PreScore", pod({}, invalid_affinity), {},
-       {Node("node1", rg_china), Node("node2", rg_china)}, {}, Code::kError,
+       {Node("node1", rg_china), Node("node2", rg_china)},
+       {0, 0}},
+      {"invalid Affinity fails PreScore",
+       pod({}, invalid_affinity),
+       {},
+       {Node("node1", rg_china), Node("node2", rg_china)},
+       {},
+       Code::kError,
        "Invalid value: \"{{.bad-value.}}\""},
-      {"invalid AntiAffinity fails PreScore", pod({}, invalid_anti_affinity), {},
-       {Node("node1", rg_china), Node("node2", rg_china)}, {}, Code::kError,
+      {"invalid AntiAffinity fails PreScore",
+       pod({}, invalid_anti_affinity),
+       {},
+       {Node("node1", rg_china), Node("node2", rg_china)},
+       {},
+       Code::kError,
        "Invalid value: \"{{.bad-value.}}\""},
       {"Affinity with pods matching NamespaceSelector",
        pod(s1, affinity_ns_selector, "", "subteam1.team1"),
        {pod(s1, {}, "node1", "subteam1.team1"), pod(s1, {}, "node1", "subteam1.team1"),
         pod(s1, {}, "node1", "subteam1.team2"), pod(s1, {}, "node2", "subteam2.team1")},
-       {Node("node1", rg_china), Node("node2", rg_india)}, {100, 0}},
+       {Node("node1", rg_china), Node("node2", rg_india)},
+       {100, 0}},
       {"Affinity with pods matching both NamespaceSelector and Namespaces fields",
        pod(s1, affinity_ns_selector, "", "subteam1.team1"),
        {pod(s1, {}, "node1", "subteam1.team1"), pod(s1, {}, "node1", "subteam1.team1"),
         pod(s1, {}, "node1", "subteam2.team2"), pod(s1, {}, "node2", "subteam2.team1")},
-       {Node("node1", rg_china), Node("node2", rg_india)}, {100, 0}},
+       {Node("node1", rg_china), Node("node2", rg_india)},
+       {100, 0}},
       {"AntiAffinity with pods matching NamespaceSelector",
        pod(s1, anti_affinity_ns_selector, "", "subteam1.team1"),
        {pod(s1, {}, "node1", "subteam1.team1"), pod(s1, {}, "node1", "subteam1.team1"),
         pod(s1, {}, "node1", "subteam1.team2"), pod(s1, {}, "node2", "subteam2.team1")},
-       {Node("node1", rg_china), Node("node2", rg_india)}, {0, 100}},
+       {Node("node1", rg_china), Node("node2", rg_india)},
+       {0, 100}},
       {"AntiAffinity with pods matching both NamespaceSelector and Namespaces fields",
        pod(s1, anti_affinity_ns_selector, "", "subteam1.team1"),
        {pod(s1, {}, "node1", "subteam1.team1"), pod(s1, {}, "node1", "subteam1.team1"),
         pod(s1, {}, "node1", "subteam2.team2"), pod(s1, {}, "node2", "subteam2.team1")},
-       {Node("node1", rg_china), Node("node2", rg_india)}, {0, 100}},
-      {"Ignore preferred terms of existing pods", pod(s2),
+       {Node("node1", rg_china), Node("node2", rg_india)},
+       {0, 100}},
+      {"Ignore preferred terms of existing pods",
+       pod(s2),
        {pod(s1, stay_with_s1_in_region_away_from_s2_in_az, "node1"),
         pod(s2, stay_with_s2_in_region, "node2")},
-       {Node("node1", rg_china), Node("node2", rg_india)}, {}, Code::kSkip, "", ignore_existing},
-      {"Do not ignore preferred terms of existing pods", pod(s2),
+       {Node("node1", rg_china), Node("node2", rg_india)},
+       {},
+       Code::kSkip,
+       "",
+       ignore_existing},
+      {"Do not ignore preferred terms of existing pods",
+       pod(s2),
        {pod(s1, stay_with_s1_in_region_away_from_s2_in_az, "node1"),
         pod(s2, stay_with_s2_in_region, "node2")},
-       {Node("node1", rg_china), Node("node2", rg_india)}, {0, 100}},
+       {Node("node1", rg_china), Node("node2", rg_india)},
+       {0, 100}},
       {"No nodes to score", pod(s2), {}, {}, {}, Code::kSkip},
   };
   RunScoreCases(cases);
@@ -933,9 +1010,9 @@ TEST(InterPodAffinityScoreTest, PreferredAffinityWithHardPodAffinitySymmetricWei
   const Labels service_s1 = {{"service", "S1"}};
   api::Affinity hard;
   hard.pod_affinity.emplace();
-  hard.pod_affinity->required = {
-      Term({SelectorIn("service", {"S1"})}, "region", {"", "subteam2.team2"},
-           MakeLabelSelector({}, {SelectorIn("team", {"team1"})}))};
+  hard.pod_affinity->required = {Term({SelectorIn("service", {"S1"})}, "region",
+                                      {"", "subteam2.team2"},
+                                      MakeLabelSelector({}, {SelectorIn("team", {"team1"})}))};
   const std::vector<api::Node> nodes = {Node("node1", {{"region", "China"}}),
                                         Node("node2", {{"region", "India"}}),
                                         Node("node3", {{"az", "az1"}})};
@@ -947,16 +1024,46 @@ TEST(InterPodAffinityScoreTest, PreferredAffinityWithHardPodAffinitySymmetricWei
     return a;
   };
   std::vector<ScoreCase> cases = {
-      {"with default weight", P("p", service_s1).Namespace("").Obj(), pods, nodes, {100, 100, 0},
-       Code::kSuccess, "", args(1)},
-      {"with zero weight", P("p", service_s1).Namespace("").Obj(), pods, nodes, {}, Code::kSkip,
-       "", args(0)},
-      {"with no matching namespace", P("p", service_s1).Namespace("subteam1.team2").Obj(), pods,
-       nodes, {}, Code::kSkip, "", args(1)},
-      {"with matching NamespaceSelector", P("p", service_s1).Namespace("subteam1.team1").Obj(),
-       pods, nodes, {100, 100, 0}, Code::kSuccess, "", args(1)},
-      {"with matching Namespaces", P("p", service_s1).Namespace("subteam2.team2").Obj(), pods,
-       nodes, {100, 100, 0}, Code::kSuccess, "", args(1)},
+      {"with default weight",
+       P("p", service_s1).Namespace("").Obj(),
+       pods,
+       nodes,
+       {100, 100, 0},
+       Code::kSuccess,
+       "",
+       args(1)},
+      {"with zero weight",
+       P("p", service_s1).Namespace("").Obj(),
+       pods,
+       nodes,
+       {},
+       Code::kSkip,
+       "",
+       args(0)},
+      {"with no matching namespace",
+       P("p", service_s1).Namespace("subteam1.team2").Obj(),
+       pods,
+       nodes,
+       {},
+       Code::kSkip,
+       "",
+       args(1)},
+      {"with matching NamespaceSelector",
+       P("p", service_s1).Namespace("subteam1.team1").Obj(),
+       pods,
+       nodes,
+       {100, 100, 0},
+       Code::kSuccess,
+       "",
+       args(1)},
+      {"with matching Namespaces",
+       P("p", service_s1).Namespace("subteam2.team2").Obj(),
+       pods,
+       nodes,
+       {100, 100, 0},
+       Code::kSuccess,
+       "",
+       args(1)},
   };
   RunScoreCases(cases);
 }
@@ -967,10 +1074,10 @@ TEST(InterPodAffinityScoreTest, RawScoresAndNormalization) {
   const api::Pod pod = WithAffinity(
       P("p", s1).Obj(), Preferred({{8, Term({SelectorIn("security", {"S1"})}, "region")}},
                                   {{5, Term({SelectorIn("security", {"S2"})}, "az")}}));
-  auto env = MakeEnv({Node("node1", {{"region", "China"}}), Node("node2", {{"az", "az1"}}),
-                      Node("node3", {{"other", "x"}})},
-                     {P("a", s1).NodeName("node1").Obj(),
-                      P("b", {{"security", "S2"}}).NodeName("node2").Obj()});
+  auto env = MakeEnv(
+      {Node("node1", {{"region", "China"}}), Node("node2", {{"az", "az1"}}),
+       Node("node3", {{"other", "x"}})},
+      {P("a", s1).NodeName("node1").Obj(), P("b", {{"security", "S2"}}).NodeName("node2").Obj()});
   framework::CycleState state;
   auto pi = Info(pod);
   const auto& nodes = env->handle.SnapshotSharedLister().List();
@@ -997,15 +1104,14 @@ TEST(InterPodAffinityScoreTest, ManyPodsPerNodeAndDomain) {
   const Labels a = {{"app", "a"}};
   const api::PodAffinityTerm a_zone = Term({SelectorIn("app", {"a"})}, "zone");
   const api::PodAffinityTerm b_host = Term({SelectorIn("app", {"b"})}, "host");
-  const std::vector<api::Pod> existing = {
-      P("a1", a).NodeName("n1").Obj(),
-      P("a2", a).NodeName("n1").Obj(),
-      P("x1").NodeName("n1").PodAntiAffinity(a_zone).Obj(),
-      P("a3", a).NodeName("n2").Obj(),
-      P("b1", {{"app", "b"}}).NodeName("n2").Obj(),
-      P("x2").NodeName("n2").PodAntiAffinity(a_zone).Obj(),
-      P("a4", a).NodeName("n3").Obj(),
-      P("a5", a).NodeName("n4").Obj()};
+  const std::vector<api::Pod> existing = {P("a1", a).NodeName("n1").Obj(),
+                                          P("a2", a).NodeName("n1").Obj(),
+                                          P("x1").NodeName("n1").PodAntiAffinity(a_zone).Obj(),
+                                          P("a3", a).NodeName("n2").Obj(),
+                                          P("b1", {{"app", "b"}}).NodeName("n2").Obj(),
+                                          P("x2").NodeName("n2").PodAntiAffinity(a_zone).Obj(),
+                                          P("a4", a).NodeName("n3").Obj(),
+                                          P("a5", a).NodeName("n4").Obj()};
   auto env = MakeEnv(nodes, existing);
   const auto& infos = env->handle.SnapshotSharedLister().List();
 
@@ -1040,9 +1146,8 @@ TEST(InterPodAffinityScoreTest, ManyPodsPerNodeAndDomain) {
   {
     SCOPED_TRACE("PreScore zero sum");
     std::vector<int64_t> raw;
-    raw_scores(
-        P("p", a).PreferredPodAffinity(3, a_zone).PreferredPodAntiAffinity(3, a_zone).Obj(),
-        &raw);
+    raw_scores(P("p", a).PreferredPodAffinity(3, a_zone).PreferredPodAntiAffinity(3, a_zone).Obj(),
+               &raw);
     EXPECT_EQ(raw, (std::vector<int64_t>{0, 0, 0, 0}));
   }
 }
@@ -1060,8 +1165,9 @@ TEST(InterPodAffinityArgsTest, Parse) {
   } cases[] = {
       {"defaults", "", "", 1, false},
       {"empty map", "{}", "", 1, false},
-      {"values", "{kind: InterPodAffinityArgs, hardPodAffinityWeight: 5, "
-                 "ignorePreferredTermsOfExistingPods: true}",
+      {"values",
+       "{kind: InterPodAffinityArgs, hardPodAffinityWeight: 5, "
+       "ignorePreferredTermsOfExistingPods: true}",
        "", 5, true},
       {"zero weight", "{hardPodAffinityWeight: 0}", "", 0, false},
       {"weight too high", "{hardPodAffinityWeight: 101}",
@@ -1126,11 +1232,15 @@ TEST(InterPodAffinityEventsTest, Registered) {
 
 TEST(InterPodAffinityEventsTest, AssignedPodChange) {
   using framework::QueueingHint;
-  auto target_aff = P("p").UID("p").PodAffinityIn("service", "region", {"securityscan", "value2"}).Obj();
+  auto target_aff =
+      P("p").UID("p").PodAffinityIn("service", "region", {"securityscan", "value2"}).Obj();
   auto target_anti =
       P("p").UID("p").PodAntiAffinityIn("service", "region", {"securityscan", "value2"}).Obj();
-  auto target_multi =
-      P("p").UID("p").PodAffinityExists("aaa", "hostname").PodAffinityExists("bbb", "hostname").Obj();
+  auto target_multi = P("p")
+                          .UID("p")
+                          .PodAffinityExists("aaa", "hostname")
+                          .PodAffinityExists("bbb", "hostname")
+                          .Obj();
   auto target_two_anti = P("p")
                              .UID("p")
                              .PodAntiAffinityIn("service", "region", {"securityscan"})
@@ -1150,11 +1260,20 @@ TEST(InterPodAffinityEventsTest, AssignedPodChange) {
     QueueingHint want;
   };
   std::vector<Case> cases = {
-      {"add a pod which matches the pod affinity", target_aff, {},
-       other({{"service", "securityscan"}}), QueueingHint::kQueue},
-      {"add an un-scheduled pod", target_aff, {}, other({{"service", "securityscan"}}, ""),
+      {"add a pod which matches the pod affinity",
+       target_aff,
+       {},
+       other({{"service", "securityscan"}}),
+       QueueingHint::kQueue},
+      {"add an un-scheduled pod",
+       target_aff,
+       {},
+       other({{"service", "securityscan"}}, ""),
        QueueingHint::kQueueSkip},
-      {"add a pod which doesn't match the pod affinity", target_aff, {}, other({{"aaa", "a"}}),
+      {"add a pod which doesn't match the pod affinity",
+       target_aff,
+       {},
+       other({{"aaa", "a"}}),
        QueueingHint::kQueueSkip},
       {"update a pod from non-match to match pod affinity", target_aff, other({{"aaa", "a"}}),
        other({{"service", "securityscan"}}), QueueingHint::kQueue},
@@ -1177,30 +1296,53 @@ TEST(InterPodAffinityEventsTest, AssignedPodChange) {
        "anti-affinity",
        target_anti, other({{"service", "bbb"}}), other({{"service", "securityscan"}}),
        QueueingHint::kQueueSkip},
-      {"delete a pod which doesn't match pod's anti-affinity", target_anti, other({{"aaa", "a"}}),
-       {}, QueueingHint::kQueueSkip},
-      {"delete a pod which matches pod's anti-affinity", target_anti,
-       other({{"service", "securityscan"}}), {}, QueueingHint::kQueue},
+      {"delete a pod which doesn't match pod's anti-affinity",
+       target_anti,
+       other({{"aaa", "a"}}),
+       {},
+       QueueingHint::kQueueSkip},
+      {"delete a pod which matches pod's anti-affinity",
+       target_anti,
+       other({{"service", "securityscan"}}),
+       {},
+       QueueingHint::kQueue},
       {"delete a pod with anti-affinity that matches pending pod",
        P("p", {{"service", "securityscan"}}).Obj(),
-       P("e").NodeName("fake-node").PodAntiAffinityIn("service", "region", {"securityscan", "value2"}).Obj(),
-       {}, QueueingHint::kQueue},
+       P("e")
+           .NodeName("fake-node")
+           .PodAntiAffinityIn("service", "region", {"securityscan", "value2"})
+           .Obj(),
+       {},
+       QueueingHint::kQueue},
       {"delete a pod with anti-affinity that doesn't match pending pod",
        P("p", {{"service", "foo"}}).Obj(),
-       P("e").NodeName("fake-node").PodAntiAffinityIn("service", "region", {"securityscan", "value2"}).Obj(),
-       {}, QueueingHint::kQueueSkip},
+       P("e")
+           .NodeName("fake-node")
+           .PodAntiAffinityIn("service", "region", {"securityscan", "value2"})
+           .Obj(),
+       {},
+       QueueingHint::kQueueSkip},
       {"delete a pod which doesn't match pending pod's anti-affinity and has anti-affinity that "
        "doesn't match pending pod",
-       P("p", {{"service", "foo"}}).PodAntiAffinityIn("service", "region", {"securityscan", "value2"}).Obj(),
+       P("p", {{"service", "foo"}})
+           .PodAntiAffinityIn("service", "region", {"securityscan", "value2"})
+           .Obj(),
        P("e", {{"service", "foo"}})
            .NodeName("fake-node")
            .PodAntiAffinityIn("service", "region", {"securityscan", "value2"})
            .Obj(),
-       {}, QueueingHint::kQueueSkip},
-      {"delete a nominated pod which doesn't match pod's anti-affinity", target_anti, nominated_aaa,
-       {}, QueueingHint::kQueueSkip},
-      {"delete a nominated pod which matches pod's anti-affinity", target_anti, nominated_match,
-       {}, QueueingHint::kQueue},
+       {},
+       QueueingHint::kQueueSkip},
+      {"delete a nominated pod which doesn't match pod's anti-affinity",
+       target_anti,
+       nominated_aaa,
+       {},
+       QueueingHint::kQueueSkip},
+      {"delete a nominated pod which matches pod's anti-affinity",
+       target_anti,
+       nominated_match,
+       {},
+       QueueingHint::kQueue},
       {"modify pod label to change it from matching only one of target pod's anti-affinity "
        "terms to matching none",
        target_two_anti, other({{"service", "securityscan"}, {"app", "bar"}}),
@@ -1208,16 +1350,21 @@ TEST(InterPodAffinityEventsTest, AssignedPodChange) {
       {"modify pod label but it still matches one of target pod's anti-affinity terms",
        target_two_anti, other({{"service", "securityscan"}, {"app", "bar"}}),
        other({{"service", "foo"}, {"app", "web"}}), QueueingHint::kQueueSkip},
-      {"delete a pod which matches only one of target pod's anti-affinity terms", target_two_anti,
-       other({{"service", "securityscan"}}), {}, QueueingHint::kQueue},
+      {"delete a pod which matches only one of target pod's anti-affinity terms",
+       target_two_anti,
+       other({{"service", "securityscan"}}),
+       {},
+       QueueingHint::kQueue},
       {"delete a pod with anti-affinity that matches pending pod on only one term",
        P("p", {{"service", "securityscan"}}).Obj(),
-       P("e").UID("other")
+       P("e")
+           .UID("other")
            .NodeName("fake-node")
            .PodAntiAffinityIn("service", "region", {"securityscan"})
            .PodAntiAffinityIn("app", "region", {"web"})
            .Obj(),
-       {}, QueueingHint::kQueue},
+       {},
+       QueueingHint::kQueue},
   };
   fake::FakeHandle h;
   InterPodAffinity pl({}, h);
@@ -1232,7 +1379,8 @@ TEST(InterPodAffinityEventsTest, AssignedPodChange) {
 
 TEST(InterPodAffinityEventsTest, NodeChange) {
   using framework::QueueingHint;
-  const api::Pod aff_zone = P("p").PodAffinityIn("service", "zone", {"securityscan", "value2"}).Obj();
+  const api::Pod aff_zone =
+      P("p").PodAffinityIn("service", "zone", {"securityscan", "value2"}).Obj();
   const api::Pod aff_region =
       P("p").PodAffinityIn("service", "region", {"securityscan", "value2"}).Obj();
   api::PodAffinityTerm anti_term;
@@ -1246,10 +1394,16 @@ TEST(InterPodAffinityEventsTest, NodeChange) {
     QueueingHint want;
   };
   std::vector<Case> cases = {
-      {"add a new node with matched pod affinity topologyKey", aff_zone, {},
-       Node("node-a", {{"zone", "zone1"}}), QueueingHint::kQueue},
-      {"add a new node without matched topologyKey", aff_region, {},
-       Node("node-a", {{"zone", "zone1"}}), QueueingHint::kQueueSkip},
+      {"add a new node with matched pod affinity topologyKey",
+       aff_zone,
+       {},
+       Node("node-a", {{"zone", "zone1"}}),
+       QueueingHint::kQueue},
+      {"add a new node without matched topologyKey",
+       aff_region,
+       {},
+       Node("node-a", {{"zone", "zone1"}}),
+       QueueingHint::kQueueSkip},
       {"update node label but not topologyKey", aff_zone, Node("node-a", {{"aaa", "a"}}),
        Node("node-a", {{"aaa", "b"}}), QueueingHint::kQueueSkip},
       {"update node label that isn't related to the pod affinity", aff_zone,
@@ -1259,12 +1413,18 @@ TEST(InterPodAffinityEventsTest, NodeChange) {
       {"update node with different affinity topologyKey value", aff_zone,
        Node("node-a", {{"zone", "zone1"}}), Node("node-a", {{"zone", "zone2"}}),
        QueueingHint::kQueue},
-      {"update node to have the affinity topology label", aff_zone,
-       Node("node-a", {{"aaa", "a"}}), Node("node-a", {{"zone", "zone1"}}), QueueingHint::kQueue},
-      {"add a new node with matched pod anti-affinity topologyKey", anti, {},
+      {"update node to have the affinity topology label", aff_zone, Node("node-a", {{"aaa", "a"}}),
        Node("node-a", {{"zone", "zone1"}}), QueueingHint::kQueue},
-      {"add a new node without matched pod anti-affinity topologyKey", anti, {},
-       Node("node-a", {}), QueueingHint::kQueue},
+      {"add a new node with matched pod anti-affinity topologyKey",
+       anti,
+       {},
+       Node("node-a", {{"zone", "zone1"}}),
+       QueueingHint::kQueue},
+      {"add a new node without matched pod anti-affinity topologyKey",
+       anti,
+       {},
+       Node("node-a", {}),
+       QueueingHint::kQueue},
       {"update node label that isn't related to the pod anti-affinity", anti,
        Node("node-a", {{"zone", "zone1"}}),
        Node("node-a", {{"zone", "zone1"}, {"unrelated-label", "unrelated"}}),
@@ -1272,9 +1432,8 @@ TEST(InterPodAffinityEventsTest, NodeChange) {
       {"update node with different anti-affinity topologyKey value", anti,
        Node("node-a", {{"zone", "zone1"}}), Node("node-a", {{"zone", "zone2"}}),
        QueueingHint::kQueue},
-      {"update node to have the anti-affinity topology label", anti,
-       Node("node-a", {{"aaa", "a"}}), Node("node-a", {{"zone", "zone1"}}),
-       QueueingHint::kQueueSkip},
+      {"update node to have the anti-affinity topology label", anti, Node("node-a", {{"aaa", "a"}}),
+       Node("node-a", {{"zone", "zone1"}}), QueueingHint::kQueueSkip},
       {"update node label not to have anti-affinity topology label", anti,
        Node("node-a", {{"zone", "zone1"}}), Node("node-a", {{"aaa", "a"}}), QueueingHint::kQueue},
   };

@@ -27,8 +27,7 @@ class NamespaceLister {
   virtual bool GetLabels(std::string_view name, api::Labels* out) const = 0;
   // Calls fn(name, labels) for every namespace. fn must not call back into the lister.
   virtual void ForEach(
-      const std::function<void(const std::string& name, const api::Labels& labels)>& fn)
-      const = 0;
+      const std::function<void(const std::string& name, const api::Labels& labels)>& fn) const = 0;
 };
 
 // A thread-safe in-memory lister fed from namespace events (Upsert/Delete).
@@ -49,8 +48,8 @@ class MapNamespaceLister final : public NamespaceLister {
     *out = it->second;
     return true;
   }
-  void ForEach(const std::function<void(const std::string&, const api::Labels&)>& fn)
-      const override {
+  void ForEach(
+      const std::function<void(const std::string&, const api::Labels&)>& fn) const override {
     absl::ReaderMutexLock l(&mu_);
     for (const auto& [name, labels] : labels_) fn(name, labels);
   }

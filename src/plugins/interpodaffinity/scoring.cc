@@ -41,7 +41,7 @@ class TopologyScore {
     }
     // The weight of `v`, or nullptr.
     const int64_t* Find(std::string_view v) const {
-      for (size_t i = std::hash<std::string_view>{}(v) & mask_;; i = (i + 1) & mask_) {
+      for (size_t i = std::hash<std::string_view>{}(v)&mask_;; i = (i + 1) & mask_) {
         const Slot& s = slots_[i];
         if (!s.used) return nullptr;
         if (s.key == v) return &s.value;
@@ -51,7 +51,7 @@ class TopologyScore {
     // only on insertion), and *inserted is set.
     template <typename StableKey>
     int64_t& Upsert(std::string_view v, StableKey&& stable, bool* inserted) {
-      for (size_t i = std::hash<std::string_view>{}(v) & mask_;; i = (i + 1) & mask_) {
+      for (size_t i = std::hash<std::string_view>{}(v)&mask_;; i = (i + 1) & mask_) {
         Slot& s = slots_[i];
         if (!s.used) {
           s.used = true;
@@ -195,8 +195,7 @@ void ProcessIncoming(const std::vector<BoundTerm>& terms, const api::Pod& owner,
 // processTerm for an existing pod's term matched against the incoming pod.
 template <typename Acc>
 void ProcessExistingTerm(const api::PodAffinityTerm& t, int32_t weight, const api::Pod& owner,
-                         const ScoringContext& ctx, int64_t multiplier,
-                         Acc* out) {
+                         const ScoringContext& ctx, int64_t multiplier, Acc* out) {
   if (!internal::TermMatches(t, owner, *ctx.pod, ctx.ns_labels)) return;
   out->Add(t.topology_key, static_cast<int64_t>(weight) * multiplier);
 }
@@ -235,25 +234,25 @@ std::vector<std::vector<PairDelta>> PairsByWalking(const ScoringContext& ctx,
   const size_t chunks =
       (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
   std::vector<std::vector<PairDelta>> found(chunks);
-  framework::ParallelChunks(par, all_nodes.size(), internal::kNodesPerChunk,
-                           [&](size_t c, size_t b, size_t e) {
-    // Filled locally and moved in once: adjacent found[] headers share a cache line, and
-    // pushing into them from two threads thrashes it (false sharing).
-    std::vector<PairDelta> local;
-    NodePairAccumulator acc;
-    for (size_t i = b; i < e; ++i) {
-      const framework::NodeInfo& ni = *all_nodes[i];
-      const api::Node* node = ni.node();
-      if (node == nullptr || node->metadata.labels.empty()) continue;
-      acc.Reset(*node);
-      const auto& pods = has_constraints ? ni.pods() : ni.pods_with_affinity();
-      for (const framework::PodInfoPtr& existing : pods) {
-        ProcessExistingPod(ctx, existing->Pod(), &acc);
-      }
-      acc.Flush(&local);
-    }
-    found[c] = std::move(local);
-  });
+  framework::ParallelChunks(
+      par, all_nodes.size(), internal::kNodesPerChunk, [&](size_t c, size_t b, size_t e) {
+        // Filled locally and moved in once: adjacent found[] headers share a cache line, and
+        // pushing into them from two threads thrashes it (false sharing).
+        std::vector<PairDelta> local;
+        NodePairAccumulator acc;
+        for (size_t i = b; i < e; ++i) {
+          const framework::NodeInfo& ni = *all_nodes[i];
+          const api::Node* node = ni.node();
+          if (node == nullptr || node->metadata.labels.empty()) continue;
+          acc.Reset(*node);
+          const auto& pods = has_constraints ? ni.pods() : ni.pods_with_affinity();
+          for (const framework::PodInfoPtr& existing : pods) {
+            ProcessExistingPod(ctx, existing->Pod(), &acc);
+          }
+          acc.Flush(&local);
+        }
+        found[c] = std::move(local);
+      });
 
   return found;
 }

@@ -46,8 +46,7 @@ const std::vector<api::WeightedPodAffinityTerm>* PreferredAffinityTerms(const ap
   const api::PodAffinity* a = PodAffinityOf(pod, false);
   return a && !a->preferred.empty() ? &a->preferred : nullptr;
 }
-const std::vector<api::WeightedPodAffinityTerm>* PreferredAntiAffinityTerms(
-    const api::Pod& pod) {
+const std::vector<api::WeightedPodAffinityTerm>* PreferredAntiAffinityTerms(const api::Pod& pod) {
   const api::PodAffinity* a = PodAffinityOf(pod, true);
   return a && !a->preferred.empty() ? &a->preferred : nullptr;
 }
@@ -108,10 +107,9 @@ bool TermMatches(const api::PodAffinityTerm& term, const api::Pod& owner, const 
   if (term.namespaces.empty() && !term.namespace_selector) {
     ns_ok = ns == owner.metadata.namespace_;
   } else {
-    ns_ok = std::find(term.namespaces.begin(), term.namespaces.end(), ns) !=
-                term.namespaces.end() ||
-            (term.namespace_selector &&
-             api::LabelSelectorMatches(*term.namespace_selector, ns_labels));
+    ns_ok =
+        std::find(term.namespaces.begin(), term.namespaces.end(), ns) != term.namespaces.end() ||
+        (term.namespace_selector && api::LabelSelectorMatches(*term.namespace_selector, ns_labels));
   }
   return ns_ok && SelectorMatches(term, owner.metadata.labels, pod.metadata.labels);
 }

@@ -242,7 +242,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> NodeAffinity::New(
 }
 
 bool NodeAffinity::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                                 const framework::PodInfo& pod) const {
   const auto& a = canonical.pod->spec;
   const auto& b = pod.pod->spec;
   if (a.node_selector != b.node_selector) return false;

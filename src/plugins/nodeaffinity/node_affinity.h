@@ -44,14 +44,15 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::ScorePlugin,
                            public framework::ScoreExtensions,
                            public framework::EnqueueExtensions,
-    public framework::BatchablePlugin {
+                           public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeAffinity";
 
   explicit NodeAffinity(NodeAffinityArgs args) : args_(std::move(args)) {}
 
   std::string_view Name() const override { return kName; }
-  // KEP-5598 pod signature: equal for pods with the same nodeSelector and node affinity (the args' addedAffinity is the profile's).
+  // KEP-5598 pod signature: equal for pods with the same nodeSelector and node affinity (the args'
+  // addedAffinity is the profile's).
   bool SameSignature(const framework::PodInfo& canonical,
                      const framework::PodInfo& pod) const override;
 

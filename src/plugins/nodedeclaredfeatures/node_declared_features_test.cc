@@ -60,19 +60,21 @@ kind: Node
 metadata: {name: n}
 status:
   declaredFeatures: [UserNamespacesHostNetworkSupport, GuaranteedQoSPodCPUResize]
-)", "t.yaml", &m).ok());
+)",
+                                   "t.yaml", &m)
+                  .ok());
   ASSERT_EQ(m.pods.size(), 1u);
   ASSERT_EQ(m.nodes.size(), 1u);
   EXPECT_EQ(m.pods[0].spec.required_node_features,
             std::vector<std::string>{"UserNamespacesHostNetworkSupport"});
   // Sorted on decode.
-  EXPECT_EQ(m.nodes[0].status.declared_features,
-            (std::vector<std::string>{"GuaranteedQoSPodCPUResize",
-                                      "UserNamespacesHostNetworkSupport"}));
+  EXPECT_EQ(
+      m.nodes[0].status.declared_features,
+      (std::vector<std::string>{"GuaranteedQoSPodCPUResize", "UserNamespacesHostNetworkSupport"}));
   api::Manifests bad;
   const api::Status s = api::DecodeManifests(
-      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {declaredFeatures: x}\n",
-      "t.yaml", &bad);
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {declaredFeatures: x}\n", "t.yaml",
+      &bad);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(std::string(s.message()).find("status.declaredFeatures"), std::string::npos)
       << s.message();
@@ -106,16 +108,31 @@ TEST(NodeDeclaredFeaturesTest, PreFilterAndFilter) {
   };
   const Case cases[] = {
       {"no requirements: PreFilter skips", {}, {}, true, framework::Code::kSuccess},
-      {"requirement declared", {"FeatureA"}, {"FeatureA", "FeatureB"}, false,
+      {"requirement declared",
+       {"FeatureA"},
+       {"FeatureA", "FeatureB"},
+       false,
        framework::Code::kSuccess},
-      {"requirement not declared", {"FeatureA"}, {"FeatureB"}, false,
+      {"requirement not declared",
+       {"FeatureA"},
+       {"FeatureB"},
+       false,
        framework::Code::kUnschedulableAndUnresolvable},
-      {"node declares nothing", {"FeatureA"}, {}, false,
+      {"node declares nothing",
+       {"FeatureA"},
+       {},
+       false,
        framework::Code::kUnschedulableAndUnresolvable},
-      {"one of two missing", {"FeatureA", "FeatureC"}, {"FeatureA", "FeatureB"}, false,
+      {"one of two missing",
+       {"FeatureA", "FeatureC"},
+       {"FeatureA", "FeatureB"},
+       false,
        framework::Code::kUnschedulableAndUnresolvable},
-      {"all of two declared", {"FeatureA", "FeatureC"}, {"FeatureA", "FeatureB", "FeatureC"},
-       false, framework::Code::kSuccess},
+      {"all of two declared",
+       {"FeatureA", "FeatureC"},
+       {"FeatureA", "FeatureB", "FeatureC"},
+       false,
+       framework::Code::kSuccess},
   };
   for (const auto& c : cases) {
     framework::CycleState state;
@@ -127,7 +144,8 @@ TEST(NodeDeclaredFeaturesTest, PreFilterAndFilter) {
     const framework::Status s = filter->Filter(state, *pi, ni);
     EXPECT_EQ(s.code(), c.want) << c.name;
     if (c.want != framework::Code::kSuccess) {
-      EXPECT_EQ(s.reasons(), std::vector<std::string>{std::string(kErrReasonUnsatisfiedRequirements)})
+      EXPECT_EQ(s.reasons(),
+                std::vector<std::string>{std::string(kErrReasonUnsatisfiedRequirements)})
           << c.name;
     }
   }

@@ -21,7 +21,7 @@ bool Fits(const api::Pod& pod, const api::Node& node);
 class NodeName final : public framework::PreFilterPlugin,
                        public framework::FilterPlugin,
                        public framework::EnqueueExtensions,
-    public framework::BatchablePlugin {
+                       public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeName";
 

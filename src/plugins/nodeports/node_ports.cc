@@ -98,7 +98,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> NodePorts::New(
 }
 
 bool NodePorts::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                              const framework::PodInfo& pod) const {
   return canonical.host_ports == pod.host_ports;
 }
 

@@ -33,7 +33,7 @@ bool FitsPorts(const std::vector<framework::HostPort>& want,
 class NodePorts final : public framework::PreFilterPlugin,
                         public framework::FilterPlugin,
                         public framework::EnqueueExtensions,
-    public framework::BatchablePlugin {
+                        public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodePorts";
 

@@ -95,9 +95,9 @@ framework::Status BalancedAllocation::PreScore(framework::CycleState& state,
 }
 
 framework::Status BalancedAllocation::ScoreRange(const framework::CycleState& state,
-                                  const framework::PodInfo& pod,
-                                  const framework::NodeInfo* const* nodes, size_t count,
-                                  int64_t* scores) {
+                                                 const framework::PodInfo& pod,
+                                                 const framework::NodeInfo* const* nodes,
+                                                 size_t count, int64_t* scores) {
   const size_t n = allocation_.size();
   if (n == 0) return framework::Status::Error("resources not found");
   ScratchBuffer pod_req(n);
@@ -130,7 +130,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> BalancedAllocation::New(
 }
 
 bool BalancedAllocation::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                                       const framework::PodInfo& pod) const {
   return canonical.requests == pod.requests &&
          canonical.non_zero_requests == pod.non_zero_requests &&
          canonical.scoring_non_zero_requests == pod.scoring_non_zero_requests;

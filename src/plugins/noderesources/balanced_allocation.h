@@ -26,8 +26,9 @@ struct NodeResourcesBalancedAllocationArgs {
 framework::StatusOr<NodeResourcesBalancedAllocationArgs> ParseNodeResourcesBalancedAllocationArgs(
     framework::PluginArgs args);
 
-class BalancedAllocation final : public framework::PreScorePlugin, public framework::RangeScorePlugin,
-    public framework::BatchablePlugin {
+class BalancedAllocation final : public framework::PreScorePlugin,
+                                 public framework::RangeScorePlugin,
+                                 public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeResourcesBalancedAllocation";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreNodeResourcesBalancedAllocation";

@@ -349,10 +349,11 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
   int insufficient = 0;
   bool unresolvable = false;
   FitKind first_kind = FitKind::kPods;
-  CheckFit(s->request, node, [&](FitKind k, api::ResourceId, int64_t, int64_t, int64_t, bool unres) {
-    if (insufficient++ == 0) first_kind = k;
-    unresolvable = unresolvable || unres;
-  });
+  CheckFit(s->request, node,
+           [&](FitKind k, api::ResourceId, int64_t, int64_t, int64_t, bool unres) {
+             if (insufficient++ == 0) first_kind = k;
+             unresolvable = unresolvable || unres;
+           });
   if (insufficient == 0) return framework::Status();
   if (insufficient == 1 && first_kind != FitKind::kScalar) {
     // One first-class resource short, the common rejection: a prebuilt Status (with this
@@ -361,10 +362,9 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
       std::array<framework::Status, 8> out;
       for (int k = 0; k < 4; ++k) {
         for (int u = 0; u < 2; ++u) {
-          out[static_cast<size_t>(k * 2 + u)] =
-              framework::Status(u ? framework::Code::kUnschedulableAndUnresolvable
-                                  : framework::Code::kUnschedulable,
-                                Reason(static_cast<FitKind>(k), api::ResourceId{}));
+          out[static_cast<size_t>(k * 2 + u)] = framework::Status(
+              u ? framework::Code::kUnschedulableAndUnresolvable : framework::Code::kUnschedulable,
+              Reason(static_cast<FitKind>(k), api::ResourceId{}));
           out[static_cast<size_t>(k * 2 + u)].WithPlugin(kName);
         }
       }
@@ -403,8 +403,7 @@ int64_t Fit::ScoreVectors(const int64_t* requested, const int64_t* allocatable) 
   return 0;
 }
 
-framework::Status Fit::ScoreRange(const framework::CycleState& state,
-                                  const framework::PodInfo& pod,
+framework::Status Fit::ScoreRange(const framework::CycleState& state, const framework::PodInfo& pod,
                                   const framework::NodeInfo* const* nodes, size_t count,
                                   int64_t* scores) {
   const size_t n = allocation_.size();
@@ -469,8 +468,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> Fit::New(framework::Plug
   return std::unique_ptr<framework::Plugin>(std::make_unique<Fit>(std::move(parsed.value())));
 }
 
-bool Fit::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+bool Fit::SameSignature(const framework::PodInfo& canonical, const framework::PodInfo& pod) const {
   return canonical.requests == pod.requests &&
          canonical.non_zero_requests == pod.non_zero_requests &&
          canonical.scoring_non_zero_requests == pod.scoring_non_zero_requests;

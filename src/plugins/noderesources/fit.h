@@ -61,7 +61,7 @@ class Fit final : public framework::PreFilterPlugin,
                   public framework::PreScorePlugin,
                   public framework::RangeScorePlugin,
                   public framework::EnqueueExtensions,
-    public framework::BatchablePlugin {
+                  public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeResourcesFit";
   static constexpr std::string_view kPreFilterStateKey = "PreFilterNodeResourcesFit";

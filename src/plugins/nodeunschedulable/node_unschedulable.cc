@@ -60,7 +60,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> NodeUnschedulable::New(
 }
 
 bool NodeUnschedulable::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                                      const framework::PodInfo& pod) const {
   return canonical.pod->spec.tolerations == pod.pod->spec.tolerations;
 }
 

@@ -18,7 +18,7 @@ inline constexpr std::string_view kErrReasonUnschedulable = "node(s) were unsche
 
 class NodeUnschedulable final : public framework::FilterPlugin,
                                 public framework::EnqueueExtensions,
-    public framework::BatchablePlugin {
+                                public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "NodeUnschedulable";
 

@@ -30,7 +30,8 @@ bool IsInTree(const api::Volume& v) { return !InTreePluginName(v.source.type).em
 
 bool HasCountedVolumes(const api::Pod& pod) {
   for (const auto& v : pod.spec.volumes) {
-    if (!v.persistent_volume_claim.empty() || v.ephemeral_claim_template || IsInTree(v)) return true;
+    if (!v.persistent_volume_claim.empty() || v.ephemeral_claim_template || IsInTree(v))
+      return true;
   }
   return false;
 }
@@ -117,7 +118,7 @@ std::map<std::string, int64_t> VolumeLimits(const api::Node& node, const volume:
 }  // namespace
 
 framework::StatusOr<std::unique_ptr<framework::Plugin>> CSILimits::New(framework::PluginArgs,
-                                                                        framework::Handle& h) {
+                                                                       framework::Handle& h) {
   return std::unique_ptr<framework::Plugin>(new CSILimits(h.Service<volume::Catalog>()));
 }
 
@@ -177,8 +178,8 @@ Status CSILimits::Filter(const framework::CycleState& state, const framework::Po
   const api::Node* node = ni.node();
   if (!node) return Status::Error("node not found");
   const auto* d = state.ReadAs<StateData>(kStateKey);
-  volume::ViewPtr view = d ? d->view
-                           : (catalog_ ? catalog_->Snapshot() : std::make_shared<volume::View>());
+  volume::ViewPtr view =
+      d ? d->view : (catalog_ ? catalog_->Snapshot() : std::make_shared<volume::View>());
   const volume::CSINode* csi_node = nullptr;
   if (const volume::CSINode* c = view->CSINodeOf(node->metadata.name)) {
     if (!c->error.empty()) return Status(framework::Code::kUnschedulableAndUnresolvable, c->error);
@@ -199,8 +200,7 @@ Status CSILimits::Filter(const framework::CycleState& state, const framework::Po
   if (limits.empty()) return Status::Success();
   std::map<std::string, std::string> attached;
   for (const auto& existing : ni.pods()) {
-    if (Status s = AttachableVolumes(*view, *existing->pod, csi_node != nullptr, false,
-                                        &attached);
+    if (Status s = AttachableVolumes(*view, *existing->pod, csi_node != nullptr, false, &attached);
         !s.IsSuccess()) {
       return s;
     }

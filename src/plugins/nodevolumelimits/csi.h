@@ -59,7 +59,7 @@ class CSILimits final : public framework::PreFilterPlugin,
   static constexpr std::string_view kName = "NodeVolumeLimits";
   // No args. Needs the volume::Catalog service (claims, PVs, classes, CSINodes).
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   explicit CSILimits(volume::Catalog* catalog) : catalog_(catalog) {}
   std::string_view Name() const override { return kName; }
   // Pods without volumes that count (see PreFilter) are trivially batchable; others never.

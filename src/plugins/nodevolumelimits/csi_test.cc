@@ -30,8 +30,10 @@ std::string Obj(const std::string& driver, int j) {
 
 // upstream getFakeCSIPVLister / getFakeCSIPVCLister / getFakeCSIStorageClassLister.
 std::string Objects(const std::vector<std::string>& drivers) {
-  std::string out = "---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: "
-                    "csi-sc}\nprovisioner: " + drivers[0] + "\n";
+  std::string out =
+      "---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: "
+      "csi-sc}\nprovisioner: " +
+      drivers[0] + "\n";
   for (const auto& d : drivers) {
     for (int j = 0; j < 4; ++j) {
       const std::string n = Obj(d, j);
@@ -41,15 +43,20 @@ std::string Objects(const std::vector<std::string>& drivers) {
       out += "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: " + n +
              "}\nspec:\n  capacity: {storage: 1Gi}\n" + source;
       out += "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " + n +
-             ", namespace: test}\nspec: {resources: {requests: {storage: 1Gi}}, volumeName: " + n + "}\n";
+             ", namespace: test}\nspec: {resources: {requests: {storage: 1Gi}}, volumeName: " + n +
+             "}\n";
     }
   }
-  out += "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: csi-4, namespace: "
-         "test}\nspec: {resources: {requests: {storage: 1Gi}}, storageClassName: csi-sc}\n";
-  out += "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: csi-5, namespace: "
-         "test}\nspec: {resources: {requests: {storage: 1Gi}}, storageClassName: \"\"}\n";
-  out += "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: csi-6, namespace: "
-         "test}\nspec: {resources: {requests: {storage: 1Gi}}, storageClassName: csi-sc, volumeName: missing-in-action}\n";
+  out +=
+      "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: csi-4, namespace: "
+      "test}\nspec: {resources: {requests: {storage: 1Gi}}, storageClassName: csi-sc}\n";
+  out +=
+      "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: csi-5, namespace: "
+      "test}\nspec: {resources: {requests: {storage: 1Gi}}, storageClassName: \"\"}\n";
+  out +=
+      "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: csi-6, namespace: "
+      "test}\nspec: {resources: {requests: {storage: 1Gi}}, storageClassName: csi-sc, volumeName: "
+      "missing-in-action}\n";
   return out;
 }
 
@@ -60,7 +67,8 @@ std::string EphemeralClaim(const std::string& name, const std::string& owner_uid
             ", controller: true}]";
   }
   return "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " + name +
-         ", namespace: test" + owner + "}\nspec: {resources: {requests: {storage: 1Gi}}, storageClassName: csi-sc}\n";
+         ", namespace: test" + owner +
+         "}\nspec: {resources: {requests: {storage: 1Gi}}, storageClassName: csi-sc}\n";
 }
 
 api::Volume Claim(const std::string& name) { return {"v-" + name, name, nullptr, {}}; }
@@ -79,10 +87,9 @@ api::Volume Other() { return {"cm", "", nullptr, {}}; }  // configMap / secret
 api::PodPtr MakePod(std::vector<api::Volume> vols, const std::string& name = "p",
                     const std::string& uid = "") {
   static int n = 0;
-  api::Pod p = testing::PodBuilder(name == "p" ? "p" + std::to_string(n++) : name)
-                   .Namespace("test")
-                   .UID(uid.empty() ? "uid-" + std::to_string(n++) : uid)
-                   .Obj();
+  const std::string pod_name = name == "p" ? "p" + std::to_string(n++) : name;
+  const std::string pod_uid = uid.empty() ? "uid-" + std::to_string(n++) : uid;
+  api::Pod p = testing::PodBuilder(pod_name).Namespace("test").UID(pod_uid).Obj();
   p.spec.volumes = std::move(vols);
   return std::make_shared<api::Pod>(p);
 }
@@ -173,59 +180,258 @@ TEST(CSILimitsTest, UpstreamTable) {
   auto only_cm = MakePod({Other(), Other()});
   auto pvc_with_cm = MakePod({Other(), Other(), Claim(Obj(kEBSCSI, 0))});
   auto eph_with_cm = MakePod({Other(), Other(), Ephemeral("xyz")}, "abc", "12345");
-  auto inline_with_cm = MakePod({Other(), Other(), Inline(Type::kAWSElasticBlockStore, "aws-inline1")});
+  auto inline_with_cm =
+      MakePod({Other(), Other(), Inline(Type::kAWSElasticBlockStore, "aws-inline1")});
   const std::string eph_claim = EphemeralClaim("abc-xyz", "12345");
   const std::string conflicting = EphemeralClaim("abc-xyz", "");
-  const std::string eph_xy = EphemeralClaim("abc-x", "12345II") + EphemeralClaim("abc-y", "12345II");
+  const std::string eph_xy =
+      EphemeralClaim("abc-x", "12345II") + EphemeralClaim("abc-y", "12345II");
   const Code kUnsched = Code::kUnschedulable;
   const std::string kMax = kReasonMaxVolumeCountExceeded;
   const std::vector<std::string> ebs = {kEBSCSI};
   const std::vector<std::string> migr = {kEBSInTree, kEBSCSI};
   const std::vector<Case> cases = {
-      {"fits when node volume limit >= new pods CSI volume", ebs_one, {running, ebs_two}, 4, ebs, "csinode"},
-      {"doesn't when node volume limit <= pods CSI volume", ebs_one, {running, ebs_two}, 2, ebs, "csinode", kUnsched, kMax},
-      {"should when driver does not support volume limits", ebs_one, {running, ebs_two}, 2, ebs, "csinode-with-no-limit"},
-      {"count pending PVCs towards volume limit <= pods CSI volume", ebs_one, {pending, ebs_two}, 2, ebs, "csinode", kUnsched, kMax},
-      {"count multiple pending pvcs towards volume limit >= pods CSI volume", ebs_one, {pending, unbound2, ebs_two}, 4, ebs, "csinode"},
-      {"should count PVCs with invalid PV name but valid SC", ebs_one, {missing_pv, ebs_two}, 2, ebs, "csinode", kUnsched, kMax},
-      {"don't count pvcs with missing SC towards volume limit", ebs_one, {running, no_sc}, 2, ebs, "csinode"},
-      {"count pvcs with the same type towards volume limit", ebs_one, {gce_two, ebs_two}, 2, {kEBSCSI, kGCECSI}, "csinode", kUnsched, kMax},
-      {"don't count pvcs with different type towards volume limit", gce_two, {ebs_two, running}, 2, {kEBSCSI, kGCECSI}, "csinode"},
-      {"should count in-tree volumes if migration is enabled", in_tree_one, {in_tree_two}, 2, migr, "csinode", kUnsched, kMax},
+      {"fits when node volume limit >= new pods CSI volume",
+       ebs_one,
+       {running, ebs_two},
+       4,
+       ebs,
+       "csinode"},
+      {"doesn't when node volume limit <= pods CSI volume",
+       ebs_one,
+       {running, ebs_two},
+       2,
+       ebs,
+       "csinode",
+       kUnsched,
+       kMax},
+      {"should when driver does not support volume limits",
+       ebs_one,
+       {running, ebs_two},
+       2,
+       ebs,
+       "csinode-with-no-limit"},
+      {"count pending PVCs towards volume limit <= pods CSI volume",
+       ebs_one,
+       {pending, ebs_two},
+       2,
+       ebs,
+       "csinode",
+       kUnsched,
+       kMax},
+      {"count multiple pending pvcs towards volume limit >= pods CSI volume",
+       ebs_one,
+       {pending, unbound2, ebs_two},
+       4,
+       ebs,
+       "csinode"},
+      {"should count PVCs with invalid PV name but valid SC",
+       ebs_one,
+       {missing_pv, ebs_two},
+       2,
+       ebs,
+       "csinode",
+       kUnsched,
+       kMax},
+      {"don't count pvcs with missing SC towards volume limit",
+       ebs_one,
+       {running, no_sc},
+       2,
+       ebs,
+       "csinode"},
+      {"count pvcs with the same type towards volume limit",
+       ebs_one,
+       {gce_two, ebs_two},
+       2,
+       {kEBSCSI, kGCECSI},
+       "csinode",
+       kUnsched,
+       kMax},
+      {"don't count pvcs with different type towards volume limit",
+       gce_two,
+       {ebs_two, running},
+       2,
+       {kEBSCSI, kGCECSI},
+       "csinode"},
+      {"should count in-tree volumes if migration is enabled",
+       in_tree_one,
+       {in_tree_two},
+       2,
+       migr,
+       "csinode",
+       kUnsched,
+       kMax},
       {"nil csi node", inline_one, {in_tree_two}, 0, migr, ""},
-      {"should count unbound in-tree volumes if migration is enabled", pending, {in_tree_two}, 2, migr, "csinode", kUnsched, kMax},
-      {"should not limit pod if volume used does not report limits", in_tree_one, {in_tree_two}, 2, migr, "csinode-with-no-limit"},
-      {"should not count non-migratable in-tree volumes", non_migratable, {ebs_two}, 2, {kHostPath, kEBSCSI}, "csinode"},
-      {"should count in-tree inline volumes if migration is enabled", inline_one, {in_tree_two}, 2, migr, "csinode", kUnsched, kMax},
-      {"should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)", in_tree_one, {ebs_two}, 2, migr, "csinode", kUnsched, kMax},
-      {"should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)", inline_one, {ebs_two, in_tree_one}, 3, migr, "csinode", kUnsched, kMax},
-      {"should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)", inline_same_id, {ebs_two, in_tree_one}, 3, migr, "csinode"},
-      {"should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)", ebs_one, {in_tree_two}, 2, migr, "csinode", kUnsched, kMax},
-      {"ephemeral volume missing", eph, {}, 0, ebs, "csinode-with-no-limit", Code::kUnschedulableAndUnresolvable,
+      {"should count unbound in-tree volumes if migration is enabled",
+       pending,
+       {in_tree_two},
+       2,
+       migr,
+       "csinode",
+       kUnsched,
+       kMax},
+      {"should not limit pod if volume used does not report limits",
+       in_tree_one,
+       {in_tree_two},
+       2,
+       migr,
+       "csinode-with-no-limit"},
+      {"should not count non-migratable in-tree volumes",
+       non_migratable,
+       {ebs_two},
+       2,
+       {kHostPath, kEBSCSI},
+       "csinode"},
+      {"should count in-tree inline volumes if migration is enabled",
+       inline_one,
+       {in_tree_two},
+       2,
+       migr,
+       "csinode",
+       kUnsched,
+       kMax},
+      {"should count in-tree and csi volumes if migration is enabled (when scheduling in-tree "
+       "volumes)",
+       in_tree_one,
+       {ebs_two},
+       2,
+       migr,
+       "csinode",
+       kUnsched,
+       kMax},
+      {"should count in-tree, inline and csi volumes if migration is enabled (when scheduling "
+       "in-tree volumes)",
+       inline_one,
+       {ebs_two, in_tree_one},
+       3,
+       migr,
+       "csinode",
+       kUnsched,
+       kMax},
+      {"should not count in-tree, inline and csi volumes if migration is enabled (when scheduling "
+       "in-tree volumes)",
+       inline_same_id,
+       {ebs_two, in_tree_one},
+       3,
+       migr,
+       "csinode"},
+      {"should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)",
+       ebs_one,
+       {in_tree_two},
+       2,
+       migr,
+       "csinode",
+       kUnsched,
+       kMax},
+      {"ephemeral volume missing",
+       eph,
+       {},
+       0,
+       ebs,
+       "csinode-with-no-limit",
+       Code::kUnschedulableAndUnresolvable,
        "looking up PVC test/abc-xyz: persistentvolumeclaim \"abc-xyz\" not found"},
-      {"ephemeral volume not owned", eph, {}, 0, ebs, "csinode-with-no-limit", Code::kError,
-       "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)", conflicting},
-      {"ephemeral volume unbound", eph, {}, 0, ebs, "csinode-with-no-limit", Code::kSuccess, "", eph_claim},
-      {"ephemeral doesn't when node volume limit <= pods CSI volume", eph, {running, ebs_two}, 2, ebs, "csinode", kUnsched, kMax, eph_claim},
-      {"ephemeral doesn't when node volume limit <= pods ephemeral CSI volume", ebs_one, {running, eph_two}, 2, ebs, "csinode", kUnsched, kMax, eph_xy},
-      {"persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume", ebs_one, {running, eph, ebs_two}, 3, ebs, "csinode", kUnsched, kMax, eph_claim},
-      {"persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume", ebs_one, {running, eph, ebs_two}, 5, ebs, "csinode", Code::kSuccess, "", eph_claim},
-      {"skip Filter when the pod only uses secrets and configmaps", only_cm, {}, 2, ebs, "csinode", Code::kSuccess, "", "", true},
+      {"ephemeral volume not owned",
+       eph,
+       {},
+       0,
+       ebs,
+       "csinode-with-no-limit",
+       Code::kError,
+       "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)",
+       conflicting},
+      {"ephemeral volume unbound",
+       eph,
+       {},
+       0,
+       ebs,
+       "csinode-with-no-limit",
+       Code::kSuccess,
+       "",
+       eph_claim},
+      {"ephemeral doesn't when node volume limit <= pods CSI volume",
+       eph,
+       {running, ebs_two},
+       2,
+       ebs,
+       "csinode",
+       kUnsched,
+       kMax,
+       eph_claim},
+      {"ephemeral doesn't when node volume limit <= pods ephemeral CSI volume",
+       ebs_one,
+       {running, eph_two},
+       2,
+       ebs,
+       "csinode",
+       kUnsched,
+       kMax,
+       eph_xy},
+      {"persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume",
+       ebs_one,
+       {running, eph, ebs_two},
+       3,
+       ebs,
+       "csinode",
+       kUnsched,
+       kMax,
+       eph_claim},
+      {"persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume",
+       ebs_one,
+       {running, eph, ebs_two},
+       5,
+       ebs,
+       "csinode",
+       Code::kSuccess,
+       "",
+       eph_claim},
+      {"skip Filter when the pod only uses secrets and configmaps",
+       only_cm,
+       {},
+       2,
+       ebs,
+       "csinode",
+       Code::kSuccess,
+       "",
+       "",
+       true},
       {"don't skip Filter when the pod has pvcs", pvc_with_cm, {}, 2, ebs, "csinode"},
-      {"don't skip Filter when the pod has ephemeral volumes", eph_with_cm, {}, 0, ebs, "csinode-with-no-limit", Code::kUnschedulableAndUnresolvable,
+      {"don't skip Filter when the pod has ephemeral volumes",
+       eph_with_cm,
+       {},
+       0,
+       ebs,
+       "csinode-with-no-limit",
+       Code::kUnschedulableAndUnresolvable,
        "looking up PVC test/abc-xyz: persistentvolumeclaim \"abc-xyz\" not found"},
-      {"don't skip Filter when the pod has inline migratable volumes", inline_with_cm, {in_tree_two}, 2, migr, "csinode", kUnsched, kMax},
+      {"don't skip Filter when the pod has inline migratable volumes",
+       inline_with_cm,
+       {in_tree_two},
+       2,
+       migr,
+       "csinode",
+       kUnsched,
+       kMax},
       // upstream's node-allocatable cases (limitSource "node" / "both").
       {"limit from node allocatable", ebs_one, {running, ebs_two}, 2, ebs, "node", kUnsched, kMax},
       {"limit from node allocatable, fits", ebs_one, {running, ebs_two}, 4, ebs, "node"},
-      {"CSINode count overrides node allocatable", ebs_one, {running, ebs_two}, 2, ebs, "both", kUnsched, kMax},
+      {"CSINode count overrides node allocatable",
+       ebs_one,
+       {running, ebs_two},
+       2,
+       ebs,
+       "both",
+       kUnsched,
+       kMax},
       {"no csi driver on the CSINode", ebs_one, {running, ebs_two}, 2, ebs, "no-csi-driver"},
   };
   for (const auto& c : cases) {
     bool skipped = false;
     framework::Status s = RunCase(c, &skipped);
     EXPECT_EQ(s.code(), c.want) << c.name << ": " << s.Message();
-    if (c.want != Code::kSuccess) EXPECT_EQ(s.Message(), c.reason) << c.name;
+    if (c.want != Code::kSuccess) {
+      EXPECT_EQ(s.Message(), c.reason) << c.name;
+    }
     EXPECT_EQ(skipped, c.want_skip) << c.name;
   }
 }
@@ -235,7 +441,8 @@ TEST(CSILimitsTest, InTreeAllocatableWithoutCSINode) {
   // node reports attachable-volumes-aws-ebs = 2; two EBS volumes on the node already.
   const std::string kEBSInTree = kAWSEBSInTree;
   const std::vector<std::string> drivers = {kEBSInTree};
-  auto existing = MakePod({Claim(Obj(kEBSInTree, 1)), Inline(Type::kAWSElasticBlockStore, "vol-x")});
+  auto existing =
+      MakePod({Claim(Obj(kEBSInTree, 1)), Inline(Type::kAWSElasticBlockStore, "vol-x")});
   for (const auto& [vols, want] : std::vector<std::pair<std::vector<api::Volume>, Code>>{
            {{Claim(Obj(kEBSInTree, 0))}, Code::kUnschedulable},
            {{Inline(Type::kAWSElasticBlockStore, "vol-y")}, Code::kUnschedulable},
@@ -305,7 +512,8 @@ TEST(CSILimitsTest, TranslationAndKeys) {
   api::Labels zonal = {{"topology.kubernetes.io/zone", "us-central1-a"}};
   EXPECT_EQ(*TranslatedVolumeHandle(pd, &zonal, &err),
             "projects/UNSPECIFIED/zones/us-central1-a/disks/disk-1");
-  api::Labels regional = {{"failure-domain.beta.kubernetes.io/zone", "us-central1-a__us-central1-b"}};
+  api::Labels regional = {
+      {"failure-domain.beta.kubernetes.io/zone", "us-central1-a__us-central1-b"}};
   EXPECT_EQ(*TranslatedVolumeHandle(pd, &regional, &err),
             "projects/UNSPECIFIED/regions/us-central1/disks/disk-1");
   EXPECT_EQ(CSIDriverForInTree(kAzureDiskInTree).value_or(""), "disk.csi.azure.com");
@@ -315,7 +523,8 @@ TEST(CSILimitsTest, TranslationAndKeys) {
   EXPECT_EQ(Sha1Hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
   const std::string long_driver = "a-very-long-csi-driver-name.storage.example.com";
   const std::string key = CSIAttachLimitKey(long_driver);
-  EXPECT_EQ(key, "attachable-volumes-csi-a-very-long-csi-driver-" + Sha1Hex(long_driver).substr(0, 16));
+  EXPECT_EQ(key,
+            "attachable-volumes-csi-a-very-long-csi-driver-" + Sha1Hex(long_driver).substr(0, 16));
   EXPECT_LT(key.size(), 63u);
 }
 

@@ -33,7 +33,8 @@ std::optional<std::string> GCEHandle(const std::string& pd, const api::Labels* l
                                      std::string* error) {
   std::string zone;
   if (labels) {
-    for (const char* key : {"topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"}) {
+    for (const char* key :
+         {"topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"}) {
       if (auto it = labels->find(key); it != labels->end()) {
         zone = it->second;
         break;
@@ -41,7 +42,8 @@ std::optional<std::string> GCEHandle(const std::string& pd, const api::Labels* l
     }
   }
   if (zone.empty()) return "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/" + pd;
-  if (zone.find("__") == std::string::npos) return "projects/UNSPECIFIED/zones/" + zone + "/disks/" + pd;
+  if (zone.find("__") == std::string::npos)
+    return "projects/UNSPECIFIED/zones/" + zone + "/disks/" + pd;
   // Regional disk: every zone must be of one region (getRegionFromZones).
   std::set<std::string> regions;
   size_t start = 0;
@@ -68,11 +70,16 @@ std::optional<std::string> GCEHandle(const std::string& pd, const api::Labels* l
 
 std::string InTreePluginName(Type t) {
   switch (t) {
-    case Type::kAWSElasticBlockStore: return kAWSEBSInTree;
-    case Type::kGCEPersistentDisk: return kGCEPDInTree;
-    case Type::kAzureDisk: return kAzureDiskInTree;
-    case Type::kCinder: return kCinderInTree;
-    default: return "";
+    case Type::kAWSElasticBlockStore:
+      return kAWSEBSInTree;
+    case Type::kGCEPersistentDisk:
+      return kGCEPDInTree;
+    case Type::kAzureDisk:
+      return kAzureDiskInTree;
+    case Type::kCinder:
+      return kCinderInTree;
+    default:
+      return "";
   }
 }
 
@@ -85,10 +92,14 @@ std::optional<std::string> CSIDriverForInTree(const std::string& plugin) {
 }
 
 bool IsMigratableInTreePlugin(const std::string& plugin) {
-  static const std::set<std::string> kMigratable = {
-      kAWSEBSInTree, kGCEPDInTree, kAzureDiskInTree, kCinderInTree,
-      "kubernetes.io/azure-file", "kubernetes.io/vsphere-volume",
-      "kubernetes.io/portworx-volume", "kubernetes.io/rbd"};
+  static const std::set<std::string> kMigratable = {kAWSEBSInTree,
+                                                    kGCEPDInTree,
+                                                    kAzureDiskInTree,
+                                                    kCinderInTree,
+                                                    "kubernetes.io/azure-file",
+                                                    "kubernetes.io/vsphere-volume",
+                                                    "kubernetes.io/portworx-volume",
+                                                    "kubernetes.io/rbd"};
   return kMigratable.count(plugin) != 0;
 }
 
@@ -100,10 +111,13 @@ std::optional<std::string> TranslatedVolumeHandle(const api::VolumeSource& src,
                                                   const api::Labels* pv_labels,
                                                   std::string* error) {
   switch (src.type) {
-    case Type::kAWSElasticBlockStore: return EBSVolumeID(src.id, error);
-    case Type::kGCEPersistentDisk: return GCEHandle(src.id, pv_labels, error);
+    case Type::kAWSElasticBlockStore:
+      return EBSVolumeID(src.id, error);
+    case Type::kGCEPersistentDisk:
+      return GCEHandle(src.id, pv_labels, error);
     case Type::kAzureDisk:
-    case Type::kCinder: return src.id;
+    case Type::kCinder:
+      return src.id;
     default:
       *error = "volume source is not a migratable in-tree volume";
       return std::nullopt;

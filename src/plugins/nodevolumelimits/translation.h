@@ -48,8 +48,7 @@ bool IsCSIMigrationOn(bool has_csi_node, const std::string& plugin);
 //   azure-disk: diskURI;  cinder: volumeID.
 // `pv_labels` is null for an inline volume.
 std::optional<std::string> TranslatedVolumeHandle(const api::VolumeSource& src,
-                                                  const api::Labels* pv_labels,
-                                                  std::string* error);
+                                                  const api::Labels* pv_labels, std::string* error);
 
 // GetCSIAttachLimitKey: "attachable-volumes-csi-<driver>", or, when that is 63 characters
 // or longer, the prefix + the driver's first 23 characters + the first 16 hex digits of

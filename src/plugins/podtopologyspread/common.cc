@@ -112,9 +112,9 @@ Selector DefaultSelector(const api::Pod& pod) {
   const std::string& kind = owner->kind;
   const bool core = owner->api_version == "v1" || owner->api_version.empty();
   const bool apps = owner->api_version == "apps/v1" || owner->api_version.empty();
-  const bool supported = (core && kind == "ReplicationController") ||
-                         (apps && (kind == "ReplicaSet" || kind == "StatefulSet" ||
-                                   kind == "Deployment"));
+  const bool supported =
+      (core && kind == "ReplicationController") ||
+      (apps && (kind == "ReplicaSet" || kind == "StatefulSet" || kind == "Deployment"));
   if (!supported) return Selector();
   api::Labels set = pod.metadata.labels;
   // Per-pod labels the StatefulSet controller adds are not part of its selector.
@@ -192,9 +192,8 @@ void CountPodsMatch(const std::vector<framework::PodInfoPtr>& pods,
   // constraint the node's pods are not walked: a constraint without labelSelector, as in
   // scheduler_perf's TopologySpreading pods, would otherwise cost a pass over every pod of
   // every node per cycle for zeros.
-  if (std::all_of(constraints.begin(), constraints.end(), [](const Constraint& c) {
-        return c.selector.Empty() || c.selector.nothing();
-      })) {
+  if (std::all_of(constraints.begin(), constraints.end(),
+                  [](const Constraint& c) { return c.selector.Empty() || c.selector.nothing(); })) {
     return;
   }
   for (const framework::PodInfoPtr& p : pods) {

@@ -177,15 +177,14 @@ void AddClassCounts(framework::PodAffinityIndex& index, size_t slot, const api::
 
 namespace {
 
-// TpValueToMatchNum from the snapshot's PodAffinityIndex (issue 24) when
+// TpValueToMatchNum from the snapshot's PodAffinityIndex when
 // internal::CountsFromIndexApply: every node carrying the key is eligible, so the domains
 // are the index's node domains (zeros included) and each constraint adds the per-domain
 // counts of the classes of alike pods its selector matches — the same numbers as walking
 // every pod of every node (pod_topology_spread_index_test.cc compares the two).
 void MatchNumFromIndex(framework::PodAffinityIndex& index,
-                       const std::vector<const framework::NodeInfo*>& nodes,
-                       const api::Pod& pod, const std::vector<Constraint>& constraints,
-                       PreFilterState* s) {
+                       const std::vector<const framework::NodeInfo*>& nodes, const api::Pod& pod,
+                       const std::vector<Constraint>& constraints, PreFilterState* s) {
   const size_t slot = index.Track(constraints[0].topology_key, nodes);
   const auto& domains = index.NodeDomains(slot);
   for (size_t i = 0; i < constraints.size(); ++i) {
@@ -194,41 +193,40 @@ void MatchNumFromIndex(framework::PodAffinityIndex& index,
     for (const auto& [value, nodes_in_domain] : domains) m.emplace(value, 0);
     internal::AddClassCounts(index, slot, pod, constraints[i].selector,
                              [&m](const std::string& value, int64_t n) {
-      auto it = m.find(std::string_view(value));
-      if (it != m.end()) it->second += n;
-    });
+                               auto it = m.find(std::string_view(value));
+                               if (it != m.end()) it->second += n;
+                             });
   }
 }
 
 // TpValueToMatchNum as upstream computes it: every node with all the constraints' keys (and
 // passing the node inclusion policies), every pod on it matched against each selector.
 void MatchNumByWalking(framework::Parallelizer* parallelizer,
-                       const std::vector<const framework::NodeInfo*>& nodes,
-                       const api::Pod& pod, const std::vector<Constraint>& constraints,
-                       PreFilterState* s) {
+                       const std::vector<const framework::NodeInfo*>& nodes, const api::Pod& pod,
+                       const std::vector<Constraint>& constraints, PreFilterState* s) {
   const size_t n_constraints = constraints.size();
   const size_t chunks = (nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
   std::vector<std::vector<Entry>> found(chunks);
-  framework::ParallelChunks(parallelizer, nodes.size(), internal::kNodesPerChunk,
-                           [&](size_t chunk, size_t b, size_t e) {
-    std::vector<int64_t> counts(n_constraints);
-    for (size_t n = b; n < e; ++n) {
-      const framework::NodeInfo& ni = *nodes[n];
-      const api::Node* node = ni.node();
-      if (node == nullptr) continue;
-      const api::Labels& labels = node->metadata.labels;
-      // The node must have every constraint's topology key.
-      if (!internal::NodeHasAllKeys(labels, constraints)) continue;
-      internal::CountPodsMatch(ni.pods(), constraints, pod.metadata.namespace_, counts.data());
-      internal::NodeInclusion inclusion(pod, *node);
-      for (size_t i = 0; i < n_constraints; ++i) {
-        const Constraint& c = constraints[i];
-        if (!inclusion.Includes(c)) continue;
-        found[chunk].push_back(
-            {static_cast<uint32_t>(i), &labels.find(c.topology_key)->second, counts[i]});
-      }
-    }
-  });
+  framework::ParallelChunks(
+      parallelizer, nodes.size(), internal::kNodesPerChunk, [&](size_t chunk, size_t b, size_t e) {
+        std::vector<int64_t> counts(n_constraints);
+        for (size_t n = b; n < e; ++n) {
+          const framework::NodeInfo& ni = *nodes[n];
+          const api::Node* node = ni.node();
+          if (node == nullptr) continue;
+          const api::Labels& labels = node->metadata.labels;
+          // The node must have every constraint's topology key.
+          if (!internal::NodeHasAllKeys(labels, constraints)) continue;
+          internal::CountPodsMatch(ni.pods(), constraints, pod.metadata.namespace_, counts.data());
+          internal::NodeInclusion inclusion(pod, *node);
+          for (size_t i = 0; i < n_constraints; ++i) {
+            const Constraint& c = constraints[i];
+            if (!inclusion.Includes(c)) continue;
+            found[chunk].push_back(
+                {static_cast<uint32_t>(i), &labels.find(c.topology_key)->second, counts[i]});
+          }
+        }
+      });
 
   for (size_t i = 0; i < n_constraints; ++i) {
     if (constraints[i].topology_key == internal::kLabelHostname) {
@@ -275,7 +273,7 @@ framework::Status PodTopologySpread::PreFilter(framework::CycleState& state,
   s->paths.resize(n_constraints);
   framework::PodAffinityIndex* index =
       use_index_ && internal::CountsFromIndexApply(pod, constraints) ? lister.AffinityIndex()
-                                                                      : nullptr;
+                                                                     : nullptr;
   if (index != nullptr) {
     MatchNumFromIndex(*index, nodes, pod, constraints, s.get());
   } else {

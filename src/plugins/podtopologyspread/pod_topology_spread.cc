@@ -38,8 +38,8 @@ bool ParseConstraint(const YAML::Node& n, const std::string& p, ParsedConstraint
   ok &= helper::ReadInt(n["maxSkew"], p + ".maxSkew", &max_skew, errs);
   c.max_skew = static_cast<int32_t>(max_skew);
   ok &= helper::ReadString(n["topologyKey"], p + ".topologyKey", &c.topology_key, errs);
-  ok &= helper::ReadString(n["whenUnsatisfiable"], p + ".whenUnsatisfiable",
-                           &c.when_unsatisfiable, errs);
+  ok &= helper::ReadString(n["whenUnsatisfiable"], p + ".whenUnsatisfiable", &c.when_unsatisfiable,
+                           errs);
   const YAML::Node sel = n["labelSelector"];
   out->has_selector = sel.IsDefined() && !sel.IsNull();
   if (n["minDomains"].IsDefined() && !n["minDomains"].IsNull()) {
@@ -51,8 +51,8 @@ bool ParseConstraint(const YAML::Node& n, const std::string& p, ParsedConstraint
                            &c.node_affinity_policy, errs);
   ok &= helper::ReadString(n["nodeTaintsPolicy"], p + ".nodeTaintsPolicy", &c.node_taints_policy,
                            errs);
-  ok &= helper::ReadStringList(n["matchLabelKeys"], p + ".matchLabelKeys", &c.match_label_keys,
-                               errs);
+  ok &=
+      helper::ReadStringList(n["matchLabelKeys"], p + ".matchLabelKeys", &c.match_label_keys, errs);
   return ok;
 }
 
@@ -85,8 +85,9 @@ void Validate(const std::string& defaulting_type, const std::vector<ParsedConstr
                          {internal::kDoNotSchedule, internal::kScheduleAnyway});
     }
     if (cs[i].has_selector) {
-      errs->Add(p + ".labelSelector: Forbidden: constraint must not define a selector, as they "
-                    "deduced for each pod");
+      errs->Add(p +
+                ".labelSelector: Forbidden: constraint must not define a selector, as they "
+                "deduced for each pod");
     }
     for (size_t j = 0; j < i; ++j) {
       const api::TopologySpreadConstraint& o = cs[j].c;
@@ -242,14 +243,12 @@ std::vector<framework::ClusterEventWithHint> PodTopologySpread::EventsToRegister
       return AfterPodLabelChange(*original, *modified, cs.value());
     }
     if (modified != nullptr) {
-      return AnyConstraintMatches(cs.value(), modified->metadata.labels)
-                 ? QueueingHint::kQueue
-                 : QueueingHint::kQueueSkip;
+      return AnyConstraintMatches(cs.value(), modified->metadata.labels) ? QueueingHint::kQueue
+                                                                         : QueueingHint::kQueueSkip;
     }
     if (original == nullptr) return QueueingHint::kQueue;
-    return AnyConstraintMatches(cs.value(), original->metadata.labels)
-               ? QueueingHint::kQueue
-               : QueueingHint::kQueueSkip;
+    return AnyConstraintMatches(cs.value(), original->metadata.labels) ? QueueingHint::kQueue
+                                                                       : QueueingHint::kQueueSkip;
   };
   // The pod itself (upstream TargetPod): a new toleration matters with nodeTaintsPolicy
   // Honor; a label change may change which pods its constraints count.
@@ -285,10 +284,9 @@ std::vector<framework::ClusterEventWithHint> PodTopologySpread::EventsToRegister
         modified != nullptr && internal::NodeHasAllKeys(modified->metadata.labels, cs.value());
     if (original != nullptr && modified != nullptr) {
       if (original_matching != modified_matching) return QueueingHint::kQueue;
-      if (modified_matching &&
-          (TopologyKeyLabelsChanged(original->metadata.labels, modified->metadata.labels,
-                                    cs.value()) ||
-           !SameTaints(original->spec.taints, modified->spec.taints))) {
+      if (modified_matching && (TopologyKeyLabelsChanged(original->metadata.labels,
+                                                         modified->metadata.labels, cs.value()) ||
+                                !SameTaints(original->spec.taints, modified->spec.taints))) {
         return QueueingHint::kQueue;
       }
       return QueueingHint::kQueueSkip;
@@ -313,7 +311,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> PodTopologySpread::New(
 }
 
 bool PodTopologySpread::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                                      const framework::PodInfo& pod) const {
   auto free = [this](const api::Pod& p) {
     if (!p.spec.topology_spread_constraints.empty()) return false;
     return default_constraints_.empty() || internal::DefaultSelector(p).Empty();

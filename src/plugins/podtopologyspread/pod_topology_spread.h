@@ -57,7 +57,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                                 public framework::ScorePlugin,
                                 public framework::ScoreExtensions,
                                 public framework::EnqueueExtensions,
-    public framework::BatchablePlugin {
+                                public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "PodTopologySpread";
   static constexpr std::string_view kPreFilterStateKey = "PreFilterPodTopologySpread";

@@ -1,4 +1,4 @@
-// Differential property test (issue 24): PodTopologySpread reading per-domain counts from the
+// Differential property test: PodTopologySpread reading per-domain counts from the
 // snapshot's PodAffinityIndex (classes of alike pods, per-topology-domain pod counts and node
 // counts maintained by Cache::UpdateSnapshot and the snapshot's view edits) against the same
 // plugin walking every pod of every node (upstream's algorithm, SetUseIndex(false)), on random
@@ -45,11 +45,20 @@ std::optional<api::LabelSelector> RandomSelector(Rng& rng) {
   if (Coin(rng, 0.1)) return std::nullopt;  // nil: counts nothing
   api::LabelSelector s;
   switch (Pick(rng, 5)) {
-    case 0: s.match_labels["app"] = std::string(1, static_cast<char>('a' + Pick(rng, 3))); break;
-    case 1: s.match_expressions.push_back({"app", "In", {"a", "b"}}); break;
-    case 2: s.match_expressions.push_back({"tier", "Exists", {}}); break;
-    case 3: s.match_expressions.push_back({"app", "NotIn", {"c"}}); break;
-    default: break;  // empty selector: counts nothing either (countPodsMatchSelector)
+    case 0:
+      s.match_labels["app"] = std::string(1, static_cast<char>('a' + Pick(rng, 3)));
+      break;
+    case 1:
+      s.match_expressions.push_back({"app", "In", {"a", "b"}});
+      break;
+    case 2:
+      s.match_expressions.push_back({"tier", "Exists", {}});
+      break;
+    case 3:
+      s.match_expressions.push_back({"app", "NotIn", {"c"}});
+      break;
+    default:
+      break;  // empty selector: counts nothing either (countPodsMatchSelector)
   }
   return s;
 }
@@ -70,7 +79,8 @@ api::TopologySpreadConstraint RandomConstraint(Rng& rng, const std::string& key)
 // A template: pods made from one share labels (so classes have many members).
 api::Pod RandomTemplate(Rng& rng) {
   api::Pod p;
-  if (Coin(rng, 0.8)) p.metadata.labels["app"] = std::string(1, static_cast<char>('a' + Pick(rng, 3)));
+  if (Coin(rng, 0.8))
+    p.metadata.labels["app"] = std::string(1, static_cast<char>('a' + Pick(rng, 3)));
   if (Coin(rng, 0.5)) p.metadata.labels["tier"] = Coin(rng, 0.5) ? "x" : "y";
   return p;
 }
@@ -121,14 +131,30 @@ class Harness {
   // One random change of the cluster, then the snapshot update.
   void Step() {
     switch (Pick(rng_, 9)) {
-      case 0: AddNode(); break;
-      case 1: RelabelNode(); break;
-      case 2: RemoveNode(); break;
-      case 3: AddPod(/*assume=*/true); break;
-      case 4: RemovePod(); break;
-      case 5: ViewEdit(); return;  // the view edit is the change; the next Step restores it
-      case 6: TerminatePod(); break;
-      default: AddPod(/*assume=*/false); break;
+      case 0:
+        AddNode();
+        break;
+      case 1:
+        RelabelNode();
+        break;
+      case 2:
+        RemoveNode();
+        break;
+      case 3:
+        AddPod(/*assume=*/true);
+        break;
+      case 4:
+        RemovePod();
+        break;
+      case 5:
+        ViewEdit();
+        return;  // the view edit is the change; the next Step restores it
+      case 6:
+        TerminatePod();
+        break;
+      default:
+        AddPod(/*assume=*/false);
+        break;
     }
     cache_.UpdateSnapshot(&snap_);
   }
@@ -178,8 +204,7 @@ class Harness {
  private:
   Result Run(PodTopologySpread& pl, const framework::PodInfo& pod,
              const framework::PodInfoPtr& other, const framework::NodeInfo* at_node,
-             const api::PodPtr& existing,
-             const std::vector<const framework::NodeInfo*>& feasible) {
+             const api::PodPtr& existing, const std::vector<const framework::NodeInfo*>& feasible) {
     Result r;
     framework::CycleState st;
     framework::Status pf = pl.PreFilter(st, pod, nullptr);
@@ -196,8 +221,8 @@ class Harness {
       if (existing != nullptr) {
         if (const framework::NodeInfo* on = snap_.Get(existing->spec.node_name)) {
           auto removed = st.Clone();
-          EXPECT_TRUE(pl.RemovePod(*removed, pod, framework::PodInfo::Make(existing), *on)
-                          .IsSuccess());
+          EXPECT_TRUE(
+              pl.RemovePod(*removed, pod, framework::PodInfo::Make(existing), *on).IsSuccess());
           for (const auto* ni : snap_.List()) {
             r.filter_after_remove.push_back(Describe(pl.Filter(*removed, pod, *ni)));
           }
@@ -231,7 +256,8 @@ class Harness {
       p->spec.topology_spread_constraints.push_back(RandomConstraint(rng_, k));
     }
     if (Coin(rng_, 0.15)) p->spec.node_selector["disk"] = "ssd";
-    if (Coin(rng_, 0.2)) p->spec.tolerations.push_back({"dedicated", "Equal", "x", "NoSchedule", std::nullopt});
+    if (Coin(rng_, 0.2))
+      p->spec.tolerations.push_back({"dedicated", "Equal", "x", "NoSchedule", std::nullopt});
     return p;
   }
   api::PodPtr MakePod(const std::string& node) {

@@ -97,8 +97,7 @@ struct Env {
   std::unique_ptr<PodTopologySpread> pl;
 };
 
-std::unique_ptr<Env> MakeEnv(const std::vector<api::Node>& nodes,
-                             const std::vector<api::Pod>& pods,
+std::unique_ptr<Env> MakeEnv(const std::vector<api::Node>& nodes, const std::vector<api::Pod>& pods,
                              PodTopologySpreadArgs args = ListArgs()) {
   auto env = std::make_unique<Env>();
   env->handle.SetNodes(NodeInfos(nodes, pods));
@@ -140,53 +139,66 @@ TEST(PodTopologySpreadPreFilterTest, State) {
   const std::vector<api::Pod> pods5 = {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"),
                                        Foo("p-b1", "node-b"), Foo("p-y1", "node-y"),
                                        Foo("p-y2", "node-y")};
-  const std::vector<api::Pod> pods7 = {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"),
-                                       Foo("p-b1", "node-b"), Foo("p-y1", "node-y"),
-                                       Foo("p-y2", "node-y"), Foo("p-y3", "node-y"),
-                                       Foo("p-y4", "node-y")};
+  const std::vector<api::Pod> pods7 = {
+      Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"), Foo("p-y1", "node-y"),
+      Foo("p-y2", "node-y"), Foo("p-y3", "node-y"), Foo("p-y4", "node-y")};
   const std::vector<api::Node> abc = {Node("node-a", {{"node", "node-a"}, {"foo", ""}}),
                                       Node("node-b", {{"node", "node-b"}, {"foo", ""}}),
                                       Node("node-c", {{"node", "node-c"}, {"bar", ""}})};
   const std::vector<api::Node> abc_taint = {
       Node("node-a", {{"node", "node-a"}}), Node("node-b", {{"node", "node-b"}}),
       Node("node-c", {{"node", "node-c"}, {"bar", ""}}, kTaints)};
-  const std::vector<api::Pod> bar_pods = {
-      P("p-a", {{"bar", ""}}).NodeName("node-a").Obj(),
-      P("p-b", {{"bar", ""}}).NodeName("node-b").Obj(),
-      P("p-c", {{"bar", ""}}).NodeName("node-b").Obj(), P("p-d").NodeName("node-c").Obj()};
+  const std::vector<api::Pod> bar_pods = {P("p-a", {{"bar", ""}}).NodeName("node-a").Obj(),
+                                          P("p-b", {{"bar", ""}}).NodeName("node-b").Obj(),
+                                          P("p-c", {{"bar", ""}}).NodeName("node-b").Obj(),
+                                          P("p-d").NodeName("node-c").Obj()};
   const auto initial = std::array<Path, 2>{Path{"", kMaxInt32}, Path{"", kMaxInt32}};
-  api::Pod owned = P("p", {{"foo", "bar"}, {"baz", "kar"}}).OwnerReference("ReplicaSet", "rs1").Obj();
+  api::Pod owned =
+      P("p", {{"foo", "bar"}, {"baz", "kar"}}).OwnerReference("ReplicaSet", "rs1").Obj();
 
   std::vector<PreFilterCase> cases = {
       {"clean cluster with one spreadConstraint",
        P("p", {{"foo", ""}})
            .SpreadConstraint(5, "zone", "DoNotSchedule", MakeLabelSelector({{"foo", "bar"}}))
            .Obj(),
-       four, {}, {{{"zone1", 0}, {"zone2", 0}}}, {{Path{"zone1", 0}, Path{"zone2", 0}}}},
+       four,
+       {},
+       {{{"zone1", 0}, {"zone2", 0}}},
+       {{Path{"zone1", 0}, Path{"zone2", 0}}}},
       {"normal case with one spreadConstraint",
-       P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "DoNotSchedule", kFoo).Obj(), four,
-       pods5, {{{"zone1", 3}, {"zone2", 2}}}, {{Path{"zone2", 2}, Path{"zone1", 3}}}},
+       P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "DoNotSchedule", kFoo).Obj(),
+       four,
+       pods5,
+       {{{"zone1", 3}, {"zone2", 2}}},
+       {{Path{"zone2", 2}, Path{"zone1", 3}}}},
       {"normal case with null label selector",
        P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "DoNotSchedule", std::nullopt).Obj(),
-       four, pods5, {{{"zone1", 0}, {"zone2", 0}}}, {{Path{"zone1", 0}, Path{"zone2", 0}}}},
+       four,
+       pods5,
+       {{{"zone1", 0}, {"zone2", 0}}},
+       {{Path{"zone1", 0}, Path{"zone2", 0}}}},
       {"normal case with one spreadConstraint, on a 3-zone cluster",
        P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "DoNotSchedule", kFoo).Obj(),
-       {ZN("node-a", "zone1"), ZN("node-b", "zone1"), ZN("node-x", "zone2"),
-        ZN("node-y", "zone2"), ZN("node-o", "zone3"), ZN("node-p", "zone3")},
-       pods5, {{{"zone1", 3}, {"zone2", 2}, {"zone3", 0}}},
+       {ZN("node-a", "zone1"), ZN("node-b", "zone1"), ZN("node-x", "zone2"), ZN("node-y", "zone2"),
+        ZN("node-o", "zone3"), ZN("node-p", "zone3")},
+       pods5,
+       {{{"zone1", 3}, {"zone2", 2}, {"zone3", 0}}},
        {{Path{"zone3", 0}, Path{"zone2", 2}}}},
       {"namespace mismatch doesn't count",
-       P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "DoNotSchedule", kFoo).Obj(), four,
+       P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "DoNotSchedule", kFoo).Obj(),
+       four,
        {Foo("p-a1", "node-a"), P("p-a2", {{"foo", ""}}).Namespace("ns1").NodeName("node-a").Obj(),
         Foo("p-b1", "node-b"), P("p-y1", {{"foo", ""}}).Namespace("ns2").NodeName("node-y").Obj(),
         Foo("p-y2", "node-y")},
-       {{{"zone1", 2}, {"zone2", 1}}}, {{Path{"zone2", 1}, Path{"zone1", 2}}}},
+       {{{"zone1", 2}, {"zone2", 1}}},
+       {{Path{"zone2", 1}, Path{"zone1", 2}}}},
       {"normal case with two spreadConstraints",
        P("p", {{"foo", ""}})
            .SpreadConstraint(1, "zone", "DoNotSchedule", kFoo)
            .SpreadConstraint(1, "node", "DoNotSchedule", kFoo)
            .Obj(),
-       four, pods7,
+       four,
+       pods7,
        {{{"zone1", 3}, {"zone2", 4}}, {{"node-a", 2}, {"node-b", 1}, {"node-x", 0}, {"node-y", 4}}},
        {{Path{"zone1", 3}, Path{"zone2", 4}}, {Path{"node-x", 0}, Path{"node-b", 1}}}},
       {"soft spreadConstraints should be bypassed",
@@ -196,7 +208,8 @@ TEST(PodTopologySpreadPreFilterTest, State) {
            .SpreadConstraint(1, "node", "ScheduleAnyway", kFoo)
            .SpreadConstraint(1, "node", "DoNotSchedule", kFoo)
            .Obj(),
-       {ZN("node-a", "zone1"), ZN("node-b", "zone1"), ZN("node-y", "zone2")}, pods7,
+       {ZN("node-a", "zone1"), ZN("node-b", "zone1"), ZN("node-y", "zone2")},
+       pods7,
        {{{"zone1", 3}, {"zone2", 4}}, {{"node-a", 2}, {"node-b", 1}, {"node-y", 4}}},
        {{Path{"zone1", 3}, Path{"zone2", 4}}, {Path{"node-b", 1}, Path{"node-a", 2}}}},
       {"different labelSelectors - simple version",
@@ -226,66 +239,105 @@ TEST(PodTopologySpreadPreFilterTest, State) {
            .SpreadConstraint(1, "zone", "DoNotSchedule", kFoo)
            .SpreadConstraint(1, "node", "DoNotSchedule", kFoo)
            .Obj(),
-       four, pods7,
+       four,
+       pods7,
        {{{"zone1", 3}, {"zone2", 4}}, {{"node-a", 2}, {"node-b", 1}, {"node-y", 4}}},
        {{Path{"zone1", 3}, Path{"zone2", 4}}, {Path{"node-b", 1}, Path{"node-a", 2}}}},
-      {"default constraints and an owner (selector from the pod's labels)", owned, {}, {},
-       {{}, {}}, {initial, initial}, Code::kSuccess,
+      {"default constraints and an owner (selector from the pod's labels)",
+       owned,
+       {},
+       {},
+       {{}, {}},
+       {initial, initial},
+       Code::kSuccess,
        ListArgs({Default(3, "node", "DoNotSchedule"), Default(2, "node", "ScheduleAnyway"),
                  Default(5, "rack", "DoNotSchedule")})},
-      {"default constraints and no owner", P("p", {{"foo", "bar"}}).Obj(), {}, {}, {}, {},
-       Code::kSkip, ListArgs({Default(3, "node", "DoNotSchedule")})},
+      {"default constraints and no owner",
+       P("p", {{"foo", "bar"}}).Obj(),
+       {},
+       {},
+       {},
+       {},
+       Code::kSkip,
+       ListArgs({Default(3, "node", "DoNotSchedule")})},
       {"default constraints and an owner, but pod has constraints",
        P("p", {{"foo", "bar"}, {"baz", "tar"}})
            .OwnerReference("ReplicaSet", "rs1")
            .SpreadConstraint(1, "zone", "DoNotSchedule", MakeLabelSelector({{"baz", "tar"}}))
            .SpreadConstraint(2, "planet", "ScheduleAnyway", MakeLabelSelector({{"fot", "rok"}}))
            .Obj(),
-       {}, {}, {{}}, {initial}, Code::kSuccess, ListArgs({Default(2, "node", "DoNotSchedule")})},
-      {"default soft constraints and an owner", owned, {}, {}, {}, {}, Code::kSkip,
+       {},
+       {},
+       {{}},
+       {initial},
+       Code::kSuccess,
+       ListArgs({Default(2, "node", "DoNotSchedule")})},
+      {"default soft constraints and an owner",
+       owned,
+       {},
+       {},
+       {},
+       {},
+       Code::kSkip,
        ListArgs({Default(2, "node", "ScheduleAnyway")})},
       {"NodeAffinityPolicy honored with labelSelectors",
        P("p", {{"foo", ""}})
            .NodeSelector({{"foo", ""}})
            .SpreadConstraint(1, "node", "DoNotSchedule", kBar)
            .Obj(),
-       abc, bar_pods, {{{"node-a", 1}, {"node-b", 2}}}, {{Path{"node-a", 1}, Path{"node-b", 2}}}},
+       abc,
+       bar_pods,
+       {{{"node-a", 1}, {"node-b", 2}}},
+       {{Path{"node-a", 1}, Path{"node-b", 2}}}},
       {"NodeAffinityPolicy ignored with labelSelectors",
        P("p", {{"foo", ""}})
            .NodeSelector({{"foo", ""}})
            .SpreadConstraint(1, "node", "DoNotSchedule", kBar, std::nullopt, "Ignore")
            .Obj(),
-       abc, bar_pods, {{{"node-a", 1}, {"node-b", 2}, {"node-c", 0}}},
+       abc,
+       bar_pods,
+       {{{"node-a", 1}, {"node-b", 2}, {"node-c", 0}}},
        {{Path{"node-c", 0}, Path{"node-a", 1}}}},
       {"NodeAffinityPolicy honored with nodeAffinity",
        P("p", {{"foo", ""}})
            .NodeAffinityIn("foo", {""})
            .SpreadConstraint(1, "node", "DoNotSchedule", kBar)
            .Obj(),
-       abc, bar_pods, {{{"node-a", 1}, {"node-b", 2}}}, {{Path{"node-a", 1}, Path{"node-b", 2}}}},
+       abc,
+       bar_pods,
+       {{{"node-a", 1}, {"node-b", 2}}},
+       {{Path{"node-a", 1}, Path{"node-b", 2}}}},
       {"NodeAffinityPolicy ignored with nodeAffinity",
        P("p", {{"foo", ""}})
            .NodeAffinityIn("foo", {""})
            .SpreadConstraint(1, "node", "DoNotSchedule", kBar, std::nullopt, "Ignore")
            .Obj(),
-       abc, bar_pods, {{{"node-a", 1}, {"node-b", 2}, {"node-c", 0}}},
+       abc,
+       bar_pods,
+       {{{"node-a", 1}, {"node-b", 2}, {"node-c", 0}}},
        {{Path{"node-c", 0}, Path{"node-a", 1}}}},
       {"NodeTaintsPolicy ignored",
-       P("p", {{"foo", ""}}).SpreadConstraint(1, "node", "DoNotSchedule", kBar).Obj(), abc_taint,
-       bar_pods, {{{"node-a", 1}, {"node-b", 2}, {"node-c", 0}}},
+       P("p", {{"foo", ""}}).SpreadConstraint(1, "node", "DoNotSchedule", kBar).Obj(),
+       abc_taint,
+       bar_pods,
+       {{{"node-a", 1}, {"node-b", 2}, {"node-c", 0}}},
        {{Path{"node-c", 0}, Path{"node-a", 1}}}},
       {"NodeTaintsPolicy honored",
        P("p", {{"foo", ""}})
            .SpreadConstraint(1, "node", "DoNotSchedule", kBar, std::nullopt, "", "Honor")
            .Obj(),
-       abc_taint, bar_pods, {{{"node-a", 1}, {"node-b", 2}}},
+       abc_taint,
+       bar_pods,
+       {{{"node-a", 1}, {"node-b", 2}}},
        {{Path{"node-a", 1}, Path{"node-b", 2}}}},
       {"NodeTaintsPolicy honored with tolerated taints",
        P("p", {{"foo", ""}})
            .Toleration("node.kubernetes.io/unschedulable", "Exists", "", "")
            .SpreadConstraint(1, "node", "DoNotSchedule", kBar, std::nullopt, "", "Honor")
            .Obj(),
-       abc_taint, bar_pods, {{{"node-a", 1}, {"node-b", 2}, {"node-c", 0}}},
+       abc_taint,
+       bar_pods,
+       {{{"node-a", 1}, {"node-b", 2}, {"node-c", 0}}},
        {{Path{"node-c", 0}, Path{"node-a", 1}}}},
       {"two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
        P("p", {{"foo", ""}})
@@ -320,8 +372,7 @@ TEST(PodTopologySpreadPreFilterTest, State) {
         Node("node-b", {{"zone", "zone1"}, {"node", "node-b"}, {"foo", ""}}, kTaints),
         Node("node-x", {{"zone", "zone2"}, {"node", "node-x"}, {"foo", ""}}),
         Node("node-y", {{"zone", "zone2"}, {"node", "node-y"}})},
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-x1", "node-x"),
-        Foo("p-y1", "node-y")},
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-x1", "node-x"), Foo("p-y1", "node-y")},
        {{{"zone1", 0}, {"zone2", 1}}, {{"node-b", 0}, {"node-x", 1}}},
        {{Path{"zone1", 0}, Path{"zone2", 1}}, {Path{"node-b", 0}, Path{"node-x", 1}}}},
       {"two node inclusion Constraints, zone: ignore/ignore, node: honor/honor",
@@ -334,8 +385,8 @@ TEST(PodTopologySpreadPreFilterTest, State) {
         Node("node-b", {{"zone", "zone1"}, {"node", "node-b"}, {"foo", ""}}, kTaints),
         Node("node-x", {{"zone", "zone2"}, {"node", "node-x"}, {"foo", ""}}),
         Node("node-y", {{"zone", "zone2"}, {"node", "node-y"}, {"foo", ""}})},
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-x1", "node-x"),
-        Foo("p-x2", "node-x"), Foo("p-y1", "node-y")},
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-x1", "node-x"), Foo("p-x2", "node-x"),
+        Foo("p-y1", "node-y")},
        {{{"zone1", 2}, {"zone2", 3}}, {{"node-x", 2}, {"node-y", 1}}},
        {{Path{"zone1", 2}, Path{"zone2", 3}}, {Path{"node-y", 1}, Path{"node-x", 2}}}},
       {"matchLabelKeys ANDed with LabelSelector",
@@ -347,22 +398,27 @@ TEST(PodTopologySpreadPreFilterTest, State) {
         P("p-a2", {{"foo", ""}, {"bar", "b2"}}).NodeName("node-a").Obj(),
         P("p-y1", {{"foo", ""}, {"bar", "b1"}}).NodeName("node-y").Obj(),
         P("p-y2", {{"bar", "b1"}}).NodeName("node-y").Obj()},
-       {{{"zone1", 1}, {"zone2", 1}}}, {{Path{"zone1", 1}, Path{"zone2", 1}}}},
+       {{{"zone1", 1}, {"zone2", 1}}},
+       {{Path{"zone1", 1}, Path{"zone2", 1}}}},
       {"matchLabelKeys with an empty LabelSelector",
        P("p", {{"foo", ""}, {"bar", "b1"}})
-           .SpreadConstraint(1, "zone", "DoNotSchedule", api::LabelSelector{}, std::nullopt, "",
-                             "", {"bar"})
+           .SpreadConstraint(1, "zone", "DoNotSchedule", api::LabelSelector{}, std::nullopt, "", "",
+                             {"bar"})
            .Obj(),
        four,
        {P("p-a1", {{"bar", "b1"}}).NodeName("node-a").Obj(),
         P("p-a2", {{"bar", "b2"}}).NodeName("node-a").Obj(),
         P("p-b1", {{"bar", "b1"}}).NodeName("node-b").Obj()},
-       {{{"zone1", 2}, {"zone2", 0}}}, {{Path{"zone2", 0}, Path{"zone1", 2}}}},
+       {{{"zone1", 2}, {"zone2", 0}}},
+       {{Path{"zone2", 0}, Path{"zone1", 2}}}},
       {"an empty LabelSelector counts no existing pod",
        P("p", {{"foo", ""}})
            .SpreadConstraint(1, "zone", "DoNotSchedule", api::LabelSelector{})
            .Obj(),
-       four, pods5, {{{"zone1", 0}, {"zone2", 0}}}, {{Path{"zone1", 0}, Path{"zone2", 0}}}},
+       four,
+       pods5,
+       {{{"zone1", 0}, {"zone2", 0}}},
+       {{Path{"zone1", 0}, Path{"zone2", 0}}}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -424,7 +480,8 @@ void RunFilterCases(const std::vector<FilterCase>& cases) {
       const Code want = tc.want.at(name);
       EXPECT_EQ(s.code(), want) << name << ": " << s.ToString();
       if (want == Code::kUnschedulable) {
-        EXPECT_EQ(s.reasons(), std::vector<std::string>{std::string(kErrReasonConstraintsNotMatch)});
+        EXPECT_EQ(s.reasons(),
+                  std::vector<std::string>{std::string(kErrReasonConstraintsNotMatch)});
       } else if (want == Code::kUnschedulableAndUnresolvable) {
         EXPECT_EQ(s.reasons(), std::vector<std::string>{std::string(kErrReasonNodeLabelNotMatch)});
       }
@@ -449,44 +506,64 @@ TEST(PodTopologySpreadFilterTest, SingleConstraint) {
     return P("p", {{"foo", ""}}).SpreadConstraint(skew, "node", "DoNotSchedule", kFoo);
   };
   std::vector<FilterCase> cases = {
-      {"no existing pods", zone_foo().Obj(), four, {},
+      {"no existing pods",
+       zone_foo().Obj(),
+       four,
+       {},
        {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kOk}}},
       {"no existing pods, incoming pod doesn't match itself",
-       P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "DoNotSchedule", kBar).Obj(), four, {},
+       P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "DoNotSchedule", kBar).Obj(),
+       four,
+       {},
        {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kOk}}},
-      {"existing pods in a different namespace do not count", zone_foo().Obj(), four,
+      {"existing pods in a different namespace do not count",
+       zone_foo().Obj(),
+       four,
        {P("p-a1", {{"foo", ""}}).Namespace("ns1").NodeName("node-a").Obj(),
-        P("p-b1", {{"foo", ""}}).Namespace("ns2").NodeName("node-a").Obj(),
-        Foo("p-x1", "node-x"), Foo("p-y1", "node-y")},
+        P("p-b1", {{"foo", ""}}).Namespace("ns2").NodeName("node-a").Obj(), Foo("p-x1", "node-x"),
+        Foo("p-y1", "node-y")},
        {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kUn}, {"node-y", kUn}}},
-      {"pods spread across zones as 3/3, all nodes fit", zone_foo().Obj(), four, pods_2103,
+      {"pods spread across zones as 3/3, all nodes fit",
+       zone_foo().Obj(),
+       four,
+       pods_2103,
        {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kOk}}},
       {"pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
        zone_foo().Obj(),
        {ZN("node-a", "zone1"), Node("node-b", {{"zon", "zone1"}, {"node", "node-b"}}),
         ZN("node-x", "zone2"), ZN("node-y", "zone2")},
-       {Foo("p-a1", "node-a"), Foo("p-b1", "node-b"), Foo("p-x1", "node-x"),
-        Foo("p-y1", "node-y")},
+       {Foo("p-a1", "node-a"), Foo("p-b1", "node-b"), Foo("p-x1", "node-x"), Foo("p-y1", "node-y")},
        {{"node-a", kOk}, {"node-b", kUnres}, {"node-x", kUn}, {"node-y", kUn}}},
       {"pod cannot be scheduled as all nodes don't have label 'rack'",
        P("p", {{"foo", ""}}).SpreadConstraint(1, "rack", "DoNotSchedule", kFoo).Obj(),
-       {ZN("node-a", "zone1"), ZN("node-x", "zone2")}, {},
+       {ZN("node-a", "zone1"), ZN("node-x", "zone2")},
+       {},
        {{"node-a", kUnres}, {"node-x", kUnres}}},
-      {"pods spread across nodes as 2/1/0/3, only node-x fits", node_foo().Obj(), four,
-       pods_2103, {{"node-a", kUn}, {"node-b", kUn}, {"node-x", kOk}, {"node-y", kUn}}},
+      {"pods spread across nodes as 2/1/0/3, only node-x fits",
+       node_foo().Obj(),
+       four,
+       pods_2103,
+       {{"node-a", kUn}, {"node-b", kUn}, {"node-x", kOk}, {"node-y", kUn}}},
       {"pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
-       node_foo(2).Obj(), four, pods_2103,
+       node_foo(2).Obj(),
+       four,
+       pods_2103,
        {{"node-a", kUn}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kUn}}},
       {"pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
-       P("p", {{"bar", ""}}).SpreadConstraint(1, "node", "DoNotSchedule", kFoo).Obj(), four,
-       pods_2103, {{"node-a", kUn}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kUn}}},
+       P("p", {{"bar", ""}}).SpreadConstraint(1, "node", "DoNotSchedule", kFoo).Obj(),
+       four,
+       pods_2103,
+       {{"node-a", kUn}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kUn}}},
       {"incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
        P("p", {{"foo", ""}})
            .NodeAffinityIn("node", {"node-a", "node-y"})
            .SpreadConstraint(1, "node", "DoNotSchedule", kFoo)
            .Obj(),
-       four, pods_2103, {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kUn}}},
-      {"terminating Pods should be excluded", node_foo().Obj(),
+       four,
+       pods_2103,
+       {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kUn}}},
+      {"terminating Pods should be excluded",
+       node_foo().Obj(),
        {Node("node-a", {{"node", "node-a"}}), Node("node-b", {{"node", "node-b"}})},
        {P("p-a", {{"foo", ""}}).NodeName("node-a").Terminating().Obj(), Foo("p-b", "node-b")},
        {{"node-a", kOk}, {"node-b", kUn}}},
@@ -512,15 +589,18 @@ TEST(PodTopologySpreadFilterTest, SingleConstraint) {
            .SpreadConstraint(1, "node", "DoNotSchedule", kFoo, std::nullopt, "", "Honor")
            .Obj(),
        {Node("node-a", {{"node", "node-a"}}), Node("node-b", {{"node", "node-b"}}, kTaints)},
-       {Foo("p-a1", "node-a")}, {{"node-a", kOk}, {"node-b", kOk}}},
+       {Foo("p-a1", "node-a")},
+       {{"node-a", kOk}, {"node-b", kOk}}},
       {"NodeTaintsPolicy Ignore counts the tainted domain",
        P("p", {{"foo", ""}}).SpreadConstraint(1, "node", "DoNotSchedule", kFoo).Obj(),
        {Node("node-a", {{"node", "node-a"}}), Node("node-b", {{"node", "node-b"}}, kTaints)},
-       {Foo("p-a1", "node-a")}, {{"node-a", kUn}, {"node-b", kOk}}},
+       {Foo("p-a1", "node-a")},
+       {{"node-a", kUn}, {"node-b", kOk}}},
       {"List default constraints apply to owned pods with the pod's labels as selector",
        P("p", {{"foo", ""}}).OwnerReference("StatefulSet", "ss").Obj(),
        {Node("node-a", {{"node", "node-a"}}), Node("node-b", {{"node", "node-b"}})},
-       {Foo("p-a1", "node-a")}, {{"node-a", kUn}, {"node-b", kOk}},
+       {Foo("p-a1", "node-a")},
+       {{"node-a", kUn}, {"node-b", kOk}},
        ListArgs({Default(1, "node", "DoNotSchedule")})},
   };
   RunFilterCases(cases);
@@ -542,31 +622,38 @@ TEST(PodTopologySpreadFilterTest, MultipleConstraints) {
     return P(name, {{"bar", ""}}).NodeName(node).Obj();
   };
   std::vector<FilterCase> cases = {
-      {"two Constraints on zone and node, spreads = [3/3, 2/1/0/3]", two(foo, kFoo, kFoo), four,
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"),
-        Foo("p-y1", "node-y"), Foo("p-y2", "node-y"), Foo("p-y3", "node-y")},
+      {"two Constraints on zone and node, spreads = [3/3, 2/1/0/3]",
+       two(foo, kFoo, kFoo),
+       four,
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"), Foo("p-y1", "node-y"),
+        Foo("p-y2", "node-y"), Foo("p-y3", "node-y")},
        {{"node-a", kUn}, {"node-b", kUn}, {"node-x", kOk}, {"node-y", kUn}}},
-      {"two Constraints on zone and node, spreads = [3/4, 2/1/0/4]", two(foo, kFoo, kFoo), four,
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"),
-        Foo("p-y1", "node-y"), Foo("p-y2", "node-y"), Foo("p-y3", "node-y"),
-        Foo("p-y4", "node-y")},
+      {"two Constraints on zone and node, spreads = [3/4, 2/1/0/4]",
+       two(foo, kFoo, kFoo),
+       four,
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"), Foo("p-y1", "node-y"),
+        Foo("p-y2", "node-y"), Foo("p-y3", "node-y"), Foo("p-y4", "node-y")},
        {{"node-a", kUn}, {"node-b", kUn}, {"node-x", kUn}, {"node-y", kUn}}},
       {"Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]",
-       two(foobar, kFoo, kBar), four, {Foo("p-a1", "node-a"), bar_pod("p-y1", "node-y")},
+       two(foobar, kFoo, kBar),
+       four,
+       {Foo("p-a1", "node-a"), bar_pod("p-y1", "node-y")},
        {{"node-a", kUn}, {"node-b", kUn}, {"node-x", kOk}, {"node-y", kUn}}},
       {"Constraints hold different labelSelectors, spreads = [1/0, 0/0/1/1]",
-       two(foobar, kFoo, kBar), four,
+       two(foobar, kFoo, kBar),
+       four,
        {Foo("p-a1", "node-a"), bar_pod("p-x1", "node-x"), bar_pod("p-y1", "node-y")},
        {{"node-a", kUn}, {"node-b", kUn}, {"node-x", kUn}, {"node-y", kUn}}},
       {"Constraints hold different labelSelectors, spreads = [2/3, 1/0/0/1]",
-       two(foobar, kFoo, kBar), four,
-       {Foo("p-a1", "node-a"), P("p-a2", foobar).NodeName("node-a").Obj(),
-        Foo("p-y1", "node-y"), P("p-y2", foobar).NodeName("node-y").Obj(),
-        Foo("p-y3", "node-y")},
+       two(foobar, kFoo, kBar),
+       four,
+       {Foo("p-a1", "node-a"), P("p-a2", foobar).NodeName("node-a").Obj(), Foo("p-y1", "node-y"),
+        P("p-y2", foobar).NodeName("node-y").Obj(), Foo("p-y3", "node-y")},
        {{"node-a", kUn}, {"node-b", kOk}, {"node-x", kUn}, {"node-y", kUn}}},
       {"Constraints hold different labelSelectors but pod doesn't match itself on 'zone' "
        "constraint",
-       two({{"bar", ""}}, kFoo, kBar), four,
+       two({{"bar", ""}}, kFoo, kBar),
+       four,
        {Foo("p-a1", "node-a"), bar_pod("p-x1", "node-x"), bar_pod("p-y1", "node-y")},
        {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kUn}, {"node-y", kUn}}},
       {"two Constraints on zone and node, absence of label 'node' on node-x, spreads = [1/1, "
@@ -584,8 +671,8 @@ TEST(PodTopologySpreadFilterTest, MultipleConstraints) {
            .SpreadConstraint(1, "node", "DoNotSchedule", kFoo)
            .Obj(),
        four,
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"),
-        Foo("p-y1", "node-y"), Foo("p-y2", "node-y"), Foo("p-y3", "node-y")},
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"), Foo("p-y1", "node-y"),
+        Foo("p-y2", "node-y"), Foo("p-y3", "node-y")},
        {{"node-a", kUn}, {"node-b", kUn}, {"node-x", kOk}, {"node-y", kUn}}},
       {"no constraint has a labelSelector: no existing pod counts, every node fits",
        P("p", foo)
@@ -593,8 +680,8 @@ TEST(PodTopologySpreadFilterTest, MultipleConstraints) {
            .SpreadConstraint(1, "node", "DoNotSchedule", std::nullopt)
            .Obj(),
        four,
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"),
-        Foo("p-y1", "node-y"), Foo("p-y2", "node-y"), Foo("p-y3", "node-y")},
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"), Foo("p-y1", "node-y"),
+        Foo("p-y2", "node-y"), Foo("p-y3", "node-y")},
        {{"node-a", kOk}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kOk}}},
   };
   RunFilterCases(cases);
@@ -623,13 +710,16 @@ TEST(PodTopologySpreadFilterTest, AddRemovePod) {
     std::vector<Counts> want_counts;
     std::vector<std::array<Path, 2>> want_paths;
   } cases[] = {
-      {"add a matching pod on node-x", Foo("add", "node-x"),
+      {"add a matching pod on node-x",
+       Foo("add", "node-x"),
        {{{"zone1", 1}, {"zone2", 1}}, {{"node-a", 1}, {"node-b", 0}, {"node-x", 1}}},
        {{Path{"zone1", 1}, Path{"zone2", 1}}, {Path{"node-b", 0}, Path{"node-x", 1}}}},
-      {"add a matching pod on node-b", Foo("add", "node-b"),
+      {"add a matching pod on node-b",
+       Foo("add", "node-b"),
        {{{"zone1", 2}, {"zone2", 0}}, {{"node-a", 1}, {"node-b", 1}, {"node-x", 0}}},
        {{Path{"zone2", 0}, Path{"zone1", 2}}, {Path{"node-x", 0}, Path{"node-b", 1}}}},
-      {"a pod not matching the selector changes nothing", P("add", {{"bar", ""}}).NodeName("node-x").Obj(),
+      {"a pod not matching the selector changes nothing",
+       P("add", {{"bar", ""}}).NodeName("node-x").Obj(),
        {{{"zone1", 1}, {"zone2", 0}}, {{"node-a", 1}, {"node-b", 0}, {"node-x", 0}}},
        {{Path{"zone2", 0}, Path{"zone1", 1}}, {Path{"node-b", 0}, Path{"node-x", 0}}}},
       {"a pod of another namespace changes nothing",
@@ -687,20 +777,25 @@ TEST(PodTopologySpreadScoreTest, PreScoreState) {
            .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
            .SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo)
            .Obj(),
-       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2")}, ListArgs(),
+       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2")},
+       ListArgs(),
        {{{"zone1", 0}, {"zone2", 0}}, {{"node-a", 0}, {"node-b", 0}, {"node-x", 0}}},
        {w(2), w(3)}},
       {"null selector",
        P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "ScheduleAnyway", std::nullopt).Obj(),
-       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2")}, ListArgs(),
-       {{{"zone1", 0}, {"zone2", 0}}}, {w(2)}},
+       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2")},
+       ListArgs(),
+       {{{"zone1", 0}, {"zone2", 0}}},
+       {w(2)}},
       {"node-x doesn't have label zone",
        P("p", {{"foo", ""}})
            .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
            .SpreadConstraint(1, kHostname, "ScheduleAnyway", kBar)
            .Obj(),
-       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), HN("node-x")}, ListArgs(),
-       {{{"zone1", 0}}, {{"node-a", 0}, {"node-b", 0}}}, {w(1), w(2)}},
+       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), HN("node-x")},
+       ListArgs(),
+       {{{"zone1", 0}}, {{"node-a", 0}, {"node-b", 0}}},
+       {w(1), w(2)}},
       {"system default constraints and a replicaset",
        P("p", {{"foo", "tar"}, {"baz", "sup"}}).OwnerReference("ReplicaSet", "rs1").Obj(),
        {Node("node-a", {{kHostname, "node-a"}, {kZone, "mars"}}),
@@ -715,10 +810,15 @@ TEST(PodTopologySpreadScoreTest, PreScoreState) {
        {Node("node-a", {{"rack", "rack1"}, {kHostname, "node-a"}, {"planet", "mars"}})},
        ListArgs({Default(1, kHostname, "ScheduleAnyway"), Default(2, "rack", "DoNotSchedule"),
                  Default(2, "planet", "ScheduleAnyway")}),
-       {{{"node-a", 0}}, {{"mars", 0}}}, {w(1), w(1)}},
+       {{{"node-a", 0}}, {{"mars", 0}}},
+       {w(1), w(1)}},
       {"default constraints and a pod without a controller",
-       P("p", {{"foo", "bar"}, {"baz", "sup"}}).Obj(), {Node("node-a", {{"planet", "mars"}})},
-       ListArgs({Default(2, "planet", "ScheduleAnyway")}), {}, {}, Code::kSkip},
+       P("p", {{"foo", "bar"}, {"baz", "sup"}}).Obj(),
+       {Node("node-a", {{"planet", "mars"}})},
+       ListArgs({Default(2, "planet", "ScheduleAnyway")}),
+       {},
+       {},
+       Code::kSkip},
       {"default constraints and a replicaset, but pod has constraints",
        P("p", {{"foo", "bar"}, {"baz", "sup"}})
            .OwnerReference("ReplicaSet", "rs1")
@@ -726,9 +826,16 @@ TEST(PodTopologySpreadScoreTest, PreScoreState) {
            .SpreadConstraint(2, "planet", "ScheduleAnyway", MakeLabelSelector({{"baz", "sup"}}))
            .Obj(),
        {Node("node-a", {{"planet", "mars"}, {"galaxy", "andromeda"}})},
-       ListArgs({Default(2, "galaxy", "ScheduleAnyway")}), {{{"mars", 0}}}, {w(1)}},
-      {"no nodes", P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo).Obj(),
-       {}, ListArgs(), {}, {}, Code::kSkip},
+       ListArgs({Default(2, "galaxy", "ScheduleAnyway")}),
+       {{{"mars", 0}}},
+       {w(1)}},
+      {"no nodes",
+       P("p", {{"foo", ""}}).SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo).Obj(),
+       {},
+       ListArgs(),
+       {},
+       {},
+       Code::kSkip},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -765,16 +872,14 @@ TEST(PodTopologySpreadScoreTest, Score) {
   std::vector<api::Pod> p2103 = {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"),
                                  Foo("p-b1", "node-b"), Foo("p-d1", "node-d"),
                                  Foo("p-d2", "node-d"), Foo("p-d3", "node-d")};
-  std::vector<api::Pod> p4321 = {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"),
-                                 Foo("p-a3", "node-a"), Foo("p-a4", "node-a"),
-                                 Foo("p-b1", "node-b"), Foo("p-b2", "node-b"),
-                                 Foo("p-b3", "node-b"), Foo("p-c1", "node-c"),
-                                 Foo("p-c2", "node-c"), Foo("p-d1", "node-d")};
-  std::vector<api::Pod> p4213 = {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"),
-                                 Foo("p-a3", "node-a"), Foo("p-a4", "node-a"),
-                                 Foo("p-b1", "node-b"), Foo("p-b2", "node-b"),
-                                 Foo("p-x1", "node-x"), Foo("p-y1", "node-y"),
-                                 Foo("p-y2", "node-y"), Foo("p-y3", "node-y")};
+  std::vector<api::Pod> p4321 = {
+      Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-a3", "node-a"), Foo("p-a4", "node-a"),
+      Foo("p-b1", "node-b"), Foo("p-b2", "node-b"), Foo("p-b3", "node-b"), Foo("p-c1", "node-c"),
+      Foo("p-c2", "node-c"), Foo("p-d1", "node-d")};
+  std::vector<api::Pod> p4213 = {
+      Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-a3", "node-a"), Foo("p-a4", "node-a"),
+      Foo("p-b1", "node-b"), Foo("p-b2", "node-b"), Foo("p-x1", "node-x"), Foo("p-y1", "node-y"),
+      Foo("p-y2", "node-y"), Foo("p-y3", "node-y")};
   const std::vector<api::Node> abcd = {HN("node-a"), HN("node-b"), HN("node-c"), HN("node-d")};
   const Labels foo = {{"foo", ""}};
   const Labels bar = {{"bar", ""}};
@@ -789,53 +894,91 @@ TEST(PodTopologySpreadScoreTest, Score) {
   };
   const std::vector<api::Pod> p211 = {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"),
                                       Foo("p-b1", "node-b"), Foo("p-c1", "node-c")};
-  const std::vector<api::Pod> mlk_pods = {pod_on("p-a1", foo, "node-a"),
-                                          pod_on("p-b1", foobar, "node-b"),
-                                          pod_on("p-y1", foo, "node-c"),
-                                          pod_on("p-y2", bar, "node-c")};
+  const std::vector<api::Pod> mlk_pods = {
+      pod_on("p-a1", foo, "node-a"), pod_on("p-b1", foobar, "node-b"),
+      pod_on("p-y1", foo, "node-c"), pod_on("p-y2", bar, "node-c")};
   const std::vector<api::Node> zone_abcd = {ZH("node-a", "zone1"), ZH("node-b", "zone1"),
                                             ZH("node-c", "zone2"), ZH("node-d", "zone2")};
   std::vector<ScoreCase> cases = {
-      {"one constraint on node, no existing pods", host_foo().Obj(), {},
-       {HN("node-a"), HN("node-b")}, {}, {100, 100}},
-      {"one constraint on node, only one node is candidate", host_foo().Obj(),
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b")}, {HN("node-a")},
-       {HN("node-b")}, {100}},
+      {"one constraint on node, no existing pods",
+       host_foo().Obj(),
+       {},
+       {HN("node-a"), HN("node-b")},
+       {},
+       {100, 100}},
+      {"one constraint on node, only one node is candidate",
+       host_foo().Obj(),
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b")},
+       {HN("node-a")},
+       {HN("node-b")},
+       {100}},
       {"one constraint on node, all nodes have the same number of matching pods",
-       host_foo().Obj(), {Foo("p-a1", "node-a"), Foo("p-b1", "node-b")},
-       {HN("node-a"), HN("node-b")}, {}, {100, 100}},
-      {"one constraint on node, all 4 nodes are candidates", host_foo().Obj(), p2103, abcd, {},
+       host_foo().Obj(),
+       {Foo("p-a1", "node-a"), Foo("p-b1", "node-b")},
+       {HN("node-a"), HN("node-b")},
+       {},
+       {100, 100}},
+      {"one constraint on node, all 4 nodes are candidates",
+       host_foo().Obj(),
+       p2103,
+       abcd,
+       {},
        {20, 60, 100, 0}},
       {"one constraint on node, null selector",
-       P("p", foo).SpreadConstraint(1, kHostname, "ScheduleAnyway", std::nullopt).Obj(), p2103,
-       abcd, {}, {100, 100, 100, 100}},
-      {"one constraint on node, all 4 nodes are candidates, maxSkew=2", host_foo(2).Obj(), p2103,
-       abcd, {}, {33, 66, 100, 16}},
-      {"one constraint on node, all 4 nodes are candidates, maxSkew=3", host_foo(3).Obj(), p4321,
-       abcd, {}, {44, 66, 77, 100}},
+       P("p", foo).SpreadConstraint(1, kHostname, "ScheduleAnyway", std::nullopt).Obj(),
+       p2103,
+       abcd,
+       {},
+       {100, 100, 100, 100}},
+      {"one constraint on node, all 4 nodes are candidates, maxSkew=2",
+       host_foo(2).Obj(),
+       p2103,
+       abcd,
+       {},
+       {33, 66, 100, 16}},
+      {"one constraint on node, all 4 nodes are candidates, maxSkew=3",
+       host_foo(3).Obj(),
+       p4321,
+       abcd,
+       {},
+       {44, 66, 77, 100}},
       {"system defaulting, nodes don't have zone, pods match the owner's selector",
-       P("p", foo).OwnerReference("ReplicaSet", "rs").Obj(), p4321, abcd, {},
-       {44, 66, 77, 100}, PodTopologySpreadArgs{}},
-      {"one constraint on node, 3 out of 4 nodes are candidates", host_foo().Obj(), p4213,
-       {HN("node-a"), HN("node-b"), HN("node-x")}, {HN("node-y")}, {33, 83, 100}},
+       P("p", foo).OwnerReference("ReplicaSet", "rs").Obj(),
+       p4321,
+       abcd,
+       {},
+       {44, 66, 77, 100},
+       PodTopologySpreadArgs{}},
+      {"one constraint on node, 3 out of 4 nodes are candidates",
+       host_foo().Obj(),
+       p4213,
+       {HN("node-a"), HN("node-b"), HN("node-x")},
+       {HN("node-y")},
+       {33, 83, 100}},
       {"one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match "
        "topology key",
-       host_foo().Obj(), p4213, {HN("node-a"), Node("node-b", {{"n", "node-b"}}), HN("node-x")},
-       {HN("node-y")}, {16, 0, 100}},
+       host_foo().Obj(),
+       p4213,
+       {HN("node-a"), Node("node-b", {{"n", "node-b"}}), HN("node-x")},
+       {HN("node-y")},
+       {16, 0, 100}},
       {"one constraint on zone, 3 out of 4 nodes are candidates",
-       P("p", foo).SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo).Obj(), p4213,
+       P("p", foo).SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo).Obj(),
+       p4213,
        {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2")},
-       {ZH("node-y", "zone2")}, {75, 75, 100}},
+       {ZH("node-y", "zone2")},
+       {75, 75, 100}},
       {"two Constraints on zone and node, 2 out of 4 nodes are candidates",
        P("p", foo)
            .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
            .SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo)
            .Obj(),
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"),
-        Foo("p-x1", "node-x"), Foo("p-x2", "node-x"), Foo("p-y1", "node-y"),
-        Foo("p-y2", "node-y"), Foo("p-y3", "node-y"), Foo("p-y4", "node-y")},
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"), Foo("p-x1", "node-x"),
+        Foo("p-x2", "node-x"), Foo("p-y1", "node-y"), Foo("p-y2", "node-y"), Foo("p-y3", "node-y"),
+        Foo("p-y4", "node-y")},
        {ZH("node-a", "zone1"), ZH("node-x", "zone2")},
-       {ZH("node-b", "zone1"), ZH("node-y", "zone2")}, {100, 63}},
+       {ZH("node-b", "zone1"), ZH("node-y", "zone2")},
+       {100, 63}},
       {"two Constraints on zone and node, with different labelSelectors",
        P("p", foobar)
            .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
@@ -843,9 +986,9 @@ TEST(PodTopologySpreadScoreTest, Score) {
            .Obj(),
        {pod_on("p-a1", foo, "node-a"), pod_on("p-b1", foobar, "node-b"),
         pod_on("p-y1", foo, "node-y"), pod_on("p-y2", bar, "node-y")},
-       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2"),
-        ZH("node-y", "zone2")},
-       {}, {60, 20, 100, 60}},
+       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2"), ZH("node-y", "zone2")},
+       {},
+       {60, 20, 100, 60}},
       {"two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods",
        P("p", foobar)
            .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
@@ -853,9 +996,9 @@ TEST(PodTopologySpreadScoreTest, Score) {
            .Obj(),
        {pod_on("p-b1", bar, "node-b"), pod_on("p-x1", foo, "node-x"),
         pod_on("p-y1", foobar, "node-y")},
-       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2"),
-        ZH("node-y", "zone2")},
-       {}, {100, 60, 40, 0}},
+       {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2"), ZH("node-y", "zone2")},
+       {},
+       {100, 60, 40, 0}},
       {"two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes are "
        "candidates",
        P("p", foobar)
@@ -865,39 +1008,62 @@ TEST(PodTopologySpreadScoreTest, Score) {
        {pod_on("p-a1", foo, "node-a"), pod_on("p-b1", foobar, "node-b"),
         pod_on("p-y1", foo, "node-y"), pod_on("p-y2", bar, "node-y")},
        {ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2")},
-       {ZH("node-y", "zone2")}, {50, 25, 100}},
-      {"existing pods in a different namespace do not count", host_foo().Obj(),
+       {ZH("node-y", "zone2")},
+       {50, 25, 100}},
+      {"existing pods in a different namespace do not count",
+       host_foo().Obj(),
        {P("p-a1", foo).Namespace("ns1").NodeName("node-a").Obj(), Foo("p-a2", "node-a"),
         Foo("p-b1", "node-b"), Foo("p-b2", "node-b")},
-       {HN("node-a"), HN("node-b")}, {}, {100, 33}},
-      {"terminating Pods should be excluded", host_foo().Obj(),
+       {HN("node-a"), HN("node-b")},
+       {},
+       {100, 33}},
+      {"terminating Pods should be excluded",
+       host_foo().Obj(),
        {P("p-a", foo).NodeName("node-a").Terminating().Obj(), Foo("p-b", "node-b")},
-       {HN("node-a"), HN("node-b")}, {}, {100, 0}},
+       {HN("node-a"), HN("node-b")},
+       {},
+       {100, 0}},
       {"minDomains has no effect when ScheduleAnyway",
        P("p", foo).SpreadConstraint(2, "node", "ScheduleAnyway", kFoo, 10).Obj(),
-       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"),
-        Foo("p-b2", "node-b"), Foo("p-c1", "node-c")},
+       {Foo("p-a1", "node-a"), Foo("p-a2", "node-a"), Foo("p-b1", "node-b"), Foo("p-b2", "node-b"),
+        Foo("p-c1", "node-c")},
        {Node("node-a", {{"node", "node-a"}}), Node("node-b", {{"node", "node-b"}}),
         Node("node-c", {{"node", "node-c"}})},
-       {}, {75, 75, 100}},
+       {},
+       {75, 75, 100}},
       {"NodeAffinityPolicy honored with labelSelectors",
        P("p", foo).NodeSelector(foo).SpreadConstraint(1, "node", "ScheduleAnyway", kFoo).Obj(),
-       p211, abc_node(), {}, {0, 33, 100}},
+       p211,
+       abc_node(),
+       {},
+       {0, 33, 100}},
       {"NodeAffinityPolicy ignored with labelSelectors",
        P("p", foo)
            .NodeSelector(foo)
            .SpreadConstraint(1, "node", "ScheduleAnyway", kFoo, std::nullopt, "Ignore")
            .Obj(),
-       p211, abc_node(), {}, {66, 100, 100}},
+       p211,
+       abc_node(),
+       {},
+       {66, 100, 100}},
       {"NodeAffinityPolicy honored with nodeAffinity",
-       P("p", foo).NodeAffinityIn("foo", {""}).SpreadConstraint(1, "node", "ScheduleAnyway", kFoo).Obj(),
-       p211, abc_node(), {}, {0, 33, 100}},
+       P("p", foo)
+           .NodeAffinityIn("foo", {""})
+           .SpreadConstraint(1, "node", "ScheduleAnyway", kFoo)
+           .Obj(),
+       p211,
+       abc_node(),
+       {},
+       {0, 33, 100}},
       {"NodeAffinityPolicy ignored with nodeAffinity",
        P("p", foo)
            .NodeAffinityIn("foo", {""})
            .SpreadConstraint(1, "node", "ScheduleAnyway", kFoo, std::nullopt, "Ignore")
            .Obj(),
-       p211, abc_node(), {}, {66, 100, 100}},
+       p211,
+       abc_node(),
+       {},
+       {66, 100, 100}},
       {"NodeTaintsPolicy honored",
        P("p", foo)
            .SpreadConstraint(1, "node", "ScheduleAnyway", kFoo, std::nullopt, "", "Honor")
@@ -905,20 +1071,26 @@ TEST(PodTopologySpreadScoreTest, Score) {
        p211,
        {Node("node-a", {{"node", "node-a"}}), Node("node-b", {{"node", "node-b"}}),
         Node("node-c", {{"node", "node-c"}}, kTaints)},
-       {}, {0, 33, 100}},
+       {},
+       {0, 33, 100}},
       {"NodeTaintsPolicy ignored",
-       P("p", foo).SpreadConstraint(1, "node", "ScheduleAnyway", kFoo).Obj(), p211,
+       P("p", foo).SpreadConstraint(1, "node", "ScheduleAnyway", kFoo).Obj(),
+       p211,
        {Node("node-a", {{"node", "node-a"}}), Node("node-b", {{"node", "node-b"}}),
         Node("node-c", {{"node", "node-c"}}, kTaints)},
-       {}, {66, 100, 100}},
+       {},
+       {66, 100, 100}},
       {"matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
        P("p", foobar)
            .SpreadConstraint(1, "zone", "ScheduleAnyway", api::LabelSelector{}, std::nullopt, "",
                              "", {"foo"})
-           .SpreadConstraint(1, kHostname, "ScheduleAnyway", api::LabelSelector{}, std::nullopt,
-                             "", "", {"bar"})
+           .SpreadConstraint(1, kHostname, "ScheduleAnyway", api::LabelSelector{}, std::nullopt, "",
+                             "", {"bar"})
            .Obj(),
-       mlk_pods, zone_abcd, {}, {60, 20, 60, 100}},
+       mlk_pods,
+       zone_abcd,
+       {},
+       {60, 20, 60, 100}},
       {"matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
        P("p", {{"foo", ""}, {"bar", ""}, {"baz", ""}})
            .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
@@ -928,7 +1100,9 @@ TEST(PodTopologySpreadScoreTest, Score) {
         pod_on("p-b1", {{"foo", ""}, {"bar", ""}, {"baz", ""}}, "node-b"),
         pod_on("p-c1", foo, "node-c"), pod_on("p-c2", bar, "node-c"),
         pod_on("p-d3", {{"bar", ""}, {"baz", ""}}, "node-c")},
-       zone_abcd, {}, {60, 20, 60, 100}},
+       zone_abcd,
+       {},
+       {60, 20, 60, 100}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -960,7 +1134,8 @@ TEST(PodTopologySpreadScoreTest, RawScores) {
                      {Foo("a1", "node-a"), Foo("a2", "node-a"), Foo("b1", "node-b"),
                       Foo("d1", "node-d"), Foo("d2", "node-d"), Foo("d3", "node-d")});
   framework::CycleState state;
-  auto pi = Info(P("p", {{"foo", ""}}).SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo).Obj());
+  auto pi =
+      Info(P("p", {{"foo", ""}}).SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo).Obj());
   const auto& nodes = env->handle.SnapshotSharedLister().List();
   ASSERT_TRUE(env->pl->PreScore(state, *pi, nodes).IsSuccess());
   std::vector<int64_t> raw;
@@ -994,16 +1169,15 @@ TEST(PodTopologySpreadParallelTest, SameResultsInlineAndFannedOut) {
   fake::ExpectSameResultsWithAnyParallelizer([&](framework::Parallelizer* par) {
     auto env = MakeEnv(nodes, pods);
     env->handle.SetParallelizer(par);
-    return fake::FilterAndScoreAll(
-        *env->pl, env->handle.SnapshotSharedLister(),
-        *Info(P("p", {{"foo", ""}})
-                  .SpreadConstraint(2, "zone", "DoNotSchedule", kFoo)
-                  .SpreadConstraint(3, kHostname, "DoNotSchedule", kFoo)
-                  .Obj()),
-        *Info(P("q", {{"foo", ""}})
-                  .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
-                  .SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo)
-                  .Obj()));
+    return fake::FilterAndScoreAll(*env->pl, env->handle.SnapshotSharedLister(),
+                                   *Info(P("p", {{"foo", ""}})
+                                             .SpreadConstraint(2, "zone", "DoNotSchedule", kFoo)
+                                             .SpreadConstraint(3, kHostname, "DoNotSchedule", kFoo)
+                                             .Obj()),
+                                   *Info(P("q", {{"foo", ""}})
+                                             .SpreadConstraint(1, "zone", "ScheduleAnyway", kFoo)
+                                             .SpreadConstraint(1, kHostname, "ScheduleAnyway", kFoo)
+                                             .Obj()));
   });
 }
 
@@ -1137,8 +1311,7 @@ TEST(PodTopologySpreadEventsTest, Registered) {
   EXPECT_EQ(events[1].event.action, framework::kUpdatePodTolerations | framework::kUpdatePodLabel);
   EXPECT_EQ(events[2].event.resource, framework::EventResource::kNode);
   EXPECT_EQ(events[2].event.action, framework::kAdd | framework::kDelete |
-                                        framework::kUpdateNodeLabel |
-                                        framework::kUpdateNodeTaint);
+                                        framework::kUpdateNodeLabel | framework::kUpdateNodeTaint);
 }
 
 TEST(PodTopologySpreadEventsTest, Hints) {
@@ -1148,11 +1321,11 @@ TEST(PodTopologySpreadEventsTest, Hints) {
                            .SpreadConstraint(1, "zone", "DoNotSchedule", kFoo)
                            .SpreadConstraint(1, "node", "DoNotSchedule", kFoo)
                            .Obj();
-  const api::Pod honor = P("p", {{"foo", ""}})
-                             .UID("p")
-                             .SpreadConstraint(1, "zone", "DoNotSchedule", kFoo, std::nullopt, "",
-                                               "Honor")
-                             .Obj();
+  const api::Pod honor =
+      P("p", {{"foo", ""}})
+          .UID("p")
+          .SpreadConstraint(1, "zone", "DoNotSchedule", kFoo, std::nullopt, "", "Honor")
+          .Obj();
   auto bound = [](const Labels& l, const std::string& node = "node-a",
                   const std::string& ns = "default") {
     return P("other", l).UID("other").Namespace(ns).NodeName(node).Obj();
@@ -1181,51 +1354,146 @@ TEST(PodTopologySpreadEventsTest, Hints) {
     QueueingHint want;
   };
   std::vector<Case> cases = {
-      {"add a pod matching the constraints", 0, pod, {}, bound({{"foo", ""}}), {}, {},
+      {"add a pod matching the constraints",
+       0,
+       pod,
+       {},
+       bound({{"foo", ""}}),
+       {},
+       {},
        QueueingHint::kQueue},
-      {"add a nominated pod matching the constraints", 0, pod, {}, nominated, {}, {},
+      {"add a nominated pod matching the constraints",
+       0,
+       pod,
+       {},
+       nominated,
+       {},
+       {},
        QueueingHint::kQueue},
-      {"add an unscheduled pod", 0, pod, {}, bound({{"foo", ""}}, ""), {}, {},
+      {"add an unscheduled pod",
+       0,
+       pod,
+       {},
+       bound({{"foo", ""}}, ""),
+       {},
+       {},
        QueueingHint::kQueueSkip},
-      {"add a pod in another namespace", 0, pod, {}, bound({{"foo", ""}}, "node-a", "ns2"), {},
-       {}, QueueingHint::kQueueSkip},
-      {"add a pod not matching the constraints", 0, pod, {}, bound({{"bar", ""}}), {}, {},
+      {"add a pod in another namespace",
+       0,
+       pod,
+       {},
+       bound({{"foo", ""}}, "node-a", "ns2"),
+       {},
+       {},
        QueueingHint::kQueueSkip},
-      {"update a pod to stop matching", 0, pod, bound({{"foo", ""}}), bound({{"bar", ""}}), {}, {},
+      {"add a pod not matching the constraints",
+       0,
+       pod,
+       {},
+       bound({{"bar", ""}}),
+       {},
+       {},
+       QueueingHint::kQueueSkip},
+      {"update a pod to stop matching",
+       0,
+       pod,
+       bound({{"foo", ""}}),
+       bound({{"bar", ""}}),
+       {},
+       {},
        QueueingHint::kQueue},
-      {"update a pod to start matching", 0, pod, bound({{"bar", ""}}), bound({{"foo", ""}}), {},
-       {}, QueueingHint::kQueue},
-      {"update a pod's unrelated label", 0, pod, bound({{"foo", ""}}),
-       bound({{"foo", ""}, {"x", "y"}}), {}, {}, QueueingHint::kQueueSkip},
-      {"update a pod without label change", 0, pod, bound({{"foo", ""}}), bound({{"foo", ""}}),
-       {}, {}, QueueingHint::kQueueSkip},
+      {"update a pod to start matching",
+       0,
+       pod,
+       bound({{"bar", ""}}),
+       bound({{"foo", ""}}),
+       {},
+       {},
+       QueueingHint::kQueue},
+      {"update a pod's unrelated label",
+       0,
+       pod,
+       bound({{"foo", ""}}),
+       bound({{"foo", ""}, {"x", "y"}}),
+       {},
+       {},
+       QueueingHint::kQueueSkip},
+      {"update a pod without label change",
+       0,
+       pod,
+       bound({{"foo", ""}}),
+       bound({{"foo", ""}}),
+       {},
+       {},
+       QueueingHint::kQueueSkip},
       {"delete a matching pod", 0, pod, bound({{"foo", ""}}), {}, {}, {}, QueueingHint::kQueue},
-      {"delete a non-matching pod", 0, pod, bound({{"bar", ""}}), {}, {}, {},
+      {"delete a non-matching pod",
+       0,
+       pod,
+       bound({{"bar", ""}}),
+       {},
+       {},
+       {},
        QueueingHint::kQueueSkip},
-      {"the pod got a toleration and honors taints", 1, pod_tolerating, honor, pod_tolerating, {},
-       {}, QueueingHint::kQueue},
-      {"the pod got a toleration but ignores taints", 1, pod, pod, [&] {
+      {"the pod got a toleration and honors taints",
+       1,
+       pod_tolerating,
+       honor,
+       pod_tolerating,
+       {},
+       {},
+       QueueingHint::kQueue},
+      {"the pod got a toleration but ignores taints",
+       1,
+       pod,
+       pod,
+       [&] {
          api::Pod p = pod;
          p.spec.tolerations.push_back({"key", "Exists", "", "NoSchedule", std::nullopt});
          return p;
        }(),
-       {}, {}, QueueingHint::kQueueSkip},
-      {"the pod's label change makes it stop matching its constraints", 1, pod_relabeled, pod,
-       pod_relabeled, {}, {}, QueueingHint::kQueue},
-      {"the pod's unrelated label change", 1, pod_other_label, pod, pod_other_label, {}, {},
+       {},
+       {},
+       QueueingHint::kQueueSkip},
+      {"the pod's label change makes it stop matching its constraints",
+       1,
+       pod_relabeled,
+       pod,
+       pod_relabeled,
+       {},
+       {},
+       QueueingHint::kQueue},
+      {"the pod's unrelated label change",
+       1,
+       pod_other_label,
+       pod,
+       pod_other_label,
+       {},
+       {},
        QueueingHint::kQueueSkip},
       {"add a node with all topology keys", 2, pod, {}, {}, {}, zn, QueueingHint::kQueue},
       {"add a node missing a topology key", 2, pod, {}, {}, {}, z_only, QueueingHint::kQueueSkip},
       {"delete a node with all topology keys", 2, pod, {}, {}, zn, {}, QueueingHint::kQueue},
-      {"delete a node missing a topology key", 2, pod, {}, {}, z_only, {},
+      {"delete a node missing a topology key",
+       2,
+       pod,
+       {},
+       {},
+       z_only,
+       {},
        QueueingHint::kQueueSkip},
       {"a node gains a topology key", 2, pod, {}, {}, z_only, zn, QueueingHint::kQueue},
       {"a node loses a topology key", 2, pod, {}, {}, zn, z_only, QueueingHint::kQueue},
       {"a node moves to another domain", 2, pod, {}, {}, zn, zn2, QueueingHint::kQueue},
-      {"a node's unrelated label changes", 2, pod, {}, {}, zn, zn_other,
-       QueueingHint::kQueueSkip},
+      {"a node's unrelated label changes", 2, pod, {}, {}, zn, zn_other, QueueingHint::kQueueSkip},
       {"a matching node's taints change", 2, pod, {}, {}, zn, zn_tainted, QueueingHint::kQueue},
-      {"a non-matching node's taints change", 2, pod, {}, {}, z_only, z_only_tainted,
+      {"a non-matching node's taints change",
+       2,
+       pod,
+       {},
+       {},
+       z_only,
+       z_only_tainted,
        QueueingHint::kQueueSkip},
   };
   fake::FakeHandle h;

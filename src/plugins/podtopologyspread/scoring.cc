@@ -80,26 +80,28 @@ void CountByWalking(framework::Parallelizer* parallelizer,
       (all_nodes.size() + internal::kNodesPerChunk - 1) / internal::kNodesPerChunk;
   std::vector<std::vector<Entry>> found(chunks);
   const ScoreData& d = *data;
-  framework::ParallelChunks(parallelizer, all_nodes.size(), internal::kNodesPerChunk,
-                           [&](size_t chunk, size_t b, size_t e) {
-    std::vector<int64_t> counts(n_constraints);
-    for (size_t n = b; n < e; ++n) {
-      const framework::NodeInfo& ni = *all_nodes[n];
-      const api::Node* node = ni.node();
-      if (node == nullptr || d.Ignored(*node)) continue;
-      internal::CountPodsMatch(ni.pods(), constraints, pod.metadata.namespace_, counts.data());
-      internal::NodeInclusion inclusion(pod, *node);
-      for (size_t i = 0; i < n_constraints; ++i) {
-        const Constraint& c = constraints[i];
-        if (!inclusion.Includes(c)) continue;
-        const std::string& v = LabelOrEmpty(node->metadata.labels, c.topology_key);
-        auto it = d.domain_index[i].find(std::string_view(v));
-        // Topology values without candidate nodes do not matter.
-        if (it == d.domain_index[i].end()) continue;
-        if (counts[i] != 0) found[chunk].push_back({static_cast<uint32_t>(i), it->second, counts[i]});
-      }
-    }
-  });
+  framework::ParallelChunks(
+      parallelizer, all_nodes.size(), internal::kNodesPerChunk,
+      [&](size_t chunk, size_t b, size_t e) {
+        std::vector<int64_t> counts(n_constraints);
+        for (size_t n = b; n < e; ++n) {
+          const framework::NodeInfo& ni = *all_nodes[n];
+          const api::Node* node = ni.node();
+          if (node == nullptr || d.Ignored(*node)) continue;
+          internal::CountPodsMatch(ni.pods(), constraints, pod.metadata.namespace_, counts.data());
+          internal::NodeInclusion inclusion(pod, *node);
+          for (size_t i = 0; i < n_constraints; ++i) {
+            const Constraint& c = constraints[i];
+            if (!inclusion.Includes(c)) continue;
+            const std::string& v = LabelOrEmpty(node->metadata.labels, c.topology_key);
+            auto it = d.domain_index[i].find(std::string_view(v));
+            // Topology values without candidate nodes do not matter.
+            if (it == d.domain_index[i].end()) continue;
+            if (counts[i] != 0)
+              found[chunk].push_back({static_cast<uint32_t>(i), it->second, counts[i]});
+          }
+        }
+      });
   for (const auto& chunk : found) {
     for (const Entry& en : chunk) data->counts[en.constraint][en.domain] += en.count;
   }
@@ -158,10 +160,9 @@ framework::Status PodTopologySpread::PreScore(
   // Matching pods of every node (not only candidates) per candidate topology value: none when
   // no selector counts anything; from the index's classes when it applies (one key, every
   // node with it eligible); else by walking every node's pods as upstream does.
-  const bool counts_nothing = std::all_of(constraints.begin(), constraints.end(),
-                                          [](const Constraint& c) {
-    return c.selector.Empty() || c.selector.nothing();
-  });
+  const bool counts_nothing =
+      std::all_of(constraints.begin(), constraints.end(),
+                  [](const Constraint& c) { return c.selector.Empty() || c.selector.nothing(); });
   framework::PodAffinityIndex* index = nullptr;
   if (!counts_nothing && use_index_ && data->require_all_topologies &&
       internal::CountsFromIndexApply(pod, constraints)) {
@@ -174,9 +175,9 @@ framework::Status PodTopologySpread::PreScore(
       auto& counts = data->counts[i];
       internal::AddClassCounts(*index, slot, pod, constraints[i].selector,
                                [&](const std::string& value, int64_t n) {
-        auto it = domains.find(std::string_view(value));
-        if (it != domains.end()) counts[it->second] += n;
-      });
+                                 auto it = domains.find(std::string_view(value));
+                                 if (it != domains.end()) counts[it->second] += n;
+                               });
     }
   } else if (!counts_nothing) {
     CountByWalking(handle_->GetParallelizer(), all_nodes, pod, data.get());

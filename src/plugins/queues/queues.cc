@@ -74,7 +74,7 @@ framework::StatusOr<QueuesArgs> ParseQueuesArgs(framework::PluginArgs args) {
 }
 
 framework::StatusOr<std::unique_ptr<framework::Plugin>> Queues::New(framework::PluginArgs args,
-                                                                     framework::Handle& h) {
+                                                                    framework::Handle& h) {
   auto a = ParseQueuesArgs(args);
   if (!a.ok()) return a.status();
   auto* ledger = h.Service<quota::QueueLedger>();
@@ -173,9 +173,9 @@ int64_t Queues::Reclaim(const std::string& queue, const std::vector<quota::Recla
   for (const auto& unit : victims) {
     for (const auto& p : unit.pods) {
       if (scheduler_name.empty()) scheduler_name = p->spec.scheduler_name;
-      req.victims.push_back({framework::PodInfo::Make(p),
-                             "Reclaimed by queue " + queue + " for " + who + " (queue " +
-                                 unit.queue + " is above its deserved share)"});
+      req.victims.push_back({framework::PodInfo::Make(p), "Reclaimed by queue " + queue + " for " +
+                                                              who + " (queue " + unit.queue +
+                                                              " is above its deserved share)"});
     }
   }
   const int64_t n = static_cast<int64_t>(req.victims.size());
@@ -301,8 +301,8 @@ Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
   return Status::Success();
 }
 
-std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(
-    const framework::PodGroupPlan&, std::string* why) {
+std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(const framework::PodGroupPlan&,
+                                                                    std::string* why) {
   candidate_reclaimer_.clear();
   quota::QueueLedger* qm = queues_;
   if (!qm || !admitted_) return {};
@@ -312,7 +312,8 @@ std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(
   std::set<std::string> seen;  // unit keys
   for (const auto& [queue, request] : admitted_request_) {
     if (qm->HasReclaimHold(queue, now)) {  // victims of an earlier reclaim still going
-      if (why->empty()) *why = "queue " + queue + " reclaimed recently; its victims may still be terminating";
+      if (why->empty())
+        *why = "queue " + queue + " reclaimed recently; its victims may still be terminating";
       continue;
     }
     std::string w;
@@ -366,7 +367,8 @@ int64_t Queues::EvictVictims(const framework::PodGroupPlan&,
     by_reclaimer[it->second].push_back(std::move(r));
   }
   int64_t n = 0;
-  for (const auto& [queue, units] : by_reclaimer) n += Reclaim(queue, units, admitted_display_[queue], nullptr);
+  for (const auto& [queue, units] : by_reclaimer)
+    n += Reclaim(queue, units, admitted_display_[queue], nullptr);
   return n;
 }
 
@@ -388,7 +390,8 @@ bool EnableQueuesInProfile(config::Profile* profile) {
   auto drop_sorts = [](config::PluginSet& s) {
     s.enabled.erase(std::remove_if(s.enabled.begin(), s.enabled.end(),
                                    [](const config::PluginRef& r) {
-                                     return r.name == "PrioritySort" || r.name == "GangPrioritySort";
+                                     return r.name == "PrioritySort" ||
+                                            r.name == "GangPrioritySort";
                                    }),
                     s.enabled.end());
   };
@@ -399,7 +402,7 @@ bool EnableQueuesInProfile(config::Profile* profile) {
 }
 
 bool Queues::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                           const framework::PodInfo& pod) const {
   return true;
 }
 

@@ -4,9 +4,9 @@
 //
 // Extension points:
 //   QueueSort  the queue furthest below its fair share first (lowest dominant share,
-//              quota/fair_share.h, as of each Pop: one activeQ heap per queue); within a queue, or at equal shares, GangPrioritySort's
-//              order (priority, then the gang's creation time, then the gang key), so gang
-//              members stay together.
+//              quota/fair_share.h, as of each Pop: one activeQ heap per queue); within a queue, or
+//              at equal shares, GangPrioritySort's order (priority, then the gang's creation time,
+//              then the gang key), so gang members stay together.
 //   PreFilter  a pod naming a missing or invalid queue is UnschedulableAndUnresolvable with
 //              the reason ("queue team-x does not exist (named by label
 //              kai.scheduler/queue)"); a pod whose request exceeds its queue's free quota
@@ -24,7 +24,7 @@
 //              Unreserve returns it.
 //   PostFilter reclaim for single pods (below).
 // Reclaim (KAI reclaim action, Volcano reclaim, CapacityScheduling preemption of borrowed
-// quota), issue 20: a queue that stays within its deserved share with the request may evict
+// quota): a queue that stays within its deserved share with the request may evict
 // units of other reclaimable queues above their deserved share — whole gangs or single
 // pods (quota::QueueLedger::ReclaimCandidates) — and evicts only a set with which the
 // reclaimer is verified to fit:
@@ -60,11 +60,11 @@
 
 #include "config/types.h"
 #include "framework/handle.h"
-#include "quota/manager.h"
 #include "framework/interface.h"
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
+#include "quota/manager.h"
 #include "quota/queue_tree.h"
 
 namespace phalanx::plugins::queues {
@@ -91,7 +91,7 @@ class Queues final : public framework::QueueSortPlugin,
                      public framework::ReservePlugin,
                      public framework::EnqueueExtensions,
                      public framework::PodGroupPlugin,
-    public framework::BatchablePlugin {
+                     public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "Queues";
 
@@ -99,7 +99,7 @@ class Queues final : public framework::QueueSortPlugin,
   // of its own on h.Client() when the handle has none (unit tests).
   explicit Queues(framework::Handle& h);
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   std::string_view Name() const override { return kName; }
   // KEP-5598 pod signature: always equal. Only PreFilter filters (the queue's quota, for
   // the pod alone, on no node), and it runs for every pod of a batch.
@@ -109,7 +109,7 @@ class Queues final : public framework::QueueSortPlugin,
   bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
   // activeQ keeps one heap per queue (its pods in GangPrioritySort's order) and each Pop
   // serves the queue with the lowest dominant share at that moment, as KAI re-sorts its
-  // queues every session — not the share a pod saw when it was queued (issue 22).
+  // queues every session — not the share a pod saw when it was queued.
   // Partition: the pod's queue ("" for none). PartitionLess: lower dominant share first.
   bool HasPartitions() const override { return true; }
   std::string Partition(const framework::QueuedPodInfo& p) const override;

@@ -86,7 +86,8 @@ void TwoQueues(fake::FakeHandle& h, quota::QueueManager& m) {
   h.services().Provide<quota::QueueLedger>(&m);
   for (const char* q : {"a", "b"}) {
     m.OnObjectAdd(Obj(std::string("apiVersion: scheduling.run.ai/v2\nkind: Queue\n"
-                                  "metadata: {name: ") + q + "}\nspec: {}\n"));
+                                  "metadata: {name: ") +
+                      q + "}\nspec: {}\n"));
   }
   m.SetCapacity({{kGpu, 16}});
 }

@@ -47,8 +47,8 @@ framework::Status TaintToleration::PreScore(framework::CycleState& state,
 
 framework::Status TaintToleration::ScoreRange(const framework::CycleState& state,
                                               const framework::PodInfo& /*pod*/,
-                                              const framework::NodeInfo* const* nodes,
-                                              size_t count, int64_t* scores) {
+                                              const framework::NodeInfo* const* nodes, size_t count,
+                                              int64_t* scores) {
   const auto* s = state.ReadAs<PreScoreState>(kPreScoreStateKey);
   if (s == nullptr) {
     return framework::Status::Error(
@@ -116,7 +116,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> TaintToleration::New(
 }
 
 bool TaintToleration::SameSignature(const framework::PodInfo& canonical,
-                             const framework::PodInfo& pod) const {
+                                    const framework::PodInfo& pod) const {
   return canonical.pod->spec.tolerations == pod.pod->spec.tolerations;
 }
 

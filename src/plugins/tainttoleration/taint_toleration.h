@@ -19,7 +19,7 @@ class TaintToleration final : public framework::FilterPlugin,
                               public framework::RangeScorePlugin,
                               public framework::ScoreExtensions,
                               public framework::EnqueueExtensions,
-    public framework::BatchablePlugin {
+                              public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "TaintToleration";
   static constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";

@@ -25,7 +25,7 @@ struct StateData final : framework::StateData {
   std::vector<volume::PVCPtr> to_bind;  // unbound WaitForFirstConsumer claims, smallest first
   std::set<std::string> taken;          // PVs held by in-flight pods on the view
   std::shared_ptr<Choices> choices = std::make_shared<Choices>();
-  bool all_bound = true;                // set by Reserve
+  bool all_bound = true;  // set by Reserve
   std::unique_ptr<framework::StateData> Clone() const override {
     auto c = std::make_unique<StateData>(*this);
     c->choices = std::make_shared<Choices>();
@@ -58,12 +58,15 @@ Status CheckExists(const volume::View& v, const api::Pod& pod, const PodClaim& p
   volume::PVCPtr c = v.PVC(key);
   if (!c) {
     if (pc.ephemeral) {
-      return Unresolvable("waiting for ephemeral volume controller to create the "
-                          "persistentvolumeclaim \"" + pc.name + "\"");
+      return Unresolvable(
+          "waiting for ephemeral volume controller to create the "
+          "persistentvolumeclaim \"" +
+          pc.name + "\"");
     }
     return Unresolvable("persistentvolumeclaim \"" + pc.name + "\" not found");
   }
-  if (c->deleting) return Unresolvable("persistentvolumeclaim \"" + pc.name + "\" is being deleted");
+  if (c->deleting)
+    return Unresolvable("persistentvolumeclaim \"" + pc.name + "\" is being deleted");
   if (pc.ephemeral && !OwnedBy(*c, pod)) {
     return Unresolvable("PVC " + key + " was not created for pod " + pod.Key() +
                         " (pod is not owner)");
@@ -96,7 +99,8 @@ Status Classify(const volume::View& v, const api::Pod& pod, const PodClaim& pc, 
     return Unresolvable("persistentvolumeclaim \"" + key + "\": storageclass.storage.k8s.io \"" +
                         cls + "\" not found");
   }
-  if (!sc->error.empty()) return Unresolvable("persistentvolumeclaim \"" + key + "\": " + sc->error);
+  if (!sc->error.empty())
+    return Unresolvable("persistentvolumeclaim \"" + key + "\": " + sc->error);
   if (!sc->WaitForFirstConsumer()) return Unresolvable(kReasonUnboundImmediate);
   d->to_bind.push_back(c);
   return Status::Success();
@@ -200,8 +204,7 @@ std::vector<noderesources::UtilizationShapePoint> ScaleShape(
     const std::vector<noderesources::UtilizationShapePoint>& shape) {
   std::vector<noderesources::UtilizationShapePoint> out;
   for (const auto& p : shape) {
-    out.push_back({p.utilization,
-                   p.score * (framework::kMaxNodeScore / kMaxCustomPriorityScore)});
+    out.push_back({p.utilization, p.score * (framework::kMaxNodeScore / kMaxCustomPriorityScore)});
   }
   return out;
 }
@@ -277,10 +280,9 @@ Status VolumeBinding::PreFilter(framework::CycleState& state, const framework::P
   for (const auto& pc : claims) {
     if (Status s = Classify(*d->view, pod.Pod(), pc, d.get()); !s.IsSuccess()) return s;
   }
-  std::stable_sort(d->to_bind.begin(), d->to_bind.end(),
-                   [](const volume::PVCPtr& a, const volume::PVCPtr& b) {
-                     return a->request < b->request;
-                   });
+  std::stable_sort(
+      d->to_bind.begin(), d->to_bind.end(),
+      [](const volume::PVCPtr& a, const volume::PVCPtr& b) { return a->request < b->request; });
   if (!d->to_bind.empty()) {
     d->taken = TakenByInFlight(pod.Pod().metadata.uid);
     absl::MutexLock l(&inflight_mu_);
@@ -436,8 +438,8 @@ Status VolumeBinding::Reserve(framework::CycleState& state, const framework::Pod
   }
   if (!catalog_) return Status::Error("VolumeBinding: no volume catalog");
   if (std::string err = catalog_->Assume(uid, vols); !err.empty()) {
-    return Status(framework::Code::kUnschedulable, "volume binding for pod " + pod.Pod().Key() +
-                                                       " on node " + node + ": " + err);
+    return Status(framework::Code::kUnschedulable,
+                  "volume binding for pod " + pod.Pod().Key() + " on node " + node + ": " + err);
   }
   d->all_bound = false;
   return Status::Success();
@@ -474,8 +476,9 @@ Status VolumeBinding::PreBind(framework::CycleState& state, const framework::Pod
     if (!pv || !c) return Status::Error("binding volumes: " + b.pv + " or " + b.claim + " is gone");
     if (c->volume_name == b.pv) continue;  // bound already
     api::Status s = handle_->Client().PutObject(volume::WithClaimRef(*pv->object, *c));
-    if (!s.ok()) return Status::Error("binding volumes: PersistentVolume " + b.pv + ": " +
-                                      std::string(s.message()));
+    if (!s.ok())
+      return Status::Error("binding volumes: PersistentVolume " + b.pv + ": " +
+                           std::string(s.message()));
   }
   for (const auto& key : vols.provisions) {
     volume::PVCPtr c = now->PVC(key);
@@ -483,8 +486,9 @@ Status VolumeBinding::PreBind(framework::CycleState& state, const framework::Pod
     if (!c->volume_name.empty()) continue;
     api::Status s = handle_->Client().PutObject(
         volume::WithAnnotation(*c->object, volume::kAnnSelectedNode, node));
-    if (!s.ok()) return Status::Error("binding volumes: PersistentVolumeClaim " + key + ": " +
-                                      std::string(s.message()));
+    if (!s.ok())
+      return Status::Error("binding volumes: PersistentVolumeClaim " + key + ": " +
+                           std::string(s.message()));
   }
   // Wait for the PV controller (upstream checkBindings, polled until bindTimeout).
   std::string err;

@@ -121,7 +121,7 @@ class VolumeBinding final : public framework::PreFilterPlugin,
   // args: VolumeBindingArgs (above; ParseVolumeBindingArgs). Needs the volume::Catalog
   // service (scheduler/profile.cc provides it).
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   VolumeBinding(volume::Catalog* catalog, framework::Handle* handle, const VolumeBindingArgs& args)
       : catalog_(catalog), handle_(handle), bind_timeout_s_(args.bind_timeout_seconds) {
     if (args.shape) scorer_.emplace(*args.shape);

@@ -61,10 +61,11 @@ class VolumeBindingTest : public ::testing::Test {
            "}\nspec:\n  capacity: {storage: " + size +
            "}\n  accessModes: [ReadWriteOnce]\n  storageClassName: " + cls +
            "\n  nodeAffinity:\n    required:\n      nodeSelectorTerms:\n      - matchExpressions:\n"
-           "        - {key: kubernetes.io/hostname, operator: In, values: [" + node + "]}\n";
+           "        - {key: kubernetes.io/hostname, operator: In, values: [" +
+           node + "]}\n";
   }
-  static std::string Claim(const std::string& name, const std::string& cls,
-                           const std::string& size, const std::string& extra = "") {
+  static std::string Claim(const std::string& name, const std::string& cls, const std::string& size,
+                           const std::string& extra = "") {
     return "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " + name +
            ", namespace: default}\nspec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: " +
            cls + "\n  resources: {requests: {storage: " + size + "}}\n" + extra;
@@ -74,8 +75,8 @@ class VolumeBindingTest : public ::testing::Test {
                                 const std::string& size, const std::string& pv) {
     return "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " + name +
            ", namespace: default, annotations: {pv.kubernetes.io/bind-completed: \"yes\"}}\n"
-           "spec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: " + cls +
-           "\n  resources: {requests: {storage: " + size + "}}\n  volumeName: " + pv + "\n";
+           "spec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: " +
+           cls + "\n  resources: {requests: {storage: " + size + "}}\n  volumeName: " + pv + "\n";
   }
   static constexpr const char* kLocalClass = R"(---
 apiVersion: storage.k8s.io/v1
@@ -88,7 +89,7 @@ volumeBindingMode: WaitForFirstConsumer
   static framework::PodInfoPtr Pod(const std::string& name, std::vector<std::string> claims) {
     api::Pod p = testing::PodBuilder(name).UID("uid-" + name).Req("cpu", "1").Obj();
     for (size_t i = 0; i < claims.size(); ++i) {
-      p.spec.volumes.push_back({"v" + std::to_string(i), claims[i], nullptr});
+      p.spec.volumes.push_back({"v" + std::to_string(i), claims[i], nullptr, {}});
     }
     return framework::PodInfo::Make(std::make_shared<api::Pod>(p));
   }
@@ -107,7 +108,9 @@ volumeBindingMode: WaitForFirstConsumer
     if (!s.IsSuccess()) return out;
     for (const char* n : {"node-a", "node-b", "node-c"}) {
       framework::Status f = plugin_->Filter(st, pod, Node(n));
-      if (!f.IsSuccess()) EXPECT_EQ(f.code(), Code::kUnschedulableAndUnresolvable) << n;
+      if (!f.IsSuccess()) {
+        EXPECT_EQ(f.code(), Code::kUnschedulableAndUnresolvable) << n;
+      }
       out[n] = f.IsSuccess() ? "" : f.Message();
     }
     return out;
@@ -177,7 +180,8 @@ apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: standard}
 provisioner: example.com/csi
-)" + Claim("data", "standard", "5Gi") + Claim("noclass", "\"\"", "5Gi")),
+)" + Claim("data", "standard", "5Gi") +
+                Claim("noclass", "\"\"", "5Gi")),
             "");
   for (const char* claim : {"data", "noclass"}) {
     framework::CycleState st;
@@ -189,11 +193,11 @@ provisioner: example.com/csi
 }
 
 TEST_F(VolumeBindingTest, WaitForFirstConsumerPicksTheSmallestFittingPV) {
-  ASSERT_EQ(Add(std::string(kLocalClass) + LocalPV("pv-a-big", "node-a", "100Gi") +
-                LocalPV("pv-a-small", "node-a", "10Gi") + LocalPV("pv-a-tiny", "node-a", "1Gi") +
-                LocalPV("pv-b-other-class", "node-b", "100Gi", "other") +
-                Claim("data", "local", "5Gi")),
-            "");
+  ASSERT_EQ(
+      Add(std::string(kLocalClass) + LocalPV("pv-a-big", "node-a", "100Gi") +
+          LocalPV("pv-a-small", "node-a", "10Gi") + LocalPV("pv-a-tiny", "node-a", "1Gi") +
+          LocalPV("pv-b-other-class", "node-b", "100Gi", "other") + Claim("data", "local", "5Gi")),
+      "");
   auto pod = Pod("p", {"data"});
   framework::CycleState st;
   auto got = Run(st, *pod);
@@ -265,9 +269,9 @@ capacity: 1Gi
             "node-a");
   // PreBind writes the claim's selected-node annotation and waits for the provisioner.
   handle_.fake_client().on_put = [&](const api::Unstructured& o) {
-    catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(volume::WithAnnotation(
-        volume::WithField(o, {"spec", "volumeName"}, "pvc-new"), volume::kAnnBindCompleted,
-        "yes")));
+    catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(
+        volume::WithAnnotation(volume::WithField(o, {"spec", "volumeName"}, "pvc-new"),
+                               volume::kAnnBindCompleted, "yes")));
   };
   EXPECT_TRUE(plugin_->PreBind(st, *pod, "node-a").IsSuccess());
   ASSERT_EQ(handle_.fake_client().puts.size(), 1u);
@@ -379,15 +383,17 @@ TEST_F(VolumeBindingTest, EphemeralClaims) {
   framework::CycleState st;
   Run(st, *pod, &s);
   EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
-  EXPECT_EQ(s.Message(), "waiting for ephemeral volume controller to create the "
-                         "persistentvolumeclaim \"web-scratch\"");
+  EXPECT_EQ(s.Message(),
+            "waiting for ephemeral volume controller to create the "
+            "persistentvolumeclaim \"web-scratch\"");
   ASSERT_EQ(Add(std::string(kLocalClass) + LocalPV("pv-a", "node-a", "10Gi") +
                 Claim("web-scratch", "local", "1Gi")),
             "");
   framework::CycleState st2;
   Run(st2, *pod, &s);
-  EXPECT_EQ(s.Message(), "PVC default/web-scratch was not created for pod default/web (pod is "
-                         "not owner)");
+  EXPECT_EQ(s.Message(),
+            "PVC default/web-scratch was not created for pod default/web (pod is "
+            "not owner)");
   ASSERT_EQ(Add(R"(---
 apiVersion: v1
 kind: PersistentVolumeClaim
@@ -409,7 +415,8 @@ spec:
 }
 
 TEST_F(VolumeBindingTest, BadInputGivesReasonsNamingObjectAndField) {
-  const std::string errs = Add(R"(---
+  const std::string errs =
+      Add(R"(---
 apiVersion: v1
 kind: PersistentVolume
 metadata: {name: pv-bad}
@@ -423,20 +430,22 @@ spec:
       - matchExpressions:
         - {key: kubernetes.io/hostname, operator: Near, values: [node-a]}
 )" + Claim("on-bad", "local", "5Gi", "  volumeName: pv-bad\n") +
-                               Claim("negative", "local", "-5Gi") +
-                               Claim("noclass", "missing", "5Gi"));
-  EXPECT_NE(errs.find("PersistentVolume \"pv-bad\": spec.nodeAffinity.required.nodeSelectorTerms[0]"),
-            std::string::npos)
+          Claim("negative", "local", "-5Gi") + Claim("noclass", "missing", "5Gi"));
+  EXPECT_NE(
+      errs.find("PersistentVolume \"pv-bad\": spec.nodeAffinity.required.nodeSelectorTerms[0]"),
+      std::string::npos)
       << errs;
   struct Case {
     std::string claim;
     std::string want;
   } cases[] = {
       {"on-bad", "PersistentVolume \"pv-bad\": spec.nodeAffinity.required.nodeSelectorTerms[0]"},
-      {"negative", "PersistentVolumeClaim \"default/negative\": spec.resources.requests[storage]: "
-                   "Invalid value: \"-5Gi\": must be greater than zero"},
-      {"noclass", "persistentvolumeclaim \"default/noclass\": storageclass.storage.k8s.io "
-                  "\"missing\" not found"},
+      {"negative",
+       "PersistentVolumeClaim \"default/negative\": spec.resources.requests[storage]: "
+       "Invalid value: \"-5Gi\": must be greater than zero"},
+      {"noclass",
+       "persistentvolumeclaim \"default/noclass\": storageclass.storage.k8s.io "
+       "\"missing\" not found"},
       {"absent", "persistentvolumeclaim \"absent\" not found"},
   };
   for (const auto& c : cases) {
@@ -503,7 +512,11 @@ class VolumeBindingScoreTest : public VolumeBindingTest {
     std::vector<const framework::NodeInfo*> infos;
     for (const auto& n : nodes) {
       infos.push_back(&Node(n));
-      if (pre.IsSuccess()) plugin_->Filter(st, pod, Node(n));
+      if (pre.IsSuccess()) {
+        // Filter records the node's binding decisions that PreScore reads.
+        framework::Status f = plugin_->Filter(st, pod, Node(n));
+        EXPECT_NE(f.code(), Code::kError) << n << ": " << f.Message();
+      }
     }
     framework::Status ps = plugin_->PreScore(st, pod, infos);
     if (prescore) *prescore = ps.code();
@@ -550,8 +563,7 @@ TEST_F(VolumeBindingScoreTest, LocalVolumesWithCloseCapacityArePreferredMultiple
   for (const char* n : {"2", "3"}) {
     objs += LocalPV(std::string("pv-b-") + n, "node-b", "100Gi", "local-hdd");
   }
-  ASSERT_EQ(Add(objs + Claim("pvc-0", "local", "50Gi") + Claim("pvc-1", "local-hdd", "100Gi")),
-            "");
+  ASSERT_EQ(Add(objs + Claim("pvc-0", "local", "50Gi") + Claim("pvc-1", "local-hdd", "100Gi")), "");
   // node-a: (25 + 50) / 2 = 37.5 -> 38; node-b: (50 + 100) / 2 = 75.
   EXPECT_EQ(Scores(*Pod("p", {"pvc-0", "pvc-1"}), {"node-a", "node-b", "node-c"}),
             (std::vector<int64_t>{38, 75, 0}));
@@ -566,8 +578,9 @@ TEST_F(VolumeBindingScoreTest, ZonalVolumesWithCloseCapacityArePreferred) {
   UseArgs(kUpstreamTestShape);
   EXPECT_EQ(Scores(*Pod("p", {"pvc-a"}), zonal_), (std::vector<int64_t>{25, 25, 50, 50, 0, 0}));
   // "(custom shape)": {0: 0, 50: 3, 100: 5} -> 15 at 25%, 30 at 50%.
-  UseArgs("{bindTimeoutSeconds: 300, shape: [{utilization: 0, score: 0}, "
-          "{utilization: 50, score: 3}, {utilization: 100, score: 5}]}");
+  UseArgs(
+      "{bindTimeoutSeconds: 300, shape: [{utilization: 0, score: 0}, "
+      "{utilization: 50, score: 3}, {utilization: 100, score: 5}]}");
   EXPECT_EQ(Scores(*Pod("p", {"pvc-a"}), zonal_), (std::vector<int64_t>{15, 15, 30, 30, 0, 0}));
 }
 
@@ -642,8 +655,8 @@ TEST(CapacityScorerTest, UtilizationAndRounding) {
   const CapacityScorer f({{0, 0}, {100, 10}});
   EXPECT_EQ(f({}), 0);
   EXPECT_EQ(f({{"a", {50, 200}}}), 25);
-  EXPECT_EQ(f({{"a", {0, 0}}}), 100);     // capacity 0: f(100)
-  EXPECT_EQ(f({{"a", {300, 200}}}), 100);  // over capacity: f(100)
+  EXPECT_EQ(f({{"a", {0, 0}}}), 100);                // capacity 0: f(100)
+  EXPECT_EQ(f({{"a", {300, 200}}}), 100);            // over capacity: f(100)
   EXPECT_EQ(f({{"a", {1, 3}}, {"b", {0, 1}}}), 17);  // (33 + 0) / 2 = 16.5 -> 17
   // Petabyte-scale bytes do not overflow requested * 100.
   const int64_t big = int64_t{1} << 60;
@@ -670,9 +683,10 @@ TEST(VolumeBindingArgsTest, Shape) {
     EXPECT_FALSE(a.value().shape.has_value());
   }
   {
-    auto a = parse("{kind: VolumeBindingArgs, bindTimeoutSeconds: 30, shape: "
-                   "[{utilization: 0, score: 0}, {utilization: 80, score: 7}, "
-                   "{utilization: 100, score: 10}]}");
+    auto a = parse(
+        "{kind: VolumeBindingArgs, bindTimeoutSeconds: 30, shape: "
+        "[{utilization: 0, score: 0}, {utilization: 80, score: 7}, "
+        "{utilization: 100, score: 10}]}");
     ASSERT_TRUE(a.ok()) << a.status().Message();
     EXPECT_EQ(a.value().bind_timeout_seconds, 30);
     EXPECT_EQ(*a.value().shape,
@@ -722,7 +736,8 @@ TEST(VolumeBindingArgsTest, FromKubeSchedulerConfiguration) {
     const std::string text =
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
         "profiles:\n- schedulerName: vol\n  pluginConfig:\n  - name: VolumeBinding\n"
-        "    args:\n      kind: VolumeBindingArgs\n      shape: " + shape + "\n";
+        "    args:\n      kind: VolumeBindingArgs\n      shape: " +
+        shape + "\n";
     config::KubeSchedulerConfiguration cfg;
     std::string error;
     EXPECT_TRUE(api::MoveOrMessage(config::DecodeConfiguration(text, "sched.yaml"), &cfg, &error))
@@ -730,8 +745,8 @@ TEST(VolumeBindingArgsTest, FromKubeSchedulerConfiguration) {
     config::Profile prof;
     prof.scheduler_name = cfg.profiles.at(0).scheduler_name;
     prof.plugin_config = cfg.profiles.at(0).plugin_config;
-    prof.plugins.multi_point.enabled = {{"PrioritySort", 0}, {"DefaultBinder", 0},
-                                        {"VolumeBinding", 0}};
+    prof.plugins.multi_point.enabled = {
+        {"PrioritySort", 0}, {"DefaultBinder", 0}, {"VolumeBinding", 0}};
     volume::Catalog catalog;
     framework::FrameworkOptions o;
     o.services.Provide<volume::Catalog>(&catalog);

@@ -116,7 +116,8 @@ Status VolumeRestrictions::PreFilter(framework::CycleState& state, const framewo
         return Status(framework::Code::kUnschedulableAndUnresolvable,
                       "persistentvolumeclaim \"" + v.persistent_volume_claim + "\" not found");
       }
-      if (!c->error.empty()) return Status(framework::Code::kUnschedulableAndUnresolvable, c->error);
+      if (!c->error.empty())
+        return Status(framework::Code::kUnschedulableAndUnresolvable, c->error);
       const auto& m = c->access_modes;
       if (std::find(m.begin(), m.end(), "ReadWriteOncePod") != m.end()) {
         d->rwop_claims.insert(c->name);
@@ -130,7 +131,8 @@ Status VolumeRestrictions::PreFilter(framework::CycleState& state, const framewo
       for (const auto& other : ni->pods()) {
         if (other->pod->metadata.namespace_ != p.metadata.namespace_) continue;
         for (const auto& v : other->pod->spec.volumes) {
-          if (d->rwop_claims.count(v.persistent_volume_claim)) used.insert(v.persistent_volume_claim);
+          if (d->rwop_claims.count(v.persistent_volume_claim))
+            used.insert(v.persistent_volume_claim);
         }
       }
     }
@@ -159,8 +161,8 @@ Status VolumeRestrictions::RemovePod(framework::CycleState& state, const framewo
   return Status::Success();
 }
 
-Status VolumeRestrictions::Filter(const framework::CycleState& state,
-                                  const framework::PodInfo& pod, const framework::NodeInfo& ni) {
+Status VolumeRestrictions::Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                                  const framework::NodeInfo& ni) {
   if (!SatisfiesVolumeConflicts(pod.Pod(), ni)) {
     return Status(framework::Code::kUnschedulable, kReasonDiskConflict);
   }

@@ -52,7 +52,7 @@ class VolumeRestrictions final : public framework::PreFilterPlugin,
   // No args. Needs the volume::Catalog service for the claims (without one every claim is
   // "not found").
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   VolumeRestrictions(volume::Catalog* catalog, framework::Handle* handle)
       : catalog_(catalog), handle_(handle) {}
   std::string_view Name() const override { return kName; }

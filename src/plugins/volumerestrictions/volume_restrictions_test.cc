@@ -58,10 +58,10 @@ class VolumeRestrictionsTest : public ::testing::Test {
   void AddClaims() {
     api::Manifests m;
     std::string yaml;
-    for (const auto& [name, mode] : std::vector<std::pair<std::string, std::string>>{
-             {"claim-with-rwop-1", "ReadWriteOncePod"},
-             {"claim-with-rwop-2", "ReadWriteOncePod"},
-             {"claim-with-rwx", "ReadWriteMany"}}) {
+    for (const auto& [name, mode] :
+         std::vector<std::pair<std::string, std::string>>{{"claim-with-rwop-1", "ReadWriteOncePod"},
+                                                          {"claim-with-rwop-2", "ReadWriteOncePod"},
+                                                          {"claim-with-rwx", "ReadWriteMany"}}) {
       yaml += "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " + name +
               ", namespace: default}\nspec: {accessModes: [" + mode +
               "], resources: {requests: {storage: 1Gi}}}\n";
@@ -256,7 +256,8 @@ spec:
            {"{name: a, awsElasticBlockStore: {readOnly: true}}",
             "spec.volumes[0].awsElasticBlockStore.volumeID: Required value"},
            {"{name: g, gcePersistentDisk: {pdName: pd, readOnly: maybe}}",
-            "spec.volumes[0].gcePersistentDisk.readOnly: Invalid value: \"maybe\": must be true or false"},
+            "spec.volumes[0].gcePersistentDisk.readOnly: Invalid value: \"maybe\": must be true or "
+            "false"},
            {"{name: i, iscsi: {targetPortal: x, iqn: y, lun: 300}}",
             "spec.volumes[0].iscsi.lun: Invalid value: 300: must be between 0 and 255, inclusive"},
            {"{name: r, rbd: {monitors: m1, image: img}}",
@@ -267,7 +268,8 @@ spec:
     api::Manifests bad;
     absl::Status s = api::DecodeManifests(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n"
-        "  containers: [{name: c, image: busybox}]\n  volumes: [" + volume + "]\n",
+        "  containers: [{name: c, image: busybox}]\n  volumes: [" +
+            volume + "]\n",
         "pod", &bad);
     EXPECT_FALSE(s.ok()) << volume;
     EXPECT_NE(std::string(s.message()).find(want), std::string::npos) << s.message();

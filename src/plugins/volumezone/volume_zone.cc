@@ -49,8 +49,8 @@ bool ZonesToSet(const std::string& value, std::set<std::string>* out) {
   size_t start = 0;
   while (true) {
     const size_t end = value.find("__", start);
-    std::string zone = value.substr(start, end == std::string::npos ? std::string::npos
-                                                                      : end - start);
+    std::string zone =
+        value.substr(start, end == std::string::npos ? std::string::npos : end - start);
     const size_t b = zone.find_first_not_of(" \t\n\r\f\v");
     const size_t e = zone.find_last_not_of(" \t\n\r\f\v");
     if (b == std::string::npos) return false;
@@ -82,7 +82,7 @@ std::vector<PVTopology> PVTopologies(const volume::PersistentVolume& pv) {
 }
 
 framework::StatusOr<std::unique_ptr<framework::Plugin>> VolumeZone::New(framework::PluginArgs,
-                                                                         framework::Handle& h) {
+                                                                        framework::Handle& h) {
   return std::unique_ptr<framework::Plugin>(new VolumeZone(h.Service<volume::Catalog>()));
 }
 

@@ -56,7 +56,7 @@ class VolumeZone final : public framework::PreFilterPlugin,
   static constexpr std::string_view kName = "VolumeZone";
   // No args. Needs the volume::Catalog service (scheduler/profile.cc provides it).
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
-                                                                      framework::Handle& h);
+                                                                     framework::Handle& h);
   explicit VolumeZone(volume::Catalog* catalog) : catalog_(catalog) {}
   std::string_view Name() const override { return kName; }
   // Pods without persistentVolumeClaim volumes are trivially batchable; pods with claims are

@@ -21,8 +21,9 @@ constexpr const char* kRegion = "topology.kubernetes.io/region";
 std::string PV(const std::string& name, const std::map<std::string, std::string>& labels) {
   std::string l;
   for (const auto& [k, v] : labels) l += (l.empty() ? "" : ", ") + k + ": \"" + v + "\"";
-  return "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: " + name +
-         ", labels: {" + l + "}}\nspec:\n  capacity: {storage: 1Gi}\n"
+  return "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: " + name + ", labels: {" +
+         l +
+         "}}\nspec:\n  capacity: {storage: 1Gi}\n"
          "  accessModes: [ReadWriteOnce]\n";
 }
 std::string Claim(const std::string& name, const std::string& volume, const std::string& cls) {
@@ -80,8 +81,12 @@ class VolumeZoneTest : public ::testing::Test {
       bool skipped = false;
       framework::Status s = Run(c, &skipped);
       EXPECT_EQ(s.code(), c.want) << c.name << ": " << s.Message();
-      if (c.want != Code::kSuccess) EXPECT_EQ(s.Message(), c.reason) << c.name;
-      if (c.want_skip) EXPECT_TRUE(skipped) << c.name;
+      if (c.want != Code::kSuccess) {
+        EXPECT_EQ(s.Message(), c.reason) << c.name;
+      }
+      if (c.want_skip) {
+        EXPECT_TRUE(skipped) << c.name;
+      }
     }
   }
 
@@ -105,29 +110,48 @@ TEST_F(VolumeZoneTest, SingleZone) {
       {"node without labels", {"pvc-1"}, {}, Code::kSuccess, ""},
       {"beta zone label matched", {"pvc-1"}, {{kBetaZone, "us-west1-a"}, {"uselessLabel", "none"}}},
       {"beta region label matched",
-       {"pvc-2"}, {{kBetaRegion, "us-west1"}, {"uselessLabel", "none"}}},
+       {"pvc-2"},
+       {{kBetaRegion, "us-west1"}, {"uselessLabel", "none"}}},
       {"beta region label doesn't match",
-       {"pvc-2"}, {{kBetaRegion, "no_us-west1"}, {"uselessLabel", "none"}}, kConflict,
+       {"pvc-2"},
+       {{kBetaRegion, "no_us-west1"}, {"uselessLabel", "none"}},
+       kConflict,
        kReasonConflict},
       {"beta zone label doesn't match",
-       {"pvc-1"}, {{kBetaZone, "no_us-west1-a"}, {"uselessLabel", "none"}}, kConflict,
+       {"pvc-1"},
+       {{kBetaZone, "no_us-west1-a"}, {"uselessLabel", "none"}},
+       kConflict,
        kReasonConflict},
       {"zone label matched", {"pvc-stable-1"}, {{kZone, "us-west1-a"}, {"uselessLabel", "none"}}},
       {"region label matched", {"pvc-stable-2"}, {{kRegion, "us-west1"}, {"uselessLabel", "none"}}},
       {"region label doesn't match",
-       {"pvc-stable-2"}, {{kRegion, "no_us-west1"}, {"uselessLabel", "none"}}, kConflict,
+       {"pvc-stable-2"},
+       {{kRegion, "no_us-west1"}, {"uselessLabel", "none"}},
+       kConflict,
        kReasonConflict},
       {"zone label doesn't match",
-       {"pvc-stable-1"}, {{kZone, "no_us-west1-a"}, {"uselessLabel", "none"}}, kConflict,
+       {"pvc-stable-1"},
+       {{kZone, "no_us-west1-a"}, {"uselessLabel", "none"}},
+       kConflict,
        kReasonConflict},
       {"pv with zone and region, node with only zone",
-       {"pvc-1", "pvc-3"}, {{kZone, "us-west1-a"}}, kConflict, kReasonConflict},
+       {"pvc-1", "pvc-3"},
+       {{kZone, "us-west1-a"}},
+       kConflict,
+       kReasonConflict},
       {"pv with zone,node with beta zone and region",
-       {"pvc-1"}, {{kBetaZone, "us-west1-a"}, {kBetaRegion, "us-west1"}}},
+       {"pvc-1"},
+       {{kBetaZone, "us-west1-a"}, {kBetaRegion, "us-west1"}}},
       {"pv with beta label,node with ga label, matched", {"pvc-1"}, {{kZone, "us-west1-a"}}},
       {"pv with beta label,node with ga label, don't match",
-       {"pvc-1"}, {{kZone, "us-west1-b"}}, kConflict, kReasonConflict},
-      {"PV not found", {"pvc-4"}, {{kZone, "us-west1-a"}}, kConflict,
+       {"pvc-1"},
+       {{kZone, "us-west1-b"}},
+       kConflict,
+       kReasonConflict},
+      {"PV not found",
+       {"pvc-4"},
+       {{kZone, "us-west1-a"}},
+       kConflict,
        "persistentvolume \"vol-not-exist\" not found"},
   });
 }
@@ -145,13 +169,20 @@ TEST_F(VolumeZoneTest, MultiZone) {
       {"node without labels", {"pvc-3"}, {}},
       {"beta zone label matched", {"pvc-3"}, {{kBetaZone, "us-west1-a"}, {"uselessLabel", "none"}}},
       {"beta zone label doesn't match",
-       {"pvc-1"}, {{kBetaZone, "us-west1-b"}, {"uselessLabel", "none"}}, kConflict,
+       {"pvc-1"},
+       {{kBetaZone, "us-west1-b"}, {"uselessLabel", "none"}},
+       kConflict,
        kReasonConflict},
       {"zone label matched", {"pvc-stable-2"}, {{kZone, "us-west1-a"}, {"uselessLabel", "none"}}},
       {"zone label doesn't match",
-       {"pvc-stable-1"}, {{kZone, "us-west1-b"}, {"uselessLabel", "none"}}, kConflict,
+       {"pvc-stable-1"},
+       {{kZone, "us-west1-b"}, {"uselessLabel", "none"}},
+       kConflict,
        kReasonConflict},
-      {"one of many zones doesn't match", {"pvc-3"}, {{kBetaZone, "us-west1-b"}}, kConflict,
+      {"one of many zones doesn't match",
+       {"pvc-3"},
+       {{kBetaZone, "us-west1-b"}},
+       kConflict,
        kReasonConflict},
   });
 }
@@ -169,22 +200,35 @@ kind: StorageClass
 metadata: {name: class-immediate}
 provisioner: example.com/csi
 volumeBindingMode: Immediate
-)" + PV("vol-1", {{kBetaZone, "us-west1-a"}}) + Claim("pvc-1", "vol-1", "") +
-      Claim("pvc-empty-sc", "", "\"\"") + Claim("pvc-no-sc", "", "class-0") +
-      Claim("pvc-immediate-sc", "", "class-immediate") + Claim("pvc-wait-sc", "", "class-wait"));
+)" + PV("vol-1", {{kBetaZone, "us-west1-a"}}) +
+      Claim("pvc-1", "vol-1", "") + Claim("pvc-empty-sc", "", "\"\"") +
+      Claim("pvc-no-sc", "", "class-0") + Claim("pvc-immediate-sc", "", "class-immediate") +
+      Claim("pvc-wait-sc", "", "class-wait"));
   const std::map<std::string, std::string> node = {{kBetaZone, "us-west1-a"},
                                                    {"uselessLabel", "none"}};
   const Code kUnresolvable = Code::kUnschedulableAndUnresolvable;
   Check({
       {"label zone failure domain matched", {"pvc-1"}, node},
-      {"unbound volume empty storage class", {"pvc-empty-sc"}, node, kUnresolvable,
+      {"unbound volume empty storage class",
+       {"pvc-empty-sc"},
+       node,
+       kUnresolvable,
        "PersistentVolumeClaim had no pv name and storageClass name"},
-      {"unbound volume no storage class", {"pvc-no-sc"}, node, kUnresolvable,
+      {"unbound volume no storage class",
+       {"pvc-no-sc"},
+       node,
+       kUnresolvable,
        "storageclass.storage.k8s.io \"class-0\" not found"},
-      {"unbound volume immediate binding mode", {"pvc-immediate-sc"}, node, kUnresolvable,
+      {"unbound volume immediate binding mode",
+       {"pvc-immediate-sc"},
+       node,
+       kUnresolvable,
        "PersistentVolume had no name"},
       {"unbound volume wait binding mode", {"pvc-wait-sc"}, node, Code::kSuccess, "", true},
-      {"PVC not found", {"pvc-missing"}, node, kUnresolvable,
+      {"PVC not found",
+       {"pvc-missing"},
+       node,
+       kUnresolvable,
        "persistentvolumeclaim \"pvc-missing\" not found"},
   });
 }
@@ -205,8 +249,7 @@ TEST_F(VolumeZoneTest, MalformedZoneLabelIsIgnoredAsUpstream) {
 }
 
 TEST_F(VolumeZoneTest, Signature) {
-  auto plain = framework::PodInfo::Make(
-      std::make_shared<api::Pod>(testing::PodBuilder("a").Obj()));
+  auto plain = framework::PodInfo::Make(std::make_shared<api::Pod>(testing::PodBuilder("a").Obj()));
   api::Pod with = testing::PodBuilder("b").Obj();
   with.spec.volumes.push_back({"v", "pvc-1", nullptr, {}});
   auto claimed = framework::PodInfo::Make(std::make_shared<api::Pod>(with));
