@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ with clang (ASan + UBSan + libFuzzer) into
-# build-fuzz and runs each for a bounded time, starting from the seeds in
+# Builds the libFuzzer targets of fuzz/ with clang (ASan + UBSan + libFuzzer) in the
+# sanitizer build, build-asan (configured by scripts/sanitize.sh --configure, whose unit test
+# binaries share its objects), and runs each for a bounded time, starting from the seeds in
 # fuzz/corpus/<target>/ and replaying the saved crash inputs in fuzz/regressions/<target>/.
 # Prints one line per target: executions, crashes, corpus size. Exits 1 if any target
-# crashed (the input is saved under build-fuzz/artifacts/<target>/ and the fuzzer's report
-# is in build-fuzz/logs/<target>.log).
+# crashed (the input is saved under build-asan/artifacts/<target>/ and the fuzzer's report
+# is in build-asan/logs/<target>.log).
 #
 # Usage: scripts/fuzz.sh [--seconds N] [--build-only] [TARGET...]
 #   --seconds N   time per target (default 30; CI uses a short bound)
 #   TARGET        run only these (default: every fuzz_* target)
-# Env: PHALANX_FUZZ_DIR (default build-fuzz), JOBS (default 2), FUZZ_RSS_MB (default 2048),
+# Env: PHALANX_ASAN_DIR (default build-asan), JOBS (default: the number of CPUs),
+#      FUZZ_RSS_MB (default 2048),
 #      FUZZ_SEED (default 1 when CI=true, else random).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,11 +34,10 @@ all=(fuzz_manifest fuzz_quantity fuzz_label_selector fuzz_kubeconfig fuzz_schedu
      fuzz_objects fuzz_cel_selector)
 ((${#targets[@]})) || targets=("${all[@]}")
 
-dir=${PHALANX_FUZZ_DIR:-build-fuzz}
-jobs=${JOBS:-2}
+dir=${PHALANX_ASAN_DIR:-build-asan}
+jobs=${JOBS:-$(nproc)}
 t0=$SECONDS
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DPHALANX_FUZZ=ON -DPHALANX_BUILD_TESTS=OFF -DPHALANX_BUILD_BENCH=OFF >/dev/null
+PHALANX_ASAN_DIR=$dir scripts/sanitize.sh --configure
 ninja -C "$dir" -j"$jobs" "${targets[@]}"
 echo "fuzz: build took $((SECONDS - t0)) s"
 ((build_only)) && exit 0

@@ -98,7 +98,7 @@ while IFS= read -r line; do
     fuzz_lines=$((fuzz_lines + 1))
     result="no crash, leak, UB or timeout; corpus $corpus inputs"
     ((r > 0)) && result+="; $r saved crash input(s) replayed clean"
-    if ((c > 0)); then result="**$c crash** (build-fuzz/artifacts/$t/)"; failed=1; fi
+    if ((c > 0)); then result="**$c crash** (build-asan/artifacts/$t/)"; failed=1; fi
     row "fuzz: ${fuzz_what[$t]:-$t} (\`$t\`)" "$n generated inputs in ${fuzz_seconds} s" "$result"
   fi
 done <"$work/fuzz.log"

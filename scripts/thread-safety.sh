@@ -2,8 +2,10 @@
 # Clang's thread-safety analysis over the core: every non-test source of src/ is parsed by
 # clang++ (-fsyntax-only, no code generated) with the flags of build/compile_commands.json
 # and -Wthread-safety -Werror=thread-safety, so that an access to an ABSL_GUARDED_BY member
-# without its mutex, a missing ABSL_EXCLUSIVE_LOCKS_REQUIRED, a lock not released, etc. fail
-# CI (scripts/test.sh). The project itself is built with g++, which ignores the annotations.
+# without its mutex, a missing ABSL_EXCLUSIVE_LOCKS_REQUIRED, a lock not released, etc. are
+# errors. The project itself is built with g++, which ignores the annotations. CI runs the
+# same analysis inside the clang sanitizer build (-DPHALANX_THREAD_SAFETY=ON, scripts/sanitize.sh);
+# this script checks a g++ build's sources without building them.
 #
 #   scripts/thread-safety.sh [--build DIR] [--jobs N]   check src/ (default build/, 2 jobs)
 #   scripts/thread-safety.sh [--build DIR] --file F [-DNAME...]
