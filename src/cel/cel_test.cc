@@ -64,11 +64,11 @@ using A = AttributeValue;
 
 // compile_test.go's `testcases`, ported. Not ported (list-type attributes, alpha
 // DRAListTypeAttributes, are outside the subset): list-result-type-causes-match-error,
-// includes-*, list-of-*, macro-on-list-*, in-operator-on-list. allow_multiple_allocations_disabled
-// (a feature gate this subset does not model: the field is always declared). "expensive"
-// calls find(), which the subset rejects; CelSemantics.CostLimit runs the same nested loops
-// without it. expectCost (the static cost estimate) has no counterpart: this evaluator
-// enforces the runtime cost limit only.
+// includes-* (includes() comes with them, on scalar attributes too), list-of-*, macro-on-list-*,
+// in-operator-on-list. allow_multiple_allocations_disabled (a feature gate this subset does not
+// model: the field is always declared). "expensive" calls find(), which the subset rejects;
+// CelSemantics.CostLimit runs the same nested loops without it. expectCost (the static cost
+// estimate) has no counterpart: this evaluator enforces the runtime cost limit only.
 std::vector<Case> UpstreamCases() {
   const std::string d = "dra.example.com";
   return {
@@ -175,6 +175,14 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
        }(),
        "", "", true},
       {"allow_multiple_allocations_default", "device.allowMultipleAllocations == false", Dev(d), "",
+       "", true},
+      // _false, _new and _enabled set the field to false explicitly (the last two in the
+      // NewExpressions environment with DRAConsumableCapacity on, the field declared).
+      {"allow_multiple_allocations_false", "device.allowMultipleAllocations == false", Dev(d), "",
+       "", true},
+      {"allow_multiple_allocations_new", "device.allowMultipleAllocations == false", Dev(d), "", "",
+       true},
+      {"allow_multiple_allocations_enabled", "device.allowMultipleAllocations == false", Dev(d), "",
        "", true},
   };
 }
