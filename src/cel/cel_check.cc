@@ -86,6 +86,34 @@ bool IsNumeric(Kind k) { return k == Kind::kInt || k == Kind::kUint || k == Kind
 // t may hold a value of kind k (dyn holds anything).
 bool Admits(const Type& t, Kind k) { return IsDyn(t) || t.kind == k; }
 
+// cel-go's isAssignable (checker/types.go) for this subset's types: dyn unifies with
+// anything; null with the nullable opaque types (Quantity, Semver) and itself; lists and
+// maps element-wise; otherwise the kinds must agree.
+bool Assignable(const Type& a, const Type& b) {
+  if (IsDyn(a) || IsDyn(b)) return true;
+  const auto nullable = [](const Type& t) {
+    return t.kind == Kind::kNull || t.kind == Kind::kQuantity || t.kind == Kind::kSemver;
+  };
+  if (a.kind == Kind::kNull) return nullable(b);
+  if (b.kind == Kind::kNull) return nullable(a);
+  if (a.kind != b.kind) return false;
+  if (a.kind == Kind::kList || a.kind == Kind::kMap) return Assignable(a.Elem(), b.Elem());
+  return true;
+}
+
+// cel-go's isEqualOrLessSpecific: `a` is `b`, or matches it through dyn.
+bool EqualOrLessSpecific(const Type& a, const Type& b) {
+  if (IsDyn(a)) return true;
+  if (IsDyn(b) || a.kind != b.kind) return false;
+  if (a.kind == Kind::kList || a.kind == Kind::kMap) {
+    return EqualOrLessSpecific(a.Elem(), b.Elem());
+  }
+  return true;
+}
+
+// cel-go's mostGeneral: the less specific of two types known to unify.
+Type MostGeneral(const Type& a, const Type& b) { return EqualOrLessSpecific(a, b) ? a : b; }
+
 struct Failure {
   CompileError error;
 };
@@ -208,14 +236,20 @@ class Checker {
     Fail(n.pos, NoOverload("_[_]", {t, i}));
   }
 
+  // The Kubernetes base environment sets cel.HomogeneousAggregateLiterals: the elements
+  // of a list literal must have one type (cel-go checker.go joinTypes), so `[1, 'a']` is
+  // "expected type 'int' but found 'string'" at the second element. A dyn element (an
+  // attribute value) joins any type.
   Type ListLiteral(Node& n) {
     std::optional<Type> elem;
     for (auto& a : n.args) {
       const Type t = Check(*a);
       if (!elem) {
         elem = t;
-      } else if (elem->Name() != t.Name()) {
-        elem = Type::Of(Kind::kDyn);
+      } else if (Assignable(*elem, t)) {
+        elem = MostGeneral(*elem, t);
+      } else {
+        Fail(a->pos, Cat("expected type '", elem->Name(), "' but found '", t.Name(), "'"));
       }
     }
     return Type::ListOf(elem.value_or(Type::Of(Kind::kDyn)));

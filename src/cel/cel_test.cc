@@ -298,6 +298,11 @@ TEST(CelRejected, ExactErrors) {
        "ResourceClaim ns/c: column 18: Syntax error: unterminated string literal"},
       {"device.attributes[\"a\"].",
        "ResourceClaim ns/c: column 24: Syntax error: expected a field or method name after '.'"},
+      // cel.HomogeneousAggregateLiterals (the Kubernetes base environment): one element type.
+      {"device.driver in ['a', 1]",
+       "ResourceClaim ns/c: column 24: expected type 'string' but found 'int'"},
+      {"[[1], [2u]].size() == 2",
+       "ResourceClaim ns/c: column 7: expected type 'list(int)' but found 'list(uint)'"},
       {"device.attributes['gpu.nvidia.com'].memory >= 80.GiB",
        "ResourceClaim ns/c: column 50: type 'int' does not support field selection"},
       {"1 + 1", "ResourceClaim ns/c: column 3: must evaluate to bool or the unknown type, not int"},
