@@ -94,7 +94,9 @@ const MapPtr& EmptyMap() {
   return *kEmpty;
 }
 
-Value Overflow() { return Value::Error("return error for overflow"); }
+// cel-go's errIntOverflow / errUintOverflow (common/types/err.go).
+Value Overflow() { return Value::Error(std::string(kIntOverflow)); }
+Value UintOverflow() { return Value::Error(std::string(kUintOverflow)); }
 
 Value IntArith(BinOp op, int64_t a, int64_t b) {
   int64_t r = 0;
@@ -126,13 +128,13 @@ Value UintArith(BinOp op, uint64_t a, uint64_t b) {
   uint64_t r = 0;
   switch (op) {
     case BinOp::kAdd:
-      if (__builtin_add_overflow(a, b, &r)) return Overflow();
+      if (__builtin_add_overflow(a, b, &r)) return UintOverflow();
       break;
     case BinOp::kSub:
-      if (__builtin_sub_overflow(a, b, &r)) return Overflow();
+      if (__builtin_sub_overflow(a, b, &r)) return UintOverflow();
       break;
     case BinOp::kMul:
-      if (__builtin_mul_overflow(a, b, &r)) return Overflow();
+      if (__builtin_mul_overflow(a, b, &r)) return UintOverflow();
       break;
     case BinOp::kDiv:
       if (b == 0) return Value::Error("division by zero");

@@ -228,6 +228,10 @@ std::string ValueTypeName(const Value& v);
 // iterable type".
 std::string_view GoTypeName(const Value& v);
 inline constexpr std::string_view kCostExceeded = "operation cancelled: actual cost limit exceeded";
+// cel-go's overflow errors (common/types/err.go errIntOverflow, errUintOverflow): int and
+// uint arithmetic and conversions out of range.
+inline constexpr std::string_view kIntOverflow = "integer overflow";
+inline constexpr std::string_view kUintOverflow = "unsigned integer overflow";
 // CEL equality (heterogeneous numeric equality; other type mixes are unequal).
 bool ValuesEqual(const Value& a, const Value& b);
 

@@ -478,14 +478,14 @@ TEST(CelSemantics, LogicalOperatorsAbsorbErrors) {
 }
 
 TEST(CelSemantics, IntegersAndDoubles) {
-  ExpectError("device.attributes['d.example.com'].big + 1 > 0", "return error for overflow", kDev);
-  ExpectError("-9223372036854775808 - 1 < 0", "return error for overflow");
+  ExpectError("device.attributes['d.example.com'].big + 1 > 0", "integer overflow", kDev);
+  ExpectError("-9223372036854775808 - 1 < 0", "integer overflow");
   ExpectTrue("-9223372036854775808 < 0");
   ExpectError("1 / (device.attributes['d.example.com'].int - 5) == 0", "division by zero", kDev);
   ExpectError("1 % (device.attributes['d.example.com'].int - 5) == 0", "modulus by zero", kDev);
   ExpectTrue("7 / 2 == 3 && -7 / 2 == -3 && -7 % 3 == -1");
   ExpectTrue("0x10 == 16 && 3u + 4u == 7u && 1.5 * 2.0 == 3.0 && 1e3 == 1000.0");
-  ExpectError("0u - 1u == 0u", "return error for overflow");
+  ExpectError("0u - 1u == 0u", "unsigned integer overflow");
   // No implicit conversion: a dynamic int plus a double fails at runtime...
   ExpectError("device.attributes['d.example.com'].int + 1.0 > 0.0",
               "no such overload: _+_ applied to (int, double)", kDev);
@@ -496,11 +496,93 @@ TEST(CelSemantics, IntegersAndDoubles) {
       kDev);
   ExpectTrue("double(device.attributes['d.example.com'].int) + 0.5 == 5.5", kDev);
   ExpectTrue("int('42') == 42 && string(42) == '42' && uint(3) == 3u");
-  ExpectError("int('4x') == 4", "cannot convert string '4x' to int");
+  ExpectError("int('4x') == 4", "type conversion error from 'string' to 'int'");
   ExpectTrue(".5 + .5 == 1.0");
   // A dynamic receiver of the wrong type: a runtime error naming the function and types.
   ExpectError("device.attributes['d.example.com'].int.startsWith('x')",
               "no such overload: startsWith(int, string)", kDev);
+}
+
+// Conversions as cel-go's ConvertToType, with Go's strconv and fmt rules underneath.
+// Cases named Type/... are cel-go's common/types tables (TestDoubleConvertToType,
+// TestIntConvertToType, TestUintConvertToType, TestStringConvertToType); those named Go/...
+// state the Go library rule cel-go relies on (strconv.ParseInt / ParseUint / ParseFloat /
+// ParseBool, fmt "%g"). The expression compares the conversion with the expected value, or
+// fails with the expected error.
+TEST(CelSemantics, Conversions) {
+  struct Conv {
+    std::string name;
+    std::string expr;   // bool; or, when error is set, an expression that fails
+    std::string error;  // the whole message
+  };
+  const std::string int_overflow = "integer overflow";
+  const std::string uint_overflow = "unsigned integer overflow";
+  const std::vector<Conv> cases = {
+      {"Type/DoubleToDouble", "double(-4.2) == -4.2"},
+      {"Type/DoubleToInt", "int(4.2) == 4"},
+      {"Type/DoubleToIntNaN", "int(0.0 / 0.0) == 0", int_overflow},
+      {"Type/DoubleToIntPosInf", "int(1.0 / 0.0) == 0", int_overflow},
+      {"Type/DoubleToIntPosOverflow", "int(9223372036854775807.0) == 0", int_overflow},
+      {"Type/DoubleToIntNegOverflow", "int(-9223372036854775808.0) == 0", int_overflow},
+      {"Type/DoubleToUint", "uint(4.7) == 4u"},
+      {"Type/DoubleToUintNaN", "uint(0.0 / 0.0) == 0u", uint_overflow},
+      {"Type/DoubleToUintPosInf", "uint(1.0 / 0.0) == 0u", uint_overflow},
+      {"Type/DoubleToUintPosOverflow", "uint(18446744073709551615.0) == 0u", uint_overflow},
+      {"Type/DoubleToUintNegOverflow", "uint(-0.1) == 0u", uint_overflow},
+      {"Type/DoubleToString", "string(4.5) == '4.5'"},
+      {"Type/IntToInt", "int(4) == 4"},
+      {"Type/IntToUint", "uint(4) == 4u"},
+      {"Type/IntToUintOverflow", "uint(-1) == 0u", uint_overflow},
+      {"Type/IntToDouble", "double(4) == 4.0"},
+      {"Type/IntToString", "string(-4) == '-4'"},
+      {"Type/UintToUint", "uint(4u) == 4u"},
+      {"Type/UintToInt", "int(4u) == 4"},
+      {"Type/UintToIntOverflow", "int(9223372036854775808u) == 0", int_overflow},
+      {"Type/UintToDouble", "double(4u) == 4.0"},
+      {"Type/UintToString", "string(4u) == '4'"},
+      {"Type/StringToInt", "int('-1') == -1"},
+      {"Type/StringToBool", "bool('false') == false"},
+      {"Type/StringToUint", "uint('1') == 1u"},
+      {"Type/StringToDouble", "double('2.5') == 2.5"},
+      {"Type/StringToString", "string('goodbye') == 'goodbye'"},
+      {"Go/ParseInt/plus_sign", "int('+1') == 1"},
+      {"Go/ParseInt/space", "int(' 1') == 1", "type conversion error from 'string' to 'int'"},
+      {"Go/ParseInt/hex", "int('0x10') == 16", "type conversion error from 'string' to 'int'"},
+      {"Go/ParseUint/plus_sign", "uint('+1') == 1u",
+       "type conversion error from 'string' to 'uint'"},
+      {"Go/ParseFloat/space", "double(' 1.5') == 1.5",
+       "type conversion error from 'string' to 'double'"},
+      {"Go/ParseFloat/overflow", "double('1e400') > 0.0",
+       "type conversion error from 'string' to 'double'"},
+      {"Go/ParseFloat/underflow", "double('1e-400') == 0.0"},
+      {"Go/ParseFloat/hex", "double('0x1p-2') == 0.25 && double('-0X1.8P1') == -3.0"},
+      {"Go/ParseFloat/hex_needs_exponent", "double('0x1') == 1.0",
+       "type conversion error from 'string' to 'double'"},
+      {"Go/ParseFloat/infinity", "double('Infinity') == double('+inf') && double('-INF') < 0.0"},
+      {"Go/ParseFloat/nan", "double('NaN') != double('nan')"},
+      {"Go/ParseFloat/signed_nan", "double('+NaN') != 0.0",
+       "type conversion error from 'string' to 'double'"},
+      {"Go/ParseBool/spellings",
+       "bool('1') && bool('t') && bool('T') && bool('TRUE') && bool('True') && !bool('0') && "
+       "!bool('f') && !bool('F') && !bool('FALSE') && !bool('False')"},
+      {"Go/ParseBool/mixed_case", "bool('TrUe')", "type conversion error from 'string' to 'bool'"},
+      {"Go/%g/shortest", "string(0.1) == '0.1' && string(1.0) == '1' && string(-0.0) == '-0'"},
+      {"Go/%g/exponent_at_least_6",
+       "string(123456.0) == '123456' && string(1234567.0) == '1.234567e+06' && string(1e21) == "
+       "'1e+21'"},
+      {"Go/%g/exponent_below_-4",
+       "string(0.0001) == '0.0001' && string(0.00001) == '1e-05' && string(5e-324) == '5e-324'"},
+      {"Go/%g/special",
+       "string(1.0 / 0.0) == '+Inf' && string(-1.0 / 0.0) == '-Inf' && string(0.0 / 0.0) == 'NaN'"},
+  };
+  for (const Conv& c : cases) {
+    SCOPED_TRACE(c.name);
+    if (c.error.empty()) {
+      ExpectTrue(c.expr);
+    } else {
+      ExpectError(c.expr, c.error);
+    }
+  }
 }
 
 TEST(CelSemantics, InHasAndMaps) {
