@@ -358,13 +358,19 @@ class Checker {
     return Type::Of(Kind::kBool);
   }
 
+  // One variable: a list's elements or a map's keys. Two (cel-go ext/comprehensions.go): a
+  // list's index (int) and element, or a map's key and value.
   Type Comprehension(Node& n) {
     const Type range = Check(*n.args[0]);
+    const bool two = !n.name2.empty();
     Type var;
+    Type var2 = Type::Of(Kind::kDyn);
     if (range.kind == Kind::kList) {
-      var = range.Elem();
+      var = two ? Type::Of(Kind::kInt) : range.Elem();
+      var2 = range.Elem();
     } else if (range.kind == Kind::kMap) {
       var = Type::Of(Kind::kString);
+      var2 = range.Elem();
     } else if (IsDyn(range)) {
       var = range;
     } else {
@@ -373,8 +379,13 @@ class Checker {
     }
     n.slot = slots++;
     scope_.push_back(Var{n.name, var, n.slot});
+    if (two) {
+      n.slot2 = slots++;
+      scope_.push_back(Var{n.name2, var2, n.slot2});
+    }
     const Type pred = Check(*n.args[1]);
     scope_.pop_back();
+    if (two) scope_.pop_back();
     if (!Admits(pred, Kind::kBool)) {
       Fail(n.args[1]->pos, Cat("the condition of a comprehension must be bool, not ", pred.Name()));
     }

@@ -690,6 +690,45 @@ TEST(CelConformance, Macros) {
   });
 }
 
+TEST(CelConformance, Macros2) {
+  RunAll({
+      {"macros2/exists/list_elem_all_true", "[1, 2, 3].exists(i, v, i > -1 && v > 0)", B(true)},
+      {"macros2/exists/list_elem_some_true", "[1, 2, 3].exists(i, v, i == 1 && v == 2)", B(true)},
+      {"macros2/exists/list_elem_none_true", "[1, 2, 3].exists(i, v, i > 2 && v > 3)", B(false)},
+      {"macros2/exists/list_elem_type_shortcircuit",
+       "[1, 'foo', 3].exists(i, v, i == 1 && v != '1')",
+       CheckError("expected type")},  // Kubernetes: HomogeneousAggregateLiterals
+      {"macros2/exists/list_elem_type_exhaustive",
+       "[1, 'foo', 3].exists(i, v, i == 3 || v == '10')",
+       CheckError("expected type")},  // Kubernetes: HomogeneousAggregateLiterals
+      {"macros2/exists/list_elem_exists_error", "[1, 2, 3].exists(i, v, v / i == 17)", EvalError()},
+      {"macros2/exists/list_empty", "[].exists(i, v, i == 0 || v == 2)", B(false)},
+      {"macros2/all/list_elem_all_true", "[1, 2, 3].all(i, v, i > -1 && v > 0)", B(true)},
+      {"macros2/all/list_elem_some_true", "[1, 2, 3].all(i, v, i == 1 && v == 2)", B(false)},
+      {"macros2/all/list_elem_none_true", "[1, 2, 3].all(i, v, i == 3 || v == 4)", B(false)},
+      {"macros2/all/list_elem_type_shortcircuit", "[1, 'foo', 3].all(i, v, i == 0 || v == 1)",
+       CheckError("expected type")},  // Kubernetes: HomogeneousAggregateLiterals
+      {"macros2/all/list_elem_type_exhaustive", "[0, 'foo', 3].all(i, v, v % 2 == i)",
+       CheckError("expected type")},  // Kubernetes: HomogeneousAggregateLiterals
+      {"macros2/all/list_elem_type_error_exhaustive", "[0, 'foo', 5].all(i, v, v % 3 == i)",
+       CheckError("expected type")},  // Kubernetes: HomogeneousAggregateLiterals
+      {"macros2/all/list_elem_error_shortcircuit", "[1, 2, 3].all(i, v, 6 / (2 - v) == i)",
+       B(false)},
+      {"macros2/all/list_elem_error_exhaustive", "[1, 2, 3].all(i, v, v / i != 17)", EvalError()},
+      {"macros2/all/list_empty", "[].all(i, v, i > -1 || v > 0)", B(true)},
+      {"macros2/existsOne/list_empty", "[].existsOne(i, v, i == 3 || v == 7)", B(false)},
+      {"macros2/existsOne/list_one_true", "[7].existsOne(i, v, i == 0 && v == 7)", B(true)},
+      {"macros2/existsOne/list_one_false", "[8].existsOne(i, v, i == 0 && v == 7)", B(false)},
+      {"macros2/existsOne/list_none", "[1, 2, 3].existsOne(i, v, i > 2 || v > 3)", B(false)},
+      {"macros2/existsOne/list_one", "[5, 7, 8].existsOne(i, v, v % 5 == i)", B(true)},
+      {"macros2/existsOne/list_many", "[0, 1, 2, 3, 4].existsOne(i, v, v % 2 == i)", B(false)},
+      {"macros2/existsOne/list_all",
+       "['foal', 'foo', 'four'].existsOne(i, v, i > -1 && v.startsWith('fo'))", B(false)},
+      {"macros2/existsOne/list_no_shortcircuit", "[3, 2, 1, 0].existsOne(i, v, v / i > 1)",
+       EvalError()},
+  });
+}
+
 TEST(CelConformance, Parse) {
   RunAll({
       {"parse/nest/funcall", "int(uint(int(uint(int(uint(int(uint(int(uint(int(uint(7))))))))))))",
@@ -1659,23 +1698,6 @@ TEST(CelConformance, OutsideTheSubset) {
        "are not supported by this CEL subset"},
       {"macros2/all/map_key", "{'key1':1, 'key2':2}.all(k, v, k == 'key2' && v == 2)",
        "are not supported by this CEL subset"},
-      {"macros2/existsOne/list_empty", "[].existsOne(i, v, i == 3 || v == 7)",
-       "is not supported by this CEL subset"},
-      {"macros2/existsOne/list_one_true", "[7].existsOne(i, v, i == 0 && v == 7)",
-       "is not supported by this CEL subset"},
-      {"macros2/existsOne/list_one_false", "[8].existsOne(i, v, i == 0 && v == 7)",
-       "is not supported by this CEL subset"},
-      {"macros2/existsOne/list_none", "[1, 2, 3].existsOne(i, v, i > 2 || v > 3)",
-       "is not supported by this CEL subset"},
-      {"macros2/existsOne/list_one", "[5, 7, 8].existsOne(i, v, v % 5 == i)",
-       "is not supported by this CEL subset"},
-      {"macros2/existsOne/list_many", "[0, 1, 2, 3, 4].existsOne(i, v, v % 2 == i)",
-       "is not supported by this CEL subset"},
-      {"macros2/existsOne/list_all",
-       "['foal', 'foo', 'four'].existsOne(i, v, i > -1 && v.startsWith('fo'))",
-       "is not supported by this CEL subset"},
-      {"macros2/existsOne/list_no_shortcircuit", "[3, 2, 1, 0].existsOne(i, v, v / i > 1)",
-       "is not supported by this CEL subset"},
       {"macros2/existsOne/map_one",
        "{6: 'six', 7: 'seven', 8: 'eight'}.existsOne(k, v, k % 5 == 2 && v == 'seven')",
        "are not supported by this CEL subset"},

@@ -429,9 +429,11 @@ Value Evaluator::Comprehension(const Node& n) {
   if (range.IsError()) return range;
   List keys;
   const List* items = nullptr;
+  const MapData* map = nullptr;
   if (const auto* l = std::get_if<ListPtr>(&range.v)) {
     items = l->get();
   } else if (const auto* m = std::get_if<MapPtr>(&range.v)) {
+    map = m->get();
     for (const auto& [k, v] : (*m)->entries) keys.push_back(Value{k});
     items = &keys;
   } else {
@@ -439,8 +441,18 @@ Value Evaluator::Comprehension(const Node& n) {
   }
   std::optional<Value> error;
   int64_t count = 0;
-  for (const Value& item : *items) {
-    ctx_.slots[static_cast<size_t>(n.slot)] = item;
+  for (size_t i = 0; i < items->size(); ++i) {
+    const Value& item = (*items)[i];
+    if (n.slot2 < 0) {
+      ctx_.slots[static_cast<size_t>(n.slot)] = item;
+    } else if (map != nullptr) {  // key, value
+      ctx_.slots[static_cast<size_t>(n.slot)] = item;
+      ctx_.slots[static_cast<size_t>(n.slot2)] =
+          map->entries.find(std::get<std::string>(item.v))->second;
+    } else {  // index, element
+      ctx_.slots[static_cast<size_t>(n.slot)] = Value{static_cast<int64_t>(i)};
+      ctx_.slots[static_cast<size_t>(n.slot2)] = item;
+    }
     Value p = Eval(*n.args[1]);
     if (ctx_.cancelled) return Cancelled();
     const auto* b = std::get_if<bool>(&p.v);

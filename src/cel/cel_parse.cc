@@ -554,19 +554,28 @@ class Parser {
   std::unique_ptr<Node> MemberCall(std::unique_ptr<Node> target, std::string name, size_t pos) {
     Expect("(");
     auto args = Args(")");
-    if (name == "all" || name == "exists" || name == "exists_one") {
+    // The quantifier macros (parser/macro.go), with one variable, or two (the index or key,
+    // then the value) as cel-go's ext.TwoVarComprehensions, which the Kubernetes base
+    // environment includes since 1.32. existsOne is exists_one's newer name.
+    if (name == "all" || name == "exists" || name == "exists_one" || name == "existsOne") {
       const Op op = name == "all" ? Op::kAll : (name == "exists" ? Op::kExists : Op::kExistsOne);
-      if (args.size() != 2) {
-        Fail(pos, Cat(name, "() macro takes two arguments: a variable name and a condition"));
+      if (args.size() != 2 && args.size() != 3) {
+        Fail(pos, Cat(name,
+                      "() macro takes a variable name (or two: index or key, and value) and a "
+                      "condition"));
       }
       auto n = Make(op, pos);
       n->name = VariableName(*args[0], name);
+      if (args.size() == 3) {
+        n->name2 = VariableName(*args[1], name);
+        if (n->name2 == n->name) Fail(args[1]->pos, Cat("duplicate variable name: ", n->name));
+      }
       n->args.push_back(std::move(target));
-      n->args.push_back(std::move(args[1]));
+      n->args.push_back(std::move(args.back()));
       return n;
     }
     if (name == "map" || name == "filter" || name == "transformList" || name == "transformMap" ||
-        name == "sortBy" || name == "existsOne") {
+        name == "transformMapEntry" || name == "sortBy") {
       Fail(pos, Cat("the '", name, "' macro is not supported by this CEL subset"));
     }
     if (target->op == Op::kIdent && target->name == "cel") {

@@ -352,8 +352,12 @@ TEST(CelRejected, ExactErrors) {
        "selection, e.g. has(a.b)"},
       {"[1].all(1, true)", "ResourceClaim ns/c: column 9: all(): argument must be a simple name"},
       {"[1].exists(x)",
-       "ResourceClaim ns/c: column 5: exists() macro takes two arguments: a variable name and a "
-       "condition"},
+       "ResourceClaim ns/c: column 5: exists() macro takes a variable name (or two: index or key, "
+       "and value) and a condition"},
+      {"[1].all(x, x, true)", "ResourceClaim ns/c: column 12: duplicate variable name: x"},
+      {"[1].transformList(i, v, v * 2).size() == 1",
+       "ResourceClaim ns/c: column 5: the 'transformList' macro is not supported by this CEL "
+       "subset"},
       {"device.driver.matches('[a-')",
        "ResourceClaim ns/c: column 23: error parsing regexp: missing closing ]: `[a-`"},
       {"device.driver.matches('(?i)nvidia')",
@@ -604,6 +608,18 @@ TEST(CelSemantics, InHasAndMaps) {
   ExpectTrue(
       "[1, 2, 3].all(x, x > 0) && [1, 2, 3].exists(x, x == 2) && [1, 2, 3].exists_one(x, x > 2)");
   ExpectFalse("[1, 2, 3].exists_one(x, x > 1)");
+  ExpectTrue("[1, 2, 3].existsOne(x, x > 2) && ![1, 2, 3].existsOne(x, x > 1)");
+  // Two variables (ext.TwoVarComprehensions): a list's index and element, a map's key and
+  // value.
+  ExpectTrue(
+      "[10, 20, 30].all(i, v, v == (i + 1) * 10) && [10, 20].exists(i, v, i == 1 && v == 20)");
+  ExpectTrue(
+      "[1, 1, 2].existsOne(i, v, v == 1 && i > 0) && [1, 1].exists_one(i, v, v == 1) == false");
+  ExpectTrue(
+      "device.attributes['d.example.com'].exists(k, v, k == 'int' && v == 5) && "
+      "device.capacity.all(domain, m, size(m) > 0)",
+      kDev);
+  ExpectError("[0, 1].exists(i, v, 1 / v == 7)", "division by zero");
   ExpectError("[1, 2][2] == 1", "index out of range: 2");
   ExpectTrue("[1, 2][1] == 2 && [[1], [2, 3]][1].size() == 2 && [1] + [2] == [1, 2]");
   ExpectTrue("device.attributes['d.example.com'].size() == 5 && size(device.capacity) == 1", kDev);
