@@ -402,9 +402,24 @@ class Checker {
   }
 
   Type Call(Node& n);
+
+  bool InScope(const std::string& name) const {
+    for (const Var& v : scope_) {
+      if (v.name == name) return true;
+    }
+    return false;
+  }
 };
 
 Type Checker::Call(Node& n) {
+  // A namespaced function of a library the Kubernetes environment has and this subset
+  // does not (strings.quote, sets.contains, math.greatest, ...): say so, rather than
+  // "undeclared reference to 'strings'".
+  if (n.member && n.args[0]->op == Op::kIdent && !InScope(n.args[0]->name) &&
+      IsKnownUnsupportedFunction(n.args[0]->name)) {
+    Fail(n.pos, Cat("function '", n.args[0]->name, ".", n.name,
+                    "' is not supported by this CEL subset (see docs/dra-cel.md)"));
+  }
   std::vector<Type> args;
   args.reserve(n.args.size());
   for (auto& a : n.args) args.push_back(Check(*a));

@@ -355,6 +355,13 @@ TEST(CelRejected, ExactErrors) {
        "ResourceClaim ns/c: column 5: exists() macro takes a variable name (or two: index or key, "
        "and value) and a condition"},
       {"[1].all(x, x, true)", "ResourceClaim ns/c: column 12: duplicate variable name: x"},
+      // A library function of Kubernetes' environment under a namespace.
+      {"strings.quote(device.driver) == 'x'",
+       "ResourceClaim ns/c: column 9: function 'strings.quote' is not supported by this CEL subset "
+       "(see docs/dra-cel.md)"},
+      {"sets.contains([1], [1])",
+       "ResourceClaim ns/c: column 6: function 'sets.contains' is not supported by this CEL subset "
+       "(see docs/dra-cel.md)"},
       {"[1].transformList(i, v, v * 2).size() == 1",
        "ResourceClaim ns/c: column 5: the 'transformList' macro is not supported by this CEL "
        "subset"},
