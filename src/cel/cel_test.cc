@@ -348,7 +348,7 @@ TEST(CelRejected, ExactErrors) {
        "ResourceClaim ns/c: column 18: optional syntax ('?.' and '[?') is not supported by this "
        "CEL subset"},
       {"has(device)",
-       "ResourceClaim ns/c: column 1: invalid argument to has() macro: it takes one field "
+       "ResourceClaim ns/c: column 5: invalid argument to has() macro: it takes one field "
        "selection, e.g. has(a.b)"},
       {"[1].all(1, true)", "ResourceClaim ns/c: column 9: all(): argument must be a simple name"},
       {"[1].exists(x)",
