@@ -991,7 +991,7 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
       }
       op.duration_ns = *dur;
     }
-    // Upstream isValid(false): counts must be positive once parameters are applied.
+    // Upstream isValid(false): counts once parameters are applied.
     const bool counted =
         op.kind == PerfOpKind::kCreateNodes || op.kind == PerfOpKind::kCreatePods ||
         op.kind == PerfOpKind::kCreateNamespaces || op.kind == PerfOpKind::kCreatePodGroups ||
@@ -1004,7 +1004,9 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
       return c.Fail("maxClaimsPerNodeParam",
                     "invalid MaxClaimsPerNode=" + std::to_string(op.max_claims_per_node));
     }
-    if (counted && op.count <= 0) {
+    // A count may be 0 (1.36 isValidCount: count >= 0; the dra file's
+    // "nodesWithoutDRA: 0", nodedeclaredfeatures' "initPods: 0").
+    if (counted && op.count < 0) {
       return c.Fail(
           op.count_param.empty() ? "count" : "countParam",
           "invalid Count=" + std::to_string(op.count) + " / CountParam=\"" + op.count_param + "\"");

@@ -170,7 +170,7 @@ TEST(PerfWorkload, PatchParamsErrors) {
   - name: notint
     params: {nodes: 5, pods: lots, wait: 1s}
   - name: zero
-    params: {nodes: 0, pods: 3, wait: 1s}
+    params: {nodes: -1, pods: 3, wait: 1s}
   - name: baddur
     params: {nodes: 1, pods: 3, wait: 1d}
   - name: ok
@@ -192,7 +192,7 @@ TEST(PerfWorkload, PatchParamsErrors) {
   EXPECT_NE(err.find("parameter $pods must be an integer, got \"lots\""), std::string::npos) << err;
   err = std::string(PatchParams(cfg, tc, tc.workloads[2], &ops).message());
   EXPECT_FALSE(err.empty());
-  EXPECT_NE(err.find("workloadTemplate[0] (createNodes): countParam: invalid Count=0"),
+  EXPECT_NE(err.find("workloadTemplate[0] (createNodes): countParam: invalid Count=-1"),
             std::string::npos)
       << err;
   err = std::string(PatchParams(cfg, tc, tc.workloads[3], &ops).message());
@@ -470,7 +470,7 @@ TEST(PerfWorkload, Upstream136FilesLoad) {
         std::vector<PerfOp> ops;
         ASSERT_EQ(PatchParams(cfg, tc, w, &ops), absl::OkStatus()) << tc.name << "/" << w.name;
         ++workloads;
-        thresholds += w.threshold > 0;
+        thresholds += w.threshold > 0 || !w.threshold_by_topic.empty();  // number or topic map
         for (const auto& op : ops) opcodes.insert(PerfOpcodeName(op.kind));
       }
     }
