@@ -102,6 +102,8 @@ struct Tally {
   std::map<std::string, int> by_route;  // "v1 Pod strategic merge patch" -> count
   int writes = 0, values = 0;
   std::vector<std::string> failures;
+  // Writes of a kind whose CRD the reference data lacks (MissingFromReferenceData).
+  std::vector<std::string> unvalidated;
 };
 
 const char* KindWord(WriteKind k) {
@@ -114,6 +116,21 @@ const char* KindWord(WriteKind k) {
       return "strategic merge patch";
   }
   return "?";
+}
+
+// When the schema of `gvk` is missing because the reference data lacks its CRD (a git
+// symbolic link checked out as text whose target is not in this copy of ../shared/upstream,
+// as scheduler-plugins' manifests/crds are), the loader's message; "" otherwise. Writes of
+// such a kind are listed as not validated, with that message, instead of failing: the
+// data, not Phalanx, is short.
+std::string MissingFromReferenceData(const schema::SchemaSet& schemas,
+                                     const GroupVersionKind& gvk) {
+  if (schemas.Has(gvk)) return "";
+  for (const auto& v : schemas.Validate(json::object(), gvk).violations) {
+    const std::string m = v.ToString();
+    if (m.find("the CRD is missing from this copy") != std::string::npos) return m;
+  }
+  return "";
 }
 
 void Check(const schema::SchemaSet& schemas, const std::vector<RecordedRequest>& reqs,
@@ -131,6 +148,10 @@ void Check(const schema::SchemaSet& schemas, const std::vector<RecordedRequest>&
       body = json::parse(r.body);
     } catch (const json::exception& e) {
       t->failures.push_back(what + ": body is not JSON: " + e.what() + ": " + r.body);
+      continue;
+    }
+    if (const std::string m = MissingFromReferenceData(schemas, route->gvk); !m.empty()) {
+      t->unvalidated.push_back(what + ": " + m);
       continue;
     }
     ++t->writes;
@@ -156,7 +177,9 @@ void Check(const schema::SchemaSet& schemas, const std::vector<RecordedRequest>&
       // describe never shows the event), in the event's namespace.
       const json& io = body["involvedObject"];
       const GroupVersionKind ref = GroupVersionKind::FromObject(io);
-      if (!schemas.Has(ref)) {
+      if (const std::string m = MissingFromReferenceData(schemas, ref); !m.empty()) {
+        t->unvalidated.push_back(what + ": involvedObject " + ref.String() + ": " + m);
+      } else if (!schemas.Has(ref)) {
         t->failures.push_back(what + ": involvedObject " + ref.String() + " is not a served kind");
       }
       const std::string ns = io.value("namespace", "");
@@ -213,6 +236,11 @@ class WritesTest : public ::testing::Test {
     std::string table;
     for (const auto& [k, n] : t.by_route) table += "  " + std::to_string(n) + "  " + k + "\n";
     std::cout << t.writes << " writes validated (" << t.values << " values):\n" << table;
+    if (!t.unvalidated.empty()) {
+      std::cout << t.unvalidated.size()
+                << " writes NOT validated (their CRD is missing from the reference data):\n";
+      for (const auto& u : t.unvalidated) std::cout << "  " << u << "\n";
+    }
     for (const auto& f : t.failures) ADD_FAILURE() << f;
     EXPECT_GE(t.writes, min_writes) << table;
     total_writes += t.writes;
