@@ -87,7 +87,10 @@ std::vector<ResourceType> OptionalObjectResources() {
       Obj("topology.volcano.sh", "hypernodes", "HyperNode"),
       Obj("scheduling.k8s.io", "workloads", "Workload"),  // 1.35+ Workload API
       Obj("scheduling.k8s.io", "podgroups", "PodGroup"),  // 1.36+
-      Obj("batch", "jobs", "Job"),                        // PodGrouper owners
+      // 1.37 head (v1alpha3): a group of PodGroups (gang/dialects.h; its members stay
+      // pending naming spec.parentCompositePodGroupName).
+      Obj("scheduling.k8s.io", "compositepodgroups", "CompositePodGroup"),
+      Obj("batch", "jobs", "Job"),  // PodGrouper owners
       Obj("jobset.x-k8s.io", "jobsets", "JobSet"),
       Obj("kubeflow.org", "pytorchjobs", "PyTorchJob"),
       Obj("kubeflow.org", "mpijobs", "MPIJob"),

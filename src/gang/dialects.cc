@@ -20,11 +20,13 @@
 //   1.35 v1alpha1 Workload spec.podGroups[]{name, policy{basic{} | gang{minCount}}}, pods
 //   spec.workloadRef{name, podGroup, podGroupReplicaKey}. 1.36 v1alpha2 Workload
 //   spec.podGroupTemplates[]{name, schedulingPolicy{basic|gang{minCount}},
-//   schedulingConstraints{topologyConstraints[]{topologyKey}}} and a standalone PodGroup
+//   schedulingConstraints{topology[]{key}}} and a standalone PodGroup
 //   {spec.podGroupTemplateRef{workload{workloadName, podGroupTemplateName}},
 //   spec.schedulingPolicy, spec.schedulingConstraints}; pods spec.schedulingGroup
-//   .podGroupName. 1.37 v1beta1 keeps the 1.36 shape. Upstream uses a fixed 5 minute gang
-//   timeout. Which shape a Workload has is decided by its fields, not its version.
+//   .podGroupName. The 1.37 head (v1alpha3, v1beta1) renames the template reference
+//   (spec.workloadRef{workloadName, templateName}) and adds CompositePodGroup; every
+//   version's fields are listed at "Upstream Workload API" below. Upstream uses a fixed
+//   5 minute gang timeout.
 // Volcano (volcano.sh/apis scheduling/v1beta1): PodGroup {spec.minMember,
 //   spec.minTaskMember{task: n}, spec.queue (default "default"), spec.priorityClassName,
 //   spec.minResources, spec.networkTopology{mode, highestTierAllowed, highestTierName}};
@@ -648,44 +650,132 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
 }
 
 // ---- Upstream Workload API ----
+//
+// The shapes each version serves (k8s.io/api scheduling, the round-trip fixtures of 1.36.0
+// and of the 1.37 head; the 1.36 OpenAPI document):
+//   v1alpha1 (1.35)  Workload spec{controllerRef, podGroups[]{name, policy{basic | gang
+//                    {minCount}}}}; pods spec.workloadRef.
+//   v1alpha2 (1.36)  Workload spec{controllerRef, podGroupTemplates[]{name, schedulingPolicy,
+//                    schedulingConstraints, resourceClaims, disruptionMode, priorityClassName,
+//                    priority}}; PodGroup spec{podGroupTemplateRef{workload{workloadName,
+//                    podGroupTemplateName}}, schedulingPolicy{basic | gang{minCount}},
+//                    schedulingConstraints{topology[]{key}}, resourceClaims, disruptionMode,
+//                    priorityClassName, priority}; pods spec.schedulingGroup.podGroupName.
+//   v1alpha3, v1beta1 (1.37 head)  PodGroup spec{parentCompositePodGroupName,
+//                    workloadRef{workloadName, templateName}, schedulingPolicy,
+//                    schedulingConstraints, resourceClaims, disruptionMode{single | all},
+//                    priorityClassName, priority, preemptionPolicy}; CompositePodGroup (v1alpha3)
+//                    spec{parentCompositePodGroupName, workloadRef, schedulingPolicy{basic |
+//                    gang{minGroupCount}}, schedulingConstraints, disruptionMode,
+//                    priorityClassName, priority, preemptionPolicy}; Workload adds
+//                    compositePodGroupTemplates[]{..., podGroupTemplates[]}.
+// Decoding is strict, as the API server's: a field the version does not define is an
+// error naming it (the drafts' schedulingConstraints.topologyConstraints[].topologyKey
+// among them), so a gang is never placed without a constraint its author wrote. Fields
+// the version defines that Phalanx does not honour (workload-aware preemption's
+// disruptionMode / priorityClassName / priority / preemptionPolicy, a CompositePodGroup
+// parent) keep the gang pending with "<field>: not supported by this scheduler"
+// (api/field_audit.h's wording). Validation as pkg/apis/scheduling/validation: exactly
+// one of basic / gang, minCount >= 1, at most one topology constraint with a key.
 
 enum class Policy { kNone, kBasic, kGang, kInvalid };
 
-// Reads a PodGroupPolicy / PodGroupSchedulingPolicy {basic{} | gang{minCount}}.
+// The API generation of a scheduling.k8s.io object: which fields it may carry.
+enum class WorkloadApi { k135, k136, k137 };
+
+WorkloadApi WorkloadApiOf(const api::Unstructured& obj) {
+  const std::string v = obj.api_version.substr(obj.api_version.find('/') + 1);
+  if (v == "v1alpha1") return WorkloadApi::k135;
+  if (v == "v1alpha2") return WorkloadApi::k136;
+  return WorkloadApi::k137;  // v1alpha3, v1beta1 and anything newer: the newest shape
+}
+
+// Every key of `node` (a map) must be in `known`: else "unknown field" naming it, with
+// what the version calls it when the name is a known draft's.
+void KnownFields(const YAML::Node& node, const std::string& path,
+                 std::initializer_list<std::string_view> known, const std::string& version,
+                 Errors* errs) {
+  if (!Present(node) || !node.IsMap()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string k = it->first.Scalar();
+    if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+    std::string hint;
+    if (k == "topologyConstraints") hint = " (" + version + " names it topology[].key)";
+    if (k == "topologyKey") hint = " (" + version + " names it key)";
+    errs->Add(path.empty() ? k : path + "." + k, "unknown field" + hint);
+  }
+}
+
+// Fields the version defines that Phalanx does not honour: the gang stays pending naming
+// each one set.
+void NotHonoured(const YAML::Node& node, const std::string& path,
+                 std::initializer_list<const char*> fields, Errors* errs) {
+  for (const char* f : fields) {
+    if (Present(Child(node, f))) errs->Add(path + "." + f, "not supported by this scheduler");
+  }
+}
+
+// Reads a PodGroupPolicy / PodGroupSchedulingPolicy {basic{} | gang{<count_field>}}.
 Policy ReadPolicy(const YAML::Node& policy, const std::string& path, int32_t* min_count,
-                  Errors* errs) {
+                  Errors* errs, const char* count_field = "minCount") {
   if (!Present(policy)) {
     errs->Add(path, "required: exactly one of basic or gang");
     return Policy::kInvalid;
   }
+  KnownFields(policy, path, {"basic", "gang"}, "", errs);
   const bool basic = Child(policy, "basic").IsDefined();
   const YAML::Node gang = Child(policy, "gang");
   if (basic && gang.IsDefined()) {
     errs->Add(path, "exactly one of basic or gang may be set");
     return Policy::kInvalid;
   }
-  if (basic) return Policy::kBasic;
+  if (basic) {
+    KnownFields(Child(policy, "basic"), path + ".basic", {}, "", errs);
+    return Policy::kBasic;
+  }
   if (!gang.IsDefined()) {
     errs->Add(path, "required: exactly one of basic or gang");
     return Policy::kInvalid;
   }
+  KnownFields(gang, path + ".gang", {std::string_view(count_field)}, "", errs);
   bool present = false;
-  if (!CountField(gang, "minCount", path + ".gang.minCount", 1, min_count, &present, errs)) {
+  if (!CountField(gang, count_field, path + ".gang." + count_field, 1, min_count, &present, errs)) {
     return Policy::kInvalid;
   }
   if (!present) {
-    errs->Add(path + ".gang.minCount", "required, must be >= 1");
+    errs->Add(path + ".gang." + count_field, "required, must be >= 1");
     return Policy::kInvalid;
   }
   return Policy::kGang;
 }
 
-void UpstreamTopology(const YAML::Node& constraints, PodGroupSpec* s) {
-  const YAML::Node tcs = Child(constraints, "topologyConstraints");
-  if (!Present(tcs) || !tcs.IsSequence() || tcs.size() == 0) return;
-  const std::string key = Str(tcs[0], "topologyKey");
-  if (key.empty()) return;
-  s->topology.required_level = key;  // "All pods within the PodGroup must be colocated"
+// schedulingConstraints{topology[]{key}}: "All pods within the PodGroup must be colocated
+// within the same domain instance" of the node label `key`; "Currently only a single
+// topology constraint can be specified".
+void UpstreamTopology(const YAML::Node& constraints, const std::string& path,
+                      const std::string& version, PodGroupSpec* s, Errors* errs) {
+  if (!Present(constraints)) return;
+  KnownFields(constraints, path, {"topology"}, version, errs);
+  const YAML::Node list = Child(constraints, "topology");
+  if (!Present(list)) return;
+  const std::string lpath = path + ".topology";
+  if (!list.IsSequence()) {
+    errs->Add(lpath, "must be a list, got " + Describe(list));
+    return;
+  }
+  if (list.size() > 1) {
+    errs->Add(lpath, "must have at most 1 item, got " + std::to_string(list.size()));
+    return;
+  }
+  if (list.size() == 0) return;
+  const std::string ipath = lpath + "[0]";
+  KnownFields(list[0], ipath, {"key"}, version, errs);
+  const std::string key = Str(list[0], "key");
+  if (key.empty()) {
+    errs->Add(ipath + ".key", "required");
+    return;
+  }
+  s->topology.required_level = key;
 }
 
 void UpstreamDefaults(PodGroupSpec* s) {
@@ -699,37 +789,108 @@ std::vector<PodGroupSpec> UpstreamPodGroupSpecs(const api::Unstructured& obj) {
   UpstreamDefaults(&s);
   Errors errs(s.source);
   const YAML::Node spec = Child(Root(obj), "spec");
+  const WorkloadApi gen = WorkloadApiOf(obj);
+  const std::string& version = obj.api_version;
+  if (gen == WorkloadApi::k136) {
+    KnownFields(spec, "spec",
+                {"podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints",
+                 "resourceClaims", "disruptionMode", "priorityClassName", "priority"},
+                version, &errs);
+    const YAML::Node ref = Child(spec, "podGroupTemplateRef");
+    KnownFields(ref, "spec.podGroupTemplateRef", {"workload"}, version, &errs);
+    KnownFields(Child(ref, "workload"), "spec.podGroupTemplateRef.workload",
+                {"workloadName", "podGroupTemplateName"}, version, &errs);
+    NotHonoured(spec, "spec", {"disruptionMode", "priorityClassName", "priority"}, &errs);
+  } else {
+    KnownFields(
+        spec, "spec",
+        {"parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "schedulingConstraints",
+         "resourceClaims", "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"},
+        version, &errs);
+    KnownFields(Child(spec, "workloadRef"), "spec.workloadRef", {"workloadName", "templateName"},
+                version, &errs);
+    NotHonoured(spec, "spec",
+                {"parentCompositePodGroupName", "disruptionMode", "priorityClassName", "priority",
+                 "preemptionPolicy"},
+                &errs);
+  }
   int32_t min_count = 0;
   switch (ReadPolicy(Child(spec, "schedulingPolicy"), "spec.schedulingPolicy", &min_count, &errs)) {
     case Policy::kBasic:
-      return {};
+      if (errs.empty()) return {};
+      break;
     case Policy::kGang:
       s.min_member = min_count;
       break;
     default:
       break;
   }
-  UpstreamTopology(Child(spec, "schedulingConstraints"), &s);
+  UpstreamTopology(Child(spec, "schedulingConstraints"), "spec.schedulingConstraints", version, &s,
+                   &errs);
   s.invalid = errs.Summary();
   return {std::move(s)};
 }
 
-// Workload: 1.35 spec.podGroups[].policy, 1.36+ spec.podGroupTemplates[].schedulingPolicy.
+// A template's fields (Workload podGroupTemplates[] / compositePodGroupTemplates[]).
+void CheckTemplate(const YAML::Node& g, const std::string& path, WorkloadApi gen, bool composite,
+                   const std::string& version, Errors* errs) {
+  if (composite) {
+    KnownFields(g, path,
+                {"name", "schedulingPolicy", "schedulingConstraints", "disruptionMode",
+                 "priorityClassName", "priority", "preemptionPolicy", "podGroupTemplates"},
+                version, errs);
+  } else if (gen == WorkloadApi::k136) {
+    KnownFields(g, path,
+                {"name", "schedulingPolicy", "schedulingConstraints", "resourceClaims",
+                 "disruptionMode", "priorityClassName", "priority"},
+                version, errs);
+  } else {
+    KnownFields(g, path,
+                {"name", "schedulingPolicy", "schedulingConstraints", "resourceClaims",
+                 "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"},
+                version, errs);
+  }
+}
+
+// Workload: 1.35 spec.podGroups[].policy (the pod groups are gangs of the pods naming
+// them in spec.workloadRef); 1.36+ spec.podGroupTemplates[].schedulingPolicy (templates
+// that controllers copy into PodGroup objects, which the pods name: the specs returned
+// carry the template's rules and have no members of their own).
 std::vector<PodGroupSpec> WorkloadSpecs(const api::Unstructured& obj) {
   const YAML::Node spec = Child(Root(obj), "spec");
-  const bool templates = Present(Child(spec, "podGroupTemplates"));
+  const WorkloadApi gen = WorkloadApiOf(obj);
+  const std::string& version = obj.api_version;
+  // A 1.35 manifest labelled with a newer version keeps working: the shape decides, and
+  // the field check below names what the version does not define.
+  const bool templates = gen != WorkloadApi::k135 || Present(Child(spec, "podGroupTemplates"));
   const char* list_field = templates ? "podGroupTemplates" : "podGroups";
   const char* policy_field = templates ? "schedulingPolicy" : "policy";
+  Errors top(ObjectWhat(obj));
+  if (gen == WorkloadApi::k136) {
+    KnownFields(spec, "spec", {"controllerRef", "podGroupTemplates"}, version, &top);
+  } else if (gen == WorkloadApi::k137) {
+    KnownFields(spec, "spec", {"controllerRef", "podGroupTemplates", "compositePodGroupTemplates"},
+                version, &top);
+  }
   const YAML::Node groups = Child(spec, list_field);
   std::vector<PodGroupSpec> out;
   if (!Present(groups) || !groups.IsSequence()) {
     PodGroupSpec s = ObjectSpec(obj, Dialect::kWorkload);
-    Errors errs(s.source);
-    errs.Add(std::string("spec.") + list_field,
-             Present(groups) ? "must be a list, got " + Describe(groups) : "required");
-    s.invalid = errs.Summary();
+    top.Add(std::string("spec.") + list_field,
+            Present(groups) ? "must be a list, got " + Describe(groups) : "required");
+    s.invalid = top.Summary();
     out.push_back(std::move(s));
     return out;
+  }
+  const YAML::Node composites = Child(spec, "compositePodGroupTemplates");
+  if (Present(composites) && composites.IsSequence()) {
+    for (size_t i = 0; i < composites.size(); ++i) {
+      const std::string path = "spec.compositePodGroupTemplates[" + std::to_string(i) + "]";
+      CheckTemplate(composites[i], path, gen, true, version, &top);
+      int32_t unused = 0;
+      ReadPolicy(Child(composites[i], "schedulingPolicy"), path + ".schedulingPolicy", &unused,
+                 &top, "minGroupCount");
+    }
   }
   for (size_t i = 0; i < groups.size(); ++i) {
     const YAML::Node g = groups[i];
@@ -741,17 +902,45 @@ std::vector<PodGroupSpec> WorkloadSpecs(const api::Unstructured& obj) {
     s.key = s.namespace_ + "/" + s.name;
     s.source = ObjectWhat(obj) + " " + path;
     Errors errs(ObjectWhat(obj));
+    for (const auto& e : top) errs.Add(e);
     if (name.empty()) errs.Add(path + ".name", "required");
+    if (templates) CheckTemplate(g, path, gen, false, version, &errs);
     int32_t min_count = 0;
     const Policy p =
         ReadPolicy(Child(g, policy_field), path + "." + policy_field, &min_count, &errs);
     if (p == Policy::kBasic && errs.empty()) continue;  // not a gang
     if (p == Policy::kGang) s.min_member = min_count;
-    if (templates) UpstreamTopology(Child(g, "schedulingConstraints"), &s);
+    if (templates) {
+      UpstreamTopology(Child(g, "schedulingConstraints"), path + ".schedulingConstraints", version,
+                       &s, &errs);
+    }
     s.invalid = errs.Summary();
     out.push_back(std::move(s));
   }
   return out;
+}
+
+// CompositePodGroup (1.37 head, v1alpha3): a group of PodGroups with a quorum of groups
+// (gang.minGroupCount). Its fields are checked; it defines no gang of pods itself, and its
+// member PodGroups (spec.parentCompositePodGroupName) stay pending naming that field.
+std::vector<PodGroupSpec> CompositePodGroupSpecs(const api::Unstructured& obj) {
+  Errors errs(ObjectWhat(obj));
+  const YAML::Node spec = Child(Root(obj), "spec");
+  KnownFields(
+      spec, "spec",
+      {"parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "schedulingConstraints",
+       "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"},
+      obj.api_version, &errs);
+  int32_t unused = 0;
+  ReadPolicy(Child(spec, "schedulingPolicy"), "spec.schedulingPolicy", &unused, &errs,
+             "minGroupCount");
+  PodGroupSpec probe;
+  UpstreamTopology(Child(spec, "schedulingConstraints"), "spec.schedulingConstraints",
+                   obj.api_version, &probe, &errs);
+  if (errs.empty()) return {};
+  PodGroupSpec s = ObjectSpec(obj, Dialect::kWorkload);
+  s.invalid = errs.Summary();
+  return {std::move(s)};
 }
 
 // The policy a Workload gives one of its pod groups (either shape); kNone when the
@@ -775,6 +964,10 @@ std::vector<PodGroupSpec> SpecsImpl(const api::Unstructured& obj) {
   const std::string group = obj.Group();
   if (obj.kind == "Workload") {
     if (group == kGroupUpstream) return WorkloadSpecs(obj);
+    return {};
+  }
+  if (obj.kind == "CompositePodGroup") {
+    if (group == kGroupUpstream) return CompositePodGroupSpecs(obj);
     return {};
   }
   if (obj.kind != "PodGroup") return {};
@@ -1221,7 +1414,8 @@ Topology TopologyFromObject(const api::Unstructured& obj) {
 
 bool IsGangObject(const api::Unstructured& obj) {
   if (obj.kind == "PodGroup") return true;
-  return obj.kind == "Workload" && obj.Group() == kGroupUpstream;
+  return (obj.kind == "Workload" || obj.kind == "CompositePodGroup") &&
+         obj.Group() == kGroupUpstream;
 }
 
 std::vector<PodGroupSpec> SpecsFromObject(const api::Unstructured& obj) {

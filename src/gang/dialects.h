@@ -37,7 +37,7 @@ std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions&
                                       const OwnerLookup& owner);
 
 // True if the object is a gang definition of some dialect (PodGroup of any group,
-// Workload of scheduling.k8s.io).
+// Workload and CompositePodGroup of scheduling.k8s.io).
 bool IsGangObject(const api::Unstructured& obj);
 
 // True for a KAI Topology (kind Topology of group kai.scheduler; also kueue.x-k8s.io, the
@@ -50,9 +50,14 @@ Topology TopologyFromObject(const api::Unstructured& obj);
 
 // Specs defined by a gang object: one for a PodGroup; one per spec.podGroups[] entry of a
 // 1.35 Workload (only those with policy.gang; policy.basic groups are not gangs); for
-// 1.36+ a Workload yields templates only (pods reference PodGroup objects), a PodGroup
-// (scheduling.k8s.io) yields one spec from spec.schedulingPolicy.gang.minCount.
-// Invalid fields set `invalid` on the spec (e.g. "spec.minMember: must be >= 1").
+// 1.36+ a Workload yields its templates' specs (pods reference PodGroup objects, so they
+// get no members), a PodGroup (scheduling.k8s.io) yields one spec from
+// spec.schedulingPolicy.gang.minCount and spec.schedulingConstraints.topology[0].key, a
+// CompositePodGroup (1.37 head) none unless invalid. scheduling.k8s.io objects are decoded
+// strictly per version: a field the version does not define is an error naming it.
+// Invalid fields set `invalid` on the spec (e.g. "spec.minMember: must be >= 1";
+// "spec.schedulingConstraints.topologyConstraints: unknown field (scheduling.k8s.io/v1alpha2
+// names it topology[].key)").
 std::vector<PodGroupSpec> SpecsFromObject(const api::Unstructured& obj);
 
 }  // namespace phalanx::gang

@@ -41,7 +41,7 @@ enum class MatchPolicy : uint8_t {
 
 // Where a gang must / should be kept together: KAI PodGroup spec.topologyConstraint
 // (pkg/apis/scheduling/v2alpha2/podgroup_types.go TopologyConstraint), the upstream
-// Workload schedulingConstraints.topologyConstraints[].topologyKey (required) and Phalanx's
+// Workload API schedulingConstraints.topology[].key (required) and Phalanx's
 // scheduling.phalanx.dev/topology-key / topology-policy annotations. Levels are node label
 // keys (e.g. "cloud.provider.com/topology-rack").
 struct TopologyConstraint {

@@ -129,28 +129,10 @@ void GangCoordinator::RecordEvent(const framework::PodGroupInfo& unit, bool ok,
                                   const std::string& message, const char* reason) {
   auto info = gangs_.SummaryOf(unit.key);
   if (!info || !info->spec) return;
-  const gang::PodGroupSpec& spec = *info->spec;
-  std::string api_version, kind = "PodGroup";
-  switch (spec.dialect) {
-    case gang::Dialect::kCoscheduling:
-      api_version = "scheduling.x-k8s.io/v1alpha1";
-      break;
-    case gang::Dialect::kVolcano:
-      api_version = "scheduling.volcano.sh/v1beta1";
-      break;
-    case gang::Dialect::kKAI:
-      api_version = "scheduling.run.ai/v2alpha2";
-      break;
-    case gang::Dialect::kWorkload:
-      api_version = "scheduling.k8s.io/v1alpha1";
-      kind = "Workload";
-      break;
-    default:
-      return;  // annotation-defined or derived gangs have no object of their own
-  }
-  std::string name = spec.name;
-  if (spec.dialect == gang::Dialect::kWorkload) name = name.substr(0, name.find('/'));
-  client_.RecordObjectEvent(api_version, kind, spec.namespace_, name, ok ? "Normal" : "Warning",
+  const auto obj = GangObjectOf(*info->spec);
+  if (!obj) return;  // annotation-defined or derived gangs have no object of their own
+  client_.RecordObjectEvent(obj->api_version, obj->kind, obj->ns, obj->name,
+                            ok ? "Normal" : "Warning",
                             *reason ? reason : (ok ? "Scheduled" : "FailedScheduling"), message);
 }
 

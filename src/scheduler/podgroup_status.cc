@@ -135,33 +135,55 @@ void VolcanoStatus(Placement p, const std::string& why, cluster::ClusterClient::
   s->condition_message = why;
 }
 
-// The object's API version for the dialects whose status we write, "" for the others.
-std::string StatusApiVersion(const gang::PodGroupSpec& spec) {
-  // The object's own apiVersion, as recorded in spec.source "Kind ns/name (apiVersion)".
-  std::string from_source;
-  if (auto open = spec.source.rfind('('); open != std::string::npos && spec.source.back() == ')') {
-    from_source = spec.source.substr(open + 1, spec.source.size() - open - 2);
+}  // namespace
+
+std::optional<GangObject> GangObjectOf(const gang::PodGroupSpec& spec) {
+  GangObject o;
+  o.ns = spec.namespace_;
+  o.name = spec.name;
+  // spec.source: "<Kind> <ns>/<name> (<apiVersion>)[ <field path>]" (gang/dialects.cc
+  // ObjectWhat), the object as the informer read it.
+  const std::string& src = spec.source;
+  const auto space = src.find(' ');
+  const auto open = src.find(" (");
+  const auto close = open == std::string::npos ? std::string::npos : src.find(')', open);
+  if (space != std::string::npos && close != std::string::npos) {
+    o.kind = src.substr(0, space);
+    o.api_version = src.substr(open + 2, close - open - 2);
   }
-  auto or_default = [&](const char* v) {
-    return from_source.empty() ? std::string(v) : from_source;
-  };
   switch (spec.dialect) {
     case gang::Dialect::kCoscheduling:
-      return or_default("scheduling.x-k8s.io/v1alpha1");
     case gang::Dialect::kVolcano:
-      return or_default("scheduling.volcano.sh/v1beta1");
     case gang::Dialect::kKAI:
-      return or_default("scheduling.run.ai/v2alpha2");
+      o.kind = "PodGroup";
+      break;
     case gang::Dialect::kWorkload:
-      // The standalone PodGroup (1.36, KEP-5832) has a status; a 1.35 Workload's embedded
-      // pod groups have none.
-      return spec.source.rfind("PodGroup ", 0) == 0 ? or_default("scheduling.k8s.io/v1alpha2") : "";
+      // A 1.35 Workload's pod group "<workload>/<podGroup>[/<replicaKey>]": the Workload.
+      if (o.kind == "Workload") o.name = o.name.substr(0, o.name.find('/'));
+      if (o.kind != "Workload") o.kind = "PodGroup";
+      break;
     default:
-      return "";
+      return std::nullopt;  // annotation-defined or derived gangs have no object of their own
   }
+  if (o.api_version.find('/') == std::string::npos) {
+    // No object read (a spec made in code): the dialect's current version.
+    switch (spec.dialect) {
+      case gang::Dialect::kCoscheduling:
+        o.api_version = "scheduling.x-k8s.io/v1alpha1";
+        break;
+      case gang::Dialect::kVolcano:
+        o.api_version = "scheduling.volcano.sh/v1beta1";
+        break;
+      case gang::Dialect::kKAI:
+        o.api_version = "scheduling.run.ai/v2alpha2";
+        break;
+      default:
+        o.api_version = "scheduling.k8s.io/v1alpha2";
+        break;
+    }
+  }
+  return o;
 }
-
-}  // namespace
 
 std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& gangs,
                                                          const std::string& gang_key,
@@ -174,8 +196,10 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& ga
   auto sum = gangs.SummaryOf(gang_key);
   if (!sum || !sum->spec || !sum->spec->invalid.empty()) return std::nullopt;
   PodGroupStatusWrite w;
-  w.api_version = StatusApiVersion(*sum->spec);
-  if (w.api_version.empty()) return std::nullopt;
+  // Only PodGroup objects have a status of ours; a 1.35 Workload's pod groups have none.
+  const auto obj = GangObjectOf(*sum->spec);
+  if (!obj || obj->kind != "PodGroup") return std::nullopt;
+  w.api_version = obj->api_version;
   auto info = gangs.Info(gang_key, /*with_members=*/false);
   if (!info || !info->spec || !info->spec->invalid.empty()) return std::nullopt;
   const gang::PodGroupSpec& spec = *info->spec;

@@ -18,6 +18,16 @@
 
 namespace phalanx::scheduler {
 
+// The API object a gang's Events, conditions and status go to: the gang's own object with
+// the apiVersion the informer read it at (so the version the server serves, e.g.
+// scheduling.k8s.io/v1alpha2 PodGroup, scheduling.sigs.k8s.io/v1alpha1 PodGroup), kind
+// PodGroup, or Workload for a 1.35 Workload's pod groups (name: the Workload's). nullopt
+// for gangs without an object (Koordinator annotations, PodGrouper-derived gangs).
+struct GangObject {
+  std::string api_version, kind, ns, name;
+};
+std::optional<GangObject> GangObjectOf(const gang::PodGroupSpec& spec);
+
 // What the caller just learned about the gang.
 enum class GangOutcome {
   kNone,           // a member was bound (or nothing new): status from the counts alone

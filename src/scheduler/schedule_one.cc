@@ -57,7 +57,9 @@ std::string Diagnosis::Message() const {
     if (!absent_nodes_reason.empty() && absent > 0) hist[absent_nodes_reason] += absent;
     msg = framework::NodesAvailableMessage(static_cast<size_t>(num_all_nodes), hist);
   }
-  if (!post_filter_msg.empty()) msg += " " + post_filter_msg + ".";
+  // upstream FitError.Error (1.36): PostFilter messages end in their own full stop
+  // ("preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.").
+  if (!post_filter_msg.empty()) msg += " " + post_filter_msg;
   return msg;
 }
 

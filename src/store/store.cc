@@ -587,7 +587,9 @@ void WriteStatusFields(const std::string& group, const cluster::ClusterClient::P
   } else if (group == "scheduling.k8s.io") {
     if (!s.condition_type.empty()) st["conditions"] = condition(false);
   } else {
-    st["scheduled"] = s.scheduled;
+    // As the projects' CRDs keep it: scheduling.sigs.k8s.io has status.scheduled, the
+    // scheduling.x-k8s.io CRD dropped it (a real server prunes it).
+    if (group == "scheduling.sigs.k8s.io") st["scheduled"] = s.scheduled;
     st["running"] = s.running;
     st["succeeded"] = s.succeeded;
     st["failed"] = s.failed;
