@@ -22,12 +22,14 @@
 #include "api/types.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/podgroup.h"
+#include "gang/ledger.h"
 #include "gang/manager.h"
 #include "scheduler/podgroup_status.h"
 
 namespace phalanx::scheduler {
 
-class GangCoordinator {
+class GangCoordinator final : public gang::PodGroupEventRecorder {
  public:
   // `gangs` and `client` must outlive the coordinator.
   GangCoordinator(gang::Manager& gangs, framework::ClusterClient& client)
@@ -74,16 +76,12 @@ class GangCoordinator {
   // After RecordRejected and PodGroupCycleDone: each unit's status (kUnschedulable).
   void WriteRejectedStatus(const framework::QueuedPodGroupInfo& plan, const std::string& message);
 
-  // A reservation was made for `unit`'s gang (reservation_planner.cc): a Normal/Reserved
-  // Event with `message` on the gang's own object (dialects that have one).
-  void RecordReserved(const framework::PodGroupInfo& unit, const std::string& message) {
-    RecordEvent(unit, true, message, "Reserved");
-  }
-
-  // A starving gang evicted pods on its reserved nodes (reservation_eviction.cc): a
-  // Warning/StarvationEviction Event with `message` on the gang's own object.
-  void RecordReservationEviction(const framework::PodGroupInfo& unit, const std::string& message) {
-    RecordEvent(unit, false, message, "StarvationEviction");
+  // gang::PodGroupEventRecorder (GangReservation's "Reserved" and "StarvationEviction").
+  void RecordPodGroupEvent(const std::string& gang_key, bool normal, const char* reason,
+                           const std::string& message) override {
+    framework::PodGroupInfo unit;
+    unit.key = gang_key;
+    RecordEvent(unit, normal, message, reason);
   }
 
   // A stale-gang finding (gang/staleness.h) for `gang_key`: an Event with `reason`

@@ -90,7 +90,7 @@ struct PodGroupPlacement {
   // "; subgroups: subgroup \"decode\": rack=r1, ..." ("" without topology).
   std::string TopologySummary() const;
   // minResources and admission passed and the placement fell short: the failure that
-  // gang preemption may resolve (podgroup_preemption.h).
+  // gang preemption may resolve (src/plugins/defaultpreemption/podgroup_preemption.h).
   bool placement_failed = false;
 };
 
@@ -114,7 +114,8 @@ class PodGroupAlgorithm {
   // revert action of a rejected placement.
   void Revert();
   // The placement step alone (no minResources check, no admission) on the current view:
-  // "" when every unit reached its need. For the preemption dry run (podgroup_preemption.h).
+  // "" when every unit reached its need. For the preemption dry run
+  // (src/plugins/defaultpreemption/podgroup_preemption.h).
   std::string Place(std::vector<int32_t>* placed);
   // Applied to the view after every refresh (Revert), e.g. taking preemption victims off it;
   // an empty function: none.

@@ -4,6 +4,7 @@
 
 #include "gang/manager.h"
 #include "quota/manager.h"
+#include "scheduler/gang_coordinator.h"
 #include "scheduler/scheduler.h"
 #include "volume/catalog.h"
 
@@ -38,6 +39,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.services.Provide<volume::Catalog>(volumes_.get());
   fo.services.Provide<dra::Manager>(dra_.get());
   fo.services.Provide<gang::ReservationLedger>(reservations_.get());
+  fo.services.Provide<gang::PodGroupEventRecorder>(gang_coordinator_.get());
   fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());
   fo.services.Provide<framework::ExtenderList>(&extender_list_);

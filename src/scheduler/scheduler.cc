@@ -33,6 +33,12 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
   std::unique_ptr<Scheduler> s(new Scheduler(std::move(opts)));
   s->gang_coordinator_ = std::make_unique<GangCoordinator>(*s->gangs_, *s->opts_.client);
   Scheduler* raw = s.get();
+  // A reservation released by expiry or a gone gang frees its nodes for the pods
+  // GangReservation rejected there.
+  s->reservations_->SetOnReleased([raw] {
+    raw->Requeue(framework::EventResource::kAssignedPod, framework::kDelete,
+                 "GangReservationReleased", {});
+  });
   s->preemption_ = std::make_unique<framework::PreemptionExecutor>(
       *s->opts_.client,
       [raw](std::function<void()> fn) {
@@ -162,6 +168,12 @@ void Scheduler::Stop() {
   stopped_ = true;
   if (queue_) queue_->Close();
   WaitForBindings();
+}
+
+void Scheduler::SweepReservations(api::Timestamp now) {
+  if (reservations_->ActiveCount() == 0) return;
+  reservations_->Sweep(
+      now, [this](const std::string& key) { return gang::ReservationGangGone(*gangs_, key); });
 }
 
 }  // namespace phalanx::scheduler
