@@ -229,6 +229,73 @@ class PodGroupVictimPolicy : public virtual Plugin {
                               int64_t* evicted) = 0;
 };
 
+// ---- Placement generation and scoring (upstream 1.36 PlacementGeneratePlugin,
+// PlacementScorePlugin; KEP-5732 topology-aware workload scheduling) ----
+
+// A candidate set of nodes for a pod group (upstream fwk.Placement): one domain of a
+// topology level, e.g. the nodes labelled rack=r2.
+struct Placement {
+  std::string level;            // the level: a node label key, or a HyperNode tier
+  std::string domain;           // the domain's value at that level, e.g. "r2"
+  std::set<std::string> nodes;  // node names
+  std::string Name() const { return level + "=" + domain; }  // "rack=r2"
+};
+
+// One level of a pod group's topology that placements are asked for: the pod group's own
+// levels (PodGroupInfo::topology_levels; its topology_domains when set), or a subgroup
+// scope's (PodGroupInfo::TopologyScope::levels), inside a parent domain.
+struct PlacementLevel {
+  const PodGroupInfo* pod_group = nullptr;
+  size_t index = 0;  // in pod_group->topology_levels, or in the scope's levels
+  std::string key;   // the level: node label key (or HyperNode tier)
+  // A subgroup scope's level: label values only (no HyperNode tiers), and only nodes of
+  // `parent` (nullptr: every node) — the domain its parent scope was given.
+  bool scope = false;
+  const std::set<std::string>* parent = nullptr;
+};
+
+// upstream PlacementGeneratePlugin: candidate placements of a pod group at one level.
+class PlacementGeneratePlugin : public virtual Plugin {
+ public:
+  // The placements of `level` over the snapshot's nodes (Handle::SnapshotSharedLister), in
+  // a fixed order (by domain), each with at least one node; Skip when this plugin has none
+  // to offer (another generator may), Unschedulable with why when the level has no domain
+  // at all (e.g. "no node has the label rack").
+  virtual Status GeneratePlacements(CycleState& state, const QueuedPodGroupInfo& group,
+                                    const PlacementLevel& level, std::vector<Placement>* out) = 0;
+};
+
+// A placement score (upstream fwk.PlacementScore), with a short account of it for the
+// gang's Scheduled Event (e.g. "free GPUs 4, free cpu 116000m, stranded GPUs 0").
+struct PlacementScore {
+  int64_t score = 0;
+  std::string detail;
+};
+
+class PlacementScoreExtensions {
+ public:
+  virtual ~PlacementScoreExtensions() = default;
+  // Maps the scores of every feasible placement of one level (aligned with the order they
+  // were scored in) in place, e.g. to a rank.
+  virtual Status NormalizePlacementScore(CycleState& state, const QueuedPodGroupInfo& group,
+                                         std::vector<PlacementScore>& scores) = 0;
+};
+
+// upstream PlacementScorePlugin: scores a feasible placement. Called right after the
+// PodGroup algorithm's trial placed the group inside `placement` (every pod group reached
+// its need there), with the trial's pods on the snapshot view; `pods` are the cycle's
+// pending members. Higher is better; the placement with the highest weighted total of one
+// level wins, ties going to the first generated (domain order). Weights: the plugin's
+// multiPoint weight (0 = 1).
+class PlacementScorePlugin : public virtual Plugin {
+ public:
+  // `assignments`: each of `pods`' node in the trial ("" = not placed).
+  virtual Status ScorePlacement(CycleState& state, const QueuedPodGroupInfo& group,
+                                const std::vector<PodInfoPtr>& pods, const Placement& placement,
+                                const PodGroupAssignments& assignments, PlacementScore* out) = 0;
+  virtual PlacementScoreExtensions* GetPlacementScoreExtensions() { return nullptr; }
+};
+
 // A plugin whose state must follow the trial placements of a PodGroup cycle on its
 // snapshot view (DynamicResources: the devices a placed member's claims take), and that can
 // revise them for the whole gang at once. Upstream has no such point: it places a gang's

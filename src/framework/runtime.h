@@ -221,6 +221,26 @@ class Framework final : public Handle {
   const std::vector<PodGroupPostFilterPlugin*>& PodGroupPostFilterPlugins() const {
     return pod_group_post_filter_;
   }
+  // Placements of `level` from every PlacementGenerate plugin, in the profile's order,
+  // concatenated (upstream RunPlacementGeneratePlugins). Success when some plugin offered
+  // one; otherwise the first plugin's Unschedulable (why there is none), or Error when the
+  // profile has no such plugin.
+  Status RunPlacementGeneratePlugins(CycleState& state, const QueuedPodGroupInfo& group,
+                                     const PlacementLevel& level, std::vector<Placement>* out);
+  bool HasPlacementGeneratePlugins() const { return !placement_generate_.empty(); }
+  // Every PlacementScore plugin's score of `placement` (the trial on the view), in order:
+  // (*out)[k] is plugin k's. The first error stops them.
+  Status RunPlacementScorePlugins(CycleState& state, const QueuedPodGroupInfo& group,
+                                  const std::vector<PodInfoPtr>& pods, const Placement& placement,
+                                  const PodGroupAssignments& assignments,
+                                  std::vector<PlacementScore>* out);
+  // The weighted totals of one level's feasible placements (upstream
+  // RunPlacementScorePlugins' second half): scores[i][k] is plugin k's score of placement i;
+  // each plugin's scores are normalized over the placements first (its
+  // PlacementScoreExtensions), then totals[i] = sum over k of weight_k * scores[i][k].
+  Status TotalPlacementScores(CycleState& state, const QueuedPodGroupInfo& group,
+                              std::vector<std::vector<PlacementScore>>& scores,
+                              std::vector<int64_t>* totals);
   // The profile's PodGroupVictimPolicy plugins (enabled for any point), in order.
   const std::vector<PodGroupVictimPolicy*>& PodGroupVictimPolicies() const {
     return pod_group_victim_policies_;
@@ -335,6 +355,9 @@ class Framework final : public Handle {
   std::vector<PodGroupPostFilterPlugin*> pod_group_post_filter_;
   std::vector<PodGroupVictimPolicy*> pod_group_victim_policies_;
   std::vector<PodGroupPlacementPlugin*> pod_group_placement_;
+  std::vector<PlacementGeneratePlugin*> placement_generate_;
+  std::vector<PlacementScorePlugin*> placement_score_;
+  std::vector<int64_t> placement_score_weights_;  // aligned with placement_score_
   // Distinct PreFilter/Filter/PreScore/Score plugins; batchable_ is false when one of them
   // is not a BatchablePlugin.
   std::vector<const BatchablePlugin*> batchable_plugins_;

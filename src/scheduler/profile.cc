@@ -2,9 +2,9 @@
 // KubeSchedulerConfiguration profile, all sharing one scheduling queue.
 #include <memory>
 
+#include "gang/coordinator.h"
 #include "gang/manager.h"
 #include "quota/manager.h"
-#include "scheduler/gang_coordinator.h"
 #include "scheduler/scheduler.h"
 #include "volume/catalog.h"
 

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "framework/score_util.h"
+#include "gang/coordinator.h"
 #include "scheduler/binding_pool.h"
-#include "scheduler/gang_coordinator.h"
 #include "scheduler/scheduler.h"
 #include "spdlog/spdlog.h"
 

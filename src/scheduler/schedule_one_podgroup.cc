@@ -6,14 +6,14 @@
 // Permit and bind every placed member, the bindings held in one BindingBatch until all are
 // reserved — or reverts the view and gives every member one gang-level reason. Because no
 // partial gang ever holds resources, gangs cannot deadlock each other (design.md; contrast
-// Coscheduling's Permit-only flow). Events and status go through the GangCoordinator.
+// Coscheduling's Permit-only flow). Events and status go through the gang::Coordinator.
 #include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "gang/coordinator.h"
 #include "scheduler/binding_pool.h"
-#include "scheduler/gang_coordinator.h"
 #include "scheduler/podgroup_algorithm.h"
 #include "scheduler/scheduler.h"
 

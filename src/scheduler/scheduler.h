@@ -40,8 +40,9 @@
 #include "scheduler/podgroup_memo.h"
 
 namespace phalanx::gang {
+class Coordinator;
 class Manager;
-}
+}  // namespace phalanx::gang
 namespace phalanx::quota {
 class QueueManager;
 }
@@ -53,7 +54,6 @@ namespace phalanx::scheduler {
 
 class BindingBatch;        // binding_pool.h
 class BindingPool;         // binding_pool.h
-class GangCoordinator;     // gang_coordinator.h
 struct PodGroupMember;     // podgroup_algorithm.h
 struct PodGroupPlacement;  // podgroup_algorithm.h
 
@@ -468,7 +468,7 @@ class Scheduler {
   void RunPodGroupCycle(framework::Framework* fwk, const framework::QueuedPodInfoPtr& popped,
                         const framework::QueuedPodGroupInfo& plan, int64_t cycle);
   // The placement fit: assume, Reserve, Permit and bind every placed member (bindings held
-  // until all are reserved); events and status through the GangCoordinator.
+  // until all are reserved); events and status through the gang::Coordinator.
   void CommitPodGroup(framework::Framework* fwk, const framework::QueuedPodGroupInfo& plan,
                       std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
                       int64_t cycle);
@@ -554,7 +554,7 @@ class Scheduler {
   // DRA objects and allocations in flight (src/dra/manager.h), fed like gangs_; the
   // DynamicResources plugin reads it as the dra::Manager service.
   std::unique_ptr<dra::Manager> dra_ = std::make_unique<dra::Manager>();
-  std::unique_ptr<GangCoordinator> gang_coordinator_;
+  std::unique_ptr<gang::Coordinator> gang_coordinator_;
   // Rejected PodGroup cycles that a later attempt may replay (podgroup_memo.h); scheduling
   // thread only.
   PodGroupRejectionMemo rejection_memo_;

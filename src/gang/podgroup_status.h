@@ -16,7 +16,7 @@
 #include "framework/handle.h"
 #include "gang/manager.h"
 
-namespace phalanx::scheduler {
+namespace phalanx::gang {
 
 // What the caller just learned about the gang.
 enum class GangOutcome {
@@ -54,14 +54,14 @@ struct PodGroupStatusWrite {
   std::string api_version, kind, ns, name;
   framework::ClusterClient::PodGroupStatus status;
 };
-std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& gangs,
+std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const Manager& gangs,
                                                          const std::string& gang_key,
                                                          GangOutcome outcome,
                                                          std::string_view message,
                                                          const api::Pod* member);
 
 // ComputePodGroupStatus + client.UpdatePodGroupStatus.
-void WritePodGroupStatus(const gang::Manager& gangs, framework::ClusterClient& client,
+void WritePodGroupStatus(const Manager& gangs, framework::ClusterClient& client,
                          const std::string& gang_key, GangOutcome outcome, std::string_view message,
                          const api::Pod* member);
 
@@ -71,4 +71,4 @@ void WritePodGroupStatus(const gang::Manager& gangs, framework::ClusterClient& c
 // through the informer as such updates.
 bool OnlyStatusChanged(const api::Unstructured& a, const api::Unstructured& b);
 
-}  // namespace phalanx::scheduler
+}  // namespace phalanx::gang
