@@ -53,7 +53,8 @@ Flat Impl(const Flat& full) {
   return out;
 }
 
-// Upstream v1 default multiPoint list (plus GangScheduling, which Phalanx enables)
+// Upstream v1 default multiPoint list (plus GangScheduling, and the PodGroup cycle's
+// TopologyPlacement and PlacementBinPacking, which Phalanx enables)
 // filtered by ImplementedInTreePlugins().
 const Flat kV1Full = {
     {"SchedulingGates", 0},      {"PrioritySort", 0},
@@ -66,7 +67,8 @@ const Flat kV1Full = {
     {"InterPodAffinity", 2},     {"DynamicResources", 0},
     {"DefaultPreemption", 0},    {"NodeResourcesBalancedAllocation", 1},
     {"ImageLocality", 1},        {"DefaultBinder", 0},
-    {"GangScheduling", 0},
+    {"GangScheduling", 0},       {"TopologyPlacement", 0},
+    {"PlacementBinPacking", 0},
 };
 const Flat kV1Defaults = Impl(kV1Full);
 
@@ -101,13 +103,14 @@ bool AllEmptyExceptMultiPoint(const Plugins& p) {
 TEST(DefaultPluginsTest, ImplementedSet) {
   EXPECT_EQ(ImplementedInTreePlugins(),
             (std::set<std::string>{
-                "SchedulingGates",    "PrioritySort",     "NodeUnschedulable",
-                "NodeName",           "TaintToleration",  "NodeAffinity",
-                "NodePorts",          "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-                "ImageLocality",      "DefaultBinder",    "GangScheduling",
-                "PodTopologySpread",  "InterPodAffinity", "DynamicResources",
-                "DefaultPreemption",  "VolumeBinding",    "VolumeZone",
-                "VolumeRestrictions", "NodeVolumeLimits", "NodeDeclaredFeatures"}));
+                "SchedulingGates",    "PrioritySort",        "NodeUnschedulable",
+                "NodeName",           "TaintToleration",     "NodeAffinity",
+                "NodePorts",          "NodeResourcesFit",    "NodeResourcesBalancedAllocation",
+                "ImageLocality",      "DefaultBinder",       "GangScheduling",
+                "PodTopologySpread",  "InterPodAffinity",    "DynamicResources",
+                "DefaultPreemption",  "VolumeBinding",       "VolumeZone",
+                "VolumeRestrictions", "NodeVolumeLimits",    "NodeDeclaredFeatures",
+                "TopologyPlacement",  "PlacementBinPacking", "PodGroupPodsCount"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {
@@ -122,7 +125,8 @@ TEST(DefaultPluginsTest, UpstreamV1List) {
       {"InterPodAffinity", 2},     {"DynamicResources", 0},
       {"DefaultPreemption", 0},    {"NodeResourcesBalancedAllocation", 1},
       {"ImageLocality", 1},        {"DefaultBinder", 0},
-      {"GangScheduling", 0},
+      {"GangScheduling", 0},       {"TopologyPlacement", 0},
+      {"PlacementBinPacking", 0},
   };
   const Plugins p = internal::UpstreamDefaultPlugins(ApiVersion::kV1);
   EXPECT_EQ(Flatten(p.multi_point.enabled), want);
@@ -449,7 +453,8 @@ TEST(ConversionTest, V1beta3DefaultsMatchUpstream) {
   Flat v1_without_gang;
   for (const auto& e : kV1Defaults) {
     if (e.first != "GangScheduling" && e.first != "NodeDeclaredFeatures" &&
-        e.first != "DynamicResources") {
+        e.first != "DynamicResources" && e.first != "TopologyPlacement" &&
+        e.first != "PlacementBinPacking") {
       v1_without_gang.push_back(e);
     }
   }

@@ -30,6 +30,9 @@ const std::set<std::string>& ImplementedInTreePlugins() {
       "ImageLocality",
       "DefaultBinder",
       "GangScheduling",
+      "TopologyPlacement",
+      "PlacementBinPacking",
+      "PodGroupPodsCount",
       "VolumeBinding",
       "VolumeZone",
       "VolumeRestrictions",
@@ -98,6 +101,12 @@ void V1Defaults(Plugins& p) {
       // gates (alpha, off by default in 1.35); Phalanx exists for gangs and enables it.
       // It does nothing for pods that name no gang.
       {"GangScheduling", 0},
+      // A gang's topology constraint goes through the PlacementGenerate / PlacementScore
+      // points of the PodGroup cycle (KEP-5732; upstream adds TopologyPlacement with the
+      // TopologyAwareWorkloadScheduling feature gate): the domains of its levels, scored
+      // tightest first. They do nothing for a gang without a topology.
+      {"TopologyPlacement", 0},
+      {"PlacementBinPacking", 0},
   });
 }
 

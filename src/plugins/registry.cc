@@ -23,11 +23,14 @@
 #include "plugins/noderesources/fit.h"
 #include "plugins/nodeunschedulable/node_unschedulable.h"
 #include "plugins/nodevolumelimits/csi.h"
+#include "plugins/placementbinpacking/placement_bin_packing.h"
+#include "plugins/podgrouppodscount/podgroup_pods_count.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 #include "plugins/prioritysort/priority_sort.h"
 #include "plugins/queues/queues.h"
 #include "plugins/schedulinggates/scheduling_gates.h"
 #include "plugins/tainttoleration/taint_toleration.h"
+#include "plugins/topologyplacement/topology_placement.h"
 #include "plugins/volumebinding/volume_binding.h"
 #include "plugins/volumerestrictions/volume_restrictions.h"
 #include "plugins/volumezone/volume_zone.h"
@@ -66,6 +69,11 @@ framework::Registry NewInTreeRegistry() {
   Add<nodevolumelimits::CSILimits>(r);
   Add<gangscheduling::GangScheduling>(r);
   Add<gangscheduling::GangPrioritySort>(r);
+  // The PodGroup cycle's placement generation and scoring (KEP-5732): TopologyPlacement and
+  // PlacementBinPacking are in the default set, PodGroupPodsCount is not.
+  Add<topologyplacement::TopologyPlacement>(r);
+  Add<placementbinpacking::PlacementBinPacking>(r);
+  Add<podgrouppodscount::PodGroupPodsCount>(r);
   // Reservations with backfill for gangs that wait too long; not in the default
   // set: enabling it (threshold > 0) turns reservations on (docs/gangs.md).
   Add<gangreservation::GangReservation>(r);

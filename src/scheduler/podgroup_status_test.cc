@@ -1,6 +1,6 @@
 // PodGroup status written by the scheduler (podgroup_status.h) through the in-process
 // Store, and status-only PodGroup updates leaving the queue alone.
-#include "scheduler/podgroup_status.h"
+#include "gang/podgroup_status.h"
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -15,6 +15,10 @@
 
 namespace phalanx::scheduler {
 namespace {
+
+using gang::ComputePodGroupStatus;
+using gang::GangOutcome;
+using gang::OnlyStatusChanged;
 
 constexpr int64_t kSec = api::kNanosPerSecond;
 

@@ -8,10 +8,10 @@
 #include <chrono>
 #include <thread>
 
+#include "gang/coordinator.h"
 #include "gang/manager.h"
 #include "quota/manager.h"
 #include "scheduler/binding_pool.h"
-#include "scheduler/gang_coordinator.h"
 #include "volume/catalog.h"
 
 namespace phalanx::scheduler {
@@ -31,8 +31,14 @@ Scheduler::~Scheduler() { Stop(); }
 framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions opts) {
   if (!opts.clock || !opts.client) return Status::Error("scheduler needs a clock and a client");
   std::unique_ptr<Scheduler> s(new Scheduler(std::move(opts)));
-  s->gang_coordinator_ = std::make_unique<GangCoordinator>(*s->gangs_, *s->opts_.client);
+  s->gang_coordinator_ = std::make_unique<gang::Coordinator>(*s->gangs_, *s->opts_.client);
   Scheduler* raw = s.get();
+  // A reservation released by expiry or a gone gang frees its nodes for the pods
+  // GangReservation rejected there.
+  s->reservations_->SetOnReleased([raw] {
+    raw->Requeue(framework::EventResource::kAssignedPod, framework::kDelete,
+                 "GangReservationReleased", {});
+  });
   s->preemption_ = std::make_unique<framework::PreemptionExecutor>(
       *s->opts_.client,
       [raw](std::function<void()> fn) {
@@ -162,6 +168,35 @@ void Scheduler::Stop() {
   stopped_ = true;
   if (queue_) queue_->Close();
   WaitForBindings();
+}
+
+void Scheduler::SweepStaleGangs(api::Timestamp now) {
+  gang_coordinator_->SweepStale(
+      now, *stale_gangs_,
+      [this](const std::string& key) -> framework::PodInfoPtr {
+        const size_t slash = key.find('/');
+        if (slash == std::string::npos) return nullptr;
+        api::Pod probe;
+        probe.metadata.namespace_ = key.substr(0, slash);
+        probe.metadata.name = key.substr(slash + 1);
+        return cache_.GetPod(probe);
+      },
+      *preemption_,
+      [this](const api::Pod& v) {
+        for (auto& [name, fw] : profiles_) {
+          if (fw->GetWaitingPod(v.metadata.uid) != nullptr) {
+            fw->RejectWaitingPod(v.metadata.uid);
+            return true;
+          }
+        }
+        return false;
+      });
+}
+
+void Scheduler::SweepReservations(api::Timestamp now) {
+  if (reservations_->ActiveCount() == 0) return;
+  reservations_->Sweep(
+      now, [this](const std::string& key) { return gang::ReservationGangGone(*gangs_, key); });
 }
 
 }  // namespace phalanx::scheduler

@@ -1,8 +1,8 @@
-// The gang side of the scheduler: the one owner of what happens to a gang outside the
-// plugins — which members to activate when a gang reaches its quorum, the Events on the
-// gang's own object, and its PodGroup status (computed by podgroup_status.h, written
-// through the ClusterClient). The event handlers, the PodGroup cycle and the binding
-// cycle report to it; none of them writes gang status or events themselves.
+// The gang side of the scheduler (gang::Coordinator, the scheduler owns one): the one owner
+// of what happens to a gang outside the plugins — which members to activate when a gang reaches its
+// quorum, the Events on the gang's own object, and its PodGroup status (computed by
+// podgroup_status.h, written through the ClusterClient). The event handlers, the PodGroup cycle and
+// the binding cycle report to it; none of them writes gang status or events themselves.
 //
 // Status writes are coalesced as the scheduler-plugins PodGroup controller would see
 // them: while a PodGroup commit is in progress (BeginCommit .. EndCommit, inline
@@ -11,6 +11,7 @@
 // (a gang with members still assumed leaves the write to them).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -22,16 +23,19 @@
 #include "api/types.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/podgroup.h"
+#include "framework/preemption_executor.h"
+#include "gang/ledger.h"
 #include "gang/manager.h"
-#include "scheduler/podgroup_status.h"
+#include "gang/podgroup_status.h"
+#include "gang/staleness.h"
 
-namespace phalanx::scheduler {
+namespace phalanx::gang {
 
-class GangCoordinator {
+class Coordinator final : public PodGroupEventRecorder {
  public:
   // `gangs` and `client` must outlive the coordinator.
-  GangCoordinator(gang::Manager& gangs, framework::ClusterClient& client)
-      : gangs_(gangs), client_(client) {}
+  Coordinator(Manager& gangs, framework::ClusterClient& client) : gangs_(gangs), client_(client) {}
 
   // Quorum activation: when `pod` (just added, pending) is the member that brings its gang
   // to minMember pods, the keys of every member of its GangGroup (gated at PreEnqueue
@@ -74,17 +78,23 @@ class GangCoordinator {
   // After RecordRejected and PodGroupCycleDone: each unit's status (kUnschedulable).
   void WriteRejectedStatus(const framework::QueuedPodGroupInfo& plan, const std::string& message);
 
-  // A reservation was made for `unit`'s gang (reservation_planner.cc): a Normal/Reserved
-  // Event with `message` on the gang's own object (dialects that have one).
-  void RecordReserved(const framework::PodGroupInfo& unit, const std::string& message) {
-    RecordEvent(unit, true, message, "Reserved");
+  // gang::PodGroupEventRecorder (GangReservation's "Reserved" and "StarvationEviction").
+  void RecordPodGroupEvent(const std::string& gang_key, bool normal, const char* reason,
+                           const std::string& message) override {
+    framework::PodGroupInfo unit;
+    unit.key = gang_key;
+    RecordEvent(unit, normal, message, reason);
   }
 
-  // A starving gang evicted pods on its reserved nodes (reservation_eviction.cc): a
-  // Warning/StarvationEviction Event with `message` on the gang's own object.
-  void RecordReservationEviction(const framework::PodGroupInfo& unit, const std::string& message) {
-    RecordEvent(unit, false, message, "StarvationEviction");
-  }
+  // Stale gangs (staleness.h; KAI pkg/scheduler/actions/stalegangeviction), on the
+  // scheduler's Tick: running gangs that fell below their minimum are reported ("StaleGang"),
+  // those stale for their grace have their members still running evicted through
+  // `executor` ("StaleGangEvicted"; each member found by key with `cached_pod`, a member
+  // waiting in Permit released by `reject_if_waiting`), recovered ones get "GangWhole".
+  void SweepStale(api::Timestamp now, StaleGangTracker& tracker,
+                  const std::function<framework::PodInfoPtr(const std::string&)>& cached_pod,
+                  framework::PreemptionExecutor& executor,
+                  const std::function<bool(const api::Pod&)>& reject_if_waiting);
 
   // A stale-gang finding (gang/staleness.h) for `gang_key`: an Event with `reason`
   // ("StaleGang" Warning, "StaleGangEvicted" Warning, "GangWhole" Normal) on the gang's own
@@ -110,11 +120,11 @@ class GangCoordinator {
     WritePodGroupStatus(gangs_, client_, gang_key, outcome, message, member);
   }
 
-  gang::Manager& gangs_;
+  Manager& gangs_;
   framework::ClusterClient& client_;
   mutable absl::Mutex mu_;
   std::set<std::string> committing_ ABSL_GUARDED_BY(mu_);  // gang keys
   std::map<std::string, api::PodPtr> last_bound_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace phalanx::scheduler
+}  // namespace phalanx::gang

@@ -1,11 +1,11 @@
-#include "scheduler/gang_coordinator.h"
+#include "gang/coordinator.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace phalanx::scheduler {
+namespace phalanx::gang {
 
-std::vector<std::string> GangCoordinator::MembersToActivate(const api::Pod& pod) const {
+std::vector<std::string> Coordinator::MembersToActivate(const api::Pod& pod) const {
   std::vector<std::string> keys;
   auto ref = gangs_.RefOf(pod);
   if (!ref) return keys;
@@ -18,7 +18,7 @@ std::vector<std::string> GangCoordinator::MembersToActivate(const api::Pod& pod)
   return keys;
 }
 
-void GangCoordinator::OnMemberBound(const api::PodPtr& pod) {
+void Coordinator::OnMemberBound(const api::PodPtr& pod) {
   auto ref = gangs_.RefPtrOf(*pod);  // every bound pod passes here: no copy of the ref
   if (!ref) return;
   {
@@ -34,7 +34,7 @@ void GangCoordinator::OnMemberBound(const api::PodPtr& pod) {
   if (!BindingsInFlight(ref->key)) WriteStatus(ref->key, GangOutcome::kNone, "", pod.get());
 }
 
-void GangCoordinator::OnMemberPhase(const api::Pod& pod, const std::string& gang_key) {
+void Coordinator::OnMemberPhase(const api::Pod& pod, const std::string& gang_key) {
   if (!gang_key.empty()) {
     WriteStatus(gang_key, GangOutcome::kNone, "", nullptr);
   } else if (auto ref = gangs_.RefPtrOf(pod)) {
@@ -42,18 +42,18 @@ void GangCoordinator::OnMemberPhase(const api::Pod& pod, const std::string& gang
   }
 }
 
-void GangCoordinator::OnBindingFailed(const api::Pod& pod) {
+void Coordinator::OnBindingFailed(const api::Pod& pod) {
   if (auto ref = gangs_.RefPtrOf(pod); ref && !BindingsInFlight(ref->key)) {
     WriteStatus(ref->key, GangOutcome::kNone, "", nullptr);
   }
 }
 
-void GangCoordinator::BeginCommit(const framework::QueuedPodGroupInfo& plan) {
+void Coordinator::BeginCommit(const framework::QueuedPodGroupInfo& plan) {
   absl::MutexLock l(&mu_);
   for (const auto& u : plan.pod_groups) committing_.insert(u.key);
 }
 
-std::map<std::string, api::PodPtr> GangCoordinator::EndCommit(
+std::map<std::string, api::PodPtr> Coordinator::EndCommit(
     const framework::QueuedPodGroupInfo& plan) {
   std::map<std::string, api::PodPtr> last;
   absl::MutexLock l(&mu_);
@@ -67,9 +67,9 @@ std::map<std::string, api::PodPtr> GangCoordinator::EndCommit(
   return last;
 }
 
-void GangCoordinator::RecordCommitted(const framework::QueuedPodGroupInfo& plan,
-                                      const std::vector<int32_t>& placed_per_unit,
-                                      const std::string& topology_summary) {
+void Coordinator::RecordCommitted(const framework::QueuedPodGroupInfo& plan,
+                                  const std::vector<int32_t>& placed_per_unit,
+                                  const std::string& topology_summary) {
   for (size_t i = 0; i < plan.pod_groups.size(); ++i) {
     const auto& u = plan.pod_groups[i];
     RecordEvent(u, true,
@@ -80,7 +80,7 @@ void GangCoordinator::RecordCommitted(const framework::QueuedPodGroupInfo& plan,
 
 // " (subgroups prefill: 4, decode: 2)": assumed or bound members per subgroup of a gang
 // with nested quorums, in spec order; "" otherwise.
-std::string GangCoordinator::SubGroupTally(const framework::PodGroupInfo& unit) const {
+std::string Coordinator::SubGroupTally(const framework::PodGroupInfo& unit) const {
   if (!unit.check_sub_groups) return "";
   auto info = gangs_.Info(unit.key, /*with_members=*/false);
   if (!info || !info->spec) return "";
@@ -97,8 +97,8 @@ std::string GangCoordinator::SubGroupTally(const framework::PodGroupInfo& unit) 
   return out.empty() ? "" : out + ")";
 }
 
-void GangCoordinator::WriteCommittedStatus(const framework::QueuedPodGroupInfo& plan,
-                                           const std::map<std::string, api::PodPtr>& last_bound) {
+void Coordinator::WriteCommittedStatus(const framework::QueuedPodGroupInfo& plan,
+                                       const std::map<std::string, api::PodPtr>& last_bound) {
   for (const auto& u : plan.pod_groups) {
     if (BindingsInFlight(u.key)) continue;
     auto it = last_bound.find(u.key);
@@ -107,26 +107,26 @@ void GangCoordinator::WriteCommittedStatus(const framework::QueuedPodGroupInfo& 
   }
 }
 
-void GangCoordinator::RecordRejected(const framework::QueuedPodGroupInfo& plan,
-                                     const std::string& message) {
+void Coordinator::RecordRejected(const framework::QueuedPodGroupInfo& plan,
+                                 const std::string& message) {
   for (const auto& u : plan.pod_groups) RecordEvent(u, false, "gang " + message);
 }
 
-void GangCoordinator::WriteRejectedStatus(const framework::QueuedPodGroupInfo& plan,
-                                          const std::string& message) {
+void Coordinator::WriteRejectedStatus(const framework::QueuedPodGroupInfo& plan,
+                                      const std::string& message) {
   for (const auto& u : plan.pod_groups)
     WriteStatus(u.key, GangOutcome::kUnschedulable, message, nullptr);
 }
 
-bool GangCoordinator::BindingsInFlight(const std::string& gang_key) const {
+bool Coordinator::BindingsInFlight(const std::string& gang_key) const {
   auto sum = gangs_.SummaryOf(gang_key);
   return sum && sum->counts.assumed > 0;
 }
 
 // An Event on the gang's own object (dialects that have one), so that a Pending gang is
 // never opaque: "gang nlp/giant: 1 of 5 pending members fit, 5 needed; ...".
-void GangCoordinator::RecordEvent(const framework::PodGroupInfo& unit, bool ok,
-                                  const std::string& message, const char* reason) {
+void Coordinator::RecordEvent(const framework::PodGroupInfo& unit, bool ok,
+                              const std::string& message, const char* reason) {
   auto info = gangs_.SummaryOf(unit.key);
   if (!info || !info->spec) return;
   const auto obj = GangObjectOf(*info->spec);
@@ -136,4 +136,36 @@ void GangCoordinator::RecordEvent(const framework::PodGroupInfo& unit, bool ok,
                             *reason ? reason : (ok ? "Scheduled" : "FailedScheduling"), message);
 }
 
-}  // namespace phalanx::scheduler
+void Coordinator::SweepStale(
+    api::Timestamp now, StaleGangTracker& tracker,
+    const std::function<framework::PodInfoPtr(const std::string&)>& cached_pod,
+    framework::PreemptionExecutor& executor,
+    const std::function<bool(const api::Pod&)>& reject_if_waiting) {
+  using Kind = StaleGangTracker::Action::Kind;
+  for (auto& a : tracker.Check(gangs_, gangs_.TakeRunningLosses(), now)) {
+    if (a.kind == Kind::kRecovered) {
+      RecordStaleness(a.gang, true, a.message, "GangWhole");
+      continue;
+    }
+    if (a.kind == Kind::kStale) {
+      RecordStaleness(a.gang, false, a.message, "StaleGang");
+      continue;
+    }
+    framework::PreemptionRequest req;
+    req.plugin = "StaleGangEviction";
+    for (const auto& key : a.pods) {
+      framework::PodInfoPtr p = cached_pod(key);
+      if (p == nullptr) continue;
+      if (req.disruption_message.empty()) {
+        req.disruption_message = p->Pod().spec.scheduler_name + ": stale gang eviction";
+      }
+      req.victims.push_back({p, a.message, "Evicted"});
+    }
+    RecordStaleness(a.gang, false, a.message, "StaleGangEvicted");
+    if (req.victims.empty()) continue;
+    req.reject_if_waiting = reject_if_waiting;
+    executor.Execute(std::move(req));
+  }
+}
+
+}  // namespace phalanx::gang

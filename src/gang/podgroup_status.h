@@ -16,7 +16,7 @@
 #include "framework/handle.h"
 #include "gang/manager.h"
 
-namespace phalanx::scheduler {
+namespace phalanx::gang {
 
 // The API object a gang's Events, conditions and status go to: the gang's own object with
 // the apiVersion the informer read it at (so the version the server serves, e.g.
@@ -64,14 +64,14 @@ struct PodGroupStatusWrite {
   std::string api_version, kind, ns, name;
   framework::ClusterClient::PodGroupStatus status;
 };
-std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& gangs,
+std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const Manager& gangs,
                                                          const std::string& gang_key,
                                                          GangOutcome outcome,
                                                          std::string_view message,
                                                          const api::Pod* member);
 
 // ComputePodGroupStatus + client.UpdatePodGroupStatus.
-void WritePodGroupStatus(const gang::Manager& gangs, framework::ClusterClient& client,
+void WritePodGroupStatus(const Manager& gangs, framework::ClusterClient& client,
                          const std::string& gang_key, GangOutcome outcome, std::string_view message,
                          const api::Pod* member);
 
@@ -81,4 +81,4 @@ void WritePodGroupStatus(const gang::Manager& gangs, framework::ClusterClient& c
 // through the informer as such updates.
 bool OnlyStatusChanged(const api::Unstructured& a, const api::Unstructured& b);
 
-}  // namespace phalanx::scheduler
+}  // namespace phalanx::gang

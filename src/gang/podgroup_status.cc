@@ -1,4 +1,4 @@
-#include "scheduler/podgroup_status.h"
+#include "gang/podgroup_status.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -7,7 +7,7 @@
 
 #include "gang/subgroups.h"
 
-namespace phalanx::scheduler {
+namespace phalanx::gang {
 
 namespace {
 
@@ -185,7 +185,7 @@ std::optional<GangObject> GangObjectOf(const gang::PodGroupSpec& spec) {
   return o;
 }
 
-std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& gangs,
+std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const Manager& gangs,
                                                          const std::string& gang_key,
                                                          GangOutcome outcome,
                                                          std::string_view message,
@@ -249,7 +249,7 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const gang::Manager& ga
   return w;
 }
 
-void WritePodGroupStatus(const gang::Manager& gangs, framework::ClusterClient& client,
+void WritePodGroupStatus(const Manager& gangs, framework::ClusterClient& client,
                          const std::string& gang_key, GangOutcome outcome, std::string_view message,
                          const api::Pod* member) {
   auto w = ComputePodGroupStatus(gangs, gang_key, outcome, message, member);
@@ -278,4 +278,4 @@ bool OnlyStatusChanged(const api::Unstructured& a, const api::Unstructured& b) {
   return compare_from(x, y) && compare_from(y, x);
 }
 
-}  // namespace phalanx::scheduler
+}  // namespace phalanx::gang
