@@ -19,6 +19,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -1210,7 +1212,8 @@ std::string_view GroupOf(std::string_view api_version) {
   return slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
 }
 
-// Whether `kind` in `api_version` is one we decode (an empty apiVersion is accepted).
+// Whether `kind` in `api_version` is one we decode (StreamDecoder::Doc requires an
+// apiVersion before it asks).
 bool KnownKind(std::string_view kind, std::string_view api_version) {
   const std::string_view group = GroupOf(api_version);
   const bool any = api_version.empty();
@@ -1367,7 +1370,7 @@ class StreamDecoder {
     }
     if (!IsNamespaced(id->kind)) id->ns.clear();
     if (IsNamespaced(id->kind) && id->ns.empty()) id->ns = "default";
-    id->label = id->name.empty()
+    id->label = id->name.empty() || id->kind.empty()
                     ? id->doc_label
                     : id->kind + " " + (id->ns.empty() ? id->name : id->ns + "/" + id->name);
     return absl::OkStatus();
@@ -1392,18 +1395,15 @@ class StreamDecoder {
     return absl::OkStatus();
   }
 
-  // An object of a kind without a type here: counted in `ignored`; named ones are kept
-  // whole for adapters (gang dialects, ...), their metadata decoded leniently: an object
-  // we do not type never fails a load.
-  void KeepUntyped(const YAML::Node& doc, const Identity& id, ObjectDecoder& d) {
-    std::string what = id.kind.empty() ? "<no kind>" : id.kind;
-    what += " ";
-    what += id.name.empty() ? id.doc_label : (id.ns.empty() ? id.name : id.ns + "/" + id.name);
-    staged_.ignored.push_back(std::move(what));
-    if (id.kind.empty() || id.name.empty()) return;
-    const YAML::Node meta = ObjectDecoder::Get(doc, "metadata");
+  // An object of a kind without a type here, kept whole for the adapters that read it
+  // (gang dialects, queues, DRA, workload expansion, ...) and counted in `ignored`
+  // ("Kind ns/name"). Its metadata is decoded as strictly as a typed object's (a list where
+  // an annotation's string belongs is an error naming the field, never a dropped object),
+  // and a generateName gets the same stable generated name.
+  Status KeepUntyped(const YAML::Node& doc, const std::string& prefix, const Identity& id,
+                     const std::string& path_prefix, ObjectDecoder& d) {
     ObjectMeta um;
-    if (Present(meta) && !d.Meta(meta, "metadata", &um)) return;
+    if (Status s = TypedMeta(doc, prefix, id, path_prefix, d, &um); !s.ok()) return s;
     Unstructured u;
     u.api_version = id.api_version;
     u.kind = id.kind;
@@ -1414,10 +1414,14 @@ class StreamDecoder {
         (id.kind == "ResourceClaim" || id.kind == "ResourceClaimTemplate")) {
       u.metadata.namespace_ = "default";
     }
-    if (u.metadata.name.empty()) u.metadata.name = id.name;
     if (u.metadata.uid.empty()) u.metadata.uid = u.Key();
+    staged_.ignored.push_back(id.kind + " " +
+                              (u.metadata.namespace_.empty()
+                                   ? u.metadata.name
+                                   : u.metadata.namespace_ + "/" + u.metadata.name));
     u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
     staged_.objects.push_back(std::move(u));
+    return absl::OkStatus();
   }
 
   // The typed object's metadata: namespace defaulting, and a generated name for
@@ -1512,10 +1516,20 @@ class StreamDecoder {
     const std::string& path_prefix = id.name.empty() ? prefix : kEmpty;
 
     const YAML::Node items = ObjectDecoder::Get(doc, "items");
+    // kind and apiVersion are required, as the API server and kubectl require them
+    // ("Object 'Kind' is missing", "apiVersion not set"): a document without them would
+    // otherwise be typed by guesswork or dropped.
+    for (const auto& [field, value] :
+         {std::pair<const char*, const std::string*>{"kind", &id.kind},
+          std::pair<const char*, const std::string*>{"apiVersion", &id.api_version}}) {
+      if (value->empty()) {
+        return ObjectError(id.label, path_prefix,
+                           Located(doc, FieldRequired(Child(prefix, field), "")));
+      }
+    }
     if (IsList(id.kind, items)) return ListItems(items, prefix, id, path_prefix, d);
-    if (id.kind.empty() || !KnownKind(id.kind, id.api_version)) {
-      KeepUntyped(doc, id, d);
-      return absl::OkStatus();
+    if (!KnownKind(id.kind, id.api_version)) {
+      return KeepUntyped(doc, prefix, id, path_prefix, d);
     }
     ObjectMeta m;
     if (Status s = TypedMeta(doc, prefix, id, path_prefix, d, &m); !s.ok()) return s;
@@ -1606,10 +1620,47 @@ Status LoadManifests(const std::string& path, Manifests* out) {
     files.push_back(path);
   }
   Manifests staged;
+  // "Kind namespace/name" -> the file that defined it: the API server refuses a second
+  // object of the same name (AlreadyExists), so a duplicate is an error naming both files.
+  std::map<std::string, std::string> defined_in;
   for (const fs::path& f : files) {
     StatusOr<std::string> text = ReadFile(f);
     if (!text.ok()) return text.status();
+    const size_t pods = staged.pods.size(), nodes = staged.nodes.size(),
+                 namespaces = staged.namespaces.size(), pcs = staged.priority_classes.size(),
+                 pdbs = staged.pod_disruption_budgets.size(), objects = staged.objects.size();
     if (Status s = DecodeManifests(*text, f.string(), &staged); !s.ok()) return s;
+    std::vector<std::string> keys;
+    for (size_t i = pods; i < staged.pods.size(); ++i)
+      keys.push_back("Pod " + staged.pods[i].Key());
+    for (size_t i = nodes; i < staged.nodes.size(); ++i) {
+      keys.push_back("Node " + staged.nodes[i].metadata.name);
+    }
+    for (size_t i = namespaces; i < staged.namespaces.size(); ++i) {
+      keys.push_back("Namespace " + staged.namespaces[i].metadata.name);
+    }
+    for (size_t i = pcs; i < staged.priority_classes.size(); ++i) {
+      keys.push_back("PriorityClass " + staged.priority_classes[i].metadata.name);
+    }
+    for (size_t i = pdbs; i < staged.pod_disruption_budgets.size(); ++i) {
+      keys.push_back("PodDisruptionBudget " + staged.pod_disruption_budgets[i].Key());
+    }
+    for (size_t i = objects; i < staged.objects.size(); ++i) {
+      const Unstructured& u = staged.objects[i];
+      const std::string group = u.Group();
+      keys.push_back(u.kind + (group.empty() ? "" : "." + group) + " " +
+                     (u.metadata.namespace_.empty()
+                          ? u.metadata.name
+                          : u.metadata.namespace_ + "/" + u.metadata.name));
+    }
+    for (const std::string& k : keys) {
+      auto [it, fresh] = defined_in.emplace(k, f.string());
+      if (!fresh) {
+        return absl::InvalidArgumentError(
+            f.string() + ": " + k + ": metadata.name: Duplicate value: already defined " +
+            (it->second == f.string() ? "earlier in this file" : "in " + it->second));
+      }
+    }
   }
   AppendManifests(out, &staged);
   return absl::OkStatus();

@@ -345,7 +345,7 @@ spec: {minMember: 1}
                .key = "team/gang-a",
                .dialect = Dialect::kKoordinator,
                .has_inline = true,
-               .invalid = "must be a JSON array of strings: expected a string"});
+               .invalid = "must be a JSON array of strings: item 0 is a number"});
   c.push_back({.name = "KoordinatorGroupsBadGangId",
                .yaml = KoordPod("    gang.scheduling.koordinator.sh/groups: '[\"gang-b\"]'\n"),
                .key = "team/gang-a",
@@ -1265,12 +1265,17 @@ TEST(DialectParse, JsonStringArray) {
       {R"(["a)", false, {}},
       {R"(["\x"])", false, {}},
       {"", false, {}},
+      {R"({"a": "b"})", false, {}},
+      {R"(["a", null])", false, {}},
   };
   for (const auto& c : cases) {
     std::vector<std::string> out;
     std::string err;
     EXPECT_EQ(api::MoveOrMessage(detail::ParseJsonStringArray(c.in), &out, &err), c.ok)
         << c.in << " " << err;
+    if (!c.ok) {
+      EXPECT_EQ(err.rfind("must be a JSON array of strings: ", 0), 0u) << c.in << " " << err;
+    }
     if (c.ok) {
       EXPECT_EQ(out, c.out) << c.in;
     }
