@@ -1172,6 +1172,16 @@ class ObjectDecoder {
         return false;
       }
       c->replicas = completions ? std::min(parallelism, *completions) : parallelism;
+      std::string mode;
+      if (!Bool(spec, "suspend", "spec", &c->suspend) ||
+          !Str(spec, "completionMode", "spec", &mode)) {
+        return false;
+      }
+      if (!mode.empty() && mode != "NonIndexed" && mode != "Indexed") {
+        return Fail(Get(spec, "completionMode"),
+                    FieldNotSupported("spec.completionMode", mode, {"Indexed", "NonIndexed"}));
+      }
+      c->indexed = mode == "Indexed";
     } else {
       c->replicas = 1;
       if (!Int32(spec, "replicas", "spec", &c->replicas) ||
@@ -1403,7 +1413,14 @@ class StreamDecoder {
   Status KeepUntyped(const YAML::Node& doc, const std::string& prefix, const Identity& id,
                      const std::string& path_prefix, ObjectDecoder& d) {
     ObjectMeta um;
-    if (Status s = TypedMeta(doc, prefix, id, path_prefix, d, &um); !s.ok()) return s;
+    // Component configurations (kubescheduler.config.k8s.io, kubelet.config.k8s.io,
+    // kustomize.config.k8s.io, ...) are files, not API objects: they have no name and are
+    // kept (and reported unused) under their document's.
+    if (id.name.empty() && std::string_view(GroupOf(id.api_version)).ends_with("config.k8s.io")) {
+      um.name = "document-" + std::to_string(doc_number_);
+    } else if (Status s = TypedMeta(doc, prefix, id, path_prefix, d, &um); !s.ok()) {
+      return s;
+    }
     Unstructured u;
     u.api_version = id.api_version;
     u.kind = id.kind;
@@ -1419,6 +1436,7 @@ class StreamDecoder {
                               (u.metadata.namespace_.empty()
                                    ? u.metadata.name
                                    : u.metadata.namespace_ + "/" + u.metadata.name));
+    u.source = source_;
     u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
     staged_.objects.push_back(std::move(u));
     return absl::OkStatus();
@@ -1491,10 +1509,12 @@ class StreamDecoder {
       if (c.metadata.uid.empty()) {
         c.metadata.uid = c.kind + "/" + c.metadata.namespace_ + "/" + c.metadata.name;
       }
+      c.source = source_;
       Unstructured u;
       u.api_version = c.api_version;
       u.kind = c.kind;
       u.metadata = c.metadata;
+      u.source = source_;
       u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
       staged_.objects.push_back(std::move(u));
       staged_.controllers.push_back(std::move(c));
@@ -1594,30 +1614,40 @@ Status DecodeManifestNode(const YAML::Node& doc, const std::string& source, Mani
 // A directory is read non-recursively; files are decoded in file-name order, each named by
 // its path in messages. All-or-nothing across the files, like DecodeManifests.
 Status LoadManifests(const std::string& path, Manifests* out) {
+  return LoadManifests(std::vector<std::string>{path}, out);
+}
+
+Status LoadManifests(const std::vector<std::string>& paths, Manifests* out) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec) {
-    return Status(absl::ErrnoToStatusCode(ec.value()), path + ": cannot read: " + ec.message());
-  }
   std::vector<fs::path> files;
-  if (fs::is_directory(st)) {
-    fs::directory_iterator it(path, ec);
-    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      const fs::path& p = it->path();
-      const std::string ext = p.extension().string();
-      std::error_code fec;
-      if ((ext == ".yaml" || ext == ".yml" || ext == ".json") && it->is_regular_file(fec)) {
-        files.push_back(p);
-      }
-    }
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
     if (ec) {
       return Status(absl::ErrnoToStatusCode(ec.value()), path + ": cannot read: " + ec.message());
     }
-    std::sort(files.begin(), files.end(),
-              [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-  } else {
-    files.push_back(path);
+    std::vector<fs::path> dir_files;
+    std::vector<fs::path>* add = &dir_files;
+    if (fs::is_directory(st)) {
+      std::vector<fs::path>& files = *add;
+      fs::directory_iterator it(path, ec);
+      for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        const fs::path& p = it->path();
+        const std::string ext = p.extension().string();
+        std::error_code fec;
+        if ((ext == ".yaml" || ext == ".yml" || ext == ".json") && it->is_regular_file(fec)) {
+          files.push_back(p);
+        }
+      }
+      if (ec) {
+        return Status(absl::ErrnoToStatusCode(ec.value()), path + ": cannot read: " + ec.message());
+      }
+      std::sort(files.begin(), files.end(),
+                [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
+    } else {
+      add->push_back(path);
+    }
+    files.insert(files.end(), dir_files.begin(), dir_files.end());
   }
   Manifests staged;
   // "Kind namespace/name" -> the file that defined it: the API server refuses a second
@@ -1666,8 +1696,9 @@ Status LoadManifests(const std::string& path, Manifests* out) {
   return absl::OkStatus();
 }
 
-// Pods are named "<name>-<i>" (StatefulSet) or "<name>-<hash>-<i>" with a 5-character hash of
-// kind/namespace/name; uid "<namespace>/<pod>". Besides the template's labels, each pod gets
+// Pods are named "<name>-<i>" (StatefulSet), "<name>-<i>-<hash>" (an Indexed Job) or
+// "<name>-<hash>-<i>" with a 5-character hash of kind/namespace/name; uid "<namespace>/<pod>".
+// A suspended Job gets none (the caller reports it). Besides the template's labels, each pod gets
 // the label its controller would add (pod-template-hash, statefulset.kubernetes.io/pod-name
 // and apps.kubernetes.io/pod-index, job-name and batch.kubernetes.io/job-name).
 std::vector<Pod> ExpandController(const WorkloadController& c) {
@@ -1676,6 +1707,7 @@ std::vector<Pod> ExpandController(const WorkloadController& c) {
       c.metadata.uid.empty() ? c.kind + "/" + ns + "/" + c.metadata.name : c.metadata.uid;
   const std::string hash = StableSuffix(c.kind + "/" + ns + "/" + c.metadata.name);
   std::vector<Pod> pods;
+  if (c.kind == "Job" && c.suspend) return pods;
   pods.reserve(static_cast<size_t>(std::max(c.replicas, 0)));
   for (int32_t i = 0; i < c.replicas; ++i) {
     Pod p;
@@ -1688,13 +1720,19 @@ std::vector<Pod> ExpandController(const WorkloadController& c) {
       // Labels the StatefulSet controller adds to each pod.
       p.metadata.labels["statefulset.kubernetes.io/pod-name"] = p.metadata.name;
       p.metadata.labels["apps.kubernetes.io/pod-index"] = index;
+    } else if (c.kind == "Job" && c.indexed) {
+      // Indexed Jobs (pkg/controller/job/indexed_job_utils.go): "<job>-<index>-<random>",
+      // the index in an annotation and (1.28+) a label.
+      p.metadata.name = c.metadata.name + "-" + index + "-" + hash;
+      p.metadata.annotations["batch.kubernetes.io/job-completion-index"] = index;
+      p.metadata.labels["batch.kubernetes.io/job-completion-index"] = index;
     } else {
       p.metadata.name = c.metadata.name + "-" + hash + "-" + index;
       if (c.kind == "Deployment") p.metadata.labels["pod-template-hash"] = hash;
-      if (c.kind == "Job") {
-        p.metadata.labels["batch.kubernetes.io/job-name"] = c.metadata.name;
-        p.metadata.labels["job-name"] = c.metadata.name;
-      }
+    }
+    if (c.kind == "Job") {
+      p.metadata.labels["batch.kubernetes.io/job-name"] = c.metadata.name;
+      p.metadata.labels["job-name"] = c.metadata.name;
     }
     p.metadata.uid = ns + "/" + p.metadata.name;
     p.metadata.creation_timestamp = c.metadata.creation_timestamp;

@@ -62,6 +62,9 @@ std::vector<std::string> InferNodeFeatures(const YAML::Node& spec);
 // (the API server would refuse the second) "b.yaml: Pod ml/w-0: metadata.name: Duplicate
 // value: already defined in a.yaml" (or "earlier in this file").
 Status LoadManifests(const std::string& path, Manifests* out);
+// The same for several files or directories, read in the order given (each directory's
+// files in name order), all-or-nothing, duplicates checked across all of them.
+Status LoadManifests(const std::vector<std::string>& paths, Manifests* out);
 
 // Expands a controller into its pods: names "<name>-<i>" for StatefulSet and
 // "<name>-<hash>-<i>"-like stable names otherwise, labels and spec from the template,
