@@ -1,4 +1,4 @@
-// Fuzz target: DRA CEL device selectors (dra/cel.h): lexer, parser, type checker, regex
+// Fuzz target: DRA CEL device selectors (cel/cel.h): lexer, parser, type checker, regex
 // compiler (matches() patterns) and evaluator.
 //
 // Input: the expression text. It is compiled once and evaluated against three fixed
@@ -15,12 +15,12 @@
 #include <string_view>
 #include <vector>
 
-#include "dra/cel.h"
+#include "cel/cel.h"
 
 namespace {
 
-using phalanx::dra::cel::AttributeValue;
-using phalanx::dra::cel::DeviceView;
+using phalanx::cel::AttributeValue;
+using phalanx::cel::DeviceView;
 
 std::vector<DeviceView> Devices() {
   DeviceView gpu;
@@ -45,14 +45,14 @@ std::vector<DeviceView> Devices() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<DeviceView>* const kDevices = new std::vector<DeviceView>(Devices());
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto sel = phalanx::dra::cel::ParseSelector(text, "fuzz");
+  auto sel = phalanx::cel::ParseSelector(text, "fuzz");
   if (!sel.ok()) {
     if (sel.status().message().substr(0, 6) != "fuzz: ") std::abort();  // names the place
     return 0;
   }
   for (const DeviceView& d : *kDevices) {
     const auto first = sel->Matches(d);
-    const auto prepared = phalanx::dra::cel::PreparedDevice::Prepare(d);
+    const auto prepared = phalanx::cel::PreparedDevice::Prepare(d);
     const auto second = prepared.ok() ? sel->Matches(*prepared) : prepared.status();
     if (first.ok() != second.ok()) std::abort();
     if (first.ok()) {

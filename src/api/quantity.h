@@ -34,7 +34,7 @@ class Quantity {
   bool IsZero() const { return mantissa_ == 0; }
 
   // Exact comparison, as Quantity.Cmp: -1, 0 or 1 (e.g. "1Ki" vs "1024" -> 0). Used by
-  // the CEL quantity library (src/dra/cel.h: compareTo, isGreaterThan, ==).
+  // the CEL quantity library (src/cel/cel.h: compareTo, isGreaterThan, ==).
   int Compare(const Quantity& other) const;
   // Exact sum / difference, as Quantity.Add / Quantity.Sub (saturating far outside the
   // range Parse accepts, which only FromValue/FromMilli with extreme inputs can reach).

@@ -9,7 +9,7 @@
 //     spec.nodeSelector matches it, or spec.allNodes is set; only the slices of a pool's
 //     newest generation count (allocator.go GatherPools: "pool.generation");
 //   - a device fits a request when every selector of the request's DeviceClass and of the
-//     request matches (CEL, dra/cel.h); a selector that fails at runtime (e.g. "no such
+//     request matches (CEL, cel/cel.h); a selector that fails at runtime (e.g. "no such
 //     key") is an error that aborts the attempt, as upstream's isSelectable ("claim %s:
 //     selector #%d: CEL runtime error: ..." / "class %s: ...");
 //   - allocationMode ExactCount takes `count` devices, All takes every matching device on the

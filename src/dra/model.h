@@ -11,7 +11,7 @@
 // directly on the request, devices under `basic:`) is read too, so manifests written for
 // 1.32/1.33 load unchanged.
 //
-// Selectors are compiled once at parse time (dra::cel::ParseSelector); an expression
+// Selectors are compiled once at parse time (cel::ParseSelector, src/cel/cel.h); an expression
 // outside the supported CEL subset makes the whole object invalid, with the error naming
 // the object, the field and the column (never treated as true).
 #pragma once
@@ -27,7 +27,7 @@
 #include "api/status.h"
 #include "api/types.h"
 #include "api/unstructured.h"
-#include "dra/cel.h"
+#include "cel/cel.h"
 
 namespace phalanx::dra {
 

@@ -8,6 +8,7 @@
 //   (binding cycle) WaitOnPermit -> PreBind -> Bind -> PostBind; Unreserve on failure.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -229,15 +230,21 @@ class PermitPlugin : public virtual Plugin {
   virtual bool PermitTimeoutUncapped() const { return false; }
 };
 
-// ---- PodGroup cycle (Phalanx extension; design.md "The PodGroup cycle") ----
+// ---- PodGroup cycle (upstream 1.36 pkg/scheduler schedule_one_podgroup.go; KEP-4671) ----
 
-// One gang to place as part of a PodGroup cycle.
-struct PodGroupUnit {
-  std::string key;      // gang key
+// One gang (PodGroup) to place in a PodGroup cycle (upstream framework.PodGroupInfo): its
+// quorum, its pending members and its placement constraints, as the PodGroupPlugin that
+// planned the cycle (GangScheduling) read them from gang state.
+struct PodGroupInfo {
+  std::string key;      // gang key ("namespace/name")
   std::string display;  // for messages, e.g. "pod group default/train"
-  // Members that must fit in this cycle for the gang to commit (minMember minus members
-  // already assumed or bound).
-  int32_t need = 0;
+  // The gang's quorum (minMember / upstream's gang minCount) and its members already
+  // assumed or bound (upstream PodGroupState.ScheduledPodsCount).
+  int32_t min_count = 0;
+  int32_t scheduled_count = 0;
+  // Members that must fit in this cycle for the gang to commit: minCount minus those
+  // already assumed or bound, never below 0.
+  int32_t Need() const { return std::max<int32_t>(0, min_count - scheduled_count); }
   // Pending members (pod keys) to place in this cycle, in placement order; the pod that
   // was popped is among them.
   std::vector<std::string> pending_pods;
@@ -284,10 +291,12 @@ struct PodGroupUnit {
   std::function<std::string(const std::vector<std::string>& placed_pods)> check_sub_groups;
 };
 
-// All units commit together or not at all (a GangGroup has several).
-struct PodGroupPlan {
-  std::vector<PodGroupUnit> units;
-  bool empty() const { return units.empty(); }
+// What one PodGroup cycle places (upstream framework.QueuedPodGroupInfo): one gang, or
+// every gang of a GangGroup (Koordinator gang groups, upstream CompositePodGroup), which
+// commit together or not at all.
+struct QueuedPodGroupInfo {
+  std::vector<PodGroupInfo> pod_groups;
+  bool empty() const { return pod_groups.empty(); }
 };
 
 // Pods that a PodGroupPlugin lets a failed plan evict besides lower-priority pods (a unit of
@@ -305,17 +314,18 @@ class PodGroupPlugin : public virtual Plugin {
  public:
   // Leaves *plan empty when `pod` schedules alone. An error or rejection status fails the
   // pod (and is reported) without running the cycle.
-  virtual Status PlanPodGroup(const PodInfo& pod, PodGroupPlan* plan) = 0;
+  virtual Status PlanPodGroup(const PodInfo& pod, QueuedPodGroupInfo* plan) = 0;
   // Admission of the whole plan inside the transaction, before any member is placed
   // (e.g. queue quota, src/plugins/queues): `pods` are the pending members of every unit
-  // that the cycle will try to place (pods[i] belongs to plan.units[unit_of[i]]). A
+  // that the cycle will try to place (pods[i] belongs to plan.pod_groups[pod_group_of[i]]). A
   // rejection fails the whole cycle with the status message; nothing is held.
-  virtual Status AdmitPodGroup(const PodGroupPlan& plan, const std::vector<const PodInfo*>& pods,
-                               const std::vector<size_t>& unit_of) {
+  virtual Status AdmitPodGroup(const QueuedPodGroupInfo& plan,
+                               const std::vector<const PodInfo*>& pods,
+                               const std::vector<size_t>& pod_group_of) {
     return Status();
   }
   // The outcome of the cycle for `plan`: committed, or rejected with `reason`.
-  virtual void PodGroupCycleDone(const PodGroupPlan& plan, bool committed,
+  virtual void PodGroupCycleDone(const QueuedPodGroupInfo& plan, bool committed,
                                  const std::string& reason) {}
 
   // ---- victim policy of PodGroup preemption (src/scheduler/podgroup_preemption.h) ----
@@ -326,7 +336,7 @@ class PodGroupPlugin : public virtual Plugin {
   // Units this plugin lets the plan evict besides lower-priority pods, the most preferred
   // victim first (e.g. queue reclaim: pods of queues above their deserved share). Empty:
   // none; *why may say why not (for the gang's reason).
-  virtual std::vector<PodGroupVictimUnit> VictimCandidates(const PodGroupPlan& plan,
+  virtual std::vector<PodGroupVictimUnit> VictimCandidates(const QueuedPodGroupInfo& plan,
                                                            std::string* why) {
     return {};
   }
@@ -334,7 +344,7 @@ class PodGroupPlugin : public virtual Plugin {
   // `lower_priority` (the pods priority preemption chose) is allowed; else why not. The
   // scheduler evicts nothing when a plugin refuses. Must hold for every subset of a set it
   // allows (the reprieve only shrinks sets).
-  virtual std::string CheckVictims(const PodGroupPlan& plan,
+  virtual std::string CheckVictims(const QueuedPodGroupInfo& plan,
                                    const std::vector<const PodGroupVictimUnit*>& chosen,
                                    const std::vector<const api::Pod*>& lower_priority) {
     return "";
@@ -342,7 +352,7 @@ class PodGroupPlugin : public virtual Plugin {
   // Evicts `chosen` (units returned by VictimCandidates, after the plan was verified to fit
   // without them) on behalf of `plan`: deletion, events, the plugin's own bookkeeping.
   // Returns the pods evicted; *error: the client's first error ("" if none).
-  virtual int64_t EvictVictims(const PodGroupPlan& plan,
+  virtual int64_t EvictVictims(const QueuedPodGroupInfo& plan,
                                const std::vector<const PodGroupVictimUnit*>& chosen,
                                std::string* error) {
     return 0;

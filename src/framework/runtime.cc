@@ -1068,8 +1068,8 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const 
   });
 }
 
-Status Framework::RunPlanPodGroup(const PodInfo& pod, PodGroupPlan* plan) {
-  plan->units.clear();
+Status Framework::RunPlanPodGroup(const PodInfo& pod, QueuedPodGroupInfo* plan) {
+  plan->pod_groups.clear();
   for (auto* p : pod_group_) {
     Status s = p->PlanPodGroup(pod, plan);
     if (!s.IsSuccess()) {
@@ -1081,11 +1081,11 @@ Status Framework::RunPlanPodGroup(const PodInfo& pod, PodGroupPlan* plan) {
   return Status::Success();
 }
 
-Status Framework::RunAdmitPodGroup(const PodGroupPlan& plan,
+Status Framework::RunAdmitPodGroup(const QueuedPodGroupInfo& plan,
                                    const std::vector<const PodInfo*>& pods,
-                                   const std::vector<size_t>& unit_of) {
+                                   const std::vector<size_t>& pod_group_of) {
   for (auto* p : pod_group_) {
-    Status s = p->AdmitPodGroup(plan, pods, unit_of);
+    Status s = p->AdmitPodGroup(plan, pods, pod_group_of);
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
       return s;
@@ -1094,7 +1094,7 @@ Status Framework::RunAdmitPodGroup(const PodGroupPlan& plan,
   return Status::Success();
 }
 
-void Framework::RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed,
+void Framework::RunPodGroupCycleDone(const QueuedPodGroupInfo& plan, bool committed,
                                      const std::string& reason) {
   for (auto* p : pod_group_) p->PodGroupCycleDone(plan, committed, reason);
 }

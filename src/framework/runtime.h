@@ -196,11 +196,12 @@ class Framework final : public Handle {
   Status RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                           std::function<void(Status)> on_done);
   // The first PodGroupPlugin's plan for `pod` (empty: schedule alone).
-  Status RunPlanPodGroup(const PodInfo& pod, PodGroupPlan* plan);
-  void RunPodGroupCycleDone(const PodGroupPlan& plan, bool committed, const std::string& reason);
+  Status RunPlanPodGroup(const PodInfo& pod, QueuedPodGroupInfo* plan);
+  void RunPodGroupCycleDone(const QueuedPodGroupInfo& plan, bool committed,
+                            const std::string& reason);
   // Every PodGroupPlugin's AdmitPodGroup in order; the first rejection (with the plugin set).
-  Status RunAdmitPodGroup(const PodGroupPlan& plan, const std::vector<const PodInfo*>& pods,
-                          const std::vector<size_t>& unit_of);
+  Status RunAdmitPodGroup(const QueuedPodGroupInfo& plan, const std::vector<const PodInfo*>& pods,
+                          const std::vector<size_t>& pod_group_of);
   bool HasPodGroupPlugins() const { return !pod_group_.empty(); }
   // The profile's PodGroupPlugins in order (e.g. for PodGroup preemption's victim policy).
   const std::vector<PodGroupPlugin*>& PodGroupPlugins() const { return pod_group_; }

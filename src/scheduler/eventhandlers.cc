@@ -363,7 +363,14 @@ void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& n
   Requeue(framework::EventResource::kNode, actions, "NodeUpdate", objs);
 }
 
-void Scheduler::OnNodeDelete(const api::NodePtr& node) { cache_.RemoveNode(*node); }
+// Upstream deleteNodeFromCache: the pods whose rejecting plugins' hints accept a node's
+// deletion (PodTopologySpread: a domain may disappear) move first, then the cache drops it.
+void Scheduler::OnNodeDelete(const api::NodePtr& node) {
+  framework::EventObjects objs;
+  objs.old_node = node.get();
+  Requeue(framework::EventResource::kNode, framework::kDelete, "NodeDelete", objs);
+  cache_.RemoveNode(*node);
+}
 
 void Scheduler::OnPriorityClassAdd(const std::shared_ptr<const api::PriorityClass>& pc) {
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);

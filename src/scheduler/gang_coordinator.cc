@@ -48,15 +48,16 @@ void GangCoordinator::OnBindingFailed(const api::Pod& pod) {
   }
 }
 
-void GangCoordinator::BeginCommit(const framework::PodGroupPlan& plan) {
+void GangCoordinator::BeginCommit(const framework::QueuedPodGroupInfo& plan) {
   absl::MutexLock l(&mu_);
-  for (const auto& u : plan.units) committing_.insert(u.key);
+  for (const auto& u : plan.pod_groups) committing_.insert(u.key);
 }
 
-std::map<std::string, api::PodPtr> GangCoordinator::EndCommit(const framework::PodGroupPlan& plan) {
+std::map<std::string, api::PodPtr> GangCoordinator::EndCommit(
+    const framework::QueuedPodGroupInfo& plan) {
   std::map<std::string, api::PodPtr> last;
   absl::MutexLock l(&mu_);
-  for (const auto& u : plan.units) {
+  for (const auto& u : plan.pod_groups) {
     committing_.erase(u.key);
     if (auto it = last_bound_.find(u.key); it != last_bound_.end()) {
       last[u.key] = std::move(it->second);
@@ -66,11 +67,11 @@ std::map<std::string, api::PodPtr> GangCoordinator::EndCommit(const framework::P
   return last;
 }
 
-void GangCoordinator::RecordCommitted(const framework::PodGroupPlan& plan,
+void GangCoordinator::RecordCommitted(const framework::QueuedPodGroupInfo& plan,
                                       const std::vector<int32_t>& placed_per_unit,
                                       const std::string& topology_summary) {
-  for (size_t i = 0; i < plan.units.size(); ++i) {
-    const auto& u = plan.units[i];
+  for (size_t i = 0; i < plan.pod_groups.size(); ++i) {
+    const auto& u = plan.pod_groups[i];
     RecordEvent(u, true,
                 "gang " + u.key + ": " + std::to_string(placed_per_unit[i]) + " members placed" +
                     SubGroupTally(u) + (topology_summary.empty() ? "" : "; " + topology_summary));
@@ -79,7 +80,7 @@ void GangCoordinator::RecordCommitted(const framework::PodGroupPlan& plan,
 
 // " (subgroups prefill: 4, decode: 2)": assumed or bound members per subgroup of a gang
 // with nested quorums, in spec order; "" otherwise.
-std::string GangCoordinator::SubGroupTally(const framework::PodGroupUnit& unit) const {
+std::string GangCoordinator::SubGroupTally(const framework::PodGroupInfo& unit) const {
   if (!unit.check_sub_groups) return "";
   auto info = gangs_.Info(unit.key, /*with_members=*/false);
   if (!info || !info->spec) return "";
@@ -96,9 +97,9 @@ std::string GangCoordinator::SubGroupTally(const framework::PodGroupUnit& unit) 
   return out.empty() ? "" : out + ")";
 }
 
-void GangCoordinator::WriteCommittedStatus(const framework::PodGroupPlan& plan,
+void GangCoordinator::WriteCommittedStatus(const framework::QueuedPodGroupInfo& plan,
                                            const std::map<std::string, api::PodPtr>& last_bound) {
-  for (const auto& u : plan.units) {
+  for (const auto& u : plan.pod_groups) {
     if (BindingsInFlight(u.key)) continue;
     auto it = last_bound.find(u.key);
     WriteStatus(u.key, GangOutcome::kPlaced, "",
@@ -106,14 +107,14 @@ void GangCoordinator::WriteCommittedStatus(const framework::PodGroupPlan& plan,
   }
 }
 
-void GangCoordinator::RecordRejected(const framework::PodGroupPlan& plan,
+void GangCoordinator::RecordRejected(const framework::QueuedPodGroupInfo& plan,
                                      const std::string& message) {
-  for (const auto& u : plan.units) RecordEvent(u, false, "gang " + message);
+  for (const auto& u : plan.pod_groups) RecordEvent(u, false, "gang " + message);
 }
 
-void GangCoordinator::WriteRejectedStatus(const framework::PodGroupPlan& plan,
+void GangCoordinator::WriteRejectedStatus(const framework::QueuedPodGroupInfo& plan,
                                           const std::string& message) {
-  for (const auto& u : plan.units)
+  for (const auto& u : plan.pod_groups)
     WriteStatus(u.key, GangOutcome::kUnschedulable, message, nullptr);
 }
 
@@ -124,7 +125,7 @@ bool GangCoordinator::BindingsInFlight(const std::string& gang_key) const {
 
 // An Event on the gang's own object (dialects that have one), so that a Pending gang is
 // never opaque: "gang nlp/giant: 1 of 5 pending members fit, 5 needed; ...".
-void GangCoordinator::RecordEvent(const framework::PodGroupUnit& unit, bool ok,
+void GangCoordinator::RecordEvent(const framework::PodGroupInfo& unit, bool ok,
                                   const std::string& message, const char* reason) {
   auto info = gangs_.SummaryOf(unit.key);
   if (!info || !info->spec) return;

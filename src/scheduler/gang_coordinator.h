@@ -51,8 +51,8 @@ class GangCoordinator {
 
   // A PodGroup commit of `plan` with inline bindings starts: member bindings of its gangs
   // are coalesced until EndCommit, which returns the last bound member of each (by key).
-  void BeginCommit(const framework::PodGroupPlan& plan) ABSL_LOCKS_EXCLUDED(mu_);
-  std::map<std::string, api::PodPtr> EndCommit(const framework::PodGroupPlan& plan)
+  void BeginCommit(const framework::QueuedPodGroupInfo& plan) ABSL_LOCKS_EXCLUDED(mu_);
+  std::map<std::string, api::PodPtr> EndCommit(const framework::QueuedPodGroupInfo& plan)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // A PodGroup cycle committed `plan`: one Normal/Scheduled Event per unit ("gang K: N
@@ -60,29 +60,29 @@ class GangCoordinator {
   // per subgroup, " (subgroups prefill: 4, decode: 2)"; with a topology, then
   // "; " + `topology_summary`, PodGroupPlacement::TopologySummary: the chosen domain and
   // every candidate's score).
-  void RecordCommitted(const framework::PodGroupPlan& plan,
+  void RecordCommitted(const framework::QueuedPodGroupInfo& plan,
                        const std::vector<int32_t>& placed_per_unit,
                        const std::string& topology_summary = "");
   // After RecordCommitted and the plugins' PodGroupCycleDone: each unit's status
   // (kPlaced), unless members are still assumed; `last_bound` from EndCommit supplies
   // status.occupiedBy.
-  void WriteCommittedStatus(const framework::PodGroupPlan& plan,
+  void WriteCommittedStatus(const framework::QueuedPodGroupInfo& plan,
                             const std::map<std::string, api::PodPtr>& last_bound);
   // A PodGroup cycle rejected `plan` with `message`: a Warning/FailedScheduling Event
   // ("gang " + message) per unit.
-  void RecordRejected(const framework::PodGroupPlan& plan, const std::string& message);
+  void RecordRejected(const framework::QueuedPodGroupInfo& plan, const std::string& message);
   // After RecordRejected and PodGroupCycleDone: each unit's status (kUnschedulable).
-  void WriteRejectedStatus(const framework::PodGroupPlan& plan, const std::string& message);
+  void WriteRejectedStatus(const framework::QueuedPodGroupInfo& plan, const std::string& message);
 
   // A reservation was made for `unit`'s gang (reservation_planner.cc): a Normal/Reserved
   // Event with `message` on the gang's own object (dialects that have one).
-  void RecordReserved(const framework::PodGroupUnit& unit, const std::string& message) {
+  void RecordReserved(const framework::PodGroupInfo& unit, const std::string& message) {
     RecordEvent(unit, true, message, "Reserved");
   }
 
   // A starving gang evicted pods on its reserved nodes (reservation_eviction.cc): a
   // Warning/StarvationEviction Event with `message` on the gang's own object.
-  void RecordReservationEviction(const framework::PodGroupUnit& unit, const std::string& message) {
+  void RecordReservationEviction(const framework::PodGroupInfo& unit, const std::string& message) {
     RecordEvent(unit, false, message, "StarvationEviction");
   }
 
@@ -91,7 +91,7 @@ class GangCoordinator {
   // object (dialects that have one).
   void RecordStaleness(const std::string& gang_key, bool ok, const std::string& message,
                        const char* reason) {
-    framework::PodGroupUnit unit;
+    framework::PodGroupInfo unit;
     unit.key = gang_key;
     RecordEvent(unit, ok, message, reason);
   }
@@ -102,9 +102,9 @@ class GangCoordinator {
 
  private:
   // `reason` "": Scheduled when ok, else FailedScheduling.
-  void RecordEvent(const framework::PodGroupUnit& unit, bool ok, const std::string& message,
+  void RecordEvent(const framework::PodGroupInfo& unit, bool ok, const std::string& message,
                    const char* reason = "");
-  std::string SubGroupTally(const framework::PodGroupUnit& unit) const;
+  std::string SubGroupTally(const framework::PodGroupInfo& unit) const;
   void WriteStatus(const std::string& gang_key, GangOutcome outcome, std::string_view message,
                    const api::Pod* member) {
     WritePodGroupStatus(gangs_, client_, gang_key, outcome, message, member);

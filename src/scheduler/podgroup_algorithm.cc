@@ -106,7 +106,7 @@ std::string PodGroupPlacement::TopologySummary() const {
 
 PodGroupPlacement PodGroupAlgorithm::Run() {
   PodGroupPlacement out;
-  out.placed.assign(plan_.units.size(), 0);
+  out.placed.assign(plan_.pod_groups.size(), 0);
   out.reject_reason = CheckMinResources();
   if (out.reject_reason.empty()) out.reject_reason = Admit(&out.admit_plugin);
   if (out.reject_reason.empty()) {
@@ -125,15 +125,15 @@ std::string PodGroupAlgorithm::Place(std::vector<int32_t>* placed) {
 }
 
 std::string PodGroupAlgorithm::PlaceIn(PodGroupPlacement* out) {
-  out->placed.assign(plan_.units.size(), 0);
+  out->placed.assign(plan_.pod_groups.size(), 0);
   scope_domains_.clear();
   // The first unit that asks for a topology decides it for the whole plan (a GangGroup
   // is placed in one domain together).
   std::string reason;
-  const auto topo = std::find_if(plan_.units.begin(), plan_.units.end(),
+  const auto topo = std::find_if(plan_.pod_groups.begin(), plan_.pod_groups.end(),
                                  [](const auto& u) { return !u.topology_levels.empty(); });
-  reason =
-      topo != plan_.units.end() ? PlaceInTopology(*topo, out) : PlaceMembers(nullptr, &out->placed);
+  reason = topo != plan_.pod_groups.end() ? PlaceInTopology(*topo, out)
+                                          : PlaceMembers(nullptr, &out->placed);
   out->sub_group_domains = scope_domains_;
   return reason;
 }
@@ -149,7 +149,7 @@ std::string PodGroupAlgorithm::CheckMinResources() const {
   // per-pod work.
   bool have_free = false;
   api::Resource free;
-  for (const auto& u : plan_.units) {
+  for (const auto& u : plan_.pod_groups) {
     if (!u.has_min_resources) continue;
     if (!have_free) {
       free = FreeCapacity(sched_.snapshot().List());
@@ -167,12 +167,12 @@ std::string PodGroupAlgorithm::Admit(std::string* plugin) {
   // The whole gang's request against its queue, inside the transaction, so that quota is
   // never half-consumed by a gang.
   std::vector<const PodInfo*> pods;
-  std::vector<size_t> unit_of;
+  std::vector<size_t> pod_group_of;
   for (const auto& m : members_) {
     pods.push_back(m.qp->pod_info.get());
-    unit_of.push_back(m.unit);
+    pod_group_of.push_back(m.pod_group);
   }
-  Status a = fwk_.RunAdmitPodGroup(plan_, pods, unit_of);
+  Status a = fwk_.RunAdmitPodGroup(plan_, pods, pod_group_of);
   if (!a.IsSuccess()) {
     *plugin = a.plugin();
     return a.Message();
@@ -209,7 +209,7 @@ PodGroupAlgorithm::~PodGroupAlgorithm() {
 
 std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restriction,
                                             std::vector<int32_t>* placed) {
-  if (std::any_of(plan_.units.begin(), plan_.units.end(),
+  if (std::any_of(plan_.pod_groups.begin(), plan_.pod_groups.end(),
                   [](const auto& u) { return !u.topology_scopes.empty(); })) {
     return PlaceScoped(restriction, placed);
   }
@@ -256,8 +256,8 @@ std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restric
 
 std::string PodGroupAlgorithm::PlaceMembersInOrder(const std::set<std::string>* restriction,
                                                    std::vector<int32_t>* placed) {
-  std::vector<int32_t> pending(plan_.units.size(), 0);
-  for (const auto& m : members_) ++pending[m.unit];
+  std::vector<int32_t> pending(plan_.pod_groups.size(), 0);
+  for (const auto& m : members_) ++pending[m.pod_group];
   std::vector<int32_t> remaining = pending;
   std::fill(placed->begin(), placed->end(), 0);
   for (auto& m : members_) {
@@ -268,35 +268,36 @@ std::string PodGroupAlgorithm::PlaceMembersInOrder(const std::set<std::string>* 
   std::string reason;
   PlacementBatch batch;  // members of one signature share the first one's nodes and scores
   for (auto& m : members_) {
-    --remaining[m.unit];
+    --remaining[m.pod_group];
     if (!PlaceOne(m, &batch, restriction, &reason)) break;
-    if (m.placed) ++(*placed)[m.unit];
+    if (m.placed) ++(*placed)[m.pod_group];
     // Give up early once a unit can no longer reach its need.
-    if ((*placed)[m.unit] + remaining[m.unit] < plan_.units[m.unit].need) break;
+    if ((*placed)[m.pod_group] + remaining[m.pod_group] < plan_.pod_groups[m.pod_group].Need())
+      break;
   }
   batched_ += batch.batched_pods;
-  for (size_t u = 0; reason.empty() && u < plan_.units.size(); ++u) {
+  for (size_t u = 0; reason.empty() && u < plan_.pod_groups.size(); ++u) {
     reason = UnitShortfall(u, pending[u], (*placed)[u]);
   }
   return reason;
 }
 
 std::string PodGroupAlgorithm::UnitShortfall(size_t u, int32_t pending, int32_t placed) const {
-  const framework::PodGroupUnit& unit = plan_.units[u];
+  const framework::PodGroupInfo& unit = plan_.pod_groups[u];
   // Every subgroup's own minimum (KAI subGroups, Volcano minTaskMember), not only the
   // summed need: the short subgroup is named first.
   std::string sub_short;
   if (unit.check_sub_groups) {
     std::vector<std::string> keys;
     for (const auto& m : members_) {
-      if (m.unit == u && m.placed) keys.push_back(m.qp->Pod().Key());
+      if (m.pod_group == u && m.placed) keys.push_back(m.qp->Pod().Key());
     }
     sub_short = unit.check_sub_groups(keys);
   }
   std::string count;
-  if (placed < unit.need) {
+  if (placed < unit.Need()) {
     count = std::to_string(placed) + " of " + std::to_string(pending) + " pending members fit, " +
-            std::to_string(unit.need) + " needed";
+            std::to_string(unit.Need()) + " needed";
   }
   if (sub_short.empty() && count.empty()) return "";
   return unit.display + ": " + sub_short + (sub_short.empty() || count.empty() ? "" : "; ") + count;
@@ -304,12 +305,12 @@ std::string PodGroupAlgorithm::UnitShortfall(size_t u, int32_t pending, int32_t 
 
 api::Resource PodGroupAlgorithm::MinimumDemand() const {
   api::Resource total;
-  for (size_t u = 0; u < plan_.units.size(); ++u) {
+  for (size_t u = 0; u < plan_.pod_groups.size(); ++u) {
     std::vector<const api::Resource*> reqs;
     for (const auto& m : members_) {
-      if (m.unit == u) reqs.push_back(&m.qp->pod_info->requests);
+      if (m.pod_group == u) reqs.push_back(&m.qp->pod_info->requests);
     }
-    const size_t need = static_cast<size_t>(std::max(0, plan_.units[u].need));
+    const size_t need = static_cast<size_t>(std::max(0, plan_.pod_groups[u].Need()));
     auto smallest = [&](auto get) {
       std::vector<int64_t> v;
       for (const auto* r : reqs) v.push_back(get(*r));
@@ -347,7 +348,7 @@ int PodGroupAlgorithm::ScoreLevel(const std::string& level,
                                   const std::map<std::string, std::set<std::string>>& domains,
                                   PodGroupPlacement* out) {
   const api::Resource demand = MinimumDemand();
-  std::vector<int32_t> placed(plan_.units.size(), 0);
+  std::vector<int32_t> placed(plan_.pod_groups.size(), 0);
   int best = -1;
   for (const auto& [value, nodes] : domains) {
     TopologyCandidate c;
@@ -396,7 +397,7 @@ void PodGroupAlgorithm::RestoreBestTrial(std::vector<int32_t>* placed) {
   }
 }
 
-std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupUnit& unit,
+std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupInfo& unit,
                                                PodGroupPlacement* out) {
   smallest_gpu_member_ = 0;
   for (const auto& m : members_) {
@@ -468,7 +469,7 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
   // Each member's innermost scope: scopes list parents first, so the last one holding it.
   member_scope_.assign(members_.size(), -1);
   for (size_t i = 0; i < members_.size(); ++i) {
-    const auto& scopes = plan_.units[members_[i].unit].topology_scopes;
+    const auto& scopes = plan_.pod_groups[members_[i].pod_group].topology_scopes;
     const std::string& key = members_[i].qp->Pod().Key();
     for (size_t s = 0; s < scopes.size(); ++s) {
       const auto& pods = scopes[s].pods;
@@ -477,16 +478,16 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
     }
   }
   std::string reason;
-  for (size_t u = 0; reason.empty() && u < plan_.units.size(); ++u) {
+  for (size_t u = 0; reason.empty() && u < plan_.pod_groups.size(); ++u) {
     reason = PlaceScope(u, -1, restriction);
   }
-  std::vector<int32_t> pending(plan_.units.size(), 0);
+  std::vector<int32_t> pending(plan_.pod_groups.size(), 0);
   std::fill(placed->begin(), placed->end(), 0);
   for (const auto& m : members_) {
-    ++pending[m.unit];
-    if (m.placed) ++(*placed)[m.unit];
+    ++pending[m.pod_group];
+    if (m.placed) ++(*placed)[m.pod_group];
   }
-  for (size_t u = 0; reason.empty() && u < plan_.units.size(); ++u) {
+  for (size_t u = 0; reason.empty() && u < plan_.pod_groups.size(); ++u) {
     reason = UnitShortfall(u, pending[u], (*placed)[u]);
   }
   return reason;
@@ -494,7 +495,7 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
 
 std::string PodGroupAlgorithm::PlaceScope(size_t u, int s,
                                           const std::set<std::string>* restriction) {
-  const auto& scopes = plan_.units[u].topology_scopes;
+  const auto& scopes = plan_.pod_groups[u].topology_scopes;
   for (size_t c = 0; c < scopes.size(); ++c) {
     if (scopes[c].parent != s || scopes[c].pods.empty()) continue;
     std::string reason = ChooseScopeDomain(u, static_cast<int>(c), restriction);
@@ -503,7 +504,7 @@ std::string PodGroupAlgorithm::PlaceScope(size_t u, int s,
   std::string reason;
   PlacementBatch batch;  // one restriction: members of one signature share filtered nodes
   for (size_t i = 0; i < members_.size(); ++i) {
-    if (members_[i].unit != u || member_scope_[i] != s) continue;
+    if (members_[i].pod_group != u || member_scope_[i] != s) continue;
     if (!PlaceOne(members_[i], &batch, restriction, &reason)) break;
   }
   batched_ += batch.batched_pods;
@@ -512,7 +513,7 @@ std::string PodGroupAlgorithm::PlaceScope(size_t u, int s,
 
 std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
                                                  const std::set<std::string>* restriction) {
-  const framework::PodGroupUnit& unit = plan_.units[u];
+  const framework::PodGroupInfo& unit = plan_.pod_groups[u];
   const auto& scope = unit.topology_scopes[static_cast<size_t>(s)];
   const std::string who = "subgroup " + Quote(scope.name);
   const std::vector<PodGroupMember> saved = members_;
@@ -571,7 +572,7 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
         std::vector<std::string> keys;
         for (size_t i = 0; i < members_.size(); ++i) {
           const auto& m = members_[i];
-          if (m.unit == u && m.placed &&
+          if (m.pod_group == u && m.placed &&
               std::find(scope.pods.begin(), scope.pods.end(), m.qp->Pod().Key()) !=
                   scope.pods.end()) {
             keys.push_back(m.qp->Pod().Key());

@@ -29,7 +29,7 @@ namespace phalanx::scheduler {
 // One pending member of a PodGroup cycle and where the algorithm put it.
 struct PodGroupMember {
   framework::QueuedPodInfoPtr qp;
-  size_t unit = 0;  // index in plan.units
+  size_t pod_group = 0;  // index in plan.pod_groups
   std::shared_ptr<framework::CycleState> state;
   std::string host;               // the chosen node, when placed
   framework::PodInfoPtr assumed;  // the pod with spec.nodeName = host, shared by the view
@@ -82,7 +82,7 @@ struct PodGroupPlacement {
   // cluster or has no topology).
   std::vector<TopologyCandidate> topology_candidates;
   std::string topology_domain;
-  // Subgroups with their own topology (PodGroupUnit::topology_scopes): the domain each one
+  // Subgroups with their own topology (PodGroupInfo::topology_scopes): the domain each one
   // got, e.g. `subgroup "decode": rack=r1` (`... : anywhere in the parent domain` when its
   // preferred levels did not fit).
   std::vector<std::string> sub_group_domains;
@@ -99,7 +99,7 @@ class PodGroupAlgorithm {
   // `members` (their qp and unit set) are placed in order; all references must outlive
   // the algorithm.
   PodGroupAlgorithm(Scheduler& sched, framework::Framework& fwk,
-                    const framework::PodGroupPlan& plan, std::vector<PodGroupMember>& members)
+                    const framework::QueuedPodGroupInfo& plan, std::vector<PodGroupMember>& members)
       : sched_(sched), fwk_(fwk), plan_(plan), members_(members) {}
   // Tells the PodGroupPlacementPlugins that the cycle's trial placements are gone.
   ~PodGroupAlgorithm();
@@ -140,7 +140,7 @@ class PodGroupAlgorithm {
   // false on an error that is not a rejection (*reason says it).
   bool PlaceOne(PodGroupMember& m, PlacementBatch* batch, const std::set<std::string>* restriction,
                 std::string* reason);
-  // Nested topology (PodGroupUnit::topology_scopes, KAI subGroups[].topologyConstraint):
+  // Nested topology (PodGroupInfo::topology_scopes, KAI subGroups[].topologyConstraint):
   // every unit's scopes, parents first, each inside one domain of its levels chosen as
   // PlaceInTopology chooses (a trial per domain inside the parent's domain, scored by
   // BetterTopologyCandidate, the best trial kept), then the members outside any scope.
@@ -170,7 +170,7 @@ class PodGroupAlgorithm {
   // required — then the reason names that level, e.g. `required topology level "rack"
   // (topology cluster-topology): no rack domain fits the gang (rack=r1: pod group ml/train:
   // 2 of 4 pending members fit, 4 needed; ...)`.
-  std::string PlaceInTopology(const framework::PodGroupUnit& unit, PodGroupPlacement* out);
+  std::string PlaceInTopology(const framework::PodGroupInfo& unit, PodGroupPlacement* out);
   // Scores every domain of `level` (label value -> node names) into out->topology_candidates;
   // returns the index there of the best one that fits, or -1, keeping its trial in
   // best_members_ / best_placed_.
@@ -188,7 +188,7 @@ class PodGroupAlgorithm {
 
   Scheduler& sched_;
   framework::Framework& fwk_;
-  const framework::PodGroupPlan& plan_;
+  const framework::QueuedPodGroupInfo& plan_;
   std::vector<PodGroupMember>& members_;
   int64_t batched_ = 0;
   int64_t joint_placements_ = 0;

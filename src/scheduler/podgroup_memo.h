@@ -73,7 +73,7 @@ class PodGroupRejectionMemo {
   // nominated before or after, and no victim or nomination from preemption; and a
   // profile whose only PodGroup plugin is GangScheduling (no admission or reclaim with
   // state of its own, e.g. Queues' quota).
-  static bool Replayable(const framework::Framework& fwk, const framework::PodGroupPlan& plan,
+  static bool Replayable(const framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                          const PodGroupPlacement& placement,
                          const std::vector<std::string>& nominated_before,
                          const std::vector<std::string>& nominated_after, bool preempted);
@@ -84,22 +84,22 @@ class PodGroupRejectionMemo {
   // describes that gang alone, for the caller to refill in place (Describe's `into`; its
   // strings and vectors keep their storage, so that a backlog's replays do not allocate
   // and free a record each); nullptr otherwise. It stays remembered under the gang's key.
-  std::shared_ptr<PodGroupRejection> Reusable(const framework::PodGroupPlan& plan);
+  std::shared_ptr<PodGroupRejection> Reusable(const framework::QueuedPodGroupInfo& plan);
   // Drops what was remembered for the plan's units (their cycle committed, or was not
   // replayable).
-  void Forget(const framework::PodGroupPlan& plan);
+  void Forget(const framework::QueuedPodGroupInfo& plan);
   // The rejection to replay for this attempt, or nullptr: same plan, same members (keys
   // and units, in order), same generation and epoch.
-  const PodGroupRejection* Find(const framework::PodGroupPlan& plan,
+  const PodGroupRejection* Find(const framework::QueuedPodGroupInfo& plan,
                                 const std::vector<PodGroupMember>& members, int64_t generation,
                                 uint64_t epoch) const;
   // Builds the record of a rejected attempt (what it read; the outcome fields are the
   // caller's to fill).
-  static std::shared_ptr<PodGroupRejection> Describe(const framework::PodGroupPlan& plan,
+  static std::shared_ptr<PodGroupRejection> Describe(const framework::QueuedPodGroupInfo& plan,
                                                      const std::vector<PodGroupMember>& members,
                                                      int64_t generation, uint64_t epoch);
   // The same into an existing record (its read fields replaced; the outcome fields kept).
-  static void Describe(const framework::PodGroupPlan& plan,
+  static void Describe(const framework::QueuedPodGroupInfo& plan,
                        const std::vector<PodGroupMember>& members, int64_t generation,
                        uint64_t epoch, PodGroupRejection* into);
 
@@ -134,13 +134,14 @@ class PodGroupRejectionMemo {
     void Complete();
   };
   // Whether `plan` and `members` form a one-unit gang whose members share a signature.
-  static bool UniformGang(const framework::Framework& fwk, const framework::PodGroupPlan& plan,
+  static bool UniformGang(const framework::Framework& fwk,
+                          const framework::QueuedPodGroupInfo& plan,
                           const std::vector<PodGroupMember>& members);
   // Remembers a replayable rejection of a uniform gang (shapes of older states are dropped).
   void RememberShape(Shape s);
   // A shape `members` share at this generation and epoch, or nullptr (call only for a
   // uniform gang).
-  const Shape* FindShape(const framework::Framework& fwk, const framework::PodGroupPlan& plan,
+  const Shape* FindShape(const framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                          const std::vector<PodGroupMember>& members, int64_t generation,
                          uint64_t epoch) const;
 

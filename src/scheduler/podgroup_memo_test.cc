@@ -15,14 +15,14 @@
 namespace phalanx::scheduler {
 namespace {
 
-framework::PodGroupPlan Plan(const std::string& gang, int32_t need,
-                             const std::vector<std::string>& pods) {
-  framework::PodGroupPlan plan;
-  framework::PodGroupUnit u;
+framework::QueuedPodGroupInfo Plan(const std::string& gang, int32_t need,
+                                   const std::vector<std::string>& pods) {
+  framework::QueuedPodGroupInfo plan;
+  framework::PodGroupInfo u;
   u.key = gang;
-  u.need = need;
+  u.min_count = need;
   u.pending_pods = pods;
-  plan.units.push_back(u);
+  plan.pod_groups.push_back(u);
   return plan;
 }
 
@@ -55,7 +55,7 @@ TEST(PodGroupRejectionMemoTest, FindsOnlyTheSameAttemptOnTheSameState) {
   EXPECT_EQ(memo.Find(plan, Members({"a"}), 7, 3), nullptr);
   EXPECT_EQ(memo.Find(plan, Members({"a", "c"}), 7, 3), nullptr);
   auto topo = plan;
-  topo.units[0].topology_levels = {"rack"};
+  topo.pod_groups[0].topology_levels = {"rack"};
   EXPECT_EQ(memo.Find(topo, members, 7, 3), nullptr);
   memo.Forget(plan);
   EXPECT_EQ(memo.Find(plan, members, 7, 3), nullptr);
@@ -84,13 +84,13 @@ TEST(PodGroupRejectionMemoTest, ReusableRecordIsTheGangsOwnAndRefilledInPlace) {
   EXPECT_EQ(found->member_keys,
             (std::vector<std::string>{"ml/a-with-a-name-longer-than-sso", "ml/b"}));
   // A record shared by two units (a GangGroup) is not handed out for either.
-  framework::PodGroupPlan group = plan;
-  framework::PodGroupUnit second = plan.units[0];
+  framework::QueuedPodGroupInfo group = plan;
+  framework::PodGroupInfo second = plan.pod_groups[0];
   second.key = "ml/eval";
   second.pending_pods = {"ml/c"};
-  group.units.push_back(second);
+  group.pod_groups.push_back(second);
   auto both = Members({"a", "b", "c"});
-  both[2].unit = 1;
+  both[2].pod_group = 1;
   memo.Remember(PodGroupRejectionMemo::Describe(group, both, 9, 4));
   EXPECT_EQ(memo.Reusable(plan), nullptr);
   EXPECT_EQ(memo.Reusable(group), nullptr);

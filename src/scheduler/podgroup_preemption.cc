@@ -48,12 +48,12 @@ std::string PodGroupPreemption::PodGroupEligibleToPreemptOthers(const PodGroupPl
   *silent = true;
   if (!placement.placement_failed || members_.empty()) return "not a placement failure";
   // A gang still gathering: its missing members, not room, hold it back.
-  std::vector<int32_t> pending(plan_.units.size(), 0);
+  std::vector<int32_t> pending(plan_.pod_groups.size(), 0);
   for (const auto& m : members_) {
-    if (m.unit < pending.size()) ++pending[m.unit];
+    if (m.pod_group < pending.size()) ++pending[m.pod_group];
   }
-  for (size_t u = 0; u < plan_.units.size(); ++u) {
-    if (pending[u] < plan_.units[u].need) return "quorum not present";
+  for (size_t u = 0; u < plan_.pod_groups.size(); ++u) {
+    if (pending[u] < plan_.pod_groups[u].Need()) return "quorum not present";
   }
   // A profile without DefaultPreemption does not preempt, for a gang as for a single pod.
   const auto post_filter = fwk_.ListPlugins("PostFilter");
@@ -200,7 +200,7 @@ std::string PodGroupPreemption::GangName() const {
       return ref->namespace_ + "/" + ref->name;
     }
   }
-  return plan_.units.empty() ? members_.front().qp->Pod().Key() : plan_.units.front().key;
+  return plan_.pod_groups.empty() ? members_.front().qp->Pod().Key() : plan_.pod_groups.front().key;
 }
 
 void PodGroupPreemption::Evict(const std::vector<PreemptionVictimUnit>& units,

@@ -96,8 +96,8 @@ class PodGroupPreemption {
  public:
   // The references must outlive this object; `algorithm` places `members` of `plan`.
   PodGroupPreemption(Scheduler& sched, framework::Framework& fwk,
-                     const framework::PodGroupPlan& plan, std::vector<PodGroupMember>& members,
-                     PodGroupAlgorithm& algorithm)
+                     const framework::QueuedPodGroupInfo& plan,
+                     std::vector<PodGroupMember>& members, PodGroupAlgorithm& algorithm)
       : sched_(sched), fwk_(fwk), plan_(plan), members_(members), algorithm_(algorithm) {}
 
   // Runs after `placement` failed (its view already reverted). Hands the eviction to the
@@ -188,7 +188,7 @@ class PodGroupPreemption {
 
   Scheduler& sched_;
   framework::Framework& fwk_;
-  const framework::PodGroupPlan& plan_;
+  const framework::QueuedPodGroupInfo& plan_;
   std::vector<PodGroupMember>& members_;
   PodGroupAlgorithm& algorithm_;
   // Evict's request plugin and, when set, the Event's note in place of "(priority P)".

@@ -170,14 +170,14 @@ PodGroupPreemptionResult PodGroupPreemption::RunForReservation(const PodGroupPla
 
 // The scheduler's side: after a failed PodGroup cycle of a gang that holds a reservation.
 std::vector<std::string> Scheduler::EvictForReservation(framework::Framework& fwk,
-                                                        const framework::PodGroupPlan& plan,
+                                                        const framework::QueuedPodGroupInfo& plan,
                                                         std::vector<PodGroupMember>& members,
                                                         PodGroupAlgorithm& algorithm,
                                                         const PodGroupPlacement& placement,
                                                         std::string* reason) {
   const gang::ReservationSettings settings = reservations_->Settings();
-  if (!settings.evicts() || plan.units.empty()) return {};
-  const std::string& key = plan.units[0].key;
+  if (!settings.evicts() || plan.pod_groups.empty()) return {};
+  const std::string& key = plan.pod_groups[0].key;
   auto held = reservations_->HeldBy(key);
   const api::Timestamp now = opts_.clock->Now();
   if (!held || held->forecast_start <= now) return {};
@@ -206,7 +206,7 @@ std::vector<std::string> Scheduler::EvictForReservation(framework::Framework& fw
   const std::string msg = "Evicted " + std::to_string(names.size()) + " pod(s) so that gang " +
                           key + " can start (on its reserved nodes, else anywhere; " + note +
                           "): " + list;
-  gang_coordinator_->RecordReservationEviction(plan.units[0], msg);
+  gang_coordinator_->RecordReservationEviction(plan.pod_groups[0], msg);
   reservations_->CountEviction(static_cast<int64_t>(names.size()));
   *reason += "; " + msg;
   return std::move(res.nominated);

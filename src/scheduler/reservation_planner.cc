@@ -59,13 +59,13 @@ std::string HeldLine(const gang::Reservation& r) {
 
 }  // namespace
 
-std::string Scheduler::PlanGangReservation(const framework::PodGroupPlan& plan,
+std::string Scheduler::PlanGangReservation(const framework::QueuedPodGroupInfo& plan,
                                            const std::vector<PodGroupMember>& members) {
   const gang::ReservationSettings settings = reservations_->Settings();
-  if (!settings.enabled() || plan.units.empty()) return "";
+  if (!settings.enabled() || plan.pod_groups.empty()) return "";
   const api::Timestamp now = opts_.clock->Now();
   SweepReservations(now);
-  const std::string& key = plan.units[0].key;
+  const std::string& key = plan.pod_groups[0].key;
   if (auto held = reservations_->HeldBy(key)) return HeldLine(*held);
   auto info = gangs_->Info(key, /*with_members=*/false);
   if (!info || !info->spec) return "";
@@ -81,13 +81,15 @@ std::string Scheduler::PlanGangReservation(const framework::PodGroupPlan& plan,
   }
   // The members still needed, per unit: the first `need` of its pending members.
   std::vector<api::Resource> demand;
-  std::vector<int32_t> taken(plan.units.size(), 0);
+  std::vector<int32_t> taken(plan.pod_groups.size(), 0);
   for (const auto& m : members) {
-    if (m.unit >= plan.units.size() || taken[m.unit] >= plan.units[m.unit].need) continue;
+    if (m.pod_group >= plan.pod_groups.size() ||
+        taken[m.pod_group] >= plan.pod_groups[m.pod_group].Need())
+      continue;
     api::Resource r = m.qp->pod_info->requests;
     r.allowed_pod_number = 1;
     demand.push_back(std::move(r));
-    ++taken[m.unit];
+    ++taken[m.pod_group];
   }
   cache_.UpdateSnapshot(&snapshot_);  // the committed state, without this cycle's view
   const auto reserved = reservations_->View();
@@ -99,7 +101,7 @@ std::string Scheduler::PlanGangReservation(const framework::PodGroupPlan& plan,
   }
   gang::Reservation r;
   r.gang = key;
-  for (const auto& u : plan.units) r.gangs.push_back(u.key);
+  for (const auto& u : plan.pod_groups) r.gangs.push_back(u.key);
   r.nodes = rp.nodes;
   r.made = now;
   r.forecast_start = rp.forecast_start;
@@ -110,13 +112,13 @@ std::string Scheduler::PlanGangReservation(const framework::PodGroupPlan& plan,
                           Seconds(now - since) + ", forecast start " +
                           gang::FormatReservationTime(rp.forecast_start) +
                           " (backfill only for pods ending before it)";
-  gang_coordinator_->RecordReserved(plan.units[0], msg);
+  gang_coordinator_->RecordReserved(plan.pod_groups[0], msg);
   return msg;
 }
 
-void Scheduler::ReleaseGangReservation(const framework::PodGroupPlan& plan) {
+void Scheduler::ReleaseGangReservation(const framework::QueuedPodGroupInfo& plan) {
   if (reservations_->ActiveCount() == 0) return;
-  for (const auto& u : plan.units) reservations_->Release(u.key, gang::ReleaseCause::kBound);
+  for (const auto& u : plan.pod_groups) reservations_->Release(u.key, gang::ReleaseCause::kBound);
 }
 
 bool Scheduler::GangGone(const std::string& key) const {

@@ -506,7 +506,7 @@ bool Scheduler::ScheduleOne(bool blocking) {
   if (pod->pod->metadata.deletion_timestamp || cache_.IsAssumedPod(*pod->pod)) return true;
   CountAttempts(1);
   if (fwk->HasPodGroupPlugins()) {
-    framework::PodGroupPlan plan;
+    framework::QueuedPodGroupInfo plan;
     Status ps = fwk->RunPlanPodGroup(*pod, &plan);
     if (!ps.IsSuccess()) {
       if (ps.IsRejected()) qp->unschedulable_plugins = {ps.plugin()};

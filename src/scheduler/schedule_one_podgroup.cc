@@ -29,12 +29,12 @@ namespace {
 // as a member of unit 0 when the plan does not list it).
 std::vector<PodGroupMember> TakeMembers(queue::SchedulingQueue& queue,
                                         const QueuedPodInfoPtr& popped,
-                                        const framework::PodGroupPlan& plan) {
+                                        const framework::QueuedPodGroupInfo& plan) {
   std::vector<PodGroupMember> members;
   const std::string popped_key = popped->Pod().Key();
   bool popped_included = false;
-  for (size_t u = 0; u < plan.units.size(); ++u) {
-    for (const auto& key : plan.units[u].pending_pods) {
+  for (size_t u = 0; u < plan.pod_groups.size(); ++u) {
+    for (const auto& key : plan.pod_groups[u].pending_pods) {
       QueuedPodInfoPtr qp;
       if (key == popped_key) {
         qp = popped;
@@ -48,7 +48,7 @@ std::vector<PodGroupMember> TakeMembers(queue::SchedulingQueue& queue,
       }
       PodGroupMember m;
       m.qp = std::move(qp);
-      m.unit = u;
+      m.pod_group = u;
       members.push_back(std::move(m));
     }
   }
@@ -91,7 +91,7 @@ Status GangRejection(const std::vector<PodGroupMember>& members, const PodGroupP
 }  // namespace
 
 void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoPtr& popped,
-                                 const framework::PodGroupPlan& plan, int64_t cycle) {
+                                 const framework::QueuedPodGroupInfo& plan, int64_t cycle) {
   std::vector<PodGroupMember> members = TakeMembers(*queue_, popped, plan);
   CountAttempts(static_cast<int64_t>(members.size()) - 1);  // ScheduleOne counted the popped pod
   const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
@@ -159,7 +159,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   // Remembered only if the cache did not move during the attempt (live mode: an event
   // between the snapshot and now), so that the rejection is the one of `generation`.
   if (memo && queue_->nominator().Empty() && snapshot_.generation() == generation) {
-    const std::string& display = plan.units[0].display;
+    const std::string& display = plan.pod_groups[0].display;
     // Another gang's members get this member's status: only when it names no pod.
     const std::string& name = members[0].qp->Pod().metadata.name;
     bool names_pod = members[0].status.Message().find(name) != std::string::npos;
@@ -171,7 +171,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
       shape.generation = generation;
       shape.epoch = epoch;
       shape.canonical = members[0].qp->pod_info;
-      shape.need = plan.units[0].need;
+      shape.need = plan.pod_groups[0].Need();
       shape.pending = members.size();
       shape.reason_tail = placement.reject_reason.substr(display.size());
       shape.member_status = members[0].status;
@@ -191,7 +191,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   }
 }
 
-void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGroupPlan& plan,
+void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::QueuedPodGroupInfo& plan,
                                std::vector<PodGroupMember>& members,
                                const PodGroupPlacement& placement, int64_t cycle) {
   // Every placed member is assumed and bound; members that did not fit stay pending and
@@ -218,7 +218,7 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::PodGr
   }
 }
 
-void Scheduler::RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+void Scheduler::RejectPodGroup(framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                                std::vector<PodGroupMember>& members,
                                const PodGroupPlacement& placement, int64_t cycle,
                                const std::vector<std::string>& nominated, PodGroupRejection* out) {
@@ -236,7 +236,7 @@ void Scheduler::RejectPodGroup(framework::Framework& fwk, const framework::PodGr
 }
 
 void Scheduler::ReplayPodGroupRejection(framework::Framework& fwk,
-                                        const framework::PodGroupPlan& plan,
+                                        const framework::QueuedPodGroupInfo& plan,
                                         std::vector<PodGroupMember>& members,
                                         const PodGroupRejection& r, int64_t cycle) {
   {
@@ -248,7 +248,8 @@ void Scheduler::ReplayPodGroupRejection(framework::Framework& fwk,
   ApplyPodGroupRejection(fwk, plan, members, r.status, r.plugins, r.reasons, cycle, {});
 }
 
-void Scheduler::ReplayShapeRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+void Scheduler::ReplayShapeRejection(framework::Framework& fwk,
+                                     const framework::QueuedPodGroupInfo& plan,
                                      std::vector<PodGroupMember>& members,
                                      const PodGroupRejectionMemo::Shape& shape, int64_t generation,
                                      uint64_t epoch, int64_t cycle) {
@@ -264,7 +265,7 @@ void Scheduler::ReplayShapeRejection(framework::Framework& fwk, const framework:
   PodGroupRejectionMemo::Describe(plan, members, generation, epoch, r.get());
   r->plugins = shape.rejection_plugins;
   r->reasons.resize(1 + (shape.has_member_message ? shape.member_reasons.size() : 0));
-  r->reasons[0].assign(plan.units[0].display).append(shape.reason_tail);
+  r->reasons[0].assign(plan.pod_groups[0].display).append(shape.reason_tail);
   std::string msg = r->reasons[0];
   if (shape.has_member_message) {
     std::copy(shape.member_reasons.begin(), shape.member_reasons.end(), r->reasons.begin() + 1);
@@ -285,7 +286,7 @@ void Scheduler::ReplayShapeRejection(framework::Framework& fwk, const framework:
 }
 
 void Scheduler::ApplyPodGroupRejection(framework::Framework& fwk,
-                                       const framework::PodGroupPlan& plan,
+                                       const framework::QueuedPodGroupInfo& plan,
                                        std::vector<PodGroupMember>& members, const Status& s,
                                        const std::set<std::string>& plugins,
                                        const std::vector<std::string>& reasons, int64_t cycle,

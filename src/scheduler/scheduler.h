@@ -474,33 +474,33 @@ class Scheduler {
 
   // ---- schedule_one_podgroup.cc: the PodGroup cycle's driver ----
   void RunPodGroupCycle(framework::Framework* fwk, const framework::QueuedPodInfoPtr& popped,
-                        const framework::PodGroupPlan& plan, int64_t cycle);
+                        const framework::QueuedPodGroupInfo& plan, int64_t cycle);
   // The placement fit: assume, Reserve, Permit and bind every placed member (bindings held
   // until all are reserved); events and status through the GangCoordinator.
-  void CommitPodGroup(framework::Framework* fwk, const framework::PodGroupPlan& plan,
+  void CommitPodGroup(framework::Framework* fwk, const framework::QueuedPodGroupInfo& plan,
                       std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
                       int64_t cycle);
   // The placement did not fit: one gang-level reason for every member, nothing held;
   // members[i] is nominated to nominated[i] when not empty (gang preemption,
   // podgroup_preemption.h).
   // `out` (may be null) receives the status, plugins and reasons every member got.
-  void RejectPodGroup(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+  void RejectPodGroup(framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                       std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
                       int64_t cycle, const std::vector<std::string>& nominated,
                       PodGroupRejection* out = nullptr);
   // Gives every member the rejection `r` again, as RejectPodGroup did when `r` was recorded
   // (podgroup_memo.h), with GangPreemption's attempt counted again when it was.
-  void ReplayPodGroupRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+  void ReplayPodGroupRejection(framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                                std::vector<PodGroupMember>& members, const PodGroupRejection& r,
                                int64_t cycle);
   // Gives every member of a uniform gang the rejection of another gang of its shape on the
   // same state (PodGroupRejectionMemo::Shape), under its own names, and remembers it.
-  void ReplayShapeRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+  void ReplayShapeRejection(framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                             std::vector<PodGroupMember>& members,
                             const PodGroupRejectionMemo::Shape& shape, int64_t generation,
                             uint64_t epoch, int64_t cycle);
   // Everything but the placement of RejectPodGroup / ReplayPodGroupRejection.
-  void ApplyPodGroupRejection(framework::Framework& fwk, const framework::PodGroupPlan& plan,
+  void ApplyPodGroupRejection(framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                               std::vector<PodGroupMember>& members, const framework::Status& s,
                               const std::set<std::string>& plugins,
                               const std::vector<std::string>& reasons, int64_t cycle,
@@ -508,11 +508,11 @@ class Scheduler {
 
   // ---- reservation_planner.cc: gang reservations with backfill (gang/reservation.h) ----
   // After a failed PodGroup cycle of `plan` (nothing nominated): when reservations are on
-  // and the gang (plan.units[0]) has waited the threshold since its quorum existed, plans
+  // and the gang (plan.pod_groups[0]) has waited the threshold since its quorum existed, plans
   // and records a reservation for the members still needed (a Normal "Reserved" Event on
   // the gang's object). Returns the line for the gang's reason ("" when nothing to say):
   // the reservation made or held, or why none could be made.
-  std::string PlanGangReservation(const framework::PodGroupPlan& plan,
+  std::string PlanGangReservation(const framework::QueuedPodGroupInfo& plan,
                                   const std::vector<PodGroupMember>& members);
   // ---- reservation_eviction.cc: GangReservation preemptAfterSeconds ----
   // After PlanGangReservation, for a gang that holds a reservation, has waited
@@ -522,13 +522,13 @@ class Scheduler {
   // victims and ReservationCounters::evictions. Returns each member's nominated node (empty
   // when nothing was evicted); appends the outcome to *reason.
   std::vector<std::string> EvictForReservation(framework::Framework& fwk,
-                                               const framework::PodGroupPlan& plan,
+                                               const framework::QueuedPodGroupInfo& plan,
                                                std::vector<PodGroupMember>& members,
                                                PodGroupAlgorithm& algorithm,
                                                const PodGroupPlacement& placement,
                                                std::string* reason);
   // A PodGroup cycle of `plan` committed: its reservation, if any, is released (kBound).
-  void ReleaseGangReservation(const framework::PodGroupPlan& plan);
+  void ReleaseGangReservation(const framework::QueuedPodGroupInfo& plan);
   // Releases expired reservations and those whose gang is gone or gated (fewer than
   // minMember pods), and requeues the pods GangReservation rejected.
   void SweepReservations(api::Timestamp now);

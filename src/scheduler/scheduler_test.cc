@@ -136,6 +136,37 @@ TEST(SchedulerTest, NodeAddRequeuesOnlyPodsItCanHelp) {
   EXPECT_EQ(env.NodeOf("big"), "n2");
 }
 
+// A node deletion requeues the pods whose rejecting plugins' hints accept it (upstream
+// deleteNodeFromCache: MoveAllToActiveOrBackoffQueue(EventNodeDelete, node, nil)). Here
+// PodTopologySpread rejects n1 (skew 2 against the empty zone b) and NodeResourcesFit
+// rejects n2, the only node of zone b; once n2 is gone, zone a is the only domain and the
+// pod fits on n1 — long before the 5-minute unschedulable flush.
+TEST(SchedulerTest, NodeDeleteRequeuesPodsItCanHelp) {
+  Env env;
+  auto cap = std::map<std::string, std::string>{{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}};
+  ASSERT_TRUE(env.store.CreateNode(NodeBuilder("n1").Label("zone", "a").Capacity(cap).Obj()).ok());
+  ASSERT_TRUE(env.store
+                  .CreateNode(NodeBuilder("n2")
+                                  .Label("zone", "b")
+                                  .Capacity({{"cpu", "1"}, {"memory", "4Gi"}, {"pods", "10"}})
+                                  .Obj())
+                  .ok());
+  auto spread = [](PodBuilder b) {
+    return b.Label("app", "web")
+        .Req("cpu", "2")
+        .SpreadConstraint(1, "zone", "DoNotSchedule", testing::MakeLabelSelector({{"app", "web"}}))
+        .Obj();
+  };
+  ASSERT_TRUE(env.store.CreatePod(spread(PodBuilder("w0").NodeName("n1"))).ok());
+  ASSERT_TRUE(env.store.CreatePod(spread(PodBuilder("w1"))).ok());
+  env.RunUntilIdle();
+  ASSERT_EQ(env.NodeOf("w1"), "");
+  env.clock.Advance(30 * kSec);  // past backoff, well before the unschedulable flush
+  ASSERT_TRUE(env.store.DeleteNode("n2").ok());
+  env.RunUntilIdle();
+  EXPECT_EQ(env.NodeOf("w1"), "n1");
+}
+
 TEST(SchedulerTest, AssignedPodDeleteFreesRoomForPendingPod) {
   Env env;
   ASSERT_TRUE(

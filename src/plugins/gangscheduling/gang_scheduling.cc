@@ -57,7 +57,7 @@ Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRe
 // instead of being placed without the constraint. Adding the Topology or HyperNode
 // requeues them (PodGroupChange).
 Status PlanTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
-                    framework::PodGroupUnit* u) {
+                    framework::PodGroupInfo* u) {
   const gang::TopologyConstraint& c = info.spec->topology;
   if (c.empty()) return Status::Success();
   gang::PlacementLevels levels;
@@ -106,7 +106,7 @@ bool InSubGroup(const gang::PodGroupSpec& spec, const std::string& leaf, const s
 // level cannot be resolved, e.g. `pod group ml/serve (...): spec.subGroups[1]
 // .topologyConstraint: topology "dc" not found (kai.scheduler/v1alpha1 Topology)`.
 Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
-                            framework::PodGroupUnit* u) {
+                            framework::PodGroupInfo* u) {
   const gang::PodGroupSpec& spec = *info.spec;
   if (spec.sub_groups.empty()) return Status::Success();
   std::vector<gang::SubGroupScope> scopes;
@@ -119,7 +119,7 @@ Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo&
     (*sub_of)[info.member_pods[i]] = info.member_sub_groups[i];
   }
   for (auto& s : scopes) {
-    framework::PodGroupUnit::TopologyScope t;
+    framework::PodGroupInfo::TopologyScope t;
     t.name = s.name;
     t.parent = s.parent;
     t.levels = std::move(s.levels.levels);
@@ -148,7 +148,7 @@ Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo&
   return Status::Success();
 }
 
-Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupUnit* u) {
+Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupInfo* u) {
   const gang::PodGroupSpec& spec = *info.spec;
   if (spec.sub_groups.empty()) return Status::Success();
   const std::string missing = gang::ShortSubGroup(spec, info.sub_group_pods, "exist");
@@ -288,8 +288,9 @@ std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() 
   };
 }
 
-Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::PodGroupPlan* plan) {
-  plan->units.clear();
+Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod,
+                                    framework::QueuedPodGroupInfo* plan) {
+  plan->pod_groups.clear();
   gang::GangLedger* gangs = gangs_;
   if (!gangs) return Status::Success();
   auto ref = gangs->RefPtrOf(*pod.pod);
@@ -330,26 +331,27 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod, framework::Po
           Display(info->key, info->spec.get()) + ": " + std::to_string(info->counts.pods) + "/" +
           std::to_string(info->spec->min_member) + " exist");
     }
-    framework::PodGroupUnit u;
+    framework::PodGroupInfo u;
     u.key = key;
     u.display = Display(info->key, info->spec.get());
-    u.need = std::max(0, info->spec->min_member - info->counts.assumed - info->counts.bound);
+    u.min_count = info->spec->min_member;
+    u.scheduled_count = info->counts.assumed + info->counts.bound;
     u.pending_pods = info->member_pods;
     u.has_min_resources = info->spec->has_min_resources;
     u.min_resources = info->spec->min_resources;
     if (Status s = PlanTopology(*gangs, *info, &u); !s.IsSuccess()) return s;
     if (Status s = PlanSubGroups(*info, &u); !s.IsSuccess()) return s;
     if (Status s = PlanSubGroupTopology(*gangs, *info, &u); !s.IsSuccess()) return s;
-    plan->units.push_back(std::move(u));
+    plan->pod_groups.push_back(std::move(u));
   }
   return Status::Success();
 }
 
-void GangScheduling::PodGroupCycleDone(const framework::PodGroupPlan& plan, bool committed,
+void GangScheduling::PodGroupCycleDone(const framework::QueuedPodGroupInfo& plan, bool committed,
                                        const std::string& reason) {
   gang::GangLedger* gangs = gangs_;
   if (!gangs) return;
-  for (const auto& u : plan.units) gangs->RecordAttempt(u.key, committed ? "" : reason);
+  for (const auto& u : plan.pod_groups) gangs->RecordAttempt(u.key, committed ? "" : reason);
 }
 
 Status GangScheduling::Reserve(framework::CycleState&, const framework::PodInfo& pod,

@@ -59,8 +59,8 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
   framework::Status PreEnqueue(const framework::PodInfo& pod) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   framework::Status PlanPodGroup(const framework::PodInfo& pod,
-                                 framework::PodGroupPlan* plan) override;
-  void PodGroupCycleDone(const framework::PodGroupPlan& plan, bool committed,
+                                 framework::QueuedPodGroupInfo* plan) override;
+  void PodGroupCycleDone(const framework::QueuedPodGroupInfo& plan, bool committed,
                          const std::string& reason) override;
   framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                             const std::string& node) override;

@@ -259,13 +259,13 @@ std::vector<framework::ClusterEventWithHint> Queues::EventsToRegister() const {
   };
 }
 
-Status Queues::PlanPodGroup(const framework::PodInfo&, framework::PodGroupPlan* plan) {
+Status Queues::PlanPodGroup(const framework::PodInfo&, framework::QueuedPodGroupInfo* plan) {
   return Status::Success();  // GangScheduling plans; Queues only admits.
 }
 
-Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
+Status Queues::AdmitPodGroup(const framework::QueuedPodGroupInfo& plan,
                              const std::vector<const framework::PodInfo*>& pods,
-                             const std::vector<size_t>& unit_of) {
+                             const std::vector<size_t>& pod_group_of) {
   in_cycle_ = true;
   admitted_ = false;
   in_cycle_used_.clear();
@@ -276,18 +276,18 @@ Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
   if (!qm || !qm->HasQueues()) return Status::Success();
   RefreshCapacity();
   // The minimum gang: the first `need` pending members of every unit, summed per queue.
-  std::vector<int32_t> taken(plan.units.size(), 0);
+  std::vector<int32_t> taken(plan.pod_groups.size(), 0);
   std::map<std::string, std::string> display;  // queue -> first unit naming it
   for (size_t i = 0; i < pods.size(); ++i) {
-    const size_t u = unit_of[i];
+    const size_t u = pod_group_of[i];
     const quota::Assignment a = qm->QueueOf(*pods[i]->pod);
     if (!a.error.empty()) {
-      return Status::UnschedulableAndUnresolvable(plan.units[u].display + ": " + a.error);
+      return Status::UnschedulableAndUnresolvable(plan.pod_groups[u].display + ": " + a.error);
     }
-    if (a.queue.empty() || taken[u] >= plan.units[u].need) continue;
+    if (a.queue.empty() || taken[u] >= plan.pod_groups[u].Need()) continue;
     ++taken[u];
     Add(admitted_request_[a.queue], quota::QueueManager::RequestOf(*pods[i]->pod));
-    display.emplace(a.queue, plan.units[u].display);
+    display.emplace(a.queue, plan.pod_groups[u].display);
   }
   const api::Timestamp now = handle_.GetClock().Now();
   for (const auto& [queue, request] : admitted_request_) {
@@ -301,8 +301,8 @@ Status Queues::AdmitPodGroup(const framework::PodGroupPlan& plan,
   return Status::Success();
 }
 
-std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(const framework::PodGroupPlan&,
-                                                                    std::string* why) {
+std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(
+    const framework::QueuedPodGroupInfo&, std::string* why) {
   candidate_reclaimer_.clear();
   quota::QueueLedger* qm = queues_;
   if (!qm || !admitted_) return {};
@@ -328,7 +328,7 @@ std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(const framew
   return out;
 }
 
-std::string Queues::CheckVictims(const framework::PodGroupPlan&,
+std::string Queues::CheckVictims(const framework::QueuedPodGroupInfo&,
                                  const std::vector<const framework::PodGroupVictimUnit*>& chosen,
                                  const std::vector<const api::Pod*>& lower_priority) {
   quota::QueueLedger* qm = queues_;
@@ -352,7 +352,7 @@ std::string Queues::CheckVictims(const framework::PodGroupPlan&,
   return qm->CheckReclaimVictims(reclaimers, request, victims);
 }
 
-int64_t Queues::EvictVictims(const framework::PodGroupPlan&,
+int64_t Queues::EvictVictims(const framework::QueuedPodGroupInfo&,
                              const std::vector<const framework::PodGroupVictimUnit*>& chosen,
                              std::string* error) {
   error->clear();
@@ -372,7 +372,7 @@ int64_t Queues::EvictVictims(const framework::PodGroupPlan&,
   return n;
 }
 
-void Queues::PodGroupCycleDone(const framework::PodGroupPlan&, bool, const std::string&) {
+void Queues::PodGroupCycleDone(const framework::QueuedPodGroupInfo&, bool, const std::string&) {
   in_cycle_ = false;
   admitted_ = false;
   in_cycle_used_.clear();

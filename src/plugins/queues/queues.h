@@ -125,11 +125,11 @@ class Queues final : public framework::QueueSortPlugin,
                  const std::string& node) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   framework::Status PlanPodGroup(const framework::PodInfo& pod,
-                                 framework::PodGroupPlan* plan) override;
-  framework::Status AdmitPodGroup(const framework::PodGroupPlan& plan,
+                                 framework::QueuedPodGroupInfo* plan) override;
+  framework::Status AdmitPodGroup(const framework::QueuedPodGroupInfo& plan,
                                   const std::vector<const framework::PodInfo*>& pods,
-                                  const std::vector<size_t>& unit_of) override;
-  void PodGroupCycleDone(const framework::PodGroupPlan& plan, bool committed,
+                                  const std::vector<size_t>& pod_group_of) override;
+  void PodGroupCycleDone(const framework::QueuedPodGroupInfo& plan, bool committed,
                          const std::string& reason) override;
   // The reclaim victim policy of the admitted plan (framework::PodGroupPlugin; see the
   // header comment). VictimCandidates: for each queue of the admitted gang without a
@@ -137,12 +137,12 @@ class Queues final : public framework::QueueSortPlugin,
   // never a unit of one of the gang's own queues; owner = the victim queue. CheckVictims:
   // QueueLedger::CheckReclaimVictims over the chosen units and the lower-priority pods that
   // are in queues. EvictVictims: deletes the units with the reclaim event and sets the hold.
-  std::vector<framework::PodGroupVictimUnit> VictimCandidates(const framework::PodGroupPlan& plan,
-                                                              std::string* why) override;
-  std::string CheckVictims(const framework::PodGroupPlan& plan,
+  std::vector<framework::PodGroupVictimUnit> VictimCandidates(
+      const framework::QueuedPodGroupInfo& plan, std::string* why) override;
+  std::string CheckVictims(const framework::QueuedPodGroupInfo& plan,
                            const std::vector<const framework::PodGroupVictimUnit*>& chosen,
                            const std::vector<const api::Pod*>& lower_priority) override;
-  int64_t EvictVictims(const framework::PodGroupPlan& plan,
+  int64_t EvictVictims(const framework::QueuedPodGroupInfo& plan,
                        const std::vector<const framework::PodGroupVictimUnit*>& chosen,
                        std::string* error) override;
 

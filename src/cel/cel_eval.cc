@@ -10,9 +10,9 @@
 #include <string>
 #include <utility>
 
-#include "dra/cel_internal.h"
+#include "cel/cel_internal.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 
 Kind KindOf(const Value& v) {
   switch (v.v.index()) {
@@ -530,4 +530,4 @@ Value Evaluate(const Node& node, EvalContext& ctx) {
   return e.Eval(node);
 }
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

@@ -15,8 +15,8 @@
 //     absorb errors, `in`, has(), ?:, int overflow errors, no implicit int/double mixing.
 //
 // Usage: compile once, evaluate against many devices.
-//   auto sel = dra::cel::ParseSelector(expr, "ResourceClaim ns/c: spec.devices.requests[0]"
-//                                      ".selectors[0].cel.expression");
+//   auto sel = cel::ParseSelector(expr, "ResourceClaim ns/c: spec.devices.requests[0]"
+//                                 ".selectors[0].cel.expression");
 //   if (!sel.ok()) { /* sel.status().message(): "<where>: column 12: undeclared ..." */ }
 //   absl::StatusOr<bool> m = sel->Matches(device);  // error: the device does not match
 //   // several selectors, one device: PreparedDevice::Prepare(device) once, Matches(prepared)
@@ -34,7 +34,7 @@
 #include "api/quantity.h"
 #include "api/status.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 
 // Upstream's limits (k8s.io/api/resource/v1 types.go): selector length in bytes and the
 // runtime cost budget. kMaxNesting is this evaluator's bound on syntactic nesting (cel-go's
@@ -113,4 +113,4 @@ class Selector {
 [[nodiscard]] absl::StatusOr<Selector> ParseSelector(std::string_view expression,
                                                      std::string_view where);
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "dra/cel_internal.h"
+#include "cel/cel_internal.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 
 bool Regex::Class::Contains(uint32_t c) const {
   bool in = false;
@@ -492,4 +492,4 @@ bool Regex::Search(std::string_view text) const {
   }
 }
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "dra/cel_internal.h"
+#include "cel/cel_internal.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 namespace {
 
 bool IsNum(char c) { return c >= '0' && c <= '9'; }
@@ -155,4 +155,4 @@ int CompareSemver(const Semver& a, const Semver& b) {
   return i == a.pre.size() ? -1 : 1;
 }
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

@@ -1,4 +1,4 @@
-// Internal to src/dra: the values, types and syntax tree of the CEL subset (cel.h).
+// Internal to src/cel: the values, types and syntax tree of the CEL subset (cel.h).
 #pragma once
 
 #include <cstdint>
@@ -14,9 +14,9 @@
 #include "absl/strings/string_view.h"
 #include "api/quantity.h"
 #include "api/status.h"
-#include "dra/cel.h"
+#include "cel/cel.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 
 // String building for messages. (Debian's Abseil has its own absl::string_view, so
 // absl::StrCat does not take std::string_view.)
@@ -231,4 +231,4 @@ inline constexpr std::string_view kCostExceeded = "operation cancelled: actual c
 // CEL equality (heterogeneous numeric equality; other type mixes are unequal).
 bool ValuesEqual(const Value& a, const Value& b);
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

@@ -1,11 +1,11 @@
-// Tests of the CEL device-selector subset (src/dra/cel.h).
+// Tests of the CEL device-selector subset (src/cel/cel.h).
 //
 // 1. CelUpstreamCompileTest: the table of k8s.io/dynamic-resource-allocation/cel/compile_test.go
 //    (every case this subset supports; the rest are listed below with the reason).
 // 2. Examples: selectors from the DRA drivers' published examples.
 // 3. Rejected: malformed and unsupported expressions, each with its exact error and position.
 // 4. Semantics: CEL language rules (error absorption, overflow, no int/double mixing, ...).
-#include "dra/cel.h"
+#include "cel/cel.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "dra/cel_internal.h"
+#include "cel/cel_internal.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 namespace {
 
 using ::testing::HasSubstr;
@@ -685,4 +685,4 @@ TEST(CelSemantics, SelectorIsReusable) {
 }
 
 }  // namespace
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

@@ -1,15 +1,15 @@
 // ParseSelector and Selector::Matches (cel.h): limits, error positions, and the `device`
 // value built from a DeviceView as compile.go's DeviceMatches builds it.
-#include "dra/cel.h"
+#include "cel/cel.h"
 
 #include <memory>
 #include <string>
 #include <utility>
 #include <variant>
 
-#include "dra/cel_internal.h"
+#include "cel/cel_internal.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 
 AttributeValue AttributeValue::Int(int64_t v) {
   AttributeValue a;
@@ -227,4 +227,4 @@ absl::StatusOr<bool> Selector::Matches(const PreparedDevice& device) const {
       Cat("CEL result of type ", ValueTypeName(result), " could not be converted to bool"));
 }
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

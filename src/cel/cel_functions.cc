@@ -16,10 +16,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "dra/cel_internal.h"
+#include "cel/cel_internal.h"
 #include "fmt/format.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 namespace {
 
 const std::string& Str(const Value* a, int i) { return std::get<std::string>(a[i].v); }
@@ -369,4 +369,4 @@ bool IsKnownUnsupportedFunction(std::string_view name) {
   return false;
 }
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

@@ -11,9 +11,9 @@
 #include <variant>
 #include <vector>
 
-#include "dra/cel_internal.h"
+#include "cel/cel_internal.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 namespace {
 
 struct Token {
@@ -702,4 +702,4 @@ std::variant<std::unique_ptr<Node>, CompileError> Parse(std::string_view expr) {
   }
 }
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "dra/cel_internal.h"
+#include "cel/cel_internal.h"
 
-namespace phalanx::dra::cel {
+namespace phalanx::cel {
 
 std::string_view KindName(Kind k) {
   switch (k) {
@@ -434,4 +434,4 @@ std::optional<CompileError> Check(Node& root, int* slots) {
   }
 }
 
-}  // namespace phalanx::dra::cel
+}  // namespace phalanx::cel
