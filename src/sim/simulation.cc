@@ -627,9 +627,8 @@ class Driver {
         auto it = m.find(gpu);
         return it != m.end() && it->second > 0;
       };
-      if (res_->queue_resource == gpu &&
-          (has_gpu(q.guarantee) || has_gpu(q.limit) || has_gpu(q.allocated) ||
-           has_gpu(q.pending))) {
+      if (res_->queue_resource == gpu && (has_gpu(q.guarantee) || has_gpu(q.limit) ||
+                                          has_gpu(q.allocated) || has_gpu(q.pending))) {
         gpu_queues_.insert(q.name);
       }
       const std::string& resource =
@@ -808,7 +807,7 @@ class Driver {
   std::vector<QueueSample> last_queue_samples_;
   static inline const std::string kCpu = "cpu";
   std::set<std::string> gpu_queues_;  // queues that guaranteed, limited, held or asked a GPU
-  std::string profile_names_;  // "default-scheduler, ..." for the unserved reason
+  std::string profile_names_;         // "default-scheduler, ..." for the unserved reason
   size_t arrived_ = 0;
   size_t steps_ = 0;
   int64_t quiet_non_errors_ = -1;  // OnlyErrorsFor3MaxBackoffs

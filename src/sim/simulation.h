@@ -129,7 +129,7 @@ struct QueueSample {
 // Per-queue figures over the whole run.
 struct QueueSummary {
   std::string name, parent, dialect;
-  std::string resource;  // "nvidia.com/gpu" or "cpu" (cores), as its QueueSamples
+  std::string resource;      // "nvidia.com/gpu" or "cpu" (cores), as its QueueSamples
   double allocated_avg = 0;  // time-weighted mean from the first to the last sample
   double deserved_avg = 0;
   double allocated_peak = 0;

@@ -66,12 +66,12 @@ std::string StableHash(std::string_view s) {
 // else a stable hash of it (objects of a manifest that sets none have "<Kind>.<group>/..."
 // as their UID, api::Unstructured).
 std::string UidToken(const std::string& uid) {
-  const bool ok = !uid.empty() && uid.size() <= 63 && std::isalnum(static_cast<unsigned char>(uid.front())) &&
-                  std::isalnum(static_cast<unsigned char>(uid.back())) &&
-                  std::all_of(uid.begin(), uid.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                           c == '.';
-                  });
+  const bool ok =
+      !uid.empty() && uid.size() <= 63 && std::isalnum(static_cast<unsigned char>(uid.front())) &&
+      std::isalnum(static_cast<unsigned char>(uid.back())) &&
+      std::all_of(uid.begin(), uid.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
   if (!ok) return StableHash(uid);
   std::string lower = uid;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

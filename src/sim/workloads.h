@@ -97,9 +97,10 @@ struct WorkloadExpansion {
 
 // Expands every workload of `in.objects` (and of the objects that creates, e.g. a TrainJob's
 // JobSet) into *out; a workload that some pod or object of `in` names as its controller
-// (a cluster snapshot: the controller already ran) is left as it is, with a note. `in` is not changed; typed Jobs, Deployments and StatefulSets are
-// expanded by the caller (api::ExpandController). Errors name the file, the workload and the
-// field, e.g. "jobs.yaml: JobSet ml/train: spec.replicatedJobs[0].replicas: Invalid value:
+// (a cluster snapshot: the controller already ran) is left as it is, with a note. `in` is not
+// changed; typed Jobs, Deployments and StatefulSets are expanded by the caller
+// (api::ExpandController). Errors name the file, the workload and the field, e.g. "jobs.yaml:
+// JobSet ml/train: spec.replicatedJobs[0].replicas: Invalid value:
 // \"two\": must be an integer", or the decode error of a created object prefixed with its
 // workload ("jobs.yaml: JobSet ml/train creates: Job ml/train-w-0: spec.template.spec...").
 api::Status ExpandWorkloads(const api::Manifests& in, WorkloadExpansion* out);
