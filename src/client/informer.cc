@@ -94,6 +94,15 @@ std::vector<ResourceType> OptionalObjectResources() {
       Obj("jobset.x-k8s.io", "jobsets", "JobSet"),
       Obj("kubeflow.org", "pytorchjobs", "PyTorchJob"),
       Obj("kubeflow.org", "mpijobs", "MPIJob"),
+      Obj("kubeflow.org", "tfjobs", "TFJob"),
+      Obj("kubeflow.org", "xgboostjobs", "XGBoostJob"),
+      Obj("kubeflow.org", "paddlejobs", "PaddleJob"),
+      Obj("kubeflow.org", "jaxjobs", "JAXJob"),
+      // LeaderWorkerSet: its pods name it by label (leaderworkerset.sigs.k8s.io/name);
+      // PodGrouper reads its size and startupPolicy.
+      Obj("leaderworkerset.x-k8s.io", "leaderworkersets", "LeaderWorkerSet"),
+      // Koordinator's ClusterNetworkTopology "default": the layers of gather rules.
+      Obj("scheduling.koordinator.sh", "clusternetworktopologies", "ClusterNetworkTopology"),
   };
 }
 

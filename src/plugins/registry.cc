@@ -13,6 +13,7 @@
 #include "plugins/gpupolicy/gpu_packing.h"
 #include "plugins/gpupolicy/random_score.h"
 #include "plugins/gpushare/gpu_share.h"
+#include "plugins/gpushare/guard.h"
 #include "plugins/imagelocality/image_locality.h"
 #include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/nodeaffinity/node_affinity.h"
@@ -82,6 +83,8 @@ framework::Registry NewInTreeRegistry() {
   Add<queues::Queues>(r);
   // GPU sharing and placement policies (not in the default set; see examples/gpu-sharing).
   Add<gpushare::GpuShare>(r);
+  // In the default set: keeps GPU shares off profiles without GpuShare (guard.h).
+  Add<gpushare::GpuShareGuard>(r);
   Add<gpupolicy::FGDScore>(r);
   Add<gpupolicy::FragLookaheadScore>(r);
   Add<gpupolicy::BestFitScore>(r);

@@ -516,7 +516,8 @@ namespace {
 
 std::string JobWithTwoPods() {
   std::string y =
-      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml, uid: job-uid}\n"
+      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml, uid: job-uid,\n"
+      "  annotations: {kai.scheduler/batch-min-member: \"2\"}}\n"
       "spec:\n  parallelism: 2\n  template:\n    spec:\n      restartPolicy: Never\n"
       "      containers: [{name: c, image: busybox}]\n---\n";
   for (int i = 0; i < 2; ++i) {
@@ -537,9 +538,10 @@ SchedulerTestOptions WithGangArgs(const std::string& args) {
   return o;
 }
 
+// A parallel Job is not a gang (KAI job_grouper.go); with KAI's batch-min-member annotation it is.
 TEST(PodGrouperSwitchTest, JobIsAGangByDefaultAndNotWithPodGrouperFalse) {
   {
-    SchedulerTestEnv env;  // default: PodGrouper on, the Job is a gang of 2 that cannot fit
+    SchedulerTestEnv env;  // default: PodGrouper on, the Job a gang of 2 that cannot fit
     env.Apply(Node("n1", 2) + JobWithTwoPods());
     env.RunUntilIdle();
     EXPECT_EQ(env.NodeOf("train-0", "ml"), "");

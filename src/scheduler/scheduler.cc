@@ -4,6 +4,8 @@
 // eventhandlers.cc and the profiles in profile.cc.
 #include "scheduler/scheduler.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -66,6 +68,26 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
 }
 
 int32_t Scheduler::PriorityOf(const api::Pod& pod) const {
+  // KAI (docs/priority/README.md, podgrouper defaultgrouper calcPodGroupPriorityClass): a
+  // workload's priority is the class its `priorityClassName` label names, then its
+  // PodGroup's spec.priorityClassName (or the owner's label, through PodGrouper), before the
+  // pod's own class; a name no PriorityClass has is ignored, as KAI ignores it.
+  std::string gang_class;
+  const std::string* named = nullptr;
+  if (!pod.metadata.labels.empty()) {
+    static const std::string kLabel(gang::kKaiPriorityLabel);
+    auto it = pod.metadata.labels.find(kLabel);
+    if (it != pod.metadata.labels.end() && !it->second.empty()) named = &it->second;
+  }
+  if (named == nullptr && gangs_) {
+    gang_class = gangs_->GangPriorityClassOf(pod);
+    if (!gang_class.empty()) named = &gang_class;
+  }
+  if (named != nullptr) {
+    absl::MutexLock l(&pc_mu_);
+    auto it = priority_classes_.find(*named);
+    if (it != priority_classes_.end()) return it->second->value;
+  }
   if (pod.spec.priority) return *pod.spec.priority;
   // No class named: the global default, read without pc_mu_ (preemption's dry run asks
   // for every pod on thousands of nodes, from every Filter worker).
@@ -130,10 +152,39 @@ void Scheduler::WaitForBindings() {
 
 // ---- periodic work ----
 
+void Scheduler::ReportGatedPods() {
+  for (auto& r : queue_->TakeGateReports()) {
+    const api::Pod& pod = *r.pod->pod;
+    // The gate as it is now (a gang's message counts the members that exist): PreEnqueue
+    // again; a pod it now lets through is left to the queue's next activation.
+    if (framework::Framework* fwk = ProfileFor(pod)) {
+      const Status now = fwk->RunPreEnqueuePlugins(*r.pod);
+      if (now.IsSuccess()) continue;
+      r.plugin = now.plugin();
+      r.message = now.Message();
+    }
+    const char* reason =
+        r.plugin == "SchedulingGates" ? "SchedulingGated" : "NotReadyForScheduling";
+    const bool same = std::any_of(pod.status.conditions.begin(), pod.status.conditions.end(),
+                                  [&](const api::PodCondition& c) {
+                                    return c.type == "PodScheduled" && c.status == "False" &&
+                                           c.reason == reason && c.message == r.message;
+                                  });
+    if (same) continue;
+    opts_.client->RecordEvent(pod, "Normal", reason, r.message);
+    const api::PodCondition cond{"PodScheduled", "False", reason, r.message};
+    if (api::Status st = opts_.client->UpdatePodStatus(pod, &cond, nullptr);
+        !st.ok() && !absl::IsNotFound(st)) {
+      spdlog::warn("PodScheduled condition of {}: {}", pod.Key(), std::string(st.message()));
+    }
+  }
+}
+
 void Scheduler::Tick() {
   const api::Timestamp now = opts_.clock->Now();
   queue_->FlushBackoffQCompleted();
   queue_->FlushUnschedulablePodsLeftover();
+  ReportGatedPods();
   for (auto& [name, fw] : profiles_) fw->ExpireWaitingPods(now);
   SweepReservations(now);
   SweepStaleGangs(now);

@@ -270,8 +270,15 @@ class Scheduler {
   void WaitForBindings();
 
   // Periodic work at the clock's current time: backoff flush, unschedulable flush,
-  // Permit timeouts, expired assumed pods.
+  // Permit timeouts, expired assumed pods, ReportGatedPods.
   void Tick();
+  // KEP-5501: every pod that a PreEnqueue plugin holds back before its first attempt (a
+  // gang short of members, a missing ResourceClaim, a scheduling gate, a preemption in
+  // flight) shows why: its PodScheduled condition False with reason NotReadyForScheduling
+  // (SchedulingGated for the SchedulingGates plugin, the API server's reason) and the
+  // plugin's message, and an Event of that reason; written again only when the message
+  // changes (queue::SchedulingQueue::TakeGateReports).
+  void ReportGatedPods();
   // The earliest clock time at which Tick() would change something, or INT64_MAX.
   api::Timestamp NextWakeTime() const;
 
