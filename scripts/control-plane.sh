@@ -209,6 +209,17 @@ EOF
     >"$dir/etcd.log" 2>&1 &
   echo $! >"$dir/etcd.pid"
 
+  # PHALANX_E2E_AUDIT=1: an audit log of the phalanx user's writes with their request bodies
+  # ($dir/audit.log, JSON lines; PHALANX_E2E_AUDIT_LOG in env), for cases that check what
+  # the server kept of each write.
+  local audit=()
+  if [[ "${PHALANX_E2E_AUDIT:-}" == 1 ]]; then
+    printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'omitStages: [RequestReceived]' \
+      'rules:' '- level: Request' '  users: [phalanx]' '  verbs: [create, update, patch]' \
+      '- level: None' >"$dir/audit-policy.yaml"
+    audit=(--audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/audit.log"
+           --audit-log-format=json)
+  fi
   "$CACHE/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --secure-port="$api_port" --bind-address=127.0.0.1 --insecure-port=0 \
@@ -220,6 +231,7 @@ EOF
     --service-account-issuer=https://kubernetes.default.svc \
     --service-cluster-ip-range=10.0.0.0/24 \
     --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+    "${audit[@]}" \
     >"$dir/apiserver.log" 2>&1 &
   echo $! >"$dir/apiserver.pid"
 
@@ -250,6 +262,7 @@ PHALANX_TOKEN=$phalanx_token
 ETCD_PORT=$etcd_port
 API_PORT=$api_port
 EOF
+  if [[ "${PHALANX_E2E_AUDIT:-}" == 1 ]]; then echo "PHALANX_E2E_AUDIT_LOG=$dir/audit.log" >>"$dir/env"; fi
   # The phalanx user gets exactly deploy/rbac.yaml's ClusterRole.
   local rbac_json="$dir/rbac-phalanx.json"
   cat >"$rbac_json" <<'EOF'

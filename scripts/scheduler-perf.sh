@@ -37,6 +37,19 @@
 #   scripts/scheduler-perf.sh throughput-from-log NAME FILE < LOG
 #                                            Upstream's SchedulingThroughput from the 1 s
 #                                            samples in a benchmark log, as a dataItems FILE.
+#   scripts/scheduler-perf.sh v136 [--label L] [--files REGEX] [--out FILE] [--docs]
+#                               [--results-dir DIR] [--phalanx PATH] [--nice N]
+#                                            `phalanx bench --keep-going` on every 1.36
+#                                            performance-config.yaml of
+#                                            ../shared/upstream/scheduler_perf-v1.36 (or
+#                                            $PHALANX_SCHEDULER_PERF_136), unchanged: one row
+#                                            per workload with its measured throughput
+#                                            against the file's threshold, and the workloads
+#                                            that cannot run with the reason. --label as
+#                                            bench's (default: all workloads); --docs puts
+#                                            the section into docs/performance.md between
+#                                            <!-- scheduler-perf-136:begin --> and -end -->.
+#   scripts/scheduler-perf.sh v136-table DIR  Re-render that table from its results dir.
 #   scripts/scheduler-perf.sh --help
 #
 # Default workloads: every case of upstream's performance-config.yaml (the PersistentVolume
@@ -542,6 +555,103 @@ splice_section() {  # FILE
   mv "$tmp" "$file"
 }
 
+# ---- the 1.36 scheduler_perf files (Phalanx only: no 1.36 upstream build here) ----
+
+V136_BEGIN="<!-- scheduler-perf-136:begin -->"
+V136_END="<!-- scheduler-perf-136:end -->"
+
+v136_dir() { echo "${PHALANX_SCHEDULER_PERF_136:-$ROOT/../shared/upstream/scheduler_perf-v1.36}"; }
+
+# v136_table DIR: the Markdown table of every results JSON in DIR (one per file).
+v136_table() {
+  local dir=$1 f
+  echo "| file | workload | measured pods | seconds | avg pods/s | threshold (pods/s) | verdict |"
+  echo "|---|---|---|---|---|---|---|"
+  for f in "$dir"/*.json; do
+    [[ -e "$f" ]] || continue
+    local area
+    area="$(basename "$f" .json)"
+    jq -r --arg area "$area" '.results[] |
+      [$area, .name,
+       (if .error != "" then "-" else (.measured_pods | tostring) end),
+       (if .error != "" then "-" else (.seconds * 1000 | round / 1000 | tostring) end),
+       (if .error != "" then "-" else (.throughput.average | round | tostring) end),
+       (if .threshold > 0 then (.threshold | tostring) else "-" end),
+       (if .error != "" then "cannot run: " + (.error | gsub("\\|"; "/") | gsub("\n"; " "))
+        elif .threshold > 0 then .threshold_verdict else "" end)]
+      | "| " + join(" | ") + " |"' "$f"
+  done
+}
+
+# v136_summary DIR: counts of workloads run, thresholds met, workloads that cannot run.
+v136_summary() {
+  local dir=$1
+  cat "$dir"/*.json | jq -s -r '[.[].results[]] as $r |
+    "\($r | length) workloads: \([$r[] | select(.error == "")] | length) ran, " +
+    "\([$r[] | select(.error != "")] | length) cannot run; thresholds: " +
+    "\([$r[] | select(.threshold > 0 and .error == "")] | length) compared, " +
+    "\([$r[] | select(.threshold > 0 and .threshold_passed)] | length) met, " +
+    "\([$r[] | select(.threshold > 0 and .error == "" and (.threshold_passed | not))] | length) below, " +
+    "\([$r[] | select(.threshold > 0 and .error != "")] | length) not run"'
+}
+
+cmd_v136() {
+  local label="" files="" out="" docs=false results="" nice_n=10
+  PHALANX="${PHALANX:-$ROOT/build/phalanx}"
+  while (($#)); do
+    case "$1" in
+      --label) label=${2:?}; shift 2 ;;
+      --files) files=${2:?}; shift 2 ;;
+      --out) out=${2:?}; shift 2 ;;
+      --docs) docs=true; shift ;;
+      --results-dir) results=${2:?}; shift 2 ;;
+      --phalanx) PHALANX=${2:?}; shift 2 ;;
+      --nice) nice_n=${2:?}; shift 2 ;;
+      *) die "v136: unknown option $1 (see --help)" ;;
+    esac
+  done
+  local src
+  src="$(v136_dir)"
+  [[ -d "$src" ]] || die "v136: $src not found (the 1.36 scheduler_perf files, ../shared/upstream)"
+  [[ -x "$PHALANX" ]] || die "v136: $PHALANX not found (scripts/build.sh)"
+  results="${results:-$(mktemp -d /tmp/phalanx-perf-136.XXXXXX)}"
+  mkdir -p "$results"
+  local f
+  while IFS= read -r f; do
+    local rel area
+    rel="${f#"$src"/}"
+    area="$(dirname "$rel" | tr / _)"
+    [[ -z "$files" ]] || grep -qE "$files" <<<"$rel" || continue
+    log "v136: $rel"
+    local args=(bench "$f" --keep-going --json "$results/$area.json")
+    [[ -z "$label" ]] || args+=(--label "$label")
+    nice -n "$nice_n" "$PHALANX" "${args[@]}" >"$results/$area.txt" 2>"$results/$area.log" ||
+      log "v136: $rel: phalanx bench failed (see $results/$area.log)"
+  done < <(find "$src" -name performance-config.yaml | sort)
+  local section
+  section="$(v136_section "$results")"
+  echo "$section"
+  [[ -z "$out" ]] || echo "$section" >"$out"
+  if $docs; then
+    BEGIN_MARK="$V136_BEGIN" END_MARK="$V136_END" splice_section "$ROOT/docs/performance.md" <<<"$section"
+  fi
+  log "v136: results in $results"
+}
+
+v136_section() {  # DIR
+  local dir=$1
+  echo "### Upstream's 1.36 scheduler_perf files, unchanged"
+  echo
+  echo "\`scripts/scheduler-perf.sh v136\` on $(lscpu | sed -n 's/^Model name: *//p' | head -1)," \
+       "$(nproc) cores, $(date -u +%Y-%m-%d), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')." \
+       "Thresholds are the files' own (the least SchedulingThroughput average upstream's CI" \
+       "accepts, pods/s); the machine is shared, so figures vary between runs."
+  echo
+  echo "$(v136_summary "$dir")."
+  echo
+  v136_table "$dir"
+}
+
 cmd_run() {
   local regex="" nodes=5000 out="" docs=0 results="" only=""
   PHALANX="$ROOT/build/phalanx" NICE=10
@@ -618,6 +728,8 @@ case "${1:-}" in
     done
     list_workloads "$config" "$nodes" "$regex" ;;
   table) render_table "${2:?table needs a results dir}" ;;
+  v136) shift; cmd_v136 "$@" ;;
+  v136-table) v136_section "${2:?v136-table needs a results dir}" ;;
   section) PHALANX="${PHALANX:-$ROOT/build/phalanx}"; render_section "${2:?section needs a results dir}" ;;
   splice) splice_section "${2:?splice needs a FILE}" ;;
   patch-harness) patch_harness "${2:?patch-harness needs the source dir}" ;;

@@ -19,6 +19,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -1170,6 +1172,16 @@ class ObjectDecoder {
         return false;
       }
       c->replicas = completions ? std::min(parallelism, *completions) : parallelism;
+      std::string mode;
+      if (!Bool(spec, "suspend", "spec", &c->suspend) ||
+          !Str(spec, "completionMode", "spec", &mode)) {
+        return false;
+      }
+      if (!mode.empty() && mode != "NonIndexed" && mode != "Indexed") {
+        return Fail(Get(spec, "completionMode"),
+                    FieldNotSupported("spec.completionMode", mode, {"Indexed", "NonIndexed"}));
+      }
+      c->indexed = mode == "Indexed";
     } else {
       c->replicas = 1;
       if (!Int32(spec, "replicas", "spec", &c->replicas) ||
@@ -1210,7 +1222,8 @@ std::string_view GroupOf(std::string_view api_version) {
   return slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
 }
 
-// Whether `kind` in `api_version` is one we decode (an empty apiVersion is accepted).
+// Whether `kind` in `api_version` is one we decode (StreamDecoder::Doc requires an
+// apiVersion before it asks).
 bool KnownKind(std::string_view kind, std::string_view api_version) {
   const std::string_view group = GroupOf(api_version);
   const bool any = api_version.empty();
@@ -1367,7 +1380,7 @@ class StreamDecoder {
     }
     if (!IsNamespaced(id->kind)) id->ns.clear();
     if (IsNamespaced(id->kind) && id->ns.empty()) id->ns = "default";
-    id->label = id->name.empty()
+    id->label = id->name.empty() || id->kind.empty()
                     ? id->doc_label
                     : id->kind + " " + (id->ns.empty() ? id->name : id->ns + "/" + id->name);
     return absl::OkStatus();
@@ -1392,18 +1405,22 @@ class StreamDecoder {
     return absl::OkStatus();
   }
 
-  // An object of a kind without a type here: counted in `ignored`; named ones are kept
-  // whole for adapters (gang dialects, ...), their metadata decoded leniently: an object
-  // we do not type never fails a load.
-  void KeepUntyped(const YAML::Node& doc, const Identity& id, ObjectDecoder& d) {
-    std::string what = id.kind.empty() ? "<no kind>" : id.kind;
-    what += " ";
-    what += id.name.empty() ? id.doc_label : (id.ns.empty() ? id.name : id.ns + "/" + id.name);
-    staged_.ignored.push_back(std::move(what));
-    if (id.kind.empty() || id.name.empty()) return;
-    const YAML::Node meta = ObjectDecoder::Get(doc, "metadata");
+  // An object of a kind without a type here, kept whole for the adapters that read it
+  // (gang dialects, queues, DRA, workload expansion, ...) and counted in `ignored`
+  // ("Kind ns/name"). Its metadata is decoded as strictly as a typed object's (a list where
+  // an annotation's string belongs is an error naming the field, never a dropped object),
+  // and a generateName gets the same stable generated name.
+  Status KeepUntyped(const YAML::Node& doc, const std::string& prefix, const Identity& id,
+                     const std::string& path_prefix, ObjectDecoder& d) {
     ObjectMeta um;
-    if (Present(meta) && !d.Meta(meta, "metadata", &um)) return;
+    // Component configurations (kubescheduler.config.k8s.io, kubelet.config.k8s.io,
+    // kustomize.config.k8s.io, ...) are files, not API objects: they have no name and are
+    // kept (and reported unused) under their document's.
+    if (id.name.empty() && std::string_view(GroupOf(id.api_version)).ends_with("config.k8s.io")) {
+      um.name = "document-" + std::to_string(doc_number_);
+    } else if (Status s = TypedMeta(doc, prefix, id, path_prefix, d, &um); !s.ok()) {
+      return s;
+    }
     Unstructured u;
     u.api_version = id.api_version;
     u.kind = id.kind;
@@ -1414,10 +1431,15 @@ class StreamDecoder {
         (id.kind == "ResourceClaim" || id.kind == "ResourceClaimTemplate")) {
       u.metadata.namespace_ = "default";
     }
-    if (u.metadata.name.empty()) u.metadata.name = id.name;
     if (u.metadata.uid.empty()) u.metadata.uid = u.Key();
+    staged_.ignored.push_back(id.kind + " " +
+                              (u.metadata.namespace_.empty()
+                                   ? u.metadata.name
+                                   : u.metadata.namespace_ + "/" + u.metadata.name));
+    u.source = source_;
     u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
     staged_.objects.push_back(std::move(u));
+    return absl::OkStatus();
   }
 
   // The typed object's metadata: namespace defaulting, and a generated name for
@@ -1487,10 +1509,12 @@ class StreamDecoder {
       if (c.metadata.uid.empty()) {
         c.metadata.uid = c.kind + "/" + c.metadata.namespace_ + "/" + c.metadata.name;
       }
+      c.source = source_;
       Unstructured u;
       u.api_version = c.api_version;
       u.kind = c.kind;
       u.metadata = c.metadata;
+      u.source = source_;
       u.object = std::make_shared<const YAML::Node>(YAML::Clone(doc));
       staged_.objects.push_back(std::move(u));
       staged_.controllers.push_back(std::move(c));
@@ -1512,10 +1536,20 @@ class StreamDecoder {
     const std::string& path_prefix = id.name.empty() ? prefix : kEmpty;
 
     const YAML::Node items = ObjectDecoder::Get(doc, "items");
+    // kind and apiVersion are required, as the API server and kubectl require them
+    // ("Object 'Kind' is missing", "apiVersion not set"): a document without them would
+    // otherwise be typed by guesswork or dropped.
+    for (const auto& [field, value] :
+         {std::pair<const char*, const std::string*>{"kind", &id.kind},
+          std::pair<const char*, const std::string*>{"apiVersion", &id.api_version}}) {
+      if (value->empty()) {
+        return ObjectError(id.label, path_prefix,
+                           Located(doc, FieldRequired(Child(prefix, field), "")));
+      }
+    }
     if (IsList(id.kind, items)) return ListItems(items, prefix, id, path_prefix, d);
-    if (id.kind.empty() || !KnownKind(id.kind, id.api_version)) {
-      KeepUntyped(doc, id, d);
-      return absl::OkStatus();
+    if (!KnownKind(id.kind, id.api_version)) {
+      return KeepUntyped(doc, prefix, id, path_prefix, d);
     }
     ObjectMeta m;
     if (Status s = TypedMeta(doc, prefix, id, path_prefix, d, &m); !s.ok()) return s;
@@ -1580,43 +1614,91 @@ Status DecodeManifestNode(const YAML::Node& doc, const std::string& source, Mani
 // A directory is read non-recursively; files are decoded in file-name order, each named by
 // its path in messages. All-or-nothing across the files, like DecodeManifests.
 Status LoadManifests(const std::string& path, Manifests* out) {
+  return LoadManifests(std::vector<std::string>{path}, out);
+}
+
+Status LoadManifests(const std::vector<std::string>& paths, Manifests* out) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec) {
-    return Status(absl::ErrnoToStatusCode(ec.value()), path + ": cannot read: " + ec.message());
-  }
   std::vector<fs::path> files;
-  if (fs::is_directory(st)) {
-    fs::directory_iterator it(path, ec);
-    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      const fs::path& p = it->path();
-      const std::string ext = p.extension().string();
-      std::error_code fec;
-      if ((ext == ".yaml" || ext == ".yml" || ext == ".json") && it->is_regular_file(fec)) {
-        files.push_back(p);
-      }
-    }
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
     if (ec) {
       return Status(absl::ErrnoToStatusCode(ec.value()), path + ": cannot read: " + ec.message());
     }
-    std::sort(files.begin(), files.end(),
-              [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-  } else {
-    files.push_back(path);
+    std::vector<fs::path> dir_files;
+    std::vector<fs::path>* add = &dir_files;
+    if (fs::is_directory(st)) {
+      std::vector<fs::path>& files = *add;
+      fs::directory_iterator it(path, ec);
+      for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        const fs::path& p = it->path();
+        const std::string ext = p.extension().string();
+        std::error_code fec;
+        if ((ext == ".yaml" || ext == ".yml" || ext == ".json") && it->is_regular_file(fec)) {
+          files.push_back(p);
+        }
+      }
+      if (ec) {
+        return Status(absl::ErrnoToStatusCode(ec.value()), path + ": cannot read: " + ec.message());
+      }
+      std::sort(files.begin(), files.end(),
+                [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
+    } else {
+      add->push_back(path);
+    }
+    files.insert(files.end(), dir_files.begin(), dir_files.end());
   }
   Manifests staged;
+  // "Kind namespace/name" -> the file that defined it: the API server refuses a second
+  // object of the same name (AlreadyExists), so a duplicate is an error naming both files.
+  std::map<std::string, std::string> defined_in;
   for (const fs::path& f : files) {
     StatusOr<std::string> text = ReadFile(f);
     if (!text.ok()) return text.status();
+    const size_t pods = staged.pods.size(), nodes = staged.nodes.size(),
+                 namespaces = staged.namespaces.size(), pcs = staged.priority_classes.size(),
+                 pdbs = staged.pod_disruption_budgets.size(), objects = staged.objects.size();
     if (Status s = DecodeManifests(*text, f.string(), &staged); !s.ok()) return s;
+    std::vector<std::string> keys;
+    for (size_t i = pods; i < staged.pods.size(); ++i)
+      keys.push_back("Pod " + staged.pods[i].Key());
+    for (size_t i = nodes; i < staged.nodes.size(); ++i) {
+      keys.push_back("Node " + staged.nodes[i].metadata.name);
+    }
+    for (size_t i = namespaces; i < staged.namespaces.size(); ++i) {
+      keys.push_back("Namespace " + staged.namespaces[i].metadata.name);
+    }
+    for (size_t i = pcs; i < staged.priority_classes.size(); ++i) {
+      keys.push_back("PriorityClass " + staged.priority_classes[i].metadata.name);
+    }
+    for (size_t i = pdbs; i < staged.pod_disruption_budgets.size(); ++i) {
+      keys.push_back("PodDisruptionBudget " + staged.pod_disruption_budgets[i].Key());
+    }
+    for (size_t i = objects; i < staged.objects.size(); ++i) {
+      const Unstructured& u = staged.objects[i];
+      const std::string group = u.Group();
+      keys.push_back(u.kind + (group.empty() ? "" : "." + group) + " " +
+                     (u.metadata.namespace_.empty()
+                          ? u.metadata.name
+                          : u.metadata.namespace_ + "/" + u.metadata.name));
+    }
+    for (const std::string& k : keys) {
+      auto [it, fresh] = defined_in.emplace(k, f.string());
+      if (!fresh) {
+        return absl::InvalidArgumentError(
+            f.string() + ": " + k + ": metadata.name: Duplicate value: already defined " +
+            (it->second == f.string() ? "earlier in this file" : "in " + it->second));
+      }
+    }
   }
   AppendManifests(out, &staged);
   return absl::OkStatus();
 }
 
-// Pods are named "<name>-<i>" (StatefulSet) or "<name>-<hash>-<i>" with a 5-character hash of
-// kind/namespace/name; uid "<namespace>/<pod>". Besides the template's labels, each pod gets
+// Pods are named "<name>-<i>" (StatefulSet), "<name>-<i>-<hash>" (an Indexed Job) or
+// "<name>-<hash>-<i>" with a 5-character hash of kind/namespace/name; uid "<namespace>/<pod>".
+// A suspended Job gets none (the caller reports it). Besides the template's labels, each pod gets
 // the label its controller would add (pod-template-hash, statefulset.kubernetes.io/pod-name
 // and apps.kubernetes.io/pod-index, job-name and batch.kubernetes.io/job-name).
 std::vector<Pod> ExpandController(const WorkloadController& c) {
@@ -1625,6 +1707,7 @@ std::vector<Pod> ExpandController(const WorkloadController& c) {
       c.metadata.uid.empty() ? c.kind + "/" + ns + "/" + c.metadata.name : c.metadata.uid;
   const std::string hash = StableSuffix(c.kind + "/" + ns + "/" + c.metadata.name);
   std::vector<Pod> pods;
+  if (c.kind == "Job" && c.suspend) return pods;
   pods.reserve(static_cast<size_t>(std::max(c.replicas, 0)));
   for (int32_t i = 0; i < c.replicas; ++i) {
     Pod p;
@@ -1637,13 +1720,19 @@ std::vector<Pod> ExpandController(const WorkloadController& c) {
       // Labels the StatefulSet controller adds to each pod.
       p.metadata.labels["statefulset.kubernetes.io/pod-name"] = p.metadata.name;
       p.metadata.labels["apps.kubernetes.io/pod-index"] = index;
+    } else if (c.kind == "Job" && c.indexed) {
+      // Indexed Jobs (pkg/controller/job/indexed_job_utils.go): "<job>-<index>-<random>",
+      // the index in an annotation and (1.28+) a label.
+      p.metadata.name = c.metadata.name + "-" + index + "-" + hash;
+      p.metadata.annotations["batch.kubernetes.io/job-completion-index"] = index;
+      p.metadata.labels["batch.kubernetes.io/job-completion-index"] = index;
     } else {
       p.metadata.name = c.metadata.name + "-" + hash + "-" + index;
       if (c.kind == "Deployment") p.metadata.labels["pod-template-hash"] = hash;
-      if (c.kind == "Job") {
-        p.metadata.labels["batch.kubernetes.io/job-name"] = c.metadata.name;
-        p.metadata.labels["job-name"] = c.metadata.name;
-      }
+    }
+    if (c.kind == "Job") {
+      p.metadata.labels["batch.kubernetes.io/job-name"] = c.metadata.name;
+      p.metadata.labels["job-name"] = c.metadata.name;
     }
     p.metadata.uid = ns + "/" + p.metadata.name;
     p.metadata.creation_timestamp = c.metadata.creation_timestamp;

@@ -19,8 +19,9 @@
 
 namespace phalanx::api {
 
-// Everything a manifest set can hold that a scheduler cares about. Objects of other kinds
-// (Service, ConfigMap, ...) are counted in `ignored` and skipped.
+// Everything a manifest set holds: the typed objects below, and every object of another
+// kind (CRDs, Services, ConfigMaps, ...) kept whole in `objects` for the adapters that read
+// it; the simulator reports the kinds no adapter used (sim/kinds.h).
 struct Manifests {
   std::vector<Node> nodes;
   std::vector<Pod> pods;
@@ -31,13 +32,15 @@ struct Manifests {
   // Named objects of other kinds (CRDs: PodGroups, Workloads, Queues, JobSets, ...) and
   // the typed controllers above too, kept whole for adapters (gang dialects, PodGrouper).
   std::vector<Unstructured> objects;
-  std::vector<std::string> ignored;  // "kind name" of objects without a type here
+  std::vector<std::string> ignored;  // "Kind ns/name" of the objects without a type here
 };
 
 // Decodes `text` (YAML or JSON; documents separated by '---'; `kind: List` expanded)
 // and appends into *out, all-or-nothing: *out is untouched on error. `source` names the
 // file in error messages. The first error as InvalidArgumentError with the full message
-// (file, object, field, cause and position).
+// (file, object, field, cause and position). Every document needs `kind` and `apiVersion`
+// ("document 2: apiVersion: Required value"); objects of every kind need a
+// metadata.name or generateName, and their metadata is decoded strictly.
 Status DecodeManifests(std::string_view text, const std::string& source, Manifests* out);
 
 // Decodes one already-parsed document (e.g. built from JSON by the live client, which
@@ -54,9 +57,14 @@ Status DecodeManifestNode(const YAML::Node& doc, const std::string& source, Mani
 std::vector<std::string> InferNodeFeatures(const YAML::Node& spec);
 
 // Reads a file, or every *.yaml/*.yml/*.json file of a directory in name order, and
-// decodes them, all-or-nothing across the files. Errors as above, or "path: cannot read:
-// <reason>" (the errno's code, e.g. NotFound).
+// decodes them, all-or-nothing across the files. Errors as above, "path: cannot read:
+// <reason>" (the errno's code, e.g. NotFound), or for two objects of one kind and name
+// (the API server would refuse the second) "b.yaml: Pod ml/w-0: metadata.name: Duplicate
+// value: already defined in a.yaml" (or "earlier in this file").
 Status LoadManifests(const std::string& path, Manifests* out);
+// The same for several files or directories, read in the order given (each directory's
+// files in name order), all-or-nothing, duplicates checked across all of them.
+Status LoadManifests(const std::vector<std::string>& paths, Manifests* out);
 
 // Expands a controller into its pods: names "<name>-<i>" for StatefulSet and
 // "<name>-<hash>-<i>"-like stable names otherwise, labels and spec from the template,

@@ -56,13 +56,14 @@ TEST(DecodeHostileTest, DeeplyNestedJsonIsAClearError) {
 
 // Nested Lists recurse in the decoder too; the parser's limit bounds them.
 TEST(DecodeHostileTest, DeeplyNestedListsAreAClearError) {
-  const std::string text = Repeat("{kind: List, items: [", kDeep) + Repeat("]}", kDeep);
+  const std::string text =
+      Repeat("{apiVersion: v1, kind: List, items: [", kDeep) + Repeat("]}", kDeep);
   Manifests m;
   std::string err;
   ASSERT_FALSE(Decode(text, &m, &err));
   EXPECT_EQ(err.rfind("hostile.yaml: malformed YAML", 0), 0u) << err;
   // Under the limit (two levels per List: the map and its items) decodes (nothing in it).
-  const std::string ok = Repeat("{kind: List, items: [", 200) + Repeat("]}", 200);
+  const std::string ok = Repeat("{apiVersion: v1, kind: List, items: [", 200) + Repeat("]}", 200);
   ASSERT_TRUE(Decode(ok, &m, &err)) << err;
 }
 

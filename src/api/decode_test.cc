@@ -25,6 +25,14 @@ Manifests MustDecode(const std::string& text, const std::string& source = "test.
   return m;
 }
 
+// The error of decoding `text` as test.yaml ("" when it decodes).
+std::string DecodeError(const std::string& text) {
+  Manifests m;
+  std::string err;
+  OkOrMessage(DecodeManifests(text, "test.yaml", &m), &err);
+  return err;
+}
+
 constexpr char kCluster[] = R"(
 apiVersion: v1
 kind: Namespace
@@ -405,9 +413,6 @@ kind: ConfigMap
 metadata: {name: cfg}
 data: {a: b}
 ---
-# a file with no kind (e.g. kustomization.yaml) is skipped, not an error
-resources: [a.yaml]
----
 apiVersion: v1
 kind: Pod
 metadata:
@@ -422,8 +427,48 @@ status:
 )");
   ASSERT_EQ(m.pods.size(), 1u);
   EXPECT_EQ(m.pods[0].metadata.name, "p");
-  EXPECT_EQ(m.ignored, (std::vector<std::string>{"Pod default/not-a-core-pod",
-                                                 "ConfigMap default/cfg", "<no kind> document 3"}));
+  EXPECT_EQ(m.ignored,
+            (std::vector<std::string>{"Pod default/not-a-core-pod", "ConfigMap default/cfg"}));
+}
+
+// kind and apiVersion are required, as kubectl and the API server require them: a document
+// without them (a kustomization.yaml, a Helm values file, a typo) is an error naming the
+// document and the field, never typed by guesswork nor skipped.
+TEST(DecodeTest, KindAndApiVersionAreRequired) {
+  EXPECT_EQ(DecodeError("resources: [a.yaml]\n"),
+            "test.yaml: document 1: kind: Required value (line 1, column 1)");
+  EXPECT_EQ(DecodeError("kind: Pod\nmetadata: {name: p}\n"),
+            "test.yaml: Pod default/p: apiVersion: Required value (line 1, column 1)");
+  EXPECT_EQ(
+      DecodeError("apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: n}\n"),
+      "test.yaml: Node n: items[0].apiVersion: Required value (line 4, column 3)");
+  EXPECT_EQ(DecodeError("apiVersion: example.com/v1\nmetadata: {name: x}\n"),
+            "test.yaml: document 1: kind: Required value (line 1, column 1)");
+}
+
+// Untyped objects (CRDs) get the typed objects' metadata decoding: a list where an
+// annotation's string belongs is an error naming the object and field (it used to drop
+// the object, and with it a PodGroup, silently); generateName gets a stable name.
+TEST(DecodeTest, UntypedMetadataIsStrict) {
+  EXPECT_EQ(DecodeError(R"(apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata:
+  name: pg
+  annotations:
+    gang.scheduling.koordinator.sh/groups: [a/b, a/c]
+spec: {minMember: 2}
+)"),
+            "test.yaml: PodGroup default/pg: metadata.annotations.gang.scheduling.koordinator.sh/"
+            "groups: expected string, got array (line 6, column 44)");
+  EXPECT_EQ(DecodeError("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {}\n"),
+            "test.yaml: document 1: metadata.name: Required value: name or generateName is "
+            "required (line 3, column 11)");
+  const Manifests m = MustDecode(
+      "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {generateName: sleep-job-}\n");
+  ASSERT_EQ(m.objects.size(), 1u);
+  EXPECT_EQ(m.objects[0].metadata.name.rfind("sleep-job-", 0), 0u) << m.objects[0].metadata.name;
+  EXPECT_EQ(m.objects[0].metadata.name.size(), std::string("sleep-job-").size() + 5);
+  EXPECT_EQ(m.objects[0].metadata.namespace_, "default");
 }
 
 TEST(DecodeTest, GenerateName) {

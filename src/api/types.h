@@ -353,6 +353,13 @@ struct WorkloadController {
   int32_t replicas = 1;  // replicas, or for a Job min(parallelism, completions)
   ObjectMeta template_metadata;
   PodSpec template_spec;
+  // Job spec.suspend: the Job controller creates no pods while it is true (batch/v1
+  // JobSpec, KEP-2232).
+  bool suspend = false;
+  // Job spec.completionMode Indexed: each pod carries its completion index (annotation and
+  // label batch.kubernetes.io/job-completion-index) and is named "<job>-<index>-<suffix>".
+  bool indexed = false;
+  std::string source;  // the file it was read from, for messages
 };
 
 using PodPtr = std::shared_ptr<const Pod>;

@@ -19,6 +19,9 @@ struct Unstructured {
   std::string kind;         // e.g. "PodGroup"
   ObjectMeta metadata;
   std::shared_ptr<const YAML::Node> object;  // the full document (never null once decoded)
+  // The file it was read from, for messages ("" when it came from a server or was made by
+  // a simulated controller).
+  std::string source;
 
   // "group" part of api_version ("" for the core group).
   std::string Group() const {

@@ -50,6 +50,7 @@ class SimulateCommand : public Command {
   }
 
   int Run(framework::Registry registry) override {
+    f_.scenario_path = f_.scenario_paths.empty() ? std::string() : f_.scenario_paths.front();
     sim::SimulationOptions so;
     so.seed = f_.seed;
     if (auto s = LoadConfigOrDefault(f_.config_path, &so.config); !s.ok()) {
@@ -92,7 +93,7 @@ class SimulateCommand : public Command {
             "simulate needs a SCENARIO (manifest file or directory), --from-cluster or "
             "--trace");
       }
-      if (auto s = sim::LoadManifestScenario(f_.scenario_path, &sc); !s.ok()) {
+      if (auto s = sim::LoadManifestScenario(f_.scenario_paths, &sc); !s.ok()) {
         return Fail(std::string(s.message()));
       }
     }
@@ -105,8 +106,8 @@ class SimulateCommand : public Command {
 
  private:
   void DeclareRunFlags(CLI::App* c) {
-    c->add_option("scenario", f_.scenario_path,
-                  "Manifest file or directory (Nodes, Pods, workloads)");
+    c->add_option("scenario", f_.scenario_paths,
+                  "Manifest files or directories, read as one set (Nodes, Pods, workloads)");
     c->add_option("--config", f_.config_path, "KubeSchedulerConfiguration file");
     c->add_option("--trace", f_.trace,
                   "Trace instead of manifests: openb (arrivals and departures), openb-paper "
@@ -219,7 +220,10 @@ class SimulateCommand : public Command {
       if (!out) return Fail(f_.json_path + ": cannot open for writing");
       out << sim::ResultJson(res) << "\n";
     }
-    return res.invariant_violations.empty() ? 0 : 3;
+    // 3: an invariant was violated; 2: the run completed with warnings (parts of the
+    // manifests that affect placement and are not modelled, pods no profile serves).
+    if (!res.invariant_violations.empty()) return 3;
+    return res.HasWarnings() ? 2 : 0;
   }
 
   SimulateFlags f_;

@@ -18,9 +18,12 @@ namespace phalanx::app {
 
 // simulate's command line as given (see simulate.cc for the help texts).
 struct SimulateFlags {
-  std::string scenario_path;  // manifest file or directory
-  std::string config_path;    // KubeSchedulerConfiguration ("" = defaults)
-  std::string trace;          // "", openb, openb-paper, philly
+  // Manifest files or directories, read as one set (phalanx simulate cluster.yaml jobs/);
+  // scenario_path is the first (trace replay experiments read that one).
+  std::vector<std::string> scenario_paths;
+  std::string scenario_path;
+  std::string config_path;  // KubeSchedulerConfiguration ("" = defaults)
+  std::string trace;        // "", openb, openb-paper, philly
   std::string nodes_csv, pods_csv, jobs_csv;
   std::string results_path;        // one JSON line per pod (single runs)
   std::string json_path;           // the summary (single run) or the results document (experiments)

@@ -91,7 +91,7 @@ class Selector {
  public:
   // true / false, or an error that makes the device not match, e.g. "no such key: model",
   // "CEL result of type int could not be converted to bool", "operation cancelled: actual
-  // cost limit exceeded", "return error for overflow" (cel-go's wording).
+  // cost limit exceeded", "integer overflow" (cel-go's wording).
   [[nodiscard]] absl::StatusOr<bool> Matches(const DeviceView& device) const;
   // The same against a prepared device (no per-call conversion).
   [[nodiscard]] absl::StatusOr<bool> Matches(const PreparedDevice& device) const;

@@ -86,6 +86,34 @@ bool IsNumeric(Kind k) { return k == Kind::kInt || k == Kind::kUint || k == Kind
 // t may hold a value of kind k (dyn holds anything).
 bool Admits(const Type& t, Kind k) { return IsDyn(t) || t.kind == k; }
 
+// cel-go's isAssignable (checker/types.go) for this subset's types: dyn unifies with
+// anything; null with the nullable opaque types (Quantity, Semver) and itself; lists and
+// maps element-wise; otherwise the kinds must agree.
+bool Assignable(const Type& a, const Type& b) {
+  if (IsDyn(a) || IsDyn(b)) return true;
+  const auto nullable = [](const Type& t) {
+    return t.kind == Kind::kNull || t.kind == Kind::kQuantity || t.kind == Kind::kSemver;
+  };
+  if (a.kind == Kind::kNull) return nullable(b);
+  if (b.kind == Kind::kNull) return nullable(a);
+  if (a.kind != b.kind) return false;
+  if (a.kind == Kind::kList || a.kind == Kind::kMap) return Assignable(a.Elem(), b.Elem());
+  return true;
+}
+
+// cel-go's isEqualOrLessSpecific: `a` is `b`, or matches it through dyn.
+bool EqualOrLessSpecific(const Type& a, const Type& b) {
+  if (IsDyn(a)) return true;
+  if (IsDyn(b) || a.kind != b.kind) return false;
+  if (a.kind == Kind::kList || a.kind == Kind::kMap) {
+    return EqualOrLessSpecific(a.Elem(), b.Elem());
+  }
+  return true;
+}
+
+// cel-go's mostGeneral: the less specific of two types known to unify.
+Type MostGeneral(const Type& a, const Type& b) { return EqualOrLessSpecific(a, b) ? a : b; }
+
 struct Failure {
   CompileError error;
 };
@@ -208,14 +236,20 @@ class Checker {
     Fail(n.pos, NoOverload("_[_]", {t, i}));
   }
 
+  // The Kubernetes base environment sets cel.HomogeneousAggregateLiterals: the elements
+  // of a list literal must have one type (cel-go checker.go joinTypes), so `[1, 'a']` is
+  // "expected type 'int' but found 'string'" at the second element. A dyn element (an
+  // attribute value) joins any type.
   Type ListLiteral(Node& n) {
     std::optional<Type> elem;
     for (auto& a : n.args) {
       const Type t = Check(*a);
       if (!elem) {
         elem = t;
-      } else if (elem->Name() != t.Name()) {
-        elem = Type::Of(Kind::kDyn);
+      } else if (Assignable(*elem, t)) {
+        elem = MostGeneral(*elem, t);
+      } else {
+        Fail(a->pos, Cat("expected type '", elem->Name(), "' but found '", t.Name(), "'"));
       }
     }
     return Type::ListOf(elem.value_or(Type::Of(Kind::kDyn)));
@@ -324,13 +358,19 @@ class Checker {
     return Type::Of(Kind::kBool);
   }
 
+  // One variable: a list's elements or a map's keys. Two (cel-go ext/comprehensions.go): a
+  // list's index (int) and element, or a map's key and value.
   Type Comprehension(Node& n) {
     const Type range = Check(*n.args[0]);
+    const bool two = !n.name2.empty();
     Type var;
+    Type var2 = Type::Of(Kind::kDyn);
     if (range.kind == Kind::kList) {
-      var = range.Elem();
+      var = two ? Type::Of(Kind::kInt) : range.Elem();
+      var2 = range.Elem();
     } else if (range.kind == Kind::kMap) {
       var = Type::Of(Kind::kString);
+      var2 = range.Elem();
     } else if (IsDyn(range)) {
       var = range;
     } else {
@@ -339,8 +379,13 @@ class Checker {
     }
     n.slot = slots++;
     scope_.push_back(Var{n.name, var, n.slot});
+    if (two) {
+      n.slot2 = slots++;
+      scope_.push_back(Var{n.name2, var2, n.slot2});
+    }
     const Type pred = Check(*n.args[1]);
     scope_.pop_back();
+    if (two) scope_.pop_back();
     if (!Admits(pred, Kind::kBool)) {
       Fail(n.args[1]->pos, Cat("the condition of a comprehension must be bool, not ", pred.Name()));
     }
@@ -357,9 +402,24 @@ class Checker {
   }
 
   Type Call(Node& n);
+
+  bool InScope(const std::string& name) const {
+    for (const Var& v : scope_) {
+      if (v.name == name) return true;
+    }
+    return false;
+  }
 };
 
 Type Checker::Call(Node& n) {
+  // A namespaced function of a library the Kubernetes environment has and this subset
+  // does not (strings.quote, sets.contains, math.greatest, ...): say so, rather than
+  // "undeclared reference to 'strings'".
+  if (n.member && n.args[0]->op == Op::kIdent && !InScope(n.args[0]->name) &&
+      IsKnownUnsupportedFunction(n.args[0]->name)) {
+    Fail(n.pos, Cat("function '", n.args[0]->name, ".", n.name,
+                    "' is not supported by this CEL subset (see docs/dra-cel.md)"));
+  }
   std::vector<Type> args;
   args.reserve(n.args.size());
   for (auto& a : n.args) args.push_back(Check(*a));

@@ -94,7 +94,9 @@ const MapPtr& EmptyMap() {
   return *kEmpty;
 }
 
-Value Overflow() { return Value::Error("return error for overflow"); }
+// cel-go's errIntOverflow / errUintOverflow (common/types/err.go).
+Value Overflow() { return Value::Error(std::string(kIntOverflow)); }
+Value UintOverflow() { return Value::Error(std::string(kUintOverflow)); }
 
 Value IntArith(BinOp op, int64_t a, int64_t b) {
   int64_t r = 0;
@@ -126,13 +128,13 @@ Value UintArith(BinOp op, uint64_t a, uint64_t b) {
   uint64_t r = 0;
   switch (op) {
     case BinOp::kAdd:
-      if (__builtin_add_overflow(a, b, &r)) return Overflow();
+      if (__builtin_add_overflow(a, b, &r)) return UintOverflow();
       break;
     case BinOp::kSub:
-      if (__builtin_sub_overflow(a, b, &r)) return Overflow();
+      if (__builtin_sub_overflow(a, b, &r)) return UintOverflow();
       break;
     case BinOp::kMul:
-      if (__builtin_mul_overflow(a, b, &r)) return Overflow();
+      if (__builtin_mul_overflow(a, b, &r)) return UintOverflow();
       break;
     case BinOp::kDiv:
       if (b == 0) return Value::Error("division by zero");
@@ -427,9 +429,11 @@ Value Evaluator::Comprehension(const Node& n) {
   if (range.IsError()) return range;
   List keys;
   const List* items = nullptr;
+  const MapData* map = nullptr;
   if (const auto* l = std::get_if<ListPtr>(&range.v)) {
     items = l->get();
   } else if (const auto* m = std::get_if<MapPtr>(&range.v)) {
+    map = m->get();
     for (const auto& [k, v] : (*m)->entries) keys.push_back(Value{k});
     items = &keys;
   } else {
@@ -437,8 +441,18 @@ Value Evaluator::Comprehension(const Node& n) {
   }
   std::optional<Value> error;
   int64_t count = 0;
-  for (const Value& item : *items) {
-    ctx_.slots[static_cast<size_t>(n.slot)] = item;
+  for (size_t i = 0; i < items->size(); ++i) {
+    const Value& item = (*items)[i];
+    if (n.slot2 < 0) {
+      ctx_.slots[static_cast<size_t>(n.slot)] = item;
+    } else if (map != nullptr) {  // key, value
+      ctx_.slots[static_cast<size_t>(n.slot)] = item;
+      ctx_.slots[static_cast<size_t>(n.slot2)] =
+          map->entries.find(std::get<std::string>(item.v))->second;
+    } else {  // index, element
+      ctx_.slots[static_cast<size_t>(n.slot)] = Value{static_cast<int64_t>(i)};
+      ctx_.slots[static_cast<size_t>(n.slot2)] = item;
+    }
     Value p = Eval(*n.args[1]);
     if (ctx_.cancelled) return Cancelled();
     const auto* b = std::get_if<bool>(&p.v);

@@ -169,6 +169,7 @@ struct Node {
   Op op = Op::kLiteral;
   size_t pos = 0;           // byte offset into the expression
   std::string name;         // ident, field, function or bound variable
+  std::string name2;        // kAll..kExistsOne with two variables: the value's name
   Value literal;            // kLiteral
   BinOp bin = BinOp::kAdd;  // kBinary
   bool member = false;      // kCall: receiver-style call (args[0] is the receiver)
@@ -176,6 +177,7 @@ struct Node {
   // Filled by the checker:
   Type type;
   int slot = -1;                           // kIdent of a bound variable; kAll..kBind: its slot
+  int slot2 = -1;                          // kAll..kExistsOne: name2's slot
   std::vector<const Overload*> overloads;  // kCall candidates
   std::shared_ptr<const Regex> regex;      // matches() with a literal pattern
 };
@@ -228,6 +230,10 @@ std::string ValueTypeName(const Value& v);
 // iterable type".
 std::string_view GoTypeName(const Value& v);
 inline constexpr std::string_view kCostExceeded = "operation cancelled: actual cost limit exceeded";
+// cel-go's overflow errors (common/types/err.go errIntOverflow, errUintOverflow): int and
+// uint arithmetic and conversions out of range.
+inline constexpr std::string_view kIntOverflow = "integer overflow";
+inline constexpr std::string_view kUintOverflow = "unsigned integer overflow";
 // CEL equality (heterogeneous numeric equality; other type mixes are unequal).
 bool ValuesEqual(const Value& a, const Value& b);
 

@@ -1,6 +1,7 @@
 // Lexer and recursive-descent parser of the CEL subset (grammar: cel-spec doc/langdef.md,
 // "Syntax"). Macros has(), all(), exists(), exists_one() and cel.bind() (cel-go
 // parser/macro.go and ext/bindings.go) become their own nodes here.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -176,6 +177,8 @@ class Lexer {
     if (is_float) {
       t.t = Token::kDouble;
       t.d = std::strtod(text.c_str(), nullptr);
+      // cel-go's parser rejects what strconv.ParseFloat cannot hold (1e400); underflow is 0.
+      if (std::isinf(t.d)) Fail(b, "invalid double literal");
       if (IsIdentStart(At(i_))) Fail(i_, "Syntax error: unexpected character after number");
       return;
     }
@@ -511,6 +514,10 @@ class Parser {
           }
           Fail(id.pos, "Syntax error: expected a field or method name after '.'");
         }
+        // true, false, null and in are keywords, not identifiers (CEL.g4's escapeIdent).
+        if (id.text == "true" || id.text == "false" || id.text == "null" || id.text == "in") {
+          Fail(id.pos, Cat("Syntax error: mismatched input '", id.text, "' expecting IDENTIFIER"));
+        }
         std::string name = id.text;
         ++k_;
         if (IsPunct("(")) {
@@ -544,6 +551,9 @@ class Parser {
     std::vector<std::unique_ptr<Node>> args;
     if (Accept(close)) return args;
     for (;;) {
+      if (close == "]" && IsPunct("?")) {  // [?a]: an optional element
+        Fail(Peek().pos, "optional syntax ('?.' and '[?') is not supported by this CEL subset");
+      }
       args.push_back(Expr());
       if (Accept(close)) return args;
       Expect(",");
@@ -554,19 +564,28 @@ class Parser {
   std::unique_ptr<Node> MemberCall(std::unique_ptr<Node> target, std::string name, size_t pos) {
     Expect("(");
     auto args = Args(")");
-    if (name == "all" || name == "exists" || name == "exists_one") {
+    // The quantifier macros (parser/macro.go), with one variable, or two (the index or key,
+    // then the value) as cel-go's ext.TwoVarComprehensions, which the Kubernetes base
+    // environment includes since 1.32. existsOne is exists_one's newer name.
+    if (name == "all" || name == "exists" || name == "exists_one" || name == "existsOne") {
       const Op op = name == "all" ? Op::kAll : (name == "exists" ? Op::kExists : Op::kExistsOne);
-      if (args.size() != 2) {
-        Fail(pos, Cat(name, "() macro takes two arguments: a variable name and a condition"));
+      if (args.size() != 2 && args.size() != 3) {
+        Fail(pos, Cat(name,
+                      "() macro takes a variable name (or two: index or key, and value) and a "
+                      "condition"));
       }
       auto n = Make(op, pos);
       n->name = VariableName(*args[0], name);
+      if (args.size() == 3) {
+        n->name2 = VariableName(*args[1], name);
+        if (n->name2 == n->name) Fail(args[1]->pos, Cat("duplicate variable name: ", n->name));
+      }
       n->args.push_back(std::move(target));
-      n->args.push_back(std::move(args[1]));
+      n->args.push_back(std::move(args.back()));
       return n;
     }
     if (name == "map" || name == "filter" || name == "transformList" || name == "transformMap" ||
-        name == "sortBy" || name == "existsOne") {
+        name == "transformMapEntry" || name == "sortBy") {
       Fail(pos, Cat("the '", name, "' macro is not supported by this CEL subset"));
     }
     if (target->op == Op::kIdent && target->name == "cel") {
@@ -592,6 +611,11 @@ class Parser {
   static std::string VariableName(const Node& n, std::string_view macro) {
     if (n.op != Op::kIdent) {
       Fail(n.pos, Cat(macro, "(): argument must be a simple name"));
+    }
+    // cel-go expands the quantifiers into comprehensions over an accumulator of this name
+    // (parser.AccumulatorName) and rejects it as an iteration variable.
+    if (macro != "cel.bind" && n.name == "__result__") {
+      Fail(n.pos, "iteration variable overwrites accumulator variable");
     }
     return n.name;
   }
@@ -676,7 +700,8 @@ class Parser {
     auto args = Args(")");
     if (name == "has") {
       if (args.size() != 1 || args[0]->op != Op::kSelect) {
-        Fail(pos, "invalid argument to has() macro: it takes one field selection, e.g. has(a.b)");
+        Fail(args.empty() ? pos : args[0]->pos,
+             "invalid argument to has() macro: it takes one field selection, e.g. has(a.b)");
       }
       auto n = Make(Op::kHas, pos);
       n->name = args[0]->name;

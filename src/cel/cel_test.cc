@@ -64,11 +64,11 @@ using A = AttributeValue;
 
 // compile_test.go's `testcases`, ported. Not ported (list-type attributes, alpha
 // DRAListTypeAttributes, are outside the subset): list-result-type-causes-match-error,
-// includes-*, list-of-*, macro-on-list-*, in-operator-on-list. allow_multiple_allocations_disabled
-// (a feature gate this subset does not model: the field is always declared). "expensive"
-// calls find(), which the subset rejects; CelSemantics.CostLimit runs the same nested loops
-// without it. expectCost (the static cost estimate) has no counterpart: this evaluator
-// enforces the runtime cost limit only.
+// includes-* (includes() comes with them, on scalar attributes too), list-of-*, macro-on-list-*,
+// in-operator-on-list. allow_multiple_allocations_disabled (a feature gate this subset does not
+// model: the field is always declared). "expensive" calls find(), which the subset rejects;
+// CelSemantics.CostLimit runs the same nested loops without it. expectCost (the static cost
+// estimate) has no counterpart: this evaluator enforces the runtime cost limit only.
 std::vector<Case> UpstreamCases() {
   const std::string d = "dra.example.com";
   return {
@@ -175,6 +175,14 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
        }(),
        "", "", true},
       {"allow_multiple_allocations_default", "device.allowMultipleAllocations == false", Dev(d), "",
+       "", true},
+      // _false, _new and _enabled set the field to false explicitly (the last two in the
+      // NewExpressions environment with DRAConsumableCapacity on, the field declared).
+      {"allow_multiple_allocations_false", "device.allowMultipleAllocations == false", Dev(d), "",
+       "", true},
+      {"allow_multiple_allocations_new", "device.allowMultipleAllocations == false", Dev(d), "", "",
+       true},
+      {"allow_multiple_allocations_enabled", "device.allowMultipleAllocations == false", Dev(d), "",
        "", true},
   };
 }
@@ -290,6 +298,11 @@ TEST(CelRejected, ExactErrors) {
        "ResourceClaim ns/c: column 18: Syntax error: unterminated string literal"},
       {"device.attributes[\"a\"].",
        "ResourceClaim ns/c: column 24: Syntax error: expected a field or method name after '.'"},
+      // cel.HomogeneousAggregateLiterals (the Kubernetes base environment): one element type.
+      {"device.driver in ['a', 1]",
+       "ResourceClaim ns/c: column 24: expected type 'string' but found 'int'"},
+      {"[[1], [2u]].size() == 2",
+       "ResourceClaim ns/c: column 7: expected type 'list(int)' but found 'list(uint)'"},
       {"device.attributes['gpu.nvidia.com'].memory >= 80.GiB",
        "ResourceClaim ns/c: column 50: type 'int' does not support field selection"},
       {"1 + 1", "ResourceClaim ns/c: column 3: must evaluate to bool or the unknown type, not int"},
@@ -335,12 +348,23 @@ TEST(CelRejected, ExactErrors) {
        "ResourceClaim ns/c: column 18: optional syntax ('?.' and '[?') is not supported by this "
        "CEL subset"},
       {"has(device)",
-       "ResourceClaim ns/c: column 1: invalid argument to has() macro: it takes one field "
+       "ResourceClaim ns/c: column 5: invalid argument to has() macro: it takes one field "
        "selection, e.g. has(a.b)"},
       {"[1].all(1, true)", "ResourceClaim ns/c: column 9: all(): argument must be a simple name"},
       {"[1].exists(x)",
-       "ResourceClaim ns/c: column 5: exists() macro takes two arguments: a variable name and a "
-       "condition"},
+       "ResourceClaim ns/c: column 5: exists() macro takes a variable name (or two: index or key, "
+       "and value) and a condition"},
+      {"[1].all(x, x, true)", "ResourceClaim ns/c: column 12: duplicate variable name: x"},
+      // A library function of Kubernetes' environment under a namespace.
+      {"strings.quote(device.driver) == 'x'",
+       "ResourceClaim ns/c: column 9: function 'strings.quote' is not supported by this CEL subset "
+       "(see docs/dra-cel.md)"},
+      {"sets.contains([1], [1])",
+       "ResourceClaim ns/c: column 6: function 'sets.contains' is not supported by this CEL subset "
+       "(see docs/dra-cel.md)"},
+      {"[1].transformList(i, v, v * 2).size() == 1",
+       "ResourceClaim ns/c: column 5: the 'transformList' macro is not supported by this CEL "
+       "subset"},
       {"device.driver.matches('[a-')",
        "ResourceClaim ns/c: column 23: error parsing regexp: missing closing ]: `[a-`"},
       {"device.driver.matches('(?i)nvidia')",
@@ -465,14 +489,14 @@ TEST(CelSemantics, LogicalOperatorsAbsorbErrors) {
 }
 
 TEST(CelSemantics, IntegersAndDoubles) {
-  ExpectError("device.attributes['d.example.com'].big + 1 > 0", "return error for overflow", kDev);
-  ExpectError("-9223372036854775808 - 1 < 0", "return error for overflow");
+  ExpectError("device.attributes['d.example.com'].big + 1 > 0", "integer overflow", kDev);
+  ExpectError("-9223372036854775808 - 1 < 0", "integer overflow");
   ExpectTrue("-9223372036854775808 < 0");
   ExpectError("1 / (device.attributes['d.example.com'].int - 5) == 0", "division by zero", kDev);
   ExpectError("1 % (device.attributes['d.example.com'].int - 5) == 0", "modulus by zero", kDev);
   ExpectTrue("7 / 2 == 3 && -7 / 2 == -3 && -7 % 3 == -1");
   ExpectTrue("0x10 == 16 && 3u + 4u == 7u && 1.5 * 2.0 == 3.0 && 1e3 == 1000.0");
-  ExpectError("0u - 1u == 0u", "return error for overflow");
+  ExpectError("0u - 1u == 0u", "unsigned integer overflow");
   // No implicit conversion: a dynamic int plus a double fails at runtime...
   ExpectError("device.attributes['d.example.com'].int + 1.0 > 0.0",
               "no such overload: _+_ applied to (int, double)", kDev);
@@ -483,11 +507,93 @@ TEST(CelSemantics, IntegersAndDoubles) {
       kDev);
   ExpectTrue("double(device.attributes['d.example.com'].int) + 0.5 == 5.5", kDev);
   ExpectTrue("int('42') == 42 && string(42) == '42' && uint(3) == 3u");
-  ExpectError("int('4x') == 4", "cannot convert string '4x' to int");
+  ExpectError("int('4x') == 4", "type conversion error from 'string' to 'int'");
   ExpectTrue(".5 + .5 == 1.0");
   // A dynamic receiver of the wrong type: a runtime error naming the function and types.
   ExpectError("device.attributes['d.example.com'].int.startsWith('x')",
               "no such overload: startsWith(int, string)", kDev);
+}
+
+// Conversions as cel-go's ConvertToType, with Go's strconv and fmt rules underneath.
+// Cases named Type/... are cel-go's common/types tables (TestDoubleConvertToType,
+// TestIntConvertToType, TestUintConvertToType, TestStringConvertToType); those named Go/...
+// state the Go library rule cel-go relies on (strconv.ParseInt / ParseUint / ParseFloat /
+// ParseBool, fmt "%g"). The expression compares the conversion with the expected value, or
+// fails with the expected error.
+TEST(CelSemantics, Conversions) {
+  struct Conv {
+    std::string name;
+    std::string expr;   // bool; or, when error is set, an expression that fails
+    std::string error;  // the whole message
+  };
+  const std::string int_overflow = "integer overflow";
+  const std::string uint_overflow = "unsigned integer overflow";
+  const std::vector<Conv> cases = {
+      {"Type/DoubleToDouble", "double(-4.2) == -4.2"},
+      {"Type/DoubleToInt", "int(4.2) == 4"},
+      {"Type/DoubleToIntNaN", "int(0.0 / 0.0) == 0", int_overflow},
+      {"Type/DoubleToIntPosInf", "int(1.0 / 0.0) == 0", int_overflow},
+      {"Type/DoubleToIntPosOverflow", "int(9223372036854775807.0) == 0", int_overflow},
+      {"Type/DoubleToIntNegOverflow", "int(-9223372036854775808.0) == 0", int_overflow},
+      {"Type/DoubleToUint", "uint(4.7) == 4u"},
+      {"Type/DoubleToUintNaN", "uint(0.0 / 0.0) == 0u", uint_overflow},
+      {"Type/DoubleToUintPosInf", "uint(1.0 / 0.0) == 0u", uint_overflow},
+      {"Type/DoubleToUintPosOverflow", "uint(18446744073709551615.0) == 0u", uint_overflow},
+      {"Type/DoubleToUintNegOverflow", "uint(-0.1) == 0u", uint_overflow},
+      {"Type/DoubleToString", "string(4.5) == '4.5'"},
+      {"Type/IntToInt", "int(4) == 4"},
+      {"Type/IntToUint", "uint(4) == 4u"},
+      {"Type/IntToUintOverflow", "uint(-1) == 0u", uint_overflow},
+      {"Type/IntToDouble", "double(4) == 4.0"},
+      {"Type/IntToString", "string(-4) == '-4'"},
+      {"Type/UintToUint", "uint(4u) == 4u"},
+      {"Type/UintToInt", "int(4u) == 4"},
+      {"Type/UintToIntOverflow", "int(9223372036854775808u) == 0", int_overflow},
+      {"Type/UintToDouble", "double(4u) == 4.0"},
+      {"Type/UintToString", "string(4u) == '4'"},
+      {"Type/StringToInt", "int('-1') == -1"},
+      {"Type/StringToBool", "bool('false') == false"},
+      {"Type/StringToUint", "uint('1') == 1u"},
+      {"Type/StringToDouble", "double('2.5') == 2.5"},
+      {"Type/StringToString", "string('goodbye') == 'goodbye'"},
+      {"Go/ParseInt/plus_sign", "int('+1') == 1"},
+      {"Go/ParseInt/space", "int(' 1') == 1", "type conversion error from 'string' to 'int'"},
+      {"Go/ParseInt/hex", "int('0x10') == 16", "type conversion error from 'string' to 'int'"},
+      {"Go/ParseUint/plus_sign", "uint('+1') == 1u",
+       "type conversion error from 'string' to 'uint'"},
+      {"Go/ParseFloat/space", "double(' 1.5') == 1.5",
+       "type conversion error from 'string' to 'double'"},
+      {"Go/ParseFloat/overflow", "double('1e400') > 0.0",
+       "type conversion error from 'string' to 'double'"},
+      {"Go/ParseFloat/underflow", "double('1e-400') == 0.0"},
+      {"Go/ParseFloat/hex", "double('0x1p-2') == 0.25 && double('-0X1.8P1') == -3.0"},
+      {"Go/ParseFloat/hex_needs_exponent", "double('0x1') == 1.0",
+       "type conversion error from 'string' to 'double'"},
+      {"Go/ParseFloat/infinity", "double('Infinity') == double('+inf') && double('-INF') < 0.0"},
+      {"Go/ParseFloat/nan", "double('NaN') != double('nan')"},
+      {"Go/ParseFloat/signed_nan", "double('+NaN') != 0.0",
+       "type conversion error from 'string' to 'double'"},
+      {"Go/ParseBool/spellings",
+       "bool('1') && bool('t') && bool('T') && bool('TRUE') && bool('True') && !bool('0') && "
+       "!bool('f') && !bool('F') && !bool('FALSE') && !bool('False')"},
+      {"Go/ParseBool/mixed_case", "bool('TrUe')", "type conversion error from 'string' to 'bool'"},
+      {"Go/%g/shortest", "string(0.1) == '0.1' && string(1.0) == '1' && string(-0.0) == '-0'"},
+      {"Go/%g/exponent_at_least_6",
+       "string(123456.0) == '123456' && string(1234567.0) == '1.234567e+06' && string(1e21) == "
+       "'1e+21'"},
+      {"Go/%g/exponent_below_-4",
+       "string(0.0001) == '0.0001' && string(0.00001) == '1e-05' && string(5e-324) == '5e-324'"},
+      {"Go/%g/special",
+       "string(1.0 / 0.0) == '+Inf' && string(-1.0 / 0.0) == '-Inf' && string(0.0 / 0.0) == 'NaN'"},
+  };
+  for (const Conv& c : cases) {
+    SCOPED_TRACE(c.name);
+    if (c.error.empty()) {
+      ExpectTrue(c.expr);
+    } else {
+      ExpectError(c.expr, c.error);
+    }
+  }
 }
 
 TEST(CelSemantics, InHasAndMaps) {
@@ -509,6 +615,18 @@ TEST(CelSemantics, InHasAndMaps) {
   ExpectTrue(
       "[1, 2, 3].all(x, x > 0) && [1, 2, 3].exists(x, x == 2) && [1, 2, 3].exists_one(x, x > 2)");
   ExpectFalse("[1, 2, 3].exists_one(x, x > 1)");
+  ExpectTrue("[1, 2, 3].existsOne(x, x > 2) && ![1, 2, 3].existsOne(x, x > 1)");
+  // Two variables (ext.TwoVarComprehensions): a list's index and element, a map's key and
+  // value.
+  ExpectTrue(
+      "[10, 20, 30].all(i, v, v == (i + 1) * 10) && [10, 20].exists(i, v, i == 1 && v == 20)");
+  ExpectTrue(
+      "[1, 1, 2].existsOne(i, v, v == 1 && i > 0) && [1, 1].exists_one(i, v, v == 1) == false");
+  ExpectTrue(
+      "device.attributes['d.example.com'].exists(k, v, k == 'int' && v == 5) && "
+      "device.capacity.all(domain, m, size(m) > 0)",
+      kDev);
+  ExpectError("[0, 1].exists(i, v, 1 / v == 7)", "division by zero");
   ExpectError("[1, 2][2] == 1", "index out of range: 2");
   ExpectTrue("[1, 2][1] == 2 && [[1], [2, 3]][1].size() == 2 && [1] + [2] == [1, 2]");
   ExpectTrue("device.attributes['d.example.com'].size() == 5 && size(device.capacity) == 1", kDev);

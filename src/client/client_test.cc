@@ -406,9 +406,10 @@ TEST(LiveClusterClient, PodGroupStatusJsonPerDialect) {
   st.condition_type = "Scheduled";
   st.condition_reason = "Scheduled";
   st.condition_message = "4/4 members bound";
-  // Coscheduling (scheduler-plugins v1alpha1): counts, no conditions field.
+  // Coscheduling (scheduler-plugins v1alpha1): counts, no conditions field, and no
+  // scheduled count (its CRD dropped the field; the older group's CRD keeps it, below).
   EXPECT_EQ(LiveClusterClient::PodGroupStatusJson("scheduling.x-k8s.io", st, 0),
-            "{\"phase\":\"Scheduled\",\"scheduled\":4,\"running\":3,\"succeeded\":1,"
+            "{\"phase\":\"Scheduled\",\"running\":3,\"succeeded\":1,"
             "\"failed\":0,\"scheduleStartTime\":\"1970-01-01T00:16:40Z\",\"occupiedBy\":"
             "\"ml/train-job\"}");
   // Unknown start time and owner are omitted, so a merge patch keeps what is there.

@@ -289,7 +289,9 @@ std::string LiveClusterClient::PodGroupStatusJson(std::string_view group, const 
   } else if (group == "scheduling.k8s.io") {
     if (!st.condition_type.empty()) field("conditions", "[" + condition_head + "}]");
   } else {
-    count("scheduled", st.scheduled);
+    // scheduling.x-k8s.io's CRD has no status.scheduled (it would be pruned); the older
+    // scheduling.sigs.k8s.io CRD (Koordinator's) keeps it.
+    if (group == "scheduling.sigs.k8s.io") count("scheduled", st.scheduled);
     count("running", st.running);
     count("succeeded", st.succeeded);
     count("failed", st.failed);

@@ -137,10 +137,10 @@ RestConfig Config(const std::string& url) {
   return c;
 }
 
-cluster::ClusterClient::PodGroupStatus Status(const std::string& phase, int32_t scheduled) {
+cluster::ClusterClient::PodGroupStatus Status(const std::string& phase, int32_t running) {
   cluster::ClusterClient::PodGroupStatus s;
   s.phase = phase;
-  s.scheduled = scheduled;
+  s.running = running;
   return s;
 }
 
@@ -165,8 +165,7 @@ TEST(LiveClusterClientFake, PodGroupStatusIsCoalescedAndSkippedWhenUnchanged) {
   EXPECT_EQ(reqs[0].method, "PATCH");
   EXPECT_EQ(reqs[0].path, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/g/status");
   EXPECT_EQ(reqs[1].body,
-            "{\"status\":{\"phase\":\"Scheduling\",\"scheduled\":4,\"running\":0,\"succeeded\":0,"
-            "\"failed\":0}}");
+            "{\"status\":{\"phase\":\"Scheduling\",\"running\":4,\"succeeded\":0,\"failed\":0}}");
   EXPECT_EQ(c.counters().podgroup_status_writes, 2);
 }
 

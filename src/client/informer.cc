@@ -87,10 +87,22 @@ std::vector<ResourceType> OptionalObjectResources() {
       Obj("topology.volcano.sh", "hypernodes", "HyperNode"),
       Obj("scheduling.k8s.io", "workloads", "Workload"),  // 1.35+ Workload API
       Obj("scheduling.k8s.io", "podgroups", "PodGroup"),  // 1.36+
-      Obj("batch", "jobs", "Job"),                        // PodGrouper owners
+      // 1.37 head (v1alpha3): a group of PodGroups (gang/dialects.h; its members stay
+      // pending naming spec.parentCompositePodGroupName).
+      Obj("scheduling.k8s.io", "compositepodgroups", "CompositePodGroup"),
+      Obj("batch", "jobs", "Job"),  // PodGrouper owners
       Obj("jobset.x-k8s.io", "jobsets", "JobSet"),
       Obj("kubeflow.org", "pytorchjobs", "PyTorchJob"),
       Obj("kubeflow.org", "mpijobs", "MPIJob"),
+      Obj("kubeflow.org", "tfjobs", "TFJob"),
+      Obj("kubeflow.org", "xgboostjobs", "XGBoostJob"),
+      Obj("kubeflow.org", "paddlejobs", "PaddleJob"),
+      Obj("kubeflow.org", "jaxjobs", "JAXJob"),
+      // LeaderWorkerSet: its pods name it by label (leaderworkerset.sigs.k8s.io/name);
+      // PodGrouper reads its size and startupPolicy.
+      Obj("leaderworkerset.x-k8s.io", "leaderworkersets", "LeaderWorkerSet"),
+      // Koordinator's ClusterNetworkTopology "default": the layers of gather rules.
+      Obj("scheduling.koordinator.sh", "clusternetworktopologies", "ClusterNetworkTopology"),
   };
 }
 

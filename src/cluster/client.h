@@ -92,11 +92,14 @@ class ClusterClient {
 
 // The scheduler's view of a gang, written to its PodGroup's status. Field names follow
 // the dialect's own API (the object's API group picks which fields are written):
-//   scheduling.x-k8s.io/v1alpha1 (scheduler-plugins apis/scheduling/v1alpha1/types.go):
+//   scheduling.x-k8s.io/v1alpha1 (scheduler-plugins apis/scheduling/v1alpha1/types.go,
+//     its CRD manifests/coscheduling/crd.yaml):
 //     status.phase (Pending | Scheduling | Scheduled | Running | Finished | Failed),
-//     status.scheduled (the pre-v0.23 field, kept for tools that read it),
 //     status.running / succeeded / failed (member pods by phase),
 //     status.scheduleStartTime (RFC 3339), status.occupiedBy ("ns/owner,...").
+//   scheduling.sigs.k8s.io/v1alpha1 (the older group, as Koordinator's CRD still serves
+//     it): the same plus status.scheduled, which its schema keeps (the x-k8s.io CRD
+//     dropped it: the API server would prune it).
 //   scheduling.volcano.sh/v1beta1 (volcano pkg/apis/scheduling/v1beta1/types.go):
 //     status.phase (Pending | Inqueue | Running | Unknown | Completed),
 //     status.running / succeeded / failed,

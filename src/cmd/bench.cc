@@ -22,6 +22,8 @@ class BenchCommand : public app::Command {
                   "Run only this test case or CASE/WORKLOAD (with a workload file)");
     c->add_option("--label", po_.label_filter,
                   "Label filter as upstream's -perf-scheduling-label-filter: x,+y,-z");
+    c->add_flag("--keep-going", po_.keep_going,
+                "Record a workload that cannot run with its reason and run the next one");
     c->add_option("--throughput-window-ms", po_.throughput_window_ms,
                   "Throughput sampling window (default: run time / 50, 1..1000 ms)");
     c->add_option("--nodes", bo_.nodes, "Nodes");

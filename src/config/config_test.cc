@@ -53,7 +53,8 @@ Flat Impl(const Flat& full) {
   return out;
 }
 
-// Upstream v1 default multiPoint list (plus GangScheduling, which Phalanx enables)
+// Upstream v1 default multiPoint list (plus GangScheduling, and the PodGroup cycle's
+// TopologyPlacement and PlacementBinPacking, which Phalanx enables)
 // filtered by ImplementedInTreePlugins().
 const Flat kV1Full = {
     {"SchedulingGates", 0},      {"PrioritySort", 0},
@@ -66,9 +67,16 @@ const Flat kV1Full = {
     {"InterPodAffinity", 2},     {"DynamicResources", 0},
     {"DefaultPreemption", 0},    {"NodeResourcesBalancedAllocation", 1},
     {"ImageLocality", 1},        {"DefaultBinder", 0},
-    {"GangScheduling", 0},
+    {"GangScheduling", 0},       {"TopologyPlacement", 0},
+    {"PlacementBinPacking", 0},
 };
-const Flat kV1Defaults = Impl(kV1Full);
+// Phalanx appends GpuShareGuard to every default profile (GPU shares are never placed by a
+// profile without GpuShare; plugins/gpushare/guard.h).
+Flat WithGuard(Flat defaults) {
+  defaults.emplace_back("GpuShareGuard", 0);
+  return defaults;
+}
+const Flat kV1Defaults = WithGuard(Impl(kV1Full));
 
 KubeSchedulerConfiguration MustDecode(const std::string& text) {
   KubeSchedulerConfiguration cfg;
@@ -101,13 +109,14 @@ bool AllEmptyExceptMultiPoint(const Plugins& p) {
 TEST(DefaultPluginsTest, ImplementedSet) {
   EXPECT_EQ(ImplementedInTreePlugins(),
             (std::set<std::string>{
-                "SchedulingGates",    "PrioritySort",     "NodeUnschedulable",
-                "NodeName",           "TaintToleration",  "NodeAffinity",
-                "NodePorts",          "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-                "ImageLocality",      "DefaultBinder",    "GangScheduling",
-                "PodTopologySpread",  "InterPodAffinity", "DynamicResources",
-                "DefaultPreemption",  "VolumeBinding",    "VolumeZone",
-                "VolumeRestrictions", "NodeVolumeLimits", "NodeDeclaredFeatures"}));
+                "SchedulingGates",    "PrioritySort",        "NodeUnschedulable",
+                "NodeName",           "TaintToleration",     "NodeAffinity",
+                "NodePorts",          "NodeResourcesFit",    "NodeResourcesBalancedAllocation",
+                "ImageLocality",      "DefaultBinder",       "GangScheduling",
+                "PodTopologySpread",  "InterPodAffinity",    "DynamicResources",
+                "DefaultPreemption",  "VolumeBinding",       "VolumeZone",
+                "VolumeRestrictions", "NodeVolumeLimits",    "NodeDeclaredFeatures",
+                "TopologyPlacement",  "PlacementBinPacking", "PodGroupPodsCount"}));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1List) {
@@ -122,7 +131,8 @@ TEST(DefaultPluginsTest, UpstreamV1List) {
       {"InterPodAffinity", 2},     {"DynamicResources", 0},
       {"DefaultPreemption", 0},    {"NodeResourcesBalancedAllocation", 1},
       {"ImageLocality", 1},        {"DefaultBinder", 0},
-      {"GangScheduling", 0},
+      {"GangScheduling", 0},       {"TopologyPlacement", 0},
+      {"PlacementBinPacking", 0},
   };
   const Plugins p = internal::UpstreamDefaultPlugins(ApiVersion::kV1);
   EXPECT_EQ(Flatten(p.multi_point.enabled), want);
@@ -135,7 +145,7 @@ TEST(DefaultPluginsTest, DefaultMultiPointIsUpstreamFilteredByImplemented) {
   for (const PluginRef& r : internal::UpstreamDefaultPlugins(ApiVersion::kV1).multi_point.enabled) {
     if (ImplementedInTreePlugins().count(r.name) != 0) filtered.emplace_back(r.name, r.weight);
   }
-  EXPECT_EQ(Flatten(DefaultMultiPointPlugins()), filtered);
+  EXPECT_EQ(Flatten(DefaultMultiPointPlugins()), WithGuard(filtered));
 }
 
 TEST(DefaultPluginsTest, UpstreamV1beta2Score) {
@@ -431,17 +441,17 @@ TEST(ConversionTest, V1beta3DefaultsMatchUpstream) {
   const Plugins& p = cfg.profiles[0].plugins;
   // v1beta3 appended SchedulingGates (PodSchedulingReadiness) at the end.
   EXPECT_EQ(Flatten(p.multi_point.enabled),
-            Impl({{"PrioritySort", 0},      {"NodeUnschedulable", 0},
-                  {"NodeName", 0},          {"TaintToleration", 3},
-                  {"NodeAffinity", 2},      {"NodePorts", 0},
-                  {"NodeResourcesFit", 1},  {"VolumeRestrictions", 0},
-                  {"EBSLimits", 0},         {"GCEPDLimits", 0},
-                  {"NodeVolumeLimits", 0},  {"AzureDiskLimits", 0},
-                  {"VolumeBinding", 0},     {"VolumeZone", 0},
-                  {"PodTopologySpread", 2}, {"InterPodAffinity", 2},
-                  {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
-                  {"ImageLocality", 1},     {"DefaultBinder", 0},
-                  {"SchedulingGates", 0}}));
+            WithGuard(Impl({{"PrioritySort", 0},      {"NodeUnschedulable", 0},
+                            {"NodeName", 0},          {"TaintToleration", 3},
+                            {"NodeAffinity", 2},      {"NodePorts", 0},
+                            {"NodeResourcesFit", 1},  {"VolumeRestrictions", 0},
+                            {"EBSLimits", 0},         {"GCEPDLimits", 0},
+                            {"NodeVolumeLimits", 0},  {"AzureDiskLimits", 0},
+                            {"VolumeBinding", 0},     {"VolumeZone", 0},
+                            {"PodTopologySpread", 2}, {"InterPodAffinity", 2},
+                            {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
+                            {"ImageLocality", 1},     {"DefaultBinder", 0},
+                            {"SchedulingGates", 0}})));
   EXPECT_TRUE(AllEmptyExceptMultiPoint(p));
   // Same effective plugins and weights as v1 (which also enables GangScheduling,
   // NodeDeclaredFeatures, GA after v1beta3 was removed, and DynamicResources: its feature
@@ -449,7 +459,8 @@ TEST(ConversionTest, V1beta3DefaultsMatchUpstream) {
   Flat v1_without_gang;
   for (const auto& e : kV1Defaults) {
     if (e.first != "GangScheduling" && e.first != "NodeDeclaredFeatures" &&
-        e.first != "DynamicResources") {
+        e.first != "DynamicResources" && e.first != "TopologyPlacement" &&
+        e.first != "PlacementBinPacking") {
       v1_without_gang.push_back(e);
     }
   }
@@ -467,23 +478,23 @@ TEST(ConversionTest, V1beta3UserPluginsMerged) {
                  "        enabled: [{name: ImageLocality, weight: 4}]\n"
                  "        disabled: [{name: NodePorts}]\n");
   const Plugins& p = cfg.profiles[0].plugins;
-  EXPECT_EQ(Flatten(p.multi_point.enabled), Impl({{"PrioritySort", 0},
-                                                  {"NodeUnschedulable", 0},
-                                                  {"NodeName", 0},
-                                                  {"TaintToleration", 3},
-                                                  {"NodeAffinity", 2},
-                                                  {"NodeResourcesFit", 1},
-                                                  {"VolumeRestrictions", 0},
-                                                  {"NodeVolumeLimits", 0},
-                                                  {"VolumeBinding", 0},
-                                                  {"VolumeZone", 0},
-                                                  {"PodTopologySpread", 2},
-                                                  {"InterPodAffinity", 2},
-                                                  {"DefaultPreemption", 0},
-                                                  {"NodeResourcesBalancedAllocation", 1},
-                                                  {"ImageLocality", 4},
-                                                  {"DefaultBinder", 0},
-                                                  {"SchedulingGates", 0}}));
+  EXPECT_EQ(Flatten(p.multi_point.enabled), WithGuard(Impl({{"PrioritySort", 0},
+                                                            {"NodeUnschedulable", 0},
+                                                            {"NodeName", 0},
+                                                            {"TaintToleration", 3},
+                                                            {"NodeAffinity", 2},
+                                                            {"NodeResourcesFit", 1},
+                                                            {"VolumeRestrictions", 0},
+                                                            {"NodeVolumeLimits", 0},
+                                                            {"VolumeBinding", 0},
+                                                            {"VolumeZone", 0},
+                                                            {"PodTopologySpread", 2},
+                                                            {"InterPodAffinity", 2},
+                                                            {"DefaultPreemption", 0},
+                                                            {"NodeResourcesBalancedAllocation", 1},
+                                                            {"ImageLocality", 4},
+                                                            {"DefaultBinder", 0},
+                                                            {"SchedulingGates", 0}})));
   ASSERT_EQ(p.multi_point.disabled.size(), 1u);
   EXPECT_EQ(p.multi_point.disabled[0].name, "NodePorts");
   EXPECT_EQ(cfg.profiles[0].percentage_of_nodes_to_score, 10);
@@ -494,7 +505,7 @@ TEST(ConversionTest, V1beta2DefaultsArePerExtensionPoint) {
   EXPECT_EQ(cfg.api_version, "kubescheduler.config.k8s.io/v1beta2");
   ASSERT_EQ(cfg.profiles.size(), 1u);
   const Plugins& p = cfg.profiles[0].plugins;
-  EXPECT_TRUE(p.multi_point.enabled.empty());
+  EXPECT_EQ(Flatten(p.multi_point.enabled), (Flat{{"GpuShareGuard", 0}}));
   EXPECT_EQ(Flatten(p.pre_enqueue.enabled), (Flat{{"SchedulingGates", 0}}));
   EXPECT_EQ(Flatten(p.queue_sort.enabled), (Flat{{"PrioritySort", 0}}));
   EXPECT_EQ(Flatten(p.pre_filter.enabled), Impl({{"NodeResourcesFit", 0},
@@ -555,7 +566,7 @@ TEST(ConversionTest, V1beta2UserPluginsMergedAndDisabledDropped) {
                  "      preFilter:\n"
                  "        enabled: [{name: NodePorts}, {name: Custom}]\n");
   const Plugins& p = cfg.profiles[0].plugins;
-  EXPECT_TRUE(p.multi_point.enabled.empty());
+  EXPECT_EQ(Flatten(p.multi_point.enabled), (Flat{{"GpuShareGuard", 0}}));
   EXPECT_FALSE(cfg.profiles[0].percentage_of_nodes_to_score.has_value());
   EXPECT_EQ(Flatten(p.score.enabled), (Flat{{"Custom", 2}, {"ImageLocality", 3}}));
   EXPECT_TRUE(p.score.disabled.empty());

@@ -30,6 +30,9 @@ const std::set<std::string>& ImplementedInTreePlugins() {
       "ImageLocality",
       "DefaultBinder",
       "GangScheduling",
+      "TopologyPlacement",
+      "PlacementBinPacking",
+      "PodGroupPodsCount",
       "VolumeBinding",
       "VolumeZone",
       "VolumeRestrictions",
@@ -45,6 +48,8 @@ const std::set<std::string>& ImplementedInTreePlugins() {
 
 namespace internal {
 namespace {
+
+constexpr std::string_view kGpuShareGuard = "GpuShareGuard";
 
 std::vector<PluginRef> Refs(std::initializer_list<PluginRef> list) { return list; }
 
@@ -98,6 +103,12 @@ void V1Defaults(Plugins& p) {
       // gates (alpha, off by default in 1.35); Phalanx exists for gangs and enables it.
       // It does nothing for pods that name no gang.
       {"GangScheduling", 0},
+      // A gang's topology constraint goes through the PlacementGenerate / PlacementScore
+      // points of the PodGroup cycle (KEP-5732; upstream adds TopologyPlacement with the
+      // TopologyAwareWorkloadScheduling feature gate): the domains of its levels, scored
+      // tightest first. They do nothing for a gang without a topology.
+      {"TopologyPlacement", 0},
+      {"PlacementBinPacking", 0},
   });
 }
 
@@ -199,6 +210,10 @@ Plugins DefaultPlugins(ApiVersion version) {
     }
     set.enabled = std::move(kept);
   });
+  // Phalanx's: GPU shares (KAI gpu-fraction, Alibaba gpu-milli, ...) are never placed by a
+  // profile that does not account for them (plugins/gpushare/guard.h); MergePlugins drops
+  // it from a profile that enables GpuShare.
+  p.multi_point.enabled.push_back({std::string(kGpuShareGuard), 0});
   return p;
 }
 
@@ -238,7 +253,8 @@ PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom, boo
   return out;
 }
 
-Plugins MergePlugins(const Plugins& defaults, const Plugins& custom, bool keep_disabled) {
+// MergePlugins without the GpuShareGuard step: each extension point merged.
+static Plugins MergeEachPoint(const Plugins& defaults, const Plugins& custom, bool keep_disabled) {
   Plugins out;
   out.multi_point = MergePluginSet(defaults.multi_point, custom.multi_point, keep_disabled);
   out.pre_enqueue = MergePluginSet(defaults.pre_enqueue, custom.pre_enqueue, keep_disabled);
@@ -253,6 +269,21 @@ Plugins MergePlugins(const Plugins& defaults, const Plugins& custom, bool keep_d
   out.pre_bind = MergePluginSet(defaults.pre_bind, custom.pre_bind, keep_disabled);
   out.bind = MergePluginSet(defaults.bind, custom.bind, keep_disabled);
   out.post_bind = MergePluginSet(defaults.post_bind, custom.post_bind, keep_disabled);
+  return out;
+}
+
+Plugins MergePlugins(const Plugins& defaults, const Plugins& custom, bool keep_disabled) {
+  Plugins out = MergeEachPoint(defaults, custom, keep_disabled);
+  // GpuShare accounts for GPU shares itself: its guard goes (plugins/gpushare/guard.h).
+  bool gpu_share = false;
+  ForEachPoint(out, [&](PluginSet& set) {
+    for (const auto& ref : set.enabled) gpu_share = gpu_share || ref.name == "GpuShare";
+  });
+  if (gpu_share) {
+    ForEachPoint(out, [&](PluginSet& set) {
+      std::erase_if(set.enabled, [](const PluginRef& r) { return r.name == kGpuShareGuard; });
+    });
+  }
   return out;
 }
 

@@ -30,6 +30,25 @@ bool IsRemovedPlugin(const std::string& name) {
   return kRemoved.count(name) != 0;
 }
 
+// Plugins of other schedulers that a KubeSchedulerConfiguration written for them names,
+// whose job a Phalanx plugin does: the hint the "not registered" error gives.
+const char* ForeignPluginHint(const std::string& name) {
+  if (name == "Coscheduling") {
+    return "scheduler-plugins' (and Koordinator's) Coscheduling is not a Phalanx plugin: "
+           "Phalanx's GangScheduling, in every profile by default, serves the same gangs "
+           "(PodGroup scheduling.x-k8s.io / scheduling.sigs.k8s.io with label "
+           "scheduling.x-k8s.io/pod-group, Koordinator's gang annotations); remove "
+           "Coscheduling from plugins and pluginConfig (its permitWaitingTimeSeconds is "
+           "GangSchedulingArgs permitWaitingTimeSeconds)";
+  }
+  if (name == "CapacityScheduling" || name == "ElasticQuota") {
+    return "is not a Phalanx plugin: Phalanx's Queues plugin serves ElasticQuota objects "
+           "(enable Queues instead; phalanx simulate enables it when the manifests hold "
+           "queue objects)";
+  }
+  return nullptr;
+}
+
 std::string RemovedDetail(const std::string& api_version) {
   return "was invalid in version " + GoQuote(kInvalidPluginsVersion) +
          " (KubeSchedulerConfiguration is version " + GoQuote(api_version) + ")";
@@ -107,6 +126,29 @@ void ValidateProfile(const std::string& path, const std::string& api_version, co
         errs->push_back(Invalid(Idx(path + ".plugins." + stage + ".enabled", i),
                                 GoQuote(set->enabled[i].name), RemovedDetail(api_version)));
       }
+    }
+  }
+  // Other schedulers' plugins with a Phalanx counterpart: not registered, and the hint.
+  {
+    std::vector<std::pair<std::string, const PluginSet*>> all = {
+        {"multiPoint", &p.plugins.multi_point}};
+    for (const auto& [stage, set] : Stages(p.plugins)) all.emplace_back(stage, set);
+    std::set<std::string> hinted;
+    for (const auto& [stage, set] : all) {
+      for (size_t i = 0; i < set->enabled.size(); ++i) {
+        const std::string& name = set->enabled[i].name;
+        const char* hint = ForeignPluginHint(name);
+        if (hint == nullptr || !hinted.insert(name).second) continue;
+        errs->push_back(Invalid(Idx(path + ".plugins." + stage + ".enabled", i), GoQuote(name),
+                                std::string("plugin is not registered: ") + hint));
+      }
+    }
+    for (size_t i = 0; i < p.plugin_config.size(); ++i) {
+      const std::string& name = p.plugin_config[i].name;
+      const char* hint = ForeignPluginHint(name);
+      if (hint == nullptr || !hinted.insert(name).second) continue;
+      errs->push_back(Invalid(Idx(path + ".pluginConfig", i) + ".name", GoQuote(name),
+                              std::string("plugin is not registered: ") + hint));
     }
   }
   // One pluginConfig per plugin; removed plugins may not be configured.

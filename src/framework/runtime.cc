@@ -229,6 +229,20 @@ StatusOr<std::unique_ptr<Framework>> Framework::New(const Registry& registry,
   PHALANX_BUILD(BindPlugin, "Bind", "bind", bind)
   PHALANX_BUILD(PostBindPlugin, "PostBind", "postBind", post_bind)
 #undef PHALANX_BUILD
+  // PodGroupPostFilter plugins (framework/podgroup.h): the postFilter point's list for that
+  // interface — its explicit entries that implement it, then multiPoint's — so that a
+  // PostFilter plugin without it is no error there (upstream filters its PostFilter list
+  // the same way) and a plugin with no single-pod PostFilter (GangReservation) joins it.
+  {
+    config::PluginSet point = ps.post_filter;
+    std::erase_if(point.enabled, [&](const config::PluginRef& e) {
+      auto it = plugins.find(e.name);
+      return it == plugins.end() || dynamic_cast<PodGroupPostFilterPlugin*>(it->second) == nullptr;
+    });
+    s = BuildList<PodGroupPostFilterPlugin>(pn, "PodGroupPostFilter", "postFilter", point,
+                                            ps.multi_point, plugins, &f->pod_group_post_filter_);
+    if (!s.IsSuccess()) return s;
+  }
   f->pre_enqueue_ = std::move(pre_enqueue_tmp);
   f->pre_filter_ = std::move(pre_filter_tmp);
   for (auto* p : f->pre_filter_) {
@@ -329,6 +343,36 @@ void Framework::CollectExtensions(const config::Plugins& ps, const std::vector<s
       bool disabled = false;
       for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
       if (!disabled) pod_group_placement_.push_back(pp);
+    }
+    if (auto* g = dynamic_cast<PlacementGeneratePlugin*>(plugins.at(name))) {
+      bool disabled = false;
+      for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
+      if (!disabled) placement_generate_.push_back(g);
+    }
+    if (auto* sc = dynamic_cast<PlacementScorePlugin*>(plugins.at(name))) {
+      bool disabled = false;
+      for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
+      if (!disabled) {
+        // The weight of its multiPoint (or score) entry; 0 means 1.
+        int64_t w = 0;
+        for (const auto* set : {&ps.score, &ps.multi_point}) {
+          for (const auto& e : set->enabled) {
+            if (w == 0 && e.name == name) w = e.weight;
+          }
+        }
+        placement_score_.push_back(sc);
+        placement_score_weights_.push_back(w <= 0 ? 1 : w);
+      }
+    }
+    if (auto* l = dynamic_cast<PodGroupCycleListener*>(plugins.at(name))) {
+      bool disabled = false;
+      for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
+      if (!disabled) pod_group_listeners_.push_back(l);
+    }
+    if (auto* v = dynamic_cast<PodGroupVictimPolicy*>(plugins.at(name))) {
+      bool disabled = false;
+      for (const auto& d : ps.multi_point.disabled) disabled = disabled || d.name == name;
+      if (!disabled) pod_group_victim_policies_.push_back(v);
     }
   }
   // Batching (KEP-5598) needs a signature from every plugin that filters or scores.
@@ -1094,9 +1138,79 @@ Status Framework::RunAdmitPodGroup(const QueuedPodGroupInfo& plan,
   return Status::Success();
 }
 
-void Framework::RunPodGroupCycleDone(const QueuedPodGroupInfo& plan, bool committed,
+void Framework::RunPodGroupCycleDone(const QueuedPodGroupInfo& group, bool committed,
                                      const std::string& reason) {
-  for (auto* p : pod_group_) p->PodGroupCycleDone(plan, committed, reason);
+  for (auto* p : pod_group_listeners_) p->PodGroupCycleDone(group, committed, reason);
+}
+
+Status Framework::RunPlacementGeneratePlugins(CycleState& state, const QueuedPodGroupInfo& group,
+                                              const PlacementLevel& level,
+                                              std::vector<Placement>* out) {
+  if (placement_generate_.empty()) {
+    return Status::Error("profile \"" + profile_name_ + "\" has no PlacementGenerate plugin");
+  }
+  Status first_refusal;
+  for (auto* p : placement_generate_) {
+    Status s = p->GeneratePlacements(state, group, level, out);
+    if (s.IsError()) return s.WithPlugin(p->Name());
+    if (s.IsRejected() && first_refusal.IsSuccess()) first_refusal = s.WithPlugin(p->Name());
+  }
+  if (!out->empty()) return Status::Success();
+  return first_refusal.IsSuccess() ? Status::Unschedulable("no placement for " + level.key)
+                                   : first_refusal;
+}
+
+Status Framework::RunPlacementScorePlugins(CycleState& state, const QueuedPodGroupInfo& group,
+                                           const std::vector<PodInfoPtr>& pods,
+                                           const Placement& placement,
+                                           const PodGroupAssignments& assignments,
+                                           std::vector<PlacementScore>* out) {
+  out->assign(placement_score_.size(), PlacementScore{});
+  for (size_t k = 0; k < placement_score_.size(); ++k) {
+    Status s =
+        placement_score_[k]->ScorePlacement(state, group, pods, placement, assignments, &(*out)[k]);
+    if (!s.IsSuccess()) return s.WithPlugin(placement_score_[k]->Name());
+  }
+  return Status::Success();
+}
+
+Status Framework::TotalPlacementScores(CycleState& state, const QueuedPodGroupInfo& group,
+                                       std::vector<std::vector<PlacementScore>>& scores,
+                                       std::vector<int64_t>* totals) {
+  totals->assign(scores.size(), 0);
+  for (size_t k = 0; k < placement_score_.size(); ++k) {
+    std::vector<PlacementScore> column;
+    column.reserve(scores.size());
+    for (const auto& row : scores) column.push_back(row[k]);
+    if (auto* ext = placement_score_[k]->GetPlacementScoreExtensions()) {
+      Status s = ext->NormalizePlacementScore(state, group, column);
+      if (!s.IsSuccess()) return s.WithPlugin(placement_score_[k]->Name());
+    }
+    for (size_t i = 0; i < scores.size(); ++i) {
+      scores[i][k] = column[i];
+      (*totals)[i] += placement_score_weights_[k] * column[i].score;
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunPodGroupPostFilterPlugins(CycleState& state, const QueuedPodGroupInfo& group,
+                                               const PodGroupAttempt& attempt,
+                                               PodGroupFeasibility& feasibility,
+                                               PodGroupPostFilterResult* result,
+                                               std::vector<std::string>* messages) {
+  for (auto* p : pod_group_post_filter_) {
+    PodGroupPostFilterResult r;
+    Status s = p->PodGroupPostFilter(state, group, attempt, feasibility, &r);
+    if (s.IsSkip()) continue;
+    if (!s.reasons().empty()) messages->push_back(s.Message());
+    if (s.IsSuccess()) {
+      *result = std::move(r);
+      s.WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return Status(Code::kUnschedulable);
 }
 
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,

@@ -23,6 +23,7 @@
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/parallelize.h"
+#include "framework/podgroup.h"
 #include "framework/registry.h"
 
 namespace phalanx::config {
@@ -196,15 +197,54 @@ class Framework final : public Handle {
   Status RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                           std::function<void(Status)> on_done);
   // The first PodGroupPlugin's plan for `pod` (empty: schedule alone).
-  Status RunPlanPodGroup(const PodInfo& pod, QueuedPodGroupInfo* plan);
-  void RunPodGroupCycleDone(const QueuedPodGroupInfo& plan, bool committed,
+  Status RunPlanPodGroup(const PodInfo& pod, QueuedPodGroupInfo* group);
+  // Every PodGroupCycleListener, in the profile's order.
+  void RunPodGroupCycleDone(const QueuedPodGroupInfo& group, bool committed,
                             const std::string& reason);
   // Every PodGroupPlugin's AdmitPodGroup in order; the first rejection (with the plugin set).
-  Status RunAdmitPodGroup(const QueuedPodGroupInfo& plan, const std::vector<const PodInfo*>& pods,
+  Status RunAdmitPodGroup(const QueuedPodGroupInfo& group, const std::vector<const PodInfo*>& pods,
                           const std::vector<size_t>& pod_group_of);
+  // The PodGroupPostFilter plugins in order (framework/podgroup.h) until one returns
+  // Success, whose result goes to *result (with the plugin set on the status); Unschedulable
+  // when none did. The message of every status that is not Skip is appended to *messages,
+  // in order.
+  Status RunPodGroupPostFilterPlugins(CycleState& state, const QueuedPodGroupInfo& group,
+                                      const PodGroupAttempt& attempt,
+                                      PodGroupFeasibility& feasibility,
+                                      PodGroupPostFilterResult* result,
+                                      std::vector<std::string>* messages);
   bool HasPodGroupPlugins() const { return !pod_group_.empty(); }
-  // The profile's PodGroupPlugins in order (e.g. for PodGroup preemption's victim policy).
+  // The profile's PodGroupPlugins in order.
   const std::vector<PodGroupPlugin*>& PodGroupPlugins() const { return pod_group_; }
+  // The PostFilter plugins (postFilter point, multiPoint included, in that order) that
+  // implement PodGroupPostFilterPlugin (upstream frameworkImpl.podGroupPostFilterPlugins).
+  const std::vector<PodGroupPostFilterPlugin*>& PodGroupPostFilterPlugins() const {
+    return pod_group_post_filter_;
+  }
+  // Placements of `level` from every PlacementGenerate plugin, in the profile's order,
+  // concatenated (upstream RunPlacementGeneratePlugins). Success when some plugin offered
+  // one; otherwise the first plugin's Unschedulable (why there is none), or Error when the
+  // profile has no such plugin.
+  Status RunPlacementGeneratePlugins(CycleState& state, const QueuedPodGroupInfo& group,
+                                     const PlacementLevel& level, std::vector<Placement>* out);
+  bool HasPlacementGeneratePlugins() const { return !placement_generate_.empty(); }
+  // Every PlacementScore plugin's score of `placement` (the trial on the view), in order:
+  // (*out)[k] is plugin k's. The first error stops them.
+  Status RunPlacementScorePlugins(CycleState& state, const QueuedPodGroupInfo& group,
+                                  const std::vector<PodInfoPtr>& pods, const Placement& placement,
+                                  const PodGroupAssignments& assignments,
+                                  std::vector<PlacementScore>* out);
+  // The weighted totals of one level's feasible placements (upstream
+  // RunPlacementScorePlugins' second half): scores[i][k] is plugin k's score of placement i;
+  // each plugin's scores are normalized over the placements first (its
+  // PlacementScoreExtensions), then totals[i] = sum over k of weight_k * scores[i][k].
+  Status TotalPlacementScores(CycleState& state, const QueuedPodGroupInfo& group,
+                              std::vector<std::vector<PlacementScore>>& scores,
+                              std::vector<int64_t>* totals);
+  // The profile's PodGroupVictimPolicy plugins (enabled for any point), in order.
+  const std::vector<PodGroupVictimPolicy*>& PodGroupVictimPolicies() const {
+    return pod_group_victim_policies_;
+  }
   // The profile's PodGroupPlacementPlugins (enabled for any point), in order.
   const std::vector<PodGroupPlacementPlugin*>& PodGroupPlacementPlugins() const {
     return pod_group_placement_;
@@ -311,7 +351,13 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_ext_;
   std::vector<PodGroupPlugin*> pod_group_;
+  std::vector<PodGroupCycleListener*> pod_group_listeners_;
+  std::vector<PodGroupPostFilterPlugin*> pod_group_post_filter_;
+  std::vector<PodGroupVictimPolicy*> pod_group_victim_policies_;
   std::vector<PodGroupPlacementPlugin*> pod_group_placement_;
+  std::vector<PlacementGeneratePlugin*> placement_generate_;
+  std::vector<PlacementScorePlugin*> placement_score_;
+  std::vector<int64_t> placement_score_weights_;  // aligned with placement_score_
   // Distinct PreFilter/Filter/PreScore/Score plugins; batchable_ is false when one of them
   // is not a BatchablePlugin.
   std::vector<const BatchablePlugin*> batchable_plugins_;

@@ -20,11 +20,13 @@
 //   1.35 v1alpha1 Workload spec.podGroups[]{name, policy{basic{} | gang{minCount}}}, pods
 //   spec.workloadRef{name, podGroup, podGroupReplicaKey}. 1.36 v1alpha2 Workload
 //   spec.podGroupTemplates[]{name, schedulingPolicy{basic|gang{minCount}},
-//   schedulingConstraints{topologyConstraints[]{topologyKey}}} and a standalone PodGroup
+//   schedulingConstraints{topology[]{key}}} and a standalone PodGroup
 //   {spec.podGroupTemplateRef{workload{workloadName, podGroupTemplateName}},
 //   spec.schedulingPolicy, spec.schedulingConstraints}; pods spec.schedulingGroup
-//   .podGroupName. 1.37 v1beta1 keeps the 1.36 shape. Upstream uses a fixed 5 minute gang
-//   timeout. Which shape a Workload has is decided by its fields, not its version.
+//   .podGroupName. The 1.37 head (v1alpha3, v1beta1) renames the template reference
+//   (spec.workloadRef{workloadName, templateName}) and adds CompositePodGroup; every
+//   version's fields are listed at "Upstream Workload API" below. Upstream uses a fixed
+//   5 minute gang timeout.
 // Volcano (volcano.sh/apis scheduling/v1beta1): PodGroup {spec.minMember,
 //   spec.minTaskMember{task: n}, spec.queue (default "default"), spec.priorityClassName,
 //   spec.minResources, spec.networkTopology{mode, highestTierAllowed, highestTierName}};
@@ -53,6 +55,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "api/field_errors.h"
@@ -95,6 +98,10 @@ constexpr std::string_view kKoordMode = "gang.scheduling.koordinator.sh/mode";
 constexpr std::string_view kKoordWait = "gang.scheduling.koordinator.sh/waiting-time";
 constexpr std::string_view kKoordGroups = "gang.scheduling.koordinator.sh/groups";
 constexpr std::string_view kKoordMatch = "gang.scheduling.koordinator.sh/match-policy";
+constexpr std::string_view kKoordNetworkTopologySpec =
+    "gang.scheduling.koordinator.sh/network-topology-spec";
+constexpr std::string_view kKoordNetworkTopologyAware =
+    "gang.scheduling.koordinator.sh/networkTopologyAware";
 constexpr std::string_view kLegacyName = "pod-group.scheduling.sigs.k8s.io/name";
 constexpr std::string_view kLegacyMin = "pod-group.scheduling.sigs.k8s.io/min-available";
 constexpr std::string_view kLegacyMatch = "pod-group.scheduling.sigs.k8s.io/match-policy";
@@ -106,6 +113,24 @@ constexpr std::string_view kKaiMinOverride = "kai.scheduler/batch-min-member";
 // KAI docs: "kai.scheduler/staleness-grace-period: \"1m\"" on the PodGroup, a Go duration;
 // negative: never evict the stale gang (staleness.h).
 constexpr std::string_view kKaiStalenessGrace = "kai.scheduler/staleness-grace-period";
+// KAI topology annotations on a workload (docs/topology/README.md).
+constexpr std::string_view kKaiTopologyAnn = "kai.scheduler/topology";
+constexpr std::string_view kKaiTopologyRequiredAnn = "kai.scheduler/topology-required-placement";
+constexpr std::string_view kKaiTopologyPreferredAnn = "kai.scheduler/topology-preferred-placement";
+// Kueue TAS annotations on a podset's pod template (kueue apis/kueue/v1beta2
+// topology_types.go; site/content/en/docs/concepts/topology_aware_scheduling.md).
+constexpr std::string_view kKueueRequiredTopology = "kueue.x-k8s.io/podset-required-topology";
+constexpr std::string_view kKueuePreferredTopology = "kueue.x-k8s.io/podset-preferred-topology";
+constexpr std::string_view kKueueSliceRequiredTopology =
+    "kueue.x-k8s.io/podset-slice-required-topology";
+constexpr std::string_view kKueueSliceSize = "kueue.x-k8s.io/podset-slice-size";
+constexpr std::string_view kKueuePodSetGroupName = "kueue.x-k8s.io/podset-group-name";
+constexpr std::string_view kKueueUnconstrainedTopology =
+    "kueue.x-k8s.io/podset-unconstrained-topology";
+// Labels the JobSet and LeaderWorkerSet controllers put on their pods.
+constexpr std::string_view kJobSetReplicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name";
+constexpr std::string_view kLwsGroupIndexLabel = "leaderworkerset.sigs.k8s.io/group-index";
+constexpr std::string_view kLwsNameLabel = "leaderworkerset.sigs.k8s.io/name";
 
 // API groups.
 constexpr std::string_view kGroupCosched = "scheduling.x-k8s.io";
@@ -113,6 +138,7 @@ constexpr std::string_view kGroupCoschedLegacy = "scheduling.sigs.k8s.io";
 constexpr std::string_view kGroupUpstream = "scheduling.k8s.io";
 constexpr std::string_view kGroupVolcano = "scheduling.volcano.sh";
 constexpr std::string_view kGroupKAI = "scheduling.run.ai";
+constexpr std::string_view kGroupKoordScheduling = "scheduling.koordinator.sh";
 
 constexpr int64_t kUpstreamGangTimeoutNs = 5LL * 60 * api::kNanosPerSecond;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
@@ -371,6 +397,60 @@ void ApplyKoordOptions(const Annotations& ann, const std::string& where, bool wa
   }
 }
 
+// Koordinator's network-topology gather rules (apis/extension/network_topology.go
+// GetNetworkTopologySpec: annotation gang.scheduling.koordinator.sh/network-topology-spec,
+// JSON {"gatherStrategy": [{"layer", "strategy": MustGather | PreferGather,
+// "podCountMultiple"}]}) into the spec's topology, against the ClusterNetworkTopology
+// "default" (pkg/scheduler/frameworkext/networktopology/tree_manager.go). The
+// proposal's earlier key gang.scheduling.koordinator.sh/networkTopologyAware is refused by
+// name (koord-scheduler does not read it). `where` prefixes field names.
+void ApplyKoordNetworkTopology(const Annotations& ann, const std::string& where, PodGroupSpec* s,
+                               Errors* errs) {
+  if (Find(ann, kKoordNetworkTopologyAware) != nullptr) {
+    errs->Add(where + std::string(kKoordNetworkTopologyAware),
+              "not read by Koordinator (apis/extension/network_topology.go reads " +
+                  std::string(kKoordNetworkTopologySpec) + "): rename it");
+  }
+  const std::string* v = FindNonEmpty(ann, kKoordNetworkTopologySpec);
+  if (v == nullptr) return;
+  const std::string field = where + std::string(kKoordNetworkTopologySpec);
+  nlohmann::json doc = nlohmann::json::parse(*v, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    errs->Add(field, "must be a JSON object {\"gatherStrategy\": [...]}, got " + Quote(*v));
+    return;
+  }
+  const auto rules = doc.find("gatherStrategy");
+  if (rules == doc.end() || !rules->is_array()) {
+    errs->Add(field, "gatherStrategy: must be an array of {layer, strategy}");
+    return;
+  }
+  TopologyConstraint& c = s->topology;
+  for (size_t i = 0; i < rules->size(); ++i) {
+    const nlohmann::json& r = (*rules)[i];
+    const std::string item = field + " gatherStrategy[" + std::to_string(i) + "]";
+    if (!r.is_object() || !r.contains("layer") || !r["layer"].is_string()) {
+      errs->Add(item, "layer: required string");
+      continue;
+    }
+    const std::string strategy = r.value("strategy", std::string());
+    const std::string layer = r["layer"].get<std::string>();
+    if (strategy == "MustGather") {
+      c.must_gather.push_back(layer);
+    } else if (strategy == "PreferGather") {
+      c.prefer_gather.push_back(layer);
+    } else {
+      errs->Add(item, "strategy: Unsupported value: " + Quote(strategy) +
+                          ": supported values: \"MustGather\", \"PreferGather\"");
+    }
+    if (r.contains("podCountMultiple") && !r["podCountMultiple"].is_null()) {
+      c.unsupported = item +
+                      ": podCountMultiple: not supported (pods per domain are not kept "
+                      "to a multiple)";
+    }
+  }
+  c.topology = std::string(kGroupKoordScheduling) + "/default";
+}
+
 std::string ObjectWhat(const api::Unstructured& obj) {
   return obj.kind + " " + obj.metadata.namespace_ + "/" + obj.metadata.name + " (" +
          obj.api_version + ")";
@@ -407,6 +487,7 @@ PodGroupSpec CoschedulingSpec(const api::Unstructured& obj) {
   s.match_policy =
       HasKoordAnnotations(ann) ? MatchPolicy::kOnceSatisfied : MatchPolicy::kWaitingAndRunning;
   ApplyKoordOptions(ann, "metadata.annotations.", /*waiting_time=*/false, &s, &errs);
+  ApplyKoordNetworkTopology(ann, "metadata.annotations.", &s, &errs);
   if (!HasKoordAnnotations(ann)) s.total_member = 0;
   s.invalid = errs.Summary();
   return s;
@@ -458,6 +539,13 @@ PodGroupSpec VolcanoSpec(const api::Unstructured& obj) {
   s.priority_class_name = Str(spec, "priorityClassName");
   s.match_policy = MatchPolicy::kWaitingAndRunning;
   VolcanoNetworkTopology(Child(spec, "networkTopology"), &s, &errs);
+  if (Present(Child(spec, "subGroupPolicy"))) {
+    // Volcano's SubJobs (a Job task's partitionPolicy): each partition's own quorum and
+    // network topology. Refused by name rather than placed without them.
+    errs.Add("spec.subGroupPolicy",
+             "not supported by Phalanx (Volcano partitions: each a gang of subGroupSize pods "
+             "in its own HyperNode); use spec.minTaskMember, or one PodGroup per partition");
+  }
   const YAML::Node tasks = Child(spec, "minTaskMember");
   if (Present(tasks)) {
     if (!tasks.IsMap()) {
@@ -648,44 +736,132 @@ PodGroupSpec KaiSpec(const api::Unstructured& obj) {
 }
 
 // ---- Upstream Workload API ----
+//
+// The shapes each version serves (k8s.io/api scheduling, the round-trip fixtures of 1.36.0
+// and of the 1.37 head; the 1.36 OpenAPI document):
+//   v1alpha1 (1.35)  Workload spec{controllerRef, podGroups[]{name, policy{basic | gang
+//                    {minCount}}}}; pods spec.workloadRef.
+//   v1alpha2 (1.36)  Workload spec{controllerRef, podGroupTemplates[]{name, schedulingPolicy,
+//                    schedulingConstraints, resourceClaims, disruptionMode, priorityClassName,
+//                    priority}}; PodGroup spec{podGroupTemplateRef{workload{workloadName,
+//                    podGroupTemplateName}}, schedulingPolicy{basic | gang{minCount}},
+//                    schedulingConstraints{topology[]{key}}, resourceClaims, disruptionMode,
+//                    priorityClassName, priority}; pods spec.schedulingGroup.podGroupName.
+//   v1alpha3, v1beta1 (1.37 head)  PodGroup spec{parentCompositePodGroupName,
+//                    workloadRef{workloadName, templateName}, schedulingPolicy,
+//                    schedulingConstraints, resourceClaims, disruptionMode{single | all},
+//                    priorityClassName, priority, preemptionPolicy}; CompositePodGroup (v1alpha3)
+//                    spec{parentCompositePodGroupName, workloadRef, schedulingPolicy{basic |
+//                    gang{minGroupCount}}, schedulingConstraints, disruptionMode,
+//                    priorityClassName, priority, preemptionPolicy}; Workload adds
+//                    compositePodGroupTemplates[]{..., podGroupTemplates[]}.
+// Decoding is strict, as the API server's: a field the version does not define is an
+// error naming it (the drafts' schedulingConstraints.topologyConstraints[].topologyKey
+// among them), so a gang is never placed without a constraint its author wrote. Fields
+// the version defines that Phalanx does not honour (workload-aware preemption's
+// disruptionMode / priorityClassName / priority / preemptionPolicy, a CompositePodGroup
+// parent) keep the gang pending with "<field>: not supported by this scheduler"
+// (api/field_audit.h's wording). Validation as pkg/apis/scheduling/validation: exactly
+// one of basic / gang, minCount >= 1, at most one topology constraint with a key.
 
 enum class Policy { kNone, kBasic, kGang, kInvalid };
 
-// Reads a PodGroupPolicy / PodGroupSchedulingPolicy {basic{} | gang{minCount}}.
+// The API generation of a scheduling.k8s.io object: which fields it may carry.
+enum class WorkloadApi { k135, k136, k137 };
+
+WorkloadApi WorkloadApiOf(const api::Unstructured& obj) {
+  const std::string v = obj.api_version.substr(obj.api_version.find('/') + 1);
+  if (v == "v1alpha1") return WorkloadApi::k135;
+  if (v == "v1alpha2") return WorkloadApi::k136;
+  return WorkloadApi::k137;  // v1alpha3, v1beta1 and anything newer: the newest shape
+}
+
+// Every key of `node` (a map) must be in `known`: else "unknown field" naming it, with
+// what the version calls it when the name is a known draft's.
+void KnownFields(const YAML::Node& node, const std::string& path,
+                 std::initializer_list<std::string_view> known, const std::string& version,
+                 Errors* errs) {
+  if (!Present(node) || !node.IsMap()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string k = it->first.Scalar();
+    if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+    std::string hint;
+    if (k == "topologyConstraints") hint = " (" + version + " names it topology[].key)";
+    if (k == "topologyKey") hint = " (" + version + " names it key)";
+    errs->Add(path.empty() ? k : path + "." + k, "unknown field" + hint);
+  }
+}
+
+// Fields the version defines that Phalanx does not honour: the gang stays pending naming
+// each one set.
+void NotHonoured(const YAML::Node& node, const std::string& path,
+                 std::initializer_list<const char*> fields, Errors* errs) {
+  for (const char* f : fields) {
+    if (Present(Child(node, f))) errs->Add(path + "." + f, "not supported by this scheduler");
+  }
+}
+
+// Reads a PodGroupPolicy / PodGroupSchedulingPolicy {basic{} | gang{<count_field>}}.
 Policy ReadPolicy(const YAML::Node& policy, const std::string& path, int32_t* min_count,
-                  Errors* errs) {
+                  Errors* errs, const char* count_field = "minCount") {
   if (!Present(policy)) {
     errs->Add(path, "required: exactly one of basic or gang");
     return Policy::kInvalid;
   }
+  KnownFields(policy, path, {"basic", "gang"}, "", errs);
   const bool basic = Child(policy, "basic").IsDefined();
   const YAML::Node gang = Child(policy, "gang");
   if (basic && gang.IsDefined()) {
     errs->Add(path, "exactly one of basic or gang may be set");
     return Policy::kInvalid;
   }
-  if (basic) return Policy::kBasic;
+  if (basic) {
+    KnownFields(Child(policy, "basic"), path + ".basic", {}, "", errs);
+    return Policy::kBasic;
+  }
   if (!gang.IsDefined()) {
     errs->Add(path, "required: exactly one of basic or gang");
     return Policy::kInvalid;
   }
+  KnownFields(gang, path + ".gang", {std::string_view(count_field)}, "", errs);
   bool present = false;
-  if (!CountField(gang, "minCount", path + ".gang.minCount", 1, min_count, &present, errs)) {
+  if (!CountField(gang, count_field, path + ".gang." + count_field, 1, min_count, &present, errs)) {
     return Policy::kInvalid;
   }
   if (!present) {
-    errs->Add(path + ".gang.minCount", "required, must be >= 1");
+    errs->Add(path + ".gang." + count_field, "required, must be >= 1");
     return Policy::kInvalid;
   }
   return Policy::kGang;
 }
 
-void UpstreamTopology(const YAML::Node& constraints, PodGroupSpec* s) {
-  const YAML::Node tcs = Child(constraints, "topologyConstraints");
-  if (!Present(tcs) || !tcs.IsSequence() || tcs.size() == 0) return;
-  const std::string key = Str(tcs[0], "topologyKey");
-  if (key.empty()) return;
-  s->topology.required_level = key;  // "All pods within the PodGroup must be colocated"
+// schedulingConstraints{topology[]{key}}: "All pods within the PodGroup must be colocated
+// within the same domain instance" of the node label `key`; "Currently only a single
+// topology constraint can be specified".
+void UpstreamTopology(const YAML::Node& constraints, const std::string& path,
+                      const std::string& version, PodGroupSpec* s, Errors* errs) {
+  if (!Present(constraints)) return;
+  KnownFields(constraints, path, {"topology"}, version, errs);
+  const YAML::Node list = Child(constraints, "topology");
+  if (!Present(list)) return;
+  const std::string lpath = path + ".topology";
+  if (!list.IsSequence()) {
+    errs->Add(lpath, "must be a list, got " + Describe(list));
+    return;
+  }
+  if (list.size() > 1) {
+    errs->Add(lpath, "must have at most 1 item, got " + std::to_string(list.size()));
+    return;
+  }
+  if (list.size() == 0) return;
+  const std::string ipath = lpath + "[0]";
+  KnownFields(list[0], ipath, {"key"}, version, errs);
+  const std::string key = Str(list[0], "key");
+  if (key.empty()) {
+    errs->Add(ipath + ".key", "required");
+    return;
+  }
+  s->topology.required_level = key;
 }
 
 void UpstreamDefaults(PodGroupSpec* s) {
@@ -699,37 +875,108 @@ std::vector<PodGroupSpec> UpstreamPodGroupSpecs(const api::Unstructured& obj) {
   UpstreamDefaults(&s);
   Errors errs(s.source);
   const YAML::Node spec = Child(Root(obj), "spec");
+  const WorkloadApi gen = WorkloadApiOf(obj);
+  const std::string& version = obj.api_version;
+  if (gen == WorkloadApi::k136) {
+    KnownFields(spec, "spec",
+                {"podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints",
+                 "resourceClaims", "disruptionMode", "priorityClassName", "priority"},
+                version, &errs);
+    const YAML::Node ref = Child(spec, "podGroupTemplateRef");
+    KnownFields(ref, "spec.podGroupTemplateRef", {"workload"}, version, &errs);
+    KnownFields(Child(ref, "workload"), "spec.podGroupTemplateRef.workload",
+                {"workloadName", "podGroupTemplateName"}, version, &errs);
+    NotHonoured(spec, "spec", {"disruptionMode", "priorityClassName", "priority"}, &errs);
+  } else {
+    KnownFields(
+        spec, "spec",
+        {"parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "schedulingConstraints",
+         "resourceClaims", "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"},
+        version, &errs);
+    KnownFields(Child(spec, "workloadRef"), "spec.workloadRef", {"workloadName", "templateName"},
+                version, &errs);
+    NotHonoured(spec, "spec",
+                {"parentCompositePodGroupName", "disruptionMode", "priorityClassName", "priority",
+                 "preemptionPolicy"},
+                &errs);
+  }
   int32_t min_count = 0;
   switch (ReadPolicy(Child(spec, "schedulingPolicy"), "spec.schedulingPolicy", &min_count, &errs)) {
     case Policy::kBasic:
-      return {};
+      if (errs.empty()) return {};
+      break;
     case Policy::kGang:
       s.min_member = min_count;
       break;
     default:
       break;
   }
-  UpstreamTopology(Child(spec, "schedulingConstraints"), &s);
+  UpstreamTopology(Child(spec, "schedulingConstraints"), "spec.schedulingConstraints", version, &s,
+                   &errs);
   s.invalid = errs.Summary();
   return {std::move(s)};
 }
 
-// Workload: 1.35 spec.podGroups[].policy, 1.36+ spec.podGroupTemplates[].schedulingPolicy.
+// A template's fields (Workload podGroupTemplates[] / compositePodGroupTemplates[]).
+void CheckTemplate(const YAML::Node& g, const std::string& path, WorkloadApi gen, bool composite,
+                   const std::string& version, Errors* errs) {
+  if (composite) {
+    KnownFields(g, path,
+                {"name", "schedulingPolicy", "schedulingConstraints", "disruptionMode",
+                 "priorityClassName", "priority", "preemptionPolicy", "podGroupTemplates"},
+                version, errs);
+  } else if (gen == WorkloadApi::k136) {
+    KnownFields(g, path,
+                {"name", "schedulingPolicy", "schedulingConstraints", "resourceClaims",
+                 "disruptionMode", "priorityClassName", "priority"},
+                version, errs);
+  } else {
+    KnownFields(g, path,
+                {"name", "schedulingPolicy", "schedulingConstraints", "resourceClaims",
+                 "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"},
+                version, errs);
+  }
+}
+
+// Workload: 1.35 spec.podGroups[].policy (the pod groups are gangs of the pods naming
+// them in spec.workloadRef); 1.36+ spec.podGroupTemplates[].schedulingPolicy (templates
+// that controllers copy into PodGroup objects, which the pods name: the specs returned
+// carry the template's rules and have no members of their own).
 std::vector<PodGroupSpec> WorkloadSpecs(const api::Unstructured& obj) {
   const YAML::Node spec = Child(Root(obj), "spec");
-  const bool templates = Present(Child(spec, "podGroupTemplates"));
+  const WorkloadApi gen = WorkloadApiOf(obj);
+  const std::string& version = obj.api_version;
+  // A 1.35 manifest labelled with a newer version keeps working: the shape decides, and
+  // the field check below names what the version does not define.
+  const bool templates = gen != WorkloadApi::k135 || Present(Child(spec, "podGroupTemplates"));
   const char* list_field = templates ? "podGroupTemplates" : "podGroups";
   const char* policy_field = templates ? "schedulingPolicy" : "policy";
+  Errors top(ObjectWhat(obj));
+  if (gen == WorkloadApi::k136) {
+    KnownFields(spec, "spec", {"controllerRef", "podGroupTemplates"}, version, &top);
+  } else if (gen == WorkloadApi::k137) {
+    KnownFields(spec, "spec", {"controllerRef", "podGroupTemplates", "compositePodGroupTemplates"},
+                version, &top);
+  }
   const YAML::Node groups = Child(spec, list_field);
   std::vector<PodGroupSpec> out;
   if (!Present(groups) || !groups.IsSequence()) {
     PodGroupSpec s = ObjectSpec(obj, Dialect::kWorkload);
-    Errors errs(s.source);
-    errs.Add(std::string("spec.") + list_field,
-             Present(groups) ? "must be a list, got " + Describe(groups) : "required");
-    s.invalid = errs.Summary();
+    top.Add(std::string("spec.") + list_field,
+            Present(groups) ? "must be a list, got " + Describe(groups) : "required");
+    s.invalid = top.Summary();
     out.push_back(std::move(s));
     return out;
+  }
+  const YAML::Node composites = Child(spec, "compositePodGroupTemplates");
+  if (Present(composites) && composites.IsSequence()) {
+    for (size_t i = 0; i < composites.size(); ++i) {
+      const std::string path = "spec.compositePodGroupTemplates[" + std::to_string(i) + "]";
+      CheckTemplate(composites[i], path, gen, true, version, &top);
+      int32_t unused = 0;
+      ReadPolicy(Child(composites[i], "schedulingPolicy"), path + ".schedulingPolicy", &unused,
+                 &top, "minGroupCount");
+    }
   }
   for (size_t i = 0; i < groups.size(); ++i) {
     const YAML::Node g = groups[i];
@@ -741,17 +988,45 @@ std::vector<PodGroupSpec> WorkloadSpecs(const api::Unstructured& obj) {
     s.key = s.namespace_ + "/" + s.name;
     s.source = ObjectWhat(obj) + " " + path;
     Errors errs(ObjectWhat(obj));
+    for (const auto& e : top) errs.Add(e);
     if (name.empty()) errs.Add(path + ".name", "required");
+    if (templates) CheckTemplate(g, path, gen, false, version, &errs);
     int32_t min_count = 0;
     const Policy p =
         ReadPolicy(Child(g, policy_field), path + "." + policy_field, &min_count, &errs);
     if (p == Policy::kBasic && errs.empty()) continue;  // not a gang
     if (p == Policy::kGang) s.min_member = min_count;
-    if (templates) UpstreamTopology(Child(g, "schedulingConstraints"), &s);
+    if (templates) {
+      UpstreamTopology(Child(g, "schedulingConstraints"), path + ".schedulingConstraints", version,
+                       &s, &errs);
+    }
     s.invalid = errs.Summary();
     out.push_back(std::move(s));
   }
   return out;
+}
+
+// CompositePodGroup (1.37 head, v1alpha3): a group of PodGroups with a quorum of groups
+// (gang.minGroupCount). Its fields are checked; it defines no gang of pods itself, and its
+// member PodGroups (spec.parentCompositePodGroupName) stay pending naming that field.
+std::vector<PodGroupSpec> CompositePodGroupSpecs(const api::Unstructured& obj) {
+  Errors errs(ObjectWhat(obj));
+  const YAML::Node spec = Child(Root(obj), "spec");
+  KnownFields(
+      spec, "spec",
+      {"parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "schedulingConstraints",
+       "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"},
+      obj.api_version, &errs);
+  int32_t unused = 0;
+  ReadPolicy(Child(spec, "schedulingPolicy"), "spec.schedulingPolicy", &unused, &errs,
+             "minGroupCount");
+  PodGroupSpec probe;
+  UpstreamTopology(Child(spec, "schedulingConstraints"), "spec.schedulingConstraints",
+                   obj.api_version, &probe, &errs);
+  if (errs.empty()) return {};
+  PodGroupSpec s = ObjectSpec(obj, Dialect::kWorkload);
+  s.invalid = errs.Summary();
+  return {std::move(s)};
 }
 
 // The policy a Workload gives one of its pod groups (either shape); kNone when the
@@ -775,6 +1050,10 @@ std::vector<PodGroupSpec> SpecsImpl(const api::Unstructured& obj) {
   const std::string group = obj.Group();
   if (obj.kind == "Workload") {
     if (group == kGroupUpstream) return WorkloadSpecs(obj);
+    return {};
+  }
+  if (obj.kind == "CompositePodGroup") {
+    if (group == kGroupUpstream) return CompositePodGroupSpecs(obj);
     return {};
   }
   if (obj.kind != "PodGroup") return {};
@@ -903,6 +1182,7 @@ std::optional<GangRef> KoordinatorRef(const api::Pod& pod) {
     }
   }
   ApplyKoordOptions(ann, "annotation ", /*waiting_time=*/true, &s, &errs);
+  ApplyKoordNetworkTopology(ann, "annotation ", &s, &errs);
   s.invalid = errs.Summary();
   r.inline_spec = std::move(s);
   return r;
@@ -980,7 +1260,57 @@ void KubeflowMinAvailable(const YAML::Node& spec, int64_t* min, Errors* errs) {
   }
 }
 
-// Derives the gang of `top`. nullopt = not a gang (quorum below 2).
+// Replicas of a Kubeflow training-operator job (PyTorchJob, TFJob, ...) or an MPIJob.
+const char* KubeflowReplicaField(const std::string& kind) {
+  if (kind == "PyTorchJob") return "pytorchReplicaSpecs";
+  if (kind == "TFJob") return "tfReplicaSpecs";
+  if (kind == "XGBoostJob") return "xgbReplicaSpecs";
+  if (kind == "PaddleJob") return "paddleReplicaSpecs";
+  if (kind == "JAXJob") return "jaxReplicaSpecs";
+  if (kind == "MPIJob") return "mpiReplicaSpecs";
+  return nullptr;
+}
+
+// KAI topology annotations of a workload (pkg/podgrouper/podgrouper/plugins/defaultgrouper
+// GetPodGroupMetadata: read from the top owner) into `c`; true when one is set.
+bool KaiTopologyAnnotations(const Annotations& ann, TopologyConstraint* c) {
+  const std::string* t = FindNonEmpty(ann, kKaiTopologyAnn);
+  const std::string* req = FindNonEmpty(ann, kKaiTopologyRequiredAnn);
+  const std::string* pref = FindNonEmpty(ann, kKaiTopologyPreferredAnn);
+  if (!t && !req && !pref) return false;
+  c->topology = t ? *t : std::string();
+  c->required_level = req ? *req : std::string();
+  c->preferred_level = pref ? *pref : std::string();
+  return true;
+}
+
+// Kueue Topology Aware Scheduling annotations of a pod template (kueue
+// apis/kueue/v1beta2 constants: podset-required-topology, podset-preferred-topology, and
+// the slice / group / unconstrained ones) into `c`: a required or preferred level; the
+// others are set as `unsupported` naming the annotation. True when one is set.
+bool KueueTopologyAnnotations(const Annotations& ann, TopologyConstraint* c) {
+  bool any = false;
+  if (const std::string* v = FindNonEmpty(ann, kKueueRequiredTopology)) {
+    c->required_level = *v;
+    any = true;
+  }
+  if (const std::string* v = FindNonEmpty(ann, kKueuePreferredTopology)) {
+    c->preferred_level = *v;
+    any = true;
+  }
+  for (std::string_view key : {kKueueSliceRequiredTopology, kKueueSliceSize, kKueuePodSetGroupName,
+                               kKueueUnconstrainedTopology}) {
+    if (Find(ann, key) == nullptr || !c->unsupported.empty()) continue;
+    c->unsupported = "annotation " + std::string(key) +
+                     ": not supported (Kueue TAS slices, podset groups and unconstrained "
+                     "podsets are not modelled; use kueue.x-k8s.io/podset-required-topology)";
+    any = true;
+  }
+  return any;
+}
+
+// Derives the gang of `top`. nullopt = not a gang (quorum below 2, or a Job that asks for
+// none).
 std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructured& top) {
   PodGroupSpec s;
   s.namespace_ = top.metadata.namespace_;
@@ -995,6 +1325,17 @@ std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructu
   } else if (const std::string* pq = FindNonEmpty(pod.metadata.labels, kKaiQueueLabel)) {
     s.queue = *pq;
   }
+  // KAI's priority: the owner's priorityClassName label, else the pod's (the scheduler's
+  // PriorityOf reads the pod's label itself; the owner's reaches it through the gang).
+  if (const std::string* pc = FindNonEmpty(top.metadata.labels, kKaiPriorityLabel)) {
+    s.priority_class_name = *pc;
+  } else if (const std::string* ppc = FindNonEmpty(pod.metadata.labels, kKaiPriorityLabel)) {
+    s.priority_class_name = *ppc;
+  }
+  const bool kai_topology = KaiTopologyAnnotations(top.metadata.annotations, &s.topology);
+  TopologyConstraint kueue;
+  const bool kueue_topology = KueueTopologyAnnotations(pod.metadata.annotations, &kueue);
+  if (kueue_topology && !kai_topology) s.topology = kueue;
   Errors errs(ObjectWhat(top));
   const YAML::Node spec = Child(Root(top), "spec");
   const std::string group = top.Group();
@@ -1002,12 +1343,30 @@ std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructu
   int64_t min = -1;  // -1: same as total
   if (top.kind == "Job" && group == "batch") {
     total = JobPods(spec, "spec", &errs);
+    // KAI's BatchJob grouper gives each pod a PodGroup of its own (minAvailable 1): a Job
+    // is not a gang. Topology asks for its pods together: with KAI's annotations in one
+    // PodGroup of minAvailable 1 (KAI docs/topology/README.md's Job example), with
+    // Kueue's as the podset Kueue admits whole.
+    if (kai_topology) {
+      min = 1;
+    } else if (!kueue_topology && !Find(top.metadata.annotations, kKaiMinOverride)) {
+      return std::nullopt;
+    }
   } else if (top.kind == "JobSet" && group == "jobset.x-k8s.io") {
     const YAML::Node rjs = Child(spec, "replicatedJobs");
     if (!Present(rjs) || !rjs.IsSequence() || rjs.size() == 0) {
       errs.Add("spec.replicatedJobs", "required, must be a non-empty list");
     } else {
+      // KAI jobset_grouper.go: InOrder -> one PodGroup per replicatedJob (the pod's
+      // jobset.sigs.k8s.io/replicatedjob-name), minAvailable its replicas x pods; AnyOrder
+      // (the JobSet webhook's default) -> one of all of them.
       const bool in_order = Str(Child(spec, "startupPolicy"), "startupPolicyOrder") == "InOrder";
+      const std::string* rjob = FindNonEmpty(pod.metadata.labels, kJobSetReplicatedJobLabel);
+      if (in_order && rjob == nullptr) {
+        errs.Add("spec.startupPolicy.startupPolicyOrder",
+                 "InOrder: pod " + pod.Key() + " has no label " +
+                     std::string(kJobSetReplicatedJobLabel));
+      }
       for (size_t i = 0; i < rjs.size(); ++i) {
         const std::string path = "spec.replicatedJobs[" + std::to_string(i) + "]";
         int64_t replicas = 1;
@@ -1019,42 +1378,61 @@ std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructu
         const int64_t per_job =
             JobPods(Child(Child(rjs[i], "template"), "spec"), path + ".template.spec", &errs);
         const int64_t pods = std::min<int64_t>(replicas * per_job, kInt32Max);
+        if (in_order && rjob != nullptr && Str(rjs[i], "name") != *rjob) continue;
         total = std::min<int64_t>(total + pods, kInt32Max);
-        if (in_order && i == 0) min = pods;  // the JobSet controller starts one at a time
+      }
+      if (in_order && rjob != nullptr) {
+        s.name += "-" + *rjob;
+        s.key = s.namespace_ + "/" + s.name;
       }
     }
-  } else if (top.kind == "PyTorchJob" && group == "kubeflow.org") {
-    std::vector<std::pair<std::string, int64_t>> replicas;
-    if (ReplicaSpecs(spec, "pytorchReplicaSpecs", &replicas, &errs)) {
-      for (const auto& [type, n] : replicas) total = std::min<int64_t>(total + n, kInt32Max);
-      int64_t elastic = 0;
-      const YAML::Node en = Child(Child(spec, "elasticPolicy"), "minReplicas");
-      switch (Int(en, &elastic)) {
-        case Got::kAbsent:
-          break;
-        case Got::kBad:
-          errs.Add("spec.elasticPolicy.minReplicas", "must be an integer, got " + Describe(en));
-          break;
-        case Got::kOk:
-          if (elastic < 1) {
-            errs.Add("spec.elasticPolicy.minReplicas",
-                     "must be >= 1, got " + std::to_string(elastic));
-          } else {
-            min = elastic;
-          }
-      }
-      KubeflowMinAvailable(spec, &min, &errs);
+  } else if (top.kind == "LeaderWorkerSet" && group == "leaderworkerset.x-k8s.io") {
+    // KAI lws_grouper.go: one PodGroup per group, minAvailable size (LeaderCreated, the
+    // default) or, with LeaderReady, 1 (the workers are created once the leader runs).
+    const std::string* gi = FindNonEmpty(pod.metadata.labels, kLwsGroupIndexLabel);
+    if (gi == nullptr) {
+      errs.Add("metadata.labels",
+               "pod " + pod.Key() + " has no label " + std::string(kLwsGroupIndexLabel));
+    } else {
+      s.name += "-group-" + *gi;
+      s.key = s.namespace_ + "/" + s.name;
     }
-  } else if (top.kind == "MPIJob" && group == "kubeflow.org") {
+    int64_t size = 1;
+    const YAML::Node sn = Child(Child(spec, "leaderWorkerTemplate"), "size");
+    if (Int(sn, &size) == Got::kBad || size < 1) {
+      errs.Add("spec.leaderWorkerTemplate.size", "must be >= 1, got " + Describe(sn));
+    }
+    total = size;
+    if (Str(spec, "startupPolicy") == "LeaderReady") min = 1;
+  } else if (const char* field = KubeflowReplicaField(top.kind);
+             field != nullptr && group == "kubeflow.org") {
     std::vector<std::pair<std::string, int64_t>> replicas;
-    if (ReplicaSpecs(spec, "mpiReplicaSpecs", &replicas, &errs)) {
+    if (ReplicaSpecs(spec, field, &replicas, &errs)) {
       int64_t launcher = 0;
       for (const auto& [type, n] : replicas) {
         total = std::min<int64_t>(total + n, kInt32Max);
         if (type == "Launcher") launcher = n;
       }
-      if (Str(spec, "launcherCreationPolicy") == "WaitForWorkersReady") {
+      if (top.kind == "MPIJob" && Str(spec, "launcherCreationPolicy") == "WaitForWorkersReady") {
         min = total - launcher;  // the launcher is created once the workers are ready
+      }
+      if (top.kind == "PyTorchJob") {
+        int64_t elastic = 0;
+        const YAML::Node en = Child(Child(spec, "elasticPolicy"), "minReplicas");
+        switch (Int(en, &elastic)) {
+          case Got::kAbsent:
+            break;
+          case Got::kBad:
+            errs.Add("spec.elasticPolicy.minReplicas", "must be an integer, got " + Describe(en));
+            break;
+          case Got::kOk:
+            if (elastic < 1) {
+              errs.Add("spec.elasticPolicy.minReplicas",
+                       "must be >= 1, got " + std::to_string(elastic));
+            } else {
+              min = elastic;
+            }
+        }
       }
       KubeflowMinAvailable(spec, &min, &errs);
     }
@@ -1078,8 +1456,9 @@ std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructu
     s.invalid = errs.Summary();
     return s;
   }
-  if (min < 2) return std::nullopt;  // a single pod is not a gang
-  s.min_member = static_cast<int32_t>(std::min<int64_t>(min, kInt32Max));
+  // A single pod is not a gang, unless a topology asks for its pods together.
+  if (min < 2 && s.topology.empty()) return std::nullopt;
+  s.min_member = static_cast<int32_t>(std::clamp<int64_t>(min, 1, kInt32Max));
   s.total_member = static_cast<int32_t>(total);
   return s;
 }
@@ -1102,6 +1481,18 @@ std::optional<GangRef> DerivedRef(const api::Pod& pod, const DialectOptions& opt
     via += " -> " + obj->kind + "/" + obj->metadata.name;
     if (enabled(obj->kind)) top = obj;  // the topmost enabled owner wins
     ref = ControllerRef(obj->metadata.owner_references);
+  }
+  // A LeaderWorkerSet's workers are owned by a StatefulSet that the leader pod owns; their
+  // label names the set (lws pod_webhook.go), so the set is found without that chain.
+  if (top == nullptr || top->kind != "LeaderWorkerSet") {
+    if (const std::string* lws = FindNonEmpty(pod.metadata.labels, kLwsNameLabel);
+        lws != nullptr && enabled("LeaderWorkerSet")) {
+      const api::Unstructured* obj = lookup(ns, "LeaderWorkerSet", *lws);
+      if (obj != nullptr && obj->Group() == "leaderworkerset.x-k8s.io") {
+        top = obj;
+        via += " (label " + std::string(kLwsNameLabel) + ")";
+      }
+    }
   }
   if (top == nullptr) return std::nullopt;
   std::optional<PodGroupSpec> spec = DeriveSpec(pod, *top);
@@ -1187,13 +1578,92 @@ std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions&
 }
 
 bool IsTopologyObject(const api::Unstructured& obj) {
+  if (obj.kind == "ClusterNetworkTopology") return obj.Group() == kGroupKoordScheduling;
   return obj.kind == "Topology" &&
          (obj.Group() == "kai.scheduler" || obj.Group() == "kueue.x-k8s.io");
 }
 
+namespace {
+
+// Koordinator ClusterNetworkTopology (apis/scheduling/v1alpha1/
+// cluster_network_topology_types.go; its CRD): spec.networkTopologySpec[]{topologyLayer,
+// parentTopologyLayer, labelKey[]}, a chain from the layer whose parent is
+// ClusterTopologyLayer (or none) down to NodeTopologyLayer (the node itself:
+// kubernetes.io/hostname). Levels top -> bottom with their layer names.
+void ClusterNetworkTopologyLevels(const api::Unstructured& obj, Topology* t, Errors* errs) {
+  const YAML::Node spec = Child(Root(obj), "spec");
+  for (auto it = spec.begin(); spec.IsMap() && it != spec.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string();
+    if (key != "networkTopologySpec") {
+      errs->Add("spec." + key, "unknown field (ClusterNetworkTopology " +
+                                   std::string(kGroupKoordScheduling) +
+                                   "/v1alpha1 has spec.networkTopologySpec)");
+    }
+  }
+  const YAML::Node layers = Child(spec, "networkTopologySpec");
+  if (!Present(layers) || !layers.IsSequence() || layers.size() == 0) {
+    errs->Add("spec.networkTopologySpec", "must have at least 1 item");
+    return;
+  }
+  std::map<std::string, std::string> parent_of, label_of;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const std::string path = "spec.networkTopologySpec[" + std::to_string(i) + "]";
+    const std::string layer = Str(layers[i], "topologyLayer");
+    if (layer.empty()) {
+      errs->Add(path + ".topologyLayer", "required");
+      continue;
+    }
+    if (parent_of.count(layer)) errs->Add(path + ".topologyLayer", "repeats " + Quote(layer));
+    parent_of[layer] = Str(layers[i], "parentTopologyLayer");
+    const YAML::Node keys = Child(layers[i], "labelKey");
+    if (Present(keys) && (!keys.IsSequence() || keys.size() > 1)) {
+      errs->Add(path + ".labelKey",
+                "must list one node label key (several, matched as any of, are not supported)");
+    } else if (Present(keys) && keys.size() == 1 && keys[0].IsScalar()) {
+      label_of[layer] = keys[0].Scalar();
+    }
+  }
+  if (!errs->empty()) return;
+  // Walk up from the node layer.
+  std::vector<std::pair<std::string, std::string>> chain;  // bottom -> top
+  std::string at = "NodeTopologyLayer";
+  for (size_t guard = 0; guard <= parent_of.size() + 1; ++guard) {
+    const std::string label = at == "NodeTopologyLayer" ? "kubernetes.io/hostname" : label_of[at];
+    if (label.empty()) {
+      errs->Add("spec.networkTopologySpec", "layer " + Quote(at) + " has no labelKey");
+      return;
+    }
+    chain.emplace_back(at, label);
+    auto p = parent_of.find(at);
+    if (p == parent_of.end() || p->second.empty() || p->second == "ClusterTopologyLayer") break;
+    at = p->second;
+    if (!parent_of.count(at)) {
+      errs->Add("spec.networkTopologySpec", "parentTopologyLayer " + Quote(at) + " is no layer");
+      return;
+    }
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    t->levels.push_back(it->second);
+    t->layer_names.push_back(it->first);
+  }
+}
+
+}  // namespace
+
 Topology TopologyFromObject(const api::Unstructured& obj) {
   Topology t;
   t.name = obj.metadata.name;
+  if (obj.kind == "ClusterNetworkTopology") {
+    t.name = std::string(kGroupKoordScheduling) + "/" + obj.metadata.name;
+    Errors errs("ClusterNetworkTopology " + obj.metadata.name);
+    try {
+      ClusterNetworkTopologyLevels(obj, &t, &errs);
+    } catch (const std::exception& e) {
+      errs.Add("spec", std::string("malformed object: ") + e.what());
+    }
+    t.invalid = errs.Summary();
+    return t;
+  }
   Errors errs("Topology " + t.name);
   try {
     const YAML::Node levels = Child(Child(Root(obj), "spec"), "levels");
@@ -1221,7 +1691,8 @@ Topology TopologyFromObject(const api::Unstructured& obj) {
 
 bool IsGangObject(const api::Unstructured& obj) {
   if (obj.kind == "PodGroup") return true;
-  return obj.kind == "Workload" && obj.Group() == kGroupUpstream;
+  return (obj.kind == "Workload" || obj.kind == "CompositePodGroup") &&
+         obj.Group() == kGroupUpstream;
 }
 
 std::vector<PodGroupSpec> SpecsFromObject(const api::Unstructured& obj) {

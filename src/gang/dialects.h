@@ -13,10 +13,19 @@
 
 namespace phalanx::gang {
 
+// KAI's workload priority label (docs/priority/README.md): on the owner or the pod, the
+// name of a PriorityClass; PodGrouper copies it into the derived gang, and the scheduler's
+// PriorityOf honours it before the pod's own class.
+inline constexpr const char* kKaiPriorityLabel = "priorityClassName";
+
 struct DialectOptions {
-  // PodGrouper: derive gangs from the pod's top owner for these owner kinds. Plain
-  // Deployments / ReplicaSets / StatefulSets are never gangs unless listed here.
-  std::vector<std::string> pod_grouper_kinds = {"Job", "JobSet", "PyTorchJob", "MPIJob"};
+  // PodGrouper: derive gangs from the pod's top owner for these owner kinds (KAI
+  // pkg/podgrouper/podgrouper/hub/hub.go's groupers for them). Plain Deployments /
+  // ReplicaSets / StatefulSets are never gangs unless listed here; a Job is a gang only
+  // when it asks for one (see ResolvePodGang).
+  std::vector<std::string> pod_grouper_kinds = {"Job",        "JobSet",    "LeaderWorkerSet",
+                                                "PyTorchJob", "MPIJob",    "TFJob",
+                                                "XGBoostJob", "PaddleJob", "JAXJob"};
   bool pod_grouper = true;
 };
 
@@ -28,7 +37,24 @@ struct DialectOptions {
 //     pod-group.scheduling.sigs.k8s.io/name + /min-available annotations
 //   annotation scheduling.k8s.io/group-name or scheduling.volcano.sh/group-name (Volcano)
 //   annotation pod-group-name (KAI)
-//   PodGrouper: the pod's top owner (looked up with `owner`), if its kind is enabled.
+//   PodGrouper: the pod's top owner (looked up with `owner`), if its kind is enabled:
+//     Job: not a gang (KAI's BatchJob grouper: one PodGroup per pod, minAvailable 1), unless
+//       the owner sets kai.scheduler/batch-min-member (Phalanx's) or carries KAI topology
+//       annotations (the Job's pods placed together, minMember 1), or the pods carry Kueue
+//       topology annotations (the podset admitted whole: minMember = all its pods);
+//     JobSet: one gang of every replicatedJob's pods, or with startupPolicyOrder InOrder
+//       one per replicatedJob (KAI jobset_grouper.go);
+//     LeaderWorkerSet: one gang per group (label leaderworkerset.sigs.k8s.io/group-index),
+//       minMember = leaderWorkerTemplate.size (KAI lws_grouper.go; with startupPolicy
+//       LeaderReady an unbound leader alone);
+//     PyTorchJob, MPIJob, TFJob, XGBoostJob, PaddleJob, JAXJob: every replica.
+//     The owner's KAI annotations kai.scheduler/topology, topology-required-placement and
+//     topology-preferred-placement become the gang's topology constraint, its
+//     priorityClassName label (else the pod's) its priority class (KAI defaultgrouper);
+//     the pods' Kueue annotations kueue.x-k8s.io/podset-required-topology /
+//     podset-preferred-topology a required / preferred level (Kueue TAS), the slice,
+//     group and unconstrained ones an unsupported constraint (the pods stay pending
+//     naming the annotation).
 // Returns nullopt for a pod that is not in a gang. Invalid annotation values yield a
 // ref whose inline_spec has `invalid` set (never an exception).
 using OwnerLookup = std::function<const api::Unstructured*(
@@ -37,7 +63,7 @@ std::optional<GangRef> ResolvePodGang(const api::Pod& pod, const DialectOptions&
                                       const OwnerLookup& owner);
 
 // True if the object is a gang definition of some dialect (PodGroup of any group,
-// Workload of scheduling.k8s.io).
+// Workload and CompositePodGroup of scheduling.k8s.io).
 bool IsGangObject(const api::Unstructured& obj);
 
 // True for a KAI Topology (kind Topology of group kai.scheduler; also kueue.x-k8s.io, the
@@ -50,9 +76,14 @@ Topology TopologyFromObject(const api::Unstructured& obj);
 
 // Specs defined by a gang object: one for a PodGroup; one per spec.podGroups[] entry of a
 // 1.35 Workload (only those with policy.gang; policy.basic groups are not gangs); for
-// 1.36+ a Workload yields templates only (pods reference PodGroup objects), a PodGroup
-// (scheduling.k8s.io) yields one spec from spec.schedulingPolicy.gang.minCount.
-// Invalid fields set `invalid` on the spec (e.g. "spec.minMember: must be >= 1").
+// 1.36+ a Workload yields its templates' specs (pods reference PodGroup objects, so they
+// get no members), a PodGroup (scheduling.k8s.io) yields one spec from
+// spec.schedulingPolicy.gang.minCount and spec.schedulingConstraints.topology[0].key, a
+// CompositePodGroup (1.37 head) none unless invalid. scheduling.k8s.io objects are decoded
+// strictly per version: a field the version does not define is an error naming it.
+// Invalid fields set `invalid` on the spec (e.g. "spec.minMember: must be >= 1";
+// "spec.schedulingConstraints.topologyConstraints: unknown field (scheduling.k8s.io/v1alpha2
+// names it topology[].key)").
 std::vector<PodGroupSpec> SpecsFromObject(const api::Unstructured& obj);
 
 }  // namespace phalanx::gang

@@ -18,16 +18,19 @@ namespace phalanx::gang::detail {
 // error. InvalidArgumentError with Go's message (`time: invalid duration "1d"`).
 using api::ParseGoDuration;
 
-// A JSON array of strings, e.g. `["ns-a/gang-a", "ns-b/gang-b"]` (standard escapes,
-// \uXXXX incl. surrogate pairs). `null` is accepted as an empty array, as Go's
-// json.Unmarshal into a []string does. InvalidArgumentError "must be a JSON array of
-// strings: <what> at offset <n>".
+// A JSON array of strings, e.g. `["ns-a/gang-a", "ns-b/gang-b"]`, decoded by nlohmann-json
+// (RFC 8259: standard escapes, \uXXXX incl. surrogate pairs, no trailing commas). `null`
+// is accepted as an empty array, as Go's json.Unmarshal into a []string does.
+// InvalidArgumentError "must be a JSON array of strings: <what>", where <what> is the
+// parser's message (with the byte offset) or "item 1 is a number".
 api::StatusOr<std::vector<std::string>> ParseJsonStringArray(std::string_view text);
 
-// Decimal integer (optional sign, no spaces, no fraction) that fits in int64.
+// Decimal integer (optional sign, no spaces, no fraction) that fits in int64, as Go's
+// strconv.ParseInt(s, 10, 64) (api's validation helper).
 [[nodiscard]] bool ParseInt64(std::string_view text, int64_t* out);
 
-// RFC 1123 subdomain as Kubernetes validates names (at most 253 characters).
+// RFC 1123 subdomain as Kubernetes validates names (at most 253 characters; api's
+// validation helper).
 bool IsDNS1123Subdomain(std::string_view s);
 
 }  // namespace phalanx::gang::detail

@@ -175,7 +175,9 @@ spec:
 )" +
          JobYaml("js-workers-0", "  parallelism: 4\n  completions: 4\n",
                  Owner("jobset.x-k8s.io/v1alpha2", "JobSet", "js")) +
-         "---\n" + PodYaml(Owner("batch/v1", "Job", "js-workers-0"));
+         "---\n" +
+         PodYaml("  labels: {jobset.sigs.k8s.io/replicatedjob-name: workers}\n" +
+                 Owner("batch/v1", "Job", "js-workers-0"));
 }
 
 std::vector<PodCase> PodCases() {
@@ -345,7 +347,7 @@ spec: {minMember: 1}
                .key = "team/gang-a",
                .dialect = Dialect::kKoordinator,
                .has_inline = true,
-               .invalid = "must be a JSON array of strings: expected a string"});
+               .invalid = "must be a JSON array of strings: item 0 is a number"});
   c.push_back({.name = "KoordinatorGroupsBadGangId",
                .yaml = KoordPod("    gang.scheduling.koordinator.sh/groups: '[\"gang-b\"]'\n"),
                .key = "team/gang-a",
@@ -457,35 +459,63 @@ spec: {minMember: 1}
                .key = "team/kai",
                .dialect = Dialect::kKAI});
   // --- PodGrouper ---
-  c.push_back({.name = "PodGrouperJob",
+  // KAI's BatchJob grouper: a Job's pods each have a PodGroup of their own (KAI
+  // docs/batch: "2 pods that will be scheduled separately").
+  c.push_back({.name = "PodGrouperJobIsNoGang",
                .yaml = JobYaml("train", "  parallelism: 4\n  completions: 4\n") + "---\n" +
                        PodYaml(Owner("batch/v1", "Job", "train")),
+               .gang = false});
+  // KAI topology annotations on the Job: its pods placed together, minMember 1 (KAI
+  // docs/topology's Job example; defaultgrouper reads them from the top owner).
+  c.push_back({.name = "PodGrouperJobWithKaiTopology",
+               .yaml = JobYaml("train", "  parallelism: 4\n  completions: 4\n",
+                               "  annotations:\n    kai.scheduler/topology: cluster-topology\n"
+                               "    kai.scheduler/topology-required-placement: zone\n"
+                               "    kai.scheduler/topology-preferred-placement: rack\n") +
+                       "---\n" + PodYaml(Owner("batch/v1", "Job", "train")),
                .key = "team/Job-train",
                .dialect = Dialect::kDerived,
                .via = "ownerReferences -> Job/train",
                .has_inline = true,
-               .min_member = 4,
+               .min_member = 1,
                .check = [](const GangRef& r) {
                  EXPECT_EQ(r.inline_spec->total_member, 4);
-                 EXPECT_EQ(r.inline_spec->dialect, Dialect::kDerived);
-                 EXPECT_EQ(r.inline_spec->key, "team/Job-train");
+                 EXPECT_EQ(r.inline_spec->topology.topology, "cluster-topology");
+                 EXPECT_EQ(r.inline_spec->topology.required_level, "zone");
+                 EXPECT_EQ(r.inline_spec->topology.preferred_level, "rack");
                }});
-  c.push_back({.name = "PodGrouperJobCompletionsCap",
+  // Kueue TAS on the pod template: the podset (min(parallelism, completions) pods) is
+  // admitted whole: one gang required in one rack.
+  c.push_back({.name = "PodGrouperJobWithKueueRequiredTopology",
                .yaml = JobYaml("train", "  parallelism: 8\n  completions: 3\n") + "---\n" +
-                       PodYaml(Owner("batch/v1", "Job", "train")),
+                       PodYaml("  annotations: {kueue.x-k8s.io/podset-required-topology: rack}\n" +
+                               Owner("batch/v1", "Job", "train")),
                .key = "team/Job-train",
                .dialect = Dialect::kDerived,
                .has_inline = true,
-               .min_member = 3});
-  c.push_back({.name = "PodGrouperIndexedJob",
+               .min_member = 3,
+               .check = [](const GangRef& r) {
+                 EXPECT_EQ(r.inline_spec->topology.required_level, "rack");
+                 EXPECT_TRUE(r.inline_spec->topology.unsupported.empty());
+               }});
+  c.push_back({.name = "PodGrouperJobWithKueueSliceIsUnsupported",
                .yaml = JobYaml("idx",
                                "  completionMode: Indexed\n  parallelism: 6\n"
                                "  completions: 6\n") +
-                       "---\n" + PodYaml(Owner("batch/v1", "Job", "idx")),
+                       "---\n" +
+                       PodYaml("  annotations:\n    kueue.x-k8s.io/podset-slice-required-topology: "
+                               "rack\n    kueue.x-k8s.io/podset-slice-size: \"2\"\n" +
+                               Owner("batch/v1", "Job", "idx")),
                .key = "team/Job-idx",
                .dialect = Dialect::kDerived,
                .has_inline = true,
-               .min_member = 6});
+               .min_member = 6,
+               .check = [](const GangRef& r) {
+                 EXPECT_NE(r.inline_spec->topology.unsupported.find(
+                               "annotation kueue.x-k8s.io/podset-slice"),
+                           std::string::npos)
+                     << r.inline_spec->topology.unsupported;
+               }});
   c.push_back({.name = "PodGrouperJobParallelismOneIsNoGang",
                .yaml = JobYaml("one", "  parallelism: 1\n  completions: 10\n") + "---\n" +
                        PodYaml(Owner("batch/v1", "Job", "one")),
@@ -516,20 +546,43 @@ spec: {minMember: 1}
                .has_inline = true,
                .min_member = 9,  // 2 x 4 workers + 1 driver
                .check = [](const GangRef& r) { EXPECT_EQ(r.inline_spec->total_member, 9); }});
+  // KAI jobset_grouper.go: InOrder -> one PodGroup per replicatedJob (the pod's label).
   c.push_back({.name = "PodGrouperJobSetInOrder",
                .yaml = JobSetYaml("  startupPolicy: {startupPolicyOrder: InOrder}\n"),
-               .key = "team/JobSet-js",
+               .key = "team/JobSet-js-workers",
                .dialect = Dialect::kDerived,
                .has_inline = true,
-               .min_member = 8,  // the first replicatedJob only
-               .check = [](const GangRef& r) { EXPECT_EQ(r.inline_spec->total_member, 9); }});
+               .min_member = 8,  // the pod's replicatedJob: 2 x 4 workers
+               .check = [](const GangRef& r) { EXPECT_EQ(r.inline_spec->total_member, 8); }});
   c.push_back({.name = "PodGrouperJobSetDisabledFallsBackToJob",
                .yaml = JobSetYaml(""),
-               .key = "team/Job-js-workers-0",
+               .gang = false,  // a Job is no gang of its own
+               .opts = [](DialectOptions* o) { o->pod_grouper_kinds = {"Job"}; }});
+  // A LeaderWorkerSet group: found by the pods' label (the workers' owner chain runs
+  // through the leader pod), a gang of `size` per group (KAI lws_grouper.go).
+  c.push_back({.name = "PodGrouperLeaderWorkerSetGroup",
+               .yaml = "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+                       "metadata: {name: serve, namespace: team}\nspec:\n  replicas: 2\n"
+                       "  leaderWorkerTemplate:\n    size: 4\n    workerTemplate: {spec: "
+                       "{containers: [{name: w, image: w}]}}\n---\n" +
+                       PodYaml("  labels: {leaderworkerset.sigs.k8s.io/name: serve, "
+                               "leaderworkerset.sigs.k8s.io/group-index: \"1\"}\n"),
+               .key = "team/LeaderWorkerSet-serve-group-1",
                .dialect = Dialect::kDerived,
                .has_inline = true,
-               .min_member = 4,
-               .opts = [](DialectOptions* o) { o->pod_grouper_kinds = {"Job"}; }});
+               .min_member = 4});
+  // KAI's priority: the owner's priorityClassName label.
+  c.push_back(
+      {.name = "PodGrouperPriorityFromOwnerLabel",
+       .yaml = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: torch, "
+               "namespace: team, labels: {priorityClassName: build}}\nspec:\n"
+               "  pytorchReplicaSpecs:\n    Worker: {replicas: 2}\n---\n" +
+               PodYaml(Owner("kubeflow.org/v1", "PyTorchJob", "torch")),
+       .key = "team/PyTorchJob-torch",
+       .dialect = Dialect::kDerived,
+       .has_inline = true,
+       .min_member = 2,
+       .check = [](const GangRef& r) { EXPECT_EQ(r.inline_spec->priority_class_name, "build"); }});
   c.push_back({.name = "PodGrouperPyTorchJob",
                .yaml = kPyTorchJob + PodYaml(Owner("kubeflow.org/v1", "PyTorchJob", "torch")),
                .key = "team/PyTorchJob-torch",
@@ -621,13 +674,11 @@ spec:
 )" + PodYaml(Owner("apps/v1", "ReplicaSet", "web-5d4f")),
                .gang = false});
   c.push_back({.name = "PodGrouperDisabled",
-               .yaml = JobYaml("train", "  parallelism: 4\n") + "---\n" +
-                       PodYaml(Owner("batch/v1", "Job", "train")),
+               .yaml = kPyTorchJob + PodYaml(Owner("kubeflow.org/v1", "PyTorchJob", "torch")),
                .gang = false,
                .opts = [](DialectOptions* o) { o->pod_grouper = false; }});
   c.push_back({.name = "PodGrouperKindNotListed",
-               .yaml = JobYaml("train", "  parallelism: 4\n") + "---\n" +
-                       PodYaml(Owner("batch/v1", "Job", "train")),
+               .yaml = kPyTorchJob + PodYaml(Owner("kubeflow.org/v1", "PyTorchJob", "torch")),
                .gang = false,
                .opts = [](DialectOptions* o) {
                  o->pod_grouper_kinds = {"JobSet", "MPIJob"};
@@ -650,10 +701,7 @@ spec:
 ---
 )" + JobYaml("nightly-123", "  parallelism: 3\n", Owner("batch/v1", "CronJob", "nightly")) +
                        "---\n" + PodYaml(Owner("batch/v1", "Job", "nightly-123")),
-               .key = "team/Job-nightly-123",
-               .dialect = Dialect::kDerived,
-               .has_inline = true,
-               .min_member = 3});
+               .gang = false});  // its Job is no gang (KAI's CronJob grouper: per pod too)
   c.push_back({.name = "PodGrouperUnknownKindIsInvalid",
                .yaml = "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: ray, namespace: "
                        "team}\nspec: {}\n---\n" +
@@ -664,7 +712,9 @@ spec:
                .invalid = "PodGrouper has no rule to derive a gang from RayJob",
                .opts = [](DialectOptions* o) { o->pod_grouper_kinds.push_back("RayJob"); }});
   c.push_back({.name = "PodGrouperQueueFromKAILabel",
-               .yaml = JobYaml("train", "  parallelism: 2\n") + "---\n" +
+               .yaml = JobYaml("train", "  parallelism: 2\n",
+                               "  annotations: {kai.scheduler/batch-min-member: \"2\"}\n") +
+                       "---\n" +
                        PodYaml("  labels: {kai.scheduler/queue: research}\n" +
                                Owner("batch/v1", "Job", "train")),
                .key = "team/Job-train",
@@ -1050,7 +1100,7 @@ spec:
   - name: worker
     schedulingPolicy: {gang: {minCount: 3}}
     schedulingConstraints:
-      topologyConstraints: [{topologyKey: topology.kubernetes.io/rack}]
+      topology: [{key: topology.kubernetes.io/rack}]
 )",
                .key = "team/train/worker",
                .dialect = Dialect::kWorkload,
@@ -1068,7 +1118,7 @@ spec:
   schedulingPolicy:
     gang: {minCount: 4}
   schedulingConstraints:
-    topologyConstraints: [{topologyKey: topology.kubernetes.io/zone}]
+    topology: [{key: topology.kubernetes.io/zone}]
 )",
                .key = "team/train-0",
                .dialect = Dialect::kWorkload,
@@ -1077,6 +1127,119 @@ spec:
                  EXPECT_EQ(s[0].topology.required_level, "topology.kubernetes.io/zone");
                  EXPECT_EQ(s[0].schedule_timeout_ns, 300 * kSec);
                }});
+  // The drafts' names (KEP-4671 before 1.36) are refused as the API server refuses them
+  // under strict decoding (and drops them otherwise): never a gang without its constraint.
+  c.push_back({.name = "UpstreamPodGroupDraftTopologyNames",
+               .yaml = R"(apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: pg, namespace: team}
+spec:
+  schedulingPolicy: {gang: {minCount: 4}}
+  schedulingConstraints:
+    topologyConstraints: [{topologyKey: topology.kubernetes.io/zone}]
+)",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .min_member = 4,
+               .invalid = "PodGroup team/pg (scheduling.k8s.io/v1alpha2): "
+                          "spec.schedulingConstraints.topologyConstraints: unknown field "
+                          "(scheduling.k8s.io/v1alpha2 names it topology[].key)"});
+  c.push_back({.name = "UpstreamPodGroupDraftKeyName",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: "
+                       "{name: pg, namespace: team}\nspec: {schedulingPolicy: {gang: {minCount: "
+                       "2}}, schedulingConstraints: {topology: [{topologyKey: zone}]}}\n",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .invalid = "spec.schedulingConstraints.topology[0].topologyKey: unknown field "
+                          "(scheduling.k8s.io/v1alpha2 names it key)"});
+  c.push_back({.name = "UpstreamPodGroupTwoTopologies",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: "
+                       "{name: pg, namespace: team}\nspec: {schedulingPolicy: {gang: {minCount: "
+                       "2}}, schedulingConstraints: {topology: [{key: zone}, {key: rack}]}}\n",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .invalid = "spec.schedulingConstraints.topology: must have at most 1 item, got 2"});
+  c.push_back({.name = "UpstreamPodGroupTopologyWithoutKey",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: "
+                       "{name: pg, namespace: team}\nspec: {schedulingPolicy: {gang: {minCount: "
+                       "2}}, schedulingConstraints: {topology: [{}]}}\n",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .invalid = "spec.schedulingConstraints.topology[0].key: required"});
+  c.push_back({.name = "UpstreamPodGroupUnknownSpecField",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: "
+                       "{name: pg, namespace: team}\nspec: {schedulingPolicy: {gang: {minCount: "
+                       "2}}, minMember: 2}\n",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .invalid = "spec.minMember: unknown field"});
+  // 1.37 names the template reference workloadRef; 1.36 podGroupTemplateRef.
+  c.push_back({.name = "UpstreamPodGroup136RefusesThe137Reference",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: "
+                       "{name: pg, namespace: team}\nspec: {schedulingPolicy: {gang: {minCount: "
+                       "2}}, workloadRef: {workloadName: w, templateName: t}}\n",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .invalid = "spec.workloadRef: unknown field"});
+  c.push_back({.name = "UpstreamPodGroup137WorkloadRef",
+               .yaml = R"(apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: pg, namespace: team}
+spec:
+  workloadRef: {workloadName: train, templateName: worker}
+  schedulingPolicy: {gang: {minCount: 3}}
+  schedulingConstraints: {topology: [{key: topology.kubernetes.io/rack}]}
+)",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .min_member = 3,
+               .check = [](const std::vector<PodGroupSpec>& s) {
+                 EXPECT_EQ(s[0].topology.required_level, "topology.kubernetes.io/rack");
+               }});
+  // Workload-aware preemption's fields (alpha) are defined but not honoured: named.
+  c.push_back({.name = "UpstreamPodGroupDisruptionModeNotHonoured",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: "
+                       "{name: pg, namespace: team}\nspec: {schedulingPolicy: {gang: {minCount: "
+                       "2}}, disruptionMode: PodGroup, priority: 7}\n",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .invalid = "spec.disruptionMode: not supported by this scheduler; spec.priority: "
+                          "not supported by this scheduler"});
+  c.push_back({.name = "UpstreamPodGroup137InACompositePodGroup",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: "
+                       "{name: pg, namespace: team}\nspec: {schedulingPolicy: {gang: {minCount: "
+                       "2}}, parentCompositePodGroupName: cpg}\n",
+               .key = "team/pg",
+               .dialect = Dialect::kWorkload,
+               .invalid = "spec.parentCompositePodGroupName: not supported by this scheduler"});
+  c.push_back({.name = "CompositePodGroupIsGangObjectWithoutSpecs",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\n"
+                       "metadata: {name: cpg, namespace: team}\nspec: {schedulingPolicy: {gang: "
+                       "{minGroupCount: 2}}}\n",
+               .count = 0});
+  c.push_back({.name = "CompositePodGroupMinGroupCountZero",
+               .yaml = "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\n"
+                       "metadata: {name: cpg, namespace: team}\nspec: {schedulingPolicy: {gang: "
+                       "{minCount: 2}}}\n",
+               .key = "team/cpg",
+               .dialect = Dialect::kWorkload,
+               .invalid = "spec.schedulingPolicy.gang.minCount: unknown field; "
+                          "spec.schedulingPolicy.gang.minGroupCount: required, must be >= 1"});
+  c.push_back({.name = "Workload137CompositeTemplates",
+               .yaml = R"(apiVersion: scheduling.k8s.io/v1beta1
+kind: Workload
+metadata: {name: w, namespace: team}
+spec:
+  podGroupTemplates:
+  - {name: t, schedulingPolicy: {gang: {minCount: 2}}}
+  compositePodGroupTemplates:
+  - name: c
+    schedulingPolicy: {gang: {minGroupCount: 2}}
+    podGroupTemplates: [{name: inner, schedulingPolicy: {gang: {minCount: 1}}}]
+)",
+               .key = "team/w/t",
+               .dialect = Dialect::kWorkload,
+               .min_member = 2});
   c.push_back({.name = "UpstreamPodGroupBasicIsNoSpec",
                .yaml = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: "
                        "{name: pg, namespace: team}\nspec: {schedulingPolicy: {basic: {}}}\n",
@@ -1265,12 +1428,17 @@ TEST(DialectParse, JsonStringArray) {
       {R"(["a)", false, {}},
       {R"(["\x"])", false, {}},
       {"", false, {}},
+      {R"({"a": "b"})", false, {}},
+      {R"(["a", null])", false, {}},
   };
   for (const auto& c : cases) {
     std::vector<std::string> out;
     std::string err;
     EXPECT_EQ(api::MoveOrMessage(detail::ParseJsonStringArray(c.in), &out, &err), c.ok)
         << c.in << " " << err;
+    if (!c.ok) {
+      EXPECT_EQ(err.rfind("must be a JSON array of strings: ", 0), 0u) << c.in << " " << err;
+    }
     if (c.ok) {
       EXPECT_EQ(out, c.out) << c.in;
     }
@@ -1379,6 +1547,106 @@ TEST(ManagerRefs, StatusUpdateKeepsSpecsAndUnknownObjectsAreAdded) {
   auto s3 = m.SummaryOf("ns/pg");
   ASSERT_TRUE(s3 && s3->spec);
   EXPECT_EQ(s3->spec->min_member, 5);
+}
+
+}  // namespace
+}  // namespace phalanx::gang
+
+namespace phalanx::gang {
+namespace {
+
+api::Unstructured OneObject(const std::string& yaml) {
+  api::Manifests m;
+  std::string err;
+  EXPECT_TRUE(api::OkOrMessage(api::DecodeManifests(yaml, "test.yaml", &m), &err)) << err;
+  return m.objects.empty() ? api::Unstructured{} : m.objects[0];
+}
+
+// Koordinator's gather rules (apis/extension/network_topology.go): the annotation's JSON
+// becomes MustGather / PreferGather layers against the ClusterNetworkTopology "default";
+// the proposal's draft key is refused by name; podCountMultiple is unsupported.
+TEST(DialectKoordinatorNetworkTopology, GatherRulesBecomeTheConstraint) {
+  const auto specs = SpecsFromObject(OneObject(R"(apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: PodGroup
+metadata:
+  name: g
+  namespace: team
+  annotations:
+    gang.scheduling.koordinator.sh/network-topology-spec: '{"gatherStrategy": [{"layer": "SpineLayer", "strategy": "MustGather"}, {"layer": "BlockLayer", "strategy": "PreferGather"}]}'
+spec: {minMember: 2}
+)"));
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].invalid, "");
+  EXPECT_EQ(specs[0].topology.topology, "scheduling.koordinator.sh/default");
+  EXPECT_EQ(specs[0].topology.must_gather, std::vector<std::string>{"SpineLayer"});
+  EXPECT_EQ(specs[0].topology.prefer_gather, std::vector<std::string>{"BlockLayer"});
+
+  const auto draft = SpecsFromObject(OneObject(R"(apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: PodGroup
+metadata:
+  name: g
+  namespace: team
+  annotations:
+    gang.scheduling.koordinator.sh/networkTopologyAware: '{"gatherStrategy": []}'
+spec: {minMember: 2}
+)"));
+  ASSERT_EQ(draft.size(), 1u);
+  EXPECT_NE(draft[0].invalid.find("gang.scheduling.koordinator.sh/networkTopologyAware: not read "
+                                  "by Koordinator"),
+            std::string::npos)
+      << draft[0].invalid;
+
+  const auto multiple = SpecsFromObject(OneObject(R"(apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: PodGroup
+metadata:
+  name: g
+  namespace: team
+  annotations:
+    gang.scheduling.koordinator.sh/network-topology-spec: '{"gatherStrategy": [{"layer": "BlockLayer", "strategy": "MustGather", "podCountMultiple": 4}]}'
+spec: {minMember: 2}
+)"));
+  ASSERT_EQ(multiple.size(), 1u);
+  EXPECT_NE(multiple[0].topology.unsupported.find("podCountMultiple: not supported"),
+            std::string::npos)
+      << multiple[0].topology.unsupported;
+}
+
+// A ClusterNetworkTopology (apis/scheduling/v1alpha1/cluster_network_topology_types.go):
+// levels from the chain of parentTopologyLayer, the node layer last; an unknown field (the
+// proposal's spec.hierarchy) makes it invalid.
+TEST(DialectKoordinatorNetworkTopology, ClusterNetworkTopologyLevels) {
+  const api::Unstructured cnt = OneObject(R"(apiVersion: scheduling.koordinator.sh/v1alpha1
+kind: ClusterNetworkTopology
+metadata: {name: default}
+spec:
+  networkTopologySpec:
+  - {topologyLayer: SpineLayer, labelKey: [network.topology.nvidia.com/spine]}
+  - {topologyLayer: BlockLayer, parentTopologyLayer: SpineLayer, labelKey: [network.topology.nvidia.com/block]}
+  - {topologyLayer: NodeTopologyLayer, parentTopologyLayer: BlockLayer}
+)");
+  ASSERT_TRUE(IsTopologyObject(cnt));
+  const Topology t = TopologyFromObject(cnt);
+  EXPECT_EQ(t.invalid, "");
+  EXPECT_EQ(t.name, "scheduling.koordinator.sh/default");
+  EXPECT_EQ(t.levels, (std::vector<std::string>{"network.topology.nvidia.com/spine",
+                                                "network.topology.nvidia.com/block",
+                                                "kubernetes.io/hostname"}));
+  EXPECT_EQ(t.layer_names,
+            (std::vector<std::string>{"SpineLayer", "BlockLayer", "NodeTopologyLayer"}));
+
+  const Topology draft =
+      TopologyFromObject(OneObject(R"(apiVersion: scheduling.koordinator.sh/v1alpha1
+kind: ClusterNetworkTopology
+metadata: {name: default}
+spec:
+  hierarchy:
+  - {layerName: nodeLayer, parentTopologyLayer: blockLayer}
+)"));
+  EXPECT_NE(draft.invalid.find("spec.hierarchy: unknown field"), std::string::npos)
+      << draft.invalid;
+  EXPECT_NE(draft.invalid.find("spec.networkTopologySpec: must have at least 1 item"),
+            std::string::npos)
+      << draft.invalid;
 }
 
 }  // namespace

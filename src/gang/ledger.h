@@ -108,4 +108,16 @@ class GangLedger {
   virtual void EnablePodGrouper(bool enabled) { (void)enabled; }
 };
 
+// Events on a gang's own object (its PodGroup, Workload, ...; dialects without an object of
+// their own get none): the narrow interface of the scheduler's gang coordinator that
+// plugins reach as a service (GangReservation: "Reserved", "StarvationEviction").
+class PodGroupEventRecorder {
+ public:
+  virtual ~PodGroupEventRecorder() = default;
+  // A Normal (`normal`) or Warning event with `reason` (e.g. "Reserved") and `message` on
+  // the object of gang `gang_key`.
+  virtual void RecordPodGroupEvent(const std::string& gang_key, bool normal, const char* reason,
+                                   const std::string& message) = 0;
+};
+
 }  // namespace phalanx::gang

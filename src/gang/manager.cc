@@ -14,6 +14,10 @@ bool Terminal(const api::Pod& p) {
 std::string ObjKey(const std::string& ns, const std::string& kind, const std::string& name) {
   return ns + "/" + kind + "/" + name;
 }
+// topologies_' key: "<group>/<name>" (a ClusterNetworkTopology's Topology::name too).
+std::string TopologyKey(const api::Unstructured& obj) {
+  return obj.Group() + "/" + obj.metadata.name;
+}
 }  // namespace
 
 Manager::Manager(DialectOptions opts) : opts_(std::move(opts)) {}
@@ -22,8 +26,7 @@ void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   objects_[ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name)] = obj;
   if (IsTopologyObject(*obj)) {
-    topologies_[obj->Group() + "/" + obj->metadata.name] =
-        std::make_shared<const Topology>(TopologyFromObject(*obj));
+    topologies_[TopologyKey(*obj)] = std::make_shared<const Topology>(TopologyFromObject(*obj));
     return;
   }
   if (IsHyperNodeObject(*obj)) {
@@ -35,6 +38,7 @@ void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   for (const auto& k : specs_by_object_[okey]) object_specs_.erase(k);
   specs_by_object_[okey].clear();
   for (auto& spec : SpecsFromObject(*obj)) {
+    if (!spec.priority_class_name.empty()) has_gang_priorities_.store(true);
     std::string key = spec.key;  // the right-hand side below is evaluated first
     specs_by_object_[okey].push_back(key);
     object_specs_[key] = std::make_shared<const PodGroupSpec>(std::move(spec));
@@ -56,7 +60,7 @@ void Manager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
 void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   objects_.erase(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
-  if (IsTopologyObject(*obj)) topologies_.erase(obj->Group() + "/" + obj->metadata.name);
+  if (IsTopologyObject(*obj)) topologies_.erase(TopologyKey(*obj));
   if (IsHyperNodeObject(*obj)) hyper_nodes_.erase(obj->metadata.name);
   auto it = specs_by_object_.find(obj->Key());
   if (it == specs_by_object_.end()) return;
@@ -66,6 +70,10 @@ void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
 
 std::shared_ptr<const Topology> Manager::TopologyOf(const std::string& name) const {
   absl::MutexLock l(&mu_);
+  if (name.find('/') != std::string::npos) {  // "<group>/<name>" (ClusterNetworkTopology)
+    auto it = topologies_.find(name);
+    return it == topologies_.end() ? nullptr : it->second;
+  }
   for (const char* group : {"kai.scheduler/", "kueue.x-k8s.io/"}) {
     auto it = topologies_.find(group + name);
     if (it != topologies_.end()) return it->second;
@@ -94,6 +102,15 @@ std::optional<GangRef> Manager::ResolveLocked(const api::Pod& pod) const {
           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return OwnerLocked(ns, kind, name); });
 }
 
+std::string Manager::GangPriorityClassOf(const api::Pod& pod) const {
+  if (!has_gang_priorities_.load(std::memory_order_relaxed)) return "";
+  absl::MutexLock l(&mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end() || it->second.gang_state == nullptr) return "";
+  const auto spec = SpecLocked(*it->second.gang_state, it->second.gang);
+  return spec ? spec->priority_class_name : std::string();
+}
+
 void Manager::EnablePodGrouper(bool enabled) {
   absl::MutexLock l(&mu_);
   opts_.pod_grouper = enabled;
@@ -111,6 +128,7 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
   if (g.members.empty() && !g.ref) g.ref = std::make_shared<const GangRef>(*ref);
   if (ref->inline_spec && !g.inline_spec) {
     g.inline_spec = std::make_shared<const PodGroupSpec>(*ref->inline_spec);
+    if (!g.inline_spec->priority_class_name.empty()) has_gang_priorities_.store(true);
   }
   if (g.members.insert(pkey).second) {
     // A new pod of a finished member's name (a recreated pod) takes its place.

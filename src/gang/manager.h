@@ -20,6 +20,7 @@
 // both are reported on every member pod, and neither ever schedules a partial gang.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,6 +112,12 @@ class Manager final : public GangLedger {
   // meet every subgroup's too (once-satisfied and waiting-and-running).
   bool Satisfied(const std::string& gang_key) const override;
 
+  // The PriorityClass name a pod takes from its gang: the gang object's
+  // spec.priorityClassName (KAI, Volcano PodGroup) or the one PodGrouper derived from the
+  // owner (KAI's priorityClassName label, dialects.h); "" when none. Lock-free and O(1)
+  // while no gang names a class (the scheduler asks for every pod it orders or preempts).
+  std::string GangPriorityClassOf(const api::Pod& pod) const;
+
   // Every gang's key, sorted.
   std::vector<std::string> GangKeys() const;
   // Keys (sorted) of the gangs that ran (satisfied once) and lost an assumed or bound member
@@ -164,6 +171,8 @@ class Manager final : public GangLedger {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
+  // Some spec (object or inline) names a priority class (GangPriorityClassOf).
+  std::atomic<bool> has_gang_priorities_{false};
   DialectOptions opts_ ABSL_GUARDED_BY(mu_);
   // By gang key. Hashed (every PodGroup cycle looks gangs up several times; keys of a
   // trace share long prefixes, which an ordered map compares again and again); nothing

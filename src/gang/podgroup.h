@@ -41,7 +41,7 @@ enum class MatchPolicy : uint8_t {
 
 // Where a gang must / should be kept together: KAI PodGroup spec.topologyConstraint
 // (pkg/apis/scheduling/v2alpha2/podgroup_types.go TopologyConstraint), the upstream
-// Workload schedulingConstraints.topologyConstraints[].topologyKey (required) and Phalanx's
+// Workload API schedulingConstraints.topology[].key (required) and Phalanx's
 // scheduling.phalanx.dev/topology-key / topology-policy annotations. Levels are node label
 // keys (e.g. "cloud.provider.com/topology-rack").
 struct TopologyConstraint {
@@ -58,12 +58,17 @@ struct TopologyConstraint {
   bool hard = true;                     // mode: hard (the default) / soft
   std::optional<int32_t> highest_tier;  // highestTierAllowed
   std::string highest_tier_name;        // highestTierName (matches HyperNode spec.tierName)
+  // Koordinator gather rules (annotation gang.scheduling.koordinator.sh/
+  // network-topology-spec, apis/extension/network_topology.go): the layers of MustGather
+  // and PreferGather rules; topology.h takes the narrowest of each as the required /
+  // preferred level (`topology` names the ClusterNetworkTopology).
+  std::vector<std::string> must_gather, prefer_gather;
   // Set when the gang asks for a topology that Phalanx does not honour: the reason its
-  // members stay pending (no dialect sets it today).
+  // members stay pending (e.g. Kueue TAS slices, Koordinator podCountMultiple).
   std::string unsupported;
   bool empty() const {
     return topology.empty() && required_level.empty() && preferred_level.empty() &&
-           !hyper_node_tiers && unsupported.empty();
+           !hyper_node_tiers && unsupported.empty() && must_gather.empty() && prefer_gather.empty();
   }
 };
 
@@ -94,9 +99,14 @@ struct SubGroup {
 // KAI pkg/apis/kai/v1alpha1/topology_types.go, derived from Kueue's Topology): spec.levels[]
 // of {nodeLabel}, ordered from the top (widest, e.g. zone) to the bottom (narrowest, e.g.
 // kubernetes.io/hostname).
+// A Koordinator ClusterNetworkTopology (scheduling.koordinator.sh/v1alpha1, "default") is
+// one too, named "scheduling.koordinator.sh/default": its layers' label keys as levels and
+// their layer names (e.g. "BlockLayer") in layer_names, by which a gang's gather rules name
+// them (topology.h accepts either).
 struct Topology {
   std::string name;
-  std::vector<std::string> levels;  // node label keys, top → bottom
+  std::vector<std::string> levels;       // node label keys, top → bottom
+  std::vector<std::string> layer_names;  // Koordinator: parallel to levels; else empty
   // Set when the object is malformed (e.g. "Topology cluster-topology: spec.levels: must have
   // at least 1 item"); gangs that name it stay pending with this reason.
   std::string invalid;

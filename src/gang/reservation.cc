@@ -248,6 +248,40 @@ std::vector<std::pair<Reservation, ReleaseCause>> ReservationLedger::Sweep(
   for (const auto& [g, c] : drop) {
     if (auto r = Release(g, c)) out.emplace_back(std::move(*r), c);
   }
+  if (!out.empty() && on_released_) on_released_();
+  return out;
+}
+
+bool ReservationGangGone(const GangLedger& gangs, const std::string& key) {
+  auto sum = gangs.SummaryOf(key);
+  if (!sum || !sum->spec || sum->counts.pods == 0) return true;
+  return sum->counts.pods < sum->spec->min_member || gangs.Satisfied(key);
+}
+
+std::vector<NodeForecast> ForecastNodes(
+    const std::vector<const framework::NodeInfo*>& nodes, const ReservationView* taken,
+    const std::function<std::optional<api::Timestamp>(const api::Pod&)>& end_of) {
+  std::vector<NodeForecast> out;
+  out.reserve(nodes.size());
+  for (const framework::NodeInfo* ni : nodes) {
+    if (!ni->node() || ni->unschedulable()) continue;
+    if (taken && taken->node_to_reservation.count(ni->name())) continue;
+    NodeForecast f;
+    f.name = ni->name();
+    f.allocatable = ni->allocatable();
+    f.free = ni->allocatable();
+    f.free.Subtract(ni->requested());
+    f.free.allowed_pod_number =
+        ni->allocatable().allowed_pod_number - static_cast<int64_t>(ni->pods().size());
+    for (const auto& p : ni->pods()) {
+      auto end = end_of(p->Pod());
+      if (!end) continue;
+      api::Resource r = p->requests;
+      r.allowed_pod_number = 1;
+      f.releases.emplace_back(*end, std::move(r));
+    }
+    out.push_back(std::move(f));
+  }
   return out;
 }
 

@@ -9,13 +9,16 @@
 // they will end before it. Users ask for the same in KAI-Scheduler#1969, Volcano#947 and
 // kube-batch#821.
 //
-// This file holds the pure parts — expected runtimes of pods, the forecast and choice of
-// nodes (PlanReservation) — and the ReservationLedger, the shared, thread-safe record of the
-// active reservations. The scheduler plans and releases reservations at PodGroup cycle
-// outcomes (src/scheduler/reservation_planner.cc); the GangReservation plugin
-// (src/plugins/gangreservation/) enforces them at Filter and configures the ledger from its
-// args. Everything runs on the scheduler's clock: virtual in `phalanx simulate`, wall in
-// `phalanx run`.
+// This file holds the model — expected runtimes of pods, the node forecasts (ForecastNodes,
+// built here once for the reservation planner and for `phalanx explain`'s start forecast,
+// src/sim/forecast.h), the forecast and choice of nodes (PlanReservation) — and the
+// ReservationLedger, the shared, thread-safe record of the active reservations, which the
+// scheduler owns and provides to plugins. The GangReservation plugin
+// (src/plugins/gangreservation/) is the behaviour: it configures the ledger from its args,
+// enforces reservations at Filter, plans them and evicts for starving gangs behind the
+// PodGroup PostFilter, and releases them at the gang's commit; the scheduler sweeps expired
+// ones on its clock (Scheduler::Tick). Everything runs on the scheduler's clock: virtual in
+// `phalanx simulate`, wall in `phalanx run`.
 //
 // Life of a reservation:
 //
@@ -41,6 +44,8 @@
 #include "absl/synchronization/mutex.h"
 #include "api/resource.h"
 #include "api/types.h"
+#include "framework/types.h"
+#include "gang/ledger.h"
 
 namespace phalanx::gang {
 
@@ -103,7 +108,7 @@ struct ReservationSettings {
   // preemptAfterSeconds (0 = off): a gang that holds a reservation, has waited this long
   // (since its quorum, as threshold_ns) and whose forecast start is still in the future
   // evicts the pods on its reserved nodes that keep it from starting now
-  // (scheduler/reservation_eviction.cc). Victims are never members of a gang of
+  // (GangReservation's PodGroupPostFilter). Victims are never members of a gang of
   // >= min_members members.
   int64_t preempt_after_ns = 0;
   bool enabled() const { return threshold_ns > 0; }
@@ -126,6 +131,15 @@ struct ReservationView {
   std::vector<Reservation> reservations;
   std::map<std::string, size_t, std::less<>> node_to_reservation;  // index into reservations
 };
+
+// The nodes as a forecast sees them: free room now and, per pod on a node whose end
+// `end_of` knows, when it ends and what it gives back. Nodes without a Node object,
+// unschedulable ones and those another reservation holds (`taken`, may be null) are left
+// out. One builder for the reservation planner (end_of: ExpectedEnd, the pod's start or
+// now) and `phalanx explain`'s forecast (the simulation's known starts and durations).
+std::vector<NodeForecast> ForecastNodes(
+    const std::vector<const framework::NodeInfo*>& nodes, const ReservationView* taken,
+    const std::function<std::optional<api::Timestamp>(const api::Pod&)>& end_of);
 
 enum class ReleaseCause { kBound, kGone, kExpired };
 
@@ -178,6 +192,11 @@ class ReservationLedger {
   // Counts one eviction for a starving gang that evicted `pods` pods (preemptAfterSeconds).
   void CountEviction(int64_t pods) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Called (on the sweeping thread, without the ledger's lock) after Sweep released a
+  // reservation: its nodes are free for other pods again (the scheduler requeues the pods
+  // GangReservation rejected). Set before the ledger is shared.
+  void SetOnReleased(std::function<void()> fn) { on_released_ = std::move(fn); }
+
   ReservationCounters Counters() const ABSL_LOCKS_EXCLUDED(mu_);
   // Every reservation made, in order (the first kHistoryLimit; reports and tests).
   static constexpr size_t kHistoryLimit = 1 << 16;
@@ -198,7 +217,12 @@ class ReservationLedger {
   std::map<std::string, api::Timestamp> waiting_ ABSL_GUARDED_BY(mu_);  // TakeTurn: gang -> since
   ReservationCounters counters_ ABSL_GUARDED_BY(mu_);
   std::vector<Reservation> history_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> on_released_;  // const once the ledger is shared
 };
+
+// True when a reservation of gang `key` can no longer be used: the gang is gone, gated
+// (fewer than minMember pods exist) or already satisfied (Sweep's and TakeTurn's `gone`).
+bool ReservationGangGone(const GangLedger& gangs, const std::string& key);
 
 // "2026-11-26T01:02:03Z" for a timestamp (ns since the epoch), for reasons and Events.
 std::string FormatReservationTime(api::Timestamp t);

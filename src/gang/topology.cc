@@ -21,6 +21,12 @@ int IndexOf(const std::vector<std::string>& levels, const std::string& level) {
   return it == levels.end() ? -1 : static_cast<int>(it - levels.begin());
 }
 
+// Index of `level` in the topology, by label key or (Koordinator) by layer name.
+int LevelIndex(const Topology& t, const std::string& level) {
+  const int i = IndexOf(t.levels, level);
+  return i >= 0 ? i : IndexOf(t.layer_names, level);
+}
+
 }  // namespace
 
 std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* topology,
@@ -37,12 +43,43 @@ std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* 
     return "";
   }
   if (topology == nullptr) {
+    if (c.topology.rfind("scheduling.koordinator.sh/", 0) == 0) {
+      return "ClusterNetworkTopology " +
+             Quote(c.topology.substr(std::string("scheduling.koordinator.sh/").size())) +
+             " not found (scheduling.koordinator.sh/v1alpha1)";
+    }
     return "topology " + Quote(c.topology) + " not found (kai.scheduler/v1alpha1 Topology)";
   }
   if (!topology->invalid.empty()) return "invalid " + topology->invalid;
+  if (!c.must_gather.empty() || !c.prefer_gather.empty()) {
+    // Koordinator gather rules: the narrowest layer of each kind (the lowest in the chain).
+    TopologyConstraint narrowed = c;
+    narrowed.must_gather.clear();
+    narrowed.prefer_gather.clear();
+    for (const auto& [layers, level] : {std::pair<const std::vector<std::string>*, std::string*>{
+                                            &c.must_gather, &narrowed.required_level},
+                                        std::pair<const std::vector<std::string>*, std::string*>{
+                                            &c.prefer_gather, &narrowed.preferred_level}}) {
+      int best = -1;
+      for (const auto& layer : *layers) {
+        const int i = LevelIndex(*topology, layer);
+        if (i < 0) {
+          return "gather rule layer " + Quote(layer) + " is not a layer of " + Quote(c.topology) +
+                 " (" + JoinLevels(topology->layer_names) + ")";
+        }
+        best = std::max(best, i);
+      }
+      if (best >= 0) *level = topology->levels[static_cast<size_t>(best)];
+    }
+    if (LevelIndex(*topology, narrowed.preferred_level) <=
+        LevelIndex(*topology, narrowed.required_level)) {
+      narrowed.preferred_level.clear();  // implied by the required layer
+    }
+    return ResolvePlacementLevels(narrowed, topology, out);
+  }
   const auto& levels = topology->levels;
-  const int required = c.required_level.empty() ? -1 : IndexOf(levels, c.required_level);
-  const int preferred = c.preferred_level.empty() ? -1 : IndexOf(levels, c.preferred_level);
+  const int required = c.required_level.empty() ? -1 : LevelIndex(*topology, c.required_level);
+  const int preferred = c.preferred_level.empty() ? -1 : LevelIndex(*topology, c.preferred_level);
   for (const auto& [what, name, index] :
        {std::tuple<const char*, const std::string&, int>{"required", c.required_level, required},
         std::tuple<const char*, const std::string&, int>{"preferred", c.preferred_level,

@@ -20,7 +20,12 @@ api::UnstructuredPtr Object(const std::string& yaml) {
   return std::make_shared<api::Unstructured>(m.objects.at(0));
 }
 
-Topology Dc() { return Topology{"dc", {"zone", "rack", "block", "kubernetes.io/hostname"}, ""}; }
+Topology Dc() {
+  Topology t;
+  t.name = "dc";
+  t.levels = {"zone", "rack", "block", "kubernetes.io/hostname"};
+  return t;
+}
 
 TopologyConstraint Tc(std::string topology, std::string required, std::string preferred) {
   TopologyConstraint c;
@@ -415,6 +420,42 @@ TEST(TopologyDialectTest, KaiConstraintKeepsTopologyAndBothLevels) {
   EXPECT_EQ(specs[0].topology.topology, "dc");
   EXPECT_EQ(specs[0].topology.required_level, "rack");
   EXPECT_EQ(specs[0].topology.preferred_level, "block");
+}
+
+}  // namespace
+}  // namespace phalanx::gang
+
+namespace phalanx::gang {
+namespace {
+
+// Koordinator gather rules against a ClusterNetworkTopology: the narrowest MustGather
+// layer is the required level, the narrowest PreferGather below it the preferred one, by
+// layer name; an unknown layer names the layers there are.
+TEST(TopologyLevels, KoordinatorGatherRules) {
+  Topology t;
+  t.name = "scheduling.koordinator.sh/default";
+  t.levels = {"spine", "block", "kubernetes.io/hostname"};
+  t.layer_names = {"SpineLayer", "BlockLayer", "NodeTopologyLayer"};
+  TopologyConstraint c;
+  c.topology = t.name;
+  c.must_gather = {"SpineLayer"};
+  c.prefer_gather = {"SpineLayer", "BlockLayer"};
+  PlacementLevels out;
+  EXPECT_EQ(ResolvePlacementLevels(c, &t, &out), "");
+  EXPECT_EQ(out.levels, (std::vector<std::string>{"block", "spine"}));
+  EXPECT_TRUE(out.required);
+
+  c.must_gather = {"BlockLayer", "SpineLayer"};  // the narrowest wins: block
+  c.prefer_gather = {"SpineLayer"};              // implied
+  EXPECT_EQ(ResolvePlacementLevels(c, &t, &out), "");
+  EXPECT_EQ(out.levels, std::vector<std::string>{"block"});
+
+  c.must_gather = {"RackLayer"};
+  EXPECT_EQ(ResolvePlacementLevels(c, &t, &out),
+            "gather rule layer \"RackLayer\" is not a layer of "
+            "\"scheduling.koordinator.sh/default\" (SpineLayer, BlockLayer, NodeTopologyLayer)");
+  EXPECT_EQ(ResolvePlacementLevels(c, nullptr, &out),
+            "ClusterNetworkTopology \"default\" not found (scheduling.koordinator.sh/v1alpha1)");
 }
 
 }  // namespace

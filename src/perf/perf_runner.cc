@@ -1,6 +1,7 @@
 // In-process scheduler_perf runner (see perf_runner.h).
 #include "perf/perf_runner.h"
 
+#include <fnmatch.h>
 #include <malloc.h>
 #include <sys/resource.h>
 #include <yaml-cpp/yaml.h>
@@ -11,12 +12,16 @@
 #include <climits>
 #include <cmath>
 #include <ctime>
+#include <deque>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -25,6 +30,7 @@
 #include "framework/clock.h"
 #include "framework/extension_point_observer.h"
 #include "perf/perf_objects.h"
+#include "perf/perf_template.h"
 #include "perf/scheduler_options_internal.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
@@ -227,8 +233,6 @@ class WorkloadRun {
   api::Status LoadTemplates(const std::vector<PerfOp>& ops);
   api::Status Setup();
   api::Status CreateNodes(const PerfOp& op);
-  // The pod of op.pod_template_path, loaded once (template_cache_).
-  api::Status PodTemplate(const PerfOp& op, const api::Pod** out);
   api::Status CreatePods(const PerfOp& op);
   // Pod `i` of a createPods op with PV / PVC templates: its PV and claim, written as
   // upstream's CreatePodWithPersistentVolume and fake PV controller write them.
@@ -238,6 +242,38 @@ class WorkloadRun {
   api::Status StartChurn(const PerfOp& op);
   api::Status Barrier(const PerfOp& op);
   bool Sleep(const PerfOp& op);
+  api::Status CreatePodSets(const PerfOp& op);
+  api::Status DeletePods(const PerfOp& op);
+  api::Status CreateAny(const PerfOp& op);
+  api::Status UpdateAny(const PerfOp& op);
+  api::Status CreateResourceDriver(const PerfOp& op);
+  api::Status AllocResourceClaims(const PerfOp& op);
+  void StartCollecting(const PerfOp& op);
+  void StopCollecting();
+  // createPods with steadyState: `op.count` pods kept alive for op.duration_ns, each
+  // scheduled pod deleted and replaced by a new one.
+  api::Status SteadyState(const PerfOp& op, const api::Pod& tmpl, const std::string& ns);
+  // The objects of template `path` for object `index` of `count` (rendered when the file
+  // is a text/template, decoded once otherwise).
+  api::Status Render(const std::string& path, int64_t index, int64_t count, api::Manifests* out);
+  // Runs fn(0..count-1), `per_second` of them per second of wall time (0: at once), while
+  // the scheduler keeps working (upstream's ticker loops of updateAny / deletePods).
+  api::Status Paced(int64_t count, int64_t per_second,
+                    const std::function<api::Status(int64_t)>& fn);
+  // One scheduling step for the paced and steady loops: a cycle, or the idle work (Tick,
+  // background churn and deletions) when there is none.
+  void Step();
+  void DeleterTick();
+  bool Matches(const api::Pod& p, const std::map<std::string, std::string>& sel) const {
+    for (const auto& [k, v] : sel) {
+      auto it = p.metadata.labels.find(k);
+      if (it == p.metadata.labels.end() || it->second != v) return false;
+    }
+    return true;
+  }
+  // The measured interval's results (createPods collectMetrics, or a start/stop pair).
+  void Measured(SteadyClock::time_point t0, SteadyClock::time_point t1, double cpu0, int64_t pods,
+                int64_t bound);
   std::string PodNamespace(const PerfOp& op) const {
     return op.namespace_ ? *op.namespace_ : "namespace-" + std::to_string(op.index);
   }
@@ -297,20 +333,59 @@ class WorkloadRun {
   };
   std::vector<Churn> churns_;
   int64_t churn_seq_ = 0;
-  std::map<std::string, api::Manifests> template_cache_;
   std::map<std::string, VolumeTemplates> volume_templates_;  // by "pv path\npvc path"
+
+  struct TemplateFile {
+    std::string text;
+    bool templated = false;
+    api::Manifests parsed;  // when not templated
+  };
+  std::map<std::string, TemplateFile> files_;
+  // Per pod ("ns/name"): bound, attempted (a PodScheduled False condition) or deleted.
+  std::unordered_set<std::string> bound_keys_, attempted_keys_, deleted_keys_;
+  // Pods of skipWaitToCompletion ops, per namespace, for barriers (key and labels).
+  std::map<std::string, std::vector<std::pair<std::string, std::map<std::string, std::string>>>>
+      skip_wait_pods_;
+  struct Collect {
+    bool on = false;
+    std::set<std::string> namespaces;
+    std::map<std::string, std::string> labels;
+    SteadyClock::time_point t0;
+    double cpu0 = 0;
+    int64_t bound = 0;
+  };
+  Collect collect_;
+  int steady_op_ = -1;
+  std::vector<std::pair<std::string, std::string>> steady_bound_;  // (ns, name) to replace
+  struct Deleter {
+    std::deque<std::pair<std::string, std::string>> pods;  // (ns, name)
+    int64_t per_second = 0;
+    SteadyClock::time_point start;
+    int64_t done = 0;
+  };
+  std::vector<Deleter> deleters_;
+  int64_t any_seq_ = 0;       // names for createAny objects with generateName
+  bool keep_name_ = false;    // CreateOne: the template's own name (templated pod files)
+  std::string last_created_;  // "ns/name" of the pod CreateOne made last
 };
 
 void WorkloadRun::OnBound(const api::Pod& pod) {
   ++total_bound_;
   const std::string& uid = pod.metadata.uid;
   ++scheduled_per_ns_[pod.metadata.namespace_];
+  bound_keys_.insert(pod.Key());
+  if (collect_.on && collect_.namespaces.count(pod.metadata.namespace_) &&
+      Matches(pod, collect_.labels)) {
+    ++collect_.bound;
+    bind_times_.push_back(SteadyClock::now());
+  }
   // uid "perf-<op>-<n>": which op created the pod.
   if (uid.size() > 5 && uid.compare(0, 5, "perf-") == 0) {
     int op = std::atoi(uid.c_str() + 5);
     if (op >= 0 && op < static_cast<int>(bound_per_op_.size())) {
       ++bound_per_op_[op];
-      if (op == measuring_op_) bind_times_.push_back(SteadyClock::now());
+      if (op == measuring_op_ && !collect_.on) bind_times_.push_back(SteadyClock::now());
+      if (op == steady_op_) steady_bound_.emplace_back(pod.metadata.namespace_, pod.metadata.name);
     }
   }
 }
@@ -319,8 +394,15 @@ api::Status WorkloadRun::LoadTemplates(const std::vector<PerfOp>& ops) {
   for (const auto& op : ops) {
     if (op.kind != PerfOpKind::kCreatePods && op.kind != PerfOpKind::kCreatePodGroups) continue;
     if (!op.pod_template_path.empty()) {
-      const api::Pod* tmpl = nullptr;
-      if (auto s = PodTemplate(op, &tmpl); !s.ok()) return s;
+      api::Manifests m;
+      if (auto s = Render(op.pod_template_path, 0, std::max<int64_t>(op.count, 1), &m); !s.ok()) {
+        return Prefixed(Where(op) + ": podTemplatePath: ", s);
+      }
+      if (m.pods.size() != 1) {
+        return absl::InvalidArgumentError(Where(op) + ": podTemplatePath: " + op.pod_template_path +
+                                          ": expected one Pod, found " +
+                                          std::to_string(m.pods.size()));
+      }
     }
     if (op.pvc_template_path.empty()) continue;
     const std::string key = op.pv_template_path + "\n" + op.pvc_template_path;
@@ -337,8 +419,10 @@ api::Status WorkloadRun::LoadTemplates(const std::vector<PerfOp>& ops) {
 api::Status WorkloadRun::Setup() {
   store_.set_keep_all_events(false);
   scheduler::SchedulerOptions so;
-  if (auto st = BenchSchedulerOptions(opts_.config_path, opts_.parallelism, opts_.registry,
-                                      opts_.seed, &so);
+  // --config, else the test case's schedulerConfigPath, else the default configuration.
+  const std::string config =
+      opts_.config_path.empty() ? tc_.scheduler_config_path : opts_.config_path;
+  if (auto st = BenchSchedulerOptions(config, opts_.parallelism, opts_.registry, opts_.seed, &so);
       !st.ok()) {
     return st;
   }
@@ -351,8 +435,8 @@ api::Status WorkloadRun::Setup() {
   auto s = scheduler::Scheduler::New(std::move(so));
   if (!s.ok()) {
     return absl::InvalidArgumentError(
-        (opts_.config_path.empty() ? std::string("default configuration") : opts_.config_path) +
-        ": " + s.status().Message());
+        (config.empty() ? std::string("default configuration") : config) + ": " +
+        s.status().Message());
   }
   sched_ = std::move(s).value();
   for (const auto& n : names) {
@@ -360,9 +444,17 @@ api::Status WorkloadRun::Setup() {
   }
   sched_->on_bound = [this](const api::Pod& pod, const std::string&) { OnBound(pod); };
   sched_->AddEventHandlers(store_);
-  store_.AddPodHandlers({nullptr, nullptr, [this](const api::PodPtr& p) {
+  store_.AddPodHandlers({nullptr,
+                         [this](const api::PodPtr&, const api::PodPtr& p) {
+                           for (const auto& c : p->status.conditions) {
+                             if (c.type == "PodScheduled" && c.status == "False")
+                               attempted_keys_.insert(p->Key());
+                           }
+                         },
+                         [this](const api::PodPtr& p) {
                            if (!p->spec.node_name.empty())
                              --scheduled_per_ns_[p->metadata.namespace_];
+                           deleted_keys_.insert(p->Key());
                          }});
   return absl::OkStatus();
 }
@@ -370,12 +462,19 @@ api::Status WorkloadRun::Setup() {
 api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
   api::Node base = DefaultNode();
   std::string prefix = "node-" + std::to_string(op.index) + "-";  // upstream's GenerateName
+  bool templated = false;
   if (!op.node_template_path.empty()) {
     api::Manifests m;
-    if (auto s = LoadTemplate(op.node_template_path, "Node", &m); !s.ok()) {
+    if (auto s = Render(op.node_template_path, 0, op.count, &m); !s.ok()) {
       return Prefixed(Where(op) + ": nodeTemplatePath: ", s);
     }
+    if (m.nodes.size() != 1) {
+      return absl::InvalidArgumentError(Where(op) + ": nodeTemplatePath: " + op.node_template_path +
+                                        ": expected one Node, found " +
+                                        std::to_string(m.nodes.size()));
+    }
     base = m.nodes[0];
+    templated = files_[op.node_template_path].templated;
     prefix = NamePrefix(base.metadata, prefix);
   }
   const NodeStrategy& st = op.strategy;
@@ -390,7 +489,19 @@ api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
   }
   for (int64_t i = 0; i < op.count; ++i) {
     api::Node n = base;
-    n.metadata.name = prefix + std::to_string(node_seq_);
+    if (templated && i > 0) {
+      api::Manifests m;
+      if (auto s = Render(op.node_template_path, i, op.count, &m); !s.ok() || m.nodes.size() != 1) {
+        return Prefixed(Where(op) + ": nodeTemplatePath: ",
+                        s.ok() ? absl::InvalidArgumentError("expected one Node") : s);
+      }
+      n = m.nodes[0];
+    }
+    // A name in the template is the node's (upstream creates the template as it is: one
+    // node, or one per rendering); generateName gets a suffix.
+    if (n.metadata.name.empty() || (!templated && op.count > 1)) {
+      n.metadata.name = NamePrefix(n.metadata, prefix) + std::to_string(node_seq_);
+    }
     n.metadata.generate_name.clear();
     n.metadata.uid.clear();
     n.metadata.resource_version.clear();
@@ -430,7 +541,9 @@ api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, 
   if (!claim.empty()) p.spec.volumes = {api::Volume{"vol", claim, nullptr, {}}};
   const std::string prefix = group.empty() ? NamePrefix(tmpl.metadata, "pod-") : group + "-";
   int64_t& seq = name_seq_[ns + "/" + prefix];
-  p.metadata.name = prefix + std::to_string(seq++);
+  // A templated pod with a name of its own (".Index" in it) keeps it, as upstream creates it.
+  if (!(keep_name_ && !p.metadata.name.empty())) p.metadata.name = prefix + std::to_string(seq);
+  ++seq;
   p.metadata.generate_name.clear();
   p.metadata.namespace_ = ns;
   p.metadata.uid =
@@ -440,6 +553,7 @@ api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, 
   // 1 ns of virtual time per pod: creation order is the queue's FIFO order at equal
   // priority, as with upstream's real timestamps.
   clock_.Advance(1);
+  const std::string name = p.metadata.name;
   auto r = store_.CreatePod(std::move(p));
   if (!r.ok()) {
     return absl::InvalidArgumentError("creating pod in namespace " + ns + ": " +
@@ -447,30 +561,35 @@ api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, 
   }
   ++created_per_op_[op_index];
   ++created_per_ns_[ns];
-  return absl::OkStatus();
-}
-
-api::Status WorkloadRun::PodTemplate(const PerfOp& op, const api::Pod** out) {
-  auto it = template_cache_.find(op.pod_template_path);
-  if (it == template_cache_.end()) {
-    api::Manifests m;
-    if (auto s = LoadTemplate(op.pod_template_path, "Pod", &m); !s.ok()) {
-      return Prefixed(Where(op) + ": podTemplatePath: ", s);
-    }
-    it = template_cache_.emplace(op.pod_template_path, std::move(m)).first;
-  }
-  *out = &it->second.pods[0];
+  last_created_ = ns + "/" + name;
   return absl::OkStatus();
 }
 
 api::Status WorkloadRun::CreatePods(const PerfOp& op) {
   api::Pod tmpl = DefaultPod();
+  bool templated = false;
   if (!op.pod_template_path.empty()) {
-    const api::Pod* t = nullptr;
-    if (auto s = PodTemplate(op, &t); !s.ok()) return s;
-    tmpl = *t;
+    api::Manifests m;
+    if (auto s = Render(op.pod_template_path, 0, op.count, &m); !s.ok()) {
+      return Prefixed(Where(op) + ": podTemplatePath: ", s);
+    }
+    tmpl = m.pods[0];
+    templated = files_[op.pod_template_path].templated;
   }
   const std::string ns = PodNamespace(op);
+  if (op.steady_state) return SteadyState(op, tmpl, ns);
+  keep_name_ = templated;
+  // The pod of index i: the template rendered for it (text/template files) or `tmpl`.
+  auto pod_for = [&](int64_t i, api::Pod* out) -> api::Status {
+    if (!templated || i == 0) {
+      *out = tmpl;
+      return absl::OkStatus();
+    }
+    api::Manifests m;
+    if (auto s = Render(op.pod_template_path, i, op.count, &m); !s.ok()) return s;
+    *out = m.pods[0];
+    return absl::OkStatus();
+  };
   const bool groups = op.kind == PerfOpKind::kCreatePodGroups;
   const int64_t total = groups ? op.count * op.pods_per_group : op.count;
   std::vector<std::string> group_names;
@@ -488,7 +607,7 @@ api::Status WorkloadRun::CreatePods(const PerfOp& op) {
   }
   auto t0 = SteadyClock::now();
   const double cpu0 = ProcessCpuSeconds();
-  if (op.collect_metrics) {
+  if (op.collect_metrics && !collect_.on) {
     measuring_op_ = op.index;
     bind_times_.clear();
     bind_times_.reserve(static_cast<size_t>(total));
@@ -504,15 +623,19 @@ api::Status WorkloadRun::CreatePods(const PerfOp& op) {
     }
   } else {
     std::string claim;
+    api::Pod pod;
     for (int64_t i = 0; i < op.count; ++i) {
       if (!op.pvc_template_path.empty()) {
         if (auto s = CreatePodVolumes(op, ns, i, &claim); !s.ok()) return s;
       }
-      if (auto s = CreateOne(tmpl, ns, op.index, "", claim); !s.ok()) {
+      if (auto s = pod_for(i, &pod); !s.ok()) return Prefixed(Where(op) + ": podTemplatePath: ", s);
+      if (auto s = CreateOne(pod, ns, op.index, "", claim); !s.ok()) {
         return Prefixed(Where(op) + ": ", s);
       }
+      if (op.skip_wait) skip_wait_pods_[ns].emplace_back(last_created_, pod.metadata.labels);
     }
   }
+  keep_name_ = false;
   if (op.skip_wait) {
     waiting_ns_[ns] += total;
     return absl::OkStatus();
@@ -522,31 +645,16 @@ api::Status WorkloadRun::CreatePods(const PerfOp& op) {
   // upstream's files, that is its own pods; for setup ops sharing a namespace (e.g.
   // MixedSchedulingBasePod) pods that cannot be placed stay pending, as upstream.
   const int idx = op.index;
+  const int64_t bound0 = bound_per_op_[idx];  // createPodSets runs one op in many namespaces
   bool ok = Drive([&] {
-    return op.collect_metrics ? bound_per_op_[idx] >= total : scheduled_per_ns_[ns] >= total;
+    return op.collect_metrics ? bound_per_op_[idx] - bound0 >= total
+                              : scheduled_per_ns_[ns] >= total;
   });
-  if (op.collect_metrics) {
+  if (op.collect_metrics && !collect_.on) {
     auto t1 = bind_times_.empty() ? SteadyClock::now() : bind_times_.back();
     for (auto* f : profiles_) f->SetExtensionPointObserver(nullptr);
     measuring_op_ = -1;
-    const double secs = std::chrono::duration<double>(t1 - t0).count();
-    res_->measured_pods += total;
-    res_->scheduled_measured += bound_per_op_[idx];
-    res_->seconds += secs;
-    res_->cpu_seconds += ProcessCpuSeconds() - cpu0;
-    // Throughput samples: pods bound per window since t0, scaled to pods/s.
-    double win_ms = opts_.throughput_window_ms;
-    if (win_ms <= 0) win_ms = std::clamp(secs * 1000.0 / 50.0, 1.0, 1000.0);
-    res_->window_ms = win_ms;
-    const auto win = std::chrono::duration<double, std::milli>(win_ms);
-    const size_t full = static_cast<size_t>(std::floor(secs * 1000.0 / win_ms));
-    std::vector<double> counts(full, 0.0);
-    for (const auto& t : bind_times_) {
-      size_t k = static_cast<size_t>(std::chrono::duration<double, std::milli>(t - t0) / win);
-      if (k < full) counts[k] += 1;
-    }
-    for (double& c : counts) c = c * 1000.0 / win_ms;
-    samples_.insert(samples_.end(), counts.begin(), counts.end());
+    Measured(t0, t1, cpu0, total, bound_per_op_[idx]);
   }
   if (!ok) {
     std::string err =
@@ -713,6 +821,423 @@ void WorkloadRun::ChurnTick() {
   }
 }
 
+void WorkloadRun::Measured(SteadyClock::time_point t0, SteadyClock::time_point t1, double cpu0,
+                           int64_t pods, int64_t bound) {
+  const double secs = std::chrono::duration<double>(t1 - t0).count();
+  res_->measured_pods += pods;
+  res_->scheduled_measured += bound;
+  res_->seconds += secs;
+  res_->cpu_seconds += ProcessCpuSeconds() - cpu0;
+  // Throughput samples: pods bound per window since t0, scaled to pods/s.
+  double win_ms = opts_.throughput_window_ms;
+  if (win_ms <= 0) win_ms = std::clamp(secs * 1000.0 / 50.0, 1.0, 1000.0);
+  res_->window_ms = win_ms;
+  const auto win = std::chrono::duration<double, std::milli>(win_ms);
+  const size_t full = static_cast<size_t>(std::floor(secs * 1000.0 / win_ms));
+  std::vector<double> counts(full, 0.0);
+  for (const auto& t : bind_times_) {
+    size_t k = static_cast<size_t>(std::chrono::duration<double, std::milli>(t - t0) / win);
+    if (k < full) counts[k] += 1;
+  }
+  for (double& c : counts) c = c * 1000.0 / win_ms;
+  samples_.insert(samples_.end(), counts.begin(), counts.end());
+}
+
+api::Status WorkloadRun::Render(const std::string& path, int64_t index, int64_t count,
+                                api::Manifests* out) {
+  auto it = files_.find(path);
+  if (it == files_.end()) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return absl::InvalidArgumentError(path + ": cannot read");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    TemplateFile f;
+    f.text = ss.str();
+    f.templated = IsTemplated(f.text);
+    if (!f.templated) {
+      if (auto s = api::DecodeManifests(f.text, path, &f.parsed); !s.ok()) return s;
+    }
+    it = files_.emplace(path, std::move(f)).first;
+  }
+  if (!it->second.templated) {
+    *out = it->second.parsed;
+    return absl::OkStatus();
+  }
+  auto text = RenderTemplate(
+      it->second.text, path,
+      {{"Index", static_cast<double>(index)}, {"Count", static_cast<double>(count)}});
+  if (!text.ok()) return text.status();
+  *out = api::Manifests{};
+  return api::DecodeManifests(*text, path + " (rendered for .Index " + std::to_string(index) + ")",
+                              out);
+}
+
+void WorkloadRun::Step() {
+  SyncClock();
+  if (sched_->ScheduleOne(false)) {
+    ChurnTick();
+    DeleterTick();
+    return;
+  }
+  sched_->Tick();
+  ChurnTick();
+  DeleterTick();
+  if (sched_->ScheduleOne(false)) return;
+  // Idle: a short wall-time wait, as upstream's scheduler idles until an event.
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+
+api::Status WorkloadRun::Paced(int64_t count, int64_t per_second,
+                               const std::function<api::Status(int64_t)>& fn) {
+  const auto start = SteadyClock::now();
+  for (int64_t i = 0; i < count; ++i) {
+    if (per_second > 0) {
+      // upstream: a ticker of 1s / per_second; the first tick after one period.
+      const auto due = start + std::chrono::nanoseconds((i + 1) * 1000000000LL / per_second);
+      while (SteadyClock::now() < due) Step();
+    }
+    if (auto s = fn(i); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void WorkloadRun::DeleterTick() {
+  if (deleters_.empty()) return;
+  const auto now = SteadyClock::now();
+  for (auto& d : deleters_) {
+    while (!d.pods.empty()) {
+      if (d.per_second > 0 &&
+          now < d.start + std::chrono::nanoseconds((d.done + 1) * 1000000000LL / d.per_second)) {
+        break;
+      }
+      (void)store_.DeletePod(d.pods.front().first, d.pods.front().second);
+      d.pods.pop_front();
+      ++d.done;
+    }
+  }
+  deleters_.erase(std::remove_if(deleters_.begin(), deleters_.end(),
+                                 [](const Deleter& d) { return d.pods.empty(); }),
+                  deleters_.end());
+}
+
+api::Status WorkloadRun::CreatePodSets(const PerfOp& op) {
+  for (int64_t i = 0; i < op.count; ++i) {
+    PerfOp inner = *op.create_pods;
+    inner.namespace_ = op.namespace_prefix + "-" + std::to_string(i);
+    if (auto s = CreatePods(inner); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::DeletePods(const PerfOp& op) {
+  Deleter d;
+  d.per_second = op.per_second;
+  d.start = SteadyClock::now();
+  for (const auto& p : store_.ListPods()) {
+    if (p->metadata.namespace_ == *op.namespace_ && Matches(*p, op.label_selector)) {
+      d.pods.emplace_back(p->metadata.namespace_, p->metadata.name);
+    }
+  }
+  const size_t n = d.pods.size();
+  deleters_.push_back(std::move(d));
+  if (op.skip_wait) return absl::OkStatus();
+  while (!deleters_.empty()) Step();
+  (void)n;
+  return absl::OkStatus();
+}
+
+namespace {
+// Kinds without a namespace (the API server's cluster-scoped resources the templates use).
+bool ClusterScoped(const std::string& kind) {
+  static const std::set<std::string> kinds = {"Node",
+                                              "Namespace",
+                                              "PersistentVolume",
+                                              "StorageClass",
+                                              "CSINode",
+                                              "CSIDriver",
+                                              "PriorityClass",
+                                              "DeviceClass",
+                                              "ResourceSlice",
+                                              "DeviceTaintRule",
+                                              "Queue",
+                                              "HyperNode",
+                                              "Topology",
+                                              "ResourcePoolStatusRequest"};
+  return kinds.count(kind) > 0;
+}
+}  // namespace
+
+api::Status WorkloadRun::CreateAny(const PerfOp& op) {
+  for (int64_t i = 0; i < op.count; ++i) {
+    api::Manifests m;
+    if (auto s = Render(op.template_path, i, op.count, &m); !s.ok()) {
+      return Prefixed(Where(op) + ": templatePath: ", s);
+    }
+    auto ns_for = [&](const std::string& kind, std::string* ns) -> api::Status {
+      if (op.namespace_) {
+        if (ClusterScoped(kind)) {
+          return absl::InvalidArgumentError(Where(op) + ": namespace \"" + *op.namespace_ +
+                                            "\" set for " + op.template_path + ", but " + kind +
+                                            " is cluster-scoped");
+        }
+        *ns = *op.namespace_;
+      } else if (!ClusterScoped(kind) && ns->empty()) {
+        return absl::InvalidArgumentError(Where(op) + ": namespace not set for " +
+                                          op.template_path + ", but " + kind + " is namespaced");
+      }
+      return absl::OkStatus();
+    };
+    auto named = [&](api::ObjectMeta* meta) {
+      if (meta->name.empty()) meta->name = meta->generate_name + std::to_string(any_seq_++);
+      meta->generate_name.clear();
+    };
+    api::Status st;
+    for (auto& n : m.nodes) {
+      named(&n.metadata);
+      if (st.ok()) st = store_.CreateNode(n);
+    }
+    for (auto& ns : m.namespaces) {
+      named(&ns.metadata);
+      if (st.ok()) st = store_.CreateNamespace(ns);
+    }
+    for (auto& pc : m.priority_classes) {
+      if (st.ok()) st = store_.CreatePriorityClass(pc);
+    }
+    for (auto& pdb : m.pod_disruption_budgets) {
+      if (st.ok()) st = ns_for("PodDisruptionBudget", &pdb.metadata.namespace_);
+      if (st.ok()) st = store_.CreatePodDisruptionBudget(pdb);
+    }
+    for (auto& p : m.pods) {
+      if (st.ok()) st = ns_for("Pod", &p.metadata.namespace_);
+      named(&p.metadata);
+      if (st.ok()) st = store_.CreatePod(p);
+    }
+    for (auto& o : m.objects) {
+      if (o.kind == "Namespace" || o.kind == "PriorityClass" || o.kind == "PodDisruptionBudget") {
+        continue;  // typed above
+      }
+      if (st.ok()) st = ns_for(o.kind, &o.metadata.namespace_);
+      if (!st.ok()) break;
+      named(&o.metadata);
+      YAML::Node doc = o.object ? YAML::Clone(*o.object) : YAML::Node(YAML::NodeType::Map);
+      doc["metadata"]["name"] = o.metadata.name;
+      if (!o.metadata.namespace_.empty()) doc["metadata"]["namespace"] = o.metadata.namespace_;
+      doc["metadata"].remove("generateName");
+      o.object = std::make_shared<const YAML::Node>(doc);
+      st = store_.CreateObject(o);
+    }
+    if (!st.ok()) {
+      return absl::InvalidArgumentError(Where(op) + ": " + op.template_path + ": " +
+                                        std::string(st.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::UpdateAny(const PerfOp& op) {
+  return Paced(op.count, op.per_second, [&](int64_t i) -> api::Status {
+    api::Manifests m;
+    if (auto s = Render(op.template_path, i, op.count, &m); !s.ok()) {
+      return Prefixed(Where(op) + ": templatePath: ", s);
+    }
+    api::Status st;
+    // Upstream updates the whole object (and then its status) with the template: what the
+    // template does not say is gone, except what the API server keeps (identity, the
+    // binding of a pod).
+    for (auto& n : m.nodes) {
+      if (op.namespace_) {
+        return absl::InvalidArgumentError(Where(op) + ": namespace \"" + *op.namespace_ +
+                                          "\" set, but Node is cluster-scoped");
+      }
+      auto old = store_.GetNode(n.metadata.name);
+      if (!old) {
+        return absl::InvalidArgumentError(Where(op) + ": node " + n.metadata.name + " not found");
+      }
+      n.metadata.uid = old->metadata.uid;
+      if (st.ok()) st = store_.UpdateNode(n);
+    }
+    for (auto& p : m.pods) {
+      if (!op.namespace_) {
+        return absl::InvalidArgumentError(Where(op) + ": namespace not set, but Pod is namespaced");
+      }
+      p.metadata.namespace_ = *op.namespace_;
+      auto old = store_.GetPod(p.metadata.namespace_, p.metadata.name);
+      if (!old) {
+        return absl::InvalidArgumentError(Where(op) + ": pod " + p.Key() + " not found");
+      }
+      p.metadata.uid = old->metadata.uid;
+      if (p.spec.node_name.empty()) p.spec.node_name = old->spec.node_name;
+      if (st.ok()) st = store_.UpdatePod(p);
+    }
+    for (auto& o : m.objects) {
+      if (op.namespace_) o.metadata.namespace_ = *op.namespace_;
+      YAML::Node doc = o.object ? YAML::Clone(*o.object) : YAML::Node(YAML::NodeType::Map);
+      if (op.namespace_) doc["metadata"]["namespace"] = *op.namespace_;
+      o.object = std::make_shared<const YAML::Node>(doc);
+      if (st.ok()) st = store_.UpdateObject(o);
+    }
+    if (!st.ok()) {
+      return absl::InvalidArgumentError(Where(op) + ": " + op.template_path + ": " +
+                                        std::string(st.message()));
+    }
+    return absl::OkStatus();
+  });
+}
+
+api::Status WorkloadRun::CreateResourceDriver(const PerfOp& op) {
+  // Upstream dra.go createResourceDriverOp / resourceSlice: one ResourceSlice per node whose
+  // name matches the glob, named after the node, one pool of its own, maxClaimsPerNode
+  // devices "instance-<i>" with the attributes and capacity upstream gives them (the binding
+  // condition fields are stripped with DRADeviceBindingConditions off, upstream's default).
+  for (const auto& node : store_.ListNodes()) {
+    const std::string& name = node->metadata.name;
+    if (fnmatch(op.nodes_glob.c_str(), name.c_str(), 0) != 0) continue;
+    YAML::Node doc;
+    doc["apiVersion"] = "resource.k8s.io/v1";
+    doc["kind"] = "ResourceSlice";
+    doc["metadata"]["name"] = name;
+    doc["spec"]["driver"] = op.driver_name;
+    doc["spec"]["nodeName"] = name;
+    doc["spec"]["pool"]["name"] = name;
+    doc["spec"]["pool"]["generation"] = 0;
+    doc["spec"]["pool"]["resourceSliceCount"] = 1;
+    for (int64_t i = 0; i < op.max_claims_per_node; ++i) {
+      YAML::Node d;
+      d["name"] = "instance-" + std::to_string(i);
+      d["attributes"]["model"]["string"] = "A100";
+      d["attributes"]["family"]["string"] = "GPU";
+      d["attributes"]["driverVersion"]["version"] = "1.2.3";
+      d["attributes"]["dra.example.com/numa"]["int"] = i;
+      d["capacity"]["memory"]["value"] = "1Gi";
+      doc["spec"]["devices"].push_back(d);
+    }
+    api::Manifests m;
+    if (auto s = api::DecodeManifestNode(doc, Where(op), &m); !s.ok() || m.objects.size() != 1) {
+      return s.ok() ? absl::InternalError(Where(op) + ": ResourceSlice did not decode") : s;
+    }
+    if (auto s = store_.CreateObject(m.objects[0]); !s.ok()) {
+      return absl::InvalidArgumentError(Where(op) + ": creating ResourceSlice " + name + ": " +
+                                        std::string(s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+api::Status WorkloadRun::AllocResourceClaims(const PerfOp& op) {
+  // Upstream allocates each unallocated claim of the namespace with the structured
+  // allocator on a random node, without a consumer. Here the scheduler's own allocation
+  // does it: a pause pod per claim references it and is scheduled (DynamicResources
+  // allocates and reserves the claim), then the pod is deleted and the claim's reservation
+  // dropped, which leaves the claim allocated and unreserved as upstream's op leaves it.
+  std::vector<api::UnstructuredPtr> claims;
+  for (const auto& o : store_.ListObjects()) {
+    if (o->kind != "ResourceClaim" || o->Group() != "resource.k8s.io") continue;
+    if (op.namespace_ && o->metadata.namespace_ != *op.namespace_) continue;
+    const YAML::Node& root = *o->object;
+    if (root["status"].IsMap() && root["status"]["allocation"].IsDefined()) continue;
+    claims.push_back(o);
+  }
+  std::vector<std::string> pods;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const auto& c = claims[i];
+    const std::string name = "alloc-claim-" + std::to_string(i);
+    const std::string yaml =
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+        ", namespace: " + c->metadata.namespace_ +
+        "}\nspec:\n  resourceClaims: [{name: c, resourceClaimName: " + c->metadata.name +
+        "}]\n  containers: [{name: pause, image: pause, resources: {claims: "
+        "[{name: c}]}}]\n";
+    api::Manifests m;
+    if (auto s = api::DecodeManifests(yaml, Where(op), &m); !s.ok()) return s;
+    if (auto s = store_.CreatePod(m.pods[0]); !s.ok()) {
+      return absl::InvalidArgumentError(Where(op) + ": " + std::string(s.message()));
+    }
+    pods.push_back(c->metadata.namespace_ + "/" + name);
+  }
+  const bool ok = Drive([&] {
+    for (const auto& k : pods) {
+      if (!bound_keys_.count(k)) return false;
+    }
+    return true;
+  });
+  if (!ok) {
+    for (size_t i = 0; i < pods.size(); ++i) {
+      if (!bound_keys_.count(pods[i])) {
+        return absl::InvalidArgumentError(Where(op) + ": could not allocate claim " +
+                                          claims[i]->Key() + " (" + std::to_string(i) + " of " +
+                                          std::to_string(claims.size()) + ")");
+      }
+    }
+  }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const auto slash = pods[i].find('/');
+    (void)store_.DeletePod(pods[i].substr(0, slash), pods[i].substr(slash + 1));
+    api::UnstructuredPtr now = store_.GetObject(claims[i]->Key());
+    if (!now || !now->object) continue;
+    api::Unstructured u = *now;
+    YAML::Node doc = YAML::Clone(*u.object);
+    if (doc["status"].IsMap()) doc["status"].remove("reservedFor");
+    u.object = std::make_shared<const YAML::Node>(doc);
+    (void)store_.UpdateObject(std::move(u));
+  }
+  return absl::OkStatus();
+}
+
+void WorkloadRun::StartCollecting(const PerfOp& op) {
+  collect_ = Collect{};
+  collect_.on = true;
+  collect_.namespaces.insert(op.namespaces.begin(), op.namespaces.end());
+  collect_.labels = op.label_selector;
+  collect_.t0 = SteadyClock::now();
+  collect_.cpu0 = ProcessCpuSeconds();
+  bind_times_.clear();
+  if (!op.metrics_name.empty()) res_->name += "/" + op.metrics_name;
+  for (auto* f : profiles_) f->SetExtensionPointObserver(&recorder_);
+}
+
+void WorkloadRun::StopCollecting() {
+  if (!collect_.on) return;
+  for (auto* f : profiles_) f->SetExtensionPointObserver(nullptr);
+  const auto t1 = bind_times_.empty() ? SteadyClock::now() : bind_times_.back();
+  Measured(collect_.t0, t1, collect_.cpu0, collect_.bound, collect_.bound);
+  collect_ = Collect{};
+}
+
+api::Status WorkloadRun::SteadyState(const PerfOp& op, const api::Pod& tmpl,
+                                     const std::string& ns) {
+  keep_name_ = false;
+  for (int64_t i = 0; i < op.count; ++i) {
+    if (auto s = CreateOne(tmpl, ns, op.index); !s.ok()) return Prefixed(Where(op) + ": ", s);
+  }
+  const auto t0 = SteadyClock::now();
+  const double cpu0 = ProcessCpuSeconds();
+  const bool measure = op.collect_metrics && !collect_.on;
+  if (measure) {
+    measuring_op_ = op.index;
+    bind_times_.clear();
+    for (auto* f : profiles_) f->SetExtensionPointObserver(&recorder_);
+  }
+  steady_op_ = op.index;
+  const auto end = t0 + std::chrono::nanoseconds(op.duration_ns);
+  int64_t replaced = 0;
+  while (SteadyClock::now() < end) {
+    Step();
+    for (const auto& [pns, name] : steady_bound_) {
+      (void)store_.DeletePod(pns, name);
+      if (auto s = CreateOne(tmpl, ns, op.index); !s.ok()) return Prefixed(Where(op) + ": ", s);
+      ++replaced;
+    }
+    steady_bound_.clear();
+  }
+  steady_op_ = -1;
+  if (measure) {
+    for (auto* f : profiles_) f->SetExtensionPointObserver(nullptr);
+    measuring_op_ = -1;
+    Measured(t0, SteadyClock::now(), cpu0, replaced, replaced);
+  }
+  return absl::OkStatus();
+}
+
 bool WorkloadRun::Drive(const std::function<bool()>& done) {
   int64_t last_bound = total_bound_;
   api::Timestamp last_progress = clock_.Now();
@@ -724,6 +1249,7 @@ bool WorkloadRun::Drive(const std::function<bool()>& done) {
     SyncClock();
     if (sched_->ScheduleOne(false)) {
       ChurnTick();
+      DeleterTick();
       // Periodic work while busy (upstream flushes backoffQ every second).
       auto now = SteadyClock::now();
       if (now - last_tick > std::chrono::milliseconds(10)) {
@@ -740,6 +1266,12 @@ bool WorkloadRun::Drive(const std::function<bool()>& done) {
     if (total_bound_ != last_bound) {
       last_bound = total_bound_;
       last_progress = clock_.Now();
+    }
+    if (!deleters_.empty()) {
+      // Paced deletions free room: wait for the next one (wall time).
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      DeleterTick();
+      continue;
     }
     if (ChurnPending()) {
       // Churned objects may unblock pods: wait (wall time) for the next churn tick, for
@@ -769,32 +1301,50 @@ bool WorkloadRun::Drive(const std::function<bool()>& done) {
 api::Status WorkloadRun::Barrier(const PerfOp& op) {
   std::vector<std::string> nss = op.namespaces;
   for (const auto& ns : nss) {
-    if (!waiting_ns_.count(ns)) {
+    if (!skip_wait_pods_.count(ns)) {
       return absl::InvalidArgumentError(Where(op) + ": namespaces: unknown namespace " + ns +
                                         " (no earlier skipWaitToCompletion op created pods there)");
     }
   }
   if (nss.empty()) {
-    for (const auto& [ns, n] : waiting_ns_) nss.push_back(ns);
+    for (const auto& [ns, pods] : skip_wait_pods_) nss.push_back(ns);
   }
-  // Upstream waitUntilPodsScheduled: per namespace, scheduled pods >= the pods created there
-  // by skipWaitToCompletion ops.
-  bool ok = Drive([&] {
-    for (const auto& ns : nss) {
-      if (scheduled_per_ns_[ns] < waiting_ns_[ns]) return false;
+  // Upstream waitUntilPodsScheduled / waitUntilPodsAttempted: the skipWaitToCompletion pods
+  // of the namespaces whose labels match are scheduled (Scheduled) or were tried at least
+  // once (Attempted: scheduled, or marked unschedulable).
+  const bool attempted = op.stage_requirement == "Attempted";
+  auto satisfied = [&](const std::string& key) {
+    return bound_keys_.count(key) || deleted_keys_.count(key) ||
+           (attempted && attempted_keys_.count(key));
+  };
+  std::vector<std::string> targets;
+  for (const auto& ns : nss) {
+    for (const auto& [key, labels] : skip_wait_pods_[ns]) {
+      bool match = true;
+      for (const auto& [k, v] : op.label_selector) {
+        auto it = labels.find(k);
+        match = match && it != labels.end() && it->second == v;
+      }
+      if (match) targets.push_back(key);
     }
-    return true;
+  }
+  size_t next = 0;  // targets[0, next) are satisfied
+  bool ok = Drive([&] {
+    while (next < targets.size() && satisfied(targets[next])) ++next;
+    return next == targets.size();
   });
   if (!ok) {
+    return absl::InvalidArgumentError(
+        Where(op) + ": only " + std::to_string(next) + " of " + std::to_string(targets.size()) +
+        " pods " + (attempted ? "attempted" : "scheduled") + " (no progress possible); first " +
+        "waiting: " + (next < targets.size() ? targets[next] : std::string("-")));
+  }
+  if (op.label_selector.empty()) {
     for (const auto& ns : nss) {
-      if (scheduled_per_ns_[ns] < waiting_ns_[ns]) {
-        return absl::InvalidArgumentError(
-            Where(op) + ": namespace " + ns + ": only " + std::to_string(scheduled_per_ns_[ns]) +
-            " of " + std::to_string(waiting_ns_[ns]) + " pods scheduled (no progress possible)");
-      }
+      skip_wait_pods_.erase(ns);
+      waiting_ns_.erase(ns);
     }
   }
-  for (const auto& ns : nss) waiting_ns_.erase(ns);
   return absl::OkStatus();
 }
 
@@ -808,8 +1358,11 @@ bool WorkloadRun::Sleep(const PerfOp& op) {
     }
     auto until = end;
     for (const auto& c : churns_) until = std::min(until, c.next);
+    if (!deleters_.empty())
+      until = std::min(until, SteadyClock::now() + std::chrono::milliseconds(1));
     std::this_thread::sleep_until(until);
     ChurnTick();
+    DeleterTick();
     sched_->Tick();
   }
   SyncClock();
@@ -820,7 +1373,12 @@ bool WorkloadRun::Sleep(const PerfOp& op) {
 api::Status WorkloadRun::Run() {
   std::vector<PerfOp> ops;
   if (auto s = PatchParams(cfg_, tc_, w_, &ops); !s.ok()) return s;
-  for (const auto& [k, v] : tc_.feature_gates) res_->notes.push_back(FeatureGateNote(k, v));
+  std::map<std::string, bool> gates = tc_.feature_gates;
+  for (const auto& [k, v] : w_.feature_gates) gates[k] = v;  // the workload's win
+  for (const auto& [k, v] : gates) res_->notes.push_back(FeatureGateNote(k, v));
+  if (opts_.config_path.empty() && !tc_.scheduler_config_path.empty()) {
+    res_->notes.push_back("schedulerConfigPath " + tc_.scheduler_config_path);
+  }
   if (auto s = LoadTemplates(ops); !s.ok()) return s;
   if (auto s = Setup(); !s.ok()) return s;
   created_per_op_.assign(ops.size(), 0);
@@ -848,9 +1406,35 @@ api::Status WorkloadRun::Run() {
       case PerfOpKind::kSleep:
         Sleep(op);
         break;
+      case PerfOpKind::kCreatePodSets:
+        st = CreatePodSets(op);
+        break;
+      case PerfOpKind::kDeletePods:
+        st = DeletePods(op);
+        break;
+      case PerfOpKind::kCreateAny:
+        st = CreateAny(op);
+        break;
+      case PerfOpKind::kUpdateAny:
+        st = UpdateAny(op);
+        break;
+      case PerfOpKind::kCreateResourceDriver:
+        st = CreateResourceDriver(op);
+        break;
+      case PerfOpKind::kAllocResourceClaims:
+        st = AllocResourceClaims(op);
+        break;
+      case PerfOpKind::kStartCollectingMetrics:
+        StartCollecting(op);
+        break;
+      case PerfOpKind::kStopCollectingMetrics:
+        StopCollecting();
+        break;
     }
     if (!st.ok()) return st;
   }
+  StopCollecting();  // a start without its stop: measured to the end
+  deleters_.clear();
   // The workload is over: churn stops (upstream cancels its context). No implicit
   // barrier (later upstream): pods still pending are reported, not waited for.
   churns_.clear();
@@ -885,7 +1469,33 @@ api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const
   result->name = tc.name + "/" + w.name;
   // The run (Store + Scheduler) is destroyed before returning: the next workload starts clean.
   auto run = std::make_unique<WorkloadRun>(cfg, tc, w, opts, result);
-  return run->Run();
+  api::Status st = run->Run();
+  run.reset();
+  // The threshold for the file's topic (upstream passes the area's name, e.g. "misc", to
+  // RunBenchmarkPerfScheduling; here the workload file's directory name).
+  result->topic = std::filesystem::path(cfg.path).parent_path().filename().string();
+  result->threshold = ThresholdOf(w, result->topic);
+  const ThresholdMetric m = ThresholdMetricOf(tc, w);
+  result->threshold_metric = m.name + " " + m.data_bucket;
+  if (result->threshold > 0 && st.ok()) {
+    if (m.name != "SchedulingThroughput") {
+      result->threshold_verdict = "not compared: only SchedulingThroughput is measured";
+    } else {
+      const auto& t = result->throughput;
+      const double v = m.data_bucket == "Perc50"   ? t.p50
+                       : m.data_bucket == "Perc90" ? t.p90
+                       : m.data_bucket == "Perc99" ? t.p99
+                                                   : t.average;
+      const bool pass = m.expect_lower ? v <= result->threshold : v >= result->threshold;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s %.1f %s threshold %.1f", m.data_bucket.c_str(), v,
+                    pass ? (m.expect_lower ? "<=" : ">=") : (m.expect_lower ? ">" : "<"),
+                    result->threshold);
+      result->threshold_verdict = std::string(pass ? "pass: " : "BELOW: ") + buf;
+      result->threshold_passed = pass;
+    }
+  }
+  return st;
 }
 
 api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results) {
@@ -903,7 +1513,11 @@ api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* r
       ++selected;
       if (opts.log) opts.log("running " + tc.name + "/" + w.name);
       PerfResult r;
-      if (auto s = RunPerfWorkload(cfg, tc, w, opts, &r); !s.ok()) return s;
+      if (auto s = RunPerfWorkload(cfg, tc, w, opts, &r); !s.ok()) {
+        if (!opts.keep_going) return s;
+        r.error = std::string(s.message());
+        if (opts.log) opts.log("  cannot run: " + r.error);
+      }
       results->push_back(std::move(r));
     }
   }
@@ -939,6 +1553,12 @@ std::string FormatPerfTable(const std::vector<PerfResult>& results) {
                   r.cpu_seconds > 0 ? r.scheduled_measured / r.cpu_seconds : 0.0,
                   ep("Filter").c_str(), ep("Score").c_str(), r.peak_rss_kib / 1024);
     o << buf;
+    if (!r.error.empty()) footnotes.push_back(r.name + ": cannot run: " + r.error);
+    if (r.threshold > 0) {
+      footnotes.push_back(
+          r.name + ": threshold (" + r.threshold_metric + ", topic " + r.topic + "): " +
+          (r.threshold_verdict.empty() ? std::string("not measured") : r.threshold_verdict));
+    }
     if (r.pending_at_end > 0) {
       footnotes.push_back(r.name + ": " + std::to_string(r.pending_at_end) +
                           " pods still pending at the end (not measured)");
@@ -975,6 +1595,12 @@ nlohmann::json PerfResultsJson(const std::vector<PerfResult>& results) {
                    {"peak_rss_kib", r.peak_rss_kib},
                    {"extension_points", eps},
                    {"pending_at_end", r.pending_at_end},
+                   {"topic", r.topic},
+                   {"threshold", r.threshold},
+                   {"threshold_metric", r.threshold_metric},
+                   {"threshold_verdict", r.threshold_verdict},
+                   {"threshold_passed", r.threshold_passed},
+                   {"error", r.error},
                    {"notes", r.notes}});
   }
   return nlohmann::json{{"results", arr}};

@@ -77,7 +77,10 @@ struct PerfOptions {
   // SchedulerOptions::opportunistic_batching (false: every plain pod in full, for
   // comparisons; `phalanx bench --no-opportunistic-batching`).
   bool opportunistic_batching = true;
-  double throughput_window_ms = 0;              // 0: automatic (see above)
+  double throughput_window_ms = 0;  // 0: automatic (see above)
+  // A workload that cannot run (an op fails) is recorded with its error and the next one
+  // runs (`phalanx bench --keep-going`); else the first error ends the run.
+  bool keep_going = false;
   std::function<void(const std::string&)> log;  // progress lines; may be empty
 };
 
@@ -111,6 +114,13 @@ struct PerfResult {
   std::map<std::string, ExtensionPointSummary> extension_points;
   int64_t pending_at_end = 0;  // pods still unscheduled when the workload ended
   std::vector<std::string> notes;
+  // The file's threshold for the workload (0: none) against the measured figure.
+  std::string topic;              // the workload file's directory ("misc", "dra", ...)
+  double threshold = 0;           // pods/s (SchedulingThroughput)
+  std::string threshold_metric;   // "SchedulingThroughput Average"
+  std::string threshold_verdict;  // "pass: Average 812.0 >= threshold 270.0", "BELOW: ..."
+  bool threshold_passed = false;
+  std::string error;  // with keep_going: why the workload could not run
 };
 
 // Loads opts.workload_file, runs the selected workloads and fills *results. Errors: a file error, a

@@ -37,6 +37,22 @@ const char* PerfOpcodeName(PerfOpKind k) {
       return "sleep";
     case PerfOpKind::kCreatePodGroups:
       return "createPodGroups";
+    case PerfOpKind::kCreatePodSets:
+      return "createPodSets";
+    case PerfOpKind::kDeletePods:
+      return "deletePods";
+    case PerfOpKind::kCreateAny:
+      return "createAny";
+    case PerfOpKind::kUpdateAny:
+      return "updateAny";
+    case PerfOpKind::kCreateResourceDriver:
+      return "createResourceDriver";
+    case PerfOpKind::kAllocResourceClaims:
+      return "allocResourceClaims";
+    case PerfOpKind::kStartCollectingMetrics:
+      return "startCollectingMetrics";
+    case PerfOpKind::kStopCollectingMetrics:
+      return "stopCollectingMetrics";
   }
   return "?";
 }
@@ -360,7 +376,8 @@ api::Status ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::stri
   if (groups) {
     fields.insert({"podsPerGroup", "podsPerGroupParam", "minMember", "minMemberParam"});
   } else {
-    fields.insert({"persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"});
+    fields.insert({"persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath",
+                   "steadyState", "steadyStateParam", "duration", "durationParam"});
   }
   std::string ns;
   bool has_ns = false;
@@ -399,8 +416,23 @@ api::Status ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::stri
   }
   if (!Ok(GetTemplate(c, n, "persistentVolumeTemplatePath", file, &op->pv_template_path), &st) ||
       !Ok(GetTemplate(c, n, "persistentVolumeClaimTemplatePath", file, &op->pvc_template_path),
-          &st)) {
+          &st) ||
+      !Ok(GetBool(c, n, "steadyState", &op->steady_state), &st) ||
+      !Ok(GetParam(c, n, "steadyStateParam", &op->steady_state_param), &st) ||
+      !Ok(GetParam(c, n, "durationParam", &op->duration_param), &st)) {
     return st;
+  }
+  std::string d;
+  if (!Ok(GetString(c, n, "duration", &d), &st)) return st;
+  if (!d.empty()) {
+    auto dur = api::ParseGoDuration(d);
+    if (!dur.ok()) return c.Fail("duration", std::string(dur.status().message()));
+    op->duration_ns = *dur;
+  }
+  // Upstream createPodsOp.isValid.
+  if (op->skip_wait && (op->steady_state || !op->steady_state_param.empty())) {
+    return c.Fail("skipWaitToCompletion",
+                  "skipWaitToCompletion and steadyState cannot be true at the same time");
   }
   if (!op->pvc_template_path.empty() && op->pv_template_path.empty()) {
     // Upstream getPodStrategy reads both when a PVC template is given.
@@ -410,11 +442,170 @@ api::Status ParseCreatePodsOp(const Ctx& c, const YAML::Node& n, const std::stri
   return absl::OkStatus();
 }
 
-// barrier: namespaces.
+api::Status GetLabels(const Ctx& c, const YAML::Node& m, const char* key,
+                      std::map<std::string, std::string>* out) {
+  YAML::Node n = m[key];
+  if (!n.IsDefined() || n.IsNull()) return absl::OkStatus();
+  if (!n.IsMap()) return c.Fail(key, "must be a map of label to value" + Line(n));
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (!it->first.IsScalar() || !it->second.IsScalar()) {
+      return c.Fail(key, "labels and values must be strings" + Line(it->first));
+    }
+    (*out)[it->first.Scalar()] = it->second.Scalar();
+  }
+  return absl::OkStatus();
+}
+
+// barrier: namespaces, labelSelector, stageRequirement (upstream barrierOp).
 api::Status ParseBarrierOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
+  api::Status st;
   op->kind = PerfOpKind::kBarrier;
-  if (auto s = CheckFields(c, n, {"opcode", "namespaces"}); !s.ok()) return s;
-  return GetStringList(c, n, "namespaces", &op->namespaces);
+  std::string stage;
+  if (!Ok(CheckFields(c, n, {"opcode", "namespaces", "labelSelector", "stageRequirement"}), &st) ||
+      !Ok(GetStringList(c, n, "namespaces", &op->namespaces), &st) ||
+      !Ok(GetLabels(c, n, "labelSelector", &op->label_selector), &st) ||
+      !Ok(GetString(c, n, "stageRequirement", &stage), &st)) {
+    return st;
+  }
+  if (!stage.empty()) {
+    if (stage != "Scheduled" && stage != "Attempted") {
+      return c.Fail("stageRequirement",
+                    "invalid StageRequirement " + stage + " (Scheduled or Attempted)");
+    }
+    op->stage_requirement = stage;
+  }
+  return absl::OkStatus();
+}
+
+// createPodSets: count | countParam, namespacePrefix, createPodsOp.
+api::Status ParseCreatePodSetsOp(const Ctx& c, const YAML::Node& n, const std::string& file,
+                                 const std::string& default_pod_template, PerfOp* op) {
+  api::Status st;
+  op->kind = PerfOpKind::kCreatePodSets;
+  if (!Ok(CheckFields(c, n, {"opcode", "count", "countParam", "namespacePrefix", "createPodsOp"}),
+          &st) ||
+      !Ok(GetInt(c, n, "count", &op->count), &st) ||
+      !Ok(GetParam(c, n, "countParam", &op->count_param), &st) ||
+      !Ok(GetString(c, n, "namespacePrefix", &op->namespace_prefix), &st)) {
+    return st;
+  }
+  if (op->namespace_prefix.empty()) return c.Fail("namespacePrefix", "required");
+  YAML::Node sub = n["createPodsOp"];
+  if (!sub.IsDefined() || !sub.IsMap()) return c.Fail("createPodsOp", "required (a createPods op)");
+  Ctx sc = c;
+  sc.where += ": createPodsOp";
+  auto inner = std::make_shared<PerfOp>();
+  inner->index = op->index;
+  if (!Ok(ParseCreatePodsOp(sc, sub, file, false, inner.get()), &st)) return st;
+  if (inner->namespace_) return sc.Fail("namespace", "set by createPodSets' namespacePrefix");
+  if (inner->pod_template_path.empty()) inner->pod_template_path = default_pod_template;
+  op->create_pods = std::move(inner);
+  op->collect_metrics = op->create_pods->collect_metrics;
+  return CheckCount(c, op->count, op->count_param, "count", "countParam");
+}
+
+// deletePods: namespace, labelSelector, skipWaitToCompletion, deletePodsPerSecond.
+api::Status ParseDeletePodsOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
+  api::Status st;
+  op->kind = PerfOpKind::kDeletePods;
+  std::string ns;
+  if (!Ok(CheckFields(c, n,
+                      {"opcode", "namespace", "labelSelector", "skipWaitToCompletion",
+                       "deletePodsPerSecond"}),
+          &st) ||
+      !Ok(GetString(c, n, "namespace", &ns), &st) ||
+      !Ok(GetLabels(c, n, "labelSelector", &op->label_selector), &st) ||
+      !Ok(GetBool(c, n, "skipWaitToCompletion", &op->skip_wait), &st) ||
+      !Ok(GetInt(c, n, "deletePodsPerSecond", &op->per_second), &st)) {
+    return st;
+  }
+  if (ns.empty()) return c.Fail("namespace", "required");
+  op->namespace_ = ns;
+  if (op->per_second < 0) {
+    return c.Fail("deletePodsPerSecond",
+                  "invalid DeletePodsPerSecond=" + std::to_string(op->per_second) +
+                      "; should be non-negative");
+  }
+  return absl::OkStatus();
+}
+
+// createAny / updateAny: templatePath, count | countParam (default 1), namespace;
+// updateAny: updatePerSecond, subresources.
+api::Status ParseAnyOp(const Ctx& c, const YAML::Node& n, const std::string& file, bool update,
+                       PerfOp* op) {
+  api::Status st;
+  op->kind = update ? PerfOpKind::kUpdateAny : PerfOpKind::kCreateAny;
+  std::set<std::string> fields = {"opcode", "templatePath", "count", "countParam", "namespace"};
+  if (update) fields.insert({"updatePerSecond", "subresources"});
+  std::string ns;
+  bool has_ns = false;
+  if (!Ok(CheckFields(c, n, fields), &st) || !Ok(GetInt(c, n, "count", &op->count), &st) ||
+      !Ok(GetParam(c, n, "countParam", &op->count_param), &st) ||
+      !Ok(GetString(c, n, "namespace", &ns, &has_ns), &st) ||
+      !Ok(GetTemplate(c, n, "templatePath", file, &op->template_path), &st)) {
+    return st;
+  }
+  if (op->template_path.empty()) return c.Fail("templatePath", "TemplatePath must be set");
+  if (has_ns && !ns.empty()) op->namespace_ = ns;
+  if (op->count == 0 && op->count_param.empty()) op->count = 1;  // upstream: defaults to 1
+  if (op->count < 0) return c.Fail("count", "must not be negative");
+  if (update) {
+    if (!Ok(GetInt(c, n, "updatePerSecond", &op->per_second), &st) ||
+        !Ok(GetStringList(c, n, "subresources", &op->subresources), &st)) {
+      return st;
+    }
+    if (op->per_second < 0) {
+      return c.Fail("updatePerSecond", "invalid UpdatePerSecond=" + std::to_string(op->per_second) +
+                                           "; should be non-negative");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// createResourceDriver: driverName, nodes, maxClaimsPerNode | maxClaimsPerNodeParam.
+api::Status ParseCreateResourceDriverOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
+  api::Status st;
+  op->kind = PerfOpKind::kCreateResourceDriver;
+  if (!Ok(CheckFields(
+              c, n, {"opcode", "driverName", "nodes", "maxClaimsPerNode", "maxClaimsPerNodeParam"}),
+          &st) ||
+      !Ok(GetString(c, n, "driverName", &op->driver_name), &st) ||
+      !Ok(GetString(c, n, "nodes", &op->nodes_glob), &st) ||
+      !Ok(GetInt(c, n, "maxClaimsPerNode", &op->max_claims_per_node), &st) ||
+      !Ok(GetParam(c, n, "maxClaimsPerNodeParam", &op->max_claims_per_node_param), &st)) {
+    return st;
+  }
+  if (op->driver_name.empty()) return c.Fail("driverName", "DriverName must be set");
+  if (op->nodes_glob.empty()) return c.Fail("nodes", "Nodes must be set");
+  return CheckCount(c, op->max_claims_per_node, op->max_claims_per_node_param, "maxClaimsPerNode",
+                    "maxClaimsPerNodeParam");
+}
+
+// allocResourceClaims: namespace ("" = all).
+api::Status ParseAllocResourceClaimsOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
+  api::Status st;
+  op->kind = PerfOpKind::kAllocResourceClaims;
+  std::string ns;
+  if (!Ok(CheckFields(c, n, {"opcode", "namespace"}), &st) ||
+      !Ok(GetString(c, n, "namespace", &ns), &st)) {
+    return st;
+  }
+  if (!ns.empty()) op->namespace_ = ns;
+  return absl::OkStatus();
+}
+
+// startCollectingMetrics: name, namespaces (required), labelSelector.
+api::Status ParseStartCollectingMetricsOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
+  api::Status st;
+  op->kind = PerfOpKind::kStartCollectingMetrics;
+  if (!Ok(CheckFields(c, n, {"opcode", "name", "namespaces", "labelSelector"}), &st) ||
+      !Ok(GetString(c, n, "name", &op->metrics_name), &st) ||
+      !Ok(GetStringList(c, n, "namespaces", &op->namespaces), &st) ||
+      !Ok(GetLabels(c, n, "labelSelector", &op->label_selector), &st)) {
+    return st;
+  }
+  if (op->namespaces.empty()) return c.Fail("namespaces", "namespaces cannot be empty");
+  return absl::OkStatus();
 }
 
 // churn: mode, number, intervalMilliseconds, namespace, templatePaths (upstream churnOp).
@@ -496,7 +687,8 @@ api::Status ParseSleepOp(const Ctx& c, const YAML::Node& n, PerfOp* op) {
   return absl::OkStatus();
 }
 
-api::Status ParseOp(const Ctx& c, const YAML::Node& n, const std::string& file, PerfOp* op) {
+api::Status ParseOp(const Ctx& c, const YAML::Node& n, const std::string& file,
+                    const std::string& default_pod_template, PerfOp* op) {
   api::Status st;
   if (!n.IsMap()) return c.Fail("", "an op must be an object" + Line(n));
   std::string opcode;
@@ -504,16 +696,108 @@ api::Status ParseOp(const Ctx& c, const YAML::Node& n, const std::string& file, 
   if (opcode.empty()) return c.Fail("opcode", "required" + Line(n));
   if (opcode == "createNodes") return ParseCreateNodesOp(c, n, file, op);
   if (opcode == "createPods" || opcode == "createPodGroups") {
-    return ParseCreatePodsOp(c, n, file, opcode == "createPodGroups", op);
+    if (!Ok(ParseCreatePodsOp(c, n, file, opcode == "createPodGroups", op), &st)) return st;
+    // Upstream: "If nil, DefaultPodTemplatePath will be used."
+    if (op->pod_template_path.empty()) op->pod_template_path = default_pod_template;
+    return absl::OkStatus();
+  }
+  if (opcode == "createPodSets") {
+    return ParseCreatePodSetsOp(c, n, file, default_pod_template, op);
   }
   if (opcode == "barrier") return ParseBarrierOp(c, n, op);
   if (opcode == "churn") return ParseChurnOp(c, n, file, op);
   if (opcode == "createNamespaces") return ParseCreateNamespacesOp(c, n, file, op);
   if (opcode == "sleep") return ParseSleepOp(c, n, op);
+  if (opcode == "deletePods") return ParseDeletePodsOp(c, n, op);
+  if (opcode == "createAny") return ParseAnyOp(c, n, file, false, op);
+  if (opcode == "updateAny") return ParseAnyOp(c, n, file, true, op);
+  if (opcode == "createResourceDriver") return ParseCreateResourceDriverOp(c, n, op);
+  if (opcode == "allocResourceClaims") return ParseAllocResourceClaimsOp(c, n, op);
+  if (opcode == "startCollectingMetrics") return ParseStartCollectingMetricsOp(c, n, op);
+  if (opcode == "stopCollectingMetrics") {
+    op->kind = PerfOpKind::kStopCollectingMetrics;
+    op->collect_metrics = true;  // upstream: the op that collects (collectsMetrics() true)
+    return CheckFields(c, n, {"opcode"});
+  }
   return c.Fail("opcode",
                 "unknown opcode \"" + opcode +
-                    "\" (known: createNodes, createPods, barrier, churn, createNamespaces, sleep, "
+                    "\" (known: createNodes, createPods, createPodSets, deletePods, barrier, "
+                    "churn, createNamespaces, sleep, createAny, updateAny, createResourceDriver, "
+                    "allocResourceClaims, startCollectingMetrics, stopCollectingMetrics, "
                     "createPodGroups)");
+}
+
+// featureGates: a map of feature to true / false.
+api::Status GetFeatureGates(const Ctx& c, const YAML::Node& n, std::map<std::string, bool>* out) {
+  api::Status st;
+  YAML::Node fg = n["featureGates"];
+  if (!fg.IsDefined() || fg.IsNull()) return absl::OkStatus();
+  if (!fg.IsMap()) return c.Fail("featureGates", "must be a map of feature to true/false");
+  for (auto it = fg.begin(); it != fg.end(); ++it) {
+    bool v = false;
+    YAML::Node m;
+    m["v"] = it->second;
+    if (!Ok(GetBool(c, m, "v", &v), &st)) {
+      return c.Fail("featureGates." + it->first.Scalar(), "must be true or false");
+    }
+    (*out)[it->first.Scalar()] = v;
+  }
+  return absl::OkStatus();
+}
+
+// thresholdMetricSelector / defaultThresholdMetricSelector (upstream thresholdMetricSelector).
+api::Status GetThresholdMetric(const Ctx& c, const YAML::Node& n, const char* key,
+                               std::optional<ThresholdMetric>* out) {
+  api::Status st;
+  YAML::Node m = n[key];
+  if (!m.IsDefined() || m.IsNull()) return absl::OkStatus();
+  if (!m.IsMap()) return c.Fail(key, "must be an object");
+  Ctx mc = c;
+  mc.where += (mc.where.empty() ? "" : ": ") + std::string(key);
+  ThresholdMetric t;
+  if (!Ok(CheckFields(mc, m, {"name", "labels", "dataBucket", "expectLower"}), &st) ||
+      !Ok(GetString(mc, m, "name", &t.name), &st) ||
+      !Ok(GetString(mc, m, "dataBucket", &t.data_bucket), &st) ||
+      !Ok(GetBool(mc, m, "expectLower", &t.expect_lower), &st) ||
+      !Ok(GetLabels(mc, m, "labels", &t.labels), &st)) {
+    return st;
+  }
+  if (t.data_bucket.empty()) {
+    return mc.Fail("dataBucket", "dataBucket should be set for metric " + t.name);
+  }
+  *out = std::move(t);
+  return absl::OkStatus();
+}
+
+bool ParseNumber(const std::string& s, double* out) {
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtod(s.c_str(), &end);
+  return !s.empty() && errno == 0 && end == s.c_str() + s.size();
+}
+
+// threshold: a number, or a map of topic name to number (upstream thresholds).
+api::Status GetThreshold(const Ctx& c, const YAML::Node& n, PerfWorkload* w) {
+  YAML::Node t = n["threshold"];
+  if (!t.IsDefined() || t.IsNull()) return absl::OkStatus();
+  if (t.IsScalar()) {
+    if (!ParseNumber(t.Scalar(), &w->threshold)) {
+      return c.Fail("threshold", "expected either float64 or topic name -> float64 map, got \"" +
+                                     t.Scalar() + "\"");
+    }
+    if (w->threshold < 0) return c.Fail("threshold", "should be non-negative");
+    return absl::OkStatus();
+  }
+  if (!t.IsMap())
+    return c.Fail("threshold", "expected either float64 or topic name -> float64 map");
+  for (auto it = t.begin(); it != t.end(); ++it) {
+    double v = 0;
+    if (!it->second.IsScalar() || !ParseNumber(it->second.Scalar(), &v) || v < 0) {
+      return c.Fail("threshold." + it->first.Scalar(), "must be a non-negative number");
+    }
+    w->threshold_by_topic[it->first.Scalar()] = v;
+  }
+  return absl::OkStatus();
 }
 
 api::Status ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfTestCase* tc) {
@@ -524,23 +808,16 @@ api::Status ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfT
   if (tc->name.empty()) return c.Fail("name", "required");
   if (!Ok(CheckFields(c, n,
                       {"name", "featureGates", "labels", "metricsCollectorConfig",
-                       "workloadTemplate", "workloads"}),
+                       "workloadTemplate", "workloads", "defaultPodTemplatePath",
+                       "schedulerConfigPath", "defaultThresholdMetricSelector"}),
           &st) ||
-      !Ok(GetStringList(c, n, "labels", &tc->labels), &st)) {
+      !Ok(GetStringList(c, n, "labels", &tc->labels), &st) ||
+      !Ok(GetFeatureGates(c, n, &tc->feature_gates), &st) ||
+      !Ok(GetTemplate(c, n, "defaultPodTemplatePath", file, &tc->default_pod_template_path), &st) ||
+      !Ok(GetTemplate(c, n, "schedulerConfigPath", file, &tc->scheduler_config_path), &st) ||
+      !Ok(GetThresholdMetric(c, n, "defaultThresholdMetricSelector", &tc->default_threshold_metric),
+          &st)) {
     return st;
-  }
-  YAML::Node fg = n["featureGates"];
-  if (fg.IsDefined() && !fg.IsNull()) {
-    if (!fg.IsMap()) return c.Fail("featureGates", "must be a map of feature to true/false");
-    for (auto it = fg.begin(); it != fg.end(); ++it) {
-      bool v = false;
-      YAML::Node m;
-      m["v"] = it->second;
-      if (!Ok(GetBool(c, m, "v", &v), &st)) {
-        return c.Fail("featureGates." + it->first.Scalar(), "must be true or false");
-      }
-      tc->feature_gates[it->first.Scalar()] = v;
-    }
   }
   YAML::Node ops = n["workloadTemplate"];
   if (ops.IsDefined() && !ops.IsNull() && !ops.IsSequence()) {
@@ -555,7 +832,7 @@ api::Status ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfT
                  (opcode.empty() ? "" : " (" + opcode + ")");
       PerfOp op;
       op.index = static_cast<int>(i);
-      if (!Ok(ParseOp(oc, ops[i], file, &op), &st)) return st;
+      if (!Ok(ParseOp(oc, ops[i], file, tc->default_pod_template_path, &op), &st)) return st;
       tc->ops.push_back(std::move(op));
     }
   }
@@ -571,9 +848,15 @@ api::Status ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfT
       const YAML::Node& w = ws[i];
       if (!w.IsMap()) return wc.Fail("", "a workload must be an object");
       PerfWorkload pw;
-      if (!Ok(CheckFields(wc, w, {"name", "params", "labels", "featureGates"}), &st) ||
+      if (!Ok(CheckFields(wc, w,
+                          {"name", "params", "labels", "featureGates", "threshold",
+                           "thresholdMetricSelector"}),
+              &st) ||
           !Ok(GetString(wc, w, "name", &pw.name), &st) ||
-          !Ok(GetStringList(wc, w, "labels", &pw.labels), &st)) {
+          !Ok(GetStringList(wc, w, "labels", &pw.labels), &st) ||
+          !Ok(GetFeatureGates(wc, w, &pw.feature_gates), &st) ||
+          !Ok(GetThreshold(wc, w, &pw), &st) ||
+          !Ok(GetThresholdMetric(wc, w, "thresholdMetricSelector", &pw.threshold_metric), &st)) {
         return st;
       }
       if (pw.name.empty()) return wc.Fail("name", "required");
@@ -584,7 +867,8 @@ api::Status ParseCase(Ctx c, const YAML::Node& n, const std::string& file, PerfT
         if (!p.IsMap()) return wc.Fail("params", "must be a map of name to value");
         for (auto it = p.begin(); it != p.end(); ++it) {
           if (!it->second.IsScalar()) {
-            return wc.Fail("params." + it->first.Scalar(), "must be a number or a duration");
+            return wc.Fail("params." + it->first.Scalar(),
+                           "must be a number, a boolean or a duration");
           }
           pw.params[it->first.Scalar()] = it->second.Scalar();
         }
@@ -668,8 +952,32 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
     };
     if (!Ok(patch_int(op.count_param, "countParam", &op.count), &st) ||
         !Ok(patch_int(op.pods_per_group_param, "podsPerGroupParam", &op.pods_per_group), &st) ||
-        !Ok(patch_int(op.min_member_param, "minMemberParam", &op.min_member), &st)) {
+        !Ok(patch_int(op.min_member_param, "minMemberParam", &op.min_member), &st) ||
+        !Ok(patch_int(op.max_claims_per_node_param, "maxClaimsPerNodeParam",
+                      &op.max_claims_per_node),
+            &st)) {
       return st;
+    }
+    if (!op.steady_state_param.empty()) {
+      auto it = w.params.find(op.steady_state_param.substr(1));
+      if (it == w.params.end()) {
+        return c.Fail("steadyStateParam", "parameter " + op.steady_state_param + " is undefined");
+      }
+      if (it->second != "true" && it->second != "false") {
+        return c.Fail("steadyStateParam", "parameter " + op.steady_state_param +
+                                              " has the wrong type (want a boolean), got \"" +
+                                              it->second + "\"");
+      }
+      op.steady_state = it->second == "true";
+    }
+    if (op.create_pods) {
+      // createPodSets: the inner createPods op takes the workload's parameters too.
+      PerfTestCase one;
+      one.name = tc.name;
+      one.ops = {*op.create_pods};
+      std::vector<PerfOp> inner;
+      if (!Ok(PatchParams(cfg, one, w, &inner), &st)) return st;
+      op.create_pods = std::make_shared<PerfOp>(inner[0]);
     }
     if (!op.duration_param.empty()) {
       auto it = w.params.find(op.duration_param.substr(1));
@@ -683,11 +991,22 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
       }
       op.duration_ns = *dur;
     }
-    // Upstream isValid(false): counts must be positive once parameters are applied.
+    // Upstream isValid(false): counts once parameters are applied.
     const bool counted =
         op.kind == PerfOpKind::kCreateNodes || op.kind == PerfOpKind::kCreatePods ||
-        op.kind == PerfOpKind::kCreateNamespaces || op.kind == PerfOpKind::kCreatePodGroups;
-    if (counted && op.count <= 0) {
+        op.kind == PerfOpKind::kCreateNamespaces || op.kind == PerfOpKind::kCreatePodGroups ||
+        op.kind == PerfOpKind::kCreatePodSets;
+    if (op.kind == PerfOpKind::kCreatePods && op.steady_state && op.duration_ns <= 0) {
+      return c.Fail("duration",
+                    "when creating pods in a steady state, the test duration must be > 0");
+    }
+    if (op.kind == PerfOpKind::kCreateResourceDriver && op.max_claims_per_node <= 0) {
+      return c.Fail("maxClaimsPerNodeParam",
+                    "invalid MaxClaimsPerNode=" + std::to_string(op.max_claims_per_node));
+    }
+    // A count may be 0 (1.36 isValidCount: count >= 0; the dra file's
+    // "nodesWithoutDRA: 0", nodedeclaredfeatures' "initPods: 0").
+    if (counted && op.count < 0) {
       return c.Fail(
           op.count_param.empty() ? "count" : "countParam",
           "invalid Count=" + std::to_string(op.count) + " / CountParam=\"" + op.count_param + "\"");
@@ -706,6 +1025,17 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
     out->push_back(std::move(op));
   }
   return absl::OkStatus();
+}
+
+double ThresholdOf(const PerfWorkload& w, const std::string& topic) {
+  auto it = w.threshold_by_topic.find(topic);
+  return it != w.threshold_by_topic.end() ? it->second : w.threshold;
+}
+
+ThresholdMetric ThresholdMetricOf(const PerfTestCase& tc, const PerfWorkload& w) {
+  if (w.threshold_metric) return *w.threshold_metric;
+  if (tc.default_threshold_metric) return *tc.default_threshold_metric;
+  return ThresholdMetric{};
 }
 
 }  // namespace phalanx::perf

@@ -17,23 +17,45 @@
 //       labels: [fast]
 //       params: {initNodes: 5000, measurePods: 1000}
 //
-// Ops (upstream v1.20 scheduler_perf_test.go, plus the later upstream additions churn,
-// createNamespaces and sleep, plus Phalanx's createPodGroups):
+// Test case fields: name, featureGates, labels, workloadTemplate, workloads, and (1.36)
+// defaultPodTemplatePath (createPods without podTemplatePath use it), schedulerConfigPath
+// (the profile the workloads run with unless --config names one), metricsCollectorConfig
+// and defaultThresholdMetricSelector (read; only SchedulingThroughput is measured).
+// Workload fields: name, params, labels, and (1.36) featureGates (over the test case's),
+// threshold (a number, or a map topic -> number: the least SchedulingThroughput average
+// in pods/s; reported against the measured figure) and thresholdMetricSelector.
+//
+// Ops (upstream v1.20 scheduler_perf_test.go; the 1.36 operations of scheduler_perf.go,
+// operations.go, dra.go and update.go; plus Phalanx's createPodGroups):
 //   createNodes      count | countParam, nodeTemplatePath, nodeAllocatableStrategy
 //                    (nodeAllocatable, csiNodeAllocatable {driver: {count}},
 //                    migratedPlugins), labelNodePrepareStrategy, uniqueNodeLabelStrategy
 //   createPods       count | countParam, podTemplatePath, namespace, collectMetrics,
 //                    skipWaitToCompletion, persistentVolumeTemplatePath,
-//                    persistentVolumeClaimTemplatePath
-//   barrier          namespaces
+//                    persistentVolumeClaimTemplatePath, steadyState | steadyStateParam,
+//                    duration | durationParam (steady state: how long)
+//   createPodSets    count | countParam, namespacePrefix, createPodsOp (a createPods op
+//                    run once in each namespace <prefix>-<i>)
+//   deletePods       namespace, labelSelector, skipWaitToCompletion, deletePodsPerSecond
+//   barrier          namespaces, labelSelector, stageRequirement (Scheduled | Attempted)
 //   churn            mode (create | recreate), number, intervalMilliseconds, namespace,
 //                    templatePaths
 //   createNamespaces prefix, count | countParam, namespaceTemplatePath
 //   sleep            duration (Go duration, "1s") | durationParam
+//   createAny        templatePath, count | countParam (default 1), namespace
+//   updateAny        templatePath, count | countParam (default 1), namespace,
+//                    updatePerSecond, subresources
+//   createResourceDriver  driverName, nodes (a glob of node names),
+//                    maxClaimsPerNode | maxClaimsPerNodeParam: a ResourceSlice per node
+//   allocResourceClaims   namespace: allocates the namespace's unallocated claims
+//   startCollectingMetrics name, namespaces, labelSelector; stopCollectingMetrics
 //   createPodGroups  count | countParam (gangs), podsPerGroup | podsPerGroupParam,
 //                    minMember | minMemberParam (default podsPerGroup), podTemplatePath,
 //                    namespace, collectMetrics, skipWaitToCompletion: Coscheduling
 //                    PodGroups (scheduling.x-k8s.io/v1alpha1) and their pods.
+// Templates (node, pod, createAny, updateAny) are Go text/template files: {{.Index}},
+// {{.Count}} and the functions AddInt, SubtractInt, MultiplyInt, DivideInt, Mod and their
+// Float forms (operations.go getTemplateFuncs) are rendered per object (perf_template.h).
 //
 // As upstream (yaml.UnmarshalStrict), unknown fields are errors. Errors name the file,
 // the test case, the op index and the field, e.g.
@@ -48,6 +70,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +87,14 @@ enum class PerfOpKind {
   kCreateNamespaces,
   kSleep,
   kCreatePodGroups,
+  kCreatePodSets,
+  kDeletePods,
+  kCreateAny,
+  kUpdateAny,
+  kCreateResourceDriver,
+  kAllocResourceClaims,
+  kStartCollectingMetrics,
+  kStopCollectingMetrics,
 };
 
 // "createNodes", "createPods", ...
@@ -125,16 +156,58 @@ struct PerfOp {
   std::string prefix;
   std::string namespace_template_path;  // resolved; empty: bare Namespace
 
-  // sleep
+  // sleep; createPods in steady state (how long)
   int64_t duration_ns = 0;
   std::string duration_param;
+
+  // createPods: steady state (each scheduled pod is deleted and replaced by a new one for
+  // `duration_ns`)
+  bool steady_state = false;
+  std::string steady_state_param;
+
+  // createPodSets: the createPods op run in each namespace <namespace_prefix>-<i>
+  std::string namespace_prefix;
+  std::shared_ptr<PerfOp> create_pods;
+
+  // barrier, deletePods, startCollectingMetrics: pods whose labels contain these
+  std::map<std::string, std::string> label_selector;
+  std::string stage_requirement = "Scheduled";  // barrier: Scheduled | Attempted
+  int64_t per_second = 0;  // deletePods deletePodsPerSecond, updateAny updatePerSecond
+
+  // createAny / updateAny
+  std::string template_path;  // resolved
+  std::vector<std::string> subresources;
+
+  // createResourceDriver
+  std::string driver_name;
+  std::string nodes_glob;
+  int64_t max_claims_per_node = 0;
+  std::string max_claims_per_node_param;
+
+  // startCollectingMetrics
+  std::string metrics_name;
+};
+
+// What a workload's threshold is compared with (upstream thresholdMetricSelector; default
+// SchedulingThroughput, data bucket Average).
+struct ThresholdMetric {
+  std::string name = "SchedulingThroughput";
+  std::string data_bucket = "Average";  // Average | Perc50 | Perc90 | Perc95 | Perc99
+  bool expect_lower = false;            // the threshold is a maximum
+  std::map<std::string, std::string> labels;
 };
 
 struct PerfWorkload {
   std::string name;
-  // Parameter values as written (integers, or Go durations for durationParam).
+  // Parameter values as written (integers, booleans, or Go durations for durationParam).
   std::map<std::string, std::string> params;
   std::vector<std::string> labels;
+  std::map<std::string, bool> feature_gates;  // over the test case's; accepted, not applied
+  // threshold: one value, or per topic (upstream RunBenchmarkPerfScheduling's topic name;
+  // `phalanx bench` uses the workload file's directory name, e.g. "misc"). 0: none.
+  double threshold = 0;
+  std::map<std::string, double> threshold_by_topic;
+  std::optional<ThresholdMetric> threshold_metric;
 };
 
 struct PerfTestCase {
@@ -143,6 +216,9 @@ struct PerfTestCase {
   std::vector<std::string> labels;
   std::vector<PerfOp> ops;
   std::vector<PerfWorkload> workloads;
+  std::string default_pod_template_path;  // resolved; "" = upstream's makeBasePod()
+  std::string scheduler_config_path;      // resolved; "" = the default configuration
+  std::optional<ThresholdMetric> default_threshold_metric;
 };
 
 struct PerfConfig {
@@ -169,6 +245,12 @@ api::Status PatchParams(const PerfConfig& cfg, const PerfTestCase& tc, const Per
 // Resolves a template path written in `workload_file` (rule above). Returns the first
 // existing candidate, or "" when none exists.
 std::string ResolveTemplatePath(const std::string& workload_file, const std::string& path);
+
+// The threshold of workload `w` for `topic` (its topic entry, else its single value; 0:
+// none) and the metric it is compared with (the workload's selector, else the test case's
+// default, else SchedulingThroughput Average).
+double ThresholdOf(const PerfWorkload& w, const std::string& topic);
+ThresholdMetric ThresholdMetricOf(const PerfTestCase& tc, const PerfWorkload& w);
 
 // Upstream's label filter (later scheduler_perf, -perf-scheduling-label-filter): a comma-
 // separated list; "x" or "+x": the labels must contain x; "-x": must not. Empty: all.

@@ -170,7 +170,7 @@ TEST(PerfWorkload, PatchParamsErrors) {
   - name: notint
     params: {nodes: 5, pods: lots, wait: 1s}
   - name: zero
-    params: {nodes: 0, pods: 3, wait: 1s}
+    params: {nodes: -1, pods: 3, wait: 1s}
   - name: baddur
     params: {nodes: 1, pods: 3, wait: 1d}
   - name: ok
@@ -192,7 +192,7 @@ TEST(PerfWorkload, PatchParamsErrors) {
   EXPECT_NE(err.find("parameter $pods must be an integer, got \"lots\""), std::string::npos) << err;
   err = std::string(PatchParams(cfg, tc, tc.workloads[2], &ops).message());
   EXPECT_FALSE(err.empty());
-  EXPECT_NE(err.find("workloadTemplate[0] (createNodes): countParam: invalid Count=0"),
+  EXPECT_NE(err.find("workloadTemplate[0] (createNodes): countParam: invalid Count=-1"),
             std::string::npos)
       << err;
   err = std::string(PatchParams(cfg, tc, tc.workloads[3], &ops).message());
@@ -216,9 +216,45 @@ TEST(PerfWorkload, BadInputErrorsNameFileCaseOpAndField) {
 
   err = ParseError(
       head +
-      "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n  - opcode: deletePods\n");
-  EXPECT_NE(err.find("workloadTemplate[1] (deletePods): opcode: unknown opcode \"deletePods\""),
+      "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n  - opcode: deleteNodes\n");
+  EXPECT_NE(err.find("workloadTemplate[1] (deleteNodes): opcode: unknown opcode \"deleteNodes\""),
             std::string::npos)
+      << err;
+
+  // 1.36 ops: their fields are checked as upstream's isValid does.
+  err =
+      ParseError(head + "  - opcode: startCollectingMetrics\n  - opcode: stopCollectingMetrics\n");
+  EXPECT_NE(err.find("(startCollectingMetrics): namespaces: namespaces cannot be empty"),
+            std::string::npos)
+      << err;
+  err = ParseError(head +
+                   "  - opcode: barrier\n    stageRequirement: Bound\n  - opcode: createPods\n"
+                   "    count: 1\n    collectMetrics: true\n");
+  EXPECT_NE(err.find("(barrier): stageRequirement: invalid StageRequirement Bound"),
+            std::string::npos)
+      << err;
+  err = ParseError(head +
+                   "  - opcode: createResourceDriver\n    driverName: d\n    nodes: n-*\n"
+                   "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n");
+  EXPECT_NE(err.find("(createResourceDriver): maxClaimsPerNode: one of maxClaimsPerNode (> 0) or "
+                     "maxClaimsPerNodeParam"),
+            std::string::npos)
+      << err;
+  err = ParseError(head +
+                   "  - opcode: createAny\n  - opcode: createPods\n    count: 1\n    "
+                   "collectMetrics: true\n");
+  EXPECT_NE(err.find("(createAny): templatePath: TemplatePath must be set"), std::string::npos)
+      << err;
+  err = ParseError(head +
+                   "  - opcode: deletePods\n    deletePodsPerSecond: 1\n"
+                   "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n");
+  EXPECT_NE(err.find("(deletePods): namespace: required"), std::string::npos) << err;
+  err = ParseError(
+      "- name: T\n  workloadTemplate:\n  - {opcode: createPods, count: 1, collectMetrics: true}\n"
+      "  workloads: [{name: w, threshold: fast}]\n");
+  EXPECT_NE(
+      err.find("workloads[0]: threshold: expected either float64 or topic name -> float64 map"),
+      std::string::npos)
       << err;
 
   err =
@@ -410,6 +446,62 @@ TEST(PerfWorkload, CSINodeAllocatableErrorsNameTheField) {
   ASSERT_EQ(alloc.size(), 2u);
   EXPECT_FALSE(alloc.at("a.csi").has_value());
   EXPECT_FALSE(alloc.at("b.csi").has_value());
+}
+
+// The 1.36 files: every performance-config.yaml under ../shared/upstream/scheduler_perf-v1.36
+// loads unchanged, and every workload's parameters patch.
+TEST(PerfWorkload, Upstream136FilesLoad) {
+  const std::string dir = std::string(PHALANX_UPSTREAM_DIR) + "/scheduler_perf-v1.36";
+  if (!fs::exists(dir)) {
+    const char* ci = std::getenv("CI");
+    if (ci && std::string(ci) == "true") FAIL() << "upstream data missing in CI: " << dir;
+    GTEST_SKIP() << "needs ../shared/upstream (" << dir << "); not in a user's clone";
+  }
+  int files = 0, cases = 0, workloads = 0, thresholds = 0;
+  std::set<std::string> opcodes;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename() != "performance-config.yaml") continue;
+    PerfConfig cfg;
+    ASSERT_EQ(LoadPerfConfig(e.path().string(), &cfg), absl::OkStatus());
+    ++files;
+    for (const auto& tc : cfg.cases) {
+      ++cases;
+      for (const auto& w : tc.workloads) {
+        std::vector<PerfOp> ops;
+        ASSERT_EQ(PatchParams(cfg, tc, w, &ops), absl::OkStatus()) << tc.name << "/" << w.name;
+        ++workloads;
+        thresholds += w.threshold > 0 || !w.threshold_by_topic.empty();  // number or topic map
+        for (const auto& op : ops) opcodes.insert(PerfOpcodeName(op.kind));
+      }
+    }
+  }
+  EXPECT_EQ(files, 13);
+  EXPECT_EQ(cases, 50);
+  EXPECT_EQ(workloads, 242);
+  EXPECT_EQ(thresholds, 61);
+  for (const char* o : {"createAny", "updateAny", "createResourceDriver", "allocResourceClaims",
+                        "startCollectingMetrics", "stopCollectingMetrics", "createPodSets",
+                        "deletePods", "churn", "barrier"}) {
+    EXPECT_TRUE(opcodes.count(o)) << o;
+  }
+}
+
+TEST(PerfWorkload, DefaultPodTemplateThresholdAndFeatureGates) {
+  PerfConfig cfg;
+  const std::string yaml =
+      "- name: T\n  defaultPodTemplatePath: config/pod-default.yaml\n  featureGates: {A: true}\n"
+      "  workloadTemplate:\n  - {opcode: createPods, count: 1, collectMetrics: true}\n"
+      "  - {opcode: createPods, count: 1, podTemplatePath: config/pod-default.yaml}\n"
+      "  workloads:\n  - {name: w, threshold: 270, featureGates: {A: false}, params: {}}\n"
+      "  - {name: t, threshold: {misc: 5, other: 7}}\n";
+  ASSERT_EQ(ParsePerfConfig(yaml, kTestdata + "/perf.yaml", &cfg), absl::OkStatus());
+  const PerfTestCase& tc = cfg.cases[0];
+  EXPECT_NE(tc.ops[0].pod_template_path.find("pod-default.yaml"), std::string::npos);
+  EXPECT_EQ(tc.workloads[0].threshold, 270);
+  EXPECT_EQ(tc.workloads[0].feature_gates.at("A"), false);
+  EXPECT_EQ(ThresholdOf(tc.workloads[1], "misc"), 5);
+  EXPECT_EQ(ThresholdOf(tc.workloads[1], "dra"), 0);
+  EXPECT_EQ(ThresholdMetricOf(tc, tc.workloads[0]).name, "SchedulingThroughput");
 }
 
 // Every file of upstream's config/ directory loads unchanged (when the source tree exists;

@@ -13,6 +13,7 @@
 #include "plugins/gpupolicy/gpu_packing.h"
 #include "plugins/gpupolicy/random_score.h"
 #include "plugins/gpushare/gpu_share.h"
+#include "plugins/gpushare/guard.h"
 #include "plugins/imagelocality/image_locality.h"
 #include "plugins/interpodaffinity/interpod_affinity.h"
 #include "plugins/nodeaffinity/node_affinity.h"
@@ -23,11 +24,14 @@
 #include "plugins/noderesources/fit.h"
 #include "plugins/nodeunschedulable/node_unschedulable.h"
 #include "plugins/nodevolumelimits/csi.h"
+#include "plugins/placementbinpacking/placement_bin_packing.h"
+#include "plugins/podgrouppodscount/podgroup_pods_count.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 #include "plugins/prioritysort/priority_sort.h"
 #include "plugins/queues/queues.h"
 #include "plugins/schedulinggates/scheduling_gates.h"
 #include "plugins/tainttoleration/taint_toleration.h"
+#include "plugins/topologyplacement/topology_placement.h"
 #include "plugins/volumebinding/volume_binding.h"
 #include "plugins/volumerestrictions/volume_restrictions.h"
 #include "plugins/volumezone/volume_zone.h"
@@ -66,6 +70,11 @@ framework::Registry NewInTreeRegistry() {
   Add<nodevolumelimits::CSILimits>(r);
   Add<gangscheduling::GangScheduling>(r);
   Add<gangscheduling::GangPrioritySort>(r);
+  // The PodGroup cycle's placement generation and scoring (KEP-5732): TopologyPlacement and
+  // PlacementBinPacking are in the default set, PodGroupPodsCount is not.
+  Add<topologyplacement::TopologyPlacement>(r);
+  Add<placementbinpacking::PlacementBinPacking>(r);
+  Add<podgrouppodscount::PodGroupPodsCount>(r);
   // Reservations with backfill for gangs that wait too long; not in the default
   // set: enabling it (threshold > 0) turns reservations on (docs/gangs.md).
   Add<gangreservation::GangReservation>(r);
@@ -74,6 +83,8 @@ framework::Registry NewInTreeRegistry() {
   Add<queues::Queues>(r);
   // GPU sharing and placement policies (not in the default set; see examples/gpu-sharing).
   Add<gpushare::GpuShare>(r);
+  // In the default set: keeps GPU shares off profiles without GpuShare (guard.h).
+  Add<gpushare::GpuShareGuard>(r);
   Add<gpupolicy::FGDScore>(r);
   Add<gpupolicy::FragLookaheadScore>(r);
   Add<gpupolicy::BestFitScore>(r);

@@ -177,8 +177,18 @@ class FakeHandle final : public framework::Handle {
   }
   const framework::Clock& GetClock() const override { return clock_; }
   framework::ClusterClient& Client() override { return client_; }
-  void IterateOverWaitingPods(const std::function<void(framework::WaitingPod&)>&) override {}
-  framework::WaitingPod* GetWaitingPod(std::string_view) override { return nullptr; }
+  // Pods waiting at Permit, served by IterateOverWaitingPods / GetWaitingPod (not owned;
+  // default none).
+  void SetWaitingPods(std::vector<framework::WaitingPod*> pods) { waiting_ = std::move(pods); }
+  void IterateOverWaitingPods(const std::function<void(framework::WaitingPod&)>& fn) override {
+    for (framework::WaitingPod* w : waiting_) fn(*w);
+  }
+  framework::WaitingPod* GetWaitingPod(std::string_view uid) override {
+    for (framework::WaitingPod* w : waiting_) {
+      if (w->GetPod().metadata.uid == uid) return w;
+    }
+    return nullptr;
+  }
   void RejectWaitingPod(std::string_view) override {}
   framework::Status RunFilterPlugins(const framework::CycleState&, const framework::PodInfo&,
                                      const framework::NodeInfo&) override {
@@ -207,6 +217,7 @@ class FakeHandle final : public framework::Handle {
 
  private:
   framework::ServiceRegistry services_;
+  std::vector<framework::WaitingPod*> waiting_;
   framework::Parallelizer* parallelizer_ = nullptr;
   FakeNodeLister lister_;
   const framework::NodeInfoLister* external_lister_ = nullptr;

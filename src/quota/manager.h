@@ -243,17 +243,17 @@ class QueueManager final : public QueueLedger {
                                                 std::string* why) const override;
 
   // The verified reclaim (the caller places the reclaimer with victims removed
-  // and evicts only a set that lets it fit, src/scheduler/podgroup_preemption.h and the
-  // Queues plugin's PostFilter): every unit that `queue` may reclaim for `request` (summed
-  // over a pod or a whole gang; ResourceList units, "pods" ignored), whatever the cluster's
-  // free capacity — the room may be there in total but scattered. A unit is a whole gang
-  // (every allocated member) or a single pod of another reclaimable queue (Volcano
-  // `reclaimable`) that is above its deserved share in a resource the request needs; pods
-  // being deleted are left out. Ordered as victims: lowest priority first, then the most
-  // recently created, then by key. Returns {} with *why set when reclaim does not apply: the
-  // queue is not usable, it would exceed its deserved share with the request (KAI: a queue
-  // below its fair share takes back what it deserves, never more), or no other queue is
-  // above its deserved share. Which candidates may go together: CheckReclaimVictims.
+  // and evicts only a set that lets it fit, src/plugins/defaultpreemption/podgroup_preemption.h and
+  // the Queues plugin's PostFilter): every unit that `queue` may reclaim for `request` (summed over
+  // a pod or a whole gang; ResourceList units, "pods" ignored), whatever the cluster's free
+  // capacity — the room may be there in total but scattered. A unit is a whole gang (every
+  // allocated member) or a single pod of another reclaimable queue (Volcano `reclaimable`) that is
+  // above its deserved share in a resource the request needs; pods being deleted are left out.
+  // Ordered as victims: lowest priority first, then the most recently created, then by key. Returns
+  // {} with *why set when reclaim does not apply: the queue is not usable, it would exceed its
+  // deserved share with the request (KAI: a queue below its fair share takes back what it deserves,
+  // never more), or no other queue is above its deserved share. Which candidates may go together:
+  // CheckReclaimVictims.
   std::vector<ReclaimUnit> ReclaimCandidates(const std::string& queue, const ResourceList& request,
                                              std::string* why) const override;
 

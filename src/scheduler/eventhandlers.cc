@@ -4,10 +4,10 @@
 // to queueing hints.
 #include "api/pod_resources.h"
 #include "dra/manager.h"
+#include "gang/coordinator.h"
 #include "gang/manager.h"
+#include "gang/podgroup_status.h"
 #include "quota/manager.h"
-#include "scheduler/gang_coordinator.h"
-#include "scheduler/podgroup_status.h"
 #include "scheduler/scheduler.h"
 #include "spdlog/spdlog.h"
 #include "volume/catalog.h"
@@ -190,7 +190,7 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj,
   // Status-only updates (our own PodGroup status writes among them) carry nothing that
   // could make a pod schedulable: the gang keeps its parsed spec, and no requeue, so they
   // cannot churn gated pods.
-  const bool status_only = old_obj && OnlyStatusChanged(*old_obj, *obj);
+  const bool status_only = old_obj && gang::OnlyStatusChanged(*old_obj, *obj);
   dra_->OnPodGroup(obj, /*deleted=*/false);  // its status.resourceClaimStatuses too
   if (status_only) {
     gangs_->OnObjectStatusUpdate(obj);

@@ -130,8 +130,9 @@ TEST(ExtenderTest, FailedNodesMessagesMakeTheFitError) {
   ASSERT_FALSE(ev.empty());
   // The extender's reasons count like a plugin's; preemption then finds no victims.
   EXPECT_EQ(ev.back(),
-            "FailedScheduling: 0/2 nodes are available: 2 extender says no. preemption: 0/2 nodes "
-            "are available: 2 No preemption victims found for incoming pod..");
+            "FailedScheduling: 0/2 nodes are available: 2 extender says no. no new claims to "
+            "deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for "
+            "incoming pod.");
 }
 
 TEST(ExtenderTest, NonIgnorableErrorFailsTheCycleWithItsMessage) {
@@ -213,8 +214,9 @@ TEST(ExtenderTest, UnresolvableNodesAreNotPreemptionCandidates) {
   auto ev = e.env->EventsOf("default/high");
   ASSERT_FALSE(ev.empty());
   EXPECT_EQ(ev.back(),
-            "FailedScheduling: 0/1 nodes are available: 1 unresolvable here. preemption: 0/1 "
-            "nodes are available: 1 Preemption is not helpful for scheduling..");
+            "FailedScheduling: 0/1 nodes are available: 1 unresolvable here. no new claims to "
+            "deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
+            "scheduling.");
 }
 
 TEST(ExtenderTest, BinderExtenderBindsInsteadOfThePlugins) {

@@ -1,6 +1,7 @@
-// A gang as preemptor (podgroup_preemption.h) end to end: the PodGroup cycle against the
-// in-process Store on a virtual clock — victims, their Events, the members' nominations,
-// the retry once the victims are gone, and running victim gangs taken whole or not at all.
+// A gang as preemptor (src/plugins/defaultpreemption/podgroup_preemption.h, behind
+// DefaultPreemption's PodGroupPostFilter) end to end: the PodGroup cycle against the in-process
+// Store on a virtual clock — victims, their Events, the members' nominations, the retry once the
+// victims are gone, and running victim gangs taken whole or not at all.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/podgroup_preemption.h"
+#include "plugins/defaultpreemption/podgroup_preemption.h"
 #include "scheduler/scheduler_test_env.h"
 
 namespace phalanx::scheduler {
@@ -192,7 +193,8 @@ TEST(GangPreemptionTest, BatchedReprieveChoosesTheSameVictimsAsOneByOne) {
     }
     std::set<std::string> deleted[2];
     for (int one_by_one = 0; one_by_one < 2; ++one_by_one) {
-      PodGroupPreemption::reprieve_one_by_one_for_tests = one_by_one == 1;
+      plugins::defaultpreemption::PodGroupPreemption::reprieve_one_by_one_for_tests =
+          one_by_one == 1;
       Env env;
       env.Apply(cluster + fill);
       env.RunUntilIdle();
@@ -206,7 +208,7 @@ TEST(GangPreemptionTest, BatchedReprieveChoosesTheSameVictimsAsOneByOne) {
         if (env.NodeOf(name) == "<deleted>") deleted[one_by_one].insert(name);
       }
     }
-    PodGroupPreemption::reprieve_one_by_one_for_tests = false;
+    plugins::defaultpreemption::PodGroupPreemption::reprieve_one_by_one_for_tests = false;
     EXPECT_EQ(deleted[0], deleted[1]) << "seed " << seed;
     if (!deleted[0].empty()) ++preempted_runs;
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -51,21 +50,7 @@ std::string MinResourcesShortfall(const api::Resource& want, const api::Resource
   return "";
 }
 
-const api::ResourceId kGpu = api::InternScalarResource(api::kResourceNvidiaGPU);
-
 std::string Quote(const std::string& s) { return "\"" + s + "\""; }
-
-// Domains of a topology level: label value -> node names, over the snapshot's nodes.
-std::map<std::string, std::set<std::string>> DomainsOf(const framework::NodeInfoLister& snap,
-                                                       const std::string& level) {
-  std::map<std::string, std::set<std::string>> domains;
-  for (const auto* ni : snap.List()) {
-    const auto& labels = ni->node()->metadata.labels;
-    auto it = labels.find(level);
-    if (it != labels.end()) domains[it->second].insert(ni->name());
-  }
-  return domains;
-}
 
 // The `need` smallest of `values`, summed.
 int64_t SumSmallest(std::vector<int64_t> values, size_t need) {
@@ -77,16 +62,10 @@ int64_t SumSmallest(std::vector<int64_t> values, size_t need) {
 
 }  // namespace
 
-bool BetterTopologyCandidate(const TopologyCandidate& a, const TopologyCandidate& b) {
-  return std::tie(a.free_gpus, a.free_milli_cpu, a.stranded_gpus, a.domain) <
-         std::tie(b.free_gpus, b.free_milli_cpu, b.stranded_gpus, b.domain);
-}
-
 std::string FormatTopologyCandidate(const TopologyCandidate& c) {
   std::string out = c.level + "=" + c.domain + ": ";
   if (!c.fits) return out + "does not fit (" + c.reason + ")";
-  return out + "fits, free GPUs " + std::to_string(c.free_gpus) + ", free cpu " +
-         std::to_string(c.free_milli_cpu) + "m, stranded GPUs " + std::to_string(c.stranded_gpus);
+  return out + "fits" + (c.detail.empty() ? "" : ", " + c.detail);
 }
 
 std::string PodGroupPlacement::TopologySummary() const {
@@ -330,59 +309,102 @@ api::Resource PodGroupAlgorithm::MinimumDemand() const {
   return total;
 }
 
-void PodGroupAlgorithm::MeasureDomain(const std::set<std::string>& nodes,
-                                      TopologyCandidate* c) const {
-  for (const auto& name : nodes) {
-    const framework::NodeInfo* ni = sched_.snapshot().Get(name);
-    if (!ni) continue;
-    const int64_t gpus =
-        std::max<int64_t>(0, ni->allocatable().Scalar(kGpu) - ni->requested().Scalar(kGpu));
-    c->free_gpus += gpus;
-    c->free_milli_cpu +=
-        std::max<int64_t>(0, ni->allocatable().milli_cpu - ni->requested().milli_cpu);
-    if (gpus > 0 && gpus < smallest_gpu_member_) c->stranded_gpus += gpus;
-  }
+std::vector<framework::Placement> PodGroupAlgorithm::GeneratePlacements(
+    const framework::PlacementLevel& level, std::string* why) {
+  std::vector<framework::Placement> placements;
+  framework::CycleState state;
+  Status g = fwk_.RunPlacementGeneratePlugins(state, plan_, level, &placements);
+  if (placements.empty()) *why = g.Message();
+  return placements;
 }
 
-int PodGroupAlgorithm::ScoreLevel(const std::string& level,
-                                  const std::map<std::string, std::set<std::string>>& domains,
+Status PodGroupAlgorithm::ScoreTrial(framework::CycleState& state,
+                                     const framework::Placement& placement,
+                                     std::vector<framework::PlacementScore>* scores,
+                                     std::string* detail) {
+  if (pods_.empty()) {
+    for (const auto& m : members_) pods_.push_back(m.qp->pod_info);
+  }
+  framework::PodGroupAssignments a;
+  a.nodes.reserve(members_.size());
+  for (const auto& m : members_) a.nodes.push_back(m.placed ? m.host : "");
+  Status s = fwk_.RunPlacementScorePlugins(state, plan_, pods_, placement, a, scores);
+  detail->clear();
+  for (const auto& sc : *scores) {
+    if (sc.detail.empty()) continue;
+    detail->append(detail->empty() ? "" : ", ").append(sc.detail);
+  }
+  return s;
+}
+
+size_t PodGroupAlgorithm::BestPlacement(framework::CycleState& state,
+                                        std::vector<std::vector<framework::PlacementScore>>& scores,
+                                        std::vector<int64_t>* totals) {
+  Status s = fwk_.TotalPlacementScores(state, plan_, scores, totals);
+  if (!s.IsSuccess() || totals->size() != scores.size()) totals->assign(scores.size(), 0);
+  size_t best = 0;
+  for (size_t i = 1; i < totals->size(); ++i) {
+    if ((*totals)[i] > (*totals)[best]) best = i;
+  }
+  return best;
+}
+
+int PodGroupAlgorithm::ScoreLevel(const std::vector<framework::Placement>& placements,
                                   PodGroupPlacement* out) {
   const api::Resource demand = MinimumDemand();
   std::vector<int32_t> placed(plan_.pod_groups.size(), 0);
-  int best = -1;
-  for (const auto& [value, nodes] : domains) {
+  framework::CycleState state;  // the level's: PlacementScore plugins keep their measures
+  std::vector<size_t> fitting;  // indices in out->topology_candidates
+  std::vector<std::vector<framework::PlacementScore>> scores;
+  // Each feasible trial itself (hosts, cycle states): placing again could break ties
+  // differently (selectHost's RNG) and need not reproduce what was scored.
+  struct Trial {
+    std::vector<PodGroupMember> members;
+    std::vector<int32_t> placed;
+    std::vector<std::string> scope_domains;
+  };
+  std::vector<Trial> trials;
+  for (const auto& p : placements) {
     TopologyCandidate c;
-    c.level = level;
-    c.domain = value;
-    c.nodes = static_cast<int32_t>(nodes.size());
+    c.level = p.level;
+    c.domain = p.domain;
+    c.nodes = static_cast<int32_t>(p.nodes.size());
     // A domain whose free capacity is below the gang's minimum is not tried (no SchedulePod).
     std::vector<const framework::NodeInfo*> infos;
-    for (const auto& n : nodes) {
+    for (const auto& n : p.nodes) {
       if (const auto* ni = sched_.snapshot().Get(n)) infos.push_back(ni);
     }
     c.reason = MinResourcesShortfall(demand, FreeCapacity(infos));
     if (!c.reason.empty()) {
       c.reason = "free capacity below the gang's minimum: " + c.reason;
     } else {
-      c.reason = PlaceMembers(&nodes, &placed);
+      c.reason = PlaceMembers(&p.nodes, &placed);
       c.fits = c.reason.empty();
-      if (c.fits) MeasureDomain(nodes, &c);
+      if (c.fits) {
+        std::vector<framework::PlacementScore> sc;
+        if (Status st = ScoreTrial(state, p, &sc, &c.detail); st.IsSuccess()) {
+          scores.push_back(std::move(sc));
+          trials.push_back({members_, placed, scope_domains_});
+        } else {
+          c.fits = false;
+          c.reason = st.Message();
+        }
+      }
       Revert();  // drop this trial's view
     }
     out->topology_candidates.push_back(std::move(c));
-    const int idx = static_cast<int>(out->topology_candidates.size()) - 1;
-    if (out->topology_candidates[idx].fits &&
-        (best < 0 ||
-         BetterTopologyCandidate(out->topology_candidates[idx], out->topology_candidates[best]))) {
-      best = idx;
-      // Keep the trial itself (hosts, cycle states): placing again could break ties
-      // differently (selectHost's RNG) and need not reproduce what was scored.
-      best_members_ = members_;
-      best_placed_ = placed;
-      best_scope_domains_ = scope_domains_;
-    }
+    if (out->topology_candidates.back().fits)
+      fitting.push_back(out->topology_candidates.size() - 1);
   }
-  return best;
+  if (fitting.empty()) return -1;
+  std::vector<int64_t> totals;
+  const size_t best = BestPlacement(state, scores, &totals);
+  for (size_t i = 0; i < fitting.size(); ++i)
+    out->topology_candidates[fitting[i]].score = totals[i];
+  best_members_ = std::move(trials[best].members);
+  best_placed_ = std::move(trials[best].placed);
+  best_scope_domains_ = std::move(trials[best].scope_domains);
+  return static_cast<int>(fitting[best]);
 }
 
 void PodGroupAlgorithm::RestoreBestTrial(std::vector<int32_t>* placed) {
@@ -399,38 +421,29 @@ void PodGroupAlgorithm::RestoreBestTrial(std::vector<int32_t>* placed) {
 
 std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupInfo& unit,
                                                PodGroupPlacement* out) {
-  smallest_gpu_member_ = 0;
-  for (const auto& m : members_) {
-    const int64_t g = m.qp->pod_info->requests.Scalar(kGpu);
-    if (g > 0 && (smallest_gpu_member_ == 0 || g < smallest_gpu_member_)) smallest_gpu_member_ = g;
-  }
   const std::string of_topology =
       unit.topology_name.empty() ? "" : " (topology " + unit.topology_name + ")";
-  std::string level_reason;  // the last level's, for the required case
-  std::vector<const api::Node*> nodes;
-  if (unit.topology_domains) {
-    for (const auto* ni : sched_.snapshot().List()) {
-      if (ni->node()) nodes.push_back(ni->node());
-    }
+  if (!fwk_.HasPlacementGeneratePlugins()) {
+    return unit.display + ": topology constraint" + of_topology +
+           " needs a PlacementGenerate plugin (TopologyPlacement) in profile " + fwk_.ProfileName();
   }
+  std::string level_reason;  // the last level's, for the required case
   for (size_t li = 0; li < unit.topology_levels.size(); ++li) {
-    const std::string& level = unit.topology_levels[li];
-    const auto domains = unit.topology_domains ? unit.topology_domains(li, nodes)
-                                               : DomainsOf(sched_.snapshot(), level);
-    if (domains.empty()) {
-      level_reason = unit.topology_domains ? "no HyperNode of " + level + " has a node"
-                                           : "no node has the label " + level;
-      continue;
-    }
+    framework::PlacementLevel pl;
+    pl.pod_group = &unit;
+    pl.index = li;
+    pl.key = unit.topology_levels[li];
+    const std::vector<framework::Placement> placements = GeneratePlacements(pl, &level_reason);
+    if (placements.empty()) continue;
     const size_t first = out->topology_candidates.size();
-    const int best = ScoreLevel(level, domains, out);
+    const int best = ScoreLevel(placements, out);
     if (best >= 0) {
       const TopologyCandidate& c = out->topology_candidates[static_cast<size_t>(best)];
       out->topology_domain = c.level + "=" + c.domain;
       RestoreBestTrial(&out->placed);
       return "";
     }
-    level_reason = "no " + level + " domain fits the gang (";
+    level_reason = "no " + pl.key + " domain fits the gang (";
     for (size_t i = first; i < out->topology_candidates.size(); ++i) {
       const TopologyCandidate& c = out->topology_candidates[i];
       level_reason += (i > first ? "; " : "") + c.level + "=" + c.domain + ": " + c.reason;
@@ -459,11 +472,12 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
     m.diag = Diagnosis{};
   }
   scope_domains_.clear();
-  if (smallest_gpu_member_ == 0) {  // for MeasureDomain's stranded GPUs
-    for (const auto& m : members_) {
-      const int64_t g = m.qp->pod_info->requests.Scalar(kGpu);
-      if (g > 0 && (smallest_gpu_member_ == 0 || g < smallest_gpu_member_))
-        smallest_gpu_member_ = g;
+  if (!fwk_.HasPlacementGeneratePlugins()) {
+    for (const auto& g : plan_.pod_groups) {
+      if (!g.topology_scopes.empty()) {
+        return g.display + ": subgroup topology constraints need a PlacementGenerate plugin " +
+               "(TopologyPlacement) in profile " + fwk_.ProfileName();
+      }
     }
   }
   // Each member's innermost scope: scopes list parents first, so the last one holding it.
@@ -535,40 +549,42 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
     }
   }
   std::string level_reason;
-  for (const auto& level : scope.levels) {
-    auto domains = DomainsOf(sched_.snapshot(), level);
-    for (auto it = domains.begin(); it != domains.end();) {  // inside the parent's domain
-      if (restriction) {
-        std::erase_if(it->second, [&](const std::string& n) { return !restriction->count(n); });
-      }
-      const bool holds_active =
-          std::all_of(active_nodes.begin(), active_nodes.end(),
-                      [&](const std::string& n) { return it->second.count(n); });
-      it = it->second.empty() || !holds_active ? domains.erase(it) : std::next(it);
-    }
-    if (domains.empty() && !active_nodes.empty()) {
+  for (size_t li = 0; li < scope.levels.size(); ++li) {
+    const std::string& level = scope.levels[li];
+    framework::PlacementLevel pl;
+    pl.pod_group = &unit;
+    pl.index = li;
+    pl.key = level;
+    pl.scope = true;
+    pl.parent = restriction;  // inside the parent's domain
+    std::string none;
+    std::vector<framework::Placement> placements = GeneratePlacements(pl, &none);
+    std::erase_if(placements, [&](const framework::Placement& p) {
+      return !std::all_of(active_nodes.begin(), active_nodes.end(),
+                          [&](const std::string& n) { return p.nodes.count(n) > 0; });
+    });
+    if (placements.empty() && !active_nodes.empty()) {
       level_reason = "no " + level + " domain " + (restriction ? "of the parent domain " : "") +
                      "holds the nodes of the members already running";
       continue;
     }
-    if (domains.empty()) {
-      level_reason = "no node " + std::string(restriction ? "of the parent domain " : "") +
-                     "has the label " + level;
+    if (placements.empty()) {
+      level_reason = none;
       continue;
     }
-    std::optional<TopologyCandidate> best;
-    std::vector<PodGroupMember> best_members;
-    std::vector<std::string> best_domains;
+    framework::CycleState state;  // the level's: PlacementScore plugins keep their measures
+    std::vector<std::vector<framework::PlacementScore>> scores;
+    struct Trial {
+      std::vector<PodGroupMember> members;
+      std::vector<std::string> domains;
+    };
+    std::vector<Trial> trials;
     level_reason = "no " + level + " domain fits " + who + " (";
     bool first = true;
-    for (const auto& [value, nodes] : domains) {
+    for (const auto& p : placements) {
       if (!first) restore(saved, saved_domains);  // drop the previous trial
-      TopologyCandidate c;
-      c.level = level;
-      c.domain = value;
-      c.nodes = static_cast<int32_t>(nodes.size());
-      c.reason = PlaceScope(u, s, &nodes);
-      if (c.reason.empty()) {
+      std::string reason = PlaceScope(u, s, &p.nodes);
+      if (reason.empty()) {
         std::vector<std::string> keys;
         for (size_t i = 0; i < members_.size(); ++i) {
           const auto& m = members_[i];
@@ -578,23 +594,29 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
             keys.push_back(m.qp->Pod().Key());
           }
         }
-        c.reason = scope.check(keys);
+        reason = scope.check(keys);
       }
-      c.fits = c.reason.empty();
-      if (c.fits) MeasureDomain(nodes, &c);
-      if (c.fits && (!best || BetterTopologyCandidate(c, *best))) {
-        best = c;
-        best_members = members_;
-        best_domains = scope_domains_;
-        best_domains.insert(
-            best_domains.begin() + static_cast<std::ptrdiff_t>(saved_domains.size()),
-            who + ": " + level + "=" + value);
+      if (reason.empty()) {
+        std::vector<framework::PlacementScore> sc;
+        std::string detail;
+        if (Status st = ScoreTrial(state, p, &sc, &detail); st.IsSuccess()) {
+          scores.push_back(std::move(sc));
+          std::vector<std::string> domains = scope_domains_;
+          domains.insert(domains.begin() + static_cast<std::ptrdiff_t>(saved_domains.size()),
+                         who + ": " + level + "=" + p.domain);
+          trials.push_back({members_, std::move(domains)});
+        } else {
+          reason = st.Message();
+        }
       }
-      if (!c.fits) level_reason += (first ? "" : "; ") + level + "=" + value + ": " + c.reason;
+      if (!reason.empty())
+        level_reason += (first ? "" : "; ") + level + "=" + p.domain + ": " + reason;
       first = false;
     }
-    if (best) {
-      restore(std::move(best_members), std::move(best_domains));
+    if (!trials.empty()) {
+      std::vector<int64_t> totals;
+      const size_t best = BestPlacement(state, scores, &totals);
+      restore(std::move(trials[best].members), std::move(trials[best].domains));
       return "";
     }
     restore(saved, saved_domains);

@@ -21,6 +21,7 @@
 
 #include "framework/cycle_state.h"
 #include "framework/interface.h"
+#include "framework/podgroup.h"
 #include "framework/runtime.h"
 #include "scheduler/scheduler.h"
 
@@ -39,31 +40,21 @@ struct PodGroupMember {
   Diagnosis diag;
 };
 
-// One candidate domain of a topology level (the nodes whose label `level` has the value
-// `domain`) and its bin-packing score, measured on the snapshot view after a trial
-// placement of the gang inside it. Lower is better, compared in this order
-// (BetterTopologyCandidate):
-//   1. free_gpus: nvidia.com/gpu left free in the domain (the tightest domain that fits);
-//   2. free_milli_cpu: milli-CPU left free in the domain;
-//   3. stranded_gpus: GPUs left free on nodes of the domain where fewer are free than the
-//      gang's smallest whole-GPU member asks (they cannot host such a member);
-//   4. domain, by name (determinism).
-// Sources: KAI's topology plugin packs (pkg/scheduler/plugins/topology/job_filtering.go
-// sortTree: domains ordered by the job's share of their free resources, ties by ID);
-// KEP-5732 (topology-aware workload scheduling) generates candidate placements and scores
-// them instead of taking the first that fits.
+// One candidate placement of a topology level (framework::Placement: the nodes of one
+// domain, from the profile's PlacementGenerate plugins, TopologyPlacement) and how the
+// gang fared inside it: a trial placement on the snapshot view, scored by the profile's
+// PlacementScore plugins (PlacementBinPacking: the tightest domain), then reverted. The
+// best-scored feasible candidate of the first level where one fits wins (KEP-5732 generates
+// candidate placements and scores them instead of taking the first that fits).
 struct TopologyCandidate {
   std::string level;   // node label key, e.g. "rack"
   std::string domain;  // its value, e.g. "r2"
   int32_t nodes = 0;   // nodes in the domain
-  bool fits = false;   // every unit reached its need inside the domain
-  std::string reason;  // why not, when !fits (the first short unit's reason)
-  int64_t free_gpus = 0;
-  int64_t free_milli_cpu = 0;
-  int64_t stranded_gpus = 0;
+  bool fits = false;   // every pod group reached its need inside the domain
+  std::string reason;  // why not, when !fits (the first short pod group's reason)
+  int64_t score = 0;   // when fits: the weighted total of the PlacementScore plugins
+  std::string detail;  // when fits: their accounts, "free GPUs 4, free cpu 116000m, ..."
 };
-// True when `a` is the better placement (the order above). Both must fit.
-bool BetterTopologyCandidate(const TopologyCandidate& a, const TopologyCandidate& b);
 // One line per candidate, e.g.
 //   "rack=r2: fits, free GPUs 4, free cpu 116000m, stranded GPUs 0"
 //   "block=b1: does not fit (pod group ml/train: 3 of 4 pending members fit, 4 needed)"
@@ -90,7 +81,7 @@ struct PodGroupPlacement {
   // "; subgroups: subgroup \"decode\": rack=r1, ..." ("" without topology).
   std::string TopologySummary() const;
   // minResources and admission passed and the placement fell short: the failure that
-  // gang preemption may resolve (podgroup_preemption.h).
+  // gang preemption may resolve (src/plugins/defaultpreemption/podgroup_preemption.h).
   bool placement_failed = false;
 };
 
@@ -114,7 +105,8 @@ class PodGroupAlgorithm {
   // revert action of a rejected placement.
   void Revert();
   // The placement step alone (no minResources check, no admission) on the current view:
-  // "" when every unit reached its need. For the preemption dry run (podgroup_preemption.h).
+  // "" when every unit reached its need. For the preemption dry run
+  // (src/plugins/defaultpreemption/podgroup_preemption.h).
   std::string Place(std::vector<int32_t>* placed);
   // Applied to the view after every refresh (Revert), e.g. taking preemption victims off it;
   // an empty function: none.
@@ -143,7 +135,7 @@ class PodGroupAlgorithm {
   // Nested topology (PodGroupInfo::topology_scopes, KAI subGroups[].topologyConstraint):
   // every unit's scopes, parents first, each inside one domain of its levels chosen as
   // PlaceInTopology chooses (a trial per domain inside the parent's domain, scored by
-  // BetterTopologyCandidate, the best trial kept), then the members outside any scope.
+  // the PlacementScore plugins, the best trial kept), then the members outside any scope.
   // A required scope with no fitting domain fails the placement, naming the subgroup, e.g.
   // `pod group ml/serve (...): subgroup "decode": required topology level "rack" (topology
   // dc): no rack domain fits (rack=r1: subgroup "decode": 1/2 members placeable; ...)`; a
@@ -162,26 +154,35 @@ class PodGroupAlgorithm {
   // "decode": 0/2 members placeable; 2 of 4 pending members fit, 4 needed`.
   std::string UnitShortfall(size_t u, int32_t pending, int32_t placed) const;
   // Multi-level topology (src/gang/topology.h): for each of `unit`'s levels, narrowest
-  // first, every domain of the level is a candidate: the gang is placed inside it on the
-  // view, scored (TopologyCandidate), and reverted; the best candidate that fits wins and its
-  // trial is put back on the view. Cost: one trial placement per domain whose free capacity
+  // first, every placement the PlacementGenerate plugins offer (a domain of the level) is
+  // a candidate: the gang is placed inside it on the view, scored by the PlacementScore
+  // plugins, and reverted; the best candidate that fits wins and its trial is put back on
+  // the view. Cost: one trial placement per domain whose free capacity
   // is not below the gang's minimum (MinimumDemand), for each level tried. No domain of the
   // level fits: the next level up. No level fits: the whole cluster, unless the last level is
   // required — then the reason names that level, e.g. `required topology level "rack"
   // (topology cluster-topology): no rack domain fits the gang (rack=r1: pod group ml/train:
   // 2 of 4 pending members fit, 4 needed; ...)`.
   std::string PlaceInTopology(const framework::PodGroupInfo& unit, PodGroupPlacement* out);
-  // Scores every domain of `level` (label value -> node names) into out->topology_candidates;
-  // returns the index there of the best one that fits, or -1, keeping its trial in
-  // best_members_ / best_placed_.
-  int ScoreLevel(const std::string& level,
-                 const std::map<std::string, std::set<std::string>>& domains,
-                 PodGroupPlacement* out);
+  // Tries and scores every placement of one level into out->topology_candidates; returns
+  // the index there of the best one that fits, or -1, keeping its trial in best_members_ /
+  // best_placed_.
+  int ScoreLevel(const std::vector<framework::Placement>& placements, PodGroupPlacement* out);
+  // The PlacementScore plugins' scores of `placement`, the trial on the view; *detail: their
+  // accounts joined with ", ". Not Success: a plugin error.
+  framework::Status ScoreTrial(framework::CycleState& state, const framework::Placement& placement,
+                               std::vector<framework::PlacementScore>* scores, std::string* detail);
+  // The placements of one level (PlacementGenerate plugins); *why when there is none.
+  std::vector<framework::Placement> GeneratePlacements(const framework::PlacementLevel& level,
+                                                       std::string* why);
+  // The index of the best of `scores` (one entry per feasible placement, one score per
+  // plugin): the highest weighted total, the first of equals; totals go to *totals.
+  size_t BestPlacement(framework::CycleState& state,
+                       std::vector<std::vector<framework::PlacementScore>>& scores,
+                       std::vector<int64_t>* totals);
   // Puts the best trial of ScoreLevel back: the members' placements and the snapshot view
   // (after the last trial was reverted).
   void RestoreBestTrial(std::vector<int32_t>* placed);
-  // Measures a trial placement inside `nodes` (free and stranded GPUs, free CPU).
-  void MeasureDomain(const std::set<std::string>& nodes, TopologyCandidate* c) const;
   // Per resource, the sum over units of the `need` smallest requests among the unit's
   // pending members: a domain with less free capacity cannot hold the gang.
   api::Resource MinimumDemand() const;
@@ -192,9 +193,9 @@ class PodGroupAlgorithm {
   std::vector<PodGroupMember>& members_;
   int64_t batched_ = 0;
   int64_t joint_placements_ = 0;
-  int64_t smallest_gpu_member_ = 0;           // smallest whole-GPU request among members (0 = none)
-  std::vector<PodGroupMember> best_members_;  // ScoreLevel's best trial so far
-  std::vector<int32_t> best_placed_;          // and its members placed per unit
+  std::vector<framework::PodInfoPtr> pods_;      // the members' pods, for PlacementScore plugins
+  std::vector<PodGroupMember> best_members_;     // ScoreLevel's best trial so far
+  std::vector<int32_t> best_placed_;             // and its members placed per unit
   std::vector<std::string> best_scope_domains_;  // and its subgroups' domains
   std::vector<int> member_scope_;                // per member: innermost scope (-1: none)
   std::vector<std::string> scope_domains_;       // PodGroupPlacement::sub_group_domains so far

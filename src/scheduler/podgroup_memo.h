@@ -25,7 +25,7 @@
 // its own names — the unit's reason after its display name, and the first member's status
 // and node statuses (not when they name the pod).
 //
-// Not used while gang reservations are enabled (reservation_planner.cc: a rejected cycle
+// Not used while gang reservations are enabled (the GangReservation plugin: a rejected cycle
 // then depends on the clock and on reservation state).
 //
 // Scheduling thread only (not thread-safe; the Scheduler owns one).
@@ -61,8 +61,7 @@ struct PodGroupRejection {
   framework::Status status;
   std::set<std::string> plugins;
   std::vector<std::string> reasons;
-  bool preemption_attempted = false;  // GangPreemption's "Unschedulable" attempt, again
-  int64_t batched = 0;                // PlacementBatch statistics of the attempt, again
+  int64_t batched = 0;  // PlacementBatch statistics of the attempt, again
 };
 
 class PodGroupRejectionMemo {
@@ -121,7 +120,6 @@ class PodGroupRejectionMemo {
     framework::Status member_status;  // the first member's SchedulePod result
     std::vector<std::pair<std::string, framework::Status>> node_statuses;  // its Diagnosis'
     std::set<std::string> plugins;  // its Diagnosis' unschedulable and pending plugins
-    bool preemption_attempted = false;
     int64_t batched = 0;
     // What the gang-level rejection (schedule_one_podgroup.cc GangRejection) takes from
     // the above, computed once by Complete(): "GangScheduling" and `plugins`; when the

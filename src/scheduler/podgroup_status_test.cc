@@ -1,6 +1,6 @@
 // PodGroup status written by the scheduler (podgroup_status.h) through the in-process
 // Store, and status-only PodGroup updates leaving the queue alone.
-#include "scheduler/podgroup_status.h"
+#include "gang/podgroup_status.h"
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -15,6 +15,10 @@
 
 namespace phalanx::scheduler {
 namespace {
+
+using gang::ComputePodGroupStatus;
+using gang::GangOutcome;
+using gang::OnlyStatusChanged;
 
 constexpr int64_t kSec = api::kNanosPerSecond;
 
@@ -65,11 +69,31 @@ TEST(PodGroupStatusTest, CoschedulingGangThatFitsIsScheduledWithMinMemberBound) 
   env.RunUntilIdle();
   YAML::Node st = env.Status(std::string(kCosched) + "train");
   EXPECT_EQ(st["phase"].as<std::string>(""), "Scheduled");
-  EXPECT_EQ(st["scheduled"].as<int>(-1), 4);
+  // scheduler-plugins' CRD (manifests/coscheduling/crd.yaml) has no status.scheduled.
+  EXPECT_FALSE(st["scheduled"].IsDefined());
   EXPECT_EQ(st["occupiedBy"].as<std::string>(""), "ml/train-job");
   // quorum (the 3rd member) arrived at 1000 s + 2 ms: RFC 3339 to the second.
   EXPECT_EQ(st["scheduleStartTime"].as<std::string>(""), "1970-01-01T00:16:40Z");
   EXPECT_FALSE(st["conditions"].IsDefined());  // Coscheduling has no conditions
+}
+
+// The older group's CRD (scheduling.sigs.k8s.io, as Koordinator installs it) keeps
+// status.scheduled: bound members, finished ones included.
+TEST(PodGroupStatusTest, SigsCoschedulingGangCountsScheduledMembers) {
+  Env env;
+  std::string y =
+      Node("n1", 4) + Node("n2", 4) + PodGroup("scheduling.sigs.k8s.io/v1alpha1", "train", 3);
+  for (int i = 0; i < 4; ++i) {
+    y += "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train-" + std::to_string(i) +
+         "\n  namespace: ml\n  labels: {pod-group.scheduling.sigs.k8s.io: train}\nspec:\n"
+         "  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"1\"}}}]\n"
+         "---\n";
+  }
+  env.Apply(y);
+  env.RunUntilIdle();
+  YAML::Node st = env.Status("PodGroup.scheduling.sigs.k8s.io/ml/train");
+  EXPECT_EQ(st["phase"].as<std::string>(""), "Scheduled");
+  EXPECT_EQ(st["scheduled"].as<int>(-1), 4);
 }
 
 // With the binding pool, members bind on several threads; the binding that completes
@@ -91,7 +115,7 @@ TEST(PodGroupStatusTest, BindingPoolWritesEachGangsStatusOnceItsBindingsAreDone)
   for (int g = 0; g < kGangs; ++g) {
     YAML::Node st = env.Status(std::string(kCosched) + "g" + std::to_string(g));
     EXPECT_EQ(st["phase"].as<std::string>(""), "Scheduled") << g;
-    EXPECT_EQ(st["scheduled"].as<int>(-1), kSize) << g;
+    EXPECT_EQ(st["running"].as<int>(-1), 0) << g;
   }
   // One write per gang: the last binding's (the PodGroup cycle leaves it to the bindings).
   EXPECT_EQ(env.store.podgroup_status_writes(), kGangs);
@@ -106,7 +130,7 @@ TEST(PodGroupStatusTest, UnschedulableGangIsPendingAndItsOwnStatusWriteDoesNotRe
   env.RunUntilIdle();
   YAML::Node st = env.Status(std::string(kCosched) + "big");
   EXPECT_EQ(st["phase"].as<std::string>(""), "Pending");
-  EXPECT_EQ(st["scheduled"].as<int>(-1), 0);
+  EXPECT_EQ(st["running"].as<int>(-1), 0);
   const int64_t writes = env.store.podgroup_status_writes();
   EXPECT_GE(writes, 1);
   // The write came back as a PodGroup update: the members stay in unschedulablePods.
@@ -300,7 +324,7 @@ TEST(PodGroupStatusTest, CoschedulingGoesScheduledRunningFinishedAsItsPodsRunAnd
   EXPECT_EQ(st["phase"].as<std::string>(""), "Finished");
   EXPECT_EQ(st["succeeded"].as<int>(-1), 2);
   EXPECT_EQ(st["running"].as<int>(-1), 0);
-  EXPECT_EQ(st["scheduled"].as<int>(-1), 2);  // finished members were scheduled
+  EXPECT_FALSE(st["scheduled"].IsDefined());  // not in scheduling.x-k8s.io's CRD
 }
 
 TEST(PodGroupStatusTest, CoschedulingWithAFailedMemberIsFailed) {
@@ -492,7 +516,8 @@ namespace {
 
 std::string JobWithTwoPods() {
   std::string y =
-      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml, uid: job-uid}\n"
+      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml, uid: job-uid,\n"
+      "  annotations: {kai.scheduler/batch-min-member: \"2\"}}\n"
       "spec:\n  parallelism: 2\n  template:\n    spec:\n      restartPolicy: Never\n"
       "      containers: [{name: c, image: busybox}]\n---\n";
   for (int i = 0; i < 2; ++i) {
@@ -513,9 +538,10 @@ SchedulerTestOptions WithGangArgs(const std::string& args) {
   return o;
 }
 
+// A parallel Job is not a gang (KAI job_grouper.go); with KAI's batch-min-member annotation it is.
 TEST(PodGrouperSwitchTest, JobIsAGangByDefaultAndNotWithPodGrouperFalse) {
   {
-    SchedulerTestEnv env;  // default: PodGrouper on, the Job is a gang of 2 that cannot fit
+    SchedulerTestEnv env;  // default: PodGrouper on, the Job a gang of 2 that cannot fit
     env.Apply(Node("n1", 2) + JobWithTwoPods());
     env.RunUntilIdle();
     EXPECT_EQ(env.NodeOf("train-0", "ml"), "");

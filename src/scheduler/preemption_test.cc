@@ -68,8 +68,8 @@ TEST(PreemptionTest, NoLowerPriorityPodsMeansNoPreemption) {
   auto ev = env.store.LastEventFor("default/b");
   ASSERT_TRUE(ev.has_value());
   EXPECT_EQ(ev->message,
-            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 "
-            "No preemption victims found for incoming pod..");
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
+            "0/1 nodes are available: 1 No preemption victims found for incoming pod.");
 }
 
 std::string GangYaml() {

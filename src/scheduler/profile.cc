@@ -2,6 +2,7 @@
 // KubeSchedulerConfiguration profile, all sharing one scheduling queue.
 #include <memory>
 
+#include "gang/coordinator.h"
 #include "gang/manager.h"
 #include "quota/manager.h"
 #include "scheduler/scheduler.h"
@@ -38,6 +39,7 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.services.Provide<volume::Catalog>(volumes_.get());
   fo.services.Provide<dra::Manager>(dra_.get());
   fo.services.Provide<gang::ReservationLedger>(reservations_.get());
+  fo.services.Provide<gang::PodGroupEventRecorder>(gang_coordinator_.get());
   fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());
   fo.services.Provide<framework::ExtenderList>(&extender_list_);

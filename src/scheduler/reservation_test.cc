@@ -1,5 +1,5 @@
-// Gang reservations through the scheduler (reservation_planner.cc, the GangReservation
-// plugin) on the in-process Store: the Reserved Event on the PodGroup, the reservation in the
+// Gang reservations through the scheduler (the GangReservation plugin, planner.cc and its Filter;
+// the plugin) on the in-process Store: the Reserved Event on the PodGroup, the reservation in the
 // gang's reason, the Filter's message for a pod that may not backfill, a short pod that may,
 // and the reservation's end when the gang is deleted or does not start in time.
 #include "gang/reservation.h"
@@ -136,7 +136,8 @@ TEST(GangReservationTest, ExpiresWhenTheGangDoesNotStartWithinGrace) {
   EXPECT_EQ(env.sched->reservations().Counters().expired, 1);
 }
 
-// ---- preemptAfterSeconds: starvation eviction (reservation_eviction.cc) ----
+// ---- preemptAfterSeconds: starvation eviction (GangReservation's PodGroupPostFilter, planner.cc)
+// ----
 
 std::string GpuNodeN(const std::string& name, int gpus) {
   return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +

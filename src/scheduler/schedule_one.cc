@@ -6,9 +6,9 @@
 #include <chrono>
 #include <map>
 
-#include "plugins/helper/normalize_score.h"
+#include "framework/score_util.h"
+#include "gang/coordinator.h"
 #include "scheduler/binding_pool.h"
-#include "scheduler/gang_coordinator.h"
 #include "scheduler/scheduler.h"
 #include "spdlog/spdlog.h"
 
@@ -57,7 +57,9 @@ std::string Diagnosis::Message() const {
     if (!absent_nodes_reason.empty() && absent > 0) hist[absent_nodes_reason] += absent;
     msg = framework::NodesAvailableMessage(static_cast<size_t>(num_all_nodes), hist);
   }
-  if (!post_filter_msg.empty()) msg += " " + post_filter_msg + ".";
+  // upstream FitError.Error (1.36): PostFilter messages end in their own full stop
+  // ("preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.").
+  if (!post_filter_msg.empty()) msg += " " + post_filter_msg;
   return msg;
 }
 
@@ -396,10 +398,10 @@ bool Scheduler::ScheduleFromBatch(framework::Framework& fwk, CycleState& state, 
 size_t Scheduler::SelectHost(const std::vector<int64_t>& totals) {
   // Uniform among the highest totals, as upstream's reservoir sampling (one draw per
   // tie), with one draw per call: count the ties, draw which one, find it. The maximum and
-  // the count are separate branch-free passes (helper::MaxWithFloor: no dependency chain).
+  // the count are separate branch-free passes (framework::MaxWithFloor: no dependency chain).
   const int64_t* t = totals.data();
   const size_t n = totals.size();
-  const int64_t max_score = plugins::helper::MaxWithFloor(t + 1, n - 1, t[0]);
+  const int64_t max_score = framework::MaxWithFloor(t + 1, n - 1, t[0]);
   uint64_t count = 0;
   for (size_t k = 0; k < n; ++k) count += t[k] == max_score ? 1 : 0;
   uint64_t pick = count == 1 ? 0 : Random(count);

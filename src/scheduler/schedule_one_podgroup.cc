@@ -6,16 +6,15 @@
 // Permit and bind every placed member, the bindings held in one BindingBatch until all are
 // reserved — or reverts the view and gives every member one gang-level reason. Because no
 // partial gang ever holds resources, gangs cannot deadlock each other (design.md; contrast
-// Coscheduling's Permit-only flow). Events and status go through the GangCoordinator.
+// Coscheduling's Permit-only flow). Events and status go through the gang::Coordinator.
 #include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "gang/coordinator.h"
 #include "scheduler/binding_pool.h"
-#include "scheduler/gang_coordinator.h"
 #include "scheduler/podgroup_algorithm.h"
-#include "scheduler/podgroup_preemption.h"
 #include "scheduler/scheduler.h"
 
 namespace phalanx::scheduler {
@@ -88,6 +87,53 @@ Status GangRejection(const std::vector<PodGroupMember>& members, const PodGroupP
   return s;
 }
 
+// The members' own nominations (from an earlier gang preemption) are taken out of the
+// nominator while the gang is placed, so that a member placed on the view is not counted
+// twice (once placed, once nominated). Returns each member's nominated node, "" for none;
+// RejectPodGroup nominates them again for a gang that is rejected without a new one.
+std::vector<std::string> SuspendNominations(queue::SchedulingQueue& queue,
+                                            const std::vector<PodGroupMember>& members) {
+  std::vector<std::string> out;
+  out.reserve(members.size());
+  for (const auto& m : members) {
+    out.push_back(m.qp->Pod().status.nominated_node_name);
+    if (!out.back().empty()) queue.nominator().Delete(m.qp->Pod());
+  }
+  return out;
+}
+
+// The PodGroup PostFilter's feasibility callback (framework::PodGroupFeasibility; upstream
+// runs podGroupSchedulingAlgorithm without post filters): the algorithm's placement step
+// again on the snapshot view with the given pods taken off it through every refresh of the
+// trial (PodGroupAlgorithm::SetViewEdit). The members' placement fields hold the trial.
+class ViewFeasibility final : public framework::PodGroupFeasibility {
+ public:
+  ViewFeasibility(PodGroupAlgorithm& algorithm, const std::vector<PodGroupMember>& members)
+      : algorithm_(algorithm), members_(members) {}
+  Status Place(const std::vector<const api::Pod*>& removed,
+               framework::PodGroupAssignments* out) override {
+    algorithm_.SetViewEdit([&removed](cache::Snapshot& snap) {
+      for (const api::Pod* p : removed) snap.RemovePodFromView(*p);
+    });
+    algorithm_.Revert();
+    std::vector<int32_t> placed;
+    const std::string reason = algorithm_.Place(&placed);
+    algorithm_.SetViewEdit(nullptr);
+    if (out) {
+      out->nodes.assign(members_.size(), "");
+      for (size_t i = 0; i < members_.size(); ++i) {
+        if (members_[i].placed) out->nodes[i] = members_[i].host;
+      }
+    }
+    return reason.empty() ? Status::Success() : Status::Unschedulable(reason);
+  }
+  void Reset() override { algorithm_.Revert(); }
+
+ private:
+  PodGroupAlgorithm& algorithm_;
+  const std::vector<PodGroupMember>& members_;
+};
+
 }  // namespace
 
 void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoPtr& popped,
@@ -97,7 +143,7 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
   const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
   cache_.UpdateSnapshot(&snapshot_);
   const int64_t generation = snapshot_.generation();
-  // Gang reservations (reservation_planner.cc) make a rejected cycle depend on the clock
+  // Gang reservations (the GangReservation plugin) make a rejected cycle depend on the clock
   // and on reservation state the memo does not record: no replay while they are enabled.
   const bool replay = opts_.replay_podgroup_rejections && !reservations_->Settings().enabled();
   // Nothing this attempt reads changed since the gang's last rejection: replay it.
@@ -127,31 +173,39 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
     CommitPodGroup(fwk, plan, members, placement, cycle);
     return;
   }
-  // Gang preemption (podgroup_preemption.h): victims for the whole gang, or none.
+  // The PodGroup PostFilter (framework::PodGroupPostFilterPlugin): DefaultPreemption's
+  // gang preemption with the victim policies (queue reclaim), GangReservation's
+  // reservation and starvation eviction, each given the feasibility callback. Their trials
+  // overwrite the members' placement fields; the rejection reports the gang's own attempt.
   algorithm.Revert();
-  PodGroupPreemptionResult pre =
-      PodGroupPreemption(*this, *fwk, plan, members, algorithm).Run(placement);
-  if (!pre.message.empty()) placement.reject_reason += "; " + pre.message;
   const std::vector<std::string> nominated_before = nominated;
-  if (!pre.nominated.empty()) nominated = std::move(pre.nominated);
-  // Starvation guard (reservation_planner.cc): only when preemption is not making room.
-  if (pre.nominated.empty()) {
-    if (std::string r = PlanGangReservation(plan, members); !r.empty()) {
-      placement.reject_reason += "; " + r;
-      // A starving gang holding a reservation may evict (preemptAfterSeconds).
-      std::vector<std::string> ev =
-          EvictForReservation(*fwk, plan, members, algorithm, placement, &placement.reject_reason);
-      if (!ev.empty()) nominated = std::move(ev);
+  bool post_filtered = false;
+  if (!fwk->PodGroupPostFilterPlugins().empty()) {
+    framework::PodGroupAttempt attempt;
+    attempt.pods.reserve(members.size());
+    for (const auto& m : members) {
+      attempt.pods.push_back(m.qp->pod_info);
+      attempt.pod_group_of.push_back(m.pod_group);
     }
+    attempt.placement_failed = placement.placement_failed;
+    attempt.victim_policies = fwk->PodGroupVictimPolicies();
+    std::vector<PodGroupMember> saved = members;
+    ViewFeasibility feasibility(algorithm, members);
+    framework::CycleState state;
+    framework::PodGroupPostFilterResult result;
+    std::vector<std::string> messages;
+    (void)fwk->RunPodGroupPostFilterPlugins(state, plan, attempt, feasibility, &result, &messages);
+    members = std::move(saved);
+    for (const auto& m : messages) placement.reject_reason += "; " + m;
+    if (!result.nominated_node_names.empty()) nominated = std::move(result.nominated_node_names);
+    // A search that ran (its dry runs draw from the random tie-break) or evicted, or
+    // anything said, is not replayed.
+    post_filtered = !messages.empty() || nominated != nominated_before;
   }
   std::shared_ptr<PodGroupRejection> memo;
-  // Preemption that found victims, or ran its search with lower-priority pods (dry-run
-  // placements draw from the random tie-break), is not replayed.
-  const bool preempted = !pre.victims.empty() || pre.reclaimed != 0 || !pre.message.empty();
   if (replay && PodGroupRejectionMemo::Replayable(*fwk, plan, placement, nominated_before,
-                                                  nominated, preempted)) {
+                                                  nominated, post_filtered)) {
     memo = PodGroupRejectionMemo::Describe(plan, members, generation, epoch);
-    memo->preemption_attempted = pre.attempted;
     memo->batched = placement.batched;
   }
   RejectPodGroup(*fwk, plan, members, placement, cycle, nominated, memo.get());
@@ -181,7 +235,6 @@ void Scheduler::RunPodGroupCycle(framework::Framework* fwk, const QueuedPodInfoP
                              m.diag.unschedulable_plugins.end());
         shape.plugins.insert(m.diag.pending_plugins.begin(), m.diag.pending_plugins.end());
       }
-      shape.preemption_attempted = memo->preemption_attempted;
       shape.batched = memo->batched;
       rejection_memo_.RememberShape(std::move(shape));
     }
@@ -210,7 +263,6 @@ void Scheduler::CommitPodGroup(framework::Framework* fwk, const framework::Queue
     if (!m.placed) HandleSchedulingFailure(*fwk, m.qp, m.status, &m.diag, "", cycle);
   }
   gang_coordinator_->RecordCommitted(plan, placement.placed, placement.TopologySummary());
-  ReleaseGangReservation(plan);
   fwk->RunPodGroupCycleDone(plan, true, "");
   gang_coordinator_->WriteCommittedStatus(plan, last_bound);
   if (hold) {
@@ -244,7 +296,6 @@ void Scheduler::ReplayPodGroupRejection(framework::Framework& fwk,
     ++stats_.replayed_podgroup_rejections;
     stats_.batched_placements += r.batched;
   }
-  if (r.preemption_attempted) preemption().RecordAttempt("GangPreemption", "Unschedulable");
   ApplyPodGroupRejection(fwk, plan, members, r.status, r.plugins, r.reasons, cycle, {});
 }
 
@@ -279,7 +330,6 @@ void Scheduler::ReplayShapeRejection(framework::Framework& fwk,
   }
   r->status = Status(framework::Code::kUnschedulable, std::move(msg));
   r->status.WithPlugin("GangScheduling");
-  r->preemption_attempted = shape.preemption_attempted;
   r->batched = shape.batched;
   ReplayPodGroupRejection(fwk, plan, members, *r, cycle);
   if (!reused) rejection_memo_.Remember(std::move(r));

@@ -4,14 +4,16 @@
 // eventhandlers.cc and the profiles in profile.cc.
 #include "scheduler/scheduler.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
 
+#include "gang/coordinator.h"
 #include "gang/manager.h"
 #include "quota/manager.h"
 #include "scheduler/binding_pool.h"
-#include "scheduler/gang_coordinator.h"
 #include "volume/catalog.h"
 
 namespace phalanx::scheduler {
@@ -31,8 +33,14 @@ Scheduler::~Scheduler() { Stop(); }
 framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions opts) {
   if (!opts.clock || !opts.client) return Status::Error("scheduler needs a clock and a client");
   std::unique_ptr<Scheduler> s(new Scheduler(std::move(opts)));
-  s->gang_coordinator_ = std::make_unique<GangCoordinator>(*s->gangs_, *s->opts_.client);
+  s->gang_coordinator_ = std::make_unique<gang::Coordinator>(*s->gangs_, *s->opts_.client);
   Scheduler* raw = s.get();
+  // A reservation released by expiry or a gone gang frees its nodes for the pods
+  // GangReservation rejected there.
+  s->reservations_->SetOnReleased([raw] {
+    raw->Requeue(framework::EventResource::kAssignedPod, framework::kDelete,
+                 "GangReservationReleased", {});
+  });
   s->preemption_ = std::make_unique<framework::PreemptionExecutor>(
       *s->opts_.client,
       [raw](std::function<void()> fn) {
@@ -60,6 +68,26 @@ framework::StatusOr<std::unique_ptr<Scheduler>> Scheduler::New(SchedulerOptions 
 }
 
 int32_t Scheduler::PriorityOf(const api::Pod& pod) const {
+  // KAI (docs/priority/README.md, podgrouper defaultgrouper calcPodGroupPriorityClass): a
+  // workload's priority is the class its `priorityClassName` label names, then its
+  // PodGroup's spec.priorityClassName (or the owner's label, through PodGrouper), before the
+  // pod's own class; a name no PriorityClass has is ignored, as KAI ignores it.
+  std::string gang_class;
+  const std::string* named = nullptr;
+  if (!pod.metadata.labels.empty()) {
+    static const std::string kLabel(gang::kKaiPriorityLabel);
+    auto it = pod.metadata.labels.find(kLabel);
+    if (it != pod.metadata.labels.end() && !it->second.empty()) named = &it->second;
+  }
+  if (named == nullptr && gangs_) {
+    gang_class = gangs_->GangPriorityClassOf(pod);
+    if (!gang_class.empty()) named = &gang_class;
+  }
+  if (named != nullptr) {
+    absl::MutexLock l(&pc_mu_);
+    auto it = priority_classes_.find(*named);
+    if (it != priority_classes_.end()) return it->second->value;
+  }
   if (pod.spec.priority) return *pod.spec.priority;
   // No class named: the global default, read without pc_mu_ (preemption's dry run asks
   // for every pod on thousands of nodes, from every Filter worker).
@@ -124,10 +152,39 @@ void Scheduler::WaitForBindings() {
 
 // ---- periodic work ----
 
+void Scheduler::ReportGatedPods() {
+  for (auto& r : queue_->TakeGateReports()) {
+    const api::Pod& pod = *r.pod->pod;
+    // The gate as it is now (a gang's message counts the members that exist): PreEnqueue
+    // again; a pod it now lets through is left to the queue's next activation.
+    if (framework::Framework* fwk = ProfileFor(pod)) {
+      const Status now = fwk->RunPreEnqueuePlugins(*r.pod);
+      if (now.IsSuccess()) continue;
+      r.plugin = now.plugin();
+      r.message = now.Message();
+    }
+    const char* reason =
+        r.plugin == "SchedulingGates" ? "SchedulingGated" : "NotReadyForScheduling";
+    const bool same = std::any_of(pod.status.conditions.begin(), pod.status.conditions.end(),
+                                  [&](const api::PodCondition& c) {
+                                    return c.type == "PodScheduled" && c.status == "False" &&
+                                           c.reason == reason && c.message == r.message;
+                                  });
+    if (same) continue;
+    opts_.client->RecordEvent(pod, "Normal", reason, r.message);
+    const api::PodCondition cond{"PodScheduled", "False", reason, r.message};
+    if (api::Status st = opts_.client->UpdatePodStatus(pod, &cond, nullptr);
+        !st.ok() && !absl::IsNotFound(st)) {
+      spdlog::warn("PodScheduled condition of {}: {}", pod.Key(), std::string(st.message()));
+    }
+  }
+}
+
 void Scheduler::Tick() {
   const api::Timestamp now = opts_.clock->Now();
   queue_->FlushBackoffQCompleted();
   queue_->FlushUnschedulablePodsLeftover();
+  ReportGatedPods();
   for (auto& [name, fw] : profiles_) fw->ExpireWaitingPods(now);
   SweepReservations(now);
   SweepStaleGangs(now);
@@ -162,6 +219,35 @@ void Scheduler::Stop() {
   stopped_ = true;
   if (queue_) queue_->Close();
   WaitForBindings();
+}
+
+void Scheduler::SweepStaleGangs(api::Timestamp now) {
+  gang_coordinator_->SweepStale(
+      now, *stale_gangs_,
+      [this](const std::string& key) -> framework::PodInfoPtr {
+        const size_t slash = key.find('/');
+        if (slash == std::string::npos) return nullptr;
+        api::Pod probe;
+        probe.metadata.namespace_ = key.substr(0, slash);
+        probe.metadata.name = key.substr(slash + 1);
+        return cache_.GetPod(probe);
+      },
+      *preemption_,
+      [this](const api::Pod& v) {
+        for (auto& [name, fw] : profiles_) {
+          if (fw->GetWaitingPod(v.metadata.uid) != nullptr) {
+            fw->RejectWaitingPod(v.metadata.uid);
+            return true;
+          }
+        }
+        return false;
+      });
+}
+
+void Scheduler::SweepReservations(api::Timestamp now) {
+  if (reservations_->ActiveCount() == 0) return;
+  reservations_->Sweep(
+      now, [this](const std::string& key) { return gang::ReservationGangGone(*gangs_, key); });
 }
 
 }  // namespace phalanx::scheduler

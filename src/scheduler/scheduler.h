@@ -40,8 +40,9 @@
 #include "scheduler/podgroup_memo.h"
 
 namespace phalanx::gang {
+class Coordinator;
 class Manager;
-}
+}  // namespace phalanx::gang
 namespace phalanx::quota {
 class QueueManager;
 }
@@ -53,10 +54,8 @@ namespace phalanx::scheduler {
 
 class BindingBatch;        // binding_pool.h
 class BindingPool;         // binding_pool.h
-class GangCoordinator;     // gang_coordinator.h
 struct PodGroupMember;     // podgroup_algorithm.h
 struct PodGroupPlacement;  // podgroup_algorithm.h
-class PodGroupAlgorithm;   // podgroup_algorithm.h
 
 struct SchedulerOptions {
   config::KubeSchedulerConfiguration config;
@@ -271,8 +270,15 @@ class Scheduler {
   void WaitForBindings();
 
   // Periodic work at the clock's current time: backoff flush, unschedulable flush,
-  // Permit timeouts, expired assumed pods.
+  // Permit timeouts, expired assumed pods, ReportGatedPods.
   void Tick();
+  // KEP-5501: every pod that a PreEnqueue plugin holds back before its first attempt (a
+  // gang short of members, a missing ResourceClaim, a scheduling gate, a preemption in
+  // flight) shows why: its PodScheduled condition False with reason NotReadyForScheduling
+  // (SchedulingGated for the SchedulingGates plugin, the API server's reason) and the
+  // plugin's message, and an Event of that reason; written again only when the message
+  // changes (queue::SchedulingQueue::TakeGateReports).
+  void ReportGatedPods();
   // The earliest clock time at which Tick() would change something, or INT64_MAX.
   api::Timestamp NextWakeTime() const;
 
@@ -469,13 +475,13 @@ class Scheduler {
   void RunPodGroupCycle(framework::Framework* fwk, const framework::QueuedPodInfoPtr& popped,
                         const framework::QueuedPodGroupInfo& plan, int64_t cycle);
   // The placement fit: assume, Reserve, Permit and bind every placed member (bindings held
-  // until all are reserved); events and status through the GangCoordinator.
+  // until all are reserved); events and status through the gang::Coordinator.
   void CommitPodGroup(framework::Framework* fwk, const framework::QueuedPodGroupInfo& plan,
                       std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
                       int64_t cycle);
   // The placement did not fit: one gang-level reason for every member, nothing held;
   // members[i] is nominated to nominated[i] when not empty (gang preemption,
-  // podgroup_preemption.h).
+  // src/plugins/defaultpreemption/podgroup_preemption.h).
   // `out` (may be null) receives the status, plugins and reasons every member got.
   void RejectPodGroup(framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                       std::vector<PodGroupMember>& members, const PodGroupPlacement& placement,
@@ -499,38 +505,12 @@ class Scheduler {
                               const std::vector<std::string>& reasons, int64_t cycle,
                               const std::vector<std::string>& nominated);
 
-  // ---- reservation_planner.cc: gang reservations with backfill (gang/reservation.h) ----
-  // After a failed PodGroup cycle of `plan` (nothing nominated): when reservations are on
-  // and the gang (plan.pod_groups[0]) has waited the threshold since its quorum existed, plans
-  // and records a reservation for the members still needed (a Normal "Reserved" Event on
-  // the gang's object). Returns the line for the gang's reason ("" when nothing to say):
-  // the reservation made or held, or why none could be made.
-  std::string PlanGangReservation(const framework::QueuedPodGroupInfo& plan,
-                                  const std::vector<PodGroupMember>& members);
-  // ---- reservation_eviction.cc: GangReservation preemptAfterSeconds ----
-  // After PlanGangReservation, for a gang that holds a reservation, has waited
-  // preemptAfterSeconds since its quorum and whose forecast start is ahead: evicts the pods
-  // on its reserved nodes that keep it from starting now (PodGroupPreemption::
-  // RunForReservation), with a Warning "StarvationEviction" Event on the gang naming the
-  // victims and ReservationCounters::evictions. Returns each member's nominated node (empty
-  // when nothing was evicted); appends the outcome to *reason.
-  std::vector<std::string> EvictForReservation(framework::Framework& fwk,
-                                               const framework::QueuedPodGroupInfo& plan,
-                                               std::vector<PodGroupMember>& members,
-                                               PodGroupAlgorithm& algorithm,
-                                               const PodGroupPlacement& placement,
-                                               std::string* reason);
-  // A PodGroup cycle of `plan` committed: its reservation, if any, is released (kBound).
-  void ReleaseGangReservation(const framework::QueuedPodGroupInfo& plan);
   // Releases expired reservations and those whose gang is gone or gated (fewer than
-  // minMember pods), and requeues the pods GangReservation rejected.
+  // minMember pods); the ledger's release hook requeues the pods GangReservation rejected.
   void SweepReservations(api::Timestamp now);
   // Reports running gangs that fell below their minimum and evicts the remaining members of
   // those stale for their grace (gang/staleness.h), through the PreemptionExecutor.
   void SweepStaleGangs(api::Timestamp now);
-  // True when a reservation of gang `key` can no longer be used: the gang is gone, gated
-  // (fewer than minMember pods exist) or already satisfied.
-  bool GangGone(const std::string& key) const;
 
   // ---- eventhandlers.cc ----
   void OnObjectAdd(const api::UnstructuredPtr& obj);
@@ -581,7 +561,7 @@ class Scheduler {
   // DRA objects and allocations in flight (src/dra/manager.h), fed like gangs_; the
   // DynamicResources plugin reads it as the dra::Manager service.
   std::unique_ptr<dra::Manager> dra_ = std::make_unique<dra::Manager>();
-  std::unique_ptr<GangCoordinator> gang_coordinator_;
+  std::unique_ptr<gang::Coordinator> gang_coordinator_;
   // Rejected PodGroup cycles that a later attempt may replay (podgroup_memo.h); scheduling
   // thread only.
   PodGroupRejectionMemo rejection_memo_;

@@ -78,8 +78,8 @@ TEST(SchedulerTest, FailureMessageAggregatesReasonsLikeUpstream) {
   EXPECT_EQ(env.NodeOf("p"), "");
   EXPECT_EQ(env.ConditionMessage("p"),
             "False:Unschedulable:0/3 nodes are available: 1 node(s) had untolerated taint "
-            "{dedicated: gpu}, 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 "
-            "Preemption is not helpful for scheduling..");  // upstream's double period
+            "{dedicated: gpu}, 2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 "
+            "nodes are available: 3 Preemption is not helpful for scheduling.");  // as 1.36
   auto ev = env.store.LastEventFor("default/p");
   ASSERT_TRUE(ev.has_value());
   EXPECT_EQ(ev->reason, "FailedScheduling");

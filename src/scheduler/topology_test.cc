@@ -271,24 +271,22 @@ TEST(TopologyPlacementTest, PermitModeReportsTheConstraintInsteadOfIgnoringIt) {
       << Condition(env, "permit-0");
 }
 
-TEST(TopologyCandidateTest, OrderIsFreeGpusThenCpuThenStrandedThenName) {
-  auto c = [](std::string d, int64_t gpus, int64_t cpu, int64_t stranded) {
-    TopologyCandidate t;
-    t.level = "rack";
-    t.domain = std::move(d);
-    t.fits = true;
-    t.free_gpus = gpus;
-    t.free_milli_cpu = cpu;
-    t.stranded_gpus = stranded;
-    return t;
-  };
-  EXPECT_TRUE(BetterTopologyCandidate(c("b", 0, 9000, 9), c("a", 1, 0, 0)));
-  EXPECT_TRUE(BetterTopologyCandidate(c("b", 4, 1000, 9), c("a", 4, 2000, 0)));
-  EXPECT_TRUE(BetterTopologyCandidate(c("b", 4, 1000, 0), c("a", 4, 1000, 2)));
-  EXPECT_TRUE(BetterTopologyCandidate(c("a", 4, 1000, 0), c("b", 4, 1000, 0)));
-  EXPECT_FALSE(BetterTopologyCandidate(c("a", 4, 1000, 0), c("a", 4, 1000, 0)));
-  EXPECT_EQ(FormatTopologyCandidate(c("r2", 4, 121000, 0)),
+// The candidate order itself is PlacementBinPacking's (placement_bin_packing_test.cc); the
+// Event's line carries the PlacementScore plugins' accounts after "fits".
+TEST(TopologyCandidateTest, FormatNamesDomainAndScoresOrReason) {
+  TopologyCandidate t;
+  t.level = "rack";
+  t.domain = "r2";
+  t.fits = true;
+  t.detail = "free GPUs 4, free cpu 121000m, stranded GPUs 0";
+  EXPECT_EQ(FormatTopologyCandidate(t),
             "rack=r2: fits, free GPUs 4, free cpu 121000m, stranded GPUs 0");
+  t.detail.clear();
+  EXPECT_EQ(FormatTopologyCandidate(t), "rack=r2: fits");
+  t.fits = false;
+  t.reason = "pod group ml/train: 3 of 4 pending members fit, 4 needed";
+  EXPECT_EQ(FormatTopologyCandidate(t),
+            "rack=r2: does not fit (pod group ml/train: 3 of 4 pending members fit, 4 needed)");
 }
 
 }  // namespace

@@ -425,7 +425,8 @@ absl::Status SchemaSet::AddCrdDir(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return absl::NotFoundError(dir + ": no such directory");
   std::vector<std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+  for (const auto& e :
+       fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink)) {
     const auto ext = e.path().extension();
     if (ext == ".yaml" || ext == ".yml") files.push_back(e.path().string());
   }

@@ -16,14 +16,27 @@
 
 #include "schema/schema.h"
 
+namespace phalanx::schema {
+
+// The upstream reference data: $PHALANX_UPSTREAM_DIR when set (a copy laid out as
+// ../shared/upstream), else the source tree's ../shared/upstream (PHALANX_UPSTREAM_DIR of
+// the build).
+inline std::string UpstreamDir() {
+  if (const char* e = std::getenv("PHALANX_UPSTREAM_DIR"); e && *e) return e;
+  return PHALANX_UPSTREAM_DIR;
+}
+
+}  // namespace phalanx::schema
+
 // Declares `const phalanx::schema::SchemaSet* var`: the OpenAPI documents of
-// ../shared/upstream/openapi-v3-v1.36 and every CRD under ../shared/upstream/crds.
+// ../shared/upstream/openapi-v3-v1.36 and every CRD under ../shared/upstream/crds
+// (UpstreamDir() below).
 // Without ../shared/upstream the test is skipped, saying so, except under CI=true where it
 // fails.
 #define PHALANX_UPSTREAM_SCHEMAS(var)                                                      \
   const ::phalanx::schema::SchemaSet* var = nullptr;                                       \
   do {                                                                                     \
-    const std::string phalanx_upstream_dir_ = PHALANX_UPSTREAM_DIR;                        \
+    const std::string phalanx_upstream_dir_ = ::phalanx::schema::UpstreamDir();            \
     if (!std::filesystem::exists(phalanx_upstream_dir_ + "/openapi-v3-v1.36")) {           \
       const char* ci = std::getenv("CI");                                                  \
       if (ci && std::string(ci) == "true") {                                               \

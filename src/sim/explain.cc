@@ -75,6 +75,12 @@ MemberExplanation DiagnosePod(scheduler::Scheduler& s, const api::PodPtr& pod) {
     return m;
   }
   const auto pi = framework::PodInfo::Make(pod);
+  // PreEnqueue first, as the queue runs it: a gated pod is never tried on a node.
+  if (const Status gate = fwk->RunPreEnqueuePlugins(*pi); !gate.IsSuccess()) {
+    m.gate_plugin = gate.plugin();
+    m.gate_reason = gate.Message();
+    return m;
+  }
   framework::CycleState state;
   framework::PreFilterResult pfr;
   const Status pre = fwk->RunPreFilterPlugins(state, *pi, &pfr);
@@ -157,6 +163,14 @@ class Diagnoser {
     }
     s.cache().UpdateSnapshot(&s.snapshot());  // drops the greedy placements
     if (!out_->satisfied() && !demand.empty()) {
+      // A gate does not lift when running pods end: no start can be forecast.
+      for (const auto& m : out_->members) {
+        if (m.gate_plugin.empty() && m.gate_reason.empty()) continue;
+        out_->forecast = StartForecast{};
+        out_->forecast->why_not = "held back before its first attempt by PreEnqueue " +
+                                  m.gate_plugin + ": " + m.gate_reason;
+        return;
+      }
       const auto nodes = RoomOnlyNodes(s);
       if (nodes.empty()) {
         out_->forecast = StartForecast{};
@@ -278,6 +292,15 @@ std::optional<double> WhatIf(const Scenario& sc, const SimulationOptions& base,
 // The fewest added nodes of one existing shape, then every droppable constraint alone.
 api::Status SearchFixes(const Scenario& sc, const SimulationOptions& base,
                         const ExplainRequest& req, Explanation* e) {
+  // A gate (PreEnqueue) is not lifted by more nodes or fewer constraints: what lifts it is
+  // in its message (the missing members, the missing claim).
+  for (const auto& m : e->members) {
+    if (m.gate_plugin.empty() && m.gate_reason.empty()) continue;
+    e->search_note = "not searched: " + m.pod +
+                     " is held back before its first attempt (more nodes or fewer constraints "
+                     "do not lift a PreEnqueue gate)";
+    return absl::OkStatus();
+  }
   std::vector<std::string> keys, pending_keys;
   for (const auto& m : e->members) {
     keys.push_back(m.pod);
@@ -419,6 +442,11 @@ void FormatMember(const MemberExplanation& m, bool show_last_attempt, std::ostri
     o << "  " << m.pod << ": never scheduled: " << m.unserved << "\n";
     return;
   }
+  if (!m.gate_plugin.empty() || !m.gate_reason.empty()) {
+    o << "  " << m.pod << ": held back before its first attempt by PreEnqueue " << m.gate_plugin
+      << ": " << m.gate_reason << "\n";
+    return;
+  }
   const int feasible = m.feasible_nodes();
   o << "  " << m.pod << ": " << feasible << "/" << m.nodes.size() << " node(s) feasible";
   if (!m.node.empty()) o << ", would go to " << m.node;
@@ -523,6 +551,9 @@ std::string ExplanationJson(const Explanation& e) {
                {"unserved", m.unserved},
                {"last_attempt", m.last_attempt},
                {"nodes", nodes}};
+    jm["gate"] = m.gate_plugin.empty() && m.gate_reason.empty()
+                     ? json(nullptr)
+                     : json{{"plugin", m.gate_plugin}, {"reason", m.gate_reason}};
     jm["prefilter"] = m.prefilter_plugin.empty()
                           ? json(nullptr)
                           : json{{"plugin", m.prefilter_plugin}, {"reason", m.prefilter_reason}};

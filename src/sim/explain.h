@@ -55,6 +55,10 @@ struct MemberExplanation {
   bool bound = false;    // bound (or assumed) at the diagnosis time
   std::string node;      // bound: its node; pending: where the member would go ("" none)
   std::string unserved;  // no profile serves its schedulerName: why (nothing else is set)
+  // A PreEnqueue plugin holds it back before any attempt (a gang short of members, a
+  // missing ResourceClaim, a scheduling gate): the plugin and its message; no node is
+  // diagnosed then (it would not be tried on any).
+  std::string gate_plugin, gate_reason;
   std::string prefilter_plugin, prefilter_reason;  // PreFilter rejected every node
   std::vector<NodeVerdict> nodes;  // feasible by total descending, then rejected by name
   std::string last_attempt;        // the simulation's last FailedScheduling message
@@ -102,7 +106,8 @@ std::string FormatExplanation(const Explanation& e);
 
 // The explanation as one JSON document (`phalanx explain --json F`): {"target", "gang",
 // "at_s", "min_member", "active", "pending", "fit", "satisfied", "others_pending",
-// "members": [{"pod", "bound", "node", "unserved", "prefilter": {plugin, reason},
+// "members": [{"pod", "bound", "node", "unserved", "gate": {plugin, reason} | null,
+// "prefilter": {plugin, reason},
 // "last_attempt", "nodes": [{"node", "feasible", "plugin", "reason", "total",
 // "scores": {plugin: score}}]}], "forecast": {ok, start_s, nodes, why_not} | null,
 // "fixes": [{kind, count, node_template, constraint, what_if, bound_s, others_pending}],

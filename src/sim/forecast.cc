@@ -9,28 +9,14 @@ namespace phalanx::sim {
 StartForecast ForecastStart(const std::vector<const framework::NodeInfo*>& nodes,
                             std::vector<api::Resource> members, const ExpectedEndFn& end_of,
                             api::Timestamp now) {
-  // As the scheduler's reservation planner (src/scheduler/reservation_planner.cc
-  // ForecastNodes), with the simulation's knowledge of when pods started.
-  std::vector<gang::NodeForecast> fc;
-  fc.reserve(nodes.size());
-  for (const framework::NodeInfo* ni : nodes) {
-    if (!ni->node() || ni->unschedulable()) continue;
-    gang::NodeForecast f;
-    f.name = ni->name();
-    f.allocatable = ni->allocatable();
-    f.free = ni->allocatable();
-    f.free.Subtract(ni->requested());
-    f.free.allowed_pod_number =
-        ni->allocatable().allowed_pod_number - static_cast<int64_t>(ni->pods().size());
-    for (const auto& p : ni->pods()) {
-      auto end = end_of(p->Pod());
-      if (!end) continue;
-      api::Resource r = p->requests;
-      r.allowed_pod_number = 1;
-      f.releases.emplace_back(std::max(*end, now), std::move(r));
-    }
-    fc.push_back(std::move(f));
-  }
+  // The nodes as the reservation planner builds them (gang::ForecastNodes), with the
+  // simulation's knowledge of when pods started; an end already past frees now.
+  const std::vector<gang::NodeForecast> fc =
+      gang::ForecastNodes(nodes, nullptr, [&](const api::Pod& p) -> std::optional<api::Timestamp> {
+        auto end = end_of(p);
+        if (!end) return std::nullopt;
+        return std::max(*end, now);
+      });
   for (auto& m : members) m.allowed_pod_number = 1;
   const gang::ReservationPlan plan = gang::PlanReservation(fc, members, now);
   StartForecast out;

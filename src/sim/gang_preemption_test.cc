@@ -1,4 +1,4 @@
-// A gang as preemptor in the PodGroup cycle (src/scheduler/podgroup_preemption.h),
+// A gang as preemptor in the PodGroup cycle (src/plugins/defaultpreemption/podgroup_preemption.h),
 // in `phalanx simulate`: the whole gang or no eviction at all; running victim gangs whole or
 // not at all; never equal-priority victims; preemptionPolicy Never respected.
 #include <gtest/gtest.h>

@@ -1,7 +1,8 @@
 // Queue reclaim through the verified path of gang preemption ("Reclaim"): a queue
 // under its deserved share evicts pods of queues above theirs only when the whole reclaiming
-// gang fits on the cluster with those victims gone (src/scheduler/podgroup_preemption.h,
-// src/plugins/queues/queues.h), and never takes a victim queue below its guarantee.
+// gang fits on the cluster with those victims gone
+// (src/plugins/defaultpreemption/podgroup_preemption.h, src/plugins/queues/queues.h), and never
+// takes a victim queue below its guarantee.
 #include <gtest/gtest.h>
 
 #include <filesystem>

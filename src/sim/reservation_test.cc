@@ -1,5 +1,5 @@
 // Gang reservations with backfill in the simulator (gang/reservation.h, the
-// GangReservation plugin, scheduler/reservation_planner.cc): a gang starved by a stream of
+// GangReservation plugin, src/plugins/gangreservation/planner.cc): a gang starved by a stream of
 // long jobs starts at its forecast with a reservation while a short job backfills into the
 // reserved room and a long one does not; and random clusters / gang mixes never overcommit,
 // never keep a reservation for a gang that is gone, and never let a pod outside the gang end

@@ -7,6 +7,8 @@
 
 #include "api/decode.h"
 #include "api/resource.h"
+#include "sim/kinds.h"
+#include "sim/workloads.h"
 
 namespace phalanx::sim {
 
@@ -100,12 +102,54 @@ api::Status AddVolumeClaimTemplates(const std::string& path, const api::Workload
   return absl::OkStatus();
 }
 
+// Every object of the manifests as sim/kinds.h classifies it: used ones are left alone,
+// the others counted by kind, and kinds that would create pods or change placement become
+// one warning each, naming the objects.
+void ClassifyObjects(const std::vector<api::Unstructured>& objects, const WorkloadExpansion& wx,
+                     Scenario* out) {
+  struct NotModelled {
+    std::string why;
+    std::vector<std::string> names;
+  };
+  std::map<std::string, NotModelled> not_modelled;  // by KindName
+  for (const auto& o : objects) {
+    for (const auto& f : UnmodelledFields(o)) {
+      out->warnings.push_back((o.source.empty() ? out->name : o.source) + ": " + o.kind + " " +
+                              (o.metadata.namespace_.empty() ? "" : o.metadata.namespace_ + "/") +
+                              o.metadata.name + ": " + f);
+    }
+    if (wx.used.count(o.Key())) continue;
+    const ObjectClass c = ClassifyObject(o);
+    if (c.use == ObjectUse::kUsed) continue;
+    const std::string kind = KindName(o);
+    ++out->unused_kinds[kind];
+    if (c.use != ObjectUse::kNotModelled) continue;
+    NotModelled& n = not_modelled[kind];
+    n.why = c.why;
+    n.names.push_back((o.metadata.namespace_.empty() ? "" : o.metadata.namespace_ + "/") +
+                      o.metadata.name);
+  }
+  for (const auto& [kind, n] : not_modelled) {
+    std::string names;
+    for (size_t i = 0; i < n.names.size() && i < 5; ++i) names += (i ? ", " : "") + n.names[i];
+    if (n.names.size() > 5) names += ", ...";
+    out->warnings.push_back(std::to_string(n.names.size()) + " " + kind +
+                            " not modelled: " + n.why + " (" + names + ")");
+  }
+}
+
 }  // namespace
 
 api::Status LoadManifestScenario(const std::string& path, Scenario* out) {
+  return LoadManifestScenario(std::vector<std::string>{path}, out);
+}
+
+api::Status LoadManifestScenario(const std::vector<std::string>& paths, Scenario* out) {
   api::Manifests m;
-  if (auto s = api::LoadManifests(path, &m); !s.ok()) return s;
-  return ScenarioFromManifests(std::move(m), path, out);
+  if (auto s = api::LoadManifests(paths, &m); !s.ok()) return s;
+  std::string name;
+  for (const auto& p : paths) name += (name.empty() ? "" : " + ") + p;
+  return ScenarioFromManifests(std::move(m), name, out);
 }
 
 api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Scenario* out) {
@@ -126,6 +170,38 @@ api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Sce
   }
   std::stable_sort(out->later_nodes.begin(), out->later_nodes.end(),
                    [](const TimedNode& a, const TimedNode& b) { return a.arrival < b.arrival; });
+  // Pods that name a Kueue LocalQueue themselves (Kueue's plain-pod integration, its pod
+  // groups): admission not modelled, as for the workloads below.
+  {
+    std::vector<std::string> kueue_pods;
+    bool pod_groups = false;
+    for (const auto& p : m.pods) {
+      if (!p.metadata.labels.count(kKueueQueueNameLabel)) continue;
+      kueue_pods.push_back(p.Key());
+      pod_groups = pod_groups || p.metadata.labels.count("kueue.x-k8s.io/pod-group-name");
+    }
+    if (!kueue_pods.empty()) {
+      std::string names;
+      for (size_t i = 0; i < kueue_pods.size() && i < 5; ++i) {
+        names += (i ? ", " : "") + kueue_pods[i];
+      }
+      if (kueue_pods.size() > 5) names += ", ...";
+      out->warnings.push_back(
+          std::to_string(kueue_pods.size()) + " pod(s) labelled " + kKueueQueueNameLabel +
+          ": Kueue's admission (LocalQueue, ClusterQueue quotas" +
+          (pod_groups ? ", pod groups admitted whole (kueue.x-k8s.io/pod-group-name)" : "") +
+          ") is not modelled: they are scheduled as if admitted at once (" + names + ")");
+    }
+  }
+  // The ecosystem's workloads, as their controllers expand them (sim/workloads.h).
+  WorkloadExpansion wx;
+  if (auto s = ExpandWorkloads(m, &wx); !s.ok()) return s;
+  ClassifyObjects(m.objects, wx, out);
+  for (auto& p : wx.created.pods) m.pods.push_back(std::move(p));
+  for (auto& c : wx.created.controllers) m.controllers.push_back(std::move(c));
+  for (auto& o : wx.created.objects) m.objects.push_back(std::move(o));
+  out->warnings.insert(out->warnings.end(), wx.warnings.begin(), wx.warnings.end());
+  out->notes.insert(out->notes.end(), wx.notes.begin(), wx.notes.end());
   out->namespaces = std::move(m.namespaces);
   out->priority_classes = std::move(m.priority_classes);
   out->objects = std::move(m.objects);
@@ -133,7 +209,24 @@ api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Sce
   std::vector<api::Pod> pods = std::move(m.pods);
   for (const auto& c : m.controllers) {
     if (c.kind != "Job") out->controller_replicas[c.metadata.uid] = c.replicas;
-    auto expanded = api::ExpandController(c);
+    const std::string what = (c.source.empty() ? path : c.source) + ": " + c.kind + " " +
+                             c.metadata.namespace_ + "/" + c.metadata.name;
+    auto queue = c.metadata.labels.find(kKueueQueueNameLabel);
+    const bool kueue = c.kind == "Job" && queue != c.metadata.labels.end();
+    if (kueue) {
+      out->warnings.push_back(
+          what + ": metadata.labels[" + kKueueQueueNameLabel + "]: \"" + queue->second +
+          "\": Kueue's admission (LocalQueue, ClusterQueue quotas) is not modelled: created "
+          "as if admitted at once" +
+          (c.suspend ? " (spec.suspend: true is lifted as Kueue would)" : ""));
+    } else if (c.suspend) {
+      out->notes.push_back(what +
+                           ": spec.suspend: true: no pods are created (as the Job controller "
+                           "does for a suspended Job)");
+    }
+    api::WorkloadController admitted = c;
+    if (kueue) admitted.suspend = false;
+    auto expanded = api::ExpandController(admitted);
     if (auto s = AddVolumeClaimTemplates(path, c, &expanded, &out->objects); !s.ok()) return s;
     for (auto& p : expanded) {
       // Controller-level simulation annotations apply to every pod.

@@ -62,13 +62,29 @@ struct Scenario {
   // disruption controller's expected scale.
   std::map<std::string, int32_t> controller_replicas;
   std::vector<TimedPod> pods;  // sorted by arrival, stable
+  // Kinds of the manifests that nothing in the simulation read (sim/kinds.h), by
+  // "Kind (apiVersion)": e.g. {"ConfigMap (v1)": 2}.
+  std::map<std::string, size_t> unused_kinds;
+  // What the manifests ask for that affects placement and is not modelled, each naming the
+  // file, the object and the field or kind (sim/workloads.h, sim/kinds.h): e.g. "2 DaemonSet
+  // (apps/v1) not modelled: a DaemonSet creates a pod on every matching node; none are
+  // simulated (kube-system/fluentd, ...)". `phalanx simulate` prints them and exits 2.
+  std::vector<std::string> warnings;
+  // What was done that a user may not expect (a suspended Job creates no pods).
+  std::vector<std::string> notes;
 };
 
-// Builds a scenario from a manifest file or directory (controllers expanded into pods).
+// Builds a scenario from a manifest file or directory: controllers (Deployment, ReplicaSet,
+// StatefulSet, Job) and the ecosystem's workloads (sim/workloads.h: JobSet,
+// LeaderWorkerSet, Kubeflow jobs, TrainJob, Volcano Job) expanded into pods and the objects
+// their controllers create; every other object classified as used or not (sim/kinds.h).
 // Errors name the file, object and field (see api::DecodeManifests), or the simulation
 // annotation: "PATH: Pod NS/NAME: metadata.annotations[...]: Invalid value: ...".
 // (Trace scenarios: src/replay.)
 api::Status LoadManifestScenario(const std::string& path, Scenario* out);
+// The same for several files or directories read as one set (api::LoadManifests), e.g. a
+// cluster and a project's published example; named after them joined by " + ".
+api::Status LoadManifestScenario(const std::vector<std::string>& paths, Scenario* out);
 
 // The same from manifests already decoded (e.g. api::DecodeManifests of a cluster
 // snapshot's text); `source` names the scenario and prefixes the errors as `path` does.

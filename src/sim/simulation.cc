@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <fstream>
@@ -156,6 +157,9 @@ class Driver {
     CountGpuCapacity();
     if (opts_.hooks.on_start) opts_.hooks.on_start(*sched_);
     res_->scenario = sc_.name;
+    res_->unused_kinds = sc_.unused_kinds;
+    res_->warnings = sc_.warnings;
+    res_->notes = sc_.notes;
     res_->seed = opts_.seed;
     res_->nodes = sc_.nodes.size();
     res_->pods = sc_.pods.size();
@@ -391,8 +395,9 @@ class Driver {
     pod_gpu_milli_[i] = 0;
   }
 
-  // A never-bound pod's last failure reasons, counted in pending_reasons.
-  void FinishPending(size_t i) {
+  // A never-bound pod's last failure reasons, counted in pending_reasons. `gate`: its
+  // GateMessage when the caller read it before the pod was deleted.
+  void FinishPending(size_t i, std::string gate = "") {
     PodOutcome& o = res_->outcomes[i];
     if (o.scheduled_s) return;
     auto lr = last_reasons_.find(i);
@@ -403,9 +408,35 @@ class Driver {
       std::string key;
       for (const auto& r : lr->second) key += (key.empty() ? "" : "; ") + r;
       ++res_->pending_reasons[key];
+    } else if (!o.reason.empty()) {
+      // Never attempted for a cause found before the scheduler saw it: its claim could not
+      // be created (the resourceclaim controller's message; the scheduler's gate says only
+      // that the claim does not exist).
+      ++res_->pending_reasons[o.reason];
+    } else if (gate = gate.empty() ? GateMessage(i) : gate; !gate.empty()) {
+      // Held back before its first attempt (a PreEnqueue plugin; KEP-5501): the reason the
+      // scheduler wrote on the pod, the gating plugin's message.
+      o.reason = gate;
+      ++res_->pending_reasons[gate];
     } else {
-      ++res_->pending_reasons["not attempted before deletion"];
+      ++res_->pending_reasons["not attempted"];
     }
+  }
+
+  // The message of pod i's PodScheduled condition when the scheduler held it back before
+  // its first attempt (reason NotReadyForScheduling or SchedulingGated), else "".
+  std::string GateMessage(size_t i) const {
+    const api::Pod& p = sc_.pods[i].pod;
+    const api::PodPtr now = store_.GetPod(
+        p.metadata.namespace_.empty() ? "default" : p.metadata.namespace_, p.metadata.name);
+    if (!now) return "";
+    for (const auto& c : now->status.conditions) {
+      if (c.type == "PodScheduled" && c.status == "False" &&
+          (c.reason == "NotReadyForScheduling" || c.reason == "SchedulingGated")) {
+        return c.message;
+      }
+    }
+    return "";
   }
 
   // True when no arrivals or departures remain and nothing but the unschedulable flush is
@@ -551,6 +582,7 @@ class Driver {
     const TimedPod& tp = sc_.pods[i];
     PodOutcome& o = res_->outcomes[i];
     if (o.deleted_s) return;
+    const std::string gate = o.scheduled_s ? std::string() : GateMessage(i);
     in_sim_delete_ = true;
     auto r = store_.DeletePod(
         tp.pod.metadata.namespace_.empty() ? "default" : tp.pod.metadata.namespace_,
@@ -560,7 +592,7 @@ class Driver {
     o.deleted_s = Seconds(clock_.Now());
     if (!o.scheduled_s) {
       ++res_->deleted_while_pending;
-      FinishPending(i);
+      FinishPending(i, gate);
     }
     ReleaseGpuMilli(i);
     if (opts_.hooks.on_deleted) opts_.hooks.on_deleted(i, *o.deleted_s);
@@ -588,15 +620,28 @@ class Driver {
   // Per-queue allocation and fair share, recorded when any queue's figures changed.
   void RecordQueues() {
     std::vector<QueueSample> now;
-    const double scale = res_->queue_resource == "cpu" ? 1000.0 : 1.0;
-    auto get = [&](const auto& m) -> double {
-      auto it = m.find(res_->queue_resource);
-      return it == m.end() ? 0.0 : static_cast<double>(it->second) / scale;
-    };
+    const std::string gpu(api::kResourceNvidiaGPU);
     for (const auto& q : sched_->queues().Status()) {
+      // A queue that never touched a GPU is measured in cores (not 0.00 GPUs).
+      auto has_gpu = [&](const auto& m) {
+        auto it = m.find(gpu);
+        return it != m.end() && it->second > 0;
+      };
+      if (res_->queue_resource == gpu && (has_gpu(q.guarantee) || has_gpu(q.limit) ||
+                                          has_gpu(q.allocated) || has_gpu(q.pending))) {
+        gpu_queues_.insert(q.name);
+      }
+      const std::string& resource =
+          res_->queue_resource == gpu && !gpu_queues_.count(q.name) ? kCpu : res_->queue_resource;
+      const double scale = resource == kCpu ? 1000.0 : 1.0;
+      auto get = [&](const auto& m) -> double {
+        auto it = m.find(resource);
+        return it == m.end() ? 0.0 : static_cast<double>(it->second) / scale;
+      };
       QueueSample s;
       s.t = Seconds(clock_.Now());
       s.queue = q.name;
+      s.resource = resource;
       s.allocated = get(q.allocated);
       s.deserved = get(q.deserved);
       s.demand = s.allocated + get(q.pending);
@@ -608,8 +653,9 @@ class Driver {
     for (size_t i = 0; !changed && i < now.size(); ++i) {
       const auto& a = now[i];
       const auto& b = last_queue_samples_[i];
-      changed = a.queue != b.queue || a.allocated != b.allocated || a.deserved != b.deserved ||
-                a.running_pods != b.running_pods || a.pending_pods != b.pending_pods;
+      changed = a.queue != b.queue || a.resource != b.resource || a.allocated != b.allocated ||
+                a.deserved != b.deserved || a.running_pods != b.running_pods ||
+                a.pending_pods != b.pending_pods;
     }
     if (changed) {
       res_->queue_timeline.insert(res_->queue_timeline.end(), now.begin(), now.end());
@@ -618,6 +664,7 @@ class Driver {
   }
 
   void Finish() {
+    sched_->ReportGatedPods();  // pods gated in the last step show why, as after a Tick
     // Pods no profile serves are not ours: no PodScheduled condition is expected of us.
     std::vector<api::PodPtr> ours;
     for (auto& p : store_.ListPods()) {
@@ -694,6 +741,7 @@ class Driver {
       auto it = at.find(s.queue);
       if (it == at.end()) continue;
       QueueSummary& q = res_->queues[it->second];
+      q.resource = s.resource;
       auto p = prev.find(s.queue);
       if (p != prev.end()) {
         const double dt = s.t - p->second->t;
@@ -757,7 +805,9 @@ class Driver {
   UsageTracker usage_;
   std::unordered_map<size_t, std::vector<std::string>> last_reasons_;
   std::vector<QueueSample> last_queue_samples_;
-  std::string profile_names_;  // "default-scheduler, ..." for the unserved reason
+  static inline const std::string kCpu = "cpu";
+  std::set<std::string> gpu_queues_;  // queues that guaranteed, limited, held or asked a GPU
+  std::string profile_names_;         // "default-scheduler, ..." for the unserved reason
   size_t arrived_ = 0;
   size_t steps_ = 0;
   int64_t quiet_non_errors_ = -1;  // OnlyErrorsFor3MaxBackoffs
@@ -797,6 +847,17 @@ std::string FormatSummary(const SimulationResult& r) {
     std::sort(v.rbegin(), v.rend());
     for (const auto& [n, k] : v) o << "  " << n << "  " << k << "\n";
   }
+  if (!r.unused_kinds.empty()) {
+    o << "objects not used:";
+    bool first = true;
+    for (const auto& [kind, n] : r.unused_kinds) {
+      o << (first ? " " : ", ") << n << " " << kind;
+      first = false;
+    }
+    o << "\n";
+  }
+  for (const auto& w : r.warnings) o << "warning: " << w << "\n";
+  for (const auto& n : r.notes) o << "note: " << n << "\n";
   for (const auto& [name, n] : r.unserved_scheduler_names) {
     o << "warning: " << n << " pod(s) with schedulerName \"" << name
       << "\" that no profile serves were left pending, never attempted (a profile of that "
@@ -822,15 +883,20 @@ std::string FormatSummary(const SimulationResult& r) {
     }
   }
   if (!r.queues.empty()) {
+    const bool mixed = std::any_of(r.queues.begin(), r.queues.end(), [&](const QueueSummary& q) {
+      return !q.resource.empty() && q.resource != r.queue_resource;
+    });
     o << "queues (" << r.queue_resource << (r.queue_resource == "cpu" ? " cores" : "")
+      << (mixed ? ", or cpu cores where marked" : "")
       << "; time-average allocated / deserved, peak, at end, pending pods at end):\n";
     for (const auto& q : r.queues) {
+      const bool cores = mixed && q.resource == "cpu";
       std::snprintf(buf, sizeof(buf),
-                    "  %-16s %-18s avg %8.2f / %8.2f  peak %8.2f  end %8.2f  pending %lld\n",
+                    "  %-16s %-18s avg %8.2f / %8.2f  peak %8.2f  end %8.2f  pending %lld%s\n",
                     q.name.c_str(),
                     (q.parent.empty() ? q.dialect : q.dialect + " < " + q.parent).c_str(),
                     q.allocated_avg, q.deserved_avg, q.allocated_peak, q.allocated_end,
-                    static_cast<long long>(q.pending_pods_end));
+                    static_cast<long long>(q.pending_pods_end), cores ? "  (cpu cores)" : "");
       o << buf;
       if (!q.error.empty()) o << "    invalid: " << q.error << "\n";
     }
@@ -900,11 +966,16 @@ std::string ResultJson(const SimulationResult& r) {
     j["usage"][u.resource] = {{"capacity", u.capacity}, {"peak", u.peak}, {"time_avg", u.time_avg}};
   }
   j["invariant_violations"] = r.invariant_violations;
+  j["unused_kinds"] = nlohmann::json::object();
+  for (const auto& [kind, n] : r.unused_kinds) j["unused_kinds"][kind] = n;
+  j["warnings"] = r.warnings;
+  j["notes"] = r.notes;
   if (!r.queues.empty()) {
     nlohmann::json q;
     q["resource"] = r.queue_resource;
     for (const auto& s : r.queues) {
       q["queues"].push_back({{"name", s.name},
+                             {"resource", s.resource.empty() ? r.queue_resource : s.resource},
                              {"parent", s.parent},
                              {"dialect", s.dialect},
                              {"allocated_avg", s.allocated_avg},
@@ -917,6 +988,7 @@ std::string ResultJson(const SimulationResult& r) {
     for (const auto& s : r.queue_timeline) {
       q["timeline"].push_back({{"t", s.t},
                                {"queue", s.queue},
+                               {"resource", s.resource},
                                {"allocated", s.allocated},
                                {"deserved", s.deserved},
                                {"demand", s.demand},

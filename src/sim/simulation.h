@@ -115,6 +115,10 @@ struct ResourceUsage {
 struct QueueSample {
   double t = 0;  // virtual seconds
   std::string queue;
+  // The resource of this queue's figures: SimulationResult::queue_resource, except that a
+  // queue that has never guaranteed, limited, held or asked for a GPU is measured in CPU
+  // cores even when the cluster has GPUs (QueueSummary::resource).
+  std::string resource;
   double allocated = 0;  // subtree: assumed + bound pods
   double deserved = 0;   // fair share (quota/fair_share.h)
   double demand = 0;     // allocated + requests of pending pods
@@ -125,6 +129,7 @@ struct QueueSample {
 // Per-queue figures over the whole run.
 struct QueueSummary {
   std::string name, parent, dialect;
+  std::string resource;      // "nvidia.com/gpu" or "cpu" (cores), as its QueueSamples
   double allocated_avg = 0;  // time-weighted mean from the first to the last sample
   double deserved_avg = 0;
   double allocated_peak = 0;
@@ -175,7 +180,8 @@ struct SimulationResult {
   std::vector<UsageSample> timeline;
   double gpu_milli_capacity = 0;
   // Queues (empty when the scenario has no queue objects). queue_resource is
-  // "nvidia.com/gpu" when the cluster has GPUs, else "cpu" (in cores).
+  // "nvidia.com/gpu" when the cluster has GPUs, else "cpu" (in cores); a CPU-only queue of a
+  // GPU cluster is measured in cores all the same (QueueSample::resource).
   std::string queue_resource;
   std::vector<QueueSample> queue_timeline;
   std::vector<QueueSummary> queues;
@@ -185,6 +191,13 @@ struct SimulationResult {
   // to parse (their error, naming the object and field).
   std::vector<std::string> dra_claims;
   std::vector<std::string> dra_errors;
+  // From the scenario (Scenario::unused_kinds, warnings, notes): the kinds nothing used,
+  // what affects placement and is not modelled, and what was done that a user may not
+  // expect. Warnings (these, and pods no profile serves) make `phalanx simulate` exit 2.
+  std::map<std::string, size_t> unused_kinds;
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
+  bool HasWarnings() const { return !warnings.empty() || !unserved_scheduler_names.empty(); }
 };
 
 // Runs the scenario. Errors: scheduler construction (bad profile/plugin), objects the

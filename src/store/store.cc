@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <ctime>
+#include <deque>
+#include <functional>
 
 namespace phalanx::store {
 
@@ -19,9 +21,11 @@ Store::~Store() = default;
 std::string Store::NextRV() { return std::to_string(++rv_); }
 
 template <typename T>
-void Store::Dispatch(const std::vector<cluster::EventHandlers<T>>& hs,
-                     const std::shared_ptr<const T>& o, const std::shared_ptr<const T>& n) {
-  for (const auto& h : hs) {
+void Store::Deliver(const std::vector<cluster::EventHandlers<T>>& hs,
+                    const std::shared_ptr<const T>& o, const std::shared_ptr<const T>& n) {
+  // By index: a handler may register another handler (push_back) while it runs.
+  for (size_t i = 0; i < hs.size(); ++i) {
+    const cluster::EventHandlers<T>& h = hs[i];
     if (o && n) {
       if (h.on_update) h.on_update(o, n);
     } else if (n) {
@@ -30,6 +34,33 @@ void Store::Dispatch(const std::vector<cluster::EventHandlers<T>>& hs,
       if (h.on_delete) h.on_delete(o);
     }
   }
+}
+
+template <typename T>
+void Store::Dispatch(const std::vector<cluster::EventHandlers<T>>& hs,
+                     const std::shared_ptr<const T>& o, const std::shared_ptr<const T>& n) {
+  // A write made by a handler while an event is being delivered (a controller reacting to
+  // an object) is applied at once, but its event waits until every handler has received
+  // the current one: otherwise the handlers after the writer would see the newer object
+  // first and then the older one, as a stale add or update (a watch never reorders).
+  if (dispatching_) {
+    pending_.push_back([&hs, o, n] { Deliver(hs, o, n); });
+    return;
+  }
+  dispatching_ = true;
+  try {
+    Deliver(hs, o, n);
+    while (!pending_.empty()) {
+      std::function<void()> next = std::move(pending_.front());
+      pending_.pop_front();
+      next();
+    }
+  } catch (...) {
+    dispatching_ = false;
+    pending_.clear();
+    throw;
+  }
+  dispatching_ = false;
 }
 
 api::Status Store::CreatePod(api::Pod pod) {
@@ -556,7 +587,9 @@ void WriteStatusFields(const std::string& group, const cluster::ClusterClient::P
   } else if (group == "scheduling.k8s.io") {
     if (!s.condition_type.empty()) st["conditions"] = condition(false);
   } else {
-    st["scheduled"] = s.scheduled;
+    // As the projects' CRDs keep it: scheduling.sigs.k8s.io has status.scheduled, the
+    // scheduling.x-k8s.io CRD dropped it (a real server prunes it).
+    if (group == "scheduling.sigs.k8s.io") st["scheduled"] = s.scheduled;
     st["running"] = s.running;
     st["succeeded"] = s.succeeded;
     st["failed"] = s.failed;

@@ -2,9 +2,11 @@
 // API server used by `phalanx simulate`, tests and in-process benchmarks.
 //
 // Writes are serialized; each write bumps the store's resourceVersion, stamps the object
-// and dispatches one event to every registered handler before the next write starts, so
-// watchers see a single total order. Writes return api::Status with the API server's
-// message and the code of its HTTP status, as client::ResponseCode maps them:
+// and dispatches one event to every registered handler, so watchers see a single total
+// order. A write made by a handler while an event is being delivered takes effect at once
+// (reads see it) and its event follows the current one, as a watch delivers them. Writes return
+// api::Status with the API server's message and the code of its HTTP status, as
+// client::ResponseCode maps them:
 //   Invalid (422)       -> InvalidArgument   ("Pod: metadata.name: Required value")
 //   AlreadyExists (409) -> AlreadyExists     ("pods \"web-0\" already exists")
 //   NotFound (404)      -> NotFound          ("pods \"web-0\" not found")
@@ -16,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -136,7 +140,8 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   // UpdateObject (the store keeps no older versions: the write always applies).
   api::Status PutObject(const api::Unstructured& obj) override { return UpdateObject(obj); }
   // UpdateObject of the claim (NotFound when it is gone); the update is dispatched to the
-  // object handlers before this returns.
+  // object handlers before this returns (when called from a handler: after the event
+  // being delivered).
   api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override {
     return UpdateObject(claim);
   }
@@ -161,9 +166,14 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
 
  private:
   std::string NextRV() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Delivers one event to every handler of `hs`, in registration order; an event raised by
+  // a write inside a handler is delivered after the current one (pending_).
   template <typename T>
-  static void Dispatch(const std::vector<cluster::EventHandlers<T>>& hs,
-                       const std::shared_ptr<const T>& o, const std::shared_ptr<const T>& n);
+  void Dispatch(const std::vector<cluster::EventHandlers<T>>& hs, const std::shared_ptr<const T>& o,
+                const std::shared_ptr<const T>& n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  template <typename T>
+  static void Deliver(const std::vector<cluster::EventHandlers<T>>& hs,
+                      const std::shared_ptr<const T>& o, const std::shared_ptr<const T>& n);
 
   const cluster::Clock& clock_;
   mutable RecursiveMutex mu_;  // guards everything; held while dispatching
@@ -189,6 +199,9 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   // by object key, last written
   std::map<std::string, PodGroupStatus> podgroup_status_ ABSL_GUARDED_BY(mu_);
   int64_t podgroup_status_writes_ ABSL_GUARDED_BY(mu_) = 0;
+  // Dispatch in progress, and the events of writes made meanwhile, in write order.
+  bool dispatching_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<std::function<void()>> pending_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::store

@@ -1079,7 +1079,7 @@ namespace phalanx::cache {
 namespace {
 
 // The PodGroup cycle's preemption dry run takes victims off the view only; the next
-// UpdateSnapshot restores them from the cache (podgroup_preemption.h).
+// UpdateSnapshot restores them from the cache (plugins/defaultpreemption/podgroup_preemption.h).
 TEST(SnapshotViewTest, RemovePodFromViewIsUndoneByTheNextUpdate) {
   Cache c;
   c.AddNode(NodeBuilder("node").Ptr());

@@ -61,9 +61,10 @@ class Snapshot : public framework::NodeInfoLister {
   // node changed this way from the cache (whether the cycle committed or not).
   // Returns false if the node is not in the snapshot.
   bool AddPodToView(const framework::PodInfoPtr& pod);
-  // The reverse, for the PodGroup cycle's preemption dry run (podgroup_preemption.h):
-  // takes `pod` (bound or assumed on spec.nodeName) off its node in this snapshot only;
-  // restored like AddPodToView. Returns false if the node or the pod is not there.
+  // The reverse, for the PodGroup cycle's preemption dry run
+  // (src/plugins/defaultpreemption/podgroup_preemption.h): takes `pod` (bound or assumed on
+  // spec.nodeName) off its node in this snapshot only; restored like AddPodToView. Returns false if
+  // the node or the pod is not there.
   bool RemovePodFromView(const api::Pod& pod);
   bool HasViewChanges() const { return !stale_.empty(); }
 

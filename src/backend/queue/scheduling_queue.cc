@@ -369,13 +369,35 @@ bool SchedulingQueue::RunPreEnqueue(QueuedPodInfo& p) {
     return true;
   }
   framework::Status s = it->second.pre_enqueue(*p.pod_info);
+  const std::string key = p.Pod().Key();
   if (s.IsSuccess()) {
     p.gating_plugin.clear();
+    gate_reports_.erase(key);
     return true;
   }
   p.gating_plugin = s.plugin();
   p.last_failure_message = s.Message();
+  auto reported = reported_gates_.find(key);
+  if (reported == reported_gates_.end() || reported->second != p.last_failure_message) {
+    gate_reports_[key] = GateReport{p.pod_info, p.gating_plugin, p.last_failure_message};
+  } else {
+    gate_reports_.erase(key);
+  }
   return false;
+}
+
+std::vector<SchedulingQueue::GateReport> SchedulingQueue::TakeGateReports() {
+  absl::MutexLock l(&mu_);
+  std::vector<GateReport> out;
+  out.reserve(gate_reports_.size());
+  for (auto& [key, r] : gate_reports_) {
+    auto it = unschedulable_.find(key);
+    if (it == unschedulable_.end() || it->second->gating_plugin.empty()) continue;  // not gated
+    reported_gates_[key] = r.message;
+    out.push_back(std::move(r));
+  }
+  gate_reports_.clear();
+  return out;
 }
 
 void SchedulingQueue::Add(PodInfoPtr pod) {
@@ -454,6 +476,8 @@ void SchedulingQueue::Delete(const api::Pod& pod) {
   active_q_->Delete(key);
   backoff_q_->Delete(key);
   unschedulable_.erase(key);
+  reported_gates_.erase(key);
+  gate_reports_.erase(key);
   nominator_.Delete(pod);
 }
 

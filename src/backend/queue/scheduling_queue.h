@@ -201,6 +201,20 @@ class SchedulingQueue {
   // The queued entry of a pod, or nullptr.
   framework::QueuedPodInfoPtr Get(const std::string& pod_key) const;
 
+  // A PreEnqueue rejection to show on the pod (KEP-5501 "Reflect PreEnqueue rejections in
+  // Pod status"): the pod as it was gated, the gating plugin and its message.
+  struct GateReport {
+    framework::PodInfoPtr pod;
+    std::string plugin;
+    std::string message;
+  };
+  // The pods gated since the last call with a message other than the one last reported
+  // for them (each pod once, with its latest message), for the scheduler to write as the
+  // PodScheduled condition; a pod that passed PreEnqueue or left the queue since is
+  // dropped. Upstream delays the write by 5 s so that a transient gate is never shown;
+  // the caller writes at its next step, when the pod may still be gated or not.
+  std::vector<GateReport> TakeGateReports();
+
   Nominator& nominator() { return nominator_; }
 
  private:
@@ -239,6 +253,9 @@ class SchedulingQueue {
   absl::flat_hash_map<uint64_t, bool> event_interest_ ABSL_GUARDED_BY(mu_);
   IncomingFn incoming_ ABSL_GUARDED_BY(mu_);
   HintFn hint_observer_ ABSL_GUARDED_BY(mu_);
+  // TakeGateReports: the message last handed out per gated pod key, and the reports due.
+  std::unordered_map<std::string, std::string> reported_gates_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, GateReport> gate_reports_ ABSL_GUARDED_BY(mu_);
   int64_t scheduling_cycle_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t move_request_cycle_ ABSL_GUARDED_BY(mu_) = -1;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

@@ -777,6 +777,60 @@ TEST_F(QueueTest, GatedPodWaitsForItsGatesToBeRemoved) {
   EXPECT_TRUE(p->gating_plugin.empty());
 }
 
+// TakeGateReports hands each gated pod's gate out once per message (KEP-5501: the
+// PodScheduled condition the scheduler writes), again when the message changes, and never
+// for a pod that passed PreEnqueue or left the queue in between.
+TEST_F(QueueTest, TakeGateReportsOncePerMessage) {
+  const auto counting = [](const PodInfo& p) {
+    if (p.pod->spec.scheduling_gates.empty()) return Status::Success();
+    Status s = Status::UnschedulableAndUnresolvable(
+        "waiting for " + std::to_string(p.pod->spec.scheduling_gates.size()) + " gate(s)");
+    s.WithPlugin("SchedulingGates");
+    return s;
+  };
+  q_->SetProfileHooks(kProfile, {counting, {GatesHint()}});
+  api::Pod two = PodBuilder("a", "ns1").UID("a-uid").SchedulingGate("g1").Obj();
+  two.spec.scheduling_gates.push_back(two.spec.scheduling_gates[0]);
+  two.spec.scheduling_gates[1].name = "g2";
+  q_->Add(PodInfo::Make(std::make_shared<api::Pod>(two)));
+  q_->Add(PodInfo::Make(PodBuilder("b", "ns1").UID("b-uid").SchedulingGate("g").Ptr()));
+  q_->Add(PodInfo::Make(MakePod("free")));
+
+  auto reports = q_->TakeGateReports();
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].pod->pod->Key(), "ns1/a");
+  EXPECT_EQ(reports[0].plugin, "SchedulingGates");
+  EXPECT_EQ(reports[0].message, "waiting for 2 gate(s)");
+  EXPECT_EQ(reports[1].pod->pod->Key(), "ns1/b");
+  EXPECT_EQ(reports[1].message, "waiting for 1 gate(s)");
+  EXPECT_TRUE(q_->TakeGateReports().empty()) << "each report is handed out once";
+
+  // The leftover flush runs PreEnqueue again with the same messages: nothing new.
+  clock_.Advance(opts_.max_in_unschedulable_ns + 1);
+  q_->FlushUnschedulablePodsLeftover();
+  EXPECT_TRUE(q_->TakeGateReports().empty());
+
+  // One gate of a removed: its message changes and is reported again; b is deleted and
+  // never reported again.
+  api::Pod one = two;
+  one.spec.scheduling_gates.pop_back();
+  q_->Update(two, PodInfo::Make(std::make_shared<api::Pod>(one)));
+  clock_.Advance(opts_.max_in_unschedulable_ns + 1);
+  q_->FlushUnschedulablePodsLeftover();
+  q_->Delete(*PodBuilder("b", "ns1").UID("b-uid").Ptr());
+  reports = q_->TakeGateReports();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].pod->pod->Key(), "ns1/a");
+  EXPECT_EQ(reports[0].message, "waiting for 1 gate(s)");
+
+  // Its last gate removed: it leaves the gated pods, and nothing is reported for it.
+  api::Pod none = one;
+  none.spec.scheduling_gates.clear();
+  q_->Update(one, PodInfo::Make(std::make_shared<api::Pod>(none)));
+  EXPECT_EQ(Locate("ns1/a"), Where::kActive);
+  EXPECT_TRUE(q_->TakeGateReports().empty());
+}
+
 TEST_F(QueueTest, GateRemovalOfAnotherPodDoesNotUngate) {
   q_->SetProfileHooks(kProfile, {GatesPreEnqueue, {GatesHint()}});
   auto gated = PodBuilder("gated", "ns1").UID("gated-uid").SchedulingGate("g").Ptr();

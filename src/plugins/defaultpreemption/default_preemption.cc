@@ -18,6 +18,7 @@
 #include "framework/parallelize.h"
 #include "gang/ledger.h"
 #include "gang/reservation.h"
+#include "plugins/defaultpreemption/podgroup_preemption.h"
 #include "plugins/helper/args.h"
 #include "quota/manager.h"
 
@@ -751,6 +752,16 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& c, const PodInfo& po
   req.reject_if_waiting = framework::RejectIfWaitingIn(*handle_);
   executor_->Execute(std::move(req));
   return Status::Success();
+}
+
+Status DefaultPreemption::PodGroupPostFilter(framework::CycleState& state,
+                                             const framework::QueuedPodGroupInfo& group,
+                                             const framework::PodGroupAttempt& attempt,
+                                             framework::PodGroupFeasibility& feasibility,
+                                             framework::PodGroupPostFilterResult* result) {
+  MarkVictimPoliciesSearched(state);
+  return PodGroupPostFilterStatus(
+      PodGroupPreemption(*handle_, *executor_, group, attempt, feasibility).Run(true), result);
 }
 
 Status DefaultPreemption::PreEnqueue(const PodInfo& pod) {

@@ -99,6 +99,7 @@
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/podgroup.h"
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "framework/status.h"
@@ -171,6 +172,7 @@ using VictimFilter = std::function<bool(const api::Pod&)>;
 bool TerminatingByPreemption(const api::Pod& p);
 
 class DefaultPreemption final : public framework::PostFilterPlugin,
+                                public framework::PodGroupPostFilterPlugin,
                                 public framework::PreEnqueuePlugin,
                                 public framework::EnqueueExtensions {
  public:
@@ -190,6 +192,17 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   framework::Status PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeToStatus& filtered,
                                framework::PostFilterResult* result) override;
+
+  // Gang preemption (podgroup_preemption.h): lower-priority victims, with the units of the
+  // profile's victim policies (queue reclaim), for the whole group, through the feasibility
+  // callback. Success when victims are being evicted (each member nominated); Unschedulable
+  // with "preemption: ..." when it searched or may not preempt; Skip when there is nothing
+  // to do or say.
+  framework::Status PodGroupPostFilter(framework::CycleState& state,
+                                       const framework::QueuedPodGroupInfo& group,
+                                       const framework::PodGroupAttempt& attempt,
+                                       framework::PodGroupFeasibility& feasibility,
+                                       framework::PodGroupPostFilterResult* result) override;
 
   // UnschedulableAndUnresolvable "waiting for the preemption for this pod to be finished"
   // while this pod's victims are being evicted (upstream DefaultPreemption.PreEnqueue).

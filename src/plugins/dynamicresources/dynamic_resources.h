@@ -55,6 +55,7 @@
 
 #include "dra/manager.h"
 #include "framework/interface.h"
+#include "framework/podgroup.h"
 #include "framework/registry.h"
 
 namespace phalanx::plugins::dynamicresources {

@@ -5,10 +5,10 @@
 // node that frees while a large gang waits forever. With this plugin enabled, a gang whose
 // PodGroup cycle fails after it has waited `reservationThresholdSeconds` (since its quorum
 // of members existed) gets a reservation: the nodes that free soonest for it, from the
-// running pods' expected end times (gang/reservation.h), and a forecast start. The
-// scheduler plans and releases reservations (src/scheduler/reservation_planner.cc); this
-// plugin configures the shared gang::ReservationLedger from its args and enforces the
-// reservation at Filter: a reserved node is UnschedulableAndUnresolvable for a pod outside
+// running pods' expected end times (gang/reservation.h), and a forecast start. This plugin
+// configures the scheduler's gang::ReservationLedger from its args, plans reservations
+// behind the PodGroup PostFilter (planner.cc), releases them at the gang's commit, and
+// enforces them at Filter: a reserved node is UnschedulableAndUnresolvable for a pod outside
 // the reserving gang (and its GangGroup) unless the pod's expected end — now + its
 // expected runtime (annotation scheduling.phalanx.dev/expected-runtime-seconds, else
 // activeDeadlineSeconds) — is no later than the forecast start (backfill). Pods of unknown
@@ -34,7 +34,7 @@
 //                                           nodes that keep it from starting now — whole
 //                                           jobs, never a member of a gang of >= minMembers,
 //                                           never a higher priority, the fewest and most
-//                                           recently started first; reservation_eviction.cc)
+//                                           recently started first; planner.cc)
 #pragma once
 
 #include <memory>
@@ -44,6 +44,8 @@
 
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/podgroup.h"
+#include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "gang/ledger.h"
 #include "gang/reservation.h"
@@ -53,12 +55,18 @@ namespace phalanx::plugins::gangreservation {
 class GangReservation final : public framework::PreFilterPlugin,
                               public framework::FilterPlugin,
                               public framework::BatchablePlugin,
-                              public framework::EnqueueExtensions {
+                              public framework::EnqueueExtensions,
+                              public framework::PodGroupPostFilterPlugin,
+                              public framework::PodGroupCycleListener {
  public:
   static constexpr std::string_view kName = "GangReservation";
 
   GangReservation(framework::Handle& h, gang::ReservationLedger* ledger)
-      : handle_(h), gangs_(h.Service<gang::GangLedger>()), ledger_(ledger) {}
+      : handle_(h),
+        gangs_(h.Service<gang::GangLedger>()),
+        ledger_(ledger),
+        events_(h.Service<gang::PodGroupEventRecorder>()),
+        executor_(framework::PreemptionExecutorOf(h, &own_executor_)) {}
   // Parses the args (errors name the field, as upstream's validation does) and configures
   // the scheduler's ReservationLedger with them.
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
@@ -77,11 +85,48 @@ class GangReservation final : public framework::PreFilterPlugin,
   // Pods barred from reserved nodes retry when a pod is bound (the reserving gang started,
   // its reservation is gone) or deleted (room freed).
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // After a failed PodGroup cycle (planner.cc): sweeps, then, for a gang that has waited
+  // reservationThresholdSeconds since its quorum and is the longest waiter, plans and
+  // records a reservation for the members still needed (a Normal "Reserved" Event on the
+  // gang's object), or reports the one it holds or why none could be made; with
+  // preemptAfterSeconds, a gang holding a reservation whose forecast start is ahead and
+  // that has waited that long evicts the pods keeping it off its reserved nodes
+  // (defaultpreemption::PodGroupPreemption::RunForReservation; a Warning
+  // "StarvationEviction" Event naming the victims, ReservationCounters::evictions). Skip
+  // when reservations are off or there is nothing to say; Success when it evicted (the
+  // members nominated); Unschedulable otherwise, the message the line for the gang's reason.
+  framework::Status PodGroupPostFilter(framework::CycleState& state,
+                                       const framework::QueuedPodGroupInfo& group,
+                                       const framework::PodGroupAttempt& attempt,
+                                       framework::PodGroupFeasibility& feasibility,
+                                       framework::PodGroupPostFilterResult* result) override;
+  // A committed group's reservation, if any, is released (kBound).
+  void PodGroupCycleDone(const framework::QueuedPodGroupInfo& group, bool committed,
+                         const std::string& reason) override;
 
  private:
+  // The reservation line for the gang's reason ("" when nothing to say).
+  std::string PlanFor(const framework::QueuedPodGroupInfo& group,
+                      const framework::PodGroupAttempt& attempt,
+                      framework::PodGroupFeasibility& feasibility);
+  // Starvation eviction; appends its outcome to *reason; each member's nominated node, or
+  // empty when nothing was evicted.
+  std::vector<std::string> EvictFor(const framework::QueuedPodGroupInfo& group,
+                                    const framework::PodGroupAttempt& attempt,
+                                    framework::PodGroupFeasibility& feasibility,
+                                    std::string* reason);
+  // gang::ReservationGangGone on the gang state (true without one).
+  bool GangGone(const std::string& key) const;
+  // Releases expired reservations and those of gone gangs (the ledger's release hook
+  // requeues).
+  void Sweep(api::Timestamp now);
+
   framework::Handle& handle_;
-  gang::GangLedger* gangs_;          // nullptr: no gang state (then no pod is a gang member)
-  gang::ReservationLedger* ledger_;  // nullptr: the scheduler keeps no reservations
+  gang::GangLedger* gangs_;              // nullptr: no gang state (then no pod is a gang member)
+  gang::ReservationLedger* ledger_;      // nullptr: the scheduler keeps no reservations
+  gang::PodGroupEventRecorder* events_;  // nullptr: no events on gang objects
+  std::unique_ptr<framework::PreemptionExecutor> own_executor_;  // when the handle has none
+  framework::PreemptionExecutor* executor_;
 };
 
 }  // namespace phalanx::plugins::gangreservation

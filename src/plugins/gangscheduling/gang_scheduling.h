@@ -33,6 +33,7 @@
 
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/podgroup.h"
 #include "framework/registry.h"
 #include "gang/ledger.h"
 
@@ -42,7 +43,8 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
                              public framework::ReservePlugin,
                              public framework::PermitPlugin,
                              public framework::EnqueueExtensions,
-                             public framework::PodGroupPlugin {
+                             public framework::PodGroupPlugin,
+                             public framework::PodGroupCycleListener {
  public:
   static constexpr std::string_view kName = "GangScheduling";
   enum class Mode { kTransactional, kPermit };

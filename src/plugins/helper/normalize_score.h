@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "framework/score_util.h"
+
 namespace phalanx::plugins::helper {
 
 // Scales `scores` in place to [0, max_priority] relative to the highest score
@@ -14,9 +16,7 @@ namespace phalanx::plugins::helper {
 // else they stay 0. Mirrors upstream helper.DefaultNormalizeScore exactly.
 void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::vector<int64_t>& scores);
 
-// The largest of v[0..n) and `floor` (floor when n == 0), scanned with four independent
-// running maxima so that the scan over every feasible node is not one long dependency
-// chain. Used by DefaultNormalizeScore (floor 0) and the scheduler's selectHost.
-int64_t MaxWithFloor(const int64_t* v, size_t n, int64_t floor);
+// framework::MaxWithFloor (framework/score_util.h), for DefaultNormalizeScore (floor 0).
+using framework::MaxWithFloor;
 
 }  // namespace phalanx::plugins::helper

@@ -9,6 +9,7 @@
 
 #include "api/resource.h"
 #include "plugins/defaultpreemption/default_preemption.h"
+#include "plugins/defaultpreemption/podgroup_preemption.h"
 #include "plugins/helper/args.h"
 #include "quota/manager.h"
 
@@ -302,7 +303,7 @@ Status Queues::AdmitPodGroup(const framework::QueuedPodGroupInfo& plan,
 }
 
 std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(
-    const framework::QueuedPodGroupInfo&, std::string* why) {
+    const framework::QueuedPodGroupInfo&) {
   candidate_reclaimer_.clear();
   quota::QueueLedger* qm = queues_;
   if (!qm || !admitted_) return {};
@@ -311,28 +312,23 @@ std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(
   std::vector<framework::PodGroupVictimUnit> out;
   std::set<std::string> seen;  // unit keys
   for (const auto& [queue, request] : admitted_request_) {
-    if (qm->HasReclaimHold(queue, now)) {  // victims of an earlier reclaim still going
-      if (why->empty())
-        *why = "queue " + queue + " reclaimed recently; its victims may still be terminating";
-      continue;
-    }
-    std::string w;
-    for (auto& u : qm->ReclaimCandidates(queue, request, &w)) {
+    if (qm->HasReclaimHold(queue, now)) continue;  // victims of an earlier reclaim still going
+    std::string why_none;
+    for (auto& u : qm->ReclaimCandidates(queue, request, &why_none)) {
       // Never a pod of a reclaiming queue (a GangGroup may span queues).
       if (admitted_request_.count(u.queue) || !seen.insert(u.key).second) continue;
       candidate_reclaimer_[u.pods.front()->Key()] = queue;
       out.push_back({std::move(u.pods), u.queue});
     }
-    if (why->empty()) *why = std::move(w);
   }
   return out;
 }
 
-std::string Queues::CheckVictims(const framework::QueuedPodGroupInfo&,
-                                 const std::vector<const framework::PodGroupVictimUnit*>& chosen,
-                                 const std::vector<const api::Pod*>& lower_priority) {
+Status Queues::CheckVictims(const framework::QueuedPodGroupInfo&,
+                            const std::vector<const framework::PodGroupVictimUnit*>& chosen,
+                            const std::vector<const api::Pod*>& lower_priority) {
   quota::QueueLedger* qm = queues_;
-  if (!qm || !admitted_) return "";
+  if (!qm || !admitted_) return Status::Success();
   std::vector<std::string> reclaimers;
   quota::ResourceList request;
   for (const auto& [queue, r] : admitted_request_) {
@@ -349,13 +345,13 @@ std::string Queues::CheckVictims(const framework::QueuedPodGroupInfo&,
     const quota::Assignment a = qm->QueueOf(*p);
     if (!a.queue.empty()) victims.push_back({a.queue, quota::QueueManager::RequestOf(*p), false});
   }
-  return qm->CheckReclaimVictims(reclaimers, request, victims);
+  std::string why = qm->CheckReclaimVictims(reclaimers, request, victims);
+  return why.empty() ? Status::Success() : Status::Unschedulable(std::move(why));
 }
 
-int64_t Queues::EvictVictims(const framework::QueuedPodGroupInfo&,
-                             const std::vector<const framework::PodGroupVictimUnit*>& chosen,
-                             std::string* error) {
-  error->clear();
+Status Queues::EvictVictims(const framework::QueuedPodGroupInfo&,
+                            const std::vector<const framework::PodGroupVictimUnit*>& chosen,
+                            int64_t* evicted) {
   std::map<std::string, std::vector<quota::ReclaimUnit>> by_reclaimer;
   for (const auto* u : chosen) {
     if (u->pods.empty()) continue;
@@ -369,7 +365,23 @@ int64_t Queues::EvictVictims(const framework::QueuedPodGroupInfo&,
   int64_t n = 0;
   for (const auto& [queue, units] : by_reclaimer)
     n += Reclaim(queue, units, admitted_display_[queue], nullptr);
-  return n;
+  *evicted = n;
+  // Reclaim hands the deletions to the PreemptionExecutor, which reports a failed call on
+  // the members itself.
+  return Status::Success();
+}
+
+Status Queues::PodGroupPostFilter(framework::CycleState& state,
+                                  const framework::QueuedPodGroupInfo& group,
+                                  const framework::PodGroupAttempt& attempt,
+                                  framework::PodGroupFeasibility& feasibility,
+                                  framework::PodGroupPostFilterResult* result) {
+  if (defaultpreemption::VictimPoliciesSearched(state)) return Status(Code::kSkip);
+  defaultpreemption::MarkVictimPoliciesSearched(state);
+  return defaultpreemption::PodGroupPostFilterStatus(
+      defaultpreemption::PodGroupPreemption(handle_, *executor_, group, attempt, feasibility)
+          .Run(false),
+      result);
 }
 
 void Queues::PodGroupCycleDone(const framework::QueuedPodGroupInfo&, bool, const std::string&) {

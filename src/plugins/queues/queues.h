@@ -17,9 +17,9 @@
 //   PodGroup   AdmitPodGroup: the whole gang's request (its minMember members, summed per
 //              queue) against quota, inside the gang transaction — a gang never takes
 //              half of a quota. Nothing is evicted here. When the admitted gang's
-//              placement fails, PodGroup preemption (src/scheduler/podgroup_preemption.h)
-//              asks this plugin's victim policy (VictimCandidates, CheckVictims,
-//              EvictVictims) for reclaim (below).
+//              placement fails, PodGroup preemption
+//              (src/plugins/defaultpreemption/podgroup_preemption.h) asks this plugin's victim
+//              policy (VictimCandidates, CheckVictims, EvictVictims) for reclaim (below).
 //   Reserve    the pod's request counts as its queue's allocation from Reserve on;
 //              Unreserve returns it.
 //   PostFilter reclaim for single pods (below).
@@ -61,6 +61,7 @@
 #include "config/types.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/podgroup.h"
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
@@ -91,6 +92,9 @@ class Queues final : public framework::QueueSortPlugin,
                      public framework::ReservePlugin,
                      public framework::EnqueueExtensions,
                      public framework::PodGroupPlugin,
+                     public framework::PodGroupCycleListener,
+                     public framework::PodGroupVictimPolicy,
+                     public framework::PodGroupPostFilterPlugin,
                      public framework::BatchablePlugin {
  public:
   static constexpr std::string_view kName = "Queues";
@@ -131,20 +135,28 @@ class Queues final : public framework::QueueSortPlugin,
                                   const std::vector<size_t>& pod_group_of) override;
   void PodGroupCycleDone(const framework::QueuedPodGroupInfo& plan, bool committed,
                          const std::string& reason) override;
-  // The reclaim victim policy of the admitted plan (framework::PodGroupPlugin; see the
-  // header comment). VictimCandidates: for each queue of the admitted gang without a
+  // The reclaim victim policy of the admitted group (framework::PodGroupVictimPolicy; see
+  // the header comment). VictimCandidates: for each queue of the admitted gang without a
   // reclaim hold, QueueLedger::ReclaimCandidates for its admitted request, in victim order,
   // never a unit of one of the gang's own queues; owner = the victim queue. CheckVictims:
   // QueueLedger::CheckReclaimVictims over the chosen units and the lower-priority pods that
   // are in queues. EvictVictims: deletes the units with the reclaim event and sets the hold.
   std::vector<framework::PodGroupVictimUnit> VictimCandidates(
-      const framework::QueuedPodGroupInfo& plan, std::string* why) override;
-  std::string CheckVictims(const framework::QueuedPodGroupInfo& plan,
-                           const std::vector<const framework::PodGroupVictimUnit*>& chosen,
-                           const std::vector<const api::Pod*>& lower_priority) override;
-  int64_t EvictVictims(const framework::QueuedPodGroupInfo& plan,
-                       const std::vector<const framework::PodGroupVictimUnit*>& chosen,
-                       std::string* error) override;
+      const framework::QueuedPodGroupInfo& group) override;
+  framework::Status CheckVictims(const framework::QueuedPodGroupInfo& group,
+                                 const std::vector<const framework::PodGroupVictimUnit*>& chosen,
+                                 const std::vector<const api::Pod*>& lower_priority) override;
+  framework::Status EvictVictims(const framework::QueuedPodGroupInfo& group,
+                                 const std::vector<const framework::PodGroupVictimUnit*>& chosen,
+                                 int64_t* evicted) override;
+  // Reclaim for a gang in a profile without DefaultPreemption: the victim search of
+  // defaultpreemption::PodGroupPreemption over the victim policies' units only. Skip when
+  // a PodGroupPostFilter before it already searched them (DefaultPreemption does).
+  framework::Status PodGroupPostFilter(framework::CycleState& state,
+                                       const framework::QueuedPodGroupInfo& group,
+                                       const framework::PodGroupAttempt& attempt,
+                                       framework::PodGroupFeasibility& feasibility,
+                                       framework::PodGroupPostFilterResult* result) override;
 
   // Evicted pods so far (for reports and tests).
   int64_t reclaimed_pods() const { return reclaimed_pods_; }

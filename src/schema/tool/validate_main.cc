@@ -4,6 +4,7 @@
 //
 //   phalanx-validate [--upstream DIR] [--openapi DIR]... [--crds DIR]... [--gvk G/V/K]
 //                    [--as object|merge-patch|strategic-merge-patch] [--base FILE] FILE...
+//   phalanx-validate --list-fields G/V/K
 //
 // FILE is JSON or YAML ("-": JSON on stdin); a JSON array, a multi-document YAML file or
 // a *List object is checked item by item. The group/version/kind comes from each object's
@@ -43,7 +44,10 @@ int main(int argc, char** argv) {
   app.add_option("--as", as, "object | merge-patch | strategic-merge-patch")
       ->check(CLI::IsMember({"object", "merge-patch", "strategic-merge-patch"}));
   app.add_option("--base", base_file, "object a merge patch applies to (checks the result too)");
-  app.add_option("files", files, "objects or patches (JSON or YAML; - for stdin)")->required();
+  std::string list_fields;
+  app.add_option("--list-fields", list_fields,
+                 "print the field paths the schema of G/V/K defines, one per line, and exit");
+  app.add_option("files", files, "objects or patches (JSON or YAML; - for stdin)");
   CLI11_PARSE(app, argc, argv);
 
   SchemaSet set;
@@ -62,6 +66,19 @@ int main(int argc, char** argv) {
       std::cerr << "phalanx-validate: " << s.message() << "\n";
       return 2;
     }
+  }
+  if (!list_fields.empty()) {
+    auto g = GroupVersionKind::Parse(list_fields);
+    if (!g.ok() || !set.Has(*g)) {
+      std::cerr << "phalanx-validate: no schema for " << list_fields << "\n";
+      return 2;
+    }
+    for (const auto& p : set.FieldPaths(*g)) std::cout << p << "\n";
+    return 0;
+  }
+  if (files.empty()) {
+    std::cerr << "phalanx-validate: no FILE given\n";
+    return 2;
   }
   std::optional<GroupVersionKind> forced;
   if (!gvk_text.empty()) {
