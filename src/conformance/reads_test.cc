@@ -84,6 +84,8 @@ void Normalize(json& j, const std::string& key = "", const std::string& list = "
           v = "Running";
         } else if (k == "restartPolicy") {
           v = "Always";
+        } else if (k == "completionMode") {
+          v = "NonIndexed";
         } else if (k == "preemptionPolicy") {
           v = "PreemptLowerPriority";
         } else if (k == "dnsPolicy") {

@@ -608,9 +608,10 @@ TEST(GangSchedulingArgs, Table) {
   }
 }
 
+// A parallel Job is a gang only with KAI's batch-min-member annotation (KAI job_grouper.go).
 const char* const kJobWithPod = R"(apiVersion: batch/v1
 kind: Job
-metadata: {name: j, namespace: ns1, uid: uid-j}
+metadata: {name: j, namespace: ns1, uid: uid-j, annotations: {kai.scheduler/batch-min-member: "2"}}
 spec:
   parallelism: 2
   template: {spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}
@@ -646,7 +647,7 @@ TEST(GangSchedulingArgs, ReachTheGangState) {
   ASSERT_NE(off, nullptr);
   jobs.Apply(kJobWithPod);
   EXPECT_EQ(jobs.gangs.GangKeys(), std::vector<std::string>{});
-  // The same with the default (podGrouper on): the Job is a gang of its own.
+  // The same with the default (podGrouper on): the annotated Job is a gang of its own.
   Env on;
   auto def = on.Plugin();
   ASSERT_NE(def, nullptr);
