@@ -136,6 +136,19 @@ sim::SimulationOptions DefaultProfile(uint64_t seed) {
   return o;
 }
 
+// The openb traces' GPU shares (alibabacloud.com/gpu-milli) need GpuShare; a profile without
+// it holds them pending (GpuShareGuard). The default profile plus GpuShare, as
+// `phalanx simulate --trace openb` runs them (experiment.cc ResolvePolicies, policy "default").
+sim::SimulationOptions OpenbProfile(uint64_t seed) {
+  sim::SimulationOptions o = DefaultProfile(seed);
+  const auto policy = LookupPolicy("default");
+  EXPECT_TRUE(policy.has_value());
+  if (policy) {
+    EXPECT_EQ(PolicyConfiguration(*policy, false, &o.config), absl::OkStatus());
+  }
+  return o;
+}
+
 std::vector<std::string> NodesOf(const sim::SimulationResult& r) {
   std::vector<std::string> v;
   for (const auto& o : r.outcomes) v.push_back(o.node);
@@ -152,15 +165,15 @@ TEST(OpenbTraceTest, DefaultTraceRunsToCompletionWithInvariantsAndDeterminism) {
   ASSERT_EQ(sc.nodes.size(), 1523u);
   ASSERT_EQ(sc.pods.size(), 8152u);
   sim::SimulationResult a, b, c;
-  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(42), &a), absl::OkStatus());
+  ASSERT_EQ(sim::RunSimulation(sc, OpenbProfile(42), &a), absl::OkStatus());
   EXPECT_EQ(a.invariant_violations, std::vector<std::string>{});
   for (const auto& u : a.usage) EXPECT_LE(u.peak, u.capacity + 1e-9) << u.resource;
   EXPECT_EQ(a.pods, 8152u);
   EXPECT_EQ(a.scheduled + a.pending_at_end + a.deleted_while_pending, 8152u);
   EXPECT_GT(a.scheduled, 8000u);
-  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(42), &b), absl::OkStatus());
+  ASSERT_EQ(sim::RunSimulation(sc, OpenbProfile(42), &b), absl::OkStatus());
   EXPECT_EQ(NodesOf(a), NodesOf(b));
-  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(43), &c), absl::OkStatus());
+  ASSERT_EQ(sim::RunSimulation(sc, OpenbProfile(43), &c), absl::OkStatus());
   EXPECT_NE(NodesOf(a), NodesOf(c));
 }
 
@@ -174,7 +187,7 @@ TEST(OpenbTraceTest, UntimedTraceOverloadsTheClusterAndEveryPendingPodHasAReason
   oo.timed = false;
   ASSERT_EQ(LoadOpenbPods(pods, oo, &sc.pods), absl::OkStatus());
   sim::SimulationResult r;
-  ASSERT_EQ(sim::RunSimulation(sc, DefaultProfile(1), &r), absl::OkStatus());
+  ASSERT_EQ(sim::RunSimulation(sc, OpenbProfile(1), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
   for (const auto& o : r.outcomes) {
     EXPECT_TRUE(o.scheduled_s || o.deleted_s || !o.reason.empty()) << o.pod;
