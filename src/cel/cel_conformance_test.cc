@@ -48,6 +48,7 @@
 
 #include "cel/cel.h"
 #include "cel/cel_internal.h"
+#include "cel/cel_testing.h"
 
 namespace phalanx::cel {
 namespace {
@@ -131,16 +132,7 @@ std::string Describe(const Value& v) {
 // selector.
 void RunCase(const ConformanceCase& c) {
   SCOPED_TRACE(std::string(c.name) + ": " + std::string(c.expr));
-  auto parsed = Parse(c.expr);
-  std::optional<CompileError> error;
-  std::unique_ptr<Node> root;
-  int slots = 0;
-  if (auto* e = std::get_if<CompileError>(&parsed)) {
-    error = *e;
-  } else {
-    root = std::move(std::get<std::unique_ptr<Node>>(parsed));
-    error = Check(*root, &slots);
-  }
+  auto [error, root, slots] = ParseAndCheck(c.expr);
   if (c.want.kind == Expect::Kind::kCheckError) {
     ASSERT_TRUE(error.has_value()) << "compiled, expected a compile error";
     EXPECT_THAT(error->message, HasSubstr(c.want.check_error));

@@ -16,6 +16,7 @@
 
 #include "cel/cel.h"
 #include "cel/cel_internal.h"
+#include "cel/cel_testing.h"
 
 namespace phalanx::cel {
 namespace {
@@ -57,16 +58,7 @@ bool SameResult(const Value& got, const Value& want, double tolerance) {
 
 void RunLibraryCase(const LibraryCase& c) {
   SCOPED_TRACE(c.name + ": " + c.expr);
-  auto parsed = Parse(c.expr);
-  std::optional<CompileError> error;
-  std::unique_ptr<Node> root;
-  int slots = 0;
-  if (auto* e = std::get_if<CompileError>(&parsed)) {
-    error = *e;
-  } else {
-    root = std::move(std::get<std::unique_ptr<Node>>(parsed));
-    error = Check(*root, &slots);
-  }
+  auto [error, root, slots] = ParseAndCheck(c.expr);
   if (!c.compile_error.empty()) {
     ASSERT_TRUE(error.has_value()) << "compiled, expected " << c.compile_error;
     EXPECT_TRUE(std::regex_search(error->message, std::regex(c.compile_error))) << error->message;

@@ -18,6 +18,7 @@
 
 #include "cel/cel.h"
 #include "cel/cel_internal.h"
+#include "cel/cel_testing.h"
 
 namespace phalanx::cel {
 namespace {
@@ -49,12 +50,7 @@ std::string LineColumn(std::string_view s, size_t pos) {
 
 // The first error of parsing and checking `expr` (the checker runs too: cel-go reports a
 // few errors, such as an accumulator-named variable, from its macro expansion).
-std::optional<CompileError> Compile(std::string_view expr) {
-  auto parsed = Parse(expr);
-  if (auto* e = std::get_if<CompileError>(&parsed)) return *e;
-  int slots = 0;
-  return Check(*std::get<std::unique_ptr<Node>>(parsed), &slots);
-}
+std::optional<CompileError> Compile(std::string_view expr) { return ParseAndCheck(expr).error; }
 
 TEST(CelGoParser, RejectsWhatCelGoRejects) {
   const std::vector<ParserCase> cases = {
@@ -160,10 +156,7 @@ TEST(CelGoParser, RejectsWhatCelGoRejects) {
   for (const ParserCase& c : cases) {
     SCOPED_TRACE("parser_test.go testCases[" + std::to_string(c.index) +
                  "]: " + std::string(c.expr));
-    auto parsed = Parse(c.expr);
-    std::optional<CompileError> error;
-    if (auto* e = std::get_if<CompileError>(&parsed)) error = *e;
-    if (!error) error = Compile(c.expr);
+    const std::optional<CompileError> error = Compile(c.expr);
     ASSERT_TRUE(error.has_value()) << "accepted; cel-go: " << c.error;
     if (!c.at.empty()) {
       EXPECT_EQ(LineColumn(c.expr, error->pos), c.at) << error->message;
