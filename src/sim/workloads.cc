@@ -349,16 +349,12 @@ struct ReplicatedJob {
   Node tmpl;  // JobTemplateSpec {metadata, spec}
 };
 
-api::Status ExpandJobSet(const Workload& w, const std::vector<api::PriorityClass>& pcs) {
-  const Node spec = Get(w.root(), "spec");
-  if (auto s = w.Map(w.root(), "spec", ""); !s.ok()) return s;
-  bool suspended = false;
-  if (auto s = w.Suspended(spec, "spec", &suspended); !s.ok()) return s;
+// spec.replicatedJobs[] of a JobSet, checked as the JobSet webhook does (a name, replicas
+// >= 0, a Job template with a pod template); `dependsOn` is a warning (not modelled).
+api::Status ParseReplicatedJobs(const Workload& w, const Node& spec,
+                                std::vector<ReplicatedJob>* jobs) {
   if (auto s = w.Seq(spec, "replicatedJobs", "spec", /*required=*/true); !s.ok()) return s;
   const Node rjs = Get(spec, "replicatedJobs");
-  std::vector<ReplicatedJob> jobs;
-  std::map<std::string, int64_t> group_replicas;
-  int64_t global_replicas = 0;
   for (size_t i = 0; i < rjs.size(); ++i) {
     const std::string path = "spec.replicatedJobs[" + std::to_string(i) + "]";
     const Node rj = rjs[i];
@@ -385,10 +381,14 @@ api::Status ExpandJobSet(const Workload& w, const std::vector<api::PriorityClass
                  " are created with the others, not once their dependencies are Ready or "
                  "Complete");
     }
-    group_replicas[r.group] += r.replicas;
-    global_replicas += r.replicas;
-    jobs.push_back(std::move(r));
+    jobs->push_back(std::move(r));
   }
+  return absl::OkStatus();
+}
+
+// spec.startupPolicy and spec.volumeClaimPolicies of a JobSet: InOrder and volume claim
+// policies are warnings (not modelled), an unknown order an error.
+api::Status CheckJobSetPolicies(const Workload& w, const Node& spec) {
   std::string order;
   if (auto s =
           w.Str(Get(spec, "startupPolicy"), "startupPolicyOrder", "spec.startupPolicy", &order);
@@ -408,6 +408,99 @@ api::Status ExpandJobSet(const Workload& w, const std::vector<api::PriorityClass
     w.Warn("spec.volumeClaimPolicies",
            "not modelled: the Jobs get no volumes from it (VolumeBinding does not see them)");
   }
+  return absl::OkStatus();
+}
+
+// Where one child Job of a JobSet sits: its index in its replicatedJob, in the JobSet and
+// in its group, and the replica counts the labels carry (upstream jobset: labelAndAnnotate).
+struct JobSetJobIndex {
+  int64_t job = 0, global = 0, group = 0;
+  int64_t global_replicas = 0, group_replicas = 0;
+};
+
+// The Job the JobSet controller creates for replica `at.job` of `r`: the JobSet's labels
+// and annotations on the Job and its pod template, Indexed completion by default, and
+// exclusive placement (the replicatedJob's annotation over the JobSet's `js_exclusive` /
+// `js_strategy`) as node selector + toleration or as pod (anti-)affinity.
+Node JobSetChildJob(const Workload& w, const ReplicatedJob& r, const JobSetJobIndex& at,
+                    const std::string& js_exclusive, const std::string& js_strategy,
+                    const std::vector<api::PriorityClass>& pcs) {
+  const std::string job_name = w.name() + "-" + r.name + "-" + std::to_string(at.job);
+  const std::string job_key = StableHash(w.ns() + "/" + job_name);
+  std::map<std::string, std::string> meta = {
+      {kJobSetName, w.name()},
+      {kJobSetUid, UidToken(w.obj().metadata.uid)},
+      {kJobSetRJobName, r.name},
+      {kJobSetRestarts, "0"},
+      {kJobSetRJobReplicas, std::to_string(r.replicas)},
+      {kJobSetGlobalReplicas, std::to_string(at.global_replicas)},
+      {kJobSetJobIndex, std::to_string(at.job)},
+      {kJobSetJobKey, job_key},
+      {kJobSetJobGlobalIndex, std::to_string(at.global)},
+      {kJobSetGroupName, r.group},
+      {kJobSetGroupReplicas, std::to_string(at.group_replicas)},
+      {kJobSetJobGroupIndex, std::to_string(at.group)},
+  };
+  // Exclusive placement: the replicatedJob's own annotation wins over the JobSet's.
+  const Node tmeta = Get(r.tmpl, "metadata");
+  const Node rj_ann = Get(tmeta, "annotations");
+  std::string exclusive = js_exclusive, strategy = js_strategy;
+  if (Present(Get(rj_ann, kJobSetExclusive))) {
+    exclusive = Get(rj_ann, kJobSetExclusive).as<std::string>("");
+    strategy = Present(Get(rj_ann, kJobSetNodeSelectorStrategy))
+                   ? Get(rj_ann, kJobSetNodeSelectorStrategy).as<std::string>("")
+                   : std::string();
+  }
+  Node job(YAML::NodeType::Map);
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = w.ChildMeta(job_name, Get(tmeta, "labels"), rj_ann);
+  job["spec"] =
+      Present(Get(r.tmpl, "spec")) ? YAML::Clone(Get(r.tmpl, "spec")) : Node(YAML::NodeType::Map);
+  Node js = job["spec"];
+  if (!Present(Get(js, "completionMode"))) js["completionMode"] = "Indexed";
+  js["suspend"] = false;
+  js["template"] = CloneTemplate(Get(js, "template"));
+  Node pod = js["template"];
+  for (const auto& [k, v] : meta) {
+    SetIn(job["metadata"], "labels", k, v);
+    SetIn(job["metadata"], "annotations", k, v);
+    SetIn(pod["metadata"], "labels", k, v);
+    SetIn(pod["metadata"], "annotations", k, v);
+  }
+  if (!exclusive.empty()) {
+    SetIn(pod["metadata"], "annotations", kJobSetExclusive, exclusive);
+    if (!strategy.empty()) {
+      Node pspec = pod["spec"];
+      SetIn(pspec, "nodeSelector", kJobSetNamespacedJob, w.ns() + "_" + job_name);
+      Node tol(YAML::NodeType::Map);
+      tol["key"] = kJobSetNoSchedule;
+      tol["operator"] = "Exists";
+      tol["effect"] = "NoSchedule";
+      pspec["tolerations"].push_back(tol);
+    } else {
+      const std::string prio = AdmittedPriority(Get(pod, "spec"), pcs);
+      SetIn(pod["metadata"], "labels", kJobSetPriority, prio);
+      AddExclusiveAffinity(pod["spec"], kJobSetJobKey, job_key, exclusive, kJobSetPriority, prio);
+    }
+  }
+  return job;
+}
+
+api::Status ExpandJobSet(const Workload& w, const std::vector<api::PriorityClass>& pcs) {
+  const Node spec = Get(w.root(), "spec");
+  if (auto s = w.Map(w.root(), "spec", ""); !s.ok()) return s;
+  bool suspended = false;
+  if (auto s = w.Suspended(spec, "spec", &suspended); !s.ok()) return s;
+  std::vector<ReplicatedJob> jobs;
+  if (auto s = ParseReplicatedJobs(w, spec, &jobs); !s.ok()) return s;
+  std::map<std::string, int64_t> group_replicas;
+  int64_t global_replicas = 0;
+  for (const auto& r : jobs) {
+    group_replicas[r.group] += r.replicas;
+    global_replicas += r.replicas;
+  }
+  if (auto s = CheckJobSetPolicies(w, spec); !s.ok()) return s;
   if (suspended) return absl::OkStatus();
 
   const std::string js_exclusive = w.Annotation(kJobSetExclusive);
@@ -416,68 +509,11 @@ api::Status ExpandJobSet(const Workload& w, const std::vector<api::PriorityClass
   int64_t global_index = 0;
   for (const auto& r : jobs) {
     for (int64_t j = 0; j < r.replicas; ++j, ++global_index) {
-      const std::string job_name = w.name() + "-" + r.name + "-" + std::to_string(j);
-      const std::string job_key = StableHash(w.ns() + "/" + job_name);
-      const int64_t group_index = group_seen[r.group]++;
-      std::map<std::string, std::string> meta = {
-          {kJobSetName, w.name()},
-          {kJobSetUid, UidToken(w.obj().metadata.uid)},
-          {kJobSetRJobName, r.name},
-          {kJobSetRestarts, "0"},
-          {kJobSetRJobReplicas, std::to_string(r.replicas)},
-          {kJobSetGlobalReplicas, std::to_string(global_replicas)},
-          {kJobSetJobIndex, std::to_string(j)},
-          {kJobSetJobKey, job_key},
-          {kJobSetJobGlobalIndex, std::to_string(global_index)},
-          {kJobSetGroupName, r.group},
-          {kJobSetGroupReplicas, std::to_string(group_replicas[r.group])},
-          {kJobSetJobGroupIndex, std::to_string(group_index)},
-      };
-      // Exclusive placement: the replicatedJob's own annotation wins over the JobSet's.
-      const Node tmeta = Get(r.tmpl, "metadata");
-      const Node rj_ann = Get(tmeta, "annotations");
-      std::string exclusive = js_exclusive, strategy = js_strategy;
-      if (Present(Get(rj_ann, kJobSetExclusive))) {
-        exclusive = Get(rj_ann, kJobSetExclusive).as<std::string>("");
-        strategy = Present(Get(rj_ann, kJobSetNodeSelectorStrategy))
-                       ? Get(rj_ann, kJobSetNodeSelectorStrategy).as<std::string>("")
-                       : std::string();
+      const JobSetJobIndex at{j, global_index, group_seen[r.group]++, global_replicas,
+                              group_replicas[r.group]};
+      if (auto s = w.Create(JobSetChildJob(w, r, at, js_exclusive, js_strategy, pcs)); !s.ok()) {
+        return s;
       }
-      Node job(YAML::NodeType::Map);
-      job["apiVersion"] = "batch/v1";
-      job["kind"] = "Job";
-      job["metadata"] = w.ChildMeta(job_name, Get(tmeta, "labels"), rj_ann);
-      job["spec"] = Present(Get(r.tmpl, "spec")) ? YAML::Clone(Get(r.tmpl, "spec"))
-                                                 : Node(YAML::NodeType::Map);
-      Node js = job["spec"];
-      if (!Present(Get(js, "completionMode"))) js["completionMode"] = "Indexed";
-      js["suspend"] = false;
-      js["template"] = CloneTemplate(Get(js, "template"));
-      Node pod = js["template"];
-      for (const auto& [k, v] : meta) {
-        SetIn(job["metadata"], "labels", k, v);
-        SetIn(job["metadata"], "annotations", k, v);
-        SetIn(pod["metadata"], "labels", k, v);
-        SetIn(pod["metadata"], "annotations", k, v);
-      }
-      if (!exclusive.empty()) {
-        SetIn(pod["metadata"], "annotations", kJobSetExclusive, exclusive);
-        if (!strategy.empty()) {
-          Node pspec = pod["spec"];
-          SetIn(pspec, "nodeSelector", kJobSetNamespacedJob, w.ns() + "_" + job_name);
-          Node tol(YAML::NodeType::Map);
-          tol["key"] = kJobSetNoSchedule;
-          tol["operator"] = "Exists";
-          tol["effect"] = "NoSchedule";
-          pspec["tolerations"].push_back(tol);
-        } else {
-          const std::string prio = AdmittedPriority(Get(pod, "spec"), pcs);
-          SetIn(pod["metadata"], "labels", kJobSetPriority, prio);
-          AddExclusiveAffinity(pod["spec"], kJobSetJobKey, job_key, exclusive, kJobSetPriority,
-                               prio);
-        }
-      }
-      if (auto s = w.Create(job); !s.ok()) return s;
     }
   }
   return absl::OkStatus();
@@ -720,17 +756,115 @@ api::Status ExpandKubeflowJob(const Workload& w) {
 
 // ---- Volcano Job ----
 
+// One spec.tasks[] entry of a Volcano Job.
+struct VolcanoTask {
+  std::string name;
+  int64_t replicas = 0;
+  int64_t partition_size = 0;  // partitionPolicy.partitionSize; 0 without a partitionPolicy
+  int64_t min = 0;             // the task's minimum: minAvailable, or minPartitions' pods
+  Node tmpl;
+};
+
+// spec.tasks[i] of a Volcano Job `t`, checked and defaulted as the Job webhook does
+// (mutateSpec: a name "default<i>"; partitionPolicy totalPartitions * partitionSize ==
+// replicas). A partitionPolicy adds its subGroupPolicy entry to `sub_policies`.
+api::Status ParseVolcanoTask(const Workload& w, const Node& t, size_t i, VolcanoTask* task,
+                             Node* sub_policies) {
+  const std::string path = "spec.tasks[" + std::to_string(i) + "]";
+  if (!t.IsMap()) return w.Error(path, std::string("expected object, got ") + TypeName(t));
+  if (auto s = w.Str(t, "name", path, &task->name); !s.ok()) return s;
+  if (task->name.empty()) task->name = "default" + std::to_string(i);  // mutateSpec
+  if (auto s = w.Int(t, "replicas", path, 0, 0, &task->replicas); !s.ok()) return s;
+  if (auto s = w.Map(t, "template", path); !s.ok()) return s;
+  task->tmpl = Get(t, "template");
+  if (auto s = CheckTemplateMeta(w, task->tmpl, path + ".template"); !s.ok()) return s;
+  task->min = task->replicas;
+  const Node pp = Get(t, "partitionPolicy");
+  if (Present(pp)) {
+    const std::string ppath = path + ".partitionPolicy";
+    int64_t total = 0, min_partitions = 0;
+    if (auto s = w.Int(pp, "totalPartitions", ppath, 0, 1, &total); !s.ok()) return s;
+    if (auto s = w.Int(pp, "partitionSize", ppath, 0, 1, &task->partition_size); !s.ok()) {
+      return s;
+    }
+    if (auto s = w.Int(pp, "minPartitions", ppath, 0, 0, &min_partitions); !s.ok()) return s;
+    if (total * task->partition_size != task->replicas) {
+      return w.Error(ppath, "Invalid value: totalPartitions * partitionSize (" +
+                                std::to_string(total * task->partition_size) +
+                                ") must equal replicas (" + std::to_string(task->replicas) + ")");
+    }
+    if (min_partitions > 0) task->min = min_partitions * task->partition_size;
+    Node policy(YAML::NodeType::Map);
+    policy["name"] = task->name;
+    policy["subGroupSize"] = task->partition_size;
+    policy["minSubGroups"] = min_partitions;
+    policy["labelSelector"]["matchLabels"]["volcano.sh/task-spec"] = task->name;
+    policy["matchLabelKeys"].push_back("volcano.sh/partition-id");
+    if (Present(Get(pp, "networkTopology"))) {
+      policy["networkTopology"] = YAML::Clone(Get(pp, "networkTopology"));
+    }
+    sub_policies->push_back(policy);
+  }
+  int64_t explicit_min = -1;
+  if (auto s = w.Int(t, "minAvailable", path, -1, 0, &explicit_min); !s.ok()) return s;
+  if (explicit_min >= 0) task->min = explicit_min;
+  return absl::OkStatus();
+}
+
+// What every pod of a Volcano Job carries from the Job (upstream volcano
+// pkg/controllers/job/job_controller_util.go createJobPod).
+struct VolcanoJobPods {
+  std::string pg_name, queue, scheduler, priority_class;
+};
+
+// Pod `i` of `task`, as the Volcano Job controller creates it: the task-index / task-spec /
+// group-name / job-name / queue annotations and labels, the partition-id label, the Job's
+// schedulerName and priorityClassName where the template has none.
+Node VolcanoTaskPod(const Workload& w, const VolcanoTask& task, int64_t i,
+                    const VolcanoJobPods& job) {
+  Node t = CloneTemplate(task.tmpl);
+  Node pod(YAML::NodeType::Map);
+  pod["apiVersion"] = "v1";
+  pod["kind"] = "Pod";
+  pod["metadata"] = w.ChildMeta(w.name() + "-" + task.name + "-" + std::to_string(i),
+                                Get(t["metadata"], "labels"), Get(t["metadata"], "annotations"));
+  Node meta = pod["metadata"];
+  const std::string index = std::to_string(i);
+  SetIn(meta, "annotations", "volcano.sh/task-index", index);
+  SetIn(meta, "annotations", "volcano.sh/task-spec", task.name);
+  SetIn(meta, "annotations", kVolcanoGroupName, job.pg_name);
+  SetIn(meta, "annotations", "volcano.sh/job-name", w.name());
+  SetIn(meta, "annotations", "volcano.sh/queue-name", job.queue);
+  SetIn(meta, "annotations", "volcano.sh/job-version", "0");
+  SetIn(meta, "annotations", "volcano.sh/template-uid", w.name() + "-" + task.name);
+  SetIn(meta, "labels", "volcano.sh/task-index", index);
+  SetIn(meta, "labels", "volcano.sh/job-name", w.name());
+  SetIn(meta, "labels", "volcano.sh/task-spec", task.name);
+  SetIn(meta, "labels", "volcano.sh/job-namespace", w.ns());
+  SetIn(meta, "labels", "volcano.sh/queue-name", job.queue);
+  if (task.partition_size > 0) {
+    SetIn(meta, "labels", "volcano.sh/partition-id", std::to_string(i / task.partition_size));
+  }
+  pod["spec"] = t["spec"];
+  Node ps = pod["spec"];
+  if (!Present(Get(ps, "schedulerName"))) ps["schedulerName"] = job.scheduler;
+  if (!job.priority_class.empty() && !Present(Get(ps, "priorityClassName"))) {
+    ps["priorityClassName"] = job.priority_class;
+  }
+  return pod;
+}
+
 api::Status ExpandVolcanoJob(const Workload& w) {
   const Node spec = Get(w.root(), "spec");
   if (auto s = w.Map(w.root(), "spec", ""); !s.ok()) return s;
   if (auto s = w.Seq(spec, "tasks", "spec", /*required=*/true); !s.ok()) return s;
   const Node tasks = Get(spec, "tasks");
-  std::string queue, scheduler, priority_class;
-  if (auto s = w.Str(spec, "queue", "spec", &queue); !s.ok()) return s;
-  if (queue.empty()) queue = "default";
-  if (auto s = w.Str(spec, "schedulerName", "spec", &scheduler); !s.ok()) return s;
-  if (scheduler.empty()) scheduler = "volcano";  // the webhook's default scheduler name
-  if (auto s = w.Str(spec, "priorityClassName", "spec", &priority_class); !s.ok()) return s;
+  VolcanoJobPods job;
+  if (auto s = w.Str(spec, "queue", "spec", &job.queue); !s.ok()) return s;
+  if (job.queue.empty()) job.queue = "default";
+  if (auto s = w.Str(spec, "schedulerName", "spec", &job.scheduler); !s.ok()) return s;
+  if (job.scheduler.empty()) job.scheduler = "volcano";  // the webhook's default scheduler name
+  if (auto s = w.Str(spec, "priorityClassName", "spec", &job.priority_class); !s.ok()) return s;
   int64_t min_available = 0;
   if (auto s = w.Int(spec, "minAvailable", "spec", 0, 0, &min_available); !s.ok()) return s;
   bool suspended = false;
@@ -739,61 +873,16 @@ api::Status ExpandVolcanoJob(const Workload& w) {
     w.Warn("spec.volumes",
            "not modelled: the pods get no volumes from it (VolumeBinding does not see them)");
   }
-  const std::string pg_name = w.name() + "-" + UidToken(w.obj().metadata.uid);
+  job.pg_name = w.name() + "-" + UidToken(w.obj().metadata.uid);
   int64_t sum_min = 0;
   Node min_task(YAML::NodeType::Map);
   Node sub_policies(YAML::NodeType::Sequence);
-  struct Task {
-    std::string name;
-    int64_t replicas = 0;
-    int64_t partition_size = 0;
-    Node tmpl;
-  };
-  std::vector<Task> list;
+  std::vector<VolcanoTask> list;
   for (size_t i = 0; i < tasks.size(); ++i) {
-    const std::string path = "spec.tasks[" + std::to_string(i) + "]";
-    const Node t = tasks[i];
-    if (!t.IsMap()) return w.Error(path, std::string("expected object, got ") + TypeName(t));
-    Task task;
-    if (auto s = w.Str(t, "name", path, &task.name); !s.ok()) return s;
-    if (task.name.empty()) task.name = "default" + std::to_string(i);  // mutateSpec
-    if (auto s = w.Int(t, "replicas", path, 0, 0, &task.replicas); !s.ok()) return s;
-    if (auto s = w.Map(t, "template", path); !s.ok()) return s;
-    task.tmpl = Get(t, "template");
-    if (auto s = CheckTemplateMeta(w, task.tmpl, path + ".template"); !s.ok()) return s;
-    int64_t task_min = task.replicas;
-    const Node pp = Get(t, "partitionPolicy");
-    int64_t min_partitions = 0;
-    if (Present(pp)) {
-      const std::string ppath = path + ".partitionPolicy";
-      int64_t total = 0;
-      if (auto s = w.Int(pp, "totalPartitions", ppath, 0, 1, &total); !s.ok()) return s;
-      if (auto s = w.Int(pp, "partitionSize", ppath, 0, 1, &task.partition_size); !s.ok()) {
-        return s;
-      }
-      if (auto s = w.Int(pp, "minPartitions", ppath, 0, 0, &min_partitions); !s.ok()) return s;
-      if (total * task.partition_size != task.replicas) {
-        return w.Error(ppath, "Invalid value: totalPartitions * partitionSize (" +
-                                  std::to_string(total * task.partition_size) +
-                                  ") must equal replicas (" + std::to_string(task.replicas) + ")");
-      }
-      if (min_partitions > 0) task_min = min_partitions * task.partition_size;
-      Node policy(YAML::NodeType::Map);
-      policy["name"] = task.name;
-      policy["subGroupSize"] = task.partition_size;
-      policy["minSubGroups"] = min_partitions;
-      policy["labelSelector"]["matchLabels"]["volcano.sh/task-spec"] = task.name;
-      policy["matchLabelKeys"].push_back("volcano.sh/partition-id");
-      if (Present(Get(pp, "networkTopology"))) {
-        policy["networkTopology"] = YAML::Clone(Get(pp, "networkTopology"));
-      }
-      sub_policies.push_back(policy);
-    }
-    int64_t explicit_min = -1;
-    if (auto s = w.Int(t, "minAvailable", path, -1, 0, &explicit_min); !s.ok()) return s;
-    if (explicit_min >= 0) task_min = explicit_min;
-    min_task[task.name] = task_min;
-    sum_min += task_min;
+    VolcanoTask task;
+    if (auto s = ParseVolcanoTask(w, tasks[i], i, &task, &sub_policies); !s.ok()) return s;
+    min_task[task.name] = task.min;
+    sum_min += task.min;
     list.push_back(std::move(task));
   }
   if (min_available == 0) min_available = sum_min;  // patchDefaultMinAvailable
@@ -805,11 +894,11 @@ api::Status ExpandVolcanoJob(const Workload& w) {
   Node pg_labels(YAML::NodeType::Map), pg_ann(YAML::NodeType::Map);
   for (const auto& [k, v] : w.obj().metadata.labels) pg_labels[k] = v;
   for (const auto& [k, v] : w.obj().metadata.annotations) pg_ann[k] = v;
-  pg["metadata"] = w.ChildMeta(pg_name, pg_labels, pg_ann);
+  pg["metadata"] = w.ChildMeta(job.pg_name, pg_labels, pg_ann);
   pg["spec"]["minMember"] = min_available;
   pg["spec"]["minTaskMember"] = min_task;
-  pg["spec"]["queue"] = queue;
-  if (!priority_class.empty()) pg["spec"]["priorityClassName"] = priority_class;
+  pg["spec"]["queue"] = job.queue;
+  if (!job.priority_class.empty()) pg["spec"]["priorityClassName"] = job.priority_class;
   if (Present(Get(spec, "networkTopology"))) {
     pg["spec"]["networkTopology"] = YAML::Clone(Get(spec, "networkTopology"));
   }
@@ -818,37 +907,7 @@ api::Status ExpandVolcanoJob(const Workload& w) {
 
   for (const auto& task : list) {
     for (int64_t i = 0; i < task.replicas; ++i) {
-      Node t = CloneTemplate(task.tmpl);
-      Node pod(YAML::NodeType::Map);
-      pod["apiVersion"] = "v1";
-      pod["kind"] = "Pod";
-      pod["metadata"] =
-          w.ChildMeta(w.name() + "-" + task.name + "-" + std::to_string(i),
-                      Get(t["metadata"], "labels"), Get(t["metadata"], "annotations"));
-      Node meta = pod["metadata"];
-      const std::string index = std::to_string(i);
-      SetIn(meta, "annotations", "volcano.sh/task-index", index);
-      SetIn(meta, "annotations", "volcano.sh/task-spec", task.name);
-      SetIn(meta, "annotations", kVolcanoGroupName, pg_name);
-      SetIn(meta, "annotations", "volcano.sh/job-name", w.name());
-      SetIn(meta, "annotations", "volcano.sh/queue-name", queue);
-      SetIn(meta, "annotations", "volcano.sh/job-version", "0");
-      SetIn(meta, "annotations", "volcano.sh/template-uid", w.name() + "-" + task.name);
-      SetIn(meta, "labels", "volcano.sh/task-index", index);
-      SetIn(meta, "labels", "volcano.sh/job-name", w.name());
-      SetIn(meta, "labels", "volcano.sh/task-spec", task.name);
-      SetIn(meta, "labels", "volcano.sh/job-namespace", w.ns());
-      SetIn(meta, "labels", "volcano.sh/queue-name", queue);
-      if (task.partition_size > 0) {
-        SetIn(meta, "labels", "volcano.sh/partition-id", std::to_string(i / task.partition_size));
-      }
-      pod["spec"] = t["spec"];
-      Node ps = pod["spec"];
-      if (!Present(Get(ps, "schedulerName"))) ps["schedulerName"] = scheduler;
-      if (!priority_class.empty() && !Present(Get(ps, "priorityClassName"))) {
-        ps["priorityClassName"] = priority_class;
-      }
-      if (auto s = w.Create(pod); !s.ok()) return s;
+      if (auto s = w.Create(VolcanoTaskPod(w, task, i, job)); !s.ok()) return s;
     }
   }
   return absl::OkStatus();
@@ -899,6 +958,121 @@ void MergeResources(Node c, const Node& resources) {
   }
 }
 
+// spec.runtimePatches[].trainingRuntimeSpec.template of a TrainJob merged into the runtime's
+// JobSet template: metadata labels / annotations into `labels` / `annotations`, spec into
+// `jobset_spec` (trainer: the runtime patches apply in order, each a strategic merge).
+api::Status ApplyRuntimePatches(const Workload& w, const Node& spec, Node* labels,
+                                Node* annotations, Node jobset_spec) {
+  const Node patches = Get(spec, "runtimePatches");
+  if (!Present(patches)) return absl::OkStatus();
+  if (!patches.IsSequence()) {
+    return w.Error("spec.runtimePatches", std::string("expected array, got ") + TypeName(patches));
+  }
+  for (size_t i = 0; i < patches.size(); ++i) {
+    const Node pt = Get(Get(patches[i], "trainingRuntimeSpec"), "template");
+    if (!Present(pt)) continue;
+    const std::string path = "spec.runtimePatches[" + std::to_string(i) + "]";
+    if (!pt.IsMap()) return w.Error(path + ".trainingRuntimeSpec.template", "expected object");
+    const Node pmeta = Get(pt, "metadata");
+    if (Present(Get(pmeta, "labels")) && Get(pmeta, "labels").IsMap()) {
+      MergeInto(*labels, Get(pmeta, "labels"));
+    }
+    if (Present(Get(pmeta, "annotations")) && Get(pmeta, "annotations").IsMap()) {
+      MergeInto(*annotations, Get(pmeta, "annotations"));
+    }
+    if (Present(Get(pt, "spec"))) {
+      if (!Get(pt, "spec").IsMap()) {
+        return w.Error(path + ".trainingRuntimeSpec.template.spec", "expected object");
+      }
+      MergeInto(jobset_spec, Get(pt, "spec"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The trainer step on the runtime's replicatedJobs `rjs` (edited in place): the job whose
+// template is labelled trainjob-ancestor-step=trainer runs `num_nodes` pods, its "node"
+// container gets spec.trainer's resourcesPerNode and image; a replicatedJob's dependsOn is a
+// warning (not modelled). Returns the number of pods of the whole JobSet.
+int64_t ApplyTrainerStep(const Workload& w, const std::string& rkind, const std::string& rname,
+                         const Node& trainer, int64_t num_nodes, Node rjs) {
+  const Node resources = Get(trainer, "resourcesPerNode");
+  int64_t total_pods = 0;
+  for (size_t i = 0; i < rjs.size(); ++i) {
+    Node rj = rjs[i];
+    const Node anc = Get(Get(Get(Get(rj, "template"), "metadata"), "labels"),
+                         "trainer.kubeflow.org/trainjob-ancestor-step");
+    const bool is_trainer = Present(anc) && anc.as<std::string>("") == "trainer";
+    int64_t count = 1;
+    if (is_trainer) {
+      rj["replicas"] = 1;
+      rj["template"]["spec"]["parallelism"] = num_nodes;
+      rj["template"]["spec"]["completions"] = num_nodes;
+      count = num_nodes;
+      Node containers = rj["template"]["spec"]["template"]["spec"]["containers"];
+      for (size_t c = 0; containers.IsSequence() && c < containers.size(); ++c) {
+        if (Get(containers[c], "name").as<std::string>("") != "node") continue;
+        Node cn = containers[c];
+        if (Present(resources)) MergeResources(cn, resources);
+        if (Present(Get(trainer, "image"))) cn["image"] = YAML::Clone(Get(trainer, "image"));
+      }
+    } else {
+      const Node par = Get(Get(Get(rj, "template"), "spec"), "parallelism");
+      count = Present(par) && par.IsScalar() ? par.as<int64_t>(1) : 1;
+      const Node reps = Get(rj, "replicas");
+      count *= Present(reps) && reps.IsScalar() ? reps.as<int64_t>(1) : 1;
+    }
+    total_pods += count;
+    if (Present(Get(rj, "dependsOn"))) {
+      w.Warn("spec.runtimeRef",
+             rkind + " " + Quote(rname) + " spec.template.spec.replicatedJobs[" +
+                 std::to_string(i) +
+                 "].dependsOn: not modelled: its Jobs are created with the others");
+    }
+  }
+  return total_pods;
+}
+
+// The runtime's podGroupPolicy `pgp`: a Coscheduling (scheduling.x-k8s.io) or Volcano
+// PodGroup of minMember `total_pods`, created unless the TrainJob is suspended, and the
+// label (`*label_key`) or annotation (`*annotation_key`) its pods name it by; neither for
+// a runtime without a policy (trainer: pkg/runtime/framework/plugins/{coscheduling,volcano}).
+api::Status CreateTrainJobPodGroup(const Workload& w, const Node& pgp, const Node& js_ann,
+                                   int64_t total_pods, bool suspended, std::string* label_key,
+                                   std::string* annotation_key) {
+  if (Present(Get(pgp, "coscheduling"))) {
+    *label_key = "scheduling.x-k8s.io/pod-group";
+    Node pg(YAML::NodeType::Map);
+    pg["apiVersion"] = "scheduling.x-k8s.io/v1alpha1";
+    pg["kind"] = "PodGroup";
+    pg["metadata"] = w.ChildMeta(w.name(), Node(), Node());
+    pg["spec"]["minMember"] = total_pods;
+    const Node timeout = Get(Get(pgp, "coscheduling"), "scheduleTimeoutSeconds");
+    if (Present(timeout)) pg["spec"]["scheduleTimeoutSeconds"] = YAML::Clone(timeout);
+    if (!suspended) {
+      if (auto s = w.Create(pg); !s.ok()) return s;
+    }
+  } else if (Present(Get(pgp, "volcano"))) {
+    *annotation_key = kVolcanoGroupName;
+    Node pg(YAML::NodeType::Map);
+    pg["apiVersion"] = "scheduling.volcano.sh/v1beta1";
+    pg["kind"] = "PodGroup";
+    pg["metadata"] = w.ChildMeta(w.name(), Node(), Node());
+    pg["spec"]["minMember"] = total_pods;
+    const std::string queue =
+        Present(Get(js_ann, "scheduling.volcano.sh/queue-name"))
+            ? Get(js_ann, "scheduling.volcano.sh/queue-name").as<std::string>("")
+            : std::string();
+    if (!queue.empty()) pg["spec"]["queue"] = queue;
+    const Node nt = Get(Get(pgp, "volcano"), "networkTopology");
+    if (Present(nt)) pg["spec"]["networkTopology"] = YAML::Clone(nt);
+    if (!suspended) {
+      if (auto s = w.Create(pg); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 api::Status ExpandTrainJob(const Workload& w, const std::vector<api::Unstructured>& all,
                            WorkloadExpansion* out) {
   const Node spec = Get(w.root(), "spec");
@@ -946,34 +1120,7 @@ api::Status ExpandTrainJob(const Workload& w, const std::vector<api::Unstructure
   Node js_ann = Present(Get(Get(tmpl, "metadata"), "annotations"))
                     ? YAML::Clone(Get(Get(tmpl, "metadata"), "annotations"))
                     : Node(YAML::NodeType::Map);
-  const Node patches = Get(spec, "runtimePatches");
-  if (Present(patches)) {
-    if (!patches.IsSequence()) {
-      return w.Error("spec.runtimePatches",
-                     std::string("expected array, got ") + TypeName(patches));
-    }
-    for (size_t i = 0; i < patches.size(); ++i) {
-      const Node pt = Get(Get(patches[i], "trainingRuntimeSpec"), "template");
-      if (!Present(pt)) continue;
-      const std::string path = "spec.runtimePatches[" + std::to_string(i) + "]";
-      if (!pt.IsMap()) {
-        return w.Error(path + ".trainingRuntimeSpec.template", "expected object");
-      }
-      const Node pmeta = Get(pt, "metadata");
-      if (Present(Get(pmeta, "labels")) && Get(pmeta, "labels").IsMap()) {
-        MergeInto(js_labels, Get(pmeta, "labels"));
-      }
-      if (Present(Get(pmeta, "annotations")) && Get(pmeta, "annotations").IsMap()) {
-        MergeInto(js_ann, Get(pmeta, "annotations"));
-      }
-      if (Present(Get(pt, "spec"))) {
-        if (!Get(pt, "spec").IsMap()) {
-          return w.Error(path + ".trainingRuntimeSpec.template.spec", "expected object");
-        }
-        MergeInto(jobset_spec, Get(pt, "spec"));
-      }
-    }
-  }
+  if (auto s = ApplyRuntimePatches(w, spec, &js_labels, &js_ann, jobset_spec); !s.ok()) return s;
   // The trainer step: numNodes and resourcesPerNode on the "node" container.
   const Node trainer = Get(spec, "trainer");
   int64_t num_nodes = -1;
@@ -982,80 +1129,21 @@ api::Status ExpandTrainJob(const Workload& w, const std::vector<api::Unstructure
     const Node n = Get(Get(rspec, "mlPolicy"), "numNodes");
     num_nodes = Present(n) && n.IsScalar() ? n.as<int64_t>(1) : 1;
   }
-  const Node resources = Get(trainer, "resourcesPerNode");
   Node rjs = jobset_spec["replicatedJobs"];
   if (!rjs.IsSequence()) {
     return absl::InvalidArgumentError(rwhat +
                                       ": spec.template.spec.replicatedJobs: Required value");
   }
-  int64_t total_pods = 0;
-  for (size_t i = 0; i < rjs.size(); ++i) {
-    Node rj = rjs[i];
-    const Node anc = Get(Get(Get(Get(rj, "template"), "metadata"), "labels"),
-                         "trainer.kubeflow.org/trainjob-ancestor-step");
-    const bool is_trainer = Present(anc) && anc.as<std::string>("") == "trainer";
-    int64_t count = 1;
-    if (is_trainer) {
-      rj["replicas"] = 1;
-      rj["template"]["spec"]["parallelism"] = num_nodes;
-      rj["template"]["spec"]["completions"] = num_nodes;
-      count = num_nodes;
-      Node containers = rj["template"]["spec"]["template"]["spec"]["containers"];
-      for (size_t c = 0; containers.IsSequence() && c < containers.size(); ++c) {
-        if (Get(containers[c], "name").as<std::string>("") != "node") continue;
-        Node cn = containers[c];
-        if (Present(resources)) MergeResources(cn, resources);
-        if (Present(Get(trainer, "image"))) cn["image"] = YAML::Clone(Get(trainer, "image"));
-      }
-    } else {
-      const Node par = Get(Get(Get(rj, "template"), "spec"), "parallelism");
-      count = Present(par) && par.IsScalar() ? par.as<int64_t>(1) : 1;
-      const Node reps = Get(rj, "replicas");
-      count *= Present(reps) && reps.IsScalar() ? reps.as<int64_t>(1) : 1;
-    }
-    total_pods += count;
-    if (Present(Get(rj, "dependsOn"))) {
-      w.Warn("spec.runtimeRef",
-             rkind + " " + Quote(rname) + " spec.template.spec.replicatedJobs[" +
-                 std::to_string(i) +
-                 "].dependsOn: not modelled: its Jobs are created with the others");
-    }
-  }
+  const int64_t total_pods = ApplyTrainerStep(w, rkind, rname, trainer, num_nodes, rjs);
   bool suspended = false;
   if (auto s = w.Suspended(spec, "spec", &suspended); !s.ok()) return s;
   jobset_spec["suspend"] = suspended;
   // podGroupPolicy: the pods' gang object and how they name it.
-  const Node pgp = Get(rspec, "podGroupPolicy");
   std::string pod_label_key, pod_ann_key;
-  if (Present(Get(pgp, "coscheduling"))) {
-    pod_label_key = "scheduling.x-k8s.io/pod-group";
-    Node pg(YAML::NodeType::Map);
-    pg["apiVersion"] = "scheduling.x-k8s.io/v1alpha1";
-    pg["kind"] = "PodGroup";
-    pg["metadata"] = w.ChildMeta(w.name(), Node(), Node());
-    pg["spec"]["minMember"] = total_pods;
-    const Node timeout = Get(Get(pgp, "coscheduling"), "scheduleTimeoutSeconds");
-    if (Present(timeout)) pg["spec"]["scheduleTimeoutSeconds"] = YAML::Clone(timeout);
-    if (!suspended) {
-      if (auto s = w.Create(pg); !s.ok()) return s;
-    }
-  } else if (Present(Get(pgp, "volcano"))) {
-    pod_ann_key = kVolcanoGroupName;
-    Node pg(YAML::NodeType::Map);
-    pg["apiVersion"] = "scheduling.volcano.sh/v1beta1";
-    pg["kind"] = "PodGroup";
-    pg["metadata"] = w.ChildMeta(w.name(), Node(), Node());
-    pg["spec"]["minMember"] = total_pods;
-    const std::string queue =
-        Present(Get(js_ann, "scheduling.volcano.sh/queue-name"))
-            ? Get(js_ann, "scheduling.volcano.sh/queue-name").as<std::string>("")
-            : std::string();
-    if (!queue.empty()) pg["spec"]["queue"] = queue;
-    const Node nt = Get(Get(pgp, "volcano"), "networkTopology");
-    if (Present(nt)) pg["spec"]["networkTopology"] = YAML::Clone(nt);
-    if (!suspended) {
-      if (auto s = w.Create(pg); !s.ok()) return s;
-    }
+  if (auto s = CreateTrainJobPodGroup(w, Get(rspec, "podGroupPolicy"), js_ann, total_pods,
+                                      suspended, &pod_label_key, &pod_ann_key);
+      !s.ok()) {
+    return s;
   }
   if (!pod_label_key.empty() || !pod_ann_key.empty()) {
     for (size_t i = 0; i < rjs.size(); ++i) {
