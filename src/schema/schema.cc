@@ -23,6 +23,8 @@
 #include <regex>
 #include <sstream>
 
+#include "absl/functional/function_ref.h"
+
 namespace phalanx::schema {
 
 namespace fs = std::filesystem;
@@ -633,6 +635,103 @@ bool HasDefault(const View& v) {
   return false;
 }
 
+// One failed value check's message; ValuesOf's callers keep the first or record each.
+using ValueFailure = absl::FunctionRef<void(std::string)>;
+
+// The string checks of one schema node on the string `v`: pattern (a pattern std::regex
+// cannot compile is counted in out->patterns_not_evaluated, not failed), maxLength /
+// minLength in UTF-8 code points, format date-time (RFC 3339) and byte (base64), as
+// kube-openapi's validate package does (k8s.io/kube-openapi/pkg/validation/validate).
+void StringValues(const json& node, const json& v, Result* out, ValueFailure fail) {
+  const std::string& s = v.get_ref<const std::string&>();
+  if (const json* p = At(node, "pattern"); p && p->is_string()) {
+    const std::regex* re = CompiledPattern(p->get<std::string>());
+    if (!re) {
+      ++out->patterns_not_evaluated;
+    } else if (!std::regex_search(s, *re)) {
+      fail("value " + Short(v) + " does not match the pattern " + p->get<std::string>());
+    }
+  }
+  const size_t len = Utf8Length(s);
+  if (const json* m = At(node, "maxLength"); m && m->is_number() && len > m->get<double>()) {
+    fail("may not be longer than " + m->dump() + " characters");
+  }
+  if (const json* m = At(node, "minLength"); m && m->is_number() && len < m->get<double>()) {
+    fail("must be at least " + m->dump() + " characters long");
+  }
+  if (const json* f = At(node, "format"); f && f->is_string()) {
+    if (*f == "date-time" && !std::regex_match(s, DateTimeRegex())) {
+      fail("value " + Short(v) + " is not an RFC 3339 date-time");
+    } else if (*f == "byte" && (s.size() % 4 != 0 || !std::regex_match(s, Base64Regex()))) {
+      fail("value is not base64");
+    }
+  }
+}
+
+// The number checks of one schema node on the number `v`: int32 / int64 formats, minimum
+// / maximum (exclusive or not), multipleOf (to 1e-9).
+void NumberValues(const json& node, const json& v, ValueFailure fail) {
+  const double d = v.get<double>();
+  if (const json* f = At(node, "format"); f && f->is_string() && v.is_number_integer()) {
+    if (*f == "int32") {
+      const bool in_range = v.is_number_unsigned()
+                                ? v.get<uint64_t>() <= std::numeric_limits<int32_t>::max()
+                                : v.get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+                                      v.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+      if (!in_range) fail("value " + v.dump() + " does not fit in int32");
+    } else if (*f == "int64" && v.is_number_unsigned() &&
+               v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      fail("value " + v.dump() + " does not fit in int64");
+    }
+  }
+  if (const json* m = At(node, "minimum"); m && m->is_number()) {
+    const bool excl = BoolAt(node, "exclusiveMinimum");
+    if (excl ? d <= m->get<double>() : d < m->get<double>()) {
+      fail("must be greater than " + std::string(excl ? "" : "or equal to ") + m->dump());
+    }
+  }
+  if (const json* m = At(node, "maximum"); m && m->is_number()) {
+    const bool excl = BoolAt(node, "exclusiveMaximum");
+    if (excl ? d >= m->get<double>() : d > m->get<double>()) {
+      fail("must be less than " + std::string(excl ? "" : "or equal to ") + m->dump());
+    }
+  }
+  if (const json* m = At(node, "multipleOf"); m && m->is_number() && m->get<double>() != 0) {
+    const double q = d / m->get<double>();
+    if (std::fabs(q - std::round(q)) > 1e-9) fail("must be a multiple of " + m->dump());
+  }
+}
+
+// The size checks of one schema node on an array (maxItems, minItems, uniqueItems) or an
+// object (maxProperties, minProperties) `v`.
+void SizeValues(const json& node, const json& v, ValueFailure fail) {
+  if (v.is_array()) {
+    if (const json* m = At(node, "maxItems"); m && m->is_number() && v.size() > m->get<double>()) {
+      fail("must have at most " + m->dump() + " items");
+    }
+    if (const json* m = At(node, "minItems"); m && m->is_number() && v.size() < m->get<double>()) {
+      fail("must have at least " + m->dump() + " items");
+    }
+    if (BoolAt(node, "uniqueItems")) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        for (size_t j = i + 1; j < v.size(); ++j) {
+          if (v[i] == v[j]) fail("duplicate item " + Short(v[j]) + " (uniqueItems)");
+        }
+      }
+    }
+  }
+  if (v.is_object()) {
+    if (const json* m = At(node, "maxProperties");
+        m && m->is_number() && v.size() > m->get<double>()) {
+      fail("must have at most " + m->dump() + " properties");
+    }
+    if (const json* m = At(node, "minProperties");
+        m && m->is_number() && v.size() < m->get<double>()) {
+      fail("must have at least " + m->dump() + " properties");
+    }
+  }
+}
+
 class Validator {
  public:
   Validator(const SchemaSet::Impl& impl, Result* out) : impl_(impl), out_(out) {}
@@ -649,6 +748,9 @@ class Validator {
   // *why at the first failure when `why` is given, else records violations.
   bool Values(const json& node, const json& v, const std::string& path, std::string* why);
   bool Branch(const json& node, const json& v, std::string* why);
+  // anyOf / oneOf / allOf (value-only branches) / not of one schema node, each branch
+  // checked through Branch.
+  void CombinatorValues(const json& node, const json& v, ValueFailure fail);
   void WalkObject(const json& v, const View& view, const std::string& path, WriteKind mode,
                   bool implicit_meta);
   void WalkArray(const json& v, const View& view, const std::string& path, WriteKind mode);
@@ -691,114 +793,7 @@ bool Validator::Branch(const json& node, const json& v, std::string* why) {
   return true;
 }
 
-bool Validator::Values(const json& node, const json& v, const std::string& path, std::string* why) {
-  bool ok = true;
-  auto fail = [&](std::string msg) {
-    ok = false;
-    if (why) {
-      if (why->empty()) *why = std::move(msg);
-    } else {
-      Add(path, std::move(msg));
-    }
-  };
-  if (!node.is_object()) return true;
-  if (const json* t = At(node, "type"); t && t->is_string() && !TypeMatches(*t, v)) {
-    if (!(BoolAt(node, "x-kubernetes-int-or-string") && (v.is_string() || v.is_number_integer()))) {
-      fail("must be of type " + t->get<std::string>() + ", got " + JsonTypeName(v));
-      return false;
-    }
-  }
-  if (const json* e = At(node, "enum"); e && e->is_array()) {
-    if (std::find(e->begin(), e->end(), v) == e->end()) {
-      std::string allowed;
-      for (const auto& x : *e) allowed += (allowed.empty() ? "" : ", ") + x.dump();
-      fail("unsupported value " + Short(v) + ": supported values: " + allowed);
-    }
-  }
-  if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
-    if (const json* p = At(node, "pattern"); p && p->is_string()) {
-      const std::regex* re = CompiledPattern(p->get<std::string>());
-      if (!re) {
-        ++out_->patterns_not_evaluated;
-      } else if (!std::regex_search(s, *re)) {
-        fail("value " + Short(v) + " does not match the pattern " + p->get<std::string>());
-      }
-    }
-    const size_t len = Utf8Length(s);
-    if (const json* m = At(node, "maxLength"); m && m->is_number() && len > m->get<double>()) {
-      fail("may not be longer than " + m->dump() + " characters");
-    }
-    if (const json* m = At(node, "minLength"); m && m->is_number() && len < m->get<double>()) {
-      fail("must be at least " + m->dump() + " characters long");
-    }
-    if (const json* f = At(node, "format"); f && f->is_string()) {
-      if (*f == "date-time" && !std::regex_match(s, DateTimeRegex())) {
-        fail("value " + Short(v) + " is not an RFC 3339 date-time");
-      } else if (*f == "byte" && (s.size() % 4 != 0 || !std::regex_match(s, Base64Regex()))) {
-        fail("value is not base64");
-      }
-    }
-  }
-  if (v.is_number()) {
-    const double d = v.get<double>();
-    if (const json* f = At(node, "format"); f && f->is_string() && v.is_number_integer()) {
-      if (*f == "int32") {
-        const bool in_range = v.is_number_unsigned()
-                                  ? v.get<uint64_t>() <= std::numeric_limits<int32_t>::max()
-                                  : v.get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
-                                        v.get<int64_t>() <= std::numeric_limits<int32_t>::max();
-        if (!in_range) fail("value " + v.dump() + " does not fit in int32");
-      } else if (*f == "int64" && v.is_number_unsigned() &&
-                 v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        fail("value " + v.dump() + " does not fit in int64");
-      }
-    }
-    if (const json* m = At(node, "minimum"); m && m->is_number()) {
-      const bool excl = BoolAt(node, "exclusiveMinimum");
-      if (excl ? d <= m->get<double>() : d < m->get<double>()) {
-        fail("must be greater than " + std::string(excl ? "" : "or equal to ") + m->dump());
-      }
-    }
-    if (const json* m = At(node, "maximum"); m && m->is_number()) {
-      const bool excl = BoolAt(node, "exclusiveMaximum");
-      if (excl ? d >= m->get<double>() : d > m->get<double>()) {
-        fail("must be less than " + std::string(excl ? "" : "or equal to ") + m->dump());
-      }
-    }
-    if (const json* m = At(node, "multipleOf"); m && m->is_number() && m->get<double>() != 0) {
-      const double q = d / m->get<double>();
-      if (std::fabs(q - std::round(q)) > 1e-9) fail("must be a multiple of " + m->dump());
-    }
-  }
-  if (v.is_array()) {
-    if (const json* m = At(node, "maxItems"); m && m->is_number() && v.size() > m->get<double>()) {
-      fail("must have at most " + m->dump() + " items");
-    }
-    if (const json* m = At(node, "minItems"); m && m->is_number() && v.size() < m->get<double>()) {
-      fail("must have at least " + m->dump() + " items");
-    }
-    if (BoolAt(node, "uniqueItems")) {
-      for (size_t i = 0; i < v.size(); ++i) {
-        for (size_t j = i + 1; j < v.size(); ++j) {
-          if (v[i] == v[j]) fail("duplicate item " + Short(v[j]) + " (uniqueItems)");
-        }
-      }
-    }
-  }
-  if (v.is_object()) {
-    if (const json* m = At(node, "maxProperties");
-        m && m->is_number() && v.size() > m->get<double>()) {
-      fail("must have at most " + m->dump() + " properties");
-    }
-    if (const json* m = At(node, "minProperties");
-        m && m->is_number() && v.size() < m->get<double>()) {
-      fail("must have at least " + m->dump() + " properties");
-    }
-  }
-  if (const json* c = At(node, "x-kubernetes-validations"); c && c->is_array() && !why) {
-    out_->cel_rules_not_evaluated += static_cast<int>(c->size());
-  }
+void Validator::CombinatorValues(const json& node, const json& v, ValueFailure fail) {
   // Combinators as value validations. Built-in documents use oneOf only for Quantity and
   // IntOrString; CRDs use anyOf with int-or-string and value-only allOf / oneOf / not.
   if (const json* any = At(node, "anyOf"); any && any->is_array() && !any->empty()) {
@@ -837,6 +832,39 @@ bool Validator::Values(const json& node, const json& v, const std::string& path,
     std::string w;
     if (Branch(*n, v, &w)) fail("must not match the schema under \"not\"");
   }
+}
+
+bool Validator::Values(const json& node, const json& v, const std::string& path, std::string* why) {
+  bool ok = true;
+  auto fail = [&](std::string msg) {
+    ok = false;
+    if (why) {
+      if (why->empty()) *why = std::move(msg);
+    } else {
+      Add(path, std::move(msg));
+    }
+  };
+  if (!node.is_object()) return true;
+  if (const json* t = At(node, "type"); t && t->is_string() && !TypeMatches(*t, v)) {
+    if (!(BoolAt(node, "x-kubernetes-int-or-string") && (v.is_string() || v.is_number_integer()))) {
+      fail("must be of type " + t->get<std::string>() + ", got " + JsonTypeName(v));
+      return false;
+    }
+  }
+  if (const json* e = At(node, "enum"); e && e->is_array()) {
+    if (std::find(e->begin(), e->end(), v) == e->end()) {
+      std::string allowed;
+      for (const auto& x : *e) allowed += (allowed.empty() ? "" : ", ") + x.dump();
+      fail("unsupported value " + Short(v) + ": supported values: " + allowed);
+    }
+  }
+  if (v.is_string()) StringValues(node, v, out_, fail);
+  if (v.is_number()) NumberValues(node, v, fail);
+  SizeValues(node, v, fail);
+  if (const json* c = At(node, "x-kubernetes-validations"); c && c->is_array() && !why) {
+    out_->cel_rules_not_evaluated += static_cast<int>(c->size());
+  }
+  CombinatorValues(node, v, fail);
   if (v.is_object() && why) {
     if (const json* r = At(node, "required"); r && r->is_array()) {
       for (const auto& f : *r) {
