@@ -1311,6 +1311,104 @@ bool KueueTopologyAnnotations(const Annotations& ann, TopologyConstraint* c) {
 
 // Derives the gang of `top`. nullopt = not a gang (quorum below 2, or a Job that asks for
 // none).
+// KAI jobset_grouper.go: the pods of a JobSet's gang (`*total`); InOrder names the gang
+// after the pod's replicatedJob (s->name, s->key). Problems go to `errs`.
+void DeriveJobSet(const api::Pod& pod, const YAML::Node& spec, PodGroupSpec* s, int64_t* total,
+                  Errors* errs) {
+  const YAML::Node rjs = Child(spec, "replicatedJobs");
+  if (!Present(rjs) || !rjs.IsSequence() || rjs.size() == 0) {
+    errs->Add("spec.replicatedJobs", "required, must be a non-empty list");
+  } else {
+    // KAI jobset_grouper.go: InOrder -> one PodGroup per replicatedJob (the pod's
+    // jobset.sigs.k8s.io/replicatedjob-name), minAvailable its replicas x pods; AnyOrder
+    // (the JobSet webhook's default) -> one of all of them.
+    const bool in_order = Str(Child(spec, "startupPolicy"), "startupPolicyOrder") == "InOrder";
+    const std::string* rjob = FindNonEmpty(pod.metadata.labels, kJobSetReplicatedJobLabel);
+    if (in_order && rjob == nullptr) {
+      errs->Add(
+          "spec.startupPolicy.startupPolicyOrder",
+          "InOrder: pod " + pod.Key() + " has no label " + std::string(kJobSetReplicatedJobLabel));
+    }
+    for (size_t i = 0; i < rjs.size(); ++i) {
+      const std::string path = "spec.replicatedJobs[" + std::to_string(i) + "]";
+      int64_t replicas = 1;
+      const YAML::Node rn = Child(rjs[i], "replicas");
+      if (Int(rn, &replicas) == Got::kBad || replicas < 0) {
+        errs->Add(path + ".replicas", "must be a non-negative integer, got " + Describe(rn));
+        break;
+      }
+      const int64_t per_job =
+          JobPods(Child(Child(rjs[i], "template"), "spec"), path + ".template.spec", errs);
+      const int64_t pods = std::min<int64_t>(replicas * per_job, kInt32Max);
+      if (in_order && rjob != nullptr && Str(rjs[i], "name") != *rjob) continue;
+      *total = std::min<int64_t>(*total + pods, kInt32Max);
+    }
+    if (in_order && rjob != nullptr) {
+      s->name += "-" + *rjob;
+      s->key = s->namespace_ + "/" + s->name;
+    }
+  }
+}
+
+// KAI lws_grouper.go: one PodGroup per LeaderWorkerSet group (s->name, s->key), `*total`
+// its size (LeaderCreated, the default) or, with startupPolicy LeaderReady, `*min` 1 (the
+// workers are created once the leader runs). Problems go to `errs`.
+void DeriveLeaderWorkerSet(const api::Pod& pod, const YAML::Node& spec, PodGroupSpec* s,
+                           int64_t* total, int64_t* min, Errors* errs) {
+  const std::string* gi = FindNonEmpty(pod.metadata.labels, kLwsGroupIndexLabel);
+  if (gi == nullptr) {
+    errs->Add("metadata.labels",
+              "pod " + pod.Key() + " has no label " + std::string(kLwsGroupIndexLabel));
+  } else {
+    s->name += "-group-" + *gi;
+    s->key = s->namespace_ + "/" + s->name;
+  }
+  int64_t size = 1;
+  const YAML::Node sn = Child(Child(spec, "leaderWorkerTemplate"), "size");
+  if (Int(sn, &size) == Got::kBad || size < 1) {
+    errs->Add("spec.leaderWorkerTemplate.size", "must be >= 1, got " + Describe(sn));
+  }
+  *total = size;
+  if (Str(spec, "startupPolicy") == "LeaderReady") *min = 1;
+}
+
+// A Kubeflow job's gang (KAI's kubeflow groupers): `*total` the sum of its replica specs,
+// `*min` without the launcher for an MPIJob that waits for its workers, an elastic
+// PyTorchJob's minReplicas, runPolicy.schedulingPolicy.minAvailable. Problems go to `errs`.
+void DeriveKubeflowJob(const std::string& kind, const char* field, const YAML::Node& spec,
+                       int64_t* total, int64_t* min, Errors* errs) {
+  std::vector<std::pair<std::string, int64_t>> replicas;
+  if (ReplicaSpecs(spec, field, &replicas, errs)) {
+    int64_t launcher = 0;
+    for (const auto& [type, n] : replicas) {
+      *total = std::min<int64_t>(*total + n, kInt32Max);
+      if (type == "Launcher") launcher = n;
+    }
+    if (kind == "MPIJob" && Str(spec, "launcherCreationPolicy") == "WaitForWorkersReady") {
+      *min = *total - launcher;  // the launcher is created once the workers are ready
+    }
+    if (kind == "PyTorchJob") {
+      int64_t elastic = 0;
+      const YAML::Node en = Child(Child(spec, "elasticPolicy"), "minReplicas");
+      switch (Int(en, &elastic)) {
+        case Got::kAbsent:
+          break;
+        case Got::kBad:
+          errs->Add("spec.elasticPolicy.minReplicas", "must be an integer, got " + Describe(en));
+          break;
+        case Got::kOk:
+          if (elastic < 1) {
+            errs->Add("spec.elasticPolicy.minReplicas",
+                      "must be >= 1, got " + std::to_string(elastic));
+          } else {
+            *min = elastic;
+          }
+      }
+    }
+    KubeflowMinAvailable(spec, min, errs);
+  }
+}
+
 std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructured& top) {
   PodGroupSpec s;
   s.namespace_ = top.metadata.namespace_;
@@ -1353,89 +1451,12 @@ std::optional<PodGroupSpec> DeriveSpec(const api::Pod& pod, const api::Unstructu
       return std::nullopt;
     }
   } else if (top.kind == "JobSet" && group == "jobset.x-k8s.io") {
-    const YAML::Node rjs = Child(spec, "replicatedJobs");
-    if (!Present(rjs) || !rjs.IsSequence() || rjs.size() == 0) {
-      errs.Add("spec.replicatedJobs", "required, must be a non-empty list");
-    } else {
-      // KAI jobset_grouper.go: InOrder -> one PodGroup per replicatedJob (the pod's
-      // jobset.sigs.k8s.io/replicatedjob-name), minAvailable its replicas x pods; AnyOrder
-      // (the JobSet webhook's default) -> one of all of them.
-      const bool in_order = Str(Child(spec, "startupPolicy"), "startupPolicyOrder") == "InOrder";
-      const std::string* rjob = FindNonEmpty(pod.metadata.labels, kJobSetReplicatedJobLabel);
-      if (in_order && rjob == nullptr) {
-        errs.Add("spec.startupPolicy.startupPolicyOrder",
-                 "InOrder: pod " + pod.Key() + " has no label " +
-                     std::string(kJobSetReplicatedJobLabel));
-      }
-      for (size_t i = 0; i < rjs.size(); ++i) {
-        const std::string path = "spec.replicatedJobs[" + std::to_string(i) + "]";
-        int64_t replicas = 1;
-        const YAML::Node rn = Child(rjs[i], "replicas");
-        if (Int(rn, &replicas) == Got::kBad || replicas < 0) {
-          errs.Add(path + ".replicas", "must be a non-negative integer, got " + Describe(rn));
-          break;
-        }
-        const int64_t per_job =
-            JobPods(Child(Child(rjs[i], "template"), "spec"), path + ".template.spec", &errs);
-        const int64_t pods = std::min<int64_t>(replicas * per_job, kInt32Max);
-        if (in_order && rjob != nullptr && Str(rjs[i], "name") != *rjob) continue;
-        total = std::min<int64_t>(total + pods, kInt32Max);
-      }
-      if (in_order && rjob != nullptr) {
-        s.name += "-" + *rjob;
-        s.key = s.namespace_ + "/" + s.name;
-      }
-    }
+    DeriveJobSet(pod, spec, &s, &total, &errs);
   } else if (top.kind == "LeaderWorkerSet" && group == "leaderworkerset.x-k8s.io") {
-    // KAI lws_grouper.go: one PodGroup per group, minAvailable size (LeaderCreated, the
-    // default) or, with LeaderReady, 1 (the workers are created once the leader runs).
-    const std::string* gi = FindNonEmpty(pod.metadata.labels, kLwsGroupIndexLabel);
-    if (gi == nullptr) {
-      errs.Add("metadata.labels",
-               "pod " + pod.Key() + " has no label " + std::string(kLwsGroupIndexLabel));
-    } else {
-      s.name += "-group-" + *gi;
-      s.key = s.namespace_ + "/" + s.name;
-    }
-    int64_t size = 1;
-    const YAML::Node sn = Child(Child(spec, "leaderWorkerTemplate"), "size");
-    if (Int(sn, &size) == Got::kBad || size < 1) {
-      errs.Add("spec.leaderWorkerTemplate.size", "must be >= 1, got " + Describe(sn));
-    }
-    total = size;
-    if (Str(spec, "startupPolicy") == "LeaderReady") min = 1;
+    DeriveLeaderWorkerSet(pod, spec, &s, &total, &min, &errs);
   } else if (const char* field = KubeflowReplicaField(top.kind);
              field != nullptr && group == "kubeflow.org") {
-    std::vector<std::pair<std::string, int64_t>> replicas;
-    if (ReplicaSpecs(spec, field, &replicas, &errs)) {
-      int64_t launcher = 0;
-      for (const auto& [type, n] : replicas) {
-        total = std::min<int64_t>(total + n, kInt32Max);
-        if (type == "Launcher") launcher = n;
-      }
-      if (top.kind == "MPIJob" && Str(spec, "launcherCreationPolicy") == "WaitForWorkersReady") {
-        min = total - launcher;  // the launcher is created once the workers are ready
-      }
-      if (top.kind == "PyTorchJob") {
-        int64_t elastic = 0;
-        const YAML::Node en = Child(Child(spec, "elasticPolicy"), "minReplicas");
-        switch (Int(en, &elastic)) {
-          case Got::kAbsent:
-            break;
-          case Got::kBad:
-            errs.Add("spec.elasticPolicy.minReplicas", "must be an integer, got " + Describe(en));
-            break;
-          case Got::kOk:
-            if (elastic < 1) {
-              errs.Add("spec.elasticPolicy.minReplicas",
-                       "must be >= 1, got " + std::to_string(elastic));
-            } else {
-              min = elastic;
-            }
-        }
-      }
-      KubeflowMinAvailable(spec, &min, &errs);
-    }
+    DeriveKubeflowJob(top.kind, field, spec, &total, &min, &errs);
   } else {
     errs.Add("kind", "PodGrouper has no rule to derive a gang from " + top.kind + " of group " +
                          Quote(group));
