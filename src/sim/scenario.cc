@@ -152,9 +152,11 @@ api::Status LoadManifestScenario(const std::vector<std::string>& paths, Scenario
   return ScenarioFromManifests(std::move(m), name, out);
 }
 
-api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Scenario* out) {
-  out->name = path;
-  for (auto& n : m.nodes) {
+// The scenario's Nodes: at time 0, or later with the arrival annotation (in arrival
+// order), moved out of `nodes`. Errors: InvalidArgument naming the file, the Node and the
+// annotation.
+api::Status ScenarioNodes(std::vector<api::Node>& nodes, const std::string& path, Scenario* out) {
+  for (auto& n : nodes) {
     auto a = n.metadata.annotations.find(kArrivalAnnotation);
     int64_t at = 0;
     if (a != n.metadata.annotations.end() && !ParseSeconds(a->second, &at)) {
@@ -170,44 +172,39 @@ api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Sce
   }
   std::stable_sort(out->later_nodes.begin(), out->later_nodes.end(),
                    [](const TimedNode& a, const TimedNode& b) { return a.arrival < b.arrival; });
-  // Pods that name a Kueue LocalQueue themselves (Kueue's plain-pod integration, its pod
-  // groups): admission not modelled, as for the workloads below.
-  {
-    std::vector<std::string> kueue_pods;
-    bool pod_groups = false;
-    for (const auto& p : m.pods) {
-      if (!p.metadata.labels.count(kKueueQueueNameLabel)) continue;
-      kueue_pods.push_back(p.Key());
-      pod_groups = pod_groups || p.metadata.labels.count("kueue.x-k8s.io/pod-group-name");
-    }
-    if (!kueue_pods.empty()) {
-      std::string names;
-      for (size_t i = 0; i < kueue_pods.size() && i < 5; ++i) {
-        names += (i ? ", " : "") + kueue_pods[i];
-      }
-      if (kueue_pods.size() > 5) names += ", ...";
-      out->warnings.push_back(
-          std::to_string(kueue_pods.size()) + " pod(s) labelled " + kKueueQueueNameLabel +
-          ": Kueue's admission (LocalQueue, ClusterQueue quotas" +
-          (pod_groups ? ", pod groups admitted whole (kueue.x-k8s.io/pod-group-name)" : "") +
-          ") is not modelled: they are scheduled as if admitted at once (" + names + ")");
-    }
+  return absl::OkStatus();
+}
+
+// Pods that name a Kueue LocalQueue themselves (Kueue's plain-pod integration, its pod
+// groups): admission not modelled, a warning naming up to five of them.
+void WarnKueuePods(const std::vector<api::Pod>& pods, Scenario* out) {
+  std::vector<std::string> kueue_pods;
+  bool pod_groups = false;
+  for (const auto& p : pods) {
+    if (!p.metadata.labels.count(kKueueQueueNameLabel)) continue;
+    kueue_pods.push_back(p.Key());
+    pod_groups = pod_groups || p.metadata.labels.count("kueue.x-k8s.io/pod-group-name");
   }
-  // The ecosystem's workloads, as their controllers expand them (sim/workloads.h).
-  WorkloadExpansion wx;
-  if (auto s = ExpandWorkloads(m, &wx); !s.ok()) return s;
-  ClassifyObjects(m.objects, wx, out);
-  for (auto& p : wx.created.pods) m.pods.push_back(std::move(p));
-  for (auto& c : wx.created.controllers) m.controllers.push_back(std::move(c));
-  for (auto& o : wx.created.objects) m.objects.push_back(std::move(o));
-  out->warnings.insert(out->warnings.end(), wx.warnings.begin(), wx.warnings.end());
-  out->notes.insert(out->notes.end(), wx.notes.begin(), wx.notes.end());
-  out->namespaces = std::move(m.namespaces);
-  out->priority_classes = std::move(m.priority_classes);
-  out->objects = std::move(m.objects);
-  out->pod_disruption_budgets = std::move(m.pod_disruption_budgets);
-  std::vector<api::Pod> pods = std::move(m.pods);
-  for (const auto& c : m.controllers) {
+  if (!kueue_pods.empty()) {
+    std::string names;
+    for (size_t i = 0; i < kueue_pods.size() && i < 5; ++i) {
+      names += (i ? ", " : "") + kueue_pods[i];
+    }
+    if (kueue_pods.size() > 5) names += ", ...";
+    out->warnings.push_back(
+        std::to_string(kueue_pods.size()) + " pod(s) labelled " + kKueueQueueNameLabel +
+        ": Kueue's admission (LocalQueue, ClusterQueue quotas" +
+        (pod_groups ? ", pod groups admitted whole (kueue.x-k8s.io/pod-group-name)" : "") +
+        ") is not modelled: they are scheduled as if admitted at once (" + names + ")");
+  }
+}
+
+// The pods of the manifests' controllers (api::ExpandController), with their volume claim
+// templates and the controller's simulation annotations, appended to `pods`; a Kueue-labelled
+// Job is a warning (admission not modelled, suspend lifted), a suspended Job a note.
+api::Status ControllerPods(const std::vector<api::WorkloadController>& controllers,
+                           const std::string& path, Scenario* out, std::vector<api::Pod>* pods) {
+  for (const auto& c : controllers) {
     if (c.kind != "Job") out->controller_replicas[c.metadata.uid] = c.replicas;
     const std::string what = (c.source.empty() ? path : c.source) + ": " + c.kind + " " +
                              c.metadata.namespace_ + "/" + c.metadata.name;
@@ -236,9 +233,16 @@ api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Sce
           p.metadata.annotations[k] = it->second;
         }
       }
-      pods.push_back(std::move(p));
+      pods->push_back(std::move(p));
     }
   }
+  return absl::OkStatus();
+}
+
+// The pods as the scenario's timed arrivals: the arrival annotation, else the creation
+// timestamp relative to the earliest one; the duration annotation; sorted by arrival.
+// Errors: InvalidArgument naming the file, the Pod and the annotation.
+api::Status TimedPods(std::vector<api::Pod> pods, const std::string& path, Scenario* out) {
   api::Timestamp earliest = 0;
   bool have = false;
   for (const auto& p : pods) {
@@ -276,6 +280,28 @@ api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Sce
   std::stable_sort(out->pods.begin(), out->pods.end(),
                    [](const TimedPod& a, const TimedPod& b) { return a.arrival < b.arrival; });
   return absl::OkStatus();
+}
+
+api::Status ScenarioFromManifests(api::Manifests m, const std::string& path, Scenario* out) {
+  out->name = path;
+  if (auto s = ScenarioNodes(m.nodes, path, out); !s.ok()) return s;
+  WarnKueuePods(m.pods, out);
+  // The ecosystem's workloads, as their controllers expand them (sim/workloads.h).
+  WorkloadExpansion wx;
+  if (auto s = ExpandWorkloads(m, &wx); !s.ok()) return s;
+  ClassifyObjects(m.objects, wx, out);
+  for (auto& p : wx.created.pods) m.pods.push_back(std::move(p));
+  for (auto& c : wx.created.controllers) m.controllers.push_back(std::move(c));
+  for (auto& o : wx.created.objects) m.objects.push_back(std::move(o));
+  out->warnings.insert(out->warnings.end(), wx.warnings.begin(), wx.warnings.end());
+  out->notes.insert(out->notes.end(), wx.notes.begin(), wx.notes.end());
+  out->namespaces = std::move(m.namespaces);
+  out->priority_classes = std::move(m.priority_classes);
+  out->objects = std::move(m.objects);
+  out->pod_disruption_budgets = std::move(m.pod_disruption_budgets);
+  std::vector<api::Pod> pods = std::move(m.pods);
+  if (auto s = ControllerPods(m.controllers, path, out, &pods); !s.ok()) return s;
+  return TimedPods(std::move(pods), path, out);
 }
 
 }  // namespace phalanx::sim
