@@ -50,7 +50,8 @@ class VolumeBindingTest : public ::testing::Test {
       if (o.metadata.namespace_.empty() && o.kind == "PersistentVolumeClaim") {
         o.metadata.namespace_ = "default";
       }
-      errs += catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(o)).message();
+      errs +=
+          std::string(catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(o)).message());
     }
     return errs;
   }
