@@ -380,11 +380,11 @@ class ObjectDecoder {
         v = kv.second.Scalar();
       }
       if (label_syntax) {
-        if (std::string msg = internal::QualifiedNameError(k); !msg.empty()) {
-          return Fail(kv.first, FieldInvalid(kp, k, msg));
+        if (api::Status msg = internal::QualifiedNameError(k); !msg.ok()) {
+          return Fail(kv.first, FieldInvalid(kp, k, std::string(msg.message())));
         }
-        if (std::string msg = internal::LabelValueError(v); !msg.empty()) {
-          return Fail(kv.second, FieldInvalid(kp, v, msg));
+        if (api::Status msg = internal::LabelValueError(v); !msg.ok()) {
+          return Fail(kv.second, FieldInvalid(kp, v, std::string(msg.message())));
         }
       }
       (*out)[k] = std::move(v);
@@ -575,8 +575,8 @@ class ObjectDecoder {
     }
     const std::string tk = Child(path, "topologyKey");
     if (t->topology_key.empty()) return Fail(n, FieldRequired(tk, "can not be empty"));
-    if (std::string msg = internal::QualifiedNameError(t->topology_key); !msg.empty()) {
-      return Fail(n, FieldInvalid(tk, t->topology_key, msg));
+    if (api::Status msg = internal::QualifiedNameError(t->topology_key); !msg.ok()) {
+      return Fail(n, FieldInvalid(tk, t->topology_key, std::string(msg.message())));
     }
     return true;
   }
@@ -634,8 +634,8 @@ class ObjectDecoder {
     }
     if (t->op.empty()) t->op = "Equal";  // an empty operator means Equal
     if (!t->key.empty()) {
-      if (std::string msg = internal::QualifiedNameError(t->key); !msg.empty()) {
-        return Fail(n, FieldInvalid(Child(path, "key"), t->key, msg));
+      if (api::Status msg = internal::QualifiedNameError(t->key); !msg.ok()) {
+        return Fail(n, FieldInvalid(Child(path, "key"), t->key, std::string(msg.message())));
       }
     }
     if (t->op == "Equal") {
@@ -644,8 +644,8 @@ class ObjectDecoder {
                                     "operator must be Exists when `key` is empty, which means "
                                     "\"match all values and all keys\""));
       }
-      if (std::string msg = internal::LabelValueError(t->value); !msg.empty()) {
-        return Fail(n, FieldInvalid(Child(path, "value"), t->value, msg));
+      if (api::Status msg = internal::LabelValueError(t->value); !msg.ok()) {
+        return Fail(n, FieldInvalid(Child(path, "value"), t->value, std::string(msg.message())));
       }
     } else if (t->op == "Exists") {
       if (!t->value.empty()) {
@@ -667,11 +667,11 @@ class ObjectDecoder {
         !Str(n, "effect", path, &t->effect)) {
       return false;
     }
-    if (std::string msg = internal::QualifiedNameError(t->key); !msg.empty()) {
-      return Fail(n, FieldInvalid(Child(path, "key"), t->key, msg));
+    if (api::Status msg = internal::QualifiedNameError(t->key); !msg.ok()) {
+      return Fail(n, FieldInvalid(Child(path, "key"), t->key, std::string(msg.message())));
     }
-    if (std::string msg = internal::LabelValueError(t->value); !msg.empty()) {
-      return Fail(n, FieldInvalid(Child(path, "value"), t->value, msg));
+    if (api::Status msg = internal::LabelValueError(t->value); !msg.ok()) {
+      return Fail(n, FieldInvalid(Child(path, "value"), t->value, std::string(msg.message())));
     }
     return TaintEffect(n, Child(path, "effect"), t->effect, /*allow_empty=*/false);
   }
@@ -793,9 +793,8 @@ class ObjectDecoder {
       if (!ExpectMap(tpl, Child(ep, "volumeClaimTemplate"))) return false;
       v->ephemeral_claim_template = std::make_shared<const YAML::Node>(YAML::Clone(tpl));
     }
-    if (std::string err = DecodeVolumeSource(n, path, /*persistent=*/false, &v->source);
-        !err.empty()) {
-      return Fail(n, err);
+    if (Status s = DecodeVolumeSource(n, path, /*persistent=*/false, &v->source); !s.ok()) {
+      return Fail(n, std::string(s.message()));
     }
     const YAML::Node pvc = Get(n, "persistentVolumeClaim");
     if (!Present(pvc)) return true;

@@ -53,37 +53,42 @@ constexpr std::string_view kQualifiedNameFmt =
 
 }  // namespace
 
-std::string QualifiedNameError(std::string_view name) {
+Status QualifiedNameError(std::string_view name) {
   std::string_view prefix;
   std::string_view part = name;
   const size_t slash = name.find('/');
   if (slash != std::string_view::npos) {
     if (name.find('/', slash + 1) != std::string_view::npos) {
-      return "a qualified name " + std::string(kQualifiedNameFmt) +
-             " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+      return absl::InvalidArgumentError(
+          "a qualified name " + std::string(kQualifiedNameFmt) +
+          " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
     }
     prefix = name.substr(0, slash);
     part = name.substr(slash + 1);
-    if (prefix.empty()) return "prefix part must be non-empty";
+    if (prefix.empty()) return absl::InvalidArgumentError("prefix part must be non-empty");
     if (!IsDNS1123Subdomain(prefix)) {
-      return "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
-             "alphanumeric characters, '-' or '.', and must start and end with an "
-             "alphanumeric character (e.g. 'example.com')";
+      return absl::InvalidArgumentError(
+          "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+          "alphanumeric characters, '-' or '.', and must start and end with an "
+          "alphanumeric character (e.g. 'example.com')");
     }
   }
-  if (part.empty()) return "name part must be non-empty";
-  if (part.size() > 63) return "name part must be no more than 63 characters";
-  if (!MatchesQualifiedNamePart(part)) return "name part " + std::string(kQualifiedNameFmt);
-  return "";
+  if (part.empty()) return absl::InvalidArgumentError("name part must be non-empty");
+  if (part.size() > 63)
+    return absl::InvalidArgumentError("name part must be no more than 63 characters");
+  if (!MatchesQualifiedNamePart(part))
+    return absl::InvalidArgumentError("name part " + std::string(kQualifiedNameFmt));
+  return absl::OkStatus();
 }
 
-std::string LabelValueError(std::string_view value) {
-  if (value.size() > 63) return "must be no more than 63 characters";
+Status LabelValueError(std::string_view value) {
+  if (value.size() > 63) return absl::InvalidArgumentError("must be no more than 63 characters");
   if (!value.empty() && !MatchesQualifiedNamePart(value)) {
-    return "a valid label must be an empty string or consist of alphanumeric characters, "
-           "'-', '_' or '.', and must start and end with an alphanumeric character";
+    return absl::InvalidArgumentError(
+        "a valid label must be an empty string or consist of alphanumeric characters, "
+        "'-', '_' or '.', and must start and end with an alphanumeric character");
   }
-  return "";
+  return absl::OkStatus();
 }
 
 bool ParseInt64(std::string_view s, int64_t* out) {
@@ -153,12 +158,13 @@ bool Contains(const std::vector<std::string>& values, std::string_view v) {
 // Shared by label-selector and node-selector requirements: key syntax and label values.
 Status ValidateKeyAndValues(const std::string& key, const std::vector<std::string>& values,
                             const std::string& path) {
-  if (std::string msg = internal::QualifiedNameError(key); !msg.empty()) {
-    return SetError(internal::FieldInvalid(Child(path, "key"), key, msg));
+  if (api::Status msg = internal::QualifiedNameError(key); !msg.ok()) {
+    return SetError(internal::FieldInvalid(Child(path, "key"), key, std::string(msg.message())));
   }
   for (size_t i = 0; i < values.size(); ++i) {
-    if (std::string msg = internal::LabelValueError(values[i]); !msg.empty()) {
-      return SetError(internal::FieldInvalid(Index(Child(path, "values"), i), values[i], msg));
+    if (api::Status msg = internal::LabelValueError(values[i]); !msg.ok()) {
+      return SetError(internal::FieldInvalid(Index(Child(path, "values"), i), values[i],
+                                             std::string(msg.message())));
     }
   }
   return absl::OkStatus();
@@ -258,11 +264,11 @@ Status ValidateNodeFieldSelectorRequirement(const NodeSelectorRequirement& req,
 Status ValidateLabelSelector(const LabelSelector& sel) {
   for (const auto& [key, value] : sel.match_labels) {
     const std::string path = Child("matchLabels", key);
-    if (std::string msg = internal::QualifiedNameError(key); !msg.empty()) {
-      return SetError(internal::FieldInvalid(path, key, msg));
+    if (api::Status msg = internal::QualifiedNameError(key); !msg.ok()) {
+      return SetError(internal::FieldInvalid(path, key, std::string(msg.message())));
     }
-    if (std::string msg = internal::LabelValueError(value); !msg.empty()) {
-      return SetError(internal::FieldInvalid(path, value, msg));
+    if (api::Status msg = internal::LabelValueError(value); !msg.ok()) {
+      return SetError(internal::FieldInvalid(path, value, std::string(msg.message())));
     }
   }
   for (size_t i = 0; i < sel.match_expressions.size(); ++i) {

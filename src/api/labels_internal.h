@@ -8,12 +8,17 @@
 #include <string>
 #include <string_view>
 
+#include "api/status.h"
+
 namespace phalanx::api::internal {
 
-// IsQualifiedName (label keys, taint/toleration keys): "" when valid, else the reason.
-std::string QualifiedNameError(std::string_view name);
-// IsValidLabelValue: "" when valid (empty is valid), else the reason.
-std::string LabelValueError(std::string_view value);
+// IsQualifiedName (label keys, taint/toleration keys): OK when valid, else
+// InvalidArgument with the reason as its message, upstream's wording, e.g. "name part must
+// be no more than 63 characters".
+Status QualifiedNameError(std::string_view name);
+// IsValidLabelValue: OK when valid (empty is valid), else InvalidArgument with the reason,
+// e.g. "must be no more than 63 characters".
+Status LabelValueError(std::string_view value);
 // IsDNS1123Subdomain (object names such as node names), at most 253 characters.
 bool IsDNS1123Subdomain(std::string_view s);
 // strconv.ParseInt(s, 10, 64): optional sign then decimal digits, no overflow.

@@ -239,16 +239,17 @@ TEST(NodeSelectorTest, TermValidation) {
 TEST(NameValidationTest, QualifiedNamesAndLabelValues) {
   for (const char* ok : {"a", "app", "A.b-c_d", "example.com/app", "kubernetes.io/hostname",
                          "topology.kubernetes.io/zone", "a1"}) {
-    EXPECT_EQ(internal::QualifiedNameError(ok), "") << ok;
+    EXPECT_TRUE(internal::QualifiedNameError(ok).ok()) << ok;
   }
   for (const char* bad : {"", "-a", "a-", "a b", "/a", "Example.com/a", "a/b/c", "a/",
                           "1234567890123456789012345678901234567890123456789012345678901234"}) {
-    EXPECT_NE(internal::QualifiedNameError(bad), "") << bad;
+    EXPECT_EQ(internal::QualifiedNameError(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
   }
-  EXPECT_EQ(internal::LabelValueError(""), "");
-  EXPECT_EQ(internal::LabelValueError("v1.2_3-x"), "");
-  EXPECT_NE(internal::LabelValueError("-x"), "");
-  EXPECT_NE(internal::LabelValueError(std::string(64, 'a')), "");
+  EXPECT_TRUE(internal::LabelValueError("").ok());
+  EXPECT_TRUE(internal::LabelValueError("v1.2_3-x").ok());
+  EXPECT_EQ(internal::LabelValueError("-x").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(internal::LabelValueError(std::string(64, 'a')).message(),
+            "must be no more than 63 characters");
 
   int64_t v = 0;
   EXPECT_TRUE(internal::ParseInt64("-9223372036854775808", &v));

@@ -112,11 +112,17 @@ class SourceReader {
 
 using Type = VolumeSource::Type;
 
-// Reads one present source of type `t` from `src` into *out.
-std::string ReadSource(Type t, const YAML::Node& src, const std::string& path, bool persistent,
-                       VolumeSource* out) {
+// OK for an empty reader error, else InvalidArgument with it.
+Status ReaderStatus(const std::string& error) {
+  return error.empty() ? absl::OkStatus() : absl::InvalidArgumentError(error);
+}
+
+// Reads one present source of type `t` from `src` into *out: OK, or InvalidArgument with
+// the first field error.
+Status ReadSource(Type t, const YAML::Node& src, const std::string& path, bool persistent,
+                  VolumeSource* out) {
   SourceReader r(src, path);
-  if (!r.Map()) return r.error();
+  if (!r.Map()) return ReaderStatus(r.error());
   out->type = t;
   switch (t) {
     case Type::kAWSElasticBlockStore:
@@ -151,13 +157,13 @@ std::string ReadSource(Type t, const YAML::Node& src, const std::string& path, b
       break;
   }
   r.Bool("readOnly", &out->read_only);
-  return r.error();
+  return ReaderStatus(r.error());
 }
 
 }  // namespace
 
-std::string DecodeVolumeSource(const YAML::Node& n, const std::string& path, bool persistent,
-                               VolumeSource* out) {
+Status DecodeVolumeSource(const YAML::Node& n, const std::string& path, bool persistent,
+                          VolumeSource* out) {
   static constexpr std::pair<const char*, Type> kSources[] = {
       {"awsElasticBlockStore", Type::kAWSElasticBlockStore},
       {"gcePersistentDisk", Type::kGCEPersistentDisk},
@@ -173,15 +179,14 @@ std::string DecodeVolumeSource(const YAML::Node& n, const std::string& path, boo
     const YAML::Node src = Field(n, key);
     if (!IsPresent(src)) continue;
     if (found) {
-      return path + "." + key + ": Forbidden: may not specify more than 1 volume type (" + found +
-             " is set)";
+      return absl::InvalidArgumentError(path + "." + key +
+                                        ": Forbidden: may not specify more than 1 volume type (" +
+                                        found + " is set)");
     }
     found = key;
-    if (std::string err = ReadSource(type, src, path + "." + key, persistent, out); !err.empty()) {
-      return err;
-    }
+    if (Status s = ReadSource(type, src, path + "." + key, persistent, out); !s.ok()) return s;
   }
-  return "";
+  return absl::OkStatus();
 }
 
 }  // namespace phalanx::api

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "api/status.h"
+
 namespace YAML {
 class Node;
 }
@@ -47,14 +49,14 @@ struct VolumeSource {
 };
 
 // Decodes the source fields of `n` (a pod volume or a PersistentVolume's spec) into *out.
-// Returns "" on success, else "<path>.<field>: <cause>" for a malformed field, with the
+// Returns OK, else InvalidArgument with "<path>.<field>: <cause>" for a malformed field, with the
 // required fields of upstream's validation (pkg/apis/core/validation validateVolumeSource /
 // validatePersistentVolumeSpec): awsElasticBlockStore.volumeID, gcePersistentDisk.pdName,
 // azureDisk.diskName and diskURI, cinder.volumeID, rbd.monitors and image, iscsi.targetPortal
 // and iqn, csi.driver (and csi.volumeHandle for a PV: `persistent`). More than one of the
 // sources above is an error ("may not specify more than 1 volume type"). `path` is the field
 // path of `n`, e.g. "spec.volumes[0]" or "spec".
-std::string DecodeVolumeSource(const YAML::Node& n, const std::string& path, bool persistent,
-                               VolumeSource* out);
+Status DecodeVolumeSource(const YAML::Node& n, const std::string& path, bool persistent,
+                          VolumeSource* out);
 
 }  // namespace phalanx::api

@@ -5,7 +5,7 @@
 
 namespace phalanx::app {
 
-std::string LiveProfileError(scheduler::Scheduler& sched,
+api::Status LiveProfileError(scheduler::Scheduler& sched,
                              const config::KubeSchedulerConfiguration& cfg) {
   for (const auto& p : cfg.profiles) {
     const framework::Framework* fw = sched.Profile(p.scheduler_name);
@@ -15,13 +15,14 @@ std::string LiveProfileError(scheduler::Scheduler& sched,
       return std::find(l.begin(), l.end(), "GpuShare") != l.end();
     };
     if (has("Reserve") && !has("PreBind")) {
-      return "profile " + p.scheduler_name +
-             ": GpuShare is enabled at reserve but not at preBind; in phalanx run the chosen "
-             "GPU devices must be written to the pod (enable GpuShare at preBind, or in "
-             "multiPoint)";
+      return absl::FailedPreconditionError(
+          "profile " + p.scheduler_name +
+          ": GpuShare is enabled at reserve but not at preBind; in phalanx run the chosen "
+          "GPU devices must be written to the pod (enable GpuShare at preBind, or in "
+          "multiPoint)");
     }
   }
-  return "";
+  return absl::OkStatus();
 }
 
 }  // namespace phalanx::app

@@ -26,7 +26,10 @@ std::string ErrorFor(const std::string& yaml) {
   auto s = scheduler::Scheduler::New(std::move(o));
   EXPECT_TRUE(s.ok()) << s.status().Message();
   if (!s.ok()) return "(scheduler)";
-  return LiveProfileError(*s.value(), *cfg);
+  const api::Status st = LiveProfileError(*s.value(), *cfg);
+  if (st.ok()) return "";
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  return std::string(st.message());
 }
 
 TEST(LiveChecksTest, GpuShareNeedsPreBindInLiveMode) {

@@ -52,25 +52,26 @@ std::string PodJson(const std::string& ns, const std::string& name) {
          "\"memory\":\"500Mi\"},\"requests\":{\"cpu\":\"100m\",\"memory\":\"500Mi\"}}}]}}";
 }
 
-// Runs fn(i) for i in [0, n) on `workers` threads; stops at the first error (returned).
-std::string ParallelFor(int n, int workers, const std::function<std::string(int)>& fn) {
+// Runs fn(i) for i in [0, n) on `workers` threads; stops at the first error (returned;
+// OK when every call was).
+api::Status ParallelFor(int n, int workers, const std::function<api::Status(int)>& fn) {
   std::atomic<int> next{0};
   absl::Mutex mu;
-  std::string first_err;  // guarded by mu
+  api::Status first_err;  // guarded by mu
   std::vector<std::thread> ts;
   for (int w = 0; w < std::max(1, workers); ++w) {
     ts.emplace_back([&] {
       for (;;) {
         {
           absl::MutexLock l(&mu);
-          if (!first_err.empty()) return;
+          if (!first_err.ok()) return;
         }
         const int i = next.fetch_add(1);
         if (i >= n) return;
-        std::string err = fn(i);
-        if (!err.empty()) {
+        api::Status err = fn(i);
+        if (!err.ok()) {
           absl::MutexLock l(&mu);
-          if (first_err.empty()) first_err = std::move(err);
+          if (first_err.ok()) first_err = std::move(err);
           return;
         }
       }
@@ -91,21 +92,21 @@ int Create(const LoadOptions& o, client::RestClient& api) {
       return Fail(api.Describe("POST", "/api/v1/namespaces", r));
     }
   }
-  auto create = [&](const std::string& path, const std::string& body) -> std::string {
+  auto create = [&](const std::string& path, const std::string& body) -> api::Status {
     client::Response r = api.Do("POST", path, body);
-    if (r.ok() || r.status == 409) return "";
-    return api.Describe("POST", path, r);
+    if (r.ok() || r.status == 409) return absl::OkStatus();
+    return api.ToStatus("POST", path, r);
   };
   auto t0 = std::chrono::steady_clock::now();
-  std::string err = ParallelFor(o.nodes, o.workers, [&](int i) {
+  api::Status err = ParallelFor(o.nodes, o.workers, [&](int i) {
     return create("/api/v1/nodes", NodeJson(Name("node", i)));
   });
-  if (!err.empty()) return Fail(err);
+  if (!err.ok()) return Fail(std::string(err.message()));
   auto t1 = std::chrono::steady_clock::now();
   const std::string pods_path = "/api/v1/namespaces/" + ns + "/pods";
   err = ParallelFor(o.pods, o.workers,
                     [&](int i) { return create(pods_path, PodJson(ns, Name("pod", i))); });
-  if (!err.empty()) return Fail(err);
+  if (!err.ok()) return Fail(std::string(err.message()));
   auto t2 = std::chrono::steady_clock::now();
   const double dn = std::chrono::duration<double>(t1 - t0).count();
   const double dp = std::chrono::duration<double>(t2 - t1).count();
@@ -116,8 +117,9 @@ int Create(const LoadOptions& o, client::RestClient& api) {
 }
 
 // GET a list and calls fn(item) for each element of .items; returns the list's
-// resourceVersion through *rv. Pages of 5000.
-std::string ListItems(client::RestClient& api, const std::string& path,
+// resourceVersion through *rv. Pages of 5000. OK, or the failed request's status
+// (RestClient::ToStatus), or DataLoss "GET <path>: malformed JSON".
+api::Status ListItems(client::RestClient& api, const std::string& path,
                       const std::function<void(simdjson::dom::element)>& fn, std::string* rv) {
   simdjson::dom::parser parser;
   std::string cont;
@@ -125,9 +127,9 @@ std::string ListItems(client::RestClient& api, const std::string& path,
     std::string p = path + (path.find('?') == std::string::npos ? "?" : "&") + "limit=5000";
     if (!cont.empty()) p += "&continue=" + client::UrlEncode(cont);
     client::Response r = api.Do("GET", p);
-    if (!r.ok()) return api.Describe("GET", p, r);
+    if (!r.ok()) return api.ToStatus("GET", p, r);
     simdjson::dom::element doc;
-    if (parser.parse(r.body).get(doc)) return "GET " + p + ": malformed JSON";
+    if (parser.parse(r.body).get(doc)) return absl::DataLossError("GET " + p + ": malformed JSON");
     simdjson::dom::array items;
     if (!doc["items"].get(items)) {
       for (auto it : items) fn(it);
@@ -135,21 +137,21 @@ std::string ListItems(client::RestClient& api, const std::string& path,
     std::string_view v;
     if (rv && !doc["metadata"]["resourceVersion"].get(v)) *rv = std::string(v);
     std::string_view c;
-    if (doc["metadata"]["continue"].get(c) || c.empty()) return "";
+    if (doc["metadata"]["continue"].get(c) || c.empty()) return absl::OkStatus();
     cont = std::string(c);
   }
 }
 
 int Bind(const LoadOptions& o, client::RestClient& api) {
   std::vector<std::string> nodes, pods;
-  std::string err = ListItems(
+  api::Status err = ListItems(
       api, "/api/v1/nodes",
       [&](simdjson::dom::element n) {
         std::string_view name;
         if (!n["metadata"]["name"].get(name)) nodes.emplace_back(name);
       },
       nullptr);
-  if (!err.empty()) return Fail(err);
+  if (!err.ok()) return Fail(std::string(err.message()));
   if (nodes.empty()) return Fail("bind: no nodes");
   err = ListItems(
       api, "/api/v1/namespaces/" + o.namespace_ + "/pods?fieldSelector=spec.nodeName%3D",
@@ -158,10 +160,10 @@ int Bind(const LoadOptions& o, client::RestClient& api) {
         if (!p["metadata"]["name"].get(name)) pods.emplace_back(name);
       },
       nullptr);
-  if (!err.empty()) return Fail(err);
+  if (!err.ok()) return Fail(std::string(err.message()));
   auto t0 = std::chrono::steady_clock::now();
   std::atomic<int> conflicts{0};
-  err = ParallelFor(static_cast<int>(pods.size()), o.workers, [&](int i) -> std::string {
+  err = ParallelFor(static_cast<int>(pods.size()), o.workers, [&](int i) -> api::Status {
     const std::string& pod = pods[i];
     const std::string& node = nodes[i % nodes.size()];
     const std::string path = "/api/v1/namespaces/" + o.namespace_ + "/pods/" + pod + "/binding";
@@ -171,14 +173,14 @@ int Bind(const LoadOptions& o, client::RestClient& api) {
                              "\"kind\":\"Node\",\"name\":" +
                              client::JsonString(node) + "}}";
     client::Response r = api.Do("POST", path, body);
-    if (r.ok()) return "";
+    if (r.ok()) return absl::OkStatus();
     if (r.status == 409) {
       ++conflicts;
-      return "";
+      return absl::OkStatus();
     }
-    return api.Describe("POST", path, r);
+    return api.ToStatus("POST", path, r);
   });
-  if (!err.empty()) return Fail(err);
+  if (!err.ok()) return Fail(std::string(err.message()));
   const double d = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("bound %zu pods onto %zu nodes in %.2f s (%.0f binds/s, %d conflicts), %d workers\n",
               pods.size(), nodes.size(), d, d > 0 ? pods.size() / d : 0.0, conflicts.load(),
@@ -197,7 +199,7 @@ int Watch(const LoadOptions& o, client::RestClient& api) {
     if (first_ms == 0) first_ms = last_ms;
   };
   std::string rv;
-  std::string err = ListItems(
+  api::Status err = ListItems(
       api, base,
       [&](simdjson::dom::element p) {
         std::string_view name, node;
@@ -206,7 +208,7 @@ int Watch(const LoadOptions& o, client::RestClient& api) {
         }
       },
       &rv);
-  if (!err.empty()) return Fail(err);
+  if (!err.ok()) return Fail(std::string(err.message()));
   if (!o.ready_file.empty()) std::ofstream(o.ready_file) << "watching\n";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.timeout_seconds);
   simdjson::dom::parser parser;
@@ -257,7 +259,7 @@ int Watch(const LoadOptions& o, client::RestClient& api) {
             }
           },
           &rv);
-      if (!err.empty()) return Fail(err);
+      if (!err.ok()) return Fail(std::string(err.message()));
     } else if (!r.ok() && !r.cancelled && r.status != 0) {
       return Fail(api.Describe("GET", path, r));
     } else if (r.transport_error()) {

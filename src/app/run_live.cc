@@ -170,8 +170,9 @@ class LiveRun {
                   made.status().Message());
     }
     sched_ = std::move(made).value();
-    if (std::string e = LiveProfileError(*sched_, cfg_); !e.empty()) {
-      return Fail((o_.config_path.empty() ? std::string() : o_.config_path + ": ") + e);
+    if (api::Status e = LiveProfileError(*sched_, cfg_); !e.ok()) {
+      return Fail((o_.config_path.empty() ? std::string() : o_.config_path + ": ") +
+                  std::string(e.message()));
     }
     return 0;
   }
@@ -427,7 +428,7 @@ class LiveRun {
       if (!elector_->Renew(shutdown_.requested)) {
         lost_ = true;
         code = Fail("leader election lost: lease " + le.resource_namespace + "/" +
-                    le.resource_name + ": " + elector_->last_error());
+                    le.resource_name + ": " + std::string(elector_->last_error().message()));
       }
       sm_->SetLeader(le.resource_name, false);
     } else {

@@ -224,15 +224,15 @@ bool LiveInformerFactory::Sleep(std::chrono::milliseconds d) {
   return SleepUnlessStopped(sleep_cv_, sleep_mu_, stop_, d);
 }
 
-void LiveInformerFactory::SetError(Reflector* r, const std::string& e) {
+void LiveInformerFactory::SetError(Reflector* r, api::Status e) {
   {
     absl::MutexLock l(&status_mu_);
-    status_[r->index].last_error = e;
+    status_[r->index].last_error = std::move(e);
   }
   synced_cv_.SignalAll();
 }
 
-std::string LiveInformerFactory::LastError(const Reflector& r) const {
+api::Status LiveInformerFactory::LastError(const Reflector& r) const {
   absl::MutexLock l(&status_mu_);
   return status_[r.index].last_error;
 }
@@ -252,8 +252,8 @@ void LiveInformerFactory::RunReflector(Reflector* r) {
       bool gone = false;
       if (!ListAll(r, &rv, &gone)) {
         if (stop_.load()) break;
-        spdlog::warn("informer {}: {}; retrying in {} ms", r->type.Name(), LastError(*r),
-                     backoff.count());
+        spdlog::warn("informer {}: {}; retrying in {} ms", r->type.Name(),
+                     std::string(LastError(*r).message()), backoff.count());
         if (!Sleep(jittered(backoff))) break;
         grow();
         continue;
@@ -278,8 +278,8 @@ void LiveInformerFactory::RunReflector(Reflector* r) {
     if (std::chrono::steady_clock::now() - started > std::chrono::seconds(30)) {
       backoff = opts_.initial_backoff;
     }
-    spdlog::warn("informer {}: {}; re-watching in {} ms", r->type.Name(), LastError(*r),
-                 backoff.count());
+    spdlog::warn("informer {}: {}; re-watching in {} ms", r->type.Name(),
+                 std::string(LastError(*r).message()), backoff.count());
     if (!Sleep(jittered(backoff))) break;
     grow();
   }
@@ -302,12 +302,12 @@ bool LiveInformerFactory::ListAll(Reflector* r, std::string* rv, bool* gone) {
     }
     if (!resp.ok()) {
       *gone = resp.status == 410;
-      SetError(r, client_.Describe("GET", path, resp));
+      SetError(r, client_.ToStatus("GET", path, resp));
       return false;
     }
     ListPage page;
     if (api::Status s = DecodeList(resp.body, r->type, &page); !s.ok()) {
-      SetError(r, std::string(s.message()));
+      SetError(r, std::move(s));
       return false;
     }
     for (const auto& s : page.skipped) {
@@ -326,7 +326,7 @@ bool LiveInformerFactory::ListAll(Reflector* r, std::string* rv, bool* gone) {
   {
     absl::MutexLock l(&status_mu_);
     ReflectorStatus& st = status_[r->index];
-    st.last_error.clear();
+    st.last_error = absl::OkStatus();
     st.resource_version = list_rv;
     ++st.relists;
   }
@@ -355,7 +355,7 @@ bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
     path += "&fieldSelector=" + UrlEncode(r->type.field_selector);
   }
   const size_t idx = r->index;
-  std::string stream_error;
+  api::Status stream_error;
   int64_t events = 0;
   auto on_line = [&](std::string_view line) -> bool {
     WatchEvent ev;
@@ -367,15 +367,16 @@ bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
         *rv = ev.resource_version;
         return true;
       }
-      stream_error = err;
+      stream_error = std::move(s);
       return false;
     }
     if (ev.type == "ERROR") {
       if (ev.error_code == 410) {
         *gone = true;
       } else {
-        stream_error = r->type.Name() + " watch: error " + std::to_string(ev.error_code) + ": " +
-                       ev.error_message;
+        stream_error =
+            absl::UnavailableError(r->type.Name() + " watch: error " +
+                                   std::to_string(ev.error_code) + ": " + ev.error_message);
       }
       return false;
     }
@@ -398,14 +399,17 @@ bool LiveInformerFactory::Watch(Reflector* r, std::string* rv, bool* gone) {
     *gone = true;
     return true;
   }
-  if (!stream_error.empty()) {
+  if (!stream_error.ok()) {
     SetError(r, stream_error);
     return false;
   }
   if (resp.curl_code != 0 || resp.status != 200) {
     // A transfer that times out on our side after the server's timeout is a normal end.
     if (resp.status == 200 && resp.curl_code == 28 /* CURLE_OPERATION_TIMEDOUT */) return true;
-    SetError(r, client_.Describe("GET", path, resp));
+    api::Status failed = client_.ToStatus("GET", path, resp);
+    // A watch answered with another 2xx than 200 passes Response::ok().
+    if (failed.ok()) failed = absl::UnknownError(client_.Describe("GET", path, resp));
+    SetError(r, std::move(failed));
     return false;
   }
   return true;
@@ -428,7 +432,8 @@ api::Status LiveInformerFactory::WaitForCacheSync(std::chrono::milliseconds time
     if (st.synced) continue;
     if (!msg.empty()) msg += "; ";
     msg += st.resource + ": " +
-           (st.last_error.empty() ? std::string("no response yet") : st.last_error);
+           (st.last_error.ok() ? std::string("no response yet")
+                               : std::string(st.last_error.message()));
   }
   if (stop && stop->load()) {
     return absl::CancelledError("stopped before the informer caches synced: " + msg);

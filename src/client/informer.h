@@ -36,6 +36,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/status.h"
 #include "client/objects.h"
 #include "client/rest_client.h"
 #include "cluster/informer.h"
@@ -59,7 +60,10 @@ struct InformerOptions {
 struct ReflectorStatus {
   std::string resource;
   bool synced = false;
-  std::string last_error;  // "" when the last request succeeded
+  // OK when the last request succeeded (or none failed yet); else its error: the failed
+  // response's status (RestClient::ToStatus), the decode error of a list or event, or
+  // Unavailable for a watch ERROR event.
+  api::Status last_error;
   std::string resource_version;
   int64_t relists = 0;
   int64_t events = 0;
@@ -113,12 +117,14 @@ class LiveInformerFactory final : public cluster::InformerFactory {
   enum class Op { kAdd, kUpdate, kDelete };
 
   void RunReflector(Reflector* r);
-  // Returns false on error (with r->last_error set); sets *gone on 410.
+  // Returns false on error (with the reflector's ReflectorStatus::last_error set); sets *gone
+  // on 410.
   bool ListAll(Reflector* r, std::string* rv, bool* gone);
   bool Watch(Reflector* r, std::string* rv, bool* gone);
   bool Sleep(std::chrono::milliseconds d);  // false when stopping
-  void SetError(Reflector* r, const std::string& e);
-  std::string LastError(const Reflector& r) const;
+  void SetError(Reflector* r, api::Status e);
+  // The reflector's ReflectorStatus::last_error (OK when its last request succeeded).
+  api::Status LastError(const Reflector& r) const;
 
   // Dispatcher side (all on the dispatcher thread).
   void Post(std::function<void()> fn);

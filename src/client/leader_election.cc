@@ -12,7 +12,7 @@ LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig cfg,
                              const cluster::Clock& clock)
     : client_(client), cfg_(std::move(cfg)), clock_(clock) {}
 
-std::string LeaderElector::last_error() const {
+api::Status LeaderElector::last_error() const {
   absl::MutexLock l(&mu_);
   return last_error_;
 }
@@ -34,14 +34,14 @@ bool LeaderElector::Get(LeaseRecord* rec, bool* exists) {
   }
   if (!r.ok()) {
     absl::MutexLock l(&mu_);
-    last_error_ = client_.Describe("GET", path, r);
+    last_error_ = client_.ToStatus("GET", path, r);
     return false;
   }
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(r.body).get(doc)) {
     absl::MutexLock l(&mu_);
-    last_error_ = "GET " + path + ": malformed JSON";
+    last_error_ = absl::DataLossError("GET " + path + ": malformed JSON");
     return false;
   }
   *exists = true;
@@ -86,9 +86,10 @@ bool LeaderElector::Write(const LeaseRecord& rec, bool create) {
   Response r = client_.Do(method, path, Body(rec));
   if (!r.ok()) {
     absl::MutexLock l(&mu_);
-    last_error_ = r.status == 409 ? "lease " + cfg_.lease_namespace + "/" + cfg_.lease_name +
-                                        " changed concurrently (409 Conflict)"
-                                  : client_.Describe(method, path, r);
+    last_error_ = r.status == 409
+                      ? absl::AbortedError("lease " + cfg_.lease_namespace + "/" + cfg_.lease_name +
+                                           " changed concurrently (409 Conflict)")
+                      : client_.ToStatus(method, path, r);
     return false;
   }
   return true;
@@ -124,8 +125,9 @@ bool LeaderElector::TryAcquireOrRenew() {
   if (!cur.holder_identity.empty() && !ours &&
       std::chrono::steady_clock::now() < observed_at_ + held_for) {
     absl::MutexLock l(&mu_);
-    last_error_ = "lease " + cfg_.lease_namespace + "/" + cfg_.lease_name + " is held by " +
-                  cur.holder_identity;
+    last_error_ =
+        absl::FailedPreconditionError("lease " + cfg_.lease_namespace + "/" + cfg_.lease_name +
+                                      " is held by " + cur.holder_identity);
     return false;
   }
   next.resource_version = cur.resource_version;
@@ -140,7 +142,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   observed_at_ = std::chrono::steady_clock::now();
   {
     absl::MutexLock l(&mu_);
-    last_error_.clear();
+    last_error_ = absl::OkStatus();
   }
   return true;
 }
@@ -154,7 +156,7 @@ bool LeaderElector::Acquire(const std::atomic<bool>& stop) {
                    cfg_.lease_name);
       return true;
     }
-    const std::string e = last_error();
+    const std::string e(last_error().message());
     if (e != last_logged) {
       spdlog::info("leader election: waiting: {}", e);
       last_logged = e;
@@ -180,7 +182,7 @@ bool LeaderElector::Renew(const std::atomic<bool>& stop) {
                     cfg_.lease_name, observed_.holder_identity);
       return false;
     }
-    spdlog::warn("leader election: renew failed: {}", last_error());
+    spdlog::warn("leader election: renew failed: {}", std::string(last_error().message()));
     if (std::chrono::steady_clock::now() - last_renew > cfg_.renew_deadline) {
       leader_ = false;
       spdlog::error("leader election: lost lease {}/{}: could not renew within {} ms",

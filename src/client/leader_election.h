@@ -56,8 +56,11 @@ class LeaderElector {
 
   bool IsLeader() const { return leader_.load(); }
   const LeaderElectionConfig& config() const { return cfg_; }
-  // The last error, for logs ("" when the last attempt succeeded).
-  std::string last_error() const;
+  // The last error, for logs: OK when the last attempt succeeded (or none was made); else
+  // the failed request's status (RestClient::ToStatus), DataLoss for a malformed Lease,
+  // Aborted when the Lease changed concurrently (409), FailedPrecondition while another
+  // holder's lease is valid ("lease ns/name is held by other-id").
+  api::Status last_error() const;
   // Wakes Acquire/Renew early (call after setting their stop flag).
   void Wake();
 
@@ -79,7 +82,7 @@ class LeaderElector {
   std::chrono::steady_clock::time_point observed_at_{};
   mutable absl::Mutex mu_;
   absl::CondVar cv_;  // Wake() signals it
-  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  api::Status last_error_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::client

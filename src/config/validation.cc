@@ -237,11 +237,12 @@ void ValidateLeaderElection(const LeaderElection& le, FieldErrors* errs) {
 // v1helper.IsExtendedResourceName (a '/' outside the kubernetes.io/ namespace, no
 // "requests." prefix, and "requests.<name>" a qualified name). Empty when valid.
 std::vector<std::string> ExtendedResourceNameErrors(const std::string& name) {
-  if (std::string e = api::internal::QualifiedNameError(name); !e.empty()) return {e};
+  if (api::Status e = api::internal::QualifiedNameError(name); !e.ok())
+    return {std::string(e.message())};
   const bool native =
       name.find('/') == std::string::npos || name.find("kubernetes.io/") != std::string::npos;
   const bool extended = !native && name.rfind("requests.", 0) != 0 &&
-                        api::internal::QualifiedNameError("requests." + name).empty();
+                        api::internal::QualifiedNameError("requests." + name).ok();
   if (!extended) return {name + " is an invalid extended resource name"};
   return {};
 }

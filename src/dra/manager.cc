@@ -251,10 +251,10 @@ std::shared_ptr<const std::map<std::string, DeviceClass>> Manager::Classes() con
   return classes_view_;
 }
 
-std::string Manager::ClassError(const std::string& name) const {
+api::Status Manager::ClassError(const std::string& name) const {
   absl::MutexLock l(&mu_);
   auto it = errors_.find(std::string("DeviceClass.") + kGroup + "//" + name);
-  return it == errors_.end() ? "" : it->second;
+  return it == errors_.end() ? absl::OkStatus() : absl::InvalidArgumentError(it->second);
 }
 
 std::vector<ResourceSlicePtr> Manager::Slices() const {

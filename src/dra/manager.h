@@ -57,9 +57,11 @@ class Manager {
   api::StatusOr<ResourceClaimTemplate> GetTemplate(const std::string& ns,
                                                    const std::string& name) const;
   // Every valid DeviceClass by name; a class that failed to parse is absent and its error
-  // is ClassError(name) ("" when none).
+  // is ClassError(name).
   std::shared_ptr<const std::map<std::string, DeviceClass>> Classes() const;
-  std::string ClassError(const std::string& name) const;
+  // OK when DeviceClass `name` decoded (or is unknown); else InvalidArgument with its decode
+  // error as the message.
+  api::Status ClassError(const std::string& name) const;
   // Every valid ResourceSlice; a device matched by DeviceTaintRules carries their taints
   // after its own (KEP-5055: taints are cumulative; upstream's scheduler gets the same
   // from k8s.io/dynamic-resource-allocation/resourceslice/tracker). The patched copies are

@@ -78,16 +78,18 @@ struct PodGroupInfo {
     // a domain that holds their nodes (KAI job_filtering.go: a job with active allocated
     // tasks keeps to their domain at the required level).
     std::vector<std::string> active_pods;
-    // Given the keys of the scope's pods placed so far, "" when the subgroup's quorum is met
-    // (with its members already assumed or bound), else why not (subgroups.h wording).
-    std::function<std::string(const std::vector<std::string>& placed_pods)> check;
+    // Given the keys of the scope's pods placed so far, Success when the subgroup's quorum is
+    // met (with its members already assumed or bound), else Unschedulable saying why not
+    // (subgroups.h wording).
+    std::function<Status(const std::vector<std::string>& placed_pods)> check;
   };
   std::vector<TopologyScope> topology_scopes;
   // Nested quorums (KAI subGroups, Volcano minTaskMember; src/gang/subgroups.h): given the
-  // keys of the pending_pods placed in this cycle, "" when they and the members already
-  // assumed or bound meet every subgroup's minimum, else the short subgroup, e.g.
-  // `subgroup "decode": 0/2 members placeable`. Empty function: no nested quorums.
-  std::function<std::string(const std::vector<std::string>& placed_pods)> check_sub_groups;
+  // keys of the pending_pods placed in this cycle, Success when they and the members already
+  // assumed or bound meet every subgroup's minimum, else Unschedulable naming the short
+  // subgroup, e.g. `subgroup "decode": 0/2 members placeable`. Empty function: no nested
+  // quorums.
+  std::function<Status(const std::vector<std::string>& placed_pods)> check_sub_groups;
 };
 
 // What one PodGroup cycle places (upstream framework.QueuedPodGroupInfo): one gang, or

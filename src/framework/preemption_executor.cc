@@ -47,7 +47,7 @@ void PreemptionExecutor::Execute(PreemptionRequest req) {
   if (observer) observer->PreemptionVictims(req.plugin, req.victims.size(), req.num_pdb_violations);
   auto work = [this, req = std::move(req)]() {
     const auto start = std::chrono::steady_clock::now();
-    std::string error = Evict(req);
+    api::Status error = Evict(req);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Finish(req, error, seconds);
@@ -59,7 +59,7 @@ void PreemptionExecutor::Execute(PreemptionRequest req) {
   }
 }
 
-std::string PreemptionExecutor::Evict(const PreemptionRequest& req) {
+api::Status PreemptionExecutor::Evict(const PreemptionRequest& req) {
   const api::PodCondition cond{"DisruptionTarget", "True", "PreemptionByScheduler",
                                req.disruption_message};
   for (const auto& victim : req.victims) {
@@ -70,7 +70,8 @@ std::string PreemptionExecutor::Evict(const PreemptionRequest& req) {
       api::Status s = client_.UpdatePodStatus(v, &cond, nullptr);
       if (s.ok()) s = client_.DeletePod(v);
       if (absl::IsNotFound(s)) continue;  // already deleted
-      if (!s.ok()) return "preempt " + v.Key() + ": " + std::string(s.message());
+      if (!s.ok())
+        return api::Status(s.code(), "preempt " + v.Key() + ": " + std::string(s.message()));
     }
     client_.RecordEvent(v, "Normal", victim.event_reason, victim.event_message);
   }
@@ -84,20 +85,21 @@ std::string PreemptionExecutor::Evict(const PreemptionRequest& req) {
                    std::string(s.message()));
     }
   }
-  return "";
+  return absl::OkStatus();
 }
 
-void PreemptionExecutor::Finish(const PreemptionRequest& req, const std::string& error,
+void PreemptionExecutor::Finish(const PreemptionRequest& req, const api::Status& error,
                                 double seconds) {
   std::vector<std::string> keys;
   keys.reserve(req.preemptors.size());
   for (const auto& p : req.preemptors) keys.push_back(p->Pod().Key());
-  if (!error.empty()) {
+  if (!error.ok()) {
+    const std::string message(error.message());
     spdlog::warn("{}: preemption for {} failed: {}", req.plugin,
-                 keys.empty() ? std::string("?") : keys.front(), error);
+                 keys.empty() ? std::string("?") : keys.front(), message);
     for (const auto& p : req.preemptors) {
       client_.RecordEvent(p->Pod(), "Warning", "FailedPreemption",
-                          "Preemption failed, remaining victims spared: " + error);
+                          "Preemption failed, remaining victims spared: " + message);
     }
   }
   PreemptionObserver* observer = nullptr;
@@ -110,10 +112,10 @@ void PreemptionExecutor::Finish(const PreemptionRequest& req, const std::string&
     --in_flight_;
     observer = observer_;
   }
-  if (observer) observer->PreemptionWorkDone(req.plugin, error.empty(), seconds);
+  if (observer) observer->PreemptionWorkDone(req.plugin, error.ok(), seconds);
   // On success only pods that PreEnqueue held back need a push; on failure the preemptor
   // is retried at once wherever it waits (upstream Activate on error).
-  if (activate_ && !keys.empty()) activate_(keys, /*only_gated=*/error.empty());
+  if (activate_ && !keys.empty()) activate_(keys, /*only_gated=*/error.ok());
 }
 
 bool PreemptionExecutor::IsPodRunningPreemption(std::string_view uid) const {

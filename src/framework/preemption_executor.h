@@ -43,6 +43,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/status.h"
 #include "framework/handle.h"
 #include "framework/types.h"
 
@@ -114,9 +115,11 @@ class PreemptionExecutor {
   void SetObserver(PreemptionObserver* o) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // The eviction itself; returns "" or the first error ("delete default/low: ...").
-  std::string Evict(const PreemptionRequest& req);
-  void Finish(const PreemptionRequest& req, const std::string& error, double seconds)
+  // The eviction itself; returns OK or the first failed API call's status, its message
+  // naming the victim ("preempt default/low: ...").
+  api::Status Evict(const PreemptionRequest& req);
+  // Reports the work done; `error` is Evict's result.
+  void Finish(const PreemptionRequest& req, const api::Status& error, double seconds)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   ClusterClient& client_;

@@ -338,7 +338,7 @@ void Manager::UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timest
   auto spec = SpecLocked(g, key);
   if (!spec || !spec->invalid.empty()) return;
   if (!g.counts.satisfied_once && g.counts.assumed + g.counts.bound >= spec->min_member &&
-      ShortSubGroup(*spec, g.sub_group_active, "assumed or bound").empty()) {
+      ShortSubGroup(*spec, g.sub_group_active, "assumed or bound").ok()) {
     g.counts.satisfied_once = true;
     g.satisfied_time = now;
   }
@@ -491,7 +491,7 @@ bool Manager::Satisfied(const std::string& key) const {
   // Every subgroup quorum too: a gang whose summed count is reached by one subgroup alone
   // is not satisfied (subgroups.h).
   auto sub_groups_met = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return ShortSubGroup(*spec, g.sub_group_active, "assumed or bound").empty();
+    return ShortSubGroup(*spec, g.sub_group_active, "assumed or bound").ok();
   };
   switch (spec->match_policy) {
     case MatchPolicy::kOnceSatisfied:

@@ -69,23 +69,23 @@ Placement PlacementOf(const gang::GangInfo& info, GangOutcome outcome, std::stri
   const int32_t min = spec.min_member;
   // Nested quorums (KAI subGroups, Volcano minTaskMember): the gang is placed only when
   // every subgroup is, and a status names the short subgroup (gang/subgroups.h).
-  const std::string sub_missing = gang::ShortSubGroup(spec, info.sub_group_pods, "exist");
-  const std::string sub_short = gang::ShortSubGroup(spec, info.sub_group_active, "placed");
+  const api::Status sub_missing = gang::ShortSubGroup(spec, info.sub_group_pods, "exist");
+  const api::Status sub_short = gang::ShortSubGroup(spec, info.sub_group_active, "placed");
   const int32_t finished = c.succeeded + c.failed;
-  if ((c.bound >= min && sub_short.empty()) || (finished > 0 && c.bound + finished >= min)) {
+  if ((c.bound >= min && sub_short.ok()) || (finished > 0 && c.bound + finished >= min)) {
     *why = std::to_string(c.bound + finished) + "/" + std::to_string(min) + " members bound";
     return Placement::kPlaced;
   }
-  if (c.pods + finished < min || !sub_missing.empty()) {
+  if (c.pods + finished < min || !sub_missing.ok()) {
     *why = c.pods < min ? std::to_string(c.pods) + "/" + std::to_string(min) +
                               " members exist, waiting for more"
-                        : sub_missing + ", waiting for more";
+                        : std::string(sub_missing.message()) + ", waiting for more";
     return Placement::kMissing;
   }
   const bool rejected =
       outcome == GangOutcome::kUnschedulable ||
       (outcome == GangOutcome::kNone && info.attempts > 0 && !info.last_reason.empty());
-  if (rejected && (c.assumed + c.bound < min || !sub_short.empty())) {
+  if (rejected && (c.assumed + c.bound < min || !sub_short.ok())) {
     *why = std::string(outcome == GangOutcome::kUnschedulable ? message : info.last_reason);
     return Placement::kRejected;
   }

@@ -8,15 +8,16 @@
 
 namespace phalanx::gang {
 
-std::string StaleReason(const GangInfo& g) {
+api::Status StaleReason(const GangInfo& g) {
   if (!g.counts.satisfied_once || g.counts.succeeded > 0 || !g.spec || !g.spec->invalid.empty()) {
-    return "";
+    return absl::OkStatus();
   }
   const int32_t active = g.counts.assumed + g.counts.bound;
-  if (active == 0) return "";
+  if (active == 0) return absl::OkStatus();
   if (active < g.spec->min_member) {
-    return std::to_string(active) + " of " + std::to_string(g.counts.pods) +
-           " members running (minMember " + std::to_string(g.spec->min_member) + ")";
+    return absl::FailedPreconditionError(
+        std::to_string(active) + " of " + std::to_string(g.counts.pods) +
+        " members running (minMember " + std::to_string(g.spec->min_member) + ")");
   }
   return ShortSubGroup(*g.spec, g.sub_group_active, "running");
 }
@@ -49,9 +50,9 @@ std::vector<StaleGangTracker::Action> StaleGangTracker::Check(
       stale_.erase(key);
       continue;
     }
-    const std::string why = StaleReason(*info);
+    const api::Status stale = StaleReason(*info);
     auto it = stale_.find(key);
-    if (why.empty()) {
+    if (stale.ok()) {
       if (it != stale_.end()) {
         // Whole again (a replacement bound), or no member left running (evicted, ended).
         const int32_t active = info->counts.assumed + info->counts.bound;
@@ -69,8 +70,10 @@ std::vector<StaleGangTracker::Action> StaleGangTracker::Check(
                              : "its running members are evicted in " +
                                    std::to_string(s.grace_ns / api::kNanosPerSecond) +
                                    " s unless it is made whole";
-      out.push_back(
-          {Action::Kind::kStale, key, "gang " + key + " is stale: " + why + "; " + next, {}});
+      out.push_back({Action::Kind::kStale,
+                     key,
+                     "gang " + key + " is stale: " + std::string(stale.message()) + "; " + next,
+                     {}});
       it = stale_.emplace(key, s).first;
     }
     Spell& s = it->second;
@@ -78,7 +81,8 @@ std::vector<StaleGangTracker::Action> StaleGangTracker::Check(
     Action a{Action::Kind::kEvict,
              key,
              "Evicted: gang " + key + " stayed below its minimum for " +
-                 std::to_string((now - s.since) / api::kNanosPerSecond) + " s (" + why + ")",
+                 std::to_string((now - s.since) / api::kNanosPerSecond) + " s (" +
+                 std::string(stale.message()) + ")",
              {}};
     for (size_t i = 0; i < info->member_pods.size(); ++i) {
       if (i < info->member_active.size() && info->member_active[i]) {

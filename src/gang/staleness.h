@@ -25,6 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/status.h"
 #include "api/types.h"
 #include "gang/ledger.h"
 
@@ -33,9 +34,9 @@ namespace phalanx::gang {
 // KAI's default grace (schedulerParams.GlobalDefaultStalenessGracePeriod: 60 s).
 inline constexpr int64_t kKaiDefaultStalenessGraceNs = 60LL * api::kNanosPerSecond;
 
-// "" when `g` is not stale (rules above); else why, e.g. "1 of 2 members running
-// (minMember 2)" or `subgroup "decode": 1/2 members running`.
-std::string StaleReason(const GangInfo& g);
+// OK when `g` is not stale (rules above); else FailedPrecondition saying why, e.g. "1 of 2
+// members running (minMember 2)" or `subgroup "decode": 1/2 members running`.
+api::Status StaleReason(const GangInfo& g);
 
 class StaleGangTracker {
  public:

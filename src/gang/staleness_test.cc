@@ -13,6 +13,13 @@
 namespace phalanx::gang {
 namespace {
 
+// StaleReason's outcome: "" when not stale, else its message (FailedPrecondition).
+std::string StaleMessage(const api::Status& s) {
+  if (s.ok()) return "";
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  return std::string(s.message());
+}
+
 constexpr int64_t kSec = api::kNanosPerSecond;
 
 // A gang of minMember `min` that ran, with `active` members bound out of `pods`.
@@ -59,12 +66,13 @@ class FixedLedger final : public GangLedger {
 };
 
 TEST(StaleReasonTest, KaisRules) {
-  EXPECT_EQ(StaleReason(Running(Dialect::kKAI, 4, 3, 3)), "3 of 3 members running (minMember 4)");
-  EXPECT_EQ(StaleReason(Running(Dialect::kKAI, 4, 4, 4)), "");  // whole
-  EXPECT_EQ(StaleReason(Running(Dialect::kKAI, 4, 4, 0)), "");  // nothing running
+  EXPECT_EQ(StaleMessage(StaleReason(Running(Dialect::kKAI, 4, 3, 3))),
+            "3 of 3 members running (minMember 4)");
+  EXPECT_EQ(StaleMessage(StaleReason(Running(Dialect::kKAI, 4, 4, 4))), "");  // whole
+  EXPECT_EQ(StaleMessage(StaleReason(Running(Dialect::kKAI, 4, 4, 0))), "");  // nothing running
   GangInfo never = Running(Dialect::kKAI, 4, 3, 3);
   never.counts.satisfied_once = false;  // still gathering: not stale, pending
-  EXPECT_EQ(StaleReason(never), "");
+  EXPECT_EQ(StaleMessage(StaleReason(never)), "");
   // Enough members in all, but a subgroup short of its own minimum.
   GangInfo split = Running(Dialect::kKAI, 3, 3, 3);
   auto spec = std::make_shared<PodGroupSpec>(*split.spec);
@@ -72,10 +80,10 @@ TEST(StaleReasonTest, KaisRules) {
                       SubGroup{"decode", 2, "", std::nullopt, {}}};
   split.spec = spec;
   split.sub_group_active = {{"prefill", 2}, {"decode", 1}};
-  EXPECT_EQ(StaleReason(split), "subgroup \"decode\": 1/2 members running");
+  EXPECT_EQ(StaleMessage(StaleReason(split)), "subgroup \"decode\": 1/2 members running");
   GangInfo done = Running(Dialect::kKAI, 4, 3, 3);
   done.counts.succeeded = 1;  // a member finished: the job is ending, not stale
-  EXPECT_EQ(StaleReason(done), "");
+  EXPECT_EQ(StaleMessage(StaleReason(done)), "");
 }
 
 TEST(StaleGangTrackerTest, ReportsEvictsOnceAfterTheGraceAndForgetsGoneGangs) {

@@ -82,6 +82,12 @@ Eval EvalNode(const PodGroupSpec& spec, const SubGroup* node, const SubGroupCoun
   return out;
 }
 
+// OK when the quorum is met; else FailedPrecondition with the short subgroup's reason.
+api::Status ShortStatus(const Eval& e) {
+  return e.met || e.short_reason.empty() ? absl::OkStatus()
+                                         : absl::FailedPreconditionError(e.short_reason);
+}
+
 }  // namespace
 
 std::string SubGroupNameOf(Dialect dialect, const api::Pod& pod) {
@@ -104,8 +110,8 @@ bool HasSubGroupQuorums(const PodGroupSpec& spec) {
   return spec.min_member >= sum;
 }
 
-std::string SubGroupMembershipError(const PodGroupSpec& spec, const std::string& name) {
-  if (spec.dialect != Dialect::kKAI || spec.sub_groups.empty()) return "";
+api::Status SubGroupMembershipError(const PodGroupSpec& spec, const std::string& name) {
+  if (spec.dialect != Dialect::kKAI || spec.sub_groups.empty()) return absl::OkStatus();
   std::string leaves;
   bool found = false;
   for (const auto& g : spec.sub_groups) {
@@ -113,38 +119,41 @@ std::string SubGroupMembershipError(const PodGroupSpec& spec, const std::string&
     if (g.name == name) found = true;
     leaves += (leaves.empty() ? "" : ", ") + g.name;
   }
-  if (found) return "";
+  if (found) return absl::OkStatus();
   const std::string gang = "pod group " + spec.key;
   if (name.empty()) {
-    return std::string("label ") + kKaiSubGroupLabel + " is not set, but " + gang +
-           " has subgroups (leaf subgroups: " + leaves + ")";
+    return absl::InvalidArgumentError(std::string("label ") + kKaiSubGroupLabel +
+                                      " is not set, but " + gang +
+                                      " has subgroups (leaf subgroups: " + leaves + ")");
   }
   if (std::any_of(spec.sub_groups.begin(), spec.sub_groups.end(),
                   [&](const SubGroup& g) { return g.name == name; })) {
-    return std::string("label ") + kKaiSubGroupLabel + " " + Quote(name) + " names subgroup " +
-           Quote(name) + " of " + gang + ", which has child subgroups (leaf subgroups: " + leaves +
-           ")";
+    return absl::InvalidArgumentError(
+        std::string("label ") + kKaiSubGroupLabel + " " + Quote(name) + " names subgroup " +
+        Quote(name) + " of " + gang + ", which has child subgroups (leaf subgroups: " + leaves +
+        ")");
   }
-  return std::string("label ") + kKaiSubGroupLabel + " " + Quote(name) + " names no subgroup of " +
-         gang + " (leaf subgroups: " + leaves + ")";
+  return absl::InvalidArgumentError(std::string("label ") + kKaiSubGroupLabel + " " + Quote(name) +
+                                    " names no subgroup of " + gang +
+                                    " (leaf subgroups: " + leaves + ")");
 }
 
-std::string ShortSubGroup(const PodGroupSpec& spec, const SubGroupCounts& members,
+api::Status ShortSubGroup(const PodGroupSpec& spec, const SubGroupCounts& members,
                           const std::string& what) {
-  if (!HasSubGroupQuorums(spec)) return "";
+  if (!HasSubGroupQuorums(spec)) return absl::OkStatus();
   Eval e = EvalNode(spec, nullptr, members, what, 0);
-  return e.met ? "" : e.short_reason;
+  return ShortStatus(e);
 }
 
-std::string ShortSubGroupWithin(const PodGroupSpec& spec, const SubGroupCounts& members,
+api::Status ShortSubGroupWithin(const PodGroupSpec& spec, const SubGroupCounts& members,
                                 const std::string& name, const std::string& what) {
-  if (!HasSubGroupQuorums(spec)) return "";
+  if (!HasSubGroupQuorums(spec)) return absl::OkStatus();
   for (const auto& g : spec.sub_groups) {
     if (g.name != name) continue;
     Eval e = EvalNode(spec, &g, members, what, 0);
-    return e.met ? "" : e.short_reason;
+    return ShortStatus(e);
   }
-  return "";
+  return absl::OkStatus();
 }
 
 int32_t LeafQuorum(const PodGroupSpec& spec, const std::string& name) {

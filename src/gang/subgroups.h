@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "api/status.h"
 #include "api/types.h"
 #include "gang/podgroup.h"
 
@@ -47,28 +48,29 @@ std::string SubGroupNameOf(Dialect dialect, const api::Pod& pod);
 // Volcano minTaskMember with minMember >= their sum).
 bool HasSubGroupQuorums(const PodGroupSpec& spec);
 
-// "" when a pod of this gang naming subgroup `name` ("" = none) may be placed; else why
-// not, naming the pod's label and the gang's subgroups, e.g. `label
+// OK when a pod of this gang naming subgroup `name` ("" = none) may be placed; else
+// InvalidArgument saying why not, naming the pod's label and the gang's subgroups, e.g. `label
 // kai.scheduler/subgroup-name "decod" names no subgroup of pod group ml/serve (leaf
 // subgroups: decode, prefill)`. Only KAI constrains membership (see above).
-std::string SubGroupMembershipError(const PodGroupSpec& spec, const std::string& name);
+api::Status SubGroupMembershipError(const PodGroupSpec& spec, const std::string& name);
 
 // Members per subgroup name ("" holds pods naming none).
 using SubGroupCounts = std::map<std::string, int32_t>;
 
-// "" when `members` (members per leaf subgroup name, e.g. assumed + bound + placed in this
-// cycle) meet every subgroup quorum of `spec` (rules above); otherwise the first short
-// subgroup, depth first in spec order, e.g. `subgroup "decode": 0/2 members placeable`
+// OK when `members` (members per leaf subgroup name, e.g. assumed + bound + placed in this
+// cycle) meet every subgroup quorum of `spec` (rules above); otherwise FailedPrecondition
+// naming the first short subgroup, depth first in spec order, e.g. `subgroup "decode": 0/2
+// members placeable`
 // with `what` = "placeable", or for a minSubGroup parent `subgroup "decode": 1/2 child
 // subgroups placeable (subgroup "decode-workers": 3/4 members placeable)`. A gang
-// without subgroup quorums always yields "".
-std::string ShortSubGroup(const PodGroupSpec& spec, const SubGroupCounts& members,
+// without subgroup quorums always yields OK.
+api::Status ShortSubGroup(const PodGroupSpec& spec, const SubGroupCounts& members,
                           const std::string& what);
 
-// The same for subgroup `name` alone (its own quorum, the subtree below it; "" when it
+// The same for subgroup `name` alone (its own quorum, the subtree below it; OK when it
 // is met or no such subgroup exists): a subgroup with its own topology is placed, and
 // checked, before the rest of the gang (topology.h ResolveSubGroupScopes).
-std::string ShortSubGroupWithin(const PodGroupSpec& spec, const SubGroupCounts& members,
+api::Status ShortSubGroupWithin(const PodGroupSpec& spec, const SubGroupCounts& members,
                                 const std::string& name, const std::string& what);
 
 // The members a pod's subgroup needs (its leaf quorum as ShortSubGroup counts it), 0 for

@@ -15,6 +15,21 @@
 namespace phalanx::gang {
 namespace {
 
+// ShortSubGroup's outcome: "" for OK, else its message; a short subgroup is
+// FailedPrecondition.
+std::string ShortReason(const api::Status& s) {
+  if (s.ok()) return "";
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  return std::string(s.message());
+}
+
+// SubGroupMembershipError's outcome: "" for OK, else its message (InvalidArgument).
+std::string MembershipReason(const api::Status& s) {
+  if (s.ok()) return "";
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  return std::string(s.message());
+}
+
 PodGroupSpec SpecOf(const std::string& yaml) {
   api::Manifests m;
   std::string err;
@@ -64,11 +79,11 @@ TEST(SubGroupsTest, KaiEverySubGroupMustMeetItsMinimum) {
   EXPECT_EQ(s.min_member, 4);  // summed, as before; the subgroups are checked on top
   EXPECT_TRUE(HasSubGroupQuorums(s));
   // Four prefill pods reach the summed quorum but not decode's.
-  EXPECT_EQ(ShortSubGroup(s, {{"prefill", 4}}, "placeable"),
+  EXPECT_EQ(ShortReason(ShortSubGroup(s, {{"prefill", 4}}, "placeable")),
             "subgroup \"decode\": 0/2 members placeable");
-  EXPECT_EQ(ShortSubGroup(s, {{"prefill", 2}, {"decode", 1}}, "placeable"),
+  EXPECT_EQ(ShortReason(ShortSubGroup(s, {{"prefill", 2}, {"decode", 1}}, "placeable")),
             "subgroup \"decode\": 1/2 members placeable");
-  EXPECT_EQ(ShortSubGroup(s, {{"prefill", 2}, {"decode", 2}}, "placeable"), "");
+  EXPECT_EQ(ShortReason(ShortSubGroup(s, {{"prefill", 2}, {"decode", 2}}, "placeable")), "");
   EXPECT_EQ(LeafQuorum(s, "decode"), 2);
   EXPECT_EQ(LeafQuorum(s, "nope"), 0);
 }
@@ -76,9 +91,12 @@ TEST(SubGroupsTest, KaiEverySubGroupMustMeetItsMinimum) {
 TEST(SubGroupsTest, KaiMinSubGroupCountsDirectChildren) {
   const PodGroupSpec s = SpecOf(kKaiTree);
   // Root needs 2 of {driver, workers, spare}; workers needs 2 of its 3 replicas.
-  EXPECT_EQ(ShortSubGroup(s, {{"driver", 1}, {"workers-0", 2}, {"workers-2", 2}}, "placeable"), "");
-  EXPECT_EQ(ShortSubGroup(s, {{"driver", 1}, {"spare", 3}}, "placeable"), "");
-  EXPECT_EQ(ShortSubGroup(s, {{"driver", 1}, {"workers-0", 2}, {"workers-1", 1}}, "placeable"),
+  EXPECT_EQ(ShortReason(
+                ShortSubGroup(s, {{"driver", 1}, {"workers-0", 2}, {"workers-2", 2}}, "placeable")),
+            "");
+  EXPECT_EQ(ShortReason(ShortSubGroup(s, {{"driver", 1}, {"spare", 3}}, "placeable")), "");
+  EXPECT_EQ(ShortReason(
+                ShortSubGroup(s, {{"driver", 1}, {"workers-0", 2}, {"workers-1", 1}}, "placeable")),
             "pod group: 1/2 child subgroups placeable (subgroup \"workers\": 1/2 child "
             "subgroups placeable (subgroup \"workers-1\": 1/2 members placeable))");
   EXPECT_EQ(LeafQuorum(s, "workers"), 0);  // a parent holds no pods itself
@@ -95,37 +113,39 @@ spec:
   - {name: workers, minMember: 4}
   - {name: workers-a, minMember: 2, parent: workers}
 )");
-  EXPECT_EQ(ShortSubGroup(s, {{"leader", 1}, {"workers-a", 3}}, "placeable"),
+  EXPECT_EQ(ShortReason(ShortSubGroup(s, {{"leader", 1}, {"workers-a", 3}}, "placeable")),
             "subgroup \"workers\": 3/4 members placeable");
-  EXPECT_EQ(ShortSubGroup(s, {{"leader", 1}, {"workers-a", 4}}, "placeable"), "");
+  EXPECT_EQ(ShortReason(ShortSubGroup(s, {{"leader", 1}, {"workers-a", 4}}, "placeable")), "");
 }
 
 TEST(SubGroupsTest, KaiMembershipNamesTheLabelAndTheLeaves) {
   const PodGroupSpec s = SpecOf(kKaiTree);
-  EXPECT_EQ(SubGroupMembershipError(s, "workers-1"), "");
-  EXPECT_EQ(SubGroupMembershipError(s, "decod"),
+  EXPECT_EQ(MembershipReason(SubGroupMembershipError(s, "workers-1")), "");
+  EXPECT_EQ(MembershipReason(SubGroupMembershipError(s, "decod")),
             "label kai.scheduler/subgroup-name \"decod\" names no subgroup of pod group ml/tree "
             "(leaf subgroups: driver, workers-0, workers-1, workers-2, spare)");
-  EXPECT_NE(SubGroupMembershipError(s, "").find("label kai.scheduler/subgroup-name is not set"),
+  EXPECT_NE(MembershipReason(SubGroupMembershipError(s, ""))
+                .find("label kai.scheduler/subgroup-name is not set"),
             std::string::npos);
-  EXPECT_NE(SubGroupMembershipError(s, "workers").find("which has child subgroups"),
-            std::string::npos);
+  EXPECT_NE(
+      MembershipReason(SubGroupMembershipError(s, "workers")).find("which has child subgroups"),
+      std::string::npos);
 }
 
 TEST(SubGroupsTest, VolcanoTasks) {
   const PodGroupSpec s = SpecOf(kVolcano);
   EXPECT_TRUE(HasSubGroupQuorums(s));
-  EXPECT_EQ(ShortSubGroup(s, {{"worker", 3}}, "placeable"),
+  EXPECT_EQ(ShortReason(ShortSubGroup(s, {{"worker", 3}}, "placeable")),
             "subgroup \"ps\": 0/1 members placeable");
-  EXPECT_EQ(ShortSubGroup(s, {{"worker", 2}, {"ps", 1}}, "placeable"), "");
+  EXPECT_EQ(ShortReason(ShortSubGroup(s, {{"worker", 2}, {"ps", 1}}, "placeable")), "");
   // Volcano lets pods of tasks without a minimum in (they count toward minMember).
-  EXPECT_EQ(SubGroupMembershipError(s, "evaluator"), "");
-  EXPECT_EQ(SubGroupMembershipError(s, ""), "");
+  EXPECT_EQ(MembershipReason(SubGroupMembershipError(s, "evaluator")), "");
+  EXPECT_EQ(MembershipReason(SubGroupMembershipError(s, "")), "");
   // minMember below the tasks' sum: Volcano skips the per-task check (CheckTaskValid).
   PodGroupSpec low = s;
   low.min_member = 2;
   EXPECT_FALSE(HasSubGroupQuorums(low));
-  EXPECT_EQ(ShortSubGroup(low, {{"worker", 2}}, "placeable"), "");
+  EXPECT_EQ(ShortReason(ShortSubGroup(low, {{"worker", 2}}, "placeable")), "");
 }
 
 TEST(SubGroupsTest, PodNamesItsSubGroupByTheDialectsKey) {

@@ -29,10 +29,10 @@ int LevelIndex(const Topology& t, const std::string& level) {
 
 }  // namespace
 
-std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* topology,
+api::Status ResolvePlacementLevels(const TopologyConstraint& c, const Topology* topology,
                                    PlacementLevels* out) {
   *out = PlacementLevels{};
-  if (!c.unsupported.empty()) return c.unsupported;
+  if (!c.unsupported.empty()) return absl::InvalidArgumentError(c.unsupported);
   out->topology = c.topology;
   out->required = !c.required_level.empty();
   if (c.topology.empty()) {
@@ -40,17 +40,19 @@ std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* 
     if (out->required && c.required_level != c.preferred_level) {
       out->levels.push_back(c.required_level);
     }
-    return "";
+    return absl::OkStatus();
   }
   if (topology == nullptr) {
     if (c.topology.rfind("scheduling.koordinator.sh/", 0) == 0) {
-      return "ClusterNetworkTopology " +
-             Quote(c.topology.substr(std::string("scheduling.koordinator.sh/").size())) +
-             " not found (scheduling.koordinator.sh/v1alpha1)";
+      return absl::NotFoundError(
+          "ClusterNetworkTopology " +
+          Quote(c.topology.substr(std::string("scheduling.koordinator.sh/").size())) +
+          " not found (scheduling.koordinator.sh/v1alpha1)");
     }
-    return "topology " + Quote(c.topology) + " not found (kai.scheduler/v1alpha1 Topology)";
+    return absl::NotFoundError("topology " + Quote(c.topology) +
+                               " not found (kai.scheduler/v1alpha1 Topology)");
   }
-  if (!topology->invalid.empty()) return "invalid " + topology->invalid;
+  if (!topology->invalid.empty()) return absl::InvalidArgumentError("invalid " + topology->invalid);
   if (!c.must_gather.empty() || !c.prefer_gather.empty()) {
     // Koordinator gather rules: the narrowest layer of each kind (the lowest in the chain).
     TopologyConstraint narrowed = c;
@@ -64,8 +66,9 @@ std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* 
       for (const auto& layer : *layers) {
         const int i = LevelIndex(*topology, layer);
         if (i < 0) {
-          return "gather rule layer " + Quote(layer) + " is not a layer of " + Quote(c.topology) +
-                 " (" + JoinLevels(topology->layer_names) + ")";
+          return absl::InvalidArgumentError("gather rule layer " + Quote(layer) +
+                                            " is not a layer of " + Quote(c.topology) + " (" +
+                                            JoinLevels(topology->layer_names) + ")");
         }
         best = std::max(best, i);
       }
@@ -85,34 +88,38 @@ std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* 
         std::tuple<const char*, const std::string&, int>{"preferred", c.preferred_level,
                                                          preferred}}) {
     if (!name.empty() && index < 0) {
-      return std::string("topology constraint: ") + what + " level " + Quote(name) +
-             " is not a level of topology " + Quote(c.topology) + " (" + JoinLevels(levels) + ")";
+      return absl::InvalidArgumentError(std::string("topology constraint: ") + what + " level " +
+                                        Quote(name) + " is not a level of topology " +
+                                        Quote(c.topology) + " (" + JoinLevels(levels) + ")");
     }
   }
   if (required >= 0 && preferred >= 0 && preferred < required) {
-    return "topology constraint: preferred level " + Quote(c.preferred_level) +
-           " is above required level " + Quote(c.required_level) + " in topology " +
-           Quote(c.topology);
+    return absl::InvalidArgumentError("topology constraint: preferred level " +
+                                      Quote(c.preferred_level) + " is above required level " +
+                                      Quote(c.required_level) + " in topology " +
+                                      Quote(c.topology));
   }
-  if (preferred < 0 && required < 0) return "";  // a Topology named, no level asked for
+  if (preferred < 0 && required < 0)
+    return absl::OkStatus();  // a Topology named, no level asked for
   // From the preferred level (or the required one alone) up to the required level, or up
   // to the top level when nothing is required.
   const int from = preferred >= 0 ? preferred : required;
   const int to = required >= 0 ? required : 0;
   for (int i = from; i >= to; --i) out->levels.push_back(levels[static_cast<size_t>(i)]);
-  return "";
+  return absl::OkStatus();
 }
 
 namespace {
 
 // Depth-first from the children of `parent_name` ("" = top level), `parent_scope` the
 // nearest constrained ancestor's index, `inherited` its Topology name.
-std::string ScopesBelow(
+api::Status ScopesBelow(
     const PodGroupSpec& spec, const std::string& parent_name, int parent_scope,
     const std::string& inherited,
     const std::function<std::shared_ptr<const Topology>(const std::string&)>& topology_of,
     size_t depth, std::vector<SubGroupScope>* out) {
-  if (depth > spec.sub_groups.size()) return "";  // parent cycles are rejected by the parser
+  if (depth > spec.sub_groups.size())
+    return absl::OkStatus();  // parent cycles are rejected by the parser
   for (size_t i = 0; i < spec.sub_groups.size(); ++i) {
     const SubGroup& g = spec.sub_groups[i];
     if (g.parent != parent_name) continue;
@@ -127,22 +134,23 @@ std::string ScopesBelow(
       SubGroupScope s;
       s.name = g.name;
       s.parent = parent_scope;
-      std::string err = ResolvePlacementLevels(c, t.get(), &s.levels);
-      if (!err.empty()) {
-        return "spec.subGroups[" + std::to_string(i) + "].topologyConstraint: " + err;
+      api::Status err = ResolvePlacementLevels(c, t.get(), &s.levels);
+      if (!err.ok()) {
+        return api::Status(err.code(), "spec.subGroups[" + std::to_string(i) +
+                                           "].topologyConstraint: " + std::string(err.message()));
       }
       out->push_back(std::move(s));
       scope = static_cast<int>(out->size()) - 1;
     }
-    std::string err = ScopesBelow(spec, g.name, scope, topology_name, topology_of, depth + 1, out);
-    if (!err.empty()) return err;
+    api::Status err = ScopesBelow(spec, g.name, scope, topology_name, topology_of, depth + 1, out);
+    if (!err.ok()) return err;
   }
-  return "";
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-std::string ResolveSubGroupScopes(
+api::Status ResolveSubGroupScopes(
     const PodGroupSpec& spec,
     const std::function<std::shared_ptr<const Topology>(const std::string&)>& topology_of,
     std::vector<SubGroupScope>* out) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "api/status.h"
 #include "gang/podgroup.h"
 
 namespace phalanx::gang {
@@ -28,15 +29,15 @@ struct PlacementLevels {
 };
 
 // Resolves `c` against `topology` (the object named by c.topology, nullptr when it names
-// none or it does not exist). Returns "" and fills *out, or the reason the gang cannot be
-// placed, for example:
+// none or it does not exist). Returns OK and fills *out; else the reason the gang cannot be
+// placed as the message, NotFound for a missing Topology, InvalidArgument otherwise, e.g.:
 //   `topology "cluster-topology" not found (kai.scheduler/v1alpha1 Topology)`
 //   `topology constraint: required level "rack" is not a level of topology "t" (zone, block)`
 //   `topology constraint: preferred level "zone" is above required level "rack" in topology "t"`
 // (KAI's newTopologyConstraintConfigError says the same of a missing level), the Topology's
 // own `invalid`, or c.unsupported. A Volcano networkTopology (c.hyper_node_tiers) is
 // resolved by topology_hypernode.h ResolveHyperNodeLevels instead.
-std::string ResolvePlacementLevels(const TopologyConstraint& c, const Topology* topology,
+api::Status ResolvePlacementLevels(const TopologyConstraint& c, const Topology* topology,
                                    PlacementLevels* out);
 
 // One subgroup with its own topology (KAI spec.subGroups[].topologyConstraint).
@@ -51,10 +52,11 @@ struct SubGroupScope {
 // by name, nullptr when none exists). An empty `topology` name inherits the nearest
 // constrained ancestor's, then the PodGroup's spec.topologyConstraint.topology (KAI
 // subgroup_info/factory.go would leave such a subgroup unconstrained; here a level is
-// never ignored). Returns "" or the first error, naming the field, e.g.
+// never ignored). Returns OK or the first error (ResolvePlacementLevels' code), its message
+// naming the field, e.g.
 //   `spec.subGroups[1].topologyConstraint: required level "rck" is not a level of
 //    topology "dc" (rack, block)`
-std::string ResolveSubGroupScopes(
+api::Status ResolveSubGroupScopes(
     const PodGroupSpec& spec,
     const std::function<std::shared_ptr<const Topology>(const std::string&)>& topology_of,
     std::vector<SubGroupScope>* out);

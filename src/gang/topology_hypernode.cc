@@ -170,11 +170,12 @@ void CollectLeaves(const std::map<std::string, const HyperNode*>& by_name, const
   chain->erase(name);
 }
 
-// "" when the HyperNodes form a forest: each valid, each child with one parent, no cycle.
-std::string CheckForest(const HyperNodeList& all) {
+// OK when the HyperNodes form a forest: each valid, each child with one parent, no cycle;
+// else InvalidArgument naming the HyperNode.
+api::Status CheckForest(const HyperNodeList& all) {
   std::map<std::string, const HyperNode*> by_name;
   for (const auto& h : all) {
-    if (!h->invalid.empty()) return "invalid " + h->invalid;
+    if (!h->invalid.empty()) return absl::InvalidArgumentError("invalid " + h->invalid);
     by_name[h->name] = h.get();
   }
   std::map<std::string, std::string> parent;
@@ -183,8 +184,9 @@ std::string CheckForest(const HyperNodeList& all) {
       if (!m.hyper_node) continue;
       auto [it, fresh] = parent.emplace(m.exact, name);
       if (!fresh && it->second != name) {
-        return "HyperNode " + m.exact + ": member of both " + it->second + " and " + name +
-               " (a HyperNode has one parent)";
+        return absl::InvalidArgumentError("HyperNode " + m.exact + ": member of both " +
+                                          it->second + " and " + name +
+                                          " (a HyperNode has one parent)");
       }
     }
   }
@@ -197,12 +199,13 @@ std::string CheckForest(const HyperNodeList& all) {
         std::string path;
         for (auto w = walk.rbegin(); w != walk.rend(); ++w)
           path += (path.empty() ? "" : " -> ") + *w;
-        return "HyperNode " + name + ": cycle " + path + " through spec.members";
+        return absl::InvalidArgumentError("HyperNode " + name + ": cycle " + path +
+                                          " through spec.members");
       }
       if (walk.size() > by_name.size() + 1) break;
     }
   }
-  return "";
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -257,12 +260,13 @@ int32_t LevelTier(const std::string& level) {
   return static_cast<int32_t>(t);
 }
 
-std::string ResolveHyperNodeLevels(const TopologyConstraint& c, const HyperNodeList& all,
+api::Status ResolveHyperNodeLevels(const TopologyConstraint& c, const HyperNodeList& all,
                                    PlacementLevels* out) {
   *out = PlacementLevels{};
   const std::string what = "spec.networkTopology: ";
-  if (all.empty()) return what + "no HyperNode exists (topology.volcano.sh/v1alpha1)";
-  if (std::string err = CheckForest(all); !err.empty()) return err;
+  if (all.empty())
+    return absl::NotFoundError(what + "no HyperNode exists (topology.volcano.sh/v1alpha1)");
+  if (api::Status err = CheckForest(all); !err.ok()) return err;
   std::set<int32_t> tiers;
   std::map<std::string, int32_t> named;  // tierName -> its highest tier
   for (const auto& h : all) {
@@ -279,18 +283,19 @@ std::string ResolveHyperNodeLevels(const TopologyConstraint& c, const HyperNodeL
   if (c.highest_tier) {
     highest = *c.highest_tier;
     if (*tiers.begin() > highest) {
-      return what + "highestTierAllowed " + std::to_string(highest) +
-             ": no HyperNode has tier <= " + std::to_string(highest) + " (tiers: " + tier_list +
-             ")";
+      return absl::InvalidArgumentError(what + "highestTierAllowed " + std::to_string(highest) +
+                                        ": no HyperNode has tier <= " + std::to_string(highest) +
+                                        " (tiers: " + tier_list + ")");
     }
   } else if (!c.highest_tier_name.empty()) {
     auto it = named.find(c.highest_tier_name);
     if (it == named.end()) {
-      return what + "highestTierName " + Quote(c.highest_tier_name) +
-             " is no HyperNode's spec.tierName (" +
-             (named.empty() ? std::string("none set")
-                            : list(named, [](const auto& kv) { return kv.first; })) +
-             ")";
+      return absl::InvalidArgumentError(
+          what + "highestTierName " + Quote(c.highest_tier_name) +
+          " is no HyperNode's spec.tierName (" +
+          (named.empty() ? std::string("none set")
+                         : list(named, [](const auto& kv) { return kv.first; })) +
+          ")");
     }
     highest = it->second;
   }
@@ -299,7 +304,7 @@ std::string ResolveHyperNodeLevels(const TopologyConstraint& c, const HyperNodeL
   }
   out->required = c.hard;
   out->topology = "HyperNode tiers";
-  return "";
+  return absl::OkStatus();
 }
 
 DomainMap HyperNodeDomains(const HyperNodeList& all, int32_t tier,

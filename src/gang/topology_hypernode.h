@@ -56,15 +56,16 @@ std::string TierLevel(int32_t tier);
 int32_t LevelTier(const std::string& level);
 
 // Resolves a Volcano networkTopology (c.hyper_node_tiers) against every HyperNode. Returns
-// "" and fills *out (levels "tier <n>", lowest first; required = mode hard;
-// topology = "HyperNode tiers"), or why the gang cannot be placed, e.g.
+// OK and fills *out (levels "tier <n>", lowest first; required = mode hard;
+// topology = "HyperNode tiers"); else why the gang cannot be placed as the message,
+// NotFound when no HyperNode exists, InvalidArgument otherwise, e.g.
 //   `spec.networkTopology: no HyperNode exists (topology.volcano.sh/v1alpha1)`
 //   `spec.networkTopology: highestTierAllowed 0: no HyperNode has tier <= 0 (tiers: 1, 2)`
 //   `spec.networkTopology: highestTierName "zone" is no HyperNode's spec.tierName (rack, spine)`
 //   `HyperNode s0: spec.tier: Required value` (an invalid HyperNode: its own reason)
 //   `HyperNode s1: member of both s4 and s5 (a HyperNode has one parent)`
 //   `HyperNode s4: cycle s4 -> s5 -> s4 through spec.members`
-std::string ResolveHyperNodeLevels(const TopologyConstraint& c, const HyperNodeList& all,
+api::Status ResolveHyperNodeLevels(const TopologyConstraint& c, const HyperNodeList& all,
                                    PlacementLevels* out);
 
 // The HyperNodes of `tier` over `nodes`: each one's leaf nodes (its Node members' matches

@@ -12,6 +12,17 @@
 namespace phalanx::gang {
 namespace {
 
+// A resolver's outcome as the tables compare it: "" for OK, else its message; a failure is
+// NotFound (a missing Topology or HyperNode) or InvalidArgument.
+std::string Reason(const api::Status& s) {
+  if (s.ok()) return "";
+  const bool not_found = std::string(s.message()).find("not found") != std::string::npos ||
+                         std::string(s.message()).find("no HyperNode exists") != std::string::npos;
+  EXPECT_EQ(s.code(), not_found ? absl::StatusCode::kNotFound : absl::StatusCode::kInvalidArgument)
+      << s;
+  return std::string(s.message());
+}
+
 api::UnstructuredPtr Object(const std::string& yaml) {
   api::Manifests m;
   std::string err;
@@ -95,7 +106,7 @@ TEST(ResolvePlacementLevelsTest, Table) {
   };
   for (const auto& tc : cases) {
     PlacementLevels out;
-    std::string err = ResolvePlacementLevels(tc.c, tc.topology, &out);
+    std::string err = Reason(ResolvePlacementLevels(tc.c, tc.topology, &out));
     if (!tc.error.empty()) {
       EXPECT_NE(err.find(tc.error), std::string::npos) << tc.name << ": " << err;
       continue;
@@ -107,10 +118,10 @@ TEST(ResolvePlacementLevelsTest, Table) {
   TopologyConstraint unsupported;
   unsupported.unsupported = "not honoured: ...";
   PlacementLevels out;
-  EXPECT_EQ(ResolvePlacementLevels(unsupported, nullptr, &out), "not honoured: ...");
+  EXPECT_EQ(Reason(ResolvePlacementLevels(unsupported, nullptr, &out)), "not honoured: ...");
   Topology bad = Dc();
   bad.invalid = "Topology dc: spec.levels: must have at least 1 item";
-  EXPECT_EQ(ResolvePlacementLevels(Tc("dc", "rack", ""), &bad, &out),
+  EXPECT_EQ(Reason(ResolvePlacementLevels(Tc("dc", "rack", ""), &bad, &out)),
             "invalid Topology dc: spec.levels: must have at least 1 item");
 }
 
@@ -297,35 +308,35 @@ TEST(HyperNodeTest, ResolvesTiersFromTheConstraint) {
     return c;
   };
   PlacementLevels out;
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), Tree(), &out), "");
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(true, 1, ""), Tree(), &out)), "");
   EXPECT_EQ(out.levels, (std::vector<std::string>{"tier 1"}));
   EXPECT_TRUE(out.required);
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 2, ""), Tree(), &out), "");
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(true, 2, ""), Tree(), &out)), "");
   EXPECT_EQ(out.levels, (std::vector<std::string>{"tier 1", "tier 2"}));
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, std::nullopt, "rack"), Tree(), &out), "");
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(true, std::nullopt, "rack"), Tree(), &out)), "");
   EXPECT_EQ(out.levels, (std::vector<std::string>{"tier 1"}));
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(false, std::nullopt, ""), Tree(), &out), "");
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(false, std::nullopt, ""), Tree(), &out)), "");
   EXPECT_EQ(out.levels, (std::vector<std::string>{"tier 1", "tier 2"}));
   EXPECT_FALSE(out.required);
   EXPECT_EQ(LevelTier("tier 2"), 2);
   EXPECT_EQ(LevelTier("rack"), -1);
 
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 0, ""), Tree(), &out),
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(true, 0, ""), Tree(), &out)),
             "spec.networkTopology: highestTierAllowed 0: no HyperNode has tier <= 0 (tiers: 1, 2)");
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, std::nullopt, "zone"), Tree(), &out),
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(true, std::nullopt, "zone"), Tree(), &out)),
             "spec.networkTopology: highestTierName \"zone\" is no HyperNode's spec.tierName "
             "(rack, spine)");
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), {}, &out),
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(true, 1, ""), {}, &out)),
             "spec.networkTopology: no HyperNode exists (topology.volcano.sh/v1alpha1)");
   HyperNodeList bad = Tree();
   bad.push_back(Hn("metadata: {name: s9}\nspec: {tier: 1}"));
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), bad, &out),
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(true, 1, ""), bad, &out)),
             "invalid HyperNode s9: spec.members: Required value: must have at least 1 item");
   HyperNodeList two_parents = Tree();
   two_parents.push_back(
       Hn("metadata: {name: s5}\nspec: {tier: 2, members: [{type: HyperNode, "
          "selector: {exactMatch: {name: s1}}}]}"));
-  EXPECT_EQ(ResolveHyperNodeLevels(tc(true, 1, ""), two_parents, &out),
+  EXPECT_EQ(Reason(ResolveHyperNodeLevels(tc(true, 1, ""), two_parents, &out)),
             "HyperNode s1: member of both s2 and s5 (a HyperNode has one parent)");
   HyperNodeList cycle = {
       Hn("metadata: {name: a}\nspec: {tier: 1, members: [{type: HyperNode, selector: "
@@ -333,7 +344,7 @@ TEST(HyperNodeTest, ResolvesTiersFromTheConstraint) {
       Hn("metadata: {name: b}\nspec: {tier: 2, members: [{type: HyperNode, selector: "
          "{exactMatch: {name: a}}}]}"),
   };
-  const std::string err = ResolveHyperNodeLevels(tc(true, 2, ""), cycle, &out);
+  const std::string err = Reason(ResolveHyperNodeLevels(tc(true, 2, ""), cycle, &out));
   EXPECT_NE(err.find("cycle"), std::string::npos) << err;
   EXPECT_NE(err.find("through spec.members"), std::string::npos) << err;
   // The guard still stops a walk over a cycle.
@@ -375,7 +386,7 @@ TEST(SubGroupScopesTest, ParentsFirstInheritingTheTopologyName) {
     return name == "dc" ? std::make_shared<const Topology>(dc) : nullptr;
   };
   std::vector<SubGroupScope> scopes;
-  ASSERT_EQ(ResolveSubGroupScopes(specs[0], lookup, &scopes), "");
+  ASSERT_EQ(Reason(ResolveSubGroupScopes(specs[0], lookup, &scopes)), "");
   ASSERT_EQ(scopes.size(), 3u);
   EXPECT_EQ(scopes[0].name, "serve");
   EXPECT_EQ(scopes[0].parent, -1);
@@ -394,12 +405,12 @@ TEST(SubGroupScopesTest, ParentsFirstInheritingTheTopologyName) {
   // A level the Topology lacks names the subgroup's field.
   auto bad = specs[0];
   bad.sub_groups[2].topology.required_level = "blok";
-  EXPECT_EQ(ResolveSubGroupScopes(bad, lookup, &scopes),
+  EXPECT_EQ(Reason(ResolveSubGroupScopes(bad, lookup, &scopes)),
             "spec.subGroups[2].topologyConstraint: topology constraint: required level \"blok\" "
             "is not a level of topology \"dc\" (zone, rack, block, kubernetes.io/hostname)");
   bad.sub_groups[2].topology.topology = "nope";
   bad.sub_groups[2].topology.required_level = "block";
-  EXPECT_EQ(ResolveSubGroupScopes(bad, lookup, &scopes),
+  EXPECT_EQ(Reason(ResolveSubGroupScopes(bad, lookup, &scopes)),
             "spec.subGroups[2].topologyConstraint: topology \"nope\" not found "
             "(kai.scheduler/v1alpha1 Topology)");
   auto non_object = SpecsFromObject(*Object(
@@ -441,20 +452,20 @@ TEST(TopologyLevels, KoordinatorGatherRules) {
   c.must_gather = {"SpineLayer"};
   c.prefer_gather = {"SpineLayer", "BlockLayer"};
   PlacementLevels out;
-  EXPECT_EQ(ResolvePlacementLevels(c, &t, &out), "");
+  EXPECT_EQ(Reason(ResolvePlacementLevels(c, &t, &out)), "");
   EXPECT_EQ(out.levels, (std::vector<std::string>{"block", "spine"}));
   EXPECT_TRUE(out.required);
 
   c.must_gather = {"BlockLayer", "SpineLayer"};  // the narrowest wins: block
   c.prefer_gather = {"SpineLayer"};              // implied
-  EXPECT_EQ(ResolvePlacementLevels(c, &t, &out), "");
+  EXPECT_EQ(Reason(ResolvePlacementLevels(c, &t, &out)), "");
   EXPECT_EQ(out.levels, std::vector<std::string>{"block"});
 
   c.must_gather = {"RackLayer"};
-  EXPECT_EQ(ResolvePlacementLevels(c, &t, &out),
+  EXPECT_EQ(Reason(ResolvePlacementLevels(c, &t, &out)),
             "gather rule layer \"RackLayer\" is not a layer of "
             "\"scheduling.koordinator.sh/default\" (SpineLayer, BlockLayer, NodeTopologyLayer)");
-  EXPECT_EQ(ResolvePlacementLevels(c, nullptr, &out),
+  EXPECT_EQ(Reason(ResolvePlacementLevels(c, nullptr, &out)),
             "ClusterNetworkTopology \"default\" not found (scheduling.koordinator.sh/v1alpha1)");
 }
 

@@ -426,10 +426,10 @@ bool QueueManager::HasReclaimHold(const std::string& queue, api::Timestamp now) 
   return it != holds_.end() && it->second > now;
 }
 
-std::string QueueManager::CheckAdmission(const std::string& queue, const ResourceList& request,
+api::Status QueueManager::CheckAdmission(const std::string& queue, const ResourceList& request,
                                          api::Timestamp now) const {
   absl::MutexLock l(&mu_);
-  if (!tree_.Usable(queue)) return "";
+  if (!tree_.Usable(queue)) return absl::OkStatus();
   for (const auto& [holder, until] : holds_) {
     if (holder == queue || until <= now) continue;
     EnsureShareLocked();
@@ -440,8 +440,9 @@ std::string QueueManager::CheckAdmission(const std::string& queue, const Resourc
       const double have = a == allocated_.end() ? 0.0 : static_cast<double>(Get(a->second, r));
       const double deserved = s == share_.end() || !s->second.count(r) ? 0.0 : s->second.at(r);
       if (have + static_cast<double>(want) > deserved + kEps) {
-        return "waiting for queue " + queue + ": capacity reclaimed by queue " + holder +
-               " is held for it";
+        return absl::ResourceExhaustedError("waiting for queue " + queue +
+                                            ": capacity reclaimed by queue " + holder +
+                                            " is held for it");
       }
     }
   }
@@ -481,8 +482,9 @@ std::string QueueManager::CheckAdmission(const std::string& queue, const Resourc
       }
       if (want > free) {
         const std::string f = FormatAmount(r, free);
-        return "waiting for " + who + " quota: needs " + FormatAmount(r, want) + ", " +
-               f.substr(0, f.find(' ')) + " free" + detail;
+        return absl::ResourceExhaustedError("waiting for " + who + " quota: needs " +
+                                            FormatAmount(r, want) + ", " +
+                                            f.substr(0, f.find(' ')) + " free" + detail);
       }
     }
   }
@@ -505,11 +507,11 @@ int64_t QueueManager::KeptIdleLocked(const std::string& q, const std::string& r,
   return std::max(kids, std::max<int64_t>(0, spec.GuaranteeOf(r) - lend->second - used));
 }
 
-std::string QueueManager::LendingCheckLocked(const std::string& queue,
+api::Status QueueManager::LendingCheckLocked(const std::string& queue,
                                              const ResourceList& request) const {
   bool any = false;
   for (const auto& [n, spec] : tree_.queues) any = any || !spec.lending_limit.empty();
-  if (!any) return "";
+  if (!any) return absl::OkStatus();
   const auto p = tree_.PathToRoot(queue);
   const std::set<std::string> path(p.begin(), p.end());
   auto roots = tree_.children.find("");
@@ -523,12 +525,13 @@ std::string QueueManager::LendingCheckLocked(const std::string& queue,
     const int64_t free = std::max<int64_t>(0, Get(capacity_, r) - Get(total_allocated_, r) - kept);
     if (want > free) {
       const std::string f = FormatAmount(r, free);
-      return "waiting for queue " + queue + ": needs " + FormatAmount(r, want) + ", " +
-             f.substr(0, f.find(' ')) + " free outside the idle quota other queues do not " +
-             "lend (lendingLimit: " + FormatAmount(r, kept) + " kept)";
+      return absl::ResourceExhaustedError(
+          "waiting for queue " + queue + ": needs " + FormatAmount(r, want) + ", " +
+          f.substr(0, f.find(' ')) + " free outside the idle quota other queues do not " +
+          "lend (lendingLimit: " + FormatAmount(r, kept) + " kept)");
     }
   }
-  return "";
+  return absl::OkStatus();
 }
 
 void QueueManager::AccrueLocked() const {
@@ -641,9 +644,10 @@ double QueueManager::DeservedLocked(const std::string& q, const std::string& r) 
   return jt == it->second.end() ? 0.0 : jt->second;
 }
 
-std::string QueueManager::ReclaimerCheckLocked(const std::string& queue,
+api::Status QueueManager::ReclaimerCheckLocked(const std::string& queue,
                                                const ResourceList& request) const {
-  if (!tree_.Usable(queue)) return "queue " + queue + " is not usable";
+  if (!tree_.Usable(queue))
+    return absl::FailedPreconditionError("queue " + queue + " is not usable");
   // The reclaimer must stay within its deserved share (KAI reclaim: a queue below its fair
   // share takes back what it deserves, never more).
   for (const auto& [r, want] : request) {
@@ -653,11 +657,12 @@ std::string QueueManager::ReclaimerCheckLocked(const std::string& queue,
     if (static_cast<double>(have + want) > deserved + kEps) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), "%.6g", deserved);
-      return "queue " + queue + " would exceed its deserved share of " + r + " (" +
-             std::to_string(have) + " allocated + " + std::to_string(want) + " > " + buf + ")";
+      return absl::FailedPreconditionError(
+          "queue " + queue + " would exceed its deserved share of " + r + " (" +
+          std::to_string(have) + " allocated + " + std::to_string(want) + " > " + buf + ")");
     }
   }
-  return "";
+  return absl::OkStatus();
 }
 
 std::vector<ReclaimUnit> QueueManager::VictimUnitsLocked(const std::string& queue) const {
@@ -710,8 +715,8 @@ std::vector<ReclaimUnit> QueueManager::SelectReclaimVictims(const std::string& q
   absl::MutexLock l(&mu_);
   why->clear();
   EnsureShareLocked();
-  if (std::string no = ReclaimerCheckLocked(queue, request); !no.empty()) {
-    *why = std::move(no);
+  if (api::Status no = ReclaimerCheckLocked(queue, request); !no.ok()) {
+    *why = std::string(no.message());
     return {};
   }
   ResourceList needed;
@@ -770,8 +775,8 @@ std::vector<ReclaimUnit> QueueManager::ReclaimCandidates(const std::string& queu
   absl::MutexLock l(&mu_);
   why->clear();
   EnsureShareLocked();
-  if (std::string no = ReclaimerCheckLocked(queue, request); !no.empty()) {
-    *why = std::move(no);
+  if (api::Status no = ReclaimerCheckLocked(queue, request); !no.ok()) {
+    *why = std::string(no.message());
     return {};
   }
   std::vector<ReclaimUnit> out;
@@ -788,7 +793,7 @@ std::vector<ReclaimUnit> QueueManager::ReclaimCandidates(const std::string& queu
   return out;
 }
 
-std::string QueueManager::CheckReclaimVictims(const std::vector<std::string>& queues,
+api::Status QueueManager::CheckReclaimVictims(const std::vector<std::string>& queues,
                                               const ResourceList& request,
                                               const std::vector<ReclaimVictim>& victims) const {
   absl::MutexLock l(&mu_);
@@ -809,9 +814,9 @@ std::string QueueManager::CheckReclaimVictims(const std::vector<std::string>& qu
       if (r == "pods") continue;
       const int64_t left = Get(AllocatedLocked(q), r) - n;
       if (left < spec.GuaranteeOf(r)) {
-        return "queue " + q + " would drop below its guarantee (" + r + ": " +
-               std::to_string(left) + " left, " + std::to_string(spec.GuaranteeOf(r)) +
-               " guaranteed)";
+        return absl::FailedPreconditionError("queue " + q + " would drop below its guarantee (" +
+                                             r + ": " + std::to_string(left) + " left, " +
+                                             std::to_string(spec.GuaranteeOf(r)) + " guaranteed)");
       }
     }
   }
@@ -822,9 +827,11 @@ std::string QueueManager::CheckReclaimVictims(const std::vector<std::string>& qu
       const int64_t until_last = Get(AllocatedLocked(q), r) - Get(freed[q], r) + Get(big, r);
       above = above || static_cast<double>(until_last) > DeservedLocked(q, r) + kEps;
     }
-    if (!above) return "queue " + q + " would be reclaimed below its deserved share";
+    if (!above)
+      return absl::FailedPreconditionError("queue " + q +
+                                           " would be reclaimed below its deserved share");
   }
-  return "";
+  return absl::OkStatus();
 }
 
 QueueStatus QueueManager::StatusOfLocked(const std::string& name, const QueueSpec& spec) const {

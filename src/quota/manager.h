@@ -28,6 +28,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "api/resource.h"
+#include "api/status.h"
 #include "api/types.h"
 #include "api/unstructured.h"
 #include "quota/fair_share.h"
@@ -129,7 +130,7 @@ class QueueLedger {
   virtual Assignment QueueOf(const api::Pod& pod) const = 0;
   virtual double DominantShareOf(const std::string& queue) const = 0;
   virtual void SetCapacity(const ResourceList& capacity) = 0;
-  virtual std::string CheckAdmission(const std::string& queue, const ResourceList& request,
+  virtual api::Status CheckAdmission(const std::string& queue, const ResourceList& request,
                                      api::Timestamp now = 0) const = 0;
   virtual std::vector<ReclaimUnit> SelectReclaimVictims(const std::string& queue,
                                                         const ResourceList& request,
@@ -138,7 +139,7 @@ class QueueLedger {
   virtual std::vector<ReclaimUnit> ReclaimCandidates(const std::string& queue,
                                                      const ResourceList& request,
                                                      std::string* why) const = 0;
-  virtual std::string CheckReclaimVictims(const std::vector<std::string>& queues,
+  virtual api::Status CheckReclaimVictims(const std::vector<std::string>& queues,
                                           const ResourceList& request,
                                           const std::vector<ReclaimVictim>& victims) const = 0;
   virtual ResourceList FreeCapacity() const = 0;
@@ -203,10 +204,11 @@ class QueueManager final : public QueueLedger {
 
   Assignment QueueOf(const api::Pod& pod) const override;
 
-  // "" when `request` (summed over a pod or a whole gang) fits the quota of `queue` and of
-  // each ancestor: allocated + request <= limit, and for ElasticQuota (CapacityScheduling)
-  // also allocated + request <= min, or the sum over all quotas of allocated + request <=
-  // the sum of min (borrowing idle min). Else the reason, e.g.
+  // OK when `request` (summed over a pod or a whole gang) fits the quota of `queue` and of
+  // each ancestor (or `queue` is not a usable queue): allocated + request <= limit, and for
+  // ElasticQuota (CapacityScheduling) also allocated + request <= min, or the sum over all
+  // quotas of allocated + request <= the sum of min (borrowing idle min). Else
+  // ResourceExhausted with the reason as its message, e.g.
   // "waiting for queue team-a quota: needs 16 nvidia.com/gpu, 8 free".
   // While another queue holds capacity it reclaimed (SetReclaimHold, not expired at `now`),
   // a queue that would go above its deserved share with `request` is refused too:
@@ -214,7 +216,7 @@ class QueueManager final : public QueueLedger {
   // Idle quota that other queues do not lend (lendingLimit) is not free either:
   // "waiting for queue b: needs 10 nvidia.com/gpu, 5 free outside the idle quota other
   // queues do not lend (lendingLimit: 15 nvidia.com/gpu kept)".
-  std::string CheckAdmission(const std::string& queue, const ResourceList& request,
+  api::Status CheckAdmission(const std::string& queue, const ResourceList& request,
                              api::Timestamp now = 0) const override;
 
   // After evicting victims for `queue`: the freed capacity is kept for it (see
@@ -257,8 +259,9 @@ class QueueManager final : public QueueLedger {
   std::vector<ReclaimUnit> ReclaimCandidates(const std::string& queue, const ResourceList& request,
                                              std::string* why) const override;
 
-  // "" when evicting `victims` together is allowed on behalf of the reclaiming `queues`
-  // (the queues of the pod or gang) wanting `request`; else why, e.g. "queue team-b would
+  // OK when evicting `victims` together is allowed on behalf of the reclaiming `queues`
+  // (the queues of the pod or gang) wanting `request`; else FailedPrecondition saying why,
+  // e.g. "queue team-b would
   // drop below its guarantee (nvidia.com/gpu: 8 left, 16 guaranteed)". Rules, for victims of
   // queues not in `queues` (the reclaimer's own pods are in-queue preemption):
   //  1. no queue on a victim's path to the root drops below its guarantee in any resource
@@ -270,7 +273,7 @@ class QueueManager final : public QueueLedger {
   //     only from a queue still above its deserved share).
   // Both rules hold for every subset of a set that satisfies them (fewer victims leave more
   // allocated), so a reprieve never breaks them.
-  std::string CheckReclaimVictims(const std::vector<std::string>& queues,
+  api::Status CheckReclaimVictims(const std::vector<std::string>& queues,
                                   const ResourceList& request,
                                   const std::vector<ReclaimVictim>& victims) const override;
 
@@ -326,18 +329,18 @@ class QueueManager final : public QueueLedger {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double DeservedLocked(const std::string& q, const std::string& r) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // lendingLimit (Kueue KEP-1224 semantics, on any dialect that sets it): "" when `request`
+  // lendingLimit (Kueue KEP-1224 semantics, on any dialect that sets it): OK when `request`
   // fits the cluster's free capacity minus the idle quota that queues off `queue`'s path
   // keep for themselves — per queue max(0, quota - lendingLimit - allocated), a parent
-  // keeping the larger of its own and its children's sum; else why.
-  std::string LendingCheckLocked(const std::string& queue, const ResourceList& request) const
+  // keeping the larger of its own and its children's sum; else ResourceExhausted saying why.
+  api::Status LendingCheckLocked(const std::string& queue, const ResourceList& request) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t KeptIdleLocked(const std::string& q, const std::string& r,
                          const std::set<std::string>& path) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // "" when `queue` may reclaim for `request` (usable, and within its deserved share with
-  // it); else why. Needs EnsureShareLocked.
-  std::string ReclaimerCheckLocked(const std::string& queue, const ResourceList& request) const
+  // OK when `queue` may reclaim for `request` (usable, and within its deserved share with
+  // it); else FailedPrecondition saying why. Needs EnsureShareLocked.
+  api::Status ReclaimerCheckLocked(const std::string& queue, const ResourceList& request) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // KAI reclaimMinRuntime of a victim in `victim_queue` reclaimed by `reclaimer` (resolver.go
   // resolveReclaimMinRuntimeLCA: different top-level queues -> the victim's top-level

@@ -11,6 +11,14 @@
 namespace phalanx::quota {
 namespace {
 
+// QueueManager::CheckAdmission's outcome as its message ("" for OK); a refusal must be
+// ResourceExhausted.
+std::string AdmissionReason(const api::Status& s) {
+  if (s.ok()) return "";
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  return std::string(s.message());
+}
+
 constexpr const char* kGpu = "nvidia.com/gpu";
 constexpr int64_t kSecond = 1'000'000'000;
 
@@ -260,7 +268,7 @@ spec: {min: {cpu: 8}, max: {cpu: 4}}
   // Only the valid queue gets a status; it still admits.
   ASSERT_EQ(sink.patches.size(), 1u);
   EXPECT_EQ(sink.patches[0].first, "scheduling.volcano.sh/v1beta1/Queue//research");
-  EXPECT_EQ(m.CheckAdmission("research", {{"cpu", 1000}}), "");
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("research", {{"cpu", 1000}})), "");
   // A pod of the namespace whose only ElasticQuota is invalid waits with its error: the
   // quota is never silently dropped (the pod would otherwise run outside any quota).
   testing::PodBuilder in_x("x-0", "team-x");

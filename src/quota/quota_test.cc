@@ -16,6 +16,22 @@
 namespace phalanx::quota {
 namespace {
 
+// QueueManager::CheckAdmission's outcome as its message ("" for OK); a refusal must be
+// ResourceExhausted.
+std::string AdmissionReason(const api::Status& s) {
+  if (s.ok()) return "";
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  return std::string(s.message());
+}
+
+// QueueManager::CheckReclaimVictims's outcome as its message ("" for OK); a refusal must be
+// FailedPrecondition.
+std::string ReclaimReason(const api::Status& s) {
+  if (s.ok()) return "";
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  return std::string(s.message());
+}
+
 std::vector<api::Unstructured> Decode(const std::string& yaml) {
   api::Manifests m;
   std::string err;
@@ -293,20 +309,20 @@ spec: {parentQueue: dept, resources: {gpu: {quota: 8, limit: 16}}}
 )"));
   m.SetCapacity({{kGpu, 64}});
   m.OnPodAdd(GpuPod("run-0", "team-a", 8, "n1"));
-  EXPECT_EQ(m.CheckAdmission("team-a", {{kGpu, 4}}), "");
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("team-a", {{kGpu, 4}})), "");
   // team-a: 16 - 8 = 8 free, but dept caps at 12: 4 free.
-  EXPECT_EQ(m.CheckAdmission("team-a", {{kGpu, 16}}),
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("team-a", {{kGpu, 16}})),
             "waiting for queue team-a quota: needs 16 nvidia.com/gpu, 8 free");
-  EXPECT_EQ(m.CheckAdmission("team-a", {{kGpu, 6}}),
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("team-a", {{kGpu, 6}})),
             "waiting for queue dept (parent of team-a) quota: needs 6 nvidia.com/gpu, 4 free");
   // Reserve takes quota before the binding is seen; Unreserve gives it back.
   auto p = GpuPod("p", "team-a", 4);
   m.OnPodAdd(p);
   m.MarkAssumed(*p);
-  EXPECT_EQ(m.CheckAdmission("team-a", {{kGpu, 1}}),
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("team-a", {{kGpu, 1}})),
             "waiting for queue dept (parent of team-a) quota: needs 1 nvidia.com/gpu, 0 free");
   m.MarkForgotten(*p);
-  EXPECT_EQ(m.CheckAdmission("team-a", {{kGpu, 4}}), "");
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("team-a", {{kGpu, 4}})), "");
   auto st = m.Status();
   ASSERT_EQ(st.size(), 2u);
   EXPECT_EQ(st[1].name, "team-a");
@@ -456,16 +472,16 @@ TEST(QueueManager, LendingLimitKeepsIdleQuotaFromOtherQueues) {
   m.SetCapacity({{kGpu, 100}});
   for (int i = 0; i < 10; ++i) m.OnPodAdd(GpuPod("b-" + std::to_string(i), "b", 8, "n1"));
   // 100 - 80 allocated - 15 kept by a = 5 free for b.
-  EXPECT_EQ(m.CheckAdmission("b", {{kGpu, 5}}), "");
-  EXPECT_EQ(m.CheckAdmission("b", {{kGpu, 10}}),
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("b", {{kGpu, 5}})), "");
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("b", {{kGpu, 10}})),
             "waiting for queue b: needs 10 nvidia.com/gpu, 5 free outside the idle quota other "
             "queues do not lend (lendingLimit: 15 nvidia.com/gpu kept)");
   // a itself may use what it keeps.
-  EXPECT_EQ(m.CheckAdmission("a", {{kGpu, 20}}), "");
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("a", {{kGpu, 20}})), "");
   // Once a uses 12 of its quota it keeps only 20 - 5 - 12 = 3 idle.
   m.OnPodAdd(GpuPod("a-0", "a", 12, "n2"));
-  EXPECT_EQ(m.CheckAdmission("b", {{kGpu, 5}}), "");
-  EXPECT_NE(m.CheckAdmission("b", {{kGpu, 6}}), "");
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("b", {{kGpu, 5}})), "");
+  EXPECT_NE(AdmissionReason(m.CheckAdmission("b", {{kGpu, 6}})), "");
 }
 
 TEST(QueueTree, LendingLimitAboveQuotaIsAnError) {
@@ -612,13 +628,13 @@ spec: {min: {cpu: "4"}, max: {cpu: "10"}}
   EXPECT_EQ(m.QueueOf(*a0).queue, "qa");
   EXPECT_EQ(m.QueueOf(*a0).via, "ElasticQuota of namespace a");
   // qb's 4 cpu of min are idle: qa may borrow them, not more.
-  EXPECT_EQ(m.CheckAdmission("qa", {{"cpu", 4000}}), "");
+  EXPECT_EQ(AdmissionReason(m.CheckAdmission("qa", {{"cpu", 4000}})), "");
   EXPECT_EQ(
-      m.CheckAdmission("qa", {{"cpu", 5000}}),
+      AdmissionReason(m.CheckAdmission("qa", {{"cpu", 5000}})),
       "waiting for queue qa quota: needs 5 cpu, 4 free (min 4 cpu, idle min of all quotas 4 cpu)");
   m.OnPodAdd(pod("b0", "b", "4", "n1"));
   EXPECT_EQ(
-      m.CheckAdmission("qa", {{"cpu", 1000}}),
+      AdmissionReason(m.CheckAdmission("qa", {{"cpu", 1000}})),
       "waiting for queue qa quota: needs 1 cpu, 0 free (min 4 cpu, idle min of all quotas 0 cpu)");
 }
 
@@ -738,18 +754,20 @@ spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 4}}}
   const ResourceList four{{kGpu, 4}};
   // Two units: b keeps 8 >= its guarantee 4, and was above its deserved 8 until the last
   // (16 - 8 + 4 = 12 > 8).
-  EXPECT_EQ(m.CheckReclaimVictims({"a"}, {{kGpu, 8}}, {{"b", four, true}, {"b", four, true}}), "");
+  EXPECT_EQ(ReclaimReason(
+                m.CheckReclaimVictims({"a"}, {{kGpu, 8}}, {{"b", four, true}, {"b", four, true}})),
+            "");
   // Three: 16 - 12 + 4 = 8, not above 8 before the last one.
-  EXPECT_EQ(m.CheckReclaimVictims({"a"}, {{kGpu, 8}},
-                                  {{"b", four, true}, {"b", four, true}, {"b", four, true}}),
+  EXPECT_EQ(ReclaimReason(m.CheckReclaimVictims(
+                {"a"}, {{kGpu, 8}}, {{"b", four, true}, {"b", four, true}, {"b", four, true}})),
             "queue b would be reclaimed below its deserved share");
   // Four (three reclaimed, one lower-priority): b would keep 0 < its guarantee of 4.
-  EXPECT_EQ(m.CheckReclaimVictims(
+  EXPECT_EQ(ReclaimReason(m.CheckReclaimVictims(
                 {"a"}, {{kGpu, 8}},
-                {{"b", four, true}, {"b", four, true}, {"b", four, true}, {"b", four, false}}),
+                {{"b", four, true}, {"b", four, true}, {"b", four, true}, {"b", four, false}})),
             "queue b would drop below its guarantee (nvidia.com/gpu: 0 left, 4 guaranteed)");
   // The reclaimer's own pods are not checked (in-queue preemption).
-  EXPECT_EQ(m.CheckReclaimVictims({"a"}, {{kGpu, 8}}, {{"a", four, false}}), "");
+  EXPECT_EQ(ReclaimReason(m.CheckReclaimVictims({"a"}, {{kGpu, 8}}, {{"a", four, false}})), "");
   // Beyond its deserved share a queue reclaims nothing.
   EXPECT_TRUE(m.ReclaimCandidates("a", {{kGpu, 12}}, &why).empty());
   EXPECT_NE(why.find("would exceed its deserved share"), std::string::npos) << why;

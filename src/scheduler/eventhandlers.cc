@@ -119,8 +119,8 @@ bool Scheduler::OnStorageObject(const api::UnstructuredPtr& obj, uint32_t action
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
   if (action == framework::kDelete) {
     volumes_->OnObjectDelete(*obj);
-  } else if (std::string err = volumes_->OnObjectAdd(obj); !err.empty()) {
-    spdlog::warn("{}", err);
+  } else if (api::Status err = volumes_->OnObjectAdd(obj); !err.ok()) {
+    spdlog::warn("{}", std::string(err.message()));
   }
   framework::EventObjects objs;
   objs.other_new = obj.get();

@@ -30,11 +30,12 @@ api::Resource FreeCapacity(const std::vector<const framework::NodeInfo*>& nodes)
   return free;
 }
 
-// "" if `want` fits in `free`, else e.g. "cpu: 64000m requested, 12000m free".
-std::string MinResourcesShortfall(const api::Resource& want, const api::Resource& free) {
+// Success if `want` fits in `free`, else Unschedulable with the first resource short, e.g.
+// "cpu: 64000m requested, 12000m free".
+Status MinResourcesShortfall(const api::Resource& want, const api::Resource& free) {
   auto fmt = [](const std::string& name, int64_t w, int64_t f, const char* unit) {
-    return name + ": " + std::to_string(w) + unit + " requested, " + std::to_string(f) + unit +
-           " free";
+    return Status::Unschedulable(name + ": " + std::to_string(w) + unit + " requested, " +
+                                 std::to_string(f) + unit + " free");
   };
   if (want.milli_cpu > free.milli_cpu) return fmt("cpu", want.milli_cpu, free.milli_cpu, "m");
   if (want.memory > free.memory) return fmt("memory", want.memory, free.memory, "");
@@ -47,7 +48,13 @@ std::string MinResourcesShortfall(const api::Resource& want, const api::Resource
   for (const auto& [id, v] : want.scalar) {
     if (v > free.Scalar(id)) return fmt(api::ScalarResourceName(id), v, free.Scalar(id), "");
   }
-  return "";
+  return Status::Success();
+}
+
+// A reason collected as text (PlaceOne's): Success when there is none, else Unschedulable
+// with it.
+Status Rejection(std::string reason) {
+  return reason.empty() ? Status::Success() : Status::Unschedulable(std::move(reason));
 }
 
 std::string Quote(const std::string& s) { return "\"" + s + "\""; }
@@ -86,33 +93,36 @@ std::string PodGroupPlacement::TopologySummary() const {
 PodGroupPlacement PodGroupAlgorithm::Run() {
   PodGroupPlacement out;
   out.placed.assign(plan_.pod_groups.size(), 0);
-  out.reject_reason = CheckMinResources();
-  if (out.reject_reason.empty()) out.reject_reason = Admit(&out.admit_plugin);
+  out.reject_reason = CheckMinResources().Message();
   if (out.reject_reason.empty()) {
-    out.reject_reason = PlaceIn(&out);
+    const Status admit = Admit();
+    out.admit_plugin = admit.plugin();
+    out.reject_reason = admit.Message();
+  }
+  if (out.reject_reason.empty()) {
+    out.reject_reason = PlaceIn(&out).Message();
     out.placement_failed = !out.reject_reason.empty();
   }
   out.batched = batched_;
   return out;
 }
 
-std::string PodGroupAlgorithm::Place(std::vector<int32_t>* placed) {
+Status PodGroupAlgorithm::Place(std::vector<int32_t>* placed) {
   PodGroupPlacement out;
-  std::string reason = PlaceIn(&out);
+  Status reason = PlaceIn(&out);
   *placed = std::move(out.placed);
   return reason;
 }
 
-std::string PodGroupAlgorithm::PlaceIn(PodGroupPlacement* out) {
+Status PodGroupAlgorithm::PlaceIn(PodGroupPlacement* out) {
   out->placed.assign(plan_.pod_groups.size(), 0);
   scope_domains_.clear();
   // The first unit that asks for a topology decides it for the whole plan (a GangGroup
   // is placed in one domain together).
-  std::string reason;
   const auto topo = std::find_if(plan_.pod_groups.begin(), plan_.pod_groups.end(),
                                  [](const auto& u) { return !u.topology_levels.empty(); });
-  reason = topo != plan_.pod_groups.end() ? PlaceInTopology(*topo, out)
-                                          : PlaceMembers(nullptr, &out->placed);
+  Status reason = topo != plan_.pod_groups.end() ? PlaceInTopology(*topo, out)
+                                                 : PlaceMembers(nullptr, &out->placed);
   out->sub_group_domains = scope_domains_;
   return reason;
 }
@@ -123,7 +133,7 @@ void PodGroupAlgorithm::Revert() {
   for (auto* p : fwk_.PodGroupPlacementPlugins()) p->ViewReset();
 }
 
-std::string PodGroupAlgorithm::CheckMinResources() const {
+Status PodGroupAlgorithm::CheckMinResources() const {
   // A gang whose minimum exceeds the cluster's free capacity is rejected before any
   // per-pod work.
   bool have_free = false;
@@ -134,15 +144,17 @@ std::string PodGroupAlgorithm::CheckMinResources() const {
       free = FreeCapacity(sched_.snapshot().List());
       have_free = true;
     }
-    std::string shortfall = MinResourcesShortfall(u.min_resources, free);
-    if (!shortfall.empty()) {
-      return u.display + ": minResources exceed the cluster's free capacity (" + shortfall + ")";
+    const Status shortfall = MinResourcesShortfall(u.min_resources, free);
+    if (!shortfall.IsSuccess()) {
+      return Status::Unschedulable(u.display +
+                                   ": minResources exceed the cluster's free capacity (" +
+                                   shortfall.Message() + ")");
     }
   }
-  return "";
+  return Status::Success();
 }
 
-std::string PodGroupAlgorithm::Admit(std::string* plugin) {
+Status PodGroupAlgorithm::Admit() {
   // The whole gang's request against its queue, inside the transaction, so that quota is
   // never half-consumed by a gang.
   std::vector<const PodInfo*> pods;
@@ -152,14 +164,11 @@ std::string PodGroupAlgorithm::Admit(std::string* plugin) {
     pod_group_of.push_back(m.pod_group);
   }
   Status a = fwk_.RunAdmitPodGroup(plan_, pods, pod_group_of);
-  if (!a.IsSuccess()) {
-    *plugin = a.plugin();
-    return a.Message();
-  }
+  if (!a.IsSuccess()) return a;
   // An admission plugin may have changed the cluster (none in tree evicts since reclaim
   // moved to PodGroup preemption).
   sched_.cache().UpdateSnapshot(&sched_.snapshot());
-  return "";
+  return Status::Success();
 }
 
 bool PodGroupAlgorithm::PlaceOne(PodGroupMember& m, PlacementBatch* batch,
@@ -186,15 +195,15 @@ PodGroupAlgorithm::~PodGroupAlgorithm() {
   for (auto* p : fwk_.PodGroupPlacementPlugins()) p->ViewReset();
 }
 
-std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restriction,
-                                            std::vector<int32_t>* placed) {
+Status PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restriction,
+                                       std::vector<int32_t>* placed) {
   if (std::any_of(plan_.pod_groups.begin(), plan_.pod_groups.end(),
                   [](const auto& u) { return !u.topology_scopes.empty(); })) {
     return PlaceScoped(restriction, placed);
   }
-  std::string reason = PlaceMembersInOrder(restriction, placed);
+  Status reason = PlaceMembersInOrder(restriction, placed);
   const auto& plugins = fwk_.PodGroupPlacementPlugins();
-  if (reason.empty() || plugins.empty()) return reason;
+  if (reason.IsSuccess() || plugins.empty()) return reason;
   bool concerned = false;
   for (const auto& m : members_) {
     for (auto* p : plugins) concerned = concerned || p->ConcernsPodGroupMember(*m.qp->pod_info);
@@ -207,7 +216,7 @@ std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restric
   Revert();
   for (auto* p : plugins) p->SetJointMode(true);
   std::vector<int32_t> joint_placed(placed->size(), 0);
-  std::string joint = PlaceMembersInOrder(restriction, &joint_placed);
+  std::string joint = PlaceMembersInOrder(restriction, &joint_placed).Message();
   if (joint.empty()) {
     std::vector<framework::CycleState*> states;
     std::vector<const PodInfo*> pods;
@@ -227,14 +236,14 @@ std::string PodGroupAlgorithm::PlaceMembers(const std::set<std::string>* restric
     }
   }
   for (auto* p : plugins) p->SetJointMode(false);
-  if (!joint.empty()) return reason + "; placed jointly: " + joint;
+  if (!joint.empty()) return Status::Unschedulable(reason.Message() + "; placed jointly: " + joint);
   *placed = std::move(joint_placed);
   ++joint_placements_;
-  return "";
+  return Status::Success();
 }
 
-std::string PodGroupAlgorithm::PlaceMembersInOrder(const std::set<std::string>* restriction,
-                                                   std::vector<int32_t>* placed) {
+Status PodGroupAlgorithm::PlaceMembersInOrder(const std::set<std::string>* restriction,
+                                              std::vector<int32_t>* placed) {
   std::vector<int32_t> pending(plan_.pod_groups.size(), 0);
   for (const auto& m : members_) ++pending[m.pod_group];
   std::vector<int32_t> remaining = pending;
@@ -255,13 +264,14 @@ std::string PodGroupAlgorithm::PlaceMembersInOrder(const std::set<std::string>* 
       break;
   }
   batched_ += batch.batched_pods;
-  for (size_t u = 0; reason.empty() && u < plan_.pod_groups.size(); ++u) {
-    reason = UnitShortfall(u, pending[u], (*placed)[u]);
+  Status status = Rejection(std::move(reason));  // an error placing a member
+  for (size_t u = 0; status.IsSuccess() && u < plan_.pod_groups.size(); ++u) {
+    status = UnitShortfall(u, pending[u], (*placed)[u]);
   }
-  return reason;
+  return status;
 }
 
-std::string PodGroupAlgorithm::UnitShortfall(size_t u, int32_t pending, int32_t placed) const {
+Status PodGroupAlgorithm::UnitShortfall(size_t u, int32_t pending, int32_t placed) const {
   const framework::PodGroupInfo& unit = plan_.pod_groups[u];
   // Every subgroup's own minimum (KAI subGroups, Volcano minTaskMember), not only the
   // summed need: the short subgroup is named first.
@@ -271,15 +281,16 @@ std::string PodGroupAlgorithm::UnitShortfall(size_t u, int32_t pending, int32_t 
     for (const auto& m : members_) {
       if (m.pod_group == u && m.placed) keys.push_back(m.qp->Pod().Key());
     }
-    sub_short = unit.check_sub_groups(keys);
+    sub_short = unit.check_sub_groups(keys).Message();
   }
   std::string count;
   if (placed < unit.Need()) {
     count = std::to_string(placed) + " of " + std::to_string(pending) + " pending members fit, " +
             std::to_string(unit.Need()) + " needed";
   }
-  if (sub_short.empty() && count.empty()) return "";
-  return unit.display + ": " + sub_short + (sub_short.empty() || count.empty() ? "" : "; ") + count;
+  if (sub_short.empty() && count.empty()) return Status::Success();
+  return Status::Unschedulable(unit.display + ": " + sub_short +
+                               (sub_short.empty() || count.empty() ? "" : "; ") + count);
 }
 
 api::Resource PodGroupAlgorithm::MinimumDemand() const {
@@ -374,11 +385,11 @@ int PodGroupAlgorithm::ScoreLevel(const std::vector<framework::Placement>& place
     for (const auto& n : p.nodes) {
       if (const auto* ni = sched_.snapshot().Get(n)) infos.push_back(ni);
     }
-    c.reason = MinResourcesShortfall(demand, FreeCapacity(infos));
+    c.reason = MinResourcesShortfall(demand, FreeCapacity(infos)).Message();
     if (!c.reason.empty()) {
       c.reason = "free capacity below the gang's minimum: " + c.reason;
     } else {
-      c.reason = PlaceMembers(&p.nodes, &placed);
+      c.reason = PlaceMembers(&p.nodes, &placed).Message();
       c.fits = c.reason.empty();
       if (c.fits) {
         std::vector<framework::PlacementScore> sc;
@@ -419,13 +430,15 @@ void PodGroupAlgorithm::RestoreBestTrial(std::vector<int32_t>* placed) {
   }
 }
 
-std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupInfo& unit,
-                                               PodGroupPlacement* out) {
+Status PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupInfo& unit,
+                                          PodGroupPlacement* out) {
   const std::string of_topology =
       unit.topology_name.empty() ? "" : " (topology " + unit.topology_name + ")";
   if (!fwk_.HasPlacementGeneratePlugins()) {
-    return unit.display + ": topology constraint" + of_topology +
-           " needs a PlacementGenerate plugin (TopologyPlacement) in profile " + fwk_.ProfileName();
+    return Status::Unschedulable(unit.display + ": topology constraint" + of_topology +
+                                 " needs a PlacementGenerate plugin (TopologyPlacement) in "
+                                 "profile " +
+                                 fwk_.ProfileName());
   }
   std::string level_reason;  // the last level's, for the required case
   for (size_t li = 0; li < unit.topology_levels.size(); ++li) {
@@ -441,7 +454,7 @@ std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupInfo& un
       const TopologyCandidate& c = out->topology_candidates[static_cast<size_t>(best)];
       out->topology_domain = c.level + "=" + c.domain;
       RestoreBestTrial(&out->placed);
-      return "";
+      return Status::Success();
     }
     level_reason = "no " + pl.key + " domain fits the gang (";
     for (size_t i = first; i < out->topology_candidates.size(); ++i) {
@@ -451,8 +464,8 @@ std::string PodGroupAlgorithm::PlaceInTopology(const framework::PodGroupInfo& un
     level_reason += ")";
   }
   if (!unit.topology_required) return PlaceMembers(nullptr, &out->placed);
-  return "required topology level " + Quote(unit.topology_levels.back()) + of_topology + ": " +
-         level_reason;
+  return Status::Unschedulable("required topology level " + Quote(unit.topology_levels.back()) +
+                               of_topology + ": " + level_reason);
 }
 
 // ---- Nested topology: subgroups with their own topologyConstraint ----
@@ -464,8 +477,8 @@ void PodGroupAlgorithm::RebuildView() {
   }
 }
 
-std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restriction,
-                                           std::vector<int32_t>* placed) {
+Status PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restriction,
+                                      std::vector<int32_t>* placed) {
   for (auto& m : members_) {
     m.placed = false;
     m.host.clear();
@@ -475,8 +488,10 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
   if (!fwk_.HasPlacementGeneratePlugins()) {
     for (const auto& g : plan_.pod_groups) {
       if (!g.topology_scopes.empty()) {
-        return g.display + ": subgroup topology constraints need a PlacementGenerate plugin " +
-               "(TopologyPlacement) in profile " + fwk_.ProfileName();
+        return Status::Unschedulable(g.display +
+                                     ": subgroup topology constraints need a PlacementGenerate "
+                                     "plugin (TopologyPlacement) in profile " +
+                                     fwk_.ProfileName());
       }
     }
   }
@@ -491,8 +506,8 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
         member_scope_[i] = static_cast<int>(s);
     }
   }
-  std::string reason;
-  for (size_t u = 0; reason.empty() && u < plan_.pod_groups.size(); ++u) {
+  Status reason;
+  for (size_t u = 0; reason.IsSuccess() && u < plan_.pod_groups.size(); ++u) {
     reason = PlaceScope(u, -1, restriction);
   }
   std::vector<int32_t> pending(plan_.pod_groups.size(), 0);
@@ -501,19 +516,18 @@ std::string PodGroupAlgorithm::PlaceScoped(const std::set<std::string>* restrict
     ++pending[m.pod_group];
     if (m.placed) ++(*placed)[m.pod_group];
   }
-  for (size_t u = 0; reason.empty() && u < plan_.pod_groups.size(); ++u) {
+  for (size_t u = 0; reason.IsSuccess() && u < plan_.pod_groups.size(); ++u) {
     reason = UnitShortfall(u, pending[u], (*placed)[u]);
   }
   return reason;
 }
 
-std::string PodGroupAlgorithm::PlaceScope(size_t u, int s,
-                                          const std::set<std::string>* restriction) {
+Status PodGroupAlgorithm::PlaceScope(size_t u, int s, const std::set<std::string>* restriction) {
   const auto& scopes = plan_.pod_groups[u].topology_scopes;
   for (size_t c = 0; c < scopes.size(); ++c) {
     if (scopes[c].parent != s || scopes[c].pods.empty()) continue;
-    std::string reason = ChooseScopeDomain(u, static_cast<int>(c), restriction);
-    if (!reason.empty()) return reason;
+    Status reason = ChooseScopeDomain(u, static_cast<int>(c), restriction);
+    if (!reason.IsSuccess()) return reason;
   }
   std::string reason;
   PlacementBatch batch;  // one restriction: members of one signature share filtered nodes
@@ -522,11 +536,11 @@ std::string PodGroupAlgorithm::PlaceScope(size_t u, int s,
     if (!PlaceOne(members_[i], &batch, restriction, &reason)) break;
   }
   batched_ += batch.batched_pods;
-  return reason;
+  return Rejection(std::move(reason));
 }
 
-std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
-                                                 const std::set<std::string>* restriction) {
+Status PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
+                                            const std::set<std::string>* restriction) {
   const framework::PodGroupInfo& unit = plan_.pod_groups[u];
   const auto& scope = unit.topology_scopes[static_cast<size_t>(s)];
   const std::string who = "subgroup " + Quote(scope.name);
@@ -583,7 +597,7 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
     bool first = true;
     for (const auto& p : placements) {
       if (!first) restore(saved, saved_domains);  // drop the previous trial
-      std::string reason = PlaceScope(u, s, &p.nodes);
+      std::string reason = PlaceScope(u, s, &p.nodes).Message();
       if (reason.empty()) {
         std::vector<std::string> keys;
         for (size_t i = 0; i < members_.size(); ++i) {
@@ -594,7 +608,7 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
             keys.push_back(m.qp->Pod().Key());
           }
         }
-        reason = scope.check(keys);
+        reason = scope.check(keys).Message();
       }
       if (reason.empty()) {
         std::vector<framework::PlacementScore> sc;
@@ -617,7 +631,7 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
       std::vector<int64_t> totals;
       const size_t best = BestPlacement(state, scores, &totals);
       restore(std::move(trials[best].members), std::move(trials[best].domains));
-      return "";
+      return Status::Success();
     }
     restore(saved, saved_domains);
     level_reason += ")";
@@ -628,8 +642,8 @@ std::string PodGroupAlgorithm::ChooseScopeDomain(size_t u, int s,
     return PlaceScope(u, s, restriction);
   }
   const std::string of = scope.topology.empty() ? "" : " (topology " + scope.topology + ")";
-  return unit.display + ": " + who + ": required topology level " + Quote(scope.levels.back()) +
-         of + ": " + level_reason;
+  return Status::Unschedulable(unit.display + ": " + who + ": required topology level " +
+                               Quote(scope.levels.back()) + of + ": " + level_reason);
 }
 
 }  // namespace phalanx::scheduler

@@ -105,29 +105,34 @@ class PodGroupAlgorithm {
   // revert action of a rejected placement.
   void Revert();
   // The placement step alone (no minResources check, no admission) on the current view:
-  // "" when every unit reached its need. For the preemption dry run
+  // Success when every unit reached its need, else Unschedulable with the reason (as
+  // PodGroupPlacement::reject_reason). For the preemption dry run
   // (src/plugins/defaultpreemption/podgroup_preemption.h).
-  std::string Place(std::vector<int32_t>* placed);
+  framework::Status Place(std::vector<int32_t>* placed);
   // Applied to the view after every refresh (Revert), e.g. taking preemption victims off it;
   // an empty function: none.
   void SetViewEdit(std::function<void(cache::Snapshot&)> edit) { view_edit_ = std::move(edit); }
 
  private:
-  // "" when every unit's minResources fit the free capacity of the cluster.
-  std::string CheckMinResources() const;
-  // "" when the plan's plugins admit it (*plugin names the one that did not).
-  std::string Admit(std::string* plugin);
-  // Places every member (inside `restriction` when given); "" when every unit reached its
-  // need, else the first short unit's reason. Member by member first; when that falls short
-  // and a PodGroupPlacementPlugin concerns a member (DRA claims), a second pass places each
-  // member as if alone and the plugins choose jointly (PodGroupPlacementPlugin::PlaceJointly:
-  // DynamicResources allocates every member's claims together, backtracking over device
-  // choices); its failure is appended to the reason ("...; placed jointly: ..."). Units
-  // with topology scopes go through PlaceScoped (no joint pass).
-  std::string PlaceMembers(const std::set<std::string>* restriction, std::vector<int32_t>* placed);
-  // One member-by-member pass (PlaceMembers' first).
-  std::string PlaceMembersInOrder(const std::set<std::string>* restriction,
-                                  std::vector<int32_t>* placed);
+  // Success when every unit's minResources fit the free capacity of the cluster, else
+  // Unschedulable, e.g. "pod group ml/train: minResources exceed the cluster's free capacity
+  // (cpu: 64000m requested, 12000m free)".
+  framework::Status CheckMinResources() const;
+  // Success when the plan's plugins admit it, else the rejection of the one that did not
+  // (Framework::RunAdmitPodGroup's status, its plugin() naming it).
+  framework::Status Admit();
+  // Places every member (inside `restriction` when given); Success when every unit reached
+  // its need, else Unschedulable with the first short unit's reason. Member by member first; when
+  // that falls short and a PodGroupPlacementPlugin concerns a member (DRA claims), a second pass
+  // places each member as if alone and the plugins choose jointly
+  // (PodGroupPlacementPlugin::PlaceJointly: DynamicResources allocates every member's claims
+  // together, backtracking over device choices); its failure is appended to the reason ("...;
+  // placed jointly: ..."). Units with topology scopes go through PlaceScoped (no joint pass).
+  framework::Status PlaceMembers(const std::set<std::string>* restriction,
+                                 std::vector<int32_t>* placed);
+  // One member-by-member pass (PlaceMembers' first), its result as PlaceMembers'.
+  framework::Status PlaceMembersInOrder(const std::set<std::string>* restriction,
+                                        std::vector<int32_t>* placed);
   // One member through SchedulePod inside `restriction`, put on the view when it fits;
   // false on an error that is not a rejection (*reason says it).
   bool PlaceOne(PodGroupMember& m, PlacementBatch* batch, const std::set<std::string>* restriction,
@@ -139,20 +144,26 @@ class PodGroupAlgorithm {
   // A required scope with no fitting domain fails the placement, naming the subgroup, e.g.
   // `pod group ml/serve (...): subgroup "decode": required topology level "rack" (topology
   // dc): no rack domain fits (rack=r1: subgroup "decode": 1/2 members placeable; ...)`; a
-  // preferred one falls back to its parent's domain.
-  std::string PlaceScoped(const std::set<std::string>* restriction, std::vector<int32_t>* placed);
-  // Scope `s` of unit `u` (-1: the unit's members in no scope) and the scopes below it.
-  std::string PlaceScope(size_t u, int s, const std::set<std::string>* restriction);
-  std::string ChooseScopeDomain(size_t u, int s, const std::set<std::string>* restriction);
+  // preferred one falls back to its parent's domain. Success, or Unschedulable with that
+  // reason.
+  framework::Status PlaceScoped(const std::set<std::string>* restriction,
+                                std::vector<int32_t>* placed);
+  // Scope `s` of unit `u` (-1: the unit's members in no scope) and the scopes below it:
+  // Success, or Unschedulable with the first failure.
+  framework::Status PlaceScope(size_t u, int s, const std::set<std::string>* restriction);
+  // Scope `s` of unit `u` placed in the best domain of its levels (PlaceScoped): Success, or
+  // Unschedulable naming the subgroup and its required level.
+  framework::Status ChooseScopeDomain(size_t u, int s, const std::set<std::string>* restriction);
   // Refreshes the view from the cache and puts every placed member back on it.
   void RebuildView();
   // The placement step into `out` (placed per unit; the topology candidates when a unit
-  // asks for a topology): "" when every unit reached its need.
-  std::string PlaceIn(PodGroupPlacement* out);
-  // "" when unit `u` reached its need and every subgroup minimum with `placed` of its
-  // `pending` members placed; else its reason, e.g. `pod group ml/serve (...): subgroup
-  // "decode": 0/2 members placeable; 2 of 4 pending members fit, 4 needed`.
-  std::string UnitShortfall(size_t u, int32_t pending, int32_t placed) const;
+  // asks for a topology): Success when every unit reached its need, else Unschedulable with
+  // the reason.
+  framework::Status PlaceIn(PodGroupPlacement* out);
+  // Success when unit `u` reached its need and every subgroup minimum with `placed` of its
+  // `pending` members placed; else Unschedulable with its reason, e.g. `pod group ml/serve
+  // (...): subgroup "decode": 0/2 members placeable; 2 of 4 pending members fit, 4 needed`.
+  framework::Status UnitShortfall(size_t u, int32_t pending, int32_t placed) const;
   // Multi-level topology (src/gang/topology.h): for each of `unit`'s levels, narrowest
   // first, every placement the PlacementGenerate plugins offer (a domain of the level) is
   // a candidate: the gang is placed inside it on the view, scored by the PlacementScore
@@ -162,8 +173,8 @@ class PodGroupAlgorithm {
   // level fits: the next level up. No level fits: the whole cluster, unless the last level is
   // required — then the reason names that level, e.g. `required topology level "rack"
   // (topology cluster-topology): no rack domain fits the gang (rack=r1: pod group ml/train:
-  // 2 of 4 pending members fit, 4 needed; ...)`.
-  std::string PlaceInTopology(const framework::PodGroupInfo& unit, PodGroupPlacement* out);
+  // 2 of 4 pending members fit, 4 needed; ...)`. Success, or Unschedulable with that reason.
+  framework::Status PlaceInTopology(const framework::PodGroupInfo& unit, PodGroupPlacement* out);
   // Tries and scores every placement of one level into out->topology_candidates; returns
   // the index there of the best one that fits, or -1, keeping its trial in best_members_ /
   // best_placed_.

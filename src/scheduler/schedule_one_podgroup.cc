@@ -117,7 +117,7 @@ class ViewFeasibility final : public framework::PodGroupFeasibility {
     });
     algorithm_.Revert();
     std::vector<int32_t> placed;
-    const std::string reason = algorithm_.Place(&placed);
+    const Status reason = algorithm_.Place(&placed);
     algorithm_.SetViewEdit(nullptr);
     if (out) {
       out->nodes.assign(members_.size(), "");
@@ -125,7 +125,7 @@ class ViewFeasibility final : public framework::PodGroupFeasibility {
         if (members_[i].placed) out->nodes[i] = members_[i].host;
       }
     }
-    return reason.empty() ? Status::Success() : Status::Unschedulable(reason);
+    return reason.IsSuccess() ? Status::Success() : Status::Unschedulable(reason.Message());
   }
   void Reset() override { algorithm_.Revert(); }
 

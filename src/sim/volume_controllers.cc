@@ -24,7 +24,8 @@ YAML::Node Field(const YAML::Node& n, const char* key) {
 // A catalog of every storage object in the store (for class lookups and PV matching).
 volume::ViewPtr StorageView(const store::Store& store) {
   volume::Catalog c;
-  for (const auto& o : store.ListObjects()) c.OnObjectAdd(o);
+  // An invalid object is kept with its error (Catalog::Errors); the lookups skip it.
+  for (const auto& o : store.ListObjects()) c.OnObjectAdd(o).IgnoreError();
   return c.Snapshot();
 }
 

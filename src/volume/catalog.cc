@@ -53,9 +53,9 @@ PVCPtr View::PVC(const std::string& key) const {
   return it == pvcs.end() ? nullptr : it->second;
 }
 
-std::string Catalog::OnObjectAdd(const api::UnstructuredPtr& obj) {
+api::Status Catalog::OnObjectAdd(const api::UnstructuredPtr& obj) {
   const Kind kind = KindOf(*obj);
-  if (kind == Kind::kNone) return "";
+  if (kind == Kind::kNone) return absl::OkStatus();
   std::string error;
   absl::MutexLock l(&mu_);
   switch (kind) {
@@ -63,7 +63,7 @@ std::string Catalog::OnObjectAdd(const api::UnstructuredPtr& obj) {
       auto old = pvs_.find(obj->metadata.name);
       if (old != pvs_.end() && OlderVersion(obj->metadata.resource_version,
                                             old->second->object->metadata.resource_version)) {
-        return "";
+        return absl::OkStatus();
       }
       auto pv = std::make_shared<const PersistentVolume>(DecodePersistentVolume(obj));
       error = pv->error;
@@ -76,7 +76,7 @@ std::string Catalog::OnObjectAdd(const api::UnstructuredPtr& obj) {
       auto old = pvcs_.find(ObjKey(*obj));
       if (old != pvcs_.end() && OlderVersion(obj->metadata.resource_version,
                                              old->second->object->metadata.resource_version)) {
-        return "";
+        return absl::OkStatus();
       }
       auto c = std::make_shared<const PersistentVolumeClaim>(DecodePersistentVolumeClaim(obj));
       error = c->error;
@@ -113,7 +113,7 @@ std::string Catalog::OnObjectAdd(const api::UnstructuredPtr& obj) {
   }
   if (kind == Kind::kCSINode) csi_nodes_view_.reset();
   view_.reset();
-  return error;
+  return error.empty() ? absl::OkStatus() : absl::InvalidArgumentError(error);
 }
 
 void Catalog::OnObjectDelete(const api::Unstructured& obj) {
@@ -199,32 +199,37 @@ ViewPtr Catalog::Snapshot() {
   return view_;
 }
 
-std::string Catalog::Assume(const std::string& pod_uid, const PodVolumes& vols) {
+api::Status Catalog::Assume(const std::string& pod_uid, const PodVolumes& vols) {
   absl::MutexLock l(&mu_);
   for (const auto& b : vols.static_bindings) {
     auto pv = pvs_.find(b.pv);
-    if (pv == pvs_.end()) return "persistentvolume \"" + b.pv + "\" not found";
+    if (pv == pvs_.end())
+      return absl::FailedPreconditionError("persistentvolume \"" + b.pv + "\" not found");
     auto a = assumed_pv_.find(b.pv);
     if (a != assumed_pv_.end() && a->second != b.claim) {
-      return "persistentvolume \"" + b.pv + "\" was assumed for claim \"" + a->second + "\"";
+      return absl::FailedPreconditionError("persistentvolume \"" + b.pv +
+                                           "\" was assumed for claim \"" + a->second + "\"");
     }
     const auto& ref = pv->second->claim_ref;
     if (ref && ref->Key() != b.claim) {
-      return "persistentvolume \"" + b.pv + "\" is bound to claim \"" + ref->Key() + "\"";
+      return absl::FailedPreconditionError("persistentvolume \"" + b.pv +
+                                           "\" is bound to claim \"" + ref->Key() + "\"");
     }
   }
   for (const auto& claim : vols.provisions) {
     auto c = pvcs_.find(claim);
-    if (c == pvcs_.end()) return "persistentvolumeclaim \"" + claim + "\" not found";
+    if (c == pvcs_.end())
+      return absl::FailedPreconditionError("persistentvolumeclaim \"" + claim + "\" not found");
     if (!c->second->volume_name.empty()) {
-      return "persistentvolumeclaim \"" + claim + "\" was bound meanwhile";
+      return absl::FailedPreconditionError("persistentvolumeclaim \"" + claim +
+                                           "\" was bound meanwhile");
     }
   }
   for (const auto& b : vols.static_bindings) assumed_pv_[b.pv] = b.claim;
   for (const auto& claim : vols.provisions) assumed_provision_[claim] = vols.node;
   by_pod_[pod_uid] = vols;
   view_.reset();
-  return "";
+  return absl::OkStatus();
 }
 
 void Catalog::Revert(const std::string& pod_uid) {

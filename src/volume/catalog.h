@@ -25,6 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/status.h"
 #include "api/unstructured.h"
 #include "volume/objects.h"
 
@@ -79,10 +80,11 @@ class Catalog {
  public:
   Catalog() = default;
 
-  // Object events (any kind; non-storage objects are ignored). Returns the object's
-  // decode error ("" when valid or not a storage object).
-  std::string OnObjectAdd(const api::UnstructuredPtr& obj);
-  std::string OnObjectUpdate(const api::UnstructuredPtr& obj) { return OnObjectAdd(obj); }
+  // Object events (any kind; non-storage objects are ignored). Returns OK when the object
+  // is valid or not a storage object, else InvalidArgument with its decode error (the
+  // object is kept with it, as the decoders do).
+  api::Status OnObjectAdd(const api::UnstructuredPtr& obj);
+  api::Status OnObjectUpdate(const api::UnstructuredPtr& obj) { return OnObjectAdd(obj); }
   void OnObjectDelete(const api::Unstructured& obj);
 
   // The current objects with assumptions applied.
@@ -90,9 +92,10 @@ class Catalog {
 
   // Assumes `vols` for pod `pod_uid` (Reserve): each static binding's PV must still be
   // free — no claimRef other than its claim, not assumed for another claim — and each
-  // claim to provision must still be unbound. Returns "" on success, else why not (nothing
-  // assumed then), e.g. "persistentvolume \"pv-a\" was bound or assumed for another claim".
-  std::string Assume(const std::string& pod_uid, const PodVolumes& vols);
+  // claim to provision must still be unbound. Returns OK on success, else FailedPrecondition
+  // saying why not (nothing assumed then), e.g. `persistentvolume "pv-a" is bound to claim
+  // "ns/other"`.
+  api::Status Assume(const std::string& pod_uid, const PodVolumes& vols);
   // Drops the pod's assumptions (Unreserve, or after its bindings completed). No-op when
   // the pod has none.
   void Revert(const std::string& pod_uid);

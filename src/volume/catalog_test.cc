@@ -29,11 +29,20 @@ std::vector<api::UnstructuredPtr> Objects(const std::string& yaml) {
   return out;
 }
 
-// Adds every object of `yaml`; each must decode ("" error).
+// Adds every object of `yaml`; each must decode (OK).
 void Load(Catalog& c, const std::string& yaml) {
   for (const auto& o : Objects(yaml)) {
-    EXPECT_EQ(c.OnObjectAdd(o), "") << o->metadata.name;
+    EXPECT_TRUE(c.OnObjectAdd(o).ok()) << o->metadata.name;
   }
+}
+
+// Catalog::Assume's outcome as its message ("" for OK); a failure must be
+// FailedPrecondition.
+std::string AssumeMessage(Catalog& cat, const std::string& pod_uid, const PodVolumes& vols) {
+  const api::Status s = cat.Assume(pod_uid, vols);
+  if (s.ok()) return "";
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  return std::string(s.message());
 }
 
 // pv_helpers_test.go makeTestVolume: a Local volume of `capacity`, RWO + ROX, Filesystem,
@@ -230,7 +239,7 @@ TEST(VolumeCatalog, Assume) {
     SCOPED_TRACE(c.name);
     Catalog cat;
     Load(cat, Fixtures());
-    EXPECT_EQ(cat.Assume("test-pod", c.vols), c.error);
+    EXPECT_EQ(AssumeMessage(cat, "test-pod", c.vols), c.error);
     const ViewPtr v = cat.Snapshot();
     for (const auto& b : c.vols.static_bindings) {
       const PVPtr pv = v->PV(b.pv);
@@ -261,8 +270,8 @@ TEST(VolumeCatalog, Assume) {
   // A PV assumed for one pod's claim is not assumed again for another claim.
   Catalog cat;
   Load(cat, Fixtures());
-  ASSERT_EQ(cat.Assume("pod-a", {"node1", {{"testns/unbound-pvc", "pv-node1a"}}, {}}), "");
-  EXPECT_EQ(cat.Assume("pod-b", {"node1", {{"testns/unbound-pvc2", "pv-node1a"}}, {}}),
+  ASSERT_EQ(AssumeMessage(cat, "pod-a", {"node1", {{"testns/unbound-pvc", "pv-node1a"}}, {}}), "");
+  EXPECT_EQ(AssumeMessage(cat, "pod-b", {"node1", {{"testns/unbound-pvc2", "pv-node1a"}}, {}}),
             "persistentvolume \"pv-node1a\" was assumed for claim \"testns/unbound-pvc\"");
 }
 
@@ -271,7 +280,7 @@ TEST(VolumeCatalog, Revert) {
   Catalog cat;
   Load(cat, Fixtures());
   const PodVolumes vols{"node1", {{"testns/unbound-pvc", "pv-node1a"}}, {"testns/provisioned-pvc"}};
-  ASSERT_EQ(cat.Assume("test-pod", vols), "");
+  ASSERT_EQ(AssumeMessage(cat, "test-pod", vols), "");
   ViewPtr v = cat.Snapshot();
   EXPECT_TRUE(v->PV("pv-node1a")->claim_ref.has_value());
   EXPECT_TRUE(v->PVC("testns/provisioned-pvc")->annotations.count(kAnnSelectedNode));
@@ -281,7 +290,7 @@ TEST(VolumeCatalog, Revert) {
   EXPECT_FALSE(v->PVC("testns/provisioned-pvc")->annotations.count(kAnnSelectedNode));
   cat.Revert("test-pod");  // no-op
   // The PV is free again for another pod.
-  EXPECT_EQ(cat.Assume("other", {"node1", {{"testns/unbound-pvc2", "pv-node1a"}}, {}}), "");
+  EXPECT_EQ(AssumeMessage(cat, "other", {"node1", {{"testns/unbound-pvc2", "pv-node1a"}}, {}}), "");
 }
 
 // TestCheckBindings: whether the PV controller finished the pod's bindings. Not ported:
@@ -364,13 +373,15 @@ TEST(VolumeCatalog, InvalidObjects) {
     Catalog cat;
     const auto objs = Objects(c.yaml);
     ASSERT_EQ(objs.size(), 1u);
-    const std::string err = cat.OnObjectAdd(objs[0]);
+    const api::Status st = cat.OnObjectAdd(objs[0]);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+    const std::string err(st.message());
     EXPECT_EQ(err.substr(0, c.error.size()), c.error) << err;
     EXPECT_EQ(cat.Errors().size(), 1u);
   }
   // An invalid PV never matches a claim.
   Catalog cat;
-  cat.OnObjectAdd(Objects(cases[0].yaml)[0]);
+  EXPECT_FALSE(cat.OnObjectAdd(Objects(cases[0].yaml)[0]).ok());
   PersistentVolumeClaim claim = Claim("c", 1, {"ReadWriteOnce"});
   EXPECT_EQ(FindMatchingVolume(*cat.Snapshot(), claim, nullptr, {}), nullptr);
 }

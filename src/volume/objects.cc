@@ -249,8 +249,9 @@ PersistentVolume DecodePersistentVolume(const api::UnstructuredPtr& obj) {
     if (ref.namespace_.empty()) ref.namespace_ = "default";
     pv.claim_ref = ref;
   }
-  if (std::string err = api::DecodeVolumeSource(spec, "spec", /*persistent=*/true, &pv.source);
-      !err.empty()) {
+  if (api::Status s = api::DecodeVolumeSource(spec, "spec", /*persistent=*/true, &pv.source);
+      !s.ok()) {
+    const std::string err(s.message());
     r.Fail(err.substr(0, err.find(": ")), err.substr(err.find(": ") + 2));
   }
   if (pv.source.type == api::VolumeSource::Type::kCSI) pv.csi_driver = pv.source.driver;

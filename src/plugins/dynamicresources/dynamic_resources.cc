@@ -199,8 +199,9 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
       for (const auto& sub : req.first_available) specs.push_back(&sub);
       for (const auto* s : specs) {
         if (classes->count(s->device_class_name)) continue;
-        if (std::string err = dra_->ClassError(s->device_class_name); !err.empty()) {
-          return Status::UnschedulableAndUnresolvable("request " + s->name + ": " + err);
+        if (api::Status err = dra_->ClassError(s->device_class_name); !err.ok()) {
+          return Status::UnschedulableAndUnresolvable("request " + s->name + ": " +
+                                                      std::string(err.message()));
         }
         return Status::UnschedulableAndUnresolvable("request " + s->name + ": device class " +
                                                     s->device_class_name + " does not exist");

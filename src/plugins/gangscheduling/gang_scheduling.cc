@@ -29,6 +29,13 @@ std::string Display(const std::string& key, const gang::PodGroupSpec* spec) {
   return s;
 }
 
+// A quorum check (gang/subgroups.h) as the PodGroup cycle takes it (PodGroupInfo
+// check_sub_groups, TopologyScope::check): Success, or Unschedulable with its message.
+Status QuorumStatus(const api::Status& short_sub_group) {
+  return short_sub_group.ok() ? Status::Success()
+                              : Status::Unschedulable(std::string(short_sub_group.message()));
+}
+
 // A pod that names no subgroup of its gang (KAI subGroups: label
 // kai.scheduler/subgroup-name must name a leaf subgroup) is never placed, in any mode:
 // UnschedulableAndUnresolvable until the pod or its PodGroup changes (subgroups.h).
@@ -36,10 +43,11 @@ Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRe
                                const api::Pod& pod) {
   auto sum = gangs.SummaryOf(ref.key);
   if (!sum || !sum->spec || sum->spec->sub_groups.empty()) return Status::Success();
-  const std::string err =
+  const api::Status err =
       gang::SubGroupMembershipError(*sum->spec, gang::SubGroupNameOf(ref.dialect, pod));
-  if (err.empty()) return Status::Success();
-  return Status::UnschedulableAndUnresolvable("pod " + pod.Key() + ": " + err);
+  if (err.ok()) return Status::Success();
+  return Status::UnschedulableAndUnresolvable("pod " + pod.Key() + ": " +
+                                              std::string(err.message()));
 }
 
 // Nested quorums of one unit (KAI subGroups, Volcano minTaskMember; subgroups.h): waits
@@ -61,13 +69,13 @@ Status PlanTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
   const gang::TopologyConstraint& c = info.spec->topology;
   if (c.empty()) return Status::Success();
   gang::PlacementLevels levels;
-  std::string err;
+  api::Status err;
   if (c.hyper_node_tiers) {
     // Volcano networkTopology: the levels are HyperNode tiers, each domain a HyperNode and
     // its leaf nodes (gang/topology_hypernode.h), resolved on the nodes of the cycle.
     gang::HyperNodeList all = gangs.HyperNodes();
     err = gang::ResolveHyperNodeLevels(c, all, &levels);
-    if (err.empty()) {
+    if (err.ok()) {
       std::vector<int32_t> tiers;
       for (const auto& l : levels.levels) tiers.push_back(gang::LevelTier(l));
       u->topology_domains = [all = std::move(all), tiers = std::move(tiers)](
@@ -80,7 +88,9 @@ Status PlanTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
     if (!c.topology.empty()) topology = gangs.TopologyOf(c.topology);
     err = gang::ResolvePlacementLevels(c, topology.get(), &levels);
   }
-  if (!err.empty()) return Status::UnschedulableAndUnresolvable(u->display + ": " + err);
+  if (!err.ok()) {
+    return Status::UnschedulableAndUnresolvable(u->display + ": " + std::string(err.message()));
+  }
   u->topology_levels = std::move(levels.levels);
   u->topology_required = levels.required;
   u->topology_name = std::move(levels.topology);
@@ -110,9 +120,11 @@ Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo&
   const gang::PodGroupSpec& spec = *info.spec;
   if (spec.sub_groups.empty()) return Status::Success();
   std::vector<gang::SubGroupScope> scopes;
-  const std::string err = gang::ResolveSubGroupScopes(
+  const api::Status err = gang::ResolveSubGroupScopes(
       spec, [&gangs](const std::string& name) { return gangs.TopologyOf(name); }, &scopes);
-  if (!err.empty()) return Status::UnschedulableAndUnresolvable(u->display + ": " + err);
+  if (!err.ok()) {
+    return Status::UnschedulableAndUnresolvable(u->display + ": " + std::string(err.message()));
+  }
   if (scopes.empty()) return Status::Success();
   auto sub_of = std::make_shared<std::map<std::string, std::string>>();
   for (size_t i = 0; i < info.member_pods.size(); ++i) {
@@ -141,7 +153,7 @@ Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo&
         auto it = sub_of->find(key);
         if (it != sub_of->end()) ++counts[it->second];
       }
-      return gang::ShortSubGroupWithin(*spec, counts, name, "placeable");
+      return QuorumStatus(gang::ShortSubGroupWithin(*spec, counts, name, "placeable"));
     };
     u->topology_scopes.push_back(std::move(t));
   }
@@ -151,16 +163,17 @@ Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo&
 Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupInfo* u) {
   const gang::PodGroupSpec& spec = *info.spec;
   if (spec.sub_groups.empty()) return Status::Success();
-  const std::string missing = gang::ShortSubGroup(spec, info.sub_group_pods, "exist");
-  if (!missing.empty()) {
-    return Status::Unschedulable("waiting for members of " + u->display + ": " + missing);
+  const api::Status missing = gang::ShortSubGroup(spec, info.sub_group_pods, "exist");
+  if (!missing.ok()) {
+    return Status::Unschedulable("waiting for members of " + u->display + ": " +
+                                 std::string(missing.message()));
   }
   auto sub_of = std::make_shared<std::map<std::string, std::string>>();
   std::vector<std::string> first, rest;
   std::map<std::string, int32_t> to_fill;  // per subgroup: members still missing from its quorum
   for (size_t i = 0; i < info.member_pods.size(); ++i) {
     const std::string& name = info.member_sub_groups[i];
-    if (info.member_active[i] || !gang::SubGroupMembershipError(spec, name).empty()) continue;
+    if (info.member_active[i] || !gang::SubGroupMembershipError(spec, name).ok()) continue;
     (*sub_of)[info.member_pods[i]] = name;
     if (!to_fill.count(name)) {
       auto a = info.sub_group_active.find(name);
@@ -179,7 +192,7 @@ Status PlanSubGroups(const gang::GangInfo& info, framework::PodGroupInfo* u) {
       auto it = sub_of->find(key);
       if (it != sub_of->end()) ++counts[it->second];
     }
-    return gang::ShortSubGroup(*spec, counts, "placeable");
+    return QuorumStatus(gang::ShortSubGroup(*spec, counts, "placeable"));
   };
   return Status::Success();
 }

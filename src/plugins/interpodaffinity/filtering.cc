@@ -247,8 +247,8 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& state,
                                               const framework::PodInfo& pod_info,
                                               framework::PreFilterResult* /*result*/) {
   const api::Pod& pod = pod_info.Pod();
-  if (std::string err = internal::ParseErrors(pod); !err.empty()) {
-    return framework::Status::UnschedulableAndUnresolvable("parsing pod: " + err);
+  if (framework::Status err = internal::ParseErrors(pod); !err.IsSuccess()) {
+    return framework::Status::UnschedulableAndUnresolvable("parsing pod: " + err.Message());
   }
   auto in = std::make_shared<IncomingPod>();
   in->pod = pod_info.pod;

@@ -65,7 +65,7 @@ framework::QueueingHint AfterAssignedPodChange(const api::Pod& pod,
   const api::Pod* modified = objs.new_pod;
   // Changes of nodeName / nominatedNodeName arrive as Add/Delete events.
   if (Unassigned(modified) || Unassigned(original)) return QueueingHint::kQueueSkip;
-  if (!internal::ParseErrors(pod).empty()) return QueueingHint::kQueue;
+  if (!internal::ParseErrors(pod).IsSuccess()) return QueueingHint::kQueue;
   const auto* terms = internal::RequiredAffinityTerms(pod);
   const auto* anti_terms = internal::RequiredAntiAffinityTerms(pod);
   if (modified != nullptr && original != nullptr) {
@@ -96,7 +96,7 @@ framework::QueueingHint AfterNodeChange(const api::Pod& pod, const framework::Ev
   const api::Node* original = objs.old_node;
   const api::Node* modified = objs.new_node;
   if (modified == nullptr) return QueueingHint::kQueue;
-  if (!internal::ParseErrors(pod).empty()) return QueueingHint::kQueue;
+  if (!internal::ParseErrors(pod).IsSuccess()) return QueueingHint::kQueue;
   if (const auto* terms = internal::RequiredAffinityTerms(pod)) {
     for (const auto& t : *terms) {
       const std::string* mv = internal::NodeLabel(*modified, t.topology_key);

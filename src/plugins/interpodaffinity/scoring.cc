@@ -314,8 +314,8 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& state,
   if (args_.ignore_preferred_terms_of_existing_pods && !has_constraints) {
     return framework::Status(framework::Code::kSkip);
   }
-  if (std::string err = internal::ParseErrors(pod); !err.empty()) {
-    return framework::Status::Error("failed to parse pod: " + err);
+  if (framework::Status err = internal::ParseErrors(pod); !err.IsSuccess()) {
+    return framework::Status::Error("failed to parse pod: " + err.Message());
   }
 
   ScoringContext ctx;

@@ -19,17 +19,15 @@ bool IsEmptySelector(const api::LabelSelector& s) {
   return s.match_labels.empty() && s.match_expressions.empty();
 }
 
-// GetAffinityTerms: the first invalid selector of the list.
-std::string TermError(const api::PodAffinityTerm& t) {
-  std::string err;
-  if (t.label_selector && !api::OkOrMessage(api::ValidateLabelSelector(*t.label_selector), &err)) {
-    return err;
+// GetAffinityTerms: OK, or the first invalid selector's ValidateLabelSelector status.
+api::Status TermError(const api::PodAffinityTerm& t) {
+  if (t.label_selector) {
+    if (api::Status s = api::ValidateLabelSelector(*t.label_selector); !s.ok()) return s;
   }
-  if (t.namespace_selector &&
-      !api::OkOrMessage(api::ValidateLabelSelector(*t.namespace_selector), &err)) {
-    return err;
+  if (t.namespace_selector) {
+    if (api::Status s = api::ValidateLabelSelector(*t.namespace_selector); !s.ok()) return s;
   }
-  return "";
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -51,14 +49,14 @@ const std::vector<api::WeightedPodAffinityTerm>* PreferredAntiAffinityTerms(cons
   return a && !a->preferred.empty() ? &a->preferred : nullptr;
 }
 
-std::string ParseErrors(const api::Pod& pod) {
+framework::Status ParseErrors(const api::Pod& pod) {
   std::vector<std::string> errs;
   auto check = [&](const char* what, const auto* terms, auto&& get) {
     if (terms == nullptr) return;
     for (const auto& t : *terms) {
-      std::string e = TermError(get(t));
-      if (!e.empty()) {
-        errs.push_back(std::string(what) + ": " + e);
+      const api::Status e = TermError(get(t));
+      if (!e.ok()) {
+        errs.push_back(std::string(what) + ": " + std::string(e.message()));
         return;
       }
     }
@@ -71,14 +69,14 @@ std::string ParseErrors(const api::Pod& pod) {
   check("requiredAntiAffinityTerms", RequiredAntiAffinityTerms(pod), plain);
   check("preferredAffinityTerms", PreferredAffinityTerms(pod), weighted);
   check("preferredAntiAffinityTerms", PreferredAntiAffinityTerms(pod), weighted);
-  if (errs.empty()) return "";
-  if (errs.size() == 1) return errs[0];
+  if (errs.empty()) return framework::Status::Success();
+  if (errs.size() == 1) return framework::Status::Error(errs[0]);
   std::string out = "[";
   for (size_t i = 0; i < errs.size(); ++i) {
     if (i > 0) out += ", ";
     out += errs[i];
   }
-  return out + "]";
+  return framework::Status::Error(out + "]");
 }
 
 bool SelectorMatches(const api::PodAffinityTerm& term, const api::Labels& owner_labels,

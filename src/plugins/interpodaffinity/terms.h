@@ -20,6 +20,7 @@
 
 #include "api/labels.h"
 #include "api/types.h"
+#include "framework/status.h"
 
 namespace phalanx::plugins::interpodaffinity {
 
@@ -32,9 +33,11 @@ const std::vector<api::PodAffinityTerm>* RequiredAntiAffinityTerms(const api::Po
 const std::vector<api::WeightedPodAffinityTerm>* PreferredAffinityTerms(const api::Pod& pod);
 const std::vector<api::WeightedPodAffinityTerm>* PreferredAntiAffinityTerms(const api::Pod& pod);
 
-// Upstream PodInfo parse errors, aggregated ("" when every term is valid), e.g.
+// Upstream PodInfo parse errors: Success when every term is valid, else Error with them
+// aggregated as its message (upstream utilerrors.NewAggregate), e.g.
 // `requiredAffinityTerms: matchExpressions[0].values[0]: Invalid value: "x": ...`.
-std::string ParseErrors(const api::Pod& pod);
+// PreFilter reports it as UnschedulableAndUnresolvable, PreScore as Error (upstream).
+framework::Status ParseErrors(const api::Pod& pod);
 
 // The term's labelSelector (nil selects nothing), merged with the owner's
 // matchLabelKeys/mismatchLabelKeys, matches `labels`.

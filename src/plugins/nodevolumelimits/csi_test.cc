@@ -134,7 +134,7 @@ void AddNode(const Case& c, volume::Catalog* catalog, api::Node* node) {
                                        (drivers.empty() ? std::string(" []\n") : "\n" + drivers),
                                    "csinode", &m),
               absl::OkStatus());
-    EXPECT_EQ(catalog->OnObjectAdd(std::make_shared<const api::Unstructured>(m.objects[0])), "");
+    EXPECT_TRUE(catalog->OnObjectAdd(std::make_shared<const api::Unstructured>(m.objects[0])).ok());
   }
 }
 
@@ -143,7 +143,7 @@ framework::Status RunCase(const Case& c, bool* skipped) {
   api::Manifests m;
   EXPECT_EQ(api::DecodeManifests(Objects(c.drivers) + c.extra, "objects", &m), absl::OkStatus());
   for (auto& o : m.objects) {
-    EXPECT_EQ(catalog.OnObjectAdd(std::make_shared<const api::Unstructured>(o)), "") << c.name;
+    EXPECT_TRUE(catalog.OnObjectAdd(std::make_shared<const api::Unstructured>(o)).ok()) << c.name;
   }
   api::Node node;
   AddNode(c, &catalog, &node);
@@ -453,7 +453,9 @@ TEST(CSILimitsTest, InTreeAllocatableWithoutCSINode) {
     volume::Catalog catalog;
     api::Manifests m;
     ASSERT_EQ(api::DecodeManifests(Objects(drivers), "o", &m), absl::OkStatus());
-    for (auto& o : m.objects) catalog.OnObjectAdd(std::make_shared<const api::Unstructured>(o));
+    for (auto& o : m.objects) {
+      catalog.OnObjectAdd(std::make_shared<const api::Unstructured>(o)).IgnoreError();
+    }
     api::Node node = testing::NodeBuilder("n").Obj();
     node.status.allocatable["attachable-volumes-aws-ebs"] = *api::Quantity::Parse("2");
     framework::NodeInfo ni(std::make_shared<api::Node>(node));

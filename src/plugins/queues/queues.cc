@@ -148,13 +148,13 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
     for (const auto& [key, request] : used) {
       if (key != pod.pod->Key()) Add(with, request);
     }
-    std::string reason = qm->CheckAdmission(a.queue, with, handle_.GetClock().Now());
-    if (!reason.empty()) return Status::Unschedulable(reason);
+    api::Status reason = qm->CheckAdmission(a.queue, with, handle_.GetClock().Now());
+    if (!reason.ok()) return Status::Unschedulable(std::string(reason.message()));
     used[pod.pod->Key()] = std::move(want);
     return Status::Success();
   }
-  std::string reason = qm->CheckAdmission(a.queue, want, handle_.GetClock().Now());
-  if (!reason.empty()) return Status::Unschedulable(reason);
+  api::Status reason = qm->CheckAdmission(a.queue, want, handle_.GetClock().Now());
+  if (!reason.ok()) return Status::Unschedulable(std::string(reason.message()));
   return Status::Success();
 }
 
@@ -231,8 +231,8 @@ Status Queues::PostFilter(framework::CycleState& state, const framework::PodInfo
     chosen.push_back(units[it->second]);
     check.push_back({units[it->second].queue, units[it->second].request, true});
   }
-  if (std::string refused = qm->CheckReclaimVictims({a.queue}, request, check); !refused.empty()) {
-    return Status::Unschedulable("reclaim: " + refused);
+  if (api::Status refused = qm->CheckReclaimVictims({a.queue}, request, check); !refused.ok()) {
+    return Status::Unschedulable("reclaim: " + std::string(refused.message()));
   }
   if (Reclaim(a.queue, chosen, "pod " + pod.pod->Key(), &pod) == 0) {
     return Status::Unschedulable(no_room);
@@ -292,8 +292,10 @@ Status Queues::AdmitPodGroup(const framework::QueuedPodGroupInfo& plan,
   }
   const api::Timestamp now = handle_.GetClock().Now();
   for (const auto& [queue, request] : admitted_request_) {
-    std::string reason = qm->CheckAdmission(queue, request, now);
-    if (!reason.empty()) return Status::Unschedulable(display[queue] + ": " + reason);
+    api::Status reason = qm->CheckAdmission(queue, request, now);
+    if (!reason.ok()) {
+      return Status::Unschedulable(display[queue] + ": " + std::string(reason.message()));
+    }
   }
   admitted_ = true;
   admitted_display_ = std::move(display);
@@ -345,8 +347,8 @@ Status Queues::CheckVictims(const framework::QueuedPodGroupInfo&,
     const quota::Assignment a = qm->QueueOf(*p);
     if (!a.queue.empty()) victims.push_back({a.queue, quota::QueueManager::RequestOf(*p), false});
   }
-  std::string why = qm->CheckReclaimVictims(reclaimers, request, victims);
-  return why.empty() ? Status::Success() : Status::Unschedulable(std::move(why));
+  api::Status why = qm->CheckReclaimVictims(reclaimers, request, victims);
+  return why.ok() ? Status::Success() : Status::Unschedulable(std::string(why.message()));
 }
 
 Status Queues::EvictVictims(const framework::QueuedPodGroupInfo&,

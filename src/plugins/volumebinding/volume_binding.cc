@@ -437,9 +437,10 @@ Status VolumeBinding::Reserve(framework::CycleState& state, const framework::Pod
     vols = it->second;
   }
   if (!catalog_) return Status::Error("VolumeBinding: no volume catalog");
-  if (std::string err = catalog_->Assume(uid, vols); !err.empty()) {
-    return Status(framework::Code::kUnschedulable,
-                  "volume binding for pod " + pod.Pod().Key() + " on node " + node + ": " + err);
+  if (api::Status err = catalog_->Assume(uid, vols); !err.ok()) {
+    return Status(framework::Code::kUnschedulable, "volume binding for pod " + pod.Pod().Key() +
+                                                       " on node " + node + ": " +
+                                                       std::string(err.message()));
   }
   d->all_bound = false;
   return Status::Success();

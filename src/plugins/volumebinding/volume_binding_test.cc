@@ -50,7 +50,8 @@ class VolumeBindingTest : public ::testing::Test {
       if (o.metadata.namespace_.empty() && o.kind == "PersistentVolumeClaim") {
         o.metadata.namespace_ = "default";
       }
-      errs += catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(o));
+      errs +=
+          std::string(catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(o)).message());
     }
     return errs;
   }
@@ -269,9 +270,11 @@ capacity: 1Gi
             "node-a");
   // PreBind writes the claim's selected-node annotation and waits for the provisioner.
   handle_.fake_client().on_put = [&](const api::Unstructured& o) {
-    catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(
-        volume::WithAnnotation(volume::WithField(o, {"spec", "volumeName"}, "pvc-new"),
-                               volume::kAnnBindCompleted, "yes")));
+    catalog_
+        .OnObjectAdd(std::make_shared<const api::Unstructured>(
+            volume::WithAnnotation(volume::WithField(o, {"spec", "volumeName"}, "pvc-new"),
+                                   volume::kAnnBindCompleted, "yes")))
+        .IgnoreError();
   };
   EXPECT_TRUE(plugin_->PreBind(st, *pod, "node-a").IsSuccess());
   ASSERT_EQ(handle_.fake_client().puts.size(), 1u);
@@ -308,11 +311,13 @@ TEST_F(VolumeBindingTest, PreBindWritesClaimRefAndFailsWhenTheControllerNeverBin
   {
     plugin_ = make("5");
     handle_.fake_client().on_put = [&](const api::Unstructured& pv) {  // the PV controller
-      catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(pv));
+      catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(pv)).IgnoreError();
       auto claim = catalog_.Snapshot()->PVC("default/data");
-      catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(volume::WithAnnotation(
-          volume::WithField(*claim->object, {"spec", "volumeName"}, pv.metadata.name),
-          volume::kAnnBindCompleted, "yes")));
+      catalog_
+          .OnObjectAdd(std::make_shared<const api::Unstructured>(volume::WithAnnotation(
+              volume::WithField(*claim->object, {"spec", "volumeName"}, pv.metadata.name),
+              volume::kAnnBindCompleted, "yes")))
+          .IgnoreError();
     };
     framework::CycleState st;
     Run(st, *pod);

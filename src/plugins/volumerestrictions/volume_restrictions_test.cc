@@ -68,7 +68,7 @@ class VolumeRestrictionsTest : public ::testing::Test {
     }
     ASSERT_EQ(api::DecodeManifests(yaml, "claims", &m), absl::OkStatus());
     for (auto& o : m.objects) {
-      EXPECT_EQ(catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(o)), "");
+      EXPECT_TRUE(catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(o)).ok());
     }
   }
   // PreFilter then Filter. *pre gets PreFilter's status.

@@ -55,7 +55,7 @@ class VolumeZoneTest : public ::testing::Test {
     api::Manifests m;
     ASSERT_EQ(api::DecodeManifests(yaml, "test", &m), absl::OkStatus());
     for (auto& o : m.objects) {
-      EXPECT_EQ(catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(o)), "");
+      EXPECT_TRUE(catalog_.OnObjectAdd(std::make_shared<const api::Unstructured>(o)).ok());
     }
   }
   // PreFilter then Filter, as the framework runs them; the first non-success status.
