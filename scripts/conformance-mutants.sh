@@ -91,7 +91,9 @@ mutate() {
   FROM="$2" TO="$3" perl -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$file"
   ! grep -qF -- "$2" "$file" || die "$1: the mutation did not apply"
 }
-restore() { mv "$TREE/$1.orig" "$TREE/$1"; }
+# The restored file gets a new mtime: mv keeps the copy's, older than the mutant's object,
+# and ninja would keep the mutant in the next build.
+restore() { mv "$TREE/$1.orig" "$TREE/$1" && touch "$TREE/$1"; }
 
 # Failed test names of a run, for the report.
 failed_tests() {
@@ -99,7 +101,7 @@ failed_tests() {
     sed 's/ (.*//' | sort -u | tr '\n' ' '
 }
 first_failure() {
-  grep -m1 -B1 -A3 'Failure$' "$TMP/test-$1.log" | sed 's/^/    /' | cut -c1-220
+  grep -m1 -A4 'Failure$' "$TMP/test-$1.log" | sed 's/^/    /' | cut -c1-260
 }
 
 ok=true
