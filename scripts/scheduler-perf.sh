@@ -562,11 +562,14 @@ V136_END="<!-- scheduler-perf-136:end -->"
 
 v136_dir() { echo "${PHALANX_SCHEDULER_PERF_136:-$ROOT/../shared/upstream/scheduler_perf-v1.36}"; }
 
-# v136_table DIR: the Markdown table of every results JSON in DIR (one per file).
+# v136_table DIR: the Markdown table of every results JSON in DIR (one per file): per
+# workload the figure its threshold is compared with (the thresholdMetricSelector's data
+# bucket of SchedulingThroughput, pods/s), the file's threshold, and pass / below (above for
+# an expectLower threshold), as upstream's scheduler_perf applyThreshold decides.
 v136_table() {
   local dir=$1 f
-  echo "| file | workload | measured pods | seconds | avg pods/s | threshold (pods/s) | verdict |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| file | workload | measured pods | seconds | avg pods/s | figure (pods/s) | threshold (pods/s) | verdict |"
+  echo "|---|---|---|---|---|---|---|---|"
   for f in "$dir"/*.json; do
     [[ -e "$f" ]] || continue
     local area
@@ -576,8 +579,16 @@ v136_table() {
        (if .error != "" then "-" else (.measured_pods | tostring) end),
        (if .error != "" then "-" else (.seconds * 1000 | round / 1000 | tostring) end),
        (if .error != "" then "-" else (.throughput.average | round | tostring) end),
+       (if .threshold_compared == true
+        then (.threshold_figure * 10 | round / 10 | tostring) + " (" +
+             (.threshold_metric | split(" ") | .[1] // "Average") + ")"
+        else "-" end),
        (if .threshold > 0 then (.threshold | tostring) else "-" end),
        (if .error != "" then "cannot run: " + (.error | gsub("\\|"; "/") | gsub("\n"; " "))
+        elif .threshold > 0 and .threshold_compared == true
+        then (if .threshold_passed then "pass"
+              elif (.threshold_verdict | startswith("ABOVE")) then "above"
+              else "below" end)
         elif .threshold > 0 then .threshold_verdict else "" end)]
       | "| " + join(" | ") + " |"' "$f"
   done
@@ -589,9 +600,9 @@ v136_summary() {
   cat "$dir"/*.json | jq -s -r '[.[].results[]] as $r |
     "\($r | length) workloads: \([$r[] | select(.error == "")] | length) ran, " +
     "\([$r[] | select(.error != "")] | length) cannot run; thresholds: " +
-    "\([$r[] | select(.threshold > 0 and .error == "")] | length) compared, " +
-    "\([$r[] | select(.threshold > 0 and .threshold_passed)] | length) met, " +
-    "\([$r[] | select(.threshold > 0 and .error == "" and (.threshold_passed | not))] | length) below, " +
+    "\([$r[] | select(.threshold > 0 and .threshold_compared == true)] | length) compared, " +
+    "\([$r[] | select(.threshold > 0 and .threshold_compared == true and .threshold_passed)] | length) met, " +
+    "\([$r[] | select(.threshold > 0 and .threshold_compared == true and (.threshold_passed | not))] | length) missed, " +
     "\([$r[] | select(.threshold > 0 and .error != "")] | length) not run"'
 }
 
@@ -626,7 +637,7 @@ cmd_v136() {
     local args=(bench "$f" --keep-going --json "$results/$area.json")
     [[ -z "$label" ]] || args+=(--label "$label")
     nice -n "$nice_n" "$PHALANX" "${args[@]}" >"$results/$area.txt" 2>"$results/$area.log" ||
-      log "v136: $rel: phalanx bench failed (see $results/$area.log)"
+      log "v136: $rel: phalanx bench failed or a figure missed its threshold (see $results/$area.log)"
   done < <(find "$src" -name performance-config.yaml | sort)
   local section
   section="$(v136_section "$results")"

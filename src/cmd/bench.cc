@@ -73,7 +73,15 @@ class BenchCommand : public app::Command {
         return app::Fail(std::string(w.message()));
       }
     }
-    return s.ok() ? 0 : app::Fail(std::string(s.message()));
+    if (!s.ok()) return app::Fail(std::string(s.message()));
+    // As upstream's benchmark, a figure that misses the file's threshold fails the run.
+    const std::vector<std::string> missed = perf::ThresholdFailures(results);
+    if (!missed.empty()) {
+      std::string msg = std::to_string(missed.size()) + " workload(s) missed the file's threshold:";
+      for (const auto& m : missed) msg += "\n  " + m;
+      return app::Fail(msg);
+    }
+    return 0;
   }
 
   perf::BasicOptions bo_;

@@ -6,14 +6,20 @@
 //    DRA objects, the storage objects), after its placeholder values ("operatorValue")
 //    are replaced by valid ones (Normalize).
 //  - The field audit of the kinds the Workload API and DRA added (Workload, PodGroup,
-//    ResourceClaim, ResourceClaimTemplate, ResourceSlice, DeviceClass, DeviceTaintRule)
-//    and of PodDisruptionBudget and Lease: every field path the 1.36 OpenAPI schema
-//    defines (schema::SchemaSet::FieldPaths) has a row saying what Phalanx does with it,
-//    and the row is checked on the fixture:
+//    ResourceClaim, ResourceClaimTemplate, ResourceSlice, DeviceClass, DeviceTaintRule
+//    v1alpha3), of PodDisruptionBudget and Lease, and of Node, Namespace and PriorityClass:
+//    every field path the 1.36 OpenAPI schema defines (schema::SchemaSet::FieldPaths) has
+//    a row saying what Phalanx does with it, and the row is checked on the fixture (the
+//    kinds are listed in AuditKinds; not yet audited: Pod, Job, PersistentVolume(Claim),
+//    the storage.k8s.io kinds, and the 1.37 head's, which have no served schema here):
 //      kHonoured  removing the field (or the row's mutation) changes the decoded model;
 //      kNamed     setting it makes the object an error, or its gang pending, naming it;
 //      kNotRead   not read by kube-scheduler either (status written by others,
 //                 informational references); its presence changes nothing.
+//      kGap       read by kube-scheduler (placement, binding or the allocation it writes)
+//                 but dropped by Phalanx: a known gap. Checked like kNotRead (its presence
+//                 changes nothing, so a decoder that starts reading it moves the row) and
+//                 listed by the test's output, never passed off as conformant.
 //    A field the schema gains without a row fails the audit, and so does a decoder that
 //    drops an honoured field in silence.
 #include <gtest/gtest.h>
@@ -331,7 +337,7 @@ std::string Claim(const dra::ClaimSpec& c) {
   return out;
 }
 
-[[maybe_unused]] Fingerprint DraFingerprint(const client::ResourceType& rt) {
+Fingerprint DraFingerprint(const client::ResourceType& rt) {
   return [rt](const json& obj) -> api::StatusOr<std::string> {
     auto u = Unstructured(obj, rt);
     if (!u.ok()) return u.status();
@@ -367,13 +373,21 @@ std::string Claim(const dra::ClaimSpec& c) {
     if (rt.kind == "ResourceSlice") {
       auto s = dra::ParseResourceSlice(**u);
       if (!s.ok()) return s.status();
+      // Not resource_slice_count: the model keeps it but allocation does not read it (a
+      // known gap of the audit).
       std::string out = s->driver + " pool=" + s->pool + "/" + std::to_string(s->pool_generation) +
-                        "/" + std::to_string(s->resource_slice_count) + " node=" + s->node_name +
-                        " sel=" + NodeSel(s->node_selector) +
+                        " node=" + s->node_name + " sel=" + NodeSel(s->node_selector) +
                         " all=" + std::to_string(s->all_nodes) + ";";
       for (const auto& d : s->devices) {
-        out += "device " + d.name + " attrs=" + std::to_string(d.view.attributes.size()) +
-               " cap=" + std::to_string(d.view.capacity.size()) + " taints=";
+        out += "device " + d.name + " attrs=";
+        for (const auto& [k, v] : d.view.attributes) {
+          out += k + "=" + std::to_string(static_cast<int>(v.kind)) + ":" +
+                 std::to_string(v.int_value) + std::to_string(v.bool_value) + v.string_value + ",";
+        }
+        out += " cap=";
+        for (const auto& [k, q] : d.view.capacity)
+          out += k + "=" + std::to_string(q.MilliValue()) + ",";
+        out += " multi=" + std::to_string(d.view.allow_multiple_allocations) + " taints=";
         for (const auto& t : d.taints) out += t.key + t.value + t.effect + t.time_added + ",";
         for (const auto& [set, cs] : d.consumes_counters) {
           out += " consumes " + set + ":";
@@ -416,6 +430,57 @@ Fingerprint PdbFingerprint() {
                       " allowed=" + std::to_string(p.status.disruptions_allowed) + " disrupted=";
     for (const auto& [k, v] : p.status.disrupted_pods) out += k + "@" + std::to_string(v) + ",";
     return out;
+  };
+}
+
+std::string Resources(const api::ResourceList& rl) {
+  std::string out;
+  for (const auto& [k, q] : rl) out += k + "=" + std::to_string(q.MilliValue()) + ",";
+  return out;
+}
+
+// A Node as the scheduler's plugins read it (api::Node).
+Fingerprint NodeFingerprint() {
+  return [](const json& obj) -> api::StatusOr<std::string> {
+    auto o = client::DecodeObjectJson(obj.dump(),
+                                      Type({"", "v1", "Node"}, "nodes", client::Target::kNode));
+    if (!o.ok()) return o.status();
+    const auto& n = *std::static_pointer_cast<const api::Node>(o->ptr);
+    std::string out = "unschedulable=" + std::to_string(n.spec.unschedulable) + " taints=";
+    for (const auto& t : n.spec.taints) out += t.key + "/" + t.value + "/" + t.effect + ",";
+    out += " capacity=" + Resources(n.status.capacity) +
+           " allocatable=" + Resources(n.status.allocatable) + " conditions=";
+    for (const auto& c : n.status.conditions) out += c.type + "=" + c.status + ",";
+    out += " images=";
+    for (const auto& i : n.status.images) out += Join(i.names) + std::to_string(i.size_bytes) + ",";
+    return out + " features=" + Join(n.status.declared_features);
+  };
+}
+
+// A Namespace: its labels (namespaceSelector of pod affinity and topology spread).
+Fingerprint NamespaceFingerprint() {
+  return [](const json& obj) -> api::StatusOr<std::string> {
+    auto o = client::DecodeObjectJson(
+        obj.dump(), Type({"", "v1", "Namespace"}, "namespaces", client::Target::kNamespace));
+    if (!o.ok()) return o.status();
+    std::string out;
+    for (const auto& [k, v] :
+         std::static_pointer_cast<const api::Namespace>(o->ptr)->metadata.labels) {
+      out += k + "=" + v + ",";
+    }
+    return out;
+  };
+}
+
+Fingerprint PriorityClassFingerprint() {
+  return [](const json& obj) -> api::StatusOr<std::string> {
+    auto o = client::DecodeObjectJson(
+        obj.dump(), Type({"scheduling.k8s.io", "v1", "PriorityClass"}, "priorityclasses",
+                         client::Target::kPriorityClass));
+    if (!o.ok()) return o.status();
+    const auto& p = *std::static_pointer_cast<const api::PriorityClass>(o->ptr);
+    return std::to_string(p.value) + " default=" + std::to_string(p.global_default) +
+           " policy=" + p.preemption_policy;
   };
 }
 
@@ -660,14 +725,16 @@ TEST(ConformanceReads, FixturesOfEveryKindPhalanxReadsDecode) {
 
 // ---- The field audit ----
 
-enum class Audit { kHonoured, kNamed, kNotRead };
+enum class Audit { kHonoured, kNamed, kNotRead, kGap };
 
 struct Row {
   std::string path;  // a leaf, or a prefix covering the leaves under it
   Audit audit;
   std::string by;  // what honours it, or why it is not read
   // Instead of removing the field: a mutation of the baseline that must change the model
-  // (for fields whose removal leaves the default the fixture has).
+  // (for fields whose removal leaves the default the fixture has). For a kNamed row:
+  // instead of copying the fixture's field into the baseline, a mutation that sets it
+  // (where the baseline's lists do not align with the fixture's).
   std::function<void(json&)> mutate = nullptr;
   // With `mutate`: the object the mutated one is compared with (default: the baseline).
   std::function<void(json&)> reference = nullptr;
@@ -721,7 +788,9 @@ std::string LastName(const std::string& leaf) {
   return seg.empty() ? leaf : seg.back();
 }
 
-void RunAudit(const AuditKind& k, int* audited, int* elsewhere) {
+// Audits kind `k`; counts the fields audited and those checked elsewhere, and appends the
+// known gaps ("<kind> <field>: <why>") to `gaps`.
+void RunAudit(const AuditKind& k, int* audited, int* elsewhere, std::vector<std::string>* gaps) {
   PHALANX_UPSTREAM_SCHEMAS(schemas);
   const std::vector<std::string> leaves = Leaves(*schemas, k.gvk);
   ASSERT_FALSE(leaves.empty()) << k.gvk.String();
@@ -743,7 +812,7 @@ void RunAudit(const AuditKind& k, int* audited, int* elsewhere) {
   if (k.prepare) k.prepare(base);
   for (const auto& l : leaves) {
     const Row* r = RowFor(k.rows, l);
-    if (r && r->audit == Audit::kNamed) RemovePath(base, l);
+    if (r && r->audit == Audit::kNamed) RemovePath(base, r->path);
   }
   auto fp = k.fingerprint(base);
   ASSERT_TRUE(fp.ok()) << k.gvk.String() << ": the baseline does not decode: " << fp.status()
@@ -782,14 +851,27 @@ void RunAudit(const AuditKind& k, int* audited, int* elsewhere) {
           << "), but the decoded model does not change without it: dropped in silence";
     } else if (r->audit == Audit::kNamed) {
       json m = base;
-      CopyPath(m, fixture, l);
+      if (r->mutate) {
+        r->mutate(m);
+      } else {
+        CopyPath(m, fixture, r->path);
+      }
       auto fm = k.fingerprint(m);
       EXPECT_FALSE(fm.ok()) << k.gvk.String() << ": " << l
                             << " is audited as refused by name, but the object decodes: " << *fm;
       if (!fm.ok()) {
-        EXPECT_NE(std::string(fm.status().message()).find(LastName(l)), std::string::npos)
-            << k.gvk.String() << ": the error does not name " << l << ": " << fm.status();
+        EXPECT_NE(std::string(fm.status().message()).find(LastName(r->path)), std::string::npos)
+            << k.gvk.String() << ": the error does not name " << r->path << ": " << fm.status();
       }
+    } else if (r->audit == Audit::kGap) {
+      json m = base;
+      RemovePath(m, l);
+      auto fm = k.fingerprint(m);
+      EXPECT_TRUE(fm.ok() && *fm == *fp)
+          << k.gvk.String() << ": " << l << " is audited as a known gap (" << r->by
+          << "), but removing it changes the decoded model: move the row to honoured";
+      const std::string gap = k.gvk.String() + " " + r->path + ": " + r->by;
+      if (gaps->empty() || gaps->back() != gap) gaps->push_back(gap);
     } else {
       json m = base;
       RemovePath(m, l);
@@ -933,20 +1015,288 @@ std::vector<AuditKind> AuditKinds() {
          "coordinated leader election (CoordinatedLeaderElection, off by default): not read"},
         {"spec.strategy", X,
          "coordinated leader election (CoordinatedLeaderElection, off by default): not read"}}});
+  // ---- The core kinds the informers decode (client/objects.cc) ----
+  const GroupVersionKind node{"", "v1", "Node"};
+  const std::string kubelet = "written by the kubelet for others; kube-scheduler does not read it";
+  kinds.push_back(
+      {node,
+       "core.v1.Node.json",
+       NodeFingerprint(),
+       {{"spec.configSource", X, "dynamic kubelet configuration (removed upstream); not read"},
+        {"spec.externalID", X, "deprecated; not read"},
+        {"spec.podCIDR", X, "networking; not read"},
+        {"spec.podCIDRs", X, "networking; not read"},
+        {"spec.providerID", X, "the cloud provider's; not read"},
+        {"spec.taints[].effect", H, "TaintToleration"},
+        {"spec.taints[].key", H, "TaintToleration"},
+        {"spec.taints[].value", H, "TaintToleration"},
+        {"spec.taints[].timeAdded", X, "the taint eviction controller's (NoExecute); not read"},
+        {"spec.unschedulable", H, "NodeUnschedulable"},
+        {"status.addresses", X, kubelet},
+        {"status.allocatable", H, "NodeResourcesFit, NodeResourcesBalancedAllocation"},
+        {"status.capacity", H,
+         "the allocatable when allocatable is unset; extenders' Node; GPU share (gpu/)"},
+        {"status.conditions[].type", H, "extenders' Node; node-condition events (queueing)"},
+        {"status.conditions[].status", H, "extenders' Node; node-condition events (queueing)"},
+        {"status.conditions[].lastHeartbeatTime", X, kubelet},
+        {"status.conditions[].lastTransitionTime", X, kubelet},
+        {"status.conditions[].message", X, kubelet},
+        {"status.conditions[].reason", X, kubelet},
+        {"status.config", X, kubelet},
+        {"status.daemonEndpoints", X, kubelet},
+        {"status.declaredFeatures", H, "NodeDeclaredFeatures (KEP-5328)"},
+        {"status.features", X, kubelet},
+        {"status.images", H, "ImageLocality"},
+        {"status.nodeInfo", X, kubelet + " (placement uses the node's labels)"},
+        {"status.phase", X, "deprecated; not read"},
+        {"status.runtimeHandlers", X, kubelet + " (RuntimeClass: the pod's overhead)"},
+        {"status.volumesAttached", X, kubelet + " (NodeVolumeLimits reads CSINode)"},
+        {"status.volumesInUse", X, kubelet}}});
+  const GroupVersionKind ns{"", "v1", "Namespace"};
+  kinds.push_back({ns,
+                   "core.v1.Namespace.json",
+                   NamespaceFingerprint(),
+                   {{"spec.finalizers", X, "the namespace controller's; not read"},
+                    {"status.phase", X,
+                     "the namespace controller's (admission refuses pods of a "
+                     "terminating namespace); not read"},
+                    {"status.conditions", X, "the namespace controller's; not read"}}});
+  const GroupVersionKind pc{"scheduling.k8s.io", "v1", "PriorityClass"};
+  const std::string admission =
+      "the Priority admission of a pod's priority (simulate's store; live: the API server's)";
+  kinds.push_back({pc,
+                   "scheduling.k8s.io.v1.PriorityClass.json",
+                   PriorityClassFingerprint(),
+                   {{"value", H, admission + "; KAI gang priority"},
+                    {"globalDefault", H, admission + ": pods without a class"},
+                    // Unset is PreemptLowerPriority (the default the fixture has).
+                    {"preemptionPolicy", H, admission + ": pods without their own",
+                     [](json& j) { j["preemptionPolicy"] = "Never"; }},
+                    {"description", X, "informational"}}});
+  // ---- resource.k8s.io (DynamicResources; allocation in dra/allocator.cc) ----
+  const std::string alloc = "DynamicResources: structured allocation (dra/allocator.cc)";
+  const std::string cc =
+      "(DRAConsumableCapacity) consumable capacity is refused by name by this scheduler";
+  const std::string config_gap =
+      "upstream's allocator copies it into the claim's status.allocation.devices.config for "
+      "the driver; the allocation Phalanx writes leaves it out";
+  // Rows of a claim's spec at `p` ("spec" or "spec.spec"); the baseline (PrepareClaim) has
+  // requests[0] `exactly` and requests[1] `firstAvailable`.
+  auto claim_rows = [&](const std::string& p, std::function<json&(json&)> spec) {
+    const std::string rq = p + ".devices.requests[]";
+    auto exactly = [spec](json& j) -> json& {
+      return spec(j)["devices"]["requests"][0]["exactly"];
+    };
+    auto sub = [spec](json& j) -> json& {
+      return spec(j)["devices"]["requests"][1]["firstAvailable"][0];
+    };
+    auto all_mode = [](std::function<json&(json&)> at) {
+      return [at](json& j) {
+        at(j).erase("count");
+        at(j)["allocationMode"] = "All";
+      };
+    };
+    auto exists = [](std::function<json&(json&)> at) {
+      return [at](json& j) {
+        json& t = at(j)["tolerations"][0];
+        t.erase("value");
+        t["operator"] = "Exists";
+      };
+    };
+    std::vector<Row> rows = {
+        {p + ".devices.config", Audit::kGap, config_gap},
+        {p + ".devices.constraints[].distinctAttribute", N, cc},
+        {p + ".devices.constraints[].matchAttribute", H, alloc + ": matchAttribute"},
+        {p + ".devices.constraints[].requests", H, alloc + ": the constrained requests"},
+        {rq + ".name", H, alloc},
+        {rq + ".exactly.adminAccess", H, alloc + ": admin access (allocated devices stay free)"},
+        {rq + ".exactly.allocationMode", H, alloc, all_mode(exactly)},
+        {rq + ".exactly.capacity", N, cc},
+        {rq + ".exactly.count", H, alloc},
+        {rq + ".exactly.deviceClassName", H, alloc + ": the class's selectors"},
+        {rq + ".exactly.selectors", H, alloc + ": CEL selectors (cel/)"},
+        {rq + ".exactly.tolerations", H, alloc + ": device taints (KEP-5055)"},
+        {rq + ".exactly.tolerations[].operator", H, alloc + ": device taints (KEP-5055)",
+         exists(exactly)},
+        {rq + ".firstAvailable[].name", H, alloc + ": the subrequest's result name"},
+        {rq + ".firstAvailable[].allocationMode", H, alloc, all_mode(sub)},
+        {rq + ".firstAvailable[].capacity", N, cc,
+         [sub](json& j) {
+           sub(j)["capacity"] = {{"requests", {{"memory", "1Gi"}}}};
+         }},
+        {rq + ".firstAvailable[].count", H, alloc},
+        {rq + ".firstAvailable[].deviceClassName", H, alloc + ": the class's selectors"},
+        {rq + ".firstAvailable[].selectors", H, alloc + ": CEL selectors (cel/)"},
+        {rq + ".firstAvailable[].tolerations", H, alloc + ": device taints (KEP-5055)"},
+        {rq + ".firstAvailable[].tolerations[].operator", H, alloc + ": device taints (KEP-5055)",
+         exists(sub)},
+    };
+    return rows;
+  };
+  // The fixture sets `exactly` and `firstAvailable` on one request, which validation
+  // refuses: the baseline has one request of each, constraints naming the first.
+  auto prepare_claim = [](json& spec) {
+    json& reqs = spec["devices"]["requests"];
+    json second = reqs[0];
+    second["name"] = "second";
+    second.erase("exactly");
+    reqs[0].erase("firstAvailable");
+    reqs.push_back(second);
+    json& con = spec["devices"]["constraints"][0];
+    con["requests"] = json::array({"nameValue"});
+    con["matchAttribute"] = "dra.example.com/model";
+  };
+  const GroupVersionKind rc{"resource.k8s.io", "v1", "ResourceClaim"};
+  {
+    std::vector<Row> rows = claim_rows("spec", [](json& j) -> json& { return j["spec"]; });
+    const std::string results = "status.allocation.devices.results[]";
+    const std::string in_use = alloc + ": an allocated claim's devices are in use";
+    const std::string binding_gap =
+        "(DRADeviceBindingConditions, beta) upstream's PreBind waits until the device's "
+        "binding conditions are True; Phalanx binds at once";
+    const std::string share_gap =
+        "(DRAConsumableCapacity) what an allocation takes of a shared device; Phalanx "
+        "allocates a device to one request only, so it does not count it";
+    std::vector<Row> status = {
+        {"status.allocation.allocationTimestamp", X, "informational (when it was allocated)"},
+        {"status.allocation.devices.config", X, "read by the kubelet and the driver"},
+        {results + ".adminAccess", H, in_use},
+        {results + ".device", H, in_use},
+        {results + ".driver", H, in_use},
+        {results + ".pool", H, in_use},
+        {results + ".request", H, in_use},
+        {results + ".bindingConditions", Audit::kGap, binding_gap},
+        {results + ".bindingFailureConditions", Audit::kGap, binding_gap},
+        {results + ".consumedCapacity", Audit::kGap, share_gap},
+        {results + ".shareID", Audit::kGap, share_gap},
+        {results + ".tolerations", X, "read by the device taint eviction controller"},
+        {"status.allocation.nodeSelector", H, alloc + ": the allocation's nodes"},
+        {"status.devices", X,
+         "written by the driver (device status); upstream reads its conditions only for "
+         "binding conditions (a known gap above)"},
+        {"status.reservedFor", H, alloc + ": the claim's consumers (in use, shared)"},
+    };
+    rows.insert(rows.end(), status.begin(), status.end());
+    kinds.push_back({rc, "resource.k8s.io.v1.ResourceClaim.json",
+                     DraFingerprint(Type(rc, "resourceclaims")), rows,
+                     [=](json& j) { prepare_claim(j["spec"]); }});
+  }
+  const GroupVersionKind rct{"resource.k8s.io", "v1", "ResourceClaimTemplate"};
+  {
+    std::vector<Row> rows =
+        claim_rows("spec.spec", [](json& j) -> json& { return j["spec"]["spec"]; });
+    const std::string gen = "copied into the claim the resourceclaim controller makes (simulate)";
+    rows.push_back({"spec.metadata", X,
+                    "upstream's resourceclaim controller copies labels and annotations only"});
+    rows.push_back({"spec.metadata.labels", H, gen});
+    rows.push_back({"spec.metadata.annotations", H, gen});
+    kinds.push_back({rct, "resource.k8s.io.v1.ResourceClaimTemplate.json",
+                     DraFingerprint(Type(rct, "resourceclaimtemplates")), rows,
+                     [=](json& j) { prepare_claim(j["spec"]["spec"]); }});
+  }
+  const GroupVersionKind rs{"resource.k8s.io", "v1", "ResourceSlice"};
+  {
+    const std::string dev = "spec.devices[]";
+    const std::string pdns =
+        "(DRAPartitionableDevices) per-device node selection is refused by name by this "
+        "scheduler";
+    const std::string binding_gap =
+        "(DRADeviceBindingConditions, beta) upstream's PreBind waits for the device's binding "
+        "conditions and pins the allocation to the node; Phalanx does neither";
+    auto no_selector = [](const char* field, json value) {
+      return [field, value](json& j) {
+        j["spec"].erase("nodeSelector");
+        j["spec"][field] = value;
+      };
+    };
+    std::vector<Row> rows = {
+        {"spec.allNodes", H, alloc + ": the pool's nodes", no_selector("allNodes", false),
+         no_selector("allNodes", true)},
+        {"spec.driver", H, alloc},
+        {"spec.nodeName", H, alloc + ": the pool's nodes", no_selector("nodeName", "node-b"),
+         no_selector("nodeName", "node-a")},
+        {"spec.nodeSelector", H, alloc + ": the pool's nodes"},
+        {"spec.perDeviceNodeSelection", N, pdns},
+        {"spec.pool.generation", H, alloc + ": only the newest generation of a pool counts"},
+        {"spec.pool.name", H, alloc},
+        {"spec.pool.resourceSliceCount", Audit::kGap,
+         "upstream's allocator refuses allocationMode All on a pool whose slices are not all "
+         "there yet (being updated); Phalanx parses it but allocation does not check it"},
+        {"spec.sharedCounters", H, alloc + ": counters of partitionable devices (KEP-4815)"},
+        {dev + ".name", H, alloc},
+        {dev + ".attributes", H, alloc + ": what CEL selectors and matchAttribute see"},
+        {dev + ".attributes{}.ints", N, "(DRAListTypeAttributes, alpha) refused by name"},
+        {dev + ".attributes{}.bools", N, "(DRAListTypeAttributes, alpha) refused by name"},
+        {dev + ".attributes{}.strings", N, "(DRAListTypeAttributes, alpha) refused by name"},
+        {dev + ".attributes{}.versions", N, "(DRAListTypeAttributes, alpha) refused by name"},
+        {dev + ".capacity{}.value", H, alloc + ": what CEL selectors see"},
+        {dev + ".capacity{}.requestPolicy", Audit::kGap,
+         "(DRAConsumableCapacity) how allocations consume a shared device's capacity; Phalanx "
+         "allocates a device to one request only"},
+        {dev + ".allowMultipleAllocations", H,
+         "CEL (device.allowMultipleAllocations); the sharing itself is the requestPolicy gap"},
+        {dev + ".consumesCounters", H, alloc + ": counters of partitionable devices (KEP-4815)"},
+        {dev + ".nodeName", N, pdns},
+        {dev + ".nodeSelector", N, pdns},
+        {dev + ".allNodes", N, pdns},
+        {dev + ".taints", H, alloc + ": device taints (KEP-5055)"},
+        {dev + ".bindsToNode", Audit::kGap, binding_gap},
+        {dev + ".bindingConditions", Audit::kGap, binding_gap},
+        {dev + ".bindingFailureConditions", Audit::kGap, binding_gap},
+        {dev + ".nodeAllocatableResourceMappings", Audit::kGap,
+         "node resources (cpu, memory, ...) a device's allocation takes from its node; Phalanx "
+         "does not count them against the node"},
+    };
+    kinds.push_back({rs, "resource.k8s.io.v1.ResourceSlice.json",
+                     DraFingerprint(Type(rs, "resourceslices")), rows, [](json& j) {
+                       // One of nodeName / nodeSelector / allNodes; one value per attribute;
+                       // a counter set the devices' consumesCounters names.
+                       j["spec"].erase("nodeName");
+                       j["spec"].erase("allNodes");
+                       j["spec"]["sharedCounters"][0]["name"] = "counterSetValue";
+                       j["spec"]["devices"][0]["attributes"] = {
+                           {"attributesKey", {{"int", 2}}},
+                           {"dra.example.com/bool", {{"bool", true}}},
+                           {"dra.example.com/string", {{"string", "stringValue"}}},
+                           {"dra.example.com/version", {{"version", "1.2.3"}}}};
+                     }});
+  }
+  const GroupVersionKind dcl{"resource.k8s.io", "v1", "DeviceClass"};
+  kinds.push_back(
+      {dcl,
+       "resource.k8s.io.v1.DeviceClass.json",
+       DraFingerprint(Type(dcl, "deviceclasses")),
+       {{"spec.selectors", H, alloc + ": the class's CEL selectors"},
+        {"spec.config", Audit::kGap, config_gap + " (source FromClass)"},
+        {"spec.extendedResourceName", Audit::kGap,
+         "(DRAExtendedResource) a pod's extended-resource request served by this class's "
+         "devices; Phalanx counts extended resources from node status.allocatable only"}}});
+  const GroupVersionKind dtr{"resource.k8s.io", "v1alpha3", "DeviceTaintRule"};
+  kinds.push_back({dtr,
+                   "resource.k8s.io.v1alpha3.DeviceTaintRule.json",
+                   DraFingerprint(Type(dtr, "devicetaintrules")),
+                   {{"spec.deviceSelector", H, "dra::Manager: the devices the taint applies to"},
+                    {"spec.taint", H, "dra::Manager: added to the matching devices' taints"},
+                    {"status.conditions", X, "written by the device taint eviction controller"}}});
   return kinds;
 }
 
 TEST(ConformanceAudit, EveryFieldOfTheNewKindsIsHonouredNamedOrNotRead) {
   int audited = 0, elsewhere = 0;
   std::map<std::string, int> per_kind;
+  std::vector<std::string> gaps;
   for (const auto& k : AuditKinds()) {
     const int before = audited;
-    RunAudit(k, &audited, &elsewhere);
+    RunAudit(k, &audited, &elsewhere, &gaps);
     per_kind[k.gvk.String()] = audited - before;
   }
   for (const auto& [k, n] : per_kind) std::cout << "  " << n << " fields audited: " << k << "\n";
-  std::cout << audited << " fields audited (" << elsewhere
+  std::cout << audited << " fields audited in " << per_kind.size() << " kinds (" << elsewhere
             << " honoured fields checked by the tests their rows name)\n";
+  // Known gaps: read by kube-scheduler, dropped by Phalanx (each checked to be dropped, so
+  // the list shrinks when a decoder learns one).
+  std::cout << gaps.size() << " known gaps (read upstream, not by Phalanx):\n";
+  for (const auto& g : gaps) std::cout << "  known gap: " << g << "\n";
 }
 
 TEST(ConformanceAudit, PathHelpers) {

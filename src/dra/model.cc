@@ -202,6 +202,14 @@ bool ParseNodeSelector(Reader& r, const YAML::Node& n, const std::string& path,
 bool ParseAttribute(Reader& r, const YAML::Node& n, const std::string& path,
                     cel::AttributeValue* out) {
   if (!r.Map(n, path)) return false;
+  // The list-valued attributes (alpha in 1.36: DRAListTypeAttributes) are refused by name
+  // rather than as "exactly one value" (they are values too).
+  for (const char* list : {"ints", "bools", "strings", "versions"}) {
+    if (Present(n[list])) {
+      return r.Fail(Reader::Child(path, list),
+                    "Forbidden: list-valued attributes are not supported by this scheduler");
+    }
+  }
   int set = 0;
   if (Present(n["int"])) {
     std::optional<int64_t> v;

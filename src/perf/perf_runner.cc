@@ -17,6 +17,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -1457,6 +1458,7 @@ api::Status WorkloadRun::Run() {
   };
   t.p50 = q(50);
   t.p90 = q(90);
+  t.p95 = q(95);
   t.p99 = q(99);
   return absl::OkStatus();
 }
@@ -1475,27 +1477,57 @@ api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const
   // RunBenchmarkPerfScheduling; here the workload file's directory name).
   result->topic = std::filesystem::path(cfg.path).parent_path().filename().string();
   result->threshold = ThresholdOf(w, result->topic);
-  const ThresholdMetric m = ThresholdMetricOf(tc, w);
-  result->threshold_metric = m.name + " " + m.data_bucket;
-  if (result->threshold > 0 && st.ok()) {
-    if (m.name != "SchedulingThroughput") {
-      result->threshold_verdict = "not compared: only SchedulingThroughput is measured";
-    } else {
-      const auto& t = result->throughput;
-      const double v = m.data_bucket == "Perc50"   ? t.p50
-                       : m.data_bucket == "Perc90" ? t.p90
-                       : m.data_bucket == "Perc99" ? t.p99
-                                                   : t.average;
-      const bool pass = m.expect_lower ? v <= result->threshold : v >= result->threshold;
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "%s %.1f %s threshold %.1f", m.data_bucket.c_str(), v,
-                    pass ? (m.expect_lower ? "<=" : ">=") : (m.expect_lower ? ">" : "<"),
-                    result->threshold);
-      result->threshold_verdict = std::string(pass ? "pass: " : "BELOW: ") + buf;
-      result->threshold_passed = pass;
-    }
+  if (st.ok()) {
+    ApplyThreshold(ThresholdMetricOf(tc, w), result);
+  } else {
+    const ThresholdMetric m = ThresholdMetricOf(tc, w);
+    result->threshold_metric = m.name + " " + m.data_bucket;
   }
   return st;
+}
+
+void ApplyThreshold(const ThresholdMetric& m, PerfResult* result) {
+  result->threshold_metric = m.name + " " + m.data_bucket;
+  if (result->threshold <= 0) return;
+  if (m.name != "SchedulingThroughput") {
+    result->threshold_verdict = "not compared: only SchedulingThroughput is measured";
+    return;
+  }
+  const auto& t = result->throughput;
+  std::optional<double> v;
+  if (m.data_bucket == "Average") v = t.average;
+  if (m.data_bucket == "Perc50") v = t.p50;
+  if (m.data_bucket == "Perc90") v = t.p90;
+  if (m.data_bucket == "Perc95") v = t.p95;
+  if (m.data_bucket == "Perc99") v = t.p99;
+  if (!v) {
+    // upstream: "no data present for \"SchedulingThroughput\" metric \"X\" bucket".
+    result->threshold_verdict = "not compared: no data for data bucket " + m.data_bucket;
+    return;
+  }
+  // valueWithinThreshold: strictly above (strictly below with expectLower).
+  const bool pass = m.expect_lower ? *v < result->threshold : *v > result->threshold;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s %.1f %s threshold %.1f", m.data_bucket.c_str(), *v,
+                pass ? (m.expect_lower ? "<" : ">") : (m.expect_lower ? ">=" : "<="),
+                result->threshold);
+  result->threshold_compared = true;
+  result->threshold_figure = *v;
+  result->threshold_passed = pass;
+  result->threshold_verdict = std::string(pass             ? "pass: "
+                                          : m.expect_lower ? "ABOVE: "
+                                                           : "BELOW: ") +
+                              buf;
+}
+
+std::vector<std::string> ThresholdFailures(const std::vector<PerfResult>& results) {
+  std::vector<std::string> out;
+  for (const auto& r : results) {
+    if (r.threshold_compared && !r.threshold_passed) {
+      out.push_back(r.name + ": " + r.threshold_verdict);
+    }
+  }
+  return out;
 }
 
 api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* results) {
@@ -1533,9 +1565,9 @@ api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* r
 std::string FormatPerfTable(const std::vector<PerfResult>& results) {
   std::ostringstream o;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-52s %7s %8s %9s %9s %9s %9s %9s %10s %10s %8s\n", "workload",
-                "pods", "seconds", "avg/s", "p50/s", "p90/s", "p99/s", "pods/cpu-s", "Filter p99",
-                "Score p99", "RSS MiB");
+  std::snprintf(buf, sizeof buf, "%-52s %7s %8s %9s %9s %9s %9s %9s %10s %10s %8s %9s %9s %6s\n",
+                "workload", "pods", "seconds", "avg/s", "p50/s", "p90/s", "p99/s", "pods/cpu-s",
+                "Filter p99", "Score p99", "RSS MiB", "threshold", "figure", "vs thr");
   o << buf;
   std::vector<std::string> footnotes;
   for (const auto& r : results) {
@@ -1546,12 +1578,28 @@ std::string FormatPerfTable(const std::vector<PerfResult>& results) {
       std::snprintf(b, sizeof b, "%.0fus", it->second.p99_us);
       return std::string(b);
     };
+    // The threshold check: the file's threshold, the figure compared with it, the verdict.
+    std::string thr = "-", figure = "-", verdict = "-";
+    if (r.threshold > 0) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1f", r.threshold);
+      thr = b;
+      verdict = "n/c";
+      if (r.threshold_compared) {
+        std::snprintf(b, sizeof b, "%.1f", r.threshold_figure);
+        figure = b;
+        verdict = r.threshold_passed                           ? "pass"
+                  : r.threshold_verdict.rfind("ABOVE", 0) == 0 ? "above"
+                                                               : "below";
+      }
+    }
     std::snprintf(buf, sizeof buf,
-                  "%-52s %7lld %8.3f %9.0f %9.0f %9.0f %9.0f %9.0f %10s %10s %8ld\n",
+                  "%-52s %7lld %8.3f %9.0f %9.0f %9.0f %9.0f %9.0f %10s %10s %8ld %9s %9s %6s\n",
                   r.name.c_str(), static_cast<long long>(r.measured_pods), r.seconds,
                   r.throughput.average, r.throughput.p50, r.throughput.p90, r.throughput.p99,
                   r.cpu_seconds > 0 ? r.scheduled_measured / r.cpu_seconds : 0.0,
-                  ep("Filter").c_str(), ep("Score").c_str(), r.peak_rss_kib / 1024);
+                  ep("Filter").c_str(), ep("Score").c_str(), r.peak_rss_kib / 1024, thr.c_str(),
+                  figure.c_str(), verdict.c_str());
     o << buf;
     if (!r.error.empty()) footnotes.push_back(r.name + ": cannot run: " + r.error);
     if (r.threshold > 0) {
@@ -1589,6 +1637,7 @@ nlohmann::json PerfResultsJson(const std::vector<PerfResult>& results) {
                     {{"average", r.throughput.average},
                      {"p50", r.throughput.p50},
                      {"p90", r.throughput.p90},
+                     {"p95", r.throughput.p95},
                      {"p99", r.throughput.p99}}},
                    {"throughput_window_ms", r.window_ms},
                    {"throughput_samples", r.samples},
@@ -1598,6 +1647,8 @@ nlohmann::json PerfResultsJson(const std::vector<PerfResult>& results) {
                    {"topic", r.topic},
                    {"threshold", r.threshold},
                    {"threshold_metric", r.threshold_metric},
+                   {"threshold_compared", r.threshold_compared},
+                   {"threshold_figure", r.threshold_figure},
                    {"threshold_verdict", r.threshold_verdict},
                    {"threshold_passed", r.threshold_passed},
                    {"error", r.error},

@@ -88,6 +88,7 @@ struct ThroughputSummary {  // pods/s
   double average = 0;
   double p50 = 0;
   double p90 = 0;
+  double p95 = 0;
   double p99 = 0;
 };
 
@@ -114,11 +115,14 @@ struct PerfResult {
   std::map<std::string, ExtensionPointSummary> extension_points;
   int64_t pending_at_end = 0;  // pods still unscheduled when the workload ended
   std::vector<std::string> notes;
-  // The file's threshold for the workload (0: none) against the measured figure.
-  std::string topic;              // the workload file's directory ("misc", "dra", ...)
-  double threshold = 0;           // pods/s (SchedulingThroughput)
-  std::string threshold_metric;   // "SchedulingThroughput Average"
-  std::string threshold_verdict;  // "pass: Average 812.0 >= threshold 270.0", "BELOW: ..."
+  // The file's threshold for the workload (0: none) against the measured figure
+  // (ApplyThreshold).
+  std::string topic;                // the workload file's directory ("misc", "dra", ...)
+  double threshold = 0;             // pods/s (SchedulingThroughput)
+  std::string threshold_metric;     // "SchedulingThroughput Average"
+  bool threshold_compared = false;  // a figure was compared (the metric is measured)
+  double threshold_figure = 0;      // the figure compared: the metric's data bucket, pods/s
+  std::string threshold_verdict;    // "pass: Average 812.0 > threshold 270.0", "BELOW: ..."
   bool threshold_passed = false;
   std::string error;  // with keep_going: why the workload could not run
 };
@@ -133,8 +137,25 @@ api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* r
 api::Status RunPerfWorkload(const PerfConfig& cfg, const PerfTestCase& tc, const PerfWorkload& w,
                             const PerfOptions& opts, PerfResult* result);
 
+// The threshold check of upstream's scheduler_perf (scheduler_perf.go applyThreshold and
+// valueWithinThreshold): with result->threshold > 0, the figure of `metric` (its dataBucket
+// of SchedulingThroughput: Average, Perc50, Perc90, Perc95 or Perc99 of result->throughput,
+// pods/s) must be strictly above the threshold, or strictly below it with expectLower;
+// otherwise upstream fails the workload. Sets threshold_metric, threshold_compared,
+// threshold_figure, threshold_verdict ("pass: Average 812.0 > threshold 270.0", "BELOW:
+// Average 100.0 <= threshold 270.0", "ABOVE: ..." for expectLower) and threshold_passed.
+// A metric other than SchedulingThroughput is not measured here: "not compared: ...".
+// result->threshold 0: nothing is compared (upstream: "the threshold check is disabled").
+void ApplyThreshold(const ThresholdMetric& metric, PerfResult* result);
+
+// The workloads whose compared figure missed the threshold ("Case/Workload: BELOW: ...");
+// `phalanx bench` fails with them, as upstream's benchmark does.
+std::vector<std::string> ThresholdFailures(const std::vector<PerfResult>& results);
+
 // The human table: one row per workload (pods, seconds, throughput average / p50 / p90 /
-// p99, Filter and Score p50 / p99, peak RSS) and the notes below it.
+// p99, Filter and Score p50 / p99, peak RSS, and the threshold check: the file's threshold,
+// the figure compared and "pass", "below" / "above" (missed), "n/c" (not compared) or "-"
+// (no threshold)) and the notes below it.
 std::string FormatPerfTable(const std::vector<PerfResult>& results);
 
 // {"results":[{"name","measured_pods","seconds","throughput":

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -288,6 +289,87 @@ TEST(PerfRunner, CSINodeCountsLimitThePodsVolumes) {
     EXPECT_NE(err.find("only 2 of 3 pods scheduled"), std::string::npos) << pv << ": " << err;
     EXPECT_NE(err.find("node(s) exceed max volume count"), std::string::npos) << pv << ": " << err;
   }
+}
+
+// The threshold check on made-up figures (nothing is timed): upstream's valueWithinThreshold
+// wants the figure strictly above the threshold (strictly below with expectLower), the
+// data bucket the selector names; the table's row and ThresholdFailures report a miss.
+TEST(PerfRunner, ThresholdComparesTheFigureAndReportsBelow) {
+  auto result = [](double average, double threshold) {
+    PerfResult r;
+    r.name = "Case/Workload";
+    r.topic = "misc";
+    r.throughput = ThroughputSummary{average, 10, 20, 30, 40};
+    r.threshold = threshold;
+    return r;
+  };
+  ThresholdMetric avg;  // SchedulingThroughput Average (upstream's default)
+  PerfResult below = result(100, 270);
+  ApplyThreshold(avg, &below);
+  EXPECT_TRUE(below.threshold_compared);
+  EXPECT_FALSE(below.threshold_passed);
+  EXPECT_DOUBLE_EQ(below.threshold_figure, 100);
+  EXPECT_EQ(below.threshold_verdict, "BELOW: Average 100.0 <= threshold 270.0");
+
+  PerfResult equal = result(270, 270);  // not above: fails as upstream's
+  ApplyThreshold(avg, &equal);
+  EXPECT_FALSE(equal.threshold_passed);
+
+  PerfResult pass = result(812, 270);
+  ApplyThreshold(avg, &pass);
+  EXPECT_TRUE(pass.threshold_passed);
+  EXPECT_EQ(pass.threshold_verdict, "pass: Average 812.0 > threshold 270.0");
+
+  ThresholdMetric p95;
+  p95.data_bucket = "Perc95";
+  PerfResult bucket = result(812, 35);
+  ApplyThreshold(p95, &bucket);
+  EXPECT_DOUBLE_EQ(bucket.threshold_figure, 30);  // the Perc95 figure, not the average
+  EXPECT_FALSE(bucket.threshold_passed);
+
+  ThresholdMetric lower = avg;
+  lower.expect_lower = true;
+  PerfResult above = result(812, 270);
+  ApplyThreshold(lower, &above);
+  EXPECT_FALSE(above.threshold_passed);
+  EXPECT_EQ(above.threshold_verdict, "ABOVE: Average 812.0 >= threshold 270.0");
+
+  ThresholdMetric other;
+  other.name = "scheduler_framework_extension_point_duration_seconds";
+  PerfResult nc = result(812, 270);
+  ApplyThreshold(other, &nc);
+  EXPECT_FALSE(nc.threshold_compared);
+  EXPECT_NE(nc.threshold_verdict.find("not compared"), std::string::npos);
+
+  PerfResult none = result(812, 0);
+  ApplyThreshold(avg, &none);
+  EXPECT_FALSE(none.threshold_compared);
+  EXPECT_EQ(none.threshold_verdict, "");
+
+  const std::vector<PerfResult> all = {below, pass, nc, none};
+  const std::vector<std::string> missed = ThresholdFailures(all);
+  ASSERT_EQ(missed.size(), 1u);
+  EXPECT_EQ(missed[0], "Case/Workload: BELOW: Average 100.0 <= threshold 270.0");
+
+  // One row per workload: threshold, figure, verdict.
+  std::istringstream table(FormatPerfTable({below, pass, nc, none}));
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(table, line);) {
+    if (line.rfind("Case/Workload ", 0) != 0) continue;
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string x; words >> x;) w.push_back(x);
+    rows.push_back(std::vector<std::string>(w.end() - 3, w.end()));
+  }
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"270.0", "100.0", "below"}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"270.0", "812.0", "pass"}));
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"270.0", "-", "n/c"}));
+  EXPECT_EQ(rows[3], (std::vector<std::string>{"-", "-", "-"}));
+  nlohmann::json j = PerfResultsJson({below});
+  EXPECT_EQ(j["results"][0]["threshold_figure"], 100.0);
+  EXPECT_EQ(j["results"][0]["threshold_compared"], true);
+  EXPECT_EQ(j["results"][0]["threshold_passed"], false);
 }
 
 }  // namespace

@@ -52,9 +52,13 @@ case_real_crds() {
     [volcano]=volcano/scheduling.volcano.sh_podgroups.yaml
     [kai]=kai/scheduling.run.ai_podgroups.yaml
   )
-  local g dialects=()
+  local g dialects=() untested=()
   for g in cosched koord volcano kai; do
-    if install_project_crd "${crd_files[$g]}"; then dialects+=("$g"); fi
+    if install_project_crd "${crd_files[$g]}"; then
+      dialects+=("$g")
+    else
+      untested+=("$g (${groups[$g]} PodGroup): $(crds_dir)/${crd_files[$g]} is a dangling symbolic link")
+    fi
   done
   ((${#dialects[@]} >= 3)) || fail "fewer than 3 of the projects' PodGroup CRDs could be installed"
   for g in "${dialects[@]}"; do
@@ -143,4 +147,7 @@ case_real_crds() {
     log "PodGroup $g (${groups[$g]}): $count status write(s), fields [$(tr '\n' ' ' <<<"$keys")] all kept: $(jq -c .status <<<"$obj")"
   done
   log "$n PodGroup status writes checked against the projects' CRDs"
+  # Say again, last, which dialects this run could not check against their real CRD.
+  local u
+  for u in "${untested[@]}"; do log "NOT TESTED against its real CRD: $u"; done
 }

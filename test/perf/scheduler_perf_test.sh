@@ -102,6 +102,39 @@ printf 'appended\n' | "$SCRIPT" splice "$doc"
 check "section appended when markers are absent" [ "$(cat "$doc")" == \
   $'# Performance\n\n## How to run\n\nkeep me\n\n<!-- scheduler-perf:begin -->\nappended\n<!-- scheduler-perf:end -->' ]
 
+# The 1.36 table (v136-table) from made-up `phalanx bench --json` results (nothing is timed):
+# each workload's figure against its threshold, pass or below, and one that cannot run.
+mkdir -p "$TMP/v136"
+cat >"$TMP/v136/misc.json" <<'EOF'
+{"results": [
+ {"name": "SchedulingBasic/5000Nodes_10000Pods", "measured_pods": 10000, "seconds": 40,
+  "throughput": {"average": 250, "p50": 240, "p90": 260, "p95": 262, "p99": 270},
+  "topic": "misc", "threshold": 270, "threshold_metric": "SchedulingThroughput Average",
+  "threshold_compared": true, "threshold_figure": 250,
+  "threshold_verdict": "BELOW: Average 250.0 <= threshold 270.0", "threshold_passed": false,
+  "error": "", "notes": []},
+ {"name": "SchedulingBasic/500Nodes", "measured_pods": 1000, "seconds": 1,
+  "throughput": {"average": 1000, "p50": 990, "p90": 1010, "p95": 1011, "p99": 1020},
+  "topic": "misc", "threshold": 270, "threshold_metric": "SchedulingThroughput Perc50",
+  "threshold_compared": true, "threshold_figure": 990,
+  "threshold_verdict": "pass: Perc50 990.0 > threshold 270.0", "threshold_passed": true,
+  "error": "", "notes": []},
+ {"name": "SchedulingWithX/5000Nodes", "measured_pods": 0, "seconds": 0,
+  "throughput": {"average": 0, "p50": 0, "p90": 0, "p95": 0, "p99": 0},
+  "topic": "misc", "threshold": 100, "threshold_metric": "SchedulingThroughput Average",
+  "threshold_compared": false, "threshold_figure": 0, "threshold_verdict": "",
+  "threshold_passed": false, "error": "op 1 (createAny): no such template", "notes": []}]}
+EOF
+v136="$("$SCRIPT" v136-table "$TMP/v136")"
+check "v136: a figure below its threshold is a row saying below" contains "$v136" \
+  "| misc | SchedulingBasic/5000Nodes_10000Pods | 10000 | 40 | 250 | 250 (Average) | 270 | below |"
+check "v136: a figure above its threshold passes, with its data bucket" contains "$v136" \
+  "| misc | SchedulingBasic/500Nodes | 1000 | 1 | 1000 | 990 (Perc50) | 270 | pass |"
+check "v136: a workload that cannot run says why" contains "$v136" \
+  "| misc | SchedulingWithX/5000Nodes | - | - | - | - | 100 | cannot run: op 1 (createAny): no such template |"
+check "v136: the summary counts the miss" contains "$v136" \
+  "3 workloads: 2 ran, 1 cannot run; thresholds: 2 compared, 1 met, 1 missed, 1 not run"
+
 # Options are checked before anything runs.
 if out="$("$SCRIPT" --nodes lots 2>&1)"; then check "bad --nodes fails" false
 else check "bad --nodes is named" contains "$out" "--nodes lots: expected"; fi
