@@ -246,7 +246,7 @@ void BM_QueuePushPop(benchmark::State& state) {
   so.clock = &clock;
   so.client = &store;
   auto sched = std::move(scheduler::Scheduler::New(std::move(so))).value();
-  auto& q = sched->queue();
+  auto& q = sched->scheduling_queue();
   const int64_t backlog = state.range(0);
   std::vector<framework::PodInfoPtr> pods;
   for (int64_t i = 0; i < backlog + 1024; ++i) {

@@ -189,7 +189,7 @@ LiveMetrics::LiveMetrics(metrics::Registry& reg, scheduler::Scheduler& sched,
   if (profiles.size() == 1) sole_profile_ = profiles[0].scheduler_name;
   metrics::SchedulerSources src;
   src.pending = [&sched] {
-    auto c = sched.queue().Counts();
+    auto c = sched.scheduling_queue().Counts();
     return metrics::PendingPods{double(c.active), double(c.backoff), double(c.unschedulable),
                                 double(c.gated)};
   };
@@ -200,7 +200,7 @@ LiveMetrics::LiveMetrics(metrics::Registry& reg, scheduler::Scheduler& sched,
   src.binding_goroutines = [&sched] { return double(sched.BindingCyclesInFlight()); };
   src.unschedulable_by_plugin = [&sched] {
     std::vector<std::pair<metrics::Labels, double>> rows;
-    for (const auto& [key, n] : sched.queue().UnschedulableByPlugin()) {
+    for (const auto& [key, n] : sched.scheduling_queue().UnschedulableByPlugin()) {
       rows.push_back({{key.first, key.second}, double(n)});
     }
     return rows;
@@ -214,9 +214,9 @@ LiveMetrics::LiveMetrics(metrics::Registry& reg, scheduler::Scheduler& sched,
     fwk->SetExtensionPointObserver(profiles_.back().get());
   }
   metrics::SchedulerMetrics* sm = sm_.get();
-  sched.queue().SetIncomingObserver(
+  sched.scheduling_queue().SetIncomingObserver(
       [sm](std::string_view queue, std::string_view event) { sm->QueueIncoming(queue, event); });
-  sched.queue().SetHintObserver(
+  sched.scheduling_queue().SetHintObserver(
       [sm](std::string_view plugin, std::string_view event, std::string_view hint, double seconds) {
         sm->QueueingHint(plugin, event, hint, seconds);
       });

@@ -30,7 +30,7 @@
 #include "client/rest_config.h"
 #include "config/config.h"
 #include "framework/clock.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "metrics/http_server.h"
 #include "metrics/metrics.h"
 #include "metrics/scheduler_metrics.h"
@@ -181,7 +181,7 @@ class LiveRun {
     // kube-scheduler's families (app/live_metrics.h), then Phalanx's own.
     live_metrics_ = std::make_unique<LiveMetrics>(reg_, *sched_, clock_);
     sm_ = &live_metrics_->scheduler_metrics();
-    quota::RegisterQueueMetrics(reg_, sched_->queues());  // phalanx_queue_* (docs/queues.md)
+    quota::RegisterQueueMetrics(reg_, sched_->queue_manager());  // phalanx_queue_* (docs/queues.md)
     reg_.GaugeFunc("phalanx_informer_synced", "1 when the informer of a resource has synced",
                    {"resource"}, [this] {
                      std::vector<std::pair<metrics::Labels, double>> v;
@@ -409,7 +409,8 @@ class LiveRun {
     // second, and only for queues whose figures changed; invalid queue objects are reported
     // as Events on them.
     queue_sink_ = std::make_unique<LiveQueueStatusSink>(*api_, *cluster_);
-    queue_status_ = std::make_unique<quota::QueueStatusWriter>(sched_->queues(), *queue_sink_);
+    queue_status_ =
+        std::make_unique<quota::QueueStatusWriter>(sched_->queue_manager(), *queue_sink_);
     queue_status_thread_ = std::thread([this] {
       while (!loop_stop_.load()) {
         queue_status_->Sync(clock_.Now());

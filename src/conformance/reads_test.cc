@@ -1272,12 +1272,13 @@ std::vector<AuditKind> AuditKinds() {
          "(DRAExtendedResource) a pod's extended-resource request served by this class's "
          "devices; Phalanx counts extended resources from node status.allocatable only"}}});
   const GroupVersionKind dtr{"resource.k8s.io", "v1alpha3", "DeviceTaintRule"};
-  kinds.push_back({dtr,
-                   "resource.k8s.io.v1alpha3.DeviceTaintRule.json",
-                   DraFingerprint(Type(dtr, "devicetaintrules")),
-                   {{"spec.deviceSelector", H, "dra::Manager: the devices the taint applies to"},
-                    {"spec.taint", H, "dra::Manager: added to the matching devices' taints"},
-                    {"status.conditions", X, "written by the device taint eviction controller"}}});
+  kinds.push_back(
+      {dtr,
+       "resource.k8s.io.v1alpha3.DeviceTaintRule.json",
+       DraFingerprint(Type(dtr, "devicetaintrules")),
+       {{"spec.deviceSelector", H, "dra::DefaultDRAManager: the devices the taint applies to"},
+        {"spec.taint", H, "dra::DefaultDRAManager: added to the matching devices' taints"},
+        {"status.conditions", X, "written by the device taint eviction controller"}}});
   return kinds;
 }
 

@@ -433,7 +433,7 @@ spec: {minMember: 1, queue: training}
   run.Apply(y);
   run.Finish();
   app::LiveQueueStatusSink sink(run.api, run.live);
-  quota::QueueStatusWriter writer(run.env->sched->queues(), sink, 0);
+  quota::QueueStatusWriter writer(run.env->sched->queue_manager(), sink, 0);
   const auto c = writer.Sync(run.env->clock.Now());
   EXPECT_GE(c.writes, 3);
   run.live.Flush(std::chrono::seconds(10));

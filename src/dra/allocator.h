@@ -16,7 +16,7 @@
 //     node (at least one, all of them free); firstAvailable subrequests are tried in order,
 //     the first that lets the whole allocation succeed wins (result request "req/sub");
 //   - a device with a NoSchedule or NoExecute taint (its slice's devices[].taints[] and the
-//     DeviceTaintRules dra::Manager::Slices adds) is allocated only for a request whose
+//     DeviceTaintRules dra::DefaultDRAManager::Slices adds) is allocated only for a request whose
 //     tolerations tolerate every such taint (allocator.go allTaintsTolerated, KEP-5055);
 //   - a device is used by at most one claim, unless the request asks for adminAccess (such
 //     a device may be in use and does not count as used, KEP-5018);
@@ -38,7 +38,7 @@
 // Speed (bench/dra/run.sh; docs/performance.md): what does not change from one pod to the
 // next is computed once and shared by the cycles, not recomputed per pod and node — the
 // slice index (SliceIndex: newest generations, slices by node), the devices in use
-// (InUseIndex, kept incrementally by dra::Manager) and the selectors' results per device
+// (InUseIndex, kept incrementally by dra::DefaultDRAManager) and the selectors' results per device
 // (SelectorMemo). They are caches only: an Allocator given none of them (as the tests do)
 // computes the same outcome from `slices` and `in_use` (allocator_test.cc
 // FastPathMatchesRecomputationOnRandomStates).
@@ -77,7 +77,7 @@ struct DeviceId {
 // The slices an attempt considers, indexed: only each pool's newest generation
 // (allocator.go GatherPools), node-local slices by node name, the others (node selector,
 // all nodes) apart, and the devices that consume shared counters. Immutable once built;
-// dra::Manager rebuilds it when a slice changes.
+// dra::DefaultDRAManager rebuilds it when a slice changes.
 struct SliceIndex {
   std::vector<ResourceSlicePtr> current;
   std::map<std::string, std::vector<ResourceSlicePtr>> node_local;
@@ -88,7 +88,7 @@ struct SliceIndex {
 
 // Devices in use (allocated, not for admin access), by driver and pool, each with the
 // number of claims that hold it. Copy-on-write per pool: a copy shares the pools' maps, so
-// a snapshot per cycle costs one pointer per pool (dra::Manager::InUse).
+// a snapshot per cycle costs one pointer per pool (dra::DefaultDRAManager::InUse).
 struct InUseIndex {
   using Pool = std::map<std::string, int>;  // device name -> claims holding it (> 0)
   std::map<std::string, std::map<std::string, std::shared_ptr<const Pool>>> pools;  // driver, pool

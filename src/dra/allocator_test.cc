@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "dra/manager.h"
+#include "dra/dra_manager.h"
 #include "dra/model.h"
 
 namespace phalanx::dra {
@@ -423,7 +423,7 @@ TEST(DraTaintTest, ParseErrorsNameTheObjectAndTheField) {
 }
 
 TEST(DraTaintTest, DeviceTaintRulesTaintTheDevicesTheySelect) {
-  Manager m;
+  DefaultDRAManager m;
   auto add = [&](const std::string& yaml) {
     ASSERT_TRUE(m.OnObjectAdd(std::make_shared<const api::Unstructured>(Obj(yaml))));
   };
@@ -557,11 +557,11 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
   EXPECT_EQ(memo->size(), 0u);
 }
 
-// dra::Manager's incremental devices-in-use against the set recomputed from its claims
+// dra::DefaultDRAManager's incremental devices-in-use against the set recomputed from its claims
 // (informer claims, allocations in flight, written statuses) after each random event.
 TEST(DraManagerTest, IncrementalInUseMatchesRecomputation) {
   std::mt19937 rng(7);
-  Manager m;
+  DefaultDRAManager m;
   std::map<std::string, std::string> informer_dev;  // claim name -> device ("" unallocated)
   std::map<std::string, std::string> pending_dev;   // claim name -> device in flight
   std::map<std::string, std::string> written_dev;

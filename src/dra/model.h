@@ -90,7 +90,7 @@ struct Device {
   // consumesCounters (partitionable devices, KEP-4815): counter set -> counter -> amount.
   std::map<std::string, std::map<std::string, api::Quantity>> consumes_counters;
   // taints[] from the slice, plus those of matching DeviceTaintRules (added by
-  // dra::Manager::Slices, as upstream's ResourceSlice tracker does for the scheduler).
+  // dra::DefaultDRAManager::Slices, as upstream's ResourceSlice tracker does for the scheduler).
   std::vector<DeviceTaint> taints;
 };
 

@@ -60,10 +60,10 @@ class WaitingPod {
 
 // Domain services that the scheduler hands to plugins — gang state, queues and quotas, and
 // whatever an out-of-tree scheduler adds — each under the narrow interface a plugin asks for
-// (gang::GangLedger, quota::QueueLedger). The framework names none of them; upstream's
-// Handle likewise hands plugins interfaces (SharedDRAManager, ...), not the scheduler's own
-// classes. Filled before the profiles are built and read-only afterwards, so plugins look
-// their services up once, in their factory or constructor.
+// (gang::PodGroupManager, quota::SharedQueueManager). The framework names none of them; upstream's
+// Handle likewise hands plugins interfaces (SharedDRAManager, PodGroupManager, ...), not the
+// scheduler's own classes. Filled before the profiles are built and read-only afterwards, so
+// plugins look their services up once, in their factory or constructor.
 class ServiceRegistry {
  public:
   // Registers `service` (not owned; must outlive every Framework built with this registry)
@@ -124,7 +124,7 @@ class Handle {
     static const ServiceRegistry kNone;
     return kNone;
   }
-  // The provider of interface T (e.g. gang::GangLedger), or nullptr when the scheduler runs
+  // The provider of interface T (e.g. gang::PodGroupManager), or nullptr when the scheduler runs
   // without one.
   template <typename T>
   T* Service() const {

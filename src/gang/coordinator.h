@@ -25,8 +25,8 @@
 #include "framework/interface.h"
 #include "framework/podgroup.h"
 #include "framework/preemption_executor.h"
-#include "gang/ledger.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
+#include "gang/podgroup_manager.h"
 #include "gang/podgroup_status.h"
 #include "gang/staleness.h"
 
@@ -35,7 +35,8 @@ namespace phalanx::gang {
 class Coordinator final : public PodGroupEventRecorder {
  public:
   // `gangs` and `client` must outlive the coordinator.
-  Coordinator(Manager& gangs, framework::ClusterClient& client) : gangs_(gangs), client_(client) {}
+  Coordinator(DefaultPodGroupManager& gangs, framework::ClusterClient& client)
+      : gangs_(gangs), client_(client) {}
 
   // Quorum activation: when `pod` (just added, pending) is the member that brings its gang
   // to minMember pods, the keys of every member of its GangGroup (gated at PreEnqueue
@@ -45,8 +46,8 @@ class Coordinator final : public PodGroupEventRecorder {
   // A member of a gang was observed bound (`pod` has spec.nodeName).
   void OnMemberBound(const api::PodPtr& pod) ABSL_LOCKS_EXCLUDED(mu_);
   // A member's pod phase changed (the kubelet started it: Running; it ended: Succeeded /
-  // Failed, already counted by gang::Manager::OnPodFinished): the gang's status counts
-  // and lifecycle phase (Running, Finished, Failed) follow. `gang_key` "" = the gang of
+  // Failed, already counted by gang::DefaultPodGroupManager::OnPodFinished): the gang's status
+  // counts and lifecycle phase (Running, Finished, Failed) follow. `gang_key` "" = the gang of
   // `pod` as a current member.
   void OnMemberPhase(const api::Pod& pod, const std::string& gang_key);
   // A member's binding cycle failed and it was forgotten: the members that bound before it
@@ -120,7 +121,7 @@ class Coordinator final : public PodGroupEventRecorder {
     WritePodGroupStatus(gangs_, client_, gang_key, outcome, message, member);
   }
 
-  Manager& gangs_;
+  DefaultPodGroupManager& gangs_;
   framework::ClusterClient& client_;
   mutable absl::Mutex mu_;
   std::set<std::string> committing_ ABSL_GUARDED_BY(mu_);  // gang keys

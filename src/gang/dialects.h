@@ -1,5 +1,6 @@
 // Dialect adapters: from pods and objects in the users' own formats to the one model in
-// podgroup.h. Pure functions, no state; the Manager (manager.h) calls them.
+// podgroup.h. Pure functions, no state; the DefaultPodGroupManager (default_podgroup_manager.h)
+// calls them.
 #pragma once
 
 #include <functional>

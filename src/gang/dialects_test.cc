@@ -16,8 +16,8 @@
 
 #include "api/decode.h"
 #include "api/resource.h"
+#include "gang/default_podgroup_manager.h"
 #include "gang/dialects_parse.h"
-#include "gang/manager.h"
 
 namespace phalanx::gang {
 namespace {
@@ -1468,7 +1468,7 @@ TEST(DialectParse, IntAndNames) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Manager: RefPtrOf and status-only object updates
+// DefaultPodGroupManager: RefPtrOf and status-only object updates
 // ---------------------------------------------------------------------------------------
 
 constexpr const char* kManagerYaml = R"(
@@ -1496,7 +1496,7 @@ spec:
 TEST(ManagerRefs, RefPtrOfMatchesRefOf) {
   World w;
   ASSERT_TRUE(Decode(kManagerYaml, &w));
-  Manager m;
+  DefaultPodGroupManager m;
   for (const auto& o : w.m.objects) m.OnObjectAdd(std::make_shared<const api::Unstructured>(o));
   for (const auto& p : w.m.pods) m.OnPodAdd(std::make_shared<const api::Pod>(p), 1);
   auto ref = m.RefOf(*w.Pod("p"));
@@ -1522,7 +1522,7 @@ TEST(ManagerRefs, StatusUpdateKeepsSpecsAndUnknownObjectsAreAdded) {
   World w;
   ASSERT_TRUE(Decode(kManagerYaml, &w));
   const api::Unstructured& pg = w.m.objects.at(0);
-  Manager m;
+  DefaultPodGroupManager m;
   // Unknown object: handled as an add (its spec is parsed).
   m.OnObjectStatusUpdate(std::make_shared<const api::Unstructured>(pg));
   auto s = m.SummaryOf("ns/pg");

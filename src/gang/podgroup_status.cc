@@ -185,7 +185,7 @@ std::optional<GangObject> GangObjectOf(const gang::PodGroupSpec& spec) {
   return o;
 }
 
-std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const Manager& gangs,
+std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const DefaultPodGroupManager& gangs,
                                                          const std::string& gang_key,
                                                          GangOutcome outcome,
                                                          std::string_view message,
@@ -249,7 +249,7 @@ std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const Manager& gangs,
   return w;
 }
 
-void WritePodGroupStatus(const Manager& gangs, framework::ClusterClient& client,
+void WritePodGroupStatus(const DefaultPodGroupManager& gangs, framework::ClusterClient& client,
                          const std::string& gang_key, GangOutcome outcome, std::string_view message,
                          const api::Pod* member) {
   auto w = ComputePodGroupStatus(gangs, gang_key, outcome, message, member);

@@ -14,7 +14,7 @@
 #include "api/types.h"
 #include "api/unstructured.h"
 #include "framework/handle.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 
 namespace phalanx::gang {
 
@@ -64,14 +64,14 @@ struct PodGroupStatusWrite {
   std::string api_version, kind, ns, name;
   framework::ClusterClient::PodGroupStatus status;
 };
-std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const Manager& gangs,
+std::optional<PodGroupStatusWrite> ComputePodGroupStatus(const DefaultPodGroupManager& gangs,
                                                          const std::string& gang_key,
                                                          GangOutcome outcome,
                                                          std::string_view message,
                                                          const api::Pod* member);
 
 // ComputePodGroupStatus + client.UpdatePodGroupStatus.
-void WritePodGroupStatus(const Manager& gangs, framework::ClusterClient& client,
+void WritePodGroupStatus(const DefaultPodGroupManager& gangs, framework::ClusterClient& client,
                          const std::string& gang_key, GangOutcome outcome, std::string_view message,
                          const api::Pod* member);
 

@@ -161,22 +161,22 @@ ReservationPlan PlanReservation(const std::vector<NodeForecast>& nodes,
   return plan;
 }
 
-void ReservationLedger::Configure(const ReservationSettings& s) {
+void ReservationManager::Configure(const ReservationSettings& s) {
   absl::MutexLock l(&mu_);
   settings_ = s;
 }
 
-ReservationSettings ReservationLedger::Settings() const {
+ReservationSettings ReservationManager::Settings() const {
   absl::MutexLock l(&mu_);
   return settings_;
 }
 
-std::shared_ptr<const ReservationView> ReservationLedger::View() const {
+std::shared_ptr<const ReservationView> ReservationManager::View() const {
   absl::MutexLock l(&mu_);
   return view_;
 }
 
-std::optional<Reservation> ReservationLedger::HeldBy(const std::string& gang) const {
+std::optional<Reservation> ReservationManager::HeldBy(const std::string& gang) const {
   absl::MutexLock l(&mu_);
   for (const auto& r : active_) {
     if (std::find(r.gangs.begin(), r.gangs.end(), gang) != r.gangs.end()) return r;
@@ -184,12 +184,12 @@ std::optional<Reservation> ReservationLedger::HeldBy(const std::string& gang) co
   return std::nullopt;
 }
 
-bool ReservationLedger::HasRoom() const {
+bool ReservationManager::HasRoom() const {
   absl::MutexLock l(&mu_);
   return static_cast<int64_t>(active_.size()) < settings_.max_reservations;
 }
 
-bool ReservationLedger::Add(Reservation r) {
+bool ReservationManager::Add(Reservation r) {
   absl::MutexLock l(&mu_);
   if (static_cast<int64_t>(active_.size()) >= settings_.max_reservations) return false;
   for (const auto& a : active_) {
@@ -210,7 +210,8 @@ bool ReservationLedger::Add(Reservation r) {
   return true;
 }
 
-std::optional<Reservation> ReservationLedger::Release(const std::string& gang, ReleaseCause cause) {
+std::optional<Reservation> ReservationManager::Release(const std::string& gang,
+                                                       ReleaseCause cause) {
   absl::MutexLock l(&mu_);
   for (size_t i = 0; i < active_.size(); ++i) {
     const auto& gs = active_[i].gangs;
@@ -227,7 +228,7 @@ std::optional<Reservation> ReservationLedger::Release(const std::string& gang, R
   return std::nullopt;
 }
 
-std::vector<std::pair<Reservation, ReleaseCause>> ReservationLedger::Sweep(
+std::vector<std::pair<Reservation, ReleaseCause>> ReservationManager::Sweep(
     api::Timestamp now, const std::function<bool(const std::string&)>& gone) {
   std::vector<Reservation> candidates;
   {
@@ -252,7 +253,7 @@ std::vector<std::pair<Reservation, ReleaseCause>> ReservationLedger::Sweep(
   return out;
 }
 
-bool ReservationGangGone(const GangLedger& gangs, const std::string& key) {
+bool ReservationGangGone(const PodGroupManager& gangs, const std::string& key) {
   auto sum = gangs.SummaryOf(key);
   if (!sum || !sum->spec || sum->counts.pods == 0) return true;
   return sum->counts.pods < sum->spec->min_member || gangs.Satisfied(key);
@@ -285,8 +286,8 @@ std::vector<NodeForecast> ForecastNodes(
   return out;
 }
 
-bool ReservationLedger::TakeTurn(const std::string& gang, api::Timestamp since,
-                                 const std::function<bool(const std::string&)>& gone) {
+bool ReservationManager::TakeTurn(const std::string& gang, api::Timestamp since,
+                                  const std::function<bool(const std::string&)>& gone) {
   std::map<std::string, api::Timestamp> waiting;
   {
     absl::MutexLock l(&mu_);
@@ -314,33 +315,33 @@ bool ReservationLedger::TakeTurn(const std::string& gang, api::Timestamp since,
   return head.second == gang;
 }
 
-void ReservationLedger::CountNotMade() {
+void ReservationManager::CountNotMade() {
   absl::MutexLock l(&mu_);
   ++counters_.not_made;
 }
 
-void ReservationLedger::CountEviction(int64_t pods) {
+void ReservationManager::CountEviction(int64_t pods) {
   absl::MutexLock l(&mu_);
   ++counters_.evictions;
   counters_.evicted_pods += pods;
 }
 
-ReservationCounters ReservationLedger::Counters() const {
+ReservationCounters ReservationManager::Counters() const {
   absl::MutexLock l(&mu_);
   return counters_;
 }
 
-std::vector<Reservation> ReservationLedger::History() const {
+std::vector<Reservation> ReservationManager::History() const {
   absl::MutexLock l(&mu_);
   return history_;
 }
 
-size_t ReservationLedger::ActiveCount() const {
+size_t ReservationManager::ActiveCount() const {
   absl::MutexLock l(&mu_);
   return active_.size();
 }
 
-api::Timestamp ReservationLedger::NextExpiry() const {
+api::Timestamp ReservationManager::NextExpiry() const {
   absl::MutexLock l(&mu_);
   api::Timestamp t = INT64_MAX;
   // Sweep releases once now > expires: wake just after.
@@ -348,7 +349,7 @@ api::Timestamp ReservationLedger::NextExpiry() const {
   return t;
 }
 
-void ReservationLedger::PublishLocked() {
+void ReservationManager::PublishLocked() {
   if (active_.empty()) {
     view_ = nullptr;
     return;
@@ -361,7 +362,7 @@ void ReservationLedger::PublishLocked() {
   view_ = std::move(v);
 }
 
-void ReservationLedger::CountLocked(ReleaseCause c) {
+void ReservationManager::CountLocked(ReleaseCause c) {
   switch (c) {
     case ReleaseCause::kBound:
       ++counters_.released_bound;

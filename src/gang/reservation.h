@@ -12,10 +12,10 @@
 // This file holds the model — expected runtimes of pods, the node forecasts (ForecastNodes,
 // built here once for the reservation planner and for `phalanx explain`'s start forecast,
 // src/sim/forecast.h), the forecast and choice of nodes (PlanReservation) — and the
-// ReservationLedger, the shared, thread-safe record of the active reservations, which the
+// ReservationManager, the shared, thread-safe record of the active reservations, which the
 // scheduler owns and provides to plugins. The GangReservation plugin
-// (src/plugins/gangreservation/) is the behaviour: it configures the ledger from its args,
-// enforces reservations at Filter, plans them and evicts for starving gangs behind the
+// (src/plugins/gangreservation/) is the behaviour: it configures the ReservationManager from its
+// args, enforces reservations at Filter, plans them and evicts for starving gangs behind the
 // PodGroup PostFilter, and releases them at the gang's commit; the scheduler sweeps expired
 // ones on its clock (Scheduler::Tick). Everything runs on the scheduler's clock: virtual in
 // `phalanx simulate`, wall in `phalanx run`.
@@ -45,7 +45,7 @@
 #include "api/resource.h"
 #include "api/types.h"
 #include "framework/types.h"
-#include "gang/ledger.h"
+#include "gang/podgroup_manager.h"
 
 namespace phalanx::gang {
 
@@ -126,7 +126,7 @@ struct Reservation {
 };
 
 // Read-only view for the Filter hot path: the active reservations and, per node, which one
-// holds it. Immutable once published (copy-on-write in the ledger).
+// holds it. Immutable once published (copy-on-write in the ReservationManager).
 struct ReservationView {
   std::vector<Reservation> reservations;
   std::map<std::string, size_t, std::less<>> node_to_reservation;  // index into reservations
@@ -157,7 +157,7 @@ struct ReservationCounters {
 
 // The active reservations of one scheduler. Thread-safe: written by the scheduling thread
 // (plan, release, sweep), read by Filter workers (View) and reporters (Counters).
-class ReservationLedger {
+class ReservationManager {
  public:
   void Configure(const ReservationSettings& s) ABSL_LOCKS_EXCLUDED(mu_);
   ReservationSettings Settings() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -192,9 +192,9 @@ class ReservationLedger {
   // Counts one eviction for a starving gang that evicted `pods` pods (preemptAfterSeconds).
   void CountEviction(int64_t pods) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Called (on the sweeping thread, without the ledger's lock) after Sweep released a
+  // Called (on the sweeping thread, without the manager's lock) after Sweep released a
   // reservation: its nodes are free for other pods again (the scheduler requeues the pods
-  // GangReservation rejected). Set before the ledger is shared.
+  // GangReservation rejected). Set before the manager is shared.
   void SetOnReleased(std::function<void()> fn) { on_released_ = std::move(fn); }
 
   ReservationCounters Counters() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -217,12 +217,12 @@ class ReservationLedger {
   std::map<std::string, api::Timestamp> waiting_ ABSL_GUARDED_BY(mu_);  // TakeTurn: gang -> since
   ReservationCounters counters_ ABSL_GUARDED_BY(mu_);
   std::vector<Reservation> history_ ABSL_GUARDED_BY(mu_);
-  std::function<void()> on_released_;  // const once the ledger is shared
+  std::function<void()> on_released_;  // const once the manager is shared
 };
 
 // True when a reservation of gang `key` can no longer be used: the gang is gone, gated
 // (fewer than minMember pods exist) or already satisfied (Sweep's and TakeTurn's `gone`).
-bool ReservationGangGone(const GangLedger& gangs, const std::string& key);
+bool ReservationGangGone(const PodGroupManager& gangs, const std::string& key);
 
 // "2026-11-26T01:02:03Z" for a timestamp (ns since the epoch), for reasons and Events.
 std::string FormatReservationTime(api::Timestamp t);

@@ -1,5 +1,5 @@
 // Gang reservations (reservation.h): expected runtimes, the EASY-backfill forecast and node
-// choice, and the ledger's life cycle (turns, room, expiry, release).
+// choice, and the ReservationManager's life cycle (turns, room, expiry, release).
 #include "gang/reservation.h"
 
 #include <gtest/gtest.h>
@@ -171,8 +171,8 @@ Reservation R(const std::string& gang, std::vector<std::string> nodes, int64_t s
   return r;
 }
 
-TEST(ReservationLedgerTest, AddViewReleaseAndCounters) {
-  ReservationLedger l;
+TEST(ReservationManagerTest, AddViewReleaseAndCounters) {
+  ReservationManager l;
   l.Configure({.threshold_ns = 60 * kS, .grace_ns = 100 * kS, .max_reservations = 1});
   EXPECT_EQ(l.View(), nullptr);
   EXPECT_TRUE(l.HasRoom());
@@ -193,8 +193,8 @@ TEST(ReservationLedgerTest, AddViewReleaseAndCounters) {
   EXPECT_EQ(l.Counters().released_bound, 1);
 }
 
-TEST(ReservationLedgerTest, OverlappingNodesAndSecondReservationOfAGangAreRefused) {
-  ReservationLedger l;
+TEST(ReservationManagerTest, OverlappingNodesAndSecondReservationOfAGangAreRefused) {
+  ReservationManager l;
   l.Configure({.threshold_ns = 1, .grace_ns = 0, .max_reservations = 3});
   ASSERT_TRUE(l.Add(R("ns/g", {"a"}, 5)));
   EXPECT_FALSE(l.Add(R("ns/h", {"a", "b"}, 5)));
@@ -203,8 +203,8 @@ TEST(ReservationLedgerTest, OverlappingNodesAndSecondReservationOfAGangAreRefuse
   EXPECT_EQ(l.ActiveCount(), 2u);
 }
 
-TEST(ReservationLedgerTest, SweepExpiresAfterGraceAndDropsGoneGangs) {
-  ReservationLedger l;
+TEST(ReservationManagerTest, SweepExpiresAfterGraceAndDropsGoneGangs) {
+  ReservationManager l;
   l.Configure({.threshold_ns = 1, .grace_ns = 10 * kS, .max_reservations = 2});
   ASSERT_TRUE(l.Add(R("ns/g", {"a"}, 100)));
   ASSERT_TRUE(l.Add(R("ns/h", {"b"}, 1000)));
@@ -222,8 +222,8 @@ TEST(ReservationLedgerTest, SweepExpiresAfterGraceAndDropsGoneGangs) {
   EXPECT_EQ(l.Counters().released_gone, 1);
 }
 
-TEST(ReservationLedgerTest, TurnsGoToTheLongestWaitingLiveGang) {
-  ReservationLedger l;
+TEST(ReservationManagerTest, TurnsGoToTheLongestWaitingLiveGang) {
+  ReservationManager l;
   l.Configure({.threshold_ns = 1, .grace_ns = 0, .max_reservations = 2});
   std::set<std::string> gone;
   auto is_gone = [&](const std::string& g) { return gone.count(g) > 0; };

@@ -39,7 +39,7 @@ int64_t StaleGangTracker::GraceOf(const GangInfo& g) const {
 }
 
 std::vector<StaleGangTracker::Action> StaleGangTracker::Check(
-    const GangLedger& ledger, const std::vector<std::string>& candidates, api::Timestamp now) {
+    const PodGroupManager& ledger, const std::vector<std::string>& candidates, api::Timestamp now) {
   std::vector<Action> out;
   absl::MutexLock l(&mu_);
   std::set<std::string> keys(candidates.begin(), candidates.end());

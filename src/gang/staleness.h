@@ -27,7 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "api/status.h"
 #include "api/types.h"
-#include "gang/ledger.h"
+#include "gang/podgroup_manager.h"
 
 namespace phalanx::gang {
 
@@ -56,11 +56,12 @@ class StaleGangTracker {
     std::vector<std::string> pods;  // kEvict: pod keys (namespace/name)
   };
   // Checks, at `now`, the gangs `candidates` of `ledger` (those that may have become stale,
-  // e.g. Manager::TakeRunningLosses) and every gang already stale; returns what to do, in key
-  // order. A gang is evicted once per stale spell; a gang the ledger no longer knows ends
-  // its spell silently.
-  std::vector<Action> Check(const GangLedger& ledger, const std::vector<std::string>& candidates,
-                            api::Timestamp now) ABSL_LOCKS_EXCLUDED(mu_);
+  // e.g. DefaultPodGroupManager::TakeRunningLosses) and every gang already stale; returns what to
+  // do, in key order. A gang is evicted once per stale spell; a gang the ledger no longer knows
+  // ends its spell silently.
+  std::vector<Action> Check(const PodGroupManager& ledger,
+                            const std::vector<std::string>& candidates, api::Timestamp now)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The earliest time a stale gang's grace ends (INT64_MAX: none pending).
   api::Timestamp NextDeadline() const ABSL_LOCKS_EXCLUDED(mu_);
   // The grace that applies to `g` (ns; negative: never).

@@ -45,8 +45,8 @@ GangInfo Running(Dialect d, int32_t min, int32_t pods, int32_t active,
   return g;
 }
 
-// A ledger that serves fixed GangInfos.
-class FixedLedger final : public GangLedger {
+// A PodGroupManager that serves fixed GangInfos.
+class FixedPodGroupManager final : public PodGroupManager {
  public:
   std::map<std::string, GangInfo> gangs;
   std::optional<GangRef> RefOf(const api::Pod&) const override { return std::nullopt; }
@@ -87,7 +87,7 @@ TEST(StaleReasonTest, KaisRules) {
 }
 
 TEST(StaleGangTrackerTest, ReportsEvictsOnceAfterTheGraceAndForgetsGoneGangs) {
-  FixedLedger ledger;
+  FixedPodGroupManager ledger;
   ledger.gangs["ml/train"] = Running(Dialect::kKAI, 2, 1, 1);
   StaleGangTracker t;
   auto a = t.Check(ledger, {"ml/train"}, 100 * kSec);
@@ -122,7 +122,7 @@ TEST(StaleGangTrackerTest, GraceFromTheGangThenTheDefaultThenTheDialect) {
   EXPECT_EQ(t.GraceOf(Running(Dialect::kKAI, 2, 1, 1)), 30 * kSec);
   EXPECT_EQ(t.GraceOf(Running(Dialect::kKAI, 2, 1, 1, -kSec)), -kSec);
   // A negative grace never evicts.
-  FixedLedger ledger;
+  FixedPodGroupManager ledger;
   ledger.gangs["ml/train"] = Running(Dialect::kKAI, 2, 1, 1, -kSec);
   EXPECT_EQ(t.Check(ledger, {"ml/train"}, 0).size(), 1u);
   EXPECT_TRUE(t.Check(ledger, {"ml/train"}, 1000000 * kSec).empty());

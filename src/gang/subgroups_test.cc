@@ -1,5 +1,5 @@
 // Nested gang quorums (subgroups.h): the quorum tree of KAI subGroups and Volcano
-// minTaskMember, pod membership, and the Manager's per-subgroup counts.
+// minTaskMember, pod membership, and the DefaultPodGroupManager's per-subgroup counts.
 #include "gang/subgroups.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "api/decode.h"
+#include "gang/default_podgroup_manager.h"
 #include "gang/dialects.h"
-#include "gang/manager.h"
 
 namespace phalanx::gang {
 namespace {
@@ -169,10 +169,10 @@ api::PodPtr KaiPod(const std::string& name, const std::string& sub_group) {
   return p;
 }
 
-// The Manager counts members per subgroup, and a gang whose summed minMember is reached
-// by one subgroup alone is not Satisfied.
+// The DefaultPodGroupManager counts members per subgroup, and a gang whose summed minMember is
+// reached by one subgroup alone is not Satisfied.
 TEST(SubGroupsTest, ManagerSatisfiedNeedsEverySubGroup) {
-  Manager m;
+  DefaultPodGroupManager m;
   api::Manifests mf;
   std::string err;
   ASSERT_TRUE(api::OkOrMessage(api::DecodeManifests(kKaiServe, "t.yaml", &mf), &err)) << err;

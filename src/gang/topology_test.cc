@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "api/decode.h"
+#include "gang/default_podgroup_manager.h"
 #include "gang/dialects.h"
-#include "gang/manager.h"
 #include "gang/topology_hypernode.h"
 
 namespace phalanx::gang {
@@ -151,7 +151,7 @@ TEST(TopologyObjectTest, ParsesLevelsTopToBottomAndRejectsBadOnes) {
 }
 
 TEST(TopologyObjectTest, ManagerKeepsTopologiesByName) {
-  Manager m;
+  DefaultPodGroupManager m;
   auto obj = Object(
       "apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: dc}\n"
       "spec:\n  levels: [{nodeLabel: rack}]\n");
@@ -353,7 +353,7 @@ TEST(HyperNodeTest, ResolvesTiersFromTheConstraint) {
 }
 
 TEST(HyperNodeTest, ManagerKeepsHyperNodesByName) {
-  Manager m;
+  DefaultPodGroupManager m;
   auto obj = Object(
       "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: s0}\n"
       "spec: {tier: 1, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}\n");

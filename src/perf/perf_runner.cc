@@ -1134,8 +1134,10 @@ api::Status WorkloadRun::AllocResourceClaims(const PerfOp& op) {
   for (const auto& o : store_.ListObjects()) {
     if (o->kind != "ResourceClaim" || o->Group() != "resource.k8s.io") continue;
     if (op.namespace_ && o->metadata.namespace_ != *op.namespace_) continue;
-    const YAML::Node& root = *o->object;
-    if (root["status"].IsMap() && root["status"]["allocation"].IsDefined()) continue;
+    // A claim without status: operator[] on a const node gives an invalid node, which
+    // throws (YAML::InvalidNode) when asked its type, so ask IsDefined first.
+    const YAML::Node status = (*o->object)["status"];
+    if (status.IsDefined() && status.IsMap() && status["allocation"].IsDefined()) continue;
     claims.push_back(o);
   }
   std::vector<std::string> pods;
@@ -1545,7 +1547,16 @@ api::Status RunPerfWorkloads(const PerfOptions& opts, std::vector<PerfResult>* r
       ++selected;
       if (opts.log) opts.log("running " + tc.name + "/" + w.name);
       PerfResult r;
-      if (auto s = RunPerfWorkload(cfg, tc, w, opts, &r); !s.ok()) {
+      api::Status s;
+      try {
+        s = RunPerfWorkload(cfg, tc, w, opts, &r);
+      } catch (const YAML::Exception& e) {
+        // A template field the ops read with the wrong shape: an error naming the
+        // workload (and, with --keep-going, a row), not an abort of the whole run.
+        s = absl::InvalidArgumentError(opts.workload_file + ": " + tc.name + "/" + w.name + ": " +
+                                       e.what());
+      }
+      if (!s.ok()) {
         if (!opts.keep_going) return s;
         r.error = std::string(s.message());
         if (opts.log) opts.log("  cannot run: " + r.error);

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "metrics/metrics.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 
 namespace phalanx::quota {
 

@@ -42,7 +42,7 @@
 #include "api/status.h"
 #include "api/types.h"
 #include "api/unstructured.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 
 namespace phalanx::quota {
 

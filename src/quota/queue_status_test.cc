@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "api/decode.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "testing/builders.h"
 
 namespace phalanx::quota {
@@ -75,7 +75,7 @@ spec: {weight: 1, parent: research}
 )";
 
 TEST(QueueStatusJson, VolcanoCountsPodGroupsByPhaseAndAllocatedIsTheSubtree) {
-  gang::Manager gangs;
+  gang::DefaultPodGroupManager gangs;
   QueueManager m(&gangs);
   m.OnObjectAdd(Obj(kVolcanoRoot));
   m.OnObjectAdd(Obj(kVolcanoChild));

@@ -6,9 +6,9 @@
 
 #include "api/decode.h"
 #include "api/pod_resources.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "quota/fair_share.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 #include "quota/queue_metrics.h"
 #include "quota/queue_tree.h"
 #include "testing/builders.h"
@@ -639,7 +639,7 @@ spec: {min: {cpu: "4"}, max: {cpu: "10"}}
 }
 
 TEST(QueueManager, ReclaimTakesWholeGangsLowestPriorityFirstNeverBelowGuarantee) {
-  gang::Manager gangs;
+  gang::DefaultPodGroupManager gangs;
   QueueManager m(&gangs);
   m.OnObjectAdd(Obj(R"(
 apiVersion: scheduling.volcano.sh/v1beta1

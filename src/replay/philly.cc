@@ -11,7 +11,7 @@
 #include <map>
 
 #include "gang/reservation.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 #include "replay/csv.h"
 #include "replay/openb.h"
 #include "scheduler/scheduler.h"

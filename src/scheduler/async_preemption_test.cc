@@ -110,12 +110,12 @@ TEST(AsyncPreemptionTest, VictimsAreDeletedOffTheSchedulingThreadAndThePreemptor
   EXPECT_EQ(env.NodeOf("low-b"), "n1");
   EXPECT_TRUE(env.sched->preemption().IsPodRunningPreemption(uid));
   // Anything that moves the preemptor now meets the PreEnqueue gate.
-  env.sched->queue().Activate({"default/high"});
-  auto q = env.sched->queue().Get("default/high");
+  env.sched->scheduling_queue().Activate({"default/high"});
+  auto q = env.sched->scheduling_queue().Get("default/high");
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(q->gating_plugin, "DefaultPreemption");
   EXPECT_EQ(q->last_failure_message, "waiting for the preemption for this pod to be finished");
-  EXPECT_EQ(env.sched->queue().Counts().gated, 1u);
+  EXPECT_EQ(env.sched->scheduling_queue().Counts().gated, 1u);
   EXPECT_FALSE(env.sched->ScheduleOne(false));  // nothing in activeQ
 
   a.client->Release();
@@ -123,7 +123,7 @@ TEST(AsyncPreemptionTest, VictimsAreDeletedOffTheSchedulingThreadAndThePreemptor
   EXPECT_FALSE(env.sched->preemption().IsPodRunningPreemption(uid));
   EXPECT_EQ(env.NodeOf("low-a"), "<deleted>");
   EXPECT_EQ(env.NodeOf("low-b"), "<deleted>");
-  EXPECT_EQ(env.sched->queue().Counts().gated, 0u);  // released at the end of the work
+  EXPECT_EQ(env.sched->scheduling_queue().Counts().gated, 0u);  // released at the end of the work
   std::vector<std::string> ev = env.EventsOf("default/low-a");
   ASSERT_FALSE(ev.empty());
   EXPECT_EQ(ev.back(), "Preempted: Preempted by pod " + uid + " on node n1");
@@ -162,7 +162,7 @@ TEST(AsyncPreemptionTest, FailedDeleteIsReportedSparesTheOtherVictimAndActivates
   }
   EXPECT_TRUE(reported);
   EXPECT_FALSE(env.sched->preemption().IsPodRunningPreemption(uid));
-  auto q = env.sched->queue().Get("default/high");
+  auto q = env.sched->scheduling_queue().Get("default/high");
   ASSERT_NE(q, nullptr);
   EXPECT_TRUE(q->gating_plugin.empty());
 }

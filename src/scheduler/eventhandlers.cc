@@ -3,11 +3,11 @@
 // state, and turn changes into cluster events that move unschedulable pods back according
 // to queueing hints.
 #include "api/pod_resources.h"
-#include "dra/manager.h"
+#include "dra/dra_manager.h"
 #include "gang/coordinator.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "gang/podgroup_status.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 #include "scheduler/scheduler.h"
 #include "spdlog/spdlog.h"
 #include "volume/catalog.h"

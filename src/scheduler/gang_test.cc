@@ -10,8 +10,8 @@
 #include "api/pod_resources.h"
 #include "config/config.h"
 #include "framework/clock.h"
+#include "gang/default_podgroup_manager.h"
 #include "gang/dialects.h"
-#include "gang/manager.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduler_test_env.h"
@@ -337,7 +337,7 @@ TEST(GangTest, BadInputGivesClearReasonsAndNoCrash) {
   EXPECT_TRUE(env.BoundByLabel("gang").empty());
   auto pending_reason = [&](const std::string& ns, const std::string& name) {
     auto p = env.store.GetPod(ns, name);
-    auto q = env.sched->queue().Get(p->Key());
+    auto q = env.sched->scheduling_queue().Get(p->Key());
     return q ? q->last_failure_message : std::string("<not queued>");
   };
   EXPECT_NE(pending_reason("ml", "orphan").find("ml/missing"), std::string::npos)

@@ -134,7 +134,7 @@ TEST(PodGroupStatusTest, UnschedulableGangIsPendingAndItsOwnStatusWriteDoesNotRe
   const int64_t writes = env.store.podgroup_status_writes();
   EXPECT_GE(writes, 1);
   // The write came back as a PodGroup update: the members stay in unschedulablePods.
-  auto c = env.sched->queue().Counts();
+  auto c = env.sched->scheduling_queue().Counts();
   EXPECT_EQ(c.unschedulable, 3) << "active " << c.active << " backoff " << c.backoff;
   EXPECT_EQ(c.backoff + c.active, 0);
   const int64_t attempts = env.sched->stats().attempts;
@@ -148,7 +148,7 @@ TEST(PodGroupStatusTest, UnschedulableGangIsPendingAndItsOwnStatusWriteDoesNotRe
   (*doc)["spec"]["minMember"] = 2;
   obj.object = doc;
   ASSERT_TRUE(env.store.UpdateObject(obj).ok());
-  c = env.sched->queue().Counts();
+  c = env.sched->scheduling_queue().Counts();
   EXPECT_EQ(c.unschedulable, 0);
 }
 
@@ -175,7 +175,7 @@ TEST(PodGroupStatusTest, VolcanoGangGetsPhaseAndCondition) {
 }
 
 TEST(PodGroupStatusTest, GangBelowMinMemberIsPendingNotEnoughTasks) {
-  gang::Manager m;
+  gang::DefaultPodGroupManager m;
   api::Unstructured pg;
   pg.api_version = "scheduling.volcano.sh/v1beta1";
   pg.kind = "PodGroup";
@@ -433,7 +433,7 @@ TEST(PodGroupStatusTest, UpstreamPodGroupGetsPodGroupScheduledCondition) {
 
 // A 1.35 Workload's embedded pod groups have no status of their own: nothing is written.
 TEST(PodGroupStatusTest, WorkloadPodGroupsGetNoStatus) {
-  gang::Manager m;
+  gang::DefaultPodGroupManager m;
   api::Unstructured wl;
   wl.api_version = "scheduling.k8s.io/v1alpha1";
   wl.kind = "Workload";
@@ -462,7 +462,7 @@ api::PodPtr Member(const std::string& name, const std::string& phase, bool bound
 // counted once; a recreated pod of the same name replaces the finished one.
 TEST(PodGroupStatusTest, FinishedMemberIsCountedOnceWhicheverWatchReportsFirst) {
   for (bool delete_first : {true, false}) {
-    gang::Manager m;
+    gang::DefaultPodGroupManager m;
     api::Unstructured pg;
     pg.api_version = "scheduling.x-k8s.io/v1alpha1";
     pg.kind = "PodGroup";

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "gang/coordinator.h"
-#include "gang/manager.h"
-#include "quota/manager.h"
+#include "gang/default_podgroup_manager.h"
+#include "quota/queue_manager.h"
 #include "scheduler/scheduler.h"
 #include "volume/catalog.h"
 
@@ -34,11 +34,11 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.priority_of = [this](const api::Pod& p) { return PriorityOf(p); };
   fo.random = [this](uint64_t n) { return Random(n); };
   fo.services = opts_.services;
-  fo.services.Provide<gang::GangLedger>(gangs_.get());
-  fo.services.Provide<quota::QueueLedger>(queues_.get());
+  fo.services.Provide<gang::PodGroupManager>(gangs_.get());
+  fo.services.Provide<quota::SharedQueueManager>(queues_.get());
   fo.services.Provide<volume::Catalog>(volumes_.get());
-  fo.services.Provide<dra::Manager>(dra_.get());
-  fo.services.Provide<gang::ReservationLedger>(reservations_.get());
+  fo.services.Provide<dra::DefaultDRAManager>(dra_.get());
+  fo.services.Provide<gang::ReservationManager>(reservations_.get());
   fo.services.Provide<gang::PodGroupEventRecorder>(gang_coordinator_.get());
   fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());

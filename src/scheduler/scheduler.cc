@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "gang/coordinator.h"
-#include "gang/manager.h"
-#include "quota/manager.h"
+#include "gang/default_podgroup_manager.h"
+#include "quota/queue_manager.h"
 #include "scheduler/binding_pool.h"
 #include "volume/catalog.h"
 
@@ -22,7 +22,7 @@ using framework::Status;
 
 Scheduler::Scheduler(SchedulerOptions opts)
     : opts_(std::move(opts)),
-      gangs_(opts_.gangs ? opts_.gangs : std::make_shared<gang::Manager>()),
+      gangs_(opts_.gangs ? opts_.gangs : std::make_shared<gang::DefaultPodGroupManager>()),
       queues_(opts_.queues ? opts_.queues : std::make_shared<quota::QueueManager>(gangs_.get())),
       volumes_(opts_.volumes ? opts_.volumes : std::make_shared<volume::Catalog>()),
       cache_(opts_.assumed_pod_ttl_ns),

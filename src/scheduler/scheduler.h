@@ -29,7 +29,7 @@
 #include "backend/queue/scheduling_queue.h"
 #include "cluster/informer.h"
 #include "config/types.h"
-#include "dra/manager.h"
+#include "dra/dra_manager.h"
 #include "framework/extender.h"
 #include "framework/parallelize.h"
 #include "framework/preemption_executor.h"
@@ -41,7 +41,7 @@
 
 namespace phalanx::gang {
 class Coordinator;
-class Manager;
+class DefaultPodGroupManager;
 }  // namespace phalanx::gang
 namespace phalanx::quota {
 class QueueManager;
@@ -68,15 +68,15 @@ struct SchedulerOptions {
   int64_t assumed_pod_ttl_ns = 0;  // 0: never expire (current upstream)
   // Gang state and queues / quotas, shared with whoever reads them too (reports, metrics);
   // nullptr: the scheduler makes its own. The scheduler feeds both from its event handlers
-  // and hands them to plugins as gang::GangLedger and quota::QueueLedger.
-  std::shared_ptr<gang::Manager> gangs;
+  // and hands them to plugins as gang::PodGroupManager and quota::SharedQueueManager.
+  std::shared_ptr<gang::DefaultPodGroupManager> gangs;
   std::shared_ptr<quota::QueueManager> queues;
   // The storage objects and assumed volume bindings (src/volume/catalog.h), fed from the
   // object events and provided to plugins as the service volume::Catalog; nullptr: the
   // scheduler makes its own.
   std::shared_ptr<volume::Catalog> volumes;
   // Further services for out-of-tree plugins (framework::ServiceRegistry); the scheduler
-  // adds its gang and queue ledgers.
+  // adds its PodGroupManager and SharedQueueManager.
   framework::ServiceRegistry services;
   // Replay a gang's remembered PodGroup rejection while nothing the cycle reads has
   // changed (podgroup_memo.h); false runs every cycle in full (differential tests).
@@ -250,9 +250,9 @@ class Scheduler {
   void OnPodAdd(const api::PodPtr& pod);
   void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
   void OnPodDelete(const api::PodPtr& pod);
-  // A pod reached Succeeded / Failed: its gang counts it (gang::Manager::OnPodFinished)
-  // and writes its status. Cache and queue are left to the pod events (a terminal pod is
-  // a delete there, as upstream).
+  // A pod reached Succeeded / Failed: its gang counts it
+  // (gang::DefaultPodGroupManager::OnPodFinished) and writes its status. Cache and queue are left
+  // to the pod events (a terminal pod is a delete there, as upstream).
   void OnPodFinished(const api::PodPtr& pod);
   void OnNodeAdd(const api::NodePtr& node);
   void OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node);
@@ -303,14 +303,14 @@ class Scheduler {
                                 const std::set<std::string>* restriction = nullptr,
                                 NodeResultCache* cache = nullptr);
 
-  queue::SchedulingQueue& queue() { return *queue_; }
-  gang::Manager& gangs() { return *gangs_; }
-  dra::Manager& dra() { return *dra_; }
-  quota::QueueManager& queues() { return *queues_; }
+  queue::SchedulingQueue& scheduling_queue() { return *queue_; }
+  gang::DefaultPodGroupManager& gangs() { return *gangs_; }
+  dra::DefaultDRAManager& dra() { return *dra_; }
+  quota::QueueManager& queue_manager() { return *queues_; }
   volume::Catalog& volumes() { return *volumes_; }
   // Node reservations of gangs that waited too long (gang/reservation.h; enabled by the
-  // GangReservation plugin's args); plugins reach it as the service gang::ReservationLedger.
-  gang::ReservationLedger& reservations() { return *reservations_; }
+  // GangReservation plugin's args); plugins reach it as the service gang::ReservationManager.
+  gang::ReservationManager& reservations() { return *reservations_; }
   // Evicts preemption victims off the scheduling thread (on the binding pool; inline when
   // binding_workers == 0); plugins reach it as the service framework::PreemptionExecutor.
   framework::PreemptionExecutor& preemption() { return *preemption_; }
@@ -506,7 +506,8 @@ class Scheduler {
                               const std::vector<std::string>& nominated);
 
   // Releases expired reservations and those whose gang is gone or gated (fewer than
-  // minMember pods); the ledger's release hook requeues the pods GangReservation rejected.
+  // minMember pods); the ReservationManager's release hook requeues the pods GangReservation
+  // rejected.
   void SweepReservations(api::Timestamp now);
   // Reports running gangs that fell below their minimum and evicts the remaining members of
   // those stale for their grace (gang/staleness.h), through the PreemptionExecutor.
@@ -555,12 +556,12 @@ class Scheduler {
   void CountAttempts(int64_t n) ABSL_LOCKS_EXCLUDED(stats_mu_);
 
   SchedulerOptions opts_;
-  std::shared_ptr<gang::Manager> gangs_;
-  std::shared_ptr<quota::QueueManager> queues_;  // fed like gangs_ (src/quota/manager.h)
+  std::shared_ptr<gang::DefaultPodGroupManager> gangs_;
+  std::shared_ptr<quota::QueueManager> queues_;  // fed like gangs_ (src/quota/queue_manager.h)
   std::shared_ptr<volume::Catalog> volumes_;     // fed from the object events too
-  // DRA objects and allocations in flight (src/dra/manager.h), fed like gangs_; the
-  // DynamicResources plugin reads it as the dra::Manager service.
-  std::unique_ptr<dra::Manager> dra_ = std::make_unique<dra::Manager>();
+  // DRA objects and allocations in flight (src/dra/dra_manager.h), fed like gangs_; the
+  // DynamicResources plugin reads it as the dra::DefaultDRAManager service.
+  std::unique_ptr<dra::DefaultDRAManager> dra_ = std::make_unique<dra::DefaultDRAManager>();
   std::unique_ptr<gang::Coordinator> gang_coordinator_;
   // Rejected PodGroup cycles that a later attempt may replay (podgroup_memo.h); scheduling
   // thread only.
@@ -574,8 +575,8 @@ class Scheduler {
   // plugins (GangSchedulingArgs sets its default grace) before the profiles are built.
   std::unique_ptr<gang::StaleGangTracker> stale_gangs_ = std::make_unique<gang::StaleGangTracker>();
   // Provided to plugins before the profiles are built; never null.
-  std::unique_ptr<gang::ReservationLedger> reservations_ =
-      std::make_unique<gang::ReservationLedger>();
+  std::unique_ptr<gang::ReservationManager> reservations_ =
+      std::make_unique<gang::ReservationManager>();
   cache::Cache cache_;
   cache::Snapshot snapshot_;
   std::unique_ptr<framework::Parallelizer> parallelizer_;

@@ -84,7 +84,7 @@ TEST(SchedulerTest, FailureMessageAggregatesReasonsLikeUpstream) {
   ASSERT_TRUE(ev.has_value());
   EXPECT_EQ(ev->reason, "FailedScheduling");
   EXPECT_EQ(ev->type, "Warning");
-  auto counts = env.sched->queue().Counts();
+  auto counts = env.sched->scheduling_queue().Counts();
   EXPECT_EQ(counts.unschedulable, 1u);
 }
 
@@ -202,7 +202,7 @@ TEST(SchedulerTest, BackoffDelaysRetryUntilExpiry) {
   // The delete arrives while b still backs off (1 s after its first attempt): b moves to
   // backoffQ, not activeQ, and is retried only when the backoff expires.
   ASSERT_TRUE(env.store.DeletePod("default", "a").ok());
-  EXPECT_EQ(env.sched->queue().Counts().backoff, 1u);
+  EXPECT_EQ(env.sched->scheduling_queue().Counts().backoff, 1u);
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("b"), "");
   EXPECT_EQ(env.sched->NextWakeTime(), env.clock.Now() + 1 * kSec);
@@ -223,7 +223,7 @@ TEST(SchedulerTest, SchedulingGatesHoldPodUntilRemoved) {
           .ok());
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("g"), "");
-  EXPECT_EQ(env.sched->queue().Counts().gated, 1u);
+  EXPECT_EQ(env.sched->scheduling_queue().Counts().gated, 1u);
   EXPECT_EQ(env.sched->stats().attempts, 0);
   api::Pod p = *env.store.GetPod("default", "g");
   p.spec.scheduling_gates.clear();

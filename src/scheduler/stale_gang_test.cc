@@ -139,7 +139,7 @@ TEST(StaleGangTest, InvalidGraceAnnotationIsAnErrorNamingTheField) {
   env.RunUntilIdle();
   EXPECT_EQ(env.NodeOf("train-0", "ml"), "");
   // PreEnqueue holds the members with the gang's error (the gang is invalid).
-  auto q = env.sched->queue().Get("ml/train-0");
+  auto q = env.sched->scheduling_queue().Get("ml/train-0");
   ASSERT_NE(q, nullptr);
   EXPECT_NE(
       q->last_failure_message.find("metadata.annotations.kai.scheduler/staleness-grace-period"),

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "dra/manager.h"
+#include "dra/dra_manager.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "sim/scenario.h"

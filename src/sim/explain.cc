@@ -9,7 +9,7 @@
 
 #include "framework/cycle_state.h"
 #include "framework/runtime.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "scheduler/scheduler.h"
 #include "sim/whatif.h"
 #include "store/store.h"

@@ -34,7 +34,7 @@ namespace phalanx::sim {
 
 struct ExplainRequest {
   std::string pod;             // "NAMESPACE/NAME", or
-  std::string gang;            // a gang key "NAMESPACE/NAME" (gang::Manager's)
+  std::string gang;            // a gang key "NAMESPACE/NAME" (gang::DefaultPodGroupManager's)
   std::optional<double> at_s;  // diagnose at this virtual second (unset: the run's end)
   int max_add_nodes = 8;       // fix search: at most this many nodes added (0: no search)
   bool search_constraints = true;

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <sstream>
 
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 
 namespace phalanx::sim {
 
-GangSummary CollectGangOutcomes(const gang::Manager& gangs) {
+GangSummary CollectGangOutcomes(const gang::DefaultPodGroupManager& gangs) {
   GangSummary s;
   std::vector<double> waits;
   for (const auto& key : gangs.GangKeys()) {

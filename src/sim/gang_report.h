@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace phalanx::gang {
-class Manager;
+class DefaultPodGroupManager;
 }
 
 namespace phalanx::sim {
@@ -30,7 +30,7 @@ struct GangSummary {
   std::vector<GangOutcome> outcomes;  // sorted by key
 };
 
-GangSummary CollectGangOutcomes(const gang::Manager& gangs);
+GangSummary CollectGangOutcomes(const gang::DefaultPodGroupManager& gangs);
 // Lines for the terminal summary; empty when the run had no gangs.
 std::string FormatGangSummary(const GangSummary& s);
 

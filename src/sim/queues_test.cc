@@ -97,7 +97,7 @@ TEST(QueuesSimulation, KoordinatorQuotaTenThreeGangsOfFive) {
   o.hooks.on_start = [&](scheduler::Scheduler& s) { sched = &s; };
   o.hooks.on_step = [&](double t) {
     if (t < 2 || t >= 600 || !waiting_reason.empty()) return;
-    for (const auto& p : sched->queue().PendingPods()) {
+    for (const auto& p : sched->scheduling_queue().PendingPods()) {
       if (p->Pod().metadata.name == "gang-c-0") waiting_reason = p->last_failure_message;
     }
   };

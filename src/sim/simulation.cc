@@ -12,11 +12,11 @@
 
 #include "dra/model.h"
 #include "framework/clock.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "gpu/device.h"
 #include "plugins/defaultpreemption/default_preemption.h"
 #include "plugins/queues/queues.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 #include "scheduler/scheduler.h"
 #include "sim/disruption.h"
 #include "sim/dra_claims.h"
@@ -445,10 +445,10 @@ class Driver {
     const api::Timestamp next_ev = events_.empty() ? LLONG_MAX : events_.top().t;
     const api::Timestamp wake = sched_->NextWakeTime();
     if (next_ev == LLONG_MAX) {
-      auto c = sched_->queue().Counts();
-      api::Timestamp other = std::min(sched_->queue().NextBackoffExpiry(), wake);
-      bool only_flush =
-          c.active == 0 && c.backoff == 0 && other == sched_->queue().NextUnschedulableTimeout();
+      auto c = sched_->scheduling_queue().Counts();
+      api::Timestamp other = std::min(sched_->scheduling_queue().NextBackoffExpiry(), wake);
+      bool only_flush = c.active == 0 && c.backoff == 0 &&
+                        other == sched_->scheduling_queue().NextUnschedulableTimeout();
       if (wake == LLONG_MAX || only_flush) return true;
       if (OnlyErrorsFor3MaxBackoffs()) return true;
     }
@@ -607,7 +607,7 @@ class Driver {
     u.gpus = static_cast<double>(alloc.Scalar(usage_.gpu_id));
     u.milli_cpu = static_cast<double>(alloc.milli_cpu);
     u.running = checker_.BoundPods();
-    const auto c = sched_->queue().Counts();
+    const auto c = sched_->scheduling_queue().Counts();
     u.pending = c.active + c.backoff + c.unschedulable + c.gated;
     const UsageSample* last = res_->timeline.empty() ? nullptr : &res_->timeline.back();
     if (!last || last->gpu_milli != u.gpu_milli || last->gpus != u.gpus ||
@@ -621,7 +621,7 @@ class Driver {
   void RecordQueues() {
     std::vector<QueueSample> now;
     const std::string gpu(api::kResourceNvidiaGPU);
-    for (const auto& q : sched_->queues().Status()) {
+    for (const auto& q : sched_->queue_manager().Status()) {
       // A queue that never touched a GPU is measured in cores (not 0.00 GPUs).
       auto has_gpu = [&](const auto& m) {
         auto it = m.find(gpu);
@@ -723,7 +723,7 @@ class Driver {
   // Time-weighted means per queue over the sampled span.
   void SummarizeQueues() {
     std::map<std::string, size_t> at;
-    for (const auto& q : sched_->queues().Status()) {
+    for (const auto& q : sched_->queue_manager().Status()) {
       at[q.name] = res_->queues.size();
       QueueSummary s;
       s.name = q.name;

@@ -16,11 +16,11 @@
 #include "api/labels.h"
 #include "framework/extender.h"
 #include "framework/parallelize.h"
-#include "gang/ledger.h"
+#include "gang/podgroup_manager.h"
 #include "gang/reservation.h"
 #include "plugins/defaultpreemption/podgroup_preemption.h"
 #include "plugins/helper/args.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 
 namespace phalanx::plugins::defaultpreemption {
 
@@ -195,8 +195,8 @@ class DefaultPreemption::Context {
   // Victims: `is_victim`, or (nullptr) the pods of a priority below `preemptor_priority`.
   Context(framework::Handle& h, int32_t preemptor_priority, const VictimFilter* is_victim)
       : h_(h),
-        gangs_(h.Service<gang::GangLedger>()),
-        queues_(h.Service<quota::QueueLedger>()),
+        gangs_(h.Service<gang::PodGroupManager>()),
+        queues_(h.Service<quota::SharedQueueManager>()),
         priority_(preemptor_priority),
         is_victim_(is_victim) {}
 
@@ -251,8 +251,8 @@ class DefaultPreemption::Context {
   }
 
   framework::Handle& h_;
-  gang::GangLedger* gangs_;
-  quota::QueueLedger* queues_;
+  gang::PodGroupManager* gangs_;
+  quota::SharedQueueManager* queues_;
   int32_t priority_;
   const VictimFilter* is_victim_;  // nullptr: by priority
   absl::Mutex mu_;
@@ -488,8 +488,8 @@ bool DefaultPreemption::PrepareMemo(const PodInfo& pod, int32_t priority,
                                     const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
                                     const VictimFilter* is_victim) {
   const std::optional<uint64_t> epoch = handle_->ClusterObjectEpoch();
-  const auto* queues = handle_->Service<quota::QueueLedger>();
-  const auto* reservations = handle_->Service<gang::ReservationLedger>();
+  const auto* queues = handle_->Service<quota::SharedQueueManager>();
+  const auto* reservations = handle_->Service<gang::ReservationManager>();
   const framework::NodeInfoLister& lister = handle_->SnapshotSharedLister();
   const bool usable =
       is_victim == nullptr && epoch.has_value() && (queues == nullptr || !queues->HasQueues()) &&
@@ -517,7 +517,7 @@ bool DefaultPreemption::PrepareMemo(const PodInfo& pod, int32_t priority,
 }
 
 bool DefaultPreemption::Memoizable(const NodeInfo& node) const {
-  const auto* gangs = handle_->Service<gang::GangLedger>();
+  const auto* gangs = handle_->Service<gang::PodGroupManager>();
   const api::Timestamp now = handle_->GetClock().Now();
   for (const auto& p : node.pods()) {
     const api::Pod& pod = p->Pod();

@@ -47,7 +47,7 @@
 // Handle::ClusterObjectEpoch and a signature-equal preemptor of the same priority. Only
 // where a node's outcome cannot depend on other nodes or on time: off for queue reclaim
 // (`is_victim`), with queues (KAI preemptMinRuntime reads the clock), with a gang
-// reservation (gang::ReservationLedger), while any pod in the snapshot has (anti-)affinity
+// reservation (gang::ReservationManager), while any pod in the snapshot has (anti-)affinity
 // terms (InterPodAffinity reads other nodes), for an unsignable preemptor (the signature
 // excludes topology spread constraints, volumes and claims read across nodes), and for a
 // node holding a gang member or a pod whose start time is in the future (victim order
@@ -59,7 +59,7 @@
 // scheduler appends its own "." after the PostFilter message, as upstream does).
 //
 // Gangs (Phalanx extension). A victim that belongs to a running gang (one that
-// gang::Manager::Satisfied reports) is never split from its gang:
+// gang::DefaultPodGroupManager::Satisfied reports) is never split from its gang:
 //  - the gang is one victim unit: every member of the gang that is on a node (bound or
 //    assumed), on this node or any other, is removed together or reprieved together, and
 //    when the unit is chosen all of them are deleted (waiting members are rejected);

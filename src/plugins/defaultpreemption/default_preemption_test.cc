@@ -20,7 +20,7 @@
 #include "config/types.h"
 #include "framework/parallelize.h"
 #include "framework/runtime.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "plugins/registry.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
@@ -184,7 +184,7 @@ struct Harness {
       return it == nominated.end() ? std::vector<PodInfoPtr>{} : it->second;
     };
     o.random = [this](uint64_t n) { return n == 0 ? 0 : random_value % n; };
-    o.services.Provide<gang::GangLedger>(&gangs);
+    o.services.Provide<gang::PodGroupManager>(&gangs);
     o.pod_disruption_budgets = [this] { return pdbs; };
     if (track_epoch) {
       o.cluster_object_epoch = [this] { return epoch; };
@@ -244,7 +244,7 @@ struct Harness {
   framework::Parallelizer parallelizer;
   std::map<std::string, std::vector<PodInfoPtr>> nominated;
   uint64_t random_value = 0;
-  gang::Manager gangs;
+  gang::DefaultPodGroupManager gangs;
   FakeFilterState fake_filter;
   std::vector<api::PodDisruptionBudgetPtr> pdbs;  // what Handle::PodDisruptionBudgets lists
   uint64_t epoch = 0;                             // Handle::ClusterObjectEpoch (track_epoch)

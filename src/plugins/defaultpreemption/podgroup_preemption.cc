@@ -8,9 +8,9 @@
 #include <unordered_set>
 #include <utility>
 
-#include "gang/ledger.h"
+#include "gang/podgroup_manager.h"
 #include "plugins/defaultpreemption/default_preemption.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 
 namespace phalanx::plugins::defaultpreemption {
 
@@ -65,9 +65,9 @@ PodGroupPreemption::Eligibility PodGroupPreemption::PodGroupEligibleToPreemptOth
 
 std::vector<PodGroupVictimCandidate> PodGroupPreemption::CollectVictimUnits(
     int32_t priority) const {
-  auto* ledger = handle_.Service<gang::GangLedger>();
+  auto* ledger = handle_.Service<gang::PodGroupManager>();
   // KAI preemptMinRuntime: a pod (a gang: any member) that started too recently is no victim.
-  auto* queues = handle_.Service<quota::QueueLedger>();
+  auto* queues = handle_.Service<quota::SharedQueueManager>();
   auto shielded = [queues](const api::Pod& p) { return queues && queues->PreemptProtected(p); };
   const std::vector<const NodeInfo*>& nodes = handle_.SnapshotSharedLister().List();
   std::map<std::string, int64_t> per_node;  // victims per node
@@ -110,7 +110,7 @@ std::vector<PodGroupVictimCandidate> PodGroupPreemption::CollectVictimUnits(
       }
       if (!whole) {
         if (shielded(p->Pod())) continue;
-        u.pods = {p};  // not running, or the ledger lags the snapshot
+        u.pods = {p};  // not running, or the PodGroupManager lags the snapshot
       }
       for (const auto& v : u.pods) {
         const bool more =
@@ -180,7 +180,7 @@ std::vector<std::string> PodGroupPreemption::Nominations() const {
 
 std::string PodGroupPreemption::GangName() const {
   const api::Pod& first = *attempt_.pods.front()->pod;
-  if (auto* ledger = handle_.Service<gang::GangLedger>()) {
+  if (auto* ledger = handle_.Service<gang::PodGroupManager>()) {
     if (auto ref = ledger->RefOf(first)) return ref->namespace_ + "/" + ref->name;
   }
   return group_.pod_groups.empty() ? first.Key() : group_.pod_groups.front().key;
@@ -477,8 +477,8 @@ PodGroupPreemptionResult PodGroupPreemption::Search(bool by_default_preemption) 
 
 std::vector<PodGroupVictimCandidate> PodGroupPreemption::CollectReservationUnits(
     const gang::Reservation& r, int32_t min_members, int32_t priority) const {
-  auto* ledger = handle_.Service<gang::GangLedger>();
-  auto* queues = handle_.Service<quota::QueueLedger>();
+  auto* ledger = handle_.Service<gang::PodGroupManager>();
+  auto* queues = handle_.Service<quota::SharedQueueManager>();
   auto shielded = [queues](const api::Pod& p) { return queues && queues->PreemptProtected(p); };
   const framework::NodeInfoLister& snapshot = handle_.SnapshotSharedLister();
   std::unordered_map<std::string, framework::PodInfoPtr> by_key;  // every pod on a node

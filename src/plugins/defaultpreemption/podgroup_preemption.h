@@ -29,7 +29,7 @@
 //    preemption.go PodEligibleToPreemptOthers).
 //  - The gang's priority is the lowest of its pending members' priorities; victims have a
 //    strictly lower priority (never equal or higher, upstream preemption.go).
-//  - A victim in a running gang (gang::GangLedger::Satisfied) is a unit with every member of
+//  - A victim in a running gang (gang::PodGroupManager::Satisfied) is a unit with every member of
 //    that gang on a node: evicted whole or not at all, and eligible only when every such
 //    member has a lower priority (as DefaultPreemption does for a single preemptor).
 //  - Every eligible unit is taken off the snapshot view and the gang is placed: if it does

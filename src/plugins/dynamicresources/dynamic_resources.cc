@@ -71,11 +71,13 @@ std::string ClaimKey(const dra::ResourceClaim& c) { return c.Key(); }
 
 framework::StatusOr<std::unique_ptr<framework::Plugin>> DynamicResources::New(
     framework::PluginArgs, framework::Handle& h) {
-  return std::unique_ptr<framework::Plugin>(new DynamicResources(h, h.Service<dra::Manager>()));
+  return std::unique_ptr<framework::Plugin>(
+      new DynamicResources(h, h.Service<dra::DefaultDRAManager>()));
 }
 
 api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::PodClaims(
-    const dra::Manager& m, const api::Pod& pod, std::vector<dra::ConsumerReference>* consumers) {
+    const dra::DefaultDRAManager& m, const api::Pod& pod,
+    std::vector<dra::ConsumerReference>* consumers) {
   std::vector<dra::ResourceClaimPtr> out;
   // KEP-5729: the pod's PodGroup (spec.schedulingGroup.podGroupName) and its claims. An
   // unknown PodGroup owns no claims (the gang plugins keep such a pod waiting anyway).
@@ -152,7 +154,7 @@ Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
   if (pod.Pod().spec.resource_claims.empty()) return Status::Success();
   if (!dra_) {
     return Status::UnschedulableAndUnresolvable(
-        "DynamicResources: this scheduler has no DRA state (dra::Manager service)");
+        "DynamicResources: this scheduler has no DRA state (dra::DefaultDRAManager service)");
   }
   auto claims = PodClaims(*dra_, pod.Pod());
   if (!claims.ok())
@@ -165,7 +167,7 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
   if (pod.Pod().spec.resource_claims.empty()) return Status(framework::Code::kSkip);
   if (!dra_) {
     return Status::UnschedulableAndUnresolvable(
-        "DynamicResources: this scheduler has no DRA state (dra::Manager service)");
+        "DynamicResources: this scheduler has no DRA state (dra::DefaultDRAManager service)");
   }
   auto st = std::make_unique<State>();
   st->d = std::make_shared<Data>();
@@ -526,7 +528,7 @@ Status DynamicResources::PlaceJointly(const std::vector<framework::CycleState*>&
 std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister() const {
   using framework::EventResource;
   using framework::QueueingHint;
-  dra::Manager* m = dra_;
+  dra::DefaultDRAManager* m = dra_;
   // isSchedulableAfterClaimChange: a deallocation frees devices for anyone; otherwise only a
   // claim of this pod that was created or whose status changed.
   auto claim_hint = [m](const api::Pod& pod, const framework::EventObjects& objs) {

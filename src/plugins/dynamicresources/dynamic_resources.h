@@ -22,7 +22,7 @@
 //   PostFilter  an allocated claim unavailable on every node, reserved for nobody else, is
 //               deallocated (its status cleared) so that the next attempt can move it.
 //   Reserve     the node's allocation becomes the claims' allocation in flight (the
-//               Manager's assume cache), re-checked against devices taken meanwhile (a
+//               DefaultDRAManager's assume cache), re-checked against devices taken meanwhile (a
 //               gang's members are reserved one after the other).
 //   Unreserve   the allocation in flight is dropped; a reservation written in PreBind is
 //               removed from reservedFor.
@@ -53,7 +53,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dra/manager.h"
+#include "dra/dra_manager.h"
 #include "framework/interface.h"
 #include "framework/podgroup.h"
 #include "framework/registry.h"
@@ -71,11 +71,11 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::PodGroupPlacementPlugin {
  public:
   static constexpr std::string_view kName = "DynamicResources";
-  // Needs the dra::Manager service (the scheduler provides it); without one, every pod
+  // Needs the dra::DefaultDRAManager service (the scheduler provides it); without one, every pod
   // with claims is rejected with a clear reason.
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
-  DynamicResources(framework::Handle& h, dra::Manager* manager) : h_(h), dra_(manager) {}
+  DynamicResources(framework::Handle& h, dra::DefaultDRAManager* manager) : h_(h), dra_(manager) {}
   std::string_view Name() const override { return kName; }
 
   framework::Status PreEnqueue(const framework::PodInfo& pod) override;
@@ -117,7 +117,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // ns/c was not created for pod group ns/pg (pod group is not owner)`). Errors: the
   // PreEnqueue reasons above, or the PodGroup's parse error.
   static api::StatusOr<std::vector<dra::ResourceClaimPtr>> PodClaims(
-      const dra::Manager& m, const api::Pod& pod,
+      const dra::DefaultDRAManager& m, const api::Pod& pod,
       std::vector<dra::ConsumerReference>* consumers = nullptr);
 
  private:
@@ -127,7 +127,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
       const api::Pod& pod, std::vector<dra::ConsumerReference>* consumers = nullptr) const;
 
   framework::Handle& h_;
-  dra::Manager* dra_;
+  dra::DefaultDRAManager* dra_;
   // Trial placements of the current PodGroup cycle (scheduling thread only): claim UID ->
   // the claim with the allocation a placed member's Filter chose for it.
   std::map<std::string, dra::ResourceClaimPtr> tentative_;

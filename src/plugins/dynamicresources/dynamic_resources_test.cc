@@ -37,7 +37,7 @@ framework::PodInfoPtr Pod(const std::string& name, const std::string& claim) {
 }
 
 TEST(DynamicResourcesTest, ReserveTakesDevicesUnreserveGivesThemBack) {
-  dra::Manager m;
+  dra::DefaultDRAManager m;
   m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"));
   m.OnObjectAdd(
       Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
@@ -52,7 +52,7 @@ TEST(DynamicResourcesTest, ReserveTakesDevicesUnreserveGivesThemBack) {
   }
   ASSERT_TRUE(m.Errors().empty()) << m.Errors()[0];
   fake::FakeHandle h;
-  h.services().Provide<dra::Manager>(&m);
+  h.services().Provide<dra::DefaultDRAManager>(&m);
   auto node = std::make_shared<api::Node>();
   node->metadata.name = "n1";
   std::vector<framework::NodeInfo> nodes;
@@ -87,7 +87,7 @@ TEST(DynamicResourcesTest, ReserveTakesDevicesUnreserveGivesThemBack) {
 }
 
 TEST(DynamicResourcesTest, PreEnqueueWaitsForTheClaimAndClassErrorsAreReasons) {
-  dra::Manager m;
+  dra::DefaultDRAManager m;
   fake::FakeHandle h;
   DynamicResources pl(h, &m);
   EXPECT_EQ(pl.PreEnqueue(*Pod("p", "missing")).Message(), "resourceclaim \"missing\" not found");
@@ -115,7 +115,7 @@ TEST(DynamicResourcesTest, PreEnqueueWaitsForTheClaimAndClassErrorsAreReasons) {
 // the PodGroup once (the second member writes nothing), and Unreserve of the member that
 // wrote the reservation takes it back and deallocates.
 TEST(DynamicResourcesTest, PodGroupClaimIsReservedForThePodGroup) {
-  dra::Manager m;
+  dra::DefaultDRAManager m;
   m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"));
   m.OnObjectAdd(
       Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"

@@ -79,7 +79,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangReservation::New(
       return Status::Error(std::string("GangReservationArgs: ") + e.what());
     }
   }
-  auto* ledger = h.Service<gang::ReservationLedger>();
+  auto* ledger = h.Service<gang::ReservationManager>();
   if (ledger) ledger->Configure(s);
   return std::unique_ptr<framework::Plugin>(new GangReservation(h, ledger));
 }

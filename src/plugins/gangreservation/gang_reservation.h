@@ -6,7 +6,7 @@
 // PodGroup cycle fails after it has waited `reservationThresholdSeconds` (since its quorum
 // of members existed) gets a reservation: the nodes that free soonest for it, from the
 // running pods' expected end times (gang/reservation.h), and a forecast start. This plugin
-// configures the scheduler's gang::ReservationLedger from its args, plans reservations
+// configures the scheduler's gang::ReservationManager from its args, plans reservations
 // behind the PodGroup PostFilter (planner.cc), releases them at the gang's commit, and
 // enforces them at Filter: a reserved node is UnschedulableAndUnresolvable for a pod outside
 // the reserving gang (and its GangGroup) unless the pod's expected end — now + its
@@ -17,8 +17,8 @@
 //
 // Not in the default profile: enabling the plugin (with a threshold > 0) enables
 // reservations; without it, or with threshold 0, Phalanx behaves as before. The scheduler
-// keeps one ledger for all profiles: with several profiles enabling the plugin, the args of
-// the last such profile of the configuration apply.
+// keeps one ReservationManager for all profiles: with several profiles enabling the plugin, the
+// args of the last such profile of the configuration apply.
 //
 // Args (GangReservationArgs):
 //   reservationThresholdSeconds: int >= 0  (default 300; 0 = no reservations)
@@ -47,7 +47,7 @@
 #include "framework/podgroup.h"
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
-#include "gang/ledger.h"
+#include "gang/podgroup_manager.h"
 #include "gang/reservation.h"
 
 namespace phalanx::plugins::gangreservation {
@@ -61,14 +61,14 @@ class GangReservation final : public framework::PreFilterPlugin,
  public:
   static constexpr std::string_view kName = "GangReservation";
 
-  GangReservation(framework::Handle& h, gang::ReservationLedger* ledger)
+  GangReservation(framework::Handle& h, gang::ReservationManager* ledger)
       : handle_(h),
-        gangs_(h.Service<gang::GangLedger>()),
+        gangs_(h.Service<gang::PodGroupManager>()),
         ledger_(ledger),
         events_(h.Service<gang::PodGroupEventRecorder>()),
         executor_(framework::PreemptionExecutorOf(h, &own_executor_)) {}
   // Parses the args (errors name the field, as upstream's validation does) and configures
-  // the scheduler's ReservationLedger with them.
+  // the scheduler's ReservationManager with them.
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
   std::string_view Name() const override { return kName; }
@@ -117,13 +117,13 @@ class GangReservation final : public framework::PreFilterPlugin,
                                     std::string* reason);
   // gang::ReservationGangGone on the gang state (true without one).
   bool GangGone(const std::string& key) const;
-  // Releases expired reservations and those of gone gangs (the ledger's release hook
+  // Releases expired reservations and those of gone gangs (the ReservationManager's release hook
   // requeues).
   void Sweep(api::Timestamp now);
 
   framework::Handle& handle_;
-  gang::GangLedger* gangs_;              // nullptr: no gang state (then no pod is a gang member)
-  gang::ReservationLedger* ledger_;      // nullptr: the scheduler keeps no reservations
+  gang::PodGroupManager* gangs_;         // nullptr: no gang state (then no pod is a gang member)
+  gang::ReservationManager* ledger_;     // nullptr: the scheduler keeps no reservations
   gang::PodGroupEventRecorder* events_;  // nullptr: no events on gang objects
   std::unique_ptr<framework::PreemptionExecutor> own_executor_;  // when the handle has none
   framework::PreemptionExecutor* executor_;

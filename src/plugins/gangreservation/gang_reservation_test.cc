@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "plugins/testing_fake_handle.h"
 
 namespace phalanx::plugins::gangreservation {
@@ -27,7 +27,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> NewWith(const std::strin
 
 // A pod (gang members are made known to `gangs`, as the scheduler's handlers would).
 framework::PodInfoPtr Pod(const std::string& name, const std::string& gang, int64_t runtime_s,
-                          gang::Manager* gangs = nullptr) {
+                          gang::DefaultPodGroupManager* gangs = nullptr) {
   auto p = std::make_shared<api::Pod>();
   p->metadata.namespace_ = "ns";
   p->metadata.name = name;
@@ -49,10 +49,10 @@ framework::NodeInfo NodeNamed(const std::string& name) {
   return framework::NodeInfo(n);
 }
 
-TEST(GangReservationTest, ArgsConfigureTheLedgerAndAreValidated) {
+TEST(GangReservationTest, ArgsConfigureTheReservationManagerAndAreValidated) {
   fake::FakeHandle h;
-  gang::ReservationLedger ledger;
-  h.services().Provide<gang::ReservationLedger>(&ledger);
+  gang::ReservationManager ledger;
+  h.services().Provide<gang::ReservationManager>(&ledger);
   ASSERT_TRUE(GangReservation::New(nullptr, h).ok());
   EXPECT_EQ(ledger.Settings().threshold_ns, 300 * kS);  // the default
   ASSERT_TRUE(NewWith("{reservationThresholdSeconds: 0}", h).ok());
@@ -95,10 +95,10 @@ TEST(GangReservationTest, ArgsConfigureTheLedgerAndAreValidated) {
 
 TEST(GangReservationTest, FilterKeepsReservedNodesForTheGangAndBackfill) {
   fake::FakeHandle h;
-  gang::ReservationLedger ledger;
-  gang::Manager gangs;
-  h.services().Provide<gang::ReservationLedger>(&ledger);
-  h.services().Provide<gang::GangLedger>(&gangs);
+  gang::ReservationManager ledger;
+  gang::DefaultPodGroupManager gangs;
+  h.services().Provide<gang::ReservationManager>(&ledger);
+  h.services().Provide<gang::PodGroupManager>(&gangs);
   auto made = NewWith("{reservationThresholdSeconds: 60}", h);
   ASSERT_TRUE(made.ok());
   auto* pl = dynamic_cast<GangReservation*>(made.value().get());

@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "gang/ledger.h"
+#include "gang/podgroup_manager.h"
 #include "gang/staleness.h"
 #include "gang/subgroups.h"
 #include "gang/topology.h"
@@ -39,7 +39,7 @@ Status QuorumStatus(const api::Status& short_sub_group) {
 // A pod that names no subgroup of its gang (KAI subGroups: label
 // kai.scheduler/subgroup-name must name a leaf subgroup) is never placed, in any mode:
 // UnschedulableAndUnresolvable until the pod or its PodGroup changes (subgroups.h).
-Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRef& ref,
+Status CheckSubGroupMembership(const gang::PodGroupManager& gangs, const gang::GangRef& ref,
                                const api::Pod& pod) {
   auto sum = gangs.SummaryOf(ref.key);
   if (!sum || !sum->spec || sum->spec->sub_groups.empty()) return Status::Success();
@@ -64,7 +64,7 @@ Status CheckSubGroupMembership(const gang::GangLedger& gangs, const gang::GangRe
 // found (kai.scheduler/v1alpha1 Topology)`: the members stay pending with that reason
 // instead of being placed without the constraint. Adding the Topology or HyperNode
 // requeues them (PodGroupChange).
-Status PlanTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
+Status PlanTopology(const gang::PodGroupManager& gangs, const gang::GangInfo& info,
                     framework::PodGroupInfo* u) {
   const gang::TopologyConstraint& c = info.spec->topology;
   if (c.empty()) return Status::Success();
@@ -115,7 +115,7 @@ bool InSubGroup(const gang::PodGroupSpec& spec, const std::string& leaf, const s
 // them) and its own quorum check. UnschedulableAndUnresolvable naming the field when a
 // level cannot be resolved, e.g. `pod group ml/serve (...): spec.subGroups[1]
 // .topologyConstraint: topology "dc" not found (kai.scheduler/v1alpha1 Topology)`.
-Status PlanSubGroupTopology(const gang::GangLedger& gangs, const gang::GangInfo& info,
+Status PlanSubGroupTopology(const gang::PodGroupManager& gangs, const gang::GangInfo& info,
                             framework::PodGroupInfo* u) {
   const gang::PodGroupSpec& spec = *info.spec;
   if (spec.sub_groups.empty()) return Status::Success();
@@ -258,14 +258,14 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GangScheduling::New(
   }
   if (pod_grouper) {
     // One gang state per scheduler: with several profiles the last one's value applies.
-    if (auto* gangs = h.Service<gang::GangLedger>()) gangs->EnablePodGrouper(*pod_grouper);
+    if (auto* gangs = h.Service<gang::PodGroupManager>()) gangs->EnablePodGrouper(*pod_grouper);
   }
   return std::unique_ptr<framework::Plugin>(
       new GangScheduling(h, mode, wait * api::kNanosPerSecond));
 }
 
 Status GangScheduling::PreEnqueue(const framework::PodInfo& pod) {
-  gang::GangLedger* gangs = gangs_;
+  gang::PodGroupManager* gangs = gangs_;
   if (!gangs) return Status::Success();
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
@@ -304,7 +304,7 @@ std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() 
 Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod,
                                     framework::QueuedPodGroupInfo* plan) {
   plan->pod_groups.clear();
-  gang::GangLedger* gangs = gangs_;
+  gang::PodGroupManager* gangs = gangs_;
   if (!gangs) return Status::Success();
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
@@ -362,20 +362,20 @@ Status GangScheduling::PlanPodGroup(const framework::PodInfo& pod,
 
 void GangScheduling::PodGroupCycleDone(const framework::QueuedPodGroupInfo& plan, bool committed,
                                        const std::string& reason) {
-  gang::GangLedger* gangs = gangs_;
+  gang::PodGroupManager* gangs = gangs_;
   if (!gangs) return;
   for (const auto& u : plan.pod_groups) gangs->RecordAttempt(u.key, committed ? "" : reason);
 }
 
 Status GangScheduling::Reserve(framework::CycleState&, const framework::PodInfo& pod,
                                const std::string&) {
-  if (gang::GangLedger* gangs = gangs_) gangs->MarkAssumed(*pod.pod, handle_.GetClock().Now());
+  if (gang::PodGroupManager* gangs = gangs_) gangs->MarkAssumed(*pod.pod, handle_.GetClock().Now());
   return Status::Success();
 }
 
 void GangScheduling::Unreserve(framework::CycleState&, const framework::PodInfo& pod,
                                const std::string&) {
-  gang::GangLedger* gangs = gangs_;
+  gang::PodGroupManager* gangs = gangs_;
   if (!gangs) return;
   gangs->MarkForgotten(*pod.pod);
   if (mode_ != Mode::kPermit) return;
@@ -396,7 +396,7 @@ void GangScheduling::Unreserve(framework::CycleState&, const framework::PodInfo&
 
 Status GangScheduling::Permit(framework::CycleState&, const framework::PodInfo& pod,
                               const std::string&, int64_t* timeout_ns) {
-  gang::GangLedger* gangs = gangs_;
+  gang::PodGroupManager* gangs = gangs_;
   if (!gangs || mode_ != Mode::kPermit) return Status::Success();
   auto ref = gangs->RefPtrOf(*pod.pod);
   if (!ref) return Status::Success();
@@ -423,7 +423,7 @@ bool GangPrioritySort::Less(const framework::QueuedPodInfo& a,
                             const framework::QueuedPodInfo& b) const {
   const int32_t pa = a.pod_info->priority, pb = b.pod_info->priority;
   if (pa != pb) return pa > pb;
-  gang::GangLedger* gangs = gangs_;
+  gang::PodGroupManager* gangs = gangs_;
   auto key_time = [&](const framework::QueuedPodInfo& q, std::string* key) -> api::Timestamp {
     if (gangs) {
       if (auto ref = gangs->RefPtrOf(q.Pod())) {

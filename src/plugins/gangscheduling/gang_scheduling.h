@@ -35,7 +35,7 @@
 #include "framework/interface.h"
 #include "framework/podgroup.h"
 #include "framework/registry.h"
-#include "gang/ledger.h"
+#include "gang/podgroup_manager.h"
 
 namespace phalanx::plugins::gangscheduling {
 
@@ -51,7 +51,7 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
 
   GangScheduling(framework::Handle& h, Mode mode, int64_t permit_wait_ns)
       : handle_(h),
-        gangs_(h.Service<gang::GangLedger>()),
+        gangs_(h.Service<gang::PodGroupManager>()),
         mode_(mode),
         permit_wait_ns_(permit_wait_ns) {}
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
@@ -76,7 +76,7 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
 
  private:
   framework::Handle& handle_;
-  gang::GangLedger* gangs_;  // nullptr: the scheduler runs without gang state
+  gang::PodGroupManager* gangs_;  // nullptr: the scheduler runs without gang state
   Mode mode_;
   int64_t permit_wait_ns_;
 };
@@ -88,7 +88,7 @@ class GangPrioritySort final : public framework::QueueSortPlugin {
  public:
   static constexpr std::string_view kName = "GangPrioritySort";
   explicit GangPrioritySort(framework::Handle& h)
-      : handle_(h), gangs_(h.Service<gang::GangLedger>()) {}
+      : handle_(h), gangs_(h.Service<gang::PodGroupManager>()) {}
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
   std::string_view Name() const override { return kName; }
@@ -96,7 +96,7 @@ class GangPrioritySort final : public framework::QueueSortPlugin {
 
  private:
   framework::Handle& handle_;
-  gang::GangLedger* gangs_;  // nullptr: the scheduler runs without gang state
+  gang::PodGroupManager* gangs_;  // nullptr: the scheduler runs without gang state
 };
 
 }  // namespace phalanx::plugins::gangscheduling

@@ -1,7 +1,7 @@
 // Table tests of the GangScheduling plugin's extension points (PreEnqueue, Reserve /
 // Unreserve, Permit, the PodGroup plugin calls PlanPodGroup / PodGroupCycleDone) and of
-// GangPrioritySort, against the real gang state (gang::Manager fed the objects and pods of
-// each case) behind a fake framework handle. Ported cases, by their upstream names:
+// GangPrioritySort, against the real gang state (gang::DefaultPodGroupManager fed the objects and
+// pods of each case) behind a fake framework handle. Ported cases, by their upstream names:
 //   - kube-scheduler pkg/scheduler/framework/plugins/gangscheduling/gangscheduling_test.go
 //     TestPreEnqueue (the cases without CompositePodGroups, which 1.36 does not have);
 //   - scheduler-plugins pkg/coscheduling/coscheduling_test.go TestLess, TestPermit and
@@ -21,7 +21,7 @@
 
 #include "api/decode.h"
 #include "framework/cycle_state.h"
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 #include "gang/staleness.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
@@ -54,11 +54,11 @@ api::Pod Member(const std::string& ns, const std::string& name, const std::strin
 
 struct Env {
   fake::FakeHandle handle;
-  gang::Manager gangs;
+  gang::DefaultPodGroupManager gangs;
   gang::StaleGangTracker stale;
 
   Env() {
-    handle.services().Provide<gang::GangLedger>(&gangs);
+    handle.services().Provide<gang::PodGroupManager>(&gangs);
     handle.services().Provide<gang::StaleGangTracker>(&stale);
   }
 

@@ -11,7 +11,7 @@
 #include "plugins/defaultpreemption/default_preemption.h"
 #include "plugins/defaultpreemption/podgroup_preemption.h"
 #include "plugins/helper/args.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 
 namespace phalanx::plugins::queues {
 
@@ -78,7 +78,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> Queues::New(framework::P
                                                                     framework::Handle& h) {
   auto a = ParseQueuesArgs(args);
   if (!a.ok()) return a.status();
-  auto* ledger = h.Service<quota::QueueLedger>();
+  auto* ledger = h.Service<quota::SharedQueueManager>();
   if (ledger) {
     const framework::Clock* clock = &h.GetClock();
     ledger->UseClock([clock] { return clock->Now(); });  // KAI min runtimes
@@ -91,7 +91,7 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> Queues::New(framework::P
 }
 
 bool Queues::Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const {
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (qm && qm->HasQueues()) {
     const quota::Assignment qa = qm->QueueOf(a.Pod());
     const quota::Assignment qb = qm->QueueOf(b.Pod());
@@ -104,19 +104,19 @@ bool Queues::Less(const framework::QueuedPodInfo& a, const framework::QueuedPodI
 }
 
 std::string Queues::Partition(const framework::QueuedPodInfo& p) const {
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (!qm || !qm->HasQueues()) return "";
   return qm->QueueOf(p.Pod()).queue;
 }
 
 bool Queues::PartitionLess(const std::string& a, const std::string& b) const {
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (!qm || a == b) return false;
   return qm->DominantShareOf(a) < qm->DominantShareOf(b);
 }
 
 void Queues::RefreshCapacity() {
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (!qm) return;
   api::Resource total;
   for (const auto* ni : handle_.SnapshotSharedLister().List()) total.Add(ni->allocatable());
@@ -133,7 +133,7 @@ void Queues::RefreshCapacity() {
 
 Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
                          framework::PreFilterResult*) {
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (!qm || !qm->HasQueues()) return Status::Success();
   const quota::Assignment a = qm->QueueOf(*pod.pod);
   if (!a.error.empty()) return Status::UnschedulableAndUnresolvable(a.error);
@@ -160,13 +160,13 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
 
 Queues::Queues(framework::Handle& h)
     : handle_(h),
-      queues_(h.Service<quota::QueueLedger>()),
+      queues_(h.Service<quota::SharedQueueManager>()),
       executor_(framework::PreemptionExecutorOf(h, &own_executor_)),
       gang_sort_(h) {}
 
 int64_t Queues::Reclaim(const std::string& queue, const std::vector<quota::ReclaimUnit>& victims,
                         const std::string& who, const framework::PodInfo* pod) {
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   framework::PreemptionRequest req;
   req.plugin = std::string(kName);
   if (pod != nullptr) req.preemptors.push_back(std::make_shared<framework::PodInfo>(*pod));
@@ -192,7 +192,7 @@ int64_t Queues::Reclaim(const std::string& queue, const std::vector<quota::Recla
 Status Queues::PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeToStatus& filtered,
                           framework::PostFilterResult* result) {
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (!qm || !qm->HasQueues()) return Status(Code::kUnschedulable);
   const quota::Assignment a = qm->QueueOf(*pod.pod);
   if (a.queue.empty() || !a.error.empty()) return Status(Code::kUnschedulable);
@@ -242,12 +242,12 @@ Status Queues::PostFilter(framework::CycleState& state, const framework::PodInfo
 }
 
 Status Queues::Reserve(framework::CycleState&, const framework::PodInfo& pod, const std::string&) {
-  if (quota::QueueLedger* qm = queues_) qm->MarkAssumed(*pod.pod);
+  if (quota::SharedQueueManager* qm = queues_) qm->MarkAssumed(*pod.pod);
   return Status::Success();
 }
 
 void Queues::Unreserve(framework::CycleState&, const framework::PodInfo& pod, const std::string&) {
-  if (quota::QueueLedger* qm = queues_) qm->MarkForgotten(*pod.pod);
+  if (quota::SharedQueueManager* qm = queues_) qm->MarkForgotten(*pod.pod);
 }
 
 std::vector<framework::ClusterEventWithHint> Queues::EventsToRegister() const {
@@ -273,7 +273,7 @@ Status Queues::AdmitPodGroup(const framework::QueuedPodGroupInfo& plan,
   admitted_request_.clear();
   admitted_display_.clear();
   candidate_reclaimer_.clear();
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (!qm || !qm->HasQueues()) return Status::Success();
   RefreshCapacity();
   // The minimum gang: the first `need` pending members of every unit, summed per queue.
@@ -307,7 +307,7 @@ Status Queues::AdmitPodGroup(const framework::QueuedPodGroupInfo& plan,
 std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(
     const framework::QueuedPodGroupInfo&) {
   candidate_reclaimer_.clear();
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (!qm || !admitted_) return {};
   RefreshCapacity();
   const api::Timestamp now = handle_.GetClock().Now();
@@ -329,7 +329,7 @@ std::vector<framework::PodGroupVictimUnit> Queues::VictimCandidates(
 Status Queues::CheckVictims(const framework::QueuedPodGroupInfo&,
                             const std::vector<const framework::PodGroupVictimUnit*>& chosen,
                             const std::vector<const api::Pod*>& lower_priority) {
-  quota::QueueLedger* qm = queues_;
+  quota::SharedQueueManager* qm = queues_;
   if (!qm || !admitted_) return Status::Success();
   std::vector<std::string> reclaimers;
   quota::ResourceList request;

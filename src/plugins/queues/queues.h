@@ -26,7 +26,7 @@
 // Reclaim (KAI reclaim action, Volcano reclaim, CapacityScheduling preemption of borrowed
 // quota): a queue that stays within its deserved share with the request may evict
 // units of other reclaimable queues above their deserved share — whole gangs or single
-// pods (quota::QueueLedger::ReclaimCandidates) — and evicts only a set with which the
+// pods (quota::SharedQueueManager::ReclaimCandidates) — and evicts only a set with which the
 // reclaimer is verified to fit:
 //  - a gang: the candidates go into the same search as priority preemption's victims
 //    (PodGroupPreemption: all removed from the snapshot view, the WHOLE gang placed, units
@@ -37,7 +37,7 @@
 //    victims gone; the node is nominated for it.
 // The final set never takes a queue below its guarantee nor below its deserved share by
 // more than its last unit, counting lower-priority victims of the same set too
-// (QueueLedger::CheckReclaimVictims), and never holds a pod of the reclaiming queue. If no
+// (SharedQueueManager::CheckReclaimVictims), and never holds a pod of the reclaiming queue. If no
 // set fits, nothing is evicted and the reason says so ("reclaim would not make room for the
 // whole gang (2 reclaimable pods considered)"). Victims are evicted as preemption evicts
 // (framework::PreemptionExecutor: waiting pods rejected, DisruptionTarget condition, delete;
@@ -65,7 +65,7 @@
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 #include "quota/queue_tree.h"
 
 namespace phalanx::plugins::queues {
@@ -79,7 +79,7 @@ inline constexpr int64_t kReclaimHoldNs = 30LL * 1000 * 1000 * 1000;  // 30 s
 //     halfLifeSeconds: 0       # KAI halfLifePeriod; 0 = no decay
 //     kValue: 1.0              # KAI proportion kValue: weight of the usage
 // Usage is the allocation Phalanx accounts itself, integrated on the scheduler's clock
-// (quota/usage.h). The queue ledger is shared by every profile: the last profile that sets
+// (quota/usage.h). The SharedQueueManager is shared by every profile: the last profile that sets
 // it wins. Errors: "QueuesArgs: timeBasedFairShare.kValue: Invalid value: ...".
 struct QueuesArgs {
   std::optional<quota::UsageParams> time_based_fair_share;
@@ -137,9 +137,9 @@ class Queues final : public framework::QueueSortPlugin,
                          const std::string& reason) override;
   // The reclaim victim policy of the admitted group (framework::PodGroupVictimPolicy; see
   // the header comment). VictimCandidates: for each queue of the admitted gang without a
-  // reclaim hold, QueueLedger::ReclaimCandidates for its admitted request, in victim order,
+  // reclaim hold, SharedQueueManager::ReclaimCandidates for its admitted request, in victim order,
   // never a unit of one of the gang's own queues; owner = the victim queue. CheckVictims:
-  // QueueLedger::CheckReclaimVictims over the chosen units and the lower-priority pods that
+  // SharedQueueManager::CheckReclaimVictims over the chosen units and the lower-priority pods that
   // are in queues. EvictVictims: deletes the units with the reclaim event and sets the hold.
   std::vector<framework::PodGroupVictimUnit> VictimCandidates(
       const framework::QueuedPodGroupInfo& group) override;
@@ -173,7 +173,7 @@ class Queues final : public framework::QueueSortPlugin,
                   const std::string& who, const framework::PodInfo* pod);
 
   framework::Handle& handle_;
-  quota::QueueLedger* queues_;  // nullptr: the scheduler runs without queues
+  quota::SharedQueueManager* queues_;  // nullptr: the scheduler runs without queues
   std::unique_ptr<framework::PreemptionExecutor> own_executor_;  // when the handle has none
   framework::PreemptionExecutor* executor_;
   gangscheduling::GangPrioritySort gang_sort_;

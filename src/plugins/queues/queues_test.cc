@@ -1,4 +1,4 @@
-// Queues (queues.h): QueuesArgs decoding and what it configures on the queue ledger, and
+// Queues (queues.h): QueuesArgs decoding and what it configures on the SharedQueueManager, and
 // the partition order it gives the scheduling queue (the queue with the lowest dominant
 // share at the moment of the Pop).
 #include "plugins/queues/queues.h"
@@ -8,7 +8,7 @@
 
 #include "api/decode.h"
 #include "plugins/testing_fake_handle.h"
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 #include "testing/builders.h"
 
 namespace phalanx::plugins::queues {
@@ -81,9 +81,9 @@ api::PodPtr GpuPod(const std::string& name, const std::string& queue, int gpus,
   return std::make_shared<api::Pod>(b.Obj());
 }
 
-// A handle serving `m` as the queue ledger, with KAI queues a and b on 16 GPUs.
+// A handle serving `m` as the SharedQueueManager, with KAI queues a and b on 16 GPUs.
 void TwoQueues(fake::FakeHandle& h, quota::QueueManager& m) {
-  h.services().Provide<quota::QueueLedger>(&m);
+  h.services().Provide<quota::SharedQueueManager>(&m);
   for (const char* q : {"a", "b"}) {
     m.OnObjectAdd(Obj(std::string("apiVersion: scheduling.run.ai/v2\nkind: Queue\n"
                                   "metadata: {name: ") +
@@ -92,7 +92,7 @@ void TwoQueues(fake::FakeHandle& h, quota::QueueManager& m) {
   m.SetCapacity({{kGpu, 16}});
 }
 
-TEST(QueuesTest, ArgsEnableTimeBasedFairShareOnTheLedgerWithTheSchedulersClock) {
+TEST(QueuesTest, ArgsEnableTimeBasedFairShareOnTheQueueManagerWithTheSchedulersClock) {
   fake::FakeHandle h;
   quota::QueueManager m;
   TwoQueues(h, m);
@@ -155,7 +155,7 @@ struct QueueEnv {
   std::unique_ptr<framework::Plugin> made;
   Queues* plugin = nullptr;
 
-  QueueEnv() { handle.services().Provide<quota::QueueLedger>(&queues); }
+  QueueEnv() { handle.services().Provide<quota::SharedQueueManager>(&queues); }
   void Object(const std::string& yaml) { queues.OnObjectAdd(Obj(yaml)); }
   void Build() {
     auto p = Queues::New(nullptr, handle);

@@ -1,4 +1,4 @@
-#include "dra/manager.h"
+#include "dra/dra_manager.h"
 
 #include <utility>
 
@@ -19,8 +19,8 @@ std::vector<DeviceId> DevicesOf(const ResourceClaim* c) {
 
 }  // namespace
 
-void Manager::SetContribution(std::map<std::string, std::vector<DeviceId>>* by,
-                              const std::string& key, const ResourceClaim* c) {
+void DefaultDRAManager::SetContribution(std::map<std::string, std::vector<DeviceId>>* by,
+                                        const std::string& key, const ResourceClaim* c) {
   std::vector<DeviceId> now = DevicesOf(c);
   auto it = by->find(key);
   if (it == by->end() && now.empty()) return;
@@ -37,7 +37,7 @@ void Manager::SetContribution(std::map<std::string, std::vector<DeviceId>>* by,
   in_use_view_.reset();
 }
 
-void Manager::RecountClaim(const std::string& nn) {
+void DefaultDRAManager::RecountClaim(const std::string& nn) {
   const ResourceClaim* c = nullptr;
   auto it = claims_.find(nn);
   if (it != claims_.end() && !pending_.count(it->second->metadata.uid)) {
@@ -47,18 +47,18 @@ void Manager::RecountClaim(const std::string& nn) {
   SetContribution(&claim_devices_, nn, c);
 }
 
-void Manager::RecountPending(const std::string& uid) {
+void DefaultDRAManager::RecountPending(const std::string& uid) {
   auto p = pending_.find(uid);
   SetContribution(&pending_devices_, uid, p == pending_.end() ? nullptr : p->second.get());
   if (auto u = uid_to_nn_.find(uid); u != uid_to_nn_.end()) RecountClaim(u->second);
 }
 
-void Manager::SlicesChanged() {
+void DefaultDRAManager::SlicesChanged() {
   slice_index_.reset();
   memo_->Prune();
 }
 
-bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
+bool DefaultDRAManager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   const Kind kind = KindOf(*obj);
   if (kind == Kind::kNone) return false;
   absl::MutexLock l(&mu_);
@@ -138,7 +138,7 @@ bool Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   return true;
 }
 
-bool Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
+bool DefaultDRAManager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   const Kind kind = KindOf(*obj);
   if (kind == Kind::kNone) return false;
   absl::MutexLock l(&mu_);
@@ -178,7 +178,7 @@ bool Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   return true;
 }
 
-void Manager::OnPodGroup(const api::UnstructuredPtr& obj, bool deleted) {
+void DefaultDRAManager::OnPodGroup(const api::UnstructuredPtr& obj, bool deleted) {
   if (!IsWorkloadPodGroup(*obj)) return;
   const std::string nn = NsName(obj->metadata);
   absl::MutexLock l(&mu_);
@@ -194,7 +194,7 @@ void Manager::OnPodGroup(const api::UnstructuredPtr& obj, bool deleted) {
   }
 }
 
-api::StatusOr<std::shared_ptr<const PodGroupClaims>> Manager::PodGroupClaimsOf(
+api::StatusOr<std::shared_ptr<const PodGroupClaims>> DefaultDRAManager::PodGroupClaimsOf(
     const std::string& ns, const std::string& name) const {
   absl::MutexLock l(&mu_);
   const std::string nn = ns + "/" + name;
@@ -206,8 +206,8 @@ api::StatusOr<std::shared_ptr<const PodGroupClaims>> Manager::PodGroupClaimsOf(
   return it->second;
 }
 
-api::StatusOr<ResourceClaimPtr> Manager::GetClaim(const std::string& ns,
-                                                  const std::string& name) const {
+api::StatusOr<ResourceClaimPtr> DefaultDRAManager::GetClaim(const std::string& ns,
+                                                            const std::string& name) const {
   absl::MutexLock l(&mu_);
   const std::string nn = ns + "/" + name;
   auto it = claims_.find(nn);
@@ -224,14 +224,15 @@ api::StatusOr<ResourceClaimPtr> Manager::GetClaim(const std::string& ns,
   return it->second;
 }
 
-api::UnstructuredPtr Manager::ClaimObject(const std::string& ns, const std::string& name) const {
+api::UnstructuredPtr DefaultDRAManager::ClaimObject(const std::string& ns,
+                                                    const std::string& name) const {
   absl::MutexLock l(&mu_);
   auto it = claim_objects_.find(ns + "/" + name);
   return it == claim_objects_.end() ? nullptr : it->second;
 }
 
-api::StatusOr<ResourceClaimTemplate> Manager::GetTemplate(const std::string& ns,
-                                                          const std::string& name) const {
+api::StatusOr<ResourceClaimTemplate> DefaultDRAManager::GetTemplate(const std::string& ns,
+                                                                    const std::string& name) const {
   absl::MutexLock l(&mu_);
   auto it = templates_.find(ns + "/" + name);
   if (it == templates_.end()) {
@@ -243,7 +244,7 @@ api::StatusOr<ResourceClaimTemplate> Manager::GetTemplate(const std::string& ns,
   return it->second;
 }
 
-std::shared_ptr<const std::map<std::string, DeviceClass>> Manager::Classes() const {
+std::shared_ptr<const std::map<std::string, DeviceClass>> DefaultDRAManager::Classes() const {
   absl::MutexLock l(&mu_);
   if (!classes_view_) {
     classes_view_ = std::make_shared<const std::map<std::string, DeviceClass>>(classes_);
@@ -251,18 +252,18 @@ std::shared_ptr<const std::map<std::string, DeviceClass>> Manager::Classes() con
   return classes_view_;
 }
 
-api::Status Manager::ClassError(const std::string& name) const {
+api::Status DefaultDRAManager::ClassError(const std::string& name) const {
   absl::MutexLock l(&mu_);
   auto it = errors_.find(std::string("DeviceClass.") + kGroup + "//" + name);
   return it == errors_.end() ? absl::OkStatus() : absl::InvalidArgumentError(it->second);
 }
 
-std::vector<ResourceSlicePtr> Manager::Slices() const {
+std::vector<ResourceSlicePtr> DefaultDRAManager::Slices() const {
   absl::MutexLock l(&mu_);
   return SlicesLocked();
 }
 
-std::vector<ResourceSlicePtr> Manager::SlicesLocked() const {
+std::vector<ResourceSlicePtr> DefaultDRAManager::SlicesLocked() const {
   std::vector<ResourceSlicePtr> out;
   out.reserve(slices_.size());
   for (const auto& [n, s] : slices_) {
@@ -277,7 +278,7 @@ std::vector<ResourceSlicePtr> Manager::SlicesLocked() const {
   return out;
 }
 
-ResourceSlicePtr Manager::WithRuleTaints(const ResourceSlicePtr& s) const {
+ResourceSlicePtr DefaultDRAManager::WithRuleTaints(const ResourceSlicePtr& s) const {
   std::shared_ptr<ResourceSlice> copy;
   for (size_t i = 0; i < s->devices.size(); ++i) {
     for (const auto& [name, rule] : taint_rules_) {
@@ -289,24 +290,26 @@ ResourceSlicePtr Manager::WithRuleTaints(const ResourceSlicePtr& s) const {
   return copy ? ResourceSlicePtr(std::move(copy)) : s;
 }
 
-std::vector<DeviceTaintRule> Manager::TaintRules() const {
+std::vector<DeviceTaintRule> DefaultDRAManager::TaintRules() const {
   absl::MutexLock l(&mu_);
   std::vector<DeviceTaintRule> out;
   for (const auto& [n, r] : taint_rules_) out.push_back(r);
   return out;
 }
 
-std::set<DeviceId> Manager::AllocatedDevicesExcept(const std::set<std::string>& uids) const {
+std::set<DeviceId> DefaultDRAManager::AllocatedDevicesExcept(
+    const std::set<std::string>& uids) const {
   return InUseExcept(uids)->ToSet();
 }
 
-std::shared_ptr<const InUseIndex> Manager::InUse() const {
+std::shared_ptr<const InUseIndex> DefaultDRAManager::InUse() const {
   absl::MutexLock l(&mu_);
   if (!in_use_view_) in_use_view_ = std::make_shared<const InUseIndex>(in_use_);
   return in_use_view_;
 }
 
-std::shared_ptr<const InUseIndex> Manager::InUseExcept(const std::set<std::string>& uids) const {
+std::shared_ptr<const InUseIndex> DefaultDRAManager::InUseExcept(
+    const std::set<std::string>& uids) const {
   if (uids.empty()) return InUse();
   absl::MutexLock l(&mu_);
   auto out = std::make_shared<InUseIndex>(in_use_);
@@ -323,33 +326,33 @@ std::shared_ptr<const InUseIndex> Manager::InUseExcept(const std::set<std::strin
   return out;
 }
 
-std::shared_ptr<const SliceIndex> Manager::SliceIndexView() const {
+std::shared_ptr<const SliceIndex> DefaultDRAManager::SliceIndexView() const {
   absl::MutexLock l(&mu_);
   // Built from the slices as Slices() returns them: DeviceTaintRules' taints included.
   if (!slice_index_) slice_index_ = SliceIndex::Build(SlicesLocked());
   return slice_index_;
 }
 
-std::vector<std::string> Manager::Errors() const {
+std::vector<std::string> DefaultDRAManager::Errors() const {
   absl::MutexLock l(&mu_);
   std::vector<std::string> out;
   for (const auto& [k, e] : errors_) out.push_back(e);
   return out;
 }
 
-bool Manager::HasPendingAllocation(const std::string& uid) const {
+bool DefaultDRAManager::HasPendingAllocation(const std::string& uid) const {
   absl::MutexLock l(&mu_);
   return pending_.count(uid) > 0;
 }
 
-void Manager::SignalPendingAllocation(const ResourceClaim& claim) {
+void DefaultDRAManager::SignalPendingAllocation(const ResourceClaim& claim) {
   absl::MutexLock l(&mu_);
   ++generation_;
   pending_[claim.metadata.uid] = std::make_shared<const ResourceClaim>(claim);
   RecountPending(claim.metadata.uid);
 }
 
-bool Manager::RemovePendingAllocation(const std::string& uid) {
+bool DefaultDRAManager::RemovePendingAllocation(const std::string& uid) {
   absl::MutexLock l(&mu_);
   ++generation_;
   const bool erased = pending_.erase(uid) > 0;
@@ -357,7 +360,7 @@ bool Manager::RemovePendingAllocation(const std::string& uid) {
   return erased;
 }
 
-void Manager::AssumeWritten(const ResourceClaim& claim) {
+void DefaultDRAManager::AssumeWritten(const ResourceClaim& claim) {
   absl::MutexLock l(&mu_);
   ++generation_;
   pending_.erase(claim.metadata.uid);
@@ -375,7 +378,7 @@ void Manager::AssumeWritten(const ResourceClaim& claim) {
   RecountClaim(nn);
 }
 
-uint64_t Manager::generation() const {
+uint64_t DefaultDRAManager::generation() const {
   absl::MutexLock l(&mu_);
   return generation_;
 }

@@ -1,6 +1,8 @@
-// What plugins see of the gang state (GangScheduling, DefaultPreemption): the narrow
-// interface that gang::Manager implements and the scheduler hands to plugins through the
-// framework Handle (framework::ServiceRegistry), so that the framework never names the gang
+// What plugins see of the gang state (GangScheduling, DefaultPreemption), upstream's
+// framework PodGroupManager (Handle.PodGroupManager(),
+// staging/src/k8s.io/kube-scheduler/framework/listers.go): the narrow
+// interface that gang::DefaultPodGroupManager implements and the scheduler hands to plugins through
+// the framework Handle (framework::ServiceRegistry), so that the framework never names the gang
 // module's classes. Thread-safe in every implementation.
 #pragma once
 
@@ -58,9 +60,9 @@ struct GangSummary {
   GangCounts counts;
 };
 
-class GangLedger {
+class PodGroupManager {
  public:
-  virtual ~GangLedger() = default;
+  virtual ~PodGroupManager() = default;
 
   // The gang of a pod (cached per pod key), or nullopt.
   virtual std::optional<GangRef> RefOf(const api::Pod& pod) const = 0;
@@ -85,7 +87,7 @@ class GangLedger {
   // including itself, sorted.
   virtual std::vector<std::string> GroupOf(const std::string& gang_key) const = 0;
   // True when the gang reached its quorum under its match policy, every subgroup quorum
-  // included (see Manager).
+  // included (see DefaultPodGroupManager).
   virtual bool Satisfied(const std::string& gang_key) const = 0;
 
   // The KAI Topology object named `name` (kai.scheduler/v1alpha1, else a Kueue Topology of

@@ -1,6 +1,6 @@
 // Gang state shared by the GangScheduling plugin and the scheduler (thread-safe).
 //
-// The Manager learns gang definitions from objects (PodGroups of every dialect,
+// The DefaultPodGroupManager learns gang definitions from objects (PodGroups of every dialect,
 // Workloads) and from pods (Koordinator annotations, PodGrouper), tracks which pods
 // belong to which gang and how many of them are pending, assumed or bound.
 //
@@ -35,16 +35,19 @@
 #include "api/types.h"
 #include "api/unstructured.h"
 #include "gang/dialects.h"
-#include "gang/ledger.h"
 #include "gang/podgroup.h"
+#include "gang/podgroup_manager.h"
 
 namespace phalanx::gang {
 
-// Implements GangLedger (the plugins' view, through the framework Handle) and is fed every
+// Upstream's pod group manager (pkg/scheduler/backend/podgroupmanager: "the central source
+// of truth for the state of pods belonging to PodGroup objects", driven by the scheduler's
+// event handlers); "Default" as upstream's DefaultDRAManager. Implements PodGroupManager
+// (the plugins' view, through the framework Handle) and is fed every
 // pod and object event by the scheduler.
-class Manager final : public GangLedger {
+class DefaultPodGroupManager final : public PodGroupManager {
  public:
-  explicit Manager(DialectOptions opts = {});
+  explicit DefaultPodGroupManager(DialectOptions opts = {});
 
   // Objects (any kind: gang objects define specs; every object can be a PodGrouper owner).
   void OnObjectAdd(const api::UnstructuredPtr& obj);
@@ -86,7 +89,7 @@ class Manager final : public GangLedger {
   // with_members = false leaves member_pods empty (O(1) instead of O(members)).
   std::optional<GangInfo> Info(const std::string& gang_key,
                                bool with_members = true) const override;
-  // Info's planning subset (GangLedger::PlanningInfo).
+  // Info's planning subset (PodGroupManager::PlanningInfo).
   std::optional<GangInfo> PlanningInfo(const std::string& gang_key) const override;
   // Spec and counts only (no member list), O(1) apart from the map lookup.
   using Summary = GangSummary;

@@ -1,8 +1,9 @@
-// The scheduler's DRA state (upstream framework.SharedDRAManager with its listers and the
-// claim assume cache, pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go):
-// DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates and DeviceTaintRules
-// parsed from the informers' objects and kept current by the object handlers, plus the allocations
-// in flight between Reserve and the claim status write in PreBind.
+// The scheduler's DRA state (upstream's DefaultDRAManager, the default implementation of
+// framework.SharedDRAManager, with its listers and the claim assume cache,
+// pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go): DeviceClasses, ResourceSlices,
+// ResourceClaims, ResourceClaimTemplates and DeviceTaintRules parsed from the informers' objects
+// and kept current by the object handlers, plus the allocations in flight between Reserve and the
+// claim status write in PreBind.
 //
 // Objects that fail to parse (model.h) are not used; their error is kept under the object
 // and given as the reason to pods that reference them (a claim, a class) and listed by
@@ -31,7 +32,7 @@ namespace phalanx::dra {
 // Upstream's ResourceClaimReservedForMaxSize (k8s.io/api/resource/v1 types.go).
 inline constexpr size_t kReservedForMaxSize = 256;
 
-class Manager {
+class DefaultDRAManager {
  public:
   // Object handlers: true when `obj` is a resource.k8s.io kind of this module (handled).
   bool OnObjectAdd(const api::UnstructuredPtr& obj);
@@ -40,8 +41,8 @@ class Manager {
 
   // scheduling.k8s.io PodGroups (KEP-5729: their spec.resourceClaims and
   // status.resourceClaimStatuses). Fed the same objects as the gang module (the scheduler's
-  // object handlers call it besides gang::Manager); other objects are ignored. No requeue:
-  // the pods learn their PodGroup claims through their own status update.
+  // object handlers call it besides gang::DefaultPodGroupManager); other objects are ignored. No
+  // requeue: the pods learn their PodGroup claims through their own status update.
   void OnPodGroup(const api::UnstructuredPtr& obj, bool deleted);
   // The PodGroup ns/name's claims. NotFound when no such PodGroup is known; its parse error
   // (InvalidArgument naming the PodGroup and field).

@@ -1,4 +1,4 @@
-#include "quota/manager.h"
+#include "quota/queue_manager.h"
 
 #include <algorithm>
 #include <climits>
@@ -10,8 +10,8 @@
 
 #include "api/pod_resources.h"
 #include "api/resource.h"
+#include "gang/default_podgroup_manager.h"
 #include "gang/dialects.h"
-#include "gang/manager.h"
 
 namespace phalanx::quota {
 
@@ -68,7 +68,7 @@ constexpr double kEps = 1e-6;
 
 }  // namespace
 
-QueueManager::QueueManager(const gang::GangLedger* gangs) : gangs_(gangs) {}
+QueueManager::QueueManager(const gang::PodGroupManager* gangs) : gangs_(gangs) {}
 
 ResourceList QueueManager::RequestOf(const api::Pod& pod) {
   return RequestOf(api::PodRequests(pod));

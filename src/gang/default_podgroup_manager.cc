@@ -1,4 +1,4 @@
-#include "gang/manager.h"
+#include "gang/default_podgroup_manager.h"
 
 #include <algorithm>
 #include <cstring>
@@ -20,9 +20,9 @@ std::string TopologyKey(const api::Unstructured& obj) {
 }
 }  // namespace
 
-Manager::Manager(DialectOptions opts) : opts_(std::move(opts)) {}
+DefaultPodGroupManager::DefaultPodGroupManager(DialectOptions opts) : opts_(std::move(opts)) {}
 
-void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
+void DefaultPodGroupManager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   objects_[ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name)] = obj;
   if (IsTopologyObject(*obj)) {
@@ -45,7 +45,7 @@ void Manager::OnObjectAdd(const api::UnstructuredPtr& obj) {
   }
 }
 
-void Manager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
+void DefaultPodGroupManager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
   {
     absl::MutexLock l(&mu_);
     auto it = objects_.find(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
@@ -57,7 +57,7 @@ void Manager::OnObjectStatusUpdate(const api::UnstructuredPtr& obj) {
   OnObjectAdd(obj);
 }
 
-void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
+void DefaultPodGroupManager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   absl::MutexLock l(&mu_);
   objects_.erase(ObjKey(obj->metadata.namespace_, obj->kind, obj->metadata.name));
   if (IsTopologyObject(*obj)) topologies_.erase(TopologyKey(*obj));
@@ -68,7 +68,7 @@ void Manager::OnObjectDelete(const api::UnstructuredPtr& obj) {
   specs_by_object_.erase(it);
 }
 
-std::shared_ptr<const Topology> Manager::TopologyOf(const std::string& name) const {
+std::shared_ptr<const Topology> DefaultPodGroupManager::TopologyOf(const std::string& name) const {
   absl::MutexLock l(&mu_);
   if (name.find('/') != std::string::npos) {  // "<group>/<name>" (ClusterNetworkTopology)
     auto it = topologies_.find(name);
@@ -81,7 +81,7 @@ std::shared_ptr<const Topology> Manager::TopologyOf(const std::string& name) con
   return nullptr;
 }
 
-std::vector<std::shared_ptr<const HyperNode>> Manager::HyperNodes() const {
+std::vector<std::shared_ptr<const HyperNode>> DefaultPodGroupManager::HyperNodes() const {
   absl::MutexLock l(&mu_);
   std::vector<std::shared_ptr<const HyperNode>> out;
   out.reserve(hyper_nodes_.size());
@@ -89,20 +89,21 @@ std::vector<std::shared_ptr<const HyperNode>> Manager::HyperNodes() const {
   return out;
 }
 
-const api::Unstructured* Manager::OwnerLocked(const std::string& ns, const std::string& kind,
-                                              const std::string& name) const {
+const api::Unstructured* DefaultPodGroupManager::OwnerLocked(const std::string& ns,
+                                                             const std::string& kind,
+                                                             const std::string& name) const {
   auto it = objects_.find(ObjKey(ns, kind, name));
   return it == objects_.end() ? nullptr : it->second.get();
 }
 
-std::optional<GangRef> Manager::ResolveLocked(const api::Pod& pod) const {
+std::optional<GangRef> DefaultPodGroupManager::ResolveLocked(const api::Pod& pod) const {
   return ResolvePodGang(
       pod, opts_,
       [this](const std::string& ns, const std::string& kind, const std::string& name)
           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return OwnerLocked(ns, kind, name); });
 }
 
-std::string Manager::GangPriorityClassOf(const api::Pod& pod) const {
+std::string DefaultPodGroupManager::GangPriorityClassOf(const api::Pod& pod) const {
   if (!has_gang_priorities_.load(std::memory_order_relaxed)) return "";
   absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
@@ -111,12 +112,12 @@ std::string Manager::GangPriorityClassOf(const api::Pod& pod) const {
   return spec ? spec->priority_class_name : std::string();
 }
 
-void Manager::EnablePodGrouper(bool enabled) {
+void DefaultPodGroupManager::EnablePodGrouper(bool enabled) {
   absl::MutexLock l(&mu_);
   opts_.pod_grouper = enabled;
 }
 
-void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
+void DefaultPodGroupManager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
   if (Terminal(*pod)) {
     FinishPodLocked(pod);
     return;
@@ -160,7 +161,7 @@ void Manager::AddPodLocked(const api::PodPtr& pod, api::Timestamp now) {
   UpdateSatisfiedLocked(g, ref->key, now);
 }
 
-std::string Manager::FinishPodLocked(const api::PodPtr& pod) {
+std::string DefaultPodGroupManager::FinishPodLocked(const api::PodPtr& pod) {
   if (!Terminal(*pod)) return "";
   const std::string pkey = pod->Key();
   std::string key;
@@ -194,12 +195,12 @@ std::string Manager::FinishPodLocked(const api::PodPtr& pod) {
   return key;
 }
 
-std::string Manager::OnPodFinished(const api::PodPtr& pod) {
+std::string DefaultPodGroupManager::OnPodFinished(const api::PodPtr& pod) {
   absl::MutexLock l(&mu_);
   return FinishPodLocked(pod);
 }
 
-void Manager::RemovePodLocked(const std::string& pkey) {
+void DefaultPodGroupManager::RemovePodLocked(const std::string& pkey) {
   auto it = pods_.find(pkey);
   if (it == pods_.end()) return;
   auto git = gangs_.find(it->second.gang);
@@ -228,13 +229,13 @@ void Manager::RemovePodLocked(const std::string& pkey) {
   pods_.erase(it);
 }
 
-void Manager::OnPodAdd(const api::PodPtr& pod, api::Timestamp now) {
+void DefaultPodGroupManager::OnPodAdd(const api::PodPtr& pod, api::Timestamp now) {
   absl::MutexLock l(&mu_);
   AddPodLocked(pod, now);
 }
 
-void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod,
-                          api::Timestamp now) {
+void DefaultPodGroupManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod,
+                                         api::Timestamp now) {
   absl::MutexLock l(&mu_);
   const std::string pkey = new_pod->Key();
   if (Terminal(*new_pod)) {
@@ -272,12 +273,12 @@ void Manager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod
   }
 }
 
-void Manager::OnPodDelete(const api::PodPtr& pod) {
+void DefaultPodGroupManager::OnPodDelete(const api::PodPtr& pod) {
   absl::MutexLock l(&mu_);
   RemovePodLocked(pod->Key());
 }
 
-std::optional<GangRef> Manager::RefOf(const api::Pod& pod) const {
+std::optional<GangRef> DefaultPodGroupManager::RefOf(const api::Pod& pod) const {
   absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end()) return std::nullopt;
@@ -288,7 +289,7 @@ std::optional<GangRef> Manager::RefOf(const api::Pod& pod) const {
   return r;
 }
 
-std::shared_ptr<const GangRef> Manager::RefPtrOf(const api::Pod& pod) const {
+std::shared_ptr<const GangRef> DefaultPodGroupManager::RefPtrOf(const api::Pod& pod) const {
   // "namespace/name" on the stack (heap only for keys longer than the buffer).
   const std::string& ns = pod.metadata.namespace_;
   const std::string& name = pod.metadata.name;
@@ -317,8 +318,8 @@ std::shared_ptr<const GangRef> Manager::RefPtrOf(const api::Pod& pod) const {
   return g->ref;
 }
 
-std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g,
-                                                        const std::string& key) const {
+std::shared_ptr<const PodGroupSpec> DefaultPodGroupManager::SpecLocked(
+    const Gang& g, const std::string& key) const {
   auto it = object_specs_.find(!g.ref || g.ref->spec_key.empty() ? key : g.ref->spec_key);
   if (it != object_specs_.end()) {
     if (it->second->key == key) return it->second;
@@ -329,12 +330,13 @@ std::shared_ptr<const PodGroupSpec> Manager::SpecLocked(const Gang& g,
   return g.inline_spec;
 }
 
-void Manager::CountSubGroup(Gang& g, const PodEntry& e, int32_t delta) {
+void DefaultPodGroupManager::CountSubGroup(Gang& g, const PodEntry& e, int32_t delta) {
   g.sub_group_pods[e.sub_group] += delta;
   if (e.state != PodEntry::kPending) g.sub_group_active[e.sub_group] += delta;
 }
 
-void Manager::UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timestamp now) {
+void DefaultPodGroupManager::UpdateSatisfiedLocked(Gang& g, const std::string& key,
+                                                   api::Timestamp now) {
   auto spec = SpecLocked(g, key);
   if (!spec || !spec->invalid.empty()) return;
   if (!g.counts.satisfied_once && g.counts.assumed + g.counts.bound >= spec->min_member &&
@@ -344,7 +346,8 @@ void Manager::UpdateSatisfiedLocked(Gang& g, const std::string& key, api::Timest
   }
 }
 
-std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members) const {
+std::optional<GangInfo> DefaultPodGroupManager::Info(const std::string& key,
+                                                     bool with_members) const {
   absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) {
@@ -358,7 +361,7 @@ std::optional<GangInfo> Manager::Info(const std::string& key, bool with_members)
   return InfoLocked(it->second, key, with_members, /*planning_only=*/false);
 }
 
-std::optional<GangInfo> Manager::PlanningInfo(const std::string& key) const {
+std::optional<GangInfo> DefaultPodGroupManager::PlanningInfo(const std::string& key) const {
   absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) {
@@ -372,8 +375,8 @@ std::optional<GangInfo> Manager::PlanningInfo(const std::string& key) const {
   return InfoLocked(it->second, key, /*with_members=*/true, /*planning_only=*/true);
 }
 
-GangInfo Manager::InfoLocked(const Gang& g, const std::string& key, bool with_members,
-                             bool planning_only) const {
+GangInfo DefaultPodGroupManager::InfoLocked(const Gang& g, const std::string& key,
+                                            bool with_members, bool planning_only) const {
   GangInfo info;
   info.key = key;
   info.spec = SpecLocked(g, key);
@@ -410,7 +413,8 @@ GangInfo Manager::InfoLocked(const Gang& g, const std::string& key, bool with_me
   return info;
 }
 
-std::optional<Manager::Summary> Manager::SummaryOf(const std::string& key) const {
+std::optional<DefaultPodGroupManager::Summary> DefaultPodGroupManager::SummaryOf(
+    const std::string& key) const {
   absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) {
@@ -421,7 +425,7 @@ std::optional<Manager::Summary> Manager::SummaryOf(const std::string& key) const
   return Summary{SpecLocked(it->second, key), it->second.counts};
 }
 
-std::vector<std::string> Manager::GroupOf(const std::string& key) const {
+std::vector<std::string> DefaultPodGroupManager::GroupOf(const std::string& key) const {
   absl::MutexLock l(&mu_);
   std::vector<std::string> out{key};
   auto it = gangs_.find(key);
@@ -440,7 +444,7 @@ std::vector<std::string> Manager::GroupOf(const std::string& key) const {
   return out;
 }
 
-void Manager::MarkAssumed(const api::Pod& pod, api::Timestamp now) {
+void DefaultPodGroupManager::MarkAssumed(const api::Pod& pod, api::Timestamp now) {
   absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end() || it->second.state != PodEntry::kPending) return;
@@ -453,7 +457,7 @@ void Manager::MarkAssumed(const api::Pod& pod, api::Timestamp now) {
   UpdateSatisfiedLocked(g, it->second.gang, now);
 }
 
-void Manager::MarkForgotten(const api::Pod& pod) {
+void DefaultPodGroupManager::MarkForgotten(const api::Pod& pod) {
   absl::MutexLock l(&mu_);
   auto it = pods_.find(pod.Key());
   if (it == pods_.end() || it->second.state != PodEntry::kAssumed) return;
@@ -473,7 +477,7 @@ void Manager::MarkForgotten(const api::Pod& pod) {
   }
 }
 
-void Manager::RecordAttempt(const std::string& key, const std::string& reason) {
+void DefaultPodGroupManager::RecordAttempt(const std::string& key, const std::string& reason) {
   absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) return;
@@ -481,7 +485,7 @@ void Manager::RecordAttempt(const std::string& key, const std::string& reason) {
   it->second.last_reason = reason;
 }
 
-bool Manager::Satisfied(const std::string& key) const {
+bool DefaultPodGroupManager::Satisfied(const std::string& key) const {
   absl::MutexLock l(&mu_);
   auto it = gangs_.find(key);
   if (it == gangs_.end()) return false;
@@ -505,14 +509,14 @@ bool Manager::Satisfied(const std::string& key) const {
   return false;
 }
 
-std::vector<std::string> Manager::TakeRunningLosses() {
+std::vector<std::string> DefaultPodGroupManager::TakeRunningLosses() {
   absl::MutexLock l(&mu_);
   std::vector<std::string> out(running_losses_.begin(), running_losses_.end());
   running_losses_.clear();
   return out;
 }
 
-std::vector<std::string> Manager::GangKeys() const {
+std::vector<std::string> DefaultPodGroupManager::GangKeys() const {
   absl::MutexLock l(&mu_);
   std::vector<std::string> out;
   out.reserve(gangs_.size());

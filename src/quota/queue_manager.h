@@ -1,8 +1,8 @@
 // QueueManager: queue tree, per-queue allocation and demand, fair share, admission and
 // reclaim victim selection (thread-safe; one mutex).
 //
-// Fed like gang::Manager from the scheduler's informer events: queue objects (KAI / Volcano
-// Queue, ElasticQuota) build the tree (queue_tree.h); every pod is assigned to a queue
+// Fed like gang::DefaultPodGroupManager from the scheduler's informer events: queue objects (KAI /
+// Volcano Queue, ElasticQuota) build the tree (queue_tree.h); every pod is assigned to a queue
 // (QueueOf) and counted as pending (not on a node) or allocated (bound, or assumed by the
 // scheduler through MarkAssumed at Reserve). Per-queue sums are kept incrementally, for the
 // queue and each of its ancestors, so admission checks are O(depth * resources).
@@ -36,7 +36,7 @@
 #include "quota/usage.h"
 
 namespace phalanx::gang {
-class GangLedger;
+class PodGroupManager;
 }
 
 namespace phalanx::quota {
@@ -120,12 +120,14 @@ struct ReclaimVictim {
   bool reclaim = true;
 };
 
-// What plugins see of queues and quotas (the Queues plugin): the narrow interface that
+// What plugins see of queues and quotas (the Queues plugin), named as upstream names the
+// managers its Handle shares with plugins (SharedDRAManager, SharedCSIManager; kube-scheduler
+// itself has no queues or quotas): the narrow interface that
 // QueueManager implements and the scheduler hands to plugins through the framework Handle
 // (framework::ServiceRegistry). Each method is QueueManager's, documented there.
-class QueueLedger {
+class SharedQueueManager {
  public:
-  virtual ~QueueLedger() = default;
+  virtual ~SharedQueueManager() = default;
   virtual bool HasQueues() const = 0;
   virtual Assignment QueueOf(const api::Pod& pod) const = 0;
   virtual double DominantShareOf(const std::string& queue) const = 0;
@@ -153,10 +155,10 @@ class QueueLedger {
   virtual bool PreemptProtected(const api::Pod& victim) const = 0;
 };
 
-class QueueManager final : public QueueLedger {
+class QueueManager final : public SharedQueueManager {
  public:
   // `gangs` (may be null) resolves a pod's gang for PodGroup spec.queue.
-  explicit QueueManager(const gang::GangLedger* gangs = nullptr);
+  explicit QueueManager(const gang::PodGroupManager* gangs = nullptr);
 
   void OnObjectAdd(const api::UnstructuredPtr& obj);
   void OnObjectUpdate(const api::UnstructuredPtr& obj) { OnObjectAdd(obj); }
@@ -355,7 +357,7 @@ class QueueManager final : public QueueLedger {
   std::vector<ReclaimUnit> VictimUnitsLocked(const std::string& queue) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  const gang::GangLedger* const gangs_;  // thread-safe itself; set at construction
+  const gang::PodGroupManager* const gangs_;  // thread-safe itself; set at construction
   mutable absl::Mutex mu_;
   // queue objects by Key()
   std::map<std::string, api::UnstructuredPtr> objects_ ABSL_GUARDED_BY(mu_);
