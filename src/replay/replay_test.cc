@@ -13,6 +13,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -26,8 +28,10 @@
 #include "replay/paper.h"
 #include "replay/philly.h"
 #include "replay/report.h"
+#include "scheduler/scheduler.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
+#include "store/store.h"
 
 namespace phalanx::replay {
 namespace {
@@ -784,6 +788,121 @@ TEST(PhillyTest, ForecastAtSubmissionAgainstSimulatedStarts) {
   EXPECT_EQ(f["measured"], 3);
   EXPECT_EQ(f["late"], 1);
   EXPECT_DOUBLE_EQ(f["mean_abs_error_s"].get<double>(), 16.67);
+}
+
+// What a run gives, for the flush-skip differential: every pod's outcome, the summary
+// JSON but for wall time and speed, the usage timeline, the last Event of every pod and
+// gang object, and the scheduler's counters.
+struct RunRecord {
+  std::vector<std::string> outcomes;
+  std::string summary;
+  std::vector<std::string> timeline;
+  std::vector<std::string> events;
+  std::string stats;
+  size_t skipped = 0;
+};
+
+RunRecord RunPhilly(const sim::Scenario& sc, bool skip, int64_t reservation_threshold_s,
+                    std::optional<double> stop_at_s) {
+  sim::SimulationOptions so;
+  so.stop_at_s = stop_at_s;
+  so.config = config::DefaultConfiguration();
+  so.registry = plugins::NewInTreeRegistry();
+  so.skip_repeated_flushes = skip;
+  if (reservation_threshold_s >= 0) {
+    // As `--reservation-threshold`: the GangReservation plugin with that threshold.
+    auto& prof = so.config.profiles[0];
+    prof.plugins.multi_point.enabled.push_back({"GangReservation", 0});
+    YAML::Node args;
+    args["reservationThresholdSeconds"] = reservation_threshold_s;
+    prof.plugin_config.push_back({"GangReservation", std::make_shared<const YAML::Node>(args)});
+  }
+  RunRecord rec;
+  so.hooks.on_end = [&](scheduler::Scheduler& sched, store::Store& store) {
+    const scheduler::SchedulerStats st = sched.stats();
+    rec.stats = std::to_string(st.attempts) + " " + std::to_string(st.scheduled) + " " +
+                std::to_string(st.unschedulable) + " " + std::to_string(st.errors) + " " +
+                std::to_string(st.replayed_podgroup_rejections) + " " +
+                std::to_string(st.batched_placements);
+    for (const auto& e : store.Events()) {
+      rec.events.push_back(e.pod_key + " " + e.reason + " " + std::to_string(e.time) + " " +
+                           e.message);
+    }
+    std::sort(rec.events.begin(), rec.events.end());
+  };
+  sim::SimulationResult r;
+  EXPECT_EQ(sim::RunSimulation(sc, so, &r), absl::OkStatus());
+  for (const auto& o : r.outcomes) {
+    rec.outcomes.push_back(o.pod + " " + o.node + " " + std::to_string(o.arrival_s) + " " +
+                           (o.scheduled_s ? std::to_string(*o.scheduled_s) : "-") + " " +
+                           (o.deleted_s ? std::to_string(*o.deleted_s) : "-") + " " +
+                           std::to_string(o.attempts) + " " + o.reason);
+  }
+  nlohmann::json j = nlohmann::json::parse(sim::ResultJson(r));
+  j.erase("wall_seconds");
+  j.erase("pods_per_second");
+  rec.summary = j.dump();
+  for (const auto& u : r.timeline) {
+    rec.timeline.push_back(std::to_string(u.t) + " " + std::to_string(u.gpus) + " " +
+                           std::to_string(u.running) + " " + std::to_string(u.pending));
+  }
+  rec.skipped = r.flush_steps_skipped;
+  return rec;
+}
+
+// The flush skip (Scheduler::SkipRepeatedFlushes) against the same runs with every flush
+// round run one by one: random Philly-style traces on 4 nodes of 8 GPUs whose large gangs
+// wait for hours (so the 5-minute flush moves them back many times between job ends) give
+// the same outcome per pod (node, bind time, attempts, last message), summary, usage
+// timeline, last Event of every pod (at its time) and counters, also when the run stops
+// half-way with gangs still waiting; the skip did skip rounds. With KAI queues (the Queues
+// plugin: rejections are not replayed) and with gang reservations nothing is skipped and
+// the runs are again the same.
+TEST(PhillyTest, SkippedFlushRoundsGiveTheRoundByRoundRun) {
+  auto dir = TempDir("flushskip");
+  size_t skipped = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::string csv = "job_id,submit_time,num_gpu,duration\n";
+    int64_t t = 0;
+    const int sizes[] = {1, 1, 2, 4, 8, 12, 16, 20, 24, 32};
+    for (int j = 0; j < 40; ++j) {
+      csv += std::to_string(j) + "," + std::to_string(t) + "," + std::to_string(sizes[rng() % 10]) +
+             "," + std::to_string(600 + rng() % 20000) + "\n";
+      t += static_cast<int64_t>(rng() % 4000);
+    }
+    Write(dir / "jobs.csv", csv);
+    // The whole trace; stopped half-way (pods still pending then: their last Event is a
+    // FailedScheduling of the last round before the stop); with queues; with reservations.
+    for (int variant = 0; variant < 4; ++variant) {
+      const std::string spec = variant == 2 ? "4x8,queues=1:2" : "4x8";
+      const int64_t reserve = variant == 3 ? 3600 : -1;
+      const std::optional<double> stop =
+          variant == 1 ? std::optional<double>(static_cast<double>(t) / 2) : std::nullopt;
+      PhillyCluster c;
+      ASSERT_EQ(ParseClusterSpec(spec, &c), absl::OkStatus());
+      sim::Scenario sc;
+      std::vector<PhillyJob> jobs;
+      size_t too_large = 0;
+      ASSERT_EQ(LoadPhillyTrace((dir / "jobs.csv").string(), c, 0, &sc, &jobs, &too_large),
+                absl::OkStatus());
+      const RunRecord one_by_one = RunPhilly(sc, false, reserve, stop);
+      const RunRecord skipping = RunPhilly(sc, true, reserve, stop);
+      const std::string at = "seed " + std::to_string(seed) + " variant " + std::to_string(variant);
+      EXPECT_EQ(one_by_one.skipped, 0u) << at;
+      EXPECT_EQ(skipping.outcomes, one_by_one.outcomes) << at;
+      EXPECT_EQ(skipping.summary, one_by_one.summary) << at;
+      EXPECT_EQ(skipping.timeline, one_by_one.timeline) << at;
+      EXPECT_EQ(skipping.events, one_by_one.events) << at;
+      EXPECT_EQ(skipping.stats, one_by_one.stats) << at;
+      if (variant <= 1) {
+        skipped += skipping.skipped;
+      } else {
+        EXPECT_EQ(skipping.skipped, 0u) << at;
+      }
+    }
+  }
+  EXPECT_GT(skipped, 100u);
 }
 
 // Gang reservations (GangReservation) on the Philly trace 2869ce, 8x8: off vs on in

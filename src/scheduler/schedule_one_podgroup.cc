@@ -8,7 +8,10 @@
 // partial gang ever holds resources, gangs cannot deadlock each other (design.md; contrast
 // Coscheduling's Permit-only flow). Events and status go through the gang::Coordinator.
 #include <algorithm>
+#include <climits>
 #include <set>
+#include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -353,6 +356,140 @@ void Scheduler::ApplyPodGroupRejection(framework::Framework& fwk,
   gang_coordinator_->RecordRejected(plan, msg);
   fwk.RunPodGroupCycleDone(plan, false, msg);
   gang_coordinator_->WriteRejectedStatus(plan, msg);
+}
+
+}  // namespace phalanx::scheduler
+
+namespace phalanx::scheduler {
+
+namespace {
+
+// Whether the pod already shows the PodScheduled condition HandleSchedulingFailure would
+// write for the rejection `message` (then a replay writes nothing).
+bool ShowsRejection(const api::Pod& pod, const std::string& message) {
+  return std::any_of(pod.status.conditions.begin(), pod.status.conditions.end(),
+                     [&](const api::PodCondition& c) {
+                       return c.type == "PodScheduled" && c.status == "False" &&
+                              c.reason == "Unschedulable" && c.message == message;
+                     });
+}
+
+}  // namespace
+
+// One PodGroup of the backlog that SkipRepeatedFlushes accounts: its plan, members (in
+// the order TakeMembers gives), the rejection every flush round replays, and the rounds
+// before the limit.
+struct Scheduler::RepeatedFlush {
+  framework::Framework* fwk = nullptr;
+  framework::QueuedPodGroupInfo plan;
+  std::vector<QueuedPodInfoPtr> members;
+  const PodGroupRejection* rejection = nullptr;
+  api::Timestamp timestamp = 0;
+  int64_t rounds = 0;
+};
+
+bool Scheduler::CollectRepeatedFlushes(api::Timestamp limit, std::vector<RepeatedFlush>* out) {
+  const api::Timestamp period = queue_->UnschedulableFlushPeriod();
+  // Rounds of a pod whose timestamp is ts: the j >= 1 with ts + j * period < limit.
+  auto rounds = [&](api::Timestamp ts) -> int64_t {
+    return limit - 1 - ts < period ? 0 : (limit - 1 - ts) / period;
+  };
+  const std::vector<QueuedPodInfoPtr> pods = queue_->UnschedulablePods();
+  if (std::none_of(pods.begin(), pods.end(),
+                   [&](const QueuedPodInfoPtr& p) { return rounds(p->timestamp) >= 2; })) {
+    return false;
+  }
+  cache_.UpdateSnapshot(&snapshot_);
+  const int64_t generation = snapshot_.generation();
+  const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
+  std::unordered_map<std::string, const QueuedPodInfoPtr*> waiting;
+  for (const auto& p : pods) waiting.emplace(p->Pod().Key(), &p);
+  std::unordered_map<std::string, bool> covered;
+  for (const auto& p : pods) {
+    const std::string key = p->Pod().Key();
+    if (covered.count(key)) continue;
+    RepeatedFlush f;
+    f.fwk = ProfileFor(p->Pod());
+    if (!f.fwk || !f.fwk->HasPodGroupPlugins() || p->Pod().metadata.deletion_timestamp)
+      return false;
+    if (!f.fwk->RunPlanPodGroup(*p->pod_info, &f.plan).IsSuccess() || f.plan.empty()) return false;
+    std::vector<PodGroupMember> members;
+    for (size_t u = 0; u < f.plan.pod_groups.size(); ++u) {
+      for (const auto& k : f.plan.pod_groups[u].pending_pods) {
+        auto it = waiting.find(k);
+        if (it == waiting.end() || covered.count(k)) return false;
+        const QueuedPodInfoPtr& m = *it->second;
+        if (m->timestamp != p->timestamp ||
+            m->Pod().spec.scheduler_name != p->Pod().spec.scheduler_name) {
+          return false;
+        }
+        covered.emplace(k, true);
+        PodGroupMember pm;
+        pm.qp = m;
+        pm.pod_group = u;
+        members.push_back(std::move(pm));
+        f.members.push_back(m);
+      }
+    }
+    if (!covered.count(key)) return false;  // the plan does not list the pod
+    f.rejection = rejection_memo_.Find(f.plan, members, generation, epoch);
+    if (!f.rejection || f.rejection->status.reasons().empty()) return false;
+    // Each member already carries what a replay gives it (ApplyPodGroupRejection) and
+    // shows it, so that a replay changes nothing on the pod but its counts.
+    const PodGroupRejection& r = *f.rejection;
+    for (const auto& m : f.members) {
+      if (m->last_failure_message != r.status.Message() || m->unschedulable_plugins != r.plugins ||
+          !m->pending_plugins.empty() || m->last_failure_reasons != r.reasons ||
+          !ShowsRejection(m->Pod(), r.status.Message())) {
+        return false;
+      }
+    }
+    f.timestamp = p->timestamp;
+    f.rounds = rounds(p->timestamp);
+    out->push_back(std::move(f));
+  }
+  return true;
+}
+
+std::vector<api::Timestamp> Scheduler::SkipRepeatedFlushes(api::Timestamp until) {
+  if (!opts_.replay_podgroup_rejections || reservations_->Settings().enabled()) return {};
+  if (BindingCyclesInFlight() > 0 || !queue_->nominator().Empty()) return {};
+  const queue::PendingCounts counts = queue_->Counts();
+  if (counts.active > 0 || counts.backoff > 0 || counts.gated > 0 || counts.unschedulable == 0)
+    return {};
+  api::Timestamp limit = std::min(until, stale_gangs_->NextDeadline());
+  limit = std::min(limit, reservations_->NextExpiry());
+  for (const auto& [name, fw] : profiles_) limit = std::min(limit, fw->NextPermitDeadline());
+  if (limit == LLONG_MAX || limit <= opts_.clock->Now()) return {};
+  std::vector<RepeatedFlush> flushes;
+  if (!CollectRepeatedFlushes(limit, &flushes)) return {};
+  const api::Timestamp period = queue_->UnschedulableFlushPeriod();
+  std::vector<api::Timestamp> steps;
+  for (RepeatedFlush& f : flushes) {
+    const int64_t skip = f.rounds - 1;  // the last round runs as usual
+    if (skip <= 0) continue;
+    if (!queue_->RecordRepeatedFlushes(f.members, static_cast<int32_t>(skip), skip)) continue;
+    const PodGroupRejection& r = *f.rejection;
+    const auto members = static_cast<int64_t>(f.members.size());
+    {
+      absl::MutexLock l(&stats_mu_);
+      stats_.attempts += skip * members;
+      stats_.unschedulable += skip * members;
+      stats_.replayed_podgroup_rejections += skip;
+      stats_.batched_placements += skip * r.batched;
+    }
+    const std::string& msg = r.status.reasons()[0];
+    for (int64_t j = 1; j <= skip; ++j) {
+      if (on_failure) {
+        for (const auto& m : f.members) on_failure(*m, r.status, FailurePhase::kScheduling);
+      }
+      f.fwk->RunPodGroupCycleDone(f.plan, false, msg);
+      steps.push_back(f.timestamp + j * period);
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  return steps;
 }
 
 }  // namespace phalanx::scheduler

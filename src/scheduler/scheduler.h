@@ -281,6 +281,23 @@ class Scheduler {
   void ReportGatedPods();
   // The earliest clock time at which Tick() would change something, or INT64_MAX.
   api::Timestamp NextWakeTime() const;
+  // The simulator's fast-forward over an idle stretch (podgroup_memo.h): when nothing but
+  // the 5-minute unschedulable flush would run before `until` (no pod in activeQ or
+  // backoffQ, none gated, nominated, binding or waiting in Permit, no stale-gang or
+  // reservation deadline before it) and every waiting pod belongs to a PodGroup whose next
+  // attempt replays its remembered rejection (PodGroupRejectionMemo::Find on the current
+  // snapshot generation and object epoch, the pod showing that rejection already), each
+  // flush round before `until` would give every gang the same rejection again and change
+  // nothing else. All but the last round of each gang are then accounted here without
+  // running them — the queue's attempts, counts and timestamps
+  // (SchedulingQueue::RecordRepeatedFlushes), the scheduler's statistics, on_failure and
+  // the PodGroup plugins' PodGroupCycleDone once per skipped round — and the last round
+  // runs as usual when the clock reaches it, writing the Event, condition and status the
+  // skipped ones would have overwritten. Returns the clock times of the skipped flush steps,
+  // ascending and distinct (all before every round left to run); empty when anything
+  // above does not hold (nothing is changed then). Virtual-clock runs only: the rounds
+  // are skipped at the time of the call, not as the clock passes them.
+  std::vector<api::Timestamp> SkipRepeatedFlushes(api::Timestamp until);
 
   // Scheduling algorithm alone on the current snapshot (upstream schedulePod); used by
   // ScheduleOne and benchmarks. On failure returns the FitError status and fills *diag.
@@ -498,6 +515,11 @@ class Scheduler {
                             std::vector<PodGroupMember>& members,
                             const PodGroupRejectionMemo::Shape& shape, int64_t generation,
                             uint64_t epoch, int64_t cycle);
+  // SkipRepeatedFlushes' gangs: every PodGroup waiting in unschedulablePods with the rounds
+  // of the flush it gets before `limit` and the rejection each replays (*out); false when a
+  // waiting pod is not such a gang's member or its attempt would not be a replay.
+  struct RepeatedFlush;
+  bool CollectRepeatedFlushes(api::Timestamp limit, std::vector<RepeatedFlush>* out);
   // Everything but the placement of RejectPodGroup / ReplayPodGroupRejection.
   void ApplyPodGroupRejection(framework::Framework& fwk, const framework::QueuedPodGroupInfo& plan,
                               std::vector<PodGroupMember>& members, const framework::Status& s,

@@ -478,6 +478,7 @@ class Driver {
         opts_.stop_at_s ? static_cast<api::Timestamp>(*opts_.stop_at_s * 1e9) : LLONG_MAX;
     while (!Done(&t)) {
       if (t > stop) break;
+      if (SkipRepeatedFlushes(t, stop)) continue;
       clock_.AdvanceTo(t);
       if (auto s = ApplyDueEvents(); !s.ok()) return s;
       sched_->Tick();
@@ -493,6 +494,30 @@ class Driver {
     }
     if (opts_.progress) opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
     return absl::OkStatus();
+  }
+
+  // When the step at `t` is a scheduler wake-up before the next scenario event, the flush
+  // rounds the scheduler can account without running them (Scheduler::SkipRepeatedFlushes)
+  // are skipped; the steps they would have been still sample the usage integrals and call
+  // on_step, so that every figure is the one of the rounds run one by one. True when steps
+  // were skipped (the caller asks Done for the next time again).
+  bool SkipRepeatedFlushes(api::Timestamp t, api::Timestamp stop) {
+    if (!opts_.skip_repeated_flushes || opts_.delete_unschedulable) return false;
+    const api::Timestamp next_ev = events_.empty() ? LLONG_MAX : events_.top().t;
+    if (t >= next_ev || next_ev == LLONG_MAX) return false;
+    const api::Timestamp until = stop == LLONG_MAX ? next_ev : std::min(next_ev, stop + 1);
+    const std::vector<api::Timestamp> steps = sched_->SkipRepeatedFlushes(until);
+    res_->flush_steps_skipped += steps.size();
+    for (const api::Timestamp step : steps) {
+      clock_.AdvanceTo(step);
+      RecordUsage();
+      if (has_queues_) RecordQueues();
+      if (opts_.hooks.on_step) opts_.hooks.on_step(Seconds(clock_.Now()));
+      if (opts_.progress && (++steps_ % 512 == 0)) {
+        opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
+      }
+    }
+    return !steps.empty();
   }
 
   // The disruption controller's part: after pods changed, every PodDisruptionBudget's

@@ -70,6 +70,11 @@ struct SimulationOptions {
   // (`phalanx explain --at`); unset = run to the end. Pods still pending then count as
   // pending at end.
   std::optional<double> stop_at_s;
+  // Skip the unschedulable flush rounds of an idle stretch that can only replay every
+  // waiting gang's rejection (scheduler::Scheduler::SkipRepeatedFlushes), accounting them
+  // instead: the results, summary and statistics are those of the rounds run one by one
+  // (the last round of each gang before the next event still runs). Off: every round runs.
+  bool skip_repeated_flushes = true;
 };
 
 // Cluster allocation after a step (recorded when it changed).
@@ -151,6 +156,10 @@ struct SimulationResult {
   // deleted_while_pending too), by scheduler name.
   std::map<std::string, size_t> unserved_scheduler_names;
   int64_t attempts = 0;
+  // Steps of the unschedulable flush accounted without running them
+  // (SimulationOptions::skip_repeated_flushes); not in the summary, which is the same
+  // either way.
+  size_t flush_steps_skipped = 0;
   double virtual_seconds = 0;
   double wall_seconds = 0;
   // Distinct reasons of a never-bound pod's last failure, joined with "; " (e.g.

@@ -719,6 +719,43 @@ void SchedulingQueue::FlushUnschedulablePodsLeftover() {
   }
 }
 
+std::vector<QueuedPodInfoPtr> SchedulingQueue::UnschedulablePods() const {
+  absl::MutexLock l(&mu_);
+  std::vector<QueuedPodInfoPtr> out;
+  out.reserve(unschedulable_.size());
+  for (const auto& [k, p] : unschedulable_) out.push_back(p);
+  std::sort(out.begin(), out.end(), [](const QueuedPodInfoPtr& a, const QueuedPodInfoPtr& b) {
+    return KeyLess(a->Pod(), b->Pod());
+  });
+  return out;
+}
+
+bool SchedulingQueue::RecordRepeatedFlushes(const std::vector<QueuedPodInfoPtr>& pods,
+                                            int32_t flushes, int64_t pops) {
+  absl::MutexLock l(&mu_);
+  for (const auto& p : pods) {
+    auto it = unschedulable_.find(p->Pod().Key());
+    if (it == unschedulable_.end() || it->second != p || !p->gating_plugin.empty() ||
+        (p->unschedulable_plugins.empty() && p->pending_plugins.empty())) {
+      return false;
+    }
+  }
+  const api::Timestamp period = UnschedulableFlushPeriod();
+  for (const auto& p : pods) {
+    p->attempts += flushes;
+    p->unschedulable_count += flushes;
+    p->timestamp += static_cast<api::Timestamp>(flushes) * period;
+    if (incoming_) {
+      for (int32_t i = 0; i < flushes; ++i) {
+        incoming_("active", "UnschedulableTimeout");
+        incoming_("unschedulable", "ScheduleAttemptFailure");
+      }
+    }
+  }
+  scheduling_cycle_ += pops;
+  return true;
+}
+
 api::Timestamp SchedulingQueue::NextBackoffExpiry() const {
   absl::MutexLock l(&mu_);
   if (backoff_q_->empty()) return LLONG_MAX;

@@ -185,6 +185,21 @@ class SchedulingQueue {
   // checks every 30 s).
   void FlushUnschedulablePodsLeftover();
 
+  // The unschedulable flush's period (ns): a pod whose timestamp is t is moved by the flush
+  // at t + max_in_unschedulable + 1 (it must have waited longer than max_in_unschedulable)
+  // and, failing again there, gets that time as its timestamp.
+  api::Timestamp UnschedulableFlushPeriod() const { return opts_.max_in_unschedulable_ns + 1; }
+  // Every pod waiting in unschedulablePods (PreEnqueue-gated ones included), by key.
+  std::vector<framework::QueuedPodInfoPtr> UnschedulablePods() const;
+  // The queue's part of `flushes` rounds of the unschedulable flush in which each of `pods`
+  // was moved to activeQ, taken (popped or extracted), rejected by plugins and put back
+  // (Scheduler::SkipRepeatedFlushes): per round and pod, attempts and the unschedulable
+  // count +1, the timestamp one flush period later, and the incoming-pods observer told of
+  // both moves; `pops` Pops in all. False, changing nothing, when a pod is not (or no longer)
+  // waiting in unschedulablePods, is gated, or was not rejected by a plugin (such a pod would
+  // go to backoffQ, not back to unschedulablePods).
+  bool RecordRepeatedFlushes(const std::vector<framework::QueuedPodInfoPtr>& pods, int32_t flushes,
+                             int64_t pops);
   // Earliest backoff expiry in backoffQ, or INT64_MAX.
   api::Timestamp NextBackoffExpiry() const;
   // Earliest time a pod in unschedulablePods reaches max_in_unschedulable, or INT64_MAX.
