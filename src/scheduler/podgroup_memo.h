@@ -25,6 +25,10 @@
 // its own names — the unit's reason after its display name, and the first member's status
 // and node statuses (not when they name the pod).
 //
+// In the simulator, an idle stretch whose every waiting gang would replay its record at
+// each flush round is not run round by round (Scheduler::SkipRepeatedFlushes): the rounds
+// are accounted, and only each gang's last one before the next event runs.
+//
 // Not used while gang reservations are enabled (the GangReservation plugin: a rejected cycle
 // then depends on the clock and on reservation state).
 //

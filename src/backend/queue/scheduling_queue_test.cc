@@ -1330,5 +1330,54 @@ TEST(SchedulingQueuePartitions, RandomOperationsMatchTheOracle) {
   }
 }
 
+// RecordRepeatedFlushes (the simulator's skipped flush rounds) against the rounds run one
+// by one: the unschedulable flush moves the pod, it is popped, rejected by the same plugin
+// and put back, three times; accounting three rounds gives the same attempts,
+// unschedulable count, timestamp, scheduling cycle and incoming-pods counts. A pod that is
+// not waiting in unschedulablePods (here in backoffQ after an Error) is refused, and the
+// refusal changes nothing.
+TEST_F(QueueTest, RecordedFlushRoundsMatchTheRoundsRunOneByOne) {
+  auto run = [&](bool record) {
+    Reset(QueueOptions{});
+    std::map<std::string, int> incoming;
+    q_->SetIncomingObserver([&](std::string_view queue, std::string_view event) {
+      ++incoming[std::string(queue) + "/" + std::string(event)];
+    });
+    QueuedPodInfoPtr p = AddPopFail(MakePod("a"), {"NodeResourcesFit"});
+    const api::Timestamp t0 = p->timestamp;
+    if (record) {
+      EXPECT_TRUE(q_->RecordRepeatedFlushes({p}, 3, 3));
+    } else {
+      for (int i = 0; i < 3; ++i) {
+        clock_.Advance(q_->UnschedulableFlushPeriod());
+        q_->FlushUnschedulablePodsLeftover();
+        QueuedPodInfoPtr again = q_->TryPop();
+        EXPECT_EQ(again, p);
+        if (again) q_->AddUnschedulableIfNotPresent(again, q_->SchedulingCycle());
+      }
+    }
+    std::string out = std::to_string(p->attempts) + " " + std::to_string(p->unschedulable_count) +
+                      " " + std::to_string(p->timestamp - t0) + " " +
+                      std::to_string(q_->SchedulingCycle());
+    for (const auto& [k, n] : incoming) out += " " + k + "=" + std::to_string(n);
+    EXPECT_EQ(Locate("ns1/a"), Where::kUnschedulable);
+    return out;
+  };
+  const std::string one_by_one = run(false);
+  EXPECT_EQ(run(true), one_by_one);
+  EXPECT_NE(one_by_one.find("4 4 "), std::string::npos) << one_by_one;  // 1 + 3 rounds
+
+  Reset(QueueOptions{});
+  QueuedPodInfoPtr waiting = AddPopFail(MakePod("a"), {"NodeResourcesFit"});
+  const api::Timestamp t0 = waiting->timestamp;
+  QueuedPodInfoPtr errored = AddPopFail(MakePod("b"), {});
+  ASSERT_EQ(Locate("ns1/b"), Where::kBackoff);
+  const int64_t cycle = q_->SchedulingCycle();
+  EXPECT_FALSE(q_->RecordRepeatedFlushes({waiting, errored}, 2, 2));
+  EXPECT_EQ(waiting->attempts, 1);
+  EXPECT_EQ(waiting->timestamp, t0);
+  EXPECT_EQ(q_->SchedulingCycle(), cycle);
+}
+
 }  // namespace
 }  // namespace phalanx::queue
