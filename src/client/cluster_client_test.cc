@@ -10,14 +10,20 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "client/informer.h"
 #include "client/objects.h"
 #include "dra/model.h"
 #include "framework/clock.h"
@@ -526,6 +532,174 @@ TEST(LiveObjects, UnknownKindHasNoPath) {
   api::Status s = c.PutObject(u);
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_TRUE(server.requests().empty());
+}
+
+}  // namespace
+}  // namespace phalanx::client
+
+namespace phalanx::client {
+namespace {
+
+// One authorization check the API server makes for a request: verb, API group, resource
+// (with "/subresource").
+struct Access {
+  std::string verb, group, resource;
+  bool operator<(const Access& o) const {
+    return std::tie(verb, group, resource) < std::tie(o.verb, o.group, o.resource);
+  }
+};
+
+// The checks for one recorded request (method, path, body), as a 1.36 API server makes
+// them: the path's group and resource (namespaced or cluster-scoped, with subresource), the
+// method's verb, and — DRAResourceClaimGranularStatusAuthorization, beta and on by default
+// in 1.36 (kubernetes/kubernetes#134947) — for a ResourceClaim status write that sets
+// status.allocation or status.reservedFor also that verb on resourceclaims/binding.
+std::vector<Access> ChecksFor(const std::string& method, const std::string& raw_path,
+                              const std::string& body) {
+  static const std::map<std::string, std::string> kVerbs = {{"GET", "get"},
+                                                            {"POST", "create"},
+                                                            {"PUT", "update"},
+                                                            {"PATCH", "patch"},
+                                                            {"DELETE", "delete"}};
+  const std::string path = raw_path.substr(0, raw_path.find('?'));
+  std::vector<std::string> parts;
+  for (size_t i = 1, j; i <= path.size(); i = j + 1) {
+    j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    parts.push_back(path.substr(i, j - i));
+  }
+  Access a;
+  a.verb = kVerbs.at(method);
+  size_t at = 0;
+  if (parts.at(0) == "api") {
+    at = 2;  // api, v1
+  } else {
+    a.group = parts.at(1);
+    at = 3;  // apis, group, version
+  }
+  if (at < parts.size() && parts[at] == "namespaces" && at + 2 < parts.size()) at += 2;
+  a.resource = parts.at(at);
+  if (at + 2 < parts.size()) a.resource += "/" + parts[at + 2];
+  std::vector<Access> out{a};
+  if (a.group == "resource.k8s.io" && a.resource == "resourceclaims/status") {
+    const auto status = nlohmann::json::parse(body).value("status", nlohmann::json::object());
+    if (status.contains("allocation") || status.contains("reservedFor")) {
+      out.push_back({a.verb, a.group, "resourceclaims/binding"});
+    }
+  }
+  return out;
+}
+
+// What a ClusterRole's rules grant ("*" verbs, groups and resources included).
+bool Granted(const YAML::Node& rules, const Access& a) {
+  auto has = [](const YAML::Node& list, const std::string& v) {
+    for (const auto& x : list) {
+      if (x.as<std::string>() == v || x.as<std::string>() == "*") return true;
+    }
+    return false;
+  };
+  for (const auto& r : rules) {
+    if (has(r["verbs"], a.verb) && has(r["apiGroups"], a.group) &&
+        has(r["resources"], a.resource)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// deploy/rbac.yaml's ClusterRole (PHALANX_RBAC_FILE overrides the file, to check another).
+YAML::Node DeployedRole() {
+  const char* over = std::getenv("PHALANX_RBAC_FILE");
+  const std::string file = over ? over : std::string(PHALANX_SOURCE_DIR) + "/deploy/rbac.yaml";
+  for (const auto& doc : YAML::LoadAllFromFile(file)) {
+    if (doc["kind"] && doc["kind"].as<std::string>() == "ClusterRole") return doc;
+  }
+  ADD_FAILURE() << file << ": no ClusterRole";
+  return YAML::Node();
+}
+
+// Every request the live client code makes, recorded by a fake API server — the informers'
+// LIST and WATCH of every resource they know (CoreResources, OptionalObjectResources),
+// every write of LiveClusterClient (bind, delete, the pod's annotations and status, a PV
+// and a PVC, a ResourceClaim's allocation, Events and their repeats, the status of every
+// PodGroup kind the informers watch, Events on every gang and queue kind) — is authorized
+// by deploy/rbac.yaml's ClusterRole as a 1.36 API server checks it (ChecksFor). Not
+// covered here: leader election's leases, the metrics endpoint's token and access reviews
+// and the queue status writes (their own modules), and the main-resource fallback of a
+// PodGroup CRD without a status subresource.
+TEST(Rbac, DeployedRoleGrantsEveryRequestTheClientMakes) {
+  std::vector<std::pair<std::string, std::string>> list_watch;  // (method, path)
+  std::vector<ResourceType> types = CoreResources();
+  for (const auto& t : OptionalObjectResources()) types.push_back(t);
+  std::vector<Access> needed;
+  for (const auto& t : types) {
+    for (const Access& a : ChecksFor("GET", t.ListPath(500, ""), "")) {
+      needed.push_back({"list", a.group, a.resource});
+      needed.push_back({"watch", a.group, a.resource});
+    }
+  }
+  FakeApiServer server([](const std::string&, const std::string&) { return 200; });
+  RestClient api(Config(server.url())), events(Config(server.url()));
+  framework::VirtualClock clock(1);
+  {
+    LiveClusterClient c(api, events, clock);
+    auto pod = std::make_shared<api::Pod>();
+    pod->metadata.namespace_ = "ml";
+    pod->metadata.name = "p";
+    pod->metadata.uid = "u-1";
+    (void)c.Bind(*pod, "n1");
+    (void)c.DeletePod(*pod);
+    (void)c.PatchPodAnnotations(*pod, {{"alibabacloud.com/gpu-index", "0"}});
+    const api::PodCondition cond{"PodScheduled", "False", "Unschedulable", "no"};
+    const std::string nominated = "n2";
+    (void)c.UpdatePodStatus(*pod, &cond, &nominated);
+    const ResourceType claims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
+                              Target::kObject,   ""};
+    (void)c.UpdateResourceClaimStatus(DecodeUnstructured(kClaimJson, claims));
+    const ResourceType pvs{"", "v1", "persistentvolumes", "PersistentVolume", Target::kObject, ""};
+    (void)c.PutObject(DecodeUnstructured(
+        R"({"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv-a"}})", pvs));
+    const ResourceType pvcs{
+        "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", Target::kObject, ""};
+    (void)c.PutObject(DecodeUnstructured(
+        R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"c","namespace":"ml"}})",
+        pvcs));
+    c.RecordEvent(*pod, "Warning", "FailedScheduling", "0/1 nodes are available");
+    c.RecordEvent(*pod, "Warning", "FailedScheduling", "0/1 nodes are available");
+    // Events go to every gang and queue kind; a status of ours only to PodGroups
+    // (gang/podgroup_status.cc: a Workload's pod groups have none).
+    for (const auto& t : types) {
+      if (t.kind != "PodGroup" && t.kind != "Queue" && t.kind != "ElasticQuota" &&
+          t.kind != "Workload") {
+        continue;
+      }
+      c.RecordObjectEvent(t.ApiVersion(), t.kind, "ml", "g", "Warning", "FailedScheduling", "x");
+      if (t.kind == "PodGroup") {
+        c.UpdatePodGroupStatus(t.ApiVersion(), t.kind, "ml", "g", Status("Scheduling", 0));
+      }
+    }
+    c.Flush(std::chrono::seconds(10));
+  }
+  const auto reqs = server.requests();
+  EXPECT_GT(reqs.size(), 10u);
+  for (const auto& r : reqs) {
+    for (const Access& a : ChecksFor(r.method, r.path, r.body)) needed.push_back(a);
+  }
+  const YAML::Node role = DeployedRole();
+  std::set<Access> missing;
+  for (const Access& a : needed) {
+    if (!Granted(role["rules"], a)) missing.insert(a);
+  }
+  std::string text;
+  for (const Access& a : missing) {
+    text += "\n  " + a.verb + " " + (a.group.empty() ? "\"\"" : a.group) + " " + a.resource;
+  }
+  EXPECT_TRUE(missing.empty())
+      << "the ClusterRole (deploy/rbac.yaml, or PHALANX_RBAC_FILE) does not grant:" << text;
+  // The 1.36 rule is among what was checked.
+  EXPECT_NE(std::find_if(needed.begin(), needed.end(),
+                         [](const Access& a) { return a.resource == "resourceclaims/binding"; }),
+            needed.end());
 }
 
 }  // namespace
