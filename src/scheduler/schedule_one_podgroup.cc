@@ -468,6 +468,9 @@ std::vector<api::Timestamp> Scheduler::SkipRepeatedFlushes(api::Timestamp until)
   for (RepeatedFlush& f : flushes) {
     const int64_t skip = f.rounds - 1;  // the last round runs as usual
     if (skip <= 0) continue;
+    // Cannot refuse here: CollectRepeatedFlushes found every member waiting in
+    // unschedulablePods, ungated (no pod is gated), with the rejection's plugins (never
+    // empty: GangScheduling is one), and nothing ran since on this thread.
     if (!queue_->RecordRepeatedFlushes(f.members, static_cast<int32_t>(skip), skip)) continue;
     const PodGroupRejection& r = *f.rejection;
     const auto members = static_cast<int64_t>(f.members.size());
