@@ -35,6 +35,7 @@
 #include "perf/scheduler_options_internal.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "sim/dra_claims.h"
 #include "store/store.h"
 
 namespace phalanx::perf {
@@ -155,6 +156,33 @@ api::Status LoadTemplate(const std::string& path, const std::string& kind, api::
   return absl::OkStatus();
 }
 
+// The Namespace template of a createNamespaces op: one Namespace, whose name may be left
+// out, since upstream's createNamespacesOp (test/integration/scheduler_perf) names every
+// copy "<prefix>-<i>" itself (templates/namespace-with-labels.yaml has labels only). A
+// template without metadata.name is decoded with a placeholder name that the op replaces;
+// any other decode error is returned as LoadManifests words it.
+api::Status LoadNamespaceTemplate(const std::string& path, api::Manifests* m) {
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(path);
+  } catch (const YAML::Exception&) {
+    return LoadTemplate(path, "Namespace", m);  // LoadManifests names the YAML error
+  }
+  if (!doc.IsMap() || !doc["metadata"].IsMap() || doc["metadata"]["name"] ||
+      doc["metadata"]["generateName"]) {
+    return LoadTemplate(path, "Namespace", m);
+  }
+  doc["metadata"]["name"] = "namespace-template";
+  YAML::Emitter out;
+  out << doc;
+  if (auto s = api::DecodeManifests(out.c_str(), path, m); !s.ok()) return s;
+  if (m->namespaces.size() != 1) {
+    return absl::InvalidArgumentError(path + ": expected one Namespace, found " +
+                                      std::to_string(m->namespaces.size()));
+  }
+  return absl::OkStatus();
+}
+
 std::string NamePrefix(const api::ObjectMeta& m, const std::string& fallback) {
   if (!m.generate_name.empty()) return m.generate_name;
   if (!m.name.empty()) return m.name + "-";
@@ -240,6 +268,8 @@ class WorkloadRun {
   api::Status CreatePodVolumes(const PerfOp& op, const std::string& ns, int64_t i,
                                std::string* claim);
   api::Status CreateNamespaces(const PerfOp& op);
+  // Deletes the pod (absent: nothing) and lets the claim controller release its claims.
+  void DeletePodAndClaims(const std::string& ns, const std::string& name);
   api::Status StartChurn(const PerfOp& op);
   api::Status Barrier(const PerfOp& op);
   bool Sleep(const PerfOp& op);
@@ -306,6 +336,10 @@ class WorkloadRun {
   const SteadyClock::time_point wall_base_ = SteadyClock::now();
   int64_t skipped_ns_ = 0;  // idle virtual time jumped over
   store::Store store_;
+  // The resourceclaim controller upstream's harness runs beside the scheduler when DRA is on
+  // (scheduler_perf's setup starts it): a pod's template claims are made and recorded in its
+  // status, so that DynamicResources' PreEnqueue lets it in; a deleted pod's are released.
+  sim::DraClaimController dra_claims_{store_};
   std::unique_ptr<scheduler::Scheduler> sched_;
   LatencyRecorder recorder_;
   std::vector<framework::Framework*> profiles_;
@@ -556,6 +590,7 @@ api::Status WorkloadRun::CreateOne(const api::Pod& tmpl, const std::string& ns, 
   clock_.Advance(1);
   const std::string name = p.metadata.name;
   auto r = store_.CreatePod(std::move(p));
+  if (r.ok()) r = dra_claims_.OnPodCreated(ns, name);
   if (!r.ok()) {
     return absl::InvalidArgumentError("creating pod in namespace " + ns + ": " +
                                       std::string(r.message()));
@@ -709,11 +744,17 @@ api::Status WorkloadRun::CreatePodVolumes(const PerfOp& op, const std::string& n
   return s;
 }
 
+void WorkloadRun::DeletePodAndClaims(const std::string& ns, const std::string& name) {
+  api::PodPtr pod = store_.GetPod(ns, name);
+  if (!pod) return;
+  if (store_.DeletePod(ns, name).ok()) dra_claims_.OnPodGone(*pod);
+}
+
 api::Status WorkloadRun::CreateNamespaces(const PerfOp& op) {
   api::Namespace base;
   if (!op.namespace_template_path.empty()) {
     api::Manifests m;
-    if (auto s = LoadTemplate(op.namespace_template_path, "Namespace", &m); !s.ok()) {
+    if (auto s = LoadNamespaceTemplate(op.namespace_template_path, &m); !s.ok()) {
       return Prefixed(Where(op) + ": namespaceTemplatePath: ", s);
     }
     base = m.namespaces[0];
@@ -775,7 +816,7 @@ void WorkloadRun::ChurnTick() {
           if (!m.nodes.empty())
             (void)store_.DeleteNode(*live);
           else if (!m.pods.empty())
-            (void)store_.DeletePod(c.ns, *live);
+            DeletePodAndClaims(c.ns, *live);
           else if (m.namespaces.empty()) {
             api::Unstructured u;
             u.api_version = c.raw[t]["apiVersion"].Scalar();
@@ -911,7 +952,7 @@ void WorkloadRun::DeleterTick() {
           now < d.start + std::chrono::nanoseconds((d.done + 1) * 1000000000LL / d.per_second)) {
         break;
       }
-      (void)store_.DeletePod(d.pods.front().first, d.pods.front().second);
+      DeletePodAndClaims(d.pods.front().first, d.pods.front().second);
       d.pods.pop_front();
       ++d.done;
     }
@@ -1012,6 +1053,7 @@ api::Status WorkloadRun::CreateAny(const PerfOp& op) {
       if (st.ok()) st = ns_for("Pod", &p.metadata.namespace_);
       named(&p.metadata);
       if (st.ok()) st = store_.CreatePod(p);
+      if (st.ok()) st = dra_claims_.OnPodCreated(p.metadata.namespace_, p.metadata.name);
     }
     for (auto& o : m.objects) {
       if (o.kind == "Namespace" || o.kind == "PriorityClass" || o.kind == "PodDisruptionBudget") {
@@ -1174,7 +1216,7 @@ api::Status WorkloadRun::AllocResourceClaims(const PerfOp& op) {
   }
   for (size_t i = 0; i < pods.size(); ++i) {
     const auto slash = pods[i].find('/');
-    (void)store_.DeletePod(pods[i].substr(0, slash), pods[i].substr(slash + 1));
+    DeletePodAndClaims(pods[i].substr(0, slash), pods[i].substr(slash + 1));
     api::UnstructuredPtr now = store_.GetObject(claims[i]->Key());
     if (!now || !now->object) continue;
     api::Unstructured u = *now;
@@ -1226,7 +1268,7 @@ api::Status WorkloadRun::SteadyState(const PerfOp& op, const api::Pod& tmpl,
   while (SteadyClock::now() < end) {
     Step();
     for (const auto& [pns, name] : steady_bound_) {
-      (void)store_.DeletePod(pns, name);
+      DeletePodAndClaims(pns, name);
       if (auto s = CreateOne(tmpl, ns, op.index); !s.ok()) return Prefixed(Where(op) + ": ", s);
       ++replaced;
     }
