@@ -540,6 +540,11 @@ api::Status WorkloadRun::CreateNodes(const PerfOp& op) {
     n.metadata.generate_name.clear();
     n.metadata.uid.clear();
     n.metadata.resource_version.clear();
+    // "Create nodes with the usual kubernetes.io/hostname label" (upstream's
+    // IntegrationTestNodePreparer.PrepareNodes, test/integration/framework/perf_utils.go),
+    // before the strategy is applied: hostname topology keys (PodTopologySpread, pod
+    // (anti-)affinity) find the label on every node, template or not.
+    n.metadata.labels["kubernetes.io/hostname"] = n.metadata.name;
     switch (st.kind) {
       case NodeStrategy::Kind::kTrivial:
         break;

@@ -218,10 +218,12 @@ TEST(PerfRunner, NamespaceTemplateWithoutNameRunsAsUpstream) {
 // Upstream's 1.36 files, unchanged: the DRA workload whose pods take their claims from a
 // ResourceClaimTemplate runs only with the resourceclaim controller beside the scheduler (as
 // upstream's harness starts it; without it every pod waited at DynamicResources' PreEnqueue
-// and the op reported "only 0 of 10 pods scheduled"), and the NamespaceSelector workloads
-// create their namespaces from a template without a name. Needs ../shared/upstream
+// and the op reported "only 0 of 10 pods scheduled"), the NamespaceSelector workloads
+// create their namespaces from a template without a name, and the hostname spread of
+// SchedulingWithNodeInclusionPolicy needs the kubernetes.io/hostname label upstream's node
+// preparer puts on every node ("missing required label" without it). Needs ../shared/upstream
 // (skipped in a user's clone, a failure under CI=true).
-TEST(PerfRunner, Upstream136ClaimTemplateAndNamespaceTemplateWorkloadsRun) {
+TEST(PerfRunner, Upstream136WorkloadsNeedingTheHarnessControllersAndLabelsRun) {
   const std::string dir =
       std::string(PHALANX_SOURCE_DIR) + "/../shared/upstream/scheduler_perf-v1.36";
   if (!fs::exists(dir + "/dra/performance-config.yaml")) {
@@ -234,6 +236,7 @@ TEST(PerfRunner, Upstream136ClaimTemplateAndNamespaceTemplateWorkloadsRun) {
       {"/dra/performance-config.yaml", "SchedulingWithResourceClaimTemplate/fast"},
       {"/affinity/performance-config.yaml",
        "SchedulingRequiredPodAntiAffinityWithNSSelector/10Nodes"},
+      {"/topology_spreading/performance-config.yaml", "SchedulingWithNodeInclusionPolicy/5Nodes"},
   };
   for (const auto& [file, workload] : runs) {
     PerfOptions opts;
