@@ -743,6 +743,18 @@ TEST(EcosystemKinds, NotModelledKindIsAWarningNamingIt) {
       << FormatSummary(r.res);
 }
 
+// A gang object that does not decode is a warning naming its field even before any member
+// pod exists (the members' reason says the same once they do).
+TEST(EcosystemKinds, InvalidPodGroupWithoutPodsIsAWarningNamingTheField) {
+  EcoRun r = Simulate({kTestdata + "draft-topology-podgroup.yaml"});
+  ASSERT_RAN(r);
+  EXPECT_TRUE(
+      r.Warned("PodGroup default/pg (scheduling.k8s.io/v1alpha2): "
+               "spec.schedulingConstraints.topologyConstraints: unknown field"))
+      << r.Warnings();
+  EXPECT_TRUE(r.res.HasWarnings());
+}
+
 // Pods held back before their first attempt: a Coscheduling gang short of members, a pod
 // whose ResourceClaimTemplate is missing. Pending with the gate's reason, no invariant
 // violation.
