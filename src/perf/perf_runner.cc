@@ -143,12 +143,9 @@ api::Status Prefixed(const std::string& prefix, const api::Status& s) {
   return absl::Status(s.code(), prefix + std::string(s.message()));
 }
 
-// A template file holding exactly one object of `kind`.
-api::Status LoadTemplate(const std::string& path, const std::string& kind, api::Manifests* m) {
-  if (auto s = api::LoadManifests(path, m); !s.ok()) return s;
-  size_t n = kind == "Node"  ? m->nodes.size()
-             : kind == "Pod" ? m->pods.size()
-                             : m->namespaces.size();
+// Error unless the decoded template `path` holds exactly one object of `kind`.
+api::Status ExpectOne(const std::string& path, const std::string& kind, const api::Manifests& m) {
+  size_t n = kind == "Node" ? m.nodes.size() : kind == "Pod" ? m.pods.size() : m.namespaces.size();
   if (n != 1) {
     return absl::InvalidArgumentError(path + ": expected one " + kind + ", found " +
                                       std::to_string(n));
@@ -156,31 +153,34 @@ api::Status LoadTemplate(const std::string& path, const std::string& kind, api::
   return absl::OkStatus();
 }
 
+// A template file holding exactly one object of `kind`.
+api::Status LoadTemplate(const std::string& path, const std::string& kind, api::Manifests* m) {
+  if (auto s = api::LoadManifests(path, m); !s.ok()) return s;
+  return ExpectOne(path, kind, *m);
+}
+
 // The Namespace template of a createNamespaces op: one Namespace, whose name may be left
 // out, since upstream's createNamespacesOp (test/integration/scheduler_perf) names every
 // copy "<prefix>-<i>" itself (templates/namespace-with-labels.yaml has labels only). A
-// template without metadata.name is decoded with a placeholder name that the op replaces;
-// any other decode error is returned as LoadManifests words it.
+// one-document template without metadata.name or generateName is decoded with a
+// placeholder name, which the op replaces; every other file goes through LoadTemplate,
+// whose errors (YAML, decoding, object count) are LoadManifests' own.
 api::Status LoadNamespaceTemplate(const std::string& path, api::Manifests* m) {
-  YAML::Node doc;
+  std::vector<YAML::Node> docs;
   try {
-    doc = YAML::LoadFile(path);
+    docs = YAML::LoadAllFromFile(path);
   } catch (const YAML::Exception&) {
-    return LoadTemplate(path, "Namespace", m);  // LoadManifests names the YAML error
-  }
-  if (!doc.IsMap() || !doc["metadata"].IsMap() || doc["metadata"]["name"] ||
-      doc["metadata"]["generateName"]) {
     return LoadTemplate(path, "Namespace", m);
   }
-  doc["metadata"]["name"] = "namespace-template";
-  YAML::Emitter out;
-  out << doc;
-  if (auto s = api::DecodeManifests(out.c_str(), path, m); !s.ok()) return s;
-  if (m->namespaces.size() != 1) {
-    return absl::InvalidArgumentError(path + ": expected one Namespace, found " +
-                                      std::to_string(m->namespaces.size()));
+  if (docs.size() != 1 || !docs[0].IsMap()) return LoadTemplate(path, "Namespace", m);
+  const YAML::Node& doc = docs[0];  // const lookups: no key is added by looking
+  const YAML::Node meta = doc["metadata"];
+  if (!meta.IsMap() || meta["name"] || meta["generateName"]) {
+    return LoadTemplate(path, "Namespace", m);
   }
-  return absl::OkStatus();
+  docs[0]["metadata"]["name"] = "namespace-template";
+  if (auto s = api::DecodeManifestNode(docs[0], path, m); !s.ok()) return s;
+  return ExpectOne(path, "Namespace", *m);
 }
 
 std::string NamePrefix(const api::ObjectMeta& m, const std::string& fallback) {

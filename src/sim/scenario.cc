@@ -114,25 +114,23 @@ void ClassifyObjects(const std::vector<api::Unstructured>& objects, const Worklo
   };
   std::map<std::string, NotModelled> not_modelled;  // by KindName
   for (const auto& o : objects) {
+    const std::string file = o.source.empty() ? out->name : o.source;
+    const std::string what = o.kind + " " +
+                             (o.metadata.namespace_.empty() ? "" : o.metadata.namespace_ + "/") +
+                             o.metadata.name;
     // A gang object that does not decode (a draft's field names, minMember < 1, ...) keeps
     // its member pods pending with the error as their reason; said here too, so that it is
     // not silent when no pod of it exists yet.
     if (gang::IsGangObject(o)) {
       for (const auto& spec : gang::SpecsFromObject(o)) {
         if (spec.invalid.empty()) continue;
-        const std::string what =
-            o.kind + " " + (o.metadata.namespace_.empty() ? "" : o.metadata.namespace_ + "/") +
-            o.metadata.name;
-        out->warnings.push_back((o.source.empty() ? out->name : o.source) + ": " +
+        out->warnings.push_back(file + ": " +
                                 (spec.invalid.rfind(what, 0) == 0 ? "" : what + ": ") +
                                 spec.invalid + " (its member pods stay pending)");
       }
     }
-    for (const auto& f : UnmodelledFields(o)) {
-      out->warnings.push_back((o.source.empty() ? out->name : o.source) + ": " + o.kind + " " +
-                              (o.metadata.namespace_.empty() ? "" : o.metadata.namespace_ + "/") +
-                              o.metadata.name + ": " + f);
-    }
+    for (const auto& f : UnmodelledFields(o))
+      out->warnings.push_back(file + ": " + what + ": " + f);
     if (wx.used.count(o.Key())) continue;
     const ObjectClass c = ClassifyObject(o);
     if (c.use == ObjectUse::kUsed) continue;
