@@ -189,6 +189,21 @@ struct PodResourceClaimStatus {
   bool operator==(const PodResourceClaimStatus&) const = default;
 };
 
+// status.extendedResourceClaimStatus (KEP-5004, core/v1 PodExtendedResourceClaimStatus):
+// the claim the scheduler created for the pod's extended resources backed by DRA, and
+// which of its requests serves which container's resource.
+struct ContainerExtendedResourceRequest {
+  std::string container_name;
+  std::string resource_name;
+  std::string request_name;
+  bool operator==(const ContainerExtendedResourceRequest&) const = default;
+};
+struct PodExtendedResourceClaimStatus {
+  std::vector<ContainerExtendedResourceRequest> request_mappings;
+  std::string resource_claim_name;
+  bool operator==(const PodExtendedResourceClaimStatus&) const = default;
+};
+
 // spec.workloadRef (Kubernetes 1.35, KEP-4671): the pod's gang in a Workload.
 struct WorkloadReference {
   std::string name;                   // Workload in the pod's namespace
@@ -258,6 +273,8 @@ struct PodStatus {
   std::string nominated_node_name;
   std::optional<Timestamp> start_time;
   std::vector<PodResourceClaimStatus> resource_claim_statuses;  // DRA, generated claims
+  // Written by the scheduler's PreBind (DynamicResources); not decoded from manifests.
+  std::optional<PodExtendedResourceClaimStatus> extended_resource_claim_status;
 };
 
 struct Pod {

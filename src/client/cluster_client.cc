@@ -125,6 +125,74 @@ api::Status LiveClusterClient::UpdateResourceClaimStatus(const api::Unstructured
   return PutWhole(api_, claim, "/status");
 }
 
+api::StatusOr<api::Unstructured> LiveClusterClient::CreateResourceClaim(
+    const api::Unstructured& claim) {
+  api::Unstructured probe = claim;
+  probe.metadata.name.clear();
+  std::string path = UnstructuredPath(probe);  // ".../resourceclaims/" with no name
+  if (path.empty() || !claim.object) {
+    return absl::InvalidArgumentError("cannot create " + claim.kind + ": no API path for " +
+                                      claim.api_version);
+  }
+  path.pop_back();
+  Response r = api_.Do("POST", path, YamlToJson(*claim.object));
+  if (!r.ok()) {
+    api::Status s = api_.ToStatus("POST", path, r);
+    return api::Status(s.code(), "creating ResourceClaim in " + claim.metadata.namespace_ + ": " +
+                                     std::string(s.message()));
+  }
+  ResourceType rt{claim.Group(), claim.api_version.substr(claim.api_version.find('/') + 1),
+                  "resourceclaims", claim.kind};
+  auto obj = DecodeObjectJson(r.body, rt);
+  if (!obj.ok()) return obj.status();
+  return *std::static_pointer_cast<const api::Unstructured>(obj->ptr);
+}
+
+api::Status LiveClusterClient::DeleteResourceClaim(const api::Unstructured& claim) {
+  const std::string path = UnstructuredPath(claim);
+  if (path.empty()) {
+    return absl::InvalidArgumentError("cannot delete " + claim.kind + " " + claim.metadata.name);
+  }
+  std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\"";
+  if (!claim.metadata.uid.empty()) {
+    body += ",\"preconditions\":{\"uid\":" + JsonString(claim.metadata.uid) + "}";
+  }
+  body += "}";
+  Response r = api_.Do("DELETE", path, body);
+  if (r.ok() || r.status == 404) return absl::OkStatus();
+  api::Status s = api_.ToStatus("DELETE", path, r);
+  return api::Status(s.code(), "deleting ResourceClaim " + claim.metadata.namespace_ + "/" +
+                                   claim.metadata.name + ": " + std::string(s.message()));
+}
+
+std::string LiveClusterClient::ExtendedResourceClaimStatusPatchJson(
+    const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
+  std::string body = "{";
+  if (!pod.metadata.uid.empty()) {
+    body += "\"metadata\":{\"uid\":" + JsonString(pod.metadata.uid) + "},";
+  }
+  body += "\"status\":{\"extendedResourceClaimStatus\":{\"requestMappings\":[";
+  for (size_t i = 0; i < status.request_mappings.size(); ++i) {
+    const auto& m = status.request_mappings[i];
+    if (i) body += ",";
+    body += "{\"containerName\":" + JsonString(m.container_name) +
+            ",\"resourceName\":" + JsonString(m.resource_name) +
+            ",\"requestName\":" + JsonString(m.request_name) + "}";
+  }
+  return body + "],\"resourceClaimName\":" + JsonString(status.resource_claim_name) + "}}}";
+}
+
+api::Status LiveClusterClient::PatchPodExtendedResourceClaimStatus(
+    const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
+  const std::string path = PodPath(pod) + "/status";
+  Response r = api_.Do("PATCH", path, ExtendedResourceClaimStatusPatchJson(pod, status),
+                       "application/strategic-merge-patch+json");
+  if (r.ok()) return absl::OkStatus();
+  api::Status s = api_.ToStatus("PATCH", path, r);
+  return api::Status(s.code(), "patching status.extendedResourceClaimStatus of pod " + pod.Key() +
+                                   ": " + std::string(s.message()));
+}
+
 std::string LiveClusterClient::AnnotationPatchJson(
     const api::Pod& pod, const std::map<std::string, std::string>& annotations) {
   std::string body = "{\"metadata\":{";

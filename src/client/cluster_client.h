@@ -77,6 +77,14 @@ class LiveClusterClient final : public cluster::ClusterClient {
   api::Status PutObject(const api::Unstructured& obj) override;
   // PUT .../resourceclaims/NAME/status with the claim (DynamicResources' PreBind).
   api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override;
+  // POST .../namespaces/NS/resourceclaims (the object as JSON; generateName completed by
+  // the server) and the created object decoded from the response.
+  api::StatusOr<api::Unstructured> CreateResourceClaim(const api::Unstructured& claim) override;
+  // DELETE .../resourceclaims/NAME with a UID precondition; a claim already gone is OK.
+  api::Status DeleteResourceClaim(const api::Unstructured& claim) override;
+  // PATCH pods/NAME/status (strategic merge) with status.extendedResourceClaimStatus.
+  api::Status PatchPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,
@@ -92,6 +100,9 @@ class LiveClusterClient final : public cluster::ClusterClient {
   // The JSON `status` object written for `status` of an object of `group`
   // (scheduling.volcano.sh: phase + conditions; others: the Coscheduling fields).
   // `now` stamps Volcano's lastTransitionTime.
+  // The strategic merge patch PatchPodExtendedResourceClaimStatus sends (tests).
+  static std::string ExtendedResourceClaimStatusPatchJson(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status);
   static std::string PodGroupStatusJson(std::string_view group, const PodGroupStatus& status,
                                         api::Timestamp now);
 

@@ -664,6 +664,13 @@ TEST(Rbac, DeployedRoleGrantsEveryRequestTheClientMakes) {
     const ResourceType claims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
                               Target::kObject,   ""};
     (void)c.UpdateResourceClaimStatus(DecodeUnstructured(kClaimJson, claims));
+    // The claim of a pod's extended resources backed by DRA: created, deleted on
+    // Unreserve, and named in the pod's status.
+    (void)c.CreateResourceClaim(DecodeUnstructured(kClaimJson, claims));
+    (void)c.DeleteResourceClaim(DecodeUnstructured(kClaimJson, claims));
+    (void)c.PatchPodExtendedResourceClaimStatus(
+        *pod, api::PodExtendedResourceClaimStatus{
+                  {{"c", "example.com/gpu", "container-0-request-0"}}, "p-extended-resources-x"});
     const ResourceType pvs{"", "v1", "persistentvolumes", "PersistentVolume", Target::kObject, ""};
     (void)c.PutObject(DecodeUnstructured(
         R"({"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv-a"}})", pvs));
@@ -748,12 +755,14 @@ TEST(Rbac, DeployedRoleGrantsEveryRequestTheClientMakes) {
       << "the ClusterRole (deploy/rbac.yaml, or PHALANX_RBAC_FILE) does not grant:" << text;
   // What each exercised path must have asked for (the 1.36 rule among them).
   const std::set<Access> asked(needed.begin(), needed.end());
-  for (const Access& a : {Access{"update", "resource.k8s.io", "resourceclaims/binding"},
-                          Access{"create", "", "pods/binding"}, Access{"patch", "", "pods/status"},
-                          Access{"create", "coordination.k8s.io", "leases"},
-                          Access{"update", "coordination.k8s.io", "leases"},
-                          Access{"create", "authentication.k8s.io", "tokenreviews"},
-                          Access{"create", "authorization.k8s.io", "subjectaccessreviews"}}) {
+  for (const Access& a :
+       {Access{"update", "resource.k8s.io", "resourceclaims/binding"},
+        Access{"create", "resource.k8s.io", "resourceclaims"},
+        Access{"delete", "resource.k8s.io", "resourceclaims"}, Access{"create", "", "pods/binding"},
+        Access{"patch", "", "pods/status"}, Access{"create", "coordination.k8s.io", "leases"},
+        Access{"update", "coordination.k8s.io", "leases"},
+        Access{"create", "authentication.k8s.io", "tokenreviews"},
+        Access{"create", "authorization.k8s.io", "subjectaccessreviews"}}) {
     EXPECT_TRUE(asked.count(a)) << a.verb << " " << a.group << " " << a.resource;
   }
 }

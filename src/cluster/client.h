@@ -72,6 +72,32 @@ class ClusterClient {
     return api::Status(absl::StatusCode::kUnimplemented,
                        "this cluster client cannot write ResourceClaim status");
   }
+  // POST resourceclaims: creates `claim` (a resource.k8s.io/v1 ResourceClaim whose
+  // metadata.name is set, or empty with metadata.generateName for the server to complete)
+  // and returns the object as stored (name, uid, resourceVersion set). DynamicResources'
+  // PreBind creates the claim of a pod's extended resources backed by DRA through it
+  // (upstream extendeddynamicresources.go createExtendedResourceClaimInAPI). Errors:
+  // AlreadyExists, InvalidArgument (422), transport. Sources that cannot create claims
+  // return Unimplemented.
+  virtual api::StatusOr<api::Unstructured> CreateResourceClaim(const api::Unstructured& claim) {
+    return api::Status(absl::StatusCode::kUnimplemented,
+                       "this cluster client cannot create ResourceClaims");
+  }
+  // DELETE resourceclaims/NAME, with the claim's UID as precondition when it has one
+  // (Unreserve of a claim PreBind created; upstream deleteClaim). Errors: NotFound (gone),
+  // Aborted (UID differs), transport. Unimplemented where claims cannot be deleted.
+  virtual api::Status DeleteResourceClaim(const api::Unstructured& claim) {
+    return api::Status(absl::StatusCode::kUnimplemented,
+                       "this cluster client cannot delete ResourceClaims");
+  }
+  // PATCH pods/NAME/status setting status.extendedResourceClaimStatus (upstream
+  // patchPodExtendedResourceClaimStatus; strategic merge patch with the pod's UID).
+  // Errors: NotFound (pod gone), transport. Unimplemented where pods cannot be patched.
+  virtual api::Status PatchPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
+    return api::Status(absl::StatusCode::kUnimplemented,
+                       "this cluster client cannot patch pod status.extendedResourceClaimStatus");
+  }
   // Records an Event (reason Scheduled / FailedScheduling / Preempted ...).
   virtual void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                            std::string_view message) = 0;

@@ -344,7 +344,8 @@ Fingerprint DraFingerprint(const client::ResourceType& rt) {
     if (rt.kind == "DeviceClass") {
       auto c = dra::ParseDeviceClass(**u);
       if (!c.ok()) return c.status();
-      return c->name + " sel=" + std::to_string(c->selectors.size());
+      return c->name + " sel=" + std::to_string(c->selectors.size()) +
+             " ern=" + c->extended_resource_name;
     }
     if (rt.kind == "ResourceClaim") {
       auto c = dra::ParseResourceClaim(**u);
@@ -701,6 +702,8 @@ TEST(ConformanceReads, FixturesOfEveryKindPhalanxReadsDecode) {
         if (rq.contains("exactly")) rq.erase("firstAvailable");
       }
     }
+    // The fixture's placeholder is not an extended resource name (validation refuses it).
+    if (kind == "DeviceClass") obj["spec"]["extendedResourceName"] = "example.com/gpu";
     // Volumes need a storage size.
     if (kind == "PersistentVolume") obj["spec"]["capacity"] = {{"storage", "1Gi"}};
     if (kind == "PersistentVolumeClaim")
@@ -1268,9 +1271,10 @@ std::vector<AuditKind> AuditKinds() {
        DraFingerprint(Type(dcl, "deviceclasses")),
        {{"spec.selectors", H, alloc + ": the class's CEL selectors"},
         {"spec.config", Audit::kGap, config_gap + " (source FromClass)"},
-        {"spec.extendedResourceName", Audit::kGap,
-         "(DRAExtendedResource) a pod's extended-resource request served by this class's "
-         "devices; Phalanx counts extended resources from node status.allocatable only"}}});
+        {"spec.extendedResourceName", H,
+         "NodeResourcesFit and DynamicResources: a container's request of this extended "
+         "resource is served by the class's devices on nodes without it in allocatable"}},
+       [](json& j) { j["spec"]["extendedResourceName"] = "example.com/gpu"; }});
   const GroupVersionKind dtr{"resource.k8s.io", "v1alpha3", "DeviceTaintRule"};
   kinds.push_back(
       {dtr,

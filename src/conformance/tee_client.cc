@@ -35,6 +35,23 @@ api::Status TeeClusterClient::UpdateResourceClaimStatus(const api::Unstructured&
   return primary_.UpdateResourceClaimStatus(claim);
 }
 
+api::StatusOr<api::Unstructured> TeeClusterClient::CreateResourceClaim(
+    const api::Unstructured& claim) {
+  (void)wire_.CreateResourceClaim(claim);
+  return primary_.CreateResourceClaim(claim);
+}
+
+api::Status TeeClusterClient::DeleteResourceClaim(const api::Unstructured& claim) {
+  (void)wire_.DeleteResourceClaim(claim);
+  return primary_.DeleteResourceClaim(claim);
+}
+
+api::Status TeeClusterClient::PatchPodExtendedResourceClaimStatus(
+    const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
+  (void)wire_.PatchPodExtendedResourceClaimStatus(pod, status);
+  return primary_.PatchPodExtendedResourceClaimStatus(pod, status);
+}
+
 void TeeClusterClient::RecordEvent(const api::Pod& pod, std::string_view type,
                                    std::string_view reason, std::string_view message) {
   wire_.RecordEvent(pod, type, reason, message);

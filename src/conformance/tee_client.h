@@ -23,6 +23,10 @@ class TeeClusterClient final : public cluster::ClusterClient {
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                               const std::string* nominated_node_name) override;
   api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override;
+  api::StatusOr<api::Unstructured> CreateResourceClaim(const api::Unstructured& claim) override;
+  api::Status DeleteResourceClaim(const api::Unstructured& claim) override;
+  api::Status PatchPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,

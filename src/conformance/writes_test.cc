@@ -337,6 +337,11 @@ kind: DeviceClass
 metadata: {name: gpu}
 ---
 apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu-as-extended-resource}
+spec: {extendedResourceName: example.com/gpu}
+---
+apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: n1-gpus}
 spec: {driver: gpu.example.com, nodeName: n1, pool: {name: n1, generation: 0, resourceSliceCount: 1}, devices: [{name: g0}, {name: g1}]}
@@ -370,6 +375,16 @@ metadata: {name: data, namespace: ml}
 spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {requests: {storage: 1Gi}}}
 )";
   y += Pod("claims-gpu", "1", "", "  resourceClaims: [{name: gpu, resourceClaimName: one-gpu}]\n");
+  // An extended resource backed by DRA: PreBind creates the pod's claim (POST), writes its
+  // status and patches the pod's status.extendedResourceClaimStatus.
+  y += R"(---
+apiVersion: v1
+kind: Pod
+metadata: {name: ext-gpu, namespace: ml}
+spec:
+  containers:
+  - {name: c, image: busybox, resources: {requests: {example.com/gpu: "1"}, limits: {example.com/gpu: "1"}}}
+)";
   run.Apply(y);
   run.Finish();
   // VolumeBinding's PreBind writes (a PV's claimRef, a claim's selected-node annotation):
@@ -397,7 +412,16 @@ spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {reques
   }
   EXPECT_EQ(claim_puts, 1);
   EXPECT_GE(pv_puts, 1);
-  Validate(server, run.bases, 6);
+  EXPECT_EQ(run.env->NodeOf("ext-gpu", "ml"), "n1");
+  int claim_posts = 0, ext_status_patches = 0;
+  for (const auto& r : server.requests()) {
+    claim_posts += r.method == "POST" && r.path.ends_with("/namespaces/ml/resourceclaims");
+    ext_status_patches += r.method == "PATCH" && r.path.ends_with("/pods/ext-gpu/status") &&
+                          r.body.find("extendedResourceClaimStatus") != std::string::npos;
+  }
+  EXPECT_EQ(claim_posts, 1);
+  EXPECT_EQ(ext_status_patches, 1);
+  Validate(server, run.bases, 8);
 }
 
 TEST_F(WritesTest, QueueStatusOfEveryDialect) {

@@ -77,6 +77,7 @@ bool DefaultDRAManager::OnObjectAdd(const api::UnstructuredPtr& obj) {
         fail(c.status());
       }
       classes_view_.reset();
+      extended_view_.reset();
       break;
     }
     case Kind::kResourceSlice: {
@@ -149,6 +150,7 @@ bool DefaultDRAManager::OnObjectDelete(const api::UnstructuredPtr& obj) {
     case Kind::kDeviceClass:
       classes_.erase(obj->metadata.name);
       classes_view_.reset();
+      extended_view_.reset();
       break;
     case Kind::kResourceSlice:
       slices_.erase(obj->metadata.name);
@@ -250,6 +252,56 @@ std::shared_ptr<const std::map<std::string, DeviceClass>> DefaultDRAManager::Cla
     classes_view_ = std::make_shared<const std::map<std::string, DeviceClass>>(classes_);
   }
   return classes_view_;
+}
+
+ResourceClaimPtr DefaultDRAManager::FindExtendedResourceClaim(const std::string& ns,
+                                                              const std::string& pod_name,
+                                                              const std::string& pod_uid) const {
+  std::string found;
+  {
+    absl::MutexLock l(&mu_);
+    const std::string prefix = ns + "/";
+    for (auto it = claims_.lower_bound(prefix);
+         it != claims_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      const api::ObjectMeta& m = it->second->metadata;
+      auto a = m.annotations.find(kExtendedResourceClaimAnnotation);
+      if (a == m.annotations.end() || a->second != "true") continue;
+      for (const auto& o : m.owner_references) {
+        if (o.controller && o.name == pod_name && o.uid == pod_uid) found = m.name;
+      }
+      if (!found.empty()) break;
+    }
+  }
+  if (found.empty()) return nullptr;
+  auto c = GetClaim(ns, found);
+  return c.ok() ? *c : nullptr;
+}
+
+std::string DefaultDRAManager::ClassForExtendedResource(const std::string& resource_name) const {
+  absl::MutexLock l(&mu_);
+  const std::string_view prefix = kImplicitExtendedResourcePrefix;
+  if (resource_name.rfind(prefix, 0) == 0) {
+    std::string cls = resource_name.substr(prefix.size());
+    return classes_.count(cls) ? cls : std::string();
+  }
+  if (!extended_view_) {
+    std::map<std::string, std::string> m;
+    std::map<std::string, const DeviceClass*> best;
+    for (const auto& [name, c] : classes_) {  // by name: the first of equal timestamps wins
+      if (c.extended_resource_name.empty()) continue;
+      const DeviceClass*& b = best[c.extended_resource_name];
+      if (!b || c.creation_timestamp > b->creation_timestamp) b = &c;
+    }
+    for (const auto& [res, c] : best) m[res] = c->name;
+    extended_view_ = std::make_shared<const std::map<std::string, std::string>>(std::move(m));
+  }
+  auto it = extended_view_->find(resource_name);
+  return it == extended_view_->end() ? std::string() : it->second;
+}
+
+bool DefaultDRAManager::HasExtendedResourceClasses() const {
+  absl::MutexLock l(&mu_);
+  return !classes_.empty();
 }
 
 api::Status DefaultDRAManager::ClassError(const std::string& name) const {

@@ -53,6 +53,12 @@ class DefaultDRAManager {
   // or just written replaces the informer's status. NotFound "resourceclaim \"NAME\" not
   // found" (upstream's lister error) or the claim's parse error.
   api::StatusOr<ResourceClaimPtr> GetClaim(const std::string& ns, const std::string& name) const;
+  // The claim in namespace `ns` that the scheduler made for pod `pod_uid`'s extended
+  // resources backed by DRA (annotation resource.kubernetes.io/extended-resource-claim
+  // "true", the pod as controlling owner by name and UID; upstream
+  // findExtendedResourceClaim), as GetClaim sees it. nullptr when there is none.
+  ResourceClaimPtr FindExtendedResourceClaim(const std::string& ns, const std::string& pod_name,
+                                             const std::string& pod_uid) const;
   // The stored object of a claim (for the status write), nullptr when unknown.
   api::UnstructuredPtr ClaimObject(const std::string& ns, const std::string& name) const;
   api::StatusOr<ResourceClaimTemplate> GetTemplate(const std::string& ns,
@@ -60,6 +66,17 @@ class DefaultDRAManager {
   // Every valid DeviceClass by name; a class that failed to parse is absent and its error
   // is ClassError(name).
   std::shared_ptr<const std::map<std::string, DeviceClass>> Classes() const;
+  // The DeviceClass that serves extended resource `resource_name` (KEP-5004; upstream's
+  // DeviceClassResolver, pkg/scheduler/framework/plugins/dynamicresources/extended): the
+  // class whose spec.extendedResourceName is the name, or class C for the implicit name
+  // "deviceclass.resource.kubernetes.io/C". Several classes naming the same resource: the
+  // newest (metadata.creationTimestamp), then the first by name (upstream keeps whichever
+  // class event came last; this is the deterministic choice). "" when none maps it.
+  std::string ClassForExtendedResource(const std::string& resource_name) const;
+  // Whether any valid class has spec.extendedResourceName set (or any class exists: each
+  // has its implicit name). Cheap; lets plugins skip the lookup for pods without such
+  // requests.
+  bool HasExtendedResourceClasses() const;
   // OK when DeviceClass `name` decoded (or is unknown); else InvalidArgument with its decode
   // error as the message.
   api::Status ClassError(const std::string& name) const;
@@ -103,6 +120,9 @@ class DefaultDRAManager {
   mutable absl::Mutex mu_;
   std::map<std::string, DeviceClass> classes_ ABSL_GUARDED_BY(mu_);
   mutable std::shared_ptr<const std::map<std::string, DeviceClass>> classes_view_
+      ABSL_GUARDED_BY(mu_);
+  // Explicit extendedResourceName -> class (rebuilt with classes_view_).
+  mutable std::shared_ptr<const std::map<std::string, std::string>> extended_view_
       ABSL_GUARDED_BY(mu_);
   ResourceSlicePtr WithRuleTaints(const ResourceSlicePtr& s) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -665,9 +665,25 @@ api::StatusOr<DeviceClass> ParseDeviceClass(const api::Unstructured& obj) {
   Reader r(ObjectName("DeviceClass", obj));
   DeviceClass c;
   c.name = obj.metadata.name;
+  c.creation_timestamp = obj.metadata.creation_timestamp;
   const YAML::Node spec = (*obj.object)["spec"];
-  if (Present(spec) && (!r.Map(spec, "spec") || !ParseSelectors(r, spec, "spec", &c.selectors))) {
+  if (Present(spec) && (!r.Map(spec, "spec") || !ParseSelectors(r, spec, "spec", &c.selectors) ||
+                        !r.Str(spec, "extendedResourceName", "spec", &c.extended_resource_name))) {
     return r.Error();
+  }
+  // pkg/apis/resource/validation validateDeviceClassSpec: v1helper.IsExtendedResourceName
+  // (a '/' in the name, outside the kubernetes.io/ namespace, "requests." + name a
+  // qualified name).
+  if (const std::string& ern = c.extended_resource_name; !ern.empty()) {
+    const bool extended = ern.find('/') != std::string::npos &&
+                          ern.find("kubernetes.io/") == std::string::npos &&
+                          ern.rfind("requests.", 0) != 0 && ern.size() <= 253 &&
+                          ern.find_first_of(" \t\"") == std::string::npos;
+    if (!extended) {
+      return (r.Fail("spec.extendedResourceName",
+                     "Invalid value: \"" + ern + "\": must be a valid extended resource name"),
+              r.Error());
+    }
   }
   return c;
 }

@@ -45,7 +45,21 @@ using Selectors = std::vector<cel::Selector>;
 struct DeviceClass {
   std::string name;
   Selectors selectors;
+  // spec.extendedResourceName (KEP-5004, DRAExtendedResource: beta in 1.35/1.36, GA in
+  // 1.37): an extended resource name ("example.com/gpu") whose container requests this
+  // class's devices may serve on nodes that do not advertise the resource in
+  // status.allocatable. "" when unset; every class also serves its implicit name
+  // kImplicitExtendedResourcePrefix + name.
+  std::string extended_resource_name;
+  api::Timestamp creation_timestamp = 0;  // metadata.creationTimestamp (which class wins)
 };
+// k8s.io/api/resource/v1 ResourceDeviceClassPrefix: the implicit extended resource name of
+// DeviceClass C is "deviceclass.resource.kubernetes.io/C".
+inline constexpr char kImplicitExtendedResourcePrefix[] = "deviceclass.resource.kubernetes.io/";
+// k8s.io/api/resource/v1 ExtendedResourceClaimAnnotation: set to "true" on the claim the
+// scheduler creates for a pod's extended resources backed by DRA.
+inline constexpr char kExtendedResourceClaimAnnotation[] =
+    "resource.kubernetes.io/extended-resource-claim";
 
 // A device taint (KEP-5055, resource.k8s.io/v1 DeviceTaint; k8s.io/api/resource/v1
 // types.go): in a ResourceSlice's devices[].taints[] or a DeviceTaintRule's spec.taint.

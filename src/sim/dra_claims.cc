@@ -138,6 +138,18 @@ api::Status DraClaimController::OnPodCreated(const std::string& ns, const std::s
 }
 
 void DraClaimController::OnPodGone(const api::Pod& pod) {
+  // The claim the scheduler created for the pod's extended resources backed by DRA
+  // (KEP-5004): owned by the pod, so the garbage collector deletes it.
+  if (const auto& ext = pod.status.extended_resource_claim_status; ext) {
+    api::UnstructuredPtr obj =
+        store_.GetObject(Key("ResourceClaim", pod.metadata.namespace_, ext->resource_claim_name));
+    bool owned = false;
+    for (const auto& o :
+         obj ? obj->metadata.owner_references : std::vector<api::OwnerReference>{}) {
+      owned = owned || (o.controller && o.uid == pod.metadata.uid);
+    }
+    if (owned) (void)store_.DeleteObject(*obj);
+  }
   for (const auto& pc : pod.spec.resource_claims) {
     std::string name = pc.resource_claim_name;
     if (name.empty()) {

@@ -398,3 +398,138 @@ TEST(DraWorkloadClaimTest, OnlyExactlyMatchingEntriesUseThePodGroupClaim) {
 
 }  // namespace
 }  // namespace phalanx::sim
+
+namespace phalanx::sim {
+namespace {
+
+// Extended resources backed by DRA (DeviceClass extendedResourceName, KEP-5004): a plain
+// `nvidia.com/gpu` request runs on a node that has no such allocatable but a ResourceSlice
+// of the class's devices; the scheduler creates the pod's claim (owned by it, annotated,
+// reserved for it), and deletes nothing else. The device-plugin node (allocatable
+// nvidia.com/gpu: 1) serves a one-GPU pod the classic way, without a claim. A three-GPU pod
+// waits until the first pod ends and its claim is gone, then takes three of the four.
+TEST(DraSimulationTest, ExtendedResourceRunsOnDraOnlyNodeThroughItsDeviceClass) {
+  const std::string yaml = R"(apiVersion: v1
+kind: Node
+metadata: {name: dra-node}
+status: {capacity: {cpu: "32", memory: 256Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: dp-node, labels: {role: device-plugin}}
+status: {capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "1"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  extendedResourceName: nvidia.com/gpu
+  selectors: [{cel: {expression: "device.driver == 'gpu.nvidia.com'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: dra-node-gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: dra-node
+  pool: {name: dra-node}
+  devices: [{name: gpu-0}, {name: gpu-1}, {name: gpu-2}, {name: gpu-3}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: two
+  annotations: {simulation.phalanx.dev/duration-seconds: "100"}
+spec:
+  containers:
+  - name: main
+    resources: {requests: {cpu: "1", nvidia.com/gpu: "2"}, limits: {nvidia.com/gpu: "2"}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: one
+  annotations: {simulation.phalanx.dev/arrival-seconds: "5"}
+spec:
+  nodeSelector: {role: device-plugin}
+  containers:
+  - name: main
+    resources: {requests: {cpu: "1", nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: three
+  annotations: {simulation.phalanx.dev/arrival-seconds: "10"}
+spec:
+  containers:
+  - name: main
+    resources: {requests: {cpu: "1", nvidia.com/gpu: "3"}, limits: {nvidia.com/gpu: "3"}}
+)";
+  Scenario sc = LoadText("extended", yaml);
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty()) << r.invariant_violations[0];
+  EXPECT_TRUE(r.dra_errors.empty()) << r.dra_errors[0];
+  const PodOutcome* two = Find(r, "default/two");
+  ASSERT_NE(two, nullptr);
+  EXPECT_EQ(two->node, "dra-node") << two->reason;  // dp-node has one GPU only
+  const PodOutcome* one = Find(r, "default/one");
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->node, "dp-node") << one->reason;
+  const PodOutcome* three = Find(r, "default/three");
+  ASSERT_NE(three, nullptr);
+  EXPECT_EQ(three->node, "dra-node") << three->reason;
+  ASSERT_TRUE(three->scheduled_s.has_value());
+  // Not before `two` ended (100 s after it was bound at 0) and its claim was deleted.
+  EXPECT_GE(*three->scheduled_s, 100.0);
+  EXPECT_GE(three->attempts, 2);
+  // At the end: `two`'s claim is gone with it; `three`'s holds three devices for it; the
+  // device-plugin pod has none.
+  EXPECT_TRUE(Claim(r, "default/two-extended-resources-").empty()) << FormatSummary(r);
+  const std::string claim = Claim(r, "default/three-extended-resources-");
+  ASSERT_FALSE(claim.empty()) << FormatSummary(r);
+  EXPECT_EQ(claim.substr(claim.find(':')),
+            ": gpu.nvidia.com/dra-node/gpu-0, gpu.nvidia.com/dra-node/gpu-1, "
+            "gpu.nvidia.com/dra-node/gpu-2 (reserved for three)")
+      << claim;
+  EXPECT_TRUE(Claim(r, "default/one-").empty());
+  EXPECT_EQ(r.dra_claims.size(), 1u) << FormatSummary(r);
+}
+
+// Without the DeviceClass the same pod is NodeResourcesFit's: Insufficient on both nodes.
+TEST(DraSimulationTest, ExtendedResourceWithoutDeviceClassIsInsufficient) {
+  const std::string yaml = R"(apiVersion: v1
+kind: Node
+metadata: {name: dra-node}
+status: {capacity: {cpu: "32", memory: 256Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: dra-node-gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: dra-node
+  pool: {name: dra-node}
+  devices: [{name: gpu-0}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: one}
+spec:
+  containers:
+  - name: main
+    resources: {requests: {nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}}
+)";
+  Scenario sc = LoadText("extended-noclass", yaml);
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  const PodOutcome* one = Find(r, "default/one");
+  ASSERT_NE(one, nullptr);
+  EXPECT_TRUE(one->node.empty());
+  EXPECT_NE(one->reason.find("Insufficient nvidia.com/gpu"), std::string::npos) << one->reason;
+  EXPECT_TRUE(r.dra_claims.empty());
+}
+
+}  // namespace
+}  // namespace phalanx::sim

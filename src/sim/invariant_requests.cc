@@ -103,6 +103,11 @@ OracleAmounts OracleRequests(const api::Pod& pod) {
   }
   AddAmounts(&req, Milli(pod.spec.overhead), 1);
   req["pods"] += kMilli;
+  // Extended resources the pod's status says a ResourceClaim's devices serve (KEP-5004
+  // status.extendedResourceClaimStatus) take nothing of the node's allocatable.
+  if (const auto& ext = pod.status.extended_resource_claim_status; ext) {
+    for (const auto& m : ext->request_mappings) req.erase(m.resource_name);
+  }
   return req;
 }
 

@@ -19,7 +19,9 @@
 //    Infeasible the spec is left out;
 //  - pod-level resources: spec.resources.requests for cpu, memory and hugepages-* replace
 //    the containers' figure for that resource;
-//  - spec.overhead is added.
+//  - spec.overhead is added;
+//  - an extended resource named in status.extendedResourceClaimStatus.requestMappings is
+//    left out (a DRA claim's devices serve it, not the node's allocatable).
 // Amounts are milli units of each resource (cpu millicores, memory milli-bytes, one pod is
 // 1000), every quantity rounded up on its own.
 #pragma once

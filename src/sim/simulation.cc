@@ -110,6 +110,16 @@ class CountingClient final : public cluster::ClusterClient {
   api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override {
     return store_.UpdateResourceClaimStatus(claim);
   }
+  api::StatusOr<api::Unstructured> CreateResourceClaim(const api::Unstructured& claim) override {
+    return store_.CreateResourceClaim(claim);
+  }
+  api::Status DeleteResourceClaim(const api::Unstructured& claim) override {
+    return store_.DeleteResourceClaim(claim);
+  }
+  api::Status PatchPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override {
+    return store_.PatchPodExtendedResourceClaimStatus(pod, status);
+  }
 
   // (victim, whether its eviction violated a PodDisruptionBudget); called on the
   // scheduling thread (binding is inline in a simulation).
@@ -314,7 +324,8 @@ class Driver {
                              ReleaseGpuMilli(it->second);
                              // The resourceclaim controller's part, after this event (a
                              // handler does not write back to the store).
-                             if (!p->spec.resource_claims.empty()) {
+                             if (!p->spec.resource_claims.empty() ||
+                                 p->status.extended_resource_claim_status) {
                                gone_with_claims_[it->second] = *p;
                                Push(clock_.Now(), EvKind::kReleaseClaims, it->second);
                              }

@@ -333,6 +333,62 @@ api::Status Store::DeleteObject(const api::Unstructured& obj) {
   return {};
 }
 
+api::StatusOr<api::Unstructured> Store::CreateResourceClaim(const api::Unstructured& claim) {
+  RecursiveMutexLock l(&mu_);
+  api::Unstructured obj = claim;
+  if (obj.metadata.name.empty()) {
+    if (obj.metadata.generate_name.empty()) {
+      return absl::InvalidArgumentError(
+          "ResourceClaim: metadata.name: Required value: name or generateName is required");
+    }
+    // names.SimpleNameGenerator: generateName + 5 characters of [bcdfghjklmnpqrstvwxz2456789].
+    static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    uint64_t n = static_cast<uint64_t>(uid_seq_) + 1;
+    std::string suffix;
+    for (int i = 0; i < 5; ++i, n /= 27) suffix += kAlphabet[n % 27];
+    obj.metadata.name = obj.metadata.generate_name + suffix;
+  }
+  if (obj.object) {
+    YAML::Node doc = YAML::Clone(*obj.object);
+    doc["metadata"]["name"] = obj.metadata.name;
+    obj.object = std::make_shared<const YAML::Node>(doc);
+  }
+  const std::string key = obj.Key();
+  if (auto s = CreateObject(std::move(obj)); !s.ok()) return s;
+  return *objects_.at(key);
+}
+
+api::Status Store::DeleteResourceClaim(const api::Unstructured& claim) {
+  RecursiveMutexLock l(&mu_);
+  auto it = objects_.find(claim.Key());
+  if (it != objects_.end() && !claim.metadata.uid.empty() &&
+      it->second->metadata.uid != claim.metadata.uid) {
+    return absl::AbortedError("Precondition failed: UID in precondition: " + claim.metadata.uid +
+                              ", UID in object meta: " + it->second->metadata.uid);
+  }
+  return DeleteObject(claim);
+}
+
+api::Status Store::PatchPodExtendedResourceClaimStatus(
+    const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
+  RecursiveMutexLock l(&mu_);
+  auto it = pods_.find(pod.Key());
+  if (it == pods_.end()) return absl::NotFoundError("pods \"" + pod.metadata.name + "\" not found");
+  if (!pod.metadata.uid.empty() && it->second->metadata.uid != pod.metadata.uid) {
+    return absl::AbortedError("Precondition failed: UID in precondition: " + pod.metadata.uid +
+                              ", UID in object meta: " + it->second->metadata.uid);
+  }
+  api::Pod p = *it->second;
+  if (p.status.extended_resource_claim_status == status) return absl::OkStatus();
+  p.status.extended_resource_claim_status = status;
+  p.metadata.resource_version = NextRV();
+  api::PodPtr old = it->second;
+  auto np = std::make_shared<const api::Pod>(std::move(p));
+  it->second = np;
+  Dispatch<api::Pod>(pod_handlers_, old, np);
+  return absl::OkStatus();
+}
+
 api::UnstructuredPtr Store::GetObject(const std::string& key) const {
   RecursiveMutexLock l(&mu_);
   auto it = objects_.find(key);

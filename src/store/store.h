@@ -145,6 +145,15 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override {
     return UpdateObject(claim);
   }
+  // CreateObject of the claim; an empty metadata.name is completed from
+  // metadata.generateName with 5 characters derived from the store's UID sequence (the
+  // API server's are random; these keep runs reproducible). Returns the stored object.
+  api::StatusOr<api::Unstructured> CreateResourceClaim(const api::Unstructured& claim) override;
+  // DeleteObject of the claim; Aborted when `claim` has a UID and the stored one differs.
+  api::Status DeleteResourceClaim(const api::Unstructured& claim) override;
+  // Sets the pod's status.extendedResourceClaimStatus and dispatches the update.
+  api::Status PatchPodExtendedResourceClaimStatus(
+      const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override;
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override;
   void RecordObjectEvent(std::string_view api_version, std::string_view kind, std::string_view ns,

@@ -9,6 +9,8 @@
 #include "api/labels.h"
 #include "framework/handle.h"
 #include "framework/types.h"
+#include "plugins/dynamicresources/extended_resources.h"
+#include "plugins/helper/validation.h"
 
 namespace phalanx::plugins::dynamicresources {
 
@@ -35,6 +37,33 @@ struct Data {
   mutable std::map<std::string, std::vector<dra::AllocationResult>> node_allocations
       ABSL_GUARDED_BY(mu);
   std::vector<size_t> unavailable;  // allocated claims whose selector failed on some node
+
+  // Extended resources backed by DRA (extended_resources.h). The allocator's inputs but the
+  // claims, for the allocators that add the node's extended resource claim.
+  dra::AllocatorInput base_input;
+  std::shared_ptr<const std::map<std::string, dra::DeviceClass>> classes;
+  struct Extended {
+    ExtendedResourceClass rc;
+    api::ResourceId id;  // to read the node's allocatable
+  };
+  std::vector<Extended> extended;  // the pod's requests a DeviceClass serves, by name
+  // A claim of the pod's from an earlier cycle that is not allocated and reserved for it:
+  // stale (upstream: Filter rejects every node, PostFilter deletes it).
+  dra::ResourceClaimPtr stale_extended;
+  std::string extended_uid;  // temporary UID of the in-memory claim (pending allocation)
+  // Per set of resources served by DRA on a node (a bit per `extended` entry): the claim
+  // for that node, its container mappings and the allocator of every claim plus it.
+  struct Variant {
+    dra::ResourceClaimPtr claim;
+    std::vector<api::ContainerExtendedResourceRequest> mappings;
+    std::shared_ptr<const dra::Allocator> allocator;
+  };
+  mutable std::map<uint64_t, std::shared_ptr<const Variant>> variants ABSL_GUARDED_BY(mu);
+  // Filter's variant per feasible node whose allocation includes the claim.
+  mutable std::map<std::string, std::shared_ptr<const Variant>> node_variant ABSL_GUARDED_BY(mu);
+  std::shared_ptr<const Variant> reserved_variant;  // Reserve's
+  std::optional<dra::AllocationResult> reserved_extended;
+  std::optional<api::Unstructured> created_extended;  // PreBind's, for Unreserve to delete
 };
 
 struct State final : framework::StateData {
@@ -66,6 +95,74 @@ dra::ConsumerReference PodConsumer(const api::Pod& pod) {
 }
 
 std::string ClaimKey(const dra::ResourceClaim& c) { return c.Key(); }
+
+// The pod's extended-resource requests that a DeviceClass serves (upstream
+// hasDeviceClassMappedExtendedResource: an extended resource name, or the implicit
+// "deviceclass.resource.kubernetes.io/<class>" name, with a class), by name.
+std::vector<Data::Extended> DraBackedRequests(const dra::DefaultDRAManager* m,
+                                              const framework::PodInfo& pod) {
+  std::vector<Data::Extended> out;
+  if (!m || !m->HasExtendedResourceClasses()) return out;
+  for (const auto& [id, q] : pod.requests.scalar) {
+    if (q == 0) continue;
+    const std::string& name = api::ScalarResourceName(id);
+    if (name.rfind(dra::kImplicitExtendedResourcePrefix, 0) != 0 &&
+        !helper::IsExtendedResourceName(name)) {
+      continue;
+    }
+    std::string cls = m->ClassForExtendedResource(name);
+    if (!cls.empty()) out.push_back({ExtendedResourceClass{name, std::move(cls)}, id});
+  }
+  std::sort(out.begin(), out.end(), [](const Data::Extended& a, const Data::Extended& b) {
+    return a.rc.resource < b.rc.resource;
+  });
+  return out;
+}
+
+// The node's variant of the in-memory extended resource claim for the resources in `bits`
+// (upstream filterExtendedResources: one claim per node, its requests for what the node
+// does not advertise), built once per variant. nullptr when no request is needed.
+api::StatusOr<std::shared_ptr<const Data::Variant>> VariantFor(const Data& d,
+                                                               const framework::PodInfo& pod,
+                                                               uint64_t bits) {
+  absl::MutexLock l(&d.mu);
+  if (auto it = d.variants.find(bits); it != d.variants.end()) return it->second;
+  std::vector<ExtendedResourceClass> resources;
+  for (size_t k = 0; k < d.extended.size(); ++k) {
+    if (bits & (uint64_t{1} << k)) resources.push_back(d.extended[k].rc);
+  }
+  auto v = std::make_shared<Data::Variant>();
+  std::vector<dra::DeviceRequest> requests;
+  ExtendedResourceRequests(pod.Pod(), resources, &requests, &v->mappings);
+  if (requests.empty()) {
+    d.variants[bits] = nullptr;
+    return std::shared_ptr<const Data::Variant>();
+  }
+  const api::Pod& p = pod.Pod();
+  auto claim = std::make_shared<dra::ResourceClaim>();
+  claim->metadata.namespace_ = p.metadata.namespace_;
+  claim->metadata.name = kExtendedClaimInMemoryName;
+  claim->metadata.uid = d.extended_uid;
+  claim->metadata.generate_name = p.metadata.name + "-extended-resources-";
+  claim->metadata.annotations[dra::kExtendedResourceClaimAnnotation] = "true";
+  claim->metadata.owner_references.push_back(
+      api::OwnerReference{"v1", "Pod", p.metadata.name, p.metadata.uid, true});
+  claim->spec.requests = std::move(requests);
+  v->claim = claim;
+  dra::AllocatorInput in = d.base_input;
+  for (size_t i : d.to_allocate) in.claims.push_back(d.claims[i]);
+  in.claims.push_back(claim);
+  auto a = dra::Allocator::New(std::move(in));
+  if (!a.ok()) return a.status();
+  struct Owned {
+    std::shared_ptr<const std::map<std::string, dra::DeviceClass>> classes;
+    dra::Allocator allocator;
+  };
+  auto owned = std::make_shared<Owned>(Owned{d.classes, std::move(*a)});
+  v->allocator = std::shared_ptr<const dra::Allocator>(owned, &owned->allocator);
+  d.variants[bits] = v;
+  return std::shared_ptr<const Data::Variant>(v);
+}
 
 }  // namespace
 
@@ -164,10 +261,17 @@ Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
 
 Status DynamicResources::PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                    framework::PreFilterResult*) {
-  if (pod.Pod().spec.resource_claims.empty()) return Status(framework::Code::kSkip);
+  std::vector<Data::Extended> extended = DraBackedRequests(dra_, pod);
+  if (pod.Pod().spec.resource_claims.empty() && extended.empty()) {
+    return Status(framework::Code::kSkip);
+  }
   if (!dra_) {
     return Status::UnschedulableAndUnresolvable(
         "DynamicResources: this scheduler has no DRA state (dra::DefaultDRAManager service)");
+  }
+  if (extended.size() > 63) {
+    return Status::UnschedulableAndUnresolvable(
+        "more than 63 extended resources backed by DRA in one pod");
   }
   auto st = std::make_unique<State>();
   st->d = std::make_shared<Data>();
@@ -175,8 +279,26 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
   auto claims = CycleClaims(pod.Pod(), &d.consumers);
   if (!claims.ok())
     return Status::UnschedulableAndUnresolvable(std::string(claims.status().message()));
-  if (claims->empty()) return Status(framework::Code::kSkip);
   d.claims = std::move(*claims);
+  if (!extended.empty()) {
+    // upstream preFilterExtendedResources: the claim made in an earlier cycle, if any.
+    const api::Pod& p = pod.Pod();
+    if (auto found = dra_->FindExtendedResourceClaim(p.metadata.namespace_, p.metadata.name,
+                                                     p.metadata.uid)) {
+      if (found->allocation && ReservedFor(*found, PodConsumer(p))) {
+        d.claims.push_back(found);  // serves the resources already: an allocated claim
+        d.consumers.push_back(PodConsumer(p));
+      } else {
+        d.stale_extended = found;
+      }
+    } else {
+      d.extended = std::move(extended);
+      d.extended_uid = "extended-resources/" + p.metadata.uid;
+    }
+  }
+  if (d.claims.empty() && d.extended.empty() && !d.stale_extended) {
+    return Status(framework::Code::kSkip);
+  }
   d.available_on.resize(d.claims.size());
   d.reserved.resize(d.claims.size());
   d.wrote_group.resize(d.claims.size());
@@ -210,9 +332,8 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
       }
     }
   }
-  if (!d.to_allocate.empty()) {
+  if (!d.to_allocate.empty() || !d.extended.empty()) {
     dra::AllocatorInput in;
-    for (size_t i : d.to_allocate) in.claims.push_back(d.claims[i]);
     in.classes = classes.get();
     in.slice_index = dra_->SliceIndexView();
     in.in_use_index = dra_->InUse();
@@ -224,6 +345,12 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
         }
       }
     }
+    d.base_input = in;
+    d.classes = classes;
+  }
+  if (!d.to_allocate.empty()) {
+    dra::AllocatorInput in = d.base_input;
+    for (size_t i : d.to_allocate) in.claims.push_back(d.claims[i]);
     auto a = dra::Allocator::New(std::move(in));
     if (!a.ok()) return Status::UnschedulableAndUnresolvable(std::string(a.status().message()));
     // Keep the class map alive with the allocator.
@@ -241,7 +368,11 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
 Status DynamicResources::Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                                 const framework::NodeInfo& node_info) {
   Data* d = Read(state);
-  if (!d || d->claims.empty()) return Status::Success();
+  if (!d || (d->claims.empty() && d->extended.empty() && !d->stale_extended)) {
+    return Status::Success();
+  }
+  // A claim of an earlier cycle: PostFilter deletes it, the next attempt starts anew.
+  if (d->stale_extended) return Status::Unschedulable("cannot schedule extended resource claim");
   const api::Node& node = *node_info.node();
   for (size_t i = 0; i < d->claims.size(); ++i) {
     const auto& sel = d->available_on[i];
@@ -249,8 +380,22 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
       return Status::UnschedulableAndUnresolvable("resourceclaim not available on the node");
     }
   }
-  if (!d->allocator) return Status::Success();
-  auto r = d->allocator->Allocate(node);
+  // Extended resources the node does not advertise (allocatable 0) come from DRA here.
+  std::shared_ptr<const Data::Variant> variant;
+  if (!d->extended.empty()) {
+    uint64_t bits = 0;
+    for (size_t k = 0; k < d->extended.size(); ++k) {
+      if (node_info.allocatable().Scalar(d->extended[k].id) == 0) bits |= uint64_t{1} << k;
+    }
+    if (bits) {
+      auto v = VariantFor(*d, pod, bits);
+      if (!v.ok()) return Status::UnschedulableAndUnresolvable(std::string(v.status().message()));
+      variant = *v;
+    }
+  }
+  const dra::Allocator* allocator = variant ? variant->allocator.get() : d->allocator.get();
+  if (!allocator) return Status::Success();
+  auto r = allocator->Allocate(node);
   if (!r.ok()) return Status::Error(std::string(r.status().message()));
   if (!r->ok) {
     std::string reason = "cannot allocate all claims";
@@ -259,6 +404,11 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
   }
   absl::MutexLock l(&d->mu);
   d->node_allocations[node.metadata.name] = std::move(r->results);
+  if (variant) {
+    d->node_variant[node.metadata.name] = std::move(variant);
+  } else {
+    d->node_variant.erase(node.metadata.name);
+  }
   return Status::Success();
 }
 
@@ -266,10 +416,22 @@ Status DynamicResources::PostFilter(framework::CycleState& state, const framewor
                                     const framework::NodeToStatus&, framework::PostFilterResult*) {
   // Pods without claims: upstream's fast path (1.36), whose reason every unschedulable
   // pod's message carries ("... 2 Insufficient cpu. no new claims to deallocate, preemption: ...").
+  Data* d = Read(state);
+  // upstream PostFilter: the pod's extended resource claim of an earlier cycle is deleted, so
+  // that the next attempt allocates anew.
+  if (d && d->stale_extended) {
+    const dra::ResourceClaim& c = *d->stale_extended;
+    if (auto obj = dra_->ClaimObject(c.metadata.namespace_, c.metadata.name)) {
+      if (auto s = h_.Client().DeleteResourceClaim(*obj); !s.ok() && !absl::IsNotFound(s)) {
+        return Status::Error("delete extended resource claim " + c.Key() + ": " +
+                             std::string(s.message()));
+      }
+    }
+    return Status::Unschedulable("deletion of ResourceClaim completed");
+  }
   if (pod.Pod().spec.resource_claims.empty()) {
     return Status::Unschedulable("no new claims to deallocate");
   }
-  Data* d = Read(state);
   if (!d || d->claims.empty()) return Status::Unschedulable("no new claims to deallocate");
   // An allocated claim that no node can use and that only this pod (or nobody) reserved:
   // deallocate it (upstream PostFilter), so that the next attempt can allocate it anew.
@@ -304,15 +466,19 @@ Status DynamicResources::PostFilter(framework::CycleState& state, const framewor
 Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                                  const std::string& node) {
   Data* d = Read(state);
-  if (!d || d->to_allocate.empty()) return Status::Success();
+  if (!d || (d->to_allocate.empty() && d->extended.empty())) return Status::Success();
   std::vector<dra::AllocationResult> results;
+  std::shared_ptr<const Data::Variant> variant;
   {
     absl::MutexLock l(&d->mu);
     auto it = d->node_allocations.find(node);
     if (it == d->node_allocations.end()) {
+      // No claim to allocate and the node advertises the extended resources itself.
+      if (d->to_allocate.empty()) return Status::Success();
       return Status::Error("claim allocation not found for node");
     }
     results = it->second;
+    if (auto v = d->node_variant.find(node); v != d->node_variant.end()) variant = v->second;
   }
   // Devices taken since Filter (another pod's Reserve, a gang member reserved before this
   // one): allocate again on the node against the current state.
@@ -320,6 +486,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
   // this very allocation: its own devices are no conflict.
   std::set<std::string> own;
   for (size_t i : d->to_allocate) own.insert(d->claims[i]->metadata.uid);
+  if (variant) own.insert(d->extended_uid);
   const std::shared_ptr<const dra::InUseIndex> in_use = dra_->InUseExcept(own);
   bool conflict = false;
   for (const auto& r : results) {
@@ -334,6 +501,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     auto classes = dra_->Classes();
     dra::AllocatorInput in;
     for (size_t i : d->to_allocate) in.claims.push_back(d->claims[i]);
+    if (variant) in.claims.push_back(variant->claim);
     in.classes = classes.get();
     in.slice_index = dra_->SliceIndexView();
     in.in_use_index = in_use;
@@ -356,6 +524,15 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     c.allocation = results[k];
     dra_->SignalPendingAllocation(c);
   }
+  if (variant) {
+    // The in-memory claim's allocation is in flight under its temporary UID until PreBind
+    // writes the claim it creates.
+    d->reserved_variant = variant;
+    d->reserved_extended = results.back();
+    dra::ResourceClaim c = *variant->claim;
+    c.allocation = results.back();
+    dra_->SignalPendingAllocation(c);
+  }
   return Status::Success();
 }
 
@@ -363,6 +540,15 @@ void DynamicResources::Unreserve(framework::CycleState& state, const framework::
                                  const std::string&) {
   Data* d = Read(state);
   if (!d) return;
+  // upstream unreserveExtendedResourceClaim: the allocation in flight goes, and the claim
+  // PreBind created is deleted.
+  if (d->reserved_variant) dra_->RemovePendingAllocation(d->extended_uid);
+  d->reserved_variant.reset();
+  d->reserved_extended.reset();
+  if (d->created_extended) {
+    (void)h_.Client().DeleteResourceClaim(*d->created_extended);
+    d->created_extended.reset();
+  }
   for (size_t i = 0; i < d->claims.size(); ++i) {
     const dra::ResourceClaim& c = *d->claims[i];
     dra_->RemovePendingAllocation(c.metadata.uid);
@@ -423,6 +609,39 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
     dra_->AssumeWritten(c);
     d->wrote_group[i] = d->consumers[i].resource != "pods";
   }
+  if (d->reserved_variant && d->reserved_extended) return BindExtendedClaim(state, pod.Pod());
+  return Status::Success();
+}
+
+Status DynamicResources::BindExtendedClaim(framework::CycleState& state, const api::Pod& pod) {
+  Data* d = Read(state);
+  // upstream bindClaim for the special claim: create it (createExtendedResourceClaimInAPI),
+  // write its allocation and the pod in reservedFor, then name it in the pod's
+  // status.extendedResourceClaimStatus (patchPodExtendedResourceClaimStatus).
+  const Data::Variant& v = *d->reserved_variant;
+  auto created =
+      h_.Client().CreateResourceClaim(ExtendedResourceClaimObject(pod, v.claim->spec.requests));
+  if (!created.ok()) {
+    return Status::Error("create claim for extended resources: " +
+                         std::string(created.status().message()));
+  }
+  d->created_extended = *created;
+  auto parsed = dra::ParseResourceClaim(*created);
+  if (!parsed.ok()) return Status::Error(std::string(parsed.status().message()));
+  dra::ResourceClaim c = std::move(*parsed);
+  c.allocation = d->reserved_extended;
+  c.reserved_for.push_back(PodConsumer(pod));
+  if (auto s = h_.Client().UpdateResourceClaimStatus(dra::WithClaimStatus(*created, c)); !s.ok()) {
+    return Status::Error("resourceclaim " + c.Key() + ": " + std::string(s.message()));
+  }
+  dra_->AssumeWritten(c);
+  dra_->RemovePendingAllocation(d->extended_uid);
+  d->reserved_variant.reset();
+  if (auto s = h_.Client().PatchPodExtendedResourceClaimStatus(
+          pod, api::PodExtendedResourceClaimStatus{v.mappings, c.metadata.name});
+      !s.ok()) {
+    return Status::Error(std::string(s.message()));
+  }
   return Status::Success();
 }
 
@@ -440,19 +659,31 @@ api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::CycleClaims(
 
 bool DynamicResources::SameSignature(const framework::PodInfo& canonical,
                                      const framework::PodInfo& pod) const {
-  return canonical.Pod().spec.resource_claims.empty() && pod.Pod().spec.resource_claims.empty();
+  // Pods whose extended resources DRA serves take devices as claims do: unsignable too.
+  return canonical.Pod().spec.resource_claims.empty() && pod.Pod().spec.resource_claims.empty() &&
+         DraBackedRequests(dra_, canonical).empty() && DraBackedRequests(dra_, pod).empty();
+}
+
+bool DynamicResources::ConcernsPodGroupMember(const framework::PodInfo& pod) const {
+  return !pod.Pod().spec.resource_claims.empty() || !DraBackedRequests(dra_, pod).empty();
 }
 
 void DynamicResources::PlacedOnView(const framework::CycleState& state, const framework::PodInfo&,
                                     const std::string& node) {
   Data* d = Read(state);
-  if (!d || d->to_allocate.empty() || joint_mode_) return;
+  if (!d || (d->to_allocate.empty() && d->extended.empty()) || joint_mode_) return;
   absl::MutexLock l(&d->mu);
   auto it = d->node_allocations.find(node);
   if (it == d->node_allocations.end()) return;
   for (size_t k = 0; k < d->to_allocate.size(); ++k) {
     auto c = std::make_shared<dra::ResourceClaim>(*d->claims[d->to_allocate[k]]);
     c->allocation = it->second[k];
+    tentative_[c->metadata.uid] = std::move(c);
+  }
+  // The member's extended resource claim takes its devices on the view too.
+  if (auto v = d->node_variant.find(node); v != d->node_variant.end() && v->second) {
+    auto c = std::make_shared<dra::ResourceClaim>(*v->second->claim);
+    c->allocation = it->second.back();
     tentative_[c->metadata.uid] = std::move(c);
   }
 }
@@ -476,11 +707,17 @@ Status DynamicResources::PlaceJointly(const std::vector<framework::CycleState*>&
   std::vector<std::vector<size_t>> member_claims(pods.size());
   for (size_t m = 0; m < pods.size(); ++m) {
     Data* d = Read(*states[m]);
-    if (!d || d->to_allocate.empty()) continue;
+    if (!d || (d->to_allocate.empty() && d->extended.empty())) continue;
     const framework::NodeInfo* ni = h_.SnapshotSharedLister().Get(nodes[m]);
     if (!ni) return Status::Error("node " + nodes[m] + " not in the snapshot");
-    for (size_t i : d->to_allocate) {
-      const auto& c = d->claims[i];
+    std::vector<dra::ResourceClaimPtr> member = {};
+    for (size_t i : d->to_allocate) member.push_back(d->claims[i]);
+    {
+      absl::MutexLock l(&d->mu);
+      auto v = d->node_variant.find(nodes[m]);
+      if (v != d->node_variant.end() && v->second) member.push_back(v->second->claim);
+    }
+    for (const auto& c : member) {
       auto [it, inserted] = index.emplace(c->metadata.uid, in.claims.size());
       if (inserted) {
         in.claims.push_back(c);
@@ -534,7 +771,12 @@ std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister(
   auto claim_hint = [m](const api::Pod& pod, const framework::EventObjects& objs) {
     const auto* n = static_cast<const api::Unstructured*>(objs.other_new);
     const auto* o = static_cast<const api::Unstructured*>(objs.other_old);
-    if (!n || !m) return QueueingHint::kQueue;
+    if (!m) return QueueingHint::kQueue;
+    if (!n) {  // deleted: an allocated claim's devices are free now
+      if (!o) return QueueingHint::kQueue;
+      auto oc = dra::ParseResourceClaim(*o);
+      return !oc.ok() || oc->allocation ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+    }
     if (o) {
       auto oc = dra::ParseResourceClaim(*o);
       auto nc = dra::ParseResourceClaim(*n);
@@ -560,7 +802,8 @@ std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister(
   };
   return {
       {{EventResource::kNode, framework::kAdd | framework::kUpdateNodeLabel, "NodeAdd"}, nullptr},
-      {{EventResource::kResourceClaim, framework::kAdd | framework::kUpdate, "ResourceClaimChange"},
+      {{EventResource::kResourceClaim, framework::kAdd | framework::kUpdate | framework::kDelete,
+        "ResourceClaimChange"},
        claim_hint},
       {{EventResource::kUnscheduledPod, framework::kUpdatePodGeneratedResourceClaim,
         "PodGeneratedResourceClaim"},

@@ -99,9 +99,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                      const framework::PodInfo& pod) const override;
 
   // PodGroupPlacementPlugin (see the file comment).
-  bool ConcernsPodGroupMember(const framework::PodInfo& pod) const override {
-    return !pod.Pod().spec.resource_claims.empty();
-  }
+  bool ConcernsPodGroupMember(const framework::PodInfo& pod) const override;
   void PlacedOnView(const framework::CycleState& state, const framework::PodInfo& pod,
                     const std::string& node) override;
   void ViewReset() override;
@@ -125,6 +123,9 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // took (tentative_) counts as allocated so. Error as PodClaims.
   api::StatusOr<std::vector<dra::ResourceClaimPtr>> CycleClaims(
       const api::Pod& pod, std::vector<dra::ConsumerReference>* consumers = nullptr) const;
+
+  // PreBind of the pod's extended resources backed by DRA (see the file comment).
+  framework::Status BindExtendedClaim(framework::CycleState& state, const api::Pod& pod);
 
   framework::Handle& h_;
   dra::DefaultDRAManager* dra_;

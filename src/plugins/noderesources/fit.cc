@@ -3,8 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <optional>
 
 #include "api/pod_resources.h"
+#include "dra/dra_manager.h"
 #include "plugins/helper/args.h"
 #include "plugins/helper/validation.h"
 
@@ -20,6 +22,9 @@ enum class FitKind { kPods, kCPU, kMemory, kEphemeralStorage, kScalar };
 struct PreFilterState final : framework::StateData {
   // Requests to check: first-class fields plus the non-zero, non-ignored scalars.
   api::Resource request;
+  // Extended resources of `request` that a DeviceClass serves (KEP-5004): on a node whose
+  // allocatable has none of one, DynamicResources allocates devices for it instead.
+  std::vector<api::ResourceId> dra_backed;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreFilterState>(*this);
   }
@@ -334,6 +339,10 @@ framework::Status Fit::PreFilter(framework::CycleState& state, const framework::
     // Upstream's framework.Resource drops names that are not scalar resources.
     if (!helper::IsScalarResourceName(name) || IgnoredScalar(name)) continue;
     s->request.scalar.emplace_back(id, q);
+    if (dra_ && dra_->HasExtendedResourceClasses() &&
+        !dra_->ClassForExtendedResource(name).empty()) {
+      s->dra_backed.push_back(id);
+    }
   }
   state.Write(kPreFilterStateKey, std::move(s));
   return framework::Status();
@@ -346,14 +355,23 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
     return framework::Status::Error(
         "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
   }
+  // fit.go fitsRequest: an extended resource backed by DRA that the node does not advertise
+  // (allocatable 0) is DynamicResources' to check (its devices), not this plugin's.
+  std::optional<api::Resource> without_dra;
+  for (api::ResourceId id : s->dra_backed) {
+    if (node.allocatable().Scalar(id) != 0) continue;
+    if (!without_dra) without_dra = s->request;
+    std::erase_if(without_dra->scalar,
+                  [id](const std::pair<api::ResourceId, int64_t>& e) { return e.first == id; });
+  }
+  const api::Resource& request = without_dra ? *without_dra : s->request;
   int insufficient = 0;
   bool unresolvable = false;
   FitKind first_kind = FitKind::kPods;
-  CheckFit(s->request, node,
-           [&](FitKind k, api::ResourceId, int64_t, int64_t, int64_t, bool unres) {
-             if (insufficient++ == 0) first_kind = k;
-             unresolvable = unresolvable || unres;
-           });
+  CheckFit(request, node, [&](FitKind k, api::ResourceId, int64_t, int64_t, int64_t, bool unres) {
+    if (insufficient++ == 0) first_kind = k;
+    unresolvable = unresolvable || unres;
+  });
   if (insufficient == 0) return framework::Status();
   if (insufficient == 1 && first_kind != FitKind::kScalar) {
     // One first-class resource short, the common rejection: a prebuilt Status (with this
@@ -373,7 +391,7 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
     return kSingle[static_cast<size_t>(static_cast<int>(first_kind) * 2 + (unresolvable ? 1 : 0))];
   }
   std::vector<std::string> reasons;
-  CheckFit(s->request, node, [&](FitKind k, api::ResourceId id, int64_t, int64_t, int64_t, bool) {
+  CheckFit(request, node, [&](FitKind k, api::ResourceId id, int64_t, int64_t, int64_t, bool) {
     reasons.push_back(Reason(k, id));
   });
   return framework::Status(unresolvable ? framework::Code::kUnschedulableAndUnresolvable
@@ -462,10 +480,12 @@ std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {
 }
 
 framework::StatusOr<std::unique_ptr<framework::Plugin>> Fit::New(framework::PluginArgs args,
-                                                                 framework::Handle& /*h*/) {
+                                                                 framework::Handle& h) {
   auto parsed = ParseNodeResourcesFitArgs(args);
   if (!parsed.ok()) return parsed.status();
-  return std::unique_ptr<framework::Plugin>(std::make_unique<Fit>(std::move(parsed.value())));
+  auto fit = std::make_unique<Fit>(std::move(parsed.value()));
+  fit->dra_ = h.Service<dra::DefaultDRAManager>();
+  return std::unique_ptr<framework::Plugin>(std::move(fit));
 }
 
 bool Fit::SameSignature(const framework::PodInfo& canonical, const framework::PodInfo& pod) const {

@@ -16,6 +16,10 @@
 #include "framework/registry.h"
 #include "plugins/noderesources/resource_allocation.h"
 
+namespace phalanx::dra {
+class DefaultDRAManager;
+}
+
 namespace phalanx::plugins::noderesources {
 
 enum class ScoringStrategyType { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
@@ -74,7 +78,10 @@ class Fit final : public framework::PreFilterPlugin,
   bool SameSignature(const framework::PodInfo& canonical,
                      const framework::PodInfo& pod) const override;
 
-  // Stores the pod's requests (PodInfo::requests) minus ignored extended resources.
+  // Stores the pod's requests (PodInfo::requests) minus ignored extended resources. Filter
+  // leaves out an extended resource that a DeviceClass's extendedResourceName (or implicit
+  // name) maps when the node's allocatable has none of it: DynamicResources allocates it
+  // from ResourceSlices then (upstream fit.go fitsRequest, KEP-5004).
   framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                               framework::PreFilterResult* result) override;
   // All insufficiencies as reasons, upstream order and wording. Unschedulable, or
@@ -107,6 +114,8 @@ class Fit final : public framework::PreFilterPlugin,
   int64_t ScoreVectors(const int64_t* requested, const int64_t* allocatable) const;
 
   NodeResourcesFitArgs args_;
+  // The DRA state (extended resources backed by DeviceClasses, KEP-5004); null without it.
+  dra::DefaultDRAManager* dra_ = nullptr;
   std::set<std::string, std::less<>> ignored_resources_;
   std::set<std::string, std::less<>> ignored_groups_;
   ResourceAllocation allocation_;

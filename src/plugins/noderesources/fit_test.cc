@@ -10,6 +10,7 @@
 
 #include <optional>
 
+#include "dra/dra_manager.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -736,6 +737,72 @@ TEST(NodeResourcesFitTest, Args) {
   auto zero_weight = ParseNodeResourcesFitArgs(&zero);
   ASSERT_TRUE(zero_weight.ok());
   EXPECT_EQ(zero_weight.value().resources, (std::vector<ResourceSpec>{{"cpu", 1}}));
+}
+
+}  // namespace
+}  // namespace phalanx::plugins::noderesources
+
+namespace phalanx::plugins::noderesources {
+namespace {
+
+api::UnstructuredPtr DeviceClassObj(const std::string& name, const std::string& ern) {
+  YAML::Node doc = YAML::Load("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n");
+  doc["metadata"]["name"] = name;
+  if (!ern.empty()) doc["spec"]["extendedResourceName"] = ern;
+  auto u = std::make_shared<api::Unstructured>();
+  u->api_version = "resource.k8s.io/v1";
+  u->kind = "DeviceClass";
+  u->metadata.name = name;
+  u->object = std::make_shared<const YAML::Node>(doc);
+  return u;
+}
+
+// fit.go fitsRequest with DRAExtendedResource: an extended resource that a DeviceClass
+// serves (its extendedResourceName, or the implicit deviceclass.resource.kubernetes.io/
+// name) is left to DynamicResources on a node without allocatable of it, and checked here
+// on a node that advertises it (a device plugin's), like any extended resource.
+TEST(NodeResourcesFitTest, ExtendedResourceBackedByDraIsLeftToDynamicResources) {
+  dra::DefaultDRAManager m;
+  ASSERT_TRUE(m.OnObjectAdd(DeviceClassObj("gpu.example.com", kExtB)));
+  ASSERT_TRUE(m.OnObjectAdd(DeviceClassObj("fpga", "")));
+  ASSERT_TRUE(m.Errors().empty()) << m.Errors()[0];
+  const std::string implicit = std::string(dra::kImplicitExtendedResourcePrefix) + "fpga";
+  struct Case {
+    std::string name;
+    std::string resource;
+    bool with_manager;
+    bool node_has_it;  // allocatable 1 of the resource
+    framework::Code want;
+  };
+  const std::vector<Case> cases = {
+      {"explicit name, DRA-only node", kExtB, true, false, C::kSuccess},
+      {"implicit name, DRA-only node", implicit, true, false, C::kSuccess},
+      // More than the node's allocatable: unresolvable, as for any resource.
+      {"explicit name, device-plugin node short", kExtB, true, true,
+       C::kUnschedulableAndUnresolvable},
+      {"no class maps it", kExtA, true, false, C::kUnschedulableAndUnresolvable},
+      {"no DRA state", kExtB, false, false, C::kUnschedulableAndUnresolvable},
+  };
+  for (const auto& c : cases) {
+    fake::FakeHandle h;
+    if (c.with_manager) h.services().Provide<dra::DefaultDRAManager>(&m);
+    auto pl = NewFit("", h);
+    ASSERT_TRUE(pl.ok()) << c.name;
+    auto* fit = dynamic_cast<Fit*>(pl.value().get());
+    const api::Pod pod = PodBuilder("p").Container({{"cpu", "1"}, {c.resource, "2"}}).Obj();
+    std::map<std::string, std::string> cap{{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "10"}};
+    if (c.node_has_it) cap[c.resource] = "1";
+    const api::Node node = NodeBuilder("node").Capacity(cap).Obj();
+    framework::CycleState state;
+    auto pi = framework::PodInfo::Make(std::make_shared<api::Pod>(pod));
+    ASSERT_TRUE(fit->PreFilter(state, *pi, nullptr).IsSuccess()) << c.name;
+    auto ni = MakeNodeInfo(node, {});
+    auto s = fit->Filter(state, *pi, ni);
+    EXPECT_EQ(s.code(), c.want) << c.name << ": " << s.ToString();
+    if (c.want != C::kSuccess) {
+      EXPECT_EQ(s.reasons(), std::vector<std::string>{"Insufficient " + c.resource}) << c.name;
+    }
+  }
 }
 
 }  // namespace
