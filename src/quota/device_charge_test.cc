@@ -178,6 +178,27 @@ TEST(QueueManagerDra, ClaimGpusCountAgainstTheQueueLimit) {
   EXPECT_EQ(m.Status().at(0).pending.at(kGpu), 1 + 2);  // s1 still uses the pair
 }
 
+// A pod whose claims take GPUs (a trace's share turned into a whole DRA device keeps its
+// gpu-milli annotations, replay/dra_gpus.h) is charged the claim's GPU, not a share on top.
+TEST(QueueManagerDra, ShareAnnotationsOfAPodWithGpuClaimsAreNotChargedTwice) {
+  dra::DefaultDRAManager dra;
+  QueueManager m;
+  m.UseDRA(&dra);
+  m.OnObjectAdd(
+      Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team-a}\n"
+          "spec: {resources: {gpu: {quota: 0, limit: 4}}}\n"));
+  dra.OnObjectAdd(Claim("g", "    - {name: g, exactly: {deviceClassName: gpu}}\n"));
+  auto p = std::make_shared<api::Pod>(*ClaimPod("p", {"g"}));
+  p->metadata.annotations["alibabacloud.com/gpu-milli"] = "1000";
+  p->metadata.annotations["alibabacloud.com/gpu-count"] = "1";
+  m.OnPodAdd(p);
+  const ResourceList c = m.ChargeOf({p.get()});
+  EXPECT_EQ(c.at(kGpu), 1);
+  EXPECT_EQ(c.count(kGpuShareMilli), 0u);
+  EXPECT_EQ(m.Status().at(0).pending.at(kGpu), 1);
+  EXPECT_EQ(m.Status().at(0).pending.count(kGpuShareMilli), 0u);
+}
+
 TEST(QueueManagerDra, UnmappedClassInAGpuLimitedQueueWarns) {
   dra::DefaultDRAManager dra;
   QueueManager m;

@@ -67,6 +67,17 @@ int64_t Get(const ResourceList& l, const std::string& r) {
 
 constexpr double kEps = 1e-6;
 
+// Whether the pod's claims take devices that count as nvidia.com/gpu: then its GPU-share
+// annotations describe those devices and are not charged on top (a trace's GPU shares
+// turned into whole DRA devices keep their annotations, replay/dra_gpus.h).
+bool ClaimsTakeGpus(const DeviceCharge& c) {
+  if (Get(c.own, kGpuQuotaResource) > 0) return true;
+  for (const auto& [id, charge] : c.shared) {
+    if (Get(charge, kGpuQuotaResource) > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 QueueManager::QueueManager(const gang::PodGroupManager* gangs) : gangs_(gangs) {}
@@ -321,7 +332,9 @@ void QueueManager::ChargeLocked(Entry& e, const api::Resource* requests) {
   e.request = requests ? RequestOf(*requests) : RequestOf(*e.pod);
   e.shared.clear();
   const bool in_queue = !e.assignment.queue.empty() && e.assignment.error.empty();
-  if (!e.pod->metadata.annotations.empty()) {
+  DeviceCharge c;
+  if (dra_ && !e.pod->spec.resource_claims.empty()) c = PodDeviceCharge(*dra_, *e.pod, mapper_);
+  if (!e.pod->metadata.annotations.empty() && !ClaimsTakeGpus(c)) {
     std::string note;
     if (const int64_t milli = GpuShareMilli(*e.pod, &note); milli > 0) {
       e.request[kGpuShareMilli] = milli;
@@ -331,8 +344,6 @@ void QueueManager::ChargeLocked(Entry& e, const api::Resource* requests) {
       if (warned_.insert(w).second) warnings_.push_back(std::move(w));
     }
   }
-  if (!dra_ || e.pod->spec.resource_claims.empty()) return;
-  DeviceCharge c = PodDeviceCharge(*dra_, *e.pod, mapper_);
   AddTo(e.request, c.own, +1);
   e.shared = std::move(c.shared);
   if (in_queue) WarnLocked(e.assignment.queue, c);
@@ -392,8 +403,12 @@ ResourceList QueueManager::ChargeOf(const std::vector<const api::Pod*>& pods) co
   std::set<std::string> seen;
   for (const api::Pod* p : pods) {
     AddTo(out, RequestOf(*p), +1);
-    if (!p->metadata.annotations.empty()) out[kGpuShareMilli] += GpuShareMilli(*p, nullptr);
-    if (out[kGpuShareMilli] == 0) out.erase(kGpuShareMilli);
+    DeviceCharge c;
+    if (dra_ && !p->spec.resource_claims.empty()) c = PodDeviceCharge(*dra_, *p, mapper_);
+    if (!p->metadata.annotations.empty() && !ClaimsTakeGpus(c)) {
+      out[kGpuShareMilli] += GpuShareMilli(*p, nullptr);
+      if (out[kGpuShareMilli] == 0) out.erase(kGpuShareMilli);
+    }
     if (!dra_ || p->spec.resource_claims.empty()) continue;
     std::string queue;
     if (auto it = pods_.find(p->Key()); it != pods_.end() && !it->second.stale) {
@@ -402,7 +417,6 @@ ResourceList QueueManager::ChargeOf(const std::vector<const api::Pod*>& pods) co
       std::string g, gs;
       queue = ResolveLocked(*p, &g, &gs).queue;
     }
-    DeviceCharge c = PodDeviceCharge(*dra_, *p, mapper_);
     if (!queue.empty()) WarnLocked(queue, c);
     AddTo(out, c.own, +1);
     for (const auto& [id, charge] : c.shared) {

@@ -178,6 +178,11 @@ QueueStatusWriterCounters QueueStatusWriter::Sync(api::Timestamp now) {
   for (auto it = objects_.begin(); it != objects_.end();) {
     it = seen.count(it->first) ? std::next(it) : objects_.erase(it);
   }
+  const std::vector<std::string> warnings = queues_.Warnings();  // only ever grows
+  for (; warnings_reported_ < warnings.size(); ++warnings_reported_) {
+    sink_.ReportWarning(warnings[warnings_reported_]);
+    ++counters_.warnings;
+  }
   return counters_;
 }
 

@@ -91,6 +91,8 @@ struct Dialect {
   std::string args;  // Queues plugin args (a profile), "" for none
 };
 
+void PrintTo(const Dialect& d, std::ostream* os) { *os << d.name; }
+
 std::vector<Dialect> Dialects() {
   const std::string kai = "kai.scheduler/queue: team-a";
   const std::string volcano = "scheduling.volcano.sh/queue-name: team-a";
@@ -155,7 +157,7 @@ TEST_P(QueuesDra, FourGpuLimitHoldsClaimPods) {
     std::string waiting;
     o.hooks.on_start = [&](scheduler::Scheduler& s) { sched = &s; };
     o.hooks.on_step = [&](double t) {
-      if (t < 2 || t >= 30 || !waiting.empty()) return;
+      if (t < 1 || t >= 30 || !waiting.empty()) return;  // p4 arrives at 1 s
       for (const auto& p : sched->scheduling_queue().PendingPods()) {
         if (p->Pod().metadata.name == "p4") waiting = p->last_failure_message;
       }
@@ -210,6 +212,54 @@ TEST(QueuesDraWarnings, UnmappedClassInAGpuLimitedQueueIsAWarning) {
                          "accel.example.com") != std::string::npos;
   }
   EXPECT_TRUE(found) << FormatSummary(r);
+}
+
+// A PodGroup's claim (KEP-5729: one claim for the whole gang, from template two-gpus) is
+// charged once to the queue, not once per member: a KAI queue limited to 2 GPUs runs the
+// gang of 4 members sharing a 2-GPU claim, and a member arriving later joins it. A third
+// pod with a claim of its own then waits for the queue.
+TEST(QueuesDraShared, PodGroupClaimCountsOncePerQueue) {
+  std::string y = DraCluster("gpu.example.com") +
+                  "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team-a}\n"
+                  "spec: {resources: {gpu: {quota: 0, limit: 2, overQuotaWeight: 1}}}\n---\n"
+                  "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: "
+                  "{name: two-gpus, namespace: default}\nspec:\n  spec:\n    devices:\n"
+                  "      requests:\n      - name: gpu\n        exactly: {deviceClassName: "
+                  "gpu.example.com, count: 2}\n---\n"
+                  "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: "
+                  "train, namespace: default}\nspec:\n  schedulingPolicy: {gang: {minCount: 4}}\n"
+                  "  resourceClaims: [{name: gpus, resourceClaimTemplateName: two-gpus}]\n---\n";
+  auto member = [](const std::string& name, double arrival) {
+    std::ostringstream o;
+    o << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " << name
+      << "\n  namespace: default\n  labels: {kai.scheduler/queue: team-a}\n"
+      << "  annotations: {simulation.phalanx.dev/arrival-seconds: \"" << arrival << "\"}\n"
+      << "spec:\n  schedulingGroup: {podGroupName: train}\n"
+      << "  resourceClaims: [{name: gpus, resourceClaimTemplateName: two-gpus}]\n"
+      << "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
+         "[{name: gpus}]}}]\n---\n";
+    return o.str();
+  };
+  for (int i = 0; i < 4; ++i) y += member("worker-" + std::to_string(i), 0);
+  y += member("late", 10);
+  y += ClaimPod("other", "kai.scheduler/queue: team-a", "", 20, 0);
+  Scenario sc = Load("podgroup-claim", y);
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  EXPECT_TRUE(r.dra_errors.empty());
+  for (const char* p : {"default/worker-0", "default/worker-1", "default/worker-2",
+                        "default/worker-3", "default/late"}) {
+    const PodOutcome* o = Outcome(r, p);
+    ASSERT_NE(o, nullptr) << p;
+    EXPECT_TRUE(o->scheduled_s) << p << ": " << o->reason << "\n" << FormatSummary(r);
+  }
+  const PodOutcome* other = Outcome(r, "default/other");
+  ASSERT_NE(other, nullptr);
+  EXPECT_FALSE(other->scheduled_s) << FormatSummary(r);
+  EXPECT_NE(other->reason.find("waiting for queue team-a quota: needs 1 nvidia.com/gpu, 0 free"),
+            std::string::npos)
+      << other->reason;
 }
 
 }  // namespace
