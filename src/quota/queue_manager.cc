@@ -159,6 +159,7 @@ void QueueManager::RebuildTreeLocked() {
     }
   }
   for (auto& [k, e] : pods_) UncountLocked(e);
+  shared_claims_.clear();  // every pod uncounted: no claim is in use (kept exact anyway)
   allocated_.clear();
   pending_.clear();
   running_pods_.clear();
