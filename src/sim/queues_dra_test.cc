@@ -5,6 +5,7 @@
 // scenario: 2 nodes × 4 GPUs = 8 devices, so without the queue all five would run at once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -260,6 +261,39 @@ TEST(QueuesDraShared, PodGroupClaimCountsOncePerQueue) {
   EXPECT_NE(other->reason.find("waiting for queue team-a quota: needs 1 nvidia.com/gpu, 0 free"),
             std::string::npos)
       << other->reason;
+}
+
+// examples/queues/dra (the same scenario as a directory for `phalanx simulate`): four
+// claim pods bind at 0 s, train-4 waits for the queue and binds at 30 s when train-0 ends.
+TEST(QueuesDraExample, FifthPodBindsWhenTheFirstEnds) {
+  Scenario sc;
+  ASSERT_EQ(LoadManifestScenario(std::string(PHALANX_SOURCE_DIR) + "/examples/queues/dra", &sc),
+            absl::OkStatus());
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  EXPECT_TRUE(r.dra_errors.empty());
+  for (int i = 0; i < 4; ++i) {
+    const PodOutcome* p = Outcome(r, "default/train-" + std::to_string(i));
+    ASSERT_NE(p, nullptr);
+    ASSERT_TRUE(p->scheduled_s) << FormatSummary(r);
+    EXPECT_EQ(*p->scheduled_s, 0.0);
+  }
+  const PodOutcome* fifth = Outcome(r, "default/train-4");
+  ASSERT_NE(fifth, nullptr);
+  ASSERT_TRUE(fifth->scheduled_s) << FormatSummary(r);
+  EXPECT_EQ(*fifth->scheduled_s, 30.0);
+  // The per-queue figures are in GPUs (the cluster's GPUs are DRA devices), and the queue
+  // never holds more than its 4.
+  EXPECT_EQ(r.queue_resource, "nvidia.com/gpu");
+  double peak = 0;
+  for (const auto& s : r.queue_timeline) {
+    if (s.queue != "team-a") continue;
+    EXPECT_EQ(s.resource, "nvidia.com/gpu");
+    EXPECT_LE(s.allocated, 4.0) << "t=" << s.t;
+    peak = std::max(peak, s.allocated);
+  }
+  EXPECT_EQ(peak, 4.0);
 }
 
 }  // namespace

@@ -270,7 +270,17 @@ class Driver {
         return true;
       }
     }
-    return false;
+    // GPUs as DRA devices only: a ResourceSlice with devices and a DeviceClass whose name
+    // contains "gpu", which queues count as nvidia.com/gpu (quota/device_charge.h).
+    bool slices = false, gpu_class = false;
+    for (const auto& o : sc_.objects) {
+      if (o.kind == "ResourceSlice" && o.Group() == "resource.k8s.io") slices = true;
+      if (o.kind == "DeviceClass" && o.Group() == "resource.k8s.io" &&
+          !quota::DeviceClassMapper().MappedName(o.metadata.name).empty()) {
+        gpu_class = true;
+      }
+    }
+    return slices && gpu_class;
   }
 
   // True when a profile serves the pod's spec.schedulerName (else the scheduler ignores it).
