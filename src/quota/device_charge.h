@@ -1,6 +1,6 @@
 // What a pod charges its queue beyond its container requests: the devices of its DRA
 // ResourceClaims (resource.k8s.io/v1), and the GPU share of its GPU-share annotations.
-// docs/queues.md "Devices and GPU shares" says what each upstream project does.
+// docs/queues.md "Devices: DRA claims" and "GPU shares" say what each upstream project does.
 //
 // DRA devices, per claim of the pod (its own, a shared claim it names, a PodGroup's claim,
 // KEP-5729):
@@ -24,7 +24,7 @@
 //   per queue however many pods use it (Volcano 1.15 counts a shared claim once); a claim
 //   generated for the pod from a template is the pod's own. A generated claim not created
 //   yet is charged from its ResourceClaimTemplate (Kueue charges templates).
-
+//
 // GPU shares (gpu::ParseGpuAsk, the dialects of gpu/device.h): a pod whose GPUs are asked
 // for by annotation rather than by the nvidia.com/gpu request charges count × milli
 // milli-GPU (KAI gpu-fraction × gpu-fraction-num-devices, as KAI's GetGpusQuota charges a
@@ -32,7 +32,9 @@
 // gpu-count, whole devices for gpu-count alone). The quota keeps it under kGpuShareMilli
 // next to whole nvidia.com/gpu devices: admission checks nvidia.com/gpu in milli-GPU with
 // both (GpuMilli), status and metrics show them together (1500m = 1.5 GPUs), fair share
-// rounds the shares up to whole devices (FoldGpuShares).
+// rounds the shares up to whole devices (FoldGpuShares). A pod whose claims take devices
+// that count as nvidia.com/gpu is charged those only (QueueManager): its share annotations
+// describe the same GPUs.
 #pragma once
 
 #include <map>
