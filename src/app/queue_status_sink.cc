@@ -48,4 +48,8 @@ void LiveQueueStatusSink::ReportInvalid(const quota::QueueObjectRef& ref,
                             "InvalidQueue", message);
 }
 
+void LiveQueueStatusSink::ReportWarning(const std::string& message) {
+  spdlog::warn("queue accounting: {}", message);
+}
+
 }  // namespace phalanx::app

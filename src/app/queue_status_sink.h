@@ -12,6 +12,7 @@
 //                  which learns the object's uid from the object informer; a cluster-scoped
 //                  Queue's Event goes to namespace "default", as client-go records events
 //                  for cluster-scoped objects).
+//   ReportWarning  a log line (warning) "queue accounting: <message>".
 #pragma once
 
 #include <set>
@@ -34,6 +35,8 @@ class LiveQueueStatusSink final : public quota::QueueStatusSink {
   api::Status PatchStatus(const quota::QueueObjectRef& ref,
                           const std::string& status_json) override;
   void ReportInvalid(const quota::QueueObjectRef& ref, const std::string& message) override;
+  // A log line "queue accounting: <message>" (warning).
+  void ReportWarning(const std::string& message) override;
 
   // "/apis/scheduling.volcano.sh/v1beta1/queues/team-a",
   // "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ns/elasticquotas/q".

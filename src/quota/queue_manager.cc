@@ -10,6 +10,7 @@
 
 #include "api/pod_resources.h"
 #include "api/resource.h"
+#include "dra/dra_manager.h"
 #include "gang/default_podgroup_manager.h"
 #include "gang/dialects.h"
 
@@ -66,6 +67,17 @@ int64_t Get(const ResourceList& l, const std::string& r) {
 
 constexpr double kEps = 1e-6;
 
+// Whether the pod's claims take devices that count as nvidia.com/gpu: then its GPU-share
+// annotations describe those devices and are not charged on top (a trace's GPU shares
+// turned into whole DRA devices keep their annotations, replay/dra_gpus.h).
+bool ClaimsTakeGpus(const DeviceCharge& c) {
+  if (Get(c.own, kGpuQuotaResource) > 0) return true;
+  for (const auto& [id, charge] : c.shared) {
+    if (Get(charge, kGpuQuotaResource) > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 QueueManager::QueueManager(const gang::PodGroupManager* gangs) : gangs_(gangs) {}
@@ -121,6 +133,20 @@ void QueueManager::RebuildTreeLocked() {
     if (auto q = QueueFromObject(*o)) specs.push_back(std::move(*q));
   }
   tree_ = BuildQueueTree(specs);
+  // Volcano's consumable-capacity keys (<dim>.deviceclass/<DeviceClass>) are not charged:
+  // say so rather than leave the limit unenforced in silence.
+  for (const auto& [name, q] : tree_.queues) {
+    for (const auto* list : {&q.limit, &q.guarantee}) {
+      for (const auto& [r, v] : *list) {
+        const size_t at = r.find(std::string(".") + kDeviceClassCountPrefix);
+        if (at == std::string::npos || at == 0) continue;
+        std::string w = q.source + ": " + r +
+                        " (Volcano DRA consumable capacity) is not charged by any pod: this "
+                        "limit is not enforced";
+        if (warned_.insert(w).second) warnings_.push_back(std::move(w));
+      }
+    }
+  }
   bool min_runtime = false;
   for (const auto& [n, q] : tree_.queues) min_runtime = min_runtime || q.preempt_min_runtime_ns;
   any_preempt_min_runtime_.store(min_runtime, std::memory_order_release);
@@ -133,6 +159,7 @@ void QueueManager::RebuildTreeLocked() {
     }
   }
   for (auto& [k, e] : pods_) UncountLocked(e);
+  shared_claims_.clear();  // every pod uncounted: no claim is in use (kept exact anyway)
   allocated_.clear();
   pending_.clear();
   running_pods_.clear();
@@ -145,14 +172,14 @@ void QueueManager::RebuildTreeLocked() {
     return;
   }
   for (auto& [k, e] : pods_) {
-    if (e.stale) {
-      e.request = RequestOf(*e.pod);
-      e.stale = false;
-    }
     std::string g, gs;
     e.assignment = ResolveLocked(*e.pod, &g, &gs);
     e.gang = std::move(g);
     e.gang_spec = std::move(gs);
+    if (e.stale || !e.pod->spec.resource_claims.empty()) {
+      ChargeLocked(e, nullptr);
+      e.stale = false;
+    }
     CountLocked(e);
   }
   ++generation_;
@@ -246,6 +273,9 @@ void QueueManager::UncountLocked(Entry& e) {
       }
     }
   }
+  for (const auto& [id, charge] : e.shared) {
+    ShareLocked(e.counted_queue, id, charge, e.counted_allocated, -1);
+  }
   e.counted = false;
 }
 
@@ -256,18 +286,153 @@ void QueueManager::CountLocked(Entry& e) {
   e.counted_allocated = e.allocated;
   e.counted_queue.clear();
   if (e.allocated) AddTo(total_allocated_, e.request, +1);
-  if (e.assignment.queue.empty() || !e.assignment.error.empty()) return;
-  e.counted_queue = e.assignment.queue;
-  AddTo(own_demand_[e.counted_queue], e.request, +1);
-  for (const auto& q : tree_.PathToRoot(e.counted_queue)) {
-    if (e.allocated) {
-      AddTo(allocated_[q], e.request, +1);
-      running_pods_[q] += 1;
-    } else {
-      AddTo(pending_[q], e.request, +1);
-      pending_pods_[q] += 1;
+  if (!e.assignment.queue.empty() && e.assignment.error.empty()) {
+    e.counted_queue = e.assignment.queue;
+    AddTo(own_demand_[e.counted_queue], e.request, +1);
+    for (const auto& q : tree_.PathToRoot(e.counted_queue)) {
+      if (e.allocated) {
+        AddTo(allocated_[q], e.request, +1);
+        running_pods_[q] += 1;
+      } else {
+        AddTo(pending_[q], e.request, +1);
+        pending_pods_[q] += 1;
+      }
     }
   }
+  for (const auto& [id, charge] : e.shared) {
+    ShareLocked(e.counted_queue, id, charge, e.allocated, +1);
+  }
+}
+
+void QueueManager::ApplyLocked(const std::string& queue, const ResourceList& charge, bool allocated,
+                               int sign) {
+  if (allocated) AddTo(total_allocated_, charge, sign);
+  if (queue.empty()) return;
+  AddTo(own_demand_[queue], charge, sign);
+  for (const auto& q : tree_.PathToRoot(queue)) {
+    AddTo(allocated ? allocated_[q] : pending_[q], charge, sign);
+  }
+}
+
+void QueueManager::ShareLocked(const std::string& queue, const std::string& id,
+                               const ResourceList& charge, bool allocated, int delta) {
+  const auto key = std::make_pair(queue, id);
+  SharedClaim& s = shared_claims_[key];
+  if (s.pods > 0) ApplyLocked(queue, s.charge, s.allocated > 0, -1);
+  if (delta > 0) s.charge = charge;  // the latest pod's view of the claim
+  s.pods += delta;
+  if (allocated) s.allocated += delta;
+  if (s.pods > 0) {
+    ApplyLocked(queue, s.charge, s.allocated > 0, +1);
+  } else {
+    shared_claims_.erase(key);
+  }
+}
+
+void QueueManager::ChargeLocked(Entry& e, const api::Resource* requests) {
+  e.request = requests ? RequestOf(*requests) : RequestOf(*e.pod);
+  e.shared.clear();
+  const bool in_queue = !e.assignment.queue.empty() && e.assignment.error.empty();
+  DeviceCharge c;
+  if (dra_ && !e.pod->spec.resource_claims.empty()) c = PodDeviceCharge(*dra_, *e.pod, mapper_);
+  if (!e.pod->metadata.annotations.empty() && !ClaimsTakeGpus(c)) {
+    std::string note;
+    if (const int64_t milli = GpuShareMilli(*e.pod, &note); milli > 0) {
+      e.request[kGpuShareMilli] = milli;
+    }
+    if (!note.empty() && in_queue) {
+      std::string w = "queue " + e.assignment.queue + ": " + note;
+      if (warned_.insert(w).second) warnings_.push_back(std::move(w));
+    }
+  }
+  AddTo(e.request, c.own, +1);
+  e.shared = std::move(c.shared);
+  if (in_queue) WarnLocked(e.assignment.queue, c);
+}
+
+void QueueManager::WarnLocked(const std::string& queue, const DeviceCharge& c) const {
+  auto warn = [&](std::string w) {
+    if (warned_.insert(w).second) warnings_.push_back(std::move(w));
+  };
+  for (const auto& n : c.notes) warn(n);
+  if (c.unmapped.empty()) return;
+  // The unmapped class matters where a queue of the pod's path limits (or guarantees)
+  // devices: an extended resource or a deviceclass/ key, but not deviceclass/<class>.
+  for (const auto& q : tree_.PathToRoot(queue)) {
+    const QueueSpec& spec = tree_.queues.at(q);
+    for (const auto& [cls, claim] : c.unmapped) {
+      const std::string own_key = kDeviceClassCountPrefix + cls;
+      if (spec.limit.count(own_key) || spec.guarantee.count(own_key)) continue;
+      std::string limited;
+      for (const auto* list : {&spec.limit, &spec.guarantee}) {
+        for (const auto& [r, v] : *list) {
+          if (r == "cpu" || r == "memory" || r == "ephemeral-storage" || r == "pods") continue;
+          if (limited.empty()) limited = r;
+        }
+      }
+      if (limited.empty()) continue;
+      warn("queue " + q + " limits " + limited + " but device class " + cls + " (" + claim +
+           ") maps to no quota resource: its devices count only as " + own_key +
+           "; map it in QueuesArgs deviceClassMappings");
+    }
+  }
+}
+
+void QueueManager::UseDRA(const dra::DefaultDRAManager* dra) {
+  absl::MutexLock l(&mu_);
+  dra_ = dra;
+  device_capacity_key_.clear();
+}
+
+void QueueManager::SetDeviceClassMappings(const std::vector<DeviceClassMapping>& mappings) {
+  absl::MutexLock l(&mu_);
+  if (mappings == mapper_.mappings()) return;
+  mapper_ = DeviceClassMapper(mappings);
+  device_capacity_key_.clear();
+  for (auto& [k, e] : pods_) {
+    if (e.stale || e.pod->spec.resource_claims.empty()) continue;
+    UncountLocked(e);
+    ChargeLocked(e, nullptr);
+    CountLocked(e);
+  }
+  ++generation_;
+}
+
+ResourceList QueueManager::ChargeOf(const std::vector<const api::Pod*>& pods) const {
+  absl::MutexLock l(&mu_);
+  ResourceList out;
+  std::set<std::string> seen;
+  for (const api::Pod* p : pods) {
+    AddTo(out, RequestOf(*p), +1);
+    DeviceCharge c;
+    if (dra_ && !p->spec.resource_claims.empty()) c = PodDeviceCharge(*dra_, *p, mapper_);
+    if (!p->metadata.annotations.empty() && !ClaimsTakeGpus(c)) {
+      out[kGpuShareMilli] += GpuShareMilli(*p, nullptr);
+      if (out[kGpuShareMilli] == 0) out.erase(kGpuShareMilli);
+    }
+    if (!dra_ || p->spec.resource_claims.empty()) continue;
+    std::string queue;
+    if (auto it = pods_.find(p->Key()); it != pods_.end() && !it->second.stale) {
+      queue = it->second.assignment.queue;
+    } else {
+      std::string g, gs;
+      queue = ResolveLocked(*p, &g, &gs).queue;
+    }
+    if (!queue.empty()) WarnLocked(queue, c);
+    AddTo(out, c.own, +1);
+    for (const auto& [id, charge] : c.shared) {
+      if (!seen.insert(id).second) continue;
+      auto s = shared_claims_.find({queue, id});
+      if (s != shared_claims_.end() && s->second.allocated > 0) continue;  // held already
+      AddTo(out, charge, +1);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> QueueManager::Warnings() const {
+  absl::MutexLock l(&mu_);
+  return warnings_;
 }
 
 void QueueManager::RefreshLocked(Entry& e) {
@@ -276,14 +441,14 @@ void QueueManager::RefreshLocked(Entry& e) {
     e.stale = true;
     return;
   }
-  if (e.stale) {
-    e.request = RequestOf(*e.pod);
-    e.stale = false;
-  }
   std::string g, gs;
   e.assignment = ResolveLocked(*e.pod, &g, &gs);
   e.gang = std::move(g);
   e.gang_spec = std::move(gs);
+  if (e.stale || !e.pod->spec.resource_claims.empty()) {
+    ChargeLocked(e, nullptr);
+    e.stale = false;
+  }
   CountLocked(e);
 }
 
@@ -301,11 +466,11 @@ void QueueManager::OnPodAdd(const api::PodPtr& pod, const api::Resource* request
     return;
   }
   e.stale = false;
-  e.request = requests ? RequestOf(*requests) : RequestOf(*pod);
   std::string g, gs;
   e.assignment = ResolveLocked(*pod, &g, &gs);
   e.gang = std::move(g);
   e.gang_spec = std::move(gs);
+  ChargeLocked(e, requests);
   CountLocked(e);
   ++generation_;
 }
@@ -333,19 +498,17 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
   if (it == pods_.end()) {
     Entry& e = pods_[new_pod->Key()];
     e.pod = new_pod;
-    e.request = RequestOf(*requests);
     e.allocated = !new_pod->spec.node_name.empty();
     std::string g, gs;
     e.assignment = ResolveLocked(*new_pod, &g, &gs);
     e.gang = std::move(g);
     e.gang_spec = std::move(gs);
+    ChargeLocked(e, requests);
     CountLocked(e);
   } else {
     Entry& e = it->second;
     UncountLocked(e);
     e.pod = new_pod;
-    if (e.stale || !SameRequest(e.request, *requests)) e.request = RequestOf(*requests);
-    e.stale = false;
     if (!new_pod->spec.node_name.empty() && !e.allocated) {
       e.allocated = true;
       holds_.erase(e.assignment.queue);  // the reclaiming queue got its capacity
@@ -354,6 +517,12 @@ void QueueManager::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& ne
     e.assignment = ResolveLocked(*new_pod, &g, &gs);
     e.gang = std::move(g);
     e.gang_spec = std::move(gs);
+    // A pod with claims is charged again (its claims may have been created or allocated
+    // since); without, its request changes only with its spec.
+    if (e.stale || !new_pod->spec.resource_claims.empty() || !SameRequest(e.request, *requests)) {
+      ChargeLocked(e, requests);
+    }
+    e.stale = false;
     CountLocked(e);
   }
   ++generation_;
@@ -375,6 +544,7 @@ void QueueManager::MarkAssumed(const api::Pod& pod) {
   UncountLocked(it->second);
   it->second.allocated = true;
   holds_.erase(it->second.assignment.queue);  // the reclaiming queue got its capacity
+  if (!it->second.pod->spec.resource_claims.empty()) ChargeLocked(it->second, nullptr);
   CountLocked(it->second);
   ++generation_;
 }
@@ -391,9 +561,23 @@ void QueueManager::MarkForgotten(const api::Pod& pod) {
 
 void QueueManager::SetCapacity(const ResourceList& capacity) {
   absl::MutexLock l(&mu_);
-  if (capacity == capacity_) return;
+  if (dra_) {
+    // The devices of the ResourceSlices, per quota resource they charge, recomputed when a
+    // class or slice changed (by identity: the DRA manager's views are immutable).
+    const auto classes = dra_->Classes();
+    const auto slices = dra_->Slices();
+    std::vector<const void*> key{classes.get()};
+    for (const auto& sl : slices) key.push_back(sl.get());
+    if (key != device_capacity_key_) {
+      device_capacity_ = DeviceCapacity(*dra_, mapper_);
+      device_capacity_key_ = std::move(key);
+    }
+  }
+  ResourceList total = capacity;
+  for (const auto& [r, v] : device_capacity_) total[r] += v;
+  if (total == capacity_) return;
   AccrueLocked();
-  capacity_ = capacity;
+  capacity_ = std::move(total);
   ++generation_;
 }
 
@@ -436,7 +620,7 @@ api::Status QueueManager::CheckAdmission(const std::string& queue, const Resourc
     auto a = allocated_.find(queue);
     auto s = share_.find(queue);
     for (const auto& [r, want] : request) {
-      if (r == "pods" || want <= 0) continue;
+      if (r == "pods" || r == kGpuShareMilli || want <= 0) continue;
       const double have = a == allocated_.end() ? 0.0 : static_cast<double>(Get(a->second, r));
       const double deserved = s == share_.end() || !s->second.count(r) ? 0.0 : s->second.at(r);
       if (have + static_cast<double>(want) > deserved + kEps) {
@@ -446,6 +630,10 @@ api::Status QueueManager::CheckAdmission(const std::string& queue, const Resourc
       }
     }
   }
+  // GPU shares (device_charge.h): nvidia.com/gpu is checked in milli-GPU, whole devices and
+  // shares together; the share key itself is no queue's resource.
+  ResourceList req = request;
+  if (req.erase(kGpuShareMilli)) req.emplace(kGpuQuotaResource, 0);
   const auto path = tree_.PathToRoot(queue);
   for (const auto& q : path) {
     const QueueSpec& spec = tree_.queues.at(q);
@@ -453,13 +641,19 @@ api::Status QueueManager::CheckAdmission(const std::string& queue, const Resourc
     static const ResourceList kEmpty;
     const ResourceList& used = ait == allocated_.end() ? kEmpty : ait->second;
     const std::string who = q == queue ? "queue " + q : "queue " + q + " (parent of " + queue + ")";
-    for (const auto& [r, want] : request) {
+    for (const auto& [r, amount] : req) {
+      const bool gpu = r == kGpuQuotaResource;
+      const int64_t k = gpu ? 1000 : 1;  // milli-GPU
+      const auto amount_of = [&](const ResourceList& l) { return gpu ? GpuMilli(l) : Get(l, r); };
+      const auto format = [&](int64_t x) { return gpu ? FormatGpuMilli(x) : FormatAmount(r, x); };
+      const int64_t want = gpu ? GpuMilli(request) : amount;
       if (want <= 0 || (r == "pods" && !spec.limit.count("pods"))) continue;
-      const int64_t limit = spec.LimitOf(r);
-      const int64_t u = Get(used, r);
+      const int64_t limit = spec.LimitOf(r) == INT64_MAX ? INT64_MAX : spec.LimitOf(r) * k;
+      const int64_t guarantee = spec.GuaranteeOf(r) * k;
+      const int64_t u = amount_of(used);
       int64_t free = limit == INT64_MAX ? INT64_MAX : std::max<int64_t>(0, limit - u);
       std::string detail;
-      if (spec.borrows_idle_min && u + want > spec.GuaranteeOf(r)) {
+      if (spec.borrows_idle_min && u + want > guarantee) {
         // CapacityScheduling: above min only while the sum over all top-level quotas stays
         // within the sum of their min (idle min is borrowed, never more). Only resources
         // some quota names in min are constrained this way.
@@ -468,23 +662,22 @@ api::Status QueueManager::CheckAdmission(const std::string& queue, const Resourc
         for (const auto& [n, s] : tree_.queues) {
           if (!s.borrows_idle_min || !s.parent.empty() || tree_.errors.count(n)) continue;
           named = named || s.guarantee.count(r) > 0;
-          sum_min += s.GuaranteeOf(r);
+          sum_min += s.GuaranteeOf(r) * k;
           auto a = allocated_.find(n);
-          if (a != allocated_.end()) sum_used += Get(a->second, r);
+          if (a != allocated_.end()) sum_used += amount_of(a->second);
         }
         const int64_t borrowable =
-            std::max<int64_t>({int64_t{0}, spec.GuaranteeOf(r) - u, sum_min - sum_used});
+            std::max<int64_t>({int64_t{0}, guarantee - u, sum_min - sum_used});
         if (named && borrowable < free) {
           free = borrowable;
-          detail = " (min " + FormatAmount(r, spec.GuaranteeOf(r)) + ", idle min of all quotas " +
-                   FormatAmount(r, std::max<int64_t>(0, sum_min - sum_used)) + ")";
+          detail = " (min " + format(guarantee) + ", idle min of all quotas " +
+                   format(std::max<int64_t>(0, sum_min - sum_used)) + ")";
         }
       }
       if (want > free) {
-        const std::string f = FormatAmount(r, free);
-        return absl::ResourceExhaustedError("waiting for " + who + " quota: needs " +
-                                            FormatAmount(r, want) + ", " +
-                                            f.substr(0, f.find(' ')) + " free" + detail);
+        const std::string f = format(free);
+        return absl::ResourceExhaustedError("waiting for " + who + " quota: needs " + format(want) +
+                                            ", " + f.substr(0, f.find(' ')) + " free" + detail);
       }
     }
   }
@@ -601,7 +794,7 @@ void QueueManager::EnsureShareLocked() const {
   const int64_t epoch = usage_ ? usage_->Epoch(now_()) : -1;
   if (share_generation_ == generation_ && share_epoch_ == epoch) return;
   std::map<std::string, ResourceList> demand;
-  for (const auto& [q, d] : own_demand_) demand[q] = d;
+  for (const auto& [q, d] : own_demand_) demand[q] = FoldGpuShares(d);
   if (usage_) {
     AccrueLocked();
     const NormalizedUsage u = usage_->Normalized(now_());
@@ -621,7 +814,7 @@ double QueueManager::DominantShareOf(const std::string& queue) const {
   auto s = share_.find(queue);
   if (a == allocated_.end()) return 0;
   static const Share kNone;
-  return DominantShare(a->second, s == share_.end() ? kNone : s->second);
+  return DominantShare(FoldGpuShares(a->second), s == share_.end() ? kNone : s->second);
 }
 
 ResourceList QueueManager::FreeCapacity() const {
@@ -844,7 +1037,7 @@ QueueStatus QueueManager::StatusOfLocked(const std::string& name, const QueueSpe
   s.guarantee = spec.guarantee;
   s.limit = spec.limit;
   if (auto it = share_.find(name); it != share_.end()) s.deserved = it->second;
-  s.dominant_share = DominantShare(s.allocated, s.deserved);
+  s.dominant_share = DominantShare(FoldGpuShares(s.allocated), s.deserved);
   if (auto it = running_pods_.find(name); it != running_pods_.end()) s.running_pods = it->second;
   if (auto it = pending_pods_.find(name); it != pending_pods_.end()) s.pending_pods = it->second;
   if (auto it = tree_.errors.find(name); it != tree_.errors.end()) s.error = it->second;

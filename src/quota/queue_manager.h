@@ -23,6 +23,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -31,12 +32,16 @@
 #include "api/status.h"
 #include "api/types.h"
 #include "api/unstructured.h"
+#include "quota/device_charge.h"
 #include "quota/fair_share.h"
 #include "quota/queue_tree.h"
 #include "quota/usage.h"
 
 namespace phalanx::gang {
 class PodGroupManager;
+}
+namespace phalanx::dra {
+class DefaultDRAManager;
 }
 
 namespace phalanx::quota {
@@ -153,6 +158,9 @@ class SharedQueueManager {
                                         std::function<api::Timestamp()> now) = 0;
   virtual void UseClock(std::function<api::Timestamp()> now) = 0;
   virtual bool PreemptProtected(const api::Pod& victim) const = 0;
+  virtual ResourceList ChargeOf(const std::vector<const api::Pod*>& pods) const = 0;
+  virtual void SetDeviceClassMappings(const std::vector<DeviceClassMapping>& mappings) = 0;
+  virtual std::vector<std::string> Warnings() const = 0;
 };
 
 class QueueManager final : public SharedQueueManager {
@@ -199,6 +207,25 @@ class QueueManager final : public SharedQueueManager {
   // ancestor's) has not passed since the pod started (status.startTime; a gang is protected
   // while any member is, i.e. from its last start, KAI's LastStartTimestamp).
   bool PreemptProtected(const api::Pod& victim) const override;
+
+  // DRA state (the scheduler's dra::DefaultDRAManager, may be null): a pod's claims are
+  // charged to its queue (quota/device_charge.h) and the devices of the ResourceSlices are
+  // added to the capacity SetCapacity is given (per quota resource a device charges). Set
+  // before pods arrive; `dra` must outlive this manager.
+  void UseDRA(const dra::DefaultDRAManager* dra);
+  // QueuesArgs.deviceClassMappings (Kueue's resources.deviceClassMappings, valid as
+  // ValidateDeviceClassMappings says): device classes -> quota resource; every pod's charge
+  // is computed again.
+  void SetDeviceClassMappings(const std::vector<DeviceClassMapping>& mappings) override;
+  // What `pods` (of one queue) charge together, for admission: each pod's RequestOf and
+  // its own claims' devices, and once each the shared claims (named by resourceClaimName,
+  // or a PodGroup's) that no allocated pod of the pod's queue already holds (those are in
+  // its allocation already). Computed from the DRA state now, not from the counted entries.
+  ResourceList ChargeOf(const std::vector<const api::Pod*>& pods) const override;
+  // Distinct warnings, in order: "queue Q limits nvidia.com/gpu but device class C (claim
+  // ns/c) maps to no quota resource: its devices count only as deviceclass/C; map it in
+  // QueuesArgs deviceClassMappings" and the allocationMode All notes. Never cleared.
+  std::vector<std::string> Warnings() const override;
 
   bool HasQueues() const override;
   // Changes with every queue object, pod or capacity event (for callers that cache).
@@ -306,7 +333,10 @@ class QueueManager final : public SharedQueueManager {
     Assignment assignment;
     std::string gang;       // gang key ("" = none)
     std::string gang_spec;  // spec key of the gang
-    ResourceList request;
+    ResourceList request;   // RequestOf and the devices of the pod's own claims
+    // Claims the pod shares (DeviceCharge::shared): id -> charge, counted once per queue
+    // through shared_claims_.
+    std::map<std::string, ResourceList> shared;
     bool allocated = false;
     bool counted = false;  // contributes to the sums under `counted_queue`
     std::string counted_queue;
@@ -314,6 +344,18 @@ class QueueManager final : public SharedQueueManager {
     bool stale = false;  // request, assignment and gang not computed; never counted
   };
   void RebuildTreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // e.request and e.shared from the pod (`requests`: its api::PodRequests when the caller
+  // has it) and, with DRA, its claims; records warnings for unmapped classes.
+  void ChargeLocked(Entry& e, const api::Resource* requests) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The warnings of a pod's DeviceCharge in queue `queue` (see Warnings).
+  void WarnLocked(const std::string& queue, const DeviceCharge& c) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One pod more (delta +1) or less (-1) using shared claim `id` in `queue`; the claim's
+  // charge is in the sums once while some pod uses it, as allocated while one of them is.
+  void ShareLocked(const std::string& queue, const std::string& id, const ResourceList& charge,
+                   bool allocated, int delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyLocked(const std::string& queue, const ResourceList& charge, bool allocated, int sign)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Assignment ResolveLocked(const api::Pod& pod, std::string* gang, std::string* gang_spec) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UncountLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -375,6 +417,21 @@ class QueueManager final : public SharedQueueManager {
   std::map<std::string, ResourceList> own_demand_ ABSL_GUARDED_BY(mu_);
   ResourceList total_allocated_ ABSL_GUARDED_BY(mu_);  // every allocated pod
   ResourceList capacity_ ABSL_GUARDED_BY(mu_);
+  // DRA (UseDRA): the state, the class mapping, the device capacity cached by the DRA
+  // generation, the shared claims counted (queue, claim id), and the warnings so far.
+  const dra::DefaultDRAManager* dra_ ABSL_GUARDED_BY(mu_) = nullptr;
+  DeviceClassMapper mapper_ ABSL_GUARDED_BY(mu_);
+  // The classes and slices (by identity) device_capacity_ was computed from.
+  mutable std::vector<const void*> device_capacity_key_ ABSL_GUARDED_BY(mu_);
+  mutable ResourceList device_capacity_ ABSL_GUARDED_BY(mu_);
+  struct SharedClaim {
+    ResourceList charge;
+    int32_t pods = 0;
+    int32_t allocated = 0;
+  };
+  std::map<std::pair<std::string, std::string>, SharedClaim> shared_claims_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<std::string> warnings_ ABSL_GUARDED_BY(mu_);
+  mutable std::set<std::string> warned_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, api::Timestamp> holds_ ABSL_GUARDED_BY(mu_);  // queue -> hold expiry
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 1;
   // Time-based fair share: usage integrated over time (mutable: const readers accrue it up

@@ -1,5 +1,9 @@
 #include "quota/queue_metrics.h"
 
+#include <type_traits>
+
+#include "quota/device_charge.h"
+
 namespace phalanx::quota {
 
 void RegisterQueueMetrics(metrics::Registry& reg, const QueueManager& qm) {
@@ -8,8 +12,23 @@ void RegisterQueueMetrics(metrics::Registry& reg, const QueueManager& qm) {
     return [&qm, pick] {
       Samples v;
       for (const auto& s : qm.Status()) {
-        for (const auto& [r, amount] : pick(s))
-          v.push_back({{s.name, r}, static_cast<double>(amount)});
+        const auto& list = pick(s);
+        if constexpr (std::is_same_v<std::decay_t<decltype(list)>, ResourceList>) {
+          // GPU shares (kGpuShareMilli) are part of nvidia.com/gpu, in devices.
+          for (const auto& [r, amount] : list) {
+            if (r == kGpuShareMilli) continue;
+            double x = static_cast<double>(amount);
+            if (r == kGpuQuotaResource) x = static_cast<double>(GpuMilli(list)) / 1000.0;
+            v.push_back({{s.name, r}, x});
+          }
+          if (list.count(kGpuShareMilli) && !list.count(kGpuQuotaResource)) {
+            v.push_back(
+                {{s.name, kGpuQuotaResource}, static_cast<double>(GpuMilli(list)) / 1000.0});
+          }
+        } else {
+          for (const auto& [r, amount] : list)
+            v.push_back({{s.name, r}, static_cast<double>(amount)});
+        }
       }
       return v;
     };

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include "quota/device_charge.h"
+
 namespace phalanx::quota {
 
 namespace {
@@ -39,16 +41,24 @@ std::string JsonStr(std::string_view s) {
 
 // {"cpu":"2","memory":"1024"}: every resource of `list` but "pods", and "0" for the
 // `zero_keys` it lacks.
+// GPU shares (quota/device_charge.h kGpuShareMilli) are written as part of nvidia.com/gpu
+// ("1500m": one device and a half share).
 std::string ResourceJson(const ResourceList& list, const std::set<std::string>& zero_keys) {
   std::map<std::string, int64_t> all;
-  for (const auto& k : zero_keys) all[k] = 0;
+  for (const auto& k : zero_keys) all[k == kGpuShareMilli ? kGpuQuotaResource : k] = 0;
   for (const auto& [k, v] : list) {
-    if (k != "pods") all[k] = v;
+    if (k != "pods" && k != kGpuShareMilli) all[k] = v;
   }
+  const bool shares = list.count(kGpuShareMilli) > 0;
+  if (shares) all[kGpuQuotaResource] = GpuMilli(list);
   std::string out = "{";
   for (const auto& [k, v] : all) {
     if (out.size() > 1) out += ",";
-    out += JsonStr(k) + ":" + JsonStr(QuantityString(k, v));
+    std::string q = QuantityString(k, v);
+    if (shares && k == kGpuQuotaResource) {
+      q = v % 1000 == 0 ? std::to_string(v / 1000) : std::to_string(v) + "m";
+    }
+    out += JsonStr(k) + ":" + JsonStr(q);
   }
   return out + "}";
 }
@@ -167,6 +177,11 @@ QueueStatusWriterCounters QueueStatusWriter::Sync(api::Timestamp now) {
   }
   for (auto it = objects_.begin(); it != objects_.end();) {
     it = seen.count(it->first) ? std::next(it) : objects_.erase(it);
+  }
+  const std::vector<std::string> warnings = queues_.Warnings();  // only ever grows
+  for (; warnings_reported_ < warnings.size(); ++warnings_reported_) {
+    sink_.ReportWarning(warnings[warnings_reported_]);
+    ++counters_.warnings;
   }
   return counters_;
 }

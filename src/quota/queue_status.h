@@ -80,6 +80,9 @@ class QueueStatusSink {
   // `message` (naming the object and field, queue_tree.h) says why the object takes no part
   // in scheduling: a Warning Event on the object, and a log line.
   virtual void ReportInvalid(const QueueObjectRef& ref, const std::string& message) = 0;
+  // A QueueManager::Warnings() entry (queue accounting that is not what a queue asks for,
+  // e.g. a device class that maps to no quota resource): a log line, once.
+  virtual void ReportWarning(const std::string& message) = 0;
 };
 
 struct QueueStatusWriterCounters {
@@ -88,6 +91,7 @@ struct QueueStatusWriterCounters {
   int64_t unchanged = 0;  // statuses equal to the last written, not sent
   int64_t errors = 0;     // failed PatchStatus calls
   int64_t invalid_reports = 0;
+  int64_t warnings = 0;  // QueueManager::Warnings() entries reported
 };
 
 class QueueStatusWriter {
@@ -100,7 +104,8 @@ class QueueStatusWriter {
   // One pass at time `now` (ns; any monotonic or wall clock): does nothing when the last
   // pass was less than min_interval ago, or when nothing changed (QueueManager::Generation)
   // and no write is waiting for a retry. Otherwise writes every changed status and reports
-  // every new invalid-object message. Returns the counters so far.
+  // every new invalid-object message and every new QueueManager::Warnings() entry. Returns
+  // the counters so far.
   QueueStatusWriterCounters Sync(api::Timestamp now) ABSL_LOCKS_EXCLUDED(mu_);
   QueueStatusWriterCounters counters() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -118,6 +123,7 @@ class QueueStatusWriter {
   api::Timestamp last_pass_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t last_generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool retry_ ABSL_GUARDED_BY(mu_) = false;
+  size_t warnings_reported_ ABSL_GUARDED_BY(mu_) = 0;            // of QueueManager::Warnings()
   std::map<std::string, Written> objects_ ABSL_GUARDED_BY(mu_);  // by QueueObjectRef::Key
   QueueStatusWriterCounters counters_ ABSL_GUARDED_BY(mu_);
 };

@@ -53,6 +53,8 @@ struct FakeSink : QueueStatusSink {
   void ReportInvalid(const QueueObjectRef& ref, const std::string& message) override {
     invalid.emplace_back(ref.Key(), message);
   }
+  std::vector<std::string> warnings;
+  void ReportWarning(const std::string& message) override { warnings.push_back(message); }
   std::string Last(const std::string& key) const {
     for (auto it = patches.rbegin(); it != patches.rend(); ++it) {
       if (it->first == key) return it->second;
@@ -293,6 +295,29 @@ spec: {weight: 1}
   EXPECT_EQ(c.invalid_reports, 4);
   EXPECT_NE(sink.Last("scheduling.volcano.sh/v1beta1/Queue//cyc-a"), "");
   EXPECT_NE(sink.Last("scheduling.volcano.sh/v1beta1/Queue//cyc-b"), "");
+}
+
+// A queue accounting warning (here Volcano's consumable-capacity key, which no pod is
+// charged) goes to the sink once, not at every pass.
+TEST(QueueStatusWriter, AccountingWarningsAreReportedOnce) {
+  QueueManager m;
+  m.OnObjectAdd(Obj(R"(
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: vgpu}
+spec: {capability: {cores.deviceclass/hami-core-gpu.project-hami.io: "800"}}
+)"));
+  FakeSink sink;
+  QueueStatusWriter w(m, sink, kSecond);
+  EXPECT_EQ(w.Sync(0).warnings, 1);
+  ASSERT_EQ(sink.warnings.size(), 1u);
+  EXPECT_EQ(sink.warnings[0],
+            "Queue vgpu (scheduling.volcano.sh/v1beta1): "
+            "cores.deviceclass/hami-core-gpu.project-hami.io (Volcano DRA consumable capacity) "
+            "is not charged by any pod: this limit is not enforced");
+  m.OnPodAdd(Pod("p", "vgpu", "1", 0, "n1"));
+  EXPECT_EQ(w.Sync(2 * kSecond).warnings, 1);
+  EXPECT_EQ(sink.warnings.size(), 1u);
 }
 
 TEST(QueueManager, StatusOnlyUpdateKeepsTheTree) {

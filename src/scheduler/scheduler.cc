@@ -26,7 +26,11 @@ Scheduler::Scheduler(SchedulerOptions opts)
       queues_(opts_.queues ? opts_.queues : std::make_shared<quota::QueueManager>(gangs_.get())),
       volumes_(opts_.volumes ? opts_.volumes : std::make_shared<volume::Catalog>()),
       cache_(opts_.assumed_pod_ttl_ns),
-      rng_(opts_.seed) {}
+      rng_(opts_.seed) {
+  // Queues charge the devices of the pods' DRA claims (quota/device_charge.h). A
+  // QueueManager the caller passed is theirs to wire.
+  if (!opts_.queues) queues_->UseDRA(dra_.get());
+}
 
 Scheduler::~Scheduler() { Stop(); }
 

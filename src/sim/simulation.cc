@@ -280,7 +280,17 @@ class Driver {
         return true;
       }
     }
-    return false;
+    // GPUs as DRA devices only: a ResourceSlice with devices and a DeviceClass whose name
+    // contains "gpu", which queues count as nvidia.com/gpu (quota/device_charge.h).
+    bool slices = false, gpu_class = false;
+    for (const auto& o : sc_.objects) {
+      if (o.kind == "ResourceSlice" && o.Group() == "resource.k8s.io") slices = true;
+      if (o.kind == "DeviceClass" && o.Group() == "resource.k8s.io" &&
+          !quota::DeviceClassMapper().MappedName(o.metadata.name).empty()) {
+        gpu_class = true;
+      }
+    }
+    return slices && gpu_class;
   }
 
   // True when a profile serves the pod's spec.schedulerName (else the scheduler ignores it).
@@ -661,7 +671,8 @@ class Driver {
       // A queue that never touched a GPU is measured in cores (not 0.00 GPUs).
       auto has_gpu = [&](const auto& m) {
         auto it = m.find(gpu);
-        return it != m.end() && it->second > 0;
+        auto sh = m.find(quota::kGpuShareMilli);
+        return (it != m.end() && it->second > 0) || (sh != m.end() && sh->second > 0);
       };
       if (res_->queue_resource == gpu && (has_gpu(q.guarantee) || has_gpu(q.limit) ||
                                           has_gpu(q.allocated) || has_gpu(q.pending))) {
@@ -672,7 +683,12 @@ class Driver {
       const double scale = resource == kCpu ? 1000.0 : 1.0;
       auto get = [&](const auto& m) -> double {
         auto it = m.find(resource);
-        return it == m.end() ? 0.0 : static_cast<double>(it->second) / scale;
+        double x = it == m.end() ? 0.0 : static_cast<double>(it->second) / scale;
+        // GPU shares (quota/device_charge.h) are part of nvidia.com/gpu.
+        if (auto sh = m.find(quota::kGpuShareMilli); resource == gpu && sh != m.end()) {
+          x += static_cast<double>(sh->second) / 1000.0;
+        }
+        return x;
       };
       QueueSample s;
       s.t = Seconds(clock_.Now());
@@ -719,6 +735,9 @@ class Driver {
       }
     }
     res_->attempts = sched_->stats().attempts;
+    // Queue accounting that is not what a queue asks for (a device class that maps to no
+    // quota resource a queue limits; allocationMode All charged as 1 until allocated).
+    for (auto& w : sched_->queue_manager().Warnings()) res_->warnings.push_back(std::move(w));
     res_->reservations = sched_->reservations().Counters();
     res_->reservation_log = sched_->reservations().History();
     res_->virtual_seconds = Seconds(clock_.Now());

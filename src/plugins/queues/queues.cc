@@ -47,10 +47,36 @@ framework::StatusOr<QueuesArgs> ParseQueuesArgs(framework::PluginArgs args) {
   QueuesArgs out;
   helper::FieldErrors errs;
   bool has_content = false;
-  if (!helper::CheckArgsMap(args, "QueuesArgs", {"timeBasedFairShare"}, &errs, &has_content)) {
+  if (!helper::CheckArgsMap(args, "QueuesArgs", {"timeBasedFairShare", "deviceClassMappings"},
+                            &errs, &has_content)) {
     return helper::ArgsError(errs, "QueuesArgs");
   }
   if (!has_content) return out;
+  if (const YAML::Node m = (*args)["deviceClassMappings"]; m.IsDefined() && !m.IsNull()) {
+    if (!m.IsSequence()) {
+      errs.TypeInvalid("deviceClassMappings", "must be a list");
+    } else {
+      for (size_t i = 0; i < m.size(); ++i) {
+        const std::string path = "deviceClassMappings[" + std::to_string(i) + "]";
+        quota::DeviceClassMapping dm;
+        if (!helper::CheckMap(m[i], path, {"name", "deviceClassNames"}, &errs)) {
+          if (errs.empty()) errs.Required(path, "must be a map");
+          continue;
+        }
+        helper::ReadString(m[i]["name"], path + ".name", &dm.name, &errs);
+        helper::ReadStringList(m[i]["deviceClassNames"], path + ".deviceClassNames",
+                               &dm.device_class_names, &errs);
+        out.device_class_mappings.push_back(std::move(dm));
+      }
+      if (errs.empty()) {
+        for (auto& e :
+             quota::ValidateDeviceClassMappings(out.device_class_mappings, "deviceClassMappings")) {
+          errs.Add(std::move(e));
+        }
+      }
+    }
+    if (!errs.empty()) return helper::ArgsError(errs, "QueuesArgs");
+  }
   const YAML::Node t = (*args)["timeBasedFairShare"];
   if (!helper::CheckMap(t, "timeBasedFairShare",
                         {"windowSeconds", "windowType", "halfLifeSeconds", "kValue"}, &errs)) {
@@ -82,6 +108,9 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> Queues::New(framework::P
   if (ledger) {
     const framework::Clock* clock = &h.GetClock();
     ledger->UseClock([clock] { return clock->Now(); });  // KAI min runtimes
+    if (!a.value().device_class_mappings.empty()) {
+      ledger->SetDeviceClassMappings(a.value().device_class_mappings);
+    }
     if (a.value().time_based_fair_share) {
       ledger->EnableTimeBasedFairShare(*a.value().time_based_fair_share,
                                        [clock] { return clock->Now(); });
@@ -139,20 +168,23 @@ Status Queues::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
   if (!a.error.empty()) return Status::UnschedulableAndUnresolvable(a.error);
   if (a.queue.empty()) return Status::Success();
   RefreshCapacity();
-  quota::ResourceList want = quota::QueueManager::RequestOf(*pod.pod);
   if (in_cycle_) {
     // Members let through earlier in this PodGroup cycle are not assumed yet. Keyed by pod:
     // the cycle may place a member more than once (topology trials, preemption dry runs).
+    // Charged together, so that a claim they share counts once.
     auto& used = in_cycle_used_[a.queue];
-    quota::ResourceList with = want;
-    for (const auto& [key, request] : used) {
-      if (key != pod.pod->Key()) Add(with, request);
+    used[pod.pod->Key()] = pod.pod;
+    std::vector<const api::Pod*> members;
+    for (const auto& [key, p] : used) members.push_back(p.get());
+    api::Status reason =
+        qm->CheckAdmission(a.queue, qm->ChargeOf(members), handle_.GetClock().Now());
+    if (!reason.ok()) {
+      used.erase(pod.pod->Key());
+      return Status::Unschedulable(std::string(reason.message()));
     }
-    api::Status reason = qm->CheckAdmission(a.queue, with, handle_.GetClock().Now());
-    if (!reason.ok()) return Status::Unschedulable(std::string(reason.message()));
-    used[pod.pod->Key()] = std::move(want);
     return Status::Success();
   }
+  const quota::ResourceList want = qm->ChargeOf({pod.pod.get()});
   api::Status reason = qm->CheckAdmission(a.queue, want, handle_.GetClock().Now());
   if (!reason.ok()) return Status::Unschedulable(std::string(reason.message()));
   return Status::Success();
@@ -198,7 +230,7 @@ Status Queues::PostFilter(framework::CycleState& state, const framework::PodInfo
   if (a.queue.empty() || !a.error.empty()) return Status(Code::kUnschedulable);
   if (qm->HasReclaimHold(a.queue, handle_.GetClock().Now())) return Status(Code::kUnschedulable);
   RefreshCapacity();
-  const quota::ResourceList request = quota::QueueManager::RequestOf(*pod.pod);
+  const quota::ResourceList request = qm->ChargeOf({pod.pod.get()});
   std::string why;
   const std::vector<quota::ReclaimUnit> units = qm->ReclaimCandidates(a.queue, request, &why);
   if (units.empty()) return Status(Code::kUnschedulable);
@@ -279,6 +311,7 @@ Status Queues::AdmitPodGroup(const framework::QueuedPodGroupInfo& plan,
   // The minimum gang: the first `need` pending members of every unit, summed per queue.
   std::vector<int32_t> taken(plan.pod_groups.size(), 0);
   std::map<std::string, std::string> display;  // queue -> first unit naming it
+  std::map<std::string, std::vector<const api::Pod*>> by_queue;
   for (size_t i = 0; i < pods.size(); ++i) {
     const size_t u = pod_group_of[i];
     const quota::Assignment a = qm->QueueOf(*pods[i]->pod);
@@ -287,9 +320,11 @@ Status Queues::AdmitPodGroup(const framework::QueuedPodGroupInfo& plan,
     }
     if (a.queue.empty() || taken[u] >= plan.pod_groups[u].Need()) continue;
     ++taken[u];
-    Add(admitted_request_[a.queue], quota::QueueManager::RequestOf(*pods[i]->pod));
+    by_queue[a.queue].push_back(pods[i]->pod.get());
     display.emplace(a.queue, plan.pod_groups[u].display);
   }
+  // Per queue, the members charged together: a claim they share counts once.
+  for (const auto& [queue, members] : by_queue) admitted_request_[queue] = qm->ChargeOf(members);
   const api::Timestamp now = handle_.GetClock().Now();
   for (const auto& [queue, request] : admitted_request_) {
     api::Status reason = qm->CheckAdmission(queue, request, now);
@@ -340,12 +375,14 @@ Status Queues::CheckVictims(const framework::QueuedPodGroupInfo&,
   std::vector<quota::ReclaimVictim> victims;
   for (const auto* u : chosen) {
     quota::ReclaimVictim v{u->owner, {}, true};
-    for (const auto& p : u->pods) Add(v.request, quota::QueueManager::RequestOf(*p));
+    std::vector<const api::Pod*> members;
+    for (const auto& p : u->pods) members.push_back(p.get());
+    v.request = qm->ChargeOf(members);
     victims.push_back(std::move(v));
   }
   for (const api::Pod* p : lower_priority) {
     const quota::Assignment a = qm->QueueOf(*p);
-    if (!a.queue.empty()) victims.push_back({a.queue, quota::QueueManager::RequestOf(*p), false});
+    if (!a.queue.empty()) victims.push_back({a.queue, qm->ChargeOf({p}), false});
   }
   api::Status why = qm->CheckReclaimVictims(reclaimers, request, victims);
   return why.ok() ? Status::Success() : Status::Unschedulable(std::string(why.message()));

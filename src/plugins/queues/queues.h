@@ -78,11 +78,19 @@ inline constexpr int64_t kReclaimHoldNs = 30LL * 1000 * 1000 * 1000;  // 30 s
 //     windowType: sliding      # or tumbling (KAI windowType)
 //     halfLifeSeconds: 0       # KAI halfLifePeriod; 0 = no decay
 //     kValue: 1.0              # KAI proportion kValue: weight of the usage
+//   deviceClassMappings:       # Kueue Configuration resources.deviceClassMappings
+//   - name: nvidia.com/gpu     # the quota resource devices of these classes charge
+//     deviceClassNames: [gpu.nvidia.com, mig.nvidia.com]
 // Usage is the allocation Phalanx accounts itself, integrated on the scheduler's clock
-// (quota/usage.h). The SharedQueueManager is shared by every profile: the last profile that sets
-// it wins. Errors: "QueuesArgs: timeBasedFairShare.kValue: Invalid value: ...".
+// (quota/usage.h). DRA devices charge deviceclass/<class> and the mapped name; a class in
+// no mapping whose name contains "gpu" maps to nvidia.com/gpu (quota/device_charge.h). The
+// SharedQueueManager is shared by every profile: the last profile that sets it wins.
+// Errors: "QueuesArgs: timeBasedFairShare.kValue: Invalid value: ...",
+// "deviceClassMappings[1].deviceClassNames[0]: Invalid value: \"gpu.nvidia.com\": device
+// class already mapped to resource nvidia.com/gpu" (Kueue's validation).
 struct QueuesArgs {
   std::optional<quota::UsageParams> time_based_fair_share;
+  std::vector<quota::DeviceClassMapping> device_class_mappings;
 };
 framework::StatusOr<QueuesArgs> ParseQueuesArgs(framework::PluginArgs args);
 
@@ -177,12 +185,12 @@ class Queues final : public framework::QueueSortPlugin,
   std::unique_ptr<framework::PreemptionExecutor> own_executor_;  // when the handle has none
   framework::PreemptionExecutor* executor_;
   gangscheduling::GangPrioritySort gang_sort_;
-  // PodGroup cycle in progress (single scheduling thread): queue -> pod key -> request of
+  // PodGroup cycle in progress (single scheduling thread): queue -> pod key -> the
   // members PreFilter let through so far, and the admitted gang's queues, their requests
   // and the unit naming each (for events).
   bool in_cycle_ = false;
   bool admitted_ = false;
-  std::map<std::string, std::map<std::string, quota::ResourceList>> in_cycle_used_;
+  std::map<std::string, std::map<std::string, api::PodPtr>> in_cycle_used_;
   std::map<std::string, quota::ResourceList> admitted_request_;
   std::map<std::string, std::string> admitted_display_;
   // VictimCandidates of this cycle: first pod key of a unit -> the reclaiming queue.

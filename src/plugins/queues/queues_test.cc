@@ -66,6 +66,26 @@ TEST(QueuesArgsTest, BadArgsAreErrorsNamingTheField) {
   EXPECT_NE(ErrorOf("{timeBasedFairShare: {halfLifeSeconds: -1}}"), "");
 }
 
+TEST(QueuesArgsTest, DeviceClassMappingsAsKueueValidatesThem) {
+  auto a = Parse(
+      "{deviceClassMappings: [{name: nvidia.com/gpu, deviceClassNames: [gpu.nvidia.com, "
+      "mig.nvidia.com]}, {name: example.com/fpga, deviceClassNames: [fpga.example.com]}]}");
+  ASSERT_TRUE(a.ok()) << a.status().Message();
+  const std::vector<quota::DeviceClassMapping> want = {
+      {"nvidia.com/gpu", {"gpu.nvidia.com", "mig.nvidia.com"}},
+      {"example.com/fpga", {"fpga.example.com"}}};
+  EXPECT_EQ(a.value().device_class_mappings, want);
+  EXPECT_FALSE(a.value().time_based_fair_share);
+  EXPECT_EQ(ErrorOf("{deviceClassMappings: [{name: nvidia.com/gpu, deviceClassNames: [g]}, "
+                    "{name: example.com/gpu, deviceClassNames: [g]}]}"),
+            "QueuesArgs: deviceClassMappings[1].deviceClassNames[0]: Invalid value: \"g\": "
+            "device class already mapped to resource nvidia.com/gpu");
+  EXPECT_NE(ErrorOf("{deviceClassMappings: [{name: x, classes: [g]}]}").find("classes"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("{deviceClassMappings: {name: x}}").find("deviceClassMappings"),
+            std::string::npos);
+}
+
 api::UnstructuredPtr Obj(const std::string& yaml) {
   api::Manifests m;
   std::string err;
