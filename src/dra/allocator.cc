@@ -15,15 +15,28 @@ std::string PoolKey(const std::string& driver, const std::string& pool) {
   return driver + "/" + pool;
 }
 
-// How a slice reaches a node: 0 node-local, 1 node selector, 2 all nodes, -1 not at all.
-int Reach(const ResourceSlice& s, const api::Node& node) {
-  if (!s.node_name.empty()) return s.node_name == node.metadata.name ? 0 : -1;
-  if (s.node_selector) {
-    return api::NodeSelectorMatches(*s.node_selector, node.metadata.labels, node.metadata.name)
-               ? 1
-               : -1;
+// How a node name / node selector / all nodes triple reaches a node (upstream's NodeMatches):
+// 0 by name, 1 by selector, 2 all nodes, -1 not at all.
+int Reach(const std::string& node_name, const std::optional<api::NodeSelector>& selector,
+          bool all_nodes, const api::Node& node) {
+  if (!node_name.empty()) return node_name == node.metadata.name ? 0 : -1;
+  if (all_nodes) return 2;
+  if (selector) {
+    return api::NodeSelectorMatches(*selector, node.metadata.labels, node.metadata.name) ? 1 : -1;
   }
-  return s.all_nodes ? 2 : -1;
+  return -1;
+}
+
+// Whether a slice is relevant for a node (pools_incubating.go GatherPools): a slice with
+// sharedCounters always is; one with slice-level node selection when it reaches the node; one
+// with per-device node selection when one of its devices does.
+bool Relevant(const ResourceSlice& s, const api::Node& node) {
+  if (!s.shared_counters.empty()) return true;
+  if (!s.per_device_node_selection) return Reach(s.node_name, s.node_selector, s.all_nodes, node) >= 0;
+  for (const auto& d : s.devices) {
+    if (Reach(d.node_name, d.node_selector, d.all_nodes, node) >= 0) return true;
+  }
+  return false;
 }
 
 bool SameValue(const cel::AttributeValue& a, const cel::AttributeValue& b) {
@@ -38,17 +51,14 @@ bool SameValue(const cel::AttributeValue& a, const cel::AttributeValue& b) {
   }
 }
 
-// Defined below (AllocateOn's helpers).
-std::map<std::string, std::map<std::string, api::Quantity>> CountersLeft(
-    const SliceIndex& index, const std::function<bool(const DeviceId&)>& in_use);
-
 // One device reachable from a node of the attempt.
 struct Cand {
   DeviceId id;
   const ResourceSlice* slice = nullptr;
   const Device* device = nullptr;
-  int reach = 2;
-  const ResourceSlicePtr* owner = nullptr;  // the slice's pointer (SelectorMemo keys)
+  int reach = 2;                                // as Reach: 0 name, 1 selector, 2 all nodes
+  const api::NodeSelector* selector = nullptr;  // reach 1: the slice's or the device's
+  const ResourceSlicePtr* owner = nullptr;      // the slice's pointer (SelectorMemo keys)
 };
 
 // One way to satisfy a request, with its candidate devices (indices into Search::cands_).
@@ -290,28 +300,61 @@ api::StatusOr<Allocator> Allocator::New(AllocatorInput in) {
   }
   a.index_ = in.slice_index ? in.slice_index : SliceIndex::Build(in.slices);
   a.in_ = std::move(in);
-  a.counters_left_ = CountersLeft(*a.index_, [&a](const DeviceId& id) { return a.InUse(id); });
   return a;
 }
 
 std::shared_ptr<const SliceIndex> SliceIndex::Build(const std::vector<ResourceSlicePtr>& slices) {
   auto x = std::make_shared<SliceIndex>();
-  // The newest generation of each pool.
-  std::map<std::string, int64_t> newest;
   for (const auto& s : slices) {
-    auto [it, inserted] = newest.emplace(PoolKey(s->driver, s->pool), s->pool_generation);
-    if (!inserted) it->second = std::max(it->second, s->pool_generation);
-  }
-  for (const auto& s : slices) {
-    if (s->pool_generation != newest[PoolKey(s->driver, s->pool)]) continue;
-    x->current.push_back(s);
-    if (!s->node_name.empty()) {
+    // Slices with counter sets are relevant for every node (upstream's slicesShared).
+    if (!s->node_name.empty() && s->shared_counters.empty()) {
       x->node_local[s->node_name].push_back(s);
     } else {
       x->not_node_local.push_back(s);
     }
-    for (const auto& d : s->devices) {
-      if (!d.consumes_counters.empty()) x->consuming.emplace_back(s.get(), &d);
+    PoolGeneration& g = x->pools[{s->driver, s->pool}][s->pool_generation];
+    g.driver = s->driver;
+    g.pool = s->pool;
+    g.generation = s->pool_generation;
+    g.slices.push_back(s);
+  }
+  // pools_incubating.go buildPool's checks that do not depend on the node.
+  for (auto& [id, gens] : x->pools) {
+    for (auto& [gen, g] : gens) {
+      std::stable_sort(g.slices.begin(), g.slices.end(),
+                       [](const ResourceSlicePtr& a, const ResourceSlicePtr& b) {
+                         return a->name < b->name;
+                       });
+      std::set<std::string> names;
+      for (const auto& s : g.slices) {
+        for (const auto& [set, counters] : s->shared_counters) {
+          if (g.counter_sets.count(set) && g.invalid.empty()) {
+            g.invalid = "duplicate counter set name " + set;
+          }
+          g.counter_sets[set] = counters;
+        }
+        for (const auto& d : s->devices) {
+          if (!names.insert(d.name).second) g.duplicate_names = true;
+        }
+      }
+      for (const auto& s : g.slices) {
+        for (const auto& d : s->devices) {
+          if (d.consumes_counters.empty()) continue;
+          g.consuming.emplace_back(s.get(), &d);
+          for (const auto& [set, counters] : d.consumes_counters) {
+            auto it = g.counter_sets.find(set);
+            if (it == g.counter_sets.end()) {
+              if (g.invalid.empty()) g.invalid = "counter set " + set + " not found";
+              continue;
+            }
+            for (const auto& [c, q] : counters) {
+              if (!it->second.count(c) && g.invalid.empty()) {
+                g.invalid = "counter " + c + " not found in counter set " + set;
+              }
+            }
+          }
+        }
+      }
     }
   }
   return x;
@@ -421,54 +464,142 @@ namespace {
 
 using Counters = std::map<std::string, std::map<std::string, api::Quantity>>;  // pool/set -> left
 
-// The shared counters of the current slices, less what the allocated devices consume.
-Counters CountersLeft(const SliceIndex& index, const std::function<bool(const DeviceId&)>& in_use) {
-  Counters counters;
-  for (const auto& s : index.current) {
-    for (const auto& [set, cs] : s->shared_counters) {
-      auto& left = counters[PoolKey(s->driver, s->pool) + "/" + set];
-      for (const auto& [name, q] : cs) left[name] = q;
+// A pool as one node sees it (pools_incubating.go GatherPools and buildPool).
+struct NodePool {
+  const PoolGeneration* gen = nullptr;
+  std::string id;           // "driver/pool" (upstream's PoolID.String())
+  bool incomplete = false;  // fewer slices than spec.pool.resourceSliceCount: no devices
+  std::string invalid;      // why the pool is invalid: no devices
+  std::vector<const ResourceSlicePtr*> targeting;  // its device slices relevant for the node
+};
+
+// The pools `node` sees, by driver and pool name (upstream's sortPoolsByID). Per pool, the
+// newest generation among the slices relevant for the node; complete when that generation has
+// resourceSliceCount relevant slices, or, looking at every slice of the pool, when no newer
+// generation exists (else the pool is being replaced and is left out) and the generation
+// has resourceSliceCount slices; incomplete otherwise.
+std::vector<NodePool> NodePools(const SliceIndex& index, const api::Node& node) {
+  struct Seen {
+    int64_t gen = 0;
+    std::vector<const ResourceSlicePtr*> slices;
+  };
+  std::map<std::pair<std::string, std::string>, Seen> seen;
+  static const std::vector<ResourceSlicePtr> kNone;
+  auto local = index.node_local.find(node.metadata.name);
+  for (const auto* list :
+       {local == index.node_local.end() ? &kNone : &local->second, &index.not_node_local}) {
+    for (const auto& s : *list) {
+      if (!Relevant(*s, node)) continue;
+      auto [it, inserted] = seen.try_emplace({s->driver, s->pool});
+      Seen& p = it->second;
+      if (!inserted && s->pool_generation < p.gen) continue;  // out-dated
+      if (inserted || s->pool_generation > p.gen) {
+        p.gen = s->pool_generation;
+        p.slices.clear();
+      }
+      p.slices.push_back(&s);
     }
   }
-  for (const auto& [s, d] : index.consuming) {
-    if (!in_use(DeviceId{s->driver, s->pool, d->name})) continue;
-    for (const auto& [set, cs] : d->consumes_counters) {
-      auto& left = counters[PoolKey(s->driver, s->pool) + "/" + set];
-      for (const auto& [name, q] : cs) left[name] = left[name].Minus(q);
+  std::vector<NodePool> out;
+  for (auto& [key, p] : seen) {
+    const auto& gens = index.pools.at(key);
+    const PoolGeneration& g = gens.at(p.gen);
+    const int64_t want = (*p.slices.front())->resource_slice_count;
+    NodePool np;
+    np.gen = &g;
+    np.id = key.first + "/" + key.second;
+    if (static_cast<int64_t>(p.slices.size()) != want) {
+      if (gens.rbegin()->first > p.gen) continue;  // a newer generation is being published
+      np.incomplete = static_cast<int64_t>(g.slices.size()) != want;
     }
+    if (!np.incomplete) {
+      std::stable_sort(p.slices.begin(), p.slices.end(),
+                       [](const ResourceSlicePtr* a, const ResourceSlicePtr* b) {
+                         return (*a)->name < (*b)->name;
+                       });
+      for (const ResourceSlicePtr* s : p.slices) {
+        if ((*s)->shared_counters.empty()) np.targeting.push_back(s);
+      }
+      np.invalid = g.invalid;
+      if (g.duplicate_names && np.invalid.empty()) {
+        std::set<std::string> names;
+        for (const ResourceSlicePtr* s : np.targeting) {
+          for (const auto& d : (*s)->devices) {
+            if (!names.insert(d.name).second && np.invalid.empty()) {
+              np.invalid = "duplicate device name " + d.name;
+            }
+          }
+        }
+      }
+      if (!np.invalid.empty()) np.targeting.clear();
+    }
+    out.push_back(std::move(np));
   }
-  return counters;
+  return out;
 }
 
-// Devices reachable from the attempt's nodes (each once), and per node which of them.
-void GatherCandidates(const std::map<std::string, std::vector<ResourceSlicePtr>>& node_local,
-                      const std::vector<ResourceSlicePtr>& not_node_local,
+// The shared counters of the pools in `pools`, less what their allocated devices consume
+// (every slice of the pool's generation counts, upstream's checkAvailableCounters).
+void AddCountersLeft(const std::vector<NodePool>& pools,
+                     const std::function<bool(const DeviceId&)>& in_use, Counters* counters) {
+  for (const NodePool& np : pools) {
+    if (np.incomplete || !np.invalid.empty() || np.gen->counter_sets.empty()) continue;
+    const std::string prefix = PoolKey(np.gen->driver, np.gen->pool) + "/";
+    if (counters->count(prefix + np.gen->counter_sets.begin()->first)) continue;  // seen
+    for (const auto& [set, cs] : np.gen->counter_sets) (*counters)[prefix + set] = cs;
+    for (const auto& [s, d] : np.gen->consuming) {
+      if (!in_use(DeviceId{s->driver, s->pool, d->name})) continue;
+      for (const auto& [set, cs] : d->consumes_counters) {
+        auto& left = (*counters)[prefix + set];
+        for (const auto& [name, q] : cs) left[name] = left[name].Minus(q);
+      }
+    }
+  }
+}
+
+// A candidate of a node: whether the device is available on that node (a device of a slice
+// with per-device node selection may not be; its selectors are still evaluated first, as
+// upstream's isSelectable does).
+struct NodeCand {
+  size_t cand = 0;
+  bool on_node = true;
+};
+
+// Devices of the pools the attempt's nodes see (each once), and per node which of them, in
+// upstream's order: pools by ID, slices by name, devices in slice order.
+void GatherCandidates(const std::map<const api::Node*, std::vector<NodePool>>& pools,
                       const std::vector<const api::Node*>& nodes, std::vector<Cand>* cands,
-                      std::map<const api::Node*, std::vector<size_t>>* by_node) {
+                      std::map<const api::Node*, std::vector<NodeCand>>* by_node) {
   // One node (every Filter call): a device appears once, no identity index is needed.
   const bool one_node = std::all_of(nodes.begin(), nodes.end(),
                                     [&](const api::Node* n) { return n == nodes.front(); });
   std::map<DeviceId, size_t> index;
-  static const std::vector<ResourceSlicePtr> kNone;
   for (const api::Node* node : nodes) {
     if (by_node->count(node)) continue;
     auto& list = (*by_node)[node];
-    auto local = node_local.find(node->metadata.name);
-    for (const auto* slices :
-         {local == node_local.end() ? &kNone : &local->second, &not_node_local}) {
-      for (const auto& s : *slices) {
-        const int reach = Reach(*s, *node);
-        if (reach < 0) continue;
-        for (const auto& d : s->devices) {
+    for (const NodePool& np : pools.at(node)) {
+      for (const ResourceSlicePtr* sp : np.targeting) {
+        const ResourceSlice& s = **sp;
+        for (const auto& d : s.devices) {
+          Cand c{DeviceId{s.driver, s.pool, d.name}, &s, &d, 2, nullptr, sp};
+          bool on_node = true;
+          if (s.per_device_node_selection) {
+            const int r = Reach(d.node_name, d.node_selector, d.all_nodes, *node);
+            on_node = r >= 0;
+            c.reach = !d.node_name.empty() ? 0 : d.node_selector ? 1 : 2;
+            if (d.node_selector) c.selector = &*d.node_selector;
+          } else {
+            c.reach = !s.node_name.empty() ? 0 : s.node_selector ? 1 : 2;
+            if (s.node_selector) c.selector = &*s.node_selector;
+          }
           if (one_node) {
-            list.push_back(cands->size());
-            cands->push_back(Cand{DeviceId{s->driver, s->pool, d.name}, s.get(), &d, reach, &s});
+            list.push_back(NodeCand{cands->size(), on_node});
+            cands->push_back(std::move(c));
             continue;
           }
-          DeviceId id{s->driver, s->pool, d.name};
-          auto [it, inserted] = index.emplace(id, cands->size());
-          if (inserted) cands->push_back(Cand{id, s.get(), &d, reach, &s});
-          list.push_back(it->second);
+          auto [it, inserted] = index.emplace(c.id, cands->size());
+          if (inserted) cands->push_back(std::move(c));
+          list.push_back(NodeCand{it->second, on_node});
         }
       }
     }
@@ -482,18 +613,19 @@ void GatherCandidates(const std::map<std::string, std::vector<ResourceSlicePtr>>
 // the request does not all tolerate is never a candidate (allTaintsTolerated, KEP-5055).
 api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
                             const ResourceClaim& claim, const std::vector<Cand>& cands,
-                            const std::vector<size_t>& node_cands,
+                            const std::vector<NodeCand>& node_cands,
                             const std::function<bool(const DeviceId&)>& in_use,
                             SelectorMemo* memo) {
   Alt alt;
   alt.spec = &spec;
   bool any_used = false;
-  for (size_t c : node_cands) {
+  for (const NodeCand& nc : node_cands) {
+    const size_t c = nc.cand;
     const bool used = !spec.admin_access && in_use(cands[c].id);
     if (used && !spec.all) continue;
     auto m = Selectable(cands[c], cls, spec, claim, memo);
     if (!m.ok()) return m.status();
-    if (!*m) continue;
+    if (!*m || !nc.on_node) continue;
     const bool untolerated = !AllTaintsTolerated(cands[c].device->taints, spec.tolerations);
     if (untolerated && !spec.all) continue;
     any_used = any_used || used || untolerated;
@@ -503,33 +635,52 @@ api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
   return alt;
 }
 
-// The allocation results of a successful search, with each claim's node selector.
+// Adds the requirements of `from` not already in `to` (upstream's
+// addNewNodeSelectorRequirements).
+void AddRequirements(const std::vector<api::NodeSelectorRequirement>& from,
+                     std::vector<api::NodeSelectorRequirement>* to) {
+  for (const auto& r : from) {
+    const bool present = std::any_of(to->begin(), to->end(), [&](const auto& t) {
+      return t.key == r.key && t.op == r.op && t.values == r.values;
+    });
+    if (!present) to->push_back(r);
+  }
+}
+
+// The allocation results of a successful search, with each claim's node selector
+// (allocator_incubating.go createNodeSelector): the node's name when a device is node-local
+// (its slice's nodeName, or its own with per-device node selection), else the requirements of
+// every device's node selector in one term, else none (all nodes).
 std::vector<AllocationResult> Results(const Search& search,
                                       const std::vector<ResourceClaimPtr>& claims,
                                       const std::vector<const api::Node*>& nodes) {
   std::vector<AllocationResult> results(claims.size());
   size_t slot = 0;  // slots were built claim by claim, request by request
   for (size_t ci = 0; ci < claims.size(); ++ci) {
-    int best_reach = 3;
-    const ResourceSlice* selector_slice = nullptr;
+    bool local = false;
+    api::NodeSelectorTerm term;
     for (size_t r = 0; r < claims[ci]->spec.requests.size(); ++r, ++slot) {
       for (const Taken& t : search.taken()[slot]) {
         const Cand& c = search.cands()[t.cand];
         results[ci].devices.push_back(
             DeviceResult{t.request, c.id.driver, c.id.pool, c.id.device, t.admin});
-        if (c.reach < best_reach) {
-          best_reach = c.reach;
-          if (c.reach == 1) selector_slice = c.slice;
+        if (c.reach == 0) local = true;
+        if (c.reach == 1 && c.selector && !c.selector->node_selector_terms.empty()) {
+          const auto& from = c.selector->node_selector_terms.front();
+          AddRequirements(from.match_fields, &term.match_fields);
+          AddRequirements(from.match_expressions, &term.match_expressions);
         }
       }
     }
-    if (best_reach == 0) {
+    if (local) {
       api::NodeSelector sel;
       sel.node_selector_terms.push_back(api::NodeSelectorTerm{
           {}, {api::NodeSelectorRequirement{"metadata.name", "In", {nodes[ci]->metadata.name}}}});
       results[ci].node_selector = std::move(sel);
-    } else if (best_reach == 1) {
-      results[ci].node_selector = selector_slice->node_selector;
+    } else if (!term.match_fields.empty() || !term.match_expressions.empty()) {
+      api::NodeSelector sel;
+      sel.node_selector_terms.push_back(std::move(term));
+      results[ci].node_selector = std::move(sel);
     }
   }
   return results;
@@ -540,9 +691,13 @@ std::vector<AllocationResult> Results(const Search& search,
 api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
     const std::vector<const api::Node*>& nodes) const {
   AllocationOutcome out;
+  std::map<const api::Node*, std::vector<NodePool>> pools;
+  for (const api::Node* node : nodes) {
+    if (!pools.count(node)) pools[node] = NodePools(*index_, *node);
+  }
   std::vector<Cand> cands;
-  std::map<const api::Node*, std::vector<size_t>> by_node;
-  GatherCandidates(index_->node_local, index_->not_node_local, nodes, &cands, &by_node);
+  std::map<const api::Node*, std::vector<NodeCand>> by_node;
+  GatherCandidates(pools, nodes, &cands, &by_node);
   const std::function<bool(const DeviceId&)> in_use = [this](const DeviceId& id) {
     return InUse(id);
   };
@@ -558,6 +713,18 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
       if (req.exactly) specs.push_back(&*req.exactly);
       for (const auto& sub : req.first_available) specs.push_back(&sub);
       for (const RequestSpec* spec : specs) {
+        // "All" needs every pool the node sees complete and valid (allocator_incubating.go
+        // validateDeviceRequest); the request's own name, a subrequest's without its parent.
+        if (spec->all) {
+          for (const NodePool& np : pools.at(nodes[ci])) {
+            if (!np.incomplete && np.invalid.empty()) continue;
+            const std::string name = spec->name.substr(spec->name.find('/') + 1);
+            return absl::FailedPreconditionError(
+                "claim " + claim.Key() + ", request " + name +
+                ": asks for all devices, but resource pool " + np.id + " is currently " +
+                (np.incomplete ? "being updated" : "invalid"));
+          }
+        }
         auto alt = BuildAlt(*spec, in_.classes->at(spec->device_class_name), claim, cands,
                             by_node[nodes[ci]], in_use, in_.memo.get());
         if (!alt.ok()) return alt.status();
@@ -566,12 +733,19 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
       slots.push_back(std::move(slot));
     }
   }
-  Search search(in_.claims, std::move(cands), std::move(slots), counters_left_);
+  Counters counters;
+  for (const auto& [node, ps] : pools) AddCountersLeft(ps, in_use, &counters);
+  Search search(in_.claims, std::move(cands), std::move(slots), std::move(counters));
   out.ok = search.Run();
   out.steps = search.steps();
   if (out.ok) {
     out.results = Results(search, in_.claims, nodes);
     return out;
+  }
+  for (const auto& [node, ps] : pools) {
+    for (const NodePool& np : ps) {
+      if (!np.invalid.empty()) out.reason = "invalid resource pools were encountered";
+    }
   }
   // Which claim cannot be allocated even alone?
   if (in_.claims.size() == 1) {

@@ -74,15 +74,38 @@ struct DeviceId {
   bool operator==(const DeviceId& o) const = default;
 };
 
-// The slices an attempt considers, indexed: only each pool's newest generation
-// (allocator.go GatherPools), node-local slices by node name, the others (node selector,
-// all nodes) apart, and the devices that consume shared counters. Immutable once built;
+// Shared counters: counter set name -> counter -> amount.
+using CounterSets = std::map<std::string, std::map<std::string, api::Quantity>>;
+
+// One generation of one resource pool: every slice of the driver's pool with that
+// spec.pool.generation, and what upstream's buildPool (pools_incubating.go) checks across
+// them. A pool's counter sets may be published in any of its slices (1.36: slices of their
+// own, holding sharedCounters only).
+struct PoolGeneration {
+  std::string driver, pool;
+  int64_t generation = 0;
+  std::vector<ResourceSlicePtr> slices;  // by name (upstream's sortSlicesByName)
+  CounterSets counter_sets;              // from the slices with sharedCounters
+  // Why the generation is invalid, "" when it is not: upstream's getAndValidateCounterSets
+  // ("duplicate counter set name S") and validateDeviceCounterConsumption ("counter set S not
+  // found", "counter C not found in counter set S"), over every slice of the generation.
+  std::string invalid;
+  // Some device name appears in two device slices: upstream's validateDeviceNames runs over
+  // the slices that target the node only, so this is decided per node.
+  bool duplicate_names = false;
+  std::vector<std::pair<const ResourceSlice*, const Device*>> consuming;  // consumesCounters
+};
+
+// The slices an attempt considers, indexed: node-local slices by node name, the others
+// (node selector, all nodes, per-device node selection) apart, and each pool's generations.
+// Which generation of a pool a node sees, and whether it is complete, is decided per node as
+// upstream's GatherPools does (allocator.cc NodePools). Immutable once built;
 // dra::DefaultDRAManager rebuilds it when a slice changes.
 struct SliceIndex {
-  std::vector<ResourceSlicePtr> current;
   std::map<std::string, std::vector<ResourceSlicePtr>> node_local;
   std::vector<ResourceSlicePtr> not_node_local;
-  std::vector<std::pair<const ResourceSlice*, const Device*>> consuming;  // consumesCounters
+  // (driver, pool) -> generation -> the generation's slices.
+  std::map<std::pair<std::string, std::string>, std::map<int64_t, PoolGeneration>> pools;
   static std::shared_ptr<const SliceIndex> Build(const std::vector<ResourceSlicePtr>& slices);
 };
 
@@ -146,6 +169,11 @@ struct AllocationOutcome {
   // When !ok: the first claim (ns/name) that cannot be allocated even alone on the node(s),
   // or "" when each fits alone but not all together.
   std::string failed_claim;
+  // When !ok and a pool the node(s) see is invalid (duplicate device names, a consumesCounters
+  // naming an unknown counter set or counter, a counter set defined twice): upstream's
+  // "invalid resource pools were encountered" (allocator_incubating.go; unschedulable on the
+  // node, not an error: other nodes may still fit). "" otherwise.
+  std::string reason;
   int64_t steps = 0;  // device trials made (statistics, tests)
 };
 
@@ -170,9 +198,6 @@ class Allocator {
 
   AllocatorInput in_;
   std::shared_ptr<const SliceIndex> index_;
-  // Shared counters left after the devices in use consume theirs: "driver/pool/set" ->
-  // counter -> amount (computed once in New).
-  std::map<std::string, std::map<std::string, api::Quantity>> counters_left_;
 };
 
 // The device identity's fully qualified attribute lookup used by matchAttribute: `name`

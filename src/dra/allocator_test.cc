@@ -82,7 +82,7 @@ TEST(DraModelTest, SliceErrorsNameTheObjectAndTheField) {
           "  driver: d\n  nodeName: n\n  allNodes: true\n  pool: {name: p}\n"));
   EXPECT_EQ(two_sources.status().message(),
             "ResourceSlice s: spec: Invalid value: exactly one of `nodeName`, `nodeSelector`, "
-            "`allNodes` is required");
+            "`allNodes`, `perDeviceNodeSelection` is required");
   auto attr = ParseResourceSlice(
       Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
           "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
@@ -95,9 +95,41 @@ TEST(DraModelTest, SliceErrorsNameTheObjectAndTheField) {
           "  driver: d\n  nodeName: n\n  pool: {name: p}\n"
           "  devices: [{name: g, consumesCounters: [{counterSet: nope, counters: {m: {value: "
           "1}}}]}]\n"));
-  EXPECT_EQ(counter.status().message(),
-            "ResourceSlice s: spec.devices[0].consumesCounters: Invalid value: \"nope\": must "
-            "reference a counter set defined in the ResourceSlice sharedCounters");
+  // The counter set may be in another slice of the pool: checked per pool by the allocator.
+  EXPECT_TRUE(counter.ok()) << counter.status();
+  auto slice_err = [](const std::string& spec) {
+    auto s = ParseResourceSlice(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+            "  driver: d\n  pool: {name: p}\n" +
+            spec));
+    return s.ok() ? std::string() : std::string(s.status().message());
+  };
+  EXPECT_EQ(slice_err("  nodeName: n\n  sharedCounters: [{name: c, counters: {m: {value: 1}}}]\n"
+                      "  devices: [{name: g}]\n"),
+            "ResourceSlice s: spec.sharedCounters: Forbidden: only one of `devices` and "
+            "`sharedCounters` can be set in a ResourceSlice (publish the counter sets in a slice "
+            "of their own in the pool)");
+  EXPECT_EQ(slice_err("  nodeName: n\n  sharedCounters: [{name: c, counters: {m: {value: 1}}}, "
+                      "{name: c, counters: {m: {value: 2}}}]\n"),
+            "ResourceSlice s: spec.sharedCounters[1].name: Duplicate value: \"c\"");
+  EXPECT_EQ(slice_err("  nodeName: n\n  devices: [{name: g, nodeName: n}]\n"),
+            "ResourceSlice s: spec.devices[0].nodeName: Forbidden: must only be set if "
+            "`spec.perDeviceNodeSelection` is true");
+  EXPECT_EQ(slice_err("  perDeviceNodeSelection: true\n  devices: [{name: g}]\n"),
+            "ResourceSlice s: spec.devices[0]: Invalid value: exactly one of `nodeName`, "
+            "`nodeSelector`, `allNodes` is required when `spec.perDeviceNodeSelection` is true");
+  EXPECT_EQ(slice_err("  perDeviceNodeSelection: true\n  devices: [{name: g, nodeName: n, "
+                      "allNodes: true}]\n"),
+            "ResourceSlice s: spec.devices[0]: Invalid value: exactly one of `nodeName`, "
+            "`nodeSelector`, `allNodes` is required when `spec.perDeviceNodeSelection` is true");
+  EXPECT_EQ(slice_err("  nodeSelector: {nodeSelectorTerms: [{matchExpressions: [{key: a, "
+                      "operator: Exists}]}, {matchExpressions: [{key: b, operator: Exists}]}]}\n"),
+            "ResourceSlice s: spec.nodeSelector.nodeSelectorTerms: Invalid value: must have "
+            "exactly one node selector term");
+  EXPECT_EQ(slice_err("  perDeviceNodeSelection: true\n  devices: [{name: g, nodeName: n}, "
+                      "{name: h, allNodes: true}, {name: i, nodeSelector: {nodeSelectorTerms: "
+                      "[{matchExpressions: [{key: a, operator: Exists}]}]}}]\n"),
+            "");
 }
 
 TEST(DraModelTest, GeneratedClaimNameFollowsTheController) {
@@ -112,14 +144,26 @@ TEST(DraModelTest, GeneratedClaimNameFollowsTheController) {
 // A small cluster: one node-local slice per node plus the classes.
 class AllocatorTest : public ::testing::Test {
  protected:
-  void Slice(const std::string& node, const std::string& devices, const std::string& extra = "") {
+  // The node's slice in pool <node>; `slices` is the pool's resourceSliceCount.
+  void Slice(const std::string& node, const std::string& devices, const std::string& extra = "",
+             int slices = 1) {
     auto s = ParseResourceSlice(
         Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
             "metadata: {name: " +
             node +
             "}\nspec:\n  driver: gpu.x.com\n"
             "  nodeName: " +
-            node + "\n  pool: {name: " + node + "}\n" + extra + "  devices: " + devices + "\n"));
+            node + "\n  pool: {name: " + node +
+            ", resourceSliceCount: " + std::to_string(slices) + "}\n" + extra +
+            "  devices: " + devices + "\n"));
+    ASSERT_TRUE(s.ok()) << s.status();
+    slices_.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
+  }
+  // Any slice: `name` and its spec (YAML, indented by two).
+  void AddSlice(const std::string& name, const std::string& spec) {
+    auto s = ParseResourceSlice(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " + name +
+            "}\nspec:\n" + spec));
     ASSERT_TRUE(s.ok()) << s.status();
     slices_.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
   }
@@ -232,13 +276,17 @@ TEST_F(AllocatorTest, TwoClaimsOfOnePodNeverShareADevice) {
 }
 
 TEST_F(AllocatorTest, PartitionsShareTheirCounters) {
-  // One 80Gi GPU sold as a whole device or as two 40Gi partitions (KEP-4815).
+  // One 80Gi GPU sold as a whole device or as two 40Gi partitions (KEP-4815), the counter
+  // set in a slice of its own as 1.36 drivers publish it.
+  AddSlice("n1-counters",
+           "  driver: gpu.x.com\n  nodeName: n1\n  pool: {name: n1, resourceSliceCount: 2}\n"
+           "  sharedCounters: [{name: gpu0, counters: {memory: {value: 80Gi}}}]\n");
   Slice(
       "n1",
       "[{name: whole, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 80Gi}}}]},"
       " {name: half-0, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 40Gi}}}]},"
       " {name: half-1, consumesCounters: [{counterSet: gpu0, counters: {memory: {value: 40Gi}}}]}]",
-      "  sharedCounters: [{name: gpu0, counters: {memory: {value: 80Gi}}}]\n");
+      "", 2);
   const std::string one = "{requests: [{name: r, exactly: {deviceClassName: gpu}}]}";
   auto r = Run({Claim("a", one), Claim("b", one)}, "n1");
   ASSERT_TRUE(r.ok);  // whole + a half would need 120Gi: the search takes the two halves
@@ -486,8 +534,17 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
                           : "") +
             "}";
       }
-      Slice("n" + std::to_string(n), devs + "]",
-            "  sharedCounters: [{name: s, counters: {mem: {value: 80Gi}}}]\n");
+      // The pool's counters in a slice of their own (1.36's split shape); now and then the
+      // counter slice is missing, so the pool is incomplete.
+      const std::string node = "n" + std::to_string(n);
+      if (pick(6)) {
+        AddSlice(node + "-counters", "  driver: gpu.x.com\n  nodeName: " + node +
+                                         "\n  pool: {name: " + node +
+                                         ", resourceSliceCount: 2}\n"
+                                         "  sharedCounters: [{name: s, counters: {mem: {value: "
+                                         "80Gi}}}]\n");
+      }
+      Slice(node, devs + "]", "", 2);
     }
     std::vector<ResourceClaimPtr> claims;
     const int nclaims = 1 + pick(2);
@@ -641,6 +698,343 @@ TEST(DraManagerTest, IncrementalInUseMatchesRecomputation) {
       if (k > 0) except_set.insert(DeviceId{"d", "p", d});
     }
     ASSERT_EQ(m.AllocatedDevicesExcept({"uid-c0"}), except_set) << "step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::dra
+
+namespace phalanx::dra {
+namespace {
+
+// ---- Pools (pools_incubating.go) ----
+
+// A ResourceSlice spec in upstream's test vocabulary (allocator_testing.go): `sel` is the
+// node selection line ("nodeName: node-1", "perDeviceNodeSelection: true", ...), the pool has
+// `count` slices and generation `gen`; `body` holds devices or sharedCounters.
+std::string PoolSlice(const std::string& driver, const std::string& sel, const std::string& pool,
+                      int count, const std::string& body, int gen = 1) {
+  return "  driver: " + driver + "\n  " + sel + "\n  pool: {name: " + pool +
+         ", generation: " + std::to_string(gen) +
+         ", resourceSliceCount: " + std::to_string(count) + "}\n" + body;
+}
+// A device consuming `amount` of counter "memory" from `set`, its capacity the same
+// (upstream's device(name, fromCounters, nil).withDeviceCounterConsumption(...)); `more` adds
+// fields (its node selection).
+std::string CountedDevice(const std::string& name, const std::string& set,
+                          const std::string& amount, const std::string& more = "") {
+  return "{name: " + name + ", capacity: {memory: {value: " + amount +
+         "}}, consumesCounters: [{counterSet: " + set + ", counters: {memory: {value: " + amount +
+         "}}}]" + more + "}";
+}
+std::string CounterSet(const std::string& name, const std::string& counter,
+                       const std::string& amount) {
+  return "  sharedCounters: [{name: " + name + ", counters: {" + counter + ": {value: " + amount +
+         "}}}]\n";
+}
+
+std::string SelectorString(const std::optional<api::NodeSelector>& sel) {
+  if (!sel) return "all nodes";
+  std::string out;
+  for (const auto& t : sel->node_selector_terms) {
+    for (const auto* reqs : {&t.match_fields, &t.match_expressions}) {
+      for (const auto& r : *reqs) {
+        out += std::string(reqs == &t.match_fields ? "field " : "label ") + r.key + " " + r.op;
+        for (const auto& v : r.values) out += " " + v;
+        out += ";";
+      }
+    }
+  }
+  return out;
+}
+
+struct PoolCase {
+  std::string name;  // upstream's test case (allocator_testing.go)
+  std::vector<std::pair<std::string, std::string>> slices;  // name, spec
+  std::vector<std::string> claims;                          // spec.devices of claim-0, ...
+  std::set<DeviceId> allocated;
+  // Expected, from upstream's table: the results "request=driver/pool/device" sorted (their
+  // order is irrelevant upstream) and " @ " the node selector; "" for no allocation.
+  std::string want;
+  std::string error;   // a substring of the error upstream expects
+  std::string reason;  // upstream's ErrFailedAllocationOnNode error ("invalid resource pools")
+};
+
+std::string Req(const std::string& name, const std::string& cls, int count) {
+  return "{name: " + name + ", exactly: {deviceClassName: " + cls +
+         ", count: " + std::to_string(count) + "}}";
+}
+
+TEST(DraPoolTest, UpstreamPoolCases) {
+  const std::string a = "driver-a", b = "driver-b";
+  const std::string n1 = "nodeName: node-1", n2 = "nodeName: node-2";
+  const std::string per_device = "perDeviceNodeSelection: true";
+  auto devs = [](std::vector<std::string> d) {
+    std::string out = "  devices: [";
+    for (size_t i = 0; i < d.size(); ++i) out += (i ? ", " : "") + d[i];
+    return out + "]\n";
+  };
+  const std::string one = "{requests: [" + Req("req-0", "class-a", 1) + "]}";
+  const std::string all =
+      "{requests: [{name: req-0, exactly: {deviceClassName: class-a, allocationMode: All}}]}";
+  const std::string local1 = " @ field metadata.name In node-1;";
+  const std::string sub =
+      "{requests: [{name: req-0, firstAvailable: ["
+      "{name: subReq-0, deviceClassName: class-a, selectors: [{cel: {expression: "
+      "'device.capacity[\"driver-a\"].memory.compareTo(quantity(\"6Gi\")) >= 0'}}]}, "
+      "{name: subReq-1, deviceClassName: class-a, selectors: [{cel: {expression: "
+      "'device.capacity[\"driver-a\"].memory.compareTo(quantity(\"SMALL\")) >= 0'}}]}]}]}";
+  auto sub_with = [&](const std::string& small) {
+    std::string s = sub;
+    s.replace(s.find("SMALL"), 5, small);
+    return s;
+  };
+  const std::vector<PoolCase> cases = {
+      {"all-devices-of-the-incomplete-pool",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))}},
+       {all},
+       {},
+       "",
+       "claim ns/claim-0, request req-0: asks for all devices, but resource pool "
+       "driver-a/pool-1 is currently being updated"},
+      {"allocation-mode-all-with-multi-host-resource-pool",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))},
+        {"slice-2", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-2}"}))}},
+       {all},
+       {},
+       "req-0=driver-a/pool-1/device-1" + local1},
+      {"multi-host-resource-pool-with-stale-slice-for-current-node",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}), 1)},
+        {"slice-2", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-2}"}), 2)}},
+       {one},
+       {},
+       ""},
+      {"multi-host-resource-pool-complete-update-from-node-1-to-node-2",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}), 1)},
+        {"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-2}"}), 1)},
+        {"slice-2", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-1}"}), 2)},
+        {"slice-2", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-2}"}), 2)}},
+       {one},
+       {},
+       "req-0=driver-a/pool-1/device-1" + local1},
+      {"multi-host-resource-pool-complete-update-from-node-2-to-node-1",
+       {{"slice-1", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-1}"}), 1)},
+        {"slice-1", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-2}"}), 1)},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}), 2)},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-2}"}), 2)}},
+       {one},
+       {},
+       "req-0=driver-a/pool-1/device-1" + local1},
+      {"multi-host-resource-pool-incomplete-update-from-node-1-to-node-2",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}), 1)},
+        {"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-2}"}), 1)},
+        {"slice-2", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-1}"}), 2)}},
+       {one},
+       {},
+       "req-0=driver-a/pool-1/device-1" + local1},
+      {"multi-host-resource-pool-incomplete-update-from-node-2-to-node-1",
+       {{"slice-1", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-1}"}), 1)},
+        {"slice-1", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-2}"}), 1)},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}), 2)}},
+       {one},
+       {},
+       ""},
+      {"duplicate-slice",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))},
+        {"slice-1-2", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))}},
+       {one},
+       {},
+       "",
+       "",
+       "invalid resource pools were encountered"},
+      // Upstream's counter sets are empty (counterSet(counterSet1, nil)); API validation wants
+      // a counter, so they have one here: the point is the name defined twice.
+      {"partitionable-devices-same-counter-set-name-in-different-resource-slices",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 4, devs({"{name: device-1}"}))},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 4, CounterSet("counter-set-1", "memory", "1"))},
+        {"slice-3", PoolSlice(a, n1, "pool-1", 4, devs({"{name: device-2}"}))},
+        {"slice-4", PoolSlice(a, n1, "pool-1", 4, CounterSet("counter-set-1", "memory", "1"))}},
+       {one},
+       {},
+       "",
+       "",
+       "invalid resource pools were encountered"},
+      {"partitionable-devices-device-counter-consumption-references-unknown-counter-set",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2,
+                              devs({CountedDevice("device-1", "counter-set-2", "1")}))},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 2, CounterSet("counter-set-1", "memory", "1"))}},
+       {one},
+       {},
+       "",
+       "",
+       "invalid resource pools were encountered"},
+      {"partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-"
+       "set",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2,
+                              devs({CountedDevice("device-1", "counter-set-1", "8Gi")}))},
+        {"slice-2",
+         PoolSlice(a, n1, "pool-1", 2, CounterSet("counter-set-1", "other-memory", "8Gi"))}},
+       {one},
+       {},
+       "",
+       "",
+       "invalid resource pools were encountered"},
+      {"partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 1,
+                              devs({CountedDevice("device-1", "counter-set-1", "8Gi")}))},
+        {"slice-2", PoolSlice(a, n1, "pool-2", 1, CounterSet("counter-set-1", "memory", "8Gi"))}},
+       {one},
+       {},
+       "",
+       "",
+       "invalid resource pools were encountered"},
+      {"partitionable-devices-devices-on-different-nodes-consume-same-counter-set",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 3, CounterSet("counter-set-1", "memory", "8Gi"))},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 3,
+                              devs({CountedDevice("device-1", "counter-set-1", "6Gi"),
+                                    CountedDevice("device-2", "counter-set-1", "2Gi")}))},
+        {"slice-3", PoolSlice(a, n2, "pool-1", 3,
+                              devs({CountedDevice("device-3", "counter-set-1", "6Gi")}))}},
+       {sub_with("2Gi")},
+       {DeviceId{a, "pool-1", "device-3"}},
+       "req-0/subReq-1=driver-a/pool-1/device-2" + local1},
+      {"partitionable-devices-validation-error-on-non-targeting-slice",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 3, CounterSet("counter-set-1", "memory", "8Gi"))},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 3,
+                              devs({CountedDevice("device-1", "counter-set-1", "6Gi")}))},
+        {"slice-3", PoolSlice(a, n2, "pool-1", 3,
+                              devs({CountedDevice("device-3", "counter-set-2", "6Gi")}))}},
+       {one},
+       {},
+       "",
+       "",
+       "invalid resource pools were encountered"},
+      {"different-resourceslices-in-pool-can-target-different-nodes",
+       {{"slice-1", PoolSlice(a, n2, "pool-1", 2, devs({"{name: device-1}"}))},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-2}"}))}},
+       {one},
+       {},
+       "req-0=driver-a/pool-1/device-2" + local1},
+      {"invalid-pool-is-ok-if-devices-can-be-allocated-from-other",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))},
+        {"slice-3", PoolSlice(a, n1, "pool-2", 1, devs({"{name: device-2}"}))}},
+       {one},
+       {},
+       "req-0=driver-a/pool-2/device-2" + local1},
+      {"invalid-pool-is-error-if-no-other-device-can-be-allocated",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))},
+        {"slice-2", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))},
+        {"slice-3", PoolSlice(a, n1, "pool-2", 1, devs({"{name: device-2}"}))}},
+       {one},
+       {DeviceId{a, "pool-2", "device-2"}},
+       "",
+       "",
+       "invalid resource pools were encountered"},
+      {"no-allocation-from-incomplete-pools",
+       {{"slice-1", PoolSlice(a, n1, "pool-1", 2, devs({"{name: device-1}"}))}},
+       {one},
+       {},
+       ""},
+      {"partitionable-devices-per-device-node-selection-nodename",
+       {{"slice-1",
+         PoolSlice(a, per_device, "pool-1", 2,
+                   devs({CountedDevice("device-1", "counter-set-1", "4Gi", ", nodeName: node-1"),
+                         CountedDevice("device-2", "counter-set-1", "6Gi",
+                                       ", nodeName: node-2")}))},
+        {"slice-2",
+         PoolSlice(a, per_device, "pool-1", 2, CounterSet("counter-set-1", "memory", "18Gi"))}},
+       {sub_with("4Gi")},
+       {},
+       "req-0/subReq-1=driver-a/pool-1/device-1" + local1},
+      {"partitionable-devices-per-device-node-selection-node-selector",
+       {{"slice-1",
+         PoolSlice(a, per_device, "pool-1", 2,
+                   devs({CountedDevice("device-1", "counter-set-1", "4Gi",
+                                       ", nodeSelector: {nodeSelectorTerms: [{matchExpressions: "
+                                       "[{key: region, operator: In, values: [region-1]}]}]}")}))},
+        {"slice-2",
+         PoolSlice(a, per_device, "pool-1", 2, CounterSet("counter-set-1", "memory", "18Gi"))}},
+       {one},
+       {},
+       "req-0=driver-a/pool-1/device-1 @ label region In region-1;"},
+      {"partitionable-devices-per-device-node-selection-node-selector-multiple-devices",
+       {{"slice-1",
+         PoolSlice(a, per_device, "pool-1", 2,
+                   devs({CountedDevice("device-1", "counter-set-1", "4Gi",
+                                       ", nodeSelector: {nodeSelectorTerms: [{matchExpressions: "
+                                       "[{key: region, operator: In, values: [region-1]}]}]}"),
+                         CountedDevice("device-2", "counter-set-1", "4Gi", ", nodeName: node-1"),
+                         CountedDevice("device-3", "counter-set-1", "4Gi",
+                                       ", allNodes: true")}))},
+        {"slice-2",
+         PoolSlice(a, per_device, "pool-1", 2, CounterSet("counter-set-1", "memory", "18Gi"))},
+        {"slice-3", PoolSlice(b, n1, "pool-2", 2,
+                              devs({CountedDevice("device-1", "counter-set-2", "4Gi"),
+                                    CountedDevice("device-2", "counter-set-2", "4Gi"),
+                                    CountedDevice("device-3", "counter-set-2", "4Gi")}))},
+        {"slice-4", PoolSlice(b, n1, "pool-2", 2, CounterSet("counter-set-2", "memory", "12Gi"))}},
+       {"{requests: [" + Req("req-0", "class-a", 3) + ", " + Req("req-1", "class-b", 3) + "]}"},
+       {},
+       "req-0=driver-a/pool-1/device-1,req-0=driver-a/pool-1/device-2,req-0=driver-a/pool-1/"
+       "device-3,req-1=driver-b/pool-2/device-1,req-1=driver-b/pool-2/device-2,req-1=driver-b/"
+       "pool-2/device-3" +
+           local1},
+  };
+  std::map<std::string, DeviceClass> classes;
+  for (const auto& [cls, driver] : {std::pair{"class-a", "driver-a"}, {"class-b", "driver-b"}}) {
+    auto c = ParseDeviceClass(Obj(std::string("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n"
+                                              "metadata: {name: ") +
+                                  cls + "}\nspec: {selectors: [{cel: {expression: 'device.driver == \"" +
+                                  driver + "\"'}}]}\n"));
+    ASSERT_TRUE(c.ok()) << c.status();
+    classes[cls] = *c;
+  }
+  api::Node node;
+  node.metadata.name = "node-1";
+  node.metadata.labels = {{"region", "region-1"}, {"planet", "earth"}};
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    AllocatorInput in;
+    for (const auto& [name, spec] : tc.slices) {
+      auto s = ParseResourceSlice(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+                                      "metadata: {name: " +
+                                      name + "}\nspec:\n" + spec));
+      ASSERT_TRUE(s.ok()) << s.status();
+      in.slices.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
+    }
+    for (size_t i = 0; i < tc.claims.size(); ++i) {
+      auto c = ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                                      "metadata: {name: claim-" +
+                                      std::to_string(i) + ", namespace: ns}\nspec: {devices: " +
+                                      tc.claims[i] + "}\n"));
+      ASSERT_TRUE(c.ok()) << c.status();
+      in.claims.push_back(std::make_shared<const ResourceClaim>(std::move(*c)));
+    }
+    in.classes = &classes;
+    in.in_use = tc.allocated;
+    auto alloc = Allocator::New(std::move(in));
+    ASSERT_TRUE(alloc.ok()) << alloc.status();
+    auto r = alloc->Allocate(node);
+    if (!tc.error.empty()) {
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(std::string(r.status().message()).find(tc.error), std::string::npos)
+          << r.status();
+      continue;
+    }
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->reason, tc.reason);
+    std::string got;
+    if (r->ok) {
+      std::vector<std::string> devices;
+      for (const auto& d : r->results[0].devices) {
+        devices.push_back(d.request + "=" + d.driver + "/" + d.pool + "/" + d.device);
+      }
+      std::sort(devices.begin(), devices.end());
+      for (const auto& d : devices) got += (got.empty() ? "" : ",") + d;
+      got += " @ " + SelectorString(r->results[0].node_selector);
+    }
+    EXPECT_EQ(got, tc.want);
   }
 }
 

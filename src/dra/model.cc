@@ -170,9 +170,10 @@ bool ParseRequirements(Reader& r, const YAML::Node& term, const char* key, const
   return true;
 }
 
-// v1.NodeSelector (a slice's spec.nodeSelector, an allocation's nodeSelector).
+// v1.NodeSelector (a slice's or a device's nodeSelector, an allocation's nodeSelector).
+// `one_term`: a ResourceSlice's selectors "Must use exactly one term" (v1 types.go).
 bool ParseNodeSelector(Reader& r, const YAML::Node& n, const std::string& path,
-                       api::NodeSelector* out) {
+                       api::NodeSelector* out, bool one_term = false) {
   if (!r.Map(n, path)) return false;
   const YAML::Node terms = n["nodeSelectorTerms"];
   const std::string tp = Reader::Child(path, "nodeSelectorTerms");
@@ -194,6 +195,9 @@ bool ParseNodeSelector(Reader& r, const YAML::Node& n, const std::string& path,
   }
   if (out->node_selector_terms.empty()) {
     return r.Fail(tp, "Required value: must have at least one node selector term");
+  }
+  if (one_term && out->node_selector_terms.size() != 1) {
+    return r.Fail(tp, "Invalid value: must have exactly one node selector term");
   }
   return true;
 }
@@ -345,8 +349,9 @@ bool ParseTolerations(Reader& r, const YAML::Node& map, const std::string& path,
   return true;
 }
 
+// `per_device`: the slice's spec.perDeviceNodeSelection.
 bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
-                 const std::string& driver, Device* d) {
+                 const std::string& driver, bool per_device, Device* d) {
   if (!r.Map(in, path) || !r.Str(in, "name", path, &d->name)) return false;
   if (d->name.empty()) return r.Fail(Reader::Child(path, "name"), "Required value");
   // v1beta1: the device's fields under `basic`.
@@ -396,11 +401,29 @@ bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
       }
     }
   }
-  for (const char* unsupported : {"nodeName", "nodeSelector", "allNodes"}) {
-    if (Present(n[unsupported])) {
-      return r.Fail(Reader::Child(base, unsupported),
-                    "Forbidden: per-device node selection is not supported by this scheduler");
-    }
+  // Per-device node selection (validation.go validateDevice: "must only be set if
+  // `perDeviceNodeSelection` is true"; with it, each device names its nodes).
+  if (!r.Str(n, "nodeName", base, &d->node_name) ||
+      !r.Bool(n, "allNodes", base, &d->all_nodes)) {
+    return false;
+  }
+  if (const YAML::Node ns = n["nodeSelector"]; Present(ns)) {
+    api::NodeSelector sel;
+    if (!ParseNodeSelector(r, ns, Reader::Child(base, "nodeSelector"), &sel, true)) return false;
+    d->node_selector = std::move(sel);
+  }
+  const int device_sources = !d->node_name.empty() + d->node_selector.has_value() + d->all_nodes;
+  if (!per_device && device_sources > 0) {
+    const char* set = !d->node_name.empty() ? "nodeName"
+                      : d->node_selector    ? "nodeSelector"
+                                            : "allNodes";
+    return r.Fail(Reader::Child(base, set),
+                  "Forbidden: must only be set if `spec.perDeviceNodeSelection` is true");
+  }
+  if (per_device && device_sources != 1) {
+    return r.Fail(base,
+                  "Invalid value: exactly one of `nodeName`, `nodeSelector`, `allNodes` is "
+                  "required when `spec.perDeviceNodeSelection` is true");
   }
   if (!ParseTaints(r, n, base, &d->taints)) return false;
   auto prepared = cel::PreparedDevice::Prepare(d->view);
@@ -680,7 +703,8 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
   if (!Present(spec)) return (r.Fail("spec", "Required value"), r.Error());
   if (!r.Map(spec, "spec") || !r.Str(spec, "driver", "spec", &s.driver) ||
       !r.Str(spec, "nodeName", "spec", &s.node_name) ||
-      !r.Bool(spec, "allNodes", "spec", &s.all_nodes)) {
+      !r.Bool(spec, "allNodes", "spec", &s.all_nodes) ||
+      !r.Bool(spec, "perDeviceNodeSelection", "spec", &s.per_device_node_selection)) {
     return r.Error();
   }
   if (s.driver.empty()) return (r.Fail("spec.driver", "Required value"), r.Error());
@@ -703,19 +727,21 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
   }
   if (const YAML::Node ns = spec["nodeSelector"]; Present(ns)) {
     api::NodeSelector sel;
-    if (!ParseNodeSelector(r, ns, "spec.nodeSelector", &sel)) return r.Error();
+    if (!ParseNodeSelector(r, ns, "spec.nodeSelector", &sel, true)) return r.Error();
     s.node_selector = std::move(sel);
   }
-  if (Present(spec["perDeviceNodeSelection"])) {
-    return (r.Fail("spec.perDeviceNodeSelection",
-                   "Forbidden: per-device node selection is not supported by this scheduler"),
-            r.Error());
-  }
-  const int sources = !s.node_name.empty() + s.node_selector.has_value() + s.all_nodes;
+  const int sources = !s.node_name.empty() + s.node_selector.has_value() + s.all_nodes +
+                      s.per_device_node_selection;
   if (sources != 1) {
     return (r.Fail("spec",
                    "Invalid value: exactly one of `nodeName`, `nodeSelector`, "
-                   "`allNodes` is required"),
+                   "`allNodes`, `perDeviceNodeSelection` is required"),
+            r.Error());
+  }
+  if (Present(spec["devices"]) && Present(spec["sharedCounters"])) {
+    return (r.Fail("spec.sharedCounters",
+                   "Forbidden: only one of `devices` and `sharedCounters` can be set in a "
+                   "ResourceSlice (publish the counter sets in a slice of their own in the pool)"),
             r.Error());
   }
   if (const YAML::Node devs = spec["devices"]; Present(devs)) {
@@ -724,7 +750,9 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
     for (size_t i = 0; i < devs.size(); ++i) {
       Device d;
       const std::string dp = Reader::Index("spec.devices", i);
-      if (!ParseDevice(r, devs[i], dp, s.driver, &d)) return r.Error();
+      if (!ParseDevice(r, devs[i], dp, s.driver, s.per_device_node_selection, &d)) {
+        return r.Error();
+      }
       if (!names.insert(d.name).second) {
         return (r.Fail(Reader::Child(dp, "name"), "Duplicate value: \"" + d.name + "\""),
                 r.Error());
@@ -739,33 +767,19 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
       std::string name;
       if (!r.Map(sc[i], ip) || !r.Str(sc[i], "name", ip, &name)) return r.Error();
       if (name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
+      if (s.shared_counters.count(name)) {
+        return (r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + name + "\""),
+                r.Error());
+      }
       if (!ParseCounters(r, sc[i]["counters"], Reader::Child(ip, "counters"),
                          &s.shared_counters[name])) {
         return r.Error();
       }
     }
   }
-  for (size_t i = 0; i < s.devices.size(); ++i) {
-    for (const auto& [set, counters] : s.devices[i].consumes_counters) {
-      auto it = s.shared_counters.find(set);
-      const std::string p = Reader::Index("spec.devices", i) + ".consumesCounters";
-      if (it == s.shared_counters.end()) {
-        return (r.Fail(p, "Invalid value: \"" + set +
-                              "\": must reference a counter set defined "
-                              "in the ResourceSlice sharedCounters"),
-                r.Error());
-      }
-      for (const auto& [c, q] : counters) {
-        if (!it->second.count(c)) {
-          return (r.Fail(p, "Invalid value: \"" + c +
-                                "\": must reference a counter defined in "
-                                "the counter set \"" +
-                                set + "\""),
-                  r.Error());
-        }
-      }
-    }
-  }
+  // A device's consumesCounters names counter sets of its pool, usually published in another
+  // slice: the allocator checks them per pool (an unknown set or counter makes the pool
+  // invalid, upstream's pools_incubating.go validateDeviceCounterConsumption).
   return s;
 }
 

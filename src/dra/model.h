@@ -92,10 +92,19 @@ struct Device {
   // taints[] from the slice, plus those of matching DeviceTaintRules (added by
   // dra::DefaultDRAManager::Slices, as upstream's ResourceSlice tracker does for the scheduler).
   std::vector<DeviceTaint> taints;
+  // Per-device node selection (the slice's spec.perDeviceNodeSelection, KEP-4815): exactly
+  // one of node_name, node_selector, all_nodes when the slice sets it, none otherwise.
+  std::string node_name;
+  std::optional<api::NodeSelector> node_selector;
+  bool all_nodes = false;
 };
 
-// ResourceSlice (cluster-scoped). Exactly one of node_name, node_selector, all_nodes
-// (validation: "exactly one of nodeName, nodeSelector, allNodes" for slices with devices).
+// ResourceSlice (cluster-scoped). Exactly one of node_name, node_selector, all_nodes,
+// per_device_node_selection (validation: "Exactly one of NodeName, NodeSelector, AllNodes,
+// and PerDeviceNodeSelection must be set"); a node selector has exactly one term. Only one
+// of devices and shared_counters is set (1.36: a pool's counter sets live in slices of their
+// own, which the pool's device slices reference; the allocator checks the references per
+// pool, allocator.h).
 struct ResourceSlice {
   std::string name;
   std::string driver;
@@ -105,6 +114,7 @@ struct ResourceSlice {
   std::string node_name;
   std::optional<api::NodeSelector> node_selector;
   bool all_nodes = false;
+  bool per_device_node_selection = false;  // each device names its nodes
   std::vector<Device> devices;
   // sharedCounters[]: counter set name -> counter -> available amount.
   std::map<std::string, std::map<std::string, api::Quantity>> shared_counters;
