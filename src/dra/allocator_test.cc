@@ -1040,3 +1040,192 @@ TEST(DraPoolTest, UpstreamPoolCases) {
 
 }  // namespace
 }  // namespace phalanx::dra
+
+namespace phalanx::dra {
+namespace {
+
+api::Unstructured FromNode(YAML::Node doc) {
+  api::Unstructured u;
+  u.api_version = doc["apiVersion"].Scalar();
+  u.kind = doc["kind"].Scalar();
+  u.metadata.name = doc["metadata"]["name"].Scalar();
+  u.object = std::make_shared<const YAML::Node>(doc);
+  return u;
+}
+
+// The 1.36 API fixture's ResourceSlice (k8s-api-fixtures v1.36.0) made into the split shape
+// current drivers publish: one slice with the pool's sharedCounters only, one with the device,
+// whose consumesCounters names the other slice's counter set, with per-device node selection.
+TEST(DraPoolTest, SplitSlicesOfTheApiFixture) {
+  const YAML::Node fixture = YAML::LoadFile(
+      std::string(PHALANX_UPSTREAM_DIR) + "/k8s-api-fixtures/v1.36.0/resource.k8s.io.v1.ResourceSlice.yaml");
+  ASSERT_TRUE(fixture["spec"]["perDeviceNodeSelection"].as<bool>());
+  auto make = [&](const std::string& name, bool counters) {
+    YAML::Node doc = YAML::Clone(fixture);
+    doc["metadata"]["name"] = name;
+    YAML::Node spec = doc["spec"];
+    spec.remove("nodeName");
+    spec.remove("nodeSelector");
+    spec.remove("allNodes");
+    spec["pool"]["resourceSliceCount"] = 2;  // these two slices
+    if (counters) {
+      spec.remove("devices");
+      spec["sharedCounters"][0]["name"] = "counterSetValue";  // what the device names
+    } else {
+      spec.remove("sharedCounters");
+      YAML::Node d = spec["devices"][0];
+      // One node selection per device: its nodeName; one value per attribute.
+      d.remove("nodeSelector");
+      d.remove("allNodes");
+      YAML::Node attr = d["attributes"]["attributesKey"];
+      for (const char* list : {"bools", "ints", "strings", "versions", "bool", "string",
+                               "version"}) {
+        attr.remove(list);
+      }
+    }
+    auto s = ParseResourceSlice(FromNode(doc));
+    EXPECT_TRUE(s.ok()) << s.status();
+    return std::make_shared<const ResourceSlice>(s.ok() ? std::move(*s) : ResourceSlice{});
+  };
+  const auto counter_slice = make("counters", true);
+  const auto device_slice = make("devices", false);
+  ASSERT_EQ(device_slice->devices.size(), 1u);
+  EXPECT_EQ(device_slice->devices[0].node_name, "nodeNameValue");
+  EXPECT_TRUE(device_slice->per_device_node_selection);
+  EXPECT_EQ(counter_slice->shared_counters.count("counterSetValue"), 1u);
+
+  std::map<std::string, DeviceClass> classes;
+  classes["c"].name = "c";
+  auto claim = std::make_shared<const ResourceClaim>(*ParseResourceClaim(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: "
+          "ns}\nspec: {devices: {requests: [{name: r, exactly: {deviceClassName: c}}]}}\n")));
+  auto run = [&](std::vector<ResourceSlicePtr> slices, const std::string& node_name) {
+    AllocatorInput in;
+    in.claims = {claim};
+    in.classes = &classes;
+    in.slices = std::move(slices);
+    auto a = Allocator::New(std::move(in));
+    EXPECT_TRUE(a.ok());
+    api::Node node;
+    node.metadata.name = node_name;
+    auto r = a->Allocate(node);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : AllocationOutcome{};
+  };
+  auto r = run({counter_slice, device_slice}, "nodeNameValue");
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.results[0].devices,
+            (std::vector<DeviceResult>{{"r", "driverValue", "nameValue", "nameValue", false}}));
+  // The device's own nodeName pins the allocation to the node (createNodeSelector).
+  EXPECT_EQ(SelectorString(r.results[0].node_selector), "field metadata.name In nodeNameValue;");
+  EXPECT_FALSE(run({counter_slice, device_slice}, "other-node").ok);
+  // Without its counter slice the pool is incomplete: no device of it is allocated.
+  auto alone = run({device_slice}, "nodeNameValue");
+  EXPECT_FALSE(alone.ok);
+  EXPECT_EQ(alone.reason, "");
+}
+
+// A dra-example-driver pool (its "gpu" profile, internal/profiles/gpu/gpu.go: one slice per
+// node named <node>-gpu.example.com, pool = node, devices gpu-0..gpu-7 with attributes index,
+// uuid, model, driverVersion and capacity memory), as examples/ecosystem/dra-example-driver
+// writes it out.
+TEST(DraPoolTest, DraExampleDriverPoolPerNode) {
+  std::vector<ResourceSlicePtr> slices;
+  for (const std::string node : {"gpu-1", "gpu-2"}) {
+    std::string devices;
+    for (int i = 0; i < 8; ++i) {
+      devices += "  - name: gpu-" + std::to_string(i) +
+                 "\n    attributes:\n      index: {int: " + std::to_string(i) +
+                 "}\n      uuid: {string: \"gpu-" + node + "-" + std::to_string(i) +
+                 "\"}\n      model: {string: \"LATEST-GPU-MODEL\"}\n      driverVersion: "
+                 "{version: \"1.0.0\"}\n    capacity:\n      memory: {value: 80Gi}\n";
+    }
+    auto s = ParseResourceSlice(Obj(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " + node +
+        "-gpu.example.com}\nspec:\n  driver: gpu.example.com\n  nodeName: " + node +
+        "\n  pool: {name: " + node + ", generation: 1, resourceSliceCount: 1}\n  devices:\n" +
+        devices));
+    ASSERT_TRUE(s.ok()) << s.status();
+    slices.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
+  }
+  std::map<std::string, DeviceClass> classes;
+  auto cls = ParseDeviceClass(Obj(
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+      "spec: {selectors: [{cel: {expression: \"device.driver == 'gpu.example.com'\"}}]}\n"));
+  ASSERT_TRUE(cls.ok());
+  classes["gpu.example.com"] = *cls;
+  auto claim = [](const std::string& name, const std::string& devices) {
+    return std::make_shared<const ResourceClaim>(*ParseResourceClaim(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+            ", namespace: ns}\nspec: {devices: " + devices + "}\n")));
+  };
+  // Two GPUs of one driver version, index >= 6; and every GPU of a node.
+  auto pair = claim("pair",
+                    "{requests: [{name: gpus, exactly: {deviceClassName: gpu.example.com, count: "
+                    "2, selectors: [{cel: {expression: \"device.attributes['gpu.example.com']."
+                    "index >= 6\"}}]}}], constraints: [{matchAttribute: "
+                    "gpu.example.com/driverVersion}]}");
+  auto all = claim("all",
+                   "{requests: [{name: gpus, exactly: {deviceClassName: gpu.example.com, "
+                   "allocationMode: All}}]}");
+  api::Node node;
+  node.metadata.name = "gpu-2";
+  AllocatorInput in;
+  in.claims = {pair, all};
+  in.classes = &classes;
+  in.slices = slices;
+  auto a = Allocator::New(in);
+  ASSERT_TRUE(a.ok());
+  auto r = a->Allocate(node);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Every GPU of the node for "all" cannot be had with two of them taken by "pair".
+  EXPECT_FALSE(r->ok);
+  auto devices = [](const AllocationResult& res) {
+    std::string out;
+    for (const auto& d : res.devices) out += d.pool + "/" + d.device + " ";
+    return out + "@ " + SelectorString(res.node_selector);
+  };
+  for (const auto& [c, want] :
+       {std::pair{pair, "gpu-2/gpu-6 gpu-2/gpu-7 @ field metadata.name In gpu-2;"},
+        {all,
+         "gpu-2/gpu-0 gpu-2/gpu-1 gpu-2/gpu-2 gpu-2/gpu-3 gpu-2/gpu-4 gpu-2/gpu-5 gpu-2/gpu-6 "
+         "gpu-2/gpu-7 @ field metadata.name In gpu-2;"}}) {
+    in.claims = {c};
+    a = Allocator::New(in);
+    r = a->Allocate(node);
+    ASSERT_TRUE(r.ok() && r->ok) << c->Key();
+    EXPECT_EQ(devices(r->results[0]), want);
+  }
+  // gpu-6 in use: one GPU with index >= 6 is left, "pair" needs two.
+  in.claims = {pair};
+  in.in_use = {DeviceId{"gpu.example.com", "gpu-2", "gpu-6"}};
+  a = Allocator::New(in);
+  r = a->Allocate(node);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->ok);
+  // A newer generation of gpu-2's pool that is not complete yet (two slices announced, one
+  // published): no GPU of gpu-2 is allocated, and "all" is an error until it is complete.
+  auto newer = std::make_shared<ResourceSlice>(*slices[1]);
+  newer->name = "gpu-2-gpu.example.com-2";
+  newer->pool_generation = 2;
+  newer->resource_slice_count = 2;
+  in.slices.push_back(newer);
+  in.in_use.clear();
+  a = Allocator::New(in);
+  r = a->Allocate(node);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->ok);
+  in.claims = {all};
+  a = Allocator::New(in);
+  r = a->Allocate(node);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "claim ns/all, request gpus: asks for all devices, but resource pool "
+            "gpu.example.com/gpu-2 is currently being updated");
+  node.metadata.name = "gpu-1";  // gpu-1's own pool is complete
+  r = a->Allocate(node);
+  ASSERT_TRUE(r.ok() && r->ok);
+}
+
+}  // namespace
+}  // namespace phalanx::dra
