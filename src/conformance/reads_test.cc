@@ -373,13 +373,13 @@ Fingerprint DraFingerprint(const client::ResourceType& rt) {
     if (rt.kind == "ResourceSlice") {
       auto s = dra::ParseResourceSlice(**u);
       if (!s.ok()) return s.status();
-      // Not resource_slice_count: the model keeps it but allocation does not read it (a
-      // known gap of the audit).
       std::string out = s->driver + " pool=" + s->pool + "/" + std::to_string(s->pool_generation) +
-                        " node=" + s->node_name + " sel=" + NodeSel(s->node_selector) +
-                        " all=" + std::to_string(s->all_nodes) + ";";
+                        "/" + std::to_string(s->resource_slice_count) + " node=" + s->node_name +
+                        " sel=" + NodeSel(s->node_selector) + " all=" + std::to_string(s->all_nodes) +
+                        " per-device=" + std::to_string(s->per_device_node_selection) + ";";
       for (const auto& d : s->devices) {
-        out += "device " + d.name + " attrs=";
+        out += "device " + d.name + " node=" + d.node_name + " sel=" + NodeSel(d.node_selector) +
+               " all=" + std::to_string(d.all_nodes) + " attrs=";
         for (const auto& [k, v] : d.view.attributes) {
           out += k + "=" + std::to_string(static_cast<int>(v.kind)) + ":" +
                  std::to_string(v.int_value) + std::to_string(v.bool_value) + v.string_value + ",";
@@ -699,6 +699,18 @@ TEST(ConformanceReads, FixturesOfEveryKindPhalanxReadsDecode) {
       json& spec = kind == "ResourceClaim" ? obj["spec"] : obj["spec"]["spec"];
       for (auto& rq : spec["devices"]["requests"]) {
         if (rq.contains("exactly")) rq.erase("firstAvailable");
+      }
+    }
+    // A ResourceSlice has one node selection (the fixture's perDeviceNodeSelection, each
+    // device its nodeName) and devices or sharedCounters (devices).
+    if (kind == "ResourceSlice") {
+      for (const char* f : {"nodeName", "nodeSelector", "allNodes", "sharedCounters"}) {
+        obj["spec"].erase(f);
+      }
+      for (auto& d : obj["spec"]["devices"]) {
+        d.erase("nodeSelector");
+        d.erase("allNodes");
+        d.erase("consumesCounters");  // it names a counter set of the removed sharedCounters
       }
     }
     // Volumes need a storage size.
@@ -1198,8 +1210,19 @@ std::vector<AuditKind> AuditKinds() {
   {
     const std::string dev = "spec.devices[]";
     const std::string pdns =
-        "(DRAPartitionableDevices) per-device node selection is refused by name by this "
-        "scheduler";
+        alloc + ": per-device node selection (the pools a node sees, the allocation's nodes)";
+    // Per-device node selection instead of the baseline's slice-level nodeSelector, with
+    // `set` giving device 0 its node selection.
+    auto per_device = [](std::function<void(json&)> set) {
+      return [set](json& j) {
+        j["spec"].erase("nodeSelector");
+        j["spec"]["perDeviceNodeSelection"] = true;
+        set(j["spec"]["devices"][0]);
+      };
+    };
+    auto device_node = [](const char* name) {
+      return [name](json& d) { d["nodeName"] = name; };
+    };
     const std::string binding_gap =
         "(DRADeviceBindingConditions, beta) upstream's PreBind waits for the device's binding "
         "conditions and pins the allocation to the node; Phalanx does neither";
@@ -1216,13 +1239,19 @@ std::vector<AuditKind> AuditKinds() {
         {"spec.nodeName", H, alloc + ": the pool's nodes", no_selector("nodeName", "node-b"),
          no_selector("nodeName", "node-a")},
         {"spec.nodeSelector", H, alloc + ": the pool's nodes"},
-        {"spec.perDeviceNodeSelection", N, pdns},
+        {"spec.perDeviceNodeSelection", H, pdns, per_device(device_node("node-a"))},
         {"spec.pool.generation", H, alloc + ": only the newest generation of a pool counts"},
         {"spec.pool.name", H, alloc},
-        {"spec.pool.resourceSliceCount", Audit::kGap,
-         "upstream's allocator refuses allocationMode All on a pool whose slices are not all "
-         "there yet (being updated); Phalanx parses it but allocation does not check it"},
-        {"spec.sharedCounters", H, alloc + ": counters of partitionable devices (KEP-4815)"},
+        {"spec.pool.resourceSliceCount", H,
+         alloc + ": an incomplete pool (fewer slices than this) gives no devices and fails "
+                 "allocationMode All"},
+        // The baseline's slice holds devices; a slice of counter sets holds nothing else.
+        {"spec.sharedCounters", H, alloc + ": counters of partitionable devices (KEP-4815)",
+         [](json& j) {
+           j["spec"].erase("devices");
+           j["spec"]["sharedCounters"] = json::parse(
+               R"([{"name": "counterSetValue", "counters": {"countersKey": {"value": "1"}}}])");
+         }},
         {dev + ".name", H, alloc},
         {dev + ".attributes", H, alloc + ": what CEL selectors and matchAttribute see"},
         {dev + ".attributes{}.ints", N, "(DRAListTypeAttributes, alpha) refused by name"},
@@ -1236,9 +1265,16 @@ std::vector<AuditKind> AuditKinds() {
         {dev + ".allowMultipleAllocations", H,
          "CEL (device.allowMultipleAllocations); the sharing itself is the requestPolicy gap"},
         {dev + ".consumesCounters", H, alloc + ": counters of partitionable devices (KEP-4815)"},
-        {dev + ".nodeName", N, pdns},
-        {dev + ".nodeSelector", N, pdns},
-        {dev + ".allNodes", N, pdns},
+        {dev + ".nodeName", H, pdns, per_device(device_node("node-b")),
+         per_device(device_node("node-a"))},
+        {dev + ".nodeSelector", H, pdns, per_device([](json& d) {
+           d["nodeSelector"] = json::parse(
+               R"({"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In",
+                   "values": ["a"]}]}]})");
+         }),
+         per_device(device_node("node-a"))},
+        {dev + ".allNodes", H, pdns, per_device([](json& d) { d["allNodes"] = true; }),
+         per_device(device_node("node-a"))},
         {dev + ".taints", H, alloc + ": device taints (KEP-5055)"},
         {dev + ".bindsToNode", Audit::kGap, binding_gap},
         {dev + ".bindingConditions", Audit::kGap, binding_gap},
@@ -1249,11 +1285,16 @@ std::vector<AuditKind> AuditKinds() {
     };
     kinds.push_back({rs, "resource.k8s.io.v1.ResourceSlice.json",
                      DraFingerprint(Type(rs, "resourceslices")), rows, [](json& j) {
-                       // One of nodeName / nodeSelector / allNodes; one value per attribute;
-                       // a counter set the devices' consumesCounters names.
+                       // One of nodeName / nodeSelector / allNodes / perDeviceNodeSelection
+                       // (the slice's nodeSelector; the devices name no nodes); devices or
+                       // sharedCounters (devices); one value per attribute.
                        j["spec"].erase("nodeName");
                        j["spec"].erase("allNodes");
-                       j["spec"]["sharedCounters"][0]["name"] = "counterSetValue";
+                       j["spec"].erase("perDeviceNodeSelection");
+                       j["spec"].erase("sharedCounters");
+                       for (const char* f : {"nodeName", "nodeSelector", "allNodes"}) {
+                         j["spec"]["devices"][0].erase(f);
+                       }
                        j["spec"]["devices"][0]["attributes"] = {
                            {"attributesKey", {{"int", 2}}},
                            {"dra.example.com/bool", {{"bool", true}}},

@@ -1,13 +1,22 @@
 // Structured allocation of DRA devices (upstream k8s.io/dynamic-resource-allocation/
-// structured/allocator.go, the "stable" allocator of Kubernetes 1.34): given the claims that
+// structured, the "incubating" allocator Kubernetes 1.36 runs with its default features,
+// structured/internal/incubating/allocator_incubating.go and pools_incubating.go): given the claims that
 // still need an allocation, the device classes, the ResourceSlices and the devices already
 // allocated, find devices for every request of every claim on a node, or report that there
 // are none.
 //
 // Semantics carried over:
-//   - a ResourceSlice offers its devices to a node when spec.nodeName is the node,
-//     spec.nodeSelector matches it, or spec.allNodes is set; only the slices of a pool's
-//     newest generation count (allocator.go GatherPools: "pool.generation");
+//   - pools as upstream's pools_incubating.go GatherPools / buildPool sees them for a node:
+//     a slice is relevant when it has sharedCounters, when spec.nodeName is the node,
+//     spec.nodeSelector matches it or spec.allNodes is set, or (spec.perDeviceNodeSelection)
+//     when one of its devices' own nodeName / nodeSelector / allNodes reaches the node; per
+//     pool the newest relevant generation counts; a pool with fewer slices of it than
+//     resourceSliceCount is incomplete (left out when a newer generation exists elsewhere)
+//     and one with duplicate device names, a counter set defined twice or a consumesCounters
+//     naming an unknown counter set / counter is invalid: neither gives devices, and a
+//     request with allocationMode All fails with upstream's error ("claim C, request R: asks
+//     for all devices, but resource pool D/P is currently being updated" / "... invalid");
+//     pools are searched by driver and pool name, slices by name, devices in slice order;
 //   - a device fits a request when every selector of the request's DeviceClass and of the
 //     request matches (CEL, cel/cel.h); a selector that fails at runtime (e.g. "no such
 //     key") is an error that aborts the attempt, as upstream's isSelectable ("claim %s:
@@ -23,14 +32,16 @@
 //   - matchAttribute constraints: every device allocated for the constraint's requests (all
 //     requests of the claim when it lists none) has the attribute, with one value;
 //   - partitionable devices (KEP-4815): a device's consumesCounters must fit the counters
-//     left in its pool's sharedCounters after the devices already allocated;
+//     left in its pool's counter sets (from any slice of the pool) after the devices already
+//     allocated from any slice of the pool's generation;
 //   - the search backtracks over device choices (allocator.go allocateOne is a depth-first
 //     search too); devices of one request are chosen in slice order without permutations.
 //     A budget of kMaxSearchSteps device trials bounds pathological inputs (upstream has
 //     none; a search that exceeds it counts as "cannot allocate").
-// The allocation's node selector (AllocationResult.nodeSelector) is the node's name
-// (matchFields metadata.name) when a device comes from a node-local slice, the slice's
-// selector when one comes from a nodeSelector slice, and none for allNodes devices only.
+// The allocation's node selector (AllocationResult.nodeSelector, allocator_incubating.go
+// createNodeSelector) is the node's name (matchFields metadata.name) when a device is
+// node-local (its slice's nodeName, or its own with per-device node selection), else the
+// requirements of every device's node selector (slice's or own) in one term, else none.
 //
 // Thread safety: an Allocator is immutable; Allocate is const and runs concurrently for
 // many nodes (Filter is parallel over nodes).
