@@ -1,6 +1,7 @@
 #include "dra/allocator.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <utility>
 
@@ -59,12 +60,20 @@ struct Cand {
   int reach = 2;                                // as Reach: 0 name, 1 selector, 2 all nodes
   const api::NodeSelector* selector = nullptr;  // reach 1: the slice's or the device's
   const ResourceSlicePtr* owner = nullptr;      // the slice's pointer (SelectorMemo keys)
+  // allowMultipleAllocations: the device is shared, never taken whole (KEP-5075).
+  bool multi = false;
+  // Multi: the capacity the allocated shares consume (nullptr: the device has none).
+  const std::map<std::string, api::Quantity>* shared = nullptr;
 };
 
 // One way to satisfy a request, with its candidate devices (indices into Search::cands_).
 struct Alt {
   const RequestSpec* spec = nullptr;
   std::vector<size_t> cands;
+  // Per candidate of a device with allowMultipleAllocations: what one allocation of it for
+  // this request consumes of each of its capacities (consumable_capacity.go
+  // GetConsumedCapacityFromRequest); empty for other devices.
+  std::vector<std::map<std::string, api::Quantity>> consumed;
 };
 
 struct Slot {
@@ -77,6 +86,7 @@ struct Taken {
   size_t cand = 0;
   std::string request;  // result name ("req" or "req/sub")
   bool admin = false;
+  const std::map<std::string, api::Quantity>* consumed = nullptr;  // a share's (multi)
 };
 
 // The depth-first search of one attempt.
@@ -103,8 +113,9 @@ class Search {
 
  private:
   struct ConstraintState {
-    std::optional<cel::AttributeValue> value;
+    std::optional<cel::AttributeValue> value;  // matchAttribute
     int devices = 0;
+    std::vector<cel::AttributeValue> distinct;  // distinctAttribute: the values taken
   };
 
   bool Request(size_t slot) {
@@ -115,12 +126,12 @@ class Search {
         if (alt.cands.empty()) continue;
         size_t took = 0;
         bool ok = true;
-        for (size_t c : alt.cands) {
-          if (!CanTake(slot, alt, c)) {
+        for (size_t i = 0; i < alt.cands.size(); ++i) {
+          if (!CanTake(slot, alt, i)) {
             ok = false;
             break;
           }
-          Take(slot, alt, c);
+          Take(slot, alt, i);
           ++took;
         }
         if (ok && Request(slot + 1)) return true;
@@ -140,9 +151,8 @@ class Search {
         aborted_ = true;
         return false;
       }
-      const size_t c = alt.cands[i];
-      if (!CanTake(slot, alt, c)) continue;
-      Take(slot, alt, c);
+      if (!CanTake(slot, alt, i)) continue;
+      Take(slot, alt, i);
       if (Pick(slot, alt, picked + 1, i + 1)) return true;
       Untake(slot);
       if (aborted_) return false;
@@ -159,20 +169,53 @@ class Search {
     return false;
   }
 
-  bool CanTake(size_t slot, const Alt& alt, size_t c) const {
+  static const std::string& Attribute(const DeviceConstraint& con) {
+    return con.match_attribute.empty() ? con.distinct_attribute : con.match_attribute;
+  }
+
+  // Whether a share of `cand` consuming `consumed` fits the device's capacities besides the
+  // allocated shares and those of this attempt (consumable_capacity.go CmpRequestOverCapacity).
+  bool ShareFits(size_t c, const std::map<std::string, api::Quantity>& consumed) const {
+    const Cand& cand = cands_[c];
+    auto taking = allocating_.find(c);
+    for (const auto& [name, q] : consumed) {
+      api::Quantity total = q;
+      if (cand.shared) {
+        if (auto it = cand.shared->find(name); it != cand.shared->end()) total = total.Plus(it->second);
+      }
+      if (taking != allocating_.end()) {
+        if (auto it = taking->second.find(name); it != taking->second.end()) {
+          total = total.Plus(it->second);
+        }
+      }
+      if (total.Compare(cand.device->view.capacity.at(name)) > 0) return false;
+    }
+    return true;
+  }
+
+  // Whether a share of a multi device takes its counters: its first share (the counters are
+  // consumed once, allocator_incubating.go allocateDevice skipCounterCheck).
+  bool FirstShare(size_t c) const { return !cands_[c].shared && !shares_.count(c); }
+
+  bool CanTake(size_t slot, const Alt& alt, size_t i) const {
+    const size_t c = alt.cands[i];
     const Cand& cand = cands_[c];
     const bool admin = alt.spec->admin_access;
-    if (admin ? admin_used_.count(c) : used_.count(c)) return false;
+    if (!cand.multi && (admin ? admin_used_.count(c) : used_.count(c))) return false;
     const size_t claim = slots_[slot].claim;
     const auto& cons = claims_[claim]->spec.constraints;
     for (size_t k = 0; k < cons.size(); ++k) {
       if (!Applies(cons[k], slots_[slot].request, alt.spec->name)) continue;
-      const cel::AttributeValue* v = LookupAttribute(*cand.device, cons[k].match_attribute);
+      const cel::AttributeValue* v = LookupAttribute(*cand.device, Attribute(cons[k]));
       if (!v) return false;
       const auto& st = constraint_values_[claim][k];
       if (st.value && !SameValue(*st.value, *v)) return false;
+      for (const auto& taken : st.distinct) {
+        if (SameValue(taken, *v)) return false;
+      }
     }
-    if (!admin) {
+    if (cand.multi && !ShareFits(c, alt.consumed[i])) return false;
+    if (!admin && (!cand.multi || FirstShare(c))) {
       for (const auto& [set, counters] : cand.device->consumes_counters) {
         const auto sit = counters_.find(PoolKey(cand.id.driver, cand.id.pool) + "/" + set);
         if (sit == counters_.end()) return false;
@@ -185,33 +228,58 @@ class Search {
     return true;
   }
 
-  void Take(size_t slot, const Alt& alt, size_t c) {
+  void Take(size_t slot, const Alt& alt, size_t i) {
+    const size_t c = alt.cands[i];
     const bool admin = alt.spec->admin_access;
-    (admin ? admin_used_ : used_).insert(c);
-    taken_[slot].push_back({c, alt.spec->name, admin});
+    const bool multi = cands_[c].multi;
+    const bool counters = !admin && (!multi || FirstShare(c));
+    if (multi) {
+      auto& taking = allocating_[c];
+      for (const auto& [name, q] : alt.consumed[i]) taking[name] = taking[name].Plus(q);
+      ++shares_[c];
+    } else {
+      (admin ? admin_used_ : used_).insert(c);
+    }
+    taken_[slot].push_back({c, alt.spec->name, admin, multi ? &alt.consumed[i] : nullptr});
     const size_t claim = slots_[slot].claim;
     const auto& cons = claims_[claim]->spec.constraints;
     for (size_t k = 0; k < cons.size(); ++k) {
       if (!Applies(cons[k], slots_[slot].request, alt.spec->name)) continue;
       auto& st = constraint_values_[claim][k];
-      if (!st.value) st.value = *LookupAttribute(*cands_[c].device, cons[k].match_attribute);
+      const cel::AttributeValue& v = *LookupAttribute(*cands_[c].device, Attribute(cons[k]));
+      if (cons[k].match_attribute.empty()) {
+        st.distinct.push_back(v);
+      } else if (!st.value) {
+        st.value = v;
+      }
       ++st.devices;
     }
-    if (!admin) Consume(cands_[c], /*sign=*/-1);
+    if (counters) Consume(cands_[c], /*sign=*/-1);
   }
 
   void Untake(size_t slot) {
     const Taken t = taken_[slot].back();
     taken_[slot].pop_back();
-    (t.admin ? admin_used_ : used_).erase(t.cand);
+    const bool multi = cands_[t.cand].multi;
+    if (multi) {
+      auto& taking = allocating_[t.cand];
+      for (const auto& [name, q] : *t.consumed) taking[name] = taking[name].Minus(q);
+      if (--shares_[t.cand] == 0) {
+        shares_.erase(t.cand);
+        allocating_.erase(t.cand);
+      }
+    } else {
+      (t.admin ? admin_used_ : used_).erase(t.cand);
+    }
     const size_t claim = slots_[slot].claim;
     const auto& cons = claims_[claim]->spec.constraints;
     for (size_t k = 0; k < cons.size(); ++k) {
       if (!Applies(cons[k], slots_[slot].request, t.request)) continue;
       auto& st = constraint_values_[claim][k];
+      if (cons[k].match_attribute.empty()) st.distinct.pop_back();
       if (--st.devices == 0) st.value.reset();
     }
-    if (!t.admin) Consume(cands_[t.cand], /*sign=*/+1);
+    if (!t.admin && (!multi || FirstShare(t.cand))) Consume(cands_[t.cand], /*sign=*/+1);
   }
 
   void Consume(const Cand& cand, int sign) {
@@ -230,6 +298,9 @@ class Search {
   std::vector<std::vector<Taken>> taken_;
   std::vector<std::vector<ConstraintState>> constraint_values_;  // [claim][constraint]
   std::set<size_t> used_, admin_used_;
+  // Shares of multi devices taken in this attempt: how many, and what they consume.
+  std::map<size_t, int> shares_;
+  std::map<size_t, std::map<std::string, api::Quantity>> allocating_;
   int64_t steps_ = 0;
   bool aborted_ = false;
 };
@@ -378,6 +449,25 @@ void InUseIndex::Add(const DeviceId& id, int delta) {
     return;
   }
   pool = std::move(copy);
+}
+
+const InUseIndex::Shared* InUseIndex::SharedUse(const DeviceId& id) const {
+  if (!shared) return nullptr;
+  auto it = shared->find(id);
+  return it == shared->end() ? nullptr : &it->second;
+}
+
+void InUseIndex::AddShare(const DeviceId& id, const std::map<std::string, api::Quantity>& consumed,
+                          int delta) {
+  auto copy = shared ? std::make_shared<std::map<DeviceId, Shared>>(*shared)
+                     : std::make_shared<std::map<DeviceId, Shared>>();
+  Shared& s = (*copy)[id];
+  s.shares += delta;
+  for (const auto& [name, q] : consumed) {
+    s.consumed[name] = delta > 0 ? s.consumed[name].Plus(q) : s.consumed[name].Minus(q);
+  }
+  if (s.shares <= 0) copy->erase(id);
+  shared = std::move(copy);
 }
 
 std::set<DeviceId> InUseIndex::ToSet() const {
@@ -606,6 +696,72 @@ void GatherCandidates(const std::map<const api::Node*, std::vector<NodePool>>& p
   }
 }
 
+// Consumable capacity (consumable_capacity.go).
+using Amounts = std::map<std::string, api::Quantity>;
+
+// roundUpRange: below min -> min; with a step, up to min + a multiple of step (in whole
+// units, Quantity.Value()); else as requested.
+api::Quantity RoundUpRange(const api::Quantity& requested, const CapacityRequestPolicy& p) {
+  if (requested.Compare(p.min) < 0) return p.min;
+  if (!p.step) return requested;
+  const int64_t step = p.step->Value(), min = p.min.Value();
+  const int64_t added = requested.Value() - min;
+  int64_t n = added / step;
+  if (added % step != 0) ++n;
+  return api::Quantity::FromValue(min + step * n);
+}
+
+// calculateConsumedCapacity: what one allocation consumes of a capacity of `value`.
+api::Quantity ConsumedOf(const api::Quantity* requested, const api::Quantity& value,
+                         const CapacityRequestPolicy* p) {
+  if (!requested) return p && p->default_value ? *p->default_value : value;
+  if (!p) return *requested;
+  if (p->has_range) return RoundUpRange(*requested, *p);
+  for (const auto& v : p->valid_values) {  // roundUpValidValues
+    if (requested->Compare(v) <= 0) return v;
+  }
+  return *requested;
+}
+
+// violatesPolicy: the default never does; else beyond max, off the step from min, or not one
+// of the valid values.
+bool Violates(const api::Quantity& q, const CapacityRequestPolicy* p) {
+  if (!p) return false;
+  if (p->default_value && q.Compare(*p->default_value) == 0) return false;
+  if (p->has_range) {
+    if (p->max && q.Compare(*p->max) > 0) return true;
+    return p->step && (q.Value() - p->min.Value()) % p->step->Value() != 0;
+  }
+  if (p->valid_values.empty()) return false;
+  return std::none_of(p->valid_values.begin(), p->valid_values.end(),
+                      [&](const api::Quantity& v) { return q.Compare(v) == 0; });
+}
+
+// CmpRequestOverCapacity against the allocated shares (`shared`, may be null): every capacity
+// the request names exists, no consumed amount violates its policy, and the consumed amounts
+// plus the shares' fit the capacities. The consumed amount of every capacity, or nullopt.
+std::optional<Amounts> CapacityFit(const Device& d, const RequestSpec& spec, const Amounts* shared) {
+  for (const auto& [name, q] : spec.capacity_requests) {
+    if (!d.view.capacity.count(name)) return std::nullopt;  // "not been defined"
+  }
+  Amounts out;
+  for (const auto& [name, value] : d.view.capacity) {
+    auto r = spec.capacity_requests.find(name);
+    auto p = d.request_policies.find(name);
+    const CapacityRequestPolicy* policy = p == d.request_policies.end() ? nullptr : &p->second;
+    const api::Quantity consumed =
+        ConsumedOf(r == spec.capacity_requests.end() ? nullptr : &r->second, value, policy);
+    if (Violates(consumed, policy)) return std::nullopt;
+    api::Quantity total = consumed;
+    if (shared) {
+      if (auto it = shared->find(name); it != shared->end()) total = total.Plus(it->second);
+    }
+    if (total.Compare(value) > 0) return std::nullopt;
+    out[name] = consumed;
+  }
+  return out;
+}
+
 // The candidates of one way to satisfy a request among `node_cands`. allocationMode All
 // keeps every matching device and none when one of them is in use or has a taint the
 // request does not tolerate (allocator.go: allocateDevice fails for such a device, and
@@ -626,14 +782,48 @@ api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
     auto m = Selectable(cands[c], cls, spec, claim, memo);
     if (!m.ok()) return m.status();
     if (!*m || !nc.on_node) continue;
+    // A device whose capacity the request does not fit is not a candidate, in All mode too
+    // (allocator_incubating.go: CmpRequestOverCapacity before allocateDevice).
+    auto fit = CapacityFit(*cands[c].device, spec, cands[c].shared);
+    if (!fit) continue;
     const bool untolerated = !AllTaintsTolerated(cands[c].device->taints, spec.tolerations);
     if (untolerated && !spec.all) continue;
     any_used = any_used || used || untolerated;
     alt.cands.push_back(c);
+    alt.consumed.push_back(cands[c].multi ? std::move(*fit) : Amounts{});
   }
-  if (spec.all && any_used) alt.cands.clear();  // not every matching device is free
+  if (spec.all && any_used) {  // not every matching device is free
+    alt.cands.clear();
+    alt.consumed.clear();
+  }
   return alt;
 }
+
+}  // namespace
+
+std::string ShareId(const std::string& claim_uid, const std::string& request, const DeviceId& id) {
+  // Two FNV-1a 64-bit hashes (different offsets) of the parts, as 128 bits.
+  const std::string key = claim_uid + "\n" + request + "\n" + id.driver + "\n" + id.pool + "\n" +
+                          id.device;
+  auto fnv = [&key](uint64_t h) {
+    for (unsigned char ch : key) {
+      h ^= ch;
+      h *= 1099511628211ull;
+    }
+    return h;
+  };
+  uint64_t hi = fnv(14695981039346656037ull), lo = fnv(0x84222325cbf29ce4ull);
+  hi = (hi & ~0xf000ull) | 0x8000ull;                  // version 8 (custom)
+  lo = (lo & ~(3ull << 62)) | (2ull << 62);             // RFC 4122 variant
+  char buf[37];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx",
+                static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xffff),
+                static_cast<unsigned>(hi & 0xffff), static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xffffffffffffull));
+  return buf;
+}
+
+namespace {
 
 // Adds the requirements of `from` not already in `to` (upstream's
 // addNewNodeSelectorRequirements).
@@ -662,8 +852,12 @@ std::vector<AllocationResult> Results(const Search& search,
     for (size_t r = 0; r < claims[ci]->spec.requests.size(); ++r, ++slot) {
       for (const Taken& t : search.taken()[slot]) {
         const Cand& c = search.cands()[t.cand];
-        results[ci].devices.push_back(
-            DeviceResult{t.request, c.id.driver, c.id.pool, c.id.device, t.admin});
+        DeviceResult res{t.request, c.id.driver, c.id.pool, c.id.device, t.admin};
+        if (t.consumed) {
+          res.consumed_capacity = *t.consumed;
+          res.share_id = ShareId(claims[ci]->metadata.uid, t.request, c.id);
+        }
+        results[ci].devices.push_back(std::move(res));
         if (c.reach == 0) local = true;
         if (c.reach == 1 && c.selector && !c.selector->node_selector_terms.empty()) {
           const auto& from = c.selector->node_selector_terms.front();
@@ -698,8 +892,17 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
   std::vector<Cand> cands;
   std::map<const api::Node*, std::vector<NodeCand>> by_node;
   GatherCandidates(pools, nodes, &cands, &by_node);
+  for (Cand& c : cands) {
+    c.multi = c.device->view.allow_multiple_allocations;
+    if (c.multi) c.shared = SharedConsumed(c.id);
+  }
   const std::function<bool(const DeviceId&)> in_use = [this](const DeviceId& id) {
     return InUse(id);
+  };
+  // Counters: a device with allocated shares consumes its counters too
+  // (internal.IsDeviceAllocated).
+  const std::function<bool(const DeviceId&)> allocated = [this](const DeviceId& id) {
+    return InUse(id) || SharedConsumed(id) != nullptr;
   };
   // Slots: one per request of each claim, with the candidates of each alternative.
   std::vector<Slot> slots;
@@ -734,7 +937,7 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
     }
   }
   Counters counters;
-  for (const auto& [node, ps] : pools) AddCountersLeft(ps, in_use, &counters);
+  for (const auto& [node, ps] : pools) AddCountersLeft(ps, allocated, &counters);
   Search search(in_.claims, std::move(cands), std::move(slots), std::move(counters));
   out.ok = search.Run();
   out.steps = search.steps();

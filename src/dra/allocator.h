@@ -130,6 +130,19 @@ struct InUseIndex {
   // Adds `delta` claims holding `id` (a count that reaches 0 removes the device).
   void Add(const DeviceId& id, int delta);
   std::set<DeviceId> ToSet() const;
+  // Shares of devices with allowMultipleAllocations (allocation results with a shareID,
+  // KEP-5075): such a device is never in use whole; its shares consume its capacity. Per
+  // device: the shares held and the capacity they consume together (upstream's
+  // AllocatedState.AggregatedCapacity). Copy-on-write as a whole.
+  struct Shared {
+    int shares = 0;
+    std::map<std::string, api::Quantity> consumed;
+  };
+  std::shared_ptr<const std::map<DeviceId, Shared>> shared;
+  const Shared* SharedUse(const DeviceId& id) const;  // nullptr: no share allocated
+  // Adds (delta > 0) or removes a share consuming `consumed`; the last one removes the device.
+  void AddShare(const DeviceId& id, const std::map<std::string, api::Quantity>& consumed,
+                int delta);
 };
 
 // Results of selectors per device, kept across cycles: a selector's result depends only on
@@ -166,6 +179,9 @@ struct AllocatorInput {
   const std::map<std::string, DeviceClass>* classes = nullptr;  // by name
   std::vector<ResourceSlicePtr> slices;  // every slice (unused with slice_index)
   std::set<DeviceId> in_use;             // devices allocated (non-admin)
+  // Devices with allocated shares (results with a shareID): the capacity the shares consume
+  // together, per device (a device with shares is present, even with no capacities).
+  std::map<DeviceId, std::map<std::string, api::Quantity>> shared;
   // Caches (see the file comment); each may be null. A device is in use when it is in
   // `in_use` or in `in_use_index`.
   std::shared_ptr<const SliceIndex> slice_index;  // built from `slices` when null
@@ -206,10 +222,24 @@ class Allocator {
   bool InUse(const DeviceId& id) const {
     return in_.in_use.count(id) || (in_.in_use_index && in_.in_use_index->Contains(id));
   }
+  // What the allocated shares of a device consume; nullptr when it has none.
+  const std::map<std::string, api::Quantity>* SharedConsumed(const DeviceId& id) const {
+    if (auto it = in_.shared.find(id); it != in_.shared.end()) return &it->second;
+    if (!in_.in_use_index) return nullptr;
+    const InUseIndex::Shared* s = in_.in_use_index->SharedUse(id);
+    return s ? &s->consumed : nullptr;
+  }
 
   AllocatorInput in_;
   std::shared_ptr<const SliceIndex> index_;
 };
+
+// The shareID of a share of device `id` allocated for `request` ("req" or "req/sub") of the
+// claim with UID `claim_uid`: upstream generates a random UUID (internal.GenerateShareID);
+// the simulator needs the same one on every run, so it is derived from these (a UUID of
+// version 8, from two FNV-1a hashes). A request takes a device at most once, so the share of
+// one claim, request and device is unique.
+std::string ShareId(const std::string& claim_uid, const std::string& request, const DeviceId& id);
 
 // The device identity's fully qualified attribute lookup used by matchAttribute: `name`
 // is "domain/id"; a device attribute "id" belongs to the driver's domain. nullptr: absent.

@@ -758,7 +758,95 @@ struct PoolCase {
   std::string want;
   std::string error;   // a substring of the error upstream expects
   std::string reason;  // upstream's ErrFailedAllocationOnNode error ("invalid resource pools")
+  // Upstream's allocatedCapacityDevices: capacity consumed by allocated shares.
+  std::map<DeviceId, std::map<std::string, std::string>> shared = {};
 };
+
+std::map<std::string, DeviceClass> UpstreamClasses() {
+  std::map<std::string, DeviceClass> classes;
+  // class(...) and classWithAllowMultipleAllocations(...) of allocator_testing.go.
+  for (const auto& [cls, expr] :
+       {std::pair{"class-a", "device.driver == \"driver-a\""},
+        {"class-b", "device.driver == \"driver-b\""},
+        {"class-a-multi", "device.driver == \"driver-a\" && device.allowMultipleAllocations == true"},
+        {"class-a-dedicated",
+         "device.driver == \"driver-a\" && device.allowMultipleAllocations == false"}}) {
+    auto c = ParseDeviceClass(Obj(std::string("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n"
+                                              "metadata: {name: ") +
+                                  cls + "}\nspec: {selectors: [{cel: {expression: '" + expr +
+                                  "'}}]}\n"));
+    EXPECT_TRUE(c.ok()) << c.status();
+    if (c.ok()) classes[cls] = *c;
+  }
+  return classes;
+}
+
+// Runs upstream's cases on node-1 (labels region=region-1, planet=earth). The results of
+// every claim, " | " between claims; a share shows "*" and its consumed capacity.
+void RunPoolCases(const std::vector<PoolCase>& cases) {
+  const std::map<std::string, DeviceClass> classes = UpstreamClasses();
+  api::Node node;
+  node.metadata.name = "node-1";
+  node.metadata.labels = {{"region", "region-1"}, {"planet", "earth"}};
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    AllocatorInput in;
+    for (const auto& [name, spec] : tc.slices) {
+      auto s = ParseResourceSlice(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+                                      "metadata: {name: " +
+                                      name + "}\nspec:\n" + spec));
+      ASSERT_TRUE(s.ok()) << s.status();
+      in.slices.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
+    }
+    for (size_t i = 0; i < tc.claims.size(); ++i) {
+      auto c = ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                                      "metadata: {name: claim-" +
+                                      std::to_string(i) + ", namespace: ns}\nspec: {devices: " +
+                                      tc.claims[i] + "}\n"));
+      ASSERT_TRUE(c.ok()) << c.status();
+      in.claims.push_back(std::make_shared<const ResourceClaim>(std::move(*c)));
+    }
+    in.classes = &classes;
+    in.in_use = tc.allocated;
+    for (const auto& [id, amounts] : tc.shared) {
+      for (const auto& [name, q] : amounts) in.shared[id][name] = *api::Quantity::Parse(q);
+    }
+    auto alloc = Allocator::New(std::move(in));
+    ASSERT_TRUE(alloc.ok()) << alloc.status();
+    auto r = alloc->Allocate(node);
+    if (!tc.error.empty()) {
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(std::string(r.status().message()).find(tc.error), std::string::npos)
+          << r.status();
+      continue;
+    }
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->reason, tc.reason);
+    std::string got;
+    if (r->ok) {
+      for (size_t ci = 0; ci < r->results.size(); ++ci) {
+        std::vector<std::string> devices;
+        for (const auto& d : r->results[ci].devices) {
+          std::string one = d.request + "=" + d.driver + "/" + d.pool + "/" + d.device;
+          if (!d.share_id.empty()) one += "*";
+          if (!d.consumed_capacity.empty()) {
+            one += "{";
+            for (const auto& [name, q] : d.consumed_capacity) {
+              one += name + "=" + std::to_string(q.Value()) + ",";
+            }
+            one.back() = '}';
+          }
+          devices.push_back(one);
+        }
+        std::sort(devices.begin(), devices.end());
+        std::string claim;
+        for (const auto& d : devices) claim += (claim.empty() ? "" : ",") + d;
+        got += (ci ? " | " : "") + claim + " @ " + SelectorString(r->results[ci].node_selector);
+      }
+    }
+    EXPECT_EQ(got, tc.want);
+  }
+}
 
 std::string Req(const std::string& name, const std::string& cls, int count) {
   return "{name: " + name + ", exactly: {deviceClassName: " + cls +
@@ -981,61 +1069,7 @@ TEST(DraPoolTest, UpstreamPoolCases) {
        "pool-2/device-3" +
            local1},
   };
-  std::map<std::string, DeviceClass> classes;
-  for (const auto& [cls, driver] : {std::pair{"class-a", "driver-a"}, {"class-b", "driver-b"}}) {
-    auto c = ParseDeviceClass(Obj(std::string("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n"
-                                              "metadata: {name: ") +
-                                  cls + "}\nspec: {selectors: [{cel: {expression: 'device.driver == \"" +
-                                  driver + "\"'}}]}\n"));
-    ASSERT_TRUE(c.ok()) << c.status();
-    classes[cls] = *c;
-  }
-  api::Node node;
-  node.metadata.name = "node-1";
-  node.metadata.labels = {{"region", "region-1"}, {"planet", "earth"}};
-  for (const auto& tc : cases) {
-    SCOPED_TRACE(tc.name);
-    AllocatorInput in;
-    for (const auto& [name, spec] : tc.slices) {
-      auto s = ParseResourceSlice(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
-                                      "metadata: {name: " +
-                                      name + "}\nspec:\n" + spec));
-      ASSERT_TRUE(s.ok()) << s.status();
-      in.slices.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
-    }
-    for (size_t i = 0; i < tc.claims.size(); ++i) {
-      auto c = ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
-                                      "metadata: {name: claim-" +
-                                      std::to_string(i) + ", namespace: ns}\nspec: {devices: " +
-                                      tc.claims[i] + "}\n"));
-      ASSERT_TRUE(c.ok()) << c.status();
-      in.claims.push_back(std::make_shared<const ResourceClaim>(std::move(*c)));
-    }
-    in.classes = &classes;
-    in.in_use = tc.allocated;
-    auto alloc = Allocator::New(std::move(in));
-    ASSERT_TRUE(alloc.ok()) << alloc.status();
-    auto r = alloc->Allocate(node);
-    if (!tc.error.empty()) {
-      ASSERT_FALSE(r.ok());
-      EXPECT_NE(std::string(r.status().message()).find(tc.error), std::string::npos)
-          << r.status();
-      continue;
-    }
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->reason, tc.reason);
-    std::string got;
-    if (r->ok) {
-      std::vector<std::string> devices;
-      for (const auto& d : r->results[0].devices) {
-        devices.push_back(d.request + "=" + d.driver + "/" + d.pool + "/" + d.device);
-      }
-      std::sort(devices.begin(), devices.end());
-      for (const auto& d : devices) got += (got.empty() ? "" : ",") + d;
-      got += " @ " + SelectorString(r->results[0].node_selector);
-    }
-    EXPECT_EQ(got, tc.want);
-  }
+  RunPoolCases(cases);
 }
 
 }  // namespace
@@ -1077,6 +1111,9 @@ TEST(DraPoolTest, SplitSlicesOfTheApiFixture) {
       // One node selection per device: its nodeName; one value per attribute.
       d.remove("nodeSelector");
       d.remove("allNodes");
+      // A requestPolicy with validRange or validValues, not both; a step above zero.
+      d["capacity"]["capacityKey"]["requestPolicy"].remove("validValues");
+      d["capacity"]["capacityKey"]["requestPolicy"]["validRange"].remove("step");
       YAML::Node attr = d["attributes"]["attributesKey"];
       for (const char* list : {"bools", "ints", "strings", "versions", "bool", "string",
                                "version"}) {
@@ -1114,8 +1151,15 @@ TEST(DraPoolTest, SplitSlicesOfTheApiFixture) {
   };
   auto r = run({counter_slice, device_slice}, "nodeNameValue");
   ASSERT_TRUE(r.ok);
-  EXPECT_EQ(r.results[0].devices,
-            (std::vector<DeviceResult>{{"r", "driverValue", "nameValue", "nameValue", false}}));
+  ASSERT_EQ(r.results[0].devices.size(), 1u);
+  const DeviceResult& res = r.results[0].devices[0];
+  EXPECT_EQ(res.request + " " + res.driver + "/" + res.pool + "/" + res.device,
+            "r driverValue/nameValue/nameValue");
+  // The fixture's device allows multiple allocations: a share, consuming the capacity's
+  // requestPolicy default ("0").
+  EXPECT_EQ(res.share_id, ShareId("uid-c", "r", DeviceId{"driverValue", "nameValue", "nameValue"}));
+  ASSERT_EQ(res.consumed_capacity.size(), 1u);
+  EXPECT_TRUE(res.consumed_capacity.at("capacityKey").IsZero());
   // The device's own nodeName pins the allocation to the node (createNodeSelector).
   EXPECT_EQ(SelectorString(r.results[0].node_selector), "field metadata.name In nodeNameValue;");
   EXPECT_FALSE(run({counter_slice, device_slice}, "other-node").ok);
@@ -1225,6 +1269,294 @@ TEST(DraPoolTest, DraExampleDriverPoolPerNode) {
   node.metadata.name = "gpu-1";  // gpu-1's own pool is complete
   r = a->Allocate(node);
   ASSERT_TRUE(r.ok() && r->ok);
+}
+
+}  // namespace
+}  // namespace phalanx::dra
+
+namespace phalanx::dra {
+namespace {
+
+// ---- Consumable capacity (KEP-5075; consumable_capacity.go, constraint.go) ----
+
+// Upstream's helpers: a device with allowMultipleAllocations; withCapacityRequestPolicyRange
+// (default 2, validRange min 2 step 2 max 4); withCapacityRequestPolicyValidValues (default d,
+// validValues [d, more...]); a request with capacity.requests {capacity-0: q}.
+std::string MultiDevice(const std::string& name, const std::string& capacity,
+                        const std::string& attributes = "") {
+  return "{name: " + name + ", allowMultipleAllocations: true" +
+         (capacity.empty() ? "" : ", capacity: {" + capacity + "}") +
+         (attributes.empty() ? "" : ", attributes: {" + attributes + "}") + "}";
+}
+std::string RangePolicy(const std::string& value) {
+  return "capacity-0: {value: " + value +
+         ", requestPolicy: {default: 2, validRange: {min: 2, step: 2, max: 4}}}";
+}
+std::string ValuesPolicy(const std::string& def, const std::string& value,
+                         const std::string& more = "") {
+  return "capacity-0: {value: " + value + ", requestPolicy: {default: " + def +
+         ", validValues: [" + def + (more.empty() ? "" : ", " + more) + "]}}";
+}
+std::string CapReq(const std::string& name, const std::string& cls, const std::string& q,
+                   bool all = false) {
+  return "{name: " + name + ", exactly: {deviceClassName: " + cls +
+         (all ? ", allocationMode: All" : ", count: 1") +
+         (q.empty() ? "" : ", capacity: {requests: {capacity-0: " + q + "}}") + "}}";
+}
+
+TEST(DraConsumableCapacityTest, UpstreamCases) {
+  const std::string a = "driver-a";
+  const std::string n1 = "nodeName: node-1";
+  auto slice = [&](const std::vector<std::string>& devices, int count = 1) {
+    std::string body = "  devices: [";
+    for (size_t i = 0; i < devices.size(); ++i) body += (i ? ", " : "") + devices[i];
+    return PoolSlice(a, n1, "pool-1", count, body + "]\n");
+  };
+  auto claim = [](std::vector<std::string> reqs, const std::string& constraints = "") {
+    std::string out = "{requests: [";
+    for (size_t i = 0; i < reqs.size(); ++i) out += (i ? ", " : "") + reqs[i];
+    return out + "]" + (constraints.empty() ? "" : ", constraints: [" + constraints + "]") + "}";
+  };
+  const std::string at = " @ field metadata.name In node-1;";
+  const std::string d1 = "req-0=driver-a/pool-1/device-1*";
+  const std::vector<PoolCase> cases = {
+      {"consumable-capacity-multi-allocatable-device-with-missing-capacity-request",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-1: {value: 1}")})}},
+       {claim({CapReq("req-0", "class-a", "1")})},
+       {},
+       ""},
+      {"consumable-capacity-multi-allocatable-device-allocation-mode-all-with-missing-capacity-"
+       "request",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-1: {value: 1}")})}},
+       {claim({CapReq("req-0", "class-a-multi", "1", true)})},
+       {},
+       ""},
+      {"consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request",
+       {{"slice-1", slice({MultiDevice("device-1", "")})}},
+       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {},
+       d1 + at + " | " + d1 + at},
+      {"consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 1}"),
+                           MultiDevice("device-2", "capacity-0: {value: 1}")})}},
+       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {},
+       d1 + "{capacity-0=1}" + at + " | req-0=driver-a/pool-1/device-2*{capacity-0=1}" + at},
+      {"consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}")})}},
+       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {},
+       ""},
+      {"consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}")})}},
+       {claim({CapReq("req-0", "class-a-multi", "1")}),
+        claim({CapReq("req-0", "class-a-multi", "1")})},
+       {},
+       d1 + "{capacity-0=1}" + at + " | " + d1 + "{capacity-0=1}" + at},
+      {"consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("4"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {},
+       d1 + "{capacity-0=2}" + at + " | " + d1 + "{capacity-0=2}" + at},
+      {"consumable-capacity-multi-allocatable-device-with-zero-request-policy",
+       {{"slice-1", slice({MultiDevice("device-1", ValuesPolicy("0", "1"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {},
+       d1 + "{capacity-0=0}" + at + " | " + d1 + "{capacity-0=0}" + at},
+      {"consumable-capacity-multi-allocatable-device-violates-zero-request-policy",
+       {{"slice-1", slice({MultiDevice("device-1", ValuesPolicy("0", "1"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "1")})},
+       {},
+       ""},
+      {"consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("4"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "1")}),
+        claim({CapReq("req-0", "class-a-multi", "1")})},
+       {},
+       d1 + "{capacity-0=2}" + at + " | " + d1 + "{capacity-0=2}" + at},
+      {"consumable-capacity-multi-allocatable-device-with-range-policy-step",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("4"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "3")})},
+       {},
+       d1 + "{capacity-0=4}" + at},
+      {"consumable-capacity-multi-allocatable-device-with-valid-values-policy",
+       {{"slice-1", slice({MultiDevice("device-1", ValuesPolicy("1", "4", "2"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "2")})},
+       {},
+       d1 + "{capacity-0=2}" + at},
+      {"consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up",
+       {{"slice-1", slice({MultiDevice("device-1", ValuesPolicy("1", "3", "3"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "2")})},
+       {},
+       d1 + "{capacity-0=3}" + at},
+      {"consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("2"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "1")}),
+        claim({CapReq("req-0", "class-a-multi", "2")})},
+       {},
+       ""},
+      {"consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("10"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "6")})},
+       {},
+       ""},
+      {"consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("4"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "2")})},
+       {},
+       d1 + "{capacity-0=2}" + at,
+       "",
+       "",
+       {{DeviceId{a, "pool-1", "device-1"}, {{"capacity-0", "2"}}}}},
+      {"consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("2")),
+                           MultiDevice("device-2", RangePolicy("2"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "2")})},
+       {},
+       "req-0=driver-a/pool-1/device-2*{capacity-0=2}" + at,
+       "",
+       "",
+       {{DeviceId{a, "pool-1", "device-1"}, {{"capacity-0", "2"}}}}},
+      {"consumable-capacity-with-multi-allocatable-device-backtrack",
+       {{"slice-1",
+         slice({MultiDevice("device-2", RangePolicy("2"),
+                            "stringAttribute: {string: stringAttributeValue1}"),
+                MultiDevice("device-1", RangePolicy("4"),
+                            "stringAttribute: {string: stringAttributeValue2}")})}},
+       {claim({CapReq("req-0", "class-a", "2"), CapReq("req-1", "class-a", "2")},
+              "{matchAttribute: driver-a/stringAttribute}"),
+        claim({CapReq("req-0", "class-a", "2")})},
+       {},
+       d1 + "{capacity-0=2},req-1=driver-a/pool-1/device-1*{capacity-0=2}" + at +
+           " | req-0=driver-a/pool-1/device-2*{capacity-0=2}" + at},
+      {"consumable-capacity-multi-allocatable-device-with-subrequest",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("2"))})}},
+       {"{requests: [{name: req-0, firstAvailable: ["
+        "{name: subReq-0, deviceClassName: class-a-multi, capacity: {requests: {capacity-0: 4}}},"
+        "{name: subReq-1, deviceClassName: class-a-multi, capacity: {requests: {capacity-0: 2}}},"
+        "{name: subReq-2, deviceClassName: class-a-multi}]}]}"},
+       {},
+       "req-0/subReq-1=driver-a/pool-1/device-1*{capacity-0=2}" + at},
+      {"consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("2"))})}},
+       {claim({CapReq("req-0", "class-a-multi", "2")})},
+       {},
+       "",
+       "",
+       "",
+       {{DeviceId{a, "pool-1", "device-1"}, {{"capacity-0", "2"}}}}},
+      {"consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}"),
+                           MultiDevice("device-2", "")})}},
+       {claim({CapReq("req-0", "class-a-multi", "2", true)})},
+       {},
+       d1 + "{capacity-0=2}" + at},
+      {"consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-"
+       "capacity",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}"),
+                           MultiDevice("device-2", "capacity-0: {value: 1}")})}},
+       {claim({CapReq("req-0", "class-a-multi", "2", true)})},
+       {},
+       d1 + "{capacity-0=2}" + at},
+      {"consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}"),
+                           MultiDevice("device-2", "capacity-0: {value: 1}")})}},
+       {claim({CapReq("req-0", "class-a", "1"), CapReq("req-1", "class-a", "1", true)})},
+       {},
+       d1 + "{capacity-0=1},req-1=driver-a/pool-1/device-1*{capacity-0=1},req-1=driver-a/pool-1/"
+            "device-2*{capacity-0=1}" +
+           at},
+      {"consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-sufficient",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}"),
+                           MultiDevice("device-2", "capacity-0: {value: 1}")})}},
+       {claim({CapReq("req-0", "class-a", "1", true)})},
+       {},
+       d1 + "{capacity-0=1},req-0=driver-a/pool-1/device-2*{capacity-0=1}" + at,
+       "",
+       "",
+       {{DeviceId{a, "pool-1", "device-1"}, {{"capacity-0", "1"}}}}},
+      {"consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-insufficient",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 1}"),
+                           MultiDevice("device-2", "capacity-0: {value: 1}")})}},
+       {claim({CapReq("req-0", "class-a", "1"), CapReq("req-1", "class-a", "1", true)})},
+       {},
+       ""},
+      {"consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient",
+       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 1}"),
+                           MultiDevice("device-2", "capacity-0: {value: 1}")})}},
+       {claim({CapReq("req-0", "class-a", "1", true)})},
+       {},
+       "req-0=driver-a/pool-1/device-2*{capacity-0=1}" + at,
+       "",
+       "",
+       {{DeviceId{a, "pool-1", "device-1"}, {{"capacity-0", "1"}}}}},
+      // A dedicated device: a capacity request is a filter, nothing is consumed or shared.
+      {"consumable-capacity-dedicated-device-with-consumable-capacity-request",
+       {{"slice-1", slice({"{name: device-1, capacity: {capacity-0: {value: 1}}}"})}},
+       {claim({CapReq("req-0", "class-a-dedicated", "1")})},
+       {},
+       "req-0=driver-a/pool-1/device-1" + at},
+      {"with-distinct-constraints",
+       {{"slice-1",
+         slice({MultiDevice("device-1", "",
+                            "driverVersion: {version: 1.0.0}, numa: {int: 0}, boolAttribute: "
+                            "{bool: true}"),
+                MultiDevice("device-2", "",
+                            "driverVersion: {version: 1.0.1}, numa: {int: 1}, boolAttribute: "
+                            "{bool: false}"),
+                MultiDevice("device-3", "",
+                            "driverVersion: {version: 1.0.2}, numa: {int: 2}, boolAttribute: "
+                            "{bool: true}"),
+                MultiDevice("device-4", "",
+                            "driverVersion: {version: 1.0.0}, numa: {int: 3}, boolAttribute: "
+                            "{bool: true}")})}},
+       {claim({CapReq("req-0", "class-a", ""), CapReq("req-1", "class-a", ""),
+               CapReq("req-2", "class-a", ""), CapReq("req-3", "class-a", "")},
+              "{distinctAttribute: driver-a/boolAttribute, requests: [req-0, req-1]}, "
+              "{distinctAttribute: driver-a/driverVersion, requests: [req-0, req-1, req-2]}, "
+              "{distinctAttribute: driver-a/numa, requests: [req-0, req-1, req-2, req-3]}")},
+       {},
+       d1 + ",req-1=driver-a/pool-1/device-2*,req-2=driver-a/pool-1/device-3*,req-3=driver-a/"
+            "pool-1/device-4*" +
+           at},
+      {"with-distinct-constraints-attribute-not-set",
+       {{"slice-1", slice({MultiDevice("device-1", "")})}},
+       {claim({CapReq("req-0", "class-a", "")},
+              "{distinctAttribute: driver-a/boolAttribute, requests: [req-0]}")},
+       {},
+       ""},
+      {"distinct-constraint-one-multi-allocatable-device-with-distinct-constraint",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("2"),
+                                       "stringAttribute: {string: stringAttributeValue}")})}},
+       {claim({CapReq("req-0", "class-a-multi", "1"), CapReq("req-1", "class-a-multi", "1")},
+              "{distinctAttribute: driver-a/stringAttribute}")},
+       {},
+       ""},
+      {"distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint",
+       {{"slice-1", slice({MultiDevice("device-1", RangePolicy("4"),
+                                       "stringAttribute: {string: stringAttributeValue1}")},
+                          2)},
+        {"slice-1", slice({MultiDevice("device-2", RangePolicy("4"),
+                                       "stringAttribute: {string: stringAttributeValue2}")},
+                          2)}},
+       {claim({CapReq("req-0", "class-a-multi", "2"), CapReq("req-1", "class-a-multi", "2")},
+              "{distinctAttribute: driver-a/stringAttribute}")},
+       {},
+       d1 + "{capacity-0=2},req-1=driver-a/pool-1/device-2*{capacity-0=2}" + at},
+  };
+  RunPoolCases(cases);
+}
+
+TEST(DraConsumableCapacityTest, ShareIdsAreDeterministicUuids) {
+  const DeviceId id{"d", "p", "g"};
+  const std::string s = ShareId("uid-1", "req", id);
+  EXPECT_EQ(s, ShareId("uid-1", "req", id));
+  EXPECT_NE(s, ShareId("uid-2", "req", id));
+  EXPECT_NE(s, ShareId("uid-1", "other", id));
+  ASSERT_EQ(s.size(), 36u);
+  for (size_t i : {8u, 13u, 18u, 23u}) EXPECT_EQ(s[i], '-');
+  EXPECT_EQ(s[14], '8');  // version 8
+  EXPECT_NE(std::string("89ab").find(s[19]), std::string::npos);  // RFC 4122 variant
 }
 
 }  // namespace

@@ -82,6 +82,18 @@ bool ToleratesTaint(const DeviceToleration& toleration, const DeviceTaint& taint
 bool AllTaintsTolerated(const std::vector<DeviceTaint>& taints,
                         const std::vector<DeviceToleration>& tolerations);
 
+// A device capacity's requestPolicy (v1 CapacityRequestPolicy; KEP-5075 consumable capacity,
+// DRAConsumableCapacity, beta in 1.36): how much of the capacity one allocation of a device
+// with allowMultipleAllocations consumes. At most one of valid_range / valid_values; with
+// either, default_value is set (validation.go validateRequestPolicy).
+struct CapacityRequestPolicy {
+  std::optional<api::Quantity> default_value;  // consumed when a request names no amount
+  bool has_range = false;                      // validRange {min (required), max, step}
+  api::Quantity min;
+  std::optional<api::Quantity> max, step;
+  std::vector<api::Quantity> valid_values;  // ascending, at most 10
+};
+
 // One device of a ResourceSlice (v1 Device). `view` is what CEL sees.
 struct Device {
   std::string name;
@@ -97,6 +109,8 @@ struct Device {
   std::string node_name;
   std::optional<api::NodeSelector> node_selector;
   bool all_nodes = false;
+  // capacity{}.requestPolicy by capacity name (only with view.allow_multiple_allocations).
+  std::map<std::string, CapacityRequestPolicy> request_policies;
 };
 
 // ResourceSlice (cluster-scoped). Exactly one of node_name, node_selector, all_nodes,
@@ -130,6 +144,9 @@ struct RequestSpec {
   int64_t count = 1;  // allocationMode ExactCount (default), count >= 1
   bool admin_access = false;
   std::vector<DeviceToleration> tolerations;  // at most 16 (DeviceTolerationsMaxLength)
+  // capacity.requests (v1 CapacityRequirements, KEP-5075): capacity name -> amount wanted of
+  // each device allocated for the request.
+  std::map<std::string, api::Quantity> capacity_requests;
 };
 
 // spec.devices.requests[]: `exactly` (alternatives empty) or firstAvailable (tried in order).
@@ -139,10 +156,12 @@ struct DeviceRequest {
   std::vector<RequestSpec> first_available;
 };
 
-// spec.devices.constraints[]: matchAttribute over `requests` (empty: every request).
+// spec.devices.constraints[]: matchAttribute or distinctAttribute (exactly one; KEP-5075) over
+// `requests` (empty: every request).
 struct DeviceConstraint {
   std::vector<std::string> requests;
-  std::string match_attribute;  // fully qualified "domain/id"
+  std::string match_attribute;     // fully qualified "domain/id": one value for all devices
+  std::string distinct_attribute;  // fully qualified: a different value for every device
 };
 
 // status.allocation.devices.results[].
@@ -152,7 +171,12 @@ struct DeviceResult {
   std::string pool;
   std::string device;
   bool admin_access = false;
-  bool operator==(const DeviceResult&) const = default;
+  // A share of a device with allowMultipleAllocations (KEP-5075): what it consumes of each of
+  // the device's capacities (all of them) and the share's ID (v1 consumedCapacity, shareID).
+  std::map<std::string, api::Quantity> consumed_capacity;
+  std::string share_id;  // "" for a whole device
+  // Quantities compare by value (Quantity.Cmp).
+  bool operator==(const DeviceResult& o) const;
 };
 
 // status.allocation.
