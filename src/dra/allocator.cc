@@ -960,6 +960,7 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
       one.classes = in_.classes;
       one.slice_index = index_;
       one.in_use = in_.in_use;
+      one.shared = in_.shared;
       one.in_use_index = in_.in_use_index;
       one.memo = in_.memo;
       auto alone = Allocator::New(std::move(one));

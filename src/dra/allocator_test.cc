@@ -518,18 +518,23 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
       "device.capacity['gpu.x.com'].memory.compareTo(quantity('60Gi')) >= 0",
       "device.attributes['gpu.x.com'].model == 'a100'",  // runtime error where absent
       "device.driver == 'gpu.x.com'"};
-  int compared = 0, allocated = 0;
+  int compared = 0, allocated = 0, shares = 0;
   for (int round = 0; round < 60; ++round) {
     slices_.clear();
     for (int n = 0; n < 3; ++n) {
       std::string devs = "[";
       const int count = 1 + pick(4);
       for (int g = 0; g < count; ++g) {
+        // Now and then a shared device (allowMultipleAllocations) with a requestPolicy.
+        const bool multi = pick(4) == 0;
         devs +=
             std::string(g ? ", " : "") + "{name: g" + std::to_string(g) +
             ", attributes: {numa: {int: " + std::to_string(pick(2)) + "}" +
             (pick(3) ? ", model: {string: " + std::string(pick(2) ? "a100" : "h100") + "}" : "") +
-            "}, capacity: {memory: {value: " + std::to_string(40 * (1 + pick(2))) + "Gi}}" +
+            "}, capacity: {memory: {value: " + std::to_string(40 * (1 + pick(2))) + "Gi" +
+            (multi ? ", requestPolicy: {default: 20Gi, validRange: {min: 10Gi, step: 10Gi}}}}, "
+                     "allowMultipleAllocations: true"
+                   : "}}") +
             (pick(4) == 0 ? ", consumesCounters: [{counterSet: s, counters: {mem: {value: 40Gi}}}]"
                           : "") +
             "}";
@@ -555,15 +560,31 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
       }
       std::string mode =
           pick(5) == 0 ? ", allocationMode: All" : ", count: " + std::to_string(1 + pick(2));
-      std::string cons = pick(3) == 0 ? ", constraints: [{matchAttribute: gpu.x.com/numa}]" : "";
+      std::string cons = pick(3) == 0 ? ", constraints: [{matchAttribute: gpu.x.com/numa}]"
+                         : pick(6) == 0 ? ", constraints: [{distinctAttribute: gpu.x.com/numa}]"
+                                        : "";
+      if (pick(3) == 0) mode += ", capacity: {requests: {memory: " + std::to_string(10 * (1 + pick(4))) + "Gi}}";
       claims.push_back(
           Claim("c" + std::to_string(c), "{requests: [{name: r, exactly: {deviceClassName: gpu" +
                                              mode + sel + "}}]" + cons + "}"));
     }
     std::set<DeviceId> used;
+    std::map<DeviceId, std::map<std::string, api::Quantity>> shared;
     auto index = std::make_shared<InUseIndex>();
     for (const auto& s : slices_) {
       for (const auto& d : s->devices) {
+        if (d.view.allow_multiple_allocations) {
+          // Shares of 10Gi or 20Gi already allocated.
+          for (int k = pick(3); k > 0; --k) {
+            const DeviceId id{s->driver, s->pool, d.name};
+            const std::map<std::string, api::Quantity> one = {
+                {"memory", *api::Quantity::Parse(pick(2) ? "10Gi" : "20Gi")}};
+            auto& sum = shared[id]["memory"];
+            sum = sum.Plus(one.at("memory"));
+            index->AddShare(id, one, +1);
+          }
+          continue;
+        }
         if (pick(3) == 0) {
           used.insert(DeviceId{s->driver, s->pool, d.name});
           index->Add(DeviceId{s->driver, s->pool, d.name}, +1);
@@ -579,6 +600,7 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
       plain.classes = &classes_;
       plain.slices = slices_;
       plain.in_use = used;
+      plain.shared = shared;
       AllocatorInput fast;
       fast.claims = claims;
       fast.classes = &classes_;
@@ -602,10 +624,14 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
         EXPECT_EQ(ra->results, rb->results);
         allocated += ra->ok;
         ++compared;
+        for (const auto& res : ra->results) {
+          for (const auto& d : res.devices) shares += !d.share_id.empty();
+        }
       }
     }
   }
-  // The random states cover both outcomes and the memo was used.
+  // The random states cover both outcomes, shares, and the memo was used.
+  EXPECT_GT(shares, 10);
   EXPECT_GT(allocated, 20);
   EXPECT_LT(allocated, compared);
   EXPECT_GT(memo->size(), 0u);
@@ -1557,6 +1583,54 @@ TEST(DraConsumableCapacityTest, ShareIdsAreDeterministicUuids) {
   for (size_t i : {8u, 13u, 18u, 23u}) EXPECT_EQ(s[i], '-');
   EXPECT_EQ(s[14], '8');  // version 8
   EXPECT_NE(std::string("89ab").find(s[19]), std::string::npos);  // RFC 4122 variant
+}
+
+}  // namespace
+}  // namespace phalanx::dra
+
+namespace phalanx::dra {
+namespace {
+
+// dra::DefaultDRAManager keeps the shares of devices with allowMultipleAllocations (results
+// with a shareID) apart from the devices in use whole, with the capacity they consume.
+TEST(DraManagerTest, SharesCountTheirConsumedCapacity) {
+  DefaultDRAManager m;
+  auto claim = [](const std::string& name, const std::string& results) {
+    return std::make_shared<const api::Unstructured>(Obj(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+        ", namespace: ns}\nspec: {devices: {requests: [{name: r, exactly: {deviceClassName: "
+        "gpu}}]}}\nstatus: {allocation: {devices: {results: [" +
+        results + "]}}}\n"));
+  };
+  const std::string share =
+      "{request: r, driver: d, pool: p, device: g, shareID: SHARE, consumedCapacity: {memory: "
+      "AMOUNT}}";
+  auto with = [&](const std::string& id, const std::string& amount) {
+    std::string s = share;
+    s.replace(s.find("SHARE"), 5, id);
+    s.replace(s.find("AMOUNT"), 6, amount);
+    return s;
+  };
+  ASSERT_TRUE(m.OnObjectAdd(claim("a", with("11111111-1111-8111-8111-111111111111", "10Gi"))));
+  ASSERT_TRUE(m.OnObjectAdd(
+      claim("b", with("22222222-2222-8222-8222-222222222222", "20Gi") +
+                     ", {request: r, driver: d, pool: p, device: whole}")));
+  const DeviceId g{"d", "p", "g"};
+  auto consumed = [&](const std::shared_ptr<const InUseIndex>& in) {
+    const InUseIndex::Shared* s = in->SharedUse(g);
+    return s ? std::to_string(s->shares) + " " + std::to_string(s->consumed.at("memory").Value())
+             : std::string("none");
+  };
+  EXPECT_EQ(consumed(m.InUse()), "2 32212254720");  // 30Gi
+  EXPECT_EQ(m.AllocatedDevices(), (std::set<DeviceId>{{"d", "p", "whole"}}));  // not g
+  EXPECT_EQ(consumed(m.InUseExcept({"uid-b"})), "1 10737418240");
+  // b's share shrinks, then a is deleted: the counts follow.
+  ASSERT_TRUE(m.OnObjectUpdate(claim("b", with("22222222-2222-8222-8222-222222222222", "5Gi"))));
+  EXPECT_EQ(consumed(m.InUse()), "2 16106127360");
+  ASSERT_TRUE(m.OnObjectDelete(claim("a", "")));
+  EXPECT_EQ(consumed(m.InUse()), "1 5368709120");
+  ASSERT_TRUE(m.OnObjectDelete(claim("b", "")));
+  EXPECT_EQ(consumed(m.InUse()), "none");
 }
 
 }  // namespace
