@@ -1635,3 +1635,83 @@ TEST(DraManagerTest, SharesCountTheirConsumedCapacity) {
 
 }  // namespace
 }  // namespace phalanx::dra
+
+namespace phalanx::dra {
+namespace {
+
+// WithClaimStatus writes a share's consumedCapacity and shareID in the v1 field names, and
+// the claim parses back to the same allocation.
+TEST(DraModelTest, WithClaimStatusWritesSharesInV1Names) {
+  const api::Unstructured obj =
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: "
+          "ns}\nspec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, capacity: "
+          "{requests: {memory: 10Gi}}}}]}}\n");
+  auto claim = ParseResourceClaim(obj);
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_EQ(claim->spec.requests[0].exactly->capacity_requests.at("memory").Value(),
+            10LL << 30);
+  DeviceResult share{"r", "d", "p", "g", false};
+  share.share_id = ShareId("uid-c", "r", DeviceId{"d", "p", "g"});
+  share.consumed_capacity = {{"memory", *api::Quantity::Parse("10Gi")},
+                             {"cores", *api::Quantity::Parse("1500m")},
+                             {"zero", *api::Quantity::Parse("0")}};
+  claim->allocation = AllocationResult{{share}, {}};
+  const api::Unstructured written = WithClaimStatus(obj, *claim);
+  const YAML::Node r = (*written.object)["status"]["allocation"]["devices"]["results"][0];
+  EXPECT_EQ(r["shareID"].Scalar(), share.share_id);
+  EXPECT_EQ(r["consumedCapacity"]["memory"].Scalar(), "10Gi");
+  EXPECT_EQ(r["consumedCapacity"]["cores"].Scalar(), "1500m");
+  EXPECT_EQ(r["consumedCapacity"]["zero"].Scalar(), "0");
+  auto back = ParseResourceClaim(written);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->allocation, claim->allocation);
+  // A whole device: neither field.
+  claim->allocation = AllocationResult{{DeviceResult{"r", "d", "p", "g", false}}, {}};
+  const YAML::Node w = (*WithClaimStatus(obj, *claim).object)["status"]["allocation"]["devices"]
+                                                                  ["results"][0];
+  EXPECT_FALSE(w["shareID"].IsDefined());
+  EXPECT_FALSE(w["consumedCapacity"].IsDefined());
+}
+
+TEST(DraModelTest, ConsumableCapacityErrorsNameTheField) {
+  auto slice_err = [](const std::string& capacity, bool multi = true) {
+    auto s = ParseResourceSlice(Obj(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+        "  driver: d\n  nodeName: n\n  pool: {name: p}\n  devices: [{name: g" +
+        std::string(multi ? ", allowMultipleAllocations: true" : "") + ", capacity: {" +
+        capacity + "}}]\n"));
+    return s.ok() ? std::string() : std::string(s.status().message());
+  };
+  const std::string p = "ResourceSlice s: spec.devices[0].capacity[\"m\"].requestPolicy";
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {default: 2}}", false),
+            p + ": Forbidden: allowMultipleAllocations must be true");
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {default: 2, validRange: {min: 1}, "
+                      "validValues: [2]}}"),
+            p + ": Invalid value: only one of `validRange` and `validValues` can be set");
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {validRange: {min: 1}}}"),
+            p + ".default: Required value: when `validRange` or `validValues` is set");
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {default: 2, validRange: {max: 3}}}"),
+            p + ".validRange.min: Required value");
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {default: 2, validRange: {min: 1, step: 0}}}"),
+            p + ".validRange.step: Invalid value: must be greater than zero");
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {default: 2, validValues: [3, 1]}}"),
+            p + ".validValues[1]: Invalid value: must be sorted in ascending order");
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {default: 2, validValues: [1, 3]}}"),
+            p + ".default: Invalid value: must be one of `validValues`");
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {default: 2, validRange: {min: 3}}}"),
+            p + ".default: Invalid value: must be within `validRange`");
+  EXPECT_EQ(slice_err("m: {value: 4, requestPolicy: {default: 2, validRange: {min: 1, max: 4, "
+                      "step: 1}}}"),
+            "");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g}}], "
+                     "constraints: [{matchAttribute: a.com/b, distinctAttribute: a.com/c}]}}"),
+            "ResourceClaim ns/c: spec.devices.constraints[0]: Invalid value: exactly one of "
+            "`matchAttribute` or `distinctAttribute` is required");
+  EXPECT_EQ(ClaimErr("spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g, "
+                     "capacity: {requests: {m: -1}}}}]}}"),
+            "ResourceClaim ns/c: spec.devices.requests[0].exactly.capacity.requests[\"m\"]: "
+            "Invalid value: must be greater than or equal to 0");
+}
+
+}  // namespace
+}  // namespace phalanx::dra
