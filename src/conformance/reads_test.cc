@@ -325,7 +325,8 @@ std::string Claim(const dra::ClaimSpec& c) {
            " sel=" + std::to_string(r.selectors.size()) + " all=" + std::to_string(r.all) +
            " n=" + std::to_string(r.count) + " admin=" + std::to_string(r.admin_access) +
            " tol=" + Tolerations(r.tolerations) + " cap=";
-    for (const auto& [k, q] : r.capacity_requests) out += k + "=" + std::to_string(q.MilliValue()) + ",";
+    for (const auto& [k, q] : r.capacity_requests)
+      out += k + "=" + std::to_string(q.MilliValue()) + ",";
     out += "}";
   };
   for (const auto& r : c.requests) {
@@ -335,8 +336,8 @@ std::string Claim(const dra::ClaimSpec& c) {
     out += ";";
   }
   for (const auto& k : c.constraints)
-    out += "constraint " + Join(k.requests) + k.match_attribute + " distinct=" +
-           k.distinct_attribute + ";";
+    out += "constraint " + Join(k.requests) + k.match_attribute +
+           " distinct=" + k.distinct_attribute + ";";
   return out;
 }
 
@@ -382,7 +383,8 @@ Fingerprint DraFingerprint(const client::ResourceType& rt) {
       if (!s.ok()) return s.status();
       std::string out = s->driver + " pool=" + s->pool + "/" + std::to_string(s->pool_generation) +
                         "/" + std::to_string(s->resource_slice_count) + " node=" + s->node_name +
-                        " sel=" + NodeSel(s->node_selector) + " all=" + std::to_string(s->all_nodes) +
+                        " sel=" + NodeSel(s->node_selector) +
+                        " all=" + std::to_string(s->all_nodes) +
                         " per-device=" + std::to_string(s->per_device_node_selection) + ";";
       for (const auto& d : s->devices) {
         out += "device " + d.name + " node=" + d.node_name + " sel=" + NodeSel(d.node_selector) +
@@ -1249,9 +1251,7 @@ std::vector<AuditKind> AuditKinds() {
         set(j["spec"]["devices"][0]);
       };
     };
-    auto device_node = [](const char* name) {
-      return [name](json& d) { d["nodeName"] = name; };
-    };
+    auto device_node = [](const char* name) { return [name](json& d) { d["nodeName"] = name; }; };
     const std::string binding_gap =
         "(DRADeviceBindingConditions, beta) upstream's PreBind waits for the device's binding "
         "conditions and pins the allocation to the node; Phalanx does neither";
@@ -1295,8 +1295,8 @@ std::vector<AuditKind> AuditKinds() {
         {dev + ".capacity{}.requestPolicy.validRange.step", H,
          alloc + ": how much of a shared device's capacity a share consumes (KEP-5075)",
          [](json& j) {
-           j["spec"]["devices"][0]["capacity"]["capacityKey"]["requestPolicy"]["validRange"]["step"] =
-               "1";
+           j["spec"]["devices"][0]["capacity"]["capacityKey"]["requestPolicy"]["validRange"]
+            ["step"] = "1";
          }},
         {dev + ".capacity{}.requestPolicy.validValues", H,
          alloc + ": how much of a shared device's capacity a share consumes (KEP-5075)",

@@ -33,7 +33,8 @@ int Reach(const std::string& node_name, const std::optional<api::NodeSelector>& 
 // with per-device node selection when one of its devices does.
 bool Relevant(const ResourceSlice& s, const api::Node& node) {
   if (!s.shared_counters.empty()) return true;
-  if (!s.per_device_node_selection) return Reach(s.node_name, s.node_selector, s.all_nodes, node) >= 0;
+  if (!s.per_device_node_selection)
+    return Reach(s.node_name, s.node_selector, s.all_nodes, node) >= 0;
   for (const auto& d : s.devices) {
     if (Reach(d.node_name, d.node_selector, d.all_nodes, node) >= 0) return true;
   }
@@ -181,7 +182,8 @@ class Search {
     for (const auto& [name, q] : consumed) {
       api::Quantity total = q;
       if (cand.shared) {
-        if (auto it = cand.shared->find(name); it != cand.shared->end()) total = total.Plus(it->second);
+        if (auto it = cand.shared->find(name); it != cand.shared->end())
+          total = total.Plus(it->second);
       }
       if (taking != allocating_.end()) {
         if (auto it = taking->second.find(name); it != taking->second.end()) {
@@ -392,10 +394,9 @@ std::shared_ptr<const SliceIndex> SliceIndex::Build(const std::vector<ResourceSl
   // pools_incubating.go buildPool's checks that do not depend on the node.
   for (auto& [id, gens] : x->pools) {
     for (auto& [gen, g] : gens) {
-      std::stable_sort(g.slices.begin(), g.slices.end(),
-                       [](const ResourceSlicePtr& a, const ResourceSlicePtr& b) {
-                         return a->name < b->name;
-                       });
+      std::stable_sort(
+          g.slices.begin(), g.slices.end(),
+          [](const ResourceSlicePtr& a, const ResourceSlicePtr& b) { return a->name < b->name; });
       std::set<std::string> names;
       for (const auto& s : g.slices) {
         for (const auto& [set, counters] : s->shared_counters) {
@@ -740,7 +741,8 @@ bool Violates(const api::Quantity& q, const CapacityRequestPolicy* p) {
 // CmpRequestOverCapacity against the allocated shares (`shared`, may be null): every capacity
 // the request names exists, no consumed amount violates its policy, and the consumed amounts
 // plus the shares' fit the capacities. The consumed amount of every capacity, or nullopt.
-std::optional<Amounts> CapacityFit(const Device& d, const RequestSpec& spec, const Amounts* shared) {
+std::optional<Amounts> CapacityFit(const Device& d, const RequestSpec& spec,
+                                   const Amounts* shared) {
   for (const auto& [name, q] : spec.capacity_requests) {
     if (!d.view.capacity.count(name)) return std::nullopt;  // "not been defined"
   }
@@ -803,8 +805,8 @@ api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
 
 std::string ShareId(const std::string& claim_uid, const std::string& request, const DeviceId& id) {
   // Two FNV-1a 64-bit hashes (different offsets) of the parts, as 128 bits.
-  const std::string key = claim_uid + "\n" + request + "\n" + id.driver + "\n" + id.pool + "\n" +
-                          id.device;
+  const std::string key =
+      claim_uid + "\n" + request + "\n" + id.driver + "\n" + id.pool + "\n" + id.device;
   auto fnv = [&key](uint64_t h) {
     for (unsigned char ch : key) {
       h ^= ch;
@@ -813,12 +815,12 @@ std::string ShareId(const std::string& claim_uid, const std::string& request, co
     return h;
   };
   uint64_t hi = fnv(14695981039346656037ull), lo = fnv(0x84222325cbf29ce4ull);
-  hi = (hi & ~0xf000ull) | 0x8000ull;                  // version 8 (custom)
-  lo = (lo & ~(3ull << 62)) | (2ull << 62);             // RFC 4122 variant
+  hi = (hi & ~0xf000ull) | 0x8000ull;        // version 8 (custom)
+  lo = (lo & ~(3ull << 62)) | (2ull << 62);  // RFC 4122 variant
   char buf[37];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xffff),
-                static_cast<unsigned>(hi & 0xffff), static_cast<unsigned>(lo >> 48),
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
+                static_cast<unsigned>(lo >> 48),
                 static_cast<unsigned long long>(lo & 0xffffffffffffull));
   return buf;
 }
@@ -922,10 +924,10 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
           for (const NodePool& np : pools.at(nodes[ci])) {
             if (!np.incomplete && np.invalid.empty()) continue;
             const std::string name = spec->name.substr(spec->name.find('/') + 1);
-            return absl::FailedPreconditionError(
-                "claim " + claim.Key() + ", request " + name +
-                ": asks for all devices, but resource pool " + np.id + " is currently " +
-                (np.incomplete ? "being updated" : "invalid"));
+            return absl::FailedPreconditionError("claim " + claim.Key() + ", request " + name +
+                                                 ": asks for all devices, but resource pool " +
+                                                 np.id + " is currently " +
+                                                 (np.incomplete ? "being updated" : "invalid"));
           }
         }
         auto alt = BuildAlt(*spec, in_.classes->at(spec->device_class_name), claim, cands,

@@ -1,7 +1,7 @@
 // Structured allocation of DRA devices (upstream k8s.io/dynamic-resource-allocation/
 // structured, the "incubating" allocator Kubernetes 1.36 runs with its default features,
-// structured/internal/incubating/allocator_incubating.go and pools_incubating.go): given the claims that
-// still need an allocation, the device classes, the ResourceSlices and the devices already
+// structured/internal/incubating/allocator_incubating.go and pools_incubating.go): given the claims
+// that still need an allocation, the device classes, the ResourceSlices and the devices already
 // allocated, find devices for every request of every claim on a node, or report that there
 // are none.
 //

@@ -153,9 +153,8 @@ class AllocatorTest : public ::testing::Test {
             node +
             "}\nspec:\n  driver: gpu.x.com\n"
             "  nodeName: " +
-            node + "\n  pool: {name: " + node +
-            ", resourceSliceCount: " + std::to_string(slices) + "}\n" + extra +
-            "  devices: " + devices + "\n"));
+            node + "\n  pool: {name: " + node + ", resourceSliceCount: " + std::to_string(slices) +
+            "}\n" + extra + "  devices: " + devices + "\n"));
     ASSERT_TRUE(s.ok()) << s.status();
     slices_.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
   }
@@ -560,10 +559,11 @@ TEST_F(AllocatorTest, FastPathMatchesRecomputationOnRandomStates) {
       }
       std::string mode =
           pick(5) == 0 ? ", allocationMode: All" : ", count: " + std::to_string(1 + pick(2));
-      std::string cons = pick(3) == 0 ? ", constraints: [{matchAttribute: gpu.x.com/numa}]"
+      std::string cons = pick(3) == 0   ? ", constraints: [{matchAttribute: gpu.x.com/numa}]"
                          : pick(6) == 0 ? ", constraints: [{distinctAttribute: gpu.x.com/numa}]"
                                         : "";
-      if (pick(3) == 0) mode += ", capacity: {requests: {memory: " + std::to_string(10 * (1 + pick(4))) + "Gi}}";
+      if (pick(3) == 0)
+        mode += ", capacity: {requests: {memory: " + std::to_string(10 * (1 + pick(4))) + "Gi}}";
       claims.push_back(
           Claim("c" + std::to_string(c), "{requests: [{name: r, exactly: {deviceClassName: gpu" +
                                              mode + sel + "}}]" + cons + "}"));
@@ -741,8 +741,8 @@ namespace {
 std::string PoolSlice(const std::string& driver, const std::string& sel, const std::string& pool,
                       int count, const std::string& body, int gen = 1) {
   return "  driver: " + driver + "\n  " + sel + "\n  pool: {name: " + pool +
-         ", generation: " + std::to_string(gen) +
-         ", resourceSliceCount: " + std::to_string(count) + "}\n" + body;
+         ", generation: " + std::to_string(gen) + ", resourceSliceCount: " + std::to_string(count) +
+         "}\n" + body;
 }
 // A device consuming `amount` of counter "memory" from `set`, its capacity the same
 // (upstream's device(name, fromCounters, nil).withDeviceCounterConsumption(...)); `more` adds
@@ -794,7 +794,8 @@ std::map<std::string, DeviceClass> UpstreamClasses() {
   for (const auto& [cls, expr] :
        {std::pair{"class-a", "device.driver == \"driver-a\""},
         {"class-b", "device.driver == \"driver-b\""},
-        {"class-a-multi", "device.driver == \"driver-a\" && device.allowMultipleAllocations == true"},
+        {"class-a-multi",
+         "device.driver == \"driver-a\" && device.allowMultipleAllocations == true"},
         {"class-a-dedicated",
          "device.driver == \"driver-a\" && device.allowMultipleAllocations == false"}}) {
     auto c = ParseDeviceClass(Obj(std::string("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n"
@@ -818,17 +819,18 @@ void RunPoolCases(const std::vector<PoolCase>& cases) {
     SCOPED_TRACE(tc.name);
     AllocatorInput in;
     for (const auto& [name, spec] : tc.slices) {
-      auto s = ParseResourceSlice(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
-                                      "metadata: {name: " +
-                                      name + "}\nspec:\n" + spec));
+      auto s =
+          ParseResourceSlice(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+                                 "metadata: {name: " +
+                                 name + "}\nspec:\n" + spec));
       ASSERT_TRUE(s.ok()) << s.status();
       in.slices.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
     }
     for (size_t i = 0; i < tc.claims.size(); ++i) {
-      auto c = ParseResourceClaim(Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
-                                      "metadata: {name: claim-" +
-                                      std::to_string(i) + ", namespace: ns}\nspec: {devices: " +
-                                      tc.claims[i] + "}\n"));
+      auto c = ParseResourceClaim(
+          Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+              "metadata: {name: claim-" +
+              std::to_string(i) + ", namespace: ns}\nspec: {devices: " + tc.claims[i] + "}\n"));
       ASSERT_TRUE(c.ok()) << c.status();
       in.claims.push_back(std::make_shared<const ResourceClaim>(std::move(*c)));
     }
@@ -842,8 +844,7 @@ void RunPoolCases(const std::vector<PoolCase>& cases) {
     auto r = alloc->Allocate(node);
     if (!tc.error.empty()) {
       ASSERT_FALSE(r.ok());
-      EXPECT_NE(std::string(r.status().message()).find(tc.error), std::string::npos)
-          << r.status();
+      EXPECT_NE(std::string(r.status().message()).find(tc.error), std::string::npos) << r.status();
       continue;
     }
     ASSERT_TRUE(r.ok()) << r.status();
@@ -974,8 +975,8 @@ TEST(DraPoolTest, UpstreamPoolCases) {
        "",
        "invalid resource pools were encountered"},
       {"partitionable-devices-device-counter-consumption-references-unknown-counter-set",
-       {{"slice-1", PoolSlice(a, n1, "pool-1", 2,
-                              devs({CountedDevice("device-1", "counter-set-2", "1")}))},
+       {{"slice-1",
+         PoolSlice(a, n1, "pool-1", 2, devs({CountedDevice("device-1", "counter-set-2", "1")}))},
         {"slice-2", PoolSlice(a, n1, "pool-1", 2, CounterSet("counter-set-1", "memory", "1"))}},
        {one},
        {},
@@ -984,8 +985,8 @@ TEST(DraPoolTest, UpstreamPoolCases) {
        "invalid resource pools were encountered"},
       {"partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-"
        "set",
-       {{"slice-1", PoolSlice(a, n1, "pool-1", 2,
-                              devs({CountedDevice("device-1", "counter-set-1", "8Gi")}))},
+       {{"slice-1",
+         PoolSlice(a, n1, "pool-1", 2, devs({CountedDevice("device-1", "counter-set-1", "8Gi")}))},
         {"slice-2",
          PoolSlice(a, n1, "pool-1", 2, CounterSet("counter-set-1", "other-memory", "8Gi"))}},
        {one},
@@ -994,8 +995,8 @@ TEST(DraPoolTest, UpstreamPoolCases) {
        "",
        "invalid resource pools were encountered"},
       {"partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool",
-       {{"slice-1", PoolSlice(a, n1, "pool-1", 1,
-                              devs({CountedDevice("device-1", "counter-set-1", "8Gi")}))},
+       {{"slice-1",
+         PoolSlice(a, n1, "pool-1", 1, devs({CountedDevice("device-1", "counter-set-1", "8Gi")}))},
         {"slice-2", PoolSlice(a, n1, "pool-2", 1, CounterSet("counter-set-1", "memory", "8Gi"))}},
        {one},
        {},
@@ -1007,17 +1008,17 @@ TEST(DraPoolTest, UpstreamPoolCases) {
         {"slice-2", PoolSlice(a, n1, "pool-1", 3,
                               devs({CountedDevice("device-1", "counter-set-1", "6Gi"),
                                     CountedDevice("device-2", "counter-set-1", "2Gi")}))},
-        {"slice-3", PoolSlice(a, n2, "pool-1", 3,
-                              devs({CountedDevice("device-3", "counter-set-1", "6Gi")}))}},
+        {"slice-3",
+         PoolSlice(a, n2, "pool-1", 3, devs({CountedDevice("device-3", "counter-set-1", "6Gi")}))}},
        {sub_with("2Gi")},
        {DeviceId{a, "pool-1", "device-3"}},
        "req-0/subReq-1=driver-a/pool-1/device-2" + local1},
       {"partitionable-devices-validation-error-on-non-targeting-slice",
        {{"slice-1", PoolSlice(a, n1, "pool-1", 3, CounterSet("counter-set-1", "memory", "8Gi"))},
-        {"slice-2", PoolSlice(a, n1, "pool-1", 3,
-                              devs({CountedDevice("device-1", "counter-set-1", "6Gi")}))},
-        {"slice-3", PoolSlice(a, n2, "pool-1", 3,
-                              devs({CountedDevice("device-3", "counter-set-2", "6Gi")}))}},
+        {"slice-2",
+         PoolSlice(a, n1, "pool-1", 3, devs({CountedDevice("device-1", "counter-set-1", "6Gi")}))},
+        {"slice-3",
+         PoolSlice(a, n2, "pool-1", 3, devs({CountedDevice("device-3", "counter-set-2", "6Gi")}))}},
        {one},
        {},
        "",
@@ -1052,10 +1053,10 @@ TEST(DraPoolTest, UpstreamPoolCases) {
        ""},
       {"partitionable-devices-per-device-node-selection-nodename",
        {{"slice-1",
-         PoolSlice(a, per_device, "pool-1", 2,
-                   devs({CountedDevice("device-1", "counter-set-1", "4Gi", ", nodeName: node-1"),
-                         CountedDevice("device-2", "counter-set-1", "6Gi",
-                                       ", nodeName: node-2")}))},
+         PoolSlice(
+             a, per_device, "pool-1", 2,
+             devs({CountedDevice("device-1", "counter-set-1", "4Gi", ", nodeName: node-1"),
+                   CountedDevice("device-2", "counter-set-1", "6Gi", ", nodeName: node-2")}))},
         {"slice-2",
          PoolSlice(a, per_device, "pool-1", 2, CounterSet("counter-set-1", "memory", "18Gi"))}},
        {sub_with("4Gi")},
@@ -1079,8 +1080,7 @@ TEST(DraPoolTest, UpstreamPoolCases) {
                                        ", nodeSelector: {nodeSelectorTerms: [{matchExpressions: "
                                        "[{key: region, operator: In, values: [region-1]}]}]}"),
                          CountedDevice("device-2", "counter-set-1", "4Gi", ", nodeName: node-1"),
-                         CountedDevice("device-3", "counter-set-1", "4Gi",
-                                       ", allNodes: true")}))},
+                         CountedDevice("device-3", "counter-set-1", "4Gi", ", allNodes: true")}))},
         {"slice-2",
          PoolSlice(a, per_device, "pool-1", 2, CounterSet("counter-set-1", "memory", "18Gi"))},
         {"slice-3", PoolSlice(b, n1, "pool-2", 2,
@@ -1117,8 +1117,9 @@ api::Unstructured FromNode(YAML::Node doc) {
 // current drivers publish: one slice with the pool's sharedCounters only, one with the device,
 // whose consumesCounters names the other slice's counter set, with per-device node selection.
 TEST(DraPoolTest, SplitSlicesOfTheApiFixture) {
-  const YAML::Node fixture = YAML::LoadFile(
-      std::string(PHALANX_UPSTREAM_DIR) + "/k8s-api-fixtures/v1.36.0/resource.k8s.io.v1.ResourceSlice.yaml");
+  const YAML::Node fixture =
+      YAML::LoadFile(std::string(PHALANX_UPSTREAM_DIR) +
+                     "/k8s-api-fixtures/v1.36.0/resource.k8s.io.v1.ResourceSlice.yaml");
   ASSERT_TRUE(fixture["spec"]["perDeviceNodeSelection"].as<bool>());
   auto make = [&](const std::string& name, bool counters) {
     YAML::Node doc = YAML::Clone(fixture);
@@ -1141,8 +1142,8 @@ TEST(DraPoolTest, SplitSlicesOfTheApiFixture) {
       d["capacity"]["capacityKey"]["requestPolicy"].remove("validValues");
       d["capacity"]["capacityKey"]["requestPolicy"]["validRange"].remove("step");
       YAML::Node attr = d["attributes"]["attributesKey"];
-      for (const char* list : {"bools", "ints", "strings", "versions", "bool", "string",
-                               "version"}) {
+      for (const char* list :
+           {"bools", "ints", "strings", "versions", "bool", "string", "version"}) {
         attr.remove(list);
       }
     }
@@ -1210,18 +1211,18 @@ TEST(DraPoolTest, DraExampleDriverPoolPerNode) {
                  "\"}\n      model: {string: \"LATEST-GPU-MODEL\"}\n      driverVersion: "
                  "{version: \"1.0.0\"}\n    capacity:\n      memory: {value: 80Gi}\n";
     }
-    auto s = ParseResourceSlice(Obj(
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " + node +
-        "-gpu.example.com}\nspec:\n  driver: gpu.example.com\n  nodeName: " + node +
-        "\n  pool: {name: " + node + ", generation: 1, resourceSliceCount: 1}\n  devices:\n" +
-        devices));
+    auto s = ParseResourceSlice(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " + node +
+            "-gpu.example.com}\nspec:\n  driver: gpu.example.com\n  nodeName: " + node +
+            "\n  pool: {name: " + node + ", generation: 1, resourceSliceCount: 1}\n  devices:\n" +
+            devices));
     ASSERT_TRUE(s.ok()) << s.status();
     slices.push_back(std::make_shared<const ResourceSlice>(std::move(*s)));
   }
   std::map<std::string, DeviceClass> classes;
-  auto cls = ParseDeviceClass(Obj(
-      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
-      "spec: {selectors: [{cel: {expression: \"device.driver == 'gpu.example.com'\"}}]}\n"));
+  auto cls = ParseDeviceClass(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+          "spec: {selectors: [{cel: {expression: \"device.driver == 'gpu.example.com'\"}}]}\n"));
   ASSERT_TRUE(cls.ok());
   classes["gpu.example.com"] = *cls;
   auto claim = [](const std::string& name, const std::string& devices) {
@@ -1320,8 +1321,8 @@ std::string RangePolicy(const std::string& value) {
 }
 std::string ValuesPolicy(const std::string& def, const std::string& value,
                          const std::string& more = "") {
-  return "capacity-0: {value: " + value + ", requestPolicy: {default: " + def +
-         ", validValues: [" + def + (more.empty() ? "" : ", " + more) + "]}}";
+  return "capacity-0: {value: " + value + ", requestPolicy: {default: " + def + ", validValues: [" +
+         def + (more.empty() ? "" : ", " + more) + "]}}";
 }
 std::string CapReq(const std::string& name, const std::string& cls, const std::string& q,
                    bool all = false) {
@@ -1359,18 +1360,21 @@ TEST(DraConsumableCapacityTest, UpstreamCases) {
        ""},
       {"consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request",
        {{"slice-1", slice({MultiDevice("device-1", "")})}},
-       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {claim({CapReq("req-0", "class-a-multi", "")}),
+        claim({CapReq("req-0", "class-a-multi", "")})},
        {},
        d1 + at + " | " + d1 + at},
       {"consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request",
        {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 1}"),
                            MultiDevice("device-2", "capacity-0: {value: 1}")})}},
-       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {claim({CapReq("req-0", "class-a-multi", "")}),
+        claim({CapReq("req-0", "class-a-multi", "")})},
        {},
        d1 + "{capacity-0=1}" + at + " | req-0=driver-a/pool-1/device-2*{capacity-0=1}" + at},
       {"consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block",
        {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}")})}},
-       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {claim({CapReq("req-0", "class-a-multi", "")}),
+        claim({CapReq("req-0", "class-a-multi", "")})},
        {},
        ""},
       {"consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request",
@@ -1381,12 +1385,14 @@ TEST(DraConsumableCapacityTest, UpstreamCases) {
        d1 + "{capacity-0=1}" + at + " | " + d1 + "{capacity-0=1}" + at},
       {"consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request",
        {{"slice-1", slice({MultiDevice("device-1", RangePolicy("4"))})}},
-       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {claim({CapReq("req-0", "class-a-multi", "")}),
+        claim({CapReq("req-0", "class-a-multi", "")})},
        {},
        d1 + "{capacity-0=2}" + at + " | " + d1 + "{capacity-0=2}" + at},
       {"consumable-capacity-multi-allocatable-device-with-zero-request-policy",
        {{"slice-1", slice({MultiDevice("device-1", ValuesPolicy("0", "1"))})}},
-       {claim({CapReq("req-0", "class-a-multi", "")}), claim({CapReq("req-0", "class-a-multi", "")})},
+       {claim({CapReq("req-0", "class-a-multi", "")}),
+        claim({CapReq("req-0", "class-a-multi", "")})},
        {},
        d1 + "{capacity-0=0}" + at + " | " + d1 + "{capacity-0=0}" + at},
       {"consumable-capacity-multi-allocatable-device-violates-zero-request-policy",
@@ -1444,11 +1450,10 @@ TEST(DraConsumableCapacityTest, UpstreamCases) {
        "",
        {{DeviceId{a, "pool-1", "device-1"}, {{"capacity-0", "2"}}}}},
       {"consumable-capacity-with-multi-allocatable-device-backtrack",
-       {{"slice-1",
-         slice({MultiDevice("device-2", RangePolicy("2"),
-                            "stringAttribute: {string: stringAttributeValue1}"),
-                MultiDevice("device-1", RangePolicy("4"),
-                            "stringAttribute: {string: stringAttributeValue2}")})}},
+       {{"slice-1", slice({MultiDevice("device-2", RangePolicy("2"),
+                                       "stringAttribute: {string: stringAttributeValue1}"),
+                           MultiDevice("device-1", RangePolicy("4"),
+                                       "stringAttribute: {string: stringAttributeValue2}")})}},
        {claim({CapReq("req-0", "class-a", "2"), CapReq("req-1", "class-a", "2")},
               "{matchAttribute: driver-a/stringAttribute}"),
         claim({CapReq("req-0", "class-a", "2")})},
@@ -1472,8 +1477,8 @@ TEST(DraConsumableCapacityTest, UpstreamCases) {
        "",
        {{DeviceId{a, "pool-1", "device-1"}, {{"capacity-0", "2"}}}}},
       {"consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity",
-       {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}"),
-                           MultiDevice("device-2", "")})}},
+       {{"slice-1",
+         slice({MultiDevice("device-1", "capacity-0: {value: 2}"), MultiDevice("device-2", "")})}},
        {claim({CapReq("req-0", "class-a-multi", "2", true)})},
        {},
        d1 + "{capacity-0=2}" + at},
@@ -1489,8 +1494,9 @@ TEST(DraConsumableCapacityTest, UpstreamCases) {
                            MultiDevice("device-2", "capacity-0: {value: 1}")})}},
        {claim({CapReq("req-0", "class-a", "1"), CapReq("req-1", "class-a", "1", true)})},
        {},
-       d1 + "{capacity-0=1},req-1=driver-a/pool-1/device-1*{capacity-0=1},req-1=driver-a/pool-1/"
-            "device-2*{capacity-0=1}" +
+       d1 +
+           "{capacity-0=1},req-1=driver-a/pool-1/device-1*{capacity-0=1},req-1=driver-a/pool-1/"
+           "device-2*{capacity-0=1}" +
            at},
       {"consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-sufficient",
        {{"slice-1", slice({MultiDevice("device-1", "capacity-0: {value: 2}"),
@@ -1542,8 +1548,9 @@ TEST(DraConsumableCapacityTest, UpstreamCases) {
               "{distinctAttribute: driver-a/driverVersion, requests: [req-0, req-1, req-2]}, "
               "{distinctAttribute: driver-a/numa, requests: [req-0, req-1, req-2, req-3]}")},
        {},
-       d1 + ",req-1=driver-a/pool-1/device-2*,req-2=driver-a/pool-1/device-3*,req-3=driver-a/"
-            "pool-1/device-4*" +
+       d1 +
+           ",req-1=driver-a/pool-1/device-2*,req-2=driver-a/pool-1/device-3*,req-3=driver-a/"
+           "pool-1/device-4*" +
            at},
       {"with-distinct-constraints-attribute-not-set",
        {{"slice-1", slice({MultiDevice("device-1", "")})}},
@@ -1581,7 +1588,7 @@ TEST(DraConsumableCapacityTest, ShareIdsAreDeterministicUuids) {
   EXPECT_NE(s, ShareId("uid-1", "other", id));
   ASSERT_EQ(s.size(), 36u);
   for (size_t i : {8u, 13u, 18u, 23u}) EXPECT_EQ(s[i], '-');
-  EXPECT_EQ(s[14], '8');  // version 8
+  EXPECT_EQ(s[14], '8');                                          // version 8
   EXPECT_NE(std::string("89ab").find(s[19]), std::string::npos);  // RFC 4122 variant
 }
 
@@ -1596,11 +1603,11 @@ namespace {
 TEST(DraManagerTest, SharesCountTheirConsumedCapacity) {
   DefaultDRAManager m;
   auto claim = [](const std::string& name, const std::string& results) {
-    return std::make_shared<const api::Unstructured>(Obj(
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
-        ", namespace: ns}\nspec: {devices: {requests: [{name: r, exactly: {deviceClassName: "
-        "gpu}}]}}\nstatus: {allocation: {devices: {results: [" +
-        results + "]}}}\n"));
+    return std::make_shared<const api::Unstructured>(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+            ", namespace: ns}\nspec: {devices: {requests: [{name: r, exactly: {deviceClassName: "
+            "gpu}}]}}\nstatus: {allocation: {devices: {results: [" +
+            results + "]}}}\n"));
   };
   const std::string share =
       "{request: r, driver: d, pool: p, device: g, shareID: SHARE, consumedCapacity: {memory: "
@@ -1612,16 +1619,15 @@ TEST(DraManagerTest, SharesCountTheirConsumedCapacity) {
     return s;
   };
   ASSERT_TRUE(m.OnObjectAdd(claim("a", with("11111111-1111-8111-8111-111111111111", "10Gi"))));
-  ASSERT_TRUE(m.OnObjectAdd(
-      claim("b", with("22222222-2222-8222-8222-222222222222", "20Gi") +
-                     ", {request: r, driver: d, pool: p, device: whole}")));
+  ASSERT_TRUE(m.OnObjectAdd(claim("b", with("22222222-2222-8222-8222-222222222222", "20Gi") +
+                                           ", {request: r, driver: d, pool: p, device: whole}")));
   const DeviceId g{"d", "p", "g"};
   auto consumed = [&](const std::shared_ptr<const InUseIndex>& in) {
     const InUseIndex::Shared* s = in->SharedUse(g);
     return s ? std::to_string(s->shares) + " " + std::to_string(s->consumed.at("memory").Value())
              : std::string("none");
   };
-  EXPECT_EQ(consumed(m.InUse()), "2 32212254720");  // 30Gi
+  EXPECT_EQ(consumed(m.InUse()), "2 32212254720");                             // 30Gi
   EXPECT_EQ(m.AllocatedDevices(), (std::set<DeviceId>{{"d", "p", "whole"}}));  // not g
   EXPECT_EQ(consumed(m.InUseExcept({"uid-b"})), "1 10737418240");
   // b's share shrinks, then a is deleted: the counts follow.
@@ -1648,8 +1654,7 @@ TEST(DraModelTest, WithClaimStatusWritesSharesInV1Names) {
           "{requests: {memory: 10Gi}}}}]}}\n");
   auto claim = ParseResourceClaim(obj);
   ASSERT_TRUE(claim.ok()) << claim.status();
-  EXPECT_EQ(claim->spec.requests[0].exactly->capacity_requests.at("memory").Value(),
-            10LL << 30);
+  EXPECT_EQ(claim->spec.requests[0].exactly->capacity_requests.at("memory").Value(), 10LL << 30);
   DeviceResult share{"r", "d", "p", "g", false};
   share.share_id = ShareId("uid-c", "r", DeviceId{"d", "p", "g"});
   share.consumed_capacity = {{"memory", *api::Quantity::Parse("10Gi")},
@@ -1667,19 +1672,19 @@ TEST(DraModelTest, WithClaimStatusWritesSharesInV1Names) {
   EXPECT_EQ(back->allocation, claim->allocation);
   // A whole device: neither field.
   claim->allocation = AllocationResult{{DeviceResult{"r", "d", "p", "g", false}}, {}};
-  const YAML::Node w = (*WithClaimStatus(obj, *claim).object)["status"]["allocation"]["devices"]
-                                                                  ["results"][0];
+  const YAML::Node w =
+      (*WithClaimStatus(obj, *claim).object)["status"]["allocation"]["devices"]["results"][0];
   EXPECT_FALSE(w["shareID"].IsDefined());
   EXPECT_FALSE(w["consumedCapacity"].IsDefined());
 }
 
 TEST(DraModelTest, ConsumableCapacityErrorsNameTheField) {
   auto slice_err = [](const std::string& capacity, bool multi = true) {
-    auto s = ParseResourceSlice(Obj(
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
-        "  driver: d\n  nodeName: n\n  pool: {name: p}\n  devices: [{name: g" +
-        std::string(multi ? ", allowMultipleAllocations: true" : "") + ", capacity: {" +
-        capacity + "}}]\n"));
+    auto s = ParseResourceSlice(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+            "  driver: d\n  nodeName: n\n  pool: {name: p}\n  devices: [{name: g" +
+            std::string(multi ? ", allowMultipleAllocations: true" : "") + ", capacity: {" +
+            capacity + "}}]\n"));
     return s.ok() ? std::string() : std::string(s.status().message());
   };
   const std::string p = "ResourceSlice s: spec.devices[0].capacity[\"m\"].requestPolicy";

@@ -130,9 +130,8 @@ class DefaultDRAManager {
   // allocation of it is in flight) and each allocation in flight (by UID) contributes.
   void RecountClaim(const std::string& nn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecountPending(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SetContribution(std::map<std::string, std::vector<DeviceResult>>* by,
-                       const std::string& key, const ResourceClaim* c)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetContribution(std::map<std::string, std::vector<DeviceResult>>* by, const std::string& key,
+                       const ResourceClaim* c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SlicesChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::map<std::string, std::string> uid_to_nn_ ABSL_GUARDED_BY(mu_);
   // The results each contributes (whole devices, and shares of devices with

@@ -389,7 +389,8 @@ bool ParseRequestPolicy(Reader& r, const YAML::Node& n, const std::string& path,
     if (p->step && (p->step->IsZero() || p->step->IsNegative())) {
       return r.Fail(Reader::Child(rp, "step"), "Invalid value: must be greater than zero");
     }
-    if (p->default_value->Compare(p->min) < 0 || (p->max && p->default_value->Compare(*p->max) > 0)) {
+    if (p->default_value->Compare(p->min) < 0 ||
+        (p->max && p->default_value->Compare(*p->max) > 0)) {
       return r.Fail(Reader::Child(path, "default"), "Invalid value: must be within `validRange`");
     }
   }
@@ -397,7 +398,8 @@ bool ParseRequestPolicy(Reader& r, const YAML::Node& n, const std::string& path,
     const std::string vp = Reader::Child(path, "validValues");
     if (!r.Seq(values, vp)) return false;
     if (values.size() > 10) {
-      return r.Fail(vp, "Too many: " + std::to_string(values.size()) + ": must have at most 10 items");
+      return r.Fail(vp,
+                    "Too many: " + std::to_string(values.size()) + ": must have at most 10 items");
     }
     bool has_default = false;
     for (size_t i = 0; i < values.size(); ++i) {
@@ -487,8 +489,7 @@ bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
   }
   // Per-device node selection (validation.go validateDevice: "must only be set if
   // `perDeviceNodeSelection` is true"; with it, each device names its nodes).
-  if (!r.Str(n, "nodeName", base, &d->node_name) ||
-      !r.Bool(n, "allNodes", base, &d->all_nodes)) {
+  if (!r.Str(n, "nodeName", base, &d->node_name) || !r.Bool(n, "allNodes", base, &d->all_nodes)) {
     return false;
   }
   if (const YAML::Node ns = n["nodeSelector"]; Present(ns)) {
@@ -876,8 +877,7 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
       if (!r.Map(sc[i], ip) || !r.Str(sc[i], "name", ip, &name)) return r.Error();
       if (name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
       if (s.shared_counters.count(name)) {
-        return (r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + name + "\""),
-                r.Error());
+        return (r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + name + "\""), r.Error());
       }
       if (!ParseCounters(r, sc[i]["counters"], Reader::Child(ip, "counters"),
                          &s.shared_counters[name])) {

@@ -396,7 +396,6 @@ TEST(DraWorkloadClaimTest, OnlyExactlyMatchingEntriesUseThePodGroupClaim) {
   EXPECT_NE(r.dra_claims[0].find("(reserved for solo)"), std::string::npos) << r.dra_claims[0];
 }
 
-
 // 1.36 pools end to end: n1's GPU is sold whole or as two 40Gi halves, the counter set in a
 // slice of its own (the split shape drivers publish); a NIC with allowMultipleAllocations is
 // shared by bandwidth (KEP-5075). Two half pods run at once and the whole-GPU pod waits for
@@ -457,9 +456,9 @@ spec:
 ---
 )";
   auto tmpl = [](const std::string& name, const std::string& request) {
-    return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: " +
-           name + ", namespace: default}\nspec:\n  spec:\n    devices:\n      requests:\n" +
-           request + "---\n";
+    return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: " + name +
+           ", namespace: default}\nspec:\n  spec:\n    devices:\n      requests:\n" + request +
+           "---\n";
   };
   const std::string mem = "device.capacity['gpu.example.com'].memory.compareTo(quantity('";
   auto gpu = [&](const std::string& size) {
@@ -478,13 +477,14 @@ spec:
   const std::string later =
       "simulation.phalanx.dev/arrival-seconds: \"1\", simulation.phalanx.dev/duration-seconds: "
       "\"10\"";
-  Scenario sc = LoadText(
-      "pools", cluster + tmpl("half", gpu("40Gi")) + tmpl("whole", gpu("80Gi")) +
-                   tmpl("nic", "      - name: nic\n        exactly: {deviceClassName: nic, "
-                               "capacity: {requests: {bandwidth: 3500Mi}}}\n") +
-                   pod("half-a", "half", ten) + pod("half-b", "half", ten) +
-                   pod("whole", "whole", later) + pod("nic-a", "nic", ten) +
-                   pod("nic-b", "nic", ten) + pod("nic-c", "nic", later));
+  Scenario sc =
+      LoadText("pools", cluster + tmpl("half", gpu("40Gi")) + tmpl("whole", gpu("80Gi")) +
+                            tmpl("nic",
+                                 "      - name: nic\n        exactly: {deviceClassName: nic, "
+                                 "capacity: {requests: {bandwidth: 3500Mi}}}\n") +
+                            pod("half-a", "half", ten) + pod("half-b", "half", ten) +
+                            pod("whole", "whole", later) + pod("nic-a", "nic", ten) +
+                            pod("nic-b", "nic", ten) + pod("nic-c", "nic", later));
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
