@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "config/config.h"
 #include "dra/dra_manager.h"
@@ -455,21 +456,24 @@ spec:
       bandwidth: {value: 10Gi, requestPolicy: {default: 1Gi, validRange: {min: 1Gi, step: 1Gi}}}
 ---
 )";
-  auto tmpl = [](const std::string& name, const std::string& request) {
-    return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: " + name +
-           ", namespace: default}\nspec:\n  spec:\n    devices:\n      requests:\n" + request +
-           "---\n";
+  // Plain claims, one per pod: deallocated when their pod goes, which requeues the others.
+  auto claim = [](const std::string& name, const std::string& request) {
+    return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+           ", namespace: default}\nspec:\n  devices:\n    requests:\n" + request + "---\n";
   };
   const std::string mem = "device.capacity['gpu.example.com'].memory.compareTo(quantity('";
   auto gpu = [&](const std::string& size) {
-    return "      - name: gpu\n        exactly: {deviceClassName: gpu, selectors: [{cel: "
+    return "    - name: gpu\n      exactly: {deviceClassName: gpu, selectors: [{cel: "
            "{expression: \"" +
            mem + size + "')) == 0\"}}]}\n";
   };
-  auto pod = [](const std::string& name, const std::string& tmpl, const std::string& ann) {
+  const std::string nic =
+      "    - name: nic\n      exactly: {deviceClassName: nic, capacity: {requests: {bandwidth: "
+      "3500Mi}}}\n";
+  auto pod = [](const std::string& name, const std::string& ann) {
     return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
            ", namespace: default, annotations: {" + ann +
-           "}}\nspec:\n  resourceClaims: [{name: dev, resourceClaimTemplateName: " + tmpl +
+           "}}\nspec:\n  resourceClaims: [{name: dev, resourceClaimName: " + name +
            "}]\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
            "[{name: dev}]}}]\n---\n";
   };
@@ -477,14 +481,16 @@ spec:
   const std::string later =
       "simulation.phalanx.dev/arrival-seconds: \"1\", simulation.phalanx.dev/duration-seconds: "
       "\"10\"";
-  Scenario sc =
-      LoadText("pools", cluster + tmpl("half", gpu("40Gi")) + tmpl("whole", gpu("80Gi")) +
-                            tmpl("nic",
-                                 "      - name: nic\n        exactly: {deviceClassName: nic, "
-                                 "capacity: {requests: {bandwidth: 3500Mi}}}\n") +
-                            pod("half-a", "half", ten) + pod("half-b", "half", ten) +
-                            pod("whole", "whole", later) + pod("nic-a", "nic", ten) +
-                            pod("nic-b", "nic", ten) + pod("nic-c", "nic", later));
+  std::string objects = cluster;
+  for (const auto& [name, request, ann] : {std::tuple{"half-a", gpu("40Gi"), ten},
+                                           {"half-b", gpu("40Gi"), ten},
+                                           {"whole", gpu("80Gi"), later},
+                                           {"nic-a", nic, ten},
+                                           {"nic-b", nic, ten},
+                                           {"nic-c", nic, later}}) {
+    objects += claim(name, request) + pod(name, ann);
+  }
+  Scenario sc = LoadText("pools", objects);
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
   EXPECT_TRUE(r.invariant_violations.empty());
