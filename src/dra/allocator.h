@@ -28,9 +28,16 @@
 //     DeviceTaintRules dra::DefaultDRAManager::Slices adds) is allocated only for a request whose
 //     tolerations tolerate every such taint (allocator.go allTaintsTolerated, KEP-5055);
 //   - a device is used by at most one claim, unless the request asks for adminAccess (such
-//     a device may be in use and does not count as used, KEP-5018);
+//     a device may be in use and does not count as used, KEP-5018) or the device has
+//     allowMultipleAllocations (KEP-5075, consumable_capacity.go): then each allocation is a
+//     share consuming, of each capacity, the request's capacity.requests amount rounded up by
+//     the capacity's requestPolicy (else its default, else the whole capacity), and the
+//     shares allocated and being allocated must fit every capacity; a request's capacity
+//     requests also filter dedicated devices (capacity >= amount); a shared device's
+//     counters are consumed by its first share;
 //   - matchAttribute constraints: every device allocated for the constraint's requests (all
 //     requests of the claim when it lists none) has the attribute, with one value;
+//     distinctAttribute constraints: each such device has it, with a value no other has;
 //   - partitionable devices (KEP-4815): a device's consumesCounters must fit the counters
 //     left in its pool's counter sets (from any slice of the pool) after the devices already
 //     allocated from any slice of the pool's generation;
