@@ -432,6 +432,19 @@ std::shared_ptr<const SliceIndex> SliceIndex::Build(const std::vector<ResourceSl
   return x;
 }
 
+void AllocatorInput::Hold(const AllocationResult& allocation) {
+  for (const auto& d : allocation.devices) {
+    if (d.admin_access) continue;
+    const DeviceId id{d.driver, d.pool, d.device};
+    if (d.share_id.empty()) {
+      in_use.insert(id);
+      continue;
+    }
+    auto& sum = shared[id];  // present even for a device without capacities
+    for (const auto& [name, q] : d.consumed_capacity) sum[name] = sum[name].Plus(q);
+  }
+}
+
 bool InUseIndex::Contains(const DeviceId& id) const {
   auto d = pools.find(id.driver);
   if (d == pools.end()) return false;

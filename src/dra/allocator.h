@@ -189,6 +189,10 @@ struct AllocatorInput {
   // Devices with allocated shares (results with a shareID): the capacity the shares consume
   // together, per device (a device with shares is present, even with no capacities).
   std::map<DeviceId, std::map<std::string, api::Quantity>> shared;
+  // Counts `allocation` as allocated (devices tentatively taken, e.g. by a gang's earlier
+  // member): its whole devices into `in_use`, its shares (results with a shareID) into
+  // `shared` with their consumedCapacity; results for admin access hold nothing.
+  void Hold(const AllocationResult& allocation);
   // Caches (see the file comment); each may be null. A device is in use when it is in
   // `in_use` or in `in_use_index`.
   std::shared_ptr<const SliceIndex> slice_index;  // built from `slices` when null

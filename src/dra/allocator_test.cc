@@ -1720,3 +1720,49 @@ TEST(DraModelTest, ConsumableCapacityErrorsNameTheField) {
 
 }  // namespace
 }  // namespace phalanx::dra
+
+namespace phalanx::dra {
+namespace {
+
+// AllocatorInput::Hold: an allocation held (tentatively taken) counts its whole devices as
+// in use and its shares against the shared device's capacity.
+TEST(DraConsumableCapacityTest, HeldSharesConsumeCapacity) {
+  const std::map<std::string, DeviceClass> classes = UpstreamClasses();
+  auto slice = ParseResourceSlice(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: driver-a\n  nodeName: node-1\n  pool: {name: pool-1}\n  devices: [" +
+          MultiDevice("nic", "capacity-0: {value: 4}") + ", {name: gpu}]\n"));
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  auto claim = [](const std::string& name, const std::string& request) {
+    return std::make_shared<const ResourceClaim>(*ParseResourceClaim(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+            ", namespace: ns}\nspec: {devices: {requests: [" + request + "]}}\n")));
+  };
+  const auto share = claim("share", CapReq("req-0", "class-a-multi", "3"));
+  const auto whole = claim("whole", CapReq("req-0", "class-a-dedicated", ""));
+  api::Node node;
+  node.metadata.name = "node-1";
+  AllocatorInput in;
+  in.classes = &classes;
+  in.slices = {std::make_shared<const ResourceSlice>(std::move(*slice))};
+  in.claims = {share, whole};
+  auto first = Allocator::New(in)->Allocate(node);
+  ASSERT_TRUE(first.ok() && first->ok);
+  // Held, the first attempt's allocations leave 1 of the NIC's 4 and no dedicated device.
+  for (const auto& r : first->results) in.Hold(r);
+  EXPECT_EQ(in.in_use, (std::set<DeviceId>{{"driver-a", "pool-1", "gpu"}}));
+  EXPECT_EQ(in.shared.at(DeviceId{"driver-a", "pool-1", "nic"}).at("capacity-0").Value(), 3);
+  for (const auto& c : {share, whole}) {
+    in.claims = {c};
+    auto again = Allocator::New(in)->Allocate(node);
+    ASSERT_TRUE(again.ok());
+    EXPECT_FALSE(again->ok) << c->Key();
+  }
+  in.claims = {claim("small", CapReq("req-0", "class-a-multi", "1"))};
+  auto small = Allocator::New(in)->Allocate(node);
+  ASSERT_TRUE(small.ok());
+  EXPECT_TRUE(small->ok);
+}
+
+}  // namespace
+}  // namespace phalanx::dra
