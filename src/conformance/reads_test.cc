@@ -324,7 +324,10 @@ std::string Claim(const dra::ClaimSpec& c) {
     out += "{" + r.name + " class=" + r.device_class_name +
            " sel=" + std::to_string(r.selectors.size()) + " all=" + std::to_string(r.all) +
            " n=" + std::to_string(r.count) + " admin=" + std::to_string(r.admin_access) +
-           " tol=" + Tolerations(r.tolerations) + "}";
+           " tol=" + Tolerations(r.tolerations) + " cap=";
+    for (const auto& [k, q] : r.capacity_requests)
+      out += k + "=" + std::to_string(q.MilliValue()) + ",";
+    out += "}";
   };
   for (const auto& r : c.requests) {
     out += "request " + r.name + ":";
@@ -333,7 +336,8 @@ std::string Claim(const dra::ClaimSpec& c) {
     out += ";";
   }
   for (const auto& k : c.constraints)
-    out += "constraint " + Join(k.requests) + k.match_attribute + ";";
+    out += "constraint " + Join(k.requests) + k.match_attribute +
+           " distinct=" + k.distinct_attribute + ";";
   return out;
 }
 
@@ -354,7 +358,11 @@ Fingerprint DraFingerprint(const client::ResourceType& rt) {
       if (c->allocation) {
         for (const auto& d : c->allocation->devices) {
           out += "result " + d.request + d.driver + d.pool + d.device +
-                 std::to_string(d.admin_access) + ";";
+                 std::to_string(d.admin_access) + " share=" + d.share_id + " consumed=";
+          for (const auto& [k, q] : d.consumed_capacity) {
+            out += k + "=" + std::to_string(q.MilliValue()) + ",";
+          }
+          out += ";";
         }
         out += "alloc on " + NodeSel(c->allocation->node_selector) + ";";
       }
@@ -374,13 +382,14 @@ Fingerprint DraFingerprint(const client::ResourceType& rt) {
     if (rt.kind == "ResourceSlice") {
       auto s = dra::ParseResourceSlice(**u);
       if (!s.ok()) return s.status();
-      // Not resource_slice_count: the model keeps it but allocation does not read it (a
-      // known gap of the audit).
       std::string out = s->driver + " pool=" + s->pool + "/" + std::to_string(s->pool_generation) +
-                        " node=" + s->node_name + " sel=" + NodeSel(s->node_selector) +
-                        " all=" + std::to_string(s->all_nodes) + ";";
+                        "/" + std::to_string(s->resource_slice_count) + " node=" + s->node_name +
+                        " sel=" + NodeSel(s->node_selector) +
+                        " all=" + std::to_string(s->all_nodes) +
+                        " per-device=" + std::to_string(s->per_device_node_selection) + ";";
       for (const auto& d : s->devices) {
-        out += "device " + d.name + " attrs=";
+        out += "device " + d.name + " node=" + d.node_name + " sel=" + NodeSel(d.node_selector) +
+               " all=" + std::to_string(d.all_nodes) + " attrs=";
         for (const auto& [k, v] : d.view.attributes) {
           out += k + "=" + std::to_string(static_cast<int>(v.kind)) + ":" +
                  std::to_string(v.int_value) + std::to_string(v.bool_value) + v.string_value + ",";
@@ -388,6 +397,15 @@ Fingerprint DraFingerprint(const client::ResourceType& rt) {
         out += " cap=";
         for (const auto& [k, q] : d.view.capacity)
           out += k + "=" + std::to_string(q.MilliValue()) + ",";
+        for (const auto& [k, p] : d.request_policies) {
+          out += " policy " + k + ":" +
+                 (p.default_value ? std::to_string(p.default_value->MilliValue()) : "-") +
+                 " range=" + std::to_string(p.has_range) + "/" +
+                 std::to_string(p.min.MilliValue()) + "/" +
+                 (p.max ? std::to_string(p.max->MilliValue()) : "-") + "/" +
+                 (p.step ? std::to_string(p.step->MilliValue()) : "-") + " values=";
+          for (const auto& v : p.valid_values) out += std::to_string(v.MilliValue()) + ",";
+        }
         out += " multi=" + std::to_string(d.view.allow_multiple_allocations) + " taints=";
         for (const auto& t : d.taints) out += t.key + t.value + t.effect + t.time_added + ",";
         for (const auto& [set, cs] : d.consumes_counters) {
@@ -700,6 +718,29 @@ TEST(ConformanceReads, FixturesOfEveryKindPhalanxReadsDecode) {
       json& spec = kind == "ResourceClaim" ? obj["spec"] : obj["spec"]["spec"];
       for (auto& rq : spec["devices"]["requests"]) {
         if (rq.contains("exactly")) rq.erase("firstAvailable");
+      }
+      // A constraint is matchAttribute or distinctAttribute, a fully qualified name.
+      for (auto& con : spec["devices"]["constraints"]) {
+        con.erase("distinctAttribute");
+        con["matchAttribute"] = "dra.example.com/model";
+        con["requests"] = json::array({spec["devices"]["requests"][0]["name"]});
+      }
+    }
+    // A ResourceSlice has one node selection (the fixture's perDeviceNodeSelection, each
+    // device its nodeName) and devices or sharedCounters (devices).
+    if (kind == "ResourceSlice") {
+      for (const char* f : {"nodeName", "nodeSelector", "allNodes", "sharedCounters"}) {
+        obj["spec"].erase(f);
+      }
+      for (auto& d : obj["spec"]["devices"]) {
+        d.erase("nodeSelector");
+        d.erase("allNodes");
+        d.erase("consumesCounters");  // it names a counter set of the removed sharedCounters
+        // A requestPolicy has validRange or validValues; a step above zero.
+        for (auto& [name, cap] : d["capacity"].items()) {
+          cap["requestPolicy"].erase("validValues");
+          cap["requestPolicy"]["validRange"].erase("step");
+        }
       }
     }
     // The fixture's placeholder is not an extended resource name (validation refuses it).
@@ -1079,7 +1120,7 @@ std::vector<AuditKind> AuditKinds() {
   // ---- resource.k8s.io (DynamicResources; allocation in dra/allocator.cc) ----
   const std::string alloc = "DynamicResources: structured allocation (dra/allocator.cc)";
   const std::string cc =
-      "(DRAConsumableCapacity) consumable capacity is refused by name by this scheduler";
+      alloc + ": consumable capacity (KEP-5075; what each share of a device takes)";
   const std::string config_gap =
       "upstream's allocator copies it into the claim's status.allocation.devices.config for "
       "the driver; the allocation Phalanx writes leaves it out";
@@ -1108,13 +1149,18 @@ std::vector<AuditKind> AuditKinds() {
     };
     std::vector<Row> rows = {
         {p + ".devices.config", Audit::kGap, config_gap},
-        {p + ".devices.constraints[].distinctAttribute", N, cc},
+        {p + ".devices.constraints[].distinctAttribute", H, cc,
+         [spec](json& j) {
+           json& con = spec(j)["devices"]["constraints"][0];
+           con.erase("matchAttribute");
+           con["distinctAttribute"] = "dra.example.com/model";
+         }},
         {p + ".devices.constraints[].matchAttribute", H, alloc + ": matchAttribute"},
         {p + ".devices.constraints[].requests", H, alloc + ": the constrained requests"},
         {rq + ".name", H, alloc},
         {rq + ".exactly.adminAccess", H, alloc + ": admin access (allocated devices stay free)"},
         {rq + ".exactly.allocationMode", H, alloc, all_mode(exactly)},
-        {rq + ".exactly.capacity", N, cc},
+        {rq + ".exactly.capacity", H, cc},
         {rq + ".exactly.count", H, alloc},
         {rq + ".exactly.deviceClassName", H, alloc + ": the class's selectors"},
         {rq + ".exactly.selectors", H, alloc + ": CEL selectors (cel/)"},
@@ -1123,10 +1169,7 @@ std::vector<AuditKind> AuditKinds() {
          exists(exactly)},
         {rq + ".firstAvailable[].name", H, alloc + ": the subrequest's result name"},
         {rq + ".firstAvailable[].allocationMode", H, alloc, all_mode(sub)},
-        {rq + ".firstAvailable[].capacity", N, cc,
-         [sub](json& j) {
-           sub(j)["capacity"] = {{"requests", {{"memory", "1Gi"}}}};
-         }},
+        {rq + ".firstAvailable[].capacity", H, cc},
         {rq + ".firstAvailable[].count", H, alloc},
         {rq + ".firstAvailable[].deviceClassName", H, alloc + ": the class's selectors"},
         {rq + ".firstAvailable[].selectors", H, alloc + ": CEL selectors (cel/)"},
@@ -1148,6 +1191,7 @@ std::vector<AuditKind> AuditKinds() {
     json& con = spec["devices"]["constraints"][0];
     con["requests"] = json::array({"nameValue"});
     con["matchAttribute"] = "dra.example.com/model";
+    con.erase("distinctAttribute");  // exactly one of matchAttribute, distinctAttribute
   };
   const GroupVersionKind rc{"resource.k8s.io", "v1", "ResourceClaim"};
   {
@@ -1157,9 +1201,8 @@ std::vector<AuditKind> AuditKinds() {
     const std::string binding_gap =
         "(DRADeviceBindingConditions, beta) upstream's PreBind waits until the device's "
         "binding conditions are True; Phalanx binds at once";
-    const std::string share_gap =
-        "(DRAConsumableCapacity) what an allocation takes of a shared device; Phalanx "
-        "allocates a device to one request only, so it does not count it";
+    const std::string share =
+        alloc + ": a share of a device with allowMultipleAllocations (its capacity in use)";
     std::vector<Row> status = {
         {"status.allocation.allocationTimestamp", X, "informational (when it was allocated)"},
         {"status.allocation.devices.config", X, "read by the kubelet and the driver"},
@@ -1170,8 +1213,8 @@ std::vector<AuditKind> AuditKinds() {
         {results + ".request", H, in_use},
         {results + ".bindingConditions", Audit::kGap, binding_gap},
         {results + ".bindingFailureConditions", Audit::kGap, binding_gap},
-        {results + ".consumedCapacity", Audit::kGap, share_gap},
-        {results + ".shareID", Audit::kGap, share_gap},
+        {results + ".consumedCapacity", H, share},
+        {results + ".shareID", H, share},
         {results + ".tolerations", X, "read by the device taint eviction controller"},
         {"status.allocation.nodeSelector", H, alloc + ": the allocation's nodes"},
         {"status.devices", X,
@@ -1201,8 +1244,17 @@ std::vector<AuditKind> AuditKinds() {
   {
     const std::string dev = "spec.devices[]";
     const std::string pdns =
-        "(DRAPartitionableDevices) per-device node selection is refused by name by this "
-        "scheduler";
+        alloc + ": per-device node selection (the pools a node sees, the allocation's nodes)";
+    // Per-device node selection instead of the baseline's slice-level nodeSelector, with
+    // `set` giving device 0 its node selection.
+    auto per_device = [](std::function<void(json&)> set) {
+      return [set](json& j) {
+        j["spec"].erase("nodeSelector");
+        j["spec"]["perDeviceNodeSelection"] = true;
+        set(j["spec"]["devices"][0]);
+      };
+    };
+    auto device_node = [](const char* name) { return [name](json& d) { d["nodeName"] = name; }; };
     const std::string binding_gap =
         "(DRADeviceBindingConditions, beta) upstream's PreBind waits for the device's binding "
         "conditions and pins the allocation to the node; Phalanx does neither";
@@ -1219,13 +1271,19 @@ std::vector<AuditKind> AuditKinds() {
         {"spec.nodeName", H, alloc + ": the pool's nodes", no_selector("nodeName", "node-b"),
          no_selector("nodeName", "node-a")},
         {"spec.nodeSelector", H, alloc + ": the pool's nodes"},
-        {"spec.perDeviceNodeSelection", N, pdns},
+        {"spec.perDeviceNodeSelection", H, pdns, per_device(device_node("node-a"))},
         {"spec.pool.generation", H, alloc + ": only the newest generation of a pool counts"},
         {"spec.pool.name", H, alloc},
-        {"spec.pool.resourceSliceCount", Audit::kGap,
-         "upstream's allocator refuses allocationMode All on a pool whose slices are not all "
-         "there yet (being updated); Phalanx parses it but allocation does not check it"},
-        {"spec.sharedCounters", H, alloc + ": counters of partitionable devices (KEP-4815)"},
+        {"spec.pool.resourceSliceCount", H,
+         alloc + ": an incomplete pool (fewer slices than this) gives no devices and fails "
+                 "allocationMode All"},
+        // The baseline's slice holds devices; a slice of counter sets holds nothing else.
+        {"spec.sharedCounters", H, alloc + ": counters of partitionable devices (KEP-4815)",
+         [](json& j) {
+           j["spec"].erase("devices");
+           j["spec"]["sharedCounters"] = json::parse(
+               R"([{"name": "counterSetValue", "counters": {"countersKey": {"value": "1"}}}])");
+         }},
         {dev + ".name", H, alloc},
         {dev + ".attributes", H, alloc + ": what CEL selectors and matchAttribute see"},
         {dev + ".attributes{}.ints", N, "(DRAListTypeAttributes, alpha) refused by name"},
@@ -1233,15 +1291,36 @@ std::vector<AuditKind> AuditKinds() {
         {dev + ".attributes{}.strings", N, "(DRAListTypeAttributes, alpha) refused by name"},
         {dev + ".attributes{}.versions", N, "(DRAListTypeAttributes, alpha) refused by name"},
         {dev + ".capacity{}.value", H, alloc + ": what CEL selectors see"},
-        {dev + ".capacity{}.requestPolicy", Audit::kGap,
-         "(DRAConsumableCapacity) how allocations consume a shared device's capacity; Phalanx "
-         "allocates a device to one request only"},
+        {dev + ".capacity{}.requestPolicy", H,
+         alloc + ": how much of a shared device's capacity a share consumes (KEP-5075)"},
+        // The baseline's policy has a validRange without a step (validValues and a step of 0
+        // together are refused): these set them.
+        {dev + ".capacity{}.requestPolicy.validRange.step", H,
+         alloc + ": how much of a shared device's capacity a share consumes (KEP-5075)",
+         [](json& j) {
+           j["spec"]["devices"][0]["capacity"]["capacityKey"]["requestPolicy"]["validRange"]
+            ["step"] = "1";
+         }},
+        {dev + ".capacity{}.requestPolicy.validValues", H,
+         alloc + ": how much of a shared device's capacity a share consumes (KEP-5075)",
+         [](json& j) {
+           json& p = j["spec"]["devices"][0]["capacity"]["capacityKey"]["requestPolicy"];
+           p.erase("validRange");
+           p["validValues"] = json::array({"0"});
+         }},
         {dev + ".allowMultipleAllocations", H,
-         "CEL (device.allowMultipleAllocations); the sharing itself is the requestPolicy gap"},
+         alloc + ": a shared device (KEP-5075); CEL device.allowMultipleAllocations"},
         {dev + ".consumesCounters", H, alloc + ": counters of partitionable devices (KEP-4815)"},
-        {dev + ".nodeName", N, pdns},
-        {dev + ".nodeSelector", N, pdns},
-        {dev + ".allNodes", N, pdns},
+        {dev + ".nodeName", H, pdns, per_device(device_node("node-b")),
+         per_device(device_node("node-a"))},
+        {dev + ".nodeSelector", H, pdns, per_device([](json& d) {
+           d["nodeSelector"] = json::parse(
+               R"({"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In",
+                   "values": ["a"]}]}]})");
+         }),
+         per_device(device_node("node-a"))},
+        {dev + ".allNodes", H, pdns, per_device([](json& d) { d["allNodes"] = true; }),
+         per_device(device_node("node-a"))},
         {dev + ".taints", H, alloc + ": device taints (KEP-5055)"},
         {dev + ".bindsToNode", Audit::kGap, binding_gap},
         {dev + ".bindingConditions", Audit::kGap, binding_gap},
@@ -1252,11 +1331,20 @@ std::vector<AuditKind> AuditKinds() {
     };
     kinds.push_back({rs, "resource.k8s.io.v1.ResourceSlice.json",
                      DraFingerprint(Type(rs, "resourceslices")), rows, [](json& j) {
-                       // One of nodeName / nodeSelector / allNodes; one value per attribute;
-                       // a counter set the devices' consumesCounters names.
+                       // One of nodeName / nodeSelector / allNodes / perDeviceNodeSelection
+                       // (the slice's nodeSelector; the devices name no nodes); devices or
+                       // sharedCounters (devices); one value per attribute.
                        j["spec"].erase("nodeName");
                        j["spec"].erase("allNodes");
-                       j["spec"]["sharedCounters"][0]["name"] = "counterSetValue";
+                       j["spec"].erase("perDeviceNodeSelection");
+                       j["spec"].erase("sharedCounters");
+                       for (const char* f : {"nodeName", "nodeSelector", "allNodes"}) {
+                         j["spec"]["devices"][0].erase(f);
+                       }
+                       json& policy =
+                           j["spec"]["devices"][0]["capacity"]["capacityKey"]["requestPolicy"];
+                       policy.erase("validValues");
+                       policy["validRange"].erase("step");
                        j["spec"]["devices"][0]["attributes"] = {
                            {"attributesKey", {{"int", 2}}},
                            {"dra.example.com/bool", {{"bool", true}}},

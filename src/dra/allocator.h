@@ -1,13 +1,22 @@
 // Structured allocation of DRA devices (upstream k8s.io/dynamic-resource-allocation/
-// structured/allocator.go, the "stable" allocator of Kubernetes 1.34): given the claims that
-// still need an allocation, the device classes, the ResourceSlices and the devices already
+// structured, the "incubating" allocator Kubernetes 1.36 runs with its default features,
+// structured/internal/incubating/allocator_incubating.go and pools_incubating.go): given the claims
+// that still need an allocation, the device classes, the ResourceSlices and the devices already
 // allocated, find devices for every request of every claim on a node, or report that there
 // are none.
 //
 // Semantics carried over:
-//   - a ResourceSlice offers its devices to a node when spec.nodeName is the node,
-//     spec.nodeSelector matches it, or spec.allNodes is set; only the slices of a pool's
-//     newest generation count (allocator.go GatherPools: "pool.generation");
+//   - pools as upstream's pools_incubating.go GatherPools / buildPool sees them for a node:
+//     a slice is relevant when it has sharedCounters, when spec.nodeName is the node,
+//     spec.nodeSelector matches it or spec.allNodes is set, or (spec.perDeviceNodeSelection)
+//     when one of its devices' own nodeName / nodeSelector / allNodes reaches the node; per
+//     pool the newest relevant generation counts; a pool with fewer slices of it than
+//     resourceSliceCount is incomplete (left out when a newer generation exists elsewhere)
+//     and one with duplicate device names, a counter set defined twice or a consumesCounters
+//     naming an unknown counter set / counter is invalid: neither gives devices, and a
+//     request with allocationMode All fails with upstream's error ("claim C, request R: asks
+//     for all devices, but resource pool D/P is currently being updated" / "... invalid");
+//     pools are searched by driver and pool name, slices by name, devices in slice order;
 //   - a device fits a request when every selector of the request's DeviceClass and of the
 //     request matches (CEL, cel/cel.h); a selector that fails at runtime (e.g. "no such
 //     key") is an error that aborts the attempt, as upstream's isSelectable ("claim %s:
@@ -19,18 +28,27 @@
 //     DeviceTaintRules dra::DefaultDRAManager::Slices adds) is allocated only for a request whose
 //     tolerations tolerate every such taint (allocator.go allTaintsTolerated, KEP-5055);
 //   - a device is used by at most one claim, unless the request asks for adminAccess (such
-//     a device may be in use and does not count as used, KEP-5018);
+//     a device may be in use and does not count as used, KEP-5018) or the device has
+//     allowMultipleAllocations (KEP-5075, consumable_capacity.go): then each allocation is a
+//     share consuming, of each capacity, the request's capacity.requests amount rounded up by
+//     the capacity's requestPolicy (else its default, else the whole capacity), and the
+//     shares allocated and being allocated must fit every capacity; a request's capacity
+//     requests also filter dedicated devices (capacity >= amount); a shared device's
+//     counters are consumed by its first share;
 //   - matchAttribute constraints: every device allocated for the constraint's requests (all
 //     requests of the claim when it lists none) has the attribute, with one value;
+//     distinctAttribute constraints: each such device has it, with a value no other has;
 //   - partitionable devices (KEP-4815): a device's consumesCounters must fit the counters
-//     left in its pool's sharedCounters after the devices already allocated;
+//     left in its pool's counter sets (from any slice of the pool) after the devices already
+//     allocated from any slice of the pool's generation;
 //   - the search backtracks over device choices (allocator.go allocateOne is a depth-first
 //     search too); devices of one request are chosen in slice order without permutations.
 //     A budget of kMaxSearchSteps device trials bounds pathological inputs (upstream has
 //     none; a search that exceeds it counts as "cannot allocate").
-// The allocation's node selector (AllocationResult.nodeSelector) is the node's name
-// (matchFields metadata.name) when a device comes from a node-local slice, the slice's
-// selector when one comes from a nodeSelector slice, and none for allNodes devices only.
+// The allocation's node selector (AllocationResult.nodeSelector, allocator_incubating.go
+// createNodeSelector) is the node's name (matchFields metadata.name) when a device is
+// node-local (its slice's nodeName, or its own with per-device node selection), else the
+// requirements of every device's node selector (slice's or own) in one term, else none.
 //
 // Thread safety: an Allocator is immutable; Allocate is const and runs concurrently for
 // many nodes (Filter is parallel over nodes).
@@ -74,15 +92,38 @@ struct DeviceId {
   bool operator==(const DeviceId& o) const = default;
 };
 
-// The slices an attempt considers, indexed: only each pool's newest generation
-// (allocator.go GatherPools), node-local slices by node name, the others (node selector,
-// all nodes) apart, and the devices that consume shared counters. Immutable once built;
+// Shared counters: counter set name -> counter -> amount.
+using CounterSets = std::map<std::string, std::map<std::string, api::Quantity>>;
+
+// One generation of one resource pool: every slice of the driver's pool with that
+// spec.pool.generation, and what upstream's buildPool (pools_incubating.go) checks across
+// them. A pool's counter sets may be published in any of its slices (1.36: slices of their
+// own, holding sharedCounters only).
+struct PoolGeneration {
+  std::string driver, pool;
+  int64_t generation = 0;
+  std::vector<ResourceSlicePtr> slices;  // by name (upstream's sortSlicesByName)
+  CounterSets counter_sets;              // from the slices with sharedCounters
+  // Why the generation is invalid, "" when it is not: upstream's getAndValidateCounterSets
+  // ("duplicate counter set name S") and validateDeviceCounterConsumption ("counter set S not
+  // found", "counter C not found in counter set S"), over every slice of the generation.
+  std::string invalid;
+  // Some device name appears in two device slices: upstream's validateDeviceNames runs over
+  // the slices that target the node only, so this is decided per node.
+  bool duplicate_names = false;
+  std::vector<std::pair<const ResourceSlice*, const Device*>> consuming;  // consumesCounters
+};
+
+// The slices an attempt considers, indexed: node-local slices by node name, the others
+// (node selector, all nodes, per-device node selection) apart, and each pool's generations.
+// Which generation of a pool a node sees, and whether it is complete, is decided per node as
+// upstream's GatherPools does (allocator.cc NodePools). Immutable once built;
 // dra::DefaultDRAManager rebuilds it when a slice changes.
 struct SliceIndex {
-  std::vector<ResourceSlicePtr> current;
   std::map<std::string, std::vector<ResourceSlicePtr>> node_local;
   std::vector<ResourceSlicePtr> not_node_local;
-  std::vector<std::pair<const ResourceSlice*, const Device*>> consuming;  // consumesCounters
+  // (driver, pool) -> generation -> the generation's slices.
+  std::map<std::pair<std::string, std::string>, std::map<int64_t, PoolGeneration>> pools;
   static std::shared_ptr<const SliceIndex> Build(const std::vector<ResourceSlicePtr>& slices);
 };
 
@@ -96,6 +137,19 @@ struct InUseIndex {
   // Adds `delta` claims holding `id` (a count that reaches 0 removes the device).
   void Add(const DeviceId& id, int delta);
   std::set<DeviceId> ToSet() const;
+  // Shares of devices with allowMultipleAllocations (allocation results with a shareID,
+  // KEP-5075): such a device is never in use whole; its shares consume its capacity. Per
+  // device: the shares held and the capacity they consume together (upstream's
+  // AllocatedState.AggregatedCapacity). Copy-on-write as a whole.
+  struct Shared {
+    int shares = 0;
+    std::map<std::string, api::Quantity> consumed;
+  };
+  std::shared_ptr<const std::map<DeviceId, Shared>> shared;
+  const Shared* SharedUse(const DeviceId& id) const;  // nullptr: no share allocated
+  // Adds (delta > 0) or removes a share consuming `consumed`; the last one removes the device.
+  void AddShare(const DeviceId& id, const std::map<std::string, api::Quantity>& consumed,
+                int delta);
 };
 
 // Results of selectors per device, kept across cycles: a selector's result depends only on
@@ -132,6 +186,13 @@ struct AllocatorInput {
   const std::map<std::string, DeviceClass>* classes = nullptr;  // by name
   std::vector<ResourceSlicePtr> slices;  // every slice (unused with slice_index)
   std::set<DeviceId> in_use;             // devices allocated (non-admin)
+  // Devices with allocated shares (results with a shareID): the capacity the shares consume
+  // together, per device (a device with shares is present, even with no capacities).
+  std::map<DeviceId, std::map<std::string, api::Quantity>> shared;
+  // Counts `allocation` as allocated (devices tentatively taken, e.g. by a gang's earlier
+  // member): its whole devices into `in_use`, its shares (results with a shareID) into
+  // `shared` with their consumedCapacity; results for admin access hold nothing.
+  void Hold(const AllocationResult& allocation);
   // Caches (see the file comment); each may be null. A device is in use when it is in
   // `in_use` or in `in_use_index`.
   std::shared_ptr<const SliceIndex> slice_index;  // built from `slices` when null
@@ -146,6 +207,11 @@ struct AllocationOutcome {
   // When !ok: the first claim (ns/name) that cannot be allocated even alone on the node(s),
   // or "" when each fits alone but not all together.
   std::string failed_claim;
+  // When !ok and a pool the node(s) see is invalid (duplicate device names, a consumesCounters
+  // naming an unknown counter set or counter, a counter set defined twice): upstream's
+  // "invalid resource pools were encountered" (allocator_incubating.go; unschedulable on the
+  // node, not an error: other nodes may still fit). "" otherwise.
+  std::string reason;
   int64_t steps = 0;  // device trials made (statistics, tests)
 };
 
@@ -167,13 +233,24 @@ class Allocator {
   bool InUse(const DeviceId& id) const {
     return in_.in_use.count(id) || (in_.in_use_index && in_.in_use_index->Contains(id));
   }
+  // What the allocated shares of a device consume; nullptr when it has none.
+  const std::map<std::string, api::Quantity>* SharedConsumed(const DeviceId& id) const {
+    if (auto it = in_.shared.find(id); it != in_.shared.end()) return &it->second;
+    if (!in_.in_use_index) return nullptr;
+    const InUseIndex::Shared* s = in_.in_use_index->SharedUse(id);
+    return s ? &s->consumed : nullptr;
+  }
 
   AllocatorInput in_;
   std::shared_ptr<const SliceIndex> index_;
-  // Shared counters left after the devices in use consume theirs: "driver/pool/set" ->
-  // counter -> amount (computed once in New).
-  std::map<std::string, std::map<std::string, api::Quantity>> counters_left_;
 };
+
+// The shareID of a share of device `id` allocated for `request` ("req" or "req/sub") of the
+// claim with UID `claim_uid`: upstream generates a random UUID (internal.GenerateShareID);
+// the simulator needs the same one on every run, so it is derived from these (a UUID of
+// version 8, from two FNV-1a hashes). A request takes a device at most once, so the share of
+// one claim, request and device is unique.
+std::string ShareId(const std::string& claim_uid, const std::string& request, const DeviceId& id);
 
 // The device identity's fully qualified attribute lookup used by matchAttribute: `name`
 // is "domain/id"; a device attribute "id" belongs to the driver's domain. nullptr: absent.

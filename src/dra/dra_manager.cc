@@ -8,27 +8,40 @@ namespace {
 
 std::string NsName(const api::ObjectMeta& m) { return m.namespace_ + "/" + m.name; }
 
-std::vector<DeviceId> DevicesOf(const ResourceClaim* c) {
-  std::vector<DeviceId> out;
+// What a claim's allocation holds: its results not for admin access. A result with a
+// shareID is a share of a device with allowMultipleAllocations (its consumedCapacity counts
+// against the device), any other a whole device in use (upstream's scheduler gathers
+// AllocatedDevices, AllocatedSharedDeviceIDs and AggregatedCapacity the same way).
+std::vector<DeviceResult> DevicesOf(const ResourceClaim* c) {
+  std::vector<DeviceResult> out;
   if (!c || !c->allocation) return out;
   for (const auto& d : c->allocation->devices) {
-    if (!d.admin_access) out.push_back(DeviceId{d.driver, d.pool, d.device});
+    if (!d.admin_access) out.push_back(d);
   }
   return out;
 }
 
+void Apply(InUseIndex* index, const std::vector<DeviceResult>& results, int sign) {
+  for (const auto& d : results) {
+    const DeviceId id{d.driver, d.pool, d.device};
+    if (d.share_id.empty()) {
+      index->Add(id, sign);
+    } else {
+      index->AddShare(id, d.consumed_capacity, sign);
+    }
+  }
+}
+
 }  // namespace
 
-void DefaultDRAManager::SetContribution(std::map<std::string, std::vector<DeviceId>>* by,
+void DefaultDRAManager::SetContribution(std::map<std::string, std::vector<DeviceResult>>* by,
                                         const std::string& key, const ResourceClaim* c) {
-  std::vector<DeviceId> now = DevicesOf(c);
+  std::vector<DeviceResult> now = DevicesOf(c);
   auto it = by->find(key);
   if (it == by->end() && now.empty()) return;
   if (it != by->end() && it->second == now) return;
-  if (it != by->end()) {
-    for (const auto& id : it->second) in_use_.Add(id, -1);
-  }
-  for (const auto& id : now) in_use_.Add(id, +1);
+  if (it != by->end()) Apply(&in_use_, it->second, -1);
+  Apply(&in_use_, now, +1);
   if (now.empty()) {
     by->erase(key);
   } else {
@@ -367,12 +380,12 @@ std::shared_ptr<const InUseIndex> DefaultDRAManager::InUseExcept(
   auto out = std::make_shared<InUseIndex>(in_use_);
   for (const auto& uid : uids) {
     if (auto p = pending_devices_.find(uid); p != pending_devices_.end()) {
-      for (const auto& id : p->second) out->Add(id, -1);
+      Apply(out.get(), p->second, -1);
     }
     auto u = uid_to_nn_.find(uid);
     if (u == uid_to_nn_.end()) continue;
     if (auto c = claim_devices_.find(u->second); c != claim_devices_.end()) {
-      for (const auto& id : c->second) out->Add(id, -1);
+      Apply(out.get(), c->second, -1);
     }
   }
   return out;

@@ -93,7 +93,9 @@ class DefaultDRAManager {
   // Selector results per device, shared by every cycle (AllocatorInput::memo); entries of
   // replaced or deleted slices are pruned when slices change.
   std::shared_ptr<SelectorMemo> Memo() const { return memo_; }
-  // Devices allocated (not for admin access) by any claim, including allocations in flight.
+  // Devices allocated whole (not for admin access, not shares) by any claim, including
+  // allocations in flight. Shares of devices with allowMultipleAllocations (results with a
+  // shareID) are in InUse()'s `shared`, with the capacity they consume.
   std::set<DeviceId> AllocatedDevices() const { return AllocatedDevicesExcept({}); }
   // The same, leaving out the claims (and allocations in flight) whose UID is in `uids`.
   std::set<DeviceId> AllocatedDevicesExcept(const std::set<std::string>& uids) const;
@@ -148,12 +150,14 @@ class DefaultDRAManager {
   // allocation of it is in flight) and each allocation in flight (by UID) contributes.
   void RecountClaim(const std::string& nn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecountPending(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SetContribution(std::map<std::string, std::vector<DeviceId>>* by, const std::string& key,
+  void SetContribution(std::map<std::string, std::vector<DeviceResult>>* by, const std::string& key,
                        const ResourceClaim* c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SlicesChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::map<std::string, std::string> uid_to_nn_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::vector<DeviceId>> claim_devices_ ABSL_GUARDED_BY(mu_);    // ns/name
-  std::map<std::string, std::vector<DeviceId>> pending_devices_ ABSL_GUARDED_BY(mu_);  // uid
+  // The results each contributes (whole devices, and shares of devices with
+  // allowMultipleAllocations with their consumedCapacity).
+  std::map<std::string, std::vector<DeviceResult>> claim_devices_ ABSL_GUARDED_BY(mu_);  // ns/name
+  std::map<std::string, std::vector<DeviceResult>> pending_devices_ ABSL_GUARDED_BY(mu_);  // uid
   InUseIndex in_use_ ABSL_GUARDED_BY(mu_);
   mutable std::shared_ptr<const InUseIndex> in_use_view_ ABSL_GUARDED_BY(mu_);
   mutable std::shared_ptr<const SliceIndex> slice_index_ ABSL_GUARDED_BY(mu_);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "api/labels.h"
@@ -170,9 +171,10 @@ bool ParseRequirements(Reader& r, const YAML::Node& term, const char* key, const
   return true;
 }
 
-// v1.NodeSelector (a slice's spec.nodeSelector, an allocation's nodeSelector).
+// v1.NodeSelector (a slice's or a device's nodeSelector, an allocation's nodeSelector).
+// `one_term`: a ResourceSlice's selectors "Must use exactly one term" (v1 types.go).
 bool ParseNodeSelector(Reader& r, const YAML::Node& n, const std::string& path,
-                       api::NodeSelector* out) {
+                       api::NodeSelector* out, bool one_term = false) {
   if (!r.Map(n, path)) return false;
   const YAML::Node terms = n["nodeSelectorTerms"];
   const std::string tp = Reader::Child(path, "nodeSelectorTerms");
@@ -194,6 +196,9 @@ bool ParseNodeSelector(Reader& r, const YAML::Node& n, const std::string& path,
   }
   if (out->node_selector_terms.empty()) {
     return r.Fail(tp, "Required value: must have at least one node selector term");
+  }
+  if (one_term && out->node_selector_terms.size() != 1) {
+    return r.Fail(tp, "Invalid value: must have exactly one node selector term");
   }
   return true;
 }
@@ -345,8 +350,81 @@ bool ParseTolerations(Reader& r, const YAML::Node& map, const std::string& path,
   return true;
 }
 
+// capacity{}.requestPolicy of a capacity of `value` (validation.go validateRequestPolicy:
+// validRange and validValues are exclusive, either needs a default within it; validValues
+// ascending, at most 10, not above the capacity; validRange.min required, step positive).
+bool ParseRequestPolicy(Reader& r, const YAML::Node& n, const std::string& path,
+                        const api::Quantity& value, CapacityRequestPolicy* p) {
+  if (!r.Map(n, path)) return false;
+  if (Present(n["default"])) {
+    api::Quantity q;
+    if (!r.Quantity(n["default"], Reader::Child(path, "default"), &q)) return false;
+    if (q.Compare(value) > 0) {
+      return r.Fail(Reader::Child(path, "default"),
+                    "Invalid value: must be less than or equal to the capacity value");
+    }
+    p->default_value = q;
+  }
+  const YAML::Node range = n["validRange"];
+  const YAML::Node values = n["validValues"];
+  if (Present(range) && Present(values)) {
+    return r.Fail(path, "Invalid value: only one of `validRange` and `validValues` can be set");
+  }
+  if ((Present(range) || Present(values)) && !p->default_value) {
+    return r.Fail(Reader::Child(path, "default"),
+                  "Required value: when `validRange` or `validValues` is set");
+  }
+  if (Present(range)) {
+    const std::string rp = Reader::Child(path, "validRange");
+    if (!r.Map(range, rp)) return false;
+    p->has_range = true;
+    if (!Present(range["min"])) return r.Fail(Reader::Child(rp, "min"), "Required value");
+    if (!r.Quantity(range["min"], Reader::Child(rp, "min"), &p->min)) return false;
+    for (const char* key : {"max", "step"}) {
+      if (!Present(range[key])) continue;
+      api::Quantity q;
+      if (!r.Quantity(range[key], Reader::Child(rp, key), &q)) return false;
+      (std::string(key) == "max" ? p->max : p->step) = q;
+    }
+    if (p->step && (p->step->IsZero() || p->step->IsNegative())) {
+      return r.Fail(Reader::Child(rp, "step"), "Invalid value: must be greater than zero");
+    }
+    if (p->default_value->Compare(p->min) < 0 ||
+        (p->max && p->default_value->Compare(*p->max) > 0)) {
+      return r.Fail(Reader::Child(path, "default"), "Invalid value: must be within `validRange`");
+    }
+  }
+  if (Present(values)) {
+    const std::string vp = Reader::Child(path, "validValues");
+    if (!r.Seq(values, vp)) return false;
+    if (values.size() > 10) {
+      return r.Fail(vp,
+                    "Too many: " + std::to_string(values.size()) + ": must have at most 10 items");
+    }
+    bool has_default = false;
+    for (size_t i = 0; i < values.size(); ++i) {
+      api::Quantity q;
+      if (!r.Quantity(values[i], Reader::Index(vp, i), &q)) return false;
+      if (!p->valid_values.empty() && p->valid_values.back().Compare(q) >= 0) {
+        return r.Fail(Reader::Index(vp, i), "Invalid value: must be sorted in ascending order");
+      }
+      if (q.Compare(value) > 0) {
+        return r.Fail(Reader::Index(vp, i),
+                      "Invalid value: must be less than or equal to the capacity value");
+      }
+      has_default = has_default || q.Compare(*p->default_value) == 0;
+      p->valid_values.push_back(q);
+    }
+    if (!has_default) {
+      return r.Fail(Reader::Child(path, "default"), "Invalid value: must be one of `validValues`");
+    }
+  }
+  return true;
+}
+
+// `per_device`: the slice's spec.perDeviceNodeSelection.
 bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
-                 const std::string& driver, Device* d) {
+                 const std::string& driver, bool per_device, Device* d) {
   if (!r.Map(in, path) || !r.Str(in, "name", path, &d->name)) return false;
   if (d->name.empty()) return r.Fail(Reader::Child(path, "name"), "Required value");
   // v1beta1: the device's fields under `basic`.
@@ -369,10 +447,17 @@ bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
     for (const auto& kv : caps) {
       const std::string ip = Reader::KeyOf(cp, kv.first.Scalar());
       api::Quantity q;
-      if (kv.second.IsMap()) {  // v1beta1+: {value: quantity}
+      if (kv.second.IsMap()) {  // v1beta1+: {value: quantity, requestPolicy}
         if (!Present(kv.second["value"]))
           return r.Fail(Reader::Child(ip, "value"), "Required value");
         if (!r.Quantity(kv.second["value"], Reader::Child(ip, "value"), &q)) return false;
+        if (const YAML::Node rp = kv.second["requestPolicy"]; Present(rp)) {
+          CapacityRequestPolicy policy;
+          if (!ParseRequestPolicy(r, rp, Reader::Child(ip, "requestPolicy"), q, &policy)) {
+            return false;
+          }
+          d->request_policies[kv.first.Scalar()] = std::move(policy);
+        }
       } else if (!r.Quantity(kv.second, ip, &q)) {
         return false;
       }
@@ -381,6 +466,12 @@ bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
   }
   if (!r.Bool(n, "allowMultipleAllocations", base, &d->view.allow_multiple_allocations)) {
     return false;
+  }
+  if (!d->request_policies.empty() && !d->view.allow_multiple_allocations) {
+    return r.Fail(Reader::Child(Reader::KeyOf(Reader::Child(base, "capacity"),
+                                              d->request_policies.begin()->first),
+                                "requestPolicy"),
+                  "Forbidden: allowMultipleAllocations must be true");
   }
   if (const YAML::Node cc = n["consumesCounters"]; Present(cc)) {
     const std::string cp = Reader::Child(base, "consumesCounters");
@@ -396,11 +487,28 @@ bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
       }
     }
   }
-  for (const char* unsupported : {"nodeName", "nodeSelector", "allNodes"}) {
-    if (Present(n[unsupported])) {
-      return r.Fail(Reader::Child(base, unsupported),
-                    "Forbidden: per-device node selection is not supported by this scheduler");
-    }
+  // Per-device node selection (validation.go validateDevice: "must only be set if
+  // `perDeviceNodeSelection` is true"; with it, each device names its nodes).
+  if (!r.Str(n, "nodeName", base, &d->node_name) || !r.Bool(n, "allNodes", base, &d->all_nodes)) {
+    return false;
+  }
+  if (const YAML::Node ns = n["nodeSelector"]; Present(ns)) {
+    api::NodeSelector sel;
+    if (!ParseNodeSelector(r, ns, Reader::Child(base, "nodeSelector"), &sel, true)) return false;
+    d->node_selector = std::move(sel);
+  }
+  const int device_sources = !d->node_name.empty() + d->node_selector.has_value() + d->all_nodes;
+  if (!per_device && device_sources > 0) {
+    const char* set = !d->node_name.empty() ? "nodeName"
+                      : d->node_selector    ? "nodeSelector"
+                                            : "allNodes";
+    return r.Fail(Reader::Child(base, set),
+                  "Forbidden: must only be set if `spec.perDeviceNodeSelection` is true");
+  }
+  if (per_device && device_sources != 1) {
+    return r.Fail(base,
+                  "Invalid value: exactly one of `nodeName`, `nodeSelector`, `allNodes` is "
+                  "required when `spec.perDeviceNodeSelection` is true");
   }
   if (!ParseTaints(r, n, base, &d->taints)) return false;
   auto prepared = cel::PreparedDevice::Prepare(d->view);
@@ -443,9 +551,22 @@ bool ParseRequestSpec(Reader& r, const YAML::Node& n, const std::string& path, R
     return r.Fail(Reader::Child(path, "allocationMode"),
                   "Unsupported value: \"" + mode + "\": supported values: \"All\", \"ExactCount\"");
   }
-  if (Present(n["capacity"])) {
-    return r.Fail(Reader::Child(path, "capacity"),
-                  "Forbidden: consumable capacity is not supported by this scheduler");
+  if (const YAML::Node cap = n["capacity"]; Present(cap)) {
+    const std::string cp = Reader::Child(path, "capacity");
+    if (!r.Map(cap, cp)) return false;
+    if (const YAML::Node reqs = cap["requests"]; Present(reqs)) {
+      const std::string rp = Reader::Child(cp, "requests");
+      if (!r.Map(reqs, rp)) return false;
+      for (const auto& kv : reqs) {
+        api::Quantity q;
+        if (!r.Quantity(kv.second, Reader::KeyOf(rp, kv.first.Scalar()), &q)) return false;
+        if (q.IsNegative()) {
+          return r.Fail(Reader::KeyOf(rp, kv.first.Scalar()),
+                        "Invalid value: must be greater than or equal to 0");
+        }
+        s->capacity_requests[kv.first.Scalar()] = q;
+      }
+    }
   }
   return ParseTolerations(r, n, path, &s->tolerations);
 }
@@ -518,19 +639,20 @@ bool ParseClaimSpec(Reader& r, const YAML::Node& spec, const std::string& path, 
       const std::string ip = Reader::Index(cp, i);
       DeviceConstraint c;
       if (!r.Map(cons[i], ip) || !r.Strings(cons[i], "requests", ip, &c.requests) ||
-          !r.Str(cons[i], "matchAttribute", ip, &c.match_attribute)) {
+          !r.Str(cons[i], "matchAttribute", ip, &c.match_attribute) ||
+          !r.Str(cons[i], "distinctAttribute", ip, &c.distinct_attribute)) {
         return false;
       }
-      if (Present(cons[i]["distinctAttribute"])) {
-        return r.Fail(Reader::Child(ip, "distinctAttribute"),
-                      "Forbidden: not supported by this scheduler (consumable capacity)");
+      if (c.match_attribute.empty() == c.distinct_attribute.empty()) {
+        return r.Fail(ip,
+                      "Invalid value: exactly one of `matchAttribute` or `distinctAttribute` is "
+                      "required");
       }
-      if (c.match_attribute.empty()) {
-        return r.Fail(Reader::Child(ip, "matchAttribute"), "Required value");
-      }
-      if (c.match_attribute.find('/') == std::string::npos) {
-        return r.Fail(Reader::Child(ip, "matchAttribute"),
-                      "Invalid value: \"" + c.match_attribute +
+      const bool match = !c.match_attribute.empty();
+      const std::string& attr = match ? c.match_attribute : c.distinct_attribute;
+      if (attr.find('/') == std::string::npos) {
+        return r.Fail(Reader::Child(ip, match ? "matchAttribute" : "distinctAttribute"),
+                      "Invalid value: \"" + attr +
                           "\": a fully qualified name must be a domain and a name separated by "
                           "a slash");
       }
@@ -565,8 +687,18 @@ bool ParseAllocation(Reader& r, const YAML::Node& n, const std::string& path,
             !r.Str(results[i], "driver", ip, &d.driver) ||
             !r.Str(results[i], "pool", ip, &d.pool) ||
             !r.Str(results[i], "device", ip, &d.device) ||
-            !r.Bool(results[i], "adminAccess", ip, &d.admin_access)) {
+            !r.Bool(results[i], "adminAccess", ip, &d.admin_access) ||
+            !r.Str(results[i], "shareID", ip, &d.share_id)) {
           return false;
+        }
+        if (const YAML::Node cc = results[i]["consumedCapacity"]; Present(cc)) {
+          const std::string cp = Reader::Child(ip, "consumedCapacity");
+          if (!r.Map(cc, cp)) return false;
+          for (const auto& kv : cc) {
+            api::Quantity q;
+            if (!r.Quantity(kv.second, Reader::KeyOf(cp, kv.first.Scalar()), &q)) return false;
+            d.consumed_capacity[kv.first.Scalar()] = q;
+          }
         }
         for (const auto* f : {&d.request, &d.driver, &d.pool, &d.device}) {
           if (f->empty()) return r.Fail(ip, "Required value: request, driver, pool and device");
@@ -696,7 +828,8 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
   if (!Present(spec)) return (r.Fail("spec", "Required value"), r.Error());
   if (!r.Map(spec, "spec") || !r.Str(spec, "driver", "spec", &s.driver) ||
       !r.Str(spec, "nodeName", "spec", &s.node_name) ||
-      !r.Bool(spec, "allNodes", "spec", &s.all_nodes)) {
+      !r.Bool(spec, "allNodes", "spec", &s.all_nodes) ||
+      !r.Bool(spec, "perDeviceNodeSelection", "spec", &s.per_device_node_selection)) {
     return r.Error();
   }
   if (s.driver.empty()) return (r.Fail("spec.driver", "Required value"), r.Error());
@@ -719,19 +852,21 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
   }
   if (const YAML::Node ns = spec["nodeSelector"]; Present(ns)) {
     api::NodeSelector sel;
-    if (!ParseNodeSelector(r, ns, "spec.nodeSelector", &sel)) return r.Error();
+    if (!ParseNodeSelector(r, ns, "spec.nodeSelector", &sel, true)) return r.Error();
     s.node_selector = std::move(sel);
   }
-  if (Present(spec["perDeviceNodeSelection"])) {
-    return (r.Fail("spec.perDeviceNodeSelection",
-                   "Forbidden: per-device node selection is not supported by this scheduler"),
-            r.Error());
-  }
-  const int sources = !s.node_name.empty() + s.node_selector.has_value() + s.all_nodes;
+  const int sources = !s.node_name.empty() + s.node_selector.has_value() + s.all_nodes +
+                      s.per_device_node_selection;
   if (sources != 1) {
     return (r.Fail("spec",
                    "Invalid value: exactly one of `nodeName`, `nodeSelector`, "
-                   "`allNodes` is required"),
+                   "`allNodes`, `perDeviceNodeSelection` is required"),
+            r.Error());
+  }
+  if (Present(spec["devices"]) && Present(spec["sharedCounters"])) {
+    return (r.Fail("spec.sharedCounters",
+                   "Forbidden: only one of `devices` and `sharedCounters` can be set in a "
+                   "ResourceSlice (publish the counter sets in a slice of their own in the pool)"),
             r.Error());
   }
   if (const YAML::Node devs = spec["devices"]; Present(devs)) {
@@ -740,7 +875,9 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
     for (size_t i = 0; i < devs.size(); ++i) {
       Device d;
       const std::string dp = Reader::Index("spec.devices", i);
-      if (!ParseDevice(r, devs[i], dp, s.driver, &d)) return r.Error();
+      if (!ParseDevice(r, devs[i], dp, s.driver, s.per_device_node_selection, &d)) {
+        return r.Error();
+      }
       if (!names.insert(d.name).second) {
         return (r.Fail(Reader::Child(dp, "name"), "Duplicate value: \"" + d.name + "\""),
                 r.Error());
@@ -755,33 +892,18 @@ api::StatusOr<ResourceSlice> ParseResourceSlice(const api::Unstructured& obj) {
       std::string name;
       if (!r.Map(sc[i], ip) || !r.Str(sc[i], "name", ip, &name)) return r.Error();
       if (name.empty()) return (r.Fail(Reader::Child(ip, "name"), "Required value"), r.Error());
+      if (s.shared_counters.count(name)) {
+        return (r.Fail(Reader::Child(ip, "name"), "Duplicate value: \"" + name + "\""), r.Error());
+      }
       if (!ParseCounters(r, sc[i]["counters"], Reader::Child(ip, "counters"),
                          &s.shared_counters[name])) {
         return r.Error();
       }
     }
   }
-  for (size_t i = 0; i < s.devices.size(); ++i) {
-    for (const auto& [set, counters] : s.devices[i].consumes_counters) {
-      auto it = s.shared_counters.find(set);
-      const std::string p = Reader::Index("spec.devices", i) + ".consumesCounters";
-      if (it == s.shared_counters.end()) {
-        return (r.Fail(p, "Invalid value: \"" + set +
-                              "\": must reference a counter set defined "
-                              "in the ResourceSlice sharedCounters"),
-                r.Error());
-      }
-      for (const auto& [c, q] : counters) {
-        if (!it->second.count(c)) {
-          return (r.Fail(p, "Invalid value: \"" + c +
-                                "\": must reference a counter defined in "
-                                "the counter set \"" +
-                                set + "\""),
-                  r.Error());
-        }
-      }
-    }
-  }
+  // A device's consumesCounters names counter sets of its pool, usually published in another
+  // slice: the allocator checks them per pool (an unknown set or counter makes the pool
+  // invalid, upstream's pools_incubating.go validateDeviceCounterConsumption).
   return s;
 }
 
@@ -860,6 +982,21 @@ api::StatusOr<ResourceClaimTemplate> ParseResourceClaimTemplate(const api::Unstr
 
 namespace {
 
+// A quantity's text: whole numbers as integers (with the largest binary suffix that divides
+// them exactly, as BinarySI's canonical form), others in milli units ("1500m").
+std::string FormatQuantity(const api::Quantity& q) {
+  int64_t v = 0;
+  if (!q.AsInt64(&v)) return std::to_string(q.MilliValue()) + "m";
+  if (v == 0) return "0";
+  static const char* kSuffixes[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  int k = -1;
+  while (k < 5 && v % 1024 == 0) {
+    v /= 1024;
+    ++k;
+  }
+  return std::to_string(v) + (k >= 0 ? kSuffixes[k] : "");
+}
+
 YAML::Node NodeSelectorYaml(const api::NodeSelector& sel) {
   YAML::Node out;
   YAML::Node terms(YAML::NodeType::Sequence);
@@ -902,6 +1039,12 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
       n["pool"] = d.pool;
       n["device"] = d.device;
       if (d.admin_access) n["adminAccess"] = true;
+      if (!d.share_id.empty()) n["shareID"] = d.share_id;
+      if (!d.consumed_capacity.empty()) {
+        YAML::Node cc(YAML::NodeType::Map);
+        for (const auto& [name, q] : d.consumed_capacity) cc[name] = FormatQuantity(q);
+        n["consumedCapacity"] = cc;
+      }
       results.push_back(n);
     }
     alloc["devices"]["results"] = results;
@@ -925,6 +1068,19 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
   doc["status"] = status;
   out.object = std::make_shared<const YAML::Node>(doc);
   return out;
+}
+
+bool DeviceResult::operator==(const DeviceResult& o) const {
+  if (std::tie(request, driver, pool, device, admin_access, share_id) !=
+          std::tie(o.request, o.driver, o.pool, o.device, o.admin_access, o.share_id) ||
+      consumed_capacity.size() != o.consumed_capacity.size()) {
+    return false;
+  }
+  for (auto a = consumed_capacity.begin(), b = o.consumed_capacity.begin();
+       a != consumed_capacity.end(); ++a, ++b) {
+    if (a->first != b->first || a->second.Compare(b->second) != 0) return false;
+  }
+  return true;
 }
 
 const PodGroupResourceClaim* PodGroupClaims::Match(const api::PodResourceClaim& pc) const {

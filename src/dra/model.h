@@ -96,6 +96,18 @@ bool ToleratesTaint(const DeviceToleration& toleration, const DeviceTaint& taint
 bool AllTaintsTolerated(const std::vector<DeviceTaint>& taints,
                         const std::vector<DeviceToleration>& tolerations);
 
+// A device capacity's requestPolicy (v1 CapacityRequestPolicy; KEP-5075 consumable capacity,
+// DRAConsumableCapacity, beta in 1.36): how much of the capacity one allocation of a device
+// with allowMultipleAllocations consumes. At most one of valid_range / valid_values; with
+// either, default_value is set (validation.go validateRequestPolicy).
+struct CapacityRequestPolicy {
+  std::optional<api::Quantity> default_value;  // consumed when a request names no amount
+  bool has_range = false;                      // validRange {min (required), max, step}
+  api::Quantity min;
+  std::optional<api::Quantity> max, step;
+  std::vector<api::Quantity> valid_values;  // ascending, at most 10
+};
+
 // One device of a ResourceSlice (v1 Device). `view` is what CEL sees.
 struct Device {
   std::string name;
@@ -106,10 +118,21 @@ struct Device {
   // taints[] from the slice, plus those of matching DeviceTaintRules (added by
   // dra::DefaultDRAManager::Slices, as upstream's ResourceSlice tracker does for the scheduler).
   std::vector<DeviceTaint> taints;
+  // Per-device node selection (the slice's spec.perDeviceNodeSelection, KEP-4815): exactly
+  // one of node_name, node_selector, all_nodes when the slice sets it, none otherwise.
+  std::string node_name;
+  std::optional<api::NodeSelector> node_selector;
+  bool all_nodes = false;
+  // capacity{}.requestPolicy by capacity name (only with view.allow_multiple_allocations).
+  std::map<std::string, CapacityRequestPolicy> request_policies;
 };
 
-// ResourceSlice (cluster-scoped). Exactly one of node_name, node_selector, all_nodes
-// (validation: "exactly one of nodeName, nodeSelector, allNodes" for slices with devices).
+// ResourceSlice (cluster-scoped). Exactly one of node_name, node_selector, all_nodes,
+// per_device_node_selection (validation: "Exactly one of NodeName, NodeSelector, AllNodes,
+// and PerDeviceNodeSelection must be set"); a node selector has exactly one term. Only one
+// of devices and shared_counters is set (1.36: a pool's counter sets live in slices of their
+// own, which the pool's device slices reference; the allocator checks the references per
+// pool, allocator.h).
 struct ResourceSlice {
   std::string name;
   std::string driver;
@@ -119,6 +142,7 @@ struct ResourceSlice {
   std::string node_name;
   std::optional<api::NodeSelector> node_selector;
   bool all_nodes = false;
+  bool per_device_node_selection = false;  // each device names its nodes
   std::vector<Device> devices;
   // sharedCounters[]: counter set name -> counter -> available amount.
   std::map<std::string, std::map<std::string, api::Quantity>> shared_counters;
@@ -134,6 +158,9 @@ struct RequestSpec {
   int64_t count = 1;  // allocationMode ExactCount (default), count >= 1
   bool admin_access = false;
   std::vector<DeviceToleration> tolerations;  // at most 16 (DeviceTolerationsMaxLength)
+  // capacity.requests (v1 CapacityRequirements, KEP-5075): capacity name -> amount wanted of
+  // each device allocated for the request.
+  std::map<std::string, api::Quantity> capacity_requests;
 };
 
 // spec.devices.requests[]: `exactly` (alternatives empty) or firstAvailable (tried in order).
@@ -143,10 +170,12 @@ struct DeviceRequest {
   std::vector<RequestSpec> first_available;
 };
 
-// spec.devices.constraints[]: matchAttribute over `requests` (empty: every request).
+// spec.devices.constraints[]: matchAttribute or distinctAttribute (exactly one; KEP-5075) over
+// `requests` (empty: every request).
 struct DeviceConstraint {
   std::vector<std::string> requests;
-  std::string match_attribute;  // fully qualified "domain/id"
+  std::string match_attribute;     // fully qualified "domain/id": one value for all devices
+  std::string distinct_attribute;  // fully qualified: a different value for every device
 };
 
 // status.allocation.devices.results[].
@@ -156,7 +185,12 @@ struct DeviceResult {
   std::string pool;
   std::string device;
   bool admin_access = false;
-  bool operator==(const DeviceResult&) const = default;
+  // A share of a device with allowMultipleAllocations (KEP-5075): what it consumes of each of
+  // the device's capacities (all of them) and the share's ID (v1 consumedCapacity, shareID).
+  std::map<std::string, api::Quantity> consumed_capacity;
+  std::string share_id;  // "" for a whole device
+  // Quantities compare by value (Quantity.Cmp).
+  bool operator==(const DeviceResult& o) const;
 };
 
 // status.allocation.

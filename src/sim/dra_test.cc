@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "config/config.h"
 #include "dra/dra_manager.h"
@@ -394,6 +395,117 @@ TEST(DraWorkloadClaimTest, OnlyExactlyMatchingEntriesUseThePodGroupClaim) {
   ASSERT_EQ(r.dra_claims.size(), 1u) << FormatSummary(r);
   EXPECT_EQ(r.dra_claims[0].rfind("default/solo-mine-", 0), 0u) << r.dra_claims[0];
   EXPECT_NE(r.dra_claims[0].find("(reserved for solo)"), std::string::npos) << r.dra_claims[0];
+}
+
+// 1.36 pools end to end: n1's GPU is sold whole or as two 40Gi halves, the counter set in a
+// slice of its own (the split shape drivers publish); a NIC with allowMultipleAllocations is
+// shared by bandwidth (KEP-5075). Two half pods run at once and the whole-GPU pod waits for
+// both to finish; 3500Mi requests round up to 4Gi (validRange step 1Gi), so two shares fit
+// the NIC's 10Gi and the third waits for the first to finish.
+TEST(DraSimulationTest, SplitCounterSlicesAndSharedDevices) {
+  const std::string cluster = R"(apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {capacity: {cpu: "32", memory: 256Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec: {selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: nic}
+spec: {selectors: [{cel: {expression: "device.driver == 'nic.example.com'"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-counters}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, resourceSliceCount: 2}
+  sharedCounters: [{name: gpu-0, counters: {memory: {value: 80Gi}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, resourceSliceCount: 2}
+  devices:
+  - {name: whole, capacity: {memory: {value: 80Gi}},
+     consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 80Gi}}}]}
+  - {name: half-0, capacity: {memory: {value: 40Gi}},
+     consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}}}]}
+  - {name: half-1, capacity: {memory: {value: 40Gi}},
+     consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-nic}
+spec:
+  driver: nic.example.com
+  nodeName: n1
+  pool: {name: n1-nic}
+  devices:
+  - name: nic-0
+    allowMultipleAllocations: true
+    capacity:
+      bandwidth: {value: 10Gi, requestPolicy: {default: 1Gi, validRange: {min: 1Gi, step: 1Gi}}}
+---
+)";
+  // Plain claims, one per pod: deallocated when their pod goes, which requeues the others.
+  auto claim = [](const std::string& name, const std::string& request) {
+    return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+           ", namespace: default}\nspec:\n  devices:\n    requests:\n" + request + "---\n";
+  };
+  const std::string mem = "device.capacity['gpu.example.com'].memory.compareTo(quantity('";
+  auto gpu = [&](const std::string& size) {
+    return "    - name: gpu\n      exactly: {deviceClassName: gpu, selectors: [{cel: "
+           "{expression: \"" +
+           mem + size + "')) == 0\"}}]}\n";
+  };
+  const std::string nic =
+      "    - name: nic\n      exactly: {deviceClassName: nic, capacity: {requests: {bandwidth: "
+      "3500Mi}}}\n";
+  auto pod = [](const std::string& name, const std::string& ann) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+           ", namespace: default, annotations: {" + ann +
+           "}}\nspec:\n  resourceClaims: [{name: dev, resourceClaimName: " + name +
+           "}]\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
+           "[{name: dev}]}}]\n---\n";
+  };
+  const std::string ten = "simulation.phalanx.dev/duration-seconds: \"10\"";
+  const std::string later =
+      "simulation.phalanx.dev/arrival-seconds: \"1\", simulation.phalanx.dev/duration-seconds: "
+      "\"10\"";
+  std::string objects = cluster;
+  for (const auto& [name, request, ann] : {std::tuple{"half-a", gpu("40Gi"), ten},
+                                           {"half-b", gpu("40Gi"), ten},
+                                           {"whole", gpu("80Gi"), later},
+                                           {"nic-a", nic, ten},
+                                           {"nic-b", nic, ten},
+                                           {"nic-c", nic, later}}) {
+    objects += claim(name, request) + pod(name, ann);
+  }
+  Scenario sc = LoadText("pools", objects);
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  EXPECT_TRUE(r.dra_errors.empty()) << r.dra_errors[0];
+  auto at = [&](const std::string& name) {
+    const PodOutcome* o = Find(r, "default/" + name);
+    EXPECT_TRUE(o && o->scheduled_s) << name << "\n" << FormatSummary(r);
+    return o && o->scheduled_s ? *o->scheduled_s : -1.0;
+  };
+  EXPECT_EQ(at("half-a"), 0.0);
+  EXPECT_EQ(at("half-b"), 0.0);
+  EXPECT_GE(at("whole"), 10.0);  // the counters are free once both halves are gone
+  EXPECT_EQ(at("nic-a"), 0.0);
+  EXPECT_EQ(at("nic-b"), 0.0);
+  EXPECT_GE(at("nic-c"), 10.0);  // 4Gi + 4Gi + 4Gi > 10Gi
 }
 
 }  // namespace
