@@ -867,7 +867,12 @@ std::vector<AllocationResult> Results(const Search& search,
     for (size_t r = 0; r < claims[ci]->spec.requests.size(); ++r, ++slot) {
       for (const Taken& t : search.taken()[slot]) {
         const Cand& c = search.cands()[t.cand];
-        DeviceResult res{t.request, c.id.driver, c.id.pool, c.id.device, t.admin};
+        DeviceResult res;
+        res.request = t.request;
+        res.driver = c.id.driver;
+        res.pool = c.id.pool;
+        res.device = c.id.device;
+        res.admin_access = t.admin;
         if (t.consumed) {
           res.consumed_capacity = *t.consumed;
           res.share_id = ShareId(claims[ci]->metadata.uid, t.request, c.id);
