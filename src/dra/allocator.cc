@@ -515,11 +515,21 @@ std::vector<AllocationResult> Results(const Search& search,
     for (size_t r = 0; r < claims[ci]->spec.requests.size(); ++r, ++slot) {
       for (const Taken& t : search.taken()[slot]) {
         const Cand& c = search.cands()[t.cand];
+        // KEP-5007: the result carries the device's binding conditions, and a device that
+        // bindsToNode pins the allocation to this node as a node-local one does
+        // (allocator_incubating.go: the result's BindingConditions, createNodeSelector).
         results[ci].devices.push_back(
-            DeviceResult{t.request, c.id.driver, c.id.pool, c.id.device, t.admin});
-        if (c.reach < best_reach) {
-          best_reach = c.reach;
-          if (c.reach == 1) selector_slice = c.slice;
+            DeviceResult{.request = t.request,
+                         .driver = c.id.driver,
+                         .pool = c.id.pool,
+                         .device = c.id.device,
+                         .admin_access = t.admin,
+                         .binding_conditions = c.device->binding_conditions,
+                         .binding_failure_conditions = c.device->binding_failure_conditions});
+        const int reach = c.device->binds_to_node ? 0 : c.reach;
+        if (reach < best_reach) {
+          best_reach = reach;
+          if (reach == 1) selector_slice = c.slice;
         }
       }
     }

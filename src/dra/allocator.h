@@ -29,7 +29,9 @@
 //     A budget of kMaxSearchSteps device trials bounds pathological inputs (upstream has
 //     none; a search that exceeds it counts as "cannot allocate").
 // The allocation's node selector (AllocationResult.nodeSelector) is the node's name
-// (matchFields metadata.name) when a device comes from a node-local slice, the slice's
+// (matchFields metadata.name) when a device comes from a node-local slice or has
+// bindsToNode (KEP-5007; each result also carries its device's bindingConditions and
+// bindingFailureConditions), the slice's
 // selector when one comes from a nodeSelector slice, and none for allNodes devices only.
 //
 // Thread safety: an Allocator is immutable; Allocate is const and runs concurrently for

@@ -447,7 +447,7 @@ class Driver {
     if (next_ev == LLONG_MAX) {
       auto c = sched_->scheduling_queue().Counts();
       api::Timestamp other = std::min(sched_->scheduling_queue().NextBackoffExpiry(), wake);
-      bool only_flush = c.active == 0 && c.backoff == 0 &&
+      bool only_flush = c.active == 0 && c.backoff == 0 && sched_->WaitingInPreBind() == 0 &&
                         other == sched_->scheduling_queue().NextUnschedulableTimeout();
       if (wake == LLONG_MAX || only_flush) return true;
       if (OnlyErrorsFor3MaxBackoffs()) return true;
@@ -488,6 +488,7 @@ class Driver {
       RecordUsage();
       if (has_queues_) RecordQueues();
       if (opts_.hooks.on_step) opts_.hooks.on_step(Seconds(clock_.Now()));
+      if (opts_.hooks.on_step_store) opts_.hooks.on_step_store(Seconds(clock_.Now()), store_);
       if (opts_.progress && (++steps_ % 512 == 0)) {
         opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
       }
@@ -513,6 +514,7 @@ class Driver {
       RecordUsage();
       if (has_queues_) RecordQueues();
       if (opts_.hooks.on_step) opts_.hooks.on_step(Seconds(clock_.Now()));
+      if (opts_.hooks.on_step_store) opts_.hooks.on_step_store(Seconds(clock_.Now()), store_);
       if (opts_.progress && (++steps_ % 512 == 0)) {
         opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
       }
