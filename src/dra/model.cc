@@ -1012,7 +1012,8 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
     }
     status["allocation"] = alloc;
     // Device status belongs to the drivers: kept as stored while the claim is allocated.
-    if (const YAML::Node old = (*obj.object)["status"]; old.IsMap() && Present(old["devices"])) {
+    if (const YAML::Node old = (*obj.object)["status"];
+        Present(old) && old.IsMap() && Present(old["devices"])) {
       status["devices"] = YAML::Clone(old["devices"]);
     }
   }
