@@ -440,7 +440,8 @@ spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {reques
   for (const auto& r : server.requests()) {
     claim_puts +=
         r.method == "PUT" && r.path.find("/resourceclaims/one-gpu/status") != std::string::npos;
-    if (r.method == "PUT" && r.path.find("/resourceclaims/fabric-gpu/status") != std::string::npos) {
+    if (r.method == "PUT" &&
+        r.path.find("/resourceclaims/fabric-gpu/status") != std::string::npos) {
       if (++fabric_puts == 1) fabric_body = r.body;
     }
     pv_puts += r.method == "PUT" && r.path.find("/persistentvolume") != std::string::npos;

@@ -7,9 +7,9 @@
 #include <set>
 #include <utility>
 
-#include "api/rfc3339.h"
 #include "api/labels.h"
 #include "api/labels_internal.h"
+#include "api/rfc3339.h"
 
 namespace phalanx::dra {
 
@@ -365,7 +365,8 @@ bool ParseConditionTypes(Reader& r, const YAML::Node& map, const char* key, cons
   for (size_t i = 0; i < out->size(); ++i) {
     const std::string& t = (*out)[i];
     if (api::Status e = api::internal::QualifiedNameError(t); !e.ok()) {
-      return r.Fail(Reader::Index(p, i), "Invalid value: \"" + t + "\": " + std::string(e.message()));
+      return r.Fail(Reader::Index(p, i),
+                    "Invalid value: \"" + t + "\": " + std::string(e.message()));
     }
     if (!seen.insert(t).second) {
       return r.Fail(Reader::Index(p, i), "Duplicate value: \"" + t + "\"");
@@ -626,8 +627,7 @@ bool ParseAllocation(Reader& r, const YAML::Node& n, const std::string& path,
             !r.Str(results[i], "device", ip, &d.device) ||
             !r.Bool(results[i], "adminAccess", ip, &d.admin_access) ||
             !r.Strings(results[i], "bindingConditions", ip, &d.binding_conditions) ||
-            !r.Strings(results[i], "bindingFailureConditions", ip,
-                       &d.binding_failure_conditions)) {
+            !r.Strings(results[i], "bindingFailureConditions", ip, &d.binding_failure_conditions)) {
           return false;
         }
         for (const auto* f : {&d.request, &d.driver, &d.pool, &d.device}) {
@@ -647,8 +647,9 @@ bool ParseAllocation(Reader& r, const YAML::Node& n, const std::string& path,
   if (!ts.empty()) {
     api::Timestamp t = 0;
     if (!api::ParseRFC3339Time(ts, &t)) {
-      return r.Fail(Reader::Child(path, "allocationTimestamp"),
-                    "Invalid value: \"" + ts + "\": not an RFC 3339 time (e.g. 2006-01-02T15:04:05Z)");
+      return r.Fail(
+          Reader::Child(path, "allocationTimestamp"),
+          "Invalid value: \"" + ts + "\": not an RFC 3339 time (e.g. 2006-01-02T15:04:05Z)");
     }
     out->allocation_timestamp = t;
   }

@@ -707,8 +707,7 @@ void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<Cycle
   Status s = std::move(permit_status);
   if (s.IsSuccess()) s = ContinuePreBind(fwk, state, qp, assumed, cycle, 0);
   if (s.IsWait()) return;  // parked; RetryWaitingPreBinds goes on with it
-  FinishBindingCycle(fwk, std::move(state), std::move(qp), std::move(assumed), cycle,
-                     std::move(s));
+  FinishBindingCycle(fwk, std::move(state), std::move(qp), std::move(assumed), cycle, std::move(s));
 }
 
 Status Scheduler::ContinuePreBind(framework::Framework* fwk,
@@ -742,15 +741,16 @@ void Scheduler::RetryWaitingPreBinds(api::Timestamp now) {
   std::vector<PreBindWaiter> still;
   for (PreBindWaiter& w : waiters) {
     api::Timestamp wake_at = INT64_MAX;
-    Status s = w.fwk->RunPreBindWait(w.plugin, *w.state, *w.assumed,
-                                     w.assumed->pod->spec.node_name, now, &wake_at);
+    Status s = w.fwk->RunPreBindWait(w.plugin, *w.state, *w.assumed, w.assumed->pod->spec.node_name,
+                                     now, &wake_at);
     if (s.IsWait()) {
       w.wake_at = wake_at;
       still.push_back(std::move(w));
       continue;
     }
     SubmitBinding([this, w, s]() mutable {
-      if (s.IsSuccess()) s = ContinuePreBind(w.fwk, w.state, w.qp, w.assumed, w.cycle, w.plugin + 1);
+      if (s.IsSuccess())
+        s = ContinuePreBind(w.fwk, w.state, w.qp, w.assumed, w.cycle, w.plugin + 1);
       if (s.IsWait()) return;
       FinishBindingCycle(w.fwk, w.state, w.qp, w.assumed, w.cycle, std::move(s));
     });

@@ -660,7 +660,7 @@ class Scheduler {
     framework::QueuedPodInfoPtr qp;
     framework::PodInfoPtr assumed;
     int64_t cycle = 0;
-    size_t plugin = 0;                 // index of the waiting PreBind plugin
+    size_t plugin = 0;                   // index of the waiting PreBind plugin
     api::Timestamp wake_at = INT64_MAX;  // its PreBindWait's deadline
   };
   mutable absl::Mutex prebind_mu_;

@@ -532,8 +532,8 @@ TEST(DraBindingConditionsTest, ConditionSetTrueLaterLetsThePodBind) {
   std::string timestamp;
   o.hooks.on_end = [&](scheduler::Scheduler&, store::Store& st) {
     end = StoredClaim(st, kC1Key);
-    timestamp = (*st.GetObject(kC1Key)->object)["status"]["allocation"]["allocationTimestamp"]
-                    .Scalar();
+    timestamp =
+        (*st.GetObject(kC1Key)->object)["status"]["allocation"]["allocationTimestamp"].Scalar();
   };
   SimulationResult r;
   ASSERT_EQ(RunSimulation(sc, o, &r), absl::OkStatus());

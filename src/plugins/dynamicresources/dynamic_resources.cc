@@ -134,7 +134,8 @@ framework::StatusOr<int64_t> DynamicResources::ParseArgs(framework::PluginArgs a
   int64_t binding = kBindingTimeoutDefaultNs;
   if (!has_content) return binding;
   // metav1.Duration: a Go duration string ("10m", "90s").
-  auto duration = [&](const char* key, int64_t min_ns, const char* detail) -> std::optional<int64_t> {
+  auto duration = [&](const char* key, int64_t min_ns,
+                      const char* detail) -> std::optional<int64_t> {
     const YAML::Node n = (*args)[key];
     if (!n.IsDefined() || n.IsNull()) return std::nullopt;
     if (!n.IsScalar()) {
@@ -553,7 +554,8 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
   h_.Client().RecordEvent(pod.Pod(), "Normal", "BindingConditionsPending",
                           "waiting for binding conditions for device on node " + node);
   d->wait_deadline = h_.GetClock().Now() + binding_timeout_ns_;
-  return Status(framework::Code::kWait, "waiting for binding conditions for device on node " + node);
+  return Status(framework::Code::kWait,
+                "waiting for binding conditions for device on node " + node);
 }
 
 Status DynamicResources::PreBindWait(framework::CycleState& state, const framework::PodInfo&,

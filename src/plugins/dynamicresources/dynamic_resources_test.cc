@@ -369,7 +369,8 @@ TEST(DynamicResourcesBindingTest, TimeoutEndsTheWaitAndMakesTheClaimUnavailable)
   EXPECT_EQ(st.code(), framework::Code::kError);
   EXPECT_EQ(st.Message(), "device binding timeout");
   e.pl->Unreserve(s, *pod, "n2");
-  e.m.OnObjectUpdate(std::make_shared<api::Unstructured>(e.h.fake_client().claim_status_writes.back()));
+  e.m.OnObjectUpdate(
+      std::make_shared<api::Unstructured>(e.h.fake_client().claim_status_writes.back()));
   // At exactly timestamp + timeout the claim is not timed out yet (upstream: Before(now)).
   e.h.fake_clock().now = t0 + 60 * api::kNanosPerSecond;
   framework::CycleState s2;
@@ -409,21 +410,20 @@ TEST(DynamicResourcesBindingTest, ArgsBindingTimeout) {
 // Validation of the device's binding fields (validateDeviceBindingParameters).
 TEST(DynamicResourcesBindingTest, SliceBindingFieldsAreValidated) {
   auto slice = [](const std::string& fields) {
-    return dra::ParseResourceSlice(*Obj(
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
-        "spec: {driver: d, allNodes: true, pool: {name: p}, devices: [{name: g0, " +
-        fields + "}]}\n"));
+    return dra::ParseResourceSlice(
+        *Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+             "spec: {driver: d, allNodes: true, pool: {name: p}, devices: [{name: g0, " +
+             fields + "}]}\n"));
   };
   auto ok = slice("bindsToNode: true, bindingConditions: [a], bindingFailureConditions: [b]");
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_TRUE(ok->devices[0].binds_to_node);
   EXPECT_EQ(ok->devices[0].binding_conditions, std::vector<std::string>{"a"});
   EXPECT_EQ(ok->devices[0].binding_failure_conditions, std::vector<std::string>{"b"});
-  EXPECT_EQ(slice("bindingConditions: [a, b, c, d, e], bindingFailureConditions: [f]")
-                .status()
-                .message(),
-            "ResourceSlice s: spec.devices[0].bindingConditions: Too many: 5: must have at most 4 "
-            "items");
+  EXPECT_EQ(
+      slice("bindingConditions: [a, b, c, d, e], bindingFailureConditions: [f]").status().message(),
+      "ResourceSlice s: spec.devices[0].bindingConditions: Too many: 5: must have at most 4 "
+      "items");
   EXPECT_EQ(slice("bindingConditions: [a]").status().message(),
             "ResourceSlice s: spec.devices[0].bindingFailureConditions: Invalid value: []: "
             "bindingFailureConditions are required to use bindingConditions");
