@@ -1,6 +1,7 @@
 // Dynamic Resource Allocation end to end in the simulator: the DynamicResources plugin,
 // the structured allocator, the simulated resourceclaim controller (Must show).
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
