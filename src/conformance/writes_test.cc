@@ -406,8 +406,11 @@ spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {reques
     ASSERT_TRUE((*obj->object)["status"]["allocation"]["allocationTimestamp"].IsDefined());
     api::Unstructured with_devices = *obj;
     YAML::Node doc = YAML::Clone(*obj->object);
+    // shareID: one of the list-map keys of status.devices in the 1.36 schema, which the
+    // validator requires of every entry.
     doc["status"]["devices"] = YAML::Load(
-        "[{driver: fabric.example.com, pool: fabric, device: f0, conditions: [{type: "
+        "[{driver: fabric.example.com, pool: fabric, device: f0, shareID: "
+        "1f4d9a4c-8c1e-4a5e-9d67-2f2b6f0c9a11, conditions: [{type: "
         "FabricDeviceReady, status: \"True\", reason: Attached, message: attached, "
         "lastTransitionTime: \"2023-11-14T22:13:30Z\", observedGeneration: 1}]}]");
     with_devices.object = std::make_shared<const YAML::Node>(doc);
