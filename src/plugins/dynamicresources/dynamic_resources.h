@@ -32,7 +32,7 @@
 //               has bindingConditions (KEP-5007), the pod then waits in PreBind (a Normal Event
 //               BindingConditionsPending "waiting for binding conditions for device on node N")
 //               without holding a thread (PreBindWait, see below).
-//   PreBindWait upstream's isPodReadyForBinding, polled every 5 s (kBindingPollInterval) and at
+//   PreBindWait upstream's isPodReadyForBinding, polled every 5 s (kBindingPollIntervalNs) and at
 //               every scheduler Tick: Success once every result's bindingConditions are True
 //               in the claim's status.devices[] entry of that device (driver, pool, device);
 //               an Error "claim C binding failed: reason=R, message=\"M\"" as soon as one of
