@@ -604,5 +604,35 @@ TEST(DraBindingConditionsTest, FailureConditionFailsTheBindingAtOnce) {
   EXPECT_GT(*end->allocation->allocation_timestamp, 35 * api::kNanosPerSecond);
 }
 
+// DynamicResourcesArgs' bindingTimeout from a KubeSchedulerConfiguration reaches the plugin:
+// with 60s the unmet condition ends the wait at 60 s instead of upstream's default 600 s.
+TEST(DraBindingConditionsTest, BindingTimeoutFromTheConfigurationEndsTheWait) {
+  Scenario sc = LoadText("binding-timeout-config", FabricScenario(-1));
+  SimulationOptions o = Options();
+  auto cfg = config::DecodeConfiguration(
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
+      "  - name: DynamicResources\n    args: {apiVersion: kubescheduler.config.k8s.io/v1, kind: "
+      "DynamicResourcesArgs, bindingTimeout: 60s}\n",
+      "sched.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  o.config = *cfg;
+  o.stop_at_s = 100;
+  std::optional<double> failed_at;
+  std::string failure;
+  o.hooks.on_step_store = [&](double t, store::Store& st) {
+    auto ev = st.LastEventFor("default/a");
+    if (!failed_at && ev && ev->reason == "FailedScheduling") {
+      failed_at = t;
+      failure = ev->message;
+    }
+  };
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, o, &r), absl::OkStatus());
+  ASSERT_TRUE(failed_at.has_value()) << FormatSummary(r);
+  EXPECT_EQ(*failed_at, 60.0);
+  EXPECT_NE(failure.find("device binding timeout"), std::string::npos) << failure;
+}
+
 }  // namespace
 }  // namespace phalanx::sim
