@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,7 @@
 #include "api/labels.h"
 #include "api/labels_internal.h"
 #include "api/pod_resources.h"
+#include "api/rfc3339.h"
 
 namespace phalanx::api {
 namespace {
@@ -1742,6 +1744,36 @@ std::vector<Pod> ExpandController(const WorkloadController& c) {
     pods.push_back(std::move(p));
   }
   return pods;
+}
+
+bool ParseRFC3339Time(std::string_view text, Timestamp* out) { return ParseRFC3339(text, out); }
+
+std::string FormatRFC3339(Timestamp t) {
+  // Floor to whole seconds (metav1.Time drops the fraction), then the civil date
+  // (H. Hinnant's civil_from_days).
+  int64_t secs = t / kNanosPerSecond;
+  if (t % kNanosPerSecond < 0) --secs;
+  int64_t days = secs / 86400;
+  int64_t rem = secs % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  days += 719468;
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const int64_t doe = days - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(y), static_cast<long long>(m), static_cast<long long>(d),
+                static_cast<long long>(rem / 3600), static_cast<long long>(rem / 60 % 60),
+                static_cast<long long>(rem % 60));
+  return buf;
 }
 
 }  // namespace phalanx::api

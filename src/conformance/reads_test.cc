@@ -362,12 +362,26 @@ Fingerprint DraFingerprint(const client::ResourceType& rt) {
           for (const auto& [k, q] : d.consumed_capacity) {
             out += k + "=" + std::to_string(q.MilliValue()) + ",";
           }
+          out += " binding=";
+          for (const auto& t : d.binding_conditions) out += t + ",";
+          out += " failure=";
+          for (const auto& t : d.binding_failure_conditions) out += t + ",";
           out += ";";
         }
         out += "alloc on " + NodeSel(c->allocation->node_selector) + ";";
+        if (c->allocation->allocation_timestamp) {
+          out += "at " + std::to_string(*c->allocation->allocation_timestamp) + ";";
+        }
       }
       for (const auto& r : c->reserved_for)
         out += "reserved " + r.api_group + r.resource + r.name + r.uid + ";";
+      for (const auto& d : c->devices) {
+        out += "status " + d.driver + d.pool + d.device + ":";
+        for (const auto& cond : d.conditions) {
+          out += cond.type + "=" + cond.status + "(" + cond.reason + "," + cond.message + ")";
+        }
+        out += ";";
+      }
       return out;
     }
     if (rt.kind == "ResourceClaimTemplate") {
@@ -408,6 +422,10 @@ Fingerprint DraFingerprint(const client::ResourceType& rt) {
         }
         out += " multi=" + std::to_string(d.view.allow_multiple_allocations) + " taints=";
         for (const auto& t : d.taints) out += t.key + t.value + t.effect + t.time_added + ",";
+        out += " binds=" + std::to_string(d.binds_to_node) + " binding=";
+        for (const auto& t : d.binding_conditions) out += t + ",";
+        out += " failure=";
+        for (const auto& t : d.binding_failure_conditions) out += t + ",";
         for (const auto& [set, cs] : d.consumes_counters) {
           out += " consumes " + set + ":";
           for (const auto& [k, q] : cs) out += k + "=" + std::to_string(q.MilliValue()) + ",";
@@ -1198,28 +1216,41 @@ std::vector<AuditKind> AuditKinds() {
     std::vector<Row> rows = claim_rows("spec", [](json& j) -> json& { return j["spec"]; });
     const std::string results = "status.allocation.devices.results[]";
     const std::string in_use = alloc + ": an allocated claim's devices are in use";
-    const std::string binding_gap =
-        "(DRADeviceBindingConditions, beta) upstream's PreBind waits until the device's "
-        "binding conditions are True; Phalanx binds at once";
+    // KEP-5007 (DRADeviceBindingConditions, beta): src/plugins/dynamicresources
+    // DynamicResourcesBindingTest.* and src/sim DraBindingConditionsTest.*.
+    const std::string binding =
+        "DynamicResources (KEP-5007): PreBind waits until the result's binding conditions are "
+        "True in status.devices, fails on a failure condition or the timeout "
+        "(DraBindingConditionsTest.*, DynamicResourcesBindingTest.*)";
     const std::string share =
         alloc + ": a share of a device with allowMultipleAllocations (its capacity in use)";
     std::vector<Row> status = {
-        {"status.allocation.allocationTimestamp", X, "informational (when it was allocated)"},
+        {"status.allocation.allocationTimestamp", H,
+         "DynamicResources: the binding timeout counts from it; written by PreBind "
+         "(DynamicResourcesBindingTest.TimeoutEndsTheWaitAndMakesTheClaimUnavailable, "
+         "DraBindingConditionsTest.UnmetConditionTimesOutAndFreesTheDeviceForAnotherPod)"},
         {"status.allocation.devices.config", X, "read by the kubelet and the driver"},
         {results + ".adminAccess", H, in_use},
         {results + ".device", H, in_use},
         {results + ".driver", H, in_use},
         {results + ".pool", H, in_use},
         {results + ".request", H, in_use},
-        {results + ".bindingConditions", Audit::kGap, binding_gap},
-        {results + ".bindingFailureConditions", Audit::kGap, binding_gap},
+        {results + ".bindingConditions", H, binding},
+        {results + ".bindingFailureConditions", H, binding},
         {results + ".consumedCapacity", H, share},
         {results + ".shareID", H, share},
         {results + ".tolerations", X, "read by the device taint eviction controller"},
         {"status.allocation.nodeSelector", H, alloc + ": the allocation's nodes"},
         {"status.devices", X,
-         "written by the driver (device status); upstream reads its conditions only for "
-         "binding conditions (a known gap above)"},
+         "written by the driver (device status); kept by the scheduler's status writes while "
+         "the claim is allocated, cleared with a deallocation"},
+        {"status.devices[].driver", H, binding + ": the entry of the allocated device"},
+        {"status.devices[].pool", H, binding + ": the entry of the allocated device"},
+        {"status.devices[].device", H, binding + ": the entry of the allocated device"},
+        {"status.devices[].conditions[].type", H, binding},
+        {"status.devices[].conditions[].status", H, binding + ": only True counts"},
+        {"status.devices[].conditions[].reason", H, binding + ": in the failure's message"},
+        {"status.devices[].conditions[].message", H, binding + ": in the failure's message"},
         {"status.reservedFor", H, alloc + ": the claim's consumers (in use, shared)"},
     };
     rows.insert(rows.end(), status.begin(), status.end());
@@ -1255,9 +1286,9 @@ std::vector<AuditKind> AuditKinds() {
       };
     };
     auto device_node = [](const char* name) { return [name](json& d) { d["nodeName"] = name; }; };
-    const std::string binding_gap =
-        "(DRADeviceBindingConditions, beta) upstream's PreBind waits for the device's binding "
-        "conditions and pins the allocation to the node; Phalanx does neither";
+    const std::string binding =
+        "(KEP-5007) copied into the allocation result; PreBind waits for them "
+        "(DraBindingConditionsTest.*, DynamicResourcesBindingTest.*)";
     auto no_selector = [](const char* field, json value) {
       return [field, value](json& j) {
         j["spec"].erase("nodeSelector");
@@ -1322,9 +1353,11 @@ std::vector<AuditKind> AuditKinds() {
         {dev + ".allNodes", H, pdns, per_device([](json& d) { d["allNodes"] = true; }),
          per_device(device_node("node-a"))},
         {dev + ".taints", H, alloc + ": device taints (KEP-5055)"},
-        {dev + ".bindsToNode", Audit::kGap, binding_gap},
-        {dev + ".bindingConditions", Audit::kGap, binding_gap},
-        {dev + ".bindingFailureConditions", Audit::kGap, binding_gap},
+        {dev + ".bindsToNode", H,
+         alloc + ": the allocation's nodeSelector names the node "
+                 "(DraBindingConditionsTest.ConditionSetTrueLaterLetsThePodBind)"},
+        {dev + ".bindingConditions", H, binding},
+        {dev + ".bindingFailureConditions", H, binding},
         {dev + ".nodeAllocatableResourceMappings", Audit::kGap,
          "node resources (cpu, memory, ...) a device's allocation takes from its node; Phalanx "
          "does not count them against the node"},

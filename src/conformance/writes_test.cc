@@ -31,6 +31,7 @@
 #include "conformance/recording_server.h"
 #include "conformance/routes.h"
 #include "conformance/tee_client.h"
+#include "dra/model.h"
 #include "quota/queue_status.h"
 #include "scheduler/scheduler_test_env.h"
 #include "schema/schema.h"
@@ -335,6 +336,7 @@ TEST_F(WritesTest, ClaimStatusVolumesAndAnnotations) {
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata: {name: gpu}
+spec: {selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]}
 ---
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -350,6 +352,26 @@ apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: one-gpu, namespace: ml}
 spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fabric}
+spec: {selectors: [{cel: {expression: "device.driver == 'fabric.example.com'"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: fabric}
+spec:
+  driver: fabric.example.com
+  allNodes: true
+  pool: {name: fabric, generation: 0, resourceSliceCount: 1}
+  devices:
+  - {name: f0, bindsToNode: true, bindingConditions: [FabricDeviceReady], bindingFailureConditions: [FabricDeviceFailed]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: fabric-gpu, namespace: ml}
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: fabric}}]}}
 ---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -385,8 +407,35 @@ spec:
   containers:
   - {name: c, image: busybox, resources: {requests: {example.com/gpu: "1"}, limits: {example.com/gpu: "1"}}}
 )";
+  // KEP-5007: its claim's status carries allocationTimestamp, the result's binding
+  // conditions and the node selector bindsToNode pins; the pod then waits in PreBind.
+  y += Pod("waits-for-fabric", "1", "",
+           "  resourceClaims: [{name: gpu, resourceClaimName: fabric-gpu}]\n");
   run.Apply(y);
   run.Finish();
+  // The scheduler's next write of that claim after the driver reported device status (here
+  // a reservation of the allocated claim, through the real client): status.devices is kept.
+  {
+    auto obj = run.env->store.GetObject("ResourceClaim.resource.k8s.io/ml/fabric-gpu");
+    ASSERT_NE(obj, nullptr);
+    ASSERT_TRUE((*obj->object)["status"]["allocation"]["allocationTimestamp"].IsDefined());
+    api::Unstructured with_devices = *obj;
+    YAML::Node doc = YAML::Clone(*obj->object);
+    // shareID: one of the list-map keys of status.devices in the 1.36 schema, which the
+    // validator requires of every entry.
+    doc["status"]["devices"] = YAML::Load(
+        "[{driver: fabric.example.com, pool: fabric, device: f0, shareID: "
+        "1f4d9a4c-8c1e-4a5e-9d67-2f2b6f0c9a11, conditions: [{type: "
+        "FabricDeviceReady, status: \"True\", reason: Attached, message: attached, "
+        "lastTransitionTime: \"2023-11-14T22:13:30Z\", observedGeneration: 1}]}]");
+    with_devices.object = std::make_shared<const YAML::Node>(doc);
+    auto claim = dra::ParseResourceClaim(with_devices);
+    ASSERT_TRUE(claim.ok()) << claim.status();
+    ASSERT_EQ(claim->devices.size(), 1u);
+    const api::Unstructured written = dra::WithClaimStatus(with_devices, *claim);
+    EXPECT_TRUE((*written.object)["status"]["devices"].IsDefined());
+    EXPECT_TRUE(run.live.UpdateResourceClaimStatus(written).ok());
+  }
   // VolumeBinding's PreBind writes (a PV's claimRef, a claim's selected-node annotation):
   // the objects as its code changes them, through the real client (a run would wait for a
   // PV controller this env does not have).
@@ -404,13 +453,23 @@ spec:
   p.metadata.namespace_ = "ml";
   p.metadata.uid = "u-1";
   EXPECT_TRUE(run.live.PatchPodAnnotations(p, {{"gpushare.phalanx.dev/devices", "0"}}).ok());
-  int claim_puts = 0, pv_puts = 0;
+  int claim_puts = 0, pv_puts = 0, fabric_puts = 0;
+  std::string fabric_body;
   for (const auto& r : server.requests()) {
     claim_puts +=
         r.method == "PUT" && r.path.find("/resourceclaims/one-gpu/status") != std::string::npos;
+    if (r.method == "PUT" &&
+        r.path.find("/resourceclaims/fabric-gpu/status") != std::string::npos) {
+      if (++fabric_puts == 1) fabric_body = r.body;
+    }
     pv_puts += r.method == "PUT" && r.path.find("/persistentvolume") != std::string::npos;
   }
   EXPECT_EQ(claim_puts, 1);
+  EXPECT_EQ(fabric_puts, 2);  // PreBind's write and the one above
+  for (const char* field : {"\"allocationTimestamp\"", "\"bindingConditions\"",
+                            "\"bindingFailureConditions\"", "\"metadata.name\""}) {
+    EXPECT_NE(fabric_body.find(field), std::string::npos) << field << " in " << fabric_body;
+  }
   EXPECT_GE(pv_puts, 1);
   EXPECT_EQ(run.env->NodeOf("ext-gpu", "ml"), "n1");
   int claim_posts = 0, ext_status_patches = 0;

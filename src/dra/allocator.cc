@@ -873,12 +873,17 @@ std::vector<AllocationResult> Results(const Search& search,
         res.pool = c.id.pool;
         res.device = c.id.device;
         res.admin_access = t.admin;
+        // KEP-5007: the result carries the device's binding conditions, and a device that
+        // bindsToNode pins the allocation to this node as a node-local one does
+        // (allocator_incubating.go: the result's BindingConditions, createNodeSelector).
+        res.binding_conditions = c.device->binding_conditions;
+        res.binding_failure_conditions = c.device->binding_failure_conditions;
         if (t.consumed) {
           res.consumed_capacity = *t.consumed;
           res.share_id = ShareId(claims[ci]->metadata.uid, t.request, c.id);
         }
         results[ci].devices.push_back(std::move(res));
-        if (c.reach == 0) local = true;
+        if (c.reach == 0 || c.device->binds_to_node) local = true;
         if (c.reach == 1 && c.selector && !c.selector->node_selector_terms.empty()) {
           const auto& from = c.selector->node_selector_terms.front();
           AddRequirements(from.match_fields, &term.match_fields);

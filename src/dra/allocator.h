@@ -47,8 +47,10 @@
 //     none; a search that exceeds it counts as "cannot allocate").
 // The allocation's node selector (AllocationResult.nodeSelector, allocator_incubating.go
 // createNodeSelector) is the node's name (matchFields metadata.name) when a device is
-// node-local (its slice's nodeName, or its own with per-device node selection), else the
-// requirements of every device's node selector (slice's or own) in one term, else none.
+// node-local (its slice's nodeName, or its own with per-device node selection) or has
+// bindsToNode (KEP-5007; each result also carries its device's bindingConditions and
+// bindingFailureConditions), else the requirements of every device's node selector (slice's
+// or own) in one term, else none.
 //
 // Thread safety: an Allocator is immutable; Allocate is const and runs concurrently for
 // many nodes (Filter is parallel over nodes).

@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "api/labels.h"
+#include "api/labels_internal.h"
+#include "api/rfc3339.h"
 
 namespace phalanx::dra {
 
@@ -422,6 +424,63 @@ bool ParseRequestPolicy(Reader& r, const YAML::Node& n, const std::string& path,
   return true;
 }
 
+// Device binding conditions (KEP-5007): pkg/apis/resource/validation
+// validateDeviceBindingParameters — at most 4 of each (BindingConditionsMaxSize,
+// BindingFailureConditionsMaxSize), each a label name (condition types), no duplicates, no
+// type in both lists, and either list only together with the other.
+constexpr size_t kMaxBindingConditions = 4;
+
+bool ParseConditionTypes(Reader& r, const YAML::Node& map, const char* key, const std::string& path,
+                         std::vector<std::string>* out) {
+  if (!r.Strings(map, key, path, out)) return false;
+  const std::string p = Reader::Child(path, key);
+  if (out->size() > kMaxBindingConditions) {
+    return r.Fail(p, "Too many: " + std::to_string(out->size()) + ": must have at most " +
+                         std::to_string(kMaxBindingConditions) + " items");
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < out->size(); ++i) {
+    const std::string& t = (*out)[i];
+    if (api::Status e = api::internal::QualifiedNameError(t); !e.ok()) {
+      return r.Fail(Reader::Index(p, i),
+                    "Invalid value: \"" + t + "\": " + std::string(e.message()));
+    }
+    if (!seen.insert(t).second) {
+      return r.Fail(Reader::Index(p, i), "Duplicate value: \"" + t + "\"");
+    }
+  }
+  return true;
+}
+
+bool ParseBindingParameters(Reader& r, const YAML::Node& n, const std::string& path, Device* d) {
+  if (!r.Bool(n, "bindsToNode", path, &d->binds_to_node) ||
+      !ParseConditionTypes(r, n, "bindingConditions", path, &d->binding_conditions) ||
+      !ParseConditionTypes(r, n, "bindingFailureConditions", path,
+                           &d->binding_failure_conditions)) {
+    return false;
+  }
+  for (size_t i = 0; i < d->binding_failure_conditions.size(); ++i) {
+    const std::string& t = d->binding_failure_conditions[i];
+    if (std::find(d->binding_conditions.begin(), d->binding_conditions.end(), t) !=
+        d->binding_conditions.end()) {
+      return r.Fail(Reader::Index(Reader::Child(path, "bindingFailureConditions"), i),
+                    "Invalid value: \"" + t +
+                        "\": bindingFailureConditions must not overlap with bindingConditions");
+    }
+  }
+  if (d->binding_conditions.empty() && !d->binding_failure_conditions.empty()) {
+    return r.Fail(Reader::Child(path, "bindingConditions"),
+                  "Invalid value: []: bindingConditions are required to use "
+                  "bindingFailureConditions");
+  }
+  if (d->binding_failure_conditions.empty() && !d->binding_conditions.empty()) {
+    return r.Fail(Reader::Child(path, "bindingFailureConditions"),
+                  "Invalid value: []: bindingFailureConditions are required to use "
+                  "bindingConditions");
+  }
+  return true;
+}
+
 // `per_device`: the slice's spec.perDeviceNodeSelection.
 bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
                  const std::string& driver, bool per_device, Device* d) {
@@ -511,6 +570,7 @@ bool ParseDevice(Reader& r, const YAML::Node& in, const std::string& path,
                   "required when `spec.perDeviceNodeSelection` is true");
   }
   if (!ParseTaints(r, n, base, &d->taints)) return false;
+  if (!ParseBindingParameters(r, n, base, d)) return false;
   auto prepared = cel::PreparedDevice::Prepare(d->view);
   if (!prepared.ok()) return r.Fail(base, std::string(prepared.status().message()));
   d->prepared = std::move(*prepared);
@@ -688,7 +748,9 @@ bool ParseAllocation(Reader& r, const YAML::Node& n, const std::string& path,
             !r.Str(results[i], "pool", ip, &d.pool) ||
             !r.Str(results[i], "device", ip, &d.device) ||
             !r.Bool(results[i], "adminAccess", ip, &d.admin_access) ||
-            !r.Str(results[i], "shareID", ip, &d.share_id)) {
+            !r.Str(results[i], "shareID", ip, &d.share_id) ||
+            !r.Strings(results[i], "bindingConditions", ip, &d.binding_conditions) ||
+            !r.Strings(results[i], "bindingFailureConditions", ip, &d.binding_failure_conditions)) {
           return false;
         }
         if (const YAML::Node cc = results[i]["consumedCapacity"]; Present(cc)) {
@@ -711,6 +773,17 @@ bool ParseAllocation(Reader& r, const YAML::Node& n, const std::string& path,
     api::NodeSelector sel;
     if (!ParseNodeSelector(r, ns, Reader::Child(path, "nodeSelector"), &sel)) return false;
     out->node_selector = std::move(sel);
+  }
+  std::string ts;
+  if (!r.Str(n, "allocationTimestamp", path, &ts)) return false;
+  if (!ts.empty()) {
+    api::Timestamp t = 0;
+    if (!api::ParseRFC3339Time(ts, &t)) {
+      return r.Fail(
+          Reader::Child(path, "allocationTimestamp"),
+          "Invalid value: \"" + ts + "\": not an RFC 3339 time (e.g. 2006-01-02T15:04:05Z)");
+    }
+    out->allocation_timestamp = t;
   }
   return true;
 }
@@ -935,6 +1008,39 @@ bool ParseClaimStatus(Reader& r, const YAML::Node& status, ResourceClaim* c) {
                     "Forbidden: may not be specified when `allocated` is not set");
     }
   }
+  if (const YAML::Node devs = status["devices"]; Present(devs)) {
+    if (!r.Seq(devs, "status.devices")) return false;
+    for (size_t i = 0; i < devs.size(); ++i) {
+      const std::string ip = Reader::Index("status.devices", i);
+      AllocatedDeviceStatus ds;
+      if (!r.Map(devs[i], ip) || !r.Str(devs[i], "driver", ip, &ds.driver) ||
+          !r.Str(devs[i], "pool", ip, &ds.pool) || !r.Str(devs[i], "device", ip, &ds.device)) {
+        return false;
+      }
+      for (const auto* f : {&ds.driver, &ds.pool, &ds.device}) {
+        if (f->empty()) return r.Fail(ip, "Required value: driver, pool and device");
+      }
+      if (const YAML::Node conds = devs[i]["conditions"]; Present(conds)) {
+        const std::string cp = Reader::Child(ip, "conditions");
+        if (!r.Seq(conds, cp)) return false;
+        for (size_t j = 0; j < conds.size(); ++j) {
+          const std::string jp = Reader::Index(cp, j);
+          DeviceCondition dc;
+          if (!r.Map(conds[j], jp) || !r.Str(conds[j], "type", jp, &dc.type) ||
+              !r.Str(conds[j], "status", jp, &dc.status) ||
+              !r.Str(conds[j], "reason", jp, &dc.reason) ||
+              !r.Str(conds[j], "message", jp, &dc.message)) {
+            return false;
+          }
+          if (dc.type.empty()) return r.Fail(Reader::Child(jp, "type"), "Required value");
+          // status: the API server admits True, False, Unknown; only "True" counts
+          // (apimeta.IsStatusConditionTrue).
+          ds.conditions.push_back(std::move(dc));
+        }
+      }
+      c->devices.push_back(std::move(ds));
+    }
+  }
   return true;
 }
 
@@ -1045,13 +1151,31 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
         for (const auto& [name, q] : d.consumed_capacity) cc[name] = FormatQuantity(q);
         n["consumedCapacity"] = cc;
       }
+      if (!d.binding_conditions.empty()) {
+        YAML::Node bc(YAML::NodeType::Sequence);
+        for (const auto& t : d.binding_conditions) bc.push_back(t);
+        n["bindingConditions"] = bc;
+      }
+      if (!d.binding_failure_conditions.empty()) {
+        YAML::Node bf(YAML::NodeType::Sequence);
+        for (const auto& t : d.binding_failure_conditions) bf.push_back(t);
+        n["bindingFailureConditions"] = bf;
+      }
       results.push_back(n);
     }
     alloc["devices"]["results"] = results;
     if (claim.allocation->node_selector) {
       alloc["nodeSelector"] = NodeSelectorYaml(*claim.allocation->node_selector);
     }
+    if (claim.allocation->allocation_timestamp) {
+      alloc["allocationTimestamp"] = api::FormatRFC3339(*claim.allocation->allocation_timestamp);
+    }
     status["allocation"] = alloc;
+    // Device status belongs to the drivers: kept as stored while the claim is allocated.
+    if (const YAML::Node old = (*obj.object)["status"];
+        Present(old) && old.IsMap() && Present(old["devices"])) {
+      status["devices"] = YAML::Clone(old["devices"]);
+    }
   }
   if (!claim.reserved_for.empty()) {
     YAML::Node rf(YAML::NodeType::Sequence);
@@ -1071,8 +1195,10 @@ api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceCl
 }
 
 bool DeviceResult::operator==(const DeviceResult& o) const {
-  if (std::tie(request, driver, pool, device, admin_access, share_id) !=
-          std::tie(o.request, o.driver, o.pool, o.device, o.admin_access, o.share_id) ||
+  if (std::tie(request, driver, pool, device, admin_access, share_id, binding_conditions,
+               binding_failure_conditions) !=
+          std::tie(o.request, o.driver, o.pool, o.device, o.admin_access, o.share_id,
+                   o.binding_conditions, o.binding_failure_conditions) ||
       consumed_capacity.size() != o.consumed_capacity.size()) {
     return false;
   }

@@ -125,6 +125,16 @@ struct Device {
   bool all_nodes = false;
   // capacity{}.requestPolicy by capacity name (only with view.allow_multiple_allocations).
   std::map<std::string, CapacityRequestPolicy> request_policies;
+  // Device binding conditions (KEP-5007, DRADeviceBindingConditions, beta in 1.36;
+  // k8s.io/api/resource/v1 types.go Device): bindsToNode limits an allocation of this device
+  // to the node it was allocated for (the allocation's nodeSelector names that node);
+  // bindingConditions are condition types that must all be True in the claim's
+  // status.devices[] entry of the device before the pod is bound, and any of
+  // bindingFailureConditions True fails the binding. At most 4 of each, label names, no
+  // duplicates, no type in both, one list only with the other (validateDeviceBindingParameters).
+  bool binds_to_node = false;
+  std::vector<std::string> binding_conditions;
+  std::vector<std::string> binding_failure_conditions;
 };
 
 // ResourceSlice (cluster-scoped). Exactly one of node_name, node_selector, all_nodes,
@@ -189,6 +199,10 @@ struct DeviceResult {
   // the device's capacities (all of them) and the share's ID (v1 consumedCapacity, shareID).
   std::map<std::string, api::Quantity> consumed_capacity;
   std::string share_id;  // "" for a whole device
+  // Copies of the device's bindingConditions / bindingFailureConditions at allocation time
+  // (KEP-5007; structured/internal/incubating/allocator_incubating.go).
+  std::vector<std::string> binding_conditions;
+  std::vector<std::string> binding_failure_conditions;
   // Quantities compare by value (Quantity.Cmp).
   bool operator==(const DeviceResult& o) const;
 };
@@ -197,7 +211,36 @@ struct DeviceResult {
 struct AllocationResult {
   std::vector<DeviceResult> devices;
   std::optional<api::NodeSelector> node_selector;  // nullopt: every node
-  bool operator==(const AllocationResult&) const = default;
+  // allocationTimestamp (metav1.Time, RFC 3339 on the wire, whole seconds): when the
+  // scheduler wrote the allocation (upstream's PreBind, bindClaim, sets it when unset, from
+  // the scheduler's clock; the binding timeout counts from it). nullopt: not written yet.
+  std::optional<api::Timestamp> allocation_timestamp;
+  // The same allocation: the same devices on the same nodes. The timestamp says when it was
+  // written, not what it is, and is left out (an allocation made in Reserve equals the one
+  // PreBind wrote with its timestamp).
+  bool operator==(const AllocationResult& o) const {
+    return devices == o.devices && node_selector == o.node_selector;
+  }
+};
+
+// status.devices[].conditions[] of a ResourceClaim (metav1.Condition; written by drivers,
+// DRAResourceClaimDeviceStatus): only what binding conditions read.
+struct DeviceCondition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+  bool operator==(const DeviceCondition&) const = default;
+};
+
+// status.devices[] (AllocatedDeviceStatus), keyed by driver, pool, device (upstream's
+// getAllocatedDeviceStatus does not compare shareID).
+struct AllocatedDeviceStatus {
+  std::string driver;
+  std::string pool;
+  std::string device;
+  std::vector<DeviceCondition> conditions;
+  bool operator==(const AllocatedDeviceStatus&) const = default;
 };
 
 // status.reservedFor[] (ResourceClaimConsumerReference; resource "pods" for pods, apiGroup
@@ -221,6 +264,10 @@ struct ResourceClaim {
   ClaimSpec spec;
   std::optional<AllocationResult> allocation;
   std::vector<ConsumerReference> reserved_for;
+  // status.devices[] (device status written by drivers; read for binding conditions).
+  // WithClaimStatus keeps the stored object's entries while the claim stays allocated and
+  // drops them with the allocation (upstream's PostFilter clears status.devices too).
+  std::vector<AllocatedDeviceStatus> devices;
   std::string Key() const { return metadata.namespace_ + "/" + metadata.name; }
 };
 using ResourceClaimPtr = std::shared_ptr<const ResourceClaim>;
@@ -299,8 +346,11 @@ api::StatusOr<ResourceClaim> ParseResourceClaim(const api::Unstructured& obj);
 api::StatusOr<ResourceClaimTemplate> ParseResourceClaimTemplate(const api::Unstructured& obj);
 api::StatusOr<DeviceTaintRule> ParseDeviceTaintRule(const api::Unstructured& obj);
 
-// Writes `claim`'s status (allocation and reservedFor, in the v1 field names) into a copy
-// of `obj` (the claim's stored object): what PreBind sends as the status update.
+// Writes `claim`'s status (allocation with its allocationTimestamp and the results' binding
+// conditions, and reservedFor, in the v1 field names) into a copy of `obj` (the claim's
+// stored object): what PreBind sends as the status update. The object's status.devices is
+// kept when `claim` is allocated and dropped when it is not (deallocation).
+
 api::Unstructured WithClaimStatus(const api::Unstructured& obj, const ResourceClaim& claim);
 
 // The name upstream's resourceclaim controller asks for a claim generated from a template

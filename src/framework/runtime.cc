@@ -8,6 +8,7 @@
 
 #include "api/field_audit.h"
 #include "config/types.h"
+#include "framework/prebind_wait.h"
 
 namespace phalanx::framework {
 
@@ -1213,12 +1214,18 @@ Status Framework::RunPodGroupPostFilterPlugins(CycleState& state, const QueuedPo
   return Status(Code::kUnschedulable);
 }
 
-Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
-                                    const std::string& node) {
+Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                                    size_t from, size_t* waiting) {
   return TimedPoint(observer_, ExtensionPoint::kPreBind, [&]() -> Status {
-    for (auto* p : pre_bind_) {
+    for (size_t i = from; i < pre_bind_.size(); ++i) {
+      PreBindPlugin* p = pre_bind_[i];
       Status s = TimedPlugin(observer_, state, p->Name(), ExtensionPoint::kPreBind,
                              [&] { return p->PreBind(state, pod, node); });
+      if (s.IsWait() && waiting) {
+        *waiting = i;
+        s.WithPlugin(p->Name());
+        return s;
+      }
       if (!s.IsSuccess()) {
         if (!s.IsRejected()) {
           s = Status::Error("running PreBind plugin \"" + std::string(p->Name()) +
@@ -1230,6 +1237,20 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
     }
     return Status::Success();
   });
+}
+
+Status Framework::RunPreBindWait(size_t index, CycleState& state, const PodInfo& pod,
+                                 const std::string& node, int64_t now, int64_t* wake_at) {
+  if (index >= pre_bind_.size()) return Status::Error("no PreBind plugin waits at this index");
+  PreBindPlugin* p = pre_bind_[index];
+  auto* w = dynamic_cast<WaitingPreBindPlugin*>(p);
+  Status s = w ? w->PreBindWait(state, pod, node, now, wake_at)
+               : Status::Error("PreBind returned Wait but the plugin cannot wait");
+  if (!s.IsSuccess() && !s.IsWait() && !s.IsRejected()) {
+    s = Status::Error("running PreBind plugin \"" + std::string(p->Name()) + "\": " + s.Message());
+  }
+  if (!s.IsSuccess()) s.WithPlugin(p->Name());
+  return s;
 }
 
 Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {

@@ -249,7 +249,16 @@ class Framework final : public Handle {
   const std::vector<PodGroupPlacementPlugin*>& PodGroupPlacementPlugins() const {
     return pod_group_placement_;
   }
-  Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  // The PreBind plugins in order from the `from`-th. With `waiting`, a plugin's Wait is
+  // returned as is (with its name) and *waiting is its index, for RunPreBindWait; without,
+  // Wait is an error like any status other than Success or a rejection.
+  Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                           size_t from = 0, size_t* waiting = nullptr);
+  // PreBind plugin `index`'s PreBindWait (framework/prebind_wait.h: Wait with *wake_at,
+  // Success, or its failure, an error wrapped as RunPreBindPlugins wraps one); an Error when
+  // the plugin is no WaitingPreBindPlugin.
+  Status RunPreBindWait(size_t index, CycleState& state, const PodInfo& pod,
+                        const std::string& node, int64_t now, int64_t* wake_at);
   Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
 

@@ -1267,6 +1267,23 @@ TEST_F(RuntimeTest, PreBindBindPostBind) {
   EXPECT_EQ(s.code(), Code::kError);
   EXPECT_EQ(s.plugin(), "BindPhases");
   EXPECT_EQ(s.Message(), "running PreBind plugin \"BindPhases\": volume");
+  // Wait: passed through with the plugin's index when the caller can park the cycle, an
+  // error otherwise; a plugin that is no WaitingPreBindPlugin cannot be asked again.
+  env_.pre_bind["BindPhases"] = Status(Code::kWait, "device not attached yet");
+  size_t waiting = 99;
+  Status w = f->RunPreBindPlugins(state, *Pod("p"), "n1", 0, &waiting);
+  EXPECT_EQ(w.code(), Code::kWait);
+  EXPECT_EQ(w.plugin(), "BindPhases");
+  EXPECT_EQ(waiting, 0u);
+  EXPECT_EQ(f->RunPreBindPlugins(state, *Pod("p"), "n1").code(), Code::kError);
+  int64_t wake = 0;
+  Status again = f->RunPreBindWait(0, state, *Pod("p"), "n1", 0, &wake);
+  EXPECT_EQ(again.code(), Code::kError);
+  EXPECT_EQ(again.Message(),
+            "running PreBind plugin \"BindPhases\": PreBind returned Wait but the plugin cannot "
+            "wait");
+  // From past the last plugin: nothing runs.
+  EXPECT_TRUE(f->RunPreBindPlugins(state, *Pod("p"), "n1", 1, &waiting).IsSuccess());
 }
 
 }  // namespace

@@ -704,9 +704,73 @@ void Scheduler::SubmitBinding(std::function<void()> fn, BindingBatch* hold) {
 void Scheduler::RunBindingCycle(framework::Framework* fwk, std::shared_ptr<CycleState> state,
                                 QueuedPodInfoPtr qp, PodInfoPtr assumed, int64_t cycle,
                                 Status permit_status) {
-  const std::string& host = assumed->pod->spec.node_name;
   Status s = std::move(permit_status);
-  if (s.IsSuccess()) s = fwk->RunPreBindPlugins(*state, *assumed, host);
+  if (s.IsSuccess()) s = ContinuePreBind(fwk, state, qp, assumed, cycle, 0);
+  if (s.IsWait()) return;  // parked; RetryWaitingPreBinds goes on with it
+  FinishBindingCycle(fwk, std::move(state), std::move(qp), std::move(assumed), cycle, std::move(s));
+}
+
+Status Scheduler::ContinuePreBind(framework::Framework* fwk,
+                                  const std::shared_ptr<CycleState>& state,
+                                  const QueuedPodInfoPtr& qp, const PodInfoPtr& assumed,
+                                  int64_t cycle, size_t from) {
+  const std::string& host = assumed->pod->spec.node_name;
+  while (true) {
+    size_t waiting = 0;
+    Status s = fwk->RunPreBindPlugins(*state, *assumed, host, from, &waiting);
+    if (!s.IsWait()) return s;
+    api::Timestamp wake_at = INT64_MAX;
+    s = fwk->RunPreBindWait(waiting, *state, *assumed, host, opts_.clock->Now(), &wake_at);
+    if (s.IsWait()) {
+      absl::MutexLock l(&prebind_mu_);
+      prebind_waiting_.push_back(PreBindWaiter{fwk, state, qp, assumed, cycle, waiting, wake_at});
+      return s;
+    }
+    if (!s.IsSuccess()) return s;
+    from = waiting + 1;
+  }
+}
+
+void Scheduler::RetryWaitingPreBinds(api::Timestamp now) {
+  std::vector<PreBindWaiter> waiters;
+  {
+    absl::MutexLock l(&prebind_mu_);
+    if (prebind_waiting_.empty()) return;
+    waiters.swap(prebind_waiting_);
+  }
+  std::vector<PreBindWaiter> still;
+  for (PreBindWaiter& w : waiters) {
+    api::Timestamp wake_at = INT64_MAX;
+    Status s = w.fwk->RunPreBindWait(w.plugin, *w.state, *w.assumed, w.assumed->pod->spec.node_name,
+                                     now, &wake_at);
+    if (s.IsWait()) {
+      w.wake_at = wake_at;
+      still.push_back(std::move(w));
+      continue;
+    }
+    SubmitBinding([this, w, s]() mutable {
+      if (s.IsSuccess())
+        s = ContinuePreBind(w.fwk, w.state, w.qp, w.assumed, w.cycle, w.plugin + 1);
+      if (s.IsWait()) return;
+      FinishBindingCycle(w.fwk, w.state, w.qp, w.assumed, w.cycle, std::move(s));
+    });
+  }
+  absl::MutexLock l(&prebind_mu_);
+  // Parked meanwhile (a binding thread): after the older ones.
+  still.insert(still.end(), std::make_move_iterator(prebind_waiting_.begin()),
+               std::make_move_iterator(prebind_waiting_.end()));
+  prebind_waiting_.swap(still);
+}
+
+size_t Scheduler::WaitingInPreBind() const {
+  absl::MutexLock l(&prebind_mu_);
+  return prebind_waiting_.size();
+}
+
+void Scheduler::FinishBindingCycle(framework::Framework* fwk, std::shared_ptr<CycleState> state,
+                                   QueuedPodInfoPtr qp, PodInfoPtr assumed, int64_t cycle,
+                                   Status s) {
+  const std::string& host = assumed->pod->spec.node_name;
   // A node deleted while the binding waited (Permit, a rate-limited client's backlog,
   // PreBind) would get a pod that the pod GC then deletes: fail the binding instead, so
   // the pod is forgotten and requeued. Upstream v1.20 binds regardless (the API server does

@@ -453,7 +453,8 @@ bool Scheduler::CollectRepeatedFlushes(api::Timestamp limit, std::vector<Repeate
 
 std::vector<api::Timestamp> Scheduler::SkipRepeatedFlushes(api::Timestamp until) {
   if (!opts_.replay_podgroup_rejections || reservations_->Settings().enabled()) return {};
-  if (BindingCyclesInFlight() > 0 || !queue_->nominator().Empty()) return {};
+  if (BindingCyclesInFlight() > 0 || WaitingInPreBind() > 0 || !queue_->nominator().Empty())
+    return {};
   const queue::PendingCounts counts = queue_->Counts();
   if (counts.active > 0 || counts.backoff > 0 || counts.gated > 0 || counts.unschedulable == 0)
     return {};

@@ -190,6 +190,7 @@ void Scheduler::Tick() {
   queue_->FlushUnschedulablePodsLeftover();
   ReportGatedPods();
   for (auto& [name, fw] : profiles_) fw->ExpireWaitingPods(now);
+  RetryWaitingPreBinds(now);
   SweepReservations(now);
   SweepStaleGangs(now);
   auto expired = cache_.CleanupExpiredAssumedPods(now);
@@ -202,6 +203,10 @@ api::Timestamp Scheduler::NextWakeTime() const {
   api::Timestamp t = std::min(queue_->NextBackoffExpiry(), queue_->NextUnschedulableTimeout());
   for (const auto& [name, fw] : profiles_) t = std::min(t, fw->NextPermitDeadline());
   t = std::min(t, stale_gangs_->NextDeadline());
+  {
+    absl::MutexLock l(&prebind_mu_);
+    for (const PreBindWaiter& w : prebind_waiting_) t = std::min(t, w.wake_at);
+  }
   return std::min(t, reservations_->NextExpiry());
 }
 

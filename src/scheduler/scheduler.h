@@ -270,7 +270,8 @@ class Scheduler {
   void WaitForBindings();
 
   // Periodic work at the clock's current time: backoff flush, unschedulable flush,
-  // Permit timeouts, expired assumed pods, ReportGatedPods.
+  // Permit timeouts, binding cycles waiting in PreBind, expired assumed pods,
+  // ReportGatedPods.
   void Tick();
   // KEP-5501: every pod that a PreEnqueue plugin holds back before its first attempt (a
   // gang short of members, a missing ResourceClaim, a scheduling gate, a preemption in
@@ -339,6 +340,10 @@ class Scheduler {
   // Binding cycles queued or running on the binding pool (0 with inline bindings); for
   // scheduler_goroutines{operation="binding"}.
   int BindingCyclesInFlight() const;
+  // Binding cycles parked in PreBind (a PreBind plugin returned Wait, PreBindPlugin::
+  // PreBindWait: DRA binding conditions); they hold no thread. Tick retries them, and
+  // NextWakeTime includes their deadlines.
+  size_t WaitingInPreBind() const ABSL_LOCKS_EXCLUDED(prebind_mu_);
   const config::KubeSchedulerConfiguration& config() const { return opts_.config; }
 
   // Where a failure happened: in the scheduling cycle (on the scheduling thread: the
@@ -487,6 +492,20 @@ class Scheduler {
   // Runs `fn` inline (no binding pool), holds it in `hold` while that batch is open, or
   // submits it to the pool.
   void SubmitBinding(std::function<void()> fn, BindingBatch* hold = nullptr);
+  // The PreBind plugins from the `from`-th: Success, a failure, or Wait when a plugin's
+  // PreBindWait still waits (the cycle is then parked in prebind_waiting_).
+  framework::Status ContinuePreBind(framework::Framework* fwk,
+                                    const std::shared_ptr<framework::CycleState>& state,
+                                    const framework::QueuedPodInfoPtr& qp,
+                                    const framework::PodInfoPtr& assumed, int64_t cycle,
+                                    size_t from) ABSL_LOCKS_EXCLUDED(prebind_mu_);
+  // After PreBind (status `s`): Bind and PostBind, or the failure's undo and requeue.
+  void FinishBindingCycle(framework::Framework* fwk, std::shared_ptr<framework::CycleState> state,
+                          framework::QueuedPodInfoPtr qp, framework::PodInfoPtr assumed,
+                          int64_t cycle, framework::Status s);
+  // Tick's part: every parked PreBind asked again (in the order they were parked); those
+  // that no longer wait go on with their binding cycle.
+  void RetryWaitingPreBinds(api::Timestamp now) ABSL_LOCKS_EXCLUDED(prebind_mu_);
 
   // ---- schedule_one_podgroup.cc: the PodGroup cycle's driver ----
   void RunPodGroupCycle(framework::Framework* fwk, const framework::QueuedPodInfoPtr& popped,
@@ -633,6 +652,19 @@ class Scheduler {
 
   mutable absl::Mutex stats_mu_;
   SchedulerStats stats_ ABSL_GUARDED_BY(stats_mu_);
+
+  // A binding cycle parked in PreBind (see WaitingInPreBind).
+  struct PreBindWaiter {
+    framework::Framework* fwk = nullptr;
+    std::shared_ptr<framework::CycleState> state;
+    framework::QueuedPodInfoPtr qp;
+    framework::PodInfoPtr assumed;
+    int64_t cycle = 0;
+    size_t plugin = 0;                   // index of the waiting PreBind plugin
+    api::Timestamp wake_at = INT64_MAX;  // its PreBindWait's deadline
+  };
+  mutable absl::Mutex prebind_mu_;
+  std::vector<PreBindWaiter> prebind_waiting_ ABSL_GUARDED_BY(prebind_mu_);
 
   // Reused per cycle to avoid allocation on the hot path (scheduling thread only).
   std::vector<std::string> changed_nominations_;  // SyncNominatedLookups' scratch

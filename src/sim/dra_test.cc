@@ -1,6 +1,7 @@
 // Dynamic Resource Allocation end to end in the simulator: the DynamicResources plugin,
 // the structured allocator, the simulated resourceclaim controller (Must show).
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "scheduler/scheduler.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
+#include "store/store.h"
 
 namespace phalanx::sim {
 namespace {
@@ -641,6 +643,242 @@ spec:
   EXPECT_TRUE(one->node.empty());
   EXPECT_NE(one->reason.find("Insufficient nvidia.com/gpu"), std::string::npos) << one->reason;
   EXPECT_TRUE(r.dra_claims.empty());
+}
+
+// ---- KEP-5007: device binding conditions ----
+
+// Two nodes and a fabric pool offered to both (allNodes) with one device that binds to the
+// node it is allocated for and becomes usable when its driver sets FabricDeviceReady
+// (FabricDeviceFailed: it cannot), as CoHDI's composable-dra-driver publishes them. Claims
+// c1 (pod a at 0 s) and c2 (pod b at `b_arrival` s) each want one such device.
+std::string FabricScenario(int b_arrival) {
+  std::string out =
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+      "status: {capacity: {cpu: \"8\", memory: 32Gi, pods: \"110\"}}\n---\n"
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"
+      "status: {capacity: {cpu: \"8\", memory: 32Gi, pods: \"110\"}}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: fabric-gpu}\n"
+      "spec: {selectors: [{cel: {expression: \"device.driver == 'fabric.example.com'\"}}]}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: fabric}\n"
+      "spec:\n  driver: fabric.example.com\n  allNodes: true\n  pool: {name: fabric}\n"
+      "  devices:\n  - name: gpu-0\n    bindsToNode: true\n"
+      "    bindingConditions: [FabricDeviceReady]\n"
+      "    bindingFailureConditions: [FabricDeviceFailed]\n---\n";
+  for (const char* c : {"c1", "c2"}) {
+    out += std::string("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: ") +
+           c +
+           ", namespace: default}\nspec: {devices: {requests: [{name: gpu, exactly: "
+           "{deviceClassName: fabric-gpu}}]}}\n---\n";
+  }
+  auto pod = [](const std::string& name, const std::string& claim, int arrival) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+           ", namespace: default, annotations: {simulation.phalanx.dev/arrival-seconds: \"" +
+           std::to_string(arrival) + "\"}}\nspec:\n  resourceClaims: [{name: gpu, " +
+           "resourceClaimName: " + claim +
+           "}]\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}, claims: "
+           "[{name: gpu}]}}]\n---\n";
+  };
+  out += pod("a", "c1", 0);
+  if (b_arrival >= 0) out += pod("b", "c2", b_arrival);
+  return out;
+}
+
+constexpr char kC1Key[] = "ResourceClaim.resource.k8s.io/default/c1";
+
+// The claim's stored status, parsed.
+std::optional<dra::ResourceClaim> StoredClaim(store::Store& st, const std::string& key) {
+  auto obj = st.GetObject(key);
+  if (!obj) return std::nullopt;
+  auto c = dra::ParseResourceClaim(*obj);
+  if (!c.ok()) return std::nullopt;
+  return *c;
+}
+
+// Plays the fabric driver: claim `key`'s status.devices gets gpu-0 with condition `type`
+// True (reason FabricError / Attached, message M).
+void SetDeviceCondition(store::Store& st, const std::string& key, const std::string& type,
+                        const std::string& reason, const std::string& message) {
+  auto obj = st.GetObject(key);
+  ASSERT_NE(obj, nullptr);
+  api::Unstructured u = *obj;
+  YAML::Node doc = YAML::Clone(*u.object);
+  YAML::Node cond;
+  cond["type"] = type;
+  cond["status"] = "True";
+  cond["reason"] = reason;
+  cond["message"] = message;
+  cond["lastTransitionTime"] = "1970-01-01T00:00:30Z";
+  YAML::Node dev;
+  dev["driver"] = "fabric.example.com";
+  dev["pool"] = "fabric";
+  dev["device"] = "gpu-0";
+  dev["conditions"].push_back(cond);
+  YAML::Node devs(YAML::NodeType::Sequence);
+  devs.push_back(dev);
+  doc["status"]["devices"] = devs;
+  u.object = std::make_shared<const YAML::Node>(doc);
+  ASSERT_TRUE(st.UpdateObject(u).ok());
+}
+
+// Nobody sets the condition: a waits in PreBind holding the device (b, arriving at 10 s,
+// cannot have it) until upstream's default bindingTimeout of 600 s ends the wait with
+// "device binding timeout"; a's retry deallocates c1, and the freed device goes to b.
+TEST(DraBindingConditionsTest, UnmetConditionTimesOutAndFreesTheDeviceForAnotherPod) {
+  Scenario sc = LoadText("binding-timeout", FabricScenario(10));
+  SimulationOptions o = Options();
+  o.stop_at_s = 700;
+  std::optional<double> failed_at;
+  std::string failure, a_at_300 = "unset", c1_at_300, timestamp_at_300;
+  o.hooks.on_step_store = [&](double t, store::Store& st) {
+    auto ev = st.LastEventFor("default/a");
+    if (!failed_at && ev && ev->reason == "FailedScheduling" &&
+        ev->message.find("binding") != std::string::npos) {
+      failed_at = t;
+      failure = ev->message;
+    }
+    if (t >= 300 && a_at_300 == "unset") {
+      auto pod = st.GetPod("default", "a");
+      a_at_300 = pod ? pod->spec.node_name : "gone";
+      auto c = StoredClaim(st, kC1Key);
+      c1_at_300 = c && c->allocation && c->reserved_for.size() == 1 ? c->reserved_for[0].name : "";
+      auto obj = st.GetObject(kC1Key);
+      timestamp_at_300 = (*obj->object)["status"]["allocation"]["allocationTimestamp"].Scalar();
+    }
+  };
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, o, &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  EXPECT_TRUE(r.dra_errors.empty()) << r.dra_errors[0];
+  // At 300 s a is still waiting in PreBind: not bound, c1 allocated and reserved for it,
+  // allocated at the start of the virtual clock.
+  EXPECT_EQ(a_at_300, "");
+  EXPECT_EQ(c1_at_300, "a");
+  EXPECT_EQ(timestamp_at_300, "1970-01-01T00:00:00Z");
+  ASSERT_TRUE(failed_at.has_value()) << FormatSummary(r);
+  EXPECT_EQ(*failed_at, 600.0);
+  EXPECT_NE(failure.find("running PreBind plugin \"DynamicResources\": device binding timeout"),
+            std::string::npos)
+      << failure;
+  // The device went to b after c1 was deallocated; b waits in its turn (until 1201 s).
+  EXPECT_EQ(Claim(r, "default/c1"), "default/c1: not allocated");
+  EXPECT_EQ(Claim(r, "default/c2"), "default/c2: fabric.example.com/fabric/gpu-0 (reserved for b)");
+  EXPECT_TRUE(Find(r, "default/a")->node.empty());
+  EXPECT_TRUE(Find(r, "default/b")->node.empty());
+}
+
+// The driver sets FabricDeviceReady True at 30 s (through the store, as its status update):
+// the next poll, 5 s later (upstream polls every 5 s), lets a bind. The allocation is
+// pinned to a's node although the pool reaches both nodes (bindsToNode), and the result
+// carries the device's binding conditions.
+TEST(DraBindingConditionsTest, ConditionSetTrueLaterLetsThePodBind) {
+  Scenario sc = LoadText("binding-ready", FabricScenario(-1));
+  SimulationOptions o = Options();
+  o.hooks.on_step_store = [&](double t, store::Store& st) {
+    if (t == 30) SetDeviceCondition(st, kC1Key, "FabricDeviceReady", "Attached", "");
+  };
+  std::optional<dra::ResourceClaim> end;
+  std::string timestamp;
+  o.hooks.on_end = [&](scheduler::Scheduler&, store::Store& st) {
+    end = StoredClaim(st, kC1Key);
+    timestamp =
+        (*st.GetObject(kC1Key)->object)["status"]["allocation"]["allocationTimestamp"].Scalar();
+  };
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, o, &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  const PodOutcome* a = Find(r, "default/a");
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(a->scheduled_s.has_value()) << a->reason;
+  EXPECT_EQ(*a->scheduled_s, 35.0);
+  ASSERT_FALSE(a->node.empty());
+  ASSERT_TRUE(end.has_value());
+  ASSERT_TRUE(end->allocation.has_value());
+  ASSERT_TRUE(end->allocation->node_selector.has_value());
+  const auto& terms = end->allocation->node_selector->node_selector_terms;
+  ASSERT_EQ(terms.size(), 1u);
+  ASSERT_EQ(terms[0].match_fields.size(), 1u);
+  EXPECT_EQ(terms[0].match_fields[0].key, "metadata.name");
+  EXPECT_EQ(terms[0].match_fields[0].values, std::vector<std::string>{a->node});
+  ASSERT_EQ(end->allocation->devices.size(), 1u);
+  EXPECT_EQ(end->allocation->devices[0].binding_conditions,
+            std::vector<std::string>{"FabricDeviceReady"});
+  EXPECT_EQ(end->allocation->devices[0].binding_failure_conditions,
+            std::vector<std::string>{"FabricDeviceFailed"});
+  EXPECT_EQ(timestamp, "1970-01-01T00:00:00Z");
+  // The driver's device status is kept by the scheduler's writes.
+  ASSERT_EQ(end->devices.size(), 1u);
+  EXPECT_EQ(end->devices[0].conditions[0].type, "FabricDeviceReady");
+  EXPECT_EQ(Claim(r, "default/c1"), "default/c1: fabric.example.com/fabric/gpu-0 (reserved for a)");
+}
+
+// FabricDeviceFailed True at 30 s fails the binding at the next poll (35 s), long before the
+// timeout, with the condition's reason and message; the retry deallocates c1 (its device
+// status goes with the allocation) and allocates the free device anew.
+TEST(DraBindingConditionsTest, FailureConditionFailsTheBindingAtOnce) {
+  Scenario sc = LoadText("binding-failed", FabricScenario(-1));
+  SimulationOptions o = Options();
+  o.stop_at_s = 100;
+  std::optional<double> failed_at, deallocated_at;
+  std::string failure;
+  o.hooks.on_step_store = [&](double t, store::Store& st) {
+    if (t == 30) SetDeviceCondition(st, kC1Key, "FabricDeviceFailed", "FabricError", "link down");
+    auto ev = st.LastEventFor("default/a");
+    if (!failed_at && ev && ev->message.find("binding failed") != std::string::npos) {
+      failed_at = t;
+      failure = ev->message;
+    }
+    auto c = StoredClaim(st, kC1Key);
+    if (failed_at && !deallocated_at && c && !c->allocation) deallocated_at = t;
+  };
+  std::optional<dra::ResourceClaim> end;
+  o.hooks.on_end = [&](scheduler::Scheduler&, store::Store& st) { end = StoredClaim(st, kC1Key); };
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, o, &r), absl::OkStatus());
+  ASSERT_TRUE(failed_at.has_value()) << FormatSummary(r);
+  EXPECT_EQ(*failed_at, 35.0);
+  EXPECT_NE(failure.find("claim c1 binding failed: reason=FabricError, message=\"link down\""),
+            std::string::npos)
+      << failure;
+  EXPECT_TRUE(Find(r, "default/a")->node.empty());
+  ASSERT_TRUE(deallocated_at.has_value());
+  EXPECT_GT(*deallocated_at, 35.0);  // the retry after backoff
+  EXPECT_LT(*deallocated_at, 600.0);
+  // Allocated again after the deallocation, without the failed device status.
+  ASSERT_TRUE(end.has_value());
+  ASSERT_TRUE(end->allocation.has_value());
+  EXPECT_TRUE(end->devices.empty());
+  ASSERT_TRUE(end->allocation->allocation_timestamp.has_value());
+  EXPECT_GT(*end->allocation->allocation_timestamp, 35 * api::kNanosPerSecond);
+}
+
+// DynamicResourcesArgs' bindingTimeout from a KubeSchedulerConfiguration reaches the plugin:
+// with 60s the unmet condition ends the wait at 60 s instead of upstream's default 600 s.
+TEST(DraBindingConditionsTest, BindingTimeoutFromTheConfigurationEndsTheWait) {
+  Scenario sc = LoadText("binding-timeout-config", FabricScenario(-1));
+  SimulationOptions o = Options();
+  auto cfg = config::DecodeConfiguration(
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
+      "  - name: DynamicResources\n    args: {apiVersion: kubescheduler.config.k8s.io/v1, kind: "
+      "DynamicResourcesArgs, bindingTimeout: 60s}\n",
+      "sched.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  o.config = *cfg;
+  o.stop_at_s = 100;
+  std::optional<double> failed_at;
+  std::string failure;
+  o.hooks.on_step_store = [&](double t, store::Store& st) {
+    auto ev = st.LastEventFor("default/a");
+    if (!failed_at && ev && ev->reason == "FailedScheduling") {
+      failed_at = t;
+      failure = ev->message;
+    }
+  };
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, o, &r), absl::OkStatus());
+  ASSERT_TRUE(failed_at.has_value()) << FormatSummary(r);
+  EXPECT_EQ(*failed_at, 60.0);
+  EXPECT_NE(failure.find("device binding timeout"), std::string::npos) << failure;
 }
 
 }  // namespace

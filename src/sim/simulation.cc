@@ -468,10 +468,11 @@ class Driver {
     if (next_ev == LLONG_MAX) {
       auto c = sched_->scheduling_queue().Counts();
       api::Timestamp other = std::min(sched_->scheduling_queue().NextBackoffExpiry(), wake);
-      bool only_flush = c.active == 0 && c.backoff == 0 &&
+      bool only_flush = c.active == 0 && c.backoff == 0 && sched_->WaitingInPreBind() == 0 &&
                         other == sched_->scheduling_queue().NextUnschedulableTimeout();
       if (wake == LLONG_MAX || only_flush) return true;
-      if (OnlyErrorsFor3MaxBackoffs()) return true;
+      // A binding cycle waiting in PreBind ends by its own deadline.
+      if (sched_->WaitingInPreBind() == 0 && OnlyErrorsFor3MaxBackoffs()) return true;
     }
     *t = std::min(next_ev, wake);
     return false;
@@ -509,6 +510,7 @@ class Driver {
       RecordUsage();
       if (has_queues_) RecordQueues();
       if (opts_.hooks.on_step) opts_.hooks.on_step(Seconds(clock_.Now()));
+      if (opts_.hooks.on_step_store) opts_.hooks.on_step_store(Seconds(clock_.Now()), store_);
       if (opts_.progress && (++steps_ % 512 == 0)) {
         opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
       }
@@ -534,6 +536,7 @@ class Driver {
       RecordUsage();
       if (has_queues_) RecordQueues();
       if (opts_.hooks.on_step) opts_.hooks.on_step(Seconds(clock_.Now()));
+      if (opts_.hooks.on_step_store) opts_.hooks.on_step_store(Seconds(clock_.Now()), store_);
       if (opts_.progress && (++steps_ % 512 == 0)) {
         opts_.progress(arrived_, sc_.pods.size(), Seconds(clock_.Now()));
       }
@@ -718,9 +721,11 @@ class Driver {
   void Finish() {
     sched_->ReportGatedPods();  // pods gated in the last step show why, as after a Tick
     // Pods no profile serves are not ours: no PodScheduled condition is expected of us.
+    // Pods in their binding cycle at the end (assumed: waiting in PreBind for DRA binding
+    // conditions) have no PodScheduled condition either, as upstream's.
     std::vector<api::PodPtr> ours;
     for (auto& p : store_.ListPods()) {
-      if (Served(*p)) ours.push_back(std::move(p));
+      if (Served(*p) && !sched_->cache().IsAssumedPod(*p)) ours.push_back(std::move(p));
     }
     checker_.CheckPendingReasons(ours);
     for (size_t i = 0; i < sc_.pods.size(); ++i) {

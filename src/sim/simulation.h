@@ -49,6 +49,10 @@ struct SimulationHooks {
   std::function<void(size_t pod, double t, bool restarts)> on_evicted;
   // After the events due at `t` were applied and the scheduler has nothing left to do.
   std::function<void(double t)> on_step;
+  // The same with the store, for a test that plays a controller outside the scheduler (a
+  // DRA driver setting a claim's device conditions): its writes reach the scheduler as
+  // events, seen at the next step (a scheduler wake-up or a scenario event).
+  std::function<void(double t, store::Store&)> on_step_store;
   // Once the loop stopped (the run ended, or SimulationOptions::stop_at_s was reached),
   // before the result is summarized: the scheduler and the store as they are then
   // (`phalanx explain` diagnoses pending pods there).

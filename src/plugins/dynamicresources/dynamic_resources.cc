@@ -1,15 +1,19 @@
 #include "plugins/dynamicresources/dynamic_resources.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "api/duration.h"
 #include "api/labels.h"
 #include "framework/handle.h"
 #include "framework/types.h"
 #include "plugins/dynamicresources/extended_resources.h"
+#include "plugins/helper/args.h"
 #include "plugins/helper/validation.h"
 
 namespace phalanx::plugins::dynamicresources {
@@ -64,6 +68,11 @@ struct Data {
   std::shared_ptr<const Variant> reserved_variant;  // Reserve's
   std::optional<dra::AllocationResult> reserved_extended;
   std::optional<api::Unstructured> created_extended;  // PreBind's, for Unreserve to delete
+  // Allocated claims whose binding failed or timed out (KEP-5007): unavailable on every node,
+  // deallocated by PostFilter.
+  std::vector<bool> binding_unavailable;
+  // PreBind's wait for binding conditions: when it ends ("device binding timeout").
+  int64_t wait_deadline = 0;
 };
 
 struct State final : framework::StateData {
@@ -166,10 +175,103 @@ api::StatusOr<std::shared_ptr<const Data::Variant>> VariantFor(const Data& d,
 
 }  // namespace
 
+api::Status ClaimReadyForBinding(const dra::ResourceClaim& c, bool* ready) {
+  *ready = false;
+  if (!c.allocation) return absl::OkStatus();
+  for (const dra::DeviceResult& r : c.allocation->devices) {
+    if (r.binding_conditions.empty()) continue;
+    // getAllocatedDeviceStatus: the entry of the same driver, pool and device.
+    const dra::AllocatedDeviceStatus* st = nullptr;
+    for (const auto& d : c.devices) {
+      if (d.driver == r.driver && d.pool == r.pool && d.device == r.device) {
+        st = &d;
+        break;
+      }
+    }
+    if (!st) return absl::OkStatus();
+    auto find = [&](const std::string& type) -> const dra::DeviceCondition* {
+      for (const auto& cond : st->conditions) {
+        if (cond.type == type) return &cond;
+      }
+      return nullptr;
+    };
+    for (const std::string& type : r.binding_failure_conditions) {
+      const dra::DeviceCondition* f = find(type);
+      if (f && f->status == "True") {
+        return absl::FailedPreconditionError("claim " + c.metadata.name +
+                                             " binding failed: reason=" + f->reason +
+                                             ", message=" + api::GoQuote(f->message));
+      }
+    }
+    for (const std::string& type : r.binding_conditions) {
+      const dra::DeviceCondition* t = find(type);
+      if (!t || t->status != "True") return absl::OkStatus();
+    }
+  }
+  *ready = true;
+  return absl::OkStatus();
+}
+
+bool HasBindingConditions(const dra::ResourceClaim& c) {
+  if (!c.allocation) return false;
+  for (const auto& r : c.allocation->devices) {
+    if (!r.binding_conditions.empty()) return true;
+  }
+  return false;
+}
+
+framework::StatusOr<int64_t> DynamicResources::ParseArgs(framework::PluginArgs args) {
+  constexpr std::string_view kKind = "DynamicResourcesArgs";
+  helper::FieldErrors errs;
+  bool has_content = false;
+  if (!helper::CheckArgsMap(args, kKind, {"filterTimeout", "bindingTimeout"}, &errs,
+                            &has_content)) {
+    return helper::ArgsError(errs, kKind);
+  }
+  int64_t binding = kBindingTimeoutDefaultNs;
+  if (!has_content) return binding;
+  // metav1.Duration: a Go duration string ("10m", "90s").
+  auto duration = [&](const char* key, int64_t min_ns,
+                      const char* detail) -> std::optional<int64_t> {
+    const YAML::Node n = (*args)[key];
+    if (!n.IsDefined() || n.IsNull()) return std::nullopt;
+    if (!n.IsScalar()) {
+      errs.Invalid(key, std::string_view("object"), "must be a duration string");
+      return std::nullopt;
+    }
+    auto d = api::ParseGoDuration(n.Scalar());
+    if (!d.ok()) {
+      errs.Invalid(key, n.Scalar(), std::string(d.status().message()));
+      return std::nullopt;
+    }
+    if (*d < min_ns) {
+      errs.Invalid(key, n.Scalar(), detail);
+      return std::nullopt;
+    }
+    return *d;
+  };
+  // ValidateDynamicResourcesArgs (pkg/scheduler/apis/config/validation).
+  (void)duration("filterTimeout", 0, "must be zero or positive");
+  if (auto b = duration("bindingTimeout", api::kNanosPerSecond, "must be at least 1 second")) {
+    binding = *b;
+  }
+  if (!errs.empty()) return helper::ArgsError(errs, kKind);
+  return binding;
+}
+
 framework::StatusOr<std::unique_ptr<framework::Plugin>> DynamicResources::New(
-    framework::PluginArgs, framework::Handle& h) {
+    framework::PluginArgs args, framework::Handle& h) {
+  auto timeout = ParseArgs(args);
+  if (!timeout.ok()) return timeout.status();
   return std::unique_ptr<framework::Plugin>(
-      new DynamicResources(h, h.Service<dra::DefaultDRAManager>()));
+      new DynamicResources(h, h.Service<dra::DefaultDRAManager>(), *timeout));
+}
+
+bool DynamicResources::ClaimTimedOut(const dra::ResourceClaim& c, int64_t now) const {
+  if (!c.allocation || !c.allocation->allocation_timestamp || !HasBindingConditions(c)) {
+    return false;
+  }
+  return *c.allocation->allocation_timestamp + binding_timeout_ns_ < now;
 }
 
 api::StatusOr<std::vector<dra::ResourceClaimPtr>> DynamicResources::PodClaims(
@@ -302,7 +404,9 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
   d.available_on.resize(d.claims.size());
   d.reserved.resize(d.claims.size());
   d.wrote_group.resize(d.claims.size());
+  d.binding_unavailable.resize(d.claims.size());
   auto classes = dra_->Classes();
+  const int64_t now = h_.GetClock().Now();
   for (size_t i = 0; i < d.claims.size(); ++i) {
     const dra::ResourceClaim& c = *d.claims[i];
     if (c.allocation) {
@@ -310,6 +414,12 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
         return Status::UnschedulableAndUnresolvable("resourceclaim in use");
       }
       d.available_on[i] = c.allocation->node_selector;
+      // Upstream's Filter: a claim whose binding failed, or that is not ready past its
+      // binding timeout, is unavailable (on every node: it depends on no node), so that
+      // PostFilter deallocates it and another device can be tried.
+      bool ready = false;
+      const api::Status st = ClaimReadyForBinding(c, &ready);
+      d.binding_unavailable[i] = !st.ok() || (!ready && ClaimTimedOut(c, now));
       continue;
     }
     d.to_allocate.push_back(i);
@@ -376,7 +486,8 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
   const api::Node& node = *node_info.node();
   for (size_t i = 0; i < d->claims.size(); ++i) {
     const auto& sel = d->available_on[i];
-    if (sel && !api::NodeSelectorMatches(*sel, node.metadata.labels, node.metadata.name)) {
+    if (d->binding_unavailable[i] ||
+        (sel && !api::NodeSelectorMatches(*sel, node.metadata.labels, node.metadata.name))) {
       return Status::UnschedulableAndUnresolvable("resourceclaim not available on the node");
     }
   }
@@ -437,12 +548,14 @@ Status DynamicResources::PostFilter(framework::CycleState& state, const framewor
   // deallocate it (upstream PostFilter), so that the next attempt can allocate it anew.
   for (size_t i = 0; i < d->claims.size(); ++i) {
     const dra::ResourceClaim& c = *d->claims[i];
-    if (!c.allocation || !d->available_on[i]) continue;
+    if (!c.allocation || (!d->available_on[i] && !d->binding_unavailable[i])) continue;
     bool usable = false;
-    for (const auto* ni : h_.SnapshotSharedLister().List()) {
-      const api::Node& n = *ni->node();
-      usable = usable ||
-               api::NodeSelectorMatches(*d->available_on[i], n.metadata.labels, n.metadata.name);
+    if (!d->binding_unavailable[i]) {
+      for (const auto* ni : h_.SnapshotSharedLister().List()) {
+        const api::Node& n = *ni->node();
+        usable = usable ||
+                 api::NodeSelectorMatches(*d->available_on[i], n.metadata.labels, n.metadata.name);
+      }
     }
     if (usable) continue;
     if (c.reserved_for.empty() ||
@@ -452,6 +565,7 @@ Status DynamicResources::PostFilter(framework::CycleState& state, const framewor
       dra::ResourceClaim cleared = c;
       cleared.allocation.reset();
       cleared.reserved_for.clear();
+      cleared.devices.clear();  // WithClaimStatus drops status.devices with the allocation
       if (auto s = h_.Client().UpdateResourceClaimStatus(dra::WithClaimStatus(*obj, cleared));
           !s.ok()) {
         return Status::Error(std::string(s.message()));
@@ -577,7 +691,7 @@ void DynamicResources::Unreserve(framework::CycleState& state, const framework::
 }
 
 Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod,
-                                 const std::string&) {
+                                 const std::string& node) {
   Data* d = Read(state);
   if (!d) return Status::Success();
   for (size_t i = 0; i < d->claims.size(); ++i) {
@@ -594,9 +708,15 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
       if (c.allocation && !(*c.allocation == *d->reserved[i])) {
         return Status::Error("resourceclaim " + c.Key() + " got allocated elsewhere meanwhile");
       }
-      c.allocation = d->reserved[i];
+      // Kept when written already (by a gang member): its timestamp stays.
+      if (!c.allocation) c.allocation = d->reserved[i];
     }
     if (!c.allocation) return Status::Error("resourceclaim " + c.Key() + " is not allocated");
+    // bindClaim: allocationTimestamp when unset, from the scheduler's clock (the binding
+    // timeout counts from it; the virtual clock in simulate).
+    if (!c.allocation->allocation_timestamp) {
+      c.allocation->allocation_timestamp = h_.GetClock().Now();
+    }
     if (c.reserved_for.size() >= dra::kReservedForMaxSize) {
       return Status::Error("resourceclaim " + c.Key() + ": reservedFor is full");
     }
@@ -609,8 +729,22 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
     dra_->AssumeWritten(c);
     d->wrote_group[i] = d->consumers[i].resource != "pods";
   }
-  if (d->reserved_variant && d->reserved_extended) return BindExtendedClaim(state, pod.Pod());
-  return Status::Success();
+  if (d->reserved_variant && d->reserved_extended) {
+    if (Status s = BindExtendedClaim(state, pod.Pod()); !s.IsSuccess()) return s;
+  }
+  // KEP-5007: a device with binding conditions (e.g. one a fabric attaches to the node
+  // first) keeps the pod here until its driver reports them; PreBindWait polls.
+  bool wait = false;
+  for (const auto& orig : d->claims) {
+    auto now = dra_->GetClaim(orig->metadata.namespace_, orig->metadata.name);
+    wait = wait || (now.ok() && HasBindingConditions(**now));
+  }
+  if (!wait) return Status::Success();
+  h_.Client().RecordEvent(pod.Pod(), "Normal", "BindingConditionsPending",
+                          "waiting for binding conditions for device on node " + node);
+  d->wait_deadline = h_.GetClock().Now() + binding_timeout_ns_;
+  return Status(framework::Code::kWait,
+                "waiting for binding conditions for device on node " + node);
 }
 
 Status DynamicResources::BindExtendedClaim(framework::CycleState& state, const api::Pod& pod) {
@@ -630,6 +764,7 @@ Status DynamicResources::BindExtendedClaim(framework::CycleState& state, const a
   if (!parsed.ok()) return Status::Error(std::string(parsed.status().message()));
   dra::ResourceClaim c = std::move(*parsed);
   c.allocation = d->reserved_extended;
+  c.allocation->allocation_timestamp = h_.GetClock().Now();
   c.reserved_for.push_back(PodConsumer(pod));
   if (auto s = h_.Client().UpdateResourceClaimStatus(dra::WithClaimStatus(*created, c)); !s.ok()) {
     return Status::Error("resourceclaim " + c.Key() + ": " + std::string(s.message()));
@@ -641,6 +776,30 @@ Status DynamicResources::BindExtendedClaim(framework::CycleState& state, const a
           pod, api::PodExtendedResourceClaimStatus{v.mappings, c.metadata.name});
       !s.ok()) {
     return Status::Error(std::string(s.message()));
+  }
+  return Status::Success();
+}
+
+Status DynamicResources::PreBindWait(framework::CycleState& state, const framework::PodInfo&,
+                                     const std::string&, int64_t now, int64_t* wake_at) {
+  Data* d = Read(state);
+  if (!d) return Status::Success();
+  // isPodReadyForBinding: every claim as the informer has it now.
+  for (const auto& orig : d->claims) {
+    auto c = dra_->GetClaim(orig->metadata.namespace_, orig->metadata.name);
+    if (!c.ok()) return Status::Error(std::string(c.status().message()));
+    bool ready = false;
+    if (api::Status st = ClaimReadyForBinding(**c, &ready); !st.ok()) {
+      return Status::Error(std::string(st.message()));
+    }
+    if (ready) continue;
+    if (ClaimTimedOut(**c, now)) {
+      return Status::Error("claim " + (*c)->metadata.name + " binding timeout");
+    }
+    // wait.PollUntilContextTimeout's deadline.
+    if (now >= d->wait_deadline) return Status::Error("device binding timeout");
+    *wake_at = std::min(d->wait_deadline, now + kBindingPollIntervalNs);
+    return Status(framework::Code::kWait, "waiting for binding conditions");
   }
   return Status::Success();
 }

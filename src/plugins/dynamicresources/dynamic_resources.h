@@ -26,8 +26,29 @@
 //               gang's members are reserved one after the other).
 //   Unreserve   the allocation in flight is dropped; a reservation written in PreBind is
 //               removed from reservedFor.
-//   PreBind     each claim's status gets the allocation and the pod in reservedFor, written
-//               through ClusterClient::UpdateResourceClaimStatus (the store in simulate).
+//   PreBind     each claim's status gets the allocation (with allocationTimestamp from the
+//               scheduler's clock when unset) and the pod in reservedFor, written through
+//               ClusterClient::UpdateResourceClaimStatus (the store in simulate). When a result
+//               has bindingConditions (KEP-5007), the pod then waits in PreBind (a Normal Event
+//               BindingConditionsPending "waiting for binding conditions for device on node N")
+//               without holding a thread (PreBindWait, see below).
+//   PreBindWait upstream's isPodReadyForBinding, polled every 5 s (kBindingPollIntervalNs) and at
+//               every scheduler Tick: Success once every result's bindingConditions are True
+//               in the claim's status.devices[] entry of that device (driver, pool, device);
+//               an Error "claim C binding failed: reason=R, message=\"M\"" as soon as one of
+//               its bindingFailureConditions is True, "claim C binding timeout" when the
+//               claim's allocationTimestamp is more than bindingTimeout ago, and "device
+//               binding timeout" when bindingTimeout passed since the wait began. The failure
+//               fails the binding cycle: Unreserve takes the pod out of reservedFor and the pod
+//               is retried; in that attempt Filter finds the claim "resourceclaim not
+//               available on the node" (failed, or not ready past its timeout) and PostFilter
+//               deallocates it (allocation, reservedFor and status.devices cleared:
+//               "deallocation of ResourceClaim completed"), freeing the device.
+//   Args        DynamicResourcesArgs (pkg/scheduler/apis/config types.go): bindingTimeout
+//               (Go duration, at least 1s, default 600s: DynamicResourcesBindingTimeoutDefault)
+//               and filterTimeout (>= 0, accepted; Phalanx's allocator is bounded by search
+//               steps instead, dra::kMaxSearchSteps). Errors name the field, upstream's
+//               wording ("bindingTimeout: Invalid value: \"500ms\": must be at least 1 second").
 //   Events      Node Add / UpdateNodeLabel; ResourceClaim Add / Update (hint: a claim of the
 //               pod was created or its status changed, or any claim was deallocated);
 //               Pod UpdatePodGeneratedResourceClaim (hint: this pod's claims now exist);
@@ -47,6 +68,7 @@
 // (JointAllocate, podgroup_algorithm.cc) allocates every member's claims together.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,9 +78,20 @@
 #include "dra/dra_manager.h"
 #include "framework/interface.h"
 #include "framework/podgroup.h"
+#include "framework/prebind_wait.h"
 #include "framework/registry.h"
 
 namespace phalanx::plugins::dynamicresources {
+
+// KEP-5007, upstream isClaimReadyForBinding: *ready is true when every result of `c`'s
+// allocation that has bindingConditions finds them all True (conditions[].type, status
+// "True") in the claim's status.devices[] entry of its driver, pool and device; a missing
+// entry is not ready, and an unallocated claim is not ready. Error: FailedPrecondition
+// "claim NAME binding failed: reason=R, message=\"M\"" when one of a result's
+// bindingFailureConditions is True (checked before its bindingConditions).
+api::Status ClaimReadyForBinding(const dra::ResourceClaim& c, bool* ready);
+// Whether any result of `c`'s allocation has bindingConditions (upstream hasBindingConditions).
+bool HasBindingConditions(const dra::ResourceClaim& c);
 
 class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::PreFilterPlugin,
@@ -66,6 +99,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::PostFilterPlugin,
                                public framework::ReservePlugin,
                                public framework::PreBindPlugin,
+                               public framework::WaitingPreBindPlugin,
                                public framework::EnqueueExtensions,
                                public framework::BatchablePlugin,
                                public framework::PodGroupPlacementPlugin {
@@ -75,7 +109,16 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // with claims is rejected with a clear reason.
   static framework::StatusOr<std::unique_ptr<framework::Plugin>> New(framework::PluginArgs args,
                                                                      framework::Handle& h);
-  DynamicResources(framework::Handle& h, dra::DefaultDRAManager* manager) : h_(h), dra_(manager) {}
+  DynamicResources(framework::Handle& h, dra::DefaultDRAManager* manager,
+                   int64_t binding_timeout_ns = kBindingTimeoutDefaultNs)
+      : h_(h), dra_(manager), binding_timeout_ns_(binding_timeout_ns) {}
+  // DynamicResourcesBindingTimeoutDefault (600 s) and the PreBind poll interval (upstream's
+  // wait.PollUntilContextTimeout(ctx, 5*time.Second, ...)), in nanoseconds.
+  static constexpr int64_t kBindingTimeoutDefaultNs = 600'000'000'000;
+  static constexpr int64_t kBindingPollIntervalNs = 5'000'000'000;
+  // DynamicResourcesArgs' bindingTimeout in nanoseconds (the default when absent). Errors:
+  // wrong kind, unknown field, not a duration, bindingTimeout < 1s, filterTimeout < 0.
+  static framework::StatusOr<int64_t> ParseArgs(framework::PluginArgs args);
   std::string_view Name() const override { return kName; }
 
   framework::Status PreEnqueue(const framework::PodInfo& pod) override;
@@ -92,6 +135,8 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                  const std::string& node) override;
   framework::Status PreBind(framework::CycleState& state, const framework::PodInfo& pod,
                             const std::string& node) override;
+  framework::Status PreBindWait(framework::CycleState& state, const framework::PodInfo& pod,
+                                const std::string& node, int64_t now, int64_t* wake_at) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // KEP-5598 pod signature: pods without resource claims are alike for this plugin (upstream
   // marks pods with claims unsignable).
@@ -126,9 +171,13 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
 
   // PreBind of the pod's extended resources backed by DRA (see the file comment).
   framework::Status BindExtendedClaim(framework::CycleState& state, const api::Pod& pod);
+  // Upstream isClaimTimeout: the claim's results have bindingConditions and its
+  // allocationTimestamp + bindingTimeout is before `now`.
+  bool ClaimTimedOut(const dra::ResourceClaim& c, int64_t now) const;
 
   framework::Handle& h_;
   dra::DefaultDRAManager* dra_;
+  const int64_t binding_timeout_ns_;
   // Trial placements of the current PodGroup cycle (scheduling thread only): claim UID ->
   // the claim with the allocation a placed member's Filter chose for it.
   std::map<std::string, dra::ResourceClaimPtr> tentative_;

@@ -1,6 +1,8 @@
 // DynamicResources' extension points on a fake handle: the allocation made in Reserve is an
 // allocation in flight (devices taken for the next pod) until Unreserve reverts it; the
-// PreEnqueue / PreFilter reasons. (PreBind's status write: src/sim/dra_test.cc.)
+// PreEnqueue / PreFilter reasons; device binding conditions (KEP-5007): the status PreBind
+// writes, the wait and its three endings, PostFilter's deallocation; DynamicResourcesArgs.
+// (End to end: src/sim/dra_test.cc.)
 #include "plugins/dynamicresources/dynamic_resources.h"
 
 #include <gtest/gtest.h>
@@ -192,6 +194,255 @@ TEST(DynamicResourcesTest, PodGroupClaimIsReservedForThePodGroup) {
   auto after = m.GetClaim("ns", "train-gpu-x");
   EXPECT_TRUE((*after)->reserved_for.empty());
   EXPECT_FALSE((*after)->allocation.has_value());
+}
+
+// ---- KEP-5007: device binding conditions ----
+
+// A fabric pool offered to every node: one device that binds to the node it is allocated
+// for and needs FabricDeviceReady (FabricDeviceFailed fails it), as CoHDI's
+// composable-dra-driver publishes them.
+constexpr char kFabricSlice[] =
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: fabric}\n"
+    "spec:\n  driver: fabric.example.com\n  allNodes: true\n  pool: {name: fabric}\n"
+    "  devices:\n  - name: gpu-0\n    bindsToNode: true\n"
+    "    bindingConditions: [FabricDeviceReady]\n"
+    "    bindingFailureConditions: [FabricDeviceFailed]\n";
+
+constexpr char kClaimC[] =
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: ns}\n"
+    "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\n";
+
+// The object `written` with a driver's status.devices entry for gpu-0 holding condition
+// `type` = `status` (reason R, message M).
+api::UnstructuredPtr WithDeviceCondition(const api::Unstructured& written, const std::string& type,
+                                         const std::string& status) {
+  auto out = std::make_shared<api::Unstructured>(written);
+  YAML::Node doc = YAML::Clone(*written.object);
+  YAML::Node cond;
+  cond["type"] = type;
+  cond["status"] = status;
+  cond["reason"] = "R";
+  cond["message"] = "M \"quoted\"";
+  cond["lastTransitionTime"] = "2023-11-14T22:13:30Z";
+  YAML::Node dev;
+  dev["driver"] = "fabric.example.com";
+  dev["pool"] = "fabric";
+  dev["device"] = "gpu-0";
+  dev["conditions"].push_back(cond);
+  doc["status"]["devices"].push_back(dev);
+  out->object = std::make_shared<const YAML::Node>(doc);
+  return out;
+}
+
+struct BindingEnv {
+  dra::DefaultDRAManager m;
+  fake::FakeHandle h;
+  std::unique_ptr<DynamicResources> pl;
+  explicit BindingEnv(int64_t timeout_ns = DynamicResources::kBindingTimeoutDefaultNs) {
+    m.OnObjectAdd(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"));
+    m.OnObjectAdd(Obj(kFabricSlice));
+    m.OnObjectAdd(Obj(kClaimC));
+    EXPECT_TRUE(m.Errors().empty()) << m.Errors()[0];
+    h.services().Provide<dra::DefaultDRAManager>(&m);
+    std::vector<framework::NodeInfo> nodes;
+    for (const char* n : {"n1", "n2"}) {
+      auto node = std::make_shared<api::Node>();
+      node->metadata.name = n;
+      nodes.emplace_back(node);
+    }
+    h.SetNodes(std::move(nodes));
+    h.fake_clock().now = 1'700'000'000LL * api::kNanosPerSecond;  // 2023-11-14T22:13:20Z
+    pl = std::make_unique<DynamicResources>(h, &m, timeout_ns);
+  }
+  // PreFilter .. PreBind of `pod` on n2 (both nodes fit); PreBind's status.
+  framework::Status ToPreBind(framework::CycleState& s, const framework::PodInfo& pod) {
+    EXPECT_TRUE(pl->PreFilter(s, pod, nullptr).IsSuccess());
+    EXPECT_TRUE(pl->Filter(s, pod, *h.SnapshotSharedLister().Get("n2")).IsSuccess());
+    EXPECT_TRUE(pl->Reserve(s, pod, "n2").IsSuccess());
+    return pl->PreBind(s, pod, "n2");
+  }
+};
+
+// PreBind writes allocationTimestamp (the handle's clock), the result's binding conditions
+// copied from the device and a node selector naming the node (bindsToNode, although the
+// pool reaches every node), then waits; PreBindWait polls every 5 s until the driver's
+// FabricDeviceReady is True.
+TEST(DynamicResourcesBindingTest, PreBindWaitsUntilTheBindingConditionIsTrue) {
+  BindingEnv e;
+  auto pod = Pod("pa", "c");
+  framework::CycleState s;
+  framework::Status st = e.ToPreBind(s, *pod);
+  EXPECT_EQ(st.code(), framework::Code::kWait);
+  ASSERT_EQ(e.h.fake_client().claim_status_writes.size(), 1u);
+  const api::Unstructured written = e.h.fake_client().claim_status_writes[0];
+  const YAML::Node alloc = (*written.object)["status"]["allocation"];
+  EXPECT_EQ(alloc["allocationTimestamp"].Scalar(), "2023-11-14T22:13:20Z");
+  const YAML::Node res = alloc["devices"]["results"][0];
+  EXPECT_EQ(res["device"].Scalar(), "gpu-0");
+  ASSERT_EQ(res["bindingConditions"].size(), 1u);
+  EXPECT_EQ(res["bindingConditions"][0].Scalar(), "FabricDeviceReady");
+  ASSERT_EQ(res["bindingFailureConditions"].size(), 1u);
+  EXPECT_EQ(res["bindingFailureConditions"][0].Scalar(), "FabricDeviceFailed");
+  const YAML::Node mf = alloc["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0];
+  EXPECT_EQ(mf["key"].Scalar(), "metadata.name");
+  EXPECT_EQ(mf["operator"].Scalar(), "In");
+  EXPECT_EQ(mf["values"][0].Scalar(), "n2");
+  ASSERT_EQ(e.h.fake_client().events.size(), 1u);
+  EXPECT_EQ(e.h.fake_client().events[0],
+            "BindingConditionsPending: waiting for binding conditions for device on node n2");
+
+  // No device status yet: wait, and poll again 5 s later.
+  const int64_t t0 = e.h.fake_clock().now;
+  int64_t wake = 0;
+  EXPECT_EQ(e.pl->PreBindWait(s, *pod, "n2", t0, &wake).code(), framework::Code::kWait);
+  EXPECT_EQ(wake, t0 + 5 * api::kNanosPerSecond);
+  // The driver reports another condition False: still waiting.
+  e.m.OnObjectUpdate(WithDeviceCondition(written, "FabricDeviceReady", "False"));
+  EXPECT_EQ(e.pl->PreBindWait(s, *pod, "n2", t0 + 10 * api::kNanosPerSecond, &wake).code(),
+            framework::Code::kWait);
+  // True: the pod may be bound.
+  e.m.OnObjectUpdate(WithDeviceCondition(written, "FabricDeviceReady", "True"));
+  EXPECT_TRUE(e.pl->PreBindWait(s, *pod, "n2", t0 + 15 * api::kNanosPerSecond, &wake).IsSuccess());
+}
+
+// A True failure condition fails at once with upstream's message; the retry's Filter finds
+// the claim unavailable on every node and PostFilter deallocates it (status.devices too), so
+// that the next attempt can have the device.
+TEST(DynamicResourcesBindingTest, FailureConditionFailsAtOnceAndTheRetryDeallocates) {
+  BindingEnv e;
+  auto pod = Pod("pa", "c");
+  framework::CycleState s;
+  ASSERT_EQ(e.ToPreBind(s, *pod).code(), framework::Code::kWait);
+  const api::Unstructured written = e.h.fake_client().claim_status_writes[0];
+  e.m.OnObjectUpdate(WithDeviceCondition(written, "FabricDeviceFailed", "True"));
+  int64_t wake = 0;
+  framework::Status st = e.pl->PreBindWait(s, *pod, "n2", e.h.fake_clock().now, &wake);
+  EXPECT_EQ(st.code(), framework::Code::kError);
+  EXPECT_EQ(st.Message(), "claim c binding failed: reason=R, message=\"M \\\"quoted\\\"\"");
+  // The binding cycle's failure: Unreserve takes the pod out of reservedFor.
+  e.pl->Unreserve(s, *pod, "n2");
+  ASSERT_EQ(e.h.fake_client().claim_status_writes.size(), 2u);
+  e.m.OnObjectUpdate(std::make_shared<api::Unstructured>(e.h.fake_client().claim_status_writes[1]));
+  auto c = e.m.GetClaim("ns", "c");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE((*c)->reserved_for.empty());
+  EXPECT_TRUE((*c)->allocation.has_value());
+  EXPECT_EQ((*c)->devices.size(), 1u);  // Unreserve leaves the driver's status alone
+  // The retry.
+  framework::CycleState s2;
+  ASSERT_TRUE(e.pl->PreFilter(s2, *pod, nullptr).IsSuccess());
+  for (const char* n : {"n1", "n2"}) {
+    framework::Status f = e.pl->Filter(s2, *pod, *e.h.SnapshotSharedLister().Get(n));
+    EXPECT_EQ(f.code(), framework::Code::kUnschedulableAndUnresolvable) << n;
+    EXPECT_EQ(f.Message(), "resourceclaim not available on the node") << n;
+  }
+  framework::PostFilterResult pr;
+  framework::Status pf = e.pl->PostFilter(s2, *pod, framework::NodeToStatus{}, &pr);
+  EXPECT_EQ(pf.Message(), "deallocation of ResourceClaim completed");
+  ASSERT_EQ(e.h.fake_client().claim_status_writes.size(), 3u);
+  const YAML::Node cleared = (*e.h.fake_client().claim_status_writes[2].object)["status"];
+  EXPECT_FALSE(cleared["allocation"].IsDefined());
+  EXPECT_FALSE(cleared["reservedFor"].IsDefined());
+  EXPECT_FALSE(cleared["devices"].IsDefined());
+  // The device is free: the next attempt allocates it again.
+  e.m.OnObjectUpdate(std::make_shared<api::Unstructured>(e.h.fake_client().claim_status_writes[2]));
+  framework::CycleState s3;
+  ASSERT_TRUE(e.pl->PreFilter(s3, *pod, nullptr).IsSuccess());
+  EXPECT_TRUE(e.pl->Filter(s3, *pod, *e.h.SnapshotSharedLister().Get("n1")).IsSuccess());
+}
+
+// The wait ends with "device binding timeout" once bindingTimeout (here 60 s) passed; before
+// that the poll never goes past the deadline. A later attempt on a claim whose
+// allocationTimestamp is older than the timeout finds it unavailable.
+TEST(DynamicResourcesBindingTest, TimeoutEndsTheWaitAndMakesTheClaimUnavailable) {
+  BindingEnv e(60 * api::kNanosPerSecond);
+  auto pod = Pod("pa", "c");
+  framework::CycleState s;
+  ASSERT_EQ(e.ToPreBind(s, *pod).code(), framework::Code::kWait);
+  const int64_t t0 = e.h.fake_clock().now;
+  int64_t wake = 0;
+  EXPECT_EQ(e.pl->PreBindWait(s, *pod, "n2", t0 + 58 * api::kNanosPerSecond, &wake).code(),
+            framework::Code::kWait);
+  EXPECT_EQ(wake, t0 + 60 * api::kNanosPerSecond);  // not 63 s: the deadline comes first
+  framework::Status st = e.pl->PreBindWait(s, *pod, "n2", wake, &wake);
+  EXPECT_EQ(st.code(), framework::Code::kError);
+  EXPECT_EQ(st.Message(), "device binding timeout");
+  e.pl->Unreserve(s, *pod, "n2");
+  e.m.OnObjectUpdate(
+      std::make_shared<api::Unstructured>(e.h.fake_client().claim_status_writes.back()));
+  // At exactly timestamp + timeout the claim is not timed out yet (upstream: Before(now)).
+  e.h.fake_clock().now = t0 + 60 * api::kNanosPerSecond;
+  framework::CycleState s2;
+  ASSERT_TRUE(e.pl->PreFilter(s2, *pod, nullptr).IsSuccess());
+  EXPECT_TRUE(e.pl->Filter(s2, *pod, *e.h.SnapshotSharedLister().Get("n2")).IsSuccess());
+  // One second later it is: unavailable, and a wait that resumes on it says so.
+  e.h.fake_clock().now = t0 + 61 * api::kNanosPerSecond;
+  framework::CycleState s3;
+  ASSERT_TRUE(e.pl->PreFilter(s3, *pod, nullptr).IsSuccess());
+  EXPECT_EQ(e.pl->Filter(s3, *pod, *e.h.SnapshotSharedLister().Get("n2")).Message(),
+            "resourceclaim not available on the node");
+  EXPECT_EQ(e.pl->PreBindWait(s, *pod, "n2", e.h.fake_clock().now, &wake).Message(),
+            "claim c binding timeout");
+}
+
+TEST(DynamicResourcesBindingTest, ArgsBindingTimeout) {
+  auto parse = [](const std::string& yaml) {
+    YAML::Node n = YAML::Load(yaml);
+    return DynamicResources::ParseArgs(&n);
+  };
+  auto dflt = DynamicResources::ParseArgs(nullptr);
+  ASSERT_TRUE(dflt.ok());
+  EXPECT_EQ(*dflt, 600 * api::kNanosPerSecond);  // DynamicResourcesBindingTimeoutDefault
+  auto ok = parse("{kind: DynamicResourcesArgs, bindingTimeout: 90s, filterTimeout: 0s}");
+  ASSERT_TRUE(ok.ok()) << ok.status().Message();
+  EXPECT_EQ(*ok, 90 * api::kNanosPerSecond);
+  EXPECT_EQ(parse("{bindingTimeout: 500ms}").status().Message(),
+            "DynamicResourcesArgs: bindingTimeout: Invalid value: \"500ms\": must be at least 1 "
+            "second");
+  EXPECT_EQ(parse("{filterTimeout: -1s}").status().Message(),
+            "DynamicResourcesArgs: filterTimeout: Invalid value: \"-1s\": must be zero or "
+            "positive");
+  EXPECT_FALSE(parse("{bindingTimeout: 10x}").ok());
+  EXPECT_FALSE(parse("{bindTimeout: 10s}").ok());  // unknown field
+}
+
+// Validation of the device's binding fields (validateDeviceBindingParameters).
+TEST(DynamicResourcesBindingTest, SliceBindingFieldsAreValidated) {
+  auto slice = [](const std::string& fields) {
+    return dra::ParseResourceSlice(
+        *Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+             "spec: {driver: d, allNodes: true, pool: {name: p}, devices: [{name: g0, " +
+             fields + "}]}\n"));
+  };
+  auto ok = slice("bindsToNode: true, bindingConditions: [a], bindingFailureConditions: [b]");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(ok->devices[0].binds_to_node);
+  EXPECT_EQ(ok->devices[0].binding_conditions, std::vector<std::string>{"a"});
+  EXPECT_EQ(ok->devices[0].binding_failure_conditions, std::vector<std::string>{"b"});
+  EXPECT_EQ(
+      slice("bindingConditions: [a, b, c, d, e], bindingFailureConditions: [f]").status().message(),
+      "ResourceSlice s: spec.devices[0].bindingConditions: Too many: 5: must have at most 4 "
+      "items");
+  EXPECT_EQ(slice("bindingConditions: [a]").status().message(),
+            "ResourceSlice s: spec.devices[0].bindingFailureConditions: Invalid value: []: "
+            "bindingFailureConditions are required to use bindingConditions");
+  EXPECT_EQ(slice("bindingConditions: [a], bindingFailureConditions: [a]").status().message(),
+            "ResourceSlice s: spec.devices[0].bindingFailureConditions[0]: Invalid value: \"a\": "
+            "bindingFailureConditions must not overlap with bindingConditions");
+  EXPECT_EQ(slice("bindingConditions: [a, a], bindingFailureConditions: [b]").status().message(),
+            "ResourceSlice s: spec.devices[0].bindingConditions[1]: Duplicate value: \"a\"");
+  const std::string bad_name =
+      std::string(slice("bindingConditions: [\"no spaces\"], bindingFailureConditions: [b]")
+                      .status()
+                      .message());
+  EXPECT_EQ(bad_name.rfind("ResourceSlice s: spec.devices[0].bindingConditions[0]: Invalid value: "
+                           "\"no spaces\": name part ",
+                           0),
+            0u)
+      << bad_name;
+  EXPECT_EQ(slice("bindsToNode: yes").status().message(),
+            "ResourceSlice s: spec.devices[0].bindsToNode: Invalid value: must be a boolean");
 }
 
 }  // namespace
