@@ -341,7 +341,9 @@ spec: {selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]}
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata: {name: gpu-as-extended-resource}
-spec: {extendedResourceName: example.com/gpu}
+spec:
+  extendedResourceName: example.com/gpu
+  selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]
 ---
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
