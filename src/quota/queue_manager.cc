@@ -351,7 +351,8 @@ void QueueManager::ChargeLocked(Entry& e, const api::Resource* requests) {
 }
 
 void QueueManager::WarnLocked(const std::string& queue, const DeviceCharge& c) const {
-  auto warn = [&](std::string w) {
+  // A lambda is not seen to hold mu_ by the thread-safety analysis: the annotation says so.
+  auto warn = [&](std::string w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (warned_.insert(w).second) warnings_.push_back(std::move(w));
   };
   for (const auto& n : c.notes) warn(n);
@@ -641,7 +642,9 @@ api::Status QueueManager::CheckAdmission(const std::string& queue, const Resourc
     static const ResourceList kEmpty;
     const ResourceList& used = ait == allocated_.end() ? kEmpty : ait->second;
     const std::string who = q == queue ? "queue " + q : "queue " + q + " (parent of " + queue + ")";
-    for (const auto& [r, amount] : req) {
+    for (const auto& entry : req) {
+      const std::string& r = entry.first;  // named, not bound: the lambdas below capture it
+      const int64_t amount = entry.second;
       const bool gpu = r == kGpuQuotaResource;
       const int64_t k = gpu ? 1000 : 1;  // milli-GPU
       const auto amount_of = [&](const ResourceList& l) { return gpu ? GpuMilli(l) : Get(l, r); };
