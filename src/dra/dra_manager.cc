@@ -276,13 +276,10 @@ ResourceClaimPtr DefaultDRAManager::FindExtendedResourceClaim(const std::string&
     const std::string prefix = ns + "/";
     for (auto it = claims_.lower_bound(prefix);
          it != claims_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-      const api::ObjectMeta& m = it->second->metadata;
-      auto a = m.annotations.find(kExtendedResourceClaimAnnotation);
-      if (a == m.annotations.end() || a->second != "true") continue;
-      for (const auto& o : m.owner_references) {
-        if (o.controller && o.name == pod_name && o.uid == pod_uid) found = m.name;
+      if (IsExtendedResourceClaimOf(it->second->metadata, pod_name, pod_uid)) {
+        found = it->second->metadata.name;
+        break;
       }
-      if (!found.empty()) break;
     }
   }
   if (found.empty()) return nullptr;

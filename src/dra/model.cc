@@ -1209,6 +1209,16 @@ bool DeviceResult::operator==(const DeviceResult& o) const {
   return true;
 }
 
+bool IsExtendedResourceClaimOf(const api::ObjectMeta& claim, const std::string& pod_name,
+                               const std::string& pod_uid) {
+  auto a = claim.annotations.find(kExtendedResourceClaimAnnotation);
+  if (a == claim.annotations.end() || a->second != "true") return false;
+  for (const auto& o : claim.owner_references) {
+    if (o.controller && o.name == pod_name && o.uid == pod_uid) return true;
+  }
+  return false;
+}
+
 const PodGroupResourceClaim* PodGroupClaims::Match(const api::PodResourceClaim& pc) const {
   for (const auto& c : claims) {
     if (c.name == pc.name && c.resource_claim_name == pc.resource_claim_name &&

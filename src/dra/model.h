@@ -60,6 +60,11 @@ inline constexpr char kImplicitExtendedResourcePrefix[] = "deviceclass.resource.
 // scheduler creates for a pod's extended resources backed by DRA.
 inline constexpr char kExtendedResourceClaimAnnotation[] =
     "resource.kubernetes.io/extended-resource-claim";
+// Whether a claim with metadata `claim` is the one the scheduler made for the extended
+// resources of pod `pod_name` / `pod_uid` (upstream findExtendedResourceClaim: the
+// annotation is "true" and the pod, by name and UID, is its controlling owner).
+bool IsExtendedResourceClaimOf(const api::ObjectMeta& claim, const std::string& pod_name,
+                               const std::string& pod_uid);
 
 // A device taint (KEP-5055, resource.k8s.io/v1 DeviceTaint; k8s.io/api/resource/v1
 // types.go): in a ResourceSlice's devices[].taints[] or a DeviceTaintRule's spec.taint.

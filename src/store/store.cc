@@ -9,6 +9,12 @@
 namespace phalanx::store {
 
 namespace {
+// The API server's answer to a UID precondition that does not hold.
+api::Status UidPreconditionFailed(const std::string& want, const std::string& have) {
+  return absl::AbortedError("Precondition failed: UID in precondition: " + want +
+                            ", UID in object meta: " + have);
+}
+
 std::string PodKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 bool IsTerminal(const api::Pod& p) {
   return p.status.phase == "Succeeded" || p.status.phase == "Failed";
@@ -363,8 +369,7 @@ api::Status Store::DeleteResourceClaim(const api::Unstructured& claim) {
   auto it = objects_.find(claim.Key());
   if (it != objects_.end() && !claim.metadata.uid.empty() &&
       it->second->metadata.uid != claim.metadata.uid) {
-    return absl::AbortedError("Precondition failed: UID in precondition: " + claim.metadata.uid +
-                              ", UID in object meta: " + it->second->metadata.uid);
+    return UidPreconditionFailed(claim.metadata.uid, it->second->metadata.uid);
   }
   return DeleteObject(claim);
 }
@@ -372,21 +377,11 @@ api::Status Store::DeleteResourceClaim(const api::Unstructured& claim) {
 api::Status Store::PatchPodExtendedResourceClaimStatus(
     const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) {
   RecursiveMutexLock l(&mu_);
-  auto it = pods_.find(pod.Key());
-  if (it == pods_.end()) return absl::NotFoundError("pods \"" + pod.metadata.name + "\" not found");
-  if (!pod.metadata.uid.empty() && it->second->metadata.uid != pod.metadata.uid) {
-    return absl::AbortedError("Precondition failed: UID in precondition: " + pod.metadata.uid +
-                              ", UID in object meta: " + it->second->metadata.uid);
-  }
-  api::Pod p = *it->second;
-  if (p.status.extended_resource_claim_status == status) return absl::OkStatus();
-  p.status.extended_resource_claim_status = status;
-  p.metadata.resource_version = NextRV();
-  api::PodPtr old = it->second;
-  auto np = std::make_shared<const api::Pod>(std::move(p));
-  it->second = np;
-  Dispatch<api::Pod>(pod_handlers_, old, np);
-  return absl::OkStatus();
+  return PatchPod(pod, [&](api::Pod* p) {
+    if (p->status.extended_resource_claim_status == status) return false;
+    p->status.extended_resource_claim_status = status;
+    return true;
+  });
 }
 
 api::UnstructuredPtr Store::GetObject(const std::string& key) const {
@@ -504,30 +499,35 @@ api::Status Store::DeletePod(const api::Pod& pod) {
   return r;
 }
 
-api::Status Store::PatchPodAnnotations(const api::Pod& pod,
-                                       const std::map<std::string, std::string>& annotations) {
-  RecursiveMutexLock l(&mu_);
+api::Status Store::PatchPod(const api::Pod& pod, const std::function<bool(api::Pod*)>& change) {
   auto it = pods_.find(pod.Key());
   if (it == pods_.end()) return absl::NotFoundError("pods \"" + pod.metadata.name + "\" not found");
   if (!pod.metadata.uid.empty() && it->second->metadata.uid != pod.metadata.uid) {
-    return absl::AbortedError("Precondition failed: UID in precondition: " + pod.metadata.uid +
-                              ", UID in object meta: " + it->second->metadata.uid);
+    return UidPreconditionFailed(pod.metadata.uid, it->second->metadata.uid);
   }
   api::Pod p = *it->second;
-  bool changed = false;
-  for (const auto& [k, v] : annotations) {
-    auto a = p.metadata.annotations.find(k);
-    if (a != p.metadata.annotations.end() && a->second == v) continue;
-    p.metadata.annotations[k] = v;
-    changed = true;
-  }
-  if (!changed) return absl::OkStatus();
+  if (!change(&p)) return absl::OkStatus();
   p.metadata.resource_version = NextRV();
   api::PodPtr old = it->second;
   auto np = std::make_shared<const api::Pod>(std::move(p));
   it->second = np;
   Dispatch<api::Pod>(pod_handlers_, old, np);
   return absl::OkStatus();
+}
+
+api::Status Store::PatchPodAnnotations(const api::Pod& pod,
+                                       const std::map<std::string, std::string>& annotations) {
+  RecursiveMutexLock l(&mu_);
+  return PatchPod(pod, [&](api::Pod* p) {
+    bool changed = false;
+    for (const auto& [k, v] : annotations) {
+      auto a = p->metadata.annotations.find(k);
+      if (a != p->metadata.annotations.end() && a->second == v) continue;
+      p->metadata.annotations[k] = v;
+      changed = true;
+    }
+    return changed;
+  });
 }
 
 api::Status Store::UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,

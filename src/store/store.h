@@ -175,6 +175,11 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
 
  private:
   std::string NextRV() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The pod writes of ClusterClient: finds `pod` (NotFound), checks its UID when it has one
+  // (Aborted, the API server's precondition message), applies `change` to a copy and, when
+  // it reports a change, stores the copy with a new resourceVersion and dispatches it.
+  api::Status PatchPod(const api::Pod& pod, const std::function<bool(api::Pod*)>& change)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers one event to every handler of `hs`, in registration order; an event raised by
   // a write inside a handler is delivered after the current one (pending_).
   template <typename T>

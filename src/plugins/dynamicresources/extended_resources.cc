@@ -157,13 +157,4 @@ api::Unstructured ExtendedResourceClaimObject(const api::Pod& pod,
   return obj;
 }
 
-bool IsExtendedResourceClaimOf(const dra::ResourceClaim& c, const api::Pod& pod) {
-  auto a = c.metadata.annotations.find(dra::kExtendedResourceClaimAnnotation);
-  if (a == c.metadata.annotations.end() || a->second != "true") return false;
-  for (const auto& o : c.metadata.owner_references) {
-    if (o.controller && o.name == pod.metadata.name && o.uid == pod.metadata.uid) return true;
-  }
-  return false;
-}
-
 }  // namespace phalanx::plugins::dynamicresources

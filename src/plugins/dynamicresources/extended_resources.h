@@ -56,8 +56,4 @@ void ExtendedResourceRequests(const api::Pod& pod,
 api::Unstructured ExtendedResourceClaimObject(const api::Pod& pod,
                                               const std::vector<dra::DeviceRequest>& requests);
 
-// Whether claim `c` is the pod's extended resource claim (upstream findExtendedResourceClaim:
-// the annotation is "true" and the pod, by name and UID, is its controlling owner).
-bool IsExtendedResourceClaimOf(const dra::ResourceClaim& c, const api::Pod& pod);
-
 }  // namespace phalanx::plugins::dynamicresources

@@ -200,12 +200,8 @@ TEST(ExtendedResourceRequestsTest, ClaimObjectIsOwnedAnnotatedAndGenerated) {
   EXPECT_EQ(doc["spec"]["devices"]["requests"][0]["exactly"]["count"].as<int>(), 2);
   EXPECT_EQ(doc["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"].Scalar(),
             "gpu.example.com");
-  dra::ResourceClaim c;
-  c.metadata = obj.metadata;
-  EXPECT_TRUE(IsExtendedResourceClaimOf(c, pod));
-  api::Pod other = pod;
-  other.metadata.uid = "other";
-  EXPECT_FALSE(IsExtendedResourceClaimOf(c, other));
+  EXPECT_TRUE(dra::IsExtendedResourceClaimOf(obj.metadata, "pod", "pod-uid"));
+  EXPECT_FALSE(dra::IsExtendedResourceClaimOf(obj.metadata, "pod", "other"));
 }
 
 }  // namespace
