@@ -141,8 +141,11 @@ api::StatusOr<api::Unstructured> LiveClusterClient::CreateResourceClaim(
     return api::Status(s.code(), "creating ResourceClaim in " + claim.metadata.namespace_ + ": " +
                                      std::string(s.message()));
   }
-  ResourceType rt{claim.Group(), claim.api_version.substr(claim.api_version.find('/') + 1),
-                  "resourceclaims", claim.kind};
+  ResourceType rt;
+  rt.group = claim.Group();
+  rt.version = claim.api_version.substr(claim.api_version.find('/') + 1);
+  rt.resource = "resourceclaims";
+  rt.kind = claim.kind;
   auto obj = DecodeObjectJson(r.body, rt);
   if (!obj.ok()) return obj.status();
   return *std::static_pointer_cast<const api::Unstructured>(obj->ptr);

@@ -1,6 +1,7 @@
 #include "dra/allocator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <utility>
@@ -814,6 +815,30 @@ api::StatusOr<Alt> BuildAlt(const RequestSpec& spec, const DeviceClass& cls,
   return alt;
 }
 
+// Moves the preferred devices to the front of `alt`, in the order of preference; the others
+// keep their order.
+void Prefer(const std::map<std::string, std::vector<std::string>>& preferred,
+            const std::vector<Cand>& cands, Alt* alt) {
+  auto rank = [&](size_t c) -> size_t {
+    auto it = preferred.find(cands[c].id.driver);
+    if (it == preferred.end()) return SIZE_MAX;
+    auto pos = std::find(it->second.begin(), it->second.end(), cands[c].id.device);
+    return pos == it->second.end() ? SIZE_MAX : static_cast<size_t>(pos - it->second.begin());
+  };
+  std::vector<size_t> order(alt->cands.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return rank(alt->cands[a]) < rank(alt->cands[b]); });
+  Alt sorted;
+  sorted.spec = alt->spec;
+  const bool with_consumed = !alt->consumed.empty();
+  for (size_t i : order) {
+    sorted.cands.push_back(alt->cands[i]);
+    if (with_consumed) sorted.consumed.push_back(std::move(alt->consumed[i]));
+  }
+  *alt = std::move(sorted);
+}
+
 }  // namespace
 
 std::string ShareId(const std::string& claim_uid, const std::string& request, const DeviceId& id) {
@@ -956,6 +981,7 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
         auto alt = BuildAlt(*spec, in_.classes->at(spec->device_class_name), claim, cands,
                             by_node[nodes[ci]], in_use, in_.memo.get());
         if (!alt.ok()) return alt.status();
+        if (!in_.preferred.empty()) Prefer(in_.preferred, cands, &*alt);
         slot.alts.push_back(std::move(*alt));
       }
       slots.push_back(std::move(slot));

@@ -195,6 +195,11 @@ struct AllocatorInput {
   // member): its whole devices into `in_use`, its shares (results with a shareID) into
   // `shared` with their consumedCapacity; results for admin access hold nothing.
   void Hold(const AllocationResult& allocation);
+  // Devices to try first, per driver, in order (names in the driver's pools); the others
+  // follow in upstream's order. Upstream takes the first devices that fit; a preference lets
+  // another plugin's choice of the same devices stand (framework/device_choice.h). It
+  // changes which devices are taken, never whether the claims fit.
+  std::map<std::string, std::vector<std::string>> preferred;
   // Caches (see the file comment); each may be null. A device is in use when it is in
   // `in_use` or in `in_use_index`.
   std::shared_ptr<const SliceIndex> slice_index;  // built from `slices` when null

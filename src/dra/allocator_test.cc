@@ -1325,9 +1325,9 @@ std::string ValuesPolicy(const std::string& def, const std::string& value,
          def + (more.empty() ? "" : ", " + more) + "]}}";
 }
 std::string CapReq(const std::string& name, const std::string& cls, const std::string& q,
-                   bool all = false) {
+                   bool all = false, int count = 1) {
   return "{name: " + name + ", exactly: {deviceClassName: " + cls +
-         (all ? ", allocationMode: All" : ", count: 1") +
+         (all ? ", allocationMode: All" : ", count: " + std::to_string(count)) +
          (q.empty() ? "" : ", capacity: {requests: {capacity-0: " + q + "}}") + "}}";
 }
 
@@ -1762,6 +1762,54 @@ TEST(DraConsumableCapacityTest, HeldSharesConsumeCapacity) {
   auto small = Allocator::New(in)->Allocate(node);
   ASSERT_TRUE(small.ok());
   EXPECT_TRUE(small->ok);
+}
+
+// AllocatorInput::preferred: the preferred devices are tried first, in the order given
+// (also for shares of devices with allowMultipleAllocations); preferring a device that does
+// not fit changes nothing but the order, and an unknown driver or name is ignored.
+TEST(DraConsumableCapacityTest, PreferredDevicesAreTriedFirst) {
+  const std::map<std::string, DeviceClass> classes = UpstreamClasses();
+  auto slice = ParseResourceSlice(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: driver-a\n  nodeName: node-1\n  pool: {name: pool-1}\n  devices: [" +
+          MultiDevice("d0", "capacity-0: {value: 4}") + ", " +
+          MultiDevice("d1", "capacity-0: {value: 4}") + ", " +
+          MultiDevice("d2", "capacity-0: {value: 2}") + "]\n"));
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  auto claim = [](const std::string& name, const std::string& request) {
+    return std::make_shared<const ResourceClaim>(*ParseResourceClaim(Obj(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+        ", uid: " + name + ", namespace: ns}\nspec: {devices: {requests: [" + request + "]}}\n")));
+  };
+  api::Node node;
+  node.metadata.name = "node-1";
+  AllocatorInput in;
+  in.classes = &classes;
+  in.slices = {std::make_shared<const ResourceSlice>(std::move(*slice))};
+  auto devices = [&](const AllocationOutcome& out) {
+    std::vector<std::string> names;
+    for (const auto& d : out.results.at(0).devices) names.push_back(d.device);
+    return names;
+  };
+  in.claims = {claim("two", CapReq("req-0", "class-a-multi", "3", false, 2))};
+  auto plain = Allocator::New(in)->Allocate(node);
+  ASSERT_TRUE(plain.ok() && plain->ok);
+  EXPECT_EQ(devices(*plain), (std::vector<std::string>{"d0", "d1"}));  // upstream's order
+  in.preferred["driver-a"] = {"d1"};
+  auto one = Allocator::New(in)->Allocate(node);
+  ASSERT_TRUE(one.ok() && one->ok);
+  EXPECT_EQ(devices(*one), (std::vector<std::string>{"d1", "d0"}));
+  // d2 cannot hold 3: it stays out although preferred.
+  in.preferred["driver-a"] = {"d2", "d1"};
+  auto skip = Allocator::New(in)->Allocate(node);
+  ASSERT_TRUE(skip.ok() && skip->ok);
+  EXPECT_EQ(devices(*skip), (std::vector<std::string>{"d1", "d0"}));
+  in.preferred.clear();
+  in.preferred["driver-b"] = {"d1"};
+  in.preferred["driver-a"] = {"nope"};
+  auto other = Allocator::New(in)->Allocate(node);
+  ASSERT_TRUE(other.ok() && other->ok);
+  EXPECT_EQ(devices(*other), (std::vector<std::string>{"d0", "d1"}));
 }
 
 }  // namespace

@@ -343,4 +343,18 @@ std::vector<int32_t> ChooseFirstFit(const std::vector<int32_t>& free_milli, int3
   return ChooseOrdered(free_milli, count, milli, [](int32_t, int32_t) { return false; });
 }
 
+std::string DraGpuDeviceName(int32_t index) { return "gpu-" + std::to_string(index); }
+
+int32_t DraGpuIndex(std::string_view device) {
+  constexpr std::string_view kPrefix = "gpu-";
+  if (device.size() <= kPrefix.size() || device.substr(0, kPrefix.size()) != kPrefix) return -1;
+  if (device.size() > kPrefix.size() + 1 && device[kPrefix.size()] == '0') return -1;  // "gpu-01"
+  int64_t v = 0;
+  for (char ch : device.substr(kPrefix.size())) {
+    if (ch < '0' || ch > '9' || v > 1000000) return -1;
+    v = v * 10 + (ch - '0');
+  }
+  return static_cast<int32_t>(v);
+}
+
 }  // namespace phalanx::gpu

@@ -72,6 +72,14 @@ inline constexpr const char* kGfdProductLabel = "nvidia.com/gpu.product";
 // Node label with the device memory in MiB (GPU feature discovery).
 inline constexpr const char* kGfdMemoryLabel = "nvidia.com/gpu.memory";
 
+// NVIDIA's DRA driver (github.com/NVIDIA/k8s-dra-driver-gpu): its driver name, and the
+// device name of GPU index i in its ResourceSlices ("gpu-<i>"; MIG partitions have longer
+// names).
+inline constexpr const char* kDraGpuDriver = "gpu.nvidia.com";
+std::string DraGpuDeviceName(int32_t index);
+// The index of a "gpu-<i>" device name; -1 for any other name.
+int32_t DraGpuIndex(std::string_view device);
+
 // Where a pod's GPU ask came from.
 enum class AskSource : uint8_t {
   kNone,

@@ -408,3 +408,19 @@ TEST(FragTest, SubtractPacksOntoTheLeastFreeDevices) {
 
 }  // namespace
 }  // namespace phalanx::gpu
+
+namespace phalanx::gpu {
+namespace {
+
+// NVIDIA DRA driver device names: "gpu-<i>" <-> index i; other names (MIG partitions,
+// leading zeros, no digits) are no GPU index.
+TEST(DraGpuNames, IndexRoundTrips) {
+  for (int32_t i : {0, 1, 7, 15, 128}) EXPECT_EQ(DraGpuIndex(DraGpuDeviceName(i)), i);
+  EXPECT_EQ(DraGpuDeviceName(3), "gpu-3");
+  for (const char* name : {"gpu-", "gpu", "gpu-01", "gpu-0-mig-1g.5gb-0", "gpu-x", "nic-1", ""}) {
+    EXPECT_EQ(DraGpuIndex(name), -1) << name;
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::gpu

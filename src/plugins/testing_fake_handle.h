@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "api/types.h"
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
@@ -142,10 +143,16 @@ class FakeClient final : public framework::ClusterClient {
   }
 
   // Records the claim whose status is written (DynamicResources' PreBind / Unreserve).
+  // Thread-safe (binding cycles run in parallel); on_claim_status runs first, outside the
+  // lock.
   api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override {
+    if (on_claim_status) on_claim_status(claim);
+    absl::MutexLock l(&claim_mu_);
     claim_status_writes.push_back(claim);
     return absl::OkStatus();
   }
+  std::function<void(const api::Unstructured&)> on_claim_status;
+  absl::Mutex claim_mu_;
 
   std::vector<api::Unstructured> claim_status_writes;
   api::Status bind_status;

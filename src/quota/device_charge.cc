@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "dra/dra_manager.h"
@@ -167,26 +170,46 @@ DeviceCharge PodDeviceCharge(const dra::DefaultDRAManager& m, const api::Pod& po
     std::vector<std::string> all_mode;
     ResourceList charge;
     std::string what;
-    bool found = false;
+    const dra::ClaimSpec* spec = nullptr;
+    std::shared_ptr<const dra::ResourceClaim> claim_ptr;
+    std::optional<dra::ResourceClaimTemplate> tmpl;
     if (!name.empty()) {
       auto c = m.GetClaim(ns, name);
       if (c.ok()) {
-        const dra::ResourceClaim& claim = **c;
-        charge = ClaimCharge(claim.spec, claim.allocation ? &*claim.allocation : nullptr, mapper,
-                             &unmapped, &all_mode);
+        claim_ptr = *c;
+        spec = &claim_ptr->spec;
+        charge = ClaimCharge(*spec, claim_ptr->allocation ? &*claim_ptr->allocation : nullptr,
+                             mapper, &unmapped, &all_mode);
         what = "claim " + ns + "/" + name;
-        found = true;
       }
     }
-    if (!found && !pc.resource_claim_template_name.empty() && pc.resource_claim_name.empty()) {
+    if (!spec && !pc.resource_claim_template_name.empty() && pc.resource_claim_name.empty()) {
       auto t = m.GetTemplate(ns, pc.resource_claim_template_name);
       if (t.ok()) {
-        charge = ClaimCharge(t->spec, nullptr, mapper, &unmapped, &all_mode);
+        tmpl = std::move(*t);
+        spec = &tmpl->spec;
+        charge = ClaimCharge(*spec, nullptr, mapper, &unmapped, &all_mode);
         what = "ResourceClaimTemplate " + ns + "/" + pc.resource_claim_template_name;
-        found = true;
       }
     }
-    if (!found) continue;
+    if (!spec) continue;
+    // Consumable capacity (KEP-5075): a request for part of a device is counted as the
+    // device; what part of it the share is depends on the device's capacity, which neither
+    // Kueue's deviceClassMappings nor the claim carries.
+    for (const auto& r : spec->requests) {
+      std::vector<const dra::RequestSpec*> specs;
+      if (r.exactly) specs.push_back(&*r.exactly);
+      for (const auto& sub : r.first_available) specs.push_back(&sub);
+      for (const auto* rs : specs) {
+        if (rs->capacity_requests.empty() || mapper.MappedName(rs->device_class_name).empty()) {
+          continue;
+        }
+        out.notes.push_back(what + " request " + rs->name + " (class " + rs->device_class_name +
+                            "): capacity.requests: a share of a device is charged to the queue "
+                            "as the whole device");
+        break;
+      }
+    }
     for (const auto& c : unmapped) out.unmapped.emplace(c, what);
     for (const auto& a : all_mode) {
       out.notes.push_back(what + " " + a +

@@ -199,6 +199,31 @@ TEST(QueueManagerDra, ShareAnnotationsOfAPodWithGpuClaimsAreNotChargedTwice) {
   EXPECT_EQ(m.Status().at(0).pending.count(kGpuShareMilli), 0u);
 }
 
+// A claim for part of a GPU (consumable capacity) is charged as the whole device, and the
+// queue's warnings say so, naming the claim, the request and the class.
+TEST(QueueManagerDra, CapacityShareOfAGpuIsChargedWholeWithAWarning) {
+  dra::DefaultDRAManager dra;
+  QueueManager m;
+  m.UseDRA(&dra);
+  m.OnObjectAdd(
+      Obj("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team-a}\n"
+          "spec: {resources: {gpu: {quota: 0, limit: 4}}}\n"));
+  dra.OnObjectAdd(Claim("half",
+                        "    - {name: g, exactly: {deviceClassName: gpu, capacity: "
+                        "{requests: {compute: \"500\"}}}}\n"));
+  dra.OnObjectAdd(Claim("whole", "    - {name: g, exactly: {deviceClassName: gpu}}\n"));
+  m.OnPodAdd(ClaimPod("w", {"whole"}));
+  EXPECT_TRUE(m.Warnings().empty());
+  auto p = ClaimPod("p", {"half"});
+  m.OnPodAdd(p);
+  EXPECT_EQ(m.ChargeOf({p.get()}).at(kGpu), 1);
+  const auto w = m.Warnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "claim default/half request g (class gpu): capacity.requests: a share of a device is "
+            "charged to the queue as the whole device");
+}
+
 TEST(QueueManagerDra, UnmappedClassInAGpuLimitedQueueWarns) {
   dra::DefaultDRAManager dra;
   QueueManager m;

@@ -4,8 +4,10 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "dra/model.h"
@@ -36,7 +38,7 @@ api::Unstructured Object(const std::string& kind, const std::string& ns, const s
 api::Unstructured DeviceClassObject() {
   YAML::Node doc;
   YAML::Node sel;
-  sel["cel"]["expression"] = std::string("device.driver == '") + kDraGpuDriver + "'";
+  sel["cel"]["expression"] = std::string("device.driver == '") + gpu::kDraGpuDriver + "'";
   doc["spec"]["selectors"].push_back(sel);
   return Object("DeviceClass", "", kDraGpuClass, doc);
 }
@@ -45,7 +47,7 @@ api::Unstructured SliceObject(const api::Node& node, int64_t gpus) {
   const gpu::NodeGpus info = gpu::ParseNodeGpus(node);
   YAML::Node doc;
   YAML::Node spec;
-  spec["driver"] = kDraGpuDriver;
+  spec["driver"] = gpu::kDraGpuDriver;
   spec["nodeName"] = node.metadata.name;
   spec["pool"]["name"] = node.metadata.name;
   spec["pool"]["generation"] = 1;
@@ -53,24 +55,36 @@ api::Unstructured SliceObject(const api::Node& node, int64_t gpus) {
   const int64_t mem_mib = info.memory_mib ? info.memory_mib : gpu::ModelMemoryMiB(info.model);
   for (int64_t g = 0; g < gpus; ++g) {
     YAML::Node d;
-    d["name"] = "gpu-" + std::to_string(g);
+    d["name"] = gpu::DraGpuDeviceName(static_cast<int32_t>(g));
     d["attributes"]["index"]["int"] = g;
     if (!info.model.empty()) d["attributes"]["productName"]["string"] = info.model;
-    if (mem_mib > 0) d["capacity"]["memory"]["value"] = std::to_string(mem_mib) + "Mi";
+    if (mem_mib > 0) d["attributes"]["memoryMiB"]["int"] = mem_mib;
+    d["allowMultipleAllocations"] = true;
+    d["capacity"][kDraGpuCompute]["value"] = std::to_string(gpu::kMilliPerGpu);
     spec["devices"].push_back(d);
   }
   doc["spec"] = spec;
   return Object("ResourceSlice", "", node.metadata.name + "-gpus", doc);
 }
 
-api::Unstructured TemplateObject(const std::string& ns, int32_t count) {
+// A claim template's name: "gpu-<count>" for whole devices, "gpu-<count>-<milli>m" for shares.
+std::string TemplateName(int32_t count, int32_t milli) {
+  std::string name = "gpu-" + std::to_string(count);
+  if (milli < gpu::kMilliPerGpu) name += "-" + std::to_string(milli) + "m";
+  return name;
+}
+
+api::Unstructured TemplateObject(const std::string& ns, int32_t count, int32_t milli) {
   YAML::Node doc;
   YAML::Node req;
   req["name"] = "gpu";
   req["exactly"]["deviceClassName"] = kDraGpuClass;
   req["exactly"]["count"] = count;
+  if (milli < gpu::kMilliPerGpu) {
+    req["exactly"]["capacity"]["requests"][kDraGpuCompute] = std::to_string(milli);
+  }
   doc["spec"]["spec"]["devices"]["requests"].push_back(req);
-  return Object("ResourceClaimTemplate", ns, "gpu-" + std::to_string(count), doc);
+  return Object("ResourceClaimTemplate", ns, TemplateName(count, milli), doc);
 }
 
 // The node's GPUs as a slice; false when it has none.
@@ -98,14 +112,22 @@ api::StatusOr<bool> ConvertNode(api::Node* node, DraGpuStats* st,
   return true;
 }
 
-// The pod's GPU ask as a claim from template gpu-<N>; 0 when it has none.
-api::StatusOr<int32_t> ConvertPod(api::Pod* pod, DraGpuStats* st) {
+// The pod's GPU ask as a claim from a template (count, milli per device); nullopt when it
+// has none.
+api::StatusOr<std::optional<std::pair<int32_t, int32_t>>> ConvertPod(api::Pod* pod,
+                                                                     DraGpuStats* st) {
   const gpu::GpuAsk ask = gpu::ParseGpuAsk(*pod);
-  if (!ask.has_gpu()) return 0;
+  if (!ask.has_gpu()) return std::optional<std::pair<int32_t, int32_t>>();
   if (ask.count > dra::kAllocationResultsMaxSize) {
     return absl::InvalidArgumentError("Pod " + pod->Key() + ": asks for " +
                                       std::to_string(ask.count) + " GPUs, more than a claim's " +
                                       std::to_string(dra::kAllocationResultsMaxSize) + " devices");
+  }
+  if (ask.milli <= 0 || ask.milli > gpu::kMilliPerGpu) {
+    // KAI memory asks and aliyun.com/gpu-mem depend on the node's model; openb has neither.
+    return absl::InvalidArgumentError("Pod " + pod->Key() +
+                                      ": a GPU ask by device memory cannot be a claim template "
+                                      "(--gpu-model dra maps milli-GPU asks only)");
   }
   for (auto* cs : {&pod->spec.containers, &pod->spec.init_containers}) {
     for (auto& c : *cs) {
@@ -113,16 +135,12 @@ api::StatusOr<int32_t> ConvertPod(api::Pod* pod, DraGpuStats* st) {
       c.resources.limits.erase(kExtendedGpu);
     }
   }
-  if (!ask.is_whole()) {  // a share (or shares of several devices): whole devices
-    pod->metadata.annotations[gpu::kGpuMilliAnnotation] = "1000";
-    pod->metadata.annotations[gpu::kGpuCountAnnotation] = std::to_string(ask.count);
-    ++st->shares_as_whole;
-  }
+  if (!ask.is_whole()) ++st->shares;
   pod->spec.resource_claims.push_back(
-      api::PodResourceClaim{"gpu", "", "gpu-" + std::to_string(ask.count)});
+      api::PodResourceClaim{"gpu", "", TemplateName(ask.count, ask.milli)});
   if (!pod->spec.containers.empty()) pod->spec.containers[0].resource_claims.push_back("gpu");
   ++st->pods;
-  return ask.count;
+  return std::optional<std::pair<int32_t, int32_t>>(std::make_pair(ask.count, ask.milli));
 }
 
 }  // namespace
@@ -137,13 +155,15 @@ api::Status ToDraGpus(sim::Scenario* sc, DraGpuStats* stats) {
   for (auto& tn : sc->later_nodes) {
     if (auto r = ConvertNode(&tn.node, &st, &objects); !r.ok()) return r.status();
   }
-  std::set<std::pair<std::string, int32_t>> templates;
+  std::set<std::tuple<std::string, int32_t, int32_t>> templates;
   for (auto& tp : sc->pods) {
     auto r = ConvertPod(&tp.pod, &st);
     if (!r.ok()) return r.status();
-    if (*r > 0) templates.emplace(tp.pod.metadata.namespace_, *r);
+    if (*r) templates.emplace(tp.pod.metadata.namespace_, (*r)->first, (*r)->second);
   }
-  for (const auto& [ns, count] : templates) objects.push_back(TemplateObject(ns, count));
+  for (const auto& [ns, count, milli] : templates) {
+    objects.push_back(TemplateObject(ns, count, milli));
+  }
   // DRA objects first: the simulator creates sc->objects before any pod.
   objects.insert(objects.end(), std::make_move_iterator(sc->objects.begin()),
                  std::make_move_iterator(sc->objects.end()));

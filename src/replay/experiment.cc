@@ -178,9 +178,14 @@ api::Status PolicyConfiguration(const PolicySpec& p, bool node_order_ties,
   y += "profiles:\n"
        "- schedulerName: default-scheduler\n"
        "  plugins:\n"
-       "    preFilter: {enabled: [{name: GpuShare}]}\n"
-       "    filter: {enabled: [{name: GpuShare}]}\n"
-       "    reserve: {enabled: [{name: GpuShare}]}\n";
+       // GpuShare on every point it extends but PreBind (the simulator needs no
+       // gpu-index annotation), reserving before DynamicResources: with --gpu-model dra the
+       // claim allocation takes the devices GpuShare chose (framework/device_choice.h).
+       // Upstream's order puts the plugins of a point that are also in multiPoint first,
+       // in the point's order.
+       "    multiPoint: {enabled: [{name: GpuShare}]}\n"
+       "    preBind: {disabled: [{name: GpuShare}]}\n"
+       "    reserve: {enabled: [{name: GpuShare}, {name: DynamicResources}]}\n";
   if (!p.score_plugin.empty()) {
     y += "    preScore: {disabled: [{name: \"*\"}], enabled: [{name: " + p.score_plugin + "}]}\n";
     y += "    score: {disabled: [{name: \"*\"}], enabled: [{name: " + p.score_plugin +
@@ -638,7 +643,7 @@ api::Status RunOne(const ExperimentOptions& opts, const Trace& trace,
     j["dra"] = {{"nodes", dra_stats.nodes},
                 {"devices", dra_stats.devices},
                 {"pods", dra_stats.pods},
-                {"shares_as_whole", dra_stats.shares_as_whole}};
+                {"shares", dra_stats.shares}};
   }
   j["summary"] = SummaryJson(*res);
   j["timeline"] = TimelineJson(*res);
@@ -658,8 +663,8 @@ api::Status RunOne(const ExperimentOptions& opts, const Trace& trace,
   j["queue_delay"] = DelayJson(delays);
   if (mode == "openb-paper") line += AddLoadCurve(metrics, *res, &j);
   if (opts.gpu_model == "dra") {
-    line += ", GPUs as DRA devices (" + std::to_string(dra_stats.shares_as_whole) +
-            " GPU shares took whole devices)";
+    line += ", GPUs as DRA devices (" + std::to_string(dra_stats.shares) +
+            " GPU shares as consumable capacity)";
   }
   char buf[120];
   std::snprintf(buf, sizeof(buf), " (%.1f s wall, %.0f pods/s)", res->wall_seconds,

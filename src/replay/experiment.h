@@ -83,7 +83,7 @@ struct ExperimentOptions {
   bool gpu_sharing = false;  // openb: shares without nvidia.com/gpu (GpuShare accounts)
   // openb / openb-paper: "extended" (nvidia.com/gpu) or "dra" (replay/dra_gpus.h: GPUs as
   // DRA devices; each run's document gets "gpu_model" and "dra" {nodes, devices, pods,
-  // shares_as_whole}). Other traces: "extended" only.
+  // shares}). Other traces: "extended" only.
   std::string gpu_model = "extended";
   // One JSON line per pod (sim::WriteOutcomesJsonl) of the run; only with a single
   // (policy, seed) run.

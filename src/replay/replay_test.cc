@@ -104,7 +104,15 @@ TEST(ReplayParseTest, PolicyProfilesDisableTheDefaultScorers) {
   EXPECT_EQ(pl.score.enabled[0].name, "FGDScore");
   ASSERT_EQ(pl.score.disabled.size(), 1u);
   EXPECT_EQ(pl.score.disabled[0].name, "*");
-  EXPECT_EQ(pl.filter.enabled[0].name, "GpuShare");
+  ASSERT_FALSE(pl.multi_point.enabled.empty());  // the defaults, then GpuShare
+  EXPECT_EQ(pl.multi_point.enabled.back().name, "GpuShare");
+  // GpuShare reserves before DynamicResources (framework/device_choice.h), writes no
+  // annotations in PreBind.
+  ASSERT_EQ(pl.reserve.enabled.size(), 2u);
+  EXPECT_EQ(pl.reserve.enabled[0].name, "GpuShare");
+  EXPECT_EQ(pl.reserve.enabled[1].name, "DynamicResources");
+  ASSERT_EQ(pl.pre_bind.disabled.size(), 1u);
+  EXPECT_EQ(pl.pre_bind.disabled[0].name, "GpuShare");
   EXPECT_EQ(cfg.percentage_of_nodes_to_score, 100);
   EXPECT_NE(cfg.profiles[0].ArgsFor("FGDScore"), nullptr);
 }
@@ -402,8 +410,9 @@ TEST(PaperTest, SmallTraceReachesTheTargetLoadAndIsDeterministic) {
 
 // The "Paper (%)" column shows the paper's figures only for the pod list they
 // are of (openb_pod_list_default.csv), "-" for any other list.
-// --gpu-model dra: the nodes' GPUs become one ResourceSlice each, GPU pods get a
-// claim from a per-count template, nvidia.com/gpu goes from nodes and pods.
+// --gpu-model dra: the nodes' GPUs become one ResourceSlice each, with shareable devices of
+// compute 1000; GPU pods get a claim from a template per (devices, milli), shares as
+// compute requests; nvidia.com/gpu goes from nodes and pods, the annotations stay.
 TEST(DraGpusTest, NodesBecomeSlicesAndGpuPodsClaims) {
   const SmallTraces t = MakeSmallTraces();
   sim::Scenario sc;
@@ -411,6 +420,17 @@ TEST(DraGpusTest, NodesBecomeSlicesAndGpuPodsClaims) {
   OpenbOptions oo;
   oo.timed = false;
   ASSERT_EQ(LoadOpenbPods(t.pods, oo, &sc.pods), absl::OkStatus());
+  // The oracle: the asks read from the pods' annotations before the conversion.
+  std::map<std::string, std::string> milli_before;
+  std::set<std::pair<std::string, std::string>> asks;  // (gpu-count, gpu-milli)
+  for (const auto& tp : sc.pods) {
+    const auto& a = tp.pod.metadata.annotations;
+    auto m = a.find("alibabacloud.com/gpu-milli");
+    if (m == a.end() || m->second == "0") continue;
+    milli_before[tp.pod.metadata.name] = m->second;
+    auto c = a.find("alibabacloud.com/gpu-count");
+    asks.emplace(c == a.end() ? "1" : c->second, m->second);
+  }
   DraGpuStats st;
   ASSERT_EQ(ToDraGpus(&sc, &st), absl::OkStatus());
   EXPECT_EQ(st.nodes, 12u);
@@ -418,28 +438,34 @@ TEST(DraGpusTest, NodesBecomeSlicesAndGpuPodsClaims) {
   // 24 pods, shares {300,500,700,250,1000,1000,0,500}: every 8th has no GPU; 15 ask
   // for less than a whole device (one of them, pod-16, for 2 devices of 300 milli each).
   EXPECT_EQ(st.pods, 21u);
-  EXPECT_EQ(st.shares_as_whole, 15u);
+  EXPECT_EQ(st.shares, 15u);
   for (const auto& n : sc.nodes) {
     EXPECT_EQ(n.status.capacity.count("nvidia.com/gpu"), 0u);
     EXPECT_EQ(n.metadata.labels.at("alibabacloud.com/gpu-count"), "8");
   }
   std::map<std::string, int> kinds;
-  for (const auto& o : sc.objects) ++kinds[o.kind];
+  std::set<std::pair<std::string, std::string>> templates;  // (count, compute request or "")
+  for (const auto& o : sc.objects) {
+    ++kinds[o.kind];
+    if (o.kind != "ResourceClaimTemplate") continue;
+    auto tmpl = dra::ParseResourceClaimTemplate(o);
+    ASSERT_TRUE(tmpl.ok()) << tmpl.status();
+    const YAML::Node req = (*o.object)["spec"]["spec"]["devices"]["requests"][0]["exactly"];
+    const std::string compute =
+        req["capacity"] ? req["capacity"]["requests"]["compute"].as<std::string>() : "1000";
+    templates.emplace(req["count"].as<std::string>(), compute);
+  }
   EXPECT_EQ(kinds["DeviceClass"], 1);
   EXPECT_EQ(kinds["ResourceSlice"], 12);
-  EXPECT_EQ(kinds["ResourceClaimTemplate"], 2);  // gpu-1 and gpu-2
+  EXPECT_EQ(templates, asks);
   auto slice = dra::ParseResourceSlice(sc.objects[1]);
   ASSERT_TRUE(slice.ok()) << slice.status();
   EXPECT_EQ(slice->driver, "gpu.nvidia.com");
   ASSERT_EQ(slice->devices.size(), 8u);
   EXPECT_EQ(slice->devices[7].name, "gpu-7");
   EXPECT_EQ(slice->devices[0].view.attributes.at("productName").string_value, "V100M16");
-  for (const auto& o : sc.objects) {
-    if (o.kind == "ResourceClaimTemplate") {
-      auto tmpl = dra::ParseResourceClaimTemplate(o);
-      EXPECT_TRUE(tmpl.ok()) << tmpl.status();
-    }
-  }
+  EXPECT_TRUE(slice->devices[0].view.allow_multiple_allocations);
+  EXPECT_EQ(slice->devices[0].view.capacity.at("compute").MilliValue(), 1000 * 1000);
   int with_claims = 0;
   for (const auto& tp : sc.pods) {
     const auto& c = tp.pod.spec.containers[0];
@@ -449,15 +475,16 @@ TEST(DraGpusTest, NodesBecomeSlicesAndGpuPodsClaims) {
     if (tp.pod.spec.resource_claims.empty()) continue;
     ++with_claims;
     EXPECT_EQ(c.resource_claims, std::vector<std::string>{"gpu"});
-    EXPECT_EQ(tp.pod.metadata.annotations.at("alibabacloud.com/gpu-milli"), "1000");
+    EXPECT_EQ(tp.pod.metadata.annotations.at("alibabacloud.com/gpu-milli"),
+              milli_before.at(tp.pod.metadata.name));
   }
   EXPECT_EQ(with_claims, 21);
 }
 
 // The same openb-paper input and seed with GPUs as nvidia.com/gpu (shares accounted by
-// GpuShare) and as DRA devices (shares take a whole device): both runs are clean and
-// deterministic, and the DRA run places GPU pods only on free devices, so it binds fewer
-// pods than the sharing model at 130 % load. Prints the side-by-side figures.
+// GpuShare) and as DRA devices (shares as consumable capacity, the claims allocated on the
+// devices GpuShare chose): both runs are clean and deterministic, and they bind the same
+// pods with the same load curve. Prints the side-by-side figures.
 TEST(DraGpusTest, PaperModeDraAgainstExtendedResourcesSameSeed) {
   const SmallTraces t = MakeSmallTraces();
   std::map<std::string, nlohmann::json> runs;
@@ -489,9 +516,9 @@ TEST(DraGpusTest, PaperModeDraAgainstExtendedResourcesSameSeed) {
     EXPECT_EQ(dra["gpu_model"], "dra");
     EXPECT_EQ(dra["summary"]["invariant_violations"], 0);
     EXPECT_EQ(ext["summary"]["invariant_violations"], 0);
-    EXPECT_GT(dra["dra"]["shares_as_whole"].get<int>(), 0);
-    EXPECT_LT(dra["summary"]["scheduled"].get<int>(), ext["summary"]["scheduled"].get<int>())
-        << dra["policy"];
+    EXPECT_GT(dra["dra"]["shares"].get<int>(), 0);
+    EXPECT_EQ(dra["summary"]["scheduled"], ext["summary"]["scheduled"]) << dra["policy"];
+    EXPECT_EQ(dra["load_curve"], ext["load_curve"]) << dra["policy"];
     std::printf(
         "%-8s extended: %d bound, unallocated GPU at 100%% load %.2f%%, %.0f pods/s | "
         "dra: %d bound, unallocated %.2f%%, %.0f pods/s\n",

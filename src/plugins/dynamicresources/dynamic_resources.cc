@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "api/duration.h"
 #include "api/labels.h"
+#include "framework/device_choice.h"
 #include "framework/handle.h"
 #include "framework/types.h"
 #include "plugins/dynamicresources/extended_resources.h"
@@ -509,7 +511,9 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
   auto r = allocator->Allocate(node);
   if (!r.ok()) return Status::Error(std::string(r.status().message()));
   if (!r->ok) {
-    std::string reason = "cannot allocate all claims";
+    // An invalid pool the node sees: upstream's reason (allocator_incubating.go), not the
+    // generic one.
+    std::string reason = r->reason.empty() ? "cannot allocate all claims" : r->reason;
     if (!r->failed_claim.empty()) reason += " (claim " + r->failed_claim + ")";
     return Status::UnschedulableAndUnresolvable(reason);
   }
@@ -602,14 +606,21 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
   for (size_t i : d->to_allocate) own.insert(d->claims[i]->metadata.uid);
   if (variant) own.insert(d->extended_uid);
   const std::shared_ptr<const dra::InUseIndex> in_use = dra_->InUseExcept(own);
+  // Allocate again when a device of Filter's allocation was taken since, when it holds
+  // shares of a device (whether the shares taken since leave room is not in the whole-device
+  // check), or when a plugin that reserved before this one chose the devices
+  // (framework/device_choice.h).
   bool conflict = false;
   for (const auto& r : results) {
     for (const auto& dev : r.devices) {
-      conflict = conflict || (!dev.admin_access &&
-                              in_use->Contains(dra::DeviceId{dev.driver, dev.pool, dev.device}));
+      conflict =
+          conflict || !dev.share_id.empty() ||
+          (!dev.admin_access && in_use->Contains(dra::DeviceId{dev.driver, dev.pool, dev.device}));
     }
   }
-  if (conflict) {
+  const auto* preferred = state.ReadAs<framework::DeviceChoice>(framework::kPreferredDevicesKey);
+  if (preferred && preferred->node != node) preferred = nullptr;
+  if (conflict || preferred) {
     const framework::NodeInfo* ni = h_.SnapshotSharedLister().Get(node);
     if (!ni) return Status::Error("node " + node + " not in the snapshot");
     auto classes = dra_->Classes();
@@ -620,6 +631,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     in.slice_index = dra_->SliceIndexView();
     in.in_use_index = in_use;
     in.memo = dra_->Memo();
+    if (preferred) in.preferred = preferred->devices;
     auto a = dra::Allocator::New(std::move(in));
     if (!a.ok()) return Status::UnschedulableAndUnresolvable(std::string(a.status().message()));
     auto r = a->Allocate(*ni->node());
@@ -631,6 +643,15 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     }
     results = std::move(r->results);
   }
+  // The devices allocated, for a plugin that reserves after this one (GpuShare).
+  auto chosen = std::make_unique<framework::DeviceChoice>();
+  chosen->node = node;
+  for (const auto& r : results) {
+    for (const auto& dev : r.devices) {
+      if (!dev.admin_access) chosen->devices[dev.driver].push_back(dev.device);
+    }
+  }
+  state.Write(framework::kAllocatedDevicesKey, std::move(chosen));
   for (size_t k = 0; k < d->to_allocate.size(); ++k) {
     const size_t i = d->to_allocate[k];
     d->reserved[i] = results[k];
@@ -696,6 +717,8 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
   if (!d) return Status::Success();
   for (size_t i = 0; i < d->claims.size(); ++i) {
     const dra::ResourceClaim& orig = *d->claims[i];
+    absl::MutexLock write_lock(
+        &claim_write_mu_[std::hash<std::string>{}(orig.metadata.uid) % kClaimWriteStripes]);
     // The claim as it is now (another member of a shared claim may have written it).
     auto now = dra_->GetClaim(orig.metadata.namespace_, orig.metadata.name);
     if (!now.ok()) return Status::Error(std::string(now.status().message()));

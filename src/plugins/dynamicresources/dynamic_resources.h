@@ -31,7 +31,9 @@
 //               ClusterClient::UpdateResourceClaimStatus (the store in simulate). When a result
 //               has bindingConditions (KEP-5007), the pod then waits in PreBind (a Normal Event
 //               BindingConditionsPending "waiting for binding conditions for device on node N")
-//               without holding a thread (PreBindWait, see below).
+//               without holding a thread (PreBindWait, see below). The read and write of one
+//               claim are serialized across binding cycles: gang members sharing a claim
+//               write it once, and none binds before that write has succeeded.
 //   PreBindWait upstream's isPodReadyForBinding, polled every 5 s (kBindingPollIntervalNs) and at
 //               every scheduler Tick: Success once every result's bindingConditions are True
 //               in the claim's status.devices[] entry of that device (driver, pool, device);
@@ -68,6 +70,7 @@
 // (JointAllocate, podgroup_algorithm.cc) allocates every member's claims together.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -75,6 +78,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "dra/dra_manager.h"
 #include "framework/interface.h"
 #include "framework/podgroup.h"
@@ -182,6 +186,12 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // the claim with the allocation a placed member's Filter chose for it.
   std::map<std::string, dra::ResourceClaimPtr> tentative_;
   bool joint_mode_ = false;
+  // PreBinds run in parallel binding cycles; members of a gang that share a claim would each
+  // read it unreserved and write it (one losing with 409 Conflict live). The read, check and
+  // write of one claim's status hold the lock of its stripe (by claim UID), so the first
+  // member writes the allocation and reservation and the others find it written.
+  static constexpr size_t kClaimWriteStripes = 32;
+  std::array<absl::Mutex, kClaimWriteStripes> claim_write_mu_;
 };
 
 }  // namespace phalanx::plugins::dynamicresources

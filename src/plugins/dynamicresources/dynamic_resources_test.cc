@@ -8,8 +8,14 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "framework/cycle_state.h"
 #include "plugins/testing_fake_handle.h"
@@ -113,11 +119,16 @@ TEST(DynamicResourcesTest, PreEnqueueWaitsForTheClaimAndClassErrorsAreReasons) {
             framework::Code::kSkip);
 }
 
-// KEP-5729: a claim generated for the pod's PodGroup must be owned by it; it is reserved for
-// the PodGroup once (the second member writes nothing), and Unreserve of the member that
-// wrote the reservation takes it back and deallocates.
-TEST(DynamicResourcesTest, PodGroupClaimIsReservedForThePodGroup) {
+// The manager of a PodGroup "train" in ns whose claim "gpu" (from template tmpl) is
+// ns/train-gpu-x, of one device g0 on node n1; `owned_by` makes that claim owned by a kind.
+struct PodGroupClaimFixture {
   dra::DefaultDRAManager m;
+  std::function<api::UnstructuredPtr(const std::string&, const std::string&)> owned_by;
+  std::function<framework::PodInfoPtr(const std::string&)> member;
+};
+
+void SetUpPodGroupClaim(PodGroupClaimFixture& f) {
+  dra::DefaultDRAManager& m = f.m;
   m.OnObjectAdd(Obj("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"));
   m.OnObjectAdd(
       Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
@@ -132,14 +143,14 @@ TEST(DynamicResourcesTest, PodGroupClaimIsReservedForThePodGroup) {
       "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
       "metadata: {name: train-gpu-x, namespace: ns}\n"
       "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\n";
-  auto owned_by = [&](const std::string& kind, const std::string& name) {
+  f.owned_by = [claim](const std::string& kind, const std::string& name) {
     auto c = Obj(claim);
     auto copy = std::make_shared<api::Unstructured>(*c);
     copy->metadata.owner_references.push_back(
         api::OwnerReference{"v1", kind, name, "uid-" + name, true});
     return copy;
   };
-  auto member = [](const std::string& name) {
+  f.member = [](const std::string& name) {
     auto p = std::make_shared<api::Pod>();
     p->metadata.name = name;
     p->metadata.namespace_ = "ns";
@@ -148,6 +159,17 @@ TEST(DynamicResourcesTest, PodGroupClaimIsReservedForThePodGroup) {
     p->spec.resource_claims.push_back(api::PodResourceClaim{"gpu", "", "tmpl"});
     return framework::PodInfo::Make(p);
   };
+}
+
+// KEP-5729: a claim generated for the pod's PodGroup must be owned by it; it is reserved for
+// the PodGroup once (the second member writes nothing), and Unreserve of the member that
+// wrote the reservation takes it back and deallocates.
+TEST(DynamicResourcesTest, PodGroupClaimIsReservedForThePodGroup) {
+  PodGroupClaimFixture f;
+  SetUpPodGroupClaim(f);
+  dra::DefaultDRAManager& m = f.m;
+  auto& owned_by = f.owned_by;
+  auto& member = f.member;
   fake::FakeHandle h;
   auto node = std::make_shared<api::Node>();
   node->metadata.name = "n1";
@@ -194,6 +216,53 @@ TEST(DynamicResourcesTest, PodGroupClaimIsReservedForThePodGroup) {
   auto after = m.GetClaim("ns", "train-gpu-x");
   EXPECT_TRUE((*after)->reserved_for.empty());
   EXPECT_FALSE((*after)->allocation.has_value());
+}
+
+// Two members of a gang sharing the PodGroup's claim PreBind at once (parallel binding
+// cycles): the claim status is written once, by one of them, and both PreBinds return only
+// once it is written (live, the second writer would lose with 409 Conflict and its member
+// would wait a retry while the first was bound).
+TEST(DynamicResourcesTest, GangMembersSharingAClaimWriteItOnce) {
+  PodGroupClaimFixture f;
+  SetUpPodGroupClaim(f);
+  f.m.OnObjectAdd(f.owned_by("PodGroup", "train"));
+  fake::FakeHandle h;
+  auto node = std::make_shared<api::Node>();
+  node->metadata.name = "n1";
+  std::vector<framework::NodeInfo> nodes;
+  nodes.emplace_back(node);
+  h.SetNodes(std::move(nodes));
+  DynamicResources pl(h, &f.m);
+  auto pa = f.member("pa");
+  auto pb = f.member("pb");
+  const framework::NodeInfo& ni = *h.SnapshotSharedLister().Get("n1");
+  framework::CycleState sa, sb;
+  for (auto [state, pod] : {std::pair{&sa, pa.get()}, std::pair{&sb, pb.get()}}) {
+    ASSERT_TRUE(pl.PreFilter(*state, *pod, nullptr).IsSuccess());
+    ASSERT_TRUE(pl.Filter(*state, *pod, ni).IsSuccess());
+    ASSERT_TRUE(pl.Reserve(*state, *pod, "n1").IsSuccess());
+  }
+  // The write is slow: the other member's PreBind gets every chance to read the claim before
+  // it lands.
+  std::atomic<int> writing{0}, overlapped{0};
+  h.fake_client().on_claim_status = [&](const api::Unstructured&) {
+    if (writing.fetch_add(1) > 0) overlapped.fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    writing.fetch_sub(1);
+  };
+  framework::Status ra, rb;
+  std::thread ta([&] { ra = pl.PreBind(sa, *pa, "n1"); });
+  std::thread tb([&] { rb = pl.PreBind(sb, *pb, "n1"); });
+  ta.join();
+  tb.join();
+  EXPECT_TRUE(ra.IsSuccess()) << ra.Message();
+  EXPECT_TRUE(rb.IsSuccess()) << rb.Message();
+  EXPECT_EQ(h.fake_client().claim_status_writes.size(), 1u);
+  EXPECT_EQ(overlapped.load(), 0);
+  auto c = f.m.GetClaim("ns", "train-gpu-x");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE((*c)->allocation.has_value());
+  EXPECT_EQ((*c)->reserved_for.size(), 1u);
 }
 
 // ---- KEP-5007: device binding conditions ----

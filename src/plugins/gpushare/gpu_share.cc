@@ -3,7 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
+#include "framework/device_choice.h"
 #include "plugins/helper/args.h"
 #include "plugins/helper/validation.h"
 
@@ -127,6 +130,29 @@ std::vector<int32_t> GpuShare::ChooseDevices(const NodeGpuState& st, const frame
   return gpu::ChooseBestFit(free, ask.count, milli);
 }
 
+namespace {
+
+// The GPU indices of the devices of NVIDIA's DRA driver that DynamicResources allocated to
+// the pod on `node` when it reserved before GpuShare ("gpu-<i>" names), or nullptr.
+std::optional<std::vector<int32_t>> AllocatedDraGpus(const framework::CycleState& state,
+                                                     const framework::PodInfo& pod,
+                                                     const std::string& node) {
+  if (pod.Pod().spec.resource_claims.empty()) return std::nullopt;
+  const auto* c = state.ReadAs<framework::DeviceChoice>(framework::kAllocatedDevicesKey);
+  if (!c || c->node != node) return std::nullopt;
+  auto it = c->devices.find(gpu::kDraGpuDriver);
+  if (it == c->devices.end()) return std::nullopt;
+  std::vector<int32_t> out;
+  for (const auto& name : it->second) {
+    const int32_t i = gpu::DraGpuIndex(name);
+    if (i < 0) return std::nullopt;  // not a whole GPU (a MIG partition, ...)
+    out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
 framework::Status GpuShare::Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                                     const std::string& node_name) {
   gpu::GpuAsk parsed;
@@ -154,6 +180,8 @@ framework::Status GpuShare::Reserve(framework::CycleState& state, const framewor
       return framework::Status::UnschedulableAndUnresolvable(
           std::string(gpu::kGpuIndexAnnotation) + ": Invalid value: \"" + ann->second + "\"");
     }
+  } else if (auto dra = AllocatedDraGpus(state, pod, node_name)) {
+    devices = std::move(*dra);  // DynamicResources reserved first: the devices its allocation names
   } else if (st.others_unassigned && !st.self_in_order.empty()) {
     devices = st.self_in_order;  // gang members placed together: the devices Filter assumed
   } else {
@@ -181,6 +209,15 @@ framework::Status GpuShare::Reserve(framework::CycleState& state, const framewor
   reserved->node = node_name;
   reserved->devices = devices;
   state.Write(kReservedKey, std::move(reserved));
+  if (!pod.Pod().spec.resource_claims.empty()) {
+    // The pod's GPUs may be DRA devices: DynamicResources, reserving after this plugin,
+    // allocates the same ones (framework/device_choice.h).
+    auto pref = std::make_unique<framework::DeviceChoice>();
+    pref->node = node_name;
+    auto& names = pref->devices[gpu::kDraGpuDriver];
+    for (int32_t dev : devices) names.push_back(gpu::DraGpuDeviceName(dev));
+    state.Write(framework::kPreferredDevicesKey, std::move(pref));
+  }
   ctx_->Assign(id, node_name, std::move(devices));
   return framework::Status();
 }

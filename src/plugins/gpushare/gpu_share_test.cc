@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "framework/device_choice.h"
 #include "gpu/device.h"
 #include "gpu/gpu_builders_test.h"
 #include "plugins/testing_fake_handle.h"
@@ -168,6 +169,55 @@ TEST_F(GpuShareTest, ReserveRecordsDevicesAndUnreserveReleasesThem) {
   auto ni = MakeNodeInfo(n, {Share("a", 700, 1, "0"), Share("p3", 600)});
   EXPECT_EQ(pl->context().ComputeState(ni, "").shape.free_milli,
             (std::vector<int32_t>{300, 400, 1000, 1000}));
+}
+
+// A pod whose GPUs are DRA devices (framework/device_choice.h): reserving first, GpuShare
+// hands its choice to DynamicResources; reserving after DynamicResources, it takes the
+// devices the allocation names ("gpu-<i>" of gpu.nvidia.com), and refuses them when they do
+// not fit its own accounting.
+TEST_F(GpuShareTest, DraPodsHandTheirDevicesOverInEitherOrder) {
+  const api::Node n = GpuNode("n", 4);
+  h_.SetNodes({MakeNodeInfo(n, {Share("a", 700, 1, "0"), Share("b", 300, 1, "1")})});
+  auto pl = New();
+  auto dra_pod = [](const std::string& name, int32_t milli) {
+    api::Pod p = Share(name, milli);
+    p.spec.resource_claims.push_back(
+        api::PodResourceClaim{"gpu", "", "gpu-1-" + std::to_string(milli) + "m"});
+    return framework::PodInfo::Make(std::make_shared<api::Pod>(p));
+  };
+  {  // first: the best-fit device, device 0, handed over
+    framework::CycleState state;
+    auto pi = dra_pod("p1", 300);
+    ASSERT_TRUE(pl->PreFilter(state, *pi, nullptr).IsSuccess());
+    ASSERT_TRUE(pl->Reserve(state, *pi, "n").IsSuccess());
+    const auto* pref = state.ReadAs<framework::DeviceChoice>(framework::kPreferredDevicesKey);
+    ASSERT_NE(pref, nullptr);
+    EXPECT_EQ(pref->node, "n");
+    EXPECT_EQ(pref->devices.at("gpu.nvidia.com"), std::vector<std::string>{"gpu-0"});
+    pl->Unreserve(state, *pi, "n");
+  }
+  {  // after DynamicResources: its device 3 although best fit would be 0
+    framework::CycleState state;
+    auto pi = dra_pod("p2", 300);
+    auto chosen = std::make_unique<framework::DeviceChoice>();
+    chosen->node = "n";
+    chosen->devices["gpu.nvidia.com"] = {"gpu-3"};
+    state.Write(framework::kAllocatedDevicesKey, std::move(chosen));
+    ASSERT_TRUE(pl->PreFilter(state, *pi, nullptr).IsSuccess());
+    ASSERT_TRUE(pl->Reserve(state, *pi, "n").IsSuccess());
+    EXPECT_EQ(pl->context().Assignment("uid-p2"), std::vector<int32_t>{3});
+    pl->Unreserve(state, *pi, "n");
+  }
+  {  // the allocation names device 0, which has 700 of 1000 taken: refused
+    framework::CycleState state;
+    auto pi = dra_pod("p3", 500);
+    auto chosen = std::make_unique<framework::DeviceChoice>();
+    chosen->node = "n";
+    chosen->devices["gpu.nvidia.com"] = {"gpu-0"};
+    state.Write(framework::kAllocatedDevicesKey, std::move(chosen));
+    ASSERT_TRUE(pl->PreFilter(state, *pi, nullptr).IsSuccess());
+    EXPECT_EQ(pl->Reserve(state, *pi, "n").code(), C::kUnschedulable);
+  }
 }
 
 TEST_F(GpuShareTest, ReserveFailsWhenDevicesNoLongerFit) {
