@@ -375,6 +375,29 @@ kind: ResourceClaim
 metadata: {name: fabric-gpu, namespace: ml}
 spec: {devices: {requests: [{name: r, exactly: {deviceClassName: fabric}}]}}
 ---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: shared}
+spec: {selectors: [{cel: {expression: "device.driver == 'shared.example.com'"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-shared}
+spec:
+  driver: shared.example.com
+  nodeName: n1
+  pool: {name: n1-shared, generation: 0, resourceSliceCount: 1}
+  devices:
+  - name: s0
+    allowMultipleAllocations: true
+    capacity:
+      compute: {value: "1000", requestPolicy: {default: "1000", validRange: {min: "1", step: "1"}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: half-gpu, namespace: ml}
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: shared, capacity: {requests: {compute: "500"}}}}]}}
+---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: local}
@@ -399,6 +422,8 @@ metadata: {name: data, namespace: ml}
 spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {requests: {storage: 1Gi}}}
 )";
   y += Pod("claims-gpu", "1", "", "  resourceClaims: [{name: gpu, resourceClaimName: one-gpu}]\n");
+  // Consumable capacity (KEP-5075): the result carries consumedCapacity and a shareID.
+  y += Pod("half-gpu", "1", "", "  resourceClaims: [{name: gpu, resourceClaimName: half-gpu}]\n");
   // An extended resource backed by DRA: PreBind creates the pod's claim (POST), writes its
   // status and patches the pod's status.extendedResourceClaimStatus.
   y += R"(---
@@ -415,6 +440,15 @@ spec:
            "  resourceClaims: [{name: gpu, resourceClaimName: fabric-gpu}]\n");
   run.Apply(y);
   run.Finish();
+  {
+    auto obj = run.env->store.GetObject("ResourceClaim.resource.k8s.io/ml/half-gpu");
+    ASSERT_NE(obj, nullptr);
+    const YAML::Node result = (*obj->object)["status"]["allocation"]["devices"]["results"][0];
+    ASSERT_TRUE(result.IsDefined());
+    EXPECT_EQ(result["device"].Scalar(), "s0");
+    EXPECT_EQ(result["consumedCapacity"]["compute"].Scalar(), "500");
+    EXPECT_EQ(result["shareID"].Scalar().size(), 36u);
+  }
   // The scheduler's next write of that claim after the driver reported device status (here
   // a reservation of the allocated claim, through the real client): status.devices is kept.
   {
