@@ -128,6 +128,35 @@ TEST(GangPreemptionTest, RunningLowPriorityGangIsEvictedWhole) {
   EXPECT_NE(env.NodeOf("hg-1"), "");
 }
 
+// An elastic gang (minMember 2, four members running) above its minimum gives up its
+// surplus members, not the whole gang, to a higher-priority gang that needs two nodes; it
+// keeps running at its minimum. A single pod of a lower priority than the elastic gang's
+// is still kept: surplus members go first.
+TEST(GangPreemptionTest, ElasticGangGivesUpSurplusMembersNotTheGang) {
+  Env env;
+  env.Apply(Nodes(5) + PodGroup("el", 2) + Pod("el-0", 10, "el") + Pod("el-1", 10, "el") +
+            Pod("el-2", 10, "el") + Pod("el-3", 10, "el"));
+  env.RunUntilIdle();
+  env.Apply(Pod("single", 5));
+  env.RunUntilIdle();
+  for (const char* p : {"el-0", "el-1", "el-2", "el-3", "single"}) {
+    ASSERT_NE(env.NodeOf(p), "") << p;
+  }
+  env.Apply(PodGroup("hg", 2) + Pod("hg-0", 1000, "hg") + Pod("hg-1", 1000, "hg"));
+  env.RunUntilIdle();
+  // The surplus: the two members beyond minMember (equal start times: by name).
+  EXPECT_EQ(env.NodeOf("el-2"), "<deleted>");
+  EXPECT_EQ(env.NodeOf("el-3"), "<deleted>");
+  EXPECT_NE(env.NodeOf("el-0"), "<deleted>");
+  EXPECT_NE(env.NodeOf("el-1"), "<deleted>");
+  EXPECT_NE(env.NodeOf("single"), "<deleted>");
+  env.AdvanceAndRun(30 * kSec);
+  EXPECT_NE(env.NodeOf("hg-0"), "");
+  EXPECT_NE(env.NodeOf("hg-1"), "");
+  EXPECT_NE(env.NodeOf("el-0"), "<deleted>");
+  EXPECT_NE(env.NodeOf("el-1"), "<deleted>");
+}
+
 // PodDisruptionBudgets (defaultpreemption PodDisruptionBudgetViolations): a victim whose
 // eviction violates a budget is reprieved first. Without that rule the db pod, of the
 // lowest priority, would be the first victim.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -95,18 +97,18 @@ std::vector<PodGroupVictimCandidate> PodGroupPreemption::CollectVictimUnits(
       bool whole = false;
       if (info) {
         if (seen_gangs.count(ref->key)) continue;
-        bool eligible = true;
         for (const auto& key : info->member_pods) {
           auto it = by_key.find(key);
           if (it == by_key.end()) continue;  // pending: nothing to evict
           whole = whole || key == p->Pod().Key();
-          if (handle_.PriorityOf(it->second->Pod()) >= priority || shielded(it->second->Pod())) {
-            eligible = false;
-          }
           u.pods.push_back(it->second);
         }
-        if (whole) seen_gangs.insert(ref->key);
-        if (whole && !eligible) continue;
+        if (whole) {
+          seen_gangs.insert(ref->key);
+          AddRunningGangUnits(*info, std::move(u.pods), priority, per_node, shielded, &units);
+          continue;
+        }
+        u.pods.clear();
       }
       if (!whole) {
         if (shielded(p->Pod())) continue;
@@ -124,8 +126,62 @@ std::vector<PodGroupVictimCandidate> PodGroupPreemption::CollectVictimUnits(
   return units;
 }
 
+void PodGroupPreemption::AddRunningGangUnits(const gang::GangInfo& info,
+                                             std::vector<PodInfoPtr> placed, int32_t priority,
+                                             const std::map<std::string, int64_t>& per_node,
+                                             const std::function<bool(const api::Pod&)>& shielded,
+                                             std::vector<PodGroupVictimCandidate>* units) const {
+  auto start = [](const PodInfoPtr& p) {
+    return p->Pod().status.start_time.value_or(std::numeric_limits<api::Timestamp>::max());
+  };
+  // Elastic gang (minMember < placed members): the newest members beyond minMember are
+  // surplus, one unit each; the oldest minMember stay one unit. Subgroups keep the gang
+  // whole (their own quorums would need a split per subgroup).
+  const int32_t min_member = info.spec ? info.spec->min_member : 0;
+  size_t core = placed.size();
+  if (min_member > 0 && info.spec->sub_groups.empty() &&
+      placed.size() > static_cast<size_t>(min_member)) {
+    std::sort(placed.begin(), placed.end(), [&](const PodInfoPtr& a, const PodInfoPtr& b) {
+      if (start(a) != start(b)) return start(a) < start(b);
+      return a->Pod().Key() < b->Pod().Key();
+    });
+    core = static_cast<size_t>(min_member);
+  }
+  auto finish = [&](PodGroupVictimCandidate u) {
+    for (const auto& v : u.pods) {
+      const bool more =
+          u.head == nullptr || handle_.PriorityOf(v->Pod()) > handle_.PriorityOf(*u.head);
+      if (more) u.head = &v->Pod();
+      auto it = per_node.find(v->Pod().spec.node_name);
+      u.crowding = std::max(u.crowding, it == per_node.end() ? int64_t{0} : it->second);
+    }
+    units->push_back(std::move(u));
+  };
+  auto victim = [&](const PodInfoPtr& p) {
+    return handle_.PriorityOf(p->Pod()) < priority && !shielded(p->Pod());
+  };
+  // The core: eligible only when every member of it is (never split).
+  PodGroupVictimCandidate whole;
+  bool eligible = true;
+  for (size_t i = 0; i < core; ++i) {
+    eligible = eligible && victim(placed[i]);
+    whole.pods.push_back(placed[i]);
+  }
+  if (eligible && !whole.pods.empty()) finish(std::move(whole));
+  for (size_t i = core; i < placed.size(); ++i) {
+    if (!victim(placed[i])) continue;
+    PodGroupVictimCandidate u;
+    u.pods = {placed[i]};
+    u.surplus = true;
+    finish(std::move(u));
+  }
+}
+
 bool PodGroupPreemption::MoreImportant(const PodGroupVictimCandidate& a,
                                        const PodGroupVictimCandidate& b) const {
+  // An elastic gang's surplus member goes before any unit that would take a gang (or a
+  // pod) below what it needs.
+  if (a.surplus != b.surplus) return b.surplus;
   const int32_t pa = handle_.PriorityOf(*a.head), pb = handle_.PriorityOf(*b.head);
   if (pa != pb) return pa > pb;
   // Equal priority: keep the crowded nodes, so that fewer pods are evicted.

@@ -32,6 +32,11 @@
 //  - A victim in a running gang (gang::PodGroupManager::Satisfied) is a unit with every member of
 //    that gang on a node: evicted whole or not at all, and eligible only when every such
 //    member has a lower priority (as DefaultPreemption does for a single preemptor).
+//    An elastic gang (more members on nodes than its minMember, no subgroups) is split:
+//    its oldest minMember members (by start time, then name) are that unit, and each newer
+//    member is a surplus unit of its own, eligible on its own priority. Surplus units are
+//    reprieved last, so they go before any unit that takes a gang below its minimum (KAI and
+//    Volcano preempt an elastic job's pods beyond minAvailable first).
 //  - Every eligible unit is taken off the snapshot view and the gang is placed: if it does
 //    not fit, nothing is evicted ("preemption would not make room for the whole gang",
 //    "reclaim would not ..." when only policy units were candidates, "preemption or
@@ -53,6 +58,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,6 +69,7 @@
 #include "framework/podgroup.h"
 #include "framework/preemption_executor.h"
 #include "framework/status.h"
+#include "gang/podgroup_manager.h"
 #include "gang/reservation.h"
 
 namespace phalanx::plugins::defaultpreemption {
@@ -79,6 +87,9 @@ struct PodGroupVictimCandidate {
   // Reprieve order after priority, crowding and start time: higher is reprieved first (a
   // policy's candidates in reverse of its victim order); 0 for lower-priority units.
   int64_t keep_rank = 0;
+  // A member of a running elastic gang beyond its minMember: evicted before any unit that
+  // would take a gang below its minimum.
+  bool surplus = false;
 };
 
 // What gang preemption did.
@@ -162,6 +173,14 @@ class PodGroupPreemption {
   int32_t GangPriority() const;
   // Every eligible victim unit on the snapshot (pods of a priority below `priority`).
   std::vector<PodGroupVictimCandidate> CollectVictimUnits(int32_t priority) const;
+  // The units of a running gang whose members on nodes are `placed`: its oldest minMember
+  // (all of them for a gang at its minimum or with subgroups) as one unit, eligible when
+  // each is a victim (priority below `priority`, not shielded); each newer member beyond
+  // minMember, a surplus member of an elastic gang, as a unit of its own.
+  void AddRunningGangUnits(const gang::GangInfo& info, std::vector<framework::PodInfoPtr> placed,
+                           int32_t priority, const std::map<std::string, int64_t>& per_node,
+                           const std::function<bool(const api::Pod&)>& shielded,
+                           std::vector<PodGroupVictimCandidate>* units) const;
   // Every unit the victim policies offer (PodGroupVictimPolicy::VictimCandidates, kept in
   // candidates_), mapped to the snapshot's pods (pods not on a node are left out).
   std::vector<PodGroupVictimCandidate> CollectPolicyUnits();
