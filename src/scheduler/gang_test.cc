@@ -208,6 +208,26 @@ TEST(GangTest, GangBindsWhenItFitsAndOnlyThen) {
   EXPECT_EQ(env.BoundByLabel("gang")["train"], 4);
 }
 
+// minMember is mutable (upstream 1.37 makes a PodGroup's minCount mutable; Coscheduling's
+// and Volcano's always were): a gang of 4 that waits for room on a 2-node cluster starts
+// with the 2 members that fit once its PodGroup lowers minMember to 2, without a restart.
+TEST(GangTest, LoweredMinMemberLetsAWaitingGangStart) {
+  Env env;
+  std::string y = Node("n1", 8, 110, 8) + Node("n2", 8, 110, 8);
+  y += CoschedulingPodGroup("ml", "train", 4);
+  for (int i = 0; i < 4; ++i)
+    y += CoschedulingPod("ml", "train-" + std::to_string(i), "train", "1", 8);
+  env.Apply(y);
+  env.RunUntilIdle();
+  EXPECT_TRUE(env.BoundByLabel("gang").empty());  // 4 whole-node members, 2 nodes
+  api::Manifests m;
+  ASSERT_TRUE(api::DecodeManifests(CoschedulingPodGroup("ml", "train", 2), "update.yaml", &m).ok());
+  ASSERT_EQ(m.objects.size(), 1u);
+  ASSERT_TRUE(env.store.UpdateObject(m.objects[0]).ok());
+  env.AdvanceAndRun(60 * kSec);
+  EXPECT_EQ(env.BoundByLabel("gang")["train"], 2);
+}
+
 // A PreBind plugin that deletes the chosen node of the first pod it sees from the store.
 class DeleteFirstNodeAtPreBind : public framework::PreBindPlugin {
  public:
