@@ -10,6 +10,7 @@
 #include "framework/device_choice.h"
 #include "gpu/device.h"
 #include "gpu/gpu_builders_test.h"
+#include "plugins/gpushare/guard.h"
 #include "plugins/testing_fake_handle.h"
 #include "testing/builders.h"
 
@@ -373,6 +374,46 @@ TEST_F(GpuShareTest, ReserveIgnoresAStaleIndexButKeepsAPredefinedOne) {
   ASSERT_TRUE(pl->PreFilter(st2, *user, nullptr).IsSuccess());
   ASSERT_TRUE(pl->Reserve(st2, *user, "n").IsSuccess());
   EXPECT_EQ(pl->context().Assignment("uid-u"), (std::vector<int32_t>{0}));
+}
+
+// GpuShareGuard: GPU asks by annotation only are held with the plugin to enable; a pod that
+// also requests nvidia.com/gpu for each device of its ask is left to NodeResourcesFit.
+TEST(GpuShareGuardTest, HoldsAnnotationOnlyAsksAndLeavesExtendedRequests) {
+  struct Case {
+    std::string name;
+    api::Pod pod;
+    int64_t gpu_request;  // nvidia.com/gpu of the first container (0: none)
+    C want;
+  };
+  api::Pod plain = phalanx::testing::PodBuilder("plain").Req("cpu", "1").Obj();
+  const std::vector<Case> cases = {
+      {"half a GPU by annotation", Share("p", 500), 0, C::kUnschedulableAndUnresolvable},
+      {"half a GPU and one nvidia.com/gpu", Share("p", 500), 1, C::kSkip},
+      {"two whole GPUs and one nvidia.com/gpu", Share("p", 1000, 2), 1,
+       C::kUnschedulableAndUnresolvable},
+      {"two whole GPUs and two nvidia.com/gpu", Share("p", 1000, 2), 2, C::kSkip},
+      {"no GPU ask", plain, 0, C::kSkip},
+  };
+  fake::FakeHandle h;
+  auto guard = GpuShareGuard::New(nullptr, h);
+  ASSERT_TRUE(guard.ok());
+  auto* pl = dynamic_cast<framework::PreFilterPlugin*>(guard->get());
+  ASSERT_NE(pl, nullptr);
+  for (const auto& c : cases) {
+    api::Pod pod = c.pod;
+    if (c.gpu_request) {
+      pod.spec.containers[0].resources.requests["nvidia.com/gpu"] =
+          api::Quantity::FromValue(c.gpu_request);
+    }
+    framework::CycleState state;
+    const framework::Status st =
+        pl->PreFilter(state, *framework::PodInfo::Make(std::make_shared<api::Pod>(pod)), nullptr);
+    EXPECT_EQ(st.code(), c.want) << c.name << ": " << st.Message();
+    if (c.want == C::kUnschedulableAndUnresolvable) {
+      EXPECT_NE(st.Message().find("placed only by the GpuShare plugin"), std::string::npos)
+          << c.name;
+    }
+  }
 }
 
 TEST_F(GpuShareTest, ArgsAreValidated) {

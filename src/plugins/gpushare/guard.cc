@@ -2,6 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "gpu/device.h"
 
 namespace phalanx::plugins::gpushare {
@@ -13,6 +16,25 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> GpuShareGuard::New(
   }
   return std::unique_ptr<framework::Plugin>(new GpuShareGuard());
 }
+
+namespace {
+
+// The pod's nvidia.com/gpu request: the sum over its containers (a container's limit when it
+// has no request, as the API server defaults it), or the largest init container's if more.
+int64_t ExtendedGpuRequest(const api::Pod& p) {
+  auto of = [](const api::Container& c) -> int64_t {
+    for (const auto* list : {&c.resources.requests, &c.resources.limits}) {
+      if (auto it = list->find("nvidia.com/gpu"); it != list->end()) return it->second.Value();
+    }
+    return 0;
+  };
+  int64_t sum = 0, init = 0;
+  for (const auto& c : p.spec.containers) sum += of(c);
+  for (const auto& c : p.spec.init_containers) init = std::max(init, of(c));
+  return std::max(sum, init);
+}
+
+}  // namespace
 
 framework::Status GpuShareGuard::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
                                            framework::PreFilterResult*) {
@@ -54,6 +76,10 @@ framework::Status GpuShareGuard::PreFilter(framework::CycleState&, const framewo
       return framework::Status(framework::Code::kSkip, "");
   }
   if (!ask.has_gpu()) return framework::Status(framework::Code::kSkip, "");
+  // A pod that also requests nvidia.com/gpu for each device of its ask gets whole GPUs
+  // through NodeResourcesFit: on a GPU node, never over the node's GPUs (the openb traces
+  // without --gpu-sharing).
+  if (ExtendedGpuRequest(p) >= ask.count) return framework::Status(framework::Code::kSkip, "");
   return framework::Status::UnschedulableAndUnresolvable(
       what +
       ": a GPU share is placed only by the GpuShare plugin, which this profile does not "

@@ -10,7 +10,9 @@
 //              `annotation gpu-fraction "0.5": a GPU share is placed only by the GpuShare
 //              plugin, which this profile does not enable (add GpuShare to its plugins,
 //              see examples/gpu-sharing)`; an invalid annotation, with its error. Other pods
-//              (Skip): unaffected.
+//              (Skip): unaffected, and so is a pod that also requests nvidia.com/gpu for
+//              every device of its ask: NodeResourcesFit gives it that many whole GPUs (the
+//              openb traces' GPU pods without --gpu-sharing carry both).
 //
 // In every profile's defaults (config/default_plugins.cc); a profile that enables GpuShare
 // at any extension point drops it (config::internal::MergePlugins), so the two never run
