@@ -77,6 +77,9 @@ inline constexpr const char* kGfdMemoryLabel = "nvidia.com/gpu.memory";
 // names).
 inline constexpr const char* kDraGpuDriver = "gpu.nvidia.com";
 std::string DraGpuDeviceName(int32_t index);
+// The consumable capacity of a shareable GPU device in milli-GPU (1000 = the whole device),
+// as `--gpu-model dra` publishes it (replay/dra_gpus.h).
+inline constexpr const char* kDraGpuCompute = "compute";
 // The index of a "gpu-<i>" device name; -1 for any other name.
 int32_t DraGpuIndex(std::string_view device);
 

@@ -60,7 +60,7 @@ api::Unstructured SliceObject(const api::Node& node, int64_t gpus) {
     if (!info.model.empty()) d["attributes"]["productName"]["string"] = info.model;
     if (mem_mib > 0) d["attributes"]["memoryMiB"]["int"] = mem_mib;
     d["allowMultipleAllocations"] = true;
-    d["capacity"][kDraGpuCompute]["value"] = std::to_string(gpu::kMilliPerGpu);
+    d["capacity"][gpu::kDraGpuCompute]["value"] = std::to_string(gpu::kMilliPerGpu);
     spec["devices"].push_back(d);
   }
   doc["spec"] = spec;
@@ -81,7 +81,7 @@ api::Unstructured TemplateObject(const std::string& ns, int32_t count, int32_t m
   req["exactly"]["deviceClassName"] = kDraGpuClass;
   req["exactly"]["count"] = count;
   if (milli < gpu::kMilliPerGpu) {
-    req["exactly"]["capacity"]["requests"][kDraGpuCompute] = std::to_string(milli);
+    req["exactly"]["capacity"]["requests"][gpu::kDraGpuCompute] = std::to_string(milli);
   }
   doc["spec"]["spec"]["devices"]["requests"].push_back(req);
   return Object("ResourceClaimTemplate", ns, TemplateName(count, milli), doc);

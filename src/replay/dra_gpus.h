@@ -39,8 +39,6 @@
 namespace phalanx::replay {
 
 inline constexpr const char* kDraGpuClass = "gpu";
-// The consumable capacity of a GPU device, in milli-GPU (1000 = the whole device).
-inline constexpr const char* kDraGpuCompute = "compute";
 
 struct DraGpuStats {
   size_t nodes = 0;    // nodes that got a ResourceSlice

@@ -1,6 +1,8 @@
 #include "plugins/gpushare/context.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 #include <unordered_set>
 
 namespace phalanx::plugins::gpushare {
@@ -51,6 +53,7 @@ std::shared_ptr<GpuContext> GpuContext::For(framework::Handle& handle) {
     i = i->second.expired() ? reg.erase(i) : std::next(i);
   }
   auto ctx = std::make_shared<GpuContext>();
+  ctx->dra_ = handle.Service<dra::DefaultDRAManager>();
   reg[&handle] = ctx;
   return ctx;
 }
@@ -137,11 +140,15 @@ NodeGpuState GpuContext::ComputeState(const framework::NodeInfo& ni,
   };
   std::vector<Pending> unknown;
   std::vector<int32_t> devs;
+  std::set<std::string> dra_claims;  // claims counted by TakeDraGpus
   {
     absl::ReaderMutexLock l(&mu_);
     for (const auto& pi : ni.pods()) {
       const api::Pod& p = *pi->pod;
       gpu::GpuAsk ask = gpu::ParseGpuAsk(p);
+      if (!ask.has_gpu() && ask.error.empty() && dra_ && !p.spec.resource_claims.empty()) {
+        TakeDraGpus(p, ni.name(), &dra_claims, &free);
+      }
       if (!ask.has_gpu() || !ask.error.empty()) continue;
       const bool self = !self_uid.empty() && PodIdentity(p) == self_uid;
       if (!self) {
@@ -195,6 +202,37 @@ NodeGpuState GpuContext::ComputeState(const framework::NodeInfo& ni,
   }
   for (int32_t i : st.self_in_order) free[i] += self_milli;  // the pod itself is left out
   return st;
+}
+
+void GpuContext::TakeDraGpus(const api::Pod& pod, const std::string& node,
+                             std::set<std::string>* seen, std::vector<int32_t>* free) const {
+  for (const auto& pc : pod.spec.resource_claims) {
+    std::string name = pc.resource_claim_name;
+    if (name.empty()) {
+      for (const auto& st : pod.status.resource_claim_statuses) {
+        if (st.name == pc.name) name = st.resource_claim_name;
+      }
+    }
+    if (name.empty()) continue;
+    auto claim = dra_->GetClaim(pod.metadata.namespace_, name);
+    if (!claim.ok() || !(*claim)->allocation) continue;
+    if (!seen->insert((*claim)->metadata.uid.empty() ? pod.metadata.namespace_ + "/" + name
+                                                     : (*claim)->metadata.uid)
+             .second) {
+      continue;
+    }
+    for (const auto& d : (*claim)->allocation->devices) {
+      if (d.admin_access || d.driver != gpu::kDraGpuDriver || d.pool != node) continue;
+      const int32_t i = gpu::DraGpuIndex(d.device);
+      if (i < 0 || i >= static_cast<int32_t>(free->size())) continue;
+      int64_t milli = gpu::kMilliPerGpu;
+      if (auto c = d.consumed_capacity.find(gpu::kDraGpuCompute);
+          !d.share_id.empty() && c != d.consumed_capacity.end()) {
+        milli = std::clamp<int64_t>(c->second.Value(), 0, gpu::kMilliPerGpu);
+      }
+      (*free)[i] = std::max<int32_t>(0, (*free)[i] - static_cast<int32_t>(milli));
+    }
+  }
 }
 
 std::shared_ptr<const NodeGpuState> GpuContext::State(const framework::NodeInfo& ni) {

@@ -12,7 +12,12 @@
 // annotations name — else, for pods nobody recorded (gang members placed on the PodGroup
 // cycle's view; pods bound by a scheduler that writes no index), from best fit in pod
 // order: they still take their share of the node, on the devices best fit would give
-// them, and a pod whose share fits no device counts as overcommitted.
+// them, and a pod whose share fits no device counts as overcommitted. A pod without a GPU
+// ask whose allocated ResourceClaims hold GPUs of NVIDIA's DRA driver on the node (devices
+// "gpu-<i>", placed by another scheduler or written by hand) takes those devices, so the
+// policies score DRA GPUs that GpuShare never chose. Such a claim's allocation is read
+// when the node's state is computed: one that changes while the node's pods do not is
+// seen at the node's next change.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +26,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "dra/dra_manager.h"
 #include "framework/handle.h"
 #include "framework/types.h"
 #include "gpu/device.h"
@@ -122,6 +129,15 @@ class GpuContext {
     std::shared_ptr<const NodeGpuState> state;
   };
   uint64_t NodeEpoch(const std::string& node) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The GPUs of NVIDIA's DRA driver on `node` that the allocated ResourceClaims of `pod` (a
+  // pod without a GPU ask) hold: device "gpu-<i>" of pool `node` takes its consumed
+  // `compute` (a share, replay/dra_gpus.h) or the whole GPU. Claims in *seen are skipped
+  // (a claim shared by several pods counts once); each one counted is added.
+  void TakeDraGpus(const api::Pod& pod, const std::string& node, std::set<std::string>* seen,
+                   std::vector<int32_t>* free) const;
+
+  // The scheduler's DRA state (nullptr without one); set once when the context is made.
+  const dra::DefaultDRAManager* dra_ = nullptr;
 
   mutable absl::Mutex mu_;
   std::unordered_map<std::string, Assigned> assigned_ ABSL_GUARDED_BY(mu_);    // pod UID -> devices

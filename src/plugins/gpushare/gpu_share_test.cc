@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "dra/dra_manager.h"
 #include "framework/device_choice.h"
 #include "gpu/device.h"
 #include "gpu/gpu_builders_test.h"
@@ -374,6 +375,50 @@ TEST_F(GpuShareTest, ReserveIgnoresAStaleIndexButKeepsAPredefinedOne) {
   ASSERT_TRUE(pl->PreFilter(st2, *user, nullptr).IsSuccess());
   ASSERT_TRUE(pl->Reserve(st2, *user, "n").IsSuccess());
   EXPECT_EQ(pl->context().Assignment("uid-u"), (std::vector<int32_t>{0}));
+}
+
+// A pod without a GPU ask whose ResourceClaims hold DRA GPUs on the node (placed by another
+// scheduler) takes those devices in the node's state: a whole GPU, and a share by its
+// consumed compute; a claim two such pods share counts once, and devices of another node's
+// pool or another driver do not count.
+TEST_F(GpuShareTest, DraGpusOfPodsWithoutAnAskAreCounted) {
+  dra::DefaultDRAManager m;
+  auto claim = [&](const std::string& name, const std::string& results) {
+    YAML::Node doc = YAML::Load(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+        ", namespace: default, uid: uid-" + name +
+        "}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n"
+        "status: {allocation: {devices: {results: [" +
+        results + "]}}}\n");
+    auto u = std::make_shared<api::Unstructured>();
+    u->api_version = "resource.k8s.io/v1";
+    u->kind = "ResourceClaim";
+    u->metadata.name = name;
+    u->metadata.namespace_ = "default";
+    u->metadata.uid = "uid-" + name;
+    u->object = std::make_shared<const YAML::Node>(doc);
+    ASSERT_TRUE(m.OnObjectAdd(u));
+  };
+  claim("whole", "{request: gpu, driver: gpu.nvidia.com, pool: n, device: gpu-1}");
+  claim("share",
+        "{request: gpu, driver: gpu.nvidia.com, pool: n, device: gpu-2, shareID: "
+        "1f4d9a4c-8c1e-4a5e-9d67-2f2b6f0c9a11, consumedCapacity: {compute: \"300\"}}");
+  claim("elsewhere",
+        "{request: gpu, driver: gpu.nvidia.com, pool: other-node, device: gpu-0}, "
+        "{request: gpu, driver: nic.example.com, pool: n, device: gpu-3}");
+  h_.services().Provide<dra::DefaultDRAManager>(&m);
+  auto with_claims = [](const std::string& name, const std::vector<std::string>& claims) {
+    api::Pod p = phalanx::testing::PodBuilder(name).UID("uid-" + name).Req("cpu", "1").Obj();
+    p.spec.node_name = "n";
+    for (const auto& c : claims) p.spec.resource_claims.push_back(api::PodResourceClaim{c, c, ""});
+    return p;
+  };
+  auto pl = New();
+  auto ni =
+      MakeNodeInfo(GpuNode("n", 4), {with_claims("a", {"whole", "share"}),
+                                     with_claims("b", {"share"}), with_claims("c", {"elsewhere"})});
+  EXPECT_EQ(pl->context().ComputeState(ni, "").shape.free_milli,
+            (std::vector<int32_t>{1000, 0, 700, 1000}));
 }
 
 // GpuShareGuard: GPU asks by annotation only are held with the plugin to enable; a pod that
