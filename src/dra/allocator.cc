@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <utility>
 
@@ -942,9 +943,22 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
   std::vector<Cand> cands;
   std::map<const api::Node*, std::vector<NodeCand>> by_node;
   GatherCandidates(pools, nodes, &cands, &by_node);
+  // What the shares of each shareable device consume: those allocated (the index) plus those
+  // held for this attempt (`shared`, e.g. a gang member's on the view), summed where both have
+  // some (kept in `merged` for the search's lifetime).
+  std::deque<Amounts> merged;
   for (Cand& c : cands) {
     c.multi = c.device->view.allow_multiple_allocations;
-    if (c.multi) c.shared = SharedConsumed(c.id);
+    if (!c.multi) continue;
+    c.shared = SharedConsumed(c.id);
+    const InUseIndex::Shared* indexed =
+        in_.in_use_index ? in_.in_use_index->SharedUse(c.id) : nullptr;
+    if (indexed && in_.shared.count(c.id)) {
+      Amounts sum = indexed->consumed;
+      for (const auto& [name, q] : in_.shared.at(c.id)) sum[name] = sum[name].Plus(q);
+      merged.push_back(std::move(sum));
+      c.shared = &merged.back();
+    }
   }
   const std::function<bool(const DeviceId&)> in_use = [this](const DeviceId& id) {
     return InUse(id);

@@ -188,8 +188,9 @@ struct AllocatorInput {
   const std::map<std::string, DeviceClass>* classes = nullptr;  // by name
   std::vector<ResourceSlicePtr> slices;  // every slice (unused with slice_index)
   std::set<DeviceId> in_use;             // devices allocated (non-admin)
-  // Devices with allocated shares (results with a shareID): the capacity the shares consume
-  // together, per device (a device with shares is present, even with no capacities).
+  // Devices with shares held for this attempt (results with a shareID): the capacity the
+  // shares consume together, per device (a device with shares is present, even with no
+  // capacities); added to the shares `in_use_index` has of the same device.
   std::map<DeviceId, std::map<std::string, api::Quantity>> shared;
   // Counts `allocation` as allocated (devices tentatively taken, e.g. by a gang's earlier
   // member): its whole devices into `in_use`, its shares (results with a shareID) into

@@ -1764,6 +1764,45 @@ TEST(DraConsumableCapacityTest, HeldSharesConsumeCapacity) {
   EXPECT_TRUE(small->ok);
 }
 
+// Shares held for an attempt (AllocatorInput::Hold, e.g. a gang member's on the PodGroup
+// cycle's view) add to the shares already allocated (the in-use index) of the same device:
+// 3 allocated + 1 held fill a capacity of 4, so another share of 1 does not fit.
+TEST(DraConsumableCapacityTest, HeldSharesAddToAllocatedOnes) {
+  const std::map<std::string, DeviceClass> classes = UpstreamClasses();
+  DefaultDRAManager m;
+  ASSERT_TRUE(m.OnObjectAdd(std::make_shared<const api::Unstructured>(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+          "  driver: driver-a\n  nodeName: node-1\n  pool: {name: pool-1}\n  devices: [" +
+          MultiDevice("nic", "capacity-0: {value: 4}") + "]\n"))));
+  ASSERT_TRUE(m.OnObjectAdd(std::make_shared<const api::Unstructured>(
+      Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: taken, "
+          "namespace: ns}\nspec: {devices: {requests: [" +
+          CapReq("req-0", "class-a-multi", "3") +
+          "]}}\nstatus: {allocation: {devices: {results: [{request: req-0, driver: driver-a, "
+          "pool: pool-1, device: nic, shareID: 11111111-1111-8111-8111-111111111111, "
+          "consumedCapacity: {capacity-0: \"3\"}}]}}}\n"))));
+  auto claim = [](const std::string& name, const std::string& q) {
+    return std::make_shared<const ResourceClaim>(*ParseResourceClaim(
+        Obj("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+            ", uid: " + name + ", namespace: ns}\nspec: {devices: {requests: [" +
+            CapReq("req-0", "class-a-multi", q) + "]}}\n")));
+  };
+  api::Node node;
+  node.metadata.name = "node-1";
+  AllocatorInput in;
+  in.classes = &classes;
+  in.slice_index = m.SliceIndexView();
+  in.in_use_index = m.InUse();
+  in.claims = {claim("held", "1")};
+  auto held = Allocator::New(in)->Allocate(node);
+  ASSERT_TRUE(held.ok() && held->ok);  // 3 + 1 <= 4
+  in.Hold(held->results[0]);
+  in.claims = {claim("more", "1")};
+  auto more = Allocator::New(in)->Allocate(node);
+  ASSERT_TRUE(more.ok());
+  EXPECT_FALSE(more->ok);  // 3 + 1 + 1 > 4
+}
+
 // AllocatorInput::preferred: the preferred devices are tried first, in the order given
 // (also for shares of devices with allowMultipleAllocations); preferring a device that does
 // not fit changes nothing but the order, and an unknown driver or name is ignored.

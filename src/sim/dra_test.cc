@@ -188,6 +188,47 @@ TEST(DraGangTest, PodGroupAllocatesTheMembersClaimsJointly) {
             "for worker-1)");
 }
 
+// Consumable capacity in a gang: two members whose own claims each ask for half of the one
+// shareable device fit on it together (a member placed on the PodGroup cycle's view holds
+// its share, not the whole device).
+TEST(DraGangTest, MembersSharesOfOneDeviceFitTogether) {
+  const std::string node = R"(apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {capacity: {cpu: "32", memory: 256Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec: {selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, allowMultipleAllocations: true, capacity: {compute: {value: "1000"}}}
+---
+)";
+  auto half = [](const std::string& name) {
+    return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+           ", namespace: default}\nspec: {devices: {requests: [{name: g, exactly: "
+           "{deviceClassName: gpu, capacity: {requests: {compute: \"500\"}}}}]}}\n---\n";
+  };
+  Scenario sc = LoadText("shares", node + half("half-0") + half("half-1") + kGang +
+                                       ClaimPod("worker-0", "half-0", kGangLabel) +
+                                       ClaimPod("worker-1", "half-1", kGangLabel));
+  SimulationResult r;
+  ASSERT_EQ(RunSimulation(sc, Options(), &r), absl::OkStatus());
+  EXPECT_TRUE(r.invariant_violations.empty());
+  for (const char* p : {"default/worker-0", "default/worker-1"}) {
+    EXPECT_EQ(Find(r, p)->node, "n1") << p << ": " << Find(r, p)->reason;
+  }
+}
+
 // A claim shared by the whole gang (a plain ResourceClaim every member references): one
 // allocation, every member in reservedFor; a member arriving later joins it.
 TEST(DraGangTest, GangSharesOneClaimAndALateMemberJoinsIt) {

@@ -450,12 +450,8 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
     in.slice_index = dra_->SliceIndexView();
     in.in_use_index = dra_->InUse();
     in.memo = dra_->Memo();
-    if (!joint_mode_) {  // devices a gang member placed on the view took
-      for (const auto& [uid, c] : tentative_) {
-        for (const auto& dev : c->allocation->devices) {
-          if (!dev.admin_access) in.in_use.insert(dra::DeviceId{dev.driver, dev.pool, dev.device});
-        }
-      }
+    if (!joint_mode_) {  // devices a gang member placed on the view took (shares as shares)
+      for (const auto& [uid, c] : tentative_) in.Hold(*c->allocation);
     }
     d.base_input = in;
     d.classes = classes;
