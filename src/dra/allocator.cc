@@ -976,10 +976,7 @@ api::StatusOr<AllocationOutcome> Allocator::AllocateOn(
       Slot slot;
       slot.claim = ci;
       slot.request = req.name;
-      std::vector<const RequestSpec*> specs;
-      if (req.exactly) specs.push_back(&*req.exactly);
-      for (const auto& sub : req.first_available) specs.push_back(&sub);
-      for (const RequestSpec* spec : specs) {
+      for (const RequestSpec* spec : req.Specs()) {
         // "All" needs every pool the node sees complete and valid (allocator_incubating.go
         // validateDeviceRequest); the request's own name, a subrequest's without its parent.
         if (spec->all) {

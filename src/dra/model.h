@@ -183,6 +183,13 @@ struct DeviceRequest {
   std::string name;
   std::optional<RequestSpec> exactly;
   std::vector<RequestSpec> first_available;
+  // The ways to satisfy the request: `exactly`, or the firstAvailable subrequests in order.
+  std::vector<const RequestSpec*> Specs() const {
+    std::vector<const RequestSpec*> specs;
+    if (exactly) specs.push_back(&*exactly);
+    for (const auto& sub : first_available) specs.push_back(&sub);
+    return specs;
+  }
 };
 
 // spec.devices.constraints[]: matchAttribute or distinctAttribute (exactly one; KEP-5075) over

@@ -197,10 +197,7 @@ DeviceCharge PodDeviceCharge(const dra::DefaultDRAManager& m, const api::Pod& po
     // device; what part of it the share is depends on the device's capacity, which neither
     // Kueue's deviceClassMappings nor the claim carries.
     for (const auto& r : spec->requests) {
-      std::vector<const dra::RequestSpec*> specs;
-      if (r.exactly) specs.push_back(&*r.exactly);
-      for (const auto& sub : r.first_available) specs.push_back(&sub);
-      for (const auto* rs : specs) {
+      for (const auto* rs : r.Specs()) {
         if (rs->capacity_requests.empty() || mapper.MappedName(rs->device_class_name).empty()) {
           continue;
         }

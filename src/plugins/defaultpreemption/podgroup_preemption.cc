@@ -90,40 +90,45 @@ std::vector<PodGroupVictimCandidate> PodGroupPreemption::CollectVictimUnits(
   for (const NodeInfo* ni : nodes) {
     for (const auto& p : ni->pods()) {
       if (handle_.PriorityOf(p->Pod()) >= priority) continue;
-      PodGroupVictimCandidate u;
       auto ref = ledger ? ledger->RefOf(p->Pod()) : std::nullopt;
       std::optional<gang::GangInfo> info;
       if (ref && ledger->Satisfied(ref->key)) info = ledger->Info(ref->key);
-      bool whole = false;
       if (info) {
         if (seen_gangs.count(ref->key)) continue;
+        std::vector<PodInfoPtr> placed;
+        bool whole = false;
         for (const auto& key : info->member_pods) {
           auto it = by_key.find(key);
           if (it == by_key.end()) continue;  // pending: nothing to evict
           whole = whole || key == p->Pod().Key();
-          u.pods.push_back(it->second);
+          placed.push_back(it->second);
         }
         if (whole) {
           seen_gangs.insert(ref->key);
-          AddRunningGangUnits(*info, std::move(u.pods), priority, per_node, shielded, &units);
+          AddRunningGangUnits(*info, std::move(placed), priority, per_node, shielded, &units);
           continue;
         }
-        u.pods.clear();
       }
-      if (!whole) {
-        if (shielded(p->Pod())) continue;
-        u.pods = {p};  // not running, or the PodGroupManager lags the snapshot
-      }
-      for (const auto& v : u.pods) {
-        const bool more =
-            u.head == nullptr || handle_.PriorityOf(v->Pod()) > handle_.PriorityOf(*u.head);
-        if (more) u.head = &v->Pod();
-        u.crowding = std::max(u.crowding, per_node[v->Pod().spec.node_name]);
-      }
-      units.push_back(std::move(u));
+      if (shielded(p->Pod())) continue;
+      PodGroupVictimCandidate u;
+      u.pods = {p};  // not running, or the PodGroupManager lags the snapshot
+      AddUnit(std::move(u), per_node, &units);
     }
   }
   return units;
+}
+
+void PodGroupPreemption::AddUnit(PodGroupVictimCandidate u,
+                                 const std::map<std::string, int64_t>& per_node,
+                                 std::vector<PodGroupVictimCandidate>* units) const {
+  for (const auto& v : u.pods) {
+    const bool more =
+        u.head == nullptr || handle_.PriorityOf(v->Pod()) > handle_.PriorityOf(*u.head);
+    if (more) u.head = &v->Pod();
+    auto it = per_node.find(v->Pod().spec.node_name);
+    u.crowding = std::max(u.crowding, it == per_node.end() ? int64_t{0} : it->second);
+  }
+  units->push_back(std::move(u));
 }
 
 void PodGroupPreemption::AddRunningGangUnits(const gang::GangInfo& info,
@@ -147,16 +152,6 @@ void PodGroupPreemption::AddRunningGangUnits(const gang::GangInfo& info,
     });
     core = static_cast<size_t>(min_member);
   }
-  auto finish = [&](PodGroupVictimCandidate u) {
-    for (const auto& v : u.pods) {
-      const bool more =
-          u.head == nullptr || handle_.PriorityOf(v->Pod()) > handle_.PriorityOf(*u.head);
-      if (more) u.head = &v->Pod();
-      auto it = per_node.find(v->Pod().spec.node_name);
-      u.crowding = std::max(u.crowding, it == per_node.end() ? int64_t{0} : it->second);
-    }
-    units->push_back(std::move(u));
-  };
   auto victim = [&](const PodInfoPtr& p) {
     return handle_.PriorityOf(p->Pod()) < priority && !shielded(p->Pod());
   };
@@ -167,13 +162,13 @@ void PodGroupPreemption::AddRunningGangUnits(const gang::GangInfo& info,
     eligible = eligible && victim(placed[i]);
     whole.pods.push_back(placed[i]);
   }
-  if (eligible && !whole.pods.empty()) finish(std::move(whole));
+  if (eligible && !whole.pods.empty()) AddUnit(std::move(whole), per_node, units);
   for (size_t i = core; i < placed.size(); ++i) {
     if (!victim(placed[i])) continue;
     PodGroupVictimCandidate u;
     u.pods = {placed[i]};
     u.surplus = true;
-    finish(std::move(u));
+    AddUnit(std::move(u), per_node, units);
   }
 }
 

@@ -173,6 +173,10 @@ class PodGroupPreemption {
   int32_t GangPriority() const;
   // Every eligible victim unit on the snapshot (pods of a priority below `priority`).
   std::vector<PodGroupVictimCandidate> CollectVictimUnits(int32_t priority) const;
+  // Appends `u` with its head (most important pod) and crowding (most victims on one of
+  // its nodes, from `per_node`).
+  void AddUnit(PodGroupVictimCandidate u, const std::map<std::string, int64_t>& per_node,
+               std::vector<PodGroupVictimCandidate>* units) const;
   // The units of a running gang whose members on nodes are `placed`: its oldest minMember
   // (all of them for a gang at its minimum or with subgroups) as one unit, eligible when
   // each is a victim (priority below `priority`, not shielded); each newer member beyond

@@ -430,10 +430,7 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
                                                   " is in the process of being allocated");
     }
     for (const auto& req : c.spec.requests) {
-      std::vector<const dra::RequestSpec*> specs;
-      if (req.exactly) specs.push_back(&*req.exactly);
-      for (const auto& sub : req.first_available) specs.push_back(&sub);
-      for (const auto* s : specs) {
+      for (const auto* s : req.Specs()) {
         if (classes->count(s->device_class_name)) continue;
         if (api::Status err = dra_->ClassError(s->device_class_name); !err.ok()) {
           return Status::UnschedulableAndUnresolvable("request " + s->name + ": " +

@@ -187,6 +187,13 @@ TEST_F(GpuShareTest, DraPodsHandTheirDevicesOverInEitherOrder) {
         api::PodResourceClaim{"gpu", "", "gpu-1-" + std::to_string(milli) + "m"});
     return framework::PodInfo::Make(std::make_shared<api::Pod>(p));
   };
+  // What DynamicResources, reserving first, leaves in the CycleState.
+  auto allocated = [](framework::CycleState& state, const std::string& device) {
+    auto chosen = std::make_unique<framework::DeviceChoice>();
+    chosen->node = "n";
+    chosen->devices["gpu.nvidia.com"] = {device};
+    state.Write(framework::kAllocatedDevicesKey, std::move(chosen));
+  };
   {  // first: the best-fit device, device 0, handed over
     framework::CycleState state;
     auto pi = dra_pod("p1", 300);
@@ -201,10 +208,7 @@ TEST_F(GpuShareTest, DraPodsHandTheirDevicesOverInEitherOrder) {
   {  // after DynamicResources: its device 3 although best fit would be 0
     framework::CycleState state;
     auto pi = dra_pod("p2", 300);
-    auto chosen = std::make_unique<framework::DeviceChoice>();
-    chosen->node = "n";
-    chosen->devices["gpu.nvidia.com"] = {"gpu-3"};
-    state.Write(framework::kAllocatedDevicesKey, std::move(chosen));
+    allocated(state, "gpu-3");
     ASSERT_TRUE(pl->PreFilter(state, *pi, nullptr).IsSuccess());
     ASSERT_TRUE(pl->Reserve(state, *pi, "n").IsSuccess());
     EXPECT_EQ(pl->context().Assignment("uid-p2"), std::vector<int32_t>{3});
@@ -213,10 +217,7 @@ TEST_F(GpuShareTest, DraPodsHandTheirDevicesOverInEitherOrder) {
   {  // the allocation names device 0, which has 700 of 1000 taken: refused
     framework::CycleState state;
     auto pi = dra_pod("p3", 500);
-    auto chosen = std::make_unique<framework::DeviceChoice>();
-    chosen->node = "n";
-    chosen->devices["gpu.nvidia.com"] = {"gpu-0"};
-    state.Write(framework::kAllocatedDevicesKey, std::move(chosen));
+    allocated(state, "gpu-0");
     ASSERT_TRUE(pl->PreFilter(state, *pi, nullptr).IsSuccess());
     EXPECT_EQ(pl->Reserve(state, *pi, "n").code(), C::kUnschedulable);
   }
