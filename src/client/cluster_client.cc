@@ -127,31 +127,40 @@ api::Status LiveClusterClient::UpdateResourceClaimStatus(const api::Unstructured
 
 api::StatusOr<api::Unstructured> LiveClusterClient::CreateResourceClaim(
     const api::Unstructured& claim) {
-  api::Unstructured probe = claim;
+  return PostObject(claim);
+}
+
+api::StatusOr<api::Unstructured> LiveClusterClient::PostObject(const api::Unstructured& in) {
+  api::Unstructured probe = in;
   probe.metadata.name.clear();
-  std::string path = UnstructuredPath(probe);  // ".../resourceclaims/" with no name
-  if (path.empty() || !claim.object) {
-    return absl::InvalidArgumentError("cannot create " + claim.kind + ": no API path for " +
-                                      claim.api_version);
+  std::string path = UnstructuredPath(probe);  // ".../<resource>/" with no name
+  if (path.empty() || !in.object) {
+    return absl::InvalidArgumentError("cannot create " + in.kind + ": no API path for " +
+                                      in.api_version);
   }
   path.pop_back();
-  Response r = api_.Do("POST", path, YamlToJson(*claim.object));
+  Response r = api_.Do("POST", path, YamlToJson(*in.object));
   if (!r.ok()) {
     api::Status s = api_.ToStatus("POST", path, r);
-    return api::Status(s.code(), "creating ResourceClaim in " + claim.metadata.namespace_ + ": " +
+    return api::Status(s.code(), "creating " + in.kind + " in " + in.metadata.namespace_ + ": " +
                                      std::string(s.message()));
   }
   ResourceType rt;
-  rt.group = claim.Group();
-  rt.version = claim.api_version.substr(claim.api_version.find('/') + 1);
-  rt.resource = "resourceclaims";
-  rt.kind = claim.kind;
+  rt.group = in.Group();
+  rt.version = in.api_version.substr(in.api_version.find('/') + 1);
+  const std::string resource = path.substr(path.rfind('/') + 1);
+  rt.resource = resource;
+  rt.kind = in.kind;
   auto obj = DecodeObjectJson(r.body, rt);
   if (!obj.ok()) return obj.status();
   return *std::static_pointer_cast<const api::Unstructured>(obj->ptr);
 }
 
 api::Status LiveClusterClient::DeleteResourceClaim(const api::Unstructured& claim) {
+  return DeleteObject(claim);
+}
+
+api::Status LiveClusterClient::DeleteObject(const api::Unstructured& claim) {
   const std::string path = UnstructuredPath(claim);
   if (path.empty()) {
     return absl::InvalidArgumentError("cannot delete " + claim.kind + " " + claim.metadata.name);
@@ -162,9 +171,9 @@ api::Status LiveClusterClient::DeleteResourceClaim(const api::Unstructured& clai
   }
   body += "}";
   Response r = api_.Do("DELETE", path, body);
-  if (r.ok() || r.status == 404) return absl::OkStatus();
+  if (r.ok() || (r.status == 404 && claim.kind == "ResourceClaim")) return absl::OkStatus();
   api::Status s = api_.ToStatus("DELETE", path, r);
-  return api::Status(s.code(), "deleting ResourceClaim " + claim.metadata.namespace_ + "/" +
+  return api::Status(s.code(), "deleting " + claim.kind + " " + claim.metadata.namespace_ + "/" +
                                    claim.metadata.name + ": " + std::string(s.message()));
 }
 

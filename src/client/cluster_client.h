@@ -82,6 +82,10 @@ class LiveClusterClient final : public cluster::ClusterClient {
   api::StatusOr<api::Unstructured> CreateResourceClaim(const api::Unstructured& claim) override;
   // DELETE .../resourceclaims/NAME with a UID precondition; a claim already gone is OK.
   api::Status DeleteResourceClaim(const api::Unstructured& claim) override;
+  // POST to the object's collection (client/objects.h UnstructuredPath: the kinds the
+  // informers know, and v1 PodTemplates); the answer decoded as the stored object.
+  api::StatusOr<api::Unstructured> PostObject(const api::Unstructured& obj) override;
+  api::Status DeleteObject(const api::Unstructured& obj) override;
   // PATCH pods/NAME/status (strategic merge) with status.extendedResourceClaimStatus.
   api::Status PatchPodExtendedResourceClaimStatus(
       const api::Pod& pod, const api::PodExtendedResourceClaimStatus& status) override;

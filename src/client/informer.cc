@@ -103,6 +103,9 @@ std::vector<ResourceType> OptionalObjectResources() {
       Obj("leaderworkerset.x-k8s.io", "leaderworkersets", "LeaderWorkerSet"),
       // Koordinator's ClusterNetworkTopology "default": the layers of gather rules.
       Obj("scheduling.koordinator.sh", "clusternetworktopologies", "ClusterNetworkTopology"),
+      // cluster-autoscaler's ProvisioningRequests (the ProvisioningRequest plugin's
+      // scale-up for gangs reads their conditions).
+      Obj("autoscaling.x-k8s.io", "provisioningrequests", "ProvisioningRequest"),
   };
 }
 

@@ -237,6 +237,8 @@ std::string YamlToJson(const YAML::Node& n) {
 std::string UnstructuredPath(const api::Unstructured& obj) {
   std::vector<ResourceType> types = CoreResources();
   for (auto& t : OptionalObjectResources()) types.push_back(std::move(t));
+  // Written, never watched: the PodTemplates a ProvisioningRequest names.
+  types.push_back(ResourceType{"", "v1", "podtemplates", "PodTemplate", Target::kObject, ""});
   const std::string group = obj.Group();
   for (const ResourceType& t : types) {
     if (t.kind != obj.kind || t.group != group) continue;

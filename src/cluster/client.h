@@ -83,6 +83,23 @@ class ClusterClient {
     return api::Status(absl::StatusCode::kUnimplemented,
                        "this cluster client cannot create ResourceClaims");
   }
+  // POST an object of a kind the core model does not type (e.g. a v1 PodTemplate, an
+  // autoscaling.x-k8s.io/v1 ProvisioningRequest): `obj.object` is the whole object, its
+  // metadata.name set (or generateName for the server to complete). Returns the object as
+  // stored (uid and resourceVersion set). Errors: AlreadyExists, NotFound (the kind is not
+  // served: its CRD is not installed), InvalidArgument (422), PermissionDenied (RBAC),
+  // transport. Sources that cannot create objects return Unimplemented.
+  virtual api::StatusOr<api::Unstructured> PostObject(const api::Unstructured& obj) {
+    return api::Status(absl::StatusCode::kUnimplemented,
+                       "this cluster client cannot create " + obj.kind + " objects");
+  }
+  // DELETE an object of such a kind (with its UID as precondition when it has one).
+  // Errors: NotFound (already gone), Aborted (UID differs), transport. Unimplemented where
+  // objects cannot be deleted.
+  virtual api::Status DeleteObject(const api::Unstructured& obj) {
+    return api::Status(absl::StatusCode::kUnimplemented,
+                       "this cluster client cannot delete " + obj.kind + " objects");
+  }
   // DELETE resourceclaims/NAME, with the claim's UID as precondition when it has one
   // (Unreserve of a claim PreBind created; upstream deleteClaim). Errors: NotFound (gone),
   // Aborted (UID differs), transport. Unimplemented where claims cannot be deleted.

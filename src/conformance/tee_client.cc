@@ -23,6 +23,16 @@ api::Status TeeClusterClient::PutObject(const api::Unstructured& obj) {
   return primary_.PutObject(obj);
 }
 
+api::StatusOr<api::Unstructured> TeeClusterClient::PostObject(const api::Unstructured& obj) {
+  (void)wire_.PostObject(obj);
+  return primary_.PostObject(obj);
+}
+
+api::Status TeeClusterClient::DeleteObject(const api::Unstructured& obj) {
+  (void)wire_.DeleteObject(obj);
+  return primary_.DeleteObject(obj);
+}
+
 api::Status TeeClusterClient::UpdatePodStatus(const api::Pod& pod,
                                               const api::PodCondition* condition,
                                               const std::string* nominated_node_name) {

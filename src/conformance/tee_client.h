@@ -20,6 +20,8 @@ class TeeClusterClient final : public cluster::ClusterClient {
   api::Status PatchPodAnnotations(const api::Pod& pod,
                                   const std::map<std::string, std::string>& annotations) override;
   api::Status PutObject(const api::Unstructured& obj) override;
+  api::StatusOr<api::Unstructured> PostObject(const api::Unstructured& obj) override;
+  api::Status DeleteObject(const api::Unstructured& obj) override;
   api::Status UpdatePodStatus(const api::Pod& pod, const api::PodCondition* condition,
                               const std::string* nominated_node_name) override;
   api::Status UpdateResourceClaimStatus(const api::Unstructured& claim) override;

@@ -28,6 +28,7 @@
 #include "plugins/podgrouppodscount/podgroup_pods_count.h"
 #include "plugins/podtopologyspread/pod_topology_spread.h"
 #include "plugins/prioritysort/priority_sort.h"
+#include "plugins/provisioningrequest/provisioning_request.h"
 #include "plugins/queues/queues.h"
 #include "plugins/schedulinggates/scheduling_gates.h"
 #include "plugins/tainttoleration/taint_toleration.h"
@@ -78,6 +79,9 @@ framework::Registry NewInTreeRegistry() {
   // Reservations with backfill for gangs that wait too long; not in the default
   // set: enabling it (threshold > 0) turns reservations on (docs/gangs.md).
   Add<gangreservation::GangReservation>(r);
+  // Atomic scale-up for gangs through cluster-autoscaler's ProvisioningRequests; not in the
+  // default set (docs/scale-up.md).
+  Add<provisioningrequest::ProvisioningRequest>(r);
   // Queues and quotas (KAI / Volcano Queue, ElasticQuota); not in the default set (see
   // docs/queues.md; `phalanx simulate` enables it when the scenario has queue objects).
   Add<queues::Queues>(r);

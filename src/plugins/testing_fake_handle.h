@@ -142,6 +142,20 @@ class FakeClient final : public framework::ClusterClient {
     return put_status;
   }
 
+  // Records the object and returns it, or the error of post_check when it has one.
+  api::StatusOr<api::Unstructured> PostObject(const api::Unstructured& obj) override {
+    posts.push_back(obj);
+    if (post_check) {
+      if (api::Status s = post_check(obj); !s.ok()) return s;
+    }
+    return obj;
+  }
+  // Records "Kind namespace/name" and returns delete_status.
+  api::Status DeleteObject(const api::Unstructured& obj) override {
+    object_deletes.push_back(obj.kind + " " + obj.metadata.namespace_ + "/" + obj.metadata.name);
+    return delete_status;
+  }
+
   // Records the claim whose status is written (DynamicResources' PreBind / Unreserve).
   // Thread-safe (binding cycles run in parallel); on_claim_status runs first, outside the
   // lock.
@@ -160,6 +174,10 @@ class FakeClient final : public framework::ClusterClient {
   api::Status put_status;
   std::function<void(const api::Unstructured&)> on_put;
   std::vector<api::Unstructured> puts;
+  std::function<api::Status(const api::Unstructured&)> post_check;
+  api::Status delete_status;
+  std::vector<api::Unstructured> posts;
+  std::vector<std::string> object_deletes;
   std::vector<std::pair<std::string, std::map<std::string, std::string>>> annotation_patches;
   std::vector<std::pair<std::string, std::string>> binds;  // (pod key, node)
   std::vector<std::string> deleted;

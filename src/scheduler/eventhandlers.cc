@@ -171,7 +171,33 @@ bool Scheduler::OnDraObject(const api::UnstructuredPtr& old_obj, const api::Unst
   return true;
 }
 
+void Scheduler::ObjectWatch::Watch(const std::string& group, const std::string& kind,
+                                   Handler handler) {
+  absl::MutexLock l(&mu_);
+  handlers_[kind + "." + group].push_back(std::move(handler));
+  any_.store(true, std::memory_order_release);
+}
+
+void Scheduler::ObjectWatch::Activate(const std::vector<std::string>& pod_keys) {
+  if (!pod_keys.empty()) s_->queue_->Activate(pod_keys);
+}
+
+bool Scheduler::ObjectWatch::Deliver(const api::Unstructured* old, const api::Unstructured& obj,
+                                     bool deleted) {
+  if (!any_.load(std::memory_order_acquire)) return false;
+  std::vector<Handler> hs;
+  {
+    absl::MutexLock l(&mu_);
+    auto it = handlers_.find(obj.kind + "." + obj.Group());
+    if (it == handlers_.end()) return false;
+    hs = it->second;
+  }
+  for (const auto& h : hs) h(old, obj, deleted);
+  return true;
+}
+
 void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
+  if (object_watch_->Deliver(nullptr, *obj, /*deleted=*/false)) return;
   if (OnStorageObject(obj, framework::kAdd)) return;
   if (OnDraObject(nullptr, obj, framework::kAdd)) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);
@@ -185,6 +211,7 @@ void Scheduler::OnObjectAdd(const api::UnstructuredPtr& obj) {
 
 void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj,
                                const api::UnstructuredPtr& obj) {
+  if (object_watch_->Deliver(old_obj.get(), *obj, /*deleted=*/false)) return;
   if (OnStorageObject(obj, framework::kUpdate)) return;
   if (OnDraObject(old_obj, obj, framework::kUpdateOther)) return;
   // Status-only updates (our own PodGroup status writes among them) carry nothing that
@@ -210,6 +237,7 @@ void Scheduler::OnObjectUpdate(const api::UnstructuredPtr& old_obj,
 }
 
 void Scheduler::OnObjectDelete(const api::UnstructuredPtr& obj) {
+  if (object_watch_->Deliver(nullptr, *obj, /*deleted=*/true)) return;
   if (OnStorageObject(obj, framework::kDelete)) return;
   if (OnDraObject(nullptr, obj, framework::kDelete)) return;
   object_epoch_.fetch_add(1, std::memory_order_acq_rel);

@@ -43,6 +43,8 @@ framework::FrameworkOptions Scheduler::BaseFrameworkOptions() {
   fo.services.Provide<gang::StaleGangTracker>(stale_gangs_.get());
   fo.services.Provide<framework::PreemptionExecutor>(preemption_.get());
   fo.services.Provide<framework::ExtenderList>(&extender_list_);
+  fo.services.Provide<framework::ObjectEventSource>(object_watch_.get());
+  fo.services.Provide<framework::PodActivator>(object_watch_.get());
   fo.namespace_labels = [this](std::string_view name, std::map<std::string, std::string>* out) {
     absl::MutexLock l(&ns_mu_);
     auto it = namespace_labels_.find(std::string(name));

@@ -31,6 +31,7 @@
 #include "config/types.h"
 #include "dra/dra_manager.h"
 #include "framework/extender.h"
+#include "framework/object_events.h"
 #include "framework/parallelize.h"
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
@@ -644,6 +645,27 @@ class Scheduler {
   // The globalDefault class's value (0 without one), written under pc_mu_ with every
   // change of priority_classes_, read without it by PriorityOf.
   std::atomic<int32_t> default_priority_{0};
+
+  // framework::ObjectEventSource and framework::PodActivator for plugins (object_events.h):
+  // the handlers of watched kinds, called by OnObjectAdd / Update / Delete before anything
+  // else sees the object, and activation through queue_.
+  class ObjectWatch final : public framework::ObjectEventSource, public framework::PodActivator {
+   public:
+    explicit ObjectWatch(Scheduler* s) : s_(s) {}
+    void Watch(const std::string& group, const std::string& kind, Handler handler) override
+        ABSL_LOCKS_EXCLUDED(mu_);
+    void Activate(const std::vector<std::string>& pod_keys) override;
+    // Calls the handlers of obj's kind; false when its kind is not watched.
+    bool Deliver(const api::Unstructured* old, const api::Unstructured& obj, bool deleted)
+        ABSL_LOCKS_EXCLUDED(mu_);
+
+   private:
+    Scheduler* s_;
+    std::atomic<bool> any_{false};  // a handler exists: the common case takes no lock
+    mutable absl::Mutex mu_;
+    std::map<std::string, std::vector<Handler>> handlers_ ABSL_GUARDED_BY(mu_);  // kind.group
+  };
+  std::unique_ptr<ObjectWatch> object_watch_ = std::make_unique<ObjectWatch>(this);
 
   // Declared before binding_pool_: work still queued on the pool at destruction uses it.
   std::unique_ptr<framework::PreemptionExecutor> preemption_;

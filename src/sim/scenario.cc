@@ -165,11 +165,86 @@ api::Status LoadManifestScenario(const std::vector<std::string>& paths, Scenario
   return ScenarioFromManifests(std::move(m), name, out);
 }
 
+api::Node NodeGroupNode(const NodeGroup& g, int32_t n) {
+  api::Node node = g.node_template;
+  node.metadata.name = g.name + "-" + std::to_string(n);
+  node.metadata.uid.clear();
+  node.metadata.resource_version.clear();
+  node.metadata.labels["kubernetes.io/hostname"] = node.metadata.name;
+  for (const char* key :
+       {kNodeGroupMinAnnotation, kNodeGroupMaxAnnotation, kNodeGroupDesiredAnnotation,
+        kProvisioningDelayAnnotation, kProvisioningFailureRateAnnotation, kArrivalAnnotation}) {
+    node.metadata.annotations.erase(key);
+  }
+  return node;
+}
+
+// The node group a template Node declares (scenario.h); errors name the annotation.
+api::Status ReadNodeGroup(const api::Node& n, const std::string& path, NodeGroup* g) {
+  const auto& ann = n.metadata.annotations;
+  g->name = ann.at(kNodeGroupAnnotation);
+  g->node_template = n;
+  auto bad = [&](const char* key, const std::string& v, const char* want) {
+    return absl::InvalidArgumentError(path + ": Node " + n.metadata.name +
+                                      ": metadata.annotations[" + key + "]: Invalid value: \"" + v +
+                                      "\": " + want);
+  };
+  auto count = [&](const char* key, int32_t* out) -> api::Status {
+    auto it = ann.find(key);
+    if (it == ann.end()) return absl::OkStatus();
+    char* end = nullptr;
+    const long v = std::strtol(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || v < 0 || v > 100000) {
+      return bad(key, it->second, "must be an integer from 0 to 100000");
+    }
+    *out = static_cast<int32_t>(v);
+    return absl::OkStatus();
+  };
+  if (g->name.empty()) return bad(kNodeGroupAnnotation, g->name, "must not be empty");
+  if (auto s = count(kNodeGroupMinAnnotation, &g->min_size); !s.ok()) return s;
+  if (auto s = count(kNodeGroupMaxAnnotation, &g->max_size); !s.ok()) return s;
+  if (auto s = count(kNodeGroupDesiredAnnotation, &g->desired); !s.ok()) return s;
+  if (g->min_size > g->max_size) {
+    return bad(kNodeGroupMinAnnotation, std::to_string(g->min_size), "must not exceed max-count");
+  }
+  g->desired = std::clamp(g->desired, g->min_size, g->max_size);
+  if (auto it = ann.find(kProvisioningDelayAnnotation); it != ann.end()) {
+    if (!ParseSeconds(it->second, &g->provisioning_delay_ns)) {
+      return bad(kProvisioningDelayAnnotation, it->second,
+                 "must be a non-negative number of seconds");
+    }
+  }
+  if (auto it = ann.find(kProvisioningFailureRateAnnotation); it != ann.end()) {
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    if (it->second.empty() || *end != '\0' || !(v >= 0 && v <= 1)) {
+      return bad(kProvisioningFailureRateAnnotation, it->second, "must be a number from 0 to 1");
+    }
+    g->failure_rate = v;
+  }
+  return absl::OkStatus();
+}
+
 // The scenario's Nodes: at time 0, or later with the arrival annotation (in arrival
 // order), moved out of `nodes`. Errors: InvalidArgument naming the file, the Node and the
-// annotation.
+// annotation. A Node with the node-group annotation is a group's template (scenario.h):
+// its desired-count nodes are added instead.
 api::Status ScenarioNodes(std::vector<api::Node>& nodes, const std::string& path, Scenario* out) {
   for (auto& n : nodes) {
+    if (n.metadata.annotations.count(kNodeGroupAnnotation)) {
+      NodeGroup g;
+      if (auto s = ReadNodeGroup(n, path, &g); !s.ok()) return s;
+      for (const auto& other : out->node_groups) {
+        if (other.name == g.name) {
+          return absl::InvalidArgumentError(path + ": Node " + n.metadata.name +
+                                            ": metadata.annotations[" + kNodeGroupAnnotation +
+                                            "]: Duplicate value: \"" + g.name + "\"");
+        }
+      }
+      for (int32_t i = 1; i <= g.desired; ++i) out->nodes.push_back(NodeGroupNode(g, i));
+      out->node_groups.push_back(std::move(g));
+      continue;
+    }
     auto a = n.metadata.annotations.find(kArrivalAnnotation);
     int64_t at = 0;
     if (a != n.metadata.annotations.end() && !ParseSeconds(a->second, &at)) {

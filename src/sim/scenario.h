@@ -27,6 +27,43 @@ namespace phalanx::sim {
 inline constexpr const char* kArrivalAnnotation = "simulation.phalanx.dev/arrival-seconds";
 inline constexpr const char* kDurationAnnotation = "simulation.phalanx.dev/duration-seconds";
 
+// A node group that the simulated cluster-autoscaler (sim/autoscaler.h) grows and shrinks,
+// declared as a template Node the way cluster-autoscaler's kwok provider declares them
+// (cloudprovider/kwok: template nodes with these annotations):
+//   cluster-autoscaler.kwok.nodegroup/name: the group (a Node with it is a template, not a
+//     node of the cluster)
+//   cluster-autoscaler.kwok.nodegroup/min-count (default 0), max-count (default 200),
+//     desired-count (default 0: nodes of the group present from the start)
+//   simulation.phalanx.dev/provisioning-delay-seconds: from the scale-up to the nodes
+//     joining (default 60)
+//   simulation.phalanx.dev/provisioning-failure-rate: the probability, 0 to 1, that a
+//     scale-up of the group fails (default 0; drawn from the run's seed)
+inline constexpr const char* kNodeGroupAnnotation = "cluster-autoscaler.kwok.nodegroup/name";
+inline constexpr const char* kNodeGroupMinAnnotation =
+    "cluster-autoscaler.kwok.nodegroup/min-count";
+inline constexpr const char* kNodeGroupMaxAnnotation =
+    "cluster-autoscaler.kwok.nodegroup/max-count";
+inline constexpr const char* kNodeGroupDesiredAnnotation =
+    "cluster-autoscaler.kwok.nodegroup/desired-count";
+inline constexpr const char* kProvisioningDelayAnnotation =
+    "simulation.phalanx.dev/provisioning-delay-seconds";
+inline constexpr const char* kProvisioningFailureRateAnnotation =
+    "simulation.phalanx.dev/provisioning-failure-rate";
+
+struct NodeGroup {
+  std::string name;
+  api::Node node_template;  // its nodes are copies named "<group>-<n>" (n from 1)
+  int32_t min_size = 0;
+  int32_t max_size = 200;
+  int32_t desired = 0;  // created at the start as nodes of the scenario
+  int64_t provisioning_delay_ns = 60 * api::kNanosPerSecond;
+  double failure_rate = 0;
+};
+
+// Node `n` (from 1) of group g: the template named "<group>-<n>", its hostname label set,
+// the template-only annotations removed except the group's name.
+api::Node NodeGroupNode(const NodeGroup& g, int32_t n);
+
 struct TimedPod {
   api::Pod pod;
   api::Timestamp arrival = 0;              // virtual ns
@@ -50,6 +87,9 @@ struct Scenario {
   std::string name;
   std::vector<api::Node> nodes;        // present from the start
   std::vector<TimedNode> later_nodes;  // join later, sorted by arrival, stable
+  // Node groups of the simulated autoscaler (their desired nodes are in `nodes`); empty:
+  // no autoscaler runs.
+  std::vector<NodeGroup> node_groups;
   std::vector<api::Namespace> namespaces;
   std::vector<api::PriorityClass> priority_classes;
   // Objects of other kinds (gang PodGroups / Workloads, Jobs, JobSets, PyTorchJobs, ...),

@@ -18,6 +18,7 @@
 #include "plugins/queues/queues.h"
 #include "quota/queue_manager.h"
 #include "scheduler/scheduler.h"
+#include "sim/autoscaler.h"
 #include "sim/disruption.h"
 #include "sim/dra_claims.h"
 #include "sim/invariants.h"
@@ -89,6 +90,12 @@ class CountingClient final : public cluster::ClusterClient {
     return store_.UpdatePodStatus(pod, condition, nominated_node_name);
   }
   api::Status PutObject(const api::Unstructured& obj) override { return store_.PutObject(obj); }
+  api::StatusOr<api::Unstructured> PostObject(const api::Unstructured& obj) override {
+    return store_.PostObject(obj);
+  }
+  api::Status DeleteObject(const api::Unstructured& obj) override {
+    return store_.DeleteObject(obj);
+  }
   void RecordEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                    std::string_view message) override {
     if (reason == "Preempted" && on_preempted) {
@@ -161,6 +168,16 @@ class Driver {
     store_.set_keep_all_events(false);
     checker_.Attach(store_);
     volume_controllers_.Attach();  // before any object or pod exists
+    if (!sc_.node_groups.empty()) {
+      autoscaler_ = std::make_unique<Autoscaler>(store_, clock_, sc_.node_groups, opts_.seed);
+      autoscaler_->on_node_added = [this](const api::Node& n) {
+        ++res_->nodes;
+        node_gpus_[n.metadata.name] = gpu::ParseNodeGpus(n);
+        res_->gpu_milli_capacity += 1000.0 * node_gpus_[n.metadata.name].count;
+        capacity_peak_.SetMax(checker_.Capacity());
+      };
+      autoscaler_->Attach();
+    }
     if (auto s = NewScheduler(); !s.ok()) return s;
     if (auto s = CreateObjects(); !s.ok()) return s;
     sched_->AddEventHandlers(store_);
@@ -460,10 +477,17 @@ class Driver {
     return "";
   }
 
+  // The next scenario event or autoscaler action; LLONG_MAX when none.
+  api::Timestamp NextEventTime() const {
+    api::Timestamp t = events_.empty() ? LLONG_MAX : events_.top().t;
+    if (autoscaler_) t = std::min<api::Timestamp>(t, autoscaler_->NextTime());
+    return t;
+  }
+
   // True when no arrivals or departures remain and nothing but the unschedulable flush is
   // left to do; else *t is the next time to advance to.
   bool Done(api::Timestamp* t) {
-    const api::Timestamp next_ev = events_.empty() ? LLONG_MAX : events_.top().t;
+    const api::Timestamp next_ev = NextEventTime();
     const api::Timestamp wake = sched_->NextWakeTime();
     if (next_ev == LLONG_MAX) {
       auto c = sched_->scheduling_queue().Counts();
@@ -503,6 +527,7 @@ class Driver {
       if (SkipRepeatedFlushes(t, stop)) continue;
       clock_.AdvanceTo(t);
       if (auto s = ApplyDueEvents(); !s.ok()) return s;
+      if (autoscaler_) autoscaler_->Step(clock_.Now());
       sched_->Tick();
       do {
         SyncPodDisruptionBudgets();
@@ -526,7 +551,7 @@ class Driver {
   // were skipped (the caller asks Done for the next time again).
   bool SkipRepeatedFlushes(api::Timestamp t, api::Timestamp stop) {
     if (!opts_.skip_repeated_flushes || opts_.delete_unschedulable) return false;
-    const api::Timestamp next_ev = events_.empty() ? LLONG_MAX : events_.top().t;
+    const api::Timestamp next_ev = NextEventTime();
     if (t >= next_ev || next_ev == LLONG_MAX) return false;
     const api::Timestamp until = stop == LLONG_MAX ? next_ev : std::min(next_ev, stop + 1);
     const std::vector<api::Timestamp> steps = sched_->SkipRepeatedFlushes(until);
@@ -748,6 +773,7 @@ class Driver {
     res_->virtual_seconds = Seconds(clock_.Now());
     res_->invariant_violations = checker_.violations();
     res_->gangs = CollectGangOutcomes(sched_->gangs());
+    if (autoscaler_) res_->scale_up = autoscaler_->Finish(clock_.Now());
     if (has_queues_) SummarizeQueues();
     SummarizeUsage();
     SummarizeClaims();
@@ -826,7 +852,9 @@ class Driver {
   }
 
   void SummarizeUsage() {
-    const api::Resource cap = checker_.Capacity();
+    // With an autoscaler the capacity varies: the allocation is shown against its peak.
+    api::Resource cap = checker_.Capacity();
+    cap.SetMax(capacity_peak_);
     const auto& u = usage_;
     const double span = u.started ? static_cast<double>(u.last_t - u.first_t) : 0;
     auto avg = [&](double integral) { return span > 0 ? integral / span : 0.0; };
@@ -853,6 +881,8 @@ class Driver {
   InvariantChecker checker_;
   PreemptionCounter preemption_counter_{&res_->preemptions};  // before sched_, which reports to it
   std::unique_ptr<scheduler::Scheduler> sched_;
+  std::unique_ptr<Autoscaler> autoscaler_;  // when the scenario declares node groups
+  api::Resource capacity_peak_;             // of the nodes, as the autoscaler added them
   bool has_queues_ = false;
   std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> events_;
   uint64_t seq_ = 0;
@@ -881,6 +911,42 @@ api::Status RunSimulation(const Scenario& sc, const SimulationOptions& opts,
   Driver driver(sc, opts, res);
   return driver.Run();
 }
+
+namespace {
+
+std::string Opt(const std::optional<double>& s) {
+  if (!s) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.0f", *s);
+  return buf;
+}
+
+// The "scale-up:" section of the summary: the autoscaler's nodes and every request.
+std::string FormatScaleUp(const AutoscalerSummary& s) {
+  std::ostringstream o;
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%.2f", s.idle_node_seconds / 3600.0);
+  o << "scale-up: " << s.nodes_added << " nodes added  " << s.nodes_removed
+    << " removed  idle node-hours " << buf << "  ProvisioningRequests " << s.requests.size()
+    << "\n";
+  for (const auto& r : s.requests) {
+    o << "  " << r.request << "  " << r.pods << " pods  "
+      << (r.node_group.empty() ? std::string("no nodes")
+                               : std::to_string(r.nodes) + " nodes of " + r.node_group)
+      << "  created " << Opt(r.created_s) << " s  provisioned " << Opt(r.provisioned_s)
+      << " s  nodes ready " << Opt(r.nodes_ready_s) << " s  started " << Opt(r.started_s) << " s";
+    if (r.started_s) o << " (time to start " << Opt(*r.started_s - r.created_s) << " s)";
+    if (r.failed_scale_ups > 0) o << "  failed scale-ups " << r.failed_scale_ups;
+    o << "  " << r.outcome << "\n";
+  }
+  return o.str();
+}
+
+nlohmann::json OptJson(const std::optional<double>& s) {
+  return s ? nlohmann::json(*s) : nlohmann::json(nullptr);
+}
+
+}  // namespace
 
 std::string FormatSummary(const SimulationResult& r) {
   std::ostringstream o;
@@ -942,6 +1008,7 @@ std::string FormatSummary(const SimulationResult& r) {
         << r.reservations.evicted_pods << " pods evicted)\n";
     }
   }
+  if (r.scale_up) o << FormatScaleUp(*r.scale_up);
   if (!r.queues.empty()) {
     const bool mixed = std::any_of(r.queues.begin(), r.queues.end(), [&](const QueueSummary& q) {
       return !q.resource.empty() && q.resource != r.queue_resource;
@@ -1076,6 +1143,27 @@ std::string ResultJson(const SimulationResult& r) {
                                {"last_reason", o.last_reason}});
     }
     j["gangs"] = g;
+  }
+  if (r.scale_up) {
+    nlohmann::json su;
+    su["nodes_added"] = r.scale_up->nodes_added;
+    su["nodes_removed"] = r.scale_up->nodes_removed;
+    su["idle_node_hours"] = r.scale_up->idle_node_seconds / 3600.0;
+    su["requests"] = nlohmann::json::array();
+    for (const auto& q : r.scale_up->requests) {
+      su["requests"].push_back({{"request", q.request},
+                                {"class", q.class_name},
+                                {"node_group", q.node_group},
+                                {"pods", q.pods},
+                                {"nodes", q.nodes},
+                                {"created_s", q.created_s},
+                                {"provisioned_s", OptJson(q.provisioned_s)},
+                                {"nodes_ready_s", OptJson(q.nodes_ready_s)},
+                                {"started_s", OptJson(q.started_s)},
+                                {"failed_scale_ups", q.failed_scale_ups},
+                                {"outcome", q.outcome}});
+    }
+    j["scale_up"] = su;
   }
   return j.dump(2);
 }

@@ -22,6 +22,7 @@
 #include "framework/registry.h"
 #include "gang/reservation.h"
 #include "sim/gang_report.h"
+#include "sim/scale_up_report.h"
 #include "sim/scenario.h"
 
 namespace phalanx::scheduler {
@@ -189,6 +190,9 @@ struct SimulationResult {
   gang::ReservationCounters reservations;
   std::vector<gang::Reservation> reservation_log;  // every reservation made, in order
   GangSummary gangs;  // per-gang outcomes and waits (empty when no pod named a gang)
+  // The simulated cluster-autoscaler's nodes and ProvisioningRequests (sim/autoscaler.h),
+  // when the scenario declares node groups.
+  std::optional<AutoscalerSummary> scale_up;
   // Allocation over time; GPU capacity in milli (devices of every node * 1000).
   std::vector<UsageSample> timeline;
   double gpu_milli_capacity = 0;

@@ -340,12 +340,16 @@ api::Status Store::DeleteObject(const api::Unstructured& obj) {
 }
 
 api::StatusOr<api::Unstructured> Store::CreateResourceClaim(const api::Unstructured& claim) {
+  return PostObject(claim);
+}
+
+api::StatusOr<api::Unstructured> Store::PostObject(const api::Unstructured& in) {
   RecursiveMutexLock l(&mu_);
-  api::Unstructured obj = claim;
+  api::Unstructured obj = in;
   if (obj.metadata.name.empty()) {
     if (obj.metadata.generate_name.empty()) {
       return absl::InvalidArgumentError(
-          "ResourceClaim: metadata.name: Required value: name or generateName is required");
+          obj.kind + ": metadata.name: Required value: name or generateName is required");
     }
     // names.SimpleNameGenerator: generateName + 5 characters of [bcdfghjklmnpqrstvwxz2456789].
     static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";

@@ -100,7 +100,8 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   // Objects of other kinds, keyed by Unstructured::Key().
   api::Status CreateObject(api::Unstructured obj);
   api::Status UpdateObject(api::Unstructured obj);
-  api::Status DeleteObject(const api::Unstructured& obj);
+  // (also ClusterClient::DeleteObject) NotFound when it is gone.
+  api::Status DeleteObject(const api::Unstructured& obj) override;
   api::UnstructuredPtr GetObject(const std::string& key) const;
   std::vector<api::UnstructuredPtr> ListObjects() const;
 
@@ -149,6 +150,8 @@ class Store : public cluster::InformerFactory, public cluster::ClusterClient {
   // metadata.generateName with 5 characters derived from the store's UID sequence (the
   // API server's are random; these keep runs reproducible). Returns the stored object.
   api::StatusOr<api::Unstructured> CreateResourceClaim(const api::Unstructured& claim) override;
+  // CreateObject, with generateName completed as CreateResourceClaim does.
+  api::StatusOr<api::Unstructured> PostObject(const api::Unstructured& obj) override;
   // DeleteObject of the claim; Aborted when `claim` has a UID and the stored one differs.
   api::Status DeleteResourceClaim(const api::Unstructured& claim) override;
   // Sets the pod's status.extendedResourceClaimStatus and dispatches the update.
