@@ -628,7 +628,8 @@ YAML::Node DeployedRole() {
 // Every request the live client code makes, recorded by a fake API server — the informers'
 // LIST and WATCH of every resource they know (CoreResources, OptionalObjectResources),
 // every write of LiveClusterClient (bind, delete, the pod's annotations and status, a PV
-// and a PVC, a ResourceClaim's allocation, Events and their repeats, the status of every
+// and a PVC, a ResourceClaim's allocation, the PodTemplates and ProvisioningRequests of
+// the scale-up plugin, Events and their repeats, the status of every
 // PodGroup kind the informers watch, Events on every gang and queue kind) — is authorized
 // plus the metrics endpoint's TokenReview and SubjectAccessReview and leader election's
 // Lease (created, then taken over and released) — is authorized by deploy/rbac.yaml's
@@ -679,6 +680,25 @@ TEST(Rbac, DeployedRoleGrantsEveryRequestTheClientMakes) {
     (void)c.PutObject(DecodeUnstructured(
         R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"c","namespace":"ml"}})",
         pvcs));
+    // The ProvisioningRequest plugin's scale-up: a PodTemplate and a request, created and
+    // deleted.
+    const ResourceType templates{"", "v1", "podtemplates", "PodTemplate", Target::kObject, ""};
+    const ResourceType requests{"autoscaling.x-k8s.io", "v1",
+                                "provisioningrequests", "ProvisioningRequest",
+                                Target::kObject,        ""};
+    for (
+        const auto& [json, type] :
+        {std::pair{
+             std::string(
+                 R"({"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"t","namespace":"ml"}})"),
+             templates},
+         std::pair{
+             std::string(
+                 R"({"apiVersion":"autoscaling.x-k8s.io/v1","kind":"ProvisioningRequest","metadata":{"name":"r","namespace":"ml"}})"),
+             requests}}) {
+      (void)c.PostObject(DecodeUnstructured(json.c_str(), type));
+      (void)c.DeleteObject(DecodeUnstructured(json.c_str(), type));
+    }
     c.RecordEvent(*pod, "Warning", "FailedScheduling", "0/1 nodes are available");
     c.RecordEvent(*pod, "Warning", "FailedScheduling", "0/1 nodes are available");
     // Events go to every gang and queue kind; a status of ours only to PodGroups
