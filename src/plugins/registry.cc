@@ -2,6 +2,7 @@
 
 #include "plugins/defaultbinder/default_binder.h"
 #include "plugins/defaultpreemption/default_preemption.h"
+#include "plugins/defragmentation/defragmentation.h"
 #include "plugins/dynamicresources/dynamic_resources.h"
 #include "plugins/gangreservation/gang_reservation.h"
 #include "plugins/gangscheduling/gang_scheduling.h"
@@ -82,6 +83,9 @@ framework::Registry NewInTreeRegistry() {
   // Atomic scale-up for gangs through cluster-autoscaler's ProvisioningRequests; not in the
   // default set (docs/scale-up.md).
   Add<provisioningrequest::ProvisioningRequest>(r);
+  // Moves running pods off a node to make room for a pod whose free capacity is scattered;
+  // not in the default set (docs/defragmentation.md).
+  Add<defragmentation::Defragmentation>(r);
   // Queues and quotas (KAI / Volcano Queue, ElasticQuota); not in the default set (see
   // docs/queues.md; `phalanx simulate` enables it when the scenario has queue objects).
   Add<queues::Queues>(r);

@@ -362,6 +362,11 @@ api::Status TimedPods(std::vector<api::Pod> pods, const std::string& path, Scena
       tp.run_duration_ns = ns;
     }
     p.metadata.creation_timestamp = 0;  // the store stamps the virtual arrival time
+    // A pod a controller owns comes back when the scheduler evicts it (a DaemonSet's would
+    // come back on its own node, which the simulator does not model: it stays gone).
+    for (const auto& o : p.metadata.owner_references) {
+      if (o.controller) tp.restart_on_eviction = o.kind != "DaemonSet";
+    }
     tp.pod = std::move(p);
     out->pods.push_back(std::move(tp));
   }

@@ -73,7 +73,9 @@ struct TimedPod {
   // reclaim, starvation eviction) while it runs: the simulator creates the pod again under
   // its name (a new object, new UID; as the Kubeflow training operator and StatefulSets
   // recreate their pods by name) at once, and it runs its full run_duration_ns again once
-  // bound. The work it lost counts in SimulationResult::restarts / lost_gpu_seconds.
+  // bound. The work it lost counts in SimulationResult::restarts / lost_gpu_seconds. Set
+  // by the Philly replay for its jobs and by manifest scenarios for pods with a controller
+  // ownerReference of a kind other than DaemonSet (the recreated pod has no spec.nodeName).
   bool restart_on_eviction = false;
 };
 

@@ -406,16 +406,23 @@ class Driver {
     Push(clock_.Now(), EvKind::kRecreatePod, i);
   }
 
-  // Pod i again, as its controller creates it after an eviction (same name).
-  api::Status RecreatePod(size_t i) { return CreateInStore(i, " (restart)"); }
+  // Pod i again, as its controller creates it after an eviction (same name; from the
+  // controller's template, so without the spec.nodeName a manifest may have bound it with:
+  // the scheduler places it again).
+  api::Status RecreatePod(size_t i) { return CreateInStore(i, " (restart)", true); }
 
   // Creates scenario pod i in the store, indexes it by key (pod events map back to i) and,
   // as the resourceclaim controller would, creates the claims of its templates (a claim
   // error becomes the pod's outcome reason: it stays pending with it). `what` follows the
-  // pod's key in a store error.
-  api::Status CreateInStore(size_t i, const char* what) {
+  // pod's key in a store error; `unbound`: without spec.nodeName.
+  api::Status CreateInStore(size_t i, const char* what, bool unbound = false) {
     const TimedPod& tp = sc_.pods[i];
-    auto r = store_.CreatePod(api::Pod(tp.pod));
+    api::Pod pod(tp.pod);
+    if (unbound) {
+      pod.spec.node_name.clear();
+      pod.status.start_time.reset();
+    }
+    auto r = store_.CreatePod(std::move(pod));
     if (!r.ok()) {
       return absl::InvalidArgumentError("Pod " + tp.pod.Key() + what + ": " +
                                         std::string(r.message()));
