@@ -782,11 +782,8 @@ std::vector<framework::ClusterEventWithHint> DefaultPreemption::EventsToRegister
            }}};
 }
 
-Status DefaultPreemption::FindCandidate(CycleState& state, const PodInfo& pod,
-                                        const framework::NodeToStatus& filtered,
-                                        const VictimFilter* is_victim, Candidate* out) {
-  const auto& all = handle_->SnapshotSharedLister().List();
-  if (all.empty()) return Status::Error("no nodes available");
+std::vector<const NodeInfo*> PotentialNodes(const std::vector<const NodeInfo*>& all,
+                                            const framework::NodeToStatus& filtered) {
   std::vector<const NodeInfo*> potential;
   if (filtered.absent_nodes_code == Code::kUnschedulable) {
     std::unordered_set<std::string_view> listed;
@@ -800,6 +797,15 @@ Status DefaultPreemption::FindCandidate(CycleState& state, const PodInfo& pod,
   for (const auto& [ni, st] : filtered.statuses) {
     if (ni != nullptr && st.code() == Code::kUnschedulable) potential.push_back(ni);
   }
+  return potential;
+}
+
+Status DefaultPreemption::FindCandidate(CycleState& state, const PodInfo& pod,
+                                        const framework::NodeToStatus& filtered,
+                                        const VictimFilter* is_victim, Candidate* out) {
+  const auto& all = handle_->SnapshotSharedLister().List();
+  if (all.empty()) return Status::Error("no nodes available");
+  const std::vector<const NodeInfo*> potential = PotentialNodes(all, filtered);
   std::vector<std::pair<std::string, Status>> node_statuses;
   std::vector<std::string> errors;
   std::vector<Candidate> candidates;

@@ -161,6 +161,13 @@ std::vector<std::vector<std::string>> PodDisruptionBudgetViolations(
     const std::vector<std::vector<const api::Pod*>>& units,
     const std::vector<api::PodDisruptionBudgetPtr>& pdbs);
 
+// The nodes where evicting pods may help (upstream nodesWherePreemptionMightHelp): those of
+// `all` whose Filter status in `filtered` is Unschedulable, and those absent from it when
+// its absent-node code is Unschedulable; never UnschedulableAndUnresolvable ones. Order:
+// the absent nodes in `all`'s order, then the listed ones in `filtered`'s.
+std::vector<const framework::NodeInfo*> PotentialNodes(
+    const std::vector<const framework::NodeInfo*>& all, const framework::NodeToStatus& filtered);
+
 // Whether a pod on a node may be evicted for the preemptor (PostFilter: a priority lower
 // than the preemptor's; queue reclaim: a pod of a queue above its deserved share).
 using VictimFilter = std::function<bool(const api::Pod&)>;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_set>
 #include <utility>
 
 #include "gang/podgroup_manager.h"
@@ -21,16 +20,6 @@ using framework::PodInfoPtr;
 using framework::Status;
 
 namespace {
-
-Status ReadAtLeast(const YAML::Node& v, const std::string& field, int64_t min, int64_t* out) {
-  *out = v.as<int64_t>();
-  if (*out < min) {
-    return Status::Error("DefragmentationArgs: " + field +
-                         ": Invalid value: " + std::to_string(*out) +
-                         ": must be greater than or equal to " + std::to_string(min));
-  }
-  return Status::Success();
-}
 
 // What is left of `node` for one more pod: allocatable minus requested minus `planned`
 // (pods placed there by the plan), and whether `r` (one pod's requests) fits into it.
@@ -117,35 +106,17 @@ std::vector<Move> PlanMoves(const std::vector<PodInfoPtr>& pods, const std::stri
 framework::StatusOr<std::unique_ptr<framework::Plugin>> Defragmentation::New(
     framework::PluginArgs args, framework::Handle& h) {
   Args a;
-  helper::FieldErrors errs;
-  bool has_content = false;
-  if (!helper::CheckArgsMap(args, "DefragmentationArgs",
-                            {"maxMovesPerPod", "maxMoves", "minRuntimeSeconds"}, &errs,
-                            &has_content)) {
-    return helper::ArgsError(errs, "DefragmentationArgs");
-  }
-  if (has_content) {
-    try {
-      for (const auto& kv : *args) {
-        const std::string key = kv.first.as<std::string>();
-        int64_t v = 0;
-        Status st;
-        if (key == "maxMovesPerPod") {
-          st = ReadAtLeast(kv.second, key, 1, &v);
+  const Status st = helper::ReadIntArgs(
+      args, "DefragmentationArgs",
+      {{"maxMovesPerPod", 1,
+        [&](int64_t v) {
           a.max_moves_per_pod = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
-        } else if (key == "maxMoves") {
-          st = ReadAtLeast(kv.second, key, 0, &v);
-          a.max_moves = v;
-        } else if (key == "minRuntimeSeconds") {
-          st = ReadAtLeast(kv.second, key, 0, &v);
+        }},
+       {"maxMoves", 0, [&](int64_t v) { a.max_moves = v; }},
+       {"minRuntimeSeconds", 0, [&](int64_t v) {
           a.min_runtime_ns = std::min<int64_t>(v, int64_t{1} << 32) * api::kNanosPerSecond;
-        }
-        if (!st.IsSuccess()) return st;
-      }
-    } catch (const YAML::Exception& e) {
-      return Status::Error(std::string("DefragmentationArgs: ") + e.what());
-    }
-  }
+        }}});
+  if (!st.IsSuccess()) return st;
   return std::unique_ptr<framework::Plugin>(new Defragmentation(h, a));
 }
 
@@ -186,19 +157,7 @@ Status Defragmentation::PostFilter(framework::CycleState& state, const framework
                                  std::to_string(args_.max_moves) + " moves is used up (maxMoves)");
   }
   const auto& all = handle_.SnapshotSharedLister().List();
-  std::vector<const NodeInfo*> potential;
-  if (filtered.absent_nodes_code == Code::kUnschedulable) {
-    std::unordered_set<std::string_view> listed;
-    for (const auto& [ni, st] : filtered.statuses) {
-      if (ni != nullptr) listed.insert(ni->name());
-    }
-    for (const NodeInfo* ni : all) {
-      if (!listed.count(ni->name())) potential.push_back(ni);
-    }
-  }
-  for (const auto& [ni, st] : filtered.statuses) {
-    if (ni != nullptr && st.code() == Code::kUnschedulable) potential.push_back(ni);
-  }
+  const std::vector<const NodeInfo*> potential = defaultpreemption::PotentialNodes(all, filtered);
   if (potential.empty()) {
     return Status::Unschedulable("defragmentation: no node where moving pods could help");
   }

@@ -25,60 +25,25 @@ struct BarredNodes final : framework::StateData {
   }
 };
 
-// Parses one non-negative integer field of GangReservationArgs.
-Status ReadSeconds(const YAML::Node& v, const std::string& field, int64_t min, int64_t* out) {
-  *out = v.as<int64_t>();
-  if (*out < min) {
-    return Status::Error("GangReservationArgs: " + field +
-                         ": Invalid value: " + std::to_string(*out) +
-                         ": must be greater than or equal to " + std::to_string(min));
-  }
-  return Status::Success();
-}
-
 }  // namespace
 
 framework::StatusOr<std::unique_ptr<framework::Plugin>> GangReservation::New(
     framework::PluginArgs args, framework::Handle& h) {
   gang::ReservationSettings s;
   s.threshold_ns = 300 * api::kNanosPerSecond;
-  // Unknown fields are errors, as upstream's strict decoding (the loop reads known ones).
-  helper::FieldErrors errs;
-  bool has_content = false;
-  if (!helper::CheckArgsMap(args, "GangReservationArgs",
-                            {"reservationThresholdSeconds", "reservationGraceSeconds",
-                             "maxReservations", "minMembers", "preemptAfterSeconds"},
-                            &errs, &has_content)) {
-    return helper::ArgsError(errs, "GangReservationArgs");
-  }
-  if (has_content) {
-    try {
-      for (const auto& kv : *args) {
-        const std::string key = kv.first.as<std::string>();
-        int64_t v = 0;
-        Status st;
-        if (key == "reservationThresholdSeconds") {
-          st = ReadSeconds(kv.second, key, 0, &v);
-          s.threshold_ns = v * api::kNanosPerSecond;
-        } else if (key == "reservationGraceSeconds") {
-          st = ReadSeconds(kv.second, key, 0, &v);
-          s.grace_ns = v * api::kNanosPerSecond;
-        } else if (key == "maxReservations") {
-          st = ReadSeconds(kv.second, key, 1, &v);
-          s.max_reservations = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
-        } else if (key == "preemptAfterSeconds") {
-          st = ReadSeconds(kv.second, key, 0, &v);
-          s.preempt_after_ns = std::min<int64_t>(v, int64_t{1} << 32) * api::kNanosPerSecond;
-        } else if (key == "minMembers") {
-          st = ReadSeconds(kv.second, key, 1, &v);
-          s.min_members = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
-        }
-        if (!st.IsSuccess()) return st;
-      }
-    } catch (const YAML::Exception& e) {
-      return Status::Error(std::string("GangReservationArgs: ") + e.what());
-    }
-  }
+  // Unknown fields are errors, as upstream's strict decoding.
+  auto seconds = [](int64_t v) {
+    return std::min<int64_t>(v, int64_t{1} << 32) * api::kNanosPerSecond;
+  };
+  auto count = [](int64_t v) { return static_cast<int32_t>(std::min<int64_t>(v, 1 << 20)); };
+  const Status st = helper::ReadIntArgs(
+      args, "GangReservationArgs",
+      {{"reservationThresholdSeconds", 0, [&](int64_t v) { s.threshold_ns = seconds(v); }},
+       {"reservationGraceSeconds", 0, [&](int64_t v) { s.grace_ns = seconds(v); }},
+       {"maxReservations", 1, [&](int64_t v) { s.max_reservations = count(v); }},
+       {"preemptAfterSeconds", 0, [&](int64_t v) { s.preempt_after_ns = seconds(v); }},
+       {"minMembers", 1, [&](int64_t v) { s.min_members = count(v); }}});
+  if (!st.IsSuccess()) return st;
   auto* ledger = h.Service<gang::ReservationManager>();
   if (ledger) ledger->Configure(s);
   return std::unique_ptr<framework::Plugin>(new GangReservation(h, ledger));

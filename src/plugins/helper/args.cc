@@ -21,8 +21,7 @@ std::string Join(const std::string& path, std::string_view key) {
 std::string Index(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
 
 bool CheckKeys(const YAML::Node& n, const std::string& path,
-               std::initializer_list<std::string_view> known, bool allow_type_meta,
-               FieldErrors* errs) {
+               std::span<const std::string_view> known, bool allow_type_meta, FieldErrors* errs) {
   bool ok = true;
   for (const auto& kv : n) {
     std::string key;
@@ -41,6 +40,13 @@ bool CheckKeys(const YAML::Node& n, const std::string& path,
     }
   }
   return ok;
+}
+
+bool CheckKeys(const YAML::Node& n, const std::string& path,
+               std::initializer_list<std::string_view> known, bool allow_type_meta,
+               FieldErrors* errs) {
+  return CheckKeys(n, path, std::span<const std::string_view>(known.begin(), known.size()),
+                   allow_type_meta, errs);
 }
 
 bool ReadRequirements(const YAML::Node& n, const std::string& path,
@@ -74,6 +80,12 @@ bool ReadRequirements(const YAML::Node& n, const std::string& path,
 bool CheckArgsMap(const YAML::Node* args, std::string_view kind,
                   std::initializer_list<std::string_view> known, FieldErrors* errs,
                   bool* has_content) {
+  return CheckArgsMap(args, kind, std::span<const std::string_view>(known.begin(), known.size()),
+                      errs, has_content);
+}
+
+bool CheckArgsMap(const YAML::Node* args, std::string_view kind,
+                  std::span<const std::string_view> known, FieldErrors* errs, bool* has_content) {
   *has_content = false;
   if (args == nullptr || IsNullish(*args)) return true;
   if (!args->IsMap()) {
@@ -224,6 +236,41 @@ bool ReadPreferredSchedulingTerms(const YAML::Node& n, const std::string& path,
     out->push_back(std::move(t));
   }
   return ok;
+}
+
+framework::Status ReadIntAtLeast(std::string_view kind, const YAML::Node& v,
+                                 const std::string& field, int64_t min, int64_t* out) {
+  *out = v.as<int64_t>();
+  if (*out < min) {
+    return framework::Status::Error(std::string(kind) + ": " + field +
+                                    ": Invalid value: " + std::to_string(*out) +
+                                    ": must be greater than or equal to " + std::to_string(min));
+  }
+  return framework::Status::Success();
+}
+
+framework::Status ReadIntArgs(const YAML::Node* args, std::string_view kind,
+                              const std::vector<IntArg>& fields) {
+  std::vector<std::string_view> names;
+  for (const auto& f : fields) names.emplace_back(f.name);
+  FieldErrors errs;
+  bool has_content = false;
+  if (!CheckArgsMap(args, kind, names, &errs, &has_content)) return ArgsError(errs, kind);
+  if (!has_content) return framework::Status::Success();
+  try {
+    for (const auto& kv : *args) {
+      const std::string key = kv.first.as<std::string>();
+      for (const auto& f : fields) {
+        if (key != f.name) continue;
+        int64_t v = 0;
+        if (auto st = ReadIntAtLeast(kind, kv.second, key, f.min, &v); !st.IsSuccess()) return st;
+        f.set(v);
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return framework::Status::Error(std::string(kind) + ": " + e.what());
+  }
+  return framework::Status::Success();
 }
 
 }  // namespace phalanx::plugins::helper

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +30,8 @@ namespace phalanx::plugins::helper {
 bool CheckArgsMap(const YAML::Node* args, std::string_view kind,
                   std::initializer_list<std::string_view> known, FieldErrors* errs,
                   bool* has_content);
+bool CheckArgsMap(const YAML::Node* args, std::string_view kind,
+                  std::span<const std::string_view> known, FieldErrors* errs, bool* has_content);
 
 // Checks that a nested node is a map with keys among `known`; null/undefined -> false
 // without error.
@@ -37,6 +41,24 @@ bool CheckMap(const YAML::Node& n, const std::string& path,
 // Scalar readers: an undefined or null node leaves *out untouched and returns true;
 // a wrong type records an error and returns false.
 bool ReadInt(const YAML::Node& n, const std::string& path, int64_t* out, FieldErrors* errs);
+// One integer field of `kind`'s args (e.g. "GangReservationArgs"), at least `min`: else
+// Error "<kind>: <field>: Invalid value: <v>: must be greater than or equal to <min>". A
+// value that is not an integer throws YAML::Exception, which the caller's loop over the
+// args catches and reports as "<kind>: <what>".
+framework::Status ReadIntAtLeast(std::string_view kind, const YAML::Node& v,
+                                 const std::string& field, int64_t min, int64_t* out);
+
+// One integer field of an args kind: its name, its minimum, and what takes the value.
+struct IntArg {
+  const char* name;
+  int64_t min;
+  std::function<void(int64_t)> set;
+};
+// Strict decoding of args whose fields are all integers: CheckArgsMap with their names, then
+// for each field present ReadIntAtLeast and its `set`. Success (args nullptr or empty: no
+// `set` is called), or the Error naming the kind and the field.
+framework::Status ReadIntArgs(const YAML::Node* args, std::string_view kind,
+                              const std::vector<IntArg>& fields);
 bool ReadString(const YAML::Node& n, const std::string& path, std::string* out, FieldErrors* errs);
 bool ReadStringList(const YAML::Node& n, const std::string& path, std::vector<std::string>* out,
                     FieldErrors* errs);

@@ -106,17 +106,6 @@ api::Unstructured Ref(std::string api_version, std::string kind, const std::stri
   return u;
 }
 
-// Parses one integer field of ProvisioningRequestArgs, at least `min`.
-Status ReadAtLeast(const YAML::Node& v, const std::string& field, int64_t min, int64_t* out) {
-  *out = v.as<int64_t>();
-  if (*out < min) {
-    return Status::Error("ProvisioningRequestArgs: " + field +
-                         ": Invalid value: " + std::to_string(*out) +
-                         ": must be greater than or equal to " + std::to_string(min));
-  }
-  return Status::Success();
-}
-
 }  // namespace
 
 RequestState ReadRequestState(const api::Unstructured& request) {
@@ -233,16 +222,16 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> ProvisioningRequest::New
                                a.class_name + "\": must be 1 to 253 characters");
           }
         } else if (key == "maxActiveRequests") {
-          st = ReadAtLeast(kv.second, key, 1, &v);
+          st = helper::ReadIntAtLeast("ProvisioningRequestArgs", kv.second, key, 1, &v);
           a.max_active_requests = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
         } else if (key == "maxRequestsPerGang") {
-          st = ReadAtLeast(kv.second, key, 1, &v);
+          st = helper::ReadIntAtLeast("ProvisioningRequestArgs", kv.second, key, 1, &v);
           a.max_requests_per_gang = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
         } else if (key == "retryBackoffSeconds") {
-          st = ReadAtLeast(kv.second, key, 0, &v);
+          st = helper::ReadIntAtLeast("ProvisioningRequestArgs", kv.second, key, 0, &v);
           a.retry_backoff_ns = std::min<int64_t>(v, int64_t{1} << 32) * api::kNanosPerSecond;
         } else if (key == "minMembers") {
-          st = ReadAtLeast(kv.second, key, 1, &v);
+          st = helper::ReadIntAtLeast("ProvisioningRequestArgs", kv.second, key, 1, &v);
           a.min_members = static_cast<int32_t>(std::min<int64_t>(v, 1 << 20));
         }
         if (!st.IsSuccess()) return st;
