@@ -6,7 +6,8 @@
 // checks read the run's outcomes and the store, not the plugin's state: the pod starts on
 // the node that was emptied, every moved pod runs again, no other pod moved, capacity never
 // exceeded (the invariant checker); with a PodDisruptionBudget on node-0's pods, those stay
-// and seven pods of node-2 move instead.
+// and seven pods of node-2 move instead. And the plain case: one free GPU on each of eight
+// nodes, where the seven pods of one node move.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -32,12 +33,15 @@ std::string Config(const std::string& args) {
          args + "\n";
 }
 
-// `gpus` per pod on each node; the pods of node-0 carry label app=db.
-std::string ScenarioYaml(bool pdb) {
-  const std::vector<std::vector<int>> layout = {{1, 1, 1, 1, 1, 1},       {2, 2, 2},
-                                                {1, 1, 1, 1, 1, 1, 1},    {1, 1, 1, 1, 1, 1, 1},
-                                                {1, 1, 1, 1, 1, 1, 1},    {1, 1, 1, 1, 1, 1, 1},
-                                                {1, 1, 1, 1, 1, 1, 1, 1}, {2, 2, 2, 2}};
+// The GPUs of each pod, per node: free GPUs 2, 2, 1, 1, 1, 1, 0, 0.
+const std::vector<std::vector<int>> kScattered = {{1, 1, 1, 1, 1, 1},       {2, 2, 2},
+                                                  {1, 1, 1, 1, 1, 1, 1},    {1, 1, 1, 1, 1, 1, 1},
+                                                  {1, 1, 1, 1, 1, 1, 1},    {1, 1, 1, 1, 1, 1, 1},
+                                                  {1, 1, 1, 1, 1, 1, 1, 1}, {2, 2, 2, 2}};
+
+// Pods of `layout` (GPUs per pod, per node) bound to 8-GPU nodes, owned by ReplicaSets; the
+// pods of node-0 carry label app=db, which the PodDisruptionBudget (when `pdb`) protects.
+std::string ScenarioYaml(bool pdb, const std::vector<std::vector<int>>& layout) {
   std::string s;
   for (size_t n = 0; n < layout.size(); ++n) {
     const std::string node = "node-" + std::to_string(n);
@@ -72,14 +76,14 @@ struct DefragRun {
   SimulationResult res;
   std::map<std::string, int> evicted;  // pod -> evictions (the run's hook)
   std::map<std::string, std::string> node_at_end;
-  int64_t used_gpus_max_over_nodes = 0;
 };
 
-void RunScenario(const std::string& name, bool pdb, const std::string& args, DefragRun* run) {
+void RunScenario(const std::string& name, bool pdb, const std::string& args, DefragRun* run,
+                 const std::vector<std::vector<int>>& layout = kScattered) {
   const auto path = std::filesystem::path(::testing::TempDir()) / ("defrag_test_" + name + ".yaml");
   {
     std::ofstream out(path);
-    out << ScenarioYaml(pdb);
+    out << ScenarioYaml(pdb, layout);
   }
   Scenario sc;
   ASSERT_TRUE(LoadManifestScenario(path.string(), &sc).ok());
@@ -143,6 +147,32 @@ TEST(Defragmentation, PodDisruptionBudgetKeepsItsPodsAndTheNextPlanMoves) {
   EXPECT_EQ(moved, PodsOf(run, 2));
   for (const auto& pod : moved) EXPECT_NE(run.node_at_end[pod], "") << pod;
   EXPECT_TRUE(r.invariant_violations.empty());
+}
+
+// One free GPU on each of eight nodes, seven 1-GPU pods on each: any node is freed by moving
+// its seven pods, one onto each other node; node-0's are protected by a budget.
+TEST(Defragmentation, OneFreeGpuOnEachOfEightNodes) {
+  DefragRun run;
+  const std::vector<std::vector<int>> layout(8, std::vector<int>(7, 1));
+  RunScenario("eight", true, "{maxMovesPerPod: 8}", &run, layout);
+  const SimulationResult& r = run.res;
+  const std::string node = run.node_at_end["big"];
+  ASSERT_NE(node, "") << FormatSummary(r);
+  EXPECT_NE(node, "node-0");  // its pods may not move
+  const int freed = node.back() - '0';
+  std::set<std::string> moved;
+  for (const auto& [pod, n] : run.evicted) moved.insert(pod);
+  EXPECT_EQ(moved, PodsOf(run, freed));  // the fewest: the seven pods of one node, no other
+  // Every moved pod runs again, one on each of the seven other nodes, none on the freed one.
+  std::set<std::string> to;
+  for (const auto& pod : moved) {
+    ASSERT_NE(run.node_at_end[pod], "") << pod;
+    EXPECT_NE(run.node_at_end[pod], node) << pod;
+    to.insert(run.node_at_end[pod]);
+  }
+  EXPECT_EQ(to.size(), 7u);
+  EXPECT_EQ(r.pdb_violations, 0);
+  EXPECT_TRUE(r.invariant_violations.empty()) << FormatSummary(r);
 }
 
 TEST(Defragmentation, LimitsAreTheReason) {
