@@ -53,5 +53,46 @@ TEST(LiveChecksTest, GpuShareNeedsPreBindInLiveMode) {
       "");
 }
 
+// The warnings for a configuration text and the informers' resources.
+std::vector<std::string> WarningsFor(const std::string& yaml,
+                                     const std::vector<std::string>& watched) {
+  auto cfg = config::DecodeConfiguration(yaml, "sched.yaml");
+  EXPECT_TRUE(cfg.ok()) << cfg.status().message();
+  if (!cfg.ok()) return {"(config)"};
+  framework::VirtualClock clock(0);
+  store::Store store(clock);
+  scheduler::SchedulerOptions o;
+  o.config = *cfg;
+  o.registry = plugins::NewInTreeRegistry();
+  o.clock = &clock;
+  o.client = &store;
+  auto s = scheduler::Scheduler::New(std::move(o));
+  EXPECT_TRUE(s.ok()) << s.status().Message();
+  if (!s.ok()) return {"(scheduler)"};
+  return LiveProfileWarnings(*s.value(), *cfg, watched);
+}
+
+TEST(LiveChecksTest, ProvisioningRequestWithoutItsCrdIsAWarning) {
+  const std::string with =
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      "profiles:\n- schedulerName: ml\n  plugins:\n"
+      "    multiPoint: {enabled: [{name: ProvisioningRequest}]}\n";
+  const std::vector<std::string> core = {"pods/v1", "nodes/v1"};
+  const auto w = WarningsFor(with, core);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "profile ml: ProvisioningRequest is enabled but the API server does not serve "
+            "autoscaling.x-k8s.io/v1 provisioningrequests (cluster-autoscaler's CRD is not "
+            "installed): gangs get no ProvisioningRequest; restart phalanx after installing the "
+            "CRD");
+  EXPECT_TRUE(
+      WarningsFor(with, {"pods/v1", "provisioningrequests.autoscaling.x-k8s.io/v1"}).empty());
+  // Without the plugin, an unserved kind is nobody's concern.
+  EXPECT_TRUE(
+      WarningsFor("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+                  core)
+          .empty());
+}
+
 }  // namespace
 }  // namespace phalanx::app

@@ -174,6 +174,9 @@ class LiveRun {
       return Fail((o_.config_path.empty() ? std::string() : o_.config_path + ": ") +
                   std::string(e.message()));
     }
+    for (const std::string& w : LiveProfileWarnings(*sched_, cfg_, informers_->Resources())) {
+      spdlog::warn("{}", w);
+    }
     return 0;
   }
 

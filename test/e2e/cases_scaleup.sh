@@ -4,7 +4,8 @@
 # best-effort-atomic-scale-up class (provisioning_stand_in below): a gang of 4 that does not
 # fit gets one ProvisioningRequest with a PodTemplate of its members, the stand-in accepts
 # it, adds the 4 Nodes and sets Provisioned=True, and the gang binds whole on the new nodes;
-# its request and template are deleted then. Sourced by cases.sh (lib.sh helpers;
+# its request and template are deleted then; started before the CRD is installed, phalanx
+# warns that the plugin cannot work. Sourced by cases.sh (lib.sh helpers;
 # install_project_crd from cases_crds.sh).
 # e2e-cases: scale_up_provisioning_request
 
@@ -76,6 +77,18 @@ provisioning_stand_in() {
 }
 
 case_scale_up_provisioning_request() {
+  write_config "$STATE/sched.yaml" false "  plugins:
+    multiPoint: {enabled: [{name: ProvisioningRequest}]}
+  pluginConfig:
+  - name: ProvisioningRequest
+    args: {maxRequestsPerGang: 1, retryBackoffSeconds: 5}"
+  # Before the CRD is installed the plugin cannot work, and phalanx says so at start.
+  start_phalanx early "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
+  wait_until 60 "/readyz of phalanx (before the CRD)" http_get "$METRICS_PORT_early" /readyz
+  grep -q "ProvisioningRequest is enabled but the API server does not serve autoscaling.x-k8s.io/v1 provisioningrequests" \
+    "$STATE/phalanx-early.log" || fail "no warning about the missing ProvisioningRequest CRD"
+  log "warning: $(grep -o 'profile default-scheduler: ProvisioningRequest is enabled.*' "$STATE/phalanx-early.log" | head -1)"
+  stop_phalanx early
   install_project_crd autoscaler/autoscaling.x-k8s.io_provisioningrequests.yaml ||
     fail "cluster-autoscaler's ProvisioningRequest CRD is missing"
   api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions \
@@ -88,11 +101,6 @@ case_scale_up_provisioning_request() {
   # One node, full: the gang cannot fit and preemption has nothing to take.
   create_node node-0 2 8Gi
   create_pod e2e busy 2
-  write_config "$STATE/sched.yaml" false "  plugins:
-    multiPoint: {enabled: [{name: ProvisioningRequest}]}
-  pluginConfig:
-  - name: ProvisioningRequest
-    args: {maxRequestsPerGang: 1, retryBackoffSeconds: 5}"
   start_phalanx main "$STATE/cp/phalanx.kubeconfig" "$STATE/sched.yaml"
   wait_until 60 "/readyz of phalanx" http_get "$METRICS_PORT_main" /readyz
   wait_until 60 "pod e2e/busy bound" pod_bound e2e busy
