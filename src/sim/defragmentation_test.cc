@@ -134,6 +134,10 @@ TEST(Defragmentation, ScatteredGpusAreGatheredWithTheFewestMovesThatPlaceAgain) 
   }
   EXPECT_TRUE(r.invariant_violations.empty()) << FormatSummary(r);
   EXPECT_EQ(r.preemption_victims, 0);  // moves, not preemption
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_EQ(r.moved_pods, 6);
+  EXPECT_NE(FormatSummary(r).find("pods moved by defragmentation: 6\n"), std::string::npos)
+      << FormatSummary(r);
 }
 
 TEST(Defragmentation, PodDisruptionBudgetKeepsItsPodsAndTheNextPlanMoves) {

@@ -137,16 +137,25 @@ class CountingClient final : public cluster::ClusterClient {
 };
 
 // Counts preemptions (one per eviction the scheduler's PreemptionExecutor runs: a pod's,
-// a gang's or a queue reclaim's) into the result; inline in a simulation.
+// a gang's or a queue reclaim's) into the result, and apart from them the pods that the
+// Defragmentation plugin moves through the same executor; inline in a simulation.
 class PreemptionCounter final : public framework::PreemptionObserver {
  public:
-  explicit PreemptionCounter(int64_t* preemptions) : preemptions_(preemptions) {}
+  PreemptionCounter(int64_t* preemptions, int64_t* moved_pods)
+      : preemptions_(preemptions), moved_pods_(moved_pods) {}
   void PreemptionAttempt(std::string_view, std::string_view) override {}
-  void PreemptionVictims(std::string_view, size_t, int64_t) override { ++*preemptions_; }
+  void PreemptionVictims(std::string_view plugin, size_t victims, int64_t) override {
+    if (plugin == "Defragmentation") {
+      *moved_pods_ += static_cast<int64_t>(victims);
+    } else {
+      ++*preemptions_;
+    }
+  }
   void PreemptionWorkDone(std::string_view, bool, double) override {}
 
  private:
   int64_t* preemptions_;
+  int64_t* moved_pods_;
 };
 
 bool SameStatus(const api::PodDisruptionBudget::Status& a,
@@ -886,7 +895,8 @@ class Driver {
   VolumeControllers volume_controllers_{store_};  // PV binder, provisioner, ephemeral claims
   bool pdbs_stale_ = true;  // pods changed since the PDB statuses were last computed
   InvariantChecker checker_;
-  PreemptionCounter preemption_counter_{&res_->preemptions};  // before sched_, which reports to it
+  PreemptionCounter preemption_counter_{&res_->preemptions,
+                                        &res_->moved_pods};  // before sched_, which reports to it
   std::unique_ptr<scheduler::Scheduler> sched_;
   std::unique_ptr<Autoscaler> autoscaler_;  // when the scenario declares node groups
   api::Resource capacity_peak_;             // of the nodes, as the autoscaler added them
@@ -969,6 +979,7 @@ std::string FormatSummary(const SimulationResult& r) {
     o << "preemptions: " << r.preemptions << "  preemption victims: " << r.preemption_victims
       << "  PodDisruptionBudget violations: " << r.pdb_violations << "\n";
   }
+  if (r.moved_pods > 0) o << "pods moved by defragmentation: " << r.moved_pods << "\n";
   if (r.restarts > 0) {
     std::snprintf(buf, sizeof(buf), "%.1f", r.lost_gpu_seconds / 3600.0);
     o << "restarts after eviction: " << r.restarts << " pods  lost GPU-hours: " << buf << "\n";
@@ -1080,6 +1091,7 @@ std::string ResultJson(const SimulationResult& r) {
   j["deleted_while_pending"] = r.deleted_while_pending;
   j["attempts"] = r.attempts;
   j["preemptions"] = r.preemptions;
+  if (r.moved_pods > 0) j["moved_pods"] = r.moved_pods;
   j["preemption_victims"] = r.preemption_victims;
   j["pdb_violations"] = r.pdb_violations;
   j["reservations"] = {{"made", r.reservations.made},

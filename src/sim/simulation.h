@@ -179,6 +179,9 @@ struct SimulationResult {
   int64_t pdb_violations = 0;
   // Preemptions that evicted (a pod's, a gang's, a queue reclaim's), each with its victims.
   int64_t preemptions = 0;
+  // Pods the Defragmentation plugin moved (evicted for their controller to recreate; not
+  // preemptions, not in preemption_victims).
+  int64_t moved_pods = 0;
   size_t pod_disruption_budgets = 0;  // in the scenario
   // Pods evicted while running and recreated by their controller
   // (TimedPod::restart_on_eviction), and the GPU time they had run and lost (GPUs x
