@@ -11,22 +11,34 @@
 namespace phalanx::app {
 namespace {
 
-// The error for a configuration text ("" = none), with the in-tree plugins.
+// A scheduler built from a configuration text with the in-tree plugins (on an in-memory
+// store); `sched` is null when the text or the profile does not build.
+struct Built {
+  explicit Built(const std::string& yaml) : store(clock) {
+    auto c = config::DecodeConfiguration(yaml, "sched.yaml");
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    if (!c.ok()) return;
+    cfg = *c;
+    scheduler::SchedulerOptions o;
+    o.config = cfg;
+    o.registry = plugins::NewInTreeRegistry();
+    o.clock = &clock;
+    o.client = &store;
+    auto s = scheduler::Scheduler::New(std::move(o));
+    EXPECT_TRUE(s.ok()) << s.status().Message();
+    if (s.ok()) sched = std::move(s).value();
+  }
+  framework::VirtualClock clock{0};
+  store::Store store;
+  config::KubeSchedulerConfiguration cfg;
+  std::unique_ptr<scheduler::Scheduler> sched;
+};
+
+// The error for a configuration text ("" = none).
 std::string ErrorFor(const std::string& yaml) {
-  auto cfg = config::DecodeConfiguration(yaml, "sched.yaml");
-  EXPECT_TRUE(cfg.ok()) << cfg.status().message();
-  if (!cfg.ok()) return "(config)";
-  framework::VirtualClock clock(0);
-  store::Store store(clock);
-  scheduler::SchedulerOptions o;
-  o.config = *cfg;
-  o.registry = plugins::NewInTreeRegistry();
-  o.clock = &clock;
-  o.client = &store;
-  auto s = scheduler::Scheduler::New(std::move(o));
-  EXPECT_TRUE(s.ok()) << s.status().Message();
-  if (!s.ok()) return "(scheduler)";
-  const api::Status st = LiveProfileError(*s.value(), *cfg);
+  Built b(yaml);
+  if (!b.sched) return "(scheduler)";
+  const api::Status st = LiveProfileError(*b.sched, b.cfg);
   if (st.ok()) return "";
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
   return std::string(st.message());
@@ -56,20 +68,9 @@ TEST(LiveChecksTest, GpuShareNeedsPreBindInLiveMode) {
 // The warnings for a configuration text and the informers' resources.
 std::vector<std::string> WarningsFor(const std::string& yaml,
                                      const std::vector<std::string>& watched) {
-  auto cfg = config::DecodeConfiguration(yaml, "sched.yaml");
-  EXPECT_TRUE(cfg.ok()) << cfg.status().message();
-  if (!cfg.ok()) return {"(config)"};
-  framework::VirtualClock clock(0);
-  store::Store store(clock);
-  scheduler::SchedulerOptions o;
-  o.config = *cfg;
-  o.registry = plugins::NewInTreeRegistry();
-  o.clock = &clock;
-  o.client = &store;
-  auto s = scheduler::Scheduler::New(std::move(o));
-  EXPECT_TRUE(s.ok()) << s.status().Message();
-  if (!s.ok()) return {"(scheduler)"};
-  return LiveProfileWarnings(*s.value(), *cfg, watched);
+  Built b(yaml);
+  if (!b.sched) return {"(scheduler)"};
+  return LiveProfileWarnings(*b.sched, b.cfg, watched);
 }
 
 TEST(LiveChecksTest, ProvisioningRequestWithoutItsCrdIsAWarning) {
