@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "api/decode.h"
-#include "api/labels.h"
 #include "api/pod_resources.h"
 #include "api/rfc3339.h"
 #include "plugins/helper/taints.h"
+#include "plugins/nodeaffinity/node_affinity.h"
 
 namespace phalanx::sim {
 
@@ -43,17 +43,7 @@ YAML::Node Child(const YAML::Node& n, const char* key) {
 // terms, which the pod templates do not carry).
 bool Admits(const api::Node& node, const api::Pod& pod) {
   if (node.spec.unschedulable) return false;
-  for (const auto& [k, v] : pod.spec.node_selector) {
-    auto it = node.metadata.labels.find(k);
-    if (it == node.metadata.labels.end() || it->second != v) return false;
-  }
-  if (pod.spec.affinity && pod.spec.affinity->node_affinity &&
-      pod.spec.affinity->node_affinity->required_during_scheduling_ignored_during_execution &&
-      !api::NodeSelectorMatches(
-          *pod.spec.affinity->node_affinity->required_during_scheduling_ignored_during_execution,
-          node.metadata.labels, node.metadata.name)) {
-    return false;
-  }
+  if (!plugins::nodeaffinity::MatchesRequiredNodeAffinity(pod, node)) return false;
   return plugins::helper::FindUntoleratedDoNotScheduleTaint(node.spec.taints,
                                                             pod.spec.tolerations) == nullptr;
 }

@@ -6,7 +6,6 @@
 #include <map>
 #include <utility>
 
-#include "gang/podgroup_manager.h"
 #include "plugins/defaultpreemption/default_preemption.h"
 #include "plugins/helper/args.h"
 #include "plugins/helper/taints.h"
@@ -121,7 +120,10 @@ framework::StatusOr<std::unique_ptr<framework::Plugin>> Defragmentation::New(
 }
 
 Defragmentation::Defragmentation(framework::Handle& h, Args args)
-    : handle_(h), args_(args), executor_(framework::PreemptionExecutorOf(h, &own_executor_)) {}
+    : handle_(h),
+      args_(args),
+      executor_(framework::PreemptionExecutorOf(h, &own_executor_)),
+      gangs_(h.Service<gang::PodGroupManager>()) {}
 
 int64_t Defragmentation::moves() const {
   absl::MutexLock l(&mu_);
@@ -132,10 +134,7 @@ bool Defragmentation::Movable(const api::Pod& v, int32_t priority, api::Timestam
   if (v.spec.node_name.empty() || v.metadata.deletion_timestamp) return false;
   if (!RecreatedByController(v)) return false;
   if (handle_.PriorityOf(v) > priority) return false;
-  if (const auto* gangs = handle_.Service<gang::PodGroupManager>();
-      gangs != nullptr && gangs->RefPtrOf(v) != nullptr) {
-    return false;
-  }
+  if (gangs_ != nullptr && gangs_->RefPtrOf(v) != nullptr) return false;
   const api::Timestamp started = v.status.start_time.value_or(v.metadata.creation_timestamp);
   return now - started >= args_.min_runtime_ns;
 }

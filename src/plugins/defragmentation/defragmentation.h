@@ -50,6 +50,7 @@
 #include "framework/interface.h"
 #include "framework/preemption_executor.h"
 #include "framework/registry.h"
+#include "gang/podgroup_manager.h"
 
 namespace phalanx::plugins::defragmentation {
 
@@ -101,6 +102,7 @@ class Defragmentation final : public framework::PostFilterPlugin {
   const Args args_;
   std::unique_ptr<framework::PreemptionExecutor> own_executor_;  // when the handle has none
   framework::PreemptionExecutor* executor_;
+  const gang::PodGroupManager* gangs_;  // nullptr: no gangs (plugin unit tests)
   mutable absl::Mutex mu_;
   int64_t moves_ ABSL_GUARDED_BY(mu_) = 0;
 };
