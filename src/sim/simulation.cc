@@ -15,6 +15,7 @@
 #include "gang/default_podgroup_manager.h"
 #include "gpu/device.h"
 #include "plugins/defaultpreemption/default_preemption.h"
+#include "plugins/defragmentation/defragmentation.h"
 #include "plugins/queues/queues.h"
 #include "quota/queue_manager.h"
 #include "scheduler/scheduler.h"
@@ -145,7 +146,7 @@ class PreemptionCounter final : public framework::PreemptionObserver {
       : preemptions_(preemptions), moved_pods_(moved_pods) {}
   void PreemptionAttempt(std::string_view, std::string_view) override {}
   void PreemptionVictims(std::string_view plugin, size_t victims, int64_t) override {
-    if (plugin == "Defragmentation") {
+    if (plugin == plugins::defragmentation::Defragmentation::kName) {
       *moved_pods_ += static_cast<int64_t>(victims);
     } else {
       ++*preemptions_;
